@@ -1,0 +1,44 @@
+"""Per-group summary statistics of rQPS columns: min, max, mean, median (spec §4.1, inferred).
+
+Method: plain order statistics over the rQPS values of a group's rows for one compared target;
+rows with no ratio (failed run) are left out and counted. An empty group has no statistics.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from statistics import fmean, median
+
+from dbdrift.analysis.relative import Comparison
+
+
+@dataclass(frozen=True)
+class GroupSummary:
+    group: str
+    threads: int
+    target: str
+    count: int
+    missing: int
+    min: float | None
+    max: float | None
+    mean: float | None
+    median: float | None
+
+
+def summarize_groups(comparison: Comparison, group_order: list[str]) -> list[GroupSummary]:
+    """One GroupSummary per (threads, group, compared target), in display order."""
+    out = []
+    thread_counts = sorted({row.threads for row in comparison.rows})
+    for threads in thread_counts:
+        for group in group_order:
+            rows = [r for r in comparison.rows if r.group == group and r.threads == threads]
+            if not rows:
+                continue
+            for target in comparison.compared:
+                values = [r.ratios[target] for r in rows if r.ratios[target] is not None]
+                missing = len(rows) - len(values)
+                if values:
+                    out.append(GroupSummary(group, threads, target, len(values), missing, min(values),
+                                            max(values), fmean(values), median(values)))
+                else:
+                    out.append(GroupSummary(group, threads, target, 0, missing, None, None, None, None))
+    return out

@@ -1,0 +1,33 @@
+"""`dbdrift catalog`: list microbenchmarks with group, statements per event and SQL."""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+from dbdrift.catalog.sysbench import CATALOG, GROUP_TITLES, describe, report_order, select_tests
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--format", choices=("text", "json"), default="text")
+    parser.add_argument("--tests", nargs="*", help="names, groups, default32 or all42 (default: everything)")
+    parser.add_argument("--engine", default="postgres", choices=("postgres",))
+
+
+def main(args: argparse.Namespace) -> int:
+    names = [t.name for t in select_tests(args.tests)] if args.tests else list(CATALOG)
+    entries = [describe(CATALOG[n], args.engine) for n in report_order(names)]
+    if args.format == "json":
+        sys.stdout.write(json.dumps(entries, indent=2) + "\n")
+        return 0
+    group = None
+    for e in entries:
+        if e["group"] != group:
+            group = e["group"]
+            sys.stdout.write(f"\n== {GROUP_TITLES[group]}\n")
+        sets = ",".join(s for s, on in (("32", e["in_default32"]), ("42", e["in_all42"])) if on) or "-"
+        sys.stdout.write(f"{e['name']:<34} {e['rw']:<3} stmts/event={e['statements_per_event']:<3} "
+                         f"sets={sets:<5} {e['lua']}\n")
+        for sql in e["sql"]:
+            sys.stdout.write(f"    {sql if len(sql) < 150 else sql[:147] + '...'}\n")
+    return 0

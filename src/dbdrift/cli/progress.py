@@ -1,0 +1,59 @@
+"""Progress lines with ETA for long campaigns (stderr). A bar on a terminal, plain lines otherwise."""
+from __future__ import annotations
+
+import sys
+import time
+
+from dbdrift.units import format_duration
+
+
+class ConsoleProgress:
+    """Tracks expected seconds done vs total to give an ETA that self-corrects with elapsed time."""
+
+    def __init__(self, stream=None) -> None:
+        self.stream = stream or sys.stderr
+        self.tty = self.stream.isatty()
+        self.total_s = 0.0
+        self.done_s = 0.0
+        self.steps_total = 0
+        self.steps_done = 0
+        self.started = time.monotonic()
+        self.current_expected = 0.0
+
+    def campaign_start(self, total_s: float, total_steps: int) -> None:
+        self.total_s, self.steps_total = max(total_s, 1.0), total_steps
+        self.started = time.monotonic()
+        self._line(f"campaign: {total_steps} steps, about {format_duration(total_s)} expected")
+
+    def _eta(self) -> str:
+        elapsed = time.monotonic() - self.started
+        if self.done_s <= 0:
+            remaining = self.total_s
+        else:
+            remaining = max(0.0, self.total_s - self.done_s) * (elapsed / self.done_s)
+        return format_duration(remaining)
+
+    def step_start(self, target: str, label: str, expected_s: float) -> None:
+        self.current_expected = expected_s
+        if self.tty:
+            pct = 100.0 * min(1.0, self.done_s / self.total_s) if self.total_s else 0.0
+            width = 24
+            filled = int(width * pct / 100)
+            bar = "#" * filled + "-" * (width - filled)
+            self.stream.write(f"\r\x1b[K[{bar}] {pct:3.0f}% ETA {self._eta()}  {target}: {label} ...")
+            self.stream.flush()
+
+    def step_end(self, target: str, label: str, status: str, detail: str) -> None:
+        self.steps_done += 1
+        self.done_s += self.current_expected or 1.0
+        mark = "ok" if status == "ok" else status.upper()
+        self._line(f"[{self.steps_done}/{self.steps_total}] {target}: {label}: {mark} {detail} "
+                   f"(ETA {self._eta()})")
+
+    def message(self, text: str) -> None:
+        self._line(text)
+
+    def _line(self, text: str) -> None:
+        prefix = "\r\x1b[K" if self.tty else ""
+        self.stream.write(prefix + text + "\n")
+        self.stream.flush()

@@ -1,0 +1,53 @@
+"""`dbdrift run CAMPAIGN.toml`: validate, run every target, store, then print the report."""
+from __future__ import annotations
+
+import argparse
+import sys
+from dataclasses import replace
+from pathlib import Path
+
+from dbdrift.catalog.sysbench import select_tests
+from dbdrift.cli import report as report_cli
+from dbdrift.cli.progress import ConsoleProgress
+from dbdrift.plan.campaign import CampaignSpec, load_campaign, with_base
+from dbdrift.runner import Runner
+from dbdrift.store.store import Store
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("campaign", type=Path, help="campaign file (TOML)")
+    add_common(parser)
+
+
+def add_common(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--store", type=Path, default=Path("dbdrift.db"), help="results store (default ./dbdrift.db)")
+    parser.add_argument("--resume", action="store_true", help="run only what the store does not have yet")
+    parser.add_argument("--tests", nargs="+", help="override the campaign's tests (names, groups, all42)")
+    parser.add_argument("--base", help="override which target is the base")
+    parser.add_argument("--no-report", action="store_true", help="do not print the report at the end")
+    parser.add_argument("--format", choices=report_cli.FORMATS, default="text", help="report format")
+
+
+def apply_overrides(spec: CampaignSpec, args: argparse.Namespace) -> CampaignSpec:
+    if args.tests:
+        spec = replace(spec, tests=tuple(select_tests(args.tests)), test_names=tuple(args.tests))
+    return with_base(spec, args.base)
+
+
+def execute(spec: CampaignSpec, args: argparse.Namespace) -> int:
+    store = Store(args.store)
+    progress = ConsoleProgress()
+    try:
+        outcome = Runner(spec, store, resume=args.resume, progress=progress).run()
+        progress.message(f"stored {outcome.runs_ok} runs ({outcome.runs_failed} failed) in {args.store}")
+        if not args.no_report:
+            data = report_cli.build_report(store, str(outcome.campaign_id), None, False)
+            sys.stdout.write(report_cli.render(data, args.format, report_cli.use_color("auto")))
+    finally:
+        store.close()
+    return 1 if outcome.failed_targets or outcome.runs_failed else 0
+
+
+def main(args: argparse.Namespace) -> int:
+    spec = apply_overrides(load_campaign(args.campaign), args)
+    return execute(spec, args)

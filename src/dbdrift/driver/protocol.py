@@ -1,0 +1,132 @@
+"""The Python half of docs/protocol.md: parse driver lines, merge histograms, percentiles.
+
+No process handling here (driver/process.py) and no knowledge of the catalog.
+"""
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass, field
+
+PROTOCOL_VERSION = 1
+
+
+def bucket_lower_ns(index: int) -> int:
+    """Lower bound in ns of histogram bucket `index` (log-linear, 16 sub-buckets per octave)."""
+    if index < 16:
+        return index
+    exponent = 4 + (index - 16) // 16
+    mantissa = (index - 16) % 16
+    return (16 + mantissa) << (exponent - 4)
+
+
+def bucket_index(value_ns: int) -> int:
+    """Inverse of bucket_lower_ns: the bucket holding `value_ns` (used by tests and the null backend)."""
+    if value_ns < 16:
+        return max(value_ns, 0)
+    exponent = value_ns.bit_length() - 1
+    return 16 + (exponent - 4) * 16 + ((value_ns >> (exponent - 4)) & 15)
+
+
+def merge_buckets(histograms: list[list[list[int]]]) -> dict[int, int]:
+    merged: dict[int, int] = {}
+    for hist in histograms:
+        for index, count in hist:
+            merged[index] = merged.get(index, 0) + count
+    return merged
+
+
+def percentile_us(buckets: dict[int, int], q: float) -> float | None:
+    """Upper bound (µs) of the bucket holding rank ceil(q * count); None for an empty histogram."""
+    total = sum(buckets.values())
+    if total == 0:
+        return None
+    rank = max(1, math.ceil(q * total))
+    seen = 0
+    for index in sorted(buckets):
+        seen += buckets[index]
+        if seen >= rank:
+            return bucket_lower_ns(index + 1) / 1000.0
+    return None  # pragma: no cover - rank <= total always lands above
+
+
+@dataclass
+class DriverOutput:
+    """Everything a driver process printed, split by line type."""
+
+    start: dict | None = None
+    warmup: dict | None = None
+    intervals: list[dict] = field(default_factory=list)
+    jobs: list[dict] = field(default_factory=list)
+    summary: dict | None = None
+    fatal: dict | None = None
+    unparsed: list[str] = field(default_factory=list)
+
+    def add_line(self, line: str) -> dict | None:
+        line = line.strip()
+        if not line:
+            return None
+        try:
+            obj = json.loads(line)
+        except json.JSONDecodeError:
+            self.unparsed.append(line)
+            return None
+        kind = obj.get("type")
+        if kind == "interval":
+            self.intervals.append(obj)
+        elif kind == "job":
+            self.jobs.append(obj)
+        elif kind in ("start", "warmup", "summary", "fatal"):
+            setattr(self, kind, obj)
+        else:
+            self.unparsed.append(line)
+        return obj
+
+
+def parse_lines(text: str) -> DriverOutput:
+    out = DriverOutput()
+    for line in text.splitlines():
+        out.add_line(line)
+    return out
+
+
+@dataclass(frozen=True)
+class RunTotals:
+    """Totals over a run's intervals; throughput is statements per measured second."""
+
+    measured_s: float
+    events: int
+    statements: int
+    rows: int
+    errors: dict[str, int]
+    latency: dict
+
+    @property
+    def qps(self) -> float | None:
+        return self.statements / self.measured_s if self.measured_s > 0 else None
+
+    @property
+    def tps(self) -> float | None:
+        return self.events / self.measured_s if self.measured_s > 0 else None
+
+
+def totals(intervals: list[dict]) -> RunTotals:
+    measured = sum(max(0.0, iv["end_s"] - iv["start_s"]) for iv in intervals)
+    errors: dict[str, int] = {}
+    for iv in intervals:
+        for name, count in iv.get("errors", {}).items():
+            errors[name] = errors.get(name, 0) + count
+    buckets = merge_buckets([iv.get("latency_us", {}).get("buckets", []) for iv in intervals])
+    lat = [iv.get("latency_us", {}) for iv in intervals]
+    mins = [x["min"] for x in lat if x.get("min") is not None]
+    maxs = [x["max"] for x in lat if x.get("max") is not None]
+    latency = {
+        "count": sum(buckets.values()),
+        "min": min(mins) if mins else None,
+        "max": max(maxs) if maxs else None,
+        "p50": percentile_us(buckets, 0.50),
+        "p95": percentile_us(buckets, 0.95),
+        "p99": percentile_us(buckets, 0.99),
+    }
+    return RunTotals(measured, sum(iv["events"] for iv in intervals), sum(iv["statements"] for iv in intervals),
+                     sum(iv["rows"] for iv in intervals), errors, latency)

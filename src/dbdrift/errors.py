@@ -1,0 +1,30 @@
+"""The one user-facing error type. `cli.main` catches it once and prints `error:` + `hint:`.
+
+Anything that is not a UserError is a bug in dbdrift and is allowed to show a traceback.
+"""
+from __future__ import annotations
+
+
+class UserError(Exception):
+    """A problem the user can fix: bad input, missing binary, port in use, server crash.
+
+    `message` names what failed and on which object; `hint` says which flag, file or
+    command changes it. `exit_code` is 1, or 2 for command-line usage errors.
+    """
+
+    def __init__(self, message: str, hint: str = "", exit_code: int = 1) -> None:
+        super().__init__(message)
+        self.message = message
+        self.hint = hint
+        self.exit_code = exit_code
+
+    def __str__(self) -> str:
+        return f"{self.message} (hint: {self.hint})" if self.hint else self.message
+
+
+class ServerError(UserError):
+    """A server failed to initialize, start, or died while a run was in progress."""
+
+
+class DriverError(UserError):
+    """The load driver reported a fatal error or exited without a summary."""

@@ -1,0 +1,266 @@
+"""Campaign files (TOML): parse and validate everything before any server starts.
+
+Owns the CampaignSpec type and its defaults; knows nothing about servers or the store.
+"""
+from __future__ import annotations
+
+import re
+import tomllib
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+
+from dbdrift.catalog.sysbench import MicrobenchmarkSpec, select_tests
+from dbdrift.errors import UserError
+from dbdrift.model import ENGINES, TargetSpec
+from dbdrift.units import parse_duration_s
+
+_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._+-]{0,63}$")
+_VERSION = re.compile(r"^\d+(\.\d+){0,2}(-[A-Za-z0-9.]+)?$")
+
+
+@dataclass(frozen=True)
+class CampaignSpec:
+    """What to run: targets x microbenchmarks x thread counts x repeats, with durations."""
+
+    name: str
+    targets: tuple[TargetSpec, ...]
+    tests: tuple[MicrobenchmarkSpec, ...]
+    tables: int = 1
+    rows: int = 1_000_000
+    threads: tuple[int, ...] = (1,)
+    read_s: float = 300.0
+    write_s: float = 600.0
+    insert_s: float = 600.0
+    warmup_s: float = 5.0
+    scan_warm_s: float = 60.0
+    settle_s: float | None = None  # None: spec §1.9 T = min(1200, 60 + tables*rows/1e6)
+    warm_runs: bool = True
+    repeats: int = 1
+    prepared: bool = True
+    seed: int = 1
+    interval_s: float = 1.0
+    source: str = "<built-in>"
+    test_names: tuple[str, ...] = field(default=("default32",))
+
+    @property
+    def base(self) -> TargetSpec:
+        return next((t for t in self.targets if t.base), self.targets[0])
+
+    def duration_for(self, test: MicrobenchmarkSpec) -> float:
+        return {"read": self.read_s, "write": self.write_s, "insert": self.insert_s}[test.duration_kind]
+
+    def settle_total_s(self) -> float:
+        if self.settle_s is not None:
+            return self.settle_s
+        return min(1200.0, 60.0 + self.tables * self.rows / 1e6)
+
+    def to_dict(self) -> dict:
+        """JSON-able form stored with the campaign."""
+        return {
+            "name": self.name, "source": self.source, "tables": self.tables, "rows": self.rows,
+            "threads": list(self.threads), "read_s": self.read_s, "write_s": self.write_s,
+            "insert_s": self.insert_s, "warmup_s": self.warmup_s, "scan_warm_s": self.scan_warm_s,
+            "settle_s": self.settle_s, "warm_runs": self.warm_runs, "repeats": self.repeats,
+            "prepared": self.prepared, "seed": self.seed, "interval_s": self.interval_s,
+            "tests": list(self.test_names),
+            "targets": [target_to_dict(t) for t in self.targets],
+        }
+
+
+def target_to_dict(t: TargetSpec) -> dict:
+    return {
+        "name": t.name, "engine": t.engine, "version": t.version,
+        "basedir": str(t.basedir) if t.basedir else None, "system": t.system,
+        "config": str(t.config_file) if t.config_file else None, "settings": dict(t.settings),
+        "data_checksums": t.data_checksums, "base": t.base, "port": t.port,
+    }
+
+
+_TOP_KEYS = {
+    "name", "targets", "tests", "tables", "rows", "threads", "read_s", "write_s", "insert_s",
+    "warmup_s", "scan_warm_s", "settle_s", "warm_runs", "repeats", "prepared", "seed", "interval_s",
+}
+_TARGET_KEYS = {"name", "engine", "version", "basedir", "system", "config", "settings",
+                "data_checksums", "base", "port"}
+
+
+def load_campaign(path: Path) -> CampaignSpec:
+    """Read and validate a campaign file; every problem is a UserError naming file and key."""
+    try:
+        text = path.read_text()
+    except FileNotFoundError:
+        raise UserError(f"campaign file {path} does not exist",
+                        "check the path; `dbdrift demo --print-campaign` shows an example") from None
+    except OSError as exc:
+        raise UserError(f"cannot read campaign file {path}: {exc.strerror}", "check its permissions") from None
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise UserError(f"{path} is not valid TOML: {exc}",
+                        "fix the syntax at the position shown; strings need quotes") from None
+    return parse_campaign(data, source=str(path), base_dir=path.parent, default_name=path.stem)
+
+
+def parse_campaign(data: dict, source: str, base_dir: Path, default_name: str) -> CampaignSpec:
+    where = source
+    _check_keys(data, _TOP_KEYS, where)
+    raw_targets = data.get("targets")
+    if not isinstance(raw_targets, list) or not raw_targets:
+        raise UserError(f"{where}: no [[targets]] defined",
+                        "add at least one [[targets]] table with name and version, basedir or system")
+    targets = tuple(_parse_target(t, i, where, base_dir) for i, t in enumerate(raw_targets))
+    _check_targets(targets, where)
+    test_names = data.get("tests", ["default32"])
+    if isinstance(test_names, str):
+        test_names = [test_names]
+    tests = select_tests(_str_list(test_names, f"{where}: tests"))
+    if not tests:
+        raise UserError(f"{where}: tests selects no microbenchmark", "list names from `dbdrift catalog`")
+    write_s = _duration(data, "write_s", 600.0, where)
+    spec = CampaignSpec(
+        name=_name(data.get("name", default_name), f"{where}: name"),
+        targets=targets,
+        tests=tuple(tests),
+        test_names=tuple(test_names),
+        tables=_positive_int(data, "tables", 1, where),
+        rows=_positive_int(data, "rows", 1_000_000, where),
+        threads=_threads(data.get("threads", [1]), where),
+        read_s=_duration(data, "read_s", 300.0, where),
+        write_s=write_s,
+        insert_s=_duration(data, "insert_s", write_s, where),
+        warmup_s=_duration(data, "warmup_s", 5.0, where),
+        scan_warm_s=_duration(data, "scan_warm_s", 60.0, where),
+        settle_s=None if data.get("settle_s", "auto") == "auto" else _duration(data, "settle_s", 0, where),
+        warm_runs=_bool(data, "warm_runs", True, where),
+        repeats=_positive_int(data, "repeats", 1, where),
+        prepared=_bool(data, "prepared", True, where),
+        seed=_positive_int(data, "seed", 1, where),
+        interval_s=_duration(data, "interval_s", 1.0, where),
+        source=source,
+    )
+    if spec.interval_s <= 0:
+        raise UserError(f"{where}: interval_s must be > 0", "use e.g. interval_s = 1")
+    return spec
+
+
+def _parse_target(raw: object, index: int, where: str, base_dir: Path) -> TargetSpec:
+    if not isinstance(raw, dict):
+        raise UserError(f"{where}: targets[{index}] is not a table", "write each target as [[targets]]")
+    label = f"{where}: target {raw.get('name', f'#{index + 1}')!r}"
+    _check_keys(raw, _TARGET_KEYS, label)
+    name = _name(raw.get("name"), f"{label}: name")
+    engine = raw.get("engine", "postgres")
+    if engine not in ENGINES:
+        raise UserError(f"{label}: unknown engine {engine!r}", f"supported engines: {', '.join(ENGINES)}")
+    version, basedir, system = raw.get("version"), raw.get("basedir"), raw.get("system", False)
+    sources = [s for s in (version is not None, basedir is not None, bool(system)) if s]
+    if len(sources) != 1:
+        raise UserError(f"{label}: give exactly one of version, basedir or system = true",
+                        'e.g. version = "17.10" (fetched), basedir = "/opt/pg17" (your build), system = true')
+    if version is not None:
+        version = str(version)
+        if not _VERSION.match(version):
+            raise UserError(f"{label}: version {version!r} is not a version number", 'write e.g. version = "17.10"')
+    if basedir is not None:
+        basedir = (base_dir / Path(str(basedir)).expanduser()).resolve()
+        if not basedir.is_dir():
+            raise UserError(f"{label}: basedir {basedir} does not exist",
+                            "point basedir at the install prefix that holds bin/postgres")
+    config = raw.get("config")
+    if config is not None:
+        config = (base_dir / Path(str(config)).expanduser()).resolve()
+        if not config.is_file():
+            raise UserError(f"{label}: config file {config} does not exist",
+                            "paths are relative to the campaign file")
+    settings = raw.get("settings", {})
+    if not isinstance(settings, dict):
+        raise UserError(f"{label}: settings must be a table", 'write settings = { shared_buffers = "4GB" }')
+    port = raw.get("port")
+    if port is not None and (not isinstance(port, int) or not 1024 <= port <= 65535):
+        raise UserError(f"{label}: port {port!r} is not a port number in 1024..65535",
+                        "remove port to let dbdrift pick a free one")
+    return TargetSpec(
+        name=name, engine=engine, version=version, basedir=basedir, system=bool(system),
+        config_file=config, settings={str(k): _setting(v) for k, v in settings.items()},
+        data_checksums=_bool(raw, "data_checksums", False, label), base=_bool(raw, "base", False, label),
+        port=port,
+    )
+
+
+def _check_targets(targets: tuple[TargetSpec, ...], where: str) -> None:
+    names = [t.name for t in targets]
+    dupes = sorted({n for n in names if names.count(n) > 1})
+    if dupes:
+        raise UserError(f"{where}: target name {dupes[0]!r} is used twice", "give every target its own name")
+    bases = [t.name for t in targets if t.base]
+    if len(bases) > 1:
+        raise UserError(f"{where}: more than one base target ({', '.join(bases)})",
+                        "set base = true on one target only")
+    ports = [t.port for t in targets if t.port is not None]
+    if len(ports) != len(set(ports)):
+        raise UserError(f"{where}: two targets use the same port", "remove port to let dbdrift pick free ports")
+
+
+def with_base(spec: CampaignSpec, base_name: str | None) -> CampaignSpec:
+    if base_name is None:
+        return spec
+    if base_name not in {t.name for t in spec.targets}:
+        raise UserError(f"--base {base_name}: no such target", f"targets: {', '.join(t.name for t in spec.targets)}")
+    return replace(spec, targets=tuple(replace(t, base=t.name == base_name) for t in spec.targets))
+
+
+def _check_keys(data: dict, known: set[str], where: str) -> None:
+    import difflib
+
+    for key in data:
+        if key not in known:
+            close = difflib.get_close_matches(key, sorted(known), n=1)
+            hint = f"did you mean {close[0]!r}?" if close else f"known keys: {', '.join(sorted(known))}"
+            raise UserError(f"{where}: unknown key {key!r}", hint)
+
+
+def _name(value: object, what: str) -> str:
+    if not isinstance(value, str) or not _NAME.match(value):
+        raise UserError(f"{what}: {value!r} is not a valid name",
+                        "use letters, digits, '.', '_', '+', '-' (at most 64 characters)")
+    return value
+
+
+def _setting(value: object) -> str:
+    if isinstance(value, bool):
+        return "on" if value else "off"
+    return str(value)
+
+
+def _str_list(value: object, what: str) -> list[str]:
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        raise UserError(f"{what} must be a list of strings", 'e.g. tests = ["point", "update-index"]')
+    return value
+
+
+def _bool(data: dict, key: str, default: bool, where: str) -> bool:
+    value = data.get(key, default)
+    if not isinstance(value, bool):
+        raise UserError(f"{where}: {key} must be true or false, got {value!r}", f"write {key} = true")
+    return value
+
+
+def _positive_int(data: dict, key: str, default: int, where: str) -> int:
+    value = data.get(key, default)
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise UserError(f"{where}: {key} must be a positive integer, got {value!r}", f"write e.g. {key} = {default}")
+    return value
+
+
+def _duration(data: dict, key: str, default: float, where: str) -> float:
+    return parse_duration_s(data.get(key, default), f"{where}: {key}")
+
+
+def _threads(value: object, where: str) -> tuple[int, ...]:
+    if isinstance(value, int) and not isinstance(value, bool):
+        value = [value]
+    if (not isinstance(value, list) or not value
+            or not all(isinstance(v, int) and not isinstance(v, bool) and 1 <= v <= 1024 for v in value)):
+        raise UserError(f"{where}: threads must be a list of client counts in 1..1024, got {value!r}",
+                        "write e.g. threads = [1] or threads = [1, 8]")
+    return tuple(dict.fromkeys(value))

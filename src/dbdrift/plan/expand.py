@@ -1,0 +1,105 @@
+"""Expand a campaign into the ordered steps each target executes (spec §1.8).
+
+Pure: no I/O. The runner walks these steps; the store keys results by RunStep.key.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from dbdrift.catalog.sysbench import CATALOG, SETTLE_AFTER, WARM_BEFORE, MicrobenchmarkSpec
+from dbdrift.model import TargetSpec
+from dbdrift.plan.campaign import CampaignSpec
+
+
+@dataclass(frozen=True)
+class LoadStep:
+    tables: int
+    rows: int
+
+    @property
+    def label(self) -> str:
+        return f"load {self.tables}x{self.rows:,} rows"
+
+
+@dataclass(frozen=True)
+class SettleStep:
+    total_s: float
+    after: str  # "load" or the test it follows
+
+    @property
+    def label(self) -> str:
+        return f"settle after {self.after}"
+
+
+@dataclass(frozen=True)
+class RunStep:
+    name: str  # report name; warm runs end in ".warm" and are excluded from reports
+    test: MicrobenchmarkSpec
+    threads: int
+    repeat: int
+    duration_s: float
+    warmup_s: float
+
+    @property
+    def warm(self) -> bool:
+        return "warm" in self.name
+
+    @property
+    def key(self) -> tuple[str, int, int]:
+        return (self.name, self.threads, self.repeat)
+
+    @property
+    def label(self) -> str:
+        return f"{self.name} x{self.threads}" + (f" #{self.repeat + 1}" if self.repeat else "")
+
+
+Step = LoadStep | SettleStep | RunStep
+
+
+@dataclass(frozen=True)
+class TargetPlan:
+    target: TargetSpec
+    steps: tuple[Step, ...]
+
+    @property
+    def runs(self) -> tuple[RunStep, ...]:
+        return tuple(s for s in self.steps if isinstance(s, RunStep))
+
+
+def expand(spec: CampaignSpec) -> list[TargetPlan]:
+    """One plan per target, in campaign order; every target runs the same steps."""
+    steps = _steps(spec)
+    return [TargetPlan(target, steps) for target in spec.targets]
+
+
+def _steps(spec: CampaignSpec) -> tuple[Step, ...]:
+    steps: list[Step] = [LoadStep(spec.tables, spec.rows), SettleStep(spec.settle_total_s(), "load")]
+    if spec.warm_runs:
+        steps.append(_warm(spec, "point-query.warm", "point-query", spec.read_s, threads=spec.tables))
+    for test in spec.tests:
+        if spec.warm_runs and test.name in WARM_BEFORE:
+            duration = spec.scan_warm_s if test.name == "scan" else spec.read_s
+            steps.append(_warm(spec, WARM_BEFORE[test.name], test.name, duration, threads=spec.threads[0]))
+        for threads in spec.threads:
+            for repeat in range(spec.repeats):
+                steps.append(RunStep(test.name, test, threads, repeat, spec.duration_for(test), spec.warmup_s))
+        if test.name == SETTLE_AFTER:
+            steps.append(SettleStep(spec.settle_total_s(), test.name))
+    return tuple(steps)
+
+
+def _warm(spec: CampaignSpec, name: str, test_name: str, duration_s: float, threads: int) -> RunStep:
+    return RunStep(name, CATALOG[test_name], threads, 0, duration_s, spec.warmup_s)
+
+
+def estimate_s(plan: TargetPlan, spec: CampaignSpec) -> float:
+    """Rough seconds for a target: runs + warmups + settles + a load guess (progress ETA)."""
+    total = 0.0
+    for step in plan.steps:
+        if isinstance(step, RunStep):
+            total += step.duration_s + step.warmup_s + 0.5
+        elif isinstance(step, SettleStep):
+            total += step.total_s + 1.0
+        else:
+            total += 3.0 + step.tables * step.rows / 150_000
+    return total

@@ -1,0 +1,38 @@
+"""JSON report: rows (test, group, target, base, qps, rqps, ...) plus group summaries."""
+from __future__ import annotations
+
+import json
+
+from dbdrift.report.table import ReportData
+
+
+def render_json(data: ReportData) -> str:
+    comp = data.comparison
+    rows = []
+    for threads in data.thread_counts():
+        for group in data.group_order:
+            for row in data.rows_in(group, threads):
+                for target in comp.targets:
+                    cell = row.values[target]
+                    rows.append({
+                        "test": row.test, "group": row.group, "threads": row.threads, "target": target,
+                        "base": row.references.get(target, comp.base), "metric": row.metric,
+                        "qps": _round(cell.value, 3), "rqps": _round(row.ratios.get(target), 4),
+                        "runs": cell.runs, "failed": cell.failed,
+                    })
+    summaries = [
+        {"group": s.group, "threads": s.threads, "target": s.target, "count": s.count, "missing": s.missing,
+         "min": _round(s.min, 4), "max": _round(s.max, 4), "mean": _round(s.mean, 4), "median": _round(s.median, 4)}
+        for s in data.summaries
+    ]
+    doc = {
+        "campaign": data.campaign, "base": comp.base, "chain": comp.chain,
+        "targets": [{"name": t, "label": data.target_labels.get(t, "")} for t in comp.targets],
+        "columns": [{"column": f"col-{i}", "target": t} for i, t in enumerate(comp.compared, start=1)],
+        "rows": rows, "group_summaries": summaries,
+    }
+    return json.dumps(doc, indent=2) + "\n"
+
+
+def _round(value: float | None, digits: int) -> float | None:
+    return None if value is None else round(value, digits)

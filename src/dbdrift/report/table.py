@@ -1,0 +1,58 @@
+"""What every report format renders: one comparison plus its labels. Pure data, no I/O."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from dbdrift.analysis.relative import Comparison
+from dbdrift.analysis.summary import GroupSummary
+
+RED_AT = 0.95  # text/HTML: rQPS <= 0.95 is red (possible regression)
+GREEN_AT = 1.05  # rQPS >= 1.05 is green
+
+
+@dataclass(frozen=True)
+class ReportData:
+    campaign: str
+    comparison: Comparison
+    summaries: tuple[GroupSummary, ...]
+    target_labels: dict[str, str]  # target -> "postgres 17.10" (what it is)
+    group_order: tuple[str, ...]
+    group_titles: dict[str, str]
+
+    def label(self, target: str) -> str:
+        extra = self.target_labels.get(target)
+        return f"{target} ({extra})" if extra else target
+
+    def thread_counts(self) -> list[int]:
+        return sorted({row.threads for row in self.comparison.rows})
+
+    def rows_in(self, group: str, threads: int):
+        return [r for r in self.comparison.rows if r.group == group and r.threads == threads]
+
+    def summaries_in(self, group: str, threads: int) -> dict[str, GroupSummary]:
+        return {s.target: s for s in self.summaries if s.group == group and s.threads == threads}
+
+
+def fmt_ratio(value: float | None) -> str:
+    return "-" if value is None else f"{value:.2f}"
+
+
+def fmt_abs(value: float | None) -> str:
+    if value is None:
+        return "-"
+    return f"{value:.0f}" if value >= 100 else f"{value:.2f}"
+
+
+def legend_lines(data: ReportData) -> list[str]:
+    """`Relative to:` / `col-N :` legend, as the posts write it."""
+    comp = data.comparison
+    if comp.chain:
+        lines = [f"Relative to: the previous column (chain), starting at {data.label(comp.base)}"]
+    else:
+        lines = [f"Relative to: {data.label(comp.base)}"]
+    lines += [f"col-{i} : {data.label(t)}" for i, t in enumerate(comp.compared, start=1)]
+    return lines
+
+
+def column_names(data: ReportData) -> list[str]:
+    return [f"col-{i}" for i in range(1, len(data.comparison.compared) + 1)]

@@ -1,0 +1,84 @@
+"""Store schema as an ordered list of migrations; `user_version` holds the applied count.
+
+Append a migration to change the schema; never edit one that has shipped.
+"""
+from __future__ import annotations
+
+MIGRATIONS: tuple[str, ...] = (
+    """
+    CREATE TABLE campaigns (
+        id INTEGER PRIMARY KEY,
+        name TEXT NOT NULL,
+        created_at TEXT NOT NULL,
+        spec_json TEXT NOT NULL,
+        host_json TEXT NOT NULL,
+        dbdrift_version TEXT NOT NULL
+    );
+    CREATE TABLE targets (
+        id INTEGER PRIMARY KEY,
+        campaign_id INTEGER NOT NULL REFERENCES campaigns(id),
+        name TEXT NOT NULL,
+        engine TEXT NOT NULL,
+        position INTEGER NOT NULL,
+        is_base INTEGER NOT NULL,
+        spec_json TEXT NOT NULL,
+        install_json TEXT,
+        server_json TEXT,
+        UNIQUE (campaign_id, name)
+    );
+    CREATE TABLE steps (
+        id INTEGER PRIMARY KEY,
+        target_id INTEGER NOT NULL REFERENCES targets(id),
+        kind TEXT NOT NULL,
+        label TEXT NOT NULL,
+        status TEXT NOT NULL,
+        started_at TEXT NOT NULL,
+        elapsed_s REAL NOT NULL,
+        detail_json TEXT NOT NULL,
+        error TEXT
+    );
+    CREATE TABLE runs (
+        id INTEGER PRIMARY KEY,
+        target_id INTEGER NOT NULL REFERENCES targets(id),
+        test TEXT NOT NULL,
+        test_group TEXT NOT NULL,
+        threads INTEGER NOT NULL,
+        repeat INTEGER NOT NULL,
+        status TEXT NOT NULL,
+        started_at TEXT NOT NULL,
+        warmup_s REAL NOT NULL,
+        duration_s REAL NOT NULL,
+        measured_s REAL,
+        events INTEGER,
+        statements INTEGER,
+        rows INTEGER,
+        errors_json TEXT,
+        metric TEXT NOT NULL,
+        value REAL,
+        qps REAL,
+        tps REAL,
+        latency_json TEXT,
+        client_cpu_user_s REAL,
+        client_cpu_sys_s REAL,
+        warnings_json TEXT NOT NULL,
+        error TEXT,
+        server_log_tail TEXT,
+        driver_spec_json TEXT NOT NULL
+    );
+    CREATE INDEX runs_by_target ON runs(target_id, test, threads, repeat);
+    CREATE TABLE intervals (
+        run_id INTEGER NOT NULL REFERENCES runs(id),
+        idx INTEGER NOT NULL,
+        start_s REAL NOT NULL,
+        end_s REAL NOT NULL,
+        events INTEGER NOT NULL,
+        statements INTEGER NOT NULL,
+        rows INTEGER NOT NULL,
+        errors_json TEXT NOT NULL,
+        latency_json TEXT NOT NULL,
+        PRIMARY KEY (run_id, idx)
+    );
+    """,
+)
+
+SCHEMA_VERSION = len(MIGRATIONS)

@@ -1,0 +1,173 @@
+"""The results store: a SQLite file (WAL), one transaction per finished run.
+
+Writes facts only; analysis and reports read them back through `load_campaign_results`.
+"""
+from __future__ import annotations
+
+import json
+import sqlite3
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+
+from dbdrift.errors import UserError
+from dbdrift.store.schema import MIGRATIONS, SCHEMA_VERSION
+
+
+def now_iso() -> str:
+    return datetime.now(timezone.utc).isoformat(timespec="seconds")
+
+
+@dataclass
+class RunRecord:
+    """One microbenchmark run of one target as stored (status ok, failed or interrupted)."""
+
+    test: str
+    test_group: str
+    threads: int
+    repeat: int
+    status: str
+    warmup_s: float
+    duration_s: float
+    metric: str
+    driver_spec: dict
+    started_at: str = field(default_factory=now_iso)
+    measured_s: float | None = None
+    events: int | None = None
+    statements: int | None = None
+    rows: int | None = None
+    errors: dict = field(default_factory=dict)
+    value: float | None = None
+    qps: float | None = None
+    tps: float | None = None
+    latency: dict = field(default_factory=dict)
+    client_cpu_user_s: float | None = None
+    client_cpu_sys_s: float | None = None
+    warnings: list = field(default_factory=list)
+    error: str | None = None
+    server_log_tail: str | None = None
+    intervals: list[dict] = field(default_factory=list)
+
+
+class Store:
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            self.db = sqlite3.connect(str(path), timeout=30)
+        except (OSError, sqlite3.Error) as exc:
+            raise UserError(f"cannot open store {path}: {exc}", "pass --store PATH to a writable location") from None
+        self.db.row_factory = sqlite3.Row
+        try:
+            self.db.execute("PRAGMA journal_mode=WAL")
+            self.db.execute("PRAGMA foreign_keys=ON")
+            self._migrate()
+        except sqlite3.DatabaseError as exc:
+            raise UserError(f"{path} is not a dbdrift store: {exc}", "pass --store PATH to another file") from None
+
+    def close(self) -> None:
+        self.db.close()
+
+    def _migrate(self) -> None:
+        version = self.db.execute("PRAGMA user_version").fetchone()[0]
+        if version > SCHEMA_VERSION:
+            raise UserError(
+                f"store {self.path} has schema version {version}, newer than this dbdrift ({SCHEMA_VERSION})",
+                "upgrade dbdrift or use another --store")
+        for number in range(version, SCHEMA_VERSION):
+            with self.db:
+                self.db.executescript(MIGRATIONS[number])
+                self.db.execute(f"PRAGMA user_version = {number + 1}")
+
+    # -- writing ---------------------------------------------------------------------------
+    def add_campaign(self, name: str, spec: dict, host: dict, version: str) -> int:
+        with self.db:
+            cur = self.db.execute(
+                "INSERT INTO campaigns(name, created_at, spec_json, host_json, dbdrift_version) VALUES (?,?,?,?,?)",
+                (name, now_iso(), json.dumps(spec), json.dumps(host), version))
+        return int(cur.lastrowid)
+
+    def latest_campaign_id(self, name: str | None = None) -> int | None:
+        if name is None:
+            row = self.db.execute("SELECT id FROM campaigns ORDER BY id DESC LIMIT 1").fetchone()
+        elif name.isdigit():
+            row = self.db.execute("SELECT id FROM campaigns WHERE id = ?", (int(name),)).fetchone()
+        else:
+            row = self.db.execute("SELECT id FROM campaigns WHERE name = ? ORDER BY id DESC LIMIT 1",
+                                  (name,)).fetchone()
+        return int(row[0]) if row else None
+
+    def ensure_target(self, campaign_id: int, name: str, engine: str, position: int, is_base: bool,
+                      spec: dict) -> int:
+        row = self.db.execute("SELECT id FROM targets WHERE campaign_id = ? AND name = ?",
+                              (campaign_id, name)).fetchone()
+        with self.db:
+            if row:
+                self.db.execute("UPDATE targets SET position = ?, is_base = ?, spec_json = ? WHERE id = ?",
+                                (position, int(is_base), json.dumps(spec), row[0]))
+                return int(row[0])
+            cur = self.db.execute(
+                "INSERT INTO targets(campaign_id, name, engine, position, is_base, spec_json) VALUES (?,?,?,?,?,?)",
+                (campaign_id, name, engine, position, int(is_base), json.dumps(spec)))
+        return int(cur.lastrowid)
+
+    def set_target_facts(self, target_id: int, install: dict | None = None, server: dict | None = None) -> None:
+        with self.db:
+            if install is not None:
+                self.db.execute("UPDATE targets SET install_json = ? WHERE id = ?", (json.dumps(install), target_id))
+            if server is not None:
+                self.db.execute("UPDATE targets SET server_json = ? WHERE id = ?", (json.dumps(server), target_id))
+
+    def add_step(self, target_id: int, kind: str, label: str, status: str, elapsed_s: float,
+                 detail: dict, error: str | None = None) -> None:
+        with self.db:
+            self.db.execute(
+                "INSERT INTO steps(target_id, kind, label, status, started_at, elapsed_s, detail_json, error) "
+                "VALUES (?,?,?,?,?,?,?,?)",
+                (target_id, kind, label, status, now_iso(), elapsed_s, json.dumps(detail), error))
+
+    def add_run(self, target_id: int, run: RunRecord) -> int:
+        """Store a run and its intervals in one transaction."""
+        with self.db:
+            cur = self.db.execute(
+                "INSERT INTO runs(target_id, test, test_group, threads, repeat, status, started_at, warmup_s, "
+                "duration_s, measured_s, events, statements, rows, errors_json, metric, value, qps, tps, "
+                "latency_json, client_cpu_user_s, client_cpu_sys_s, warnings_json, error, server_log_tail, "
+                "driver_spec_json) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                (target_id, run.test, run.test_group, run.threads, run.repeat, run.status, run.started_at,
+                 run.warmup_s, run.duration_s, run.measured_s, run.events, run.statements, run.rows,
+                 json.dumps(run.errors), run.metric, run.value, run.qps, run.tps, json.dumps(run.latency),
+                 run.client_cpu_user_s, run.client_cpu_sys_s, json.dumps(run.warnings), run.error,
+                 run.server_log_tail, json.dumps(run.driver_spec)))
+            run_id = int(cur.lastrowid)
+            self.db.executemany(
+                "INSERT INTO intervals(run_id, idx, start_s, end_s, events, statements, rows, errors_json, "
+                "latency_json) VALUES (?,?,?,?,?,?,?,?,?)",
+                [(run_id, iv["index"], iv["start_s"], iv["end_s"], iv["events"], iv["statements"], iv["rows"],
+                  json.dumps(iv.get("errors", {})), json.dumps(iv.get("latency_us", {})))
+                 for iv in run.intervals])
+        return run_id
+
+    # -- reading ---------------------------------------------------------------------------
+    def completed_runs(self, target_id: int) -> set[tuple[str, int, int]]:
+        rows = self.db.execute("SELECT test, threads, repeat FROM runs WHERE target_id = ? AND status = 'ok'",
+                               (target_id,))
+        return {(r[0], r[1], r[2]) for r in rows}
+
+    def completed_steps(self, target_id: int) -> list[sqlite3.Row]:
+        return self.db.execute("SELECT * FROM steps WHERE target_id = ? ORDER BY id", (target_id,)).fetchall()
+
+    def campaign(self, campaign_id: int) -> sqlite3.Row:
+        return self.db.execute("SELECT * FROM campaigns WHERE id = ?", (campaign_id,)).fetchone()
+
+    def targets(self, campaign_id: int) -> list[sqlite3.Row]:
+        return self.db.execute("SELECT * FROM targets WHERE campaign_id = ? ORDER BY position",
+                               (campaign_id,)).fetchall()
+
+    def runs(self, campaign_id: int) -> list[sqlite3.Row]:
+        return self.db.execute(
+            "SELECT runs.*, targets.name AS target FROM runs JOIN targets ON targets.id = runs.target_id "
+            "WHERE targets.campaign_id = ? ORDER BY runs.id", (campaign_id,)).fetchall()
+
+    def intervals(self, run_id: int) -> list[sqlite3.Row]:
+        return self.db.execute("SELECT * FROM intervals WHERE run_id = ? ORDER BY idx", (run_id,)).fetchall()

@@ -1,0 +1,76 @@
+from pathlib import Path
+
+import pytest
+
+from dbdrift.errors import UserError
+from dbdrift.plan.campaign import load_campaign, parse_campaign
+from dbdrift.plan.expand import LoadStep, RunStep, SettleStep, expand
+
+MINIMAL = {"targets": [{"name": "a", "version": "17.10", "base": True}, {"name": "b", "version": "18.4"}]}
+
+
+def parse(data, tmp=Path(".")):
+    return parse_campaign(data, "c.toml", tmp, "c")
+
+
+def test_defaults_follow_the_spec():
+    spec = parse(MINIMAL)
+    assert (spec.read_s, spec.write_s, spec.insert_s, spec.warmup_s) == (300, 600, 600, 5)
+    assert len(spec.tests) == 32 and spec.base.name == "a"
+    assert spec.settle_total_s() == 61.0
+
+
+def test_durations_accept_units():
+    spec = parse({**MINIMAL, "read_s": "2m", "write_s": "90s"})
+    assert (spec.read_s, spec.write_s, spec.insert_s) == (120, 90, 90)
+
+
+def test_malformed_toml_names_the_file(tmp_path):
+    path = tmp_path / "bad.toml"
+    path.write_text("name = \n")
+    with pytest.raises(UserError) as err:
+        load_campaign(path)
+    assert "bad.toml" in err.value.message and "not valid TOML" in err.value.message
+
+
+@pytest.mark.parametrize("data, needle", [
+    ({**MINIMAL, "treads": [1]}, "unknown key 'treads'"),
+    ({"targets": []}, "no [[targets]]"),
+    ({"targets": [{"name": "a"}]}, "exactly one of version, basedir or system"),
+    ({"targets": [{"name": "a", "version": "17.10"}, {"name": "a", "version": "18.4"}]}, "used twice"),
+    ({"targets": [{"name": "a", "version": "x.y"}]}, "not a version number"),
+    ({"targets": [{"name": "a", "engine": "oracle", "version": "1"}]}, "unknown engine"),
+    ({**MINIMAL, "tests": ["nope"]}, "unknown microbenchmark"),
+    ({**MINIMAL, "threads": [0]}, "threads"),
+    ({"targets": [{"name": "a", "basedir": "/nonexistent/pg"}]}, "does not exist"),
+])
+def test_bad_campaigns_are_rejected_with_the_object_named(data, needle):
+    with pytest.raises(UserError) as err:
+        parse(data)
+    assert needle in err.value.message
+    assert err.value.hint
+
+
+def test_plan_loads_settles_warms_and_settles_again_after_read_write_100():
+    spec = parse({**MINIMAL, "tests": ["all42"], "settle_s": 0})
+    steps = expand(spec)[0].steps
+    assert isinstance(steps[0], LoadStep) and isinstance(steps[1], SettleStep)
+    names = [s.name if isinstance(s, RunStep) else type(s).__name__ for s in steps]
+    assert names[2] == "point-query.warm"
+    settle = names.index("SettleStep", 2)
+    assert names[settle - 1] == "read-write_range=100"
+    assert names.index("scan.warm") == names.index("scan") - 1
+    assert names[-2:] == ["delete", "insert"]
+    assert names.index("update-inlist") < names.index("write-only") < names.index("read-write_range=10")
+
+
+def test_write_only_runs_for_read_seconds_like_all_small_sh():
+    spec = parse({**MINIMAL, "read_s": 3, "write_s": 7, "tests": ["write-only", "update-index", "insert"]})
+    runs = {s.name: s.duration_s for s in expand(spec)[0].runs if not s.warm}
+    assert runs == {"write-only": 3, "update-index": 7, "insert": 7}
+
+
+def test_each_test_runs_once_per_thread_count_and_repeat():
+    spec = parse({**MINIMAL, "threads": [1, 4], "repeats": 2, "tests": ["point-query"], "warm_runs": False})
+    keys = [s.key for s in expand(spec)[0].runs]
+    assert keys == [("point-query", 1, 0), ("point-query", 1, 1), ("point-query", 4, 0), ("point-query", 4, 1)]
