@@ -1,0 +1,75 @@
+"""Bad input at the command line: `error:` + `hint:`, non-zero exit, never a traceback."""
+import json
+import socket
+
+import pytest
+
+from tests.helpers import dbdrift
+
+
+def assert_user_error(result, *needles):
+    assert result.returncode != 0
+    assert "Traceback" not in result.stderr
+    assert result.stderr.startswith("error: ") or "\nerror: " in result.stderr
+    assert "hint: " in result.stderr
+    for needle in needles:
+        assert needle in result.stderr
+
+
+def test_malformed_campaign_file(tmp_path):
+    path = tmp_path / "c.toml"
+    path.write_text("targets = [\n")
+    assert_user_error(dbdrift("run", path, "--store", tmp_path / "s.db"), "c.toml", "not valid TOML")
+
+
+def test_missing_campaign_file(tmp_path):
+    assert_user_error(dbdrift("run", tmp_path / "nope.toml"), "does not exist")
+
+
+def test_unknown_microbenchmark(tmp_path):
+    path = tmp_path / "c.toml"
+    path.write_text('tests = ["point-quer"]\n[[targets]]\nname = "a"\nversion = "17.10"\n')
+    assert_user_error(dbdrift("run", path, "--store", tmp_path / "s.db"), "point-quer", "point-query")
+
+
+def test_unknown_test_on_the_command_line(tmp_path):
+    assert_user_error(dbdrift("catalog", "--tests", "nosuch"), "nosuch")
+
+
+def test_missing_basedir(tmp_path):
+    path = tmp_path / "c.toml"
+    path.write_text('[[targets]]\nname = "mine"\nbasedir = "/nonexistent/pg99"\n')
+    assert_user_error(dbdrift("run", path, "--store", tmp_path / "s.db"), "/nonexistent/pg99")
+
+
+def test_basedir_without_binaries_is_rejected_before_any_server_starts(tmp_path):
+    (tmp_path / "empty").mkdir()
+    path = tmp_path / "c.toml"
+    path.write_text('[[targets]]\nname = "mine"\nbasedir = "empty"\n')
+    result = dbdrift("run", path, "--store", tmp_path / "s.db", work_dir=tmp_path / "w")
+    assert_user_error(result, "mine" if "mine" in result.stderr else "empty")
+
+
+def test_report_without_store(tmp_path):
+    assert_user_error(dbdrift("report", "--store", tmp_path / "none.db"), "does not exist")
+
+
+def test_catalog_json_lists_every_test_with_group_and_sql():
+    result = dbdrift("catalog", "--format", "json")
+    assert result.returncode == 0
+    entries = json.loads(result.stdout)
+    assert len(entries) == 47
+    point = next(e for e in entries if e["name"] == "point-query")
+    assert point["group"] == "point" and point["statements_per_event"] == 1
+    assert point["sql"] == ["SELECT c FROM sbtest{table} WHERE id=$1"]
+
+
+def test_catalog_text_groups_tests_in_report_order():
+    out = dbdrift("catalog", "--tests", "default32").stdout
+    assert out.index("== point queries") < out.index("== range queries without aggregation") \
+        < out.index("== range queries with aggregation") < out.index("== writes")
+
+
+def test_usage_error_exits_2():
+    result = dbdrift("report", "--format", "pdf")
+    assert result.returncode == 2 and "Traceback" not in result.stderr

@@ -1,0 +1,43 @@
+"""Helpers shared by CLI and server tests: run the dbdrift CLI as a user would."""
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def cli_env(work_dir: Path | None = None) -> dict:
+    env = dict(os.environ)
+    env["PYTHONPATH"] = str(ROOT / "src") + os.pathsep + env.get("PYTHONPATH", "")
+    if work_dir is not None:
+        env["DBDRIFT_WORK_DIR"] = str(work_dir)
+    return env
+
+
+def dbdrift(*args: str, work_dir: Path | None = None, timeout: float = 600, cwd: Path | None = None):
+    """Run `python -m dbdrift ARGS`; returns the CompletedProcess (text)."""
+    return subprocess.run([sys.executable, "-m", "dbdrift", *map(str, args)], capture_output=True, text=True,
+                          env=cli_env(work_dir), timeout=timeout, cwd=cwd)
+
+
+def start_dbdrift(*args: str, work_dir: Path | None = None) -> subprocess.Popen:
+    return subprocess.Popen([sys.executable, "-m", "dbdrift", *map(str, args)], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, env=cli_env(work_dir))
+
+
+def postgres_processes_under(path: Path) -> list[int]:
+    """PIDs of postgres processes whose command line mentions `path` (leak check)."""
+    pids = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            cmd = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+        except OSError:
+            continue
+        if "postgres" in cmd and str(path) in cmd:
+            pids.append(int(entry.name))
+    return pids

@@ -1,0 +1,175 @@
+"""End to end through the CLI against real PostgreSQL servers (17.10 and 18.4, fetched)."""
+from __future__ import annotations
+
+import json
+import os
+import signal
+import sqlite3
+import time
+from pathlib import Path
+
+import pytest
+
+from tests.helpers import dbdrift, postgres_processes_under, start_dbdrift
+
+pytestmark = pytest.mark.server
+
+TESTS = ["point-query", "random-points_range=10", "range-covered-pk", "scan", "read-only_range=10",
+         "read-only-count", "update-index", "write-only", "delete", "insert"]
+
+
+def campaign(tmp: Path, name: str, tests=TESTS, read_s=1.5, targets=(("pg17", "17.10"), ("pg18", "18.4")),
+             extra: str = "") -> Path:
+    lines = [f'name = "{name}"', "tables = 1", "rows = 20000", "threads = [1]", "warmup_s = 0.5",
+             f"read_s = {read_s}", f"write_s = {read_s}", "scan_warm_s = 0.5", "settle_s = 0",
+             "warm_runs = false", f"tests = {json.dumps(list(tests))}", extra]
+    for i, (tname, version) in enumerate(targets):
+        lines += ["[[targets]]", f'name = "{tname}"', f'version = "{version}"', f"base = {str(i == 0).lower()}",
+                  'settings = { shared_buffers = "256MB" }']
+    path = tmp / f"{name}.toml"
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+def runs(store: Path) -> list[dict]:
+    db = sqlite3.connect(store)
+    db.row_factory = sqlite3.Row
+    rows = [dict(r) for r in db.execute(
+        "SELECT runs.*, targets.name AS target FROM runs JOIN targets ON targets.id = runs.target_id ORDER BY runs.id")]
+    db.close()
+    return rows
+
+
+@pytest.fixture(scope="module")
+def finished(tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("e2e")
+    store = tmp / "store.db"
+    result = dbdrift("run", campaign(tmp, "e2e"), "--store", store, "--format", "json", work_dir=tmp / "work")
+    return tmp, store, result
+
+
+def test_campaign_runs_every_test_on_both_versions(finished):
+    tmp, store, result = finished
+    assert result.returncode == 0, result.stderr[-3000:]
+    stored = runs(store)
+    assert sorted((r["target"], r["test"]) for r in stored) == sorted((t, x) for t in ("pg17", "pg18") for x in TESTS)
+    assert all(r["status"] == "ok" and r["value"] > 0 for r in stored)
+
+
+def test_each_run_stores_its_intervals_and_sysbench_style_counts(finished):
+    _, store, _ = finished
+    db = sqlite3.connect(store)
+    for test, stmts in (("read-only_range=10", 16), ("write-only", 6), ("point-query", 1)):
+        events, statements, nint = db.execute(
+            "SELECT r.events, r.statements, (SELECT count(*) FROM intervals i WHERE i.run_id = r.id) "
+            "FROM runs r WHERE r.test = ?", (test,)).fetchone()
+        assert statements == events * stmts and nint >= 1
+    db.close()
+
+
+def test_report_json_has_rqps_for_every_test(finished):
+    _, _, result = finished
+    doc = json.loads(result.stdout)
+    rows = [r for r in doc["rows"] if r["target"] == "pg18"]
+    assert {r["test"] for r in rows} == set(TESTS)
+    assert all(r["base"] == "pg17" and r["rqps"] > 0 for r in rows)
+    assert {r["group"] for r in rows} == {"point", "range-noagg", "range-agg", "writes"}
+
+
+def test_server_facts_are_recorded(finished):
+    _, store, _ = finished
+    db = sqlite3.connect(store)
+    facts = {name: json.loads(server) for name, server in db.execute("SELECT name, server_json FROM targets")}
+    assert facts["pg17"]["version"] == "17.10" and facts["pg18"]["version"] == "18.4"
+    assert "PostgreSQL 18.4" in facts["pg18"]["version_string"]
+    assert facts["pg18"]["settings"]["data_checksums"] == "off" == facts["pg17"]["settings"]["data_checksums"]
+    assert facts["pg18"]["settings"]["synchronous_commit"] == "off"
+    assert facts["pg18"]["settings"]["listen_addresses"] == "127.0.0.1"
+    db.close()
+
+
+def test_report_text_and_markdown_render_from_the_store(finished):
+    _, store, _ = finished
+    text = dbdrift("report", "--store", store)
+    assert text.returncode == 0 and "col-1 : pg18 (postgres 18.4)" in text.stdout
+    md = dbdrift("report", "--store", store, "--format", "markdown")
+    assert "### range queries with aggregation" in md.stdout
+
+
+def test_no_server_is_left_running(finished):
+    tmp, _, _ = finished
+    assert postgres_processes_under(tmp / "work") == []
+
+
+def test_resume_runs_nothing_when_everything_is_stored(finished):
+    tmp, store, _ = finished
+    before = len(runs(store))
+    result = dbdrift("run", tmp / "e2e.toml", "--store", store, "--resume", work_dir=tmp / "work")
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert "already stored" in result.stderr
+    assert len(runs(store)) == before
+
+
+def _wait_for(predicate, timeout_s: float, what: str):
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        value = predicate()
+        if value:
+            return value
+        time.sleep(0.1)
+    raise AssertionError(f"timed out waiting for {what}")
+
+
+def _postmaster_pid(work: Path, name: str, target: str) -> int | None:
+    pidfile = work / f"{name}-{target}" / "data" / "postmaster.pid"
+    try:
+        return int(pidfile.read_text().splitlines()[0])
+    except (OSError, ValueError, IndexError):
+        return None
+
+
+def test_a_server_killed_mid_run_is_stored_as_failed_and_the_next_target_still_runs(tmp_path):
+    work = tmp_path / "work"
+    store = tmp_path / "s.db"
+    tests = ["point-query", "update-index", "point-query.pre", "range-covered-pk"]
+    proc = start_dbdrift("run", campaign(tmp_path, "crash", tests=tests, read_s=3), "--store", store,
+                         "--no-report", work_dir=work)
+    try:
+        _wait_for(lambda: store.exists() and any(r["target"] == "pg17" for r in runs(store)), 240, "a first run")
+        time.sleep(1.0)  # well inside the next run (0.5 s warmup + 3 s)
+        os.kill(_postmaster_pid(work, "crash", "pg17"), signal.SIGKILL)
+        out, err = proc.communicate(timeout=300)
+    finally:
+        proc.kill()
+    assert proc.returncode == 1 and "Traceback" not in err
+    assert "died" in err and "hint:" in err
+    stored = runs(store)
+    failed = [r for r in stored if r["status"] == "failed"]
+    assert len(failed) == 1 and failed[0]["target"] == "pg17" and failed[0]["server_log_tail"]
+    assert [r["test"] for r in stored if r["target"] == "pg18" and r["status"] == "ok"] == \
+        ["point-query.pre_range=100", "update-index", "point-query", "range-covered-pk"]
+    assert postgres_processes_under(work) == []
+    # --resume completes the crashed target only
+    result = dbdrift("run", tmp_path / "crash.toml", "--store", store, "--resume", "--no-report", work_dir=work)
+    assert result.returncode == 0, result.stderr[-2000:]
+    ok = [(r["target"], r["test"]) for r in runs(store) if r["status"] == "ok"]
+    assert len([t for t in ok if t[0] == "pg17"]) == 4 and len([t for t in ok if t[0] == "pg18"]) == 4
+
+
+def test_ctrl_c_stops_the_servers_and_keeps_what_was_measured(tmp_path):
+    work = tmp_path / "work"
+    store = tmp_path / "s.db"
+    proc = start_dbdrift("run", campaign(tmp_path, "intr", tests=["point-query", "range-covered-pk", "update-index"],
+                                         read_s=4), "--store", store, "--no-report", work_dir=work)
+    try:
+        _wait_for(lambda: store.exists() and len(runs(store)) >= 1, 240, "a first run")
+        time.sleep(1.5)  # inside the second run
+        proc.send_signal(signal.SIGINT)
+        out, err = proc.communicate(timeout=120)
+    finally:
+        proc.kill()
+    assert proc.returncode == 130 and "Traceback" not in err and "--resume" in err
+    stored = runs(store)
+    assert stored[0]["status"] == "ok"
+    assert stored[-1]["status"] == "interrupted"
+    assert postgres_processes_under(work) == []

