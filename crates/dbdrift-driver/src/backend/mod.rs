@@ -1,0 +1,54 @@
+// Backends: what the run loop needs from a database connection (the Session trait) and the
+// errors a backend reports. Backends never touch clocks; timing lives in `exec`.
+
+pub mod null;
+pub mod pgwire;
+pub mod postgres;
+
+use crate::error::{DriverError, ErrorClass};
+use crate::workload::params::ParamValues;
+
+#[derive(Debug, Clone)]
+pub enum DbError {
+    /// An ErrorResponse: SQLSTATE and message.
+    Sql {
+        sqlstate: String,
+        message: String,
+    },
+    Io(String),
+    Protocol(String),
+}
+
+impl DbError {
+    /// The driver error for this failure while running `sql`.
+    pub fn into_driver(self, sql: &str) -> DriverError {
+        match self {
+            DbError::Sql { sqlstate, message } => DriverError::sql(&sqlstate, message, sql),
+            DbError::Io(m) => DriverError::new(ErrorClass::Io, m),
+            DbError::Protocol(m) => DriverError::new(ErrorClass::Protocol, m),
+        }
+    }
+}
+
+impl From<std::io::Error> for DbError {
+    fn from(e: std::io::Error) -> Self {
+        DbError::Io(format!("connection I/O failed: {e}"))
+    }
+}
+
+/// Transaction control statements, sent as simple queries (as sysbench does).
+#[derive(Clone, Copy)]
+pub enum Control {
+    Begin,
+    Commit,
+    Rollback,
+}
+
+/// One connection as the run loop uses it. `Stmt` is whatever the backend keeps per
+/// prepared statement; `execute` returns the number of rows the statement returned.
+pub trait Session: Send {
+    type Stmt: Send;
+    fn prepare(&mut self, name: &str, sql: &str, server_side: bool) -> Result<Self::Stmt, DbError>;
+    fn execute(&mut self, stmt: &Self::Stmt, params: &ParamValues) -> Result<u64, DbError>;
+    fn control(&mut self, c: Control) -> Result<(), DbError>;
+}

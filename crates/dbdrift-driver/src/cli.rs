@@ -1,0 +1,86 @@
+// Command line: `run --spec FILE|-`, `exec --spec FILE|-`, `--version`. Reads the spec,
+// dispatches, and turns any DriverError into the one `fatal` line and exit status.
+
+use crate::emit;
+use crate::error::DriverError;
+use crate::exec::{jobs, run};
+use crate::{signal, spec};
+use std::io::Read;
+
+pub const VERSION_LINE: &str = "dbdrift-driver 0.1.0 protocol 1";
+
+const USAGE: &str = "usage: dbdrift-driver run --spec FILE|- | exec --spec FILE|- | --version";
+
+enum Command {
+    Version,
+    Help,
+    Run(String),
+    Exec(String),
+}
+
+pub fn main(args: Vec<String>) -> i32 {
+    match dispatch(&args) {
+        Ok(code) => code,
+        Err(e) => {
+            emit::fatal(&e);
+            e.exit_code()
+        }
+    }
+}
+
+fn dispatch(args: &[String]) -> Result<i32, DriverError> {
+    match parse_args(args)? {
+        Command::Version => {
+            println!("{VERSION_LINE}");
+            Ok(0)
+        }
+        Command::Help => {
+            println!("{USAGE}");
+            Ok(0)
+        }
+        Command::Run(path) => {
+            let spec = spec::parse_run(&read_spec(&path)?)?;
+            signal::install();
+            run::run(&spec)
+        }
+        Command::Exec(path) => {
+            let spec = spec::parse_exec(&read_spec(&path)?)?;
+            signal::install();
+            jobs::exec(&spec)
+        }
+    }
+}
+
+fn parse_args(args: &[String]) -> Result<Command, DriverError> {
+    let usage = |m: &str| DriverError::spec(format!("{m}; {USAGE}"));
+    let words: Vec<&str> = args.iter().map(String::as_str).collect();
+    match words.as_slice() {
+        ["--version"] | ["-V"] => Ok(Command::Version),
+        ["--help"] | ["-h"] => Ok(Command::Help),
+        [verb @ ("run" | "exec"), rest @ ..] => {
+            let path = match rest {
+                ["--spec", p] => p.to_string(),
+                [one] if one.starts_with("--spec=") => one["--spec=".len()..].to_string(),
+                _ => return Err(usage(&format!("{verb} needs exactly --spec FILE|-"))),
+            };
+            Ok(if *verb == "run" {
+                Command::Run(path)
+            } else {
+                Command::Exec(path)
+            })
+        }
+        [] => Err(usage("no command given")),
+        [other, ..] => Err(usage(&format!("unknown command {other:?}"))),
+    }
+}
+
+fn read_spec(path: &str) -> Result<String, DriverError> {
+    let mut text = String::new();
+    let res = if path == "-" {
+        std::io::stdin().read_to_string(&mut text).map(|_| ())
+    } else {
+        std::fs::File::open(path).and_then(|mut f| f.read_to_string(&mut text).map(|_| ()))
+    };
+    res.map_err(|e| DriverError::spec(format!("cannot read spec {path}: {e}")))?;
+    Ok(text)
+}

@@ -1,0 +1,201 @@
+// The `exec` subcommand: phases in order, each phase's jobs taken in order by a pool of
+// min(threads, jobs) connections; one `job` line per finished job, then a summary.
+
+use super::copy::SbtestRows;
+use crate::backend::postgres::{CopyStep, PgConn, QueryResult};
+use crate::emit::{self, round_s};
+use crate::error::DriverError;
+use crate::signal::STOP;
+use crate::spec::{BackendKind, ExecSpec, Job, JobSpec};
+use serde::Serialize;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+const COPY_CHUNK: usize = 64 * 1024;
+
+#[derive(Serialize)]
+struct JobLine<'a> {
+    #[serde(rename = "type")]
+    kind: &'static str,
+    phase: usize,
+    job: usize,
+    elapsed_s: f64,
+    command: &'a str,
+    columns: &'a [String],
+    rows: &'a [Vec<Option<String>>],
+}
+
+#[derive(Serialize)]
+struct ExecSummary {
+    #[serde(rename = "type")]
+    kind: &'static str,
+    elapsed_s: f64,
+    jobs: usize,
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    interrupted: bool,
+}
+
+/// Runs every phase; returns the exit status (0, or 130 when interrupted).
+pub fn exec(spec: &ExecSpec) -> Result<i32, DriverError> {
+    let t0 = Instant::now();
+    let done = AtomicUsize::new(0);
+    let null = spec.backend == BackendKind::Null;
+    for (p, phase) in spec.phases.iter().enumerate() {
+        if null {
+            null_phase(p, phase, &done);
+        } else {
+            run_phase(spec, p, phase, &done, t0)?;
+        }
+        if STOP.interrupted() {
+            summary(
+                t0.elapsed().as_secs_f64(),
+                done.load(Ordering::SeqCst),
+                true,
+            );
+            return Ok(130);
+        }
+    }
+    let elapsed = if null {
+        0.0
+    } else {
+        t0.elapsed().as_secs_f64()
+    };
+    summary(elapsed, done.load(Ordering::SeqCst), false);
+    Ok(0)
+}
+
+fn summary(elapsed_s: f64, jobs: usize, interrupted: bool) {
+    emit::line(&ExecSummary {
+        kind: "summary",
+        elapsed_s: round_s(elapsed_s),
+        jobs,
+        interrupted,
+    });
+}
+
+fn job_line(phase: usize, job: usize, elapsed_s: f64, r: &QueryResult) {
+    emit::line(&JobLine {
+        kind: "job",
+        phase,
+        job,
+        elapsed_s: round_s(elapsed_s),
+        command: &r.command,
+        columns: &r.columns,
+        rows: &r.rows,
+    });
+}
+
+/// The null backend runs jobs in order on no connection: deterministic output.
+fn null_phase(p: usize, phase: &[JobSpec], done: &AtomicUsize) {
+    for j in 0..phase.len() {
+        let r = QueryResult {
+            command: "NULL".into(),
+            ..QueryResult::default()
+        };
+        job_line(p, j, 0.0, &r);
+        done.fetch_add(1, Ordering::SeqCst);
+    }
+}
+
+fn run_phase(
+    spec: &ExecSpec,
+    p: usize,
+    phase: &[JobSpec],
+    done: &AtomicUsize,
+    t0: Instant,
+) -> Result<(), DriverError> {
+    let workers = (spec.threads as usize).min(phase.len());
+    let next = AtomicUsize::new(0);
+    let finished = AtomicUsize::new(0);
+    let failure: Mutex<Option<DriverError>> = Mutex::new(None);
+    std::thread::scope(|s| {
+        for _ in 0..workers {
+            s.spawn(|| {
+                if let Err(e) = pool_worker(spec, p, phase, &next, done) {
+                    failure
+                        .lock()
+                        .unwrap_or_else(|x| x.into_inner())
+                        .get_or_insert(e);
+                    STOP.request(false);
+                }
+                finished.fetch_add(1, Ordering::SeqCst);
+                STOP.notify();
+            });
+        }
+        wait_for_pool(&finished, workers, done, t0);
+    });
+    match failure.into_inner().unwrap_or_else(|x| x.into_inner()) {
+        Some(e) => Err(e),
+        None => Ok(()),
+    }
+}
+
+/// Waits for the pool; on a signal, reports what finished and exits without joining,
+/// since a worker may be inside a long statement.
+fn wait_for_pool(finished: &AtomicUsize, workers: usize, done: &AtomicUsize, t0: Instant) {
+    while finished.load(Ordering::SeqCst) < workers {
+        if STOP.wait_notified(Instant::now() + Duration::from_millis(100)) {
+            if STOP.interrupted() {
+                summary(
+                    t0.elapsed().as_secs_f64(),
+                    done.load(Ordering::SeqCst),
+                    true,
+                );
+                std::process::exit(130);
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
+    }
+}
+
+fn pool_worker(
+    spec: &ExecSpec,
+    p: usize,
+    phase: &[JobSpec],
+    next: &AtomicUsize,
+    done: &AtomicUsize,
+) -> Result<(), DriverError> {
+    let mut conn = PgConn::connect(&spec.connection)?;
+    loop {
+        if STOP.is_set() {
+            return Ok(());
+        }
+        let j = next.fetch_add(1, Ordering::SeqCst);
+        let Some(job) = phase.get(j) else {
+            return Ok(());
+        };
+        let start = Instant::now();
+        let result = run_job(&mut conn, spec.seed, job).map_err(|e| e.at_job(p, j))?;
+        if STOP.is_set() && STOP.interrupted() {
+            return Ok(());
+        }
+        job_line(p, j, start.elapsed().as_secs_f64(), &result);
+        done.fetch_add(1, Ordering::SeqCst);
+    }
+}
+
+fn run_job(conn: &mut PgConn, seed: u64, job: &JobSpec) -> Result<QueryResult, DriverError> {
+    match job.job() {
+        Job::Sql(sql) => conn.query(sql).map_err(|e| e.into_driver(sql)),
+        Job::CopySbtest(c) => {
+            let mut rows = SbtestRows::new(seed, c);
+            let produce = |out: &mut Vec<u8>| {
+                if STOP.is_set() {
+                    CopyStep::Abort
+                } else if rows.fill(out, COPY_CHUNK) {
+                    CopyStep::More
+                } else {
+                    CopyStep::Done
+                }
+            };
+            let command = conn
+                .copy_in(&c.sql, produce)
+                .map_err(|e| e.into_driver(&c.sql))?;
+            Ok(QueryResult {
+                command,
+                ..QueryResult::default()
+            })
+        }
+    }
+}

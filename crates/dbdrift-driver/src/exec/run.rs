@@ -1,0 +1,238 @@
+// The `run` subcommand: connects the threads, prints `start`, drives workers through warmup
+// and measurement, and reports `warmup`, `interval` and `summary` lines from the main thread.
+
+use super::deterministic;
+use super::event::EventRunner;
+use super::worker::{work, Simulation};
+use crate::backend::null::NullSession;
+use crate::backend::postgres::PgConn;
+use crate::backend::Session;
+use crate::emit::{self, round_s};
+use crate::error::DriverError;
+use crate::signal::STOP;
+use crate::spec::{BackendKind, RunSpec};
+use crate::stats::{client_cpu_s, IntervalLine, StartLine, SummaryLine, Tally, WarmupLine};
+use crate::workload::Plan;
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+pub const DRIVER_VERSION: &str = "0.1.0";
+
+/// Runs the benchmark; returns the exit status (0, or 130 when interrupted).
+pub fn run(spec: &RunSpec) -> Result<i32, DriverError> {
+    let plan = Plan::compile(spec)?;
+    match (spec.backend, &spec.null) {
+        (BackendKind::Null, Some(n)) if n.deterministic => Ok(deterministic::run(spec, &plan, n)),
+        (BackendKind::Null, Some(n)) => {
+            let threads = spec.threads as f64;
+            let sim = Simulation {
+                period: (n.ops_per_s > 0.0).then(|| Duration::from_secs_f64(threads / n.ops_per_s)),
+                latency_ns: (n.latency_us * 1000.0).round() as u64,
+            };
+            let mut runners = Vec::new();
+            for t in 0..spec.threads {
+                let session = NullSession {
+                    rows_per_statement: n.rows_per_statement,
+                };
+                runners.push(EventRunner::new(session, spec, &plan, t)?);
+            }
+            drive(spec, &plan, runners, None, &[], Some(sim))
+        }
+        _ => {
+            let mut runners = Vec::new();
+            let mut pids = Vec::new();
+            let mut version = String::new();
+            for t in 0..spec.threads {
+                let conn = PgConn::connect(&spec.connection)?;
+                pids.push(conn.pid);
+                version = conn.server_version.clone();
+                runners.push(EventRunner::new(conn, spec, &plan, t)?);
+            }
+            drive(spec, &plan, runners, Some(&version), &pids, None)
+        }
+    }
+}
+
+fn start_line(spec: &RunSpec, version: Option<&str>, pids: &[i32]) {
+    emit::line(&StartLine {
+        kind: "start",
+        protocol: crate::spec::PROTOCOL,
+        driver: DRIVER_VERSION,
+        backend: spec.backend.as_str(),
+        threads: spec.threads,
+        server_version: version,
+        backend_pids: pids,
+    });
+}
+
+/// How the reporter loop ended.
+enum End {
+    Completed,
+    Interrupted,
+    Failed,
+}
+
+/// Reporter state: what has been emitted so far.
+struct Report {
+    total: Tally,
+    next_index: u64,
+    last_end_s: f64,
+}
+
+fn drive<S: Session>(
+    spec: &RunSpec,
+    plan: &Plan,
+    mut runners: Vec<EventRunner<S>>,
+    version: Option<&str>,
+    pids: &[i32],
+    sim: Option<Simulation>,
+) -> Result<i32, DriverError> {
+    start_line(spec, version, pids);
+    let tallies: Vec<Mutex<Tally>> = runners
+        .iter()
+        .map(|_| Mutex::new(Tally::default()))
+        .collect();
+    let failure: Mutex<Option<DriverError>> = Mutex::new(None);
+    let t0 = Instant::now();
+    let warm_end = t0 + Duration::from_secs_f64(spec.warmup_s);
+    let end = warm_end + Duration::from_secs_f64(spec.duration_s);
+    let mut report = Report {
+        total: Tally::default(),
+        next_index: 0,
+        last_end_s: 0.0,
+    };
+    let outcome = std::thread::scope(|s| {
+        for (runner, tally) in runners.iter_mut().zip(&tallies) {
+            let failure = &failure;
+            s.spawn(move || {
+                if let Err(e) = work(runner, plan, tally, end, sim) {
+                    failure
+                        .lock()
+                        .unwrap_or_else(|p| p.into_inner())
+                        .get_or_insert(e);
+                    STOP.request(false);
+                }
+            });
+        }
+        let end_kind = report_until_end(spec, &tallies, &mut report, t0, warm_end, end);
+        if let End::Interrupted = end_kind {
+            // Workers may sit in a read that never returns: report without joining them.
+            std::thread::sleep(Duration::from_millis(50));
+            finish(
+                spec,
+                &tallies,
+                &mut report,
+                warm_end.elapsed().as_secs_f64(),
+                true,
+            );
+            std::process::exit(130);
+        }
+        end_kind
+    });
+    match outcome {
+        End::Failed => Err(failure
+            .into_inner()
+            .unwrap_or_else(|p| p.into_inner())
+            .unwrap_or_else(|| DriverError::new(crate::error::ErrorClass::Io, "a worker stopped"))),
+        _ => {
+            finish(spec, &tallies, &mut report, spec.duration_s, false);
+            Ok(0)
+        }
+    }
+}
+
+/// Merges every thread's counts since the last call into a fresh Tally.
+fn collect(tallies: &[Mutex<Tally>]) -> Tally {
+    let mut snap = Tally::default();
+    for t in tallies {
+        t.lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .drain_into(&mut snap);
+    }
+    snap
+}
+
+fn stop_kind() -> End {
+    if STOP.interrupted() {
+        End::Interrupted
+    } else {
+        End::Failed
+    }
+}
+
+/// Emits warmup and every full interval; returns at the end of the run (workers told to
+/// stop) or on a stop request. The last interval is emitted by `finish`.
+fn report_until_end(
+    spec: &RunSpec,
+    tallies: &[Mutex<Tally>],
+    report: &mut Report,
+    t0: Instant,
+    warm_end: Instant,
+    end: Instant,
+) -> End {
+    if STOP.wait_until(warm_end) {
+        return stop_kind();
+    }
+    let warm = collect(tallies);
+    emit::line(&WarmupLine {
+        kind: "warmup",
+        duration_s: round_s(t0.elapsed().as_secs_f64()),
+        events: warm.events,
+    });
+    let interval = Duration::from_secs_f64(spec.interval_s);
+    loop {
+        let boundary = (warm_end + interval * (report.next_index as u32 + 1)).min(end);
+        if STOP.wait_until(boundary) {
+            return stop_kind();
+        }
+        if boundary >= end {
+            STOP.request(false);
+            return End::Completed;
+        }
+        let snap = collect(tallies);
+        let end_s = round_s(warm_end.elapsed().as_secs_f64());
+        emit_interval(report, end_s, snap);
+    }
+}
+
+fn emit_interval(report: &mut Report, end_s: f64, snap: Tally) {
+    emit::line(&IntervalLine::new(
+        report.next_index,
+        report.last_end_s,
+        end_s,
+        &snap,
+    ));
+    report.total.merge(&snap);
+    report.next_index += 1;
+    report.last_end_s = end_s;
+}
+
+/// Emits the last (possibly partial) interval and the summary.
+fn finish(
+    spec: &RunSpec,
+    tallies: &[Mutex<Tally>],
+    report: &mut Report,
+    end_s: f64,
+    interrupted: bool,
+) {
+    let measuring = end_s > 0.0;
+    let snap = collect(tallies);
+    let end_s = round_s(end_s.min(spec.duration_s).max(0.0));
+    if measuring && end_s > report.last_end_s {
+        emit_interval(report, end_s, snap);
+    }
+    let (user, sys) = client_cpu_s();
+    let t = &report.total;
+    emit::line(&SummaryLine {
+        kind: "summary",
+        duration_s: report.last_end_s,
+        events: t.events,
+        statements: t.statements,
+        rows: t.rows,
+        errors: t.errors,
+        latency_us: t.latency.summary(),
+        client_cpu_user_s: user,
+        client_cpu_sys_s: sys,
+        interrupted,
+    });
+}

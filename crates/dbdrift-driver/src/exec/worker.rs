@@ -1,0 +1,61 @@
+// The per-thread run loop: times each event with two Instant reads, adds it to the thread's
+// own Tally under an uncontended lock, and stops at the deadline or on request.
+
+use super::event::{EventError, EventOutcome, EventRunner};
+use crate::backend::Session;
+use crate::error::DriverError;
+use crate::signal::STOP;
+use crate::stats::Tally;
+use crate::workload::Plan;
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+/// Null-backend behaviour: a fixed event period and a simulated latency instead of a measured one.
+#[derive(Clone, Copy)]
+pub struct Simulation {
+    pub period: Option<Duration>,
+    pub latency_ns: u64,
+}
+
+pub fn work<S: Session>(
+    runner: &mut EventRunner<S>,
+    plan: &Plan,
+    tally: &Mutex<Tally>,
+    deadline: Instant,
+    sim: Option<Simulation>,
+) -> Result<(), DriverError> {
+    let mut next = Instant::now();
+    loop {
+        if STOP.is_set() {
+            return Ok(());
+        }
+        if let Some(period) = sim.and_then(|s| s.period) {
+            next += period;
+            if STOP.wait_until(next) {
+                return Ok(());
+            }
+        }
+        let mut out = EventOutcome::default();
+        let t0 = Instant::now();
+        let result = runner.run(plan, &mut out);
+        let t1 = Instant::now();
+        if t1 > deadline {
+            return Ok(());
+        }
+        let ns = match sim {
+            Some(s) => s.latency_ns,
+            None => (t1 - t0).as_nanos() as u64,
+        };
+        let mut t = tally.lock().unwrap_or_else(|e| e.into_inner());
+        t.statements += out.statements;
+        t.rows += out.rows;
+        match result {
+            Ok(()) => {
+                t.events += 1;
+                t.latency.record(ns);
+            }
+            Err(EventError::Ignorable(kind)) => t.errors.add(kind),
+            Err(EventError::Fatal(e)) => return Err(e),
+        }
+    }
+}

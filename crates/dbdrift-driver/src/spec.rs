@@ -1,0 +1,382 @@
+// Serde types of the JSON spec (docs/protocol.md) and their validation.
+// Parsing never panics: every problem becomes a DriverError of class "spec".
+
+use crate::error::DriverError;
+use serde::Deserialize;
+
+pub const PROTOCOL: u32 = 1;
+
+#[derive(Deserialize, Debug, Clone, Copy, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub enum BackendKind {
+    Postgres,
+    Null,
+}
+
+impl BackendKind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            BackendKind::Postgres => "postgres",
+            BackendKind::Null => "null",
+        }
+    }
+}
+
+#[derive(Deserialize, Debug, Clone, Default)]
+#[serde(default)]
+pub struct ConnectionSpec {
+    pub socket_dir: String,
+    pub host: String,
+    pub port: u16,
+    pub user: String,
+    pub password: String,
+    pub dbname: String,
+}
+
+#[derive(Deserialize, Debug, Clone)]
+pub struct NullSpec {
+    #[serde(default)]
+    pub ops_per_s: f64,
+    #[serde(default)]
+    pub latency_us: f64,
+    #[serde(default)]
+    pub rows_per_statement: u64,
+    #[serde(default)]
+    pub deterministic: bool,
+}
+
+#[derive(Deserialize, Debug, Clone)]
+#[serde(tag = "type", rename_all = "lowercase")]
+pub enum RandSpec {
+    Uniform,
+    Zipfian {
+        #[serde(default = "default_zipf_exp")]
+        exp: f64,
+    },
+}
+
+fn default_zipf_exp() -> f64 {
+    0.8
+}
+
+fn default_rand() -> RandSpec {
+    RandSpec::Uniform
+}
+
+fn one() -> u32 {
+    1
+}
+
+#[derive(Deserialize, Debug, Clone, Copy, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub enum TablePick {
+    Random,
+    Previous,
+    Thread,
+}
+
+#[derive(Deserialize, Debug, Clone, Copy, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub enum RowsMode {
+    Count,
+    Ignore,
+}
+
+#[derive(Deserialize, Debug, Clone)]
+#[serde(tag = "gen", rename_all = "lowercase")]
+pub enum GenKind {
+    Id,
+    Uniform {
+        lo: i64,
+        hi: i64,
+    },
+    Ref {
+        var: String,
+        #[serde(default)]
+        plus: i64,
+    },
+    Int {
+        value: i64,
+    },
+    Digits {
+        groups: u32,
+    },
+}
+
+#[derive(Deserialize, Debug, Clone)]
+pub struct ParamSpec {
+    #[serde(flatten)]
+    pub gen: GenKind,
+    #[serde(rename = "as", default)]
+    pub save_as: Option<String>,
+}
+
+#[derive(Deserialize, Debug, Clone)]
+pub struct StatementSpec {
+    pub sql: String,
+    #[serde(default = "one")]
+    pub repeat: u32,
+    #[serde(default = "default_table")]
+    pub table: TablePick,
+    #[serde(default = "default_rows")]
+    pub rows: RowsMode,
+    #[serde(default)]
+    pub params: Vec<ParamSpec>,
+}
+
+fn default_table() -> TablePick {
+    TablePick::Random
+}
+
+fn default_rows() -> RowsMode {
+    RowsMode::Count
+}
+
+#[derive(Deserialize, Debug, Clone)]
+pub struct WorkloadSpec {
+    #[serde(default)]
+    pub transaction: bool,
+    #[serde(default)]
+    pub id_max: i64,
+    pub statements: Vec<StatementSpec>,
+}
+
+#[derive(Deserialize, Debug, Clone)]
+pub struct RunSpec {
+    pub protocol: u32,
+    pub backend: BackendKind,
+    #[serde(default)]
+    pub connection: ConnectionSpec,
+    #[serde(default)]
+    pub seed: u64,
+    #[serde(default = "one")]
+    pub threads: u32,
+    #[serde(default)]
+    pub warmup_s: f64,
+    pub duration_s: f64,
+    #[serde(default = "default_interval")]
+    pub interval_s: f64,
+    #[serde(default = "one")]
+    pub tables: u32,
+    /// Part of the documented spec; the driver itself never needs it.
+    #[serde(default)]
+    #[allow(dead_code)]
+    pub table_size: u64,
+    #[serde(default = "default_rand")]
+    pub rand: RandSpec,
+    #[serde(default = "default_true")]
+    pub prepared: bool,
+    pub workload: WorkloadSpec,
+    #[serde(default)]
+    pub null: Option<NullSpec>,
+}
+
+fn default_interval() -> f64 {
+    1.0
+}
+
+fn default_true() -> bool {
+    true
+}
+
+#[derive(Deserialize, Debug, Clone)]
+pub struct CopySbtestSpec {
+    pub sql: String,
+    pub first_id: u64,
+    pub last_id: u64,
+    pub k_max: u64,
+}
+
+#[derive(Deserialize, Debug, Clone)]
+pub struct JobSpec {
+    #[serde(default)]
+    pub sql: Option<String>,
+    /// Accepted and not acted upon: protocol.md shows it but does not define it.
+    #[serde(default)]
+    #[allow(dead_code)]
+    pub parallel: bool,
+    #[serde(default)]
+    pub copy_sbtest: Option<CopySbtestSpec>,
+}
+
+#[derive(Deserialize, Debug, Clone)]
+pub struct ExecSpec {
+    pub protocol: u32,
+    pub backend: BackendKind,
+    #[serde(default)]
+    pub connection: ConnectionSpec,
+    #[serde(default)]
+    pub seed: u64,
+    #[serde(default = "one")]
+    pub threads: u32,
+    pub phases: Vec<Vec<JobSpec>>,
+}
+
+/// What a job does, once validated.
+pub enum Job<'a> {
+    Sql(&'a str),
+    CopySbtest(&'a CopySbtestSpec),
+}
+
+impl JobSpec {
+    pub fn job(&self) -> Job<'_> {
+        match (&self.sql, &self.copy_sbtest) {
+            (_, Some(c)) => Job::CopySbtest(c),
+            (Some(s), None) => Job::Sql(s),
+            (None, None) => Job::Sql(""),
+        }
+    }
+}
+
+fn parse_json<'a, T: Deserialize<'a>>(text: &'a str) -> Result<T, DriverError> {
+    serde_json::from_str(text).map_err(|e| DriverError::spec(format!("spec does not parse: {e}")))
+}
+
+fn check(ok: bool, message: &str) -> Result<(), DriverError> {
+    if ok {
+        Ok(())
+    } else {
+        Err(DriverError::spec(message))
+    }
+}
+
+fn check_common(protocol: u32, threads: u32) -> Result<(), DriverError> {
+    check(
+        protocol == PROTOCOL,
+        &format!(
+            "spec protocol {protocol} is not supported: this driver speaks protocol {PROTOCOL}"
+        ),
+    )?;
+    check(threads >= 1, "threads must be at least 1")
+}
+
+pub fn parse_run(text: &str) -> Result<RunSpec, DriverError> {
+    let spec: RunSpec = parse_json(text)?;
+    check_common(spec.protocol, spec.threads)?;
+    check(
+        spec.duration_s.is_finite() && spec.duration_s > 0.0,
+        "duration_s must be > 0",
+    )?;
+    check(
+        spec.warmup_s.is_finite() && spec.warmup_s >= 0.0,
+        "warmup_s must be >= 0",
+    )?;
+    check(
+        spec.interval_s.is_finite() && spec.interval_s > 0.0,
+        "interval_s must be > 0",
+    )?;
+    check(spec.tables >= 1, "tables must be at least 1")?;
+    if let RandSpec::Zipfian { exp } = spec.rand {
+        check(exp.is_finite() && exp > 0.0, "rand.exp must be > 0")?;
+    }
+    if spec.backend == BackendKind::Null {
+        let n = spec
+            .null
+            .as_ref()
+            .ok_or_else(|| DriverError::spec("backend \"null\" needs a \"null\" section"))?;
+        check(
+            n.ops_per_s.is_finite() && n.ops_per_s >= 0.0,
+            "null.ops_per_s must be >= 0",
+        )?;
+        check(
+            n.latency_us.is_finite() && n.latency_us >= 0.0,
+            "null.latency_us must be >= 0",
+        )?;
+    }
+    // Statement-level checks (placeholders, refs, tables) happen when the workload is compiled.
+    crate::workload::Plan::compile(&spec)?;
+    Ok(spec)
+}
+
+pub fn parse_exec(text: &str) -> Result<ExecSpec, DriverError> {
+    let spec: ExecSpec = parse_json(text)?;
+    check_common(spec.protocol, spec.threads)?;
+    for (p, phase) in spec.phases.iter().enumerate() {
+        for (j, job) in phase.iter().enumerate() {
+            check_job(job)
+                .map_err(|e| DriverError::spec(format!("phase {p} job {j}: {}", e.message)))?;
+        }
+    }
+    Ok(spec)
+}
+
+fn check_job(job: &JobSpec) -> Result<(), DriverError> {
+    match (&job.sql, &job.copy_sbtest) {
+        (Some(_), Some(_)) => Err(DriverError::spec(
+            "a job has either \"sql\" or \"copy_sbtest\", not both",
+        )),
+        (None, None) => Err(DriverError::spec("a job needs \"sql\" or \"copy_sbtest\"")),
+        (_, Some(c)) => {
+            check(
+                c.first_id >= 1 && c.first_id <= c.last_id,
+                "copy_sbtest needs 1 <= first_id <= last_id",
+            )?;
+            check(c.k_max >= 1, "copy_sbtest.k_max must be at least 1")
+        }
+        (Some(_), None) => Ok(()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::error::ErrorClass;
+
+    const RUN: &str = r#"{"protocol":1,"backend":"null","seed":1,"threads":2,"duration_s":3,
+        "workload":{"id_max":100,"statements":[{"sql":"SELECT c FROM sbtest{table} WHERE id=$1","params":[{"gen":"id"}]}]},
+        "null":{"ops_per_s":10,"latency_us":5,"rows_per_statement":1}}"#;
+
+    #[test]
+    fn a_valid_run_spec_parses_with_defaults() {
+        let s = parse_run(RUN).unwrap();
+        assert_eq!(s.interval_s, 1.0);
+        assert_eq!(s.workload.statements[0].repeat, 1);
+        assert_eq!(s.workload.statements[0].table, TablePick::Random);
+        assert!(s.prepared);
+    }
+
+    #[test]
+    fn malformed_json_is_a_spec_error() {
+        let e = parse_run("{\"protocol\":1,").unwrap_err();
+        assert_eq!(e.class, ErrorClass::Spec);
+        assert_eq!(e.exit_code(), 2);
+    }
+
+    #[test]
+    fn wrong_protocol_is_a_spec_error() {
+        let e = parse_run(&RUN.replace("\"protocol\":1", "\"protocol\":2")).unwrap_err();
+        assert_eq!(e.class, ErrorClass::Spec);
+        assert!(e.message.contains("protocol 2"));
+    }
+
+    #[test]
+    fn unknown_generator_is_a_spec_error() {
+        let e = parse_run(&RUN.replace("\"gen\":\"id\"", "\"gen\":\"gauss\"")).unwrap_err();
+        assert_eq!(e.class, ErrorClass::Spec);
+    }
+
+    #[test]
+    fn missing_parameter_for_placeholder_is_a_spec_error() {
+        let e = parse_run(&RUN.replace("[{\"gen\":\"id\"}]", "[]")).unwrap_err();
+        assert_eq!(e.class, ErrorClass::Spec);
+        assert!(e.message.contains("$1"), "{}", e.message);
+    }
+
+    #[test]
+    fn null_backend_without_null_section_is_a_spec_error() {
+        let text = RUN.replace(
+            ",\n        \"null\":{\"ops_per_s\":10,\"latency_us\":5,\"rows_per_statement\":1}",
+            "",
+        );
+        let e = parse_run(&text).unwrap_err();
+        assert_eq!(e.class, ErrorClass::Spec);
+    }
+
+    #[test]
+    fn exec_job_with_neither_sql_nor_copy_is_a_spec_error() {
+        let e = parse_exec(r#"{"protocol":1,"backend":"null","phases":[[{"parallel":true}]]}"#)
+            .unwrap_err();
+        assert_eq!(e.class, ErrorClass::Spec);
+        assert!(e.message.contains("phase 0 job 0"));
+    }
+}

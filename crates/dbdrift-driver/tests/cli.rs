@@ -1,0 +1,150 @@
+// Command-line behaviour of the built binary: version, usage and spec errors, null runs,
+// and (only with DBDRIFT_TEST_PG=socket_dir:port) one live PostgreSQL round trip.
+
+use std::io::Write;
+use std::process::{Command, Output, Stdio};
+
+fn driver(args: &[&str], stdin: &str) -> Output {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_dbdrift-driver"))
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("the driver binary starts");
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(stdin.as_bytes())
+        .unwrap();
+    child.wait_with_output().unwrap()
+}
+
+fn lines(out: &Output) -> Vec<serde_json::Value> {
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("not JSON: {l}: {e}")))
+        .collect()
+}
+
+#[test]
+fn version_prints_driver_and_protocol() {
+    let out = driver(&["--version"], "");
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout),
+        "dbdrift-driver 0.1.0 protocol 1\n"
+    );
+}
+
+#[test]
+fn unparsable_spec_prints_a_spec_fatal_line_and_exits_2() {
+    let out = driver(&["run", "--spec", "-"], "{not json");
+    assert_eq!(out.status.code(), Some(2));
+    let l = lines(&out);
+    assert_eq!(l.len(), 1);
+    assert_eq!(l[0]["type"], "fatal");
+    assert_eq!(l[0]["class"], "spec");
+}
+
+#[test]
+fn timed_null_run_reports_intervals_and_a_summary() {
+    let spec = r#"{"protocol":1,"backend":"null","threads":2,"warmup_s":0.2,"duration_s":0.5,"interval_s":0.25,
+      "workload":{"transaction":false,"id_max":10,"statements":[{"sql":"SELECT $1","params":[{"gen":"id"}]}]},
+      "null":{"ops_per_s":2000,"latency_us":40,"rows_per_statement":1}}"#;
+    let out = driver(&["run", "--spec", "-"], spec);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+    let l = lines(&out);
+    let kinds: Vec<&str> = l.iter().map(|v| v["type"].as_str().unwrap()).collect();
+    assert_eq!(
+        kinds,
+        ["start", "warmup", "interval", "interval", "summary"]
+    );
+    let summary = &l[4];
+    assert_eq!(summary["latency_us"]["min"], 40.0);
+    assert_eq!(summary["events"], summary["statements"]);
+    assert!(summary["events"].as_u64().unwrap() > 0);
+    assert_eq!(l[3]["end_s"], 0.5);
+}
+
+#[test]
+fn unreachable_server_is_a_connect_fatal_with_exit_1() {
+    let spec = r#"{"protocol":1,"backend":"postgres","connection":{"socket_dir":"/nonexistent-dbdrift","port":1,"user":"u","dbname":"d"},
+      "duration_s":1,"workload":{"statements":[{"sql":"SELECT 1"}]}}"#;
+    let out = driver(&["run", "--spec", "-"], spec);
+    assert_eq!(out.status.code(), Some(1));
+    let l = lines(&out);
+    assert_eq!(l[0]["class"], "connect");
+    assert!(l[0].get("sqlstate").is_none());
+}
+
+/// `socket_dir:port` of a live PostgreSQL (trust auth, user postgres), or None to skip.
+fn live_server() -> Option<(String, u16)> {
+    let Ok(v) = std::env::var("DBDRIFT_TEST_PG") else {
+        eprintln!("skipped: set DBDRIFT_TEST_PG=socket_dir:port to run the live PostgreSQL test");
+        return None;
+    };
+    let (dir, port) = v.rsplit_once(':')?;
+    Some((dir.to_string(), port.parse().ok()?))
+}
+
+#[test]
+fn live_postgres_exec_and_run_round_trip() {
+    let Some((dir, port)) = live_server() else {
+        return;
+    };
+    let conn =
+        format!(r#"{{"socket_dir":"{dir}","port":{port},"user":"postgres","dbname":"postgres"}}"#);
+    let exec = format!(
+        r#"{{"protocol":1,"backend":"postgres","connection":{conn},"seed":3,"threads":2,"phases":[
+        [{{"sql":"DROP TABLE IF EXISTS dbdrift_rs_t"}}],
+        [{{"sql":"CREATE TABLE dbdrift_rs_t(id INTEGER PRIMARY KEY, k INTEGER, c CHAR(120), pad CHAR(60))"}}],
+        [{{"copy_sbtest":{{"sql":"COPY dbdrift_rs_t (id, k, c, pad) FROM STDIN","first_id":1,"last_id":500,"k_max":10}}}},
+         {{"copy_sbtest":{{"sql":"COPY dbdrift_rs_t (id, k, c, pad) FROM STDIN","first_id":501,"last_id":1000,"k_max":10}}}}],
+        [{{"sql":"SELECT count(*) AS n, NULL AS z FROM dbdrift_rs_t"}}]]}}"#
+    );
+    let out = driver(&["exec", "--spec", "-"], &exec);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+    let l = lines(&out);
+    let last_job = &l[l.len() - 2];
+    assert_eq!(last_job["columns"], serde_json::json!(["n", "z"]));
+    assert_eq!(last_job["rows"], serde_json::json!([["1000", null]]));
+    let run = format!(
+        r#"{{"protocol":1,"backend":"postgres","connection":{conn},"threads":1,"duration_s":0.5,"interval_s":0.25,
+        "workload":{{"transaction":true,"id_max":1000,"statements":[
+          {{"sql":"SELECT c FROM dbdrift_rs_t WHERE id=$1","repeat":3,"params":[{{"gen":"id"}}]}},
+          {{"sql":"INSERT INTO dbdrift_rs_t (id, k, c, pad) VALUES ($1, 1, 'x', 'y')","params":[{{"gen":"uniform","lo":1,"hi":1000}}]}}]}}}}"#
+    );
+    let out = driver(&["run", "--spec", "-"], &run);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+    let l = lines(&out);
+    let summary = l.last().unwrap();
+    // Every insert hits an existing id: each event is abandoned as a duplicate and rolled back.
+    assert_eq!(summary["events"], 0);
+    assert!(summary["errors"]["duplicate"].as_u64().unwrap() > 0);
+    let sql_err = driver(
+        &["run", "--spec", "-"],
+        &run.replace("dbdrift_rs_t WHERE", "no_such_table WHERE"),
+    );
+    assert_eq!(sql_err.status.code(), Some(1));
+    let f = &lines(&sql_err)[0];
+    assert_eq!(
+        (f["class"].as_str(), f["sqlstate"].as_str()),
+        (Some("sql"), Some("42P01"))
+    );
+}
