@@ -18,9 +18,10 @@ import pytest
 from dbdrift import env
 from dbdrift.errors import ServerError, UserError
 from dbdrift.model import InstallInfo, TargetSpec
-from dbdrift.server import base, osuser
+from dbdrift.server import base, osuser, postgres
 from dbdrift.server.fetch import resolve_install
-from dbdrift.server.postgres import PostgresServer, port_is_free
+from dbdrift.server.base import port_is_free
+from dbdrift.server.postgres import PostgresServer
 
 pytestmark = pytest.mark.server
 
@@ -67,17 +68,27 @@ def make_server(run_dir):
 
 
 def postgres_processes_in(data_dir: Path) -> list[int]:
-    """Pids of processes whose command line mentions `data_dir` (the postmaster's -D)."""
+    """Live (non-zombie) processes working in `data_dir`: every postgres process chdirs there,
+    and backends' titles ("postgres: checkpointer") do not name it."""
     found = []
     for entry in Path("/proc").iterdir():
         if entry.name.isdigit():
             try:
-                cmdline = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode()
+                cwd = os.readlink(entry / "cwd")
             except OSError:
                 continue
-            if str(data_dir) in cmdline and "postgres" in cmdline:
+            if cwd == str(data_dir) and not process_gone(int(entry.name)):
                 found.append(int(entry.name))
     return found
+
+
+def process_gone(pid: int) -> bool:
+    """No such process, or a zombie waiting for init (a non-reaping PID 1 is common in VMs)."""
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return True
+    return state == "Z"
 
 
 def test_a_fetched_version_is_taken_from_the_cache_the_second_time(tmp_path, monkeypatch):
@@ -106,11 +117,12 @@ def test_init_start_stop_leaves_no_process_and_frees_the_port(pg17, make_server)
     assert server.is_alive()
     assert not port_is_free(port)
     assert (server.socket_dir / f".s.PGSQL.{port}").is_socket()
+    assert len(postgres_processes_in(server.data_dir)) >= 4  # postmaster + background workers
 
     server.stop()
 
     assert not server.is_alive()
-    assert not Path(f"/proc/{pid}").exists()
+    assert process_gone(pid)
     assert postgres_processes_in(server.data_dir) == []
     assert port_is_free(port)
     assert not (server.socket_dir / f".s.PGSQL.{port}").exists()
@@ -145,7 +157,7 @@ def test_target_settings_override_the_config_file_and_defaults(pg18, make_server
     server = make_server(pg18, config_file=conf, settings={"max_connections": "37"})
     server.init()
     assert server.show_setting_stopped("max_connections") == "37"
-    assert server.show_setting_stopped("work_mem") == "7MB"
+    assert server.show_setting_stopped("work_mem") == "7168"  # -C prints kB
     assert server.show_setting_stopped("io_method") == "sync"
     assert server.show_setting_stopped("port") == str(server.connection.port)
     assert "work_mem = 7MB" in server.config_text
@@ -207,7 +219,28 @@ def test_a_killed_server_is_reported_dead_with_the_log_tail(pg17, make_server):
     assert "ready to accept connections" in err.value.message
     assert "ready to accept connections" in err.value.log_tail
     assert str(server.log_path) in err.value.hint
-    server.stop()  # must not raise after a crash
+    server.stop()  # must not raise after a crash, and reaps orphaned backends
+    assert postgres_processes_in(server.data_dir) == []
+
+
+def test_a_hung_server_is_killed_by_stop(pg17, make_server, monkeypatch):
+    monkeypatch.setattr(postgres, "STOP_FAST_TIMEOUT_S", 1)
+    monkeypatch.setattr(postgres, "STOP_IMMEDIATE_TIMEOUT_S", 1)
+    server = make_server(pg17)
+    server.start()
+    pid = server.postmaster_pid
+    children = [p for p in postgres_processes_in(server.data_dir) if p != pid]
+    assert children
+    os.kill(pid, signal.SIGSTOP)  # ignores pg_ctl's SIGINT and SIGQUIT until continued
+
+    server.stop()
+
+    assert process_gone(pid)
+    deadline = time.monotonic() + 10
+    while postgres_processes_in(server.data_dir) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert postgres_processes_in(server.data_dir) == []
+    assert "database system is shut down" not in server.log_tail()
 
 
 def test_stop_all_stops_every_registered_server(pg17, pg18, make_server):

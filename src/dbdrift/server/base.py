@@ -1,0 +1,207 @@
+"""The engine-neutral server lifecycle (`Server`) and the registry of live servers.
+
+Every started server registers here and `stop_all()` stops whatever is still running, so no
+exit path (success, exception, Ctrl-C, SIGTERM, atexit) leaves a server behind. Engine details
+live in the engine modules (postgres.py); nothing here knows about SQL or binaries.
+"""
+from __future__ import annotations
+
+import abc
+import atexit
+import os
+import signal
+import socket
+import sys
+import threading
+import time
+from pathlib import Path
+
+from dbdrift.model import ConnectionInfo, InstallInfo, ServerInfo, TargetSpec
+
+
+class Server(abc.ABC):
+    """One server process for one target, in a fresh data directory under `run_dir`."""
+
+    def __init__(self, target: TargetSpec, install: InstallInfo, run_dir: Path) -> None:
+        self.target = target
+        self.install = install
+        self.run_dir = run_dir
+
+    @property
+    def name(self) -> str:
+        return self.target.name
+
+    @property
+    def log_path(self) -> Path:
+        return self.run_dir / "server.log"
+
+    @abc.abstractmethod
+    def init(self) -> None:
+        """Create the fresh data directory and configuration."""
+
+    @abc.abstractmethod
+    def start(self) -> None:
+        """Start and wait until it accepts connections; registers with the live registry."""
+
+    @abc.abstractmethod
+    def stop(self) -> None:
+        """Stop (idempotent, also after a crash); unregisters."""
+
+    @abc.abstractmethod
+    def is_alive(self) -> bool:
+        """True while the server process exists."""
+
+    @abc.abstractmethod
+    def check_alive(self) -> None:
+        """Raise ServerError (with the log tail) when the server has died."""
+
+    @property
+    @abc.abstractmethod
+    def connection(self) -> ConnectionInfo:
+        """How clients reach this server."""
+
+    @abc.abstractmethod
+    def info(self, settings: dict[str, str]) -> ServerInfo:
+        """Facts to store with each run; `settings` are read by the runner over SQL."""
+
+    def log_tail(self, lines: int = 40) -> str:
+        """The last `lines` lines of the server log ("" when there is none yet)."""
+        return read_tail(self.log_path, lines)
+
+    def __enter__(self) -> "Server":
+        self.start()
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.stop()
+
+
+def read_tail(path: Path, lines: int) -> str:
+    try:
+        with path.open("rb") as f:
+            f.seek(0, 2)
+            size = f.tell()
+            f.seek(max(0, size - 64 * 1024))
+            data = f.read()
+    except OSError:
+        return ""
+    return "\n".join(data.decode("utf-8", "replace").splitlines()[-lines:])
+
+
+# --- processes and ports (engine-neutral, Linux /proc) ----------------------------------------
+
+
+def read_pid_file(path: Path) -> int | None:
+    """The pid on the first line of a server's pid file (postmaster.pid, mysqld.pid)."""
+    try:
+        first = path.read_text().split("\n", 1)[0].strip()
+    except OSError:
+        return None
+    return int(first) if first.isdigit() else None
+
+
+def process_running(pid: int, comms: tuple[str, ...]) -> bool:
+    """Alive, not a zombie, and still named one of `comms` (guards against pid reuse).
+    Zombies count as gone: the server is not our child and PID 1 may reap late."""
+    try:
+        raw = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return False
+    comm = raw[raw.index("(") + 1: raw.rindex(")")]
+    state = raw[raw.rindex(")") + 2:].split()[0]
+    return state != "Z" and comm in comms
+
+
+def wait_gone(pid: int, comms: tuple[str, ...], timeout_s: float) -> bool:
+    deadline = time.monotonic() + timeout_s
+    while process_running(pid, comms):
+        if time.monotonic() >= deadline:
+            return False
+        time.sleep(0.05)
+    return True
+
+
+def kill(pid: int) -> None:
+    try:
+        os.kill(pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
+
+
+def kill_processes_in(directory: Path, comms: tuple[str, ...]) -> None:
+    """SIGKILL every live `comms` process whose working directory is `directory`: servers
+    chdir to their data directory, which is fresh per run, so this matches one server only
+    (and catches backends orphaned by a crashed parent)."""
+    victims = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                if os.readlink(entry / "cwd") == str(directory):
+                    victims.append(int(entry.name))
+            except OSError:
+                continue
+    victims = [v for v in victims if process_running(v, comms)]
+    for victim in victims:
+        kill(victim)
+    for victim in victims:
+        wait_gone(victim, comms, 5.0)
+
+
+def port_is_free(port: int) -> bool:
+    """Whether a server could listen on 127.0.0.1:port (with SO_REUSEADDR, as servers do)."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            sock.bind(("127.0.0.1", port))
+        except OSError:
+            return False
+    return True
+
+
+def free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+# --- registry of live servers ------------------------------------------------------------------
+
+
+_live: list[Server] = []
+_lock = threading.Lock()
+
+
+def register(server: Server) -> None:
+    with _lock:
+        if server not in _live:
+            _live.append(server)
+
+
+def unregister(server: Server) -> None:
+    with _lock:
+        if server in _live:
+            _live.remove(server)
+
+
+def live_servers() -> list[Server]:
+    with _lock:
+        return list(_live)
+
+
+def stop_all() -> None:
+    """Stop every registered server, newest first; never raises (it runs on the way out)."""
+    for server in reversed(live_servers()):
+        try:
+            server.stop()
+        except Exception as exc:  # noqa: BLE001 - keep stopping the others
+            print(f"warning: could not stop server {server.name}: {exc}", file=sys.stderr)
+            unregister(server)
+
+
+def exit_on_sigterm() -> None:
+    """Turn SIGTERM into SystemExit(143) so `finally` blocks and atexit (stop_all) run;
+    by default SIGTERM kills Python without either. For the CLI's main thread."""
+    signal.signal(signal.SIGTERM, lambda signum, _frame: sys.exit(128 + signum))
+
+
+atexit.register(stop_all)

@@ -1,0 +1,408 @@
+"""A PostgreSQL server for one target: fresh initdb, dbdrift's config, start, stop, liveness.
+
+Layout: run_dir/{data, sock, server.log}; everything is owned by (and run as) the server
+user when dbdrift is root. Loading data and reading settings over SQL is the runner's job.
+"""
+from __future__ import annotations
+
+import math
+import os
+import re
+import shutil
+import subprocess
+from pathlib import Path
+
+from dbdrift.env import ensure_dir
+from dbdrift.errors import ServerError, UserError
+from dbdrift.model import ConnectionInfo, InstallInfo, ServerInfo, TargetSpec
+from dbdrift.server import base, osuser
+from dbdrift.server.fetch import postgres_version_string
+
+GiB = 1024**3
+MiB = 1024**2
+STOP_FAST_TIMEOUT_S = 60
+STOP_IMMEDIATE_TIMEOUT_S = 10
+# Settings dbdrift owns: it picks the address, socket and port of every server it starts.
+OWNED_SETTINGS = ("listen_addresses", "unix_socket_directories", "port")
+POSTGRES_COMMS = ("postgres", "postmaster")  # /proc/<pid>/stat names, against pid reuse
+_SUN_PATH_MAX = 107  # bytes of a Unix socket path, including ".s.PGSQL.<port>"
+
+
+class PostgresServer(base.Server):
+    """initdb + pg_ctl around one PostgreSQL install (fetched, basedir or system)."""
+
+    def __init__(
+        self, target: TargetSpec, install: InstallInfo, run_dir: Path, start_timeout_s: float = 60
+    ) -> None:
+        super().__init__(target, install, Path(run_dir).absolute())
+        self.start_timeout_s = start_timeout_s
+        self.port: int | None = None
+        self.config_text = ""  # what dbdrift appended to postgresql.conf (stored with runs)
+        self.initdb_args: list[str] = []
+        self._ids: osuser.ServerUser | None = None
+        self._initialized = False
+        self._base_conf = ""
+        self._pid: int | None = None
+        self._version_string: str | None = None
+
+    # --- paths and facts ----------------------------------------------------------------
+
+    @property
+    def data_dir(self) -> Path:
+        return self.run_dir / "data"
+
+    @property
+    def socket_dir(self) -> Path:
+        return self.run_dir / "sock"
+
+    @property
+    def major(self) -> int:
+        return major_version(self.install.version)
+
+    @property
+    def postmaster_pid(self) -> int | None:
+        return self._pid
+
+    @property
+    def label(self) -> str:
+        return f"server {self.name} (postgres {self.install.version})"
+
+    @property
+    def connection(self) -> ConnectionInfo:
+        if self.port is None:
+            raise RuntimeError(f"{self.label}: connection asked before init()")
+        return ConnectionInfo(self.socket_dir, self.port, user="postgres", dbname="postgres")
+
+    def info(self, settings: dict[str, str]) -> ServerInfo:
+        if self._version_string is None:
+            self._version_string = postgres_version_string(self.install.bindir)
+        return ServerInfo("postgres", self.install.version, self._version_string,
+                          self.data_dir, self.log_path, dict(settings))
+
+    # --- lifecycle ----------------------------------------------------------------------
+
+    def init(self) -> None:
+        """Fresh run_dir, initdb, then dbdrift's config appended to postgresql.conf."""
+        self._ids = osuser.server_user()
+        self._prepare_run_dir()
+        self._check_server_user_can_run()
+        self.port = self._choose_port()
+        self._initdb()
+        self._base_conf = (self.data_dir / "postgresql.conf").read_text()
+        self._write_config()
+        self._initialized = True
+
+    def start(self) -> None:
+        """pg_ctl start -w as the server user; ServerError with the log tail if it fails."""
+        if not self._initialized:
+            self.init()
+        if self.is_alive():
+            return
+        base.register(self)  # before launching, so Ctrl-C during start still stops it
+        result = self._pg_ctl_start()
+        if result.returncode != 0 and self.target.port is None and _bind_failed(self.log_tail()):
+            # Someone took the free port between init() and now: pick another one, once.
+            self.port = self._choose_port()
+            self._write_config()
+            result = self._pg_ctl_start()
+        if result.returncode != 0:
+            tail = self.log_tail(20)
+            self.stop()
+            why = _last_line(result.stderr or result.stdout) or f"pg_ctl exited {result.returncode}"
+            raise _with_tail(ServerError(
+                f"{self.label} did not start: {why}\nlast lines of {self.log_path}:\n{_indent(tail)}",
+                f"see {self.log_path}",
+            ), tail)
+        self._pid = self._pid_from_file()
+
+    def stop(self) -> None:
+        """Idempotent: pg_ctl stop -m fast, then -m immediate, then SIGKILL; unregisters."""
+        try:
+            pid = self._pid or self._pid_from_file()
+            if pid is not None and _is_postgres(pid):
+                self._stop_running(pid)
+            # Backends orphaned by a crashed or killed postmaster would otherwise linger.
+            base.kill_processes_in(self.data_dir, POSTGRES_COMMS)
+        finally:
+            self._pid = None
+            base.unregister(self)
+
+    def is_alive(self) -> bool:
+        return self._pid is not None and _is_postgres(self._pid)
+
+    def check_alive(self) -> None:
+        if self._pid is None:
+            raise ServerError(f"{self.label} is not running (stopped, or never started)",
+                              "start the server before checking on it")
+        if not _is_postgres(self._pid):
+            tail = self.log_tail()
+            raise _with_tail(ServerError(
+                f"{self.label} died (postmaster pid {self._pid} is gone); "
+                f"last lines of {self.log_path}:\n{_indent(tail)}",
+                f"see {self.log_path}",
+            ), tail)
+
+    def show_setting_stopped(self, name: str) -> str:
+        """`postgres -C name` on the stopped data directory (e.g. data_checksums, which
+        comes from pg_control; the npm builds have no pg_controldata)."""
+        result = osuser.run_as([self.install.bindir / "postgres", "-C", name, "-D", self.data_dir],
+                               self._ids, cwd=self.run_dir, capture_output=True, text=True)
+        if result.returncode != 0:
+            raise ServerError(f"{self.label}: postgres -C {name} failed: {_last_line(result.stderr)}",
+                              "stop the server first; -C needs a stopped data directory")
+        return result.stdout.strip()
+
+    # --- steps ----------------------------------------------------------------------------
+
+    def _prepare_run_dir(self) -> None:
+        pid = base.read_pid_file(self.data_dir / "postmaster.pid")
+        if pid is not None and _is_postgres(pid):
+            raise UserError(
+                f"{self.run_dir} holds a running server (postmaster pid {pid}); "
+                f"not wiping it for target {self.name}",
+                f"stop it (pg_ctl -D {self.data_dir} stop) or set DBDRIFT_WORK_DIR elsewhere",
+            )
+        if self.run_dir.exists():
+            shutil.rmtree(self.run_dir)
+        ensure_dir(self.run_dir)
+        ensure_dir(self.socket_dir)
+        if len(os.fsencode(self.socket_dir)) + len("/.s.PGSQL.65535") > _SUN_PATH_MAX:
+            raise UserError(
+                f"socket directory {self.socket_dir} is too long for a Unix socket path",
+                "set DBDRIFT_WORK_DIR to a shorter directory, e.g. /var/tmp/dbdrift",
+            )
+        osuser.chown_tree(self.run_dir, self._ids)
+
+    def _check_server_user_can_run(self) -> None:
+        if self._ids is None:
+            return
+        user = self._ids[2]
+        reach = osuser.run_as(["test", "-w", str(self.run_dir)], self._ids, capture_output=True)
+        if reach.returncode != 0:
+            raise UserError(
+                f"target {self.name}: the server user {user!r} cannot enter {self.run_dir} "
+                "(a parent directory is private, e.g. /root or /tmp/pytest-of-root)",
+                "set DBDRIFT_WORK_DIR to a directory every user can enter, e.g. /var/tmp/dbdrift",
+            )
+        result = osuser.run_as([self.install.bindir / "postgres", "--version"], self._ids,
+                               cwd=self.run_dir, capture_output=True, text=True)
+        if result.returncode != 0:
+            raise UserError(
+                f"target {self.name}: the server user {user!r} cannot run "
+                f"{self.install.bindir}/postgres: {_last_line(result.stderr)}",
+                f"put the build where {user!r} can read it (not under /root), "
+                "or run dbdrift as a normal user",
+            )
+
+    def _choose_port(self) -> int:
+        if self.target.port is not None:
+            if not base.port_is_free(self.target.port):
+                raise UserError(
+                    f"port {self.target.port} on 127.0.0.1 is in use (target {self.name})",
+                    f"remove `port` from target {self.name} or stop the process using it",
+                )
+            return self.target.port
+        for _ in range(100):
+            port = base.free_port()
+            if not (self.socket_dir / f".s.PGSQL.{port}").exists():
+                return port
+        raise UserError("could not find a free TCP port on 127.0.0.1",
+                        f"set `port` in target {self.name}")
+
+    def _initdb(self) -> None:
+        self.initdb_args = initdb_args(self.major, self.target.data_checksums)
+        cmd = [self.install.bindir / "initdb", "-D", self.data_dir, *self.initdb_args]
+        result = osuser.run_as(cmd, self._ids, cwd=self.run_dir, capture_output=True, text=True)
+        (self.run_dir / "initdb.log").write_text(result.stdout + result.stderr)
+        if result.returncode != 0:
+            raise ServerError(
+                f"initdb failed for target {self.name} (postgres {self.install.version}): "
+                f"{_last_line(result.stderr) or f'exit {result.returncode}'}",
+                f"see {self.run_dir / 'initdb.log'}",
+            )
+
+    def _write_config(self) -> None:
+        assert self.port is not None
+        file_text = _read_config_file(self.target)
+        self.config_text = render_config(self.target, self.major, ram_bytes=_ram_bytes(),
+                                         socket_dir=self.socket_dir, port=self.port,
+                                         config_file_text=file_text)
+        conf = self.data_dir / "postgresql.conf"
+        conf.write_text(self._base_conf.rstrip("\n") + "\n\n" + self.config_text)
+
+    def _pg_ctl_start(self) -> subprocess.CompletedProcess:
+        timeout = max(1, math.ceil(self.start_timeout_s))
+        cmd = [self.install.bindir / "pg_ctl", "start", "-w", "-t", str(timeout),
+               "-D", self.data_dir, "-l", self.log_path]
+        # A new session keeps the terminal's Ctrl-C away from the postmaster: stop_all() owns it.
+        try:
+            return osuser.run_as(cmd, self._ids, cwd=self.run_dir, capture_output=True,
+                                 text=True, timeout=timeout + 30, start_new_session=True)
+        except subprocess.TimeoutExpired:
+            return subprocess.CompletedProcess(cmd, -1, "", f"pg_ctl hung for {timeout + 30} s")
+
+    def _stop_running(self, pid: int) -> None:
+        for mode, timeout in (("fast", STOP_FAST_TIMEOUT_S), ("immediate", STOP_IMMEDIATE_TIMEOUT_S)):
+            cmd = [self.install.bindir / "pg_ctl", "stop", "-D", self.data_dir,
+                   "-m", mode, "-w", "-t", str(timeout)]
+            try:
+                osuser.run_as(cmd, self._ids, cwd=self.run_dir, capture_output=True,
+                              timeout=timeout + 15, start_new_session=True)
+            except subprocess.TimeoutExpired:
+                pass
+            if base.wait_gone(pid, POSTGRES_COMMS, 2.0):
+                return
+        base.kill(pid)
+        base.wait_gone(pid, POSTGRES_COMMS, 10.0)
+
+    def _pid_from_file(self) -> int | None:
+        return base.read_pid_file(self.data_dir / "postmaster.pid")
+
+
+# --- pure helpers (unit-tested without a server) -------------------------------------------
+
+
+def major_version(version: str) -> int:
+    """"17.10" -> 17, "9.6.24" -> 9, "19devel" -> 19."""
+    match = re.match(r"\d+", version)
+    if not match:
+        raise ValueError(f"not a PostgreSQL version: {version!r}")
+    return int(match.group())
+
+
+def initdb_args(major: int, data_checksums: bool) -> list[str]:
+    """Checksums are set explicitly for every target: 18 turned them on by default."""
+    args = ["-U", "postgres", "-A", "trust", "-E", "UTF8", "--locale=C.UTF-8", "--no-sync"]
+    if data_checksums:
+        args.append("--data-checksums")
+    elif major >= 18:
+        args.append("--no-data-checksums")
+    return args
+
+
+def shared_buffers_mb(ram_bytes: int) -> int:
+    """25 % of RAM, at most 16 GiB, at least 128 MiB."""
+    return max(128 * MiB, min(ram_bytes // 4, 16 * GiB)) // MiB
+
+
+def default_settings(major: int, ram_bytes: int) -> list[tuple[str, str]]:
+    """dbdrift's base config, in the spirit of the cached-database configs cx10a (≤17) and
+    cx10b (18+): big cache, relaxed durability, no parallel query/JIT, eager autovacuum."""
+    settings = [
+        ("shared_buffers", f"{shared_buffers_mb(ram_bytes)}MB"),
+        ("huge_pages", "off"),
+        ("max_connections", "100"),
+        ("synchronous_commit", "off"),
+        ("max_wal_size", "8GB"),
+        ("min_wal_size", "1GB"),
+        ("checkpoint_timeout", "1800s"),
+        ("checkpoint_completion_target", "0.9"),
+        ("max_parallel_workers_per_gather", "0"),
+        ("jit", "off"),
+        ("autovacuum_naptime", "10s"),
+        ("autovacuum_vacuum_scale_factor", "0.05"),
+        ("autovacuum_vacuum_insert_scale_factor", "0.05"),
+        ("autovacuum_analyze_scale_factor", "0.05"),
+    ]
+    if major >= 18:
+        settings.append(("io_method", "sync"))
+    settings += [
+        ("shared_preload_libraries", ""),
+        ("log_destination", "stderr"),  # pg_ctl -l captures stderr into server.log
+        ("logging_collector", "off"),
+    ]
+    return settings
+
+
+def render_config(
+    target: TargetSpec, major: int, *, ram_bytes: int, socket_dir: Path, port: int,
+    config_file_text: str | None = None,
+) -> str:
+    """Text appended to postgresql.conf; later lines win: defaults, the target's
+    config_file, the target's settings, then the connection settings dbdrift owns."""
+    _check_settings(target)
+    sections = [("dbdrift defaults", _lines(default_settings(major, ram_bytes)))]
+    if config_file_text is not None:
+        sections.append((f"config_file {target.config_file}", config_file_text.rstrip("\n")))
+    if target.settings:
+        sections.append((f"settings of target {target.name}",
+                         _lines([(k, v) for k, v in target.settings.items()])))
+    sections.append(("connection (owned by dbdrift)", _lines([
+        ("listen_addresses", "127.0.0.1"),
+        ("unix_socket_directories", str(socket_dir)),
+        ("port", str(port)),
+    ])))
+    return "".join(f"# --- {title} ---\n{body}\n\n" for title, body in sections)
+
+
+_BARE = re.compile(r"-?\d+(\.\d+)?([a-zA-Z]+)?|[A-Za-z_][A-Za-z0-9_]*")
+_KEY = re.compile(r"[A-Za-z_][A-Za-z0-9_.]*")
+
+
+def quote_value(value: object) -> str:
+    """A postgresql.conf value: numbers, numbers with units and plain words stay bare;
+    anything else is single-quoted with ' and \\ escaped; a value already in '...' is kept."""
+    if isinstance(value, bool):
+        return "on" if value else "off"
+    if isinstance(value, (int, float)):
+        return str(value)
+    text = str(value)
+    if _BARE.fullmatch(text):
+        return text
+    if len(text) >= 2 and text[0] == text[-1] == "'":
+        return text
+    return "'" + text.replace("\\", "\\\\").replace("'", "''") + "'"
+
+
+def _lines(pairs: list[tuple[str, object]]) -> str:
+    return "\n".join(f"{key} = {quote_value(value)}" for key, value in pairs)
+
+
+def _check_settings(target: TargetSpec) -> None:
+    for key in target.settings:
+        if not _KEY.fullmatch(key):
+            raise UserError(f"target {target.name}: {key!r} is not a PostgreSQL setting name",
+                            "setting names are letters, digits, _ and . (e.g. work_mem)")
+        if key in OWNED_SETTINGS:
+            raise UserError(f"target {target.name}: setting {key!r} is chosen by dbdrift",
+                            "use `port` in the target to pin the port; the server always "
+                            "listens on 127.0.0.1 and a private socket directory")
+
+
+def _read_config_file(target: TargetSpec) -> str | None:
+    if target.config_file is None:
+        return None
+    try:
+        return Path(target.config_file).read_text()
+    except OSError as exc:
+        raise UserError(f"target {target.name}: cannot read config_file {target.config_file}: "
+                        f"{exc.strerror}", "fix the path in the campaign file") from exc
+
+
+def _ram_bytes() -> int:
+    return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+
+
+# --- small helpers ------------------------------------------------------------------------
+
+
+def _is_postgres(pid: int) -> bool:
+    return base.process_running(pid, POSTGRES_COMMS)
+
+
+def _bind_failed(log_tail: str) -> bool:
+    return "could not bind" in log_tail or "Address already in use" in log_tail
+
+
+def _last_line(text: str) -> str:
+    lines = [ln.strip() for ln in (text or "").splitlines() if ln.strip()]
+    return lines[-1] if lines else ""
+
+
+def _indent(text: str) -> str:
+    return "\n".join("  " + ln for ln in text.splitlines()) if text else "  (log is empty)"
+
+
+def _with_tail(error: ServerError, tail: str) -> ServerError:
+    error.log_tail = tail  # the runner stores it with the failed run
+    return error
