@@ -9,6 +9,16 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 
 
+def shared_work_dir(name: str) -> Path:
+    """A fresh work dir the unprivileged server user can enter (pytest's tmp is 0700 for root)."""
+    import uuid
+
+    path = Path("/var/tmp/dbdrift-tests") / f"{name}-{uuid.uuid4().hex[:8]}"
+    path.mkdir(parents=True, mode=0o755)
+    path.parent.chmod(0o755)
+    return path
+
+
 def cli_env(work_dir: Path | None = None) -> dict:
     env = dict(os.environ)
     env["PYTHONPATH"] = str(ROOT / "src") + os.pathsep + env.get("PYTHONPATH", "")

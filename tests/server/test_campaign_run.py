@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.helpers import dbdrift, postgres_processes_under, start_dbdrift
+from tests.helpers import dbdrift, postgres_processes_under, shared_work_dir, start_dbdrift
 
 pytestmark = pytest.mark.server
 
@@ -44,7 +44,7 @@ def runs(store: Path) -> list[dict]:
 def finished(tmp_path_factory):
     tmp = tmp_path_factory.mktemp("e2e")
     store = tmp / "store.db"
-    result = dbdrift("run", campaign(tmp, "e2e"), "--store", store, "--format", "json", work_dir=tmp / "work")
+    result = dbdrift("run", campaign(tmp, "e2e"), "--store", store, "--format", "json", work_dir=shared_work_dir("e2e"))
     return tmp, store, result
 
 
@@ -97,14 +97,13 @@ def test_report_text_and_markdown_render_from_the_store(finished):
 
 
 def test_no_server_is_left_running(finished):
-    tmp, _, _ = finished
-    assert postgres_processes_under(tmp / "work") == []
+    assert postgres_processes_under(Path("/var/tmp/dbdrift-tests")) == []
 
 
 def test_resume_runs_nothing_when_everything_is_stored(finished):
     tmp, store, _ = finished
     before = len(runs(store))
-    result = dbdrift("run", tmp / "e2e.toml", "--store", store, "--resume", work_dir=tmp / "work")
+    result = dbdrift("run", tmp / "e2e.toml", "--store", store, "--resume", work_dir=shared_work_dir("e2e"))
     assert result.returncode == 0, result.stderr[-2000:]
     assert "already stored" in result.stderr
     assert len(runs(store)) == before
@@ -129,7 +128,7 @@ def _postmaster_pid(work: Path, name: str, target: str) -> int | None:
 
 
 def test_a_server_killed_mid_run_is_stored_as_failed_and_the_next_target_still_runs(tmp_path):
-    work = tmp_path / "work"
+    work = shared_work_dir("crash" if "crash" in tmp_path.name else "intr")
     store = tmp_path / "s.db"
     tests = ["point-query", "update-index", "point-query.pre", "range-covered-pk"]
     proc = start_dbdrift("run", campaign(tmp_path, "crash", tests=tests, read_s=3), "--store", store,
@@ -157,7 +156,7 @@ def test_a_server_killed_mid_run_is_stored_as_failed_and_the_next_target_still_r
 
 
 def test_ctrl_c_stops_the_servers_and_keeps_what_was_measured(tmp_path):
-    work = tmp_path / "work"
+    work = shared_work_dir("crash" if "crash" in tmp_path.name else "intr")
     store = tmp_path / "s.db"
     proc = start_dbdrift("run", campaign(tmp_path, "intr", tests=["point-query", "range-covered-pk", "update-index"],
                                          read_s=4), "--store", store, "--no-report", work_dir=work)

@@ -5,7 +5,6 @@ No process handling here (driver/process.py) and no knowledge of the catalog.
 from __future__ import annotations
 
 import json
-import math
 from dataclasses import dataclass, field
 
 PROTOCOL_VERSION = 1
@@ -41,7 +40,9 @@ def percentile_us(buckets: dict[int, int], q: float) -> float | None:
     total = sum(buckets.values())
     if total == 0:
         return None
-    rank = max(1, math.ceil(q * total))
+    # Integer rank as the driver computes it: ceil(pct * total / 100), no float rounding.
+    pct = round(q * 100)
+    rank = max(1, (pct * total + 99) // 100)
     seen = 0
     for index in sorted(buckets):
         seen += buckets[index]
