@@ -1,0 +1,86 @@
+"""docs/protocol.md from the Python side: the driver's golden files and the live binary."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from dbdrift.catalog import sysbench
+from dbdrift.driver import process
+from dbdrift.driver.protocol import bucket_index, merge_buckets, parse_lines, percentile_us, totals
+
+PROTOCOL = Path(__file__).resolve().parents[1] / "data" / "protocol"
+
+
+def golden(name: str):
+    return json.loads((PROTOCOL / f"{name}.spec.json").read_text()), (PROTOCOL / f"{name}.ndjson").read_text()
+
+
+def test_golden_run_output_parses_into_known_line_types():
+    _, text = golden("run_null")
+    out = parse_lines(text)
+    assert out.unparsed == [] and out.fatal is None
+    assert out.start["protocol"] == 1 and out.warmup is not None and out.summary is not None
+
+
+def test_golden_intervals_are_contiguous_and_count_begin_commit_as_statements():
+    spec, text = golden("run_null")
+    out = parse_lines(text)
+    per_event = sum(s.get("repeat", 1) for s in spec["workload"]["statements"]) + 2
+    ends = [0.0] + [iv["end_s"] for iv in out.intervals]
+    assert [iv["start_s"] for iv in out.intervals] == ends[:-1]
+    assert all(iv["statements"] == iv["events"] * per_event for iv in out.intervals)
+
+
+def test_python_totals_agree_with_the_driver_summary():
+    _, text = golden("run_null")
+    out = parse_lines(text)
+    t = totals(out.intervals)
+    s = out.summary
+    assert (t.events, t.statements, t.rows) == (s["events"], s["statements"], s["rows"])
+    assert t.latency["count"] == s["latency_us"]["count"]
+    for q in ("p50", "p95", "p99"):
+        assert t.latency[q] == pytest.approx(s["latency_us"][q])
+
+
+def test_python_histogram_math_reproduces_the_driver_percentiles():
+    _, text = golden("run_null")
+    for iv in parse_lines(text).intervals:
+        lat = iv["latency_us"]
+        buckets = merge_buckets([lat["buckets"]])
+        assert percentile_us(buckets, 0.5) == pytest.approx(lat["p50"])
+        assert bucket_index(int(lat["min"] * 1000)) in buckets
+
+
+@pytest.mark.parametrize("name", ["run_null", "exec_null"])
+def test_installed_driver_reproduces_the_golden_output(name):
+    spec, text = golden(name)
+    mode = "run" if name.startswith("run") else "exec"
+    result = process.run_driver(mode, spec, timeout_s=60)
+    assert result.exit_code == 0, result.stderr
+    expected = parse_lines(text)
+    got = result.output
+    assert (got.start, got.warmup, got.intervals, got.jobs, got.summary) == \
+        (expected.start, expected.warmup, expected.intervals, expected.jobs, expected.summary)
+
+
+def test_a_malformed_spec_is_a_spec_fatal_with_exit_2():
+    result = process.run_driver("run", {"backend": "null", "threads": "many"}, timeout_s=30)
+    assert result.exit_code == 2 and result.output.fatal["class"] == "spec"
+    assert "spec" in process.fatal_message(result, "run")
+
+
+@pytest.mark.parametrize("test_name", sorted(sysbench.CATALOG))
+def test_the_driver_accepts_every_catalog_workload(test_name):
+    test = sysbench.CATALOG[test_name]
+    spec = {"backend": "null", "connection": {"socket_dir": "", "host": "127.0.0.1", "port": 1, "user": "u",
+                                              "dbname": "d"},
+            "seed": 1, "threads": 1, "warmup_s": 0, "duration_s": 1, "interval_s": 1, "tables": 2,
+            "table_size": 1000, "rand": {"type": "zipfian", "exp": 0.8} if test.rand_type == "zipfian"
+            else {"type": "uniform"}, "prepared": True,
+            "workload": sysbench.render_workload(test, "postgres", 1000),
+            "null": {"ops_per_s": 100, "latency_us": 10, "rows_per_statement": 1, "deterministic": True}}
+    result = process.run_driver("run", spec, timeout_s=30)
+    assert result.exit_code == 0, process.fatal_message(result, test_name)
+    assert result.output.summary["statements"] == 100 * test.statements_per_event
