@@ -23,6 +23,7 @@ from dbdrift.model import InstallInfo, TargetSpec
 from dbdrift.plan.campaign import CampaignSpec, target_to_dict
 from dbdrift.plan.expand import LoadStep, RunStep, SettleStep, TargetPlan, estimate_s, expand
 from dbdrift.server import fetch
+from dbdrift.server.base import port_is_free
 from dbdrift.server.postgres import PostgresServer
 from dbdrift.store.store import RunRecord, Store
 
@@ -100,6 +101,10 @@ class Runner:
 
     # -- campaign bookkeeping -----------------------------------------------------------------
     def _resolve_installs(self) -> dict[str, InstallInfo]:
+        for target in self.spec.targets:
+            if target.port is not None and not port_is_free(target.port):
+                raise UserError(f"port {target.port} on 127.0.0.1 is in use (target {target.name})",
+                                f"remove `port` from target {target.name} or stop the process using it")
         installs = {}
         for target in self.spec.targets:
             installs[target.name] = fetch.resolve_install(target, env.cache_dir(), self.progress.message)

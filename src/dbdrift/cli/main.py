@@ -6,6 +6,7 @@ import sys
 
 from dbdrift.cli import catalog, demo, report, run
 from dbdrift.errors import UserError
+from dbdrift.server.base import exit_on_sigterm, stop_all
 
 VERBS = {
     "run": (run, "run a campaign file against fresh servers and store the results"),
@@ -26,8 +27,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
-    from dbdrift.server.base import stop_all
-
+    exit_on_sigterm()  # `kill` stops the servers as Ctrl-C does
     try:
         return VERBS[args.verb][0].main(args)
     except UserError as exc:

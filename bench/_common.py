@@ -1,0 +1,223 @@
+"""Shared pieces of the bench/ scripts: one server with sbtest loaded, external tools run
+with their CPU taken from wait4, /proc/stat steal, and output printed and saved at once.
+
+Benchmark plumbing only: nothing here decides what is measured or how it is summarized.
+"""
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from contextlib import contextmanager
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+from typing import Callable, Iterator
+
+from dbdrift import env
+from dbdrift.driver import process
+from dbdrift.errors import UserError
+from dbdrift.model import TargetSpec
+from dbdrift.runner import load_phases
+from dbdrift.server.fetch import resolve_install
+from dbdrift.server.postgres import PostgresServer
+
+BENCH_DIR = Path(__file__).resolve().parent
+OUT_DIR = BENCH_DIR / "out"
+DBNAME = "sbtest"
+SERVER_SETTINGS = {"shared_buffers": "1GB"}
+
+INSTALL_HINTS = {
+    "sysbench": "install the Debian package: apt-get install -y sysbench (1.0.20, with the pgsql driver)",
+    "valgrind": "install it with apt-get install -y valgrind, or pass --no-callgrind",
+}
+
+
+# --- output ---------------------------------------------------------------------------------
+
+
+class Output:
+    """Every line goes to stdout and to bench/out/<script>-<timestamp>.txt."""
+
+    def __init__(self, script: str) -> None:
+        OUT_DIR.mkdir(parents=True, exist_ok=True)
+        stamp = datetime.now().strftime("%Y%m%d-%H%M%S")
+        self.path = OUT_DIR / f"{script}-{stamp}.txt"
+        self._file = self.path.open("w")
+
+    def __call__(self, text: str = "") -> None:
+        print(text, flush=True)
+        self._file.write(text + "\n")
+        self._file.flush()
+
+    def close(self) -> None:
+        self._file.close()
+
+
+def run_main(script: str, body: Callable[[Output], None]) -> int:
+    """Run `body` with an Output; UserError becomes `error:`/`hint:` and exit 1."""
+    out = Output(script)
+    try:
+        body(out)
+        out(f"\n(saved to {out.path.relative_to(BENCH_DIR.parent)})")
+        return 0
+    except UserError as exc:
+        out(f"error: {exc.message}")
+        if exc.hint:
+            out(f"hint: {exc.hint}")
+        return exc.exit_code
+    except KeyboardInterrupt:
+        out("interrupted")
+        return 130
+    finally:
+        out.close()
+
+
+def require_tool(name: str) -> str:
+    found = shutil.which(name)
+    if not found:
+        raise UserError(f"{name} is not installed (not found on PATH)", INSTALL_HINTS.get(name, ""))
+    return found
+
+
+# --- server and data ------------------------------------------------------------------------
+
+
+@contextmanager
+def started_server(version: str, run_name: str, say: Callable[[str], None]) -> Iterator[PostgresServer]:
+    """A fresh server for `version` under the dbdrift work dir; always stopped on the way out."""
+    target = TargetSpec(name="bench", version=version, settings=dict(SERVER_SETTINGS))
+    install = resolve_install(target, env.cache_dir(), say)
+    server = PostgresServer(target, install, env.work_dir() / run_name)
+    try:
+        server.init()
+        server.start()
+        say(f"server: postgres {install.version} ({install.source}), socket {server.connection.socket_dir}, "
+            f"port {server.connection.port}, settings {SERVER_SETTINGS}")
+        yield server
+    finally:
+        server.stop()
+
+
+def create_database(server: PostgresServer) -> dict:
+    """Drop and create sbtest; returns the driver connection dict for it."""
+    admin = server.connection.to_driver()
+    process.exec_jobs(admin, [[{"sql": f"DROP DATABASE IF EXISTS {DBNAME}"}],
+                              [{"sql": f"CREATE DATABASE {DBNAME}"}]], what="create database")
+    return server.connection.with_dbname(DBNAME).to_driver()
+
+
+def load_workers() -> int:
+    return max(1, os.cpu_count() or 1)
+
+
+def dbdrift_load(conn: dict, rows: int) -> float:
+    """dbdrift's own load of sbtest1 (load_phases through exec_jobs); returns wall seconds."""
+    workers = load_workers()
+    started = time.monotonic()
+    process.exec_jobs(conn, load_phases(1, rows, workers), threads=workers, what="load")
+    return time.monotonic() - started
+
+
+def settle(conn: dict) -> None:
+    """As dbdrift's settle step, without the sleep: vacuum analyze, then a checkpoint."""
+    process.exec_jobs(conn, [[{"sql": "VACUUM (ANALYZE, INDEX_CLEANUP ON) sbtest1"}],
+                             [{"sql": "CHECKPOINT"}]], what="settle")
+
+
+def sql(conn: dict, *statements: str) -> None:
+    process.exec_jobs(conn, [[{"sql": s}] for s in statements], what=statements[0][:60])
+
+
+# --- external processes ---------------------------------------------------------------------
+
+
+@dataclass
+class ProcessResult:
+    stdout: str
+    stderr: str
+    exit_code: int
+    wall_s: float
+    user_s: float
+    sys_s: float
+
+
+def run_measured(cmd: list[str], timeout_s: float) -> ProcessResult:
+    """Run `cmd`; CPU comes from wait4 (the child and whatever it waited for), not from its output."""
+    with tempfile.TemporaryFile(mode="w+") as err:
+        started = time.monotonic()
+        proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=err, stdin=subprocess.DEVNULL,
+                                text=True, start_new_session=True)
+        timer = threading.Timer(timeout_s, proc.kill)
+        timer.start()
+        try:
+            assert proc.stdout is not None
+            stdout = proc.stdout.read()
+            _, status, usage = os.wait4(proc.pid, 0)
+        except BaseException:
+            proc.kill()
+            proc.wait()
+            raise
+        finally:
+            timer.cancel()
+        wall = time.monotonic() - started
+        proc.returncode = os.waitstatus_to_exitcode(status)
+        err.seek(0)
+        stderr = err.read()
+    return ProcessResult(stdout, stderr, proc.returncode, wall, usage.ru_utime, usage.ru_stime)
+
+
+def check_ok(result: ProcessResult, what: str) -> None:
+    if result.exit_code != 0:
+        tail = " | ".join((result.stderr.strip() or result.stdout.strip()).splitlines()[-4:])
+        raise UserError(f"{what} exited with status {result.exit_code}: {tail}",
+                        "run the command by hand to see the whole output")
+
+
+def sysbench_cmd(script: str, conn: dict, rows: int, *extra: str) -> list[str]:
+    return [require_tool("sysbench"), script, "--db-driver=pgsql", f"--pgsql-host={conn['socket_dir']}",
+            f"--pgsql-port={conn['port']}", "--pgsql-user=postgres", f"--pgsql-db={DBNAME}",
+            "--tables=1", f"--table-size={rows}", *extra]
+
+
+_SB_QUERIES = re.compile(r"^\s*queries:\s+(\d+)\s+\(([\d.]+) per sec\.\)", re.M)
+
+
+def sysbench_queries(stdout: str) -> tuple[int, float]:
+    """(queries, QPS) from sysbench's `queries: N (X per sec.)` line."""
+    match = _SB_QUERIES.search(stdout)
+    if not match:
+        raise UserError("sysbench printed no `queries:` line", "run the sysbench command by hand")
+    return int(match.group(1)), float(match.group(2))
+
+
+# --- host -----------------------------------------------------------------------------------
+
+
+def cpu_ticks() -> tuple[int, int]:
+    """(all ticks, steal ticks) of the aggregate `cpu` line of /proc/stat (steal is the 8th value)."""
+    with open("/proc/stat") as f:
+        values = [int(v) for v in f.readline().split()[1:]]
+    return sum(values[:8]), values[7]
+
+
+def median(values: list[float]) -> float | None:
+    values = sorted(v for v in values if v is not None)
+    if not values:
+        return None
+    mid = len(values) // 2
+    return values[mid] if len(values) % 2 else (values[mid - 1] + values[mid]) / 2
+
+
+def fmt(value: float | None, spec: str = ",.0f") -> str:
+    return "n/a" if value is None else format(value, spec)
+
+
+def progress(text: str) -> None:
+    sys.stderr.write(f"  .. {text}\n")
+    sys.stderr.flush()
