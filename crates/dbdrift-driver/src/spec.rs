@@ -191,10 +191,6 @@ pub struct CopySbtestSpec {
 pub struct JobSpec {
     #[serde(default)]
     pub sql: Option<String>,
-    /// Accepted and not acted upon: protocol.md shows it but does not define it.
-    #[serde(default)]
-    #[allow(dead_code)]
-    pub parallel: bool,
     #[serde(default)]
     pub copy_sbtest: Option<CopySbtestSpec>,
 }
