@@ -24,6 +24,7 @@ from dbdrift.driver import process
 from dbdrift.errors import UserError
 from dbdrift.model import TargetSpec
 from dbdrift.runner import load_phases
+from dbdrift.server.base import exit_on_sigterm
 from dbdrift.server.fetch import resolve_install
 from dbdrift.server.postgres import PostgresServer
 
@@ -50,8 +51,8 @@ class Output:
         self.path = OUT_DIR / f"{script}-{stamp}.txt"
         self._file = self.path.open("w")
 
-    def __call__(self, text: str = "") -> None:
-        print(text, flush=True)
+    def __call__(self, text: str = "", stream=None) -> None:
+        print(text, file=stream or sys.stdout, flush=True)
         self._file.write(text + "\n")
         self._file.flush()
 
@@ -60,20 +61,25 @@ class Output:
 
 
 def run_main(script: str, body: Callable[[Output], None]) -> int:
-    """Run `body` with an Output; UserError becomes `error:`/`hint:` and exit 1."""
+    """Run `body` with an Output; UserError becomes `error:`/`hint:` and exit 1.
+    SIGTERM becomes SystemExit so the `finally` that stops the server runs."""
+    exit_on_sigterm()
     out = Output(script)
     try:
         body(out)
         out(f"\n(saved to {out.path.relative_to(BENCH_DIR.parent)})")
         return 0
     except UserError as exc:
-        out(f"error: {exc.message}")
+        out(f"error: {exc.message}", sys.stderr)
         if exc.hint:
-            out(f"hint: {exc.hint}")
+            out(f"hint: {exc.hint}", sys.stderr)
         return exc.exit_code
     except KeyboardInterrupt:
-        out("interrupted")
+        out("interrupted (the server was stopped)", sys.stderr)
         return 130
+    except SystemExit:
+        out("terminated (the server was stopped)", sys.stderr)
+        raise
     finally:
         out.close()
 

@@ -84,7 +84,8 @@ class Runner:
         outcome = CampaignOutcome(campaign_id)
         todo = {p.target.name: self._pending(campaign_id, p, position) for position, p in enumerate(self.plans)}
         total_s = sum(estimate_s(p, self.spec) for p in self.plans if todo[p.target.name][1])
-        self.progress.campaign_start(total_s, sum(len(p.steps) for p in self.plans if todo[p.target.name][1]))
+        # +1 per target: starting its server is a step of its own
+        self.progress.campaign_start(total_s, sum(len(p.steps) + 1 for p in self.plans if todo[p.target.name][1]))
         for plan in self.plans:
             target_id, pending = todo[plan.target.name]
             if not pending:
