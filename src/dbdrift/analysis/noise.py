@@ -1,0 +1,194 @@
+"""Throughput and rQPS with 95% confidence intervals, and verdicts (regression/improvement/...).
+
+Pure functions over literal samples; imports only model/units. Every estimator states its
+method, assumptions and degenerate cases in its docstring.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from statistics import fmean, stdev
+
+STEAL_MAX_PCT = 10.0  # intervals with more host CPU steal than this are left out
+MIN_BATCHES = 3
+
+VERDICTS = ("regression", "improvement", "no significant change", "too noisy", "no interval")
+
+# Two-sided 95% Student t quantiles t(0.975, df) for df = 1..30.
+_T975 = (12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228, 2.201, 2.179, 2.160,
+         2.145, 2.131, 2.120, 2.110, 2.101, 2.093, 2.086, 2.080, 2.074, 2.069, 2.064, 2.060, 2.056,
+         2.052, 2.048, 2.045, 2.042)
+
+
+def t975(df: int) -> float:
+    """t(0.975, df): exact table to 30, then the Cornish-Fisher expansion around z=1.96."""
+    if df < 1:
+        raise ValueError("df must be >= 1")
+    if df <= 30:
+        return _T975[df - 1]
+    z = 1.959964
+    return z + (z**3 + z) / (4 * df) + (5 * z**5 + 16 * z**3 + 3 * z) / (96 * df**2)
+
+
+@dataclass(frozen=True)
+class IntervalSample:
+    """One driver interval: its throughput, length (weight) and host steal."""
+
+    value: float
+    duration_s: float
+    steal_pct: float | None = None
+
+
+@dataclass(frozen=True)
+class RunSample:
+    """One run (a repeat or an interleaved slice) of one target; `round` pairs it with others."""
+
+    round: int
+    intervals: tuple[IntervalSample, ...]
+
+
+@dataclass(frozen=True)
+class Estimate:
+    """A throughput (or ratio) with a 95% interval; lower/upper are None when not estimable."""
+
+    value: float | None
+    lower: float | None
+    upper: float | None
+    n: int  # samples the interval is built from (rounds, or batches)
+    method: str
+    dropped_intervals: int = 0
+
+    @property
+    def half_width(self) -> float | None:
+        """Relative half width of the interval, (upper - lower) / 2 / value."""
+        if self.value is None or self.lower is None or self.upper is None or self.value == 0:
+            return None
+        return (self.upper - self.lower) / 2 / self.value
+
+
+def kept_intervals(intervals: tuple[IntervalSample, ...], steal_max_pct: float = STEAL_MAX_PCT):
+    """Intervals whose steal is known and ≤ steal_max_pct, or unknown (kept: no evidence).
+
+    Degenerate case: if every interval is over the limit, all are kept (and the caller sees
+    the count of dropped ones as 0) rather than having no value at all.
+    """
+    kept = [iv for iv in intervals if iv.steal_pct is None or iv.steal_pct <= steal_max_pct]
+    return (kept, len(intervals) - len(kept)) if kept else (list(intervals), 0)
+
+
+def run_value(run: RunSample, steal_max_pct: float = STEAL_MAX_PCT) -> tuple[float | None, int]:
+    """Duration-weighted mean throughput over the run's kept intervals, and how many were dropped."""
+    kept, dropped = kept_intervals(run.intervals, steal_max_pct)
+    total = sum(iv.duration_s for iv in kept)
+    if total <= 0:
+        return None, dropped
+    return sum(iv.value * iv.duration_s for iv in kept) / total, dropped
+
+
+def mean_interval(values: list[float]) -> tuple[float, float, float] | None:
+    """Mean and 95% t-interval of independent samples; None for fewer than 2 samples."""
+    if len(values) < 2:
+        return None
+    m = fmean(values)
+    half = t975(len(values) - 1) * stdev(values) / math.sqrt(len(values))
+    return m, m - half, m + half
+
+
+def batch_means(intervals: list[IntervalSample], batches: int = 10) -> list[float]:
+    """Cut a series into contiguous batches and return each batch's weighted mean.
+
+    The batch-means method: consecutive intervals are autocorrelated (steal and drift come in
+    bursts), means of long contiguous batches are close to independent. Fewer intervals than
+    batches gives one batch per interval.
+    """
+    if not intervals:
+        return []
+    batches = min(batches, len(intervals))
+    size = len(intervals) / batches
+    out = []
+    for b in range(batches):
+        chunk = intervals[round(b * size):round((b + 1) * size)]
+        total = sum(iv.duration_s for iv in chunk)
+        if chunk and total > 0:
+            out.append(sum(iv.value * iv.duration_s for iv in chunk) / total)
+    return out
+
+
+def throughput(runs: list[RunSample], steal_max_pct: float = STEAL_MAX_PCT) -> Estimate:
+    """Throughput of one target on one microbenchmark, with a 95% interval.
+
+    Method: with 3 or more runs, each run's steal-filtered mean is one sample and the interval is
+    a Student t interval over runs (assumes runs are independent and their means roughly normal).
+    With fewer runs, batch means over the pooled kept intervals (10 batches) stand in for runs.
+    Fewer than 2 samples: value only, no interval.
+    """
+    dropped = 0
+    values = []
+    for run in runs:
+        value, d = run_value(run, steal_max_pct)
+        dropped += d
+        if value is not None:
+            values.append(value)
+    if not values:
+        return Estimate(None, None, None, 0, "none", dropped)
+    if len(values) >= MIN_BATCHES:
+        m, lo, hi = mean_interval(values)
+        return Estimate(m, lo, hi, len(values), "t over runs", dropped)
+    pooled = [iv for run in runs for iv in kept_intervals(run.intervals, steal_max_pct)[0]]
+    samples = batch_means(pooled)
+    center = fmean(values)
+    if len(samples) < 2:
+        return Estimate(center, None, None, len(samples), "single sample", dropped)
+    m, lo, hi = mean_interval(samples)
+    return Estimate(center, center + (lo - m), center + (hi - m), len(samples), "batch means", dropped)
+
+
+def relative(new: list[RunSample], base: list[RunSample], steal_max_pct: float = STEAL_MAX_PCT) -> Estimate:
+    """rQPS = new/base with a 95% interval that uses pairing by round where it exists.
+
+    Paired (3+ rounds that both targets ran): per round d = ln(new/base); the estimate is
+    exp(mean d) (geometric mean of paired ratios) with a t interval on d, exponentiated. Pairing
+    cancels what both targets saw in the same round (drift, bursts of steal); it assumes the
+    round effects are multiplicative and the log ratios roughly normal.
+    Unpaired fallback: ratio of the two throughput estimates, with the delta method on logs:
+    var(ln r) = (se_new/new)^2 + (se_base/base)^2, where se = half width / t.
+    """
+    new_by_round = {r.round: run_value(r, steal_max_pct)[0] for r in new}
+    base_by_round = {r.round: run_value(r, steal_max_pct)[0] for r in base}
+    logs = [math.log(new_by_round[k] / base_by_round[k]) for k in sorted(set(new_by_round) & set(base_by_round))
+            if new_by_round[k] and base_by_round[k]]
+    if len(logs) >= MIN_BATCHES:
+        m, lo, hi = mean_interval(logs)
+        return Estimate(math.exp(m), math.exp(lo), math.exp(hi), len(logs), "paired rounds")
+    a, b = throughput(new, steal_max_pct), throughput(base, steal_max_pct)
+    if a.value is None or b.value is None or b.value == 0 or a.value == 0:
+        return Estimate(None, None, None, 0, "none")
+    r = a.value / b.value
+    if a.lower is None or b.lower is None:
+        return Estimate(r, None, None, 0, "no interval")
+    t_a, t_b = t975(max(a.n - 1, 1)), t975(max(b.n - 1, 1))
+    se = math.sqrt(((a.upper - a.lower) / 2 / t_a / a.value) ** 2 + ((b.upper - b.lower) / 2 / t_b / b.value) ** 2)
+    df = max(min(a.n, b.n) - 1, 1)
+    half = t975(df) * se
+    return Estimate(r, r * math.exp(-half), r * math.exp(half), min(a.n, b.n), "unpaired delta")
+
+
+def verdict(est: Estimate, min_effect: float = 0.02, noisy_half_width: float = 0.05) -> str:
+    """Classify an rQPS estimate.
+
+    - "no interval": no interval could be formed (too few samples);
+    - "too noisy": the interval's relative half width exceeds `noisy_half_width`;
+    - "regression": the whole interval is below 1 and the estimate is at least `min_effect` below 1;
+    - "improvement": the mirror image above 1;
+    - otherwise "no significant change" (the interval holds 1, or the change is smaller than
+      the minimum effect the user cares about).
+    """
+    if est.value is None or est.lower is None or est.upper is None:
+        return "no interval"
+    if est.half_width is not None and est.half_width > noisy_half_width:
+        return "too noisy"
+    if est.upper < 1.0 and est.value <= 1.0 - min_effect:
+        return "regression"
+    if est.lower > 1.0 and est.value >= 1.0 + min_effect:
+        return "improvement"
+    return "no significant change"

@@ -1,0 +1,89 @@
+import math
+import random
+
+import pytest
+
+from dbdrift.analysis.noise import (Estimate, IntervalSample, RunSample, batch_means, relative, t975,
+                                    throughput, verdict)
+
+
+def series(values, steal=None, duration=1.0):
+    return tuple(IntervalSample(v, duration, None if steal is None else steal[i]) for i, v in enumerate(values))
+
+
+def rounds(values_per_round, start=0):
+    return [RunSample(start + i, series(v)) for i, v in enumerate(values_per_round)]
+
+
+def test_t_quantiles_match_the_table_and_approach_the_normal():
+    assert t975(1) == 12.706 and t975(30) == 2.042
+    assert t975(31) == pytest.approx(2.040, abs=0.002) and t975(1000) == pytest.approx(1.962, abs=0.001)
+
+
+def test_a_clean_5_percent_step_is_a_regression():
+    rng = random.Random(1)
+    base = rounds([[20000 * (1 + rng.gauss(0, 0.005)) for _ in range(3)] for _ in range(8)])
+    new = rounds([[19000 * (1 + rng.gauss(0, 0.005)) for _ in range(3)] for _ in range(8)])
+    est = relative(new, base)
+    assert est.method == "paired rounds"
+    assert est.lower < 0.95 < est.upper and est.upper < 1
+    assert verdict(est) == "regression"
+
+
+def test_a_versus_a_is_no_significant_change():
+    rng = random.Random(2)
+    a = rounds([[20000 * (1 + rng.gauss(0, 0.01)) for _ in range(3)] for _ in range(8)])
+    b = rounds([[20000 * (1 + rng.gauss(0, 0.01)) for _ in range(3)] for _ in range(8)])
+    est = relative(b, a)
+    assert est.lower < 1 < est.upper
+    assert verdict(est) == "no significant change"
+
+
+def test_one_stolen_interval_does_not_make_a_regression():
+    base = [RunSample(i, series([20000, 20100, 19900], steal=[0, 0, 0])) for i in range(6)]
+    new = [RunSample(i, series([20050, 19950, 20000], steal=[0, 0, 0])) for i in range(6)]
+    # round 3 of the new target had a burst of steal that halved one interval
+    new[3] = RunSample(3, series([20000, 10000, 20000], steal=[0, 35.0, 0]))
+    est = relative(new, base)
+    assert verdict(est) == "no significant change"
+    assert throughput(new).dropped_intervals == 1
+
+
+def test_drift_shared_by_both_targets_cancels_in_paired_rounds():
+    drift = [1.0, 0.6, 1.1, 0.7, 0.9, 1.2]  # the host slows down and speeds up between rounds
+    base = rounds([[20000 * d] for d in drift])
+    new = rounds([[19200 * d] for d in drift])
+    est = relative(new, base)
+    assert est.value == pytest.approx(0.96)
+    assert est.upper - est.lower < 1e-9
+    assert verdict(est) == "regression"
+
+
+def test_single_runs_fall_back_to_batch_means_and_an_unpaired_interval():
+    rng = random.Random(3)
+    base = [RunSample(0, series([100.0 * (1 + rng.gauss(0, 0.02)) for _ in range(50)]))]
+    new = [RunSample(0, series([90.0 * (1 + rng.gauss(0, 0.02)) for _ in range(50)]))]
+    a = throughput(base)
+    assert a.method == "batch means" and a.n == 10 and a.lower < 100 < a.upper
+    est = relative(new, base)
+    assert est.method == "unpaired delta" and est.lower < 0.9 < est.upper and est.upper < 0.95
+
+
+def test_batch_means_are_contiguous_weighted_means():
+    assert batch_means(list(series([1, 1, 3, 3])), batches=2) == [1.0, 3.0]
+
+
+def test_no_interval_from_a_single_sample():
+    est = relative([RunSample(0, series([10.0]))], [RunSample(0, series([11.0]))])
+    assert est.value == pytest.approx(10 / 11) and verdict(est) == "no interval"
+
+
+@pytest.mark.parametrize("value, lower, upper, expected", [
+    (0.97, 0.96, 0.98, "regression"),
+    (0.99, 0.985, 0.995, "no significant change"),  # real but smaller than the 2% minimum
+    (1.03, 1.01, 1.05, "improvement"),
+    (0.97, 0.94, 1.01, "no significant change"),  # interval holds 1
+    (0.90, 0.80, 1.00, "too noisy"),
+])
+def test_verdict_rules(value, lower, upper, expected):
+    assert verdict(Estimate(value, lower, upper, 8, "literal")) == expected
