@@ -52,7 +52,7 @@ def test_bad_campaigns_are_rejected_with_the_object_named(data, needle):
 
 
 def test_plan_loads_settles_warms_and_settles_again_after_read_write_100():
-    spec = parse({**MINIMAL, "tests": ["all42"], "settle_s": 0})
+    spec = parse({**MINIMAL, "tests": ["all42"], "settle_s": 0, "order": "sequential"})
     steps = expand(spec)[0].steps
     assert isinstance(steps[0], LoadStep) and isinstance(steps[1], SettleStep)
     names = [s.name if isinstance(s, RunStep) else type(s).__name__ for s in steps]
@@ -71,6 +71,27 @@ def test_write_only_runs_for_read_seconds_like_all_small_sh():
 
 
 def test_each_test_runs_once_per_thread_count_and_repeat():
-    spec = parse({**MINIMAL, "threads": [1, 4], "repeats": 2, "tests": ["point-query"], "warm_runs": False})
+    spec = parse({**MINIMAL, "threads": [1, 4], "repeats": 2, "tests": ["point-query"], "warm_runs": False,
+                  "order": "sequential"})
     keys = [s.key for s in expand(spec)[0].runs]
     assert keys == [("point-query", 1, 0), ("point-query", 1, 1), ("point-query", 4, 0), ("point-query", 4, 1)]
+
+
+def test_interleaved_cuts_each_test_into_slices_and_only_the_first_pays_the_full_warmup():
+    spec = parse({**MINIMAL, "read_s": 60, "slice_s": 10, "warmup_s": 5, "slice_warmup_s": 1,
+                  "tests": ["point-query"], "warm_runs": False})
+    runs = expand(spec)[0].runs
+    assert [(r.repeat, r.duration_s, r.warmup_s) for r in runs] == [(0, 10, 5)] + [(i, 10, 1) for i in range(1, 6)]
+
+
+def test_interleaved_slices_divide_the_duration_evenly_and_repeats_add_rounds():
+    spec = parse({**MINIMAL, "read_s": 25, "slice_s": 10, "repeats": 2, "tests": ["point-query"],
+                  "warm_runs": False})
+    runs = expand(spec)[0].runs
+    assert len(runs) == 4 and all(r.duration_s == 12.5 for r in runs)
+
+
+def test_order_must_be_interleaved_or_sequential():
+    with pytest.raises(UserError) as err:
+        parse({**MINIMAL, "order": "random"})
+    assert "order must be one of" in err.value.message

@@ -39,6 +39,9 @@ class CampaignSpec:
     prepared: bool = True
     seed: int = 1
     interval_s: float = 1.0
+    order: str = "interleaved"  # interleaved | sequential (see README: Noise)
+    slice_s: float = 5.0  # interleaved: measured seconds per slice
+    slice_warmup_s: float = 1.0  # interleaved: unmeasured seconds before each later slice
     source: str = "<built-in>"
     test_names: tuple[str, ...] = field(default=("default32",))
 
@@ -62,6 +65,7 @@ class CampaignSpec:
             "insert_s": self.insert_s, "warmup_s": self.warmup_s, "scan_warm_s": self.scan_warm_s,
             "settle_s": self.settle_s, "warm_runs": self.warm_runs, "repeats": self.repeats,
             "prepared": self.prepared, "seed": self.seed, "interval_s": self.interval_s,
+            "order": self.order, "slice_s": self.slice_s, "slice_warmup_s": self.slice_warmup_s,
             "tests": list(self.test_names),
             "targets": [target_to_dict(t) for t in self.targets],
         }
@@ -79,6 +83,7 @@ def target_to_dict(t: TargetSpec) -> dict:
 _TOP_KEYS = {
     "name", "targets", "tests", "tables", "rows", "threads", "read_s", "write_s", "insert_s",
     "warmup_s", "scan_warm_s", "settle_s", "warm_runs", "repeats", "prepared", "seed", "interval_s",
+    "order", "slice_s", "slice_warmup_s",
 }
 _TARGET_KEYS = {"name", "engine", "version", "basedir", "system", "config", "settings",
                 "data_checksums", "base", "port"}
@@ -136,8 +141,14 @@ def parse_campaign(data: dict, source: str, base_dir: Path, default_name: str) -
         prepared=_bool(data, "prepared", True, where),
         seed=_positive_int(data, "seed", 1, where),
         interval_s=_duration(data, "interval_s", 1.0, where),
+        order=_choice(data, "order", ("interleaved", "sequential"), "interleaved", where),
+        slice_s=_duration(data, "slice_s", 5.0, where),
+        slice_warmup_s=_duration(data, "slice_warmup_s", 1.0, where),
         source=source,
     )
+    if spec.slice_s < spec.interval_s:
+        raise UserError(f"{where}: slice_s ({spec.slice_s:g} s) is shorter than interval_s ({spec.interval_s:g} s)",
+                        "use slices of at least one interval, e.g. slice_s = 5")
     if spec.interval_s <= 0:
         raise UserError(f"{where}: interval_s must be > 0", "use e.g. interval_s = 1")
     return spec
@@ -235,6 +246,14 @@ def _setting(value: object) -> str:
 def _str_list(value: object, what: str) -> list[str]:
     if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
         raise UserError(f"{what} must be a list of strings", 'e.g. tests = ["point", "update-index"]')
+    return value
+
+
+def _choice(data: dict, key: str, choices: tuple[str, ...], default: str, where: str) -> str:
+    value = data.get(key, default)
+    if value not in choices:
+        raise UserError(f"{where}: {key} must be one of {', '.join(choices)}, got {value!r}",
+                        f'write {key} = "{default}"')
     return value
 
 

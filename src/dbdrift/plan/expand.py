@@ -81,11 +81,29 @@ def _steps(spec: CampaignSpec) -> tuple[Step, ...]:
             duration = spec.scan_warm_s if test.name == "scan" else spec.read_s
             steps.append(_warm(spec, WARM_BEFORE[test.name], test.name, duration, threads=spec.threads[0]))
         for threads in spec.threads:
-            for repeat in range(spec.repeats):
-                steps.append(RunStep(test.name, test, threads, repeat, spec.duration_for(test), spec.warmup_s))
+            steps.extend(_measured(spec, test, threads))
         if test.name == SETTLE_AFTER:
             steps.append(SettleStep(spec.settle_total_s(), test.name))
     return tuple(steps)
+
+
+def slices_per_repeat(spec: CampaignSpec, test: MicrobenchmarkSpec) -> int:
+    """Interleaved: a test's duration is cut into equal slices of about slice_s seconds."""
+    if spec.order != "interleaved":
+        return 1
+    return max(1, round(spec.duration_for(test) / spec.slice_s))
+
+
+def _measured(spec: CampaignSpec, test: MicrobenchmarkSpec, threads: int) -> list[RunStep]:
+    """Sequential: `repeats` runs of the full duration. Interleaved: repeats x slices rounds,
+    each of duration/slices seconds; only round 0 pays the full warmup (the server stays hot)."""
+    slices = slices_per_repeat(spec, test)
+    duration = spec.duration_for(test) / slices
+    steps = []
+    for round_ in range(spec.repeats * slices):
+        warmup = spec.warmup_s if round_ == 0 or spec.order == "sequential" else spec.slice_warmup_s
+        steps.append(RunStep(test.name, test, threads, round_, duration, warmup))
+    return steps
 
 
 def _warm(spec: CampaignSpec, name: str, test_name: str, duration_s: float, threads: int) -> RunStep:

@@ -79,6 +79,11 @@ MIGRATIONS: tuple[str, ...] = (
         PRIMARY KEY (run_id, idx)
     );
     """,
+    # 2: host CPU steal per interval (noise filtering), run round for interleaved slices.
+    """
+    ALTER TABLE intervals ADD COLUMN steal_pct REAL;
+    ALTER TABLE runs ADD COLUMN superseded INTEGER NOT NULL DEFAULT 0;
+    """,
 )
 
 SCHEMA_VERSION = len(MIGRATIONS)

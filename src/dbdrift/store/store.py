@@ -142,17 +142,23 @@ class Store:
             run_id = int(cur.lastrowid)
             self.db.executemany(
                 "INSERT INTO intervals(run_id, idx, start_s, end_s, events, statements, rows, errors_json, "
-                "latency_json) VALUES (?,?,?,?,?,?,?,?,?)",
+                "latency_json, steal_pct) VALUES (?,?,?,?,?,?,?,?,?,?)",
                 [(run_id, iv["index"], iv["start_s"], iv["end_s"], iv["events"], iv["statements"], iv["rows"],
-                  json.dumps(iv.get("errors", {})), json.dumps(iv.get("latency_us", {})))
+                  json.dumps(iv.get("errors", {})), json.dumps(iv.get("latency_us", {})), iv.get("steal_pct"))
                  for iv in run.intervals])
         return run_id
 
     # -- reading ---------------------------------------------------------------------------
     def completed_runs(self, target_id: int) -> set[tuple[str, int, int]]:
-        rows = self.db.execute("SELECT test, threads, repeat FROM runs WHERE target_id = ? AND status = 'ok'",
-                               (target_id,))
+        rows = self.db.execute("SELECT test, threads, repeat FROM runs WHERE target_id = ? AND status = 'ok' "
+                               "AND superseded = 0", (target_id,))
         return {(r[0], r[1], r[2]) for r in rows}
+
+    def supersede(self, target_id: int, test: str, threads: int) -> None:
+        """Keep an incomplete interleaved test's slices but leave them out of reports (rerun whole)."""
+        with self.db:
+            self.db.execute("UPDATE runs SET superseded = 1 WHERE target_id = ? AND test = ? AND threads = ?",
+                            (target_id, test, threads))
 
     def completed_steps(self, target_id: int) -> list[sqlite3.Row]:
         return self.db.execute("SELECT * FROM steps WHERE target_id = ? ORDER BY id", (target_id,)).fetchall()
@@ -167,7 +173,7 @@ class Store:
     def runs(self, campaign_id: int) -> list[sqlite3.Row]:
         return self.db.execute(
             "SELECT runs.*, targets.name AS target FROM runs JOIN targets ON targets.id = runs.target_id "
-            "WHERE targets.campaign_id = ? ORDER BY runs.id", (campaign_id,)).fetchall()
+            "WHERE targets.campaign_id = ? AND runs.superseded = 0 ORDER BY runs.id", (campaign_id,)).fetchall()
 
     def intervals(self, run_id: int) -> list[sqlite3.Row]:
         return self.db.execute("SELECT * FROM intervals WHERE run_id = ? ORDER BY idx", (run_id,)).fetchall()

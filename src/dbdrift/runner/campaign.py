@@ -1,0 +1,197 @@
+"""Run a campaign: validate and fetch every target, then walk the plan sequentially or interleaved.
+
+Sequential: one server at a time, each target runs all its steps (the scripts' way).
+Interleaved: all servers up and loaded at once; every measured step is cut into rounds of
+short slices and the targets alternate within each round in a balanced order (A B, B A, ...),
+so drift and bursts of steal hit every target alike and rounds can be paired.
+"""
+from __future__ import annotations
+
+import os
+import platform
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from dbdrift import env
+from dbdrift.errors import DriverError, ServerError, UserError
+from dbdrift.model import InstallInfo
+from dbdrift.plan.campaign import CampaignSpec, target_to_dict
+from dbdrift.plan.expand import LoadStep, RunStep, SettleStep, TargetPlan, estimate_s, expand
+from dbdrift.runner.progress import NullProgress, ProgressSink
+from dbdrift.runner.session import TargetSession
+from dbdrift.server import fetch
+from dbdrift.server.base import port_is_free
+from dbdrift.store.store import Store
+
+VERSION = "0.1.0"
+
+
+@dataclass
+class CampaignOutcome:
+    campaign_id: int
+    runs_ok: int = 0
+    runs_failed: int = 0
+    runs_skipped: int = 0
+    failed_targets: list[str] = field(default_factory=list)
+
+
+@dataclass
+class TargetState:
+    plan: TargetPlan
+    target_id: int
+    pending: set
+
+
+def host_info() -> dict:
+    """Minimal host facts stored with the campaign."""
+    model = ""
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                model = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    mem = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    return {"hostname": platform.node(), "kernel": platform.release(), "cpu_model": model,
+            "cpus": os.cpu_count(), "memory_bytes": mem, "python": platform.python_version()}
+
+
+class Runner:
+    def __init__(self, spec: CampaignSpec, store: Store, resume: bool = False,
+                 progress: ProgressSink | None = None) -> None:
+        self.spec = spec
+        self.store = store
+        self.resume = resume
+        self.progress = progress or NullProgress()
+        self.plans = expand(spec)
+
+    def run(self) -> CampaignOutcome:
+        installs = self._resolve_installs()  # every target is checked before any server starts
+        outcome = CampaignOutcome(self._campaign_id())
+        states = self._states(outcome.campaign_id)
+        active = [s for s in states if s.pending]
+        for state in states:
+            if not state.pending:
+                outcome.runs_skipped += len(state.plan.runs)
+                self.progress.message(f"{state.plan.target.name}: all runs already stored, skipped (--resume)")
+        total_s = sum(estimate_s(s.plan, self.spec) for s in active)
+        self.progress.campaign_start(total_s, sum(len(s.plan.steps) + 1 for s in active))
+        if self.spec.order == "interleaved" and len(active) > 1:
+            self._interleaved(active, installs, outcome)
+        else:
+            for state in active:
+                self._sequential(state, installs[state.plan.target.name], outcome)
+        return outcome
+
+    # -- validation and bookkeeping --------------------------------------------------------------
+    def _resolve_installs(self) -> dict[str, InstallInfo]:
+        for target in self.spec.targets:
+            if target.port is not None and not port_is_free(target.port):
+                raise UserError(f"port {target.port} on 127.0.0.1 is in use (target {target.name})",
+                                f"remove `port` from target {target.name} or stop the process using it")
+        return {t.name: fetch.resolve_install(t, env.cache_dir(), self.progress.message) for t in self.spec.targets}
+
+    def _campaign_id(self) -> int:
+        if self.resume:
+            existing = self.store.latest_campaign_id(self.spec.name)
+            if existing is not None:
+                self.progress.message(f"resuming campaign {self.spec.name} (#{existing}) in {self.store.path}")
+                return existing
+            self.progress.message(f"--resume: no stored campaign named {self.spec.name}; starting it")
+        return self.store.add_campaign(self.spec.name, self.spec.to_dict(), host_info(), VERSION)
+
+    def _states(self, campaign_id: int) -> list[TargetState]:
+        """What each target still has to run. Interleaved tests are all-or-nothing: a test some
+        target lacks a slice of is rerun for every target, its stored slices superseded."""
+        states = []
+        for position, plan in enumerate(self.plans):
+            target = plan.target
+            target_id = self.store.ensure_target(campaign_id, target.name, target.engine, position,
+                                                 target.name == self.spec.base.name, target_to_dict(target))
+            done = self.store.completed_runs(target_id) if self.resume else set()
+            states.append(TargetState(plan, target_id, {r.key for r in plan.runs if not r.warm and r.key not in done}))
+        if self.spec.order == "interleaved" and len(states) > 1:
+            groups = {(key[0], key[1]) for s in states for key in s.pending}
+            for state in states:
+                for name, threads in groups:
+                    self.store.supersede(state.target_id, name, threads)
+                state.pending = {r.key for r in state.plan.runs if (r.name, r.threads) in groups}
+        return states
+
+    def _session(self, state: TargetState, install: InstallInfo) -> TargetSession:
+        return TargetSession(self.spec, state.plan.target, install, state.target_id, self.store, self.progress)
+
+    def _fail(self, session: TargetSession, exc: UserError, outcome: CampaignOutcome) -> None:
+        outcome.failed_targets.append(session.name)
+        self.progress.message(f"error: {exc.message}" + (f"\n  hint: {exc.hint}" if exc.hint else ""))
+        self.progress.message(f"{session.name}: remaining runs skipped; the campaign continues")
+
+    @staticmethod
+    def _count(sessions: list[TargetSession], outcome: CampaignOutcome) -> None:
+        for session in sessions:
+            outcome.runs_ok += session.runs_ok
+            outcome.runs_failed += session.runs_failed
+
+    # -- sequential: one target after the other ---------------------------------------------------
+    def _sequential(self, state: TargetState, install: InstallInfo, outcome: CampaignOutcome) -> None:
+        session = self._session(state, install)
+        try:
+            session.start()
+            for step in state.plan.steps:
+                if isinstance(step, LoadStep):
+                    session.load(step)
+                elif isinstance(step, SettleStep):
+                    work_s = session.settle_work(step)
+                    time.sleep(max(0.0, step.total_s - work_s))
+                elif step.warm or step.key in state.pending:
+                    session.run(step)
+        except (ServerError, DriverError) as exc:
+            self._fail(session, exc, outcome)
+        finally:
+            session.stop()
+            self._count([session], outcome)
+
+    # -- interleaved: all targets step by step, slices alternating ------------------------------
+    def _interleaved(self, states: list[TargetState], installs: dict[str, InstallInfo],
+                     outcome: CampaignOutcome) -> None:
+        sessions = [self._session(s, installs[s.plan.target.name]) for s in states]
+        pending = set().union(*(s.pending for s in states))
+        live: list[TargetSession] = []
+        try:
+            for session in sessions:
+                if self._guard(session, session.start, outcome):
+                    live.append(session)
+            for step in states[0].plan.steps:
+                live = self._interleaved_step(step, live, pending, outcome)
+                if not live:
+                    break
+        finally:
+            for session in sessions:
+                session.stop()
+            self._count(sessions, outcome)
+
+    def _interleaved_step(self, step, live: list[TargetSession], pending: set,
+                          outcome: CampaignOutcome) -> list[TargetSession]:
+        if isinstance(step, LoadStep):
+            return [s for s in live if self._guard(s, lambda s=s: s.load(step), outcome)]
+        if isinstance(step, SettleStep):
+            works: list[float] = []
+            kept = [s for s in live if self._guard(s, lambda s=s: works.append(s.settle_work(step)), outcome)]
+            time.sleep(max(0.0, step.total_s - max(works, default=0.0)))
+            return kept
+        if not (step.warm or step.key in pending):
+            return live
+        order = live if step.repeat % 2 == 0 else list(reversed(live))  # A B, B A: balanced
+        dead = {s.name for s in order if not self._guard(s, lambda s=s: s.run(step), outcome)}
+        return [s for s in live if s.name not in dead]
+
+    def _guard(self, session: TargetSession, action, outcome: CampaignOutcome) -> bool:
+        """Run a target's action; a server or driver failure ends that target only."""
+        try:
+            action()
+            return True
+        except (ServerError, DriverError) as exc:
+            self._fail(session, exc, outcome)
+            return False

@@ -1,0 +1,265 @@
+"""One target's server for the length of a campaign: start, load, settle, run steps, stop.
+
+Owns the side effects on one server and the RunRecord of each run; it does not decide the
+order of targets (runner/campaign.py does) and stores each run as soon as it ends.
+"""
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import time
+from pathlib import Path
+
+from dbdrift import env
+from dbdrift.catalog import sysbench
+from dbdrift.driver import process
+from dbdrift.driver.protocol import totals
+from dbdrift.errors import DriverError, ServerError, UserError
+from dbdrift.model import InstallInfo, TargetSpec
+from dbdrift.plan.campaign import CampaignSpec
+from dbdrift.plan.expand import LoadStep, RunStep, SettleStep
+from dbdrift.runner.progress import ProgressSink
+from dbdrift.runner.steal import StealClock
+from dbdrift.server.postgres import PostgresServer
+from dbdrift.store.store import RunRecord, Store
+
+DBNAME = "sbtest"
+
+
+class TargetSession:
+    def __init__(self, spec: CampaignSpec, target: TargetSpec, install: InstallInfo, target_id: int,
+                 store: Store, progress: ProgressSink) -> None:
+        self.spec, self.target, self.install = spec, target, install
+        self.target_id, self.store, self.progress = target_id, store, progress
+        self.server = PostgresServer(target, install, env.work_dir() / f"{spec.name}-{target.name}")
+        self.conn: dict = {}
+        self.runs_ok = 0
+        self.runs_failed = 0
+
+    @property
+    def name(self) -> str:
+        return self.target.name
+
+    # -- lifecycle ------------------------------------------------------------------------------
+    def start(self) -> None:
+        self._timed("server", f"start {self.install.engine} {self.install.version}", self._start)
+        admin = self.server.connection.to_driver()
+        process.exec_jobs(admin, [[{"sql": f"DROP DATABASE IF EXISTS {DBNAME}"}],
+                                  [{"sql": f"CREATE DATABASE {DBNAME}"}]], what="create database")
+        self.conn = self.server.connection.with_dbname(DBNAME).to_driver()
+
+    def stop(self) -> None:
+        self.server.stop()
+        try:
+            dest = self.store.path.parent / "dbdrift-logs" / f"target-{self.target_id}-server.log"
+            dest.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(self.server.log_path, dest)
+        except OSError:
+            pass
+
+    def _start(self) -> dict:
+        self.server.init()
+        self.server.start()
+        admin = self.server.connection.to_driver()
+        rows = process.query(admin, "SELECT name, setting FROM pg_settings ORDER BY name")
+        version = process.query(admin, "SELECT version()")
+        info = self.server.info({r[0]: r[1] for r in rows})
+        facts = {"version": info.version, "version_string": version[0][0] if version else info.version_string,
+                 "data_dir": str(info.data_dir), "log_path": str(info.log_path), "settings": info.settings,
+                 "config_text": self.server.config_text}
+        self.store.set_target_facts(self.target_id, install=_install_dict(self.install), server=facts)
+        return {"port": self.server.connection.port, "version_string": facts["version_string"]}
+
+    def _timed(self, kind: str, label: str, action) -> None:
+        self.progress.step_start(self.name, label, 0.0)
+        started = time.monotonic()
+        try:
+            detail = action() or {}
+        except UserError as exc:
+            self.store.add_step(self.target_id, kind, label, "failed", time.monotonic() - started, {}, exc.message)
+            self.progress.step_end(self.name, label, "failed", exc.message)
+            raise
+        elapsed = time.monotonic() - started
+        self.store.add_step(self.target_id, kind, label, "ok", elapsed, detail)
+        self.progress.step_end(self.name, label, "ok", f"{elapsed:.1f}s")
+
+    # -- load and settle (spec §1.3, §1.9) -------------------------------------------------------
+    def load(self, step: LoadStep) -> None:
+        self.server.check_alive()
+        self._timed("load", step.label, lambda: self._load(step))
+
+    def _load(self, step: LoadStep) -> dict:
+        workers = max(1, os.cpu_count() or 1)
+        started = time.monotonic()
+        process.exec_jobs(self.conn, load_phases(step.tables, step.rows, workers), threads=workers,
+                          seed=self.spec.seed, what="load")
+        elapsed = time.monotonic() - started
+        rows = step.tables * step.rows
+        return {"rows": rows, "seconds": elapsed, "rows_per_s": rows / elapsed if elapsed else None,
+                "prewarm": self._prewarm(step.tables)}
+
+    def _prewarm(self, tables: int) -> str:
+        relations = [r for n in range(1, tables + 1) for r in (f"sbtest{n}", f"sbtest{n}_pkey", f"k_{n}")]
+        sql = "SELECT " + ", ".join(f"pg_prewarm('{r}')" for r in relations)
+        try:
+            process.exec_jobs(self.conn, [[{"sql": "CREATE EXTENSION IF NOT EXISTS pg_prewarm"}], [{"sql": sql}]],
+                              what="prewarm")
+            return "pg_prewarm"
+        except DriverError as exc:
+            self.progress.message(f"note: pg_prewarm unavailable ({exc.message}); the warm-up run warms the cache")
+            return "unavailable"
+
+    def settle_work(self, step: SettleStep) -> float:
+        """Vacuum analyze every table in parallel, then checkpoint; returns the seconds it took.
+        The caller sleeps the rest of the settle time (once for all targets when interleaved)."""
+        self.server.check_alive()
+        elapsed: list[float] = []
+
+        def work() -> dict:
+            started = time.monotonic()
+            tables = self.spec.tables
+            vacuum = [{"sql": f"VACUUM (ANALYZE, INDEX_CLEANUP ON) sbtest{n}"} for n in range(1, tables + 1)]
+            process.exec_jobs(self.conn, [vacuum, [{"sql": "CHECKPOINT"}]], threads=tables, what="settle")
+            elapsed.append(time.monotonic() - started)
+            return {"work_s": elapsed[0], "settle_total_s": step.total_s}
+
+        self._timed("settle", step.label, work)
+        return elapsed[0]
+
+    # -- one microbenchmark run ------------------------------------------------------------------
+    def run(self, step: RunStep) -> RunRecord:
+        """Run one step through the driver and store it (warm runs only when they fail).
+
+        Raises KeyboardInterrupt after storing an interrupted run, and ServerError when the
+        run failed because the server died.
+        """
+        spec = self.driver_spec(step)
+        try:
+            self.server.check_alive()
+        except ServerError as exc:  # died between runs (e.g. while another target ran its slice)
+            self._store_failed(step, spec, exc.message)
+            raise
+        self.progress.step_start(self.name, step.label, step.duration_s + step.warmup_s)
+        clock = StealClock()
+        result = process.run_driver("run", spec, timeout_s=step.warmup_s + step.duration_s + 120,
+                                    on_line=clock.on_line)
+        record = self.record(step, spec, result)
+        if record.status != "ok":
+            record.server_log_tail = self.server.log_tail(40)
+        if not step.warm or record.status != "ok":
+            self.store.add_run(self.target_id, record)
+        if record.status == "ok":
+            self.runs_ok += 0 if step.warm else 1
+            self.progress.step_end(self.name, step.label, "ok", _value_text(record))
+        else:
+            self.runs_failed += 1
+            self.progress.step_end(self.name, step.label, record.status, record.error or "")
+        if result.interrupted:
+            raise KeyboardInterrupt
+        if record.status == "failed":
+            self.server.check_alive()  # a dead server ends this target with a ServerError
+        return record
+
+    def _store_failed(self, step: RunStep, spec: dict, error: str) -> None:
+        record = RunRecord(test=step.name, test_group=step.test.group, threads=step.threads, repeat=step.repeat,
+                           status="failed", warmup_s=step.warmup_s, duration_s=step.duration_s,
+                           metric=step.test.metric, driver_spec=spec, error=error,
+                           server_log_tail=self.server.log_tail(40))
+        self.store.add_run(self.target_id, record)
+        self.runs_failed += 1
+        self.progress.step_end(self.name, step.label, "failed", error)
+
+    def driver_spec(self, step: RunStep) -> dict:
+        test = step.test
+        return {
+            "backend": "postgres", "connection": self.conn, "seed": self.spec.seed + step.repeat,
+            "threads": step.threads, "warmup_s": step.warmup_s, "duration_s": step.duration_s,
+            "interval_s": self.spec.interval_s, "tables": self.spec.tables, "table_size": self.spec.rows,
+            "rand": {"type": "zipfian", "exp": 0.8} if test.rand_type == "zipfian" else {"type": "uniform"},
+            "prepared": self.spec.prepared,
+            "workload": sysbench.render_workload(test, "postgres", self.spec.rows),
+        }
+
+    def record(self, step: RunStep, spec: dict, result: process.DriverResult) -> RunRecord:
+        out = result.output
+        record = RunRecord(
+            test=step.name, test_group=step.test.group, threads=step.threads, repeat=step.repeat,
+            status="ok", warmup_s=step.warmup_s, duration_s=step.duration_s, metric=step.test.metric,
+            driver_spec=spec, intervals=out.intervals,
+            client_cpu_user_s=result.rusage_user_s, client_cpu_sys_s=result.rusage_sys_s)
+        if out.intervals:
+            t = totals(out.intervals)
+            record.measured_s, record.events, record.statements, record.rows = (
+                t.measured_s, t.events, t.statements, t.rows)
+            record.errors, record.latency, record.qps, record.tps = t.errors, t.latency, t.qps, t.tps
+            record.value = scan_krps(self.spec.rows, t.events, t.measured_s, step.threads) \
+                if step.test.metric == "krps" else t.qps
+            record.warnings = run_warnings(step, t, self.spec.interval_s, out.intervals)
+        if result.interrupted:
+            record.status, record.error = "interrupted", "interrupted by the user (Ctrl-C)"
+        elif result.exit_code != 0 or out.summary is None or not out.intervals:
+            record.status, record.error = "failed", process.fatal_message(result, f"run {step.label}")
+        return record
+
+
+def load_phases(tables: int, rows: int, workers: int) -> list[list[dict]]:
+    """COPY in parallel chunks, then the PK and k indexes built in parallel (spec §1.3, fast path).
+
+    The table is created without its PK and the PK is attached from a unique index after the
+    load: the same final schema as sysbench's, built in a fraction of the time.
+    """
+    create, copy, index, attach = [], [], [], []
+    chunks = max(1, workers // tables) if tables < workers else 1
+    for n in range(1, tables + 1):
+        create.append({"sql": f"DROP TABLE IF EXISTS sbtest{n}; CREATE TABLE sbtest{n} ("
+                              "id SERIAL, k INTEGER DEFAULT '0' NOT NULL, c CHAR(120) DEFAULT '' NOT NULL, "
+                              "pad CHAR(60) DEFAULT '' NOT NULL)"})
+        step = -(-rows // chunks)
+        for first in range(1, rows + 1, step):
+            copy.append({"copy_sbtest": {"sql": f"COPY sbtest{n} (id, k, c, pad) FROM STDIN",
+                                         "first_id": first, "last_id": min(rows, first + step - 1), "k_max": rows}})
+        index.append({"sql": f"CREATE UNIQUE INDEX sbtest{n}_pkey ON sbtest{n} (id)"})
+        index.append({"sql": f"CREATE INDEX k_{n} ON sbtest{n} (k)"})
+        attach.append({"sql": f"ALTER TABLE sbtest{n} ADD CONSTRAINT sbtest{n}_pkey PRIMARY KEY USING INDEX "
+                              f"sbtest{n}_pkey; SELECT setval(pg_get_serial_sequence('sbtest{n}', 'id'), {rows})"})
+    return [create, copy, index, attach]
+
+
+def scan_krps(table_rows: int, events: int, measured_s: float, threads: int) -> float | None:
+    """Spec §1.5: Krps = (nrows/1000) / avg scan latency (s), per scanning thread.
+
+    In a closed loop the average latency is measured_s * threads / events.
+    """
+    if events <= 0 or measured_s <= 0:
+        return None
+    return (table_rows / 1000.0) * events / (measured_s * threads)
+
+
+def run_warnings(step: RunStep, t, interval_s: float, intervals: list[dict]) -> list[dict]:
+    """Enumerated warnings stored with the run so reports can flag the cell."""
+    warnings = []
+    expected = int(step.duration_s / interval_s)
+    got = round(t.measured_s / interval_s)
+    if expected and got < expected - 1:
+        warnings.append({"kind": "few_intervals", "message": f"{got} intervals, expected {expected}"})
+    ignored = sum(t.errors.values())
+    if ignored:
+        warnings.append({"kind": "ignored_errors", "message": f"{ignored} ignorable errors: {json.dumps(t.errors)}"})
+    steal = [iv["steal_pct"] for iv in intervals if iv.get("steal_pct") is not None]
+    if steal and max(steal) > 10.0:
+        warnings.append({"kind": "steal", "message": f"host CPU steal up to {max(steal):.0f}% "
+                                                     f"(mean {sum(steal) / len(steal):.1f}%)"})
+    return warnings
+
+
+def _value_text(record: RunRecord) -> str:
+    if record.value is None:
+        return "no value"
+    unit = "Krps" if record.metric == "krps" else "QPS"
+    return f"{record.value:,.0f} {unit}"
+
+
+def _install_dict(install: InstallInfo) -> dict:
+    return {"engine": install.engine, "bindir": str(install.bindir), "version": install.version,
+            "source": install.source}

@@ -1,0 +1,41 @@
+"""Host CPU steal per driver interval, read from /proc/stat when each interval line arrives.
+
+A VM's steal (time the hypervisor gave our vCPUs to someone else) is the main noise source
+on shared hosts; intervals with heavy steal are filtered by the analysis.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+PROC_STAT = Path("/proc/stat")
+
+
+def read_cpu_jiffies(path: Path = PROC_STAT) -> tuple[int, int] | None:
+    """(steal, total) jiffies of the aggregate cpu line; None where /proc/stat is unreadable."""
+    try:
+        with path.open() as f:
+            fields = f.readline().split()
+    except OSError:
+        return None
+    if not fields or fields[0] != "cpu" or len(fields) < 9:
+        return None
+    values = [int(v) for v in fields[1:9]]  # user nice system idle iowait irq softirq steal
+    return values[7], sum(values)
+
+
+class StealClock:
+    """Driver line callback: annotates each interval dict with `steal_pct` since the previous line."""
+
+    def __init__(self, reader=read_cpu_jiffies) -> None:
+        self.reader = reader
+        self.last = reader()
+
+    def on_line(self, obj: dict) -> None:
+        kind = obj.get("type")
+        if kind not in ("warmup", "interval"):
+            return
+        now = self.reader()
+        if kind == "interval" and now is not None and self.last is not None:
+            steal, total = now[0] - self.last[0], now[1] - self.last[1]
+            obj["steal_pct"] = round(100.0 * steal / total, 2) if total > 0 else 0.0
+        self.last = now
