@@ -19,18 +19,39 @@ QPS = {  # test -> (group, metric, pg17, pg18, pg19)
 }
 
 
+JITTER = (0.0, 0.012, -0.008, 0.004, -0.011, 0.007)  # fixed per-interval noise, so goldens are stable
+TABLE_ROWS = 10_000
+
+
+def _intervals(value: float, metric: str, round_: int, pos: int) -> list[dict]:
+    out = []
+    for i in range(3):
+        rate = value * (1 + JITTER[(pos * 5 + round_ * 3 + i) % len(JITTER)])
+        events = round(rate * 1000 / TABLE_ROWS) if metric == "krps" else round(rate)
+        out.append({"index": i, "start_s": float(i), "end_s": float(i + 1), "events": events,
+                    "statements": events, "rows": events, "errors": {}, "latency_us": {},
+                    "steal_pct": 30.0 if (round_, i) == (2, 1) else 0.5})
+    return out
+
+
 def make_store(path: Path) -> Store:
+    """A small stored campaign: 3 targets x 6 tests x 4 rounds of 3 one-second intervals."""
     store = Store(path)
-    cid = store.add_campaign("golden", {"name": "golden"}, {"cpus": 2}, "0.1.0")
+    cid = store.add_campaign("golden", {"name": "golden", "rows": TABLE_ROWS}, {"cpus": 2}, "0.1.0")
     for pos, (name, version) in enumerate((("pg17", "17.10"), ("pg18", "18.4"), ("pg19", "19.0"))):
         tid = store.ensure_target(cid, name, "postgres", pos, pos == 0, {"name": name})
         store.set_target_facts(tid, server={"version": version})
         for test, (group, metric, *values) in QPS.items():
             value = values[pos]
-            store.add_run(tid, RunRecord(test=test, test_group=group, threads=1, repeat=0,
-                                         status="ok" if value else "failed", warmup_s=1, duration_s=5,
-                                         metric=metric, driver_spec={}, value=value,
-                                         error=None if value else "server died"))
+            for round_ in range(4):
+                ok = value is not None
+                warnings = [{"kind": "steal", "message": "host CPU steal up to 30% (mean 10.3%)"}] \
+                    if (name, test, round_) == ("pg18", "update-index", 2) else []
+                store.add_run(tid, RunRecord(test=test, test_group=group, threads=1, repeat=round_,
+                                             status="ok" if ok else "failed", warmup_s=1, duration_s=3,
+                                             metric=metric, driver_spec={}, value=value, warnings=warnings,
+                                             intervals=_intervals(value, metric, round_, pos) if ok else [],
+                                             error=None if ok else "server died"))
         store.add_run(tid, RunRecord(test="point-query.warm", test_group="point", threads=1, repeat=0, status="ok",
                                      warmup_s=1, duration_s=5, metric="qps", driver_spec={}, value=1.0))
     return store
@@ -56,10 +77,18 @@ def test_report_format_matches_its_golden_file(store, fmt, chain, suffix):
     assert output == golden.read_text()
 
 
-def test_json_rows_carry_test_group_target_base_qps_and_rqps(store):
+def test_json_rows_carry_test_group_target_base_qps_rqps_interval_and_verdict(store):
     doc = json.loads(render(build_report(store, None, None, False), "json"))
     row = next(r for r in doc["rows"] if r["test"] == "point-query" and r["target"] == "pg18")
-    assert row == {**row, "group": "point", "base": "pg17", "qps": 19000.0, "rqps": 0.95}
+    assert row == {**row, "group": "point", "base": "pg17", "qps": 19000.0, "verdict": "regression",
+                   "method": "paired rounds", "samples": 4}
+    assert row["lower"] < row["rqps"] < row["upper"] < 1.0
+    assert abs(row["rqps"] - 0.95) < 0.005
+
+
+def test_the_stolen_interval_is_left_out_and_its_warning_shown(store):
+    text = render(build_report(store, None, None, False), "text")
+    assert "update-index x1 pg18: host CPU steal up to 30%" in text
 
 
 def test_warm_runs_are_not_reported(store):
@@ -68,4 +97,5 @@ def test_warm_runs_are_not_reported(store):
 
 def test_text_colors_regressions_red_and_improvements_green(store):
     text = render(build_report(store, None, None, False), "text", color=True)
-    assert "\x1b[31m   0.95\x1b[0m  \x1b[32m   1.07\x1b[0m  point-query" in text.replace("\x1b[0m \x1b", "\x1b[0m  \x1b")
+    line = next(l for l in text.splitlines() if l.endswith("  point-query"))
+    assert line.startswith("\x1b[31m0.95 [") and "\x1b[32m1.08 [" in line

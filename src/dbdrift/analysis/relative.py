@@ -4,8 +4,10 @@ Pure functions over Measurement values; imports only model/units. Ratios are new
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from statistics import fmean
+
+from dbdrift.analysis.noise import Estimate, IntervalSample, RunSample, relative, throughput, verdict
 
 
 @dataclass(frozen=True)
@@ -19,6 +21,14 @@ class Measurement:
     value: float | None  # QPS, or Krps for scan; None when the run failed
     metric: str = "qps"
     status: str = "ok"
+    round: int = 0  # repeat (sequential) or slice round (interleaved): pairs runs across targets
+    intervals: tuple[IntervalSample, ...] = ()
+    warnings: tuple[str, ...] = ()
+
+    def sample(self) -> RunSample:
+        """The run as the noise estimators see it; a run without intervals is one sample."""
+        intervals = self.intervals or (IntervalSample(self.value, 1.0),)
+        return RunSample(self.round, intervals)
 
 
 @dataclass(frozen=True)
@@ -39,6 +49,10 @@ class RelativeRow:
     values: dict[str, CellSummary]  # target -> absolute
     ratios: dict[str, float | None]  # compared target -> rQPS against its reference
     references: dict[str, str]  # compared target -> the target it is divided by
+    estimates: dict[str, Estimate] = field(default_factory=dict)  # compared target -> rQPS with interval
+    verdicts: dict[str, str] = field(default_factory=dict)  # compared target -> verdict
+    throughputs: dict[str, Estimate] = field(default_factory=dict)  # target -> throughput with interval
+    warnings: dict[str, tuple[str, ...]] = field(default_factory=dict)  # target -> host/run warnings
 
 
 @dataclass(frozen=True)
@@ -48,6 +62,8 @@ class Comparison:
     compared: tuple[str, ...]  # the targets that get an rQPS column (col-1, col-2, ...)
     chain: bool
     rows: tuple[RelativeRow, ...]
+    min_effect: float = 0.02
+    noisy_half_width: float = 0.05
 
 
 def summarize_cell(values: list[Measurement]) -> CellSummary:
@@ -64,11 +80,14 @@ def ratio(new: float | None, base: float | None) -> float | None:
 
 
 def compare(measurements: list[Measurement], targets: list[str], base: str, test_order: list[str],
-            chain: bool = False) -> Comparison:
+            chain: bool = False, min_effect: float = 0.02, noisy_half_width: float = 0.05,
+            noise_floor: dict[str, float] | None = None) -> Comparison:
     """Build relative rows in `test_order`, one per (test, threads) that any target ran.
 
     Default: every non-base target against `base`. `chain`: each target against the one
-    before it in `targets` (5.6 -> 5.7 -> 8.0 style), base first.
+    before it in `targets` (5.6 -> 5.7 -> 8.0 style), base first. Each cell also gets an
+    rQPS interval (analysis.noise.relative) and a verdict, whose minimum effect is raised to
+    the test's measured A/A noise floor where `noise_floor` gives one.
     """
     ordered = [base] + [t for t in targets if t != base]
     compared = tuple(ordered[1:])
@@ -82,8 +101,24 @@ def compare(measurements: list[Measurement], targets: list[str], base: str, test
     keys = sorted(by_cell, key=lambda k: (k[1], position.get(k[0], len(position)), k[0]))
     rows = []
     for test, threads in keys:
-        values = {t: summarize_cell(by_cell[(test, threads)].get(t, [])) for t in ordered}
-        ratios = {t: ratio(values[t].value, values[references[t]].value) for t in compared}
-        group, metric = groups[test]
-        rows.append(RelativeRow(test, group, threads, metric, values, ratios, references))
-    return Comparison(tuple(ordered), base, compared, chain, tuple(rows))
+        cell = by_cell[(test, threads)]
+        effect = max(min_effect, (noise_floor or {}).get(test, 0.0))
+        rows.append(_row(test, threads, groups[test], cell, ordered, compared, references, effect, noisy_half_width))
+    return Comparison(tuple(ordered), base, compared, chain, tuple(rows), min_effect, noisy_half_width)
+
+
+def _ok_samples(runs: list[Measurement]) -> list[RunSample]:
+    return [m.sample() for m in runs if m.status == "ok" and m.value is not None]
+
+
+def _row(test, threads, group_metric, cell, ordered, compared, references, effect, noisy) -> RelativeRow:
+    values = {t: summarize_cell(cell.get(t, [])) for t in ordered}
+    samples = {t: _ok_samples(cell.get(t, [])) for t in ordered}
+    estimates = {t: relative(samples[t], samples[references[t]]) for t in compared}
+    ratios = {t: estimates[t].value if estimates[t].value is not None
+              else ratio(values[t].value, values[references[t]].value) for t in compared}
+    warnings = {t: tuple(dict.fromkeys(w for m in cell.get(t, []) for w in m.warnings)) for t in ordered}
+    return RelativeRow(
+        test, group_metric[0], threads, group_metric[1], values, ratios, references, estimates,
+        {t: verdict(estimates[t], effect, noisy) for t in compared},
+        {t: throughput(samples[t]) for t in ordered}, warnings)

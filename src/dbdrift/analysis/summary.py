@@ -22,6 +22,9 @@ class GroupSummary:
     max: float | None
     mean: float | None
     median: float | None
+    regressions: int = 0
+    improvements: int = 0
+    noisy: int = 0  # "too noisy" or "no interval"
 
 
 def summarize_groups(comparison: Comparison, group_order: list[str]) -> list[GroupSummary]:
@@ -36,9 +39,12 @@ def summarize_groups(comparison: Comparison, group_order: list[str]) -> list[Gro
             for target in comparison.compared:
                 values = [r.ratios[target] for r in rows if r.ratios[target] is not None]
                 missing = len(rows) - len(values)
+                verdicts = [r.verdicts.get(target) for r in rows]
+                counts = (verdicts.count("regression"), verdicts.count("improvement"),
+                          verdicts.count("too noisy") + verdicts.count("no interval"))
                 if values:
                     out.append(GroupSummary(group, threads, target, len(values), missing, min(values),
-                                            max(values), fmean(values), median(values)))
+                                            max(values), fmean(values), median(values), *counts))
                 else:
-                    out.append(GroupSummary(group, threads, target, 0, missing, None, None, None, None))
+                    out.append(GroupSummary(group, threads, target, 0, missing, None, None, None, None, *counts))
     return out

@@ -6,6 +6,7 @@ import json
 import sys
 from pathlib import Path
 
+from dbdrift.analysis.noise import IntervalSample
 from dbdrift.analysis.relative import Measurement, compare
 from dbdrift.analysis.summary import summarize_groups
 from dbdrift.catalog.sysbench import GROUP_TITLES, GROUPS, report_order
@@ -28,9 +29,24 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--format", choices=FORMATS, default="text")
     parser.add_argument("--color", choices=("auto", "always", "never"), default="auto",
                         help="color rQPS <= 0.95 red and >= 1.05 green in text output")
+    parser.add_argument("--min-effect", type=_percent, default=0.02, metavar="PCT",
+                        help="smallest change called a regression or improvement (default 2%%)")
+    parser.add_argument("--noisy", type=_percent, default=0.05, metavar="PCT",
+                        help="a cell whose 95%% interval is wider than ±PCT is 'too noisy' (default 5%%)")
 
 
-def build_report(store: Store, campaign: str | None, base: str | None, chain: bool) -> ReportData:
+def _percent(text: str) -> float:
+    try:
+        value = float(text.rstrip("%")) / 100.0 if text.endswith("%") else float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a percentage (write 2% or 0.02)") from None
+    if not 0 <= value < 1:
+        raise argparse.ArgumentTypeError(f"{text!r} must be between 0% and 100%")
+    return value
+
+
+def build_report(store: Store, campaign: str | None, base: str | None, chain: bool,
+                 min_effect: float = 0.02, noisy: float = 0.05) -> ReportData:
     campaign_id = store.latest_campaign_id(campaign)
     if campaign_id is None:
         what = f"campaign {campaign!r}" if campaign else "any campaign"
@@ -41,17 +57,35 @@ def build_report(store: Store, campaign: str | None, base: str | None, chain: bo
     base_name = base or next((t["name"] for t in targets if t["is_base"]), names[0])
     if base_name not in names:
         raise UserError(f"--base {base_name}: no such target in campaign {row['name']}", f"targets: {', '.join(names)}")
-    measurements = [
-        Measurement(r["test"], r["test_group"], r["target"], r["threads"], r["value"], r["metric"], r["status"])
-        for r in store.runs(campaign_id) if "warm" not in r["test"]
-    ]
-    comparison = compare(measurements, names, base_name, report_order({m.test for m in measurements}), chain)
+    table_rows = json.loads(row["spec_json"]).get("rows", 0)
+    measurements = [measurement(store, r, table_rows) for r in store.runs(campaign_id) if "warm" not in r["test"]]
+    comparison = compare(measurements, names, base_name, report_order({m.test for m in measurements}), chain,
+                         min_effect=min_effect, noisy_half_width=noisy)
     labels = {}
     for t in targets:
         server = json.loads(t["server_json"]) if t["server_json"] else {}
         labels[t["name"]] = f"{t['engine']} {server['version']}" if server.get("version") else t["engine"]
     return ReportData(row["name"], comparison, tuple(summarize_groups(comparison, list(GROUPS))), labels,
                       GROUPS, GROUP_TITLES)
+
+
+def measurement(store: Store, run, table_rows: int) -> Measurement:
+    """A stored run with its per-interval throughput (QPS, or Krps for scan) and host steal."""
+    intervals = []
+    for iv in store.intervals(run["id"]):
+        seconds = iv["end_s"] - iv["start_s"]
+        if seconds <= 0:
+            continue
+        if run["metric"] == "krps":
+            value = table_rows * iv["events"] / (seconds * run["threads"]) / 1000.0
+        else:
+            value = iv["statements"] / seconds
+        intervals.append(IntervalSample(value, seconds, iv["steal_pct"]))
+    warnings = tuple(w["message"] for w in json.loads(run["warnings_json"] or "[]"))
+    if run["status"] != "ok" and run["error"]:
+        warnings += (f"{run['status']}: {run['error'][:160]}",)
+    return Measurement(run["test"], run["test_group"], run["target"], run["threads"], run["value"], run["metric"],
+                       run["status"], run["repeat"], tuple(intervals), warnings)
 
 
 def render(data: ReportData, fmt: str, color: bool = False) -> str:
@@ -73,7 +107,7 @@ def main(args: argparse.Namespace) -> int:
         raise UserError(f"store {args.store} does not exist", "pass --store PATH, or run a campaign first")
     store = Store(args.store)
     try:
-        data = build_report(store, args.campaign, args.base, args.chain)
+        data = build_report(store, args.campaign, args.base, args.chain, args.min_effect, args.noisy)
     finally:
         store.close()
     sys.stdout.write(render(data, args.format, use_color(args.color)))

@@ -14,19 +14,30 @@ def render_json(data: ReportData) -> str:
             for row in data.rows_in(group, threads):
                 for target in comp.targets:
                     cell = row.values[target]
+                    tput = row.throughputs.get(target)
+                    est = row.estimates.get(target)
                     rows.append({
                         "test": row.test, "group": row.group, "threads": row.threads, "target": target,
                         "base": row.references.get(target, comp.base), "metric": row.metric,
-                        "qps": _round(cell.value, 3), "rqps": _round(row.ratios.get(target), 4),
-                        "runs": cell.runs, "failed": cell.failed,
+                        "qps": _round(cell.value, 3),
+                        "qps_lower": _round(tput.lower if tput else None, 3),
+                        "qps_upper": _round(tput.upper if tput else None, 3),
+                        "rqps": _round(row.ratios.get(target), 4),
+                        "lower": _round(est.lower if est else None, 4),
+                        "upper": _round(est.upper if est else None, 4),
+                        "verdict": row.verdicts.get(target), "method": est.method if est else None,
+                        "samples": est.n if est else None,
+                        "runs": cell.runs, "failed": cell.failed, "warnings": list(row.warnings.get(target, ())),
                     })
     summaries = [
         {"group": s.group, "threads": s.threads, "target": s.target, "count": s.count, "missing": s.missing,
-         "min": _round(s.min, 4), "max": _round(s.max, 4), "mean": _round(s.mean, 4), "median": _round(s.median, 4)}
+         "min": _round(s.min, 4), "max": _round(s.max, 4), "mean": _round(s.mean, 4), "median": _round(s.median, 4),
+         "regressions": s.regressions, "improvements": s.improvements, "noisy": s.noisy}
         for s in data.summaries
     ]
     doc = {
         "campaign": data.campaign, "base": comp.base, "chain": comp.chain,
+        "min_effect": comp.min_effect, "noisy_half_width": comp.noisy_half_width,
         "targets": [{"name": t, "label": data.target_labels.get(t, "")} for t in comp.targets],
         "columns": [{"column": f"col-{i}", "target": t} for i, t in enumerate(comp.compared, start=1)],
         "rows": rows, "group_summaries": summaries,

@@ -1,12 +1,12 @@
 """Markdown report: the `col-N : <target>` legend of the posts and one table per group."""
 from __future__ import annotations
 
-from dbdrift.report.table import ReportData, column_names, fmt_abs, fmt_ratio, legend_lines
+from dbdrift.report.table import ReportData, column_names, fmt_abs, fmt_cell, fmt_ratio, legend_lines, verdict_legend
 
 
 def render_markdown(data: ReportData) -> str:
     comp = data.comparison
-    out = [f"# dbdrift report: {data.campaign}", "", "```", *legend_lines(data), "```", ""]
+    out = [f"# dbdrift report: {data.campaign}", "", "```", *legend_lines(data), "```", "", verdict_legend(data), ""]
     cols = column_names(data)
     for threads in data.thread_counts():
         out += [f"## {threads} client thread{'s' if threads != 1 else ''}", ""]
@@ -18,7 +18,8 @@ def render_markdown(data: ReportData) -> str:
             out.append("| " + " | ".join(cols + ["test"]) + " |")
             out.append("|" + "---:|" * len(cols) + "---|")
             for row in rows:
-                out.append("| " + " | ".join([fmt_ratio(row.ratios[t]) for t in comp.compared] + [row.test]) + " |")
+                cells = [" ".join(fmt_cell(row, t).split()).replace("[", "\\[") for t in comp.compared]
+                out.append("| " + " | ".join(cells + [row.test]) + " |")
             summaries = data.summaries_in(group, threads)
             for stat in ("min", "max", "mean", "median"):
                 cells = [fmt_ratio(getattr(summaries[t], stat)) for t in comp.compared]

@@ -33,6 +33,30 @@ class ReportData:
         return {s.target: s for s in self.summaries if s.group == group and s.threads == threads}
 
 
+VERDICT_MARKS = {
+    "regression": "-", "improvement": "+", "no significant change": "=", "too noisy": "~", "no interval": "?",
+}
+
+
+def verdict_legend(data: ReportData) -> str:
+    comp = data.comparison
+    return (f"verdicts (95% interval, minimum effect {comp.min_effect:.0%}): - regression, + improvement, "
+            f"= no significant change, ~ too noisy (interval wider than ±{comp.noisy_half_width:.0%}), "
+            "? no interval (too few samples); ! host or run warnings")
+
+
+def fmt_cell(row, target: str) -> str:
+    """`0.96 [0.94,0.98] -`: rQPS, its 95% interval and the verdict mark; `!` when warned."""
+    value = row.ratios.get(target)
+    est = row.estimates.get(target)
+    mark = VERDICT_MARKS.get(row.verdicts.get(target, ""), " ")
+    warned = "!" if row.warnings.get(target) or row.warnings.get(row.references.get(target, "")) else " "
+    if value is None:
+        return f"{'-':>4}{'':13} {mark}{warned}"
+    interval = f"[{est.lower:.2f},{est.upper:.2f}]" if est and est.lower is not None else ""
+    return f"{value:4.2f} {interval:<12} {mark}{warned}"
+
+
 def fmt_ratio(value: float | None) -> str:
     return "-" if value is None else f"{value:.2f}"
 

@@ -1,15 +1,18 @@
 """Plain-text report (terminal): rQPS table per group with red/green marks and group stats."""
 from __future__ import annotations
 
-from dbdrift.report.table import (GREEN_AT, RED_AT, ReportData, column_names, fmt_abs, fmt_ratio,
-                                  legend_lines)
+from dbdrift.report.table import (GREEN_AT, RED_AT, ReportData, column_names, fmt_abs, fmt_cell, fmt_ratio,
+                                  legend_lines, verdict_legend)
 
 _RED, _GREEN, _RESET = "\x1b[31m", "\x1b[32m", "\x1b[0m"
 
 
-def _paint(cell: str, value: float | None, color: bool) -> str:
+def _paint(cell: str, value: float | None, color: bool, noisy: bool = False) -> str:
     if not color or value is None:
         return cell
+    if noisy:
+        return f"\x1b[2m{cell}{_RESET}"  # dim: not to be trusted either way
+    value = round(value, 2)  # judge what is printed: a shown 0.95 is red
     if value <= RED_AT:
         return f"{_RED}{cell}{_RESET}"
     if value >= GREEN_AT:
@@ -21,26 +24,32 @@ def render_text(data: ReportData, color: bool = False) -> str:
     """rQPS rows are `values... name` (spec §4.1); ≤0.95 red, ≥1.05 green when `color`."""
     comp = data.comparison
     width = 7
-    out = [f"campaign: {data.campaign}", *legend_lines(data), ""]
+    cell_width = 20
+    out = [f"campaign: {data.campaign}", *legend_lines(data), verdict_legend(data), ""]
     if not comp.compared:
         out.append("(only one target: nothing to compare; absolute values follow)")
     for threads in data.thread_counts():
         out.append(f"== {threads} client thread{'s' if threads != 1 else ''} ==")
         if comp.compared:
-            out.append(" ".join(c.rjust(width) for c in column_names(data)) + "  test")
+            out.append(" ".join(c.ljust(cell_width) for c in column_names(data)) + "  test")
         for group in data.group_order:
             rows = data.rows_in(group, threads)
             if not rows:
                 continue
             out.append(f"-- {data.group_titles.get(group, group)}")
             for row in rows:
-                cells = [_paint(fmt_ratio(row.ratios[t]).rjust(width), row.ratios[t], color) for t in comp.compared]
+                cells = [_paint(fmt_cell(row, t).ljust(cell_width), row.ratios[t], color,
+                                row.verdicts.get(t) in ("too noisy", "no interval")) for t in comp.compared]
                 out.append(" ".join(cells) + f"  {row.test}")
+            summaries = data.summaries_in(group, threads)
             for stat in ("min", "max", "mean", "median"):
-                summaries = data.summaries_in(group, threads)
                 if comp.compared:
-                    vals = [fmt_ratio(getattr(summaries[t], stat)).rjust(width) for t in comp.compared]
+                    vals = [fmt_ratio(getattr(summaries[t], stat)).ljust(cell_width) for t in comp.compared]
                     out.append(" ".join(vals) + f"  ({stat})")
+            if comp.compared:
+                counts = [f"{summaries[t].regressions}- {summaries[t].improvements}+ {summaries[t].noisy}~?"
+                          .ljust(cell_width) for t in comp.compared]
+                out.append(" ".join(counts) + "  (verdicts)")
         out.append("")
         out.append(f"absolute throughput ({threads} client thread{'s' if threads != 1 else ''}; "
                    "QPS, scan: thousand rows/s)")
@@ -50,4 +59,14 @@ def render_text(data: ReportData, color: bool = False) -> str:
                 out.append(" ".join(fmt_abs(row.values[t].value).rjust(width * 2) for t in comp.targets)
                            + f"  {row.test}")
         out.append("")
+    out += _warning_lines(data)
     return "\n".join(out).rstrip() + "\n"
+
+
+def _warning_lines(data: ReportData) -> list[str]:
+    lines = []
+    for row in data.comparison.rows:
+        for target, warnings in row.warnings.items():
+            for warning in warnings:
+                lines.append(f"  {row.test} x{row.threads} {target}: {warning}")
+    return ["warnings (!):", *lines] if lines else []
