@@ -95,3 +95,14 @@ def test_order_must_be_interleaved_or_sequential():
     with pytest.raises(UserError) as err:
         parse({**MINIMAL, "order": "random"})
     assert "order must be one of" in err.value.message
+
+
+def test_calibration_runs_the_base_against_a_copy_of_itself_interleaved():
+    from dbdrift.plan.campaign import as_calibration
+
+    spec = as_calibration(parse({**MINIMAL, "order": "sequential"}), None)
+    assert [t.name for t in spec.targets] == ["a", "a-aa"]
+    assert spec.targets[0].version == spec.targets[1].version == "17.10"
+    assert spec.order == "interleaved" and spec.calibration and spec.name == "calibrate-a"
+    with pytest.raises(UserError):
+        as_calibration(spec, "nope")

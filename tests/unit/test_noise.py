@@ -87,3 +87,32 @@ def test_no_interval_from_a_single_sample():
 ])
 def test_verdict_rules(value, lower, upper, expected):
     assert verdict(Estimate(value, lower, upper, 8, "literal")) == expected
+
+
+def test_noise_floor_is_the_larger_of_the_aa_offset_and_half_width():
+    from dbdrift.analysis.floor import noise_floor
+    from dbdrift.analysis.relative import Measurement, compare
+
+    def runs(target, values):
+        return [Measurement("point-query", "point", target, 1, v, round=i, intervals=series([v]))
+                for i, v in enumerate(values)]
+
+    aa = compare(runs("a", [100, 100, 100, 100]) + runs("a-aa", [101, 103, 102, 102]), ["a", "a-aa"], "a",
+                 ["point-query"])
+    est = aa.rows[0].estimates["a-aa"]
+    floor = noise_floor(aa)["point-query"]
+    assert floor == pytest.approx(max(abs(est.value - 1), est.half_width))
+    assert 0.015 < floor < 0.04
+
+
+def test_a_noise_floor_above_the_minimum_effect_turns_a_small_step_into_no_change():
+    from dbdrift.analysis.relative import Measurement, compare
+
+    def runs(target, value):
+        return [Measurement("point-query", "point", target, 1, value * (1 + 0.001 * (i % 2)), round=i,
+                            intervals=series([value * (1 + 0.001 * (i % 2))])) for i in range(6)]
+
+    data = runs("a", 100.0) + runs("b", 97.0)
+    assert compare(data, ["a", "b"], "a", ["point-query"]).rows[0].verdicts["b"] == "regression"
+    with_floor = compare(data, ["a", "b"], "a", ["point-query"], noise_floor={"point-query": 0.04})
+    assert with_floor.rows[0].verdicts["b"] == "no significant change"

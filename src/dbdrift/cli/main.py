@@ -4,13 +4,14 @@ from __future__ import annotations
 import argparse
 import sys
 
-from dbdrift.cli import catalog, demo, report, run
+from dbdrift.cli import calibrate, catalog, demo, report, run
 from dbdrift.errors import UserError
 from dbdrift.server.base import exit_on_sigterm, stop_all
 
 VERBS = {
     "run": (run, "run a campaign file against fresh servers and store the results"),
     "demo": (demo, "PostgreSQL 17.10 vs 18.4 on the default suite, then the report"),
+    "calibrate": (calibrate, "run a target against a copy of itself to measure the noise floor (A/A)"),
     "report": (report, "rQPS report from the store (text, markdown, csv, json)"),
     "catalog": (catalog, "list the microbenchmarks"),
 }

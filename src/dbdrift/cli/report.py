@@ -6,6 +6,7 @@ import json
 import sys
 from pathlib import Path
 
+from dbdrift.analysis.floor import noise_floor
 from dbdrift.analysis.noise import IntervalSample
 from dbdrift.analysis.relative import Measurement, compare
 from dbdrift.analysis.summary import summarize_groups
@@ -31,6 +32,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="color rQPS <= 0.95 red and >= 1.05 green in text output")
     parser.add_argument("--min-effect", type=_percent, default=0.02, metavar="PCT",
                         help="smallest change called a regression or improvement (default 2%%)")
+    parser.add_argument("--noise-floor", default="auto", metavar="auto|none|CAMPAIGN",
+                        help="raise each test's minimum effect to the A/A noise measured by `dbdrift calibrate` "
+                             "(auto: the newest calibration in the store, if any)")
     parser.add_argument("--noisy", type=_percent, default=0.05, metavar="PCT",
                         help="a cell whose 95%% interval is wider than ±PCT is 'too noisy' (default 5%%)")
 
@@ -46,7 +50,7 @@ def _percent(text: str) -> float:
 
 
 def build_report(store: Store, campaign: str | None, base: str | None, chain: bool,
-                 min_effect: float = 0.02, noisy: float = 0.05) -> ReportData:
+                 min_effect: float = 0.02, noisy: float = 0.05, noise_floor: str = "none") -> ReportData:
     campaign_id = store.latest_campaign_id(campaign)
     if campaign_id is None:
         what = f"campaign {campaign!r}" if campaign else "any campaign"
@@ -57,16 +61,43 @@ def build_report(store: Store, campaign: str | None, base: str | None, chain: bo
     base_name = base or next((t["name"] for t in targets if t["is_base"]), names[0])
     if base_name not in names:
         raise UserError(f"--base {base_name}: no such target in campaign {row['name']}", f"targets: {', '.join(names)}")
-    table_rows = json.loads(row["spec_json"]).get("rows", 0)
-    measurements = [measurement(store, r, table_rows) for r in store.runs(campaign_id) if "warm" not in r["test"]]
+    floors, notes = _floors(store, noise_floor, campaign_id, min_effect, noisy)
+    measurements = _measurements(store, campaign_id)
     comparison = compare(measurements, names, base_name, report_order({m.test for m in measurements}), chain,
-                         min_effect=min_effect, noisy_half_width=noisy)
+                         min_effect=min_effect, noisy_half_width=noisy, noise_floor=floors)
     labels = {}
     for t in targets:
         server = json.loads(t["server_json"]) if t["server_json"] else {}
         labels[t["name"]] = f"{t['engine']} {server['version']}" if server.get("version") else t["engine"]
     return ReportData(row["name"], comparison, tuple(summarize_groups(comparison, list(GROUPS))), labels,
-                      GROUPS, GROUP_TITLES)
+                      GROUPS, GROUP_TITLES, notes)
+
+
+def _measurements(store: Store, campaign_id: int) -> list[Measurement]:
+    table_rows = json.loads(store.campaign(campaign_id)["spec_json"]).get("rows", 0)
+    return [measurement(store, r, table_rows) for r in store.runs(campaign_id) if "warm" not in r["test"]]
+
+
+def _floors(store: Store, choice: str, campaign_id: int, min_effect: float,
+            noisy: float) -> tuple[dict[str, float], tuple[str, ...]]:
+    """Per-test A/A noise floors from a calibration campaign, and a note saying which one."""
+    if choice == "none":
+        return {}, ()
+    aa_id = store.latest_calibration_id() if choice == "auto" else store.latest_campaign_id(choice)
+    if aa_id is None:
+        if choice == "auto":
+            return {}, ()
+        raise UserError(f"--noise-floor {choice}: no such campaign in {store.path}",
+                        "run `dbdrift calibrate CAMPAIGN.toml` first, or pass --noise-floor none")
+    if aa_id == campaign_id:
+        return {}, ()
+    aa = store.campaign(aa_id)
+    names = [t["name"] for t in store.targets(aa_id)]
+    measurements = _measurements(store, aa_id)
+    comparison = compare(measurements, names, names[0], sorted({m.test for m in measurements}),
+                         min_effect=min_effect, noisy_half_width=noisy)
+    floors = noise_floor(comparison)
+    return floors, (f"noise floor: A/A campaign {aa['name']} (#{aa_id}, {aa['created_at']}) for {len(floors)} tests",)
 
 
 def measurement(store: Store, run, table_rows: int) -> Measurement:
@@ -107,7 +138,8 @@ def main(args: argparse.Namespace) -> int:
         raise UserError(f"store {args.store} does not exist", "pass --store PATH, or run a campaign first")
     store = Store(args.store)
     try:
-        data = build_report(store, args.campaign, args.base, args.chain, args.min_effect, args.noisy)
+        data = build_report(store, args.campaign, args.base, args.chain, args.min_effect, args.noisy,
+                            args.noise_floor)
     finally:
         store.close()
     sys.stdout.write(render(data, args.format, use_color(args.color)))

@@ -41,7 +41,7 @@ def execute(spec: CampaignSpec, args: argparse.Namespace) -> int:
         outcome = Runner(spec, store, resume=args.resume, progress=progress).run()
         progress.message(f"stored {outcome.runs_ok} runs ({outcome.runs_failed} failed) in {args.store}")
         if not args.no_report:
-            data = report_cli.build_report(store, str(outcome.campaign_id), None, False)
+            data = report_cli.build_report(store, str(outcome.campaign_id), None, False, noise_floor="auto")
             sys.stdout.write(report_cli.render(data, args.format, report_cli.use_color("auto")))
     finally:
         store.close()

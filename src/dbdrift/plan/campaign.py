@@ -42,6 +42,7 @@ class CampaignSpec:
     order: str = "interleaved"  # interleaved | sequential (see README: Noise)
     slice_s: float = 5.0  # interleaved: measured seconds per slice
     slice_warmup_s: float = 1.0  # interleaved: unmeasured seconds before each later slice
+    calibration: bool = False  # an A/A campaign made by `dbdrift calibrate`
     source: str = "<built-in>"
     test_names: tuple[str, ...] = field(default=("default32",))
 
@@ -66,6 +67,7 @@ class CampaignSpec:
             "settle_s": self.settle_s, "warm_runs": self.warm_runs, "repeats": self.repeats,
             "prepared": self.prepared, "seed": self.seed, "interval_s": self.interval_s,
             "order": self.order, "slice_s": self.slice_s, "slice_warmup_s": self.slice_warmup_s,
+            "calibration": self.calibration,
             "tests": list(self.test_names),
             "targets": [target_to_dict(t) for t in self.targets],
         }
@@ -210,6 +212,18 @@ def _check_targets(targets: tuple[TargetSpec, ...], where: str) -> None:
     ports = [t.port for t in targets if t.port is not None]
     if len(ports) != len(set(ports)):
         raise UserError(f"{where}: two targets use the same port", "remove port to let dbdrift pick free ports")
+
+
+def as_calibration(spec: CampaignSpec, target_name: str | None) -> CampaignSpec:
+    """An A/A campaign: one target against an identical copy of itself, interleaved."""
+    name = target_name or spec.base.name
+    target = next((t for t in spec.targets if t.name == name), None)
+    if target is None:
+        raise UserError(f"--target {name}: no such target in {spec.source}",
+                        f"targets: {', '.join(t.name for t in spec.targets)}")
+    copy = replace(target, name=f"{name}-aa"[:64], base=False, port=None)
+    return replace(spec, name=f"calibrate-{name}"[:64], targets=(replace(target, base=True), copy),
+                   order="interleaved", calibration=True)
 
 
 def with_base(spec: CampaignSpec, base_name: str | None) -> CampaignSpec:

@@ -37,7 +37,7 @@ def render_json(data: ReportData) -> str:
     ]
     doc = {
         "campaign": data.campaign, "base": comp.base, "chain": comp.chain,
-        "min_effect": comp.min_effect, "noisy_half_width": comp.noisy_half_width,
+        "min_effect": comp.min_effect, "noisy_half_width": comp.noisy_half_width, "notes": list(data.notes),
         "targets": [{"name": t, "label": data.target_labels.get(t, "")} for t in comp.targets],
         "columns": [{"column": f"col-{i}", "target": t} for i, t in enumerate(comp.compared, start=1)],
         "rows": rows, "group_summaries": summaries,

@@ -18,6 +18,7 @@ class ReportData:
     target_labels: dict[str, str]  # target -> "postgres 17.10" (what it is)
     group_order: tuple[str, ...]
     group_titles: dict[str, str]
+    notes: tuple[str, ...] = ()  # e.g. where the noise floor came from
 
     def label(self, target: str) -> str:
         extra = self.target_labels.get(target)
@@ -75,7 +76,7 @@ def legend_lines(data: ReportData) -> list[str]:
     else:
         lines = [f"Relative to: {data.label(comp.base)}"]
     lines += [f"col-{i} : {data.label(t)}" for i, t in enumerate(comp.compared, start=1)]
-    return lines
+    return lines + list(data.notes)
 
 
 def column_names(data: ReportData) -> list[str]:

@@ -97,6 +97,12 @@ class Store:
                                   (name,)).fetchone()
         return int(row[0]) if row else None
 
+    def latest_calibration_id(self) -> int | None:
+        for row in self.db.execute("SELECT id, spec_json FROM campaigns ORDER BY id DESC"):
+            if json.loads(row[1]).get("calibration"):
+                return int(row[0])
+        return None
+
     def ensure_target(self, campaign_id: int, name: str, engine: str, position: int, is_base: bool,
                       spec: dict) -> int:
         row = self.db.execute("SELECT id FROM targets WHERE campaign_id = ? AND name = ?",
