@@ -176,3 +176,27 @@ def test_ctrl_c_stops_the_servers_and_keeps_what_was_measured(tmp_path):
     assert stored[0]["status"] == "ok"
     assert stored[-1]["status"] == "interrupted"
     assert postgres_processes_under(work) == []
+
+
+def test_interleaved_rounds_alternate_targets_and_give_intervals_and_verdicts(tmp_path):
+    work = shared_work_dir("inter")
+    store = tmp_path / "s.db"
+    path = campaign(tmp_path, "inter", tests=["point-query", "update-index"], read_s=3,
+                    extra='order = "interleaved"\nslice_s = 1\nslice_warmup_s = 0.2\ninterval_s = 0.5')
+    result = dbdrift("run", path, "--store", store, "--format", "json", work_dir=work)
+    assert result.returncode == 0, result.stderr[-2000:]
+    stored = [r for r in runs(store) if r["test"] == "point-query"]
+    # three rounds of 1 s slices; round 0: pg17 pg18, round 1: pg18 pg17, round 2: pg17 pg18
+    assert [(r["repeat"], r["target"]) for r in stored] == [
+        (0, "pg17"), (0, "pg18"), (1, "pg18"), (1, "pg17"), (2, "pg17"), (2, "pg18")]
+    assert [r["warmup_s"] for r in stored] == [0.5, 0.5, 0.2, 0.2, 0.2, 0.2]
+    db = sqlite3.connect(store)
+    steal = [v for (v,) in db.execute("SELECT steal_pct FROM intervals")]
+    db.close()
+    assert steal and all(v is not None and 0 <= v <= 100 for v in steal)
+    doc = json.loads(result.stdout)
+    row = next(r for r in doc["rows"] if r["test"] == "point-query" and r["target"] == "pg18")
+    assert row["method"] == "paired rounds" and row["samples"] == 3
+    assert row["lower"] <= row["rqps"] <= row["upper"]
+    assert row["verdict"] in ("regression", "improvement", "no significant change", "too noisy")
+    assert postgres_processes_under(work) == []

@@ -12,13 +12,19 @@ from dbdrift.plan.campaign import parse_campaign
 DEMO_CAMPAIGN = """\
 # dbdrift demo: is PostgreSQL 18.4 faster or slower than 17.10 on the 32 default microbenchmarks?
 # Small and short so it finishes in minutes; real campaigns use 10M+ rows and 300-900 s runs.
+# Both servers stay up; each test runs as 3 interleaved rounds of 1.5 s slices (17 18, 18 17,
+# 17 18), so every rQPS gets a 95% interval paired by round and a verdict.
 name = "demo-pg17-vs-pg18"
 tables = 1
 rows = 200000
 threads = [1]
 warmup_s = 1
-read_s = 5
-write_s = 5
+read_s = 4.5
+write_s = 4.5
+order = "interleaved"
+slice_s = 1.5
+slice_warmup_s = 0.5
+interval_s = 0.5
 scan_warm_s = 2
 settle_s = 0
 tests = ["default32"]
