@@ -23,14 +23,14 @@ JITTER = (0.0, 0.012, -0.008, 0.004, -0.011, 0.007)  # fixed per-interval noise,
 TABLE_ROWS = 10_000
 
 
-def _intervals(value: float, metric: str, round_: int, pos: int) -> list[dict]:
+def _intervals(value: float, metric: str, round_: int, pos: int, stolen: bool) -> list[dict]:
     out = []
     for i in range(3):
         rate = value * (1 + JITTER[(pos * 5 + round_ * 3 + i) % len(JITTER)])
         events = round(rate * 1000 / TABLE_ROWS) if metric == "krps" else round(rate)
         out.append({"index": i, "start_s": float(i), "end_s": float(i + 1), "events": events,
                     "statements": events, "rows": events, "errors": {}, "latency_us": {},
-                    "steal_pct": 30.0 if (round_, i) == (2, 1) else 0.5})
+                    "steal_pct": 30.0 if stolen and i == 1 else 0.5})
     return out
 
 
@@ -45,12 +45,12 @@ def make_store(path: Path) -> Store:
             value = values[pos]
             for round_ in range(4):
                 ok = value is not None
-                warnings = [{"kind": "steal", "message": "host CPU steal up to 30% (mean 10.3%)"}] \
-                    if (name, test, round_) == ("pg18", "update-index", 2) else []
+                stolen = (name, test, round_) == ("pg18", "update-index", 2)
+                warnings = [{"kind": "steal", "message": "host CPU steal up to 30% (mean 10.3%)"}] if stolen else []
                 store.add_run(tid, RunRecord(test=test, test_group=group, threads=1, repeat=round_,
                                              status="ok" if ok else "failed", warmup_s=1, duration_s=3,
                                              metric=metric, driver_spec={}, value=value, warnings=warnings,
-                                             intervals=_intervals(value, metric, round_, pos) if ok else [],
+                                             intervals=_intervals(value, metric, round_, pos, stolen) if ok else [],
                                              error=None if ok else "server died"))
         store.add_run(tid, RunRecord(test="point-query.warm", test_group="point", threads=1, repeat=0, status="ok",
                                      warmup_s=1, duration_s=5, metric="qps", driver_spec={}, value=1.0))
@@ -89,6 +89,8 @@ def test_json_rows_carry_test_group_target_base_qps_rqps_interval_and_verdict(st
 def test_the_stolen_interval_is_left_out_and_its_warning_shown(store):
     text = render(build_report(store, None, None, False), "text")
     assert "update-index x1 pg18: host CPU steal up to 30%" in text
+    assert "update-index x1 pg18: 1 interval(s) with host CPU steal > 10% left out" in text
+    assert text.count("left out of the estimates") == 1
 
 
 def test_warm_runs_are_not_reported(store):
@@ -98,4 +100,5 @@ def test_warm_runs_are_not_reported(store):
 def test_text_colors_regressions_red_and_improvements_green(store):
     text = render(build_report(store, None, None, False), "text", color=True)
     line = next(l for l in text.splitlines() if l.endswith("  point-query"))
-    assert line.startswith("\x1b[31m0.95 [") and "\x1b[32m1.08 [" in line
+    red, green = line.split("\x1b[0m")[:2]
+    assert red.startswith("\x1b[31m0.95 [") and green.strip().startswith("\x1b[32m1.07 [")

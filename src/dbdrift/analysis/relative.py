@@ -7,7 +7,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from statistics import fmean
 
-from dbdrift.analysis.noise import Estimate, IntervalSample, RunSample, relative, throughput, verdict
+from dbdrift.analysis.noise import (STEAL_MAX_PCT, Estimate, IntervalSample, RunSample, relative, throughput,
+                                    verdict)
 
 
 @dataclass(frozen=True)
@@ -117,8 +118,15 @@ def _row(test, threads, group_metric, cell, ordered, compared, references, effec
     estimates = {t: relative(samples[t], samples[references[t]]) for t in compared}
     ratios = {t: estimates[t].value if estimates[t].value is not None
               else ratio(values[t].value, values[references[t]].value) for t in compared}
-    warnings = {t: tuple(dict.fromkeys(w for m in cell.get(t, []) for w in m.warnings)) for t in ordered}
+    throughputs = {t: throughput(samples[t]) for t in ordered}
+    warnings = {t: tuple(dict.fromkeys(w for m in cell.get(t, []) for w in m.warnings)) +
+                _dropped_note(throughputs[t]) for t in ordered}
     return RelativeRow(
         test, group_metric[0], threads, group_metric[1], values, ratios, references, estimates,
-        {t: verdict(estimates[t], effect, noisy) for t in compared},
-        {t: throughput(samples[t]) for t in ordered}, warnings)
+        {t: verdict(estimates[t], effect, noisy) for t in compared}, throughputs, warnings)
+
+
+def _dropped_note(est: Estimate) -> tuple[str, ...]:
+    if not est.dropped_intervals:
+        return ()
+    return (f"{est.dropped_intervals} interval(s) with host CPU steal > {STEAL_MAX_PCT:g}% left out of the estimates",)

@@ -1,0 +1,131 @@
+"""How well dbdrift's intervals and verdicts separate noise from a real regression.
+
+Runs two interleaved campaigns through the dbdrift CLI, each of a target against a second
+server of the same PostgreSQL version:
+  A/A      the second server is configured identically: every rQPS should be 1;
+  planted  the second server does more work per query (a real setting, --planted), so every
+           cell should be called a regression.
+and prints the share of A/A cells whose interval holds 1.0, the share of planted cells called
+a regression, and the minutes used per target per microbenchmark (goals: >= 95%, >= 95%, <= 2).
+
+    .venv/bin/python bench/noise.py [--seconds 60] [--slice 5] [--tests ...] [--rows 200000]
+                                     [--version 17.10] [--only aa|planted]
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from _common import OUT_DIR, Output  # noqa: E402
+
+# Three groups, cheap and expensive statements alike.
+DEFAULT_TESTS = ["point-query", "random-points_range=10", "points-covered-pk", "range-covered-pk",
+                 "range-notcovered-si", "read-only_range=10", "update-index", "update-nonindex", "insert"]
+# pg_stat_statements hooks every statement (planning is not tracked: statements are prepared):
+# a hash lookup and a spinlock-protected counter update per execution, on the server only.
+DEFAULT_PLANTED = {"shared_preload_libraries": "pg_stat_statements", "pg_stat_statements.track": "all"}
+
+
+def campaign_toml(name: str, args: argparse.Namespace, planted: dict[str, str] | None) -> str:
+    second = planted or {}
+    settings = ", ".join(f'"{k}" = "{v}"' for k, v in second.items())
+    return "\n".join([
+        f'name = "{name}"', "tables = 1", f"rows = {args.rows}", "threads = [1]",
+        f"warmup_s = 2", f"read_s = {args.seconds}", f"write_s = {args.seconds}",
+        'order = "interleaved"', f"slice_s = {args.slice}", f"slice_warmup_s = {args.slice_warmup}",
+        "interval_s = 1", "scan_warm_s = 5", "settle_s = 0", f"tests = {json.dumps(args.tests)}",
+        "[[targets]]", 'name = "a"', f'version = "{args.version}"', "base = true",
+        "[[targets]]", f'name = "{"planted" if planted else "a2"}"', f'version = "{args.version}"',
+        f"settings = {{ {settings} }}",
+    ]) + "\n"
+
+
+def run_campaign(name: str, args: argparse.Namespace, planted, store: Path, out: Output) -> tuple[dict, float]:
+    path = OUT_DIR / f"{name}.toml"
+    path.write_text(campaign_toml(name, args, planted))
+    started = time.monotonic()
+    cmd = [sys.executable, "-m", "dbdrift", "run", str(path), "--store", str(store), "--no-report"]
+    result = subprocess.run(cmd, capture_output=True, text=True)
+    elapsed = time.monotonic() - started
+    if result.returncode != 0:
+        out(result.stderr[-3000:])
+        raise SystemExit(f"error: campaign {name} failed (exit {result.returncode})")
+    report = subprocess.run([sys.executable, "-m", "dbdrift", "report", "--store", str(store), "--campaign", name,
+                             "--format", "json", "--noise-floor", "none"], capture_output=True, text=True, check=True)
+    return json.loads(report.stdout), elapsed
+
+
+def cells(doc: dict, target: str) -> list[dict]:
+    return [r for r in doc["rows"] if r["target"] == target]
+
+
+def print_cells(out: Output, title: str, rows: list[dict]) -> None:
+    out(f"\n{title}")
+    out(f"{'test':<24} {'rQPS':>6} {'lower':>6} {'upper':>6} {'±%':>5}  verdict")
+    for r in rows:
+        half = (r["upper"] - r["lower"]) / 2 / r["rqps"] * 100 if r["lower"] is not None else float("nan")
+        out(f"{r['test']:<24} {r['rqps']:6.3f} {_f(r['lower'])} {_f(r['upper'])} {half:5.1f}  {r['verdict']}")
+
+
+def _f(value) -> str:
+    return f"{value:6.3f}" if value is not None else "     -"
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--version", default="17.10")
+    parser.add_argument("--rows", type=int, default=200_000)
+    parser.add_argument("--seconds", type=float, default=60.0, help="measured seconds per target per test")
+    parser.add_argument("--slice", type=float, default=5.0, help="interleaved slice seconds")
+    parser.add_argument("--slice-warmup", type=float, default=1.0)
+    parser.add_argument("--tests", nargs="+", default=DEFAULT_TESTS)
+    parser.add_argument("--only", choices=("aa", "planted"))
+    parser.add_argument("--planted", default=json.dumps(DEFAULT_PLANTED),
+                        help="JSON object of settings for the second server of the planted campaign")
+    args = parser.parse_args()
+    planted = json.loads(args.planted)
+    out = Output("noise")
+    stamp = time.strftime("%H%M%S")
+    store = OUT_DIR / f"noise-{stamp}.db"
+    out(f"noise benchmark: postgres {args.version}, {args.rows:,} rows, {len(args.tests)} tests, "
+        f"{args.seconds:g} s per target per test in {args.slice:g} s slices; planted: {planted}")
+    results = {}
+    for kind in ("aa", "planted"):
+        if args.only and args.only != kind:
+            continue
+        doc, elapsed = run_campaign(f"noise-{kind}-{stamp}", args, planted if kind == "planted" else None, store, out)
+        target = "planted" if kind == "planted" else "a2"
+        rows = cells(doc, target)
+        results[kind] = (rows, elapsed)
+        print_cells(out, f"{kind}: {target} relative to a", rows)
+        per = elapsed / 60 / 2 / len(args.tests)
+        out(f"{kind}: {elapsed / 60:.1f} min for 2 targets x {len(args.tests)} tests = {per:.2f} min per target per test")
+    out("\nsummary")
+    if "aa" in results:
+        rows = results["aa"][0]
+        holds = [r for r in rows if r["lower"] is not None and r["lower"] <= 1.0 <= r["upper"]]
+        calm = [r for r in rows if r["verdict"] == "no significant change"]
+        out(f"  A/A cells whose interval holds 1.0: {len(holds)}/{len(rows)} = {len(holds) / len(rows):.0%} (goal >= 95%)")
+        out(f"  A/A cells with verdict 'no significant change': {len(calm)}/{len(rows)}")
+    if "planted" in results:
+        rows = results["planted"][0]
+        called = [r for r in rows if r["verdict"] == "regression"]
+        mean = sum(r["rqps"] for r in rows) / len(rows)
+        out(f"  planted cells called a regression: {len(called)}/{len(rows)} = {len(called) / len(rows):.0%} "
+            f"(goal >= 95%); mean planted rQPS {mean:.3f}")
+    for kind, (_, elapsed) in results.items():
+        out(f"  {kind}: {elapsed / 60 / 2 / len(args.tests):.2f} min per target per microbenchmark (goal <= 2)")
+    out(f"  store: {store}")
+    out.close()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
