@@ -83,7 +83,8 @@ def test_no_interval_from_a_single_sample():
     (0.99, 0.985, 0.995, "no significant change"),  # real but smaller than the 2% minimum
     (1.03, 1.01, 1.05, "improvement"),
     (0.97, 0.94, 1.01, "no significant change"),  # interval holds 1
-    (0.90, 0.80, 1.00, "too noisy"),
+    (0.90, 0.80, 1.01, "too noisy"),
+    (0.57, 0.43, 0.74, "regression"),  # wide, but entirely below 1: the direction is established
 ])
 def test_verdict_rules(value, lower, upper, expected):
     assert verdict(Estimate(value, lower, upper, 8, "literal")) == expected

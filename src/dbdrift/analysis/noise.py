@@ -177,18 +177,20 @@ def verdict(est: Estimate, min_effect: float = 0.02, noisy_half_width: float = 0
     """Classify an rQPS estimate.
 
     - "no interval": no interval could be formed (too few samples);
-    - "too noisy": the interval's relative half width exceeds `noisy_half_width`;
-    - "regression": the whole interval is below 1 and the estimate is at least `min_effect` below 1;
+    - "regression": the whole interval is below 1 and the estimate is at least `min_effect`
+      below 1 (however wide the interval: the direction is established);
     - "improvement": the mirror image above 1;
+    - "too noisy": otherwise, when the interval's relative half width exceeds `noisy_half_width`
+      (it cannot tell a change of the size the user cares about from none);
     - otherwise "no significant change" (the interval holds 1, or the change is smaller than
       the minimum effect the user cares about).
     """
     if est.value is None or est.lower is None or est.upper is None:
         return "no interval"
-    if est.half_width is not None and est.half_width > noisy_half_width:
-        return "too noisy"
     if est.upper < 1.0 and est.value <= 1.0 - min_effect:
         return "regression"
     if est.lower > 1.0 and est.value >= 1.0 + min_effect:
         return "improvement"
+    if est.half_width is not None and est.half_width > noisy_half_width:
+        return "too noisy"
     return "no significant change"

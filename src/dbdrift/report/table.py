@@ -42,7 +42,7 @@ VERDICT_MARKS = {
 def verdict_legend(data: ReportData) -> str:
     comp = data.comparison
     return (f"verdicts (95% interval, minimum effect {comp.min_effect:.0%}): - regression, + improvement, "
-            f"= no significant change, ~ too noisy (interval wider than ±{comp.noisy_half_width:.0%}), "
+            f"= no significant change, ~ too noisy (holds 1 and wider than ±{comp.noisy_half_width:.0%}), "
             "? no interval (too few samples); ! host or run warnings")
 
 
