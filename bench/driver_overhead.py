@@ -253,7 +253,7 @@ def run_rounds(conn: dict, args, out) -> list[Sample]:
 
 
 def run_callgrind(conn: dict, args, out) -> dict[str, float]:
-    out(f"\ncallgrind (client user-space instructions; per query = ΔIr / Δqueries):")
+    out("\ncallgrind (client user-space instructions; per query = ΔIr / Δqueries):")
     c.progress("callgrind runs (slow: the clients run under valgrind)")
     with tempfile.TemporaryDirectory(prefix="dbdrift-bench-cg-") as tmp:
         instr = {DRIVER: callgrind_driver(conn, args.rows, Path(tmp), out),

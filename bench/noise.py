@@ -38,7 +38,7 @@ def campaign_toml(name: str, args: argparse.Namespace, planted: dict[str, str] |
     settings = ", ".join(f'"{k}" = "{v}"' for k, v in second.items())
     return "\n".join([
         f'name = "{name}"', "tables = 1", f"rows = {args.rows}", "threads = [1]",
-        f"warmup_s = 2", f"read_s = {args.seconds}", f"write_s = {args.seconds}",
+        "warmup_s = 2", f"read_s = {args.seconds}", f"write_s = {args.seconds}",
         'order = "interleaved"', f"slice_s = {args.slice}", f"slice_warmup_s = {args.slice_warmup}",
         "interval_s = 1", "scan_warm_s = 5", "settle_s = 0", f"tests = {json.dumps(args.tests)}",
         "[[targets]]", 'name = "a"', f'version = "{args.version}"', "base = true",

@@ -2,7 +2,6 @@
 import json
 import socket
 
-import pytest
 
 from tests.helpers import dbdrift
 

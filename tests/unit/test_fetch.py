@@ -14,7 +14,7 @@ from dbdrift import env
 from dbdrift.errors import UserError
 from dbdrift.model import TargetSpec
 from dbdrift.server import fetch
-from dbdrift.server.postgres import (
+from dbdrift.server.pgconf import (
     default_settings,
     initdb_args,
     quote_value,

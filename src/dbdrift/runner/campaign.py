@@ -17,7 +17,7 @@ from dbdrift import env
 from dbdrift.errors import DriverError, ServerError, UserError
 from dbdrift.model import InstallInfo
 from dbdrift.plan.campaign import CampaignSpec, target_to_dict
-from dbdrift.plan.expand import LoadStep, RunStep, SettleStep, TargetPlan, estimate_s, expand
+from dbdrift.plan.expand import LoadStep, SettleStep, TargetPlan, estimate_s, expand
 from dbdrift.runner.progress import NullProgress, ProgressSink
 from dbdrift.runner.session import TargetSession
 from dbdrift.server import fetch

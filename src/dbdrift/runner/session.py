@@ -9,7 +9,6 @@ import json
 import os
 import shutil
 import time
-from pathlib import Path
 
 from dbdrift import env
 from dbdrift.catalog import sysbench

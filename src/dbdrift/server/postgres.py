@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import math
 import os
-import re
 import shutil
 import subprocess
 from pathlib import Path
@@ -17,13 +16,11 @@ from dbdrift.errors import ServerError, UserError
 from dbdrift.model import ConnectionInfo, InstallInfo, ServerInfo, TargetSpec
 from dbdrift.server import base, osuser
 from dbdrift.server.fetch import postgres_version_string
+from dbdrift.server.pgconf import initdb_args, major_version, ram_bytes, read_config_file, render_config
 
-GiB = 1024**3
-MiB = 1024**2
 STOP_FAST_TIMEOUT_S = 60
 STOP_IMMEDIATE_TIMEOUT_S = 10
 # Settings dbdrift owns: it picks the address, socket and port of every server it starts.
-OWNED_SETTINGS = ("listen_addresses", "unix_socket_directories", "port")
 POSTGRES_COMMS = ("postgres", "postmaster")  # /proc/<pid>/stat names, against pid reuse
 _SUN_PATH_MAX = 107  # bytes of a Unix socket path, including ".s.PGSQL.<port>"
 
@@ -223,8 +220,8 @@ class PostgresServer(base.Server):
 
     def _write_config(self) -> None:
         assert self.port is not None
-        file_text = _read_config_file(self.target)
-        self.config_text = render_config(self.target, self.major, ram_bytes=_ram_bytes(),
+        file_text = read_config_file(self.target)
+        self.config_text = render_config(self.target, self.major, ram_bytes=ram_bytes(),
                                          socket_dir=self.socket_dir, port=self.port,
                                          config_file_text=file_text)
         conf = self.data_dir / "postgresql.conf"
@@ -260,130 +257,6 @@ class PostgresServer(base.Server):
 
 
 # --- pure helpers (unit-tested without a server) -------------------------------------------
-
-
-def major_version(version: str) -> int:
-    """"17.10" -> 17, "9.6.24" -> 9, "19devel" -> 19."""
-    match = re.match(r"\d+", version)
-    if not match:
-        raise ValueError(f"not a PostgreSQL version: {version!r}")
-    return int(match.group())
-
-
-def initdb_args(major: int, data_checksums: bool) -> list[str]:
-    """Checksums are set explicitly for every target: 18 turned them on by default."""
-    args = ["-U", "postgres", "-A", "trust", "-E", "UTF8", "--locale=C.UTF-8", "--no-sync"]
-    if data_checksums:
-        args.append("--data-checksums")
-    elif major >= 18:
-        args.append("--no-data-checksums")
-    return args
-
-
-def shared_buffers_mb(ram_bytes: int) -> int:
-    """25 % of RAM, at most 16 GiB, at least 128 MiB."""
-    return max(128 * MiB, min(ram_bytes // 4, 16 * GiB)) // MiB
-
-
-def default_settings(major: int, ram_bytes: int) -> list[tuple[str, str]]:
-    """dbdrift's base config, in the spirit of the cached-database configs cx10a (≤17) and
-    cx10b (18+): big cache, relaxed durability, no parallel query/JIT, eager autovacuum."""
-    settings = [
-        ("shared_buffers", f"{shared_buffers_mb(ram_bytes)}MB"),
-        ("huge_pages", "off"),
-        ("max_connections", "100"),
-        ("synchronous_commit", "off"),
-        ("max_wal_size", "8GB"),
-        ("min_wal_size", "1GB"),
-        ("checkpoint_timeout", "1800s"),
-        ("checkpoint_completion_target", "0.9"),
-        ("max_parallel_workers_per_gather", "0"),
-        ("jit", "off"),
-        ("autovacuum_naptime", "10s"),
-        ("autovacuum_vacuum_scale_factor", "0.05"),
-        ("autovacuum_vacuum_insert_scale_factor", "0.05"),
-        ("autovacuum_analyze_scale_factor", "0.05"),
-    ]
-    if major >= 18:
-        settings.append(("io_method", "sync"))
-    settings += [
-        ("shared_preload_libraries", ""),
-        ("log_destination", "stderr"),  # pg_ctl -l captures stderr into server.log
-        ("logging_collector", "off"),
-    ]
-    return settings
-
-
-def render_config(
-    target: TargetSpec, major: int, *, ram_bytes: int, socket_dir: Path, port: int,
-    config_file_text: str | None = None,
-) -> str:
-    """Text appended to postgresql.conf; later lines win: defaults, the target's
-    config_file, the target's settings, then the connection settings dbdrift owns."""
-    _check_settings(target)
-    sections = [("dbdrift defaults", _lines(default_settings(major, ram_bytes)))]
-    if config_file_text is not None:
-        sections.append((f"config_file {target.config_file}", config_file_text.rstrip("\n")))
-    if target.settings:
-        sections.append((f"settings of target {target.name}",
-                         _lines([(k, v) for k, v in target.settings.items()])))
-    sections.append(("connection (owned by dbdrift)", _lines([
-        ("listen_addresses", "127.0.0.1"),
-        ("unix_socket_directories", str(socket_dir)),
-        ("port", str(port)),
-    ])))
-    return "".join(f"# --- {title} ---\n{body}\n\n" for title, body in sections)
-
-
-_BARE = re.compile(r"-?\d+(\.\d+)?([a-zA-Z]+)?|[A-Za-z_][A-Za-z0-9_]*")
-_KEY = re.compile(r"[A-Za-z_][A-Za-z0-9_.]*")
-
-
-def quote_value(value: object) -> str:
-    """A postgresql.conf value: numbers, numbers with units and plain words stay bare;
-    anything else is single-quoted with ' and \\ escaped; a value already in '...' is kept."""
-    if isinstance(value, bool):
-        return "on" if value else "off"
-    if isinstance(value, (int, float)):
-        return str(value)
-    text = str(value)
-    if _BARE.fullmatch(text):
-        return text
-    if len(text) >= 2 and text[0] == text[-1] == "'":
-        return text
-    return "'" + text.replace("\\", "\\\\").replace("'", "''") + "'"
-
-
-def _lines(pairs: list[tuple[str, object]]) -> str:
-    return "\n".join(f"{key} = {quote_value(value)}" for key, value in pairs)
-
-
-def _check_settings(target: TargetSpec) -> None:
-    for key in target.settings:
-        if not _KEY.fullmatch(key):
-            raise UserError(f"target {target.name}: {key!r} is not a PostgreSQL setting name",
-                            "setting names are letters, digits, _ and . (e.g. work_mem)")
-        if key in OWNED_SETTINGS:
-            raise UserError(f"target {target.name}: setting {key!r} is chosen by dbdrift",
-                            "use `port` in the target to pin the port; the server always "
-                            "listens on 127.0.0.1 and a private socket directory")
-
-
-def _read_config_file(target: TargetSpec) -> str | None:
-    if target.config_file is None:
-        return None
-    try:
-        return Path(target.config_file).read_text()
-    except OSError as exc:
-        raise UserError(f"target {target.name}: cannot read config_file {target.config_file}: "
-                        f"{exc.strerror}", "fix the path in the campaign file") from exc
-
-
-def _ram_bytes() -> int:
-    return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
-
-
-# --- small helpers ------------------------------------------------------------------------
 
 
 def _is_postgres(pid: int) -> bool:
