@@ -200,3 +200,23 @@ def test_interleaved_rounds_alternate_targets_and_give_intervals_and_verdicts(tm
     assert row["lower"] <= row["rqps"] <= row["upper"]
     assert row["verdict"] in ("regression", "improvement", "no significant change", "too noisy")
     assert postgres_processes_under(work) == []
+
+
+def test_calibrate_stores_an_aa_campaign_whose_noise_floor_later_reports_use(tmp_path):
+    work = shared_work_dir("calib")
+    store = tmp_path / "s.db"
+    path = campaign(tmp_path, "calib", tests=["point-query"], read_s=3, targets=(("pg17", "17.10"),),
+                    extra='slice_s = 1\nslice_warmup_s = 0.2\ninterval_s = 0.5')
+    result = dbdrift("calibrate", path, "--store", store, "--format", "json", work_dir=work)
+    assert result.returncode == 0, result.stderr[-2000:]
+    doc = json.loads(result.stdout)
+    assert doc["campaign"] == "calibrate-pg17"
+    assert [t["name"] for t in doc["targets"]] == ["pg17", "pg17-aa"]
+    row = next(r for r in doc["rows"] if r["target"] == "pg17-aa")
+    assert row["samples"] == 3 and row["lower"] <= row["rqps"] <= row["upper"]
+    # a later campaign's report names the calibration its verdicts used
+    result = dbdrift("run", path, "--store", store, "--format", "json", work_dir=work)
+    assert result.returncode == 0, result.stderr[-2000:]
+    notes = json.loads(result.stdout)["notes"]
+    assert notes and notes[0].startswith("noise floor: A/A campaign calibrate-pg17")
+    assert postgres_processes_under(work) == []

@@ -106,3 +106,17 @@ def test_calibration_runs_the_base_against_a_copy_of_itself_interleaved():
     assert spec.order == "interleaved" and spec.calibration and spec.name == "calibrate-a"
     with pytest.raises(UserError):
         as_calibration(spec, "nope")
+
+
+def test_reads_after_writes_are_settled_even_without_read_write_100():
+    spec = parse({**MINIMAL, "tests": ["update-index", "points-covered-pk", "delete"], "order": "sequential",
+                  "warm_runs": False, "settle_s": 0})
+    names = [s.name if isinstance(s, RunStep) else s.label for s in expand(spec)[0].steps]
+    assert names == ["load 1x1,000,000 rows", "settle after load", "update-index", "settle after the write phase",
+                     "points-covered-pk", "delete"]
+
+
+def test_no_extra_settle_when_no_write_ran_before_the_reads():
+    spec = parse({**MINIMAL, "tests": ["point-query", "delete"], "order": "sequential", "warm_runs": False})
+    labels = [s.label for s in expand(spec)[0].steps if isinstance(s, SettleStep)]
+    assert labels == ["settle after load"]

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from dbdrift.catalog.sysbench import CATALOG, SETTLE_AFTER, WARM_BEFORE, MicrobenchmarkSpec
+from dbdrift.catalog.sysbench import CATALOG, RUN_ORDER, SETTLE_AFTER, WARM_BEFORE, MicrobenchmarkSpec
 from dbdrift.model import TargetSpec
 from dbdrift.plan.campaign import CampaignSpec
 
@@ -76,14 +76,22 @@ def _steps(spec: CampaignSpec) -> tuple[Step, ...]:
     steps: list[Step] = [LoadStep(spec.tables, spec.rows), SettleStep(spec.settle_total_s(), "load")]
     if spec.warm_runs:
         steps.append(_warm(spec, "point-query.warm", "point-query", spec.read_s, threads=spec.tables))
+    wrote = False  # a write test ran since the last settle
     for test in spec.tests:
+        if wrote and test.group != "writes" and RUN_ORDER.index(test.name) > RUN_ORDER.index(SETTLE_AFTER):
+            # The post-write reads need a settled database (vacuumed, visibility map set) even
+            # when read-write_range=100, after which the scripts settle, is not selected.
+            steps.append(SettleStep(spec.settle_total_s(), "the write phase"))
+            wrote = False
         if spec.warm_runs and test.name in WARM_BEFORE:
             duration = spec.scan_warm_s if test.name == "scan" else spec.read_s
             steps.append(_warm(spec, WARM_BEFORE[test.name], test.name, duration, threads=spec.threads[0]))
         for threads in spec.threads:
             steps.extend(_measured(spec, test, threads))
+        wrote = wrote or test.group == "writes"
         if test.name == SETTLE_AFTER:
             steps.append(SettleStep(spec.settle_total_s(), test.name))
+            wrote = False
     return tuple(steps)
 
 
