@@ -77,3 +77,10 @@ def test_report_order_is_group_order_then_the_posts_order():
 def test_render_sql_numbers_placeholders_for_postgres_only():
     assert sb.render_sql("a=? AND b IN (?, ?)", "postgres") == "a=$1 AND b IN ($2, $3)"
     assert sb.render_sql("a=?", "mysql") == "a=?"
+
+
+def test_scan_krps_is_thousand_rows_per_average_scan_second_per_thread():
+    # 1M rows, 2 threads, 40 scans finished in 10 s: each scan took 0.5 s -> 2,000 Krps per thread
+    assert sb.scan_krps(1_000_000, 40, 10.0, 2) == 2000.0
+    assert sb.scan_krps(1_000_000, 0, 1.0, 1) == 0.0  # an interval in which no scan finished
+    assert sb.scan_krps(1_000_000, 5, 0.0, 1) is None

@@ -340,6 +340,17 @@ def report_order(names) -> list[str]:
     return sorted(names, key=key)
 
 
+def scan_krps(table_rows: int, events: int, seconds: float, threads: int) -> float | None:
+    """Spec §1.5: scan throughput = (nrows/1000) / average scan latency (s), per scanning thread.
+
+    In a closed loop the average latency is seconds * threads / events, so this is thousands of
+    rows scanned per second per thread; an interval in which no scan finished counts as 0.
+    """
+    if seconds <= 0 or threads <= 0:
+        return None
+    return (table_rows / 1000.0) * events / (seconds * threads)
+
+
 def render_sql(sql: str, engine: str) -> str:
     """`?` placeholders → `$1..$n` for PostgreSQL; MySQL keeps `?`."""
     if engine != "postgres":

@@ -10,7 +10,7 @@ from dbdrift.analysis.floor import noise_floor
 from dbdrift.analysis.noise import IntervalSample
 from dbdrift.analysis.relative import Measurement, compare
 from dbdrift.analysis.summary import summarize_groups
-from dbdrift.catalog.sysbench import GROUP_TITLES, GROUPS, report_order
+from dbdrift.catalog.sysbench import GROUP_TITLES, GROUPS, report_order, scan_krps
 from dbdrift.errors import UserError
 from dbdrift.report.csv import render_csv
 from dbdrift.report.json import render_json
@@ -108,7 +108,7 @@ def measurement(store: Store, run, table_rows: int) -> Measurement:
         if seconds <= 0:
             continue
         if run["metric"] == "krps":
-            value = table_rows * iv["events"] / (seconds * run["threads"]) / 1000.0
+            value = scan_krps(table_rows, iv["events"], seconds, run["threads"])
         else:
             value = iv["statements"] / seconds
         intervals.append(IntervalSample(value, seconds, iv["steal_pct"]))

@@ -70,7 +70,8 @@ class TargetSession:
         self.store.set_target_facts(self.target_id, install=_install_dict(self.install), server=facts)
         return {"port": self.server.connection.port, "version_string": facts["version_string"]}
 
-    def _timed(self, kind: str, label: str, action) -> None:
+    def _timed(self, kind: str, label: str, action) -> float:
+        """Run a setup step, store it as a step record, and return the seconds it took."""
         self.progress.step_start(self.name, label, 0.0)
         started = time.monotonic()
         try:
@@ -82,6 +83,7 @@ class TargetSession:
         elapsed = time.monotonic() - started
         self.store.add_step(self.target_id, kind, label, "ok", elapsed, detail)
         self.progress.step_end(self.name, label, "ok", f"{elapsed:.1f}s")
+        return elapsed
 
     # -- load and settle (spec §1.3, §1.9) -------------------------------------------------------
     def load(self, step: LoadStep) -> None:
@@ -113,18 +115,14 @@ class TargetSession:
         """Vacuum analyze every table in parallel, then checkpoint; returns the seconds it took.
         The caller sleeps the rest of the settle time (once for all targets when interleaved)."""
         self.server.check_alive()
-        elapsed: list[float] = []
 
         def work() -> dict:
-            started = time.monotonic()
             tables = self.spec.tables
             vacuum = [{"sql": f"VACUUM (ANALYZE, INDEX_CLEANUP ON) sbtest{n}"} for n in range(1, tables + 1)]
             process.exec_jobs(self.conn, [vacuum, [{"sql": "CHECKPOINT"}]], threads=tables, what="settle")
-            elapsed.append(time.monotonic() - started)
-            return {"work_s": elapsed[0], "settle_total_s": step.total_s}
+            return {"settle_total_s": step.total_s}
 
-        self._timed("settle", step.label, work)
-        return elapsed[0]
+        return self._timed("settle", step.label, work)
 
     # -- one microbenchmark run ------------------------------------------------------------------
     def run(self, step: RunStep) -> RunRecord:
@@ -161,10 +159,8 @@ class TargetSession:
         return record
 
     def _store_failed(self, step: RunStep, spec: dict, error: str) -> None:
-        record = RunRecord(test=step.name, test_group=step.test.group, threads=step.threads, repeat=step.repeat,
-                           status="failed", warmup_s=step.warmup_s, duration_s=step.duration_s,
-                           metric=step.test.metric, driver_spec=spec, error=error,
-                           server_log_tail=self.server.log_tail(40))
+        record = _new_record(step, spec, "failed")
+        record.error, record.server_log_tail = error, self.server.log_tail(40)
         self.store.add_run(self.target_id, record)
         self.runs_failed += 1
         self.progress.step_end(self.name, step.label, "failed", error)
@@ -182,18 +178,19 @@ class TargetSession:
 
     def record(self, step: RunStep, spec: dict, result: process.DriverResult) -> RunRecord:
         out = result.output
-        record = RunRecord(
-            test=step.name, test_group=step.test.group, threads=step.threads, repeat=step.repeat,
-            status="ok", warmup_s=step.warmup_s, duration_s=step.duration_s, metric=step.test.metric,
-            driver_spec=spec, intervals=out.intervals,
-            client_cpu_user_s=result.rusage_user_s, client_cpu_sys_s=result.rusage_sys_s)
+        record = _new_record(step, spec, "ok")
+        record.intervals = out.intervals
+        record.client_cpu_user_s, record.client_cpu_sys_s = result.rusage_user_s, result.rusage_sys_s
         if out.intervals:
             t = totals(out.intervals)
             record.measured_s, record.events, record.statements, record.rows = (
                 t.measured_s, t.events, t.statements, t.rows)
             record.errors, record.latency, record.qps, record.tps = t.errors, t.latency, t.qps, t.tps
-            record.value = scan_krps(self.spec.rows, t.events, t.measured_s, step.threads) \
-                if step.test.metric == "krps" else t.qps
+            if step.test.metric == "krps":  # a run in which no scan finished has no value
+                record.value = sysbench.scan_krps(self.spec.rows, t.events, t.measured_s, step.threads) \
+                    if t.events > 0 else None
+            else:
+                record.value = t.qps
             record.warnings = run_warnings(step, t, self.spec.interval_s, out.intervals)
         if result.interrupted:
             record.status, record.error = "interrupted", "interrupted by the user (Ctrl-C)"
@@ -225,14 +222,10 @@ def load_phases(tables: int, rows: int, workers: int) -> list[list[dict]]:
     return [create, copy, index, attach]
 
 
-def scan_krps(table_rows: int, events: int, measured_s: float, threads: int) -> float | None:
-    """Spec §1.5: Krps = (nrows/1000) / avg scan latency (s), per scanning thread.
-
-    In a closed loop the average latency is measured_s * threads / events.
-    """
-    if events <= 0 or measured_s <= 0:
-        return None
-    return (table_rows / 1000.0) * events / (measured_s * threads)
+def _new_record(step: RunStep, spec: dict, status: str) -> RunRecord:
+    return RunRecord(test=step.name, test_group=step.test.group, threads=step.threads, repeat=step.repeat,
+                     status=status, warmup_s=step.warmup_s, duration_s=step.duration_s, metric=step.test.metric,
+                     driver_spec=spec)
 
 
 def run_warnings(step: RunStep, t, interval_s: float, intervals: list[dict]) -> list[dict]:
