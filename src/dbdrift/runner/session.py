@@ -79,6 +79,8 @@ class TargetSession:
         except UserError as exc:
             self.store.add_step(self.target_id, kind, label, "failed", time.monotonic() - started, {}, exc.message)
             self.progress.step_end(self.name, label, "failed", exc.message)
+            if kind != "server":
+                self.raise_if_dead()  # report the server's death, not the client error it caused
             raise
         elapsed = time.monotonic() - started
         self.store.add_step(self.target_id, kind, label, "ok", elapsed, detail)
@@ -155,8 +157,19 @@ class TargetSession:
         if result.interrupted:
             raise KeyboardInterrupt
         if record.status == "failed":
-            self.server.check_alive()  # a dead server ends this target with a ServerError
+            self.raise_if_dead()  # a dead server ends this target with a ServerError
         return record
+
+    def raise_if_dead(self, grace_s: float = 1.0) -> None:
+        """After a failure: raise the server's ServerError if it died. A postmaster killed a
+        moment ago can still be exiting (tearing down its shared memory), so look again for
+        up to `grace_s` before concluding it is alive."""
+        deadline = time.monotonic() + grace_s
+        while True:
+            self.server.check_alive()
+            if time.monotonic() >= deadline:
+                return
+            time.sleep(0.05)
 
     def _store_failed(self, step: RunStep, spec: dict, error: str) -> None:
         record = _new_record(step, spec, "failed")
