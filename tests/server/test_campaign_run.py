@@ -113,7 +113,10 @@ def test_resume_runs_nothing_when_everything_is_stored(finished):
 def _wait_for(predicate, timeout_s: float, what: str):
     deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline:
-        value = predicate()
+        try:
+            value = predicate()
+        except sqlite3.OperationalError:
+            value = None  # the store file exists but its schema is still being created
         if value:
             return value
         time.sleep(0.1)
