@@ -154,6 +154,10 @@ pub struct RunSpec {
     #[serde(default)]
     pub warmup_s: f64,
     pub duration_s: f64,
+    /// Stop after this many events in all (split over the threads), or at `duration_s`,
+    /// whichever comes first: fixed-work runs, as instruction counting needs.
+    #[serde(default)]
+    pub max_events: Option<u64>,
     #[serde(default = "default_interval")]
     pub interval_s: f64,
     #[serde(default = "one")]

@@ -38,6 +38,24 @@ fn version_prints_driver_and_protocol() {
 }
 
 #[test]
+fn max_events_ends_the_run_after_exactly_that_many_events() {
+    // 3 threads share 1000 events (334 + 333 + 333); the 60 s duration is never reached.
+    let spec = r#"{"protocol":1,"backend":"null","threads":3,"warmup_s":0,"duration_s":60,"interval_s":10,
+      "max_events":1000,
+      "workload":{"transaction":false,"id_max":10,"statements":[{"sql":"SELECT $1","params":[{"gen":"id"}]}]},
+      "null":{"ops_per_s":0,"latency_us":40,"rows_per_statement":1}}"#;
+    let started = std::time::Instant::now();
+    let out = driver(&["run", "--spec", "-"], spec);
+    assert_eq!(out.status.code(), Some(0));
+    assert!(started.elapsed().as_secs() < 30, "the run did not end at max_events");
+    let l = lines(&out);
+    let summary = l.last().unwrap();
+    assert_eq!(summary["type"], "summary");
+    assert_eq!(summary["events"], 1000);
+    assert!(summary["duration_s"].as_f64().unwrap() < 60.0);
+}
+
+#[test]
 fn unparsable_spec_prints_a_spec_fatal_line_and_exits_2() {
     let out = driver(&["run", "--spec", "-"], "{not json");
     assert_eq!(out.status.code(), Some(2));

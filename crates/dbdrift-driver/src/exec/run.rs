@@ -13,6 +13,7 @@ use crate::signal::STOP;
 use crate::spec::{BackendKind, RunSpec};
 use crate::stats::{client_cpu_s, IntervalLine, StartLine, SummaryLine, Tally, WarmupLine};
 use crate::workload::Plan;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
@@ -93,6 +94,10 @@ fn drive<S: Session>(
         .map(|_| Mutex::new(Tally::default()))
         .collect();
     let failure: Mutex<Option<DriverError>> = Mutex::new(None);
+    // With max_events the last worker to finish its share ends the run early.
+    let running = AtomicUsize::new(runners.len());
+    let all_done = AtomicBool::new(false);
+    let threads = runners.len() as u64;
     let t0 = Instant::now();
     let warm_end = t0 + Duration::from_secs_f64(spec.warmup_s);
     let end = warm_end + Duration::from_secs_f64(spec.duration_s);
@@ -102,19 +107,25 @@ fn drive<S: Session>(
         last_end_s: 0.0,
     };
     let outcome = std::thread::scope(|s| {
-        for (runner, tally) in runners.iter_mut().zip(&tallies) {
-            let failure = &failure;
+        for (t, (runner, tally)) in runners.iter_mut().zip(&tallies).enumerate() {
+            let (failure, running, all_done) = (&failure, &running, &all_done);
+            let share = spec
+                .max_events
+                .map(|m| m / threads + u64::from((t as u64) < m % threads));
             s.spawn(move || {
-                if let Err(e) = work(runner, plan, tally, end, sim) {
+                if let Err(e) = work(runner, plan, tally, end, sim, share) {
                     failure
                         .lock()
                         .unwrap_or_else(|p| p.into_inner())
                         .get_or_insert(e);
                     STOP.request(false);
+                } else if running.fetch_sub(1, Ordering::SeqCst) == 1 && share.is_some() {
+                    all_done.store(true, Ordering::SeqCst);
+                    STOP.request(false);
                 }
             });
         }
-        let end_kind = report_until_end(spec, &tallies, &mut report, t0, warm_end, end);
+        let end_kind = report_until_end(spec, &tallies, &mut report, t0, warm_end, end, &all_done);
         if let End::Interrupted = end_kind {
             // Workers may sit in a read that never returns: report without joining them.
             std::thread::sleep(Duration::from_millis(50));
@@ -135,7 +146,8 @@ fn drive<S: Session>(
             .unwrap_or_else(|p| p.into_inner())
             .unwrap_or_else(|| DriverError::new(crate::error::ErrorClass::Io, "a worker stopped"))),
         _ => {
-            finish(spec, &tallies, &mut report, spec.duration_s, false);
+            let end_s = warm_end.elapsed().as_secs_f64().min(spec.duration_s);
+            finish(spec, &tallies, &mut report, end_s, false);
             Ok(0)
         }
     }
@@ -152,9 +164,11 @@ fn collect(tallies: &[Mutex<Tally>]) -> Tally {
     snap
 }
 
-fn stop_kind() -> End {
+fn stop_kind(all_done: &AtomicBool) -> End {
     if STOP.interrupted() {
         End::Interrupted
+    } else if all_done.load(Ordering::SeqCst) {
+        End::Completed
     } else {
         End::Failed
     }
@@ -169,9 +183,10 @@ fn report_until_end(
     t0: Instant,
     warm_end: Instant,
     end: Instant,
+    all_done: &AtomicBool,
 ) -> End {
     if STOP.wait_until(warm_end) {
-        return stop_kind();
+        return stop_kind(all_done);
     }
     let warm = collect(tallies);
     emit::line(&WarmupLine {
@@ -183,7 +198,7 @@ fn report_until_end(
     loop {
         let boundary = (warm_end + interval * (report.next_index as u32 + 1)).min(end);
         if STOP.wait_until(boundary) {
-            return stop_kind();
+            return stop_kind(all_done);
         }
         if boundary >= end {
             STOP.request(false);

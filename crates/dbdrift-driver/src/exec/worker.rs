@@ -1,5 +1,6 @@
 // The per-thread run loop: times each event with two Instant reads, adds it to the thread's
-// own Tally under an uncontended lock, and stops at the deadline or on request.
+// own Tally under an uncontended lock, and stops at the deadline, after its share of
+// `max_events`, or on request.
 
 use super::event::{EventError, EventOutcome, EventRunner};
 use crate::backend::Session;
@@ -23,12 +24,15 @@ pub fn work<S: Session>(
     tally: &Mutex<Tally>,
     deadline: Instant,
     sim: Option<Simulation>,
+    max_events: Option<u64>,
 ) -> Result<(), DriverError> {
     let mut next = Instant::now();
+    let mut attempted: u64 = 0;
     loop {
-        if STOP.is_set() {
+        if STOP.is_set() || max_events.is_some_and(|m| attempted >= m) {
             return Ok(());
         }
+        attempted += 1;
         if let Some(period) = sim.and_then(|s| s.period) {
             next += period;
             if STOP.wait_until(next) {
