@@ -4,7 +4,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from dbdrift.cli import calibrate, catalog, demo, report, run
+from dbdrift.cli import calibrate, catalog, demo, report, run, system
 from dbdrift.errors import UserError
 from dbdrift.server.base import exit_on_sigterm, stop_all
 
@@ -14,6 +14,7 @@ VERBS = {
     "calibrate": (calibrate, "run a target against a copy of itself to measure the noise floor (A/A)"),
     "report": (report, "rQPS report from the store (text, markdown, csv, json)"),
     "catalog": (catalog, "list the microbenchmarks"),
+    "system": (system, "host facts and checks: governor, turbo, THP, swap, steal, perf counters"),
 }
 
 

@@ -57,7 +57,7 @@ class DriverResult:
 
 
 def run_driver(mode: str, spec: dict, timeout_s: float, on_line: Callable[[dict], None] | None = None,
-               driver: Path | None = None) -> DriverResult:
+               driver: Path | None = None, on_start: Callable[[int], None] | None = None) -> DriverResult:
     """Run `dbdrift-driver <mode> --spec -`; never raises on a driver failure, returns it.
 
     Ctrl-C during the run is forwarded (the driver prints a partial summary and exits 130);
@@ -72,6 +72,8 @@ def run_driver(mode: str, spec: dict, timeout_s: float, on_line: Callable[[dict]
         start = time.monotonic()
         proc = subprocess.Popen([str(binary), mode, "--spec", "-"], stdin=subprocess.PIPE,
                                 stdout=subprocess.PIPE, stderr=err_file, text=True, start_new_session=True)
+        if on_start is not None:
+            on_start(proc.pid)
         timed_out = threading.Event()
         timer = threading.Timer(timeout_s, lambda: (timed_out.set(), _kill(proc)))
         timer.start()

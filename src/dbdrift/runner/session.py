@@ -15,6 +15,7 @@ from dbdrift.catalog import sysbench
 from dbdrift.driver import process
 from dbdrift.driver.protocol import totals
 from dbdrift.errors import DriverError, ServerError, UserError
+from dbdrift.metrics.sampler import Sampler
 from dbdrift.model import InstallInfo, TargetSpec
 from dbdrift.plan.campaign import CampaignSpec
 from dbdrift.plan.expand import LoadStep, RunStep, SettleStep
@@ -141,9 +142,22 @@ class TargetSession:
             raise
         self.progress.step_start(self.name, step.label, step.duration_s + step.warmup_s)
         clock = StealClock()
-        result = process.run_driver("run", spec, timeout_s=step.warmup_s + step.duration_s + 120,
-                                    on_line=clock.on_line)
+        sampler = Sampler(self.server.postmaster_pid, self.server.data_dir).start()
+
+        def on_line(obj: dict) -> None:
+            clock.on_line(obj)
+            if obj.get("type") in ("warmup", "interval"):  # the measured window's edges
+                sampler.mark("start" if obj["type"] == "warmup" else "end")
+
+        try:
+            result = process.run_driver("run", spec, timeout_s=step.warmup_s + step.duration_s + 120,
+                                        on_line=on_line, on_start=sampler.set_client)
+        finally:
+            sampler.stop()
         record = self.record(step, spec, result)
+        window = sampler.window()
+        record.hardware = dict(window.as_dict(), device=sampler.device) if window else None
+        record.samples = [(start_s, d.as_dict()) for start_s, d in sampler.samples]
         if record.status != "ok":
             record.server_log_tail = self.server.log_tail(40)
         if not step.warm or record.status != "ok":

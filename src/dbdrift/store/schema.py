@@ -84,6 +84,46 @@ MIGRATIONS: tuple[str, ...] = (
     ALTER TABLE intervals ADD COLUMN steal_pct REAL;
     ALTER TABLE runs ADD COLUMN superseded INTEGER NOT NULL DEFAULT 0;
     """,
+    # 3: hardware per run (samplers, spec §3.1) and instruction counts per event (callgrind).
+    """
+    ALTER TABLE runs ADD COLUMN hardware_json TEXT;
+    ALTER TABLE runs ADD COLUMN host_json TEXT;
+    CREATE TABLE samples (
+        run_id INTEGER NOT NULL REFERENCES runs(id),
+        idx INTEGER NOT NULL,
+        start_s REAL NOT NULL,
+        elapsed_s REAL NOT NULL,
+        cpu_user_pct REAL NOT NULL,
+        cpu_sys_pct REAL NOT NULL,
+        cpu_iowait_pct REAL NOT NULL,
+        cpu_steal_pct REAL NOT NULL,
+        cs INTEGER NOT NULL,
+        reads INTEGER,
+        read_kb REAL,
+        writes INTEGER,
+        write_kb REAL,
+        server_cpu_s REAL NOT NULL,
+        client_cpu_s REAL NOT NULL,
+        server_rss_bytes INTEGER NOT NULL,
+        PRIMARY KEY (run_id, idx)
+    );
+    CREATE TABLE instructions (
+        id INTEGER PRIMARY KEY,
+        target_id INTEGER NOT NULL REFERENCES targets(id),
+        test TEXT NOT NULL,
+        status TEXT NOT NULL,
+        started_at TEXT NOT NULL,
+        elapsed_s REAL NOT NULL,
+        n1 INTEGER NOT NULL,
+        n2 INTEGER NOT NULL,
+        ir_json TEXT NOT NULL,
+        ir_per_event REAL,
+        spread_pct REAL,
+        self_json TEXT NOT NULL,
+        inclusive_json TEXT NOT NULL,
+        error TEXT
+    );
+    """,
 )
 
 SCHEMA_VERSION = len(MIGRATIONS)

@@ -47,6 +47,35 @@ class RunRecord:
     error: str | None = None
     server_log_tail: str | None = None
     intervals: list[dict] = field(default_factory=list)
+    hardware: dict | None = None  # sampler totals over the measured window (metrics/sampler.Delta)
+    host: dict | None = None  # host facts and warnings when the run started
+    samples: list[tuple[float, dict]] = field(default_factory=list)  # (start_s, Delta) every second
+
+
+@dataclass
+class InstructionRecord:
+    """Instructions per event of one microbenchmark on one target, counted under callgrind."""
+
+    test: str
+    status: str
+    n1: int
+    n2: int
+    elapsed_s: float
+    ir: list[list[int]] = field(default_factory=list)  # [Ir(n1), Ir(n2)] per repetition
+    ir_per_event: float | None = None
+    spread_pct: float | None = None
+    self_per_event: dict[str, float] = field(default_factory=dict)
+    inclusive_per_event: dict[str, float] = field(default_factory=dict)
+    error: str | None = None
+    started_at: str = field(default_factory=now_iso)
+
+
+SAMPLE_COLUMNS = ("elapsed_s", "cpu_user_pct", "cpu_sys_pct", "cpu_iowait_pct", "cpu_steal_pct", "cs", "reads",
+                  "read_kb", "writes", "write_kb", "server_cpu_s", "client_cpu_s", "server_rss_bytes")
+
+
+def _json_or_null(value) -> str | None:
+    return None if value is None else json.dumps(value)
 
 
 class Store:
@@ -139,13 +168,18 @@ class Store:
                 "INSERT INTO runs(target_id, test, test_group, threads, repeat, status, started_at, warmup_s, "
                 "duration_s, measured_s, events, statements, rows, errors_json, metric, value, qps, tps, "
                 "latency_json, client_cpu_user_s, client_cpu_sys_s, warnings_json, error, server_log_tail, "
-                "driver_spec_json) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                "driver_spec_json, hardware_json, host_json) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
                 (target_id, run.test, run.test_group, run.threads, run.repeat, run.status, run.started_at,
                  run.warmup_s, run.duration_s, run.measured_s, run.events, run.statements, run.rows,
                  json.dumps(run.errors), run.metric, run.value, run.qps, run.tps, json.dumps(run.latency),
                  run.client_cpu_user_s, run.client_cpu_sys_s, json.dumps(run.warnings), run.error,
-                 run.server_log_tail, json.dumps(run.driver_spec)))
+                 run.server_log_tail, json.dumps(run.driver_spec), _json_or_null(run.hardware),
+                 _json_or_null(run.host)))
             run_id = int(cur.lastrowid)
+            self.db.executemany(
+                f"INSERT INTO samples(run_id, idx, start_s, {', '.join(SAMPLE_COLUMNS)}) "
+                f"VALUES (?,?,?{',?' * len(SAMPLE_COLUMNS)})",
+                [(run_id, i, start_s, *(d[c] for c in SAMPLE_COLUMNS)) for i, (start_s, d) in enumerate(run.samples)])
             self.db.executemany(
                 "INSERT INTO intervals(run_id, idx, start_s, end_s, events, statements, rows, errors_json, "
                 "latency_json, steal_pct) VALUES (?,?,?,?,?,?,?,?,?,?)",
@@ -153,6 +187,16 @@ class Store:
                   json.dumps(iv.get("errors", {})), json.dumps(iv.get("latency_us", {})), iv.get("steal_pct"))
                  for iv in run.intervals])
         return run_id
+
+    def add_instructions(self, target_id: int, rec: InstructionRecord) -> int:
+        with self.db:
+            cur = self.db.execute(
+                "INSERT INTO instructions(target_id, test, status, started_at, elapsed_s, n1, n2, ir_json, "
+                "ir_per_event, spread_pct, self_json, inclusive_json, error) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                (target_id, rec.test, rec.status, rec.started_at, rec.elapsed_s, rec.n1, rec.n2, json.dumps(rec.ir),
+                 rec.ir_per_event, rec.spread_pct, json.dumps(rec.self_per_event),
+                 json.dumps(rec.inclusive_per_event), rec.error))
+        return int(cur.lastrowid)
 
     # -- reading ---------------------------------------------------------------------------
     def completed_runs(self, target_id: int) -> set[tuple[str, int, int]]:
@@ -180,6 +224,20 @@ class Store:
         return self.db.execute(
             "SELECT runs.*, targets.name AS target FROM runs JOIN targets ON targets.id = runs.target_id "
             "WHERE targets.campaign_id = ? AND runs.superseded = 0 ORDER BY runs.id", (campaign_id,)).fetchall()
+
+    def samples(self, run_id: int) -> list[sqlite3.Row]:
+        return self.db.execute("SELECT * FROM samples WHERE run_id = ? ORDER BY idx", (run_id,)).fetchall()
+
+    def instructions(self, campaign_id: int) -> list[sqlite3.Row]:
+        """The latest successful count per (target, test), with the target's name."""
+        return self.db.execute(
+            "SELECT i.*, targets.name AS target FROM instructions i JOIN targets ON targets.id = i.target_id "
+            "WHERE targets.campaign_id = ? AND i.id IN (SELECT MAX(id) FROM instructions WHERE status = 'ok' "
+            "GROUP BY target_id, test) ORDER BY i.id", (campaign_id,)).fetchall()
+
+    def counted_tests(self, target_id: int) -> set[str]:
+        rows = self.db.execute("SELECT test FROM instructions WHERE target_id = ? AND status = 'ok'", (target_id,))
+        return {r[0] for r in rows}
 
     def intervals(self, run_id: int) -> list[sqlite3.Row]:
         return self.db.execute("SELECT * FROM intervals WHERE run_id = ? ORDER BY idx", (run_id,)).fetchall()

@@ -1,0 +1,107 @@
+"""Instructions per event from two callgrind profiles of one connection, and which functions move.
+
+Pure arithmetic over counts; profiles arrive duck-typed (analysis never imports metrics).
+"""
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Protocol
+
+MIN_DELTA_PER_EVENT = 1.0  # instructions per event; smaller function deltas are noise in a report
+
+
+class ProfileCounts(Protocol):
+    """What per_event reads from a profile (metrics.callgrind.Profile has it)."""
+
+    total_ir: int
+    self_ir: Mapping[str, int]
+    inclusive_ir: Mapping[str, int]
+
+
+@dataclass(frozen=True)
+class EventCost:
+    """Instructions per event of one target, whole process and per function (name -> count)."""
+
+    ir_per_event: float
+    self_per_event: dict[str, float]
+    inclusive_per_event: dict[str, float]
+
+
+def _slope(first: Mapping[str, int], second: Mapping[str, int], events: int) -> dict[str, float]:
+    out = {}
+    for name in first.keys() | second.keys():
+        diff = second.get(name, 0) - first.get(name, 0)
+        if diff:
+            out[name] = diff / events
+    return out
+
+
+def per_event(p1: ProfileCounts, n1: int, p2: ProfileCounts, n2: int) -> EventCost:
+    """(x2 - x1) / (n2 - n1) for the total and for every function's self and inclusive count.
+
+    Method: two runs of one connection that differ only in the number of events; start-up,
+    connection set-up and the counts a forked backend inherits from the postmaster are the same
+    in both and cancel. Assumes every event costs the same (caches warm in both runs).
+    A function missing from one profile counts 0 there; functions whose count did not change are
+    left out of the dicts (read them with .get(name, 0.0)). Results are not clipped: a negative
+    value means work happened in the shorter run only (e.g. a cache load). n1 == n2: ValueError.
+    """
+    events = n2 - n1
+    if events == 0:
+        raise ValueError(f"per_event needs two different event counts, got n1 = n2 = {n1}")
+    return EventCost(
+        ir_per_event=(p2.total_ir - p1.total_ir) / events,
+        self_per_event=_slope(p1.self_ir, p2.self_ir, events),
+        inclusive_per_event=_slope(p1.inclusive_ir, p2.inclusive_ir, events),
+    )
+
+
+def repeatability(values: list[float]) -> float:
+    """Spread of repeated measurements, (max - min) / mean, in percent.
+
+    One value: 0. All zero: 0. Mean 0 with a spread: inf. Empty list: ValueError.
+    """
+    if not values:
+        raise ValueError("repeatability needs at least one value")
+    spread = max(values) - min(values)
+    mean = sum(values) / len(values)
+    if spread == 0:
+        return 0.0
+    return float("inf") if mean == 0 else 100.0 * spread / abs(mean)
+
+
+def _rows(base: Mapping[str, float], new: Mapping[str, float], top: int) -> dict[str, list[dict]]:
+    rows = []
+    for name in base.keys() | new.keys():
+        before, after = base.get(name, 0.0), new.get(name, 0.0)
+        if abs(after - before) >= MIN_DELTA_PER_EVENT:
+            rows.append({"function": name, "base": before, "new": after, "delta": after - before})
+    rows.sort(key=lambda row: (-abs(row["delta"]), row["function"]))
+    return {"grew": [r for r in rows if r["delta"] > 0][:top],
+            "shrank": [r for r in rows if r["delta"] < 0][:top]}
+
+
+def function_delta(base: EventCost, new: EventCost, top: int = 5) -> dict:
+    """Which functions account for the change in instructions per event from `base` to `new`.
+
+    Returns {"self": {"grew": rows, "shrank": rows}, "inclusive": {...}, "total_delta": float,
+    "explained": float | None}. A row is {"function", "base", "new", "delta"} in instructions per
+    event; each list holds at most `top` rows by |delta| (ties by name), and deltas under
+    MIN_DELTA_PER_EVENT are dropped. "explained" is the sum of the listed self deltas that moved
+    the same way as the total, divided by total_delta: "+1,500 per query, 93% of it in these
+    five functions". It can pass 1.0 when other functions moved the other way, and is None when
+    |total_delta| < MIN_DELTA_PER_EVENT. Inclusive rows overlap each other, so they explain nothing.
+    """
+    self_rows = _rows(base.self_per_event, new.self_per_event, top)
+    total_delta = new.ir_per_event - base.ir_per_event
+    explained = None
+    if abs(total_delta) >= MIN_DELTA_PER_EVENT:
+        same_way = self_rows["grew"] if total_delta > 0 else self_rows["shrank"]
+        explained = sum(row["delta"] for row in same_way) / total_delta
+    return {
+        "self": self_rows,
+        "inclusive": _rows(base.inclusive_per_event, new.inclusive_per_event, top),
+        "total_delta": total_delta,
+        "explained": explained,
+    }

@@ -1,0 +1,225 @@
+"""Host and process samplers that run beside the driver (spec §3.1, from /proc via psutil).
+
+Owns reading cumulative counters (host CPU, context switches, block I/O of the data
+directory's device, CPU of the server's process tree and of the driver) once a second and
+at the edges of the measured window. It stores nothing and computes no per-operation figure.
+"""
+from __future__ import annotations
+
+import os
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import psutil
+
+CPU_FIELDS = ("user", "nice", "system", "idle", "iowait", "irq", "softirq", "steal")
+SECTOR_BYTES = 512
+
+
+@dataclass
+class Counters:
+    """Cumulative counters read at one moment; differences of two of these are what we report."""
+
+    t: float
+    cpu_jiffies: dict[str, int]
+    ctxt: int
+    disk: dict[str, int] | None  # reads, read_bytes, writes, write_bytes; None when no block device
+    server_cpu_s: float
+    client_cpu_s: float
+    server_rss_bytes: int
+
+
+@dataclass
+class Delta:
+    """What happened between two Counters: the unit stored per sample and per measured window."""
+
+    elapsed_s: float
+    cpu_user_pct: float
+    cpu_sys_pct: float
+    cpu_iowait_pct: float
+    cpu_steal_pct: float
+    cs: int
+    reads: int | None
+    read_kb: float | None
+    writes: int | None
+    write_kb: float | None
+    server_cpu_s: float
+    client_cpu_s: float
+    server_rss_bytes: int
+
+    def as_dict(self) -> dict:
+        return dict(self.__dict__)
+
+
+def delta(a: Counters, b: Counters) -> Delta:
+    d = {k: b.cpu_jiffies[k] - a.cpu_jiffies[k] for k in CPU_FIELDS}
+    total = sum(d.values()) or 1
+
+    def pct(*keys: str) -> float:
+        return round(100.0 * sum(d[k] for k in keys) / total, 3)
+
+    disk = None
+    if a.disk is not None and b.disk is not None:
+        disk = {k: b.disk[k] - a.disk[k] for k in b.disk}
+    return Delta(
+        elapsed_s=round(b.t - a.t, 4),
+        cpu_user_pct=pct("user", "nice"), cpu_sys_pct=pct("system", "irq", "softirq"),
+        cpu_iowait_pct=pct("iowait"), cpu_steal_pct=pct("steal"),
+        cs=b.ctxt - a.ctxt,
+        reads=disk["reads"] if disk else None, read_kb=disk["read_bytes"] / 1024 if disk else None,
+        writes=disk["writes"] if disk else None, write_kb=disk["write_bytes"] / 1024 if disk else None,
+        server_cpu_s=round(b.server_cpu_s - a.server_cpu_s, 6),
+        client_cpu_s=round(b.client_cpu_s - a.client_cpu_s, 6),
+        server_rss_bytes=max(a.server_rss_bytes, b.server_rss_bytes))
+
+
+def read_proc_stat(path: Path = Path("/proc/stat")) -> tuple[dict[str, int], int]:
+    """Aggregate CPU jiffies and the context-switch count since boot."""
+    jiffies: dict[str, int] = {}
+    ctxt = 0
+    with path.open() as f:
+        for line in f:
+            if line.startswith("cpu "):
+                values = [int(v) for v in line.split()[1:9]]
+                jiffies = dict(zip(CPU_FIELDS, values + [0] * (8 - len(values))))
+            elif line.startswith("ctxt "):
+                ctxt = int(line.split()[1])
+    return jiffies, ctxt
+
+
+def block_device_of(path: Path, sys_root: Path = Path("/sys")) -> str | None:
+    """Kernel name of the block device holding `path` (a partition maps to itself: its own
+    counters are exactly the data directory's device). None for tmpfs, overlay and the like."""
+    try:
+        dev = os.stat(path).st_dev
+    except OSError:
+        return None
+    link = sys_root / "dev" / "block" / f"{os.major(dev)}:{os.minor(dev)}"
+    try:
+        return link.resolve(strict=True).name
+    except OSError:
+        return None
+
+
+def read_diskstats(device: str, path: Path = Path("/proc/diskstats")) -> dict[str, int] | None:
+    """Completed reads/writes and bytes of one device (fields 4, 6, 8, 10 of diskstats)."""
+    try:
+        with path.open() as f:
+            for line in f:
+                parts = line.split()
+                if len(parts) >= 10 and parts[2] == device:
+                    return {"reads": int(parts[3]), "read_bytes": int(parts[5]) * SECTOR_BYTES,
+                            "writes": int(parts[7]), "write_bytes": int(parts[9]) * SECTOR_BYTES}
+    except OSError:
+        return None
+    return None
+
+
+class ProcessTreeCpu:
+    """CPU seconds of a process and all its descendants, monotone across child exits.
+
+    A child's last seen CPU time is kept after it exits (PostgreSQL backends come and go), so
+    only the CPU it used after the last sample is lost.
+    """
+
+    def __init__(self, pid: int | None) -> None:
+        self.root = _process(pid)
+        self.last: dict[int, float] = {}
+        self.rss_bytes = 0
+
+    def read(self) -> float:
+        if self.root is None:
+            return 0.0
+        procs = [self.root]
+        try:
+            procs += self.root.children(recursive=True)
+        except psutil.Error:
+            pass
+        rss = 0
+        for proc in procs:
+            try:
+                with proc.oneshot():
+                    t = proc.cpu_times()
+                    rss = max(rss, proc.memory_info().rss)
+                self.last[proc.pid] = t.user + t.system
+            except psutil.Error:
+                continue
+        self.rss_bytes = max(self.rss_bytes, rss)
+        return sum(self.last.values())
+
+
+def _process(pid: int | None) -> psutil.Process | None:
+    if pid is None:
+        return None
+    try:
+        return psutil.Process(pid)
+    except psutil.Error:
+        return None
+
+
+@dataclass
+class Sampler:
+    """Samples counters every `period_s` in a thread; `mark()` snapshots the window edges.
+
+    Use: start() before the driver, set_client(pid) once it runs, mark("start") when warmup
+    ends, mark("end") with the last interval, stop(). `samples` are 1 s Deltas with their
+    start time relative to the "start" mark; `window()` is the Delta over the measured window.
+    """
+
+    server_pid: int | None
+    data_dir: Path
+    period_s: float = 1.0
+    samples: list[tuple[float, Delta]] = field(default_factory=list)
+    marks: dict[str, Counters] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        self.device = block_device_of(self.data_dir)
+        self.server = ProcessTreeCpu(self.server_pid)
+        self.client = ProcessTreeCpu(None)
+        self._lock = threading.Lock()
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._loop, name="dbdrift-sampler", daemon=True)
+        self._raw: list[Counters] = []
+
+    def read(self) -> Counters:
+        with self._lock:
+            jiffies, ctxt = read_proc_stat()
+            disk = read_diskstats(self.device) if self.device else None
+            server = self.server.read()
+            client = self.client.read()
+            return Counters(time.monotonic(), jiffies, ctxt, disk, server, client, self.server.rss_bytes)
+
+    def start(self) -> "Sampler":
+        self._raw.append(self.read())
+        self._thread.start()
+        return self
+
+    def set_client(self, pid: int) -> None:
+        with self._lock:
+            self.client = ProcessTreeCpu(pid)
+        self.client.read()
+
+    def mark(self, name: str) -> None:
+        self.marks[name] = self.read()
+
+    def stop(self) -> None:
+        self._stop.set()
+        if self._thread.is_alive():
+            self._thread.join(timeout=5)
+        self._raw.append(self.read())
+        origin = self.marks["start"].t if "start" in self.marks else self._raw[0].t
+        self.samples = [(round(a.t - origin, 3), delta(a, b)) for a, b in zip(self._raw, self._raw[1:])]
+
+    def window(self) -> Delta | None:
+        if "start" not in self.marks or "end" not in self.marks:
+            return None
+        return delta(self.marks["start"], self.marks["end"])
+
+    def _loop(self) -> None:
+        while not self._stop.wait(self.period_s):
+            try:
+                self._raw.append(self.read())
+            except OSError:
+                continue
