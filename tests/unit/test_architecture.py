@@ -15,7 +15,7 @@ ALLOWED = {
     "driver": BASE | {"catalog", "plan"},
     "metrics": BASE,
     "store": BASE,
-    "runner": BASE | {"catalog", "plan", "server", "driver", "metrics", "store", "env"},
+    "runner": BASE | {"catalog", "plan", "server", "driver", "metrics", "store", "env", "analysis"},
     "analysis": {"model", "units"},
     "report": {"analysis", "model", "units"},
     "cli": {"model", "units", "errors", "env", "catalog", "plan", "server", "driver", "metrics", "store", "runner",

@@ -6,7 +6,7 @@ from pathlib import Path
 import pytest
 
 from dbdrift.cli.report import build_report, render
-from dbdrift.store.store import RunRecord, Store
+from dbdrift.store.store import InstructionRecord, RunRecord, Store
 
 GOLDEN = Path(__file__).resolve().parents[1] / "data" / "golden"
 QPS = {  # test -> (group, metric, pg17, pg18, pg19)
@@ -34,6 +34,25 @@ def _intervals(value: float, metric: str, round_: int, pos: int, stolen: bool) -
     return out
 
 
+def _hardware(value: float, pos: int) -> dict:
+    """A measured window whose per-operation figures are round numbers (2 CPUs, 3 s)."""
+    ops = value * 3
+    return {"elapsed_s": 3.0, "cpu_user_pct": 40.0 + pos, "cpu_sys_pct": 10.0, "cpu_iowait_pct": 0.0,
+            "cpu_steal_pct": 0.0, "cs": round(2 * ops), "reads": 0, "read_kb": 0.0, "writes": round(ops / 100),
+            "write_kb": ops / 10 * (1 + pos / 10), "server_cpu_s": ops * (20 + pos) / 1e6,
+            "client_cpu_s": ops * 7 / 1e6, "server_rss_bytes": 150_000_000}
+
+
+INSTRUCTIONS = {  # (test, target) -> (instructions/event, {function: self per event})
+    ("point-query", "pg17"): (41_760.7, {"LWLockRelease": 650.0, "LockAcquireExtended": 900.0, "btrescan": 310.0}),
+    ("point-query", "pg18"): (43_260.7, {"LWLockReleaseInternal": 440.0, "LWLockDisownInternal": 330.0,
+                                         "LockAcquireExtended": 1245.0, "btrescan": 400.0,
+                                         "pgstat_count_backend_io_op": 68.0}),
+    ("update-index", "pg17"): (103_559.9, {"XLogInsertRecord": 5_000.0}),
+    ("update-index", "pg18"): (107_726.1, {"XLogInsertRecord": 5_100.0, "heap_update": 4_066.2}),
+}
+
+
 def make_store(path: Path) -> Store:
     """A small stored campaign: 3 targets x 6 tests x 4 rounds of 3 one-second intervals."""
     store = Store(path)
@@ -51,7 +70,12 @@ def make_store(path: Path) -> Store:
                                              status="ok" if ok else "failed", warmup_s=1, duration_s=3,
                                              metric=metric, driver_spec={}, value=value, warnings=warnings,
                                              intervals=_intervals(value, metric, round_, pos, stolen) if ok else [],
-                                             error=None if ok else "server died"))
+                                             error=None if ok else "server died",
+                                             hardware=_hardware(value, pos) if ok else None))
+        for (test, target), (ir, functions) in INSTRUCTIONS.items():
+            if target == name:
+                store.add_instructions(tid, InstructionRecord(test, "ok", 1000, 5000, 20.0, [[1, 2], [1, 2]], ir,
+                                                              0.02, functions, functions))
         store.add_run(tid, RunRecord(test="point-query.warm", test_group="point", threads=1, repeat=0, status="ok",
                                      warmup_s=1, duration_s=5, metric="qps", driver_spec={}, value=1.0))
     return store
@@ -64,12 +88,14 @@ def store(tmp_path):
     s.close()
 
 
-@pytest.mark.parametrize("fmt, chain, suffix", [
-    ("text", False, "txt"), ("markdown", False, "md"), ("csv", False, "csv"), ("json", False, "json"),
-    ("text", True, "chain.txt"),
+@pytest.mark.parametrize("fmt, chain, metrics, suffix", [
+    ("text", False, False, "txt"), ("markdown", False, False, "md"), ("csv", False, False, "csv"),
+    ("json", False, False, "json"), ("text", True, False, "chain.txt"),
+    ("text", False, True, "metrics.txt"), ("markdown", False, True, "metrics.md"), ("csv", False, True, "metrics.csv"),
+    ("json", False, True, "metrics.json"),
 ])
-def test_report_format_matches_its_golden_file(store, fmt, chain, suffix):
-    output = render(build_report(store, None, None, chain), fmt)
+def test_report_format_matches_its_golden_file(store, fmt, chain, metrics, suffix):
+    output = render(build_report(store, None, None, chain, metrics=metrics), fmt)
     golden = GOLDEN / f"report.{suffix}"
     if os.environ.get("UPDATE_GOLDEN") == "1":
         golden.parent.mkdir(parents=True, exist_ok=True)

@@ -105,3 +105,37 @@ def function_delta(base: EventCost, new: EventCost, top: int = 5) -> dict:
         "total_delta": total_delta,
         "explained": explained,
     }
+
+
+@dataclass(frozen=True)
+class InstructionRow:
+    """Instructions per event of every target on one test, each compared with its reference."""
+
+    test: str
+    costs: dict[str, EventCost]  # target -> counted cost
+    spread_pct: dict[str, float]  # target -> repeatability of the count
+    relative: dict[str, float | None]  # compared target -> new / reference
+    deltas: dict[str, dict]  # compared target -> function_delta(reference, target)
+    references: dict[str, str]  # compared target -> the target it is divided by
+
+
+def instruction_rows(counts: dict[tuple[str, str], tuple[EventCost, float]], references: dict[str, str],
+                     test_order: list[str], top: int = 5) -> list[InstructionRow]:
+    """Rows in `test_order` for every test counted on at least one target.
+
+    `counts` maps (test, target) to (EventCost, spread_pct); `references` maps each compared
+    target to the target it is divided by. A missing side leaves that comparison out.
+    """
+    position = {name: i for i, name in enumerate(test_order)}
+    rows = []
+    for test in sorted({t for t, _ in counts}, key=lambda n: (position.get(n, len(position)), n)):
+        costs = {target: cost for (t, target), (cost, _) in counts.items() if t == test}
+        spread = {target: s for (t, target), (_, s) in counts.items() if t == test}
+        relative, deltas = {}, {}
+        for target, ref in references.items():
+            if target in costs and ref in costs:
+                base_ir = costs[ref].ir_per_event
+                relative[target] = costs[target].ir_per_event / base_ir if base_ir else None
+                deltas[target] = function_delta(costs[ref], costs[target], top)
+        rows.append(InstructionRow(test, costs, spread, relative, deltas, references))
+    return rows

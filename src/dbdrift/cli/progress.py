@@ -50,6 +50,9 @@ class ConsoleProgress:
         self._line(f"[{self.steps_done}/{self.steps_total}] {target}: {label}: {mark} {detail} "
                    f"(ETA {self._eta()})")
 
+    def advance(self, seconds: float) -> None:
+        self.done_s += seconds
+
     def message(self, text: str) -> None:
         self._line(text)
 

@@ -7,6 +7,8 @@ import sys
 from pathlib import Path
 
 from dbdrift.analysis.floor import noise_floor
+from dbdrift.analysis.hardware import metrics_rows
+from dbdrift.analysis.instructions import EventCost, instruction_rows
 from dbdrift.analysis.noise import IntervalSample
 from dbdrift.analysis.relative import Measurement, compare
 from dbdrift.analysis.summary import summarize_groups
@@ -35,6 +37,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--noise-floor", default="auto", metavar="auto|none|CAMPAIGN",
                         help="raise each test's minimum effect to the A/A noise measured by `dbdrift calibrate` "
                              "(auto: the newest calibration in the store, if any)")
+    parser.add_argument("--metrics", action="store_true",
+                        help="hardware per operation (cpu/o, cs/o, r/o, rKB/o, wKB/o, o/s, CPU µs server/client) "
+                             "per test, absolute and relative to the base")
     parser.add_argument("--noisy", type=_percent, default=0.05, metavar="PCT",
                         help="a cell whose 95%% interval is wider than ±PCT is 'too noisy' (default 5%%)")
 
@@ -50,7 +55,8 @@ def _percent(text: str) -> float:
 
 
 def build_report(store: Store, campaign: str | None, base: str | None, chain: bool,
-                 min_effect: float = 0.02, noisy: float = 0.05, noise_floor: str = "none") -> ReportData:
+                 min_effect: float = 0.02, noisy: float = 0.05, noise_floor: str = "none",
+                 metrics: bool = False) -> ReportData:
     campaign_id = store.latest_campaign_id(campaign)
     if campaign_id is None:
         what = f"campaign {campaign!r}" if campaign else "any campaign"
@@ -69,8 +75,37 @@ def build_report(store: Store, campaign: str | None, base: str | None, chain: bo
     for t in targets:
         server = json.loads(t["server_json"]) if t["server_json"] else {}
         labels[t["name"]] = f"{t['engine']} {server['version']}" if server.get("version") else t["engine"]
+    references = {t: (comparison.targets[i] if chain else base_name) for i, t in enumerate(comparison.compared)}
+    order = report_order({m.test for m in measurements} | {r["test"] for r in store.instructions(campaign_id)})
+    ncpu = json.loads(row["host_json"]).get("cpus") or 1
+    notes += _host_notes(json.loads(row["host_json"]))
     return ReportData(row["name"], comparison, tuple(summarize_groups(comparison, list(GROUPS))), labels,
-                      GROUPS, GROUP_TITLES, notes)
+                      GROUPS, GROUP_TITLES, notes,
+                      metrics=tuple(_metrics(store, campaign_id, references, order, ncpu)) if metrics else (),
+                      instructions=tuple(_instructions(store, campaign_id, references, order)),
+                      show_metrics=metrics)
+
+
+def _metrics(store: Store, campaign_id: int, references: dict[str, str], order: list[str], ncpu: int):
+    cells: dict = {}
+    for r in store.runs(campaign_id):
+        if "warm" in r["test"] or r["status"] != "ok" or not r["hardware_json"]:
+            continue
+        cells.setdefault((r["test"], r["threads"]), {}).setdefault(r["target"], []).append(
+            (json.loads(r["hardware_json"]), r["value"]))
+    targets = [t["name"] for t in store.targets(campaign_id)]
+    return metrics_rows(cells, targets, references, order, ncpu)
+
+
+def _instructions(store: Store, campaign_id: int, references: dict[str, str], order: list[str]):
+    counts = {(r["test"], r["target"]): (EventCost(r["ir_per_event"], json.loads(r["self_json"]),
+                                                   json.loads(r["inclusive_json"])), r["spread_pct"])
+              for r in store.instructions(campaign_id)}
+    return instruction_rows(counts, references, order)
+
+
+def _host_notes(host: dict) -> tuple[str, ...]:
+    return tuple(f"host warning: {w['message']} (hint: {w['hint']})" for w in host.get("warnings", []))
 
 
 def _measurements(store: Store, campaign_id: int) -> list[Measurement]:
@@ -139,7 +174,7 @@ def main(args: argparse.Namespace) -> int:
     store = Store(args.store)
     try:
         data = build_report(store, args.campaign, args.base, args.chain, args.min_effect, args.noisy,
-                            args.noise_floor)
+                            args.noise_floor, args.metrics)
     finally:
         store.close()
     sys.stdout.write(render(data, args.format, use_color(args.color)))

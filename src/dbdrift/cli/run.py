@@ -26,11 +26,18 @@ def add_common(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--base", help="override which target is the base")
     parser.add_argument("--no-report", action="store_true", help="do not print the report at the end")
     parser.add_argument("--format", choices=report_cli.FORMATS, default="text", help="report format")
+    parser.add_argument("--count-instructions", action="store_true",
+                        help="after the timed runs, count instructions per event of each test under valgrind "
+                             "callgrind (deterministic; a fresh server per target)")
+    parser.add_argument("--instructions-only", action="store_true",
+                        help="count instructions per event and skip the timed runs")
 
 
 def apply_overrides(spec: CampaignSpec, args: argparse.Namespace) -> CampaignSpec:
     if args.tests:
         spec = replace(spec, tests=tuple(select_tests(args.tests)), test_names=tuple(args.tests))
+    if getattr(args, "count_instructions", False) or getattr(args, "instructions_only", False):
+        spec = replace(spec, count_instructions=True, timed=not args.instructions_only)
     return with_base(spec, args.base)
 
 
@@ -40,12 +47,15 @@ def execute(spec: CampaignSpec, args: argparse.Namespace) -> int:
     try:
         outcome = Runner(spec, store, resume=args.resume, progress=progress).run()
         progress.message(f"stored {outcome.runs_ok} runs ({outcome.runs_failed} failed) in {args.store}")
+        if spec.count_instructions:
+            progress.message(f"stored {outcome.instructions_ok} instruction counts "
+                             f"({outcome.instructions_failed} failed) in {args.store}")
         if not args.no_report:
             data = report_cli.build_report(store, str(outcome.campaign_id), None, False, noise_floor="auto")
             sys.stdout.write(report_cli.render(data, args.format, report_cli.use_color("auto")))
     finally:
         store.close()
-    return 1 if outcome.failed_targets or outcome.runs_failed else 0
+    return 1 if outcome.failed_targets or outcome.runs_failed or outcome.instructions_failed else 0
 
 
 def main(args: argparse.Namespace) -> int:

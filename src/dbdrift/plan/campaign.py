@@ -43,6 +43,8 @@ class CampaignSpec:
     slice_s: float = 5.0  # interleaved: measured seconds per slice
     slice_warmup_s: float = 1.0  # interleaved: unmeasured seconds before each later slice
     calibration: bool = False  # an A/A campaign made by `dbdrift calibrate`
+    count_instructions: bool = False  # also count instructions per event under callgrind
+    timed: bool = True  # False: only count instructions, no timed runs
     source: str = "<built-in>"
     test_names: tuple[str, ...] = field(default=("default32",))
 
@@ -67,7 +69,7 @@ class CampaignSpec:
             "settle_s": self.settle_s, "warm_runs": self.warm_runs, "repeats": self.repeats,
             "prepared": self.prepared, "seed": self.seed, "interval_s": self.interval_s,
             "order": self.order, "slice_s": self.slice_s, "slice_warmup_s": self.slice_warmup_s,
-            "calibration": self.calibration,
+            "calibration": self.calibration, "count_instructions": self.count_instructions, "timed": self.timed,
             "tests": list(self.test_names),
             "targets": [target_to_dict(t) for t in self.targets],
         }
@@ -85,7 +87,7 @@ def target_to_dict(t: TargetSpec) -> dict:
 _TOP_KEYS = {
     "name", "targets", "tests", "tables", "rows", "threads", "read_s", "write_s", "insert_s",
     "warmup_s", "scan_warm_s", "settle_s", "warm_runs", "repeats", "prepared", "seed", "interval_s",
-    "order", "slice_s", "slice_warmup_s",
+    "order", "slice_s", "slice_warmup_s", "count_instructions",
 }
 _TARGET_KEYS = {"name", "engine", "version", "basedir", "system", "config", "settings",
                 "data_checksums", "base", "port"}
@@ -146,6 +148,7 @@ def parse_campaign(data: dict, source: str, base_dir: Path, default_name: str) -
         order=_choice(data, "order", ("interleaved", "sequential"), "interleaved", where),
         slice_s=_duration(data, "slice_s", 5.0, where),
         slice_warmup_s=_duration(data, "slice_warmup_s", 1.0, where),
+        count_instructions=_bool(data, "count_instructions", False, where),
         source=source,
     )
     if spec.slice_s < spec.interval_s:

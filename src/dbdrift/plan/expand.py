@@ -118,14 +118,15 @@ def _warm(spec: CampaignSpec, name: str, test_name: str, duration_s: float, thre
     return RunStep(name, CATALOG[test_name], threads, 0, duration_s, spec.warmup_s)
 
 
-def estimate_s(plan: TargetPlan, spec: CampaignSpec) -> float:
-    """Rough seconds for a target: runs + warmups + settles + a load guess (progress ETA)."""
+def estimate_s(plan: TargetPlan, spec: CampaignSpec, settles: bool = True) -> float:
+    """Rough seconds for a target: runs + warmups + settles + a load guess (progress ETA).
+    Interleaved targets rest together, so their campaign counts the settle time once."""
     total = 0.0
     for step in plan.steps:
         if isinstance(step, RunStep):
             total += step.duration_s + step.warmup_s + 0.5
         elif isinstance(step, SettleStep):
-            total += step.total_s + 1.0
+            total += (step.total_s if settles else 0.0) + 1.0
         else:
             total += 3.0 + step.tables * step.rows / 150_000
     return total

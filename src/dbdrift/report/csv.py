@@ -4,6 +4,7 @@ from __future__ import annotations
 import csv
 import io
 
+from dbdrift.analysis.hardware import METRIC_DIGITS, SYSBENCH_METRICS
 from dbdrift.report.table import ReportData
 
 
@@ -11,8 +12,9 @@ def render_csv(data: ReportData) -> str:
     """Name first, then values (spec §4.1 CSV variants); long format so any tool can pivot it."""
     buf = io.StringIO()
     writer = csv.writer(buf, lineterminator="\n")
+    extra = _extra_header(data)
     writer.writerow(["test", "group", "threads", "target", "reference", "metric", "value", "value_lower",
-                     "value_upper", "rqps", "rqps_lower", "rqps_upper", "verdict", "runs", "failed"])
+                     "value_upper", "rqps", "rqps_lower", "rqps_upper", "verdict", "runs", "failed", *extra])
     comp = data.comparison
     for threads in data.thread_counts():
         for group in data.group_order:
@@ -26,8 +28,32 @@ def render_csv(data: ReportData) -> str:
                         _num(cell.value, 2), _num(tput and tput.lower, 2), _num(tput and tput.upper, 2),
                         _num(row.ratios.get(target), 4), _num(est and est.lower, 4), _num(est and est.upper, 4),
                         row.verdicts.get(target, ""), cell.runs, cell.failed,
+                        *(_extra(data, row, target) if extra else ()),
                     ])
     return buf.getvalue()
+
+
+def _extra_header(data: ReportData) -> list[str]:
+    """Instruction counts when any were stored; hardware per operation with --metrics."""
+    cols = ["instr_per_event", "instr_rel"] if data.instructions else []
+    if data.show_metrics:
+        cols += list(SYSBENCH_METRICS) + [f"{m}_rel" for m in SYSBENCH_METRICS]
+    return cols
+
+
+def _extra(data: ReportData, row, target: str) -> list[str]:
+    out = []
+    if data.instructions:
+        irow = data.instruction_row(row.test)
+        cost = irow.costs.get(target) if irow else None
+        out += [_num(cost.ir_per_event if cost else None, 1), _num(irow.relative.get(target) if irow else None, 5)]
+    if data.show_metrics:
+        mrow = next((m for m in data.metrics if m.test == row.test and m.threads == row.threads), None)
+        absolute = mrow.absolute.get(target, {}) if mrow else {}
+        relative = mrow.relative.get(target, {}) if mrow else {}
+        out += [_num(absolute.get(m), METRIC_DIGITS[m]) for m in SYSBENCH_METRICS]
+        out += ["inf" if relative.get(m) == float("inf") else _num(relative.get(m), 4) for m in SYSBENCH_METRICS]
+    return out
 
 
 def _num(value: float | None, digits: int) -> str:

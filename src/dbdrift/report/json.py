@@ -41,8 +41,29 @@ def render_json(data: ReportData) -> str:
         "targets": [{"name": t, "label": data.target_labels.get(t, "")} for t in comp.targets],
         "columns": [{"column": f"col-{i}", "target": t} for i, t in enumerate(comp.compared, start=1)],
         "rows": rows, "group_summaries": summaries,
+        "instructions": [_instruction_json(r) for r in data.instructions],
     }
+    if data.show_metrics:
+        doc["metrics"] = [{"test": m.test, "threads": m.threads, "target": t, "reference": m.references.get(t),
+                           "absolute": _clean(m.absolute[t]), "relative": _clean(m.relative.get(t, {}))}
+                          for m in data.metrics for t in m.absolute]
     return json.dumps(doc, indent=2) + "\n"
+
+
+def _clean(values: dict) -> dict:
+    """JSON has no infinity: a ratio against a zero base (spec: `inf`) is written as null."""
+    return {k: (None if v == float("inf") else _round(v, 6)) for k, v in values.items()}
+
+
+def _instruction_json(row) -> dict:
+    return {
+        "test": row.test,
+        "targets": {t: {"per_event": round(c.ir_per_event, 1), "spread_pct": _round(row.spread_pct.get(t), 4)}
+                    for t, c in row.costs.items()},
+        "relative": {t: _round(v, 5) for t, v in row.relative.items()},
+        "references": row.references,
+        "functions": {t: d for t, d in row.deltas.items()},
+    }
 
 
 def _round(value: float | None, digits: int) -> float | None:

@@ -1,6 +1,7 @@
 """Markdown report: the `col-N : <target>` legend of the posts and one table per group."""
 from __future__ import annotations
 
+from dbdrift.report.hardware import METRICS_LEGEND, delta_lines, instruction_table, metrics_blocks
 from dbdrift.report.table import ReportData, column_names, fmt_abs, fmt_cell, fmt_ratio, legend_lines, verdict_legend
 
 
@@ -32,4 +33,23 @@ def render_markdown(data: ReportData) -> str:
             for row in data.rows_in(group, threads):
                 out.append("| " + " | ".join([fmt_abs(row.values[t].value) for t in comp.targets] + [row.test]) + " |")
         out.append("")
+    out += _hardware(data)
     return "\n".join(out).rstrip() + "\n"
+
+
+def _table(header: list[str], rows: list[list[str]]) -> list[str]:
+    return ["| " + " | ".join(header) + " |", "|" + "---:|" * (len(header) - 1) + "---|",
+            *("| " + " | ".join(r) + " |" for r in rows)]
+
+
+def _hardware(data: ReportData) -> list[str]:
+    out = []
+    if data.instructions:
+        out += ["## Instructions per event (callgrind, server backend)", ""]
+        out += _table(*instruction_table(data)) + [""]
+        out += [f"- {line}" for line in delta_lines(data)] + [""]
+    if data.show_metrics:
+        out += ["## Hardware per operation", "", METRICS_LEGEND, ""]
+        for title, header, rows in metrics_blocks(data):
+            out += [f"### {title}", "", *_table(header, rows), ""]
+    return out

@@ -3,6 +3,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from dbdrift.analysis.hardware import MetricsRow
+from dbdrift.analysis.instructions import InstructionRow
 from dbdrift.analysis.relative import Comparison
 from dbdrift.analysis.summary import GroupSummary
 
@@ -19,6 +21,12 @@ class ReportData:
     group_order: tuple[str, ...]
     group_titles: dict[str, str]
     notes: tuple[str, ...] = ()  # e.g. where the noise floor came from
+    metrics: tuple[MetricsRow, ...] = ()  # hardware per operation; rendered when show_metrics
+    instructions: tuple[InstructionRow, ...] = ()  # callgrind counts, rendered whenever present
+    show_metrics: bool = False
+
+    def instruction_row(self, test: str) -> InstructionRow | None:
+        return next((r for r in self.instructions if r.test == test), None)
 
     def label(self, target: str) -> str:
         extra = self.target_labels.get(target)

@@ -1,6 +1,7 @@
 """Plain-text report (terminal): rQPS table per group with red/green marks and group stats."""
 from __future__ import annotations
 
+from dbdrift.report.hardware import METRICS_LEGEND, aligned, delta_lines, instruction_table, metrics_blocks
 from dbdrift.report.table import (GREEN_AT, RED_AT, ReportData, column_names, fmt_abs, fmt_cell, fmt_ratio,
                                   legend_lines, verdict_legend)
 
@@ -59,8 +60,25 @@ def render_text(data: ReportData, color: bool = False) -> str:
                 out.append(" ".join(fmt_abs(row.values[t].value).rjust(width * 2) for t in comp.targets)
                            + f"  {row.test}")
         out.append("")
+    out += _hardware_lines(data)
     out += _warning_lines(data)
     return "\n".join(out).rstrip() + "\n"
+
+
+def _hardware_lines(data: ReportData) -> list[str]:
+    out = []
+    if data.instructions:
+        out.append("instructions per event (server backend, valgrind callgrind; deterministic, steal-proof)")
+        out += aligned(*instruction_table(data))
+        out += ["", *delta_lines(data), ""]
+    if data.show_metrics:
+        out += ["hardware per operation", METRICS_LEGEND]
+        if not data.metrics:
+            out.append("(no samples stored: the runs predate the samplers or all failed)")
+        for title, header, rows in metrics_blocks(data):
+            out += [f"-- {title}", *aligned(header, rows)]
+        out.append("")
+    return out
 
 
 def _warning_lines(data: ReportData) -> list[str]:

@@ -11,13 +11,14 @@ import os
 import platform
 import time
 from dataclasses import dataclass, field
-from pathlib import Path
 
 from dbdrift import env
 from dbdrift.errors import DriverError, ServerError, UserError
 from dbdrift.model import InstallInfo
 from dbdrift.plan.campaign import CampaignSpec, target_to_dict
 from dbdrift.plan.expand import LoadStep, SettleStep, TargetPlan, estimate_s, expand
+from dbdrift.metrics import host
+from dbdrift.runner import instructions
 from dbdrift.runner.progress import NullProgress, ProgressSink
 from dbdrift.runner.session import TargetSession
 from dbdrift.server import fetch
@@ -33,6 +34,8 @@ class CampaignOutcome:
     runs_ok: int = 0
     runs_failed: int = 0
     runs_skipped: int = 0
+    instructions_ok: int = 0
+    instructions_failed: int = 0
     failed_targets: list[str] = field(default_factory=list)
 
 
@@ -44,18 +47,10 @@ class TargetState:
 
 
 def host_info() -> dict:
-    """Minimal host facts stored with the campaign."""
-    model = ""
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                model = line.split(":", 1)[1].strip()
-                break
-    except OSError:
-        pass
-    mem = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
-    return {"hostname": platform.node(), "kernel": platform.release(), "cpu_model": model,
-            "cpus": os.cpu_count(), "memory_bytes": mem, "python": platform.python_version()}
+    """Host facts and checks stored with the campaign (measured before any server starts)."""
+    facts = host.host_facts(steal_window_s=1.0)
+    return {"hostname": platform.node(), "cpus": os.cpu_count(), "python": platform.python_version(), **facts,
+            "warnings": host.check(facts)}
 
 
 class Runner:
@@ -76,17 +71,47 @@ class Runner:
             if not state.pending:
                 outcome.runs_skipped += len(state.plan.runs)
                 self.progress.message(f"{state.plan.target.name}: all runs already stored, skipped (--resume)")
-        total_s = sum(estimate_s(s.plan, self.spec) for s in active)
-        self.progress.campaign_start(total_s, sum(len(s.plan.steps) + 1 for s in active))
-        if self.spec.order == "interleaved" and len(active) > 1:
-            self._interleaved(active, installs, outcome)
-        else:
-            for state in active:
-                self._sequential(state, installs[state.plan.target.name], outcome)
+        interleaved = self.spec.order == "interleaved" and len(active) > 1
+        total_s, steps = 0.0, 0
+        if self.spec.timed:
+            total_s = sum(estimate_s(s.plan, self.spec, settles=not interleaved or i == 0) for i, s in enumerate(active))
+            steps = sum(len(s.plan.steps) + 1 for s in active)
+        if self.spec.count_instructions:
+            counted = [instructions.tests_in_run_order(s.plan) for s in states]
+            total_s += sum(instructions.ESTIMATE_TARGET_S + instructions.ESTIMATE_TEST_S * len(c) for c in counted)
+            steps += sum(instructions.SETUP_STEPS + len(c) for c in counted)
+        self.progress.campaign_start(total_s, steps)
+        if self.spec.timed:
+            if self.spec.order == "interleaved" and len(active) > 1:
+                self._interleaved(active, installs, outcome)
+            else:
+                for state in active:
+                    self._sequential(state, installs[state.plan.target.name], outcome)
+        if self.spec.count_instructions:
+            for state in states:
+                if state.plan.target.name not in outcome.failed_targets:
+                    self._count_instructions(state, installs[state.plan.target.name], outcome)
         return outcome
+
+    def _count_instructions(self, state: TargetState, install: InstallInfo, outcome: CampaignOutcome) -> None:
+        """A separate server per target, after the timed runs, so callgrind never slows a timed run."""
+        session = self._session(state, install)
+        done = self.store.counted_tests(state.target_id) if self.resume else set()
+        before = self.store.instruction_statuses(state.target_id)
+        try:
+            instructions.count_target(session, state.plan, skip=done)
+        except (ServerError, DriverError) as exc:
+            self._fail(session, exc, outcome)
+        finally:
+            session.stop()
+            after = self.store.instruction_statuses(state.target_id)
+            outcome.instructions_ok += after.get("ok", 0) - before.get("ok", 0)
+            outcome.instructions_failed += after.get("failed", 0) - before.get("failed", 0)
 
     # -- validation and bookkeeping --------------------------------------------------------------
     def _resolve_installs(self) -> dict[str, InstallInfo]:
+        if self.spec.count_instructions:
+            instructions.require_valgrind()
         for target in self.spec.targets:
             if target.port is not None and not port_is_free(target.port):
                 raise UserError(f"port {target.port} on 127.0.0.1 is in use (target {target.name})",
@@ -145,6 +170,7 @@ class Runner:
                 elif isinstance(step, SettleStep):
                     work_s = session.settle_work(step)
                     time.sleep(max(0.0, step.total_s - work_s))
+                    self.progress.advance(step.total_s)
                 elif step.warm or step.key in state.pending:
                     session.run(step)
         except (ServerError, DriverError) as exc:
@@ -180,6 +206,7 @@ class Runner:
             works: list[float] = []
             kept = [s for s in live if self._guard(s, lambda s=s: works.append(s.settle_work(step)), outcome)]
             time.sleep(max(0.0, step.total_s - max(works, default=0.0)))
+            self.progress.advance(step.total_s)
             return kept
         if not (step.warm or step.key in pending):
             return live

@@ -9,6 +9,7 @@ class ProgressSink(Protocol):
     def step_start(self, target: str, label: str, expected_s: float) -> None: ...
     def step_end(self, target: str, label: str, status: str, detail: str) -> None: ...
     def message(self, text: str) -> None: ...
+    def advance(self, seconds: float) -> None: ...  # expected time passed outside any step (settle rest)
 
 
 class NullProgress:
@@ -16,3 +17,4 @@ class NullProgress:
     def step_start(self, target, label, expected_s): pass
     def step_end(self, target, label, status, detail): pass
     def message(self, text): pass
+    def advance(self, seconds): pass

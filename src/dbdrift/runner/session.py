@@ -15,6 +15,7 @@ from dbdrift.catalog import sysbench
 from dbdrift.driver import process
 from dbdrift.driver.protocol import totals
 from dbdrift.errors import DriverError, ServerError, UserError
+from dbdrift.metrics import host
 from dbdrift.metrics.sampler import Sampler
 from dbdrift.model import InstallInfo, TargetSpec
 from dbdrift.plan.campaign import CampaignSpec
@@ -43,7 +44,7 @@ class TargetSession:
 
     # -- lifecycle ------------------------------------------------------------------------------
     def start(self) -> None:
-        self._timed("server", f"start {self.install.engine} {self.install.version}", self._start)
+        self.timed_step("server", f"start {self.install.engine} {self.install.version}", self._start)
         admin = self.server.connection.to_driver()
         process.exec_jobs(admin, [[{"sql": f"DROP DATABASE IF EXISTS {DBNAME}"}],
                                   [{"sql": f"CREATE DATABASE {DBNAME}"}]], what="create database")
@@ -71,7 +72,7 @@ class TargetSession:
         self.store.set_target_facts(self.target_id, install=_install_dict(self.install), server=facts)
         return {"port": self.server.connection.port, "version_string": facts["version_string"]}
 
-    def _timed(self, kind: str, label: str, action) -> float:
+    def timed_step(self, kind: str, label: str, action) -> float:
         """Run a setup step, store it as a step record, and return the seconds it took."""
         self.progress.step_start(self.name, label, 0.0)
         started = time.monotonic()
@@ -91,7 +92,7 @@ class TargetSession:
     # -- load and settle (spec §1.3, §1.9) -------------------------------------------------------
     def load(self, step: LoadStep) -> None:
         self.server.check_alive()
-        self._timed("load", step.label, lambda: self._load(step))
+        self.timed_step("load", step.label, lambda: self._load(step))
 
     def _load(self, step: LoadStep) -> dict:
         workers = max(1, os.cpu_count() or 1)
@@ -101,9 +102,9 @@ class TargetSession:
         elapsed = time.monotonic() - started
         rows = step.tables * step.rows
         return {"rows": rows, "seconds": elapsed, "rows_per_s": rows / elapsed if elapsed else None,
-                "prewarm": self._prewarm(step.tables)}
+                "prewarm": self.prewarm(step.tables)}
 
-    def _prewarm(self, tables: int) -> str:
+    def prewarm(self, tables: int) -> str:
         relations = [r for n in range(1, tables + 1) for r in (f"sbtest{n}", f"sbtest{n}_pkey", f"k_{n}")]
         sql = "SELECT " + ", ".join(f"pg_prewarm('{r}')" for r in relations)
         try:
@@ -125,7 +126,7 @@ class TargetSession:
             process.exec_jobs(self.conn, [vacuum, [{"sql": "CHECKPOINT"}]], threads=tables, what="settle")
             return {"settle_total_s": step.total_s}
 
-        return self._timed("settle", step.label, work)
+        return self.timed_step("settle", step.label, work)
 
     # -- one microbenchmark run ------------------------------------------------------------------
     def run(self, step: RunStep) -> RunRecord:
@@ -142,6 +143,7 @@ class TargetSession:
             raise
         self.progress.step_start(self.name, step.label, step.duration_s + step.warmup_s)
         clock = StealClock()
+        facts = host.host_facts(steal_window_s=0)
         sampler = Sampler(self.server.postmaster_pid, self.server.data_dir).start()
 
         def on_line(obj: dict) -> None:
@@ -158,6 +160,8 @@ class TargetSession:
         window = sampler.window()
         record.hardware = dict(window.as_dict(), device=sampler.device) if window else None
         record.samples = [(start_s, d.as_dict()) for start_s, d in sampler.samples]
+        record.host = _run_host_facts(facts)
+        record.warnings += record.host["warnings"]
         if record.status != "ok":
             record.server_log_tail = self.server.log_tail(40)
         if not step.warm or record.status != "ok":
@@ -270,6 +274,17 @@ def run_warnings(step: RunStep, t, interval_s: float, intervals: list[dict]) -> 
         warnings.append({"kind": "steal", "message": f"host CPU steal up to {max(steal):.0f}% "
                                                      f"(mean {sum(steal) / len(steal):.1f}%)"})
     return warnings
+
+
+RUN_HOST_CHECKS = ("governor", "swap", "frequency")
+"""Host checks that can change from run to run. Load and turbo are checked once per campaign
+(our own servers raise the load), steal per interval by run_warnings."""
+
+
+def _run_host_facts(facts: dict) -> dict:
+    keep = ("governor", "turbo", "swap_used_bytes", "load_1min", "cpu_mhz")
+    return {**{k: facts.get(k) for k in keep},
+            "warnings": [w for w in host.check(facts) if w["kind"] in RUN_HOST_CHECKS]}
 
 
 def _value_text(record: RunRecord) -> str:

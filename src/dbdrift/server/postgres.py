@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import math
 import os
+import shlex
 import shutil
 import subprocess
 from pathlib import Path
@@ -22,6 +23,7 @@ STOP_FAST_TIMEOUT_S = 60
 STOP_IMMEDIATE_TIMEOUT_S = 10
 # Settings dbdrift owns: it picks the address, socket and port of every server it starts.
 POSTGRES_COMMS = ("postgres", "postmaster")  # /proc/<pid>/stat names, against pid reuse
+VALGRIND_COMMS = ("callgrind-amd64", "callgrind-arm64")  # a server under `valgrind --tool=callgrind`
 _SUN_PATH_MAX = 107  # bytes of a Unix socket path, including ".s.PGSQL.<port>"
 
 
@@ -41,6 +43,8 @@ class PostgresServer(base.Server):
         self._base_conf = ""
         self._pid: int | None = None
         self._version_string: str | None = None
+        self.comms = POSTGRES_COMMS
+        self.wrapper: list[str] = []  # e.g. valgrind and its options, put before `postgres`
 
     # --- paths and facts ----------------------------------------------------------------
 
@@ -116,22 +120,22 @@ class PostgresServer(base.Server):
         """Idempotent: pg_ctl stop -m fast, then -m immediate, then SIGKILL; unregisters."""
         try:
             pid = self._pid or self._pid_from_file()
-            if pid is not None and _is_postgres(pid):
+            if pid is not None and self._is_postgres(pid):
                 self._stop_running(pid)
             # Backends orphaned by a crashed or killed postmaster would otherwise linger.
-            base.kill_processes_in(self.data_dir, POSTGRES_COMMS)
+            base.kill_processes_in(self.data_dir, self.comms)
         finally:
             self._pid = None
             base.unregister(self)
 
     def is_alive(self) -> bool:
-        return self._pid is not None and _is_postgres(self._pid)
+        return self._pid is not None and self._is_postgres(self._pid)
 
     def check_alive(self) -> None:
         if self._pid is None:
             raise ServerError(f"{self.label} is not running (stopped, or never started)",
                               "start the server before checking on it")
-        if not _is_postgres(self._pid):
+        if not self._is_postgres(self._pid):
             tail = self.log_tail()
             raise _with_tail(ServerError(
                 f"{self.label} died (postmaster pid {self._pid} is gone); "
@@ -153,7 +157,7 @@ class PostgresServer(base.Server):
 
     def _prepare_run_dir(self) -> None:
         pid = base.read_pid_file(self.data_dir / "postmaster.pid")
-        if pid is not None and _is_postgres(pid):
+        if pid is not None and self._is_postgres(pid):
             raise UserError(
                 f"{self.run_dir} holds a running server (postmaster pid {pid}); "
                 f"not wiping it for target {self.name}",
@@ -231,12 +235,34 @@ class PostgresServer(base.Server):
         timeout = max(1, math.ceil(self.start_timeout_s))
         cmd = [self.install.bindir / "pg_ctl", "start", "-w", "-t", str(timeout),
                "-D", self.data_dir, "-l", self.log_path]
+        if self.wrapper:
+            cmd += ["-p", self._wrapper_script()]
         # A new session keeps the terminal's Ctrl-C away from the postmaster: stop_all() owns it.
         try:
             return osuser.run_as(cmd, self._ids, cwd=self.run_dir, capture_output=True,
                                  text=True, timeout=timeout + 30, start_new_session=True)
         except subprocess.TimeoutExpired:
             return subprocess.CompletedProcess(cmd, -1, "", f"pg_ctl hung for {timeout + 30} s")
+
+    def start_wrapped(self, wrapper: list[str], comms: tuple[str, ...], start_timeout_s: float) -> None:
+        """Restart the (initialized) server as `wrapper... postgres`, e.g. under valgrind.
+        `comms` are the process names the wrapped postmaster and backends then carry."""
+        self.stop()
+        self.wrapper, self.comms = list(wrapper), POSTGRES_COMMS + comms
+        self.start_timeout_s = start_timeout_s
+        self.start()
+
+    def _wrapper_script(self) -> Path:
+        """pg_ctl -p takes one executable: a script that execs the wrapper with postgres."""
+        script = self.run_dir / "postgres-wrapped"
+        words = " ".join(shlex.quote(str(w)) for w in [*self.wrapper, self.install.bindir / "postgres"])
+        script.write_text(f'#!/bin/sh\nexec {words} "$@"\n')
+        script.chmod(0o755)
+        osuser.chown_tree(script, self._ids)
+        return script
+
+    def _is_postgres(self, pid: int) -> bool:
+        return base.process_running(pid, self.comms)
 
     def _stop_running(self, pid: int) -> None:
         for mode, timeout in (("fast", STOP_FAST_TIMEOUT_S), ("immediate", STOP_IMMEDIATE_TIMEOUT_S)):
@@ -247,20 +273,16 @@ class PostgresServer(base.Server):
                               timeout=timeout + 15, start_new_session=True)
             except subprocess.TimeoutExpired:
                 pass
-            if base.wait_gone(pid, POSTGRES_COMMS, 2.0):
+            if base.wait_gone(pid, self.comms, 2.0):
                 return
         base.kill(pid)
-        base.wait_gone(pid, POSTGRES_COMMS, 10.0)
+        base.wait_gone(pid, self.comms, 10.0)
 
     def _pid_from_file(self) -> int | None:
         return base.read_pid_file(self.data_dir / "postmaster.pid")
 
 
 # --- pure helpers (unit-tested without a server) -------------------------------------------
-
-
-def _is_postgres(pid: int) -> bool:
-    return base.process_running(pid, POSTGRES_COMMS)
 
 
 def _bind_failed(log_tail: str) -> bool:

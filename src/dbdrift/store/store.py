@@ -235,6 +235,11 @@ class Store:
             "WHERE targets.campaign_id = ? AND i.id IN (SELECT MAX(id) FROM instructions WHERE status = 'ok' "
             "GROUP BY target_id, test) ORDER BY i.id", (campaign_id,)).fetchall()
 
+    def instruction_statuses(self, target_id: int) -> dict[str, int]:
+        rows = self.db.execute("SELECT status, COUNT(*) FROM instructions WHERE target_id = ? GROUP BY status",
+                               (target_id,))
+        return {r[0]: r[1] for r in rows}
+
     def counted_tests(self, target_id: int) -> set[str]:
         rows = self.db.execute("SELECT test FROM instructions WHERE target_id = ? AND status = 'ok'", (target_id,))
         return {r[0] for r in rows}

@@ -1,0 +1,132 @@
+"""Hardware used per operation (spec §3.2 sysbench names, §3.3 Insert Benchmark names).
+
+Pure functions over the sampler's window totals as stored with each run (`hardware_json`:
+elapsed_s, cpu_user_pct, cpu_sys_pct, cs, reads, read_kb, writes, write_kb, server_cpu_s,
+client_cpu_s, server_rss_bytes). `ops` is the run's throughput: QPS, or Krps for scans as in
+the spec, so a scan's per-operation figures are per thousand rows.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+SYSBENCH_METRICS = ("cpu/o", "cs/o", "r/o", "rKB/o", "wKB/o", "o/s", "cpu_us/o", "srv_us/o", "cli_us/o")
+"""Spec §3.2's `sum_met.sh` columns, then CPU µs per operation: host total, server tree, driver."""
+
+METRIC_DIGITS = {"cpu/o": 6, "cs/o": 3, "r/o": 3, "rKB/o": 3, "wKB/o": 3, "o/s": 0,
+                 "cpu_us/o": 1, "srv_us/o": 1, "cli_us/o": 1}
+
+
+def combine(windows: list[tuple[dict, float]]) -> tuple[dict, float] | None:
+    """Merge the windows of several runs (rounds, repeats) of one cell into one window.
+
+    Counts and CPU seconds add up, percentages are averaged weighted by elapsed time, RSS is
+    the largest seen, and ops is the time-weighted mean throughput. Runs without a window
+    (failed, or stored before samplers existed) are skipped; none left gives None.
+    """
+    usable = [(w, ops) for w, ops in windows if w and ops is not None and w.get("elapsed_s")]
+    if not usable:
+        return None
+    elapsed = sum(w["elapsed_s"] for w, _ in usable)
+    merged: dict = {"elapsed_s": elapsed}
+    for key in ("cpu_user_pct", "cpu_sys_pct", "cpu_iowait_pct", "cpu_steal_pct"):
+        merged[key] = sum(w.get(key, 0.0) * w["elapsed_s"] for w, _ in usable) / elapsed
+    for key in ("cs", "server_cpu_s", "client_cpu_s"):
+        merged[key] = sum(w.get(key) or 0 for w, _ in usable)
+    for key in ("reads", "read_kb", "writes", "write_kb"):
+        values = [w.get(key) for w, _ in usable]
+        merged[key] = None if any(v is None for v in values) else sum(values)
+    merged["server_rss_bytes"] = max(w.get("server_rss_bytes") or 0 for w, _ in usable)
+    ops = sum(o * w["elapsed_s"] for w, o in usable) / elapsed
+    return merged, ops
+
+
+def sysbench_metrics(window: dict, ops: float, ncpu: int) -> dict[str, float | None]:
+    """Spec §3.2 per-operation metrics from one measured window.
+
+    cpu/o = (user+sys % of all CPUs) / ops, the spec's unit; cpu_us/o = cpu/o · ncpu · 10^4
+    (host CPU µs per operation, everything on the host); srv_us/o and cli_us/o split that into
+    the server's process tree and the driver. A device-less data directory (tmpfs) gives None
+    for the I/O columns; ops of 0 gives None everywhere but o/s.
+    """
+    elapsed = window["elapsed_s"]
+    out: dict[str, float | None] = dict.fromkeys(SYSBENCH_METRICS)
+    out["o/s"] = ops
+    if not ops or not elapsed:
+        return out
+    cpu_pct = window["cpu_user_pct"] + window["cpu_sys_pct"]
+    out["cpu/o"] = cpu_pct / ops
+    out["cpu_us/o"] = out["cpu/o"] * ncpu * 1e4
+    out["cs/o"] = window["cs"] / elapsed / ops
+    out["srv_us/o"] = window["server_cpu_s"] * 1e6 / (elapsed * ops)
+    out["cli_us/o"] = window["client_cpu_s"] * 1e6 / (elapsed * ops)
+    if window.get("reads") is not None:
+        out["r/o"] = window["reads"] / elapsed / ops
+        out["rKB/o"] = window["read_kb"] / elapsed / ops
+        out["wKB/o"] = window["write_kb"] / elapsed / ops
+    return out
+
+
+def insert_benchmark_metrics(window: dict, ips: float, qps: float, ncpu: int) -> dict[str, float | None]:
+    """Spec §3.3 (`etl.sh` columns) for one Insert Benchmark step.
+
+    rate = ips for load steps (qps == 0) and qps for query steps; wpi and wkbpi are always
+    per insert. Columns the samplers cannot give (dbgb1, dbgb2, maxop, p50, p99) come from
+    the step itself and are not computed here; rss is the largest server RSS in GB.
+    """
+    elapsed = window["elapsed_s"]
+    rate = qps if qps else ips
+
+    def per(value, denominator):
+        return None if value is None or not denominator else value / denominator
+
+    rps, wps = per(window.get("reads"), elapsed), per(window.get("writes"), elapsed)
+    rkbps, wkbps = per(window.get("read_kb"), elapsed), per(window.get("write_kb"), elapsed)
+    cpups = window["cpu_user_pct"] + window["cpu_sys_pct"]
+    csps = per(window["cs"], elapsed)
+    return {
+        "ips": ips, "qps": qps, "rps": rps, "wps": wps,
+        "rmbps": None if rkbps is None else rkbps / 1024, "wmbps": None if wkbps is None else wkbps / 1024,
+        "rpq": per(rps, rate), "rkbpq": per(rkbps, rate), "wpi": per(wps, ips), "wkbpi": per(wkbps, ips),
+        "csps": csps, "cpups": cpups, "cspq": per(csps, rate),
+        "cpupq": per(cpups / 100 * ncpu * 1e6, rate),
+        "rss": window.get("server_rss_bytes", 0) / 1e9,
+    }
+
+
+def relative_value(new: float | None, base: float | None) -> float | None:
+    """new ÷ base as `sum_met.sh` prints it: both 0 → 1, base 0 → inf, a missing side → None."""
+    if new is None or base is None:
+        return None
+    if base == 0:
+        return 1.0 if new == 0 else float("inf")
+    return new / base
+
+
+@dataclass(frozen=True)
+class MetricsRow:
+    """Per-operation metrics of every target on one microbenchmark, and each relative to its reference."""
+
+    test: str
+    threads: int
+    absolute: dict[str, dict[str, float | None]]  # target -> metric -> value
+    relative: dict[str, dict[str, float | None]]  # compared target -> metric -> new/reference
+    references: dict[str, str]  # compared target -> the target it is divided by
+
+
+def metrics_rows(cells: dict[tuple[str, int], dict[str, list[tuple[dict, float]]]], targets: list[str],
+                 references: dict[str, str], test_order: list[str], ncpu: int) -> list[MetricsRow]:
+    """One row per (test, threads): windows of each target's runs combined, then §3.2 metrics."""
+    position = {name: i for i, name in enumerate(test_order)}
+    rows = []
+    for test, threads in sorted(cells, key=lambda k: (k[1], position.get(k[0], len(position)), k[0])):
+        absolute = {}
+        for target in targets:
+            merged = combine(cells[(test, threads)].get(target, []))
+            if merged is not None:
+                absolute[target] = sysbench_metrics(merged[0], merged[1], ncpu)
+        if not absolute:
+            continue
+        relative = {t: {m: relative_value(absolute[t][m], absolute[ref][m]) for m in SYSBENCH_METRICS}
+                    for t, ref in references.items() if t in absolute and ref in absolute}
+        rows.append(MetricsRow(test, threads, absolute, relative, {t: references[t] for t in relative}))
+    return rows

@@ -1,0 +1,86 @@
+"""Hardware sections shared by the text and Markdown reports: instructions per event (beside
+each rQPS verdict, then where the instructions went) and per-operation metrics (spec §3.2)."""
+from __future__ import annotations
+
+from dbdrift.analysis.hardware import METRIC_DIGITS, SYSBENCH_METRICS
+from dbdrift.report.table import VERDICT_MARKS, ReportData, fmt_ratio
+
+
+def fmt_metric(name: str, value: float | None) -> str:
+    if value is None:
+        return "-"
+    if value == float("inf"):
+        return "inf"
+    return f"{value:,.{METRIC_DIGITS.get(name, 3)}f}"
+
+
+def instruction_table(data: ReportData) -> tuple[list[str], list[list[str]]]:
+    """Header and rows: per test, each target's instructions/event, then for each compared
+    target its instruction ratio beside the rQPS and verdict of the timed runs."""
+    comp = data.comparison
+    header = [*comp.targets, *(f"{t} instr" for t in comp.compared), *(f"{t} rQPS" for t in comp.compared), "test"]
+    rows = []
+    for irow in data.instructions:
+        timed = [r for r in comp.rows if r.test == irow.test]
+        cells = [f"{irow.costs[t].ir_per_event:,.0f}" if t in irow.costs else "-" for t in comp.targets]
+        cells += [fmt_ratio3(irow.relative.get(t)) for t in comp.compared]
+        for t in comp.compared:
+            if timed and timed[0].ratios.get(t) is not None:
+                mark = VERDICT_MARKS.get(timed[0].verdicts.get(t, ""), "")
+                cells.append(f"{timed[0].ratios[t]:.2f} {mark}")
+            else:
+                cells.append("-")
+        rows.append(cells + [irow.test])
+    return header, rows
+
+
+def fmt_ratio3(value: float | None) -> str:
+    return "-" if value is None else f"{value:.3f}"
+
+
+def delta_lines(data: ReportData) -> list[str]:
+    """`pg18 vs pg17, point-query: +1,500 instr/event (+3.3%), 92% of it in: f +345, g +305, ...`."""
+    lines = []
+    for irow in data.instructions:
+        for target, delta in irow.deltas.items():
+            ref = irow.references[target]
+            total = delta["total_delta"]
+            base_ir = irow.costs[ref].ir_per_event if ref in irow.costs else 0
+            pct = f" ({100 * total / base_ir:+.1f}%)" if base_ir else ""
+            head = f"{target} vs {ref}, {irow.test}: {total:+,.0f} instructions/event{pct}"
+            same_way = delta["self"]["grew" if total > 0 else "shrank"]
+            if delta["explained"] is not None and same_way:
+                funcs = ", ".join(f"{r['function']} {r['delta']:+,.0f}" for r in same_way)
+                head += f"; {100 * delta['explained']:.0f}% of it in: {funcs}"
+            other = delta["self"]["shrank" if total > 0 else "grew"]
+            if other:
+                head += "; the other way: " + ", ".join(f"{r['function']} {r['delta']:+,.0f}" for r in other[:3])
+            lines.append(head)
+    return lines
+
+
+def metrics_blocks(data: ReportData) -> list[tuple[str, list[str], list[list[str]]]]:
+    """(title, header, rows) per test: absolute per target, then relative to the reference."""
+    blocks = []
+    header = [*SYSBENCH_METRICS, "target"]
+    for mrow in data.metrics:
+        rows = [[fmt_metric(m, values[m]) for m in SYSBENCH_METRICS] + [t] for t, values in mrow.absolute.items()]
+        rows += [[fmt_ratio(values[m]) if values[m] != float("inf") else "inf" for m in SYSBENCH_METRICS]
+                 + [f"{t} (relative)"] for t, values in mrow.relative.items()]
+        blocks.append((f"{mrow.test} x{mrow.threads}", header, rows))
+    return blocks
+
+
+METRICS_LEGEND = ("cpu/o: host CPU busy % / ops (spec §3.2); cs/o: context switches; r/o, rKB/o, wKB/o: storage "
+                  "reads, KB read and written of the data directory's device; o/s: ops per second (QPS, scan: Krps); "
+                  "cpu_us/o: host CPU µs per op = cpu/o x ncpu x 10^4; srv_us/o, cli_us/o: CPU µs per op of the "
+                  "server's processes and of the driver")
+
+
+def aligned(header: list[str], rows: list[list[str]]) -> list[str]:
+    """Right-aligned columns with the last (name) column left-aligned, for the text report."""
+    widths = [max(len(r[i]) for r in [header, *rows]) for i in range(len(header) - 1)]
+    out = []
+    for r in [header, *rows]:
+        out.append("  ".join(c.rjust(w) for c, w in zip(r, widths)) + "  " + r[-1])
+    return out

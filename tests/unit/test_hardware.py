@@ -1,0 +1,96 @@
+"""Per-operation hardware metrics on literal windows with hand-computed answers (spec §3.2, §3.3)."""
+import math
+
+import pytest
+
+from dbdrift.analysis.hardware import (combine, insert_benchmark_metrics, metrics_rows, relative_value,
+                                       sysbench_metrics)
+
+# 10 s at 20,000 QPS on 2 CPUs: 50% busy, 300,000 context switches, 1,000 reads of 8,000 KB,
+# 500 writes of 40,000 KB; the server used 6 s of CPU and the driver 2 s.
+WINDOW = {"elapsed_s": 10.0, "cpu_user_pct": 40.0, "cpu_sys_pct": 10.0, "cpu_iowait_pct": 1.0,
+          "cpu_steal_pct": 0.0, "cs": 300_000, "reads": 1_000, "read_kb": 8_000.0, "writes": 500,
+          "write_kb": 40_000.0, "server_cpu_s": 6.0, "client_cpu_s": 2.0, "server_rss_bytes": 2_000_000_000}
+
+
+def test_sysbench_metrics_follow_the_spec_formulas():
+    m = sysbench_metrics(WINDOW, ops=20_000, ncpu=2)
+    assert m["cpu/o"] == pytest.approx(50 / 20_000)          # (us+sy) / ops
+    assert m["cpu_us/o"] == pytest.approx(50.0)              # 2 CPUs x 50% x 10 s / 200,000 ops = 50 µs
+    assert m["srv_us/o"] == pytest.approx(30.0)              # 6 s / 200,000 ops
+    assert m["cli_us/o"] == pytest.approx(10.0)              # 2 s / 200,000 ops
+    assert m["cs/o"] == pytest.approx(1.5)                   # 30,000 cs/s / 20,000 ops/s
+    assert m["r/o"] == pytest.approx(0.005)
+    assert m["rKB/o"] == pytest.approx(0.04)
+    assert m["wKB/o"] == pytest.approx(0.2)
+    assert m["o/s"] == 20_000
+
+
+def test_host_cpu_per_operation_is_at_least_server_plus_client_when_nothing_else_runs():
+    m = sysbench_metrics(WINDOW, ops=20_000, ncpu=2)
+    assert m["cpu_us/o"] >= m["srv_us/o"] + m["cli_us/o"]
+
+
+def test_a_data_directory_without_a_block_device_has_no_io_metrics():
+    window = dict(WINDOW, reads=None, read_kb=None, writes=None, write_kb=None)
+    m = sysbench_metrics(window, ops=20_000, ncpu=2)
+    assert m["r/o"] is None and m["rKB/o"] is None and m["wKB/o"] is None
+    assert m["cpu_us/o"] == pytest.approx(50.0)
+
+
+def test_zero_throughput_gives_no_per_operation_values():
+    m = sysbench_metrics(WINDOW, ops=0, ncpu=2)
+    assert m["o/s"] == 0 and m["cpu/o"] is None and m["cs/o"] is None
+
+
+def test_combining_two_rounds_adds_counts_and_weights_percentages_by_time():
+    a = dict(WINDOW)
+    b = dict(WINDOW, elapsed_s=30.0, cpu_user_pct=80.0, cs=100_000, server_cpu_s=3.0)
+    merged, ops = combine([(a, 20_000.0), (b, 10_000.0)])
+    assert merged["elapsed_s"] == 40.0
+    assert merged["cpu_user_pct"] == pytest.approx((40 * 10 + 80 * 30) / 40)
+    assert merged["cs"] == 400_000 and merged["server_cpu_s"] == 9.0
+    assert ops == pytest.approx((20_000 * 10 + 10_000 * 30) / 40)
+
+
+def test_combining_skips_runs_without_a_window_and_gives_none_when_none_has_one():
+    assert combine([(None, 100.0), ({}, 50.0)]) is None
+    merged, ops = combine([(None, 100.0), (WINDOW, 20_000.0)])
+    assert ops == 20_000.0 and merged["cs"] == 300_000
+
+
+def test_relative_values_follow_sum_met_rules():
+    assert relative_value(1.1, 1.0) == pytest.approx(1.1)
+    assert relative_value(0.0, 0.0) == 1.0
+    assert math.isinf(relative_value(3.0, 0.0))
+    assert relative_value(None, 1.0) is None
+
+
+def test_insert_benchmark_load_step_normalizes_by_inserts():
+    m = insert_benchmark_metrics(WINDOW, ips=5_000, qps=0, ncpu=2)
+    assert m["rps"] == 100 and m["wps"] == 50
+    assert m["rpq"] == pytest.approx(0.02)                   # 100 reads/s / 5,000 inserts/s
+    assert m["wpi"] == pytest.approx(0.01)
+    assert m["wkbpi"] == pytest.approx(0.8)                  # 4,000 KB/s / 5,000
+    assert m["cpupq"] == pytest.approx(0.5 * 2 * 1e6 / 5_000)  # 200 µs per insert
+    assert m["cspq"] == pytest.approx(6.0)
+    assert m["wmbps"] == pytest.approx(4_000 / 1024)
+    assert m["rss"] == pytest.approx(2.0)
+
+
+def test_insert_benchmark_query_step_normalizes_reads_by_queries_but_writes_by_inserts():
+    m = insert_benchmark_metrics(WINDOW, ips=100, qps=10_000, ncpu=2)
+    assert m["rpq"] == pytest.approx(0.01)                   # per query
+    assert m["cpupq"] == pytest.approx(100.0)
+    assert m["wpi"] == pytest.approx(0.5)                    # still per insert
+
+
+def test_metrics_rows_compare_each_target_with_its_reference_in_test_order():
+    cells = {
+        ("update-index", 1): {"a": [(WINDOW, 20_000.0)], "b": [(dict(WINDOW, server_cpu_s=7.5), 20_000.0)]},
+        ("point-query", 1): {"a": [(WINDOW, 20_000.0)], "b": [(WINDOW, 10_000.0)]},
+    }
+    rows = metrics_rows(cells, ["a", "b"], {"b": "a"}, ["point-query", "update-index"], ncpu=2)
+    assert [r.test for r in rows] == ["point-query", "update-index"]
+    assert rows[0].relative["b"]["cpu_us/o"] == pytest.approx(2.0)  # same CPU, half the ops
+    assert rows[1].relative["b"]["srv_us/o"] == pytest.approx(1.25)
