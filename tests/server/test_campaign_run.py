@@ -68,6 +68,33 @@ def test_each_run_stores_its_intervals_and_sysbench_style_counts(finished):
     db.close()
 
 
+def test_each_run_stores_the_hardware_of_its_measured_window_and_1s_samples(finished):
+    _, store, _ = finished
+    db = sqlite3.connect(store)
+    db.row_factory = sqlite3.Row
+    for row in db.execute("SELECT * FROM runs WHERE test IN ('point-query', 'update-index')"):
+        hw = json.loads(row["hardware_json"])
+        assert abs(hw["elapsed_s"] - row["measured_s"]) < 0.3  # warmup line to last interval line
+        assert hw["server_cpu_s"] > 0 and hw["client_cpu_s"] > 0 and hw["cs"] > 0
+        assert hw["cpu_user_pct"] + hw["cpu_sys_pct"] > 0
+        assert db.execute("SELECT count(*) FROM samples WHERE run_id = ?", (row["id"],)).fetchone()[0] >= 1
+        assert "warnings" in json.loads(row["host_json"])
+    db.close()
+
+
+def test_report_metrics_shows_hardware_per_operation_absolute_and_relative(finished):
+    _, store, _ = finished
+    text = dbdrift("report", "--store", store, "--metrics")
+    assert text.returncode == 0, text.stderr
+    assert "hardware per operation" in text.stdout and "-- update-index x1" in text.stdout
+    assert "pg18 (relative)" in text.stdout
+    doc = json.loads(dbdrift("report", "--store", store, "--metrics", "--format", "json").stdout)
+    point = [m for m in doc["metrics"] if m["test"] == "point-query"]
+    assert {m["target"] for m in point} == {"pg17", "pg18"}
+    assert all(m["absolute"]["srv_us/o"] > 0 and m["absolute"]["cli_us/o"] > 0 for m in point)
+    assert next(m for m in point if m["target"] == "pg18")["relative"]["cpu_us/o"] > 0
+
+
 def test_report_json_has_rqps_for_every_test(finished):
     _, _, result = finished
     doc = json.loads(result.stdout)

@@ -1,0 +1,69 @@
+"""Instructions per event under valgrind callgrind, on real PostgreSQL 17.10 and 18.4."""
+from __future__ import annotations
+
+import json
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from tests.helpers import dbdrift, postgres_processes_under, shared_work_dir
+from tests.server.test_campaign_run import campaign
+
+pytestmark = pytest.mark.server
+
+
+@pytest.fixture(scope="module")
+def counted(tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("instr")
+    store = tmp / "store.db"
+    result = dbdrift("run", campaign(tmp, "instr", tests=["point-query"]), "--store", store, "--instructions-only",
+                     "--no-report", work_dir=shared_work_dir("instr"))
+    db = sqlite3.connect(store)
+    db.row_factory = sqlite3.Row
+    rows = {r["target"]: dict(r) for r in db.execute(
+        "SELECT i.*, t.name AS target FROM instructions i JOIN targets t ON t.id = i.target_id")}
+    db.close()
+    return store, result, rows
+
+
+def test_instructions_only_stores_one_count_per_target_and_no_timed_run(counted):
+    store, result, rows = counted
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert set(rows) == {"pg17", "pg18"} and all(r["status"] == "ok" for r in rows.values())
+    db = sqlite3.connect(store)
+    assert db.execute("SELECT count(*) FROM runs").fetchone()[0] == 0
+    db.close()
+
+
+def test_the_count_repeats_within_a_tenth_of_a_percent(counted):
+    _, _, rows = counted
+    for row in rows.values():
+        pairs = json.loads(row["ir_json"])
+        slopes = [(b - a) / (row["n2"] - row["n1"]) for a, b in pairs]
+        assert len(slopes) == 2
+        assert abs(slopes[0] - slopes[1]) / slopes[0] < 0.001, slopes
+        assert row["spread_pct"] < 0.1
+
+
+def test_a_point_query_costs_tens_of_thousands_of_instructions_and_more_on_18(counted):
+    _, _, rows = counted
+    pg17, pg18 = rows["pg17"]["ir_per_event"], rows["pg18"]["ir_per_event"]
+    assert 20_000 < pg17 < 100_000 and 20_000 < pg18 < 100_000
+    assert pg18 > pg17  # 18.4's fast-path lock and I/O statistics changes (+3 to 4 %)
+
+
+def test_report_shows_instructions_and_the_functions_that_moved(counted):
+    store, _, _ = counted
+    text = dbdrift("report", "--store", store)
+    assert text.returncode == 0, text.stderr
+    assert "instructions per event" in text.stdout
+    assert "pg18 vs pg17, point-query: +" in text.stdout
+    doc = json.loads(dbdrift("report", "--store", store, "--format", "json").stdout)
+    point = doc["instructions"][0]
+    assert point["test"] == "point-query" and point["relative"]["pg18"] > 1.0
+    assert point["functions"]["pg18"]["self"]["grew"], "no function grew"
+
+
+def test_no_server_under_valgrind_is_left_running(counted):
+    assert postgres_processes_under(Path("/var/tmp/dbdrift-tests")) == []
