@@ -3,7 +3,7 @@ import math
 
 import pytest
 
-from dbdrift.analysis.hardware import (combine, insert_benchmark_metrics, metrics_rows, relative_value,
+from dbdrift.analysis.hardware import (combine, insert_benchmark_metrics, metrics_rows, perf_per_query, relative_value,
                                        sysbench_metrics)
 
 # 10 s at 20,000 QPS on 2 CPUs: 50% busy, 300,000 context switches, 1,000 reads of 8,000 KB,
@@ -94,3 +94,14 @@ def test_metrics_rows_compare_each_target_with_its_reference_in_test_order():
     assert [r.test for r in rows] == ["point-query", "update-index"]
     assert rows[0].relative["b"]["cpu_us/o"] == pytest.approx(2.0)  # same CPU, half the ops
     assert rows[1].relative["b"]["srv_us/o"] == pytest.approx(1.25)
+
+
+def test_perf_counters_per_query_sum_counts_over_the_runs_that_counted_them():
+    runs = [({"group": 1, "counters": {"instructions": 4e9, "cycles": 2e9, "branches": None}}, 100_000),
+            ({"group": 2, "counters": {"cache-misses": 3e6, "cache-references": 3e7}}, 50_000),
+            ({"group": 1, "counters": {"instructions": 6e9, "cycles": 4e9}}, 100_000)]
+    m = perf_per_query(runs)
+    assert m["instructions"] == pytest.approx(50_000)      # 1e10 / 200,000 queries
+    assert m["ipc"] == pytest.approx(10e9 / 6e9)
+    assert m["cache-miss-pct"] == pytest.approx(10.0)
+    assert "branches" not in m                              # never counted: not a zero

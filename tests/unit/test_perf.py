@@ -5,6 +5,7 @@ from pathlib import Path
 
 import pytest
 
+from dbdrift.analysis.hardware import DERIVED, per_query
 from dbdrift.metrics import perf
 
 PERF = Path(__file__).resolve().parents[1] / "data" / "host" / "perf"
@@ -96,12 +97,12 @@ def test_event_modifiers_are_dropped_from_the_name():
 # -- per query ------------------------------------------------------------------------------
 
 def test_per_query_divides_each_counter_by_the_queries():
-    result = perf.per_query({"instructions": 5e9, "context-switches": 500.0}, 50_000)
+    result = per_query({"instructions": 5e9, "context-switches": 500.0}, 50_000)
     assert (result["instructions"], result["context-switches"]) == (100_000.0, 0.01)
 
 
 def test_per_query_derives_ipc_ghz_and_miss_ratios_from_the_bare_metal_sample():
-    result = perf.per_query(perf.parse_perf_stat_csv(sample("baremetal-all-groups.csv")), 50_000)
+    result = per_query(perf.parse_perf_stat_csv(sample("baremetal-all-groups.csv")), 50_000)
     assert result["ipc"] == pytest.approx(1.35272, abs=1e-5)
     assert result["ghz"] == pytest.approx(3.90029, abs=1e-5)
     assert result["branch-miss-pct"] == pytest.approx(0.94954, abs=1e-5)
@@ -111,25 +112,25 @@ def test_per_query_derives_ipc_ghz_and_miss_ratios_from_the_bare_metal_sample():
 
 
 def test_per_query_skips_ratios_whose_denominator_was_not_supported():
-    result = perf.per_query(perf.parse_perf_stat_csv(sample("baremetal-all-groups.csv")), 50_000)
+    result = per_query(perf.parse_perf_stat_csv(sample("baremetal-all-groups.csv")), 50_000)
     assert "iTLB-load-miss-pct" not in result and "L1-icache-load-miss-pct" not in result
 
 
 def test_per_query_derives_itlb_and_l1_icache_miss_pct_when_both_are_counted():
     counters = {"iTLB-load-misses": 5.0, "iTLB-loads": 1000.0, "L1-icache-loads-misses": 20.0,
                 "L1-icache-loads": 400.0}
-    result = perf.per_query(counters, 10)
+    result = per_query(counters, 10)
     assert (result["iTLB-load-miss-pct"], result["L1-icache-load-miss-pct"]) == (0.5, 5.0)
 
 
 def test_per_query_on_the_vm_keeps_none_and_derives_nothing_hardware():
-    result = perf.per_query(perf.parse_perf_stat_csv(sample("vm-all-groups.csv")), 10)
+    result = per_query(perf.parse_perf_stat_csv(sample("vm-all-groups.csv")), 10)
     assert result["instructions"] is None and result["minor-faults"] == 4.9
-    assert not set(perf.DERIVED) & set(result)
+    assert not set(DERIVED) & set(result)
 
 
 def test_per_query_with_zero_queries_keeps_the_ratios_only():
-    result = perf.per_query({"instructions": 200.0, "cycles": 100.0}, 0)
+    result = per_query({"instructions": 200.0, "cycles": 100.0}, 0)
     assert result == {"instructions": None, "cycles": None, "ipc": 2.0}
 
 
@@ -180,3 +181,38 @@ def test_probe_mentions_perf_event_paranoid_for_a_non_root_user():
 def test_probe_as_root_does_not_mention_perf_event_paranoid():
     support = perf.probe(fake_runner("vm"), root=HOST / "vm", is_root=True)
     assert support.perf_event_paranoid == 2 and "paranoid" not in support.reason
+
+
+class _FakePerf:
+    """Stands in for the `perf stat` process: prints a captured CSV on stderr when done."""
+
+    def __init__(self, text: str):
+        self.text, self.cmd = text, None
+
+    def __call__(self, cmd, **kwargs):
+        self.cmd = cmd
+        return self
+
+    def communicate(self, timeout=None):
+        return "", self.text
+
+
+def test_stat_collector_attaches_to_every_backend_and_parses_the_counters():
+    fake = _FakePerf(sample("baremetal-all-groups.csv"))
+    collector = perf.StatCollector(popen=fake)
+    collector.start([101, 102], perf.COUNTER_GROUPS[0], 4.5)
+    counters = collector.finish()
+    assert fake.cmd[fake.cmd.index("-p") + 1] == "101,102" and fake.cmd[-1] == "4.5"
+    assert counters["instructions"] > 0 and collector.error == ""
+
+
+def test_stat_collector_that_cannot_start_perf_gives_no_counters_and_a_reason():
+    def missing(cmd, **kwargs):
+        raise FileNotFoundError(2, "No such file or directory", "perf")
+    collector = perf.StatCollector(popen=missing)
+    collector.start([101], perf.COUNTER_GROUPS[0], 1.0)
+    assert collector.finish() == {} and "did not start" in collector.error
+
+
+def test_rounds_cycle_through_the_seven_counter_groups():
+    assert [perf.group_for_round(r)[0] for r in range(9)] == [1, 2, 3, 4, 5, 6, 7, 1, 2]

@@ -34,10 +34,13 @@ def _intervals(value: float, metric: str, round_: int, pos: int, stolen: bool) -
     return out
 
 
-def _hardware(value: float, pos: int) -> dict:
-    """A measured window whose per-operation figures are round numbers (2 CPUs, 3 s)."""
+def _hardware(value: float, pos: int, test: str) -> dict:
+    """A measured window whose per-operation figures are round numbers (2 CPUs, 3 s); point-query
+    also has perf counters (group 1), as a host with a PMU would give."""
     ops = value * 3
-    return {"elapsed_s": 3.0, "cpu_user_pct": 40.0 + pos, "cpu_sys_pct": 10.0, "cpu_iowait_pct": 0.0,
+    perf = {"group": 1, "error": "", "counters": {"instructions": ops * (45_000 + 1_000 * pos), "cycles": ops * 30_000,
+                                                  "cpu-clock": ops * 0.012, "branches": None}}
+    return {**({"perf": perf} if test == "point-query" else {}),"elapsed_s": 3.0, "cpu_user_pct": 40.0 + pos, "cpu_sys_pct": 10.0, "cpu_iowait_pct": 0.0,
             "cpu_steal_pct": 0.0, "cs": round(2 * ops), "reads": 0, "read_kb": 0.0, "writes": round(ops / 100),
             "write_kb": ops / 10 * (1 + pos / 10), "server_cpu_s": ops * (20 + pos) / 1e6,
             "client_cpu_s": ops * 7 / 1e6, "server_rss_bytes": 150_000_000}
@@ -71,7 +74,7 @@ def make_store(path: Path) -> Store:
                                              metric=metric, driver_spec={}, value=value, warnings=warnings,
                                              intervals=_intervals(value, metric, round_, pos, stolen) if ok else [],
                                              error=None if ok else "server died",
-                                             hardware=_hardware(value, pos) if ok else None))
+                                             hardware=_hardware(value, pos, test) if ok else None))
         for (test, target), (ir, functions) in INSTRUCTIONS.items():
             if target == name:
                 store.add_instructions(tid, InstructionRecord(test, "ok", 1000, 5000, 20.0, [[1, 2], [1, 2]], ir,

@@ -7,7 +7,7 @@ the spec, so a scan's per-operation figures are per thousand rows.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 SYSBENCH_METRICS = ("cpu/o", "cs/o", "r/o", "rKB/o", "wKB/o", "o/s", "cpu_us/o", "srv_us/o", "cli_us/o")
 """Spec §3.2's `sum_met.sh` columns, then CPU µs per operation: host total, server tree, driver."""
@@ -102,6 +102,49 @@ def relative_value(new: float | None, base: float | None) -> float | None:
     return new / base
 
 
+# perf stat (spec §3.4) derived name: (numerator, denominator, scale). perf prints cpu-clock in msec, so
+# GHz = cycles / (msec * 1e6 ns).
+DERIVED = {
+    "ipc": ("instructions", "cycles", 1.0),
+    "ghz": ("cycles", "cpu-clock", 1e-6),
+    "branch-miss-pct": ("branch-misses", "branches", 100.0),
+    "cache-miss-pct": ("cache-misses", "cache-references", 100.0),
+    "L1-dcache-load-miss-pct": ("L1-dcache-load-misses", "L1-dcache-loads", 100.0),
+    "dTLB-load-miss-pct": ("dTLB-load-misses", "dTLB-loads", 100.0),
+    "iTLB-load-miss-pct": ("iTLB-load-misses", "iTLB-loads", 100.0),
+    "L1-icache-load-miss-pct": ("L1-icache-loads-misses", "L1-icache-loads", 100.0),
+}
+
+
+def per_query(counters: dict[str, float | None], queries: int) -> dict[str, float | None]:
+    """Each counter divided by `queries` (None stays None; every value None if queries <= 0),
+    plus the ratios of DERIVED where both inputs were counted and the denominator is not 0."""
+    result = {name: None if value is None or queries <= 0 else value / queries for name, value in counters.items()}
+    for name, (top, bottom, scale) in DERIVED.items():
+        numerator, denominator = counters.get(top), counters.get(bottom)
+        if numerator is not None and denominator:
+            result[name] = numerator / denominator * scale
+    return result
+
+
+def perf_per_query(runs: list[tuple[dict, float]]) -> dict[str, float | None]:
+    """perf counters of several runs per query: each counter's sum over the runs that counted
+    it, divided by those runs' queries; `runs` holds (hardware["perf"], queries) pairs."""
+    sums: dict[str, float] = {}
+    queries: dict[str, float] = {}
+    for perf, n in runs:
+        for name, value in (perf or {}).get("counters", {}).items():
+            if value is not None and n:
+                sums[name] = sums.get(name, 0.0) + value
+                queries[name] = queries.get(name, 0.0) + n
+    raw = {name: sums[name] for name in sums}
+    out = {name: sums[name] / queries[name] for name in sums}
+    for name, (top, bottom, scale) in DERIVED.items():
+        if top in raw and raw.get(bottom):
+            out[name] = raw[top] / raw[bottom] * scale
+    return out
+
+
 @dataclass(frozen=True)
 class MetricsRow:
     """Per-operation metrics of every target on one microbenchmark, and each relative to its reference."""
@@ -111,6 +154,7 @@ class MetricsRow:
     absolute: dict[str, dict[str, float | None]]  # target -> metric -> value
     relative: dict[str, dict[str, float | None]]  # compared target -> metric -> new/reference
     references: dict[str, str]  # compared target -> the target it is divided by
+    perf: dict[str, dict[str, float]] = field(default_factory=dict)  # target -> perf counter per query
 
 
 def metrics_rows(cells: dict[tuple[str, int], dict[str, list[tuple[dict, float]]]], targets: list[str],
@@ -128,5 +172,8 @@ def metrics_rows(cells: dict[tuple[str, int], dict[str, list[tuple[dict, float]]
             continue
         relative = {t: {m: relative_value(absolute[t][m], absolute[ref][m]) for m in SYSBENCH_METRICS}
                     for t, ref in references.items() if t in absolute and ref in absolute}
-        rows.append(MetricsRow(test, threads, absolute, relative, {t: references[t] for t in relative}))
+        perf = {t: perf_per_query([(w.get("perf"), ops * w["elapsed_s"]) for w, ops in runs if w and ops])
+                for t, runs in cells[(test, threads)].items()}
+        rows.append(MetricsRow(test, threads, absolute, relative, {t: references[t] for t in relative},
+                               {t: p for t, p in perf.items() if p}))
     return rows

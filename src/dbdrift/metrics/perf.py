@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 import re
+import signal
 import subprocess
 from dataclasses import dataclass
 from pathlib import Path
@@ -22,18 +23,6 @@ COUNTER_GROUPS = (
     "alignment-faults,context-switches,migrations,major-faults,minor-faults,faults",
 )
 
-# derived name: (numerator, denominator, scale). perf prints cpu-clock in msec, so
-# GHz = cycles / (msec * 1e6 ns).
-DERIVED = {
-    "ipc": ("instructions", "cycles", 1.0),
-    "ghz": ("cycles", "cpu-clock", 1e-6),
-    "branch-miss-pct": ("branch-misses", "branches", 100.0),
-    "cache-miss-pct": ("cache-misses", "cache-references", 100.0),
-    "L1-dcache-load-miss-pct": ("L1-dcache-load-misses", "L1-dcache-loads", 100.0),
-    "dTLB-load-miss-pct": ("dTLB-load-misses", "dTLB-loads", 100.0),
-    "iTLB-load-miss-pct": ("iTLB-load-misses", "iTLB-loads", 100.0),
-    "L1-icache-load-miss-pct": ("L1-icache-loads-misses", "L1-icache-loads", 100.0),
-}
 INSTALL_HINT = "install perf: apt-get install linux-perf (Debian), linux-tools-$(uname -r) (Ubuntu), dnf install perf"
 PROBE_TIMEOUT_S = 30
 
@@ -67,21 +56,11 @@ def parse_perf_stat_csv(text: str) -> dict[str, float | None]:
     return counters
 
 
-def per_query(counters: dict[str, float | None], queries: int) -> dict[str, float | None]:
-    """Each counter divided by `queries` (None stays None; every value None if queries <= 0),
-    plus the ratios of DERIVED where both inputs were counted and the denominator is not 0."""
-    result = {name: None if value is None or queries <= 0 else value / queries for name, value in counters.items()}
-    for name, (top, bottom, scale) in DERIVED.items():
-        numerator, denominator = counters.get(top), counters.get(bottom)
-        if numerator is not None and denominator:
-            result[name] = numerator / denominator * scale
-    return result
-
-
-def stat_command(pid: int, events: str | Sequence[str], seconds: float) -> list[str]:
-    """`perf stat -x, -e <events> -p <pid> -- sleep <seconds>`: count one process for a while."""
+def stat_command(pid: int | Sequence[int], events: str | Sequence[str], seconds: float) -> list[str]:
+    """`perf stat -x, -e <events> -p <pid[,pid]> -- sleep <seconds>`: count processes for a while."""
     joined = events if isinstance(events, str) else ",".join(events)
-    return ["perf", "stat", "-x,", "-e", joined, "-p", str(pid), "--", "sleep", f"{seconds:g}"]
+    pids = str(pid) if isinstance(pid, int) else ",".join(str(p) for p in pid)
+    return ["perf", "stat", "-x,", "-e", joined, "-p", pids, "--", "sleep", f"{seconds:g}"]
 
 
 def perf_event_paranoid(root: str | Path = "/") -> int | None:
@@ -136,3 +115,49 @@ def probe(runner=subprocess.run, root: str | Path = "/", is_root: bool | None = 
     sw_value = parse_perf_stat_csv(sw_text).get("task-clock") if sw_text else None
     reason = hardware_reason(hw_text, hw_value) if hw_text is not None else hw_error
     return PerfSupport(True, hw_value is not None, sw_value is not None, reason + note, paranoid)
+
+
+class StatCollector:
+    """`perf stat` attached to the benchmark's backends for the measured window of one run.
+
+    start() launches it without waiting; finish() collects the counters (SIGINT makes perf
+    print what it has if the run ended early). Any failure gives an empty dict and a reason:
+    counters are optional and never fail a run.
+    """
+
+    def __init__(self, popen=subprocess.Popen) -> None:
+        self.popen = popen
+        self.proc = None
+        self.error = ""
+
+    def start(self, pids: Sequence[int], events: str, seconds: float) -> None:
+        cmd = stat_command(list(pids), events, seconds)
+        try:
+            self.proc = self.popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+        except OSError as exc:
+            self.error = f"perf stat did not start: {exc}"
+
+    def finish(self, timeout_s: float = 10.0) -> dict[str, float | None]:
+        if self.proc is None:
+            return {}
+        try:
+            _, err = self.proc.communicate(timeout=timeout_s)
+        except subprocess.TimeoutExpired:
+            self.proc.send_signal(signal.SIGINT)
+            try:
+                _, err = self.proc.communicate(timeout=5)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.error = "perf stat did not stop"
+                return {}
+        counters = parse_perf_stat_csv(err or "")
+        if not counters:
+            self.error = f"perf stat printed no counters: {(err or '').strip()[-200:]}"
+        return counters
+
+
+def group_for_round(round_: int) -> tuple[int, str]:
+    """(1-based group number, events) for a run: rounds cycle through the seven groups of
+    spec §3.4, so a test with seven or more rounds (interleaved slices) gets all of them."""
+    index = round_ % len(COUNTER_GROUPS)
+    return index + 1, COUNTER_GROUPS[index]

@@ -68,7 +68,16 @@ def metrics_blocks(data: ReportData) -> list[tuple[str, list[str], list[list[str
         rows += [[fmt_ratio(values[m]) if values[m] != float("inf") else "inf" for m in SYSBENCH_METRICS]
                  + [f"{t} (relative)"] for t, values in mrow.relative.items()]
         blocks.append((f"{mrow.test} x{mrow.threads}", header, rows))
+        if mrow.perf:
+            targets = list(mrow.perf)
+            names = sorted({n for counters in mrow.perf.values() for n in counters})
+            perf_rows = [[_perf_value(mrow.perf[t].get(n)) for t in targets] + [n] for n in names]
+            blocks.append((f"{mrow.test} x{mrow.threads}: perf counters per query", [*targets, "counter"], perf_rows))
     return blocks
+
+
+def _perf_value(value: float | None) -> str:
+    return "-" if value is None else f"{value:,.3f}" if abs(value) < 100 else f"{value:,.0f}"
 
 
 METRICS_LEGEND = ("cpu/o: host CPU busy % / ops (spec §3.2); cs/o: context switches; r/o, rKB/o, wKB/o: storage "

@@ -45,7 +45,8 @@ def render_json(data: ReportData) -> str:
     }
     if data.show_metrics:
         doc["metrics"] = [{"test": m.test, "threads": m.threads, "target": t, "reference": m.references.get(t),
-                           "absolute": _clean(m.absolute[t]), "relative": _clean(m.relative.get(t, {}))}
+                           "absolute": _clean(m.absolute[t]), "relative": _clean(m.relative.get(t, {})),
+                           "perf_per_query": _clean(m.perf.get(t, {}))}
                           for m in data.metrics for t in m.absolute]
     return json.dumps(doc, indent=2) + "\n"
 

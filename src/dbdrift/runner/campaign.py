@@ -10,14 +10,14 @@ from __future__ import annotations
 import os
 import platform
 import time
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 
 from dbdrift import env
 from dbdrift.errors import DriverError, ServerError, UserError
 from dbdrift.model import InstallInfo
 from dbdrift.plan.campaign import CampaignSpec, target_to_dict
 from dbdrift.plan.expand import LoadStep, SettleStep, TargetPlan, estimate_s, expand
-from dbdrift.metrics import host
+from dbdrift.metrics import host, perf
 from dbdrift.runner import instructions
 from dbdrift.runner.progress import NullProgress, ProgressSink
 from dbdrift.runner.session import TargetSession
@@ -46,11 +46,16 @@ class TargetState:
     pending: set
 
 
-def host_info() -> dict:
+def host_info(support: perf.PerfSupport) -> dict:
     """Host facts and checks stored with the campaign (measured before any server starts)."""
     facts = host.host_facts(steal_window_s=1.0)
+    warnings = host.check(facts)
+    if not support.hardware_counters:  # said once per campaign, never a failure
+        warnings.append({"kind": "perf", "message": f"perf hardware counters unavailable: {support.reason}",
+                         "hint": "instructions per event come from callgrind instead: dbdrift run "
+                                 "--count-instructions"})
     return {"hostname": platform.node(), "cpus": os.cpu_count(), "python": platform.python_version(), **facts,
-            "warnings": host.check(facts)}
+            "perf": asdict(support), "warnings": warnings}
 
 
 class Runner:
@@ -61,6 +66,7 @@ class Runner:
         self.resume = resume
         self.progress = progress or NullProgress()
         self.plans = expand(spec)
+        self.perf = perf.probe()
 
     def run(self) -> CampaignOutcome:
         installs = self._resolve_installs()  # every target is checked before any server starts
@@ -125,7 +131,7 @@ class Runner:
                 self.progress.message(f"resuming campaign {self.spec.name} (#{existing}) in {self.store.path}")
                 return existing
             self.progress.message(f"--resume: no stored campaign named {self.spec.name}; starting it")
-        return self.store.add_campaign(self.spec.name, self.spec.to_dict(), host_info(), VERSION)
+        return self.store.add_campaign(self.spec.name, self.spec.to_dict(), host_info(self.perf), VERSION)
 
     def _states(self, campaign_id: int) -> list[TargetState]:
         """What each target still has to run. Interleaved tests are all-or-nothing: a test some
@@ -146,7 +152,8 @@ class Runner:
         return states
 
     def _session(self, state: TargetState, install: InstallInfo) -> TargetSession:
-        return TargetSession(self.spec, state.plan.target, install, state.target_id, self.store, self.progress)
+        return TargetSession(self.spec, state.plan.target, install, state.target_id, self.store, self.progress,
+                             perf_counters=self.perf.hardware_counters)
 
     def _fail(self, session: TargetSession, exc: UserError, outcome: CampaignOutcome) -> None:
         outcome.failed_targets.append(session.name)

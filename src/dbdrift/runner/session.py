@@ -15,7 +15,7 @@ from dbdrift.catalog import sysbench
 from dbdrift.driver import process
 from dbdrift.driver.protocol import totals
 from dbdrift.errors import DriverError, ServerError, UserError
-from dbdrift.metrics import host
+from dbdrift.metrics import host, perf
 from dbdrift.metrics.sampler import Sampler
 from dbdrift.model import InstallInfo, TargetSpec
 from dbdrift.plan.campaign import CampaignSpec
@@ -30,8 +30,9 @@ DBNAME = "sbtest"
 
 class TargetSession:
     def __init__(self, spec: CampaignSpec, target: TargetSpec, install: InstallInfo, target_id: int,
-                 store: Store, progress: ProgressSink) -> None:
+                 store: Store, progress: ProgressSink, perf_counters: bool = False) -> None:
         self.spec, self.target, self.install = spec, target, install
+        self.perf_counters = perf_counters  # attach `perf stat` to the backends during each run
         self.target_id, self.store, self.progress = target_id, store, progress
         self.server = PostgresServer(target, install, env.work_dir() / f"{spec.name}-{target.name}")
         self.conn: dict = {}
@@ -146,19 +147,30 @@ class TargetSession:
         facts = host.host_facts(steal_window_s=0)
         sampler = Sampler(self.server.postmaster_pid, self.server.data_dir).start()
 
+        counters = perf.StatCollector() if self.perf_counters else None
+        group, events = perf.group_for_round(step.repeat)
+        pids: list[int] = []
+
         def on_line(obj: dict) -> None:
             clock.on_line(obj)
             if obj.get("type") in ("warmup", "interval"):  # the measured window's edges
                 sampler.mark("start" if obj["type"] == "warmup" else "end")
+            if obj.get("type") == "start":
+                pids.extend(obj.get("backend_pids") or [])
+            elif obj.get("type") == "warmup" and counters is not None and pids:
+                counters.start(pids, events, step.duration_s)
 
         try:
             result = process.run_driver("run", spec, timeout_s=step.warmup_s + step.duration_s + 120,
                                         on_line=on_line, on_start=sampler.set_client)
         finally:
             sampler.stop()
+            perf_counts = counters.finish(timeout_s=2.0) if counters is not None else None
         record = self.record(step, spec, result)
         window = sampler.window()
         record.hardware = dict(window.as_dict(), device=sampler.device) if window else None
+        if perf_counts is not None and record.hardware is not None:
+            record.hardware["perf"] = {"group": group, "counters": perf_counts, "error": counters.error}
         record.samples = [(start_s, d.as_dict()) for start_s, d in sampler.samples]
         record.host = _run_host_facts(facts)
         record.warnings += record.host["warnings"]
