@@ -15,13 +15,14 @@ from dbdrift.analysis.summary import summarize_groups
 from dbdrift.catalog.sysbench import GROUP_TITLES, GROUPS, report_order, scan_krps
 from dbdrift.errors import UserError
 from dbdrift.report.csv import render_csv
+from dbdrift.report.html import render_html
 from dbdrift.report.json import render_json
 from dbdrift.report.markdown import render_markdown
 from dbdrift.report.table import ReportData
 from dbdrift.report.text import render_text
 from dbdrift.store.store import Store
 
-FORMATS = ("text", "markdown", "csv", "json")
+FORMATS = ("text", "markdown", "csv", "json", "html")
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -161,6 +162,8 @@ def render(data: ReportData, fmt: str, color: bool = False) -> str:
         return render_csv(data)
     if fmt == "json":
         return render_json(data)
+    if fmt == "html":
+        return render_html(data)
     return render_text(data, color=color)
 
 

@@ -1,0 +1,127 @@
+"""Horizontal ratio bar charts as inline SVG strings, drawn around a 1.0 axis, for the HTML report.
+
+Pure string building (stdlib only): no scripts, no external fonts or stylesheets, so a chart
+survives being copied out of the page. Every text is escaped here; callers pass plain strings.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from html import escape
+
+# fill, stroke per bar kind: verdicts of the timed runs, and directions of an instruction ratio
+PALETTE = {
+    "regression": ("#e8706f", "#a33"), "improvement": ("#4cc46f", "#276"),
+    "no significant change": ("#b0b0b0", "#777"), "too noisy": ("url(#{hatch})", "#777"),
+    "no interval": ("#eeeeee", "#999"), "more": ("#f0a35e", "#a60"), "fewer": ("#6fb6e0", "#269"),
+    "same": ("#b0b0b0", "#777"),
+}
+CHAR_PX = 7.2  # width of one 12px monospace character
+BAR_H, BAR_GAP, GROUP_GAP, TOP, AXIS_H, PLOT_W = 12, 4, 10, 8, 26, 420
+STEPS = (0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1.0, 2.0, 5.0, 10.0, 20.0, 50.0, 100.0)
+
+
+@dataclass(frozen=True)
+class Bar:
+    label: str  # beside the bar, e.g. the target
+    value: float | None  # None: drawn as "no value"
+    lower: float | None = None  # 95% interval, drawn as an error bar when both ends are known
+    upper: float | None = None
+    kind: str = "same"  # PALETTE key
+    title: str = ""  # tooltip
+
+
+@dataclass(frozen=True)
+class BarGroup:
+    name: str  # e.g. the test; written once, left of its first bar
+    bars: tuple[Bar, ...]
+
+
+def scale(values: list[float], max_ticks: int = 8) -> tuple[float, float, float]:
+    """(lo, hi, step): a tick step from STEPS and a range on whole steps that holds 1.0 and every value."""
+    lo, hi = min([1.0, *values]), max([1.0, *values])
+    span = max(hi - lo, 0.02)
+    step = next((s for s in STEPS if span / s <= max_ticks - 2), None)
+    step = step or 10.0 ** math.ceil(math.log10(span / (max_ticks - 2)))  # ratios past 100x: a power of ten
+    lo = math.floor(lo / step - 1e-9) * step
+    hi = math.ceil(hi / step + 1e-9) * step
+    if lo == 1.0:
+        lo -= step
+    if hi == 1.0:
+        hi += step
+    return max(lo, 0.0), hi, step
+
+
+def ratio_chart(groups: list[BarGroup], chart_id: str, caption: str, digits: int = 2) -> str:
+    """One bar per Bar, from 1.0 to its value, error bar on [lower, upper], value text at the right."""
+    numbers = [v for g in groups for b in g.bars for v in (b.value, b.lower, b.upper)
+               if v is not None and math.isfinite(v)]
+    lo, hi, step = scale(numbers)
+    name_w = max([len(g.name) for g in groups] + [4]) * CHAR_PX + 12
+    label_w = max([len(b.label) for g in groups for b in g.bars] + [4]) * CHAR_PX + 10
+    left = name_w + label_w
+    value_w = (2 * digits + 14) * CHAR_PX
+
+    def x(v: float) -> float:
+        return left + (min(max(v, lo), hi) - lo) / (hi - lo) * PLOT_W
+
+    body, y = [], TOP
+    for group in groups:
+        body.append(_text(4, y + BAR_H - 2, group.name, "start", "font-weight:bold"))
+        for bar in group.bars:
+            body += _bar(bar, x, y, name_w, left + PLOT_W + 8, digits, chart_id)
+            y += BAR_H + BAR_GAP
+        y += GROUP_GAP - BAR_GAP
+    width, height = left + PLOT_W + value_w, y + AXIS_H
+    grid = _grid(lo, hi, step, x, TOP - 4, y)
+    return (f'<svg xmlns="http://www.w3.org/2000/svg" class="chart" role="img" width="{width:.0f}" '
+            f'height="{height:.0f}" viewBox="0 0 {width:.0f} {height:.0f}" aria-label="{escape(caption)}">'
+            f"<title>{escape(caption)}</title>"
+            f'<defs><pattern id="{chart_id}-hatch" width="6" height="6" patternUnits="userSpaceOnUse" '
+            f'patternTransform="rotate(45)"><rect width="6" height="6" fill="#e4e4e4"/>'
+            f'<line x1="0" y1="0" x2="0" y2="6" stroke="#999" stroke-width="2"/></pattern></defs>'
+            f'<g font-family="ui-monospace,Menlo,Consolas,monospace" font-size="12">'
+            + "".join(grid + body) + "</g></svg>")
+
+
+def _bar(bar: Bar, x, y: float, name_w: float, value_x: float, digits: int, chart_id: str) -> list[str]:
+    out = [_text(name_w, y + BAR_H - 2, bar.label, "start", "fill:#444")]
+    tip = f"<title>{escape(bar.title)}</title>" if bar.title else ""
+    if bar.value is None or not math.isfinite(bar.value):
+        out.append(_text(x(1.0) + 4, y + BAR_H - 2, "no value", "start", "fill:#888;font-style:italic"))
+        return out
+    fill, stroke = PALETTE.get(bar.kind, PALETTE["same"])
+    x0, x1 = sorted((x(1.0), x(bar.value)))
+    out.append(f'<rect class="bar {escape(bar.kind.replace(" ", "-"))}" x="{x0:.1f}" y="{y:.1f}" '
+               f'width="{max(x1 - x0, 1.0):.1f}" height="{BAR_H}" fill="{fill.format(hatch=chart_id + "-hatch")}" '
+               f'stroke="{stroke}">{tip}</rect>')
+    text = f"{bar.value:.{digits}f}"
+    if bar.lower is not None and bar.upper is not None:
+        mid, a, b = y + BAR_H / 2, x(bar.lower), x(bar.upper)
+        out.append(f'<path class="interval" d="M{a:.1f} {mid:.1f}H{b:.1f}M{a:.1f} {mid - 4:.1f}V{mid + 4:.1f}'
+                   f'M{b:.1f} {mid - 4:.1f}V{mid + 4:.1f}" stroke="#222" stroke-width="1.2" fill="none"/>')
+        text += f" [{bar.lower:.{digits}f}, {bar.upper:.{digits}f}]"
+    out.append(_text(value_x, y + BAR_H - 2, text, "start", "fill:#222"))
+    return out
+
+
+def _grid(lo: float, hi: float, step: float, x, top: float, bottom: float) -> list[str]:
+    out, n = [], round((hi - lo) / step)
+    for i in range(n + 1):
+        tick = lo + i * step
+        at_one = abs(tick - 1.0) < 1e-9
+        color, width = ("#222", 1.5) if at_one else ("#ddd", 1)
+        out.append(f'<line x1="{x(tick):.1f}" y1="{top:.1f}" x2="{x(tick):.1f}" y2="{bottom:.1f}" '
+                   f'stroke="{color}" stroke-width="{width}"/>')
+        out.append(_text(x(tick), bottom + 16, f"{tick:.{_tick_digits(step)}f}", "middle", "fill:#555"))
+    return out
+
+
+def _tick_digits(step: float) -> int:
+    """Enough decimals that every multiple of `step` prints exactly (0.025 -> 3), at least 2 below 1."""
+    return 0 if step >= 1 else max(2, len(f"{step:g}".partition(".")[2]))
+
+
+def _text(x: float, y: float, text: str, anchor: str, style: str = "") -> str:
+    style_attr = f' style="{style}"' if style else ""
+    return f'<text x="{x:.1f}" y="{y:.1f}" text-anchor="{anchor}"{style_attr}>{escape(text)}</text>'

@@ -1,0 +1,179 @@
+"""The HTML report: one self-contained page, checked against a golden file and walked with html.parser."""
+import dataclasses
+import os
+import re
+from html.parser import HTMLParser
+
+import pytest
+
+from dbdrift.cli.report import build_report, render
+from dbdrift.report.svgchart import scale
+from tests.unit.test_reports import GOLDEN, QPS, make_store
+
+VOID = {"meta", "br", "hr", "img", "input", "link", "wbr", "col", "source"}
+
+
+class Page(HTMLParser):
+    """Checks that every element closes in order, and keeps table rows as (table class, cells)."""
+
+    def __init__(self, text: str):
+        super().__init__(convert_charrefs=True)
+        self.stack, self.errors, self.rows, self.tables = [], [], [], []
+        self.counts: dict[str, int] = {}
+        self.feed(text)
+        self.close()
+
+    def handle_starttag(self, tag, attrs):
+        self.counts[tag] = self.counts.get(tag, 0) + 1
+        attrs = dict(attrs)
+        if tag == "table":
+            self.tables.append(attrs.get("class", ""))
+        elif tag == "tr":
+            self.rows.append((self.tables[-1] if self.tables else None, []))
+        elif tag in ("td", "th") and self.rows:
+            self.rows[-1][1].append({"attrs": attrs, "text": "", "warn": None})
+        elif tag == "span" and attrs.get("class") == "warn" and self.rows and self.rows[-1][1]:
+            self.rows[-1][1][-1]["warn"] = attrs.get("title")
+        if tag not in VOID:
+            self.stack.append(tag)
+
+    def handle_endtag(self, tag):
+        if not self.stack or self.stack[-1] != tag:
+            self.errors.append(f"</{tag}> closes {self.stack[-1] if self.stack else 'nothing'}")
+            return
+        self.stack.pop()
+        if tag == "table":
+            self.tables.pop()
+
+    def handle_data(self, data):
+        if self.rows and self.rows[-1][1] and ("td" in self.stack or "th" in self.stack):
+            self.rows[-1][1][-1]["text"] += data
+
+    def cell(self, table: str, test: str, column: int) -> dict:
+        """The `column`-th value cell (0 = first target) of the row named `test` in a table of class `table`."""
+        row = next(cells for cls, cells in self.rows if cls == table and cells[0]["text"] == test)
+        return row[column + 1]
+
+
+@pytest.fixture
+def store(tmp_path):
+    s = make_store(tmp_path / "g.db")
+    yield s
+    s.close()
+
+
+@pytest.fixture
+def page(store) -> str:
+    return render(build_report(store, None, None, False), "html")
+
+
+def test_html_report_matches_its_golden_file(page):
+    golden = GOLDEN / "report.html"
+    if os.environ.get("UPDATE_GOLDEN") == "1":
+        golden.write_text(page)
+    assert page == golden.read_text()
+
+
+def test_every_element_closes_in_order_tables_charts_and_rows_included(page):
+    walked = Page(page)
+    assert walked.errors == [] and walked.stack == []
+    assert page.count("<table") == page.count("</table>") == walked.counts["table"]
+    assert page.count("<svg") == page.count("</svg>") == walked.counts["svg"]
+    assert page.count("<tr") == page.count("</tr>") == walked.counts["tr"]
+
+
+def test_every_test_name_appears_in_its_table_and_its_chart(page):
+    walked = Page(page)
+    for test in QPS:
+        assert walked.cell("rel", test, 0) and walked.cell("abs", test, 0)
+        assert f">{test}</text>" in page
+
+
+def test_a_regression_at_or_below_the_red_threshold_is_red(page):
+    cell = Page(page).cell("rel", "point-query", 0)
+    assert cell["attrs"]["class"] == "red" and cell["text"].startswith("0.95 [0.94, 0.96]")
+    assert cell["attrs"]["title"].startswith("regression: rQPS 0.950, 95% interval [0.941, 0.959]")
+
+
+def test_an_improvement_at_or_above_the_green_threshold_is_green(page):
+    assert Page(page).cell("rel", "point-query", 1)["attrs"]["class"] == "green"
+
+
+def test_a_change_within_the_thresholds_is_not_colored(page):
+    assert "class" not in Page(page).cell("rel", "hot-points", 0)["attrs"]
+
+
+def test_a_too_noisy_cell_is_hatched_and_its_title_says_why(store):
+    walked = Page(render(build_report(store, None, None, False, noisy=0.003), "html"))
+    cell = walked.cell("rel", "read-only_range=100", 0)
+    assert cell["attrs"]["class"] == "noisy"
+    assert cell["attrs"]["title"].startswith("too noisy: the 95% interval [0.978, 0.997]")
+
+
+def test_a_cell_without_a_value_is_greyed_and_warns_with_the_failure(page):
+    cell = Page(page).cell("rel", "hot-points", 1)
+    assert cell["attrs"]["class"] == "noisy" and cell["attrs"]["title"].startswith("no interval: no successful run")
+    assert cell["warn"] == "pg19: failed: server died"
+
+
+def test_the_warning_mark_lists_the_warnings_of_the_cell(page):
+    warn = Page(page).cell("rel", "update-index", 0)["warn"]
+    assert warn.splitlines() == ["pg18: host CPU steal up to 30% (mean 10.3%)",
+                                 "pg18: 1 interval(s) with host CPU steal > 10% left out of the estimates"]
+
+
+def test_each_group_has_its_summary_rows(page):
+    rows = [cells for cls, cells in Page(page).rows if cls == "rel" and cells[0]["text"] == "median"]
+    assert [[c["text"] for c in r[1:]] for r in rows] == [["0.98", "1.07"], ["1.02", "1.03"], ["0.99", "0.94"],
+                                                          ["0.92", "1.01"]]
+
+
+def test_one_chart_per_group_and_one_of_instruction_ratios(page):
+    assert page.count("<svg") == 5
+    instructions = page[page.index('<section id="instructions">'):]
+    assert "<svg" in instructions and "heap_update +4,066" in instructions
+    assert Page(page).cell("instr", "point-query", 3)["text"] == "1.036"
+
+
+def test_metrics_section_only_when_asked(store, page):
+    assert 'id="metrics"' not in page
+    with_metrics = render(build_report(store, None, None, False, metrics=True), "html")
+    walked = Page(with_metrics)
+    assert 'id="metrics"' in with_metrics and walked.errors == []
+    assert "<h3>point-query x1</h3>" in with_metrics
+    assert walked.cell("metrics", "pg18 (relative)", 5)["text"] == "1.02"  # o/s, in the first block: hot-points
+
+
+def test_the_page_fetches_nothing(page):
+    urls = re.findall(r"https?://[^\s\"'<>]*", page)
+    assert set(urls) == {"http://www.w3.org/2000/svg"}
+    assert not re.search(r"<script|<link|<img|<iframe|\bsrc=|@import|url\((?!#)", page)
+
+
+def test_strings_from_the_store_are_escaped(store):
+    data = build_report(store, None, None, False)
+    page = render(dataclasses.replace(data, campaign='<script>"x"</script>', notes=("a < b & c",)), "html")
+    assert "<script>" not in page and "&lt;script&gt;&quot;x&quot;&lt;/script&gt;" in page
+    assert "a &lt; b &amp; c" in page and Page(page).errors == []
+
+
+def test_chart_scale_holds_one_and_every_value_on_whole_steps():
+    lo, hi, step = scale([0.91, 1.02])
+    assert lo <= 0.91 and hi >= 1.02 and round((1.0 - lo) / step, 9).is_integer()
+    assert scale([]) == pytest.approx((0.995, 1.005, 0.005), abs=1e-9)
+    lo, hi, step = scale([250.0])
+    assert hi >= 250 and (hi - lo) / step <= 8
+
+
+def test_chain_columns_name_the_previous_target_as_reference(store):
+    walked = Page(render(build_report(store, None, None, True), "html"))
+    headers = [c["text"] for cls, cells in walked.rows if cls == "rel" for c in cells[1:3]][:2]
+    assert headers == ["col-1pg18 / pg17", "col-2pg19 / pg18"]
+
+
+def test_a_single_target_gets_absolute_values_and_no_charts(store):
+    data = build_report(store, None, None, False)
+    alone = dataclasses.replace(data, comparison=dataclasses.replace(data.comparison, compared=(), targets=("pg17",)),
+                                instructions=())
+    page = render(alone, "html")
+    assert "nothing to compare" in page and "<svg" not in page and Page(page).cell("abs", "scan", 0)["text"] == "950"
