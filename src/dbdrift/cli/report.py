@@ -15,6 +15,7 @@ from dbdrift.analysis.summary import summarize_groups
 from dbdrift.catalog.sysbench import GROUP_TITLES, GROUPS, report_order, scan_krps
 from dbdrift.errors import UserError
 from dbdrift.report.csv import render_csv
+from dbdrift.report.flamegraph import folded_text, render_diff_svg, render_svg
 from dbdrift.report.html import render_html
 from dbdrift.report.json import render_json
 from dbdrift.report.markdown import render_markdown
@@ -41,6 +42,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--metrics", action="store_true",
                         help="hardware per operation (cpu/o, cs/o, r/o, rKB/o, wKB/o, o/s, CPU µs server/client) "
                              "per test, absolute and relative to the base")
+    parser.add_argument("--flamegraphs", type=Path, metavar="DIR",
+                        help="write a flamegraph SVG (and folded stacks) per test and target recorded with "
+                             "`run --flamegraph`, and a differential one against the base, into DIR")
     parser.add_argument("--noisy", type=_percent, default=0.05, metavar="PCT",
                         help="a cell whose 95%% interval is wider than ±PCT is 'too noisy' (default 5%%)")
 
@@ -155,6 +159,43 @@ def measurement(store: Store, run, table_rows: int) -> Measurement:
                        run["status"], run["repeat"], tuple(intervals), warnings)
 
 
+def write_flamegraphs(store: Store, campaign: str | None, data: ReportData, directory: Path) -> list[Path]:
+    """Per (test, threads, target): the stacks of all its runs merged, as SVG and folded text;
+    per compared target also a differential SVG against its reference."""
+    campaign_id = store.latest_campaign_id(campaign)
+    merged: dict[tuple[str, int, str], dict[str, int]] = {}
+    for r in store.runs(campaign_id):
+        if r["folded_json"] and "warm" not in r["test"]:
+            stacks = merged.setdefault((r["test"], r["threads"], r["target"]), {})
+            for stack, count in json.loads(r["folded_json"]).items():
+                stacks[stack] = stacks.get(stack, 0) + count
+    try:
+        directory.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise UserError(f"cannot create {directory}: {exc.strerror}", "pass --flamegraphs a writable directory") from None
+    references = {t: ref for row in data.comparison.rows for t, ref in row.references.items()}
+    written = []
+    for (test, threads, target), stacks in sorted(merged.items()):
+        stem = f"{_file_safe(test)}.x{threads}.{_file_safe(target)}"
+        written += [_write(directory / f"{stem}.svg", render_svg(stacks, f"{test} x{threads}: {target}")),
+                    _write(directory / f"{stem}.folded", folded_text(stacks))]
+        ref = references.get(target)
+        if (test, threads, ref) in merged:
+            title = f"{test} x{threads}: {target} vs {ref} (red: more samples, blue: fewer)"
+            written.append(_write(directory / f"{stem}-vs-{_file_safe(ref)}.diff.svg",
+                                  render_diff_svg(merged[(test, threads, ref)], stacks, title)))
+    return written
+
+
+def _file_safe(name: str) -> str:
+    return "".join(c if c.isalnum() or c in "-_." else "_" for c in name)
+
+
+def _write(path: Path, text: str) -> Path:
+    path.write_text(text)
+    return path
+
+
 def render(data: ReportData, fmt: str, color: bool = False) -> str:
     if fmt == "markdown":
         return render_markdown(data)
@@ -178,6 +219,10 @@ def main(args: argparse.Namespace) -> int:
     try:
         data = build_report(store, args.campaign, args.base, args.chain, args.min_effect, args.noisy,
                             args.noise_floor, args.metrics)
+        if args.flamegraphs:
+            written = write_flamegraphs(store, args.campaign, data, args.flamegraphs)
+            sys.stderr.write(f"wrote {len(written)} flamegraph files to {args.flamegraphs}\n" if written else
+                             "no flamegraphs stored: run the campaign with `dbdrift run --flamegraph`\n")
     finally:
         store.close()
     sys.stdout.write(render(data, args.format, use_color(args.color)))

@@ -29,6 +29,9 @@ def add_common(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--count-instructions", action="store_true",
                         help="after the timed runs, count instructions per event of each test under valgrind "
                              "callgrind (deterministic; a fresh server per target)")
+    parser.add_argument("--flamegraph", action="store_true",
+                        help="perf record the server's backends during each timed run (cpu-clock, works without "
+                             "hardware counters); `dbdrift report --flamegraphs DIR` draws them")
     parser.add_argument("--instructions-only", action="store_true",
                         help="count instructions per event and skip the timed runs")
 
@@ -36,6 +39,8 @@ def add_common(parser: argparse.ArgumentParser) -> None:
 def apply_overrides(spec: CampaignSpec, args: argparse.Namespace) -> CampaignSpec:
     if args.tests:
         spec = replace(spec, tests=tuple(select_tests(args.tests)), test_names=tuple(args.tests))
+    if getattr(args, "flamegraph", False):
+        spec = replace(spec, flamegraphs=True)
     if getattr(args, "count_instructions", False) or getattr(args, "instructions_only", False):
         spec = replace(spec, count_instructions=True, timed=not args.instructions_only)
     return with_base(spec, args.base)

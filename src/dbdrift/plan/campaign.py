@@ -45,6 +45,7 @@ class CampaignSpec:
     calibration: bool = False  # an A/A campaign made by `dbdrift calibrate`
     count_instructions: bool = False  # also count instructions per event under callgrind
     timed: bool = True  # False: only count instructions, no timed runs
+    flamegraphs: bool = False  # perf record the backends during each timed run
     source: str = "<built-in>"
     test_names: tuple[str, ...] = field(default=("default32",))
 
@@ -70,6 +71,7 @@ class CampaignSpec:
             "prepared": self.prepared, "seed": self.seed, "interval_s": self.interval_s,
             "order": self.order, "slice_s": self.slice_s, "slice_warmup_s": self.slice_warmup_s,
             "calibration": self.calibration, "count_instructions": self.count_instructions, "timed": self.timed,
+            "flamegraphs": self.flamegraphs,
             "tests": list(self.test_names),
             "targets": [target_to_dict(t) for t in self.targets],
         }
@@ -87,7 +89,7 @@ def target_to_dict(t: TargetSpec) -> dict:
 _TOP_KEYS = {
     "name", "targets", "tests", "tables", "rows", "threads", "read_s", "write_s", "insert_s",
     "warmup_s", "scan_warm_s", "settle_s", "warm_runs", "repeats", "prepared", "seed", "interval_s",
-    "order", "slice_s", "slice_warmup_s", "count_instructions",
+    "order", "slice_s", "slice_warmup_s", "count_instructions", "flamegraphs",
 }
 _TARGET_KEYS = {"name", "engine", "version", "basedir", "system", "config", "settings",
                 "data_checksums", "base", "port"}
@@ -149,6 +151,7 @@ def parse_campaign(data: dict, source: str, base_dir: Path, default_name: str) -
         slice_s=_duration(data, "slice_s", 5.0, where),
         slice_warmup_s=_duration(data, "slice_warmup_s", 1.0, where),
         count_instructions=_bool(data, "count_instructions", False, where),
+        flamegraphs=_bool(data, "flamegraphs", False, where),
         source=source,
     )
     if spec.slice_s < spec.interval_s:

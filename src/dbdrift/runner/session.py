@@ -15,7 +15,7 @@ from dbdrift.catalog import sysbench
 from dbdrift.driver import process
 from dbdrift.driver.protocol import totals
 from dbdrift.errors import DriverError, ServerError, UserError
-from dbdrift.metrics import host, perf
+from dbdrift.metrics import flame, host, perf
 from dbdrift.metrics.sampler import Sampler
 from dbdrift.model import InstallInfo, TargetSpec
 from dbdrift.plan.campaign import CampaignSpec
@@ -148,6 +148,8 @@ class TargetSession:
         sampler = Sampler(self.server.postmaster_pid, self.server.data_dir).start()
 
         counters = perf.StatCollector() if self.perf_counters else None
+        flames = flame.FlameRecorder() if self.spec.flamegraphs else None
+        perf_data = self.server.run_dir / "perf.data"
         group, events = perf.group_for_round(step.repeat)
         pids: list[int] = []
 
@@ -157,8 +159,11 @@ class TargetSession:
                 sampler.mark("start" if obj["type"] == "warmup" else "end")
             if obj.get("type") == "start":
                 pids.extend(obj.get("backend_pids") or [])
-            elif obj.get("type") == "warmup" and counters is not None and pids:
-                counters.start(pids, events, step.duration_s)
+            elif obj.get("type") == "warmup" and pids:
+                if counters is not None:
+                    counters.start(pids, events, step.duration_s)
+                if flames is not None:  # only while the backends live: perf spins on a pid that exits
+                    flames.start(pids, step.duration_s, perf_data)
 
         try:
             result = process.run_driver("run", spec, timeout_s=step.warmup_s + step.duration_s + 120,
@@ -166,6 +171,7 @@ class TargetSession:
         finally:
             sampler.stop()
             perf_counts = counters.finish(timeout_s=2.0) if counters is not None else None
+            flame_result = flames.stop(timeout_s=5.0) if flames is not None else None
         record = self.record(step, spec, result)
         window = sampler.window()
         record.hardware = dict(window.as_dict(), device=sampler.device) if window else None
@@ -173,6 +179,8 @@ class TargetSession:
             record.hardware["perf"] = {"group": group, "counters": perf_counts, "error": counters.error}
         record.samples = [(start_s, d.as_dict()) for start_s, d in sampler.samples]
         record.host = _run_host_facts(facts)
+        if flame_result is not None:
+            record.folded = self._folded(*flame_result, record)
         record.warnings += record.host["warnings"]
         if record.status != "ok":
             record.server_log_tail = self.server.log_tail(40)
@@ -189,6 +197,16 @@ class TargetSession:
         if record.status == "failed":
             self.raise_if_dead()  # a dead server ends this target with a ServerError
         return record
+
+    def _folded(self, path, reason: str, record: RunRecord) -> dict[str, int] | None:
+        """Collapse the run's perf.data; a missing flamegraph is a run warning, never a failure."""
+        folded = flame.collapse_file(path) if path is not None else {}
+        if path is not None:
+            path.unlink(missing_ok=True)
+        if not folded:
+            record.warnings.append({"kind": "flamegraph", "message": f"no flamegraph: {reason or 'no samples'}"})
+            return None
+        return folded
 
     def raise_if_dead(self, grace_s: float = 1.0) -> None:
         """After a failure: raise the server's ServerError if it died. A postmaster killed a

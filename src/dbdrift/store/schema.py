@@ -124,6 +124,10 @@ MIGRATIONS: tuple[str, ...] = (
         error TEXT
     );
     """,
+    # 4: folded stacks of the server's backends during a run (perf record, for flamegraphs).
+    """
+    ALTER TABLE runs ADD COLUMN folded_json TEXT;
+    """,
 )
 
 SCHEMA_VERSION = len(MIGRATIONS)

@@ -50,6 +50,7 @@ class RunRecord:
     hardware: dict | None = None  # sampler totals over the measured window (metrics/sampler.Delta)
     host: dict | None = None  # host facts and warnings when the run started
     samples: list[tuple[float, dict]] = field(default_factory=list)  # (start_s, Delta) every second
+    folded: dict[str, int] | None = None  # perf record stacks of the backends (`--flamegraph`)
 
 
 @dataclass
@@ -168,13 +169,14 @@ class Store:
                 "INSERT INTO runs(target_id, test, test_group, threads, repeat, status, started_at, warmup_s, "
                 "duration_s, measured_s, events, statements, rows, errors_json, metric, value, qps, tps, "
                 "latency_json, client_cpu_user_s, client_cpu_sys_s, warnings_json, error, server_log_tail, "
-                "driver_spec_json, hardware_json, host_json) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                "driver_spec_json, hardware_json, host_json, folded_json) "
+                "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
                 (target_id, run.test, run.test_group, run.threads, run.repeat, run.status, run.started_at,
                  run.warmup_s, run.duration_s, run.measured_s, run.events, run.statements, run.rows,
                  json.dumps(run.errors), run.metric, run.value, run.qps, run.tps, json.dumps(run.latency),
                  run.client_cpu_user_s, run.client_cpu_sys_s, json.dumps(run.warnings), run.error,
                  run.server_log_tail, json.dumps(run.driver_spec), _json_or_null(run.hardware),
-                 _json_or_null(run.host)))
+                 _json_or_null(run.host), _json_or_null(run.folded)))
             run_id = int(cur.lastrowid)
             self.db.executemany(
                 f"INSERT INTO samples(run_id, idx, start_s, {', '.join(SAMPLE_COLUMNS)}) "
