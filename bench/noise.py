@@ -7,6 +7,9 @@ server of the same PostgreSQL version:
            cell should be called a regression.
 and prints the share of A/A cells whose interval holds 1.0, the share of planted cells called
 a regression, and the minutes used per target per microbenchmark (goals: >= 95%, >= 95%, <= 2).
+The planted campaign also counts instructions per event under callgrind (unless
+--no-instructions), which sizes the planted regression cell by cell: a cell counts as planted
+3-5% only where the server's instructions per event grew by at least 3%.
 
     .venv/bin/python bench/noise.py [--seconds 60] [--slice 5] [--tests ...] [--rows 200000]
                                      [--version 17.10] [--only aa|planted]
@@ -48,12 +51,18 @@ def campaign_toml(name: str, args: argparse.Namespace, planted: dict[str, str] |
 
 
 def run_campaign(name: str, args: argparse.Namespace, planted, store: Path, out: Output) -> tuple[dict, float]:
+    """Run the campaign; returns its JSON report and the minutes of its timed part only."""
     path = OUT_DIR / f"{name}.toml"
     path.write_text(campaign_toml(name, args, planted))
     started = time.monotonic()
     cmd = [sys.executable, "-m", "dbdrift", "run", str(path), "--store", str(store), "--no-report"]
     result = subprocess.run(cmd, capture_output=True, text=True)
     elapsed = time.monotonic() - started
+    if result.returncode == 0 and planted and not args.no_instructions:
+        counted = subprocess.run(cmd + ["--resume", "--count-instructions"], capture_output=True, text=True)
+        if counted.returncode != 0:
+            out(counted.stderr[-3000:])
+            raise SystemExit(f"error: instruction counts for {name} failed (exit {counted.returncode})")
     if result.returncode != 0:
         out(result.stderr[-3000:])
         raise SystemExit(f"error: campaign {name} failed (exit {result.returncode})")
@@ -66,12 +75,17 @@ def cells(doc: dict, target: str) -> list[dict]:
     return [r for r in doc["rows"] if r["target"] == target]
 
 
-def print_cells(out: Output, title: str, rows: list[dict]) -> None:
+def instruction_ratios(doc: dict, target: str) -> dict[str, float]:
+    return {row["test"]: row["relative"][target] for row in doc.get("instructions", []) if target in row["relative"]}
+
+
+def print_cells(out: Output, title: str, rows: list[dict], instr: dict[str, float]) -> None:
     out(f"\n{title}")
-    out(f"{'test':<24} {'rQPS':>6} {'lower':>6} {'upper':>6} {'±%':>5}  verdict")
+    out(f"{'test':<24} {'rQPS':>6} {'lower':>6} {'upper':>6} {'±%':>5}  {'instr':>6}  verdict")
     for r in rows:
         half = (r["upper"] - r["lower"]) / 2 / r["rqps"] * 100 if r["lower"] is not None else float("nan")
-        out(f"{r['test']:<24} {r['rqps']:6.3f} {_f(r['lower'])} {_f(r['upper'])} {half:5.1f}  {r['verdict']}")
+        ratio = f"{instr[r['test']]:6.3f}" if r["test"] in instr else "     -"
+        out(f"{r['test']:<24} {r['rqps']:6.3f} {_f(r['lower'])} {_f(r['upper'])} {half:5.1f}  {ratio}  {r['verdict']}")
 
 
 def _f(value) -> str:
@@ -87,6 +101,7 @@ def main() -> int:
     parser.add_argument("--slice-warmup", type=float, default=1.0)
     parser.add_argument("--tests", nargs="+", default=DEFAULT_TESTS)
     parser.add_argument("--only", choices=("aa", "planted"))
+    parser.add_argument("--no-instructions", action="store_true", help="do not size the planted cells with callgrind")
     parser.add_argument("--planted", default=json.dumps(DEFAULT_PLANTED),
                         help="JSON object of settings for the second server of the planted campaign")
     args = parser.parse_args()
@@ -103,8 +118,9 @@ def main() -> int:
         doc, elapsed = run_campaign(f"noise-{kind}-{stamp}", args, planted if kind == "planted" else None, store, out)
         target = "planted" if kind == "planted" else "a2"
         rows = cells(doc, target)
-        results[kind] = (rows, elapsed)
-        print_cells(out, f"{kind}: {target} relative to a", rows)
+        instr = instruction_ratios(doc, target)
+        results[kind] = (rows, elapsed, instr)
+        print_cells(out, f"{kind}: {target} relative to a", rows, instr)
         per = elapsed / 60 / 2 / len(args.tests)
         out(f"{kind}: {elapsed / 60:.1f} min for 2 targets x {len(args.tests)} tests = {per:.2f} min per target per test")
     out("\nsummary")
@@ -115,12 +131,18 @@ def main() -> int:
         out(f"  A/A cells whose interval holds 1.0: {len(holds)}/{len(rows)} = {len(holds) / len(rows):.0%} (goal >= 95%)")
         out(f"  A/A cells with verdict 'no significant change': {len(calm)}/{len(rows)}")
     if "planted" in results:
-        rows = results["planted"][0]
+        rows, _, instr = results["planted"]
         called = [r for r in rows if r["verdict"] == "regression"]
         mean = sum(r["rqps"] for r in rows) / len(rows)
         out(f"  planted cells called a regression: {len(called)}/{len(rows)} = {len(called) / len(rows):.0%} "
             f"(goal >= 95%); mean planted rQPS {mean:.3f}")
-    for kind, (_, elapsed) in results.items():
+        sized = [r for r in rows if instr.get(r["test"], 0) >= 1.03]
+        if instr:
+            hit = [r for r in sized if r["verdict"] == "regression"]
+            share = f"{len(hit) / len(sized):.0%}" if sized else "-"
+            out(f"  cells whose instructions/event grew >= 3% (callgrind): {len(sized)}/{len(rows)}; "
+                f"of those called a regression: {len(hit)}/{len(sized)} = {share}")
+    for kind, (_, elapsed, _) in results.items():
         out(f"  {kind}: {elapsed / 60 / 2 / len(args.tests):.2f} min per target per microbenchmark (goal <= 2)")
     out(f"  store: {store}")
     out.close()

@@ -15,9 +15,13 @@ pytestmark = pytest.mark.server
 
 def test_a_flamegraph_run_stores_backend_stacks_and_the_report_draws_them(tmp_path):
     store = tmp_path / "s.db"
+    work = shared_work_dir("flame")
     result = dbdrift("run", campaign(tmp_path, "flame", tests=["point-query"], read_s=3), "--store", store,
-                     "--flamegraph", "--no-report", work_dir=shared_work_dir("flame"))
+                     "--flamegraph", "--no-report", work_dir=work)
     assert result.returncode == 0, result.stderr[-3000:]
+    assert list(work.iterdir()) == []  # data directories removed once the servers stopped
+    assert sorted(p.name for p in (tmp_path / "dbdrift-logs").iterdir()) == ["target-1-server.log",
+                                                                            "target-2-server.log"]
     db = sqlite3.connect(store)
     folded = {name: json.loads(f) for name, f in db.execute(
         "SELECT t.name, r.folded_json FROM runs r JOIN targets t ON t.id = r.target_id")}

@@ -52,13 +52,22 @@ class TargetSession:
         self.conn = self.server.connection.with_dbname(DBNAME).to_driver()
 
     def stop(self) -> None:
+        """Stop the server, keep its log beside the store, and remove its data directory
+        (a campaign's servers are never reused; DBDRIFT_KEEP_DATA=1 keeps them to inspect)."""
         self.server.stop()
         try:
-            dest = self.store.path.parent / "dbdrift-logs" / f"target-{self.target_id}-server.log"
-            dest.parent.mkdir(parents=True, exist_ok=True)
+            logs = self.store.path.parent / "dbdrift-logs"
+            logs.mkdir(parents=True, exist_ok=True)
+            dest = logs / f"target-{self.target_id}-server.log"
+            n = 1
+            while dest.exists():  # the instruction-count server of the same target, say
+                n += 1
+                dest = logs / f"target-{self.target_id}-server-{n}.log"
             shutil.copyfile(self.server.log_path, dest)
         except OSError:
             pass
+        if not os.environ.get("DBDRIFT_KEEP_DATA") and not self.server.is_alive():
+            shutil.rmtree(self.server.run_dir, ignore_errors=True)
 
     def _start(self) -> dict:
         self.server.init()
