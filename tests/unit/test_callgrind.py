@@ -239,3 +239,14 @@ def test_function_delta_explains_nothing_when_the_total_did_not_move():
     delta = function_delta(event_cost(100, {"a": 10, "b": 20}), event_cost(100.5, {"a": 20, "b": 10.5}))
     assert delta["explained"] is None
     assert [r["function"] for r in delta["self"]["shrank"]] == ["b"]
+
+
+def test_compiler_clones_of_one_function_compare_as_one_function():
+    from dbdrift.analysis.instructions import EventCost, canonical, function_delta
+    assert canonical("varstrfastcmp_locale.isra.8") == "varstrfastcmp_locale"
+    assert canonical("CreateExprContextInternal.constprop.4") == "CreateExprContextInternal"
+    assert canonical("RelationCloseCleanup.part.5") == "RelationCloseCleanup"
+    base = EventCost(1000.0, {"cmp.isra.7": 500.0, "f": 100.0}, {})
+    new = EventCost(1010.0, {"cmp.isra.8": 504.0, "f": 106.0}, {})
+    delta = function_delta(base, new)
+    assert [(r["function"], r["delta"]) for r in delta["self"]["grew"]] == [("f", 6.0), ("cmp", 4.0)]

@@ -4,6 +4,7 @@ Pure arithmetic over counts; profiles arrive duck-typed (analysis never imports 
 """
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Protocol
@@ -71,7 +72,25 @@ def repeatability(values: list[float]) -> float:
     return float("inf") if mean == 0 else 100.0 * spread / abs(mean)
 
 
+_CLONE_SUFFIX = re.compile(r"(\.(?:isra|constprop|part|cold|lto_priv)(?:\.\d+)?)+$")
+
+
+def canonical(name: str) -> str:
+    """A function's name without GCC clone suffixes: `f.isra.8` in one build and `f.isra.7` in
+    another are the same function, and comparing builds must not show them as two moves."""
+    return _CLONE_SUFFIX.sub("", name)
+
+
+def _by_canonical(costs: Mapping[str, float]) -> dict[str, float]:
+    merged: dict[str, float] = {}
+    for name, value in costs.items():
+        key = canonical(name)
+        merged[key] = merged.get(key, 0.0) + value
+    return merged
+
+
 def _rows(base: Mapping[str, float], new: Mapping[str, float], top: int) -> dict[str, list[dict]]:
+    base, new = _by_canonical(base), _by_canonical(new)
     rows = []
     for name in base.keys() | new.keys():
         before, after = base.get(name, 0.0), new.get(name, 0.0)

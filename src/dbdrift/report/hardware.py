@@ -56,6 +56,10 @@ def delta_lines(data: ReportData) -> list[str]:
             if other:
                 head += "; the other way: " + ", ".join(f"{r['function']} {r['delta']:+,.0f}" for r in other[:3])
             lines.append(head)
+            inclusive = delta["inclusive"]["grew" if total > 0 else "shrank"]
+            if inclusive:
+                lines.append("  inclusive (with callees): "
+                             + ", ".join(f"{r['function']} {r['delta']:+,.0f}" for r in inclusive))
     return lines
 
 
