@@ -15,13 +15,11 @@ from dbdrift.catalog import sysbench
 from dbdrift.driver import process
 from dbdrift.driver.protocol import totals
 from dbdrift.errors import DriverError, ServerError, UserError
-from dbdrift.metrics import flame, host, perf
-from dbdrift.metrics.sampler import Sampler
 from dbdrift.model import InstallInfo, TargetSpec
 from dbdrift.plan.campaign import CampaignSpec
 from dbdrift.plan.expand import LoadStep, RunStep, SettleStep
+from dbdrift.runner.observe import RunObservers
 from dbdrift.runner.progress import ProgressSink
-from dbdrift.runner.steal import StealClock
 from dbdrift.server.postgres import PostgresServer
 from dbdrift.store.store import RunRecord, Store
 
@@ -152,45 +150,15 @@ class TargetSession:
             self._store_failed(step, spec, exc.message)
             raise
         self.progress.step_start(self.name, step.label, step.duration_s + step.warmup_s)
-        clock = StealClock()
-        facts = host.host_facts(steal_window_s=0)
-        sampler = Sampler(self.server.postmaster_pid, self.server.data_dir).start()
-
-        counters = perf.StatCollector() if self.perf_counters else None
-        flames = flame.FlameRecorder() if self.spec.flamegraphs else None
-        perf_data = self.server.run_dir / "perf.data"
-        group, events = perf.group_for_round(step.repeat)
-        pids: list[int] = []
-
-        def on_line(obj: dict) -> None:
-            clock.on_line(obj)
-            if obj.get("type") in ("warmup", "interval"):  # the measured window's edges
-                sampler.mark("start" if obj["type"] == "warmup" else "end")
-            if obj.get("type") == "start":
-                pids.extend(obj.get("backend_pids") or [])
-            elif obj.get("type") == "warmup" and pids:
-                if counters is not None:
-                    counters.start(pids, events, step.duration_s)
-                if flames is not None:  # only while the backends live: perf spins on a pid that exits
-                    flames.start(pids, step.duration_s, perf_data)
-
+        observers = RunObservers(self.server.postmaster_pid, self.server.data_dir, self.server.run_dir,
+                                 step.duration_s, step.repeat, self.perf_counters, self.spec.flamegraphs).start()
         try:
             result = process.run_driver("run", spec, timeout_s=step.warmup_s + step.duration_s + 120,
-                                        on_line=on_line, on_start=sampler.set_client)
+                                        on_line=observers.on_line, on_start=observers.on_driver_start)
         finally:
-            sampler.stop()
-            perf_counts = counters.finish(timeout_s=2.0) if counters is not None else None
-            flame_result = flames.stop(timeout_s=5.0) if flames is not None else None
+            observers.stop()
         record = self.record(step, spec, result)
-        window = sampler.window()
-        record.hardware = dict(window.as_dict(), device=sampler.device) if window else None
-        if perf_counts is not None and record.hardware is not None:
-            record.hardware["perf"] = {"group": group, "counters": perf_counts, "error": counters.error}
-        record.samples = [(start_s, d.as_dict()) for start_s, d in sampler.samples]
-        record.host = _run_host_facts(facts)
-        if flame_result is not None:
-            record.folded = self._folded(*flame_result, record)
-        record.warnings += record.host["warnings"]
+        observers.attach(record)
         if record.status != "ok":
             record.server_log_tail = self.server.log_tail(40)
         if not step.warm or record.status != "ok":
@@ -206,16 +174,6 @@ class TargetSession:
         if record.status == "failed":
             self.raise_if_dead()  # a dead server ends this target with a ServerError
         return record
-
-    def _folded(self, path, reason: str, record: RunRecord) -> dict[str, int] | None:
-        """Collapse the run's perf.data; a missing flamegraph is a run warning, never a failure."""
-        folded = flame.collapse_file(path) if path is not None else {}
-        if path is not None:
-            path.unlink(missing_ok=True)
-        if not folded:
-            record.warnings.append({"kind": "flamegraph", "message": f"no flamegraph: {reason or 'no samples'}"})
-            return None
-        return folded
 
     def raise_if_dead(self, grace_s: float = 1.0) -> None:
         """After a failure: raise the server's ServerError if it died. A postmaster killed a
@@ -313,17 +271,6 @@ def run_warnings(step: RunStep, t, interval_s: float, intervals: list[dict]) -> 
         warnings.append({"kind": "steal", "message": f"host CPU steal up to {max(steal):.0f}% "
                                                      f"(mean {sum(steal) / len(steal):.1f}%)"})
     return warnings
-
-
-RUN_HOST_CHECKS = ("governor", "swap", "frequency")
-"""Host checks that can change from run to run. Load and turbo are checked once per campaign
-(our own servers raise the load), steal per interval by run_warnings."""
-
-
-def _run_host_facts(facts: dict) -> dict:
-    keep = ("governor", "turbo", "swap_used_bytes", "load_1min", "cpu_mhz")
-    return {**{k: facts.get(k) for k in keep},
-            "warnings": [w for w in host.check(facts) if w["kind"] in RUN_HOST_CHECKS]}
 
 
 def _value_text(record: RunRecord) -> str:

@@ -1,0 +1,90 @@
+"""How repeatable dbdrift's instructions per event are, and what they say about 17.10 vs 18.4.
+
+Counts instructions per event under callgrind (`dbdrift run --instructions-only`) for each
+version and test, twice in a row on two fresh servers, and prints per cell both counts, their
+difference, and the spread of the two N1/N2 pairs inside each count; then 18.4 relative to
+17.10 and the functions that moved most.
+
+    .venv/bin/python bench/instructions.py [--versions 17.10 18.4] [--rows 1000000]
+                                           [--tests point-query range-covered-pk read-only_range=100 update-index]
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from _common import OUT_DIR, Output  # noqa: E402
+
+DEFAULT_TESTS = ["point-query", "range-covered-pk", "read-only_range=100", "update-index"]
+
+
+def campaign_toml(name: str, args: argparse.Namespace) -> str:
+    lines = [f'name = "{name}"', "tables = 1", f"rows = {args.rows}", "threads = [1]",
+             f"tests = {json.dumps(args.tests)}"]
+    for i, version in enumerate(args.versions):
+        lines += ["[[targets]]", f'name = "pg{version}"', f'version = "{version}"', f"base = {str(i == 0).lower()}"]
+    return "\n".join(lines) + "\n"
+
+
+def count(name: str, args: argparse.Namespace, store: Path, out: Output) -> tuple[dict, float]:
+    path = OUT_DIR / f"{name}.toml"
+    path.write_text(campaign_toml(name, args))
+    started = time.monotonic()
+    result = subprocess.run([sys.executable, "-m", "dbdrift", "run", str(path), "--store", str(store),
+                             "--instructions-only", "--no-report"], capture_output=True, text=True)
+    elapsed = time.monotonic() - started
+    if result.returncode != 0:
+        out(result.stderr[-3000:])
+        raise SystemExit(f"error: instruction count {name} failed (exit {result.returncode})")
+    report = subprocess.run([sys.executable, "-m", "dbdrift", "report", "--store", str(store), "--campaign", name,
+                             "--format", "json"], capture_output=True, text=True, check=True)
+    return json.loads(report.stdout), elapsed
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--versions", nargs="+", default=["17.10", "18.4"])
+    parser.add_argument("--rows", type=int, default=1_000_000)
+    parser.add_argument("--tests", nargs="+", default=DEFAULT_TESTS)
+    args = parser.parse_args()
+    out = Output("instructions")
+    stamp = time.strftime("%H%M%S")
+    store = OUT_DIR / f"instructions-{stamp}.db"
+    out(f"instructions per event: postgres {', '.join(args.versions)}, {args.rows:,} rows, tests {args.tests}")
+    docs = []
+    for attempt in (1, 2):
+        doc, elapsed = count(f"instr-{stamp}-{attempt}", args, store, out)
+        docs.append(doc)
+        cells = len(args.versions) * len(args.tests)
+        out(f"count {attempt}: {elapsed / 60:.1f} min for {cells} cells = {elapsed / cells:.0f} s per test per version")
+    out(f"\n{'test':<22} {'target':<8} {'count 1':>12} {'count 2':>12} {'diff %':>8} {'spread 1 %':>10} "
+        f"{'spread 2 %':>10}")
+    worst = 0.0
+    for row1, row2 in zip(docs[0]["instructions"], docs[1]["instructions"]):
+        for target, first in row1["targets"].items():
+            second = row2["targets"][target]
+            diff = abs(second["per_event"] - first["per_event"]) / first["per_event"] * 100
+            worst = max(worst, diff)
+            out(f"{row1['test']:<22} {target:<8} {first['per_event']:>12,.1f} {second['per_event']:>12,.1f} "
+                f"{diff:8.3f} {first['spread_pct']:10.3f} {second['spread_pct']:10.3f}")
+    out(f"\nlargest difference between the two counts: {worst:.3f}% (goal: within 0.1%)")
+    base = f"pg{args.versions[0]}"
+    for row in docs[0]["instructions"]:
+        for target, ratio in row["relative"].items():
+            fn = row["functions"][target]
+            grew = ", ".join(f"{r['function']} {r['delta']:+,.0f}" for r in fn["self"]["grew"][:5])
+            out(f"{row['test']:<22} {target} / {base} = {ratio:.4f} ({fn['total_delta']:+,.0f} per event); grew: {grew}")
+    out(f"  store: {store}")
+    out.close()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,93 @@
+"""Everything that watches one timed run beside the driver: steal per interval, 1 s host and
+process samples, perf counters (where the CPU has them) and perf record stacks (--flamegraph).
+
+Driven by the driver's lines: `start` names the backends, `warmup` opens the measured window
+and each `interval` moves its end. Nothing here can fail a run: a missing tool is a warning.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+from dbdrift.metrics import flame, host, perf
+from dbdrift.metrics.sampler import Sampler
+from dbdrift.runner.steal import StealClock
+from dbdrift.store.store import RunRecord
+
+RUN_HOST_CHECKS = ("governor", "swap", "frequency")
+"""Host checks that can change from run to run. Load and turbo are checked once per campaign
+(our own servers raise the load), steal per interval by run_warnings."""
+
+
+class RunObservers:
+    def __init__(self, server_pid: int | None, data_dir: Path, run_dir: Path, measured_s: float, round_: int,
+                 perf_counters: bool, flamegraph: bool) -> None:
+        self.facts = host.host_facts(steal_window_s=0)
+        self.clock = StealClock()
+        self.sampler = Sampler(server_pid, data_dir)
+        self.counters = perf.StatCollector() if perf_counters else None
+        self.flames = flame.FlameRecorder() if flamegraph else None
+        self.perf_data = run_dir / "perf.data"
+        self.group, self.events = perf.group_for_round(round_)
+        self.measured_s = measured_s
+        self.pids: list[int] = []
+        self.perf_counts: dict | None = None
+        self.flame_result: tuple | None = None
+
+    def start(self) -> "RunObservers":
+        self.sampler.start()
+        return self
+
+    def on_driver_start(self, pid: int) -> None:
+        self.sampler.set_client(pid)
+
+    def on_line(self, obj: dict) -> None:
+        self.clock.on_line(obj)
+        kind = obj.get("type")
+        if kind in ("warmup", "interval"):  # the measured window's edges
+            self.sampler.mark("start" if kind == "warmup" else "end")
+        if kind == "start":
+            self.pids.extend(obj.get("backend_pids") or [])
+        elif kind == "warmup" and self.pids:
+            if self.counters is not None:
+                self.counters.start(self.pids, self.events, self.measured_s)
+            if self.flames is not None:  # only while the backends live: perf spins on a pid that exits
+                self.flames.start(self.pids, self.measured_s, self.perf_data)
+
+    def stop(self) -> None:
+        """Always called, also when the driver failed or was interrupted: nothing keeps running."""
+        self.sampler.stop()
+        if self.counters is not None:
+            self.perf_counts = self.counters.finish(timeout_s=2.0)
+        if self.flames is not None:
+            self.flame_result = self.flames.stop(timeout_s=5.0)
+
+    def attach(self, record: RunRecord) -> None:
+        """Put what was observed on the run's record: window totals, samples, host facts and
+        the warnings they raise, perf counters and folded stacks."""
+        window = self.sampler.window()
+        record.hardware = dict(window.as_dict(), device=self.sampler.device) if window else None
+        if self.perf_counts is not None and record.hardware is not None:
+            record.hardware["perf"] = {"group": self.group, "counters": self.perf_counts,
+                                       "error": self.counters.error}
+        record.samples = [(start_s, d.as_dict()) for start_s, d in self.sampler.samples]
+        record.host = run_host_facts(self.facts)
+        record.warnings += record.host["warnings"]
+        if self.flame_result is not None:
+            record.folded = self._folded(*self.flame_result, record)
+
+    @staticmethod
+    def _folded(path, reason: str, record: RunRecord) -> dict[str, int] | None:
+        """Collapse the run's perf.data; a missing flamegraph is a run warning, never a failure."""
+        folded = flame.collapse_file(path) if path is not None else {}
+        if path is not None:
+            path.unlink(missing_ok=True)
+        if not folded:
+            record.warnings.append({"kind": "flamegraph", "message": f"no flamegraph: {reason or 'no samples'}"})
+            return None
+        return folded
+
+
+def run_host_facts(facts: dict) -> dict:
+    keep = ("governor", "turbo", "swap_used_bytes", "load_1min", "cpu_mhz")
+    return {**{k: facts.get(k) for k in keep},
+            "warnings": [w for w in host.check(facts) if w["kind"] in RUN_HOST_CHECKS]}
