@@ -1,0 +1,418 @@
+"""A MariaDB server for one target: fresh install-db, dbdrift's my.cnf, start, stop, liveness.
+
+Layout: run_dir/{my.cnf, data, sock/mysqld.sock, server.log, install-db.log}; everything is
+owned by (and run as) the server user when dbdrift is root. SQL goes through the build's own
+command-line client (`mariadb`/`mysql`) until the Rust driver speaks the MySQL protocol.
+"""
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import time
+from pathlib import Path
+
+from dbdrift.env import ensure_dir
+from dbdrift.errors import ServerError, UserError
+from dbdrift.model import ConnectionInfo, InstallInfo, ServerInfo, TargetSpec
+from dbdrift.server import base, osuser
+from dbdrift.server.fetch import mariadb_env, mariadb_server_binary, mariadb_version_string
+from dbdrift.server.mycnf import ram_bytes, read_config_file, render_config
+
+MARIADB_COMMS = ("mariadbd", "mysqld")  # /proc/<pid>/stat names, against pid reuse
+CLIENTS = ("mariadb", "mysql")
+INSTALL_SCRIPTS = ("mariadb-install-db", "mysql_install_db")
+STOP_SHUTDOWN_TIMEOUT_S = 60
+STOP_TERM_TIMEOUT_S = 30
+_SUN_PATH_MAX = 107
+
+
+class MariaDBServer(base.Server):
+    """mariadb-install-db + mariadbd (or mysql_install_db + mysqld) around one install."""
+
+    def __init__(
+        self, target: TargetSpec, install: InstallInfo, run_dir: Path, start_timeout_s: float = 60
+    ) -> None:
+        super().__init__(target, install, Path(run_dir).absolute())
+        self.start_timeout_s = start_timeout_s
+        self.port: int | None = None
+        self.config_text = ""  # the whole my.cnf (stored with runs)
+        self.install_db_args: list[str] = []
+        self.comms = MARIADB_COMMS
+        self._ids: osuser.ServerUser | None = None
+        self._initialized = False
+        self._proc: subprocess.Popen | None = None
+        self._version_string: str | None = None
+        self._client_path: Path | None = None
+
+    # --- paths and facts ----------------------------------------------------------------
+
+    @property
+    def basedir(self) -> Path:
+        return self.install.bindir.parent
+
+    @property
+    def data_dir(self) -> Path:
+        return self.run_dir / "data"
+
+    @property
+    def socket_dir(self) -> Path:
+        return self.run_dir / "sock"
+
+    @property
+    def socket_path(self) -> Path:
+        return self.socket_dir / "mysqld.sock"
+
+    @property
+    def config_path(self) -> Path:
+        return self.run_dir / "my.cnf"
+
+    @property
+    def server_pid(self) -> int | None:
+        return self._proc.pid if self._proc is not None else None
+
+    @property
+    def postmaster_pid(self) -> int | None:
+        """Alias of server_pid: the runner samples the CPU of the server process by this name."""
+        return self.server_pid
+
+    @property
+    def label(self) -> str:
+        return f"server {self.name} (mariadb {self.install.version})"
+
+    @property
+    def connection(self) -> ConnectionInfo:
+        """socket_dir holds mysqld.sock (see socket_path); root has no password."""
+        if self.port is None:
+            raise RuntimeError(f"{self.label}: connection asked before init()")
+        return ConnectionInfo(self.socket_dir, self.port, user="root", dbname="mysql")
+
+    def info(self, settings: dict[str, str]) -> ServerInfo:
+        if self._version_string is None:
+            self._version_string = (self.sql("SELECT @@version").strip() if self.is_alive()
+                                    else mariadb_version_string(self.install.bindir))
+        return ServerInfo("mariadb", self.install.version, self._version_string,
+                          self.data_dir, self.log_path, dict(settings))
+
+    # --- lifecycle ----------------------------------------------------------------------
+
+    def init(self) -> None:
+        """Fresh run_dir, my.cnf, then install-db on the empty data directory."""
+        self._ids = osuser.server_user()
+        self._prepare_run_dir()
+        self._check_server_user_can_run()
+        self.port = self._choose_port()
+        self._write_config()
+        self._install_db()
+        self._initialized = True
+
+    def start(self) -> None:
+        """mariadbd --defaults-file as the server user, until its socket answers the MySQL
+        handshake; ServerError with the server's own [ERROR] line and log tail if not."""
+        if not self._initialized:
+            self.init()
+        if self.is_alive():
+            return
+        base.register(self)  # before launching, so Ctrl-C during start still stops it
+        failure = self._launch_and_wait()
+        if failure and self.target.port is None and _bind_failed(self.log_tail()):
+            self.port = self._choose_port()  # someone took the port since init(): once more
+            self._write_config()
+            failure = self._launch_and_wait()
+        if failure:
+            tail = self.log_tail(20)
+            self.stop()
+            raise _with_tail(ServerError(
+                f"{self.label} did not start: {_error_line(tail) or failure}\n"
+                f"last lines of {self.log_path}:\n{_indent(tail)}",
+                _start_hint(tail, self),
+            ), tail)
+        self._version_string = None
+
+    def stop(self) -> None:
+        """Idempotent: SQL SHUTDOWN, then SIGTERM, then SIGKILL; unregisters."""
+        try:
+            pid = self.server_pid or base.read_pid_file(self.run_dir / "mysqld.pid")
+            if pid is not None and base.process_running(pid, self.comms):
+                self._stop_running(pid)
+            base.kill_processes_in(self.data_dir, self.comms)
+        finally:
+            if self._proc is not None:
+                try:
+                    self._proc.wait(timeout=5)  # reap our child
+                except subprocess.TimeoutExpired:
+                    pass
+            self._proc = None
+            base.unregister(self)
+
+    def is_alive(self) -> bool:
+        pid = self.server_pid
+        return pid is not None and base.process_running(pid, self.comms)
+
+    def check_alive(self) -> None:
+        if self._proc is None:
+            raise ServerError(f"{self.label} is not running (stopped, or never started)",
+                              "start the server before checking on it")
+        if not self.is_alive():
+            tail = self.log_tail()
+            raise _with_tail(ServerError(
+                f"{self.label} died (pid {self.server_pid} is gone); "
+                f"last lines of {self.log_path}:\n{_indent(tail)}",
+                f"see {self.log_path}",
+            ), tail)
+
+    # --- SQL through the build's client ---------------------------------------------------
+
+    def sql(self, query: str, timeout_s: float = 60) -> str:
+        """Run `query` with the command-line client in batch mode; tab-separated rows."""
+        client = self._client()
+        cmd = [client, "--no-defaults", f"--socket={self.socket_path}", "-uroot", "--skip-ssl",
+               "--batch", "--skip-column-names", "-e", query]
+        result = subprocess.run([str(c) for c in cmd], capture_output=True, text=True,
+                                timeout=timeout_s, env=mariadb_env(self.install.bindir))
+        if result.returncode != 0:
+            raise ServerError(f"{self.label}: {query!r} failed: {_last_line(result.stderr)}",
+                              f"run it by hand: {client} --socket={self.socket_path} -uroot")
+        return result.stdout
+
+    def global_variables(self) -> dict[str, str]:
+        """SHOW GLOBAL VARIABLES, the effective settings to store with each run."""
+        rows = (line.split("\t", 1) for line in self.sql("SHOW GLOBAL VARIABLES").splitlines())
+        return {row[0]: (row[1] if len(row) > 1 else "") for row in rows}
+
+    def _client(self) -> Path:
+        """The build's own client if it runs, else the host's (the Maven 10.x clients need
+        libncurses.so.5, which current distributions no longer ship)."""
+        if self._client_path is None:
+            own = [self.install.bindir / name for name in CLIENTS]
+            host = [Path(p) for p in map(shutil.which, CLIENTS) if p]
+            for candidate in [*own, *host]:
+                if self._client_runs(candidate):
+                    self._client_path = candidate
+                    break
+            else:
+                raise ServerError(
+                    f"{self.label}: no runnable mariadb or mysql client in {self.install.bindir} or on PATH",
+                    "install one (apt-get install mariadb-client; for the 10.x Maven builds "
+                    "libncurses5 also makes their own client run)",
+                )
+        return self._client_path
+
+    def _client_runs(self, client: Path) -> bool:
+        if not (client.is_file() and os.access(client, os.X_OK)):
+            return False
+        result = subprocess.run([str(client), "--no-defaults", "--version"], capture_output=True,
+                                env=mariadb_env(self.install.bindir), timeout=30)
+        return result.returncode == 0
+
+    # --- steps ----------------------------------------------------------------------------
+
+    def _prepare_run_dir(self) -> None:
+        pid = base.read_pid_file(self.run_dir / "mysqld.pid")
+        if pid is not None and base.process_running(pid, self.comms):
+            raise UserError(
+                f"{self.run_dir} holds a running server (pid {pid}); not wiping it for target {self.name}",
+                f"stop it (kill {pid}) or set DBDRIFT_WORK_DIR elsewhere",
+            )
+        if self.run_dir.exists():
+            shutil.rmtree(self.run_dir)
+        ensure_dir(self.run_dir)
+        ensure_dir(self.socket_dir)
+        if len(os.fsencode(self.socket_path)) > _SUN_PATH_MAX:
+            raise UserError(f"socket path {self.socket_path} is too long for a Unix socket",
+                            "set DBDRIFT_WORK_DIR to a shorter directory, e.g. /var/tmp/dbdrift")
+        self.log_path.touch()  # mariadbd (as the server user) appends to it
+        osuser.chown_tree(self.run_dir, self._ids)
+
+    def _check_server_user_can_run(self) -> None:
+        binary = mariadb_server_binary(self.install.bindir)
+        if binary is None:
+            raise UserError(f"target {self.name}: no mariadbd or mysqld for {self.install.bindir}",
+                            "set basedir to the install prefix")
+        if self._ids is None:
+            return
+        user = self._ids[2]
+        reach = self._run(["test", "-w", str(self.run_dir)])
+        if reach.returncode != 0:
+            raise UserError(
+                f"target {self.name}: the server user {user!r} cannot enter {self.run_dir} "
+                "(a parent directory is private, e.g. /root or /tmp/pytest-of-root)",
+                "set DBDRIFT_WORK_DIR to a directory every user can enter, e.g. /var/tmp/dbdrift",
+            )
+        result = self._run([binary, "--no-defaults", "--version"])
+        if result.returncode != 0:
+            raise UserError(
+                f"target {self.name}: the server user {user!r} cannot run {binary}: "
+                f"{_last_line(result.stderr)}",
+                f"put the build where {user!r} can read it (not under /root), "
+                "or run dbdrift as a normal user",
+            )
+
+    def _choose_port(self) -> int:
+        if self.target.port is not None:
+            if not base.port_is_free(self.target.port):
+                raise UserError(
+                    f"port {self.target.port} on 127.0.0.1 is in use (target {self.name})",
+                    f"remove `port` from target {self.name} or stop the process using it",
+                )
+            return self.target.port
+        return base.free_port()
+
+    def _write_config(self) -> None:
+        assert self.port is not None
+        self.config_text = render_config(
+            self.target, self.install.version, ram=ram_bytes(), basedir=self.basedir,
+            data_dir=self.data_dir, socket_path=self.socket_path, port=self.port,
+            log_path=self.log_path, pid_path=self.run_dir / "mysqld.pid",
+            config_file_text=read_config_file(self.target),
+        )
+        self.config_path.write_text(self.config_text)
+        self.config_path.chmod(0o644)  # mariadbd ignores a world-writable my.cnf
+        osuser.chown_tree(self.config_path, self._ids)
+
+    def _install_db(self) -> None:
+        script = self._install_script()
+        args = [f"--defaults-file={self.config_path}", f"--basedir={self.basedir}",
+                f"--datadir={self.data_dir}", "--skip-name-resolve"]
+        if "auth-root-authentication-method" in script.read_text(errors="replace"):
+            args.append("--auth-root-authentication-method=normal")  # 10.4+: root without a password
+        self.install_db_args = args
+        # The Maven jars store the script without its execute bit: run its interpreter.
+        runner = [] if os.access(script, os.X_OK) else _interpreter(script)
+        result = self._run([*runner, script, *args], timeout=600)
+        log = self.run_dir / "install-db.log"
+        log.write_text(result.stdout + result.stderr)
+        if result.returncode != 0:
+            text = result.stdout + result.stderr + "\n" + self.log_tail(40)
+            raise ServerError(
+                f"{script.name} failed for target {self.name} (mariadb {self.install.version}): "
+                f"{_error_line(text) or _last_line(result.stderr) or f'exit {result.returncode}'}",
+                _start_hint(text, self) if _option_rejected(text) else f"see {log} and {self.log_path}",
+            )
+
+    def _install_script(self) -> Path:
+        for directory in (self.basedir / "scripts", self.install.bindir, self.basedir / "sbin"):
+            for name in INSTALL_SCRIPTS:
+                if (directory / name).is_file():
+                    return directory / name
+        raise UserError(f"target {self.name}: no mariadb-install-db or mysql_install_db under {self.basedir}",
+                        "basedir must be a full install (scripts/ or bin/ with the install script)")
+
+    def _launch_and_wait(self) -> str | None:
+        """None when the server answers; else why not (it exited, or the timeout)."""
+        binary = mariadb_server_binary(self.install.bindir)
+        with self.log_path.open("ab") as out:
+            # A new session keeps the terminal's Ctrl-C away from the server: stop_all() owns it.
+            self._proc = subprocess.Popen(
+                [str(binary), f"--defaults-file={self.config_path}"], cwd=self.run_dir,
+                stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT,
+                start_new_session=True, **self._as_user(),
+            )
+        deadline = time.monotonic() + self.start_timeout_s
+        while time.monotonic() < deadline:
+            if self._proc.poll() is not None:
+                return f"mariadbd exited with status {self._proc.returncode}"
+            if handshake(self.socket_path) is not None:
+                return None
+            time.sleep(0.1)
+        return f"no connection on {self.socket_path} within {self.start_timeout_s:g} s"
+
+    def _stop_running(self, pid: int) -> None:
+        if self._proc is not None and self.socket_path.exists():
+            try:
+                self.sql("SHUTDOWN", timeout_s=STOP_SHUTDOWN_TIMEOUT_S)
+            except (ServerError, subprocess.TimeoutExpired):
+                pass  # an old client may not run (10.2's needs libncurses5): signals next
+            if base.wait_gone(pid, self.comms, STOP_SHUTDOWN_TIMEOUT_S):
+                return
+        try:
+            os.kill(pid, signal.SIGTERM)  # mariadbd shuts down cleanly on SIGTERM
+        except ProcessLookupError:
+            return
+        if not base.wait_gone(pid, self.comms, STOP_TERM_TIMEOUT_S):
+            base.kill(pid)
+            base.wait_gone(pid, self.comms, 10.0)
+
+    def _as_user(self) -> dict:
+        kwargs = osuser._as_user_kwargs(self._ids)  # user/group/env when root
+        env = mariadb_env(self.install.bindir)
+        env.update({k: v for k, v in kwargs.pop("env", {}).items() if k in ("HOME", "USER", "LOGNAME")})
+        return {**kwargs, "env": env}
+
+    def _run(self, cmd: list, timeout: float = 60) -> subprocess.CompletedProcess:
+        return subprocess.run([str(c) for c in cmd], cwd=self.run_dir, capture_output=True,
+                              text=True, timeout=timeout, **self._as_user())
+
+
+# --- pure helpers (unit-tested without a server) -------------------------------------------
+
+
+def handshake(socket_path: Path, timeout_s: float = 2.0) -> str | None:
+    """The server version from the MySQL protocol greeting on `socket_path`, "" when the
+    server answered with an error packet (it is up, e.g. too many connections), or None."""
+    try:
+        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
+            sock.settimeout(timeout_s)
+            sock.connect(str(socket_path))
+            data = sock.recv(4096)
+    except OSError:
+        return None
+    return parse_greeting(data)
+
+
+def parse_greeting(data: bytes) -> str | None:
+    if len(data) < 5:
+        return None
+    payload = data[4:]
+    if payload[0] == 0xFF:
+        return ""
+    if payload[0] != 10:  # protocol version 10 since MySQL 3.21
+        return None
+    return payload[1:].split(b"\0", 1)[0].decode("ascii", "replace")
+
+
+def _interpreter(script: Path) -> list[str]:
+    first = script.read_text(errors="replace").split("\n", 1)[0]
+    return first[2:].split() if first.startswith("#!") else ["/bin/sh"]
+
+
+def _error_line(text: str) -> str:
+    """The server's first own [ERROR] line, without its timestamp (the cause; later lines
+    are consequences such as "Aborting")."""
+    for line in text.splitlines():
+        if "[ERROR]" in line:
+            return line[line.index("[ERROR]"):].strip()
+    return ""
+
+
+def _bind_failed(log_tail: str) -> bool:
+    return "Address already in use" in log_tail or "Do you already have another" in log_tail
+
+
+def _option_rejected(text: str) -> bool:
+    return any(s in text for s in ("unknown variable", "unknown option", "Error while setting value"))
+
+
+def _start_hint(tail: str, server: MariaDBServer) -> str:
+    if _bind_failed(tail):
+        return f"port {server.port} is in use: remove `port` from target {server.name} or free it"
+    if _option_rejected(tail):
+        return (f"fix the option in target {server.name}'s settings or config_file "
+                f"(my.cnf: {server.config_path})")
+    return f"see {server.log_path}"
+
+
+def _last_line(text: str) -> str:
+    lines = [ln.strip() for ln in (text or "").splitlines() if ln.strip()]
+    return lines[-1] if lines else ""
+
+
+def _indent(text: str) -> str:
+    return "\n".join("  " + ln for ln in text.splitlines()) if text else "  (log is empty)"
+
+
+def _with_tail(error: ServerError, tail: str) -> ServerError:
+    error.log_tail = tail  # the runner stores it with the failed run
+    return error

@@ -1,0 +1,133 @@
+"""MariaDB/MySQL configuration as dbdrift writes it: built-in defaults, layering, my.cnf text.
+
+Pure text rendering (plus reading the user's config file); no processes are started here.
+"""
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from dbdrift.errors import UserError
+from dbdrift.model import TargetSpec
+from dbdrift.server.pgconf import read_config_file, ram_bytes  # engine-neutral helpers
+
+__all__ = ["OWNED_SETTINGS", "buffer_pool_mb", "default_settings", "log_file_size_mb",
+           "read_config_file", "ram_bytes", "render_config", "version_tuple"]
+
+GiB = 1024**3
+MiB = 1024**2
+# Settings dbdrift owns: it picks the files, socket, address and port of every server it starts.
+OWNED_SETTINGS = ("datadir", "basedir", "socket", "port", "bind_address", "log_error",
+                  "pid_file", "skip_networking", "user", "tmpdir")
+
+
+def version_tuple(version: str) -> tuple[int, ...]:
+    """"10.11.5" -> (10, 11, 5); "11.4.5-MariaDB-log" -> (11, 4, 5)."""
+    match = re.match(r"(\d+)(?:\.(\d+))?(?:\.(\d+))?", version)
+    if not match:
+        raise ValueError(f"not a MariaDB version: {version!r}")
+    return tuple(int(p or 0) for p in match.groups())
+
+
+def buffer_pool_mb(ram: int) -> int:
+    """25 % of RAM, at most 16 GiB, at least 128 MiB (as pgconf sizes shared_buffers)."""
+    return max(128 * MiB, min(ram // 4, 16 * GiB)) // MiB
+
+
+def log_file_size_mb(version: tuple[int, ...], ram: int) -> int:
+    """innodb_log_file_size: total redo = half the buffer pool, 256 MiB..8 GiB. Before 10.5
+    InnoDB keeps innodb_log_files_in_group (default 2) files of this size, so halve it."""
+    total = max(256, min(buffer_pool_mb(ram) // 2, 8 * 1024))
+    return total // 2 if version < (10, 5) else total
+
+
+def default_settings(version: tuple[int, ...], ram: int) -> list[tuple[str, str]]:
+    """dbdrift's base config in the spirit of the cached-database InnoDB config z12a: big
+    buffer pool, binlog on but not synced, relaxed redo flushing, latin1, no P_S."""
+    return [
+        ("innodb_buffer_pool_size", f"{buffer_pool_mb(ram)}M"),
+        ("innodb_log_file_size", f"{log_file_size_mb(version, ram)}M"),
+        ("innodb_flush_log_at_trx_commit", "2"),
+        ("innodb_doublewrite", "1"),
+        ("innodb_adaptive_hash_index", "0"),
+        ("innodb_io_capacity", "10000"),
+        ("innodb_io_capacity_max", "20000"),
+        # Fresh data directories: dumping/loading the buffer pool only costs start/stop time.
+        ("innodb_buffer_pool_dump_at_shutdown", "0"),
+        ("innodb_buffer_pool_load_at_startup", "0"),
+        ("log_bin", "binlog"),
+        ("binlog_format", "ROW"),
+        ("sync_binlog", "0"),
+        ("server_id", "1"),
+        ("character_set_server", "latin1"),
+        ("collation_server", "latin1_swedish_ci"),
+        ("performance_schema", "0"),
+        ("max_connections", "1000"),
+        ("max_prepared_stmt_count", "1000000"),
+        ("table_open_cache", "4000"),
+        ("skip_name_resolve", "1"),
+        # 11.4+ otherwise generates a self-signed TLS certificate at every start (~20 s of
+        # CPU before it listens); clients use the Unix socket or loopback.
+        ("ssl", "0"),
+    ]
+
+
+def render_config(
+    target: TargetSpec, version: str, *, ram: int, basedir: Path, data_dir: Path,
+    socket_path: Path, port: int, log_path: Path, pid_path: Path,
+    config_file_text: str | None = None,
+) -> str:
+    """A whole my.cnf; within [mysqld] later lines win: defaults, the target's config_file,
+    the target's settings, then the files and connection settings dbdrift owns."""
+    _check_settings(target)
+    sections = [("dbdrift defaults", "[mysqld]\n" + _lines(default_settings(version_tuple(version), ram)))]
+    if config_file_text is not None:
+        sections.append((f"config_file {target.config_file}", config_file_text.rstrip("\n")))
+    if target.settings:
+        sections.append((f"settings of target {target.name}",
+                         "[mysqld]\n" + _lines(list(target.settings.items()))))
+    sections.append(("files and connection (owned by dbdrift)", "[mysqld]\n" + _lines([
+        ("basedir", str(basedir)),
+        ("datadir", str(data_dir)),
+        ("socket", str(socket_path)),
+        ("port", str(port)),
+        ("bind_address", "127.0.0.1"),
+        ("log_error", str(log_path)),
+        ("pid_file", str(pid_path)),
+    ])))
+    return "".join(f"# --- {title} ---\n{body}\n\n" for title, body in sections)
+
+
+_KEY = re.compile(r"[A-Za-z_][A-Za-z0-9_-]*(\.[A-Za-z0-9_-]+)?")
+
+
+def quote_value(value: object) -> str:
+    """A my.cnf value: booleans as ON/OFF, anything with spaces, # or quotes double-quoted."""
+    if isinstance(value, bool):
+        return "ON" if value else "OFF"
+    text = str(value)
+    if re.fullmatch(r"[A-Za-z0-9_.,:/+\-=%@]*", text):
+        return text
+    return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+def _lines(pairs: list[tuple[str, object]]) -> str:
+    # An empty value is a bare option (e.g. skip_log_bin), as my.cnf writes flags.
+    return "\n".join(f"{k} = {quote_value(v)}" if str(v) != "" else k for k, v in pairs)
+
+
+def normalize(key: str) -> str:
+    """my.cnf treats - and _ alike in option names; loose_ only silences unknown options."""
+    key = key.replace("-", "_").lower()
+    return key[len("loose_"):] if key.startswith("loose_") else key
+
+
+def _check_settings(target: TargetSpec) -> None:
+    for key in target.settings:
+        if not _KEY.fullmatch(key):
+            raise UserError(f"target {target.name}: {key!r} is not a MariaDB option name",
+                            "option names are letters, digits, _ and - (e.g. innodb_buffer_pool_size)")
+        if normalize(key) in OWNED_SETTINGS:
+            raise UserError(f"target {target.name}: setting {key!r} is chosen by dbdrift",
+                            "use `port` in the target to pin the port; the server always "
+                            "listens on 127.0.0.1 and a socket in its run directory")

