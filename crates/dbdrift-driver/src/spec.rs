@@ -10,6 +10,8 @@ pub const PROTOCOL: u32 = 1;
 #[serde(rename_all = "lowercase")]
 pub enum BackendKind {
     Postgres,
+    /// MySQL and MariaDB (one wire protocol).
+    Mysql,
     Null,
 }
 
@@ -17,6 +19,7 @@ impl BackendKind {
     pub fn as_str(self) -> &'static str {
         match self {
             BackendKind::Postgres => "postgres",
+            BackendKind::Mysql => "mysql",
             BackendKind::Null => "null",
         }
     }
@@ -25,7 +28,10 @@ impl BackendKind {
 #[derive(Deserialize, Debug, Clone, Default)]
 #[serde(default)]
 pub struct ConnectionSpec {
+    /// PostgreSQL: the directory holding `.s.PGSQL.{port}`.
     pub socket_dir: String,
+    /// MySQL: the Unix socket file; empty means TCP `host:port`.
+    pub socket: String,
     pub host: String,
     pub port: u16,
     pub user: String,
@@ -251,7 +257,10 @@ fn check_common(protocol: u32, threads: u32) -> Result<(), DriverError> {
 }
 
 pub fn parse_run(text: &str) -> Result<RunSpec, DriverError> {
-    let spec: RunSpec = parse_json(text)?;
+    let mut spec: RunSpec = parse_json(text)?;
+    if spec.backend == BackendKind::Mysql {
+        number_question_marks(&mut spec)?;
+    }
     check_common(spec.protocol, spec.threads)?;
     check(
         spec.duration_s.is_finite() && spec.duration_s > 0.0,
@@ -288,20 +297,69 @@ pub fn parse_run(text: &str) -> Result<RunSpec, DriverError> {
     Ok(spec)
 }
 
+/// MySQL SQL arrives with `?` placeholders; the workload compiler knows one syntax, `$n`,
+/// so each `?` becomes `$1..$n` in order (the mysql backend turns them back into `?`).
+fn number_question_marks(spec: &mut RunSpec) -> Result<(), DriverError> {
+    for (i, st) in spec.workload.statements.iter_mut().enumerate() {
+        let (sql, n) = number_marks(&st.sql);
+        if n == 0 {
+            continue;
+        }
+        let ctx = |m: String| DriverError::spec(format!("workload.statements[{i}]: {m}"));
+        if crate::workload::max_placeholder(&st.sql) > 0 {
+            return Err(ctx("the SQL mixes ? and $n placeholders".into()));
+        }
+        if n != st.params.len() {
+            return Err(ctx(format!(
+                "the SQL has {n} ? placeholders but {} params are given",
+                st.params.len()
+            )));
+        }
+        st.sql = sql;
+    }
+    Ok(())
+}
+
+/// Replaces each `?` outside '...', "..." and `...` by `$k` (k counting from 1).
+fn number_marks(sql: &str) -> (String, usize) {
+    let mut out = String::with_capacity(sql.len() + 8);
+    let (mut n, mut quote, mut escaped) = (0, None, false);
+    for ch in sql.chars() {
+        match (quote, ch) {
+            (Some(_), _) if escaped => escaped = false,
+            (Some(_), '\\') => escaped = true,
+            (Some(q), c) if c == q => quote = None,
+            (Some(_), _) => {}
+            (None, '\'' | '"' | '`') => quote = Some(ch),
+            (None, '?') => {
+                n += 1;
+                out.push_str(&format!("${n}"));
+                continue;
+            }
+            (None, _) => {}
+        }
+        out.push(ch);
+    }
+    (out, n)
+}
+
 pub fn parse_exec(text: &str) -> Result<ExecSpec, DriverError> {
     let spec: ExecSpec = parse_json(text)?;
     check_common(spec.protocol, spec.threads)?;
     for (p, phase) in spec.phases.iter().enumerate() {
         for (j, job) in phase.iter().enumerate() {
-            check_job(job)
+            check_job(job, spec.backend)
                 .map_err(|e| DriverError::spec(format!("phase {p} job {j}: {}", e.message)))?;
         }
     }
     Ok(spec)
 }
 
-fn check_job(job: &JobSpec) -> Result<(), DriverError> {
+fn check_job(job: &JobSpec, backend: BackendKind) -> Result<(), DriverError> {
     match (&job.sql, &job.copy_sbtest) {
+        (_, Some(_)) if backend == BackendKind::Mysql => Err(DriverError::spec(
+            "copy_sbtest is PostgreSQL COPY; for backend \"mysql\" load rows with multi-row INSERT in \"sql\" jobs",
+        )),
         (Some(_), Some(_)) => Err(DriverError::spec(
             "a job has either \"sql\" or \"copy_sbtest\", not both",
         )),
@@ -370,6 +428,41 @@ mod tests {
         );
         let e = parse_run(&text).unwrap_err();
         assert_eq!(e.class, ErrorClass::Spec);
+    }
+
+    const MYSQL_RUN: &str = r#"{"protocol":1,"backend":"mysql","duration_s":1,
+        "workload":{"id_max":100,"statements":[{"sql":"SELECT c FROM sbtest{table} WHERE id BETWEEN ? AND ? AND c <> '?'",
+          "params":[{"gen":"id","as":"a"},{"gen":"ref","var":"a","plus":9}]}]}}"#;
+
+    #[test]
+    fn mysql_question_marks_are_numbered_outside_quotes() {
+        let s = parse_run(MYSQL_RUN).unwrap();
+        assert_eq!(
+            s.workload.statements[0].sql,
+            "SELECT c FROM sbtest{table} WHERE id BETWEEN $1 AND $2 AND c <> '?'"
+        );
+        assert_eq!(
+            number_marks(r#"x="a\"?" AND y=?"#),
+            (r#"x="a\"?" AND y=$1"#.into(), 1)
+        );
+    }
+
+    #[test]
+    fn mysql_placeholder_count_must_match_params() {
+        let e = parse_run(&MYSQL_RUN.replace(",{\"gen\":\"ref\",\"var\":\"a\",\"plus\":9}", ""))
+            .unwrap_err();
+        assert_eq!(e.class, ErrorClass::Spec);
+        assert!(e.message.contains("2 ? placeholders"), "{}", e.message);
+    }
+
+    #[test]
+    fn copy_sbtest_on_mysql_is_a_spec_error() {
+        let e = parse_exec(
+            r#"{"protocol":1,"backend":"mysql","phases":[[{"copy_sbtest":{"sql":"x","first_id":1,"last_id":2,"k_max":3}}]]}"#,
+        )
+        .unwrap_err();
+        assert_eq!(e.class, ErrorClass::Spec);
+        assert!(e.message.contains("multi-row INSERT"), "{}", e.message);
     }
 
     #[test]

@@ -166,7 +166,9 @@ def _profile_of_run(session: TargetSession, test: MicrobenchmarkSpec, events: in
     if result.exit_code != 0 or not pids:
         raise DriverError(process.fatal_message(result, f"{test.name} under callgrind"),
                           f"see {session.server.log_path}")
-    done = result.output.summary.get("events", 0) + sum(result.output.summary.get("errors", {}).values())
+    # max_events counts warmup too: with warmup_s 0 the first events can still land in the warmup line
+    warm = (result.output.warmup or {}).get("events", 0)
+    done = warm + result.output.summary.get("events", 0) + sum(result.output.summary.get("errors", {}).values())
     if done != events:
         raise DriverError(f"{test.name} under callgrind ran {done} events, not the {events} asked for",
                           "the driver binary may predate max_events: reinstall dbdrift (`./dev test` does)")

@@ -1,11 +1,16 @@
 // Backends: what the run loop needs from a database connection (the Session trait) and the
 // errors a backend reports. Backends never touch clocks; timing lives in `exec`.
 
+pub mod mysql;
+pub mod mysqlwire;
 pub mod null;
 pub mod pgwire;
 pub mod postgres;
 
+pub use postgres::QueryResult;
+
 use crate::error::{DriverError, ErrorClass};
+use crate::stats::Ignorable;
 use crate::workload::params::ParamValues;
 
 #[derive(Debug, Clone)]
@@ -51,4 +56,13 @@ pub trait Session: Send {
     fn prepare(&mut self, name: &str, sql: &str, server_side: bool) -> Result<Self::Stmt, DbError>;
     fn execute(&mut self, stmt: &Self::Stmt, params: &ParamValues) -> Result<u64, DbError>;
     fn control(&mut self, c: Control) -> Result<(), DbError>;
+
+    /// Whether `err`, just returned by this session, abandons the event instead of the run.
+    /// By SQLSTATE by default; a backend whose errors need more (MySQL's error codes) says so.
+    fn ignorable(&self, err: &DbError) -> Option<Ignorable> {
+        match err {
+            DbError::Sql { sqlstate, .. } => Ignorable::from_sqlstate(sqlstate.as_bytes()),
+            _ => None,
+        }
+    }
 }

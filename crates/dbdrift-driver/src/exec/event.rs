@@ -116,10 +116,7 @@ impl<S: Session> EventRunner<S> {
 /// let the thread go on, anything else is fatal.
 #[cold]
 fn abandon<S: Session>(session: &mut S, err: DbError, in_tx: bool, sql: &str) -> EventError {
-    let kind = match &err {
-        DbError::Sql { sqlstate, .. } => Ignorable::from_sqlstate(sqlstate.as_bytes()),
-        _ => None,
-    };
+    let kind = session.ignorable(&err);
     match kind {
         None => EventError::Fatal(err.into_driver(sql)),
         Some(k) if !in_tx => EventError::Ignorable(k),

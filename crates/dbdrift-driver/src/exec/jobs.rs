@@ -2,7 +2,9 @@
 // min(threads, jobs) connections; one `job` line per finished job, then a summary.
 
 use super::copy::SbtestRows;
+use crate::backend::mysql::MyConn;
 use crate::backend::postgres::{CopyStep, PgConn, QueryResult};
+use crate::backend::DbError;
 use crate::emit::{self, round_s};
 use crate::error::DriverError;
 use crate::signal::STOP;
@@ -156,7 +158,10 @@ fn pool_worker(
     next: &AtomicUsize,
     done: &AtomicUsize,
 ) -> Result<(), DriverError> {
-    let mut conn = PgConn::connect(&spec.connection)?;
+    let mut conn = match spec.backend {
+        BackendKind::Mysql => AdminConn::Mysql(MyConn::connect(&spec.connection)?),
+        _ => AdminConn::Postgres(PgConn::connect(&spec.connection)?),
+    };
     loop {
         if STOP.is_set() {
             return Ok(());
@@ -175,10 +180,29 @@ fn pool_worker(
     }
 }
 
-fn run_job(conn: &mut PgConn, seed: u64, job: &JobSpec) -> Result<QueryResult, DriverError> {
+/// An exec connection: every backend runs `sql` jobs; only PostgreSQL has COPY.
+enum AdminConn {
+    Postgres(PgConn),
+    Mysql(MyConn),
+}
+
+impl AdminConn {
+    fn query(&mut self, sql: &str) -> Result<QueryResult, DbError> {
+        match self {
+            AdminConn::Postgres(c) => c.query(sql),
+            AdminConn::Mysql(c) => c.query(sql),
+        }
+    }
+}
+
+fn run_job(conn: &mut AdminConn, seed: u64, job: &JobSpec) -> Result<QueryResult, DriverError> {
     match job.job() {
         Job::Sql(sql) => conn.query(sql).map_err(|e| e.into_driver(sql)),
         Job::CopySbtest(c) => {
+            // Validation rejects copy_sbtest for other backends; this is the backstop.
+            let AdminConn::Postgres(conn) = conn else {
+                return Err(DriverError::spec("copy_sbtest needs backend \"postgres\""));
+            };
             let mut rows = SbtestRows::new(seed, c);
             let produce = |out: &mut Vec<u8>| {
                 if STOP.is_set() {

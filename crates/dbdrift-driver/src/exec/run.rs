@@ -4,6 +4,7 @@
 use super::deterministic;
 use super::event::EventRunner;
 use super::worker::{work, Simulation};
+use crate::backend::mysql::MyConn;
 use crate::backend::null::NullSession;
 use crate::backend::postgres::PgConn;
 use crate::backend::Session;
@@ -39,19 +40,37 @@ pub fn run(spec: &RunSpec) -> Result<i32, DriverError> {
             }
             drive(spec, &plan, runners, None, &[], Some(sim))
         }
-        _ => {
-            let mut runners = Vec::new();
-            let mut pids = Vec::new();
-            let mut version = String::new();
-            for t in 0..spec.threads {
-                let conn = PgConn::connect(&spec.connection)?;
-                pids.push(conn.pid);
-                version = conn.server_version.clone();
-                runners.push(EventRunner::new(conn, spec, &plan, t)?);
-            }
-            drive(spec, &plan, runners, Some(&version), &pids, None)
-        }
+        (BackendKind::Mysql, _) => connect_and_drive(spec, &plan, || {
+            let conn = MyConn::connect(&spec.connection)?;
+            // Connection ids are u32; the start line's pids are i32 (ids past 2^31 wrap).
+            let (id, version) = (conn.connection_id as i32, conn.server_version.clone());
+            Ok((conn, id, version))
+        }),
+        _ => connect_and_drive(spec, &plan, || {
+            let conn = PgConn::connect(&spec.connection)?;
+            let (pid, version) = (conn.pid, conn.server_version.clone());
+            Ok((conn, pid, version))
+        }),
     }
+}
+
+/// One connection per thread (backend pid/connection id and server version noted), then
+/// the run.
+fn connect_and_drive<S: Session>(
+    spec: &RunSpec,
+    plan: &Plan,
+    connect: impl Fn() -> Result<(S, i32, String), DriverError>,
+) -> Result<i32, DriverError> {
+    let mut runners = Vec::new();
+    let mut pids = Vec::new();
+    let mut version = String::new();
+    for t in 0..spec.threads {
+        let (conn, pid, v) = connect()?;
+        pids.push(pid);
+        version = v;
+        runners.push(EventRunner::new(conn, spec, plan, t)?);
+    }
+    drive(spec, plan, runners, Some(&version), &pids, None)
 }
 
 fn start_line(spec: &RunSpec, version: Option<&str>, pids: &[i32]) {
