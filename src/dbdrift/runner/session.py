@@ -98,12 +98,13 @@ class TargetSession:
         return elapsed
 
     # -- load and settle (spec §1.3, §1.9) -------------------------------------------------------
-    def load(self, step: LoadStep) -> None:
+    def load(self, step: LoadStep, workers: int | None = None) -> None:
+        """Load in parallel (`workers` COPY streams, default one per CPU); one worker gives the
+        same physical row order every time, which instruction counts need."""
         self.server.check_alive()
-        self.timed_step("load", step.label, lambda: self._load(step))
+        self.timed_step("load", step.label, lambda: self._load(step, workers or max(1, os.cpu_count() or 1)))
 
-    def _load(self, step: LoadStep) -> dict:
-        workers = max(1, os.cpu_count() or 1)
+    def _load(self, step: LoadStep, workers: int) -> dict:
         started = time.monotonic()
         process.exec_jobs(self.conn, load_phases(step.tables, step.rows, workers), threads=workers,
                           seed=self.spec.seed, what="load")
