@@ -14,8 +14,11 @@ import socket
 import sys
 import threading
 import time
+import subprocess
 from pathlib import Path
+from typing import Callable
 
+from dbdrift.errors import ServerError, UserError
 from dbdrift.model import ConnectionInfo, InstallInfo, ServerInfo, TargetSpec
 
 
@@ -89,6 +92,51 @@ def read_tail(path: Path, lines: int) -> str:
 
 
 # --- processes and ports (engine-neutral, Linux /proc) ----------------------------------------
+
+
+SUN_PATH_MAX = 107  # bytes of a Unix socket path
+
+
+def last_line(text: str) -> str:
+    lines = [ln.strip() for ln in (text or "").splitlines() if ln.strip()]
+    return lines[-1] if lines else ""
+
+
+def indent_log(text: str) -> str:
+    return "\n".join("  " + ln for ln in text.splitlines()) if text else "  (log is empty)"
+
+
+def with_tail(error: ServerError, tail: str) -> ServerError:
+    error.log_tail = tail  # the runner stores it with the failed run
+    return error
+
+
+def pinned_port(target: TargetSpec) -> int | None:
+    """The target's own `port` if it set one (a UserError if it is taken), else None."""
+    if target.port is not None and not port_is_free(target.port):
+        raise UserError(f"port {target.port} on 127.0.0.1 is in use (target {target.name})",
+                        f"remove `port` from target {target.name} or stop the process using it")
+    return target.port
+
+
+def check_server_user_can_run(target: str, run_dir: Path, user: str, version_cmd: list,
+                              run: Callable[[list], subprocess.CompletedProcess]) -> None:
+    """As the server user (`run` runs a command as that user): can it enter the run dir and
+    run the server binary (`version_cmd`, e.g. `postgres --version`)? Each failure is a
+    UserError naming the fix."""
+    if run(["test", "-w", str(run_dir)]).returncode != 0:
+        raise UserError(
+            f"target {target}: the server user {user!r} cannot enter {run_dir} "
+            "(a parent directory is private, e.g. /root or /tmp/pytest-of-root)",
+            "set DBDRIFT_WORK_DIR to a directory every user can enter, e.g. /var/tmp/dbdrift",
+        )
+    result = run(version_cmd)
+    if result.returncode != 0:
+        raise UserError(
+            f"target {target}: the server user {user!r} cannot run {version_cmd[0]}: "
+            f"{last_line(result.stderr)}",
+            f"put the build where {user!r} can read it (not under /root), or run dbdrift as a normal user",
+        )
 
 
 def read_pid_file(path: Path) -> int | None:

@@ -26,7 +26,6 @@ CLIENTS = ("mariadb", "mysql")
 INSTALL_SCRIPTS = ("mariadb-install-db", "mysql_install_db")
 STOP_SHUTDOWN_TIMEOUT_S = 60
 STOP_TERM_TIMEOUT_S = 30
-_SUN_PATH_MAX = 107
 
 
 class MariaDBServer(base.Server):
@@ -124,9 +123,9 @@ class MariaDBServer(base.Server):
         if failure:
             tail = self.log_tail(20)
             self.stop()
-            raise _with_tail(ServerError(
+            raise base.with_tail(ServerError(
                 f"{self.label} did not start: {_error_line(tail) or failure}\n"
-                f"last lines of {self.log_path}:\n{_indent(tail)}",
+                f"last lines of {self.log_path}:\n{base.indent_log(tail)}",
                 _start_hint(tail, self),
             ), tail)
         self._version_string = None
@@ -157,9 +156,9 @@ class MariaDBServer(base.Server):
                               "start the server before checking on it")
         if not self.is_alive():
             tail = self.log_tail()
-            raise _with_tail(ServerError(
+            raise base.with_tail(ServerError(
                 f"{self.label} died (pid {self.server_pid} is gone); "
-                f"last lines of {self.log_path}:\n{_indent(tail)}",
+                f"last lines of {self.log_path}:\n{base.indent_log(tail)}",
                 f"see {self.log_path}",
             ), tail)
 
@@ -173,7 +172,7 @@ class MariaDBServer(base.Server):
         result = subprocess.run([str(c) for c in cmd], capture_output=True, text=True,
                                 timeout=timeout_s, env=mariadb_env(self.install.bindir))
         if result.returncode != 0:
-            raise ServerError(f"{self.label}: {query!r} failed: {_last_line(result.stderr)}",
+            raise ServerError(f"{self.label}: {query!r} failed: {base.last_line(result.stderr)}",
                               f"run it by hand: {client} --socket={self.socket_path} -uroot")
         return result.stdout
 
@@ -220,7 +219,7 @@ class MariaDBServer(base.Server):
             shutil.rmtree(self.run_dir)
         ensure_dir(self.run_dir)
         ensure_dir(self.socket_dir)
-        if len(os.fsencode(self.socket_path)) > _SUN_PATH_MAX:
+        if len(os.fsencode(self.socket_path)) > base.SUN_PATH_MAX:
             raise UserError(f"socket path {self.socket_path} is too long for a Unix socket",
                             "set DBDRIFT_WORK_DIR to a shorter directory, e.g. /var/tmp/dbdrift")
         self.log_path.touch()  # mariadbd (as the server user) appends to it
@@ -233,32 +232,12 @@ class MariaDBServer(base.Server):
                             "set basedir to the install prefix")
         if self._ids is None:
             return
-        user = self._ids[2]
-        reach = self._run(["test", "-w", str(self.run_dir)])
-        if reach.returncode != 0:
-            raise UserError(
-                f"target {self.name}: the server user {user!r} cannot enter {self.run_dir} "
-                "(a parent directory is private, e.g. /root or /tmp/pytest-of-root)",
-                "set DBDRIFT_WORK_DIR to a directory every user can enter, e.g. /var/tmp/dbdrift",
-            )
-        result = self._run([binary, "--no-defaults", "--version"])
-        if result.returncode != 0:
-            raise UserError(
-                f"target {self.name}: the server user {user!r} cannot run {binary}: "
-                f"{_last_line(result.stderr)}",
-                f"put the build where {user!r} can read it (not under /root), "
-                "or run dbdrift as a normal user",
-            )
+        base.check_server_user_can_run(self.name, self.run_dir, self._ids[2],
+                                       [binary, "--no-defaults", "--version"], self._run)
 
     def _choose_port(self) -> int:
-        if self.target.port is not None:
-            if not base.port_is_free(self.target.port):
-                raise UserError(
-                    f"port {self.target.port} on 127.0.0.1 is in use (target {self.name})",
-                    f"remove `port` from target {self.name} or stop the process using it",
-                )
-            return self.target.port
-        return base.free_port()
+        pinned = base.pinned_port(self.target)
+        return pinned if pinned is not None else base.free_port()
 
     def _write_config(self) -> None:
         assert self.port is not None
@@ -288,7 +267,7 @@ class MariaDBServer(base.Server):
             text = result.stdout + result.stderr + "\n" + self.log_tail(40)
             raise ServerError(
                 f"{script.name} failed for target {self.name} (mariadb {self.install.version}): "
-                f"{_error_line(text) or _last_line(result.stderr) or f'exit {result.returncode}'}",
+                f"{_error_line(text) or base.last_line(result.stderr) or f'exit {result.returncode}'}",
                 _start_hint(text, self) if _option_rejected(text) else f"see {log} and {self.log_path}",
             )
 
@@ -336,7 +315,7 @@ class MariaDBServer(base.Server):
             base.wait_gone(pid, self.comms, 10.0)
 
     def _as_user(self) -> dict:
-        kwargs = osuser._as_user_kwargs(self._ids)  # user/group/env when root
+        kwargs = osuser.as_user_kwargs(self._ids)  # user/group/env when root
         env = mariadb_env(self.install.bindir)
         env.update({k: v for k, v in kwargs.pop("env", {}).items() if k in ("HOME", "USER", "LOGNAME")})
         return {**kwargs, "env": env}
@@ -404,15 +383,3 @@ def _start_hint(tail: str, server: MariaDBServer) -> str:
     return f"see {server.log_path}"
 
 
-def _last_line(text: str) -> str:
-    lines = [ln.strip() for ln in (text or "").splitlines() if ln.strip()]
-    return lines[-1] if lines else ""
-
-
-def _indent(text: str) -> str:
-    return "\n".join("  " + ln for ln in text.splitlines()) if text else "  (log is empty)"
-
-
-def _with_tail(error: ServerError, tail: str) -> ServerError:
-    error.log_tail = tail  # the runner stores it with the failed run
-    return error

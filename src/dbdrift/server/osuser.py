@@ -51,10 +51,10 @@ def run_as(
     cmd: Sequence[str | os.PathLike[str]], ids: ServerUser | None, **kwargs: Any
 ) -> subprocess.CompletedProcess:
     """subprocess.run, as the server user when `ids` is given (no supplementary groups)."""
-    return subprocess.run([str(c) for c in cmd], **_as_user_kwargs(ids), **kwargs)
+    return subprocess.run([str(c) for c in cmd], **as_user_kwargs(ids), **kwargs)
 
 
-def _as_user_kwargs(ids: ServerUser | None) -> dict[str, Any]:
+def as_user_kwargs(ids: ServerUser | None) -> dict[str, Any]:
     if ids is None:
         return {}
     uid, gid, name = ids

@@ -24,7 +24,6 @@ STOP_IMMEDIATE_TIMEOUT_S = 10
 # Settings dbdrift owns: it picks the address, socket and port of every server it starts.
 POSTGRES_COMMS = ("postgres", "postmaster")  # /proc/<pid>/stat names, against pid reuse
 VALGRIND_COMMS = ("callgrind-amd64", "callgrind-arm64")  # a server under `valgrind --tool=callgrind`
-_SUN_PATH_MAX = 107  # bytes of a Unix socket path, including ".s.PGSQL.<port>"
 
 
 class PostgresServer(base.Server):
@@ -109,9 +108,9 @@ class PostgresServer(base.Server):
         if result.returncode != 0:
             tail = self.log_tail(20)
             self.stop()
-            why = _last_line(result.stderr or result.stdout) or f"pg_ctl exited {result.returncode}"
-            raise _with_tail(ServerError(
-                f"{self.label} did not start: {why}\nlast lines of {self.log_path}:\n{_indent(tail)}",
+            why = base.last_line(result.stderr or result.stdout) or f"pg_ctl exited {result.returncode}"
+            raise base.with_tail(ServerError(
+                f"{self.label} did not start: {why}\nlast lines of {self.log_path}:\n{base.indent_log(tail)}",
                 f"see {self.log_path}",
             ), tail)
         self._pid = self._pid_from_file()
@@ -137,9 +136,9 @@ class PostgresServer(base.Server):
                               "start the server before checking on it")
         if not self._is_postgres(self._pid):
             tail = self.log_tail()
-            raise _with_tail(ServerError(
+            raise base.with_tail(ServerError(
                 f"{self.label} died (postmaster pid {self._pid} is gone); "
-                f"last lines of {self.log_path}:\n{_indent(tail)}",
+                f"last lines of {self.log_path}:\n{base.indent_log(tail)}",
                 f"see {self.log_path}",
             ), tail)
 
@@ -149,7 +148,7 @@ class PostgresServer(base.Server):
         result = osuser.run_as([self.install.bindir / "postgres", "-C", name, "-D", self.data_dir],
                                self._ids, cwd=self.run_dir, capture_output=True, text=True)
         if result.returncode != 0:
-            raise ServerError(f"{self.label}: postgres -C {name} failed: {_last_line(result.stderr)}",
+            raise ServerError(f"{self.label}: postgres -C {name} failed: {base.last_line(result.stderr)}",
                               "stop the server first; -C needs a stopped data directory")
         return result.stdout.strip()
 
@@ -167,7 +166,7 @@ class PostgresServer(base.Server):
             shutil.rmtree(self.run_dir)
         ensure_dir(self.run_dir)
         ensure_dir(self.socket_dir)
-        if len(os.fsencode(self.socket_dir)) + len("/.s.PGSQL.65535") > _SUN_PATH_MAX:
+        if len(os.fsencode(self.socket_dir)) + len("/.s.PGSQL.65535") > base.SUN_PATH_MAX:
             raise UserError(
                 f"socket directory {self.socket_dir} is too long for a Unix socket path",
                 "set DBDRIFT_WORK_DIR to a shorter directory, e.g. /var/tmp/dbdrift",
@@ -177,32 +176,14 @@ class PostgresServer(base.Server):
     def _check_server_user_can_run(self) -> None:
         if self._ids is None:
             return
-        user = self._ids[2]
-        reach = osuser.run_as(["test", "-w", str(self.run_dir)], self._ids, capture_output=True)
-        if reach.returncode != 0:
-            raise UserError(
-                f"target {self.name}: the server user {user!r} cannot enter {self.run_dir} "
-                "(a parent directory is private, e.g. /root or /tmp/pytest-of-root)",
-                "set DBDRIFT_WORK_DIR to a directory every user can enter, e.g. /var/tmp/dbdrift",
-            )
-        result = osuser.run_as([self.install.bindir / "postgres", "--version"], self._ids,
-                               cwd=self.run_dir, capture_output=True, text=True)
-        if result.returncode != 0:
-            raise UserError(
-                f"target {self.name}: the server user {user!r} cannot run "
-                f"{self.install.bindir}/postgres: {_last_line(result.stderr)}",
-                f"put the build where {user!r} can read it (not under /root), "
-                "or run dbdrift as a normal user",
-            )
+        base.check_server_user_can_run(
+            self.name, self.run_dir, self._ids[2], [self.install.bindir / "postgres", "--version"],
+            lambda cmd: osuser.run_as(cmd, self._ids, cwd=self.run_dir, capture_output=True, text=True))
 
     def _choose_port(self) -> int:
-        if self.target.port is not None:
-            if not base.port_is_free(self.target.port):
-                raise UserError(
-                    f"port {self.target.port} on 127.0.0.1 is in use (target {self.name})",
-                    f"remove `port` from target {self.name} or stop the process using it",
-                )
-            return self.target.port
+        pinned = base.pinned_port(self.target)
+        if pinned is not None:
+            return pinned
         for _ in range(100):
             port = base.free_port()
             if not (self.socket_dir / f".s.PGSQL.{port}").exists():
@@ -218,7 +199,7 @@ class PostgresServer(base.Server):
         if result.returncode != 0:
             raise ServerError(
                 f"initdb failed for target {self.name} (postgres {self.install.version}): "
-                f"{_last_line(result.stderr) or f'exit {result.returncode}'}",
+                f"{base.last_line(result.stderr) or f'exit {result.returncode}'}",
                 f"see {self.run_dir / 'initdb.log'}",
             )
 
@@ -289,15 +270,3 @@ def _bind_failed(log_tail: str) -> bool:
     return "could not bind" in log_tail or "Address already in use" in log_tail
 
 
-def _last_line(text: str) -> str:
-    lines = [ln.strip() for ln in (text or "").splitlines() if ln.strip()]
-    return lines[-1] if lines else ""
-
-
-def _indent(text: str) -> str:
-    return "\n".join("  " + ln for ln in text.splitlines()) if text else "  (log is empty)"
-
-
-def _with_tail(error: ServerError, tail: str) -> ServerError:
-    error.log_tail = tail  # the runner stores it with the failed run
-    return error
