@@ -12,6 +12,8 @@ pub use postgres::QueryResult;
 use crate::error::{DriverError, ErrorClass};
 use crate::stats::Ignorable;
 use crate::workload::params::ParamValues;
+use crate::workload::Segment;
+use std::io::{ErrorKind, Read};
 
 #[derive(Debug, Clone)]
 pub enum DbError {
@@ -65,4 +67,53 @@ pub trait Session: Send {
             _ => None,
         }
     }
+}
+
+/// Appends a statement's SQL with its parameters inlined (`prepared: false`): text values in
+/// single quotes, numbers as they are.
+pub(crate) fn inline_sql(w: &mut Vec<u8>, segments: &[Segment], params: &ParamValues) {
+    for s in segments {
+        match s {
+            Segment::Text(t) => w.extend_from_slice(t.as_bytes()),
+            Segment::Param(i) if params.is_text(*i) => {
+                w.push(b'\'');
+                w.extend_from_slice(params.get(*i));
+                w.push(b'\'');
+            }
+            Segment::Param(i) => w.extend_from_slice(params.get(*i)),
+        }
+    }
+}
+
+/// Reads from `stream` until `buf[*pos..*end]` holds at least `need` bytes, moving or growing
+/// the buffer as needed: how both wire protocols buffer what they read.
+#[cold]
+pub(crate) fn fill_read_buffer<S: Read>(
+    stream: &mut S,
+    buf: &mut Vec<u8>,
+    pos: &mut usize,
+    end: &mut usize,
+    need: usize,
+) -> Result<(), DbError> {
+    if *pos == *end {
+        *pos = 0;
+        *end = 0;
+    }
+    if *pos + need > buf.len() {
+        buf.copy_within(*pos..*end, 0);
+        *end -= *pos;
+        *pos = 0;
+        if need > buf.len() {
+            buf.resize(need.next_power_of_two(), 0);
+        }
+    }
+    while *end - *pos < need {
+        match stream.read(&mut buf[*end..]) {
+            Ok(0) => return Err(DbError::Io("server closed the connection".into())),
+            Ok(n) => *end += n,
+            Err(e) if e.kind() == ErrorKind::Interrupted => continue,
+            Err(e) => return Err(e.into()),
+        }
+    }
+    Ok(())
 }

@@ -456,17 +456,7 @@ impl MyConn {
         let w = &mut self.wire.wbuf;
         w.clear();
         w.extend_from_slice(&[0, 0, 0, 0, wire::COM_QUERY]);
-        for s in segments {
-            match s {
-                Segment::Text(t) => w.extend_from_slice(t.as_bytes()),
-                Segment::Param(i) if params.is_text(*i) => {
-                    w.push(b'\'');
-                    w.extend_from_slice(params.get(*i));
-                    w.push(b'\'');
-                }
-                Segment::Param(i) => w.extend_from_slice(params.get(*i)),
-            }
-        }
+        super::inline_sql(w, segments, params);
     }
 }
 

@@ -3,7 +3,7 @@
 // No connection policy (which plugin, which statement) here; that is `mysql.rs`.
 
 use super::DbError;
-use std::io::{ErrorKind, Read, Write};
+use std::io::{Read, Write};
 
 pub const CLIENT_LONG_PASSWORD: u32 = 0x1;
 pub const CLIENT_LONG_FLAG: u32 = 0x4;
@@ -122,30 +122,16 @@ impl<S: Read + Write> Wire<S> {
         }
     }
 
-    /// Reads until at least `need` bytes are buffered, moving or growing the buffer as needed.
+    /// Reads until at least `need` bytes are buffered (see `fill_read_buffer`).
     #[cold]
     fn fill(&mut self, need: usize) -> Result<(), DbError> {
-        if self.rpos == self.rend {
-            self.rpos = 0;
-            self.rend = 0;
-        }
-        if self.rpos + need > self.rbuf.len() {
-            self.rbuf.copy_within(self.rpos..self.rend, 0);
-            self.rend -= self.rpos;
-            self.rpos = 0;
-            if need > self.rbuf.len() {
-                self.rbuf.resize(need.next_power_of_two(), 0);
-            }
-        }
-        while self.rend - self.rpos < need {
-            match self.stream.read(&mut self.rbuf[self.rend..]) {
-                Ok(0) => return Err(DbError::Io("server closed the connection".into())),
-                Ok(n) => self.rend += n,
-                Err(e) if e.kind() == ErrorKind::Interrupted => continue,
-                Err(e) => return Err(e.into()),
-            }
-        }
-        Ok(())
+        super::fill_read_buffer(
+            &mut self.stream,
+            &mut self.rbuf,
+            &mut self.rpos,
+            &mut self.rend,
+            need,
+        )
     }
 }
 

@@ -328,17 +328,7 @@ impl PgConn {
         let w = &mut self.wire.wbuf;
         w.clear();
         let at = pgwire::begin(w, b'Q');
-        for s in segments {
-            match s {
-                Segment::Text(t) => w.extend_from_slice(t.as_bytes()),
-                Segment::Param(i) if params.is_text(*i) => {
-                    w.push(b'\'');
-                    w.extend_from_slice(params.get(*i));
-                    w.push(b'\'');
-                }
-                Segment::Param(i) => w.extend_from_slice(params.get(*i)),
-            }
-        }
+        super::inline_sql(w, segments, params);
         w.push(0);
         pgwire::finish(w, at);
     }
