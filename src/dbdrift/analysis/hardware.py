@@ -137,11 +137,10 @@ def perf_per_query(runs: list[tuple[dict, float]]) -> dict[str, float | None]:
             if value is not None and n:
                 sums[name] = sums.get(name, 0.0) + value
                 queries[name] = queries.get(name, 0.0) + n
-    raw = {name: sums[name] for name in sums}
     out = {name: sums[name] / queries[name] for name in sums}
     for name, (top, bottom, scale) in DERIVED.items():
-        if top in raw and raw.get(bottom):
-            out[name] = raw[top] / raw[bottom] * scale
+        if top in sums and sums.get(bottom):
+            out[name] = sums[top] / sums[bottom] * scale
     return out
 
 

@@ -65,6 +65,7 @@ class Comparison:
     rows: tuple[RelativeRow, ...]
     min_effect: float = 0.02
     noisy_half_width: float = 0.05
+    references: dict[str, str] = field(default_factory=dict)  # compared target -> the target it is divided by
 
 
 def summarize_cell(values: list[Measurement]) -> CellSummary:
@@ -105,7 +106,7 @@ def compare(measurements: list[Measurement], targets: list[str], base: str, test
         cell = by_cell[(test, threads)]
         effect = max(min_effect, (noise_floor or {}).get(test, 0.0))
         rows.append(_row(test, threads, groups[test], cell, ordered, compared, references, effect, noisy_half_width))
-    return Comparison(tuple(ordered), base, compared, chain, tuple(rows), min_effect, noisy_half_width)
+    return Comparison(tuple(ordered), base, compared, chain, tuple(rows), min_effect, noisy_half_width, references)
 
 
 def _ok_samples(runs: list[Measurement]) -> list[RunSample]:

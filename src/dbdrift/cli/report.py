@@ -80,32 +80,34 @@ def build_report(store: Store, campaign: str | None, base: str | None, chain: bo
     for t in targets:
         server = json.loads(t["server_json"]) if t["server_json"] else {}
         labels[t["name"]] = f"{t['engine']} {server['version']}" if server.get("version") else t["engine"]
-    references = {t: (comparison.targets[i] if chain else base_name) for i, t in enumerate(comparison.compared)}
-    order = report_order({m.test for m in measurements} | {r["test"] for r in store.instructions(campaign_id)})
-    ncpu = json.loads(row["host_json"]).get("cpus") or 1
-    notes += _host_notes(json.loads(row["host_json"]))
+    counted = store.instructions(campaign_id)
+    order = report_order({m.test for m in measurements} | {r["test"] for r in counted})
+    host = json.loads(row["host_json"])
+    notes += _host_notes(host)
+    references = comparison.references
     return ReportData(row["name"], comparison, tuple(summarize_groups(comparison, list(GROUPS))), labels,
                       GROUPS, GROUP_TITLES, notes,
-                      metrics=tuple(_metrics(store, campaign_id, references, order, ncpu)) if metrics else (),
-                      instructions=tuple(_instructions(store, campaign_id, references, order)),
+                      metrics=tuple(_metrics(store, campaign_id, names, references, order, host.get("cpus") or 1))
+                      if metrics else (),
+                      instructions=tuple(_instructions(counted, references, order)),
                       show_metrics=metrics)
 
 
-def _metrics(store: Store, campaign_id: int, references: dict[str, str], order: list[str], ncpu: int):
+def _metrics(store: Store, campaign_id: int, targets: list[str], references: dict[str, str], order: list[str],
+             ncpu: int):
     cells: dict = {}
     for r in store.runs(campaign_id):
         if "warm" in r["test"] or r["status"] != "ok" or not r["hardware_json"]:
             continue
         cells.setdefault((r["test"], r["threads"]), {}).setdefault(r["target"], []).append(
             (json.loads(r["hardware_json"]), r["value"]))
-    targets = [t["name"] for t in store.targets(campaign_id)]
     return metrics_rows(cells, targets, references, order, ncpu)
 
 
-def _instructions(store: Store, campaign_id: int, references: dict[str, str], order: list[str]):
+def _instructions(counted, references: dict[str, str], order: list[str]):
     counts = {(r["test"], r["target"]): (EventCost(r["ir_per_event"], json.loads(r["self_json"]),
                                                    json.loads(r["inclusive_json"])), r["spread_pct"])
-              for r in store.instructions(campaign_id)}
+              for r in counted}
     return instruction_rows(counts, references, order)
 
 
@@ -173,7 +175,7 @@ def write_flamegraphs(store: Store, campaign: str | None, data: ReportData, dire
         directory.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         raise UserError(f"cannot create {directory}: {exc.strerror}", "pass --flamegraphs a writable directory") from None
-    references = {t: ref for row in data.comparison.rows for t, ref in row.references.items()}
+    references = data.comparison.references
     written = []
     for (test, threads, target), stacks in sorted(merged.items()):
         stem = f"{_file_safe(test)}.x{threads}.{_file_safe(target)}"

@@ -63,7 +63,7 @@ def _instruction_json(row) -> dict:
                     for t, c in row.costs.items()},
         "relative": {t: _round(v, 5) for t, v in row.relative.items()},
         "references": row.references,
-        "functions": {t: d for t, d in row.deltas.items()},
+        "functions": dict(row.deltas),
     }
 
 
