@@ -23,15 +23,14 @@ from dbdrift import env
 from dbdrift.driver import process
 from dbdrift.errors import UserError
 from dbdrift.model import TargetSpec
-from dbdrift.runner import load_phases
-from dbdrift.server.base import exit_on_sigterm
-from dbdrift.server.fetch import resolve_install
-from dbdrift.server.postgres import PostgresServer
+from dbdrift.runner.dialect import for_engine
+from dbdrift.server.base import Server, exit_on_sigterm
+from dbdrift.server.engines import make_server, resolve_install
 
 BENCH_DIR = Path(__file__).resolve().parent
 OUT_DIR = BENCH_DIR / "out"
 DBNAME = "sbtest"
-SERVER_SETTINGS = {"shared_buffers": "1GB"}
+SERVER_SETTINGS = {"postgres": {"shared_buffers": "1GB"}, "mariadb": {}, "mysql": {}}
 
 INSTALL_HINTS = {
     "sysbench": "install the Debian package: apt-get install -y sysbench (1.0.20, with the pgsql driver)",
@@ -95,26 +94,28 @@ def require_tool(name: str) -> str:
 
 
 @contextmanager
-def started_server(version: str, run_name: str, say: Callable[[str], None]) -> Iterator[PostgresServer]:
+def started_server(version: str, run_name: str, say: Callable[[str], None],
+                   engine: str = "postgres") -> Iterator[Server]:
     """A fresh server for `version` under the dbdrift work dir; always stopped on the way out."""
-    target = TargetSpec(name="bench", version=version, settings=dict(SERVER_SETTINGS))
+    settings = SERVER_SETTINGS[engine]
+    target = TargetSpec(name="bench", engine=engine, version=version, settings=dict(settings))
     install = resolve_install(target, env.cache_dir(), say)
-    server = PostgresServer(target, install, env.work_dir() / run_name)
+    server = make_server(target, install, env.work_dir() / run_name)
     try:
         server.init()
         server.start()
-        say(f"server: postgres {install.version} ({install.source}), socket {server.connection.socket_dir}, "
-            f"port {server.connection.port}, settings {SERVER_SETTINGS}")
+        say(f"server: {engine} {install.version} ({install.source}), port {server.connection.port}, "
+            f"settings {settings or 'dbdrift defaults'}")
         yield server
     finally:
         server.stop()
 
 
-def create_database(server: PostgresServer) -> dict:
+def create_database(server: Server) -> dict:
     """Drop and create sbtest; returns the driver connection dict for it."""
+    dialect = for_engine(server.install.engine, server.install.version)
     admin = server.connection.to_driver()
-    process.exec_jobs(admin, [[{"sql": f"DROP DATABASE IF EXISTS {DBNAME}"}],
-                              [{"sql": f"CREATE DATABASE {DBNAME}"}]], what="create database")
+    process.exec_jobs(admin, dialect.create_database(), backend=dialect.backend, what="create database")
     return server.connection.with_dbname(DBNAME).to_driver()
 
 
@@ -122,11 +123,13 @@ def load_workers() -> int:
     return max(1, os.cpu_count() or 1)
 
 
-def dbdrift_load(conn: dict, rows: int) -> float:
-    """dbdrift's own load of sbtest1 (load_phases through exec_jobs); returns wall seconds."""
+def dbdrift_load(conn: dict, rows: int, engine: str = "postgres") -> float:
+    """dbdrift's own load of sbtest1 (the dialect's load_phases through exec_jobs); returns wall seconds."""
     workers = load_workers()
+    dialect = for_engine(engine, "")
     started = time.monotonic()
-    process.exec_jobs(conn, load_phases(1, rows, workers), threads=workers, what="load")
+    process.exec_jobs(conn, dialect.load_phases(1, rows, workers), threads=workers, backend=dialect.backend,
+                      what="load")
     return time.monotonic() - started
 
 

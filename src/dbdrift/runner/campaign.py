@@ -21,7 +21,7 @@ from dbdrift.metrics import host, perf
 from dbdrift.runner import instructions
 from dbdrift.runner.progress import NullProgress, ProgressSink
 from dbdrift.runner.session import TargetSession
-from dbdrift.server import fetch
+from dbdrift.server import engines
 from dbdrift.server.base import port_is_free
 from dbdrift.store.store import Store
 
@@ -82,8 +82,15 @@ class Runner:
         if self.spec.timed:
             total_s = sum(estimate_s(s.plan, self.spec, settles=not interleaved or i == 0) for i, s in enumerate(active))
             steps = sum(len(s.plan.steps) + 1 for s in active)
-        if self.spec.count_instructions:
-            counted = [instructions.tests_in_run_order(s.plan) for s in states]
+        counting = [s for s in states if instructions.supports(s.plan.target.engine)] \
+            if self.spec.count_instructions else []
+        for state in states:
+            if self.spec.count_instructions and state not in counting:
+                self.progress.message(f"{state.plan.target.name}: instruction counts are PostgreSQL-only "
+                                      f"(callgrind on one backend process); not counted for "
+                                      f"{state.plan.target.engine}")
+        if counting:
+            counted = [instructions.tests_in_run_order(s.plan) for s in counting]
             total_s += sum(instructions.ESTIMATE_TARGET_S + instructions.ESTIMATE_TEST_S * len(c) for c in counted)
             steps += sum(instructions.SETUP_STEPS + len(c) for c in counted)
         self.progress.campaign_start(total_s, steps)
@@ -93,8 +100,8 @@ class Runner:
             else:
                 for state in active:
                     self._sequential(state, installs[state.plan.target.name], outcome)
-        if self.spec.count_instructions:
-            for state in states:
+        if counting:
+            for state in counting:
                 if state.plan.target.name not in outcome.failed_targets:
                     self._count_instructions(state, installs[state.plan.target.name], outcome)
         return outcome
@@ -122,7 +129,7 @@ class Runner:
             if target.port is not None and not port_is_free(target.port):
                 raise UserError(f"port {target.port} on 127.0.0.1 is in use (target {target.name})",
                                 f"remove `port` from target {target.name} or stop the process using it")
-        return {t.name: fetch.resolve_install(t, env.cache_dir(), self.progress.message) for t in self.spec.targets}
+        return {t.name: engines.resolve_install(t, env.cache_dir(), self.progress.message) for t in self.spec.targets}
 
     def _campaign_id(self) -> int:
         if self.resume:
@@ -177,6 +184,7 @@ class Runner:
                 elif isinstance(step, SettleStep):
                     work_s = session.settle_work(step)
                     time.sleep(max(0.0, step.total_s - work_s))
+                    session.settle_end()
                     self.progress.advance(step.total_s)
                 elif step.warm or step.key in state.pending:
                     session.run(step)
@@ -213,6 +221,7 @@ class Runner:
             works: list[float] = []
             kept = [s for s in live if self._guard(s, lambda s=s: works.append(s.settle_work(step)), outcome)]
             time.sleep(max(0.0, step.total_s - max(works, default=0.0)))
+            kept = [s for s in kept if self._guard(s, s.settle_end, outcome)]
             self.progress.advance(step.total_s)
             return kept
         if not (step.warm or step.key in pending):

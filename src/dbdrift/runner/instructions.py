@@ -124,6 +124,11 @@ def count_target(session: TargetSession, plan: TargetPlan, skip: set[str] = froz
             session.raise_if_dead()
 
 
+def supports(engine: str) -> bool:
+    """Counting needs one backend process per connection to put under callgrind: PostgreSQL."""
+    return engine == "postgres"
+
+
 def count_test(session: TargetSession, test: MicrobenchmarkSpec, out_dir, tables: int) -> InstructionRecord:
     n1, n2 = event_counts(test)
     label = f"{test.name}: instructions/event ({n1} and {n2} events under callgrind)"

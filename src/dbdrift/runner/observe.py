@@ -20,7 +20,9 @@ RUN_HOST_CHECKS = ("governor", "swap", "frequency")
 
 class RunObservers:
     def __init__(self, server_pid: int | None, data_dir: Path, run_dir: Path, measured_s: float, round_: int,
-                 perf_counters: bool, flamegraph: bool) -> None:
+                 perf_counters: bool, flamegraph: bool, watch_backends: bool = True) -> None:
+        """`watch_backends`: perf watches the backend processes the driver names; False when
+        those are connection ids (MySQL, MariaDB) and perf watches the server process."""
         self.facts = host.host_facts(steal_window_s=0)
         self.clock = StealClock()
         self.sampler = Sampler(server_pid, data_dir)
@@ -29,7 +31,8 @@ class RunObservers:
         self.perf_data = run_dir / "perf.data"
         self.group, self.events = perf.group_for_round(round_)
         self.measured_s = measured_s
-        self.pids: list[int] = []
+        self.watch_backends = watch_backends
+        self.pids: list[int] = [] if watch_backends or server_pid is None else [server_pid]
         self.perf_counts: dict | None = None
         self.flame_result: tuple | None = None
 
@@ -45,7 +48,7 @@ class RunObservers:
         kind = obj.get("type")
         if kind in ("warmup", "interval"):  # the measured window's edges
             self.sampler.mark("start" if kind == "warmup" else "end")
-        if kind == "start":
+        if kind == "start" and self.watch_backends:
             self.pids.extend(obj.get("backend_pids") or [])
         elif kind == "warmup" and self.pids:
             if self.counters is not None:

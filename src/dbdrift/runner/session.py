@@ -14,16 +14,15 @@ from dbdrift import env
 from dbdrift.catalog import sysbench
 from dbdrift.driver import process
 from dbdrift.driver.protocol import totals
-from dbdrift.errors import DriverError, ServerError, UserError
+from dbdrift.errors import ServerError, UserError
 from dbdrift.model import InstallInfo, TargetSpec
 from dbdrift.plan.campaign import CampaignSpec
 from dbdrift.plan.expand import LoadStep, RunStep, SettleStep
+from dbdrift.runner.dialect import DBNAME, for_engine
 from dbdrift.runner.observe import RunObservers
 from dbdrift.runner.progress import ProgressSink
-from dbdrift.server.postgres import PostgresServer
+from dbdrift.server.engines import make_server
 from dbdrift.store.store import RunRecord, Store
-
-DBNAME = "sbtest"
 
 
 class TargetSession:
@@ -32,8 +31,10 @@ class TargetSession:
         self.spec, self.target, self.install = spec, target, install
         self.perf_counters = perf_counters  # attach `perf stat` to the backends during each run
         self.target_id, self.store, self.progress = target_id, store, progress
-        self.server = PostgresServer(target, install, env.work_dir() / f"{spec.name}-{target.name}")
+        self.server = make_server(target, install, env.work_dir() / f"{spec.name}-{target.name}")
+        self.dialect = for_engine(install.engine, install.version)
         self.conn: dict = {}
+        self._settling: dict | None = None
         self.runs_ok = 0
         self.runs_failed = 0
 
@@ -45,8 +46,7 @@ class TargetSession:
     def start(self) -> None:
         self.timed_step("server", f"start {self.install.engine} {self.install.version}", self._start)
         admin = self.server.connection.to_driver()
-        process.exec_jobs(admin, [[{"sql": f"DROP DATABASE IF EXISTS {DBNAME}"}],
-                                  [{"sql": f"CREATE DATABASE {DBNAME}"}]], what="create database")
+        process.exec_jobs(admin, self.dialect.create_database(), backend=self.dialect.backend, what="create database")
         self.conn = self.server.connection.with_dbname(DBNAME).to_driver()
 
     def stop(self) -> None:
@@ -71,10 +71,9 @@ class TargetSession:
         self.server.init()
         self.server.start()
         admin = self.server.connection.to_driver()
-        rows = process.query(admin, "SELECT name, setting FROM pg_settings ORDER BY name")
-        version = process.query(admin, "SELECT version()")
-        info = self.server.info({r[0]: r[1] for r in rows})
-        facts = {"version": info.version, "version_string": version[0][0] if version else info.version_string,
+        info = self.server.info(self.dialect.settings(admin))
+        version_string = self.dialect.version_string(admin)
+        facts = {"version": info.version, "version_string": version_string or info.version_string,
                  "data_dir": str(info.data_dir), "log_path": str(info.log_path), "settings": info.settings,
                  "config_text": self.server.config_text}
         self.store.set_target_facts(self.target_id, install=_install_dict(self.install), server=facts)
@@ -99,43 +98,43 @@ class TargetSession:
 
     # -- load and settle (spec §1.3, §1.9) -------------------------------------------------------
     def load(self, step: LoadStep, workers: int | None = None) -> None:
-        """Load in parallel (`workers` COPY streams, default one per CPU); one worker gives the
+        """Load in parallel (`workers` streams, default one per CPU); one worker gives the
         same physical row order every time, which instruction counts need."""
         self.server.check_alive()
         self.timed_step("load", step.label, lambda: self._load(step, workers or max(1, os.cpu_count() or 1)))
 
     def _load(self, step: LoadStep, workers: int) -> dict:
         started = time.monotonic()
-        process.exec_jobs(self.conn, load_phases(step.tables, step.rows, workers), threads=workers,
-                          seed=self.spec.seed, what="load")
+        process.exec_jobs(self.conn, self.dialect.load_phases(step.tables, step.rows, workers), threads=workers,
+                          backend=self.dialect.backend, seed=self.spec.seed, what="load")
         elapsed = time.monotonic() - started
         rows = step.tables * step.rows
         return {"rows": rows, "seconds": elapsed, "rows_per_s": rows / elapsed if elapsed else None,
                 "prewarm": self.prewarm(step.tables)}
 
     def prewarm(self, tables: int) -> str:
-        relations = [r for n in range(1, tables + 1) for r in (f"sbtest{n}", f"sbtest{n}_pkey", f"k_{n}")]
-        sql = "SELECT " + ", ".join(f"pg_prewarm('{r}')" for r in relations)
-        try:
-            process.exec_jobs(self.conn, [[{"sql": "CREATE EXTENSION IF NOT EXISTS pg_prewarm"}], [{"sql": sql}]],
-                              what="prewarm")
-            return "pg_prewarm"
-        except DriverError as exc:
-            self.progress.message(f"note: pg_prewarm unavailable ({exc.message}); the warm-up run warms the cache")
-            return "unavailable"
+        how, note = self.dialect.prewarm(self.conn, tables)
+        if note:
+            self.progress.message(f"note: {note}")
+        return how
 
     def settle_work(self, step: SettleStep) -> float:
-        """Vacuum analyze every table in parallel, then checkpoint; returns the seconds it took.
-        The caller sleeps the rest of the settle time (once for all targets when interleaved)."""
+        """The settle step's work (spec §1.9: vacuum/analyze, checkpoint or flushing); returns
+        the seconds it took. The caller sleeps the rest of the settle time (once for all
+        targets when interleaved), then calls settle_end."""
         self.server.check_alive()
 
         def work() -> dict:
-            tables = self.spec.tables
-            vacuum = [{"sql": f"VACUUM (ANALYZE, INDEX_CLEANUP ON) sbtest{n}"} for n in range(1, tables + 1)]
-            process.exec_jobs(self.conn, [vacuum, [{"sql": "CHECKPOINT"}]], threads=tables, what="settle")
-            return {"settle_total_s": step.total_s}
+            self._settling = self.dialect.settle_start(self.conn, self.spec.tables)
+            return {"settle_total_s": step.total_s, **self._settling}
 
         return self.timed_step("settle", step.label, work)
+
+    def settle_end(self) -> None:
+        """After the settle sleep: restore what the settle step changed (InnoDB flushing)."""
+        started, self._settling = self._settling, None
+        if started:
+            self.dialect.settle_end(self.conn, started)
 
     # -- one microbenchmark run ------------------------------------------------------------------
     def run(self, step: RunStep) -> RunRecord:
@@ -152,7 +151,8 @@ class TargetSession:
             raise
         self.progress.step_start(self.name, step.label, step.duration_s + step.warmup_s)
         observers = RunObservers(self.server.postmaster_pid, self.server.data_dir, self.server.run_dir,
-                                 step.duration_s, step.repeat, self.perf_counters, self.spec.flamegraphs).start()
+                                 step.duration_s, step.repeat, self.perf_counters, self.spec.flamegraphs,
+                                 watch_backends=self.dialect.backend_pids_are_processes).start()
         try:
             result = process.run_driver("run", spec, timeout_s=step.warmup_s + step.duration_s + 120,
                                         on_line=observers.on_line, on_start=observers.on_driver_start)
@@ -197,12 +197,12 @@ class TargetSession:
     def driver_spec(self, step: RunStep) -> dict:
         test = step.test
         return {
-            "backend": "postgres", "connection": self.conn, "seed": self.spec.seed + step.repeat,
+            "backend": self.dialect.backend, "connection": self.conn, "seed": self.spec.seed + step.repeat,
             "threads": step.threads, "warmup_s": step.warmup_s, "duration_s": step.duration_s,
             "interval_s": self.spec.interval_s, "tables": self.spec.tables, "table_size": self.spec.rows,
             "rand": {"type": "zipfian", "exp": 0.8} if test.rand_type == "zipfian" else {"type": "uniform"},
             "prepared": self.spec.prepared,
-            "workload": sysbench.render_workload(test, "postgres", self.spec.rows),
+            "workload": sysbench.render_workload(test, self.dialect.sql_dialect, self.spec.rows),
         }
 
     def record(self, step: RunStep, spec: dict, result: process.DriverResult) -> RunRecord:
@@ -226,29 +226,6 @@ class TargetSession:
         elif result.exit_code != 0 or out.summary is None or not out.intervals:
             record.status, record.error = "failed", process.fatal_message(result, f"run {step.label}")
         return record
-
-
-def load_phases(tables: int, rows: int, workers: int) -> list[list[dict]]:
-    """COPY in parallel chunks, then the PK and k indexes built in parallel (spec §1.3, fast path).
-
-    The table is created without its PK and the PK is attached from a unique index after the
-    load: the same final schema as sysbench's, built in a fraction of the time.
-    """
-    create, copy, index, attach = [], [], [], []
-    chunks = max(1, workers // tables) if tables < workers else 1
-    for n in range(1, tables + 1):
-        create.append({"sql": f"DROP TABLE IF EXISTS sbtest{n}; CREATE TABLE sbtest{n} ("
-                              "id SERIAL, k INTEGER DEFAULT '0' NOT NULL, c CHAR(120) DEFAULT '' NOT NULL, "
-                              "pad CHAR(60) DEFAULT '' NOT NULL)"})
-        step = -(-rows // chunks)
-        for first in range(1, rows + 1, step):
-            copy.append({"copy_sbtest": {"sql": f"COPY sbtest{n} (id, k, c, pad) FROM STDIN",
-                                         "first_id": first, "last_id": min(rows, first + step - 1), "k_max": rows}})
-        index.append({"sql": f"CREATE UNIQUE INDEX sbtest{n}_pkey ON sbtest{n} (id)"})
-        index.append({"sql": f"CREATE INDEX k_{n} ON sbtest{n} (k)"})
-        attach.append({"sql": f"ALTER TABLE sbtest{n} ADD CONSTRAINT sbtest{n}_pkey PRIMARY KEY USING INDEX "
-                              f"sbtest{n}_pkey; SELECT setval(pg_get_serial_sequence('sbtest{n}', 'id'), {rows})"})
-    return [create, copy, index, attach]
 
 
 def _new_record(step: RunStep, spec: dict, status: str) -> RunRecord:

@@ -18,8 +18,8 @@ from dbdrift.env import ensure_dir
 from dbdrift.errors import ServerError, UserError
 from dbdrift.model import ConnectionInfo, InstallInfo, ServerInfo, TargetSpec
 from dbdrift.server import base, osuser
-from dbdrift.server.fetch import mariadb_env, mariadb_server_binary, mariadb_version_string
-from dbdrift.server.mycnf import ram_bytes, read_config_file, render_config
+from dbdrift.server.fetch_mysql import mariadb_env, mariadb_server_binary, mariadb_version_string
+from dbdrift.server.mycnf import ram_bytes, read_config_file, render_config, version_tuple
 
 MARIADB_COMMS = ("mariadbd", "mysqld")  # /proc/<pid>/stat names, against pid reuse
 CLIENTS = ("mariadb", "mysql")
@@ -79,20 +79,21 @@ class MariaDBServer(base.Server):
 
     @property
     def label(self) -> str:
-        return f"server {self.name} (mariadb {self.install.version})"
+        return f"server {self.name} ({self.install.engine} {self.install.version})"
 
     @property
     def connection(self) -> ConnectionInfo:
         """socket_dir holds mysqld.sock (see socket_path); root has no password."""
         if self.port is None:
             raise RuntimeError(f"{self.label}: connection asked before init()")
-        return ConnectionInfo(self.socket_dir, self.port, user="root", dbname="mysql")
+        return ConnectionInfo(self.socket_dir, self.port, user="root", dbname="mysql",
+                              socket_file=self.socket_path)
 
     def info(self, settings: dict[str, str]) -> ServerInfo:
         if self._version_string is None:
             self._version_string = (self.sql("SELECT @@version").strip() if self.is_alive()
                                     else mariadb_version_string(self.install.bindir))
-        return ServerInfo("mariadb", self.install.version, self._version_string,
+        return ServerInfo(self.install.engine, self.install.version, self._version_string,
                           self.data_dir, self.log_path, dict(settings))
 
     # --- lifecycle ----------------------------------------------------------------------
@@ -323,6 +324,39 @@ class MariaDBServer(base.Server):
     def _run(self, cmd: list, timeout: float = 60) -> subprocess.CompletedProcess:
         return subprocess.run([str(c) for c in cmd], cwd=self.run_dir, capture_output=True,
                               text=True, timeout=timeout, **self._as_user())
+
+
+class MySQLServer(MariaDBServer):
+    """MySQL from a user's build: the same lifecycle; 5.7+ initializes with
+    `mysqld --initialize-insecure` (root without a password), 5.6 with mysql_install_db."""
+
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self.comms = ("mysqld",)
+
+    def _install_db(self) -> None:
+        if version_tuple(self.install.version) < (5, 7):
+            super()._install_db()
+            return
+        binary = mariadb_server_binary(self.install.bindir)
+        args = initialize_args(self.config_path, self.basedir, self.data_dir)
+        self.install_db_args = args
+        result = self._run([binary, *args], timeout=600)
+        log = self.run_dir / "install-db.log"
+        log.write_text(result.stdout + result.stderr)
+        if result.returncode != 0:
+            text = result.stdout + result.stderr + "\n" + self.log_tail(40)
+            raise ServerError(
+                f"mysqld --initialize-insecure failed for target {self.name} (mysql {self.install.version}): "
+                f"{_error_line(text) or base.last_line(result.stderr) or f'exit {result.returncode}'}",
+                _start_hint(text, self) if _option_rejected(text) else f"see {log} and {self.log_path}",
+            )
+
+
+def initialize_args(config_path: Path, basedir: Path, data_dir: Path) -> list[str]:
+    """MySQL 5.7+: --defaults-file must come first; the data directory must not exist yet."""
+    return [f"--defaults-file={config_path}", "--initialize-insecure", f"--basedir={basedir}",
+            f"--datadir={data_dir}"]
 
 
 # --- pure helpers (unit-tested without a server) -------------------------------------------

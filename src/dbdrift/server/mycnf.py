@@ -41,9 +41,15 @@ def log_file_size_mb(version: tuple[int, ...], ram: int) -> int:
     return total // 2 if version < (10, 5) else total
 
 
-def default_settings(version: tuple[int, ...], ram: int) -> list[tuple[str, str]]:
+def default_settings(version: tuple[int, ...], ram: int, engine: str = "mariadb") -> list[tuple[str, str]]:
     """dbdrift's base config in the spirit of the cached-database InnoDB config z12a: big
-    buffer pool, binlog on but not synced, relaxed redo flushing, latin1, no P_S."""
+    buffer pool, binlog on but not synced, relaxed redo flushing, latin1, no P_S.
+    MySQL: `ssl` (removed in 8.4) and the X plugin (its own port, 33060, on every address)
+    are switched off with loose_ so that 5.6–9.x all accept the file."""
+    tls = [("loose_ssl", "0"), ("loose_mysqlx", "0")] if engine == "mysql" else [
+        # 11.4+ otherwise generates a self-signed TLS certificate at every start (~20 s of
+        # CPU before it listens); clients use the Unix socket or loopback.
+        ("ssl", "0")]
     return [
         ("innodb_buffer_pool_size", f"{buffer_pool_mb(ram)}M"),
         ("innodb_log_file_size", f"{log_file_size_mb(version, ram)}M"),
@@ -66,9 +72,7 @@ def default_settings(version: tuple[int, ...], ram: int) -> list[tuple[str, str]
         ("max_prepared_stmt_count", "1000000"),
         ("table_open_cache", "4000"),
         ("skip_name_resolve", "1"),
-        # 11.4+ otherwise generates a self-signed TLS certificate at every start (~20 s of
-        # CPU before it listens); clients use the Unix socket or loopback.
-        ("ssl", "0"),
+        *tls,
     ]
 
 
@@ -80,7 +84,8 @@ def render_config(
     """A whole my.cnf; within [mysqld] later lines win: defaults, the target's config_file,
     the target's settings, then the files and connection settings dbdrift owns."""
     _check_settings(target)
-    sections = [("dbdrift defaults", "[mysqld]\n" + _lines(default_settings(version_tuple(version), ram)))]
+    defaults = default_settings(version_tuple(version), ram, target.engine)
+    sections = [("dbdrift defaults", "[mysqld]\n" + _lines(defaults))]
     if config_file_text is not None:
         sections.append((f"config_file {target.config_file}", config_file_text.rstrip("\n")))
     if target.settings:

@@ -1,7 +1,8 @@
-// sysbench-shaped rows for `copy_sbtest`: "id\tk\tc\tpad\n" with k uniform in [1, k_max],
-// c = 10 digit groups, pad = 5, from a generator seeded by seed + first_id.
+// sysbench-shaped rows: k uniform in [1, k_max], c = 10 digit groups, pad = 5, from a
+// generator seeded by seed + first_id; as COPY text ("id\tk\tc\tpad\n", `copy_sbtest`) or as
+// the VALUES list of a multi-row INSERT ("(id,k,'c','pad'),...", `insert_sbtest`).
 
-use crate::spec::CopySbtestSpec;
+use crate::spec::SbtestRowsSpec;
 use crate::workload::digits::{push_digit_groups, push_u64};
 use crate::workload::rng::Rng;
 
@@ -13,7 +14,7 @@ pub struct SbtestRows {
 }
 
 impl SbtestRows {
-    pub fn new(seed: u64, spec: &CopySbtestSpec) -> Self {
+    pub fn new(seed: u64, spec: &SbtestRowsSpec) -> Self {
         SbtestRows {
             rng: Rng::new(seed.wrapping_add(spec.first_id)),
             next_id: spec.first_id,
@@ -38,14 +39,43 @@ impl SbtestRows {
         }
         self.next_id <= self.last_id
     }
+
+    /// How many rows of `spec` have been produced so far.
+    pub fn inserted(&self, spec: &SbtestRowsSpec) -> u64 {
+        self.next_id - spec.first_id
+    }
+
+    /// Appends `(id,k,'c','pad')` tuples, comma-separated, until `out` holds at least `limit`
+    /// bytes or the rows run out (at least one row per call); returns true if rows remain.
+    /// c and pad are digits and '-', so they need no escaping.
+    pub fn fill_values(&mut self, out: &mut Vec<u8>, limit: usize) -> bool {
+        let mut first = true;
+        while (first || out.len() < limit) && self.next_id <= self.last_id {
+            if !first {
+                out.push(b',');
+            }
+            first = false;
+            out.push(b'(');
+            push_u64(out, self.next_id);
+            out.push(b',');
+            push_u64(out, 1 + self.rng.below(self.k_max));
+            out.extend_from_slice(b",'");
+            push_digit_groups(out, &mut self.rng, 10);
+            out.extend_from_slice(b"','");
+            push_digit_groups(out, &mut self.rng, 5);
+            out.extend_from_slice(b"')");
+            self.next_id += 1;
+        }
+        self.next_id <= self.last_id
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    fn spec(first: u64, last: u64) -> CopySbtestSpec {
-        CopySbtestSpec {
+    fn spec(first: u64, last: u64) -> SbtestRowsSpec {
+        SbtestRowsSpec {
             sql: String::new(),
             first_id: first,
             last_id: last,
@@ -77,6 +107,33 @@ mod tests {
         SbtestRows::new(1, &spec(1, 50)).fill(&mut a, usize::MAX);
         SbtestRows::new(1, &spec(1, 50)).fill(&mut b, usize::MAX);
         assert_eq!(a, b);
+    }
+
+    #[test]
+    fn values_hold_the_same_rows_as_copy_text() {
+        let (mut copy, mut values) = (Vec::new(), Vec::new());
+        SbtestRows::new(3, &spec(10, 12)).fill(&mut copy, usize::MAX);
+        assert!(!SbtestRows::new(3, &spec(10, 12)).fill_values(&mut values, usize::MAX));
+        let as_values: Vec<String> = String::from_utf8(copy)
+            .unwrap()
+            .lines()
+            .map(|l| {
+                let f: Vec<&str> = l.split('\t').collect();
+                format!("({},{},'{}','{}')", f[0], f[1], f[2], f[3])
+            })
+            .collect();
+        assert_eq!(String::from_utf8(values).unwrap(), as_values.join(","));
+    }
+
+    #[test]
+    fn values_batches_end_on_a_row_and_continue_where_they_stopped() {
+        let mut rows = SbtestRows::new(1, &spec(1, 100));
+        let (mut a, mut b) = (Vec::new(), Vec::new());
+        assert!(rows.fill_values(&mut a, 1000));
+        assert!(a.len() >= 1000 && a.ends_with(b"')"));
+        while rows.fill_values(&mut b, 1000) {}
+        let n = |v: &[u8]| v.iter().filter(|&&c| c == b'(').count();
+        assert_eq!(n(&a) + n(&b), 100);
     }
 
     #[test]

@@ -8,13 +8,15 @@ use crate::backend::DbError;
 use crate::emit::{self, round_s};
 use crate::error::DriverError;
 use crate::signal::STOP;
-use crate::spec::{BackendKind, ExecSpec, Job, JobSpec};
+use crate::spec::{BackendKind, ExecSpec, Job, JobSpec, SbtestRowsSpec};
 use serde::Serialize;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 const COPY_CHUNK: usize = 64 * 1024;
+/// sysbench's BULK_PACKET_SIZE: a multi-row INSERT grows to about this many bytes.
+const INSERT_BYTES: usize = 512 * 1024;
 
 #[derive(Serialize)]
 struct JobLine<'a> {
@@ -180,7 +182,7 @@ fn pool_worker(
     }
 }
 
-/// An exec connection: every backend runs `sql` jobs; only PostgreSQL has COPY.
+/// An exec connection: every backend runs `sql` and `insert_sbtest` jobs; only PostgreSQL has COPY.
 enum AdminConn {
     Postgres(PgConn),
     Mysql(MyConn),
@@ -221,5 +223,38 @@ fn run_job(conn: &mut AdminConn, seed: u64, job: &JobSpec) -> Result<QueryResult
                 ..QueryResult::default()
             })
         }
+        Job::InsertSbtest(i) => insert_sbtest(conn, seed, i),
     }
+}
+
+/// Multi-row INSERTs of about INSERT_BYTES each (autocommit per statement, as sysbench's
+/// prepare); the command says how many rows went in.
+fn insert_sbtest(
+    conn: &mut AdminConn,
+    seed: u64,
+    spec: &SbtestRowsSpec,
+) -> Result<QueryResult, DriverError> {
+    let mut rows = SbtestRows::new(seed, spec);
+    let mut buf: Vec<u8> = Vec::with_capacity(INSERT_BYTES + 4096);
+    let mut inserted = 0u64;
+    loop {
+        if STOP.is_set() {
+            break;
+        }
+        buf.clear();
+        buf.extend_from_slice(spec.sql.as_bytes());
+        buf.push(b' ');
+        let more = rows.fill_values(&mut buf, INSERT_BYTES);
+        let sql = std::str::from_utf8(&buf)
+            .map_err(|_| DriverError::spec("insert_sbtest.sql is not UTF-8"))?;
+        conn.query(sql).map_err(|e| e.into_driver(&spec.sql))?;
+        inserted = rows.inserted(spec);
+        if !more {
+            break;
+        }
+    }
+    Ok(QueryResult {
+        command: format!("INSERT {inserted}"),
+        ..QueryResult::default()
+    })
 }

