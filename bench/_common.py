@@ -33,7 +33,7 @@ DBNAME = "sbtest"
 SERVER_SETTINGS = {"postgres": {"shared_buffers": "1GB"}, "mariadb": {}, "mysql": {}}
 
 INSTALL_HINTS = {
-    "sysbench": "install the Debian package: apt-get install -y sysbench (1.0.20, with the pgsql driver)",
+    "sysbench": "install the Debian package: apt-get install -y sysbench (1.0.20, with the pgsql and mysql drivers)",
     "valgrind": "install it with apt-get install -y valgrind, or pass --no-callgrind",
 }
 
@@ -139,8 +139,9 @@ def settle(conn: dict) -> None:
                              [{"sql": "CHECKPOINT"}]], what="settle")
 
 
-def sql(conn: dict, *statements: str) -> None:
-    process.exec_jobs(conn, [[{"sql": s}] for s in statements], what=statements[0][:60])
+def sql(conn: dict, *statements: str, backend: str = "postgres") -> None:
+    """Run `statements` one after another through the driver's `backend` (postgres or mysql)."""
+    process.exec_jobs(conn, [[{"sql": s}] for s in statements], backend=backend, what=statements[0][:60])
 
 
 # --- external processes ---------------------------------------------------------------------
@@ -188,10 +189,15 @@ def check_ok(result: ProcessResult, what: str) -> None:
                         "run the command by hand to see the whole output")
 
 
-def sysbench_cmd(script: str, conn: dict, rows: int, *extra: str) -> list[str]:
-    return [require_tool("sysbench"), script, "--db-driver=pgsql", f"--pgsql-host={conn['socket_dir']}",
-            f"--pgsql-port={conn['port']}", "--pgsql-user=postgres", f"--pgsql-db={DBNAME}",
-            "--tables=1", f"--table-size={rows}", *extra]
+def sysbench_cmd(script: str, conn: dict, rows: int, *extra: str, engine: str = "postgres") -> list[str]:
+    """sysbench `script` on sbtest through the Unix socket of `conn`: the pgsql driver for
+    postgres, the mysql driver (user root) for mariadb and mysql."""
+    if engine == "postgres":
+        db = ["--db-driver=pgsql", f"--pgsql-host={conn['socket_dir']}", f"--pgsql-port={conn['port']}",
+              "--pgsql-user=postgres", f"--pgsql-db={DBNAME}"]
+    else:
+        db = ["--db-driver=mysql", f"--mysql-socket={conn['socket']}", "--mysql-user=root", f"--mysql-db={DBNAME}"]
+    return [require_tool("sysbench"), script, *db, "--tables=1", f"--table-size={rows}", *extra]
 
 
 _SB_QUERIES = re.compile(r"^\s*queries:\s+(\d+)\s+\(([\d.]+) per sec\.\)", re.M)

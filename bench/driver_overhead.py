@@ -1,14 +1,15 @@
 """How much client CPU dbdrift-driver spends per point query, next to sysbench 1.0.20.
 
-One server, sbtest1 loaded with dbdrift's load, then point-query through both clients for
-the same time, interleaved ABBA (driver, sysbench, sysbench, driver, ...). Client CPU comes
-from wait4 of each client process, QPS from each tool's own output, steal from /proc/stat.
-Then (unless --no-callgrind) user-space instructions per query of each client under
-callgrind, as the difference between a short and a long run, so start-up and connection
-cancel out.
+One server (PostgreSQL, or MariaDB with --engine mariadb), sbtest1 loaded with dbdrift's
+load, then point-query through both clients for the same time, interleaved ABBA (driver,
+sysbench, sysbench, driver, ...): the driver's postgres or mysql backend against sysbench's
+pgsql or mysql driver. Client CPU comes from wait4 of each client process, QPS from each
+tool's own output, steal from /proc/stat. Then (unless --no-callgrind) user-space
+instructions per query of each client under callgrind, as the difference between a short
+and a long run, so start-up and connection cancel out.
 
-    .venv/bin/python bench/driver_overhead.py [--version 17.10] [--rows 1000000]
-        [--seconds 10] [--rounds 3] [--callgrind | --no-callgrind]
+    .venv/bin/python bench/driver_overhead.py [--engine postgres|mariadb] [--version V]
+        [--rows 1000000] [--seconds 10] [--rounds 3] [--callgrind | --no-callgrind]
 """
 from __future__ import annotations
 
@@ -30,8 +31,10 @@ from dbdrift.catalog import sysbench as catalog  # noqa: E402
 from dbdrift.driver import process  # noqa: E402
 from dbdrift.driver.protocol import parse_lines, totals  # noqa: E402
 from dbdrift.errors import UserError  # noqa: E402
+from dbdrift.runner.dialect import for_engine  # noqa: E402
 
 DRIVER, SYSBENCH = "dbdrift-driver", "sysbench"
+DEFAULT_VERSIONS = {"postgres": "17.10", "mariadb": "10.11.5"}  # --engine -> default --version
 WARM_S = 2                      # one uncounted driver run before round 1 (cache, page faults)
 CG_DRIVER_S = (2, 8)            # callgrind: the driver only has time-based runs
 CG_SYSBENCH_EVENTS = (2000, 12000)
@@ -65,16 +68,19 @@ class Sample:
 # --- one run of each client -------------------------------------------------------------------
 
 
-def driver_spec(conn: dict, rows: int, seconds: float, seed: int) -> dict:
-    """As runner._driver_spec builds it for point-query, 1 thread, prepared, no warm-up."""
-    return {"backend": "postgres", "connection": conn, "seed": seed, "threads": 1, "warmup_s": 0,
+def driver_spec(engine: str, conn: dict, rows: int, seconds: float, seed: int) -> dict:
+    """As the runner's Session.driver_spec builds it for point-query, 1 thread, prepared, no
+    warm-up: the engine's dialect gives the backend (postgres or mysql) and the SQL dialect."""
+    dialect = for_engine(engine, "")
+    return {"backend": dialect.backend, "connection": conn, "seed": seed, "threads": 1, "warmup_s": 0,
             "duration_s": seconds, "interval_s": 1, "tables": 1, "table_size": rows,
             "rand": {"type": "uniform"}, "prepared": True,
-            "workload": catalog.render_workload(catalog.CATALOG["point-query"], "postgres", rows)}
+            "workload": catalog.render_workload(catalog.CATALOG["point-query"], dialect.sql_dialect, rows)}
 
 
-def run_driver(conn: dict, rows: int, seconds: float, seed: int) -> tuple[float, int, float, float, float]:
-    result = process.run_driver("run", driver_spec(conn, rows, seconds, seed), timeout_s=seconds + 120)
+def run_driver(engine: str, conn: dict, rows: int, seconds: float,
+               seed: int) -> tuple[float, int, float, float, float]:
+    result = process.run_driver("run", driver_spec(engine, conn, rows, seconds, seed), timeout_s=seconds + 120)
     if result.interrupted:
         raise KeyboardInterrupt
     if result.exit_code != 0 or result.output.summary is None or not result.output.intervals:
@@ -85,9 +91,9 @@ def run_driver(conn: dict, rows: int, seconds: float, seed: int) -> tuple[float,
     return qps, queries, result.rusage_user_s, result.rusage_sys_s, result.elapsed_wall_s
 
 
-def run_sysbench(conn: dict, rows: int, seconds: int) -> tuple[float, int, float, float, float]:
+def run_sysbench(engine: str, conn: dict, rows: int, seconds: int) -> tuple[float, int, float, float, float]:
     cmd = c.sysbench_cmd("oltp_point_select", conn, rows, "--threads=1", f"--time={seconds}",
-                         "--events=0", "run")
+                         "--events=0", "run", engine=engine)
     result = c.run_measured(cmd, timeout_s=seconds + 120)
     c.check_ok(result, "sysbench oltp_point_select run")
     queries, qps = c.sysbench_queries(result.stdout)
@@ -97,9 +103,9 @@ def run_sysbench(conn: dict, rows: int, seconds: int) -> tuple[float, int, float
 def measure(tool: str, round_no: int, conn: dict, args) -> Sample:
     all0, steal0 = c.cpu_ticks()
     if tool == DRIVER:
-        figures = run_driver(conn, args.rows, args.seconds, seed=1 + round_no)
+        figures = run_driver(args.engine, conn, args.rows, args.seconds, seed=1 + round_no)
     else:
-        figures = run_sysbench(conn, args.rows, args.seconds)
+        figures = run_sysbench(args.engine, conn, args.rows, args.seconds)
     all1, steal1 = c.cpu_ticks()
     return Sample(round_no, tool, *figures, steal_ticks=steal1 - steal0, all_ticks=all1 - all0)
 
@@ -119,12 +125,12 @@ def callgrind_ir(cmd: list[str], workdir: Path, name: str) -> tuple[int, c.Proce
     return int(match.group(1)), result
 
 
-def callgrind_driver(conn: dict, rows: int, workdir: Path, out) -> float:
+def callgrind_driver(engine: str, conn: dict, rows: int, workdir: Path, out) -> float:
     binary = str(process.find_driver())
     points = []
     for seconds in CG_DRIVER_S:
         spec_path = workdir / f"driver-{seconds}s.json"
-        spec_path.write_text(json.dumps({"protocol": 1, **driver_spec(conn, rows, seconds, seed=1)}))
+        spec_path.write_text(json.dumps({"protocol": 1, **driver_spec(engine, conn, rows, seconds, seed=1)}))
         ir, result = callgrind_ir([binary, "run", "--spec", str(spec_path)], workdir, f"driver-{seconds}s")
         summary = parse_lines(result.stdout).summary
         if summary is None:
@@ -135,11 +141,11 @@ def callgrind_driver(conn: dict, rows: int, workdir: Path, out) -> float:
     return per_query(points)
 
 
-def callgrind_sysbench(conn: dict, rows: int, workdir: Path, out) -> float:
+def callgrind_sysbench(engine: str, conn: dict, rows: int, workdir: Path, out) -> float:
     points = []
     for events in CG_SYSBENCH_EVENTS:
         cmd = c.sysbench_cmd("oltp_point_select", conn, rows, "--threads=1", "--time=0",
-                             f"--events={events}", "--rand-seed=1", "run")
+                             f"--events={events}", "--rand-seed=1", "run", engine=engine)
         ir, result = callgrind_ir(cmd, workdir, f"sysbench-{events}")
         queries, _ = c.sysbench_queries(result.stdout)
         points.append((queries, ir))
@@ -201,7 +207,7 @@ def print_summary(out, samples: list[Sample], instr: dict[str, float | None], ar
             ("instr", "user-space instructions/query", ",.0f")]
     fmt_row = "{:<36} {:>15} {:>12} {:>16}   {}"
     out(f"\nsummary: point-query, 1 client thread, {args.rounds} round(s) of {args.seconds} s per tool, "
-        f"{args.rows:,} rows, postgres {args.version}")
+        f"{args.rows:,} rows, {args.engine} {args.version}")
     out(fmt_row.format("", DRIVER, SYSBENCH, "driver/sysbench", "target (issue)"))
     for key, label, spec in rows:
         ratio = d[key] / s[key] if d[key] is not None and s[key] else None
@@ -229,17 +235,24 @@ def print_header(out, args) -> None:
 
 
 def prepare(server, args, out) -> dict:
+    """Create sbtest and load sbtest1; then vacuum analyze + checkpoint on PostgreSQL, ANALYZE
+    TABLE on MariaDB (InnoDB has neither vacuum nor a checkpoint to ask for)."""
     conn = c.create_database(server)
     c.progress(f"loading sbtest1 with {args.rows:,} rows (dbdrift load)")
-    load_s = c.dbdrift_load(conn, args.rows)
-    c.settle(conn)
-    out(f"load: {args.rows:,} rows in {load_s:.1f} s; vacuum analyze + checkpoint done")
+    load_s = c.dbdrift_load(conn, args.rows, engine=args.engine)
+    if args.engine == "postgres":
+        c.settle(conn)
+        done = "vacuum analyze + checkpoint done"
+    else:
+        c.sql(conn, "ANALYZE TABLE sbtest1", backend="mysql")
+        done = "ANALYZE TABLE done"
+    out(f"load: {args.rows:,} rows in {load_s:.1f} s; {done}")
     return conn
 
 
 def run_rounds(conn: dict, args, out) -> list[Sample]:
     c.progress(f"uncounted warm-up: {DRIVER} {WARM_S} s")
-    run_driver(conn, args.rows, WARM_S, seed=99)
+    run_driver(args.engine, conn, args.rows, WARM_S, seed=99)
     out(f"\nrounds ({args.seconds} s each, ABBA order):")
     print_round_header(out)
     samples = []
@@ -256,8 +269,8 @@ def run_callgrind(conn: dict, args, out) -> dict[str, float]:
     out("\ncallgrind (client user-space instructions; per query = ΔIr / Δqueries):")
     c.progress("callgrind runs (slow: the clients run under valgrind)")
     with tempfile.TemporaryDirectory(prefix="dbdrift-bench-cg-") as tmp:
-        instr = {DRIVER: callgrind_driver(conn, args.rows, Path(tmp), out),
-                 SYSBENCH: callgrind_sysbench(conn, args.rows, Path(tmp), out)}
+        instr = {DRIVER: callgrind_driver(args.engine, conn, args.rows, Path(tmp), out),
+                 SYSBENCH: callgrind_sysbench(args.engine, conn, args.rows, Path(tmp), out)}
     for tool, value in instr.items():
         out(f"  {tool:<15} {value:,.0f} instructions/query")
     return instr
@@ -269,7 +282,7 @@ def body(args):
         if args.callgrind:
             c.require_tool("valgrind")
         print_header(out, args)
-        with c.started_server(args.version, "bench-driver-overhead", out) as server:
+        with c.started_server(args.version, "bench-driver-overhead", out, engine=args.engine) as server:
             conn = prepare(server, args, out)
             samples = run_rounds(conn, args, out)
             instr = run_callgrind(conn, args, out) if args.callgrind else {}
@@ -281,7 +294,11 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(
         prog="bench/driver_overhead.py",
         description="Client CPU, QPS and instructions per point query: dbdrift-driver vs sysbench 1.0.20.")
-    parser.add_argument("--version", default="17.10", help="PostgreSQL version to fetch and run (default 17.10)")
+    parser.add_argument("--engine", choices=list(DEFAULT_VERSIONS), default="postgres",
+                        help="server to fetch and run: postgres (against sysbench's pgsql driver) or "
+                             "mariadb (its mysql driver); default postgres")
+    parser.add_argument("--version", help="server version to fetch and run (default 17.10 for postgres, "
+                                          "10.11.5 for mariadb)")
     parser.add_argument("--rows", type=int, default=1_000_000, help="rows in sbtest1 (default 1000000)")
     parser.add_argument("--seconds", type=int, default=10, help="length of each timed run (default 10)")
     parser.add_argument("--rounds", type=int, default=3, help="rounds of one run per tool, ABBA order (default 3)")
@@ -290,6 +307,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     args = parser.parse_args(argv)
     if args.rows < 1 or args.seconds < 1 or args.rounds < 1:
         parser.error("--rows, --seconds and --rounds must be at least 1")
+    if args.version is None:
+        args.version = DEFAULT_VERSIONS[args.engine]
     return args
 
 

@@ -83,3 +83,31 @@ def test_a_pinned_port_in_use_is_reported_before_any_server_starts(tmp_path):
         path.write_text(f'[[targets]]\nname = "a"\nversion = "17.10"\nport = {port}\n')
         result = dbdrift("run", path, "--store", tmp_path / "s.db")
     assert_user_error(result, f"port {port}", "target a")
+
+
+def test_the_mariadb_demo_campaign_compares_two_fetched_mariadb_versions():
+    result = dbdrift("demo", "--engine", "mariadb", "--print-campaign")
+    assert result.returncode == 0, result.stderr
+    import tomllib
+    doc = tomllib.loads(result.stdout)
+    assert [(t["engine"], t["version"]) for t in doc["targets"]] == [("mariadb", "10.11.5"), ("mariadb", "11.4.5")]
+    assert doc["tests"] == ["default32"]
+
+
+def test_a_mysql_version_is_refused_before_any_server_starts_with_a_hint_to_use_basedir(tmp_path):
+    path = tmp_path / "c.toml"
+    path.write_text('[[targets]]\nname = "my8"\nengine = "mysql"\nversion = "8.0.36"\n')
+    assert_user_error(dbdrift("run", path, "--store", tmp_path / "s.db"), "cannot fetch MySQL 8.0.36", "basedir")
+
+
+def test_a_mysql_basedir_without_mysqld_is_refused(tmp_path):
+    (tmp_path / "mysql" / "bin").mkdir(parents=True)
+    path = tmp_path / "c.toml"
+    path.write_text(f'[[targets]]\nname = "my8"\nengine = "mysql"\nbasedir = "{tmp_path / "mysql"}"\n')
+    assert_user_error(dbdrift("run", path, "--store", tmp_path / "s.db"), "no mariadbd or mysqld under")
+
+
+def test_the_catalog_shows_mysql_sql_with_question_marks():
+    result = dbdrift("catalog", "--tests", "insert", "--engine", "mysql", "--format", "json")
+    assert result.returncode == 0, result.stderr
+    assert "VALUES (0, ?, ?, ?)" in json.dumps(json.loads(result.stdout))

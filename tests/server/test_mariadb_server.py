@@ -14,7 +14,7 @@ from dbdrift import env
 from dbdrift.errors import ServerError, UserError
 from dbdrift.model import InstallInfo, TargetSpec
 from dbdrift.server import base
-from dbdrift.server.fetch import resolve_install
+from dbdrift.server.engines import resolve_install
 from dbdrift.server.mariadb import MARIADB_COMMS, MariaDBServer
 from tests.helpers import shared_work_dir
 

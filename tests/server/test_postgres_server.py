@@ -19,7 +19,7 @@ from dbdrift import env
 from dbdrift.errors import ServerError, UserError
 from dbdrift.model import InstallInfo, TargetSpec
 from dbdrift.server import base, osuser, postgres
-from dbdrift.server.fetch import resolve_install
+from dbdrift.server.engines import resolve_install
 from dbdrift.server.base import port_is_free
 from dbdrift.server.postgres import PostgresServer
 

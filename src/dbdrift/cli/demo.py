@@ -1,4 +1,5 @@
-"""`dbdrift demo`: PostgreSQL 17.10 (base) vs 18.4 on the default suite, small and short."""
+"""`dbdrift demo`: PostgreSQL 17.10 (base) vs 18.4 on the default suite, small and short;
+`--engine mariadb`: MariaDB 10.11.5 (base) vs 11.4.5 on the same suite."""
 from __future__ import annotations
 
 import argparse
@@ -10,11 +11,12 @@ from dbdrift.cli import run as run_cli
 from dbdrift.plan.campaign import parse_campaign
 
 DEMO_CAMPAIGN = """\
-# dbdrift demo: is PostgreSQL 18.4 faster or slower than 17.10 on the 32 default microbenchmarks?
-# Small and short so it finishes in minutes; real campaigns use 10M+ rows and 300-900 s runs.
-# Both servers stay up; each test runs as 3 interleaved rounds of 1.5 s slices (17 18, 18 17,
-# 17 18), so every rQPS gets a 95% interval paired by round and a verdict.
-name = "demo-pg17-vs-pg18"
+# dbdrift demo: is {label} {new_version} faster or slower than {base_version} on the 32 default
+# microbenchmarks? Small and short so it finishes in minutes; real campaigns use 10M+ rows
+# and 300-900 s runs. Both servers stay up; each test runs as 3 interleaved rounds of 1.5 s
+# slices (base new, new base, base new), so every rQPS gets a 95% interval paired by round
+# and a verdict.
+name = "{name}"
 tables = 1
 rows = 200000
 threads = [1]
@@ -30,26 +32,40 @@ settle_s = 0
 tests = ["default32"]
 
 [[targets]]
-name = "pg17.10"
-engine = "postgres"
-version = "17.10"
+name = "{base_name}"
+engine = "{engine}"
+version = "{base_version}"
 base = true
 
 [[targets]]
-name = "pg18.4"
-engine = "postgres"
-version = "18.4"
+name = "{new_name}"
+engine = "{engine}"
+version = "{new_version}"
 """
+# engine -> campaign name, (target name, version) of the base and of the new version, label
+DEMOS = {
+    "postgres": ("demo-pg17-vs-pg18", ("pg17.10", "17.10"), ("pg18.4", "18.4"), "PostgreSQL"),
+    "mariadb": ("demo-mariadb10.11-vs-11.4", ("ma10.11", "10.11.5"), ("ma11.4", "11.4.5"), "MariaDB"),
+}
+
+
+def demo_campaign(engine: str) -> str:
+    name, (base_name, base_version), (new_name, new_version), label = DEMOS[engine]
+    return DEMO_CAMPAIGN.format(name=name, engine=engine, label=label, base_name=base_name,
+                                base_version=base_version, new_name=new_name, new_version=new_version)
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--engine", choices=tuple(DEMOS), default="postgres",
+                        help="postgres: 17.10 vs 18.4 (default); mariadb: 10.11.5 vs 11.4.5")
     parser.add_argument("--print-campaign", action="store_true", help="print the demo campaign file and exit")
     run_cli.add_common(parser)
 
 
 def main(args: argparse.Namespace) -> int:
+    text = demo_campaign(args.engine)
     if args.print_campaign:
-        sys.stdout.write(DEMO_CAMPAIGN)
+        sys.stdout.write(text)
         return 0
-    spec = parse_campaign(tomllib.loads(DEMO_CAMPAIGN), "<demo>", Path.cwd(), "demo")
+    spec = parse_campaign(tomllib.loads(text), "<demo>", Path.cwd(), "demo")
     return run_cli.execute(run_cli.apply_overrides(spec, args), args)

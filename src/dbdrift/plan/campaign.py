@@ -184,7 +184,8 @@ def _parse_target(raw: object, index: int, where: str, base_dir: Path) -> Target
         basedir = (base_dir / Path(str(basedir)).expanduser()).resolve()
         if not basedir.is_dir():
             raise UserError(f"{label}: basedir {basedir} does not exist",
-                            "point basedir at the install prefix that holds bin/postgres")
+                            "point basedir at the install prefix that holds "
+                            + ("bin/postgres" if engine == "postgres" else "bin/mysqld or bin/mariadbd"))
     config = raw.get("config")
     if config is not None:
         config = (base_dir / Path(str(config)).expanduser()).resolve()
@@ -194,6 +195,10 @@ def _parse_target(raw: object, index: int, where: str, base_dir: Path) -> Target
     settings = raw.get("settings", {})
     if not isinstance(settings, dict):
         raise UserError(f"{label}: settings must be a table", 'write settings = { shared_buffers = "4GB" }')
+    if engine != "postgres" and raw.get("data_checksums"):
+        raise UserError(f"{label}: data_checksums is a PostgreSQL option (initdb --data-checksums)",
+                        f"remove it from this {engine} target; InnoDB checksums are a setting: "
+                        "settings = { innodb_checksum_algorithm = \"crc32\" }")
     port = raw.get("port")
     if port is not None and (not isinstance(port, int) or not 1024 <= port <= 65535):
         raise UserError(f"{label}: port {port!r} is not a port number in 1024..65535",
