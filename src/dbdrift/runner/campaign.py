@@ -163,6 +163,7 @@ class Runner:
                              perf_counters=self.perf.hardware_counters)
 
     def _fail(self, session: TargetSession, exc: UserError, outcome: CampaignOutcome) -> None:
+        session.failed = True
         outcome.failed_targets.append(session.name)
         self.progress.message(f"error: {exc.message}" + (f"\n  hint: {exc.hint}" if exc.hint else ""))
         self.progress.message(f"{session.name}: remaining runs skipped; the campaign continues")

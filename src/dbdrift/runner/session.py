@@ -21,6 +21,7 @@ from dbdrift.plan.expand import LoadStep, RunStep, SettleStep
 from dbdrift.runner.dialect import DBNAME, for_engine
 from dbdrift.runner.observe import RunObservers
 from dbdrift.runner.progress import ProgressSink
+from dbdrift.server.base import full_disk_hint
 from dbdrift.server.engines import make_server
 from dbdrift.store.store import RunRecord, Store
 
@@ -37,6 +38,7 @@ class TargetSession:
         self._settling: dict | None = None
         self.runs_ok = 0
         self.runs_failed = 0
+        self.failed = False  # set when an error ended this target (runner/campaign.py)
 
     @property
     def name(self) -> str:
@@ -65,7 +67,8 @@ class TargetSession:
         except OSError:
             pass
         if not os.environ.get("DBDRIFT_KEEP_DATA") and not self.server.is_alive():
-            shutil.rmtree(self.server.run_dir, ignore_errors=True)
+            # After a failure the logs and config the error points at stay; the data goes.
+            shutil.rmtree(self.server.data_dir if self.failed else self.server.run_dir, ignore_errors=True)
 
     def _start(self) -> dict:
         self.server.init()
@@ -86,6 +89,7 @@ class TargetSession:
         try:
             detail = action() or {}
         except UserError as exc:
+            exc.hint = full_disk_hint(exc.message, self.server.run_dir) or exc.hint
             self.store.add_step(self.target_id, kind, label, "failed", time.monotonic() - started, {}, exc.message)
             self.progress.step_end(self.name, label, "failed", exc.message)
             if kind != "server":

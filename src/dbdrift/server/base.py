@@ -9,6 +9,8 @@ from __future__ import annotations
 import abc
 import atexit
 import os
+import re
+import shutil
 import signal
 import socket
 import sys
@@ -104,6 +106,22 @@ def last_line(text: str) -> str:
 
 def indent_log(text: str) -> str:
     return "\n".join("  " + ln for ln in text.splitlines()) if text else "  (log is empty)"
+
+
+_FULL_DISK = re.compile(r"No space left on device|\berror 28\b|errno: 28|SQLSTATE 53100|\bis full\b", re.I)
+
+
+def full_disk_hint(text: str, directory: Path) -> str | None:
+    """A hint naming the full disk when a server's or tool's output says it ran out of space
+    (ENOSPC is error 28 in InnoDB's words, SQLSTATE 53100 in PostgreSQL's), else None."""
+    if not _FULL_DISK.search(text or ""):
+        return None
+    try:
+        free = f" ({shutil.disk_usage(directory).free / 2**20:,.0f} MB free now)"
+    except OSError:
+        free = ""
+    return (f"the disk holding {directory}{free} is full: free space there, or set DBDRIFT_WORK_DIR "
+            "to a directory on a larger disk")
 
 
 def with_tail(error: ServerError, tail: str) -> ServerError:

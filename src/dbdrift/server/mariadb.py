@@ -269,7 +269,7 @@ class MariaDBServer(base.Server):
             raise ServerError(
                 f"{script.name} failed for target {self.name} (mariadb {self.install.version}): "
                 f"{_error_line(text) or base.last_line(result.stderr) or f'exit {result.returncode}'}",
-                _start_hint(text, self) if _option_rejected(text) else f"see {log} and {self.log_path}",
+                _install_hint(text, self, log),
             )
 
     def _install_script(self) -> Path:
@@ -349,7 +349,7 @@ class MySQLServer(MariaDBServer):
             raise ServerError(
                 f"mysqld --initialize-insecure failed for target {self.name} (mysql {self.install.version}): "
                 f"{_error_line(text) or base.last_line(result.stderr) or f'exit {result.returncode}'}",
-                _start_hint(text, self) if _option_rejected(text) else f"see {log} and {self.log_path}",
+                _install_hint(text, self, log),
             )
 
 
@@ -408,7 +408,16 @@ def _option_rejected(text: str) -> bool:
     return any(s in text for s in ("unknown variable", "unknown option", "Error while setting value"))
 
 
+def _install_hint(text: str, server: MariaDBServer, log: Path) -> str:
+    if _option_rejected(text) or base.full_disk_hint(text, server.run_dir):
+        return _start_hint(text, server)
+    return f"see {log} and {server.log_path}"
+
+
 def _start_hint(tail: str, server: MariaDBServer) -> str:
+    full = base.full_disk_hint(tail, server.run_dir)
+    if full:
+        return full
     if _bind_failed(tail):
         return f"port {server.port} is in use: remove `port` from target {server.name} or free it"
     if _option_rejected(tail):

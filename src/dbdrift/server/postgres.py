@@ -111,7 +111,7 @@ class PostgresServer(base.Server):
             why = base.last_line(result.stderr or result.stdout) or f"pg_ctl exited {result.returncode}"
             raise base.with_tail(ServerError(
                 f"{self.label} did not start: {why}\nlast lines of {self.log_path}:\n{base.indent_log(tail)}",
-                f"see {self.log_path}",
+                base.full_disk_hint(tail, self.run_dir) or f"see {self.log_path}",
             ), tail)
         self._pid = self._pid_from_file()
 
@@ -200,7 +200,8 @@ class PostgresServer(base.Server):
             raise ServerError(
                 f"initdb failed for target {self.name} (postgres {self.install.version}): "
                 f"{base.last_line(result.stderr) or f'exit {result.returncode}'}",
-                f"see {self.run_dir / 'initdb.log'}",
+                base.full_disk_hint(result.stdout + result.stderr, self.run_dir)
+                or f"see {self.run_dir / 'initdb.log'}",
             )
 
     def _write_config(self) -> None:

@@ -1,0 +1,57 @@
+"""A work directory on a full disk (a small tmpfs): the target that does not fit fails with a
+hint naming the disk, the target that fits still runs, and nothing is lost."""
+from __future__ import annotations
+
+import json
+import sqlite3
+import subprocess
+import uuid
+from pathlib import Path
+
+import pytest
+
+from tests.helpers import dbdrift
+
+pytestmark = pytest.mark.server
+
+
+@pytest.fixture
+def small_disk():
+    path = Path("/var/tmp/dbdrift-tests") / f"small-disk-{uuid.uuid4().hex[:8]}"
+    path.mkdir(parents=True, mode=0o755)
+    mounted = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=200M,mode=755", "tmpfs", str(path)],
+                             capture_output=True, text=True)
+    assert mounted.returncode == 0, f"cannot mount a tmpfs (the test needs root): {mounted.stderr}"
+    yield path
+    subprocess.run(["umount", "-l", str(path)], capture_output=True)
+    path.rmdir()
+
+
+def test_a_target_that_does_not_fit_fails_with_a_full_disk_hint_and_the_other_runs(tmp_path, small_disk):
+    # MariaDB preallocates its redo log (a quarter of RAM / 2, GBs) and cannot start on 200 MB;
+    # PostgreSQL with 20,000 rows fits.
+    path = tmp_path / "full.toml"
+    path.write_text('name = "full"\nrows = 20000\nread_s = 1\nwrite_s = 1\nsettle_s = 0\nwarm_runs = false\n'
+                    'tests = ["point-query"]\n'
+                    '[[targets]]\nname = "ma"\nengine = "mariadb"\nversion = "11.4.5"\nbase = true\n'
+                    '[[targets]]\nname = "pg"\nversion = "17.10"\nsettings = { shared_buffers = "128MB" }\n')
+    store = tmp_path / "store.db"
+    result = dbdrift("run", path, "--store", store, work_dir=small_disk)
+    assert result.returncode == 1 and "Traceback" not in result.stderr
+    assert "error 28" in result.stderr
+    assert f"hint: the disk holding {small_disk}/full-ma" in result.stderr and "is full" in result.stderr
+    db = sqlite3.connect(store)
+    runs = db.execute("SELECT t.name, r.status FROM runs r JOIN targets t ON t.id = r.target_id").fetchall()
+    steps = db.execute("SELECT t.name, s.status, s.error FROM steps s JOIN targets t ON t.id = s.target_id "
+                       "WHERE s.kind = 'server'").fetchall()
+    db.close()
+    assert runs == [("pg", "ok")]
+    assert [(name, status) for name, status, _ in steps] == [("ma", "failed"), ("pg", "ok")]
+    # the failed target's logs stay where the error points, its data directory is gone
+    assert (small_disk / "full-ma" / "install-db.log").is_file()
+    assert not (small_disk / "full-ma" / "data").exists()
+    assert not (small_disk / "full-pg").exists()
+    # what was measured is reported; there is no rQPS without the base
+    rows = json.loads(dbdrift("report", "--store", store, "--format", "json").stdout)["rows"]
+    pg = [r for r in rows if r["target"] == "pg"]
+    assert len(pg) == 1 and pg[0]["qps"] > 0 and pg[0]["rqps"] is None
