@@ -3,12 +3,15 @@ campaign that also holds a PostgreSQL target: the same suite on InnoDB, rQPS in 
 from __future__ import annotations
 
 import json
+import os
+import signal
+import time
 import sqlite3
 from pathlib import Path
 
 import pytest
 
-from tests.helpers import dbdrift, shared_work_dir
+from tests.helpers import dbdrift, shared_work_dir, start_dbdrift
 
 pytestmark = pytest.mark.server
 
@@ -22,10 +25,11 @@ TARGETS = (("ma10.11", 'engine = "mariadb"\nversion = "10.11.5"'),
            ("pg17", 'engine = "postgres"\nversion = "17.10"\nsettings = { shared_buffers = "256MB" }'))
 
 
-def campaign(tmp: Path, name: str, targets=TARGETS, tests=TESTS, settle_s: float = 1) -> Path:
+def campaign(tmp: Path, name: str, targets=TARGETS, tests=TESTS, settle_s: float = 1, read_s: float = 1.5,
+             extra: str = "") -> Path:
     lines = [f'name = "{name}"', "tables = 2", "rows = 10000", "threads = [1]", "warmup_s = 0.5",
-             "read_s = 1.5", "write_s = 1.5", "scan_warm_s = 0.5", f"settle_s = {settle_s}", "warm_runs = false",
-             "interval_s = 0.5", f"tests = {json.dumps(tests)}"]
+             f"read_s = {read_s}", f"write_s = {read_s}", "scan_warm_s = 0.5", f"settle_s = {settle_s}",
+             "warm_runs = false", "interval_s = 0.5", f"tests = {json.dumps(tests)}", extra]
     for i, (tname, body) in enumerate(targets):
         lines += ["[[targets]]", f'name = "{tname}"', body, f"base = {str(i == 0).lower()}"]
     path = tmp / f"{name}.toml"
@@ -139,3 +143,83 @@ def test_a_setting_the_server_rejects_fails_that_target_with_its_own_error_and_t
     assert "hint: fix the option in target bad" in result.stderr
     ok = query(store, "SELECT r.status FROM runs r JOIN targets t ON t.id = r.target_id WHERE t.name = 'ma11.4'")
     assert [r["status"] for r in ok] == ["ok"]
+
+
+def _wait_for(condition, timeout_s: float, what: str, proc) -> None:
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        if condition():
+            return
+        if proc.poll() is not None:
+            raise AssertionError(f"dbdrift exited {proc.returncode} before {what}: {proc.stderr.read()[-2000:]}")
+        time.sleep(0.2)
+    raise AssertionError(f"timed out waiting for {what}")
+
+
+def _stored(store: Path) -> list[sqlite3.Row]:
+    if not store.exists():
+        return []
+    try:
+        return query(store, "SELECT t.name AS target, r.test, r.status, r.server_log_tail FROM runs r "
+                            "JOIN targets t ON t.id = r.target_id ORDER BY r.id")
+    except sqlite3.OperationalError:  # the schema is still being created
+        return []
+
+
+def _mariadbd_processes_under(work: Path) -> list[int]:
+    found = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                cmd = (entry / "cmdline").read_bytes().decode(errors="replace")
+            except OSError:
+                continue
+            if str(work) in cmd and ("mariadbd" in cmd or "mysqld" in cmd):
+                found.append(int(entry.name))
+    return found
+
+
+TWO = (("ma10.11", 'engine = "mariadb"\nversion = "10.11.5"'), ("ma11.4", 'engine = "mariadb"\nversion = "11.4.5"'))
+
+
+def test_a_mariadbd_killed_mid_run_is_stored_as_failed_and_the_other_target_still_runs(tmp_path):
+    work = shared_work_dir("mariadb-crash")
+    store = tmp_path / "s.db"
+    path = campaign(tmp_path, "macrash", TWO, ["point-query", "update-index", "range-covered-pk"], settle_s=0,
+                    read_s=3, extra='order = "sequential"')
+    proc = start_dbdrift("run", path, "--store", store, "--no-report", work_dir=work)
+    try:
+        _wait_for(lambda: any(r["target"] == "ma10.11" for r in _stored(store)), 240, "a first run", proc)
+        time.sleep(1.0)  # inside the next run
+        pid = int((work / "macrash-ma10.11" / "mysqld.pid").read_text().split()[0])
+        os.kill(pid, signal.SIGKILL)
+        out, err = proc.communicate(timeout=300)
+    finally:
+        proc.kill()
+    assert proc.returncode == 1 and "Traceback" not in err, err[-3000:]
+    assert "died" in err and "hint:" in err, err[-3000:]
+    stored = _stored(store)
+    failed = [r for r in stored if r["status"] == "failed"]
+    assert len(failed) == 1 and failed[0]["target"] == "ma10.11" and failed[0]["server_log_tail"]
+    assert [r["test"] for r in stored if r["target"] == "ma11.4" and r["status"] == "ok"] == \
+        ["update-index", "point-query", "range-covered-pk"]
+    assert _mariadbd_processes_under(work) == []
+
+
+def test_ctrl_c_stops_the_mariadb_servers_and_keeps_what_was_measured(tmp_path):
+    work = shared_work_dir("mariadb-intr")
+    store = tmp_path / "s.db"
+    path = campaign(tmp_path, "maintr", TWO, ["point-query", "range-covered-pk", "update-index"], settle_s=0,
+                    read_s=4)
+    proc = start_dbdrift("run", path, "--store", store, "--no-report", work_dir=work)
+    try:
+        _wait_for(lambda: len(_stored(store)) >= 1, 240, "a first run", proc)
+        time.sleep(1.0)
+        proc.send_signal(signal.SIGINT)
+        out, err = proc.communicate(timeout=120)
+    finally:
+        proc.kill()
+    assert proc.returncode == 130 and "Traceback" not in err and "--resume" in err, err[-3000:]
+    stored = _stored(store)
+    assert stored[0]["status"] == "ok" and stored[-1]["status"] == "interrupted"
+    assert _mariadbd_processes_under(work) == []
