@@ -22,8 +22,8 @@ class Dialect:
     def __init__(self, version: str) -> None:
         self.version = version
 
-    def create_database(self) -> list[list[dict]]:
-        return [[{"sql": f"DROP DATABASE IF EXISTS {DBNAME}"}], [{"sql": f"CREATE DATABASE {DBNAME}"}]]
+    def create_database(self, dbname: str = DBNAME) -> list[list[dict]]:
+        return [[{"sql": f"DROP DATABASE IF EXISTS {dbname}"}], [{"sql": f"CREATE DATABASE {dbname}"}]]
 
     def settings(self, admin: dict) -> dict[str, str]:
         raise NotImplementedError
@@ -38,8 +38,9 @@ class Dialect:
         """How the cache was warmed after the load, and a note for the user when it could not be."""
         raise NotImplementedError
 
-    def settle_start(self, conn: dict, tables: int) -> dict:
-        """The work of the settle step (spec §1.9) done before its sleep; returns facts to store."""
+    def settle_start(self, conn: dict, tables: list[str]) -> dict:
+        """The work of the settle step (spec §1.9, §2.7) on `tables`, done before its sleep;
+        returns facts to store."""
         raise NotImplementedError
 
     def settle_end(self, conn: dict, started: dict) -> None:
@@ -92,10 +93,10 @@ class PostgresDialect(Dialect):
         except DriverError as exc:
             return "unavailable", f"pg_prewarm unavailable ({exc.message}); the warm-up run warms the cache"
 
-    def settle_start(self, conn: dict, tables: int) -> dict:
+    def settle_start(self, conn: dict, tables: list[str]) -> dict:
         """Vacuum analyze every table in parallel, then checkpoint."""
-        vacuum = [{"sql": f"VACUUM (ANALYZE, INDEX_CLEANUP ON) sbtest{n}"} for n in range(1, tables + 1)]
-        self._exec(conn, [vacuum, [{"sql": "CHECKPOINT"}]], threads=tables, what="settle")
+        vacuum = [{"sql": f"VACUUM (ANALYZE, INDEX_CLEANUP ON) {t}"} for t in tables]
+        self._exec(conn, [vacuum, [{"sql": "CHECKPOINT"}]], threads=len(tables), what="settle")
         return {}
 
 
@@ -127,8 +128,8 @@ class InnoDBDialect(Dialect):
         the k index per table, built after the load as sysbench does."""
         create, insert, index = [], [], []
         for n in range(1, tables + 1):
-            create.append({"sql": f"DROP TABLE IF EXISTS sbtest{n}"})
-            create.append({"sql": create_table_sql(n)})
+            # one job: the jobs of a phase run concurrently, a separate DROP could follow the CREATE
+            create.append({"sql": f"DROP TABLE IF EXISTS sbtest{n}; {create_table_sql(n)}"})
             insert.append({"insert_sbtest": {"sql": f"INSERT INTO sbtest{n} (id, k, c, pad) VALUES",
                                              "first_id": 1, "last_id": rows, "k_max": rows}})
             index.append({"sql": f"CREATE INDEX k_{n} ON sbtest{n} (k)"})
@@ -139,17 +140,17 @@ class InnoDBDialect(Dialect):
         nothing is read back."""
         return "buffer pool (just loaded)", None
 
-    def settle_start(self, conn: dict, tables: int) -> dict:
+    def settle_start(self, conn: dict, tables: list[str]) -> dict:
         """RESET MASTER, analyze every table in parallel, and flush dirty pages with the three
         settings of spec §1.9 (those this server has) until settle_end restores them."""
         reset = "RESET BINARY LOGS AND GTIDS" if self.engine == "mysql" and version_tuple(self.version) >= (8, 4) \
             else "RESET MASTER"
         have = {r[0]: r[1] for r in self._query(conn, "SHOW GLOBAL VARIABLES WHERE Variable_name IN ("
                                                     + ", ".join(f"'{k}'" for k in INNODB_FLUSH_SETTINGS) + ")")}
-        analyze = [{"sql": f"ANALYZE TABLE sbtest{n}"} for n in range(1, tables + 1)]
+        analyze = [{"sql": f"ANALYZE TABLE {t}"} for t in tables]
         flush = [{"sql": "; ".join(f"SET GLOBAL {k} = {v}" for k, v in INNODB_FLUSH_SETTINGS.items() if k in have)
                   or "SELECT 1"}]
-        self._exec(conn, [[{"sql": reset}], flush, analyze], threads=tables, what="settle")
+        self._exec(conn, [[{"sql": reset}], flush, analyze], threads=len(tables), what="settle")
         return {"restore": have}
 
     def settle_end(self, conn: dict, started: dict) -> None:
