@@ -89,3 +89,48 @@ class ServerInfo:
     data_dir: Path
     log_path: Path
     settings: dict[str, str] = field(default_factory=dict)
+
+
+# --- Insert Benchmark (spec §2) ------------------------------------------------------------
+
+IBENCH_LOAD_STEPS = ("l.i0", "l.x", "l.i1", "l.i2")
+IBENCH_QUERY_STEPS = ("qr100", "qp100", "qr500", "qp500", "qr1000", "qp1000")
+IBENCH_STEPS = IBENCH_LOAD_STEPS + IBENCH_QUERY_STEPS
+IBENCH_BUCKETS_US = (256, 1_000, 4_000, 16_000, 64_000, 256_000, 1_000_000, 4_000_000, 16_000_000)
+"""Response-time histogram upper bounds (spec §2.8): ≤256µs … ≤16s, then one bucket for >16s."""
+
+
+@dataclass(frozen=True)
+class InsertStepResult:
+    """One Insert Benchmark step of one target, as measured (the store's ibench_steps row).
+
+    Rates are for all clients together: `ips` = rows inserted / elapsed_s (l.x: (100 + l.i0
+    rows) / elapsed_s, "indexed rows/s"), `dps` = rows deleted / elapsed_s, `qps` = queries /
+    elapsed_s (0 for load steps). `target_ips` is clients × the per-client background insert
+    rate for qr/qp steps, None for load steps. `per_second` is client 1's per-second report
+    (dicts with the §2.8 columns i_sec t_sec i_ips t_ips i_dps t_dps i_qps t_qps max_i_us
+    max_d_us max_q_us t_ins t_del t_query retry_i retry_d retry_q). `histograms` maps
+    "insert" | "delete" | "query" to {"counts": [10 ints, buckets of IBENCH_BUCKETS_US then
+    >16s], "max_us": int}.
+    """
+
+    target: str
+    step: str
+    status: str  # ok | failed | interrupted
+    clients: int
+    elapsed_s: float
+    inserted: int
+    deleted: int
+    queries: int
+    ips: float
+    dps: float
+    qps: float
+    target_ips: float | None = None
+    max_insert_us: int | None = None
+    max_delete_us: int | None = None
+    max_query_us: int | None = None
+    histograms: dict = field(default_factory=dict)
+    per_second: list = field(default_factory=list)
+    hardware: dict | None = None
+    table_rows: int | None = None  # rows in the benchmark tables after the step
+    error: str | None = None

@@ -1,21 +1,23 @@
-// Command line: `run --spec FILE|-`, `exec --spec FILE|-`, `--version`. Reads the spec,
-// dispatches, and turns any DriverError into the one `fatal` line and exit status.
+// Command line: `run`, `exec` and `ibench` (each `--spec FILE|-`), `--version`. Reads the
+// spec, dispatches, and turns any DriverError into the one `fatal` line and exit status.
 
 use crate::emit;
 use crate::error::DriverError;
-use crate::exec::{jobs, run};
+use crate::exec::{ibench, jobs, run};
 use crate::{signal, spec};
 use std::io::Read;
 
 pub const VERSION_LINE: &str = "dbdrift-driver 0.1.0 protocol 1";
 
-const USAGE: &str = "usage: dbdrift-driver run --spec FILE|- | exec --spec FILE|- | --version";
+const USAGE: &str =
+    "usage: dbdrift-driver run --spec FILE|- | exec --spec FILE|- | ibench --spec FILE|- | --version";
 
 enum Command {
     Version,
     Help,
     Run(String),
     Exec(String),
+    Ibench(String),
 }
 
 pub fn main(args: Vec<String>) -> i32 {
@@ -48,6 +50,11 @@ fn dispatch(args: &[String]) -> Result<i32, DriverError> {
             signal::install();
             jobs::exec(&spec)
         }
+        Command::Ibench(path) => {
+            let spec = spec::ibench::parse_ibench(&read_spec(&path)?)?;
+            signal::install();
+            ibench::ibench(&spec)
+        }
     }
 }
 
@@ -57,16 +64,16 @@ fn parse_args(args: &[String]) -> Result<Command, DriverError> {
     match words.as_slice() {
         ["--version"] | ["-V"] => Ok(Command::Version),
         ["--help"] | ["-h"] => Ok(Command::Help),
-        [verb @ ("run" | "exec"), rest @ ..] => {
+        [verb @ ("run" | "exec" | "ibench"), rest @ ..] => {
             let path = match rest {
                 ["--spec", p] => p.to_string(),
                 [one] if one.starts_with("--spec=") => one["--spec=".len()..].to_string(),
                 _ => return Err(usage(&format!("{verb} needs exactly --spec FILE|-"))),
             };
-            Ok(if *verb == "run" {
-                Command::Run(path)
-            } else {
-                Command::Exec(path)
+            Ok(match *verb {
+                "run" => Command::Run(path),
+                "exec" => Command::Exec(path),
+                _ => Command::Ibench(path),
             })
         }
         [] => Err(usage("no command given")),

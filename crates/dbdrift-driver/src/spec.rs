@@ -1,6 +1,8 @@
 // Serde types of the JSON spec (docs/protocol.md) and their validation.
 // Parsing never panics: every problem becomes a DriverError of class "spec".
 
+pub mod ibench;
+
 use crate::error::DriverError;
 use serde::Deserialize;
 

@@ -109,6 +109,38 @@ fn unreachable_server_is_a_connect_fatal_with_exit_1() {
     assert!(l[0].get("sqlstate").is_none());
 }
 
+const IBENCH: &str = r#"{"protocol":1,"backend":"postgres","connection":{"socket_dir":"/nonexistent-dbdrift","port":1,"user":"u","dbname":"d"},
+  "step":"l.i0","clients":1,"tables":["pi1"],"rows_per_client":100,"rows_per_statement":10,
+  "sql":{"insert":"INSERT INTO {table} (dateandtime, cashregisterid, customerid, productid, price, data) VALUES"}}"#;
+
+#[test]
+fn ibench_on_the_null_backend_is_a_spec_fatal_with_exit_2() {
+    let spec = IBENCH.replace(r#""backend":"postgres""#, r#""backend":"null""#);
+    let out = driver(&["ibench", "--spec", "-"], &spec);
+    assert_eq!(out.status.code(), Some(2));
+    let l = lines(&out);
+    assert_eq!(l.len(), 1);
+    assert_eq!(l[0]["class"], "spec");
+    assert!(l[0]["message"].as_str().unwrap().contains("null"));
+}
+
+#[test]
+fn ibench_against_an_unreachable_server_is_a_connect_fatal_before_any_start_line() {
+    let out = driver(&["ibench", "--spec", "-"], IBENCH);
+    assert_eq!(out.status.code(), Some(1));
+    let l = lines(&out);
+    assert_eq!(l.len(), 1);
+    assert_eq!(l[0]["class"], "connect");
+}
+
+#[test]
+fn ibench_without_a_spec_is_a_usage_error_naming_it() {
+    let out = driver(&["ibench"], "");
+    assert_eq!(out.status.code(), Some(2));
+    let l = lines(&out);
+    assert!(l[0]["message"].as_str().unwrap().contains("ibench --spec"));
+}
+
 /// `socket_dir:port` of a live PostgreSQL (trust auth, user postgres), or None to skip.
 fn live_server() -> Option<(String, u16)> {
     let Ok(v) = std::env::var("DBDRIFT_TEST_PG") else {

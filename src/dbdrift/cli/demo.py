@@ -1,5 +1,6 @@
 """`dbdrift demo`: PostgreSQL 17.10 (base) vs 18.4 on the default suite, small and short;
-`--engine mariadb`: MariaDB 10.11.5 (base) vs 11.4.5 on the same suite."""
+`--engine mariadb`: MariaDB 10.11.5 (base) vs 11.4.5 on the same suite;
+`--workload insert-benchmark`: a small Insert Benchmark on the same two versions."""
 from __future__ import annotations
 
 import argparse
@@ -42,6 +43,33 @@ name = "{new_name}"
 engine = "{engine}"
 version = "{new_version}"
 """
+IBENCH_CAMPAIGN = """\
+# dbdrift demo: the Insert Benchmark (every step: l.i0, l.x, l.i1, l.i2, settle, qr100 ... qp1000)
+# on {label} {base_version} (base) and {new_version}, tiny: real campaigns load tens of millions
+# of rows per client and run each query step for 1800-3600 s. One client, one table.
+name = "{name}-ibench"
+workload = "insert-benchmark"
+settle_s = 10
+interval_s = 1
+
+[insert_benchmark]
+clients = 1
+rows_l_i0 = 500000
+rows_l_i1 = 100000
+rows_l_i2 = 20000
+query_s = 25
+
+[[targets]]
+name = "{base_name}"
+engine = "{engine}"
+version = "{base_version}"
+base = true
+
+[[targets]]
+name = "{new_name}"
+engine = "{engine}"
+version = "{new_version}"
+"""
 # engine -> campaign name, (target name, version) of the base and of the new version, label
 DEMOS = {
     "postgres": ("demo-pg17-vs-pg18", ("pg17.10", "17.10"), ("pg18.4", "18.4"), "PostgreSQL"),
@@ -49,21 +77,24 @@ DEMOS = {
 }
 
 
-def demo_campaign(engine: str) -> str:
+def demo_campaign(engine: str, workload: str = "sysbench") -> str:
     name, (base_name, base_version), (new_name, new_version), label = DEMOS[engine]
-    return DEMO_CAMPAIGN.format(name=name, engine=engine, label=label, base_name=base_name,
+    template = IBENCH_CAMPAIGN if workload == "insert-benchmark" else DEMO_CAMPAIGN
+    return template.format(name=name, engine=engine, label=label, base_name=base_name,
                                 base_version=base_version, new_name=new_name, new_version=new_version)
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--engine", choices=tuple(DEMOS), default="postgres",
                         help="postgres: 17.10 vs 18.4 (default); mariadb: 10.11.5 vs 11.4.5")
+    parser.add_argument("--workload", choices=("sysbench", "insert-benchmark"), default="sysbench",
+                        help="the 32 default microbenchmarks (default) or a small Insert Benchmark")
     parser.add_argument("--print-campaign", action="store_true", help="print the demo campaign file and exit")
     run_cli.add_common(parser)
 
 
 def main(args: argparse.Namespace) -> int:
-    text = demo_campaign(args.engine)
+    text = demo_campaign(args.engine, args.workload)
     if args.print_campaign:
         sys.stdout.write(text)
         return 0

@@ -13,6 +13,7 @@ from dbdrift.analysis.noise import IntervalSample
 from dbdrift.analysis.relative import Measurement, compare
 from dbdrift.analysis.summary import summarize_groups
 from dbdrift.catalog.sysbench import GROUP_TITLES, GROUPS, report_order, scan_krps
+from dbdrift.cli import ibench_report
 from dbdrift.errors import UserError
 from dbdrift.report.csv import render_csv
 from dbdrift.report.flamegraph import folded_text, render_diff_svg, render_svg
@@ -219,6 +220,10 @@ def main(args: argparse.Namespace) -> int:
         raise UserError(f"store {args.store} does not exist", "pass --store PATH, or run a campaign first")
     store = Store(args.store)
     try:
+        campaign_id = store.latest_campaign_id(args.campaign)
+        if campaign_id is not None and ibench_report.is_ibench(store, campaign_id):
+            sys.stdout.write(ibench_report.render(store, campaign_id, args.base, args.format))
+            return 0
         data = build_report(store, args.campaign, args.base, args.chain, args.min_effect, args.noisy,
                             args.noise_floor, args.metrics)
         if args.flamegraphs:

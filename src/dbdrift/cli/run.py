@@ -7,6 +7,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from dbdrift.catalog.sysbench import select_tests
+from dbdrift.cli import ibench_report
 from dbdrift.cli import report as report_cli
 from dbdrift.cli.progress import ConsoleProgress
 from dbdrift.plan.campaign import CampaignSpec, load_campaign, with_base
@@ -55,7 +56,9 @@ def execute(spec: CampaignSpec, args: argparse.Namespace) -> int:
         if spec.count_instructions:
             progress.message(f"stored {outcome.instructions_ok} instruction counts "
                              f"({outcome.instructions_failed} failed) in {args.store}")
-        if not args.no_report:
+        if not args.no_report and spec.workload == "insert-benchmark":
+            sys.stdout.write(ibench_report.render(store, outcome.campaign_id, None, args.format))
+        elif not args.no_report:
             data = report_cli.build_report(store, str(outcome.campaign_id), None, False, noise_floor="auto")
             sys.stdout.write(report_cli.render(data, args.format, report_cli.use_color("auto")))
     finally:

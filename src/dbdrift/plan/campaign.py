@@ -6,12 +6,13 @@ from __future__ import annotations
 
 import re
 import tomllib
-from dataclasses import dataclass, field, replace
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 
+from dbdrift.catalog.ibench import IBenchSizes, settle_seconds
 from dbdrift.catalog.sysbench import MicrobenchmarkSpec, select_tests
 from dbdrift.errors import UserError
-from dbdrift.model import ENGINES, TargetSpec
+from dbdrift.model import ENGINES, IBENCH_STEPS, TargetSpec
 from dbdrift.units import parse_duration_s
 
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._+-]{0,63}$")
@@ -48,6 +49,9 @@ class CampaignSpec:
     flamegraphs: bool = False  # perf record the backends during each timed run
     source: str = "<built-in>"
     test_names: tuple[str, ...] = field(default=("default32",))
+    workload: str = "sysbench"  # sysbench | insert-benchmark
+    ibench: IBenchSizes = field(default_factory=IBenchSizes)  # the Insert Benchmark's sizes
+    ibench_steps: tuple[str, ...] = IBENCH_STEPS
 
     @property
     def base(self) -> TargetSpec:
@@ -59,6 +63,8 @@ class CampaignSpec:
     def settle_total_s(self) -> float:
         if self.settle_s is not None:
             return self.settle_s
+        if self.workload == "insert-benchmark":
+            return settle_seconds(self.ibench)
         return min(1200.0, 60.0 + self.tables * self.rows / 1e6)
 
     def to_dict(self) -> dict:
@@ -73,6 +79,9 @@ class CampaignSpec:
             "calibration": self.calibration, "count_instructions": self.count_instructions, "timed": self.timed,
             "flamegraphs": self.flamegraphs,
             "tests": list(self.test_names),
+            "workload": self.workload,
+            **({"insert_benchmark": {**asdict(self.ibench), "steps": list(self.ibench_steps)}}
+               if self.workload == "insert-benchmark" else {}),
             "targets": [target_to_dict(t) for t in self.targets],
         }
 
@@ -89,8 +98,9 @@ def target_to_dict(t: TargetSpec) -> dict:
 _TOP_KEYS = {
     "name", "targets", "tests", "tables", "rows", "threads", "read_s", "write_s", "insert_s",
     "warmup_s", "scan_warm_s", "settle_s", "warm_runs", "repeats", "prepared", "seed", "interval_s",
-    "order", "slice_s", "slice_warmup_s", "count_instructions", "flamegraphs",
+    "order", "slice_s", "slice_warmup_s", "count_instructions", "flamegraphs", "workload", "insert_benchmark",
 }
+_IBENCH_KEYS = {"clients", "rows_l_i0", "rows_l_i1", "rows_l_i2", "query_s", "deletes", "shared_table", "steps"}
 _TARGET_KEYS = {"name", "engine", "version", "basedir", "system", "config", "settings",
                 "data_checksums", "base", "port"}
 
@@ -153,13 +163,50 @@ def parse_campaign(data: dict, source: str, base_dir: Path, default_name: str) -
         count_instructions=_bool(data, "count_instructions", False, where),
         flamegraphs=_bool(data, "flamegraphs", False, where),
         source=source,
+        workload=_choice(data, "workload", ("sysbench", "insert-benchmark"), "sysbench", where),
     )
+    if spec.workload == "insert-benchmark":
+        spec = _with_ibench(spec, data.get("insert_benchmark", {}), where)
+    elif "insert_benchmark" in data:
+        raise UserError(f"{where}: [insert_benchmark] is set but workload is sysbench",
+                        'add workload = "insert-benchmark" or remove the [insert_benchmark] table')
     if spec.slice_s < spec.interval_s:
         raise UserError(f"{where}: slice_s ({spec.slice_s:g} s) is shorter than interval_s ({spec.interval_s:g} s)",
                         "use slices of at least one interval, e.g. slice_s = 5")
     if spec.interval_s <= 0:
         raise UserError(f"{where}: interval_s must be > 0", "use e.g. interval_s = 1")
     return spec
+
+
+def _with_ibench(spec: CampaignSpec, raw: object, where: str) -> CampaignSpec:
+    """The [insert_benchmark] table: clients (dop), rows of l.i0, l.i1 and l.i2 for all clients,
+    seconds per query step, deletes, one shared table, and optionally a subset of the steps."""
+    label = f"{where}: [insert_benchmark]"
+    if not isinstance(raw, dict):
+        raise UserError(f"{label} is not a table", "write [insert_benchmark] followed by key = value lines")
+    _check_keys(raw, _IBENCH_KEYS, label)
+    default = IBenchSizes()
+    rows_l_i1 = _positive_int(raw, "rows_l_i1", default.rows_l_i1, label)
+    sizes = IBenchSizes(
+        clients=_positive_int(raw, "clients", default.clients, label),
+        rows_l_i0=_positive_int(raw, "rows_l_i0", default.rows_l_i0, label),
+        rows_l_i1=rows_l_i1,
+        rows_l_i2=_positive_int(raw, "rows_l_i2", max(1, rows_l_i1 // 4), label),
+        query_s=_duration(raw, "query_s", default.query_s, label),
+        deletes=_bool(raw, "deletes", default.deletes, label),
+        shared_table=_bool(raw, "shared_table", default.shared_table, label),
+    )
+    if sizes.shared_table and sizes.deletes and sizes.clients > 1:
+        raise UserError(f"{label}: shared_table with deletes and several clients",
+                        "clients deleting the oldest rows of one table would delete each other's: "
+                        "set deletes = false or shared_table = false (spec §2.1)")
+    names = raw.get("steps", list(IBENCH_STEPS))
+    names = _str_list([names] if isinstance(names, str) else names, f"{label}: steps")
+    unknown = [n for n in names if n not in IBENCH_STEPS]
+    if unknown:
+        raise UserError(f"{label}: unknown step {unknown[0]!r}", f"steps are {', '.join(IBENCH_STEPS)}")
+    return replace(spec, ibench=sizes, ibench_steps=tuple(n for n in IBENCH_STEPS if n in names),
+                   test_names=(), order="sequential")
 
 
 def _parse_target(raw: object, index: int, where: str, base_dir: Path) -> TargetSpec:

@@ -18,7 +18,7 @@ from dbdrift.model import InstallInfo
 from dbdrift.plan.campaign import CampaignSpec, target_to_dict
 from dbdrift.plan.expand import LoadStep, SettleStep, TargetPlan, estimate_s, expand
 from dbdrift.metrics import host, perf
-from dbdrift.runner import instructions
+from dbdrift.runner import ibench, instructions
 from dbdrift.runner.progress import NullProgress, ProgressSink
 from dbdrift.runner.session import TargetSession
 from dbdrift.server import engines
@@ -65,12 +65,15 @@ class Runner:
         self.store = store
         self.resume = resume
         self.progress = progress or NullProgress()
-        self.plans = expand(spec)
+        self.plans = expand(spec) if spec.workload == "sysbench" else []
         self.perf = perf.probe()
 
     def run(self) -> CampaignOutcome:
         installs = self._resolve_installs()  # every target is checked before any server starts
         outcome = CampaignOutcome(self._campaign_id())
+        if self.spec.workload == "insert-benchmark":
+            self._insert_benchmark(installs, outcome)
+            return outcome
         states = self._states(outcome.campaign_id)
         active = [s for s in states if s.pending]
         for state in states:
@@ -120,6 +123,34 @@ class Runner:
             after = self.store.instruction_statuses(state.target_id)
             outcome.instructions_ok += after.get("ok", 0) - before.get("ok", 0)
             outcome.instructions_failed += after.get("failed", 0) - before.get("failed", 0)
+
+    # -- the Insert Benchmark: one target after the other, every step ----------------------------
+    def _insert_benchmark(self, installs: dict[str, InstallInfo], outcome: CampaignOutcome) -> None:
+        wanted = set(self.spec.ibench_steps)
+        pending = []
+        for position, target in enumerate(self.spec.targets):
+            target_id = self.store.ensure_target(outcome.campaign_id, target.name, target.engine, position,
+                                                 target.name == self.spec.base.name, target_to_dict(target))
+            if self.resume and self.store.ibench_done(target_id) >= wanted:
+                outcome.runs_skipped += len(wanted)
+                self.progress.message(f"{target.name}: all steps already stored, skipped (--resume)")
+            else:
+                pending.append((target, target_id))
+        self.progress.campaign_start(ibench.plan_s(self.spec) * len(pending),
+                                     (len(wanted) + 3) * len(pending))
+        for target, target_id in pending:
+            self.store.supersede_ibench(target_id)  # the steps build on each other: all again
+            session = TargetSession(self.spec, target, installs[target.name], target_id, self.store,
+                                    self.progress, dbname=ibench.DBNAME)
+            try:
+                ibench.run_target(session, installs[target.name])
+            except (ServerError, DriverError) as exc:
+                self._fail(session, exc, outcome)
+            finally:
+                session.stop()
+                done = self.store.ibench_done(target_id)
+                outcome.runs_ok += len(done)
+                outcome.runs_failed += 0 if target.name not in outcome.failed_targets else 1
 
     # -- validation and bookkeeping --------------------------------------------------------------
     def _resolve_installs(self) -> dict[str, InstallInfo]:

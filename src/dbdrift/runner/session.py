@@ -28,12 +28,13 @@ from dbdrift.store.store import RunRecord, Store
 
 class TargetSession:
     def __init__(self, spec: CampaignSpec, target: TargetSpec, install: InstallInfo, target_id: int,
-                 store: Store, progress: ProgressSink, perf_counters: bool = False) -> None:
+                 store: Store, progress: ProgressSink, perf_counters: bool = False, dbname: str = DBNAME) -> None:
         self.spec, self.target, self.install = spec, target, install
         self.perf_counters = perf_counters  # attach `perf stat` to the backends during each run
         self.target_id, self.store, self.progress = target_id, store, progress
         self.server = make_server(target, install, env.work_dir() / f"{spec.name}-{target.name}")
         self.dialect = for_engine(install.engine, install.version)
+        self.dbname = dbname
         self.conn: dict = {}
         self._settling: dict | None = None
         self.runs_ok = 0
@@ -48,8 +49,9 @@ class TargetSession:
     def start(self) -> None:
         self.timed_step("server", f"start {self.install.engine} {self.install.version}", self._start)
         admin = self.server.connection.to_driver()
-        process.exec_jobs(admin, self.dialect.create_database(), backend=self.dialect.backend, what="create database")
-        self.conn = self.server.connection.with_dbname(DBNAME).to_driver()
+        process.exec_jobs(admin, self.dialect.create_database(self.dbname), backend=self.dialect.backend,
+                          what="create database")
+        self.conn = self.server.connection.with_dbname(self.dbname).to_driver()
 
     def stop(self) -> None:
         """Stop the server, keep its log beside the store, and remove its data directory
@@ -122,14 +124,15 @@ class TargetSession:
             self.progress.message(f"note: {note}")
         return how
 
-    def settle_work(self, step: SettleStep) -> float:
+    def settle_work(self, step: SettleStep, tables: list[str] | None = None) -> float:
         """The settle step's work (spec §1.9: vacuum/analyze, checkpoint or flushing); returns
         the seconds it took. The caller sleeps the rest of the settle time (once for all
         targets when interleaved), then calls settle_end."""
         self.server.check_alive()
 
         def work() -> dict:
-            self._settling = self.dialect.settle_start(self.conn, self.spec.tables)
+            names = tables or [f"sbtest{n}" for n in range(1, self.spec.tables + 1)]
+            self._settling = self.dialect.settle_start(self.conn, names)
             return {"settle_total_s": step.total_s, **self._settling}
 
         return self.timed_step("settle", step.label, work)

@@ -128,6 +128,36 @@ MIGRATIONS: tuple[str, ...] = (
     """
     ALTER TABLE runs ADD COLUMN folded_json TEXT;
     """,
+    # 5: Insert Benchmark steps (spec §2): one row per step and target, client 1's per-second
+    # report (the spec's graphs use client 1) and the response-time histograms of all clients.
+    """
+    CREATE TABLE ibench_steps (
+        id INTEGER PRIMARY KEY,
+        target_id INTEGER NOT NULL REFERENCES targets(id),
+        step TEXT NOT NULL,
+        status TEXT NOT NULL,
+        started_at TEXT NOT NULL,
+        clients INTEGER NOT NULL,
+        elapsed_s REAL NOT NULL,
+        inserted INTEGER NOT NULL,
+        deleted INTEGER NOT NULL,
+        queries INTEGER NOT NULL,
+        ips REAL NOT NULL,
+        dps REAL NOT NULL,
+        qps REAL NOT NULL,
+        target_ips REAL,
+        max_insert_us INTEGER,
+        max_delete_us INTEGER,
+        max_query_us INTEGER,
+        histograms_json TEXT NOT NULL,
+        per_second_json TEXT NOT NULL,
+        hardware_json TEXT,
+        table_rows INTEGER,
+        driver_spec_json TEXT,
+        error TEXT,
+        superseded INTEGER NOT NULL DEFAULT 0
+    );
+    """,
 )
 
 SCHEMA_VERSION = len(MIGRATIONS)

@@ -11,6 +11,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from dbdrift.errors import UserError
+from dbdrift.model import InsertStepResult
 from dbdrift.store.schema import MIGRATIONS, SCHEMA_VERSION
 
 
@@ -199,6 +200,42 @@ class Store:
                  rec.ir_per_event, rec.spread_pct, json.dumps(rec.self_per_event),
                  json.dumps(rec.inclusive_per_event), rec.error))
         return int(cur.lastrowid)
+
+    def add_ibench_step(self, target_id: int, r: InsertStepResult, driver_spec: dict | None = None) -> int:
+        with self.db:
+            cur = self.db.execute(
+                "INSERT INTO ibench_steps(target_id, step, status, started_at, clients, elapsed_s, inserted, deleted, "
+                "queries, ips, dps, qps, target_ips, max_insert_us, max_delete_us, max_query_us, histograms_json, "
+                "per_second_json, hardware_json, table_rows, driver_spec_json, error) "
+                "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                (target_id, r.step, r.status, now_iso(), r.clients, r.elapsed_s, r.inserted, r.deleted, r.queries,
+                 r.ips, r.dps, r.qps, r.target_ips, r.max_insert_us, r.max_delete_us, r.max_query_us,
+                 json.dumps(r.histograms), json.dumps(r.per_second), _json_or_null(r.hardware), r.table_rows,
+                 _json_or_null(driver_spec), r.error))
+        return int(cur.lastrowid)
+
+    def supersede_ibench(self, target_id: int) -> None:
+        """A target's Insert Benchmark reruns from l.i0: its earlier steps leave the reports."""
+        with self.db:
+            self.db.execute("UPDATE ibench_steps SET superseded = 1 WHERE target_id = ?", (target_id,))
+
+    def ibench_steps(self, campaign_id: int) -> list[InsertStepResult]:
+        rows = self.db.execute(
+            "SELECT s.*, targets.name AS target FROM ibench_steps s JOIN targets ON targets.id = s.target_id "
+            "WHERE targets.campaign_id = ? AND s.superseded = 0 ORDER BY s.id", (campaign_id,)).fetchall()
+        return [InsertStepResult(
+            target=r["target"], step=r["step"], status=r["status"], clients=r["clients"], elapsed_s=r["elapsed_s"],
+            inserted=r["inserted"], deleted=r["deleted"], queries=r["queries"], ips=r["ips"], dps=r["dps"],
+            qps=r["qps"], target_ips=r["target_ips"], max_insert_us=r["max_insert_us"],
+            max_delete_us=r["max_delete_us"], max_query_us=r["max_query_us"],
+            histograms=json.loads(r["histograms_json"]), per_second=json.loads(r["per_second_json"]),
+            hardware=json.loads(r["hardware_json"]) if r["hardware_json"] else None, table_rows=r["table_rows"],
+            error=r["error"]) for r in rows]
+
+    def ibench_done(self, target_id: int) -> set[str]:
+        rows = self.db.execute("SELECT step FROM ibench_steps WHERE target_id = ? AND status = 'ok' "
+                               "AND superseded = 0", (target_id,))
+        return {r[0] for r in rows}
 
     # -- reading ---------------------------------------------------------------------------
     def completed_runs(self, target_id: int) -> set[tuple[str, int, int]]:

@@ -2,6 +2,7 @@
 // JSON lines that report them. Workers add to their own Tally; the reporter merges.
 
 pub mod histogram;
+pub mod ibench;
 
 use histogram::{Histogram, LatencySummary};
 use serde::Serialize;

@@ -2,6 +2,7 @@
 // generators resolved to slots. Compiling is where statement-level spec errors surface.
 
 pub mod digits;
+pub mod ibrows;
 pub mod params;
 pub mod rng;
 pub mod zipf;

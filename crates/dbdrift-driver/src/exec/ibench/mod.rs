@@ -1,0 +1,282 @@
+// The `ibench` subcommand: connects every client's threads, prints `start`, releases them
+// together, reports per-client `interval` lines from the main thread and ends with `summary`.
+
+pub mod client;
+pub mod schedule;
+
+use crate::backend::mysql::MyConn;
+use crate::backend::postgres::PgConn;
+use crate::emit;
+use crate::error::DriverError;
+use crate::signal::STOP;
+use crate::spec::ibench::IbenchSpec;
+use crate::spec::BackendKind;
+use crate::stats::ibench::{ClientStats, IbIntervalLine, IbStartLine, IbSummaryLine};
+use client::{ClientCtx, ClientShared, IbConn, Querier};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::mpsc::sync_channel;
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+/// The inserter may run this many statements ahead of the deleter.
+const DELETE_QUEUE: usize = 8;
+
+/// Runs the step; returns the exit status (0, or 130 when interrupted).
+pub fn ibench(spec: &IbenchSpec) -> Result<i32, DriverError> {
+    match spec.backend {
+        BackendKind::Postgres => drive::<PgConn>(spec),
+        BackendKind::Mysql => drive::<MyConn>(spec),
+        BackendKind::Null => Err(DriverError::spec(
+            "backend \"null\" cannot run ibench: it needs a postgres or mysql server",
+        )),
+    }
+}
+
+/// Every connection of one client, opened (and the queries prepared) before the start.
+struct ClientConns<C: IbConn> {
+    inserter: C,
+    deleter: Option<C>,
+    queriers: Vec<Querier<C>>,
+}
+
+impl<C: IbConn> ClientConns<C> {
+    fn threads(&self) -> usize {
+        1 + usize::from(self.deleter.is_some()) + self.queriers.len()
+    }
+}
+
+/// Query thread q of client n: its own stream, reproducible from the spec seed.
+fn query_seed(seed: u64, client: u32, q: u32) -> u64 {
+    seed.wrapping_add(client as u64)
+        .wrapping_mul(0x9E37_79B9_7F4A_7C15)
+        .wrapping_add(q as u64 + 1)
+}
+
+fn connect_all<C: IbConn>(spec: &IbenchSpec) -> Result<(Vec<ClientConns<C>>, String), DriverError> {
+    let mut version = String::new();
+    let mut open = || -> Result<C, DriverError> {
+        let (conn, v) = C::open(&spec.connection)?;
+        version = v;
+        Ok(conn)
+    };
+    let mut clients = Vec::with_capacity(spec.clients as usize);
+    for n in 1..=spec.clients {
+        let inserter = open()?;
+        let deleter = if spec.deletes { Some(open()?) } else { None };
+        let mut queriers = Vec::new();
+        for q in 0..spec.query_threads_per_client() {
+            let table = &spec.tables[n as usize - 1];
+            queriers.push(Querier::new(
+                open()?,
+                spec,
+                table,
+                query_seed(spec.seed, n, q),
+            )?);
+        }
+        clients.push(ClientConns {
+            inserter,
+            deleter,
+            queriers,
+        });
+    }
+    Ok((clients, version))
+}
+
+/// What the reporter sees of the whole step.
+struct Step<'a> {
+    spec: &'a IbenchSpec,
+    t0: Instant,
+    clients: Vec<ClientShared>,
+    inserters_left: AtomicUsize,
+    failure: Mutex<Option<DriverError>>,
+}
+
+enum End {
+    Completed,
+    Interrupted,
+    Failed,
+}
+
+impl Step<'_> {
+    fn fail(&self, e: DriverError) {
+        self.failure
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .get_or_insert(e);
+        STOP.request(false);
+    }
+
+    fn ended(&self) -> Option<End> {
+        if self
+            .failure
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .is_some()
+        {
+            Some(End::Failed)
+        } else if STOP.interrupted() {
+            Some(End::Interrupted)
+        } else if self
+            .clients
+            .iter()
+            .all(|c| c.threads_left.load(Ordering::SeqCst) == 0)
+        {
+            Some(End::Completed)
+        } else {
+            None
+        }
+    }
+
+    fn ctx(&self, n: usize) -> ClientCtx<'_> {
+        ClientCtx {
+            spec: self.spec,
+            shared: &self.clients[n],
+            number: n as u32 + 1,
+            t0: self.t0,
+            inserters_left: &self.inserters_left,
+        }
+    }
+
+    fn totals(&self) -> Vec<ClientStats> {
+        self.clients.iter().map(|c| *c.stats()).collect()
+    }
+
+    fn summary(&self, elapsed_s: f64, interrupted: bool) {
+        let stats = self.totals();
+        emit::line(&IbSummaryLine::new(
+            &self.spec.step,
+            elapsed_s,
+            &stats,
+            interrupted,
+        ));
+    }
+}
+
+fn drive<C: IbConn>(spec: &IbenchSpec) -> Result<i32, DriverError> {
+    let (conns, version) = connect_all::<C>(spec)?;
+    emit::line(&IbStartLine {
+        kind: "start",
+        step: &spec.step,
+        clients: spec.clients,
+        server_version: &version,
+    });
+    let step = Step {
+        spec,
+        clients: conns
+            .iter()
+            .map(|c| ClientShared::new(c.threads()))
+            .collect(),
+        inserters_left: AtomicUsize::new(conns.len()),
+        failure: Mutex::new(None),
+        t0: Instant::now(),
+    };
+    std::thread::scope(|s| {
+        for (n, conns) in conns.into_iter().enumerate() {
+            spawn_client(s, &step, n, conns);
+        }
+        match report(&step) {
+            End::Completed => {}
+            End::Interrupted => {
+                // Threads may sit in a statement that never returns: report without joining.
+                step.summary(step.t0.elapsed().as_secs_f64(), true);
+                std::process::exit(130);
+            }
+            End::Failed => {
+                // Same reason: a CREATE INDEX of another client may run for minutes.
+                let e = step
+                    .failure
+                    .lock()
+                    .unwrap_or_else(|p| p.into_inner())
+                    .take();
+                let e = e.unwrap_or_else(|| {
+                    DriverError::new(crate::error::ErrorClass::Io, "a client thread stopped")
+                });
+                emit::fatal(&e);
+                std::process::exit(e.exit_code());
+            }
+        }
+    });
+    let elapsed = step
+        .totals()
+        .iter()
+        .filter_map(|c| c.end_s)
+        .fold(0.0, f64::max);
+    step.summary(elapsed, false);
+    Ok(0)
+}
+
+fn spawn_client<'s, C: IbConn + 's>(
+    s: &'s std::thread::Scope<'s, '_>,
+    step: &'s Step<'s>,
+    n: usize,
+    conns: ClientConns<C>,
+) {
+    let (tx, rx) = match conns.deleter {
+        Some(_) => {
+            let (tx, rx) = sync_channel(DELETE_QUEUE);
+            (Some(tx), Some(rx))
+        }
+        None => (None, None),
+    };
+    let mut inserter = conns.inserter;
+    spawn_thread(s, step, n, move |cx| {
+        let r = client::insert(&mut inserter, cx, tx);
+        cx.inserters_left.fetch_sub(1, Ordering::SeqCst);
+        r
+    });
+    if let (Some(mut deleter), Some(rx)) = (conns.deleter, rx) {
+        spawn_thread(s, step, n, move |cx| client::delete(&mut deleter, cx, rx));
+    }
+    for mut q in conns.queriers {
+        spawn_thread(s, step, n, move |cx| client::query(&mut q, cx));
+    }
+}
+
+/// One thread of client n: a failure stops the step; the client ends with its last thread.
+fn spawn_thread<'s>(
+    s: &'s std::thread::Scope<'s, '_>,
+    step: &'s Step<'s>,
+    n: usize,
+    work: impl FnOnce(&ClientCtx) -> Result<(), DriverError> + Send + 's,
+) {
+    s.spawn(move || {
+        let cx = step.ctx(n);
+        if let Err(e) = work(&cx) {
+            step.fail(e);
+        }
+        cx.shared.thread_ended(step.t0);
+    });
+}
+
+/// Prints one interval line per running client every interval_s until the step ends. Each
+/// line covers exactly [k - 1, k) × interval_s: threads file a completion under the interval
+/// it happened in, so the reporter waking late does not move statements between lines.
+fn report(step: &Step) -> End {
+    let interval_s = step.spec.interval_s;
+    let mut prev = vec![ClientStats::default(); step.clients.len()];
+    for k in 1u64.. {
+        let t_sec = interval_s * k as f64;
+        let boundary = step.t0 + Duration::from_secs_f64(t_sec);
+        loop {
+            if let Some(end) = step.ended() {
+                return end;
+            }
+            // Finishing threads notify, but a notify between the check and the wait is
+            // missed, so the wait is bounded.
+            let wake = boundary.min(Instant::now() + Duration::from_millis(50));
+            STOP.wait_notified(wake);
+            if Instant::now() >= boundary {
+                break;
+            }
+        }
+        for (n, client) in step.clients.iter().enumerate() {
+            let snap = client.stats().close_interval();
+            if snap.end_s.is_none_or(|end| end > t_sec) {
+                let line = IbIntervalLine::new(n as u32 + 1, interval_s, t_sec, &prev[n], &snap);
+                emit::line(&line);
+            }
+            prev[n] = snap;
+        }
+    }
+    End::Completed
+}

@@ -1,0 +1,314 @@
+"""Insert Benchmark analysis (spec §2.8, §3.3, §4.2): per-second percentiles and slices, the
+insert-rate SLA, response-time histograms, per-step metrics and the three summary tables.
+
+Pure functions of `InsertStepResult` values: no I/O and no formatting (report/ibench.py renders).
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from dbdrift.analysis.hardware import insert_benchmark_metrics
+from dbdrift.model import IBENCH_QUERY_STEPS, IBENCH_STEPS, InsertStepResult
+
+COLORS = {"red": "#FF9A9A", "gray": "#D7D7D7", "green": "#81FFA6", "blue": "#81FFF9", "yellow": "#FFDD81"}
+"""Color name -> the cell background of the spec's HTML tables (§4.2)."""
+
+BUCKET_LABELS = ("≤256µs", "≤1ms", "≤4ms", "≤16ms", "≤64ms", "≤256ms", "≤1s", "≤4s", "≤16s", ">16s")
+"""One label per histogram count: the bounds of model.IBENCH_BUCKETS_US, then the overflow."""
+
+OPS = ("insert", "delete", "query")
+RATE_KEYS = ("i_ips", "i_dps", "i_qps")
+SERIES_KEYS = ("t_sec", "i_ips", "max_i_us", "i_dps", "max_d_us", "i_qps", "max_q_us")
+METRICS = ("ips", "qps", "rps", "rmbps", "wps", "wmbps", "rpq", "rkbpq", "wpi", "wkbpi", "csps", "cpups",
+           "cspq", "cpupq", "rss", "maxop", "p50", "p99")
+"""Spec §3.3's `etl.sh` line without dbgb1/dbgb2 (the store keeps no database sizes) and tag."""
+
+
+def is_query_step(step: str) -> bool:
+    return step in IBENCH_QUERY_STEPS
+
+
+def main_rate(result: InsertStepResult) -> float:
+    """The step's throughput (§2.4): queries/s for qr/qp steps, inserts/s (l.x: indexed rows/s) otherwise."""
+    return result.qps if is_query_step(result.step) else result.ips
+
+
+def percentile_rate(values: list[float], n: float) -> float | None:
+    """Spec §2.8's rate percentile as np.sh computes it: the rates sorted descending, "Nth" is
+    the value at 1-based position round(N/100 · lines).
+
+    Read literally, so p50 is the median and p99 a near-worst interval (99% of intervals were
+    at least this fast) — not the usual ascending percentile. round() halves to even like
+    np.sh's `printf %.0f` (148.5 → 148). The position is clamped to 1..lines, so few lines
+    still give a value (np.sh prints NA below 10 lines). No values → None.
+    """
+    if not values:
+        return None
+    ordered = sorted(values, reverse=True)
+    position = min(max(round(n * len(ordered) / 100), 1), len(ordered))
+    return ordered[position - 1]
+
+
+def step_percentiles(result: InsertStepResult) -> tuple[float | None, float | None]:
+    """(p50, p99) of client 1's per-second main rate (i_qps for qr/qp steps, else i_ips).
+
+    Every report line counts, a trailing partial interval included: its rate is still rows or
+    queries over the interval's own length, so it is a real if noisy observation.
+    """
+    key = "i_qps" if is_query_step(result.step) else "i_ips"
+    values = [line[key] for line in result.per_second if line.get(key) is not None]
+    return percentile_rate(values, 50), percentile_rate(values, 99)
+
+
+def slice_averages(per_second: list[dict], key: str, slices: int = 10) -> list[float | None]:
+    """Spec §2.8's "the run is cut into 10 equal slices; average rate per slice", cut by time.
+
+    The run spans 0..T, T the last line's t_sec (seconds since the step started, at the end of
+    the line's interval). Slice k is the time (k·T/slices, (k+1)·T/slices]; a line belongs to
+    the slice holding its end, so with 1 s lines the first second is in slice 0 and the last
+    in slice 9. A slice's value is the mean of its lines' `key`, weighted by their i_sec: for a
+    rate that is events ÷ time covered, and the plain mean np.sh takes when all lines are 1 s.
+    A slice no line ends in (fewer lines than slices, or one long stalled interval) is None.
+    np.sh cuts by line count instead; the two agree for regular 1 s lines, and time does not
+    shift when an interval is late.
+    """
+    lines = [line for line in per_second if line.get(key) is not None and line.get("t_sec") is not None]
+    end = max((line["t_sec"] for line in lines), default=0)
+    if end <= 0:
+        return [None] * slices
+    sums, weights = [0.0] * slices, [0.0] * slices
+    for line in lines:
+        k = min(max(math.ceil(line["t_sec"] * slices / end) - 1, 0), slices - 1)
+        weight = line.get("i_sec") or 1.0
+        sums[k] += line[key] * weight
+        weights[k] += weight
+    return [s / w if w else None for s, w in zip(sums, weights)]
+
+
+def sla_met(result: InsertStepResult) -> bool | None:
+    """Spec §2.8: a qr/qp step sustained its background writes iff ips ≥ 0.95 × target_ips.
+
+    Compared as 100·ips ≥ 95·target, products of the stored values, so exactly 95% passes.
+    None for load steps and when no target was recorded.
+    """
+    if not is_query_step(result.step) or result.target_ips is None:
+        return None
+    return 100 * result.ips >= 95 * result.target_ips
+
+
+@dataclass(frozen=True)
+class ResponseHistogram:
+    """One operation type's response times in one step (`rth.sh`): counts per BUCKET_LABELS,
+    each as a percentage of that operation's responses, and the largest response time."""
+
+    op: str
+    counts: tuple[int, ...]
+    percents: tuple[float, ...]
+    max_s: float | None
+
+    @property
+    def responses(self) -> int:
+        return sum(self.counts)
+
+
+def histogram_table(result: InsertStepResult) -> list[ResponseHistogram]:
+    """Histograms of the step's operation types in OPS order; types with no response are left out."""
+    out = []
+    for op in OPS:
+        counts = tuple((result.histograms.get(op) or {}).get("counts") or ())
+        total = sum(counts)
+        if total:
+            percents = tuple(100 * c / total for c in counts)
+            out.append(ResponseHistogram(op, counts, percents, max_response_s(result, op)))
+    return out
+
+
+def max_response_s(result: InsertStepResult, op: str) -> float | None:
+    """Largest response time of `op` over all clients, in seconds (the summary's field, else the histogram's)."""
+    field_us = {"insert": result.max_insert_us, "delete": result.max_delete_us, "query": result.max_query_us}[op]
+    if field_us is None:
+        field_us = (result.histograms.get(op) or {}).get("max_us")
+    return None if field_us is None else field_us / 1e6
+
+
+def step_metrics(result: InsertStepResult, ncpu: int) -> dict[str, float | None]:
+    """Spec §3.3 metrics of one step, keyed by METRICS.
+
+    Sampler figures come from `insert_benchmark_metrics` on result.hardware (None when the step
+    has no window); maxop is the largest insert response time for load steps and query response
+    time for qr/qp steps, in seconds as `etl.sh` stores it; p50/p99 from `step_percentiles`.
+    """
+    out: dict[str, float | None] = dict.fromkeys(METRICS)
+    if result.hardware and result.hardware.get("elapsed_s"):
+        out.update(insert_benchmark_metrics(result.hardware, result.ips, result.qps, ncpu))
+    out["ips"], out["qps"] = result.ips, result.qps
+    out["maxop"] = max_response_s(result, "query" if is_query_step(result.step) else "insert")
+    out["p50"], out["p99"] = step_percentiles(result)
+    return out
+
+
+def per_second_series(result: InsertStepResult) -> dict[str, list]:
+    """Client 1's per-second report as columns (SERIES_KEYS), ready for charts; gaps are None."""
+    return {key: [line.get(key) for line in result.per_second] for key in SERIES_KEYS}
+
+
+@dataclass(frozen=True)
+class StepDetail:
+    """What a report shows for one target in one step beside the summary tables."""
+
+    status: str
+    histograms: tuple[ResponseHistogram, ...]
+    metrics: dict[str, float | None]
+    slices: dict[str, list[float | None]]  # RATE_KEYS -> 10 slice averages of client 1
+
+
+def step_detail(result: InsertStepResult, ncpu: int) -> StepDetail:
+    return StepDetail(result.status, tuple(histogram_table(result)), step_metrics(result, ncpu),
+                      {key: slice_averages(result.per_second, key) for key in RATE_KEYS})
+
+
+# --- summary tables (spec §4.2) -------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Cell:
+    value: float | None
+    color: str | None = None  # a COLORS key
+
+
+@dataclass(frozen=True)
+class SummaryTable:
+    columns: tuple[str, ...]
+    rows: dict[str, tuple[Cell, ...]]  # row name (a target, or "target") -> one cell per column
+
+
+@dataclass(frozen=True)
+class IBenchSummary:
+    """Spec §4.2's three summary tables; `missing` says per target why a step has no value."""
+
+    base: str
+    throughput: SummaryTable  # targets x IBENCH_STEPS, main rate
+    relative: SummaryTable  # throughput ÷ the base's, unrounded (render with 2 decimals)
+    background: SummaryTable  # targets + "target" x IBENCH_QUERY_STEPS, achieved ips
+    missing: dict[str, tuple[tuple[str, str], ...]]  # target -> ((step, why), ...), see _missing
+
+
+def index_results(results: list[InsertStepResult], targets: list[str]) -> dict[tuple[str, str], InsertStepResult]:
+    """(target, step) -> result for the listed targets; of repeated steps the last given wins."""
+    return {(r.target, r.step): r for r in results if r.target in targets}
+
+
+def summary_tables(results: list[InsertStepResult], targets: list[str]) -> IBenchSummary:
+    """The summary of §4.2 for `targets` in order, the first being the base of the relative table.
+
+    Only steps with status "ok" give values; failed, interrupted or absent steps are None
+    cells, uncolored, and are listed in `missing`.
+    """
+    indexed = index_results(results, targets)
+    ok = {key: r for key, r in indexed.items() if r.status == "ok"}
+    throughput = _throughput_table(ok, targets)
+    return IBenchSummary(targets[0], throughput, _relative_table(throughput, targets[0]),
+                         _background_table(ok, indexed, targets), _missing(indexed, targets))
+
+
+def _throughput_table(ok: dict, targets: list[str]) -> SummaryTable:
+    columns = []
+    for step in IBENCH_STEPS:
+        found = [ok.get((t, step)) for t in targets]
+        values = [None if r is None else main_rate(r) for r in found]
+        missed = [r is not None and sla_met(r) is False for r in found]
+        columns.append([Cell(v, c) for v, c in zip(values, range_colors(values, missed))])
+    return SummaryTable(IBENCH_STEPS, {t: tuple(col[i] for col in columns) for i, t in enumerate(targets)})
+
+
+def range_colors(values: list[float | None], missed: list[bool]) -> list[str | None]:
+    """Spec §4.2 table 1 colors of one column (`chart_all.sh`).
+
+    min over every value, max over values whose row met the SLA (`missed` False; load columns
+    never miss), gap = ⌊(max − min)/4⌋, bottom = min + gap, top = max − gap. A cell is red if
+    ≤ bottom, else gray if its SLA was missed, else green if ≥ top. No red when
+    min ≥ 0.8·max (compared as 10·min ≥ 8·max). When every row missed the SLA there is no max:
+    no red or green, the misses stay gray. A single value is its own max: green.
+    """
+    present = [v for v in values if v is not None]
+    eligible = [v for v, m in zip(values, missed) if v is not None and not m]
+    bottom = top = None
+    if eligible:
+        low, high = min(present), max(eligible)
+        gap = math.floor((high - low) / 4)
+        top = high - gap
+        bottom = None if 10 * low >= 8 * high else low + gap
+    return [_range_color(v, m, bottom, top) for v, m in zip(values, missed)]
+
+
+def _range_color(value: float | None, missed: bool, bottom: float | None, top: float | None) -> str | None:
+    if value is None:
+        return None
+    if bottom is not None and value <= bottom:
+        return "red"
+    if missed:
+        return "gray"
+    if top is not None and value >= top:
+        return "green"
+    return None
+
+
+def _relative_table(throughput: SummaryTable, base: str) -> SummaryTable:
+    base_cells = throughput.rows[base]
+    rows = {}
+    for target, cells in throughput.rows.items():
+        ratios = [_ratio(c.value, b.value) for c, b in zip(cells, base_cells)]
+        rows[target] = tuple(Cell(r, relative_color(r)) for r in ratios)
+    return SummaryTable(throughput.columns, rows)
+
+
+def _ratio(value: float | None, base: float | None) -> float | None:
+    """value ÷ base; None when either is missing or the base is 0 (chart_all.sh would divide by zero)."""
+    return None if value is None or not base else value / base
+
+
+def relative_color(ratio: float | None) -> str | None:
+    """Spec §4.2 table 2: round(100·ratio) > 105 blue, < 95 yellow (halves round to even, like awk's %.0f)."""
+    if ratio is None:
+        return None
+    percent = round(100 * ratio)
+    return "blue" if percent > 105 else "yellow" if percent < 95 else None
+
+
+def _background_table(ok: dict, indexed: dict, targets: list[str]) -> SummaryTable:
+    """Spec §4.2 table 3: achieved ips per qr/qp step, red below 95% of the target; then the
+    gray `target` row, taken from any result of the step (failed ones too: it is planned, not measured)."""
+    rows = {}
+    for t in targets:
+        found = [ok.get((t, step)) for step in IBENCH_QUERY_STEPS]
+        rows[t] = tuple(Cell(None) if r is None else Cell(r.ips, "red" if sla_met(r) is False else None)
+                        for r in found)
+    planned = [_planned_ips(indexed, targets, step) for step in IBENCH_QUERY_STEPS]
+    rows["target"] = tuple(Cell(p, None if p is None else "gray") for p in planned)
+    return SummaryTable(IBENCH_QUERY_STEPS, rows)
+
+
+def _planned_ips(indexed: dict, targets: list[str], step: str) -> float | None:
+    """The step's target_ips from the first target that recorded one (all share dop and rate)."""
+    found = (indexed.get((t, step)) for t in targets)
+    return next((r.target_ips for r in found if r is not None and r.target_ips is not None), None)
+
+
+def _missing(indexed: dict, targets: list[str]) -> dict[str, tuple[tuple[str, str], ...]]:
+    """target -> (step, why) for each step without a value: "not run", or the status and the
+    first line of the stored error ("failed: server closed the connection")."""
+    out = {}
+    for t in targets:
+        gaps = tuple((step, _why(indexed.get((t, step)))) for step in IBENCH_STEPS
+                     if (t, step) not in indexed or indexed[(t, step)].status != "ok")
+        if gaps:
+            out[t] = gaps
+    return out
+
+
+def _why(result: InsertStepResult | None) -> str:
+    if result is None:
+        return "not run"
+    first_line = (result.error or "").strip().splitlines()[:1]
+    return f"{result.status}: {first_line[0]}" if first_line else result.status

@@ -1,0 +1,167 @@
+"""The Insert Benchmark (spec §2): its steps with their sizes, batch sizes, rates and query
+kinds, and every statement per SQL dialect (tables, secondary indexes, insert, delete, queries).
+
+Pure data and rendering: no I/O. The driver's `ibench` subcommand runs one step
+(docs/protocol.md); `ibench_sql` is that spec's `sql` object.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from dbdrift.catalog.sysbench import render_sql
+from dbdrift.model import IBENCH_STEPS
+
+DBNAME = "ib"
+ROWS_PER_QUERY = 10  # LIMIT of the range queries, ids per point query
+RESYNC_NOTE = "min(transactionid) every 1000 deletes, max every 100 point queries (the driver)"
+
+STEP_TITLES = {
+    "l.i0": "load without secondary indexes",
+    "l.x": "create secondary indexes",
+    "l.i1": "continue load with 50 inserts per transaction, deleting as many",
+    "l.i2": "continue load with 5 inserts per transaction, deleting as many",
+    "qr100": "range queries with 100 insert/s per client",
+    "qp100": "point queries with 100 insert/s per client",
+    "qr500": "range queries with 500 insert/s per client",
+    "qp500": "point queries with 500 insert/s per client",
+    "qr1000": "range queries with 1000 insert/s per client",
+    "qp1000": "point queries with 1000 insert/s per client",
+}
+
+
+@dataclass(frozen=True)
+class IBenchSizes:
+    """Campaign sizes: rows for all clients together (as ra.sh's nr1/nr2), seconds per query step."""
+
+    clients: int = 1
+    rows_l_i0: int = 10_000_000
+    rows_l_i1: int = 4_000_000
+    rows_l_i2: int = 1_000_000
+    query_s: float = 1800.0
+    deletes: bool = True  # delete_per_insert: the table keeps its size from l.i1 on
+    shared_table: bool = False  # only1t: every client writes pi1 (not with deletes)
+
+    def tables(self) -> list[str]:
+        return ["pi1"] * self.clients if self.shared_table else [f"pi{n}" for n in range(1, self.clients + 1)]
+
+    def distinct_tables(self) -> list[str]:
+        return sorted(set(self.tables()), key=self.tables().index)
+
+
+@dataclass(frozen=True)
+class IBenchStep:
+    """One step as the driver runs it (spec §2.4); rows and rates are per client."""
+
+    name: str
+    rows_per_client: int
+    rows_per_statement: int
+    inserts_per_second: int = 0  # per client; 0 = not rate limited
+    deletes: bool = False
+    query: str | None = None  # range | point
+    create_indexes: bool = False  # l.x: the secondary indexes after the rows
+
+    @property
+    def title(self) -> str:
+        return STEP_TITLES[self.name]
+
+    @property
+    def is_query_step(self) -> bool:
+        return self.query is not None
+
+    def target_ips(self, clients: int) -> float | None:
+        """The background insert rate the SLA is measured against (all clients)."""
+        return float(self.inserts_per_second * clients) if self.is_query_step else None
+
+
+def steps(sizes: IBenchSizes, names: tuple[str, ...] = IBENCH_STEPS) -> list[IBenchStep]:
+    """The steps in order (spec §2.4), `names` selecting a subset."""
+    per = sizes.clients
+
+    def share(total: int) -> int:
+        return max(1, math.ceil(total / per))
+
+    deletes = sizes.deletes
+    every = [
+        IBenchStep("l.i0", share(sizes.rows_l_i0), 100),
+        IBenchStep("l.x", 100, 100, create_indexes=True),
+        IBenchStep("l.i1", share(sizes.rows_l_i1), 50, deletes=deletes),
+        IBenchStep("l.i2", share(sizes.rows_l_i2), 5, deletes=deletes),
+    ]
+    for rate in (100, 500, 1000):
+        rows = max(1, round(sizes.query_s * rate))
+        every.append(IBenchStep(f"qr{rate}", rows, 50, rate, deletes, "range"))
+        every.append(IBenchStep(f"qp{rate}", rows, 50, rate, deletes, "point"))
+    return [s for s in every if s.name in names]
+
+
+def settle_seconds(sizes: IBenchSizes) -> float:
+    """Spec §2.7: T = min(1200, 60 + nr1/10^6), nr1 the l.i0 rows of all tables."""
+    return min(1200.0, 60.0 + sizes.rows_l_i0 / 1e6)
+
+
+# --- SQL per dialect ("postgres" or "mysql") ----------------------------------------------------
+
+_COLUMNS = "dateandtime, cashregisterid, customerid, productid, price, data"
+
+
+def create_table_sql(table: str, dialect: str) -> list[str]:
+    """Spec §2.2: PK on transactionid from a sequence / auto_increment, no secondary index."""
+    if dialect == "postgres":
+        return [f"DROP TABLE IF EXISTS {table}",
+                f"CREATE TABLE {table} (transactionid bigserial primary key, dateandtime timestamp without time zone, "
+                "cashregisterid int not null, customerid int not null, productid int not null, price int not null, "
+                "data varchar(4000))",
+                f"ALTER SEQUENCE {table}_transactionid_seq CACHE 1000"]
+    return [f"DROP TABLE IF EXISTS {table}",
+            f"CREATE TABLE {table} (transactionid bigint not null auto_increment, dateandtime datetime, "
+            "cashregisterid int not null, customerid int not null, productid int not null, price int not null, "
+            "data varchar(4000), primary key (transactionid)) ENGINE = InnoDB"]
+
+
+_INDEXES = (("marketsegment", "productid, customerid, price"),
+            ("registersegment", "cashregisterid, customerid, price"),
+            ("pdc", "price, dateandtime, customerid"))
+
+
+def create_indexes_sql(dialect: str) -> list[str]:
+    """l.x: three CREATE INDEX on PostgreSQL, one ALTER TABLE with three indexes on InnoDB."""
+    if dialect == "postgres":
+        return [f"CREATE INDEX {{table}}_{name} ON {{table}} ({cols})" for name, cols in _INDEXES]
+    return ["ALTER TABLE {table} " + ", ".join(f"ADD INDEX {{table}}_{name} ({cols})" for name, cols in _INDEXES)]
+
+
+def _range_queries(dialect: str) -> list[dict]:
+    force = dialect != "postgres"
+
+    def hint(name: str) -> str:
+        return f" FORCE INDEX ({{table}}_{name})" if force else ""
+
+    shapes = (
+        ("marketsegment", "productid, customerid, price", "productid >= ?", 10000),
+        ("registersegment", "cashregisterid, customerid, price", "cashregisterid > ?", 1000),
+        ("pdc", "price, dateandtime, customerid", "price >= ?", 500),
+    )
+    return [{"sql": render_sql(f"SELECT {cols} FROM {{table}}{hint(name)} WHERE ({where}) ORDER BY {cols} "
+                               f"LIMIT {ROWS_PER_QUERY}", dialect), "domain": domain}
+            for name, cols, where, domain in shapes]
+
+
+def ibench_sql(dialect: str, step: IBenchStep) -> dict:
+    """The `sql` object of a driver `ibench` spec (docs/protocol.md) for one step."""
+    if dialect == "postgres":
+        delete = ("DELETE FROM {table} WHERE transactionid IN (SELECT transactionid FROM {table} "
+                  "WHERE transactionid >= {min} ORDER BY transactionid ASC LIMIT {rows})")
+    else:
+        delete = "DELETE FROM {table} WHERE transactionid >= {min} ORDER BY transactionid ASC LIMIT {rows}"
+    ids = ", ".join("?" for _ in range(ROWS_PER_QUERY))
+    return {
+        "insert": f"INSERT INTO {{table}} ({_COLUMNS}) VALUES",
+        "delete": delete,
+        "min": "SELECT min(transactionid) FROM {table}",
+        "max": "SELECT max(transactionid) FROM {table}",
+        "range": _range_queries(dialect),
+        "point": render_sql(f"SELECT transactionid, productid, data FROM {{table}} WHERE transactionid IN ({ids})",
+                            dialect),
+        "after": create_indexes_sql(dialect) if step.create_indexes else [],
+    }

@@ -1,0 +1,40 @@
+"""`dbdrift report` (and the report after `dbdrift run`) for an Insert Benchmark campaign: the
+three summary tables of spec §4.2 and the per-step details, from the stored steps."""
+from __future__ import annotations
+
+import json
+
+from dbdrift.errors import UserError
+from dbdrift.report.ibench import ibench_report, render_csv, render_json, render_markdown, render_text
+from dbdrift.store.store import Store
+
+
+def is_ibench(store: Store, campaign_id: int) -> bool:
+    return json.loads(store.campaign(campaign_id)["spec_json"]).get("workload") == "insert-benchmark"
+
+
+def render(store: Store, campaign_id: int, base: str | None, fmt: str) -> str:
+    row = store.campaign(campaign_id)
+    targets = store.targets(campaign_id)
+    names = [t["name"] for t in targets]
+    base_name = base or next((t["name"] for t in targets if t["is_base"]), names[0])
+    if base_name not in names:
+        raise UserError(f"--base {base_name}: no such target in campaign {row['name']}", f"targets: {', '.join(names)}")
+    labels = {}
+    for t in targets:
+        server = json.loads(t["server_json"]) if t["server_json"] else {}
+        labels[t["name"]] = f"{t['engine']} {server['version']}" if server.get("version") else t["engine"]
+    ordered = [base_name] + [n for n in names if n != base_name]  # the first row is the base
+    ncpu = json.loads(row["host_json"]).get("cpus") or 1
+    data = ibench_report(store.ibench_steps(campaign_id), ordered, labels, ncpu, row["name"])
+    if fmt == "markdown":
+        return render_markdown(data)
+    if fmt == "csv":
+        return render_csv(data)
+    if fmt == "json":
+        return render_json(data)
+    if fmt == "html":
+        raise UserError(f"campaign {row['name']} is an Insert Benchmark: its HTML report is not written yet",
+                        "use --format json (it carries every table and the per-second chart data), text, "
+                        "markdown or csv")
+    return render_text(data)

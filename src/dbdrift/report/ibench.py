@@ -1,0 +1,275 @@
+"""Insert Benchmark report (spec §4.2) as text, Markdown, CSV and JSON: pure serializers of one
+`IBenchReport`, which holds everything computed once by analysis/ibench.py. No I/O.
+
+    data = ibench_report(results, targets, labels, ncpu, campaign)
+    render_text(data), render_markdown(data), render_csv(data), render_json(data) -> str
+    to_json(data) -> dict (JSON-ready; render_json dumps it)
+
+`targets` is the report order and its first entry the base of the relative table; `labels` maps
+a target to what it is ("postgres 17.10"); `ncpu` is the DB host's CPU count (cpupq, §3.3).
+Text has no colors: each summary cell carries a one-character mark explained in a legend.
+"""
+from __future__ import annotations
+
+import csv
+import io
+import json
+from dataclasses import dataclass
+
+from dbdrift.analysis.ibench import (BUCKET_LABELS, COLORS, METRICS, OPS, IBenchSummary, StepDetail, SummaryTable,
+                                     index_results, per_second_series, sla_met, step_detail, summary_tables)
+from dbdrift.model import IBENCH_STEPS, InsertStepResult
+from dbdrift.report.table import fmt_abs, fmt_ratio
+
+STEP_CAPTIONS = {
+    "l.i0": "load without secondary indexes",
+    "l.x": "create secondary indexes",
+    "l.i1": "continue load with secondary indexes, 50 inserts per transaction",
+    "l.i2": "continue load with secondary indexes, 5 inserts per transaction",
+    **{f"{kind}{rate}": f"{what} queries with {rate} insert/s per client"
+       for rate in (100, 500, 1000) for kind, what in (("qr", "range"), ("qp", "point"))},
+}
+
+TABLES = ("throughput", "relative", "background")
+TITLES = {
+    "throughput": "absolute throughput (l.i0, l.i1, l.i2: inserts/s; l.x: indexed rows/s; qr/qp: queries/s)",
+    "relative": "relative throughput (each value ÷ the base's: {base})",
+    "background": "background insert rate during the qr/qp steps (inserts/s; last row: the target rate)",
+}
+MARKS = {"throughput": {"green": "+", "red": "-", "gray": "."}, "relative": {"blue": "^", "yellow": "v"},
+         "background": {"red": "-"}}
+LEGENDS = {
+    "throughput": "marks: + top quarter of the column's range, - bottom quarter (none when min >= 80% of max), "
+                  ". insert-rate SLA missed (left out of the column's max)",
+    "relative": "marks: ^ above 105% of the base, v below 95%",
+    "background": "marks: - below 95% of the target rate (SLA missed)",
+}
+METRIC_DIGITS = {"ips": 0, "qps": 0, "rps": 0, "rmbps": 1, "wps": 1, "wmbps": 1, "rpq": 3, "rkbpq": 3, "wpi": 3,
+                 "wkbpi": 3, "csps": 0, "cpups": 1, "cspq": 3, "cpupq": 0, "rss": 1, "maxop": 3, "p50": 0, "p99": 0}
+"""Decimals per metric, as `etl.sh` prints its line."""
+STEP_LEGEND = ("per step: response-time tables give the % of that operation's responses per bucket, their count and "
+               "the max in seconds; metrics (spec §3.3): rps/wps storage reads/writes per s, rmbps/wmbps MB/s, "
+               "rpq/rkbpq reads and KB read per op, wpi/wkbpi writes and KB written per insert, csps/cspq context "
+               "switches per s and per op, cpups host CPU %, cpupq host CPU µs per op, rss server GB, maxop worst "
+               "response in s, p50/p99 client 1's per-second rate sorted fastest first (p99: a near-worst second); "
+               "op = insert for l.* steps, query for qr/qp")
+
+
+@dataclass(frozen=True)
+class IBenchReport:
+    """One campaign's Insert Benchmark results with everything the formats render."""
+
+    campaign: str
+    targets: tuple[str, ...]
+    labels: dict[str, str]
+    ncpu: int
+    summary: IBenchSummary
+    results: dict[tuple[str, str], InsertStepResult]  # (target, step) -> result, any status
+    details: dict[tuple[str, str], StepDetail]
+
+    def label(self, target: str) -> str:
+        extra = self.labels.get(target)
+        return f"{target} ({extra})" if extra else target
+
+    def steps(self) -> list[str]:
+        """Steps at least one target has a result for, in run order."""
+        return [s for s in IBENCH_STEPS if any((t, s) in self.results for t in self.targets)]
+
+
+def ibench_report(results: list[InsertStepResult], targets: list[str], labels: dict[str, str] | None = None,
+                  ncpu: int = 1, campaign: str = "") -> IBenchReport:
+    """Summary tables and per-step details of `results` (any status; other targets are ignored)."""
+    indexed = index_results(results, targets)
+    details = {key: step_detail(r, ncpu) for key, r in indexed.items()}
+    return IBenchReport(campaign, tuple(targets), dict(labels or {}), ncpu, summary_tables(results, targets),
+                        indexed, details)
+
+
+# --- blocks shared by text and Markdown: titled tables of formatted cells -------------------
+
+
+def summary_blocks(data: IBenchReport) -> list[tuple[str, str, list[str], list[list[str]]]]:
+    """The three §4.2 tables with marked cells; the gray `target` row of the last one is unmarked."""
+    blocks = []
+    for name in TABLES:
+        table: SummaryTable = getattr(data.summary, name)
+        fmt = fmt_ratio if name == "relative" else fmt_abs
+        rows = []
+        for row, cells in table.rows.items():
+            marks = MARKS[name] if row in data.targets else {}
+            rows.append([data.label(row) if row in data.targets else row,
+                         *(_marked(fmt(c.value), marks.get(c.color)) for c in cells)])
+        title = TITLES[name].format(base=data.label(data.summary.base))
+        blocks.append((title, LEGENDS[name], ["target", *table.columns], rows))
+    return blocks
+
+
+def _marked(text: str, mark: str | None) -> str:
+    return f"{text} {mark or ' '}"
+
+
+def missing_lines(data: IBenchReport) -> list[str]:
+    """`pg18: l.i2 failed: <error>; not run: qr100 qp100 ...` per target with steps lacking a value."""
+    lines = []
+    for target, gaps in data.summary.missing.items():
+        not_run = [step for step, why in gaps if why == "not run"]
+        parts = [f"{step} {why}" for step, why in gaps if why != "not run"]
+        parts += [f"not run: {' '.join(not_run)}"] if not_run else []
+        lines.append(f"{data.label(target)}: {'; '.join(parts)}")
+    return lines
+
+
+def step_blocks(data: IBenchReport, step: str) -> list[tuple[str, list[str], list[list[str]]]]:
+    """Per operation type a response-time table (% of responses per bucket), then the metrics."""
+    present = [t for t in data.targets if (t, step) in data.details]
+    blocks = []
+    for op in OPS:
+        rows = []
+        for t in present:
+            hist = next((h for h in data.details[(t, step)].histograms if h.op == op), None)
+            if hist is not None:
+                rows.append([_status_label(data, t, step), *(f"{p:.1f}" for p in hist.percents), str(hist.responses),
+                             "-" if hist.max_s is None else f"{hist.max_s:.3f}"])
+        if rows:
+            blocks.append((f"{op} response time (%)", ["target", *BUCKET_LABELS, "responses", "max"], rows))
+    rows = [[_status_label(data, t, step), *(fmt_metric(m, data.details[(t, step)].metrics[m]) for m in METRICS)]
+            for t in present]
+    blocks.append((f"metrics (host CPUs: {data.ncpu})", ["target", *METRICS], rows))
+    return blocks
+
+
+def _status_label(data: IBenchReport, target: str, step: str) -> str:
+    status = data.details[(target, step)].status
+    return data.label(target) + ("" if status == "ok" else f" [{status}]")
+
+
+def fmt_metric(name: str, value: float | None) -> str:
+    return "-" if value is None else f"{value:.{METRIC_DIGITS[name]}f}"
+
+
+# --- text ---------------------------------------------------------------------------------
+
+
+def render_text(data: IBenchReport) -> str:
+    out = [f"campaign: {data.campaign}"] if data.campaign else []
+    out += [f"Insert Benchmark; relative to: {data.label(data.summary.base)}", "", "== summary =="]
+    for title, legend, header, rows in summary_blocks(data):
+        out += [f"-- {title}", legend, *_aligned(header, rows), ""]
+    if data.summary.missing:
+        out += ["steps without a value:", *(f"  {line}" for line in missing_lines(data)), ""]
+    out += [STEP_LEGEND, ""]
+    for step in data.steps():
+        out.append(f"== {step}: {STEP_CAPTIONS[step]} ==")
+        for title, header, rows in step_blocks(data, step):
+            out += [f"-- {title}", *_aligned(header, rows), ""]
+    return "\n".join(out).rstrip() + "\n"
+
+
+def _aligned(header: list[str], rows: list[list[str]]) -> list[str]:
+    """Name column left-aligned, value columns right-aligned."""
+    widths = [max(len(r[i]) for r in [header, *rows]) for i in range(len(header))]
+    return ["  ".join([r[0].ljust(widths[0]), *(c.rjust(w) for c, w in zip(r[1:], widths[1:]))]).rstrip()
+            for r in [header, *rows]]
+
+
+# --- Markdown -----------------------------------------------------------------------------
+
+
+def render_markdown(data: IBenchReport) -> str:
+    out = [f"# Insert Benchmark: {data.campaign}" if data.campaign else "# Insert Benchmark", "",
+           f"Relative to: {data.label(data.summary.base)}", "", "## Summary", ""]
+    for title, legend, header, rows in summary_blocks(data):
+        out += [f"### {title}", "", f"*{legend}*", "", *_md_table(header, rows), ""]
+    if data.summary.missing:
+        out += ["Steps without a value:", "", *(f"- {line}" for line in missing_lines(data)), ""]
+    out += [f"*{STEP_LEGEND}*", ""]
+    for step in data.steps():
+        out += [f"## {step}: {STEP_CAPTIONS[step]}", ""]
+        for title, header, rows in step_blocks(data, step):
+            out += [f"### {title}", "", *_md_table(header, rows), ""]
+    return "\n".join(out).rstrip() + "\n"
+
+
+def _md_table(header: list[str], rows: list[list[str]]) -> list[str]:
+    return ["| " + " | ".join(header) + " |", "|---|" + "---:|" * (len(header) - 1),
+            *("| " + " | ".join(c.strip() for c in r) + " |" for r in rows)]
+
+
+# --- CSV ----------------------------------------------------------------------------------
+
+CSV_HEADER = ("target", "step", "status", "elapsed_s", "ips", "dps", "qps", "target_ips", "sla_met", "relative",
+              "p50", "p99", "maxop", *(m for m in METRICS if m not in ("ips", "qps", "maxop", "p50", "p99")))
+
+
+def render_csv(data: IBenchReport) -> str:
+    """One row per (target, step) in report order; a step that never ran has status `not run`."""
+    buf = io.StringIO()
+    writer = csv.writer(buf, lineterminator="\n")
+    writer.writerow(CSV_HEADER)
+    for target in data.targets:
+        for i, step in enumerate(IBENCH_STEPS):
+            writer.writerow(_csv_row(data, target, step, data.summary.relative.rows[target][i].value))
+    return buf.getvalue()
+
+
+def _csv_row(data: IBenchReport, target: str, step: str, relative: float | None) -> list[str]:
+    result = data.results.get((target, step))
+    if result is None:
+        return [target, step, "not run", *[""] * (len(CSV_HEADER) - 3)]
+    metrics = data.details[(target, step)].metrics
+    met = sla_met(result)
+    head = [target, step, result.status, _num(result.elapsed_s), _num(result.ips), _num(result.dps),
+            _num(result.qps), _num(result.target_ips), "" if met is None else str(met).lower(), _num(relative)]
+    return head + [_num(metrics[m]) for m in CSV_HEADER[len(head):]]
+
+
+def _num(value: float | None) -> str:
+    return "" if value is None else str(round(value, 6))
+
+
+# --- JSON ---------------------------------------------------------------------------------
+
+
+def to_json(data: IBenchReport) -> dict:
+    """The summary tables (values, color names, COLORS for their hex codes), the steps lacking a
+    value, and per step and target: rates, SLA, histograms, metrics, client 1's per-second series
+    and its 10 slice averages of i_ips, i_dps and i_qps — what charts need, nothing to recompute."""
+    summary = data.summary
+    return {
+        "campaign": data.campaign, "base": summary.base, "ncpu": data.ncpu,
+        "targets": [{"name": t, "label": data.labels.get(t, "")} for t in data.targets],
+        "colors": COLORS, "buckets": list(BUCKET_LABELS),
+        "tables": {name: _table_json(getattr(summary, name)) for name in TABLES},
+        "missing": {t: [{"step": s, "why": why} for s, why in gaps] for t, gaps in summary.missing.items()},
+        "steps": [{"step": step, "caption": STEP_CAPTIONS[step],
+                   "targets": {t: _detail_json(data.results[(t, step)], data.details[(t, step)])
+                               for t in data.targets if (t, step) in data.results}}
+                  for step in data.steps()],
+    }
+
+
+def render_json(data: IBenchReport) -> str:
+    return json.dumps(to_json(data), indent=2, ensure_ascii=False) + "\n"
+
+
+def _table_json(table: SummaryTable) -> dict:
+    return {"columns": list(table.columns),
+            "rows": [{"name": name, "cells": [{"value": _round(c.value, 4), "color": c.color} for c in cells]}
+                     for name, cells in table.rows.items()]}
+
+
+def _detail_json(result: InsertStepResult, detail: StepDetail) -> dict:
+    return {
+        "status": result.status, "error": result.error, "clients": result.clients, "elapsed_s": result.elapsed_s,
+        "ips": result.ips, "dps": result.dps, "qps": result.qps, "target_ips": result.target_ips,
+        "sla_met": sla_met(result),
+        "histograms": {h.op: {"counts": list(h.counts), "percents": [round(p, 3) for p in h.percents],
+                              "responses": h.responses, "max_s": h.max_s} for h in detail.histograms},
+        "metrics": {m: _round(v, 6) for m, v in detail.metrics.items()},
+        "per_second": per_second_series(result),
+        "slices": {key: [_round(v, 3) for v in values] for key, values in detail.slices.items()},
+    }
+
+
+def _round(value: float | None, digits: int) -> float | None:
+    return None if value is None else round(value, digits)

@@ -1,0 +1,165 @@
+"""Run the Insert Benchmark (spec §2) for every target, one after the other: a fresh server,
+the tables, then l.i0, l.x, l.i1, l.i2, the settle step (§2.7) and the six query steps, each
+through the driver's `ibench` subcommand; every step is stored as soon as it ends.
+
+The steps build on each other (the rows, the indexes), so a target that fails or is resumed
+runs from l.i0 again; a failed target ends there and the campaign goes on with the next.
+"""
+from __future__ import annotations
+
+import time
+
+from dbdrift.catalog import ibench
+from dbdrift.catalog.ibench import DBNAME
+from dbdrift.driver import process
+from dbdrift.errors import DriverError, ServerError
+from dbdrift.metrics.sampler import Sampler
+from dbdrift.model import InsertStepResult, InstallInfo
+from dbdrift.plan.expand import SettleStep
+from dbdrift.runner.session import TargetSession
+
+SETTLE_AFTER = "l.i2"
+# Rows per second assumed for the ETA of steps that are not rate limited (refined by nothing:
+# the first campaign on a machine shows how far off they are).
+ASSUMED_IPS = {"l.i0": 60_000, "l.x": 200_000, "l.i1": 15_000, "l.i2": 3_000}
+
+
+def estimate_s(step: ibench.IBenchStep, sizes: ibench.IBenchSizes) -> float:
+    if step.is_query_step:
+        return step.rows_per_client / step.inserts_per_second
+    rows = sizes.rows_l_i0 if step.name == "l.x" else step.rows_per_client * sizes.clients
+    return rows / ASSUMED_IPS[step.name]
+
+
+def plan_s(spec) -> float:
+    """Expected seconds of one target's steps and settle."""
+    steps = ibench.steps(spec.ibench, spec.ibench_steps)
+    settle = spec.settle_total_s() if any(s.name == SETTLE_AFTER for s in steps) else 0.0
+    return sum(estimate_s(s, spec.ibench) for s in steps) + settle
+
+
+def run_target(session: TargetSession, install: InstallInfo) -> None:
+    """All selected steps on a fresh server; raises ServerError/DriverError when the target fails
+    (stored first), KeyboardInterrupt after storing an interrupted step."""
+    spec, sizes = session.spec, session.spec.ibench
+    session.start()
+    tables = sizes.distinct_tables()
+    session.timed_step("load", f"create tables {', '.join(tables)}", lambda: _create_tables(session, tables))
+    for step in ibench.steps(sizes, spec.ibench_steps):
+        result = run_step(session, step)
+        if result.status != "ok":
+            session.raise_if_dead()
+            raise DriverError(f"{session.name}: Insert Benchmark step {step.name} {result.status}: {result.error}",
+                              "the later steps need this one's rows; see the server log")
+        if step.name == SETTLE_AFTER:
+            settle = SettleStep(spec.settle_total_s(), f"settle after {SETTLE_AFTER}")
+            work_s = session.settle_work(settle, tables)
+            time.sleep(max(0.0, settle.total_s - work_s))
+            session.settle_end()
+            session.progress.advance(settle.total_s)
+
+
+def _create_tables(session: TargetSession, tables: list[str]) -> dict:
+    dialect = session.dialect
+    jobs = [[{"sql": sql} for sql in ibench.create_table_sql(t, dialect.sql_dialect)] for t in tables]
+    process.exec_jobs(session.conn, [[job] for phase in zip(*jobs) for job in phase], backend=dialect.backend,
+                      what="create tables")
+    return {"tables": tables}
+
+
+def driver_spec(session: TargetSession, step: ibench.IBenchStep) -> dict:
+    spec, sizes = session.spec, session.spec.ibench
+    return {
+        "backend": session.dialect.backend, "connection": session.conn, "seed": spec.seed,
+        "step": step.name, "clients": sizes.clients, "tables": sizes.tables(), "interval_s": spec.interval_s,
+        "rows_per_client": step.rows_per_client, "rows_per_statement": step.rows_per_statement,
+        "inserts_per_second": step.inserts_per_second, "deletes": step.deletes, "query": step.query,
+        "query_threads": 1 if step.query else 0, "data_length": [10, 20],
+        "sql": ibench.ibench_sql(session.dialect.sql_dialect, step),
+    }
+
+
+def run_step(session: TargetSession, step: ibench.IBenchStep) -> InsertStepResult:
+    """One step through the driver, with the host sampled over it; stored before returning."""
+    session.server.check_alive()
+    sizes = session.spec.ibench
+    spec = driver_spec(session, step)
+    expected = estimate_s(step, sizes)
+    label = f"{step.name} ({step.title})"
+    session.progress.step_start(session.name, label, expected)
+    sampler = Sampler(session.server.postmaster_pid, session.server.data_dir)
+    sampler.start()
+
+    def on_line(obj: dict) -> None:
+        kind = obj.get("type")
+        if kind == "start":
+            sampler.mark("start")
+        elif kind == "interval":
+            sampler.mark("end")
+
+    try:
+        out = process.run_driver("ibench", spec, timeout_s=max(600.0, 20 * expected + 600),
+                                 on_line=on_line, on_start=sampler.set_client)
+    finally:
+        sampler.stop()
+    result = _result(session, step, out, sampler)
+    session.store.add_ibench_step(session.target_id, result, spec)
+    session.progress.step_end(session.name, label, result.status, _summary_text(result) if result.status == "ok"
+                              else result.error or "")
+    if out.interrupted:
+        raise KeyboardInterrupt
+    return result
+
+
+def _result(session: TargetSession, step: ibench.IBenchStep, out: process.DriverResult,
+            sampler: Sampler) -> InsertStepResult:
+    summary = out.output.summary or {}
+    sizes = session.spec.ibench
+    elapsed = float(summary.get("elapsed_s") or 0.0)
+    inserted, deleted, queries = (int(summary.get(k) or 0) for k in ("inserted", "deleted", "queries"))
+    indexed = inserted + sizes.rows_l_i0 if step.name == "l.x" else inserted  # l.x: indexed rows/s
+
+    def rate(n: int) -> float:
+        return n / elapsed if elapsed > 0 else 0.0
+
+    histograms = summary.get("histograms") or {}
+    status, error = "ok", None
+    if out.interrupted:
+        status, error = "interrupted", "interrupted by the user (Ctrl-C)"
+    elif out.exit_code != 0 or not summary:
+        status, error = "failed", process.fatal_message(out, f"step {step.name}")
+    window = sampler.window()
+    return InsertStepResult(
+        target=session.name, step=step.name, status=status, clients=sizes.clients, elapsed_s=elapsed,
+        inserted=inserted, deleted=deleted, queries=queries, ips=rate(indexed), dps=rate(deleted),
+        qps=rate(queries), target_ips=step.target_ips(sizes.clients),
+        max_insert_us=(histograms.get("insert") or {}).get("max_us"),
+        max_delete_us=(histograms.get("delete") or {}).get("max_us"),
+        max_query_us=(histograms.get("query") or {}).get("max_us"),
+        histograms=histograms,
+        per_second=[{k: v for k, v in iv.items() if k not in ("type", "client")}
+                    for iv in out.output.intervals if iv.get("client") == 1],
+        hardware=window.as_dict() if window else None,
+        table_rows=_table_rows(session) if status == "ok" else None,
+        error=error,
+    )
+
+
+def _table_rows(session: TargetSession) -> int | None:
+    """Rows in all benchmark tables after the step (the table size must hold from l.i1 on)."""
+    tables = session.spec.ibench.distinct_tables()
+    sql = " + ".join(f"(SELECT count(*) FROM {t})" for t in tables)
+    try:
+        rows = process.query(session.conn, f"SELECT {sql}", backend=session.dialect.backend)
+        return int(rows[0][0])
+    except (DriverError, ServerError, ValueError, IndexError):
+        return None
+
+
+def _summary_text(r: InsertStepResult) -> str:
+    text = f"{r.ips:,.0f} inserts/s"
+    if r.qps:
+        text = f"{r.qps:,.0f} queries/s, {text}"
+        if r.target_ips:
+            text += f" (target {r.target_ips:,.0f})"
+    return f"{text} in {r.elapsed_s:.1f}s"

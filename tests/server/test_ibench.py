@@ -1,0 +1,112 @@
+"""The Insert Benchmark end to end through the CLI at tiny sizes, on PostgreSQL and MariaDB:
+every step runs, the table keeps its size from l.i1 on, the background insert rate is held,
+and a server that cannot hold it is reported as an SLA miss."""
+from __future__ import annotations
+
+import json
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from tests.helpers import dbdrift, shared_work_dir
+
+pytestmark = pytest.mark.server
+
+SIZES = "[insert_benchmark]\nclients = 1\nrows_l_i0 = 5000\nrows_l_i1 = 2000\nrows_l_i2 = 500\nquery_s = 3\n"
+STEPS = ["l.i0", "l.x", "l.i1", "l.i2", "qr100", "qp100", "qr500", "qp500", "qr1000", "qp1000"]
+# Every commit waits 100 ms (commit_siblings = 0 applies commit_delay to every flush): at most
+# ten 50-row INSERTs a second, so 1000 inserts/s per client cannot be held.
+SLOW = 'settings = { synchronous_commit = "on", commit_delay = 100000, commit_siblings = 0 }'
+
+
+def campaign(tmp: Path, name: str, targets: list[tuple[str, str]]) -> Path:
+    lines = [f'name = "{name}"', 'workload = "insert-benchmark"', "settle_s = 1", SIZES]
+    for i, (tname, body) in enumerate(targets):
+        lines += ["[[targets]]", f'name = "{tname}"', body, f"base = {str(i == 0).lower()}"]
+    path = tmp / f"{name}.toml"
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+def steps(store: Path) -> dict[tuple[str, str], sqlite3.Row]:
+    db = sqlite3.connect(store)
+    db.row_factory = sqlite3.Row
+    rows = db.execute("SELECT t.name AS target, s.* FROM ibench_steps s JOIN targets t ON t.id = s.target_id "
+                      "WHERE s.superseded = 0").fetchall()
+    db.close()
+    return {(r["target"], r["step"]): r for r in rows}
+
+
+@pytest.fixture(scope="module")
+def postgres_run(tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("ibench-pg")
+    store = tmp / "store.db"
+    path = campaign(tmp, "ib-pg", [("pg17", 'version = "17.10"\nsettings = { shared_buffers = "256MB" }'),
+                                   ("pg17slow", f'version = "17.10"\n{SLOW}')])
+    result = dbdrift("run", path, "--store", store, "--format", "json", work_dir=shared_work_dir("ibench-pg"),
+                     timeout=900)
+    return store, result
+
+
+def test_every_step_runs_on_postgres_and_is_stored(postgres_run):
+    store, result = postgres_run
+    assert result.returncode == 0, result.stderr[-3000:]
+    stored = steps(store)
+    assert sorted(stored) == sorted((t, s) for t in ("pg17", "pg17slow") for s in STEPS)
+    assert all(r["status"] == "ok" for r in stored.values())
+    assert stored[("pg17", "l.i0")]["inserted"] == 5000 and stored[("pg17", "l.i0")]["deleted"] == 0
+    assert stored[("pg17", "qr100")]["queries"] > 0 and stored[("pg17", "qp1000")]["queries"] > 0
+
+
+def test_the_table_keeps_its_size_from_l_i1_on(postgres_run):
+    stored = steps(postgres_run[0])
+    for target in ("pg17", "pg17slow"):
+        assert stored[(target, "l.x")]["table_rows"] == 5100
+        for step in STEPS[2:]:
+            row = stored[(target, step)]
+            assert row["inserted"] == row["deleted"] > 0, step
+            assert row["table_rows"] == 5100, step
+
+
+def test_the_background_insert_rate_is_held_and_a_slow_server_misses_the_sla(postgres_run):
+    store, result = postgres_run
+    stored = steps(store)
+    for step in ("qr100", "qp100"):  # far below what the server can do, even on a busy machine
+        row = stored[("pg17", step)]
+        assert row["ips"] >= 0.95 * row["target_ips"], (step, row["ips"])
+        # client 1's full seconds (a short tail is in the totals only) ran at the target rate
+        per_second = json.loads(row["per_second_json"])
+        assert per_second and per_second[-1]["t_ins"] <= row["inserted"]
+        rates = [line["i_ips"] for line in per_second]
+        assert abs(sum(rates) / len(rates) - row["target_ips"]) <= 0.1 * row["target_ips"], (step, rates)
+    slow = stored[("pg17slow", "qp1000")]
+    assert slow["ips"] < 0.95 * slow["target_ips"] == 950
+    background = json.loads(result.stdout)["tables"]["background"]
+    misses = {(row["name"], step) for row in background["rows"]
+              for step, cell in zip(background["columns"], row["cells"]) if cell["color"] == "red"}
+    assert ("pg17slow", "qp1000") in misses and ("pg17", "qr100") not in misses
+
+
+def test_the_text_report_shows_the_three_summary_tables(postgres_run):
+    store, _ = postgres_run
+    text = dbdrift("report", "--store", store)
+    assert text.returncode == 0, text.stderr
+    for title in ("absolute throughput", "relative throughput", "background insert rate"):
+        assert title in text.stdout.lower()
+    assert "qp1000" in text.stdout and "pg17slow" in text.stdout
+
+
+def test_every_step_runs_on_mariadb_with_a_constant_table_size(tmp_path):
+    store = tmp_path / "store.db"
+    path = campaign(tmp_path, "ib-ma", [("ma11.4", 'engine = "mariadb"\nversion = "11.4.5"')])
+    result = dbdrift("run", path, "--store", store, work_dir=shared_work_dir("ibench-ma"), timeout=900)
+    assert result.returncode == 0, result.stderr[-3000:]
+    stored = steps(store)
+    assert sorted(s for _, s in stored) == sorted(STEPS)
+    assert all(r["status"] == "ok" for r in stored.values())
+    for step in STEPS[2:]:
+        row = stored[("ma11.4", step)]
+        assert row["inserted"] == row["deleted"] and row["table_rows"] == 5100, step
+    qr100 = stored[("ma11.4", "qr100")]
+    assert qr100["ips"] >= 0.95 * qr100["target_ips"] and qr100["queries"] > 0

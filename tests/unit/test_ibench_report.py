@@ -1,0 +1,138 @@
+"""Insert Benchmark report formats on a small literal campaign: headers, values and marks, and
+CSV/JSON parsed back."""
+import csv
+import io
+import json
+
+import pytest
+
+from dbdrift.model import IBENCH_QUERY_STEPS, IBENCH_STEPS, InsertStepResult
+from dbdrift.report.ibench import (CSV_HEADER, ibench_report, render_csv, render_json, render_markdown, render_text,
+                                   to_json)
+
+WINDOW = {"elapsed_s": 10.0, "cpu_user_pct": 40.0, "cpu_sys_pct": 10.0, "cs": 100_000, "reads": 0, "read_kb": 0.0,
+          "writes": 2_000, "write_kb": 40_000.0, "server_rss_bytes": 3_000_000_000}
+HISTOGRAMS = {"insert": {"counts": [30, 60, 10, 0, 0, 0, 0, 0, 0, 0], "max_us": 3_900},
+              "query": {"counts": [0, 0, 0, 0, 0, 0, 1, 0, 0, 3], "max_us": 17_000_000}}
+
+
+def per_second(rate: float) -> list[dict]:
+    """Twenty 1 s lines of client 1: rate + 0, 1, ..., 19 for inserts and queries."""
+    return [{"i_sec": 1.0, "t_sec": float(i + 1), "i_ips": rate + i, "max_i_us": 1000, "i_dps": 0.0,
+             "max_d_us": 0, "i_qps": rate + i, "max_q_us": 500} for i in range(20)]
+
+
+def step(target: str, name: str, ips: float, qps: float = 0.0, status: str = "ok") -> InsertStepResult:
+    return InsertStepResult(target=target, step=name, status=status, clients=2, elapsed_s=10.0,
+                            inserted=int(ips * 10), deleted=0, queries=int(qps * 10), ips=ips, dps=0.0, qps=qps,
+                            target_ips=200.0 if name in IBENCH_QUERY_STEPS else None, histograms=HISTOGRAMS,
+                            per_second=per_second(qps or ips), hardware=WINDOW,
+                            error="lost connection" if status == "failed" else None)
+
+
+@pytest.fixture
+def data():
+    """pg17 (base) ran every step; pg18 loads faster, misses the SLA in qr100 (150 of 200
+    inserts/s), fails qp100 and never ran the other query steps."""
+    results = [step("pg17", s, 10_000.0) for s in IBENCH_STEPS[:4]]
+    results += [step("pg17", s, 200.0, 3000.0) for s in IBENCH_QUERY_STEPS]
+    results += [step("pg18", s, 12_000.0) for s in IBENCH_STEPS[:4]]
+    results += [step("pg18", "qr100", 150.0, 3600.0), step("pg18", "qp100", 0.0, 0.0, status="failed")]
+    return ibench_report(results, ["pg17", "pg18"], {"pg17": "postgres 17.10"}, ncpu=4, campaign="ib-demo")
+
+
+def test_text_shows_the_three_tables_with_marks_and_a_legend(data):
+    text = render_text(data)
+    lines = text.splitlines()
+    assert "campaign: ib-demo" in lines
+    assert lines.count("target                    l.i0      l.x     l.i1     l.i2   qr100   qp100   qr500   qp500  "
+                       "qr1000  qp1000") == 1
+    # l.i0: 10000 vs 12000 -> no red (min >= 80% of max), 12000 green; qr100: pg18 missed the SLA
+    assert "pg17 (postgres 17.10)  10000    10000    10000    10000    3000 +  3000 +  3000 +  3000 +  3000 +  3000 +" \
+        in lines
+    assert "pg18                   12000 +  12000 +  12000 +  12000 +  3600 .     -       -       -       -       -" \
+        in lines
+    assert "pg18                   1.20 ^  1.20 ^  1.20 ^  1.20 ^  1.20 ^     -       -       -       -       -" \
+        in lines
+    assert "pg18                   150 -    -      -      -       -       -" in lines
+    assert "target                 200    200    200    200     200     200" in lines
+    assert any(line.startswith("marks: + top quarter") for line in lines)
+    assert "  pg18: qp100 failed: lost connection; not run: qr500 qp500 qr1000 qp1000" in lines
+
+
+def test_text_has_a_section_per_step_with_histograms_and_metrics(data):
+    text = render_text(data)
+    assert "== qr100: range queries with 100 insert/s per client ==" in text
+    section = text.split("== qr100")[1].split("== qp100")[0]
+    assert "target                 ≤256µs  ≤1ms  ≤4ms  ≤16ms  ≤64ms  ≤256ms   ≤1s  ≤4s  ≤16s  >16s  responses     max" \
+        in section
+    assert "pg17 (postgres 17.10)     0.0   0.0   0.0    0.0    0.0     0.0  25.0  0.0   0.0  75.0          4  17.000" \
+        in section
+    assert "-- metrics (host CPUs: 4)" in section
+    metrics_header = next(line for line in section.splitlines() if line.startswith("target") and "cpupq" in line)
+    assert metrics_header.split()[1:] == ["ips", "qps", "rps", "rmbps", "wps", "wmbps", "rpq", "rkbpq", "wpi", "wkbpi",
+                                          "csps", "cpups", "cspq", "cpupq", "rss", "maxop", "p50", "p99"]
+    pg17 = next(line for line in section.splitlines() if line.startswith("pg17") and "3000" in line).split()
+    # ips 200, qps 3000, cpupq = 50% x 4 CPUs x 1e6 / 3000 = 667 µs, maxop 17 s, p50 3010, p99 3000
+    assert pg17[3:5] == ["200", "3000"] and pg17[16] == "667" and pg17[18:] == ["17.000", "3010", "3000"]
+
+
+def test_a_failed_step_is_flagged_in_its_histograms_and_metrics(data):
+    section = render_text(data).split("== qp100")[1].split("== qr500")[0]
+    assert sum(line.startswith("pg18 [failed] ") for line in section.splitlines()) == 3
+
+
+def test_markdown_has_the_tables_as_markdown_tables(data):
+    md = render_markdown(data)
+    assert "| target | l.i0 | l.x | l.i1 | l.i2 | qr100 | qp100 | qr500 | qp500 | qr1000 | qp1000 |" in md
+    assert "| pg18 | 12000 + | 12000 + | 12000 + | 12000 + | 3600 . | - | - | - | - | - |" in md
+    assert "| pg18 | 1.20 ^ | 1.20 ^ | 1.20 ^ | 1.20 ^ | 1.20 ^ | - | - | - | - | - |" in md
+    assert "| target | 200 | 200 | 200 | 200 | 200 | 200 |" in md
+    assert "## l.x: create secondary indexes" in md
+
+
+def test_csv_has_one_row_per_target_and_step(data):
+    rows = list(csv.DictReader(io.StringIO(render_csv(data))))
+    assert tuple(rows[0]) == CSV_HEADER
+    assert [(r["target"], r["step"]) for r in rows] == [(t, s) for t in ("pg17", "pg18") for s in IBENCH_STEPS]
+    qr100 = {r["target"]: r for r in rows if r["step"] == "qr100"}
+    assert qr100["pg18"]["sla_met"] == "false" and qr100["pg17"]["sla_met"] == "true"
+    assert float(qr100["pg18"]["ips"]) == 150.0 and float(qr100["pg18"]["qps"]) == 3600.0
+    assert float(qr100["pg18"]["relative"]) == pytest.approx(1.2)
+    assert float(qr100["pg17"]["p50"]) == 3010.0 and float(qr100["pg17"]["maxop"]) == 17.0
+    assert float(qr100["pg17"]["cpupq"]) == pytest.approx(2e6 / 3000)
+    load = next(r for r in rows if r["target"] == "pg17" and r["step"] == "l.i0")
+    assert load["sla_met"] == "" and load["target_ips"] == "" and float(load["maxop"]) == pytest.approx(0.0039)
+    assert next(r for r in rows if r["target"] == "pg18" and r["step"] == "qp1000")["status"] == "not run"
+
+
+def test_json_has_the_tables_with_color_names_and_hex_codes(data):
+    doc = json.loads(render_json(data))
+    assert doc == json.loads(json.dumps(to_json(data)))
+    assert doc["base"] == "pg17" and doc["colors"]["gray"] == "#D7D7D7"
+    throughput = doc["tables"]["throughput"]
+    assert throughput["columns"] == list(IBENCH_STEPS)
+    pg18 = throughput["rows"][1]
+    assert pg18["name"] == "pg18"
+    assert pg18["cells"][4] == {"value": 3600.0, "color": "gray"}
+    assert pg18["cells"][5] == {"value": None, "color": None}
+    assert doc["tables"]["relative"]["rows"][1]["cells"][0] == {"value": 1.2, "color": "blue"}
+    assert doc["tables"]["background"]["rows"][2] == {
+        "name": "target", "cells": [{"value": 200.0, "color": "gray"}] * 6}
+    assert doc["missing"]["pg18"][0] == {"step": "qp100", "why": "failed: lost connection"}
+
+
+def test_json_has_per_step_histograms_metrics_and_chart_series(data):
+    doc = json.loads(render_json(data))
+    assert [s["step"] for s in doc["steps"]] == list(IBENCH_STEPS)  # pg17 ran them all
+    qr100 = doc["steps"][4]["targets"]
+    assert set(qr100) == {"pg17", "pg18"}
+    pg18 = qr100["pg18"]
+    assert pg18["sla_met"] is False and pg18["target_ips"] == 200.0
+    assert pg18["histograms"]["query"]["counts"] == [0, 0, 0, 0, 0, 0, 1, 0, 0, 3]
+    assert pg18["histograms"]["query"]["percents"][9] == 75.0 and pg18["histograms"]["query"]["max_s"] == 17.0
+    assert pg18["metrics"]["p99"] == 3600.0
+    series = pg18["per_second"]
+    assert list(series) == ["t_sec", "i_ips", "max_i_us", "i_dps", "max_d_us", "i_qps", "max_q_us"]
+    assert series["t_sec"][:3] == [1.0, 2.0, 3.0] and series["i_qps"][0] == 3600.0 and len(series["max_q_us"]) == 20
+    assert pg18["slices"]["i_qps"] == [3600.5 + 2 * k for k in range(10)]  # two 1 s lines per slice
