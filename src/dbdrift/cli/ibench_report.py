@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 
+from dbdrift.cli.targets import base_target, target_labels
 from dbdrift.errors import UserError
 from dbdrift.report.ibench import ibench_report, render_csv, render_json, render_markdown, render_text
 from dbdrift.store.store import Store
@@ -17,13 +18,8 @@ def render(store: Store, campaign_id: int, base: str | None, fmt: str) -> str:
     row = store.campaign(campaign_id)
     targets = store.targets(campaign_id)
     names = [t["name"] for t in targets]
-    base_name = base or next((t["name"] for t in targets if t["is_base"]), names[0])
-    if base_name not in names:
-        raise UserError(f"--base {base_name}: no such target in campaign {row['name']}", f"targets: {', '.join(names)}")
-    labels = {}
-    for t in targets:
-        server = json.loads(t["server_json"]) if t["server_json"] else {}
-        labels[t["name"]] = f"{t['engine']} {server['version']}" if server.get("version") else t["engine"]
+    base_name = base_target(targets, base, row["name"])
+    labels = target_labels(targets)
     ordered = [base_name] + [n for n in names if n != base_name]  # the first row is the base
     ncpu = json.loads(row["host_json"]).get("cpus") or 1
     data = ibench_report(store.ibench_steps(campaign_id), ordered, labels, ncpu, row["name"])

@@ -14,6 +14,7 @@ from dbdrift.analysis.relative import Measurement, compare
 from dbdrift.analysis.summary import summarize_groups
 from dbdrift.catalog.sysbench import GROUP_TITLES, GROUPS, report_order, scan_krps
 from dbdrift.cli import ibench_report
+from dbdrift.cli.targets import base_target, target_labels
 from dbdrift.errors import UserError
 from dbdrift.report.csv import render_csv
 from dbdrift.report.flamegraph import folded_text, render_diff_svg, render_svg
@@ -70,17 +71,12 @@ def build_report(store: Store, campaign: str | None, base: str | None, chain: bo
     row = store.campaign(campaign_id)
     targets = store.targets(campaign_id)
     names = [t["name"] for t in targets]
-    base_name = base or next((t["name"] for t in targets if t["is_base"]), names[0])
-    if base_name not in names:
-        raise UserError(f"--base {base_name}: no such target in campaign {row['name']}", f"targets: {', '.join(names)}")
+    base_name = base_target(targets, base, row["name"])
     floors, notes = _floors(store, noise_floor, campaign_id, min_effect, noisy)
     measurements = _measurements(store, campaign_id)
     comparison = compare(measurements, names, base_name, report_order({m.test for m in measurements}), chain,
                          min_effect=min_effect, noisy_half_width=noisy, noise_floor=floors)
-    labels = {}
-    for t in targets:
-        server = json.loads(t["server_json"]) if t["server_json"] else {}
-        labels[t["name"]] = f"{t['engine']} {server['version']}" if server.get("version") else t["engine"]
+    labels = target_labels(targets)
     counted = store.instructions(campaign_id)
     order = report_order({m.test for m in measurements} | {r["test"] for r in counted})
     host = json.loads(row["host_json"])

@@ -18,6 +18,7 @@ from dbdrift.model import InstallInfo
 from dbdrift.plan.campaign import CampaignSpec, target_to_dict
 from dbdrift.plan.expand import LoadStep, SettleStep, TargetPlan, estimate_s, expand
 from dbdrift.metrics import host, perf
+from dbdrift.catalog.ibench import DBNAME as IBENCH_DB
 from dbdrift.runner import ibench, instructions
 from dbdrift.runner.progress import NullProgress, ProgressSink
 from dbdrift.runner.session import TargetSession
@@ -141,7 +142,7 @@ class Runner:
         for target, target_id in pending:
             self.store.supersede_ibench(target_id)  # the steps build on each other: all again
             session = TargetSession(self.spec, target, installs[target.name], target_id, self.store,
-                                    self.progress, dbname=ibench.DBNAME)
+                                    self.progress, dbname=IBENCH_DB)
             try:
                 ibench.run_target(session, installs[target.name])
             except (ServerError, DriverError) as exc:

@@ -10,7 +10,6 @@ from __future__ import annotations
 import time
 
 from dbdrift.catalog import ibench
-from dbdrift.catalog.ibench import DBNAME
 from dbdrift.driver import process
 from dbdrift.errors import DriverError, ServerError
 from dbdrift.metrics.sampler import Sampler

@@ -261,13 +261,17 @@ class MariaDBServer(base.Server):
         self.install_db_args = args
         # The Maven jars store the script without its execute bit: run its interpreter.
         runner = [] if os.access(script, os.X_OK) else _interpreter(script)
-        result = self._run([*runner, script, *args], timeout=600)
+        self._check_install(self._run([*runner, script, *args], timeout=600), script.name)
+
+    def _check_install(self, result: subprocess.CompletedProcess, what: str) -> None:
+        """Keep the initialization's output in install-db.log; a failure is a ServerError with
+        the server's own [ERROR] line."""
         log = self.run_dir / "install-db.log"
         log.write_text(result.stdout + result.stderr)
         if result.returncode != 0:
             text = result.stdout + result.stderr + "\n" + self.log_tail(40)
             raise ServerError(
-                f"{script.name} failed for target {self.name} (mariadb {self.install.version}): "
+                f"{what} failed for target {self.name} ({self.install.engine} {self.install.version}): "
                 f"{_error_line(text) or base.last_line(result.stderr) or f'exit {result.returncode}'}",
                 _install_hint(text, self, log),
             )
@@ -341,16 +345,7 @@ class MySQLServer(MariaDBServer):
         binary = mariadb_server_binary(self.install.bindir)
         args = initialize_args(self.config_path, self.basedir, self.data_dir)
         self.install_db_args = args
-        result = self._run([binary, *args], timeout=600)
-        log = self.run_dir / "install-db.log"
-        log.write_text(result.stdout + result.stderr)
-        if result.returncode != 0:
-            text = result.stdout + result.stderr + "\n" + self.log_tail(40)
-            raise ServerError(
-                f"mysqld --initialize-insecure failed for target {self.name} (mysql {self.install.version}): "
-                f"{_error_line(text) or base.last_line(result.stderr) or f'exit {result.returncode}'}",
-                _install_hint(text, self, log),
-            )
+        self._check_install(self._run([binary, *args], timeout=600), "mysqld --initialize-insecure")
 
 
 def initialize_args(config_path: Path, basedir: Path, data_dir: Path) -> list[str]:
