@@ -111,3 +111,10 @@ def test_the_catalog_shows_mysql_sql_with_question_marks():
     result = dbdrift("catalog", "--tests", "insert", "--engine", "mysql", "--format", "json")
     assert result.returncode == 0, result.stderr
     assert "VALUES (0, ?, ?, ?)" in json.dumps(json.loads(result.stdout))
+
+
+def test_sysbench_flags_on_an_insert_benchmark_campaign_are_refused(tmp_path):
+    path = tmp_path / "ib.toml"
+    path.write_text('workload = "insert-benchmark"\n[[targets]]\nname = "a"\nversion = "17.10"\n')
+    assert_user_error(dbdrift("run", path, "--store", tmp_path / "s.db", "--flamegraph"),
+                      "--flamegraph applies to sysbench campaigns", "steps")

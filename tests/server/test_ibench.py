@@ -110,3 +110,41 @@ def test_every_step_runs_on_mariadb_with_a_constant_table_size(tmp_path):
         assert row["inserted"] == row["deleted"] and row["table_rows"] == 5100, step
     qr100 = stored[("ma11.4", "qr100")]
     assert qr100["ips"] >= 0.95 * qr100["target_ips"] and qr100["queries"] > 0
+
+
+def test_ctrl_c_keeps_the_stored_steps_stops_the_server_and_resume_runs_the_target_again(tmp_path):
+    import signal
+    import time
+
+    from tests.helpers import postgres_processes_under, start_dbdrift
+
+    work = shared_work_dir("ibench-intr")
+    store = tmp_path / "store.db"
+    path = campaign(tmp_path, "ib-intr", [("pg17", 'version = "17.10"')])
+    path.write_text(path.read_text().replace("query_s = 3", 'query_s = 20\nsteps = ["l.i0", "l.x", "l.i1", "qr100"]'))
+    proc = start_dbdrift("run", path, "--store", store, "--no-report", work_dir=work)
+    try:
+        deadline = time.monotonic() + 240
+        while time.monotonic() < deadline and not (store.exists() and _has_step(store, "l.i1")):
+            assert proc.poll() is None, proc.stderr.read()[-2000:]
+            time.sleep(0.2)
+        time.sleep(2.0)  # inside qr100 (20 s)
+        proc.send_signal(signal.SIGINT)
+        _, err = proc.communicate(timeout=120)
+    finally:
+        proc.kill()
+    assert proc.returncode == 130 and "Traceback" not in err and "--resume" in err, err[-2000:]
+    stored = steps(store)
+    assert [stored[("pg17", s)]["status"] for s in ("l.i0", "l.x", "l.i1", "qr100")] == ["ok", "ok", "ok", "interrupted"]
+    assert postgres_processes_under(work) == []
+    result = dbdrift("run", path, "--store", store, "--resume", "--no-report", work_dir=work, timeout=600)
+    assert result.returncode == 0, result.stderr[-2000:]
+    again = steps(store)  # the rerun superseded the first attempt
+    assert all(again[("pg17", s)]["status"] == "ok" for s in ("l.i0", "l.x", "l.i1", "qr100"))
+
+
+def _has_step(store: Path, step: str) -> bool:
+    try:
+        return any(s == step for _, s in steps(store))
+    except sqlite3.OperationalError:  # the schema is still being created
+        return False

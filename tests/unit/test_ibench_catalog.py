@@ -65,6 +65,7 @@ def test_an_insert_benchmark_campaign_reads_its_sizes():
     ("[insert_benchmark]\nsteps = [\"qr200\"]", "unknown step 'qr200'"),
     ("[insert_benchmark]\nrows = 5", "rows"),
     ("[insert_benchmark]\nclients = 2\nshared_table = true", "shared_table with deletes"),
+    ('tests = ["point-query"]', "tests applies to the sysbench workload"),
 ])
 def test_bad_insert_benchmark_keys_name_the_key(extra, needle):
     with pytest.raises(UserError, match=needle):

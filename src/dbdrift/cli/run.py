@@ -10,6 +10,7 @@ from dbdrift.catalog.sysbench import select_tests
 from dbdrift.cli import ibench_report
 from dbdrift.cli import report as report_cli
 from dbdrift.cli.progress import ConsoleProgress
+from dbdrift.errors import UserError
 from dbdrift.plan.campaign import CampaignSpec, load_campaign, with_base
 from dbdrift.runner import Runner
 from dbdrift.store.store import Store
@@ -38,6 +39,14 @@ def add_common(parser: argparse.ArgumentParser) -> None:
 
 
 def apply_overrides(spec: CampaignSpec, args: argparse.Namespace) -> CampaignSpec:
+    if spec.workload == "insert-benchmark":
+        sysbench_only = [flag for flag, on in (("--tests", args.tests),
+                                               ("--count-instructions", getattr(args, "count_instructions", False)),
+                                               ("--instructions-only", getattr(args, "instructions_only", False)),
+                                               ("--flamegraph", getattr(args, "flamegraph", False))) if on]
+        if sysbench_only:
+            raise UserError(f"{sysbench_only[0]} applies to sysbench campaigns; {spec.name} is an Insert Benchmark",
+                            "choose Insert Benchmark steps with `steps = [...]` in its [insert_benchmark] table")
     if args.tests:
         spec = replace(spec, tests=tuple(select_tests(args.tests)), test_names=tuple(args.tests))
     if getattr(args, "flamegraph", False):

@@ -167,6 +167,10 @@ def parse_campaign(data: dict, source: str, base_dir: Path, default_name: str) -
     )
     if spec.workload == "insert-benchmark":
         spec = _with_ibench(spec, data.get("insert_benchmark", {}), where)
+        for key in ("tests", "count_instructions", "flamegraphs", "threads", "tables", "rows"):
+            if key in data:
+                raise UserError(f"{where}: {key} applies to the sysbench workload, not the Insert Benchmark",
+                                f"remove {key}; the Insert Benchmark's sizes are in [insert_benchmark]")
     elif "insert_benchmark" in data:
         raise UserError(f"{where}: [insert_benchmark] is set but workload is sysbench",
                         'add workload = "insert-benchmark" or remove the [insert_benchmark] table')
