@@ -51,7 +51,7 @@ def run_target(session: TargetSession, install: InstallInfo) -> None:
             raise DriverError(f"{session.name}: Insert Benchmark step {step.name} {result.status}: {result.error}",
                               "the later steps need this one's rows; see the server log")
         if step.name == SETTLE_AFTER:
-            settle = SettleStep(spec.settle_total_s(), f"settle after {SETTLE_AFTER}")
+            settle = SettleStep(spec.settle_total_s(), SETTLE_AFTER)
             work_s = session.settle_work(settle, tables)
             time.sleep(max(0.0, settle.total_s - work_s))
             session.settle_end()
