@@ -381,11 +381,11 @@ def measure(tool: str, round_no: int, rows: int, server, conn: dict, workdir: Pa
     recreate_table(conn)
     seed = 1000 + round_no
     all0, steal0 = c.cpu_ticks()
-    busy0, srv0, t0 = busy_ticks(), server_cpu_s(server.postmaster_pid), time.monotonic()
+    busy0, srv0, t0 = busy_ticks(), server_cpu_s(server.server_pid), time.monotonic()
     result, step_s = run_driver(conn, rows, seed, workdir) if tool == DRIVER else run_python(conn, rows, seed)
     time.sleep(SETTLE_S)
     all1, steal1 = c.cpu_ticks()
-    busy1, srv1, t1 = busy_ticks(), server_cpu_s(server.postmaster_pid), time.monotonic()
+    busy1, srv1, t1 = busy_ticks(), server_cpu_s(server.server_pid), time.monotonic()
     check_inserted(conn, rows, tool)
     return Sample(round_no, tool, rows, result.wall_s, step_s, result.user_s, result.sys_s, srv1 - srv0,
                   t1 - t0, busy1 - busy0, steal1 - steal0, all1 - all0)

@@ -113,7 +113,7 @@ def test_a_fetched_version_is_taken_from_the_cache_the_second_time(tmp_path, mon
 def test_init_start_stop_leaves_no_process_and_frees_the_port(pg17, make_server):
     server = make_server(pg17)
     server.start()
-    pid, port = server.postmaster_pid, server.connection.port
+    pid, port = server.server_pid, server.connection.port
     assert server.is_alive()
     assert not port_is_free(port)
     assert (server.socket_dir / f".s.PGSQL.{port}").is_socket()
@@ -206,7 +206,7 @@ def test_a_killed_server_is_reported_dead_with_the_log_tail(pg17, make_server):
     server = make_server(pg17, name="victim")
     server.start()
     server.check_alive()
-    pid = server.postmaster_pid
+    pid = server.server_pid
     os.kill(pid, signal.SIGKILL)
     deadline = time.monotonic() + 10
     while server.is_alive() and time.monotonic() < deadline:
@@ -228,7 +228,7 @@ def test_a_hung_server_is_killed_by_stop(pg17, make_server, monkeypatch):
     monkeypatch.setattr(postgres, "STOP_IMMEDIATE_TIMEOUT_S", 1)
     server = make_server(pg17)
     server.start()
-    pid = server.postmaster_pid
+    pid = server.server_pid
     children = [p for p in postgres_processes_in(server.data_dir) if p != pid]
     assert children
     os.kill(pid, signal.SIGSTOP)  # ignores pg_ctl's SIGINT and SIGQUIT until continued

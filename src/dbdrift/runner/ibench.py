@@ -86,14 +86,17 @@ def run_step(session: TargetSession, step: ibench.IBenchStep) -> InsertStepResul
     expected = estimate_s(step, sizes)
     label = f"{step.name} ({step.title})"
     session.progress.step_start(session.name, label, expected)
-    sampler = Sampler(session.server.postmaster_pid, session.server.data_dir)
+    sampler = Sampler(session.server.server_pid, session.server.data_dir)
     sampler.start()
+
+    marked = [None]  # the t_sec of the last end mark: every client prints a line per interval
 
     def on_line(obj: dict) -> None:
         kind = obj.get("type")
         if kind == "start":
             sampler.mark("start")
-        elif kind == "interval":
+        elif kind == "interval" and obj.get("t_sec") != marked[0]:
+            marked[0] = obj.get("t_sec")
             sampler.mark("end")
 
     try:

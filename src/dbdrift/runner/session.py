@@ -157,7 +157,7 @@ class TargetSession:
             self._store_failed(step, spec, exc.message)
             raise
         self.progress.step_start(self.name, step.label, step.duration_s + step.warmup_s)
-        observers = RunObservers(self.server.postmaster_pid, self.server.data_dir, self.server.run_dir,
+        observers = RunObservers(self.server.server_pid, self.server.data_dir, self.server.run_dir,
                                  step.duration_s, step.repeat, self.perf_counters, self.spec.flamegraphs,
                                  watch_backends=self.dialect.backend_pids_are_processes).start()
         try:

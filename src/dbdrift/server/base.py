@@ -40,6 +40,24 @@ class Server(abc.ABC):
     def log_path(self) -> Path:
         return self.run_dir / "server.log"
 
+    @property
+    def data_dir(self) -> Path:
+        return self.run_dir / "data"
+
+    @property
+    def socket_dir(self) -> Path:
+        return self.run_dir / "sock"
+
+    @property
+    def label(self) -> str:
+        return f"server {self.name} ({self.install.engine} {self.install.version})"
+
+    @property
+    @abc.abstractmethod
+    def server_pid(self) -> int | None:
+        """The server's main process (PostgreSQL's postmaster, mariadbd/mysqld), None when not
+        running: what the samplers and perf watch."""
+
     @abc.abstractmethod
     def init(self) -> None:
         """Create the fresh data directory and configuration."""

@@ -53,14 +53,6 @@ class MariaDBServer(base.Server):
         return self.install.bindir.parent
 
     @property
-    def data_dir(self) -> Path:
-        return self.run_dir / "data"
-
-    @property
-    def socket_dir(self) -> Path:
-        return self.run_dir / "sock"
-
-    @property
     def socket_path(self) -> Path:
         return self.socket_dir / "mysqld.sock"
 
@@ -71,15 +63,6 @@ class MariaDBServer(base.Server):
     @property
     def server_pid(self) -> int | None:
         return self._proc.pid if self._proc is not None else None
-
-    @property
-    def postmaster_pid(self) -> int | None:
-        """Alias of server_pid: the runner samples the CPU of the server process by this name."""
-        return self.server_pid
-
-    @property
-    def label(self) -> str:
-        return f"server {self.name} ({self.install.engine} {self.install.version})"
 
     @property
     def connection(self) -> ConnectionInfo:

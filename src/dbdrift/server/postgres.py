@@ -48,24 +48,13 @@ class PostgresServer(base.Server):
     # --- paths and facts ----------------------------------------------------------------
 
     @property
-    def data_dir(self) -> Path:
-        return self.run_dir / "data"
-
-    @property
-    def socket_dir(self) -> Path:
-        return self.run_dir / "sock"
-
-    @property
     def major(self) -> int:
         return major_version(self.install.version)
 
     @property
-    def postmaster_pid(self) -> int | None:
+    def server_pid(self) -> int | None:
+        """The postmaster's pid."""
         return self._pid
-
-    @property
-    def label(self) -> str:
-        return f"server {self.name} (postgres {self.install.version})"
 
     @property
     def connection(self) -> ConnectionInfo:
