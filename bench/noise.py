@@ -11,7 +11,7 @@ The planted campaign also counts instructions per event under callgrind (unless
 --no-instructions), which sizes the planted regression cell by cell: a cell counts as planted
 3-5% only where the server's instructions per event grew by at least 3%.
 
-    .venv/bin/python bench/noise.py [--seconds 60] [--slice 5] [--tests ...] [--rows 200000]
+    .venv/bin/python bench/noise.py [--seconds 60] [--slice 0.01] [--tests ...] [--rows 200000]
                                      [--version 17.10] [--only aa|planted]
 """
 from __future__ import annotations
@@ -42,7 +42,7 @@ def campaign_toml(name: str, args: argparse.Namespace, planted: dict[str, str] |
     return "\n".join([
         f'name = "{name}"', "tables = 1", f"rows = {args.rows}", "threads = [1]",
         "warmup_s = 2", f"read_s = {args.seconds}", f"write_s = {args.seconds}",
-        'order = "interleaved"', f"slice_s = {args.slice}", f"slice_warmup_s = {args.slice_warmup}",
+        'order = "interleaved"', f"slice_s = {args.slice}",
         "interval_s = 1", "scan_warm_s = 5", "settle_s = 0", f"tests = {json.dumps(args.tests)}",
         "[[targets]]", 'name = "a"', f'version = "{args.version}"', "base = true",
         "[[targets]]", f'name = "{"planted" if planted else "a2"}"', f'version = "{args.version}"',
@@ -97,8 +97,7 @@ def main() -> int:
     parser.add_argument("--version", default="17.10")
     parser.add_argument("--rows", type=int, default=200_000)
     parser.add_argument("--seconds", type=float, default=60.0, help="measured seconds per target per test")
-    parser.add_argument("--slice", type=float, default=5.0, help="interleaved slice seconds")
-    parser.add_argument("--slice-warmup", type=float, default=1.0)
+    parser.add_argument("--slice", type=float, default=0.01, help="seconds of each turn (campaign slice_s)")
     parser.add_argument("--tests", nargs="+", default=DEFAULT_TESTS)
     parser.add_argument("--only", choices=("aa", "planted"))
     parser.add_argument("--no-instructions", action="store_true", help="do not size the planted cells with callgrind")
@@ -110,7 +109,7 @@ def main() -> int:
     stamp = time.strftime("%H%M%S")
     store = OUT_DIR / f"noise-{stamp}.db"
     out(f"noise benchmark: postgres {args.version}, {args.rows:,} rows, {len(args.tests)} tests, "
-        f"{args.seconds:g} s per target per test in {args.slice:g} s slices; planted: {planted}")
+        f"{args.seconds:g} s per target per test in turns of {args.slice:g} s; planted: {planted}")
     results = {}
     for kind in ("aa", "planted"):
         if args.only and args.only != kind:

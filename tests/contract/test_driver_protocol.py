@@ -84,3 +84,41 @@ def test_the_driver_accepts_every_catalog_workload(test_name):
     result = process.run_driver("run", spec, timeout_s=30)
     assert result.exit_code == 0, process.fatal_message(result, test_name)
     assert result.output.summary["statements"] == 100 * test.statements_per_event
+
+
+def test_alternating_run_reports_turns_per_target_in_abba_order_and_per_target_totals():
+    """docs/protocol.md "Alternating", on the live binary with the null backend (timed, so
+    counts vary; the shape and order do not)."""
+    spec = {"backend": "null", "threads": 2, "warmup_s": 0.1, "duration_s": 0.8, "seed": 1,
+            "workload": {"statements": [{"sql": "SELECT 1", "params": []}]},
+            "null": {"ops_per_s": 4000, "latency_us": 40, "rows_per_statement": 1},
+            "alternate": {"connections": [{}, {}], "slot_s": 0.05}}
+    result = process.run_driver("run", spec, timeout_s=60)
+    out = result.output
+    assert result.exit_code == 0 and out.unparsed == [] and out.fatal is None
+    assert out.start["targets"] == 2 and len(out.start["target_pids"]) == 2
+    assert out.warmup["slot_s"] == 0.05 and out.warmup["rounds"] == 8
+    turns = out.intervals
+    assert [iv["index"] for iv in turns] == list(range(16))
+    assert [iv["target"] for iv in turns] == [0, 1, 1, 0] * 4
+    assert [iv["round"] for iv in turns] == [i // 2 for i in range(16)]
+    assert all("latency_us" not in iv and iv["start_s"] <= iv["end_s"] for iv in turns)
+    per_target = out.summary["targets"]
+    for i in (0, 1):
+        mine = [iv for iv in turns if iv["target"] == i]
+        assert per_target[i]["events"] == sum(iv["events"] for iv in mine) > 0
+        assert per_target[i]["latency_us"]["count"] == per_target[i]["events"]
+        assert per_target[i]["busy_s"] == pytest.approx(sum(iv["end_s"] - iv["start_s"] for iv in mine), abs=1e-4)
+    assert out.summary["events"] == sum(t["events"] for t in per_target)
+
+
+@pytest.mark.parametrize("alternate, message", [
+    ({"connections": [{}]}, "at least two servers"),
+    ({"connections": [{}, {}], "slot_s": 0}, "slot_s must be >= 0.001"),
+])
+def test_a_malformed_alternation_is_a_spec_fatal(alternate, message):
+    spec = {"backend": "null", "duration_s": 1, "workload": {"statements": [{"sql": "SELECT 1", "params": []}]},
+            "null": {"ops_per_s": 100}, "alternate": alternate}
+    result = process.run_driver("run", spec, timeout_s=60)
+    assert result.exit_code == 2 and result.output.fatal["class"] == "spec"
+    assert message in result.output.fatal["message"]

@@ -160,8 +160,8 @@ def _postmaster_pid(work: Path, name: str, target: str) -> int | None:
 
 @pytest.mark.parametrize("order", ["sequential", "interleaved"])
 def test_a_server_killed_mid_run_is_stored_as_failed_and_the_next_target_still_runs(tmp_path, order):
-    # sequential: the kill lands inside pg17's second run; interleaved: while pg18 runs its
-    # slice, so pg17 is found dead as its next slice starts. Either way one failed run is stored.
+    # sequential: the kill lands inside pg17's second run; interleaved: inside the second run in
+    # which both take turns, which pg18 then runs again alone. Either way one failed run is stored.
     work = shared_work_dir("crash")
     store = tmp_path / "s.db"
     tests = ["point-query", "update-index", "point-query.pre", "range-covered-pk"]
@@ -208,25 +208,29 @@ def test_ctrl_c_stops_the_servers_and_keeps_what_was_measured(tmp_path):
     assert postgres_processes_under(work) == []
 
 
-def test_interleaved_rounds_alternate_targets_and_give_intervals_and_verdicts(tmp_path):
+def test_interleaved_targets_take_turns_in_one_run_and_get_paired_intervals_and_verdicts(tmp_path):
     work = shared_work_dir("inter")
     store = tmp_path / "s.db"
     path = campaign(tmp_path, "inter", tests=["point-query", "update-index"], read_s=3,
-                    extra='order = "interleaved"\nslice_s = 1\nslice_warmup_s = 0.2\ninterval_s = 0.5')
+                    extra='order = "interleaved"\nslice_s = 0.02')
     result = dbdrift("run", path, "--store", store, "--format", "json", work_dir=work)
     assert result.returncode == 0, result.stderr[-2000:]
     stored = [r for r in runs(store) if r["test"] == "point-query"]
-    # three rounds of 1 s slices; round 0: pg17 pg18, round 1: pg18 pg17, round 2: pg17 pg18
-    assert [(r["repeat"], r["target"]) for r in stored] == [
-        (0, "pg17"), (0, "pg18"), (1, "pg18"), (1, "pg17"), (2, "pg17"), (2, "pg18")]
-    assert [r["warmup_s"] for r in stored] == [0.5, 0.5, 0.2, 0.2, 0.2, 0.2]
+    assert [(r["repeat"], r["target"]) for r in stored] == [(0, "pg17"), (0, "pg18")]
+    assert all(abs(r["measured_s"] - 3) < 0.3 and r["warmup_s"] == 0.5 for r in stored)
     db = sqlite3.connect(store)
-    steal = [v for (v,) in db.execute("SELECT steal_pct FROM intervals")]
+    turns = {name: db.execute("SELECT idx, round, steal_pct, events FROM intervals WHERE run_id = ? ORDER BY idx",
+                              (r["id"],)).fetchall() for name, r in ((r["target"], r) for r in stored)}
     db.close()
-    assert steal and all(v is not None and 0 <= v <= 100 for v in steal)
+    # 3 s per target in turns of 20 ms: 150 rounds, pg17 first in even rounds, pg18 in odd ones
+    assert len(turns["pg17"]) == len(turns["pg18"]) == 150
+    assert all(idx == 2 * rnd + (rnd % 2) for idx, rnd, _, _ in turns["pg17"])
+    assert all(idx == 2 * rnd + 1 - (rnd % 2) for idx, rnd, _, _ in turns["pg18"])
+    assert all(steal is not None and 0 <= steal <= 100 for t in turns.values() for _, _, steal, _ in t)
+    assert sum(events for _, _, _, events in turns["pg17"]) == stored[0]["events"]
     doc = json.loads(result.stdout)
     row = next(r for r in doc["rows"] if r["test"] == "point-query" and r["target"] == "pg18")
-    assert row["method"] == "paired rounds" and row["samples"] == 3
+    assert row["method"] == "paired turns, trimmed batch means" and row["samples"] == 20
     assert row["lower"] <= row["rqps"] <= row["upper"]
     assert row["verdict"] in ("regression", "improvement", "no significant change", "too noisy")
     assert postgres_processes_under(work) == []
@@ -235,15 +239,14 @@ def test_interleaved_rounds_alternate_targets_and_give_intervals_and_verdicts(tm
 def test_calibrate_stores_an_aa_campaign_whose_noise_floor_later_reports_use(tmp_path):
     work = shared_work_dir("calib")
     store = tmp_path / "s.db"
-    path = campaign(tmp_path, "calib", tests=["point-query"], read_s=3, targets=(("pg17", "17.10"),),
-                    extra='slice_s = 1\nslice_warmup_s = 0.2\ninterval_s = 0.5')
+    path = campaign(tmp_path, "calib", tests=["point-query"], read_s=3, targets=(("pg17", "17.10"),))
     result = dbdrift("calibrate", path, "--store", store, "--format", "json", work_dir=work)
     assert result.returncode == 0, result.stderr[-2000:]
     doc = json.loads(result.stdout)
     assert doc["campaign"] == "calibrate-pg17"
     assert [t["name"] for t in doc["targets"]] == ["pg17", "pg17-aa"]
     row = next(r for r in doc["rows"] if r["target"] == "pg17-aa")
-    assert row["samples"] == 3 and row["lower"] <= row["rqps"] <= row["upper"]
+    assert row["samples"] == 20 and row["lower"] <= row["rqps"] <= row["upper"]
     # a later campaign's report names the calibration its verdicts used
     result = dbdrift("run", path, "--store", store, "--format", "json", work_dir=work)
     assert result.returncode == 0, result.stderr[-2000:]

@@ -77,18 +77,24 @@ def test_each_test_runs_once_per_thread_count_and_repeat():
     assert keys == [("point-query", 1, 0), ("point-query", 1, 1), ("point-query", 4, 0), ("point-query", 4, 1)]
 
 
-def test_interleaved_cuts_each_test_into_slices_and_only_the_first_pays_the_full_warmup():
-    spec = parse({**MINIMAL, "read_s": 60, "slice_s": 10, "warmup_s": 5, "slice_warmup_s": 1,
-                  "tests": ["point-query"], "warm_runs": False})
+def test_interleaved_runs_are_whole_runs_in_which_targets_take_turns():
+    spec = parse({**MINIMAL, "read_s": 60, "warmup_s": 5, "repeats": 2, "tests": ["point-query"], "warm_runs": False})
     runs = expand(spec)[0].runs
-    assert [(r.repeat, r.duration_s, r.warmup_s) for r in runs] == [(0, 10, 5)] + [(i, 10, 1) for i in range(1, 6)]
+    assert [(r.repeat, r.duration_s, r.warmup_s) for r in runs] == [(0, 60, 5), (1, 60, 5)]
+    assert spec.order == "interleaved" and spec.slice_s == 0.01
 
 
-def test_interleaved_slices_divide_the_duration_evenly_and_repeats_add_rounds():
-    spec = parse({**MINIMAL, "read_s": 25, "slice_s": 10, "repeats": 2, "tests": ["point-query"],
-                  "warm_runs": False})
-    runs = expand(spec)[0].runs
-    assert len(runs) == 4 and all(r.duration_s == 12.5 for r in runs)
+def test_slice_warmup_s_is_refused_with_what_replaced_it():
+    with pytest.raises(UserError) as err:
+        parse({**MINIMAL, "slice_warmup_s": 1})
+    assert "no longer used" in err.value.message and "take turns" in err.value.hint
+
+
+@pytest.mark.parametrize("value", [0, 0.0001, 61])
+def test_slice_s_out_of_range_is_refused(value):
+    with pytest.raises(UserError) as err:
+        parse({**MINIMAL, "slice_s": value})
+    assert "slice_s" in err.value.message
 
 
 def test_order_must_be_interleaved_or_sequential():

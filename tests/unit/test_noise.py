@@ -2,7 +2,7 @@ import random
 
 import pytest
 
-from dbdrift.analysis.noise import (Estimate, IntervalSample, RunSample, batch_means, relative, t975,
+from dbdrift.analysis.noise import (Estimate, IntervalSample, RunSample, batch_means, relative, t975, trimmed_mean,
                                     throughput, verdict)
 
 
@@ -116,3 +116,59 @@ def test_a_noise_floor_above_the_minimum_effect_turns_a_small_step_into_no_chang
     assert compare(data, ["a", "b"], "a", ["point-query"]).rows[0].verdicts["b"] == "regression"
     with_floor = compare(data, ["a", "b"], "a", ["point-query"], noise_floor={"point-query": 0.04})
     assert with_floor.rows[0].verdicts["b"] == "no significant change"
+
+
+# -- interleaved runs: turns paired by round ---------------------------------------------------
+def turns(values, steal=None, duration=0.01):
+    """One run whose intervals are turns (round i = i-th value)."""
+    return [RunSample(0, tuple(IntervalSample(v, duration, None if steal is None else steal[i], i)
+                               for i, v in enumerate(values)))]
+
+
+def hiccups(rng, n, rate=0.1):
+    """Multiplicative turn noise of this host: mostly ±3%, sometimes a turn loses up to 60%."""
+    return [(1 - rng.uniform(0.2, 0.6)) if rng.random() < rate else 1 + rng.gauss(0, 0.03) for _ in range(n)]
+
+
+def test_turns_a_versus_a_with_heavy_tailed_hiccups_holds_one_and_is_narrow():
+    rng = random.Random(3)
+    drift = [1 + 0.3 * ((i // 150) % 2) for i in range(3000)]  # the host's speed changes every 1.5 s
+    a = turns([20000 * d * h for d, h in zip(drift, hiccups(rng, 3000))])
+    b = turns([20000 * d * h for d, h in zip(drift, hiccups(rng, 3000))])
+    est = relative(b, a)
+    assert est.method == "paired turns, trimmed batch means" and est.n == 20
+    assert est.lower < 1 < est.upper and est.half_width < 0.01
+    assert verdict(est) == "no significant change"
+
+
+def test_turns_a_clean_4_percent_step_under_the_same_noise_is_a_regression():
+    rng = random.Random(4)
+    a = turns([20000 * h for h in hiccups(rng, 3000)])
+    b = turns([19200 * h for h in hiccups(rng, 3000)])
+    est = relative(b, a)
+    assert est.value == pytest.approx(0.96, abs=0.005)
+    assert est.upper < 0.97
+    assert verdict(est) == "regression"
+
+
+def test_turns_in_a_second_of_heavy_steal_are_left_out():
+    a_values, b_values = [20000.0] * 400, [20000.0] * 400
+    steal = [0.0] * 400
+    for i in range(100, 200):  # one second of heavy steal, in which the new target looked 30% slower
+        b_values[i], steal[i] = 14000.0, 40.0
+    est = relative(turns(b_values, steal), turns(a_values, steal))
+    assert est.value == pytest.approx(1.0) and est.dropped_intervals == 100
+    assert verdict(est) == "no significant change"
+
+
+def test_turns_without_events_and_unmatched_rounds_are_not_paired():
+    a = turns([20000.0, 20000.0, 20000.0, 20000.0, 20000.0])
+    b = [RunSample(0, (IntervalSample(0.0, 0.0, None, 0),) +
+                   tuple(IntervalSample(19000.0, 0.01, None, i) for i in (1, 2, 3)))]
+    est = relative(b, a)
+    assert est.n == 3 and est.value == pytest.approx(0.95)
+
+
+def test_trimmed_mean_cuts_the_same_share_from_each_end():
+    assert trimmed_mean([1, 2, 3, 4, 100], 0.2) == 3
+    assert trimmed_mean([5.0], 0.2) == 5.0

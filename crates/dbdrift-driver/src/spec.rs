@@ -181,6 +181,23 @@ pub struct RunSpec {
     pub workload: WorkloadSpec,
     #[serde(default)]
     pub null: Option<NullSpec>,
+    /// Several servers in one run, taking turns in short slots (protocol.md "Alternating").
+    #[serde(default)]
+    pub alternate: Option<AlternateSpec>,
+}
+
+/// Alternation: every thread holds one connection per target, and all threads switch
+/// target together at slot boundaries, in rounds of one slot per target whose order flips
+/// from round to round (A B, B A, ...). `connection` is not used then.
+#[derive(Deserialize, Debug, Clone)]
+pub struct AlternateSpec {
+    pub connections: Vec<ConnectionSpec>,
+    #[serde(default = "default_slot")]
+    pub slot_s: f64,
+}
+
+fn default_slot() -> f64 {
+    0.1
 }
 
 fn default_interval() -> f64 {
@@ -284,6 +301,24 @@ pub fn parse_run(text: &str) -> Result<RunSpec, DriverError> {
     check(spec.tables >= 1, "tables must be at least 1")?;
     if let RandSpec::Zipfian { exp } = spec.rand {
         check(exp.is_finite() && exp > 0.0, "rand.exp must be > 0")?;
+    }
+    if let Some(a) = &spec.alternate {
+        check(
+            a.connections.len() >= 2,
+            "alternate.connections needs at least two servers",
+        )?;
+        check(
+            a.slot_s.is_finite() && a.slot_s >= 0.001,
+            "alternate.slot_s must be >= 0.001",
+        )?;
+        check(
+            spec.max_events.is_none(),
+            "alternate and max_events cannot be combined",
+        )?;
+        check(
+            !spec.null.as_ref().is_some_and(|n| n.deterministic),
+            "alternate needs a timed run: null.deterministic cannot alternate",
+        )?;
     }
     if spec.backend == BackendKind::Null {
         let n = spec

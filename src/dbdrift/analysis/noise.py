@@ -11,6 +11,8 @@ from statistics import fmean, stdev
 
 STEAL_MAX_PCT = 10.0  # intervals with more host CPU steal than this are left out
 MIN_BATCHES = 3
+TURN_BATCHES = 20  # paired turns are grouped into this many contiguous batches for the interval
+TURN_TRIM = 0.2  # share of paired turns trimmed from each end before averaging
 
 VERDICTS = ("regression", "improvement", "no significant change", "too noisy", "no interval")
 
@@ -32,11 +34,14 @@ def t975(df: int) -> float:
 
 @dataclass(frozen=True)
 class IntervalSample:
-    """One driver interval: its throughput, length (weight) and host steal."""
+    """One driver interval: its throughput, length (weight) and host steal. In an interleaved
+    run (targets taking turns) an interval is one turn and `round` pairs it with the other
+    targets' turns of the same round."""
 
     value: float
     duration_s: float
     steal_pct: float | None = None
+    round: int | None = None
 
 
 @dataclass(frozen=True)
@@ -146,13 +151,17 @@ def throughput(runs: list[RunSample], steal_max_pct: float = STEAL_MAX_PCT) -> E
 def relative(new: list[RunSample], base: list[RunSample], steal_max_pct: float = STEAL_MAX_PCT) -> Estimate:
     """rQPS = new/base with a 95% interval that uses pairing by round where it exists.
 
-    Paired (3+ rounds that both targets ran): per round d = ln(new/base); the estimate is
+    Paired turns (interleaved runs, intervals with a `round`): see paired_turns.
+    Paired runs (3+ rounds that both targets ran): per round d = ln(new/base); the estimate is
     exp(mean d) (geometric mean of paired ratios) with a t interval on d, exponentiated. Pairing
     cancels what both targets saw in the same round (drift, bursts of steal); it assumes the
     round effects are multiplicative and the log ratios roughly normal.
     Unpaired fallback: ratio of the two throughput estimates, with the delta method on logs:
     var(ln r) = (se_new/new)^2 + (se_base/base)^2, where se = half width / t.
     """
+    turns = paired_turns(new, base, steal_max_pct)
+    if turns is not None:
+        return turns
     new_by_round = {r.round: run_value(r, steal_max_pct)[0] for r in new}
     base_by_round = {r.round: run_value(r, steal_max_pct)[0] for r in base}
     logs = [math.log(new_by_round[k] / base_by_round[k]) for k in sorted(set(new_by_round) & set(base_by_round))
@@ -171,6 +180,76 @@ def relative(new: list[RunSample], base: list[RunSample], steal_max_pct: float =
     df = max(min(a.n, b.n) - 1, 1)
     half = t975(df) * se
     return Estimate(r, r * math.exp(-half), r * math.exp(half), min(a.n, b.n), "unpaired delta")
+
+
+def paired_turns(new: list[RunSample], base: list[RunSample], steal_max_pct: float = STEAL_MAX_PCT) -> Estimate | None:
+    """rQPS from runs in which the targets took turns; None when the runs have no turn rounds.
+
+    Method: pair the two targets' turns of each round (and repeat), d = ln(new/base) per pair;
+    the estimate is exp(trimmed mean of d), TURN_TRIM of the pairs cut from each end. Turns
+    are short (10 ms by default) and a hiccup of the host (a stolen time slice, an interrupt
+    storm) can halve one turn and not its partner: d has heavy tails on both sides, and the
+    trimmed mean ignores them where the mean would be dragged about (measured in
+    bench/README.md: A/A intervals 2-5 times narrower). Where A and B differ by a constant
+    factor, every d is shifted alike, so the trimmed mean estimates that factor as the mean
+    would; it assumes the noise on d is symmetric, which ABBA order gives (a hiccup is as
+    likely in either turn of a round).
+    Consecutive pairs are not independent (a burst of steal or a checkpoint spans several
+    rounds), so the interval is a batch interval: the pairs, in time order, are cut into
+    TURN_BATCHES contiguous batches (fewer with fewer than 4 pairs a batch), each batch's
+    trimmed mean is one sample, and a Student t interval over them, moved to centre on the
+    overall estimate, is exponentiated. Assumes batch statistics are close to independent and
+    normal (each summarises many pairs) and that round effects hit both turns of a round alike.
+    Steal: a pair is left out when either turn lies in a second with more than `steal_max_pct`
+    host steal (unless that leaves none); turns without events (duration 0) are left out.
+    """
+    a, b = _turns_by_key(new), _turns_by_key(base)
+    if a is None or b is None:
+        return None
+    keys = [k for k in sorted(set(a) & set(b)) if a[k].value > 0 and b[k].value > 0
+            and a[k].duration_s > 0 and b[k].duration_s > 0]
+    calm = [k for k in keys if _calm(a[k], steal_max_pct) and _calm(b[k], steal_max_pct)]
+    dropped = len(keys) - len(calm) if calm else 0
+    keys = calm or keys
+    logs = [math.log(a[k].value / b[k].value) for k in keys]
+    if not logs:
+        return Estimate(None, None, None, 0, "none")
+    center = trimmed_mean(logs, TURN_TRIM)
+    batches = min(TURN_BATCHES, len(logs) // 4)
+    if batches < MIN_BATCHES:
+        samples, method = logs, "paired turns"
+    else:
+        size = len(logs) / batches
+        samples = [trimmed_mean(logs[round(i * size):round((i + 1) * size)], TURN_TRIM) for i in range(batches)]
+        method = "paired turns, trimmed batch means"
+    if len(samples) < 2:
+        return Estimate(math.exp(center), None, None, len(samples), method, dropped)
+    m, lo, hi = mean_interval(samples)
+    return Estimate(math.exp(center), math.exp(center + lo - m), math.exp(center + hi - m), len(samples), method,
+                    dropped)
+
+
+def trimmed_mean(values: list[float], trim: float) -> float:
+    """Mean of `values` without the floor(trim * n) smallest and largest (all of them if that
+    would leave none)."""
+    ordered = sorted(values)
+    k = int(len(ordered) * trim)
+    kept = ordered[k:len(ordered) - k] if len(ordered) > 2 * k else ordered
+    return fmean(kept)
+
+
+def _turns_by_key(runs: list[RunSample]) -> dict[tuple[int, int], IntervalSample] | None:
+    out: dict[tuple[int, int], IntervalSample] = {}
+    for run in runs:
+        for iv in run.intervals:
+            if iv.round is None:
+                return None
+            out[(run.round, iv.round)] = iv
+    return out or None
+
+
+def _calm(iv: IntervalSample, steal_max_pct: float) -> bool:
+    return iv.steal_pct is None or iv.steal_pct <= steal_max_pct
 
 
 def verdict(est: Estimate, min_effect: float = 0.02, noisy_half_width: float = 0.05) -> str:

@@ -14,9 +14,8 @@ from dbdrift.plan.campaign import parse_campaign
 DEMO_CAMPAIGN = """\
 # dbdrift demo: is {label} {new_version} faster or slower than {base_version} on the 32 default
 # microbenchmarks? Small and short so it finishes in minutes; real campaigns use 10M+ rows
-# and 300-900 s runs. Both servers stay up; each test runs as 3 interleaved rounds of 1.5 s
-# slices (base new, new base, base new), so every rQPS gets a 95% interval paired by round
-# and a verdict.
+# and 300-900 s runs. Both servers stay up and take turns of 10 ms inside each run (base new,
+# new base, ...), so every rQPS gets a 95% interval from turns paired by round, and a verdict.
 name = "{name}"
 tables = 1
 rows = 200000
@@ -25,9 +24,6 @@ warmup_s = 1
 read_s = 4.5
 write_s = 4.5
 order = "interleaved"
-slice_s = 1.5
-slice_warmup_s = 0.5
-interval_s = 0.5
 scan_warm_s = 2
 settle_s = 0
 tests = ["default32"]

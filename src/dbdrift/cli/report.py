@@ -150,7 +150,7 @@ def measurement(store: Store, run, table_rows: int) -> Measurement:
             value = scan_krps(table_rows, iv["events"], seconds, run["threads"])
         else:
             value = iv["statements"] / seconds
-        intervals.append(IntervalSample(value, seconds, iv["steal_pct"]))
+        intervals.append(IntervalSample(value, seconds, iv["steal_pct"], iv["round"]))
     warnings = tuple(w["message"] for w in json.loads(run["warnings_json"] or "[]"))
     if run["status"] != "ok" and run["error"]:
         warnings += (f"{run['status']}: {run['error'][:160]}",)

@@ -121,13 +121,16 @@ def totals(intervals: list[dict]) -> RunTotals:
     lat = [iv.get("latency_us", {}) for iv in intervals]
     mins = [x["min"] for x in lat if x.get("min") is not None]
     maxs = [x["max"] for x in lat if x.get("max") is not None]
-    latency = {
-        "count": sum(buckets.values()),
-        "min": min(mins) if mins else None,
-        "max": max(maxs) if maxs else None,
-        "p50": percentile_us(buckets, 0.50),
-        "p95": percentile_us(buckets, 0.95),
-        "p99": percentile_us(buckets, 0.99),
-    }
+    latency = _latency(buckets, min(mins) if mins else None, max(maxs) if maxs else None)
     return RunTotals(measured, sum(iv["events"] for iv in intervals), sum(iv["statements"] for iv in intervals),
                      sum(iv["rows"] for iv in intervals), errors, latency)
+
+
+def _latency(buckets: dict[int, int], low: float | None, high: float | None) -> dict:
+    return {"count": sum(buckets.values()), "min": low, "max": high, "p50": percentile_us(buckets, 0.50),
+            "p95": percentile_us(buckets, 0.95), "p99": percentile_us(buckets, 0.99)}
+
+
+def latency_of(summary: dict) -> dict:
+    """A run's latency dict from one `latency_us` object (a summary's) instead of its intervals."""
+    return _latency(merge_buckets([summary.get("buckets", [])]), summary.get("min"), summary.get("max"))

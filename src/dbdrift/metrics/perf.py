@@ -158,6 +158,6 @@ class StatCollector:
 
 def group_for_round(round_: int) -> tuple[int, str]:
     """(1-based group number, events) for a run: rounds cycle through the seven groups of
-    spec §3.4, so a test with seven or more rounds (interleaved slices) gets all of them."""
+    spec §3.4, so a test with seven or more repeats gets all of them."""
     index = round_ % len(COUNTER_GROUPS)
     return index + 1, COUNTER_GROUPS[index]

@@ -41,8 +41,7 @@ class CampaignSpec:
     seed: int = 1
     interval_s: float = 1.0
     order: str = "interleaved"  # interleaved | sequential (see README: Noise)
-    slice_s: float = 5.0  # interleaved: measured seconds per slice
-    slice_warmup_s: float = 1.0  # interleaved: unmeasured seconds before each later slice
+    slice_s: float = 0.01  # interleaved: seconds each target has before the next one takes over
     calibration: bool = False  # an A/A campaign made by `dbdrift calibrate`
     count_instructions: bool = False  # also count instructions per event under callgrind
     timed: bool = True  # False: only count instructions, no timed runs
@@ -75,7 +74,7 @@ class CampaignSpec:
             "insert_s": self.insert_s, "warmup_s": self.warmup_s, "scan_warm_s": self.scan_warm_s,
             "settle_s": self.settle_s, "warm_runs": self.warm_runs, "repeats": self.repeats,
             "prepared": self.prepared, "seed": self.seed, "interval_s": self.interval_s,
-            "order": self.order, "slice_s": self.slice_s, "slice_warmup_s": self.slice_warmup_s,
+            "order": self.order, "slice_s": self.slice_s,
             "calibration": self.calibration, "count_instructions": self.count_instructions, "timed": self.timed,
             "flamegraphs": self.flamegraphs,
             "tests": list(self.test_names),
@@ -98,7 +97,7 @@ def target_to_dict(t: TargetSpec) -> dict:
 _TOP_KEYS = {
     "name", "targets", "tests", "tables", "rows", "threads", "read_s", "write_s", "insert_s",
     "warmup_s", "scan_warm_s", "settle_s", "warm_runs", "repeats", "prepared", "seed", "interval_s",
-    "order", "slice_s", "slice_warmup_s", "count_instructions", "flamegraphs", "workload", "insert_benchmark",
+    "order", "slice_s", "count_instructions", "flamegraphs", "workload", "insert_benchmark",
 }
 _IBENCH_KEYS = {"clients", "rows_l_i0", "rows_l_i1", "rows_l_i2", "query_s", "deletes", "shared_table", "steps"}
 _TARGET_KEYS = {"name", "engine", "version", "basedir", "system", "config", "settings",
@@ -158,8 +157,7 @@ def parse_campaign(data: dict, source: str, base_dir: Path, default_name: str) -
         seed=_positive_int(data, "seed", 1, where),
         interval_s=_duration(data, "interval_s", 1.0, where),
         order=_choice(data, "order", ("interleaved", "sequential"), "interleaved", where),
-        slice_s=_duration(data, "slice_s", 5.0, where),
-        slice_warmup_s=_duration(data, "slice_warmup_s", 1.0, where),
+        slice_s=_duration(data, "slice_s", 0.01, where),
         count_instructions=_bool(data, "count_instructions", False, where),
         flamegraphs=_bool(data, "flamegraphs", False, where),
         source=source,
@@ -174,9 +172,10 @@ def parse_campaign(data: dict, source: str, base_dir: Path, default_name: str) -
     elif "insert_benchmark" in data:
         raise UserError(f"{where}: [insert_benchmark] is set but workload is sysbench",
                         'add workload = "insert-benchmark" or remove the [insert_benchmark] table')
-    if spec.slice_s < spec.interval_s:
-        raise UserError(f"{where}: slice_s ({spec.slice_s:g} s) is shorter than interval_s ({spec.interval_s:g} s)",
-                        "use slices of at least one interval, e.g. slice_s = 5")
+    if not 0.001 <= spec.slice_s <= 60:
+        raise UserError(f"{where}: slice_s = {spec.slice_s:g} is out of range",
+                        "interleaved targets take turns every slice_s seconds inside one driver run; "
+                        "use 0.001 to 60, e.g. the default 0.01")
     if spec.interval_s <= 0:
         raise UserError(f"{where}: interval_s must be > 0", "use e.g. interval_s = 1")
     return spec
@@ -296,10 +295,16 @@ def with_base(spec: CampaignSpec, base_name: str | None) -> CampaignSpec:
     return replace(spec, targets=tuple(replace(t, base=t.name == base_name) for t in spec.targets))
 
 
+_RETIRED = {"slice_warmup_s": "remove it: interleaved targets now take turns inside one driver run, so no slice "
+                             "pays a warm-up (slice_s is the length of each turn, default 0.01 s)"}
+
+
 def _check_keys(data: dict, known: set[str], where: str) -> None:
     import difflib
 
     for key in data:
+        if key in _RETIRED:
+            raise UserError(f"{where}: {key} is no longer used", _RETIRED[key])
         if key not in known:
             close = difflib.get_close_matches(key, sorted(known), n=1)
             hint = f"did you mean {close[0]!r}?" if close else f"known keys: {', '.join(sorted(known))}"

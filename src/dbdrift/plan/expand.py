@@ -95,23 +95,11 @@ def _steps(spec: CampaignSpec) -> tuple[Step, ...]:
     return tuple(steps)
 
 
-def slices_per_repeat(spec: CampaignSpec, test: MicrobenchmarkSpec) -> int:
-    """Interleaved: a test's duration is cut into equal slices of about slice_s seconds."""
-    if spec.order != "interleaved":
-        return 1
-    return max(1, round(spec.duration_for(test) / spec.slice_s))
-
-
 def _measured(spec: CampaignSpec, test: MicrobenchmarkSpec, threads: int) -> list[RunStep]:
-    """Sequential: `repeats` runs of the full duration. Interleaved: repeats x slices rounds,
-    each of duration/slices seconds; only round 0 pays the full warmup (the server stays hot)."""
-    slices = slices_per_repeat(spec, test)
-    duration = spec.duration_for(test) / slices
-    steps = []
-    for round_ in range(spec.repeats * slices):
-        warmup = spec.warmup_s if round_ == 0 or spec.order == "sequential" else spec.slice_warmup_s
-        steps.append(RunStep(test.name, test, threads, round_, duration, warmup))
-    return steps
+    """`repeats` runs of the full duration and warmup. Interleaved, each run is one driver run
+    in which the targets take turns (runner/alternate.py), so no run is cut into slices."""
+    return [RunStep(test.name, test, threads, r, spec.duration_for(test), spec.warmup_s)
+            for r in range(spec.repeats)]
 
 
 def _warm(spec: CampaignSpec, name: str, test_name: str, duration_s: float, threads: int) -> RunStep:

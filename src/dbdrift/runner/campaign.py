@@ -1,9 +1,10 @@
 """Run a campaign: validate and fetch every target, then walk the plan sequentially or interleaved.
 
 Sequential: one server at a time, each target runs all its steps (the scripts' way).
-Interleaved: all servers up and loaded at once; every measured step is cut into rounds of
-short slices and the targets alternate within each round in a balanced order (A B, B A, ...),
-so drift and bursts of steal hit every target alike and rounds can be paired.
+Interleaved: all servers up and loaded at once; every measured step is one driver run in which
+the targets take turns of `slice_s` in a balanced order (A B, B A, ...; runner/alternate.py),
+so drift and bursts of steal hit every target alike and turns can be paired round by round.
+Targets of different engine families cannot share a driver run: they take whole runs in turn.
 """
 from __future__ import annotations
 
@@ -19,7 +20,7 @@ from dbdrift.plan.campaign import CampaignSpec, target_to_dict
 from dbdrift.plan.expand import LoadStep, SettleStep, TargetPlan, estimate_s, expand
 from dbdrift.metrics import host, perf
 from dbdrift.catalog.ibench import DBNAME as IBENCH_DB
-from dbdrift.runner import ibench, instructions
+from dbdrift.runner import alternate, ibench, instructions
 from dbdrift.runner.progress import NullProgress, ProgressSink
 from dbdrift.runner.session import TargetSession
 from dbdrift.server import engines
@@ -227,7 +228,7 @@ class Runner:
             session.stop()
             self._count([session], outcome)
 
-    # -- interleaved: all targets step by step, slices alternating ------------------------------
+    # -- interleaved: all targets step by step, taking turns inside each run -------------------
     def _interleaved(self, states: list[TargetState], installs: dict[str, InstallInfo],
                      outcome: CampaignOutcome) -> None:
         sessions = [self._session(s, installs[s.plan.target.name]) for s in states]
@@ -237,6 +238,9 @@ class Runner:
             for session in sessions:
                 if self._guard(session, session.start, outcome):
                     live.append(session)
+            if len(live) > 1 and not alternate.can_alternate(live):
+                self.progress.message("note: targets of different engine families cannot take turns inside one "
+                                      "driver run; interleaved, they take whole runs in turn instead")
             for step in states[0].plan.steps:
                 live = self._interleaved_step(step, live, pending, outcome)
                 if not live:
@@ -259,6 +263,8 @@ class Runner:
             return kept
         if not (step.warm or step.key in pending):
             return live
+        if alternate.can_alternate(live):
+            return alternate.run_step(live, step, self.spec.slice_s, lambda s, exc: self._fail(s, exc, outcome))
         order = live if step.repeat % 2 == 0 else list(reversed(live))  # A B, B A: balanced
         dead = {s.name for s in order if not self._guard(s, lambda s=s: s.run(step), outcome)}
         return [s for s in live if s.name not in dead]

@@ -20,11 +20,12 @@ RUN_HOST_CHECKS = ("governor", "swap", "frequency")
 
 class RunObservers:
     def __init__(self, server_pid: int | None, data_dir: Path, run_dir: Path, measured_s: float, round_: int,
-                 perf_counters: bool, flamegraph: bool, watch_backends: bool = True) -> None:
+                 perf_counters: bool, flamegraph: bool, watch_backends: bool = True, steal: bool = True) -> None:
         """`watch_backends`: perf watches the backend processes the driver names; False when
-        those are connection ids (MySQL, MariaDB) and perf watches the server process."""
+        those are connection ids (MySQL, MariaDB) and perf watches the server process.
+        `steal`: annotate interval lines with host steal (False when the caller does it)."""
         self.facts = host.host_facts(steal_window_s=0)
-        self.clock = StealClock()
+        self.clock = StealClock() if steal else None
         self.sampler = Sampler(server_pid, data_dir)
         self.counters = perf.StatCollector() if perf_counters else None
         self.flames = flame.FlameRecorder() if flamegraph else None
@@ -44,7 +45,8 @@ class RunObservers:
         self.sampler.set_client(pid)
 
     def on_line(self, obj: dict) -> None:
-        self.clock.on_line(obj)
+        if self.clock is not None:
+            self.clock.on_line(obj)
         kind = obj.get("type")
         if kind in ("warmup", "interval"):  # the measured window's edges
             self.sampler.mark("start" if kind == "warmup" else "end")
@@ -64,15 +66,18 @@ class RunObservers:
         if self.flames is not None:
             self.flame_result = self.flames.stop(timeout_s=5.0)
 
-    def attach(self, record: RunRecord) -> None:
+    def attach(self, record: RunRecord, share: float = 1.0) -> None:
         """Put what was observed on the run's record: window totals, samples, host facts and
-        the warnings they raise, perf counters and folded stacks."""
+        the warnings they raise, perf counters and folded stacks. `share` < 1 (targets taking
+        turns in one run): the host-wide counters and the driver's CPU are scaled to this
+        target's share of the run's time; the server's CPU is its own either way. The 1 s
+        samples stay the host's unscaled timeline."""
         window = self.sampler.window()
-        record.hardware = dict(window.as_dict(), device=self.sampler.device) if window else None
+        record.hardware = dict(_scaled(window.as_dict(), share), device=self.sampler.device) if window else None
         if self.perf_counts is not None and record.hardware is not None:
             record.hardware["perf"] = {"group": self.group, "counters": self.perf_counts,
                                        "error": self.counters.error}
-        record.samples = [(start_s, d.as_dict()) for start_s, d in self.sampler.samples]
+        record.samples = [(start_s, d.as_dict()) for start_s, d in self.sampler.samples]  # the host's timeline
         record.host = run_host_facts(self.facts)
         record.warnings += record.host["warnings"]
         if self.flame_result is not None:
@@ -88,6 +93,18 @@ class RunObservers:
             record.warnings.append({"kind": "flamegraph", "message": f"no flamegraph: {reason or 'no samples'}"})
             return None
         return folded
+
+
+SHARED_COUNTERS = ("elapsed_s", "cs", "reads", "read_kb", "writes", "write_kb", "client_cpu_s")
+"""Window values scaled to a target's share of a run the targets took turns in: its own time
+(so the server's CPU, all spent in its turns, is per its own operations), and the counters that
+are host-wide or the driver's."""
+
+
+def _scaled(sample: dict, share: float) -> dict:
+    if share == 1.0:
+        return sample
+    return {k: (v * share if k in SHARED_COUNTERS and v is not None else v) for k, v in sample.items()}
 
 
 def run_host_facts(facts: dict) -> dict:

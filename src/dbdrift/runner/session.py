@@ -13,7 +13,7 @@ import time
 from dbdrift import env
 from dbdrift.catalog import sysbench
 from dbdrift.driver import process
-from dbdrift.driver.protocol import totals
+from dbdrift.driver.protocol import latency_of, totals
 from dbdrift.errors import ServerError, UserError
 from dbdrift.model import InstallInfo, TargetSpec
 from dbdrift.plan.campaign import CampaignSpec
@@ -151,22 +151,40 @@ class TargetSession:
         run failed because the server died.
         """
         spec = self.driver_spec(step)
-        try:
-            self.server.check_alive()
-        except ServerError as exc:  # died between runs (e.g. while another target ran its slice)
-            self._store_failed(step, spec, exc.message)
-            raise
+        self.check_ready(step, spec)
         self.progress.step_start(self.name, step.label, step.duration_s + step.warmup_s)
-        observers = RunObservers(self.server.server_pid, self.server.data_dir, self.server.run_dir,
-                                 step.duration_s, step.repeat, self.perf_counters, self.spec.flamegraphs,
-                                 watch_backends=self.dialect.backend_pids_are_processes).start()
+        observers = self.observers(step, step.duration_s).start()
         try:
             result = process.run_driver("run", spec, timeout_s=step.warmup_s + step.duration_s + 120,
                                         on_line=observers.on_line, on_start=observers.on_driver_start)
         finally:
             observers.stop()
+        record = self.conclude(step, spec, result, observers)
+        if result.interrupted:
+            raise KeyboardInterrupt
+        if record.status == "failed":
+            self.raise_if_dead()  # a dead server ends this target with a ServerError
+        return record
+
+    def check_ready(self, step: RunStep, spec: dict) -> None:
+        """Before a run: a server that died since the last one gets the run stored as failed."""
+        try:
+            self.server.check_alive()
+        except ServerError as exc:  # died between runs (e.g. while another target ran its slice)
+            self._store_failed(step, spec, exc.message)
+            raise
+
+    def observers(self, step: RunStep, measured_s: float, steal: bool = True) -> RunObservers:
+        return RunObservers(self.server.server_pid, self.server.data_dir, self.server.run_dir, measured_s,
+                            step.repeat, self.perf_counters, self.spec.flamegraphs,
+                            watch_backends=self.dialect.backend_pids_are_processes, steal=steal)
+
+    def conclude(self, step: RunStep, spec: dict, result: process.DriverResult, observers: RunObservers,
+                 client_share: float = 1.0) -> RunRecord:
+        """Make the run's record from the driver's result and what was observed, store it and
+        report it. `client_share`: the part of the driver's CPU that was this target's."""
         record = self.record(step, spec, result)
-        observers.attach(record)
+        observers.attach(record, client_share)
         if record.status != "ok":
             record.server_log_tail = self.server.log_tail(40)
         if not step.warm or record.status != "ok":
@@ -177,10 +195,6 @@ class TargetSession:
         else:
             self.runs_failed += 1
             self.progress.step_end(self.name, step.label, record.status, record.error or "")
-        if result.interrupted:
-            raise KeyboardInterrupt
-        if record.status == "failed":
-            self.raise_if_dead()  # a dead server ends this target with a ServerError
         return record
 
     def raise_if_dead(self, grace_s: float = 1.0) -> None:
@@ -222,6 +236,8 @@ class TargetSession:
             record.measured_s, record.events, record.statements, record.rows = (
                 t.measured_s, t.events, t.statements, t.rows)
             record.errors, record.latency, record.qps, record.tps = t.errors, t.latency, t.qps, t.tps
+            if not t.latency["count"] and out.summary and out.summary.get("latency_us"):
+                record.latency = latency_of(out.summary["latency_us"])  # turns of interleaved runs
             if step.test.metric == "krps":  # a run in which no scan finished has no value
                 record.value = sysbench.scan_krps(self.spec.rows, t.events, t.measured_s, step.threads) \
                     if t.events > 0 else None

@@ -39,3 +39,38 @@ class StealClock:
             steal, total = now[0] - self.last[0], now[1] - self.last[1]
             obj["steal_pct"] = round(100.0 * steal / total, 2) if total > 0 else 0.0
         self.last = now
+
+
+class WindowedSteal:
+    """Host steal for short turns: /proc/stat counts in jiffies (10 ms of each CPU), far too
+    coarse for turns of 10 ms, so lines are grouped into windows of `window_s` and every line
+    of a window gets that window's steal once it closes (the dicts are annotated in place,
+    before anything is stored). Call close() after the run for the last window."""
+
+    def __init__(self, window_s: float = 1.0, reader=read_cpu_jiffies, clock=None) -> None:
+        import time
+
+        self.window_s = window_s
+        self.reader = reader
+        self.clock = clock or time.monotonic
+        self.started = self.clock()
+        self.last = reader()
+        self.lines: list[dict] = []
+
+    def on_line(self, obj: dict) -> None:
+        if obj.get("type") != "interval":
+            if obj.get("type") == "warmup":  # measurement starts: the warmup's steal is not a turn's
+                self.started, self.last, self.lines = self.clock(), self.reader(), []
+            return
+        self.lines.append(obj)
+        if self.clock() - self.started >= self.window_s:
+            self.close()
+
+    def close(self) -> None:
+        now = self.reader()
+        if self.lines and now is not None and self.last is not None:
+            steal, total = now[0] - self.last[0], now[1] - self.last[1]
+            pct = round(100.0 * steal / total, 2) if total > 0 else 0.0
+            for obj in self.lines:
+                obj["steal_pct"] = pct
+        self.started, self.last, self.lines = self.clock(), now, []

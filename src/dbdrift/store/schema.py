@@ -158,6 +158,11 @@ MIGRATIONS: tuple[str, ...] = (
         superseded INTEGER NOT NULL DEFAULT 0
     );
     """,
+    # 6: interleaved runs alternate the targets in slots inside one driver run; an interval is
+    # then one slot, and `round` pairs it with the other targets' slots of the same round.
+    """
+    ALTER TABLE intervals ADD COLUMN round INTEGER;
+    """,
 )
 
 SCHEMA_VERSION = len(MIGRATIONS)

@@ -185,9 +185,10 @@ class Store:
                 [(run_id, i, start_s, *(d[c] for c in SAMPLE_COLUMNS)) for i, (start_s, d) in enumerate(run.samples)])
             self.db.executemany(
                 "INSERT INTO intervals(run_id, idx, start_s, end_s, events, statements, rows, errors_json, "
-                "latency_json, steal_pct) VALUES (?,?,?,?,?,?,?,?,?,?)",
+                "latency_json, steal_pct, round) VALUES (?,?,?,?,?,?,?,?,?,?,?)",
                 [(run_id, iv["index"], iv["start_s"], iv["end_s"], iv["events"], iv["statements"], iv["rows"],
-                  json.dumps(iv.get("errors", {})), json.dumps(iv.get("latency_us", {})), iv.get("steal_pct"))
+                  json.dumps(iv.get("errors", {})), json.dumps(iv.get("latency_us", {})), iv.get("steal_pct"),
+                  iv.get("round"))
                  for iv in run.intervals])
         return run_id
 

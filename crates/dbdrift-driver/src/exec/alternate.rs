@@ -1,0 +1,605 @@
+// Alternation (protocol.md "Alternating"): one run against several servers that take turns.
+// Every thread holds a connection (and its prepared statements) per target; time is cut into
+// slots of `slot_s`, a round is one slot per target, and the order flips from round to round
+// (A B, B A, ... for two targets), so drift and bursts of steal fall on every target alike and
+// the slots of one round can be paired. All threads switch together at slot boundaries; an
+// event belongs to the slot in which it started. Each measured slot is reported as an
+// `interval` line with `target` and `round` and without latencies (turns are many and short;
+// each target's latency histogram is in the summary); its start_s/end_s span the slot's first
+// event start to its last event end, so the time spent on the other targets is not counted.
+
+use super::event::{EventError, EventOutcome, EventRunner};
+use super::run::DRIVER_VERSION;
+use super::worker::Simulation;
+use crate::backend::mysql::MyConn;
+use crate::backend::null::NullSession;
+use crate::backend::postgres::PgConn;
+use crate::backend::Session;
+use crate::emit::{self, round_s};
+use crate::error::{DriverError, ErrorClass};
+use crate::signal::STOP;
+use crate::spec::{AlternateSpec, BackendKind, ConnectionSpec, RunSpec, PROTOCOL};
+use crate::stats::histogram::LatencySummary;
+use crate::stats::{client_cpu_s, ErrorCounts, Tally};
+use crate::workload::Plan;
+use serde::Serialize;
+use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+/// Which target runs in which slot, and where warmup and measurement start and end.
+#[derive(Clone, Copy)]
+struct Schedule {
+    t0: Instant,
+    slot_s: f64,
+    targets: u64,
+    warm_slots: u64,
+    end_slot: u64,
+}
+
+impl Schedule {
+    fn new(spec: &RunSpec, alt: &AlternateSpec) -> Schedule {
+        let n = alt.connections.len() as u64;
+        let round_s = alt.slot_s * n as f64;
+        // An even number of warm rounds: the first measured round runs in the listed order.
+        let mut warm_rounds = (spec.warmup_s / round_s - 1e-9).ceil().max(0.0) as u64;
+        warm_rounds += warm_rounds % 2;
+        let rounds = (spec.duration_s / round_s).round().max(1.0) as u64;
+        Schedule {
+            t0: Instant::now(),
+            slot_s: alt.slot_s,
+            targets: n,
+            warm_slots: warm_rounds * n,
+            end_slot: (warm_rounds + rounds) * n,
+        }
+    }
+
+    fn at(&self, slot: u64) -> Instant {
+        self.t0 + Duration::from_secs_f64(slot as f64 * self.slot_s)
+    }
+
+    fn slot_of(&self, now: Instant) -> u64 {
+        (now.saturating_duration_since(self.t0).as_secs_f64() / self.slot_s) as u64
+    }
+
+    fn target(&self, slot: u64) -> usize {
+        let (round, pos) = (slot / self.targets, slot % self.targets);
+        (if round % 2 == 0 {
+            pos
+        } else {
+            self.targets - 1 - pos
+        }) as usize
+    }
+
+    fn warm_end(&self) -> Instant {
+        self.at(self.warm_slots)
+    }
+
+    fn end(&self) -> Instant {
+        self.at(self.end_slot)
+    }
+}
+
+/// One thread's (or, merged, every thread's) counts for one slot.
+struct SlotTally {
+    slot: u64,
+    tally: Tally,
+    first: Option<Instant>,
+    last: Option<Instant>,
+}
+
+impl SlotTally {
+    fn new(slot: u64) -> SlotTally {
+        SlotTally {
+            slot,
+            tally: Tally::default(),
+            first: None,
+            last: None,
+        }
+    }
+
+    fn merge(&mut self, o: &SlotTally) {
+        self.tally.merge(&o.tally);
+        self.first = match (self.first, o.first) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        };
+        self.last = self.last.max(o.last);
+    }
+}
+
+/// What a worker shares with the reporter: finished slots, and the slot it is in now
+/// (u64::MAX once it stopped), so the reporter knows which slots are complete.
+#[derive(Default)]
+struct Lane {
+    done: Mutex<Vec<SlotTally>>,
+    at: AtomicU64,
+}
+
+#[derive(Serialize)]
+struct AltStartLine<'a> {
+    #[serde(rename = "type")]
+    kind: &'static str,
+    protocol: u32,
+    driver: &'static str,
+    backend: &'a str,
+    threads: u32,
+    server_version: Option<&'a str>,
+    backend_pids: Vec<i32>,
+    targets: usize,
+    target_pids: &'a [Vec<i32>],
+    server_versions: &'a [String],
+}
+
+#[derive(Serialize)]
+struct AltWarmupLine {
+    #[serde(rename = "type")]
+    kind: &'static str,
+    duration_s: f64,
+    events: u64,
+    slot_s: f64,
+    rounds: u64,
+}
+
+#[derive(Serialize)]
+struct SlotLine {
+    #[serde(rename = "type")]
+    kind: &'static str,
+    index: u64,
+    round: u64,
+    target: usize,
+    start_s: f64,
+    end_s: f64,
+    events: u64,
+    statements: u64,
+    rows: u64,
+    errors: ErrorCounts,
+}
+
+#[derive(Serialize)]
+struct TargetTotals {
+    events: u64,
+    statements: u64,
+    rows: u64,
+    busy_s: f64,
+    errors: ErrorCounts,
+    latency_us: LatencySummary,
+}
+
+#[derive(Serialize)]
+struct AltSummaryLine {
+    #[serde(rename = "type")]
+    kind: &'static str,
+    duration_s: f64,
+    events: u64,
+    statements: u64,
+    rows: u64,
+    errors: ErrorCounts,
+    latency_us: LatencySummary,
+    client_cpu_user_s: f64,
+    client_cpu_sys_s: f64,
+    interrupted: bool,
+    targets: Vec<TargetTotals>,
+}
+
+/// Connects threads x targets (each target's runner for thread t has thread t's seed, so
+/// the targets see the same parameter sequence) and runs the alternation.
+pub fn run(spec: &RunSpec, plan: &Plan, alt: &AlternateSpec) -> Result<i32, DriverError> {
+    match (spec.backend, &spec.null) {
+        (BackendKind::Null, Some(n)) => {
+            let threads = spec.threads as f64;
+            let sim = Simulation {
+                period: (n.ops_per_s > 0.0).then(|| Duration::from_secs_f64(threads / n.ops_per_s)),
+                latency_ns: (n.latency_us * 1000.0).round() as u64,
+            };
+            let rows = n.rows_per_statement;
+            let connect = |_: &ConnectionSpec| {
+                Ok((
+                    NullSession {
+                        rows_per_statement: rows,
+                    },
+                    0,
+                    String::new(),
+                ))
+            };
+            connect_all(spec, plan, alt, connect, Some(sim))
+        }
+        (BackendKind::Mysql, _) => connect_all(
+            spec,
+            plan,
+            alt,
+            |c| {
+                let conn = MyConn::connect(c)?;
+                let (id, v) = (conn.connection_id as i32, conn.server_version.clone());
+                Ok((conn, id, v))
+            },
+            None,
+        ),
+        _ => connect_all(
+            spec,
+            plan,
+            alt,
+            |c| {
+                let conn = PgConn::connect(c)?;
+                let (pid, v) = (conn.pid, conn.server_version.clone());
+                Ok((conn, pid, v))
+            },
+            None,
+        ),
+    }
+}
+
+type Connect<'a, S> = dyn Fn(&ConnectionSpec) -> Result<(S, i32, String), DriverError> + 'a;
+
+fn connect_all<S: Session>(
+    spec: &RunSpec,
+    plan: &Plan,
+    alt: &AlternateSpec,
+    connect: impl Fn(&ConnectionSpec) -> Result<(S, i32, String), DriverError>,
+    sim: Option<Simulation>,
+) -> Result<i32, DriverError> {
+    let connect: &Connect<S> = &connect;
+    let n = alt.connections.len();
+    let mut pids = vec![Vec::new(); n];
+    let mut versions = vec![String::new(); n];
+    let mut lanes_runners = Vec::new();
+    for t in 0..spec.threads {
+        let mut per_target = Vec::with_capacity(n);
+        for (i, c) in alt.connections.iter().enumerate() {
+            let (conn, pid, v) = connect(c).map_err(|e| target_error(e, i))?;
+            pids[i].push(pid);
+            versions[i] = v;
+            per_target.push(EventRunner::new(conn, spec, plan, t).map_err(|e| target_error(e, i))?);
+        }
+        lanes_runners.push(per_target);
+    }
+    let real = sim.is_none();
+    emit::line(&AltStartLine {
+        kind: "start",
+        protocol: PROTOCOL,
+        driver: DRIVER_VERSION,
+        backend: spec.backend.as_str(),
+        threads: spec.threads,
+        server_version: real.then(|| versions[0].as_str()),
+        backend_pids: pids.iter().flatten().copied().collect(),
+        targets: n,
+        target_pids: &pids,
+        server_versions: if real { &versions } else { &[] },
+    });
+    drive(spec, plan, alt, lanes_runners, sim)
+}
+
+/// Names the target whose connection failed, so the caller knows which server to look at.
+fn target_error(mut e: DriverError, target: usize) -> DriverError {
+    e.message = format!("target {target}: {}", e.message);
+    e
+}
+
+fn drive<S: Session>(
+    spec: &RunSpec,
+    plan: &Plan,
+    alt: &AlternateSpec,
+    mut runners: Vec<Vec<EventRunner<S>>>,
+    sim: Option<Simulation>,
+) -> Result<i32, DriverError> {
+    let sched = Schedule::new(spec, alt);
+    let lanes: Vec<Lane> = runners.iter().map(|_| Lane::default()).collect();
+    let failure: Mutex<Option<DriverError>> = Mutex::new(None);
+    let mut reporter = Reporter::new(sched);
+    let ended = std::thread::scope(|s| {
+        for (per_target, lane) in runners.iter_mut().zip(&lanes) {
+            let failure = &failure;
+            s.spawn(move || {
+                if let Err(e) = work(per_target, plan, &sched, lane, sim) {
+                    failure
+                        .lock()
+                        .unwrap_or_else(|p| p.into_inner())
+                        .get_or_insert(e);
+                    STOP.request(false);
+                }
+            });
+        }
+        let ended = reporter.until_end(&lanes);
+        if STOP.interrupted() {
+            // Workers may sit in a read that never returns: report without joining them.
+            std::thread::sleep(Duration::from_millis(50));
+            reporter.finish(&lanes, true);
+            std::process::exit(130);
+        }
+        ended
+    });
+    if !ended {
+        return Err(failure
+            .into_inner()
+            .unwrap_or_else(|p| p.into_inner())
+            .unwrap_or_else(|| DriverError::new(ErrorClass::Io, "a worker stopped")));
+    }
+    reporter.finish(&lanes, false);
+    Ok(0)
+}
+
+fn work<S: Session>(
+    runners: &mut [EventRunner<S>],
+    plan: &Plan,
+    sched: &Schedule,
+    lane: &Lane,
+    sim: Option<Simulation>,
+) -> Result<(), DriverError> {
+    let end = sched.end();
+    let mut next = Instant::now();
+    let mut cur: Option<SlotTally> = None;
+    let result = loop {
+        if STOP.is_set() {
+            break Ok(());
+        }
+        if let Some(period) = sim.and_then(|s| s.period) {
+            next += period;
+            if STOP.wait_until(next) {
+                break Ok(());
+            }
+        }
+        let now = Instant::now();
+        if now >= end {
+            break Ok(());
+        }
+        let slot = sched.slot_of(now);
+        if cur.as_ref().is_none_or(|c| c.slot != slot) {
+            if let Some(done) = cur.take() {
+                lane.done
+                    .lock()
+                    .unwrap_or_else(|e| e.into_inner())
+                    .push(done);
+            }
+            lane.at.store(slot, Ordering::SeqCst);
+            cur = Some(SlotTally::new(slot));
+        }
+        let mut out = EventOutcome::default();
+        let t0 = Instant::now();
+        let result = runners[sched.target(slot)].run(plan, &mut out);
+        let t1 = Instant::now();
+        if t1 > end {
+            break Ok(());
+        }
+        let c = cur.as_mut().expect("a slot is open");
+        c.first.get_or_insert(t0);
+        c.last = Some(t1);
+        c.tally.statements += out.statements;
+        c.tally.rows += out.rows;
+        match result {
+            Ok(()) => {
+                c.tally.events += 1;
+                c.tally
+                    .latency
+                    .record(sim.map_or((t1 - t0).as_nanos() as u64, |s| s.latency_ns));
+            }
+            Err(EventError::Ignorable(kind)) => c.tally.errors.add(kind),
+            Err(EventError::Fatal(e)) => break Err(target_error(e, sched.target(slot))),
+        }
+    };
+    if let Some(done) = cur.take() {
+        lane.done
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .push(done);
+    }
+    lane.at.store(u64::MAX, Ordering::SeqCst);
+    result
+}
+
+/// Merges the workers' slots and emits each one once every worker has moved past it.
+struct Reporter {
+    sched: Schedule,
+    pending: BTreeMap<u64, SlotTally>,
+    warm_events: u64,
+    warm_done: bool,
+    totals: Vec<(Tally, f64)>,
+    next_index: u64,
+}
+
+impl Reporter {
+    fn new(sched: Schedule) -> Reporter {
+        Reporter {
+            sched,
+            pending: BTreeMap::new(),
+            warm_events: 0,
+            warm_done: false,
+            totals: (0..sched.targets)
+                .map(|_| (Tally::default(), 0.0))
+                .collect(),
+            next_index: 0,
+        }
+    }
+
+    /// Returns true at the scheduled end, false on a stop request (error or signal).
+    fn until_end(&mut self, lanes: &[Lane]) -> bool {
+        let mut slot = 0;
+        loop {
+            slot = (slot + 1).min(self.sched.end_slot);
+            if STOP.wait_until(self.sched.at(slot)) {
+                return false;
+            }
+            if slot >= self.sched.end_slot {
+                STOP.request(false);
+                return true;
+            }
+            slot = slot.max(self.sched.slot_of(Instant::now()));
+            // Where the workers are first, then what they pushed: a worker pushes a slot before
+            // it moves on, so every slot before `complete` is in by then.
+            let complete = lanes
+                .iter()
+                .map(|l| l.at.load(Ordering::SeqCst))
+                .min()
+                .unwrap_or(u64::MAX);
+            self.collect(lanes);
+            self.emit_before(complete);
+        }
+    }
+
+    fn collect(&mut self, lanes: &[Lane]) {
+        for lane in lanes {
+            let done = std::mem::take(&mut *lane.done.lock().unwrap_or_else(|e| e.into_inner()));
+            for s in done {
+                self.pending
+                    .entry(s.slot)
+                    .or_insert_with(|| SlotTally::new(s.slot))
+                    .merge(&s);
+            }
+        }
+    }
+
+    /// Emits every pending slot before `slot` (and the warmup line when warmup is over).
+    fn emit_before(&mut self, slot: u64) {
+        if !self.warm_done && slot >= self.sched.warm_slots {
+            let warm: Vec<u64> = self
+                .pending
+                .range(..self.sched.warm_slots)
+                .map(|(k, _)| *k)
+                .collect();
+            for k in warm {
+                if let Some(s) = self.pending.remove(&k) {
+                    self.warm_events += s.tally.events;
+                }
+            }
+            self.warm_done = true;
+            emit::line(&AltWarmupLine {
+                kind: "warmup",
+                duration_s: round_s(
+                    self.sched
+                        .warm_end()
+                        .duration_since(self.sched.t0)
+                        .as_secs_f64(),
+                ),
+                events: self.warm_events,
+                slot_s: self.sched.slot_s,
+                rounds: (self.sched.end_slot - self.sched.warm_slots) / self.sched.targets,
+            });
+        }
+        if !self.warm_done {
+            return;
+        }
+        // Every slot gets a line, also one no thread entered (a stall longer than a slot).
+        let first = self.sched.warm_slots + self.next_index;
+        for k in first..slot.min(self.sched.end_slot) {
+            let s = self.pending.remove(&k).unwrap_or_else(|| SlotTally::new(k));
+            self.emit_slot(&s);
+        }
+    }
+
+    fn emit_slot(&mut self, s: &SlotTally) {
+        let sched = &self.sched;
+        let target = sched.target(s.slot);
+        let measured = s.slot - sched.warm_slots;
+        let origin = sched.warm_end();
+        let rel = |t: Instant| round_s(t.saturating_duration_since(origin).as_secs_f64());
+        let nominal = sched.at(s.slot);
+        let (start, end) = match (s.first, s.last) {
+            (Some(a), Some(b)) => (rel(a), rel(b)),
+            _ => (rel(nominal), rel(nominal)), // no event started in this slot
+        };
+        let total = &mut self.totals[target];
+        total.0.merge(&s.tally);
+        total.1 += end - start;
+        self.next_index = measured + 1;
+        emit::line(&SlotLine {
+            kind: "interval",
+            index: measured,
+            round: measured / sched.targets,
+            target,
+            start_s: start,
+            end_s: end,
+            events: s.tally.events,
+            statements: s.tally.statements,
+            rows: s.tally.rows,
+            errors: s.tally.errors,
+        });
+    }
+
+    /// Emits what is left (all slots that started) and the summary.
+    fn finish(&mut self, lanes: &[Lane], interrupted: bool) {
+        self.collect(lanes);
+        if !self.warm_done && !interrupted {
+            self.emit_before(self.sched.warm_slots);
+        }
+        // Interrupted: up to the slot running now, not the scheduled end.
+        let now = self.sched.slot_of(Instant::now()) + 1;
+        self.emit_before(if interrupted { now } else { u64::MAX });
+        let (user, sys) = client_cpu_s();
+        let mut all = Tally::default();
+        for (t, _) in &self.totals {
+            all.merge(t);
+        }
+        let measured_s = (self.next_index as f64 * self.sched.slot_s).min(
+            self.sched
+                .end()
+                .duration_since(self.sched.warm_end())
+                .as_secs_f64(),
+        );
+        emit::line(&AltSummaryLine {
+            kind: "summary",
+            duration_s: round_s(measured_s),
+            events: all.events,
+            statements: all.statements,
+            rows: all.rows,
+            errors: all.errors,
+            latency_us: all.latency.summary(),
+            client_cpu_user_s: user,
+            client_cpu_sys_s: sys,
+            interrupted,
+            targets: self
+                .totals
+                .iter()
+                .map(|(t, busy)| TargetTotals {
+                    events: t.events,
+                    statements: t.statements,
+                    rows: t.rows,
+                    busy_s: round_s(*busy),
+                    errors: t.errors,
+                    latency_us: t.latency.summary(),
+                })
+                .collect(),
+        });
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sched(n: u64) -> Schedule {
+        Schedule {
+            t0: Instant::now(),
+            slot_s: 0.1,
+            targets: n,
+            warm_slots: 0,
+            end_slot: 100,
+        }
+    }
+
+    #[test]
+    fn two_targets_take_turns_a_b_then_b_a() {
+        let s = sched(2);
+        let order: Vec<usize> = (0..8).map(|k| s.target(k)).collect();
+        assert_eq!(order, vec![0, 1, 1, 0, 0, 1, 1, 0]);
+    }
+
+    #[test]
+    fn three_targets_reverse_every_other_round() {
+        let s = sched(3);
+        let order: Vec<usize> = (0..6).map(|k| s.target(k)).collect();
+        assert_eq!(order, vec![0, 1, 2, 2, 1, 0]);
+    }
+
+    #[test]
+    fn warm_rounds_are_even_so_measurement_starts_in_listed_order() {
+        let spec: RunSpec = serde_json::from_str(
+            r#"{"protocol":1,"backend":"null","warmup_s":0.25,"duration_s":1.0,
+                "workload":{"statements":[]},"alternate":{"connections":[{},{}],"slot_s":0.1}}"#,
+        )
+        .unwrap();
+        let s = Schedule::new(&spec, spec.alternate.as_ref().unwrap());
+        assert_eq!(s.warm_slots, 4); // 0.25 s is 1.25 rounds of 0.2 s: 2 rounds
+        assert_eq!(s.end_slot, 4 + 10);
+        assert_eq!(s.target(s.warm_slots), 0);
+    }
+}

@@ -1,0 +1,150 @@
+"""Interleaved runs: the targets take turns inside one driver run (docs/protocol.md "Alternating").
+
+Every driver thread holds a connection per target and all threads switch target together every
+`slice_s` (default 0.01 s) in rounds of one turn per target, the order flipping each round (A B,
+B A, ...). Noise on this kind of host comes in bursts from well under a second to several
+seconds (steal, neighbours); turns of 0.1 s put both sides of a pair inside the same burst, so
+the round-by-round ratios cancel it where slices of seconds could not. The servers stay up and
+loaded, and no turn pays a restart, reconnect or re-prepare.
+
+Each target still gets its own stored run: its turns become its intervals (with `round`), its
+server's CPU is its own, and the counters that are host-wide or the driver's are scaled to its
+share of the run's time (runner/observe.py).
+"""
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Callable
+
+from dbdrift.driver import process
+from dbdrift.driver.protocol import DriverOutput
+from dbdrift.errors import ServerError
+from dbdrift.plan.expand import RunStep
+from dbdrift.runner.session import TargetSession
+from dbdrift.runner.steal import WindowedSteal
+
+Fail = Callable[[TargetSession, ServerError], None]
+
+
+def can_alternate(sessions: list[TargetSession]) -> bool:
+    """One driver run speaks one protocol: targets of different engine families cannot take
+    turns in it (the campaign then runs them one after the other, order flipping per repeat)."""
+    return len({s.dialect.backend for s in sessions}) == 1
+
+
+def run_step(sessions: list[TargetSession], step: RunStep, slice_s: float, fail: Fail) -> list[TargetSession]:
+    """Run one measured step with every live target taking turns; store a run per target.
+
+    A server that died before or during the run gets its run stored as failed and is handed to
+    `fail` (which ends that target); the others then run the step again without it, so what
+    they store is a complete run. Returns the targets still alive. Raises KeyboardInterrupt
+    after storing every target's interrupted run.
+    """
+    live = []
+    for session in sessions:
+        try:
+            session.check_ready(step, session.driver_spec(step))
+            live.append(session)
+        except ServerError as exc:
+            fail(session, exc)
+    while len(live) >= 2:
+        spec, result, observers = _alternate(live, step, slice_s)
+        dead = _dead(live) if result.exit_code != 0 and not result.interrupted else {}
+        for i, session in enumerate(live):
+            if dead and session not in dead:
+                continue  # run again below without the dead server; nothing of this run is kept
+            session.conclude(step, spec, _share(result, i), observers[i], client_share=_busy_share(result, i))
+        if result.interrupted:
+            raise KeyboardInterrupt
+        if not dead:
+            return live
+        for session, exc in dead.items():
+            fail(session, exc)
+        live = [s for s in live if s not in dead]
+    if live:
+        try:
+            live[0].run(step)
+        except ServerError as exc:
+            fail(live[0], exc)
+            return []
+    return live
+
+
+def _alternate(live: list[TargetSession], step: RunStep, slice_s: float):
+    n = len(live)
+    # Each target gets warmup_s and duration_s of its own turns, as a sequential run would.
+    # A scan takes seconds: its turns are at least one second (a turn is never shorter than an event).
+    slot_s = max(slice_s, 1.0) if step.test.metric == "krps" else slice_s
+    spec = dict(live[0].driver_spec(step), warmup_s=step.warmup_s * n, duration_s=step.duration_s * n,
+                alternate={"connections": [s.conn for s in live], "slot_s": slot_s})
+    spec.pop("connection", None)
+    total_s = (step.warmup_s + step.duration_s) * n
+    live[0].progress.step_start(" + ".join(s.name for s in live), step.label, step.warmup_s + step.duration_s)
+    observers = [s.observers(step, step.duration_s * n, steal=False).start() for s in live]
+    clock = WindowedSteal()
+
+    def on_line(obj: dict) -> None:
+        clock.on_line(obj)
+        kind = obj.get("type")
+        if kind == "interval" and isinstance(obj.get("target"), int) and 0 <= obj["target"] < n:
+            observers[obj["target"]].on_line(obj)
+        elif kind == "start":
+            pids = obj.get("target_pids") or [[] for _ in live]
+            for i, o in enumerate(observers):
+                o.on_line(dict(obj, backend_pids=pids[i] if i < len(pids) else []))
+        else:
+            for o in observers:
+                o.on_line(obj)
+
+    def on_start(pid: int) -> None:
+        for o in observers:
+            o.on_driver_start(pid)
+
+    try:
+        result = process.run_driver("run", spec, timeout_s=total_s + 120, on_line=on_line, on_start=on_start)
+    finally:
+        clock.close()
+        for o in observers:
+            o.stop()
+    return spec, result, observers
+
+
+def _dead(live: list[TargetSession]) -> dict[TargetSession, ServerError]:
+    """The targets whose server is gone after a failed run (each looked at with a grace period)."""
+    dead = {}
+    for session in live:
+        try:
+            session.raise_if_dead()
+        except ServerError as exc:
+            dead[session] = exc
+    return dead
+
+
+def _share(result: process.DriverResult, i: int) -> process.DriverResult:
+    """Target i's part of the driver's result: its turns as intervals, its latencies (turns carry
+    none; the summary has each target's histogram), its share of client CPU."""
+    out = result.output
+    summary = out.summary
+    targets = (summary or {}).get("targets") or []
+    if summary is not None and i < len(targets):
+        summary = dict(summary, **targets[i])
+    mine = DriverOutput(start=out.start, warmup=out.warmup,
+                        intervals=[iv for iv in out.intervals if iv.get("target") == i],
+                        summary=summary, fatal=out.fatal, unparsed=out.unparsed)
+    share = _busy_share(result, i)
+    return replace(result, output=mine, rusage_user_s=result.rusage_user_s * share,
+                   rusage_sys_s=result.rusage_sys_s * share)
+
+
+def _busy_share(result: process.DriverResult, i: int) -> float:
+    """Target i's part of the time all targets spent in their turns (1/n when nothing ran)."""
+    busy: dict[int, float] = {}
+    for iv in result.output.intervals:
+        target = iv.get("target")
+        if isinstance(target, int):
+            busy[target] = busy.get(target, 0.0) + max(0.0, iv["end_s"] - iv["start_s"])
+    total = sum(busy.values())
+    n = len(result.output.start.get("target_pids") or []) if result.output.start else 0
+    if total <= 0:
+        return 1.0 / max(n, len(busy), 1)
+    return busy.get(i, 0.0) / total
