@@ -182,11 +182,12 @@ def relative(new: list[RunSample], base: list[RunSample], steal_max_pct: float =
     return Estimate(r, r * math.exp(-half), r * math.exp(half), min(a.n, b.n), "unpaired delta")
 
 
-def paired_turns(new: list[RunSample], base: list[RunSample], steal_max_pct: float = STEAL_MAX_PCT) -> Estimate | None:
+def paired_turns(new: list[RunSample], base: list[RunSample], steal_max_pct: float = STEAL_MAX_PCT,
+                 trim: float = TURN_TRIM) -> Estimate | None:
     """rQPS from runs in which the targets took turns; None when the runs have no turn rounds.
 
     Method: pair the two targets' turns of each round (and repeat), d = ln(new/base) per pair;
-    the estimate is exp(trimmed mean of d), TURN_TRIM of the pairs cut from each end. Turns
+    the estimate is exp(trimmed mean of d), `trim` of the pairs cut from each end. Turns
     are short (10 ms by default) and a hiccup of the host (a stolen time slice, an interrupt
     storm) can halve one turn and not its partner: d has heavy tails on both sides, and the
     trimmed mean ignores them where the mean would be dragged about (measured in
@@ -214,13 +215,13 @@ def paired_turns(new: list[RunSample], base: list[RunSample], steal_max_pct: flo
     logs = [math.log(a[k].value / b[k].value) for k in keys]
     if not logs:
         return Estimate(None, None, None, 0, "none")
-    center = trimmed_mean(logs, TURN_TRIM)
+    center = trimmed_mean(logs, trim)
     batches = min(TURN_BATCHES, len(logs) // 4)
     if batches < MIN_BATCHES:
         samples, method = logs, "paired turns"
     else:
         size = len(logs) / batches
-        samples = [trimmed_mean(logs[round(i * size):round((i + 1) * size)], TURN_TRIM) for i in range(batches)]
+        samples = [trimmed_mean(logs[round(i * size):round((i + 1) * size)], trim) for i in range(batches)]
         method = "paired turns, trimmed batch means"
     if len(samples) < 2:
         return Estimate(math.exp(center), None, None, len(samples), method, dropped)

@@ -22,7 +22,7 @@ class Measurement:
     value: float | None  # QPS, or Krps for scan; None when the run failed
     metric: str = "qps"
     status: str = "ok"
-    round: int = 0  # repeat (sequential) or slice round (interleaved): pairs runs across targets
+    round: int = 0  # the repeat: pairs runs across targets (interleaved turns pair by interval round)
     intervals: tuple[IntervalSample, ...] = ()
     warnings: tuple[str, ...] = ()
 

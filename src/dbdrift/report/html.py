@@ -135,7 +135,7 @@ def _cell_title(row, target: str, verdict: str) -> str:
     how = f"{est.method}, n={est.n}" if est else "no estimate"
     if verdict == "too noisy":
         return (f"too noisy: the 95% interval {interval} ({how}) is too wide to tell a change of the minimum "
-                f"effect from none; rerun with more rounds or on a quieter host ({target} / {ref})")
+                f"effect from none; rerun with longer runs or on a quieter host ({target} / {ref})")
     return f"{verdict}: rQPS {fmt_ratio3(row.ratios.get(target))}, 95% interval {interval} ({how}), {target} / {ref}"
 
 

@@ -175,7 +175,7 @@ class Runner:
 
     def _states(self, campaign_id: int) -> list[TargetState]:
         """What each target still has to run. Interleaved tests are all-or-nothing: a test some
-        target lacks a slice of is rerun for every target, its stored slices superseded."""
+        target lacks a run of is rerun for every target, its stored runs superseded."""
         states = []
         for position, plan in enumerate(self.plans):
             target = plan.target

@@ -170,7 +170,7 @@ class TargetSession:
         """Before a run: a server that died since the last one gets the run stored as failed."""
         try:
             self.server.check_alive()
-        except ServerError as exc:  # died between runs (e.g. while another target ran its slice)
+        except ServerError as exc:  # died between runs (e.g. while another target ran alone)
             self._store_failed(step, spec, exc.message)
             raise
 

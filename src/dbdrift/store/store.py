@@ -245,7 +245,7 @@ class Store:
         return {(r[0], r[1], r[2]) for r in rows}
 
     def supersede(self, target_id: int, test: str, threads: int) -> None:
-        """Keep an incomplete interleaved test's slices but leave them out of reports (rerun whole)."""
+        """Keep an incomplete interleaved test's runs but leave them out of reports (rerun whole)."""
         with self.db:
             self.db.execute("UPDATE runs SET superseded = 1 WHERE target_id = ? AND test = ? AND threads = ?",
                             (target_id, test, threads))
