@@ -233,6 +233,16 @@ def fmt(value: float | None, spec: str = ",.0f") -> str:
     return "n/a" if value is None else format(value, spec)
 
 
+def ratio_table(out: Callable[[str], None], fmt_row: str, header: tuple[str, str, str],
+                rows: list[tuple[str, str, str]], a: dict, b: dict, target: Callable[[str, float | None], str]) -> None:
+    """Print `rows` (key, label, format) of two tools' values side by side with a/b and the
+    issue's target for that ratio; `header` names a, b and the ratio; `fmt_row` has five fields."""
+    out(fmt_row.format("", *header, "target (issue)"))
+    for key, label, spec in rows:
+        ratio = a[key] / b[key] if a[key] is not None and b[key] else None
+        out(fmt_row.format(label, fmt(a[key], spec), fmt(b[key], spec), fmt(ratio, ".3f"), target(key, ratio)))
+
+
 def progress(text: str) -> None:
     sys.stderr.write(f"  .. {text}\n")
     sys.stderr.flush()

@@ -208,11 +208,7 @@ def print_summary(out, samples: list[Sample], instr: dict[str, float | None], ar
     fmt_row = "{:<36} {:>15} {:>12} {:>16}   {}"
     out(f"\nsummary: point-query, 1 client thread, {args.rounds} round(s) of {args.seconds} s per tool, "
         f"{args.rows:,} rows, {args.engine} {args.version}")
-    out(fmt_row.format("", DRIVER, SYSBENCH, "driver/sysbench", "target (issue)"))
-    for key, label, spec in rows:
-        ratio = d[key] / s[key] if d[key] is not None and s[key] else None
-        out(fmt_row.format(label, c.fmt(d[key], spec), c.fmt(s[key], spec), c.fmt(ratio, ".3f"),
-                           verdict(key, ratio)))
+    c.ratio_table(out, fmt_row, (DRIVER, SYSBENCH, "driver/sysbench"), rows, d, s, verdict)
     paired = [_paired_ratio(samples, r) for r in range(1, args.rounds + 1)]
     out("per-round QPS ratio driver/sysbench: " + ", ".join(c.fmt(p, ".3f") for p in paired))
     noisy = sorted({x.round for x in samples if x.steal_pct > NOISY_STEAL_PCT})

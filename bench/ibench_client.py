@@ -424,6 +424,14 @@ def paired(samples: list[Sample], round_no: int, value) -> float | None:
     return by_tool[DRIVER] / by_tool[PYTHON] if by_tool.get(PYTHON) and DRIVER in by_tool else None
 
 
+def cpu_target(key: str, ratio: float | None) -> str:
+    """The issue's target, on client CPU per insert only."""
+    if key != "total":
+        return ""
+    met = ratio is not None and ratio <= TARGET_CPU_RATIO
+    return f"≤ {TARGET_CPU_RATIO}×   {'met' if met else 'NOT MET'}"
+
+
 def print_summary(out, samples: list[Sample], args) -> None:
     d, p = client_medians(samples, DRIVER), client_medians(samples, PYTHON)
     rows = [("ips", "inserts/s (rows / client wall)", ",.0f"), ("step_ips", "inserts/s (rows / step elapsed)", ",.0f"),
@@ -432,14 +440,7 @@ def print_summary(out, samples: list[Sample], args) -> None:
     fmt_row = "{:<33} {:>15} {:>10} {:>14}   {}"
     out(f"\nsummary: l.i0, 1 client, {ROWS_PER_STATEMENT} rows per INSERT (autocommit), {args.rounds} round(s) of "
         f"{args.rows:,} rows per client, postgres {args.version}; medians per client")
-    out(fmt_row.format("", DRIVER, PYTHON, "driver/python", "target (issue)"))
-    for key, label, spec in rows:
-        ratio = d[key] / p[key] if d[key] is not None and p[key] else None
-        target = ""
-        if key == "total":
-            met = ratio is not None and ratio <= TARGET_CPU_RATIO
-            target = f"≤ {TARGET_CPU_RATIO}×   {'met' if met else 'NOT MET'}"
-        out(fmt_row.format(label, c.fmt(d[key], spec), c.fmt(p[key], spec), c.fmt(ratio, ".3f"), target))
+    c.ratio_table(out, fmt_row, (DRIVER, PYTHON, "driver/python"), rows, d, p, cpu_target)
     rounds = range(1, args.rounds + 1)
     cpu = [paired(samples, r, lambda s: s.user_s + s.sys_s) for r in rounds]
     ips = [paired(samples, r, lambda s: s.ips) for r in rounds]

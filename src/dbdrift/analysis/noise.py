@@ -77,7 +77,7 @@ def kept_intervals(intervals: tuple[IntervalSample, ...], steal_max_pct: float =
     Degenerate case: if every interval is over the limit, all are kept (and the caller sees
     the count of dropped ones as 0) rather than having no value at all.
     """
-    kept = [iv for iv in intervals if iv.steal_pct is None or iv.steal_pct <= steal_max_pct]
+    kept = [iv for iv in intervals if _calm(iv, steal_max_pct)]
     return (kept, len(intervals) - len(kept)) if kept else (list(intervals), 0)
 
 

@@ -50,10 +50,11 @@ def run_step(sessions: list[TargetSession], step: RunStep, slice_s: float, fail:
     while len(live) >= 2:
         spec, result, observers = _alternate(live, step, slice_s)
         dead = _dead(live) if result.exit_code != 0 and not result.interrupted else {}
+        shares = _busy_shares(result, len(live))
         for i, session in enumerate(live):
             if dead and session not in dead:
                 continue  # run again below without the dead server; nothing of this run is kept
-            session.conclude(step, spec, _share(result, i), observers[i], client_share=_busy_share(result, i))
+            session.conclude(step, spec, _share(result, i, shares[i]), observers[i], share=shares[i])
         if result.interrupted:
             raise KeyboardInterrupt
         if not dead:
@@ -120,9 +121,9 @@ def _dead(live: list[TargetSession]) -> dict[TargetSession, ServerError]:
     return dead
 
 
-def _share(result: process.DriverResult, i: int) -> process.DriverResult:
+def _share(result: process.DriverResult, i: int, share: float) -> process.DriverResult:
     """Target i's part of the driver's result: its turns as intervals, its latencies (turns carry
-    none; the summary has each target's histogram), its share of client CPU."""
+    none; the summary has each target's histogram), its `share` of client CPU."""
     out = result.output
     summary = out.summary
     targets = (summary or {}).get("targets") or []
@@ -131,20 +132,16 @@ def _share(result: process.DriverResult, i: int) -> process.DriverResult:
     mine = DriverOutput(start=out.start, warmup=out.warmup,
                         intervals=[iv for iv in out.intervals if iv.get("target") == i],
                         summary=summary, fatal=out.fatal, unparsed=out.unparsed)
-    share = _busy_share(result, i)
     return replace(result, output=mine, rusage_user_s=result.rusage_user_s * share,
                    rusage_sys_s=result.rusage_sys_s * share)
 
 
-def _busy_share(result: process.DriverResult, i: int) -> float:
-    """Target i's part of the time all targets spent in their turns (1/n when nothing ran)."""
-    busy: dict[int, float] = {}
+def _busy_shares(result: process.DriverResult, n: int) -> list[float]:
+    """Each of the n targets' part of the time all spent in their turns (1/n when none ran)."""
+    busy = [0.0] * n
     for iv in result.output.intervals:
         target = iv.get("target")
-        if isinstance(target, int):
-            busy[target] = busy.get(target, 0.0) + max(0.0, iv["end_s"] - iv["start_s"])
-    total = sum(busy.values())
-    n = len(result.output.start.get("target_pids") or []) if result.output.start else 0
-    if total <= 0:
-        return 1.0 / max(n, len(busy), 1)
-    return busy.get(i, 0.0) / total
+        if isinstance(target, int) and 0 <= target < n:
+            busy[target] += max(0.0, iv["end_s"] - iv["start_s"])
+    total = sum(busy)
+    return [b / total for b in busy] if total > 0 else [1.0 / n] * n

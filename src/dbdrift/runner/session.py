@@ -180,11 +180,12 @@ class TargetSession:
                             watch_backends=self.dialect.backend_pids_are_processes, steal=steal)
 
     def conclude(self, step: RunStep, spec: dict, result: process.DriverResult, observers: RunObservers,
-                 client_share: float = 1.0) -> RunRecord:
+                 share: float = 1.0) -> RunRecord:
         """Make the run's record from the driver's result and what was observed, store it and
-        report it. `client_share`: the part of the driver's CPU that was this target's."""
+        report it. `share` < 1: this target's part of a run the targets took turns in (its
+        window's host-wide counters are scaled to it, see RunObservers.attach)."""
         record = self.record(step, spec, result)
-        observers.attach(record, client_share)
+        observers.attach(record, share)
         if record.status != "ok":
             record.server_log_tail = self.server.log_tail(40)
         if not step.warm or record.status != "ok":

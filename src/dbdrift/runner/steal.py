@@ -5,6 +5,7 @@ on shared hosts; intervals with heavy steal are filtered by the analysis.
 """
 from __future__ import annotations
 
+import time
 from pathlib import Path
 
 PROC_STAT = Path("/proc/stat")
@@ -23,6 +24,12 @@ def read_cpu_jiffies(path: Path = PROC_STAT) -> tuple[int, int] | None:
     return values[7], sum(values)
 
 
+def steal_pct(before: tuple[int, int], after: tuple[int, int]) -> float:
+    """Host steal between two read_cpu_jiffies() readings, in % of all CPU time."""
+    steal, total = after[0] - before[0], after[1] - before[1]
+    return round(100.0 * steal / total, 2) if total > 0 else 0.0
+
+
 class StealClock:
     """Driver line callback: annotates each interval dict with `steal_pct` since the previous line."""
 
@@ -36,8 +43,7 @@ class StealClock:
             return
         now = self.reader()
         if kind == "interval" and now is not None and self.last is not None:
-            steal, total = now[0] - self.last[0], now[1] - self.last[1]
-            obj["steal_pct"] = round(100.0 * steal / total, 2) if total > 0 else 0.0
+            obj["steal_pct"] = steal_pct(self.last, now)
         self.last = now
 
 
@@ -47,12 +53,10 @@ class WindowedSteal:
     of a window gets that window's steal once it closes (the dicts are annotated in place,
     before anything is stored). Call close() after the run for the last window."""
 
-    def __init__(self, window_s: float = 1.0, reader=read_cpu_jiffies, clock=None) -> None:
-        import time
-
+    def __init__(self, window_s: float = 1.0, reader=read_cpu_jiffies, clock=time.monotonic) -> None:
         self.window_s = window_s
         self.reader = reader
-        self.clock = clock or time.monotonic
+        self.clock = clock
         self.started = self.clock()
         self.last = reader()
         self.lines: list[dict] = []
@@ -69,8 +73,7 @@ class WindowedSteal:
     def close(self) -> None:
         now = self.reader()
         if self.lines and now is not None and self.last is not None:
-            steal, total = now[0] - self.last[0], now[1] - self.last[1]
-            pct = round(100.0 * steal / total, 2) if total > 0 else 0.0
+            pct = steal_pct(self.last, now)
             for obj in self.lines:
                 obj["steal_pct"] = pct
         self.started, self.last, self.lines = self.clock(), now, []

@@ -8,12 +8,10 @@
 // each target's latency histogram is in the summary); its start_s/end_s span the slot's first
 // event start to its last event end, so the time spent on the other targets is not counted.
 
-use super::event::{EventError, EventOutcome, EventRunner};
-use super::run::DRIVER_VERSION;
-use super::worker::Simulation;
-use crate::backend::mysql::MyConn;
+use super::event::{EventOutcome, EventRunner};
+use super::run::{open_mysql, open_postgres, DRIVER_VERSION};
+use super::worker::{tally_event, Simulation};
 use crate::backend::null::NullSession;
-use crate::backend::postgres::PgConn;
 use crate::backend::Session;
 use crate::emit::{self, round_s};
 use crate::error::{DriverError, ErrorClass};
@@ -188,11 +186,6 @@ struct AltSummaryLine {
 pub fn run(spec: &RunSpec, plan: &Plan, alt: &AlternateSpec) -> Result<i32, DriverError> {
     match (spec.backend, &spec.null) {
         (BackendKind::Null, Some(n)) => {
-            let threads = spec.threads as f64;
-            let sim = Simulation {
-                period: (n.ops_per_s > 0.0).then(|| Duration::from_secs_f64(threads / n.ops_per_s)),
-                latency_ns: (n.latency_us * 1000.0).round() as u64,
-            };
             let rows = n.rows_per_statement;
             let connect = |_: &ConnectionSpec| {
                 Ok((
@@ -203,34 +196,18 @@ pub fn run(spec: &RunSpec, plan: &Plan, alt: &AlternateSpec) -> Result<i32, Driv
                     String::new(),
                 ))
             };
-            connect_all(spec, plan, alt, connect, Some(sim))
+            connect_all(
+                spec,
+                plan,
+                alt,
+                connect,
+                Some(Simulation::for_null(n, spec.threads)),
+            )
         }
-        (BackendKind::Mysql, _) => connect_all(
-            spec,
-            plan,
-            alt,
-            |c| {
-                let conn = MyConn::connect(c)?;
-                let (id, v) = (conn.connection_id as i32, conn.server_version.clone());
-                Ok((conn, id, v))
-            },
-            None,
-        ),
-        _ => connect_all(
-            spec,
-            plan,
-            alt,
-            |c| {
-                let conn = PgConn::connect(c)?;
-                let (pid, v) = (conn.pid, conn.server_version.clone());
-                Ok((conn, pid, v))
-            },
-            None,
-        ),
+        (BackendKind::Mysql, _) => connect_all(spec, plan, alt, open_mysql, None),
+        _ => connect_all(spec, plan, alt, open_postgres, None),
     }
 }
-
-type Connect<'a, S> = dyn Fn(&ConnectionSpec) -> Result<(S, i32, String), DriverError> + 'a;
 
 fn connect_all<S: Session>(
     spec: &RunSpec,
@@ -239,7 +216,6 @@ fn connect_all<S: Session>(
     connect: impl Fn(&ConnectionSpec) -> Result<(S, i32, String), DriverError>,
     sim: Option<Simulation>,
 ) -> Result<i32, DriverError> {
-    let connect: &Connect<S> = &connect;
     let n = alt.connections.len();
     let mut pids = vec![Vec::new(); n];
     let mut versions = vec![String::new(); n];
@@ -364,17 +340,9 @@ fn work<S: Session>(
         let c = cur.as_mut().expect("a slot is open");
         c.first.get_or_insert(t0);
         c.last = Some(t1);
-        c.tally.statements += out.statements;
-        c.tally.rows += out.rows;
-        match result {
-            Ok(()) => {
-                c.tally.events += 1;
-                c.tally
-                    .latency
-                    .record(sim.map_or((t1 - t0).as_nanos() as u64, |s| s.latency_ns));
-            }
-            Err(EventError::Ignorable(kind)) => c.tally.errors.add(kind),
-            Err(EventError::Fatal(e)) => break Err(target_error(e, sched.target(slot))),
+        let ns = sim.map_or((t1 - t0).as_nanos() as u64, |s| s.latency_ns);
+        if let Err(e) = tally_event(&mut c.tally, &out, result, ns) {
+            break Err(target_error(e, sched.target(slot)));
         }
     };
     if let Some(done) = cur.take() {
@@ -391,7 +359,6 @@ fn work<S: Session>(
 struct Reporter {
     sched: Schedule,
     pending: BTreeMap<u64, SlotTally>,
-    warm_events: u64,
     warm_done: bool,
     totals: Vec<(Tally, f64)>,
     next_index: u64,
@@ -402,7 +369,6 @@ impl Reporter {
         Reporter {
             sched,
             pending: BTreeMap::new(),
-            warm_events: 0,
             warm_done: false,
             totals: (0..sched.targets)
                 .map(|_| (Tally::default(), 0.0))
@@ -451,16 +417,8 @@ impl Reporter {
     /// Emits every pending slot before `slot` (and the warmup line when warmup is over).
     fn emit_before(&mut self, slot: u64) {
         if !self.warm_done && slot >= self.sched.warm_slots {
-            let warm: Vec<u64> = self
-                .pending
-                .range(..self.sched.warm_slots)
-                .map(|(k, _)| *k)
-                .collect();
-            for k in warm {
-                if let Some(s) = self.pending.remove(&k) {
-                    self.warm_events += s.tally.events;
-                }
-            }
+            let measured = self.pending.split_off(&self.sched.warm_slots);
+            let warm = std::mem::replace(&mut self.pending, measured);
             self.warm_done = true;
             emit::line(&AltWarmupLine {
                 kind: "warmup",
@@ -470,7 +428,7 @@ impl Reporter {
                         .duration_since(self.sched.t0)
                         .as_secs_f64(),
                 ),
-                events: self.warm_events,
+                events: warm.values().map(|s| s.tally.events).sum(),
                 slot_s: self.sched.slot_s,
                 rounds: (self.sched.end_slot - self.sched.warm_slots) / self.sched.targets,
             });

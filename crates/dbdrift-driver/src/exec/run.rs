@@ -11,7 +11,7 @@ use crate::backend::Session;
 use crate::emit::{self, round_s};
 use crate::error::DriverError;
 use crate::signal::STOP;
-use crate::spec::{BackendKind, RunSpec};
+use crate::spec::{BackendKind, ConnectionSpec, RunSpec};
 use crate::stats::{client_cpu_s, IntervalLine, StartLine, SummaryLine, Tally, WarmupLine};
 use crate::workload::Plan;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
@@ -29,11 +29,7 @@ pub fn run(spec: &RunSpec) -> Result<i32, DriverError> {
     match (spec.backend, &spec.null) {
         (BackendKind::Null, Some(n)) if n.deterministic => Ok(deterministic::run(spec, &plan, n)),
         (BackendKind::Null, Some(n)) => {
-            let threads = spec.threads as f64;
-            let sim = Simulation {
-                period: (n.ops_per_s > 0.0).then(|| Duration::from_secs_f64(threads / n.ops_per_s)),
-                latency_ns: (n.latency_us * 1000.0).round() as u64,
-            };
+            let sim = Simulation::for_null(n, spec.threads);
             let mut runners = Vec::new();
             for t in 0..spec.threads {
                 let session = NullSession {
@@ -43,18 +39,24 @@ pub fn run(spec: &RunSpec) -> Result<i32, DriverError> {
             }
             drive(spec, &plan, runners, None, &[], Some(sim))
         }
-        (BackendKind::Mysql, _) => connect_and_drive(spec, &plan, || {
-            let conn = MyConn::connect(&spec.connection)?;
-            // Connection ids are u32; the start line's pids are i32 (ids past 2^31 wrap).
-            let (id, version) = (conn.connection_id as i32, conn.server_version.clone());
-            Ok((conn, id, version))
-        }),
-        _ => connect_and_drive(spec, &plan, || {
-            let conn = PgConn::connect(&spec.connection)?;
-            let (pid, version) = (conn.pid, conn.server_version.clone());
-            Ok((conn, pid, version))
-        }),
+        (BackendKind::Mysql, _) => connect_and_drive(spec, &plan, || open_mysql(&spec.connection)),
+        _ => connect_and_drive(spec, &plan, || open_postgres(&spec.connection)),
     }
+}
+
+/// A MySQL-protocol connection with its connection id (as the start line's pid; ids are u32,
+/// pids i32, so ids past 2^31 wrap) and the server's version string.
+pub(super) fn open_mysql(c: &ConnectionSpec) -> Result<(MyConn, i32, String), DriverError> {
+    let conn = MyConn::connect(c)?;
+    let (id, version) = (conn.connection_id as i32, conn.server_version.clone());
+    Ok((conn, id, version))
+}
+
+/// A PostgreSQL connection with its backend pid and the server's version string.
+pub(super) fn open_postgres(c: &ConnectionSpec) -> Result<(PgConn, i32, String), DriverError> {
+    let conn = PgConn::connect(c)?;
+    let (pid, version) = (conn.pid, conn.server_version.clone());
+    Ok((conn, pid, version))
 }
 
 /// One connection per thread (backend pid/connection id and server version noted), then

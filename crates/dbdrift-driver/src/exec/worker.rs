@@ -6,6 +6,7 @@ use super::event::{EventError, EventOutcome, EventRunner};
 use crate::backend::Session;
 use crate::error::DriverError;
 use crate::signal::STOP;
+use crate::spec::NullSpec;
 use crate::stats::Tally;
 use crate::workload::Plan;
 use std::sync::Mutex;
@@ -16,6 +17,38 @@ use std::time::{Duration, Instant};
 pub struct Simulation {
     pub period: Option<Duration>,
     pub latency_ns: u64,
+}
+
+impl Simulation {
+    /// The null spec's rate (split over `threads`) and latency.
+    pub fn for_null(n: &NullSpec, threads: u32) -> Simulation {
+        Simulation {
+            period: (n.ops_per_s > 0.0)
+                .then(|| Duration::from_secs_f64(threads as f64 / n.ops_per_s)),
+            latency_ns: (n.latency_us * 1000.0).round() as u64,
+        }
+    }
+}
+
+/// Adds one event's outcome to a tally: its statements and rows always, then the event and
+/// its latency, or the ignorable error that abandoned it; a fatal error is handed back.
+pub fn tally_event(
+    t: &mut Tally,
+    out: &EventOutcome,
+    result: Result<(), EventError>,
+    ns: u64,
+) -> Result<(), DriverError> {
+    t.statements += out.statements;
+    t.rows += out.rows;
+    match result {
+        Ok(()) => {
+            t.events += 1;
+            t.latency.record(ns);
+        }
+        Err(EventError::Ignorable(kind)) => t.errors.add(kind),
+        Err(EventError::Fatal(e)) => return Err(e),
+    }
+    Ok(())
 }
 
 pub fn work<S: Session>(
@@ -51,15 +84,6 @@ pub fn work<S: Session>(
             None => (t1 - t0).as_nanos() as u64,
         };
         let mut t = tally.lock().unwrap_or_else(|e| e.into_inner());
-        t.statements += out.statements;
-        t.rows += out.rows;
-        match result {
-            Ok(()) => {
-                t.events += 1;
-                t.latency.record(ns);
-            }
-            Err(EventError::Ignorable(kind)) => t.errors.add(kind),
-            Err(EventError::Fatal(e)) => return Err(e),
-        }
+        tally_event(&mut t, &out, result, ns)?;
     }
 }
