@@ -38,6 +38,32 @@ INSTALL_HINTS = {
 }
 
 
+# --- noisy neighbours -------------------------------------------------------------------------
+
+_NEIGHBOUR = """
+import random, time
+rng = random.Random({seed})
+while True:
+    end = time.perf_counter() + rng.uniform(0.001, 0.05)
+    while time.perf_counter() < end:
+        pass
+    time.sleep(rng.uniform(0.001, 0.05))
+"""
+
+
+@contextmanager
+def neighbours(count: int) -> Iterator[None]:
+    """`count` processes that burn CPU in bursts of 1-50 ms with pauses of 1-50 ms (about half
+    a CPU each, wherever the scheduler puts them): other tenants of a shared host."""
+    procs = [subprocess.Popen([sys.executable, "-c", _NEIGHBOUR.format(seed=i)]) for i in range(count)]
+    try:
+        yield
+    finally:
+        for proc in procs:
+            proc.kill()
+            proc.wait()
+
+
 # --- output ---------------------------------------------------------------------------------
 
 

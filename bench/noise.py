@@ -13,6 +13,7 @@ The planted campaign also counts instructions per event under callgrind (unless
 
     .venv/bin/python bench/noise.py [--seconds 30] [--slice 0.01] [--tests ...] [--rows 200000]
                                      [--version 17.10] [--only aa|planted] [--campaigns N]
+                                     [--cpus auto|shared] [--busy N]
 """
 from __future__ import annotations
 
@@ -26,7 +27,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _common import OUT_DIR, Output  # noqa: E402
+from _common import OUT_DIR, Output, neighbours  # noqa: E402
 
 # Three groups, cheap and expensive statements alike.
 DEFAULT_TESTS = ["point-query", "random-points_range=10", "points-covered-pk", "range-covered-pk",
@@ -47,7 +48,7 @@ def campaign_toml(name: str, args: argparse.Namespace, planted: dict[str, str] |
     return "\n".join([
         f'name = "{name}"', "tables = 1", f"rows = {args.rows}", "threads = [1]",
         "warmup_s = 2", f"read_s = {args.seconds}", f"write_s = {args.seconds}",
-        'order = "interleaved"', f"slice_s = {args.slice}",
+        'order = "interleaved"', f"slice_s = {args.slice}", f'cpus = "{args.cpus}"',
         "interval_s = 1", "scan_warm_s = 5", "settle_s = 0", f"tests = {json.dumps(args.tests)}",
         "[[targets]]", 'name = "a"', f'version = "{args.version}"', "base = true",
         "[[targets]]", f'name = "{"planted" if planted else "a2"}"', f'version = "{args.version}"',
@@ -106,6 +107,10 @@ def main() -> int:
     parser.add_argument("--seconds", type=float, default=30.0, help="measured seconds per target per test")
     parser.add_argument("--slice", type=float, default=0.01, help="seconds of each turn (campaign slice_s)")
     parser.add_argument("--tests", nargs="+", default=DEFAULT_TESTS)
+    parser.add_argument("--cpus", choices=("auto", "shared"), default="auto",
+                        help="campaign cpus: auto pins the driver and the servers to separate CPUs")
+    parser.add_argument("--busy", type=int, default=0,
+                        help="run this many bursty CPU burners beside the campaigns (a shared host)")
     parser.add_argument("--only", choices=("aa", "planted"))
     parser.add_argument("--campaigns", type=int, default=1, help="run the A/A and planted campaigns this many times")
     parser.add_argument("--no-instructions", action="store_true", help="do not size the planted cells with callgrind")
@@ -117,15 +122,17 @@ def main() -> int:
     stamp = time.strftime("%H%M%S")
     store = OUT_DIR / f"noise-{stamp}.db"
     out(f"noise benchmark: postgres {args.version}, {args.rows:,} rows, {len(args.tests)} tests, "
-        f"{args.seconds:g} s per target per test in turns of {args.slice:g} s; planted: {planted}")
+        f"{args.seconds:g} s per target per test in turns of {args.slice:g} s, cpus {args.cpus}, "
+        f"{args.busy} busy neighbours; planted: {planted}")
     results: dict[str, tuple[list, float, dict]] = {}
     for n in range(args.campaigns):
         for kind in ("aa", "planted"):
             if args.only and args.only != kind:
                 continue
             count = kind == "planted" and n == 0 and not args.no_instructions  # deterministic: once is enough
-            doc, elapsed = run_campaign(f"noise-{kind}-{stamp}-{n + 1}", args, planted if kind == "planted" else None,
-                                        store, out, count)
+            with neighbours(args.busy):
+                doc, elapsed = run_campaign(f"noise-{kind}-{stamp}-{n + 1}", args,
+                                            planted if kind == "planted" else None, store, out, count)
             target = "planted" if kind == "planted" else "a2"
             rows, instr = cells(doc, target), instruction_ratios(doc, target)
             before = results.get(kind, ([], 0.0, {}))

@@ -112,9 +112,26 @@ def test_alternating_run_reports_turns_per_target_in_abba_order_and_per_target_t
     assert out.summary["events"] == sum(t["events"] for t in per_target)
 
 
+def test_slow_events_get_turns_of_turn_events_after_the_warmup():
+    """4 ms events and turn_events 10: the measured turns are 40 ms (warm ones 10 ms)."""
+    spec = {"backend": "null", "threads": 1, "warmup_s": 0.2, "duration_s": 2.0, "seed": 1,
+            "workload": {"statements": [{"sql": "SELECT 1", "params": []}]},
+            "null": {"ops_per_s": 500, "latency_us": 4000, "rows_per_statement": 1},
+            "alternate": {"connections": [{}, {}], "slot_s": 0.01, "turn_events": 10}}
+    result = process.run_driver("run", spec, timeout_s=60)
+    out = result.output
+    assert result.exit_code == 0 and out.fatal is None
+    assert out.warmup["slot_s"] == pytest.approx(0.04) and out.warmup["rounds"] == 25
+    assert [iv["target"] for iv in out.intervals] == [0, 1, 1, 0] * 12 + [0, 1]
+    assert out.summary["duration_s"] == pytest.approx(2.0, abs=0.05)
+    # 500 events/s for 40 ms: about 20 a turn, every turn has some
+    assert all(iv["events"] >= 5 for iv in out.intervals[:-1])
+
+
 @pytest.mark.parametrize("alternate, message", [
     ({"connections": [{}]}, "at least two servers"),
     ({"connections": [{}, {}], "slot_s": 0}, "slot_s must be >= 0.001"),
+    ({"connections": [{}, {}], "turn_events": 0}, "turn_events must be > 0"),
 ])
 def test_a_malformed_alternation_is_a_spec_fatal(alternate, message):
     spec = {"backend": "null", "duration_s": 1, "workload": {"statements": [{"sql": "SELECT 1", "params": []}]},

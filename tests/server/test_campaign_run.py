@@ -5,11 +5,13 @@ import json
 import os
 import signal
 import sqlite3
+import subprocess
 import time
 from pathlib import Path
 
 import pytest
 
+from dbdrift import cpus
 from tests.helpers import dbdrift, postgres_processes_under, shared_work_dir, start_dbdrift
 
 pytestmark = pytest.mark.server
@@ -150,6 +152,26 @@ def _wait_for(predicate, timeout_s: float, what: str):
     raise AssertionError(f"timed out waiting for {what}")
 
 
+def _affinities_during_a_run(proc, work: Path) -> tuple[set, dict]:
+    """While a timed run is on: the CPU sets of the driver's threads and of every server process
+    (postmaster, background processes and the driver's backends)."""
+    def timed_driver():
+        for pid in cpus.process_tree(proc.pid):
+            try:
+                cmd = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
+            except OSError:
+                continue
+            if cmd[0].endswith(b"dbdrift-driver") and cmd[1:2] == [b"run"]:
+                return pid
+        return None
+
+    driver = _wait_for(timed_driver, 240, "a timed driver run")
+    time.sleep(1.0)  # inside the run: every backend is connected
+    driver_sets = {cpus.allowed_of(tid) for tid in cpus.tasks_of(driver)} - {None}
+    pids = [pid for postmaster in postgres_processes_under(work) for pid in cpus.process_tree(postmaster)]
+    return driver_sets, {"pids": pids, "sets": {cpus.allowed_of(pid) for pid in pids} - {None}}
+
+
 def _postmaster_pid(work: Path, name: str, target: str) -> int | None:
     pidfile = work / f"{name}-{target}" / "data" / "postmaster.pid"
     try:
@@ -213,11 +235,26 @@ def test_interleaved_targets_take_turns_in_one_run_and_get_paired_intervals_and_
     store = tmp_path / "s.db"
     path = campaign(tmp_path, "inter", tests=["point-query", "update-index"], read_s=3,
                     extra='order = "interleaved"\nslice_s = 0.02')
-    result = dbdrift("run", path, "--store", store, "--format", "json", work_dir=work)
-    assert result.returncode == 0, result.stderr[-2000:]
+    proc = start_dbdrift("run", path, "--store", store, "--format", "json", work_dir=work)
+    try:
+        driver, server = _affinities_during_a_run(proc, work)
+        out, err = proc.communicate(timeout=300)
+    finally:
+        proc.kill()
+    assert proc.returncode == 0, err[-2000:]
+    # cpus = "auto": the timed driver (every thread) on one set, every server process on the other
+    placement = cpus.place("auto")
+    assert placement.pinned == (len(cpus.available()) >= 2)
+    assert driver == {placement.driver or cpus.available()}
+    assert len(server["pids"]) >= 2 * 6 and server["sets"] == {placement.server or cpus.available()}
+    if placement.pinned:
+        assert f"cpus: {placement.describe()}" in err
+    result = subprocess.CompletedProcess(proc.args, proc.returncode, out, err)
     stored = [r for r in runs(store) if r["test"] == "point-query"]
     assert [(r["repeat"], r["target"]) for r in stored] == [(0, "pg17"), (0, "pg18")]
     assert all(abs(r["measured_s"] - 3) < 0.3 and r["warmup_s"] == 0.5 for r in stored)
+    # point queries are far shorter than a 20 ms turn / 10 events: the turn stays slice_s
+    assert all(json.loads(r["driver_spec_json"])["alternate"]["turn_s"] == 0.02 for r in stored)
     db = sqlite3.connect(store)
     turns = {name: db.execute("SELECT idx, round, steal_pct, events FROM intervals WHERE run_id = ? ORDER BY idx",
                               (r["id"],)).fetchall() for name, r in ((r["target"], r) for r in stored)}

@@ -3,8 +3,9 @@ import ast
 from pathlib import Path
 
 PKG = Path(__file__).resolve().parents[2] / "src" / "dbdrift"
-BASE = {"model", "units", "errors"}
+BASE = {"model", "units", "errors", "cpus"}
 ALLOWED = {
+    "cpus": {"errors"},
     "model": {"errors", "units"},
     "units": {"errors"},
     "errors": set(),
@@ -18,7 +19,7 @@ ALLOWED = {
     "runner": BASE | {"catalog", "plan", "server", "driver", "metrics", "store", "env", "analysis"},
     "analysis": {"model", "units"},
     "report": {"analysis", "model", "units"},
-    "cli": {"model", "units", "errors", "env", "catalog", "plan", "server", "driver", "metrics", "store", "runner",
+    "cli": {"model", "units", "errors", "cpus", "env", "catalog", "plan", "server", "driver", "metrics", "store", "runner",
             "analysis", "report"},
     "__main__": {"cli"},
     "__init__": set(),

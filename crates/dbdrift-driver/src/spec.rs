@@ -194,6 +194,10 @@ pub struct AlternateSpec {
     pub connections: Vec<ConnectionSpec>,
     #[serde(default = "default_slot")]
     pub slot_s: f64,
+    /// Events each thread should finish in a measured turn: after the warm-up the slot grows
+    /// to this many mean event times (never below slot_s). None: slots stay slot_s.
+    #[serde(default)]
+    pub turn_events: Option<f64>,
 }
 
 fn default_slot() -> f64 {
@@ -310,6 +314,10 @@ pub fn parse_run(text: &str) -> Result<RunSpec, DriverError> {
         check(
             a.slot_s.is_finite() && a.slot_s >= 0.001,
             "alternate.slot_s must be >= 0.001",
+        )?;
+        check(
+            a.turn_events.is_none_or(|k| k.is_finite() && k > 0.0),
+            "alternate.turn_events must be > 0",
         )?;
         check(
             spec.max_events.is_none(),

@@ -15,6 +15,7 @@ from dbdrift.analysis.summary import summarize_groups
 from dbdrift.catalog.sysbench import GROUP_TITLES, GROUPS, report_order, scan_krps
 from dbdrift.cli import ibench_report
 from dbdrift.cli.targets import base_target, target_labels
+from dbdrift.cpus import Placement
 from dbdrift.errors import UserError
 from dbdrift.report.csv import render_csv
 from dbdrift.report.flamegraph import folded_text, render_diff_svg, render_svg
@@ -109,7 +110,8 @@ def _instructions(counted, references: dict[str, str], order: list[str]):
 
 
 def _host_notes(host: dict) -> tuple[str, ...]:
-    return tuple(f"host warning: {w['message']} (hint: {w['hint']})" for w in host.get("warnings", []))
+    placed = (f"cpus: {Placement.from_dict(host['placement']).describe()}",) if "placement" in host else ()
+    return placed + tuple(f"host warning: {w['message']} (hint: {w['hint']})" for w in host.get("warnings", []))
 
 
 def _measurements(store: Store, campaign_id: int) -> list[Measurement]:

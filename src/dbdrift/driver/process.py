@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
+from dbdrift.cpus import pinned
 from dbdrift.driver.protocol import PROTOCOL_VERSION, DriverOutput
 from dbdrift.errors import DriverError, UserError
 
@@ -57,8 +58,11 @@ class DriverResult:
 
 
 def run_driver(mode: str, spec: dict, timeout_s: float, on_line: Callable[[dict], None] | None = None,
-               driver: Path | None = None, on_start: Callable[[int], None] | None = None) -> DriverResult:
+               driver: Path | None = None, on_start: Callable[[int], None] | None = None,
+               cpus: frozenset[int] | None = None) -> DriverResult:
     """Run `dbdrift-driver <mode> --spec -`; never raises on a driver failure, returns it.
+
+    `cpus`: the driver and all its threads run on these CPUs only (dbdrift/cpus.py).
 
     Ctrl-C during the run is forwarded (the driver prints a partial summary and exits 130);
     the result then has interrupted=True and the caller re-raises after storing.
@@ -70,8 +74,9 @@ def run_driver(mode: str, spec: dict, timeout_s: float, on_line: Callable[[dict]
     out = DriverOutput()
     with tempfile.TemporaryFile(mode="w+") as err_file:
         start = time.monotonic()
-        proc = subprocess.Popen([str(binary), mode, "--spec", "-"], stdin=subprocess.PIPE,
-                                stdout=subprocess.PIPE, stderr=err_file, text=True, start_new_session=True)
+        with pinned(cpus):
+            proc = subprocess.Popen([str(binary), mode, "--spec", "-"], stdin=subprocess.PIPE,
+                                    stdout=subprocess.PIPE, stderr=err_file, text=True, start_new_session=True)
         if on_start is not None:
             on_start(proc.pid)
         timed_out = threading.Event()

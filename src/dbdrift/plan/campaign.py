@@ -9,6 +9,7 @@ import tomllib
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 
+from dbdrift import cpus
 from dbdrift.catalog.ibench import IBenchSizes, settle_seconds
 from dbdrift.catalog.sysbench import MicrobenchmarkSpec, select_tests
 from dbdrift.errors import UserError
@@ -42,6 +43,7 @@ class CampaignSpec:
     interval_s: float = 1.0
     order: str = "interleaved"  # interleaved | sequential (see README: Noise)
     slice_s: float = 0.01  # interleaved: seconds each target has before the next one takes over
+    cpus: str | tuple[str, str] = "auto"  # auto | shared | (driver, server) CPU lists (dbdrift/cpus.py)
     calibration: bool = False  # an A/A campaign made by `dbdrift calibrate`
     count_instructions: bool = False  # also count instructions per event under callgrind
     timed: bool = True  # False: only count instructions, no timed runs
@@ -75,6 +77,7 @@ class CampaignSpec:
             "settle_s": self.settle_s, "warm_runs": self.warm_runs, "repeats": self.repeats,
             "prepared": self.prepared, "seed": self.seed, "interval_s": self.interval_s,
             "order": self.order, "slice_s": self.slice_s,
+            "cpus": self.cpus if isinstance(self.cpus, str) else {"driver": self.cpus[0], "server": self.cpus[1]},
             "calibration": self.calibration, "count_instructions": self.count_instructions, "timed": self.timed,
             "flamegraphs": self.flamegraphs,
             "tests": list(self.test_names),
@@ -97,7 +100,7 @@ def target_to_dict(t: TargetSpec) -> dict:
 _TOP_KEYS = {
     "name", "targets", "tests", "tables", "rows", "threads", "read_s", "write_s", "insert_s",
     "warmup_s", "scan_warm_s", "settle_s", "warm_runs", "repeats", "prepared", "seed", "interval_s",
-    "order", "slice_s", "count_instructions", "flamegraphs", "workload", "insert_benchmark",
+    "order", "slice_s", "cpus", "count_instructions", "flamegraphs", "workload", "insert_benchmark",
 }
 _IBENCH_KEYS = {"clients", "rows_l_i0", "rows_l_i1", "rows_l_i2", "query_s", "deletes", "shared_table", "steps"}
 _TARGET_KEYS = {"name", "engine", "version", "basedir", "system", "config", "settings",
@@ -158,6 +161,7 @@ def parse_campaign(data: dict, source: str, base_dir: Path, default_name: str) -
         interval_s=_duration(data, "interval_s", 1.0, where),
         order=_choice(data, "order", ("interleaved", "sequential"), "interleaved", where),
         slice_s=_duration(data, "slice_s", 0.01, where),
+        cpus=_cpus(data.get("cpus", "auto"), where),
         count_instructions=_bool(data, "count_instructions", False, where),
         flamegraphs=_bool(data, "flamegraphs", False, where),
         source=source,
@@ -354,6 +358,22 @@ def _positive_int(data: dict, key: str, default: int, where: str) -> int:
 
 def _duration(data: dict, key: str, default: float, where: str) -> float:
     return parse_duration_s(data.get(key, default), f"{where}: {key}")
+
+
+def _cpus(value: object, where: str) -> str | tuple[str, str]:
+    """cpus = "auto" | "shared" | { driver = "0", server = "1-3" } (dbdrift/cpus.py)."""
+    if isinstance(value, str) and value in cpus.MODES:
+        return value
+    if isinstance(value, dict):
+        _check_keys(value, {"driver", "server"}, f"{where}: cpus")
+        if set(value) == {"driver", "server"}:
+            lists = tuple(str(value[k]) for k in ("driver", "server"))
+            for key, text in zip(("driver", "server"), lists):
+                cpus.parse_list(text, f"{where}: cpus.{key}")
+            return lists
+    raise UserError(f"{where}: cpus must be \"auto\", \"shared\" or a table with driver and server, got {value!r}",
+                    'write cpus = "auto" (driver and servers on separate CPUs when there are two or more), '
+                    'cpus = "shared", or cpus = { driver = "0", server = "1-3" }')
 
 
 def _threads(value: object, where: str) -> tuple[int, ...]:

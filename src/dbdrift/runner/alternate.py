@@ -1,9 +1,9 @@
 """Interleaved runs: the targets take turns inside one driver run (docs/protocol.md "Alternating").
 
 Every driver thread holds a connection per target and all threads switch target together every
-`slice_s` (default 0.01 s) in rounds of one turn per target, the order flipping each round (A B,
-B A, ...). Noise on this kind of host comes in bursts from well under a second to several
-seconds (steal, neighbours); turns of 0.1 s put both sides of a pair inside the same burst, so
+`slice_s` (default 0.01 s; slow events get turns of TURN_EVENTS events) in rounds of one turn
+per target, the order flipping each round (A B, B A, ...). Noise on this kind of host comes in bursts from well under a second to several
+seconds (steal, neighbours); turns of 10 ms put both sides of a pair inside the same burst, so
 the round-by-round ratios cancel it where slices of seconds could not. The servers stay up and
 loaded, and no turn pays a restart, reconnect or re-prepare.
 
@@ -24,6 +24,12 @@ from dbdrift.runner.session import TargetSession
 from dbdrift.runner.steal import WindowedSteal
 
 Fail = Callable[[TargetSession, ServerError], None]
+
+# Events each driver thread should finish in a turn. Slow events (a range of 10,000 rows, a
+# scan) would otherwise leave most 10 ms turns without an event started in them, and too few
+# rounds with both targets in them to pair; the driver stretches their turns after the warm-up
+# (docs/protocol.md "Alternating"). Fast events keep slice_s.
+TURN_EVENTS = 10
 
 
 def can_alternate(sessions: list[TargetSession]) -> bool:
@@ -54,7 +60,8 @@ def run_step(sessions: list[TargetSession], step: RunStep, slice_s: float, fail:
         for i, session in enumerate(live):
             if dead and session not in dead:
                 continue  # run again below without the dead server; nothing of this run is kept
-            session.conclude(step, spec, _share(result, i, shares[i]), observers[i], share=shares[i])
+            session.conclude(step, _with_turn(spec, result), _share(result, i, shares[i]), observers[i],
+                             share=shares[i])
         if result.interrupted:
             raise KeyboardInterrupt
         if not dead:
@@ -77,7 +84,7 @@ def _alternate(live: list[TargetSession], step: RunStep, slice_s: float):
     # A scan takes seconds: its turns are at least one second (a turn is never shorter than an event).
     slot_s = max(slice_s, 1.0) if step.test.metric == "krps" else slice_s
     spec = dict(live[0].driver_spec(step), warmup_s=step.warmup_s * n, duration_s=step.duration_s * n,
-                alternate={"connections": [s.conn for s in live], "slot_s": slot_s})
+                alternate={"connections": [s.conn for s in live], "slot_s": slot_s, "turn_events": TURN_EVENTS})
     spec.pop("connection", None)
     total_s = (step.warmup_s + step.duration_s) * n
     live[0].progress.step_start(" + ".join(s.name for s in live), step.label, step.warmup_s + step.duration_s)
@@ -102,7 +109,8 @@ def _alternate(live: list[TargetSession], step: RunStep, slice_s: float):
             o.on_driver_start(pid)
 
     try:
-        result = process.run_driver("run", spec, timeout_s=total_s + 120, on_line=on_line, on_start=on_start)
+        result = process.run_driver("run", spec, timeout_s=total_s + 120, on_line=on_line, on_start=on_start,
+                                    cpus=live[0].placement.driver)
     finally:
         clock.close()
         for o in observers:
@@ -119,6 +127,14 @@ def _dead(live: list[TargetSession]) -> dict[TargetSession, ServerError]:
         except ServerError as exc:
             dead[session] = exc
     return dead
+
+
+def _with_turn(spec: dict, result: process.DriverResult) -> dict:
+    """The spec as stored with each run, with the turn length the driver settled on."""
+    turn_s = (result.output.warmup or {}).get("slot_s")
+    if turn_s is None:
+        return spec
+    return dict(spec, alternate=dict(spec["alternate"], turn_s=turn_s))
 
 
 def _share(result: process.DriverResult, i: int, share: float) -> process.DriverResult:

@@ -13,7 +13,7 @@ import platform
 import time
 from dataclasses import asdict, dataclass, field
 
-from dbdrift import env
+from dbdrift import cpus, env
 from dbdrift.errors import DriverError, ServerError, UserError
 from dbdrift.model import InstallInfo
 from dbdrift.plan.campaign import CampaignSpec, target_to_dict
@@ -48,7 +48,7 @@ class TargetState:
     pending: set
 
 
-def host_info(support: perf.PerfSupport) -> dict:
+def host_info(support: perf.PerfSupport, placement: cpus.Placement) -> dict:
     """Host facts and checks stored with the campaign (measured before any server starts)."""
     facts = host.host_facts(steal_window_s=1.0)
     warnings = host.check(facts)
@@ -57,7 +57,7 @@ def host_info(support: perf.PerfSupport) -> dict:
                          "hint": "instructions per event come from callgrind instead: dbdrift run "
                                  "--count-instructions"})
     return {"hostname": platform.node(), "cpus": os.cpu_count(), "python": platform.python_version(), **facts,
-            "perf": asdict(support), "warnings": warnings}
+            "perf": asdict(support), "placement": placement.to_dict(), "warnings": warnings}
 
 
 class Runner:
@@ -69,10 +69,15 @@ class Runner:
         self.progress = progress or NullProgress()
         self.plans = expand(spec) if spec.workload == "sysbench" else []
         self.perf = perf.probe()
+        # A CPU the host does not allow is refused here. "auto" leaves the Insert Benchmark
+        # unpinned: its steps are several clients against one server at a time, not turns.
+        option = "shared" if spec.workload == "insert-benchmark" and spec.cpus == "auto" else spec.cpus
+        self.placement = cpus.place(option)
 
     def run(self) -> CampaignOutcome:
         installs = self._resolve_installs()  # every target is checked before any server starts
         outcome = CampaignOutcome(self._campaign_id())
+        self._say_placement()
         if self.spec.workload == "insert-benchmark":
             self._insert_benchmark(installs, outcome)
             return outcome
@@ -111,9 +116,18 @@ class Runner:
                     self._count_instructions(state, installs[state.plan.target.name], outcome)
         return outcome
 
+    def _say_placement(self) -> None:
+        where = self.placement
+        self.progress.message(f"cpus: {where.describe()}")
+        threads = max(self.spec.threads) if self.spec.workload == "sysbench" else self.spec.ibench.clients
+        if where.pinned and threads > len(where.server):
+            self.progress.message(f"note: {threads} client threads share {len(where.server)} server CPU(s); "
+                                  f"cpus = \"shared\" lets the servers use every CPU (and the driver compete "
+                                  f"with them)")
+
     def _count_instructions(self, state: TargetState, install: InstallInfo, outcome: CampaignOutcome) -> None:
         """A separate server per target, after the timed runs, so callgrind never slows a timed run."""
-        session = self._session(state, install)
+        session = self._session(state, install, timed=False)
         done = self.store.counted_tests(state.target_id) if self.resume else set()
         before = self.store.instruction_statuses(state.target_id)
         try:
@@ -143,7 +157,7 @@ class Runner:
         for target, target_id in pending:
             self.store.supersede_ibench(target_id)  # the steps build on each other: all again
             session = TargetSession(self.spec, target, installs[target.name], target_id, self.store,
-                                    self.progress, dbname=IBENCH_DB)
+                                    self.progress, dbname=IBENCH_DB, placement=self.placement)
             try:
                 ibench.run_target(session, installs[target.name])
             except (ServerError, DriverError) as exc:
@@ -171,7 +185,8 @@ class Runner:
                 self.progress.message(f"resuming campaign {self.spec.name} (#{existing}) in {self.store.path}")
                 return existing
             self.progress.message(f"--resume: no stored campaign named {self.spec.name}; starting it")
-        return self.store.add_campaign(self.spec.name, self.spec.to_dict(), host_info(self.perf), VERSION)
+        facts = host_info(self.perf, self.placement)
+        return self.store.add_campaign(self.spec.name, self.spec.to_dict(), facts, VERSION)
 
     def _states(self, campaign_id: int) -> list[TargetState]:
         """What each target still has to run. Interleaved tests are all-or-nothing: a test some
@@ -191,9 +206,11 @@ class Runner:
                 state.pending = {r.key for r in state.plan.runs if (r.name, r.threads) in groups}
         return states
 
-    def _session(self, state: TargetState, install: InstallInfo) -> TargetSession:
+    def _session(self, state: TargetState, install: InstallInfo, timed: bool = True) -> TargetSession:
+        """Timed runs keep the driver and the server on their own CPUs; instruction counts need not."""
         return TargetSession(self.spec, state.plan.target, install, state.target_id, self.store, self.progress,
-                             perf_counters=self.perf.hardware_counters)
+                             perf_counters=self.perf.hardware_counters,
+                             placement=self.placement if timed else cpus.Placement())
 
     def _fail(self, session: TargetSession, exc: UserError, outcome: CampaignOutcome) -> None:
         session.failed = True

@@ -101,7 +101,7 @@ def run_step(session: TargetSession, step: ibench.IBenchStep) -> InsertStepResul
 
     try:
         out = process.run_driver("ibench", spec, timeout_s=max(600.0, 20 * expected + 600),
-                                 on_line=on_line, on_start=sampler.set_client)
+                                 on_line=on_line, on_start=sampler.set_client, cpus=session.placement.driver)
     finally:
         sampler.stop()
     result = _result(session, step, out, sampler)

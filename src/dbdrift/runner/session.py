@@ -12,6 +12,7 @@ import time
 
 from dbdrift import env
 from dbdrift.catalog import sysbench
+from dbdrift.cpus import Placement, pinned
 from dbdrift.driver import process
 from dbdrift.driver.protocol import latency_of, totals
 from dbdrift.errors import ServerError, UserError
@@ -28,8 +29,10 @@ from dbdrift.store.store import RunRecord, Store
 
 class TargetSession:
     def __init__(self, spec: CampaignSpec, target: TargetSpec, install: InstallInfo, target_id: int,
-                 store: Store, progress: ProgressSink, perf_counters: bool = False, dbname: str = DBNAME) -> None:
+                 store: Store, progress: ProgressSink, perf_counters: bool = False, dbname: str = DBNAME,
+                 placement: Placement = Placement()) -> None:
         self.spec, self.target, self.install = spec, target, install
+        self.placement = placement  # the server's processes and the timed driver runs (dbdrift/cpus.py)
         self.perf_counters = perf_counters  # attach `perf stat` to the backends during each run
         self.target_id, self.store, self.progress = target_id, store, progress
         self.server = make_server(target, install, env.work_dir() / f"{spec.name}-{target.name}")
@@ -74,7 +77,8 @@ class TargetSession:
 
     def _start(self) -> dict:
         self.server.init()
-        self.server.start()
+        with pinned(self.placement.server):  # every backend and thread it starts inherits the set
+            self.server.start()
         admin = self.server.connection.to_driver()
         info = self.server.info(self.dialect.settings(admin))
         version_string = self.dialect.version_string(admin)
@@ -156,7 +160,8 @@ class TargetSession:
         observers = self.observers(step, step.duration_s).start()
         try:
             result = process.run_driver("run", spec, timeout_s=step.warmup_s + step.duration_s + 120,
-                                        on_line=observers.on_line, on_start=observers.on_driver_start)
+                                        on_line=observers.on_line, on_start=observers.on_driver_start,
+                                        cpus=self.placement.driver)
         finally:
             observers.stop()
         record = self.conclude(step, spec, result, observers)

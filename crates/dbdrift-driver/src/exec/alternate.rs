@@ -17,23 +17,37 @@ use crate::emit::{self, round_s};
 use crate::error::{DriverError, ErrorClass};
 use crate::signal::STOP;
 use crate::spec::{AlternateSpec, BackendKind, ConnectionSpec, RunSpec, PROTOCOL};
-use crate::stats::histogram::LatencySummary;
+use crate::stats::histogram::{Histogram, LatencySummary};
 use crate::stats::{client_cpu_s, ErrorCounts, Tally};
 use crate::workload::Plan;
 use serde::Serialize;
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::Mutex;
+use std::sync::{Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
+/// Fewest measured rounds a grown slot may leave (the interval uses 20 batches of rounds).
+const MIN_ROUNDS: f64 = 20.0;
+
+/// The measured part of the schedule, fixed once the warm-up is over.
+#[derive(Clone, Copy, Debug)]
+struct Measured {
+    slot_s: f64,
+    end_slot: u64,
+}
+
 /// Which target runs in which slot, and where warmup and measurement start and end.
-#[derive(Clone, Copy)]
+/// Warm slots are `warm_slot_s` long. Measured slots are too, unless `turn_events` is set:
+/// then the reporter measures the mean event time over the warm-up and fixes the measured
+/// slot length at the warm end (workers that reach it first wait for that, microseconds).
 struct Schedule {
     t0: Instant,
-    slot_s: f64,
+    warm_slot_s: f64,
     targets: u64,
     warm_slots: u64,
-    end_slot: u64,
+    duration_s: f64,
+    turn_events: Option<f64>,
+    measured: OnceLock<Measured>,
 }
 
 impl Schedule {
@@ -43,22 +57,81 @@ impl Schedule {
         // An even number of warm rounds: the first measured round runs in the listed order.
         let mut warm_rounds = (spec.warmup_s / round_s - 1e-9).ceil().max(0.0) as u64;
         warm_rounds += warm_rounds % 2;
-        let rounds = (spec.duration_s / round_s).round().max(1.0) as u64;
-        Schedule {
+        let sched = Schedule {
             t0: Instant::now(),
-            slot_s: alt.slot_s,
+            warm_slot_s: alt.slot_s,
             targets: n,
             warm_slots: warm_rounds * n,
-            end_slot: (warm_rounds + rounds) * n,
+            duration_s: spec.duration_s,
+            turn_events: alt.turn_events,
+            measured: OnceLock::new(),
+        };
+        if sched.warm_slots == 0 || sched.turn_events.is_none() {
+            sched.decide(None); // nothing to learn from: measured slots are slot_s
+        }
+        sched
+    }
+
+    /// Fixes the measured slots: `turn_events` mean event times (thread-wise) per slot, never
+    /// shorter than the warm slot, nor so long that fewer than MIN_ROUNDS rounds remain.
+    fn decide(&self, mean_event_s: Option<f64>) -> Measured {
+        *self.measured.get_or_init(|| {
+            let n = self.targets as f64;
+            let wanted = match (self.turn_events, mean_event_s) {
+                (Some(k), Some(m)) if m.is_finite() => k * m,
+                _ => 0.0,
+            };
+            let cap = self.duration_s / (n * MIN_ROUNDS);
+            let slot_s = wanted.min(cap).max(self.warm_slot_s);
+            let rounds = (self.duration_s / (slot_s * n)).round().max(1.0) as u64;
+            Measured {
+                slot_s,
+                end_slot: self.warm_slots + rounds * self.targets,
+            }
+        })
+    }
+
+    fn measured(&self) -> Option<Measured> {
+        self.measured.get().copied()
+    }
+
+    /// For a worker at the warm end: the measured schedule once decided; None on a stop.
+    fn wait_measured(&self) -> Option<Measured> {
+        loop {
+            if let Some(m) = self.measured() {
+                return Some(m);
+            }
+            if STOP.is_set() {
+                return None;
+            }
+            std::thread::sleep(Duration::from_micros(50));
         }
     }
 
+    /// The measured schedule, or the warm slots continued while it is not decided yet.
+    fn measured_or_warm(&self) -> Measured {
+        self.measured().unwrap_or(Measured {
+            slot_s: self.warm_slot_s,
+            end_slot: self.warm_slots,
+        })
+    }
+
     fn at(&self, slot: u64) -> Instant {
-        self.t0 + Duration::from_secs_f64(slot as f64 * self.slot_s)
+        if slot <= self.warm_slots {
+            return self.t0 + Duration::from_secs_f64(slot as f64 * self.warm_slot_s);
+        }
+        let m = self.measured_or_warm();
+        self.warm_end() + Duration::from_secs_f64((slot - self.warm_slots) as f64 * m.slot_s)
     }
 
     fn slot_of(&self, now: Instant) -> u64 {
-        (now.saturating_duration_since(self.t0).as_secs_f64() / self.slot_s) as u64
+        let warm_end = self.warm_end();
+        if now < warm_end {
+            return (now.saturating_duration_since(self.t0).as_secs_f64() / self.warm_slot_s)
+                as u64;
+        }
+        let m = self.measured_or_warm();
+        self.warm_slots + (now.duration_since(warm_end).as_secs_f64() / m.slot_s) as u64
     }
 
     fn target(&self, slot: u64) -> usize {
@@ -71,11 +144,12 @@ impl Schedule {
     }
 
     fn warm_end(&self) -> Instant {
-        self.at(self.warm_slots)
+        self.t0 + Duration::from_secs_f64(self.warm_slots as f64 * self.warm_slot_s)
     }
 
-    fn end(&self) -> Instant {
-        self.at(self.end_slot)
+    /// The scheduled end; None before the measured slots are decided.
+    fn end(&self) -> Option<Instant> {
+        self.measured().map(|m| self.at(m.end_slot))
     }
 }
 
@@ -262,12 +336,12 @@ fn drive<S: Session>(
     let sched = Schedule::new(spec, alt);
     let lanes: Vec<Lane> = runners.iter().map(|_| Lane::default()).collect();
     let failure: Mutex<Option<DriverError>> = Mutex::new(None);
-    let mut reporter = Reporter::new(sched);
+    let mut reporter = Reporter::new(&sched);
     let ended = std::thread::scope(|s| {
         for (per_target, lane) in runners.iter_mut().zip(&lanes) {
-            let failure = &failure;
+            let (failure, sched) = (&failure, &sched);
             s.spawn(move || {
-                if let Err(e) = work(per_target, plan, &sched, lane, sim) {
+                if let Err(e) = work(per_target, plan, sched, lane, sim) {
                     failure
                         .lock()
                         .unwrap_or_else(|p| p.into_inner())
@@ -302,7 +376,8 @@ fn work<S: Session>(
     lane: &Lane,
     sim: Option<Simulation>,
 ) -> Result<(), DriverError> {
-    let end = sched.end();
+    let warm_end = sched.warm_end();
+    let mut end = sched.end();
     let mut next = Instant::now();
     let mut cur: Option<SlotTally> = None;
     let result = loop {
@@ -316,7 +391,13 @@ fn work<S: Session>(
             }
         }
         let now = Instant::now();
-        if now >= end {
+        if now >= warm_end && end.is_none() {
+            if sched.wait_measured().is_none() {
+                break Ok(()); // stopped before the warm end
+            }
+            end = sched.end();
+        }
+        if end.is_some_and(|e| now >= e) {
             break Ok(());
         }
         let slot = sched.slot_of(now);
@@ -334,7 +415,7 @@ fn work<S: Session>(
         let t0 = Instant::now();
         let result = runners[sched.target(slot)].run(plan, &mut out);
         let t1 = Instant::now();
-        if t1 > end {
+        if end.is_some_and(|e| t1 > e) {
             break Ok(());
         }
         let c = cur.as_mut().expect("a slot is open");
@@ -356,16 +437,16 @@ fn work<S: Session>(
 }
 
 /// Merges the workers' slots and emits each one once every worker has moved past it.
-struct Reporter {
-    sched: Schedule,
+struct Reporter<'a> {
+    sched: &'a Schedule,
     pending: BTreeMap<u64, SlotTally>,
     warm_done: bool,
     totals: Vec<(Tally, f64)>,
     next_index: u64,
 }
 
-impl Reporter {
-    fn new(sched: Schedule) -> Reporter {
+impl<'a> Reporter<'a> {
+    fn new(sched: &'a Schedule) -> Reporter<'a> {
         Reporter {
             sched,
             pending: BTreeMap::new(),
@@ -381,11 +462,20 @@ impl Reporter {
     fn until_end(&mut self, lanes: &[Lane]) -> bool {
         let mut slot = 0;
         loop {
-            slot = (slot + 1).min(self.sched.end_slot);
+            slot = (slot + 1).min(
+                self.sched
+                    .measured_or_warm()
+                    .end_slot
+                    .max(self.sched.warm_slots),
+            );
             if STOP.wait_until(self.sched.at(slot)) {
                 return false;
             }
-            if slot >= self.sched.end_slot {
+            if self.sched.measured().is_none() && slot >= self.sched.warm_slots {
+                self.collect(lanes);
+                self.sched.decide(self.warm_mean_event_s());
+            }
+            if slot >= self.sched.measured_or_warm().end_slot {
                 STOP.request(false);
                 return true;
             }
@@ -402,6 +492,16 @@ impl Reporter {
         }
     }
 
+    /// Mean event time over the warm slots every thread has finished (each thread's events
+    /// one after the other, so this is also the time per event of one thread).
+    fn warm_mean_event_s(&self) -> Option<f64> {
+        let mut all = Histogram::new();
+        for (_, s) in self.pending.range(..self.sched.warm_slots) {
+            all.merge(&s.tally.latency);
+        }
+        all.mean_ns().map(|ns| ns / 1e9)
+    }
+
     fn collect(&mut self, lanes: &[Lane]) {
         for lane in lanes {
             let done = std::mem::take(&mut *lane.done.lock().unwrap_or_else(|e| e.into_inner()));
@@ -416,6 +516,7 @@ impl Reporter {
 
     /// Emits every pending slot before `slot` (and the warmup line when warmup is over).
     fn emit_before(&mut self, slot: u64) {
+        let m = self.sched.measured_or_warm();
         if !self.warm_done && slot >= self.sched.warm_slots {
             let measured = self.pending.split_off(&self.sched.warm_slots);
             let warm = std::mem::replace(&mut self.pending, measured);
@@ -429,8 +530,8 @@ impl Reporter {
                         .as_secs_f64(),
                 ),
                 events: warm.values().map(|s| s.tally.events).sum(),
-                slot_s: self.sched.slot_s,
-                rounds: (self.sched.end_slot - self.sched.warm_slots) / self.sched.targets,
+                slot_s: m.slot_s,
+                rounds: (m.end_slot - self.sched.warm_slots) / self.sched.targets,
             });
         }
         if !self.warm_done {
@@ -438,14 +539,14 @@ impl Reporter {
         }
         // Every slot gets a line, also one no thread entered (a stall longer than a slot).
         let first = self.sched.warm_slots + self.next_index;
-        for k in first..slot.min(self.sched.end_slot) {
+        for k in first..slot.min(m.end_slot) {
             let s = self.pending.remove(&k).unwrap_or_else(|| SlotTally::new(k));
             self.emit_slot(&s);
         }
     }
 
     fn emit_slot(&mut self, s: &SlotTally) {
-        let sched = &self.sched;
+        let sched = self.sched;
         let target = sched.target(s.slot);
         let measured = s.slot - sched.warm_slots;
         let origin = sched.warm_end();
@@ -487,9 +588,10 @@ impl Reporter {
         for (t, _) in &self.totals {
             all.merge(t);
         }
-        let measured_s = (self.next_index as f64 * self.sched.slot_s).min(
+        let m = self.sched.measured_or_warm();
+        let measured_s = (self.next_index as f64 * m.slot_s).min(
             self.sched
-                .end()
+                .at(m.end_slot)
                 .duration_since(self.sched.warm_end())
                 .as_secs_f64(),
         );
@@ -525,13 +627,27 @@ mod tests {
     use super::*;
 
     fn sched(n: u64) -> Schedule {
-        Schedule {
+        let s = Schedule {
             t0: Instant::now(),
-            slot_s: 0.1,
+            warm_slot_s: 0.1,
             targets: n,
             warm_slots: 0,
-            end_slot: 100,
-        }
+            duration_s: 10.0 * n as f64,
+            turn_events: None,
+            measured: OnceLock::new(),
+        };
+        s.decide(None);
+        s
+    }
+
+    fn adaptive(warmup_s: f64, duration_s: f64) -> Schedule {
+        let spec: RunSpec = serde_json::from_str(&format!(
+            r#"{{"protocol":1,"backend":"null","warmup_s":{warmup_s},"duration_s":{duration_s},
+                "workload":{{"statements":[]}},
+                "alternate":{{"connections":[{{}},{{}}],"slot_s":0.01,"turn_events":10}}}}"#
+        ))
+        .unwrap();
+        Schedule::new(&spec, spec.alternate.as_ref().unwrap())
     }
 
     #[test]
@@ -557,7 +673,50 @@ mod tests {
         .unwrap();
         let s = Schedule::new(&spec, spec.alternate.as_ref().unwrap());
         assert_eq!(s.warm_slots, 4); // 0.25 s is 1.25 rounds of 0.2 s: 2 rounds
-        assert_eq!(s.end_slot, 4 + 10);
+        assert_eq!(s.measured().unwrap().end_slot, 4 + 10);
         assert_eq!(s.target(s.warm_slots), 0);
+    }
+
+    #[test]
+    fn turns_grow_to_turn_events_mean_event_times_after_the_warmup() {
+        let s = adaptive(1.0, 20.0);
+        assert!(s.measured().is_none()); // decided at the warm end, from the warm-up's events
+        assert_eq!(s.warm_slots, 100);
+        let m = s.decide(Some(0.004)); // 4 ms events, 10 per turn: 40 ms turns
+        assert!((m.slot_s - 0.04).abs() < 1e-12);
+        assert_eq!(m.end_slot, 100 + 2 * 250); // 20 s of turns of 2 x 40 ms
+                                               // slots keep counting across the change of length
+        let warm_end = s.warm_end();
+        assert_eq!(s.slot_of(warm_end - Duration::from_micros(1)), 99);
+        assert_eq!(s.slot_of(warm_end + Duration::from_millis(41)), 101);
+        assert_eq!(s.at(102), warm_end + Duration::from_secs_f64(0.08));
+        assert_eq!(s.end().unwrap(), warm_end + Duration::from_secs_f64(20.0));
+    }
+
+    #[test]
+    fn short_events_keep_slot_s_and_long_ones_leave_at_least_twenty_rounds() {
+        assert!((adaptive(1.0, 20.0).decide(Some(0.00005)).slot_s - 0.01).abs() < 1e-12);
+        assert!((adaptive(1.0, 20.0).decide(None).slot_s - 0.01).abs() < 1e-12);
+        let m = adaptive(1.0, 20.0).decide(Some(0.2)); // 2 s turns would leave 5 rounds
+        assert!((m.slot_s - 0.5).abs() < 1e-12);
+        assert_eq!((m.end_slot - 100) / 2, 20);
+    }
+
+    #[test]
+    fn without_a_warmup_there_is_nothing_to_learn_from() {
+        let s = adaptive(0.0, 2.0);
+        assert_eq!(s.warm_slots, 0);
+        assert!((s.measured().unwrap().slot_s - 0.01).abs() < 1e-12);
+    }
+
+    #[test]
+    fn the_histogram_mean_is_exact() {
+        let mut t = Tally::default();
+        t.latency.record(1_000);
+        t.latency.record_n(4_000, 3);
+        let mut u = Tally::default();
+        u.latency.record(5_000);
+        t.merge(&u);
+        assert_eq!(t.latency.mean_ns(), Some(18_000.0 / 5.0));
     }
 }

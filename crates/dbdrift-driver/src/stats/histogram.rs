@@ -35,6 +35,7 @@ pub struct Histogram {
     pub count: u64,
     pub min_ns: u64,
     pub max_ns: u64,
+    pub sum_ns: u128,
 }
 
 impl Default for Histogram {
@@ -50,7 +51,13 @@ impl Histogram {
             count: 0,
             min_ns: u64::MAX,
             max_ns: 0,
+            sum_ns: 0,
         }
+    }
+
+    /// The mean in ns of what was recorded; None when empty.
+    pub fn mean_ns(&self) -> Option<f64> {
+        (self.count > 0).then(|| self.sum_ns as f64 / self.count as f64)
     }
 
     #[inline]
@@ -65,6 +72,7 @@ impl Histogram {
         }
         self.counts[index(ns)] += n;
         self.count += n;
+        self.sum_ns += ns as u128 * n as u128;
         self.min_ns = self.min_ns.min(ns);
         self.max_ns = self.max_ns.max(ns);
     }
@@ -77,6 +85,7 @@ impl Histogram {
             *a += *b;
         }
         self.count += other.count;
+        self.sum_ns += other.sum_ns;
         self.min_ns = self.min_ns.min(other.min_ns);
         self.max_ns = self.max_ns.max(other.max_ns);
     }
@@ -86,6 +95,7 @@ impl Histogram {
             self.counts.fill(0);
         }
         self.count = 0;
+        self.sum_ns = 0;
         self.min_ns = u64::MAX;
         self.max_ns = 0;
     }
