@@ -19,8 +19,8 @@ ALLOWED = {
     "runner": BASE | {"catalog", "plan", "server", "driver", "metrics", "store", "env", "analysis"},
     "analysis": {"model", "units"},
     "report": {"analysis", "model", "units"},
-    "cli": {"model", "units", "errors", "cpus", "env", "catalog", "plan", "server", "driver", "metrics", "store", "runner",
-            "analysis", "report"},
+    "cli": {"model", "units", "errors", "cpus", "env", "catalog", "plan", "server", "driver", "metrics", "store",
+            "runner", "analysis", "report"},
     "__main__": {"cli"},
     "__init__": set(),
 }

@@ -2,9 +2,10 @@
 
 Every driver thread holds a connection per target and all threads switch target together every
 `slice_s` (default 0.01 s; slow events get turns of TURN_EVENTS events) in rounds of one turn
-per target, the order flipping each round (A B, B A, ...). Noise on this kind of host comes in bursts from well under a second to several
-seconds (steal, neighbours); turns of 10 ms put both sides of a pair inside the same burst, so
-the round-by-round ratios cancel it where slices of seconds could not. The servers stay up and
+per target, the order flipping each round (A B, B A, ...). Noise on this kind of host comes in
+bursts from well under a second to several seconds (steal, neighbours); turns of 10 ms put
+both sides of a pair inside the same burst, so the round-by-round ratios cancel it where
+slices of seconds could not. The servers stay up and
 loaded, and no turn pays a restart, reconnect or re-prepare.
 
 Each target still gets its own stored run: its turns become its intervals (with `round`), its
