@@ -62,3 +62,33 @@ def postgres_processes_under(path: Path) -> list[int]:
         if "postgres" in cmd and str(path) in cmd:
             pids.append(int(entry.name))
     return pids
+
+
+def allowed_of(pid: int) -> frozenset[int] | None:
+    """The CPUs a running process (or thread id) may use; None once it is gone."""
+    try:
+        return frozenset(os.sched_getaffinity(pid))
+    except (ProcessLookupError, PermissionError):
+        return None
+
+
+def process_tree(pid: int, proc: Path = Path("/proc")) -> list[int]:
+    """pid and every descendant process, from /proc/<pid>/task/<tid>/children."""
+    tree, todo = [], [pid]
+    while todo:
+        current = todo.pop()
+        tree.append(current)
+        for task in (proc / str(current) / "task").glob("*/children"):
+            try:
+                todo.extend(int(child) for child in task.read_text().split())
+            except (OSError, ValueError):
+                continue
+    return tree
+
+
+def tasks_of(pid: int, proc: Path = Path("/proc")) -> list[int]:
+    """Every thread id of a process."""
+    try:
+        return [int(t.name) for t in (proc / str(pid) / "task").iterdir()]
+    except OSError:
+        return []

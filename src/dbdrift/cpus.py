@@ -17,7 +17,6 @@ import os
 import re
 from contextlib import contextmanager
 from dataclasses import dataclass
-from pathlib import Path
 
 from dbdrift.errors import UserError
 
@@ -126,33 +125,3 @@ def pinned(cpus: frozenset[int] | None):
         yield
     finally:
         os.sched_setaffinity(0, before)
-
-
-def allowed_of(pid: int) -> frozenset[int] | None:
-    """The CPUs a running process (or thread id) may use; None once it is gone."""
-    try:
-        return frozenset(os.sched_getaffinity(pid))
-    except (ProcessLookupError, PermissionError):
-        return None
-
-
-def process_tree(pid: int, proc: Path = Path("/proc")) -> list[int]:
-    """pid and every descendant process, from /proc/<pid>/task/<tid>/children."""
-    tree, todo = [], [pid]
-    while todo:
-        current = todo.pop()
-        tree.append(current)
-        for task in (proc / str(current) / "task").glob("*/children"):
-            try:
-                todo.extend(int(child) for child in task.read_text().split())
-            except (OSError, ValueError):
-                continue
-    return tree
-
-
-def tasks_of(pid: int, proc: Path = Path("/proc")) -> list[int]:
-    """Every thread id of a process."""
-    try:
-        return [int(t.name) for t in (proc / str(pid) / "task").iterdir()]
-    except OSError:
-        return []

@@ -12,7 +12,8 @@ from pathlib import Path
 import pytest
 
 from dbdrift import cpus
-from tests.helpers import dbdrift, postgres_processes_under, shared_work_dir, start_dbdrift
+from tests.helpers import (allowed_of, dbdrift, postgres_processes_under, process_tree, shared_work_dir,
+                           start_dbdrift, tasks_of)
 
 pytestmark = pytest.mark.server
 
@@ -156,7 +157,7 @@ def _affinities_during_a_run(proc, work: Path) -> tuple[set, dict]:
     """While a timed run is on: the CPU sets of the driver's threads and of every server process
     (postmaster, background processes and the driver's backends)."""
     def timed_driver():
-        for pid in cpus.process_tree(proc.pid):
+        for pid in process_tree(proc.pid):
             try:
                 cmd = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
             except OSError:
@@ -167,9 +168,9 @@ def _affinities_during_a_run(proc, work: Path) -> tuple[set, dict]:
 
     driver = _wait_for(timed_driver, 240, "a timed driver run")
     time.sleep(1.0)  # inside the run: every backend is connected
-    driver_sets = {cpus.allowed_of(tid) for tid in cpus.tasks_of(driver)} - {None}
-    pids = [pid for postmaster in postgres_processes_under(work) for pid in cpus.process_tree(postmaster)]
-    return driver_sets, {"pids": pids, "sets": {cpus.allowed_of(pid) for pid in pids} - {None}}
+    driver_sets = {allowed_of(tid) for tid in tasks_of(driver)} - {None}
+    pids = [pid for postmaster in postgres_processes_under(work) for pid in process_tree(postmaster)]
+    return driver_sets, {"pids": pids, "sets": {allowed_of(pid) for pid in pids} - {None}}
 
 
 def _postmaster_pid(work: Path, name: str, target: str) -> int | None:

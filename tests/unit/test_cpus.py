@@ -7,6 +7,7 @@ import pytest
 from dbdrift import cpus
 from dbdrift.cpus import Placement, format_list, parse_list, place
 from dbdrift.errors import UserError
+from tests.helpers import process_tree, tasks_of
 from tests.unit.test_campaign import MINIMAL, parse
 
 
@@ -76,9 +77,9 @@ def test_process_tree_finds_children_and_grandchildren():
     parent = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, text=True)
     try:
         grandchild = int(parent.stdout.readline())
-        tree = cpus.process_tree(os.getpid())
+        tree = process_tree(os.getpid())
         assert parent.pid in tree and grandchild in tree
-        assert len(cpus.tasks_of(os.getpid())) >= 1
+        assert len(tasks_of(os.getpid())) >= 1
     finally:
         subprocess.run(["kill", str(grandchild)])
         parent.kill()
