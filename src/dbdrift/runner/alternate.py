@@ -5,8 +5,8 @@ Every driver thread holds a connection per target and all threads switch target 
 per target, the order flipping each round (A B, B A, ...). Noise on this kind of host comes in
 bursts from well under a second to several seconds (steal, neighbours); turns of 10 ms put
 both sides of a pair inside the same burst, so the round-by-round ratios cancel it where
-slices of seconds could not. The servers stay up and
-loaded, and no turn pays a restart, reconnect or re-prepare.
+slices of seconds could not. The servers stay up and loaded, and no turn pays a restart,
+reconnect or re-prepare.
 
 Each target still gets its own stored run: its turns become its intervals (with `round`), its
 server's CPU is its own, and the counters that are host-wide or the driver's are scaled to its
@@ -57,12 +57,11 @@ def run_step(sessions: list[TargetSession], step: RunStep, slice_s: float, fail:
     while len(live) >= 2:
         spec, result, observers = _alternate(live, step, slice_s)
         dead = _dead(live) if result.exit_code != 0 and not result.interrupted else {}
-        shares = _busy_shares(result, len(live))
+        shares, stored = _busy_shares(result, len(live)), _with_turn(spec, result)
         for i, session in enumerate(live):
             if dead and session not in dead:
                 continue  # run again below without the dead server; nothing of this run is kept
-            session.conclude(step, _with_turn(spec, result), _share(result, i, shares[i]), observers[i],
-                             share=shares[i])
+            session.conclude(step, stored, _share(result, i, shares[i]), observers[i], share=shares[i])
         if result.interrupted:
             raise KeyboardInterrupt
         if not dead:

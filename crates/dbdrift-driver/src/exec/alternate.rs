@@ -462,12 +462,8 @@ impl<'a> Reporter<'a> {
     fn until_end(&mut self, lanes: &[Lane]) -> bool {
         let mut slot = 0;
         loop {
-            slot = (slot + 1).min(
-                self.sched
-                    .measured_or_warm()
-                    .end_slot
-                    .max(self.sched.warm_slots),
-            );
+            // Until the warm end is decided, measured_or_warm ends at the warm end.
+            slot = (slot + 1).min(self.sched.measured_or_warm().end_slot);
             if STOP.wait_until(self.sched.at(slot)) {
                 return false;
             }
