@@ -7,11 +7,14 @@ server of the same PostgreSQL version:
            cell should be called a regression.
 and prints the share of A/A cells whose interval holds 1.0, the share of planted cells called
 a regression, and the minutes used per target per microbenchmark (goals: >= 95%, >= 95%, <= 2).
+Each test runs --repeats times, every server restarted before each repeat after the first
+(--restart never keeps one start per server), so the interval is over server starts.
 The planted campaign also counts instructions per event under callgrind (unless
 --no-instructions), which sizes the planted regression cell by cell: a cell counts as planted
 3-5% only where the server's instructions per event grew by at least 3%.
 
-    .venv/bin/python bench/noise.py [--seconds 30] [--slice 0.01] [--tests ...] [--rows 200000]
+    .venv/bin/python bench/noise.py [--seconds 15] [--repeats 5] [--restart repeat|never]
+                                     [--slice 0.01] [--tests ...] [--rows 200000]
                                      [--version 17.10] [--only aa|planted] [--campaigns N]
                                      [--cpus auto|shared] [--busy N]
 """
@@ -19,6 +22,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import statistics
 import subprocess
 import sys
 import time
@@ -49,6 +53,7 @@ def campaign_toml(name: str, args: argparse.Namespace, planted: dict[str, str] |
         f'name = "{name}"', "tables = 1", f"rows = {args.rows}", "threads = [1]",
         "warmup_s = 2", f"read_s = {args.seconds}", f"write_s = {args.seconds}",
         'order = "interleaved"', f"slice_s = {args.slice}", f'cpus = "{args.cpus}"',
+        f"repeats = {args.repeats}", f'restart = "{args.restart}"',
         "interval_s = 1", "scan_warm_s = 5", "settle_s = 0", f"tests = {json.dumps(args.tests)}",
         "[[targets]]", 'name = "a"', f'version = "{args.version}"', "base = true",
         "[[targets]]", f'name = "{"planted" if planted else "a2"}"', f'version = "{args.version}"',
@@ -79,6 +84,33 @@ def run_campaign(name: str, args: argparse.Namespace, planted, store: Path, out:
     return json.loads(report.stdout), elapsed
 
 
+def per_start(store: Path, name: str, target: str) -> dict[str, list[float]]:
+    """Each repeat's own rQPS of `target` against a, per test (one start of both servers each):
+    the spread of these is what one start cannot show."""
+    from dbdrift.analysis.noise import paired_turns
+    from dbdrift.cli.report import measurement
+    from dbdrift.store.store import Store
+
+    db = Store(store)
+    try:
+        campaign_id = db.latest_campaign_id(name)
+        rows = json.loads(db.campaign(campaign_id)["spec_json"])["rows"]
+        runs: dict[tuple[str, str, int], object] = {}
+        for run in db.runs(campaign_id):
+            if run["status"] == "ok" and "warm" not in run["test"]:
+                runs[(run["test"], run["target"], run["repeat"])] = measurement(db, run, rows).sample()
+    finally:
+        db.close()
+    out: dict[str, list[float]] = {}
+    for (test, who, repeat), sample in sorted(runs.items(), key=lambda kv: kv[0][2]):
+        base = runs.get((test, "a", repeat))
+        if who == target and base is not None:
+            est = paired_turns([sample], [base])
+            if est is not None and est.value is not None:
+                out.setdefault(test, []).append(est.value)
+    return out
+
+
 def cells(doc: dict, target: str) -> list[dict]:
     return [r for r in doc["rows"] if r["target"] == target]
 
@@ -87,13 +119,16 @@ def instruction_ratios(doc: dict, target: str) -> dict[str, float]:
     return {row["test"]: row["relative"][target] for row in doc.get("instructions", []) if target in row["relative"]}
 
 
-def print_cells(out: Output, title: str, rows: list[dict], instr: dict[str, float]) -> None:
+def print_cells(out: Output, title: str, rows: list[dict], instr: dict[str, float],
+                starts: dict[str, list[float]]) -> None:
     out(f"\n{title}")
-    out(f"{'test':<24} {'rQPS':>6} {'lower':>6} {'upper':>6} {'±%':>5}  {'instr':>6}  verdict")
+    out(f"{'test':<24} {'rQPS':>6} {'lower':>6} {'upper':>6} {'±%':>5}  {'instr':>6}  {'verdict':<22} each start")
     for r in rows:
         half = (r["upper"] - r["lower"]) / 2 / r["rqps"] * 100 if r["lower"] is not None else float("nan")
         ratio = f"{instr[r['test']]:6.3f}" if r["test"] in instr else "     -"
-        out(f"{r['test']:<24} {r['rqps']:6.3f} {_f(r['lower'])} {_f(r['upper'])} {half:5.1f}  {ratio}  {r['verdict']}")
+        each = " ".join(f"{v:.3f}" for v in starts.get(r["test"], []))
+        out(f"{r['test']:<24} {r['rqps']:6.3f} {_f(r['lower'])} {_f(r['upper'])} {half:5.1f}  {ratio}  "
+            f"{r['verdict']:<22} {each}")
 
 
 def _f(value) -> str:
@@ -104,7 +139,10 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--version", default="17.10")
     parser.add_argument("--rows", type=int, default=200_000)
-    parser.add_argument("--seconds", type=float, default=30.0, help="measured seconds per target per test")
+    parser.add_argument("--seconds", type=float, default=15.0, help="measured seconds per target per test and repeat")
+    parser.add_argument("--repeats", type=int, default=5, help="runs per test, each on a fresh start of the servers")
+    parser.add_argument("--restart", choices=("repeat", "never"), default="repeat",
+                        help="campaign restart: never keeps every server's first start for all repeats")
     parser.add_argument("--slice", type=float, default=0.01, help="seconds of each turn (campaign slice_s)")
     parser.add_argument("--tests", nargs="+", default=DEFAULT_TESTS)
     parser.add_argument("--cpus", choices=("auto", "shared"), default="auto",
@@ -122,22 +160,26 @@ def main() -> int:
     stamp = time.strftime("%H%M%S")
     store = OUT_DIR / f"noise-{stamp}.db"
     out(f"noise benchmark: postgres {args.version}, {args.rows:,} rows, {len(args.tests)} tests, "
-        f"{args.seconds:g} s per target per test in turns of {args.slice:g} s, cpus {args.cpus}, "
+        f"{args.repeats} x {args.seconds:g} s per target per test (restart {args.restart}) in turns of "
+        f"{args.slice:g} s, cpus {args.cpus}, "
         f"{args.busy} busy neighbours; planted: {planted}")
     results: dict[str, tuple[list, float, dict]] = {}
+    spreads: list[float] = []  # per cell: standard deviation of its per-start rQPS
     for n in range(args.campaigns):
         for kind in ("aa", "planted"):
             if args.only and args.only != kind:
                 continue
             count = kind == "planted" and n == 0 and not args.no_instructions  # deterministic: once is enough
+            name = f"noise-{kind}-{stamp}-{n + 1}"
             with neighbours(args.busy):
-                doc, elapsed = run_campaign(f"noise-{kind}-{stamp}-{n + 1}", args,
-                                            planted if kind == "planted" else None, store, out, count)
+                doc, elapsed = run_campaign(name, args, planted if kind == "planted" else None, store, out, count)
             target = "planted" if kind == "planted" else "a2"
+            starts = per_start(store, name, target)
+            spreads += [statistics.stdev(v) for v in starts.values() if len(v) > 1]
             rows, instr = cells(doc, target), instruction_ratios(doc, target)
             before = results.get(kind, ([], 0.0, {}))
             results[kind] = (before[0] + rows, before[1] + elapsed, before[2] or instr)
-            print_cells(out, f"{kind} #{n + 1}: {target} relative to a", rows, results[kind][2])
+            print_cells(out, f"{kind} #{n + 1}: {target} relative to a", rows, results[kind][2], starts)
             per = elapsed / 60 / 2 / len(args.tests)
             out(f"{kind} #{n + 1}: {elapsed / 60:.1f} min for 2 targets x {len(args.tests)} tests = "
                 f"{per:.2f} min per target per test")
@@ -147,7 +189,8 @@ def main() -> int:
         holds = [r for r in rows if r["lower"] is not None and r["lower"] <= 1.0 <= r["upper"]]
         calm = [r for r in rows if r["verdict"] == "no significant change"]
         widths = sorted((r["upper"] - r["lower"]) / 2 / r["rqps"] * 100 for r in rows if r["lower"] is not None)
-        out(f"  A/A cells whose interval holds 1.0: {len(holds)}/{len(rows)} = {len(holds) / len(rows):.0%} (goal >= 95%)")
+        out(f"  A/A cells whose interval holds 1.0: {len(holds)}/{len(rows)} = {len(holds) / len(rows):.0%} "
+            "(goal >= 95%)")
         out(f"  A/A cells with verdict 'no significant change': {len(calm)}/{len(rows)}")
         if widths:
             out(f"  A/A interval half widths: median ±{widths[len(widths) // 2]:.2f}%, max ±{widths[-1]:.2f}%")
@@ -163,6 +206,10 @@ def main() -> int:
             share = f"{len(hit) / len(sized):.0%}" if sized else "-"
             out(f"  cells whose instructions/event grew >= 3% (callgrind): {len(sized)}/{len(rows)}; "
                 f"of those called a regression: {len(hit)}/{len(sized)} = {share}")
+    if spreads:
+        spreads.sort()
+        out(f"  rQPS from one start to the next (sd per cell): median {spreads[len(spreads) // 2]:.2%}, "
+            f"max {spreads[-1]:.2%}")
     campaigns = args.campaigns
     for kind, (_, elapsed, _) in results.items():
         out(f"  {kind}: {elapsed / 60 / 2 / len(args.tests) / campaigns:.2f} min per target per microbenchmark "

@@ -291,3 +291,29 @@ def test_calibrate_stores_an_aa_campaign_whose_noise_floor_later_reports_use(tmp
     notes = json.loads(result.stdout)["notes"]
     assert notes and notes[0].startswith("noise floor: A/A campaign calibrate-pg17")
     assert postgres_processes_under(work) == []
+
+
+def test_each_repeat_runs_on_a_fresh_start_of_every_server_and_the_interval_is_over_repeats(tmp_path):
+    work = shared_work_dir("restarts")
+    store = tmp_path / "s.db"
+    path = campaign(tmp_path, "restarts", tests=["point-query"], read_s=1, extra="repeats = 3")
+    result = dbdrift("run", path, "--store", store, "--format", "json", work_dir=work)
+    assert result.returncode == 0, result.stderr[-2000:]
+    stored = runs(store)
+    assert sorted((r["target"], r["repeat"]) for r in stored) == [(t, r) for t in ("pg17", "pg18") for r in range(3)]
+    assert all(r["status"] == "ok" and r["value"] > 0 for r in stored)
+    db = sqlite3.connect(store)
+    restarts = db.execute("SELECT t.name, s.label, s.status, s.detail_json FROM steps s JOIN targets t "
+                          "ON t.id = s.target_id WHERE s.label LIKE 'restart%' ORDER BY s.id").fetchall()
+    db.close()
+    assert [(name, label, status) for name, label, status, _ in restarts] == [
+        (t, f"restart before point-query x1 #{n}", "ok") for n in (2, 3) for t in ("pg17", "pg18")]
+    assert all(json.loads(detail)["prewarm"] == "pg_prewarm" for *_, detail in restarts)
+    # every server log kept beside the store shows three starts, on the same data
+    logs = sorted((store.parent / "dbdrift-logs").glob("target-*-server.log"))
+    assert len(logs) == 2
+    assert [log.read_text().count("database system is ready to accept connections") for log in logs] == [3, 3]
+    row = next(r for r in json.loads(result.stdout)["rows"] if r["target"] == "pg18")
+    assert row["method"] == "paired turns, t over repeats" and row["samples"] == 3
+    assert row["lower"] <= row["rqps"] <= row["upper"]
+    assert postgres_processes_under(work) == []

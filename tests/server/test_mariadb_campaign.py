@@ -176,6 +176,24 @@ def _mariadbd_processes_under(work: Path) -> list[int]:
 TWO = (("ma10.11", 'engine = "mariadb"\nversion = "10.11.5"'), ("ma11.4", 'engine = "mariadb"\nversion = "11.4.5"'))
 
 
+def test_sequential_repeats_restart_mariadbd_and_read_its_tables_back_into_the_buffer_pool(tmp_path):
+    work = shared_work_dir("mariadb-restarts")
+    store = tmp_path / "store.db"
+    path = campaign(tmp_path, "ma-restarts", TWO, ["points-covered-si"], settle_s=0, read_s=1,
+                    extra='repeats = 2\norder = "sequential"')
+    result = dbdrift("run", path, "--store", store, "--format", "json", work_dir=work)
+    assert result.returncode == 0, result.stderr[-3000:]
+    stored = query(store, "SELECT t.name AS target, r.repeat, r.status FROM runs r JOIN targets t "
+                          "ON t.id = r.target_id ORDER BY r.id")
+    assert [tuple(r) for r in stored] == [(t, n, "ok") for t, _ in TWO for n in (0, 1)]
+    restarts = query(store, "SELECT t.name AS target, s.label, s.status, s.detail_json FROM steps s "
+                            "JOIN targets t ON t.id = s.target_id WHERE s.label LIKE 'restart%' ORDER BY s.id")
+    assert [(r["target"], r["label"], r["status"]) for r in restarts] == [
+        (t, "restart before points-covered-si x1 #2", "ok") for t, _ in TWO]
+    assert all(json.loads(r["detail_json"])["prewarm"] == "read every table and k index" for r in restarts)
+    assert _mariadbd_processes_under(work) == []
+
+
 def test_a_mariadbd_killed_mid_run_is_stored_as_failed_and_the_other_target_still_runs(tmp_path):
     work = shared_work_dir("mariadb-crash")
     store = tmp_path / "s.db"

@@ -4,7 +4,7 @@ import pytest
 
 from dbdrift.errors import UserError
 from dbdrift.plan.campaign import load_campaign, parse_campaign
-from dbdrift.plan.expand import LoadStep, RunStep, SettleStep, expand
+from dbdrift.plan.expand import LoadStep, RunStep, SettleStep, estimate_s, expand, restarts_before
 
 MINIMAL = {"targets": [{"name": "a", "version": "17.10", "base": True}, {"name": "b", "version": "18.4"}]}
 
@@ -82,6 +82,21 @@ def test_interleaved_runs_are_whole_runs_in_which_targets_take_turns():
     runs = expand(spec)[0].runs
     assert [(r.repeat, r.duration_s, r.warmup_s) for r in runs] == [(0, 60, 5), (1, 60, 5)]
     assert spec.order == "interleaved" and spec.slice_s == 0.01
+
+
+def test_every_repeat_after_a_tests_first_runs_on_restarted_servers_unless_restart_is_never():
+    data = {**MINIMAL, "repeats": 3, "tests": ["point-query", "update-index"]}
+    spec = parse(data)
+    assert spec.restart == "repeat" and spec.to_dict()["restart"] == "repeat"
+    steps = expand(spec)[0].steps
+    assert [s.label for s in steps if restarts_before(spec, s)] == [
+        "update-index x1 #2", "update-index x1 #3", "point-query x1 #2", "point-query x1 #3"]
+    never = parse({**data, "restart": "never"})
+    assert not any(restarts_before(never, s) for s in steps)
+    assert estimate_s(expand(spec)[0], spec) - estimate_s(expand(never)[0], never) == pytest.approx(4 * 3.0)
+    with pytest.raises(UserError) as err:
+        parse({**data, "restart": "always"})
+    assert "restart must be one of" in err.value.message
 
 
 def test_slice_warmup_s_is_refused_with_what_replaced_it():

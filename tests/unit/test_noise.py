@@ -172,3 +172,44 @@ def test_turns_without_events_and_unmatched_rounds_are_not_paired():
 def test_trimmed_mean_cuts_the_same_share_from_each_end():
     assert trimmed_mean([1, 2, 3, 4, 100], 0.2) == 3
     assert trimmed_mean([5.0], 0.2) == 5.0
+
+
+# -- interleaved runs on several starts of the servers: repeats are the replicates ------------
+def repeated_turns(per_repeat_values):
+    """One run per repeat (its own start of the servers), each of turns paired by round."""
+    return [RunSample(r, tuple(IntervalSample(v, 0.01, None, i) for i, v in enumerate(values)))
+            for r, values in enumerate(per_repeat_values)]
+
+
+def test_an_offset_drawn_per_start_is_inside_the_interval_over_repeats_not_inside_one_start():
+    rng = random.Random(5)
+    offsets = [1.025, 0.985, 1.01, 0.99, 1.0]  # what each start of the second server drew (A/A)
+    a = [[20000 * h for h in hiccups(rng, 2000)] for _ in offsets]
+    b = [[20000 * o * h for h in hiccups(rng, 2000)] for o in offsets]
+    one_start = relative(repeated_turns(b[:1]), repeated_turns(a[:1]))
+    assert one_start.method == "paired turns, trimmed batch means"
+    assert one_start.lower > 1.0 and verdict(one_start) == "improvement"  # 2.5% from the start alone
+    est = relative(repeated_turns(b), repeated_turns(a))
+    assert est.method == "paired turns, t over repeats" and est.n == 5
+    assert est.value == pytest.approx(1.002, abs=0.002)  # geometric mean of the offsets
+    assert est.lower < 1.0 < est.upper and 0.01 < est.half_width < 0.03
+    assert verdict(est) == "no significant change"
+
+
+def test_a_5_percent_cost_is_a_regression_over_repeats_whatever_each_start_drew():
+    rng = random.Random(6)
+    offsets = [1.02, 0.985, 1.01, 0.99, 1.005]
+    a = [[20000 * h for h in hiccups(rng, 2000)] for _ in offsets]
+    b = [[19000 * o * h for h in hiccups(rng, 2000)] for o in offsets]
+    est = relative(repeated_turns(b), repeated_turns(a))
+    assert est.value == pytest.approx(0.952, abs=0.005) and est.upper < 0.98
+    assert verdict(est) == "regression"
+
+
+def test_each_repeat_weighs_the_same_and_two_repeats_stay_with_the_pooled_batches():
+    short = [[20000.0] * 10, [20000.0] * 1000, [20000.0] * 1000]
+    long = [[19000.0] * 10, [21000.0] * 1000, [20000.0] * 1000]
+    est = relative(repeated_turns(long), repeated_turns(short))
+    assert est.value == pytest.approx((0.95 * 1.05 * 1.0) ** (1 / 3))  # not pulled towards the long repeats
+    assert relative(repeated_turns(long[1:]), repeated_turns(short[1:])).method == \
+        "paired turns, trimmed batch means"

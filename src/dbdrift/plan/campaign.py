@@ -38,6 +38,7 @@ class CampaignSpec:
     settle_s: float | None = None  # None: spec §1.9 T = min(1200, 60 + tables*rows/1e6)
     warm_runs: bool = True
     repeats: int = 1
+    restart: str = "repeat"  # repeat: every server restarts before each repeat after a test's first | never
     prepared: bool = True
     seed: int = 1
     interval_s: float = 1.0
@@ -75,7 +76,7 @@ class CampaignSpec:
             "threads": list(self.threads), "read_s": self.read_s, "write_s": self.write_s,
             "insert_s": self.insert_s, "warmup_s": self.warmup_s, "scan_warm_s": self.scan_warm_s,
             "settle_s": self.settle_s, "warm_runs": self.warm_runs, "repeats": self.repeats,
-            "prepared": self.prepared, "seed": self.seed, "interval_s": self.interval_s,
+            "restart": self.restart, "prepared": self.prepared, "seed": self.seed, "interval_s": self.interval_s,
             "order": self.order, "slice_s": self.slice_s,
             "cpus": self.cpus if isinstance(self.cpus, str) else {"driver": self.cpus[0], "server": self.cpus[1]},
             "calibration": self.calibration, "count_instructions": self.count_instructions, "timed": self.timed,
@@ -99,7 +100,7 @@ def target_to_dict(t: TargetSpec) -> dict:
 
 _TOP_KEYS = {
     "name", "targets", "tests", "tables", "rows", "threads", "read_s", "write_s", "insert_s",
-    "warmup_s", "scan_warm_s", "settle_s", "warm_runs", "repeats", "prepared", "seed", "interval_s",
+    "warmup_s", "scan_warm_s", "settle_s", "warm_runs", "repeats", "restart", "prepared", "seed", "interval_s",
     "order", "slice_s", "cpus", "count_instructions", "flamegraphs", "workload", "insert_benchmark",
 }
 _IBENCH_KEYS = {"clients", "rows_l_i0", "rows_l_i1", "rows_l_i2", "query_s", "deletes", "shared_table", "steps"}
@@ -156,6 +157,7 @@ def parse_campaign(data: dict, source: str, base_dir: Path, default_name: str) -
         settle_s=None if data.get("settle_s", "auto") == "auto" else _duration(data, "settle_s", 0, where),
         warm_runs=_bool(data, "warm_runs", True, where),
         repeats=_positive_int(data, "repeats", 1, where),
+        restart=_choice(data, "restart", ("repeat", "never"), "repeat", where),
         prepared=_bool(data, "prepared", True, where),
         seed=_positive_int(data, "seed", 1, where),
         interval_s=_duration(data, "interval_s", 1.0, where),

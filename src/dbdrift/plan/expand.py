@@ -106,13 +106,19 @@ def _warm(spec: CampaignSpec, name: str, test_name: str, duration_s: float, thre
     return RunStep(name, CATALOG[test_name], threads, 0, duration_s, spec.warmup_s)
 
 
+def restarts_before(spec: CampaignSpec, step: Step) -> bool:
+    """Whether every server restarts before this step: each repeat of a test after the first,
+    unless the campaign says `restart = "never"` (README: Noise)."""
+    return isinstance(step, RunStep) and not step.warm and step.repeat > 0 and spec.restart == "repeat"
+
+
 def estimate_s(plan: TargetPlan, spec: CampaignSpec, settles: bool = True) -> float:
     """Rough seconds for a target: runs + warmups + settles + a load guess (progress ETA).
     Interleaved targets rest together, so their campaign counts the settle time once."""
     total = 0.0
     for step in plan.steps:
         if isinstance(step, RunStep):
-            total += step.duration_s + step.warmup_s + 0.5
+            total += step.duration_s + step.warmup_s + 0.5 + (3.0 if restarts_before(spec, step) else 0.0)
         elif isinstance(step, SettleStep):
             total += (step.total_s if settles else 0.0) + 1.0
         else:

@@ -17,7 +17,7 @@ from dbdrift import cpus, env
 from dbdrift.errors import DriverError, ServerError, UserError
 from dbdrift.model import InstallInfo
 from dbdrift.plan.campaign import CampaignSpec, target_to_dict
-from dbdrift.plan.expand import LoadStep, SettleStep, TargetPlan, estimate_s, expand
+from dbdrift.plan.expand import LoadStep, SettleStep, TargetPlan, estimate_s, expand, restarts_before
 from dbdrift.metrics import host, perf
 from dbdrift.catalog.ibench import DBNAME as IBENCH_DB
 from dbdrift.runner import alternate, ibench, instructions
@@ -238,6 +238,8 @@ class Runner:
                     session.settle_end()
                     self.progress.advance(step.total_s)
                 elif step.warm or step.key in state.pending:
+                    if restarts_before(self.spec, step):
+                        session.restart(step, self.spec.tables)
                     session.run(step)
         except (ServerError, DriverError) as exc:
             self._fail(session, exc, outcome)
@@ -280,6 +282,8 @@ class Runner:
             return kept
         if not (step.warm or step.key in pending):
             return live
+        if restarts_before(self.spec, step):
+            live = [s for s in live if self._guard(s, lambda s=s: s.restart(step, self.spec.tables), outcome)]
         if alternate.can_alternate(live):
             return alternate.run_step(live, step, self.spec.slice_s, lambda s, exc: self._fail(s, exc, outcome))
         order = live if step.repeat % 2 == 0 else list(reversed(live))  # A B, B A: balanced

@@ -75,6 +75,18 @@ class TargetSession:
             # After a failure the logs and config the error points at stay; the data goes.
             shutil.rmtree(self.server.data_dir if self.failed else self.server.run_dir, ignore_errors=True)
 
+    def restart(self, step: RunStep, tables: int) -> None:
+        """Stop the server and start it again on the same data, pinned as at the first start,
+        then warm its cache: each repeat of a test after the first runs on a fresh start, so
+        what a start draws (README: Noise) varies between repeats as it does between targets."""
+        def work() -> dict:
+            self.server.stop()
+            with pinned(self.placement.server):
+                self.server.start()
+            return {"prewarm": self.prewarm(tables, restarted=True), "before": step.label}
+
+        self.timed_step("server", f"restart before {step.label}", work)
+
     def _start(self) -> dict:
         self.server.init()
         with pinned(self.placement.server):  # every backend and thread it starts inherits the set
@@ -122,8 +134,8 @@ class TargetSession:
         return {"rows": rows, "seconds": elapsed, "rows_per_s": rows / elapsed if elapsed else None,
                 "prewarm": self.prewarm(step.tables)}
 
-    def prewarm(self, tables: int) -> str:
-        how, note = self.dialect.prewarm(self.conn, tables)
+    def prewarm(self, tables: int, restarted: bool = False) -> str:
+        how, note = self.dialect.prewarm(self.conn, tables, restarted)
         if note:
             self.progress.message(f"note: {note}")
         return how
