@@ -119,6 +119,19 @@ def test_server_facts_are_recorded(finished):
     db.close()
 
 
+def test_every_settle_leaves_each_table_all_visible_for_index_only_scans(finished):
+    _, store, _ = finished
+    db = sqlite3.connect(store)
+    settles = [(name, label, json.loads(detail)) for name, label, detail in db.execute(
+        "SELECT t.name, s.label, s.detail_json FROM steps s JOIN targets t ON t.id = s.target_id "
+        "WHERE s.kind = 'settle' ORDER BY s.id")]
+    db.close()
+    # after the load and after the write phase, on both versions
+    assert sorted((name, label) for name, label, _ in settles) == sorted(
+        (t, f"settle after {what}") for t in ("pg17", "pg18") for what in ("load", "the write phase"))
+    assert all(d["pages_not_all_visible"] == {} and 1 <= d["vacuum_passes"] <= 5 for *_, d in settles), settles
+
+
 def test_report_text_and_markdown_render_from_the_store(finished):
     _, store, _ = finished
     text = dbdrift("report", "--store", store)
@@ -270,6 +283,7 @@ def test_interleaved_targets_take_turns_in_one_run_and_get_paired_intervals_and_
     row = next(r for r in doc["rows"] if r["test"] == "point-query" and r["target"] == "pg18")
     assert row["method"] == "paired turns, trimmed batch means" and row["samples"] == 20
     assert row["lower"] <= row["rqps"] <= row["upper"]
+    assert any(n.startswith("intervals: one start of each server per test") for n in doc["notes"])
     assert row["verdict"] in ("regression", "improvement", "no significant change", "too noisy")
     assert postgres_processes_under(work) == []
 
@@ -316,4 +330,5 @@ def test_each_repeat_runs_on_a_fresh_start_of_every_server_and_the_interval_is_o
     row = next(r for r in json.loads(result.stdout)["rows"] if r["target"] == "pg18")
     assert row["method"] == "paired turns, t over repeats" and row["samples"] == 3
     assert row["lower"] <= row["rqps"] <= row["upper"]
+    assert not any(n.startswith("intervals:") for n in json.loads(result.stdout)["notes"])
     assert postgres_processes_under(work) == []

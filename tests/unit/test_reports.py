@@ -131,3 +131,36 @@ def test_text_colors_regressions_red_and_improvements_green(store):
     line = next(l for l in text.splitlines() if l.endswith("  point-query"))
     red, green = line.split("\x1b[0m")[:2]
     assert red.startswith("\x1b[31m0.95 [") and green.strip().startswith("\x1b[32m1.07 [")
+
+
+def _turn_store(path: Path, repeats: int, spec: dict) -> Store:
+    """Two targets that took turns (intervals with rounds) on point-query, `repeats` runs each."""
+    store = Store(path)
+    cid = store.add_campaign("turns", {"name": "turns", "rows": TABLE_ROWS, **spec}, {"cpus": 2}, "0.1.0")
+    for pos, name in enumerate(("a", "b")):
+        tid = store.ensure_target(cid, name, "postgres", pos, pos == 0, {"name": name})
+        for r in range(repeats):
+            turns = [{"index": 2 * i + pos, "round": i, "start_s": i * 0.02, "end_s": i * 0.02 + 0.01,
+                      "events": 200 + (i + r + pos) % 7, "statements": 200 + (i + r + pos) % 7, "rows": 0,
+                      "errors": {}, "latency_us": {}, "steal_pct": 0.0} for i in range(100)]
+            store.add_run(tid, RunRecord(test="point-query", test_group="point", threads=1, repeat=r, status="ok",
+                                         warmup_s=1, duration_s=1, metric="qps", driver_spec={}, value=20000.0,
+                                         intervals=turns))
+    return store
+
+
+@pytest.mark.parametrize("repeats, spec, note", [
+    (1, {"repeats": 1}, "intervals: one start of each server per test"),
+    (3, {"repeats": 3, "restart": "repeat"}, None),
+    (3, {"repeats": 3, "restart": "never"}, 'intervals: restart = "never"'),
+])
+def test_the_report_says_when_its_intervals_leave_out_what_a_server_start_draws(tmp_path, repeats, spec, note):
+    store = _turn_store(tmp_path / "t.db", repeats, spec)
+    try:
+        data = build_report(store, None, None, False)
+    finally:
+        store.close()
+    methods = {e.method for row in data.comparison.rows for e in row.estimates.values()}
+    assert methods == {"paired turns, trimmed batch means" if repeats == 1 else "paired turns, t over repeats"}
+    said = [n for n in data.notes if n.startswith("intervals:")]
+    assert ([n[:len(note)] for n in said] == [note]) if note else said == []

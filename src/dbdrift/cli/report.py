@@ -81,7 +81,7 @@ def build_report(store: Store, campaign: str | None, base: str | None, chain: bo
     counted = store.instructions(campaign_id)
     order = report_order({m.test for m in measurements} | {r["test"] for r in counted})
     host = json.loads(row["host_json"])
-    notes += _host_notes(host)
+    notes += _interval_notes(comparison, json.loads(row["spec_json"])) + _host_notes(host)
     references = comparison.references
     return ReportData(row["name"], comparison, tuple(summarize_groups(comparison, list(GROUPS))), labels,
                       GROUPS, GROUP_TITLES, notes,
@@ -107,6 +107,18 @@ def _instructions(counted, references: dict[str, str], order: list[str]):
                                                    json.loads(r["inclusive_json"])), r["spread_pct"])
               for r in counted}
     return instruction_rows(counts, references, order)
+
+
+def _interval_notes(comparison, spec: dict) -> tuple[str, ...]:
+    """Say when the rQPS intervals do not include what each server start draws (README: Noise)."""
+    methods = {e.method for row in comparison.rows for e in row.estimates.values()}
+    if any(m.startswith("paired turns") and "repeats" not in m for m in methods):
+        return ("intervals: one start of each server per test; the offset a start draws (0-3.5% between two "
+                'starts of one build on small VMs) is not in them: repeats >= 3 with restart = "repeat" put it in',)
+    if spec.get("restart") == "never" and spec.get("repeats", 1) > 1:
+        return ('intervals: restart = "never", so all repeats ran on one start of each server and the offset a '
+                "start draws is not in them",)
+    return ()
 
 
 def _host_notes(host: dict) -> tuple[str, ...]:

@@ -6,6 +6,8 @@ the driver's `mysql` backend). Jobs are driver `exec` phases (docs/protocol.md).
 """
 from __future__ import annotations
 
+import time
+
 from dbdrift.driver import process
 from dbdrift.errors import DriverError
 from dbdrift.server.mycnf import version_tuple
@@ -98,11 +100,37 @@ class PostgresDialect(Dialect):
             return "unavailable", None if restarted else note  # said once, after the load
 
     def settle_start(self, conn: dict, tables: list[str]) -> dict:
-        """Vacuum analyze every table in parallel, then checkpoint."""
-        vacuum = [{"sql": f"VACUUM (ANALYZE, INDEX_CLEANUP ON) {t}"} for t in tables]
-        self._exec(conn, [vacuum, [{"sql": "CHECKPOINT"}]], threads=len(tables), what="settle")
-        return {}
+        """Vacuum analyze every table in parallel until its visibility map is complete, then
+        checkpoint; returns the passes and the pages left not all-visible per table.
 
+        A vacuum that starts right after the load or the write phase finds the xmin horizon
+        still held by backends that are going away, and then marks few pages all-visible
+        (measured, 200,000 rows: 0 of 5,406 pages right after the load, all of them 1.5 s
+        later or on a second pass). Index-only scans visit the heap for the pages left out,
+        so two servers loaded and written alike came out 1.8% and 3% apart on
+        points-covered-pk and range-covered-pk, on every restart (93% against 100% of pages
+        all-visible). A table whose pg_class.relallvisible (set by the vacuum) is below its
+        relpages is vacuumed again, VACUUM_PASSES times at most, VACUUM_RETRY_S apart."""
+        left: dict[str, int] = {}
+        passes = 0
+        todo = list(tables)
+        while todo and passes < VACUUM_PASSES:
+            if passes:
+                time.sleep(VACUUM_RETRY_S)
+            passes += 1
+            vacuum = [{"sql": f"VACUUM (ANALYZE, INDEX_CLEANUP ON) {t}"} for t in todo]
+            self._exec(conn, [vacuum], threads=len(todo), what="settle")
+            names = ", ".join(f"'{t}'" for t in todo)
+            left = {r[0]: int(r[1]) - int(r[2]) for r in self._query(
+                conn, f"SELECT relname, relpages, relallvisible FROM pg_class WHERE relname IN ({names}) "
+                      "AND relnamespace = 'public'::regnamespace")}
+            todo = [t for t in todo if left.get(t, 0) > 0]
+        self._exec(conn, [[{"sql": "CHECKPOINT"}]], what="settle")
+        return {"vacuum_passes": passes, "pages_not_all_visible": {t: n for t, n in left.items() if n > 0}}
+
+
+VACUUM_PASSES = 5  # PostgreSQL settle: vacuums of a table whose visibility map is still incomplete
+VACUUM_RETRY_S = 0.5
 
 # Spec §1.9: flush dirty pages hard during the settle sleep, then restore.
 INNODB_FLUSH_SETTINGS = {"innodb_max_dirty_pages_pct_lwm": "1", "innodb_max_dirty_pages_pct": "1",

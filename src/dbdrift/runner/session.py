@@ -79,6 +79,8 @@ class TargetSession:
         """Stop the server and start it again on the same data, pinned as at the first start,
         then warm its cache: each repeat of a test after the first runs on a fresh start, so
         what a start draws (README: Noise) varies between repeats as it does between targets."""
+        self.check_ready(step, self.driver_spec(step))  # one that died since its last run is not revived
+
         def work() -> dict:
             self.server.stop()
             with pinned(self.placement.server):
