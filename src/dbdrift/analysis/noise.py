@@ -205,7 +205,7 @@ def paired_turns(new: list[RunSample], base: list[RunSample], steal_max_pct: flo
     host steal (unless that leaves none); turns without events (duration 0) are left out.
     Repeats: with pairs from MIN_BATCHES or more repeats, each on its own start of the servers
     (runner: `restart = "repeat"`), see over_repeats; the batch interval above describes one
-    start only, and two starts of one build differ by an offset that lasts the server's life.
+    start only, and each start draws an offset that lasts the server's life.
     """
     a, b = _turns_by_key(new), _turns_by_key(base)
     if a is None or b is None:
@@ -245,12 +245,12 @@ def over_repeats(logs_by_repeat: list[list[float]], trim: float = TURN_TRIM, dro
     the estimate is exp of the mean of those per-repeat values, and the 95% interval a Student
     t interval over them (repeats - 1 degrees of freedom), exponentiated. This is the two-level
     (random-effects) interval of a balanced design: the spread of per-repeat values holds both
-    the noise inside each start and the offset each start draws (what the address-space layout,
-    memory placement and the like give that server for its life; 0-3.5% between two servers of
-    one build on the VMs dbdrift is developed on, README: Noise), so the interval covers both,
-    which no interval from one start can. Assumes the per-repeat values are independent (the
-    servers restarted between repeats) and roughly normal (each summarises thousands of pairs).
-    Each repeat weighs the same whatever its number of pairs.
+    the noise inside each start and the offset each start draws (what memory placement, code
+    layout and the like give that server for its life; on the VMs dbdrift is developed on an
+    A/A cell moved by a median 0.77% from one start to the next, README: Noise), so the
+    interval covers both, which no interval from one start can. Assumes the per-repeat values
+    are independent (the servers restarted between repeats) and roughly normal (each
+    summarises thousands of pairs). Each repeat weighs the same whatever its number of pairs.
     """
     centers = [trimmed_mean(d, trim) for d in logs_by_repeat if d]
     if len(centers) < 2:

@@ -113,8 +113,8 @@ def _interval_notes(comparison, spec: dict) -> tuple[str, ...]:
     """Say when the rQPS intervals do not include what each server start draws (README: Noise)."""
     methods = {e.method for row in comparison.rows for e in row.estimates.values()}
     if any(m.startswith("paired turns") and "repeats" not in m for m in methods):
-        return ("intervals: one start of each server per test; the offset a start draws (0-3.5% between two "
-                'starts of one build on small VMs) is not in them: repeats >= 3 with restart = "repeat" put it in',)
+        return ("intervals: one start of each server per test; the offset a start draws (up to ~2% on small "
+                'VMs) is not in them: repeats >= 3 with restart = "repeat" put it in',)
     if spec.get("restart") == "never" and spec.get("repeats", 1) > 1:
         return ('intervals: restart = "never", so all repeats ran on one start of each server and the offset a '
                 "start draws is not in them",)
