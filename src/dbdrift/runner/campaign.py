@@ -239,7 +239,7 @@ class Runner:
                     self.progress.advance(step.total_s)
                 elif step.warm or step.key in state.pending:
                     if restarts_before(self.spec, step):
-                        session.restart(step, self.spec.tables)
+                        session.restart(step)
                     session.run(step)
         except (ServerError, DriverError) as exc:
             self._fail(session, exc, outcome)
@@ -283,7 +283,7 @@ class Runner:
         if not (step.warm or step.key in pending):
             return live
         if restarts_before(self.spec, step):
-            live = [s for s in live if self._guard(s, lambda s=s: s.restart(step, self.spec.tables), outcome)]
+            live = [s for s in live if self._guard(s, lambda s=s: s.restart(step), outcome)]
         if alternate.can_alternate(live):
             return alternate.run_step(live, step, self.spec.slice_s, lambda s, exc: self._fail(s, exc, outcome))
         order = live if step.repeat % 2 == 0 else list(reversed(live))  # A B, B A: balanced

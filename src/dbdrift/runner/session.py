@@ -75,7 +75,7 @@ class TargetSession:
             # After a failure the logs and config the error points at stay; the data goes.
             shutil.rmtree(self.server.data_dir if self.failed else self.server.run_dir, ignore_errors=True)
 
-    def restart(self, step: RunStep, tables: int) -> None:
+    def restart(self, step: RunStep) -> None:
         """Stop the server and start it again on the same data, pinned as at the first start,
         then warm its cache: each repeat of a test after the first runs on a fresh start, so
         what a start draws (README: Noise) varies between repeats as it does between targets."""
@@ -83,16 +83,18 @@ class TargetSession:
 
         def work() -> dict:
             self.server.stop()
-            with pinned(self.placement.server):
-                self.server.start()
-            return {"prewarm": self.prewarm(tables, restarted=True), "before": step.label}
+            self._launch()
+            return {"prewarm": self.prewarm(self.spec.tables, restarted=True), "before": step.label}
 
         self.timed_step("server", f"restart before {step.label}", work)
 
-    def _start(self) -> dict:
-        self.server.init()
+    def _launch(self) -> None:
         with pinned(self.placement.server):  # every backend and thread it starts inherits the set
             self.server.start()
+
+    def _start(self) -> dict:
+        self.server.init()
+        self._launch()
         admin = self.server.connection.to_driver()
         info = self.server.info(self.dialect.settings(admin))
         version_string = self.dialect.version_string(admin)
