@@ -307,15 +307,22 @@ def test_calibrate_stores_an_aa_campaign_whose_noise_floor_later_reports_use(tmp
     assert postgres_processes_under(work) == []
 
 
-def test_each_repeat_runs_on_a_fresh_start_of_every_server_and_the_interval_is_over_repeats(tmp_path):
-    work = shared_work_dir("restarts")
+def _three_repeats(tmp_path: Path, name: str, extra: str = "") -> tuple[Path, Path, dict]:
+    """Run point-query 3 times per target; returns the work dir, the store and the JSON report
+    after checking that all six runs are stored ok."""
+    work = shared_work_dir(name)
     store = tmp_path / "s.db"
-    path = campaign(tmp_path, "restarts", tests=["point-query"], read_s=1, extra="repeats = 3")
+    path = campaign(tmp_path, name, tests=["point-query"], read_s=1, extra="repeats = 3\n" + extra)
     result = dbdrift("run", path, "--store", store, "--format", "json", work_dir=work)
     assert result.returncode == 0, result.stderr[-2000:]
     stored = runs(store)
     assert sorted((r["target"], r["repeat"]) for r in stored) == [(t, r) for t in ("pg17", "pg18") for r in range(3)]
     assert all(r["status"] == "ok" and r["value"] > 0 for r in stored)
+    return work, store, json.loads(result.stdout)
+
+
+def test_each_repeat_runs_on_a_fresh_start_of_every_server_and_the_interval_is_over_repeats(tmp_path):
+    work, store, report = _three_repeats(tmp_path, "restarts")
     db = sqlite3.connect(store)
     restarts = db.execute("SELECT t.name, s.label, s.status, s.detail_json FROM steps s JOIN targets t "
                           "ON t.id = s.target_id WHERE s.label LIKE 'restart%' ORDER BY s.id").fetchall()
@@ -327,8 +334,29 @@ def test_each_repeat_runs_on_a_fresh_start_of_every_server_and_the_interval_is_o
     logs = sorted((store.parent / "dbdrift-logs").glob("target-*-server.log"))
     assert len(logs) == 2
     assert [log.read_text().count("database system is ready to accept connections") for log in logs] == [3, 3]
-    row = next(r for r in json.loads(result.stdout)["rows"] if r["target"] == "pg18")
+    row = next(r for r in report["rows"] if r["target"] == "pg18")
     assert row["method"] == "paired turns, t over repeats" and row["samples"] == 3
     assert row["lower"] <= row["rqps"] <= row["upper"]
-    assert not any(n.startswith("intervals:") for n in json.loads(result.stdout)["notes"])
+    assert not any(n.startswith("intervals:") for n in report["notes"])
+    assert postgres_processes_under(work) == []
+
+
+def test_reload_runs_each_repeat_on_a_new_server_loaded_afresh_and_keeps_every_log(tmp_path):
+    work, store, report = _three_repeats(tmp_path, "reload", 'restart = "reload"')
+    db = sqlite3.connect(store)
+    steps = db.execute("SELECT t.name, s.kind, s.label, s.status FROM steps s JOIN targets t "
+                       "ON t.id = s.target_id ORDER BY s.id").fetchall()
+    db.close()
+    for name in ("pg17", "pg18"):
+        mine = [(kind, label) for who, kind, label, status in steps if who == name and status == "ok"]
+        assert [label for kind, label in mine if label.startswith("stop for")] == [
+            "stop for new server for repeat #2", "stop for new server for repeat #3"]
+        assert sum(kind == "load" for kind, _ in mine) == 3  # each new server loaded afresh
+        assert sum(label.startswith("start postgres") for _, label in mine) == 3
+    # each server's log kept beside the store before its data directory went: one start each
+    logs = sorted((store.parent / "dbdrift-logs").glob("target-*-server*.log"))
+    assert len(logs) == 6
+    assert [log.read_text().count("database system is ready to accept connections") for log in logs] == [1] * 6
+    row = next(r for r in report["rows"] if r["target"] == "pg18")
+    assert row["method"] == "paired turns, t over repeats" and row["samples"] == 3
     assert postgres_processes_under(work) == []

@@ -176,21 +176,40 @@ def _mariadbd_processes_under(work: Path) -> list[int]:
 TWO = (("ma10.11", 'engine = "mariadb"\nversion = "10.11.5"'), ("ma11.4", 'engine = "mariadb"\nversion = "11.4.5"'))
 
 
-def test_sequential_repeats_restart_mariadbd_and_read_its_tables_back_into_the_buffer_pool(tmp_path):
-    work = shared_work_dir("mariadb-restarts")
+def _two_sequential_repeats(tmp_path: Path, name: str, extra: str = "") -> tuple[Path, Path]:
+    """Run points-covered-si twice per MariaDB target, one target after the other; returns the
+    work dir and the store after checking that all four runs are stored ok."""
+    work = shared_work_dir(name)
     store = tmp_path / "store.db"
-    path = campaign(tmp_path, "ma-restarts", TWO, ["points-covered-si"], settle_s=0, read_s=1,
-                    extra='repeats = 2\norder = "sequential"')
+    path = campaign(tmp_path, name, TWO, ["points-covered-si"], settle_s=0, read_s=1,
+                    extra='repeats = 2\norder = "sequential"\n' + extra)
     result = dbdrift("run", path, "--store", store, "--format", "json", work_dir=work)
     assert result.returncode == 0, result.stderr[-3000:]
     stored = query(store, "SELECT t.name AS target, r.repeat, r.status FROM runs r JOIN targets t "
                           "ON t.id = r.target_id ORDER BY r.id")
     assert [tuple(r) for r in stored] == [(t, n, "ok") for t, _ in TWO for n in (0, 1)]
+    return work, store
+
+
+def test_sequential_repeats_restart_mariadbd_and_read_its_tables_back_into_the_buffer_pool(tmp_path):
+    work, store = _two_sequential_repeats(tmp_path, "ma-restarts")
     restarts = query(store, "SELECT t.name AS target, s.label, s.status, s.detail_json FROM steps s "
                             "JOIN targets t ON t.id = s.target_id WHERE s.label LIKE 'restart%' ORDER BY s.id")
     assert [(r["target"], r["label"], r["status"]) for r in restarts] == [
         (t, "restart before points-covered-si x1 #2", "ok") for t, _ in TWO]
     assert all(json.loads(r["detail_json"])["prewarm"] == "read every table and k index" for r in restarts)
+    assert _mariadbd_processes_under(work) == []
+
+
+def test_sequential_reload_gives_each_repeat_a_new_mariadbd_loaded_afresh(tmp_path):
+    work, store = _two_sequential_repeats(tmp_path, "ma-reload", 'restart = "reload"')
+    steps = query(store, "SELECT t.name AS target, s.kind, s.label, s.status FROM steps s "
+                         "JOIN targets t ON t.id = s.target_id ORDER BY s.id")
+    for name, version in (("ma10.11", "10.11.5"), ("ma11.4", "11.4.5")):
+        mine = [(r["kind"], r["label"]) for r in steps if r["target"] == name and r["status"] == "ok"]
+        assert [label for _, label in mine if label.startswith(("start", "stop"))] == [
+            f"start mariadb {version}", "stop for new server for repeat #2", f"start mariadb {version}"]
+        assert [kind for kind, _ in mine].count("load") == 2
     assert _mariadbd_processes_under(work) == []
 
 

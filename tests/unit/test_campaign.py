@@ -4,7 +4,7 @@ import pytest
 
 from dbdrift.errors import UserError
 from dbdrift.plan.campaign import load_campaign, parse_campaign
-from dbdrift.plan.expand import LoadStep, RunStep, SettleStep, estimate_s, expand, restarts_before
+from dbdrift.plan.expand import FreshStep, LoadStep, RunStep, SettleStep, estimate_s, expand, restarts_before
 
 MINIMAL = {"targets": [{"name": "a", "version": "17.10", "base": True}, {"name": "b", "version": "18.4"}]}
 
@@ -97,6 +97,28 @@ def test_every_repeat_after_a_tests_first_runs_on_restarted_servers_unless_resta
     with pytest.raises(UserError) as err:
         parse({**data, "restart": "always"})
     assert "restart must be one of" in err.value.message
+
+
+def test_reload_runs_the_whole_sequence_once_per_repeat_each_on_a_new_loaded_server():
+    data = {**MINIMAL, "repeats": 3, "tests": ["point-query", "update-index"], "restart": "reload"}
+    spec = parse(data)
+    steps = expand(spec)[0].steps
+    labels = [s.label for s in steps]
+    one_pass = ["load 1x1,000,000 rows", "settle after load", "point-query.warm x1", "update-index x1",
+                "settle after the write phase", "point-query x1"]
+    assert labels == (one_pass
+                      + ["new server for repeat #2"] + [label + (" #2" if " x1" in label else "") for label in one_pass]
+                      + ["new server for repeat #3"] + [label + (" #3" if " x1" in label else "") for label in one_pass])
+    assert [s.repeat for s in steps if isinstance(s, FreshStep)] == [1, 2]
+    assert not any(restarts_before(spec, s) for s in steps)
+    # every measured key once, as with the other restart modes, so reports and resume see the same runs
+    assert sorted(r.key for r in expand(spec)[0].runs if not r.warm) == sorted(
+        r.key for r in expand(parse({**data, "restart": "repeat"}))[0].runs if not r.warm)
+    # each repeat pays for a new server, its load and its settle
+    repeat = parse({**data, "restart": "repeat"})
+    extra = estimate_s(expand(spec)[0], spec) - estimate_s(expand(repeat)[0], repeat)
+    one_more = 3.0 + (3.0 + 1_000_000 / 150_000) + (spec.settle_total_s() + 1.0) * 2 + spec.read_s + spec.warmup_s + 0.5
+    assert extra == pytest.approx(2 * one_more - 4 * 3.0)
 
 
 def test_slice_warmup_s_is_refused_with_what_replaced_it():

@@ -114,7 +114,7 @@ def _interval_notes(comparison, spec: dict) -> tuple[str, ...]:
     methods = {e.method for row in comparison.rows for e in row.estimates.values()}
     if any(m.startswith("paired turns") and "repeats" not in m for m in methods):
         return ("intervals: one start of each server per test; the offset a start draws (up to ~2% on small "
-                'VMs) is not in them: repeats >= 3 with restart = "repeat" put it in',)
+                'VMs) is not in them: repeats >= 3 with restart = "repeat" or "reload" put it in',)
     if spec.get("restart") == "never" and spec.get("repeats", 1) > 1:
         return ('intervals: restart = "never", so all repeats ran on one start of each server and the offset a '
                 "start draws is not in them",)

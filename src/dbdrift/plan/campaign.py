@@ -38,7 +38,9 @@ class CampaignSpec:
     settle_s: float | None = None  # None: spec §1.9 T = min(1200, 60 + tables*rows/1e6)
     warm_runs: bool = True
     repeats: int = 1
-    restart: str = "repeat"  # repeat: every server restarts before each repeat after a test's first | never
+    # repeat: every server restarts before each repeat after a test's first | never | reload: the
+    # whole test sequence runs once per repeat, each time on a new server loaded afresh
+    restart: str = "repeat"
     prepared: bool = True
     seed: int = 1
     interval_s: float = 1.0
@@ -157,7 +159,7 @@ def parse_campaign(data: dict, source: str, base_dir: Path, default_name: str) -
         settle_s=None if data.get("settle_s", "auto") == "auto" else _duration(data, "settle_s", 0, where),
         warm_runs=_bool(data, "warm_runs", True, where),
         repeats=_positive_int(data, "repeats", 1, where),
-        restart=_choice(data, "restart", ("repeat", "never"), "repeat", where),
+        restart=_choice(data, "restart", ("repeat", "never", "reload"), "repeat", where),
         prepared=_bool(data, "prepared", True, where),
         seed=_positive_int(data, "seed", 1, where),
         interval_s=_duration(data, "interval_s", 1.0, where),

@@ -53,7 +53,19 @@ class RunStep:
         return f"{self.name} x{self.threads}" + (f" #{self.repeat + 1}" if self.repeat else "")
 
 
-Step = LoadStep | SettleStep | RunStep
+@dataclass(frozen=True)
+class FreshStep:
+    """`restart = "reload"`: every server is stopped, its data directory removed and a new one
+    initialised and started before repeat `repeat` (> 0) of the whole test sequence; the load
+    and settle steps that follow fill it."""
+    repeat: int
+
+    @property
+    def label(self) -> str:
+        return f"new server for repeat #{self.repeat + 1}"
+
+
+Step = LoadStep | SettleStep | RunStep | FreshStep
 
 
 @dataclass(frozen=True)
@@ -73,9 +85,21 @@ def expand(spec: CampaignSpec) -> list[TargetPlan]:
 
 
 def _steps(spec: CampaignSpec) -> tuple[Step, ...]:
+    """Load, settle, then the tests in run order, each run `repeats` times in a row; with
+    `restart = "reload"` that sequence once per repeat instead, each on a new server."""
+    if spec.restart != "reload":
+        return tuple(_sequence(spec, range(spec.repeats)))
+    steps: list[Step] = []
+    for r in range(spec.repeats):
+        steps += ([FreshStep(r)] if r else []) + _sequence(spec, (r,))
+    return tuple(steps)
+
+
+def _sequence(spec: CampaignSpec, repeats) -> list[Step]:
     steps: list[Step] = [LoadStep(spec.tables, spec.rows), SettleStep(spec.settle_total_s(), "load")]
+    first = repeats[0]
     if spec.warm_runs:
-        steps.append(_warm(spec, "point-query.warm", "point-query", spec.read_s, threads=spec.tables))
+        steps.append(_warm(spec, "point-query.warm", "point-query", spec.read_s, spec.tables, first))
     wrote = False  # a write test ran since the last settle
     for test in spec.tests:
         if wrote and test.group != "writes" and RUN_ORDER.index(test.name) > RUN_ORDER.index(SETTLE_AFTER):
@@ -85,25 +109,24 @@ def _steps(spec: CampaignSpec) -> tuple[Step, ...]:
             wrote = False
         if spec.warm_runs and test.name in WARM_BEFORE:
             duration = spec.scan_warm_s if test.name == "scan" else spec.read_s
-            steps.append(_warm(spec, WARM_BEFORE[test.name], test.name, duration, threads=spec.threads[0]))
+            steps.append(_warm(spec, WARM_BEFORE[test.name], test.name, duration, spec.threads[0], first))
         for threads in spec.threads:
-            steps.extend(_measured(spec, test, threads))
+            steps.extend(_measured(spec, test, threads, repeats))
         wrote = wrote or test.group == "writes"
         if test.name == SETTLE_AFTER:
             steps.append(SettleStep(spec.settle_total_s(), test.name))
             wrote = False
-    return tuple(steps)
+    return steps
 
 
-def _measured(spec: CampaignSpec, test: MicrobenchmarkSpec, threads: int) -> list[RunStep]:
-    """`repeats` runs of the full duration and warmup. Interleaved, each run is one driver run
-    in which the targets take turns (runner/alternate.py), so no run is cut into slices."""
-    return [RunStep(test.name, test, threads, r, spec.duration_for(test), spec.warmup_s)
-            for r in range(spec.repeats)]
+def _measured(spec: CampaignSpec, test: MicrobenchmarkSpec, threads: int, repeats) -> list[RunStep]:
+    """A run of the full duration and warmup per repeat. Interleaved, each run is one driver
+    run in which the targets take turns (runner/alternate.py), so no run is cut into slices."""
+    return [RunStep(test.name, test, threads, r, spec.duration_for(test), spec.warmup_s) for r in repeats]
 
 
-def _warm(spec: CampaignSpec, name: str, test_name: str, duration_s: float, threads: int) -> RunStep:
-    return RunStep(name, CATALOG[test_name], threads, 0, duration_s, spec.warmup_s)
+def _warm(spec: CampaignSpec, name: str, test_name: str, duration_s: float, threads: int, repeat: int) -> RunStep:
+    return RunStep(name, CATALOG[test_name], threads, repeat, duration_s, spec.warmup_s)
 
 
 def restarts_before(spec: CampaignSpec, step: Step) -> bool:
@@ -119,6 +142,8 @@ def estimate_s(plan: TargetPlan, spec: CampaignSpec, settles: bool = True) -> fl
     for step in plan.steps:
         if isinstance(step, RunStep):
             total += step.duration_s + step.warmup_s + 0.5 + (3.0 if restarts_before(spec, step) else 0.0)
+        elif isinstance(step, FreshStep):
+            total += 3.0
         elif isinstance(step, SettleStep):
             total += (step.total_s if settles else 0.0) + 1.0
         else:

@@ -17,7 +17,7 @@ from dbdrift import cpus, env
 from dbdrift.errors import DriverError, ServerError, UserError
 from dbdrift.model import InstallInfo
 from dbdrift.plan.campaign import CampaignSpec, target_to_dict
-from dbdrift.plan.expand import LoadStep, SettleStep, TargetPlan, estimate_s, expand, restarts_before
+from dbdrift.plan.expand import FreshStep, LoadStep, SettleStep, TargetPlan, estimate_s, expand, restarts_before
 from dbdrift.metrics import host, perf
 from dbdrift.catalog.ibench import DBNAME as IBENCH_DB
 from dbdrift.runner import alternate, ibench, instructions
@@ -91,7 +91,8 @@ class Runner:
         total_s, steps = 0.0, 0
         if self.spec.timed:
             total_s = sum(estimate_s(s.plan, self.spec, settles=not interleaved or i == 0) for i, s in enumerate(active))
-            steps = sum(len(s.plan.steps) + 1 for s in active)
+            # a target's start, its steps, and a new server's stop and start
+            steps = sum(len(s.plan.steps) + 1 + sum(isinstance(x, FreshStep) for x in s.plan.steps) for s in active)
         counting = [s for s in states if instructions.supports(s.plan.target.engine)] \
             if self.spec.count_instructions else []
         for state in states:
@@ -230,7 +231,9 @@ class Runner:
         try:
             session.start()
             for step in state.plan.steps:
-                if isinstance(step, LoadStep):
+                if isinstance(step, FreshStep):
+                    session.reload(step)
+                elif isinstance(step, LoadStep):
                     session.load(step)
                 elif isinstance(step, SettleStep):
                     work_s = session.settle_work(step)
@@ -271,6 +274,8 @@ class Runner:
 
     def _interleaved_step(self, step, live: list[TargetSession], pending: set,
                           outcome: CampaignOutcome) -> list[TargetSession]:
+        if isinstance(step, FreshStep):
+            return [s for s in live if self._guard(s, lambda s=s: s.reload(step), outcome)]
         if isinstance(step, LoadStep):
             return [s for s in live if self._guard(s, lambda s=s: s.load(step), outcome)]
         if isinstance(step, SettleStep):

@@ -18,7 +18,7 @@ from dbdrift.driver.protocol import latency_of, totals
 from dbdrift.errors import ServerError, UserError
 from dbdrift.model import InstallInfo, TargetSpec
 from dbdrift.plan.campaign import CampaignSpec
-from dbdrift.plan.expand import LoadStep, RunStep, SettleStep
+from dbdrift.plan.expand import FreshStep, LoadStep, RunStep, SettleStep
 from dbdrift.runner.dialect import DBNAME, for_engine
 from dbdrift.runner.observe import RunObservers
 from dbdrift.runner.progress import ProgressSink
@@ -87,6 +87,15 @@ class TargetSession:
             return {"prewarm": self.prewarm(self.spec.tables, restarted=True), "before": step.label}
 
         self.timed_step("server", f"restart before {step.label}", work)
+
+    def reload(self, step: FreshStep) -> None:
+        """`restart = "reload"`: stop the server, keep its log, remove its data directory and
+        start a new one (the plan's load and settle follow), so that each repeat also draws
+        what a restart keeps: the data files, and the physical memory a restarted server gets
+        back from the kernel (README: Noise). A server that died is not replaced."""
+        self.server.check_alive()
+        self.timed_step("server", f"stop for {step.label}", lambda: self.stop() or {"before": step.label})
+        self.start()
 
     def _launch(self) -> None:
         with pinned(self.placement.server):  # every backend and thread it starts inherits the set
