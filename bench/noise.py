@@ -13,10 +13,10 @@ The planted campaign also counts instructions per event under callgrind (unless
 --no-instructions), which sizes the planted regression cell by cell: a cell counts as planted
 3-5% only where the server's instructions per event grew by at least 3%.
 
-    .venv/bin/python bench/noise.py [--seconds 15] [--repeats 5] [--restart repeat|never]
+    .venv/bin/python bench/noise.py [--seconds 15] [--repeats 5] [--restart repeat|never|reload]
                                      [--slice 0.01] [--tests ...] [--rows 200000]
                                      [--version 17.10] [--only aa|planted] [--campaigns N]
-                                     [--cpus auto|shared] [--busy N]
+                                     [--cpus auto|shared] [--busy N] [--swap] [--aa-name a2]
 """
 from __future__ import annotations
 
@@ -49,15 +49,16 @@ DEFAULT_PLANTED = {"shared_preload_libraries": "pg_stat_statements,auto_explain"
 def campaign_toml(name: str, args: argparse.Namespace, planted: dict[str, str] | None) -> str:
     second = planted or {}
     settings = ", ".join(f'"{k}" = "{v}"' for k, v in second.items())
+    base = ["[[targets]]", 'name = "a"', f'version = "{args.version}"', "base = true"]
+    other = ["[[targets]]", f'name = "{"planted" if planted else args.aa_name}"', f'version = "{args.version}"',
+             f"settings = {{ {settings} }}"]
     return "\n".join([
         f'name = "{name}"', "tables = 1", f"rows = {args.rows}", "threads = [1]",
         "warmup_s = 2", f"read_s = {args.seconds}", f"write_s = {args.seconds}",
         'order = "interleaved"', f"slice_s = {args.slice}", f'cpus = "{args.cpus}"',
         f"repeats = {args.repeats}", f'restart = "{args.restart}"',
         "interval_s = 1", "scan_warm_s = 5", "settle_s = 0", f"tests = {json.dumps(args.tests)}",
-        "[[targets]]", 'name = "a"', f'version = "{args.version}"', "base = true",
-        "[[targets]]", f'name = "{"planted" if planted else "a2"}"', f'version = "{args.version}"',
-        f"settings = {{ {settings} }}",
+        *(other + base if args.swap else base + other),
     ]) + "\n"
 
 
@@ -141,8 +142,9 @@ def main() -> int:
     parser.add_argument("--rows", type=int, default=200_000)
     parser.add_argument("--seconds", type=float, default=15.0, help="measured seconds per target per test and repeat")
     parser.add_argument("--repeats", type=int, default=5, help="runs per test, each on a fresh start of the servers")
-    parser.add_argument("--restart", choices=("repeat", "never"), default="repeat",
-                        help="campaign restart: never keeps every server's first start for all repeats")
+    parser.add_argument("--restart", choices=("repeat", "never", "reload"), default="repeat",
+                        help="campaign restart: never keeps every server's first start for all repeats; "
+                             "reload runs the test sequence once per repeat, each on a new server")
     parser.add_argument("--slice", type=float, default=0.01, help="seconds of each turn (campaign slice_s)")
     parser.add_argument("--tests", nargs="+", default=DEFAULT_TESTS)
     parser.add_argument("--cpus", choices=("auto", "shared"), default="auto",
@@ -151,6 +153,10 @@ def main() -> int:
                         help="run this many bursty CPU burners beside the campaigns (a shared host)")
     parser.add_argument("--only", choices=("aa", "planted"))
     parser.add_argument("--campaigns", type=int, default=1, help="run the A/A and planted campaigns this many times")
+    parser.add_argument("--aa-name", default="a2", help="name of the A/A campaign's second server")
+    parser.add_argument("--swap", action="store_true",
+                        help="list the second server first: it starts, loads, settles and takes its turns "
+                             "first (the base stays a)")
     parser.add_argument("--no-instructions", action="store_true", help="do not size the planted cells with callgrind")
     parser.add_argument("--planted", default=json.dumps(DEFAULT_PLANTED),
                         help="JSON object of settings for the second server of the planted campaign")
@@ -162,7 +168,7 @@ def main() -> int:
     out(f"noise benchmark: postgres {args.version}, {args.rows:,} rows, {len(args.tests)} tests, "
         f"{args.repeats} x {args.seconds:g} s per target per test (restart {args.restart}) in turns of "
         f"{args.slice:g} s, cpus {args.cpus}, "
-        f"{args.busy} busy neighbours; planted: {planted}")
+        f"{args.busy} busy neighbours{', second server listed first' if args.swap else ''}; planted: {planted}")
     results: dict[str, tuple[list, float, dict]] = {}
     spreads: list[float] = []  # per cell: standard deviation of its per-start rQPS
     for n in range(args.campaigns):
@@ -173,7 +179,7 @@ def main() -> int:
             name = f"noise-{kind}-{stamp}-{n + 1}"
             with neighbours(args.busy):
                 doc, elapsed = run_campaign(name, args, planted if kind == "planted" else None, store, out, count)
-            target = "planted" if kind == "planted" else "a2"
+            target = "planted" if kind == "planted" else args.aa_name
             starts = per_start(store, name, target)
             spreads += [statistics.stdev(v) for v in starts.values() if len(v) > 1]
             rows, instr = cells(doc, target), instruction_ratios(doc, target)
