@@ -251,6 +251,9 @@ def over_repeats(logs_by_repeat: list[list[float]], trim: float = TURN_TRIM, dro
     interval covers both, which no interval from one start can. Assumes the per-repeat values
     are independent (the servers restarted between repeats) and roughly normal (each
     summarises thousands of pairs). Each repeat weighs the same whatever its number of pairs.
+    Measured, that independence does not hold in full: some A/A cells keep one offset through
+    every repeat of a campaign, restarts and reloads alike, and this interval cannot hold what
+    all repeats share (README: Noise, "What repeats do not reach").
     """
     centers = [trimmed_mean(d, trim) for d in logs_by_repeat if d]
     if len(centers) < 2:

@@ -4,6 +4,7 @@ Pure: no I/O. The runner walks these steps; the store keys results by RunStep.ke
 """
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from dbdrift.catalog.sysbench import CATALOG, RUN_ORDER, SETTLE_AFTER, WARM_BEFORE, MicrobenchmarkSpec
@@ -95,7 +96,7 @@ def _steps(spec: CampaignSpec) -> tuple[Step, ...]:
     return tuple(steps)
 
 
-def _sequence(spec: CampaignSpec, repeats) -> list[Step]:
+def _sequence(spec: CampaignSpec, repeats: Sequence[int]) -> list[Step]:
     steps: list[Step] = [LoadStep(spec.tables, spec.rows), SettleStep(spec.settle_total_s(), "load")]
     first = repeats[0]
     if spec.warm_runs:
@@ -119,7 +120,7 @@ def _sequence(spec: CampaignSpec, repeats) -> list[Step]:
     return steps
 
 
-def _measured(spec: CampaignSpec, test: MicrobenchmarkSpec, threads: int, repeats) -> list[RunStep]:
+def _measured(spec: CampaignSpec, test: MicrobenchmarkSpec, threads: int, repeats: Sequence[int]) -> list[RunStep]:
     """A run of the full duration and warmup per repeat. Interleaved, each run is one driver
     run in which the targets take turns (runner/alternate.py), so no run is cut into slices."""
     return [RunStep(test.name, test, threads, r, spec.duration_for(test), spec.warmup_s) for r in repeats]
