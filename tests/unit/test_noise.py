@@ -213,3 +213,18 @@ def test_each_repeat_weighs_the_same_and_two_repeats_stay_with_the_pooled_batche
     assert est.value == pytest.approx((0.95 * 1.05 * 1.0) ** (1 / 3))  # not pulled towards the long repeats
     assert relative(repeated_turns(long[1:]), repeated_turns(short[1:])).method == \
         "paired turns, trimmed batch means"
+
+
+def test_a_repeat_wholly_under_steal_stays_a_repeat_and_steal_is_left_out_inside_the_others():
+    def run(r, values, steal):
+        return RunSample(r, tuple(IntervalSample(v, 0.01, s, i) for i, (v, s) in enumerate(zip(values, steal))))
+    calm, stolen = [0.0] * 100, [40.0] * 100
+    patchy = [40.0 if i < 10 else 0.0 for i in range(100)]
+    base = [run(0, [20000.0] * 100, calm), run(1, [20000.0] * 100, stolen), run(2, [20000.0] * 100, patchy)]
+    # repeat 1 sat in one stolen second (a short run); repeat 2 had ten stolen turns at 30% off
+    new = [run(0, [20200.0] * 100, calm), run(1, [19800.0] * 100, stolen),
+           run(2, [14000.0] * 10 + [20000.0] * 90, patchy)]
+    est = relative(new, base)
+    assert est.method == "paired turns, t over repeats" and est.n == 3
+    assert est.value == pytest.approx((1.01 * 0.99 * 1.0) ** (1 / 3))
+    assert est.dropped_intervals == 10  # the stolen turns of repeat 2, not the whole of repeat 1

@@ -202,7 +202,8 @@ def paired_turns(new: list[RunSample], base: list[RunSample], steal_max_pct: flo
     overall estimate, is exponentiated. Assumes batch statistics are close to independent and
     normal (each summarises many pairs) and that round effects hit both turns of a round alike.
     Steal: a pair is left out when either turn lies in a second with more than `steal_max_pct`
-    host steal (unless that leaves none); turns without events (duration 0) are left out.
+    host steal (unless that leaves none; with repeats, none of that repeat); turns without
+    events (duration 0) are left out.
     Repeats: with pairs from MIN_BATCHES or more repeats, each on its own start of the servers
     (runner: `restart = "repeat"`), see over_repeats; the batch interval above describes one
     start only, and each start draws an offset that lasts the server's life.
@@ -212,17 +213,23 @@ def paired_turns(new: list[RunSample], base: list[RunSample], steal_max_pct: flo
         return None
     keys = [k for k in sorted(set(a) & set(b)) if a[k].value > 0 and b[k].value > 0
             and a[k].duration_s > 0 and b[k].duration_s > 0]
+    if not keys:
+        return Estimate(None, None, None, 0, "none")
+    repeats = sorted({k[0] for k in keys})
+    if len(repeats) >= MIN_BATCHES:
+        # steal is left out within each repeat, never a whole repeat: the repeats are the
+        # design's samples, and a run short enough to sit in one stolen second would vanish
+        by_repeat, dropped = [], 0
+        for rep in repeats:
+            mine = [k for k in keys if k[0] == rep]
+            calm = [k for k in mine if _calm(a[k], steal_max_pct) and _calm(b[k], steal_max_pct)]
+            dropped += len(mine) - len(calm) if calm else 0
+            by_repeat.append([math.log(a[k].value / b[k].value) for k in calm or mine])
+        return over_repeats(by_repeat, trim, dropped)
     calm = [k for k in keys if _calm(a[k], steal_max_pct) and _calm(b[k], steal_max_pct)]
     dropped = len(keys) - len(calm) if calm else 0
     keys = calm or keys
     logs = [math.log(a[k].value / b[k].value) for k in keys]
-    if not logs:
-        return Estimate(None, None, None, 0, "none")
-    by_repeat: dict[int, list[float]] = {}
-    for k, d in zip(keys, logs):
-        by_repeat.setdefault(k[0], []).append(d)
-    if len(by_repeat) >= MIN_BATCHES:
-        return over_repeats(list(by_repeat.values()), trim, dropped)
     center = trimmed_mean(logs, trim)
     batches = min(TURN_BATCHES, len(logs) // 4)
     if batches < MIN_BATCHES:
