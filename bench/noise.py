@@ -31,7 +31,10 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+import aa_coverage  # noqa: E402
 from _common import OUT_DIR, Output, neighbours  # noqa: E402
+
+from dbdrift.analysis.noise import verdict  # noqa: E402
 
 # Three groups, cheap and expensive statements alike.
 DEFAULT_TESTS = ["point-query", "random-points_range=10", "points-covered-pk", "range-covered-pk",
@@ -132,6 +135,26 @@ def print_cells(out: Output, title: str, rows: list[dict], instr: dict[str, floa
             f"{r['verdict']:<22} {each}")
 
 
+def calibrated(out: Output, store: Path, calibration: list[Path] | None) -> None:
+    """The summary's A/A and planted shares again, each interval widened by the between-campaign
+    sd that the earlier A/A campaigns measured (as `dbdrift report` does with calibrations)."""
+    paths = calibration if calibration is not None else [p for p in sorted(OUT_DIR.glob("noise-*.db")) if p != store]
+    earlier = [c for c in aa_coverage.load(paths) if not c.planted]
+    if not earlier:
+        out("  widened by a between-campaign sd: no earlier A/A campaigns to measure it on (--calibration)")
+        return
+    for c in aa_coverage.load([store]):
+        wide, sd = aa_coverage.widened(c.cells, earlier)
+        shown = ", ".join(f"{v:.2%} ({method}, {n} campaigns)" for method, (v, n) in sd.items()
+                          if any(e.method == method for _, e in c.cells))
+        if c.planted:
+            called = sum(verdict(e) == "regression" for _, e in wide)
+            out(f"  {c.label} widened by sd {shown}: {called}/{len(wide)} called a regression")
+        else:
+            held = sum(aa_coverage.holds(e) for _, e in wide)
+            out(f"  {c.label} widened by sd {shown}: {held}/{len(wide)} intervals hold 1.0")
+
+
 def _f(value) -> str:
     return f"{value:6.3f}" if value is not None else "     -"
 
@@ -157,6 +180,9 @@ def main() -> int:
     parser.add_argument("--swap", action="store_true",
                         help="list the second server first: it starts, loads, settles and takes its turns "
                              "first (the base stays a)")
+    parser.add_argument("--calibration", nargs="*", type=Path,
+                        help="stores of earlier A/A campaigns whose between-campaign sd widens this run's intervals "
+                             "in the summary (default: every other bench/out/noise-*.db)")
     parser.add_argument("--no-instructions", action="store_true", help="do not size the planted cells with callgrind")
     parser.add_argument("--planted", default=json.dumps(DEFAULT_PLANTED),
                         help="JSON object of settings for the second server of the planted campaign")
@@ -212,6 +238,7 @@ def main() -> int:
             share = f"{len(hit) / len(sized):.0%}" if sized else "-"
             out(f"  cells whose instructions/event grew >= 3% (callgrind): {len(sized)}/{len(rows)}; "
                 f"of those called a regression: {len(hit)}/{len(sized)} = {share}")
+    calibrated(out, store, args.calibration)
     if spreads:
         spreads.sort()
         out(f"  rQPS from one start to the next (sd per cell): median {spreads[len(spreads) // 2]:.2%}, "

@@ -299,6 +299,23 @@ def test_calibrate_stores_an_aa_campaign_whose_noise_floor_later_reports_use(tmp
     assert [t["name"] for t in doc["targets"]] == ["pg17", "pg17-aa"]
     row = next(r for r in doc["rows"] if r["target"] == "pg17-aa")
     assert row["samples"] == 20 and row["lower"] <= row["rqps"] <= row["upper"]
+    # a second calibration's intervals take in what the first one measured beyond its own interval
+    result = dbdrift("calibrate", path, "--store", store, "--format", "json", work_dir=work)
+    assert result.returncode == 0, result.stderr[-2000:]
+    doc = json.loads(result.stdout)
+    note = next(n for n in doc["notes"] if n.startswith("intervals (paired turns, trimmed batch means) include"))
+    assert note.endswith("measured on 1 A/A calibration campaign(s)")
+    sd = float(note.split("sd of ")[1].split("%")[0]) / 100
+    wide = next(r for r in doc["rows"] if r["target"] == "pg17-aa")
+    plain = next(r for r in json.loads(dbdrift("report", "--store", store, "--format", "json", "--noise-floor",
+                                               "none", work_dir=work).stdout)["rows"] if r["target"] == "pg17-aa")
+    assert plain["campaign_sd"] is None and wide["rqps"] == plain["rqps"]
+    if wide["campaign_sd"] is None:  # the first calibration's offset lay inside its own interval
+        assert sd == 0 and (wide["lower"], wide["upper"]) == (plain["lower"], plain["upper"])
+    else:
+        assert wide["campaign_sd"] == pytest.approx(sd, abs=1e-4)
+        assert wide["lower"] <= plain["lower"] and wide["upper"] >= plain["upper"]
+        assert wide["upper"] - wide["lower"] > plain["upper"] - plain["lower"]
     # a later campaign's report names the calibration its verdicts used
     result = dbdrift("run", path, "--store", store, "--format", "json", work_dir=work)
     assert result.returncode == 0, result.stderr[-2000:]

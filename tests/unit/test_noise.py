@@ -1,9 +1,10 @@
+import math
 import random
 
 import pytest
 
-from dbdrift.analysis.noise import (Estimate, IntervalSample, RunSample, batch_means, relative, t975, trimmed_mean,
-                                    throughput, verdict)
+from dbdrift.analysis.noise import (Estimate, IntervalSample, RunSample, batch_means, between_campaign_sd, relative,
+                                    t975, throughput, trimmed_mean, verdict, with_campaign_sd)
 
 
 def series(values, steal=None, duration=1.0):
@@ -228,3 +229,57 @@ def test_a_repeat_wholly_under_steal_stays_a_repeat_and_steal_is_left_out_inside
     assert est.method == "paired turns, t over repeats" and est.n == 3
     assert est.value == pytest.approx((1.01 * 0.99 * 1.0) ** (1 / 3))
     assert est.dropped_intervals == 10  # the stolen turns of repeat 2, not the whole of repeat 1
+
+
+# -- what a whole campaign draws: measured on A/A calibration, added to the intervals ---------
+def aa_cell(value, half_log, n=5, method="paired turns, t over repeats"):
+    """An A/A estimate with a symmetric interval of ±half_log in ln rQPS from n samples."""
+    return Estimate(value, value * math.exp(-half_log), value * math.exp(half_log), n, method)
+
+
+def test_between_campaign_sd_is_what_the_offsets_spread_beyond_their_own_intervals():
+    half = t975(4) * 0.003  # se 0.3% each
+    # offsets of ±0.5% around 1 over two campaigns: sd_b^2 = 0.005^2 - 0.003^2 = 0.004^2
+    campaigns = [[aa_cell(math.exp(0.005), half), aa_cell(math.exp(-0.005), half)],
+                 [aa_cell(math.exp(-0.005), half), aa_cell(math.exp(0.005), half)]]
+    sd, n = between_campaign_sd(campaigns)["paired turns, t over repeats"]
+    assert sd == pytest.approx(0.004, rel=1e-6) and n == 2
+    # offsets no larger than their own intervals explain: nothing to add
+    calm = [[aa_cell(math.exp(s * 0.001), half) for s in (1, -1, 1, -1)]]
+    assert between_campaign_sd(calm)["paired turns, t over repeats"] == (0.0, 1)
+
+
+def test_between_campaign_sd_solves_paule_mandel_so_tight_cells_weigh_more():
+    # m1^2 / (se1^2 + 0.01^2) + m2^2 / (se2^2 + 0.01^2) = 1 + 1 = 2 cells: sd_b = 1%
+    tight = aa_cell(math.exp(math.sqrt(0.003 ** 2 + 0.01 ** 2)), t975(4) * 0.003)
+    loose = aa_cell(math.exp(-math.sqrt(2) * 0.01), t975(4) * 0.01)
+    sd, n = between_campaign_sd([[tight], [loose]])["paired turns, t over repeats"]
+    assert sd == pytest.approx(0.01, rel=1e-6) and n == 2
+
+
+def test_calibration_is_kept_apart_by_interval_method_and_cells_without_interval_are_left_out():
+    campaigns = [[aa_cell(1.01, 0.004), aa_cell(0.99, 0.004)],
+                 [aa_cell(1.02, 0.002, n=20, method="paired turns, trimmed batch means"),
+                  Estimate(1.03, None, None, 1, "paired turns, t over repeats")]]
+    by = between_campaign_sd(campaigns)
+    assert set(by) == {"paired turns, t over repeats", "paired turns, trimmed batch means"}
+    assert by["paired turns, t over repeats"][1] == 1 and by["paired turns, trimmed batch means"][1] == 1
+
+
+def test_a_campaign_sd_widens_the_interval_around_the_same_estimate():
+    est = aa_cell(0.99, t975(4) * 0.003)  # 0.990 [0.982, 0.998]: misses 1.0 on its own
+    assert est.upper < 1.0
+    wide = with_campaign_sd(est, 0.005, 8)  # sd measured on 8 A/A campaigns
+    assert wide.value == est.value and wide.campaign_sd == 0.005 and wide.method == est.method
+    var = 0.003 ** 2 + 0.005 ** 2
+    nu = var ** 2 / (0.003 ** 4 / 4 + 0.005 ** 4 / 8)  # Welch-Satterthwaite: 11.8 -> 11
+    assert math.log(wide.upper / wide.value) == pytest.approx(t975(int(nu)) * math.sqrt(var))
+    assert wide.lower < 0.98 and wide.upper > 1.0 and verdict(wide) == "no significant change"
+    assert with_campaign_sd(est, 0.0, 8) is est
+    assert with_campaign_sd(Estimate(1.0, None, None, 1, "paired turns"), 0.005, 8).lower is None
+
+
+def test_a_real_5_percent_cost_stays_a_regression_with_the_campaign_sd_added():
+    est = aa_cell(0.95, t975(4) * 0.004)
+    wide = with_campaign_sd(est, 0.005, 8)
+    assert wide.upper < 0.97 and verdict(wide) == "regression"

@@ -62,6 +62,7 @@ class Estimate:
     n: int  # samples the interval is built from (rounds, or batches)
     method: str
     dropped_intervals: int = 0
+    campaign_sd: float | None = None  # between-campaign sd of ln rQPS added to the interval (with_campaign_sd)
 
     @property
     def half_width(self) -> float | None:
@@ -268,6 +269,78 @@ def over_repeats(logs_by_repeat: list[list[float]], trim: float = TURN_TRIM, dro
         return Estimate(value, None, None, len(centers), "paired turns over repeats", dropped)
     m, lo, hi = mean_interval(centers)
     return Estimate(math.exp(m), math.exp(lo), math.exp(hi), len(centers), "paired turns, t over repeats", dropped)
+
+
+def standard_error(est: Estimate) -> tuple[float, int] | None:
+    """The standard error of ln(value) behind a t interval, and its degrees of freedom
+    (n - 1): (ln upper - ln lower) / 2 / t975(n - 1). None without an interval."""
+    if est.value is None or est.lower is None or est.upper is None or est.n < 2 or est.lower <= 0:
+        return None
+    return (math.log(est.upper) - math.log(est.lower)) / 2 / t975(est.n - 1), est.n - 1
+
+
+def between_campaign_sd(campaigns: list[list[Estimate]]) -> dict[str, tuple[float, int]]:
+    """From A/A campaigns (each a list of estimates of a target against a copy of itself, true
+    rQPS 1), per interval method: the standard deviation sd_b of ln rQPS from one campaign to
+    the next that the campaigns' own intervals do not hold, and how many campaigns it rests on.
+
+    Model: a cell's m = ln(rQPS) = the offset its campaign drew (variance sd_b^2, shared by all
+    repeats and server starts of the campaign) + the error its own interval describes
+    (variance se^2, from the interval: standard_error). Estimator: Paule-Mandel with the mean
+    known to be 0, i.e. the sd_b^2 >= 0 at which sum(m^2 / (se^2 + sd_b^2)) equals the number
+    of cells (0 when the offsets are no larger than their intervals explain); cells with tight
+    intervals weigh more, as they should. Assumes one sd_b for every microbenchmark (measured on
+    the VMs dbdrift is developed on, per-test values did no better: bench/README.md) and
+    normal offsets. The offsets of one campaign tend to lean one way across its tests, so
+    the cells are not independent: the campaigns, not the cells, count as its sample size.
+    Cells are grouped by the estimator's method, as an interval from one start leaves out more
+    than one over repeats: a calibration speaks for campaigns run the same way.
+    """
+    cells: dict[str, list[tuple[float, float]]] = {}
+    counted: dict[str, set[int]] = {}
+    for i, campaign in enumerate(campaigns):
+        for est in campaign:
+            se = standard_error(est)
+            if se is not None:
+                cells.setdefault(est.method, []).append((math.log(est.value), se[0]))
+                counted.setdefault(est.method, set()).add(i)
+    return {method: (math.sqrt(_paule_mandel(xs)), len(counted[method])) for method, xs in cells.items()}
+
+
+def _paule_mandel(cells: list[tuple[float, float]]) -> float:
+    """The tau^2 >= 0 with sum(m^2 / (se^2 + tau^2)) = len(cells) (bisection: the sum falls as
+    tau^2 grows, and at tau^2 = mean(m^2) it is at most len(cells))."""
+    def excess(tau2: float) -> float:
+        return sum(m * m / (se * se + tau2) for m, se in cells) - len(cells)
+
+    if not cells or excess(0.0) <= 0:
+        return 0.0
+    lo, hi = 0.0, fmean(m * m for m, _ in cells)
+    for _ in range(200):
+        mid = (lo + hi) / 2
+        lo, hi = (mid, hi) if excess(mid) > 0 else (lo, mid)
+        if hi - lo <= 1e-15:
+            break
+    return (lo + hi) / 2
+
+
+def with_campaign_sd(est: Estimate, sd: float, campaigns: int) -> Estimate:
+    """`est` with a between-campaign component `sd` (of ln rQPS, measured on `campaigns` A/A
+    campaigns, see between_campaign_sd) added to its interval.
+
+    Method: the two errors are independent, so the standard error of ln rQPS becomes
+    sqrt(se^2 + sd^2), and the 95% interval uses Student t with the Welch-Satterthwaite
+    degrees of freedom (se^2 + sd^2)^2 / (se^4 / (n - 1) + sd^4 / campaigns), exponentiated
+    around the same estimate. An estimate without an interval, or sd = 0, is returned as is.
+    """
+    se = standard_error(est)
+    if se is None or sd <= 0 or campaigns < 1:
+        return est
+    (s, df), var = se, se[0] ** 2 + sd ** 2
+    nu = var ** 2 / (s ** 4 / df + sd ** 4 / campaigns)
+    half = t975(max(1, int(nu))) * math.sqrt(var)
+    m = math.log(est.value)
+    return Estimate(est.value, math.exp(m - half), math.exp(m + half), est.n, est.method, est.dropped_intervals, sd)
 
 
 def trimmed_mean(values: list[float], trim: float) -> float:

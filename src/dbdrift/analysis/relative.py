@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from statistics import fmean
 
 from dbdrift.analysis.noise import (STEAL_MAX_PCT, Estimate, IntervalSample, RunSample, relative, throughput,
-                                    verdict)
+                                    verdict, with_campaign_sd)
 
 
 @dataclass(frozen=True)
@@ -83,13 +83,16 @@ def ratio(new: float | None, base: float | None) -> float | None:
 
 def compare(measurements: list[Measurement], targets: list[str], base: str, test_order: list[str],
             chain: bool = False, min_effect: float = 0.02, noisy_half_width: float = 0.05,
-            noise_floor: dict[str, float] | None = None) -> Comparison:
+            noise_floor: dict[str, float] | None = None,
+            campaign_sd: dict[str, tuple[float, int]] | None = None) -> Comparison:
     """Build relative rows in `test_order`, one per (test, threads) that any target ran.
 
     Default: every non-base target against `base`. `chain`: each target against the one
     before it in `targets` (5.6 -> 5.7 -> 8.0 style), base first. Each cell also gets an
     rQPS interval (analysis.noise.relative) and a verdict, whose minimum effect is raised to
-    the test's measured A/A noise floor where `noise_floor` gives one.
+    the test's measured A/A noise floor where `noise_floor` gives one. `campaign_sd` (per
+    interval method, from A/A calibration: analysis.floor.campaign_sd) widens each interval
+    estimated by a method it has by what a whole campaign draws (noise.with_campaign_sd).
     """
     ordered = [base] + [t for t in targets if t != base]
     compared = tuple(ordered[1:])
@@ -105,7 +108,8 @@ def compare(measurements: list[Measurement], targets: list[str], base: str, test
     for test, threads in keys:
         cell = by_cell[(test, threads)]
         effect = max(min_effect, (noise_floor or {}).get(test, 0.0))
-        rows.append(_row(test, threads, groups[test], cell, ordered, compared, references, effect, noisy_half_width))
+        rows.append(_row(test, threads, groups[test], cell, ordered, compared, references, effect, noisy_half_width,
+                         campaign_sd or {}))
     return Comparison(tuple(ordered), base, compared, chain, tuple(rows), min_effect, noisy_half_width, references)
 
 
@@ -113,10 +117,10 @@ def _ok_samples(runs: list[Measurement]) -> list[RunSample]:
     return [m.sample() for m in runs if m.status == "ok" and m.value is not None]
 
 
-def _row(test, threads, group_metric, cell, ordered, compared, references, effect, noisy) -> RelativeRow:
+def _row(test, threads, group_metric, cell, ordered, compared, references, effect, noisy, campaign) -> RelativeRow:
     values = {t: summarize_cell(cell.get(t, [])) for t in ordered}
     samples = {t: _ok_samples(cell.get(t, [])) for t in ordered}
-    estimates = {t: relative(samples[t], samples[references[t]]) for t in compared}
+    estimates = {t: _widened(relative(samples[t], samples[references[t]]), campaign) for t in compared}
     ratios = {t: estimates[t].value if estimates[t].value is not None
               else ratio(values[t].value, values[references[t]].value) for t in compared}
     throughputs = {t: throughput(samples[t]) for t in ordered}
@@ -125,6 +129,11 @@ def _row(test, threads, group_metric, cell, ordered, compared, references, effec
     return RelativeRow(
         test, group_metric[0], threads, group_metric[1], values, ratios, references, estimates,
         {t: verdict(estimates[t], effect, noisy) for t in compared}, throughputs, warnings)
+
+
+def _widened(est: Estimate, campaign: dict[str, tuple[float, int]]) -> Estimate:
+    sd = campaign.get(est.method)
+    return with_campaign_sd(est, *sd) if sd else est
 
 
 def _dropped_note(est: Estimate) -> tuple[str, ...]:

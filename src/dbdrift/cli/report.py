@@ -6,7 +6,7 @@ import json
 import sys
 from pathlib import Path
 
-from dbdrift.analysis.floor import noise_floor
+from dbdrift.analysis.floor import campaign_sd, noise_floor
 from dbdrift.analysis.hardware import metrics_rows
 from dbdrift.analysis.instructions import EventCost, instruction_rows
 from dbdrift.analysis.noise import IntervalSample
@@ -40,8 +40,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--min-effect", type=_percent, default=0.02, metavar="PCT",
                         help="smallest change called a regression or improvement (default 2%%)")
     parser.add_argument("--noise-floor", default="auto", metavar="auto|none|CAMPAIGN",
-                        help="raise each test's minimum effect to the A/A noise measured by `dbdrift calibrate` "
-                             "(auto: the newest calibration in the store, if any)")
+                        help="raise each test's minimum effect to the A/A noise measured by `dbdrift calibrate`, "
+                             "and widen each interval by the between-campaign spread the calibrations measured "
+                             "(auto: the newest calibration's floors and the spread over all calibrations in the "
+                             "store, if any; CAMPAIGN: that one calibration for both)")
     parser.add_argument("--metrics", action="store_true",
                         help="hardware per operation (cpu/o, cs/o, r/o, rKB/o, wKB/o, o/s, CPU µs server/client) "
                              "per test, absolute and relative to the base")
@@ -73,10 +75,11 @@ def build_report(store: Store, campaign: str | None, base: str | None, chain: bo
     targets = store.targets(campaign_id)
     names = [t["name"] for t in targets]
     base_name = base_target(targets, base, row["name"])
-    floors, notes = _floors(store, noise_floor, campaign_id, min_effect, noisy)
+    floors, between, notes = _floors(store, noise_floor, campaign_id, min_effect, noisy)
     measurements = _measurements(store, campaign_id)
     comparison = compare(measurements, names, base_name, report_order({m.test for m in measurements}), chain,
-                         min_effect=min_effect, noisy_half_width=noisy, noise_floor=floors)
+                         min_effect=min_effect, noisy_half_width=noisy, noise_floor=floors, campaign_sd=between)
+    notes += _campaign_sd_note(comparison, between)
     labels = target_labels(targets)
     counted = store.instructions(campaign_id)
     order = report_order({m.test for m in measurements} | {r["test"] for r in counted})
@@ -132,25 +135,45 @@ def _measurements(store: Store, campaign_id: int) -> list[Measurement]:
 
 
 def _floors(store: Store, choice: str, campaign_id: int, min_effect: float,
-            noisy: float) -> tuple[dict[str, float], tuple[str, ...]]:
-    """Per-test A/A noise floors from a calibration campaign, and a note saying which one."""
+            noisy: float) -> tuple[dict[str, float], dict[str, tuple[float, int]], tuple[str, ...]]:
+    """Per-test A/A noise floors from the newest calibration campaign (or the one named), the
+    between-campaign sd per interval method from every calibration campaign of the store (or
+    the one named), and a note saying which."""
     if choice == "none":
-        return {}, ()
-    aa_id = store.latest_calibration_id() if choice == "auto" else store.latest_campaign_id(choice)
-    if aa_id is None:
-        if choice == "auto":
-            return {}, ()
-        raise UserError(f"--noise-floor {choice}: no such campaign in {store.path}",
-                        "run `dbdrift calibrate CAMPAIGN.toml` first, or pass --noise-floor none")
-    if aa_id == campaign_id:
-        return {}, ()
-    aa = store.campaign(aa_id)
-    names = [t["name"] for t in store.targets(aa_id)]
-    measurements = _measurements(store, aa_id)
-    comparison = compare(measurements, names, names[0], sorted({m.test for m in measurements}),
-                         min_effect=min_effect, noisy_half_width=noisy)
-    floors = noise_floor(comparison)
-    return floors, (f"noise floor: A/A campaign {aa['name']} (#{aa_id}, {aa['created_at']}) for {len(floors)} tests",)
+        return {}, {}, ()
+    if choice == "auto":
+        aa_ids = [i for i in store.calibration_ids() if i != campaign_id]
+    else:
+        named = store.latest_campaign_id(choice)
+        if named is None:
+            raise UserError(f"--noise-floor {choice}: no such campaign in {store.path}",
+                            "run `dbdrift calibrate CAMPAIGN.toml` first, or pass --noise-floor none")
+        aa_ids = [named] if named != campaign_id else []
+    if not aa_ids:
+        return {}, {}, ()
+    comparisons = []
+    for aa_id in aa_ids:
+        names = [t["name"] for t in store.targets(aa_id)]
+        measurements = _measurements(store, aa_id)
+        comparisons.append(compare(measurements, names, names[0], sorted({m.test for m in measurements}),
+                                   min_effect=min_effect, noisy_half_width=noisy))
+    floors = noise_floor(comparisons[0])
+    aa = store.campaign(aa_ids[0])
+    return floors, campaign_sd(comparisons), (
+        f"noise floor: A/A campaign {aa['name']} (#{aa_ids[0]}, {aa['created_at']}) for {len(floors)} tests",)
+
+
+def _campaign_sd_note(comparison, between: dict[str, tuple[float, int]]) -> tuple[str, ...]:
+    """Say by how much the intervals were widened for what a whole campaign draws, or that
+    the calibration could not say it for the way these intervals were estimated."""
+    methods = {e.method for row in comparison.rows for e in row.estimates.values() if e.lower is not None}
+    used = sorted(m for m in methods if m in between)
+    notes = tuple(f"intervals ({m}) include a between-campaign sd of {between[m][0]:.2%} measured on "
+                  f"{between[m][1]} A/A calibration campaign(s)" for m in used)
+    if between and methods - set(used):
+        notes += (f"intervals ({', '.join(sorted(methods - set(used)))}) have no between-campaign part: no A/A "
+                  "calibration was estimated that way; calibrate with this campaign's repeats and restart",)
+    return notes
 
 
 def measurement(store: Store, run, table_rows: int) -> Measurement:

@@ -132,7 +132,8 @@ def _cell_title(row, target: str, verdict: str) -> str:
         why = "no successful run on one side" if row.ratios.get(target) is None else "too few samples"
         return f"no interval: {why}, so no 95% interval and no verdict ({target} / {ref})"
     interval = f"[{est.lower:.3f}, {est.upper:.3f}]" if est and est.lower is not None else "[-]"
-    how = f"{est.method}, n={est.n}" if est else "no estimate"
+    how = (f"{est.method}, n={est.n}" + (f", + between-campaign sd {est.campaign_sd:.2%}" if est.campaign_sd else "")
+           if est else "no estimate")
     if verdict == "too noisy":
         return (f"too noisy: the 95% interval {interval} ({how}) is too wide to tell a change of the minimum "
                 f"effect from none; rerun with longer runs or on a quieter host ({target} / {ref})")

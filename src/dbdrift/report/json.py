@@ -27,6 +27,7 @@ def render_json(data: ReportData) -> str:
                         "upper": _round(est.upper if est else None, 4),
                         "verdict": row.verdicts.get(target), "method": est.method if est else None,
                         "samples": est.n if est else None,
+                        "campaign_sd": _round(est.campaign_sd if est else None, 5),
                         "runs": cell.runs, "failed": cell.failed, "warnings": list(row.warnings.get(target, ())),
                     })
     summaries = [

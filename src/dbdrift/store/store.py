@@ -129,10 +129,13 @@ class Store:
         return int(row[0]) if row else None
 
     def latest_calibration_id(self) -> int | None:
-        for row in self.db.execute("SELECT id, spec_json FROM campaigns ORDER BY id DESC"):
-            if json.loads(row[1]).get("calibration"):
-                return int(row[0])
-        return None
+        ids = self.calibration_ids()
+        return ids[0] if ids else None
+
+    def calibration_ids(self) -> list[int]:
+        """The A/A calibration campaigns (`dbdrift calibrate`), newest first."""
+        return [int(row[0]) for row in self.db.execute("SELECT id, spec_json FROM campaigns ORDER BY id DESC")
+                if json.loads(row[1]).get("calibration")]
 
     def ensure_target(self, campaign_id: int, name: str, engine: str, position: int, is_base: bool,
                       spec: dict) -> int:

@@ -1,0 +1,114 @@
+"""A/A coverage with the between-campaign part: do intervals widened by what earlier A/A
+campaigns measured hold 1.0 in later ones?
+
+    .venv/bin/python bench/aa_coverage.py [STORE.db ...]      (default: bench/out/noise-*.db)
+
+Reads stored campaigns of bench/noise.py (targets `a` and a second server: A/A when it is not
+named `planted`). For each A/A campaign, in the order they were run, the between-campaign sd
+is measured on the A/A campaigns run before it (analysis.noise.between_campaign_sd, per
+interval method, as `dbdrift report` does with the calibrations of a store), and its cells'
+intervals are widened by it (with_campaign_sd); a second figure measures it on all the other
+A/A campaigns (leave one out). Planted campaigns are widened by the sd of every A/A campaign
+before them. Prints per campaign and in total: cells whose interval holds 1.0 as measured and
+as widened, and planted cells called a regression as measured and as widened.
+"""
+from __future__ import annotations
+
+import argparse
+import sqlite3
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
+
+from dbdrift.analysis.noise import Estimate, between_campaign_sd, verdict, with_campaign_sd  # noqa: E402
+from dbdrift.cli.report import build_report  # noqa: E402
+from dbdrift.store.store import Store  # noqa: E402
+
+OUT = Path(__file__).resolve().parent / "out"
+
+
+@dataclass
+class Campaign:
+    label: str
+    created: str
+    planted: bool
+    cells: list[tuple[str, Estimate]]  # (test, rQPS estimate of the second server against `a`)
+
+
+def load(paths: list[Path]) -> list[Campaign]:
+    found = []
+    for path in paths:
+        db = sqlite3.connect(path)
+        rows = db.execute("SELECT c.id, c.name, c.created_at, group_concat(t.name) FROM campaigns c "
+                          "JOIN targets t ON t.campaign_id = c.id GROUP BY c.id").fetchall()
+        db.close()
+        store = Store(path)
+        for cid, name, created, targets in rows:
+            names = set(targets.split(","))
+            if "a" not in names or len(names) != 2:
+                continue
+            report = build_report(store, str(cid), "a", False, noise_floor="none")
+            other = next(n for n in names if n != "a")
+            cells = [(row.test, row.estimates[other]) for row in report.comparison.rows
+                     if row.estimates.get(other) is not None and row.estimates[other].lower is not None]
+            if cells:
+                found.append(Campaign(f"{path.stem}:{name}", created, other == "planted", cells))
+    return sorted(found, key=lambda c: c.created)
+
+
+def widened(cells, calibration: list[Campaign]):
+    sd = between_campaign_sd([[est for _, est in c.cells] for c in calibration])
+    return [(test, with_campaign_sd(est, *sd[est.method]) if est.method in sd else est) for test, est in cells], sd
+
+
+def holds(est: Estimate) -> bool:
+    return est.lower <= 1.0 <= est.upper
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("stores", nargs="*", type=Path)
+    args = parser.parse_args()
+    campaigns = load(args.stores or sorted(OUT.glob("noise-*.db")))
+    aa = [c for c in campaigns if not c.planted]
+    totals = {"plain": [0, 0], "before": [0, 0], "loo": [0, 0], "planted": [0, 0], "planted_wide": [0, 0]}
+    print(f"{'campaign':40s} {'cells':>5s} {'sd before':>9s} {'holds 1.0':>9s} {'widened':>8s} {'leave-one-out':>13s}")
+    for c in campaigns:
+        before = [o for o in aa if o.created < c.created]
+        wide, sd = widened(c.cells, before)
+        method = c.cells[0][1].method
+        shown = f"{sd[method][0]:.2%}" if method in sd else "-"
+        if c.planted:
+            plain = sum(verdict(e) == "regression" for _, e in c.cells)
+            calls = sum(verdict(e) == "regression" for _, e in wide)
+            totals["planted"][0] += plain
+            totals["planted_wide"][0] += calls
+            totals["planted"][1] += len(c.cells)
+            totals["planted_wide"][1] += len(c.cells) if before else 0
+            print(f"{c.label:40s} {len(c.cells):5d} {shown:>9s}  planted: {plain}/{len(c.cells)} regression, "
+                  f"widened {calls if before else '-'}/{len(c.cells)}")
+            continue
+        loo, _ = widened(c.cells, [o for o in aa if o is not c])
+        h_plain, h_before, h_loo = (sum(holds(e) for _, e in cells) for cells in (c.cells, wide, loo))
+        n = len(c.cells)
+        for key, h, counted in (("plain", h_plain, True), ("before", h_before, bool(before)), ("loo", h_loo, True)):
+            if counted:
+                totals[key][0] += h
+                totals[key][1] += n
+        misses = ", ".join(f"{t} {e.value:.3f} [{e.lower:.3f}, {e.upper:.3f}]" for t, e in wide if not holds(e))
+        print(f"{c.label:40s} {n:5d} {shown:>9s} {h_plain:>5d}/{n:<3d} {(f'{h_before}/{n}' if before else '-'):>8s} "
+              f"{h_loo:>9d}/{n:<3d} {misses}")
+
+    def share(key):
+        h, n = totals[key]
+        return f"{h}/{n} = {h / n:.0%}" if n else "-"
+    print(f"\nA/A intervals holding 1.0: as measured {share('plain')}; widened by the sd of earlier A/A campaigns "
+          f"{share('before')}; by all the others {share('loo')}")
+    print(f"planted cells called a regression: as measured {share('planted')}; widened {share('planted_wide')}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
