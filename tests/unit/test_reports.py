@@ -1,10 +1,12 @@
 """Every report format against a golden file built from a small stored campaign."""
 import json
+import math
 import os
 from pathlib import Path
 
 import pytest
 
+from dbdrift.analysis.noise import t975
 from dbdrift.cli.report import build_report, render
 from dbdrift.store.store import InstructionRecord, RunRecord, Store
 
@@ -133,16 +135,19 @@ def test_text_colors_regressions_red_and_improvements_green(store):
     assert red.startswith("\x1b[31m0.95 [") and green.strip().startswith("\x1b[32m1.07 [")
 
 
-def _turn_store(path: Path, repeats: int, spec: dict) -> Store:
-    """Two targets that took turns (intervals with rounds) on point-query, `repeats` runs each."""
-    store = Store(path)
-    cid = store.add_campaign("turns", {"name": "turns", "rows": TABLE_ROWS, **spec}, {"cpus": 2}, "0.1.0")
-    for pos, name in enumerate(("a", "b")):
-        tid = store.ensure_target(cid, name, "postgres", pos, pos == 0, {"name": name})
+def _turn_store(path: Path, repeats: int, spec: dict, store: Store | None = None, name: str = "turns",
+                targets: tuple[str, str] = ("a", "b"), second: float = 1.0) -> Store:
+    """Two targets that took turns (intervals with rounds) on point-query, `repeats` runs each
+    (added to `store` when given); the second target's events are scaled by `second`."""
+    store = store or Store(path)
+    cid = store.add_campaign(name, {"name": name, "rows": TABLE_ROWS, **spec}, {"cpus": 2}, "0.1.0")
+    for pos, target in enumerate(targets):
+        tid = store.ensure_target(cid, target, "postgres", pos, pos == 0, {"name": target})
         for r in range(repeats):
+            events = [round((200 + (i + r + pos) % 7) * (second if pos else 1.0)) for i in range(100)]
             turns = [{"index": 2 * i + pos, "round": i, "start_s": i * 0.02, "end_s": i * 0.02 + 0.01,
-                      "events": 200 + (i + r + pos) % 7, "statements": 200 + (i + r + pos) % 7, "rows": 0,
-                      "errors": {}, "latency_us": {}, "steal_pct": 0.0} for i in range(100)]
+                      "events": e, "statements": e, "rows": 0, "errors": {}, "latency_us": {}, "steal_pct": 0.0}
+                     for i, e in enumerate(events)]
             store.add_run(tid, RunRecord(test="point-query", test_group="point", threads=1, repeat=r, status="ok",
                                          warmup_s=1, duration_s=1, metric="qps", driver_spec={}, value=20000.0,
                                          intervals=turns))
@@ -164,3 +169,27 @@ def test_the_report_says_when_its_intervals_leave_out_what_a_server_start_draws(
     assert methods == {"paired turns, trimmed batch means" if repeats == 1 else "paired turns, t over repeats"}
     said = [n for n in data.notes if n.startswith("intervals:")]
     assert ([n[:len(note)] for n in said] == [note]) if note else said == []
+
+
+def test_a_calibration_widens_intervals_estimated_its_way_and_the_report_says_by_how_much(tmp_path):
+    store = _turn_store(tmp_path / "t.db", 1, {"repeats": 1, "calibration": True}, name="calibrate-a",
+                        targets=("a", "a-aa"), second=1.03)  # an A/A campaign that drew a 3% offset
+    _turn_store(tmp_path / "t.db", 1, {"repeats": 1}, store=store)
+    try:
+        aa = build_report(store, "calibrate-a", None, False, noise_floor="none").comparison.rows[0].estimates["a-aa"]
+        plain = build_report(store, "turns", None, False, noise_floor="none")
+        wide = build_report(store, "turns", None, False, noise_floor="auto")
+    finally:
+        store.close()
+    p, w = plain.comparison.rows[0].estimates["b"], wide.comparison.rows[0].estimates["b"]
+    assert p.campaign_sd is None and w.value == p.value
+    # one A/A cell: its offset squared less its own variance
+    m, se = math.log(aa.value), (math.log(aa.upper) - math.log(aa.lower)) / 2 / t975(aa.n - 1)
+    assert 1.02 < aa.value < 1.04 and w.campaign_sd == pytest.approx(math.sqrt(m * m - se * se), rel=1e-6)
+    assert w.lower < p.lower and w.upper > p.upper and w.lower < 0.97 and w.upper > 1.03
+    assert [n for n in wide.notes if "between-campaign" in n] == [
+        f"intervals (paired turns, trimmed batch means) include a between-campaign sd of {w.campaign_sd:.2%} "
+        "measured on 1 A/A calibration campaign(s)"]
+    # the calibration holds what one start draws, so the report no longer says it is left out
+    assert any(n.startswith("intervals: one start") for n in plain.notes)
+    assert not any(n.startswith("intervals: one start") for n in wide.notes)
