@@ -281,7 +281,10 @@ def test_interleaved_targets_take_turns_in_one_run_and_get_paired_intervals_and_
     assert sum(events for _, _, _, events in turns["pg17"]) == stored[0]["events"]
     doc = json.loads(result.stdout)
     row = next(r for r in doc["rows"] if r["test"] == "point-query" and r["target"] == "pg18")
-    assert row["method"] == "paired turns, trimmed batch means" and row["samples"] == 20
+    # 20 batches of pairs, fewer when pairs in seconds of host steal (> 10%) were left out
+    steal = {name: {rnd: st for _, rnd, st, _ in t} for name, t in turns.items()}
+    calm = sum(max(steal["pg17"][k], steal["pg18"][k]) <= 10 for k in steal["pg17"]) or 150
+    assert row["method"] == "paired turns, trimmed batch means" and row["samples"] == min(20, calm // 4)
     assert row["lower"] <= row["rqps"] <= row["upper"]
     assert any(n.startswith("intervals: one start of each server per test") for n in doc["notes"])
     assert row["verdict"] in ("regression", "improvement", "no significant change", "too noisy")
