@@ -220,17 +220,9 @@ def paired_turns(new: list[RunSample], base: list[RunSample], steal_max_pct: flo
     if len(repeats) >= MIN_BATCHES:
         # steal is left out within each repeat, never a whole repeat: the repeats are the
         # design's samples, and a run short enough to sit in one stolen second would vanish
-        by_repeat, dropped = [], 0
-        for rep in repeats:
-            mine = [k for k in keys if k[0] == rep]
-            calm = [k for k in mine if _calm(a[k], steal_max_pct) and _calm(b[k], steal_max_pct)]
-            dropped += len(mine) - len(calm) if calm else 0
-            by_repeat.append([math.log(a[k].value / b[k].value) for k in calm or mine])
-        return over_repeats(by_repeat, trim, dropped)
-    calm = [k for k in keys if _calm(a[k], steal_max_pct) and _calm(b[k], steal_max_pct)]
-    dropped = len(keys) - len(calm) if calm else 0
-    keys = calm or keys
-    logs = [math.log(a[k].value / b[k].value) for k in keys]
+        per_repeat = [_calm_logs([k for k in keys if k[0] == rep], a, b, steal_max_pct) for rep in repeats]
+        return over_repeats([logs for logs, _ in per_repeat], trim, sum(d for _, d in per_repeat))
+    logs, dropped = _calm_logs(keys, a, b, steal_max_pct)
     center = trimmed_mean(logs, trim)
     batches = min(TURN_BATCHES, len(logs) // 4)
     if batches < MIN_BATCHES:
@@ -360,6 +352,13 @@ def _turns_by_key(runs: list[RunSample]) -> dict[tuple[int, int], IntervalSample
                 return None
             out[(run.round, iv.round)] = iv
     return out or None
+
+
+def _calm_logs(keys: list[tuple[int, int]], a: dict, b: dict, steal_max_pct: float) -> tuple[list[float], int]:
+    """d = ln(a/b) of the pairs `keys` whose turns both lie in calm seconds (all of them if
+    none do), and how many were left out."""
+    calm = [k for k in keys if _calm(a[k], steal_max_pct) and _calm(b[k], steal_max_pct)]
+    return [math.log(a[k].value / b[k].value) for k in calm or keys], (len(keys) - len(calm) if calm else 0)
 
 
 def _calm(iv: IntervalSample, steal_max_pct: float) -> bool:

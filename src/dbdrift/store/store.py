@@ -128,10 +128,6 @@ class Store:
                                   (name,)).fetchone()
         return int(row[0]) if row else None
 
-    def latest_calibration_id(self) -> int | None:
-        ids = self.calibration_ids()
-        return ids[0] if ids else None
-
     def calibration_ids(self) -> list[int]:
         """The A/A calibration campaigns (`dbdrift calibrate`), newest first."""
         return [int(row[0]) for row in self.db.execute("SELECT id, spec_json FROM campaigns ORDER BY id DESC")
