@@ -17,6 +17,7 @@ The planted campaign also counts instructions per event under callgrind (unless
                                      [--slice 0.01] [--tests ...] [--rows 200000]
                                      [--version 17.10] [--only aa|planted] [--campaigns N]
                                      [--cpus auto|shared] [--busy N] [--swap] [--aa-name a2]
+                                     [--settings JSON] [--calibration STORE.db ...]
 """
 from __future__ import annotations
 
@@ -50,11 +51,14 @@ DEFAULT_PLANTED = {"shared_preload_libraries": "pg_stat_statements,auto_explain"
 
 
 def campaign_toml(name: str, args: argparse.Namespace, planted: dict[str, str] | None) -> str:
-    second = planted or {}
-    settings = ", ".join(f'"{k}" = "{v}"' for k, v in second.items())
-    base = ["[[targets]]", 'name = "a"', f'version = "{args.version}"', "base = true"]
+    both = json.loads(args.settings)
+
+    def table(settings: dict[str, str]) -> str:
+        return "settings = { " + ", ".join(f'"{k}" = "{v}"' for k, v in settings.items()) + " }"
+
+    base = ["[[targets]]", 'name = "a"', f'version = "{args.version}"', "base = true", table(both)]
     other = ["[[targets]]", f'name = "{"planted" if planted else args.aa_name}"', f'version = "{args.version}"',
-             f"settings = {{ {settings} }}"]
+             table({**both, **(planted or {})})]
     return "\n".join([
         f'name = "{name}"', "tables = 1", f"rows = {args.rows}", "threads = [1]",
         "warmup_s = 2", f"read_s = {args.seconds}", f"write_s = {args.seconds}",
@@ -180,6 +184,8 @@ def main() -> int:
     parser.add_argument("--swap", action="store_true",
                         help="list the second server first: it starts, loads, settles and takes its turns "
                              "first (the base stays a)")
+    parser.add_argument("--settings", default="{}",
+                        help="JSON object of settings for both servers (e.g. huge pages), under the planted ones")
     parser.add_argument("--calibration", nargs="*", type=Path,
                         help="stores of earlier A/A campaigns whose between-campaign sd widens this run's intervals "
                              "in the summary (default: every other bench/out/noise-*.db)")
@@ -194,7 +200,8 @@ def main() -> int:
     out(f"noise benchmark: postgres {args.version}, {args.rows:,} rows, {len(args.tests)} tests, "
         f"{args.repeats} x {args.seconds:g} s per target per test (restart {args.restart}) in turns of "
         f"{args.slice:g} s, cpus {args.cpus}, "
-        f"{args.busy} busy neighbours{', second server listed first' if args.swap else ''}; planted: {planted}")
+        f"{args.busy} busy neighbours{', second server listed first' if args.swap else ''}; "
+        f"both servers: {json.loads(args.settings)}; planted: {planted}")
     results: dict[str, tuple[list, float, dict]] = {}
     spreads: list[float] = []  # per cell: standard deviation of its per-start rQPS
     for n in range(args.campaigns):

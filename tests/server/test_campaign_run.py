@@ -308,6 +308,7 @@ def test_calibrate_stores_an_aa_campaign_whose_noise_floor_later_reports_use(tmp
     doc = json.loads(result.stdout)
     note = next(n for n in doc["notes"] if n.startswith("intervals (paired turns, trimmed batch means) include"))
     assert note.endswith("measured on 1 A/A calibration campaign(s)")
+    assert any(n.startswith("a between-campaign sd from 1 calibration(s) is uncertain") for n in doc["notes"])
     sd = float(note.split("sd of ")[1].split("%")[0]) / 100
     wide = next(r for r in doc["rows"] if r["target"] == "pg17-aa")
     plain = next(r for r in json.loads(dbdrift("report", "--store", store, "--format", "json", "--noise-floor",

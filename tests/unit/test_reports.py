@@ -189,7 +189,28 @@ def test_a_calibration_widens_intervals_estimated_its_way_and_the_report_says_by
     assert w.lower < p.lower and w.upper > p.upper and w.lower < 0.97 and w.upper > 1.03
     assert [n for n in wide.notes if "between-campaign" in n] == [
         f"intervals (paired turns, trimmed batch means) include a between-campaign sd of {w.campaign_sd:.2%} "
-        "measured on 1 A/A calibration campaign(s)"]
+        "measured on 1 A/A calibration campaign(s)",
+        "a between-campaign sd from 1 calibration(s) is uncertain (each campaign draws one offset; it settles "
+        "after about 3): run `dbdrift calibrate` with this campaign's file again at other times"]
     # the calibration holds what one start draws, so the report no longer says it is left out
     assert any(n.startswith("intervals: one start") for n in plain.notes)
     assert not any(n.startswith("intervals: one start") for n in wide.notes)
+
+
+def test_three_calibrations_are_enough_for_the_report_not_to_call_their_sd_uncertain(tmp_path):
+    store = None
+    for n, offset in enumerate((1.03, 0.98, 1.01)):
+        store = _turn_store(tmp_path / "t.db", 1, {"repeats": 1, "calibration": True}, store=store,
+                            name=f"calibrate-{n}", targets=("a", "a-aa"), second=offset)
+    _turn_store(tmp_path / "t.db", 1, {"repeats": 1}, store=store)
+    try:
+        notes = [n for n in build_report(store, "turns", None, False, noise_floor="auto").notes
+                 if "between-campaign" in n]
+        fewer = [n for n in build_report(store, "calibrate-2", None, False, noise_floor="auto").notes
+                 if "between-campaign" in n]
+    finally:
+        store.close()
+    assert len(notes) == 1 and notes[0].endswith("measured on 3 A/A calibration campaign(s)")
+    # a calibration's own report leaves itself out: two remain, and the report says that is few
+    assert fewer[0].endswith("measured on 2 A/A calibration campaign(s)")
+    assert fewer[1].startswith("a between-campaign sd from 2 calibration(s) is uncertain")

@@ -27,6 +27,9 @@ from dbdrift.report.text import render_text
 from dbdrift.store.store import Store
 
 FORMATS = ("text", "markdown", "csv", "json", "html")
+# Below this many A/A calibrations the between-campaign sd is mostly luck (measured on the VMs
+# dbdrift is developed on: bench/README.md, "Intervals widened by the between-campaign sd").
+FEW_CALIBRATIONS = 3
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -171,6 +174,11 @@ def _campaign_sd_note(comparison, between: dict[str, tuple[float, int]]) -> tupl
     used = sorted(m for m in methods if m in between)
     notes = tuple(f"intervals ({m}) include a between-campaign sd of {between[m][0]:.2%} measured on "
                   f"{between[m][1]} A/A calibration campaign(s)" for m in used)
+    few = min((between[m][1] for m in used), default=FEW_CALIBRATIONS)
+    if few < FEW_CALIBRATIONS:
+        notes += (f"a between-campaign sd from {few} calibration(s) is uncertain (each campaign draws one offset; "
+                  f"it settles after about {FEW_CALIBRATIONS}): run `dbdrift calibrate` with this campaign's file "
+                  "again at other times",)
     if between and methods - set(used):
         notes += (f"intervals ({', '.join(sorted(methods - set(used)))}) have no between-campaign part: no A/A "
                   "calibration was estimated that way; calibrate with this campaign's repeats and restart",)
