@@ -156,10 +156,12 @@ def _turn_store(path: Path, repeats: int, spec: dict, store: Store | None = None
 
 @pytest.mark.parametrize("repeats, spec, note", [
     (1, {"repeats": 1}, "intervals: one start of each server per test"),
-    (3, {"repeats": 3, "restart": "repeat"}, None),
+    (3, {"repeats": 3, "restart": "repeat"}, "intervals: over this campaign's server starts only"),
+    (3, {"repeats": 3, "restart": "repeat", "calibration": True}, None),
     (3, {"repeats": 3, "restart": "never"}, 'intervals: restart = "never"'),
 ])
-def test_the_report_says_when_its_intervals_leave_out_what_a_server_start_draws(tmp_path, repeats, spec, note):
+def test_the_report_says_when_its_intervals_leave_out_what_a_server_start_or_a_campaign_draws(tmp_path, repeats,
+                                                                                              spec, note):
     store = _turn_store(tmp_path / "t.db", repeats, spec)
     try:
         data = build_report(store, None, None, False)
@@ -214,3 +216,20 @@ def test_three_calibrations_are_enough_for_the_report_not_to_call_their_sd_uncer
     # a calibration's own report leaves itself out: two remain, and the report says that is few
     assert fewer[0].endswith("measured on 2 A/A calibration campaign(s)")
     assert fewer[1].startswith("a between-campaign sd from 2 calibration(s) is uncertain")
+
+
+def test_intervals_over_repeats_widened_by_calibrations_carry_no_note_that_a_campaign_offset_is_left_out(tmp_path):
+    store = None
+    for n in range(3):
+        store = _turn_store(tmp_path / "t.db", 3, {"repeats": 3, "restart": "repeat", "calibration": True},
+                            store=store, name=f"calibrate-{n}", targets=("a", "a-aa"))
+    _turn_store(tmp_path / "t.db", 3, {"repeats": 3, "restart": "repeat"}, store=store)
+    try:
+        auto = build_report(store, "turns", None, False, noise_floor="auto").notes
+        none = build_report(store, "turns", None, False, noise_floor="none").notes
+    finally:
+        store.close()
+    assert any(n.startswith("intervals (paired turns, t over repeats) include a between-campaign sd of")
+               for n in auto)
+    assert not any(n.startswith("intervals:") for n in auto)
+    assert any(n.startswith("intervals: over this campaign's server starts only") for n in none)

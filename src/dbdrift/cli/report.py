@@ -87,7 +87,7 @@ def build_report(store: Store, campaign: str | None, base: str | None, chain: bo
     counted = store.instructions(campaign_id)
     order = report_order({m.test for m in measurements} | {r["test"] for r in counted})
     host = json.loads(row["host_json"])
-    notes += _interval_notes(comparison, json.loads(row["spec_json"])) + _host_notes(host)
+    notes += _interval_notes(comparison, json.loads(row["spec_json"]), between) + _host_notes(host)
     references = comparison.references
     return ReportData(row["name"], comparison, tuple(summarize_groups(comparison, list(GROUPS))), labels,
                       GROUPS, GROUP_TITLES, notes,
@@ -115,16 +115,21 @@ def _instructions(counted, references: dict[str, str], order: list[str]):
     return instruction_rows(counts, references, order)
 
 
-def _interval_notes(comparison, spec: dict) -> tuple[str, ...]:
-    """Say when the rQPS intervals do not include what each server start draws (README: Noise)."""
-    # a calibration's between-campaign sd (campaign_sd) holds what a start draws as well
-    methods = {e.method for row in comparison.rows for e in row.estimates.values() if e.campaign_sd is None}
+def _interval_notes(comparison, spec: dict, between: dict[str, tuple[float, int]]) -> tuple[str, ...]:
+    """Say when the rQPS intervals do not include what each server start draws, or what each
+    campaign draws (README: Noise)."""
+    # a calibration's between-campaign sd holds what a start draws as well
+    methods = {e.method for row in comparison.rows for e in row.estimates.values()} - set(between)
     if any(m.startswith("paired turns") and "repeats" not in m for m in methods):
         return ("intervals: one start of each server per test; the offset a start draws (up to ~2% on small "
                 'VMs) is not in them: repeats >= 3 with restart = "repeat" or "reload" put it in',)
     if spec.get("restart") == "never" and spec.get("repeats", 1) > 1 and methods:
         return ('intervals: restart = "never", so all repeats ran on one start of each server and the offset a '
                 "start draws is not in them",)
+    if "paired turns, t over repeats" in methods and not spec.get("calibration"):
+        return ("intervals: over this campaign's server starts only; the offset a whole campaign draws (an sd of "
+                "about 0.5% on small VMs) is not in them: run `dbdrift calibrate` with this campaign's file three "
+                "times or more, at different times, and reports put it in",)
     return ()
 
 
