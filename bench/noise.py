@@ -18,6 +18,13 @@ The planted campaign also counts instructions per event under callgrind (unless
                                      [--version 17.10] [--only aa|planted] [--campaigns N]
                                      [--cpus auto|shared] [--busy N] [--swap] [--aa-name a2]
                                      [--settings JSON] [--calibration STORE.db ...]
+                                     [--calibrations K]
+
+With --calibrations K the store first gets K `dbdrift calibrate` campaigns of the A/A file
+(target a against a copy of itself), and every cell is also shown as `dbdrift report` gives
+it with those calibrations (--noise-floor auto: intervals widened by the between-campaign sd
+they measured, verdicts held to the newest one's floors): the figures a user of a fresh host
+gets who calibrates K times before comparing.
 """
 from __future__ import annotations
 
@@ -72,7 +79,7 @@ def campaign_toml(name: str, args: argparse.Namespace, planted: dict[str, str] |
 def run_campaign(name: str, args: argparse.Namespace, planted, store: Path, out: Output,
                  count: bool) -> tuple[dict, float]:
     """Run the campaign (and, with `count`, its instruction counts after it); returns its JSON
-    report and the seconds of its timed part only."""
+    report without calibrations and the seconds of its timed part only."""
     path = OUT_DIR / f"{name}.toml"
     path.write_text(campaign_toml(name, args, planted))
     started = time.monotonic()
@@ -87,9 +94,31 @@ def run_campaign(name: str, args: argparse.Namespace, planted, store: Path, out:
     if result.returncode != 0:
         out(result.stderr[-3000:])
         raise SystemExit(f"error: campaign {name} failed (exit {result.returncode})")
+    return json_report(store, name, "none"), elapsed
+
+
+def json_report(store: Path, name: str, noise_floor: str) -> dict:
     report = subprocess.run([sys.executable, "-m", "dbdrift", "report", "--store", str(store), "--campaign", name,
-                             "--format", "json", "--noise-floor", "none"], capture_output=True, text=True, check=True)
-    return json.loads(report.stdout), elapsed
+                             "--format", "json", "--noise-floor", noise_floor], capture_output=True, text=True,
+                            check=True)
+    return json.loads(report.stdout)
+
+
+def calibrate(args: argparse.Namespace, stamp: str, store: Path, out: Output) -> float:
+    """Store args.calibrations A/A calibrations (`dbdrift calibrate`) of the A/A campaign file;
+    returns their minutes per calibration per target per test."""
+    path = OUT_DIR / f"noise-calibrate-{stamp}.toml"
+    path.write_text(campaign_toml(f"noise-calibrate-{stamp}", args, None))
+    started = time.monotonic()
+    for n in range(args.calibrations):
+        with neighbours(args.busy):
+            result = subprocess.run([sys.executable, "-m", "dbdrift", "calibrate", str(path), "--store", str(store),
+                                     "--no-report"], capture_output=True, text=True)
+        if result.returncode != 0:
+            out(result.stderr[-3000:])
+            raise SystemExit(f"error: calibration {n + 1} failed (exit {result.returncode})")
+        out(f"calibration {n + 1}/{args.calibrations} stored ({(time.monotonic() - started) / 60:.1f} min so far)")
+    return (time.monotonic() - started) / 60 / args.calibrations / 2 / len(args.tests)
 
 
 def per_start(store: Path, name: str, target: str) -> dict[str, list[float]]:
@@ -159,6 +188,23 @@ def calibrated(out: Output, store: Path, calibration: list[Path] | None) -> None
             out(f"  {c.label} widened by sd {shown}: {held}/{len(wide)} intervals hold 1.0")
 
 
+def as_reported(out: Output, reported: dict[str, list[dict]], calibrations: int, minutes: float) -> None:
+    """The goal figures again, from the report `dbdrift report` gives with the calibrations."""
+    out(f"  as `dbdrift report` gives them after {calibrations} calibration(s) in the store "
+        f"({minutes:.2f} min per target per microbenchmark each):")
+    for kind, rows in reported.items():
+        sd = sorted({r["campaign_sd"] for r in rows if r.get("campaign_sd") is not None})
+        widened = f"between-campaign sd {', '.join(f'{v:.2%}' for v in sd)}" if sd else "no between-campaign sd added"
+        if kind == "aa":
+            held = [r for r in rows if r["lower"] is not None and r["lower"] <= 1.0 <= r["upper"]]
+            out(f"    A/A cells whose interval holds 1.0: {len(held)}/{len(rows)} = {len(held) / len(rows):.0%} "
+                f"({widened})")
+        else:
+            called = [r for r in rows if r["verdict"] == "regression"]
+            out(f"    planted cells called a regression: {len(called)}/{len(rows)} = {len(called) / len(rows):.0%} "
+                f"({widened})")
+
+
 def _f(value) -> str:
     return f"{value:6.3f}" if value is not None else "     -"
 
@@ -189,6 +235,9 @@ def main() -> int:
     parser.add_argument("--calibration", nargs="*", type=Path,
                         help="stores of earlier A/A campaigns whose between-campaign sd widens this run's intervals "
                              "in the summary (default: every other bench/out/noise-*.db)")
+    parser.add_argument("--calibrations", type=int, default=0,
+                        help="first store this many `dbdrift calibrate` campaigns of the A/A file, then also count "
+                             "every cell as `dbdrift report` gives it with them")
     parser.add_argument("--no-instructions", action="store_true", help="do not size the planted cells with callgrind")
     parser.add_argument("--planted", default=json.dumps(DEFAULT_PLANTED),
                         help="JSON object of settings for the second server of the planted campaign")
@@ -203,6 +252,8 @@ def main() -> int:
         f"{args.busy} busy neighbours{', second server listed first' if args.swap else ''}; "
         f"both servers: {json.loads(args.settings)}; planted: {planted}")
     results: dict[str, tuple[list, float, dict]] = {}
+    reported: dict[str, list[dict]] = {}  # as `dbdrift report` gives them with the calibrations
+    per_calibration = calibrate(args, stamp, store, out) if args.calibrations else None
     spreads: list[float] = []  # per cell: standard deviation of its per-start rQPS
     for n in range(args.campaigns):
         for kind in ("aa", "planted"):
@@ -216,6 +267,8 @@ def main() -> int:
             starts = per_start(store, name, target)
             spreads += [statistics.stdev(v) for v in starts.values() if len(v) > 1]
             rows, instr = cells(doc, target), instruction_ratios(doc, target)
+            if args.calibrations:
+                reported.setdefault(kind, []).extend(cells(json_report(store, name, "auto"), target))
             before = results.get(kind, ([], 0.0, {}))
             results[kind] = (before[0] + rows, before[1] + elapsed, before[2] or instr)
             print_cells(out, f"{kind} #{n + 1}: {target} relative to a", rows, results[kind][2], starts)
@@ -245,7 +298,10 @@ def main() -> int:
             share = f"{len(hit) / len(sized):.0%}" if sized else "-"
             out(f"  cells whose instructions/event grew >= 3% (callgrind): {len(sized)}/{len(rows)}; "
                 f"of those called a regression: {len(hit)}/{len(sized)} = {share}")
-    calibrated(out, store, args.calibration)
+    if args.calibrations:
+        as_reported(out, reported, args.calibrations, per_calibration)
+    else:
+        calibrated(out, store, args.calibration)
     if spreads:
         spreads.sort()
         out(f"  rQPS from one start to the next (sd per cell): median {spreads[len(spreads) // 2]:.2%}, "
