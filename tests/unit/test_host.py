@@ -117,6 +117,8 @@ def test_steal_is_measured_across_the_window(tmp_path):
 
     facts = host.host_facts(root, steal_window_s=2.5, sleep=sleep)
     assert (slept, facts["steal_pct"], facts["steal_window_s"]) == ([2.5], 25.0, 2.5)
+    # user 80 + system 40 jiffies of 200
+    assert facts["busy_pct"] == 60.0
 
 
 def test_zero_window_does_not_sleep_or_measure_steal():
@@ -210,6 +212,16 @@ def test_load_above_half_the_cores_warns():
 
 def test_load_at_half_the_cores_does_not_warn():
     assert kinds({"load_1min": 2.0, "cores": 4}) == []
+
+
+def test_a_high_load_average_over_idle_cpus_does_not_warn():
+    # what a campaign that has just ended leaves behind: the CPUs are idle now
+    assert kinds({"load_1min": 1.43, "cores": 2, "busy_pct": 1.5, "steal_window_s": 1.0}) == []
+
+
+def test_cpus_busy_over_the_window_warn_whatever_the_load_average():
+    [w] = host.check({"load_1min": 0.2, "cores": 2, "busy_pct": 60.0, "steal_window_s": 1.0})
+    assert w["kind"] == "load" and w["message"].startswith("the CPUs were 60% busy over 1 s (above 25%)")
 
 
 # -- dbdrift system check -------------------------------------------------------------------

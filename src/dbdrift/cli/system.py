@@ -56,6 +56,8 @@ def fact_rows(report: dict) -> list[tuple[str, str]]:
         ("load (1 min)", known(f["load_1min"])),
         ("cpu MHz", f"{min(f['cpu_mhz']):.0f}-{max(f['cpu_mhz']):.0f}" if f["cpu_mhz"] else "unknown"),
         ("steal", "not measured" if f["steal_pct"] is None else f"{f['steal_pct']:.1f}% over {f['steal_window_s']:g} s"),
+        ("busy", "not measured" if f["busy_pct"] is None else f"{f['busy_pct']:.1f}% of all CPUs over "
+                                                               f"{f['steal_window_s']:g} s"),
         ("perf", f"hardware counters {'yes' if p['hardware_counters'] else 'no'}, software events "
                  f"{'yes' if p['software_events'] else 'no'}: {p['reason']}"),
         ("valgrind", f"yes ({report['valgrind']}): callgrind can count instructions" if report["valgrind"]

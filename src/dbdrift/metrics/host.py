@@ -39,6 +39,7 @@ class HostInfo:
     cpu_mhz: list[float] = field(default_factory=list)
     cpu_mhz_after: list[float] = field(default_factory=list)  # second reading, after the window
     steal_pct: float | None = None
+    busy_pct: float | None = None  # CPU time busy (not idle, iowait or stolen) over the steal window
     steal_window_s: float = 0.0
     virtualized: bool | None = None  # "hypervisor" CPU flag
 
@@ -132,6 +133,17 @@ def steal_during(before: list[int] | None, after: list[int] | None) -> float | N
     return round(100.0 * (after[7] - before[7]) / total, 2) if total > 0 else None
 
 
+def busy_during(before: list[int] | None, after: list[int] | None) -> float | None:
+    """Percent of all CPUs' time spent running something (user, nice, system, irq, softirq)
+    between two `cpu_times` readings: what is running now, where the load average still
+    remembers the last minute."""
+    if before is None or after is None:
+        return None
+    total = sum(after) - sum(before)
+    busy = sum(after[i] - before[i] for i in (0, 1, 2, 5, 6))
+    return round(100.0 * busy / total, 2) if total > 0 else None
+
+
 def physical_cores(blocks: list[dict[str, str]]) -> int | None:
     """Distinct (physical id, core id) pairs; None where cpuinfo lacks them (many ARM kernels)."""
     pairs = {(b.get("physical id"), b.get("core id")) for b in blocks}
@@ -151,6 +163,7 @@ def read_host_info(root: str | Path = "/", steal_window_s: float = 1.0, sleep=ti
     before = cpu_times(root)
     if steal_window_s > 0:
         sleep(steal_window_s)
+    after = cpu_times(root) if steal_window_s > 0 else None
     swap_total = mem.get("SwapTotal")
     return HostInfo(
         cpu_model=blocks[0].get("model name") if blocks else None,
@@ -169,7 +182,8 @@ def read_host_info(root: str | Path = "/", steal_window_s: float = 1.0, sleep=ti
         load_1min=load_1min(root),
         cpu_mhz=cpu_mhz(blocks),
         cpu_mhz_after=cpu_mhz(cpuinfo_blocks(root)),
-        steal_pct=steal_during(before, cpu_times(root)) if steal_window_s > 0 else None,
+        steal_pct=steal_during(before, after) if steal_window_s > 0 else None,
+        busy_pct=busy_during(before, after) if steal_window_s > 0 else None,
         steal_window_s=steal_window_s,
         virtualized=virtualized(blocks),
     )
@@ -248,12 +262,24 @@ def check_thp(facts: dict) -> dict | None:
                    "variance (informational)", "echo madvise > /sys/kernel/mm/transparent_hugepage/enabled")
 
 
+BUSY_MAX_PCT = 25.0  # a quarter of all CPUs running something else while dbdrift is about to measure
+
+
 def check_load(facts: dict) -> dict | None:
-    load, cores = facts.get("load_1min"), facts.get("cores")
+    """Something else running: the CPUs' busy share over the steal window where it was measured
+    (a campaign that has just ended leaves a high load average but idle CPUs), otherwise the
+    1-minute load average above half the CPUs."""
+    load, cores, busy = facts.get("load_1min"), facts.get("cores"), facts.get("busy_pct")
+    hint = "find it with `top -o %CPU` and stop it, or wait for the load to drop"
+    if busy is not None:
+        if busy <= BUSY_MAX_PCT:
+            return None
+        return warning("load", f"the CPUs were {busy:.0f}% busy over {facts.get('steal_window_s', 0):g} s "
+                       f"(above {BUSY_MAX_PCT:g}%): something else is running", hint)
     if load is None or not cores or load <= 0.5 * cores:
         return None
     return warning("load", f"1-minute load average is {load:.2f} on {cores} CPUs (above {0.5 * cores:g}): "
-                   "something else is running", "find it with `top -o %CPU` and stop it, or wait for the load to drop")
+                   "something else is running", hint)
 
 
 def check(facts: dict, *, steal_threshold_pct: float = 10.0) -> list[dict]:
