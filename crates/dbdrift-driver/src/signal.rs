@@ -3,7 +3,7 @@
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Condvar, Mutex};
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 pub struct Stop {
     flag: AtomicBool,
@@ -75,6 +75,15 @@ impl Stop {
         }
         self.flag.load(Ordering::SeqCst)
     }
+}
+
+/// After a signal: gives workers a moment to record the event in hand, runs `report` (the
+/// summary of what finished) and exits with 130, without joining the workers, since one may
+/// sit in a read that never returns.
+pub fn exit_interrupted(report: impl FnOnce()) -> ! {
+    std::thread::sleep(Duration::from_millis(50));
+    report();
+    std::process::exit(130)
 }
 
 /// Blocks SIGINT/SIGTERM in this (the main) thread, so in every thread spawned later, and

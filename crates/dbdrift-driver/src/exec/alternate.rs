@@ -15,7 +15,7 @@ use crate::backend::null::NullSession;
 use crate::backend::Session;
 use crate::emit::{self, round_s};
 use crate::error::{DriverError, ErrorClass};
-use crate::signal::STOP;
+use crate::signal::{exit_interrupted, STOP};
 use crate::spec::{AlternateSpec, BackendKind, ConnectionSpec, RunSpec, PROTOCOL};
 use crate::stats::histogram::{Histogram, LatencySummary};
 use crate::stats::{client_cpu_s, ErrorCounts, Tally};
@@ -352,10 +352,7 @@ fn drive<S: Session>(
         }
         let ended = reporter.until_end(&lanes);
         if STOP.interrupted() {
-            // Workers may sit in a read that never returns: report without joining them.
-            std::thread::sleep(Duration::from_millis(50));
-            reporter.finish(&lanes, true);
-            std::process::exit(130);
+            exit_interrupted(|| reporter.finish(&lanes, true));
         }
         ended
     });

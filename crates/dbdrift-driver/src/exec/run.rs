@@ -10,7 +10,7 @@ use crate::backend::postgres::PgConn;
 use crate::backend::Session;
 use crate::emit::{self, round_s};
 use crate::error::DriverError;
-use crate::signal::STOP;
+use crate::signal::{exit_interrupted, STOP};
 use crate::spec::{BackendKind, ConnectionSpec, RunSpec};
 use crate::stats::{client_cpu_s, IntervalLine, StartLine, SummaryLine, Tally, WarmupLine};
 use crate::workload::Plan;
@@ -151,16 +151,15 @@ fn drive<S: Session>(
         }
         let end_kind = report_until_end(spec, &tallies, &mut report, t0, warm_end, end, &all_done);
         if let End::Interrupted = end_kind {
-            // Workers may sit in a read that never returns: report without joining them.
-            std::thread::sleep(Duration::from_millis(50));
-            finish(
-                spec,
-                &tallies,
-                &mut report,
-                warm_end.elapsed().as_secs_f64(),
-                true,
-            );
-            std::process::exit(130);
+            exit_interrupted(|| {
+                finish(
+                    spec,
+                    &tallies,
+                    &mut report,
+                    warm_end.elapsed().as_secs_f64(),
+                    true,
+                )
+            });
         }
         end_kind
     });
