@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import sqlite3
 import subprocess
@@ -339,6 +340,9 @@ def _three_repeats(tmp_path: Path, name: str, extra: str = "") -> tuple[Path, Pa
     stored = runs(store)
     assert sorted((r["target"], r["repeat"]) for r in stored) == [(t, r) for t in ("pg17", "pg18") for r in range(3)]
     assert all(r["status"] == "ok" and r["value"] > 0 for r in stored)
+    # the progress counts every step it shows, restarts and new servers included
+    total = int(re.search(r"campaign: (\d+) steps", result.stderr).group(1))
+    assert [int(n) for n in re.findall(r"^\[(\d+)/\d+\]", result.stderr, re.M)] == list(range(1, total + 1))
     return work, store, json.loads(result.stdout)
 
 

@@ -91,8 +91,9 @@ class Runner:
         total_s, steps = 0.0, 0
         if self.spec.timed:
             total_s = sum(estimate_s(s.plan, self.spec, settles=not interleaved or i == 0) for i, s in enumerate(active))
-            # a target's start, its steps, and a new server's stop and start
-            steps = sum(len(s.plan.steps) + 1 + sum(isinstance(x, FreshStep) for x in s.plan.steps) for s in active)
+            # a target's start, its steps, a new server's stop and start, and restarts between repeats
+            steps = sum(len(s.plan.steps) + 1 + sum(isinstance(x, FreshStep) or restarts_before(self.spec, x)
+                                                    for x in s.plan.steps) for s in active)
         counting = [s for s in states if instructions.supports(s.plan.target.engine)] \
             if self.spec.count_instructions else []
         for state in states:
