@@ -18,13 +18,14 @@ The planted campaign also counts instructions per event under callgrind (unless
                                      [--version 17.10] [--only aa|planted] [--campaigns N]
                                      [--cpus auto|shared] [--busy N] [--swap] [--aa-name a2]
                                      [--settings JSON] [--calibration STORE.db ...]
-                                     [--calibrations K]
+                                     [--calibrations K] [--store STORE.db]
 
 With --calibrations K the store first gets K `dbdrift calibrate` campaigns of the A/A file
 (target a against a copy of itself), and every cell is also shown as `dbdrift report` gives
 it with those calibrations (--noise-floor auto: intervals widened by the between-campaign sd
 they measured, verdicts held to the newest one's floors): the figures a user of a fresh host
-gets who calibrates K times before comparing.
+gets who calibrates K times before comparing. --store adds the campaigns to an existing store
+(a copy of an earlier run's, say): the calibrations it holds count the same way.
 """
 from __future__ import annotations
 
@@ -47,14 +48,14 @@ from dbdrift.analysis.noise import verdict  # noqa: E402
 # Three groups, cheap and expensive statements alike.
 DEFAULT_TESTS = ["point-query", "random-points_range=10", "points-covered-pk", "range-covered-pk",
                  "range-notcovered-si", "read-only_range=10", "update-index", "update-nonindex", "insert"]
-# A real extra cost on the server, per statement and per row: pg_stat_statements (a hash lookup
-# and a locked counter update per execution) plus auto_explain instrumenting every plan node
-# (row counts, clock reads and buffer counters per tuple; nothing is logged, the threshold is an
-# hour). Under callgrind (17.10, 100k rows) it adds 3.0-7.0% instructions per event across the
-# point, range and write groups (bench/README.md).
-DEFAULT_PLANTED = {"shared_preload_libraries": "pg_stat_statements,auto_explain", "pg_stat_statements.track": "all",
-                   "auto_explain.log_min_duration": "3600000", "auto_explain.log_analyze": "on",
-                   "auto_explain.log_timing": "on", "auto_explain.log_buffers": "on"}
+# A real extra cost on the server, per statement: every statement of half the transactions
+# (drawn at random; each autocommit statement is a transaction) is formatted with its duration
+# and parameters and written to the server log. On the 2-core AMD EPYC VM of 2026-11-24 it
+# cost 4-8% in 8 of the 9 default tests and 15% on points-covered-pk (100 parameters a
+# statement). Plants tried before it (bench/README.md): pg_stat_statements + auto_explain cost
+# 0-2% on point queries and writes there, below the 2% minimum effect; serializable isolation
+# 1.3% on insert and 2-3% on point-query and the updates, 8-16% on range scans.
+DEFAULT_PLANTED = {"log_transaction_sample_rate": "0.5"}
 
 
 def campaign_toml(name: str, args: argparse.Namespace, planted: dict[str, str] | None) -> str:
@@ -82,7 +83,7 @@ def run_campaign(name: str, args: argparse.Namespace, planted, store: Path, out:
     report without calibrations and the seconds of its timed part only."""
     path = OUT_DIR / f"{name}.toml"
     path.write_text(campaign_toml(name, args, planted))
-    started = time.monotonic()
+    began, started = time.time(), time.monotonic()
     cmd = [sys.executable, "-m", "dbdrift", "run", str(path), "--store", str(store), "--no-report"]
     result = subprocess.run(cmd, capture_output=True, text=True)
     elapsed = time.monotonic() - started
@@ -94,7 +95,19 @@ def run_campaign(name: str, args: argparse.Namespace, planted, store: Path, out:
     if result.returncode != 0:
         out(result.stderr[-3000:])
         raise SystemExit(f"error: campaign {name} failed (exit {result.returncode})")
+    if planted:
+        drop_statement_logs(store, began, out)
     return json_report(store, name, "none"), elapsed
+
+
+def drop_statement_logs(store: Path, since: float, out: Output) -> None:
+    """Remove the server logs over 64 MB written since `since` beside `store`: the default
+    plant logs half the statements, about 1 GB a campaign, of no use once measured."""
+    for path in sorted((store.parent / "dbdrift-logs").glob("*.log")):
+        info = path.stat()
+        if info.st_mtime >= since and info.st_size > 64 * 2**20:
+            path.unlink()
+            out(f"removed {path} ({info.st_size / 2**20:.0f} MB of statement log)")
 
 
 def json_report(store: Path, name: str, noise_floor: str) -> dict:
@@ -119,6 +132,21 @@ def calibrate(args: argparse.Namespace, stamp: str, store: Path, out: Output) ->
             raise SystemExit(f"error: calibration {n + 1} failed (exit {result.returncode})")
         out(f"calibration {n + 1}/{args.calibrations} stored ({(time.monotonic() - started) / 60:.1f} min so far)")
     return (time.monotonic() - started) / 60 / args.calibrations / 2 / len(args.tests)
+
+
+def calibrations_in(store: Path):
+    """A function giving how many `dbdrift calibrate` campaigns `store` holds now."""
+    from dbdrift.store.store import Store
+
+    def count() -> int:
+        if not store.exists():
+            return 0
+        db = Store(store)
+        try:
+            return len(db.calibration_ids())
+        finally:
+            db.close()
+    return count
 
 
 def per_start(store: Path, name: str, target: str) -> dict[str, list[float]]:
@@ -188,10 +216,10 @@ def calibrated(out: Output, store: Path, calibration: list[Path] | None) -> None
             out(f"  {c.label} widened by sd {shown}: {held}/{len(wide)} intervals hold 1.0")
 
 
-def as_reported(out: Output, reported: dict[str, list[dict]], calibrations: int, minutes: float) -> None:
+def as_reported(out: Output, reported: dict[str, list[dict]], calibrations: int, minutes: float | None) -> None:
     """The goal figures again, from the report `dbdrift report` gives with the calibrations."""
-    out(f"  as `dbdrift report` gives them after {calibrations} calibration(s) in the store "
-        f"({minutes:.2f} min per target per microbenchmark each):")
+    each = f" ({minutes:.2f} min per target per microbenchmark each)" if minutes is not None else ""
+    out(f"  as `dbdrift report` gives them after {calibrations} calibration(s) in the store{each}:")
     for kind, rows in reported.items():
         sd = sorted({r["campaign_sd"] for r in rows if r.get("campaign_sd") is not None})
         widened = f"between-campaign sd {', '.join(f'{v:.2%}' for v in sd)}" if sd else "no between-campaign sd added"
@@ -238,6 +266,9 @@ def main() -> int:
     parser.add_argument("--calibrations", type=int, default=0,
                         help="first store this many `dbdrift calibrate` campaigns of the A/A file, then also count "
                              "every cell as `dbdrift report` gives it with them")
+    parser.add_argument("--store", type=Path,
+                        help="add the campaigns to this store (default: a new bench/out/noise-HHMMSS.db); "
+                             "its `dbdrift calibrate` campaigns count as --calibrations ones do")
     parser.add_argument("--no-instructions", action="store_true", help="do not size the planted cells with callgrind")
     parser.add_argument("--planted", default=json.dumps(DEFAULT_PLANTED),
                         help="JSON object of settings for the second server of the planted campaign")
@@ -245,7 +276,7 @@ def main() -> int:
     planted = json.loads(args.planted)
     out = Output("noise")
     stamp = time.strftime("%H%M%S")
-    store = OUT_DIR / f"noise-{stamp}.db"
+    store = args.store or OUT_DIR / f"noise-{stamp}.db"
     out(f"noise benchmark: postgres {args.version}, {args.rows:,} rows, {len(args.tests)} tests, "
         f"{args.repeats} x {args.seconds:g} s per target per test (restart {args.restart}) in turns of "
         f"{args.slice:g} s, cpus {args.cpus}, "
@@ -254,6 +285,7 @@ def main() -> int:
     results: dict[str, tuple[list, float, dict]] = {}
     reported: dict[str, list[dict]] = {}  # as `dbdrift report` gives them with the calibrations
     per_calibration = calibrate(args, stamp, store, out) if args.calibrations else None
+    stored = calibrations_in(store)
     spreads: list[float] = []  # per cell: standard deviation of its per-start rQPS
     for n in range(args.campaigns):
         for kind in ("aa", "planted"):
@@ -267,7 +299,7 @@ def main() -> int:
             starts = per_start(store, name, target)
             spreads += [statistics.stdev(v) for v in starts.values() if len(v) > 1]
             rows, instr = cells(doc, target), instruction_ratios(doc, target)
-            if args.calibrations:
+            if stored():
                 reported.setdefault(kind, []).extend(cells(json_report(store, name, "auto"), target))
             before = results.get(kind, ([], 0.0, {}))
             results[kind] = (before[0] + rows, before[1] + elapsed, before[2] or instr)
@@ -290,16 +322,17 @@ def main() -> int:
         rows, _, instr = results["planted"]
         called = [r for r in rows if r["verdict"] == "regression"]
         mean = sum(r["rqps"] for r in rows) / len(rows)
+        low, high = min(r["rqps"] for r in rows), max(r["rqps"] for r in rows)
         out(f"  planted cells called a regression: {len(called)}/{len(rows)} = {len(called) / len(rows):.0%} "
-            f"(goal >= 95%); mean planted rQPS {mean:.3f}")
+            f"(goal >= 95%); planted rQPS mean {mean:.3f}, {low:.3f} to {high:.3f}")
         sized = [r for r in rows if instr.get(r["test"], 0) >= 1.03]
         if instr:
             hit = [r for r in sized if r["verdict"] == "regression"]
             share = f"{len(hit) / len(sized):.0%}" if sized else "-"
             out(f"  cells whose instructions/event grew >= 3% (callgrind): {len(sized)}/{len(rows)}; "
                 f"of those called a regression: {len(hit)}/{len(sized)} = {share}")
-    if args.calibrations:
-        as_reported(out, reported, args.calibrations, per_calibration)
+    if stored():
+        as_reported(out, reported, stored(), per_calibration)
     else:
         calibrated(out, store, args.calibration)
     if spreads:
