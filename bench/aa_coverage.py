@@ -38,7 +38,7 @@ class Campaign:
 
 
 def load(paths: list[Path]) -> list[Campaign]:
-    found = []
+    found, seen = [], set()
     for path in paths:
         db = sqlite3.connect(path)
         rows = db.execute("SELECT c.id, c.name, c.created_at, group_concat(t.name) FROM campaigns c "
@@ -47,8 +47,9 @@ def load(paths: list[Path]) -> list[Campaign]:
         store = Store(path)
         for cid, name, created, targets in rows:
             names = set(targets.split(","))
-            if "a" not in names or len(names) != 2:
-                continue
+            if "a" not in names or len(names) != 2 or (name, created) in seen:
+                continue  # a store copied to add campaigns to it holds the same ones again
+            seen.add((name, created))
             report = build_report(store, str(cid), "a", False, noise_floor="none")
             other = next(n for n in names if n != "a")
             cells = [(row.test, row.estimates[other]) for row in report.comparison.rows
@@ -84,9 +85,10 @@ def main() -> int:
             plain = sum(verdict(e) == "regression" for _, e in c.cells)
             calls = sum(verdict(e) == "regression" for _, e in wide)
             totals["planted"][0] += plain
-            totals["planted_wide"][0] += calls
             totals["planted"][1] += len(c.cells)
-            totals["planted_wide"][1] += len(c.cells) if before else 0
+            if before:
+                totals["planted_wide"][0] += calls
+                totals["planted_wide"][1] += len(c.cells)
             print(f"{c.label:40s} {len(c.cells):5d} {shown:>9s}  planted: {plain}/{len(c.cells)} regression, "
                   f"widened {calls if before else '-'}/{len(c.cells)}")
             continue
