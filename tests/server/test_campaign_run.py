@@ -346,6 +346,12 @@ def _three_repeats(tmp_path: Path, name: str, extra: str = "") -> tuple[Path, Pa
     return work, store, json.loads(result.stdout)
 
 
+def _log_times(log: Path, message: str) -> list[str]:
+    """The timestamps (`2026-11-24 09:55:25.061`, sortable as text) of a server log's lines
+    that end with `message`."""
+    return [line[:23] for line in log.read_text().splitlines() if line.endswith(message)]
+
+
 def test_each_repeat_runs_on_a_fresh_start_of_every_server_and_the_interval_is_over_repeats(tmp_path):
     work, store, report = _three_repeats(tmp_path, "restarts")
     db = sqlite3.connect(store)
@@ -359,6 +365,12 @@ def test_each_repeat_runs_on_a_fresh_start_of_every_server_and_the_interval_is_o
     logs = sorted((store.parent / "dbdrift-logs").glob("target-*-server.log"))
     assert len(logs) == 2
     assert [log.read_text().count("database system is ready to accept connections") for log in logs] == [3, 3]
+    # both stop before either starts again (so the two trade the memory they gave back): pg18's
+    # first and second shutdowns come before pg17's second and third starts
+    ready = _log_times(logs[0], "database system is ready to accept connections")
+    down = _log_times(logs[1], "database system is shut down")
+    assert len(ready) == 3 and len(down) >= 2
+    assert down[0] < ready[1] and down[1] < ready[2]
     row = next(r for r in report["rows"] if r["target"] == "pg18")
     assert row["method"] == "paired turns, t over repeats" and row["samples"] == 3
     assert row["lower"] <= row["rqps"] <= row["upper"]

@@ -289,12 +289,22 @@ class Runner:
         if not (step.warm or step.key in pending):
             return live
         if restarts_before(self.spec, step):
-            live = [s for s in live if self._guard(s, lambda s=s: s.restart(step), outcome)]
+            live = self._restart_all(live, step, outcome)
         if alternate.can_alternate(live):
             return alternate.run_step(live, step, self.spec.slice_s, lambda s, exc: self._fail(s, exc, outcome))
         order = live if step.repeat % 2 == 0 else list(reversed(live))  # A B, B A: balanced
         dead = {s.name for s in order if not self._guard(s, lambda s=s: s.run(step), outcome)}
         return [s for s in live if s.name not in dead]
+
+    def _restart_all(self, live: list[TargetSession], step, outcome: CampaignOutcome) -> list[TargetSession]:
+        """Restart the interleaved servers: every one stops, then every one starts and warms its
+        cache, in the order listed. Memory a process frees is handed out again last in, first
+        out, and a server takes its pages as the prewarm touches them, so the first listed
+        gets the pages the last listed gave back and the servers trade their physical memory
+        at every restart; restarted one by one, each got its own pages back and kept for the
+        whole campaign what its first start drew (bench/README.md, 2026-11-24)."""
+        live = [s for s in live if self._guard(s, lambda s=s: s.halt(step), outcome)]
+        return [s for s in live if self._guard(s, lambda s=s: s.restart(step, stopped=True), outcome)]
 
     def _guard(self, session: TargetSession, action, outcome: CampaignOutcome) -> bool:
         """Run a target's action; a server or driver failure ends that target only."""

@@ -75,14 +75,23 @@ class TargetSession:
             # After a failure the logs and config the error points at stay; the data goes.
             shutil.rmtree(self.server.data_dir if self.failed else self.server.run_dir, ignore_errors=True)
 
-    def restart(self, step: RunStep) -> None:
-        """Stop the server and start it again on the same data, pinned as at the first start,
-        then warm its cache: each repeat of a test after the first runs on a fresh start, so
-        what a start draws (README: Noise) varies between repeats as it does between targets."""
+    def halt(self, step: RunStep) -> None:
+        """Stop the server for a restart of all targets together: the campaign stops every one
+        before it starts any (restart(step, stopped=True)), see Runner._restart_all."""
         self.check_ready(step, self.driver_spec(step))  # one that died since its last run is not revived
+        self.server.stop()
+
+    def restart(self, step: RunStep, stopped: bool = False) -> None:
+        """Stop the server (unless `stopped` by halt) and start it again on the same data, pinned
+        as at the first start, then warm its cache: each repeat of a test after the first runs
+        on a fresh start, so what a start draws (README: Noise) varies between repeats as it
+        does between targets."""
+        if not stopped:
+            self.check_ready(step, self.driver_spec(step))
 
         def work() -> dict:
-            self.server.stop()
+            if not stopped:
+                self.server.stop()
             self._launch()
             return {"prewarm": self.prewarm(self.spec.tables, restarted=True), "before": step.label}
 
@@ -91,8 +100,9 @@ class TargetSession:
     def reload(self, step: FreshStep) -> None:
         """`restart = "reload"`: stop the server, keep its log, remove its data directory and
         start a new one (the plan's load and settle follow), so that each repeat also draws
-        what a restart keeps: the data files, and the physical memory a restarted server gets
-        back from the kernel (README: Noise). A server that died is not replaced."""
+        what a restart keeps: the data files (README: Noise). Targets are reloaded one after
+        the other, so each new server is likely to get back from the kernel the physical memory
+        its predecessor freed. A server that died is not replaced."""
         self.server.check_alive()
         self.timed_step("server", f"stop for {step.label}", lambda: self.stop() or {"before": step.label})
         self.start()
