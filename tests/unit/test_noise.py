@@ -3,8 +3,9 @@ import random
 
 import pytest
 
-from dbdrift.analysis.noise import (Estimate, IntervalSample, RunSample, batch_means, between_campaign_sd, relative,
-                                    t975, throughput, trimmed_mean, verdict, with_campaign_sd)
+from dbdrift.analysis.noise import (Estimate, IntervalSample, RunSample, batch_means, between_campaign_sd, mean_interval,
+                                    over_repeats, relative, standard_error, t975, throughput, trimmed_mean, verdict,
+                                    with_campaign_sd)
 
 
 def series(values, steal=None, duration=1.0):
@@ -191,10 +192,49 @@ def test_an_offset_drawn_per_start_is_inside_the_interval_over_repeats_not_insid
     assert one_start.method == "paired turns, trimmed batch means"
     assert one_start.lower > 1.0 and verdict(one_start) == "improvement"  # 2.5% from the start alone
     est = relative(repeated_turns(b), repeated_turns(a))
-    assert est.method == "paired turns, t over repeats" and est.n == 5
-    assert est.value == pytest.approx(1.002, abs=0.002)  # geometric mean of the offsets
+    assert est.method == "paired turns, crossover over repeats" and est.n == 5 and est.df == 3
+    # the mean of the even repeats' and the odd repeats' geometric means of the offsets
+    assert est.value == pytest.approx(((1.025 * 1.01 * 1.0) ** (1 / 3) * (0.985 * 0.99) ** 0.5) ** 0.5, abs=0.002)
     assert est.lower < 1.0 < est.upper and 0.01 < est.half_width < 0.03
     assert verdict(est) == "no significant change"
+    three = relative(repeated_turns(b[:3]), repeated_turns(a[:3]))  # one odd repeat: no crossover
+    assert three.method == "paired turns, t over repeats" and three.df is None and three.lower < 1.0 < three.upper
+
+
+def logs(*ratios):
+    """Per-repeat ln rQPS, one pair per repeat."""
+    return [[math.log(r)] for r in ratios]
+
+
+def test_servers_that_swap_placement_at_every_restart_still_show_a_3_percent_cost():
+    # each restart swaps the two servers' page frames: +4% in even repeats, -4% in odd ones
+    swing = [0.97 * (1.04 if r % 2 == 0 else 0.96) * (1 + 0.002 * ((r * 7) % 3 - 1)) for r in range(5)]
+    est = over_repeats(logs(*swing))
+    assert est.method == "paired turns, crossover over repeats" and est.df == 3
+    assert est.value == pytest.approx(0.97, abs=0.002) and est.upper < 0.975
+    assert verdict(est) == "regression"
+    # the plain mean over repeats weighs the +4% arm 3:2 and counts the swing as noise
+    m, lo, hi = mean_interval([math.log(r) for r in swing])
+    assert math.exp(m) > 0.975 and math.exp(hi) > 1.0
+
+
+def test_the_arms_are_the_repeat_numbers_parity_not_list_positions():
+    # repeat 1 failed: 0, 2, 4 are one arm, 3 and 5 the other
+    est = over_repeats(logs(1.04, 1.04, 0.96, 1.04, 0.96), repeats=[0, 2, 3, 4, 5])
+    assert est.method == "paired turns, crossover over repeats" and est.value == pytest.approx((1.04 * 0.96) ** 0.5)
+    assert est.upper - est.lower < 1e-9  # nothing varies within an arm
+    by_position = over_repeats(logs(1.04, 1.04, 0.96, 1.04, 0.96))
+    assert by_position.upper - by_position.lower > 0.05
+    one_odd = over_repeats(logs(1.04, 1.04, 0.96, 1.04), repeats=[0, 2, 3, 4])
+    assert one_odd.method == "paired turns, t over repeats" and one_odd.n == 4
+
+
+def test_a_crossover_interval_is_widened_by_a_calibration_with_its_own_degrees_of_freedom():
+    est = over_repeats(logs(1.01, 0.99, 1.005, 0.995, 1.0))
+    se, df = standard_error(est)
+    assert df == 3 and se == pytest.approx((math.log(est.upper) - math.log(est.lower)) / 2 / t975(3))
+    wide = with_campaign_sd(est, 0.005, 4)
+    assert wide.method == est.method and wide.campaign_sd == 0.005 and wide.lower < est.lower
 
 
 def test_a_5_percent_cost_is_a_regression_over_repeats_whatever_each_start_drew():

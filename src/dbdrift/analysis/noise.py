@@ -6,13 +6,16 @@ method, assumptions and degenerate cases in its docstring.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from statistics import fmean, stdev
 
 STEAL_MAX_PCT = 10.0  # intervals with more host CPU steal than this are left out
 MIN_BATCHES = 3
 TURN_BATCHES = 20  # paired turns are grouped into this many contiguous batches for the interval
 TURN_TRIM = 0.2  # share of paired turns trimmed from each end before averaging
+
+OVER_REPEATS = "paired turns, t over repeats"
+CROSSOVER = "paired turns, crossover over repeats"
 
 VERDICTS = ("regression", "improvement", "no significant change", "too noisy", "no interval")
 
@@ -63,6 +66,7 @@ class Estimate:
     method: str
     dropped_intervals: int = 0
     campaign_sd: float | None = None  # between-campaign sd of ln rQPS added to the interval (with_campaign_sd)
+    df: int | None = None  # degrees of freedom of the t interval when not n - 1 (crossover: n - 2)
 
     @property
     def half_width(self) -> float | None:
@@ -221,7 +225,7 @@ def paired_turns(new: list[RunSample], base: list[RunSample], steal_max_pct: flo
         # steal is left out within each repeat, never a whole repeat: the repeats are the
         # design's samples, and a run short enough to sit in one stolen second would vanish
         per_repeat = [_calm_logs([k for k in keys if k[0] == rep], a, b, steal_max_pct) for rep in repeats]
-        return over_repeats([logs for logs, _ in per_repeat], trim, sum(d for _, d in per_repeat))
+        return over_repeats([logs for logs, _ in per_repeat], trim, sum(d for _, d in per_repeat), repeats)
     logs, dropped = _calm_logs(keys, a, b, steal_max_pct)
     center = trimmed_mean(logs, trim)
     batches = min(TURN_BATCHES, len(logs) // 4)
@@ -238,7 +242,8 @@ def paired_turns(new: list[RunSample], base: list[RunSample], steal_max_pct: flo
                     dropped)
 
 
-def over_repeats(logs_by_repeat: list[list[float]], trim: float = TURN_TRIM, dropped: int = 0) -> Estimate:
+def over_repeats(logs_by_repeat: list[list[float]], trim: float = TURN_TRIM, dropped: int = 0,
+                 repeats: list[int] | None = None) -> Estimate:
     """rQPS from paired turns of several repeats, each repeat one start of every server.
 
     Method: per repeat, the trimmed mean of its pairs' d = ln(new/base) (as in paired_turns);
@@ -251,24 +256,56 @@ def over_repeats(logs_by_repeat: list[list[float]], trim: float = TURN_TRIM, dro
     interval covers both, which no interval from one start can. Assumes the per-repeat values
     are independent (the servers restarted between repeats) and roughly normal (each
     summarises thousands of pairs). Each repeat weighs the same whatever its number of pairs.
-    Measured, that independence does not hold in full: some A/A cells keep one offset through
-    every repeat of a campaign, restarts and reloads alike, and this interval cannot hold what
-    all repeats share (README: Noise, "What repeats do not reach").
+    What every repeat of a campaign shares, this interval cannot hold (README: Noise, "What
+    repeats did not reach"); calibrations add it (with_campaign_sd).
+    With 2 or more repeats of each parity (`repeats` numbers them; list positions otherwise)
+    the estimate is the crossover one instead, see crossover.
     """
-    centers = [trimmed_mean(d, trim) for d in logs_by_repeat if d]
+    numbers = repeats if repeats is not None else list(range(len(logs_by_repeat)))
+    centers = [(rep, trimmed_mean(d, trim)) for rep, d in zip(numbers, logs_by_repeat) if d]
     if len(centers) < 2:
-        value = math.exp(centers[0]) if centers else None
-        return Estimate(value, None, None, len(centers), "paired turns over repeats", dropped)
-    m, lo, hi = mean_interval(centers)
-    return Estimate(math.exp(m), math.exp(lo), math.exp(hi), len(centers), "paired turns, t over repeats", dropped)
+        value = math.exp(centers[0][1]) if centers else None
+        return Estimate(value, None, None, len(centers), OVER_REPEATS, dropped)
+    arms = [[c for rep, c in centers if rep % 2 == parity] for parity in (0, 1)]
+    if min(len(arm) for arm in arms) >= 2:
+        return crossover(arms[0], arms[1], dropped)
+    m, lo, hi = mean_interval([c for _, c in centers])
+    return Estimate(math.exp(m), math.exp(lo), math.exp(hi), len(centers), OVER_REPEATS, dropped)
+
+
+def crossover(even: list[float], odd: list[float], dropped: int = 0) -> Estimate:
+    """rQPS from the per-repeat ln ratios of even- and odd-numbered repeats, as a two-period
+    crossover: the estimate is exp of the mean of the two arms' means, and the 95% interval a
+    Student t interval with the pooled within-arm variance (repeats - 2 degrees of freedom),
+    exponentiated.
+
+    Why: between repeats the runner stops every server before it starts any, in listed order
+    both times (runner: Runner._restart_all), and the kernel hands freed page frames back last
+    in, first out (measured: the next start got 98-99% of the frames the last one to stop gave
+    back, bench/README.md). So the servers swap their frames at every restart: the offset a
+    placement gives (e.g. A on frames X, B on frames Y) is +p in one parity of repeats and -p
+    in the other. The plain mean over 5 repeats weighs one arm 3:2 and keeps p/5 of that
+    offset, and the t interval counts the swing of +-p as noise; the mean of the arms' means
+    cancels it, and the within-arm variance leaves it out. Assumes the placement offset is the
+    same in every repeat of an arm and the rest is independent and roughly normal, as over
+    repeats. Where there is no swing it estimates the same mean with one degree of freedom
+    less: an interval about 15-20% wider at 5 repeats (measured on A/A, bench/README.md).
+    """
+    means = [fmean(even), fmean(odd)]
+    n = len(even) + len(odd)
+    ss = sum((x - means[0]) ** 2 for x in even) + sum((x - means[1]) ** 2 for x in odd)
+    se = math.sqrt(ss / (n - 2) / 4 * (1 / len(even) + 1 / len(odd)))
+    m, half = fmean(means), t975(n - 2) * se
+    return Estimate(math.exp(m), math.exp(m - half), math.exp(m + half), n, CROSSOVER, dropped, df=n - 2)
 
 
 def standard_error(est: Estimate) -> tuple[float, int] | None:
     """The standard error of ln(value) behind a t interval, and its degrees of freedom
-    (n - 1): (ln upper - ln lower) / 2 / t975(n - 1). None without an interval."""
-    if est.value is None or est.lower is None or est.upper is None or est.n < 2 or est.lower <= 0:
+    (est.df, else n - 1): (ln upper - ln lower) / 2 / t975(df). None without an interval."""
+    df = est.df if est.df is not None else est.n - 1
+    if est.value is None or est.lower is None or est.upper is None or df < 1 or est.lower <= 0:
         return None
-    return (math.log(est.upper) - math.log(est.lower)) / 2 / t975(est.n - 1), est.n - 1
+    return (math.log(est.upper) - math.log(est.lower)) / 2 / t975(df), df
 
 
 def between_campaign_sd(campaigns: list[list[Estimate]]) -> dict[str, tuple[float, int]]:
@@ -332,7 +369,7 @@ def with_campaign_sd(est: Estimate, sd: float, campaigns: int) -> Estimate:
     nu = var ** 2 / (s ** 4 / df + sd ** 4 / campaigns)
     half = t975(max(1, int(nu))) * math.sqrt(var)
     m = math.log(est.value)
-    return Estimate(est.value, math.exp(m - half), math.exp(m + half), est.n, est.method, est.dropped_intervals, sd)
+    return replace(est, lower=math.exp(m - half), upper=math.exp(m + half), campaign_sd=sd, df=max(1, int(nu)))
 
 
 def trimmed_mean(values: list[float], trim: float) -> float:

@@ -9,7 +9,7 @@ from pathlib import Path
 from dbdrift.analysis.floor import campaign_sd, noise_floor
 from dbdrift.analysis.hardware import metrics_rows
 from dbdrift.analysis.instructions import EventCost, instruction_rows
-from dbdrift.analysis.noise import IntervalSample
+from dbdrift.analysis.noise import CROSSOVER, OVER_REPEATS, IntervalSample
 from dbdrift.analysis.relative import Measurement, compare
 from dbdrift.analysis.summary import summarize_groups
 from dbdrift.catalog.sysbench import GROUP_TITLES, GROUPS, report_order, scan_krps
@@ -126,7 +126,7 @@ def _interval_notes(comparison, spec: dict, between: dict[str, tuple[float, int]
     if spec.get("restart") == "never" and spec.get("repeats", 1) > 1 and methods:
         return ('intervals: restart = "never", so all repeats ran on one start of each server and the offset a '
                 "start draws is not in them",)
-    if "paired turns, t over repeats" in methods and not spec.get("calibration"):
+    if methods & {OVER_REPEATS, CROSSOVER} and not spec.get("calibration"):
         return ("intervals: over this campaign's server starts only; the offset a whole campaign draws (an sd of "
                 "about 0.5% on small VMs) is not in them: run `dbdrift calibrate` with this campaign's file three "
                 "times or more, at different times, and reports put it in",)
