@@ -392,6 +392,10 @@ def test_reload_runs_each_repeat_on_a_new_server_loaded_afresh_and_keeps_every_l
             "stop for new server for repeat #2", "stop for new server for repeat #3"]
         assert sum(kind == "load" for kind, _ in mine) == 3  # each new server loaded afresh
         assert sum(label.startswith("start postgres") for _, label in mine) == 3
+    # both retire before either starts anew, so the two trade the memory they gave back
+    turns = [label.split()[0] for _, _, label, status in steps
+             if status == "ok" and (label.startswith("stop for") or label.startswith("start postgres"))]
+    assert turns == ["start", "start", "stop", "stop", "start", "start", "stop", "stop", "start", "start"]
     # each server's log kept beside the store before its data directory went: one start each
     logs = sorted((store.parent / "dbdrift-logs").glob("target-*-server*.log"))
     assert len(logs) == 6

@@ -275,8 +275,9 @@ class Runner:
 
     def _interleaved_step(self, step, live: list[TargetSession], pending: set,
                           outcome: CampaignOutcome) -> list[TargetSession]:
-        if isinstance(step, FreshStep):
-            return [s for s in live if self._guard(s, lambda s=s: s.reload(step), outcome)]
+        if isinstance(step, FreshStep):  # all retire, then all start: they trade memory (_restart_all)
+            live = [s for s in live if self._guard(s, lambda s=s: s.retire(step), outcome)]
+            return [s for s in live if self._guard(s, s.start, outcome)]
         if isinstance(step, LoadStep):
             return [s for s in live if self._guard(s, lambda s=s: s.load(step), outcome)]
         if isinstance(step, SettleStep):

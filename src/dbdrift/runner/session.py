@@ -100,12 +100,16 @@ class TargetSession:
     def reload(self, step: FreshStep) -> None:
         """`restart = "reload"`: stop the server, keep its log, remove its data directory and
         start a new one (the plan's load and settle follow), so that each repeat also draws
-        what a restart keeps: the data files (README: Noise). Targets are reloaded one after
-        the other, so each new server is likely to get back from the kernel the physical memory
-        its predecessor freed. A server that died is not replaced."""
+        what a restart keeps: the data files (README: Noise). Interleaved targets retire all
+        before any starts again (Runner._interleaved_step), as restarts do. A server that died
+        is not replaced."""
+        self.retire(step)
+        self.start()
+
+    def retire(self, step: FreshStep) -> None:
+        """The first half of a reload: stop the server, keep its log, remove its data directory."""
         self.server.check_alive()
         self.timed_step("server", f"stop for {step.label}", lambda: self.stop() or {"before": step.label})
-        self.start()
 
     def _launch(self) -> None:
         with pinned(self.placement.server):  # every backend and thread it starts inherits the set
