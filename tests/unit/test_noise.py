@@ -323,3 +323,9 @@ def test_a_real_5_percent_cost_stays_a_regression_with_the_campaign_sd_added():
     est = aa_cell(0.95, t975(4) * 0.004)
     wide = with_campaign_sd(est, 0.005, 8)
     assert wide.upper < 0.97 and verdict(wide) == "regression"
+
+
+def test_one_repeat_with_pairs_gives_a_value_without_an_interval_and_claims_no_t():
+    est = over_repeats([[math.log(1.02)], []], repeats=[0, 1])  # repeat 1 kept no pair
+    assert est.value == pytest.approx(1.02) and est.lower is None and est.n == 1
+    assert est.method == "paired turns over repeats"

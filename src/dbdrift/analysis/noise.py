@@ -265,7 +265,7 @@ def over_repeats(logs_by_repeat: list[list[float]], trim: float = TURN_TRIM, dro
     centers = [(rep, trimmed_mean(d, trim)) for rep, d in zip(numbers, logs_by_repeat) if d]
     if len(centers) < 2:
         value = math.exp(centers[0][1]) if centers else None
-        return Estimate(value, None, None, len(centers), OVER_REPEATS, dropped)
+        return Estimate(value, None, None, len(centers), "paired turns over repeats", dropped)  # no t, no interval
     arms = [[c for rep, c in centers if rep % 2 == parity] for parity in (0, 1)]
     if min(len(arm) for arm in arms) >= 2:
         return crossover(arms[0], arms[1], dropped)
@@ -359,17 +359,18 @@ def with_campaign_sd(est: Estimate, sd: float, campaigns: int) -> Estimate:
 
     Method: the two errors are independent, so the standard error of ln rQPS becomes
     sqrt(se^2 + sd^2), and the 95% interval uses Student t with the Welch-Satterthwaite
-    degrees of freedom (se^2 + sd^2)^2 / (se^4 / (n - 1) + sd^4 / campaigns), exponentiated
+    degrees of freedom (se^2 + sd^2)^2 / (se^4 / df + sd^4 / campaigns) (df: the estimate's own,
+    n - 1 for a plain t, n - 2 for a crossover), exponentiated
     around the same estimate. An estimate without an interval, or sd = 0, is returned as is.
     """
     se = standard_error(est)
     if se is None or sd <= 0 or campaigns < 1:
         return est
     (s, df), var = se, se[0] ** 2 + sd ** 2
-    nu = var ** 2 / (s ** 4 / df + sd ** 4 / campaigns)
-    half = t975(max(1, int(nu))) * math.sqrt(var)
+    nu = max(1, int(var ** 2 / (s ** 4 / df + sd ** 4 / campaigns)))
+    half = t975(nu) * math.sqrt(var)
     m = math.log(est.value)
-    return replace(est, lower=math.exp(m - half), upper=math.exp(m + half), campaign_sd=sd, df=max(1, int(nu)))
+    return replace(est, lower=math.exp(m - half), upper=math.exp(m + half), campaign_sd=sd, df=nu)
 
 
 def trimmed_mean(values: list[float], trim: float) -> float:
