@@ -8,6 +8,7 @@ from __future__ import annotations
 import os
 import re
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -206,6 +207,35 @@ def run_measured(cmd: list[str], timeout_s: float) -> ProcessResult:
         err.seek(0)
         stderr = err.read()
     return ProcessResult(stdout, stderr, proc.returncode, wall, usage.ru_utime, usage.ru_stime)
+
+
+def dbdrift_cli(*args: str, interrupt_wait_s: float = 300.0) -> subprocess.CompletedProcess:
+    """Run `python -m dbdrift ARGS`, its output captured; on Ctrl-C (or SIGTERM, which
+    exit_on_sigterm turns into SystemExit) the child gets one SIGINT and its time to stop its
+    servers and store what it measured, then the interruption goes on.
+
+    The child runs in its own session, so a terminal's Ctrl-C reaches this script only and the
+    child is told exactly once; it gets the default SIGINT action back, as a script started in
+    the background (`nohup ... &`) hands on SIGINT ignored. subprocess.run would kill it 0.25 s
+    after the interruption: dbdrift's cleanup never ran and its servers were left running
+    (seen with an interrupted bench/noise.py)."""
+    cmd = [sys.executable, "-m", "dbdrift", *args]
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL,
+                            text=True, start_new_session=True,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    try:
+        stdout, stderr = proc.communicate()
+    except BaseException:
+        proc.send_signal(signal.SIGINT)
+        try:
+            _, stderr = proc.communicate(timeout=interrupt_wait_s)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            _, stderr = proc.communicate()
+        tail = (stderr or "").strip().splitlines()[-2:]
+        sys.stderr.write("".join(f"dbdrift {args[0]}: {line}\n" for line in tail))
+        raise
+    return subprocess.CompletedProcess(cmd, proc.returncode, stdout, stderr)
 
 
 def check_ok(result: ProcessResult, what: str) -> None:

@@ -15,6 +15,7 @@ as widened, and planted cells called a regression as measured and as widened.
 from __future__ import annotations
 
 import argparse
+import json
 import sqlite3
 import sys
 from dataclasses import dataclass
@@ -43,12 +44,16 @@ def load(paths: list[Path]) -> list[Campaign]:
         db = sqlite3.connect(path)
         rows = db.execute("SELECT c.id, c.name, c.created_at, group_concat(t.name) FROM campaigns c "
                           "JOIN targets t ON t.campaign_id = c.id GROUP BY c.id").fetchall()
-        db.close()
         store = Store(path)
+        complete = {cid for cid, *_ in rows if ran_every_repeat(db, cid)}
+        db.close()
         for cid, name, created, targets in rows:
             names = set(targets.split(","))
             if "a" not in names or len(names) != 2 or (name, created) in seen:
                 continue  # a store copied to add campaigns to it holds the same ones again
+            if cid not in complete:
+                print(f"{path.stem}:{name}: left out, interrupted before every test ran all its repeats")
+                continue
             seen.add((name, created))
             report = build_report(store, str(cid), "a", False, noise_floor="none")
             other = next(n for n in names if n != "a")
@@ -57,6 +62,15 @@ def load(paths: list[Path]) -> list[Campaign]:
             if cells:
                 found.append(Campaign(f"{path.stem}:{name}", created, other == "planted", cells))
     return sorted(found, key=lambda c: c.created)
+
+
+def ran_every_repeat(db: sqlite3.Connection, cid: int) -> bool:
+    """Whether every test of campaign `cid` has all its repeats stored: the cells of an
+    interrupted campaign hold fewer starts than the others and are not counted."""
+    spec = json.loads(db.execute("SELECT spec_json FROM campaigns WHERE id = ?", (cid,)).fetchone()[0])
+    done = dict(db.execute("SELECT r.test, count(DISTINCT r.repeat) FROM runs r JOIN targets t ON t.id = r.target_id "
+                           "WHERE t.campaign_id = ? AND r.status = 'ok' GROUP BY r.test", (cid,)).fetchall())
+    return all(done.get(test, 0) >= spec.get("repeats", 1) for test in spec.get("tests", []))
 
 
 def widened(cells, calibration: list[Campaign]):

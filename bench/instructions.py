@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import subprocess
 import sys
 import time
 from pathlib import Path
@@ -20,7 +19,9 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _common import OUT_DIR, Output  # noqa: E402
+from _common import OUT_DIR, Output, dbdrift_cli  # noqa: E402
+
+from dbdrift.server.base import exit_on_sigterm  # noqa: E402
 
 DEFAULT_TESTS = ["point-query", "range-covered-pk", "read-only_range=100", "update-index"]
 
@@ -37,18 +38,18 @@ def count(name: str, args: argparse.Namespace, store: Path, out: Output) -> tupl
     path = OUT_DIR / f"{name}.toml"
     path.write_text(campaign_toml(name, args))
     started = time.monotonic()
-    result = subprocess.run([sys.executable, "-m", "dbdrift", "run", str(path), "--store", str(store),
-                             "--instructions-only", "--no-report"], capture_output=True, text=True)
+    result = dbdrift_cli("run", str(path), "--store", str(store), "--instructions-only", "--no-report")
     elapsed = time.monotonic() - started
     if result.returncode != 0:
         out(result.stderr[-3000:])
         raise SystemExit(f"error: instruction count {name} failed (exit {result.returncode})")
-    report = subprocess.run([sys.executable, "-m", "dbdrift", "report", "--store", str(store), "--campaign", name,
-                             "--format", "json"], capture_output=True, text=True, check=True)
+    report = dbdrift_cli("report", "--store", str(store), "--campaign", name, "--format", "json")
+    report.check_returncode()
     return json.loads(report.stdout), elapsed
 
 
 def main() -> int:
+    exit_on_sigterm()  # a `kill` lets the running dbdrift stop its servers, as Ctrl-C does
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--versions", nargs="+", default=["17.10", "18.4"])
     parser.add_argument("--rows", type=int, default=1_000_000)

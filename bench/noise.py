@@ -32,7 +32,6 @@ from __future__ import annotations
 import argparse
 import json
 import statistics
-import subprocess
 import sys
 import time
 from pathlib import Path
@@ -41,9 +40,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import aa_coverage  # noqa: E402
-from _common import OUT_DIR, Output, neighbours  # noqa: E402
+from _common import OUT_DIR, Output, dbdrift_cli, neighbours  # noqa: E402
 
 from dbdrift.analysis.noise import verdict  # noqa: E402
+from dbdrift.server.base import exit_on_sigterm  # noqa: E402
 
 # Three groups, cheap and expensive statements alike.
 DEFAULT_TESTS = ["point-query", "random-points_range=10", "points-covered-pk", "range-covered-pk",
@@ -84,11 +84,11 @@ def run_campaign(name: str, args: argparse.Namespace, planted, store: Path, out:
     path = OUT_DIR / f"{name}.toml"
     path.write_text(campaign_toml(name, args, planted))
     began, started = time.time(), time.monotonic()
-    cmd = [sys.executable, "-m", "dbdrift", "run", str(path), "--store", str(store), "--no-report"]
-    result = subprocess.run(cmd, capture_output=True, text=True)
+    cmd = ["run", str(path), "--store", str(store), "--no-report"]
+    result = dbdrift_cli(*cmd)
     elapsed = time.monotonic() - started
     if result.returncode == 0 and count:
-        counted = subprocess.run(cmd + ["--resume", "--count-instructions"], capture_output=True, text=True)
+        counted = dbdrift_cli(*cmd, "--resume", "--count-instructions")
         if counted.returncode != 0:
             out(counted.stderr[-3000:])
             raise SystemExit(f"error: instruction counts for {name} failed (exit {counted.returncode})")
@@ -111,9 +111,9 @@ def drop_statement_logs(store: Path, since: float, out: Output) -> None:
 
 
 def json_report(store: Path, name: str, noise_floor: str) -> dict:
-    report = subprocess.run([sys.executable, "-m", "dbdrift", "report", "--store", str(store), "--campaign", name,
-                             "--format", "json", "--noise-floor", noise_floor], capture_output=True, text=True,
-                            check=True)
+    report = dbdrift_cli("report", "--store", str(store), "--campaign", name, "--format", "json",
+                         "--noise-floor", noise_floor)
+    report.check_returncode()
     return json.loads(report.stdout)
 
 
@@ -125,8 +125,7 @@ def calibrate(args: argparse.Namespace, stamp: str, store: Path, out: Output) ->
     started = time.monotonic()
     for n in range(args.calibrations):
         with neighbours(args.busy):
-            result = subprocess.run([sys.executable, "-m", "dbdrift", "calibrate", str(path), "--store", str(store),
-                                     "--no-report"], capture_output=True, text=True)
+            result = dbdrift_cli("calibrate", str(path), "--store", str(store), "--no-report")
         if result.returncode != 0:
             out(result.stderr[-3000:])
             raise SystemExit(f"error: calibration {n + 1} failed (exit {result.returncode})")
@@ -238,6 +237,7 @@ def _f(value) -> str:
 
 
 def main() -> int:
+    exit_on_sigterm()  # a `kill` lets the running dbdrift stop its servers, as Ctrl-C does
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--version", default="17.10")
     parser.add_argument("--rows", type=int, default=200_000)

@@ -15,7 +15,6 @@ from __future__ import annotations
 import argparse
 import math
 import statistics
-import subprocess
 import sys
 import time
 from pathlib import Path
@@ -23,10 +22,11 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _common import OUT_DIR, Output  # noqa: E402
+from _common import OUT_DIR, Output, dbdrift_cli  # noqa: E402
 
 from dbdrift.analysis.noise import paired_turns  # noqa: E402
 from dbdrift.cli.report import measurement  # noqa: E402
+from dbdrift.server.base import exit_on_sigterm  # noqa: E402
 from dbdrift.store.store import Store  # noqa: E402
 
 
@@ -68,6 +68,7 @@ def text(est) -> str:
 
 
 def main() -> int:
+    exit_on_sigterm()  # a `kill` lets the running dbdrift stop its servers, as Ctrl-C does
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--version", default="17.10")
     parser.add_argument("--rows", type=int, default=50_000)
@@ -84,8 +85,7 @@ def main() -> int:
         name = f"turns-{stamp}-{slice_s:g}"
         path = OUT_DIR / f"{name}.toml"
         path.write_text(campaign_toml(name, slice_s, args))
-        result = subprocess.run([sys.executable, "-m", "dbdrift", "run", str(path), "--store", str(store),
-                                 "--no-report"], capture_output=True, text=True)
+        result = dbdrift_cli("run", str(path), "--store", str(store), "--no-report")
         if result.returncode != 0:
             out(result.stderr[-3000:])
             raise SystemExit(f"error: campaign {name} failed (exit {result.returncode})")
