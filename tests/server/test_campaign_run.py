@@ -358,19 +358,23 @@ def test_each_repeat_runs_on_a_fresh_start_of_every_server_and_the_interval_is_o
     restarts = db.execute("SELECT t.name, s.label, s.status, s.detail_json FROM steps s JOIN targets t "
                           "ON t.id = s.target_id WHERE s.label LIKE 'restart%' ORDER BY s.id").fetchall()
     db.close()
+    # in listed order before even repeats, reversed before odd ones (#2 is repeat 1)
     assert [(name, label, status) for name, label, status, _ in restarts] == [
-        (t, f"restart before point-query x1 #{n}", "ok") for n in (2, 3) for t in ("pg17", "pg18")]
+        (t, f"restart before point-query x1 #{n}", "ok") for n, order in ((2, ("pg18", "pg17")), (3, ("pg17", "pg18")))
+        for t in order]
     assert all(json.loads(detail)["prewarm"] == "pg_prewarm" for *_, detail in restarts)
     # every server log kept beside the store shows three starts, on the same data
     logs = sorted((store.parent / "dbdrift-logs").glob("target-*-server.log"))
     assert len(logs) == 2
     assert [log.read_text().count("database system is ready to accept connections") for log in logs] == [3, 3]
-    # both stop before either starts again (so the two trade the memory they gave back): pg18's
-    # first and second shutdowns come before pg17's second and third starts
-    ready = _log_times(logs[0], "database system is ready to accept connections")
-    down = _log_times(logs[1], "database system is shut down")
-    assert len(ready) == 3 and len(down) >= 2
-    assert down[0] < ready[1] and down[1] < ready[2]
+    # both stop before either starts again (so the two trade the memory they gave back): each
+    # server's k-th shutdown comes before either server's (k+1)-th start
+    ready = [_log_times(log, "database system is ready to accept connections") for log in logs]
+    down = [_log_times(log, "database system is shut down") for log in logs]
+    assert all(len(r) == 3 and len(d) >= 2 for r, d in zip(ready, down))
+    assert all(max(d[k] for d in down) < min(r[k + 1] for r in ready) for k in (0, 1))
+    # the second listed starts first before repeat #2, second before #3
+    assert ready[1][1] < ready[0][1] and ready[0][2] < ready[1][2]
     row = next(r for r in report["rows"] if r["target"] == "pg18")
     assert row["method"] == "paired turns, t over repeats" and row["samples"] == 3
     assert row["lower"] <= row["rqps"] <= row["upper"]
@@ -393,9 +397,11 @@ def test_reload_runs_each_repeat_on_a_new_server_loaded_afresh_and_keeps_every_l
         assert sum(kind == "load" for kind, _ in mine) == 3  # each new server loaded afresh
         assert sum(label.startswith("start postgres") for _, label in mine) == 3
     # both retire before either starts anew, so the two trade the memory they gave back
-    turns = [label.split()[0] for _, _, label, status in steps
+    turns = [(label.split()[0], name) for name, _, label, status in steps
              if status == "ok" and (label.startswith("stop for") or label.startswith("start postgres"))]
-    assert turns == ["start", "start", "stop", "stop", "start", "start", "stop", "stop", "start", "start"]
+    # listed order before even repeats, reversed before odd ones (#2 is repeat 1)
+    assert turns == [("start", "pg17"), ("start", "pg18"), ("stop", "pg18"), ("stop", "pg17"), ("start", "pg18"),
+                     ("start", "pg17"), ("stop", "pg17"), ("stop", "pg18"), ("start", "pg17"), ("start", "pg18")]
     # each server's log kept beside the store before its data directory went: one start each
     logs = sorted((store.parent / "dbdrift-logs").glob("target-*-server*.log"))
     assert len(logs) == 6
