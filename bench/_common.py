@@ -232,7 +232,7 @@ def dbdrift_cli(*args: str, interrupt_wait_s: float = 300.0) -> subprocess.Compl
         except subprocess.TimeoutExpired:
             proc.kill()
             _, stderr = proc.communicate()
-        tail = (stderr or "").strip().splitlines()[-2:]
+        tail = [line for line in (stderr or "").splitlines() if line.strip()][-2:]
         sys.stderr.write("".join(f"dbdrift {args[0]}: {line}\n" for line in tail))
         raise
     return subprocess.CompletedProcess(cmd, proc.returncode, stdout, stderr)
