@@ -275,11 +275,8 @@ class Runner:
 
     def _interleaved_step(self, step, live: list[TargetSession], pending: set,
                           outcome: CampaignOutcome) -> list[TargetSession]:
-        if isinstance(step, FreshStep):  # all retire, then all start: they trade memory (_restart_all)
-            order = self._start_order(live, step.repeat)
-            kept = {s.name for s in order if self._guard(s, lambda s=s: s.retire(step), outcome)}
-            kept &= {s.name for s in order if s.name in kept and self._guard(s, s.start, outcome)}
-            return [s for s in live if s.name in kept]
+        if isinstance(step, FreshStep):  # all retire, then all start: they trade memory (_cycle_all)
+            return self._cycle_all(live, step, lambda s: s.retire(step), lambda s: s.start(), outcome)
         if isinstance(step, LoadStep):
             return [s for s in live if self._guard(s, lambda s=s: s.load(step), outcome)]
         if isinstance(step, SettleStep):
@@ -306,11 +303,15 @@ class Runner:
         first to start gets the pages the last to stop gave back and the servers trade their
         physical memory at every restart; restarted one by one, each got its own pages back and
         kept for the whole campaign what its first start drew (bench/README.md, 2026-11-24)."""
+        return self._cycle_all(live, step, lambda s: s.halt(step), lambda s: s.restart(step, stopped=True), outcome)
+
+    def _cycle_all(self, live: list[TargetSession], step, stop, start, outcome: CampaignOutcome) -> list[TargetSession]:
+        """`stop` every server, then `start` every one that stopped, both in _start_order;
+        returns the servers still live, in listed order."""
         order = self._start_order(live, step.repeat)
-        kept = {s.name for s in order if self._guard(s, lambda s=s: s.halt(step), outcome)}
-        kept &= {s.name for s in order if s.name in kept
-                 and self._guard(s, lambda s=s: s.restart(step, stopped=True), outcome)}
-        return [s for s in live if s.name in kept]
+        stopped = [s for s in order if self._guard(s, lambda s=s: stop(s), outcome)]
+        started = {s.name for s in stopped if self._guard(s, lambda s=s: start(s), outcome)}
+        return [s for s in live if s.name in started]
 
     @staticmethod
     def _start_order(live: list[TargetSession], repeat: int) -> list[TargetSession]:
