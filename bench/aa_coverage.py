@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import sqlite3
 import sys
 from dataclasses import dataclass
@@ -82,6 +83,28 @@ def holds(est: Estimate) -> bool:
     return est.lower <= 1.0 <= est.upper
 
 
+def binomial_tail(held: int, n: int, p: float = 0.95) -> float:
+    """P(at most `held` of `n` intervals hold 1.0) if each holds it with probability `p` alone."""
+    return sum(math.comb(n, k) * p ** k * (1 - p) ** (n - k) for k in range(held + 1))
+
+
+def wilson(held: int, n: int, z: float = 1.959964) -> tuple[float, float]:
+    """The Wilson score 95% interval of the share held/n (sound at small n and near 0 or 1)."""
+    share, z2 = held / n, z * z
+    centre = (share + z2 / (2 * n)) / (1 + z2 / n)
+    half = z / (1 + z2 / n) * math.sqrt(share * (1 - share) / n + z2 / (4 * n * n))
+    return max(0.0, centre - half), min(1.0, centre + half)
+
+
+def coverage_text(held: int, n: int) -> str:
+    """held/n with what it says about the intervals' true coverage: a share below 95% from a
+    few dozen cells is what exactly-95% intervals give about half the time, so the figure to
+    read is the Wilson interval of the share and how often 95% intervals would do this badly."""
+    lo, hi = wilson(held, n)
+    return (f"{held}/{n} = {held / n:.0%} (share's 95% interval {lo:.0%}-{hi:.0%}; intervals that hold 1.0 "
+            f"95% of the time give {held}/{n} or fewer with probability {binomial_tail(held, n):.2f})")
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("stores", nargs="*", type=Path)
@@ -117,11 +140,13 @@ def main() -> int:
         print(f"{c.label:40s} {n:5d} {shown:>9s} {h_plain:>5d}/{n:<3d} {(f'{h_before}/{n}' if before else '-'):>8s} "
               f"{h_loo:>9d}/{n:<3d} {misses}")
 
-    def share(key):
+    def share(key, coverage=False):
         h, n = totals[key]
-        return f"{h}/{n} = {h / n:.0%}" if n else "-"
-    print(f"\nA/A intervals holding 1.0: as measured {share('plain')}; widened by the sd of earlier A/A campaigns "
-          f"{share('before')}; by all the others {share('loo')}")
+        if not n:
+            return "-"
+        return coverage_text(h, n) if coverage else f"{h}/{n} = {h / n:.0%}"
+    print(f"\nA/A intervals holding 1.0:\n  as measured {share('plain', True)}\n  widened by the sd of earlier "
+          f"A/A campaigns {share('before', True)}\n  widened by the sd of all the others {share('loo', True)}")
     print(f"planted cells called a regression: as measured {share('planted')}; widened {share('planted_wide')}")
     return 0
 

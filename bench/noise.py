@@ -313,7 +313,7 @@ def main() -> int:
         holds = [r for r in rows if r["lower"] is not None and r["lower"] <= 1.0 <= r["upper"]]
         calm = [r for r in rows if r["verdict"] == "no significant change"]
         widths = sorted((r["upper"] - r["lower"]) / 2 / r["rqps"] * 100 for r in rows if r["lower"] is not None)
-        out(f"  A/A cells whose interval holds 1.0: {len(holds)}/{len(rows)} = {len(holds) / len(rows):.0%} "
+        out(f"  A/A cells whose interval holds 1.0: {aa_coverage.coverage_text(len(holds), len(rows))} "
             "(goal >= 95%)")
         out(f"  A/A cells with verdict 'no significant change': {len(calm)}/{len(rows)}")
         if widths:
