@@ -24,7 +24,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 
-from dbdrift.analysis.noise import Estimate, between_campaign_sd, verdict, with_campaign_sd  # noqa: E402
+from dbdrift.analysis.noise import Z975, Estimate, between_campaign_sd, verdict, with_campaign_sd  # noqa: E402
 from dbdrift.cli.report import build_report  # noqa: E402
 from dbdrift.store.store import Store  # noqa: E402
 
@@ -88,7 +88,7 @@ def binomial_tail(held: int, n: int, p: float = 0.95) -> float:
     return sum(math.comb(n, k) * p ** k * (1 - p) ** (n - k) for k in range(held + 1))
 
 
-def wilson(held: int, n: int, z: float = 1.959964) -> tuple[float, float]:
+def wilson(held: int, n: int, z: float = Z975) -> tuple[float, float]:
     """The Wilson score 95% interval of the share held/n (sound at small n and near 0 or 1)."""
     share, z2 = held / n, z * z
     centre = (share + z2 / (2 * n)) / (1 + z2 / n)

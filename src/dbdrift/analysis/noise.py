@@ -25,13 +25,16 @@ _T975 = (12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228, 
          2.052, 2.048, 2.045, 2.042)
 
 
+Z975 = 1.959964  # the standard normal's 0.975 quantile
+
+
 def t975(df: int) -> float:
     """t(0.975, df): exact table to 30, then the Cornish-Fisher expansion around z=1.96."""
     if df < 1:
         raise ValueError("df must be >= 1")
     if df <= 30:
         return _T975[df - 1]
-    z = 1.959964
+    z = Z975
     return z + (z**3 + z) / (4 * df) + (5 * z**5 + 16 * z**3 + 3 * z) / (96 * df**2)
 
 
