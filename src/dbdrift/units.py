@@ -1,7 +1,9 @@
 """Parsing and formatting of quantities with units (durations, sizes). No I/O."""
 from __future__ import annotations
 
+import math
 import re
+import reprlib
 
 from dbdrift.errors import UserError
 
@@ -9,20 +11,45 @@ _DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(ms|s|m|min|h)?\s*$")
 _FACTORS = {None: 1.0, "s": 1.0, "ms": 0.001, "m": 60.0, "min": 60.0, "h": 3600.0}
 
 
-def parse_duration_s(value: object, what: str) -> float:
-    """`60`, `60s`, `1.5m`, `500ms`, `2h` -> seconds. Bare numbers are seconds."""
+def parse_duration_s(value: object, what: str, *, positive: bool = False) -> float:
+    """`60`, `60s`, `1.5m`, `500ms`, `2h` -> seconds. Bare numbers are seconds.
+
+    Always finite and not negative; `positive=True` also refuses 0 (a measured duration).
+    NaN, infinities and numbers too large for a float are errors, never returned.
+    """
     if isinstance(value, bool):
         raise UserError(f"{what}: expected a duration, got {value!r}", "write e.g. 60 or \"60s\"")
     if isinstance(value, (int, float)):
-        seconds = float(value)
+        seconds = _float(value)
     else:
-        match = _DURATION.match(str(value))
+        match = _DURATION.match(value) if isinstance(value, str) else None
         if not match:
-            raise UserError(f"{what}: {value!r} is not a duration", "write e.g. 60, \"60s\", \"2m\"")
-        seconds = float(match.group(1)) * _FACTORS[match.group(2)]
+            raise UserError(f"{what}: {brief_repr(value)} is not a duration", "write e.g. 60, \"60s\", \"2m\"")
+        seconds = _float(match.group(1)) * _FACTORS[match.group(2)]
+    if not math.isfinite(seconds):
+        raise UserError(f"{what}: {brief_repr(value)} is not a finite duration",
+                        "write a number of seconds or a number with a unit, e.g. 60, \"60s\", \"2h\"")
     if seconds < 0:
-        raise UserError(f"{what}: duration must not be negative, got {value!r}", "use 0 or more")
+        raise UserError(f"{what}: duration must not be negative, got {brief_repr(value)}", "use 0 or more")
+    if positive and seconds == 0:
+        raise UserError(f"{what}: duration must be more than 0, got {brief_repr(value)}",
+                        "this time is measured: write e.g. 60 or \"60s\"")
     return seconds
+
+
+def _float(number: int | float | str) -> float:
+    """float(), with numbers beyond a float's range as infinity (not OverflowError)."""
+    try:
+        return float(number)
+    except OverflowError:
+        return math.inf
+
+
+def brief_repr(value: object) -> str:
+    """A bad value for a message: repr, shortened; integers too long to print as their size."""
+    if isinstance(value, int) and not isinstance(value, bool) and value.bit_length() > 128:
+        return f"<a {value.bit_length()}-bit integer>"
+    return reprlib.repr(value)
 
 
 def format_duration(seconds: float) -> str:

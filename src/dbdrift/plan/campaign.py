@@ -1,23 +1,23 @@
 """Campaign files (TOML): parse and validate everything before any server starts.
 
-Owns the CampaignSpec type and its defaults; knows nothing about servers or the store.
+Owns the CampaignSpec type and its defaults; plan/fields.py reads and limits each value. Knows
+nothing about servers or the store. Bad input of any shape is a UserError naming the file and
+key, never a traceback.
 """
 from __future__ import annotations
 
-import re
 import tomllib
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 
-from dbdrift import cpus
 from dbdrift.catalog.ibench import IBenchSizes, settle_seconds
+from dbdrift.catalog.ibench import steps as ibench_steps
 from dbdrift.catalog.sysbench import MicrobenchmarkSpec, select_tests
 from dbdrift.errors import UserError
 from dbdrift.model import ENGINES, IBENCH_STEPS, TargetSpec
-from dbdrift.units import parse_duration_s
-
-_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._+-]{0,63}$")
-_VERSION = re.compile(r"^\d+(\.\d+){0,2}(-[A-Za-z0-9.]+)?$")
+from dbdrift.plan import fields
+from dbdrift.plan.fields import INT64_MAX
+from dbdrift.units import brief_repr
 
 
 @dataclass(frozen=True)
@@ -56,10 +56,16 @@ class CampaignSpec:
     workload: str = "sysbench"  # sysbench | insert-benchmark
     ibench: IBenchSizes = field(default_factory=IBenchSizes)  # the Insert Benchmark's sizes
     ibench_steps: tuple[str, ...] = IBENCH_STEPS
+    allow_large: bool = False  # accept sizes and durations beyond the soft limits (_INTS, _DURATIONS)
 
     @property
     def base(self) -> TargetSpec:
         return next((t for t in self.targets if t.base), self.targets[0])
+
+    @property
+    def base_is_implicit(self) -> bool:
+        """True when no target sets base = true and the first one is the base: worth saying so."""
+        return not any(t.base for t in self.targets)
 
     def duration_for(self, test: MicrobenchmarkSpec) -> float:
         return {"read": self.read_s, "write": self.write_s, "insert": self.insert_s}[test.duration_kind]
@@ -82,7 +88,7 @@ class CampaignSpec:
             "order": self.order, "slice_s": self.slice_s,
             "cpus": self.cpus if isinstance(self.cpus, str) else {"driver": self.cpus[0], "server": self.cpus[1]},
             "calibration": self.calibration, "count_instructions": self.count_instructions, "timed": self.timed,
-            "flamegraphs": self.flamegraphs,
+            "flamegraphs": self.flamegraphs, "allow_large": self.allow_large,
             "tests": list(self.test_names),
             "workload": self.workload,
             **({"insert_benchmark": {**asdict(self.ibench), "steps": list(self.ibench_steps)}}
@@ -103,169 +109,213 @@ def target_to_dict(t: TargetSpec) -> dict:
 _TOP_KEYS = {
     "name", "targets", "tests", "tables", "rows", "threads", "read_s", "write_s", "insert_s",
     "warmup_s", "scan_warm_s", "settle_s", "warm_runs", "repeats", "restart", "prepared", "seed", "interval_s",
-    "order", "slice_s", "cpus", "count_instructions", "flamegraphs", "workload", "insert_benchmark",
+    "order", "slice_s", "cpus", "count_instructions", "flamegraphs", "workload", "insert_benchmark", "allow_large",
 }
 _IBENCH_KEYS = {"clients", "rows_l_i0", "rows_l_i1", "rows_l_i2", "query_s", "deletes", "shared_table", "steps"}
 _TARGET_KEYS = {"name", "engine", "version", "basedir", "system", "config", "settings",
                 "data_checksums", "base", "port"}
 
 
+# --- reading ----------------------------------------------------------------------------------
 def load_campaign(path: Path) -> CampaignSpec:
     """Read and validate a campaign file; every problem is a UserError naming file and key."""
+    text = _read_text(path)
     try:
-        text = path.read_text()
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise UserError(f"{path} is not valid TOML: {exc}",
+                        "fix the syntax at the position shown; strings need quotes") from None
+    except ValueError as exc:  # tomllib lets int()'s limit of 4300 digits through
+        if "digits" not in str(exc):
+            raise UserError(f"{path} is not valid TOML: {exc}", "fix the value at fault") from None
+        raise UserError(f"{path} holds an integer of more than 4300 digits",
+                        f"TOML integers are 64-bit: at most {INT64_MAX}") from None
+    except RecursionError:
+        raise UserError(f"{path} nests arrays or tables too deeply to read",
+                        "a campaign needs three levels at most: [[targets]] holding settings = { ... }") from None
+    return parse_campaign(data, source=str(path), base_dir=path.parent, default_name=path.stem, text=text)
+
+
+def _read_text(path: Path) -> str:
+    try:
+        raw = path.read_bytes()
     except FileNotFoundError:
         raise UserError(f"campaign file {path} does not exist",
                         "check the path; `dbdrift demo --print-campaign` shows an example") from None
     except OSError as exc:
         raise UserError(f"cannot read campaign file {path}: {exc.strerror}", "check its permissions") from None
     try:
-        data = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as exc:
-        raise UserError(f"{path} is not valid TOML: {exc}",
-                        "fix the syntax at the position shown; strings need quotes") from None
-    return parse_campaign(data, source=str(path), base_dir=path.parent, default_name=path.stem)
+        return raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = raw.count(b"\n", 0, exc.start) + 1
+        column = exc.start - raw.rfind(b"\n", 0, exc.start)
+        raise UserError(f"{path} is not valid UTF-8: byte 0x{raw[exc.start]:02x} at line {line}, column {column} "
+                        f"(byte offset {exc.start})",
+                        "TOML files are UTF-8: save the file as UTF-8 (e.g. iconv -f latin1 -t utf-8)") from None
 
 
-def parse_campaign(data: dict, source: str, base_dir: Path, default_name: str) -> CampaignSpec:
+def parse_campaign(data: dict, source: str, base_dir: Path, default_name: str, *,
+                   text: str | None = None) -> CampaignSpec:
+    """Validate a campaign read from TOML. `text`, the file as written, lets messages quote
+    numbers as the user wrote them (tomllib reads 17.10 as 17.1)."""
     where = source
-    _check_keys(data, _TOP_KEYS, where)
+    if not isinstance(data, dict):
+        raise UserError(f"{where}: a campaign must be a table of keys, got {brief_repr(data)}",
+                        "`dbdrift demo --print-campaign` shows a complete campaign file")
+    fields.check_int64(data, where)
+    fields.check_keys(data, _TOP_KEYS, where)
+    top = fields.Table(data, where, allow_large=fields.Table(data, where).flag("allow_large", False))
     raw_targets = data.get("targets")
     if not isinstance(raw_targets, list) or not raw_targets:
         raise UserError(f"{where}: no [[targets]] defined",
                         "add at least one [[targets]] table with name and version, basedir or system")
-    targets = tuple(_parse_target(t, i, where, base_dir) for i, t in enumerate(raw_targets))
+    targets = tuple(_parse_target(t, i, where, base_dir, text) for i, t in enumerate(raw_targets))
     _check_targets(targets, where)
-    test_names = data.get("tests", ["default32"])
-    if isinstance(test_names, str):
-        test_names = [test_names]
-    tests = select_tests(_str_list(test_names, f"{where}: tests"))
-    if not tests:
-        raise UserError(f"{where}: tests selects no microbenchmark", "list names from `dbdrift catalog`")
-    write_s = _duration(data, "write_s", 600.0, where)
-    spec = CampaignSpec(
-        name=_name(data.get("name", default_name), f"{where}: name"),
-        targets=targets,
-        tests=tuple(tests),
-        test_names=tuple(test_names),
-        tables=_positive_int(data, "tables", 1, where),
-        rows=_positive_int(data, "rows", 1_000_000, where),
-        threads=_threads(data.get("threads", [1]), where),
-        read_s=_duration(data, "read_s", 300.0, where),
-        write_s=write_s,
-        insert_s=_duration(data, "insert_s", write_s, where),
-        warmup_s=_duration(data, "warmup_s", 5.0, where),
-        scan_warm_s=_duration(data, "scan_warm_s", 60.0, where),
-        settle_s=None if data.get("settle_s", "auto") == "auto" else _duration(data, "settle_s", 0, where),
-        warm_runs=_bool(data, "warm_runs", True, where),
-        repeats=_positive_int(data, "repeats", 1, where),
-        restart=_choice(data, "restart", ("repeat", "never", "reload"), "repeat", where),
-        prepared=_bool(data, "prepared", True, where),
-        seed=_positive_int(data, "seed", 1, where),
-        interval_s=_duration(data, "interval_s", 1.0, where),
-        order=_choice(data, "order", ("interleaved", "sequential"), "interleaved", where),
-        slice_s=_duration(data, "slice_s", 0.01, where),
-        cpus=_cpus(data.get("cpus", "auto"), where),
-        count_instructions=_bool(data, "count_instructions", False, where),
-        flamegraphs=_bool(data, "flamegraphs", False, where),
-        source=source,
-        workload=_choice(data, "workload", ("sysbench", "insert-benchmark"), "sysbench", where),
-    )
+    spec = CampaignSpec(name=fields.name(data.get("name", default_name), f"{where}: name"), targets=targets,
+                        tests=tuple(select_tests(None)), source=source, allow_large=top.allow_large,
+                        **_shared_keys(top))
     if spec.workload == "insert-benchmark":
-        spec = _with_ibench(spec, data.get("insert_benchmark", {}), where)
-        for key in ("tests", "count_instructions", "flamegraphs", "threads", "tables", "rows"):
-            if key in data:
-                raise UserError(f"{where}: {key} applies to the sysbench workload, not the Insert Benchmark",
-                                f"remove {key}; the Insert Benchmark's sizes are in [insert_benchmark]")
-    elif "insert_benchmark" in data:
-        raise UserError(f"{where}: [insert_benchmark] is set but workload is sysbench",
-                        'add workload = "insert-benchmark" or remove the [insert_benchmark] table')
-    if not 0.001 <= spec.slice_s <= 60:
-        raise UserError(f"{where}: slice_s = {spec.slice_s:g} is out of range",
-                        "interleaved targets take turns every slice_s seconds inside one driver run; "
-                        "use 0.001 to 60, e.g. the default 0.01")
-    if spec.interval_s <= 0:
-        raise UserError(f"{where}: interval_s must be > 0", "use e.g. interval_s = 1")
+        spec = _with_ibench(spec, top)
+    else:
+        spec = _with_sysbench(spec, top)
+    if spec.seed + spec.repeats > INT64_MAX:
+        raise UserError(f"{where}: seed = {spec.seed} with repeats = {spec.repeats} goes beyond {INT64_MAX}",
+                        "repeat n runs with seed + n, a 64-bit integer: use a smaller seed, e.g. seed = 1")
     return spec
 
 
-def _with_ibench(spec: CampaignSpec, raw: object, where: str) -> CampaignSpec:
+def _shared_keys(top: fields.Table) -> dict:
+    """The keys of both workloads: durations, repeats, order, CPUs."""
+    write_s = top.duration("write_s", 600.0)
+    slice_s = top.duration("slice_s", 0.01)
+    if not 0.001 <= slice_s <= 60:
+        raise UserError(f"{top.where}: slice_s = {slice_s:g} is out of range",
+                        "interleaved targets take turns every slice_s seconds inside one driver run; "
+                        "use 0.001 to 60, e.g. the default 0.01")
+    return dict(
+        read_s=top.duration("read_s", 300.0), write_s=write_s, insert_s=top.duration("insert_s", write_s),
+        warmup_s=top.duration("warmup_s", 5.0), scan_warm_s=top.duration("scan_warm_s", 60.0),
+        settle_s=_settle(top), warm_runs=top.flag("warm_runs", True), repeats=top.integer("repeats", 1),
+        restart=top.choice("restart", ("repeat", "never", "reload")), prepared=top.flag("prepared", True),
+        seed=top.integer("seed", 1), interval_s=top.duration("interval_s", 1.0),
+        order=top.choice("order", ("interleaved", "sequential")), slice_s=slice_s,
+        cpus=fields.cpu_placement(top.data.get("cpus", "auto"), top.where),
+        workload=top.choice("workload", ("sysbench", "insert-benchmark")),
+    )
+
+
+def _settle(top: fields.Table) -> float | None:
+    """settle_s: "auto" (None: spec §1.9) or a duration, 0 included."""
+    if top.data.get("settle_s", "auto") == "auto":
+        return None
+    try:
+        return top.duration("settle_s", 0)
+    except UserError as exc:
+        raise UserError(exc.message, f'{exc.hint}; or settle_s = "auto" (the default)') from None
+
+
+def _with_sysbench(spec: CampaignSpec, top: fields.Table) -> CampaignSpec:
+    if "insert_benchmark" in top.data:
+        raise UserError(f"{top.where}: [insert_benchmark] is set but workload is sysbench",
+                        'add workload = "insert-benchmark" or remove the [insert_benchmark] table')
+    names = top.data.get("tests", ["default32"])
+    names = fields.str_list([names] if isinstance(names, str) else names, f"{top.where}: tests",
+                      'e.g. tests = ["point-query", "update-index"]')
+    if not names:
+        raise UserError(f"{top.where}: tests = [] selects no microbenchmark",
+                        "list names or groups from `dbdrift catalog` (e.g. tests = [\"point\", \"writes\"]), "
+                        "or leave tests out for the default32")
+    try:
+        tests = select_tests(names)
+    except UserError as exc:
+        raise UserError(f"{top.where}: tests: {exc.message}", exc.hint) from None
+    if not tests:
+        raise UserError(f"{top.where}: tests selects no microbenchmark", "list names from `dbdrift catalog`")
+    return replace(spec, tests=tuple(tests), test_names=tuple(names), tables=top.integer("tables", 1),
+                   rows=top.integer("rows", 1_000_000), threads=fields.threads(top.data.get("threads", [1]), top.where),
+                   count_instructions=top.flag("count_instructions", False),
+                   flamegraphs=top.flag("flamegraphs", False))
+
+
+def _with_ibench(spec: CampaignSpec, top: fields.Table) -> CampaignSpec:
     """The [insert_benchmark] table: clients (dop), rows of l.i0, l.i1 and l.i2 for all clients,
     seconds per query step, deletes, one shared table, and optionally a subset of the steps."""
-    label = f"{where}: [insert_benchmark]"
+    for key in ("tests", "count_instructions", "flamegraphs", "threads", "tables", "rows"):
+        if key in top.data:
+            raise UserError(f"{top.where}: {key} applies to the sysbench workload, not the Insert Benchmark",
+                            f"remove {key}; the Insert Benchmark's sizes are in [insert_benchmark]")
+    raw, label = top.data.get("insert_benchmark", {}), f"{top.where}: [insert_benchmark]"
     if not isinstance(raw, dict):
         raise UserError(f"{label} is not a table", "write [insert_benchmark] followed by key = value lines")
-    _check_keys(raw, _IBENCH_KEYS, label)
-    default = IBenchSizes()
-    rows_l_i1 = _positive_int(raw, "rows_l_i1", default.rows_l_i1, label)
+    fields.check_keys(raw, _IBENCH_KEYS, label)
+    table, default = fields.Table(raw, label, top.allow_large), IBenchSizes()
+    rows_l_i1 = table.integer("rows_l_i1", default.rows_l_i1)
     sizes = IBenchSizes(
-        clients=_positive_int(raw, "clients", default.clients, label),
-        rows_l_i0=_positive_int(raw, "rows_l_i0", default.rows_l_i0, label),
+        clients=table.integer("clients", default.clients),
+        rows_l_i0=table.integer("rows_l_i0", default.rows_l_i0),
         rows_l_i1=rows_l_i1,
-        rows_l_i2=_positive_int(raw, "rows_l_i2", max(1, rows_l_i1 // 4), label),
-        query_s=_duration(raw, "query_s", default.query_s, label),
-        deletes=_bool(raw, "deletes", default.deletes, label),
-        shared_table=_bool(raw, "shared_table", default.shared_table, label),
+        rows_l_i2=table.integer("rows_l_i2", max(1, rows_l_i1 // 4)),
+        query_s=table.duration("query_s", default.query_s),
+        deletes=table.flag("deletes", default.deletes),
+        shared_table=table.flag("shared_table", default.shared_table),
     )
     if sizes.shared_table and sizes.deletes and sizes.clients > 1:
         raise UserError(f"{label}: shared_table with deletes and several clients",
                         "clients deleting the oldest rows of one table would delete each other's: "
                         "set deletes = false or shared_table = false (spec §2.1)")
     names = raw.get("steps", list(IBENCH_STEPS))
-    names = _str_list([names] if isinstance(names, str) else names, f"{label}: steps")
+    names = fields.str_list([names] if isinstance(names, str) else names, f"{label}: steps", 'e.g. steps = ["l.i0", "l.x"]')
     unknown = [n for n in names if n not in IBENCH_STEPS]
     if unknown:
-        raise UserError(f"{label}: unknown step {unknown[0]!r}", f"steps are {', '.join(IBENCH_STEPS)}")
-    return replace(spec, ibench=sizes, ibench_steps=tuple(n for n in IBENCH_STEPS if n in names),
-                   test_names=(), order="sequential")
+        raise UserError(f"{label}: unknown step {brief_repr(unknown[0])}", f"steps are {', '.join(IBENCH_STEPS)}")
+    if not names:
+        raise UserError(f"{label}: steps = [] selects no step",
+                        f"list steps from {', '.join(IBENCH_STEPS)}, or leave steps out for all of them")
+    chosen = tuple(n for n in IBENCH_STEPS if n in names)
+    inserted = sum(s.rows_per_client for s in ibench_steps(sizes, chosen) if not s.create_indexes) * sizes.clients
+    if inserted > INT64_MAX:
+        raise UserError(f"{label}: the steps would insert {inserted} rows, more than transactionid (BIGINT) "
+                        f"can number ({INT64_MAX})", "use fewer rows_l_i0, rows_l_i1 and rows_l_i2")
+    return replace(spec, ibench=sizes, ibench_steps=chosen, test_names=(), order="sequential")
 
 
-def _parse_target(raw: object, index: int, where: str, base_dir: Path) -> TargetSpec:
+def _parse_target(raw: object, index: int, where: str, base_dir: Path, text: str | None) -> TargetSpec:
     if not isinstance(raw, dict):
         raise UserError(f"{where}: targets[{index}] is not a table", "write each target as [[targets]]")
-    label = f"{where}: target {raw.get('name', f'#{index + 1}')!r}"
-    _check_keys(raw, _TARGET_KEYS, label)
-    name = _name(raw.get("name"), f"{label}: name")
+    name = raw.get("name", f"#{index + 1}")
+    label = f"{where}: target {name if isinstance(name, str) and fields.NAME.match(name) else brief_repr(name)}"
+    fields.check_keys(raw, _TARGET_KEYS, label)
+    table = fields.Table(raw, label)
+    name = fields.name(raw.get("name"), f"{label}: name")
     engine = raw.get("engine", "postgres")
-    if engine not in ENGINES:
-        raise UserError(f"{label}: unknown engine {engine!r}", f"supported engines: {', '.join(ENGINES)}")
-    version, basedir, system = raw.get("version"), raw.get("basedir"), raw.get("system", False)
-    sources = [s for s in (version is not None, basedir is not None, bool(system)) if s]
+    if not isinstance(engine, str) or engine not in ENGINES:
+        raise UserError(f"{label}: unknown engine {brief_repr(engine)}", f"supported engines: {', '.join(ENGINES)}")
+    version, system = raw.get("version"), table.flag("system", False)
+    sources = [s for s in (version is not None, raw.get("basedir") is not None, system) if s]
     if len(sources) != 1:
         raise UserError(f"{label}: give exactly one of version, basedir or system = true",
                         'e.g. version = "17.10" (fetched), basedir = "/opt/pg17" (your build), system = true')
-    if version is not None:
-        version = str(version)
-        if not _VERSION.match(version):
-            raise UserError(f"{label}: version {version!r} is not a version number", 'write e.g. version = "17.10"')
-    if basedir is not None:
-        basedir = (base_dir / Path(str(basedir)).expanduser()).resolve()
-        if not basedir.is_dir():
-            raise UserError(f"{label}: basedir {basedir} does not exist",
-                            "point basedir at the install prefix that holds "
-                            + ("bin/postgres" if engine == "postgres" else "bin/mysqld or bin/mariadbd"))
-    config = raw.get("config")
-    if config is not None:
-        config = (base_dir / Path(str(config)).expanduser()).resolve()
-        if not config.is_file():
-            raise UserError(f"{label}: config file {config} does not exist",
-                            "paths are relative to the campaign file")
-    settings = raw.get("settings", {})
-    if not isinstance(settings, dict):
-        raise UserError(f"{label}: settings must be a table", 'write settings = { shared_buffers = "4GB" }')
-    if engine != "postgres" and raw.get("data_checksums"):
+    basedir = fields.path(raw, "basedir", label, base_dir)
+    if basedir is not None and not fields.exists(basedir, directory=True):
+        raise UserError(f"{label}: basedir {basedir} does not exist",
+                        "point basedir at the install prefix that holds "
+                        + ("bin/postgres" if engine == "postgres" else "bin/mysqld or bin/mariadbd"))
+    config = fields.path(raw, "config", label, base_dir)
+    if config is not None and not fields.exists(config, directory=False):
+        raise UserError(f"{label}: config file {config} does not exist", "paths are relative to the campaign file")
+    data_checksums = table.flag("data_checksums", False)
+    if engine != "postgres" and data_checksums:
         raise UserError(f"{label}: data_checksums is a PostgreSQL option (initdb --data-checksums)",
                         f"remove it from this {engine} target; InnoDB checksums are a setting: "
                         "settings = { innodb_checksum_algorithm = \"crc32\" }")
     port = raw.get("port")
-    if port is not None and (not isinstance(port, int) or not 1024 <= port <= 65535):
-        raise UserError(f"{label}: port {port!r} is not a port number in 1024..65535",
+    if port is not None and (isinstance(port, bool) or not isinstance(port, int) or not 1024 <= port <= 65535):
+        raise UserError(f"{label}: port {brief_repr(port)} is not a port number in 1024..65535",
                         "remove port to let dbdrift pick a free one")
     return TargetSpec(
-        name=name, engine=engine, version=version, basedir=basedir, system=bool(system),
-        config_file=config, settings={str(k): _setting(v) for k, v in settings.items()},
-        data_checksums=_bool(raw, "data_checksums", False, label), base=_bool(raw, "base", False, label),
-        port=port,
+        name=name, engine=engine, version=None if version is None else fields.version(version, label, text),
+        basedir=basedir, system=system, config_file=config, settings=fields.settings(raw.get("settings", {}), label),
+        data_checksums=data_checksums, base=table.flag("base", False), port=port,
     )
 
 
@@ -303,88 +353,3 @@ def with_base(spec: CampaignSpec, base_name: str | None) -> CampaignSpec:
     return replace(spec, targets=tuple(replace(t, base=t.name == base_name) for t in spec.targets))
 
 
-_RETIRED = {"slice_warmup_s": "remove it: interleaved targets now take turns inside one driver run, so no slice "
-                             "pays a warm-up (slice_s is the length of each turn, default 0.01 s)"}
-
-
-def _check_keys(data: dict, known: set[str], where: str) -> None:
-    import difflib
-
-    for key in data:
-        if key in _RETIRED:
-            raise UserError(f"{where}: {key} is no longer used", _RETIRED[key])
-        if key not in known:
-            close = difflib.get_close_matches(key, sorted(known), n=1)
-            hint = f"did you mean {close[0]!r}?" if close else f"known keys: {', '.join(sorted(known))}"
-            raise UserError(f"{where}: unknown key {key!r}", hint)
-
-
-def _name(value: object, what: str) -> str:
-    if not isinstance(value, str) or not _NAME.match(value):
-        raise UserError(f"{what}: {value!r} is not a valid name",
-                        "use letters, digits, '.', '_', '+', '-' (at most 64 characters)")
-    return value
-
-
-def _setting(value: object) -> str:
-    if isinstance(value, bool):
-        return "on" if value else "off"
-    return str(value)
-
-
-def _str_list(value: object, what: str) -> list[str]:
-    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
-        raise UserError(f"{what} must be a list of strings", 'e.g. tests = ["point", "update-index"]')
-    return value
-
-
-def _choice(data: dict, key: str, choices: tuple[str, ...], default: str, where: str) -> str:
-    value = data.get(key, default)
-    if value not in choices:
-        raise UserError(f"{where}: {key} must be one of {', '.join(choices)}, got {value!r}",
-                        f'write {key} = "{default}"')
-    return value
-
-
-def _bool(data: dict, key: str, default: bool, where: str) -> bool:
-    value = data.get(key, default)
-    if not isinstance(value, bool):
-        raise UserError(f"{where}: {key} must be true or false, got {value!r}", f"write {key} = true")
-    return value
-
-
-def _positive_int(data: dict, key: str, default: int, where: str) -> int:
-    value = data.get(key, default)
-    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-        raise UserError(f"{where}: {key} must be a positive integer, got {value!r}", f"write e.g. {key} = {default}")
-    return value
-
-
-def _duration(data: dict, key: str, default: float, where: str) -> float:
-    return parse_duration_s(data.get(key, default), f"{where}: {key}")
-
-
-def _cpus(value: object, where: str) -> str | tuple[str, str]:
-    """cpus = "auto" | "shared" | { driver = "0", server = "1-3" } (dbdrift/cpus.py)."""
-    if isinstance(value, str) and value in cpus.MODES:
-        return value
-    if isinstance(value, dict):
-        _check_keys(value, {"driver", "server"}, f"{where}: cpus")
-        if set(value) == {"driver", "server"}:
-            lists = tuple(str(value[k]) for k in ("driver", "server"))
-            for key, text in zip(("driver", "server"), lists):
-                cpus.parse_list(text, f"{where}: cpus.{key}")
-            return lists
-    raise UserError(f"{where}: cpus must be \"auto\", \"shared\" or a table with driver and server, got {value!r}",
-                    'write cpus = "auto" (driver and servers on separate CPUs when there are two or more), '
-                    'cpus = "shared", or cpus = { driver = "0", server = "1-3" }')
-
-
-def _threads(value: object, where: str) -> tuple[int, ...]:
-    if isinstance(value, int) and not isinstance(value, bool):
-        value = [value]
-    if (not isinstance(value, list) or not value
-            or not all(isinstance(v, int) and not isinstance(v, bool) and 1 <= v <= 1024 for v in value)):
-        raise UserError(f"{where}: threads must be a list of client counts in 1..1024, got {value!r}",
-                        "write e.g. threads = [1] or threads = [1, 8]")
-    return tuple(dict.fromkeys(value))

@@ -1,0 +1,269 @@
+"""Reading one campaign-file value: limits, types and the messages that name what is wrong.
+
+plan/campaign.py assembles a CampaignSpec from these; nothing here knows the whole campaign.
+"""
+from __future__ import annotations
+
+import math
+import re
+import tomllib
+from dataclasses import dataclass
+from pathlib import Path
+
+from dbdrift import cpus
+from dbdrift.errors import UserError
+from dbdrift.units import brief_repr, parse_duration_s
+
+NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._+-]{0,63}$")
+_VERSION = re.compile(r"^\d+(\.\d+){0,2}(-[A-Za-z0-9.]+)?$")
+_SETTING_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_.-]{0,127}")  # either engine's; each checks its own at render
+INT64_MAX = 2**63 - 1
+MAX_CPU = 8191  # Linux numbers at most 8192 CPUs (NR_CPUS with MAXSMP)
+
+
+# --- limits ---------------------------------------------------------------------------------
+# Hard limits (`high`, MAX_DURATION_S) are what the driver or the schema can take: always errors.
+# Soft limits (`large`) are sizes a campaign rarely means: errors unless allow_large = true.
+HOUR_S, DAY_S = 3600.0, 86400.0
+MAX_DURATION_S = 365 * DAY_S  # keeps the driver's clocks and per-step row counts far inside 64 bits
+
+
+@dataclass(frozen=True)
+class _Limit:
+    high: int
+    why: str  # why `high` is the most the key can take
+    large: int | None = None
+
+
+_INTS = {
+    "tables": _Limit(2**32 - 1, "the driver counts tables (sbtest1..sbtestN) in 32 bits", 128),
+    "rows": _Limit(2**31 - 1, "sbtest's id and k are SQL INTEGER", 1_000_000_000),
+    "repeats": _Limit(1000, "every repeat runs every test again", 100),
+    "seed": _Limit(INT64_MAX, "the driver's seed is a 64-bit integer"),
+    "clients": _Limit(1024, "each client is a connection and a thread, like threads (at most 1024)"),
+    **{key: _Limit(INT64_MAX, "transactionid is a BIGINT", 10_000_000_000)
+       for key in ("rows_l_i0", "rows_l_i1", "rows_l_i2")},
+}
+# key -> (measured: must be > 0, soft limit in seconds); settle_s may also be "auto".
+# slice_s has its own range (0.001..60) below.
+_DURATIONS = {
+    **{key: (True, DAY_S) for key in ("read_s", "write_s", "insert_s", "interval_s", "query_s")},
+    "slice_s": (True, None),
+    **{key: (False, 2 * HOUR_S) for key in ("warmup_s", "scan_warm_s", "settle_s")},
+}
+_ALLOW_LARGE_HINT = "if you mean it, allow_large = true (a top-level key of the campaign file) accepts it"
+
+
+@dataclass(frozen=True)
+class Table:
+    """One TOML table being read: its keys, where it is (for messages), and allow_large."""
+
+    data: dict
+    where: str
+    allow_large: bool = False
+
+    def integer(self, key: str, default: int) -> int:
+        value, limit = self.data.get(key, default), _INTS[key]
+        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+            raise UserError(f"{self.where}: {key} must be a positive integer, got {brief_repr(value)}",
+                            f"write e.g. {key} = {default}")
+        if value > limit.high:
+            raise UserError(f"{self.where}: {key} = {value} is more than {limit.high}: {limit.why}",
+                            f"use {key} = {limit.high} or less")
+        if limit.large is not None and value > limit.large and not self.allow_large:
+            raise UserError(f"{self.where}: {key} = {value} is more than {limit.large:,}, larger than campaigns "
+                            "usually are", _ALLOW_LARGE_HINT)
+        return value
+
+    def duration(self, key: str, default: float) -> float:
+        measured, large_s = _DURATIONS[key]
+        value = self.data.get(key, default)
+        seconds = parse_duration_s(value, f"{self.where}: {key}", positive=measured)
+        units = 'durations are seconds unless they carry a unit ("90s", "15m", "2h")'
+        if seconds > MAX_DURATION_S:
+            raise UserError(f"{self.where}: {key} = {brief_repr(value)} is more than 365 days", units)
+        if large_s is not None and seconds > large_s and not self.allow_large:
+            raise UserError(f"{self.where}: {key} = {brief_repr(value)} is longer than {large_s / HOUR_S:g} h",
+                            f"{units}; {_ALLOW_LARGE_HINT}")
+        return seconds
+
+    def flag(self, key: str, default: bool) -> bool:
+        value = self.data.get(key, default)
+        if not isinstance(value, bool):
+            raise UserError(f"{self.where}: {key} must be true or false, got {brief_repr(value)}",
+                            f"write {key} = true")
+        return value
+
+    def choice(self, key: str, choices: tuple[str, ...]) -> str:
+        """One of `choices`; the first is the default."""
+        value = self.data.get(key, choices[0])
+        if not isinstance(value, str) or value not in choices:
+            raise UserError(f"{self.where}: {key} must be one of {', '.join(choices)}, got {brief_repr(value)}",
+                            f'write {key} = "{choices[0]}"')
+        return value
+
+
+def version(value: object, label: str, text: str | None) -> str:
+    """A version is a string: TOML reads an unquoted 17.10 as the float 17.1, a different release."""
+    if isinstance(value, str):
+        if not _VERSION.match(value):
+            raise UserError(f"{label}: version {brief_repr(value)} is not a version number",
+                            'write e.g. version = "17.10"')
+        return value
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise UserError(f"{label}: version must be a string, got {brief_repr(value)}", 'write e.g. version = "17.10"')
+    written = _as_written(text, "version", value) if text is not None else None
+    if written is not None and _VERSION.match(written):
+        why = (f"TOML reads {written} unquoted as the number {value!r}" if written != repr(value)
+               else "a version is a string: quote it")
+        hint = f'write version = "{written}" ({why})'
+    elif _VERSION.match(repr(value)):
+        hint = (f'write the version in quotes as you meant it, e.g. version = "{value!r}" '
+                "(unquoted, TOML reads a number: 17.10 becomes 17.1)")
+    else:
+        hint = 'write e.g. version = "17.10" (unquoted, TOML reads a number: 17.10 becomes 17.1)'
+    raise UserError(f"{label}: version {written or brief_repr(value)} is a number, not a string", hint)
+
+
+def _as_written(text: str, key: str, value: int | float) -> str | None:
+    """The unquoted number of `key = ...` in `text` that TOML reads as `value` (tomllib keeps only
+    the number); the first in the file when several do. None when no line has it."""
+    pattern = rf'(?:^|[\s{{,])"?{re.escape(key)}"?[ \t]*=[ \t]*([-+]?(?:nan|inf|[0-9][0-9_.eE+-]*))'
+    for match in re.finditer(pattern, text, re.MULTILINE):
+        if "#" in text[text.rfind("\n", 0, match.start(1)) + 1:match.start(1)]:
+            continue  # a comment
+        try:
+            number = tomllib.loads(f"v = {match.group(1)}")["v"]
+        except ValueError:  # TOMLDecodeError included
+            continue
+        if type(number) is type(value) and number == value:
+            return match.group(1)
+    return None
+
+
+def path(raw: dict, key: str, label: str, base_dir: Path) -> Path | None:
+    """basedir or config: a path, relative to the campaign file."""
+    value = raw.get(key)
+    if value is None:
+        return None
+    if not isinstance(value, str) or not value.strip() or "\0" in value or len(value.encode(errors="replace")) > 4095:
+        raise UserError(f"{label}: {key} must be a path (at most 4095 bytes), got {brief_repr(value)}",
+                        f'write e.g. {key} = "/opt/pg17"; relative paths start at the campaign file')
+    try:
+        return (base_dir / Path(value).expanduser()).resolve()
+    except (OSError, RuntimeError, ValueError) as exc:  # RuntimeError: ~user of no such user
+        raise UserError(f"{label}: {key} {brief_repr(value)} is not a usable path: {exc}",
+                        "write an absolute path or one relative to the campaign file") from None
+
+
+def exists(path: Path, directory: bool) -> bool:
+    try:
+        return path.is_dir() if directory else path.is_file()
+    except OSError:  # e.g. a name too long
+        return False
+
+
+def settings(value: object, label: str) -> dict[str, str]:
+    """settings = { name = value }: option names as either engine spells them, one-line scalar values."""
+    if not isinstance(value, dict):
+        raise UserError(f"{label}: settings must be a table", 'write settings = { shared_buffers = "4GB" }')
+    settings = {}
+    for key, item in value.items():
+        if not isinstance(key, str) or not _SETTING_NAME.fullmatch(key):
+            raise UserError(f"{label}: settings key {brief_repr(key)} is not a server option name",
+                            "option names are letters, digits, '_', '.' and '-', e.g. shared_buffers")
+        settings[key] = _setting(item, f"{label}: settings.{key}")
+    return settings
+
+
+def _setting(value: object, what: str) -> str:
+    if isinstance(value, bool):
+        return "on" if value else "off"
+    if isinstance(value, int) or (isinstance(value, float) and math.isfinite(value)):
+        return str(value)
+    if isinstance(value, str) and not any(c in value for c in "\n\r\0"):
+        return value
+    raise UserError(f"{what} = {brief_repr(value)} is not a value a server option takes",
+                    'write a string, a number or true/false, on one line, e.g. shared_buffers = "8GB"')
+
+
+_RETIRED = {"slice_warmup_s": "remove it: interleaved targets now take turns inside one driver run, so no slice "
+                             "pays a warm-up (slice_s is the length of each turn, default 0.01 s)"}
+
+
+
+def check_keys(data: dict, known: set[str], where: str) -> None:
+    import difflib
+
+    for key in data:
+        if key in _RETIRED:
+            raise UserError(f"{where}: {key} is no longer used", _RETIRED[key])
+        if key not in known:
+            close = difflib.get_close_matches(key, sorted(known), n=1) if isinstance(key, str) else []
+            hint = f"did you mean {close[0]!r}?" if close else f"known keys: {', '.join(sorted(known))}"
+            raise UserError(f"{where}: unknown key {brief_repr(key)}", hint)
+
+
+def check_int64(data: dict, where: str) -> None:
+    """TOML integers are 64-bit, but tomllib reads longer ones as Python ints of any size."""
+    stack: list[tuple[str, object]] = [(str(k), v) for k, v in reversed(data.items())]
+    while stack:
+        path, value = stack.pop()
+        if isinstance(value, dict):
+            stack += [(f"{path}.{k}", v) for k, v in reversed(value.items())]
+        elif isinstance(value, list):
+            stack += [(f"{path}[{i}]", v) for i, v in reversed(list(enumerate(value)))]
+        elif isinstance(value, int) and not -INT64_MAX - 1 <= value <= INT64_MAX:
+            raise UserError(f"{where}: {path} = {brief_repr(value)} does not fit in a 64-bit integer",
+                            f"TOML integers are 64-bit (at most {INT64_MAX}); no campaign key takes a number "
+                            "this large: check it")
+
+
+def name(value: object, what: str) -> str:
+    if not isinstance(value, str) or not NAME.match(value):
+        raise UserError(f"{what}: {brief_repr(value)} is not a valid name",
+                        "use letters, digits, '.', '_', '+', '-' (at most 64 characters)")
+    return value
+
+
+def str_list(value: object, what: str, example: str) -> list[str]:
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        raise UserError(f"{what} must be a list of strings, got {brief_repr(value)}", example)
+    return value
+
+
+def cpu_placement(value: object, where: str) -> str | tuple[str, str]:
+    """cpus = "auto" | "shared" | { driver = "0", server = "1-3" } (dbdrift/cpus.py)."""
+    if isinstance(value, str) and value in cpus.MODES:
+        return value
+    if isinstance(value, dict):
+        check_keys(value, {"driver", "server"}, f"{where}: cpus")
+        if set(value) == {"driver", "server"}:
+            return tuple(_cpu_list(value[k], f"{where}: cpus.{k}") for k in ("driver", "server"))
+    raise UserError(f"{where}: cpus must be \"auto\", \"shared\" or a table with driver and server, "
+                    f"got {brief_repr(value)}",
+                    'write cpus = "auto" (driver and servers on separate CPUs when there are two or more), '
+                    'cpus = "shared", or cpus = { driver = "0", server = "1-3" }')
+
+
+def _cpu_list(value: object, what: str) -> str:
+    """A CPU list in the kernel's format; numbers checked before cpus.parse_list builds the set."""
+    if isinstance(value, bool) or not isinstance(value, (str, int)):
+        raise UserError(f"{what} must be a CPU list, got {brief_repr(value)}",
+                        'write e.g. cpus = { driver = "0", server = "1-3" }')
+    text = str(value)
+    if any(len(n) > 4 or int(n) > MAX_CPU for n in re.findall(r"\d+", text)):
+        raise UserError(f"{what}: {brief_repr(value)} names a CPU beyond {MAX_CPU}",
+                        "use the CPU numbers `lscpu` lists as on-line, e.g. \"0-3\"")
+    cpus.parse_list(text, what)
+    return text
+
+
+def threads(value: object, where: str) -> tuple[int, ...]:
+    if isinstance(value, int) and not isinstance(value, bool):
+        value = [value]
+    if (not isinstance(value, list) or not value
+            or not all(isinstance(v, int) and not isinstance(v, bool) and 1 <= v <= 1024 for v in value)):
+        raise UserError(f"{where}: threads must be a list of client counts in 1..1024, got {brief_repr(value)}",
+                        "write e.g. threads = [1] or threads = [1, 8]")
+    return tuple(dict.fromkeys(value))
