@@ -26,6 +26,7 @@ from dbdrift.errors import UserError
 from dbdrift.model import TargetSpec
 from dbdrift.runner.dialect import for_engine
 from dbdrift.server.base import Server, exit_on_sigterm
+from dbdrift.server import rundir
 from dbdrift.server.engines import make_server, resolve_install
 
 BENCH_DIR = Path(__file__).resolve().parent
@@ -127,7 +128,8 @@ def started_server(version: str, run_name: str, say: Callable[[str], None],
     settings = SERVER_SETTINGS[engine]
     target = TargetSpec(name="bench", engine=engine, version=version, settings=dict(settings))
     install = resolve_install(target, env.cache_dir(), say)
-    server = make_server(target, install, env.work_dir() / run_name)
+    run_dir = rundir.new_run_dir(rundir.work_dir(), "bench", run_name)
+    server = make_server(target, install, run_dir, rundir.owner_facts("bench", run_name, engine, None))
     try:
         server.init()
         server.start()
@@ -136,6 +138,7 @@ def started_server(version: str, run_name: str, say: Callable[[str], None],
         yield server
     finally:
         server.stop()
+        shutil.rmtree(server.data_dir, ignore_errors=True)  # the log stays in run_dir
 
 
 def create_database(server: Server) -> dict:

@@ -30,18 +30,19 @@ def shared_work_dir(name: str) -> Path:
     return path
 
 
-def cli_env(work_dir: Path | None = None) -> dict:
-    env = dict(os.environ)
+def cli_env(work_dir: Path | None = None, extra_env: dict | None = None) -> dict:
+    env = {**os.environ, **(extra_env or {})}
     env["PYTHONPATH"] = str(ROOT / "src") + os.pathsep + env.get("PYTHONPATH", "")
     if work_dir is not None:
         env["DBDRIFT_WORK_DIR"] = str(work_dir)
     return env
 
 
-def dbdrift(*args: str, work_dir: Path | None = None, timeout: float = 600, cwd: Path | None = None):
+def dbdrift(*args: str, work_dir: Path | None = None, timeout: float = 600, cwd: Path | None = None,
+            extra_env: dict | None = None):
     """Run `python -m dbdrift ARGS`; returns the CompletedProcess (text)."""
     return subprocess.run([sys.executable, "-m", "dbdrift", *map(str, args)], capture_output=True, text=True,
-                          env=cli_env(work_dir), timeout=timeout, cwd=cwd)
+                          env=cli_env(work_dir, extra_env), timeout=timeout, cwd=cwd)
 
 
 def start_dbdrift(*args: str, work_dir: Path | None = None) -> subprocess.Popen:
@@ -92,3 +93,46 @@ def tasks_of(pid: int, proc: Path = Path("/proc")) -> list[int]:
         return [int(t.name) for t in (proc / str(pid) / "task").iterdir()]
     except OSError:
         return []
+
+
+_PROBE = """
+import json, socket, sys
+out = {}
+for kind, family, address in (("unix", socket.AF_UNIX, sys.argv[1]), ("tcp", socket.AF_INET, ("127.0.0.1", int(sys.argv[2])))):
+    s = socket.socket(family, socket.SOCK_STREAM)
+    s.settimeout(3)
+    try:
+        s.connect(address)
+        out[kind] = "connected"
+    except OSError as exc:
+        out[kind] = type(exc).__name__
+    finally:
+        s.close()
+print(json.dumps(out))
+"""
+
+
+def connect_as_nobody(socket_path: Path, port: int) -> dict:
+    """As the OS user `nobody`: try the server's Unix socket and 127.0.0.1:port; returns
+    {"unix": ..., "tcp": ...} with "connected" or the exception's name (needs root)."""
+    import json
+    import pwd
+
+    nobody = pwd.getpwnam("nobody")
+    # a Python that `nobody` may run (the venv's may live under /root)
+    python = next((p for p in ("/usr/bin/python3", "/usr/local/bin/python3") if os.access(p, os.X_OK)),
+                  sys.executable)
+    result = subprocess.run([python, "-c", _PROBE, str(socket_path), str(port)], capture_output=True,
+                            text=True, user=nobody.pw_uid, group=nobody.pw_gid, extra_groups=[], cwd="/",
+                            env={"PATH": "/usr/bin:/bin"}, timeout=30)
+    assert result.returncode == 0, result.stderr
+    return json.loads(result.stdout)
+
+
+def tcp_listeners(pid: int) -> list:
+    """The TCP addresses a process listens on (psutil)."""
+    import psutil
+
+    proc = psutil.Process(pid)
+    conns = proc.net_connections(kind="inet") if hasattr(proc, "net_connections") else proc.connections(kind="inet")
+    return [c.laddr for c in conns if c.status == psutil.CONN_LISTEN]

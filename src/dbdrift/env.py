@@ -25,11 +25,14 @@ def cache_dir() -> Path:
 
 
 def work_dir() -> Path:
-    """Per-run data directories: `$DBDRIFT_WORK_DIR`, else /var/tmp/dbdrift-<uid>; created 0755."""
+    """Where run directories go: `$DBDRIFT_WORK_DIR`, else /var/tmp/dbdrift-<uid> (not created
+    here: server/rundir.work_dir creates and checks it)."""
     explicit = os.environ.get("DBDRIFT_WORK_DIR")
-    path = Path(explicit).expanduser() if explicit else Path(f"/var/tmp/dbdrift-{os.geteuid()}")
-    ensure_dir(path)
-    return path
+    return Path(explicit).expanduser().absolute() if explicit else default_work_dir()
+
+
+def default_work_dir() -> Path:
+    return Path(f"/var/tmp/dbdrift-{os.geteuid()}")
 
 
 def ensure_dir(path: Path, mode: int = 0o755) -> Path:

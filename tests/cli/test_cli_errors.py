@@ -1,6 +1,5 @@
 """Bad input at the command line: `error:` + `hint:`, non-zero exit, never a traceback."""
 import json
-import socket
 
 
 from tests.helpers import dbdrift
@@ -72,17 +71,6 @@ def test_catalog_text_groups_tests_in_report_order():
 def test_usage_error_exits_2():
     result = dbdrift("report", "--format", "pdf")
     assert result.returncode == 2 and "Traceback" not in result.stderr
-
-
-def test_a_pinned_port_in_use_is_reported_before_any_server_starts(tmp_path):
-    with socket.socket() as busy:
-        busy.bind(("127.0.0.1", 0))
-        busy.listen()
-        port = busy.getsockname()[1]
-        path = tmp_path / "c.toml"
-        path.write_text(f'[[targets]]\nname = "a"\nversion = "17.10"\nport = {port}\n')
-        result = dbdrift("run", path, "--store", tmp_path / "s.db")
-    assert_user_error(result, f"port {port}", "target a")
 
 
 def test_the_mariadb_demo_campaign_compares_two_fetched_mariadb_versions():

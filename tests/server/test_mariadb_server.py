@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import os
 import shutil
-import socket
 from pathlib import Path
 
 import pytest
@@ -17,6 +16,8 @@ from dbdrift.server import base
 from dbdrift.server.engines import resolve_install
 from dbdrift.server.mariadb import MARIADB_COMMS, MariaDBServer
 from tests.helpers import shared_work_dir
+
+from tests.helpers import connect_as_nobody, tcp_listeners
 
 pytestmark = pytest.mark.server
 
@@ -72,15 +73,15 @@ def test_a_fetched_server_starts_answers_sql_and_stops_cleanly(install_fixture, 
     install = request.getfixturevalue(install_fixture)
     server = make_server(install)
     server.start()
-    pid, port = server.server_pid, server.connection.port
+    pid = server.server_pid
     assert server.is_alive() and pid is not None and base.process_running(pid, MARIADB_COMMS)
-    assert not base.port_is_free(port)
+    assert server.socket_path.is_socket() and tcp_listeners(pid) == []
     assert server.sql("SELECT 1").strip() == "1"
     assert server.sql("SELECT @@version").startswith(install.version)
     assert server.info({}).version_string.startswith(f"{install.version}-MariaDB")
     variables = server.global_variables()
     assert variables["log_bin"] == "ON" and variables["character_set_server"] == "latin1"
-    assert variables["port"] == str(port)
+    assert variables["skip_networking"] == "ON"  # no TCP: the socket is the only way in
 
     server.stop()
     server.stop()  # idempotent
@@ -88,7 +89,7 @@ def test_a_fetched_server_starts_answers_sql_and_stops_cleanly(install_fixture, 
     assert not server.is_alive()
     assert not base.process_running(pid, MARIADB_COMMS)
     assert mariadb_processes_in(server.data_dir) == []
-    assert base.port_is_free(port)
+    assert not server.socket_path.exists()
     assert server not in base.live_servers()
 
 
@@ -119,14 +120,17 @@ def test_a_bad_value_fails_start_with_the_servers_own_error_line(ma114, make_ser
     assert server.server_pid is None and server not in base.live_servers()
 
 
-def test_a_pinned_port_in_use_is_a_user_error_before_anything_starts(ma1011, make_server):
-    with socket.socket() as busy:
-        busy.bind(("127.0.0.1", 0))
-        busy.listen()
-        port = busy.getsockname()[1]
-        server = make_server(ma1011, port=port)
-        with pytest.raises(UserError, match=f"port {port} on 127.0.0.1 is in use"):
-            server.init()
+@pytest.mark.fault("security")
+def test_another_local_user_cannot_reach_the_server_and_it_listens_on_no_tcp_port(ma1011, make_server):
+    if os.geteuid() != 0:
+        pytest.skip("needs root to connect as another user")
+    server = make_server(ma1011)
+    server.start()
+    assert server.sql("SELECT 1").strip() == "1"  # dbdrift itself gets in
+    assert tcp_listeners(server.server_pid) == []
+    assert connect_as_nobody(server.socket_path, server.port) == {
+        "unix": "PermissionError", "tcp": "ConnectionRefusedError"}
+    assert server.sql("SELECT @@skip_networking").strip() == "1"
 
 
 def test_the_system_install_starts(make_server):

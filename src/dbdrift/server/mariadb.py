@@ -14,7 +14,6 @@ import subprocess
 import time
 from pathlib import Path
 
-from dbdrift.env import ensure_dir
 from dbdrift.errors import ServerError, UserError
 from dbdrift.model import ConnectionInfo, InstallInfo, ServerInfo, TargetSpec
 from dbdrift.server import base, osuser
@@ -31,10 +30,15 @@ STOP_TERM_TIMEOUT_S = 30
 class MariaDBServer(base.Server):
     """mariadb-install-db + mariadbd (or mysql_install_db + mysqld) around one install."""
 
+    PID_FILE = "mysqld.pid"
+    PROCESS_NAMES = MARIADB_COMMS
+    SHUTDOWN_SIGNAL = signal.SIGTERM  # mariadbd and mysqld shut down cleanly on SIGTERM
+
     def __init__(
-        self, target: TargetSpec, install: InstallInfo, run_dir: Path, start_timeout_s: float = 60
+        self, target: TargetSpec, install: InstallInfo, run_dir: Path, start_timeout_s: float = 60,
+        owner: dict | None = None,
     ) -> None:
-        super().__init__(target, install, Path(run_dir).absolute())
+        super().__init__(target, install, Path(run_dir).absolute(), owner)
         self.start_timeout_s = start_timeout_s
         self.port: int | None = None
         self.config_text = ""  # the whole my.cnf (stored with runs)
@@ -99,11 +103,8 @@ class MariaDBServer(base.Server):
         if self.is_alive():
             return
         base.register(self)  # before launching, so Ctrl-C during start still stops it
+        self.launched = True
         failure = self._launch_and_wait()
-        if failure and self.target.port is None and _bind_failed(self.log_tail()):
-            self.port = self._choose_port()  # someone took the port since init(): once more
-            self._write_config()
-            failure = self._launch_and_wait()
         if failure:
             tail = self.log_tail(20)
             self.stop()
@@ -115,7 +116,11 @@ class MariaDBServer(base.Server):
         self._version_string = None
 
     def stop(self) -> None:
-        """Idempotent: SQL SHUTDOWN, then SIGTERM, then SIGKILL; unregisters."""
+        """Idempotent: SQL SHUTDOWN, then SIGTERM, then SIGKILL; unregisters. Touches only a
+        server this object launched."""
+        if not self.launched:
+            base.unregister(self)
+            return
         try:
             pid = self.server_pid or base.read_pid_file(self.run_dir / "mysqld.pid")
             if pid is not None and base.process_running(pid, self.comms):
@@ -193,21 +198,9 @@ class MariaDBServer(base.Server):
     # --- steps ----------------------------------------------------------------------------
 
     def _prepare_run_dir(self) -> None:
-        pid = base.read_pid_file(self.run_dir / "mysqld.pid")
-        if pid is not None and base.process_running(pid, self.comms):
-            raise UserError(
-                f"{self.run_dir} holds a running server (pid {pid}); not wiping it for target {self.name}",
-                f"stop it (kill {pid}) or set DBDRIFT_WORK_DIR elsewhere",
-            )
-        if self.run_dir.exists():
-            shutil.rmtree(self.run_dir)
-        ensure_dir(self.run_dir)
-        ensure_dir(self.socket_dir)
-        if len(os.fsencode(self.socket_path)) > base.SUN_PATH_MAX:
-            raise UserError(f"socket path {self.socket_path} is too long for a Unix socket",
-                            "set DBDRIFT_WORK_DIR to a shorter directory, e.g. /var/tmp/dbdrift")
+        self.fresh_run_dir(self._ids, self.socket_path)
         self.log_path.touch()  # mariadbd (as the server user) appends to it
-        osuser.chown_tree(self.run_dir, self._ids)
+        osuser.chown_tree(self.log_path, self._ids)
 
     def _check_server_user_can_run(self) -> None:
         binary = mariadb_server_binary(self.install.bindir)
@@ -220,8 +213,8 @@ class MariaDBServer(base.Server):
                                        [binary, "--no-defaults", "--version"], self._run)
 
     def _choose_port(self) -> int:
-        pinned = base.pinned_port(self.target)
-        return pinned if pinned is not None else base.free_port()
+        """For my.cnf only: with skip_networking the server listens on its socket alone."""
+        return self.target.port if self.target.port is not None else base.free_port()
 
     def _write_config(self) -> None:
         assert self.port is not None
@@ -378,10 +371,6 @@ def _error_line(text: str) -> str:
     return ""
 
 
-def _bind_failed(log_tail: str) -> bool:
-    return "Address already in use" in log_tail or "Do you already have another" in log_tail
-
-
 def _option_rejected(text: str) -> bool:
     return any(s in text for s in ("unknown variable", "unknown option", "Error while setting value"))
 
@@ -396,8 +385,6 @@ def _start_hint(tail: str, server: MariaDBServer) -> str:
     full = base.full_disk_hint(tail, server.run_dir)
     if full:
         return full
-    if _bind_failed(tail):
-        return f"port {server.port} is in use: remove `port` from target {server.name} or free it"
     if _option_rejected(tail):
         return (f"fix the option in target {server.name}'s settings or config_file "
                 f"(my.cnf: {server.config_path})")

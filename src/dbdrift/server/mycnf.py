@@ -91,12 +91,12 @@ def render_config(
     if target.settings:
         sections.append((f"settings of target {target.name}",
                          "[mysqld]\n" + _lines(list(target.settings.items()))))
-    sections.append(("files and connection (owned by dbdrift)", "[mysqld]\n" + _lines([
+    sections.append(("files and connection (owned by dbdrift): a private socket, no TCP", "[mysqld]\n" + _lines([
         ("basedir", str(basedir)),
         ("datadir", str(data_dir)),
         ("socket", str(socket_path)),
         ("port", str(port)),
-        ("bind_address", "127.0.0.1"),
+        ("skip_networking", "1"),
         ("log_error", str(log_path)),
         ("pid_file", str(pid_path)),
     ])))
@@ -134,5 +134,4 @@ def _check_settings(target: TargetSpec) -> None:
                             "option names are letters, digits, _ and - (e.g. innodb_buffer_pool_size)")
         if normalize(key) in OWNED_SETTINGS:
             raise UserError(f"target {target.name}: setting {key!r} is chosen by dbdrift",
-                            "use `port` in the target to pin the port; the server always "
-                            "listens on 127.0.0.1 and a socket in its run directory")
+                            "the server listens only on a socket in its private run directory")

@@ -11,7 +11,7 @@ from pathlib import Path
 from dbdrift.errors import UserError
 from dbdrift.model import TargetSpec
 
-OWNED_SETTINGS = ("listen_addresses", "unix_socket_directories", "port")
+OWNED_SETTINGS = ("listen_addresses", "unix_socket_directories", "unix_socket_permissions", "port")
 GiB = 1024**3
 MiB = 1024**2
 
@@ -25,8 +25,11 @@ def major_version(version: str) -> int:
 
 
 def initdb_args(major: int, data_checksums: bool) -> list[str]:
-    """Checksums are set explicitly for every target: 18 turned them on by default."""
-    args = ["-U", "postgres", "-A", "trust", "-E", "UTF8", "--locale=C.UTF-8", "--no-sync"]
+    """Checksums are set explicitly for every target: 18 turned them on by default. Local
+    (socket) connections are trusted: the socket is in a directory only dbdrift and the
+    server user can enter; TCP is refused outright (and not listened on)."""
+    args = ["-U", "postgres", "--auth-local=trust", "--auth-host=reject", "-E", "UTF8", "--locale=C.UTF-8",
+            "--no-sync"]
     if data_checksums:
         args.append("--data-checksums")
     elif major >= 18:
@@ -81,9 +84,10 @@ def render_config(
     if target.settings:
         sections.append((f"settings of target {target.name}",
                          _lines([(k, v) for k, v in target.settings.items()])))
-    sections.append(("connection (owned by dbdrift)", _lines([
-        ("listen_addresses", "127.0.0.1"),
+    sections.append(("connection (owned by dbdrift): a private socket, no TCP", _lines([
+        ("listen_addresses", "''"),
         ("unix_socket_directories", str(socket_dir)),
+        ("unix_socket_permissions", "0700"),
         ("port", str(port)),
     ])))
     return "".join(f"# --- {title} ---\n{body}\n\n" for title, body in sections)
@@ -119,8 +123,8 @@ def _check_settings(target: TargetSpec) -> None:
                             "setting names are letters, digits, _ and . (e.g. work_mem)")
         if key in OWNED_SETTINGS:
             raise UserError(f"target {target.name}: setting {key!r} is chosen by dbdrift",
-                            "use `port` in the target to pin the port; the server always "
-                            "listens on 127.0.0.1 and a private socket directory")
+                            "use `port` in the target to choose the socket's port number; the server "
+                            "listens only on a socket in its private run directory")
 
 
 def read_config_file(target: TargetSpec) -> str | None:

@@ -6,14 +6,13 @@ user when dbdrift is root. Loading data and reading settings over SQL is the run
 from __future__ import annotations
 
 import math
-import os
+import re
 import shlex
-import shutil
+import signal
 import subprocess
 from pathlib import Path
 
-from dbdrift.env import ensure_dir
-from dbdrift.errors import ServerError, UserError
+from dbdrift.errors import ServerError
 from dbdrift.model import ConnectionInfo, InstallInfo, ServerInfo, TargetSpec
 from dbdrift.server import base, osuser
 from dbdrift.server.fetch import postgres_version_string
@@ -29,10 +28,15 @@ VALGRIND_COMMS = ("callgrind-amd64", "callgrind-arm64")  # a server under `valgr
 class PostgresServer(base.Server):
     """initdb + pg_ctl around one PostgreSQL install (fetched, basedir or system)."""
 
+    PID_FILE = "data/postmaster.pid"
+    PROCESS_NAMES = POSTGRES_COMMS + VALGRIND_COMMS
+    SHUTDOWN_SIGNAL = signal.SIGINT  # the postmaster's "fast" shutdown
+
     def __init__(
-        self, target: TargetSpec, install: InstallInfo, run_dir: Path, start_timeout_s: float = 60
+        self, target: TargetSpec, install: InstallInfo, run_dir: Path, start_timeout_s: float = 60,
+        owner: dict | None = None,
     ) -> None:
-        super().__init__(target, install, Path(run_dir).absolute())
+        super().__init__(target, install, Path(run_dir).absolute(), owner)
         self.start_timeout_s = start_timeout_s
         self.port: int | None = None
         self.config_text = ""  # what dbdrift appended to postgresql.conf (stored with runs)
@@ -88,16 +92,13 @@ class PostgresServer(base.Server):
         if self.is_alive():
             return
         base.register(self)  # before launching, so Ctrl-C during start still stops it
+        self.launched = True
         result = self._pg_ctl_start()
-        if result.returncode != 0 and self.target.port is None and _bind_failed(self.log_tail()):
-            # Someone took the free port between init() and now: pick another one, once.
-            self.port = self._choose_port()
-            self._write_config()
-            result = self._pg_ctl_start()
         if result.returncode != 0:
             tail = self.log_tail(20)
             self.stop()
-            why = base.last_line(result.stderr or result.stdout) or f"pg_ctl exited {result.returncode}"
+            why = (error_line(tail) or base.last_line(result.stderr or result.stdout)
+                   or f"pg_ctl exited {result.returncode}")
             raise base.with_tail(ServerError(
                 f"{self.label} did not start: {why}\nlast lines of {self.log_path}:\n{base.indent_log(tail)}",
                 base.full_disk_hint(tail, self.run_dir) or f"see {self.log_path}",
@@ -105,7 +106,11 @@ class PostgresServer(base.Server):
         self._pid = self._pid_from_file()
 
     def stop(self) -> None:
-        """Idempotent: pg_ctl stop -m fast, then -m immediate, then SIGKILL; unregisters."""
+        """Idempotent: pg_ctl stop -m fast, then -m immediate, then SIGKILL; unregisters.
+        Touches only a server this object launched."""
+        if not self.launched:
+            base.unregister(self)
+            return
         try:
             pid = self._pid or self._pid_from_file()
             if pid is not None and self._is_postgres(pid):
@@ -144,23 +149,7 @@ class PostgresServer(base.Server):
     # --- steps ----------------------------------------------------------------------------
 
     def _prepare_run_dir(self) -> None:
-        pid = base.read_pid_file(self.data_dir / "postmaster.pid")
-        if pid is not None and self._is_postgres(pid):
-            raise UserError(
-                f"{self.run_dir} holds a running server (postmaster pid {pid}); "
-                f"not wiping it for target {self.name}",
-                f"stop it (pg_ctl -D {self.data_dir} stop) or set DBDRIFT_WORK_DIR elsewhere",
-            )
-        if self.run_dir.exists():
-            shutil.rmtree(self.run_dir)
-        ensure_dir(self.run_dir)
-        ensure_dir(self.socket_dir)
-        if len(os.fsencode(self.socket_dir)) + len("/.s.PGSQL.65535") > base.SUN_PATH_MAX:
-            raise UserError(
-                f"socket directory {self.socket_dir} is too long for a Unix socket path",
-                "set DBDRIFT_WORK_DIR to a shorter directory, e.g. /var/tmp/dbdrift",
-            )
-        osuser.chown_tree(self.run_dir, self._ids)
+        self.fresh_run_dir(self._ids, self.socket_dir / ".s.PGSQL.65535.lock")
 
     def _check_server_user_can_run(self) -> None:
         if self._ids is None:
@@ -170,15 +159,9 @@ class PostgresServer(base.Server):
             lambda cmd: osuser.run_as(cmd, self._ids, cwd=self.run_dir, capture_output=True, text=True))
 
     def _choose_port(self) -> int:
-        pinned = base.pinned_port(self.target)
-        if pinned is not None:
-            return pinned
-        for _ in range(100):
-            port = base.free_port()
-            if not (self.socket_dir / f".s.PGSQL.{port}").exists():
-                return port
-        raise UserError("could not find a free TCP port on 127.0.0.1",
-                        f"set `port` in target {self.name}")
+        """The number in the socket's name: the target's `port`, else one a TCP server could
+        use (the socket directory is the server's own, so it cannot clash)."""
+        return self.target.port if self.target.port is not None else base.free_port()
 
     def _initdb(self) -> None:
         self.initdb_args = initdb_args(self.major, self.target.data_checksums)
@@ -256,7 +239,18 @@ class PostgresServer(base.Server):
 # --- pure helpers (unit-tested without a server) -------------------------------------------
 
 
-def _bind_failed(log_tail: str) -> bool:
-    return "could not bind" in log_tail or "Address already in use" in log_tail
+_CAUSE = re.compile(r"\b(FATAL|PANIC|ERROR):|\bLOG:\s+(invalid value|unrecognized configuration parameter|"
+                    r"parameter \S+ (cannot|requires)|could not|.* must be)")
+
+
+def error_line(log: str) -> str:
+    """The server's own first error in its log, without timestamp and pid: the cause of a
+    failed start (`invalid value for parameter "shared_buffers": "lots"`), not pg_ctl's
+    "Examine the log output"."""
+    for line in log.splitlines():
+        match = _CAUSE.search(line)
+        if match:
+            return line[match.start():].strip()
+    return ""
 
 
