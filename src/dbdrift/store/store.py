@@ -1,14 +1,21 @@
 """The results store: a SQLite file (WAL), one transaction per finished run.
 
-Writes facts only; analysis and reports read them back through `load_campaign_results`.
+Writes facts only; reports read them back. A measured fact is never lost to a busy store:
+writes wait for another program's lock with backoff (`DBDRIFT_STORE_WAIT_S`, default 120 s)
+and, if it is still held, go to a journal beside the store (`<store>.journal`, one JSON line
+per fact) that the next open of the store imports.
 """
 from __future__ import annotations
 
+import fcntl
 import json
+import os
 import sqlite3
-from dataclasses import dataclass, field
+import time
+from dataclasses import asdict, dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
+from typing import Callable
 
 from dbdrift.errors import UserError
 from dbdrift.model import InsertStepResult
@@ -80,24 +87,135 @@ def _json_or_null(value) -> str | None:
     return None if value is None else json.dumps(value)
 
 
+SQLITE_TIMEOUT_S = 5.0  # one attempt's wait for a lock; _retry tries again until wait_s
+DEFAULT_WAIT_S = 120.0
+
+
+def is_busy(exc: BaseException) -> bool:
+    """SQLite's "database is locked" / "database is busy": another connection holds a lock."""
+    return isinstance(exc, sqlite3.OperationalError) and any(w in str(exc) for w in ("locked", "busy"))
+
+
+def wait_s_from_env() -> float:
+    try:
+        return max(0.0, float(os.environ.get("DBDRIFT_STORE_WAIT_S", DEFAULT_WAIT_S)))
+    except ValueError:
+        return DEFAULT_WAIT_S
+
+
 class Store:
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, wait_s: float | None = None) -> None:
         self.path = path
+        self.wait_s = wait_s_from_env() if wait_s is None else wait_s
+        self.journal_path = path.with_name(path.name + ".journal")
+        self.journaled = 0  # facts this process wrote to the journal (the store was busy)
+        self.imported = 0  # facts imported from the journal when the store was opened
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
-            self.db = sqlite3.connect(str(path), timeout=30)
+            self.db = sqlite3.connect(str(path), timeout=min(SQLITE_TIMEOUT_S, max(0.05, self.wait_s)))
         except (OSError, sqlite3.Error) as exc:
             raise UserError(f"cannot open store {path}: {exc}", "pass --store PATH to a writable location") from None
         self.db.row_factory = sqlite3.Row
         try:
-            self.db.execute("PRAGMA journal_mode=WAL")
+            self._retry(lambda: self.db.execute("PRAGMA journal_mode=WAL"), "open")
             self.db.execute("PRAGMA foreign_keys=ON")
-            self._migrate()
+            self._retry(self._migrate, "open")
         except sqlite3.DatabaseError as exc:
             raise UserError(f"{path} is not a dbdrift store: {exc}", "pass --store PATH to another file") from None
+        self.imported = self.import_journal()
 
     def close(self) -> None:
+        if self.journaled:
+            self.import_journal()  # the lock may be gone by now
         self.db.close()
+
+    # -- a busy store ----------------------------------------------------------------------
+    def _retry(self, action: Callable, doing: str):
+        """`action` until no other program holds the store's lock, with backoff, for at most
+        wait_s; then a UserError naming the store."""
+        deadline, delay = time.monotonic() + self.wait_s, 0.1
+        while True:
+            try:
+                return action()
+            except sqlite3.OperationalError as exc:
+                if not is_busy(exc):
+                    raise
+                if time.monotonic() >= deadline:
+                    raise UserError(
+                        f"store {self.path} is locked by another program ({doing}: {exc}; waited "
+                        f"{self.wait_s:g} s)",
+                        "end the program holding it (e.g. a sqlite3 shell inside a transaction), or pass "
+                        "another --store; DBDRIFT_STORE_WAIT_S sets how long dbdrift waits") from None
+                time.sleep(min(delay, max(0.0, deadline - time.monotonic())))
+                delay = min(delay * 2, 5.0)
+
+    def _keep(self, kind: str, fact: dict, write: Callable[[], int | None]) -> int | None:
+        """Write a measured fact in one transaction; if the store stays locked, append it to
+        the journal instead (imported at the next open) and return None."""
+        def transaction():
+            with self.db:
+                return write()
+        try:
+            return self._retry(transaction, f"storing a {kind}")
+        except UserError:
+            self._append_journal({"kind": kind, **fact})
+            self.journaled += 1
+            return None
+
+    def _append_journal(self, entry: dict) -> None:
+        fd = os.open(self.journal_path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+        with os.fdopen(fd, "a") as out:
+            fcntl.flock(out, fcntl.LOCK_EX)
+            out.write(json.dumps(entry) + "\n")
+            out.flush()
+            os.fsync(out.fileno())
+
+    def import_journal(self) -> int:
+        """Write the facts kept in the journal into the store (one transaction) and empty it;
+        0 when there is none or the store is still busy. A damaged line (a write cut short)
+        is moved to `<journal>.bad`."""
+        try:
+            handle = self.journal_path.open("r+")
+        except FileNotFoundError:
+            return 0
+        with handle:
+            fcntl.flock(handle, fcntl.LOCK_EX)
+            entries, bad = [], []
+            for line in handle.read().splitlines():
+                try:
+                    entries.append(json.loads(line))
+                except ValueError:
+                    bad.append(line)
+            try:
+                with self.db:
+                    for entry in entries:
+                        self._apply(entry)
+            except sqlite3.OperationalError as exc:
+                if is_busy(exc):
+                    return 0
+                raise
+            if bad:
+                with self.journal_path.with_name(self.journal_path.name + ".bad").open("a") as out:
+                    out.write("\n".join(bad) + "\n")
+            handle.seek(0)
+            handle.truncate()
+        self.journal_path.unlink(missing_ok=True)
+        return len(entries)
+
+    def _apply(self, entry: dict) -> None:
+        kind = entry["kind"]
+        if kind == "run":
+            record = dict(entry["record"])
+            record["samples"] = [(start, delta) for start, delta in record.get("samples", [])]
+            self._insert_run(entry["target_id"], RunRecord(**record))
+        elif kind == "instructions":
+            self._insert_instructions(entry["target_id"], InstructionRecord(**entry["record"]))
+        elif kind == "ibench step":
+            self._insert_ibench_step(entry["target_id"], InsertStepResult(**entry["record"]), entry["driver_spec"])
+        elif kind == "step":
+            self._insert_step(**{k: v for k, v in entry.items() if k != "kind"})
+        elif kind == "target facts":
+            self._update_target_facts(entry["target_id"], entry["install"], entry["server"])
 
     def _migrate(self) -> None:
         version = self.db.execute("PRAGMA user_version").fetchone()[0]
@@ -112,11 +230,12 @@ class Store:
 
     # -- writing ---------------------------------------------------------------------------
     def add_campaign(self, name: str, spec: dict, host: dict, version: str) -> int:
-        with self.db:
-            cur = self.db.execute(
-                "INSERT INTO campaigns(name, created_at, spec_json, host_json, dbdrift_version) VALUES (?,?,?,?,?)",
-                (name, now_iso(), json.dumps(spec), json.dumps(host), version))
-        return int(cur.lastrowid)
+        def insert():
+            with self.db:
+                return self.db.execute(
+                    "INSERT INTO campaigns(name, created_at, spec_json, host_json, dbdrift_version) "
+                    "VALUES (?,?,?,?,?)", (name, now_iso(), json.dumps(spec), json.dumps(host), version)).lastrowid
+        return int(self._retry(insert, "adding the campaign"))
 
     def latest_campaign_id(self, name: str | None = None) -> int | None:
         if name is None:
@@ -135,89 +254,110 @@ class Store:
 
     def ensure_target(self, campaign_id: int, name: str, engine: str, position: int, is_base: bool,
                       spec: dict) -> int:
-        row = self.db.execute("SELECT id FROM targets WHERE campaign_id = ? AND name = ?",
-                              (campaign_id, name)).fetchone()
-        with self.db:
-            if row:
-                self.db.execute("UPDATE targets SET position = ?, is_base = ?, spec_json = ? WHERE id = ?",
-                                (position, int(is_base), json.dumps(spec), row[0]))
-                return int(row[0])
-            cur = self.db.execute(
-                "INSERT INTO targets(campaign_id, name, engine, position, is_base, spec_json) VALUES (?,?,?,?,?,?)",
-                (campaign_id, name, engine, position, int(is_base), json.dumps(spec)))
-        return int(cur.lastrowid)
+        def upsert():
+            with self.db:
+                row = self.db.execute("SELECT id FROM targets WHERE campaign_id = ? AND name = ?",
+                                      (campaign_id, name)).fetchone()
+                if row:
+                    self.db.execute("UPDATE targets SET position = ?, is_base = ?, spec_json = ? WHERE id = ?",
+                                    (position, int(is_base), json.dumps(spec), row[0]))
+                    return row[0]
+                return self.db.execute(
+                    "INSERT INTO targets(campaign_id, name, engine, position, is_base, spec_json) "
+                    "VALUES (?,?,?,?,?,?)", (campaign_id, name, engine, position, int(is_base),
+                                             json.dumps(spec))).lastrowid
+        return int(self._retry(upsert, f"adding target {name}"))
 
     def set_target_facts(self, target_id: int, install: dict | None = None, server: dict | None = None) -> None:
-        with self.db:
-            if install is not None:
-                self.db.execute("UPDATE targets SET install_json = ? WHERE id = ?", (json.dumps(install), target_id))
-            if server is not None:
-                self.db.execute("UPDATE targets SET server_json = ? WHERE id = ?", (json.dumps(server), target_id))
+        self._keep("target facts", {"target_id": target_id, "install": install, "server": server},
+                   lambda: self._update_target_facts(target_id, install, server))
+
+    def _update_target_facts(self, target_id: int, install: dict | None, server: dict | None) -> None:
+        if install is not None:
+            self.db.execute("UPDATE targets SET install_json = ? WHERE id = ?", (json.dumps(install), target_id))
+        if server is not None:
+            self.db.execute("UPDATE targets SET server_json = ? WHERE id = ?", (json.dumps(server), target_id))
 
     def add_step(self, target_id: int, kind: str, label: str, status: str, elapsed_s: float,
                  detail: dict, error: str | None = None) -> None:
-        with self.db:
-            self.db.execute(
-                "INSERT INTO steps(target_id, kind, label, status, started_at, elapsed_s, detail_json, error) "
-                "VALUES (?,?,?,?,?,?,?,?)",
-                (target_id, kind, label, status, now_iso(), elapsed_s, json.dumps(detail), error))
+        fact = {"target_id": target_id, "step_kind": kind, "label": label, "status": status,
+                "started_at": now_iso(), "elapsed_s": elapsed_s, "detail": detail, "error": error}
+        self._keep("step", fact, lambda: self._insert_step(**fact))
 
-    def add_run(self, target_id: int, run: RunRecord) -> int:
-        """Store a run and its intervals in one transaction."""
-        with self.db:
-            cur = self.db.execute(
-                "INSERT INTO runs(target_id, test, test_group, threads, repeat, status, started_at, warmup_s, "
-                "duration_s, measured_s, events, statements, rows, errors_json, metric, value, qps, tps, "
-                "latency_json, client_cpu_user_s, client_cpu_sys_s, warnings_json, error, server_log_tail, "
-                "driver_spec_json, hardware_json, host_json, folded_json) "
-                "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
-                (target_id, run.test, run.test_group, run.threads, run.repeat, run.status, run.started_at,
-                 run.warmup_s, run.duration_s, run.measured_s, run.events, run.statements, run.rows,
-                 json.dumps(run.errors), run.metric, run.value, run.qps, run.tps, json.dumps(run.latency),
-                 run.client_cpu_user_s, run.client_cpu_sys_s, json.dumps(run.warnings), run.error,
-                 run.server_log_tail, json.dumps(run.driver_spec), _json_or_null(run.hardware),
-                 _json_or_null(run.host), _json_or_null(run.folded)))
-            run_id = int(cur.lastrowid)
-            self.db.executemany(
-                f"INSERT INTO samples(run_id, idx, start_s, {', '.join(SAMPLE_COLUMNS)}) "
-                f"VALUES (?,?,?{',?' * len(SAMPLE_COLUMNS)})",
-                [(run_id, i, start_s, *(d[c] for c in SAMPLE_COLUMNS)) for i, (start_s, d) in enumerate(run.samples)])
-            self.db.executemany(
-                "INSERT INTO intervals(run_id, idx, start_s, end_s, events, statements, rows, errors_json, "
-                "latency_json, steal_pct, round) VALUES (?,?,?,?,?,?,?,?,?,?,?)",
-                [(run_id, iv["index"], iv["start_s"], iv["end_s"], iv["events"], iv["statements"], iv["rows"],
-                  json.dumps(iv.get("errors", {})), json.dumps(iv.get("latency_us", {})), iv.get("steal_pct"),
-                  iv.get("round"))
-                 for iv in run.intervals])
+    def _insert_step(self, target_id: int, step_kind: str, label: str, status: str, started_at: str,
+                     elapsed_s: float, detail: dict, error: str | None) -> None:
+        self.db.execute(
+            "INSERT INTO steps(target_id, kind, label, status, started_at, elapsed_s, detail_json, error) "
+            "VALUES (?,?,?,?,?,?,?,?)",
+            (target_id, step_kind, label, status, started_at, elapsed_s, json.dumps(detail), error))
+
+    def add_run(self, target_id: int, run: RunRecord) -> int | None:
+        """Store a run and its intervals in one transaction (None: kept in the journal)."""
+        return self._keep("run", {"target_id": target_id, "record": asdict(run)},
+                          lambda: self._insert_run(target_id, run))
+
+    def _insert_run(self, target_id: int, run: RunRecord) -> int:
+        cur = self.db.execute(
+            "INSERT INTO runs(target_id, test, test_group, threads, repeat, status, started_at, warmup_s, "
+            "duration_s, measured_s, events, statements, rows, errors_json, metric, value, qps, tps, "
+            "latency_json, client_cpu_user_s, client_cpu_sys_s, warnings_json, error, server_log_tail, "
+            "driver_spec_json, hardware_json, host_json, folded_json) "
+            "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+            (target_id, run.test, run.test_group, run.threads, run.repeat, run.status, run.started_at,
+             run.warmup_s, run.duration_s, run.measured_s, run.events, run.statements, run.rows,
+             json.dumps(run.errors), run.metric, run.value, run.qps, run.tps, json.dumps(run.latency),
+             run.client_cpu_user_s, run.client_cpu_sys_s, json.dumps(run.warnings), run.error,
+             run.server_log_tail, json.dumps(run.driver_spec), _json_or_null(run.hardware),
+             _json_or_null(run.host), _json_or_null(run.folded)))
+        run_id = int(cur.lastrowid)
+        self.db.executemany(
+            f"INSERT INTO samples(run_id, idx, start_s, {', '.join(SAMPLE_COLUMNS)}) "
+            f"VALUES (?,?,?{',?' * len(SAMPLE_COLUMNS)})",
+            [(run_id, i, start_s, *(d[c] for c in SAMPLE_COLUMNS)) for i, (start_s, d) in enumerate(run.samples)])
+        self.db.executemany(
+            "INSERT INTO intervals(run_id, idx, start_s, end_s, events, statements, rows, errors_json, "
+            "latency_json, steal_pct, round) VALUES (?,?,?,?,?,?,?,?,?,?,?)",
+            [(run_id, iv["index"], iv["start_s"], iv["end_s"], iv["events"], iv["statements"], iv["rows"],
+              json.dumps(iv.get("errors", {})), json.dumps(iv.get("latency_us", {})), iv.get("steal_pct"),
+              iv.get("round"))
+             for iv in run.intervals])
         return run_id
 
-    def add_instructions(self, target_id: int, rec: InstructionRecord) -> int:
-        with self.db:
-            cur = self.db.execute(
-                "INSERT INTO instructions(target_id, test, status, started_at, elapsed_s, n1, n2, ir_json, "
-                "ir_per_event, spread_pct, self_json, inclusive_json, error) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
-                (target_id, rec.test, rec.status, rec.started_at, rec.elapsed_s, rec.n1, rec.n2, json.dumps(rec.ir),
-                 rec.ir_per_event, rec.spread_pct, json.dumps(rec.self_per_event),
-                 json.dumps(rec.inclusive_per_event), rec.error))
+    def add_instructions(self, target_id: int, rec: InstructionRecord) -> int | None:
+        return self._keep("instructions", {"target_id": target_id, "record": asdict(rec)},
+                          lambda: self._insert_instructions(target_id, rec))
+
+    def _insert_instructions(self, target_id: int, rec: InstructionRecord) -> int:
+        cur = self.db.execute(
+            "INSERT INTO instructions(target_id, test, status, started_at, elapsed_s, n1, n2, ir_json, "
+            "ir_per_event, spread_pct, self_json, inclusive_json, error) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
+            (target_id, rec.test, rec.status, rec.started_at, rec.elapsed_s, rec.n1, rec.n2, json.dumps(rec.ir),
+             rec.ir_per_event, rec.spread_pct, json.dumps(rec.self_per_event),
+             json.dumps(rec.inclusive_per_event), rec.error))
         return int(cur.lastrowid)
 
-    def add_ibench_step(self, target_id: int, r: InsertStepResult, driver_spec: dict | None = None) -> int:
-        with self.db:
-            cur = self.db.execute(
-                "INSERT INTO ibench_steps(target_id, step, status, started_at, clients, elapsed_s, inserted, deleted, "
-                "queries, ips, dps, qps, target_ips, max_insert_us, max_delete_us, max_query_us, histograms_json, "
-                "per_second_json, hardware_json, table_rows, driver_spec_json, error) "
-                "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
-                (target_id, r.step, r.status, now_iso(), r.clients, r.elapsed_s, r.inserted, r.deleted, r.queries,
-                 r.ips, r.dps, r.qps, r.target_ips, r.max_insert_us, r.max_delete_us, r.max_query_us,
-                 json.dumps(r.histograms), json.dumps(r.per_second), _json_or_null(r.hardware), r.table_rows,
-                 _json_or_null(driver_spec), r.error))
+    def add_ibench_step(self, target_id: int, r: InsertStepResult, driver_spec: dict | None = None) -> int | None:
+        return self._keep("ibench step", {"target_id": target_id, "record": asdict(r), "driver_spec": driver_spec},
+                          lambda: self._insert_ibench_step(target_id, r, driver_spec))
+
+    def _insert_ibench_step(self, target_id: int, r: InsertStepResult, driver_spec: dict | None) -> int:
+        cur = self.db.execute(
+            "INSERT INTO ibench_steps(target_id, step, status, started_at, clients, elapsed_s, inserted, deleted, "
+            "queries, ips, dps, qps, target_ips, max_insert_us, max_delete_us, max_query_us, histograms_json, "
+            "per_second_json, hardware_json, table_rows, driver_spec_json, error) "
+            "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+            (target_id, r.step, r.status, now_iso(), r.clients, r.elapsed_s, r.inserted, r.deleted, r.queries,
+             r.ips, r.dps, r.qps, r.target_ips, r.max_insert_us, r.max_delete_us, r.max_query_us,
+             json.dumps(r.histograms), json.dumps(r.per_second), _json_or_null(r.hardware), r.table_rows,
+             _json_or_null(driver_spec), r.error))
         return int(cur.lastrowid)
 
     def supersede_ibench(self, target_id: int) -> None:
         """A target's Insert Benchmark reruns from l.i0: its earlier steps leave the reports."""
-        with self.db:
-            self.db.execute("UPDATE ibench_steps SET superseded = 1 WHERE target_id = ?", (target_id,))
+        def update():
+            with self.db:
+                self.db.execute("UPDATE ibench_steps SET superseded = 1 WHERE target_id = ?", (target_id,))
+        self._retry(update, "marking earlier Insert Benchmark steps superseded")
 
     def ibench_steps(self, campaign_id: int) -> list[InsertStepResult]:
         rows = self.db.execute(
@@ -245,9 +385,23 @@ class Store:
 
     def supersede(self, target_id: int, test: str, threads: int) -> None:
         """Keep an incomplete interleaved test's runs but leave them out of reports (rerun whole)."""
-        with self.db:
-            self.db.execute("UPDATE runs SET superseded = 1 WHERE target_id = ? AND test = ? AND threads = ?",
-                            (target_id, test, threads))
+        def update():
+            with self.db:
+                self.db.execute("UPDATE runs SET superseded = 1 WHERE target_id = ? AND test = ? AND threads = ?",
+                                (target_id, test, threads))
+        self._retry(update, "marking earlier runs superseded")
+
+    def campaign_of(self, target_id: int) -> int | None:
+        row = self.db.execute("SELECT campaign_id FROM targets WHERE id = ?", (target_id,)).fetchone()
+        return int(row[0]) if row else None
+
+    def campaigns(self) -> list[sqlite3.Row]:
+        """Every campaign with its counts of runs by status, oldest first."""
+        return self.db.execute(
+            "SELECT c.id, c.name, c.created_at, "
+            "SUM(r.status = 'ok') AS ok, SUM(r.status = 'failed') AS failed, SUM(r.status = 'skipped') AS skipped, "
+            "COUNT(r.id) AS runs FROM campaigns c LEFT JOIN targets t ON t.campaign_id = c.id "
+            "LEFT JOIN runs r ON r.target_id = t.id AND r.superseded = 0 GROUP BY c.id ORDER BY c.id").fetchall()
 
     def completed_steps(self, target_id: int) -> list[sqlite3.Row]:
         return self.db.execute("SELECT * FROM steps WHERE target_id = ? ORDER BY id", (target_id,)).fetchall()

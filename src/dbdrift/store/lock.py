@@ -1,0 +1,66 @@
+"""One running campaign per store and campaign name: a lock file beside the store.
+
+`run`, `--resume`, `calibrate` and `demo` hold it for as long as they run, so a second
+invocation of the same campaign on the same store refuses at once, before it touches the
+store, a server or a run directory. The lock is an flock: the kernel drops it when its
+process exits, kill -9 included, so a lock is never left stale.
+"""
+from __future__ import annotations
+
+import fcntl
+import json
+import os
+import sys
+from contextlib import contextmanager
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Iterator
+
+from dbdrift.errors import UserError
+
+
+def lock_path(store: Path, campaign: str) -> Path:
+    safe = "".join(c if c.isalnum() or c in "-_.+" else "_" for c in campaign)
+    return store.parent / f".{store.name}.{safe}.lock"
+
+
+@contextmanager
+def campaign_lock(store: Path, campaign: str) -> Iterator[Path]:
+    """Hold the lock of `campaign` on `store`; a UserError naming the process that holds it."""
+    path = lock_path(store, campaign)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o600)
+    except OSError as exc:
+        raise UserError(f"cannot create the lock file {path}: {exc.strerror}",
+                        "pass --store PATH in a directory you can write to") from None
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            raise _busy(store, campaign, _holder(fd)) from None
+        os.ftruncate(fd, 0)
+        os.pwrite(fd, json.dumps({"pid": os.getpid(), "since": _now(), "argv": sys.argv}).encode(), 0)
+        yield path
+    finally:
+        os.close(fd)  # releases the lock; the file stays (removing it would race a waiting locker)
+
+
+def _holder(fd: int) -> dict:
+    try:
+        return json.loads(os.pread(fd, 65536, 0) or b"{}")
+    except ValueError:
+        return {}
+
+
+def _busy(store: Path, campaign: str, holder: dict) -> UserError:
+    pid = holder.get("pid")
+    who = f"dbdrift pid {pid}, since {holder.get('since', '?')}" if pid else "another dbdrift process"
+    return UserError(
+        f"campaign {campaign} is already running on store {store} ({who}); nothing was started or changed",
+        f"wait for it to end, or stop it (kill {pid or 'PID'}: it stops its servers and keeps every finished "
+        "run), then `--resume` runs what is missing; a different --store or campaign name runs alongside")
+
+
+def _now() -> str:
+    return datetime.now(timezone.utc).isoformat(timespec="seconds")
