@@ -110,9 +110,11 @@ def test_a_too_noisy_cell_is_hatched_and_its_title_says_why(store):
     assert cell["attrs"]["title"].startswith("too noisy: the 95% interval [0.978, 0.997]")
 
 
-def test_a_cell_without_a_value_is_greyed_and_warns_with_the_failure(page):
+def test_a_cell_whose_server_died_is_greyed_says_so_and_warns_with_the_failure(page):
     cell = Page(page).cell("rel", "hot-points", 1)
-    assert cell["attrs"]["class"] == "noisy" and cell["attrs"]["title"].startswith("no interval: no successful run")
+    assert cell["attrs"]["class"] == "noisy"
+    assert cell["attrs"]["title"].startswith("not measured (skipped: server died)")
+    assert cell["text"].startswith("skipped: server died")
     assert cell["warn"] == "pg19: failed: server died"
 
 

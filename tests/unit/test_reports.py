@@ -71,11 +71,14 @@ def make_store(path: Path) -> Store:
                 ok = value is not None
                 stolen = (name, test, round_) == ("pg18", "update-index", 2)
                 warnings = [{"kind": "steal", "message": "host CPU steal up to 30% (mean 10.3%)"}] if stolen else []
+                # pg19's server died in hot-points' first round: the rest of it was skipped
+                status = "ok" if ok else "failed" if round_ == 0 else "skipped"
+                error = {"ok": None, "failed": "server died", "skipped": "skipped: server died"}[status]
                 store.add_run(tid, RunRecord(test=test, test_group=group, threads=1, repeat=round_,
-                                             status="ok" if ok else "failed", warmup_s=1, duration_s=3,
+                                             status=status, warmup_s=1, duration_s=3,
                                              metric=metric, driver_spec={}, value=value, warnings=warnings,
                                              intervals=_intervals(value, metric, round_, pos, stolen) if ok else [],
-                                             error=None if ok else "server died",
+                                             error=error,
                                              hardware=_hardware(value, pos, test) if ok else None))
         for (test, target), (ir, functions) in INSTRUCTIONS.items():
             if target == name:
@@ -233,3 +236,30 @@ def test_intervals_over_repeats_widened_by_calibrations_carry_no_note_that_a_cam
                for n in auto)
     assert not any(n.startswith("intervals:") for n in auto)
     assert any(n.startswith("intervals: over this campaign's server starts only") for n in none)
+
+
+@pytest.mark.fault("reports")
+@pytest.mark.parametrize("fmt", ["text", "markdown", "csv", "json", "html"])
+def test_a_cell_whose_server_died_says_so_in_every_format(store, fmt):
+    out = render(build_report(store, None, None, False), fmt)
+    assert "skipped: server died" in out
+    assert "?" not in [line.split()[-2] for line in out.splitlines() if line.endswith("hot-points")]
+
+
+@pytest.mark.fault("reports")
+def test_a_cell_with_only_failed_runs_reads_failed(tmp_path):
+    store = Store(tmp_path / "f.db")
+    cid = store.add_campaign("f", {"name": "f", "rows": TABLE_ROWS}, {"cpus": 2}, "0.1.0")
+    for pos, name in enumerate(("a", "b")):
+        tid = store.ensure_target(cid, name, "postgres", pos, pos == 0, {"name": name})
+        ok = name == "a"
+        store.add_run(tid, RunRecord(test="point-query", test_group="point", threads=1, repeat=0,
+                                     status="ok" if ok else "failed", warmup_s=1, duration_s=3, metric="qps",
+                                     driver_spec={}, value=100.0 if ok else None,
+                                     intervals=_intervals(100.0, "qps", 0, pos, False) if ok else [],
+                                     error=None if ok else "driver: connection reset"))
+    doc = json.loads(render(build_report(store, None, None, False), "json"))
+    row = next(r for r in doc["rows"] if r["target"] == "b")
+    assert (row["status"], row["verdict"], row["failed"]) == ("failed", "not measured", 1)
+    assert "failed x" in render(build_report(store, None, None, False), "text")
+    store.close()

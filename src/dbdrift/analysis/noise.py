@@ -17,7 +17,7 @@ TURN_TRIM = 0.2  # share of paired turns trimmed from each end before averaging
 OVER_REPEATS = "paired turns, t over repeats"
 CROSSOVER = "paired turns, crossover over repeats"
 
-VERDICTS = ("regression", "improvement", "no significant change", "too noisy", "no interval")
+VERDICTS = ("regression", "improvement", "no significant change", "too noisy", "no interval", "not measured")
 
 # Two-sided 95% Student t quantiles t(0.975, df) for df = 1..30.
 _T975 = (12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228, 2.201, 2.179, 2.160,

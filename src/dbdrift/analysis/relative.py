@@ -25,6 +25,7 @@ class Measurement:
     round: int = 0  # the repeat: pairs runs across targets (interleaved turns pair by interval round)
     intervals: tuple[IntervalSample, ...] = ()
     warnings: tuple[str, ...] = ()
+    note: str = ""  # a run that is not ok says why in a few words: "failed", "skipped: server died"
 
     def sample(self) -> RunSample:
         """The run as the noise estimators see it; a run without intervals is one sample."""
@@ -34,11 +35,14 @@ class Measurement:
 
 @dataclass(frozen=True)
 class CellSummary:
-    """Throughput of a target on a test: mean over the repeats that succeeded."""
+    """Throughput of a target on a test: mean over the repeats that succeeded; `status` says
+    why there is none ("failed", "skipped: server died", "not run"), "" when there is one."""
 
     value: float | None
     runs: int
     failed: int
+    skipped: int = 0
+    status: str = ""
 
 
 @dataclass(frozen=True)
@@ -55,6 +59,17 @@ class RelativeRow:
     throughputs: dict[str, Estimate] = field(default_factory=dict)  # target -> throughput with interval
     warnings: dict[str, tuple[str, ...]] = field(default_factory=dict)  # target -> host/run warnings
 
+    def status(self, target: str) -> str:
+        """Why `target`'s cell has no rQPS: its own runs' status, else its reference's
+        ("base failed"), "" when both were measured."""
+        own = self.values[target].status if target in self.values else "not run"
+        if own:
+            return own
+        ref = self.references.get(target)
+        if ref and self.values[ref].status:
+            return f"{ref}: {self.values[ref].status}"
+        return ""
+
 
 @dataclass(frozen=True)
 class Comparison:
@@ -69,9 +84,12 @@ class Comparison:
 
 
 def summarize_cell(values: list[Measurement]) -> CellSummary:
-    """Mean of successful repeats; no successful repeat gives value None."""
+    """Mean of successful repeats; no successful repeat gives value None and a status: the
+    note of its last run that is not ok ("failed", "skipped: server died"), or "not run"."""
     ok = [m.value for m in values if m.status == "ok" and m.value is not None]
-    return CellSummary(fmean(ok) if ok else None, len(ok), len(values) - len(ok))
+    skipped = sum(m.status == "skipped" for m in values)
+    status = "" if ok else next((m.note or m.status for m in reversed(values) if m.status != "ok"), "not run")
+    return CellSummary(fmean(ok) if ok else None, len(ok), len(values) - len(ok) - skipped, skipped, status)
 
 
 def ratio(new: float | None, base: float | None) -> float | None:
@@ -126,9 +144,11 @@ def _row(test, threads, group_metric, cell, ordered, compared, references, effec
     throughputs = {t: throughput(samples[t]) for t in ordered}
     warnings = {t: tuple(dict.fromkeys(w for m in cell.get(t, []) for w in m.warnings)) +
                 _dropped_note(throughputs[t]) for t in ordered}
+    unmeasured = {t for t in compared if values[t].status or values[references[t]].status}
     return RelativeRow(
         test, group_metric[0], threads, group_metric[1], values, ratios, references, estimates,
-        {t: verdict(estimates[t], effect, noisy) for t in compared}, throughputs, warnings)
+        {t: "not measured" if t in unmeasured else verdict(estimates[t], effect, noisy) for t in compared},
+        throughputs, warnings)
 
 
 def _widened(est: Estimate, campaign: dict[str, tuple[float, int]]) -> Estimate:

@@ -25,6 +25,7 @@ class GroupSummary:
     regressions: int = 0
     improvements: int = 0
     noisy: int = 0  # "too noisy" or "no interval"
+    unmeasured: int = 0  # "not measured": a run of the cell failed or was skipped
 
 
 def summarize_groups(comparison: Comparison, group_order: list[str]) -> list[GroupSummary]:
@@ -41,7 +42,7 @@ def summarize_groups(comparison: Comparison, group_order: list[str]) -> list[Gro
                 missing = len(rows) - len(values)
                 verdicts = [r.verdicts.get(target) for r in rows]
                 counts = (verdicts.count("regression"), verdicts.count("improvement"),
-                          verdicts.count("too noisy") + verdicts.count("no interval"))
+                          verdicts.count("too noisy") + verdicts.count("no interval"), verdicts.count("not measured"))
                 if values:
                     out.append(GroupSummary(group, threads, target, len(values), missing, min(values),
                                             max(values), fmean(values), median(values), *counts))

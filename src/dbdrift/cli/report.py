@@ -203,10 +203,15 @@ def measurement(store: Store, run, table_rows: int) -> Measurement:
             value = iv["statements"] / seconds
         intervals.append(IntervalSample(value, seconds, iv["steal_pct"], iv["round"]))
     warnings = tuple(w["message"] for w in json.loads(run["warnings_json"] or "[]"))
-    if run["status"] != "ok" and run["error"]:
-        warnings += (f"{run['status']}: {run['error'][:160]}",)
+    note = ""
+    if run["status"] == "skipped":
+        note = run["error"] or "skipped"  # "skipped: server died"
+    elif run["status"] != "ok":
+        note = run["status"]
+        if run["error"]:
+            warnings += (f"{run['status']}: {run['error'][:160]}",)
     return Measurement(run["test"], run["test_group"], run["target"], run["threads"], run["value"], run["metric"],
-                       run["status"], run["repeat"], tuple(intervals), warnings)
+                       run["status"], run["repeat"], tuple(intervals), warnings, note)
 
 
 def write_flamegraphs(store: Store, campaign: str | None, data: ReportData, directory: Path) -> list[Path]:

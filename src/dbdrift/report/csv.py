@@ -14,7 +14,8 @@ def render_csv(data: ReportData) -> str:
     writer = csv.writer(buf, lineterminator="\n")
     extra = _extra_header(data)
     writer.writerow(["test", "group", "threads", "target", "reference", "metric", "value", "value_lower",
-                     "value_upper", "rqps", "rqps_lower", "rqps_upper", "verdict", "runs", "failed", *extra])
+                     "value_upper", "rqps", "rqps_lower", "rqps_upper", "verdict", "runs", "failed", "skipped", "status",
+                     *extra])
     comp = data.comparison
     for threads in data.thread_counts():
         for group in data.group_order:
@@ -27,7 +28,8 @@ def render_csv(data: ReportData) -> str:
                         row.test, row.group, row.threads, target, row.references.get(target, ""), row.metric,
                         _num(cell.value, 2), _num(tput and tput.lower, 2), _num(tput and tput.upper, 2),
                         _num(row.ratios.get(target), 4), _num(est and est.lower, 4), _num(est and est.upper, 4),
-                        row.verdicts.get(target, ""), cell.runs, cell.failed,
+                        row.verdicts.get(target, ""), cell.runs, cell.failed, cell.skipped,
+                        row.status(target) or "ok",
                         *(_extra(data, row, target) if extra else ()),
                     ])
     return buf.getvalue()

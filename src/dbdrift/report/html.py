@@ -8,9 +8,10 @@ from itertools import count
 from dbdrift.report.hardware import METRICS_LEGEND, delta_lines, fmt_ratio3, instruction_table, metrics_blocks
 from dbdrift.report.svgchart import Bar, BarGroup, ratio_chart
 from dbdrift.report.table import (GREEN_AT, RED_AT, VERDICT_MARKS, ReportData, column_names, fmt_abs, fmt_ratio,
+                                  verdict_counts,
                                   legend_lines, verdict_legend)
 
-UNCLEAR = ("too noisy", "no interval")  # verdicts whose cell is greyed: trust neither direction
+UNCLEAR = ("too noisy", "no interval", "not measured")  # verdicts whose cell is greyed: trust neither direction
 CSS = """
 body{font-family:system-ui,-apple-system,"Segoe UI",sans-serif;color:#222;max-width:80rem;margin:1.5rem auto;
 padding:0 1rem;line-height:1.4}
@@ -111,7 +112,7 @@ def _group_section(data: ReportData, group: str, threads: int, rows, chart_id: s
 def _rel_cell(row, target: str) -> str:
     value, est = row.ratios.get(target), row.estimates.get(target)
     verdict = row.verdicts.get(target, "no interval")
-    text = "-" if value is None else f"{value:.2f}"
+    text = row.status(target) or ("-" if value is None else f"{value:.2f}")
     if value is not None and est and est.lower is not None and est.upper is not None:
         text += f" [{est.lower:.2f}, {est.upper:.2f}]"
     css = ""
@@ -128,6 +129,8 @@ def _rel_cell(row, target: str) -> str:
 
 def _cell_title(row, target: str, verdict: str) -> str:
     est, ref = row.estimates.get(target), row.references.get(target, "")
+    if verdict == "not measured":
+        return f"not measured ({row.status(target)}), {target} / {ref}: `dbdrift run --resume` runs it again"
     if verdict == "no interval":
         why = "no successful run on one side" if row.ratios.get(target) is None else "too few samples"
         return f"no interval: {why}, so no 95% interval and no verdict ({target} / {ref})"
@@ -157,10 +160,9 @@ def _summary_rows(data: ReportData, group: str, threads: int) -> list[str]:
         cells = "".join(f"<td>{fmt_ratio(getattr(summaries[t], stat)) if t in summaries else '-'}</td>"
                         for t in compared)
         out.append(f'<tr><th scope="row">{stat}</th>{cells}</tr>')
-    counts = "".join(f"<td>{s.regressions}- {s.improvements}+ {s.noisy}~?</td>" if (s := summaries.get(t))
-                     else "<td>-</td>" for t in compared)
-    out.append(f'<tr title="regressions, improvements, too noisy or no interval"><th scope="row">verdicts</th>'
-               f"{counts}</tr>")
+    counts = "".join(f"<td>{verdict_counts(s)}</td>" if (s := summaries.get(t)) else "<td>-</td>" for t in compared)
+    out.append(f'<tr title="regressions, improvements, too noisy or no interval, not measured"><th scope="row">'
+               f"verdicts</th>{counts}</tr>")
     return out
 
 
@@ -197,8 +199,9 @@ def _absolute_table(data: ReportData, threads: int) -> str:
 def _abs_cell(row, target: str) -> str:
     cell, tput = row.values.get(target), row.throughputs.get(target)
     if cell is None or cell.value is None:
-        failed = cell.failed if cell else 0
-        return f'<td class="noisy" title="no successful run ({failed} failed)">-</td>'
+        failed, skipped = (cell.failed, cell.skipped) if cell else (0, 0)
+        text = cell.status if cell and cell.status else "-"
+        return f'<td class="noisy" title="no successful run ({failed} failed, {skipped} skipped)">{escape(text)}</td>'
     title = f"{cell.runs} run(s) ok, {cell.failed} failed"
     if tput and tput.lower is not None and tput.upper is not None:
         title = f"95% interval [{fmt_abs(tput.lower)}, {fmt_abs(tput.upper)}] ({tput.method}, n={tput.n}); {title}"

@@ -28,12 +28,14 @@ def render_json(data: ReportData) -> str:
                         "verdict": row.verdicts.get(target), "method": est.method if est else None,
                         "samples": est.n if est else None,
                         "campaign_sd": _round(est.campaign_sd if est else None, 5),
-                        "runs": cell.runs, "failed": cell.failed, "warnings": list(row.warnings.get(target, ())),
+                        "runs": cell.runs, "failed": cell.failed, "skipped": cell.skipped,
+                        "status": row.status(target) or "ok", "warnings": list(row.warnings.get(target, ())),
                     })
     summaries = [
         {"group": s.group, "threads": s.threads, "target": s.target, "count": s.count, "missing": s.missing,
          "min": _round(s.min, 4), "max": _round(s.max, 4), "mean": _round(s.mean, 4), "median": _round(s.median, 4),
-         "regressions": s.regressions, "improvements": s.improvements, "noisy": s.noisy}
+         "regressions": s.regressions, "improvements": s.improvements, "noisy": s.noisy,
+         "not_measured": s.unmeasured}
         for s in data.summaries
     ]
     doc = {

@@ -31,7 +31,7 @@ def render_markdown(data: ReportData) -> str:
         out.append("|" + "---:|" * len(comp.targets) + "---|")
         for group in data.group_order:
             for row in data.rows_in(group, threads):
-                out.append("| " + " | ".join([fmt_abs(row.values[t].value) for t in comp.targets] + [row.test]) + " |")
+                out.append("| " + " | ".join([fmt_abs(row.values[t].value, row.values[t].status) for t in comp.targets] + [row.test]) + " |")
         out.append("")
     out += _hardware(data)
     return "\n".join(out).rstrip() + "\n"

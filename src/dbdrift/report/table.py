@@ -44,6 +44,7 @@ class ReportData:
 
 VERDICT_MARKS = {
     "regression": "-", "improvement": "+", "no significant change": "=", "too noisy": "~", "no interval": "?",
+    "not measured": "x",
 }
 
 
@@ -51,7 +52,7 @@ def verdict_legend(data: ReportData) -> str:
     comp = data.comparison
     return (f"verdicts (95% interval, minimum effect {comp.min_effect:.0%}): - regression, + improvement, "
             f"= no significant change, ~ too noisy (holds 1 and wider than ±{comp.noisy_half_width:.0%}), "
-            "? no interval (too few samples); ! host or run warnings")
+            "? no interval (too few samples), x not measured (a run failed or was skipped); ! host or run warnings")
 
 
 def fmt_cell(row, target: str) -> str:
@@ -60,19 +61,27 @@ def fmt_cell(row, target: str) -> str:
     est = row.estimates.get(target)
     mark = VERDICT_MARKS.get(row.verdicts.get(target, ""), " ")
     warned = "!" if row.warnings.get(target) or row.warnings.get(row.references.get(target, "")) else " "
-    if value is None:
-        return f"{'-':>4}{'':13} {mark}{warned}"
+    if value is None or row.status(target):
+        status = row.status(target)
+        return f"{status} {mark}{warned}" if status else f"{'-':>4}{'':13} {mark}{warned}"
     interval = f"[{est.lower:.2f},{est.upper:.2f}]" if est and est.lower is not None else ""
     return f"{value:4.2f} {interval:<12} {mark}{warned}"
+
+
+def verdict_counts(summary) -> str:
+    """`2- 1+ 3~?` (regressions, improvements, too noisy or no interval), `1x` added when
+    cells were not measured."""
+    text = f"{summary.regressions}- {summary.improvements}+ {summary.noisy}~?"
+    return text + (f" {summary.unmeasured}x" if summary.unmeasured else "")
 
 
 def fmt_ratio(value: float | None) -> str:
     return "-" if value is None else f"{value:.2f}"
 
 
-def fmt_abs(value: float | None) -> str:
+def fmt_abs(value: float | None, status: str = "") -> str:
     if value is None:
-        return "-"
+        return status or "-"
     return f"{value:.0f}" if value >= 100 else f"{value:.2f}"
 
 

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from dbdrift.report.hardware import METRICS_LEGEND, aligned, delta_lines, instruction_table, metrics_blocks
 from dbdrift.report.table import (GREEN_AT, RED_AT, ReportData, column_names, fmt_abs, fmt_cell, fmt_ratio,
-                                  legend_lines, verdict_legend)
+                                  legend_lines, verdict_counts, verdict_legend)
 
 _RED, _GREEN, _RESET = "\x1b[31m", "\x1b[32m", "\x1b[0m"
 
@@ -25,7 +25,7 @@ def render_text(data: ReportData, color: bool = False) -> str:
     """rQPS rows are `values... name` (spec §4.1); ≤0.95 red, ≥1.05 green when `color`."""
     comp = data.comparison
     width = 7
-    cell_width = 20
+    cell_width = max([20] + [len(fmt_cell(r, t)) for r in comp.rows for t in comp.compared])
     out = [f"campaign: {data.campaign}", *legend_lines(data), verdict_legend(data), ""]
     if not comp.compared:
         out.append("(only one target: nothing to compare; absolute values follow)")
@@ -40,7 +40,8 @@ def render_text(data: ReportData, color: bool = False) -> str:
             out.append(f"-- {data.group_titles.get(group, group)}")
             for row in rows:
                 cells = [_paint(fmt_cell(row, t).ljust(cell_width), row.ratios[t], color,
-                                row.verdicts.get(t) in ("too noisy", "no interval")) for t in comp.compared]
+                                row.verdicts.get(t) in ("too noisy", "no interval", "not measured"))
+                         for t in comp.compared]
                 out.append(" ".join(cells) + f"  {row.test}")
             summaries = data.summaries_in(group, threads)
             for stat in ("min", "max", "mean", "median"):
@@ -48,8 +49,7 @@ def render_text(data: ReportData, color: bool = False) -> str:
                     vals = [fmt_ratio(getattr(summaries[t], stat)).ljust(cell_width) for t in comp.compared]
                     out.append(" ".join(vals) + f"  ({stat})")
             if comp.compared:
-                counts = [f"{summaries[t].regressions}- {summaries[t].improvements}+ {summaries[t].noisy}~?"
-                          .ljust(cell_width) for t in comp.compared]
+                counts = [verdict_counts(summaries[t]).ljust(cell_width) for t in comp.compared]
                 out.append(" ".join(counts) + "  (verdicts)")
         out.append("")
         out.append(f"absolute throughput ({threads} client thread{'s' if threads != 1 else ''}; "
@@ -57,7 +57,8 @@ def render_text(data: ReportData, color: bool = False) -> str:
         out.append(" ".join(t[:width * 2].rjust(width * 2) for t in comp.targets) + "  test")
         for group in data.group_order:
             for row in data.rows_in(group, threads):
-                out.append(" ".join(fmt_abs(row.values[t].value).rjust(width * 2) for t in comp.targets)
+                out.append(" ".join(fmt_abs(row.values[t].value, row.values[t].status).rjust(width * 2)
+                                    for t in comp.targets)
                            + f"  {row.test}")
         out.append("")
     out += _hardware_lines(data)
