@@ -15,9 +15,19 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
 
 _server_outcomes: dict[str, str] = {}
+_fault_outcomes: dict[str, tuple[str, str]] = {}  # nodeid -> (area, outcome)
+
+
+def pytest_configure(config):
+    config.addinivalue_line("markers", "fault(area): a case of the fault suite (security, concurrency, "
+                                       "kill, store, input, reports); counted per area in the summary")
 
 
 def pytest_runtest_logreport(report):
+    area = _fault_area(report)
+    if area and (report.when == "call" or report.outcome != "passed"):
+        if report.nodeid not in _fault_outcomes or report.outcome != "passed":
+            _fault_outcomes[report.nodeid] = (area, report.outcome)
     if "server" in report.keywords and (report.when == "call" or report.skipped):
         if report.skipped:
             _server_outcomes[report.nodeid] = "skipped"
@@ -34,7 +44,27 @@ def pytest_sessionfinish(session, exitstatus):
         session.exitstatus = 1
 
 
+def _fault_area(report) -> str | None:
+    return getattr(report, "fault_area", None)
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item, call):
+    outcome = yield
+    marker = item.get_closest_marker("fault")
+    if marker:
+        outcome.get_result().fault_area = marker.args[0]
+
+
 def pytest_terminal_summary(terminalreporter):
+    if _fault_outcomes:
+        areas: dict[str, list[int]] = {}
+        for area, outcome in _fault_outcomes.values():
+            tried_passed = areas.setdefault(area, [0, 0])
+            tried_passed[0] += 1
+            tried_passed[1] += outcome == "passed"
+        terminalreporter.write_line("fault suite (area: tried / passed): " + ", ".join(
+            f"{area} {tried}/{passed}" for area, (tried, passed) in sorted(areas.items())))
     skipped = [n for n, o in _server_outcomes.items() if o == "skipped"]
     ran = [n for n, o in _server_outcomes.items() if o != "skipped"]
     terminalreporter.write_line(f"real-server tests: {len(ran)} ran, {len(skipped)} skipped")

@@ -116,7 +116,9 @@ def test_server_facts_are_recorded(finished):
     assert "PostgreSQL 18.4" in facts["pg18"]["version_string"]
     assert facts["pg18"]["settings"]["data_checksums"] == "off" == facts["pg17"]["settings"]["data_checksums"]
     assert facts["pg18"]["settings"]["synchronous_commit"] == "off"
-    assert facts["pg18"]["settings"]["listen_addresses"] == "127.0.0.1"
+    # no TCP: a socket in the server's private run directory is the only way in
+    assert facts["pg18"]["settings"]["listen_addresses"] == ""
+    assert facts["pg18"]["settings"]["unix_socket_permissions"] == "0700"
     db.close()
 
 
@@ -188,11 +190,14 @@ def _affinities_during_a_run(proc, work: Path) -> tuple[set, dict]:
 
 
 def _postmaster_pid(work: Path, name: str, target: str) -> int | None:
-    pidfile = work / f"{name}-{target}" / "data" / "postmaster.pid"
-    try:
-        return int(pidfile.read_text().splitlines()[0])
-    except (OSError, ValueError, IndexError):
-        return None
+    """The postmaster of the running server of `target` (each server has a run directory of
+    its own, named after campaign and target)."""
+    for pidfile in work.glob(f"{name}-{target}-*/data/postmaster.pid"):
+        try:
+            return int(pidfile.read_text().splitlines()[0])
+        except (OSError, ValueError, IndexError):
+            continue
+    return None
 
 
 @pytest.mark.parametrize("order", ["sequential", "interleaved"])
@@ -216,6 +221,14 @@ def test_a_server_killed_mid_run_is_stored_as_failed_and_the_next_target_still_r
     stored = runs(store)
     failed = [r for r in stored if r["status"] == "failed"]
     assert len(failed) == 1 and failed[0]["target"] == "pg17" and failed[0]["server_log_tail"]
+    # what pg17 did not run is stored as skipped, said in the summary and in the report
+    skipped = [r for r in stored if r["status"] == "skipped"]
+    assert skipped and {r["target"] for r in skipped} == {"pg17"}
+    assert all(r["error"] == "skipped: server died" for r in skipped)
+    assert f"{len(skipped)} skipped: pg17 server died" in err
+    report = dbdrift("report", "--store", store, "--format", "json").stdout
+    cells = {r["test"]: r["status"] for r in json.loads(report)["rows"] if r["target"] == "pg18"}
+    assert "pg17: skipped: server died" in cells.values()
     assert [r["test"] for r in stored if r["target"] == "pg18" and r["status"] == "ok"] == \
         ["point-query.pre_range=100", "update-index", "point-query", "range-covered-pk"]
     assert postgres_processes_under(work) == []
@@ -364,7 +377,7 @@ def test_each_repeat_runs_on_a_fresh_start_of_every_server_and_the_interval_is_o
         for t in order]
     assert all(json.loads(detail)["prewarm"] == "pg_prewarm" for *_, detail in restarts)
     # every server log kept beside the store shows three starts, on the same data
-    logs = sorted((store.parent / "dbdrift-logs").glob("target-*-server.log"))
+    logs = sorted((store.parent / "dbdrift-logs").glob("s-c1-restarts-*-server.log"))
     assert len(logs) == 2
     assert [log.read_text().count("database system is ready to accept connections") for log in logs] == [3, 3]
     # both stop before either starts again (so the two trade the memory they gave back): each
@@ -403,7 +416,7 @@ def test_reload_runs_each_repeat_on_a_new_server_loaded_afresh_and_keeps_every_l
     assert turns == [("start", "pg17"), ("start", "pg18"), ("stop", "pg18"), ("stop", "pg17"), ("start", "pg18"),
                      ("start", "pg17"), ("stop", "pg17"), ("stop", "pg18"), ("start", "pg17"), ("start", "pg18")]
     # each server's log kept beside the store before its data directory went: one start each
-    logs = sorted((store.parent / "dbdrift-logs").glob("target-*-server*.log"))
+    logs = sorted((store.parent / "dbdrift-logs").glob("s-c1-reload-*-server*.log"))
     assert len(logs) == 6
     assert [log.read_text().count("database system is ready to accept connections") for log in logs] == [1] * 6
     row = next(r for r in report["rows"] if r["target"] == "pg18")

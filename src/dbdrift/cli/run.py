@@ -7,12 +7,14 @@ from dataclasses import replace
 from pathlib import Path
 
 from dbdrift.catalog.sysbench import select_tests
-from dbdrift.cli import ibench_report
+from dbdrift.cli import check, ibench_report
 from dbdrift.cli import report as report_cli
 from dbdrift.cli.progress import ConsoleProgress
 from dbdrift.errors import UserError
 from dbdrift.plan.campaign import CampaignSpec, load_campaign, with_base
 from dbdrift.runner import Runner
+from dbdrift.server import rundir
+from dbdrift.store.lock import campaign_lock
 from dbdrift.store.store import Store
 
 
@@ -36,6 +38,9 @@ def add_common(parser: argparse.ArgumentParser) -> None:
                              "hardware counters); `dbdrift report --flamegraphs DIR` draws them")
     parser.add_argument("--instructions-only", action="store_true",
                         help="count instructions per event and skip the timed runs")
+    parser.add_argument("--check", action="store_true",
+                        help="validate the campaign, find every target's binaries (cache, registry, basedir) "
+                             "and print the plan with its ETA; start nothing, store nothing")
 
 
 def apply_overrides(spec: CampaignSpec, args: argparse.Namespace) -> CampaignSpec:
@@ -57,21 +62,55 @@ def apply_overrides(spec: CampaignSpec, args: argparse.Namespace) -> CampaignSpe
 
 
 def execute(spec: CampaignSpec, args: argparse.Namespace) -> int:
-    store = Store(args.store)
+    if getattr(args, "check", False):
+        return check.main(spec, args)
     progress = ConsoleProgress()
-    try:
-        outcome = Runner(spec, store, resume=args.resume, progress=progress).run()
-        progress.message(f"stored {outcome.runs_ok} runs ({outcome.runs_failed} failed) in {args.store}")
-        if spec.count_instructions:
-            progress.message(f"stored {outcome.instructions_ok} instruction counts "
-                             f"({outcome.instructions_failed} failed) in {args.store}")
-        if not args.no_report and spec.workload == "insert-benchmark":
-            sys.stdout.write(ibench_report.render(store, outcome.campaign_id, None, args.format))
-        elif not args.no_report:
-            data = report_cli.build_report(store, str(outcome.campaign_id), None, False, noise_floor="auto")
-            sys.stdout.write(report_cli.render(data, args.format, report_cli.use_color("auto")))
-    finally:
-        store.close()
+    with campaign_lock(args.store, spec.name):  # a second run of this campaign refuses here
+        stop_orphans(progress.message)
+        store = Store(args.store)
+        if store.imported:
+            progress.message(f"imported {store.imported} results kept in {store.journal_path} while the store "
+                             "was busy")
+        try:
+            return _run(spec, args, store, progress)
+        finally:
+            store.close()
+            if store.journaled and store.journal_path.exists():
+                progress.message(
+                    f"the store was locked by another program: {store.journaled} results are kept in "
+                    f"{store.journal_path} (hint: the next dbdrift command that opens {args.store} imports them)")
+            elif store.journaled:
+                progress.message(f"{store.journaled} results were kept in {store.journal_path} while another "
+                                 "program locked the store, and are now in the store")
+
+
+def stop_orphans(say) -> None:
+    """Stop servers whose dbdrift process is gone (kill -9): found from their run directories."""
+    for orphan in rundir.find_orphans(rundir.work_dir()):
+        if orphan.server_pid is not None:
+            say(rundir.stop_orphan(orphan, remove=True))
+
+
+def base_note(spec: CampaignSpec) -> str | None:
+    if spec.workload == "sysbench" and len(spec.targets) > 1 and spec.base_is_implicit:
+        return (f"base: {spec.base.name} (the first target; set base = true on a target, or pass --base, "
+                "to choose another)")
+    return None
+
+
+def _run(spec: CampaignSpec, args: argparse.Namespace, store: Store, progress: ConsoleProgress) -> int:
+    if base_note(spec):
+        progress.message(base_note(spec))
+    outcome = Runner(spec, store, resume=args.resume, progress=progress).run()
+    progress.message(f"stored {outcome.summary()} in {args.store}")
+    if spec.count_instructions:
+        progress.message(f"stored {outcome.instructions_ok} instruction counts "
+                         f"({outcome.instructions_failed} failed) in {args.store}")
+    if not args.no_report and spec.workload == "insert-benchmark":
+        sys.stdout.write(ibench_report.render(store, outcome.campaign_id, None, args.format))
+    elif not args.no_report:
+        data = report_cli.build_report(store, str(outcome.campaign_id), None, False, noise_floor="auto")
+        sys.stdout.write(report_cli.render(data, args.format, report_cli.use_color("auto")))
     return 1 if outcome.failed_targets or outcome.runs_failed or outcome.instructions_failed else 0
 
 

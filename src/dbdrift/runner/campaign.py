@@ -24,7 +24,6 @@ from dbdrift.runner import alternate, ibench, instructions
 from dbdrift.runner.progress import NullProgress, ProgressSink
 from dbdrift.runner.session import TargetSession
 from dbdrift.server import engines
-from dbdrift.server.base import port_is_free
 from dbdrift.store.store import Store
 
 VERSION = "0.1.0"
@@ -35,10 +34,22 @@ class CampaignOutcome:
     campaign_id: int
     runs_ok: int = 0
     runs_failed: int = 0
-    runs_skipped: int = 0
+    runs_skipped: int = 0  # not run because their target failed (stored as "skipped")
+    runs_kept: int = 0  # already in the store (--resume)
     instructions_ok: int = 0
     instructions_failed: int = 0
     failed_targets: list[str] = field(default_factory=list)
+    failures: dict[str, str] = field(default_factory=dict)  # target -> why it ended early
+
+    def summary(self) -> str:
+        """`12 runs (1 failed, 20 skipped: pg18 server died)`."""
+        parts = [f"{self.runs_failed} failed"]
+        if self.runs_skipped:
+            why = "; ".join(f"{t} {w}" for t, w in self.failures.items())
+            parts.append(f"{self.runs_skipped} skipped: {why}" if why else f"{self.runs_skipped} skipped")
+        if self.runs_kept:
+            parts.append(f"{self.runs_kept} already stored")
+        return f"{self.runs_ok} runs ({', '.join(parts)})"
 
 
 @dataclass
@@ -46,6 +57,33 @@ class TargetState:
     plan: TargetPlan
     target_id: int
     pending: set
+
+
+def estimate(spec: CampaignSpec, timed: list[TargetPlan], counted: list[TargetPlan]) -> tuple[float, int]:
+    """Expected seconds and progress steps of a campaign: the timed runs of the `timed` plans
+    and the instruction counts of the `counted` ones (what `run` shows and `run --check` prints)."""
+    interleaved = spec.order == "interleaved" and len(timed) > 1
+    total_s, steps = 0.0, 0
+    if spec.timed:
+        total_s = sum(estimate_s(p, spec, settles=not interleaved or i == 0) for i, p in enumerate(timed))
+        # a target's start, its steps, a new server's stop and start, and restarts between repeats
+        steps = sum(len(p.steps) + 1 + sum(isinstance(x, FreshStep) or restarts_before(spec, x) for x in p.steps)
+                    for p in timed)
+    if spec.count_instructions:
+        tests = [instructions.tests_in_run_order(p) for p in counted]
+        total_s += sum(instructions.ESTIMATE_TARGET_S + instructions.ESTIMATE_TEST_S * len(t) for t in tests)
+        steps += sum(instructions.SETUP_STEPS + len(t) for t in tests)
+    return total_s, steps
+
+
+def failure_reason(session: TargetSession, exc: UserError) -> str:
+    """Why a target ended early, in a few words for report cells: "server did not start",
+    "server died", or what else failed."""
+    if not session.started:
+        return "server did not start"
+    if isinstance(exc, ServerError) and " died" in exc.message:
+        return "server died"
+    return "driver failed" if isinstance(exc, DriverError) else "server failed"
 
 
 def host_info(support: perf.PerfSupport, placement: cpus.Placement) -> dict:
@@ -81,19 +119,12 @@ class Runner:
         if self.spec.workload == "insert-benchmark":
             self._insert_benchmark(installs, outcome)
             return outcome
-        states = self._states(outcome.campaign_id)
+        states = self._all_states = self._states(outcome.campaign_id)
         active = [s for s in states if s.pending]
         for state in states:
             if not state.pending:
-                outcome.runs_skipped += len(state.plan.runs)
+                outcome.runs_kept += len(state.plan.runs)
                 self.progress.message(f"{state.plan.target.name}: all runs already stored, skipped (--resume)")
-        interleaved = self.spec.order == "interleaved" and len(active) > 1
-        total_s, steps = 0.0, 0
-        if self.spec.timed:
-            total_s = sum(estimate_s(s.plan, self.spec, settles=not interleaved or i == 0) for i, s in enumerate(active))
-            # a target's start, its steps, a new server's stop and start, and restarts between repeats
-            steps = sum(len(s.plan.steps) + 1 + sum(isinstance(x, FreshStep) or restarts_before(self.spec, x)
-                                                    for x in s.plan.steps) for s in active)
         counting = [s for s in states if instructions.supports(s.plan.target.engine)] \
             if self.spec.count_instructions else []
         for state in states:
@@ -101,11 +132,7 @@ class Runner:
                 self.progress.message(f"{state.plan.target.name}: instruction counts are PostgreSQL-only "
                                       f"(callgrind on one backend process); not counted for "
                                       f"{state.plan.target.engine}")
-        if counting:
-            counted = [instructions.tests_in_run_order(s.plan) for s in counting]
-            total_s += sum(instructions.ESTIMATE_TARGET_S + instructions.ESTIMATE_TEST_S * len(c) for c in counted)
-            steps += sum(instructions.SETUP_STEPS + len(c) for c in counted)
-        self.progress.campaign_start(total_s, steps)
+        self.progress.campaign_start(*estimate(self.spec, [s.plan for s in active], [s.plan for s in counting]))
         if self.spec.timed:
             if self.spec.order == "interleaved" and len(active) > 1:
                 self._interleaved(active, installs, outcome)
@@ -150,7 +177,7 @@ class Runner:
             target_id = self.store.ensure_target(outcome.campaign_id, target.name, target.engine, position,
                                                  target.name == self.spec.base.name, target_to_dict(target))
             if self.resume and self.store.ibench_done(target_id) >= wanted:
-                outcome.runs_skipped += len(wanted)
+                outcome.runs_kept += len(wanted)
                 self.progress.message(f"{target.name}: all steps already stored, skipped (--resume)")
             else:
                 pending.append((target, target_id))
@@ -174,10 +201,6 @@ class Runner:
     def _resolve_installs(self) -> dict[str, InstallInfo]:
         if self.spec.count_instructions:
             instructions.require_valgrind()
-        for target in self.spec.targets:
-            if target.port is not None and not port_is_free(target.port):
-                raise UserError(f"port {target.port} on 127.0.0.1 is in use (target {target.name})",
-                                f"remove `port` from target {target.name} or stop the process using it")
         return {t.name: engines.resolve_install(t, env.cache_dir(), self.progress.message) for t in self.spec.targets}
 
     def _campaign_id(self) -> int:
@@ -217,14 +240,22 @@ class Runner:
     def _fail(self, session: TargetSession, exc: UserError, outcome: CampaignOutcome) -> None:
         session.failed = True
         outcome.failed_targets.append(session.name)
+        outcome.failures[session.name] = failure_reason(session, exc)
         self.progress.message(f"error: {exc.message}" + (f"\n  hint: {exc.hint}" if exc.hint else ""))
-        self.progress.message(f"{session.name}: remaining runs skipped; the campaign continues")
+        self.progress.message(f"{session.name}: remaining runs skipped ({outcome.failures[session.name]}); "
+                              "the campaign continues")
 
-    @staticmethod
-    def _count(sessions: list[TargetSession], outcome: CampaignOutcome) -> None:
+    def _count(self, sessions: list[TargetSession], outcome: CampaignOutcome) -> None:
+        """Store what failed targets did not run as skipped, then add up every session's runs."""
         for session in sessions:
+            if session.failed:
+                state = next(s for s in self._all_states if s.target_id == session.target_id)
+                rest = [r for r in state.plan.runs if not r.warm and r.key in state.pending
+                        and r.key not in session.attempted]
+                session.skip(rest, f"skipped: {outcome.failures.get(session.name, 'target failed')}")
             outcome.runs_ok += session.runs_ok
             outcome.runs_failed += session.runs_failed
+            outcome.runs_skipped += session.runs_skipped
 
     # -- sequential: one target after the other ---------------------------------------------------
     def _sequential(self, state: TargetState, install: InstallInfo, outcome: CampaignOutcome) -> None:

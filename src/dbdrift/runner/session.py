@@ -10,7 +10,6 @@ import os
 import shutil
 import time
 
-from dbdrift import env
 from dbdrift.catalog import sysbench
 from dbdrift.cpus import Placement, pinned
 from dbdrift.driver import process
@@ -23,6 +22,7 @@ from dbdrift.runner.dialect import DBNAME, for_engine
 from dbdrift.runner.observe import RunObservers
 from dbdrift.runner.progress import ProgressSink
 from dbdrift.server.base import full_disk_hint
+from dbdrift.server import rundir
 from dbdrift.server.engines import make_server
 from dbdrift.store.store import RunRecord, Store
 
@@ -35,14 +35,20 @@ class TargetSession:
         self.placement = placement  # the server's processes and the timed driver runs (dbdrift/cpus.py)
         self.perf_counters = perf_counters  # attach `perf stat` to the backends during each run
         self.target_id, self.store, self.progress = target_id, store, progress
-        self.server = make_server(target, install, env.work_dir() / f"{spec.name}-{target.name}")
+        run_dir = rundir.new_run_dir(rundir.work_dir(), spec.name, target.name)
+        owner = rundir.owner_facts(spec.name, target.name, install.engine, store.path)
+        self.server = make_server(target, install, run_dir, owner)
         self.dialect = for_engine(install.engine, install.version)
         self.dbname = dbname
         self.conn: dict = {}
         self._settling: dict | None = None
         self.runs_ok = 0
         self.runs_failed = 0
+        self.runs_skipped = 0
+        self.attempted: set[tuple[str, int, int]] = set()  # keys of runs stored by this session
+        self.started = False  # the server came up at least once
         self.failed = False  # set when an error ended this target (runner/campaign.py)
+        self.log_copy = None  # where stop() kept the server log
 
     @property
     def name(self) -> str:
@@ -51,6 +57,7 @@ class TargetSession:
     # -- lifecycle ------------------------------------------------------------------------------
     def start(self) -> None:
         self.timed_step("server", f"start {self.install.engine} {self.install.version}", self._start)
+        self.started = True
         admin = self.server.connection.to_driver()
         process.exec_jobs(admin, self.dialect.create_database(self.dbname), backend=self.dialect.backend,
                           what="create database")
@@ -60,17 +67,12 @@ class TargetSession:
         """Stop the server, keep its log beside the store, and remove its data directory
         (a campaign's servers are never reused; DBDRIFT_KEEP_DATA=1 keeps them to inspect)."""
         self.server.stop()
-        try:
-            logs = self.store.path.parent / "dbdrift-logs"
-            logs.mkdir(parents=True, exist_ok=True)
-            dest = logs / f"target-{self.target_id}-server.log"
-            n = 1
-            while dest.exists():  # the instruction-count server of the same target, say
-                n += 1
-                dest = logs / f"target-{self.target_id}-server-{n}.log"
-            shutil.copyfile(self.server.log_path, dest)
-        except OSError:
-            pass
+        if self.server.launched:
+            try:
+                self.log_copy = rundir.copy_log(self.server.log_path, self.store.path, self.spec.name,
+                                                self.store.campaign_of(self.target_id), self.name)
+            except OSError:
+                pass
         if not os.environ.get("DBDRIFT_KEEP_DATA") and not self.server.is_alive():
             # After a failure the logs and config the error points at stay; the data goes.
             shutil.rmtree(self.server.data_dir if self.failed else self.server.run_dir, ignore_errors=True)
@@ -234,6 +236,7 @@ class TargetSession:
             record.server_log_tail = self.server.log_tail(40)
         if not step.warm or record.status != "ok":
             self.store.add_run(self.target_id, record)
+            self.attempted.add(step.key)
         if record.status == "ok":
             self.runs_ok += 0 if step.warm else 1
             self.progress.step_end(self.name, step.label, "ok", _value_text(record))
@@ -257,8 +260,19 @@ class TargetSession:
         record = _new_record(step, spec, "failed")
         record.error, record.server_log_tail = error, self.server.log_tail(40)
         self.store.add_run(self.target_id, record)
+        self.attempted.add(step.key)
         self.runs_failed += 1
         self.progress.step_end(self.name, step.label, "failed", error)
+
+    def skip(self, steps: list[RunStep], reason: str) -> None:
+        """Store `steps` as skipped runs (status "skipped", error `reason`, e.g. "server died"),
+        so reports name what was not measured and why; --resume runs them."""
+        for step in steps:
+            record = _new_record(step, {}, "skipped")
+            record.error = reason
+            self.store.add_run(self.target_id, record)
+            self.attempted.add(step.key)
+            self.runs_skipped += 1
 
     def driver_spec(self, step: RunStep) -> dict:
         test = step.test

@@ -1,0 +1,53 @@
+"""`dbdrift run --check CAMPAIGN.toml`: validate, find every target's binaries, print the plan.
+
+Starts no server, downloads nothing and writes nothing (not even the store): a campaign that
+passes here fails later only for reasons that need a server (a setting the server rejects).
+"""
+from __future__ import annotations
+
+import argparse
+import sys
+
+from dbdrift import env
+from dbdrift.plan.campaign import CampaignSpec
+from dbdrift.plan.expand import expand
+from dbdrift.runner import instructions
+from dbdrift.runner.campaign import estimate
+from dbdrift.runner.ibench import plan_s
+from dbdrift.server import engines, rundir
+from dbdrift.units import format_duration
+
+
+def main(spec: CampaignSpec, args: argparse.Namespace, out=None) -> int:
+    """Print what `run` would do; a UserError for the first problem found."""
+    out = out or sys.stdout
+    write = lambda line="": out.write(line + "\n")  # noqa: E731
+    work = rundir.work_dir()
+    if spec.count_instructions:
+        instructions.require_valgrind()
+    write(f"campaign {spec.name} ({spec.source}): {spec.workload}, order {spec.order}")
+    for target in spec.targets:
+        where = engines.locate(target, env.cache_dir())
+        role = " (base)" if target.name == spec.base.name else ""
+        write(f"  target {target.name}{role}: {target.engine}, {where}")
+    if spec.base_is_implicit and len(spec.targets) > 1:
+        write(f"  base: {spec.base.name} is the first target; set base = true on a target, or pass --base, "
+              "to choose another")
+    if spec.workload == "insert-benchmark":
+        total_s, runs = plan_s(spec) * len(spec.targets), len(spec.ibench_steps) * len(spec.targets)
+        write(f"  steps: {', '.join(spec.ibench_steps)} per target")
+    else:
+        plans = expand(spec)
+        counted = [p for p in plans if instructions.supports(p.target.engine)]
+        total_s, _ = estimate(spec, plans if spec.timed else [], counted)
+        runs = sum(1 for p in plans for r in p.runs if not r.warm) if spec.timed else 0
+        write(f"  tests: {len(spec.tests)} ({', '.join(spec.test_names)}), threads {list(spec.threads)}, "
+              f"repeats {spec.repeats}: {runs} timed runs")
+        if spec.count_instructions:
+            write(f"  instruction counts: {sum(len(instructions.tests_in_run_order(p)) for p in counted)} "
+                  "(test, target) pairs under callgrind")
+    write(f"  store: {args.store}; servers in {work}")
+    write(f"  expected time: about {format_duration(total_s)}")
+    write("ok: nothing was started (drop --check to run it)")
+    return 0
+
