@@ -20,8 +20,8 @@ def test_a_flamegraph_run_stores_backend_stacks_and_the_report_draws_them(tmp_pa
                      "--flamegraph", "--no-report", work_dir=work)
     assert result.returncode == 0, result.stderr[-3000:]
     assert list(work.iterdir()) == []  # data directories removed once the servers stopped
-    assert sorted(p.name for p in (tmp_path / "dbdrift-logs").iterdir()) == ["target-1-server.log",
-                                                                            "target-2-server.log"]
+    assert sorted(p.name for p in (tmp_path / "dbdrift-logs").iterdir()) == ["s-c1-flame-pg17-server.log",
+                                                                            "s-c1-flame-pg18-server.log"]
     db = sqlite3.connect(store)
     folded = {name: json.loads(f) for name, f in db.execute(
         "SELECT t.name, r.folded_json FROM runs r JOIN targets t ON t.id = r.target_id")}
