@@ -82,10 +82,21 @@ def test_the_mariadb_demo_campaign_compares_two_fetched_mariadb_versions():
     assert doc["tests"] == ["default32"]
 
 
-def test_a_mysql_version_is_refused_before_any_server_starts_with_a_hint_to_use_basedir(tmp_path):
+def test_the_mysql_demo_campaign_is_a_chain_of_three_fetched_mysql_versions_from_5_7(tmp_path):
+    result = dbdrift("demo", "--engine", "mysql", "--print-campaign")
+    assert result.returncode == 0, result.stderr
+    import tomllib
+    doc = tomllib.loads(result.stdout)
+    assert [(t["engine"], t["version"], t.get("base", False)) for t in doc["targets"]] == [
+        ("mysql", "5.7.22", True), ("mysql", "8.0.15", False), ("mysql", "8.0.31", False)]
+    assert doc["tests"] == ["default32"] and "MySQL 8.0.15 and 8.0.31" in result.stdout
+
+
+def test_an_unfetchable_mysql_version_is_refused_with_the_fetchable_ones_and_basedir(tmp_path):
     path = tmp_path / "c.toml"
     path.write_text('[[targets]]\nname = "my8"\nengine = "mysql"\nversion = "8.0.36"\n')
-    assert_user_error(dbdrift("run", path, "--store", tmp_path / "s.db"), "cannot fetch MySQL 8.0.36", "basedir")
+    assert_user_error(dbdrift("run", path, "--store", tmp_path / "s.db"), "mysql 8.0.36 is not among the MySQL builds",
+                      "5.7.22", "8.0.31", "basedir")
 
 
 def test_a_mysql_basedir_without_mysqld_is_refused(tmp_path):
@@ -106,3 +117,18 @@ def test_sysbench_flags_on_an_insert_benchmark_campaign_are_refused(tmp_path):
     path.write_text('workload = "insert-benchmark"\n[[targets]]\nname = "a"\nversion = "17.10"\n')
     assert_user_error(dbdrift("run", path, "--store", tmp_path / "s.db", "--flamegraph"),
                       "--flamegraph applies to sysbench campaigns", "steps")
+
+
+def test_versions_lists_the_fetchable_mysql_builds_without_the_network(tmp_path):
+    result = dbdrift("versions", "--engine", "mysql", extra_env={
+        "DBDRIFT_CACHE_DIR": str(tmp_path), "DBDRIFT_MAVEN_REPOSITORY": "http://127.0.0.1:9"})
+    assert result.returncode == 0, result.stderr
+    assert "5.7.22" in result.stdout and "8.0.15" in result.stdout and "8.0.31" in result.stdout
+
+
+def test_versions_names_an_unreachable_registry_and_still_lists_the_other_engines(tmp_path):
+    result = dbdrift("versions", "--engine", "mariadb", "--engine", "mysql", extra_env={
+        "DBDRIFT_CACHE_DIR": str(tmp_path), "DBDRIFT_MAVEN_REPOSITORY": "http://127.0.0.1:9"})
+    assert result.returncode == 1 and "Traceback" not in result.stderr
+    assert "mariadb: cannot list:" in result.stdout and "http://127.0.0.1:9" in result.stdout
+    assert "DBDRIFT_MAVEN_REPOSITORY" in result.stdout and "8.0.31" in result.stdout

