@@ -157,3 +157,36 @@ def test_mysql_initialize_puts_the_defaults_file_first():
     args = initialize_args(Path("/r/my.cnf"), Path("/opt/mysql"), Path("/r/data"))
     assert args[0] == "--defaults-file=/r/my.cnf" and "--initialize-insecure" in args
     assert "--datadir=/r/data" in args
+
+
+def mysql_values(version: str) -> dict[str, str]:
+    return effective(render(TargetSpec("my", engine="mysql"), version=version))
+
+
+def test_mysql_redo_is_the_same_total_under_each_versions_option_names():
+    # 32 GiB of RAM: 8 GiB buffer pool, 4 GiB of redo on every version
+    assert mysql_values("5.7.22")["innodb_log_file_size"] == "2048M"  # two files
+    assert mysql_values("8.0.15")["innodb_log_file_size"] == "2048M"
+    assert mysql_values("8.0.31")["innodb_redo_log_capacity"] == "4096M"
+    assert "innodb_log_file_size" not in mysql_values("8.0.31")  # deprecated from 8.0.30
+
+
+def test_mysql_binlog_expiry_is_one_day_under_each_versions_option_name():
+    assert mysql_values("5.7.22")["expire_logs_days"] == "1"
+    assert "binlog_expire_logs_seconds" not in mysql_values("5.7.22")
+    assert mysql_values("8.0.15")["binlog_expire_logs_seconds"] == "86400"
+    assert "expire_logs_days" not in mysql_values("8.0.15")
+
+
+def test_every_mysql_uses_latin1_and_native_password_authentication():
+    for version in ("5.7.22", "8.0.15", "8.0.31", "8.4.3"):
+        values = mysql_values(version)
+        assert (values["character_set_server"], values["collation_server"]) == ("latin1", "latin1_swedish_ci")
+        assert values["default_authentication_plugin"] == "mysql_native_password"
+    assert "loose_default_authentication_plugin" in render(TargetSpec("my", engine="mysql"), version="8.4.3")
+
+
+def test_mariadb_keeps_its_option_names():
+    values = effective(render(TargetSpec("ma", engine="mariadb")))
+    assert values["expire_logs_days"] == "1" and "innodb_redo_log_capacity" not in values
+    assert "default_authentication_plugin" not in values

@@ -53,6 +53,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--flamegraphs", type=Path, metavar="DIR",
                         help="write a flamegraph SVG (and folded stacks) per test and target recorded with "
                              "`run --flamegraph`, and a differential one against the base, into DIR")
+    parser.add_argument("--config", action="store_true",
+                        help="print the configuration each target's server ran with, as stored with the campaign "
+                             "(the whole my.cnf; for PostgreSQL what dbdrift added to postgresql.conf), instead "
+                             "of the rQPS report")
     parser.add_argument("--noisy", type=_percent, default=0.05, metavar="PCT",
                         help="a cell whose 95%% interval is wider than ±PCT is 'too noisy' (default 5%%)")
 
@@ -242,6 +246,23 @@ def write_flamegraphs(store: Store, campaign: str | None, data: ReportData, dire
     return written
 
 
+def render_configs(store: Store, campaign_id: int | None, campaign: str | None) -> str:
+    """Each target's stored server configuration, headed by its engine, version and source."""
+    if campaign_id is None:
+        what = f"campaign {campaign!r}" if campaign else "any campaign"
+        raise UserError(f"store {store.path} has no {what}", "run `dbdrift run CAMPAIGN.toml` or `dbdrift demo` first")
+    parts = []
+    for t in store.targets(campaign_id):
+        server = json.loads(t["server_json"] or "{}")
+        install = json.loads(t["install_json"] or "{}")
+        head = (f"# ===== target {t['name']}: {t['engine']} "
+                f"{server.get('version', install.get('version', '?'))} ({install.get('source', '?')})")
+        text = server.get("config_text")
+        parts.append(head + "\n" + (text.rstrip("\n") + "\n" if text else
+                                    "# no configuration stored: its server never started\n"))
+    return "\n".join(parts)
+
+
 def _file_safe(name: str) -> str:
     return "".join(c if c.isalnum() or c in "-_." else "_" for c in name)
 
@@ -273,6 +294,9 @@ def main(args: argparse.Namespace) -> int:
     store = Store(args.store)
     try:
         campaign_id = store.latest_campaign_id(args.campaign)
+        if args.config:
+            sys.stdout.write(render_configs(store, campaign_id, args.campaign))
+            return 0
         if campaign_id is not None and ibench_report.is_ibench(store, campaign_id):
             sys.stdout.write(ibench_report.render(store, campaign_id, args.base, args.format))
             return 0

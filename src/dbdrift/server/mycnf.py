@@ -34,25 +34,25 @@ def buffer_pool_mb(ram: int) -> int:
     return max(128 * MiB, min(ram // 4, 16 * GiB)) // MiB
 
 
-def log_file_size_mb(version: tuple[int, ...], ram: int) -> int:
-    """innodb_log_file_size: total redo = half the buffer pool, 256 MiB..8 GiB. Before 10.5
-    InnoDB keeps innodb_log_files_in_group (default 2) files of this size, so halve it."""
-    total = max(256, min(buffer_pool_mb(ram) // 2, 8 * 1024))
-    return total // 2 if version < (10, 5) else total
+def log_file_size_mb(version: tuple[int, ...], ram: int, engine: str = "mariadb") -> int:
+    """innodb_log_file_size: total redo = half the buffer pool, 256 MiB..8 GiB. InnoDB keeps
+    innodb_log_files_in_group (default 2) files of this size in MariaDB before 10.5 and in
+    MySQL before 8.0.30, so halve it there."""
+    total = redo_total_mb(ram)
+    two_files = version < (10, 5) if engine == "mariadb" else version < (8, 0, 30)
+    return total // 2 if two_files else total
+
+
+def redo_total_mb(ram: int) -> int:
+    return max(256, min(buffer_pool_mb(ram) // 2, 8 * 1024))
 
 
 def default_settings(version: tuple[int, ...], ram: int, engine: str = "mariadb") -> list[tuple[str, str]]:
     """dbdrift's base config in the spirit of the cached-database InnoDB config z12a: big
-    buffer pool, binlog on but not synced, relaxed redo flushing, latin1, no P_S.
-    MySQL: `ssl` (removed in 8.4) and the X plugin (its own port, 33060, on every address)
-    are switched off with loose_ so that 5.6–9.x all accept the file."""
-    tls = [("loose_ssl", "0"), ("loose_mysqlx", "0")] if engine == "mysql" else [
-        # 11.4+ otherwise generates a self-signed TLS certificate at every start (~20 s of
-        # CPU before it listens); clients use the Unix socket or loopback.
-        ("ssl", "0")]
+    buffer pool, binlog on but not synced, relaxed redo flushing, latin1, no P_S. The same
+    behaviour on every version, under each version's option names (version_specific)."""
     return [
         ("innodb_buffer_pool_size", f"{buffer_pool_mb(ram)}M"),
-        ("innodb_log_file_size", f"{log_file_size_mb(version, ram)}M"),
         ("innodb_flush_log_at_trx_commit", "2"),
         ("innodb_doublewrite", "1"),
         ("innodb_adaptive_hash_index", "0"),
@@ -72,8 +72,32 @@ def default_settings(version: tuple[int, ...], ram: int, engine: str = "mariadb"
         ("max_prepared_stmt_count", "1000000"),
         ("table_open_cache", "4000"),
         ("skip_name_resolve", "1"),
-        *tls,
+        *version_specific(version, ram, engine),
     ]
+
+
+def version_specific(version: tuple[int, ...], ram: int, engine: str) -> list[tuple[str, str]]:
+    """Where versions name the same behaviour differently:
+    - redo size: innodb_log_file_size per file (two files in MySQL < 8.0.30 and MariaDB < 10.5),
+      innodb_redo_log_capacity for the total in MySQL 8.0.30+;
+    - binlog expiry (one day): expire_logs_days in MySQL 5.7 and MariaDB,
+      binlog_expire_logs_seconds in MySQL 8.0+ (expire_logs_days is deprecated there);
+    - authentication: mysql_native_password for root in every MySQL (8.0 defaults to
+      caching_sha2_password; 8.4 has no such option, hence loose_);
+    - TLS and the X plugin: off. MySQL's `ssl` was removed in 8.4 and the X plugin (its own
+      port, 33060, on every address) came in 5.7.12, so both go with loose_; MariaDB 11.4+
+      otherwise generates a self-signed certificate at every start (~20 s of CPU)."""
+    if engine == "mysql":
+        if version >= (8, 0, 30):
+            redo = [("innodb_redo_log_capacity", f"{redo_total_mb(ram)}M")]
+        else:
+            redo = [("innodb_log_file_size", f"{log_file_size_mb(version, ram, engine)}M")]
+        expiry = ([("binlog_expire_logs_seconds", "86400")] if version >= (8, 0)
+                  else [("expire_logs_days", "1")])
+        return [*redo, *expiry, ("loose_default_authentication_plugin", "mysql_native_password"),
+                ("loose_ssl", "0"), ("loose_mysqlx", "0")]
+    return [("innodb_log_file_size", f"{log_file_size_mb(version, ram, engine)}M"),
+            ("expire_logs_days", "1"), ("ssl", "0")]
 
 
 def render_config(
