@@ -1,5 +1,6 @@
 """`dbdrift demo`: PostgreSQL 17.10 (base) vs 18.4 on the default suite, small and short;
 `--engine mariadb`: MariaDB 10.11.5 (base) vs 11.4.5 on the same suite;
+`--engine mysql`: MySQL 5.7.22 (base) → 8.0.15 → 8.0.31, with the chain view after the base view;
 `--workload insert-benchmark`: a small Insert Benchmark on the same two versions."""
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ from dbdrift.plan.campaign import parse_campaign
 DEMO_CAMPAIGN = """\
 # dbdrift demo: is {label} {new_version} faster or slower than {base_version} on the 32 default
 # microbenchmarks? Small and short so it finishes in minutes; real campaigns use 10M+ rows
-# and 300-900 s runs. Both servers stay up and take turns of 10 ms inside each run (base new,
+# and 300-900 s runs. All servers stay up and take turns of 10 ms inside each run (base new,
 # new base, ...), so every rQPS gets a 95% interval from turns paired by round, and a verdict.
 name = "{name}"
 tables = 1
@@ -44,35 +45,36 @@ rows_l_i1 = 100000
 rows_l_i2 = 20000
 query_s = 25
 """
-TARGETS = """
+TARGET = """
 [[targets]]
-name = "{base_name}"
+name = "{name}"
 engine = "{engine}"
-version = "{base_version}"
-base = true
-
-[[targets]]
-name = "{new_name}"
-engine = "{engine}"
-version = "{new_version}"
+version = "{version}"
 """
-# engine -> campaign name, (target name, version) of the base and of the new version, label
+# engine -> campaign name, (target name, version) of each target, the base first, and a label
 DEMOS = {
-    "postgres": ("demo-pg17-vs-pg18", ("pg17.10", "17.10"), ("pg18.4", "18.4"), "PostgreSQL"),
-    "mariadb": ("demo-mariadb10.11-vs-11.4", ("ma10.11", "10.11.5"), ("ma11.4", "11.4.5"), "MariaDB"),
+    "postgres": ("demo-pg17-vs-pg18", (("pg17.10", "17.10"), ("pg18.4", "18.4")), "PostgreSQL"),
+    "mariadb": ("demo-mariadb10.11-vs-11.4", (("ma10.11", "10.11.5"), ("ma11.4", "11.4.5")), "MariaDB"),
+    "mysql": ("demo-mysql5.7-to-8.0", (("my5.7.22", "5.7.22"), ("my8.0.15", "8.0.15"), ("my8.0.31", "8.0.31")),
+              "MySQL"),
 }
 
 
 def demo_campaign(engine: str, workload: str = "sysbench") -> str:
-    name, (base_name, base_version), (new_name, new_version), label = DEMOS[engine]
+    name, targets, label = DEMOS[engine]
     template = IBENCH_CAMPAIGN if workload == "insert-benchmark" else DEMO_CAMPAIGN
-    return (template + TARGETS).format(name=name, engine=engine, label=label, base_name=base_name,
-                                base_version=base_version, new_name=new_name, new_version=new_version)
+    versions = [v for _, v in targets]
+    text = template.format(name=name, label=label, base_version=versions[0],
+                           new_version=" and ".join(versions[1:]) if len(versions) > 2 else versions[1])
+    for i, (target_name, version) in enumerate(targets):
+        text += TARGET.format(name=target_name, engine=engine, version=version) + ("base = true\n" if i == 0 else "")
+    return text
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--engine", choices=tuple(DEMOS), default="postgres",
-                        help="postgres: 17.10 vs 18.4 (default); mariadb: 10.11.5 vs 11.4.5")
+                        help="postgres: 17.10 vs 18.4 (default); mariadb: 10.11.5 vs 11.4.5; "
+                             "mysql: 5.7.22 -> 8.0.15 -> 8.0.31 (base view, then the chain view)")
     parser.add_argument("--workload", choices=("sysbench", "insert-benchmark"), default="sysbench",
                         help="the 32 default microbenchmarks (default) or a small Insert Benchmark")
     parser.add_argument("--print-campaign", action="store_true", help="print the demo campaign file and exit")
@@ -85,4 +87,5 @@ def main(args: argparse.Namespace) -> int:
         sys.stdout.write(text)
         return 0
     spec = parse_campaign(tomllib.loads(text), "<demo>", Path.cwd(), "demo")
+    args.chain_view = len(DEMOS[args.engine][1]) > 2 and args.workload == "sysbench"
     return run_cli.execute(run_cli.apply_overrides(spec, args), args)

@@ -111,6 +111,9 @@ def _run(spec: CampaignSpec, args: argparse.Namespace, store: Store, progress: C
     elif not args.no_report:
         data = report_cli.build_report(store, str(outcome.campaign_id), None, False, noise_floor="auto")
         sys.stdout.write(report_cli.render(data, args.format, report_cli.use_color("auto")))
+        if getattr(args, "chain_view", False) and args.format == "text":  # demo of a version chain
+            data = report_cli.build_report(store, str(outcome.campaign_id), None, True, noise_floor="auto")
+            sys.stdout.write("\n" + report_cli.render(data, args.format, report_cli.use_color("auto")))
     return 1 if outcome.failed_targets or outcome.runs_failed or outcome.instructions_failed else 0
 
 
