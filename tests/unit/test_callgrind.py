@@ -250,3 +250,15 @@ def test_compiler_clones_of_one_function_compare_as_one_function():
     new = EventCost(1010.0, {"cmp.isra.8": 504.0, "f": 106.0}, {})
     delta = function_delta(base, new)
     assert [(r["function"], r["delta"]) for r in delta["self"]["grew"]] == [("f", 6.0), ("cmp", 4.0)]
+
+
+def test_postgres_is_counted_per_backend_and_mysql_inside_dispatch_command():
+    from dbdrift.runner.instructions import supports, valgrind_command
+    pg = valgrind_command("valgrind", "/o", "postgres")
+    my = valgrind_command("valgrind", "/o", "mysql")
+    assert "--trace-children=yes" in pg and "--toggle-collect=PostgresMain" in pg
+    assert "--trace-children=yes" not in my and "--toggle-collect=dispatch_command(*" in my
+    assert "--zero-before=Item_func_sleep::val_int*" in my and "--dump-before=Item_func_benchmark::val_int*" in my
+    assert not any("PostgresMain" in word for word in my)
+    assert my[-1] == "--callgrind-out-file=/o/cg.%p.out"
+    assert all(supports(engine) for engine in ("postgres", "mysql", "mariadb"))

@@ -129,9 +129,8 @@ class Runner:
             if self.spec.count_instructions else []
         for state in states:
             if self.spec.count_instructions and state not in counting:
-                self.progress.message(f"{state.plan.target.name}: instruction counts are PostgreSQL-only "
-                                      f"(callgrind on one backend process); not counted for "
-                                      f"{state.plan.target.engine}")
+                self.progress.message(f"{state.plan.target.name}: instruction counts are not available for "
+                                      f"{state.plan.target.engine}; not counted")
         self.progress.campaign_start(*estimate(self.spec, [s.plan for s in active], [s.plan for s in counting]))
         if self.spec.timed:
             if self.spec.order == "interleaved" and len(active) > 1:

@@ -1,17 +1,27 @@
 """Instructions per event, counted deterministically under valgrind callgrind (no PMU needed).
 
-For one target: a fresh server is loaded at full speed, restarted under callgrind and
+For one target: a fresh server is loaded with one stream, restarted under callgrind and
 prewarmed; each microbenchmark then runs N1 and N2 events on one connection with the same
-seed, twice. The connection's backend writes its own profile when it exits, and
-instructions/event = (Ir(N2) - Ir(N1)) / (N2 - N1), which cancels connection set-up and the
-counts a forked backend inherits from the postmaster. Only the backend is counted: the client
-and other server processes (checkpointer, WAL writer) are not.
+seed, twice, and instructions/event = (Ir(N2) - Ir(N1)) / (N2 - N1), which cancels connection
+set-up and everything else both runs share. Only the server's work for the connection is
+counted, never the client's:
+- PostgreSQL: the connection's backend process writes its own profile when it exits
+  (TOGGLE_COLLECT); other processes (checkpointer, WAL writer) are not counted. Each run
+  starts from a fresh copy of the loaded database (CREATE DATABASE … TEMPLATE).
+- MySQL and MariaDB: one process, a thread per connection. Callgrind counts inside the
+  command dispatcher only (DISPATCH), in every thread; counters are zeroed before each run
+  and dumped after it by statements that enter a function callgrind watches (ZERO_SQL,
+  DUMP_SQL). Background threads (purge, page cleaner, log writer) and waits for the client's
+  next command are outside it. Runs are not given a fresh
+  copy of the tables: write tests find the previous runs' rows and undo, and their spread
+  says how much that moved the count.
 """
 from __future__ import annotations
 
 import os
 import shutil
 import time
+from pathlib import Path
 from statistics import fmean
 
 from dbdrift.analysis.instructions import per_event, repeatability
@@ -69,13 +79,38 @@ socket when the backend reads, and how often statistics are flushed (once a seco
 on timing, not on the work of an event."""
 
 
-def valgrind_command(binary: str, out_dir) -> list[str]:
-    """valgrind's command line, pinned to one CPU where taskset exists: server processes that
-    never run at the same time never retry a lock's compare-and-swap, which otherwise adds
-    a few hundred instructions per thousand events at random."""
+DISPATCH = ("dispatch_command(*",)
+"""MySQL and MariaDB: callgrind counts inside dispatch_command only, the function that executes
+one command (a query, a prepared statement's execution, a prepare, a quit) a client sent.
+do_command, its caller, waits for and reads that command from the socket outside it; the
+server's background threads never enter it. Both the stripped MySQL builds (in .dynsym) and
+the MariaDB ones have the symbol."""
+COUNTING_SETTINGS = {"loose_table_open_cache_instances": "1"}
+"""MySQL and MariaDB under callgrind: one table cache. With several, a connection uses the
+instance its thread id picks, and the first statements on an instance that has not opened
+the tables yet pay for opening them: up to 0.5% of a point query's count, differing from run
+to run. (10.1 has no such option, hence loose_.)"""
+ZERO_SQL, ZERO_AT = "SELECT SLEEP(0)", "Item_func_sleep::val_int*"
+DUMP_SQL, DUMP_AT = "SELECT BENCHMARK(1, 0)", "Item_func_benchmark::val_int*"
+"""MySQL and MariaDB: callgrind zeroes its counters when a thread enters ZERO_AT and writes a
+dump when one enters DUMP_AT, functions no microbenchmark calls; an admin connection sends
+the statements that enter them. (callgrind_control would need vgdb to reach an idle server,
+which ptrace-invokes it and left mysqld stopped on these VMs.) The admin connection's few
+statements around a run are the same for every run and cancel in the N1/N2 difference."""
+
+
+def valgrind_command(binary: str, out_dir, engine: str = "postgres") -> list[str]:
+    """valgrind's command line, pinned to one CPU where taskset exists: server processes (or
+    threads) that never run at the same time never retry a lock's compare-and-swap, which
+    otherwise adds a few hundred instructions per thousand events at random."""
     pin = ["taskset", "-c", str(min(os.sched_getaffinity(0)))] if shutil.which("taskset") else []
-    return [*pin, binary, "--tool=callgrind", "--trace-children=yes", "--dump-instr=no",
-            *(f"--toggle-collect={name}" for name in TOGGLE_COLLECT), f"--callgrind-out-file={out_dir}/cg.%p.out"]
+    if engine == "postgres":
+        counting = ["--trace-children=yes", *(f"--toggle-collect={name}" for name in TOGGLE_COLLECT)]
+    else:
+        counting = [*(f"--toggle-collect={name}" for name in DISPATCH), f"--zero-before={ZERO_AT}",
+                    f"--dump-before={DUMP_AT}"]
+    return [*pin, binary, "--tool=callgrind", "--dump-instr=no", *counting,
+            f"--callgrind-out-file={out_dir}/cg.%p.out"]
 
 
 def tests_in_run_order(plan: TargetPlan) -> list[MicrobenchmarkSpec]:
@@ -95,25 +130,32 @@ def count_target(session: TargetSession, plan: TargetPlan, skip: set[str] = froz
     if not tests:
         return
     binary = require_valgrind()
+    postgres = session.install.engine == "postgres"
     session.start()
     load = next(step for step in plan.steps if isinstance(step, LoadStep))
-    # One COPY stream: parallel streams interleave rows by timing, and a different heap layout
-    # (pages visited, visibility-map bits) changed range counts by up to 3% between servers.
+    # One load stream: parallel streams interleave rows by timing, and a different physical
+    # layout (pages visited, visibility-map bits) changed range counts by up to 3% between servers.
     session.load(load, workers=1)
-    # Vacuumed and checkpointed as the timed runs see it: hint bits set once, not by the first count.
-    # Autovacuum is off under callgrind: it would re-analyze tables and send invalidations at times
-    # that depend on the machine's load.
     session.settle_work(SettleStep(0.0, "load"))
-    _exec_admin(session, [f"CREATE DATABASE {TEMPLATE_DB} TEMPLATE {DBNAME}{_file_copy(session)}",
-                          "ALTER SYSTEM SET autovacuum = off"])
+    if postgres:
+        # Vacuumed and checkpointed as the timed runs see it: hint bits set once, not by the first
+        # count. Autovacuum is off under callgrind: it would re-analyze tables and send
+        # invalidations at times that depend on the machine's load.
+        _exec_admin(session, [f"CREATE DATABASE {TEMPLATE_DB} TEMPLATE {DBNAME}{_file_copy(session)}",
+                              "ALTER SYSTEM SET autovacuum = off"])
+    else:
+        session.settle_end()  # ANALYZE done; the flushing settings restored
     out_dir = session.server.run_dir / "callgrind"
     out_dir.mkdir(exist_ok=True)
     osuser.chown_tree(out_dir, osuser.server_user())
+    wrapper = valgrind_command(binary, out_dir, session.install.engine)
     session.timed_step("server", "restart under valgrind callgrind", lambda: session.server.start_wrapped(
-        valgrind_command(binary, out_dir), VALGRIND_COMMS, START_TIMEOUT_S))
+        wrapper, VALGRIND_COMMS, START_TIMEOUT_S) if postgres else session.server.start_wrapped(
+        wrapper, VALGRIND_COMMS, START_TIMEOUT_S, settings=COUNTING_SETTINGS))
     session.prewarm(load.tables)
-    # The first backends after a start do one-off work (shared statistics entries, hint bits
-    # on shared catalogs) that no later run repeats: spend it on a run nobody counts.
+    # The first runs after a start do one-off work (PostgreSQL: shared statistics entries, hint
+    # bits on shared catalogs; InnoDB: table and statement caches) that no later run repeats:
+    # spend it on a run nobody counts.
     session.timed_step("server", "prime the server under callgrind",
                        lambda: {"instructions": _profile_of_run(session, tests[0], event_counts(tests[0])[0], out_dir,
                                                                 load.tables).total_ir})
@@ -125,8 +167,8 @@ def count_target(session: TargetSession, plan: TargetPlan, skip: set[str] = froz
 
 
 def supports(engine: str) -> bool:
-    """Counting needs one backend process per connection to put under callgrind: PostgreSQL."""
-    return engine == "postgres"
+    """Engines whose server's work per connection callgrind can single out (see the module doc)."""
+    return engine in ("postgres", "mysql", "mariadb")
 
 
 def count_test(session: TargetSession, test: MicrobenchmarkSpec, out_dir, tables: int) -> InstructionRecord:
@@ -156,7 +198,14 @@ def count_test(session: TargetSession, test: MicrobenchmarkSpec, out_dir, tables
 
 
 def _profile_of_run(session: TargetSession, test: MicrobenchmarkSpec, events: int, out_dir, tables: int):
-    """Run `events` events on one fresh connection and parse that backend's profile.
+    """Run `events` events on one fresh connection and return the server's profile of it."""
+    if session.install.engine == "postgres":
+        return _backend_profile_of_run(session, test, events, out_dir, tables)
+    return _dispatch_profile_of_run(session, test, events, out_dir)
+
+
+def _backend_profile_of_run(session: TargetSession, test: MicrobenchmarkSpec, events: int, out_dir, tables: int):
+    """PostgreSQL: the run's backend writes its profile when it exits.
 
     Writes change what the next run finds (dead tuples, pruning, index growth), and reads
     after them clean up, so every run starts from a fresh, prewarmed copy of the loaded database.
@@ -165,23 +214,9 @@ def _profile_of_run(session: TargetSession, test: MicrobenchmarkSpec, events: in
     _exec_admin(session, [f"DROP DATABASE IF EXISTS {DBNAME}{force}",
                           f"CREATE DATABASE {DBNAME} TEMPLATE {TEMPLATE_DB}{_file_copy(session)}"])
     session.prewarm(tables)
-    spec = session.driver_spec(RunStep(test.name, test, 1, 0, 3600.0, 0.0))
-    spec.update({"max_events": events, "interval_s": 3600.0, "seed": session.spec.seed})
-    pids: list[int] = []
-    result = process.run_driver("run", spec, timeout_s=3600,
-                                on_line=lambda o: pids.extend(o.get("backend_pids", [])) if o.get("type") == "start"
-                                else None)
-    if result.interrupted:
-        raise KeyboardInterrupt
-    if result.exit_code != 0 or not pids:
-        raise DriverError(process.fatal_message(result, f"{test.name} under callgrind"),
-                          f"see {session.server.log_path}")
-    # max_events counts warmup too: with warmup_s 0 the first events can still land in the warmup line
-    warm = (result.output.warmup or {}).get("events", 0)
-    done = warm + result.output.summary.get("events", 0) + sum(result.output.summary.get("errors", {}).values())
-    if done != events:
-        raise DriverError(f"{test.name} under callgrind ran {done} events, not the {events} asked for",
-                          "the driver binary may predate max_events: reinstall dbdrift (`./dev test` does)")
+    pids = _run_counted(session, test, events)
+    if not pids:
+        raise DriverError(f"{test.name} under callgrind: the driver named no backend", f"see {session.server.log_path}")
     path = out_dir / f"cg.{pids[0]}.out"
     wait_complete(path, PROFILE_TIMEOUT_S)
     profile = parse_profile(path)
@@ -190,9 +225,59 @@ def _profile_of_run(session: TargetSession, test: MicrobenchmarkSpec, events: in
     return profile
 
 
+def _dispatch_profile_of_run(session: TargetSession, test: MicrobenchmarkSpec, events: int, out_dir):
+    """MySQL/MariaDB: zero the counters, run, dump: the dump holds what dispatch_command did
+    for this run's connection (nothing else runs commands meanwhile)."""
+    pid = session.server.server_pid
+    _exec_admin(session, [ZERO_SQL])
+    _run_counted(session, test, events)
+    before = set(out_dir.glob(f"cg.{pid}.out.*"))
+    _exec_admin(session, [DUMP_SQL])
+    path = _new_dump(out_dir, pid, before, session)
+    wait_complete(path, PROFILE_TIMEOUT_S)
+    profile = parse_profile(path)
+    if not os.environ.get("DBDRIFT_KEEP_PROFILES"):
+        path.unlink()
+    return profile
+
+
+def _new_dump(out_dir: Path, pid: int | None, before: set[Path], session: TargetSession) -> Path:
+    deadline = time.monotonic() + PROFILE_TIMEOUT_S
+    while time.monotonic() < deadline:
+        new = sorted(set(out_dir.glob(f"cg.{pid}.out.*")) - before, key=lambda p: p.stat().st_mtime)
+        if new:
+            return new[-1]
+        session.raise_if_dead()
+        time.sleep(0.05)
+    raise DriverError(f"callgrind wrote no dump into {out_dir} within {PROFILE_TIMEOUT_S:g} s after {DUMP_SQL}",
+                      f"see {session.server.log_path}")
+
+
+def _run_counted(session: TargetSession, test: MicrobenchmarkSpec, events: int) -> list[int]:
+    """Exactly `events` events of `test` on one connection; the backend pids the driver names."""
+    spec = session.driver_spec(RunStep(test.name, test, 1, 0, 3600.0, 0.0))
+    spec.update({"max_events": events, "interval_s": 3600.0, "seed": session.spec.seed})
+    pids: list[int] = []
+    result = process.run_driver("run", spec, timeout_s=3600,
+                                on_line=lambda o: pids.extend(o.get("backend_pids", [])) if o.get("type") == "start"
+                                else None)
+    if result.interrupted:
+        raise KeyboardInterrupt
+    if result.exit_code != 0:
+        raise DriverError(process.fatal_message(result, f"{test.name} under callgrind"),
+                          f"see {session.server.log_path}")
+    # max_events counts warmup too: with warmup_s 0 the first events can still land in the warmup line
+    warm = (result.output.warmup or {}).get("events", 0)
+    done = warm + result.output.summary.get("events", 0) + sum(result.output.summary.get("errors", {}).values())
+    if done != events:
+        raise DriverError(f"{test.name} under callgrind ran {done} events, not the {events} asked for",
+                          "the driver binary may predate max_events: reinstall dbdrift (`./dev test` does)")
+    return pids
+
+
 def _exec_admin(session: TargetSession, statements: list[str]) -> None:
     process.exec_jobs(session.server.connection.to_driver(), [[{"sql": sql}] for sql in statements],
-                      what="instruction count set-up")
+                      backend=session.dialect.backend, what="instruction count set-up")
 
 
 def _file_copy(session: TargetSession) -> str:

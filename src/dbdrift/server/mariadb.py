@@ -12,6 +12,7 @@ import signal
 import socket
 import subprocess
 import time
+from dataclasses import replace
 from pathlib import Path
 
 from dbdrift.errors import ServerError, UserError
@@ -49,6 +50,7 @@ class MariaDBServer(base.Server):
         self._proc: subprocess.Popen | None = None
         self._version_string: str | None = None
         self._client_path: Path | None = None
+        self.wrapper: list[str] = []  # e.g. valgrind and its options, put before mysqld/mariadbd
 
     # --- paths and facts ----------------------------------------------------------------
 
@@ -114,6 +116,19 @@ class MariaDBServer(base.Server):
                 _start_hint(tail, self),
             ), tail)
         self._version_string = None
+
+    def start_wrapped(self, wrapper: list[str], comms: tuple[str, ...], start_timeout_s: float,
+                      settings: dict[str, str] | None = None) -> None:
+        """Restart the (initialized) server as `wrapper... mariadbd`, e.g. under valgrind;
+        `comms` is the process name the wrapped server then carries; `settings` go last into
+        its my.cnf."""
+        self.stop()
+        if settings:
+            self.target = replace(self.target, settings={**self.target.settings, **settings})
+            self._write_config()
+        self.wrapper, self.comms = list(wrapper), (*self.comms, *comms)
+        self.start_timeout_s = start_timeout_s
+        self.start()
 
     def stop(self) -> None:
         """Idempotent: SQL SHUTDOWN, then SIGTERM, then SIGKILL; unregisters. Touches only a
@@ -266,7 +281,7 @@ class MariaDBServer(base.Server):
         with self.log_path.open("ab") as out:
             # A new session keeps the terminal's Ctrl-C away from the server: stop_all() owns it.
             self._proc = subprocess.Popen(
-                [str(binary), f"--defaults-file={self.config_path}"], cwd=self.run_dir,
+                [*self.wrapper, str(binary), f"--defaults-file={self.config_path}"], cwd=self.run_dir,
                 stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT,
                 start_new_session=True, **self._as_user(),
             )
