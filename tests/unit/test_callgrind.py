@@ -262,3 +262,15 @@ def test_postgres_is_counted_per_backend_and_mysql_inside_dispatch_command():
     assert not any("PostgresMain" in word for word in my)
     assert my[-1] == "--callgrind-out-file=/o/cg.%p.out"
     assert all(supports(engine) for engine in ("postgres", "mysql", "mariadb"))
+
+
+def test_function_keys_drop_cxx_parameter_lists_and_pool_unnamed_code():
+    from dbdrift.runner.instructions import STRIPPED, _significant, function_key
+    assert function_key("rec_get_offsets_func(unsigned char const*, dict_index_t const*)") == "rec_get_offsets_func"
+    assert function_key("PolicyMutex<TTASEventMutex<GenericPolicy> >::enter(unsigned int) const") == \
+        "PolicyMutex<TTASEventMutex<GenericPolicy> >::enter"
+    assert function_key("std::function<void ()>::operator()() const") == "std::function<void ()>::operator()"
+    assert function_key("PostgresMain") == "PostgresMain" and function_key("0x0000000001ee2130") == STRIPPED
+    # a signature that changed between versions is one function; unnamed code one bucket
+    assert _significant({"f(int)": 3.0, "f(long)": 2.0, "0x1a": 1.0, "0x2b": 0.25, "g": 0.1}) == {
+        "f": 5.0, STRIPPED: 1.25}

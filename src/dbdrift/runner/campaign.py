@@ -70,9 +70,9 @@ def estimate(spec: CampaignSpec, timed: list[TargetPlan], counted: list[TargetPl
         steps = sum(len(p.steps) + 1 + sum(isinstance(x, FreshStep) or restarts_before(spec, x) for x in p.steps)
                     for p in timed)
     if spec.count_instructions:
-        tests = [instructions.tests_in_run_order(p) for p in counted]
-        total_s += sum(instructions.ESTIMATE_TARGET_S + instructions.ESTIMATE_TEST_S * len(t) for t in tests)
-        steps += sum(instructions.SETUP_STEPS + len(t) for t in tests)
+        for plan in counted:
+            seconds, count = instructions.estimate(plan)
+            total_s, steps = total_s + seconds, steps + count
     return total_s, steps
 
 

@@ -41,9 +41,10 @@ BASE_EVENTS = 1000  # N1 for a one-row statement; heavier events get proportiona
 MIN_FUNCTION_IR = 0.5  # per event; smaller per-function slopes are not stored
 START_TIMEOUT_S = 300.0  # a postmaster under callgrind takes seconds, not milliseconds, to start
 PROFILE_TIMEOUT_S = 120.0
-SETUP_STEPS = 5  # start, load, settle, restart under callgrind, priming run
+SETUP_STEPS = 5  # start, load, settle, restart under callgrind, priming run (+ MySQL/MariaDB: data copy)
 ESTIMATE_TARGET_S = 20.0  # progress ETA: start, load and restart under callgrind
 ESTIMATE_TEST_S = 25.0  # progress ETA: one test's four runs under callgrind
+ESTIMATE_FRESH_SERVER_S = 50.0  # MySQL/MariaDB write tests: a new server under callgrind per run
 
 
 def require_valgrind() -> str:
@@ -85,11 +86,13 @@ one command (a query, a prepared statement's execution, a prepare, a quit) a cli
 do_command, its caller, waits for and reads that command from the socket outside it; the
 server's background threads never enter it. Both the stripped MySQL builds (in .dynsym) and
 the MariaDB ones have the symbol."""
-COUNTING_SETTINGS = {"loose_table_open_cache_instances": "1"}
-"""MySQL and MariaDB under callgrind: one table cache. With several, a connection uses the
+COUNTING_SETTINGS = {"loose_table_open_cache_instances": "1", "innodb_log_file_size": "48M",
+                     "loose_innodb_redo_log_capacity": "96M"}
+"""MySQL and MariaDB under callgrind: one table cache (with several, a connection uses the
 instance its thread id picks, and the first statements on an instance that has not opened
 the tables yet pay for opening them: up to 0.5% of a point query's count, differing from run
-to run. (10.1 has no such option, hence loose_.)"""
+to run), and a small redo log, so that the data directory a write test's run starts from is
+cheap to copy. loose_: options that 5.7 / 10.1 do not have."""
 ZERO_SQL, ZERO_AT = "SELECT SLEEP(0)", "Item_func_sleep::val_int*"
 DUMP_SQL, DUMP_AT = "SELECT BENCHMARK(1, 0)", "Item_func_benchmark::val_int*"
 """MySQL and MariaDB: callgrind zeroes its counters when a thread enters ZERO_AT and writes a
@@ -111,6 +114,15 @@ def valgrind_command(binary: str, out_dir, engine: str = "postgres") -> list[str
                     f"--dump-before={DUMP_AT}"]
     return [*pin, binary, "--tool=callgrind", "--dump-instr=no", *counting,
             f"--callgrind-out-file={out_dir}/cg.%p.out"]
+
+
+def estimate(plan: TargetPlan) -> tuple[float, int]:
+    """Expected seconds and progress steps of counting one target's tests."""
+    tests = tests_in_run_order(plan)
+    innodb = plan.target.engine != "postgres"
+    fresh = sum(1 for t in tests if t.rw != "R") * REPEATS * 2 if innodb else 0
+    return (ESTIMATE_TARGET_S + ESTIMATE_TEST_S * len(tests) + ESTIMATE_FRESH_SERVER_S * fresh,
+            SETUP_STEPS + innodb + len(tests))
 
 
 def tests_in_run_order(plan: TargetPlan) -> list[MicrobenchmarkSpec]:
@@ -145,13 +157,12 @@ def count_target(session: TargetSession, plan: TargetPlan, skip: set[str] = froz
                               "ALTER SYSTEM SET autovacuum = off"])
     else:
         session.settle_end()  # ANALYZE done; the flushing settings restored
+        _save_loaded_data(session)
     out_dir = session.server.run_dir / "callgrind"
     out_dir.mkdir(exist_ok=True)
     osuser.chown_tree(out_dir, osuser.server_user())
-    wrapper = valgrind_command(binary, out_dir, session.install.engine)
     session.timed_step("server", "restart under valgrind callgrind", lambda: session.server.start_wrapped(
-        wrapper, VALGRIND_COMMS, START_TIMEOUT_S) if postgres else session.server.start_wrapped(
-        wrapper, VALGRIND_COMMS, START_TIMEOUT_S, settings=COUNTING_SETTINGS))
+        valgrind_command(binary, out_dir, session.install.engine), VALGRIND_COMMS, START_TIMEOUT_S))
     session.prewarm(load.tables)
     # The first runs after a start do one-off work (PostgreSQL: shared statistics entries, hint
     # bits on shared catalogs; InnoDB: table and statement caches) that no later run repeats:
@@ -225,9 +236,31 @@ def _backend_profile_of_run(session: TargetSession, test: MicrobenchmarkSpec, ev
     return profile
 
 
+def _save_loaded_data(session: TargetSession) -> None:
+    """MySQL/MariaDB: with COUNTING_SETTINGS (the redo resized by a start), stopped cleanly, the
+    loaded data directory is copied aside for write tests to start from."""
+    def work() -> dict:
+        server = session.server
+        server.stop()
+        server.reconfigure(COUNTING_SETTINGS)
+        server.start()
+        server.stop()
+        server.save_data()
+        return {"settings": COUNTING_SETTINGS}
+
+    session.timed_step("server", "copy the loaded data directory", work)
+
+
 def _dispatch_profile_of_run(session: TargetSession, test: MicrobenchmarkSpec, events: int, out_dir):
     """MySQL/MariaDB: zero the counters, run, dump: the dump holds what dispatch_command did
-    for this run's connection (nothing else runs commands meanwhile)."""
+    for this run's connection (nothing else runs commands meanwhile). A test that writes
+    starts from the loaded data directory, on a new server (the InnoDB analogue of
+    PostgreSQL's template copy): its rows, undo and index growth would otherwise change what
+    the next run finds."""
+    if test.rw != "R":
+        session.server.restore_data()
+        session.server.start()
+        session.prewarm(session.spec.tables)
     pid = session.server.server_pid
     _exec_admin(session, [ZERO_SQL])
     _run_counted(session, test, events)
@@ -286,4 +319,33 @@ def _file_copy(session: TargetSession) -> str:
 
 
 def _significant(per_function: dict[str, float]) -> dict[str, float]:
-    return {name: round(v, 2) for name, v in per_function.items() if abs(v) >= MIN_FUNCTION_IR}
+    """Per function, rounded, without the ones below MIN_FUNCTION_IR. C++ names lose their
+    parameter lists, so a function whose signature changed between versions stays one line;
+    code a stripped binary names only by address goes into one STRIPPED bucket."""
+    merged: dict[str, float] = {}
+    for name, value in per_function.items():
+        key = function_key(name)
+        merged[key] = merged.get(key, 0.0) + value
+    return {name: round(v, 2) for name, v in merged.items() if abs(v) >= MIN_FUNCTION_IR}
+
+
+STRIPPED = "(functions without a symbol)"
+
+
+def function_key(name: str) -> str:
+    """"rec_get_offsets(unsigned char const*, ...) const" -> "rec_get_offsets";
+    "0x0000000001ee2130" -> STRIPPED; C names unchanged."""
+    if name.startswith("0x") and all(c in "0123456789abcdefABCDEF" for c in name[2:]):
+        return STRIPPED
+    text = name.rstrip()
+    for suffix in (" const", " &&", " &"):
+        if text.endswith(suffix):
+            text = text[: -len(suffix)]
+    if not text.endswith(")"):
+        return name
+    depth = 0
+    for i in range(len(text) - 1, -1, -1):
+        depth += {")": 1, "(": -1}.get(text[i], 0)
+        if depth == 0:
+            return text[:i] if i > 0 and not text[:i].endswith("operator") else name
+    return name

@@ -124,11 +124,29 @@ class MariaDBServer(base.Server):
         its my.cnf."""
         self.stop()
         if settings:
-            self.target = replace(self.target, settings={**self.target.settings, **settings})
-            self._write_config()
+            self.reconfigure(settings)
         self.wrapper, self.comms = list(wrapper), (*self.comms, *comms)
         self.start_timeout_s = start_timeout_s
         self.start()
+
+    def reconfigure(self, settings: dict[str, str]) -> None:
+        """Put `settings` last into my.cnf; they apply from the next start."""
+        self.target = replace(self.target, settings={**self.target.settings, **settings})
+        self._write_config()
+
+    def save_data(self) -> None:
+        """Copy the (stopped) server's data directory aside, owners and modes kept."""
+        if self.is_alive():
+            raise RuntimeError(f"{self.label}: save_data() while the server runs")
+        saved = self.run_dir / "data.saved"
+        shutil.rmtree(saved, ignore_errors=True)
+        _copy_tree(self.data_dir, saved)
+
+    def restore_data(self) -> None:
+        """Stop the server and put the saved data directory back; start() runs it again."""
+        self.stop()
+        shutil.rmtree(self.data_dir)
+        _copy_tree(self.run_dir / "data.saved", self.data_dir)
 
     def stop(self) -> None:
         """Idempotent: SQL SHUTDOWN, then SIGTERM, then SIGKILL; unregisters. Touches only a
@@ -370,6 +388,14 @@ def parse_greeting(data: bytes) -> str | None:
     if payload[0] != 10:  # protocol version 10 since MySQL 3.21
         return None
     return payload[1:].split(b"\0", 1)[0].decode("ascii", "replace")
+
+
+def _copy_tree(source: Path, dest: Path) -> None:
+    """cp -a: InnoDB's files with their owner (the server user) and modes."""
+    result = subprocess.run(["cp", "-a", str(source), str(dest)], capture_output=True, text=True)
+    if result.returncode != 0:
+        raise ServerError(f"copying {source} to {dest} failed: {base.last_line(result.stderr)}",
+                          base.full_disk_hint(result.stderr, dest.parent) or f"check the space under {dest.parent}")
 
 
 def _interpreter(script: Path) -> list[str]:
