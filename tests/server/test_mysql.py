@@ -241,3 +241,16 @@ def test_the_report_names_the_mysql_functions_that_moved(counted):
     moved = point["functions"]["my8.0.31"]["self"]
     assert moved["grew"] or moved["shrank"]
     assert _mariadbd_processes_under(work) == []  # nothing left running under valgrind
+
+
+def test_a_flamegraph_run_records_the_mysqld_threads_stacks(tmp_path):
+    store = tmp_path / "s.db"
+    path = campaign(tmp_path, "myflame", (TARGETS[2],), ["point-query"], settle_s=0, read_s=3)
+    result = dbdrift("run", path, "--store", store, "--flamegraph", "--no-report", work_dir=shared_work_dir("myflame"))
+    assert result.returncode == 0, result.stderr[-3000:]
+    [(folded, warnings)] = query(store, "SELECT folded_json, warnings_json FROM runs")
+    stacks = json.loads(folded or "{}")
+    assert sum(stacks.values()) > 0, warnings
+    assert any("dispatch_command" in stack for stack in stacks), list(stacks)[:5]
+    drawn = dbdrift("report", "--store", store, "--flamegraphs", tmp_path / "fg")
+    assert drawn.returncode == 0 and list((tmp_path / "fg").glob("point-query.x1.my8.0.31.svg"))
