@@ -91,13 +91,13 @@ class ServerInfo:
     settings: dict[str, str] = field(default_factory=dict)
 
 
-# --- Insert Benchmark (spec §2) ------------------------------------------------------------
+# --- Insert Benchmark (docs/methodology.md) ------------------------------------------------------------
 
 IBENCH_LOAD_STEPS = ("l.i0", "l.x", "l.i1", "l.i2")
 IBENCH_QUERY_STEPS = ("qr100", "qp100", "qr500", "qp500", "qr1000", "qp1000")
 IBENCH_STEPS = IBENCH_LOAD_STEPS + IBENCH_QUERY_STEPS
 IBENCH_BUCKETS_US = (256, 1_000, 4_000, 16_000, 64_000, 256_000, 1_000_000, 4_000_000, 16_000_000)
-"""Response-time histogram upper bounds (spec §2.8): ≤256µs … ≤16s, then one bucket for >16s."""
+"""Response-time histogram upper bounds, as the Insert Benchmark reports them: ≤256µs … ≤16s, then one bucket for >16s."""
 
 
 @dataclass(frozen=True)

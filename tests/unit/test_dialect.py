@@ -1,4 +1,4 @@
-"""What sessions send each engine: load, settle and run SQL per dialect (spec §1.3, §1.9, §1.10),
+"""What sessions send each engine: load, settle and run SQL per dialect,
 and that the driver accepts every job shape (checked by the real driver binary, null backend)."""
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Per-operation hardware metrics on literal windows with hand-computed answers (spec §3.2, §3.3)."""
+"""Per-operation hardware metrics on literal windows with hand-computed answers."""
 import math
 
 import pytest

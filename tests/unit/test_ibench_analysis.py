@@ -1,4 +1,4 @@
-"""Insert Benchmark analysis on literal step results with hand-computed answers (spec §2.8, §3.3, §4.2)."""
+"""Insert Benchmark analysis on literal step results with hand-computed answers."""
 import pytest
 
 from dbdrift.analysis.ibench import (BUCKET_LABELS, histogram_table, percentile_rate, range_colors, relative_color,

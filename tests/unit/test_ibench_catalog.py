@@ -1,4 +1,4 @@
-"""The Insert Benchmark's steps, sizes and SQL per dialect (spec §2.2–2.7), and its campaign keys."""
+"""The Insert Benchmark's steps, sizes and SQL per dialect, and its campaign keys."""
 from __future__ import annotations
 
 import tomllib

@@ -1,16 +1,18 @@
-"""Hardware used per operation (spec §3.2 sysbench names, §3.3 Insert Benchmark names).
+"""Hardware used per operation, under the Small Datum scripts' names: `sum_met.sh` for sysbench,
+`etl.sh` for the Insert Benchmark (docs/hardware.md), and perf stat counters per query.
 
 Pure functions over the sampler's window totals as stored with each run (`hardware_json`:
-elapsed_s, cpu_user_pct, cpu_sys_pct, cs, reads, read_kb, writes, write_kb, server_cpu_s,
-client_cpu_s, server_rss_bytes). `ops` is the run's throughput: QPS, or Krps for scans as in
-the spec, so a scan's per-operation figures are per thousand rows.
+elapsed_s, cpu_user_pct, cpu_sys_pct, cpu_iowait_pct, cpu_steal_pct, cs, reads, read_kb,
+writes, write_kb, server_cpu_s, client_cpu_s, server_rss_bytes, and `perf` where counters
+ran). `ops` is the run's throughput: QPS, or Krps for scans, so a scan's per-operation
+figures are per thousand rows.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 
 SYSBENCH_METRICS = ("cpu/o", "cs/o", "r/o", "rKB/o", "wKB/o", "o/s", "cpu_us/o", "srv_us/o", "cli_us/o")
-"""Spec §3.2's `sum_met.sh` columns, then CPU µs per operation: host total, server tree, driver."""
+"""`sum_met.sh`'s columns, then CPU µs per operation: host total, server tree, driver."""
 
 METRIC_DIGITS = {"cpu/o": 6, "cs/o": 3, "r/o": 3, "rKB/o": 3, "wKB/o": 3, "o/s": 0,
                  "cpu_us/o": 1, "srv_us/o": 1, "cli_us/o": 1}
@@ -41,9 +43,9 @@ def combine(windows: list[tuple[dict, float]]) -> tuple[dict, float] | None:
 
 
 def sysbench_metrics(window: dict, ops: float, ncpu: int) -> dict[str, float | None]:
-    """Spec §3.2 per-operation metrics from one measured window.
+    """SYSBENCH_METRICS from one measured window.
 
-    cpu/o = (user+sys % of all CPUs) / ops, the spec's unit; cpu_us/o = cpu/o · ncpu · 10^4
+    cpu/o = (user+sys % of all CPUs) / ops, `sum_met.sh`'s unit; cpu_us/o = cpu/o · ncpu · 10^4
     (host CPU µs per operation, everything on the host); srv_us/o and cli_us/o split that into
     the server's process tree and the driver. A device-less data directory (tmpfs) gives None
     for the I/O columns; ops of 0 gives None everywhere but o/s.
@@ -67,7 +69,7 @@ def sysbench_metrics(window: dict, ops: float, ncpu: int) -> dict[str, float | N
 
 
 def insert_benchmark_metrics(window: dict, ips: float, qps: float, ncpu: int) -> dict[str, float | None]:
-    """Spec §3.3 (`etl.sh` columns) for one Insert Benchmark step.
+    """`etl.sh`'s columns for one Insert Benchmark step.
 
     rate = ips for load steps (qps == 0) and qps for query steps; wpi and wkbpi are always
     per insert. Columns the samplers cannot give (dbgb1, dbgb2, maxop, p50, p99) come from
@@ -102,8 +104,8 @@ def relative_value(new: float | None, base: float | None) -> float | None:
     return new / base
 
 
-# perf stat (spec §3.4) derived name: (numerator, denominator, scale). perf prints cpu-clock in msec, so
-# GHz = cycles / (msec * 1e6 ns).
+# Ratios derived from perf stat counters (metrics/perf.py COUNTER_GROUPS): name -> (numerator,
+# denominator, scale). perf prints cpu-clock in msec, so GHz = cycles / (msec * 1e6 ns).
 DERIVED = {
     "ipc": ("instructions", "cycles", 1.0),
     "ghz": ("cycles", "cpu-clock", 1e-6),
@@ -158,7 +160,8 @@ class MetricsRow:
 
 def metrics_rows(cells: dict[tuple[str, int], dict[str, list[tuple[dict, float]]]], targets: list[str],
                  references: dict[str, str], test_order: list[str], ncpu: int) -> list[MetricsRow]:
-    """One row per (test, threads): windows of each target's runs combined, then §3.2 metrics."""
+    """One row per (test, threads): windows of each target's runs combined, then
+    SYSBENCH_METRICS and perf counters per query."""
     position = {name: i for i, name in enumerate(test_order)}
     rows = []
     for test, threads in sorted(cells, key=lambda k: (k[1], position.get(k[0], len(position)), k[0])):

@@ -1,5 +1,6 @@
-"""Insert Benchmark analysis (spec §2.8, §3.3, §4.2): per-second percentiles and slices, the
-insert-rate SLA, response-time histograms, per-step metrics and the three summary tables.
+"""Insert Benchmark analysis as its scripts compute it (np.sh, rth.sh, etl.sh, chart_all.sh;
+docs/methodology.md): per-second percentiles and slices, the insert-rate SLA, response-time
+histograms, per-step metrics and the three summary tables.
 
 Pure functions of `InsertStepResult` values: no I/O and no formatting (report/ibench.py renders).
 """
@@ -12,7 +13,7 @@ from dbdrift.analysis.hardware import insert_benchmark_metrics
 from dbdrift.model import IBENCH_QUERY_STEPS, IBENCH_STEPS, InsertStepResult
 
 COLORS = {"red": "#FF9A9A", "gray": "#D7D7D7", "green": "#81FFA6", "blue": "#81FFF9", "yellow": "#FFDD81"}
-"""Color name -> the cell background of the spec's HTML tables (§4.2)."""
+"""Color name -> the cell background chart_all.sh gives it in the HTML summary tables."""
 
 BUCKET_LABELS = ("≤256µs", "≤1ms", "≤4ms", "≤16ms", "≤64ms", "≤256ms", "≤1s", "≤4s", "≤16s", ">16s")
 """One label per histogram count: the bounds of model.IBENCH_BUCKETS_US, then the overflow."""
@@ -22,7 +23,7 @@ RATE_KEYS = ("i_ips", "i_dps", "i_qps")
 SERIES_KEYS = ("t_sec", "i_ips", "max_i_us", "i_dps", "max_d_us", "i_qps", "max_q_us")
 METRICS = ("ips", "qps", "rps", "rmbps", "wps", "wmbps", "rpq", "rkbpq", "wpi", "wkbpi", "csps", "cpups",
            "cspq", "cpupq", "rss", "maxop", "p50", "p99")
-"""Spec §3.3's `etl.sh` line without dbgb1/dbgb2 (the store keeps no database sizes) and tag."""
+"""`etl.sh`'s line without dbgb1/dbgb2 (the store keeps no database sizes) and tag."""
 
 
 def is_query_step(step: str) -> bool:
@@ -30,12 +31,12 @@ def is_query_step(step: str) -> bool:
 
 
 def main_rate(result: InsertStepResult) -> float:
-    """The step's throughput (§2.4): queries/s for qr/qp steps, inserts/s (l.x: indexed rows/s) otherwise."""
+    """The step's throughput: queries/s for qr/qp steps, inserts/s (l.x: indexed rows/s) otherwise."""
     return result.qps if is_query_step(result.step) else result.ips
 
 
 def percentile_rate(values: list[float], n: float) -> float | None:
-    """Spec §2.8's rate percentile as np.sh computes it: the rates sorted descending, "Nth" is
+    """The rate percentile as np.sh computes it: the rates sorted descending, "Nth" is
     the value at 1-based position round(N/100 · lines).
 
     Read literally, so p50 is the median and p99 a near-worst interval (99% of intervals were
@@ -62,7 +63,7 @@ def step_percentiles(result: InsertStepResult) -> tuple[float | None, float | No
 
 
 def slice_averages(per_second: list[dict], key: str, slices: int = 10) -> list[float | None]:
-    """Spec §2.8's "the run is cut into 10 equal slices; average rate per slice", cut by time.
+    """The average rate in each of `slices` equal slices of the run (np.sh's 10), cut by time.
 
     The run spans 0..T, T the last line's t_sec (seconds since the step started, at the end of
     the line's interval). Slice k is the time (k·T/slices, (k+1)·T/slices]; a line belongs to
@@ -87,7 +88,7 @@ def slice_averages(per_second: list[dict], key: str, slices: int = 10) -> list[f
 
 
 def sla_met(result: InsertStepResult) -> bool | None:
-    """Spec §2.8: a qr/qp step sustained its background writes iff ips ≥ 0.95 × target_ips.
+    """The SLA: a qr/qp step sustained its background writes iff ips ≥ 0.95 × target_ips.
 
     Compared as 100·ips ≥ 95·target, products of the stored values, so exactly 95% passes.
     None for load steps and when no target was recorded.
@@ -133,7 +134,7 @@ def max_response_s(result: InsertStepResult, op: str) -> float | None:
 
 
 def step_metrics(result: InsertStepResult, ncpu: int) -> dict[str, float | None]:
-    """Spec §3.3 metrics of one step, keyed by METRICS.
+    """`etl.sh`'s metrics of one step, keyed by METRICS.
 
     Sampler figures come from `insert_benchmark_metrics` on result.hardware (None when the step
     has no window); maxop is the largest insert response time for load steps and query response
@@ -168,7 +169,7 @@ def step_detail(result: InsertStepResult, ncpu: int) -> StepDetail:
                       {key: slice_averages(result.per_second, key) for key in RATE_KEYS})
 
 
-# --- summary tables (spec §4.2) -------------------------------------------------------------
+# --- summary tables (chart_all.sh; docs/methodology.md) ----------------------------------------
 
 
 @dataclass(frozen=True)
@@ -185,7 +186,7 @@ class SummaryTable:
 
 @dataclass(frozen=True)
 class IBenchSummary:
-    """Spec §4.2's three summary tables; `missing` says per target why a step has no value."""
+    """The three summary tables; `missing` says per target why a step has no value."""
 
     base: str
     throughput: SummaryTable  # targets x IBENCH_STEPS, main rate
@@ -200,7 +201,7 @@ def index_results(results: list[InsertStepResult], targets: list[str]) -> dict[t
 
 
 def summary_tables(results: list[InsertStepResult], targets: list[str]) -> IBenchSummary:
-    """The summary of §4.2 for `targets` in order, the first being the base of the relative table.
+    """The three summary tables for `targets` in order, the first being the base of the relative table.
 
     Only steps with status "ok" give values; failed, interrupted or absent steps are None
     cells, uncolored, and are listed in `missing`.
@@ -223,7 +224,7 @@ def _throughput_table(ok: dict, targets: list[str]) -> SummaryTable:
 
 
 def range_colors(values: list[float | None], missed: list[bool]) -> list[str | None]:
-    """Spec §4.2 table 1 colors of one column (`chart_all.sh`).
+    """Colors of one column of table 1, absolute throughput (`chart_all.sh`).
 
     min over every value, max over values whose row met the SLA (`missed` False; load columns
     never miss), gap = ⌊(max − min)/4⌋, bottom = min + gap, top = max − gap. A cell is red if
@@ -269,7 +270,7 @@ def _ratio(value: float | None, base: float | None) -> float | None:
 
 
 def relative_color(ratio: float | None) -> str | None:
-    """Spec §4.2 table 2: round(100·ratio) > 105 blue, < 95 yellow (halves round to even, like awk's %.0f)."""
+    """Table 2, relative throughput: round(100·ratio) > 105 blue, < 95 yellow (halves round to even, like awk's %.0f)."""
     if ratio is None:
         return None
     percent = round(100 * ratio)
@@ -277,7 +278,7 @@ def relative_color(ratio: float | None) -> str | None:
 
 
 def _background_table(ok: dict, indexed: dict, targets: list[str]) -> SummaryTable:
-    """Spec §4.2 table 3: achieved ips per qr/qp step, red below 95% of the target; then the
+    """Table 3, background inserts: achieved ips per qr/qp step, red below 95% of the target; then the
     gray `target` row, taken from any result of the step (failed ones too: it is planned, not measured)."""
     rows = {}
     for t in targets:

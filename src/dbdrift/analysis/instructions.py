@@ -42,8 +42,8 @@ def per_event(p1: ProfileCounts, n1: int, p2: ProfileCounts, n2: int) -> EventCo
     """(x2 - x1) / (n2 - n1) for the total and for every function's self and inclusive count.
 
     Method: two runs of one connection that differ only in the number of events; start-up,
-    connection set-up and the counts a forked backend inherits from the postmaster are the same
-    in both and cancel. Assumes every event costs the same (caches warm in both runs).
+    connection set-up and (PostgreSQL) the counts a forked backend inherits from the postmaster
+    are the same in both and cancel. Assumes every event costs the same (caches warm in both runs).
     A function missing from one profile counts 0 there; functions whose count did not change are
     left out of the dicts (read them with .get(name, 0.0)). Results are not clipped: a negative
     value means work happened in the shorter run only (e.g. a cache load). n1 == n2: ValueError.

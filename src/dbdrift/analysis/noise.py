@@ -1,7 +1,8 @@
 """Throughput and rQPS with 95% confidence intervals, and verdicts (regression/improvement/...).
 
-Pure functions over literal samples; imports only model/units. Every estimator states its
-method, assumptions and degenerate cases in its docstring.
+Pure functions over literal samples; imports nothing else of dbdrift. Every estimator states
+its method, assumptions and degenerate cases in its docstring; docs/noise.md explains them to
+users.
 """
 from __future__ import annotations
 
@@ -198,8 +199,8 @@ def paired_turns(new: list[RunSample], base: list[RunSample], steal_max_pct: flo
     the estimate is exp(trimmed mean of d), `trim` of the pairs cut from each end. Turns
     are short (10 ms by default) and a hiccup of the host (a stolen time slice, an interrupt
     storm) can halve one turn and not its partner: d has heavy tails on both sides, and the
-    trimmed mean ignores them where the mean would be dragged about (measured in
-    bench/README.md: A/A intervals 2-5 times narrower). Where A and B differ by a constant
+    trimmed mean ignores them where the mean would be dragged about (bench/README.md,
+    noise.py). Where A and B differ by a constant
     factor, every d is shifted alike, so the trimmed mean estimates that factor as the mean
     would; it assumes the noise on d is symmetric, which ABBA order gives (a hiccup is as
     likely in either turn of a round).
@@ -254,13 +255,12 @@ def over_repeats(logs_by_repeat: list[list[float]], trim: float = TURN_TRIM, dro
     t interval over them (repeats - 1 degrees of freedom), exponentiated. This is the two-level
     (random-effects) interval of a balanced design: the spread of per-repeat values holds both
     the noise inside each start and the offset each start draws (what memory placement, code
-    layout and the like give that server for its life; on the VMs dbdrift is developed on an
-    A/A cell moved by a median 0.77% from one start to the next, README: Noise), so the
-    interval covers both, which no interval from one start can. Assumes the per-repeat values
+    layout and the like give that server for its life; docs/noise.md), so the interval covers
+    both, which no interval from one start can. Assumes the per-repeat values
     are independent (the servers restarted between repeats) and roughly normal (each
     summarises thousands of pairs). Each repeat weighs the same whatever its number of pairs.
-    What every repeat of a campaign shares, this interval cannot hold (README: Noise, "What
-    repeats did not reach"); calibrations add it (with_campaign_sd).
+    What every repeat of a campaign shares, this interval cannot hold (docs/noise.md);
+    calibrations add it (with_campaign_sd).
     With 2 or more repeats of each parity (`repeats` numbers them; list positions otherwise)
     the estimate is the crossover one instead, see crossover.
     """
@@ -282,17 +282,21 @@ def crossover(even: list[float], odd: list[float], dropped: int = 0) -> Estimate
     Student t interval with the pooled within-arm variance (repeats - 2 degrees of freedom),
     exponentiated.
 
-    Why: between repeats the runner stops every server before it starts any, in listed order
-    both times (runner: Runner._restart_all), and the kernel hands freed page frames back last
-    in, first out (measured: the next start got 98-99% of the frames the last one to stop gave
-    back, bench/README.md). So the servers swap their frames at every restart: the offset a
-    placement gives (e.g. A on frames X, B on frames Y) is +p in one parity of repeats and -p
-    in the other. The plain mean over 5 repeats weighs one arm 3:2 and keeps p/5 of that
-    offset, and the t interval counts the swing of +-p as noise; the mean of the arms' means
-    cancels it, and the within-arm variance leaves it out. Assumes the placement offset is the
-    same in every repeat of an arm and the rest is independent and roughly normal, as over
-    repeats. Where there is no swing it estimates the same mean with one degree of freedom
-    less: an interval about 15-20% wider at 5 repeats (measured on A/A, bench/README.md).
+    Why: before each repeat after the first the runner stops every server, then starts every
+    one, both in the same order: as listed before even repeats, reversed before odd ones
+    (runner/campaign.py: Runner._restart_all, Runner._start_order). The kernel hands freed
+    page frames out again last in, first out, so the first server to start gets the frames
+    the last one to stop gave back and the servers swap their frames at every restart: the
+    offset a placement gives (e.g. A on frames X, B on frames Y) is +p in one parity of
+    repeats and -p in the other. The alternating order puts the place each server has in the
+    order of starting, which carries an offset of its own, on the parity as well
+    (bench/README.md, "All servers stop before any starts again" and "Servers restart in
+    alternate order"). The plain mean over 5 repeats weighs one arm 3:2 and keeps p/5 of
+    that offset, and the t interval counts the swing of +-p as noise; the mean of the arms'
+    means cancels it, and the within-arm variance leaves it out. Assumes the placement offset
+    is the same in every repeat of an arm and the rest is independent and roughly normal, as
+    over repeats. Where there is no swing it estimates the same mean with one degree of
+    freedom less, so its interval is somewhat wider than the plain t interval's.
     """
     means = [fmean(even), fmean(odd)]
     n = len(even) + len(odd)
@@ -321,8 +325,8 @@ def between_campaign_sd(campaigns: list[list[Estimate]]) -> dict[str, tuple[floa
     (variance se^2, from the interval: standard_error). Estimator: Paule-Mandel with the mean
     known to be 0, i.e. the sd_b^2 >= 0 at which sum(m^2 / (se^2 + sd_b^2)) equals the number
     of cells (0 when the offsets are no larger than their intervals explain); cells with tight
-    intervals weigh more, as they should. Assumes one sd_b for every microbenchmark (measured on
-    the VMs dbdrift is developed on, per-test values did no better: bench/README.md) and
+    intervals weigh more, as they should. Assumes one sd_b for every microbenchmark (one per
+    test did no better: bench/README.md, "Intervals widened by the between-campaign sd") and
     normal offsets. The offsets of one campaign tend to lean one way across its tests, so
     the cells are not independent: the campaigns, not the cells, count as its sample size.
     Cells are grouped by the estimator's method, as an interval from one start leaves out more

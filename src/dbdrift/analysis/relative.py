@@ -1,6 +1,8 @@
-"""Relative throughput: rQPS = value(target) / value(base) per microbenchmark (spec §4.1).
+"""Relative throughput: rQPS = value(target) / value(base) per microbenchmark, with intervals and
+verdicts (docs/methodology.md for the report layout, docs/noise.md for intervals and verdicts).
 
-Pure functions over Measurement values; imports only model/units. Ratios are new/base, >1 faster.
+Pure functions over Measurement values; imports only analysis/noise.py. Ratios are new/base,
+>1 faster.
 """
 from __future__ import annotations
 

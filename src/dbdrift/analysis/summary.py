@@ -1,7 +1,9 @@
-"""Per-group summary statistics of rQPS columns: min, max, mean, median (spec §4.1, inferred).
+"""Per-group summary statistics of rQPS columns: min, max, mean, median, and the count of each
+kind of verdict (docs/methodology.md, report layouts).
 
 Method: plain order statistics over the rQPS values of a group's rows for one compared target;
-rows with no ratio (failed run) are left out and counted. An empty group has no statistics.
+rows with no ratio (failed run) are left out and counted. A group without any ratio has no
+statistics (None), only its counts.
 """
 from __future__ import annotations
 

@@ -1,5 +1,6 @@
-"""The Insert Benchmark (spec §2): its steps with their sizes, batch sizes, rates and query
-kinds, and every statement per SQL dialect (tables, secondary indexes, insert, delete, queries).
+"""The Insert Benchmark (docs/methodology.md): its steps with their sizes, batch sizes, rates and
+query kinds, and every statement per SQL dialect (tables, secondary indexes, insert, delete,
+queries).
 
 Pure data and rendering: no I/O. The driver's `ibench` subcommand runs one step
 (docs/protocol.md); `ibench_sql` is that spec's `sql` object.
@@ -51,7 +52,7 @@ class IBenchSizes:
 
 @dataclass(frozen=True)
 class IBenchStep:
-    """One step as the driver runs it (spec §2.4); rows and rates are per client."""
+    """One step as the driver runs it; rows and rates are per client."""
 
     name: str
     rows_per_client: int
@@ -75,7 +76,7 @@ class IBenchStep:
 
 
 def steps(sizes: IBenchSizes, names: tuple[str, ...] = IBENCH_STEPS) -> list[IBenchStep]:
-    """The steps in order (spec §2.4), `names` selecting a subset."""
+    """The steps in order (model.IBENCH_STEPS), `names` selecting a subset."""
     per = sizes.clients
 
     def share(total: int) -> int:
@@ -96,7 +97,8 @@ def steps(sizes: IBenchSizes, names: tuple[str, ...] = IBENCH_STEPS) -> list[IBe
 
 
 def settle_seconds(sizes: IBenchSizes) -> float:
-    """Spec §2.7: T = min(1200, 60 + nr1/10^6), nr1 the l.i0 rows of all tables."""
+    """The settle time after l.i2, as the scripts compute it: T = min(1200, 60 + nr1/10^6) s,
+    nr1 the l.i0 rows of all tables."""
     return min(1200.0, 60.0 + sizes.rows_l_i0 / 1e6)
 
 
@@ -106,7 +108,8 @@ _COLUMNS = "dateandtime, cashregisterid, customerid, productid, price, data"
 
 
 def create_table_sql(table: str, dialect: str) -> list[str]:
-    """Spec §2.2: PK on transactionid from a sequence / auto_increment, no secondary index."""
+    """One benchmark table (pi<n>): PK on transactionid from a sequence / auto_increment, no
+    secondary index (l.x adds them)."""
     if dialect == "postgres":
         return [f"DROP TABLE IF EXISTS {table}",
                 f"CREATE TABLE {table} (transactionid bigserial primary key, dateandtime timestamp without time zone, "

@@ -1,4 +1,5 @@
-"""The sysbench-style microbenchmarks (spec §1.5–1.8): names, groups, SQL, parameters, order.
+"""The sysbench-style microbenchmarks of the Small Datum scripts (docs/methodology.md): names,
+groups, SQL, parameters, order.
 
 Pure data and rendering: no I/O, no knowledge of servers or drivers beyond the SQL dialect.
 """
@@ -8,7 +9,7 @@ from dataclasses import dataclass, field
 
 from dbdrift.errors import UserError
 
-# Report groups in the order of the posts (spec §1.7, 4-group variant).
+# Report groups in the order of the Small Datum posts (their 4-group variant).
 GROUPS = ("point", "range-noagg", "range-agg", "writes")
 GROUP_TITLES = {
     "point": "point queries",
@@ -211,7 +212,7 @@ def _write_tests() -> list[MicrobenchmarkSpec]:
             [update_nonindex], duration_kind="write", id_max_one=True),
         _mb("update-zipf", "update-zipf", 100, "writes", "W", "oltp_update_non_index.lua --rand-type=zipfian",
             [update_nonindex], duration_kind="write", rand_type="zipfian"),
-        # run.sh gives write-only readsecs, not writesecs (spec §1.8 step 6).
+        # run.sh gives write-only readsecs, not writesecs.
         _mb("write-only", "write-only", 10000, "writes", "W", "oltp_write_only.lua",
             list(_writes()), transaction=True, duration_kind="read"),
         *[
@@ -221,7 +222,7 @@ def _write_tests() -> list[MicrobenchmarkSpec]:
         ],
         _mb("delete", "delete", 100, "writes", "W", "oltp_delete.lua",
             [StatementSpec("DELETE FROM sbtest{table} WHERE id=?", (ID,))], duration_kind="write"),
-        # MySQL passes id 0 (auto-increment); PostgreSQL omits the id column (spec §1.10).
+        # MySQL passes id 0 (auto-increment); PostgreSQL omits the id column (SERIAL numbers it).
         _mb("insert", "insert", 100, "writes", "W", "oltp_insert.lua",
             [StatementSpec("INSERT INTO sbtest{table} (id, k, c, pad) VALUES (0, ?, ?, ?)",
                            (ParamSpec("uniform_k"), C_VALUE, PAD_VALUE))],
@@ -252,7 +253,7 @@ def _build() -> dict[str, MicrobenchmarkSpec]:
 
 CATALOG: dict[str, MicrobenchmarkSpec] = _build()
 
-# The current 32 (spec §1.7), in report order within each group.
+# The current 32 of the posts, in report order within each group.
 DEFAULT_32 = (
     "hot-points", "point-query", "points-covered-pk", "points-covered-si", "points-notcovered-pk",
     "points-notcovered-si", "random-points_range=10", "random-points_range=100", "random-points_range=1000",
@@ -265,8 +266,9 @@ DEFAULT_32 = (
 PRE_15 = tuple(sorted(name for name, t in CATALOG.items() if t.pre))
 ALL_42 = PRE_15 + tuple(n for n in DEFAULT_32 if not n.startswith("read-only-"))
 
-# Execution order (spec §1.8, current all_small.sh). The .pre block runs where today's
-# point-query.pre runs, in the 42-era order; warm runs are listed in WARM_RUNS.
+# Execution order (the current all_small.sh; docs/methodology.md). The .pre block runs where
+# today's point-query.pre runs, in the 42-era order; warm runs are in WARM_BEFORE (and
+# point-query.warm after the load: plan/expand.py).
 RUN_ORDER = (
     "point-query.pre_range=100", "random-points.pre_range=10", "random-points.pre_range=100",
     "random-points.pre_range=1000", "read-only.pre_range=10", "read-only.pre_range=100",
@@ -283,7 +285,8 @@ RUN_ORDER = (
     "points-covered-si", "points-notcovered-si", "range-covered-si", "range-notcovered-si",
     "delete", "insert",
 )
-# The database is settled (spec §1.9) after the load and after this test.
+# The database is settled after the load and after this test (plan/expand.py also settles
+# before the post-write reads when this test is not selected).
 SETTLE_AFTER = "read-write_range=100"
 # Warm-up runs that precede a test (not reported: their names contain "warm").
 WARM_BEFORE = {"scan": "scan.warm", "points-covered-si": "points-covered-si.warm"}
@@ -329,7 +332,8 @@ def _suggest(item: str) -> str:
 
 
 def report_order(names) -> list[str]:
-    """Group order of the posts, then the spec's order within each group (sorted for .pre)."""
+    """Group order of the posts, then DEFAULT_32's order within each group; other tests (.pre)
+    after those, sorted by name."""
     listed = {n: i for i, n in enumerate(DEFAULT_32)}
 
     def key(name: str):
@@ -341,7 +345,8 @@ def report_order(names) -> list[str]:
 
 
 def scan_krps(table_rows: int, events: int, seconds: float, threads: int) -> float | None:
-    """Spec §1.5: scan throughput = (nrows/1000) / average scan latency (s), per scanning thread.
+    """Scan throughput as the Small Datum scripts define it: (nrows/1000) / average scan
+    latency (s), per scanning thread.
 
     In a closed loop the average latency is seconds * threads / events, so this is thousands of
     rows scanned per second per thread; an interval in which no scan finished counts as 0.

@@ -1,5 +1,5 @@
 """`dbdrift report` (and the report after `dbdrift run`) for an Insert Benchmark campaign: the
-three summary tables of spec §4.2 and the per-step details, from the stored steps."""
+three summary tables of the Insert Benchmark and the per-step details, from the stored steps."""
 from __future__ import annotations
 
 import json

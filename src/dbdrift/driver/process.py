@@ -25,7 +25,8 @@ DRIVER_NAME = "dbdrift-driver"
 
 
 def find_driver() -> Path:
-    """$DBDRIFT_DRIVER, then the binary installed beside this Python's scripts, then PATH."""
+    """$DBDRIFT_DRIVER, then the binary installed beside this Python's scripts, then PATH, then
+    a release build in this checkout (crates/dbdrift-driver/target/release)."""
     override = os.environ.get("DBDRIFT_DRIVER")
     if override:
         path = Path(override)

@@ -20,7 +20,8 @@ def bucket_lower_ns(index: int) -> int:
 
 
 def bucket_index(value_ns: int) -> int:
-    """Inverse of bucket_lower_ns: the bucket holding `value_ns` (used by tests and the null backend)."""
+    """Inverse of bucket_lower_ns: the bucket holding `value_ns` (the driver buckets values the
+    same way; here only tests use it, to check the driver's histograms)."""
     if value_ns < 16:
         return max(value_ns, 0)
     exponent = value_ns.bit_length() - 1

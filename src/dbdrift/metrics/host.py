@@ -190,7 +190,8 @@ def read_host_info(root: str | Path = "/", steal_window_s: float = 1.0, sleep=ti
 
 
 def host_facts(root: str | Path = "/", steal_window_s: float = 1.0, sleep=time.sleep) -> dict:
-    """JSON-serialisable host facts, stored with each run."""
+    """JSON-serialisable host facts: stored with each campaign, some of them with each run
+    (runner/observe.py), and printed by `dbdrift system check`."""
     return asdict(read_host_info(root, steal_window_s, sleep))
 
 

@@ -1,6 +1,7 @@
 """Linux `perf stat` counters: probe what this CPU exposes, build the command, parse its CSV
-output and normalise it per query. Runs only `perf stat … true` itself (in `probe`); attaching
-to a server is the runner's job, with the command `stat_command` builds.
+output, and run it: `probe` runs `perf stat … true`, StatCollector attaches `perf stat` to the
+processes the runner names for a run's measured window (runner/observe.py decides which and
+when). Counts per query are analysis/hardware.py's.
 """
 from __future__ import annotations
 
@@ -12,7 +13,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Sequence
 
-# The seven groups of the methodology spec §3.4, one `perf stat -e` argument each.
+# The seven counter groups of the Small Datum scripts (docs/hardware.md), one `perf stat -e`
+# argument each; a run counts one group (group_for_round).
 COUNTER_GROUPS = (
     "cpu-clock,cycles,bus-cycles,instructions,branches,branch-misses",
     "cache-references,cache-misses,stalled-cycles-backend,stalled-cycles-frontend",
@@ -157,7 +159,7 @@ class StatCollector:
 
 
 def group_for_round(round_: int) -> tuple[int, str]:
-    """(1-based group number, events) for a run: rounds cycle through the seven groups of
-    spec §3.4, so a test with seven or more repeats gets all of them."""
+    """(1-based group number, events) for a run: repeats cycle through the seven
+    COUNTER_GROUPS, so a test with seven or more repeats gets all of them."""
     index = round_ % len(COUNTER_GROUPS)
     return index + 1, COUNTER_GROUPS[index]

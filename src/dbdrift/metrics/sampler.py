@@ -1,4 +1,4 @@
-"""Host and process samplers that run beside the driver (spec §3.1, from /proc via psutil).
+"""Host and process samplers that run beside the driver (docs/hardware.md; /proc via psutil).
 
 Owns reading cumulative counters (host CPU, context switches, block I/O of the data
 directory's device, CPU of the server's process tree and of the driver) once a second and

@@ -1,4 +1,4 @@
-"""Expand a campaign into the ordered steps each target executes (spec §1.8).
+"""Expand a campaign into the ordered steps each target executes (docs/methodology.md).
 
 Pure: no I/O. The runner walks these steps; the store keys results by RunStep.key.
 """
@@ -131,8 +131,9 @@ def _warm(spec: CampaignSpec, name: str, test_name: str, duration_s: float, thre
 
 
 def restarts_before(spec: CampaignSpec, step: Step) -> bool:
-    """Whether every server restarts before this step: each repeat of a test after the first,
-    unless the campaign says `restart = "never"` (README: Noise)."""
+    """Whether every server restarts before this step: each measured repeat of a test after
+    the first, when the campaign says `restart = "repeat"`, the default (docs/noise.md);
+    "reload" starts new servers with FreshStep instead, "never" keeps them."""
     return isinstance(step, RunStep) and not step.warm and step.repeat > 0 and spec.restart == "repeat"
 
 

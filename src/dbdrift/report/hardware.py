@@ -1,5 +1,5 @@
 """Hardware sections shared by the text and Markdown reports: instructions per event (beside
-each rQPS verdict, then where the instructions went) and per-operation metrics (spec §3.2)."""
+each rQPS verdict, then where the instructions went) and per-operation metrics (docs/hardware.md)."""
 from __future__ import annotations
 
 from dbdrift.analysis.hardware import METRIC_DIGITS, SYSBENCH_METRICS
@@ -84,7 +84,7 @@ def _perf_value(value: float | None) -> str:
     return "-" if value is None else f"{value:,.3f}" if abs(value) < 100 else f"{value:,.0f}"
 
 
-METRICS_LEGEND = ("cpu/o: host CPU busy % / ops (spec §3.2); cs/o: context switches; r/o, rKB/o, wKB/o: storage "
+METRICS_LEGEND = ("cpu/o: host CPU busy % / ops; cs/o: context switches; r/o, rKB/o, wKB/o: storage "
                   "reads, KB read and written of the data directory's device; o/s: ops per second (QPS, scan: Krps); "
                   "cpu_us/o: host CPU µs per op = cpu/o x ncpu x 10^4; srv_us/o, cli_us/o: CPU µs per op of the "
                   "server's processes and of the driver")

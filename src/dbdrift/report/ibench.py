@@ -1,5 +1,6 @@
-"""Insert Benchmark report (spec §4.2) as text, Markdown, CSV and JSON: pure serializers of one
-`IBenchReport`, which holds everything computed once by analysis/ibench.py. No I/O.
+"""Insert Benchmark report (its three summary tables, then per-step details) as text, Markdown,
+CSV and JSON: pure serializers of one `IBenchReport`, which holds everything computed once by
+analysis/ibench.py. No I/O.
 
     data = ibench_report(results, targets, labels, ncpu, campaign)
     render_text(data), render_markdown(data), render_csv(data), render_json(data) -> str
@@ -48,7 +49,7 @@ METRIC_DIGITS = {"ips": 0, "qps": 0, "rps": 0, "rmbps": 1, "wps": 1, "wmbps": 1,
                  "wkbpi": 3, "csps": 0, "cpups": 1, "cspq": 3, "cpupq": 0, "rss": 1, "maxop": 3, "p50": 0, "p99": 0}
 """Decimals per metric, as `etl.sh` prints its line."""
 STEP_LEGEND = ("per step: response-time tables give the % of that operation's responses per bucket, their count and "
-               "the max in seconds; metrics (spec §3.3): rps/wps storage reads/writes per s, rmbps/wmbps MB/s, "
+               "the max in seconds; metrics: rps/wps storage reads/writes per s, rmbps/wmbps MB/s, "
                "rpq/rkbpq reads and KB read per op, wpi/wkbpi writes and KB written per insert, csps/cspq context "
                "switches per s and per op, cpups host CPU %, cpupq host CPU µs per op, rss server GB, maxop worst "
                "response in s, p50/p99 client 1's per-second rate sorted fastest first (p99: a near-worst second); "

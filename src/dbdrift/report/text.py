@@ -22,7 +22,7 @@ def _paint(cell: str, value: float | None, color: bool, noisy: bool = False) -> 
 
 
 def render_text(data: ReportData, color: bool = False) -> str:
-    """rQPS rows are `values... name` (spec §4.1); ≤0.95 red, ≥1.05 green when `color`."""
+    """rQPS rows are `values... name`; ≤0.95 red, ≥1.05 green when `color`."""
     comp = data.comparison
     width = 7
     cell_width = max([20] + [len(fmt_cell(r, t)) for r in comp.rows for t in comp.compared])

@@ -1,5 +1,5 @@
-"""What a session says to each engine's server, in its own SQL: the database, the load (spec
-§1.3), the settle step (§1.9), the effective settings and the version string.
+"""What a session says to each engine's server, in its own SQL: the database, the load, the
+prewarm, the settle step (docs/methodology.md), the effective settings and the version string.
 
 `PostgresDialect` speaks to PostgreSQL; `InnoDBDialect` to MariaDB and MySQL (InnoDB tables,
 the driver's `mysql` backend). Jobs are driver `exec` phases (docs/protocol.md).
@@ -42,8 +42,8 @@ class Dialect:
         raise NotImplementedError
 
     def settle_start(self, conn: dict, tables: list[str]) -> dict:
-        """The work of the settle step (spec §1.9, §2.7) on `tables`, done before its sleep;
-        returns facts to store."""
+        """The work of the settle step (sysbench and Insert Benchmark alike) on `tables`, done
+        before its sleep; returns facts to store."""
         raise NotImplementedError
 
     def settle_end(self, conn: dict, started: dict) -> None:
@@ -66,14 +66,14 @@ class PostgresDialect(Dialect):
 
     def load_phases(self, tables: int, rows: int, workers: int) -> list[list[dict]]:
         """One COPY stream per table (tables in parallel), then the PK and k indexes built in
-        parallel (spec §1.3, fast path).
+        parallel: sysbench's prepare, faster.
 
         The table is created without its PK and the PK is attached from a unique index after the
         load: the same final schema as sysbench's, built in a fraction of the time. Rows go in in
         id order, one stream per table, as sysbench's prepare does: the heap is then laid out
-        identically on every server (correlation of id 1.0). Parallel chunks into one table
-        interleave their pages differently on each server (correlation ~0.45), and two servers
-        loaded alike then differed by up to 1.7% on index scans (bench/README.md, noise.py).
+        identically on every server. Parallel chunks into one table would interleave their
+        pages differently on each server, and two servers loaded alike would then differ on
+        index scans (docs/methodology.md; bench/README.md, noise.py).
         `workers` is not used (the caller's thread count runs the tables and indexes side by side).
         """
         create, copy, index, attach = [], [], [], []
@@ -104,13 +104,12 @@ class PostgresDialect(Dialect):
         checkpoint; returns the passes and the pages left not all-visible per table.
 
         A vacuum that starts right after the load or the write phase finds the xmin horizon
-        still held by backends that are going away, and then marks few pages all-visible
-        (measured, 200,000 rows: 0 of 5,406 pages right after the load, all of them 1.5 s
-        later or on a second pass). Index-only scans visit the heap for the pages left out,
-        so two servers loaded and written alike came out 1.8% and 3% apart on
-        points-covered-pk and range-covered-pk, on every restart (93% against 100% of pages
-        all-visible). A table whose pg_class.relallvisible (set by the vacuum) is below its
-        relpages is vacuumed again, VACUUM_PASSES times at most, VACUUM_RETRY_S apart."""
+        still held by backends that are going away, and then marks few pages all-visible; a
+        moment later a second pass marks them all. Index-only scans visit the heap for the
+        pages left out, so two servers loaded and written alike would differ on the covered
+        tests for as long as they run (docs/methodology.md). A table whose
+        pg_class.relallvisible (set by the vacuum) is below its relpages is vacuumed again,
+        VACUUM_PASSES times at most, VACUUM_RETRY_S apart."""
         left: dict[str, int] = {}
         passes = 0
         todo = list(tables)
@@ -132,7 +131,8 @@ class PostgresDialect(Dialect):
 VACUUM_PASSES = 5  # PostgreSQL settle: vacuums of a table whose visibility map is still incomplete
 VACUUM_RETRY_S = 0.5
 
-# Spec §1.9: flush dirty pages hard during the settle sleep, then restore.
+# The InnoDB settle step (docs/methodology.md): flush dirty pages hard during the settle
+# sleep, then restore the server's values.
 INNODB_FLUSH_SETTINGS = {"innodb_max_dirty_pages_pct_lwm": "1", "innodb_max_dirty_pages_pct": "1",
                          "innodb_idle_flush_pct": "100"}
 
@@ -155,7 +155,7 @@ class InnoDBDialect(Dialect):
         return f"{rows[0][0]} ({rows[0][1]})" if rows else ""
 
     def load_phases(self, tables: int, rows: int, workers: int) -> list[list[dict]]:
-        """sysbench's prepare (spec §1.3) with the tables loaded in parallel: one stream of
+        """sysbench's prepare with the tables loaded in parallel: one stream of
         multi-row INSERTs in id order per table (InnoDB appends to its clustered index), then
         the k index per table, built after the load as sysbench does."""
         create, insert, index = [], [], []
@@ -179,8 +179,9 @@ class InnoDBDialect(Dialect):
         return "read every table and k index", None
 
     def settle_start(self, conn: dict, tables: list[str]) -> dict:
-        """RESET MASTER, analyze every table in parallel, and flush dirty pages with the three
-        settings of spec §1.9 (those this server has) until settle_end restores them."""
+        """RESET MASTER (RESET BINARY LOGS AND GTIDS on MySQL 8.4+), analyze every table in
+        parallel, and flush dirty pages with INNODB_FLUSH_SETTINGS (those this server has)
+        until settle_end restores them."""
         reset = "RESET BINARY LOGS AND GTIDS" if self.engine == "mysql" and version_tuple(self.version) >= (8, 4) \
             else "RESET MASTER"
         have = {r[0]: r[1] for r in self._query(conn, "SHOW GLOBAL VARIABLES WHERE Variable_name IN ("
@@ -201,7 +202,7 @@ class InnoDBDialect(Dialect):
 
 
 def create_table_sql(n: int) -> str:
-    """sysbench's MySQL DDL (spec §1.3): AUTO_INCREMENT id as the primary key, InnoDB."""
+    """sysbench's MySQL DDL: AUTO_INCREMENT id as the primary key, InnoDB."""
     return (f"CREATE TABLE sbtest{n} (id INTEGER NOT NULL AUTO_INCREMENT, k INTEGER DEFAULT '0' NOT NULL, "
             "c CHAR(120) DEFAULT '' NOT NULL, pad CHAR(60) DEFAULT '' NOT NULL, PRIMARY KEY (id)) ENGINE = InnoDB")
 

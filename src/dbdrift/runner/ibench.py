@@ -1,5 +1,5 @@
-"""Run the Insert Benchmark (spec §2) for every target, one after the other: a fresh server,
-the tables, then l.i0, l.x, l.i1, l.i2, the settle step (§2.7) and the six query steps, each
+"""Run the Insert Benchmark (docs/methodology.md) for one target: a fresh server, the tables,
+then l.i0, l.x, l.i1, l.i2, the settle step and the six query steps (those selected), each
 through the driver's `ibench` subcommand; every step is stored as soon as it ends.
 
 The steps build on each other (the rows, the indexes), so a target that fails or is resumed

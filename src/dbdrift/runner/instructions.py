@@ -1,6 +1,6 @@
 """Instructions per event, counted deterministically under valgrind callgrind (no PMU needed).
 
-For one target: a fresh server is loaded with one stream, restarted under callgrind and
+For one target: a fresh server is loaded with one worker, restarted under callgrind and
 prewarmed; each microbenchmark then runs N1 and N2 events on one connection with the same
 seed, twice, and instructions/event = (Ir(N2) - Ir(N1)) / (N2 - N1), which cancels connection
 set-up and everything else both runs share. Only the server's work for the connection is
@@ -12,9 +12,9 @@ counted, never the client's:
   command dispatcher only (DISPATCH), in every thread; counters are zeroed before each run
   and dumped after it by statements that enter a function callgrind watches (ZERO_SQL,
   DUMP_SQL). Background threads (purge, page cleaner, log writer) and waits for the client's
-  next command are outside it. Runs are not given a fresh
-  copy of the tables: write tests find the previous runs' rows and undo, and their spread
-  says how much that moved the count.
+  next command are outside it. Every run of a test that writes starts on a new server from a
+  copy of the loaded data directory; tests that only read run on the server that is up, with
+  whatever the last write test's run left in it.
 """
 from __future__ import annotations
 
@@ -90,22 +90,22 @@ COUNTING_SETTINGS = {"loose_table_open_cache_instances": "1", "innodb_log_file_s
                      "loose_innodb_redo_log_capacity": "96M"}
 """MySQL and MariaDB under callgrind: one table cache (with several, a connection uses the
 instance its thread id picks, and the first statements on an instance that has not opened
-the tables yet pay for opening them: up to 0.5% of a point query's count, differing from run
-to run), and a small redo log, so that the data directory a write test's run starts from is
+the tables yet pay for opening them, a cost that differs from run to run), and a small redo
+log, so that the data directory a write test's run starts from is
 cheap to copy. loose_: options that 5.7 / 10.1 do not have."""
 ZERO_SQL, ZERO_AT = "SELECT SLEEP(0)", "Item_func_sleep::val_int*"
 DUMP_SQL, DUMP_AT = "SELECT BENCHMARK(1, 0)", "Item_func_benchmark::val_int*"
 """MySQL and MariaDB: callgrind zeroes its counters when a thread enters ZERO_AT and writes a
 dump when one enters DUMP_AT, functions no microbenchmark calls; an admin connection sends
-the statements that enter them. (callgrind_control would need vgdb to reach an idle server,
-which ptrace-invokes it and left mysqld stopped on these VMs.) The admin connection's few
+the statements that enter them. (callgrind_control would need vgdb to reach an idle server;
+vgdb wakes it through ptrace, which can leave mysqld stopped.) The admin connection's few
 statements around a run are the same for every run and cancel in the N1/N2 difference."""
 
 
 def valgrind_command(binary: str, out_dir, engine: str = "postgres") -> list[str]:
     """valgrind's command line, pinned to one CPU where taskset exists: server processes (or
     threads) that never run at the same time never retry a lock's compare-and-swap, which
-    otherwise adds a few hundred instructions per thousand events at random."""
+    otherwise adds instructions at random."""
     pin = ["taskset", "-c", str(min(os.sched_getaffinity(0)))] if shutil.which("taskset") else []
     if engine == "postgres":
         counting = ["--trace-children=yes", *(f"--toggle-collect={name}" for name in TOGGLE_COLLECT)]
@@ -150,8 +150,9 @@ def count_target(session: TargetSession, plan: TargetPlan, skip: set[str] = froz
     postgres = session.install.engine == "postgres"
     session.start()
     load = next(step for step in plan.steps if isinstance(step, LoadStep))
-    # One load stream: parallel streams interleave rows by timing, and a different physical
-    # layout (pages visited, visibility-map bits) changed range counts by up to 3% between servers.
+    # One worker: the tables and indexes are built one after the other, so every counted server
+    # is loaded the same way whatever the host's CPU count (each table is one id-ordered stream
+    # in any case; a different physical layout would change range tests' counts).
     session.load(load, workers=1)
     session.settle_work(SettleStep(0.0, "load"))
     if postgres:

@@ -86,7 +86,7 @@ class TargetSession:
     def restart(self, step: RunStep, stopped: bool = False) -> None:
         """Stop the server (unless `stopped` by halt) and start it again on the same data, pinned
         as at the first start, then warm its cache: each repeat of a test after the first runs
-        on a fresh start, so what a start draws (README: Noise) varies between repeats as it
+        on a fresh start, so what a start draws (docs/noise.md) varies between repeats as it
         does between targets."""
         if not stopped:
             self.check_ready(step, self.driver_spec(step))
@@ -102,9 +102,9 @@ class TargetSession:
     def reload(self, step: FreshStep) -> None:
         """`restart = "reload"`: stop the server, keep its log, remove its data directory and
         start a new one (the plan's load and settle follow), so that each repeat also draws
-        what a restart keeps: the data files (README: Noise). Interleaved targets retire all
-        before any starts again (Runner._interleaved_step), as restarts do. A server that died
-        is not replaced."""
+        what a restart keeps: the data files (docs/noise.md). Interleaved targets do not call
+        this: they all retire before any starts again, in the order restarts use
+        (Runner._cycle_all). A server that died is not replaced."""
         self.retire(step)
         self.start()
 
@@ -147,10 +147,11 @@ class TargetSession:
         self.progress.step_end(self.name, label, "ok", f"{elapsed:.1f}s")
         return elapsed
 
-    # -- load and settle (spec §1.3, §1.9) -------------------------------------------------------
+    # -- load and settle (docs/methodology.md) ---------------------------------------------------
     def load(self, step: LoadStep, workers: int | None = None) -> None:
-        """Load in parallel (`workers` streams, default one per CPU); one worker gives the
-        same physical row order every time, which instruction counts need."""
+        """Load with `workers` concurrent driver jobs (default one per CPU): the tables side by
+        side, then their indexes. Each table is one id-ordered stream, so its row order does
+        not depend on `workers`; one worker builds everything one after the other."""
         self.server.check_alive()
         self.timed_step("load", step.label, lambda: self._load(step, workers or max(1, os.cpu_count() or 1)))
 
@@ -170,7 +171,7 @@ class TargetSession:
         return how
 
     def settle_work(self, step: SettleStep, tables: list[str] | None = None) -> float:
-        """The settle step's work (spec §1.9: vacuum/analyze, checkpoint or flushing); returns
+        """The settle step's work (vacuum/analyze and checkpoint, or analyze and flushing); returns
         the seconds it took. The caller sleeps the rest of the settle time (once for all
         targets when interleaved), then calls settle_end."""
         self.server.check_alive()

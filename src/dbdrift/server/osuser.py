@@ -1,7 +1,8 @@
 """The unprivileged OS user servers run as when dbdrift itself runs as root.
 
-PostgreSQL refuses to run as root; dbdrift creates (once) a system user `dbdrift` and runs
-initdb/pg_ctl/postgres as it. Owns user creation, ownership and privilege-dropping only.
+PostgreSQL refuses to run as root, and no server should; dbdrift creates (once) a system user
+`dbdrift` and runs initdb/pg_ctl/postgres and install-db/mariadbd/mysqld as it. Owns user
+creation, ownership and privilege-dropping only.
 """
 from __future__ import annotations
 

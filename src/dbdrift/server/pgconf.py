@@ -139,6 +139,3 @@ def read_config_file(target: TargetSpec) -> str | None:
 
 def ram_bytes() -> int:
     return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
-
-
-# --- small helpers ------------------------------------------------------------------------

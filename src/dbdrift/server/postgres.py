@@ -1,6 +1,7 @@
 """A PostgreSQL server for one target: fresh initdb, dbdrift's config, start, stop, liveness.
 
-Layout: run_dir/{data, sock, server.log}; everything is owned by (and run as) the server
+Layout: run_dir/{data, sock, server.log, initdb.log, and postgres-wrapped when started under
+a wrapper such as valgrind}; everything is owned by (and run as) the server
 user when dbdrift is root. Loading data and reading settings over SQL is the runner's job.
 """
 from __future__ import annotations
@@ -20,7 +21,6 @@ from dbdrift.server.pgconf import initdb_args, major_version, ram_bytes, read_co
 
 STOP_FAST_TIMEOUT_S = 60
 STOP_IMMEDIATE_TIMEOUT_S = 10
-# Settings dbdrift owns: it picks the address, socket and port of every server it starts.
 POSTGRES_COMMS = ("postgres", "postmaster")  # /proc/<pid>/stat names, against pid reuse
 VALGRIND_COMMS = ("callgrind-amd64", "callgrind-arm64")  # a server under `valgrind --tool=callgrind`
 

@@ -79,12 +79,13 @@ MIGRATIONS: tuple[str, ...] = (
         PRIMARY KEY (run_id, idx)
     );
     """,
-    # 2: host CPU steal per interval (noise filtering), run round for interleaved slices.
+    # 2: host CPU steal per interval (noise filtering); `superseded` keeps runs out of reports
+    # (an interleaved test rerun whole).
     """
     ALTER TABLE intervals ADD COLUMN steal_pct REAL;
     ALTER TABLE runs ADD COLUMN superseded INTEGER NOT NULL DEFAULT 0;
     """,
-    # 3: hardware per run (samplers, spec §3.1) and instruction counts per event (callgrind).
+    # 3: hardware per run (samplers, docs/hardware.md) and instruction counts per event (callgrind).
     """
     ALTER TABLE runs ADD COLUMN hardware_json TEXT;
     ALTER TABLE runs ADD COLUMN host_json TEXT;
@@ -128,8 +129,8 @@ MIGRATIONS: tuple[str, ...] = (
     """
     ALTER TABLE runs ADD COLUMN folded_json TEXT;
     """,
-    # 5: Insert Benchmark steps (spec §2): one row per step and target, client 1's per-second
-    # report (the spec's graphs use client 1) and the response-time histograms of all clients.
+    # 5: Insert Benchmark steps: one row per step and target, client 1's per-second report
+    # (the Insert Benchmark's graphs use client 1) and the response-time histograms of all clients.
     """
     CREATE TABLE ibench_steps (
         id INTEGER PRIMARY KEY,
@@ -158,8 +159,8 @@ MIGRATIONS: tuple[str, ...] = (
         superseded INTEGER NOT NULL DEFAULT 0
     );
     """,
-    # 6: interleaved runs alternate the targets in slots inside one driver run; an interval is
-    # then one slot, and `round` pairs it with the other targets' slots of the same round.
+    # 6: in interleaved runs the targets take turns inside one driver run; an interval is then
+    # one turn, and `round` pairs it with the other targets' turns of the same round.
     """
     ALTER TABLE intervals ADD COLUMN round INTEGER;
     """,

@@ -28,7 +28,8 @@ def now_iso() -> str:
 
 @dataclass
 class RunRecord:
-    """One microbenchmark run of one target as stored (status ok, failed or interrupted)."""
+    """One microbenchmark run of one target as stored (status ok, failed, interrupted, or
+    skipped: not run because its target had failed)."""
 
     test: str
     test_group: str
