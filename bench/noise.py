@@ -188,7 +188,7 @@ def print_cells(out: Output, title: str, rows: list[dict], instr: dict[str, floa
     out(f"\n{title}")
     out(f"{'test':<24} {'rQPS':>6} {'lower':>6} {'upper':>6} {'±%':>5}  {'instr':>6}  {'verdict':<22} each start")
     for r in rows:
-        half = (r["upper"] - r["lower"]) / 2 / r["rqps"] * 100 if r["lower"] is not None else float("nan")
+        half = (r["rqps_upper"] - r["rqps_lower"]) / 2 / r["rqps"] * 100 if r["rqps_lower"] is not None else float("nan")
         ratio = f"{instr[r['test']]:6.3f}" if r["test"] in instr else "     -"
         each = " ".join(f"{v:.3f}" for v in starts.get(r["test"], []))
         out(f"{r['test']:<24} {r['rqps']:6.3f} {_f(r['lower'])} {_f(r['upper'])} {half:5.1f}  {ratio}  "
@@ -223,7 +223,7 @@ def as_reported(out: Output, reported: dict[str, list[dict]], calibrations: int,
         sd = sorted({r["campaign_sd"] for r in rows if r.get("campaign_sd") is not None})
         widened = f"between-campaign sd {', '.join(f'{v:.2%}' for v in sd)}" if sd else "no between-campaign sd added"
         if kind == "aa":
-            held = [r for r in rows if r["lower"] is not None and r["lower"] <= 1.0 <= r["upper"]]
+            held = [r for r in rows if r["rqps_lower"] is not None and r["rqps_lower"] <= 1.0 <= r["rqps_upper"]]
             out(f"    A/A cells whose interval holds 1.0: {len(held)}/{len(rows)} = {len(held) / len(rows):.0%} "
                 f"({widened})")
         else:
@@ -310,9 +310,9 @@ def main() -> int:
     out("\nsummary")
     if "aa" in results:
         rows = results["aa"][0]
-        holds = [r for r in rows if r["lower"] is not None and r["lower"] <= 1.0 <= r["upper"]]
+        holds = [r for r in rows if r["rqps_lower"] is not None and r["rqps_lower"] <= 1.0 <= r["rqps_upper"]]
         calm = [r for r in rows if r["verdict"] == "no significant change"]
-        widths = sorted((r["upper"] - r["lower"]) / 2 / r["rqps"] * 100 for r in rows if r["lower"] is not None)
+        widths = sorted((r["rqps_upper"] - r["rqps_lower"]) / 2 / r["rqps"] * 100 for r in rows if r["rqps_lower"] is not None)
         out(f"  A/A cells whose interval holds 1.0: {aa_coverage.coverage_text(len(holds), len(rows))} "
             "(goal >= 95%)")
         out(f"  A/A cells with verdict 'no significant change': {len(calm)}/{len(rows)}")

@@ -1,0 +1,1 @@
+"""dbdrift: find performance regressions between DBMS versions and configurations."""

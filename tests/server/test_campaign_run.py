@@ -104,7 +104,7 @@ def test_report_json_has_rqps_for_every_test(finished):
     doc = json.loads(result.stdout)
     rows = [r for r in doc["rows"] if r["target"] == "pg18"]
     assert {r["test"] for r in rows} == set(TESTS)
-    assert all(r["base"] == "pg17" and r["rqps"] > 0 for r in rows)
+    assert all(r["reference"] == "pg17" and r["rqps"] > 0 for r in rows)
     assert {r["group"] for r in rows} == {"point", "range-noagg", "range-agg", "writes"}
 
 
@@ -299,7 +299,7 @@ def test_interleaved_targets_take_turns_in_one_run_and_get_paired_intervals_and_
     steal = {name: {rnd: st for _, rnd, st, _ in t} for name, t in turns.items()}
     calm = sum(max(steal["pg17"][k], steal["pg18"][k]) <= 10 for k in steal["pg17"]) or 150
     assert row["method"] == "paired turns, trimmed batch means" and row["samples"] == min(20, calm // 4)
-    assert row["lower"] <= row["rqps"] <= row["upper"]
+    assert row["rqps_lower"] <= row["rqps"] <= row["rqps_upper"]
     assert any(n.startswith("intervals: one start of each server per test") for n in doc["notes"])
     assert row["verdict"] in ("regression", "improvement", "no significant change", "too noisy")
     assert postgres_processes_under(work) == []
@@ -315,7 +315,7 @@ def test_calibrate_stores_an_aa_campaign_whose_noise_floor_later_reports_use(tmp
     assert doc["campaign"] == "calibrate-pg17"
     assert [t["name"] for t in doc["targets"]] == ["pg17", "pg17-aa"]
     row = next(r for r in doc["rows"] if r["target"] == "pg17-aa")
-    assert row["samples"] == 20 and row["lower"] <= row["rqps"] <= row["upper"]
+    assert row["samples"] == 20 and row["rqps_lower"] <= row["rqps"] <= row["rqps_upper"]
     # a second calibration's intervals take in what the first one measured beyond its own interval
     result = dbdrift("calibrate", path, "--store", store, "--format", "json", work_dir=work)
     assert result.returncode == 0, result.stderr[-2000:]
@@ -329,11 +329,11 @@ def test_calibrate_stores_an_aa_campaign_whose_noise_floor_later_reports_use(tmp
                                                "none", work_dir=work).stdout)["rows"] if r["target"] == "pg17-aa")
     assert plain["campaign_sd"] is None and wide["rqps"] == plain["rqps"]
     if wide["campaign_sd"] is None:  # the first calibration's offset lay inside its own interval
-        assert sd == 0 and (wide["lower"], wide["upper"]) == (plain["lower"], plain["upper"])
+        assert sd == 0 and (wide["rqps_lower"], wide["rqps_upper"]) == (plain["rqps_lower"], plain["rqps_upper"])
     else:
         assert wide["campaign_sd"] == pytest.approx(sd, abs=1e-4)
-        assert wide["lower"] <= plain["lower"] and wide["upper"] >= plain["upper"]
-        assert wide["upper"] - wide["lower"] > plain["upper"] - plain["lower"]
+        assert wide["rqps_lower"] <= plain["rqps_lower"] and wide["rqps_upper"] >= plain["rqps_upper"]
+        assert wide["rqps_upper"] - wide["rqps_lower"] > plain["rqps_upper"] - plain["rqps_lower"]
     # a later campaign's report names the calibration its verdicts used
     result = dbdrift("run", path, "--store", store, "--format", "json", work_dir=work)
     assert result.returncode == 0, result.stderr[-2000:]
@@ -390,7 +390,7 @@ def test_each_repeat_runs_on_a_fresh_start_of_every_server_and_the_interval_is_o
     assert ready[1][1] < ready[0][1] and ready[0][2] < ready[1][2]
     row = next(r for r in report["rows"] if r["target"] == "pg18")
     assert row["method"] == "paired turns, t over repeats" and row["samples"] == 3
-    assert row["lower"] <= row["rqps"] <= row["upper"]
+    assert row["rqps_lower"] <= row["rqps"] <= row["rqps_upper"]
     # what each start draws is in the interval; what the campaign draws is not, with no calibration
     assert [n[:50] for n in report["notes"] if n.startswith("intervals:")] == [
         "intervals: over this campaign's server starts only"]

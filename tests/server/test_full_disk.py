@@ -54,4 +54,4 @@ def test_a_target_that_does_not_fit_fails_with_a_full_disk_hint_and_the_other_ru
     # what was measured is reported; there is no rQPS without the base
     rows = json.loads(dbdrift("report", "--store", store, "--format", "json").stdout)["rows"]
     pg = [r for r in rows if r["target"] == "pg"]
-    assert len(pg) == 1 and pg[0]["qps"] > 0 and pg[0]["rqps"] is None
+    assert len(pg) == 1 and pg[0]["value"] > 0 and pg[0]["rqps"] is None

@@ -80,7 +80,7 @@ def test_the_report_gives_rqps_for_the_mariadb_and_postgres_targets_against_the_
     for target in ("ma11.4", "pg17"):
         rows = [r for r in doc["rows"] if r["target"] == target]
         assert {r["test"] for r in rows} == set(TESTS)
-        assert all(r["base"] == "ma10.11" and r["rqps"] > 0 for r in rows)
+        assert all(r["reference"] == "ma10.11" and r["rqps"] > 0 for r in rows)
         assert {r["group"] for r in rows} == {"point", "range-noagg", "range-agg", "writes"}
 
 
@@ -100,7 +100,7 @@ def test_load_and_settle_are_the_innodb_ones(finished):
     assert [d["rows"] for d in loads] == [20000, 20000]
     settles = [json.loads(s["detail_json"]) for s in steps if s["kind"] == "settle"]
     assert len(settles) == 4  # after the load and after read-write_range=100's place, per target
-    # the flushing settings of spec §1.9 were saved (to restore them) on both versions
+    # the settle step's flushing settings were saved (to restore them) on both versions
     assert all("innodb_max_dirty_pages_pct" in d["restore"] for d in settles)
 
 

@@ -134,7 +134,7 @@ def test_every_test_runs_on_three_mysql_versions_with_rqps_against_5_7(finished)
     doc = json.loads(result.stdout)
     for target in ("my8.0.15", "my8.0.31"):
         rows = [r for r in doc["rows"] if r["target"] == target]
-        assert {r["test"] for r in rows} == set(TESTS) and all(r["base"] == "my5.7.22" and r["rqps"] > 0
+        assert {r["test"] for r in rows} == set(TESTS) and all(r["reference"] == "my5.7.22" and r["rqps"] > 0
                                                                for r in rows)
     assert _mariadbd_processes_under(work) == []
 

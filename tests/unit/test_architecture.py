@@ -3,12 +3,13 @@ import ast
 from pathlib import Path
 
 PKG = Path(__file__).resolve().parents[2] / "src" / "dbdrift"
-BASE = {"model", "units", "errors", "cpus"}
+BASE = {"model", "units", "errors", "cpus", "version"}
 ALLOWED = {
     "cpus": {"errors"},
     "model": {"errors", "units"},
     "units": {"errors"},
     "errors": set(),
+    "version": set(),
     "env": BASE,
     "catalog": BASE,
     "plan": BASE | {"catalog"},
@@ -18,8 +19,8 @@ ALLOWED = {
     "store": BASE,
     "runner": BASE | {"catalog", "plan", "server", "driver", "metrics", "store", "env", "analysis"},
     "analysis": {"model", "units"},
-    "report": {"analysis", "model", "units"},
-    "cli": {"model", "units", "errors", "cpus", "env", "catalog", "plan", "server", "driver", "metrics", "store",
+    "report": {"analysis", "model", "units", "version"},
+    "cli": {"model", "units", "errors", "cpus", "version", "env", "catalog", "plan", "server", "driver", "metrics", "store",
             "runner", "analysis", "report"},
     "__main__": {"cli"},
     "__init__": set(),

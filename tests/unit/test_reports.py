@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 
+from dbdrift.version import __version__
 from dbdrift.analysis.noise import t975
 from dbdrift.cli.report import build_report, render
 from dbdrift.store.store import InstructionRecord, RunRecord, Store
@@ -23,6 +24,7 @@ QPS = {  # test -> (group, metric, pg17, pg18, pg19)
 
 JITTER = (0.0, 0.012, -0.008, 0.004, -0.011, 0.007)  # fixed per-interval noise, so goldens are stable
 TABLE_ROWS = 10_000
+GENERATED_AT = "2026-01-02T03:04:05+00:00"
 
 
 def _intervals(value: float, metric: str, round_: int, pos: int, stolen: bool) -> list[dict]:
@@ -86,6 +88,8 @@ def make_store(path: Path) -> Store:
                                                               0.02, functions, functions))
         store.add_run(tid, RunRecord(test="point-query.warm", test_group="point", threads=1, repeat=0, status="ok",
                                      warmup_s=1, duration_s=5, metric="qps", driver_spec={}, value=1.0))
+    with store.db:  # a fixed date, so goldens are stable
+        store.db.execute("UPDATE campaigns SET created_at = ?", (GENERATED_AT,))
     return store
 
 
@@ -103,7 +107,8 @@ def store(tmp_path):
     ("json", False, True, "metrics.json"),
 ])
 def test_report_format_matches_its_golden_file(store, fmt, chain, metrics, suffix):
-    output = render(build_report(store, None, None, chain, metrics=metrics), fmt)
+    output = render(build_report(store, None, None, chain, metrics=metrics, generated_at=GENERATED_AT), fmt)
+    output = output.replace(__version__, "VERSION")  # goldens outlive a version bump
     golden = GOLDEN / f"report.{suffix}"
     if os.environ.get("UPDATE_GOLDEN") == "1":
         golden.parent.mkdir(parents=True, exist_ok=True)
@@ -111,12 +116,12 @@ def test_report_format_matches_its_golden_file(store, fmt, chain, metrics, suffi
     assert output == golden.read_text()
 
 
-def test_json_rows_carry_test_group_target_base_qps_rqps_interval_and_verdict(store):
+def test_json_rows_carry_test_group_target_reference_value_rqps_interval_and_verdict(store):
     doc = json.loads(render(build_report(store, None, None, False), "json"))
     row = next(r for r in doc["rows"] if r["test"] == "point-query" and r["target"] == "pg18")
-    assert row == {**row, "group": "point", "base": "pg17", "qps": 19000.0, "verdict": "regression",
+    assert row == {**row, "group": "point", "reference": "pg17", "value": 19000.0, "verdict": "regression",
                    "method": "paired rounds", "samples": 4}
-    assert row["lower"] < row["rqps"] < row["upper"] < 1.0
+    assert row["rqps_lower"] < row["rqps"] < row["rqps_upper"] < 1.0
     assert abs(row["rqps"] - 0.95) < 0.005
 
 

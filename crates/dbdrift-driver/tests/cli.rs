@@ -33,7 +33,7 @@ fn version_prints_driver_and_protocol() {
     let out = driver(&["--version"], "");
     assert_eq!(
         String::from_utf8_lossy(&out.stdout),
-        "dbdrift-driver 0.1.0 protocol 1\n"
+        format!("dbdrift-driver {} protocol 1\n", env!("CARGO_PKG_VERSION"))
     );
 }
 

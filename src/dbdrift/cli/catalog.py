@@ -6,17 +6,18 @@ import json
 import sys
 
 from dbdrift.catalog.sysbench import CATALOG, GROUP_TITLES, describe, report_order, select_tests
+from dbdrift.cli import options
 from dbdrift.model import ENGINES
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--format", choices=("text", "json"), default="text")
-    parser.add_argument("--tests", nargs="*", help="names, groups, default32 or all42 (default: everything)")
+    options.add_tests(parser, "list only these (default: everything)")
     parser.add_argument("--engine", default="postgres", choices=ENGINES)
 
 
 def main(args: argparse.Namespace) -> int:
-    names = [t.name for t in select_tests(args.tests)] if args.tests else list(CATALOG)
+    names = [t.name for t in select_tests(options.split_list(args.tests))] if args.tests else list(CATALOG)
     entries = [describe(CATALOG[n], args.engine) for n in report_order(names)]
     if args.format == "json":
         sys.stdout.write(json.dumps(entries, indent=2) + "\n")

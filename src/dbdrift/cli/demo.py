@@ -11,6 +11,7 @@ from pathlib import Path
 
 from dbdrift.cli import run as run_cli
 from dbdrift.plan.campaign import parse_campaign
+from dbdrift.plan.overrides import apply_sets
 
 DEMO_CAMPAIGN = """\
 # dbdrift demo: is {label} {new_version} faster or slower than {base_version} on the 32 default
@@ -86,6 +87,6 @@ def main(args: argparse.Namespace) -> int:
     if args.print_campaign:
         sys.stdout.write(text)
         return 0
-    spec = parse_campaign(tomllib.loads(text), "<demo>", Path.cwd(), "demo")
+    spec = parse_campaign(apply_sets(tomllib.loads(text), args.set), "<demo>", Path.cwd(), "demo")
     args.chain_view = len(DEMOS[args.engine][1]) > 2 and args.workload == "sysbench"
     return run_cli.execute(run_cli.apply_overrides(spec, args), args)

@@ -4,15 +4,18 @@ from __future__ import annotations
 import argparse
 import sys
 
-from dbdrift.cli import calibrate, catalog, cleanup, demo, report, run, system, versions
+from dbdrift.cli import calibrate, campaigns, catalog, cleanup, compare, demo, report, run, system, versions
 from dbdrift.errors import UserError
 from dbdrift.server.base import exit_on_sigterm, stop_all
+from dbdrift.version import __version__
 
 VERBS = {
+    "compare": (compare, "compare two or more versions or builds on the default suite, without a campaign file"),
     "run": (run, "run a campaign file against fresh servers and store the results"),
     "demo": (demo, "PostgreSQL 17.10 vs 18.4 on the default suite, then the report"),
     "calibrate": (calibrate, "run a target against a copy of itself to measure the noise floor (A/A)"),
-    "report": (report, "rQPS report from the store (text, markdown, csv, json)"),
+    "report": (report, "rQPS report from the store (text, markdown, csv, json, html)"),
+    "campaigns": (campaigns, "list the campaigns a store holds"),
     "catalog": (catalog, "list the microbenchmarks"),
     "versions": (versions, "list the server versions dbdrift can fetch, per engine, and those cached"),
     "system": (system, "host facts and checks: governor, turbo, THP, swap, steal, perf counters"),
@@ -20,9 +23,31 @@ VERBS = {
 }
 
 
+EPILOG = """\
+examples:
+  dbdrift compare 17.10 18.4 --tests point     is PostgreSQL 18.4 slower than 17.10 on point queries?
+  dbdrift run campaign.toml                    a campaign file (docs/campaign.md)
+  dbdrift report --format html > report.html   the latest stored campaign as a page
+  dbdrift report --fail-on regression          exit 3 when a regression was found (for CI)
+
+exit status:
+  0    done, nothing failed
+  1    some run, target or check failed (what was measured is stored), or an error
+  2    bad usage: an unknown option, a malformed argument
+  3    report --fail-on: a finding it names (a regression, a cell not measured)
+  130  interrupted (Ctrl-C or kill): finished runs are stored; rerun with --resume
+
+environment: NO_COLOR turns color off; DBDRIFT_NPM_REGISTRY, DBDRIFT_MAVEN_REPOSITORY point fetches
+at a mirror; DBDRIFT_CACHE_DIR, DBDRIFT_WORK_DIR move the build cache and the server run directories;
+DBDRIFT_STORE_WAIT_S is how long a write waits for a busy store.
+docs: docs/guide.md (tasks), docs/campaign.md (campaign keys), docs/faults.md (what happens when things fail)
+"""
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="dbdrift", description="Find performance regressions between DBMS versions.")
-    parser.add_argument("--version", action="version", version="dbdrift 0.1.0")
+    parser = argparse.ArgumentParser(prog="dbdrift", description="Find performance regressions between DBMS versions.",
+                                     epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--version", action="version", version=f"dbdrift {__version__}")
     sub = parser.add_subparsers(dest="verb", required=True, metavar="VERB")
     for name, (module, text) in VERBS.items():
         module.add_arguments(sub.add_parser(name, help=text, description=text))

@@ -3,7 +3,9 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
+from datetime import datetime, timezone
 from pathlib import Path
 
 from dbdrift.analysis.floor import campaign_sd, noise_floor
@@ -22,11 +24,23 @@ from dbdrift.report.flamegraph import folded_text, render_diff_svg, render_svg
 from dbdrift.report.html import render_html
 from dbdrift.report.json import render_json
 from dbdrift.report.markdown import render_markdown
-from dbdrift.report.table import ReportData
+from dbdrift.report.table import FORMAT_VERSION, ReportData
 from dbdrift.report.text import render_text
 from dbdrift.store.store import Store
+from dbdrift.version import __version__
 
 FORMATS = ("text", "markdown", "csv", "json", "html")
+EXAMPLES = """\
+examples:
+  dbdrift report                                  the latest campaign in ./dbdrift.db
+  dbdrift report --campaign demo-pg17-vs-pg18 --chain   each target against the one before it
+  dbdrift report --format html > report.html      a page to share
+  dbdrift report --format json | jq '.rows[] | select(.verdict == "regression")'
+  dbdrift report --fail-on regression             for CI: exit 3 when any cell is a regression
+
+exit status: 0 printed (and, with --fail-on, nothing found), 1 error (no store, no such campaign),
+2 bad usage, 3 --fail-on found what it names (listed on stderr)
+"""
 # Below this many A/A calibrations the between-campaign sd is mostly luck (measured on the VMs
 # dbdrift is developed on: bench/README.md, "Intervals widened by the between-campaign sd").
 FEW_CALIBRATIONS = 3
@@ -59,6 +73,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "of the rQPS report")
     parser.add_argument("--noisy", type=_percent, default=0.05, metavar="PCT",
                         help="a cell whose 95%% interval is wider than ±PCT is 'too noisy' (default 5%%)")
+    parser.add_argument("--fail-on", type=_fail_on, default=[], metavar="KINDS",
+                        help=f"exit with status {FINDING_EXIT} when the report finds one of KINDS "
+                             f"({', '.join(FAIL_ON)}; comma-separated), after printing it; each finding is "
+                             "listed on stderr")
+    parser.formatter_class = argparse.RawDescriptionHelpFormatter
+    parser.epilog = EXAMPLES
 
 
 def _percent(text: str) -> float:
@@ -71,13 +91,45 @@ def _percent(text: str) -> float:
     return value
 
 
+def no_campaign(store: Store, campaign: str | None) -> UserError:
+    """The error for a campaign the store does not hold, naming those it does."""
+    known = [c["name"] for c in store.campaigns()]
+    if not known:
+        return UserError(f"store {store.path} holds no campaign",
+                         "run `dbdrift compare 17.10 18.4`, `dbdrift run CAMPAIGN.toml` or `dbdrift demo` first")
+    names = ", ".join(dict.fromkeys(reversed(known)))  # newest first, each name once
+    return UserError(f"store {store.path} has no campaign {campaign!r}",
+                     f"it holds {names}; `dbdrift campaigns --store {store.path}` lists them with ids")
+
+
+def report_meta(store: Store, campaign_id: int, generated_at: str | None = None) -> dict:
+    """Who made this report from what: tool and format version, date, host, campaign settings."""
+    row = store.campaign(campaign_id)
+    host = json.loads(row["host_json"])
+    spec = json.loads(row["spec_json"])
+    targets = []
+    for t in store.targets(campaign_id):
+        server, install = json.loads(t["server_json"] or "{}"), json.loads(t["install_json"] or "{}")
+        targets.append({"name": t["name"], "engine": t["engine"], "base": bool(t["is_base"]),
+                        "version": server.get("version", install.get("version")), "source": install.get("source")})
+    return {
+        "dbdrift_version": __version__, "format_version": FORMAT_VERSION,
+        "generated_at": generated_at or datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        "host": {k: host.get(k) for k in ("hostname", "cpu_model", "cpus", "memory_bytes", "kernel", "os",
+                                          "virtualized")},
+        "campaign": {"id": campaign_id, "name": row["name"], "created_at": row["created_at"],
+                     "dbdrift_version": row["dbdrift_version"],
+                     "settings": {k: v for k, v in spec.items() if k != "targets"}},
+        "targets": targets,
+    }
+
+
 def build_report(store: Store, campaign: str | None, base: str | None, chain: bool,
                  min_effect: float = 0.02, noisy: float = 0.05, noise_floor: str = "none",
-                 metrics: bool = False) -> ReportData:
+                 metrics: bool = False, generated_at: str | None = None) -> ReportData:
     campaign_id = store.latest_campaign_id(campaign)
     if campaign_id is None:
-        what = f"campaign {campaign!r}" if campaign else "any campaign"
-        raise UserError(f"store {store.path} has no {what}", "run `dbdrift run CAMPAIGN.toml` or `dbdrift demo` first")
+        raise no_campaign(store, campaign)
     row = store.campaign(campaign_id)
     targets = store.targets(campaign_id)
     names = [t["name"] for t in targets]
@@ -98,7 +150,7 @@ def build_report(store: Store, campaign: str | None, base: str | None, chain: bo
                       metrics=tuple(_metrics(store, campaign_id, names, references, order, host.get("cpus") or 1))
                       if metrics else (),
                       instructions=tuple(_instructions(counted, references, order)),
-                      show_metrics=metrics)
+                      show_metrics=metrics, meta=report_meta(store, campaign_id, generated_at))
 
 
 def _metrics(store: Store, campaign_id: int, targets: list[str], references: dict[str, str], order: list[str],
@@ -121,7 +173,7 @@ def _instructions(counted, references: dict[str, str], order: list[str]):
 
 def _interval_notes(comparison, spec: dict, between: dict[str, tuple[float, int]]) -> tuple[str, ...]:
     """Say when the rQPS intervals do not include what each server start draws, or what each
-    campaign draws (README: Noise)."""
+    campaign draws (docs/noise.md)."""
     # a calibration's between-campaign sd holds what a start draws as well
     methods = {e.method for row in comparison.rows for e in row.estimates.values()} - set(between)
     if any(m.startswith("paired turns") and "repeats" not in m for m in methods):
@@ -249,8 +301,7 @@ def write_flamegraphs(store: Store, campaign: str | None, data: ReportData, dire
 def render_configs(store: Store, campaign_id: int | None, campaign: str | None) -> str:
     """Each target's stored server configuration, headed by its engine, version and source."""
     if campaign_id is None:
-        what = f"campaign {campaign!r}" if campaign else "any campaign"
-        raise UserError(f"store {store.path} has no {what}", "run `dbdrift run CAMPAIGN.toml` or `dbdrift demo` first")
+        raise no_campaign(store, campaign)
     parts = []
     for t in store.targets(campaign_id):
         server = json.loads(t["server_json"] or "{}")
@@ -285,7 +336,36 @@ def render(data: ReportData, fmt: str, color: bool = False) -> str:
 
 
 def use_color(choice: str) -> bool:
-    return choice == "always" or (choice == "auto" and sys.stdout.isatty())
+    """always, never, or auto: on a terminal unless NO_COLOR is set (no-color.org)."""
+    return choice == "always" or (choice == "auto" and sys.stdout.isatty() and not os.environ.get("NO_COLOR"))
+
+
+FAIL_ON = ("regression", "not-measured")
+FINDING_EXIT = 3  # `--fail-on`: the report found what it was told to fail on
+
+
+def findings(data: ReportData, kinds: list[str]) -> list[str]:
+    """The cells `--fail-on` names: `point-query x1 pg18: regression 0.95 [0.94,0.96]`."""
+    found = []
+    for row in data.comparison.rows:
+        for target in data.comparison.compared:
+            verdict = row.verdicts.get(target)
+            if verdict == "regression" and "regression" in kinds:
+                est = row.estimates.get(target)
+                interval = f" [{est.lower:.3f},{est.upper:.3f}]" if est and est.lower is not None else ""
+                found.append(f"{row.test} x{row.threads} {target}: regression {row.ratios[target]:.3f}{interval} "
+                             f"vs {row.references.get(target)}")
+            elif verdict == "not measured" and "not-measured" in kinds:
+                found.append(f"{row.test} x{row.threads} {target}: not measured ({row.status(target) or 'failed'})")
+    return found
+
+
+def _fail_on(text: str) -> list[str]:
+    kinds = [k.strip() for k in text.split(",")]
+    bad = [k for k in kinds if k not in FAIL_ON]
+    if bad:
+        raise argparse.ArgumentTypeError(f"{bad[0]!r}: choose from {', '.join(FAIL_ON)} (comma-separated)")
+    return kinds
 
 
 def main(args: argparse.Namespace) -> int:
@@ -297,6 +377,9 @@ def main(args: argparse.Namespace) -> int:
         if args.config:
             sys.stdout.write(render_configs(store, campaign_id, args.campaign))
             return 0
+        if campaign_id is not None and ibench_report.is_ibench(store, campaign_id) and args.fail_on:
+            raise UserError(f"--fail-on applies to sysbench campaigns; {store.campaign(campaign_id)['name']} is an "
+                            "Insert Benchmark", "leave --fail-on out for this campaign", exit_code=2)
         if campaign_id is not None and ibench_report.is_ibench(store, campaign_id):
             sys.stdout.write(ibench_report.render(store, campaign_id, args.base, args.format))
             return 0
@@ -309,4 +392,11 @@ def main(args: argparse.Namespace) -> int:
     finally:
         store.close()
     sys.stdout.write(render(data, args.format, use_color(args.color)))
+    if args.fail_on:
+        found = findings(data, args.fail_on)
+        for line in found:
+            sys.stderr.write(f"fail-on: {line}\n")
+        if found:
+            sys.stderr.write(f"fail-on: {len(found)} finding(s) of {','.join(args.fail_on)}; exit {FINDING_EXIT}\n")
+            return FINDING_EXIT
     return 0

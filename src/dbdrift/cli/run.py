@@ -7,7 +7,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from dbdrift.catalog.sysbench import select_tests
-from dbdrift.cli import check, ibench_report
+from dbdrift.cli import check, ibench_report, options
 from dbdrift.cli import report as report_cli
 from dbdrift.cli.progress import ConsoleProgress
 from dbdrift.errors import UserError
@@ -26,7 +26,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def add_common(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--store", type=Path, default=Path("dbdrift.db"), help="results store (default ./dbdrift.db)")
     parser.add_argument("--resume", action="store_true", help="run only what the store does not have yet")
-    parser.add_argument("--tests", nargs="+", help="override the campaign's tests (names, groups, all42)")
+    options.add_tests(parser, "override the campaign's tests")
+    parser.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
+                        help="override a campaign key before validation, e.g. --set rows=100000, "
+                             "--set insert_benchmark.query_s=60, --set targets.pg18.settings.jit=false "
+                             "(repeatable; docs/campaign.md lists the keys)")
     parser.add_argument("--base", help="override which target is the base")
     parser.add_argument("--no-report", action="store_true", help="do not print the report at the end")
     parser.add_argument("--format", choices=report_cli.FORMATS, default="text", help="report format")
@@ -53,7 +57,8 @@ def apply_overrides(spec: CampaignSpec, args: argparse.Namespace) -> CampaignSpe
             raise UserError(f"{sysbench_only[0]} applies to sysbench campaigns; {spec.name} is an Insert Benchmark",
                             "choose Insert Benchmark steps with `steps = [...]` in its [insert_benchmark] table")
     if args.tests:
-        spec = replace(spec, tests=tuple(select_tests(args.tests)), test_names=tuple(args.tests))
+        names = options.split_list(args.tests)
+        spec = replace(spec, tests=tuple(select_tests(names)), test_names=tuple(names))
     if getattr(args, "flamegraph", False):
         spec = replace(spec, flamegraphs=True)
     if getattr(args, "count_instructions", False) or getattr(args, "instructions_only", False):
@@ -118,5 +123,5 @@ def _run(spec: CampaignSpec, args: argparse.Namespace, store: Store, progress: C
 
 
 def main(args: argparse.Namespace) -> int:
-    spec = apply_overrides(load_campaign(args.campaign), args)
+    spec = apply_overrides(load_campaign(args.campaign, args.set), args)
     return execute(spec, args)

@@ -1,4 +1,5 @@
-"""Campaign files (TOML): parse and validate everything before any server starts.
+"""Campaign files (TOML; keys in docs/campaign.md): parse and validate everything before any
+server starts.
 
 Owns the CampaignSpec type and its defaults; plan/fields.py reads and limits each value. Knows
 nothing about servers or the store. Bad input of any shape is a UserError naming the file and
@@ -16,6 +17,7 @@ from dbdrift.catalog.sysbench import MicrobenchmarkSpec, select_tests
 from dbdrift.errors import UserError
 from dbdrift.model import ENGINES, IBENCH_STEPS, TargetSpec
 from dbdrift.plan import fields
+from dbdrift.plan.overrides import apply_sets
 from dbdrift.plan.fields import INT64_MAX
 from dbdrift.units import brief_repr
 
@@ -35,7 +37,7 @@ class CampaignSpec:
     insert_s: float = 600.0
     warmup_s: float = 5.0
     scan_warm_s: float = 60.0
-    settle_s: float | None = None  # None: spec §1.9 T = min(1200, 60 + tables*rows/1e6)
+    settle_s: float | None = None  # None: "auto", the settle time settle_total_s computes
     warm_runs: bool = True
     repeats: int = 1
     # repeat: every server restarts before each repeat after a test's first | never | reload: the
@@ -44,7 +46,7 @@ class CampaignSpec:
     prepared: bool = True
     seed: int = 1
     interval_s: float = 1.0
-    order: str = "interleaved"  # interleaved | sequential (see README: Noise)
+    order: str = "interleaved"  # interleaved | sequential (docs/noise.md)
     slice_s: float = 0.01  # interleaved: seconds each target has before the next one takes over
     cpus: str | tuple[str, str] = "auto"  # auto | shared | (driver, server) CPU lists (dbdrift/cpus.py)
     calibration: bool = False  # an A/A campaign made by `dbdrift calibrate`
@@ -117,8 +119,16 @@ _TARGET_KEYS = {"name", "engine", "version", "basedir", "system", "config", "set
 
 
 # --- reading ----------------------------------------------------------------------------------
-def load_campaign(path: Path) -> CampaignSpec:
-    """Read and validate a campaign file; every problem is a UserError naming file and key."""
+def load_campaign(path: Path, sets: list[str] | tuple[str, ...] = ()) -> CampaignSpec:
+    """Read and validate a campaign file, with `--set key=value` overrides applied first;
+    every problem is a UserError naming file and key."""
+    data, text = read_campaign_data(path)
+    data = apply_sets(data, sets)
+    return parse_campaign(data, source=str(path), base_dir=path.parent, default_name=path.stem, text=text)
+
+
+def read_campaign_data(path: Path) -> tuple[dict, str]:
+    """The campaign file's TOML as read, and its text."""
     text = _read_text(path)
     try:
         data = tomllib.loads(text)
@@ -133,7 +143,7 @@ def load_campaign(path: Path) -> CampaignSpec:
     except RecursionError:
         raise UserError(f"{path} nests arrays or tables too deeply to read",
                         "a campaign needs three levels at most: [[targets]] holding settings = { ... }") from None
-    return parse_campaign(data, source=str(path), base_dir=path.parent, default_name=path.stem, text=text)
+    return data, text
 
 
 def _read_text(path: Path) -> str:
@@ -205,7 +215,7 @@ def _shared_keys(top: fields.Table) -> dict:
 
 
 def _settle(top: fields.Table) -> float | None:
-    """settle_s: "auto" (None: spec §1.9) or a duration, 0 included."""
+    """settle_s: "auto" (None: CampaignSpec.settle_total_s decides) or a duration, 0 included."""
     if top.data.get("settle_s", "auto") == "auto":
         return None
     try:
@@ -262,7 +272,7 @@ def _with_ibench(spec: CampaignSpec, top: fields.Table) -> CampaignSpec:
     if sizes.shared_table and sizes.deletes and sizes.clients > 1:
         raise UserError(f"{label}: shared_table with deletes and several clients",
                         "clients deleting the oldest rows of one table would delete each other's: "
-                        "set deletes = false or shared_table = false (spec §2.1)")
+                        "set deletes = false or shared_table = false")
     names = raw.get("steps", list(IBENCH_STEPS))
     names = fields.str_list([names] if isinstance(names, str) else names, f"{label}: steps", 'e.g. steps = ["l.i0", "l.x"]')
     unknown = [n for n in names if n not in IBENCH_STEPS]

@@ -9,13 +9,15 @@ from dbdrift.report.table import ReportData
 
 
 def render_csv(data: ReportData) -> str:
-    """Name first, then values (spec §4.1 CSV variants); long format so any tool can pivot it."""
+    """Name first, then values; long format so any tool can pivot it. Columns are named as the
+    JSON report's row fields are; the report's context closes every line."""
     buf = io.StringIO()
     writer = csv.writer(buf, lineterminator="\n")
     extra = _extra_header(data)
     writer.writerow(["test", "group", "threads", "target", "reference", "metric", "value", "value_lower",
-                     "value_upper", "rqps", "rqps_lower", "rqps_upper", "verdict", "runs", "failed", "skipped", "status",
-                     *extra])
+                     "value_upper", "rqps", "rqps_lower", "rqps_upper", "verdict", "method", "samples", "runs", "failed",
+                     "skipped", "status", *extra, *META_COLUMNS])
+    meta = _meta_values(data)
     comp = data.comparison
     for threads in data.thread_counts():
         for group in data.group_order:
@@ -28,11 +30,22 @@ def render_csv(data: ReportData) -> str:
                         row.test, row.group, row.threads, target, row.references.get(target, ""), row.metric,
                         _num(cell.value, 2), _num(tput and tput.lower, 2), _num(tput and tput.upper, 2),
                         _num(row.ratios.get(target), 4), _num(est and est.lower, 4), _num(est and est.upper, 4),
-                        row.verdicts.get(target, ""), cell.runs, cell.failed, cell.skipped,
-                        row.status(target) or "ok",
-                        *(_extra(data, row, target) if extra else ()),
+                        row.verdicts.get(target, ""), est.method if est else "", est.n if est else "",
+                        cell.runs, cell.failed, cell.skipped, row.status(target) or "ok",
+                        *(_extra(data, row, target) if extra else ()), *meta,
                     ])
     return buf.getvalue()
+
+
+# the report's context on every line, so a file stands alone once rows of many campaigns are pooled
+META_COLUMNS = ("campaign", "campaign_id", "campaign_date", "host", "dbdrift_version", "format_version")
+
+
+def _meta_values(data: ReportData) -> list:
+    meta = data.meta
+    campaign = meta.get("campaign", {})
+    return [data.campaign, campaign.get("id", ""), campaign.get("created_at", ""),
+            meta.get("host", {}).get("hostname", ""), meta.get("dbdrift_version", ""), meta.get("format_version", "")]
 
 
 def _extra_header(data: ReportData) -> list[str]:

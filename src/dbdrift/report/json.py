@@ -1,4 +1,6 @@
-"""JSON report: rows (test, group, target, base, qps, rqps, ...) plus group summaries."""
+"""JSON report: `meta` (dbdrift and format version, date, host, campaign settings), then rows
+(test, group, threads, target, reference, value, rqps with their intervals, verdict, ...) named as
+the CSV columns are, plus group summaries."""
 from __future__ import annotations
 
 import json
@@ -18,13 +20,13 @@ def render_json(data: ReportData) -> str:
                     est = row.estimates.get(target)
                     rows.append({
                         "test": row.test, "group": row.group, "threads": row.threads, "target": target,
-                        "base": row.references.get(target, comp.base), "metric": row.metric,
-                        "qps": _round(cell.value, 3),
-                        "qps_lower": _round(tput.lower if tput else None, 3),
-                        "qps_upper": _round(tput.upper if tput else None, 3),
+                        "reference": row.references.get(target, comp.base), "metric": row.metric,
+                        "value": _round(cell.value, 3),
+                        "value_lower": _round(tput.lower if tput else None, 3),
+                        "value_upper": _round(tput.upper if tput else None, 3),
                         "rqps": _round(row.ratios.get(target), 4),
-                        "lower": _round(est.lower if est else None, 4),
-                        "upper": _round(est.upper if est else None, 4),
+                        "rqps_lower": _round(est.lower if est else None, 4),
+                        "rqps_upper": _round(est.upper if est else None, 4),
                         "verdict": row.verdicts.get(target), "method": est.method if est else None,
                         "samples": est.n if est else None,
                         "campaign_sd": _round(est.campaign_sd if est else None, 5),
@@ -39,6 +41,7 @@ def render_json(data: ReportData) -> str:
         for s in data.summaries
     ]
     doc = {
+        "meta": data.meta,
         "campaign": data.campaign, "base": comp.base, "chain": comp.chain,
         "min_effect": comp.min_effect, "noisy_half_width": comp.noisy_half_width, "notes": list(data.notes),
         "targets": [{"name": t, "label": data.target_labels.get(t, "")} for t in comp.targets],

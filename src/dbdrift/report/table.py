@@ -1,13 +1,14 @@
 """What every report format renders: one comparison plus its labels. Pure data, no I/O."""
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from dbdrift.analysis.hardware import MetricsRow
 from dbdrift.analysis.instructions import InstructionRow
 from dbdrift.analysis.relative import Comparison
 from dbdrift.analysis.summary import GroupSummary
 
+FORMAT_VERSION = 2  # of the JSON and CSV layouts: raised when a field is renamed or removed
 RED_AT = 0.95  # text/HTML: rQPS <= 0.95 is red (possible regression)
 GREEN_AT = 1.05  # rQPS >= 1.05 is green
 
@@ -24,6 +25,7 @@ class ReportData:
     metrics: tuple[MetricsRow, ...] = ()  # hardware per operation; rendered when show_metrics
     instructions: tuple[InstructionRow, ...] = ()  # callgrind counts, rendered whenever present
     show_metrics: bool = False
+    meta: dict = field(default_factory=dict)  # dbdrift and format version, date, host, campaign settings
 
     def instruction_row(self, test: str) -> InstructionRow | None:
         return next((r for r in self.instructions if r.test == test), None)

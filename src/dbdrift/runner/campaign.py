@@ -14,6 +14,7 @@ import time
 from dataclasses import asdict, dataclass, field
 
 from dbdrift import cpus, env
+from dbdrift.version import __version__
 from dbdrift.errors import DriverError, ServerError, UserError
 from dbdrift.model import InstallInfo
 from dbdrift.plan.campaign import CampaignSpec, target_to_dict
@@ -26,7 +27,7 @@ from dbdrift.runner.session import TargetSession
 from dbdrift.server import engines
 from dbdrift.store.store import Store
 
-VERSION = "0.1.0"
+VERSION = __version__  # stored with each campaign
 
 
 @dataclass
@@ -331,8 +332,9 @@ class Runner:
         cache, both in one order (_start_order). Memory a process frees is handed out again
         last in, first out, and a server takes its pages as the prewarm touches them, so the
         first to start gets the pages the last to stop gave back and the servers trade their
-        physical memory at every restart; restarted one by one, each got its own pages back and
-        kept for the whole campaign what its first start drew (bench/README.md, 2026-11-24)."""
+        physical memory at every restart. Restarted one by one, each would get its own pages
+        back and keep for the whole campaign what its first start drew (bench/README.md, "All
+        servers stop before any starts again")."""
         return self._cycle_all(live, step, lambda s: s.halt(step), lambda s: s.restart(step, stopped=True), outcome)
 
     def _cycle_all(self, live: list[TargetSession], step, stop, start, outcome: CampaignOutcome) -> list[TargetSession]:
@@ -346,13 +348,12 @@ class Runner:
     @staticmethod
     def _start_order(live: list[TargetSession], repeat: int) -> list[TargetSession]:
         """The order in which servers stop and start again before `repeat`: as listed before
-        even repeats (and at the first start), reversed before odd ones. Always in listed
-        order, the second listed came out faster on the IN-list tests at nearly every start of
-        several A/A campaigns (up to 2.3%; with the places swapped the other server did,
-        bench/README.md 2026-11-25): something goes with the place in the order of starting.
-        Alternating puts that place on the repeats' parity, where the crossover estimate
-        (analysis/noise.py) takes it out as it does the trade of memory. Stopping in the same
-        order keeps the trade."""
+        even repeats (and at the first start), reversed before odd ones. The place in the
+        order of starting carries an offset of its own: in a fixed order, whichever server
+        started second kept one for the whole campaign on some tests (bench/README.md,
+        "Servers restart in alternate order"). Alternating puts that place on the repeats'
+        parity, where the crossover estimate (analysis/noise.py) takes it out as it does the
+        trade of memory. Stopping in the same order keeps the trade."""
         return list(live) if repeat % 2 == 0 else list(reversed(live))
 
     def _guard(self, session: TargetSession, action, outcome: CampaignOutcome) -> bool:

@@ -18,7 +18,7 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
-pub const DRIVER_VERSION: &str = "0.1.0";
+pub const DRIVER_VERSION: &str = env!("CARGO_PKG_VERSION");
 
 /// Runs the benchmark; returns the exit status (0, or 130 when interrupted).
 pub fn run(spec: &RunSpec) -> Result<i32, DriverError> {

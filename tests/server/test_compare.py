@@ -1,0 +1,29 @@
+"""`dbdrift compare` against real PostgreSQL servers: no campaign file, the report printed, the
+store listed by `campaigns`, and the JSON report's context naming the versions that ran."""
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from tests.helpers import dbdrift, shared_work_dir
+
+pytestmark = pytest.mark.server
+
+
+def test_compare_two_versions_without_a_campaign_file(tmp_path):
+    store = tmp_path / "s.db"
+    result = dbdrift("compare", "17.10", "18.4", "--tests", "point-query,update-index", "--rows", "20000",
+                     "--duration", "2", "--set", "warmup_s=1", "--set", "scan_warm_s=1", "--set", "settle_s=0",
+                     "--store", store, work_dir=shared_work_dir("compare"))
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert "compare-pg17.10-vs-pg18.4" in result.stdout and "update-index" in result.stdout
+    listed = dbdrift("campaigns", "--store", store).stdout
+    assert "compare-pg17.10-vs-pg18.4" in listed and "4/0/0" in listed
+    doc = json.loads(dbdrift("report", "--store", store, "--format", "json").stdout)
+    assert [(t["name"], t["version"]) for t in doc["meta"]["targets"]] == [("pg17.10", "17.10"), ("pg18.4", "18.4")]
+    assert doc["meta"]["campaign"]["settings"]["read_s"] == 2.0
+    rows = [r for r in doc["rows"] if r["target"] == "pg18.4"]
+    assert {r["test"] for r in rows} == {"point-query", "update-index"}
+    assert all(r["reference"] == "pg17.10" and r["rqps"] > 0 and r["status"] == "ok" for r in rows)
+    assert dbdrift("report", "--store", store, "--fail-on", "not-measured").returncode == 0
