@@ -8,6 +8,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 ENGINES = ("postgres", "mariadb", "mysql")
+STEAL_MAX_PCT = 10.0  # host CPU steal above this is the hypervisor, not the server: analysis, runner, system check
 
 
 @dataclass(frozen=True)

@@ -8,7 +8,7 @@ import pytest
 
 from dbdrift.cli import main as cli_main
 from dbdrift.cli import system
-from dbdrift.metrics import host
+from dbdrift.metrics import host, procstat
 from dbdrift.metrics.perf import PerfSupport
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "host"
@@ -94,15 +94,15 @@ def test_mixed_governors_across_cores_are_all_reported(tmp_path):
 
 # -- steal ----------------------------------------------------------------------------------
 
-def test_steal_during_is_steal_jiffies_over_all_jiffies():
-    before = host.cpu_times(DATA / "steal", "stat.before")
-    after = host.cpu_times(DATA / "steal", "stat.after")
-    assert host.steal_during(before, after) == 25.0
+def test_steal_pct_is_steal_jiffies_over_all_jiffies():
+    before = procstat.cpu_jiffies(DATA / "steal", "stat.before")
+    after = procstat.cpu_jiffies(DATA / "steal", "stat.after")
+    assert procstat.steal_pct(before, after) == 25.0
 
 
-def test_steal_during_without_elapsed_jiffies_is_none():
-    same = host.cpu_times(DATA / "vm")
-    assert host.steal_during(same, same) is None
+def test_steal_pct_without_elapsed_jiffies_is_none():
+    same = procstat.cpu_jiffies(DATA / "vm")
+    assert procstat.steal_pct(same, same) is None
 
 
 def test_steal_is_measured_across_the_window(tmp_path):

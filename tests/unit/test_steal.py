@@ -3,13 +3,14 @@ from dbdrift.runner.steal import StealClock, WindowedSteal
 
 
 class Host:
-    """(steal, total) jiffies that the test advances, and a clock it sets."""
+    """Steal and total jiffies that the test advances, read as cpu_jiffies() gives them, and a
+    clock it sets."""
 
     def __init__(self):
         self.steal, self.total, self.now = 0, 0, 0.0
 
     def read(self):
-        return self.steal, self.total
+        return {"user": self.total - self.steal, "steal": self.steal}
 
     def clock(self):
         return self.now

@@ -1,7 +1,8 @@
 """Host facts (CPU, memory, cpufreq, turbo, THP, swap, load, steal) and the warnings they raise.
 
 Reads text files under a root directory (default "/") so tests can point it at a fixture
-tree; a missing or unreadable file gives None, never an exception. Changes nothing on the host.
+tree (/proc/stat through metrics/procstat.py, psutil for "/"); a missing or unreadable file
+gives None, never an exception. Changes nothing on the host.
 """
 from __future__ import annotations
 
@@ -9,6 +10,9 @@ import re
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
+
+from dbdrift.metrics.procstat import busy_pct, cpu_jiffies, steal_pct
+from dbdrift.model import STEAL_MAX_PCT
 
 CPU_DIR = "sys/devices/system/cpu"
 FREQUENCY_SPREAD_PCT = 5.0  # cores (or two readings) further apart than this make a warning
@@ -113,37 +117,6 @@ def load_1min(root: str | Path = "/") -> float | None:
     return float(fields[0]) if fields else None
 
 
-def cpu_times(root: str | Path = "/", rel: str = "proc/stat") -> list[int] | None:
-    """user nice system idle iowait irq softirq steal jiffies of the aggregate `cpu` line.
-
-    guest time is already inside user, so it is left out of the total.
-    """
-    lines = (read_text(root, rel) or "").splitlines()
-    fields = lines[0].split() if lines else []
-    if len(fields) < 9 or fields[0] != "cpu":
-        return None
-    return [int(v) for v in fields[1:9]]
-
-
-def steal_during(before: list[int] | None, after: list[int] | None) -> float | None:
-    """Percent of CPU time stolen by the hypervisor between two `cpu_times` readings."""
-    if before is None or after is None:
-        return None
-    total = sum(after) - sum(before)
-    return round(100.0 * (after[7] - before[7]) / total, 2) if total > 0 else None
-
-
-def busy_during(before: list[int] | None, after: list[int] | None) -> float | None:
-    """Percent of all CPUs' time spent running something (user, nice, system, irq, softirq)
-    between two `cpu_times` readings: what is running now, where the load average still
-    remembers the last minute."""
-    if before is None or after is None:
-        return None
-    total = sum(after) - sum(before)
-    busy = sum(after[i] - before[i] for i in (0, 1, 2, 5, 6))
-    return round(100.0 * busy / total, 2) if total > 0 else None
-
-
 def physical_cores(blocks: list[dict[str, str]]) -> int | None:
     """Distinct (physical id, core id) pairs; None where cpuinfo lacks them (many ARM kernels)."""
     pairs = {(b.get("physical id"), b.get("core id")) for b in blocks}
@@ -160,10 +133,10 @@ def read_host_info(root: str | Path = "/", steal_window_s: float = 1.0, sleep=ti
     blocks = cpuinfo_blocks(root)
     mem = meminfo_bytes(root)
     turbo_on, knob = turbo(root)
-    before = cpu_times(root)
+    before = cpu_jiffies(root)
     if steal_window_s > 0:
         sleep(steal_window_s)
-    after = cpu_times(root) if steal_window_s > 0 else None
+    after = cpu_jiffies(root) if steal_window_s > 0 else None
     swap_total = mem.get("SwapTotal")
     return HostInfo(
         cpu_model=blocks[0].get("model name") if blocks else None,
@@ -182,8 +155,8 @@ def read_host_info(root: str | Path = "/", steal_window_s: float = 1.0, sleep=ti
         load_1min=load_1min(root),
         cpu_mhz=cpu_mhz(blocks),
         cpu_mhz_after=cpu_mhz(cpuinfo_blocks(root)),
-        steal_pct=steal_during(before, after) if steal_window_s > 0 else None,
-        busy_pct=busy_during(before, after) if steal_window_s > 0 else None,
+        steal_pct=steal_pct(before, after) if steal_window_s > 0 else None,
+        busy_pct=busy_pct(before, after) if steal_window_s > 0 else None,
         steal_window_s=steal_window_s,
         virtualized=virtualized(blocks),
     )
@@ -283,7 +256,7 @@ def check_load(facts: dict) -> dict | None:
                    "something else is running", hint)
 
 
-def check(facts: dict, *, steal_threshold_pct: float = 10.0) -> list[dict]:
+def check(facts: dict, *, steal_threshold_pct: float = STEAL_MAX_PCT) -> list[dict]:
     """Warnings about the host, each {"kind", "message", "hint"}; the kinds are governor, turbo,
     swap, steal, frequency, thp and load. No cpufreq (VMs) is a fact, not a warning."""
     found = [check_governor(facts), check_turbo(facts), check_swap(facts),

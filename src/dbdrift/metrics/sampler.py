@@ -14,7 +14,8 @@ from pathlib import Path
 
 import psutil
 
-CPU_FIELDS = ("user", "nice", "system", "idle", "iowait", "irq", "softirq", "steal")
+from dbdrift.metrics.procstat import CPU_FIELDS, context_switches, cpu_jiffies
+
 SECTOR_BYTES = 512
 
 
@@ -73,20 +74,6 @@ def delta(a: Counters, b: Counters) -> Delta:
         server_cpu_s=round(b.server_cpu_s - a.server_cpu_s, 6),
         client_cpu_s=round(b.client_cpu_s - a.client_cpu_s, 6),
         server_rss_bytes=max(a.server_rss_bytes, b.server_rss_bytes))
-
-
-def read_proc_stat(path: Path = Path("/proc/stat")) -> tuple[dict[str, int], int]:
-    """Aggregate CPU jiffies and the context-switch count since boot."""
-    jiffies: dict[str, int] = {}
-    ctxt = 0
-    with path.open() as f:
-        for line in f:
-            if line.startswith("cpu "):
-                values = [int(v) for v in line.split()[1:9]]
-                jiffies = dict(zip(CPU_FIELDS, values + [0] * (8 - len(values))))
-            elif line.startswith("ctxt "):
-                ctxt = int(line.split()[1])
-    return jiffies, ctxt
 
 
 def block_device_of(path: Path, sys_root: Path = Path("/sys")) -> str | None:
@@ -185,7 +172,10 @@ class Sampler:
 
     def read(self) -> Counters:
         with self._lock:
-            jiffies, ctxt = read_proc_stat()
+            jiffies = cpu_jiffies()  # metrics/procstat.py
+            if jiffies is None:  # the loop skips this sample; start() and mark() fail
+                raise OSError("no aggregate cpu line in /proc/stat")
+            ctxt = context_switches() or 0
             disk = read_diskstats(self.device) if self.device else None
             server = self.server.read()
             client = self.client.read()

@@ -15,7 +15,7 @@ from dbdrift.cpus import Placement, pinned
 from dbdrift.driver import process
 from dbdrift.driver.protocol import latency_of, totals
 from dbdrift.errors import ServerError, UserError
-from dbdrift.model import InstallInfo, TargetSpec
+from dbdrift.model import STEAL_MAX_PCT, InstallInfo, TargetSpec
 from dbdrift.plan.campaign import CampaignSpec
 from dbdrift.plan.expand import FreshStep, LoadStep, RunStep, SettleStep
 from dbdrift.runner.dialect import DBNAME, for_engine
@@ -328,7 +328,7 @@ def run_warnings(step: RunStep, t, interval_s: float, intervals: list[dict]) -> 
     if ignored:
         warnings.append({"kind": "ignored_errors", "message": f"{ignored} ignorable errors: {json.dumps(t.errors)}"})
     steal = [iv["steal_pct"] for iv in intervals if iv.get("steal_pct") is not None]
-    if steal and max(steal) > 10.0:
+    if steal and max(steal) > STEAL_MAX_PCT:
         warnings.append({"kind": "steal", "message": f"host CPU steal up to {max(steal):.0f}% "
                                                      f"(mean {sum(steal) / len(steal):.1f}%)"})
     return warnings

@@ -1,6 +1,6 @@
-"""Host CPU steal per driver interval, read from /proc/stat when each interval line arrives
-(StealClock), or per window of about a second for the short turns of interleaved runs
-(WindowedSteal).
+"""Host CPU steal per driver interval, read from /proc/stat (metrics/procstat.py) when each
+interval line arrives (StealClock), or per window of about a second for the short turns of
+interleaved runs (WindowedSteal).
 
 A VM's steal (time the hypervisor gave our vCPUs to someone else) is the main noise source
 on shared hosts; intervals with heavy steal are filtered by the analysis.
@@ -8,34 +8,20 @@ on shared hosts; intervals with heavy steal are filtered by the analysis.
 from __future__ import annotations
 
 import time
-from pathlib import Path
 
-PROC_STAT = Path("/proc/stat")
-
-
-def read_cpu_jiffies(path: Path = PROC_STAT) -> tuple[int, int] | None:
-    """(steal, total) jiffies of the aggregate cpu line; None where /proc/stat is unreadable."""
-    try:
-        with path.open() as f:
-            fields = f.readline().split()
-    except OSError:
-        return None
-    if not fields or fields[0] != "cpu" or len(fields) < 9:
-        return None
-    values = [int(v) for v in fields[1:9]]  # user nice system idle iowait irq softirq steal
-    return values[7], sum(values)
+from dbdrift.metrics.procstat import cpu_jiffies
+from dbdrift.metrics.procstat import steal_pct as steal_between
 
 
-def steal_pct(before: tuple[int, int], after: tuple[int, int]) -> float:
-    """Host steal between two read_cpu_jiffies() readings, in % of all CPU time."""
-    steal, total = after[0] - before[0], after[1] - before[1]
-    return round(100.0 * steal / total, 2) if total > 0 else 0.0
+def steal_pct(before: dict[str, int], after: dict[str, int]) -> float:
+    """Host steal between two cpu_jiffies() readings, in % of all CPU time; 0 if no time passed."""
+    return steal_between(before, after) or 0.0
 
 
 class StealClock:
     """Driver line callback: annotates each interval dict with `steal_pct` since the previous line."""
 
-    def __init__(self, reader=read_cpu_jiffies) -> None:
+    def __init__(self, reader=cpu_jiffies) -> None:
         self.reader = reader
         self.last = reader()
 
@@ -55,7 +41,7 @@ class WindowedSteal:
     of a window gets that window's steal once it closes (the dicts are annotated in place,
     before anything is stored). Call close() after the run for the last window."""
 
-    def __init__(self, window_s: float = 1.0, reader=read_cpu_jiffies, clock=time.monotonic) -> None:
+    def __init__(self, window_s: float = 1.0, reader=cpu_jiffies, clock=time.monotonic) -> None:
         self.window_s = window_s
         self.reader = reader
         self.clock = clock
