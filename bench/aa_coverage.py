@@ -25,7 +25,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 
 from dbdrift.analysis.noise import Z975, Estimate, between_campaign_sd, verdict, with_campaign_sd  # noqa: E402
-from dbdrift.cli.report import build_report  # noqa: E402
+from dbdrift.results.build import build_report  # noqa: E402
 from dbdrift.store.store import Store  # noqa: E402
 
 OUT = Path(__file__).resolve().parent / "out"
@@ -58,8 +58,8 @@ def load(paths: list[Path]) -> list[Campaign]:
             seen.add((name, created))
             report = build_report(store, str(cid), "a", False, noise_floor="none")
             other = next(n for n in names if n != "a")
-            cells = [(row.test, row.estimates[other]) for row in report.comparison.rows
-                     if row.estimates.get(other) is not None and row.estimates[other].lower is not None]
+            cells = [(row.test, row.cells[other].estimate) for row in report.comparison.rows
+                     if row.cells[other].estimate is not None and row.cells[other].estimate.lower is not None]
             if cells:
                 found.append(Campaign(f"{path.stem}:{name}", created, other == "planted", cells))
     return sorted(found, key=lambda c: c.created)

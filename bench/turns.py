@@ -25,7 +25,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import OUT_DIR, Output, dbdrift_cli  # noqa: E402
 
 from dbdrift.analysis.noise import paired_turns  # noqa: E402
-from dbdrift.cli.report import measurement  # noqa: E402
+from dbdrift.results.build import measurement  # noqa: E402
 from dbdrift.server.base import exit_on_sigterm  # noqa: E402
 from dbdrift.store.store import Store  # noqa: E402
 

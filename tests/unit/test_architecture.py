@@ -19,9 +19,10 @@ ALLOWED = {
     "store": BASE,
     "runner": BASE | {"catalog", "plan", "server", "driver", "metrics", "store", "env", "analysis"},
     "analysis": {"model", "units"},
-    "report": {"analysis", "model", "units", "version"},
+    "results": BASE | {"catalog", "store", "analysis"},
+    "report": {"analysis", "model", "units", "version", "results"},
     "cli": {"model", "units", "errors", "cpus", "version", "env", "catalog", "plan", "server", "driver", "metrics", "store",
-            "runner", "analysis", "report"},
+            "runner", "analysis", "results", "report"},
     "__main__": {"cli"},
     "__init__": set(),
 }

@@ -6,7 +6,8 @@ from html.parser import HTMLParser
 
 import pytest
 
-from dbdrift.cli.report import build_report, render
+from dbdrift.cli.report import render
+from dbdrift.results.build import build_report
 from dbdrift.report.svgchart import scale
 from tests.unit.test_reports import GOLDEN, QPS, make_store
 

@@ -101,7 +101,7 @@ def test_noise_floor_is_the_larger_of_the_aa_offset_and_half_width():
 
     aa = compare(runs("a", [100, 100, 100, 100]) + runs("a-aa", [101, 103, 102, 102]), ["a", "a-aa"], "a",
                  ["point-query"])
-    est = aa.rows[0].estimates["a-aa"]
+    est = aa.rows[0].cells["a-aa"].estimate
     floor = noise_floor(aa)["point-query"]
     assert floor == pytest.approx(max(abs(est.value - 1), est.half_width))
     assert 0.015 < floor < 0.04
@@ -115,9 +115,9 @@ def test_a_noise_floor_above_the_minimum_effect_turns_a_small_step_into_no_chang
                             intervals=series([value * (1 + 0.001 * (i % 2))])) for i in range(6)]
 
     data = runs("a", 100.0) + runs("b", 97.0)
-    assert compare(data, ["a", "b"], "a", ["point-query"]).rows[0].verdicts["b"] == "regression"
+    assert compare(data, ["a", "b"], "a", ["point-query"]).rows[0].cells["b"].verdict == "regression"
     with_floor = compare(data, ["a", "b"], "a", ["point-query"], noise_floor={"point-query": 0.04})
-    assert with_floor.rows[0].verdicts["b"] == "no significant change"
+    assert with_floor.rows[0].cells["b"].verdict == "no significant change"
 
 
 # -- interleaved runs: turns paired by round ---------------------------------------------------

@@ -12,20 +12,21 @@ def m(test, target, value, group="point", status="ok", threads=1):
 
 def test_rqps_is_new_over_base():
     comp = compare([m("point-query", "a", 100.0), m("point-query", "b", 90.0)], ["a", "b"], "a", ORDER)
-    assert comp.rows[0].ratios == {"b": pytest.approx(0.9)}
+    assert comp.rows[0].cells["b"].ratio == pytest.approx(0.9) and comp.rows[0].cells["a"].ratio is None
     assert comp.compared == ("b",)
 
 
 def test_base_can_be_any_target_and_is_listed_first():
     comp = compare([m("point-query", "a", 100.0), m("point-query", "b", 50.0)], ["a", "b"], "b", ORDER)
-    assert comp.targets == ("b", "a") and comp.rows[0].ratios["a"] == pytest.approx(2.0)
+    assert comp.targets == ("b", "a") and comp.rows[0].cells["a"].ratio == pytest.approx(2.0)
 
 
 def test_chain_divides_each_target_by_the_previous_one():
     data = [m("point-query", "5.6", 100.0), m("point-query", "5.7", 80.0), m("point-query", "8.0", 60.0)]
     comp = compare(data, ["5.6", "5.7", "8.0"], "5.6", ORDER, chain=True)
-    assert comp.rows[0].ratios == {"5.7": pytest.approx(0.8), "8.0": pytest.approx(0.75)}
-    assert comp.rows[0].references == {"5.7": "5.6", "8.0": "5.7"}
+    cells = comp.rows[0].cells
+    assert (cells["5.7"].ratio, cells["8.0"].ratio) == (pytest.approx(0.8), pytest.approx(0.75))
+    assert (cells["5.6"].reference, cells["5.7"].reference, cells["8.0"].reference) == (None, "5.6", "5.7")
 
 
 def test_repeats_are_averaged_and_failed_runs_excluded_and_counted():
@@ -35,7 +36,7 @@ def test_repeats_are_averaged_and_failed_runs_excluded_and_counted():
 
 def test_a_missing_base_gives_no_ratio_rather_than_a_wrong_one():
     comp = compare([m("point-query", "a", None, status="failed"), m("point-query", "b", 90.0)], ["a", "b"], "a", ORDER)
-    assert comp.rows[0].ratios["b"] is None
+    assert comp.rows[0].cells["b"].ratio is None
     assert ratio(1.0, 0.0) is None
 
 

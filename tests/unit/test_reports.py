@@ -8,7 +8,8 @@ import pytest
 
 from dbdrift.version import __version__
 from dbdrift.analysis.noise import t975
-from dbdrift.cli.report import build_report, render
+from dbdrift.cli.report import render
+from dbdrift.results.build import build_report
 from dbdrift.store.store import InstructionRecord, RunRecord, Store
 
 GOLDEN = Path(__file__).resolve().parents[1] / "data" / "golden"
@@ -175,7 +176,7 @@ def test_the_report_says_when_its_intervals_leave_out_what_a_server_start_or_a_c
         data = build_report(store, None, None, False)
     finally:
         store.close()
-    methods = {e.method for row in data.comparison.rows for e in row.estimates.values()}
+    methods = {c.estimate.method for row in data.comparison.rows for c in row.cells.values() if c.estimate}
     assert methods == {"paired turns, trimmed batch means" if repeats == 1 else "paired turns, t over repeats"}
     said = [n for n in data.notes if n.startswith("intervals:")]
     assert ([n[:len(note)] for n in said] == [note]) if note else said == []
@@ -186,12 +187,12 @@ def test_a_calibration_widens_intervals_estimated_its_way_and_the_report_says_by
                         targets=("a", "a-aa"), second=1.03)  # an A/A campaign that drew a 3% offset
     _turn_store(tmp_path / "t.db", 1, {"repeats": 1}, store=store)
     try:
-        aa = build_report(store, "calibrate-a", None, False, noise_floor="none").comparison.rows[0].estimates["a-aa"]
+        aa = build_report(store, "calibrate-a", None, False, noise_floor="none").comparison.rows[0].cells["a-aa"].estimate
         plain = build_report(store, "turns", None, False, noise_floor="none")
         wide = build_report(store, "turns", None, False, noise_floor="auto")
     finally:
         store.close()
-    p, w = plain.comparison.rows[0].estimates["b"], wide.comparison.rows[0].estimates["b"]
+    p, w = plain.comparison.rows[0].cells["b"].estimate, wide.comparison.rows[0].cells["b"].estimate
     assert p.campaign_sd is None and w.value == p.value
     # one A/A cell: its offset squared less its own variance
     m, se = math.log(aa.value), (math.log(aa.upper) - math.log(aa.lower)) / 2 / t975(aa.n - 1)

@@ -20,7 +20,7 @@ def noise_floor(aa: Comparison) -> dict[str, float]:
     floors: dict[str, float] = {}
     for row in aa.rows:
         for target in aa.compared:
-            est = row.estimates.get(target)
+            est = row.cells[target].estimate
             if est is None or est.value is None or est.half_width is None:
                 continue
             floor = max(abs(est.value - 1.0), est.half_width)
@@ -32,4 +32,4 @@ def campaign_sd(aa: Iterable[Comparison]) -> dict[str, tuple[float, int]]:
     """Per interval method, the between-campaign sd of ln rQPS (and how many A/A campaigns it
     rests on) from the A/A comparisons `aa` (analysis.noise.between_campaign_sd)."""
     return between_campaign_sd([[est for row in comp.rows for target in comp.compared
-                                 if (est := row.estimates.get(target)) is not None] for comp in aa])
+                                 if (est := row.cells[target].estimate) is not None] for comp in aa])

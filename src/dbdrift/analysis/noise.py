@@ -1,6 +1,6 @@
 """Throughput and rQPS with 95% confidence intervals, and verdicts (regression/improvement/...).
 
-Pure functions over literal samples; imports nothing else of dbdrift. Every estimator states
+Pure functions over literal samples; imports only the steal threshold from dbdrift.model. Every estimator states
 its method, assumptions and degenerate cases in its docstring; docs/noise.md explains them to
 users.
 """
@@ -8,17 +8,72 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, replace
+from enum import StrEnum
 from statistics import fmean, stdev
 
-STEAL_MAX_PCT = 10.0  # intervals with more host CPU steal than this are left out
+from dbdrift.model import STEAL_MAX_PCT  # intervals with more host CPU steal are left out (re-exported)
+
 MIN_BATCHES = 3
 TURN_BATCHES = 20  # paired turns are grouped into this many contiguous batches for the interval
 TURN_TRIM = 0.2  # share of paired turns trimmed from each end before averaging
 
-OVER_REPEATS = "paired turns, t over repeats"
-CROSSOVER = "paired turns, crossover over repeats"
 
-VERDICTS = ("regression", "improvement", "no significant change", "too noisy", "no interval", "not measured")
+
+class Method(StrEnum):
+    """How an estimate's interval was formed. Values are what reports print and the store's
+    calibrations are keyed by, so they never change."""
+
+    NONE = "none"  # nothing measured
+    T_OVER_RUNS = "t over runs"
+    SINGLE_SAMPLE = "single sample"
+    BATCH_MEANS = "batch means"
+    PAIRED_ROUNDS = "paired rounds"
+    NO_INTERVAL = "no interval"
+    UNPAIRED_DELTA = "unpaired delta"
+    PAIRED_TURNS = "paired turns"
+    PAIRED_TURNS_BATCHED = "paired turns, trimmed batch means"
+    TURNS_OVER_REPEATS_NO_T = "paired turns over repeats"  # too few repeats for a t interval
+    OVER_REPEATS = "paired turns, t over repeats"
+    CROSSOVER = "paired turns, crossover over repeats"
+
+    @property
+    def within_one_start(self) -> bool:
+        """Turns paired inside one start of each server: what a start draws is not in the interval."""
+        return self in (Method.PAIRED_TURNS, Method.PAIRED_TURNS_BATCHED)
+
+    @property
+    def over_starts(self) -> bool:
+        """An interval over the campaign's server starts (repeats): what a campaign draws is not in it."""
+        return self in (Method.OVER_REPEATS, Method.CROSSOVER)
+
+
+OVER_REPEATS = Method.OVER_REPEATS
+CROSSOVER = Method.CROSSOVER
+
+
+class Verdict(StrEnum):
+    """What a cell's rQPS says (docs/noise.md); the value is the word reports print."""
+
+    REGRESSION = "regression"
+    IMPROVEMENT = "improvement"
+    NO_CHANGE = "no significant change"
+    TOO_NOISY = "too noisy"
+    NO_INTERVAL = "no interval"
+    NOT_MEASURED = "not measured"
+
+    @property
+    def unclear(self) -> bool:
+        """Neither direction can be trusted: too noisy, no interval, or not measured."""
+        return self in (Verdict.TOO_NOISY, Verdict.NO_INTERVAL, Verdict.NOT_MEASURED)
+
+    @property
+    def mark(self) -> str:
+        """The one-character mark of the text and Markdown reports."""
+        return {"regression": "-", "improvement": "+", "no significant change": "=", "too noisy": "~",
+                "no interval": "?", "not measured": "x"}[self.value]
+
+
+VERDICTS = tuple(Verdict)
 
 # Two-sided 95% Student t quantiles t(0.975, df) for df = 1..30.
 _T975 = (12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228, 2.201, 2.179, 2.160,
@@ -67,7 +122,7 @@ class Estimate:
     lower: float | None
     upper: float | None
     n: int  # samples the interval is built from (rounds, or batches)
-    method: str
+    method: Method
     dropped_intervals: int = 0
     campaign_sd: float | None = None  # between-campaign sd of ln rQPS added to the interval (with_campaign_sd)
     df: int | None = None  # degrees of freedom of the t interval when not n - 1 (crossover: n - 2)
@@ -144,17 +199,17 @@ def throughput(runs: list[RunSample], steal_max_pct: float = STEAL_MAX_PCT) -> E
         if value is not None:
             values.append(value)
     if not values:
-        return Estimate(None, None, None, 0, "none", dropped)
+        return Estimate(None, None, None, 0, Method.NONE, dropped)
     if len(values) >= MIN_BATCHES:
         m, lo, hi = mean_interval(values)
-        return Estimate(m, lo, hi, len(values), "t over runs", dropped)
+        return Estimate(m, lo, hi, len(values), Method.T_OVER_RUNS, dropped)
     pooled = [iv for run in runs for iv in kept_intervals(run.intervals, steal_max_pct)[0]]
     samples = batch_means(pooled)
     center = fmean(values)
     if len(samples) < 2:
-        return Estimate(center, None, None, len(samples), "single sample", dropped)
+        return Estimate(center, None, None, len(samples), Method.SINGLE_SAMPLE, dropped)
     m, lo, hi = mean_interval(samples)
-    return Estimate(center, center + (lo - m), center + (hi - m), len(samples), "batch means", dropped)
+    return Estimate(center, center + (lo - m), center + (hi - m), len(samples), Method.BATCH_MEANS, dropped)
 
 
 def relative(new: list[RunSample], base: list[RunSample], steal_max_pct: float = STEAL_MAX_PCT) -> Estimate:
@@ -177,18 +232,18 @@ def relative(new: list[RunSample], base: list[RunSample], steal_max_pct: float =
             if new_by_round[k] and base_by_round[k]]
     if len(logs) >= MIN_BATCHES:
         m, lo, hi = mean_interval(logs)
-        return Estimate(math.exp(m), math.exp(lo), math.exp(hi), len(logs), "paired rounds")
+        return Estimate(math.exp(m), math.exp(lo), math.exp(hi), len(logs), Method.PAIRED_ROUNDS)
     a, b = throughput(new, steal_max_pct), throughput(base, steal_max_pct)
     if a.value is None or b.value is None or b.value == 0 or a.value == 0:
-        return Estimate(None, None, None, 0, "none")
+        return Estimate(None, None, None, 0, Method.NONE)
     r = a.value / b.value
     if a.lower is None or b.lower is None:
-        return Estimate(r, None, None, 0, "no interval")
+        return Estimate(r, None, None, 0, Method.NO_INTERVAL)
     t_a, t_b = t975(max(a.n - 1, 1)), t975(max(b.n - 1, 1))
     se = math.sqrt(((a.upper - a.lower) / 2 / t_a / a.value) ** 2 + ((b.upper - b.lower) / 2 / t_b / b.value) ** 2)
     df = max(min(a.n, b.n) - 1, 1)
     half = t975(df) * se
-    return Estimate(r, r * math.exp(-half), r * math.exp(half), min(a.n, b.n), "unpaired delta")
+    return Estimate(r, r * math.exp(-half), r * math.exp(half), min(a.n, b.n), Method.UNPAIRED_DELTA)
 
 
 def paired_turns(new: list[RunSample], base: list[RunSample], steal_max_pct: float = STEAL_MAX_PCT,
@@ -223,7 +278,7 @@ def paired_turns(new: list[RunSample], base: list[RunSample], steal_max_pct: flo
     keys = [k for k in sorted(set(a) & set(b)) if a[k].value > 0 and b[k].value > 0
             and a[k].duration_s > 0 and b[k].duration_s > 0]
     if not keys:
-        return Estimate(None, None, None, 0, "none")
+        return Estimate(None, None, None, 0, Method.NONE)
     repeats = sorted({k[0] for k in keys})
     if len(repeats) >= MIN_BATCHES:
         # steal is left out within each repeat, never a whole repeat: the repeats are the
@@ -234,11 +289,11 @@ def paired_turns(new: list[RunSample], base: list[RunSample], steal_max_pct: flo
     center = trimmed_mean(logs, trim)
     batches = min(TURN_BATCHES, len(logs) // 4)
     if batches < MIN_BATCHES:
-        samples, method = logs, "paired turns"
+        samples, method = logs, Method.PAIRED_TURNS
     else:
         size = len(logs) / batches
         samples = [trimmed_mean(logs[round(i * size):round((i + 1) * size)], trim) for i in range(batches)]
-        method = "paired turns, trimmed batch means"
+        method = Method.PAIRED_TURNS_BATCHED
     if len(samples) < 2:
         return Estimate(math.exp(center), None, None, len(samples), method, dropped)
     m, lo, hi = mean_interval(samples)
@@ -268,7 +323,7 @@ def over_repeats(logs_by_repeat: list[list[float]], trim: float = TURN_TRIM, dro
     centers = [(rep, trimmed_mean(d, trim)) for rep, d in zip(numbers, logs_by_repeat) if d]
     if len(centers) < 2:
         value = math.exp(centers[0][1]) if centers else None
-        return Estimate(value, None, None, len(centers), "paired turns over repeats", dropped)  # no t, no interval
+        return Estimate(value, None, None, len(centers), Method.TURNS_OVER_REPEATS_NO_T, dropped)  # no t, no interval
     arms = [[c for rep, c in centers if rep % 2 == parity] for parity in (0, 1)]
     if min(len(arm) for arm in arms) >= 2:
         return crossover(arms[0], arms[1], dropped)
@@ -410,7 +465,7 @@ def _calm(iv: IntervalSample, steal_max_pct: float) -> bool:
     return iv.steal_pct is None or iv.steal_pct <= steal_max_pct
 
 
-def verdict(est: Estimate, min_effect: float = 0.02, noisy_half_width: float = 0.05) -> str:
+def verdict(est: Estimate, min_effect: float = 0.02, noisy_half_width: float = 0.05) -> Verdict:
     """Classify an rQPS estimate.
 
     - "no interval": no interval could be formed (too few samples);
@@ -423,11 +478,11 @@ def verdict(est: Estimate, min_effect: float = 0.02, noisy_half_width: float = 0
       the minimum effect the user cares about).
     """
     if est.value is None or est.lower is None or est.upper is None:
-        return "no interval"
+        return Verdict.NO_INTERVAL
     if est.upper < 1.0 and est.value <= 1.0 - min_effect:
-        return "regression"
+        return Verdict.REGRESSION
     if est.lower > 1.0 and est.value >= 1.0 + min_effect:
-        return "improvement"
+        return Verdict.IMPROVEMENT
     if est.half_width is not None and est.half_width > noisy_half_width:
-        return "too noisy"
-    return "no significant change"
+        return Verdict.TOO_NOISY
+    return Verdict.NO_CHANGE

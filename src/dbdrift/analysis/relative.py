@@ -9,8 +9,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from statistics import fmean
 
-from dbdrift.analysis.noise import (STEAL_MAX_PCT, Estimate, IntervalSample, RunSample, relative, throughput,
-                                    verdict, with_campaign_sd)
+from dbdrift.analysis.noise import (STEAL_MAX_PCT, Estimate, IntervalSample, RunSample, Verdict, relative,
+                                    throughput, verdict, with_campaign_sd)
 
 
 @dataclass(frozen=True)
@@ -48,28 +48,39 @@ class CellSummary:
 
 
 @dataclass(frozen=True)
+class Cell:
+    """One target on one (test, threads) row: its absolute throughput, and for a compared target
+    its rQPS against its reference with interval and verdict."""
+
+    target: str
+    absolute: CellSummary
+    throughput: Estimate  # absolute throughput with its interval
+    warnings: tuple[str, ...] = ()  # host and run warnings
+    reference: str | None = None  # compared targets: the target it is divided by
+    ratio: float | None = None  # rQPS
+    estimate: Estimate | None = None  # rQPS with its interval
+    verdict: Verdict | None = None
+
+
+@dataclass(frozen=True)
 class RelativeRow:
     test: str
     group: str
     threads: int
     metric: str
-    values: dict[str, CellSummary]  # target -> absolute
-    ratios: dict[str, float | None]  # compared target -> rQPS against its reference
-    references: dict[str, str]  # compared target -> the target it is divided by
-    estimates: dict[str, Estimate] = field(default_factory=dict)  # compared target -> rQPS with interval
-    verdicts: dict[str, str] = field(default_factory=dict)  # compared target -> verdict
-    throughputs: dict[str, Estimate] = field(default_factory=dict)  # target -> throughput with interval
-    warnings: dict[str, tuple[str, ...]] = field(default_factory=dict)  # target -> host/run warnings
+    cells: dict[str, Cell]  # every target, in display order
 
     def status(self, target: str) -> str:
         """Why `target`'s cell has no rQPS: its own runs' status, else its reference's
         ("base failed"), "" when both were measured."""
-        own = self.values[target].status if target in self.values else "not run"
-        if own:
-            return own
-        ref = self.references.get(target)
-        if ref and self.values[ref].status:
-            return f"{ref}: {self.values[ref].status}"
+        cell = self.cells.get(target)
+        if cell is None:
+            return "not run"
+        if cell.absolute.status:
+            return cell.absolute.status
+        ref = self.cells.get(cell.reference) if cell.reference else None
+        if ref and ref.absolute.status:
+            return f"{ref.target}: {ref.absolute.status}"
         return ""
 
 
@@ -140,17 +151,20 @@ def _ok_samples(runs: list[Measurement]) -> list[RunSample]:
 def _row(test, threads, group_metric, cell, ordered, compared, references, effect, noisy, campaign) -> RelativeRow:
     values = {t: summarize_cell(cell.get(t, [])) for t in ordered}
     samples = {t: _ok_samples(cell.get(t, [])) for t in ordered}
-    estimates = {t: _widened(relative(samples[t], samples[references[t]]), campaign) for t in compared}
-    ratios = {t: estimates[t].value if estimates[t].value is not None
-              else ratio(values[t].value, values[references[t]].value) for t in compared}
-    throughputs = {t: throughput(samples[t]) for t in ordered}
-    warnings = {t: tuple(dict.fromkeys(w for m in cell.get(t, []) for w in m.warnings)) +
-                _dropped_note(throughputs[t]) for t in ordered}
-    unmeasured = {t for t in compared if values[t].status or values[references[t]].status}
-    return RelativeRow(
-        test, group_metric[0], threads, group_metric[1], values, ratios, references, estimates,
-        {t: "not measured" if t in unmeasured else verdict(estimates[t], effect, noisy) for t in compared},
-        throughputs, warnings)
+    cells = {}
+    for t in ordered:
+        throughput_est = throughput(samples[t])
+        warnings = tuple(dict.fromkeys(w for m in cell.get(t, []) for w in m.warnings)) + _dropped_note(throughput_est)
+        if t not in references:
+            cells[t] = Cell(t, values[t], throughput_est, warnings)
+            continue
+        ref = references[t]
+        est = _widened(relative(samples[t], samples[ref]), campaign)
+        value = est.value if est.value is not None else ratio(values[t].value, values[ref].value)
+        unmeasured = bool(values[t].status or values[ref].status)
+        cells[t] = Cell(t, values[t], throughput_est, warnings, ref, value, est,
+                        Verdict.NOT_MEASURED if unmeasured else verdict(est, effect, noisy))
+    return RelativeRow(test, group_metric[0], threads, group_metric[1], cells)
 
 
 def _widened(est: Estimate, campaign: dict[str, tuple[float, int]]) -> Estimate:

@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from statistics import fmean, median
 
+from dbdrift.analysis.noise import Verdict
 from dbdrift.analysis.relative import Comparison
 
 
@@ -40,11 +41,13 @@ def summarize_groups(comparison: Comparison, group_order: list[str]) -> list[Gro
             if not rows:
                 continue
             for target in comparison.compared:
-                values = [r.ratios[target] for r in rows if r.ratios[target] is not None]
+                cells = [r.cells[target] for r in rows]
+                values = [c.ratio for c in cells if c.ratio is not None]
                 missing = len(rows) - len(values)
-                verdicts = [r.verdicts.get(target) for r in rows]
-                counts = (verdicts.count("regression"), verdicts.count("improvement"),
-                          verdicts.count("too noisy") + verdicts.count("no interval"), verdicts.count("not measured"))
+                verdicts = [c.verdict for c in cells]
+                counts = (verdicts.count(Verdict.REGRESSION), verdicts.count(Verdict.IMPROVEMENT),
+                          verdicts.count(Verdict.TOO_NOISY) + verdicts.count(Verdict.NO_INTERVAL),
+                          verdicts.count(Verdict.NOT_MEASURED))
                 if values:
                     out.append(GroupSummary(group, threads, target, len(values), missing, min(values),
                                             max(values), fmean(values), median(values), *counts))

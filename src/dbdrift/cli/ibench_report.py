@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from dbdrift.cli.targets import base_target, target_labels
+from dbdrift.results.targets import base_target, target_labels
 from dbdrift.errors import UserError
 from dbdrift.report.ibench import ibench_report, render_csv, render_json, render_markdown, render_text
 from dbdrift.store.store import Store

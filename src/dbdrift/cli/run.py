@@ -12,6 +12,7 @@ from dbdrift.cli import report as report_cli
 from dbdrift.cli.progress import ConsoleProgress
 from dbdrift.errors import UserError
 from dbdrift.plan.campaign import CampaignSpec, load_campaign, with_base
+from dbdrift.results.build import build_report
 from dbdrift.runner import Runner
 from dbdrift.server import rundir
 from dbdrift.store.lock import campaign_lock
@@ -114,10 +115,10 @@ def _run(spec: CampaignSpec, args: argparse.Namespace, store: Store, progress: C
     if not args.no_report and spec.workload == "insert-benchmark":
         sys.stdout.write(ibench_report.render(store, outcome.campaign_id, None, args.format))
     elif not args.no_report:
-        data = report_cli.build_report(store, str(outcome.campaign_id), None, False, noise_floor="auto")
+        data = build_report(store, str(outcome.campaign_id), None, False, noise_floor="auto")
         sys.stdout.write(report_cli.render(data, args.format, report_cli.use_color("auto")))
         if getattr(args, "chain_view", False) and args.format == "text":  # demo of a version chain
-            data = report_cli.build_report(store, str(outcome.campaign_id), None, True, noise_floor="auto")
+            data = build_report(store, str(outcome.campaign_id), None, True, noise_floor="auto")
             sys.stdout.write("\n" + report_cli.render(data, args.format, report_cli.use_color("auto")))
     return 1 if outcome.failed_targets or outcome.runs_failed or outcome.instructions_failed else 0
 

@@ -5,7 +5,7 @@ import csv
 import io
 
 from dbdrift.analysis.hardware import METRIC_DIGITS, SYSBENCH_METRICS
-from dbdrift.report.table import ReportData
+from dbdrift.results.data import ReportData
 
 
 def render_csv(data: ReportData) -> str:
@@ -18,22 +18,16 @@ def render_csv(data: ReportData) -> str:
                      "value_upper", "rqps", "rqps_lower", "rqps_upper", "verdict", "method", "samples", "runs", "failed",
                      "skipped", "status", *extra, *META_COLUMNS])
     meta = _meta_values(data)
-    comp = data.comparison
-    for threads in data.thread_counts():
-        for group in data.group_order:
-            for row in data.rows_in(group, threads):
-                for target in comp.targets:
-                    cell = row.values[target]
-                    tput = row.throughputs.get(target)
-                    est = row.estimates.get(target)
-                    writer.writerow([
-                        row.test, row.group, row.threads, target, row.references.get(target, ""), row.metric,
-                        _num(cell.value, 2), _num(tput and tput.lower, 2), _num(tput and tput.upper, 2),
-                        _num(row.ratios.get(target), 4), _num(est and est.lower, 4), _num(est and est.upper, 4),
-                        row.verdicts.get(target, ""), est.method if est else "", est.n if est else "",
-                        cell.runs, cell.failed, cell.skipped, row.status(target) or "ok",
-                        *(_extra(data, row, target) if extra else ()), *meta,
-                    ])
+    for row, cell in data.cells():
+        tput, est = cell.throughput, cell.estimate
+        writer.writerow([
+            row.test, row.group, row.threads, cell.target, cell.reference or "", row.metric,
+            _num(cell.absolute.value, 2), _num(tput.lower, 2), _num(tput.upper, 2),
+            _num(cell.ratio, 4), _num(est and est.lower, 4), _num(est and est.upper, 4),
+            cell.verdict or "", est.method if est else "", est.n if est else "",
+            cell.absolute.runs, cell.absolute.failed, cell.absolute.skipped, row.status(cell.target) or "ok",
+            *(_extra(data, row, cell.target) if extra else ()), *meta,
+        ])
     return buf.getvalue()
 
 

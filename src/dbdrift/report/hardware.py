@@ -3,7 +3,8 @@ each rQPS verdict, then where the instructions went) and per-operation metrics (
 from __future__ import annotations
 
 from dbdrift.analysis.hardware import METRIC_DIGITS, SYSBENCH_METRICS
-from dbdrift.report.table import VERDICT_MARKS, ReportData, fmt_ratio
+from dbdrift.report.table import fmt_ratio
+from dbdrift.results.data import ReportData
 
 
 def fmt_metric(name: str, value: float | None) -> str:
@@ -25,9 +26,9 @@ def instruction_table(data: ReportData) -> tuple[list[str], list[list[str]]]:
         cells = [f"{irow.costs[t].ir_per_event:,.0f}" if t in irow.costs else "-" for t in comp.targets]
         cells += [fmt_ratio3(irow.relative.get(t)) for t in comp.compared]
         for t in comp.compared:
-            if timed and timed[0].ratios.get(t) is not None:
-                mark = VERDICT_MARKS.get(timed[0].verdicts.get(t, ""), "")
-                cells.append(f"{timed[0].ratios[t]:.2f} {mark}")
+            cell = timed[0].cells[t] if timed else None
+            if cell is not None and cell.ratio is not None:
+                cells.append(f"{cell.ratio:.2f} {cell.verdict.mark if cell.verdict else ''}")
             else:
                 cells.append("-")
         rows.append(cells + [irow.test])

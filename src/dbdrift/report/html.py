@@ -5,13 +5,13 @@ from __future__ import annotations
 from html import escape
 from itertools import count
 
+from dbdrift.analysis.noise import Verdict
 from dbdrift.report.hardware import METRICS_LEGEND, delta_lines, fmt_ratio3, instruction_table, metrics_blocks
 from dbdrift.report.svgchart import Bar, BarGroup, ratio_chart
-from dbdrift.report.table import (GREEN_AT, RED_AT, VERDICT_MARKS, ReportData, column_names, fmt_abs, fmt_ratio,
-                                  verdict_counts,
-                                  legend_lines, verdict_legend)
+from dbdrift.report.table import (GREEN_AT, RED_AT, column_names, fmt_abs, fmt_ratio, legend_lines, verdict_counts,
+                                  verdict_legend)
+from dbdrift.results.data import ReportData, Section
 
-UNCLEAR = ("too noisy", "no interval", "not measured")  # verdicts whose cell is greyed: trust neither direction
 CSS = """
 body{font-family:system-ui,-apple-system,"Segoe UI",sans-serif;color:#222;max-width:80rem;margin:1.5rem auto;
 padding:0 1rem;line-height:1.4}
@@ -81,10 +81,8 @@ def _threads_title(threads: int) -> str:
 def _threads_section(data: ReportData, threads: int, charts) -> str:
     out = [f'<section id="threads-{threads}">', f"<h2>{escape(_threads_title(threads))}</h2>"]
     if data.comparison.compared:
-        for group in data.group_order:
-            rows = data.rows_in(group, threads)
-            if rows:
-                out.append(_group_section(data, group, threads, rows, f"chart-{next(charts)}"))
+        for section in data.sections(threads):
+            out.append(_group_section(data, section, f"chart-{next(charts)}"))
     out += [_absolute_table(data, threads), "</section>"]
     return "\n".join(out)
 
@@ -94,9 +92,9 @@ def _references(data: ReportData) -> dict[str, str]:
     return {t: (comp.targets[i] if comp.chain else comp.base) for i, t in enumerate(comp.compared)}
 
 
-def _group_section(data: ReportData, group: str, threads: int, rows, chart_id: str) -> str:
+def _group_section(data: ReportData, section: Section, chart_id: str) -> str:
     comp, refs = data.comparison, _references(data)
-    title = data.group_titles.get(group, group)
+    group, threads, rows, title = section.group, section.threads, section.rows, section.title
     head = "".join(f'<th title="{escape(data.label(t))} ÷ {escape(data.label(refs[t]))}">{c}<br>'
                    f'<span class="sub">{escape(t)} / {escape(refs[t])}</span></th>'
                    for c, t in zip(column_names(data), comp.compared))
@@ -104,35 +102,37 @@ def _group_section(data: ReportData, group: str, threads: int, rows, chart_id: s
             for row in rows]
     out = [f'<section class="group" id="{escape(group)}-{threads}">', f"<h3>{escape(title)}</h3>",
            f'<table class="rel"><thead><tr><th>test</th>{head}</tr></thead>', "<tbody>", *body, "</tbody>",
-           "<tfoot>", *_summary_rows(data, group, threads), "</tfoot></table>",
+           "<tfoot>", *_summary_rows(data, section), "</tfoot></table>",
            _group_chart(data, rows, chart_id, f"rQPS, {title}, {_threads_title(threads)}"), "</section>"]
     return "\n".join(out)
 
 
 def _rel_cell(row, target: str) -> str:
-    value, est = row.ratios.get(target), row.estimates.get(target)
-    verdict = row.verdicts.get(target, "no interval")
+    cell = row.cells[target]
+    value, est = cell.ratio, cell.estimate
+    verdict = cell.verdict or Verdict.NO_INTERVAL
     text = row.status(target) or ("-" if value is None else f"{value:.2f}")
     if value is not None and est and est.lower is not None and est.upper is not None:
         text += f" [{est.lower:.2f}, {est.upper:.2f}]"
     css = ""
-    if verdict in UNCLEAR:
+    if verdict.unclear:
         css = "noisy"
     elif value is not None and verdict == "regression" and round(value, 2) <= RED_AT:
         css = "red"  # judge what is printed, as the text report does: a shown 0.95 is red
     elif value is not None and verdict == "improvement" and round(value, 2) >= GREEN_AT:
         css = "green"
     cls = f' class="{css}"' if css else ""
-    mark = f'<span class="mark">{escape(VERDICT_MARKS.get(verdict, ""))}</span>'
+    mark = f'<span class="mark">{escape(verdict.mark)}</span>'
     return f'<td{cls} title="{_attr(_cell_title(row, target, verdict))}">{escape(text)}{mark}{_warn(row, target)}</td>'
 
 
-def _cell_title(row, target: str, verdict: str) -> str:
-    est, ref = row.estimates.get(target), row.references.get(target, "")
+def _cell_title(row, target: str, verdict: Verdict) -> str:
+    cell = row.cells[target]
+    est, ref = cell.estimate, cell.reference or ""
     if verdict == "not measured":
         return f"not measured ({row.status(target)}), {target} / {ref}: `dbdrift run --resume` runs it again"
     if verdict == "no interval":
-        why = "no successful run on one side" if row.ratios.get(target) is None else "too few samples"
+        why = "no successful run on one side" if cell.ratio is None else "too few samples"
         return f"no interval: {why}, so no 95% interval and no verdict ({target} / {ref})"
     interval = f"[{est.lower:.3f}, {est.upper:.3f}]" if est and est.lower is not None else "[-]"
     how = (f"{est.method}, n={est.n}" + (f", + between-campaign sd {est.campaign_sd:.2%}" if est.campaign_sd else "")
@@ -140,12 +140,12 @@ def _cell_title(row, target: str, verdict: str) -> str:
     if verdict == "too noisy":
         return (f"too noisy: the 95% interval {interval} ({how}) is too wide to tell a change of the minimum "
                 f"effect from none; rerun with longer runs or on a quieter host ({target} / {ref})")
-    return f"{verdict}: rQPS {fmt_ratio3(row.ratios.get(target))}, 95% interval {interval} ({how}), {target} / {ref}"
+    return f"{verdict}: rQPS {fmt_ratio3(cell.ratio)}, 95% interval {interval} ({how}), {target} / {ref}"
 
 
 def _warn(row, target: str) -> str:
-    lines = [f"{t}: {w}" for t in dict.fromkeys((target, row.references.get(target, "")))
-             for w in row.warnings.get(t, ())]
+    lines = [f"{t}: {w}" for t in dict.fromkeys((target, row.cells[target].reference)) if t
+             for w in row.cells[t].warnings]
     return f'<span class="warn" title="{_attr(chr(10).join(lines))}">!</span>' if lines else ""
 
 
@@ -153,8 +153,8 @@ def _attr(text: str) -> str:
     return escape(text).replace("\n", "&#10;")
 
 
-def _summary_rows(data: ReportData, group: str, threads: int) -> list[str]:
-    summaries, compared = data.summaries_in(group, threads), data.comparison.compared
+def _summary_rows(data: ReportData, section: Section) -> list[str]:
+    summaries, compared = section.summaries, data.comparison.compared
     out = []
     for stat in ("min", "max", "mean", "median"):
         cells = "".join(f"<td>{fmt_ratio(getattr(summaries[t], stat)) if t in summaries else '-'}</td>"
@@ -171,9 +171,10 @@ def _group_chart(data: ReportData, rows, chart_id: str, caption: str) -> str:
     for row in rows:
         bars = []
         for t in data.comparison.compared:
-            est, verdict = row.estimates.get(t), row.verdicts.get(t, "no interval")
+            cell = row.cells[t]
+            est, verdict = cell.estimate, cell.verdict or Verdict.NO_INTERVAL
             lower, upper = (est.lower, est.upper) if est else (None, None)
-            bars.append(Bar(t, row.ratios.get(t), lower, upper, verdict, f"{row.test}, {t}: {verdict}"))
+            bars.append(Bar(t, cell.ratio, lower, upper, verdict, f"{row.test}, {t}: {verdict}"))
         groups.append(BarGroup(row.test, tuple(bars)))
     return (f"<figure>{ratio_chart(groups, chart_id, caption)}<figcaption>{escape(caption)}: bars from 1.0 "
             "(right: faster than the reference), whiskers: 95% interval, color: verdict</figcaption></figure>")
@@ -185,19 +186,16 @@ def _absolute_table(data: ReportData, threads: int) -> str:
     out = [f"<h3>Absolute throughput, {escape(_threads_title(threads))}</h3>",
            '<p class="sub">QPS; scan: thousand rows/s. Hover a cell for its 95% interval.</p>',
            f'<table class="abs"><thead><tr><th>test</th>{head}</tr></thead><tbody>']
-    for group in data.group_order:
-        rows = data.rows_in(group, threads)
-        if rows:
-            out.append(f'<tr class="grp"><th colspan="{len(targets) + 1}">'
-                       f"{escape(data.group_titles.get(group, group))}</th></tr>")
-        for row in rows:
+    for section in data.sections(threads):
+        out.append(f'<tr class="grp"><th colspan="{len(targets) + 1}">{escape(section.title)}</th></tr>')
+        for row in section.rows:
             out.append(f'<tr><th scope="row">{escape(row.test)}</th>'
                        + "".join(_abs_cell(row, t) for t in targets) + "</tr>")
     return "\n".join(out + ["</tbody></table>"])
 
 
 def _abs_cell(row, target: str) -> str:
-    cell, tput = row.values.get(target), row.throughputs.get(target)
+    cell, tput = row.cells[target].absolute, row.cells[target].throughput
     if cell is None or cell.value is None:
         failed, skipped = (cell.failed, cell.skipped) if cell else (0, 0)
         text = cell.status if cell and cell.status else "-"
@@ -256,6 +254,6 @@ def _metrics_section(data: ReportData) -> str:
 
 def _warnings_section(data: ReportData) -> str:
     items = [f"<li><code>{escape(row.test)} x{row.threads} {escape(target)}</code>: {escape(warning)}</li>"
-             for row in data.comparison.rows for target, warnings in row.warnings.items() for warning in warnings]
+             for row in data.comparison.rows for target, c in row.cells.items() for warning in c.warnings]
     body = f'<ul class="warnings">{"".join(items)}</ul>' if items else "<p>No host or run warnings.</p>"
     return f'<section id="warnings">\n<h2>Warnings (!)</h2>\n{body}\n</section>'

@@ -5,34 +5,28 @@ from __future__ import annotations
 
 import json
 
-from dbdrift.report.table import ReportData
+from dbdrift.results.data import ReportData
 
 
 def render_json(data: ReportData) -> str:
     comp = data.comparison
     rows = []
-    for threads in data.thread_counts():
-        for group in data.group_order:
-            for row in data.rows_in(group, threads):
-                for target in comp.targets:
-                    cell = row.values[target]
-                    tput = row.throughputs.get(target)
-                    est = row.estimates.get(target)
-                    rows.append({
-                        "test": row.test, "group": row.group, "threads": row.threads, "target": target,
-                        "reference": row.references.get(target, comp.base), "metric": row.metric,
-                        "value": _round(cell.value, 3),
-                        "value_lower": _round(tput.lower if tput else None, 3),
-                        "value_upper": _round(tput.upper if tput else None, 3),
-                        "rqps": _round(row.ratios.get(target), 4),
-                        "rqps_lower": _round(est.lower if est else None, 4),
-                        "rqps_upper": _round(est.upper if est else None, 4),
-                        "verdict": row.verdicts.get(target), "method": est.method if est else None,
-                        "samples": est.n if est else None,
-                        "campaign_sd": _round(est.campaign_sd if est else None, 5),
-                        "runs": cell.runs, "failed": cell.failed, "skipped": cell.skipped,
-                        "status": row.status(target) or "ok", "warnings": list(row.warnings.get(target, ())),
-                    })
+    for row, cell in data.cells():
+        tput, est = cell.throughput, cell.estimate
+        rows.append({
+            "test": row.test, "group": row.group, "threads": row.threads, "target": cell.target,
+            "reference": cell.reference, "metric": row.metric,
+            "value": _round(cell.absolute.value, 3),
+            "value_lower": _round(tput.lower, 3), "value_upper": _round(tput.upper, 3),
+            "rqps": _round(cell.ratio, 4),
+            "rqps_lower": _round(est.lower if est else None, 4),
+            "rqps_upper": _round(est.upper if est else None, 4),
+            "verdict": cell.verdict, "method": est.method if est else None,
+            "samples": est.n if est else None,
+            "campaign_sd": _round(est.campaign_sd if est else None, 5),
+            "runs": cell.absolute.runs, "failed": cell.absolute.failed, "skipped": cell.absolute.skipped,
+            "status": row.status(cell.target) or "ok", "warnings": list(cell.warnings),
+        })
     summaries = [
         {"group": s.group, "threads": s.threads, "target": s.target, "count": s.count, "missing": s.missing,
          "min": _round(s.min, 4), "max": _round(s.max, 4), "mean": _round(s.mean, 4), "median": _round(s.median, 4),

@@ -2,7 +2,8 @@
 from __future__ import annotations
 
 from dbdrift.report.hardware import METRICS_LEGEND, delta_lines, instruction_table, metrics_blocks
-from dbdrift.report.table import ReportData, column_names, fmt_abs, fmt_cell, fmt_ratio, legend_lines, verdict_legend
+from dbdrift.results.data import ReportData
+from dbdrift.report.table import column_names, fmt_abs, fmt_cell, fmt_ratio, legend_lines, verdict_legend
 
 
 def render_markdown(data: ReportData) -> str:
@@ -10,28 +11,26 @@ def render_markdown(data: ReportData) -> str:
     out = [f"# dbdrift report: {data.campaign}", "", "```", *legend_lines(data), "```", "", verdict_legend(data), ""]
     cols = column_names(data)
     for threads in data.thread_counts():
+        sections = data.sections(threads)
         out += [f"## {threads} client thread{'s' if threads != 1 else ''}", ""]
-        for group in data.group_order:
-            rows = data.rows_in(group, threads)
-            if not rows:
-                continue
-            out += [f"### {data.group_titles.get(group, group)}", ""]
+        for section in sections:
+            out += [f"### {section.title}", ""]
             out.append("| " + " | ".join(cols + ["test"]) + " |")
             out.append("|" + "---:|" * len(cols) + "---|")
-            for row in rows:
+            for row in section.rows:
                 cells = [" ".join(fmt_cell(row, t).split()).replace("[", "\\[") for t in comp.compared]
                 out.append("| " + " | ".join(cells + [row.test]) + " |")
-            summaries = data.summaries_in(group, threads)
             for stat in ("min", "max", "mean", "median"):
-                cells = [fmt_ratio(getattr(summaries[t], stat)) for t in comp.compared]
+                cells = [fmt_ratio(getattr(section.summaries[t], stat)) for t in comp.compared]
                 out.append("| " + " | ".join(cells + [f"*{stat}*"]) + " |")
             out.append("")
         out += ["### absolute throughput (QPS; scan: thousand rows/s)", ""]
         out.append("| " + " | ".join(list(comp.targets) + ["test"]) + " |")
         out.append("|" + "---:|" * len(comp.targets) + "---|")
-        for group in data.group_order:
-            for row in data.rows_in(group, threads):
-                out.append("| " + " | ".join([fmt_abs(row.values[t].value, row.values[t].status) for t in comp.targets] + [row.test]) + " |")
+        for section in sections:
+            for row in section.rows:
+                absolute = [fmt_abs(row.cells[t].absolute.value, row.cells[t].absolute.status) for t in comp.targets]
+                out.append("| " + " | ".join(absolute + [row.test]) + " |")
         out.append("")
     out += _hardware(data)
     return "\n".join(out).rstrip() + "\n"

@@ -1,53 +1,14 @@
-"""What every report format renders: one comparison plus its labels. Pure data, no I/O."""
+"""Formatting shared by the report formats: verdict marks, cells, legends, colour thresholds."""
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dbdrift.analysis.noise import Verdict
+from dbdrift.results.data import ReportData
 
-from dbdrift.analysis.hardware import MetricsRow
-from dbdrift.analysis.instructions import InstructionRow
-from dbdrift.analysis.relative import Comparison
-from dbdrift.analysis.summary import GroupSummary
-
-FORMAT_VERSION = 2  # of the JSON and CSV layouts: raised when a field is renamed or removed
 RED_AT = 0.95  # text/HTML: rQPS <= 0.95 is red (possible regression)
 GREEN_AT = 1.05  # rQPS >= 1.05 is green
 
 
-@dataclass(frozen=True)
-class ReportData:
-    campaign: str
-    comparison: Comparison
-    summaries: tuple[GroupSummary, ...]
-    target_labels: dict[str, str]  # target -> "postgres 17.10" (what it is)
-    group_order: tuple[str, ...]
-    group_titles: dict[str, str]
-    notes: tuple[str, ...] = ()  # e.g. where the noise floor came from
-    metrics: tuple[MetricsRow, ...] = ()  # hardware per operation; rendered when show_metrics
-    instructions: tuple[InstructionRow, ...] = ()  # callgrind counts, rendered whenever present
-    show_metrics: bool = False
-    meta: dict = field(default_factory=dict)  # dbdrift and format version, date, host, campaign settings
-
-    def instruction_row(self, test: str) -> InstructionRow | None:
-        return next((r for r in self.instructions if r.test == test), None)
-
-    def label(self, target: str) -> str:
-        extra = self.target_labels.get(target)
-        return f"{target} ({extra})" if extra else target
-
-    def thread_counts(self) -> list[int]:
-        return sorted({row.threads for row in self.comparison.rows})
-
-    def rows_in(self, group: str, threads: int):
-        return [r for r in self.comparison.rows if r.group == group and r.threads == threads]
-
-    def summaries_in(self, group: str, threads: int) -> dict[str, GroupSummary]:
-        return {s.target: s for s in self.summaries if s.group == group and s.threads == threads}
-
-
-VERDICT_MARKS = {
-    "regression": "-", "improvement": "+", "no significant change": "=", "too noisy": "~", "no interval": "?",
-    "not measured": "x",
-}
+VERDICT_MARKS = {v.value: v.mark for v in Verdict}
 
 
 def verdict_legend(data: ReportData) -> str:
@@ -59,10 +20,11 @@ def verdict_legend(data: ReportData) -> str:
 
 def fmt_cell(row, target: str) -> str:
     """`0.96 [0.94,0.98] -`: rQPS, its 95% interval and the verdict mark; `!` when warned."""
-    value = row.ratios.get(target)
-    est = row.estimates.get(target)
-    mark = VERDICT_MARKS.get(row.verdicts.get(target, ""), " ")
-    warned = "!" if row.warnings.get(target) or row.warnings.get(row.references.get(target, "")) else " "
+    cell = row.cells[target]
+    value, est = cell.ratio, cell.estimate
+    mark = cell.verdict.mark if cell.verdict else " "
+    reference = row.cells.get(cell.reference) if cell.reference else None
+    warned = "!" if cell.warnings or (reference and reference.warnings) else " "
     if value is None or row.status(target):
         status = row.status(target)
         return f"{status} {mark}{warned}" if status else f"{'-':>4}{'':13} {mark}{warned}"

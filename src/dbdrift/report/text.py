@@ -1,8 +1,9 @@
 """Plain-text report (terminal): rQPS table per group with red/green marks and group stats."""
 from __future__ import annotations
 
+from dbdrift.results.data import ReportData
 from dbdrift.report.hardware import METRICS_LEGEND, aligned, delta_lines, instruction_table, metrics_blocks
-from dbdrift.report.table import (GREEN_AT, RED_AT, ReportData, column_names, fmt_abs, fmt_cell, fmt_ratio,
+from dbdrift.report.table import (GREEN_AT, RED_AT, column_names, fmt_abs, fmt_cell, fmt_ratio,
                                   legend_lines, verdict_counts, verdict_legend)
 
 _RED, _GREEN, _RESET = "\x1b[31m", "\x1b[32m", "\x1b[0m"
@@ -30,34 +31,30 @@ def render_text(data: ReportData, color: bool = False) -> str:
     if not comp.compared:
         out.append("(only one target: nothing to compare; absolute values follow)")
     for threads in data.thread_counts():
+        sections = data.sections(threads)
         out.append(f"== {threads} client thread{'s' if threads != 1 else ''} ==")
         if comp.compared:
             out.append(" ".join(c.ljust(cell_width) for c in column_names(data)) + "  test")
-        for group in data.group_order:
-            rows = data.rows_in(group, threads)
-            if not rows:
-                continue
-            out.append(f"-- {data.group_titles.get(group, group)}")
-            for row in rows:
-                cells = [_paint(fmt_cell(row, t).ljust(cell_width), row.ratios[t], color,
-                                row.verdicts.get(t) in ("too noisy", "no interval", "not measured"))
+        for section in sections:
+            out.append(f"-- {section.title}")
+            for row in section.rows:
+                cells = [_paint(fmt_cell(row, t).ljust(cell_width), row.cells[t].ratio, color,
+                                row.cells[t].verdict.unclear)
                          for t in comp.compared]
                 out.append(" ".join(cells) + f"  {row.test}")
-            summaries = data.summaries_in(group, threads)
-            for stat in ("min", "max", "mean", "median"):
-                if comp.compared:
-                    vals = [fmt_ratio(getattr(summaries[t], stat)).ljust(cell_width) for t in comp.compared]
-                    out.append(" ".join(vals) + f"  ({stat})")
             if comp.compared:
-                counts = [verdict_counts(summaries[t]).ljust(cell_width) for t in comp.compared]
+                for stat in ("min", "max", "mean", "median"):
+                    vals = [fmt_ratio(getattr(section.summaries[t], stat)).ljust(cell_width) for t in comp.compared]
+                    out.append(" ".join(vals) + f"  ({stat})")
+                counts = [verdict_counts(section.summaries[t]).ljust(cell_width) for t in comp.compared]
                 out.append(" ".join(counts) + "  (verdicts)")
         out.append("")
         out.append(f"absolute throughput ({threads} client thread{'s' if threads != 1 else ''}; "
                    "QPS, scan: thousand rows/s)")
         out.append(" ".join(t[:width * 2].rjust(width * 2) for t in comp.targets) + "  test")
-        for group in data.group_order:
-            for row in data.rows_in(group, threads):
-                out.append(" ".join(fmt_abs(row.values[t].value, row.values[t].status).rjust(width * 2)
+        for section in sections:
+            for row in section.rows:
+                out.append(" ".join(fmt_abs(row.cells[t].absolute.value, row.cells[t].absolute.status).rjust(width * 2)
                                     for t in comp.targets)
                            + f"  {row.test}")
         out.append("")
@@ -85,7 +82,7 @@ def _hardware_lines(data: ReportData) -> list[str]:
 def _warning_lines(data: ReportData) -> list[str]:
     lines = []
     for row in data.comparison.rows:
-        for target, warnings in row.warnings.items():
-            for warning in warnings:
-                lines.append(f"  {row.test} x{row.threads} {target}: {warning}")
+        for cell in row.cells.values():
+            for warning in cell.warnings:
+                lines.append(f"  {row.test} x{row.threads} {cell.target}: {warning}")
     return ["warnings (!):", *lines] if lines else []

@@ -1,0 +1,228 @@
+"""Build the report of a stored campaign: read its runs, compare every target with its
+reference (analysis/relative.py), summarize the groups, attach instruction counts, hardware
+metrics, the notes that say what the intervals include, and the report's context (`meta`).
+
+The one place renderers and verbs get a `ReportData` from; it reads the store and writes
+nothing.
+"""
+from __future__ import annotations
+
+import json
+from datetime import datetime, timezone
+
+from dbdrift.analysis.floor import campaign_sd, noise_floor
+from dbdrift.analysis.hardware import metrics_rows
+from dbdrift.analysis.instructions import EventCost, instruction_rows
+from dbdrift.analysis.noise import IntervalSample, Verdict
+from dbdrift.analysis.relative import Measurement, compare
+from dbdrift.analysis.summary import summarize_groups
+from dbdrift.catalog.sysbench import GROUP_TITLES, GROUPS, report_order, scan_krps
+from dbdrift.cpus import Placement
+from dbdrift.errors import UserError
+from dbdrift.results.data import FORMAT_VERSION, ReportData
+from dbdrift.results.targets import base_target, target_labels
+from dbdrift.store.store import Store
+from dbdrift.version import __version__
+
+# Below this many A/A calibrations the between-campaign sd is mostly luck (measured on the VMs
+# dbdrift is developed on: bench/README.md, "Intervals widened by the between-campaign sd").
+FEW_CALIBRATIONS = 3
+
+
+def no_campaign(store: Store, campaign: str | None) -> UserError:
+    """The error for a campaign the store does not hold, naming those it does."""
+    known = [c["name"] for c in store.campaigns()]
+    if not known:
+        return UserError(f"store {store.path} holds no campaign",
+                         "run `dbdrift compare 17.10 18.4`, `dbdrift run CAMPAIGN.toml` or `dbdrift demo` first")
+    names = ", ".join(dict.fromkeys(reversed(known)))  # newest first, each name once
+    return UserError(f"store {store.path} has no campaign {campaign!r}",
+                     f"it holds {names}; `dbdrift campaigns --store {store.path}` lists them with ids")
+
+
+def report_meta(store: Store, campaign_id: int, generated_at: str | None = None) -> dict:
+    """Who made this report from what: tool and format version, date, host, campaign settings."""
+    row = store.campaign(campaign_id)
+    host = json.loads(row["host_json"])
+    spec = json.loads(row["spec_json"])
+    targets = []
+    for t in store.targets(campaign_id):
+        server, install = json.loads(t["server_json"] or "{}"), json.loads(t["install_json"] or "{}")
+        targets.append({"name": t["name"], "engine": t["engine"], "base": bool(t["is_base"]),
+                        "version": server.get("version", install.get("version")), "source": install.get("source")})
+    return {
+        "dbdrift_version": __version__, "format_version": FORMAT_VERSION,
+        "generated_at": generated_at or datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        "host": {k: host.get(k) for k in ("hostname", "cpu_model", "cpus", "memory_bytes", "kernel", "os",
+                                          "virtualized")},
+        "campaign": {"id": campaign_id, "name": row["name"], "created_at": row["created_at"],
+                     "dbdrift_version": row["dbdrift_version"],
+                     "settings": {k: v for k, v in spec.items() if k != "targets"}},
+        "targets": targets,
+    }
+
+
+def build_report(store: Store, campaign: str | None, base: str | None, chain: bool,
+                 min_effect: float = 0.02, noisy: float = 0.05, noise_floor: str = "none",
+                 metrics: bool = False, generated_at: str | None = None) -> ReportData:
+    campaign_id = store.latest_campaign_id(campaign)
+    if campaign_id is None:
+        raise no_campaign(store, campaign)
+    row = store.campaign(campaign_id)
+    targets = store.targets(campaign_id)
+    names = [t["name"] for t in targets]
+    base_name = base_target(targets, base, row["name"])
+    floors, between, notes = _floors(store, noise_floor, campaign_id, min_effect, noisy)
+    measurements = _measurements(store, campaign_id)
+    comparison = compare(measurements, names, base_name, report_order({m.test for m in measurements}), chain,
+                         min_effect=min_effect, noisy_half_width=noisy, noise_floor=floors, campaign_sd=between)
+    notes += _campaign_sd_note(comparison, between)
+    labels = target_labels(targets)
+    counted = store.instructions(campaign_id)
+    order = report_order({m.test for m in measurements} | {r["test"] for r in counted})
+    host = json.loads(row["host_json"])
+    notes += _interval_notes(comparison, json.loads(row["spec_json"]), between) + _host_notes(host)
+    references = comparison.references
+    return ReportData(row["name"], comparison, tuple(summarize_groups(comparison, list(GROUPS))), labels,
+                      GROUPS, GROUP_TITLES, notes,
+                      metrics=tuple(_metrics(store, campaign_id, names, references, order, host.get("cpus") or 1))
+                      if metrics else (),
+                      instructions=tuple(_instructions(counted, references, order)),
+                      show_metrics=metrics, meta=report_meta(store, campaign_id, generated_at))
+
+
+def _metrics(store: Store, campaign_id: int, targets: list[str], references: dict[str, str], order: list[str],
+             ncpu: int):
+    cells: dict = {}
+    for r in store.runs(campaign_id):
+        if "warm" in r["test"] or r["status"] != "ok" or not r["hardware_json"]:
+            continue
+        cells.setdefault((r["test"], r["threads"]), {}).setdefault(r["target"], []).append(
+            (json.loads(r["hardware_json"]), r["value"]))
+    return metrics_rows(cells, targets, references, order, ncpu)
+
+
+def _instructions(counted, references: dict[str, str], order: list[str]):
+    counts = {(r["test"], r["target"]): (EventCost(r["ir_per_event"], json.loads(r["self_json"]),
+                                                   json.loads(r["inclusive_json"])), r["spread_pct"])
+              for r in counted}
+    return instruction_rows(counts, references, order)
+
+
+def _interval_notes(comparison, spec: dict, between: dict[str, tuple[float, int]]) -> tuple[str, ...]:
+    """Say when the rQPS intervals do not include what each server start draws, or what each
+    campaign draws (docs/noise.md)."""
+    # a calibration's between-campaign sd holds what a start draws as well
+    methods = {c.estimate.method for row in comparison.rows for c in row.cells.values() if c.estimate} - set(between)
+    if any(m.within_one_start for m in methods):
+        return ("intervals: one start of each server per test; the offset a start draws (up to ~2% on small "
+                'VMs) is not in them: repeats >= 3 with restart = "repeat" or "reload" put it in',)
+    if spec.get("restart") == "never" and spec.get("repeats", 1) > 1 and methods:
+        return ('intervals: restart = "never", so all repeats ran on one start of each server and the offset a '
+                "start draws is not in them",)
+    if any(m.over_starts for m in methods) and not spec.get("calibration"):
+        return ("intervals: over this campaign's server starts only; the offset a whole campaign draws (an sd of "
+                "about 0.5% on small VMs) is not in them: run `dbdrift calibrate` with this campaign's file three "
+                "times or more, at different times, and reports put it in",)
+    return ()
+
+
+def _host_notes(host: dict) -> tuple[str, ...]:
+    placed = (f"cpus: {Placement.from_dict(host['placement']).describe()}",) if "placement" in host else ()
+    return placed + tuple(f"host warning: {w['message']} (hint: {w['hint']})" for w in host.get("warnings", []))
+
+
+def _measurements(store: Store, campaign_id: int) -> list[Measurement]:
+    table_rows = json.loads(store.campaign(campaign_id)["spec_json"]).get("rows", 0)
+    return [measurement(store, r, table_rows) for r in store.runs(campaign_id) if "warm" not in r["test"]]
+
+
+def _floors(store: Store, choice: str, campaign_id: int, min_effect: float,
+            noisy: float) -> tuple[dict[str, float], dict[str, tuple[float, int]], tuple[str, ...]]:
+    """Per-test A/A noise floors from the newest calibration campaign (or the one named), the
+    between-campaign sd per interval method from every calibration campaign of the store (or
+    the one named), and a note saying which."""
+    if choice == "none":
+        return {}, {}, ()
+    if choice == "auto":
+        aa_ids = [i for i in store.calibration_ids() if i != campaign_id]
+    else:
+        named = store.latest_campaign_id(choice)
+        if named is None:
+            raise UserError(f"--noise-floor {choice}: no such campaign in {store.path}",
+                            "run `dbdrift calibrate CAMPAIGN.toml` first, or pass --noise-floor none")
+        aa_ids = [named] if named != campaign_id else []
+    if not aa_ids:
+        return {}, {}, ()
+    comparisons = []
+    for aa_id in aa_ids:
+        names = [t["name"] for t in store.targets(aa_id)]
+        measurements = _measurements(store, aa_id)
+        comparisons.append(compare(measurements, names, names[0], sorted({m.test for m in measurements}),
+                                   min_effect=min_effect, noisy_half_width=noisy))
+    floors = noise_floor(comparisons[0])
+    aa = store.campaign(aa_ids[0])
+    return floors, campaign_sd(comparisons), (
+        f"noise floor: A/A campaign {aa['name']} (#{aa_ids[0]}, {aa['created_at']}) for {len(floors)} tests",)
+
+
+def _campaign_sd_note(comparison, between: dict[str, tuple[float, int]]) -> tuple[str, ...]:
+    """Say by how much the intervals were widened for what a whole campaign draws, or that
+    the calibration could not say it for the way these intervals were estimated."""
+    methods = {c.estimate.method for row in comparison.rows for c in row.cells.values()
+               if c.estimate and c.estimate.lower is not None}
+    used = sorted(m for m in methods if m in between)
+    notes = tuple(f"intervals ({m}) include a between-campaign sd of {between[m][0]:.2%} measured on "
+                  f"{between[m][1]} A/A calibration campaign(s)" for m in used)
+    few = min((between[m][1] for m in used), default=FEW_CALIBRATIONS)
+    if few < FEW_CALIBRATIONS:
+        notes += (f"a between-campaign sd from {few} calibration(s) is uncertain (each campaign draws one offset; "
+                  f"it settles after about {FEW_CALIBRATIONS}): run `dbdrift calibrate` with this campaign's file "
+                  "again at other times",)
+    if between and methods - set(used):
+        notes += (f"intervals ({', '.join(sorted(methods - set(used)))}) have no between-campaign part: no A/A "
+                  "calibration was estimated that way; calibrate with this campaign's repeats and restart",)
+    return notes
+
+
+def measurement(store: Store, run, table_rows: int) -> Measurement:
+    """A stored run with its per-interval throughput (QPS, or Krps for scan) and host steal."""
+    intervals = []
+    for iv in store.intervals(run["id"]):
+        seconds = iv["end_s"] - iv["start_s"]
+        if seconds <= 0:
+            continue
+        if run["metric"] == "krps":
+            value = scan_krps(table_rows, iv["events"], seconds, run["threads"])
+        else:
+            value = iv["statements"] / seconds
+        intervals.append(IntervalSample(value, seconds, iv["steal_pct"], iv["round"]))
+    warnings = tuple(w["message"] for w in json.loads(run["warnings_json"] or "[]"))
+    note = ""
+    if run["status"] == "skipped":
+        note = run["error"] or "skipped"  # "skipped: server died"
+    elif run["status"] != "ok":
+        note = run["status"]
+        if run["error"]:
+            warnings += (f"{run['status']}: {run['error'][:160]}",)
+    return Measurement(run["test"], run["test_group"], run["target"], run["threads"], run["value"], run["metric"],
+                       run["status"], run["repeat"], tuple(intervals), warnings, note)
+
+
+FINDING_KINDS = ("regression", "not-measured")
+
+
+def findings(data: ReportData, kinds: list[str] | tuple[str, ...]) -> list[str]:
+    """The cells `report --fail-on` names: `point-query x1 pg18: regression 0.950 [0.940,0.960] vs pg17`."""
+    found = []
+    for row in data.comparison.rows:
+        for target in data.comparison.compared:
+            cell = row.cells[target]
+            if cell.verdict is Verdict.REGRESSION and "regression" in kinds:
+                est = cell.estimate
+                interval = f" [{est.lower:.3f},{est.upper:.3f}]" if est and est.lower is not None else ""
+                found.append(f"{row.test} x{row.threads} {target}: regression {cell.ratio:.3f}{interval} "
+                             f"vs {cell.reference}")
+            elif cell.verdict is Verdict.NOT_MEASURED and "not-measured" in kinds:
+                found.append(f"{row.test} x{row.threads} {target}: not measured ({row.status(target) or 'failed'})")
+    return found

@@ -1,0 +1,70 @@
+"""What every report format renders: one comparison, its labels and context. Pure data, no I/O.
+
+Renderers walk it one way: `sections()` gives, per client count and group in display order,
+the rows with their per-target cells and the group's summaries; `cells()` flattens that walk
+for the long formats (JSON, CSV)."""
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+
+from dbdrift.analysis.hardware import MetricsRow
+from dbdrift.analysis.instructions import InstructionRow
+from dbdrift.analysis.relative import Cell, Comparison, RelativeRow
+from dbdrift.analysis.summary import GroupSummary
+
+FORMAT_VERSION = 2  # of the JSON and CSV layouts: raised when a field is renamed or removed
+
+
+@dataclass(frozen=True)
+class Section:
+    """One group of tests at one client count: its rows and, per compared target, its summary."""
+
+    threads: int
+    group: str
+    title: str
+    rows: tuple[RelativeRow, ...]
+    summaries: dict[str, GroupSummary]
+
+
+@dataclass(frozen=True)
+class ReportData:
+    campaign: str
+    comparison: Comparison
+    summaries: tuple[GroupSummary, ...]
+    target_labels: dict[str, str]  # target -> "postgres 17.10" (what it is)
+    group_order: tuple[str, ...]
+    group_titles: dict[str, str]
+    notes: tuple[str, ...] = ()  # e.g. where the noise floor came from
+    metrics: tuple[MetricsRow, ...] = ()  # hardware per operation; rendered when show_metrics
+    instructions: tuple[InstructionRow, ...] = ()  # callgrind counts, rendered whenever present
+    show_metrics: bool = False
+    meta: dict = field(default_factory=dict)  # dbdrift and format version, date, host, campaign settings
+
+    def instruction_row(self, test: str) -> InstructionRow | None:
+        return next((r for r in self.instructions if r.test == test), None)
+
+    def label(self, target: str) -> str:
+        extra = self.target_labels.get(target)
+        return f"{target} ({extra})" if extra else target
+
+    def thread_counts(self) -> list[int]:
+        return sorted({row.threads for row in self.comparison.rows})
+
+    def sections(self, threads: int | None = None) -> list[Section]:
+        """The report's sections in display order (only those of `threads` when given)."""
+        out = []
+        for count in self.thread_counts() if threads is None else [threads]:
+            for group in self.group_order:
+                rows = tuple(r for r in self.comparison.rows if r.group == group and r.threads == count)
+                if rows:
+                    summaries = {s.target: s for s in self.summaries if s.group == group and s.threads == count}
+                    out.append(Section(count, group, self.group_titles.get(group, group), rows, summaries))
+        return out
+
+    def cells(self) -> Iterator[tuple[RelativeRow, Cell]]:
+        """Every (row, cell) in section order, targets in display order: the long formats' lines."""
+        for section in self.sections():
+            for row in section.rows:
+                for target in self.comparison.targets:
+                    yield row, row.cells[target]
