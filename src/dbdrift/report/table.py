@@ -15,7 +15,8 @@ def verdict_legend(data: ReportData) -> str:
     comp = data.comparison
     return (f"verdicts (95% interval, minimum effect {comp.min_effect:.0%}): - regression, + improvement, "
             f"= no significant change, ~ too noisy (holds 1 and wider than ±{comp.noisy_half_width:.0%}), "
-            "? no interval (too few samples), x not measured (a run failed or was skipped); ! host or run warnings")
+            "? no interval (too few samples), x not measured (no run of the cell, or of its reference, succeeded); "
+            "! host or run warnings")
 
 
 def fmt_cell(row, target: str) -> str:

@@ -19,7 +19,6 @@ class Dialect:
     backend = "postgres"  # the driver backend (docs/protocol.md)
     sql_dialect = "postgres"  # catalog.render_sql's dialect
     backend_pids_are_processes = True  # the driver's start line names OS processes to watch
-    counts_instructions = True  # runner/instructions.py knows this engine's server
 
     def __init__(self, version: str) -> None:
         self.version = version
@@ -141,7 +140,6 @@ class InnoDBDialect(Dialect):
     backend = "mysql"
     sql_dialect = "mysql"
     backend_pids_are_processes = False  # connection ids: the server is one process of threads
-    counts_instructions = False
 
     def __init__(self, version: str, engine: str = "mariadb") -> None:
         super().__init__(version)
