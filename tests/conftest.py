@@ -1,7 +1,8 @@
 """Shared fixtures, and the rule that real-server tests may not be skipped in CI.
 
 With DBDRIFT_REQUIRE_SERVER_TESTS=1 (set by ./dev test, hence CI), a skipped test marked
-`server` turns the session into a failure, and so does a session that ran no server test.
+`server` (a real database server) or `browser` (headless Chromium) turns the session into a
+failure, and so does a session that ran no such test.
 """
 from __future__ import annotations
 
@@ -14,7 +15,8 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
 
-_server_outcomes: dict[str, str] = {}
+REQUIRED = ("server", "browser")  # marks whose tests must run, none skipped, under DBDRIFT_REQUIRE_SERVER_TESTS=1
+_required: dict[str, dict[str, str]] = {kind: {} for kind in REQUIRED}  # kind -> nodeid -> outcome
 _fault_outcomes: dict[str, tuple[str, str]] = {}  # nodeid -> (area, outcome)
 
 
@@ -28,20 +30,26 @@ def pytest_runtest_logreport(report):
     if area and (report.when == "call" or report.outcome != "passed"):
         if report.nodeid not in _fault_outcomes or report.outcome != "passed":
             _fault_outcomes[report.nodeid] = (area, report.outcome)
-    if "server" in report.keywords and (report.when == "call" or report.skipped):
-        if report.skipped:
-            _server_outcomes[report.nodeid] = "skipped"
-        elif report.when == "call":
-            _server_outcomes[report.nodeid] = report.outcome
+    for kind in REQUIRED:
+        if kind in report.keywords and (report.when == "call" or report.skipped):
+            _required[kind][report.nodeid] = "skipped" if report.skipped else report.outcome
 
 
 def pytest_sessionfinish(session, exitstatus):
     if os.environ.get("DBDRIFT_REQUIRE_SERVER_TESTS") != "1":
         return
-    skipped = [n for n, o in _server_outcomes.items() if o == "skipped"]
-    ran = [n for n, o in _server_outcomes.items() if o != "skipped"]
-    if skipped or not ran:
+    if any(_missing(kind) for kind in REQUIRED):
         session.exitstatus = 1
+
+
+def _counts(kind: str) -> tuple[int, int]:
+    outcomes = _required[kind].values()
+    return sum(o != "skipped" for o in outcomes), sum(o == "skipped" for o in outcomes)
+
+
+def _missing(kind: str) -> bool:
+    ran, skipped = _counts(kind)
+    return bool(skipped) or not ran
 
 
 def _fault_area(report) -> str | None:
@@ -65,12 +73,13 @@ def pytest_terminal_summary(terminalreporter):
             tried_passed[1] += outcome == "passed"
         terminalreporter.write_line("fault suite (area: tried / passed): " + ", ".join(
             f"{area} {tried}/{passed}" for area, (tried, passed) in sorted(areas.items())))
-    skipped = [n for n, o in _server_outcomes.items() if o == "skipped"]
-    ran = [n for n, o in _server_outcomes.items() if o != "skipped"]
-    terminalreporter.write_line(f"real-server tests: {len(ran)} ran, {len(skipped)} skipped")
-    if os.environ.get("DBDRIFT_REQUIRE_SERVER_TESTS") == "1" and (skipped or not ran):
-        terminalreporter.write_line("FAILED: real-server tests were skipped or none ran "
-                                    "(DBDRIFT_REQUIRE_SERVER_TESTS=1)", red=True)
+    (ran, skipped), (b_ran, b_skipped) = _counts("server"), _counts("browser")
+    terminalreporter.write_line(f"real-server tests: {ran} ran, {skipped} skipped; "
+                                f"browser tests: {b_ran} ran, {b_skipped} skipped")
+    for kind in REQUIRED:
+        if os.environ.get("DBDRIFT_REQUIRE_SERVER_TESTS") == "1" and _missing(kind):
+            terminalreporter.write_line(f"FAILED: {kind} tests were skipped or none ran "
+                                        "(DBDRIFT_REQUIRE_SERVER_TESTS=1)", red=True)
 
 
 @pytest.fixture

@@ -7,9 +7,11 @@ from html.parser import HTMLParser
 import pytest
 
 from dbdrift.cli.report import render
+from dbdrift.version import __version__
 from dbdrift.results.build import build_report
+from dbdrift.report.html import page_axis
 from dbdrift.report.svgchart import scale
-from tests.unit.test_reports import GOLDEN, QPS, make_store
+from tests.unit.test_reports import GENERATED_AT, GOLDEN, QPS, make_store
 
 VOID = {"meta", "br", "hr", "img", "input", "link", "wbr", "col", "source"}
 
@@ -65,10 +67,11 @@ def store(tmp_path):
 
 @pytest.fixture
 def page(store) -> str:
-    return render(build_report(store, None, None, False), "html")
+    return render(build_report(store, None, None, False, generated_at=GENERATED_AT), "html")
 
 
 def test_html_report_matches_its_golden_file(page):
+    page = page.replace(f"dbdrift {__version__}", "dbdrift VERSION")  # goldens outlive a version bump
     golden = GOLDEN / "report.html"
     if os.environ.get("UPDATE_GOLDEN") == "1":
         golden.write_text(page)
@@ -171,7 +174,51 @@ def test_chart_scale_holds_one_and_every_value_on_whole_steps():
 def test_chain_columns_name_the_previous_target_as_reference(store):
     walked = Page(render(build_report(store, None, None, True), "html"))
     headers = [c["text"] for cls, cells in walked.rows if cls == "rel" for c in cells[1:3]][:2]
-    assert headers == ["col-1pg18 / pg17", "col-2pg19 / pg18"]
+    assert headers == ["pg18/ pg17", "pg19/ pg18"]
+
+
+def test_findings_come_first_the_regression_before_the_improvements_with_intervals(page):
+    findings = page[page.index('<section id="findings">'):page.index("</section>", page.index('id="findings"'))]
+    assert page.index('id="findings"') < page.index('id="threads-1"')
+    rows = [cells for cls, cells in Page(findings).rows if cls == "findings"][1:]
+    assert [(r[0]["text"], r[1]["text"], r[3]["text"], r[4]["text"]) for r in rows] == [
+        ("-", "update-index", "pg18 / pg17", "0.915"), ("-", "read-only_range=100", "pg19 / pg17", "0.937"),
+        ("-", "scan", "pg18 / pg17", "0.947"), ("-", "point-query", "pg18 / pg17", "0.950"),
+        ("+", "range-covered-pk", "pg18 / pg17", "1.100"), ("+", "point-query", "pg19 / pg17", "1.075"),
+        ("+", "scan", "pg19 / pg17", "1.053")]  # regressions first, each kind largest change first
+    assert rows[3][5]["text"] == "[0.941, 0.959]" and rows[3][6]["text"] == "1.036"  # instructions moved too
+    assert "regression(s) and" in findings and "not measured" in findings
+
+
+def test_the_header_says_what_ran_where(page):
+    header = page[page.index("<header>"):page.index("</header>")]
+    for text in ("pg18, pg19 against pg17", "campaign", "golden (#1)", "2026-01-02 03:04:05", "pg17: postgres 17.10",
+                 "pg19: postgres 19.0", "dbdrift "):
+        assert text in header, text
+
+
+def test_every_chart_of_the_page_has_the_same_axis_from_0_8(page):
+    sections = page[page.index('id="threads-1"'):page.index('id="instructions"')]
+    charts = sections.split("<svg")[1:]
+    assert len(charts) == 4
+    ticks = [re.findall(r">([01]\.\d\d)</text>", chart) for chart in charts]
+    assert ticks[0] == ["0.80", "0.85", "0.90", "0.95", "1.00", "1.05", "1.10", "1.15", "1.20"]
+    assert all(tk == ticks[0] for tk in ticks)
+
+
+def test_the_axis_widens_to_hold_a_value_outside_it(store):
+    data = build_report(store, None, None, False)
+    assert page_axis(data) == (0.8, 1.2)
+    far = dataclasses.replace(data.comparison.rows[0].cells["pg18"], ratio=0.62)
+    row = dataclasses.replace(data.comparison.rows[0], cells={**data.comparison.rows[0].cells, "pg18": far})
+    wide = dataclasses.replace(data, comparison=dataclasses.replace(data.comparison,
+                                                                    rows=(row, *data.comparison.rows[1:])))
+    assert page_axis(wide) == (0.6, 1.2)
+
+
+def test_bars_take_their_target_colour_and_columns_are_named_by_target(page):
+    assert 'fill="#4e79a7"' in page and 'fill="#f28e2b"' in page  # pg18, pg19
+    assert "col-1" not in page and "col-2" not in page
 
 
 def test_a_single_target_gets_absolute_values_and_no_charts(store):

@@ -1,15 +1,20 @@
-"""HTML report: one self-contained page (inline CSS, inline SVG charts, no scripts, nothing fetched)
-with the rQPS tables of the text report, a bar chart per group, and the hardware sections."""
+"""HTML report: one self-contained page (inline CSS, inline SVG charts, no scripts, nothing fetched).
+
+Findings come first (each regression and improvement with its interval), under a header that
+says what ran where (date, host, versions, durations, dbdrift version). Then per client count and
+group the rQPS table, columns named by target, and a bar chart whose rQPS axis is the same on the
+whole page (0.8 to 1.2, widened only when a value falls outside), one colour per target; verdicts
+are marks, not colours. Absolute throughput, instructions, hardware metrics and warnings follow."""
 from __future__ import annotations
 
+import math
 from html import escape
 from itertools import count
 
 from dbdrift.analysis.noise import Verdict
 from dbdrift.report.hardware import METRICS_LEGEND, delta_lines, fmt_ratio3, instruction_table, metrics_blocks
 from dbdrift.report.svgchart import Bar, BarGroup, ratio_chart
-from dbdrift.report.table import (GREEN_AT, RED_AT, column_names, fmt_abs, fmt_ratio, legend_lines, verdict_counts,
-                                  verdict_legend)
+from dbdrift.report.table import GREEN_AT, RED_AT, fmt_abs, fmt_ratio, verdict_counts, verdict_legend
 from dbdrift.results.data import ReportData, Section
 
 CSS = """
@@ -33,18 +38,47 @@ td.noisy{color:#666;background:#e4e4e4 repeating-linear-gradient(45deg,#f2f2f2,#
 ul.notes li.host{color:#b45309}
 figure{margin:.3rem 0 1.2rem}figcaption{color:#555;font-size:.9rem}
 nav{margin:1rem 0}nav a{margin-right:1.2rem}
+header table.context th{text-align:left;background:#f6f6f6;font-family:inherit;font-weight:600}
+header table.context td{text-align:left;white-space:normal;font-family:inherit}
+.swatch{display:inline-block;width:.8em;height:.8em;margin-right:.35em;border:1px solid #555;vertical-align:-.05em}
+table.findings td.mark{font-weight:bold}
+table.findings tr.regression td.mark{color:#a33}table.findings tr.improvement td.mark{color:#276}
 svg.chart{max-width:100%;height:auto}
 """
+
+
+TARGET_COLORS = ("#4e79a7", "#f28e2b", "#59a14f", "#b07aa1", "#76b7b2", "#edc948", "#ff9da7", "#9c755f",
+                 "#e15759", "#bab0ac")  # one per compared target, in column order (Tableau 10)
+AXIS = (0.8, 1.2)  # the posts' rQPS axis; widened on whole 0.05 steps when a value falls outside
 
 
 def render_html(data: ReportData) -> str:
     """The whole page; every string from the store or the catalog passes through html.escape."""
     charts = count(1)  # a unique id per SVG chart, for its hatch pattern
-    parts = [_head(data), _intro(data)]
+    axis = page_axis(data)
+    parts = [_head(data), _header(data), _findings(data), _intro(data)]
     for threads in data.thread_counts():
-        parts.append(_threads_section(data, threads, charts))
+        parts.append(_threads_section(data, threads, charts, axis))
     parts += [_instructions_section(data, charts), _metrics_section(data), _warnings_section(data)]
     return "\n".join(p for p in parts if p) + "\n</body>\n</html>\n"
+
+
+def target_color(data: ReportData, target: str) -> str:
+    compared = data.comparison.compared
+    return TARGET_COLORS[compared.index(target) % len(TARGET_COLORS)] if target in compared else "#888"
+
+
+def page_axis(data: ReportData) -> tuple[float, float]:
+    """AXIS, widened to whole 0.05 steps that hold every rQPS and interval end of the page."""
+    values = [v for row in data.comparison.rows for t in data.comparison.compared
+              for v in _cell_numbers(row.cells[t]) if v is not None and math.isfinite(v)]
+    lo, hi = min([AXIS[0], *values]), max([AXIS[1], *values])
+    return max(0.0, math.floor(lo * 20 + 1e-9) / 20), math.ceil(hi * 20 - 1e-9) / 20
+
+
+def _cell_numbers(cell) -> tuple[float | None, ...]:
+    est = cell.estimate
+    return (cell.ratio, est.lower if est else None, est.upper if est else None)
 
 
 def _head(data: ReportData) -> str:
@@ -53,36 +87,119 @@ def _head(data: ReportData) -> str:
             f"<title>dbdrift report: {escape(data.campaign)}</title>\n<style>{CSS}</style>\n</head>\n<body>")
 
 
+def _header(data: ReportData) -> str:
+    """What ran where: the campaign, its date, host, targets with versions, durations, tool versions."""
+    comp, meta = data.comparison, data.meta
+    campaign, host = meta.get("campaign", {}), meta.get("host", {})
+    settings = campaign.get("settings", {})
+    compared = ", ".join(comp.compared) or comp.base
+    title = f"{compared} against {comp.base}" if comp.compared and not comp.chain else (
+        f"{' → '.join(comp.targets)}, each against the one before" if comp.chain else comp.base)
+    facts = [("campaign", f"{data.campaign} (#{campaign['id']})" if "id" in campaign else data.campaign)]
+    if campaign.get("created_at"):
+        facts.append(("run on", campaign["created_at"].replace("T", " ")))
+    if host:
+        memory = f", {host['memory_bytes'] / 2**30:.0f} GiB" if host.get("memory_bytes") else ""
+        facts.append(("host", f"{host.get('hostname') or '?'}: {host.get('cpu_model') or 'CPU ?'}, "
+                              f"{host.get('cpus') or '?'} CPUs{memory}; {host.get('os') or ''} "
+                              f"{host.get('kernel') or ''}".strip()))
+    targets = {t["name"]: t for t in meta.get("targets", [])}
+    for name in comp.targets:
+        info = targets.get(name, {})
+        what = " ".join(str(x) for x in (info.get("engine"), info.get("version")) if x) or data.target_labels.get(name, "")
+        source = f" ({info['source']})" if info.get("source") else ""
+        role = "base" if name == comp.base else "target"
+        swatch = f'<span class="swatch" style="background:{target_color(data, name)}"></span>'
+        facts.append((role, f"{swatch}{escape(name)}: {escape(what + source)}", True))
+    if settings:
+        facts.append(("runs", _runs_text(settings)))
+    versions = f"dbdrift {meta['dbdrift_version']}" if meta.get("dbdrift_version") else ""
+    if campaign.get("dbdrift_version") and campaign["dbdrift_version"] != meta.get("dbdrift_version"):
+        versions += f" (the campaign ran with {campaign['dbdrift_version']})"
+    if versions:
+        facts.append(("report", f"{versions}, made {meta.get('generated_at', '').replace('T', ' ')}"))
+    rows = "".join(f"<tr><th>{escape(f[0])}</th><td>{f[1] if len(f) > 2 else escape(f[1])}</td></tr>" for f in facts)
+    return (f"<header><h1>{escape(title)}</h1>\n"
+            f'<table class="context"><tbody>{rows}</tbody></table></header>')
+
+
+def _runs_text(s: dict) -> str:
+    if s.get("workload", "sysbench") != "sysbench":
+        return str(s.get("workload"))
+    threads = ", ".join(str(n) for n in s.get("threads", [1]))
+    parts = [f"{s.get('tables', 1)} table(s) of {s.get('rows', 0):,} rows", f"threads {threads}",
+             f"reads {s.get('read_s', 0):g} s, writes {s.get('write_s', 0):g} s after {s.get('warmup_s', 0):g} s warmup",
+             f"{s.get('repeats', 1)} repeat(s)", f"order {s.get('order', '?')}"]
+    return "; ".join(parts)
+
+
+def _findings(data: ReportData) -> str:
+    """Every regression and improvement, the largest first, with its interval; then what could not be told."""
+    comp = data.comparison
+    if not comp.compared:
+        return ""
+    found = [(row, row.cells[t]) for row in comp.rows for t in comp.compared
+             if row.cells[t].verdict in (Verdict.REGRESSION, Verdict.IMPROVEMENT)]
+    found.sort(key=lambda rc: (rc[1].verdict is not Verdict.REGRESSION,
+                               rc[1].ratio if rc[1].verdict is Verdict.REGRESSION else -rc[1].ratio))
+    cells = [row.cells[t] for row in comp.rows for t in comp.compared]
+    unclear = sum(c.verdict in (Verdict.TOO_NOISY, Verdict.NO_INTERVAL) for c in cells)
+    missing = sum(c.verdict is Verdict.NOT_MEASURED for c in cells)
+    regressions = sum(c.verdict is Verdict.REGRESSION for _, c in found)
+    summary = (f"{regressions} regression(s) and {len(found) - regressions} improvement(s) of at least "
+               f"{comp.min_effect:.0%} whose 95% interval excludes 1, among {len(cells)} cells")
+    summary += f"; {unclear} too noisy or without an interval" if unclear else ""
+    summary += f"; {missing} not measured" if missing else ""
+    out = ['<section id="findings">', "<h2>Findings</h2>", f"<p>{escape(summary)}.</p>"]
+    if found:
+        body = []
+        for row, cell in found:
+            est = cell.estimate
+            interval = f"[{est.lower:.3f}, {est.upper:.3f}]" if est and est.lower is not None else "-"
+            irow = data.instruction_row(row.test)
+            instr = f"<td>{fmt_ratio3(irow.relative.get(cell.target) if irow else None)}</td>" if data.instructions else ""
+            kind = "regression" if cell.verdict is Verdict.REGRESSION else "improvement"
+            body.append(f'<tr class="{kind}"><td class="mark">{escape(cell.verdict.mark)}</td>'
+                        f'<th scope="row">{escape(row.test)}</th><td>{row.threads}</td>'
+                        f'<td><span class="swatch" style="background:{target_color(data, cell.target)}"></span>'
+                        f"{escape(cell.target)} / {escape(cell.reference or '')}</td>"
+                        f"<td>{cell.ratio:.3f}</td><td>{interval}</td>{instr}</tr>")
+        out.append('<table class="findings"><thead><tr><th></th><th>test</th><th>threads</th><th>target / reference'
+                   "</th><th>rQPS</th><th>95% interval</th>"
+                   + ("<th>instructions/event ratio</th>" if data.instructions else "") + "</tr></thead><tbody>"
+                   + "".join(body) + "</tbody></table>")
+    return "\n".join(out + ["</section>"])
+
+
 def _intro(data: ReportData) -> str:
-    lines = legend_lines(data)
-    legend = lines[:len(lines) - len(data.notes)]  # the notes get their own list below
-    out = [f"<h1>dbdrift report: {escape(data.campaign)}</h1>",
-           f'<pre class="legend">{escape(chr(10).join(legend))}</pre>',
-           f'<p class="verdicts">{escape(verdict_legend(data))}. Cells are red at rQPS ≤ {RED_AT:.2f} with a '
+    out = ['<section id="how-to-read">',
+           f'<p class="verdicts">{escape(verdict_legend(data))}. Table cells are red at rQPS ≤ {RED_AT:.2f} with a '
            f"regression verdict, green at ≥ {GREEN_AT:.2f} with an improvement, hatched when too noisy or "
-           "without an interval; hover a cell for its interval and method.</p>"]
+           "without an interval; hover a cell for its interval and method. Charts: one colour per target, "
+           "the verdict's mark after each value.</p>"]
     if data.notes:
         items = [(' class="host"' if n.startswith("host warning") else "", escape(n)) for n in data.notes]
         out.append('<ul class="notes">' + "".join(f"<li{css}>{note}</li>" for css, note in items) + "</ul>")
     if not data.comparison.compared:
         out.append("<p>Only one target: nothing to compare; absolute values follow.</p>")
-    links = [(f"threads-{t}", _threads_title(t)) for t in data.thread_counts()]
+    links = [("findings", "Findings")] if data.comparison.compared else []
+    links += [(f"threads-{t}", _threads_title(t)) for t in data.thread_counts()]
     links += [("instructions", "Instructions per event")] if data.instructions else []
     links += [("metrics", "Hardware per operation")] if data.show_metrics else []
     links.append(("warnings", "Warnings"))
     out.append("<nav>Contents: " + "".join(f'<a href="#{i}">{escape(t)}</a>' for i, t in links) + "</nav>")
-    return "\n".join(out)
+    return "\n".join(out + ["</section>"])
 
 
 def _threads_title(threads: int) -> str:
     return f"{threads} client thread{'s' if threads != 1 else ''}"
 
 
-def _threads_section(data: ReportData, threads: int, charts) -> str:
+def _threads_section(data: ReportData, threads: int, charts, axis: tuple[float, float]) -> str:
     out = [f'<section id="threads-{threads}">', f"<h2>{escape(_threads_title(threads))}</h2>"]
     if data.comparison.compared:
         for section in data.sections(threads):
-            out.append(_group_section(data, section, f"chart-{next(charts)}"))
+            out.append(_group_section(data, section, f"chart-{next(charts)}", axis))
     out += [_absolute_table(data, threads), "</section>"]
     return "\n".join(out)
 
@@ -92,18 +209,18 @@ def _references(data: ReportData) -> dict[str, str]:
     return {t: (comp.targets[i] if comp.chain else comp.base) for i, t in enumerate(comp.compared)}
 
 
-def _group_section(data: ReportData, section: Section, chart_id: str) -> str:
+def _group_section(data: ReportData, section: Section, chart_id: str, axis: tuple[float, float]) -> str:
     comp, refs = data.comparison, _references(data)
     group, threads, rows, title = section.group, section.threads, section.rows, section.title
-    head = "".join(f'<th title="{escape(data.label(t))} ÷ {escape(data.label(refs[t]))}">{c}<br>'
-                   f'<span class="sub">{escape(t)} / {escape(refs[t])}</span></th>'
-                   for c, t in zip(column_names(data), comp.compared))
+    head = "".join(f'<th title="{escape(data.label(t))} ÷ {escape(data.label(refs[t]))}">'
+                   f'<span class="swatch" style="background:{target_color(data, t)}"></span>{escape(t)}<br>'
+                   f'<span class="sub">/ {escape(refs[t])}</span></th>' for t in comp.compared)
     body = [f'<tr><th scope="row">{escape(row.test)}</th>{"".join(_rel_cell(row, t) for t in comp.compared)}</tr>'
             for row in rows]
     out = [f'<section class="group" id="{escape(group)}-{threads}">', f"<h3>{escape(title)}</h3>",
            f'<table class="rel"><thead><tr><th>test</th>{head}</tr></thead>', "<tbody>", *body, "</tbody>",
            "<tfoot>", *_summary_rows(data, section), "</tfoot></table>",
-           _group_chart(data, rows, chart_id, f"rQPS, {title}, {_threads_title(threads)}"), "</section>"]
+           _group_chart(data, rows, chart_id, f"rQPS, {title}, {_threads_title(threads)}", axis), "</section>"]
     return "\n".join(out)
 
 
@@ -166,7 +283,7 @@ def _summary_rows(data: ReportData, section: Section) -> list[str]:
     return out
 
 
-def _group_chart(data: ReportData, rows, chart_id: str, caption: str) -> str:
+def _group_chart(data: ReportData, rows, chart_id: str, caption: str, axis: tuple[float, float]) -> str:
     groups = []
     for row in rows:
         bars = []
@@ -174,10 +291,12 @@ def _group_chart(data: ReportData, rows, chart_id: str, caption: str) -> str:
             cell = row.cells[t]
             est, verdict = cell.estimate, cell.verdict or Verdict.NO_INTERVAL
             lower, upper = (est.lower, est.upper) if est else (None, None)
-            bars.append(Bar(t, cell.ratio, lower, upper, verdict, f"{row.test}, {t}: {verdict}"))
+            bars.append(Bar(t, cell.ratio, lower, upper, title=f"{row.test}, {t} / {cell.reference}: {verdict}",
+                            fill=target_color(data, t), mark=verdict.mark))
         groups.append(BarGroup(row.test, tuple(bars)))
-    return (f"<figure>{ratio_chart(groups, chart_id, caption)}<figcaption>{escape(caption)}: bars from 1.0 "
-            "(right: faster than the reference), whiskers: 95% interval, color: verdict</figcaption></figure>")
+    return (f"<figure>{ratio_chart(groups, chart_id, caption, axis=axis)}<figcaption>{escape(caption)}: bars from "
+            "1.0 (right: faster than the reference), whiskers: 95% interval, colour: target, mark: verdict; "
+            "the same axis on the whole page</figcaption></figure>")
 
 
 def _absolute_table(data: ReportData, threads: int) -> str:

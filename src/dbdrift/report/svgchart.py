@@ -29,6 +29,8 @@ class Bar:
     upper: float | None = None
     kind: str = "same"  # PALETTE key
     title: str = ""  # tooltip
+    fill: str | None = None  # a colour that overrides the kind's (one per target)
+    mark: str = ""  # written after the value, e.g. a verdict's mark
 
 
 @dataclass(frozen=True)
@@ -52,15 +54,26 @@ def scale(values: list[float], max_ticks: int = 8) -> tuple[float, float, float]
     return max(lo, 0.0), hi, step
 
 
-def ratio_chart(groups: list[BarGroup], chart_id: str, caption: str, digits: int = 2) -> str:
-    """One bar per Bar, from 1.0 to its value, error bar on [lower, upper], value text at the right."""
+def axis_step(lo: float, hi: float, max_ticks: int = 9) -> float:
+    """The finest step of STEPS that puts at most `max_ticks` ticks on [lo, hi]."""
+    return next((s for s in STEPS if (hi - lo) / s <= max_ticks - 1 + 1e-9), STEPS[-1])
+
+
+def ratio_chart(groups: list[BarGroup], chart_id: str, caption: str, digits: int = 2,
+                axis: tuple[float, float] | None = None) -> str:
+    """One bar per Bar, from 1.0 to its value, error bar on [lower, upper], value text at the right.
+    `axis` fixes the range (charts of one page compare by eye); else it is fitted to the values."""
     numbers = [v for g in groups for b in g.bars for v in (b.value, b.lower, b.upper)
                if v is not None and math.isfinite(v)]
-    lo, hi, step = scale(numbers)
+    if axis:
+        lo, hi = axis
+        step = axis_step(lo, hi)
+    else:
+        lo, hi, step = scale(numbers)
     name_w = max([len(g.name) for g in groups] + [4]) * CHAR_PX + 12
     label_w = max([len(b.label) for g in groups for b in g.bars] + [4]) * CHAR_PX + 10
     left = name_w + label_w
-    value_w = (2 * digits + 14) * CHAR_PX
+    value_w = (2 * digits + 16) * CHAR_PX
 
     def x(v: float) -> float:
         return left + (min(max(v, lo), hi) - lo) / (hi - lo) * PLOT_W
@@ -91,6 +104,8 @@ def _bar(bar: Bar, x, y: float, name_w: float, value_x: float, digits: int, char
         out.append(_text(x(1.0) + 4, y + BAR_H - 2, "no value", "start", "fill:#888;font-style:italic"))
         return out
     fill, stroke = PALETTE.get(bar.kind, PALETTE["same"])
+    if bar.fill:
+        fill, stroke = bar.fill, "#333"
     x0, x1 = sorted((x(1.0), x(bar.value)))
     out.append(f'<rect class="bar {escape(bar.kind.replace(" ", "-"))}" x="{x0:.1f}" y="{y:.1f}" '
                f'width="{max(x1 - x0, 1.0):.1f}" height="{BAR_H}" fill="{fill.format(hatch=chart_id + "-hatch")}" '
@@ -101,6 +116,7 @@ def _bar(bar: Bar, x, y: float, name_w: float, value_x: float, digits: int, char
         out.append(f'<path class="interval" d="M{a:.1f} {mid:.1f}H{b:.1f}M{a:.1f} {mid - 4:.1f}V{mid + 4:.1f}'
                    f'M{b:.1f} {mid - 4:.1f}V{mid + 4:.1f}" stroke="#222" stroke-width="1.2" fill="none"/>')
         text += f" [{bar.lower:.{digits}f}, {bar.upper:.{digits}f}]"
+    text += f" {bar.mark}" if bar.mark else ""
     out.append(_text(value_x, y + BAR_H - 2, text, "start", "fill:#222"))
     return out
 

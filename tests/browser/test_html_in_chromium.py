@@ -1,0 +1,80 @@
+"""The HTML report in a real browser: headless Chromium renders the page without a console
+message, and the screenshot it takes is kept as a build artifact (artifacts/report.png, or
+$DBDRIFT_ARTIFACTS/report.png)."""
+from __future__ import annotations
+
+import os
+import shutil
+import struct
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from dbdrift.cli.report import render
+from dbdrift.results.build import build_report
+from tests.unit.test_reports import make_store
+
+pytestmark = pytest.mark.browser
+ROOT = Path(__file__).resolve().parents[2]
+BROWSERS = ("chromium-headless-shell", "chromium", "google-chrome")
+
+
+def browser() -> str:
+    found = next((shutil.which(b) for b in BROWSERS if shutil.which(b)), None)
+    if found is None:
+        pytest.skip(f"no headless Chromium ({', '.join(BROWSERS)}): apt-get install chromium-headless-shell")
+    return found
+
+
+def open_page(page: Path, screenshot: Path, height: int = 4000) -> subprocess.CompletedProcess:
+    """Load `page`, write a screenshot; Chromium logs every console message as INFO:CONSOLE on stderr."""
+    return subprocess.run([browser(), "--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars",
+                           f"--window-size=1280,{height}", f"--screenshot={screenshot}", "--enable-logging=stderr",
+                           "--v=0", page.as_uri()], capture_output=True, text=True, timeout=120)
+
+
+def console_lines(result: subprocess.CompletedProcess) -> list[str]:
+    return [line for line in result.stderr.splitlines() if ":CONSOLE" in line]
+
+
+def png_size(path: Path) -> tuple[int, int]:
+    head = path.read_bytes()[:24]
+    assert head[:8] == b"\x89PNG\r\n\x1a\n", f"{path} is not a PNG"
+    return struct.unpack(">II", head[16:24])
+
+
+def artifacts() -> Path:
+    out = Path(os.environ.get("DBDRIFT_ARTIFACTS", ROOT / "artifacts"))
+    out.mkdir(parents=True, exist_ok=True)
+    return out
+
+
+def test_the_report_renders_in_chromium_without_console_messages_and_leaves_a_screenshot(tmp_path):
+    store = make_store(tmp_path / "g.db")
+    page = tmp_path / "report.html"
+    page.write_text(render(build_report(store, None, None, False, metrics=True), "html"))
+    store.close()
+    shot = artifacts() / "report.png"
+    shot.unlink(missing_ok=True)
+    result = open_page(page, shot)
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert console_lines(result) == []
+    assert png_size(shot) == (1280, 4000)
+    blank = tmp_path / "blank.png"
+    open_page(_write(tmp_path / "blank.html", "<!DOCTYPE html><html><body></body></html>"), blank)
+    # a rendered report compresses far worse than an empty page of the same size
+    assert shot.stat().st_size > 20 * blank.stat().st_size, (shot.stat().st_size, blank.stat().st_size)
+
+
+def test_a_console_message_is_caught(tmp_path):
+    """The check above can fail: a page that logs to the console is reported."""
+    page = _write(tmp_path / "noisy.html", '<!DOCTYPE html><html><body><script>console.error("broken")</script>'
+                                           "</body></html>")
+    result = open_page(page, tmp_path / "noisy.png", height=200)
+    assert any('"broken"' in line for line in console_lines(result)), result.stderr[-2000:]
+
+
+def _write(path: Path, text: str) -> Path:
+    path.write_text(text)
+    return path
