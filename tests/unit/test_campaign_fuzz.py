@@ -31,7 +31,7 @@ SYSBENCH = {
     ],
 }
 IBENCH = {
-    "name": "fuzz-ib", "workload": "insert-benchmark", "settle_s": 10, "interval_s": 1, "repeats": 1,
+    "name": "fuzz-ib", "workload": "insert-benchmark", "settle_s": 10, "interval_s": 1,
     "insert_benchmark": {"clients": 2, "rows_l_i0": 5000, "rows_l_i1": 2000, "rows_l_i2": 500, "query_s": "3s",
                          "deletes": True, "shared_table": False, "steps": ["l.i0", "l.x", "qr100"]},
     "targets": [{"name": "a", "version": "17.10", "base": True}, {"name": "b", "system": True}],

@@ -247,13 +247,20 @@ def _with_sysbench(spec: CampaignSpec, top: fields.Table) -> CampaignSpec:
                    flamegraphs=top.flag("flamegraphs", False))
 
 
+# keys the Insert Benchmark has no use for: refused rather than silently ignored
+SYSBENCH_ONLY = ("tests", "count_instructions", "flamegraphs", "threads", "tables", "rows", "read_s", "write_s",
+                 "insert_s", "warmup_s", "scan_warm_s", "warm_runs", "repeats", "restart", "prepared", "order",
+                 "slice_s")
+
+
 def _with_ibench(spec: CampaignSpec, top: fields.Table) -> CampaignSpec:
     """The [insert_benchmark] table: clients (dop), rows of l.i0, l.i1 and l.i2 for all clients,
     seconds per query step, deletes, one shared table, and optionally a subset of the steps."""
-    for key in ("tests", "count_instructions", "flamegraphs", "threads", "tables", "rows"):
+    for key in SYSBENCH_ONLY:
         if key in top.data:
             raise UserError(f"{top.where}: {key} applies to the sysbench workload, not the Insert Benchmark",
-                            f"remove {key}; the Insert Benchmark's sizes are in [insert_benchmark]")
+                            f"remove {key}; the Insert Benchmark's sizes and durations are in [insert_benchmark] "
+                            "(docs/campaign.md), and it runs one target after the other, each step once")
     raw, label = top.data.get("insert_benchmark", {}), f"{top.where}: [insert_benchmark]"
     if not isinstance(raw, dict):
         raise UserError(f"{label} is not a table", "write [insert_benchmark] followed by key = value lines")
