@@ -24,7 +24,7 @@ class TargetSpec:
     version: str | None = None
     basedir: Path | None = None
     system: bool = False
-    config_file: Path | None = None
+    config: Path | None = None  # the campaign key `config`: a file appended to the server configuration
     settings: dict[str, str] = field(default_factory=dict)
     data_checksums: bool = False
     base: bool = False

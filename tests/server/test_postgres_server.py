@@ -148,7 +148,7 @@ def test_data_checksums_can_be_turned_on(pg18, make_server):
 def test_target_settings_override_the_config_file_and_defaults(pg18, make_server, tmp_path):
     conf = tmp_path / "conf.diff.cx10b"
     conf.write_text("max_connections = 50\nwork_mem = 7MB\n")
-    server = make_server(pg18, config_file=conf, settings={"max_connections": "37"})
+    server = make_server(pg18, config=conf, settings={"max_connections": "37"})
     server.init()
     assert server.show_setting_stopped("max_connections") == "37"
     assert server.show_setting_stopped("work_mem") == "7168"  # -C prints kB

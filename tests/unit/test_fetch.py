@@ -514,7 +514,7 @@ def render(t: TargetSpec, major: int = 17, config_file_text: str | None = None) 
 
 
 def test_config_sections_come_in_override_order():
-    text = render(target(config_file=Path("conf.diff.cx10a"), settings={"work_mem": "64MB"}),
+    text = render(target(config=Path("conf.diff.cx10a"), settings={"work_mem": "64MB"}),
                   config_file_text="shared_buffers = 23GB\n")
     defaults = text.index("shared_buffers = 8192MB")
     from_file = text.index("shared_buffers = 23GB")

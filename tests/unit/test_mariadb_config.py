@@ -73,7 +73,7 @@ def test_defaults_follow_the_cached_innodb_config():
 
 
 def test_the_config_file_overrides_defaults_and_settings_override_the_file():
-    target = TargetSpec("t", engine="mariadb", config_file=Path("z12a.cnf"),
+    target = TargetSpec("t", engine="mariadb", config=Path("z12a.cnf"),
                         settings={"max_connections": "200"})
     text = "[mysqld]\nmax_connections = 500\ninnodb_buffer_pool_size = 1G\n"
     values = effective(render(target, config_file_text=text))
@@ -82,7 +82,7 @@ def test_the_config_file_overrides_defaults_and_settings_override_the_file():
 
 
 def test_settings_go_to_mysqld_even_after_a_config_file_ending_in_another_group():
-    target = TargetSpec("t", engine="mariadb", config_file=Path("x.cnf"), settings={"sync_binlog": "1"})
+    target = TargetSpec("t", engine="mariadb", config=Path("x.cnf"), settings={"sync_binlog": "1"})
     values = effective(render(target, config_file_text="[client]\ndefault-character-set = latin1\n"))
     assert values["sync_binlog"] == "1"
 

@@ -103,7 +103,7 @@ def target_to_dict(t: TargetSpec) -> dict:
     return {
         "name": t.name, "engine": t.engine, "version": t.version,
         "basedir": str(t.basedir) if t.basedir else None, "system": t.system,
-        "config": str(t.config_file) if t.config_file else None, "settings": dict(t.settings),
+        "config": str(t.config) if t.config else None, "settings": dict(t.settings),
         "data_checksums": t.data_checksums, "base": t.base, "port": t.port,
     }
 
@@ -331,7 +331,7 @@ def _parse_target(raw: object, index: int, where: str, base_dir: Path, text: str
                         "remove port to let dbdrift pick a free one")
     return TargetSpec(
         name=name, engine=engine, version=None if version is None else fields.version(version, label, text),
-        basedir=basedir, system=system, config_file=config, settings=fields.settings(raw.get("settings", {}), label),
+        basedir=basedir, system=system, config=config, settings=fields.settings(raw.get("settings", {}), label),
         data_checksums=data_checksums, base=table.flag("base", False), port=port,
     )
 

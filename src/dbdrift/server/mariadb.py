@@ -427,7 +427,7 @@ def _start_hint(tail: str, server: MariaDBServer) -> str:
     if full:
         return full
     if _option_rejected(tail):
-        return (f"fix the option in target {server.name}'s settings or config_file "
+        return (f"fix the option in target {server.name}'s settings or its config file "
                 f"(my.cnf: {server.config_path})")
     return f"see {server.log_path}"
 

@@ -105,13 +105,13 @@ def render_config(
     socket_path: Path, port: int, log_path: Path, pid_path: Path,
     config_file_text: str | None = None,
 ) -> str:
-    """A whole my.cnf; within [mysqld] later lines win: defaults, the target's config_file,
+    """A whole my.cnf; within [mysqld] later lines win: defaults, the target's config file,
     the target's settings, then the files and connection settings dbdrift owns."""
     _check_settings(target)
     defaults = default_settings(version_tuple(version), ram, target.engine)
     sections = [("dbdrift defaults", "[mysqld]\n" + _lines(defaults))]
     if config_file_text is not None:
-        sections.append((f"config_file {target.config_file}", config_file_text.rstrip("\n")))
+        sections.append((f"config = {target.config}", config_file_text.rstrip("\n")))
     if target.settings:
         sections.append((f"settings of target {target.name}",
                          "[mysqld]\n" + _lines(list(target.settings.items()))))

@@ -76,11 +76,11 @@ def render_config(
     config_file_text: str | None = None,
 ) -> str:
     """Text appended to postgresql.conf; later lines win: defaults, the target's
-    config_file, the target's settings, then the connection settings dbdrift owns."""
+    config file, the target's settings, then the connection settings dbdrift owns."""
     _check_settings(target)
     sections = [("dbdrift defaults", _lines(default_settings(major, ram_bytes)))]
     if config_file_text is not None:
-        sections.append((f"config_file {target.config_file}", config_file_text.rstrip("\n")))
+        sections.append((f"config = {target.config}", config_file_text.rstrip("\n")))
     if target.settings:
         sections.append((f"settings of target {target.name}",
                          _lines([(k, v) for k, v in target.settings.items()])))
@@ -128,12 +128,12 @@ def _check_settings(target: TargetSpec) -> None:
 
 
 def read_config_file(target: TargetSpec) -> str | None:
-    if target.config_file is None:
+    if target.config is None:
         return None
     try:
-        return Path(target.config_file).read_text()
+        return Path(target.config).read_text()
     except OSError as exc:
-        raise UserError(f"target {target.name}: cannot read config_file {target.config_file}: "
+        raise UserError(f"target {target.name}: cannot read its config file {target.config}: "
                         f"{exc.strerror}", "fix the path in the campaign file") from exc
 
 
