@@ -19,7 +19,22 @@ from dbdrift.store.lock import campaign_lock
 from dbdrift.store.store import Store
 
 
+EXAMPLES = """\
+examples:
+  dbdrift run pg18.toml --check                 validate, locate binaries, print the plan and ETA; start nothing
+  dbdrift run pg18.toml                         run it; the report follows
+  dbdrift run pg18.toml --resume                after Ctrl-C or a crash: only what the store lacks
+  dbdrift run pg18.toml --tests point,writes --set rows=100000 --set repeats=3
+  dbdrift run pg18.toml --instructions-only     instructions per event under valgrind, no timed runs
+
+exit status: 0 all measured, 1 some run or target failed (the rest is stored) or an error,
+2 bad usage, 130 interrupted (rerun with --resume). docs/campaign.md lists the campaign keys.
+"""
+
+
 def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.formatter_class = argparse.RawDescriptionHelpFormatter
+    parser.epilog = EXAMPLES
     parser.add_argument("campaign", type=Path, help="campaign file (TOML)")
     add_common(parser)
 
