@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+import time
 from pathlib import Path
 
 import pytest
@@ -139,3 +140,19 @@ def test_a_malformed_alternation_is_a_spec_fatal(alternate, message):
     result = process.run_driver("run", spec, timeout_s=60)
     assert result.exit_code == 2 and result.output.fatal["class"] == "spec"
     assert message in result.output.fatal["message"]
+
+
+def test_ctrl_c_as_the_driver_exits_still_returns_its_result():
+    """Ctrl-C that lands after the driver printed its summary and exited: the result is kept,
+    nothing raises (a poll before the SIGINT used to reap the driver and wait4 then failed)."""
+    spec = {"backend": "null", "threads": 1, "warmup_s": 0, "duration_s": 0.3, "seed": 1,
+            "workload": {"statements": [{"sql": "SELECT 1", "params": []}]},
+            "null": {"ops_per_s": 1000, "latency_us": 10, "rows_per_statement": 1}}
+
+    def on_line(obj):
+        if obj.get("type") == "summary":
+            time.sleep(0.5)  # the driver exits meanwhile
+            raise KeyboardInterrupt
+
+    result = process.run_driver("run", spec, timeout_s=30, on_line=on_line)
+    assert result.interrupted and result.output.summary is not None and result.exit_code == 0

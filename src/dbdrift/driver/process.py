@@ -98,12 +98,15 @@ def run_driver(mode: str, spec: dict, timeout_s: float, on_line: Callable[[dict]
             raise
         finally:
             timer.cancel()
-        _, status, usage = os.wait4(proc.pid, 0)
-        proc.returncode = code = os.waitstatus_to_exitcode(status)
+        try:
+            _, status, usage = os.wait4(proc.pid, 0)
+            proc.returncode = code = os.waitstatus_to_exitcode(status)
+        except ChildProcessError:  # Popen reaped it already (a poll raced the exit): no rusage then
+            code, usage = proc.returncode, None
         err_file.seek(0)
         stderr = err_file.read()[-4000:]
     result = DriverResult(out, code, stderr, interrupted, time.monotonic() - start,
-                          usage.ru_utime, usage.ru_stime)
+                          usage.ru_utime if usage else 0.0, usage.ru_stime if usage else 0.0)
     if timed_out.is_set():
         result.stderr += f"\ndriver killed after the {timeout_s:.0f} s timeout"
     return result
@@ -125,7 +128,7 @@ def _read_lines(proc: subprocess.Popen, out: DriverOutput, on_line) -> bool:
                 return True
             interrupted = True
             try:
-                proc.send_signal(signal.SIGINT)
+                os.kill(proc.pid, signal.SIGINT)  # not proc.send_signal: its poll would reap the driver first
             except ProcessLookupError:
                 return True
 
