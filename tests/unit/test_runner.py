@@ -154,7 +154,7 @@ def test_sequential_resume_after_ctrl_c_runs_only_what_each_target_lacks(lab, st
     assert lab.runs() == [("B", UI, 1), ("B", PQ, 0), ("B", PQ, 1)]
     assert ("start", "A") not in lab.events  # nothing left to run: A's server never starts
     assert "A: all runs already stored, skipped (--resume)" in progress.messages
-    assert (outcome.runs_ok, outcome.runs_failed, outcome.runs_skipped, outcome.runs_kept) == (3, 0, 0, 4)
+    assert (outcome.runs_ok, outcome.runs_failed, outcome.runs_skipped, outcome.runs_kept) == (3, 0, 0, 5)  # A 4, B 1
     every = sorted((r, 1, p) for r in (UI, PQ) for p in (0, 1))
     ok = keys_by_target(store_rows(store, campaign_id))
     assert {t: sorted(k) for t, k in ok.items()} == {"A": every, "B": every}  # each key once, no duplicate
@@ -162,7 +162,10 @@ def test_sequential_resume_after_ctrl_c_runs_only_what_each_target_lacks(lab, st
     lab.events.clear()  # everything stored: a second resume starts and runs nothing
     outcome, _ = run(lab, store, resume=True)
     assert lab.events == [] and (outcome.runs_ok, outcome.runs_kept) == (0, 8)
-    assert len(store_rows(store, campaign_id)) == 9  # 8 ok and the interrupted one
+    assert len(store_rows(store, campaign_id)) == 8  # the interrupted run's row left reports when it was rerun
+    superseded = [(r["target"], r["test"], r["repeat"], r["status"])
+                  for r in store_rows(store, campaign_id, superseded=True) if r["superseded"]]
+    assert superseded == [("B", UI, 1, "interrupted")]
 
 
 def test_interleaved_resume_reruns_an_incomplete_test_for_every_target_and_supersedes_its_runs(lab, store):
@@ -177,7 +180,7 @@ def test_interleaved_resume_reruns_an_incomplete_test_for_every_target_and_super
     lab.events.clear()
     outcome, _ = run(lab, store, resume=True)
     assert lab.runs() == [("A+B", PQ, 0), ("A+B", PQ, 1)]  # update-index is not run again
-    assert (outcome.runs_ok, outcome.runs_failed, outcome.runs_skipped) == (4, 0, 0)
+    assert (outcome.runs_ok, outcome.runs_failed, outcome.runs_skipped, outcome.runs_kept) == (4, 0, 0, 4)
     rows = store_rows(store, campaign_id)
     assert all(r["status"] == "ok" for r in rows)
     assert {t: sorted(k) for t, k in keys_by_target(rows).items()} == {

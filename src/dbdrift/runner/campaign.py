@@ -123,8 +123,8 @@ class Runner:
         states = self._all_states = self._states(outcome.campaign_id)
         active = [s for s in states if s.pending]
         for state in states:
+            outcome.runs_kept += len({r.key for r in state.plan.runs if not r.warm} - state.pending)
             if not state.pending:
-                outcome.runs_kept += len(state.plan.runs)
                 self.progress.message(f"{state.plan.target.name}: all runs already stored, skipped (--resume)")
         counting = [s for s in states if instructions.supports(s.plan.target.engine)] \
             if self.spec.count_instructions else []
@@ -229,6 +229,10 @@ class Runner:
                 for name, threads in groups:
                     self.store.supersede(state.target_id, name, threads)
                 state.pending = {r.key for r in state.plan.runs if (r.name, r.threads) in groups}
+        elif self.resume:  # a run done again replaces its interrupted, failed or skipped rows in reports
+            for state in states:
+                for key in state.pending:
+                    self.store.supersede_unfinished(state.target_id, *key)
         return states
 
     def _session(self, state: TargetState, install: InstallInfo, timed: bool = True) -> TargetSession:

@@ -392,6 +392,14 @@ class Store:
                                 (target_id, test, threads))
         self._retry(update, "marking earlier runs superseded")
 
+    def supersede_unfinished(self, target_id: int, test: str, threads: int, repeat: int) -> None:
+        """Leave a run's earlier rows that are not ok out of reports: --resume runs it again."""
+        def update():
+            with self.db:
+                self.db.execute("UPDATE runs SET superseded = 1 WHERE target_id = ? AND test = ? AND threads = ? "
+                                "AND repeat = ? AND status != 'ok'", (target_id, test, threads, repeat))
+        self._retry(update, "marking unfinished runs superseded")
+
     def campaign_of(self, target_id: int) -> int | None:
         row = self.db.execute("SELECT campaign_id FROM targets WHERE id = ?", (target_id,)).fetchone()
         return int(row[0]) if row else None
