@@ -1,6 +1,6 @@
 """How well dbdrift's intervals and verdicts separate noise from a real regression.
 
-Runs two interleaved campaigns through the dbdrift CLI, each of a target against a second
+Runs two campaigns in turns through the dbdrift CLI, each of a target against a second
 server of the same PostgreSQL version:
   A/A      the second server is configured identically: every rQPS should be 1;
   planted  the second server does more work per query (a real setting, --planted), so every
@@ -70,7 +70,7 @@ def campaign_toml(name: str, args: argparse.Namespace, planted: dict[str, str] |
     return "\n".join([
         f'name = "{name}"', "tables = 1", f"rows = {args.rows}", "threads = [1]",
         "warmup_s = 2", f"read_s = {args.seconds}", f"write_s = {args.seconds}",
-        'order = "interleaved"', f"slice_s = {args.slice}", f'cpus = "{args.cpus}"',
+        'order = "turns"', f"turn_s = {args.slice}", f'cpus = "{args.cpus}"',
         f"repeats = {args.repeats}", f'restart = "{args.restart}"',
         "interval_s = 1", "scan_warm_s = 5", "settle_s = 0", f"tests = {json.dumps(args.tests)}",
         *(other + base if args.swap else base + other),
@@ -246,7 +246,7 @@ def main() -> int:
     parser.add_argument("--restart", choices=("repeat", "never", "reload"), default="repeat",
                         help="campaign restart: never keeps every server's first start for all repeats; "
                              "reload runs the test sequence once per repeat, each on a new server")
-    parser.add_argument("--slice", type=float, default=0.01, help="seconds of each turn (campaign slice_s)")
+    parser.add_argument("--slice", type=float, default=0.01, help="seconds of each turn (campaign turn_s)")
     parser.add_argument("--tests", nargs="+", default=DEFAULT_TESTS)
     parser.add_argument("--cpus", choices=("auto", "shared"), default="auto",
                         help="campaign cpus: auto pins the driver and the servers to separate CPUs")

@@ -1,6 +1,6 @@
 """Which turn length and which estimator give the narrowest honest A/A intervals?
 
-Runs one A/A campaign (a target against an identical second server, interleaved) per turn
+Runs one A/A campaign (a target against an identical second server, taking turns) per turn
 length through the dbdrift CLI, then prints per test: the number of paired turns, the spread
 of the per-pair log ratios d, and the rQPS interval two ways from the same pairs: the plain
 mean of d (batch means) and the 20%-trimmed mean that dbdrift reports. The campaigns run one
@@ -30,10 +30,10 @@ from dbdrift.server.base import exit_on_sigterm  # noqa: E402
 from dbdrift.store.store import Store  # noqa: E402
 
 
-def campaign_toml(name: str, slice_s: float, args: argparse.Namespace) -> str:
+def campaign_toml(name: str, turn_s: float, args: argparse.Namespace) -> str:
     return "\n".join([
         f'name = "{name}"', "tables = 1", f"rows = {args.rows}", "threads = [1]", "warmup_s = 1",
-        f"read_s = {args.seconds}", f"write_s = {args.seconds}", 'order = "interleaved"', f"slice_s = {slice_s}",
+        f"read_s = {args.seconds}", f"write_s = {args.seconds}", 'order = "turns"', f"turn_s = {turn_s}",
         "settle_s = 0", "warm_runs = false", f"tests = {args.tests!r}".replace("'", '"'),
         "[[targets]]", 'name = "a"', f'version = "{args.version}"', "base = true",
         "[[targets]]", 'name = "a2"', f'version = "{args.version}"',
@@ -81,17 +81,17 @@ def main() -> int:
     store = OUT_DIR / f"turns-{stamp}.db"
     out(f"A/A, postgres {args.version}, {args.rows:,} rows, {args.seconds:g} s per target per test; store {store}")
     out(f"{'turn':>6} {'test':<18} {'pairs':>6} {'sd(d)':>6}  {'mean of d':<32} trimmed mean of d (reported)")
-    for slice_s in args.slices:
-        name = f"turns-{stamp}-{slice_s:g}"
+    for turn_s in args.slices:
+        name = f"turns-{stamp}-{turn_s:g}"
         path = OUT_DIR / f"{name}.toml"
-        path.write_text(campaign_toml(name, slice_s, args))
+        path.write_text(campaign_toml(name, turn_s, args))
         result = dbdrift_cli("run", str(path), "--store", str(store), "--no-report")
         if result.returncode != 0:
             out(result.stderr[-3000:])
             raise SystemExit(f"error: campaign {name} failed (exit {result.returncode})")
         for test, (a, b) in cells(store, name, args.rows).items():
             pairs, sd = spread(a, b)
-            out(f"{slice_s:6g} {test:<18} {pairs:6d} {sd:6.3f}  {text(paired_turns(b, a, trim=0.0)):<32} "
+            out(f"{turn_s:6g} {test:<18} {pairs:6d} {sd:6.3f}  {text(paired_turns(b, a, trim=0.0)):<32} "
                 f"{text(paired_turns(b, a))}")
     out.close()
     return 0

@@ -1,4 +1,4 @@
-"""Stand-ins that let the campaign runner (runner/campaign.py, session.py, alternate.py) run
+"""Stand-ins that let the campaign runner (runner/campaign.py, session.py, turns.py) run
 without a database: a fake `Server` per target that records every start and stop in one
 shared event log, a dialect whose driver backend is `null`, and a wrapper around
 driver/process.run_driver that gives timed runs a `null` section (docs/protocol.md "null
@@ -37,7 +37,7 @@ class NullDialect(PostgresDialect):
     """PostgreSQL's load, prewarm and settle jobs, sent to the driver's null backend: every
     `exec` job answers "NULL" with no rows (so settings are {} and the settle's vacuum is
     done after one pass). `family` stands for the engine family: targets whose dialects
-    differ in it cannot take turns in one driver run (alternate.can_alternate), as
+    differ in it cannot take turns in one driver run (turns.can_take_turns), as
     PostgreSQL and InnoDB targets cannot; Lab.run_driver sends both to `null`."""
 
     sql_dialect = "postgres"  # `$n` placeholders: what the null backend's workload compiler reads
@@ -197,14 +197,14 @@ class Lab:
         if mode != "run":
             return _real_run_driver(mode, spec, timeout_s, on_line, driver, on_start, cpus)
         spec = dict(spec, null=NULL_SECTION)
-        connections = spec["alternate"]["connections"] if "alternate" in spec else [spec["connection"]]
+        connections = spec["turns"]["connections"] if "turns" in spec else [spec["connection"]]
         names = [self.name_of_port(c["port"]) for c in connections]
         self.timed_runs += 1
         self.events.append(("run", "+".join(names), self.test_of(spec["workload"]), spec["seed"] - self.spec.seed))
         victim = self.deaths.get(self.timed_runs)
         if victim is not None:
             # The server dies while the run is on: the driver loses its connection and exits 1
-            # with a connect error (a fatal error on one target ends an alternating run).
+            # with a connect error (a fatal error on one target ends a run in turns).
             self.servers[victim].die()
             where = f"target {names.index(victim)}: " if len(names) > 1 else ""
             fatal = {"type": "fatal", "class": "connect",

@@ -3,7 +3,7 @@
 On a small host the driver and the server otherwise share every CPU, and where the scheduler
 puts each backend relative to the driver changes from server to server and from second to
 second: two servers of one build then differ by 1-2% for a whole run, and under outside load
-one of two interleaved servers can lose a quarter of its turns. Keeping the driver on one set
+one of two servers taking turns can lose a quarter of its turns. Keeping the driver on one set
 of CPUs and every server process on the other removes that placement (docs/noise.md).
 
 Affinity is inherited through fork and exec, so a server pinned when it starts keeps every

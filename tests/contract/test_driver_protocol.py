@@ -87,18 +87,18 @@ def test_the_driver_accepts_every_catalog_workload(test_name):
     assert result.output.summary["statements"] == 100 * test.statements_per_event
 
 
-def test_alternating_run_reports_turns_per_target_in_abba_order_and_per_target_totals():
-    """docs/protocol.md "Alternating", on the live binary with the null backend (timed, so
+def test_a_run_in_turns_reports_turns_per_target_in_abba_order_and_per_target_totals():
+    """docs/protocol.md "Turns", on the live binary with the null backend (timed, so
     counts vary; the shape and order do not)."""
     spec = {"backend": "null", "threads": 2, "warmup_s": 0.1, "duration_s": 0.8, "seed": 1,
             "workload": {"statements": [{"sql": "SELECT 1", "params": []}]},
             "null": {"ops_per_s": 4000, "latency_us": 40, "rows_per_statement": 1},
-            "alternate": {"connections": [{}, {}], "slot_s": 0.05}}
+            "turns": {"connections": [{}, {}], "turn_s": 0.05}}
     result = process.run_driver("run", spec, timeout_s=60)
     out = result.output
     assert result.exit_code == 0 and out.unparsed == [] and out.fatal is None
     assert out.start["targets"] == 2 and len(out.start["target_pids"]) == 2
-    assert out.warmup["slot_s"] == 0.05 and out.warmup["rounds"] == 8
+    assert out.warmup["turn_s"] == 0.05 and out.warmup["rounds"] == 8
     turns = out.intervals
     assert [iv["index"] for iv in turns] == list(range(16))
     assert [iv["target"] for iv in turns] == [0, 1, 1, 0] * 4
@@ -118,25 +118,25 @@ def test_slow_events_get_turns_of_turn_events_after_the_warmup():
     spec = {"backend": "null", "threads": 1, "warmup_s": 0.2, "duration_s": 2.0, "seed": 1,
             "workload": {"statements": [{"sql": "SELECT 1", "params": []}]},
             "null": {"ops_per_s": 500, "latency_us": 4000, "rows_per_statement": 1},
-            "alternate": {"connections": [{}, {}], "slot_s": 0.01, "turn_events": 10}}
+            "turns": {"connections": [{}, {}], "turn_s": 0.01, "turn_events": 10}}
     result = process.run_driver("run", spec, timeout_s=60)
     out = result.output
     assert result.exit_code == 0 and out.fatal is None
-    assert out.warmup["slot_s"] == pytest.approx(0.04) and out.warmup["rounds"] == 25
+    assert out.warmup["turn_s"] == pytest.approx(0.04) and out.warmup["rounds"] == 25
     assert [iv["target"] for iv in out.intervals] == [0, 1, 1, 0] * 12 + [0, 1]
     assert out.summary["duration_s"] == pytest.approx(2.0, abs=0.05)
     # 500 events/s for 40 ms: about 20 a turn, every turn has some
     assert all(iv["events"] >= 5 for iv in out.intervals[:-1])
 
 
-@pytest.mark.parametrize("alternate, message", [
+@pytest.mark.parametrize("turns, message", [
     ({"connections": [{}]}, "at least two servers"),
-    ({"connections": [{}, {}], "slot_s": 0}, "slot_s must be >= 0.001"),
+    ({"connections": [{}, {}], "turn_s": 0}, "turn_s must be >= 0.001"),
     ({"connections": [{}, {}], "turn_events": 0}, "turn_events must be > 0"),
 ])
-def test_a_malformed_alternation_is_a_spec_fatal(alternate, message):
+def test_malformed_turns_are_a_spec_fatal(turns, message):
     spec = {"backend": "null", "duration_s": 1, "workload": {"statements": [{"sql": "SELECT 1", "params": []}]},
-            "null": {"ops_per_s": 100}, "alternate": alternate}
+            "null": {"ops_per_s": 100}, "turns": turns}
     result = process.run_driver("run", spec, timeout_s=60)
     assert result.exit_code == 2 and result.output.fatal["class"] == "spec"
     assert message in result.output.fatal["message"]

@@ -200,9 +200,9 @@ def _postmaster_pid(work: Path, name: str, target: str) -> int | None:
     return None
 
 
-@pytest.mark.parametrize("order", ["sequential", "interleaved"])
+@pytest.mark.parametrize("order", ["sequential", "turns"])
 def test_a_server_killed_mid_run_is_stored_as_failed_and_the_next_target_still_runs(tmp_path, order):
-    # sequential: the kill lands inside pg17's second run; interleaved: inside the second run in
+    # sequential: the kill lands inside pg17's second run; turns: inside the second run in
     # which both take turns, which pg18 then runs again alone. Either way one failed run is stored.
     work = shared_work_dir("crash")
     store = tmp_path / "s.db"
@@ -258,11 +258,11 @@ def test_ctrl_c_stops_the_servers_and_keeps_what_was_measured(tmp_path):
     assert postgres_processes_under(work) == []
 
 
-def test_interleaved_targets_take_turns_in_one_run_and_get_paired_intervals_and_verdicts(tmp_path):
+def test_targets_take_turns_in_one_run_and_get_paired_intervals_and_verdicts(tmp_path):
     work = shared_work_dir("inter")
     store = tmp_path / "s.db"
     path = campaign(tmp_path, "inter", tests=["point-query", "update-index"], read_s=3,
-                    extra='order = "interleaved"\nslice_s = 0.02')
+                    extra='order = "turns"\nturn_s = 0.02')
     proc = start_dbdrift("run", path, "--store", store, "--format", "json", work_dir=work)
     try:
         driver, server = _affinities_during_a_run(proc, work)
@@ -281,8 +281,8 @@ def test_interleaved_targets_take_turns_in_one_run_and_get_paired_intervals_and_
     stored = [r for r in runs(store) if r["test"] == "point-query"]
     assert [(r["repeat"], r["target"]) for r in stored] == [(0, "pg17"), (0, "pg18")]
     assert all(abs(r["measured_s"] - 3) < 0.3 and r["warmup_s"] == 0.5 for r in stored)
-    # point queries are far shorter than a 20 ms turn / 10 events: the turn stays slice_s
-    assert all(json.loads(r["driver_spec_json"])["alternate"]["turn_s"] == 0.02 for r in stored)
+    # point queries are far shorter than a 20 ms turn / 10 events: the turn stays turn_s
+    assert all(json.loads(r["driver_spec_json"])["turns"]["measured_turn_s"] == 0.02 for r in stored)
     db = sqlite3.connect(store)
     turns = {name: db.execute("SELECT idx, round, steal_pct, events FROM intervals WHERE run_id = ? ORDER BY idx",
                               (r["id"],)).fetchall() for name, r in ((r["target"], r) for r in stored)}

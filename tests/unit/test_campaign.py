@@ -77,11 +77,11 @@ def test_each_test_runs_once_per_thread_count_and_repeat():
     assert keys == [("point-query", 1, 0), ("point-query", 1, 1), ("point-query", 4, 0), ("point-query", 4, 1)]
 
 
-def test_interleaved_runs_are_whole_runs_in_which_targets_take_turns():
+def test_turns_are_whole_runs_in_which_targets_take_turns():
     spec = parse({**MINIMAL, "read_s": 60, "warmup_s": 5, "repeats": 2, "tests": ["point-query"], "warm_runs": False})
     runs = expand(spec)[0].runs
     assert [(r.repeat, r.duration_s, r.warmup_s) for r in runs] == [(0, 60, 5), (1, 60, 5)]
-    assert spec.order == "interleaved" and spec.slice_s == 0.01
+    assert spec.order == "turns" and spec.turn_s == 0.01
 
 
 def test_every_repeat_after_a_tests_first_runs_on_restarted_servers_unless_restart_is_never():
@@ -128,25 +128,25 @@ def test_slice_warmup_s_is_refused_with_what_replaced_it():
 
 
 @pytest.mark.parametrize("value", [0, 0.0001, 61])
-def test_slice_s_out_of_range_is_refused(value):
+def test_turn_s_out_of_range_is_refused(value):
     with pytest.raises(UserError) as err:
-        parse({**MINIMAL, "slice_s": value})
-    assert "slice_s" in err.value.message
+        parse({**MINIMAL, "turn_s": value})
+    assert "turn_s" in err.value.message
 
 
-def test_order_must_be_interleaved_or_sequential():
+def test_order_must_be_turns_or_sequential():
     with pytest.raises(UserError) as err:
         parse({**MINIMAL, "order": "random"})
     assert "order must be one of" in err.value.message
 
 
-def test_calibration_runs_the_base_against_a_copy_of_itself_interleaved():
+def test_calibration_runs_the_base_against_a_copy_of_itself_in_turns():
     from dbdrift.plan.campaign import as_calibration
 
     spec = as_calibration(parse({**MINIMAL, "order": "sequential"}), None)
     assert [t.name for t in spec.targets] == ["a", "a-aa"]
     assert spec.targets[0].version == spec.targets[1].version == "17.10"
-    assert spec.order == "interleaved" and spec.calibration and spec.name == "calibrate-a"
+    assert spec.order == "turns" and spec.calibration and spec.name == "calibrate-a"
     with pytest.raises(UserError):
         as_calibration(spec, "nope")
 

@@ -21,8 +21,8 @@ SEEDS = range(1000)
 
 SYSBENCH = {
     "name": "fuzz", "tables": 2, "rows": 10000, "threads": [1, 4], "warmup_s": 0.5, "read_s": "2s", "write_s": 3,
-    "insert_s": 3, "scan_warm_s": 0.5, "settle_s": 0, "repeats": 2, "restart": "repeat", "order": "interleaved",
-    "slice_s": 0.01, "cpus": "auto", "interval_s": 1, "seed": 7, "tests": ["point", "update-index"],
+    "insert_s": 3, "scan_warm_s": 0.5, "settle_s": 0, "repeats": 2, "restart": "repeat", "order": "turns",
+    "turn_s": 0.01, "cpus": "auto", "interval_s": 1, "seed": 7, "tests": ["point", "update-index"],
     "warm_runs": False, "prepared": True, "count_instructions": False, "flamegraphs": False,
     "targets": [
         {"name": "a", "version": "17.10", "base": True, "settings": {"shared_buffers": "256MB", "jit": False}},
@@ -47,7 +47,7 @@ EDGES = {
     "threads": [[1024], [1025], [0], [1, 1.5], [[1]], 8],
     "read_s": [0, "0s", 0.001, 86400, 86401, "24h", "25h", "365d", 365 * 86400 + 1, "1e999", "nan"],
     "warmup_s": [0, 7200, 7201, "2h", "121m", 2**63], "settle_s": ["auto", 0, 7201, "AUTO", -1],
-    "slice_s": [0.001, 0.0009, 60, 61], "interval_s": [0, 0.5, 86401],
+    "turn_s": [0.001, 0.0009, 60, 61], "interval_s": [0, 0.5, 86401],
     "clients": [1, 1024, 1025, 2**32], "rows_l_i0": [1, 10**10, 10**10 + 1, INT64_MAX, 2**63],
     "query_s": [0, 1, 86400, 86401], "version": ["17.10", "17", "9.6.24", "", "17.10.1.1"],
     "port": [1024, 65535, 65536, 1023, 5432.0, True], "cpus": ["auto", "shared", {"driver": "0", "server": "1"},
@@ -204,14 +204,14 @@ def check_invariants(spec: CampaignSpec) -> None:
     measured = {"read_s": spec.read_s, "write_s": spec.write_s, "insert_s": spec.insert_s,
                 "interval_s": spec.interval_s, "query_s": spec.ibench.query_s}
     waits = {"warmup_s": spec.warmup_s, "scan_warm_s": spec.scan_warm_s, "settle_s": spec.settle_total_s()}
-    for key, seconds in {**measured, **waits, "slice_s": spec.slice_s}.items():
+    for key, seconds in {**measured, **waits, "turn_s": spec.turn_s}.items():
         assert isinstance(seconds, float | int) and math.isfinite(seconds), key
         assert 0 <= seconds <= 365 * 86400, key
     for key, seconds in measured.items():
         assert seconds > 0 and (large or seconds <= 86400), key
     for key, seconds in waits.items():
         assert large or seconds <= 7200, key
-    assert 0.001 <= spec.slice_s <= 60
+    assert 0.001 <= spec.turn_s <= 60
     assert 1 <= spec.tables <= 2**32 - 1 and 1 <= spec.rows <= 2**31 - 1 and 1 <= spec.repeats <= 1000
     assert large or (spec.tables <= 128 and spec.rows <= 10**9 and spec.repeats <= 100)
     assert 1 <= spec.seed and spec.seed + spec.repeats <= INT64_MAX

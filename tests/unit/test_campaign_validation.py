@@ -67,7 +67,7 @@ def test_an_empty_tests_list_is_refused_instead_of_running_the_default32():
     assert "dbdrift catalog" in err.value.hint and "leave tests out" in err.value.hint
 
 
-@pytest.mark.parametrize("key", ["read_s", "write_s", "insert_s", "interval_s", "slice_s"])
+@pytest.mark.parametrize("key", ["read_s", "write_s", "insert_s", "interval_s", "turn_s"])
 def test_a_measured_duration_of_zero_is_refused(key):
     with pytest.raises(UserError, match=f"{key}: duration must be more than 0"):
         parse({**MINIMAL, key: 0})

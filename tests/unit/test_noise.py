@@ -120,7 +120,7 @@ def test_a_noise_floor_above_the_minimum_effect_turns_a_small_step_into_no_chang
     assert with_floor.rows[0].cells["b"].verdict == "no significant change"
 
 
-# -- interleaved runs: turns paired by round ---------------------------------------------------
+# -- runs in turns: turns paired by round -------------------------------------------------------
 def turns(values, steal=None, duration=0.01):
     """One run whose intervals are turns (round i = i-th value)."""
     return [RunSample(0, tuple(IntervalSample(v, duration, None if steal is None else steal[i], i)
@@ -176,7 +176,7 @@ def test_trimmed_mean_cuts_the_same_share_from_each_end():
     assert trimmed_mean([5.0], 0.2) == 5.0
 
 
-# -- interleaved runs on several starts of the servers: repeats are the replicates ------------
+# -- runs in turns on several starts of the servers: repeats are the replicates ------------
 def repeated_turns(per_repeat_values):
     """One run per repeat (its own start of the servers), each of turns paired by round."""
     return [RunSample(r, tuple(IntervalSample(v, 0.01, None, i) for i, v in enumerate(values)))

@@ -1,4 +1,4 @@
-"""The campaign runner (runner/campaign.py, session.py, alternate.py over plan/expand.py) without
+"""The campaign runner (runner/campaign.py, session.py, turns.py over plan/expand.py) without
 a database: fake servers (tests/fakes.py) that log every start and stop in one shared event
 log, and the real dbdrift-driver on its `null` backend for every timed run and every load,
 settle and prewarm job. What tests/server checks end to end on real servers, here in seconds:
@@ -54,7 +54,7 @@ def restart(order: str) -> list[tuple[str, str]]:
 
 # -- restarts between repeats ---------------------------------------------------------------------
 
-def test_interleaved_restart_stops_every_server_then_starts_all_in_alternating_order(lab, store):
+def test_turns_restart_stops_every_server_then_starts_all_in_alternating_order(lab, store):
     outcome, _ = run(lab, store, targets=("A", "B", "C"), repeats=3, restart="repeat", read_s=0.1, write_s=0.1)
     assert (outcome.runs_ok, outcome.runs_failed, outcome.runs_skipped) == (18, 0, 0)
     started = [("start", n) for n in "ABC"]
@@ -101,9 +101,9 @@ def test_sequential_runs_targets_one_after_the_other_each_restarting_alone(lab, 
     assert intervals and all(r[0] is None for r in intervals)  # runs of their own: no turns
 
 
-# -- interleaved: one driver run per step, turns stored as rounds --------------------------------
+# -- turns: one driver run per step, turns stored as rounds --------------------------------
 
-def test_interleaved_targets_take_turns_in_one_driver_run_and_store_their_turns_as_rounds(lab, store):
+def test_targets_take_turns_in_one_driver_run_and_store_their_turns_as_rounds(lab, store):
     outcome, _ = run(lab, store, tests=[PQ], read_s=0.3)
     assert lab.runs() == [("A+B", PQ, 0)]  # one driver run measured both
     rows = store_rows(store, outcome.campaign_id)
@@ -111,7 +111,7 @@ def test_interleaved_targets_take_turns_in_one_driver_run_and_store_their_turns_
     rounds = {}
     for r in rows:
         spec = json.loads(r["driver_spec_json"])
-        assert [c["port"] for c in spec["alternate"]["connections"]] == [lab.port_of("A"), lab.port_of("B")]
+        assert [c["port"] for c in spec["turns"]["connections"]] == [lab.port_of("A"), lab.port_of("B")]
         assert spec["duration_s"] == pytest.approx(0.6)  # each target gets read_s of its own turns
         ivs = store.intervals(r["id"])
         assert all(iv["round"] == iv["idx"] // 2 for iv in ivs)  # round = slot index / targets
@@ -168,7 +168,7 @@ def test_sequential_resume_after_ctrl_c_runs_only_what_each_target_lacks(lab, st
     assert superseded == [("B", UI, 1, "interrupted")]
 
 
-def test_interleaved_resume_reruns_an_incomplete_test_for_every_target_and_supersedes_its_runs(lab, store):
+def test_turns_resume_reruns_an_incomplete_test_for_every_target_and_supersedes_its_runs(lab, store):
     lab.campaign(repeats=2, read_s=0.1, write_s=0.1)
     lab.interrupt_at = 3  # update-index #1 and #2 done, Ctrl-C during point-query #1
     with pytest.raises(KeyboardInterrupt):
@@ -190,7 +190,7 @@ def test_interleaved_resume_reruns_an_incomplete_test_for_every_target_and_super
     assert superseded == [("A", PQ, "interrupted"), ("B", PQ, "interrupted")]
 
 
-def test_interleaved_resume_reruns_a_test_one_target_lacks_for_all_so_its_runs_stay_paired(lab, store):
+def test_turns_resume_reruns_a_test_one_target_lacks_for_all_so_its_runs_stay_paired(lab, store):
     lab.campaign(repeats=2, read_s=0.1, write_s=0.1)
     lab.deaths = {3: "B"}  # B dies in point-query #1: A measures point-query #1 and #2 alone
     outcome, _ = run(lab, store)
@@ -236,7 +236,7 @@ def test_a_server_that_does_not_start_gets_its_runs_stored_skipped_and_the_other
     assert any(m.startswith("B: remaining runs skipped (server did not start)") for m in progress.messages)
 
 
-def test_a_server_that_dies_in_an_interleaved_run_fails_that_run_and_the_others_run_it_again_without_it(
+def test_a_server_that_dies_in_a_run_in_turns_fails_that_run_and_the_others_run_it_again_without_it(
         lab, store):
     lab.deaths = {2: "B"}  # B dies during update-index #2
     outcome, _ = run(lab, store, targets=("A", "B", "C"), repeats=2, read_s=0.1, write_s=0.1)
@@ -255,7 +255,7 @@ def test_a_server_that_dies_in_an_interleaved_run_fails_that_run_and_the_others_
     assert sorted(ok["A"]) == sorted(ok["C"]) == sorted((x, 1, p) for x in (UI, PQ) for p in (0, 1))
     # what A and C store for update-index #2 is the rerun without B: two targets' turns
     rerun = [r for r in rows if r["test"] == UI and r["repeat"] == 1 and r["status"] == "ok"]
-    assert all(len(json.loads(r["driver_spec_json"])["alternate"]["connections"]) == 2 for r in rerun)
+    assert all(len(json.loads(r["driver_spec_json"])["turns"]["connections"]) == 2 for r in rerun)
 
 
 def test_a_server_that_dies_between_runs_is_not_restarted_and_the_others_restart_without_it(lab, store):

@@ -135,3 +135,4 @@ def test_another_campaign_on_the_same_store_takes_its_own_lock(tmp_path):
         pass
     with campaign_lock(tmp_path / "s.db", "one"):  # released on the way out
         pass
+

@@ -181,27 +181,27 @@ pub struct RunSpec {
     pub workload: WorkloadSpec,
     #[serde(default)]
     pub null: Option<NullSpec>,
-    /// Several servers in one run, taking turns in short slots (protocol.md "Alternating").
+    /// Several servers in one run, taking short turns (protocol.md "Turns").
     #[serde(default)]
-    pub alternate: Option<AlternateSpec>,
+    pub turns: Option<TurnsSpec>,
 }
 
-/// Alternation: every thread holds one connection per target, and all threads switch
-/// target together at slot boundaries, in rounds of one slot per target whose order flips
-/// from round to round (A B, B A, ...). `connection` is not used then.
+/// Turns: every thread holds one connection per target, and all threads switch target
+/// together at turn boundaries, in rounds of one turn per target whose order flips from
+/// round to round (A B, B A, ...). `connection` is not used then.
 #[derive(Deserialize, Debug, Clone)]
-pub struct AlternateSpec {
+pub struct TurnsSpec {
     pub connections: Vec<ConnectionSpec>,
-    #[serde(default = "default_slot")]
-    pub slot_s: f64,
-    /// Events each thread should finish in a measured turn: after the warm-up the slot grows
-    /// to this many mean event times (never below slot_s). None: slots stay slot_s.
+    #[serde(default = "default_turn")]
+    pub turn_s: f64,
+    /// Events each thread should finish in a measured turn: after the warm-up the turn grows
+    /// to this many mean event times (never below turn_s). None: turns stay turn_s.
     #[serde(default)]
     pub turn_events: Option<f64>,
 }
 
-fn default_slot() -> f64 {
-    0.1
+fn default_turn() -> f64 {
+    0.01
 }
 
 fn default_interval() -> f64 {
@@ -306,26 +306,26 @@ pub fn parse_run(text: &str) -> Result<RunSpec, DriverError> {
     if let RandSpec::Zipfian { exp } = spec.rand {
         check(exp.is_finite() && exp > 0.0, "rand.exp must be > 0")?;
     }
-    if let Some(a) = &spec.alternate {
+    if let Some(a) = &spec.turns {
         check(
             a.connections.len() >= 2,
-            "alternate.connections needs at least two servers",
+            "turns.connections needs at least two servers",
         )?;
         check(
-            a.slot_s.is_finite() && a.slot_s >= 0.001,
-            "alternate.slot_s must be >= 0.001",
+            a.turn_s.is_finite() && a.turn_s >= 0.001,
+            "turns.turn_s must be >= 0.001",
         )?;
         check(
             a.turn_events.is_none_or(|k| k.is_finite() && k > 0.0),
-            "alternate.turn_events must be > 0",
+            "turns.turn_events must be > 0",
         )?;
         check(
             spec.max_events.is_none(),
-            "alternate and max_events cannot be combined",
+            "turns and max_events cannot be combined",
         )?;
         check(
             !spec.null.as_ref().is_some_and(|n| n.deterministic),
-            "alternate needs a timed run: null.deterministic cannot alternate",
+            "turns need a timed run: null.deterministic cannot take turns",
         )?;
     }
     if spec.backend == BackendKind::Null {

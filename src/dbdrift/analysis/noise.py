@@ -96,7 +96,7 @@ def t975(df: int) -> float:
 
 @dataclass(frozen=True)
 class IntervalSample:
-    """One driver interval: its throughput, length (weight) and host steal. In an interleaved
+    """One driver interval: its throughput, length (weight) and host steal. In a run in turns
     run (targets taking turns) an interval is one turn and `round` pairs it with the other
     targets' turns of the same round."""
 
@@ -108,7 +108,7 @@ class IntervalSample:
 
 @dataclass(frozen=True)
 class RunSample:
-    """One run (a repeat or an interleaved slice) of one target; `round` pairs it with others."""
+    """One run (a repeat) of one target; `round` pairs it with others."""
 
     round: int
     intervals: tuple[IntervalSample, ...]
@@ -215,7 +215,7 @@ def throughput(runs: list[RunSample], steal_max_pct: float = STEAL_MAX_PCT) -> E
 def relative(new: list[RunSample], base: list[RunSample], steal_max_pct: float = STEAL_MAX_PCT) -> Estimate:
     """rQPS = new/base with a 95% interval that uses pairing by round where it exists.
 
-    Paired turns (interleaved runs, intervals with a `round`): see paired_turns.
+    Paired turns (runs in turns, intervals with a `round`): see paired_turns.
     Paired runs (3+ rounds that both targets ran): per round d = ln(new/base); the estimate is
     exp(mean d) (geometric mean of paired ratios) with a t interval on d, exponentiated. Pairing
     cancels what both targets saw in the same round (drift, bursts of steal); it assumes the

@@ -24,7 +24,7 @@ class Measurement:
     value: float | None  # QPS, or Krps for scan; None when the run failed
     metric: str = "qps"
     status: str = "ok"
-    round: int = 0  # the repeat: pairs runs across targets (interleaved turns pair by interval round)
+    round: int = 0  # the repeat: pairs runs across targets (turns pair by interval round)
     intervals: tuple[IntervalSample, ...] = ()
     warnings: tuple[str, ...] = ()
     note: str = ""  # a run that is not ok says why in a few words: "failed", "skipped: server died"

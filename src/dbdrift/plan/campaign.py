@@ -46,8 +46,8 @@ class CampaignSpec:
     prepared: bool = True
     seed: int = 1
     interval_s: float = 1.0
-    order: str = "interleaved"  # interleaved | sequential (docs/noise.md)
-    slice_s: float = 0.01  # interleaved: seconds each target has before the next one takes over
+    order: str = "turns"  # turns | sequential (docs/noise.md)
+    turn_s: float = 0.01  # turns: seconds each target has before the next one takes over
     cpus: str | tuple[str, str] = "auto"  # auto | shared | (driver, server) CPU lists (dbdrift/cpus.py)
     calibration: bool = False  # an A/A campaign made by `dbdrift calibrate`
     count_instructions: bool = False  # also count instructions per event under callgrind
@@ -87,7 +87,7 @@ class CampaignSpec:
             "insert_s": self.insert_s, "warmup_s": self.warmup_s, "scan_warm_s": self.scan_warm_s,
             "settle_s": self.settle_s, "warm_runs": self.warm_runs, "repeats": self.repeats,
             "restart": self.restart, "prepared": self.prepared, "seed": self.seed, "interval_s": self.interval_s,
-            "order": self.order, "slice_s": self.slice_s,
+            "order": self.order, "turn_s": self.turn_s,
             "cpus": self.cpus if isinstance(self.cpus, str) else {"driver": self.cpus[0], "server": self.cpus[1]},
             "calibration": self.calibration, "count_instructions": self.count_instructions, "timed": self.timed,
             "flamegraphs": self.flamegraphs, "allow_large": self.allow_large,
@@ -111,7 +111,7 @@ def target_to_dict(t: TargetSpec) -> dict:
 _TOP_KEYS = {
     "name", "targets", "tests", "tables", "rows", "threads", "read_s", "write_s", "insert_s",
     "warmup_s", "scan_warm_s", "settle_s", "warm_runs", "repeats", "restart", "prepared", "seed", "interval_s",
-    "order", "slice_s", "cpus", "count_instructions", "flamegraphs", "workload", "insert_benchmark", "allow_large",
+    "order", "turn_s", "cpus", "count_instructions", "flamegraphs", "workload", "insert_benchmark", "allow_large",
 }
 _IBENCH_KEYS = {"clients", "rows_l_i0", "rows_l_i1", "rows_l_i2", "query_s", "deletes", "shared_table", "steps"}
 _TARGET_KEYS = {"name", "engine", "version", "basedir", "system", "config", "settings",
@@ -197,10 +197,10 @@ def parse_campaign(data: dict, source: str, base_dir: Path, default_name: str, *
 def _shared_keys(top: fields.Table) -> dict:
     """The keys of both workloads: durations, repeats, order, CPUs."""
     write_s = top.duration("write_s", 600.0)
-    slice_s = top.duration("slice_s", 0.01)
-    if not 0.001 <= slice_s <= 60:
-        raise UserError(f"{top.where}: slice_s = {slice_s:g} is out of range",
-                        "interleaved targets take turns every slice_s seconds inside one driver run; "
+    turn_s = top.duration("turn_s", 0.01)
+    if not 0.001 <= turn_s <= 60:
+        raise UserError(f"{top.where}: turn_s = {turn_s:g} is out of range",
+                        "targets take turns of turn_s seconds inside one driver run; "
                         "use 0.001 to 60, e.g. the default 0.01")
     return dict(
         read_s=top.duration("read_s", 300.0), write_s=write_s, insert_s=top.duration("insert_s", write_s),
@@ -208,10 +208,17 @@ def _shared_keys(top: fields.Table) -> dict:
         settle_s=_settle(top), warm_runs=top.flag("warm_runs", True), repeats=top.integer("repeats", 1),
         restart=top.choice("restart", ("repeat", "never", "reload")), prepared=top.flag("prepared", True),
         seed=top.integer("seed", 1), interval_s=top.duration("interval_s", 1.0),
-        order=top.choice("order", ("interleaved", "sequential")), slice_s=slice_s,
+        order=_order(top), turn_s=turn_s,
         cpus=fields.cpu_placement(top.data.get("cpus", "auto"), top.where),
         workload=top.choice("workload", ("sysbench", "insert-benchmark")),
     )
+
+
+def _order(top: fields.Table) -> str:
+    if top.data.get("order") == "interleaved":
+        raise UserError(f'{top.where}: order = "interleaved" is now called order = "turns"',
+                        'write order = "turns" (the default: targets take turns inside each run)')
+    return top.choice("order", ("turns", "sequential"))
 
 
 def _settle(top: fields.Table) -> float | None:
@@ -250,7 +257,7 @@ def _with_sysbench(spec: CampaignSpec, top: fields.Table) -> CampaignSpec:
 # keys the Insert Benchmark has no use for: refused rather than silently ignored
 SYSBENCH_ONLY = ("tests", "count_instructions", "flamegraphs", "threads", "tables", "rows", "read_s", "write_s",
                  "insert_s", "warmup_s", "scan_warm_s", "warm_runs", "repeats", "restart", "prepared", "order",
-                 "slice_s")
+                 "turn_s")
 
 
 def _with_ibench(spec: CampaignSpec, top: fields.Table) -> CampaignSpec:
@@ -351,7 +358,7 @@ def _check_targets(targets: tuple[TargetSpec, ...], where: str) -> None:
 
 
 def as_calibration(spec: CampaignSpec, target_name: str | None) -> CampaignSpec:
-    """An A/A campaign: one target against an identical copy of itself, interleaved."""
+    """An A/A campaign: one target against an identical copy of itself, taking turns."""
     name = target_name or spec.base.name
     target = next((t for t in spec.targets if t.name == name), None)
     if target is None:
@@ -359,7 +366,7 @@ def as_calibration(spec: CampaignSpec, target_name: str | None) -> CampaignSpec:
                         f"targets: {', '.join(t.name for t in spec.targets)}")
     copy = replace(target, name=f"{name}-aa"[:64], base=False, port=None)
     return replace(spec, name=f"calibrate-{name}"[:64], targets=(replace(target, base=True), copy),
-                   order="interleaved", calibration=True)
+                   order="turns", calibration=True)
 
 
 def with_base(spec: CampaignSpec, base_name: str | None) -> CampaignSpec:

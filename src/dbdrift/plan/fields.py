@@ -45,10 +45,10 @@ _INTS = {
        for key in ("rows_l_i0", "rows_l_i1", "rows_l_i2")},
 }
 # key -> (measured: must be > 0, soft limit in seconds); settle_s may also be "auto".
-# slice_s has its own range (0.001..60) below.
+# turn_s has its own range (0.001..60) below.
 _DURATIONS = {
     **{key: (True, DAY_S) for key in ("read_s", "write_s", "insert_s", "interval_s", "query_s")},
-    "slice_s": (True, None),
+    "turn_s": (True, None),
     **{key: (False, 2 * HOUR_S) for key in ("warmup_s", "scan_warm_s", "settle_s")},
 }
 _ALLOW_LARGE_HINT = "if you mean it, allow_large = true (a top-level key of the campaign file) accepts it"
@@ -187,8 +187,9 @@ def _setting(value: object, what: str) -> str:
                     'write a string, a number or true/false, on one line, e.g. shared_buffers = "8GB"')
 
 
-_RETIRED = {"slice_warmup_s": "remove it: interleaved targets now take turns inside one driver run, so no slice "
-                             "pays a warm-up (slice_s is the length of each turn, default 0.01 s)"}
+_RETIRED = {"slice_warmup_s": "remove it: targets take turns inside one driver run, so no turn pays a warm-up "
+                             "(turn_s is the length of each turn, default 0.01 s)",
+            "slice_s": "it is now called turn_s: write turn_s = <seconds> (default 0.01)"}
 
 
 

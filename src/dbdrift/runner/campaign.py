@@ -1,8 +1,8 @@
-"""Run a campaign: validate and fetch every target, then walk the plan sequentially or interleaved.
+"""Run a campaign: validate and fetch every target, then walk the plan in turns or sequentially.
 
 Sequential: one server at a time, each target runs all its steps (the scripts' way).
 Interleaved: all servers up and loaded at once; every measured step is one driver run in which
-the targets take turns of `slice_s` in a balanced order (A B, B A, ...; runner/alternate.py),
+the targets take turns of `turn_s` in a balanced order (A B, B A, ...; runner/turns.py),
 so drift and bursts of steal hit every target alike and turns can be paired round by round.
 Targets of different engine families cannot share a driver run: they take whole runs in turn.
 """
@@ -21,7 +21,7 @@ from dbdrift.plan.campaign import CampaignSpec, target_to_dict
 from dbdrift.plan.expand import FreshStep, LoadStep, SettleStep, TargetPlan, estimate_s, expand, restarts_before
 from dbdrift.metrics import host, perf
 from dbdrift.catalog.ibench import DBNAME as IBENCH_DB
-from dbdrift.runner import alternate, ibench, instructions
+from dbdrift.runner import ibench, instructions, turns
 from dbdrift.runner.progress import NullProgress, ProgressSink
 from dbdrift.runner.session import TargetSession
 from dbdrift.server import engines
@@ -63,10 +63,10 @@ class TargetState:
 def estimate(spec: CampaignSpec, timed: list[TargetPlan], counted: list[TargetPlan]) -> tuple[float, int]:
     """Expected seconds and progress steps of a campaign: the timed runs of the `timed` plans
     and the instruction counts of the `counted` ones (what `run` shows and `run --check` prints)."""
-    interleaved = spec.order == "interleaved" and len(timed) > 1
+    in_turns = spec.order == "turns" and len(timed) > 1
     total_s, steps = 0.0, 0
     if spec.timed:
-        total_s = sum(estimate_s(p, spec, settles=not interleaved or i == 0) for i, p in enumerate(timed))
+        total_s = sum(estimate_s(p, spec, settles=not in_turns or i == 0) for i, p in enumerate(timed))
         # a target's start, its steps, a new server's stop and start, and restarts between repeats
         steps = sum(len(p.steps) + 1 + sum(isinstance(x, FreshStep) or restarts_before(spec, x) for x in p.steps)
                     for p in timed)
@@ -134,8 +134,8 @@ class Runner:
                                       f"{state.plan.target.engine}; not counted")
         self.progress.campaign_start(*estimate(self.spec, [s.plan for s in active], [s.plan for s in counting]))
         if self.spec.timed:
-            if self.spec.order == "interleaved" and len(active) > 1:
-                self._interleaved(active, installs, outcome)
+            if self.spec.order == "turns" and len(active) > 1:
+                self._in_turns(active, installs, outcome)
             else:
                 for state in active:
                     self._sequential(state, installs[state.plan.target.name], outcome)
@@ -223,7 +223,7 @@ class Runner:
                                                  target.name == self.spec.base.name, target_to_dict(target))
             done = self.store.completed_runs(target_id) if self.resume else set()
             states.append(TargetState(plan, target_id, {r.key for r in plan.runs if not r.warm and r.key not in done}))
-        if self.spec.order == "interleaved" and len(states) > 1:
+        if self.spec.order == "turns" and len(states) > 1:
             groups = {(key[0], key[1]) for s in states for key in s.pending}
             for state in states:
                 for name, threads in groups:
@@ -286,8 +286,8 @@ class Runner:
             session.stop()
             self._count([session], outcome)
 
-    # -- interleaved: all targets step by step, taking turns inside each run -------------------
-    def _interleaved(self, states: list[TargetState], installs: dict[str, InstallInfo],
+    # -- turns: all targets step by step, taking turns inside each run -------------------------
+    def _in_turns(self, states: list[TargetState], installs: dict[str, InstallInfo],
                      outcome: CampaignOutcome) -> None:
         sessions = [self._session(s, installs[s.plan.target.name]) for s in states]
         pending = set().union(*(s.pending for s in states))
@@ -296,11 +296,11 @@ class Runner:
             for session in sessions:
                 if self._guard(session, session.start, outcome):
                     live.append(session)
-            if len(live) > 1 and not alternate.can_alternate(live):
+            if len(live) > 1 and not turns.can_take_turns(live):
                 self.progress.message("note: targets of different engine families cannot take turns inside one "
-                                      "driver run; interleaved, they take whole runs in turn instead")
+                                      "driver run; they take whole runs in turn instead")
             for step in states[0].plan.steps:
-                live = self._interleaved_step(step, live, pending, outcome)
+                live = self._turns_step(step, live, pending, outcome)
                 if not live:
                     break
         finally:
@@ -308,7 +308,7 @@ class Runner:
                 session.stop()
             self._count(sessions, outcome)
 
-    def _interleaved_step(self, step, live: list[TargetSession], pending: set,
+    def _turns_step(self, step, live: list[TargetSession], pending: set,
                           outcome: CampaignOutcome) -> list[TargetSession]:
         if isinstance(step, FreshStep):  # all retire, then all start: they trade memory (_cycle_all)
             return self._cycle_all(live, step, lambda s: s.retire(step), lambda s: s.start(), outcome)
@@ -325,14 +325,14 @@ class Runner:
             return live
         if restarts_before(self.spec, step):
             live = self._restart_all(live, step, outcome)
-        if alternate.can_alternate(live):
-            return alternate.run_step(live, step, self.spec.slice_s, lambda s, exc: self._fail(s, exc, outcome))
+        if turns.can_take_turns(live):
+            return turns.run_step(live, step, self.spec.turn_s, lambda s, exc: self._fail(s, exc, outcome))
         order = live if step.repeat % 2 == 0 else list(reversed(live))  # A B, B A: balanced
         dead = {s.name for s in order if not self._guard(s, lambda s=s: s.run(step), outcome)}
         return [s for s in live if s.name not in dead]
 
     def _restart_all(self, live: list[TargetSession], step, outcome: CampaignOutcome) -> list[TargetSession]:
-        """Restart the interleaved servers: every one stops, then every one starts and warms its
+        """Restart the servers taking turns: every one stops, then every one starts and warms its
         cache, both in one order (_start_order). Memory a process frees is handed out again
         last in, first out, and a server takes its pages as the prewarm touches them, so the
         first to start gets the pages the last to stop gave back and the servers trade their

@@ -173,7 +173,7 @@ class TargetSession:
     def settle_work(self, step: SettleStep, tables: list[str] | None = None) -> float:
         """The settle step's work (vacuum/analyze and checkpoint, or analyze and flushing); returns
         the seconds it took. The caller sleeps the rest of the settle time (once for all
-        targets when interleaved), then calls settle_end."""
+        targets when they take turns), then calls settle_end."""
         self.server.check_alive()
 
         def work() -> dict:
@@ -297,7 +297,7 @@ class TargetSession:
                 t.measured_s, t.events, t.statements, t.rows)
             record.errors, record.latency, record.qps, record.tps = t.errors, t.latency, t.qps, t.tps
             if not t.latency["count"] and out.summary and out.summary.get("latency_us"):
-                record.latency = latency_of(out.summary["latency_us"])  # turns of interleaved runs
+                record.latency = latency_of(out.summary["latency_us"])  # runs in turns
             if step.test.metric == "krps":  # a run in which no scan finished has no value
                 record.value = sysbench.scan_krps(self.spec.rows, t.events, t.measured_s, step.threads) \
                     if t.events > 0 else None

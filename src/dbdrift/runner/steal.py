@@ -1,6 +1,6 @@
 """Host CPU steal per driver interval, read from /proc/stat (metrics/procstat.py) when each
 interval line arrives (StealClock), or per window of about a second for the short turns of
-interleaved runs (WindowedSteal).
+runs in which targets take turns (WindowedSteal).
 
 A VM's steal (time the hypervisor gave our vCPUs to someone else) is the main noise source
 on shared hosts; intervals with heavy steal are filtered by the analysis.

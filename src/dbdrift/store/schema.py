@@ -164,6 +164,27 @@ MIGRATIONS: tuple[str, ...] = (
     """
     ALTER TABLE intervals ADD COLUMN round INTEGER;
     """,
+    # 7: one name for turns: a campaign's order "interleaved" is "turns" and slice_s is turn_s;
+    # a run's driver spec holds "turns" (turn_s, and measured_turn_s as the driver settled it)
+    # where it held "alternate" (slot_s, and turn_s as settled).
+    """
+    UPDATE campaigns SET spec_json = json_set(spec_json, '$.order', 'turns')
+        WHERE json_extract(spec_json, '$.order') = 'interleaved';
+    UPDATE campaigns SET spec_json = json_remove(json_set(spec_json, '$.turn_s', json_extract(spec_json, '$.slice_s')),
+                                                 '$.slice_s')
+        WHERE json_type(spec_json, '$.slice_s') IS NOT NULL;
+    UPDATE runs SET driver_spec_json = json_set(driver_spec_json, '$.alternate.measured_turn_s',
+                                                json_extract(driver_spec_json, '$.alternate.turn_s'))
+        WHERE json_type(driver_spec_json, '$.alternate.turn_s') IS NOT NULL;
+    UPDATE runs SET driver_spec_json = json_remove(json_set(driver_spec_json, '$.alternate.turn_s',
+                                                            json_extract(driver_spec_json, '$.alternate.slot_s')),
+                                                   '$.alternate.slot_s')
+        WHERE json_type(driver_spec_json, '$.alternate.slot_s') IS NOT NULL;
+    UPDATE runs SET driver_spec_json = json_remove(json_set(driver_spec_json, '$.turns',
+                                                            json(json_extract(driver_spec_json, '$.alternate'))),
+                                                   '$.alternate')
+        WHERE json_type(driver_spec_json, '$.alternate') IS NOT NULL;
+    """,
 )
 
 SCHEMA_VERSION = len(MIGRATIONS)

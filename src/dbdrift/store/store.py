@@ -385,7 +385,7 @@ class Store:
         return {(r[0], r[1], r[2]) for r in rows}
 
     def supersede(self, target_id: int, test: str, threads: int) -> None:
-        """Keep an incomplete interleaved test's runs but leave them out of reports (rerun whole)."""
+        """Keep the runs of a test some target lacks (order = "turns") but leave them out of reports (rerun whole)."""
         def update():
             with self.db:
                 self.db.execute("UPDATE runs SET superseded = 1 WHERE target_id = ? AND test = ? AND threads = ?",

@@ -2,7 +2,7 @@
 // subcommand (phased admin SQL and bulk load), and the ibench subcommand (one Insert
 // Benchmark step).
 
-pub mod alternate;
+pub mod turns;
 pub mod copy;
 pub mod deterministic;
 pub mod event;

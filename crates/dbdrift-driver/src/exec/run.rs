@@ -23,8 +23,8 @@ pub const DRIVER_VERSION: &str = env!("CARGO_PKG_VERSION");
 /// Runs the benchmark; returns the exit status (0, or 130 when interrupted).
 pub fn run(spec: &RunSpec) -> Result<i32, DriverError> {
     let plan = Plan::compile(spec)?;
-    if let Some(alt) = &spec.alternate {
-        return super::alternate::run(spec, &plan, alt);
+    if let Some(alt) = &spec.turns {
+        return super::turns::run(spec, &plan, alt);
     }
     match (spec.backend, &spec.null) {
         (BackendKind::Null, Some(n)) if n.deterministic => Ok(deterministic::run(spec, &plan, n)),

@@ -1,11 +1,11 @@
-// Alternation (protocol.md "Alternating"): one run against several servers that take turns.
+// Turns (protocol.md "Turns"): one run against several servers that take turns.
 // Every thread holds a connection (and its prepared statements) per target; time is cut into
-// slots of `slot_s`, a round is one slot per target, and the order flips from round to round
+// turns of `turn_s`, a round is one turn per target, and the order flips from round to round
 // (A B, B A, ... for two targets), so drift and bursts of steal fall on every target alike and
-// the slots of one round can be paired. All threads switch together at slot boundaries; an
-// event belongs to the slot in which it started. Each measured slot is reported as an
+// the turns of one round can be paired. All threads switch together at turn boundaries; an
+// event belongs to the turn in which it started. Each measured turn is reported as an
 // `interval` line with `target` and `round` and without latencies (turns are many and short;
-// each target's latency histogram is in the summary); its start_s/end_s span the slot's first
+// each target's latency histogram is in the summary); its start_s/end_s span the turn's first
 // event start to its last event end, so the time spent on the other targets is not counted.
 
 use super::event::{EventOutcome, EventRunner};
@@ -16,7 +16,7 @@ use crate::backend::Session;
 use crate::emit::{self, round_s};
 use crate::error::{DriverError, ErrorClass};
 use crate::signal::{exit_interrupted, STOP};
-use crate::spec::{AlternateSpec, BackendKind, ConnectionSpec, RunSpec, PROTOCOL};
+use crate::spec::{TurnsSpec, BackendKind, ConnectionSpec, RunSpec, PROTOCOL};
 use crate::stats::histogram::{Histogram, LatencySummary};
 use crate::stats::{client_cpu_s, ErrorCounts, Tally};
 use crate::workload::Plan;
@@ -26,54 +26,54 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
-/// Fewest measured rounds a grown slot may leave (the interval uses 20 batches of rounds).
+/// Fewest measured rounds a grown turn may leave (the interval uses 20 batches of rounds).
 const MIN_ROUNDS: f64 = 20.0;
 
 /// The measured part of the schedule, fixed once the warm-up is over.
 #[derive(Clone, Copy, Debug)]
 struct Measured {
-    slot_s: f64,
-    end_slot: u64,
+    turn_s: f64,
+    end_turn: u64,
 }
 
-/// Which target runs in which slot, and where warmup and measurement start and end.
-/// Warm slots are `warm_slot_s` long. Measured slots are too, unless `turn_events` is set:
+/// Which target runs in which turn, and where warmup and measurement start and end.
+/// Warm turns are `warm_turn_s` long. Measured turns are too, unless `turn_events` is set:
 /// then the reporter measures the mean event time over the warm-up and fixes the measured
-/// slot length at the warm end (workers that reach it first wait for that, microseconds).
+/// turn length at the warm end (workers that reach it first wait for that, microseconds).
 struct Schedule {
     t0: Instant,
-    warm_slot_s: f64,
+    warm_turn_s: f64,
     targets: u64,
-    warm_slots: u64,
+    warm_turns: u64,
     duration_s: f64,
     turn_events: Option<f64>,
     measured: OnceLock<Measured>,
 }
 
 impl Schedule {
-    fn new(spec: &RunSpec, alt: &AlternateSpec) -> Schedule {
+    fn new(spec: &RunSpec, alt: &TurnsSpec) -> Schedule {
         let n = alt.connections.len() as u64;
-        let round_s = alt.slot_s * n as f64;
+        let round_s = alt.turn_s * n as f64;
         // An even number of warm rounds: the first measured round runs in the listed order.
         let mut warm_rounds = (spec.warmup_s / round_s - 1e-9).ceil().max(0.0) as u64;
         warm_rounds += warm_rounds % 2;
         let sched = Schedule {
             t0: Instant::now(),
-            warm_slot_s: alt.slot_s,
+            warm_turn_s: alt.turn_s,
             targets: n,
-            warm_slots: warm_rounds * n,
+            warm_turns: warm_rounds * n,
             duration_s: spec.duration_s,
             turn_events: alt.turn_events,
             measured: OnceLock::new(),
         };
-        if sched.warm_slots == 0 || sched.turn_events.is_none() {
-            sched.decide(None); // nothing to learn from: measured slots are slot_s
+        if sched.warm_turns == 0 || sched.turn_events.is_none() {
+            sched.decide(None); // nothing to learn from: measured turns are turn_s
         }
         sched
     }
 
-    /// Fixes the measured slots: `turn_events` mean event times (thread-wise) per slot, never
-    /// shorter than the warm slot, nor so long that fewer than MIN_ROUNDS rounds remain.
+    /// Fixes the measured turns: `turn_events` mean event times (thread-wise) per turn, never
+    /// shorter than the warm turn, nor so long that fewer than MIN_ROUNDS rounds remain.
     fn decide(&self, mean_event_s: Option<f64>) -> Measured {
         *self.measured.get_or_init(|| {
             let n = self.targets as f64;
@@ -82,11 +82,11 @@ impl Schedule {
                 _ => 0.0,
             };
             let cap = self.duration_s / (n * MIN_ROUNDS);
-            let slot_s = wanted.min(cap).max(self.warm_slot_s);
-            let rounds = (self.duration_s / (slot_s * n)).round().max(1.0) as u64;
+            let turn_s = wanted.min(cap).max(self.warm_turn_s);
+            let rounds = (self.duration_s / (turn_s * n)).round().max(1.0) as u64;
             Measured {
-                slot_s,
-                end_slot: self.warm_slots + rounds * self.targets,
+                turn_s,
+                end_turn: self.warm_turns + rounds * self.targets,
             }
         })
     }
@@ -108,34 +108,34 @@ impl Schedule {
         }
     }
 
-    /// The measured schedule, or the warm slots continued while it is not decided yet.
+    /// The measured schedule, or the warm turns continued while it is not decided yet.
     fn measured_or_warm(&self) -> Measured {
         self.measured().unwrap_or(Measured {
-            slot_s: self.warm_slot_s,
-            end_slot: self.warm_slots,
+            turn_s: self.warm_turn_s,
+            end_turn: self.warm_turns,
         })
     }
 
-    fn at(&self, slot: u64) -> Instant {
-        if slot <= self.warm_slots {
-            return self.t0 + Duration::from_secs_f64(slot as f64 * self.warm_slot_s);
+    fn at(&self, turn: u64) -> Instant {
+        if turn <= self.warm_turns {
+            return self.t0 + Duration::from_secs_f64(turn as f64 * self.warm_turn_s);
         }
         let m = self.measured_or_warm();
-        self.warm_end() + Duration::from_secs_f64((slot - self.warm_slots) as f64 * m.slot_s)
+        self.warm_end() + Duration::from_secs_f64((turn - self.warm_turns) as f64 * m.turn_s)
     }
 
-    fn slot_of(&self, now: Instant) -> u64 {
+    fn turn_of(&self, now: Instant) -> u64 {
         let warm_end = self.warm_end();
         if now < warm_end {
-            return (now.saturating_duration_since(self.t0).as_secs_f64() / self.warm_slot_s)
+            return (now.saturating_duration_since(self.t0).as_secs_f64() / self.warm_turn_s)
                 as u64;
         }
         let m = self.measured_or_warm();
-        self.warm_slots + (now.duration_since(warm_end).as_secs_f64() / m.slot_s) as u64
+        self.warm_turns + (now.duration_since(warm_end).as_secs_f64() / m.turn_s) as u64
     }
 
-    fn target(&self, slot: u64) -> usize {
-        let (round, pos) = (slot / self.targets, slot % self.targets);
+    fn target(&self, turn: u64) -> usize {
+        let (round, pos) = (turn / self.targets, turn % self.targets);
         (if round % 2 == 0 {
             pos
         } else {
@@ -144,34 +144,34 @@ impl Schedule {
     }
 
     fn warm_end(&self) -> Instant {
-        self.t0 + Duration::from_secs_f64(self.warm_slots as f64 * self.warm_slot_s)
+        self.t0 + Duration::from_secs_f64(self.warm_turns as f64 * self.warm_turn_s)
     }
 
-    /// The scheduled end; None before the measured slots are decided.
+    /// The scheduled end; None before the measured turns are decided.
     fn end(&self) -> Option<Instant> {
-        self.measured().map(|m| self.at(m.end_slot))
+        self.measured().map(|m| self.at(m.end_turn))
     }
 }
 
-/// One thread's (or, merged, every thread's) counts for one slot.
-struct SlotTally {
-    slot: u64,
+/// One thread's (or, merged, every thread's) counts for one turn.
+struct TurnTally {
+    turn: u64,
     tally: Tally,
     first: Option<Instant>,
     last: Option<Instant>,
 }
 
-impl SlotTally {
-    fn new(slot: u64) -> SlotTally {
-        SlotTally {
-            slot,
+impl TurnTally {
+    fn new(turn: u64) -> TurnTally {
+        TurnTally {
+            turn,
             tally: Tally::default(),
             first: None,
             last: None,
         }
     }
 
-    fn merge(&mut self, o: &SlotTally) {
+    fn merge(&mut self, o: &TurnTally) {
         self.tally.merge(&o.tally);
         self.first = match (self.first, o.first) {
             (Some(a), Some(b)) => Some(a.min(b)),
@@ -181,11 +181,11 @@ impl SlotTally {
     }
 }
 
-/// What a worker shares with the reporter: finished slots, and the slot it is in now
-/// (u64::MAX once it stopped), so the reporter knows which slots are complete.
+/// What a worker shares with the reporter: finished turns, and the turn it is in now
+/// (u64::MAX once it stopped), so the reporter knows which turns are complete.
 #[derive(Default)]
 struct Lane {
-    done: Mutex<Vec<SlotTally>>,
+    done: Mutex<Vec<TurnTally>>,
     at: AtomicU64,
 }
 
@@ -210,12 +210,12 @@ struct AltWarmupLine {
     kind: &'static str,
     duration_s: f64,
     events: u64,
-    slot_s: f64,
+    turn_s: f64,
     rounds: u64,
 }
 
 #[derive(Serialize)]
-struct SlotLine {
+struct TurnLine {
     #[serde(rename = "type")]
     kind: &'static str,
     index: u64,
@@ -256,8 +256,8 @@ struct AltSummaryLine {
 }
 
 /// Connects threads x targets (each target's runner for thread t has thread t's seed, so
-/// the targets see the same parameter sequence) and runs the alternation.
-pub fn run(spec: &RunSpec, plan: &Plan, alt: &AlternateSpec) -> Result<i32, DriverError> {
+/// the targets see the same parameter sequence) and runs the turns.
+pub fn run(spec: &RunSpec, plan: &Plan, alt: &TurnsSpec) -> Result<i32, DriverError> {
     match (spec.backend, &spec.null) {
         (BackendKind::Null, Some(n)) => {
             let rows = n.rows_per_statement;
@@ -286,7 +286,7 @@ pub fn run(spec: &RunSpec, plan: &Plan, alt: &AlternateSpec) -> Result<i32, Driv
 fn connect_all<S: Session>(
     spec: &RunSpec,
     plan: &Plan,
-    alt: &AlternateSpec,
+    alt: &TurnsSpec,
     connect: impl Fn(&ConnectionSpec) -> Result<(S, i32, String), DriverError>,
     sim: Option<Simulation>,
 ) -> Result<i32, DriverError> {
@@ -329,7 +329,7 @@ fn target_error(mut e: DriverError, target: usize) -> DriverError {
 fn drive<S: Session>(
     spec: &RunSpec,
     plan: &Plan,
-    alt: &AlternateSpec,
+    alt: &TurnsSpec,
     mut runners: Vec<Vec<EventRunner<S>>>,
     sim: Option<Simulation>,
 ) -> Result<i32, DriverError> {
@@ -376,7 +376,7 @@ fn work<S: Session>(
     let warm_end = sched.warm_end();
     let mut end = sched.end();
     let mut next = Instant::now();
-    let mut cur: Option<SlotTally> = None;
+    let mut cur: Option<TurnTally> = None;
     let result = loop {
         if STOP.is_set() {
             break Ok(());
@@ -397,30 +397,30 @@ fn work<S: Session>(
         if end.is_some_and(|e| now >= e) {
             break Ok(());
         }
-        let slot = sched.slot_of(now);
-        if cur.as_ref().is_none_or(|c| c.slot != slot) {
+        let turn = sched.turn_of(now);
+        if cur.as_ref().is_none_or(|c| c.turn != turn) {
             if let Some(done) = cur.take() {
                 lane.done
                     .lock()
                     .unwrap_or_else(|e| e.into_inner())
                     .push(done);
             }
-            lane.at.store(slot, Ordering::SeqCst);
-            cur = Some(SlotTally::new(slot));
+            lane.at.store(turn, Ordering::SeqCst);
+            cur = Some(TurnTally::new(turn));
         }
         let mut out = EventOutcome::default();
         let t0 = Instant::now();
-        let result = runners[sched.target(slot)].run(plan, &mut out);
+        let result = runners[sched.target(turn)].run(plan, &mut out);
         let t1 = Instant::now();
         if end.is_some_and(|e| t1 > e) {
             break Ok(());
         }
-        let c = cur.as_mut().expect("a slot is open");
+        let c = cur.as_mut().expect("a turn is open");
         c.first.get_or_insert(t0);
         c.last = Some(t1);
         let ns = sim.map_or((t1 - t0).as_nanos() as u64, |s| s.latency_ns);
         if let Err(e) = tally_event(&mut c.tally, &out, result, ns) {
-            break Err(target_error(e, sched.target(slot)));
+            break Err(target_error(e, sched.target(turn)));
         }
     };
     if let Some(done) = cur.take() {
@@ -433,10 +433,10 @@ fn work<S: Session>(
     result
 }
 
-/// Merges the workers' slots and emits each one once every worker has moved past it.
+/// Merges the workers' turns and emits each one once every worker has moved past it.
 struct Reporter<'a> {
     sched: &'a Schedule,
-    pending: BTreeMap<u64, SlotTally>,
+    pending: BTreeMap<u64, TurnTally>,
     warm_done: bool,
     totals: Vec<(Tally, f64)>,
     next_index: u64,
@@ -457,24 +457,24 @@ impl<'a> Reporter<'a> {
 
     /// Returns true at the scheduled end, false on a stop request (error or signal).
     fn until_end(&mut self, lanes: &[Lane]) -> bool {
-        let mut slot = 0;
+        let mut turn = 0;
         loop {
             // Until the warm end is decided, measured_or_warm ends at the warm end.
-            slot = (slot + 1).min(self.sched.measured_or_warm().end_slot);
-            if STOP.wait_until(self.sched.at(slot)) {
+            turn = (turn + 1).min(self.sched.measured_or_warm().end_turn);
+            if STOP.wait_until(self.sched.at(turn)) {
                 return false;
             }
-            if self.sched.measured().is_none() && slot >= self.sched.warm_slots {
+            if self.sched.measured().is_none() && turn >= self.sched.warm_turns {
                 self.collect(lanes);
                 self.sched.decide(self.warm_mean_event_s());
             }
-            if slot >= self.sched.measured_or_warm().end_slot {
+            if turn >= self.sched.measured_or_warm().end_turn {
                 STOP.request(false);
                 return true;
             }
-            slot = slot.max(self.sched.slot_of(Instant::now()));
-            // Where the workers are first, then what they pushed: a worker pushes a slot before
-            // it moves on, so every slot before `complete` is in by then.
+            turn = turn.max(self.sched.turn_of(Instant::now()));
+            // Where the workers are first, then what they pushed: a worker pushes a turn before
+            // it moves on, so every turn before `complete` is in by then.
             let complete = lanes
                 .iter()
                 .map(|l| l.at.load(Ordering::SeqCst))
@@ -485,11 +485,11 @@ impl<'a> Reporter<'a> {
         }
     }
 
-    /// Mean event time over the warm slots every thread has finished (each thread's events
+    /// Mean event time over the warm turns every thread has finished (each thread's events
     /// one after the other, so this is also the time per event of one thread).
     fn warm_mean_event_s(&self) -> Option<f64> {
         let mut all = Histogram::new();
-        for (_, s) in self.pending.range(..self.sched.warm_slots) {
+        for (_, s) in self.pending.range(..self.sched.warm_turns) {
             all.merge(&s.tally.latency);
         }
         all.mean_ns().map(|ns| ns / 1e9)
@@ -500,18 +500,18 @@ impl<'a> Reporter<'a> {
             let done = std::mem::take(&mut *lane.done.lock().unwrap_or_else(|e| e.into_inner()));
             for s in done {
                 self.pending
-                    .entry(s.slot)
-                    .or_insert_with(|| SlotTally::new(s.slot))
+                    .entry(s.turn)
+                    .or_insert_with(|| TurnTally::new(s.turn))
                     .merge(&s);
             }
         }
     }
 
-    /// Emits every pending slot before `slot` (and the warmup line when warmup is over).
-    fn emit_before(&mut self, slot: u64) {
+    /// Emits every pending turn before `turn` (and the warmup line when warmup is over).
+    fn emit_before(&mut self, turn: u64) {
         let m = self.sched.measured_or_warm();
-        if !self.warm_done && slot >= self.sched.warm_slots {
-            let measured = self.pending.split_off(&self.sched.warm_slots);
+        if !self.warm_done && turn >= self.sched.warm_turns {
+            let measured = self.pending.split_off(&self.sched.warm_turns);
             let warm = std::mem::replace(&mut self.pending, measured);
             self.warm_done = true;
             emit::line(&AltWarmupLine {
@@ -523,37 +523,37 @@ impl<'a> Reporter<'a> {
                         .as_secs_f64(),
                 ),
                 events: warm.values().map(|s| s.tally.events).sum(),
-                slot_s: m.slot_s,
-                rounds: (m.end_slot - self.sched.warm_slots) / self.sched.targets,
+                turn_s: m.turn_s,
+                rounds: (m.end_turn - self.sched.warm_turns) / self.sched.targets,
             });
         }
         if !self.warm_done {
             return;
         }
-        // Every slot gets a line, also one no thread entered (a stall longer than a slot).
-        let first = self.sched.warm_slots + self.next_index;
-        for k in first..slot.min(m.end_slot) {
-            let s = self.pending.remove(&k).unwrap_or_else(|| SlotTally::new(k));
-            self.emit_slot(&s);
+        // Every turn gets a line, also one no thread entered (a stall longer than a turn).
+        let first = self.sched.warm_turns + self.next_index;
+        for k in first..turn.min(m.end_turn) {
+            let s = self.pending.remove(&k).unwrap_or_else(|| TurnTally::new(k));
+            self.emit_turn(&s);
         }
     }
 
-    fn emit_slot(&mut self, s: &SlotTally) {
+    fn emit_turn(&mut self, s: &TurnTally) {
         let sched = self.sched;
-        let target = sched.target(s.slot);
-        let measured = s.slot - sched.warm_slots;
+        let target = sched.target(s.turn);
+        let measured = s.turn - sched.warm_turns;
         let origin = sched.warm_end();
         let rel = |t: Instant| round_s(t.saturating_duration_since(origin).as_secs_f64());
-        let nominal = sched.at(s.slot);
+        let nominal = sched.at(s.turn);
         let (start, end) = match (s.first, s.last) {
             (Some(a), Some(b)) => (rel(a), rel(b)),
-            _ => (rel(nominal), rel(nominal)), // no event started in this slot
+            _ => (rel(nominal), rel(nominal)), // no event started in this turn
         };
         let total = &mut self.totals[target];
         total.0.merge(&s.tally);
         total.1 += end - start;
         self.next_index = measured + 1;
-        emit::line(&SlotLine {
+        emit::line(&TurnLine {
             kind: "interval",
             index: measured,
             round: measured / sched.targets,
@@ -567,14 +567,14 @@ impl<'a> Reporter<'a> {
         });
     }
 
-    /// Emits what is left (all slots that started) and the summary.
+    /// Emits what is left (all turns that started) and the summary.
     fn finish(&mut self, lanes: &[Lane], interrupted: bool) {
         self.collect(lanes);
         if !self.warm_done && !interrupted {
-            self.emit_before(self.sched.warm_slots);
+            self.emit_before(self.sched.warm_turns);
         }
-        // Interrupted: up to the slot running now, not the scheduled end.
-        let now = self.sched.slot_of(Instant::now()) + 1;
+        // Interrupted: up to the turn running now, not the scheduled end.
+        let now = self.sched.turn_of(Instant::now()) + 1;
         self.emit_before(if interrupted { now } else { u64::MAX });
         let (user, sys) = client_cpu_s();
         let mut all = Tally::default();
@@ -582,9 +582,9 @@ impl<'a> Reporter<'a> {
             all.merge(t);
         }
         let m = self.sched.measured_or_warm();
-        let measured_s = (self.next_index as f64 * m.slot_s).min(
+        let measured_s = (self.next_index as f64 * m.turn_s).min(
             self.sched
-                .at(m.end_slot)
+                .at(m.end_turn)
                 .duration_since(self.sched.warm_end())
                 .as_secs_f64(),
         );
@@ -622,9 +622,9 @@ mod tests {
     fn sched(n: u64) -> Schedule {
         let s = Schedule {
             t0: Instant::now(),
-            warm_slot_s: 0.1,
+            warm_turn_s: 0.1,
             targets: n,
-            warm_slots: 0,
+            warm_turns: 0,
             duration_s: 10.0 * n as f64,
             turn_events: None,
             measured: OnceLock::new(),
@@ -637,10 +637,10 @@ mod tests {
         let spec: RunSpec = serde_json::from_str(&format!(
             r#"{{"protocol":1,"backend":"null","warmup_s":{warmup_s},"duration_s":{duration_s},
                 "workload":{{"statements":[]}},
-                "alternate":{{"connections":[{{}},{{}}],"slot_s":0.01,"turn_events":10}}}}"#
+                "turns":{{"connections":[{{}},{{}}],"turn_s":0.01,"turn_events":10}}}}"#
         ))
         .unwrap();
-        Schedule::new(&spec, spec.alternate.as_ref().unwrap())
+        Schedule::new(&spec, spec.turns.as_ref().unwrap())
     }
 
     #[test]
@@ -661,45 +661,45 @@ mod tests {
     fn warm_rounds_are_even_so_measurement_starts_in_listed_order() {
         let spec: RunSpec = serde_json::from_str(
             r#"{"protocol":1,"backend":"null","warmup_s":0.25,"duration_s":1.0,
-                "workload":{"statements":[]},"alternate":{"connections":[{},{}],"slot_s":0.1}}"#,
+                "workload":{"statements":[]},"turns":{"connections":[{},{}],"turn_s":0.1}}"#,
         )
         .unwrap();
-        let s = Schedule::new(&spec, spec.alternate.as_ref().unwrap());
-        assert_eq!(s.warm_slots, 4); // 0.25 s is 1.25 rounds of 0.2 s: 2 rounds
-        assert_eq!(s.measured().unwrap().end_slot, 4 + 10);
-        assert_eq!(s.target(s.warm_slots), 0);
+        let s = Schedule::new(&spec, spec.turns.as_ref().unwrap());
+        assert_eq!(s.warm_turns, 4); // 0.25 s is 1.25 rounds of 0.2 s: 2 rounds
+        assert_eq!(s.measured().unwrap().end_turn, 4 + 10);
+        assert_eq!(s.target(s.warm_turns), 0);
     }
 
     #[test]
     fn turns_grow_to_turn_events_mean_event_times_after_the_warmup() {
         let s = adaptive(1.0, 20.0);
         assert!(s.measured().is_none()); // decided at the warm end, from the warm-up's events
-        assert_eq!(s.warm_slots, 100);
+        assert_eq!(s.warm_turns, 100);
         let m = s.decide(Some(0.004)); // 4 ms events, 10 per turn: 40 ms turns
-        assert!((m.slot_s - 0.04).abs() < 1e-12);
-        assert_eq!(m.end_slot, 100 + 2 * 250); // 20 s of turns of 2 x 40 ms
-                                               // slots keep counting across the change of length
+        assert!((m.turn_s - 0.04).abs() < 1e-12);
+        assert_eq!(m.end_turn, 100 + 2 * 250); // 20 s of turns of 2 x 40 ms
+                                               // turns keep counting across the change of length
         let warm_end = s.warm_end();
-        assert_eq!(s.slot_of(warm_end - Duration::from_micros(1)), 99);
-        assert_eq!(s.slot_of(warm_end + Duration::from_millis(41)), 101);
+        assert_eq!(s.turn_of(warm_end - Duration::from_micros(1)), 99);
+        assert_eq!(s.turn_of(warm_end + Duration::from_millis(41)), 101);
         assert_eq!(s.at(102), warm_end + Duration::from_secs_f64(0.08));
         assert_eq!(s.end().unwrap(), warm_end + Duration::from_secs_f64(20.0));
     }
 
     #[test]
-    fn short_events_keep_slot_s_and_long_ones_leave_at_least_twenty_rounds() {
-        assert!((adaptive(1.0, 20.0).decide(Some(0.00005)).slot_s - 0.01).abs() < 1e-12);
-        assert!((adaptive(1.0, 20.0).decide(None).slot_s - 0.01).abs() < 1e-12);
+    fn short_events_keep_turn_s_and_long_ones_leave_at_least_twenty_rounds() {
+        assert!((adaptive(1.0, 20.0).decide(Some(0.00005)).turn_s - 0.01).abs() < 1e-12);
+        assert!((adaptive(1.0, 20.0).decide(None).turn_s - 0.01).abs() < 1e-12);
         let m = adaptive(1.0, 20.0).decide(Some(0.2)); // 2 s turns would leave 5 rounds
-        assert!((m.slot_s - 0.5).abs() < 1e-12);
-        assert_eq!((m.end_slot - 100) / 2, 20);
+        assert!((m.turn_s - 0.5).abs() < 1e-12);
+        assert_eq!((m.end_turn - 100) / 2, 20);
     }
 
     #[test]
     fn without_a_warmup_there_is_nothing_to_learn_from() {
         let s = adaptive(0.0, 2.0);
-        assert_eq!(s.warm_slots, 0);
-        assert!((s.measured().unwrap().slot_s - 0.01).abs() < 1e-12);
+        assert_eq!(s.warm_turns, 0);
+        assert!((s.measured().unwrap().turn_s - 0.01).abs() < 1e-12);
     }
 
     #[test]

@@ -1,7 +1,7 @@
-"""Interleaved runs: the targets take turns inside one driver run (docs/protocol.md "Alternating").
+"""Turns: the targets take turns inside one driver run (order = "turns"; docs/protocol.md "Turns").
 
 Every driver thread holds a connection per target and all threads switch target together every
-`slice_s` (default 0.01 s; slow events get turns of TURN_EVENTS events) in rounds of one turn
+`turn_s` (default 0.01 s; slow events get turns of TURN_EVENTS events) in rounds of one turn
 per target, the order flipping each round (A B, B A, ...). Noise on this kind of host comes in
 bursts from well under a second to several seconds (steal, neighbours); turns of 10 ms put
 both sides of a pair inside the same burst, so the round-by-round ratios cancel it where
@@ -29,17 +29,17 @@ Fail = Callable[[TargetSession, ServerError], None]
 # Events each driver thread should finish in a turn. Slow events (a range of 10,000 rows, a
 # scan) would otherwise leave most 10 ms turns without an event started in them, and too few
 # rounds with both targets in them to pair; the driver stretches their turns after the warm-up
-# (docs/protocol.md "Alternating"). Fast events keep slice_s.
+# (docs/protocol.md "Turns"). Fast events keep turn_s.
 TURN_EVENTS = 10
 
 
-def can_alternate(sessions: list[TargetSession]) -> bool:
+def can_take_turns(sessions: list[TargetSession]) -> bool:
     """One driver run speaks one protocol: targets of different engine families cannot take
     turns in it (the campaign then runs them one after the other, order flipping per repeat)."""
     return len({s.dialect.backend for s in sessions}) == 1
 
 
-def run_step(sessions: list[TargetSession], step: RunStep, slice_s: float, fail: Fail) -> list[TargetSession]:
+def run_step(sessions: list[TargetSession], step: RunStep, turn_s: float, fail: Fail) -> list[TargetSession]:
     """Run one measured step with every live target taking turns; store a run per target.
 
     A server that died before or during the run gets its run stored as failed and is handed to
@@ -55,7 +55,7 @@ def run_step(sessions: list[TargetSession], step: RunStep, slice_s: float, fail:
         except ServerError as exc:
             fail(session, exc)
     while len(live) >= 2:
-        spec, result, observers = _alternate(live, step, slice_s)
+        spec, result, observers = _take_turns(live, step, turn_s)
         dead = _dead(live) if result.exit_code != 0 and not result.interrupted else {}
         shares, stored = _busy_shares(result, len(live)), _with_turn(spec, result)
         for i, session in enumerate(live):
@@ -78,13 +78,13 @@ def run_step(sessions: list[TargetSession], step: RunStep, slice_s: float, fail:
     return live
 
 
-def _alternate(live: list[TargetSession], step: RunStep, slice_s: float):
+def _take_turns(live: list[TargetSession], step: RunStep, turn_s: float):
     n = len(live)
     # Each target gets warmup_s and duration_s of its own turns, as a sequential run would.
     # A scan takes seconds: its turns are at least one second (a turn is never shorter than an event).
-    slot_s = max(slice_s, 1.0) if step.test.metric == "krps" else slice_s
+    turn_s = max(turn_s, 1.0) if step.test.metric == "krps" else turn_s
     spec = dict(live[0].driver_spec(step), warmup_s=step.warmup_s * n, duration_s=step.duration_s * n,
-                alternate={"connections": [s.conn for s in live], "slot_s": slot_s, "turn_events": TURN_EVENTS})
+                turns={"connections": [s.conn for s in live], "turn_s": turn_s, "turn_events": TURN_EVENTS})
     spec.pop("connection", None)
     total_s = (step.warmup_s + step.duration_s) * n
     live[0].progress.step_start(" + ".join(s.name for s in live), step.label, step.warmup_s + step.duration_s)
@@ -131,10 +131,10 @@ def _dead(live: list[TargetSession]) -> dict[TargetSession, ServerError]:
 
 def _with_turn(spec: dict, result: process.DriverResult) -> dict:
     """The spec as stored with each run, with the turn length the driver settled on."""
-    turn_s = (result.output.warmup or {}).get("slot_s")
-    if turn_s is None:
+    measured = (result.output.warmup or {}).get("turn_s")
+    if measured is None:
         return spec
-    return dict(spec, alternate=dict(spec["alternate"], turn_s=turn_s))
+    return dict(spec, turns=dict(spec["turns"], measured_turn_s=measured))
 
 
 def _share(result: process.DriverResult, i: int, share: float) -> process.DriverResult:
