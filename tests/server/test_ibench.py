@@ -148,3 +148,20 @@ def _has_step(store: Path, step: str) -> bool:
         return any(s == step for _, s in steps(store))
     except sqlite3.OperationalError:  # the schema is still being created
         return False
+
+
+def test_clients_sharing_one_table_build_its_indexes_once(tmp_path):
+    """shared_table with two clients: l.x creates the secondary indexes once (the first client
+    of the table), not once per client, which failed with "already exists"."""
+    path = tmp_path / "shared.toml"
+    path.write_text('name = "ib-shared"\nworkload = "insert-benchmark"\nsettle_s = 0\n[insert_benchmark]\n'
+                    "clients = 2\nrows_l_i0 = 4000\nrows_l_i1 = 1000\nquery_s = 2\nshared_table = true\n"
+                    'deletes = false\nsteps = ["l.i0", "l.x", "l.i1"]\n'
+                    '[[targets]]\nname = "pg17"\nversion = "17.10"\n')
+    store = tmp_path / "s.db"
+    result = dbdrift("run", path, "--store", store, work_dir=shared_work_dir("ibench-shared"), timeout=600)
+    assert result.returncode == 0, result.stderr[-3000:]
+    done = steps(store)
+    assert {step for _, step in done} == {"l.i0", "l.x", "l.i1"}
+    assert all(row["error"] is None for row in done.values())
+    assert done[("pg17", "l.i1")]["table_rows"] == 4000 + 200 + 1000  # l.x adds 100 rows per client
