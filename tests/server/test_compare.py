@@ -23,6 +23,8 @@ def test_compare_two_versions_without_a_campaign_file(tmp_path):
     doc = json.loads(dbdrift("report", "--store", store, "--format", "json").stdout)
     assert [(t["name"], t["version"]) for t in doc["meta"]["targets"]] == [("pg17.10", "17.10"), ("pg18.4", "18.4")]
     assert doc["meta"]["campaign"]["settings"]["read_s"] == 2.0
+    sizes = [t["binary"] for t in doc["meta"]["targets"]]  # stored with each target when its server started
+    assert all(s["bytes"] > 5e6 and s["text"] > 5e6 and s["path"].endswith("bin/postgres") for s in sizes)
     rows = [r for r in doc["rows"] if r["target"] == "pg18.4"]
     assert {r["test"] for r in rows} == {"point-query", "update-index"}
     assert all(r["reference"] == "pg17.10" and r["rqps"] > 0 and r["status"] == "ok" for r in rows)

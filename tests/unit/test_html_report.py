@@ -227,3 +227,9 @@ def test_a_single_target_gets_absolute_values_and_no_charts(store):
                                 instructions=())
     page = render(alone, "html")
     assert "nothing to compare" in page and "<svg" not in page and Page(page).cell("abs", "scan", 0)["text"] == "950"
+
+
+def test_the_server_binary_section_gives_sizes_relative_to_the_base(page):
+    rows = {cells[0]["text"]: [c["text"] for c in cells[1:]] for cls, cells in Page(page).rows if cls == "binary"}
+    assert rows["pg17"] == ["17.10", "9.5", "8.5", "8.0", "0.2", "0.2", "37.9", "1.00", "1.00"]
+    assert rows["pg18"][-2:] == ["1.03", "1.04"] and "pg19" not in rows

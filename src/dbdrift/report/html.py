@@ -59,7 +59,8 @@ def render_html(data: ReportData) -> str:
     parts = [_head(data), _header(data), _findings(data), _intro(data)]
     for threads in data.thread_counts():
         parts.append(_threads_section(data, threads, charts, axis))
-    parts += [_instructions_section(data, charts), _metrics_section(data), _warnings_section(data)]
+    parts += [_instructions_section(data, charts), _metrics_section(data), _binary_section(data),
+              _warnings_section(data)]
     return "\n".join(p for p in parts if p) + "\n</body>\n</html>\n"
 
 
@@ -186,6 +187,7 @@ def _intro(data: ReportData) -> str:
     links += [(f"threads-{t}", _threads_title(t)) for t in data.thread_counts()]
     links += [("instructions", "Instructions per event")] if data.instructions else []
     links += [("metrics", "Hardware per operation")] if data.show_metrics else []
+    links += [("binary", "Server binary")] if any(t.get("binary") for t in data.meta.get("targets", [])) else []
     links.append(("warnings", "Warnings"))
     out.append("<nav>Contents: " + "".join(f'<a href="#{i}">{escape(t)}</a>' for i, t in links) + "</nav>")
     return "\n".join(out + ["</section>"])
@@ -369,6 +371,33 @@ def _metrics_section(data: ReportData) -> str:
     for title, header, rows in metrics_blocks(data):
         out += [f"<h3>{escape(title)}</h3>", _table(header, rows, "metrics")]
     return "\n".join(out + ["</section>"])
+
+
+def _binary_section(data: ReportData) -> str:
+    """Each target's server binary in MB, as-is and stripped, relative to the base (`dbdrift bloat`)."""
+    sized = [t for t in data.meta.get("targets", []) if t.get("binary")]
+    if not sized:
+        return ""
+    base = next((t["binary"] for t in sized if t["name"] == data.comparison.base), sized[0]["binary"])
+
+    def mb(value) -> str:
+        return "-" if value is None else f"{value / 1e6:.1f}"
+
+    def rel(value, reference) -> str:
+        return "-" if value is None or not reference else f"{value / reference:.2f}"
+
+    rows = [[t["name"], str(t.get("version") or ""), mb(b["bytes"]), mb(b["stripped_bytes"]), mb(b["text"]),
+             mb(b["data"]), mb(b["bss"]), mb(b["libs_bytes"]), rel(b["bytes"], base["bytes"]),
+             rel(b["stripped_bytes"], base["stripped_bytes"])] for t in sized for b in [t["binary"]]]
+    header = ["target", "version", "as-is MB", "stripped MB", "text", "data", "bss", "own libraries MB",
+              "as-is / base", "stripped / base"]
+    head = "".join(f"<th>{escape(h)}</th>" for h in header)
+    body = "".join(f'<tr><th scope="row">{escape(r[0])}</th>' + "".join(f"<td>{escape(c)}</td>" for c in r[1:])
+                   + "</tr>" for r in rows)
+    return ('<section id="binary">\n<h2>Server binary</h2>\n<p>The server program of each target: the file '
+            "as-is and stripped, its text, data and bss, and the libraries it loads from its own install "
+            "(`dbdrift bloat` prints the same).</p>\n"
+            f'<table class="binary"><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>\n</section>')
 
 
 def _warnings_section(data: ReportData) -> str:

@@ -49,7 +49,8 @@ def report_meta(store: Store, campaign_id: int, generated_at: str | None = None)
     for t in store.targets(campaign_id):
         server, install = json.loads(t["server_json"] or "{}"), json.loads(t["install_json"] or "{}")
         targets.append({"name": t["name"], "engine": t["engine"], "base": bool(t["is_base"]),
-                        "version": server.get("version", install.get("version")), "source": install.get("source")})
+                        "version": server.get("version", install.get("version")), "source": install.get("source"),
+                        "binary": install.get("binary")})
     return {
         "dbdrift_version": __version__, "format_version": FORMAT_VERSION,
         "generated_at": generated_at or datetime.now(timezone.utc).isoformat(timespec="seconds"),

@@ -16,6 +16,7 @@ from dbdrift.driver import process
 from dbdrift.driver.protocol import latency_of, totals
 from dbdrift.errors import ServerError, UserError
 from dbdrift.model import STEAL_MAX_PCT, InstallInfo, TargetSpec
+from dbdrift.metrics import binary
 from dbdrift.plan.campaign import CampaignSpec
 from dbdrift.plan.expand import FreshStep, LoadStep, RunStep, SettleStep
 from dbdrift.runner.dialect import DBNAME, for_engine
@@ -342,5 +343,11 @@ def _value_text(record: RunRecord) -> str:
 
 
 def _install_dict(install: InstallInfo) -> dict:
-    return {"engine": install.engine, "bindir": str(install.bindir), "version": install.version,
-            "source": install.source}
+    """The install as stored with its target, with its server binary's sizes (`dbdrift bloat`)."""
+    facts = {"engine": install.engine, "bindir": str(install.bindir), "version": install.version,
+             "source": install.source}
+    try:
+        facts["binary"] = binary.binary_facts(binary.server_binary(install.bindir, install.engine))
+    except (UserError, OSError):
+        pass  # a wrapper script or an unreadable file: the report then has no size for it
+    return facts

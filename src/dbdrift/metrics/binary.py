@@ -1,0 +1,146 @@
+"""How big a server binary is: the file as-is and stripped, its text, data and bss, and the
+shared libraries it loads from its own install (code bloat, as the posts track it per release).
+
+ELF is read with pyelftools; the stripped size is what `strip` leaves (binutils), measured on
+a copy. text, data and bss follow `size` (Berkeley format): text is every allocated section
+that is not writable (code and read-only data), data the writable ones with contents, bss the
+writable ones without.
+"""
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import tempfile
+from functools import lru_cache
+from pathlib import Path
+
+from elftools.common.exceptions import ELFError
+from elftools.elf.constants import SH_FLAGS
+from elftools.elf.dynamic import DynamicSection
+from elftools.elf.elffile import ELFFile
+
+from dbdrift.errors import UserError
+
+SERVER_PROGRAMS = {"postgres": ("postgres",), "mysql": ("mysqld",), "mariadb": ("mariadbd", "mysqld")}
+LIB_DIRS = ("lib", "lib64", "lib/private", "lib/mysql", "lib/x86_64-linux-gnu")
+SYSTEM_PREFIXES = (Path("/"), Path("/usr"))
+
+
+def server_binary(bindir: Path, engine: str) -> Path:
+    """The server program of an install: bin/postgres, bin/mysqld, bin/mariadbd (or sbin/)."""
+    for name in SERVER_PROGRAMS[engine]:
+        for where in (bindir, bindir.parent / "sbin", bindir.parent / "libexec"):
+            if (where / name).is_file():
+                return (where / name).resolve()
+    raise UserError(f"no {' or '.join(SERVER_PROGRAMS[engine])} in {bindir}",
+                    "point the target at an install prefix that holds the server program")
+
+
+def binary_facts(path: Path) -> dict:
+    """Sizes in bytes of `path` and of the libraries it needs from its own install."""
+    stat = path.stat()
+    return dict(_facts(str(path), stat.st_size, stat.st_mtime_ns))
+
+
+@lru_cache(maxsize=64)
+def _facts(path_text: str, size: int, mtime_ns: int) -> tuple:
+    path = Path(path_text)
+    sections = elf_sections(path)
+    libs = own_libraries(path)
+    facts = {"path": path_text, "bytes": size, "stripped_bytes": stripped_size(path), **sections,
+             "libs": libs, "libs_bytes": sum(lib["bytes"] for lib in libs)}
+    return tuple(facts.items())
+
+
+def elf_sections(path: Path) -> dict[str, int]:
+    """text, data and bss in bytes, as `size` counts them."""
+    text = data = bss = 0
+    try:
+        with path.open("rb") as f:
+            for section in ELFFile(f).iter_sections():
+                flags = section["sh_flags"]
+                if not flags & SH_FLAGS.SHF_ALLOC:
+                    continue
+                if not flags & SH_FLAGS.SHF_WRITE:
+                    text += section["sh_size"]
+                elif section["sh_type"] == "SHT_NOBITS":
+                    bss += section["sh_size"]
+                else:
+                    data += section["sh_size"]
+    except (ELFError, OSError) as exc:
+        raise UserError(f"{path} is not a readable ELF binary: {exc}", "point the target at a Linux build") from None
+    return {"text": text, "data": data, "bss": bss}
+
+
+def stripped_size(path: Path) -> int | None:
+    """Bytes after `strip` on a copy; None without binutils' strip."""
+    strip = shutil.which("strip")
+    if strip is None:
+        return None
+    with tempfile.TemporaryDirectory(prefix="dbdrift-strip-") as tmp:
+        out = Path(tmp) / path.name
+        result = subprocess.run([strip, "-o", str(out), str(path)], capture_output=True, text=True, timeout=120)
+        if result.returncode != 0:
+            return None
+        return out.stat().st_size
+
+
+def needed(path: Path) -> tuple[list[str], list[str]]:
+    """(DT_NEEDED names, DT_RUNPATH/DT_RPATH entries) of an ELF file."""
+    names, paths = [], []
+    try:
+        with path.open("rb") as f:
+            for section in ELFFile(f).iter_sections():
+                if isinstance(section, DynamicSection):
+                    for tag in section.iter_tags():
+                        if tag.entry.d_tag == "DT_NEEDED":
+                            names.append(tag.needed)
+                        elif tag.entry.d_tag in ("DT_RUNPATH", "DT_RPATH"):
+                            paths += (tag.runpath if tag.entry.d_tag == "DT_RUNPATH" else tag.rpath).split(":")
+    except (ELFError, OSError):
+        return [], []
+    return names, paths
+
+
+def own_libraries(path: Path) -> list[dict]:
+    """The libraries the binary loads (transitively) that live in its own install, with sizes."""
+    root = path.parent.parent
+    if root.resolve() in SYSTEM_PREFIXES:  # a system install: its libraries are the system's
+        return []
+    dirs = [root / d for d in LIB_DIRS]
+    found: dict[str, dict] = {}
+    todo = [path]
+    while todo:
+        current = todo.pop()
+        names, runpaths = needed(current)
+        search = [Path(p.replace("$ORIGIN", str(current.parent))) for p in runpaths if p] + dirs
+        for name in names:
+            if name in found:
+                continue
+            lib = next((d / name for d in search if (d / name).is_file()), None)
+            if lib is None or not _inside(lib.resolve(), root):
+                continue
+            real = lib.resolve()
+            found[name] = {"name": name, "bytes": real.stat().st_size}
+            todo.append(real)
+    return sorted(found.values(), key=lambda lib: lib["name"])
+
+
+def _inside(path: Path, root: Path) -> bool:
+    try:
+        return os.path.commonpath([path, root.resolve()]) == str(root.resolve())
+    except ValueError:
+        return False
+
+
+def object_sizes(build_dir: Path) -> dict[str, int]:
+    """Relative path -> text + data bytes of every object file (*.o) under a build tree."""
+    sizes = {}
+    for obj in build_dir.rglob("*.o"):
+        try:
+            s = elf_sections(obj)
+        except UserError:
+            continue
+        sizes[str(obj.relative_to(build_dir))] = s["text"] + s["data"]
+    return sizes
