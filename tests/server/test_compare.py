@@ -29,3 +29,22 @@ def test_compare_two_versions_without_a_campaign_file(tmp_path):
     assert {r["test"] for r in rows} == {"point-query", "update-index"}
     assert all(r["reference"] == "pg17.10" and r["rqps"] > 0 and r["status"] == "ok" for r in rows)
     assert dbdrift("report", "--store", store, "--fail-on", "not-measured").returncode == 0
+
+
+def test_a_target_without_index_only_scans_is_marked_p_on_the_covered_tests_with_both_plans(tmp_path):
+    """17.10 against 17.10 with enable_indexonlyscan = off: the covered tests get another plan
+    (P, both plans listed); a test whose plan is an index scan on both is not marked."""
+    store = tmp_path / "s.db"
+    result = dbdrift("compare", "17.10", "noios=17.10", "--set", "targets.noios.settings.enable_indexonlyscan=off",
+                     "--tests", "points-covered-pk,range-covered-pk,point-query", "--rows", "20000", "--duration", "2",
+                     "--set", "warmup_s=1", "--set", "settle_s=0", "--store", store, "--format", "json",
+                     work_dir=shared_work_dir("plans"))
+    assert result.returncode == 0, result.stderr[-3000:]
+    doc = json.loads(result.stdout)
+    flagged = {r["test"] for r in doc["rows"] if r["plan_changed"]}
+    assert flagged == {"points-covered-pk", "range-covered-pk"}
+    change = next(c for c in doc["plan_changes"] if c["test"] == "range-covered-pk")
+    assert "Index Only Scan" in change["statements"][0]["reference_shape"]
+    assert "Index Only Scan" not in change["statements"][0]["shape"]
+    text = dbdrift("report", "--store", store).stdout
+    assert "range-covered-pk noios vs pg17.10:" in text

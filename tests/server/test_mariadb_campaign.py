@@ -74,6 +74,17 @@ def test_mariadb_runs_count_statements_as_sysbench_does(finished):
             assert row["events"] > 0 and row["statements"] == row["events"] * per_event, test
 
 
+def test_each_tests_plans_are_stored_on_mariadb_and_postgres(finished):
+    store = finished[0]
+    plans = query(store, "SELECT t.name AS target, p.* FROM plans p JOIN targets t ON t.id = p.target_id")
+    assert sorted({(p["target"], p["test"]) for p in plans}) == sorted((t, x) for t, _ in TARGETS for x in TESTS)
+    failed = [(p["target"], p["sql"][:60], p["error"]) for p in plans if p["error"]]
+    assert failed == []
+    assert all(p["shape"].startswith("{query_block" if p["target"] != "pg17" else ("Index", "Seq", "Aggregate",
+               "Sort", "Unique", "ModifyTable", "Update", "Delete", "Insert", "Result", "Limit", "HashAggregate"))
+               for p in plans), sorted({p["shape"][:40] for p in plans})
+
+
 def test_the_report_gives_rqps_for_the_mariadb_and_postgres_targets_against_the_base(finished):
     _, result, _ = finished
     doc = json.loads(result.stdout)

@@ -139,6 +139,14 @@ def test_every_test_runs_on_three_mysql_versions_with_rqps_against_5_7(finished)
     assert _mariadbd_processes_under(work) == []
 
 
+def test_each_tests_plans_are_stored_on_every_mysql_version(finished):
+    store, _, _ = finished
+    plans = query(store, "SELECT t.name AS target, p.* FROM plans p JOIN targets t ON t.id = p.target_id")
+    assert sorted({(p["target"], p["test"]) for p in plans}) == sorted((t, x) for t, _ in TARGETS for x in TESTS)
+    assert all(p["error"] is None and p["shape"].startswith("{query_block") for p in plans), \
+        [(p["target"], p["sql"], p["error"]) for p in plans if p["error"]]
+
+
 def test_the_chain_report_names_each_mysql_version(finished):
     store, _, _ = finished
     text = dbdrift("report", "--store", store, "--chain")

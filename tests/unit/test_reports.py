@@ -8,6 +8,7 @@ import pytest
 
 from dbdrift.version import __version__
 from dbdrift.analysis.noise import t975
+from dbdrift.analysis.plans import plan_shape
 from dbdrift.cli.report import render
 from dbdrift.results.build import build_report
 from dbdrift.store.store import InstructionRecord, RunRecord, Store
@@ -96,6 +97,14 @@ def make_store(path: Path) -> Store:
                                                               0.02, functions, functions))
         store.add_run(tid, RunRecord(test="point-query.warm", test_group="point", threads=1, repeat=0, status="ok",
                                      warmup_s=1, duration_s=5, metric="qps", driver_spec={}, value=1.0))
+        for test, sql in (("point-query", "SELECT c FROM sbtest1 WHERE id=5000"),
+                          ("range-covered-pk", "SELECT id FROM sbtest1 WHERE id BETWEEN 5000 AND 5100")):
+            node = "Index Scan" if (name, test) == ("pg18", "range-covered-pk") else "Index Only Scan"
+            if test == "point-query":
+                node = "Index Scan"
+            plan = json.dumps([{"Plan": {"Node Type": node, "Index Name": "sbtest1_pkey", "Relation Name": "sbtest1",
+                                         "Total Cost": 8.3 + pos}}])
+            store.add_plan(tid, test, 0, sql, plan, plan_shape("postgres", plan))
     with store.db:  # a fixed date, so goldens are stable
         store.db.execute("UPDATE campaigns SET created_at = ?", (GENERATED_AT,))
     return store
@@ -276,3 +285,19 @@ def test_a_cell_with_only_failed_runs_reads_failed(tmp_path):
     assert (row["status"], row["verdict"], row["failed"]) == ("failed", "not measured", 1)
     assert "failed x" in render(build_report(store, None, None, False), "text")
     store.close()
+
+
+def test_a_cell_whose_plan_shape_differs_from_the_reference_is_marked_p_and_both_plans_are_listed(store):
+    data = build_report(store, None, None, False)
+    text = render(data, "text")
+    line = next(line for line in text.splitlines() if line.endswith("  range-covered-pk"))
+    assert line.split()[2:5] == ["+", "P", "1.00"]  # pg18: improvement, plan changed; pg19: same plan as pg17
+    assert "range-covered-pk pg18 vs pg17:" in text
+    assert "    pg17: Index Only Scan using sbtest_pkey on sbtest" in text
+    assert "    pg18: Index Scan using sbtest_pkey on sbtest" in text
+    point = next(line for line in text.splitlines() if line.endswith("  point-query"))
+    assert "P" not in point  # same shape, other costs: no mark
+    doc = json.loads(render(data, "json"))
+    flagged = {(r["test"], r["target"]) for r in doc["rows"] if r["plan_changed"]}
+    assert flagged == {("range-covered-pk", "pg18")}
+    assert doc["plan_changes"][0]["statements"][0]["reference_shape"] == "Index Only Scan using sbtest_pkey on sbtest"

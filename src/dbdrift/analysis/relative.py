@@ -60,6 +60,7 @@ class Cell:
     ratio: float | None = None  # rQPS
     estimate: Estimate | None = None  # rQPS with its interval
     verdict: Verdict | None = None
+    plan_changed: bool = False  # a statement of the test got another plan shape than on the reference
 
 
 @dataclass(frozen=True)

@@ -393,6 +393,38 @@ def render_param(param: ParamSpec, table_size: int) -> dict:
     return out
 
 
+def explain_sql(test: MicrobenchmarkSpec, engine: str, table_size: int) -> list[tuple[int, str]]:
+    """(statement index, SQL with literal parameters on sbtest1) of each distinct statement of
+    a test, for EXPLAIN: the values are the middle of what the run draws (an id of the middle
+    of the table, a range starting there), so the plan is the one such a parameter gets."""
+    id_value = 1 if test.id_max_one else max(1, table_size // 2)
+    out, seen = [], set()
+    for index, stmt in enumerate(test.statements):
+        sql = test.postgres_sql.get(index, stmt.sql) if engine == "postgres" else stmt.sql
+        remembered: dict[str, int] = {}
+        literals = []
+        for param in stmt.params:
+            if param.gen == "id":
+                value: int | str = id_value
+            elif param.gen == "uniform_k":
+                value = max(1, table_size // 2)
+            elif param.gen == "ref":
+                value = remembered.get(param.var, id_value) + param.plus
+            elif param.gen == "hot":
+                value = table_size // 2 + 1 + param.index
+            else:  # digits: a c/pad value as sysbench writes them
+                value = "'" + "-".join(["12345678901"] * param.groups) + "'"
+            if param.var and param.gen != "ref":
+                remembered[param.var] = int(value)
+            literals.append(str(value))
+        parts = sql.replace("{table}", "1").split("?")
+        text = parts[0] + "".join(lit + part for lit, part in zip(literals, parts[1:]))
+        if text not in seen:
+            seen.add(text)
+            out.append((index, text))
+    return out
+
+
 def render_workload(test: MicrobenchmarkSpec, engine: str, table_size: int) -> dict:
     """The `workload` object of a driver run spec."""
     return {

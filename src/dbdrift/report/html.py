@@ -42,6 +42,8 @@ header table.context th{text-align:left;background:#f6f6f6;font-family:inherit;f
 header table.context td{text-align:left;white-space:normal;font-family:inherit}
 .swatch{display:inline-block;width:.8em;height:.8em;margin-right:.35em;border:1px solid #555;vertical-align:-.05em}
 table.findings td.mark{font-weight:bold}
+.plan{color:#6b21a8;font-weight:bold;margin-left:.2em;cursor:help}details.plan{margin:.2rem 0 .6rem}
+details.plan pre{max-height:20rem;overflow:auto;background:#f6f6f6;padding:.4rem}
 table.findings tr.regression td.mark{color:#a33}table.findings tr.improvement td.mark{color:#276}
 svg.chart{max-width:100%;height:auto}
 """
@@ -221,8 +223,28 @@ def _group_section(data: ReportData, section: Section, chart_id: str, axis: tupl
             for row in rows]
     out = [f'<section class="group" id="{escape(group)}-{threads}">', f"<h3>{escape(title)}</h3>",
            f'<table class="rel"><thead><tr><th>test</th>{head}</tr></thead>', "<tbody>", *body, "</tbody>",
-           "<tfoot>", *_summary_rows(data, section), "</tfoot></table>",
+           "<tfoot>", *_summary_rows(data, section), "</tfoot></table>", _plan_details(data, section),
            _group_chart(data, rows, chart_id, f"rQPS, {title}, {_threads_title(threads)}", axis), "</section>"]
+    return "\n".join(out)
+
+
+def _plan_details(data: ReportData, section: Section) -> str:
+    """For each P cell of the section: both plans of every statement whose shape differs."""
+    out = []
+    for row in section.rows:
+        for target in data.comparison.compared:
+            change = data.plan_change(row.test, target) if row.cells[target].plan_changed else None
+            if change is None:
+                continue
+            body = []
+            for s in change.statements:
+                body.append(f"<p><code>{escape(s['sql'])}</code></p><dl>"
+                            f"<dt>{escape(change.reference)}</dt><dd><code>{escape(s['reference_shape'])}</code></dd>"
+                            f"<dt>{escape(target)}</dt><dd><code>{escape(s['shape'])}</code></dd></dl>"
+                            f"<details><summary>EXPLAIN of both</summary><pre>{escape(s['reference_plan'] or '')}"
+                            f"</pre><pre>{escape(s['plan'] or '')}</pre></details>")
+            out.append(f'<details class="plan"><summary>P {escape(row.test)}: {escape(target)} runs another plan '
+                       f"than {escape(change.reference)}</summary>{''.join(body)}</details>")
     return "\n".join(out)
 
 
@@ -242,7 +264,10 @@ def _rel_cell(row, target: str) -> str:
         css = "green"
     cls = f' class="{css}"' if css else ""
     mark = f'<span class="mark">{escape(verdict.mark)}</span>'
-    return f'<td{cls} title="{_attr(_cell_title(row, target, verdict))}">{escape(text)}{mark}{_warn(row, target)}</td>'
+    plan = ('<span class="plan" title="the query plan differs from the reference\'s: see below the table">P</span>'
+            if cell.plan_changed else "")
+    return (f'<td{cls} title="{_attr(_cell_title(row, target, verdict))}">{escape(text)}{mark}{_warn(row, target)}'
+            f"{plan}</td>")
 
 
 def _cell_title(row, target: str, verdict: Verdict) -> str:

@@ -26,6 +26,7 @@ def render_json(data: ReportData) -> str:
             "campaign_sd": _round(est.campaign_sd if est else None, 5),
             "runs": cell.absolute.runs, "failed": cell.absolute.failed, "skipped": cell.absolute.skipped,
             "status": row.status(cell.target) or "ok", "warnings": list(cell.warnings),
+            "plan_changed": cell.plan_changed,
         })
     summaries = [
         {"group": s.group, "threads": s.threads, "target": s.target, "count": s.count, "missing": s.missing,
@@ -42,6 +43,8 @@ def render_json(data: ReportData) -> str:
         "columns": [{"column": f"col-{i}", "target": t} for i, t in enumerate(comp.compared, start=1)],
         "rows": rows, "group_summaries": summaries,
         "instructions": [_instruction_json(r) for r in data.instructions],
+        "plan_changes": [{"test": c.test, "target": c.target, "reference": c.reference,
+                          "statements": list(c.statements)} for c in data.plan_changes],
     }
     if data.show_metrics:
         doc["metrics"] = [{"test": m.test, "threads": m.threads, "target": t, "reference": m.references.get(t),

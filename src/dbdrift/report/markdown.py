@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from dbdrift.report.hardware import METRICS_LEGEND, delta_lines, instruction_table, metrics_blocks
 from dbdrift.results.data import ReportData
-from dbdrift.report.table import column_names, fmt_abs, fmt_cell, fmt_ratio, legend_lines, verdict_legend
+from dbdrift.report.table import column_names, plan_lines, fmt_abs, fmt_cell, fmt_ratio, legend_lines, verdict_legend
 
 
 def render_markdown(data: ReportData) -> str:
@@ -32,6 +32,8 @@ def render_markdown(data: ReportData) -> str:
                 absolute = [fmt_abs(row.cells[t].absolute.value, row.cells[t].absolute.status) for t in comp.targets]
                 out.append("| " + " | ".join(absolute + [row.test]) + " |")
         out.append("")
+    if data.plan_changes:
+        out += ["## Query plans that differ from the reference's (P)", "", "```", *plan_lines(data), "```", ""]
     out += _hardware(data)
     return "\n".join(out).rstrip() + "\n"
 

@@ -16,7 +16,7 @@ def verdict_legend(data: ReportData) -> str:
     return (f"verdicts (95% interval, minimum effect {comp.min_effect:.0%}): - regression, + improvement, "
             f"= no significant change, ~ too noisy (holds 1 and wider than ±{comp.noisy_half_width:.0%}), "
             "? no interval (too few samples), x not measured (no run of the cell, or of its reference, succeeded); "
-            "! host or run warnings")
+            "! host or run warnings; P the query plan differs from the reference's")
 
 
 def fmt_cell(row, target: str) -> str:
@@ -26,11 +26,23 @@ def fmt_cell(row, target: str) -> str:
     mark = cell.verdict.mark if cell.verdict else " "
     reference = row.cells.get(cell.reference) if cell.reference else None
     warned = "!" if cell.warnings or (reference and reference.warnings) else " "
+    plan = "P" if cell.plan_changed else " "
     if value is None or row.status(target):
         status = row.status(target)
-        return f"{status} {mark}{warned}" if status else f"{'-':>4}{'':13} {mark}{warned}"
+        return f"{status} {mark}{warned}{plan}" if status else f"{'-':>4}{'':13} {mark}{warned}{plan}"
     interval = f"[{est.lower:.2f},{est.upper:.2f}]" if est and est.lower is not None else ""
-    return f"{value:4.2f} {interval:<12} {mark}{warned}"
+    return f"{value:4.2f} {interval:<12} {mark}{warned}{plan}"
+
+
+def plan_lines(data: ReportData) -> list[str]:
+    """`P` cells: per statement whose plan shape differs, its SQL and both shapes."""
+    out = []
+    for change in data.plan_changes:
+        out.append(f"{change.test} {change.target} vs {change.reference}:")
+        for s in change.statements:
+            sql = s["sql"] if len(s["sql"]) <= 100 else s["sql"][:97] + "..."
+            out += [f"  {sql}", f"    {change.reference}: {s['reference_shape']}", f"    {change.target}: {s['shape']}"]
+    return out
 
 
 def verdict_counts(summary) -> str:

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from dbdrift.results.data import ReportData
 from dbdrift.report.hardware import METRICS_LEGEND, aligned, delta_lines, instruction_table, metrics_blocks
-from dbdrift.report.table import (GREEN_AT, RED_AT, column_names, fmt_abs, fmt_cell, fmt_ratio,
+from dbdrift.report.table import (GREEN_AT, RED_AT, column_names, plan_lines, fmt_abs, fmt_cell, fmt_ratio,
                                   legend_lines, verdict_counts, verdict_legend)
 
 _RED, _GREEN, _RESET = "\x1b[31m", "\x1b[32m", "\x1b[0m"
@@ -58,6 +58,8 @@ def render_text(data: ReportData, color: bool = False) -> str:
                                     for t in comp.targets)
                            + f"  {row.test}")
         out.append("")
+    if data.plan_changes:
+        out += ["query plans that differ from the reference's (P)", *plan_lines(data), ""]
     out += _hardware_lines(data)
     out += _warning_lines(data)
     return "\n".join(out).rstrip() + "\n"

@@ -8,18 +8,19 @@ nothing.
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from datetime import datetime, timezone
 
 from dbdrift.analysis.floor import campaign_sd, noise_floor
 from dbdrift.analysis.hardware import metrics_rows
 from dbdrift.analysis.instructions import EventCost, instruction_rows
 from dbdrift.analysis.noise import IntervalSample, Verdict
-from dbdrift.analysis.relative import Measurement, compare
+from dbdrift.analysis.relative import Comparison, Measurement, compare
 from dbdrift.analysis.summary import summarize_groups
 from dbdrift.catalog.sysbench import GROUP_TITLES, GROUPS, report_order, scan_krps
 from dbdrift.cpus import Placement
 from dbdrift.errors import UserError
-from dbdrift.results.data import FORMAT_VERSION, ReportData
+from dbdrift.results.data import FORMAT_VERSION, PlanChange, ReportData
 from dbdrift.results.targets import base_target, target_labels
 from dbdrift.store.store import Store
 from dbdrift.version import __version__
@@ -83,13 +84,41 @@ def build_report(store: Store, campaign: str | None, base: str | None, chain: bo
     order = report_order({m.test for m in measurements} | {r["test"] for r in counted})
     host = json.loads(row["host_json"])
     notes += _interval_notes(comparison, json.loads(row["spec_json"]), between) + _host_notes(host)
+    comparison, plan_changes = _with_plans(comparison, store.plans(campaign_id))
     references = comparison.references
     return ReportData(row["name"], comparison, tuple(summarize_groups(comparison, list(GROUPS))), labels,
                       GROUPS, GROUP_TITLES, notes,
                       metrics=tuple(_metrics(store, campaign_id, names, references, order, host.get("cpus") or 1))
                       if metrics else (),
                       instructions=tuple(_instructions(counted, references, order)),
-                      show_metrics=metrics, meta=report_meta(store, campaign_id, generated_at))
+                      show_metrics=metrics, meta=report_meta(store, campaign_id, generated_at),
+                      plan_changes=plan_changes)
+
+
+def _with_plans(comparison: Comparison, stored) -> tuple[Comparison, tuple[PlanChange, ...]]:
+    """Mark each compared cell whose test got another plan shape than on its reference (for any
+    statement both EXPLAINed), and say which statements and plans differ."""
+    plans: dict[tuple[str, str], dict[int, dict]] = {}
+    for p in stored:
+        plans.setdefault((p["test"], p["target"]), {})[p["statement"]] = dict(p)
+    changes, rows = [], []
+    for row in comparison.rows:
+        cells = dict(row.cells)
+        for target in comparison.compared:
+            cell = cells[target]
+            mine, theirs = plans.get((row.test, target), {}), plans.get((row.test, cell.reference), {})
+            differ = tuple(
+                {"statement": i, "sql": mine[i]["sql"], "shape": mine[i]["shape"],
+                 "reference_shape": theirs[i]["shape"], "plan": mine[i]["plan_json"],
+                 "reference_plan": theirs[i]["plan_json"]}
+                for i in sorted(mine.keys() & theirs.keys())
+                if mine[i]["shape"] and theirs[i]["shape"] and mine[i]["shape"] != theirs[i]["shape"])
+            if differ:
+                cells[target] = replace(cell, plan_changed=True)
+                if not any(c.test == row.test and c.target == target for c in changes):
+                    changes.append(PlanChange(row.test, target, cell.reference or "", differ))
+        rows.append(replace(row, cells=cells))
+    return replace(comparison, rows=tuple(rows)), tuple(changes)
 
 
 def _metrics(store: Store, campaign_id: int, targets: list[str], references: dict[str, str], order: list[str],

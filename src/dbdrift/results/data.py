@@ -28,6 +28,17 @@ class Section:
 
 
 @dataclass(frozen=True)
+class PlanChange:
+    """A cell whose test got another plan on its target than on the reference: per statement
+    whose shape differs, its SQL and both shapes and plans (EXPLAIN JSON text)."""
+
+    test: str
+    target: str
+    reference: str
+    statements: tuple[dict, ...]  # {statement, sql, shape, reference_shape, plan, reference_plan}
+
+
+@dataclass(frozen=True)
 class ReportData:
     campaign: str
     comparison: Comparison
@@ -40,6 +51,10 @@ class ReportData:
     instructions: tuple[InstructionRow, ...] = ()  # callgrind counts, rendered whenever present
     show_metrics: bool = False
     meta: dict = field(default_factory=dict)  # dbdrift and format version, date, host, campaign settings
+    plan_changes: tuple[PlanChange, ...] = ()  # the cells marked P
+
+    def plan_change(self, test: str, target: str) -> PlanChange | None:
+        return next((c for c in self.plan_changes if c.test == test and c.target == target), None)
 
     def instruction_row(self, test: str) -> InstructionRow | None:
         return next((r for r in self.instructions if r.test == test), None)

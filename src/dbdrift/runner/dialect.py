@@ -48,6 +48,13 @@ class Dialect:
     def settle_end(self, conn: dict, started: dict) -> None:
         """After the settle step's sleep: undo what settle_start changed for the duration."""
 
+    explain_prefix = "EXPLAIN (FORMAT JSON) "
+
+    def explain(self, conn: dict, sql: str) -> str:
+        """The server's plan for one statement, as its EXPLAIN JSON text (nothing is executed)."""
+        rows = self._query(conn, self.explain_prefix + sql)
+        return "\n".join(str(r[0]) for r in rows)
+
     def _query(self, conn: dict, sql: str) -> list[list]:
         return process.query(conn, sql, backend=self.backend)
 
@@ -140,6 +147,7 @@ class InnoDBDialect(Dialect):
     backend = "mysql"
     sql_dialect = "mysql"
     backend_pids_are_processes = False  # connection ids: the server is one process of threads
+    explain_prefix = "EXPLAIN FORMAT=JSON "
 
     def __init__(self, version: str, engine: str = "mariadb") -> None:
         super().__init__(version)

@@ -10,6 +10,7 @@ import os
 import shutil
 import time
 
+from dbdrift.analysis.plans import plan_shape
 from dbdrift.catalog import sysbench
 from dbdrift.cpus import Placement, pinned
 from dbdrift.driver import process
@@ -47,6 +48,7 @@ class TargetSession:
         self.runs_failed = 0
         self.runs_skipped = 0
         self.attempted: set[tuple[str, int, int]] = set()  # keys of runs stored by this session
+        self.planned: set[str] = set()  # tests whose query plans this session stored
         self.started = False  # the server came up at least once
         self.failed = False  # set when an error ended this target (runner/campaign.py)
         self.log_copy = None  # where stop() kept the server log
@@ -242,10 +244,26 @@ class TargetSession:
         if record.status == "ok":
             self.runs_ok += 0 if step.warm else 1
             self.progress.step_end(self.name, step.label, "ok", _value_text(record))
+            if not step.warm and step.name not in self.planned:
+                self.capture_plans(step)
         else:
             self.runs_failed += 1
             self.progress.step_end(self.name, step.label, record.status, record.error or "")
         return record
+
+    def capture_plans(self, step: RunStep) -> None:
+        """Store the plan of each of the test's statements as the server chooses it now, after
+        the test's first measured run (its data, statistics and caches as the run left them).
+        A statement the server cannot EXPLAIN is stored with its error; the campaign goes on."""
+        self.planned.add(step.name)
+        engine = "postgres" if self.dialect.backend == "postgres" else "mysql"
+        for index, sql in sysbench.explain_sql(step.test, self.install.engine, self.spec.rows):
+            try:
+                text = self.dialect.explain(self.conn, sql)
+                shape, error = plan_shape(engine, text), None
+            except (UserError, ValueError, KeyError, IndexError, TypeError) as exc:
+                text, shape, error = None, None, str(exc)[:500]
+            self.store.add_plan(self.target_id, step.name, index, sql, text, shape, error)
 
     def raise_if_dead(self, grace_s: float = 1.0) -> None:
         """After a failure: raise the server's ServerError if it died. A postmaster killed a

@@ -64,7 +64,7 @@ def check_work_dir(path: Path, info: os.stat_result, ids: osuser.ServerUser | No
 def new_run_dir(work: Path, campaign: str, target: str) -> Path:
     """A run directory of its own for one server (created 0700, empty); its name starts with
     the campaign and target names, shortened so the socket path fits."""
-    prefix = f"{_safe(campaign)[:24]}-{_safe(target)[:24]}-"
+    prefix = f"{_safe(campaign)[:16]}-{_safe(target)[:16]}-"
     return Path(tempfile.mkdtemp(prefix=prefix, dir=work))
 
 

@@ -185,6 +185,20 @@ MIGRATIONS: tuple[str, ...] = (
                                                    '$.alternate')
         WHERE json_type(driver_spec_json, '$.alternate') IS NOT NULL;
     """,
+    # 8: the query plan each statement of a test got on a target, after its first measured run
+    """
+    CREATE TABLE plans (
+        id INTEGER PRIMARY KEY,
+        target_id INTEGER NOT NULL REFERENCES targets(id),
+        test TEXT NOT NULL,
+        statement INTEGER NOT NULL,
+        sql TEXT NOT NULL,
+        plan_json TEXT,
+        shape TEXT,
+        error TEXT,
+        UNIQUE (target_id, test, statement)
+    );
+    """,
 )
 
 SCHEMA_VERSION = len(MIGRATIONS)

@@ -215,6 +215,8 @@ class Store:
             self._insert_ibench_step(entry["target_id"], InsertStepResult(**entry["record"]), entry["driver_spec"])
         elif kind == "step":
             self._insert_step(**{k: v for k, v in entry.items() if k != "kind"})
+        elif kind == "plan":
+            self._insert_plan(**{k: v for k, v in entry.items() if k != "kind"})
         elif kind == "target facts":
             self._update_target_facts(entry["target_id"], entry["install"], entry["server"])
 
@@ -399,6 +401,28 @@ class Store:
                 self.db.execute("UPDATE runs SET superseded = 1 WHERE target_id = ? AND test = ? AND threads = ? "
                                 "AND repeat = ? AND status != 'ok'", (target_id, test, threads, repeat))
         self._retry(update, "marking unfinished runs superseded")
+
+    def add_plan(self, target_id: int, test: str, statement: int, sql: str, plan_json: str | None,
+                 shape: str | None, error: str | None = None) -> None:
+        """The plan of one statement of a test on a target (the newest capture wins)."""
+        fact = {"target_id": target_id, "test": test, "statement": statement, "sql": sql, "plan_json": plan_json,
+                "shape": shape, "error": error}
+        self._keep("plan", fact, lambda: self._insert_plan(**fact))
+
+    def _insert_plan(self, target_id: int, test: str, statement: int, sql: str, plan_json: str | None,
+                     shape: str | None, error: str | None) -> int:
+        return self.db.execute(
+            "INSERT OR REPLACE INTO plans(target_id, test, statement, sql, plan_json, shape, error) "
+            "VALUES (?,?,?,?,?,?,?)", (target_id, test, statement, sql, plan_json, shape, error)).lastrowid
+
+    def plans(self, campaign_id: int) -> list[sqlite3.Row]:
+        return self.db.execute(
+            "SELECT plans.*, targets.name AS target FROM plans JOIN targets ON targets.id = plans.target_id "
+            "WHERE targets.campaign_id = ? ORDER BY plans.test, plans.statement, targets.position",
+            (campaign_id,)).fetchall()
+
+    def planned_tests(self, target_id: int) -> set[str]:
+        return {r[0] for r in self.db.execute("SELECT DISTINCT test FROM plans WHERE target_id = ?", (target_id,))}
 
     def campaign_of(self, target_id: int) -> int | None:
         row = self.db.execute("SELECT campaign_id FROM targets WHERE id = ?", (target_id,)).fetchone()
