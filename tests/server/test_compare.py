@@ -48,3 +48,6 @@ def test_a_target_without_index_only_scans_is_marked_p_on_the_covered_tests_with
     assert "Index Only Scan" not in change["statements"][0]["shape"]
     text = dbdrift("report", "--store", store).stdout
     assert "range-covered-pk noios vs pg17.10:" in text
+    for row in doc["rows"]:  # a verdict on a covered test names the plan as what moved with it
+        if row["plan_changed"] and row["verdict"] in ("regression", "improvement"):
+            assert "plan changed: Index Only Scan" in row["explanation"], row["explanation"]

@@ -41,7 +41,7 @@ nav{margin:1rem 0}nav a{margin-right:1.2rem}
 header table.context th{text-align:left;background:#f6f6f6;font-family:inherit;font-weight:600}
 header table.context td{text-align:left;white-space:normal;font-family:inherit}
 .swatch{display:inline-block;width:.8em;height:.8em;margin-right:.35em;border:1px solid #555;vertical-align:-.05em}
-table.findings td.mark{font-weight:bold}
+table.findings td.mark{font-weight:bold}table.findings td.why{text-align:left;white-space:normal;font-family:inherit;max-width:40rem}
 .plan{color:#6b21a8;font-weight:bold;margin-left:.2em;cursor:help}details.plan{margin:.2rem 0 .6rem}
 details.plan pre{max-height:20rem;overflow:auto;background:#f6f6f6;padding:.4rem}
 table.findings tr.regression td.mark{color:#a33}table.findings tr.improvement td.mark{color:#276}
@@ -166,12 +166,19 @@ def _findings(data: ReportData) -> str:
                         f'<th scope="row">{escape(row.test)}</th><td>{row.threads}</td>'
                         f'<td><span class="swatch" style="background:{target_color(data, cell.target)}"></span>'
                         f"{escape(cell.target)} / {escape(cell.reference or '')}</td>"
-                        f"<td>{cell.ratio:.3f}</td><td>{interval}</td>{instr}</tr>")
+                        f"<td>{cell.ratio:.3f}</td><td>{interval}</td>{instr}"
+                        f'<td class="why">{escape(_why(data, row, cell.target))}</td></tr>')
         out.append('<table class="findings"><thead><tr><th></th><th>test</th><th>threads</th><th>target / reference'
                    "</th><th>rQPS</th><th>95% interval</th>"
-                   + ("<th>instructions/event ratio</th>" if data.instructions else "") + "</tr></thead><tbody>"
+                   + ("<th>instructions/event ratio</th>" if data.instructions else "") + "<th>why</th></tr></thead><tbody>"
                    + "".join(body) + "</tbody></table>")
     return "\n".join(out + ["</section>"])
+
+
+def _why(data: ReportData, row, target: str) -> str:
+    """What moved with the cell (analysis/explain.py), without the rQPS the row already shows."""
+    text = data.explanations.get((row.test, row.threads, target), "")
+    return text.split(": ", 2)[-1] if text.count(": ") >= 2 else text
 
 
 def _intro(data: ReportData) -> str:

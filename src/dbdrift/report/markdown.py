@@ -32,6 +32,9 @@ def render_markdown(data: ReportData) -> str:
                 absolute = [fmt_abs(row.cells[t].absolute.value, row.cells[t].absolute.status) for t in comp.targets]
                 out.append("| " + " | ".join(absolute + [row.test]) + " |")
         out.append("")
+    if data.explanations:
+        out += ["## Why: what moved with each regression and improvement", ""]
+        out += [f"- {line}" for line in data.explanations.values()] + [""]
     if data.plan_changes:
         out += ["## Query plans that differ from the reference's (P)", "", "```", *plan_lines(data), "```", ""]
     out += _hardware(data)

@@ -58,6 +58,8 @@ def render_text(data: ReportData, color: bool = False) -> str:
                                     for t in comp.targets)
                            + f"  {row.test}")
         out.append("")
+    if data.explanations:
+        out += ["why: what moved with each regression (-) and improvement (+)", *data.explanations.values(), ""]
     if data.plan_changes:
         out += ["query plans that differ from the reference's (P)", *plan_lines(data), ""]
     out += _hardware_lines(data)

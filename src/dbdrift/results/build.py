@@ -11,6 +11,7 @@ import json
 from dataclasses import replace
 from datetime import datetime, timezone
 
+from dbdrift.analysis.explain import explanation
 from dbdrift.analysis.floor import campaign_sd, noise_floor
 from dbdrift.analysis.hardware import metrics_rows
 from dbdrift.analysis.instructions import EventCost, instruction_rows
@@ -84,15 +85,39 @@ def build_report(store: Store, campaign: str | None, base: str | None, chain: bo
     order = report_order({m.test for m in measurements} | {r["test"] for r in counted})
     host = json.loads(row["host_json"])
     notes += _interval_notes(comparison, json.loads(row["spec_json"]), between) + _host_notes(host)
-    comparison, plan_changes = _with_plans(comparison, store.plans(campaign_id))
+    stored_plans = store.plans(campaign_id)
+    comparison, plan_changes = _with_plans(comparison, stored_plans)
     references = comparison.references
+    hardware = tuple(_metrics(store, campaign_id, names, references, order, host.get("cpus") or 1))
+    counted_rows = tuple(_instructions(counted, references, order))
+    sequential = json.loads(row["spec_json"]).get("order") == "sequential"
     return ReportData(row["name"], comparison, tuple(summarize_groups(comparison, list(GROUPS))), labels,
                       GROUPS, GROUP_TITLES, notes,
-                      metrics=tuple(_metrics(store, campaign_id, names, references, order, host.get("cpus") or 1))
-                      if metrics else (),
-                      instructions=tuple(_instructions(counted, references, order)),
+                      metrics=hardware if metrics else (),
+                      instructions=counted_rows,
                       show_metrics=metrics, meta=report_meta(store, campaign_id, generated_at),
-                      plan_changes=plan_changes)
+                      plan_changes=plan_changes,
+                      explanations=_explanations(comparison, hardware, counted_rows, plan_changes,
+                                                 {(p["test"], p["target"]) for p in stored_plans}, sequential))
+
+
+def _explanations(comparison: Comparison, hardware, counted, plan_changes, planned: set[tuple[str, str]],
+                  sequential: bool) -> dict[tuple[str, int, str], str]:
+    """(test, threads, target) -> why, for every regression and improvement."""
+    out = {}
+    for row in comparison.rows:
+        metrics = next((m for m in hardware if m.test == row.test and m.threads == row.threads), None)
+        instructions = next((r for r in counted if r.test == row.test), None)
+        for target in comparison.compared:
+            cell = row.cells[target]
+            if cell.verdict not in (Verdict.REGRESSION, Verdict.IMPROVEMENT):
+                continue
+            change = next((c for c in plan_changes if c.test == row.test and c.target == target), None)
+            plan = (change.statements[0]["reference_shape"], change.statements[0]["shape"]) if change else None
+            both = (row.test, target) in planned and (row.test, cell.reference) in planned
+            out[(row.test, row.threads, target)] = explanation(row, cell, metrics, instructions, plan, both,
+                                                               per_target_host=sequential)
+    return out
 
 
 def _with_plans(comparison: Comparison, stored) -> tuple[Comparison, tuple[PlanChange, ...]]:

@@ -52,6 +52,7 @@ class ReportData:
     show_metrics: bool = False
     meta: dict = field(default_factory=dict)  # dbdrift and format version, date, host, campaign settings
     plan_changes: tuple[PlanChange, ...] = ()  # the cells marked P
+    explanations: dict[tuple[str, int, str], str] = field(default_factory=dict)  # (test, threads, target) -> why
 
     def plan_change(self, test: str, target: str) -> PlanChange | None:
         return next((c for c in self.plan_changes if c.test == test and c.target == target), None)

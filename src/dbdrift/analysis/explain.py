@@ -1,0 +1,57 @@
+"""Why a cell is a regression or an improvement, in one line, from what is already stored: the
+rQPS and its interval, then what moved with it: server and client CPU per operation, context
+switches per operation (sequential runs only: in runs in turns they are the host's, shared),
+instructions per event with the functions that moved most, the query plan, host warnings.
+
+`update-index x1 pg18 vs pg17: 0.96 [0.94, 0.98] -: server CPU/op +4.1%, instructions/event
++2.8% (LWLockReleaseInternal +1,497, heap_update +320), plan unchanged`
+"""
+from __future__ import annotations
+
+from dbdrift.analysis.hardware import MetricsRow
+from dbdrift.analysis.instructions import InstructionRow
+from dbdrift.analysis.relative import Cell, RelativeRow
+
+
+def explanation(row: RelativeRow, cell: Cell, metrics: MetricsRow | None, instructions: InstructionRow | None,
+                plan: tuple[str, str] | None, planned: bool, per_target_host: bool) -> str:
+    """The line for one compared cell. `plan`: (reference shape, shape) of the first statement
+    whose plan differs; `planned`: both targets' plans are stored; `per_target_host`: host-wide
+    counters (cs/o) belong to this target alone (sequential runs)."""
+    est = cell.estimate
+    interval = f" [{est.lower:.2f}, {est.upper:.2f}]" if est and est.lower is not None else ""
+    mark = cell.verdict.mark if cell.verdict else ""
+    head = f"{row.test} x{row.threads} {cell.target} vs {cell.reference}: {cell.ratio:.2f}{interval} {mark}"
+    parts = []
+    relative = metrics.relative.get(cell.target, {}) if metrics else {}
+    for key, label in (("srv_us/o", "server CPU/op"), ("cli_us/o", "client CPU/op")):
+        if _finite(relative.get(key)):
+            parts.append(f"{label} {_pct(relative[key])}")
+    if per_target_host and _finite(relative.get("cs/o")):
+        parts.append(f"cs/o {_pct(relative['cs/o'])}")
+    if instructions and _finite(instructions.relative.get(cell.target)):
+        text = f"instructions/event {_pct(instructions.relative[cell.target])}"
+        delta = instructions.deltas.get(cell.target)
+        if delta:
+            way = "grew" if delta["total_delta"] > 0 else "shrank"
+            top = delta["self"][way][:3]
+            if top:
+                text += " (" + ", ".join(f"{f['function']} {f['delta']:+,.0f}" for f in top) + ")"
+        parts.append(text)
+    if plan:
+        parts.append(f"plan changed: {plan[0]} -> {plan[1]}")
+    elif planned:
+        parts.append("plan unchanged")
+    reference = row.cells.get(cell.reference) if cell.reference else None
+    warnings = list(cell.warnings) + [f"{cell.reference}: {w}" for w in (reference.warnings if reference else ())]
+    if warnings:
+        parts.append(f"{len(warnings)} host or run warning(s), listed under warnings (!)")
+    return head + ": " + (", ".join(parts) if parts else "nothing else stored moved with it")
+
+
+def _finite(value) -> bool:
+    return value is not None and value != float("inf")
+
+
+def _pct(ratio: float) -> str:
+    return f"{(ratio - 1) * 100:+.1f}%"
