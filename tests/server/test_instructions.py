@@ -18,7 +18,7 @@ def counted(tmp_path_factory):
     tmp = tmp_path_factory.mktemp("instr")
     store = tmp / "store.db"
     result = dbdrift("run", campaign(tmp, "instr", tests=["point-query"]), "--store", store, "--instructions-only",
-                     "--no-report", work_dir=shared_work_dir("instr"))
+                     "--simulate-cache", "--no-report", work_dir=shared_work_dir("instr"))
     db = sqlite3.connect(store)
     db.row_factory = sqlite3.Row
     rows = {r["target"]: dict(r) for r in db.execute(
@@ -51,6 +51,15 @@ def test_a_point_query_costs_tens_of_thousands_of_instructions_and_more_on_18(co
     pg17, pg18 = rows["pg17"]["ir_per_event"], rows["pg18"]["ir_per_event"]
     assert 20_000 < pg17 < 100_000 and 20_000 < pg18 < 100_000
     assert pg18 > pg17  # 18.4's fast-path lock and I/O statistics changes (+3 to 4 %)
+
+
+def test_the_cache_and_branch_simulation_gives_misses_per_event(counted):
+    _, _, rows = counted
+    for row in rows.values():
+        simulated = json.loads(row["simulated_json"])
+        assert set(simulated) == {"Dr", "Dw", "I1mr", "D1mr", "D1mw", "ILmr", "DLmr", "DLmw", "Bc", "Bcm", "Bi", "Bim"}
+        assert 0 < simulated["Bcm"] < simulated["Bc"] < row["ir_per_event"]  # mispredicts < branches < instr
+        assert -1 < simulated["ILmr"] <= simulated["I1mr"]  # an LL miss was an L1 miss first (a difference: ~0 may dip below)
 
 
 def test_report_shows_instructions_and_the_functions_that_moved(counted):

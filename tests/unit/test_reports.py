@@ -69,6 +69,14 @@ INSTALLS = {  # pg19 has none stored: a target whose binary was never measured
     for name, version, size in (("pg17", "17.10", 9_500_000), ("pg18", "18.4", 9_800_000))}
 
 
+SIMULATED = {  # callgrind's cache and branch simulation, per event, on point-query only
+    ("point-query", "pg17"): {"I1mr": 120.0, "D1mr": 300.0, "D1mw": 20.0, "ILmr": 2.0, "DLmr": 5.0, "DLmw": 1.0,
+                              "Bc": 7000.0, "Bcm": 90.0, "Bi": 300.0, "Bim": 10.0},
+    ("point-query", "pg18"): {"I1mr": 150.0, "D1mr": 310.0, "D1mw": 20.0, "ILmr": 2.0, "DLmr": 6.0, "DLmw": 1.0,
+                              "Bc": 7300.0, "Bcm": 100.0, "Bi": 320.0, "Bim": 10.0},
+}
+
+
 def make_store(path: Path) -> Store:
     """A small stored campaign: 3 targets x 6 tests x 4 rounds of 3 one-second intervals."""
     store = Store(path)
@@ -93,8 +101,10 @@ def make_store(path: Path) -> Store:
                                              hardware=_hardware(value, pos, test) if ok else None))
         for (test, target), (ir, functions) in INSTRUCTIONS.items():
             if target == name:
+                simulated = SIMULATED.get((test, target), {})
                 store.add_instructions(tid, InstructionRecord(test, "ok", 1000, 5000, 20.0, [[1, 2], [1, 2]], ir,
-                                                              0.02, functions, functions))
+                                                              0.02, functions, functions,
+                                                              simulated_per_event=simulated))
         store.add_run(tid, RunRecord(test="point-query.warm", test_group="point", threads=1, repeat=0, status="ok",
                                      warmup_s=1, duration_s=5, metric="qps", driver_spec={}, value=1.0))
         for test, sql in (("point-query", "SELECT c FROM sbtest1 WHERE id=5000"),
@@ -319,3 +329,16 @@ def test_each_regression_and_improvement_says_what_moved_with_it(store):
     rows = json.loads(render(data, "json"))["rows"]
     assert next(r for r in rows if r["test"] == "hot-points" and r["target"] == "pg18")["explanation"] is None
     assert "why: what moved with each regression" in render(data, "text")
+
+
+def test_simulated_cache_and_branch_events_are_a_table_per_test_labelled_simulated(store):
+    text = render(build_report(store, None, None, False), "text")
+    block = text[text.index("-- point-query: simulated by callgrind"):].splitlines()[1:8]
+    assert block[0].split() == ["pg17", "pg18", "pg18/pg17", "per", "event"]
+    assert block[2].split() == ["120", "150", "1.250", "L1-icache", "misses"]
+    assert block[3].split() == ["320", "330", "1.031", "L1-dcache", "misses"]  # D1mr + D1mw
+    assert block[6].split() == ["100", "110", "1.100", "branch", "mispredicts"]  # Bcm + Bim
+    assert "update-index: simulated" not in text  # counted without simulation
+    doc = json.loads(render(build_report(store, None, None, False), "json"))
+    row = next(r for r in doc["instructions"] if r["test"] == "point-query")
+    assert row["simulated"]["pg18"]["L1-dcache misses"] == 330.0

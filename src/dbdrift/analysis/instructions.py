@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Protocol
 
 MIN_DELTA_PER_EVENT = 1.0  # instructions per event; smaller function deltas are noise in a report
@@ -136,10 +136,27 @@ class InstructionRow:
     relative: dict[str, float | None]  # compared target -> new / reference
     deltas: dict[str, dict]  # compared target -> function_delta(reference, target)
     references: dict[str, str]  # compared target -> the target it is divided by
+    simulated: dict[str, dict[str, float]] = field(default_factory=dict)  # target -> simulated_events()
+
+
+# callgrind's simulated events summed into what the posts' perf-stat tables show, per event
+SIMULATED = (("instructions", ("Ir",)), ("L1-icache misses", ("I1mr",)), ("L1-dcache misses", ("D1mr", "D1mw")),
+             ("LL misses", ("ILmr", "DLmr", "DLmw")), ("branches", ("Bc", "Bi")),
+             ("branch mispredicts", ("Bcm", "Bim")))
+
+
+def simulated_events(ir_per_event: float, events: dict[str, float]) -> dict[str, float]:
+    """The SIMULATED figures per event from callgrind's raw events (empty without simulation)."""
+    if not events:
+        return {}
+    raw = {"Ir": ir_per_event, **events}
+    return {name: sum(raw.get(e, 0.0) for e in parts) for name, parts in SIMULATED
+            if any(e in raw for e in parts)}
 
 
 def instruction_rows(counts: dict[tuple[str, str], tuple[EventCost, float]], references: dict[str, str],
-                     test_order: list[str], top: int = 5) -> list[InstructionRow]:
+                     test_order: list[str], top: int = 5,
+                     simulated: dict[tuple[str, str], dict[str, float]] | None = None) -> list[InstructionRow]:
     """Rows in `test_order` for every test counted on at least one target.
 
     `counts` maps (test, target) to (EventCost, spread_pct); `references` maps each compared
@@ -156,5 +173,6 @@ def instruction_rows(counts: dict[tuple[str, str], tuple[EventCost, float]], ref
                 base_ir = costs[ref].ir_per_event
                 relative[target] = costs[target].ir_per_event / base_ir if base_ir else None
                 deltas[target] = function_delta(costs[ref], costs[target], top)
-        rows.append(InstructionRow(test, costs, spread, relative, deltas, references))
+        sim = {target: s for (t, target), s in (simulated or {}).items() if t == test and s}
+        rows.append(InstructionRow(test, costs, spread, relative, deltas, references, sim))
     return rows

@@ -56,6 +56,9 @@ def add_common(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--flamegraph", action="store_true",
                         help="perf record the server's backends during each timed run (cpu-clock, works without "
                              "hardware counters); `dbdrift report --flamegraphs DIR` draws them")
+    parser.add_argument("--simulate-cache", action="store_true",
+                        help="with instruction counts, also callgrind's cache and branch simulation: I1, D1 and "
+                             "LL misses and branch mispredicts per event (simulated; slower counting)")
     parser.add_argument("--instructions-only", action="store_true",
                         help="count instructions per event and skip the timed runs")
     parser.add_argument("--check", action="store_true",
@@ -68,6 +71,7 @@ def apply_overrides(spec: CampaignSpec, args: argparse.Namespace) -> CampaignSpe
         sysbench_only = [flag for flag, on in (("--tests", args.tests),
                                                ("--count-instructions", getattr(args, "count_instructions", False)),
                                                ("--instructions-only", getattr(args, "instructions_only", False)),
+                                               ("--simulate-cache", getattr(args, "simulate_cache", False)),
                                                ("--flamegraph", getattr(args, "flamegraph", False))) if on]
         if sysbench_only:
             raise UserError(f"{sysbench_only[0]} applies to sysbench campaigns; {spec.name} is an Insert Benchmark",
@@ -77,6 +81,8 @@ def apply_overrides(spec: CampaignSpec, args: argparse.Namespace) -> CampaignSpe
         spec = replace(spec, tests=tuple(select_tests(names)), test_names=tuple(names))
     if getattr(args, "flamegraph", False):
         spec = replace(spec, flamegraphs=True)
+    if getattr(args, "simulate_cache", False):
+        spec = replace(spec, count_instructions=True, simulate_cache=True)
     if getattr(args, "count_instructions", False) or getattr(args, "instructions_only", False):
         spec = replace(spec, count_instructions=True, timed=not args.instructions_only)
     return with_base(spec, args.base)

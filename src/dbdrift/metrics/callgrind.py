@@ -7,7 +7,7 @@ from __future__ import annotations
 import re
 import time
 from collections import defaultdict
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from dbdrift.errors import UserError
@@ -48,6 +48,7 @@ class Profile:
     pid: int | None = None
     cmd: str | None = None
     parts: int = 1
+    totals: dict[str, int] = field(default_factory=dict)  # every event's total (summary:/totals: lines)
 
 
 class _Reader:
@@ -63,6 +64,7 @@ class _Reader:
         self.call_cost: dict[tuple[Symbol, Symbol], int] = defaultdict(int)
         self.pid: int | None = None
         self.cmd: str | None = None
+        self.totals: dict[str, int] = {}
         self._new_part()
 
     def error(self, problem: str) -> UserError:
@@ -173,6 +175,8 @@ class _Reader:
         stated = self.part_summary or self.part_totals
         if stated is not None and self.events is not None:
             self.total += int(stated[self.event_index]) if len(stated) > self.event_index else 0
+            for name, value in zip(self.events, stated):
+                self.totals[name] = self.totals.get(name, 0) + int(value)
         else:
             self.total += self.part_self
         self.parts += 1
@@ -191,7 +195,7 @@ class _Reader:
             total_ir=self.total, self_ir=by_name, inclusive_ir=_inclusive(by_name, calls_by_name),
             self_ir_by_symbol=by_symbol, inclusive_ir_by_symbol=_inclusive(by_symbol, self.call_cost),
             event=self.events[self.event_index], events=self.events, pid=self.pid, cmd=self.cmd,
-            parts=self.parts)
+            parts=self.parts, totals=dict(self.totals))
 
 
 def _add(dicts, key=lambda k: k) -> dict:
@@ -246,7 +250,7 @@ def merge_profiles(profiles: list[Profile]) -> Profile:
         self_ir_by_symbol=_add(p.self_ir_by_symbol for p in profiles),
         inclusive_ir_by_symbol=_add(p.inclusive_ir_by_symbol for p in profiles),
         event=first.event, events=first.events, pid=first.pid if len(pids) == 1 else None, cmd=first.cmd,
-        parts=sum(p.parts for p in profiles))
+        parts=sum(p.parts for p in profiles), totals=_add(p.totals for p in profiles))
 
 
 def _natural_key(path: Path) -> list:

@@ -51,6 +51,7 @@ class CampaignSpec:
     cpus: str | tuple[str, str] = "auto"  # auto | shared | (driver, server) CPU lists (dbdrift/cpus.py)
     calibration: bool = False  # an A/A campaign made by `dbdrift calibrate`
     count_instructions: bool = False  # also count instructions per event under callgrind
+    simulate_cache: bool = False  # with count_instructions: callgrind's cache and branch simulation too
     timed: bool = True  # False: only count instructions, no timed runs
     flamegraphs: bool = False  # perf record the backends during each timed run
     source: str = "<built-in>"
@@ -89,7 +90,8 @@ class CampaignSpec:
             "restart": self.restart, "prepared": self.prepared, "seed": self.seed, "interval_s": self.interval_s,
             "order": self.order, "turn_s": self.turn_s,
             "cpus": self.cpus if isinstance(self.cpus, str) else {"driver": self.cpus[0], "server": self.cpus[1]},
-            "calibration": self.calibration, "count_instructions": self.count_instructions, "timed": self.timed,
+            "calibration": self.calibration, "count_instructions": self.count_instructions,
+            "simulate_cache": self.simulate_cache, "timed": self.timed,
             "flamegraphs": self.flamegraphs, "allow_large": self.allow_large,
             "tests": list(self.test_names),
             "workload": self.workload,
@@ -111,7 +113,7 @@ def target_to_dict(t: TargetSpec) -> dict:
 _TOP_KEYS = {
     "name", "targets", "tests", "tables", "rows", "threads", "read_s", "write_s", "insert_s",
     "warmup_s", "scan_warm_s", "settle_s", "warm_runs", "repeats", "restart", "prepared", "seed", "interval_s",
-    "order", "turn_s", "cpus", "count_instructions", "flamegraphs", "workload", "insert_benchmark", "allow_large",
+    "order", "turn_s", "cpus", "count_instructions", "simulate_cache", "flamegraphs", "workload", "insert_benchmark", "allow_large",
 }
 _IBENCH_KEYS = {"clients", "rows_l_i0", "rows_l_i1", "rows_l_i2", "query_s", "deletes", "shared_table", "steps"}
 _TARGET_KEYS = {"name", "engine", "version", "basedir", "system", "config", "settings",
@@ -250,12 +252,13 @@ def _with_sysbench(spec: CampaignSpec, top: fields.Table) -> CampaignSpec:
         raise UserError(f"{top.where}: tests selects no microbenchmark", "list names from `dbdrift catalog`")
     return replace(spec, tests=tuple(tests), test_names=tuple(names), tables=top.integer("tables", 1),
                    rows=top.integer("rows", 1_000_000), threads=fields.threads(top.data.get("threads", [1]), top.where),
-                   count_instructions=top.flag("count_instructions", False),
+                   count_instructions=top.flag("count_instructions", False) or top.flag("simulate_cache", False),
+                   simulate_cache=top.flag("simulate_cache", False),
                    flamegraphs=top.flag("flamegraphs", False))
 
 
 # keys the Insert Benchmark has no use for: refused rather than silently ignored
-SYSBENCH_ONLY = ("tests", "count_instructions", "flamegraphs", "threads", "tables", "rows", "read_s", "write_s",
+SYSBENCH_ONLY = ("tests", "count_instructions", "simulate_cache", "flamegraphs", "threads", "tables", "rows", "read_s", "write_s",
                  "insert_s", "warmup_s", "scan_warm_s", "warm_runs", "repeats", "restart", "prepared", "order",
                  "turn_s")
 

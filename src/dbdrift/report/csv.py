@@ -16,7 +16,7 @@ def render_csv(data: ReportData) -> str:
     extra = _extra_header(data)
     writer.writerow(["test", "group", "threads", "target", "reference", "metric", "value", "value_lower",
                      "value_upper", "rqps", "rqps_lower", "rqps_upper", "verdict", "method", "samples", "runs", "failed",
-                     "skipped", "status", "plan_changed", *extra, *META_COLUMNS])
+                     "skipped", "status", "plan_changed", "explanation", *extra, *META_COLUMNS])
     meta = _meta_values(data)
     for row, cell in data.cells():
         tput, est = cell.throughput, cell.estimate
@@ -26,7 +26,7 @@ def render_csv(data: ReportData) -> str:
             _num(cell.ratio, 4), _num(est and est.lower, 4), _num(est and est.upper, 4),
             cell.verdict or "", est.method if est else "", est.n if est else "",
             cell.absolute.runs, cell.absolute.failed, cell.absolute.skipped, row.status(cell.target) or "ok",
-            int(cell.plan_changed),
+            int(cell.plan_changed), data.explanations.get((row.test, row.threads, cell.target), ""),
             *(_extra(data, row, cell.target) if extra else ()), *meta,
         ])
     return buf.getvalue()

@@ -3,6 +3,7 @@ each rQPS verdict, then where the instructions went) and per-operation metrics (
 from __future__ import annotations
 
 from dbdrift.analysis.hardware import METRIC_DIGITS, SYSBENCH_METRICS
+from dbdrift.analysis.instructions import SIMULATED
 from dbdrift.report.table import fmt_ratio
 from dbdrift.results.data import ReportData
 
@@ -78,6 +79,29 @@ def metrics_blocks(data: ReportData) -> list[tuple[str, list[str], list[list[str
             names = sorted({n for counters in mrow.perf.values() for n in counters})
             perf_rows = [[_perf_value(mrow.perf[t].get(n)) for t in targets] + [n] for n in names]
             blocks.append((f"{mrow.test} x{mrow.threads}: perf counters per query", [*targets, "counter"], perf_rows))
+    return blocks
+
+
+def simulated_blocks(data: ReportData) -> list[tuple[str, list[str], list[list[str]]]]:
+    """(title, header, rows) per test counted with cache simulation: each figure per event per
+    target, then each compared target's ratio to its reference, as the posts' perf-stat tables."""
+    blocks = []
+    for irow in data.instructions:
+        if not irow.simulated:
+            continue
+        targets = [t for t in data.comparison.targets if t in irow.simulated]
+        compared = [t for t in targets if irow.references.get(t) in irow.simulated]
+        header = [*targets, *(f"{t}/{irow.references[t]}" for t in compared), "per event"]
+        rows = []
+        for name, _ in SIMULATED:
+            values = {t: irow.simulated[t].get(name) for t in targets}
+            cells = [_perf_value(values[t]) for t in targets]
+            for t in compared:
+                base = values[irow.references[t]]
+                cells.append(fmt_ratio3(values[t] / base) if values[t] is not None and base else "-")
+            rows.append(cells + [name])
+        blocks.append((f"{irow.test}: simulated by callgrind (cache and branch simulation, not measured)",
+                       header, rows))
     return blocks
 
 

@@ -12,7 +12,8 @@ from html import escape
 from itertools import count
 
 from dbdrift.analysis.noise import Verdict
-from dbdrift.report.hardware import METRICS_LEGEND, delta_lines, fmt_ratio3, instruction_table, metrics_blocks
+from dbdrift.report.hardware import (METRICS_LEGEND, delta_lines, fmt_ratio3, instruction_table, metrics_blocks,
+                                     simulated_blocks)
 from dbdrift.report.svgchart import Bar, BarGroup, ratio_chart
 from dbdrift.report.table import GREEN_AT, RED_AT, fmt_abs, fmt_ratio, verdict_counts, verdict_legend
 from dbdrift.results.data import ReportData, Section
@@ -381,6 +382,7 @@ def _instructions_section(data: ReportData, charts) -> str:
         "<p>Server backend under valgrind callgrind: deterministic, immune to CPU steal. "
         "Beside each ratio, the rQPS and verdict of the timed runs.</p>",
         _table(*instruction_table(data), "instr"),
+        *(f"<h3>{escape(title)}</h3>" + _table(header, rows, "simulated") for title, header, rows in simulated_blocks(data)),
         "<h3>Where the instructions went</h3>",
         "<ul>" + "".join(f"<li>{escape(line)}</li>" for line in delta_lines(data)) + "</ul>",
         f"<figure>{ratio_chart(groups, f'chart-{next(charts)}', caption, digits=3)}<figcaption>"

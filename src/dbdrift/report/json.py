@@ -68,6 +68,7 @@ def _instruction_json(row) -> dict:
         "relative": {t: _round(v, 5) for t, v in row.relative.items()},
         "references": row.references,
         "functions": dict(row.deltas),
+        "simulated": {t: {k: round(v, 3) for k, v in s.items()} for t, s in row.simulated.items()},
     }
 
 

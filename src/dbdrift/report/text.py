@@ -2,7 +2,8 @@
 from __future__ import annotations
 
 from dbdrift.results.data import ReportData
-from dbdrift.report.hardware import METRICS_LEGEND, aligned, delta_lines, instruction_table, metrics_blocks
+from dbdrift.report.hardware import (METRICS_LEGEND, aligned, delta_lines, instruction_table, metrics_blocks,
+                                     simulated_blocks)
 from dbdrift.report.table import (GREEN_AT, RED_AT, column_names, plan_lines, fmt_abs, fmt_cell, fmt_ratio,
                                   legend_lines, verdict_counts, verdict_legend)
 
@@ -73,6 +74,8 @@ def _hardware_lines(data: ReportData) -> list[str]:
         out.append("instructions per event (server backend, valgrind callgrind; deterministic, steal-proof)")
         out += aligned(*instruction_table(data))
         out += ["", *delta_lines(data), ""]
+        for title, header, rows in simulated_blocks(data):
+            out += [f"-- {title}", *aligned(header, rows), ""]
     if data.show_metrics:
         out += ["hardware per operation", METRICS_LEGEND]
         if not data.metrics:

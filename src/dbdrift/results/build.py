@@ -14,7 +14,7 @@ from datetime import datetime, timezone
 from dbdrift.analysis.explain import explanation
 from dbdrift.analysis.floor import campaign_sd, noise_floor
 from dbdrift.analysis.hardware import metrics_rows
-from dbdrift.analysis.instructions import EventCost, instruction_rows
+from dbdrift.analysis.instructions import EventCost, instruction_rows, simulated_events
 from dbdrift.analysis.noise import IntervalSample, Verdict
 from dbdrift.analysis.relative import Comparison, Measurement, compare
 from dbdrift.analysis.summary import summarize_groups
@@ -161,7 +161,9 @@ def _instructions(counted, references: dict[str, str], order: list[str]):
     counts = {(r["test"], r["target"]): (EventCost(r["ir_per_event"], json.loads(r["self_json"]),
                                                    json.loads(r["inclusive_json"])), r["spread_pct"])
               for r in counted}
-    return instruction_rows(counts, references, order)
+    simulated = {(r["test"], r["target"]): simulated_events(r["ir_per_event"], json.loads(r["simulated_json"] or "{}"))
+                 for r in counted if r["ir_per_event"] is not None}
+    return instruction_rows(counts, references, order, simulated=simulated)
 
 
 def _interval_notes(comparison, spec: dict, between: dict[str, tuple[float, int]]) -> tuple[str, ...]:

@@ -102,7 +102,7 @@ vgdb wakes it through ptrace, which can leave mysqld stopped.) The admin connect
 statements around a run are the same for every run and cancel in the N1/N2 difference."""
 
 
-def valgrind_command(binary: str, out_dir, engine: str = "postgres") -> list[str]:
+def valgrind_command(binary: str, out_dir, engine: str = "postgres", simulate_cache: bool = False) -> list[str]:
     """valgrind's command line, pinned to one CPU where taskset exists: server processes (or
     threads) that never run at the same time never retry a lock's compare-and-swap, which
     otherwise adds instructions at random."""
@@ -112,7 +112,8 @@ def valgrind_command(binary: str, out_dir, engine: str = "postgres") -> list[str
     else:
         counting = [*(f"--toggle-collect={name}" for name in DISPATCH), f"--zero-before={ZERO_AT}",
                     f"--dump-before={DUMP_AT}"]
-    return [*pin, binary, "--tool=callgrind", "--dump-instr=no", *counting,
+    simulation = ["--cache-sim=yes", "--branch-sim=yes"] if simulate_cache else []
+    return [*pin, binary, "--tool=callgrind", "--dump-instr=no", *simulation, *counting,
             f"--callgrind-out-file={out_dir}/cg.%p.out"]
 
 
@@ -168,7 +169,8 @@ def count_target(session: TargetSession, plan: TargetPlan, skip: set[str] = froz
     out_dir.mkdir(exist_ok=True)
     osuser.chown_tree(out_dir, osuser.server_user())
     session.timed_step("server", "restart under valgrind callgrind", lambda: session.server.start_wrapped(
-        valgrind_command(binary, out_dir, session.install.engine), VALGRIND_COMMS, START_TIMEOUT_S))
+        valgrind_command(binary, out_dir, session.install.engine, session.spec.simulate_cache), VALGRIND_COMMS,
+        START_TIMEOUT_S))
     session.prewarm(load.tables)
     # The first runs after a start do one-off work (PostgreSQL: shared statistics entries, hint
     # bits on shared catalogs; InnoDB: table and statement caches) that no later run repeats:
@@ -208,10 +210,18 @@ def count_test(session: TargetSession, test: MicrobenchmarkSpec, out_dir, tables
     cost = per_event(first_pair[0], n1, first_pair[1], n2)
     record = InstructionRecord(
         test.name, "ok", n1, n2, time.monotonic() - started, pairs, fmean(slopes), repeatability(slopes),
-        _significant(cost.self_per_event), _significant(cost.inclusive_per_event))
+        _significant(cost.self_per_event), _significant(cost.inclusive_per_event),
+        simulated_per_event=simulated_per_event(first_pair[0], n1, first_pair[1], n2))
     session.progress.step_end(session.name, label, "ok",
                               f"{record.ir_per_event:,.0f} instr/event (spread {record.spread_pct:.3f}%)")
     return record
+
+
+def simulated_per_event(small, n1: int, large, n2: int) -> dict[str, float]:
+    """Each cache and branch event callgrind simulated, per event: (count(N2) - count(N1)) / (N2 - N1),
+    as instructions are. Empty when the profiles hold only Ir (no simulation)."""
+    names = [e for e in large.totals if e != "Ir" and e in small.totals]
+    return {e: (large.totals[e] - small.totals[e]) / (n2 - n1) for e in names}
 
 
 def _profile_of_run(session: TargetSession, test: MicrobenchmarkSpec, events: int, out_dir, tables: int):

@@ -199,6 +199,11 @@ MIGRATIONS: tuple[str, ...] = (
         UNIQUE (target_id, test, statement)
     );
     """,
+    # 9: callgrind's simulated cache and branch events per event (count_instructions with
+    # simulate_cache): Dr, Dw, I1mr, D1mr, D1mw, ILmr, DLmr, DLmw, Bc, Bcm, Bi, Bim
+    """
+    ALTER TABLE instructions ADD COLUMN simulated_json TEXT;
+    """,
 )
 
 SCHEMA_VERSION = len(MIGRATIONS)

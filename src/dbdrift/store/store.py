@@ -78,6 +78,7 @@ class InstructionRecord:
     inclusive_per_event: dict[str, float] = field(default_factory=dict)
     error: str | None = None
     started_at: str = field(default_factory=now_iso)
+    simulated_per_event: dict[str, float] = field(default_factory=dict)  # callgrind cache/branch events
 
 
 SAMPLE_COLUMNS = ("elapsed_s", "cpu_user_pct", "cpu_sys_pct", "cpu_iowait_pct", "cpu_steal_pct", "cs", "reads",
@@ -333,10 +334,11 @@ class Store:
     def _insert_instructions(self, target_id: int, rec: InstructionRecord) -> int:
         cur = self.db.execute(
             "INSERT INTO instructions(target_id, test, status, started_at, elapsed_s, n1, n2, ir_json, "
-            "ir_per_event, spread_pct, self_json, inclusive_json, error) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
+            "ir_per_event, spread_pct, self_json, inclusive_json, error, simulated_json) "
+            "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
             (target_id, rec.test, rec.status, rec.started_at, rec.elapsed_s, rec.n1, rec.n2, json.dumps(rec.ir),
              rec.ir_per_event, rec.spread_pct, json.dumps(rec.self_per_event),
-             json.dumps(rec.inclusive_per_event), rec.error))
+             json.dumps(rec.inclusive_per_event), rec.error, _json_or_null(rec.simulated_per_event or None)))
         return int(cur.lastrowid)
 
     def add_ibench_step(self, target_id: int, r: InsertStepResult, driver_spec: dict | None = None) -> int | None:
