@@ -318,14 +318,14 @@ def test_each_regression_and_improvement_says_what_moved_with_it(store):
     assert set(data.explanations) == {(r["test"], r["threads"], r["target"])
                                       for r in json.loads(render(data, "json"))["rows"]
                                       if r["verdict"] in ("regression", "improvement")}
-    point = data.explanations[("point-query", 1, "pg18")]
+    point = data.why("point-query", 1, "pg18")
     assert point.startswith("point-query x1 pg18 vs pg17: 0.95 [0.94, 0.96] -: server CPU/op +5.0%")
     assert "instructions/event +3.6% (LWLockReleaseInternal +440, LockAcquireExtended +345" in point
     assert point.endswith("plan unchanged")
     assert "plan changed: Index Only Scan using sbtest_pkey on sbtest -> Index Scan" in \
-        data.explanations[("range-covered-pk", 1, "pg18")]
+        data.why("range-covered-pk", 1, "pg18")
     assert "1 host or run warning(s)" not in point and "host or run warning(s)" in \
-        data.explanations[("update-index", 1, "pg18")]
+        data.why("update-index", 1, "pg18")
     rows = json.loads(render(data, "json"))["rows"]
     assert next(r for r in rows if r["test"] == "hot-points" and r["target"] == "pg18")["explanation"] is None
     assert "why: what moved with each regression" in render(data, "text")

@@ -14,8 +14,8 @@ from dbdrift.analysis.relative import Cell, RelativeRow
 
 
 def explanation(row: RelativeRow, cell: Cell, metrics: MetricsRow | None, instructions: InstructionRow | None,
-                plan: tuple[str, str] | None, planned: bool, per_target_host: bool) -> str:
-    """The line for one compared cell. `plan`: (reference shape, shape) of the first statement
+                plan: tuple[str, str] | None, planned: bool, per_target_host: bool) -> tuple[str, str]:
+    """(head, what moved) for one compared cell; the line reads `head: what moved`. `plan`: (reference shape, shape) of the first statement
     whose plan differs; `planned`: both targets' plans are stored; `per_target_host`: host-wide
     counters (cs/o) belong to this target alone (sequential runs)."""
     est = cell.estimate
@@ -46,7 +46,7 @@ def explanation(row: RelativeRow, cell: Cell, metrics: MetricsRow | None, instru
     warnings = list(cell.warnings) + [f"{cell.reference}: {w}" for w in (reference.warnings if reference else ())]
     if warnings:
         parts.append(f"{len(warnings)} host or run warning(s), listed under warnings (!)")
-    return head + ": " + (", ".join(parts) if parts else "nothing else stored moved with it")
+    return head, ", ".join(parts) if parts else "nothing else stored moved with it"
 
 
 def _finite(value) -> bool:

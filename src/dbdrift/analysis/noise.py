@@ -47,10 +47,6 @@ class Method(StrEnum):
         return self in (Method.OVER_REPEATS, Method.CROSSOVER)
 
 
-OVER_REPEATS = Method.OVER_REPEATS
-CROSSOVER = Method.CROSSOVER
-
-
 class Verdict(StrEnum):
     """What a cell's rQPS says (docs/noise.md); the value is the word reports print."""
 
@@ -72,8 +68,6 @@ class Verdict(StrEnum):
         return {"regression": "-", "improvement": "+", "no significant change": "=", "too noisy": "~",
                 "no interval": "?", "not measured": "x"}[self.value]
 
-
-VERDICTS = tuple(Verdict)
 
 # Two-sided 95% Student t quantiles t(0.975, df) for df = 1..30.
 _T975 = (12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228, 2.201, 2.179, 2.160,
@@ -328,7 +322,7 @@ def over_repeats(logs_by_repeat: list[list[float]], trim: float = TURN_TRIM, dro
     if min(len(arm) for arm in arms) >= 2:
         return crossover(arms[0], arms[1], dropped)
     m, lo, hi = mean_interval([c for _, c in centers])
-    return Estimate(math.exp(m), math.exp(lo), math.exp(hi), len(centers), OVER_REPEATS, dropped)
+    return Estimate(math.exp(m), math.exp(lo), math.exp(hi), len(centers), Method.OVER_REPEATS, dropped)
 
 
 def crossover(even: list[float], odd: list[float], dropped: int = 0) -> Estimate:
@@ -358,7 +352,7 @@ def crossover(even: list[float], odd: list[float], dropped: int = 0) -> Estimate
     ss = sum((x - means[0]) ** 2 for x in even) + sum((x - means[1]) ** 2 for x in odd)
     se = math.sqrt(ss / (n - 2) / 4 * (1 / len(even) + 1 / len(odd)))
     m, half = fmean(means), t975(n - 2) * se
-    return Estimate(math.exp(m), math.exp(m - half), math.exp(m + half), n, CROSSOVER, dropped, df=n - 2)
+    return Estimate(math.exp(m), math.exp(m - half), math.exp(m + half), n, Method.CROSSOVER, dropped, df=n - 2)
 
 
 def standard_error(est: Estimate) -> tuple[float, int] | None:

@@ -16,9 +16,9 @@ from dbdrift.cli.progress import ConsoleProgress
 from dbdrift.errors import UserError
 from dbdrift.metrics.binary import binary_facts, object_sizes, server_binary
 from dbdrift.plan.campaign import parse_campaign
+from dbdrift.report.table import fmt_mb, fmt_rel
 from dbdrift.server import engines
 
-MB = 1_000_000
 EXAMPLES = """\
 examples:
   dbdrift bloat 16.9 17.10 18.4                      PostgreSQL's postgres binary per release
@@ -90,27 +90,21 @@ def render_text(rows: list[dict], growth: list[dict]) -> str:
            f"{'target':<16} {'version':<10} {'as-is':>8} {'stripped':>9} {'text':>8} {'data':>7} {'bss':>7} "
            f"{'own libs':>9}   {'as-is':>6} {'stripped':>8}"]
     for r in rows:
-        out.append(f"{r['target']:<16} {r['version']:<10} {_mb(r['bytes']):>8} {_mb(r['stripped_bytes']):>9} "
-                   f"{_mb(r['text']):>8} {_mb(r['data']):>7} {_mb(r['bss']):>7} {_mb(r['libs_bytes']):>9}   "
-                   f"{_ratio(r['bytes'], first['bytes']):>6} {_ratio(r['stripped_bytes'], first['stripped_bytes']):>8}")
+        sizes = [(r["bytes"], 8), (r["stripped_bytes"], 9), (r["text"], 8), (r["data"], 7), (r["bss"], 7),
+                 (r["libs_bytes"], 9)]
+        out.append(f"{r['target']:<16} {r['version']:<10} " + " ".join(f"{fmt_mb(v):>{w}}" for v, w in sizes)
+                   + f"   {fmt_rel(r['bytes'], first['bytes']):>6} "
+                   f"{fmt_rel(r['stripped_bytes'], first['stripped_bytes']):>8}")
     out.append("")
     for r in rows:
         out.append(f"{r['target']}: {r['path']}" + (
-            "; own libraries: " + ", ".join(f"{lib['name']} {_mb(lib['bytes'])}" for lib in r["libs"])
+            "; own libraries: " + ", ".join(f"{lib['name']} {fmt_mb(lib['bytes'])}" for lib in r["libs"])
             if r["libs"] else ""))
     for g in growth:
         out += ["", f"object files that grew most, {g['target']} against {g['reference']} (text + data, KB)"]
         out += [f"  {o['object']:<60} {o['reference_bytes'] / 1000:>9.1f} -> {o['bytes'] / 1000:>9.1f}  "
-                f"{_ratio(o['bytes'], o['reference_bytes'])}x" for o in g["objects"]]
+                f"{fmt_rel(o['bytes'], o['reference_bytes'])}x" for o in g["objects"]]
     return "\n".join(out) + "\n"
-
-
-def _mb(value: int | None) -> str:
-    return "-" if value is None else f"{value / MB:.1f}"
-
-
-def _ratio(value: int | None, base: int | None) -> str:
-    return "-" if value is None or not base else f"{value / base:.2f}"
 
 
 def main(args: argparse.Namespace) -> int:

@@ -60,7 +60,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="a cell whose 95%% interval is wider than ±PCT is 'too noisy' (default 5%%)")
     parser.add_argument("--fail-on", type=_fail_on, default=[], metavar="KINDS",
                         help=f"exit with status {FINDING_EXIT} when the report finds one of KINDS "
-                             f"({', '.join(FAIL_ON)}; comma-separated), after printing it; each finding is "
+                             f"({', '.join(FINDING_KINDS)}; comma-separated), after printing it; each finding is "
                              "listed on stderr")
     parser.formatter_class = argparse.RawDescriptionHelpFormatter
     parser.epilog = EXAMPLES
@@ -146,15 +146,14 @@ def use_color(choice: str) -> bool:
     return choice == "always" or (choice == "auto" and sys.stdout.isatty() and not os.environ.get("NO_COLOR"))
 
 
-FAIL_ON = FINDING_KINDS
 FINDING_EXIT = 3  # `--fail-on`: the report found what it was told to fail on
 
 
 def _fail_on(text: str) -> list[str]:
     kinds = [k.strip() for k in text.split(",")]
-    bad = [k for k in kinds if k not in FAIL_ON]
+    bad = [k for k in kinds if k not in FINDING_KINDS]
     if bad:
-        raise argparse.ArgumentTypeError(f"{bad[0]!r}: choose from {', '.join(FAIL_ON)} (comma-separated)")
+        raise argparse.ArgumentTypeError(f"{bad[0]!r}: choose from {', '.join(FINDING_KINDS)} (comma-separated)")
     return kinds
 
 
@@ -167,10 +166,10 @@ def main(args: argparse.Namespace) -> int:
         if args.config:
             sys.stdout.write(render_configs(store, campaign_id, args.campaign))
             return 0
-        if campaign_id is not None and ibench_report.is_ibench(store, campaign_id) and args.fail_on:
-            raise UserError(f"--fail-on applies to sysbench campaigns; {store.campaign(campaign_id)['name']} is an "
-                            "Insert Benchmark", "leave --fail-on out for this campaign", exit_code=2)
         if campaign_id is not None and ibench_report.is_ibench(store, campaign_id):
+            if args.fail_on:
+                raise UserError(f"--fail-on applies to sysbench campaigns; {store.campaign(campaign_id)['name']} is "
+                                "an Insert Benchmark", "leave --fail-on out for this campaign", exit_code=2)
             sys.stdout.write(ibench_report.render(store, campaign_id, args.base, args.format))
             return 0
         data = build_report(store, args.campaign, args.base, args.chain, args.min_effect, args.noisy,

@@ -26,7 +26,7 @@ def render_csv(data: ReportData) -> str:
             _num(cell.ratio, 4), _num(est and est.lower, 4), _num(est and est.upper, 4),
             cell.verdict or "", est.method if est else "", est.n if est else "",
             cell.absolute.runs, cell.absolute.failed, cell.absolute.skipped, row.status(cell.target) or "ok",
-            int(cell.plan_changed), data.explanations.get((row.test, row.threads, cell.target), ""),
+            int(cell.plan_changed), data.why(row.test, row.threads, cell.target) or "",
             *(_extra(data, row, cell.target) if extra else ()), *meta,
         ])
     return buf.getvalue()

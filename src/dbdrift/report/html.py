@@ -15,7 +15,8 @@ from dbdrift.analysis.noise import Verdict
 from dbdrift.report.hardware import (METRICS_LEGEND, delta_lines, fmt_ratio3, instruction_table, metrics_blocks,
                                      simulated_blocks)
 from dbdrift.report.svgchart import Bar, BarGroup, ratio_chart
-from dbdrift.report.table import GREEN_AT, RED_AT, fmt_abs, fmt_ratio, verdict_counts, verdict_legend
+from dbdrift.report.table import (GREEN_AT, RED_AT, fmt_abs, fmt_mb, fmt_ratio, fmt_rel, verdict_counts,
+                                  verdict_legend)
 from dbdrift.results.data import ReportData, Section
 
 CSS = """
@@ -178,8 +179,8 @@ def _findings(data: ReportData) -> str:
 
 def _why(data: ReportData, row, target: str) -> str:
     """What moved with the cell (analysis/explain.py), without the rQPS the row already shows."""
-    text = data.explanations.get((row.test, row.threads, target), "")
-    return text.split(": ", 2)[-1] if text.count(": ") >= 2 else text
+    parts = data.explanations.get((row.test, row.threads, target))
+    return parts[1] if parts else ""
 
 
 def _intro(data: ReportData) -> str:
@@ -216,13 +217,9 @@ def _threads_section(data: ReportData, threads: int, charts, axis: tuple[float, 
     return "\n".join(out)
 
 
-def _references(data: ReportData) -> dict[str, str]:
-    comp = data.comparison
-    return {t: (comp.targets[i] if comp.chain else comp.base) for i, t in enumerate(comp.compared)}
-
-
 def _group_section(data: ReportData, section: Section, chart_id: str, axis: tuple[float, float]) -> str:
-    comp, refs = data.comparison, _references(data)
+    comp = data.comparison
+    refs = comp.references
     group, threads, rows, title = section.group, section.threads, section.rows, section.title
     head = "".join(f'<th title="{escape(data.label(t))} ÷ {escape(data.label(refs[t]))}">'
                    f'<span class="swatch" style="background:{target_color(data, t)}"></span>{escape(t)}<br>'
@@ -371,7 +368,7 @@ def _table(header: list[str], rows: list[list[str]], css: str) -> str:
 def _instructions_section(data: ReportData, charts) -> str:
     if not data.instructions:
         return ""
-    refs = _references(data)
+    refs = data.comparison.references
     groups = [BarGroup(irow.test, tuple(
         Bar(t, irow.relative.get(t), kind=_direction(irow.relative.get(t)),
             title=f"{irow.test}: {t} / {refs[t]} instructions per event")
@@ -413,16 +410,10 @@ def _binary_section(data: ReportData) -> str:
     if not sized:
         return ""
     base = next((t["binary"] for t in sized if t["name"] == data.comparison.base), sized[0]["binary"])
-
-    def mb(value) -> str:
-        return "-" if value is None else f"{value / 1e6:.1f}"
-
-    def rel(value, reference) -> str:
-        return "-" if value is None or not reference else f"{value / reference:.2f}"
-
-    rows = [[t["name"], str(t.get("version") or ""), mb(b["bytes"]), mb(b["stripped_bytes"]), mb(b["text"]),
-             mb(b["data"]), mb(b["bss"]), mb(b["libs_bytes"]), rel(b["bytes"], base["bytes"]),
-             rel(b["stripped_bytes"], base["stripped_bytes"])] for t in sized for b in [t["binary"]]]
+    rows = [[t["name"], str(t.get("version") or ""), fmt_mb(b["bytes"]), fmt_mb(b["stripped_bytes"]),
+             fmt_mb(b["text"]), fmt_mb(b["data"]), fmt_mb(b["bss"]), fmt_mb(b["libs_bytes"]),
+             fmt_rel(b["bytes"], base["bytes"]), fmt_rel(b["stripped_bytes"], base["stripped_bytes"])]
+            for t in sized for b in [t["binary"]]]
     header = ["target", "version", "as-is MB", "stripped MB", "text", "data", "bss", "own libraries MB",
               "as-is / base", "stripped / base"]
     head = "".join(f"<th>{escape(h)}</th>" for h in header)

@@ -27,7 +27,7 @@ def render_json(data: ReportData) -> str:
             "runs": cell.absolute.runs, "failed": cell.absolute.failed, "skipped": cell.absolute.skipped,
             "status": row.status(cell.target) or "ok", "warnings": list(cell.warnings),
             "plan_changed": cell.plan_changed,
-            "explanation": data.explanations.get((row.test, row.threads, cell.target)),
+            "explanation": data.why(row.test, row.threads, cell.target),
         })
     summaries = [
         {"group": s.group, "threads": s.threads, "target": s.target, "count": s.count, "missing": s.missing,

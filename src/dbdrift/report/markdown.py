@@ -34,7 +34,7 @@ def render_markdown(data: ReportData) -> str:
         out.append("")
     if data.explanations:
         out += ["## Why: what moved with each regression and improvement", ""]
-        out += [f"- {line}" for line in data.explanations.values()] + [""]
+        out += [f"- {line}" for line in data.why_lines()] + [""]
     if data.plan_changes:
         out += ["## Query plans that differ from the reference's (P)", "", "```", *plan_lines(data), "```", ""]
     out += _hardware(data)

@@ -1,14 +1,10 @@
 """Formatting shared by the report formats: verdict marks, cells, legends, colour thresholds."""
 from __future__ import annotations
 
-from dbdrift.analysis.noise import Verdict
 from dbdrift.results.data import ReportData
 
 RED_AT = 0.95  # text/HTML: rQPS <= 0.95 is red (possible regression)
 GREEN_AT = 1.05  # rQPS >= 1.05 is green
-
-
-VERDICT_MARKS = {v.value: v.mark for v in Verdict}
 
 
 def verdict_legend(data: ReportData) -> str:
@@ -54,6 +50,16 @@ def verdict_counts(summary) -> str:
 
 def fmt_ratio(value: float | None) -> str:
     return "-" if value is None else f"{value:.2f}"
+
+
+def fmt_mb(value: int | None) -> str:
+    """Bytes in MB (10^6) with one decimal, as the binary size tables give them."""
+    return "-" if value is None else f"{value / 1e6:.1f}"
+
+
+def fmt_rel(value: float | None, base: float | None) -> str:
+    """value / base with two decimals; "-" when either is missing or the base is 0."""
+    return "-" if value is None or not base else f"{value / base:.2f}"
 
 
 def fmt_abs(value: float | None, status: str = "") -> str:

@@ -60,7 +60,7 @@ def render_text(data: ReportData, color: bool = False) -> str:
                            + f"  {row.test}")
         out.append("")
     if data.explanations:
-        out += ["why: what moved with each regression (-) and improvement (+)", *data.explanations.values(), ""]
+        out += ["why: what moved with each regression (-) and improvement (+)", *data.why_lines(), ""]
     if data.plan_changes:
         out += ["query plans that differ from the reference's (P)", *plan_lines(data), ""]
     out += _hardware_lines(data)

@@ -83,14 +83,14 @@ def build_report(store: Store, campaign: str | None, base: str | None, chain: bo
     labels = target_labels(targets)
     counted = store.instructions(campaign_id)
     order = report_order({m.test for m in measurements} | {r["test"] for r in counted})
-    host = json.loads(row["host_json"])
-    notes += _interval_notes(comparison, json.loads(row["spec_json"]), between) + _host_notes(host)
+    host, spec = json.loads(row["host_json"]), json.loads(row["spec_json"])
+    notes += _interval_notes(comparison, spec, between) + _host_notes(host)
     stored_plans = store.plans(campaign_id)
     comparison, plan_changes = _with_plans(comparison, stored_plans)
     references = comparison.references
     hardware = tuple(_metrics(store, campaign_id, names, references, order, host.get("cpus") or 1))
     counted_rows = tuple(_instructions(counted, references, order))
-    sequential = json.loads(row["spec_json"]).get("order") == "sequential"
+    sequential = spec.get("order") == "sequential"
     return ReportData(row["name"], comparison, tuple(summarize_groups(comparison, list(GROUPS))), labels,
                       GROUPS, GROUP_TITLES, notes,
                       metrics=hardware if metrics else (),
@@ -102,7 +102,7 @@ def build_report(store: Store, campaign: str | None, base: str | None, chain: bo
 
 
 def _explanations(comparison: Comparison, hardware, counted, plan_changes, planned: set[tuple[str, str]],
-                  sequential: bool) -> dict[tuple[str, int, str], str]:
+                  sequential: bool) -> dict[tuple[str, int, str], tuple[str, str]]:
     """(test, threads, target) -> why, for every regression and improvement."""
     out = {}
     for row in comparison.rows:

@@ -52,10 +52,19 @@ class ReportData:
     show_metrics: bool = False
     meta: dict = field(default_factory=dict)  # dbdrift and format version, date, host, campaign settings
     plan_changes: tuple[PlanChange, ...] = ()  # the cells marked P
-    explanations: dict[tuple[str, int, str], str] = field(default_factory=dict)  # (test, threads, target) -> why
+    # (test, threads, target) -> (head, what moved) for each regression and improvement (analysis/explain.py)
+    explanations: dict[tuple[str, int, str], tuple[str, str]] = field(default_factory=dict)
 
     def plan_change(self, test: str, target: str) -> PlanChange | None:
         return next((c for c in self.plan_changes if c.test == test and c.target == target), None)
+
+    def why(self, test: str, threads: int, target: str) -> str | None:
+        """The explanation line `head: what moved` of a cell, None when it has none."""
+        parts = self.explanations.get((test, threads, target))
+        return f"{parts[0]}: {parts[1]}" if parts else None
+
+    def why_lines(self) -> list[str]:
+        return [f"{head}: {body}" for head, body in self.explanations.values()]
 
     def instruction_row(self, test: str) -> InstructionRow | None:
         return next((r for r in self.instructions if r.test == test), None)

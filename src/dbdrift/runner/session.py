@@ -256,11 +256,10 @@ class TargetSession:
         the test's first measured run (its data, statistics and caches as the run left them).
         A statement the server cannot EXPLAIN is stored with its error; the campaign goes on."""
         self.planned.add(step.name)
-        engine = "postgres" if self.dialect.backend == "postgres" else "mysql"
         for index, sql in sysbench.explain_sql(step.test, self.install.engine, self.spec.rows):
             try:
                 text = self.dialect.explain(self.conn, sql)
-                shape, error = plan_shape(engine, text), None
+                shape, error = plan_shape(self.install.engine, text), None
             except (UserError, ValueError, KeyError, IndexError, TypeError) as exc:
                 text, shape, error = None, None, str(exc)[:500]
             self.store.add_plan(self.target_id, step.name, index, sql, text, shape, error)

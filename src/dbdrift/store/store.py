@@ -423,9 +423,6 @@ class Store:
             "WHERE targets.campaign_id = ? ORDER BY plans.test, plans.statement, targets.position",
             (campaign_id,)).fetchall()
 
-    def planned_tests(self, target_id: int) -> set[str]:
-        return {r[0] for r in self.db.execute("SELECT DISTINCT test FROM plans WHERE target_id = ?", (target_id,))}
-
     def campaign_of(self, target_id: int) -> int | None:
         row = self.db.execute("SELECT campaign_id FROM targets WHERE id = ?", (target_id,)).fetchone()
         return int(row[0]) if row else None
