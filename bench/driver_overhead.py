@@ -130,7 +130,7 @@ def callgrind_driver(engine: str, conn: dict, rows: int, workdir: Path, out) -> 
     points = []
     for seconds in CG_DRIVER_S:
         spec_path = workdir / f"driver-{seconds}s.json"
-        spec_path.write_text(json.dumps({"protocol": 1, **driver_spec(engine, conn, rows, seconds, seed=1)}))
+        spec_path.write_text(json.dumps({"protocol": 2, **driver_spec(engine, conn, rows, seconds, seed=1)}))
         ir, result = callgrind_ir([binary, "run", "--spec", str(spec_path)], workdir, f"driver-{seconds}s")
         summary = parse_lines(result.stdout).summary
         if summary is None:

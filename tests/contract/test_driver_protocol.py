@@ -9,7 +9,7 @@ import pytest
 
 from dbdrift.catalog import sysbench
 from dbdrift.driver import process
-from dbdrift.driver.protocol import bucket_index, merge_buckets, parse_lines, percentile_us, totals
+from dbdrift.driver.protocol import PROTOCOL_VERSION, bucket_index, merge_buckets, parse_lines, percentile_us, totals
 
 PROTOCOL = Path(__file__).resolve().parents[1] / "data" / "protocol"
 
@@ -22,7 +22,7 @@ def test_golden_run_output_parses_into_known_line_types():
     _, text = golden("run_null")
     out = parse_lines(text)
     assert out.unparsed == [] and out.fatal is None
-    assert out.start["protocol"] == 1 and out.warmup is not None and out.summary is not None
+    assert out.start["protocol"] == PROTOCOL_VERSION == 2 and out.warmup is not None and out.summary is not None
 
 
 def test_golden_intervals_are_contiguous_and_count_begin_commit_as_statements():

@@ -7,7 +7,7 @@ use crate::exec::{ibench, jobs, run};
 use crate::{signal, spec};
 use std::io::Read;
 
-pub const VERSION_LINE: &str = concat!("dbdrift-driver ", env!("CARGO_PKG_VERSION"), " protocol 1");
+pub const VERSION_LINE: &str = concat!("dbdrift-driver ", env!("CARGO_PKG_VERSION"), " protocol 2");
 
 const USAGE: &str =
     "usage: dbdrift-driver run --spec FILE|- | exec --spec FILE|- | ibench --spec FILE|- | --version";

@@ -6,7 +6,7 @@ pub mod ibench;
 use crate::error::DriverError;
 use serde::Deserialize;
 
-pub const PROTOCOL: u32 = 1;
+pub const PROTOCOL: u32 = 2;
 
 #[derive(Deserialize, Debug, Clone, Copy, PartialEq, Eq)]
 #[serde(rename_all = "lowercase")]
@@ -449,7 +449,7 @@ mod tests {
     use super::*;
     use crate::error::ErrorClass;
 
-    const RUN: &str = r#"{"protocol":1,"backend":"null","seed":1,"threads":2,"duration_s":3,
+    const RUN: &str = r#"{"protocol":2,"backend":"null","seed":1,"threads":2,"duration_s":3,
         "workload":{"id_max":100,"statements":[{"sql":"SELECT c FROM sbtest{table} WHERE id=$1","params":[{"gen":"id"}]}]},
         "null":{"ops_per_s":10,"latency_us":5,"rows_per_statement":1}}"#;
 
@@ -471,9 +471,9 @@ mod tests {
 
     #[test]
     fn wrong_protocol_is_a_spec_error() {
-        let e = parse_run(&RUN.replace("\"protocol\":1", "\"protocol\":2")).unwrap_err();
+        let e = parse_run(&RUN.replace("\"protocol\":2", "\"protocol\":1")).unwrap_err();
         assert_eq!(e.class, ErrorClass::Spec);
-        assert!(e.message.contains("protocol 2"));
+        assert!(e.message.contains("protocol 1"));
     }
 
     #[test]
@@ -499,7 +499,7 @@ mod tests {
         assert_eq!(e.class, ErrorClass::Spec);
     }
 
-    const MYSQL_RUN: &str = r#"{"protocol":1,"backend":"mysql","duration_s":1,
+    const MYSQL_RUN: &str = r#"{"protocol":2,"backend":"mysql","duration_s":1,
         "workload":{"id_max":100,"statements":[{"sql":"SELECT c FROM sbtest{table} WHERE id BETWEEN ? AND ? AND c <> '?'",
           "params":[{"gen":"id","as":"a"},{"gen":"ref","var":"a","plus":9}]}]}}"#;
 
@@ -527,7 +527,7 @@ mod tests {
     #[test]
     fn copy_sbtest_on_mysql_is_a_spec_error() {
         let e = parse_exec(
-            r#"{"protocol":1,"backend":"mysql","phases":[[{"copy_sbtest":{"sql":"x","first_id":1,"last_id":2,"k_max":3}}]]}"#,
+            r#"{"protocol":2,"backend":"mysql","phases":[[{"copy_sbtest":{"sql":"x","first_id":1,"last_id":2,"k_max":3}}]]}"#,
         )
         .unwrap_err();
         assert_eq!(e.class, ErrorClass::Spec);
@@ -537,12 +537,12 @@ mod tests {
     #[test]
     fn a_job_with_two_kinds_is_a_spec_error() {
         let e = parse_exec(
-            r#"{"protocol":1,"backend":"mysql","phases":[[{"sql":"x","insert_sbtest":{"sql":"x","first_id":1,"last_id":2,"k_max":3}}]]}"#,
+            r#"{"protocol":2,"backend":"mysql","phases":[[{"sql":"x","insert_sbtest":{"sql":"x","first_id":1,"last_id":2,"k_max":3}}]]}"#,
         )
         .unwrap_err();
         assert!(e.message.contains("not several"), "{}", e.message);
         let e = parse_exec(
-            r#"{"protocol":1,"backend":"mysql","phases":[[{"insert_sbtest":{"sql":"x","first_id":3,"last_id":2,"k_max":3}}]]}"#,
+            r#"{"protocol":2,"backend":"mysql","phases":[[{"insert_sbtest":{"sql":"x","first_id":3,"last_id":2,"k_max":3}}]]}"#,
         )
         .unwrap_err();
         assert!(e.message.contains("first_id <= last_id"), "{}", e.message);
@@ -550,7 +550,7 @@ mod tests {
 
     #[test]
     fn exec_job_with_neither_sql_nor_copy_is_a_spec_error() {
-        let e = parse_exec(r#"{"protocol":1,"backend":"null","phases":[[{"parallel":true}]]}"#)
+        let e = parse_exec(r#"{"protocol":2,"backend":"null","phases":[[{"parallel":true}]]}"#)
             .unwrap_err();
         assert_eq!(e.class, ErrorClass::Spec);
         assert!(e.message.contains("phase 0 job 0"));

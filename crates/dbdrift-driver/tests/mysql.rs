@@ -48,7 +48,7 @@ fn conn(socket: &str, user: &str, password: &str, dbname: &str) -> Value {
 fn exec(connection: &Value, phases: &[&str]) -> Vec<Value> {
     let phases: Vec<Value> = phases.iter().map(|s| json!([{"sql": s}])).collect();
     let spec =
-        json!({"protocol": 1, "backend": "mysql", "connection": connection, "phases": phases});
+        json!({"protocol": 2, "backend": "mysql", "connection": connection, "phases": phases});
     let out = driver(&["exec", "--spec", "-"], &spec.to_string());
     assert_eq!(
         out.status.code(),
@@ -76,7 +76,7 @@ fn setup(socket: &str, name: &str) -> Value {
 }
 
 fn run_spec(connection: &Value, prepared: bool, statements: Value) -> String {
-    json!({"protocol": 1, "backend": "mysql", "connection": connection, "threads": 2,
+    json!({"protocol": 2, "backend": "mysql", "connection": connection, "threads": 2,
            "duration_s": 0.5, "interval_s": 0.25, "prepared": prepared,
            "workload": {"transaction": true, "id_max": 1000, "statements": statements}})
     .to_string()
@@ -176,7 +176,7 @@ fn live_mysql_native_password_user_connects_and_a_wrong_password_is_a_connect_fa
         &["SELECT CURRENT_USER()"],
     );
     assert_eq!(l[0]["rows"], json!([["dbdrift_pw@localhost"]]));
-    let spec = json!({"protocol": 1, "backend": "mysql",
+    let spec = json!({"protocol": 2, "backend": "mysql",
                       "connection": conn(&sock, "dbdrift_pw", "wrong", ""), "phases": [[{"sql": "SELECT 1"}]]});
     let out = driver(&["exec", "--spec", "-"], &spec.to_string());
     assert_eq!(out.status.code(), Some(1));
@@ -187,7 +187,7 @@ fn live_mysql_native_password_user_connects_and_a_wrong_password_is_a_connect_fa
 
 #[test]
 fn mysql_socket_that_does_not_exist_is_a_connect_fatal_naming_it() {
-    let spec = json!({"protocol": 1, "backend": "mysql",
+    let spec = json!({"protocol": 2, "backend": "mysql",
                       "connection": conn("/nonexistent-dbdrift/mysqld.sock", "root", "", ""),
                       "duration_s": 1, "workload": {"statements": [{"sql": "SELECT 1"}]}});
     let out = driver(&["run", "--spec", "-"], &spec.to_string());

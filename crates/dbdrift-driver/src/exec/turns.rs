@@ -635,7 +635,7 @@ mod tests {
 
     fn adaptive(warmup_s: f64, duration_s: f64) -> Schedule {
         let spec: RunSpec = serde_json::from_str(&format!(
-            r#"{{"protocol":1,"backend":"null","warmup_s":{warmup_s},"duration_s":{duration_s},
+            r#"{{"protocol":2,"backend":"null","warmup_s":{warmup_s},"duration_s":{duration_s},
                 "workload":{{"statements":[]}},
                 "turns":{{"connections":[{{}},{{}}],"turn_s":0.01,"turn_events":10}}}}"#
         ))
@@ -660,7 +660,7 @@ mod tests {
     #[test]
     fn warm_rounds_are_even_so_measurement_starts_in_listed_order() {
         let spec: RunSpec = serde_json::from_str(
-            r#"{"protocol":1,"backend":"null","warmup_s":0.25,"duration_s":1.0,
+            r#"{"protocol":2,"backend":"null","warmup_s":0.25,"duration_s":1.0,
                 "workload":{"statements":[]},"turns":{"connections":[{},{}],"turn_s":0.1}}"#,
         )
         .unwrap();

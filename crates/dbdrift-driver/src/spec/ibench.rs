@@ -206,7 +206,7 @@ mod tests {
     use serde_json::{json, Value};
 
     fn base() -> Value {
-        json!({"protocol": 1, "backend": "postgres", "seed": 1, "step": "qr100",
+        json!({"protocol": 2, "backend": "postgres", "seed": 1, "step": "qr100",
             "clients": 2, "tables": ["pi1", "pi2"], "rows_per_client": 1000,
             "rows_per_statement": 50, "inserts_per_second": 100, "deletes": true,
             "query": "range", "query_threads": 1,
