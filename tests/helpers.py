@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import os
+import sqlite3
 import subprocess
 import sys
 from pathlib import Path
@@ -48,6 +49,15 @@ def dbdrift(*args: str, work_dir: Path | None = None, timeout: float = 600, cwd:
 def start_dbdrift(*args: str, work_dir: Path | None = None) -> subprocess.Popen:
     return subprocess.Popen([sys.executable, "-m", "dbdrift", *map(str, args)], stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True, env=cli_env(work_dir))
+
+
+def query(store: Path, sql: str, *args) -> list[sqlite3.Row]:
+    """Rows of one SQL statement on a store."""
+    db = sqlite3.connect(store)
+    db.row_factory = sqlite3.Row
+    rows = db.execute(sql, args).fetchall()
+    db.close()
+    return rows
 
 
 def postgres_processes_under(path: Path) -> list[int]:

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from tests.helpers import dbdrift, shared_work_dir
+from tests.helpers import dbdrift, query, shared_work_dir
 
 pytestmark = pytest.mark.server
 
@@ -48,6 +48,11 @@ def test_a_target_without_index_only_scans_is_marked_p_on_the_covered_tests_with
     assert "Index Only Scan" not in change["statements"][0]["shape"]
     text = dbdrift("report", "--store", store).stdout
     assert "range-covered-pk noios vs pg17.10:" in text
+    # the plan stored is the prepared statement's after five executions, as the run uses it: the
+    # plan cache's generic plan, whose index condition names the parameter, not the value
+    point = query(store, "SELECT p.plan_json FROM plans p JOIN targets t ON t.id = p.target_id "
+                         "WHERE t.name = 'pg17.10' AND p.test = 'point-query'")
+    assert len(point) == 1 and "(id = $1)" in point[0]["plan_json"], point
     for row in doc["rows"]:  # a verdict on a covered test names the plan as what moved with it
         if row["plan_changed"] and row["verdict"] in ("regression", "improvement"):
             assert "plan changed: Index Only Scan" in row["explanation"], row["explanation"]

@@ -2,12 +2,15 @@
 from __future__ import annotations
 
 import json
+import os
+import signal
 import sqlite3
+import time
 from pathlib import Path
 
 import pytest
 
-from tests.helpers import dbdrift, postgres_processes_under, shared_work_dir
+from tests.helpers import dbdrift, postgres_processes_under, shared_work_dir, start_dbdrift
 from tests.server.test_campaign_run import campaign
 
 pytestmark = pytest.mark.server
@@ -76,3 +79,45 @@ def test_report_shows_instructions_and_the_functions_that_moved(counted):
 
 def test_no_server_under_valgrind_is_left_running(counted):
     assert postgres_processes_under(Path("/var/tmp/dbdrift-tests")) == []
+
+
+def _counts(store: Path) -> list[dict]:
+    if not store.exists():
+        return []
+    db = sqlite3.connect(store)
+    db.row_factory = sqlite3.Row
+    try:
+        return [dict(r) for r in db.execute(
+            "SELECT i.test, i.status, t.name AS target FROM instructions i JOIN targets t ON t.id = i.target_id")]
+    except sqlite3.OperationalError:  # the store is still being created
+        return []
+    finally:
+        db.close()
+
+
+@pytest.mark.fault("kill")
+def test_ctrl_c_while_targets_are_counted_at_once_stops_every_server_and_keeps_the_counts(tmp_path):
+    work = shared_work_dir("instr-intr")
+    store = tmp_path / "s.db"
+    path = campaign(tmp_path, "instrintr", tests=["point-query", "update-index", "range-covered-pk"])
+    proc = start_dbdrift("run", path, "--store", store, "--instructions-only", "--no-report", work_dir=work)
+    try:
+        deadline = time.monotonic() + 300
+        while not _counts(store) and time.monotonic() < deadline and proc.poll() is None:
+            time.sleep(0.5)
+        assert _counts(store), "no count was stored within 300 s"
+        proc.send_signal(signal.SIGINT)
+        out, err = proc.communicate(timeout=180)
+    finally:
+        proc.kill()
+    assert proc.returncode == 130 and "Traceback" not in err and "--resume" in err, err[-3000:]
+    if len(os.sched_getaffinity(0)) >= 2:
+        assert "instruction counts: 2 targets at once" in err
+    kept = _counts(store)
+    assert kept and all(r["status"] == "ok" for r in kept), kept  # an interrupted count is not stored as failed
+    assert postgres_processes_under(work) == []
+    resumed = dbdrift("run", path, "--store", store, "--instructions-only", "--resume", "--no-report", work_dir=work)
+    assert resumed.returncode == 0, resumed.stderr[-3000:]
+    done = sorted((r["target"], r["test"]) for r in _counts(store) if r["status"] == "ok")
+    assert done == sorted((t, x) for t in ("pg17", "pg18") for x in ("point-query", "update-index", "range-covered-pk"))
+    assert postgres_processes_under(work) == []

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.helpers import dbdrift, shared_work_dir, start_dbdrift
+from tests.helpers import dbdrift, query, shared_work_dir, start_dbdrift
 
 pytestmark = pytest.mark.server
 
@@ -35,14 +35,6 @@ def campaign(tmp: Path, name: str, targets=TARGETS, tests=TESTS, settle_s: float
     path = tmp / f"{name}.toml"
     path.write_text("\n".join(lines) + "\n")
     return path
-
-
-def query(store: Path, sql: str, *args) -> list[sqlite3.Row]:
-    db = sqlite3.connect(store)
-    db.row_factory = sqlite3.Row
-    rows = db.execute(sql, args).fetchall()
-    db.close()
-    return rows
 
 
 @pytest.fixture(scope="module")

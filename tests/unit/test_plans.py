@@ -44,3 +44,11 @@ def test_explain_sql_gives_literal_parameters_within_the_table_and_each_statemen
     assert "$" not in "".join(sql.values()) and "?" not in "".join(sql.values())
     mysql = sysbench.explain_sql(sysbench.CATALOG["point-query"], "mysql", 10_000)
     assert mysql == [(0, "SELECT c FROM sbtest1 WHERE id=5000")]
+
+
+def test_explain_statements_keep_the_prepared_form_and_its_parameters():
+    [point] = sysbench.explain_statements(sysbench.CATALOG["point-query"], "postgres", 10_000)
+    assert point.template == "SELECT c FROM sbtest1 WHERE id=?" and point.literals == ("5000",)
+    assert point.sql == "SELECT c FROM sbtest1 WHERE id=5000"
+    [scan] = sysbench.explain_statements(sysbench.CATALOG["scan"], "postgres", 10_000)
+    assert scan.literals == ()  # nothing for a plan cache to choose: explained as it is

@@ -9,6 +9,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Protocol
 
+from dbdrift.analysis.noise import Verdict
+
 MIN_DELTA_PER_EVENT = 1.0  # instructions per event; smaller function deltas are noise in a report
 
 
@@ -132,11 +134,29 @@ class InstructionRow:
 
     test: str
     costs: dict[str, EventCost]  # target -> counted cost
-    spread_pct: dict[str, float]  # target -> repeatability of the count
+    spread_pct: dict[str, float | None]  # target -> repeatability of the count (None: one N1/N2 pair)
     relative: dict[str, float | None]  # compared target -> new / reference
     deltas: dict[str, dict]  # compared target -> function_delta(reference, target)
     references: dict[str, str]  # compared target -> the target it is divided by
     simulated: dict[str, dict[str, float]] = field(default_factory=dict)  # target -> simulated_events()
+    verdicts: dict[str, Verdict] = field(default_factory=dict)  # compared target -> instruction_verdict()
+
+
+def instruction_verdict(ratio: float | None, spreads_pct: list[float | None], min_effect: float = 0.02) -> Verdict:
+    """What a ratio of instructions per event (new / reference) says, read as throughput: more
+    instructions per event is slower. A regression when the ratio is at least 1 + min_effect,
+    an improvement at 1 - min_effect or below, else no significant change; too noisy when
+    either count's two N1/N2 pairs differ by more than half the minimum effect (a count of
+    one pair has no spread and is taken as it is: it is one where the spread is negligible)."""
+    if ratio is None:
+        return Verdict.NOT_MEASURED
+    if any(s is not None and s > 100 * min_effect / 2 for s in spreads_pct):
+        return Verdict.TOO_NOISY
+    if ratio >= 1 + min_effect:
+        return Verdict.REGRESSION
+    if ratio <= 1 - min_effect:
+        return Verdict.IMPROVEMENT
+    return Verdict.NO_CHANGE
 
 
 # callgrind's simulated events summed into what the posts' perf-stat tables show, per event
@@ -154,9 +174,10 @@ def simulated_events(ir_per_event: float, events: dict[str, float]) -> dict[str,
             if any(e in raw for e in parts)}
 
 
-def instruction_rows(counts: dict[tuple[str, str], tuple[EventCost, float]], references: dict[str, str],
+def instruction_rows(counts: dict[tuple[str, str], tuple[EventCost, float | None]], references: dict[str, str],
                      test_order: list[str], top: int = 5,
-                     simulated: dict[tuple[str, str], dict[str, float]] | None = None) -> list[InstructionRow]:
+                     simulated: dict[tuple[str, str], dict[str, float]] | None = None,
+                     min_effect: float = 0.02) -> list[InstructionRow]:
     """Rows in `test_order` for every test counted on at least one target.
 
     `counts` maps (test, target) to (EventCost, spread_pct); `references` maps each compared
@@ -167,12 +188,14 @@ def instruction_rows(counts: dict[tuple[str, str], tuple[EventCost, float]], ref
     for test in sorted({t for t, _ in counts}, key=lambda n: (position.get(n, len(position)), n)):
         costs = {target: cost for (t, target), (cost, _) in counts.items() if t == test}
         spread = {target: s for (t, target), (_, s) in counts.items() if t == test}
-        relative, deltas = {}, {}
+        relative, deltas, verdicts = {}, {}, {}
         for target, ref in references.items():
             if target in costs and ref in costs:
                 base_ir = costs[ref].ir_per_event
                 relative[target] = costs[target].ir_per_event / base_ir if base_ir else None
                 deltas[target] = function_delta(costs[ref], costs[target], top)
+                verdicts[target] = instruction_verdict(relative[target], [spread.get(target), spread.get(ref)],
+                                                       min_effect)
         sim = {target: s for (t, target), s in (simulated or {}).items() if t == test and s}
-        rows.append(InstructionRow(test, costs, spread, relative, deltas, references, sim))
+        rows.append(InstructionRow(test, costs, spread, relative, deltas, references, sim, verdicts))
     return rows

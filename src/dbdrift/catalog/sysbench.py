@@ -393,10 +393,22 @@ def render_param(param: ParamSpec, table_size: int) -> dict:
     return out
 
 
-def explain_sql(test: MicrobenchmarkSpec, engine: str, table_size: int) -> list[tuple[int, str]]:
-    """(statement index, SQL with literal parameters on sbtest1) of each distinct statement of
-    a test, for EXPLAIN: the values are the middle of what the run draws (an id of the middle
-    of the table, a range starting there), so the plan is the one such a parameter gets."""
+@dataclass(frozen=True)
+class ExplainStatement:
+    """One distinct statement of a test on sbtest1, for EXPLAIN: `sql` with literal parameters,
+    and the same as the driver prepares it (`template`, `?` placeholders) with those
+    `literals` as its parameters."""
+
+    index: int
+    sql: str
+    template: str
+    literals: tuple[str, ...]
+
+
+def explain_statements(test: MicrobenchmarkSpec, engine: str, table_size: int) -> list[ExplainStatement]:
+    """Each distinct statement of a test, with parameters from the middle of what the run draws
+    (an id of the middle of the table, a range starting there), so the plan is the one such a
+    parameter gets."""
     id_value = 1 if test.id_max_one else max(1, table_size // 2)
     out, seen = [], set()
     for index, stmt in enumerate(test.statements):
@@ -417,12 +429,18 @@ def explain_sql(test: MicrobenchmarkSpec, engine: str, table_size: int) -> list[
             if param.var and param.gen != "ref":
                 remembered[param.var] = int(value)
             literals.append(str(value))
-        parts = sql.replace("{table}", "1").split("?")
+        template = sql.replace("{table}", "1")
+        parts = template.split("?")
         text = parts[0] + "".join(lit + part for lit, part in zip(literals, parts[1:]))
         if text not in seen:
             seen.add(text)
-            out.append((index, text))
+            out.append(ExplainStatement(index, text, template, tuple(literals)))
     return out
+
+
+def explain_sql(test: MicrobenchmarkSpec, engine: str, table_size: int) -> list[tuple[int, str]]:
+    """(statement index, SQL with literal parameters on sbtest1) of each distinct statement."""
+    return [(e.index, e.sql) for e in explain_statements(test, engine, table_size)]
 
 
 def render_workload(test: MicrobenchmarkSpec, engine: str, table_size: int) -> dict:

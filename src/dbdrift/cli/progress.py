@@ -18,7 +18,7 @@ class ConsoleProgress:
         self.steps_total = 0
         self.steps_done = 0
         self.started = time.monotonic()
-        self.current_expected = 0.0
+        self.expected: dict[tuple[str, str], float] = {}  # steps started and not ended (several at once in lanes)
 
     def campaign_start(self, total_s: float, total_steps: int) -> None:
         self.total_s, self.steps_total = max(total_s, 1.0), total_steps
@@ -34,7 +34,7 @@ class ConsoleProgress:
         return format_duration(remaining)
 
     def step_start(self, target: str, label: str, expected_s: float) -> None:
-        self.current_expected = expected_s
+        self.expected[(target, label)] = expected_s
         if self.tty:
             pct = 100.0 * min(1.0, self.done_s / self.total_s) if self.total_s else 0.0
             width = 24
@@ -45,7 +45,7 @@ class ConsoleProgress:
 
     def step_end(self, target: str, label: str, status: str, detail: str) -> None:
         self.steps_done += 1
-        self.done_s += self.current_expected or 1.0
+        self.done_s += self.expected.pop((target, label), 0.0) or 1.0
         mark = "ok" if status == "ok" else status.upper()
         self._line(f"[{self.steps_done}/{self.steps_total}] {target}: {label}: {mark} {detail} "
                    f"(ETA {self._eta()})")

@@ -23,6 +23,32 @@ from dbdrift.errors import DriverError, UserError
 
 DRIVER_NAME = "dbdrift-driver"
 
+CANCELLED = threading.Event()
+"""Set by cancel_all() when the user interrupted work that runs in other threads than the main
+one (which alone receives Ctrl-C): every driver run then ends as interrupted."""
+_live: set[subprocess.Popen] = set()
+_live_lock = threading.Lock()
+
+
+def cancel_all() -> None:
+    """Ctrl-C for driver runs in every thread: each live driver gets SIGINT (it prints its
+    partial summary and exits), and each run, now or later, returns interrupted=True, so the
+    thread that started it raises KeyboardInterrupt as the main thread would."""
+    CANCELLED.set()
+    with _live_lock:
+        procs = list(_live)
+    for proc in procs:
+        try:
+            os.kill(proc.pid, signal.SIGINT)
+        except ProcessLookupError:
+            pass
+
+
+def check_cancelled() -> None:
+    """Raise KeyboardInterrupt in a worker thread once cancel_all() was called."""
+    if CANCELLED.is_set():
+        raise KeyboardInterrupt
+
 
 def find_driver() -> Path:
     """$DBDRIFT_DRIVER, then the binary installed beside this Python's scripts, then PATH, then
@@ -70,6 +96,7 @@ def run_driver(mode: str, spec: dict, timeout_s: float, on_line: Callable[[dict]
     """
     import time
 
+    check_cancelled()
     spec = {"protocol": PROTOCOL_VERSION, **spec}
     binary = driver or find_driver()
     out = DriverOutput()
@@ -78,6 +105,8 @@ def run_driver(mode: str, spec: dict, timeout_s: float, on_line: Callable[[dict]
         with pinned(cpus):
             proc = subprocess.Popen([str(binary), mode, "--spec", "-"], stdin=subprocess.PIPE,
                                     stdout=subprocess.PIPE, stderr=err_file, text=True, start_new_session=True)
+        with _live_lock:
+            _live.add(proc)
         if on_start is not None:
             on_start(proc.pid)
         timed_out = threading.Event()
@@ -98,6 +127,9 @@ def run_driver(mode: str, spec: dict, timeout_s: float, on_line: Callable[[dict]
             raise
         finally:
             timer.cancel()
+            with _live_lock:
+                _live.discard(proc)
+        interrupted = interrupted or CANCELLED.is_set()
         try:
             _, status, usage = os.wait4(proc.pid, 0)
             proc.returncode = code = os.waitstatus_to_exitcode(status)

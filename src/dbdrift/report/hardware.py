@@ -18,14 +18,15 @@ def fmt_metric(name: str, value: float | None) -> str:
 
 def instruction_table(data: ReportData) -> tuple[list[str], list[list[str]]]:
     """Header and rows: per test, each target's instructions/event, then for each compared
-    target its instruction ratio beside the rQPS and verdict of the timed runs."""
+    target its instruction ratio with its verdict (instruction_verdict), beside the rQPS and
+    verdict of the timed runs."""
     comp = data.comparison
     header = [*comp.targets, *(f"{t} instr" for t in comp.compared), *(f"{t} rQPS" for t in comp.compared), "test"]
     rows = []
     for irow in data.instructions:
         timed = [r for r in comp.rows if r.test == irow.test]
         cells = [f"{irow.costs[t].ir_per_event:,.0f}" if t in irow.costs else "-" for t in comp.targets]
-        cells += [fmt_ratio3(irow.relative.get(t)) for t in comp.compared]
+        cells += [_with_mark(irow.relative.get(t), irow.verdicts.get(t)) for t in comp.compared]
         for t in comp.compared:
             cell = timed[0].cells[t] if timed else None
             if cell is not None and cell.ratio is not None:
@@ -34,6 +35,17 @@ def instruction_table(data: ReportData) -> tuple[list[str], list[list[str]]]:
                 cells.append("-")
         rows.append(cells + [irow.test])
     return header, rows
+
+
+def instruction_legend(data: ReportData) -> str:
+    """What the marks beside the instruction ratios say."""
+    effect = f"{data.comparison.min_effect:.0%}"
+    return (f"instr = new / reference instructions per event; - at least {effect} more (slower), + at least "
+            f"{effect} fewer, = within {effect}, ~ a count whose two pairs differ by over half that")
+
+
+def _with_mark(ratio: float | None, verdict) -> str:
+    return "-" if ratio is None else f"{ratio:.3f} {verdict.mark if verdict else ''}".rstrip()
 
 
 def fmt_ratio3(value: float | None) -> str:

@@ -12,7 +12,7 @@ from html import escape
 from itertools import count
 
 from dbdrift.analysis.noise import Verdict
-from dbdrift.report.hardware import (METRICS_LEGEND, delta_lines, fmt_ratio3, instruction_table, metrics_blocks,
+from dbdrift.report.hardware import (instruction_legend, METRICS_LEGEND, delta_lines, fmt_ratio3, instruction_table, metrics_blocks,
                                      simulated_blocks)
 from dbdrift.report.svgchart import Bar, BarGroup, ratio_chart
 from dbdrift.report.table import (GREEN_AT, RED_AT, fmt_abs, fmt_mb, fmt_ratio, fmt_rel, verdict_counts,
@@ -377,7 +377,7 @@ def _instructions_section(data: ReportData, charts) -> str:
     return "\n".join([
         '<section id="instructions">', "<h2>Instructions per event</h2>",
         "<p>Server backend under valgrind callgrind: deterministic, immune to CPU steal. "
-        "Beside each ratio, the rQPS and verdict of the timed runs.</p>",
+        f"Beside each ratio, the rQPS and verdict of the timed runs. {escape(instruction_legend(data))}.</p>",
         _table(*instruction_table(data), "instr"),
         *(f"<h3>{escape(title)}</h3>" + _table(header, rows, "simulated") for title, header, rows in simulated_blocks(data)),
         "<h3>Where the instructions went</h3>",

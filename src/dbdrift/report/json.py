@@ -66,6 +66,7 @@ def _instruction_json(row) -> dict:
         "targets": {t: {"per_event": round(c.ir_per_event, 1), "spread_pct": _round(row.spread_pct.get(t), 4)}
                     for t, c in row.costs.items()},
         "relative": {t: _round(v, 5) for t, v in row.relative.items()},
+        "verdicts": {t: str(v) for t, v in row.verdicts.items()},
         "references": row.references,
         "functions": dict(row.deltas),
         "simulated": {t: {k: round(v, 3) for k, v in s.items()} for t, s in row.simulated.items()},

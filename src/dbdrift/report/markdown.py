@@ -1,7 +1,7 @@
 """Markdown report: the `col-N : <target>` legend of the posts and one table per group."""
 from __future__ import annotations
 
-from dbdrift.report.hardware import METRICS_LEGEND, delta_lines, instruction_table, metrics_blocks, simulated_blocks
+from dbdrift.report.hardware import instruction_legend, METRICS_LEGEND, delta_lines, instruction_table, metrics_blocks, simulated_blocks
 from dbdrift.results.data import ReportData
 from dbdrift.report.table import column_names, plan_lines, fmt_abs, fmt_cell, fmt_ratio, legend_lines, verdict_legend
 
@@ -49,7 +49,7 @@ def _table(header: list[str], rows: list[list[str]]) -> list[str]:
 def _hardware(data: ReportData) -> list[str]:
     out = []
     if data.instructions:
-        out += ["## Instructions per event (callgrind, server backend)", ""]
+        out += ["## Instructions per event (callgrind, server backend)", "", instruction_legend(data), ""]
         out += _table(*instruction_table(data)) + [""]
         out += [f"- {line}" for line in delta_lines(data)] + [""]
         for title, header, rows in simulated_blocks(data):

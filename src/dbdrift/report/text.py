@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from dbdrift.results.data import ReportData
-from dbdrift.report.hardware import (METRICS_LEGEND, aligned, delta_lines, instruction_table, metrics_blocks,
+from dbdrift.report.hardware import (instruction_legend, METRICS_LEGEND, aligned, delta_lines, instruction_table, metrics_blocks,
                                      simulated_blocks)
 from dbdrift.report.table import (GREEN_AT, RED_AT, column_names, plan_lines, fmt_abs, fmt_cell, fmt_ratio,
                                   legend_lines, verdict_counts, verdict_legend)
@@ -72,6 +72,7 @@ def _hardware_lines(data: ReportData) -> list[str]:
     out = []
     if data.instructions:
         out.append("instructions per event (server backend, valgrind callgrind; deterministic, steal-proof)")
+        out.append(instruction_legend(data))
         out += aligned(*instruction_table(data))
         out += ["", *delta_lines(data), ""]
         for title, header, rows in simulated_blocks(data):

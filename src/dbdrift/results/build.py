@@ -89,7 +89,7 @@ def build_report(store: Store, campaign: str | None, base: str | None, chain: bo
     comparison, plan_changes = _with_plans(comparison, stored_plans)
     references = comparison.references
     hardware = tuple(_metrics(store, campaign_id, names, references, order, host.get("cpus") or 1))
-    counted_rows = tuple(_instructions(counted, references, order))
+    counted_rows = tuple(_instructions(counted, references, order, min_effect))
     sequential = spec.get("order") == "sequential"
     return ReportData(row["name"], comparison, tuple(summarize_groups(comparison, list(GROUPS))), labels,
                       GROUPS, GROUP_TITLES, notes,
@@ -157,13 +157,13 @@ def _metrics(store: Store, campaign_id: int, targets: list[str], references: dic
     return metrics_rows(cells, targets, references, order, ncpu)
 
 
-def _instructions(counted, references: dict[str, str], order: list[str]):
+def _instructions(counted, references: dict[str, str], order: list[str], min_effect: float):
     counts = {(r["test"], r["target"]): (EventCost(r["ir_per_event"], json.loads(r["self_json"]),
                                                    json.loads(r["inclusive_json"])), r["spread_pct"])
               for r in counted}
     simulated = {(r["test"], r["target"]): simulated_events(r["ir_per_event"], json.loads(r["simulated_json"] or "{}"))
                  for r in counted if r["ir_per_event"] is not None}
-    return instruction_rows(counts, references, order, simulated=simulated)
+    return instruction_rows(counts, references, order, simulated=simulated, min_effect=min_effect)
 
 
 def _interval_notes(comparison, spec: dict, between: dict[str, tuple[float, int]]) -> tuple[str, ...]:

@@ -8,8 +8,10 @@ Targets of different engine families cannot share a driver run: they take whole 
 """
 from __future__ import annotations
 
+import contextlib
 import os
 import platform
+import threading
 import time
 from dataclasses import asdict, dataclass, field
 
@@ -22,7 +24,8 @@ from dbdrift.plan.expand import FreshStep, LoadStep, SettleStep, TargetPlan, est
 from dbdrift.metrics import host, perf
 from dbdrift.catalog.ibench import DBNAME as IBENCH_DB
 from dbdrift.runner import ibench, instructions, turns
-from dbdrift.runner.progress import NullProgress, ProgressSink
+from dbdrift.driver import process
+from dbdrift.runner.progress import LanesProgress, NullProgress, ProgressSink
 from dbdrift.runner.session import TargetSession
 from dbdrift.server import engines
 from dbdrift.store.store import Store
@@ -71,10 +74,16 @@ def estimate(spec: CampaignSpec, timed: list[TargetPlan], counted: list[TargetPl
         steps = sum(len(p.steps) + 1 + sum(isinstance(x, FreshStep) or restarts_before(spec, x) for x in p.steps)
                     for p in timed)
     if spec.count_instructions:
+        lanes = counting_lanes(len(counted))
         for plan in counted:
             seconds, count = instructions.estimate(plan)
-            total_s, steps = total_s + seconds, steps + count
+            total_s, steps = total_s + seconds / lanes, steps + count
     return total_s, steps
+
+
+def counting_lanes(targets: int) -> int:
+    """How many targets' instructions are counted at once: one per CPU this process may use."""
+    return max(1, min(targets, len(os.sched_getaffinity(0))))
 
 
 def failure_reason(session: TargetSession, exc: UserError) -> str:
@@ -140,9 +149,8 @@ class Runner:
                 for state in active:
                     self._sequential(state, installs[state.plan.target.name], outcome)
         if counting:
-            for state in counting:
-                if state.plan.target.name not in outcome.failed_targets:
-                    self._count_instructions(state, installs[state.plan.target.name], outcome)
+            self._count_all([s for s in counting if s.plan.target.name not in outcome.failed_targets],
+                            installs, outcome)
         return outcome
 
     def _say_placement(self) -> None:
@@ -154,20 +162,77 @@ class Runner:
                                   f"cpus = \"shared\" lets the servers use every CPU (and the driver compete "
                                   f"with them)")
 
-    def _count_instructions(self, state: TargetState, install: InstallInfo, outcome: CampaignOutcome) -> None:
-        """A separate server per target, after the timed runs, so callgrind never slows a timed run."""
-        session = self._session(state, install, timed=False)
-        done = self.store.counted_tests(state.target_id) if self.resume else set()
-        before = self.store.instruction_statuses(state.target_id)
+    def _count_all(self, states: list[TargetState], installs: dict[str, InstallInfo],
+                   outcome: CampaignOutcome) -> None:
+        """Count the targets' instructions, as many at once as this process has CPUs: each
+        target's server runs under callgrind pinned to a CPU of its own, and a count does not
+        depend on what runs beside it (bench/instructions.py prints counts made both ways).
+        Each lane takes the next target when it is done with one, with its own store connection."""
+        cpus_free = sorted(os.sched_getaffinity(0))
+        lanes = counting_lanes(len(states))
+        if lanes <= 1:
+            for state in states:
+                self._count_instructions(state, installs[state.plan.target.name], outcome, self.store,
+                                         self.progress)
+            return
+        self.progress.message(f"instruction counts: {lanes} targets at once, on CPUs "
+                              f"{cpus.format_list(frozenset(cpus_free[:lanes]))}")
+        queue, lock, errors = list(states), threading.Lock(), []
+        progress = LanesProgress(self.progress, lanes)
+        process.CANCELLED.clear()
+
+        def lane(cpu: int) -> None:
+            store = Store(self.store.path)
+            try:
+                while True:
+                    with lock:
+                        if not queue:
+                            return
+                        state = queue.pop(0)
+                    self._count_instructions(state, installs[state.plan.target.name], outcome, store, progress,
+                                             cpu, lock)
+            except KeyboardInterrupt:
+                pass  # cancelled by the main thread: its servers are stopped, the main thread re-raises
+            except BaseException as exc:  # noqa: BLE001 - handed to the main thread, which raises it
+                errors.append(exc)
+            finally:
+                store.close()
+
+        threads = [threading.Thread(target=lane, args=(cpu,), name=f"count-cpu{cpu}", daemon=True)
+                   for cpu in cpus_free[:lanes]]
+        for thread in threads:
+            thread.start()
         try:
-            instructions.count_target(session, state.plan, skip=done)
+            for thread in threads:
+                while thread.is_alive():
+                    thread.join(0.2)
+        except KeyboardInterrupt:
+            process.cancel_all()
+            progress.message("interrupted: stopping the servers under callgrind")
+            _join_uninterrupted(threads)
+            raise
+        if errors:
+            raise errors[0]
+
+    def _count_instructions(self, state: TargetState, install: InstallInfo, outcome: CampaignOutcome,
+                            store: Store, progress: ProgressSink, cpu: int | None = None,
+                            lock: threading.Lock | None = None) -> None:
+        """A separate server per target, after the timed runs, so callgrind never slows a timed run.
+        `lock` guards `outcome` when several targets are counted at once."""
+        session = TargetSession(self.spec, state.plan.target, install, state.target_id, store, progress)
+        done = store.counted_tests(state.target_id) if self.resume else set()
+        before = store.instruction_statuses(state.target_id)
+        try:
+            instructions.count_target(session, state.plan, skip=done, cpu=cpu)
         except (ServerError, DriverError) as exc:
-            self._fail(session, exc, outcome)
+            with lock or contextlib.nullcontext():
+                self._fail(session, exc, outcome, progress)
         finally:
             session.stop()
-            after = self.store.instruction_statuses(state.target_id)
-            outcome.instructions_ok += after.get("ok", 0) - before.get("ok", 0)
-            outcome.instructions_failed += after.get("failed", 0) - before.get("failed", 0)
+            after = store.instruction_statuses(state.target_id)
+            with lock or contextlib.nullcontext():
+                outcome.instructions_ok += after.get("ok", 0) - before.get("ok", 0)
+                outcome.instructions_failed += after.get("failed", 0) - before.get("failed", 0)
 
     # -- the Insert Benchmark: one target after the other, every step ----------------------------
     def _insert_benchmark(self, installs: dict[str, InstallInfo], outcome: CampaignOutcome) -> None:
@@ -235,19 +300,19 @@ class Runner:
                     self.store.supersede_unfinished(state.target_id, *key)
         return states
 
-    def _session(self, state: TargetState, install: InstallInfo, timed: bool = True) -> TargetSession:
-        """Timed runs keep the driver and the server on their own CPUs; instruction counts need not."""
+    def _session(self, state: TargetState, install: InstallInfo) -> TargetSession:
+        """Timed runs keep the driver and the server on their own CPUs."""
         return TargetSession(self.spec, state.plan.target, install, state.target_id, self.store, self.progress,
-                             perf_counters=self.perf.hardware_counters,
-                             placement=self.placement if timed else cpus.Placement())
+                             perf_counters=self.perf.hardware_counters, placement=self.placement)
 
-    def _fail(self, session: TargetSession, exc: UserError, outcome: CampaignOutcome) -> None:
+    def _fail(self, session: TargetSession, exc: UserError, outcome: CampaignOutcome,
+              progress: ProgressSink | None = None) -> None:
+        say = (progress or self.progress).message
         session.failed = True
         outcome.failed_targets.append(session.name)
         outcome.failures[session.name] = failure_reason(session, exc)
-        self.progress.message(f"error: {exc.message}" + (f"\n  hint: {exc.hint}" if exc.hint else ""))
-        self.progress.message(f"{session.name}: remaining runs skipped ({outcome.failures[session.name]}); "
-                              "the campaign continues")
+        say(f"error: {exc.message}" + (f"\n  hint: {exc.hint}" if exc.hint else ""))
+        say(f"{session.name}: remaining runs skipped ({outcome.failures[session.name]}); the campaign continues")
 
     def _count(self, sessions: list[TargetSession], outcome: CampaignOutcome) -> None:
         """Store what failed targets did not run as skipped, then add up every session's runs."""
@@ -368,3 +433,13 @@ class Runner:
         except (ServerError, DriverError) as exc:
             self._fail(session, exc, outcome)
             return False
+
+
+def _join_uninterrupted(threads: list[threading.Thread]) -> None:
+    """Wait for threads that are stopping their servers; a further Ctrl-C does not cut that short."""
+    for thread in threads:
+        while thread.is_alive():
+            try:
+                thread.join(0.2)
+            except KeyboardInterrupt:
+                continue

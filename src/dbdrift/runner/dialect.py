@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import time
 
+from dbdrift.catalog.sysbench import render_sql
 from dbdrift.driver import process
 from dbdrift.errors import DriverError
 from dbdrift.server.mycnf import version_tuple
@@ -55,6 +56,12 @@ class Dialect:
         rows = self._query(conn, self.explain_prefix + sql)
         return "\n".join(str(r[0]) for r in rows)
 
+    def explain_prepared(self, conn: dict, template: str, literals: tuple[str, ...]) -> str:
+        """The plan of the statement as the driver prepares it, after as many executions as a
+        run's start makes; where the server plans every execution alike, that of its literal SQL."""
+        parts = template.split("?")
+        return self.explain(conn, parts[0] + "".join(lit + part for lit, part in zip(literals, parts[1:])))
+
     def _query(self, conn: dict, sql: str) -> list[list]:
         return process.query(conn, sql, backend=self.backend)
 
@@ -63,6 +70,26 @@ class Dialect:
 
 
 class PostgresDialect(Dialect):
+    PLANNED_EXECUTIONS = 5
+    """A prepared statement's first five executions get a plan for their parameters (a custom
+    plan); from the sixth the plan cache may use a generic plan instead, and a run's statements
+    are executed thousands of times."""
+
+    def explain_prepared(self, conn: dict, template: str, literals: tuple[str, ...]) -> str:
+        """EXPLAIN EXECUTE of the statement prepared as the driver prepares it (parameter types
+        left to the server), after PLANNED_EXECUTIONS executions, so that the plan recorded is
+        the one the plan cache then chooses. All in one transaction that is rolled back: a write
+        statement's executions change nothing. Without parameters there is nothing to choose."""
+        if not literals:
+            return self.explain(conn, template)
+        prepared = render_sql(template, "postgres")
+        args = ", ".join(literals)
+        script = ["BEGIN", f"PREPARE dbdrift_plan AS {prepared}",
+                  *[f"EXECUTE dbdrift_plan({args})"] * self.PLANNED_EXECUTIONS,
+                  f"{self.explain_prefix}EXECUTE dbdrift_plan({args})", "ROLLBACK"]
+        rows = self._query(conn, "; ".join(script))  # the driver keeps the last result set: the EXPLAIN's
+        return "\n".join(str(r[0]) for r in rows)
+
     def settings(self, admin: dict) -> dict[str, str]:
         return {r[0]: r[1] for r in self._query(admin, "SELECT name, setting FROM pg_settings ORDER BY name")}
 

@@ -36,14 +36,30 @@ from dbdrift.server.postgres import VALGRIND_COMMS
 from dbdrift.store.store import InstructionRecord
 
 TEMPLATE_DB = "sbtest_loaded"  # the loaded, vacuumed database every counted run starts from
-REPEATS = 2  # N1, N2, N1, N2: the second pair shows how repeatable the count is
-BASE_EVENTS = 1000  # N1 for a one-row statement; heavier events get proportionally fewer
+RUN_BUDGET_IR = 40_000_000
+"""The instructions an N1 run of a test is sized to (its N2 run: five times that): about 1,000
+point queries. Sized by an estimate of the test's cost (estimated_ir), so that an event of
+a thousand-row IN list does not take a thousand times longer to count than a point query."""
+STATEMENT_IR = 40_000  # estimate: a statement that reads or writes one row (17.10: point-query 43k)
+IN_ROW_IR = 14_000  # estimate: each further row of an IN list read (17.10: random-points 14.5k)
+IN_WRITE_ROW_IR = 75_000  # estimate: each further row of an IN list written (17.10: update-inlist 75k)
+RANGE_ROW_IR = 2_500  # estimate: each row of an index range read (17.10: 1.6k summed, 2.7k returned)
+SORTED_ROW_IR = 10_000  # estimate: each row of a range sorted by c (ORDER BY, DISTINCT: collation)
+SCAN_ROW_IR = 5_000  # estimate: each row of a full scan (17.10, 1M rows: 4.7k, LENGTH(c) per row)
+MIN_N1 = 6  # a prepared statement's first five executions are planned each time (custom plans)
+REPEAT_BELOW_IR = 1_000_000_000
+"""A second N1/N2 pair, which shows how repeatable the count is, runs when one pair's difference
+is below this many instructions. What does not cancel between two runs is a few thousand
+instructions of timing-dependent work, so above it the spread is under 0.001% (bench/README.md,
+instructions.py: the 1M-row scan repeats within 0.00002%) and a second pair of full scans
+would only double their cost."""
 MIN_FUNCTION_IR = 0.5  # per event; smaller per-function slopes are not stored
 START_TIMEOUT_S = 300.0  # a postmaster under callgrind takes seconds, not milliseconds, to start
 PROFILE_TIMEOUT_S = 120.0
 SETUP_STEPS = 5  # start, load, settle, restart under callgrind, priming run (+ MySQL/MariaDB: data copy)
 ESTIMATE_TARGET_S = 20.0  # progress ETA: start, load and restart under callgrind
-ESTIMATE_TEST_S = 25.0  # progress ETA: one test's four runs under callgrind
+ESTIMATE_RUN_S = 1.8  # progress ETA: one counted run's fixed part (PostgreSQL: database copy, prewarm)
+ESTIMATE_S_PER_IR = 8e-9  # progress ETA: callgrind's pace on these VMs, seconds per counted instruction
 ESTIMATE_FRESH_SERVER_S = 50.0  # MySQL/MariaDB write tests: a new server under callgrind per run
 
 
@@ -56,20 +72,49 @@ def require_valgrind() -> str:
     return found
 
 
-def event_counts(test: MicrobenchmarkSpec) -> tuple[int, int]:
-    """(N1, N2) for a test: about BASE_EVENTS row visits in N1 and five times that in N2.
-
-    A range statement counts range_size/10 (a row visited in an index range costs far less
-    than a statement); a scan reads the whole table, so it gets a handful of events.
-    """
+def estimated_ir(test: MicrobenchmarkSpec, rows: int) -> float:
+    """A rough number of instructions one event of `test` costs (PostgreSQL 17 figures): per
+    statement STATEMENT_IR, plus per further row of an IN list IN_ROW_IR (IN_WRITE_ROW_IR when it
+    writes it), per row of an index range RANGE_ROW_IR (SORTED_ROW_IR when sorted), per row of a
+    table scan SCAN_ROW_IR (`rows`: a table's rows). Within a few times of the counted value is
+    enough: it only sizes the runs (event_counts)."""
     if test.metric == "krps":
-        return 2, 6
-    weight = 0.0
+        return SCAN_ROW_IR * rows
+    total = 0.0
     for stmt in test.statements:
-        is_range = "BETWEEN" in stmt.sql.upper()
-        weight += stmt.repeat * (max(1.0, test.range_size / 10) if is_range else 1.0)
-    n1 = max(10, round(BASE_EVENTS / max(1.0, weight)))
-    return n1, 5 * n1
+        sql = stmt.sql.upper()
+        if "BETWEEN" in sql:
+            sorted_ = "ORDER BY" in sql or "DISTINCT" in sql
+            cost = STATEMENT_IR + test.range_size * (SORTED_ROW_IR if sorted_ else RANGE_ROW_IR)
+        elif " IN (" in sql:
+            writes = sql.startswith(("UPDATE", "DELETE", "INSERT"))
+            listed = sql[sql.index(" IN ("):].count("?")
+            cost = STATEMENT_IR + (listed - 1) * (IN_WRITE_ROW_IR if writes else IN_ROW_IR)
+        else:
+            cost = STATEMENT_IR
+        total += stmt.repeat * cost
+    return total + (2 * STATEMENT_IR if test.transaction else 0)
+
+
+def event_counts(test: MicrobenchmarkSpec, rows: int) -> tuple[int, int]:
+    """(N1, N2) for a test: N1 events cost about RUN_BUDGET_IR and N2 - N1 four times that, so
+    N2 = 5 * N1 for most tests. N1 is never below MIN_N1, so that the difference holds only
+    executions of prepared statements past their first five (planned each time); an event
+    heavier than RUN_BUDGET_IR / MIN_N1 gets fewer than 4 * N1 more (at least one). A scan
+    reads the whole table per event and gets (1, 2): its one-off costs are a vanishing part."""
+    if test.metric == "krps":
+        return 1, 2
+    cost = estimated_ir(test, rows)
+    n1 = round(RUN_BUDGET_IR / cost)
+    if n1 >= MIN_N1:
+        return n1, 5 * n1
+    return MIN_N1, MIN_N1 + max(1, round(4 * RUN_BUDGET_IR / cost))
+
+
+def repeats(test: MicrobenchmarkSpec, rows: int) -> int:
+    """N1/N2 pairs to count: two, or one when a pair's difference is above REPEAT_BELOW_IR."""
+    n1, n2 = event_counts(test, rows)
+    return 1 if (n2 - n1) * estimated_ir(test, rows) >= REPEAT_BELOW_IR else 2
 
 
 TOGGLE_COLLECT = ("PostgresMain", "secure_read", "pgstat_report_stat")
@@ -102,11 +147,13 @@ vgdb wakes it through ptrace, which can leave mysqld stopped.) The admin connect
 statements around a run are the same for every run and cancel in the N1/N2 difference."""
 
 
-def valgrind_command(binary: str, out_dir, engine: str = "postgres", simulate_cache: bool = False) -> list[str]:
-    """valgrind's command line, pinned to one CPU where taskset exists: server processes (or
-    threads) that never run at the same time never retry a lock's compare-and-swap, which
-    otherwise adds instructions at random."""
-    pin = ["taskset", "-c", str(min(os.sched_getaffinity(0)))] if shutil.which("taskset") else []
+def valgrind_command(binary: str, out_dir, engine: str = "postgres", simulate_cache: bool = False,
+                     cpu: int | None = None) -> list[str]:
+    """valgrind's command line, pinned to one CPU (`cpu`, default the lowest this process may
+    use) where taskset exists: server processes (or threads) that never run at the same time
+    never retry a lock's compare-and-swap, which otherwise adds instructions at random."""
+    where = min(os.sched_getaffinity(0)) if cpu is None else cpu
+    pin = ["taskset", "-c", str(where)] if shutil.which("taskset") else []
     if engine == "postgres":
         counting = ["--trace-children=yes", *(f"--toggle-collect={name}" for name in TOGGLE_COLLECT)]
     else:
@@ -121,14 +168,21 @@ def estimate(plan: TargetPlan) -> tuple[float, int]:
     """Expected seconds and progress steps of counting one target's tests."""
     tests = tests_in_run_order(plan)
     innodb = plan.target.engine != "postgres"
-    return (ESTIMATE_TARGET_S + sum(test_estimate_s(t, plan.target.engine) for t in tests),
+    rows = _table_rows(plan)
+    return (ESTIMATE_TARGET_S + sum(test_estimate_s(t, plan.target.engine, rows) for t in tests),
             SETUP_STEPS + innodb + len(tests))
 
 
-def test_estimate_s(test: MicrobenchmarkSpec, engine: str) -> float:
-    """One test's four counted runs; on MySQL/MariaDB a write test's runs each get a new server."""
-    fresh = engine != "postgres" and test.rw != "R"
-    return ESTIMATE_TEST_S + (ESTIMATE_FRESH_SERVER_S * REPEATS * 2 if fresh else 0)
+def test_estimate_s(test: MicrobenchmarkSpec, engine: str, rows: int) -> float:
+    """One test's counted runs; on MySQL/MariaDB a write test's runs each get a new server."""
+    n1, n2 = event_counts(test, rows)
+    pairs = repeats(test, rows)
+    fresh = ESTIMATE_FRESH_SERVER_S if engine != "postgres" and test.rw != "R" else 0.0
+    return pairs * (2 * (ESTIMATE_RUN_S + fresh) + (n1 + n2) * estimated_ir(test, rows) * ESTIMATE_S_PER_IR)
+
+
+def _table_rows(plan: TargetPlan) -> int:
+    return next(step.rows for step in plan.steps if isinstance(step, LoadStep))
 
 
 def tests_in_run_order(plan: TargetPlan) -> list[MicrobenchmarkSpec]:
@@ -139,8 +193,9 @@ def tests_in_run_order(plan: TargetPlan) -> list[MicrobenchmarkSpec]:
     return list(seen.values())
 
 
-def count_target(session: TargetSession, plan: TargetPlan, skip: set[str] = frozenset()) -> None:
-    """Load a fresh server, restart it under callgrind, count every test and store each count.
+def count_target(session: TargetSession, plan: TargetPlan, skip: set[str] = frozenset(),
+                 cpu: int | None = None) -> None:
+    """Load a fresh server, restart it under callgrind on `cpu`, count every test and store each count.
 
     Raises ServerError/DriverError when the server dies (the caller ends the target there).
     """
@@ -169,14 +224,15 @@ def count_target(session: TargetSession, plan: TargetPlan, skip: set[str] = froz
     out_dir.mkdir(exist_ok=True)
     osuser.chown_tree(out_dir, osuser.server_user())
     session.timed_step("server", "restart under valgrind callgrind", lambda: session.server.start_wrapped(
-        valgrind_command(binary, out_dir, session.install.engine, session.spec.simulate_cache), VALGRIND_COMMS,
+        valgrind_command(binary, out_dir, session.install.engine, session.spec.simulate_cache, cpu), VALGRIND_COMMS,
         START_TIMEOUT_S))
     session.prewarm(load.tables)
     # The first runs after a start do one-off work (PostgreSQL: shared statistics entries, hint
     # bits on shared catalogs; InnoDB: table and statement caches) that no later run repeats:
     # spend it on a run nobody counts.
     session.timed_step("server", "prime the server under callgrind",
-                       lambda: {"instructions": _profile_of_run(session, tests[0], event_counts(tests[0])[0], out_dir,
+                       lambda: {"instructions": _profile_of_run(session, tests[0],
+                                                                event_counts(tests[0], load.rows)[0], out_dir,
                                                                 load.tables).total_ir})
     for test in tests:
         record = count_test(session, test, out_dir, load.tables)
@@ -191,14 +247,15 @@ def supports(engine: str) -> bool:
 
 
 def count_test(session: TargetSession, test: MicrobenchmarkSpec, out_dir, tables: int) -> InstructionRecord:
-    n1, n2 = event_counts(test)
+    rows = session.spec.rows
+    n1, n2 = event_counts(test, rows)
     label = f"{test.name}: instructions/event ({n1} and {n2} events under callgrind)"
-    session.progress.step_start(session.name, label, test_estimate_s(test, session.install.engine))
+    session.progress.step_start(session.name, label, test_estimate_s(test, session.install.engine, rows))
     started = time.monotonic()
     pairs: list[list[int]] = []
     first_pair = []
     try:
-        for rep in range(REPEATS):
+        for rep in range(repeats(test, rows)):
             profiles = [_profile_of_run(session, test, n, out_dir, tables) for n in (n1, n2)]
             pairs.append([p.total_ir for p in profiles])
             if rep == 0:
@@ -208,12 +265,13 @@ def count_test(session: TargetSession, test: MicrobenchmarkSpec, out_dir, tables
         return InstructionRecord(test.name, "failed", n1, n2, time.monotonic() - started, pairs, error=exc.message)
     slopes = [(b - a) / (n2 - n1) for a, b in pairs]
     cost = per_event(first_pair[0], n1, first_pair[1], n2)
+    spread = repeatability(slopes) if len(slopes) > 1 else None  # one pair: no second count to compare
     record = InstructionRecord(
-        test.name, "ok", n1, n2, time.monotonic() - started, pairs, fmean(slopes), repeatability(slopes),
+        test.name, "ok", n1, n2, time.monotonic() - started, pairs, fmean(slopes), spread,
         _significant(cost.self_per_event), _significant(cost.inclusive_per_event),
         simulated_per_event=simulated_per_event(first_pair[0], n1, first_pair[1], n2))
-    session.progress.step_end(session.name, label, "ok",
-                              f"{record.ir_per_event:,.0f} instr/event (spread {record.spread_pct:.3f}%)")
+    repeat = f"spread {spread:.3f}%" if spread is not None else "one pair"
+    session.progress.step_end(session.name, label, "ok", f"{record.ir_per_event:,.0f} instr/event ({repeat})")
     return record
 
 

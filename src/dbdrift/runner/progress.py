@@ -1,6 +1,7 @@
 """What the runner reports while it works; the CLI provides the console implementation."""
 from __future__ import annotations
 
+import threading
 from typing import Protocol
 
 
@@ -18,3 +19,33 @@ class NullProgress:
     def step_end(self, target, label, status, detail): pass
     def message(self, text): pass
     def advance(self, seconds): pass
+
+
+class LanesProgress:
+    """A sink shared by `lanes` threads that work at the same time (instruction counts of
+    several targets at once): calls reach `inner` one at a time, and every step's expected
+    seconds count 1/lanes of the campaign's wall-clock estimate, so the ETA stays in wall time."""
+
+    def __init__(self, inner: ProgressSink, lanes: int) -> None:
+        self.inner, self.lanes = inner, max(1, lanes)
+        self._lock = threading.Lock()
+
+    def campaign_start(self, total_s, total_steps):
+        with self._lock:
+            self.inner.campaign_start(total_s, total_steps)
+
+    def step_start(self, target, label, expected_s):
+        with self._lock:
+            self.inner.step_start(target, label, expected_s / self.lanes)
+
+    def step_end(self, target, label, status, detail):
+        with self._lock:
+            self.inner.step_end(target, label, status, detail)
+
+    def message(self, text):
+        with self._lock:
+            self.inner.message(text)
+
+    def advance(self, seconds):
+        with self._lock:
+            self.inner.advance(seconds / self.lanes)

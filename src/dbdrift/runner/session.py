@@ -253,12 +253,16 @@ class TargetSession:
 
     def capture_plans(self, step: RunStep) -> None:
         """Store the plan of each of the test's statements as the server chooses it now, after
-        the test's first measured run (its data, statistics and caches as the run left them).
+        the test's first measured run (its data, statistics and caches as the run left them);
+        of a prepared statement (`prepared`, the default) the plan it gets once it has been
+        executed as often as a run's start executes it (Dialect.explain_prepared).
         A statement the server cannot EXPLAIN is stored with its error; the campaign goes on."""
         self.planned.add(step.name)
-        for index, sql in sysbench.explain_sql(step.test, self.install.engine, self.spec.rows):
+        for stmt in sysbench.explain_statements(step.test, self.install.engine, self.spec.rows):
+            index, sql = stmt.index, stmt.sql
             try:
-                text = self.dialect.explain(self.conn, sql)
+                text = (self.dialect.explain_prepared(self.conn, stmt.template, stmt.literals) if self.spec.prepared
+                        else self.dialect.explain(self.conn, sql))
                 shape, error = plan_shape(self.install.engine, text), None
             except (UserError, ValueError, KeyError, IndexError, TypeError) as exc:
                 text, shape, error = None, None, str(exc)[:500]

@@ -1,0 +1,134 @@
+"""How instruction counts are sized, judged and run side by side (no server: the arithmetic,
+the progress sink several counting lanes share, and the cancellation they obey)."""
+from __future__ import annotations
+
+import io
+import threading
+
+import pytest
+
+from dbdrift.analysis.instructions import instruction_verdict
+from dbdrift.analysis.noise import Verdict
+from dbdrift.catalog.sysbench import select_tests
+from dbdrift.cli.progress import ConsoleProgress
+from dbdrift.driver import process
+from dbdrift.runner import instructions
+from dbdrift.runner.progress import LanesProgress
+
+ROWS = 1_000_000
+
+
+def test_tests_are_sized_to_a_budget_of_instructions_not_to_a_number_of_events():
+    counts = {name: instructions.event_counts(select_tests([name])[0], ROWS)
+              for name in ("point-query", "update-index", "update-inlist", "random-points_range=100",
+                           "random-points_range=1000", "read-only_range=10000", "scan")}
+    assert counts["point-query"] == counts["update-index"] == (1000, 5000)
+    assert counts["update-inlist"][1] == 5 * counts["update-inlist"][0] < 500  # ten rows written per event
+    n1, n2 = counts["random-points_range=100"]
+    assert n2 == 5 * n1 and n1 < 50  # a hundred-row IN list: far fewer events than a point query
+    for heavy in ("random-points_range=1000", "read-only_range=10000"):
+        n1, n2 = counts[heavy]
+        assert n1 == instructions.MIN_N1 < n2  # never fewer: past the custom plans
+    assert counts["scan"] == (1, 2)
+
+
+def test_tests_above_the_minimum_of_events_cost_about_the_same_to_count():
+    budgets = {}
+    for test in select_tests(["default32"]):
+        n1, n2 = instructions.event_counts(test, ROWS)
+        assert 0 < n1 < n2, test.name
+        if test.metric != "krps" and n1 > instructions.MIN_N1:
+            budgets[test.name] = n1 * instructions.estimated_ir(test, ROWS)
+    assert len(budgets) >= 25
+    assert all(0.8 * instructions.RUN_BUDGET_IR < b < 1.25 * instructions.RUN_BUDGET_IR for b in budgets.values()), budgets
+
+
+def test_one_pair_when_a_pairs_difference_is_large_enough_that_a_second_shows_nothing():
+    scan, point = select_tests(["scan"])[0], select_tests(["point-query"])[0]
+    assert instructions.repeats(scan, ROWS) == 1
+    assert instructions.repeats(point, ROWS) == 2
+    assert instructions.repeats(scan, 1000) == 2  # a small table's scan is cheap: both pairs
+
+
+def test_the_scan_estimate_follows_the_table_size():
+    scan = select_tests(["scan"])[0]
+    assert instructions.estimated_ir(scan, 2 * ROWS) == 2 * instructions.estimated_ir(scan, ROWS)
+
+
+@pytest.mark.parametrize("ratio, spreads, verdict", [
+    (1.034, [0.002, 0.005], Verdict.REGRESSION),
+    (1.019, [0.002, 0.005], Verdict.NO_CHANGE),
+    (0.97, [None, None], Verdict.IMPROVEMENT),  # one pair each: taken as counted
+    (1.05, [1.5, 0.01], Verdict.TOO_NOISY),  # one count's pairs differ by more than half the minimum effect
+    (None, [0.01, 0.01], Verdict.NOT_MEASURED),
+])
+def test_an_instruction_ratio_reads_as_throughput(ratio, spreads, verdict):
+    assert instruction_verdict(ratio, spreads, 0.02) is verdict
+
+
+def test_the_verdict_follows_the_minimum_effect():
+    assert instruction_verdict(1.03, [0.0, 0.0], 0.05) is Verdict.NO_CHANGE
+    assert instruction_verdict(1.06, [0.0, 0.0], 0.05) is Verdict.REGRESSION
+
+
+def test_each_lane_pins_its_server_to_its_own_cpu():
+    first = instructions.valgrind_command("valgrind", "/tmp/out", "postgres", cpu=0)
+    second = instructions.valgrind_command("valgrind", "/tmp/out", "postgres", cpu=1)
+    if first[0] == "taskset":
+        assert first[:3] == ["taskset", "-c", "0"] and second[:3] == ["taskset", "-c", "1"]
+
+
+def test_lanes_share_one_console_and_the_eta_stays_in_wall_time():
+    stream = io.StringIO()
+    console = ConsoleProgress(stream)
+    lanes = LanesProgress(console, 2)
+    lanes.campaign_start(100.0, 4)
+    lanes.step_start("pg17", "point-query", 50.0)  # 25 s of the wall-clock estimate each
+    lanes.step_start("pg18", "point-query", 50.0)
+    lanes.step_end("pg18", "point-query", "ok", "")
+    lanes.step_end("pg17", "point-query", "ok", "")
+    assert console.done_s == pytest.approx(50.0)
+    assert "[2/4] pg17: point-query: ok" in stream.getvalue()
+
+
+def test_lanes_calls_from_many_threads_all_arrive_whole():
+    stream = io.StringIO()
+    lanes = LanesProgress(ConsoleProgress(stream), 4)
+    lanes.campaign_start(100.0, 400)
+
+    def lane(name: str) -> None:
+        for i in range(100):
+            lanes.step_start(name, f"t{i}", 1.0)
+            lanes.step_end(name, f"t{i}", "ok", "")
+
+    threads = [threading.Thread(target=lane, args=(f"target{n}",)) for n in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    lines = stream.getvalue().splitlines()
+    assert len([line for line in lines if ": ok" in line]) == 400
+    assert all(line.startswith("[") or line.startswith("campaign") for line in lines)
+
+
+def test_a_cancelled_campaign_ends_every_driver_run_in_other_threads_as_interrupted(tmp_path):
+    # a stand-in for the driver binary that waits until it gets SIGINT, as the driver does
+    fake = tmp_path / "fake-driver"
+    fake.write_text("#!/bin/sh\ntrap 'exit 130' INT\nwhile :; do sleep 0.05; done\n")
+    fake.chmod(0o755)
+    results = []
+    process.CANCELLED.clear()
+    try:
+        worker = threading.Thread(target=lambda: results.append(process.run_driver("run", {}, 30, driver=fake)))
+        worker.start()
+        for _ in range(100):
+            if process._live:
+                break
+            threading.Event().wait(0.05)
+        process.cancel_all()
+        worker.join(20)
+        assert not worker.is_alive() and results[0].interrupted
+        with pytest.raises(KeyboardInterrupt):  # and a run asked for afterwards does not start
+            process.run_driver("run", {}, 30, driver=fake)
+    finally:
+        process.CANCELLED.clear()
