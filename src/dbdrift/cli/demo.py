@@ -83,7 +83,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="the 32 default microbenchmarks (default) or a small Insert Benchmark")
     parser.add_argument("--instructions", action="store_true",
                         help="count instructions per event of every test under valgrind callgrind instead of "
-                             "timing them (deterministic; about 8 minutes for PostgreSQL on 2 CPUs); campaign "
+                             "timing them (deterministic; under ten minutes for PostgreSQL on 2 CPUs); campaign "
                              "<demo name>-instructions")
     parser.add_argument("--print-campaign", action="store_true", help="print the demo campaign file and exit")
     run_cli.add_common(parser)
