@@ -80,8 +80,9 @@ class PostgresDialect(Dialect):
         left to the server), after PLANNED_EXECUTIONS executions, so that the plan recorded is
         the one the plan cache then chooses. All in one transaction that is rolled back: a write
         statement's executions change nothing. Without parameters there is nothing to choose."""
-        if not literals:
-            return self.explain(conn, template)
+        if not literals or template.lstrip().upper().startswith("INSERT"):
+            # nothing to choose; an INSERT executed five times with one id would hit its own key
+            return super().explain_prepared(conn, template, literals)
         prepared = render_sql(template, "postgres")
         args = ", ".join(literals)
         script = ["BEGIN", f"PREPARE dbdrift_plan AS {prepared}",
