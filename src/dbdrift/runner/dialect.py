@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import time
 
-from dbdrift.catalog.sysbench import render_sql
+from dbdrift.catalog.sysbench import ExplainStatement, render_sql
 from dbdrift.driver import process
 from dbdrift.errors import DriverError
 from dbdrift.server.mycnf import version_tuple
@@ -56,11 +56,10 @@ class Dialect:
         rows = self._query(conn, self.explain_prefix + sql)
         return "\n".join(str(r[0]) for r in rows)
 
-    def explain_prepared(self, conn: dict, template: str, literals: tuple[str, ...]) -> str:
+    def explain_prepared(self, conn: dict, stmt: ExplainStatement) -> str:
         """The plan of the statement as the driver prepares it, after as many executions as a
         run's start makes; where the server plans every execution alike, that of its literal SQL."""
-        parts = template.split("?")
-        return self.explain(conn, parts[0] + "".join(lit + part for lit, part in zip(literals, parts[1:])))
+        return self.explain(conn, stmt.sql)
 
     def _query(self, conn: dict, sql: str) -> list[list]:
         return process.query(conn, sql, backend=self.backend)
@@ -75,16 +74,16 @@ class PostgresDialect(Dialect):
     plan); from the sixth the plan cache may use a generic plan instead, and a run's statements
     are executed thousands of times."""
 
-    def explain_prepared(self, conn: dict, template: str, literals: tuple[str, ...]) -> str:
+    def explain_prepared(self, conn: dict, stmt: ExplainStatement) -> str:
         """EXPLAIN EXECUTE of the statement prepared as the driver prepares it (parameter types
         left to the server), after PLANNED_EXECUTIONS executions, so that the plan recorded is
         the one the plan cache then chooses. All in one transaction that is rolled back: a write
         statement's executions change nothing. Without parameters there is nothing to choose."""
-        if not literals or template.lstrip().upper().startswith("INSERT"):
+        if not stmt.literals or stmt.template.lstrip().upper().startswith("INSERT"):
             # nothing to choose; an INSERT executed five times with one id would hit its own key
-            return super().explain_prepared(conn, template, literals)
-        prepared = render_sql(template, "postgres")
-        args = ", ".join(literals)
+            return super().explain_prepared(conn, stmt)
+        prepared = render_sql(stmt.template, "postgres")
+        args = ", ".join(stmt.literals)
         script = ["BEGIN", f"PREPARE dbdrift_plan AS {prepared}",
                   *[f"EXECUTE dbdrift_plan({args})"] * self.PLANNED_EXECUTIONS,
                   f"{self.explain_prefix}EXECUTE dbdrift_plan({args})", "ROLLBACK"]

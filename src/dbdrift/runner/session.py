@@ -261,7 +261,7 @@ class TargetSession:
         for stmt in sysbench.explain_statements(step.test, self.install.engine, self.spec.rows):
             index, sql = stmt.index, stmt.sql
             try:
-                text = (self.dialect.explain_prepared(self.conn, stmt.template, stmt.literals) if self.spec.prepared
+                text = (self.dialect.explain_prepared(self.conn, stmt) if self.spec.prepared
                         else self.dialect.explain(self.conn, sql))
                 shape, error = plan_shape(self.install.engine, text), None
             except (UserError, ValueError, KeyError, IndexError, TypeError) as exc:
