@@ -12,6 +12,20 @@ STEAL_MAX_PCT = 10.0  # host CPU steal above this is the hypervisor, not the ser
 
 
 @dataclass(frozen=True)
+class Level:
+    """One level of a campaign axis as it applies to one target: the axis, the level's name
+    and the settings it gives this target's engine (plan/axes.py)."""
+
+    axis: str
+    name: str
+    settings: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def label(self) -> str:
+        return f"{self.axis}{self.name}"
+
+
+@dataclass(frozen=True)
 class TargetSpec:
     """One DBMS build + configuration to benchmark, as named in a campaign file.
 
@@ -25,10 +39,18 @@ class TargetSpec:
     basedir: Path | None = None
     system: bool = False
     config: Path | None = None  # the campaign key `config`: a file appended to the server configuration
+    named_config: str | None = None  # `config = "z12a"`: a configuration file shipped with dbdrift (catalog/configs.py)
     settings: dict[str, str] = field(default_factory=dict)
     data_checksums: bool = False
     base: bool = False
     port: int | None = None  # None: dbdrift picks a free port
+    levels: tuple[Level, ...] = ()  # a matrix variant: one level per axis that applies to its engine
+    parent: str | None = None  # a matrix variant: the target as the campaign file names it
+
+    @property
+    def variant(self) -> str | None:
+        """`bl1_sync0_dwDO`: the levels in axis order, as the posts name configurations."""
+        return "_".join(level.label for level in self.levels) if self.levels else None
 
     @property
     def source(self) -> str:

@@ -19,5 +19,5 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def main(args: argparse.Namespace) -> int:
-    spec = run_cli.apply_overrides(load_campaign(args.campaign, args.set), args)
+    spec = run_cli.apply_overrides(load_campaign(args.campaign, run_cli.campaign_sets(args)), args)
     return run_cli.execute(as_calibration(spec, args.target), args)

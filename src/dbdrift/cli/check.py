@@ -18,7 +18,7 @@ from dbdrift.server import engines, rundir
 from dbdrift.units import format_duration
 
 
-def main(spec: CampaignSpec, args: argparse.Namespace, out=None) -> int:
+def main(spec: CampaignSpec, args: argparse.Namespace, out=None, note: str | None = None) -> int:
     """Print what `run` would do; a UserError for the first problem found."""
     out = out or sys.stdout
     write = lambda line="": out.write(line + "\n")  # noqa: E731
@@ -26,6 +26,11 @@ def main(spec: CampaignSpec, args: argparse.Namespace, out=None) -> int:
     if spec.count_instructions:
         instructions.require_valgrind()
     write(f"campaign {spec.name} ({spec.source}): {spec.workload}, order {spec.order}")
+    if note:
+        write(f"  {note}")
+    if spec.axes:
+        sizes = " x ".join(f"{a.name} ({len(a.levels)}: {', '.join(a.levels)})" for a in spec.axes)
+        write(f"  axes: {sizes}; {sum(1 for t in spec.targets if t.variant)} variants")
     for target in spec.targets:
         where = engines.locate(target, env.cache_dir())
         role = " (base)" if target.name == spec.base.name else ""

@@ -4,7 +4,8 @@ from __future__ import annotations
 import argparse
 import sys
 
-from dbdrift.cli import bloat, calibrate, campaigns, catalog, cleanup, compare, demo, report, run, system, versions
+from dbdrift.cli import (bloat, calibrate, campaigns, catalog, cleanup, compare, config, demo, report, run, system,
+                         versions)
 from dbdrift.errors import UserError
 from dbdrift.server.base import exit_on_sigterm, stop_all
 from dbdrift.version import __version__
@@ -17,6 +18,7 @@ VERBS = {
     "report": (report, "rQPS report from the store (text, markdown, csv, json, html)"),
     "campaigns": (campaigns, "list the campaigns a store holds"),
     "bloat": (bloat, "server binary sizes per target (as-is, stripped, text/data/bss, own libraries)"),
+    "config": (config, "a campaign's targets: each server option, its value and where it came from; named configs"),
     "catalog": (catalog, "list the microbenchmarks"),
     "versions": (versions, "list the server versions dbdrift can fetch, per engine, and those cached"),
     "system": (system, "host facts and checks: governor, turbo, THP, swap, steal, perf counters"),

@@ -2,9 +2,12 @@
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 from dataclasses import replace
 from pathlib import Path
+
+import psutil
 
 from dbdrift.catalog.sysbench import select_tests
 from dbdrift.cli import check, ibench_report, options
@@ -12,6 +15,7 @@ from dbdrift.cli import report as report_cli
 from dbdrift.cli.progress import ConsoleProgress
 from dbdrift.errors import UserError
 from dbdrift.plan.campaign import CampaignSpec, load_campaign, with_base
+from dbdrift.runner.memory import fit_order
 from dbdrift.results.build import build_report
 from dbdrift.runner import Runner
 from dbdrift.server import rundir
@@ -47,6 +51,9 @@ def add_common(parser: argparse.ArgumentParser) -> None:
                         help="override a campaign key before validation, e.g. --set rows=100000, "
                              "--set insert_benchmark.query_s=60, --set targets.pg18.settings.jit=false "
                              "(repeatable; docs/campaign.md lists the keys)")
+    parser.add_argument("--variants", metavar="GLOBS",
+                        help="run only these variants of the campaign's axes: comma-separated shell globs on "
+                             "variant names, e.g. 'bl1_*' or 'sync0_*,sync1_fpi1' (the campaign key variants)")
     parser.add_argument("--base", help="override which target is the base")
     parser.add_argument("--no-report", action="store_true", help="do not print the report at the end")
     parser.add_argument("--format", choices=report_cli.FORMATS, default="text", help="report format")
@@ -89,9 +96,13 @@ def apply_overrides(spec: CampaignSpec, args: argparse.Namespace) -> CampaignSpe
 
 
 def execute(spec: CampaignSpec, args: argparse.Namespace) -> int:
+    memory = psutil.virtual_memory()
+    spec, order_note = fit_order(spec, memory.total, memory.available)
     if getattr(args, "check", False):
-        return check.main(spec, args)
+        return check.main(spec, args, note=order_note)
     progress = ConsoleProgress()
+    if order_note:
+        progress.message(order_note)
     with campaign_lock(args.store, spec.name):  # a second run of this campaign refuses here
         stop_orphans(progress.message)
         store = Store(args.store)
@@ -144,6 +155,18 @@ def _run(spec: CampaignSpec, args: argparse.Namespace, store: Store, progress: C
     return 1 if outcome.failed_targets or outcome.runs_failed or outcome.instructions_failed else 0
 
 
+def campaign_sets(args: argparse.Namespace) -> list[str]:
+    """--set, with --variants as the `variants` key it stands for."""
+    variants = getattr(args, "variants", None)
+    if not variants:
+        return list(args.set)
+    patterns = [p.strip() for p in variants.split(",")]
+    if not all(patterns):
+        raise UserError(f"--variants {variants!r} has an empty pattern",
+                        "separate shell globs with single commas, e.g. --variants 'bl1_*,bl0_sync1_*'", exit_code=2)
+    return [*args.set, "variants = [" + ", ".join(json.dumps(p) for p in patterns) + "]"]
+
+
 def main(args: argparse.Namespace) -> int:
-    spec = apply_overrides(load_campaign(args.campaign, args.set), args)
+    spec = apply_overrides(load_campaign(args.campaign, campaign_sets(args)), args)
     return execute(spec, args)

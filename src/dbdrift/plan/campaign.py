@@ -7,6 +7,7 @@ key, never a traceback.
 """
 from __future__ import annotations
 
+import difflib
 import tomllib
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
@@ -17,6 +18,8 @@ from dbdrift.catalog.sysbench import MicrobenchmarkSpec, select_tests
 from dbdrift.errors import UserError
 from dbdrift.model import ENGINES, IBENCH_STEPS, TargetSpec
 from dbdrift.plan import fields
+from dbdrift.plan.axes import Axis, expand_targets, parse_axes, variant_patterns
+from dbdrift.catalog.configs import NAMED, check_named, version_of
 from dbdrift.plan.overrides import apply_sets
 from dbdrift.plan.fields import INT64_MAX
 from dbdrift.units import brief_repr
@@ -60,6 +63,8 @@ class CampaignSpec:
     ibench: IBenchSizes = field(default_factory=IBenchSizes)  # the Insert Benchmark's sizes
     ibench_steps: tuple[str, ...] = IBENCH_STEPS
     allow_large: bool = False  # accept sizes and durations beyond the soft limits (_INTS, _DURATIONS)
+    axes: tuple[Axis, ...] = ()  # configuration matrix axes; targets are already expanded into their variants
+    variant_patterns: tuple[str, ...] = ()  # `variants`: shell globs choosing which variants run
 
     @property
     def base(self) -> TargetSpec:
@@ -97,6 +102,8 @@ class CampaignSpec:
             "workload": self.workload,
             **({"insert_benchmark": {**asdict(self.ibench), "steps": list(self.ibench_steps)}}
                if self.workload == "insert-benchmark" else {}),
+            **({"axes": [a.to_dict() for a in self.axes], "variants": list(self.variant_patterns)}
+               if self.axes else {}),
             "targets": [target_to_dict(t) for t in self.targets],
         }
 
@@ -107,6 +114,9 @@ def target_to_dict(t: TargetSpec) -> dict:
         "basedir": str(t.basedir) if t.basedir else None, "system": t.system,
         "config": str(t.config) if t.config else None, "settings": dict(t.settings),
         "data_checksums": t.data_checksums, "base": t.base, "port": t.port,
+        **({"named_config": t.named_config} if t.named_config else {}),
+        **({"variant": t.variant, "parent": t.parent, "levels": {lv.axis: lv.name for lv in t.levels}}
+           if t.levels else {}),
     }
 
 
@@ -114,6 +124,7 @@ _TOP_KEYS = {
     "name", "targets", "tests", "tables", "rows", "threads", "read_s", "write_s", "insert_s",
     "warmup_s", "scan_warm_s", "settle_s", "warm_runs", "repeats", "restart", "prepared", "seed", "interval_s",
     "order", "turn_s", "cpus", "count_instructions", "simulate_cache", "flamegraphs", "workload", "insert_benchmark", "allow_large",
+    "axes", "variants",
 }
 _IBENCH_KEYS = {"clients", "rows_l_i0", "rows_l_i1", "rows_l_i2", "query_s", "deletes", "shared_table", "steps"}
 _TARGET_KEYS = {"name", "engine", "version", "basedir", "system", "config", "settings",
@@ -183,9 +194,13 @@ def parse_campaign(data: dict, source: str, base_dir: Path, default_name: str, *
                         "add at least one [[targets]] table with name and version, basedir or system")
     targets = tuple(_parse_target(t, i, where, base_dir, text) for i, t in enumerate(raw_targets))
     _check_targets(targets, where)
+    axes = parse_axes(data.get("axes"), where)
+    patterns = variant_patterns(data.get("variants"), where)
+    targets = expand_targets(targets, axes, patterns, where)
+    _check_targets(targets, where)
     spec = CampaignSpec(name=fields.name(data.get("name", default_name), f"{where}: name"), targets=targets,
                         tests=tuple(select_tests(None)), source=source, allow_large=top.allow_large,
-                        **_shared_keys(top))
+                        axes=axes, variant_patterns=patterns, **_shared_keys(top))
     if spec.workload == "insert-benchmark":
         spec = _with_ibench(spec, top)
     else:
@@ -327,9 +342,7 @@ def _parse_target(raw: object, index: int, where: str, base_dir: Path, text: str
         raise UserError(f"{label}: basedir {basedir} does not exist",
                         "point basedir at the install prefix that holds "
                         + ("bin/postgres" if engine == "postgres" else "bin/mysqld or bin/mariadbd"))
-    config = fields.path(raw, "config", label, base_dir)
-    if config is not None and not fields.exists(config, directory=False):
-        raise UserError(f"{label}: config file {config} does not exist", "paths are relative to the campaign file")
+    named_config, config = _config(raw.get("config"), engine, version, label, base_dir)
     data_checksums = table.flag("data_checksums", False)
     if engine != "postgres" and data_checksums:
         raise UserError(f"{label}: data_checksums is a PostgreSQL option (initdb --data-checksums)",
@@ -341,9 +354,37 @@ def _parse_target(raw: object, index: int, where: str, base_dir: Path, text: str
                         "remove port to let dbdrift pick a free one")
     return TargetSpec(
         name=name, engine=engine, version=None if version is None else fields.version(version, label, text),
-        basedir=basedir, system=system, config=config, settings=fields.settings(raw.get("settings", {}), label),
+        basedir=basedir, system=system, config=config, named_config=named_config, settings=fields.settings(raw.get("settings", {}), label),
         data_checksums=data_checksums, base=table.flag("base", False), port=port,
     )
+
+
+def _config(value: object, engine: str, version: object, label: str,
+            base_dir: Path) -> tuple[str | None, Path | None]:
+    """config: a named file shipped with dbdrift (catalog/configs.py), a path to the user's file, or
+    a list of one of each (the named file first, then the user's)."""
+    if value is None:
+        return None, None
+    items = [value] if isinstance(value, str) else value
+    if not isinstance(items, list) or not 1 <= len(items) <= 2 or not all(isinstance(i, str) for i in items):
+        raise UserError(f"{label}: config must be a name, a path or a list of both, got {brief_repr(value)}",
+                        f'write config = "z12a" (shipped: {", ".join(NAMED)}), config = "my.cnf", '
+                        'or config = ["z12a", "my.cnf"]')
+    named = [i for i in items if i in NAMED]
+    paths = [i for i in items if i not in NAMED]
+    if len(named) > 1 or len(paths) > 1:
+        raise UserError(f"{label}: config lists {len(named)} named files and {len(paths)} paths",
+                        "give at most one named file and one path: config = [\"z12a\", \"my.cnf\"]")
+    if named:
+        parsed = version_of(version) if isinstance(version, str) else None
+        check_named(named[0], engine, parsed if parsed and len(parsed) >= 2 else None, label)
+    config = fields.path({"config": paths[0]}, "config", label, base_dir) if paths else None
+    if config is not None and not fields.exists(config, directory=False):
+        close = difflib.get_close_matches(paths[0], list(NAMED), n=1)
+        raise UserError(f"{label}: config file {config} does not exist",
+                        f"did you mean the named file {close[0]!r}?" if close else
+                        f"paths are relative to the campaign file; named files: {', '.join(NAMED)}")
+    return (named[0] if named else None), config
 
 
 def _check_targets(targets: tuple[TargetSpec, ...], where: str) -> None:

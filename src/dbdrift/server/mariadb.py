@@ -22,6 +22,7 @@ from dbdrift.errors import ServerError, UserError
 from dbdrift.model import ConnectionInfo, InstallInfo, ServerInfo, TargetSpec
 from dbdrift.server import base, osuser
 from dbdrift.server.fetch_mysql import mariadb_env, mariadb_server_binary, mariadb_version_string
+from dbdrift.catalog.configs import named_text
 from dbdrift.server.mycnf import ram_bytes, read_config_file, render_config, version_tuple
 
 MARIADB_COMMS = ("mariadbd", "mysqld")  # /proc/<pid>/stat names, against pid reuse
@@ -256,6 +257,7 @@ class MariaDBServer(base.Server):
             data_dir=self.data_dir, socket_path=self.socket_path, port=self.port,
             log_path=self.log_path, pid_path=self.run_dir / "mysqld.pid",
             config_file_text=read_config_file(self.target),
+            named_text=named_text(self.target, self.install.version),
         )
         self.config_path.write_text(self.config_text)
         self.config_path.chmod(0o644)  # mariadbd ignores a world-writable my.cnf

@@ -9,6 +9,7 @@ from pathlib import Path
 
 from dbdrift.errors import UserError
 from dbdrift.model import TargetSpec
+from dbdrift.server.layers import Layer, parse_my_cnf, render, target_layers
 from dbdrift.server.pgconf import read_config_file, ram_bytes  # engine-neutral helpers
 
 __all__ = ["OWNED_SETTINGS", "buffer_pool_mb", "default_settings", "log_file_size_mb",
@@ -103,28 +104,25 @@ def version_specific(version: tuple[int, ...], ram: int, engine: str) -> list[tu
 def render_config(
     target: TargetSpec, version: str, *, ram: int, basedir: Path, data_dir: Path,
     socket_path: Path, port: int, log_path: Path, pid_path: Path,
-    config_file_text: str | None = None,
+    config_file_text: str | None = None, named_text: str | None = None,
 ) -> str:
-    """A whole my.cnf; within [mysqld] later lines win: defaults, the target's config file,
-    the target's settings, then the files and connection settings dbdrift owns."""
+    """A whole my.cnf; within [mysqld] later lines win: defaults, the named config file, the
+    target's config file, its matrix levels, its settings, then the files and connection
+    settings dbdrift owns."""
+    return render(config_layers(target, version, ram=ram, basedir=basedir, data_dir=data_dir, socket_path=socket_path,
+                                port=port, log_path=log_path, pid_path=pid_path, config_file_text=config_file_text,
+                                named_text=named_text))
+
+
+def config_layers(target: TargetSpec, version: str, *, ram: int, basedir: Path | str, data_dir: Path | str,
+                  socket_path: Path | str, port: int | str, log_path: Path | str, pid_path: Path | str,
+                  config_file_text: str | None = None, named_text: str | None = None) -> list[Layer]:
     _check_settings(target)
-    defaults = default_settings(version_tuple(version), ram, target.engine)
-    sections = [("dbdrift defaults", "[mysqld]\n" + _lines(defaults))]
-    if config_file_text is not None:
-        sections.append((f"config = {target.config}", config_file_text.rstrip("\n")))
-    if target.settings:
-        sections.append((f"settings of target {target.name}",
-                         "[mysqld]\n" + _lines(list(target.settings.items()))))
-    sections.append(("files and connection (owned by dbdrift): a private socket, no TCP", "[mysqld]\n" + _lines([
-        ("basedir", str(basedir)),
-        ("datadir", str(data_dir)),
-        ("socket", str(socket_path)),
-        ("port", str(port)),
-        ("skip_networking", "1"),
-        ("log_error", str(log_path)),
-        ("pid_file", str(pid_path)),
-    ])))
-    return "".join(f"# --- {title} ---\n{body}\n\n" for title, body in sections)
+    owned = [("basedir", str(basedir)), ("datadir", str(data_dir)), ("socket", str(socket_path)), ("port", str(port)),
+             ("skip_networking", "1"), ("log_error", str(log_path)), ("pid_file", str(pid_path))]
+    return target_layers(target, default_settings(version_tuple(version), ram, target.engine), owned,
+                         lines=_lines, parse=parse_my_cnf, head="[mysqld]\n", named_text=named_text,
+                         file_text=config_file_text)
 
 
 _KEY = re.compile(r"[A-Za-z_][A-Za-z0-9_-]*(\.[A-Za-z0-9_-]+)?")
@@ -152,7 +150,7 @@ def normalize(key: str) -> str:
 
 
 def _check_settings(target: TargetSpec) -> None:
-    for key in target.settings:
+    for key in [*target.settings, *(k for level in target.levels for k in level.settings)]:
         if not _KEY.fullmatch(key):
             raise UserError(f"target {target.name}: {key!r} is not a MariaDB option name",
                             "option names are letters, digits, _ and - (e.g. innodb_buffer_pool_size)")

@@ -10,6 +10,7 @@ from pathlib import Path
 
 from dbdrift.errors import UserError
 from dbdrift.model import TargetSpec
+from dbdrift.server.layers import Layer, parse_postgresql_conf, render, target_layers
 
 OWNED_SETTINGS = ("listen_addresses", "unix_socket_directories", "unix_socket_permissions", "port")
 GiB = 1024**3
@@ -73,24 +74,21 @@ def default_settings(major: int, ram_bytes: int) -> list[tuple[str, str]]:
 
 def render_config(
     target: TargetSpec, major: int, *, ram_bytes: int, socket_dir: Path, port: int,
-    config_file_text: str | None = None,
+    config_file_text: str | None = None, named_text: str | None = None,
 ) -> str:
-    """Text appended to postgresql.conf; later lines win: defaults, the target's
-    config file, the target's settings, then the connection settings dbdrift owns."""
+    """Text appended to postgresql.conf; later lines win: defaults, the named config file, the
+    target's config file, its matrix levels, its settings, then the connection settings dbdrift owns."""
+    return render(config_layers(target, major, ram_bytes=ram_bytes, socket_dir=socket_dir, port=port,
+                                config_file_text=config_file_text, named_text=named_text))
+
+
+def config_layers(target: TargetSpec, major: int, *, ram_bytes: int, socket_dir: Path | str, port: int | str,
+                  config_file_text: str | None = None, named_text: str | None = None) -> list[Layer]:
     _check_settings(target)
-    sections = [("dbdrift defaults", _lines(default_settings(major, ram_bytes)))]
-    if config_file_text is not None:
-        sections.append((f"config = {target.config}", config_file_text.rstrip("\n")))
-    if target.settings:
-        sections.append((f"settings of target {target.name}",
-                         _lines([(k, v) for k, v in target.settings.items()])))
-    sections.append(("connection (owned by dbdrift): a private socket, no TCP", _lines([
-        ("listen_addresses", "''"),
-        ("unix_socket_directories", str(socket_dir)),
-        ("unix_socket_permissions", "0700"),
-        ("port", str(port)),
-    ])))
-    return "".join(f"# --- {title} ---\n{body}\n\n" for title, body in sections)
+    owned = [("listen_addresses", "''"), ("unix_socket_directories", str(socket_dir)),
+             ("unix_socket_permissions", "0700"), ("port", str(port))]
+    return target_layers(target, default_settings(major, ram_bytes), owned, lines=_lines, parse=parse_postgresql_conf,
+                         named_text=named_text, file_text=config_file_text)
 
 
 _BARE = re.compile(r"-?\d+(\.\d+)?([a-zA-Z]+)?|[A-Za-z_][A-Za-z0-9_]*")
@@ -117,7 +115,7 @@ def _lines(pairs: list[tuple[str, object]]) -> str:
 
 
 def _check_settings(target: TargetSpec) -> None:
-    for key in target.settings:
+    for key in [*target.settings, *(k for level in target.levels for k in level.settings)]:
         if not _KEY.fullmatch(key):
             raise UserError(f"target {target.name}: {key!r} is not a PostgreSQL setting name",
                             "setting names are letters, digits, _ and . (e.g. work_mem)")

@@ -17,6 +17,7 @@ from dbdrift.errors import ServerError
 from dbdrift.model import ConnectionInfo, InstallInfo, ServerInfo, TargetSpec
 from dbdrift.server import base, osuser
 from dbdrift.server.fetch import postgres_version_string
+from dbdrift.catalog.configs import named_text
 from dbdrift.server.pgconf import initdb_args, major_version, ram_bytes, read_config_file, render_config
 
 STOP_FAST_TIMEOUT_S = 60
@@ -181,7 +182,8 @@ class PostgresServer(base.Server):
         file_text = read_config_file(self.target)
         self.config_text = render_config(self.target, self.major, ram_bytes=ram_bytes(),
                                          socket_dir=self.socket_dir, port=self.port,
-                                         config_file_text=file_text)
+                                         config_file_text=file_text,
+                                         named_text=named_text(self.target, self.install.version))
         conf = self.data_dir / "postgresql.conf"
         conf.write_text(self._base_conf.rstrip("\n") + "\n\n" + self.config_text)
 
