@@ -373,8 +373,8 @@ def _config(value: object, engine: str, version: object, label: str,
     named = [i for i in items if i in NAMED]
     paths = [i for i in items if i not in NAMED]
     if len(named) > 1 or len(paths) > 1:
-        raise UserError(f"{label}: config lists {len(named)} named files and {len(paths)} paths",
-                        "give at most one named file and one path: config = [\"z12a\", \"my.cnf\"]")
+        raise UserError(f"{label}: config lists {len(named)} named files and {len(paths)} paths, at most one named file and one path",
+                        "write e.g. config = [\"z12a\", \"my.cnf\"]")
     if named:
         parsed = version_of(version) if isinstance(version, str) else None
         check_named(named[0], engine, parsed if parsed and len(parsed) >= 2 else None, label)
