@@ -95,6 +95,7 @@ class Comparison:
     min_effect: float = 0.02
     noisy_half_width: float = 0.05
     references: dict[str, str] = field(default_factory=dict)  # compared target -> the target it is divided by
+    against: str = ""  # "" (the base, or the chain) | variant | version | engine: a matrix view's pairing
 
 
 def summarize_cell(values: list[Measurement]) -> CellSummary:
@@ -116,7 +117,8 @@ def ratio(new: float | None, base: float | None) -> float | None:
 def compare(measurements: list[Measurement], targets: list[str], base: str, test_order: list[str],
             chain: bool = False, min_effect: float = 0.02, noisy_half_width: float = 0.05,
             noise_floor: dict[str, float] | None = None,
-            campaign_sd: dict[str, tuple[float, int]] | None = None) -> Comparison:
+            campaign_sd: dict[str, tuple[float, int]] | None = None,
+            references: dict[str, str] | None = None, against: str = "") -> Comparison:
     """Build relative rows in `test_order`, one per (test, threads) that any target ran.
 
     Default: every non-base target against `base`. `chain`: each target against the one
@@ -125,10 +127,15 @@ def compare(measurements: list[Measurement], targets: list[str], base: str, test
     the test's measured A/A noise floor where `noise_floor` gives one. `campaign_sd` (per
     interval method, from A/A calibration: analysis.floor.campaign_sd) widens each interval
     estimated by a method it has by what a whole campaign draws (noise.with_campaign_sd).
+    `references` (target -> the target it is divided by) replaces both: only the targets it
+    names get an rQPS column, and `against` says what it pairs (a configuration matrix's views).
     """
     ordered = [base] + [t for t in targets if t != base]
-    compared = tuple(ordered[1:])
-    references = {t: (ordered[i] if chain else base) for i, t in enumerate(compared)}
+    if references is None:
+        compared = tuple(ordered[1:])
+        references = {t: (ordered[i] if chain else base) for i, t in enumerate(compared)}
+    else:
+        compared = tuple(t for t in ordered if t in references)
     by_cell: dict[tuple[str, int], dict[str, list[Measurement]]] = {}
     groups: dict[str, tuple[str, str]] = {}
     for m in measurements:
@@ -142,7 +149,8 @@ def compare(measurements: list[Measurement], targets: list[str], base: str, test
         effect = max(min_effect, (noise_floor or {}).get(test, 0.0))
         rows.append(_row(test, threads, groups[test], cell, ordered, compared, references, effect, noisy_half_width,
                          campaign_sd or {}))
-    return Comparison(tuple(ordered), base, compared, chain, tuple(rows), min_effect, noisy_half_width, references)
+    return Comparison(tuple(ordered), base, compared, chain, tuple(rows), min_effect, noisy_half_width, references,
+                      against)
 
 
 def _ok_samples(runs: list[Measurement]) -> list[RunSample]:

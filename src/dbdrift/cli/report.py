@@ -14,9 +14,11 @@ from dbdrift.report.flamegraph import folded_text, render_diff_svg, render_svg
 from dbdrift.report.html import render_html
 from dbdrift.report.json import render_json
 from dbdrift.report.markdown import render_markdown
+from dbdrift.report.matrix import axis_names, measured_tests, render_matrix
 from dbdrift.report.text import render_text
 from dbdrift.results.build import FINDING_KINDS, build_report, findings, no_campaign
 from dbdrift.results.data import ReportData
+from dbdrift.results.targets import AGAINST
 from dbdrift.store.store import Store
 
 FORMATS = ("text", "markdown", "csv", "json", "html")
@@ -27,6 +29,9 @@ examples:
   dbdrift report --format html > report.html      a page to share
   dbdrift report --format json | jq '.rows[] | select(.verdict == "regression")'
   dbdrift report --fail-on regression             for CI: exit 3 when any cell is a regression
+  dbdrift report --matrix --tests insert,update-index,update-nonindex --group-by sync
+                                                  a configuration matrix's absolute table
+  dbdrift report --against variant                every variant against its base variant
 
 exit status: 0 printed (and, with --fail-on, nothing found), 1 error (no store, no such campaign),
 2 bad usage, 3 --fail-on found what it names (listed on stderr)
@@ -56,6 +61,16 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="print the configuration each target's server ran with, as stored with the campaign "
                              "(the whole my.cnf; for PostgreSQL what dbdrift added to postgresql.conf), instead "
                              "of the rQPS report")
+    parser.add_argument("--against", choices=AGAINST,
+                        help="a configuration matrix's relative view: every variant against its target's base "
+                             "variant (variant), against the same variant of the base version (version), or each "
+                             "target of another engine against the base engine's variant with the same shared "
+                             "levels (engine)")
+    parser.add_argument("--matrix", action="store_true",
+                        help="the absolute table of a configuration matrix: one line per target and variant, "
+                             "tests as columns (--tests chooses them, --group-by AXIS groups the lines)")
+    parser.add_argument("--tests", metavar="TESTS", help="with --matrix: the tests shown as columns (comma-separated)")
+    parser.add_argument("--group-by", metavar="AXIS", help="with --matrix: one block per level of this axis")
     parser.add_argument("--noisy", type=_percent, default=0.05, metavar="PCT",
                         help="a cell whose 95%% interval is wider than ±PCT is 'too noisy' (default 5%%)")
     parser.add_argument("--fail-on", type=_fail_on, default=[], metavar="KINDS",
@@ -157,6 +172,21 @@ def _fail_on(text: str) -> list[str]:
     return kinds
 
 
+def _matrix_shape(data, args: argparse.Namespace) -> tuple[list[str] | None, str | None]:
+    """--tests and --group-by, checked against what the campaign measured and its axes."""
+    tests = [t.strip() for t in args.tests.split(",")] if args.tests else None
+    measured = measured_tests(data)
+    unknown = [t for t in tests or () if t not in measured]
+    if unknown:
+        raise UserError(f"--tests: {unknown[0]!r} was not measured in campaign {data.campaign}",
+                        f"measured: {', '.join(measured)}", exit_code=2)
+    axes = axis_names(data)
+    if args.group_by is not None and args.group_by not in axes:
+        raise UserError(f"--group-by {args.group_by}: campaign {data.campaign} has no such axis",
+                        f"axes: {', '.join(axes)}" if axes else "the campaign has no [axes.NAME] tables", exit_code=2)
+    return tests, args.group_by
+
+
 def main(args: argparse.Namespace) -> int:
     if not args.store.exists():
         raise UserError(f"store {args.store} does not exist", "pass --store PATH, or run a campaign first")
@@ -172,8 +202,13 @@ def main(args: argparse.Namespace) -> int:
                                 "an Insert Benchmark", "leave --fail-on out for this campaign", exit_code=2)
             sys.stdout.write(ibench_report.render(store, campaign_id, args.base, args.format))
             return 0
+        if (args.tests or args.group_by) and not args.matrix:
+            raise UserError("--tests and --group-by shape the --matrix table", "add --matrix", exit_code=2)
         data = build_report(store, args.campaign, args.base, args.chain, args.min_effect, args.noisy,
-                            args.noise_floor, args.metrics)
+                            args.noise_floor, args.metrics, against=args.against)
+        if args.matrix:
+            sys.stdout.write(render_matrix(data, args.format, *_matrix_shape(data, args)))
+            return 0
         if args.flamegraphs:
             written = write_flamegraphs(store, args.campaign, data, args.flamegraphs)
             sys.stderr.write(f"wrote {len(written)} flamegraph files to {args.flamegraphs}\n" if written else

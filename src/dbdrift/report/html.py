@@ -100,6 +100,8 @@ def _header(data: ReportData) -> str:
     compared = ", ".join(comp.compared) or comp.base
     title = f"{compared} against {comp.base}" if comp.compared and not comp.chain else (
         f"{' → '.join(comp.targets)}, each against the one before" if comp.chain else comp.base)
+    if comp.against:
+        title = ", ".join(f"{t} / {comp.references[t]}" for t in comp.compared)
     facts = [("campaign", f"{data.campaign} (#{campaign['id']})" if "id" in campaign else data.campaign)]
     if campaign.get("created_at"):
         facts.append(("run on", campaign["created_at"].replace("T", " ")))

@@ -39,9 +39,11 @@ def render_json(data: ReportData) -> str:
     doc = {
         "meta": data.meta,
         "campaign": data.campaign, "base": comp.base, "chain": comp.chain,
+        **({"against": comp.against} if comp.against else {}),
         "min_effect": comp.min_effect, "noisy_half_width": comp.noisy_half_width, "notes": list(data.notes),
         "targets": [{"name": t, "label": data.target_labels.get(t, "")} for t in comp.targets],
-        "columns": [{"column": f"col-{i}", "target": t} for i, t in enumerate(comp.compared, start=1)],
+        "columns": [{"column": f"col-{i}", "target": t, "reference": comp.references.get(t)}
+                    for i, t in enumerate(comp.compared, start=1)],
         "rows": rows, "group_summaries": summaries,
         "instructions": [_instruction_json(r) for r in data.instructions],
         "plan_changes": [{"test": c.test, "target": c.target, "reference": c.reference,

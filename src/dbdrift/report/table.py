@@ -68,9 +68,18 @@ def fmt_abs(value: float | None, status: str = "") -> str:
     return f"{value:.0f}" if value >= 100 else f"{value:.2f}"
 
 
+AGAINST_TITLES = {"variant": "every variant against its target's base variant",
+                  "version": "every variant against the same variant of the base version",
+                  "engine": "every target against the base engine's target with the same shared levels"}
+
+
 def legend_lines(data: ReportData) -> list[str]:
     """`Relative to:` / `col-N :` legend, as the posts write it."""
     comp = data.comparison
+    if comp.against:
+        lines = [f"Relative to: each column's reference ({AGAINST_TITLES[comp.against]})"]
+        lines += [f"col-{i} : {data.label(t)} / {comp.references[t]}" for i, t in enumerate(comp.compared, start=1)]
+        return lines + list(data.notes)
     if comp.chain:
         lines = [f"Relative to: the previous column (chain), starting at {data.label(comp.base)}"]
     else:

@@ -22,7 +22,7 @@ from dbdrift.catalog.sysbench import GROUP_TITLES, GROUPS, report_order, scan_kr
 from dbdrift.cpus import Placement
 from dbdrift.errors import UserError
 from dbdrift.results.data import FORMAT_VERSION, PlanChange, ReportData
-from dbdrift.results.targets import base_target, target_labels
+from dbdrift.results.targets import base_target, matrix_references, target_labels
 from dbdrift.store.store import Store
 from dbdrift.version import __version__
 
@@ -48,11 +48,13 @@ def report_meta(store: Store, campaign_id: int, generated_at: str | None = None)
     host = json.loads(row["host_json"])
     spec = json.loads(row["spec_json"])
     targets = []
+    specs = {t["name"]: t for t in json.loads(row["spec_json"]).get("targets", [])}
     for t in store.targets(campaign_id):
         server, install = json.loads(t["server_json"] or "{}"), json.loads(t["install_json"] or "{}")
+        variant = {k: specs[t["name"]][k] for k in ("variant", "parent", "levels") if k in specs.get(t["name"], {})}
         targets.append({"name": t["name"], "engine": t["engine"], "base": bool(t["is_base"]),
                         "version": server.get("version", install.get("version")), "source": install.get("source"),
-                        "binary": install.get("binary")})
+                        "binary": install.get("binary"), **variant})
     return {
         "dbdrift_version": __version__, "format_version": FORMAT_VERSION,
         "generated_at": generated_at or datetime.now(timezone.utc).isoformat(timespec="seconds"),
@@ -67,7 +69,7 @@ def report_meta(store: Store, campaign_id: int, generated_at: str | None = None)
 
 def build_report(store: Store, campaign: str | None, base: str | None, chain: bool,
                  min_effect: float = 0.02, noisy: float = 0.05, noise_floor: str = "none",
-                 metrics: bool = False, generated_at: str | None = None) -> ReportData:
+                 metrics: bool = False, generated_at: str | None = None, against: str | None = None) -> ReportData:
     campaign_id = store.latest_campaign_id(campaign)
     if campaign_id is None:
         raise no_campaign(store, campaign)
@@ -77,8 +79,10 @@ def build_report(store: Store, campaign: str | None, base: str | None, chain: bo
     base_name = base_target(targets, base, row["name"])
     floors, between, notes = _floors(store, noise_floor, campaign_id, min_effect, noisy)
     measurements = _measurements(store, campaign_id)
+    pairs = matrix_references(json.loads(row["spec_json"]), base_name, against) if against else None
     comparison = compare(measurements, names, base_name, report_order({m.test for m in measurements}), chain,
-                         min_effect=min_effect, noisy_half_width=noisy, noise_floor=floors, campaign_sd=between)
+                         min_effect=min_effect, noisy_half_width=noisy, noise_floor=floors, campaign_sd=between,
+                         references=pairs, against=against or "")
     notes += _campaign_sd_note(comparison, between)
     labels = target_labels(targets)
     counted = store.instructions(campaign_id)

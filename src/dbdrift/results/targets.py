@@ -22,3 +22,57 @@ def target_labels(targets) -> dict[str, str]:
         server = json.loads(t["server_json"]) if t["server_json"] else {}
         labels[t["name"]] = f"{t['engine']} {server['version']}" if server.get("version") else t["engine"]
     return labels
+
+
+AGAINST = ("variant", "version", "engine")
+
+
+def matrix_references(spec: dict, base: str, against: str) -> dict[str, str]:
+    """A configuration matrix's pairing (the campaign's stored spec: its targets and axes):
+    - variant: every variant against its own target's base variant (the first one run);
+    - version: every variant against the same variant of the base target (another version);
+    - engine: every target of another engine than the base's against the base engine's target
+      whose levels match on the axes both engines share (others at their first level).
+    Targets with nothing to pair with get no column."""
+    targets = spec.get("targets", [])
+    if against not in AGAINST:
+        raise UserError(f"--against {against}: unknown view", f"choose from {', '.join(AGAINST)}")
+    if not any(t.get("variant") for t in targets) and against != "engine":
+        raise UserError(f"--against {against} needs a campaign with axes; {spec.get('name')} has none",
+                        "add [axes.NAME] tables to the campaign file (docs/campaign.md), or use --base/--chain")
+    by_name = {t["name"]: t for t in targets}
+    root = by_name.get(base, {})
+    out: dict[str, str] = {}
+    if against == "variant":
+        first: dict[str, str] = {}
+        for t in targets:
+            if t.get("parent"):
+                first.setdefault(t["parent"], t["name"])
+                if first[t["parent"]] != t["name"]:
+                    out[t["name"]] = first[t["parent"]]
+    elif against == "version":
+        parent = root.get("parent") or base
+        same = {t["variant"]: t["name"] for t in targets if t.get("parent") == parent}
+        for t in targets:
+            if t.get("variant") and t.get("parent") != parent and t["variant"] in same:
+                out[t["name"]] = same[t["variant"]]
+    else:
+        engine = root.get("engine")
+        mine = [t for t in targets if t.get("engine") == engine and (t.get("parent") or t["name"]) ==
+                (root.get("parent") or base)]
+        shared = {a["name"] for a in spec.get("axes", []) if engine in a.get("engines", [])}
+        for t in targets:
+            if t.get("engine") == engine:
+                continue
+            wanted = {a: lv for a, lv in (t.get("levels") or {}).items() if a in shared}
+            # the first match has the axes the other engine lacks at their first level
+            match = next((m["name"] for m in mine if wanted.items() <= (m.get("levels") or {}).items()), None)
+            if match:
+                out[t["name"]] = match
+        if not out:
+            raise UserError(f"--against engine: campaign {spec.get('name')} holds only {engine} targets",
+                            "a campaign with PostgreSQL and MySQL or MariaDB targets compares engines")
+    if not out:
+        raise UserError(f"--against {against}: campaign {spec.get('name')} has nothing to pair that way",
+                        "--against variant needs two variants of a target; version, two targets with axes")
+    return out
