@@ -80,7 +80,7 @@ def _axis(name: str, raw: object, label: str) -> Axis:
     named = tuple(e for e in ENGINES if any(e in by_engine for by_engine in settings.values()))
     if not named:
         raise UserError(f"{label}: no level names an engine, so the axis applies to none",
-                        f"write each level as 0 = {{ postgres = {{ ... }} }} (or mysql, mariadb)")
+                        "write each level as 0 = { postgres = { ... } } (or mysql, mariadb)")
     for level, by_engine in settings.items():
         missing = [e for e in named if e not in by_engine]
         if missing:

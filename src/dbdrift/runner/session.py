@@ -19,7 +19,7 @@ from dbdrift.errors import ServerError, UserError
 from dbdrift.model import STEAL_MAX_PCT, InstallInfo, TargetSpec
 from dbdrift.metrics import binary
 from dbdrift.plan.campaign import CampaignSpec
-from dbdrift.plan.expand import FreshStep, LoadStep, RunStep, SettleStep
+from dbdrift.plan.expand import START_S, FreshStep, LoadStep, RunStep, SettleStep, load_s
 from dbdrift.runner.dialect import DBNAME, for_engine
 from dbdrift.runner.observe import RunObservers
 from dbdrift.runner.progress import ProgressSink
@@ -59,7 +59,8 @@ class TargetSession:
 
     # -- lifecycle ------------------------------------------------------------------------------
     def start(self) -> None:
-        self.timed_step("server", f"start {self.install.engine} {self.install.version}", self._start)
+        self.timed_step("server", f"start {self.install.engine} {self.install.version}", self._start,
+                        START_S.get(self.install.engine, 2.0))
         self.started = True
         admin = self.server.connection.to_driver()
         process.exec_jobs(admin, self.dialect.create_database(self.dbname), backend=self.dialect.backend,
@@ -132,9 +133,10 @@ class TargetSession:
         self.store.set_target_facts(self.target_id, install=_install_dict(self.install), server=facts)
         return {"port": self.server.connection.port, "version_string": facts["version_string"]}
 
-    def timed_step(self, kind: str, label: str, action) -> float:
-        """Run a setup step, store it as a step record, and return the seconds it took."""
-        self.progress.step_start(self.name, label, 0.0)
+    def timed_step(self, kind: str, label: str, action, expected_s: float = 0.0) -> float:
+        """Run a setup step, store it as a step record, and return the seconds it took;
+        `expected_s` is its share of the campaign's estimate (progress ETA)."""
+        self.progress.step_start(self.name, label, expected_s)
         started = time.monotonic()
         try:
             detail = action() or {}
@@ -156,7 +158,8 @@ class TargetSession:
         side, then their indexes. Each table is one id-ordered stream, so its row order does
         not depend on `workers`; one worker builds everything one after the other."""
         self.server.check_alive()
-        self.timed_step("load", step.label, lambda: self._load(step, workers or max(1, os.cpu_count() or 1)))
+        self.timed_step("load", step.label, lambda: self._load(step, workers or max(1, os.cpu_count() or 1)),
+                        load_s(step))
 
     def _load(self, step: LoadStep, workers: int) -> dict:
         started = time.monotonic()

@@ -87,7 +87,8 @@ def _take_turns(live: list[TargetSession], step: RunStep, turn_s: float):
                 turns={"connections": [s.conn for s in live], "turn_s": turn_s, "turn_events": TURN_EVENTS})
     spec.pop("connection", None)
     total_s = (step.warmup_s + step.duration_s) * n
-    live[0].progress.step_start(" + ".join(s.name for s in live), step.label, step.warmup_s + step.duration_s)
+    for session in live:  # each target's run ends with its own step_end, which takes its share of the ETA
+        session.progress.step_start(session.name, step.label, step.warmup_s + step.duration_s)
     observers = [s.observers(step, step.duration_s * n, steal=False).start() for s in live]
     clock = WindowedSteal()
 
