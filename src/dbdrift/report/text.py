@@ -52,10 +52,11 @@ def render_text(data: ReportData, color: bool = False) -> str:
         out.append("")
         out.append(f"absolute throughput ({threads} client thread{'s' if threads != 1 else ''}; "
                    "QPS, scan: thousand rows/s)")
-        out.append(" ".join(t[:width * 2].rjust(width * 2) for t in comp.targets) + "  test")
+        widths = {t: max(width * 2, len(t)) for t in comp.targets}  # variant names are long: never cut them
+        out.append(" ".join(t.rjust(widths[t]) for t in comp.targets) + "  test")
         for section in sections:
             for row in section.rows:
-                out.append(" ".join(fmt_abs(row.cells[t].absolute.value, row.cells[t].absolute.status).rjust(width * 2)
+                out.append(" ".join(fmt_abs(row.cells[t].absolute.value, row.cells[t].absolute.status).rjust(widths[t])
                                     for t in comp.targets)
                            + f"  {row.test}")
         out.append("")
