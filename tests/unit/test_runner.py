@@ -287,3 +287,17 @@ def test_a_server_that_dies_in_a_sequential_run_ends_its_target_and_the_next_tar
     events = lab.server_events()
     assert [e for e in events if e[1] == "B"] == [("start", "B"), ("died", "B")]  # no restart after death
     assert events.index(("start", "C")) > events.index(("died", "B"))
+
+
+def test_the_eta_of_targets_in_turns_counts_every_targets_share_of_each_run(lab, store):
+    """Every step that starts ends under the same key, and the work done adds up to the estimate:
+    otherwise the ETA, which scales the remaining estimate by elapsed / done, grows to hours."""
+    import io
+
+    from dbdrift.cli.progress import ConsoleProgress
+
+    progress = ConsoleProgress(stream=io.StringIO())
+    spec = lab.campaign(targets=("A", "B", "C", "D"))
+    Runner(spec, store, progress=progress).run()
+    assert progress.expected == {}
+    assert progress.done_s == pytest.approx(progress.total_s, rel=0.15)  # the estimate adds 0.5 s per run
