@@ -181,3 +181,23 @@ def test_variants_that_do_not_fit_in_memory_together_run_sequentially():
     sized = parse({**data, "targets": [{"name": "my8", "engine": "mysql", "version": "8.0.31",
                                         "settings": {"innodb_buffer_pool_size": "512M"}}]})
     assert fit_order(sized, ram=24 * GiB, available=20 * GiB)[0].order == "turns"
+
+
+def test_config_show_prints_each_option_with_its_source_and_refuses_an_unknown_target(tmp_path, capsys):
+    from dbdrift.cli import main as cli_main
+
+    (tmp_path / "m.toml").write_text(
+        '[axes.sync]\n0 = { postgres = { synchronous_commit = "off" } }\n1 = { postgres = { synchronous_commit = "on" } }\n'
+        '[[targets]]\nname = "pg17"\nversion = "17.10"\nconfig = "cx10a"\nsettings = { work_mem = "8MB" }\n')
+    assert cli_main.main(["config", "show", str(tmp_path / "m.toml"), "pg17-sync1", "--set", "rows=10"]) == 0
+    lines = {ln.split()[0]: ln.split()[1:] for ln in capsys.readouterr().out.splitlines()[2:]}
+    assert lines["synchronous_commit"][:4] == ["on", "matrix", "level", "sync1"]
+    assert lines["work_mem"] == ["8MB", "settings"]
+    assert lines["wal_buffers"] == ["16MB", "named", "file", "cx10a"]
+    assert cli_main.main(["config", "show", str(tmp_path / "m.toml"), "--variants", "sync0"]) == 0
+    assert "target pg17-sync0: postgres 17.10" in capsys.readouterr().out
+    assert cli_main.main(["config", "show", str(tmp_path / "m.toml"), "pg17"]) == 2
+    assert "no target 'pg17'" in capsys.readouterr().err
+    assert cli_main.main(["config", "show", str(tmp_path / "m.toml"), "--variants", "a,,b"]) == 2
+    assert cli_main.main(["config", "cat", "z12a"]) == 0 and "innodb_doublewrite = 1" in capsys.readouterr().out
+    assert cli_main.main(["config", "cat", "z99"]) == 2

@@ -30,6 +30,7 @@ examples:
   dbdrift run pg18.toml --resume                after Ctrl-C or a crash: only what the store lacks
   dbdrift run pg18.toml --tests point,writes --set rows=100000 --set repeats=3
   dbdrift run pg18.toml --instructions-only     instructions per event under valgrind, no timed runs
+  dbdrift run matrix.toml --variants 'bl1_*'    only some variants of the campaign's axes
 
 exit status: 0 all measured, 1 some run or target failed (the rest is stored) or an error,
 2 bad usage, 130 interrupted (rerun with --resume). docs/campaign.md lists the campaign keys.
@@ -41,6 +42,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.epilog = EXAMPLES
     parser.add_argument("campaign", type=Path, help="campaign file (TOML)")
     add_common(parser)
+    add_variants(parser)
+
+
+def add_variants(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--variants", metavar="GLOBS",
+                        help="run only these variants of the campaign's axes: comma-separated shell globs on "
+                             "variant names, e.g. 'bl1_*' or 'sync0_*,sync1_fpi1' (the campaign key variants)")
 
 
 def add_common(parser: argparse.ArgumentParser) -> None:
@@ -51,9 +59,6 @@ def add_common(parser: argparse.ArgumentParser) -> None:
                         help="override a campaign key before validation, e.g. --set rows=100000, "
                              "--set insert_benchmark.query_s=60, --set targets.pg18.settings.jit=false "
                              "(repeatable; docs/campaign.md lists the keys)")
-    parser.add_argument("--variants", metavar="GLOBS",
-                        help="run only these variants of the campaign's axes: comma-separated shell globs on "
-                             "variant names, e.g. 'bl1_*' or 'sync0_*,sync1_fpi1' (the campaign key variants)")
     parser.add_argument("--base", help="override which target is the base")
     parser.add_argument("--no-report", action="store_true", help="do not print the report at the end")
     parser.add_argument("--format", choices=report_cli.FORMATS, default="text", help="report format")
