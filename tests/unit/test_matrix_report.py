@@ -48,6 +48,8 @@ def store(tmp_path):
                          for i, f in enumerate((0.99, 1.0, 1.01, 1.0, 0.995, 1.005))]
             store.add_run(tid, RunRecord(test=test, test_group=group, threads=1, repeat=0, status="ok", warmup_s=1,
                                          duration_s=6, metric="qps", driver_spec={}, value=value, intervals=intervals))
+            store.add_plan(tid, test, 0, "UPDATE sbtest1 SET k=k+1 WHERE id=5", "{}",
+                           "Index Scan" if target.engine == "postgres" else "range PRIMARY")
     yield tmp_path / "mx.db", store
     store.close()
 
@@ -82,6 +84,8 @@ def test_the_engine_view_pairs_variants_on_the_axes_both_engines_share(store):
                     "my8-sync1_dw0": "pg17-sync1_fpi0", "my8-sync1_dw1": "pg17-sync1_fpi0"}
     row = next(r for r in data.comparison.rows if r.test == "insert")
     assert row.cells["my8-sync1_dw0"].ratio == pytest.approx(0.5)
+    # two engines' plans never have one shape: no cell is marked P for it
+    assert data.plan_changes == () and not any(c.plan_changed for c in row.cells.values())
     text = cli_render(s, "engine")
     assert "Relative to: each column's reference" in text and "col-1 : my8-sync0_dw0 (mysql 8.0.31) / pg17-sync0_fpi0" in text
 

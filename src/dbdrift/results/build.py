@@ -90,7 +90,10 @@ def build_report(store: Store, campaign: str | None, base: str | None, chain: bo
     host, spec = json.loads(row["host_json"]), json.loads(row["spec_json"])
     notes += _interval_notes(comparison, spec, between) + _host_notes(host)
     stored_plans = store.plans(campaign_id)
-    comparison, plan_changes = _with_plans(comparison, stored_plans)
+    if against != "engine":  # two engines' plans never have the same shape: nothing to mark
+        comparison, plan_changes = _with_plans(comparison, stored_plans)
+    else:
+        plan_changes = ()
     references = comparison.references
     hardware = tuple(_metrics(store, campaign_id, names, references, order, host.get("cpus") or 1))
     counted_rows = tuple(_instructions(counted, references, order, min_effect))
