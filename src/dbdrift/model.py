@@ -4,10 +4,16 @@ No I/O and no imports from other dbdrift modules except errors/units.
 """
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 ENGINES = ("postgres", "mariadb", "mysql")
+
+
+def version_key(version: str) -> tuple[int, ...]:
+    """"10.11.5" -> (10, 11, 5), for sorting versions and cached build names."""
+    return tuple(int(p) for p in re.findall(r"\d+", version)[:3])
 STEAL_MAX_PCT = 10.0  # host CPU steal above this is the hypervisor, not the server: analysis, runner, system check
 
 

