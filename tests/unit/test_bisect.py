@@ -77,3 +77,17 @@ def test_an_end_that_cannot_be_fetched_or_ends_in_the_wrong_order_are_refused(pu
     assert "swap them" in capsys.readouterr().err
     assert cli_main.main(["bisect", "--good", "17.0", "--bad", "17.4", "--test", "no-such-test"]) != 0
     assert "unknown microbenchmark" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("metric", ["instructions", "qps"])
+def test_each_measurement_is_a_valid_one_target_campaign_named_for_its_version(metric):
+    from pathlib import Path
+
+    from dbdrift.plan.campaign import parse_campaign
+    args = cli_main.build_parser().parse_args(["bisect", "--good", "17.0", "--bad", "17.4", "--test", "point-query",
+                                               "--metric", metric, "--set", "settle_s=1"])
+    data = bisect_cli.campaign_data(args, "17.2")
+    spec = parse_campaign(data, "dbdrift bisect", Path("."), data["name"])
+    assert spec.name == "bisect-postgres-point-query-17.2" and [t.version for t in spec.targets] == ["17.2"]
+    assert spec.settle_s == 1 and [t.name for t in spec.tests] == ["point-query"]
+    assert (spec.repeats, spec.read_s) == ((3, 30.0) if metric == "qps" else (1, spec.read_s))

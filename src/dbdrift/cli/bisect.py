@@ -18,6 +18,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from dbdrift.analysis.bisect import Outcome, bisect
+from dbdrift.analysis.instructions import canonical
 from dbdrift.catalog.sysbench import select_tests
 from dbdrift.cli.progress import ConsoleProgress
 from dbdrift.cli.report import _percent
@@ -204,7 +205,7 @@ def render_text(args, outcome: Outcome, measurer: Measurer, moved: list[tuple[st
     lines.append(answer(args, outcome))
     if moved:
         lo, hi = outcome.labels[outcome.last_good], outcome.labels[outcome.first_bad]
-        lines.append(f"functions that moved from {lo} to {hi} (instructions per event, self; inclusive):")
+        lines.append(f"functions that moved from {lo} to {hi} (self instructions per event):")
         lines += [f"  {delta:+10.1f}  {name}  ({before:.1f} -> {after:.1f})" for name, delta, before, after in moved]
     lines.append(f"every measurement is in {args.store}: `dbdrift history --store {args.store} --metric {args.metric} "
                  f"--tests {args.test}` shows them")
@@ -240,7 +241,10 @@ def _moved_functions(store: Store, measurer: Measurer, outcome: Outcome) -> list
         rows = [r for r in store.instructions(campaign_id) if r["test"] == measurer.args.test] if campaign_id else []
         if not rows:
             return []
-        selfs.append(json.loads(rows[-1]["self_json"]))
+        merged: dict[str, float] = {}
+        for name, value in json.loads(rows[-1]["self_json"]).items():  # clones (.constprop.N) as one
+            merged[canonical(name)] = merged.get(canonical(name), 0.0) + value
+        selfs.append(merged)
     before, after = selfs
     deltas = [(name, after.get(name, 0.0) - before.get(name, 0.0), before.get(name, 0.0), after.get(name, 0.0))
               for name in before.keys() | after.keys()]

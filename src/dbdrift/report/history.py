@@ -2,7 +2,7 @@
 client count), tests as rows and versions (or campaigns, by time) as columns, as the posts'
 per-version tables; then the change points found in each series.
 
-Text and Markdown print the first column absolute and the others relative to it (`--absolute`:
+Text and Markdown print each row's first value absolute and the others relative to it (`--absolute`:
 all absolute); CSV and JSON carry both, with each point's interval and replicates; HTML draws
 one line per test relative to the first column on an axis from 0.8."""
 from __future__ import annotations
@@ -68,7 +68,7 @@ def _cells(s: Series, labels: list[str], absolute: bool) -> list[str]:
         elif absolute or p is s.points[0]:
             out.append(_fmt(p.value))
         else:
-            out.append(f"{p.value / first:.2f}")
+            out.append(f"{p.value / first:.{3 if s.metric == 'instructions' else 2}f}")
     return out
 
 
@@ -92,7 +92,7 @@ def render_text(series: list[Series], notes: list[str], absolute: bool = False, 
             lines += ["  ".join(c.ljust(widths[0]) if i == 0 else c.rjust(widths[i]) for i, c in enumerate(r))
                       for r in rows]
         if not absolute:
-            lines.append(("" if markdown else "") + "first column absolute, the others relative to it")
+            lines.append("each row: its first value absolute, the others relative to it")
         changes = [change_line(s, c) for s in members for c in s.changes]
         if changes:
             lines.append("change points:")
@@ -216,7 +216,7 @@ def render_html(series: list[Series], notes: list[str], meta: dict) -> str:
                                  for lab, c in zip(labels, _cells(s, labels, False))) + "</tr>" for s in members)
         parts.append("<table><thead><tr><th>test</th>" + "".join(f"<th>{escape(lab)}</th>" for lab in labels)
                      + f"</tr></thead><tbody>{rows}</tbody></table>"
-                     "<p class=\"sub\">first column absolute, the others relative to it</p>")
+                     "<p class=\"sub\">each row: its first value absolute, the others relative to it</p>")
         changes = [change_line(s, c) for s in members for c in s.changes]
         if changes:
             parts.append("<h3>Change points</h3><ul>" + "".join(f"<li>{escape(c)}</li>" for c in changes) + "</ul>")
