@@ -208,3 +208,11 @@ def test_unknown_host_and_missing_metric_say_what_the_store_has(store_path, caps
     assert "bench1" in capsys.readouterr().err
     assert cli_main.main(["history", "--store", str(store_path), "--metric", "instructions"]) == 1
     assert "--count-instructions" in capsys.readouterr().err
+
+
+def test_tests_take_group_names_and_unknown_names_are_refused(store_path, capsys):
+    assert cli_main.main(["history", "--store", str(store_path), "--tests", "writes"]) == 0
+    out = capsys.readouterr().out
+    assert "update-index" in out and "point-query" not in out
+    assert cli_main.main(["history", "--store", str(store_path), "--tests", "pointy"]) == 1
+    assert "did you mean" in capsys.readouterr().err

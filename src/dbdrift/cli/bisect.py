@@ -1,5 +1,6 @@
-"""`dbdrift bisect`: find the first released version between a good and a bad one whose metric
-on one test moved past a threshold, measuring as few versions as a binary search needs.
+"""`dbdrift bisect`: find the first released version between a good and a bad one (or, with
+`--source`, the first commit of the user's source tree, each built on demand) whose metric on
+one test moved past a threshold, measuring as few as a binary search needs.
 
 Each measurement is a campaign of its own in the store (`bisect-postgres-point-query-17.4`), so
 `dbdrift history` shows every point afterwards, an interrupted bisect loses nothing, and a
@@ -14,12 +15,14 @@ import json
 import os
 import platform
 import sys
+import time
 from dataclasses import replace
 from pathlib import Path
 
 from dbdrift.analysis.bisect import Outcome, bisect
 from dbdrift.analysis.instructions import canonical
 from dbdrift.catalog.sysbench import select_tests
+from dbdrift import env
 from dbdrift.cli.progress import ConsoleProgress
 from dbdrift.cli.report import _percent
 from dbdrift.errors import UserError
@@ -28,6 +31,7 @@ from dbdrift.model import ENGINES
 from dbdrift.plan.campaign import parse_campaign
 from dbdrift.plan.overrides import apply_sets
 from dbdrift.results import history
+from dbdrift.runner import sourcebuild
 from dbdrift.runner.campaign import Runner
 from dbdrift.store.lock import campaign_lock
 from dbdrift.server import engines
@@ -42,6 +46,8 @@ examples:
   dbdrift bisect --engine postgres --good 17.0 --bad 17.10 --test point-query
   dbdrift bisect --engine mysql --good 5.7.22 --bad 8.0.31 --test update-index --threshold 5%
   dbdrift bisect --engine postgres --good 16.1 --bad 16.14 --test scan --metric qps --repeats 3
+  dbdrift bisect --source ~/postgres --good REL_15_17 --bad REL_15_18 --test point-query \\
+      --build './configure --prefix=$PREFIX --without-icu && make -j2 install'
   dbdrift history --metric instructions --tests point-query     every version measured so far
 
 exit status: 0 an answer (a first bad version, or no move past the threshold), 1 a measurement of an
@@ -53,8 +59,16 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.formatter_class = argparse.RawDescriptionHelpFormatter
     parser.epilog = EXAMPLES
     parser.add_argument("--engine", choices=ENGINES, default="postgres", help="default postgres")
-    parser.add_argument("--good", required=True, metavar="VERSION", help="a version without the change")
-    parser.add_argument("--bad", required=True, metavar="VERSION", help="a later version with it")
+    parser.add_argument("--good", required=True, metavar="VERSION|REV",
+                        help="a version (or, with --source, a commit) without the change")
+    parser.add_argument("--bad", required=True, metavar="VERSION|REV", help="a later one with it")
+    parser.add_argument("--source", type=Path, metavar="DIR",
+                        help="bisect the commits of this git checkout from --good to --bad (first-parent line) "
+                             "instead of released versions; each is built with --build")
+    parser.add_argument("--build", metavar="COMMAND",
+                        help="with --source: a shell command run in a scratch worktree of each commit that builds "
+                             "it and installs it into $PREFIX (cached per commit), e.g. "
+                             "'./configure --prefix=$PREFIX --without-icu && make -j2 install'")
     parser.add_argument("--test", required=True, help="the microbenchmark that moved (`dbdrift catalog` lists them)")
     parser.add_argument("--metric", choices=METRICS, default="instructions",
                         help="instructions: per event under callgrind, one deterministic measurement per version "
@@ -85,10 +99,14 @@ def candidates(engine: str, good: str, bad: str) -> list[str]:
     return sorted((v for v in published if version_key(good) <= version_key(v) <= version_key(bad)), key=version_key)
 
 
-def campaign_data(args: argparse.Namespace, version: str) -> dict:
-    name = f"bisect-{args.engine}-{args.test}-{version}"
+def campaign_data(args: argparse.Namespace, label: str, source: dict | None = None) -> dict:
+    """One measurement's campaign: one target, the version `label` (or `source`: the target's
+    basedir of a built commit)."""
+    name = f"bisect-{args.engine}-{args.test}-{label}"
+    where = source if source is not None else {"version": label}
+    target = f"{PREFIX[args.engine]}{label}" if source is None else f"{PREFIX[args.engine]}-{label}"
     data: dict = {"name": name, "rows": args.rows, "tables": 1, "threads": [1], "tests": [args.test],
-                  "targets": [{"name": f"{PREFIX[args.engine]}{version}", "engine": args.engine, "version": version}]}
+                  "targets": [{"name": target, "engine": args.engine, **where}]}
     if args.metric == "qps":
         data.update(read_s=args.duration, write_s=args.duration, repeats=args.repeats, restart="repeat")
     return apply_sets(data, args.set)
@@ -102,70 +120,119 @@ def this_host() -> str:
 
 class Measurer:
     """measure(index) for analysis.bisect: a value from the store when it has one for this
-    version, test, setup and host, else a one-target campaign run now and stored."""
+    version (or commit), test, setup and host, else a one-target campaign run now and stored.
+    With a source tree, a commit is built (or taken from the build cache) before it is run."""
 
-    def __init__(self, args: argparse.Namespace, labels: list[str], store: Store, progress: ConsoleProgress):
+    def __init__(self, args: argparse.Namespace, labels: list[str], store: Store, progress: ConsoleProgress,
+                 commits: list[sourcebuild.Commit] | None = None):
         self.args, self.labels, self.store, self.progress = args, labels, store, progress
+        self.commits = {c.short: c for c in commits or []}
         self.host = this_host()
-        self.campaigns: dict[str, int] = {}  # version -> the campaign its value came from
-        self.measured = 0  # versions run now (not read from the store)
+        self.campaigns: dict[str, int] = {}  # label -> the campaign its value came from
+        self.measured = 0  # candidates run now (not read from the store)
         self.errors: dict[str, str] = {}
+        self.builds: dict[str, sourcebuild.Build] = {}
 
-    def _stored(self, version: str) -> history.Point | None:
-        data = campaign_data(self.args, version)
+    def _matches(self, point: history.Point, label: str) -> bool:
+        if self.commits:
+            return point.version.endswith("@" + label)
+        return point.version == label
+
+    def _stored(self, label: str) -> history.Point | None:
+        data = campaign_data(self.args, label, {} if self.commits else None)
         setup = history.setup_label(data, data["targets"][0])
         found = [p for p in history.points(self.store, self.args.metric, [self.args.test])
-                 if p.engine == self.args.engine and p.version == version and p.setup == setup
+                 if p.engine == self.args.engine and self._matches(p, label) and p.setup == setup
                  and p.host == self.host and p.threads == 1]
         return found[-1] if found else None
 
+    def _skip(self, label: str, error: str) -> None:
+        self.errors[label] = error
+        self.progress.message(f"{label}: not measured, skipped: {error}")
+
+    def _where(self, label: str) -> dict | None:
+        """The target's install: a version to fetch, or the prefix of the commit's build."""
+        if not self.commits:
+            return None
+        built = sourcebuild.build(Path(self.args.source), self.commits[label], self.args.build, self.args.engine,
+                                  env.cache_dir(), self.progress.message)
+        self.builds[label] = built
+        if built.prefix is None:
+            raise BuildFailed(built.error)
+        self.progress.message(f"{label}: {'built before' if built.cached else 'built'} in {built.seconds:.0f}s "
+                              f"({built.prefix})")
+        return {"basedir": str(built.prefix)}
+
     def __call__(self, index: int) -> float | None:
-        version = self.labels[index]
-        point = self._stored(version)
+        label = self.labels[index]
+        point = self._stored(label)
         if point is not None:
-            self.progress.message(f"{version}: {_fmt(point.value)} from the store (campaign #{point.campaign_id} "
+            self.progress.message(f"{label}: {_fmt(point.value)} from the store (campaign #{point.campaign_id} "
                                   f"{point.campaign}, {point.created_at})")
-        else:
-            self.measured += 1
-            self.progress.message(f"measuring {self.args.engine} {version} (measurement {self.measured} of this bisect)")
-            data = campaign_data(self.args, version)
+            self.campaigns[label] = point.campaign_id
+            return point.value
+        self.measured += 1
+        what = f"commit {label}" if self.commits else f"{self.args.engine} {label}"
+        self.progress.message(f"measuring {what} (measurement {self.measured} of this bisect)")
+        try:
+            data = campaign_data(self.args, label, self._where(label))
             spec = parse_campaign(data, "dbdrift bisect", Path.cwd(), data["name"])
             if self.args.metric == "instructions":
                 spec = replace(spec, count_instructions=True, timed=False)
-            try:
-                with campaign_lock(self.args.store, spec.name):
-                    Runner(spec, self.store, progress=self.progress).run()
-            except UserError as exc:
-                self.errors[version] = exc.message
-                self.progress.message(f"{version}: not measured: {exc.message} (skipped)")
-                return None
-            point = self._stored(version)
-            if point is None:
-                self.errors[version] = "the run stored no value (see `dbdrift report --campaign " + data["name"] + "`)"
-                self.progress.message(f"{version}: not measured, skipped: {self.errors[version]}")
-                return None
-            self.progress.message(f"{version}: {_fmt(point.value)}")
-        self.campaigns[version] = point.campaign_id
+            with campaign_lock(self.args.store, spec.name):
+                Runner(spec, self.store, progress=self.progress).run()
+        except BuildFailed as exc:
+            self._skip(label, str(exc))
+            return None
+        except UserError as exc:
+            self._skip(label, exc.message)
+            return None
+        point = self._stored(label)
+        if point is None:
+            self._skip(label, f"the run stored no value (see `dbdrift report --campaign {data['name']}`)")
+            return None
+        self.progress.message(f"{label}: {_fmt(point.value)}")
+        self.campaigns[label] = point.campaign_id
         return point.value
 
 
+class BuildFailed(Exception):
+    """A commit's build failed: the bisect skips it."""
+
+
 def main(args: argparse.Namespace) -> int:
-    select_tests([args.test])  # an unknown test is refused before anything is fetched
-    labels = candidates(args.engine, args.good, args.bad)
+    select_tests([args.test])  # an unknown test is refused before anything is fetched or built
+    started = time.monotonic()
+    commits = None
+    if args.source:
+        if not args.build:
+            raise UserError("--source needs --build 'COMMAND'",
+                            "the command builds the checked-out commit and installs it into $PREFIX, e.g. "
+                            "--build './configure --prefix=$PREFIX && make -j2 install'", exit_code=2)
+        commits = sourcebuild.commits(Path(args.source), args.good, args.bad)
+        labels = [c.short for c in commits]
+        what = f"{len(labels)} commits from {args.good} to {args.bad} of {args.source}"
+    else:
+        if args.build:
+            raise UserError("--build applies to --source DIR", "released versions are fetched, not built",
+                            exit_code=2)
+        labels = candidates(args.engine, args.good, args.bad)
+        what = f"{len(labels)} versions from {args.good} to {args.bad}"
     progress = ConsoleProgress()
-    progress.message(f"bisect {args.engine} {args.test} by {args.metric}: {len(labels)} versions from {args.good} to "
-                     f"{args.bad}; a binary search measures about {_expected(len(labels))}")
+    progress.message(f"bisect {args.engine} {args.test} by {args.metric}: {what}; a binary search measures about "
+                     f"{_expected(len(labels))}")
     store = Store(args.store)
     try:
-        measurer = Measurer(args, labels, store, progress)
+        measurer = Measurer(args, labels, store, progress, commits)
         outcome = bisect(labels, measurer, args.threshold)
         moved = _moved_functions(store, measurer, outcome) if args.metric == "instructions" else []
     finally:
         store.close()
+    total_s = time.monotonic() - started
     if args.format == "json":
-        sys.stdout.write(json.dumps(_as_dict(args, outcome, measurer, moved), indent=2) + "\n")
+        sys.stdout.write(json.dumps(_as_dict(args, outcome, measurer, moved, total_s), indent=2) + "\n")
     else:
-        sys.stdout.write(render_text(args, outcome, measurer, moved))
+        sys.stdout.write(render_text(args, outcome, measurer, moved, total_s))
     return 1 if outcome.verdict in ("good-failed", "bad-failed") else 0
 
 
@@ -187,11 +254,18 @@ def _fmt(value: float | None) -> str:
 UNIT = {"instructions": "instructions per event", "qps": "QPS"}
 
 
-def render_text(args, outcome: Outcome, measurer: Measurer, moved: list[tuple[str, float, float, float]]) -> str:
+def _noun(measurer: Measurer) -> str:
+    return "commit" if measurer.commits else "version"
+
+
+def render_text(args, outcome: Outcome, measurer: Measurer, moved: list[tuple[str, float, float, float]],
+                total_s: float = 0.0) -> str:
+    noun = _noun(measurer)
     lines = [f"bisect {args.engine} {args.test}: {UNIT[args.metric]}, threshold {args.threshold:.0%}, "
-             f"{len(outcome.labels)} versions from {outcome.labels[0]} to {outcome.labels[-1]}"]
+             f"{len(outcome.labels)} {noun}s from {outcome.labels[0]} to {outcome.labels[-1]}"]
     probes = sorted(outcome.probes, key=lambda p: p.index)
     for p in probes:
+        extra = _commit_note(measurer, p.label)
         if p.value is None:
             state = f"not measured: {measurer.errors.get(p.label, 'failed')}"
             lines.append(f"  {p.label:<10} {'-':>12}  {state}")
@@ -199,20 +273,38 @@ def render_text(args, outcome: Outcome, measurer: Measurer, moved: list[tuple[st
         state = "good (the good end)" if p.index == 0 else ("bad" if p.bad else "good")
         if p.index == len(outcome.labels) - 1:
             state += " (the bad end)" if p.bad else " (the bad end, but within the threshold)"
-        lines.append(f"  {p.label:<10} {_fmt(p.value):>12}  {p.moved:+7.2%}  {state}")
-    lines.append(f"  ({len(outcome.labels) - len(probes)} versions not measured: the search did not need them)"
-                 if len(outcome.labels) > len(probes) else "")
-    lines.append(answer(args, outcome))
+        lines.append(f"  {p.label:<10} {_fmt(p.value):>12}  {p.moved:+7.2%}  {state}{extra}")
+    if len(outcome.labels) > len(probes):
+        lines.append(f"  ({len(outcome.labels) - len(probes)} {noun}s not measured: the search did not need them)")
+    lines.append(answer(args, outcome, noun))
+    if measurer.commits and outcome.first_bad is not None:
+        commit = measurer.commits[outcome.labels[outcome.first_bad]]
+        lines.append(f"  {commit.sha} {commit.committed_at} {commit.subject}")
     if moved:
         lo, hi = outcome.labels[outcome.last_good], outcome.labels[outcome.first_bad]
         lines.append(f"functions that moved from {lo} to {hi} (self instructions per event):")
         lines += [f"  {delta:+10.1f}  {name}  ({before:.1f} -> {after:.1f})" for name, delta, before, after in moved]
+    if measurer.builds:
+        built = [b for b in measurer.builds.values() if not b.cached]
+        lines.append(f"builds: {len(built)} built in {sum(b.seconds for b in built):.0f}s, "
+                     f"{len(measurer.builds) - len(built)} from the build cache; total {total_s:.0f}s")
+    elif total_s:
+        lines.append(f"total {total_s:.0f}s")
     lines.append(f"every measurement is in {args.store}: `dbdrift history --store {args.store} --metric {args.metric} "
                  f"--tests {args.test}` shows them")
-    return "\n".join(line for line in lines if line != "") + "\n"
+    return "\n".join(lines) + "\n"
 
 
-def answer(args, outcome: Outcome) -> str:
+def _commit_note(measurer: Measurer, label: str) -> str:
+    commit = measurer.commits.get(label)
+    if commit is None:
+        return ""
+    build = measurer.builds.get(label)
+    took = f", build {build.seconds:.0f}s{' (cached)' if build.cached else ''}" if build and build.prefix else ""
+    return f"  {commit.subject[:50]}{took}"
+
+
+def answer(args, outcome: Outcome, noun: str = "version") -> str:
     labels = outcome.labels
     if outcome.verdict == "good-failed":
         return f"no answer: the good end {labels[0]} could not be measured"
@@ -220,11 +312,11 @@ def answer(args, outcome: Outcome) -> str:
         return f"no answer: the bad end {labels[-1]} could not be measured"
     if outcome.verdict == "no-move":
         bad = outcome.probe(len(labels) - 1)
-        return (f"no version moved past {args.threshold:.0%}: {labels[-1]} is {bad.moved:+.2%} from {labels[0]} "
+        return (f"no {noun} moved past {args.threshold:.0%}: {labels[-1]} is {bad.moved:+.2%} from {labels[0]} "
                 f"(lower --threshold, or choose other ends)")
     first, last = outcome.probe(outcome.first_bad), outcome.probe(outcome.last_good)
     step = first.value / last.value - 1
-    text = (f"first bad version: {labels[outcome.first_bad]} ({first.moved:+.2%} from {labels[0]}; "
+    text = (f"first bad {noun}: {labels[outcome.first_bad]} ({first.moved:+.2%} from {labels[0]}; "
             f"{labels[outcome.last_good]} -> {labels[outcome.first_bad]}: {step:+.2%})")
     if outcome.skipped_between:
         text += (f"; or one of {', '.join(labels[i] for i in outcome.skipped_between)}, which could not be measured")
@@ -252,13 +344,18 @@ def _moved_functions(store: Store, measurer: Measurer, outcome: Outcome) -> list
     return sorted(deltas, key=lambda d: -abs(d[1]))[:TOP_FUNCTIONS]
 
 
-def _as_dict(args, outcome: Outcome, measurer: Measurer, moved) -> dict:
+def _as_dict(args, outcome: Outcome, measurer: Measurer, moved, total_s: float = 0.0) -> dict:
+    commits = [{"commit": c.sha, "short": c.short, "committed_at": c.committed_at, "subject": c.subject,
+                **({"build_s": measurer.builds[c.short].seconds, "build_cached": measurer.builds[c.short].cached,
+                    "build_log": str(measurer.builds[c.short].log)} if c.short in measurer.builds else {})}
+               for c in measurer.commits.values()]
     return {"engine": args.engine, "test": args.test, "metric": args.metric, "threshold": args.threshold,
-            "candidates": outcome.labels, "verdict": outcome.verdict,
+            "candidates": outcome.labels, "verdict": outcome.verdict, "total_s": total_s,
+            **({"source": str(args.source), "commits": commits} if commits else {}),
             "first_bad": outcome.labels[outcome.first_bad] if outcome.first_bad is not None else None,
             "last_good": outcome.labels[outcome.last_good] if outcome.last_good is not None else None,
             "skipped_between": [outcome.labels[i] for i in outcome.skipped_between],
-            "answer": answer(args, outcome),
+            "answer": answer(args, outcome, _noun(measurer)),
             "probes": [{"version": p.label, "value": p.value, "moved": p.moved, "bad": p.bad,
                         "campaign_id": measurer.campaigns.get(p.label), "error": measurer.errors.get(p.label)}
                        for p in sorted(outcome.probes, key=lambda p: p.index)],

@@ -10,6 +10,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from dbdrift.analysis.changepoints import INSTALL_HINT, Unavailable, change_points, detector, new_changes
+from dbdrift.catalog.sysbench import select_tests
 from dbdrift.cli import options
 from dbdrift.cli.report import _percent
 from dbdrift.errors import UserError
@@ -38,7 +39,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.formatter_class = argparse.RawDescriptionHelpFormatter
     parser.epilog = EXAMPLES
     parser.add_argument("--store", type=Path, default=Path("dbdrift.db"), help="results store (default ./dbdrift.db)")
-    parser.add_argument("--tests", action="append", metavar="TEST[,TEST...]", help="only these tests (default: all)")
+    parser.add_argument("--tests", action="append", metavar="TEST[,TEST...]",
+                        help="only these tests or groups, e.g. point-query,writes (default: all)")
     parser.add_argument("--metric", choices=tuple(history.METRICS), default="qps",
                         help="qps (default), instructions (per event, callgrind) or cpu_us/o (host CPU per operation)")
     parser.add_argument("--by", choices=history.BY, default="version",
@@ -64,7 +66,7 @@ def main(args: argparse.Namespace) -> int:
     try:
         if not store.campaigns():
             raise no_campaign(store, None)
-        tests = options.split_list(args.tests) if args.tests else None
+        tests = [t.name for t in select_tests(options.split_list(args.tests))] if args.tests else None
         found = history.points(store, args.metric, tests)
         host = args.host or history.newest_host(store)
     finally:

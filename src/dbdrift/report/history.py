@@ -29,15 +29,12 @@ def blocks(series: list[Series]) -> list[tuple[tuple, list[Series], list[str]]]:
         grouped.setdefault(s.key, []).append(s)
     out = []
     for key, members in grouped.items():
-        labels: list[str] = []
-        for s in members:
-            for p in s.points:
-                if p.label not in labels:
-                    labels.append(p.label)
-        if members[0].by == "version":
-            labels.sort(key=lambda v: (version_key(v), v))
+        when = {p.label: p.replicates[0].committed_at for s in members for p in s.points}
+        labels = list(when)
+        if members[0].by == "version":  # commits of one version in commit order
+            labels.sort(key=lambda v: (version_key(v), when[v], v))
         else:
-            labels.sort()  # "YYYY-MM-DD HH:MM version": by time
+            labels.sort()  # "YYYY-MM-DD HH:MM #id": by time
         out.append((key, members, labels))
     return out
 

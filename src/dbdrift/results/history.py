@@ -37,7 +37,7 @@ class Point:
     """One measured value: a target of a campaign, on one test, client count and metric."""
 
     engine: str
-    version: str
+    version: str  # as the server reports it; "15.18@1a2b3c4d5" for a commit built by `bisect --source`
     setup: str  # what else makes points comparable: config, settings, table size (setup_label)
     host: str  # host_key of the campaign's host facts
     test: str
@@ -50,6 +50,7 @@ class Point:
     campaign: str
     created_at: str
     target: str
+    committed_at: str = ""  # a source tree's commit: its date, which orders commits of one version
 
 
 @dataclass(frozen=True)
@@ -128,17 +129,21 @@ def points(store: Store, metric: str = "qps", tests: list[str] | None = None) ->
         for t in store.targets(c["id"]):
             server, install = json.loads(t["server_json"] or "{}"), json.loads(t["install_json"] or "{}")
             version = server.get("version") or install.get("version")
+            built = install.get("build") or {}
+            if version and built.get("commit"):  # a commit of a source tree: one point per commit
+                version = f"{version}@{built['commit'][:9]}"
             if version:
-                facts[t["name"]] = (t["engine"], str(version), setup_label(spec, specs.get(t["name"], {})))
+                facts[t["name"]] = (t["engine"], str(version), setup_label(spec, specs.get(t["name"], {})),
+                                    built.get("committed_at") or "")
         if not facts:
             continue
         common = (host_key(host), c["id"], row["name"], row["created_at"])
         for target, test, threads, value, lower, upper in _values(store, c["id"], spec, host, metric, list(facts)):
             if tests and test not in tests:
                 continue
-            engine, version, setup = facts[target]
+            engine, version, setup, committed_at = facts[target]
             out.append(Point(engine, version, setup, common[0], test, threads, metric, value, lower, upper,
-                             common[1], common[2], common[3], target))
+                             common[1], common[2], common[3], target, committed_at))
     return out
 
 
@@ -202,7 +207,8 @@ def build_series(found: list[Point], by: str = "version") -> list[Series]:
             per: dict[str, list[Point]] = {}
             for p in members:
                 per.setdefault(p.version, []).append(p)
-            ordered = [aggregate(v, per[v]) for v in sorted(per, key=lambda v: (version_key(v), v))]
+            when = {p.version: p.committed_at for p in members}
+            ordered = [aggregate(v, per[v]) for v in sorted(per, key=lambda v: (version_key(v), when[v], v))]
         else:
             per = {}
             for p in sorted(members, key=lambda p: (p.created_at, p.campaign_id, p.target)):

@@ -20,6 +20,7 @@ from dbdrift.model import STEAL_MAX_PCT, InstallInfo, TargetSpec
 from dbdrift.metrics import binary
 from dbdrift.plan.campaign import CampaignSpec
 from dbdrift.plan.expand import START_S, FreshStep, LoadStep, RunStep, SettleStep, load_s
+from dbdrift.runner import sourcebuild
 from dbdrift.runner.dialect import DBNAME, for_engine
 from dbdrift.runner.observe import RunObservers
 from dbdrift.runner.progress import ProgressSink
@@ -370,6 +371,9 @@ def _install_dict(install: InstallInfo) -> dict:
     """The install as stored with its target, with its server binary's sizes (`dbdrift bloat`)."""
     facts = {"engine": install.engine, "bindir": str(install.bindir), "version": install.version,
              "source": install.source}
+    built = sourcebuild.build_facts(install.bindir) if install.source == "basedir" else None
+    if built:  # a commit of a source tree built by `bisect --source`: history tells commits apart by it
+        facts["build"] = {k: built.get(k) for k in ("repository", "commit", "committed_at", "subject")}
     try:
         facts["binary"] = binary.binary_facts(binary.server_binary(install.bindir, install.engine))
     except (UserError, OSError):
