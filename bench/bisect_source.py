@@ -13,8 +13,10 @@ which each point query passes once). Then runs
         --build './configure --prefix=$PREFIX ... && make -j2 install'
 
 into bench/out/bisect-source.db with a fresh build cache, prints its output, whether it named
-the planted commit, each build's seconds and the total. ccache is used when installed
-(apt-get install -y ccache): later builds then recompile only what the commit changed.
+the planted commit, each build's seconds and the total. Needs bison and flex (a checkout's
+file dates make make regenerate the parsers the tarball ships): apt-get install -y bison flex.
+ccache is used when installed (apt-get install -y ccache): later builds then recompile only
+what the commit changed.
 --keep reuses the repository and the build cache of an earlier run (builds come from cache).
 """
 from __future__ import annotations
@@ -42,7 +44,8 @@ HOT_ANCHOR = ("\testate = queryDesc->estate;\n\n\tAssert(estate != NULL);\n"
               "\tAssert(!(estate->es_top_eflags & EXEC_FLAG_EXPLAIN_ONLY));\n")  # first: standard_ExecutorRun
 PLANT = "\t{\n\t\tvolatile int\tspin;\n\n\t\tfor (spin = 0; spin < 500; spin++)\n\t\t\t;\n\t}\n"
 CONFIGURE = ("./configure --prefix=$PREFIX --without-readline --without-zlib --without-icu --without-openssl "
-             "--without-llvm CFLAGS=-O2 {cc}> configure.log && make -j2 -s install > make.log")
+             "--without-llvm CFLAGS=-O2 {cc}> configure.log && make -j2 -s install > make.log "
+             "&& make -C contrib/pg_prewarm -s install >> make.log")  # dbdrift warms the cache with pg_prewarm
 
 
 def git(*args: str) -> str:
@@ -64,7 +67,7 @@ def make_repository(count: int, rng: random.Random) -> tuple[str, str]:
     staging = OUT / "pg15-unpack"
     shutil.rmtree(staging, ignore_errors=True)
     with tarfile.open(tarball) as archive:
-        archive.extractall(staging, filter="tar")
+        archive.extractall(staging, filter="data")  # owned by whoever runs this
     (staging / "postgresql-15.18").rename(REPO)
     shutil.rmtree(staging)
     git("init", "-q", "-b", "main")
@@ -90,6 +93,10 @@ def make_repository(count: int, rng: random.Random) -> tuple[str, str]:
 
 
 def main() -> int:
+    missing = [tool for tool in ("bison", "flex", "make", "gcc") if shutil.which(tool) is None]
+    if missing:
+        print(f"missing {', '.join(missing)}: apt-get install -y {' '.join(missing)}")
+        return 1
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--commits", type=int, default=8, help="commits on top of the import (default 8)")
     parser.add_argument("--seed", type=int, default=15)

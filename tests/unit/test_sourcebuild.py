@@ -72,8 +72,19 @@ def test_a_failed_build_is_remembered_for_its_command_and_says_why(repo, tmp_pat
     assert failed.prefix is None and "exit status 2" in failed.error and "error: boom" in failed.error
     remembered = sourcebuild.build(repo, commit, "echo compiling; echo 'error: boom' >&2; exit 2", "postgres", cache,
                                    lambda _: None)
-    assert remembered.cached and remembered.prefix is None
+    assert remembered.cached and remembered.prefix is None and "delete " in remembered.error
     nothing = sourcebuild.build(repo, commit, "true", "postgres", cache, lambda _: None)  # another command: rebuilt
     assert not nothing.cached and "installed no bin/postgres" in nothing.error
     fixed = sourcebuild.build(repo, commit, BUILD, "postgres", cache, lambda _: None)
     assert fixed.prefix is not None and not fixed.cached
+
+
+def test_a_long_build_says_how_long_it_has_taken_and_its_logs_last_line(repo, tmp_path, monkeypatch):
+    monkeypatch.setattr(sourcebuild, "REPORT_EVERY_S", 0.1)
+    commit = sourcebuild.commits(repo, "good", "main")[1]
+    said = []
+    built = sourcebuild.build(repo, commit, "echo compiling parser; sleep 0.5; " + BUILD, "postgres",
+                              tmp_path / "cache", said.append)
+    assert built.prefix is not None
+    progress = [s for s in said if s.startswith(f"building {commit.short}: ")]
+    assert len(progress) >= 2 and "compiling parser" in progress[0]

@@ -39,6 +39,7 @@ from dbdrift.model import version_key
 from dbdrift.store.store import Store
 
 PREFIX = {"postgres": "pg", "mysql": "my", "mariadb": "ma"}
+RERUN_HINT = "rerun the same bisect: what was measured (and built) is read back, not measured again"
 METRICS = ("instructions", "qps")
 TOP_FUNCTIONS = 8
 EXAMPLES = """\
@@ -47,7 +48,7 @@ examples:
   dbdrift bisect --engine mysql --good 5.7.22 --bad 8.0.31 --test update-index --threshold 5%
   dbdrift bisect --engine postgres --good 16.1 --bad 16.14 --test scan --metric qps --repeats 3
   dbdrift bisect --source ~/postgres --good REL_15_17 --bad REL_15_18 --test point-query \\
-      --build './configure --prefix=$PREFIX --without-icu && make -j2 install'
+      --build './configure --prefix=$PREFIX --without-icu && make -j2 install && make -C contrib/pg_prewarm install'
   dbdrift history --metric instructions --tests point-query     every version measured so far
 
 exit status: 0 an answer (a first bad version, or no move past the threshold), 1 a measurement of an

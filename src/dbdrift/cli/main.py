@@ -70,8 +70,8 @@ def main(argv: list[str] | None = None) -> int:
             sys.stderr.write(f"hint: {exc.hint}\n")
         return exc.exit_code
     except KeyboardInterrupt:
-        sys.stderr.write("\ninterrupted: every run that finished is in the store; "
-                         "rerun with --resume to run only what is missing\n")
+        again = getattr(VERBS[args.verb][0], "RERUN_HINT", "rerun with --resume to run only what is missing")
+        sys.stderr.write(f"\ninterrupted: every run that finished is in the store; {again}\n")
         return 130
     finally:
         stop_all()

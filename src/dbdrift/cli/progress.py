@@ -22,6 +22,7 @@ class ConsoleProgress:
 
     def campaign_start(self, total_s: float, total_steps: int) -> None:
         self.total_s, self.steps_total = max(total_s, 1.0), total_steps
+        self.done_s, self.steps_done = 0.0, 0  # one sink can follow several campaigns (bisect)
         self.started = time.monotonic()
         self._line(f"campaign: {total_steps} steps, about {format_duration(total_s)} expected")
 

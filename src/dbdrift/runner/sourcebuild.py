@@ -6,8 +6,8 @@ A build runs in a scratch git worktree of the commit (the user's checkout is nev
 with PREFIX (and DBDRIFT_PREFIX) naming the directory the command must install into. A build
 that succeeds leaves BUILD_MARKER in its prefix (the commit, its date and subject, the command,
 seconds taken); the stored target then carries those facts, so history can tell commits of
-one version apart. A build that fails is remembered with its command and log, and skipped
-until the command changes.
+one version apart. Prefixes are keyed by commit and command: another --build builds again. A
+build that fails is remembered with its log, and skipped until the command changes.
 """
 from __future__ import annotations
 
@@ -26,6 +26,7 @@ BUILD_MARKER = ".dbdrift-build.json"
 SERVER_BINARIES = {"postgres": ("bin/postgres",), "mysql": ("bin/mysqld", "sbin/mysqld"),
                    "mariadb": ("bin/mariadbd", "bin/mysqld", "sbin/mariadbd")}
 LOG_TAIL_LINES = 15
+REPORT_EVERY_S = 30.0  # a build says how long it has taken (and the log's last line) this often
 
 
 @dataclass(frozen=True)
@@ -96,15 +97,18 @@ def builds_dir(cache_dir: Path, source: Path) -> Path:
 def build(source: Path, commit: Commit, command: str, engine: str, cache_dir: Path, say) -> Build:
     """The install prefix of `commit` built with `command` (from the cache when built before)."""
     root = builds_dir(cache_dir, source)
-    prefix, log, failed = root / commit.sha, root / f"{commit.sha}.log", root / f"{commit.sha}.failed"
+    key = f"{commit.sha}-{hashlib.sha1(command.encode()).hexdigest()[:8]}"  # another command, another build
+    prefix, log, failed = root / key, root / f"{key}.log", root / f"{key}.failed"
     marker = prefix / BUILD_MARKER
     if marker.is_file():
         facts = json.loads(marker.read_text())
         return Build(commit, prefix, facts.get("seconds", 0.0), True, log)
     if failed.is_file():
         record = json.loads(failed.read_text())
-        if record.get("command") == command:
-            return Build(commit, None, record.get("seconds", 0.0), True, log, record.get("error", "build failed"))
+        if record.get("command") == command:  # always, but for a hash collision
+            return Build(commit, None, record.get("seconds", 0.0), True, log,
+                         f"{record.get('error', 'build failed')}\n  (a failure remembered from an earlier bisect: "
+                         f"delete {failed} or change --build to build it again)")
     root.mkdir(parents=True, exist_ok=True)
     for d in (cache_dir / "builds", root):
         d.chmod(0o755)  # the unprivileged server user reaches its binaries through these
@@ -117,8 +121,22 @@ def build(source: Path, commit: Commit, command: str, engine: str, cache_dir: Pa
         tree.parent.mkdir(parents=True, exist_ok=True)
         git(source, "worktree", "add", "--detach", "--force", str(tree), commit.sha)
         env = {**os.environ, "PREFIX": str(prefix), "DBDRIFT_PREFIX": str(prefix), "DBDRIFT_COMMIT": commit.sha}
+        expected = _typical_seconds(root)
         with log.open("w") as out:
-            result = subprocess.run(["bash", "-c", command], cwd=tree, env=env, stdout=out, stderr=subprocess.STDOUT)
+            proc = subprocess.Popen(["bash", "-c", command], cwd=tree, env=env, stdout=out, stderr=subprocess.STDOUT)
+            try:
+                while proc.poll() is None:
+                    try:
+                        proc.wait(timeout=REPORT_EVERY_S)
+                    except subprocess.TimeoutExpired:
+                        took = time.monotonic() - started
+                        eta = f", about {max(expected - took, 0):.0f}s left" if expected else ""
+                        say(f"building {commit.short}: {took:.0f}s{eta}; {_tail(log, 1).strip()[:100]}")
+            finally:
+                if proc.poll() is None:  # interrupted: the build goes with us
+                    proc.kill()
+                    proc.wait()
+        result = proc
         seconds = time.monotonic() - started
         binaries = [prefix / b for b in SERVER_BINARIES[engine]]
         if result.returncode != 0 or not any(b.is_file() for b in binaries):
@@ -148,12 +166,23 @@ def build_facts(bindir: Path) -> dict | None:
         return None
 
 
-def _tail(log: Path) -> str:
+def _typical_seconds(root: Path) -> float | None:
+    """The median time of the builds already in this tree's cache (an ETA for the next)."""
+    taken = []
+    for marker in root.glob(f"*/{BUILD_MARKER}"):
+        try:
+            taken.append(float(json.loads(marker.read_text())["seconds"]))
+        except (OSError, ValueError, KeyError, TypeError):
+            continue
+    return sorted(taken)[len(taken) // 2] if taken else None
+
+
+def _tail(log: Path, count: int = LOG_TAIL_LINES) -> str:
     try:
         lines = log.read_text(errors="replace").splitlines()
     except OSError:
         return "(no log)"
-    return "\n".join("  " + line for line in lines[-LOG_TAIL_LINES:])
+    return "\n".join("  " + line for line in lines[-count:])
 
 
 def _readable(prefix: Path) -> None:
