@@ -78,3 +78,22 @@ def test_a_console_message_is_caught(tmp_path):
 def _write(path: Path, text: str) -> Path:
     path.write_text(text)
     return path
+
+
+def test_the_history_page_renders_its_charts_in_chromium(tmp_path, capsys):
+    from dbdrift.cli import main as cli_main
+    from dbdrift.store.store import Store
+    from tests.unit.test_history import QPS, add_campaign
+
+    store = Store(tmp_path / "h.db")
+    add_campaign(store, "minors", QPS)
+    store.close()
+    assert cli_main.main(["history", "--store", str(tmp_path / "h.db"), "--format", "html"]) == 0
+    page = _write(tmp_path / "history.html", capsys.readouterr().out)
+    shot = artifacts() / "history.png"
+    shot.unlink(missing_ok=True)
+    result = open_page(page, shot, height=1200)
+    assert result.returncode == 0 and console_lines(result) == [], result.stderr[-2000:]
+    blank = tmp_path / "blank.png"
+    open_page(_write(tmp_path / "blank.html", "<!DOCTYPE html><html><body></body></html>"), blank, height=1200)
+    assert shot.stat().st_size > 10 * blank.stat().st_size, (shot.stat().st_size, blank.stat().st_size)

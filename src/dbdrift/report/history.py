@@ -218,7 +218,7 @@ def render_html(series: list[Series], notes: list[str], meta: dict) -> str:
         if changes:
             parts.append("<h3>Change points</h3><ul>" + "".join(f"<li>{escape(c)}</li>" for c in changes) + "</ul>")
     if notes:
-        parts.append("<ul class=\"notes\">" + "".join(f"<li>{escape(n)}</li>" for n in notes) + "</ul>")
+        parts.append("<h2>Notes</h2><ul class=\"notes\">" + "".join(f"<li>{escape(n)}</li>" for n in notes) + "</ul>")
     parts.append("</body></html>\n")
     return "".join(parts)
 

@@ -25,7 +25,7 @@ from dbdrift.model import version_key
 from dbdrift.store.store import Store
 
 METRICS = {  # name -> (what it is, higher is better)
-    "qps": ("throughput, queries per second (Krps for scan)", True),
+    "qps": ("queries per second; Krps for scan", True),
     "instructions": ("instructions per event, server side (callgrind)", False),
     "cpu_us/o": ("host CPU µs per operation (samplers)", False),
 }
