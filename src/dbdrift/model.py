@@ -163,3 +163,5 @@ class InsertStepResult:
     hardware: dict | None = None
     table_rows: int | None = None  # rows in the benchmark tables after the step
     error: str | None = None
+    db_bytes: int | None = None  # the benchmark database after the step (etl.sh's dbgb1, in bytes)
+    datadir_bytes: int | None = None  # the whole data directory after the step (dbgb2, `du -bs`)

@@ -69,6 +69,18 @@ def test_the_table_keeps_its_size_from_l_i1_on(postgres_run):
             assert row["table_rows"] == 5100, step
 
 
+def test_database_sizes_are_measured_after_every_step(postgres_run):
+    stored = steps(postgres_run[0])
+    for step in STEPS:
+        row = stored[("pg17", step)]
+        # pg_database_size of a few thousand rows: megabytes; the data directory holds it and the WAL
+        assert 1_000_000 < row["db_bytes"] < row["datadir_bytes"] < 2 ** 31, (step, row["db_bytes"])
+    assert stored[("pg17", "l.x")]["db_bytes"] > stored[("pg17", "l.i0")]["db_bytes"]  # the secondary indexes
+    text = dbdrift("report", "--store", postgres_run[0])
+    header = next(line for line in text.stdout.splitlines() if line.startswith("target") and "dbgb1" in line)
+    assert header.split().index("dbgb2") == header.split().index("dbgb1") + 1
+
+
 def test_the_background_insert_rate_is_held_and_a_slow_server_misses_the_sla(postgres_run):
     store, result = postgres_run
     stored = steps(store)
@@ -110,6 +122,8 @@ def test_every_step_runs_on_mariadb_with_a_constant_table_size(tmp_path):
         assert row["inserted"] == row["deleted"] and row["table_rows"] == 5100, step
     qr100 = stored[("ma11.4", "qr100")]
     assert qr100["ips"] >= 0.95 * qr100["target_ips"] and qr100["queries"] > 0
+    # InnoDB: the database's directory (its .ibd files) inside the data directory (ibdata, redo, undo)
+    assert 100_000 < qr100["db_bytes"] < qr100["datadir_bytes"], (qr100["db_bytes"], qr100["datadir_bytes"])
 
 
 def test_ctrl_c_keeps_the_stored_steps_stops_the_server_and_resume_runs_the_target_again(tmp_path):

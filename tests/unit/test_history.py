@@ -216,3 +216,18 @@ def test_tests_take_group_names_and_unknown_names_are_refused(store_path, capsys
     assert "update-index" in out and "point-query" not in out
     assert cli_main.main(["history", "--store", str(store_path), "--tests", "pointy"]) == 1
     assert "did you mean" in capsys.readouterr().err
+
+
+def test_commits_of_one_version_are_their_own_points_in_commit_order_even_made_in_one_second(tmp_path):
+    store = Store(tmp_path / "c.db")
+    # neither the shas nor the digits in them follow the history
+    commits = [("c3" * 20, 3, 9000.0), ("a9" * 20, 1, 10000.0), ("b2" * 20, 2, 10010.0)]
+    for sha, depth, value in commits:
+        cid = add_campaign(store, f"bisect-{sha[:9]}", {"15.18": value})
+        tid = store.targets(cid)[0]["id"]
+        store.set_target_facts(tid, install={"version": "15.18", "source": "basedir", "build": {
+            "commit": sha, "committed_at": "2026-11-26T04:00:00+00:00", "depth": depth, "subject": "x"}})
+    found = history.points(store, "qps", ["point-query"])
+    store.close()
+    (series,) = history.build_series(found)
+    assert [p.label for p in series.points] == ["15.18@a9a9a9a9a", "15.18@b2b2b2b2b", "15.18@c3c3c3c3c"]

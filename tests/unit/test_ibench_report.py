@@ -27,7 +27,9 @@ def step(target: str, name: str, ips: float, qps: float = 0.0, status: str = "ok
                             inserted=int(ips * 10), deleted=0, queries=int(qps * 10), ips=ips, dps=0.0, qps=qps,
                             target_ips=200.0 if name in IBENCH_QUERY_STEPS else None, histograms=HISTOGRAMS,
                             per_second=per_second(qps or ips), hardware=WINDOW,
-                            error="lost connection" if status == "failed" else None)
+                            error="lost connection" if status == "failed" else None,
+                            db_bytes=3 * 2 ** 29 if status == "ok" else None,
+                            datadir_bytes=2 * 2 ** 30 if status == "ok" else None)
 
 
 @pytest.fixture
@@ -71,10 +73,13 @@ def test_text_has_a_section_per_step_with_histograms_and_metrics(data):
     assert "-- metrics (host CPUs: 4)" in section
     metrics_header = next(line for line in section.splitlines() if line.startswith("target") and "cpupq" in line)
     assert metrics_header.split()[1:] == ["ips", "qps", "rps", "rmbps", "wps", "wmbps", "rpq", "rkbpq", "wpi", "wkbpi",
-                                          "csps", "cpups", "cspq", "cpupq", "rss", "maxop", "p50", "p99"]
+                                          "csps", "cpups", "cspq", "cpupq", "dbgb1", "dbgb2", "rss", "maxop", "p50",
+                                          "p99"]
     pg17 = next(line for line in section.splitlines() if line.startswith("pg17") and "3000" in line).split()
-    # ips 200, qps 3000, cpupq = 50% x 4 CPUs x 1e6 / 3000 = 667 µs, maxop 17 s, p50 3010, p99 3000
-    assert pg17[3:5] == ["200", "3000"] and pg17[16] == "667" and pg17[18:] == ["17.000", "3010", "3000"]
+    # ips 200, qps 3000, cpupq = 50% x 4 CPUs x 1e6 / 3000 = 667 µs, dbgb1 1.5 GiB, dbgb2 2 GiB, maxop 17 s,
+    # p50 3010, p99 3000
+    assert pg17[3:5] == ["200", "3000"] and pg17[16] == "667" and pg17[17:19] == ["1.500", "2.000"]
+    assert pg17[20:] == ["17.000", "3010", "3000"]
 
 
 def test_a_failed_step_is_flagged_in_its_histograms_and_metrics(data):

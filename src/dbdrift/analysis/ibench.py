@@ -22,8 +22,9 @@ OPS = ("insert", "delete", "query")
 RATE_KEYS = ("i_ips", "i_dps", "i_qps")
 SERIES_KEYS = ("t_sec", "i_ips", "max_i_us", "i_dps", "max_d_us", "i_qps", "max_q_us")
 METRICS = ("ips", "qps", "rps", "rmbps", "wps", "wmbps", "rpq", "rkbpq", "wpi", "wkbpi", "csps", "cpups",
-           "cspq", "cpupq", "rss", "maxop", "p50", "p99")
-"""`etl.sh`'s line without dbgb1/dbgb2 (the store keeps no database sizes) and tag."""
+           "cspq", "cpupq", "dbgb1", "dbgb2", "rss", "maxop", "p50", "p99")
+"""`etl.sh`'s line without its tag."""
+GB = 2 ** 30  # dbgb1/dbgb2: `du -bs` bytes in GiB, as etl.sh divides them
 
 
 def is_query_step(step: str) -> bool:
@@ -138,12 +139,15 @@ def step_metrics(result: InsertStepResult, ncpu: int) -> dict[str, float | None]
 
     Sampler figures come from `insert_benchmark_metrics` on result.hardware (None when the step
     has no window); maxop is the largest insert response time for load steps and query response
-    time for qr/qp steps, in seconds as `etl.sh` stores it; p50/p99 from `step_percentiles`.
+    time for qr/qp steps, in seconds as `etl.sh` stores it; p50/p99 from `step_percentiles`;
+    dbgb1/dbgb2 from the database sizes measured after the step (None for steps stored before).
     """
     out: dict[str, float | None] = dict.fromkeys(METRICS)
     if result.hardware and result.hardware.get("elapsed_s"):
         out.update(insert_benchmark_metrics(result.hardware, result.ips, result.qps, ncpu))
     out["ips"], out["qps"] = result.ips, result.qps
+    out["dbgb1"] = result.db_bytes / GB if result.db_bytes is not None else None
+    out["dbgb2"] = result.datadir_bytes / GB if result.datadir_bytes is not None else None
     out["maxop"] = max_response_s(result, "query" if is_query_step(result.step) else "insert")
     out["p50"], out["p99"] = step_percentiles(result)
     return out

@@ -16,8 +16,7 @@ from dbdrift.analysis.changepoints import Change
 from dbdrift.report.html import CSS, TARGET_COLORS
 from dbdrift.report.svgchart import axis_step
 from dbdrift.report.table import fmt_abs
-from dbdrift.results.history import METRICS, Series
-from dbdrift.model import version_key
+from dbdrift.results.history import METRICS, Series, version_order
 
 HISTORY_FORMAT_VERSION = 1
 
@@ -29,10 +28,10 @@ def blocks(series: list[Series]) -> list[tuple[tuple, list[Series], list[str]]]:
         grouped.setdefault(s.key, []).append(s)
     out = []
     for key, members in grouped.items():
-        when = {p.label: p.replicates[0].committed_at for s in members for p in s.points}
+        when = {p.label: p.replicates[0].commit_order for s in members for p in s.points}
         labels = list(when)
         if members[0].by == "version":  # commits of one version in commit order
-            labels.sort(key=lambda v: (version_key(v), when[v], v))
+            labels.sort(key=lambda v: version_order(v, when[v]))
         else:
             labels.sort()  # "YYYY-MM-DD HH:MM #id": by time
         out.append((key, members, labels))

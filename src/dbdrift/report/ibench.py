@@ -46,12 +46,13 @@ LEGENDS = {
     "background": "marks: - below 95% of the target rate (SLA missed)",
 }
 METRIC_DIGITS = {"ips": 0, "qps": 0, "rps": 0, "rmbps": 1, "wps": 1, "wmbps": 1, "rpq": 3, "rkbpq": 3, "wpi": 3,
-                 "wkbpi": 3, "csps": 0, "cpups": 1, "cspq": 3, "cpupq": 0, "rss": 1, "maxop": 3, "p50": 0, "p99": 0}
+                 "wkbpi": 3, "csps": 0, "cpups": 1, "cspq": 3, "cpupq": 0, "dbgb1": 3, "dbgb2": 3, "rss": 1, "maxop": 3, "p50": 0, "p99": 0}
 """Decimals per metric, as `etl.sh` prints its line."""
 STEP_LEGEND = ("per step: response-time tables give the % of that operation's responses per bucket, their count and "
                "the max in seconds; metrics: rps/wps storage reads/writes per s, rmbps/wmbps MB/s, "
                "rpq/rkbpq reads and KB read per op, wpi/wkbpi writes and KB written per insert, csps/cspq context "
-               "switches per s and per op, cpups host CPU %, cpupq host CPU µs per op, rss server GB, maxop worst "
+               "switches per s and per op, cpups host CPU %, cpupq host CPU µs per op, dbgb1 the benchmark database "
+               "and dbgb2 the whole data directory after the step in GiB, rss server GB, maxop worst "
                "response in s, p50/p99 client 1's per-second rate sorted fastest first (p99: a near-worst second); "
                "op = insert for l.* steps, query for qr/qp")
 

@@ -50,7 +50,7 @@ class Point:
     campaign: str
     created_at: str
     target: str
-    committed_at: str = ""  # a source tree's commit: its date, which orders commits of one version
+    commit_order: tuple = (0, "")  # a source tree's commit: (depth, date), which orders commits of one version
 
 
 @dataclass(frozen=True)
@@ -134,16 +134,16 @@ def points(store: Store, metric: str = "qps", tests: list[str] | None = None) ->
                 version = f"{version}@{built['commit'][:9]}"
             if version:
                 facts[t["name"]] = (t["engine"], str(version), setup_label(spec, specs.get(t["name"], {})),
-                                    built.get("committed_at") or "")
+                                    (built.get("depth") or 0, built.get("committed_at") or ""))
         if not facts:
             continue
         common = (host_key(host), c["id"], row["name"], row["created_at"])
         for target, test, threads, value, lower, upper in _values(store, c["id"], spec, host, metric, list(facts)):
             if tests and test not in tests:
                 continue
-            engine, version, setup, committed_at = facts[target]
+            engine, version, setup, commit_order = facts[target]
             out.append(Point(engine, version, setup, common[0], test, threads, metric, value, lower, upper,
-                             common[1], common[2], common[3], target, committed_at))
+                             common[1], common[2], common[3], target, commit_order))
     return out
 
 
@@ -207,8 +207,8 @@ def build_series(found: list[Point], by: str = "version") -> list[Series]:
             per: dict[str, list[Point]] = {}
             for p in members:
                 per.setdefault(p.version, []).append(p)
-            when = {p.version: p.committed_at for p in members}
-            ordered = [aggregate(v, per[v]) for v in sorted(per, key=lambda v: (version_key(v), when[v], v))]
+            when = {p.version: p.commit_order for p in members}
+            ordered = [aggregate(v, per[v]) for v in sorted(per, key=lambda v: version_order(v, when[v]))]
         else:
             per = {}
             for p in sorted(members, key=lambda p: (p.created_at, p.campaign_id, p.target)):
@@ -219,6 +219,11 @@ def build_series(found: list[Point], by: str = "version") -> list[Series]:
     position = {t: i for i, t in enumerate(order)}
     return sorted(out, key=lambda s: (s.engine, s.setup, s.host, s.metric, s.threads, position.get(s.test, 1 << 30),
                                       s.test, version_key(s.version), s.version))
+
+
+def version_order(label: str, commit_order: tuple = (0, "")) -> tuple:
+    """Sort key of a version label: the version as numbers, then (a commit's) depth and date."""
+    return version_key(label.split("@", 1)[0]), commit_order, label
 
 
 def newest_host(store: Store) -> str | None:

@@ -7,7 +7,9 @@ runs from l.i0 again; a failed target ends there and the campaign goes on with t
 """
 from __future__ import annotations
 
+import os
 import time
+from pathlib import Path
 
 from dbdrift.catalog import ibench
 from dbdrift.driver import process
@@ -144,6 +146,7 @@ def _result(session: TargetSession, step: ibench.IBenchStep, out: process.Driver
         hardware=window.as_dict() if window else None,
         table_rows=_table_rows(session) if status == "ok" else None,
         error=error,
+        **(_db_sizes(session) if status == "ok" else {}),
     )
 
 
@@ -156,6 +159,35 @@ def _table_rows(session: TargetSession) -> int | None:
         return int(rows[0][0])
     except (DriverError, ServerError, ValueError, IndexError):
         return None
+
+
+def _db_sizes(session: TargetSession) -> dict:
+    """etl.sh's sizes after a step, in bytes: the benchmark database (PostgreSQL:
+    pg_database_size; InnoDB: `du -bs` of its directory) and the whole data directory."""
+    data_dir = Path(session.server.data_dir)
+    if session.dialect.backend == "postgres":
+        try:
+            rows = process.query(session.conn, "SELECT pg_database_size(current_database())", backend="postgres")
+            db_bytes = int(rows[0][0])
+        except (DriverError, ServerError, ValueError, IndexError):
+            db_bytes = None
+    else:
+        db_bytes = apparent_bytes(data_dir / session.dbname)
+    return {"db_bytes": db_bytes, "datadir_bytes": apparent_bytes(data_dir)}
+
+
+def apparent_bytes(path: Path) -> int | None:
+    """`du -bs PATH`: the apparent sizes of every file under it (None when it is not there)."""
+    if not path.exists():
+        return None
+    total = 0
+    for root, _dirs, files in os.walk(path):
+        for name in files:
+            try:
+                total += os.lstat(os.path.join(root, name)).st_size
+            except OSError:
+                continue  # removed while walking (a WAL segment recycled)
+    return total
 
 
 def _summary_text(r: InsertStepResult) -> str:

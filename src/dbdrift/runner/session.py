@@ -373,7 +373,7 @@ def _install_dict(install: InstallInfo) -> dict:
              "source": install.source}
     built = sourcebuild.build_facts(install.bindir) if install.source == "basedir" else None
     if built:  # a commit of a source tree built by `bisect --source`: history tells commits apart by it
-        facts["build"] = {k: built.get(k) for k in ("repository", "commit", "committed_at", "subject")}
+        facts["build"] = {k: built.get(k) for k in ("repository", "commit", "committed_at", "depth", "subject")}
     try:
         facts["binary"] = binary.binary_facts(binary.server_binary(install.bindir, install.engine))
     except (UserError, OSError):

@@ -34,6 +34,7 @@ class Commit:
     sha: str
     subject: str
     committed_at: str  # ISO 8601, the committer date
+    depth: int = 0  # commits reachable from it (`git rev-list --count`): orders a line of commits made in one second
 
     @property
     def short(self) -> str:
@@ -85,7 +86,7 @@ def commits(source: Path, good: str, bad: str) -> list[Commit]:
 
 def _commit(source: Path, sha: str) -> Commit:
     date, _, subject = git(source, "show", "-s", "--format=%cI%x00%s", sha).strip().partition("\0")
-    return Commit(sha, subject, date)
+    return Commit(sha, subject, date, int(git(source, "rev-list", "--count", sha)))
 
 
 def builds_dir(cache_dir: Path, source: Path) -> Path:
@@ -147,7 +148,8 @@ def build(source: Path, commit: Commit, command: str, engine: str, cache_dir: Pa
             return Build(commit, None, seconds, False, log, error)
         _readable(prefix)
         marker.write_text(json.dumps({"repository": str(source.resolve()), "commit": commit.sha,
-                                      "committed_at": commit.committed_at, "subject": commit.subject,
+                                      "committed_at": commit.committed_at, "depth": commit.depth,
+                                      "subject": commit.subject,
                                       "command": command, "seconds": round(seconds, 1)}))
         failed.unlink(missing_ok=True)
         return Build(commit, prefix, seconds, False, log)

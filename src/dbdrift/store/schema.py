@@ -204,6 +204,12 @@ MIGRATIONS: tuple[str, ...] = (
     """
     ALTER TABLE instructions ADD COLUMN simulated_json TEXT;
     """,
+    # 10: Insert Benchmark database sizes after each step: the benchmark database (etl.sh's
+    # dbgb1) and the whole data directory (dbgb2), in bytes
+    """
+    ALTER TABLE ibench_steps ADD COLUMN db_bytes INTEGER;
+    ALTER TABLE ibench_steps ADD COLUMN datadir_bytes INTEGER;
+    """,
 )
 
 SCHEMA_VERSION = len(MIGRATIONS)
