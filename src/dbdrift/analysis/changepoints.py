@@ -57,12 +57,12 @@ def change_points(values: list[float], intervals: list[tuple[float | None, float
                               min_magnitude=min_magnitude)
     indexes = sorted(int(cp.index) for cp in found)
     bounds = [0] + indexes + [len(values)]
+    own = intervals or [(None, None)] * len(values)
     out = []
     for i, cp in enumerate(sorted(found, key=lambda c: int(c.index))):
         left = slice(bounds[i], bounds[i + 1])
         right = slice(bounds[i + 1], bounds[i + 2])
         before, after = values[left], values[right]
-        own = intervals or [(None, None)] * len(values)
         lower, upper = step_interval(before, own[left], after, own[right])
         b, a = sum(before) / len(before), sum(after) / len(after)
         out.append(Change(int(cp.index), b, a, a / b - 1, lower, upper, float(cp.stats.pvalue)))
@@ -101,10 +101,12 @@ def step_interval(before: list[float], before_iv, after: list[float], after_iv) 
 
 
 def new_changes(values: list[float], intervals, min_magnitude: float = 0.02,
-                max_pvalue: float = MAX_PVALUE, newest: int = 1) -> list[Change]:
+                max_pvalue: float = MAX_PVALUE, newest: int = 1, now: list[Change] | None = None) -> list[Change]:
     """The changes found with the newest `newest` points that were not found without them: what
-    the latest measurement brought (`history --fail-on new-regression`)."""
-    now = change_points(values, intervals, min_magnitude, max_pvalue)
+    the latest measurement brought (`history --fail-on new-regression`). now: the changes of all
+    `values` when the caller has them already."""
+    if now is None:
+        now = change_points(values, intervals, min_magnitude, max_pvalue)
     before = {c.index for c in change_points(values[:-newest], intervals[:-newest] if intervals else None,
                                              min_magnitude, max_pvalue)} if len(values) > newest else set()
     return [c for c in now if c.index not in before]

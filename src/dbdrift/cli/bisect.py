@@ -12,8 +12,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
-import platform
 import sys
 import time
 from dataclasses import replace
@@ -26,13 +24,12 @@ from dbdrift import env
 from dbdrift.cli.progress import ConsoleProgress
 from dbdrift.cli.report import _percent
 from dbdrift.errors import UserError
-from dbdrift.metrics.host import host_facts
 from dbdrift.model import ENGINES
 from dbdrift.plan.campaign import parse_campaign
 from dbdrift.plan.overrides import apply_sets
 from dbdrift.results import history
 from dbdrift.runner import sourcebuild
-from dbdrift.runner.campaign import Runner
+from dbdrift.runner.campaign import Runner, machine_facts
 from dbdrift.store.lock import campaign_lock
 from dbdrift.server import engines
 from dbdrift.model import version_key
@@ -115,8 +112,7 @@ def campaign_data(args: argparse.Namespace, label: str, source: dict | None = No
 
 def this_host() -> str:
     """history.host_key of the machine dbdrift runs on now, from the facts a campaign stores."""
-    facts = host_facts(steal_window_s=0)
-    return history.host_key({"hostname": platform.node(), "cpus": os.cpu_count(), **facts})
+    return history.host_key(machine_facts(steal_window_s=0))
 
 
 class Measurer:

@@ -125,7 +125,7 @@ def _new_regressions(series: list[history.Series], min_effect: float) -> list[st
     found = []
     for s in series:
         values = [p.value for p in s.points]
-        for c in new_changes(values, [(p.lower, p.upper) for p in s.points], min_effect):
+        for c in new_changes(values, [(p.lower, p.upper) for p in s.points], min_effect, now=list(s.changes)):
             if (c.change > 0) != history.METRICS[s.metric][1]:
                 found.append(f"{s.engine} {s.setup}, {s.threads} thread(s): {render.change_line(s, c)}")
     return found

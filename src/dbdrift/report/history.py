@@ -57,7 +57,7 @@ def _cells(s: Series, labels: list[str], absolute: bool) -> list[str]:
     by_label = {p.label: p for p in s.points}
     first = s.points[0].value if s.points else None
     out = []
-    for i, label in enumerate(labels):
+    for label in labels:
         p = by_label.get(label)
         if p is None:
             out.append("")

@@ -96,16 +96,21 @@ def failure_reason(session: TargetSession, exc: UserError) -> str:
     return "driver failed" if isinstance(exc, DriverError) else "server failed"
 
 
+def machine_facts(steal_window_s: float = 1.0) -> dict:
+    """The host facts a campaign stores, without checks (history.host_key reads its identity from them)."""
+    return {"hostname": platform.node(), "cpus": os.cpu_count(), "python": platform.python_version(),
+            **host.host_facts(steal_window_s=steal_window_s)}
+
+
 def host_info(support: perf.PerfSupport, placement: cpus.Placement) -> dict:
     """Host facts and checks stored with the campaign (measured before any server starts)."""
-    facts = host.host_facts(steal_window_s=1.0)
+    facts = machine_facts(steal_window_s=1.0)
     warnings = host.check(facts)
     if not support.hardware_counters:  # said once per campaign, never a failure
         warnings.append({"kind": "perf", "message": f"perf hardware counters unavailable: {support.reason}",
                          "hint": "instructions per event come from callgrind instead: dbdrift run "
                                  "--count-instructions"})
-    return {"hostname": platform.node(), "cpus": os.cpu_count(), "python": platform.python_version(), **facts,
-            "perf": asdict(support), "placement": placement.to_dict(), "warnings": warnings}
+    return {**facts, "perf": asdict(support), "placement": placement.to_dict(), "warnings": warnings}
 
 
 class Runner:

@@ -137,11 +137,10 @@ def build(source: Path, commit: Commit, command: str, engine: str, cache_dir: Pa
                 if proc.poll() is None:  # interrupted: the build goes with us
                     proc.kill()
                     proc.wait()
-        result = proc
         seconds = time.monotonic() - started
         binaries = [prefix / b for b in SERVER_BINARIES[engine]]
-        if result.returncode != 0 or not any(b.is_file() for b in binaries):
-            error = (f"exit status {result.returncode}" if result.returncode != 0 else
+        if proc.returncode != 0 or not any(b.is_file() for b in binaries):
+            error = (f"exit status {proc.returncode}" if proc.returncode != 0 else
                      f"it installed no {SERVER_BINARIES[engine][0]} under $PREFIX ({prefix})")
             error = f"build failed: {error}; last lines of {log}:\n" + _tail(log)
             failed.write_text(json.dumps({"command": command, "seconds": seconds, "error": error}))
