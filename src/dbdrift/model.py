@@ -165,3 +165,4 @@ class InsertStepResult:
     error: str | None = None
     db_bytes: int | None = None  # the benchmark database after the step (etl.sh's dbgb1, in bytes)
     datadir_bytes: int | None = None  # the whole data directory after the step (dbgb2, `du -bs`)
+    repeat: int = 0  # which run of the target's steps (campaign `repeats`), each on a fresh server

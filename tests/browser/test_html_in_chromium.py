@@ -97,3 +97,22 @@ def test_the_history_page_renders_its_charts_in_chromium(tmp_path, capsys):
     blank = tmp_path / "blank.png"
     open_page(_write(tmp_path / "blank.html", "<!DOCTYPE html><html><body></body></html>"), blank, height=1200)
     assert shot.stat().st_size > 10 * blank.stat().st_size, (shot.stat().st_size, blank.stat().st_size)
+
+
+def test_the_insert_benchmark_page_renders_its_per_second_charts_in_chromium(tmp_path):
+    from dbdrift.model import IBENCH_QUERY_STEPS, IBENCH_STEPS
+    from dbdrift.report.ibench import ibench_report
+    from dbdrift.report.ibench_html import render_html
+    from tests.unit.test_ibench_report import step
+
+    results = [step(t, s, rate) for t, rate in (("pg17", 10_000.0), ("pg18", 12_000.0)) for s in IBENCH_STEPS[:4]]
+    results += [step(t, s, 200.0, qps) for t, qps in (("pg17", 3000.0), ("pg18", 3300.0)) for s in IBENCH_QUERY_STEPS]
+    page = _write(tmp_path / "ibench.html", render_html(ibench_report(results, ["pg17", "pg18"], ncpu=2,
+                                                                      campaign="ib")))
+    shot = artifacts() / "ibench.png"
+    shot.unlink(missing_ok=True)
+    result = open_page(page, shot, height=3000)
+    assert result.returncode == 0 and console_lines(result) == [], result.stderr[-2000:]
+    blank = tmp_path / "blank.png"
+    open_page(_write(tmp_path / "blank.html", "<!DOCTYPE html><html><body></body></html>"), blank, height=3000)
+    assert shot.stat().st_size > 10 * blank.stat().st_size, (shot.stat().st_size, blank.stat().st_size)

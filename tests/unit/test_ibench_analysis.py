@@ -1,4 +1,7 @@
 """Insert Benchmark analysis on literal step results with hand-computed answers."""
+import math
+import statistics
+
 import pytest
 
 from dbdrift.analysis.ibench import (BUCKET_LABELS, histogram_table, percentile_rate, range_colors, relative_color,
@@ -241,3 +244,57 @@ def test_background_inserts_below_95_percent_are_red_and_the_target_row_is_gray(
     assert table.rows["target"][0].value == 200.0
     assert table.rows["target"][1].value == 200.0  # planned, so a failed step still names it
     assert table.rows["target"][2].value is None and table.rows["target"][2].color is None  # qr500 not run
+
+
+# --- repeats ---------------------------------------------------------------------------------
+
+
+def test_repeats_give_the_mean_and_the_relative_table_a_paired_interval():
+    base = [step("a", "l.i0", ips=v, repeat=r) for r, v in enumerate((1000.0, 1100.0, 900.0))]
+    new = [step("b", "l.i0", ips=v, repeat=r) for r, v in enumerate((1100.0, 1200.0, 1000.0))]
+    summary = summary_tables(base + new, ["a", "b"])
+    assert summary.throughput.rows["a"][0].value == pytest.approx(1000.0)
+    assert summary.throughput.rows["b"][0].repeats == 3
+    cell = summary.relative.rows["b"][0]
+    logs = [math.log(1.1), math.log(1200 / 1100), math.log(1000 / 900)]
+    mean = sum(logs) / 3
+    half = 4.303 * statistics.stdev(logs) / math.sqrt(3)  # t(0.975, 2)
+    assert cell.value == pytest.approx(math.exp(mean))
+    assert (cell.lower, cell.upper) == (pytest.approx(math.exp(mean - half)), pytest.approx(math.exp(mean + half)))
+    assert summary.relative.rows["a"][0].lower is None  # the base against itself: no interval
+
+
+def test_one_repeat_has_no_interval_and_a_failed_repeat_is_left_out_of_the_mean():
+    results = [step("a", "l.i0", ips=1000.0), step("b", "l.i0", ips=2000.0),
+               step("b", "l.i0", ips=5.0, status="failed", repeat=1)]
+    summary = summary_tables(results, ["a", "b"])
+    assert summary.throughput.rows["b"][0].value == 2000.0
+    assert summary.relative.rows["b"][0].value == 2.0 and summary.relative.rows["b"][0].lower is None
+
+
+def test_of_one_repeat_stored_twice_the_last_counts():
+    summary = summary_tables([step("a", "l.i0", ips=1.0, repeat=1), step("a", "l.i0", ips=3.0, repeat=1)], ["a"])
+    assert summary.throughput.rows["a"][0].value == 3.0
+
+
+# --- KB written per insert and database sizes -----------------------------------------------------
+
+WRITE_WINDOW = {"elapsed_s": 10.0, "cpu_user_pct": 40.0, "cpu_sys_pct": 10.0, "cs": 100, "reads": 0, "read_kb": 0.0,
+          "writes": 2_000, "write_kb": 40_000.0}
+
+
+def test_the_write_table_has_kb_per_insert_and_sizes_with_a_relative_row():
+    gib = 2 ** 30
+    results = [step("a", "l.i0", ips=1000.0, hardware=WRITE_WINDOW, db_bytes=gib, datadir_bytes=2 * gib),
+               step("a", "l.x", db_bytes=2 * gib), step("a", "l.i1", hardware=WRITE_WINDOW, db_bytes=3 * gib,
+                                                         datadir_bytes=4 * gib),
+               step("b", "l.i0", ips=2000.0, hardware=WRITE_WINDOW, db_bytes=gib, datadir_bytes=2 * gib),
+               step("b", "l.x", db_bytes=3 * gib), step("b", "l.i1", ips=500.0, hardware=WRITE_WINDOW,
+                                                         db_bytes=3 * gib, datadir_bytes=4 * gib)]
+    table = summary_tables(results, ["a", "b"]).writes
+    assert table.columns == ("wkbpi l.i0", "wkbpi l.i1", "dbgb1 l.i0", "dbgb1 l.x", "dbgb1 l.i1", "dbgb2 l.i1")
+    # 40,000 KB written in 10 s = 4,000 KB/s over 1,000 inserts/s
+    assert [c.value for c in table.rows["a"]] == pytest.approx([4.0, 4.0, 1.0, 2.0, 3.0, 4.0])
+    ratios = [c.value for c in table.rows["b ÷ a"]]
+    assert ratios == pytest.approx([0.5, 2.0, 1.0, 1.5, 1.0, 1.0])
+    assert [c.color for c in table.rows["b ÷ a"]][:2] == ["yellow", "blue"]

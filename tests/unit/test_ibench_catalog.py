@@ -76,3 +76,18 @@ def test_an_insert_benchmark_table_without_the_workload_is_refused():
     text = '[insert_benchmark]\nclients = 2\n[[targets]]\nname = "a"\nversion = "17.10"\n'
     with pytest.raises(UserError, match="workload is sysbench"):
         parse_campaign(tomllib.loads(text), "c.toml", Path("."), "c")
+
+
+def test_io_bound_sizes_each_targets_cache_to_a_tenth_of_the_table_and_repeats_are_accepted():
+    text = ('workload = "insert-benchmark"\nrepeats = 3\n[insert_benchmark]\nrows_l_i0 = 20000000\nio_bound = true\n'
+            '[[targets]]\nname = "pg"\nversion = "17.10"\n'
+            '[[targets]]\nname = "ma"\nengine = "mariadb"\nversion = "10.11.5"\n'
+            '[[targets]]\nname = "my"\nengine = "mysql"\nversion = "8.0.31"\nsettings = { innodb_buffer_pool_size = "1G" }\n')
+    spec = parse_campaign(tomllib.loads(text), "c.toml", Path("."), "c")
+    assert spec.repeats == 3
+    mb = 20_000_000 * 250 // 10 // 2 ** 20  # 476
+    assert [t.settings for t in spec.targets] == [
+        {"shared_buffers": f"{mb}MB"},
+        {"innodb_buffer_pool_size": f"{mb}M", "innodb_flush_method": "O_DIRECT"},
+        {"innodb_buffer_pool_size": "1G", "innodb_flush_method": "O_DIRECT"}]  # the target's own setting wins
+    assert ibench.io_bound_cache_mb(ibench.IBenchSizes(rows_l_i0=1000)) == 16

@@ -141,3 +141,44 @@ def test_json_has_per_step_histograms_metrics_and_chart_series(data):
     assert list(series) == ["t_sec", "i_ips", "max_i_us", "i_dps", "max_d_us", "i_qps", "max_q_us"]
     assert series["t_sec"][:3] == [1.0, 2.0, 3.0] and series["i_qps"][0] == 3600.0 and len(series["max_q_us"]) == 20
     assert pg18["slices"]["i_qps"] == [3600.5 + 2 * k for k in range(10)]  # two 1 s lines per slice
+
+
+def test_html_colours_the_summary_cells_and_charts_every_step_per_operation(data):
+    from dbdrift.report.ibench_html import render_html
+    page = render_html(data, {"host": {"hostname": "h<1>", "cpu_model": "cpu"}, "sizes": "1 client(s)"})
+    assert page.startswith("<!DOCTYPE html>") and page.rstrip().endswith("</html>")
+    assert "h&lt;1&gt;" in page and "h<1>" not in page
+    assert 'td.c-green{background:#81FFA6}' in page and '<td class="c-green">12000</td>' in page
+    assert '<td class="c-red">150</td>' in page  # the background table: pg18 missed the SLA in qr100
+    sections = page.split('<h2 id="step-')[1:]
+    assert [s.split('"')[0] for s in sections] == ["l.i0", "l.x", "l.i1", "l.i2", *IBENCH_QUERY_STEPS]
+    for section in sections:
+        name = section.split('"')[0]
+        charts = section.split("<svg")[1:]
+        # inserts/s and max insert response, queries/s and max query response (the fixture's
+        # per-second lines carry both rates; deletes are all 0, so they have no chart)
+        assert [c.split('aria-label="')[1].split('"')[0] for c in charts] == [
+            f"{name}: inserts/s per interval", f"{name}: max insert response time per interval (ms)",
+            f"{name}: queries/s per interval", f"{name}: max query response time per interval (ms)"]
+        targets = 1 if name in IBENCH_QUERY_STEPS[2:] else 2  # pg18 has no per-second lines there
+        assert all(c.count("<polyline") == targets for c in charts)
+
+
+def test_the_relative_table_shows_the_interval_over_repeats():
+    results = [InsertStepResult(target=t, step="l.i0", status="ok", clients=1, elapsed_s=10.0, inserted=0,
+                                deleted=0, queries=0, ips=v, dps=0.0, qps=0.0, repeat=r)
+               for t, values in (("a", (100.0, 110.0, 90.0)), ("b", (120.0, 130.0, 100.0)))
+               for r, v in enumerate(values)]
+    data = ibench_report(results, ["a", "b"])
+    text = render_text(data)
+    cell = data.summary.relative.rows["b"][0]
+    assert f"{cell.value:.2f} [{cell.lower:.2f},{cell.upper:.2f}]" in text
+    assert "[95% interval over the repeats]" in text
+    row = next(r for r in csv.DictReader(io.StringIO(render_csv(data))) if r["target"] == "b" and r["step"] == "l.i0")
+    assert row["repeats"] == "3" and float(row["relative_lower"]) == pytest.approx(cell.lower, abs=1e-6)
+
+
+def test_time_chart_breaks_its_line_at_a_gap():
+    from dbdrift.report.svgchart import Line, time_chart
+    svg = time_chart([Line("a", (1.0, 2.0, 3.0, 4.0), (5.0, None, 7.0, 8.0), "#000")], "c", "rows/s")
+    assert svg.count("<polyline") == 2 and svg.count("<circle") == 3

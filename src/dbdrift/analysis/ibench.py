@@ -9,7 +9,10 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+from statistics import fmean
+
 from dbdrift.analysis.hardware import insert_benchmark_metrics
+from dbdrift.analysis.noise import Estimate, IntervalSample, RunSample, relative
 from dbdrift.model import IBENCH_QUERY_STEPS, IBENCH_STEPS, InsertStepResult
 
 COLORS = {"red": "#FF9A9A", "gray": "#D7D7D7", "green": "#81FFA6", "blue": "#81FFF9", "yellow": "#FFDD81"}
@@ -180,6 +183,9 @@ def step_detail(result: InsertStepResult, ncpu: int) -> StepDetail:
 class Cell:
     value: float | None
     color: str | None = None  # a COLORS key
+    lower: float | None = None  # the relative table's 95% interval, with repeats (relative_estimate)
+    upper: float | None = None
+    repeats: int = 1  # ok repeats the value is the mean of
 
 
 @dataclass(frozen=True)
@@ -190,41 +196,118 @@ class SummaryTable:
 
 @dataclass(frozen=True)
 class IBenchSummary:
-    """The three summary tables; `missing` says per target why a step has no value."""
+    """The three summary tables, the write and size table; `missing` says per target why a step has no value."""
 
     base: str
     throughput: SummaryTable  # targets x IBENCH_STEPS, main rate
     relative: SummaryTable  # throughput ÷ the base's, unrounded (render with 2 decimals)
     background: SummaryTable  # targets + "target" x IBENCH_QUERY_STEPS, achieved ips
     missing: dict[str, tuple[tuple[str, str], ...]]  # target -> ((step, why), ...), see _missing
+    writes: SummaryTable | None = None  # targets, then "<target> ÷ <base>" rows x WRITE_COLUMNS (writes_table)
 
 
 def index_results(results: list[InsertStepResult], targets: list[str]) -> dict[tuple[str, str], InsertStepResult]:
-    """(target, step) -> result for the listed targets; of repeated steps the last given wins."""
-    return {(r.target, r.step): r for r in results if r.target in targets}
+    """(target, step) -> the one result the per-step details show: of repeated steps the last
+    "ok" one given (results come in the order they were stored), else the last given."""
+    out: dict[tuple[str, str], InsertStepResult] = {}
+    for r in results:
+        key = (r.target, r.step)
+        if r.target in targets and (key not in out or r.status == "ok" or out[key].status != "ok"):
+            out[key] = r
+    return out
 
 
-def summary_tables(results: list[InsertStepResult], targets: list[str]) -> IBenchSummary:
+def ok_repeats(results: list[InsertStepResult], targets: list[str]) -> dict[tuple[str, str], list[InsertStepResult]]:
+    """(target, step) -> its "ok" results, one per repeat (the last given of a repeat), in repeat order."""
+    last = {(r.target, r.step, r.repeat): r for r in results if r.target in targets and r.status == "ok"}
+    out: dict[tuple[str, str], list[InsertStepResult]] = {}
+    for (target, step, _repeat), r in sorted(last.items(), key=lambda kv: kv[0][2]):
+        out.setdefault((target, step), []).append(r)
+    return out
+
+
+def summary_tables(results: list[InsertStepResult], targets: list[str], ncpu: int = 1) -> IBenchSummary:
     """The three summary tables for `targets` in order, the first being the base of the relative table.
 
     Only steps with status "ok" give values; failed, interrupted or absent steps are None
-    cells, uncolored, and are listed in `missing`.
+    cells, uncolored, and are listed in `missing`. With repeats, a throughput cell is the mean
+    over the target's ok repeats of the step, and a relative cell carries the interval of
+    `relative_estimate`.
     """
     indexed = index_results(results, targets)
-    ok = {key: r for key, r in indexed.items() if r.status == "ok"}
-    throughput = _throughput_table(ok, targets)
-    return IBenchSummary(targets[0], throughput, _relative_table(throughput, targets[0]),
-                         _background_table(ok, indexed, targets), _missing(indexed, targets))
+    repeats = ok_repeats(results, targets)
+    throughput = _throughput_table(repeats, targets)
+    return IBenchSummary(targets[0], throughput, _relative_table(throughput, repeats, targets[0]),
+                         _background_table(repeats, indexed, targets), _missing(indexed, targets),
+                         writes_table(repeats, targets, ncpu))
 
 
-def _throughput_table(ok: dict, targets: list[str]) -> SummaryTable:
+WRITE_STEPS = ("l.i0", "l.i1", "l.i2")
+"""The steps whose KB written per insert (wkbpi) the write table shows: the inserts of l.x are
+index entries, not rows, and the qr/qp steps' few inserts are dwarfed by their queries' I/O."""
+
+
+def write_columns(steps_run: list[str]) -> tuple[tuple[str, str, str], ...]:
+    """(header, metric, step) of the write and size table: wkbpi per load step, dbgb1 after l.i0
+    and l.x and after the last step run (the end), dbgb2 at the end; steps not run are left out."""
+    cols = [(f"wkbpi {st}", "wkbpi", st) for st in WRITE_STEPS if st in steps_run]
+    cols += [(f"dbgb1 {st}", "dbgb1", st) for st in ("l.i0", "l.x") if st in steps_run]
+    last = steps_run[-1] if steps_run else None
+    if last is not None and last not in ("l.i0", "l.x"):
+        cols.append((f"dbgb1 {last}", "dbgb1", last))
+    if last is not None:
+        cols.append((f"dbgb2 {last}", "dbgb2", last))
+    return tuple(cols)
+
+
+def writes_table(repeats: dict, targets: list[str], ncpu: int) -> SummaryTable:
+    """KB written per insert and database sizes per target (means over ok repeats), then one row
+    per other target relative to the base (the first), named "<target> ÷ <base>"; colored as the
+    relative table, where more is worse (blue: above 105% of the base)."""
+    steps_run = [st for st in IBENCH_STEPS if any((t, st) in repeats for t in targets)]
+    columns = write_columns(steps_run)
+
+    def value(target: str, metric: str, step: str) -> float | None:
+        values = [step_metrics(r, ncpu)[metric] for r in repeats.get((target, step)) or ()]
+        values = [v for v in values if v is not None]
+        return fmean(values) if values else None
+
+    absolute = {t: tuple(Cell(value(t, m, st)) for _h, m, st in columns) for t in targets}
+    rows = dict(absolute)
+    base = targets[0]
+    for t in targets[1:]:
+        ratios = [_ratio(c.value, b.value) for c, b in zip(absolute[t], absolute[base])]
+        rows[f"{t} ÷ {base}"] = tuple(Cell(r, relative_color(r)) for r in ratios)
+    return SummaryTable(tuple(h for h, _m, _st in columns), rows)
+
+
+def _throughput_table(repeats: dict, targets: list[str]) -> SummaryTable:
     columns = []
     for step in IBENCH_STEPS:
-        found = [ok.get((t, step)) for t in targets]
-        values = [None if r is None else main_rate(r) for r in found]
-        missed = [r is not None and sla_met(r) is False for r in found]
-        columns.append([Cell(v, c) for v, c in zip(values, range_colors(values, missed))])
+        found = [repeats.get((t, step)) for t in targets]
+        values = [None if not rs else fmean(main_rate(r) for r in rs) for rs in found]
+        missed = [bool(rs) and mean_sla_met(rs) is False for rs in found]
+        columns.append([Cell(v, c, repeats=len(rs or ())) for v, c, rs in zip(values, range_colors(values, missed),
+                                                                            found)])
     return SummaryTable(IBENCH_STEPS, {t: tuple(col[i] for col in columns) for i, t in enumerate(targets)})
+
+
+def mean_sla_met(results: list[InsertStepResult]) -> bool | None:
+    """The SLA over repeats: the mean achieved insert rate against the (shared) target rate."""
+    if not results or sla_met(results[0]) is None:
+        return None
+    return 100 * fmean(r.ips for r in results) >= 95 * results[0].target_ips
+
+
+def relative_estimate(new: list[InsertStepResult], base: list[InsertStepResult]) -> Estimate:
+    """new ÷ base for one step with a 95% interval, by the sysbench estimator (noise.relative)
+    with each repeat as one run of one interval (its main rate over its elapsed time) and the
+    repeat number pairing the two targets' runs: from 3 repeats both ran, a t interval over
+    the per-repeat log ratios ("paired rounds"); with 2, the ratio of the two means with
+    each mean's interval over its 2 runs (wide: t with 1 degree of freedom); with 1, no interval."""
+    def samples(results: list[InsertStepResult]) -> list[RunSample]:
+        return [RunSample(r.repeat, (IntervalSample(main_rate(r), r.elapsed_s or 1.0),)) for r in results]
+    return relative(samples(new), samples(base))
 
 
 def range_colors(values: list[float | None], missed: list[bool]) -> list[str | None]:
@@ -259,12 +342,21 @@ def _range_color(value: float | None, missed: bool, bottom: float | None, top: f
     return None
 
 
-def _relative_table(throughput: SummaryTable, base: str) -> SummaryTable:
+def _relative_table(throughput: SummaryTable, repeats: dict, base: str) -> SummaryTable:
     base_cells = throughput.rows[base]
     rows = {}
     for target, cells in throughput.rows.items():
-        ratios = [_ratio(c.value, b.value) for c, b in zip(cells, base_cells)]
-        rows[target] = tuple(Cell(r, relative_color(r)) for r in ratios)
+        row = []
+        for step, c, b in zip(throughput.columns, cells, base_cells):
+            r = _ratio(c.value, b.value)
+            new, old = repeats.get((target, step)) or [], repeats.get((base, step)) or []
+            lower = upper = None
+            if r is not None and target != base and (len(new) > 1 or len(old) > 1):
+                est = relative_estimate(new, old)
+                lower, upper = est.lower, est.upper
+                r = est.value if est.value is not None else r
+            row.append(Cell(r, relative_color(r), lower, upper, min(len(new), len(old))))
+        rows[target] = tuple(row)
     return SummaryTable(throughput.columns, rows)
 
 
@@ -281,14 +373,16 @@ def relative_color(ratio: float | None) -> str | None:
     return "blue" if percent > 105 else "yellow" if percent < 95 else None
 
 
-def _background_table(ok: dict, indexed: dict, targets: list[str]) -> SummaryTable:
-    """Table 3, background inserts: achieved ips per qr/qp step, red below 95% of the target; then the
-    gray `target` row, taken from any result of the step (failed ones too: it is planned, not measured)."""
+def _background_table(repeats: dict, indexed: dict, targets: list[str]) -> SummaryTable:
+    """Table 3, background inserts: achieved ips per qr/qp step (the mean over ok repeats), red below
+    95% of the target; then the gray `target` row, taken from any result of the step (failed ones
+    too: it is planned, not measured)."""
     rows = {}
     for t in targets:
-        found = [ok.get((t, step)) for step in IBENCH_QUERY_STEPS]
-        rows[t] = tuple(Cell(None) if r is None else Cell(r.ips, "red" if sla_met(r) is False else None)
-                        for r in found)
+        found = [repeats.get((t, step)) for step in IBENCH_QUERY_STEPS]
+        rows[t] = tuple(Cell(None) if not rs else
+                        Cell(fmean(r.ips for r in rs), "red" if mean_sla_met(rs) is False else None, repeats=len(rs))
+                        for rs in found)
     planned = [_planned_ips(indexed, targets, step) for step in IBENCH_QUERY_STEPS]
     rows["target"] = tuple(Cell(p, None if p is None else "gray") for p in planned)
     return SummaryTable(IBENCH_QUERY_STEPS, rows)

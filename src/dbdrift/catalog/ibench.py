@@ -42,12 +42,36 @@ class IBenchSizes:
     query_s: float = 1800.0
     deletes: bool = True  # delete_per_insert: the table keeps its size from l.i1 on
     shared_table: bool = False  # only1t: every client writes pi1 (not with deletes)
+    io_bound: bool = False  # the cache sized well below the table (io_bound_settings)
 
     def tables(self) -> list[str]:
         return ["pi1"] * self.clients if self.shared_table else [f"pi{n}" for n in range(1, self.clients + 1)]
 
     def distinct_tables(self) -> list[str]:
         return sorted(set(self.tables()), key=self.tables().index)
+
+
+IO_BOUND_ROW_BYTES = 250
+"""Bytes of a row with its share of the primary key and the three secondary indexes after l.x
+(PostgreSQL 17/18 measured ~245: dbgb1 after l.x ÷ rows; InnoDB is within a factor of two)."""
+IO_BOUND_SHARE = 10  # the cache holds at most a tenth of the table and its indexes
+IO_BOUND_MIN_MB = 16
+
+
+def io_bound_cache_mb(sizes: IBenchSizes) -> int:
+    """The IO-bound setup's cache: a tenth of what l.i0 and l.x build, at least 16 MB."""
+    return max(IO_BOUND_MIN_MB, sizes.rows_l_i0 * IO_BOUND_ROW_BYTES // IO_BOUND_SHARE // 2**20)
+
+
+def io_bound_settings(engine: str, sizes: IBenchSizes) -> dict[str, str]:
+    """What `io_bound = true` sets on a target (its own settings win): shared_buffers, or the
+    InnoDB buffer pool with O_DIRECT so that its misses are storage reads, not page-cache copies.
+    PostgreSQL reads through the OS page cache whatever shared_buffers is: its misses are
+    storage reads only when the table outgrows the host's free memory too (docs/campaign.md)."""
+    mb = io_bound_cache_mb(sizes)
+    if engine == "postgres":
+        return {"shared_buffers": f"{mb}MB"}
+    return {"innodb_buffer_pool_size": f"{mb}M", "innodb_flush_method": "O_DIRECT"}
 
 
 @dataclass(frozen=True)

@@ -5,8 +5,9 @@ from __future__ import annotations
 import json
 
 from dbdrift.results.targets import base_target, target_labels
-from dbdrift.errors import UserError
+from dbdrift.report import ibench_html
 from dbdrift.report.ibench import ibench_report, render_csv, render_json, render_markdown, render_text
+from dbdrift.version import __version__
 from dbdrift.store.store import Store
 
 
@@ -21,7 +22,8 @@ def render(store: Store, campaign_id: int, base: str | None, fmt: str) -> str:
     base_name = base_target(targets, base, row["name"])
     labels = target_labels(targets)
     ordered = [base_name] + [n for n in names if n != base_name]  # the first row is the base
-    ncpu = json.loads(row["host_json"]).get("cpus") or 1
+    host = json.loads(row["host_json"])
+    ncpu = host.get("cpus") or 1
     data = ibench_report(store.ibench_steps(campaign_id), ordered, labels, ncpu, row["name"])
     if fmt == "markdown":
         return render_markdown(data)
@@ -30,7 +32,22 @@ def render(store: Store, campaign_id: int, base: str | None, fmt: str) -> str:
     if fmt == "json":
         return render_json(data)
     if fmt == "html":
-        raise UserError(f"campaign {row['name']} is an Insert Benchmark: its HTML report is not written yet",
-                        "use --format json (it carries every table and the per-second chart data), text, "
-                        "markdown or csv")
+        spec = json.loads(row["spec_json"])
+        return ibench_html.render_html(data, {"host": host, "run_on": row["created_at"], "dbdrift_version": __version__,
+                                              "sizes": sizes_text(spec)})
     return render_text(data)
+
+
+def sizes_text(spec: dict) -> str:
+    """The campaign's Insert Benchmark sizes in a line: clients, rows per load step, query seconds, repeats."""
+    ib = spec.get("insert_benchmark") or {}
+    parts = [f"{ib.get('clients', '?')} client(s)",
+             f"rows l.i0 {ib.get('rows_l_i0', '?'):,}" if isinstance(ib.get("rows_l_i0"), int) else "",
+             f"l.i1 {ib.get('rows_l_i1'):,}" if isinstance(ib.get("rows_l_i1"), int) else "",
+             f"l.i2 {ib.get('rows_l_i2'):,}" if isinstance(ib.get("rows_l_i2"), int) else "",
+             f"{ib.get('query_s')} s per query step" if ib.get("query_s") is not None else ""]
+    if (spec.get("repeats") or 1) > 1:
+        parts.append(f"{spec['repeats']} repeats")
+    if ib.get("io_bound"):
+        parts.append("IO-bound (buffer pool well below the table)")
+    return ", ".join(p for p in parts if p)

@@ -12,7 +12,7 @@ import tomllib
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 
-from dbdrift.catalog.ibench import IBenchSizes, settle_seconds
+from dbdrift.catalog.ibench import IBenchSizes, io_bound_settings, settle_seconds
 from dbdrift.catalog.ibench import steps as ibench_steps
 from dbdrift.catalog.sysbench import MicrobenchmarkSpec, select_tests
 from dbdrift.errors import UserError
@@ -126,7 +126,8 @@ _TOP_KEYS = {
     "order", "turn_s", "cpus", "count_instructions", "simulate_cache", "flamegraphs", "workload", "insert_benchmark", "allow_large",
     "axes", "variants",
 }
-_IBENCH_KEYS = {"clients", "rows_l_i0", "rows_l_i1", "rows_l_i2", "query_s", "deletes", "shared_table", "steps"}
+_IBENCH_KEYS = {"clients", "rows_l_i0", "rows_l_i1", "rows_l_i2", "query_s", "deletes", "shared_table", "steps",
+                "io_bound"}
 _TARGET_KEYS = {"name", "engine", "version", "basedir", "system", "config", "settings",
                 "data_checksums", "base", "port"}
 
@@ -274,7 +275,7 @@ def _with_sysbench(spec: CampaignSpec, top: fields.Table) -> CampaignSpec:
 
 # keys the Insert Benchmark has no use for: refused rather than silently ignored
 SYSBENCH_ONLY = ("tests", "count_instructions", "simulate_cache", "flamegraphs", "threads", "tables", "rows", "read_s", "write_s",
-                 "insert_s", "warmup_s", "scan_warm_s", "warm_runs", "repeats", "restart", "prepared", "order",
+                 "insert_s", "warmup_s", "scan_warm_s", "warm_runs", "restart", "prepared", "order",
                  "turn_s")
 
 
@@ -285,7 +286,8 @@ def _with_ibench(spec: CampaignSpec, top: fields.Table) -> CampaignSpec:
         if key in top.data:
             raise UserError(f"{top.where}: {key} applies to the sysbench workload, not the Insert Benchmark",
                             f"remove {key}; the Insert Benchmark's sizes and durations are in [insert_benchmark] "
-                            "(docs/campaign.md), and it runs one target after the other, each step once")
+                            "(docs/campaign.md), and it runs one target after the other, every step of a target on one "
+                            "server (repeats run them all again)")
     raw, label = top.data.get("insert_benchmark", {}), f"{top.where}: [insert_benchmark]"
     if not isinstance(raw, dict):
         raise UserError(f"{label} is not a table", "write [insert_benchmark] followed by key = value lines")
@@ -300,6 +302,7 @@ def _with_ibench(spec: CampaignSpec, top: fields.Table) -> CampaignSpec:
         query_s=table.duration("query_s", default.query_s),
         deletes=table.flag("deletes", default.deletes),
         shared_table=table.flag("shared_table", default.shared_table),
+        io_bound=table.flag("io_bound", default.io_bound),
     )
     if sizes.shared_table and sizes.deletes and sizes.clients > 1:
         raise UserError(f"{label}: shared_table with deletes and several clients",
@@ -318,7 +321,10 @@ def _with_ibench(spec: CampaignSpec, top: fields.Table) -> CampaignSpec:
     if inserted > INT64_MAX:
         raise UserError(f"{label}: the steps would insert {inserted} rows, more than transactionid (BIGINT) "
                         f"can number ({INT64_MAX})", "use fewer rows_l_i0, rows_l_i1 and rows_l_i2")
-    return replace(spec, ibench=sizes, ibench_steps=chosen, test_names=(), order="sequential")
+    targets = spec.targets
+    if sizes.io_bound:
+        targets = tuple(replace(t, settings={**io_bound_settings(t.engine, sizes), **t.settings}) for t in targets)
+    return replace(spec, ibench=sizes, ibench_steps=chosen, test_names=(), order="sequential", targets=targets)
 
 
 def _parse_target(raw: object, index: int, where: str, base_dir: Path, text: str | None) -> TargetSpec:

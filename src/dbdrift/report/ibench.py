@@ -31,20 +31,25 @@ STEP_CAPTIONS = {
        for rate in (100, 500, 1000) for kind, what in (("qr", "range"), ("qp", "point"))},
 }
 
-TABLES = ("throughput", "relative", "background")
+TABLES = ("throughput", "relative", "background", "writes")
 TITLES = {
     "throughput": "absolute throughput (l.i0, l.i1, l.i2: inserts/s; l.x: indexed rows/s; qr/qp: queries/s)",
     "relative": "relative throughput (each value ÷ the base's: {base})",
     "background": "background insert rate during the qr/qp steps (inserts/s; last row: the target rate)",
+    "writes": "KB written per insert and database size in GiB (then each target ÷ the base: {base})",
 }
 MARKS = {"throughput": {"green": "+", "red": "-", "gray": "."}, "relative": {"blue": "^", "yellow": "v"},
-         "background": {"red": "-"}}
+         "background": {"red": "-"}, "writes": {"blue": "^", "yellow": "v"}}
 LEGENDS = {
     "throughput": "marks: + top quarter of the column's range, - bottom quarter (none when min >= 80% of max), "
                   ". insert-rate SLA missed (left out of the column's max)",
     "relative": "marks: ^ above 105% of the base, v below 95%",
     "background": "marks: - below 95% of the target rate (SLA missed)",
+    "writes": "wkbpi: KB written to storage per inserted row in the step; dbgb1: the benchmark database, dbgb2: "
+              "the data directory, after the step; marks on the ÷ rows: ^ above 105% of the base (more written, "
+              "bigger), v below 95%",
 }
+INTERVAL_LEGEND = " [95% interval over the repeats]"
 METRIC_DIGITS = {"ips": 0, "qps": 0, "rps": 0, "rmbps": 1, "wps": 1, "wmbps": 1, "rpq": 3, "rkbpq": 3, "wpi": 3,
                  "wkbpi": 3, "csps": 0, "cpups": 1, "cspq": 3, "cpupq": 0, "dbgb1": 3, "dbgb2": 3, "rss": 1, "maxop": 3, "p50": 0, "p99": 0}
 """Decimals per metric, as `etl.sh` prints its line."""
@@ -83,7 +88,7 @@ def ibench_report(results: list[InsertStepResult], targets: list[str], labels: d
     """Summary tables and per-step details of `results` (any status; other targets are ignored)."""
     indexed = index_results(results, targets)
     details = {key: step_detail(r, ncpu) for key, r in indexed.items()}
-    return IBenchReport(campaign, tuple(targets), dict(labels or {}), ncpu, summary_tables(results, targets),
+    return IBenchReport(campaign, tuple(targets), dict(labels or {}), ncpu, summary_tables(results, targets, ncpu),
                         indexed, details)
 
 
@@ -91,19 +96,33 @@ def ibench_report(results: list[InsertStepResult], targets: list[str], labels: d
 
 
 def summary_blocks(data: IBenchReport) -> list[tuple[str, str, list[str], list[list[str]]]]:
-    """The three §4.2 tables with marked cells; the gray `target` row of the last one is unmarked."""
+    """The summary tables with marked cells (the gray `target` row of the background table has none)."""
     blocks = []
     for name in TABLES:
-        table: SummaryTable = getattr(data.summary, name)
-        fmt = fmt_ratio if name == "relative" else fmt_abs
+        table: SummaryTable | None = getattr(data.summary, name)
+        if table is None or not table.columns:
+            continue
         rows = []
         for row, cells in table.rows.items():
-            marks = MARKS[name] if row in data.targets else {}
             rows.append([data.label(row) if row in data.targets else row,
-                         *(_marked(fmt(c.value), marks.get(c.color)) for c in cells)])
+                         *(_marked(_cell_text(name, row in data.targets, header, c), MARKS[name].get(c.color))
+                           for header, c in zip(table.columns, cells))])
         title = TITLES[name].format(base=data.label(data.summary.base))
-        blocks.append((title, LEGENDS[name], ["target", *table.columns], rows))
+        legend = LEGENDS[name]
+        if name == "relative" and any(c.lower is not None for cells in table.rows.values() for c in cells):
+            legend += INTERVAL_LEGEND
+        blocks.append((title, legend, ["target", *table.columns], rows))
     return blocks
+
+
+def _cell_text(table: str, is_target: bool, header: str, cell) -> str:
+    if table == "relative":
+        text = fmt_ratio(cell.value)
+        return text + (f" [{cell.lower:.2f},{cell.upper:.2f}]" if cell.lower is not None and cell.upper is not None
+                       else "")
+    if table == "writes":
+        return fmt_metric(header.split()[0], cell.value) if is_target else fmt_ratio(cell.value)
+    return fmt_abs(cell.value)
 
 
 def _marked(text: str, mark: str | None) -> str:
@@ -199,29 +218,34 @@ def _md_table(header: list[str], rows: list[list[str]]) -> list[str]:
 
 # --- CSV ----------------------------------------------------------------------------------
 
-CSV_HEADER = ("target", "step", "status", "elapsed_s", "ips", "dps", "qps", "target_ips", "sla_met", "relative",
+CSV_HEADER = ("target", "step", "status", "repeats", "elapsed_s", "ips", "dps", "qps", "target_ips", "sla_met",
+              "relative", "relative_lower", "relative_upper",
               "p50", "p99", "maxop", *(m for m in METRICS if m not in ("ips", "qps", "maxop", "p50", "p99")))
 
 
 def render_csv(data: IBenchReport) -> str:
-    """One row per (target, step) in report order; a step that never ran has status `not run`."""
+    """One row per (target, step) in report order; a step that never ran has status `not run`. The
+    rates and metrics are of the repeat the details show; `relative` (and its interval) is over
+    the repeats, `repeats` counts the ok ones."""
     buf = io.StringIO()
     writer = csv.writer(buf, lineterminator="\n")
     writer.writerow(CSV_HEADER)
     for target in data.targets:
         for i, step in enumerate(IBENCH_STEPS):
-            writer.writerow(_csv_row(data, target, step, data.summary.relative.rows[target][i].value))
+            writer.writerow(_csv_row(data, target, step, data.summary.relative.rows[target][i]))
     return buf.getvalue()
 
 
-def _csv_row(data: IBenchReport, target: str, step: str, relative: float | None) -> list[str]:
+def _csv_row(data: IBenchReport, target: str, step: str, relative) -> list[str]:
     result = data.results.get((target, step))
     if result is None:
         return [target, step, "not run", *[""] * (len(CSV_HEADER) - 3)]
     metrics = data.details[(target, step)].metrics
     met = sla_met(result)
-    head = [target, step, result.status, _num(result.elapsed_s), _num(result.ips), _num(result.dps),
-            _num(result.qps), _num(result.target_ips), "" if met is None else str(met).lower(), _num(relative)]
+    head = [target, step, result.status, str(data.summary.throughput.rows[target][IBENCH_STEPS.index(step)].repeats),
+            _num(result.elapsed_s), _num(result.ips), _num(result.dps),
+            _num(result.qps), _num(result.target_ips), "" if met is None else str(met).lower(), _num(relative.value),
+            _num(relative.lower), _num(relative.upper)]
     return head + [_num(metrics[m]) for m in CSV_HEADER[len(head):]]
 
 
@@ -241,7 +265,7 @@ def to_json(data: IBenchReport) -> dict:
         "campaign": data.campaign, "base": summary.base, "ncpu": data.ncpu,
         "targets": [{"name": t, "label": data.labels.get(t, "")} for t in data.targets],
         "colors": COLORS, "buckets": list(BUCKET_LABELS),
-        "tables": {name: _table_json(getattr(summary, name)) for name in TABLES},
+        "tables": {name: _table_json(getattr(summary, name)) for name in TABLES if getattr(summary, name) is not None},
         "missing": {t: [{"step": s, "why": why} for s, why in gaps] for t, gaps in summary.missing.items()},
         "steps": [{"step": step, "caption": STEP_CAPTIONS[step],
                    "targets": {t: _detail_json(data.results[(t, step)], data.details[(t, step)])
@@ -256,8 +280,16 @@ def render_json(data: IBenchReport) -> str:
 
 def _table_json(table: SummaryTable) -> dict:
     return {"columns": list(table.columns),
-            "rows": [{"name": name, "cells": [{"value": _round(c.value, 4), "color": c.color} for c in cells]}
-                     for name, cells in table.rows.items()]}
+            "rows": [{"name": name, "cells": [_cell_json(c) for c in cells]} for name, cells in table.rows.items()]}
+
+
+def _cell_json(c) -> dict:
+    out = {"value": _round(c.value, 4), "color": c.color}
+    if c.lower is not None:
+        out.update(lower=_round(c.lower, 4), upper=_round(c.upper, 4))
+    if c.repeats > 1:
+        out["repeats"] = c.repeats
+    return out
 
 
 def _detail_json(result: InsertStepResult, detail: StepDetail) -> dict:

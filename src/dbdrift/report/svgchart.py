@@ -141,3 +141,103 @@ def _tick_digits(step: float) -> int:
 def _text(x: float, y: float, text: str, anchor: str, style: str = "") -> str:
     style_attr = f' style="{style}"' if style else ""
     return f'<text x="{x:.1f}" y="{y:.1f}" text-anchor="{anchor}"{style_attr}>{escape(text)}</text>'
+
+
+# --- time series: per-interval lines over a run ---------------------------------------------
+
+
+@dataclass(frozen=True)
+class Line:
+    """One series of a time chart: y per x (seconds); None is a gap in the line."""
+
+    name: str
+    xs: tuple[float, ...]
+    ys: tuple[float | None, ...]
+    color: str
+
+
+def nice_step(span: float, max_ticks: int = 6) -> float:
+    """A 1, 2 or 5 × 10^k tick step that puts at most `max_ticks` ticks on [0, span]."""
+    if span <= 0:
+        return 1.0
+    raw = span / max(max_ticks - 1, 1)
+    power = 10.0 ** math.floor(math.log10(raw))
+    return next(m * power for m in (1, 2, 5, 10) if m * power >= raw - 1e-12)
+
+
+DOTS_UP_TO = 60  # a time chart marks each point of lines this short
+
+
+def time_chart(lines: list[Line], caption: str, unit: str, width: int = 560, height: int = 190) -> str:
+    """Lines over seconds since the start of a run, y from 0 (rates and response times are never
+    negative), a legend above the plot; an SVG string with `caption` as its accessible title."""
+    left, right, top, bottom = 58, 12, 24, 34
+    plot_w, plot_h = width - left - right, height - top - bottom
+    xs = [x for line in lines for x in line.xs]
+    ys = [y for line in lines for y in line.ys if y is not None]
+    x_hi = max(xs, default=1.0) or 1.0
+    y_step = nice_step(max(ys, default=1.0) or 1.0)
+    y_hi = y_step * math.ceil((max(ys, default=1.0) or 1.0) / y_step - 1e-9)
+    x_step = nice_step(x_hi, 8)
+
+    def px(x: float) -> float:
+        return left + plot_w * x / x_hi
+
+    def py(y: float) -> float:
+        return top + plot_h - plot_h * min(y, y_hi) / y_hi
+
+    body = []
+    ticks = round(y_hi / y_step)
+    for i in range(ticks + 1):
+        y = i * y_step
+        body.append(f'<line x1="{left}" x2="{left + plot_w}" y1="{py(y):.1f}" y2="{py(y):.1f}" stroke="#e4e4e4"/>')
+        body.append(_text(left - 5, py(y) + 4, _short(y), "end", "fill:#555"))
+    x = 0.0
+    while x <= x_hi + 1e-9:
+        body.append(_text(px(x), top + plot_h + 14, _short(x), "middle", "fill:#555"))
+        x += x_step
+    body.append(_text(left + plot_w / 2, height - 4, "seconds", "middle", "fill:#555"))
+    body.append(_text(4, top - 8, unit, "start", "fill:#555"))
+    body.append(f'<line x1="{left}" x2="{left}" y1="{top}" y2="{top + plot_h}" stroke="#999"/>'
+                f'<line x1="{left}" x2="{left + plot_w}" y1="{top + plot_h}" y2="{top + plot_h}" stroke="#999"/>')
+    legend_x = left + plot_w
+    for line in reversed(lines):
+        label_w = CHAR_PX * len(line.name) + 18
+        legend_x -= label_w
+        body.append(f'<rect x="{legend_x:.1f}" y="{top - 17}" width="10" height="10" fill="{line.color}"/>'
+                    + _text(legend_x + 14, top - 8, line.name, "start"))
+        runs = _runs(line)
+        for run in runs:
+            points = " ".join(f"{px(x):.1f},{py(y):.1f}" for x, y in run)
+            body.append(f'<polyline fill="none" stroke="{line.color}" stroke-width="1.5" points="{points}"/>')
+        if sum(len(r) for r in runs) <= DOTS_UP_TO:  # few intervals: dots, so that a lone one shows
+            body += [f'<circle cx="{px(x):.1f}" cy="{py(y):.1f}" r="2.5" fill="{line.color}"/>'
+                     for run in runs for x, y in run]
+    return (f'<svg xmlns="http://www.w3.org/2000/svg" class="chart" role="img" width="{width}" height="{height}" '
+            f'viewBox="0 0 {width} {height}" aria-label="{escape(caption)}"><title>{escape(caption)}</title>'
+            '<g font-family="ui-monospace,Menlo,Consolas,monospace" font-size="11">' + "".join(body) + "</g></svg>")
+
+
+def _runs(line: Line) -> list[list[tuple[float, float]]]:
+    """The line's points split at its gaps."""
+    runs, current = [], []
+    for x, y in zip(line.xs, line.ys):
+        if y is None or x is None:
+            if current:
+                runs.append(current)
+            current = []
+        else:
+            current.append((x, y))
+    if current:
+        runs.append(current)
+    return runs
+
+
+def _short(value: float) -> str:
+    """An axis number: 1.2k, 35k, 2.5M, 0.5, 120."""
+    a = abs(value)
+    if a >= 1e6:
+        return f"{value / 1e6:g}M"
+    if a >= 1e3:
+        return f"{value / 1e3:g}k"
+    return f"{value:g}"

@@ -241,29 +241,36 @@ class Runner:
 
     # -- the Insert Benchmark: one target after the other, every step ----------------------------
     def _insert_benchmark(self, installs: dict[str, InstallInfo], outcome: CampaignOutcome) -> None:
+        """Each repeat runs every target's steps on a fresh server, the targets in listed order
+        in even repeats and reversed in odd ones (A B, B A), so that neither always runs first."""
         wanted = set(self.spec.ibench_steps)
+        ids = [(target, self.store.ensure_target(outcome.campaign_id, target.name, target.engine, position,
+                                                 target.name == self.spec.base.name, target_to_dict(target)))
+               for position, target in enumerate(self.spec.targets)]
         pending = []
-        for position, target in enumerate(self.spec.targets):
-            target_id = self.store.ensure_target(outcome.campaign_id, target.name, target.engine, position,
-                                                 target.name == self.spec.base.name, target_to_dict(target))
-            if self.resume and self.store.ibench_done(target_id) >= wanted:
-                outcome.runs_kept += len(wanted)
-                self.progress.message(f"{target.name}: all steps already stored, skipped (--resume)")
-            else:
-                pending.append((target, target_id))
+        for repeat in range(self.spec.repeats):
+            for target, target_id in (ids if repeat % 2 == 0 else list(reversed(ids))):
+                if self.resume and self.store.ibench_done(target_id, repeat) >= wanted:
+                    outcome.runs_kept += len(wanted)
+                    which = f" of repeat {repeat + 1}" if self.spec.repeats > 1 else ""
+                    self.progress.message(f"{target.name}: all steps{which} already stored, skipped (--resume)")
+                else:
+                    pending.append((repeat, target, target_id))
         self.progress.campaign_start(ibench.plan_s(self.spec) * len(pending),
                                      (len(wanted) + 3) * len(pending))
-        for target, target_id in pending:
-            self.store.supersede_ibench(target_id)  # the steps build on each other: all again
+        for repeat, target, target_id in pending:
+            if target.name in outcome.failed_targets:
+                continue  # its failure is reported once; later repeats of it are not run
+            self.store.supersede_ibench(target_id, repeat)  # the steps build on each other: all again
             session = TargetSession(self.spec, target, installs[target.name], target_id, self.store,
                                     self.progress, dbname=IBENCH_DB, placement=self.placement)
             try:
-                ibench.run_target(session, installs[target.name])
+                ibench.run_target(session, installs[target.name], repeat)
             except (ServerError, DriverError) as exc:
                 self._fail(session, exc, outcome)
             finally:
                 session.stop()
-                done = self.store.ibench_done(target_id)
+                done = self.store.ibench_done(target_id, repeat)
                 outcome.runs_ok += len(done)
                 outcome.runs_failed += 0 if target.name not in outcome.failed_targets else 1
 

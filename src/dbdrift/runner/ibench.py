@@ -4,6 +4,7 @@ through the driver's `ibench` subcommand; every step is stored as soon as it end
 
 The steps build on each other (the rows, the indexes), so a target that fails or is resumed
 runs from l.i0 again; a failed target ends there and the campaign goes on with the next.
+With `repeats`, each repeat runs every step again on a fresh server and is stored as its own.
 """
 from __future__ import annotations
 
@@ -39,15 +40,15 @@ def plan_s(spec) -> float:
     return sum(estimate_s(s, spec.ibench) for s in steps) + settle
 
 
-def run_target(session: TargetSession, install: InstallInfo) -> None:
-    """All selected steps on a fresh server; raises ServerError/DriverError when the target fails
-    (stored first), KeyboardInterrupt after storing an interrupted step."""
+def run_target(session: TargetSession, install: InstallInfo, repeat: int = 0) -> None:
+    """All selected steps on a fresh server, stored as repeat `repeat`; raises ServerError/DriverError
+    when the target fails (stored first), KeyboardInterrupt after storing an interrupted step."""
     spec, sizes = session.spec, session.spec.ibench
     session.start()
     tables = sizes.distinct_tables()
     session.timed_step("load", f"create tables {', '.join(tables)}", lambda: _create_tables(session, tables))
     for step in ibench.steps(sizes, spec.ibench_steps):
-        result = run_step(session, step)
+        result = run_step(session, step, repeat)
         if result.status != "ok":
             session.raise_if_dead()
             raise DriverError(f"{session.name}: Insert Benchmark step {step.name} {result.status}: {result.error}",
@@ -68,10 +69,10 @@ def _create_tables(session: TargetSession, tables: list[str]) -> dict:
     return {"tables": tables}
 
 
-def driver_spec(session: TargetSession, step: ibench.IBenchStep) -> dict:
+def driver_spec(session: TargetSession, step: ibench.IBenchStep, repeat: int = 0) -> dict:
     spec, sizes = session.spec, session.spec.ibench
     return {
-        "backend": session.dialect.backend, "connection": session.conn, "seed": spec.seed,
+        "backend": session.dialect.backend, "connection": session.conn, "seed": spec.seed + repeat,
         "step": step.name, "clients": sizes.clients, "tables": sizes.tables(), "interval_s": spec.interval_s,
         "rows_per_client": step.rows_per_client, "rows_per_statement": step.rows_per_statement,
         "inserts_per_second": step.inserts_per_second, "deletes": step.deletes, "query": step.query,
@@ -80,13 +81,15 @@ def driver_spec(session: TargetSession, step: ibench.IBenchStep) -> dict:
     }
 
 
-def run_step(session: TargetSession, step: ibench.IBenchStep) -> InsertStepResult:
+def run_step(session: TargetSession, step: ibench.IBenchStep, repeat: int = 0) -> InsertStepResult:
     """One step through the driver, with the host sampled over it; stored before returning."""
     session.server.check_alive()
     sizes = session.spec.ibench
-    spec = driver_spec(session, step)
+    spec = driver_spec(session, step, repeat)
     expected = estimate_s(step, sizes)
     label = f"{step.name} ({step.title})"
+    if session.spec.repeats > 1:
+        label += f", repeat {repeat + 1}/{session.spec.repeats}"
     session.progress.step_start(session.name, label, expected)
     sampler = Sampler(session.server.server_pid, session.server.data_dir)
     sampler.start()
@@ -106,7 +109,7 @@ def run_step(session: TargetSession, step: ibench.IBenchStep) -> InsertStepResul
                                  on_line=on_line, on_start=sampler.set_client, cpus=session.placement.driver)
     finally:
         sampler.stop()
-    result = _result(session, step, out, sampler)
+    result = _result(session, step, out, sampler, repeat)
     session.store.add_ibench_step(session.target_id, result, spec)
     session.progress.step_end(session.name, label, result.status, _summary_text(result) if result.status == "ok"
                               else result.error or "")
@@ -116,7 +119,7 @@ def run_step(session: TargetSession, step: ibench.IBenchStep) -> InsertStepResul
 
 
 def _result(session: TargetSession, step: ibench.IBenchStep, out: process.DriverResult,
-            sampler: Sampler) -> InsertStepResult:
+            sampler: Sampler, repeat: int = 0) -> InsertStepResult:
     summary = out.output.summary or {}
     sizes = session.spec.ibench
     elapsed = float(summary.get("elapsed_s") or 0.0)
@@ -145,7 +148,7 @@ def _result(session: TargetSession, step: ibench.IBenchStep, out: process.Driver
                     for iv in out.output.intervals if iv.get("client") == 1],
         hardware=window.as_dict() if window else None,
         table_rows=_table_rows(session) if status == "ok" else None,
-        error=error,
+        error=error, repeat=repeat,
         **(_db_sizes(session) if status == "ok" else {}),
     )
 

@@ -210,6 +210,10 @@ MIGRATIONS: tuple[str, ...] = (
     ALTER TABLE ibench_steps ADD COLUMN db_bytes INTEGER;
     ALTER TABLE ibench_steps ADD COLUMN datadir_bytes INTEGER;
     """,
+    # 11: Insert Benchmark repeats: each repeat runs a target's steps again on a fresh server
+    """
+    ALTER TABLE ibench_steps ADD COLUMN repeat INTEGER NOT NULL DEFAULT 0;
+    """,
 )
 
 SCHEMA_VERSION = len(MIGRATIONS)

@@ -349,19 +349,21 @@ class Store:
         cur = self.db.execute(
             "INSERT INTO ibench_steps(target_id, step, status, started_at, clients, elapsed_s, inserted, deleted, "
             "queries, ips, dps, qps, target_ips, max_insert_us, max_delete_us, max_query_us, histograms_json, "
-            "per_second_json, hardware_json, table_rows, driver_spec_json, error, db_bytes, datadir_bytes) "
-            "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+            "per_second_json, hardware_json, table_rows, driver_spec_json, error, db_bytes, datadir_bytes, repeat) "
+            "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
             (target_id, r.step, r.status, now_iso(), r.clients, r.elapsed_s, r.inserted, r.deleted, r.queries,
              r.ips, r.dps, r.qps, r.target_ips, r.max_insert_us, r.max_delete_us, r.max_query_us,
              json.dumps(r.histograms), json.dumps(r.per_second), _json_or_null(r.hardware), r.table_rows,
-             _json_or_null(driver_spec), r.error, r.db_bytes, r.datadir_bytes))
+             _json_or_null(driver_spec), r.error, r.db_bytes, r.datadir_bytes, r.repeat))
         return int(cur.lastrowid)
 
-    def supersede_ibench(self, target_id: int) -> None:
-        """A target's Insert Benchmark reruns from l.i0: its earlier steps leave the reports."""
+    def supersede_ibench(self, target_id: int, repeat: int = 0) -> None:
+        """A repeat of a target's Insert Benchmark reruns from l.i0: that repeat's earlier steps
+        leave the reports."""
         def update():
             with self.db:
-                self.db.execute("UPDATE ibench_steps SET superseded = 1 WHERE target_id = ?", (target_id,))
+                self.db.execute("UPDATE ibench_steps SET superseded = 1 WHERE target_id = ? AND repeat = ?",
+                                (target_id, repeat))
         self._retry(update, "marking earlier Insert Benchmark steps superseded")
 
     def ibench_steps(self, campaign_id: int) -> list[InsertStepResult]:
@@ -375,11 +377,12 @@ class Store:
             max_delete_us=r["max_delete_us"], max_query_us=r["max_query_us"],
             histograms=json.loads(r["histograms_json"]), per_second=json.loads(r["per_second_json"]),
             hardware=json.loads(r["hardware_json"]) if r["hardware_json"] else None, table_rows=r["table_rows"],
-            error=r["error"], db_bytes=r["db_bytes"], datadir_bytes=r["datadir_bytes"]) for r in rows]
+            error=r["error"], db_bytes=r["db_bytes"], datadir_bytes=r["datadir_bytes"], repeat=r["repeat"])
+            for r in rows]
 
-    def ibench_done(self, target_id: int) -> set[str]:
-        rows = self.db.execute("SELECT step FROM ibench_steps WHERE target_id = ? AND status = 'ok' "
-                               "AND superseded = 0", (target_id,))
+    def ibench_done(self, target_id: int, repeat: int = 0) -> set[str]:
+        rows = self.db.execute("SELECT step FROM ibench_steps WHERE target_id = ? AND repeat = ? AND status = 'ok' "
+                               "AND superseded = 0", (target_id, repeat))
         return {r[0] for r in rows}
 
     # -- reading ---------------------------------------------------------------------------
