@@ -129,6 +129,34 @@ IBENCH_BUCKETS_US = (256, 1_000, 4_000, 16_000, 64_000, 256_000, 1_000_000, 4_00
 """Response-time histogram upper bounds, as the Insert Benchmark reports them: ≤256µs … ≤16s, then one bucket for >16s."""
 
 
+@dataclass
+class TpccResult:
+    """One TPROC-C run of one target (the store's tpcc_runs row): the measured window's new
+    orders and transactions, NOPM and TPM (per minute of the window), per transaction type
+    {"count", "rollbacks", "errors", "histogram" ([[bucket, count], ...] in the protocol's
+    buckets), "p50_us", "p95_us", "p99_us", "max_us"}, the driver's interval lines, the host
+    sampled over the window, and the consistency checks made after it (one dict per condition:
+    name, clause, ok, violations)."""
+
+    target: str
+    status: str  # ok | failed | interrupted
+    warehouses: int
+    clients: int
+    procedures: bool
+    elapsed_s: float = 0.0
+    new_orders: int = 0
+    transactions: int = 0
+    nopm: float = 0.0
+    tpm: float = 0.0
+    by_type: dict = field(default_factory=dict)
+    intervals: list = field(default_factory=list)
+    hardware: dict | None = None
+    consistency: list = field(default_factory=list)
+    load_s: float | None = None
+    error: str | None = None
+    repeat: int = 0
+
+
 @dataclass(frozen=True)
 class InsertStepResult:
     """One Insert Benchmark step of one target, as measured (the store's ibench_steps row).

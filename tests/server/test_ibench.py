@@ -179,3 +179,43 @@ def test_clients_sharing_one_table_build_its_indexes_once(tmp_path):
     assert {step for _, step in done} == {"l.i0", "l.x", "l.i1"}
     assert all(row["error"] is None for row in done.values())
     assert done[("pg17", "l.i1")]["table_rows"] == 4000 + 200 + 1000  # l.x adds 100 rows per client
+
+
+@pytest.fixture(scope="module")
+def repeated_io_bound(tmp_path_factory):
+    """Two PostgreSQL targets, two repeats each (fresh servers), the IO-bound cache, three steps."""
+    tmp = tmp_path_factory.mktemp("ibench-rep")
+    path = tmp / "rep.toml"
+    path.write_text('name = "ib-rep"\nworkload = "insert-benchmark"\nrepeats = 2\nsettle_s = 1\n'
+                    "[insert_benchmark]\nrows_l_i0 = 20000\nrows_l_i1 = 4000\nio_bound = true\n"
+                    'steps = ["l.i0", "l.x", "l.i1"]\n'
+                    '[[targets]]\nname = "a"\nversion = "17.10"\n[[targets]]\nname = "b"\nversion = "17.10"\n')
+    store = tmp / "store.db"
+    result = dbdrift("run", path, "--store", store, "--format", "json", work_dir=shared_work_dir("ibench-rep"),
+                     timeout=900)
+    return store, result
+
+
+def test_repeats_run_on_fresh_servers_in_abba_order_and_give_the_relative_table_an_interval(repeated_io_bound):
+    store, result = repeated_io_bound
+    assert result.returncode == 0, result.stderr[-3000:]
+    db = sqlite3.connect(store)
+    rows = db.execute("SELECT t.name, s.repeat, s.step, s.status FROM ibench_steps s JOIN targets t "
+                      "ON t.id = s.target_id ORDER BY s.id").fetchall()
+    db.close()
+    assert all(status == "ok" for *_, status in rows)
+    order = [(name, repeat) for name, repeat, step, _ in rows if step == "l.i0"]
+    assert order == [("a", 0), ("b", 0), ("b", 1), ("a", 1)]  # A B, then B A
+    assert [line for line in result.stderr.splitlines() if "repeat 2/2" in line]  # progress names the repeat
+    relative = json.loads(result.stdout)["tables"]["relative"]
+    cell = next(r for r in relative["rows"] if r["name"] == "b")["cells"][0]
+    assert cell["lower"] < cell["value"] < cell["upper"], cell
+    assert next(r for r in json.loads(result.stdout)["tables"]["throughput"]["rows"]
+                if r["name"] == "a")["cells"][0]["repeats"] == 2
+
+
+def test_io_bound_gives_every_server_the_small_cache(repeated_io_bound):
+    db = sqlite3.connect(repeated_io_bound[0])
+    facts = [json.loads(r[0]) for r in db.execute("SELECT server_json FROM targets")]
+    db.close()
+    assert [f["settings"]["shared_buffers"] for f in facts] == ["2048", "2048"]  # 16MB in 8 kB pages

@@ -14,6 +14,8 @@ from dbdrift.plan.expand import expand
 from dbdrift.runner import instructions
 from dbdrift.runner.campaign import estimate
 from dbdrift.runner.ibench import plan_s
+from dbdrift.runner.tpcc import plan_s as tpcc_plan_s
+from dbdrift.cli.ibench_report import tpcc_setup_text
 from dbdrift.server import engines, rundir
 from dbdrift.units import format_duration
 
@@ -39,8 +41,12 @@ def main(spec: CampaignSpec, args: argparse.Namespace, out=None, note: str | Non
         write(f"  base: {spec.base.name} is the first target; set base = true on a target, or pass --base, "
               "to choose another")
     if spec.workload == "insert-benchmark":
-        total_s, runs = plan_s(spec) * len(spec.targets), len(spec.ibench_steps) * len(spec.targets)
-        write(f"  steps: {', '.join(spec.ibench_steps)} per target")
+        total_s = plan_s(spec) * len(spec.targets) * spec.repeats
+        write(f"  steps: {', '.join(spec.ibench_steps)} per target" + (
+            f", {spec.repeats} times (repeats)" if spec.repeats > 1 else ""))
+    elif spec.workload == "tpcc":
+        total_s = tpcc_plan_s(spec) * len(spec.targets) * spec.repeats
+        write(f"  TPROC-C: {tpcc_setup_text(spec.to_dict())} per target")
     else:
         plans = expand(spec)
         counted = [p for p in plans if instructions.supports(p.target.engine)]

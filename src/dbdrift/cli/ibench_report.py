@@ -51,3 +51,40 @@ def sizes_text(spec: dict) -> str:
     if ib.get("io_bound"):
         parts.append("IO-bound (buffer pool well below the table)")
     return ", ".join(p for p in parts if p)
+
+
+def workload(store: Store, campaign_id: int) -> str:
+    return json.loads(store.campaign(campaign_id)["spec_json"]).get("workload", "sysbench")
+
+
+def render_tpcc(store: Store, campaign_id: int, base: str | None, fmt: str) -> str:
+    """The TPROC-C report of a stored campaign in `fmt`."""
+    from dbdrift.report import tpcc as tpcc_report
+
+    row = store.campaign(campaign_id)
+    targets = store.targets(campaign_id)
+    names = [t["name"] for t in targets]
+    base_name = base_target(targets, base, row["name"])
+    ordered = [base_name] + [n for n in names if n != base_name]
+    host = json.loads(row["host_json"])
+    spec = json.loads(row["spec_json"])
+    data = tpcc_report.tpcc_report(store.tpcc_runs(campaign_id), ordered, target_labels(targets),
+                                   host.get("cpus") or 1, row["name"], tpcc_setup_text(spec))
+    if fmt in ("text", "markdown"):
+        return tpcc_report.render_text(data, markdown=fmt == "markdown")
+    if fmt == "csv":
+        return tpcc_report.render_csv(data)
+    if fmt == "json":
+        return tpcc_report.render_json(data)
+    return tpcc_report.render_html(data, {"host": host, "run_on": row["created_at"]})
+
+
+def tpcc_setup_text(spec: dict) -> str:
+    t = spec.get("tpcc") or {}
+    text = (f"{t.get('warehouses', '?')} warehouse(s), {t.get('clients', '?')} virtual user(s), "
+            f"{t.get('rampup_s', 0):g} s ramp-up, {t.get('duration_s', 0):g} s measured")
+    if t.get("procedures"):
+        text += ", stored procedures"
+    if (spec.get("repeats") or 1) > 1:
+        text += f", {spec['repeats']} repeats (each on a fresh server)"
+    return text

@@ -196,6 +196,12 @@ def main(args: argparse.Namespace) -> int:
         if args.config:
             sys.stdout.write(render_configs(store, campaign_id, args.campaign))
             return 0
+        if campaign_id is not None and ibench_report.workload(store, campaign_id) == "tpcc":
+            if args.fail_on:
+                raise UserError(f"--fail-on applies to sysbench campaigns; {store.campaign(campaign_id)['name']} is "
+                                "TPROC-C", "leave --fail-on out for this campaign", exit_code=2)
+            sys.stdout.write(ibench_report.render_tpcc(store, campaign_id, args.base, args.format))
+            return 0
         if campaign_id is not None and ibench_report.is_ibench(store, campaign_id):
             if args.fail_on:
                 raise UserError(f"--fail-on applies to sysbench campaigns; {store.campaign(campaign_id)['name']} is "

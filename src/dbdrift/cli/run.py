@@ -79,15 +79,17 @@ def add_common(parser: argparse.ArgumentParser) -> None:
 
 
 def apply_overrides(spec: CampaignSpec, args: argparse.Namespace) -> CampaignSpec:
-    if spec.workload == "insert-benchmark":
+    if spec.workload in ("insert-benchmark", "tpcc"):
         sysbench_only = [flag for flag, on in (("--tests", args.tests),
                                                ("--count-instructions", getattr(args, "count_instructions", False)),
                                                ("--instructions-only", getattr(args, "instructions_only", False)),
                                                ("--simulate-cache", getattr(args, "simulate_cache", False)),
                                                ("--flamegraph", getattr(args, "flamegraph", False))) if on]
         if sysbench_only:
-            raise UserError(f"{sysbench_only[0]} applies to sysbench campaigns; {spec.name} is an Insert Benchmark",
-                            "choose Insert Benchmark steps with `steps = [...]` in its [insert_benchmark] table")
+            what = "an Insert Benchmark" if spec.workload == "insert-benchmark" else "TPROC-C"
+            raise UserError(f"{sysbench_only[0]} applies to sysbench campaigns; {spec.name} is {what}",
+                            "choose Insert Benchmark steps with `steps = [...]` in its [insert_benchmark] table"
+                            if spec.workload == "insert-benchmark" else "drop it; [tpcc] sets TPROC-C's sizes")
     if args.tests:
         names = options.split_list(args.tests)
         spec = replace(spec, tests=tuple(select_tests(names)), test_names=tuple(names))
@@ -151,6 +153,8 @@ def _run(spec: CampaignSpec, args: argparse.Namespace, store: Store, progress: C
                          f"({outcome.instructions_failed} failed) in {args.store}")
     if not args.no_report and spec.workload == "insert-benchmark":
         sys.stdout.write(ibench_report.render(store, outcome.campaign_id, None, args.format))
+    elif not args.no_report and spec.workload == "tpcc":
+        sys.stdout.write(ibench_report.render_tpcc(store, outcome.campaign_id, None, args.format))
     elif not args.no_report:
         data = build_report(store, str(outcome.campaign_id), None, False, noise_floor="auto")
         sys.stdout.write(report_cli.render(data, args.format, report_cli.use_color("auto")))

@@ -63,6 +63,8 @@ class DriverOutput:
     summary: dict | None = None
     fatal: dict | None = None
     unparsed: list[str] = field(default_factory=list)
+    phases: list[dict] = field(default_factory=list)
+    loads: list[dict] = field(default_factory=list)
 
     def add_line(self, line: str) -> dict | None:
         line = line.strip()
@@ -80,6 +82,8 @@ class DriverOutput:
             self.jobs.append(obj)
         elif kind in ("start", "warmup", "summary", "fatal"):
             setattr(self, kind, obj)
+        elif kind in ("phase", "load"):  # tpcc: its window's edges, and each piece of its load
+            (self.phases if kind == "phase" else self.loads).append(obj)
         else:
             self.unparsed.append(line)
         return obj

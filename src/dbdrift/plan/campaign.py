@@ -14,6 +14,7 @@ from pathlib import Path
 
 from dbdrift.catalog.ibench import IBenchSizes, io_bound_settings, settle_seconds
 from dbdrift.catalog.ibench import steps as ibench_steps
+from dbdrift.catalog.tpcc import TpccSizes
 from dbdrift.catalog.sysbench import MicrobenchmarkSpec, select_tests
 from dbdrift.errors import UserError
 from dbdrift.model import ENGINES, IBENCH_STEPS, TargetSpec
@@ -59,8 +60,9 @@ class CampaignSpec:
     flamegraphs: bool = False  # perf record the backends during each timed run
     source: str = "<built-in>"
     test_names: tuple[str, ...] = field(default=("default32",))
-    workload: str = "sysbench"  # sysbench | insert-benchmark
+    workload: str = "sysbench"  # sysbench | insert-benchmark | tpcc
     ibench: IBenchSizes = field(default_factory=IBenchSizes)  # the Insert Benchmark's sizes
+    tpcc: TpccSizes = field(default_factory=TpccSizes)  # TPROC-C's warehouses, virtual users and windows
     ibench_steps: tuple[str, ...] = IBENCH_STEPS
     allow_large: bool = False  # accept sizes and durations beyond the soft limits (_INTS, _DURATIONS)
     axes: tuple[Axis, ...] = ()  # configuration matrix axes; targets are already expanded into their variants
@@ -102,6 +104,7 @@ class CampaignSpec:
             "workload": self.workload,
             **({"insert_benchmark": {**asdict(self.ibench), "steps": list(self.ibench_steps)}}
                if self.workload == "insert-benchmark" else {}),
+            **({"tpcc": asdict(self.tpcc)} if self.workload == "tpcc" else {}),
             **({"axes": [a.to_dict() for a in self.axes], "variants": list(self.variant_patterns)}
                if self.axes else {}),
             "targets": [target_to_dict(t) for t in self.targets],
@@ -123,11 +126,12 @@ def target_to_dict(t: TargetSpec) -> dict:
 _TOP_KEYS = {
     "name", "targets", "tests", "tables", "rows", "threads", "read_s", "write_s", "insert_s",
     "warmup_s", "scan_warm_s", "settle_s", "warm_runs", "repeats", "restart", "prepared", "seed", "interval_s",
-    "order", "turn_s", "cpus", "count_instructions", "simulate_cache", "flamegraphs", "workload", "insert_benchmark", "allow_large",
+    "order", "turn_s", "cpus", "count_instructions", "simulate_cache", "flamegraphs", "workload", "insert_benchmark", "tpcc", "allow_large",
     "axes", "variants",
 }
 _IBENCH_KEYS = {"clients", "rows_l_i0", "rows_l_i1", "rows_l_i2", "query_s", "deletes", "shared_table", "steps",
                 "io_bound"}
+_TPCC_KEYS = {"warehouses", "clients", "load_clients", "rampup_s", "duration_s", "procedures"}
 _TARGET_KEYS = {"name", "engine", "version", "basedir", "system", "config", "settings",
                 "data_checksums", "base", "port"}
 
@@ -204,6 +208,8 @@ def parse_campaign(data: dict, source: str, base_dir: Path, default_name: str, *
                         axes=axes, variant_patterns=patterns, **_shared_keys(top))
     if spec.workload == "insert-benchmark":
         spec = _with_ibench(spec, top)
+    elif spec.workload == "tpcc":
+        spec = _with_tpcc(spec, top)
     else:
         spec = _with_sysbench(spec, top)
     if spec.seed + spec.repeats > INT64_MAX:
@@ -228,7 +234,7 @@ def _shared_keys(top: fields.Table) -> dict:
         seed=top.integer("seed", 1), interval_s=top.duration("interval_s", 1.0),
         order=_order(top), turn_s=turn_s,
         cpus=fields.cpu_placement(top.data.get("cpus", "auto"), top.where),
-        workload=top.choice("workload", ("sysbench", "insert-benchmark")),
+        workload=top.choice("workload", ("sysbench", "insert-benchmark", "tpcc")),
     )
 
 
@@ -250,9 +256,7 @@ def _settle(top: fields.Table) -> float | None:
 
 
 def _with_sysbench(spec: CampaignSpec, top: fields.Table) -> CampaignSpec:
-    if "insert_benchmark" in top.data:
-        raise UserError(f"{top.where}: [insert_benchmark] is set but workload is sysbench",
-                        'add workload = "insert-benchmark" or remove the [insert_benchmark] table')
+    _refuse_other_tables(top, "sysbench", ("insert_benchmark", "tpcc"))
     names = top.data.get("tests", ["default32"])
     names = fields.str_list([names] if isinstance(names, str) else names, f"{top.where}: tests",
                       'e.g. tests = ["point-query", "update-index"]')
@@ -279,6 +283,42 @@ SYSBENCH_ONLY = ("tests", "count_instructions", "simulate_cache", "flamegraphs",
                  "turn_s")
 
 
+_WORKLOAD_TABLES = {"insert_benchmark": "insert-benchmark", "tpcc": "tpcc"}
+
+
+def _refuse_other_tables(top: fields.Table, workload: str, tables: tuple[str, ...]) -> None:
+    for table in tables:
+        if table in top.data:
+            raise UserError(f"{top.where}: [{table}] is set but workload is {workload}",
+                            f'add workload = "{_WORKLOAD_TABLES[table]}" or remove the [{table}] table')
+
+
+def _with_tpcc(spec: CampaignSpec, top: fields.Table) -> CampaignSpec:
+    """The [tpcc] table: warehouses, virtual users, loaders, ramp-up and measured window, procedures."""
+    for key in SYSBENCH_ONLY:
+        if key in top.data:
+            raise UserError(f"{top.where}: {key} applies to the sysbench workload, not TPROC-C",
+                            f"remove {key}; TPROC-C's sizes and durations are in [tpcc] (docs/campaign.md), and "
+                            "it runs one target after the other, each on a fresh server (repeats run it again)")
+    _refuse_other_tables(top, "tpcc", ("insert_benchmark",))
+    raw, label = top.data.get("tpcc", {}), f"{top.where}: [tpcc]"
+    if not isinstance(raw, dict):
+        raise UserError(f"{label} is not a table", "write [tpcc] followed by key = value lines")
+    fields.check_keys(raw, _TPCC_KEYS, label)
+    table, default = fields.Table(raw, label, top.allow_large), TpccSizes()
+    sizes = TpccSizes(
+        warehouses=table.integer("warehouses", default.warehouses),
+        clients=table.integer("clients", default.clients),
+        load_clients=table.integer("load_clients", default.load_clients) if "load_clients" in raw else 0,
+        rampup_s=table.duration("rampup_s", default.rampup_s),
+        duration_s=table.duration("duration_s", default.duration_s),
+        procedures=table.flag("procedures", default.procedures),
+    )
+    if sizes.duration_s <= 0:
+        raise UserError(f"{label}: duration_s = 0 measures nothing", "give the measured window, e.g. duration_s = 300")
+    return replace(spec, tpcc=sizes, test_names=(), order="sequential")
+
+
 def _with_ibench(spec: CampaignSpec, top: fields.Table) -> CampaignSpec:
     """The [insert_benchmark] table: clients (dop), rows of l.i0, l.i1 and l.i2 for all clients,
     seconds per query step, deletes, one shared table, and optionally a subset of the steps."""
@@ -288,6 +328,7 @@ def _with_ibench(spec: CampaignSpec, top: fields.Table) -> CampaignSpec:
                             f"remove {key}; the Insert Benchmark's sizes and durations are in [insert_benchmark] "
                             "(docs/campaign.md), and it runs one target after the other, every step of a target on one "
                             "server (repeats run them all again)")
+    _refuse_other_tables(top, "insert-benchmark", ("tpcc",))
     raw, label = top.data.get("insert_benchmark", {}), f"{top.where}: [insert_benchmark]"
     if not isinstance(raw, dict):
         raise UserError(f"{label} is not a table", "write [insert_benchmark] followed by key = value lines")

@@ -125,6 +125,9 @@ def _step_section(data: IBenchReport, step: str) -> str:
     charts = step_charts(data, step)
     if charts:
         out.append('<div class="charts">' + "".join(f"<figure>{c}</figure>" for c in charts) + "</div>")
+    elif step == "l.x":
+        out.append('<p class="sub">l.x creates the secondary indexes, one statement per table: it has no '
+                   "per-second rates</p>")
     else:
         out.append('<p class="sub">no per-second report in this step (it ended within one interval)</p>')
     for title, header, rows in step_blocks(data, step):

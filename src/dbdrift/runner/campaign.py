@@ -23,7 +23,8 @@ from dbdrift.plan.campaign import CampaignSpec, target_to_dict
 from dbdrift.plan.expand import FreshStep, LoadStep, SettleStep, TargetPlan, estimate_s, expand, restarts_before
 from dbdrift.metrics import host, perf
 from dbdrift.catalog.ibench import DBNAME as IBENCH_DB
-from dbdrift.runner import ibench, instructions, turns
+from dbdrift.catalog.tpcc import DBNAME as TPCC_DB
+from dbdrift.runner import ibench, instructions, tpcc, turns
 from dbdrift.driver import process
 from dbdrift.runner.progress import LanesProgress, NullProgress, ProgressSink
 from dbdrift.runner.session import TargetSession
@@ -124,7 +125,7 @@ class Runner:
         self.perf = perf.probe()
         # A CPU the host does not allow is refused here. "auto" leaves the Insert Benchmark
         # unpinned: its steps are several clients against one server at a time, not turns.
-        option = "shared" if spec.workload == "insert-benchmark" and spec.cpus == "auto" else spec.cpus
+        option = "shared" if spec.workload in ("insert-benchmark", "tpcc") and spec.cpus == "auto" else spec.cpus
         self.placement = cpus.place(option)
 
     def run(self) -> CampaignOutcome:
@@ -133,6 +134,9 @@ class Runner:
         self._say_placement()
         if self.spec.workload == "insert-benchmark":
             self._insert_benchmark(installs, outcome)
+            return outcome
+        if self.spec.workload == "tpcc":
+            self._tpcc(installs, outcome)
             return outcome
         states = self._all_states = self._states(outcome.campaign_id)
         active = [s for s in states if s.pending]
@@ -161,7 +165,8 @@ class Runner:
     def _say_placement(self) -> None:
         where = self.placement
         self.progress.message(f"cpus: {where.describe()}")
-        threads = max(self.spec.threads) if self.spec.workload == "sysbench" else self.spec.ibench.clients
+        threads = {"sysbench": max(self.spec.threads), "tpcc": self.spec.tpcc.clients}.get(self.spec.workload,
+                                                                                        self.spec.ibench.clients)
         if where.pinned and threads > len(where.server):
             self.progress.message(f"note: {threads} client threads share {len(where.server)} server CPU(s); "
                                   f"cpus = \"shared\" lets the servers use every CPU (and the driver compete "
@@ -239,39 +244,56 @@ class Runner:
                 outcome.instructions_ok += after.get("ok", 0) - before.get("ok", 0)
                 outcome.instructions_failed += after.get("failed", 0) - before.get("failed", 0)
 
-    # -- the Insert Benchmark: one target after the other, every step ----------------------------
+    # -- the Insert Benchmark and TPROC-C: one target after the other, each on a fresh server ------
     def _insert_benchmark(self, installs: dict[str, InstallInfo], outcome: CampaignOutcome) -> None:
-        """Each repeat runs every target's steps on a fresh server, the targets in listed order
-        in even repeats and reversed in odd ones (A B, B A), so that neither always runs first."""
         wanted = set(self.spec.ibench_steps)
+
+        def run(session: TargetSession, install: InstallInfo, target_id: int, repeat: int) -> None:
+            self.store.supersede_ibench(target_id, repeat)  # the steps build on each other: all again
+            ibench.run_target(session, install, repeat)
+
+        self._one_after_another(installs, outcome, IBENCH_DB, ibench.plan_s(self.spec), len(wanted) + 3, len(wanted),
+                                lambda tid, rep: self.store.ibench_done(tid, rep) >= wanted,
+                                lambda tid, rep: len(self.store.ibench_done(tid, rep)), run)
+
+    def _tpcc(self, installs: dict[str, InstallInfo], outcome: CampaignOutcome) -> None:
+        def run(session: TargetSession, install: InstallInfo, target_id: int, repeat: int) -> None:
+            tpcc.run_target(session, install, repeat)
+
+        self._one_after_another(installs, outcome, TPCC_DB, tpcc.plan_s(self.spec), 3, 1, self.store.tpcc_done,
+                                lambda tid, rep: int(self.store.tpcc_done(tid, rep)), run)
+
+    def _one_after_another(self, installs: dict[str, InstallInfo], outcome: CampaignOutcome, dbname: str,
+                           seconds: float, steps: int, runs: int, done, count_done, run) -> None:
+        """Each repeat runs every target on a fresh server, the targets in listed order in even
+        repeats and reversed in odd ones (A B, B A), so that neither always runs first. `done`
+        says whether a target's repeat is stored complete (--resume skips it), `count_done`
+        how many of its `runs` units are, `run` measures and stores one."""
         ids = [(target, self.store.ensure_target(outcome.campaign_id, target.name, target.engine, position,
                                                  target.name == self.spec.base.name, target_to_dict(target)))
                for position, target in enumerate(self.spec.targets)]
         pending = []
         for repeat in range(self.spec.repeats):
             for target, target_id in (ids if repeat % 2 == 0 else list(reversed(ids))):
-                if self.resume and self.store.ibench_done(target_id, repeat) >= wanted:
-                    outcome.runs_kept += len(wanted)
+                if self.resume and done(target_id, repeat):
+                    outcome.runs_kept += runs
                     which = f" of repeat {repeat + 1}" if self.spec.repeats > 1 else ""
-                    self.progress.message(f"{target.name}: all steps{which} already stored, skipped (--resume)")
+                    self.progress.message(f"{target.name}: everything{which} already stored, skipped (--resume)")
                 else:
                     pending.append((repeat, target, target_id))
-        self.progress.campaign_start(ibench.plan_s(self.spec) * len(pending),
-                                     (len(wanted) + 3) * len(pending))
+        self.progress.campaign_start(seconds * len(pending), steps * len(pending))
         for repeat, target, target_id in pending:
             if target.name in outcome.failed_targets:
                 continue  # its failure is reported once; later repeats of it are not run
-            self.store.supersede_ibench(target_id, repeat)  # the steps build on each other: all again
             session = TargetSession(self.spec, target, installs[target.name], target_id, self.store,
-                                    self.progress, dbname=IBENCH_DB, placement=self.placement)
+                                    self.progress, dbname=dbname, placement=self.placement)
             try:
-                ibench.run_target(session, installs[target.name], repeat)
+                run(session, installs[target.name], target_id, repeat)
             except (ServerError, DriverError) as exc:
                 self._fail(session, exc, outcome)
             finally:
                 session.stop()
-                done = self.store.ibench_done(target_id, repeat)
-                outcome.runs_ok += len(done)
+                outcome.runs_ok += count_done(target_id, repeat)
                 outcome.runs_failed += 0 if target.name not in outcome.failed_targets else 1
 
     # -- validation and bookkeeping --------------------------------------------------------------

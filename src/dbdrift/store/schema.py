@@ -214,6 +214,32 @@ MIGRATIONS: tuple[str, ...] = (
     """
     ALTER TABLE ibench_steps ADD COLUMN repeat INTEGER NOT NULL DEFAULT 0;
     """,
+    # 12: TPROC-C runs, one per target and repeat
+    """
+    CREATE TABLE tpcc_runs (
+        id INTEGER PRIMARY KEY,
+        target_id INTEGER NOT NULL REFERENCES targets(id),
+        repeat INTEGER NOT NULL,
+        status TEXT NOT NULL,
+        started_at TEXT NOT NULL,
+        warehouses INTEGER NOT NULL,
+        clients INTEGER NOT NULL,
+        procedures INTEGER NOT NULL,
+        elapsed_s REAL NOT NULL,
+        new_orders INTEGER NOT NULL,
+        transactions INTEGER NOT NULL,
+        nopm REAL NOT NULL,
+        tpm REAL NOT NULL,
+        by_type_json TEXT NOT NULL,
+        intervals_json TEXT NOT NULL,
+        hardware_json TEXT,
+        consistency_json TEXT NOT NULL,
+        load_s REAL,
+        error TEXT,
+        superseded INTEGER NOT NULL DEFAULT 0
+    );
+    CREATE INDEX tpcc_runs_by_target ON tpcc_runs(target_id, repeat);
+    """,
 )
 
 SCHEMA_VERSION = len(MIGRATIONS)

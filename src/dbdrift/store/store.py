@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Callable
 
 from dbdrift.errors import UserError
-from dbdrift.model import InsertStepResult
+from dbdrift.model import InsertStepResult, TpccResult
 from dbdrift.store.schema import MIGRATIONS, SCHEMA_VERSION
 
 
@@ -212,6 +212,8 @@ class Store:
             self._insert_run(entry["target_id"], RunRecord(**record))
         elif kind == "instructions":
             self._insert_instructions(entry["target_id"], InstructionRecord(**entry["record"]))
+        elif kind == "tpcc run":
+            self._insert_tpcc_run(entry["target_id"], TpccResult(**entry["record"]))
         elif kind == "ibench step":
             self._insert_ibench_step(entry["target_id"], InsertStepResult(**entry["record"]), entry["driver_spec"])
         elif kind == "step":
@@ -384,6 +386,41 @@ class Store:
         rows = self.db.execute("SELECT step FROM ibench_steps WHERE target_id = ? AND repeat = ? AND status = 'ok' "
                                "AND superseded = 0", (target_id, repeat))
         return {r[0] for r in rows}
+
+    def add_tpcc_run(self, target_id: int, r: TpccResult) -> int | None:
+        return self._keep("tpcc run", {"target_id": target_id, "record": asdict(r)},
+                          lambda: self._insert_tpcc_run(target_id, r))
+
+    def _insert_tpcc_run(self, target_id: int, r: TpccResult) -> int:
+        """A repeat stored again (--resume after a failure) supersedes the earlier one."""
+        self.db.execute("UPDATE tpcc_runs SET superseded = 1 WHERE target_id = ? AND repeat = ?",
+                        (target_id, r.repeat))
+        return int(self.db.execute(
+            "INSERT INTO tpcc_runs(target_id, repeat, status, started_at, warehouses, clients, procedures, "
+            "elapsed_s, new_orders, transactions, nopm, tpm, by_type_json, intervals_json, hardware_json, "
+            "consistency_json, load_s, error) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+            (target_id, r.repeat, r.status, now_iso(), r.warehouses, r.clients, int(r.procedures),
+             r.elapsed_s, r.new_orders, r.transactions, r.nopm, r.tpm, json.dumps(r.by_type),
+             json.dumps(r.intervals), _json_or_null(r.hardware), json.dumps(r.consistency), r.load_s,
+             r.error)).lastrowid)
+
+    def tpcc_runs(self, campaign_id: int) -> list[TpccResult]:
+        rows = self.db.execute(
+            "SELECT r.*, targets.name AS target FROM tpcc_runs r JOIN targets ON targets.id = r.target_id "
+            "WHERE targets.campaign_id = ? AND r.superseded = 0 ORDER BY r.id", (campaign_id,)).fetchall()
+        return [TpccResult(
+            target=r["target"], status=r["status"], warehouses=r["warehouses"], clients=r["clients"],
+            procedures=bool(r["procedures"]), elapsed_s=r["elapsed_s"], new_orders=r["new_orders"],
+            transactions=r["transactions"], nopm=r["nopm"], tpm=r["tpm"], by_type=json.loads(r["by_type_json"]),
+            intervals=json.loads(r["intervals_json"]),
+            hardware=json.loads(r["hardware_json"]) if r["hardware_json"] else None,
+            consistency=json.loads(r["consistency_json"]), load_s=r["load_s"], error=r["error"], repeat=r["repeat"])
+            for r in rows]
+
+    def tpcc_done(self, target_id: int, repeat: int) -> bool:
+        row = self.db.execute("SELECT 1 FROM tpcc_runs WHERE target_id = ? AND repeat = ? AND status = 'ok' "
+                              "AND superseded = 0", (target_id, repeat)).fetchone()
+        return row is not None
 
     # -- reading ---------------------------------------------------------------------------
     def completed_runs(self, target_id: int) -> set[tuple[str, int, int]]:

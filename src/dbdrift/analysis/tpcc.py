@@ -1,0 +1,124 @@
+"""TPROC-C results as the posts read them: NOPM per target, NOPM relative to the base (with a
+95% interval over repeats), TPM, the hardware per new order from the host samplers, and
+per-transaction response times. Pure functions of `TpccResult` values.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from statistics import fmean
+
+from dbdrift.analysis.noise import Estimate, IntervalSample, RunSample, relative
+from dbdrift.catalog.tpcc import TRANSACTIONS
+from dbdrift.driver.protocol import merge_buckets, percentile_us
+from dbdrift.model import TpccResult
+
+HARDWARE = ("cpu/no", "server/no", "client/no", "client%", "cs/no", "wkb/no")
+"""Per new order in the measured window: host CPU µs (user + system over every CPU), the
+server's and the driver's process CPU µs, the driver's share of the two, context switches
+and KB written to storage."""
+
+
+@dataclass(frozen=True)
+class Latency:
+    count: int
+    errors: int
+    rollbacks: int
+    p50_us: float | None
+    p95_us: float | None
+    p99_us: float | None
+    max_us: float | None
+
+
+@dataclass(frozen=True)
+class TargetSummary:
+    target: str
+    runs: int  # ok runs (repeats) the values are means of
+    failed: int
+    nopm: float | None
+    tpm: float | None
+    relative: Estimate | None  # NOPM ÷ the base's; None for the base itself
+    hardware: dict[str, float | None] = field(default_factory=dict)
+    latency: dict[str, Latency] = field(default_factory=dict)  # TRANSACTIONS order
+    consistency_ok: bool | None = None  # every ok run passed every check; None without runs
+    errors: list[str] = field(default_factory=list)  # why runs failed
+
+
+def summarize(results: list[TpccResult], targets: list[str], ncpu: int) -> list[TargetSummary]:
+    """One summary per target in order; the first is the base of the relative NOPM."""
+    by_target = {t: _latest_per_repeat([r for r in results if r.target == t]) for t in targets}
+    ok = {t: [r for r in rs if r.status == "ok"] for t, rs in by_target.items()}
+    base = targets[0]
+    out = []
+    for t in targets:
+        runs = ok[t]
+        est = None
+        if t != base and runs and ok[base]:
+            est = relative_nopm(runs, ok[base])
+        out.append(TargetSummary(
+            target=t, runs=len(runs), failed=sum(1 for r in by_target[t] if r.status != "ok"),
+            nopm=fmean(r.nopm for r in runs) if runs else None, tpm=fmean(r.tpm for r in runs) if runs else None,
+            relative=est, hardware=hardware_per_new_order(runs, ncpu), latency=latencies(runs),
+            consistency_ok=all(all(c.get("ok") for c in r.consistency) for r in runs) if runs else None,
+            errors=[r.error for r in by_target[t] if r.status != "ok" and r.error]))
+    return out
+
+
+def _latest_per_repeat(results: list[TpccResult]) -> list[TpccResult]:
+    last = {r.repeat: r for r in results}
+    return [last[k] for k in sorted(last)]
+
+
+def relative_nopm(new: list[TpccResult], base: list[TpccResult]) -> Estimate:
+    """NOPM new ÷ base by the sysbench estimator (noise.relative), each repeat one run of one
+    interval paired by repeat number: from 3 repeats a t interval over the per-repeat log ratios."""
+    def samples(results: list[TpccResult]) -> list[RunSample]:
+        return [RunSample(r.repeat, (IntervalSample(r.nopm, r.elapsed_s or 1.0),)) for r in results]
+    return relative(samples(new), samples(base))
+
+
+def hardware_per_new_order(runs: list[TpccResult], ncpu: int) -> dict[str, float | None]:
+    """HARDWARE over the runs' sampled windows together (sums over sums, so a longer window
+    weighs more); None where no run has a window or no new order was made."""
+    windows = [(r, r.hardware) for r in runs if r.hardware and r.hardware.get("elapsed_s")]
+    out: dict[str, float | None] = dict.fromkeys(HARDWARE)
+    orders = sum(r.new_orders for r, _ in windows)
+    if not windows or orders <= 0:
+        return out
+    host_s = sum((w["cpu_user_pct"] + w["cpu_sys_pct"]) / 100 * ncpu * w["elapsed_s"] for _, w in windows)
+    server_s = sum(w.get("server_cpu_s") or 0.0 for _, w in windows)
+    client_s = sum(w.get("client_cpu_s") or 0.0 for _, w in windows)
+    out["cpu/no"] = host_s * 1e6 / orders
+    out["server/no"] = server_s * 1e6 / orders
+    out["client/no"] = client_s * 1e6 / orders
+    out["client%"] = 100 * client_s / (server_s + client_s) if server_s + client_s > 0 else None
+    out["cs/no"] = sum(w.get("cs") or 0 for _, w in windows) / orders
+    written = [w.get("write_kb") for _, w in windows]
+    out["wkb/no"] = None if any(v is None for v in written) else sum(written) / orders
+    return out
+
+
+def latencies(runs: list[TpccResult]) -> dict[str, Latency]:
+    """Per transaction type over all runs: counts summed, percentiles from the merged histograms."""
+    out = {}
+    for tx in TRANSACTIONS:
+        parts = [r.by_type.get(tx) or {} for r in runs]
+        if not any(parts):
+            continue
+        buckets = merge_buckets([p.get("histogram") or [] for p in parts])
+        maxes = [p.get("max_us") for p in parts if p.get("max_us") is not None]
+        top = max(maxes) if maxes else None
+
+        def pct(q: float) -> float | None:  # a bucket's upper bound, never above the largest seen
+            value = percentile_us(buckets, q)
+            return value if value is None or top is None else min(value, top)
+        out[tx] = Latency(count=sum(int(p.get("count") or 0) for p in parts),
+                          errors=sum(int(p.get("errors") or 0) for p in parts),
+                          rollbacks=sum(int(p.get("rollbacks") or 0) for p in parts),
+                          p50_us=pct(0.50), p95_us=pct(0.95), p99_us=pct(0.99), max_us=top)
+    return out
+
+
+def nopm_series(result: TpccResult) -> tuple[tuple[float, ...], tuple[float | None, ...]]:
+    """(t_sec, NOPM) of every interval line, ramp-up included, for charts."""
+    lines = [iv for iv in result.intervals if iv.get("t_sec") is not None]
+    return tuple(float(iv["t_sec"]) for iv in lines), tuple(iv.get("nopm") for iv in lines)

@@ -1,0 +1,195 @@
+"""TPROC-C report as text, Markdown, CSV, JSON and HTML: NOPM per target and relative to the
+base, TPM, the hardware per new order, response times per transaction and the consistency
+checks. Pure serializers of one `TpccReport`; no I/O.
+"""
+from __future__ import annotations
+
+import csv
+import io
+import json
+from dataclasses import dataclass
+from html import escape
+
+from dbdrift.analysis.tpcc import HARDWARE, TargetSummary, nopm_series, summarize
+from dbdrift.catalog.tpcc import TRANSACTIONS
+from dbdrift.model import TpccResult
+from dbdrift.report.html import CSS, TARGET_COLORS
+from dbdrift.report.svgchart import Line, time_chart
+
+HARDWARE_LEGEND = ("per new order in the measured window: cpu/no host CPU µs (user + system, every CPU), "
+                   "server/no and client/no the server's and the driver's process CPU µs, client% the driver's "
+                   "share of those two, cs/no context switches, wkb/no KB written to storage")
+HARDWARE_DIGITS = {"cpu/no": 0, "server/no": 0, "client/no": 0, "client%": 1, "cs/no": 2, "wkb/no": 2}
+
+
+@dataclass(frozen=True)
+class TpccReport:
+    campaign: str
+    targets: tuple[str, ...]
+    labels: dict[str, str]
+    ncpu: int
+    setup: str  # "4 warehouses, 2 virtual users, 60 s ramp-up, 300 s measured"
+    summaries: tuple[TargetSummary, ...]
+    results: tuple[TpccResult, ...]
+
+    def label(self, target: str) -> str:
+        extra = self.labels.get(target)
+        return f"{target} ({extra})" if extra else target
+
+
+def tpcc_report(results: list[TpccResult], targets: list[str], labels: dict[str, str] | None = None,
+                ncpu: int = 1, campaign: str = "", setup: str = "") -> TpccReport:
+    return TpccReport(campaign, tuple(targets), dict(labels or {}), ncpu, setup,
+                      tuple(summarize(results, targets, ncpu)), tuple(r for r in results if r.target in targets))
+
+
+def _num(value: float | None, digits: int = 0) -> str:
+    return "-" if value is None else f"{value:,.{digits}f}"
+
+
+def _ms(us: float | None) -> str:
+    return "-" if us is None else f"{us / 1000:.2f}"
+
+
+def blocks(data: TpccReport) -> list[tuple[str, str, list[str], list[list[str]]]]:
+    """(title, legend, header, rows) of the tables every text format shows."""
+    base = data.targets[0]
+    rows = []
+    for s in data.summaries:
+        rel = "1.00" if s.target == base and s.nopm is not None else "-"
+        if s.relative is not None and s.relative.value is not None:
+            rel = f"{s.relative.value:.2f}"
+            if s.relative.lower is not None and s.relative.upper is not None:
+                rel += f" [{s.relative.lower:.2f},{s.relative.upper:.2f}]"
+        checks = {True: "passed", False: "FAILED", None: "-"}[s.consistency_ok]
+        rows.append([data.label(s.target), _num(s.nopm), rel, _num(s.tpm), f"{s.runs}" + (
+            f" ({s.failed} failed)" if s.failed else ""), checks])
+    out = [("NOPM and TPM", f"NOPM: new orders per minute; TPM: transactions per minute (all five types); "
+            f"rNOPM: NOPM ÷ the base's ({data.label(base)}), with a 95% interval over repeats when there are some",
+            ["target", "NOPM", "rNOPM", "TPM", "runs", "consistency"], rows)]
+    hw = [[data.label(s.target), *(_num(s.hardware.get(m), HARDWARE_DIGITS[m]) for m in HARDWARE)]
+          for s in data.summaries]
+    out.append((f"hardware per new order (host CPUs: {data.ncpu})", HARDWARE_LEGEND, ["target", *HARDWARE], hw))
+    for tx in TRANSACTIONS:
+        lat = [[data.label(s.target), str(s.latency[tx].count), _ms(s.latency[tx].p50_us), _ms(s.latency[tx].p95_us),
+                _ms(s.latency[tx].p99_us), _ms(s.latency[tx].max_us), str(s.latency[tx].errors),
+                str(s.latency[tx].rollbacks)] for s in data.summaries if tx in s.latency]
+        if lat:
+            out.append((f"{tx} response time (ms)", "", ["target", "count", "p50", "p95", "p99", "max", "errors",
+                                                          "rollbacks"], lat))
+    return out
+
+
+def problems(data: TpccReport) -> list[str]:
+    return [f"{data.label(s.target)}: {e}" for s in data.summaries for e in s.errors]
+
+
+def render_text(data: TpccReport, markdown: bool = False) -> str:
+    out = []
+    if markdown:
+        out += [f"# TPROC-C: {data.campaign}" if data.campaign else "# TPROC-C", "", data.setup, ""]
+    else:
+        out += [f"campaign: {data.campaign}"] if data.campaign else []
+        out += [f"TPROC-C: {data.setup}", ""]
+    for title, legend, header, rows in blocks(data):
+        if markdown:
+            out += [f"## {title}", ""] + ([f"*{legend}*", ""] if legend else [])
+            out += ["| " + " | ".join(header) + " |", "|---|" + "---:|" * (len(header) - 1),
+                    *("| " + " | ".join(r) + " |" for r in rows), ""]
+        else:
+            out += [f"-- {title}"] + ([legend] if legend else []) + [*_aligned(header, rows), ""]
+    if problems(data):
+        out += ["## Failed runs" if markdown else "failed runs:", "", *(f"- {p}" if markdown else f"  {p}"
+                                                                        for p in problems(data)), ""]
+    return "\n".join(out).rstrip() + "\n"
+
+
+def _aligned(header: list[str], rows: list[list[str]]) -> list[str]:
+    widths = [max(len(r[i]) for r in [header, *rows]) for i in range(len(header))]
+    return ["  ".join([r[0].ljust(widths[0]), *(c.rjust(w) for c, w in zip(r[1:], widths[1:]))]).rstrip()
+            for r in [header, *rows]]
+
+
+CSV_HEADER = ("target", "repeat", "status", "warehouses", "clients", "procedures", "elapsed_s", "new_orders",
+              "transactions", "nopm", "tpm", "load_s", "consistency_ok", *HARDWARE, "error")
+
+
+def render_csv(data: TpccReport) -> str:
+    """One row per stored run; the hardware columns are that run's own."""
+    from dbdrift.analysis.tpcc import hardware_per_new_order
+    buf = io.StringIO()
+    writer = csv.writer(buf, lineterminator="\n")
+    writer.writerow(CSV_HEADER)
+    for r in data.results:
+        hw = hardware_per_new_order([r], data.ncpu)
+        writer.writerow([r.target, r.repeat, r.status, r.warehouses, r.clients, str(r.procedures).lower(),
+                         round(r.elapsed_s, 3), r.new_orders, r.transactions, round(r.nopm, 3), round(r.tpm, 3),
+                         "" if r.load_s is None else round(r.load_s, 3),
+                         str(all(c.get("ok") for c in r.consistency)).lower() if r.consistency else "",
+                         *("" if hw[m] is None else round(hw[m], 4) for m in HARDWARE), r.error or ""])
+    return buf.getvalue()
+
+
+def to_json(data: TpccReport) -> dict:
+    def est(s: TargetSummary) -> dict | None:
+        if s.relative is None:
+            return None
+        return {"value": s.relative.value, "lower": s.relative.lower, "upper": s.relative.upper,
+                "method": str(s.relative.method), "n": s.relative.n}
+    return {
+        "campaign": data.campaign, "setup": data.setup, "base": data.targets[0], "ncpu": data.ncpu,
+        "targets": [{
+            "name": s.target, "label": data.labels.get(s.target, ""), "runs": s.runs, "failed": s.failed,
+            "nopm": s.nopm, "tpm": s.tpm, "relative_nopm": est(s), "hardware": s.hardware,
+            "latency_us": {tx: vars(lat) for tx, lat in s.latency.items()}, "consistency_ok": s.consistency_ok,
+            "errors": s.errors} for s in data.summaries],
+        "runs": [{"target": r.target, "repeat": r.repeat, "status": r.status, "nopm": r.nopm, "tpm": r.tpm,
+                  "new_orders": r.new_orders, "transactions": r.transactions, "elapsed_s": r.elapsed_s,
+                  "load_s": r.load_s, "consistency": r.consistency, "error": r.error, "hardware": r.hardware,
+                  "by_type": r.by_type, "intervals": r.intervals} for r in data.results],
+    }
+
+
+def render_json(data: TpccReport) -> str:
+    return json.dumps(to_json(data), indent=2, ensure_ascii=False) + "\n"
+
+
+def render_html(data: TpccReport, meta: dict | None = None) -> str:
+    meta = meta or {}
+    title = f"TPROC-C: {data.campaign}" if data.campaign else "TPROC-C"
+    host = meta.get("host") or {}
+    facts = [(("base" if t == data.targets[0] else "target"),
+              f'<span class="swatch" style="background:{_color(data, t)}"></span>{escape(data.label(t))}')
+             for t in data.targets]
+    facts += [("setup", escape(data.setup)),
+              ("host", escape(f"{host.get('hostname') or '?'}: {host.get('cpu_model') or 'CPU ?'}, {data.ncpu} CPUs"))]
+    if meta.get("run_on"):
+        facts.append(("run on", escape(meta["run_on"].replace("T", " "))))
+    parts = ['<!DOCTYPE html>\n<html lang="en">\n<head>\n<meta charset="utf-8">\n'
+             '<meta name="viewport" content="width=device-width, initial-scale=1">\n'
+             f"<title>dbdrift report: {escape(title)}</title>\n<style>{CSS}</style>\n</head>\n<body>",
+             f"<header><h1>{escape(title)}</h1><table class=\"context\"><tbody>"
+             + "".join(f"<tr><th>{escape(k)}</th><td>{v}</td></tr>" for k, v in facts) + "</tbody></table></header>"]
+    lines = []
+    for t in data.targets:
+        run = next((r for r in reversed(data.results) if r.target == t and r.intervals), None)
+        if run is not None:
+            xs, ys = nopm_series(run)
+            lines.append(Line(t, xs, ys, _color(data, t)))
+    if lines:
+        parts.append("<h2>NOPM per interval</h2><p class=\"sub\">ramp-up included; one repeat per target (the "
+                     "last)</p><figure>" + time_chart(lines, "NOPM per interval", "NOPM", width=760, height=240)
+                     + "</figure>")
+    for title_, legend, header, rows in blocks(data):
+        head = "".join(f"<th>{escape(h)}</th>" for h in header)
+        body = "".join(f'<tr><th scope="row">{escape(r[0])}</th>' + "".join(f"<td>{escape(c)}</td>" for c in r[1:])
+                       + "</tr>" for r in rows)
+        parts.append(f"<h2>{escape(title_)}</h2>" + (f'<p class="sub">{escape(legend)}</p>' if legend else "")
+                     + f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>")
+    if problems(data):
+        parts.append("<h2>Failed runs</h2><ul>" + "".join(f"<li>{escape(p)}</li>" for p in problems(data)) + "</ul>")
+    return "\n".join(parts) + "\n</body>\n</html>\n"
+
+
+def _color(data: TpccReport, target: str) -> str:
+    return TARGET_COLORS[data.targets.index(target) % len(TARGET_COLORS)]

@@ -1,0 +1,150 @@
+"""Run TPROC-C (docs/methodology.md) for one target: a fresh server, the driver's load of W
+warehouses, a ramp-up, the measured window with the host sampled over it, then the consistency
+conditions of TPC-C clause 3.3.2. The run is stored as soon as it ends, whatever its status.
+
+A violated condition fails the run loudly (stored with the violations, the campaign exits
+non-zero): a result from a database the transactions left inconsistent is not a result.
+"""
+from __future__ import annotations
+
+import os
+
+from dbdrift.catalog import tpcc
+from dbdrift.driver import process
+from dbdrift.errors import DriverError, ServerError
+from dbdrift.metrics.sampler import Sampler
+from dbdrift.model import InstallInfo, TpccResult
+from dbdrift.runner.session import TargetSession
+
+MAX_VIOLATIONS = 5  # kept per condition: enough to see the pattern
+
+
+def plan_s(spec) -> float:
+    """Expected seconds of one target's load, ramp-up and window."""
+    sizes = spec.tpcc
+    return tpcc.load_estimate_s(sizes) + sizes.rampup_s + sizes.duration_s + 10.0
+
+
+def driver_spec(session: TargetSession, phase: str, repeat: int = 0) -> dict:
+    sizes = session.spec.tpcc
+    spec = {"backend": session.dialect.backend, "connection": session.conn, "seed": session.spec.seed + repeat,
+            "phase": phase, "warehouses": sizes.warehouses, "procedures": sizes.procedures}
+    if phase == "load":
+        spec["clients"] = sizes.loaders(os.cpu_count() or 1)
+    else:
+        spec.update(clients=sizes.clients, rampup_s=sizes.rampup_s, duration_s=sizes.duration_s,
+                    interval_s=session.spec.interval_s)
+    return spec
+
+
+def run_target(session: TargetSession, install: InstallInfo, repeat: int = 0) -> TpccResult:
+    """Load, run and check on a fresh server; raises ServerError/DriverError when the target fails
+    (its run stored first), KeyboardInterrupt after storing an interrupted run."""
+    sizes = session.spec.tpcc
+    session.start()
+    suffix = f", repeat {repeat + 1}/{session.spec.repeats}" if session.spec.repeats > 1 else ""
+    load_s = session.timed_step("load", f"load {sizes.warehouses} warehouse(s){suffix}",
+                                lambda: _load(session, repeat), tpcc.load_estimate_s(sizes))
+    result = run_window(session, repeat, load_s, suffix)
+    if result.status == "ok":
+        result = check(session, result)
+    session.store.add_tpcc_run(session.target_id, result)
+    _report_end(session, result, suffix)
+    if result.status == "interrupted":
+        raise KeyboardInterrupt
+    if result.status != "ok":
+        session.raise_if_dead()
+        raise DriverError(f"{session.name}: TPROC-C {result.error}",
+                          "the run is stored with the reason; see the server log" if "consistency" not in
+                          (result.error or "") else "the violations are stored with the run (dbdrift report "
+                          "--format json); a server that commits inconsistent data has a bug worth reporting")
+    return result
+
+
+def _load(session: TargetSession, repeat: int) -> dict:
+    spec = driver_spec(session, "load", repeat)
+    out = process.run_driver("tpcc", spec, timeout_s=max(1800.0, 20 * tpcc.load_estimate_s(session.spec.tpcc)),
+                             cpus=session.placement.driver)
+    if out.interrupted:
+        raise KeyboardInterrupt
+    summary = out.output.summary or {}
+    if out.exit_code != 0 or not summary:
+        raise DriverError(process.fatal_message(out, f"{session.name}: TPROC-C load"),
+                          "see the server log; a full disk or too small a server configuration are common causes")
+    return {"rows": summary.get("rows"), "loaders": spec["clients"], "elapsed_s": summary.get("elapsed_s")}
+
+
+def run_window(session: TargetSession, repeat: int, load_s: float | None, suffix: str = "") -> TpccResult:
+    """Ramp-up and the measured window through the driver; the host is sampled from the line that
+    opens the window to the one that closes it."""
+    session.server.check_alive()
+    sizes = session.spec.tpcc
+    label = f"TPROC-C {sizes.clients} VU(s), {sizes.warehouses} warehouse(s){suffix}"
+    session.progress.step_start(session.name, label, sizes.rampup_s + sizes.duration_s)
+    sampler = Sampler(session.server.server_pid, session.server.data_dir)
+    sampler.start()
+
+    def on_line(obj: dict) -> None:
+        if obj.get("type") == "phase" and obj.get("phase") == "measure":
+            sampler.mark("start")
+        elif obj.get("type") == "phase" and obj.get("phase") == "end":
+            sampler.mark("end")
+
+    try:
+        out = process.run_driver("tpcc", driver_spec(session, "run", repeat),
+                                 timeout_s=max(600.0, 3 * (sizes.rampup_s + sizes.duration_s) + 300),
+                                 on_line=on_line, on_start=sampler.set_client, cpus=session.placement.driver)
+    finally:
+        sampler.stop()
+    summary = out.output.summary or {}
+    status, error = "ok", None
+    if out.interrupted:
+        status, error = "interrupted", "interrupted by the user (Ctrl-C)"
+    elif out.exit_code != 0 or not summary:
+        status, error = "failed", process.fatal_message(out, "run")
+    window = sampler.window()
+    return TpccResult(
+        target=session.name, status=status, warehouses=sizes.warehouses, clients=sizes.clients,
+        procedures=sizes.procedures, elapsed_s=float(summary.get("elapsed_s") or 0.0),
+        new_orders=int(summary.get("new_orders") or 0), transactions=int(summary.get("transactions") or 0),
+        nopm=float(summary.get("nopm") or 0.0), tpm=float(summary.get("tpm") or 0.0),
+        by_type=summary.get("by_type") or {},
+        intervals=[{k: v for k, v in iv.items() if k != "type"} for iv in out.output.intervals],
+        hardware=window.as_dict() if window else None, load_s=load_s, error=error, repeat=repeat)
+
+
+def check(session: TargetSession, result: TpccResult) -> TpccResult:
+    """The consistency conditions after the run; any violation fails the run."""
+    result.consistency, failed = check_consistency(session.conn, session.dialect.backend)
+    if failed:
+        result.status = "failed"
+        result.error = "consistency check failed: " + "; ".join(failed)
+    return result
+
+
+def check_consistency(conn: dict, backend: str) -> tuple[list[dict], list[str]]:
+    """Each condition of tpcc.CONSISTENCY on the database at `conn`: (one dict per condition
+    with its name, clause, ok and up to MAX_VIOLATIONS violating rows; one line per failure)."""
+    checks, failed = [], []
+    for cond in tpcc.CONSISTENCY:
+        try:
+            rows = process.query(conn, cond.sql, timeout_s=600, backend=backend)
+        except (DriverError, ServerError) as exc:
+            checks.append({"name": cond.name, "clause": cond.clause, "ok": False, "error": exc.message})
+            failed.append(f"{cond.clause} could not be checked: {exc.message}")
+            continue
+        checks.append({"name": cond.name, "clause": cond.clause, "ok": not rows,
+                       "violations": [list(r) for r in rows[:MAX_VIOLATIONS]], "violating": len(rows)})
+        if rows:
+            failed.append(f"{cond.clause} {cond.name}: {len(rows)} violation(s), e.g. {rows[0]}")
+    return checks, failed
+
+
+def _report_end(session: TargetSession, result: TpccResult, suffix: str) -> None:
+    label = f"TPROC-C {result.clients} VU(s), {result.warehouses} warehouse(s){suffix}"
+    if result.status == "ok":
+        text = (f"{result.nopm:,.0f} NOPM, {result.tpm:,.0f} TPM in {result.elapsed_s:.0f}s; "
+                f"consistency checks passed ({len(result.consistency)})")
+    else:
+        text = result.error or result.status
+    session.progress.step_end(session.name, label, result.status, text)

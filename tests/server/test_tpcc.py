@@ -1,0 +1,121 @@
+"""TPROC-C end to end through the CLI on real servers (PostgreSQL, MariaDB, MySQL): the load
+gives the standard's row counts, the run commits every transaction type, NOPM and the hardware
+per new order are stored, and the consistency checks pass; a violated condition is caught."""
+from __future__ import annotations
+
+import json
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from dbdrift import env
+from dbdrift.driver import process
+from dbdrift.errors import UserError
+from dbdrift.model import TargetSpec
+from dbdrift.runner.tpcc import check_consistency
+from dbdrift.server.engines import resolve_install
+from tests.helpers import dbdrift, shared_work_dir
+
+pytestmark = pytest.mark.server
+
+SIZES = "[tpcc]\nwarehouses = 1\nclients = 2\nrampup_s = 1\nduration_s = 4\n"
+
+
+def campaign(tmp: Path, name: str, targets: list[tuple[str, str]], extra: str = "") -> Path:
+    lines = [f'name = "{name}"', 'workload = "tpcc"', extra, SIZES]
+    for tname, body in targets:
+        lines += ["[[targets]]", f'name = "{tname}"', body]
+    path = tmp / f"{name}.toml"
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+def stored_runs(store: Path) -> list[sqlite3.Row]:
+    db = sqlite3.connect(store)
+    db.row_factory = sqlite3.Row
+    rows = db.execute("SELECT t.name AS target, r.* FROM tpcc_runs r JOIN targets t ON t.id = r.target_id "
+                      "WHERE r.superseded = 0 ORDER BY r.id").fetchall()
+    db.close()
+    return rows
+
+
+def require(engine: str, version: str) -> None:
+    try:
+        resolve_install(TargetSpec("x", engine=engine, version=version), env.cache_dir())
+    except UserError as exc:
+        pytest.skip(f"cannot fetch {engine} {version}: {exc}")
+
+
+@pytest.fixture(scope="module")
+def three_engines(tmp_path_factory):
+    require("mysql", "8.0.31")
+    tmp = tmp_path_factory.mktemp("tpcc")
+    store = tmp / "store.db"
+    path = campaign(tmp, "tpcc-3", [("pg17", 'version = "17.10"'),
+                                    ("ma10.11", 'engine = "mariadb"\nversion = "10.11.5"'),
+                                    ("my8.0", 'engine = "mysql"\nversion = "8.0.31"')])
+    result = dbdrift("run", path, "--store", store, "--format", "json", work_dir=shared_work_dir("tpcc"),
+                     timeout=900)
+    return store, result
+
+
+def test_tpcc_runs_on_postgres_mariadb_and_mysql_and_passes_the_consistency_checks(three_engines):
+    store, result = three_engines
+    assert result.returncode == 0, result.stderr[-3000:]
+    runs = {r["target"]: r for r in stored_runs(store)}
+    assert sorted(runs) == ["ma10.11", "my8.0", "pg17"]
+    for name, run in runs.items():
+        assert run["status"] == "ok", (name, run["error"])
+        assert run["new_orders"] > 0 and run["nopm"] > 0 and run["tpm"] > run["nopm"], name
+        by_type = json.loads(run["by_type_json"])
+        assert all(by_type[tx]["count"] > 0 for tx in ("new_order", "payment")), (name, by_type)
+        checks = json.loads(run["consistency_json"])
+        assert [c["clause"] for c in checks] == ["3.3.2.1", "3.3.2.2", "3.3.2.3", "3.3.2.4"]
+        assert all(c["ok"] for c in checks), checks
+        window = json.loads(run["hardware_json"])
+        assert window["server_cpu_s"] > 0 and window["client_cpu_s"] > 0, (name, window)
+    report = json.loads(result.stdout)
+    hardware = {t["name"]: t["hardware"] for t in report["targets"]}
+    assert all(hw["cpu/no"] > 0 and 0 < hw["client%"] < 100 for hw in hardware.values()), hardware
+    assert report["targets"][1]["relative_nopm"]["value"] > 0
+
+
+def test_the_text_report_has_nopm_and_cpu_per_new_order(three_engines):
+    text = dbdrift("report", "--store", three_engines[0]).stdout
+    assert "-- NOPM and TPM" in text and "-- hardware per new order" in text
+    assert "-- new_order response time (ms)" in text and "passed" in text
+
+
+@pytest.fixture
+def loaded_postgres(tmp_path):
+    """A PostgreSQL server with one warehouse loaded by the driver, and its connection."""
+    from tests.server.test_postgres_server import fetch
+    from dbdrift.server import rundir
+    from dbdrift.server.postgres import PostgresServer
+    install = fetch("17.10")
+    server = PostgresServer(TargetSpec("t", version="17.10"), install, rundir.work_dir() / f"tpcc-{tmp_path.name}",
+                            start_timeout_s=60)
+    server.init()
+    server.start()
+    try:
+        admin = server.connection.to_driver()
+        process.exec_jobs(admin, [[{"sql": "CREATE DATABASE tpcc"}]], backend="postgres", what="create")
+        conn = server.connection.with_dbname("tpcc").to_driver()
+        out = process.run_driver("tpcc", {"backend": "postgres", "connection": conn, "seed": 1, "phase": "load",
+                                          "warehouses": 1, "clients": 1, "procedures": False}, timeout_s=600)
+        assert out.exit_code == 0, out.stderr
+        yield conn
+    finally:
+        server.stop()
+
+
+def test_a_violated_consistency_condition_is_caught(loaded_postgres):
+    checks, failed = check_consistency(loaded_postgres, "postgres")
+    assert failed == [] and all(c["ok"] for c in checks)
+    process.exec_jobs(loaded_postgres, [[{"sql": "UPDATE warehouse SET w_ytd = w_ytd + 1 WHERE w_id = 1"}],
+                                        [{"sql": "DELETE FROM new_order WHERE no_d_id = 3 AND no_o_id = 2500"}]],
+                      backend="postgres", what="tamper")
+    checks, failed = check_consistency(loaded_postgres, "postgres")
+    assert [c["clause"] for c in checks if not c["ok"]] == ["3.3.2.1", "3.3.2.3"]
+    assert failed[0].startswith("3.3.2.1 warehouse YTD = sum of its districts' YTD: 1 violation(s)")
