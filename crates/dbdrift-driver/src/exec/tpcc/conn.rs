@@ -156,6 +156,11 @@ impl RowWriter {
         Self::with(buf, Format::Copy)
     }
 
+    #[cfg(test)]
+    pub fn copy_for_tests() -> Self {
+        Self::copy(Vec::new())
+    }
+
     fn values(head: &[u8]) -> Self {
         Self::with(head.to_vec(), Format::Values)
     }

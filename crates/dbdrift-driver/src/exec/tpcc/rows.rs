@@ -219,3 +219,61 @@ pub fn new_order(wid: i64) -> Next<'static> {
         w.int(o).int(d).int(wid).end();
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every row a piece writes, as COPY text lines split into fields.
+    fn rows_of(mut next: Next) -> Vec<Vec<String>> {
+        let mut w = RowWriter::copy_for_tests();
+        while next(&mut w) {}
+        String::from_utf8(w.buf)
+            .unwrap()
+            .lines()
+            .map(|l| l.split('\t').map(str::to_string).collect())
+            .collect()
+    }
+
+    #[test]
+    fn districts_start_their_order_ids_at_3001() {
+        let rows = rows_of(district(1, 3));
+        assert_eq!(rows.len(), 10);
+        assert!(rows
+            .iter()
+            .all(|r| r[1] == "3" && r[10] == "3001" && r[9] == "30000.00"));
+    }
+
+    #[test]
+    fn the_first_thousand_customers_of_a_district_take_the_last_names_in_sequence() {
+        let rows = rows_of(customer(1, 1, "2020-01-01 00:00:00"));
+        assert_eq!(rows.len(), 30_000);
+        assert_eq!(rows[0][5], "BARBARBAR");
+        assert_eq!(rows[371][5], "PRICALLYOUGHT");
+        assert_eq!(rows[3000 + 999][5], "EINGEINGEING");
+        let bc = rows.iter().filter(|r| r[13] == "BC").count();
+        assert!((2_500..3_500).contains(&bc), "about 10% bad credit: {bc}");
+    }
+
+    #[test]
+    fn orders_above_2100_are_undelivered_and_have_new_orders() {
+        let plan = OrderPlan::new(1, 1);
+        let orders = rows_of(orders(1, 1, &plan, "now"));
+        assert_eq!(orders.len(), 30_000);
+        let undelivered: Vec<_> = orders.iter().filter(|r| r[5] == "\\N").collect();
+        assert_eq!(undelivered.len(), 9_000);
+        assert!(undelivered
+            .iter()
+            .all(|r| r[0].parse::<i64>().unwrap() > DELIVERED));
+        let lines = rows_of(order_line(1, 1, &plan, "now"));
+        let ol_cnt: u64 = orders.iter().map(|r| r[6].parse::<u64>().unwrap()).sum();
+        assert_eq!(lines.len() as u64, ol_cnt);
+        assert_eq!(rows_of(new_order(1)).len(), 9_000);
+    }
+
+    #[test]
+    fn the_data_depends_on_the_seed_and_warehouse_only() {
+        assert_eq!(rows_of(stock(4, 2))[..50], rows_of(stock(4, 2))[..50]);
+        assert_ne!(rows_of(stock(4, 2))[0], rows_of(stock(4, 3))[0]);
+    }
+}
