@@ -1,16 +1,15 @@
-// Command line: `run`, `exec` and `ibench` (each `--spec FILE|-`), `--version`. Reads the
+// Command line: `run`, `exec`, `ibench` and `tpcc` (each `--spec FILE|-`), `--version`. Reads the
 // spec, dispatches, and turns any DriverError into the one `fatal` line and exit status.
 
 use crate::emit;
 use crate::error::DriverError;
-use crate::exec::{ibench, jobs, run};
+use crate::exec::{ibench, jobs, run, tpcc};
 use crate::{signal, spec};
 use std::io::Read;
 
 pub const VERSION_LINE: &str = concat!("dbdrift-driver ", env!("CARGO_PKG_VERSION"), " protocol 2");
 
-const USAGE: &str =
-    "usage: dbdrift-driver run --spec FILE|- | exec --spec FILE|- | ibench --spec FILE|- | --version";
+const USAGE: &str = "usage: dbdrift-driver run --spec FILE|- | exec --spec FILE|- | ibench --spec FILE|- | tpcc --spec FILE|- | --version";
 
 enum Command {
     Version,
@@ -18,6 +17,7 @@ enum Command {
     Run(String),
     Exec(String),
     Ibench(String),
+    Tpcc(String),
 }
 
 pub fn main(args: Vec<String>) -> i32 {
@@ -55,6 +55,11 @@ fn dispatch(args: &[String]) -> Result<i32, DriverError> {
             signal::install();
             ibench::ibench(&spec)
         }
+        Command::Tpcc(path) => {
+            let spec = spec::tpcc::parse_tpcc(&read_spec(&path)?)?;
+            signal::install();
+            tpcc::tpcc(&spec)
+        }
     }
 }
 
@@ -64,7 +69,7 @@ fn parse_args(args: &[String]) -> Result<Command, DriverError> {
     match words.as_slice() {
         ["--version"] | ["-V"] => Ok(Command::Version),
         ["--help"] | ["-h"] => Ok(Command::Help),
-        [verb @ ("run" | "exec" | "ibench"), rest @ ..] => {
+        [verb @ ("run" | "exec" | "ibench" | "tpcc"), rest @ ..] => {
             let path = match rest {
                 ["--spec", p] => p.to_string(),
                 [one] if one.starts_with("--spec=") => one["--spec=".len()..].to_string(),
@@ -73,7 +78,8 @@ fn parse_args(args: &[String]) -> Result<Command, DriverError> {
             Ok(match *verb {
                 "run" => Command::Run(path),
                 "exec" => Command::Exec(path),
-                _ => Command::Ibench(path),
+                "ibench" => Command::Ibench(path),
+                _ => Command::Tpcc(path),
             })
         }
         [] => Err(usage("no command given")),

@@ -2,6 +2,7 @@
 // Parsing never panics: every problem becomes a DriverError of class "spec".
 
 pub mod ibench;
+pub mod tpcc;
 
 use crate::error::DriverError;
 use serde::Deserialize;

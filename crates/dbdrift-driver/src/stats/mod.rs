@@ -3,6 +3,7 @@
 
 pub mod histogram;
 pub mod ibench;
+pub mod tpcc;
 
 use histogram::{Histogram, LatencySummary};
 use serde::Serialize;

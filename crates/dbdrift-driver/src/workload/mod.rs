@@ -5,6 +5,7 @@ pub mod digits;
 pub mod ibrows;
 pub mod params;
 pub mod rng;
+pub mod tpcc;
 pub mod zipf;
 
 use crate::error::DriverError;

@@ -1,0 +1,260 @@
+// The `load` phase: recreates the nine tables, fills them from `clients` loader threads
+// (warehouses dealt round-robin, item by the first loader), builds the indexes in parallel,
+// analyzes, and prints a `load` line per finished piece and the summary.
+
+use super::conn::TpccConn;
+use super::{rows, schema, StartLine};
+use crate::emit;
+use crate::error::DriverError;
+use crate::signal::STOP;
+use crate::spec::tpcc::TpccSpec;
+use crate::workload::ibrows::local_timestamp;
+use serde::Serialize;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+#[derive(Serialize)]
+struct LoadLine<'a> {
+    #[serde(rename = "type")]
+    kind: &'static str,
+    table: &'a str,
+    /// None for item, which belongs to no warehouse.
+    warehouse: Option<i64>,
+    rows: u64,
+    /// Seconds this piece took.
+    elapsed_s: f64,
+}
+
+#[derive(Serialize, Default, Clone, Copy)]
+struct RowCounts {
+    warehouse: u64,
+    district: u64,
+    customer: u64,
+    history: u64,
+    new_order: u64,
+    orders: u64,
+    order_line: u64,
+    item: u64,
+    stock: u64,
+}
+
+impl RowCounts {
+    fn add(&mut self, table: &str, n: u64) {
+        let slot = match table {
+            "warehouse" => &mut self.warehouse,
+            "district" => &mut self.district,
+            "customer" => &mut self.customer,
+            "history" => &mut self.history,
+            "new_order" => &mut self.new_order,
+            "orders" => &mut self.orders,
+            "order_line" => &mut self.order_line,
+            "item" => &mut self.item,
+            _ => &mut self.stock,
+        };
+        *slot += n;
+    }
+}
+
+#[derive(Serialize)]
+struct LoadSummary {
+    #[serde(rename = "type")]
+    kind: &'static str,
+    phase: &'static str,
+    elapsed_s: f64,
+    rows: RowCounts,
+    /// Of elapsed_s: building primary keys and indexes, and ANALYZE.
+    index_s: f64,
+    analyze_s: f64,
+    interrupted: bool,
+}
+
+struct Shared {
+    t0: Instant,
+    rows: Mutex<RowCounts>,
+    failure: Mutex<Option<DriverError>>,
+    running: AtomicUsize,
+    index_s: Mutex<f64>,
+}
+
+impl Shared {
+    fn fail(&self, e: DriverError) {
+        self.failure
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .get_or_insert(e);
+        STOP.request(false);
+    }
+
+    fn summary(&self, analyze_s: f64, interrupted: bool) {
+        emit::line(&LoadSummary {
+            kind: "summary",
+            phase: "load",
+            elapsed_s: emit::round_s(self.t0.elapsed().as_secs_f64()),
+            rows: *self.rows.lock().unwrap_or_else(|p| p.into_inner()),
+            index_s: emit::round_s(*self.index_s.lock().unwrap_or_else(|p| p.into_inner())),
+            analyze_s: emit::round_s(analyze_s),
+            interrupted,
+        });
+    }
+}
+
+pub fn load<C: TpccConn>(spec: &TpccSpec) -> Result<i32, DriverError> {
+    let shared = Shared {
+        t0: Instant::now(),
+        rows: Mutex::new(RowCounts::default()),
+        failure: Mutex::new(None),
+        running: AtomicUsize::new(0),
+        index_s: Mutex::new(0.0),
+    };
+    let loaders = spec.clients.min(spec.warehouses) as usize;
+    let mut conns = vec![C::open(&spec.connection)?];
+    StartLine::new(spec, &conns[0].server_version(), Vec::new()).emit();
+    for sql in schema::create(C::DIALECT) {
+        run_sql(&mut conns[0], &sql)?;
+    }
+    for _ in 1..loaders {
+        conns.push(C::open(&spec.connection)?);
+    }
+    let now = String::from_utf8_lossy(&local_timestamp()).into_owned();
+    in_parallel(&mut conns, &shared, &|i, conn| {
+        load_share(conn, spec, &shared, &now, i, loaders)
+    });
+    let t_index = Instant::now();
+    let stmts = schema::indexes(C::DIALECT);
+    let next = AtomicUsize::new(0);
+    in_parallel(&mut conns, &shared, &|_, conn| loop {
+        let k = next.fetch_add(1, Ordering::SeqCst);
+        match stmts.get(k) {
+            Some(sql) if !STOP.is_set() => run_sql(conn, sql)?,
+            _ => return Ok(()),
+        }
+    });
+    *shared.index_s.lock().unwrap_or_else(|p| p.into_inner()) = t_index.elapsed().as_secs_f64();
+    let t_analyze = Instant::now();
+    run_sql(&mut conns[0], &schema::analyze(C::DIALECT))?;
+    shared.summary(t_analyze.elapsed().as_secs_f64(), false);
+    Ok(0)
+}
+
+pub fn run_sql<C: TpccConn>(conn: &mut C, sql: &str) -> Result<(), DriverError> {
+    conn.sql(sql).map(|_| ()).map_err(|e| e.into_driver(sql))
+}
+
+/// Runs `work(i, conn)` on a thread per connection and waits for all of them. A signal
+/// prints the summary so far and exits 130, a failure prints its fatal line and exits: in
+/// both cases without joining, since a thread may sit in a long COPY or CREATE INDEX.
+fn in_parallel<C: TpccConn>(
+    conns: &mut [C],
+    shared: &Shared,
+    work: &(dyn Fn(usize, &mut C) -> Result<(), DriverError> + Sync),
+) {
+    shared.running.store(conns.len(), Ordering::SeqCst);
+    std::thread::scope(|s| {
+        for (i, conn) in conns.iter_mut().enumerate() {
+            s.spawn(move || {
+                if let Err(e) = work(i, conn) {
+                    shared.fail(e);
+                }
+                shared.running.fetch_sub(1, Ordering::SeqCst);
+                STOP.notify();
+            });
+        }
+        loop {
+            let failure = shared
+                .failure
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .take();
+            if let Some(e) = failure {
+                emit::fatal(&e);
+                std::process::exit(e.exit_code());
+            }
+            if STOP.interrupted() {
+                crate::signal::exit_interrupted(|| shared.summary(0.0, true));
+            }
+            if shared.running.load(Ordering::SeqCst) == 0 {
+                break;
+            }
+            STOP.wait_notified(Instant::now() + Duration::from_millis(50));
+        }
+    });
+}
+
+/// Loader i's part: item if it is the first, then warehouses i+1, i+1+loaders, ...
+fn load_share<C: TpccConn>(
+    conn: &mut C,
+    spec: &TpccSpec,
+    shared: &Shared,
+    now: &str,
+    i: usize,
+    loaders: usize,
+) -> Result<(), DriverError> {
+    let seed = spec.seed;
+    if i == 0 {
+        piece(conn, shared, "item", None, rows::item(seed))?;
+    }
+    for w in (i as i64 + 1..=spec.warehouses as i64).step_by(loaders) {
+        piece(conn, shared, "warehouse", Some(w), rows::warehouse(seed, w))?;
+        piece(conn, shared, "district", Some(w), rows::district(seed, w))?;
+        piece(conn, shared, "stock", Some(w), rows::stock(seed, w))?;
+        piece(
+            conn,
+            shared,
+            "customer",
+            Some(w),
+            rows::customer(seed, w, now),
+        )?;
+        piece(
+            conn,
+            shared,
+            "history",
+            Some(w),
+            rows::history(seed, w, now),
+        )?;
+        let plan = rows::OrderPlan::new(seed, w);
+        piece(
+            conn,
+            shared,
+            "orders",
+            Some(w),
+            rows::orders(seed, w, &plan, now),
+        )?;
+        let lines = rows::order_line(seed, w, &plan, now);
+        piece(conn, shared, "order_line", Some(w), lines)?;
+        piece(conn, shared, "new_order", Some(w), rows::new_order(w))?;
+    }
+    Ok(())
+}
+
+fn piece<C: TpccConn>(
+    conn: &mut C,
+    shared: &Shared,
+    table: &str,
+    warehouse: Option<i64>,
+    mut next: rows::Next,
+) -> Result<(), DriverError> {
+    if STOP.is_set() {
+        return Ok(());
+    }
+    let t = Instant::now();
+    let n = conn.bulk(table, &mut *next).map_err(|e| match e {
+        crate::backend::DbError::Sql { sqlstate, message } => {
+            DriverError::sql(&sqlstate, message, &format!("bulk load of {table}"))
+        }
+        other => other.into_driver(table),
+    })?;
+    shared
+        .rows
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .add(table, n);
+    emit::line(&LoadLine {
+        kind: "load",
+        table,
+        warehouse,
+        rows: n,
+        elapsed_s: emit::round_s(t.elapsed().as_secs_f64()),
+    });
+    Ok(())
+}

@@ -1,0 +1,67 @@
+// The `tpcc` subcommand: TPROC-C, HammerDB's derivative of TPC-C, with the driver's own
+// client-side SQL. `load` builds and fills the schema; `run` drives virtual users through
+// the transaction mix and reports per interval and per transaction type.
+
+pub mod conn;
+pub mod load;
+pub mod rows;
+pub mod run;
+pub mod schema;
+pub mod tx;
+
+use crate::backend::mysql::MyConn;
+use crate::backend::postgres::PgConn;
+use crate::emit;
+use crate::error::DriverError;
+use crate::spec::tpcc::{TpccPhase, TpccSpec};
+use crate::spec::BackendKind;
+use serde::Serialize;
+
+pub fn tpcc(spec: &TpccSpec) -> Result<i32, DriverError> {
+    match (spec.backend, spec.phase) {
+        (BackendKind::Postgres, TpccPhase::Load) => load::load::<PgConn>(spec),
+        (BackendKind::Postgres, TpccPhase::Run) => run::run::<PgConn>(spec),
+        (BackendKind::Mysql, TpccPhase::Load) => load::load::<MyConn>(spec),
+        (BackendKind::Mysql, TpccPhase::Run) => run::run::<MyConn>(spec),
+        (BackendKind::Null, _) => Err(DriverError::spec(
+            "backend \"null\" cannot run tpcc: it needs a postgres or mysql server",
+        )),
+    }
+}
+
+#[derive(Serialize)]
+pub struct StartLine {
+    #[serde(rename = "type")]
+    kind: &'static str,
+    protocol: u32,
+    driver: &'static str,
+    backend: &'static str,
+    phase: &'static str,
+    warehouses: u32,
+    clients: u32,
+    server_version: String,
+    backend_pids: Vec<u64>,
+}
+
+impl StartLine {
+    pub fn new(spec: &TpccSpec, server_version: &str, backend_pids: Vec<u64>) -> Self {
+        StartLine {
+            kind: "start",
+            protocol: crate::spec::PROTOCOL,
+            driver: env!("CARGO_PKG_VERSION"),
+            backend: spec.backend.as_str(),
+            phase: match spec.phase {
+                TpccPhase::Load => "load",
+                TpccPhase::Run => "run",
+            },
+            warehouses: spec.warehouses,
+            clients: spec.clients,
+            server_version: server_version.to_string(),
+            backend_pids,
+        }
+    }
+
+    pub fn emit(&self) {
+        emit::line(self);
+    }
+}

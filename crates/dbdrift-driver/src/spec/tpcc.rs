@@ -1,0 +1,184 @@
+// The `tpcc` spec (docs/protocol.md "## `tpcc`"): serde types and validation of a TPROC-C
+// load or run. Unknown keys are refused here (unlike `run`), so a typo cannot silently keep a
+// default; nothing here runs SQL.
+
+use super::{check, parse_json, BackendKind, ConnectionSpec, PROTOCOL};
+use crate::error::DriverError;
+use serde::Deserialize;
+
+#[derive(Deserialize, Debug, Clone, Copy, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub enum TpccPhase {
+    Load,
+    Run,
+}
+
+#[derive(Deserialize, Debug, Clone)]
+#[serde(deny_unknown_fields)]
+pub struct TpccSpec {
+    pub protocol: u32,
+    pub backend: BackendKind,
+    #[serde(default)]
+    pub connection: ConnectionSpec,
+    #[serde(default)]
+    pub seed: u64,
+    pub phase: TpccPhase,
+    pub warehouses: u32,
+    /// Load: loader threads; run: virtual users.
+    #[serde(default = "one")]
+    pub clients: u32,
+    #[serde(default)]
+    pub rampup_s: f64,
+    #[serde(default)]
+    pub duration_s: f64,
+    #[serde(default = "super::default_interval")]
+    pub interval_s: f64,
+    #[serde(default)]
+    pub procedures: bool,
+}
+
+fn one() -> u32 {
+    1
+}
+
+/// Warehouse ids are written into SQL as integers and multiplied by 100,000 stock rows;
+/// beyond this a load would not finish anyway.
+const MAX_WAREHOUSES: u32 = 100_000;
+
+pub fn parse_tpcc(text: &str) -> Result<TpccSpec, DriverError> {
+    let spec: TpccSpec = parse_json(text)?;
+    check(
+        spec.protocol == PROTOCOL,
+        &format!(
+            "spec protocol {} is not supported: this driver speaks protocol {PROTOCOL}",
+            spec.protocol
+        ),
+    )?;
+    check(
+        spec.backend != BackendKind::Null,
+        "backend \"null\" cannot run tpcc: it needs a postgres or mysql server",
+    )?;
+    check(
+        (1..=MAX_WAREHOUSES).contains(&spec.warehouses),
+        &format!("warehouses must be in 1..={MAX_WAREHOUSES}"),
+    )?;
+    check(spec.clients >= 1, "clients must be at least 1")?;
+    check(
+        spec.rampup_s.is_finite() && spec.rampup_s >= 0.0,
+        "rampup_s must be >= 0",
+    )?;
+    check(
+        spec.interval_s.is_finite() && spec.interval_s > 0.0,
+        "interval_s must be > 0",
+    )?;
+    check(
+        spec.duration_s.is_finite() && spec.duration_s >= 0.0,
+        "duration_s must be >= 0",
+    )?;
+    check(
+        !spec.procedures,
+        "procedures: true is not supported: the driver runs the transactions as client-side SQL only",
+    )?;
+    if spec.phase == TpccPhase::Run {
+        check(
+            spec.duration_s > 0.0,
+            "duration_s must be > 0 for phase \"run\"",
+        )?;
+    }
+    Ok(spec)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::error::ErrorClass;
+    use serde_json::{json, Value};
+
+    fn base() -> Value {
+        json!({"protocol": 2, "backend": "postgres", "connection": {"socket_dir": "/tmp", "port": 5432},
+            "seed": 1, "phase": "run", "warehouses": 4, "clients": 2, "rampup_s": 10,
+            "duration_s": 60, "interval_s": 1, "procedures": false})
+    }
+
+    fn spec_error(v: &Value) -> String {
+        let e = parse_tpcc(&v.to_string()).unwrap_err();
+        assert_eq!(e.class, ErrorClass::Spec);
+        assert_eq!(e.exit_code(), 2);
+        e.message
+    }
+
+    #[test]
+    fn a_valid_run_spec_parses() {
+        let s = parse_tpcc(&base().to_string()).unwrap();
+        assert_eq!(s.phase, TpccPhase::Run);
+        assert_eq!((s.warehouses, s.clients), (4, 2));
+        assert_eq!((s.rampup_s, s.duration_s, s.interval_s), (10.0, 60.0, 1.0));
+    }
+
+    #[test]
+    fn a_load_spec_needs_no_timing_fields() {
+        let v = json!({"protocol": 2, "backend": "mysql", "phase": "load", "warehouses": 1});
+        let s = parse_tpcc(&v.to_string()).unwrap();
+        assert_eq!(
+            (s.phase, s.clients, s.procedures),
+            (TpccPhase::Load, 1, false)
+        );
+    }
+
+    #[test]
+    fn unknown_keys_are_refused() {
+        let mut v = base();
+        v["warehouse"] = json!(3);
+        assert!(spec_error(&v).contains("unknown field `warehouse`"));
+    }
+
+    #[test]
+    fn an_unknown_phase_is_refused() {
+        let mut v = base();
+        v["phase"] = json!("bench");
+        assert!(spec_error(&v).contains("bench"));
+    }
+
+    #[test]
+    fn warehouses_and_clients_must_be_at_least_one() {
+        let mut v = base();
+        v["warehouses"] = json!(0);
+        assert!(spec_error(&v).contains("warehouses"));
+        let mut v = base();
+        v["clients"] = json!(0);
+        assert!(spec_error(&v).contains("clients"));
+    }
+
+    #[test]
+    fn a_run_needs_a_positive_duration() {
+        let mut v = base();
+        v["duration_s"] = json!(0);
+        assert!(spec_error(&v).contains("duration_s"));
+        v["phase"] = json!("load");
+        assert!(parse_tpcc(&v.to_string()).is_ok());
+    }
+
+    #[test]
+    fn bad_timing_values_are_refused() {
+        let mut v = base();
+        v["rampup_s"] = json!(-1);
+        assert!(spec_error(&v).contains("rampup_s"));
+        let mut v = base();
+        v["interval_s"] = json!(0);
+        assert!(spec_error(&v).contains("interval_s"));
+    }
+
+    #[test]
+    fn the_null_backend_is_refused() {
+        let mut v = base();
+        v["backend"] = json!("null");
+        assert!(spec_error(&v).contains("null"));
+    }
+
+    #[test]
+    fn a_wrong_protocol_is_refused() {
+        let mut v = base();
+        v["protocol"] = json!(1);
+        assert!(spec_error(&v).contains("protocol"));
+    }
+}

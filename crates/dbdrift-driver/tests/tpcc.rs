@@ -1,0 +1,283 @@
+// The `tpcc` subcommand: spec errors without a server, and (only with DBDRIFT_TEST_PG=
+// socket_dir:port or DBDRIFT_TEST_MYSQL=socket_path) a load whose row counts follow TPC-C
+// clause 4.3.3.1, a short run, and the consistency conditions of clause 3.3.2.1-3.3.2.4
+// afterwards. A live test without its variable says it was skipped on stderr.
+
+use serde_json::{json, Value};
+use std::io::Write;
+use std::process::{Command, Output, Stdio};
+
+const WAREHOUSES: u64 = 2;
+
+fn driver(args: &[&str], stdin: &str) -> Output {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_dbdrift-driver"))
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("the driver binary starts");
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(stdin.as_bytes())
+        .unwrap();
+    child.wait_with_output().unwrap()
+}
+
+fn lines(out: &Output) -> Vec<Value> {
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("not JSON: {l}: {e}")))
+        .collect()
+}
+
+fn ok(out: &Output) -> Vec<Value> {
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "stdout: {}\nstderr: {}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    lines(out)
+}
+
+/// Runs one SQL statement per phase through `exec`; returns the rows of the last one.
+fn exec(backend: &str, connection: &Value, sqls: &[&str]) -> Vec<Vec<Value>> {
+    let phases: Vec<Value> = sqls.iter().map(|s| json!([{"sql": s}])).collect();
+    let spec =
+        json!({"protocol": 2, "backend": backend, "connection": connection, "phases": phases});
+    let out = ok(&driver(&["exec", "--spec", "-"], &spec.to_string()));
+    let last = out.iter().rfind(|l| l["type"] == "job").unwrap();
+    serde_json::from_value(last["rows"].clone()).unwrap()
+}
+
+fn tpcc(spec: &Value) -> Output {
+    driver(&["tpcc", "--spec", "-"], &spec.to_string())
+}
+
+fn spec_error(spec: Value) -> String {
+    let out = tpcc(&spec);
+    assert_eq!(out.status.code(), Some(2));
+    let l = lines(&out);
+    assert_eq!(l[0]["type"], "fatal");
+    assert_eq!(l[0]["class"], "spec");
+    l[0]["message"].as_str().unwrap().to_string()
+}
+
+fn base_spec() -> Value {
+    json!({"protocol": 2, "backend": "postgres", "connection": {"socket_dir": "/nonexistent", "port": 1},
+           "seed": 1, "phase": "run", "warehouses": 1, "clients": 1, "duration_s": 1})
+}
+
+#[test]
+fn an_unknown_key_is_a_spec_error_before_connecting() {
+    let mut s = base_spec();
+    s["vus"] = json!(2);
+    assert!(spec_error(s).contains("unknown field `vus`"));
+}
+
+#[test]
+fn zero_warehouses_is_a_spec_error() {
+    let mut s = base_spec();
+    s["warehouses"] = json!(0);
+    assert!(spec_error(s).contains("warehouses"));
+}
+
+#[test]
+fn a_connection_failure_is_a_connect_error() {
+    let out = tpcc(&base_spec());
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(lines(&out)[0]["class"], "connect");
+}
+
+/// The row counts of clause 4.3.3.1 for W warehouses (order_line is checked separately).
+fn expected_rows(w: u64) -> [(&'static str, u64); 8] {
+    [
+        ("warehouse", w),
+        ("district", 10 * w),
+        ("customer", 30_000 * w),
+        ("history", 30_000 * w),
+        ("new_order", 9_000 * w),
+        ("orders", 30_000 * w),
+        ("item", 100_000),
+        ("stock", 100_000 * w),
+    ]
+}
+
+fn int(v: &Value) -> i64 {
+    v.as_str().unwrap().parse::<f64>().unwrap() as i64
+}
+
+/// Clause 3.3.2.1-3.3.2.4, each as the number of warehouses or districts violating it.
+const CONSISTENCY: &str = "SELECT \
+ (SELECT count(*) FROM warehouse WHERE w_ytd <> (SELECT sum(d_ytd) FROM district WHERE d_w_id = w_id)), \
+ (SELECT count(*) FROM district WHERE d_next_o_id - 1 <> (SELECT max(o_id) FROM orders WHERE o_w_id = d_w_id AND o_d_id = d_id) \
+    OR d_next_o_id - 1 <> (SELECT max(no_o_id) FROM new_order WHERE no_w_id = d_w_id AND no_d_id = d_id)), \
+ (SELECT count(*) FROM (SELECT no_w_id FROM new_order GROUP BY no_w_id, no_d_id \
+    HAVING max(no_o_id) - min(no_o_id) + 1 <> count(*)) x), \
+ (SELECT count(*) FROM district WHERE (SELECT sum(o_ol_cnt) FROM orders WHERE o_w_id = d_w_id AND o_d_id = d_id) \
+    <> (SELECT count(*) FROM order_line WHERE ol_w_id = d_w_id AND ol_d_id = d_id))";
+
+fn check_consistency(backend: &str, connection: &Value) {
+    let rows = exec(backend, connection, &[CONSISTENCY]);
+    let violations: Vec<i64> = rows[0].iter().map(int).collect();
+    assert_eq!(violations, vec![0, 0, 0, 0], "clause 3.3.2.1-4 violations");
+}
+
+fn load_and_check_rows(backend: &str, connection: &Value) {
+    let spec = json!({"protocol": 2, "backend": backend, "connection": connection, "seed": 7,
+                      "phase": "load", "warehouses": WAREHOUSES, "clients": 2});
+    let out = ok(&tpcc(&spec));
+    assert_eq!(out[0]["type"], "start");
+    let summary = out.last().unwrap();
+    assert_eq!(summary["type"], "summary");
+    assert_eq!(summary["interrupted"], false);
+    eprintln!(
+        "observed: {backend} load of {WAREHOUSES} warehouses took {} s",
+        summary["elapsed_s"]
+    );
+    let pieces = out.iter().filter(|l| l["type"] == "load").count();
+    assert_eq!(
+        pieces,
+        1 + 8 * WAREHOUSES as usize,
+        "one line per table piece"
+    );
+    for (table, n) in expected_rows(WAREHOUSES) {
+        assert_eq!(summary["rows"][table], n, "summary rows of {table}");
+        let counted = exec(
+            backend,
+            connection,
+            &[&format!("SELECT count(*) FROM {table}")],
+        );
+        assert_eq!(int(&counted[0][0]) as u64, n, "rows in {table}");
+    }
+    let lines = exec(
+        backend,
+        connection,
+        &["SELECT count(*), (SELECT sum(o_ol_cnt) FROM orders), \
+           (SELECT count(*) FROM orders WHERE o_carrier_id IS NULL), \
+           (SELECT count(DISTINCT c_last) FROM customer) FROM order_line"],
+    );
+    let (ol, sum, undelivered, names) = (
+        int(&lines[0][0]) as u64,
+        int(&lines[0][1]) as u64,
+        int(&lines[0][2]) as u64,
+        int(&lines[0][3]),
+    );
+    assert_eq!(ol, sum, "an order line per o_ol_cnt");
+    assert!((5 * 30_000 * WAREHOUSES..=15 * 30_000 * WAREHOUSES).contains(&ol));
+    assert_eq!(summary["rows"]["order_line"], ol);
+    assert_eq!(
+        undelivered,
+        900 * 10 * WAREHOUSES,
+        "o_carrier_id null for o_id > 2100"
+    );
+    assert_eq!(names, 1000, "every last name of the syllable table");
+    check_consistency(backend, connection);
+}
+
+fn run_and_check(backend: &str, connection: &Value) {
+    let spec = json!({"protocol": 2, "backend": backend, "connection": connection, "seed": 7,
+                      "phase": "run", "warehouses": WAREHOUSES, "clients": 2, "rampup_s": 1,
+                      "duration_s": 4, "interval_s": 1});
+    let out = ok(&tpcc(&spec));
+    let phases: Vec<&str> = out
+        .iter()
+        .filter(|l| l["type"] == "phase")
+        .map(|l| l["phase"].as_str().unwrap())
+        .collect();
+    assert_eq!(phases, ["rampup", "measure", "end"]);
+    let intervals: Vec<&Value> = out.iter().filter(|l| l["type"] == "interval").collect();
+    assert_eq!(intervals.len(), 5);
+    assert_eq!(intervals[0]["phase"], "rampup");
+    assert!(intervals[1..].iter().all(|l| l["phase"] == "measure"));
+    let s = out.last().unwrap();
+    assert_eq!(s["type"], "summary");
+    assert_eq!(s["elapsed_s"], 4.0);
+    let nopm = s["nopm"].as_f64().unwrap();
+    eprintln!(
+        "observed: {backend} NOPM {nopm} TPM {} with 2 VUs",
+        s["tpm"]
+    );
+    assert!(nopm > 0.0);
+    let measured: u64 = intervals[1..]
+        .iter()
+        .map(|l| l["tx"]["new_order"].as_u64().unwrap())
+        .sum();
+    assert_eq!(s["new_orders"], measured, "intervals add up to the summary");
+    for t in [
+        "new_order",
+        "payment",
+        "order_status",
+        "delivery",
+        "stock_level",
+    ] {
+        let b = &s["by_type"][t];
+        assert!(b["count"].as_u64().unwrap() > 0, "{t} ran");
+        let in_hist: u64 = b["histogram"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|p| p[1].as_u64().unwrap())
+            .sum();
+        let done = b["count"].as_u64().unwrap() + b["rollbacks"].as_u64().unwrap();
+        assert_eq!(in_hist, done, "{t} histogram");
+    }
+    check_consistency(backend, connection);
+}
+
+fn pg_server() -> Option<(String, u16)> {
+    let Ok(v) = std::env::var("DBDRIFT_TEST_PG") else {
+        eprintln!(
+            "skipped: set DBDRIFT_TEST_PG=socket_dir:port to run the live PostgreSQL tpcc test"
+        );
+        return None;
+    };
+    let (dir, port) = v.rsplit_once(':')?;
+    Some((dir.to_string(), port.parse().ok()?))
+}
+
+#[test]
+fn live_postgres_tpcc_load_run_and_consistency() {
+    let Some((dir, port)) = pg_server() else {
+        return;
+    };
+    let admin = json!({"socket_dir": dir, "port": port, "user": "postgres", "dbname": "postgres"});
+    exec(
+        "postgres",
+        &admin,
+        &[
+            "DROP DATABASE IF EXISTS dbdrift_tpcc",
+            "CREATE DATABASE dbdrift_tpcc",
+        ],
+    );
+    let conn =
+        json!({"socket_dir": dir, "port": port, "user": "postgres", "dbname": "dbdrift_tpcc"});
+    load_and_check_rows("postgres", &conn);
+    run_and_check("postgres", &conn);
+}
+
+#[test]
+fn live_mysql_tpcc_load_run_and_consistency() {
+    let Ok(socket) = std::env::var("DBDRIFT_TEST_MYSQL") else {
+        eprintln!(
+            "skipped: set DBDRIFT_TEST_MYSQL=/path/to/mysqld.sock to run the live MySQL tpcc test"
+        );
+        return;
+    };
+    let admin = json!({"socket": socket, "user": "root", "password": "", "dbname": ""});
+    exec(
+        "mysql",
+        &admin,
+        &[
+            "DROP DATABASE IF EXISTS dbdrift_tpcc",
+            "CREATE DATABASE dbdrift_tpcc",
+        ],
+    );
+    let conn = json!({"socket": socket, "user": "root", "password": "", "dbname": "dbdrift_tpcc"});
+    load_and_check_rows("mysql", &conn);
+    run_and_check("mysql", &conn);
+}
