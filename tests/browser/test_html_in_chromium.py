@@ -116,3 +116,14 @@ def test_the_insert_benchmark_page_renders_its_per_second_charts_in_chromium(tmp
     blank = tmp_path / "blank.png"
     open_page(_write(tmp_path / "blank.html", "<!DOCTYPE html><html><body></body></html>"), blank, height=3000)
     assert shot.stat().st_size > 10 * blank.stat().st_size, (shot.stat().st_size, blank.stat().st_size)
+
+
+def test_the_tpcc_page_renders_in_chromium(tmp_path):
+    from dbdrift.report.tpcc import render_html, tpcc_report
+    from tests.unit.test_tpcc import run
+
+    data = tpcc_report([run("pg17", 40_000.0), run("pg18", 42_000.0)], ["pg17", "pg18"], ncpu=2, campaign="tp",
+                       setup="4 warehouse(s), 2 virtual user(s)")
+    page = _write(tmp_path / "tpcc.html", render_html(data))
+    result = open_page(page, tmp_path / "tpcc.png", height=1200)
+    assert result.returncode == 0 and console_lines(result) == [], result.stderr[-2000:]

@@ -77,8 +77,12 @@ def test_database_sizes_are_measured_after_every_step(postgres_run):
         assert 1_000_000 < row["db_bytes"] < row["datadir_bytes"] < 2 ** 31, (step, row["db_bytes"])
     assert stored[("pg17", "l.x")]["db_bytes"] > stored[("pg17", "l.i0")]["db_bytes"]  # the secondary indexes
     text = dbdrift("report", "--store", postgres_run[0])
-    header = next(line for line in text.stdout.splitlines() if line.startswith("target") and "dbgb1" in line)
+    header = next(line for line in text.stdout.splitlines() if line.split()[:2] == ["target", "ips"])
     assert header.split().index("dbgb2") == header.split().index("dbgb1") + 1
+    sizes = next(line for line in text.stdout.splitlines() if line.split()[:3] == ["target", "wkbpi", "l.i0"])
+    assert "dbgb1 l.x" in sizes and "dbgb2 qp1000" in sizes  # the write and size table
+    ratio = next(line for line in text.stdout.splitlines() if line.startswith("pg17slow ÷ pg17"))
+    assert len(ratio.split()) >= 5
 
 
 def test_the_background_insert_rate_is_held_and_a_slow_server_misses_the_sla(postgres_run):
