@@ -129,6 +129,10 @@ IBENCH_BUCKETS_US = (256, 1_000, 4_000, 16_000, 64_000, 256_000, 1_000_000, 4_00
 """Response-time histogram upper bounds, as the Insert Benchmark reports them: ≤256µs … ≤16s, then one bucket for >16s."""
 
 
+TPCC_TRANSACTIONS = ("new_order", "payment", "order_status", "delivery", "stock_level")
+"""TPROC-C's five transactions in the standard's order; the driver's mix is 45/43/4/4/4 %."""
+
+
 @dataclass
 class TpccResult:
     """One TPROC-C run of one target (the store's tpcc_runs row): the measured window's new

@@ -27,12 +27,14 @@ _TARGETS = [{"name": "a", "version": "17.10", "base": True}, {"name": "b", "vers
 _REACH_ALL_TABLES = [
     {"targets": _TARGETS, "cpus": {"driver": "0", "server": "1"}},
     {"targets": _TARGETS, "workload": "insert-benchmark", "insert_benchmark": {}},
+    {"targets": _TARGETS, "workload": "tpcc", "tpcc": {}},
 ]
 # The function that checks a table's keys -> text in the "## " heading of the doc section for it.
 _SECTION_OF = {
     "parse_campaign": "Top-level keys",
     "_parse_target": "[[targets]]",
     "_with_ibench": "[insert_benchmark]",
+    "_with_tpcc": "[tpcc]",
     "cpu_placement": "cpus",
 }
 _KEY_ROW = re.compile(r"^\|\s*`([^`]+)`\s*\|", re.MULTILINE)

@@ -5,11 +5,10 @@ per-transaction response times. Pure functions of `TpccResult` values.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from statistics import fmean
+from statistics import fmean, median
 
 from dbdrift.analysis.noise import Estimate, IntervalSample, RunSample, relative
-from dbdrift.catalog.tpcc import TRANSACTIONS
-from dbdrift.driver.protocol import merge_buckets, percentile_us
+from dbdrift.model import TPCC_TRANSACTIONS as TRANSACTIONS
 from dbdrift.model import TpccResult
 
 HARDWARE = ("cpu/no", "server/no", "client/no", "client%", "cs/no", "wkb/no")
@@ -98,23 +97,24 @@ def hardware_per_new_order(runs: list[TpccResult], ncpu: int) -> dict[str, float
 
 
 def latencies(runs: list[TpccResult]) -> dict[str, Latency]:
-    """Per transaction type over all runs: counts summed, percentiles from the merged histograms."""
+    """Per transaction type over all runs: counts summed, max the largest, and p50/p95/p99 each
+    run's own (the driver's, from its histogram of the window), the median over the runs when
+    there are several (the histograms themselves are in the JSON report)."""
     out = {}
     for tx in TRANSACTIONS:
         parts = [r.by_type.get(tx) or {} for r in runs]
         if not any(parts):
             continue
-        buckets = merge_buckets([p.get("histogram") or [] for p in parts])
-        maxes = [p.get("max_us") for p in parts if p.get("max_us") is not None]
-        top = max(maxes) if maxes else None
 
-        def pct(q: float) -> float | None:  # a bucket's upper bound, never above the largest seen
-            value = percentile_us(buckets, q)
-            return value if value is None or top is None else min(value, top)
+        def mid(key: str) -> float | None:
+            values = [p[key] for p in parts if p.get(key) is not None]
+            return median(values) if values else None
+        maxes = [p["max_us"] for p in parts if p.get("max_us") is not None]
         out[tx] = Latency(count=sum(int(p.get("count") or 0) for p in parts),
                           errors=sum(int(p.get("errors") or 0) for p in parts),
                           rollbacks=sum(int(p.get("rollbacks") or 0) for p in parts),
-                          p50_us=pct(0.50), p95_us=pct(0.95), p99_us=pct(0.99), max_us=top)
+                          p50_us=mid("p50_us"), p95_us=mid("p95_us"), p99_us=mid("p99_us"),
+                          max_us=max(maxes) if maxes else None)
     return out
 
 

@@ -9,9 +9,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 DBNAME = "tpcc"
-TRANSACTIONS = ("new_order", "payment", "order_status", "delivery", "stock_level")
-"""The five transactions in the standard's order; the driver's mix is 45/43/4/4/4 %."""
-MIX = {"new_order": 45, "payment": 43, "order_status": 4, "delivery": 4, "stock_level": 4}
 ROWS_PER_WAREHOUSE = 100_000 + 10 + 30_000 * 3 + 9_000 + 300_000
 """About what a warehouse loads: stock, districts, customers, history and orders, new orders and
 ~10 order lines per order (for load ETAs; items add 100,000 once)."""

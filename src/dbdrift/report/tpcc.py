@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from html import escape
 
 from dbdrift.analysis.tpcc import HARDWARE, TargetSummary, nopm_series, summarize
-from dbdrift.catalog.tpcc import TRANSACTIONS
+from dbdrift.model import TPCC_TRANSACTIONS as TRANSACTIONS
 from dbdrift.model import TpccResult
 from dbdrift.report.html import CSS, TARGET_COLORS
 from dbdrift.report.svgchart import Line, time_chart
