@@ -1,9 +1,11 @@
 // The five TPROC-C transactions (TPC-C clause 2, as HammerDB's client-side versions run
-// them) on one connection: inputs drawn from the VU's Rng first, then SQL text with
-// literals, values read back from the text results. No clocks and no counting here; `run`
-// does both.
+// them) on one connection: inputs drawn from the VU's Rng first (the same draws in either
+// mode), then either SQL text with literals, values read back from the text results, or
+// one call of the transaction's stored routine (`procs`). No clocks and no counting here;
+// `run` does both.
 
 use super::conn::{quote, TpccConn};
+use super::procs;
 use super::rows::{DISTRICTS, ITEMS};
 use crate::backend::{DbError, QueryResult};
 use crate::workload::rng::Rng;
@@ -30,7 +32,7 @@ pub struct Terminal {
 
 type Res<T> = Result<T, TxError>;
 
-fn q<C: TpccConn>(conn: &mut C, sql: String) -> Res<QueryResult> {
+pub(super) fn q<C: TpccConn>(conn: &mut C, sql: String) -> Res<QueryResult> {
     conn.sql(&sql).map_err(|err| TxError { err, sql })
 }
 
@@ -92,14 +94,19 @@ pub fn draw(kind: TxKind, rng: &mut Rng, t: &Terminal) -> Input {
     }
 }
 
-/// One transaction: client-side statements between BEGIN and COMMIT/ROLLBACK.
+/// One transaction: client-side statements between BEGIN and COMMIT/ROLLBACK, or with
+/// `procedures` the single call of its routine (see `procs` for who ends the transaction).
 pub fn execute<C: TpccConn>(
     conn: &mut C,
     kind: TxKind,
     rng: &mut Rng,
     t: &Terminal,
+    procedures: bool,
 ) -> Res<Outcome> {
     let input = draw(kind, rng, t);
+    if procedures {
+        return procs::call(conn, &input);
+    }
     q(conn, "BEGIN".into())?;
     let outcome = match &input {
         Input::NewOrder(i) => new_order(conn, i)?,
