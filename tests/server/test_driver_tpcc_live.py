@@ -1,6 +1,7 @@
-"""The Rust driver's live TPROC-C tests (crates/dbdrift-driver/tests/tpcc.rs) against a real
-PostgreSQL and real MariaDB/MySQL servers: they skip without DBDRIFT_TEST_PG /
-DBDRIFT_TEST_MYSQL, so this test starts the server, runs them, and fails if any skipped."""
+"""The Rust driver's live TPROC-C tests (crates/dbdrift-driver/tests/tpcc.rs), client-side and
+with stored procedures, against a real PostgreSQL and real MariaDB/MySQL servers: they skip
+without DBDRIFT_TEST_PG / DBDRIFT_TEST_MYSQL, so this test starts the server, runs them, and
+fails if any of this engine's skipped."""
 from __future__ import annotations
 
 import os
@@ -20,7 +21,8 @@ from tests.helpers import ROOT, shared_work_dir
 
 pytestmark = pytest.mark.server
 
-# The live test of the other engine skips (and says so) in each run; only these may.
+# The live tests of the other engine (client-side and procedures) skip, and say so, in each
+# run; only these may.
 OTHER_SKIPS = {"postgres": "DBDRIFT_TEST_MYSQL", "mariadb": "DBDRIFT_TEST_PG", "mysql": "DBDRIFT_TEST_PG"}
 
 
@@ -34,10 +36,11 @@ def run_live_tests(cargo: str, engine: str, variable: str, value: str) -> str:
     assert result.returncode == 0, output[-4000:]
     skipped = [line for line in output.splitlines() if "skipped:" in line]
     assert all(OTHER_SKIPS[engine] in line for line in skipped), skipped
-    assert len(skipped) == 1, output[-2000:]
+    assert len(skipped) == 2, output[-2000:]
     passed = re.search(r"test result: ok\. (\d+) passed", output)
-    assert passed and int(passed.group(1)) >= 5, output[-2000:]
+    assert passed and int(passed.group(1)) >= 7, output[-2000:]
     assert re.search(r"observed: \w+ NOPM [0-9.]+", output), output[-2000:]
+    assert re.search(r"observed: \w+ procedures NOPM [0-9.]+", output), output[-2000:]
     return output
 
 

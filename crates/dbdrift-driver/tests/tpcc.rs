@@ -1,7 +1,8 @@
 // The `tpcc` subcommand: spec errors without a server, and (only with DBDRIFT_TEST_PG=
 // socket_dir:port or DBDRIFT_TEST_MYSQL=socket_path) a load whose row counts follow TPC-C
 // clause 4.3.3.1, a short run, and the consistency conditions of clause 3.3.2.1-3.3.2.4
-// afterwards. A live test without its variable says it was skipped on stderr.
+// afterwards; then the same with `procedures: true` in a database of its own. A live test
+// without its variable says it was skipped on stderr.
 
 use serde_json::{json, Value};
 use std::io::Write;
@@ -179,11 +180,16 @@ fn load_and_check_rows(backend: &str, connection: &Value) {
     check_consistency(backend, connection);
 }
 
-fn run_and_check(backend: &str, connection: &Value) {
-    let spec = json!({"protocol": 2, "backend": backend, "connection": connection, "seed": 7,
-                      "phase": "run", "warehouses": WAREHOUSES, "clients": 2, "rampup_s": 1,
-                      "duration_s": 4, "interval_s": 1});
-    let out = ok(&tpcc(&spec));
+fn run_spec(backend: &str, connection: &Value, procedures: bool) -> Value {
+    json!({"protocol": 2, "backend": backend, "connection": connection, "seed": 7,
+           "phase": "run", "warehouses": WAREHOUSES, "clients": 2, "rampup_s": 1,
+           "duration_s": 4, "interval_s": 1, "procedures": procedures})
+}
+
+/// Runs 1 s of ramp-up and a 4 s window with 2 VUs, checks the lines and the consistency
+/// conditions; returns the output lines.
+fn run_and_check(backend: &str, connection: &Value, procedures: bool) -> Vec<Value> {
+    let out = ok(&tpcc(&run_spec(backend, connection, procedures)));
     let phases: Vec<&str> = out
         .iter()
         .filter(|l| l["type"] == "phase")
@@ -198,8 +204,9 @@ fn run_and_check(backend: &str, connection: &Value) {
     assert_eq!(s["type"], "summary");
     assert_eq!(s["elapsed_s"], 4.0);
     let nopm = s["nopm"].as_f64().unwrap();
+    let mode = if procedures { " procedures" } else { "" };
     eprintln!(
-        "observed: {backend} NOPM {nopm} TPM {} with 2 VUs",
+        "observed: {backend}{mode} NOPM {nopm} TPM {} with 2 VUs",
         s["tpm"]
     );
     assert!(nopm > 0.0);
@@ -227,6 +234,7 @@ fn run_and_check(backend: &str, connection: &Value) {
         assert_eq!(in_hist, done, "{t} histogram");
     }
     check_consistency(backend, connection);
+    out
 }
 
 fn pg_server() -> Option<(String, u16)> {
@@ -257,7 +265,7 @@ fn live_postgres_tpcc_load_run_and_consistency() {
     let conn =
         json!({"socket_dir": dir, "port": port, "user": "postgres", "dbname": "dbdrift_tpcc"});
     load_and_check_rows("postgres", &conn);
-    run_and_check("postgres", &conn);
+    run_and_check("postgres", &conn, false);
 }
 
 #[test]
@@ -279,5 +287,131 @@ fn live_mysql_tpcc_load_run_and_consistency() {
     );
     let conn = json!({"socket": socket, "user": "root", "password": "", "dbname": "dbdrift_tpcc"});
     load_and_check_rows("mysql", &conn);
-    run_and_check("mysql", &conn);
+    run_and_check("mysql", &conn, false);
+}
+
+/// New orders committed over every interval, ramp-up included.
+fn committed_new_orders(out: &[Value]) -> u64 {
+    out.iter()
+        .filter(|l| l["type"] == "interval")
+        .map(|l| l["tx"]["new_order"].as_u64().unwrap())
+        .sum()
+}
+
+fn rollbacks(out: &[Value]) -> u64 {
+    out.iter()
+        .filter(|l| l["type"] == "interval")
+        .map(|l| l["rollbacks"].as_u64().unwrap())
+        .sum()
+}
+
+/// In a freshly created database: a run with procedures before they exist is refused; a
+/// load with them creates all five; a run calls them, with every transaction type
+/// committing, new-order rollbacks counted as rollbacks and undone, the orders in the
+/// database matching the committed new orders, and the consistency conditions holding.
+fn procedures_load_run_and_check(backend: &str, connection: &Value) {
+    let load = |procedures: bool| {
+        json!({"protocol": 2, "backend": backend, "connection": connection, "seed": 7,
+               "phase": "load", "warehouses": WAREHOUSES, "clients": 2,
+               "procedures": procedures})
+    };
+    ok(&tpcc(&load(false)));
+    let refused = tpcc(&run_spec(backend, connection, true));
+    assert_eq!(refused.status.code(), Some(1));
+    let l = lines(&refused);
+    assert_eq!(l.len(), 1, "only the fatal line: {l:?}");
+    assert_eq!(l[0]["type"], "fatal");
+    assert!(
+        l[0]["message"]
+            .as_str()
+            .unwrap()
+            .contains("load with procedures: true first"),
+        "{}",
+        l[0]["message"]
+    );
+
+    let summary = ok(&tpcc(&load(true))).pop().unwrap();
+    assert_eq!(summary["procedures"], 5);
+    assert_eq!(summary["rows"]["orders"], 30_000 * WAREHOUSES);
+    check_consistency(backend, connection);
+
+    let out = run_and_check(backend, connection, true);
+    let s = out.last().unwrap();
+    let measured: Vec<Value> = out
+        .iter()
+        .filter(|l| l["type"] == "interval" && l["phase"] == "measure")
+        .cloned()
+        .collect();
+    assert_eq!(
+        s["by_type"]["new_order"]["rollbacks"].as_u64().unwrap(),
+        rollbacks(&measured),
+        "new-order rollbacks add up to the summary"
+    );
+    for t in ["payment", "order_status", "delivery", "stock_level"] {
+        assert_eq!(s["by_type"][t]["rollbacks"], 0, "{t} never rolls back");
+    }
+    // Every committed new order is in the database; each VU may commit one more after the
+    // window closes, which is not counted. Rolled-back ones left nothing (and condition 4
+    // of the consistency check would catch an order with a line missing).
+    let committed = committed_new_orders(&out);
+    let rows = exec(
+        backend,
+        connection,
+        &["SELECT count(*) FROM orders WHERE o_id > 3000"],
+    );
+    let added = int(&rows[0][0]) as u64;
+    assert!(
+        (committed..=committed + 2).contains(&added),
+        "{added} orders added, {committed} new orders counted as committed"
+    );
+    // 1% of new orders roll back: with this many, none at all has odds below 1e-6.
+    let attempts = committed + rollbacks(&out);
+    eprintln!(
+        "observed: {backend} procedures {} rollbacks of {attempts} new orders",
+        rollbacks(&out)
+    );
+    if attempts >= 1_400 {
+        assert!(rollbacks(&out) > 0, "no rollback in {attempts} new orders");
+    }
+}
+
+#[test]
+fn live_postgres_tpcc_procedures() {
+    let Some((dir, port)) = pg_server() else {
+        return;
+    };
+    let admin = json!({"socket_dir": dir, "port": port, "user": "postgres", "dbname": "postgres"});
+    exec(
+        "postgres",
+        &admin,
+        &[
+            "DROP DATABASE IF EXISTS dbdrift_tpcc_sp",
+            "CREATE DATABASE dbdrift_tpcc_sp",
+        ],
+    );
+    let conn =
+        json!({"socket_dir": dir, "port": port, "user": "postgres", "dbname": "dbdrift_tpcc_sp"});
+    procedures_load_run_and_check("postgres", &conn);
+}
+
+#[test]
+fn live_mysql_tpcc_procedures() {
+    let Ok(socket) = std::env::var("DBDRIFT_TEST_MYSQL") else {
+        eprintln!(
+            "skipped: set DBDRIFT_TEST_MYSQL=/path/to/mysqld.sock to run the live MySQL tpcc procedures test"
+        );
+        return;
+    };
+    let admin = json!({"socket": socket, "user": "root", "password": "", "dbname": ""});
+    exec(
+        "mysql",
+        &admin,
+        &[
+            "DROP DATABASE IF EXISTS dbdrift_tpcc_sp",
+            "CREATE DATABASE dbdrift_tpcc_sp",
+        ],
+    );
+    let conn =
+        json!({"socket": socket, "user": "root", "password": "", "dbname": "dbdrift_tpcc_sp"});
+    procedures_load_run_and_check("mysql", &conn);
 }

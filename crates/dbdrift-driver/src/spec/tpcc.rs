@@ -75,10 +75,6 @@ pub fn parse_tpcc(text: &str) -> Result<TpccSpec, DriverError> {
         spec.duration_s.is_finite() && spec.duration_s >= 0.0,
         "duration_s must be >= 0",
     )?;
-    check(
-        !spec.procedures,
-        "procedures: true is not supported: the driver runs the transactions as client-side SQL only",
-    )?;
     if spec.phase == TpccPhase::Run {
         check(
             spec.duration_s > 0.0,
@@ -123,6 +119,15 @@ mod tests {
             (s.phase, s.clients, s.procedures),
             (TpccPhase::Load, 1, false)
         );
+    }
+
+    #[test]
+    fn procedures_are_accepted_in_either_phase() {
+        let mut v = base();
+        v["procedures"] = json!(true);
+        assert!(parse_tpcc(&v.to_string()).unwrap().procedures);
+        v["phase"] = json!("load");
+        assert!(parse_tpcc(&v.to_string()).unwrap().procedures);
     }
 
     #[test]

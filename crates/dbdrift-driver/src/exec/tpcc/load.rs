@@ -3,7 +3,7 @@
 // analyzes, and prints a `load` line per finished piece and the summary.
 
 use super::conn::TpccConn;
-use super::{rows, schema, StartLine};
+use super::{procs, rows, schema, StartLine};
 use crate::emit;
 use crate::error::DriverError;
 use crate::signal::STOP;
@@ -66,6 +66,8 @@ struct LoadSummary {
     /// Of elapsed_s: building primary keys and indexes, and ANALYZE.
     index_s: f64,
     analyze_s: f64,
+    /// Stored routines created (0 without `procedures`).
+    procedures: usize,
     interrupted: bool,
 }
 
@@ -75,6 +77,7 @@ struct Shared {
     failure: Mutex<Option<DriverError>>,
     running: AtomicUsize,
     index_s: Mutex<f64>,
+    procedures: Mutex<usize>,
 }
 
 impl Shared {
@@ -94,6 +97,7 @@ impl Shared {
             rows: *self.rows.lock().unwrap_or_else(|p| p.into_inner()),
             index_s: emit::round_s(*self.index_s.lock().unwrap_or_else(|p| p.into_inner())),
             analyze_s: emit::round_s(analyze_s),
+            procedures: *self.procedures.lock().unwrap_or_else(|p| p.into_inner()),
             interrupted,
         });
     }
@@ -106,10 +110,14 @@ pub fn load<C: TpccConn>(spec: &TpccSpec) -> Result<i32, DriverError> {
         failure: Mutex::new(None),
         running: AtomicUsize::new(0),
         index_s: Mutex::new(0.0),
+        procedures: Mutex::new(0),
     };
     let loaders = spec.clients.min(spec.warehouses) as usize;
     let mut conns = vec![C::open(&spec.connection)?];
     StartLine::new(spec, &conns[0].server_version(), Vec::new()).emit();
+    for sql in procs::drop_all(C::DIALECT) {
+        run_sql(&mut conns[0], &sql)?;
+    }
     for sql in schema::create(C::DIALECT) {
         run_sql(&mut conns[0], &sql)?;
     }
@@ -131,6 +139,12 @@ pub fn load<C: TpccConn>(spec: &TpccSpec) -> Result<i32, DriverError> {
         }
     });
     *shared.index_s.lock().unwrap_or_else(|p| p.into_inner()) = t_index.elapsed().as_secs_f64();
+    if spec.procedures && !STOP.is_set() {
+        for sql in procs::create(C::DIALECT) {
+            run_sql(&mut conns[0], &sql)?;
+        }
+        *shared.procedures.lock().unwrap_or_else(|p| p.into_inner()) = procs::NAMES.len();
+    }
     let t_analyze = Instant::now();
     run_sql(&mut conns[0], &schema::analyze(C::DIALECT))?;
     shared.summary(t_analyze.elapsed().as_secs_f64(), false);

@@ -4,6 +4,7 @@
 
 pub mod conn;
 pub mod load;
+pub mod procs;
 pub mod rows;
 pub mod run;
 pub mod schema;

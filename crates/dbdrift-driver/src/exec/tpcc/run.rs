@@ -127,6 +127,9 @@ pub fn run<C: TpccConn>(spec: &TpccSpec) -> Result<i32, DriverError> {
     for _ in 0..spec.clients {
         conns.push(C::open(&spec.connection)?);
     }
+    if spec.procedures {
+        super::procs::check_installed(&mut conns[0])?;
+    }
     let pids = conns.iter().map(|c| c.backend_pid()).collect();
     StartLine::new(spec, &conns[0].server_version(), pids).emit();
     let grid = Grid::new(spec.rampup_s, spec.duration_s, spec.interval_s);
@@ -183,7 +186,7 @@ fn virtual_user<C: TpccConn>(conn: &mut C, shared: &Shared, i: usize) -> Result<
     while !STOP.is_set() {
         let kind = deck.draw(&mut rng);
         let start = Instant::now();
-        let result = tx::execute(conn, kind, &mut rng, &terminal);
+        let result = tx::execute(conn, kind, &mut rng, &terminal, spec.procedures);
         let error = match result {
             Ok(outcome) => {
                 let mut g = shared.vu(i);
@@ -204,6 +207,8 @@ fn virtual_user<C: TpccConn>(conn: &mut C, shared: &Shared, i: usize) -> Result<
             Err(e) if conn.retryable(&e.err) => e,
             Err(e) => return Err(e.err.into_driver(&e.sql)),
         };
+        // Client-side: ends the transaction. With procedures the routine has already undone
+        // its work (a MySQL handler, or PostgreSQL's aborted autocommit call): a no-op.
         if let Err(err) = conn.sql("ROLLBACK") {
             return Err(err.into_driver("ROLLBACK"));
         }

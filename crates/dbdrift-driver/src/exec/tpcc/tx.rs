@@ -1,8 +1,11 @@
 // The five TPROC-C transactions (TPC-C clause 2, as HammerDB's client-side versions run
-// them) on one connection: inputs drawn from the VU's Rng, SQL text with literals, values
-// read back from the text results. No clocks and no counting here; `run` does both.
+// them) on one connection: inputs drawn from the VU's Rng first (the same draws in either
+// mode), then either SQL text with literals, values read back from the text results, or
+// one call of the transaction's stored routine (`procs`). No clocks and no counting here;
+// `run` does both.
 
 use super::conn::{quote, TpccConn};
+use super::procs;
 use super::rows::{DISTRICTS, ITEMS};
 use crate::backend::{DbError, QueryResult};
 use crate::workload::rng::Rng;
@@ -29,7 +32,7 @@ pub struct Terminal {
 
 type Res<T> = Result<T, TxError>;
 
-fn q<C: TpccConn>(conn: &mut C, sql: String) -> Res<QueryResult> {
+pub(super) fn q<C: TpccConn>(conn: &mut C, sql: String) -> Res<QueryResult> {
     conn.sql(&sql).map_err(|err| TxError { err, sql })
 }
 
@@ -65,19 +68,52 @@ fn text(v: &Option<String>) -> &str {
     v.as_deref().unwrap_or("").trim_end()
 }
 
+/// The inputs of one transaction, drawn before any SQL is sent.
+pub enum Input {
+    NewOrder(NewOrderIn),
+    Payment(PaymentIn),
+    OrderStatus(OrderStatusIn),
+    Delivery(DeliveryIn),
+    StockLevel(StockLevelIn),
+}
+
+pub fn draw(kind: TxKind, rng: &mut Rng, t: &Terminal) -> Input {
+    match kind {
+        TxKind::NewOrder => Input::NewOrder(draw_new_order(rng, t)),
+        TxKind::Payment => Input::Payment(draw_payment(rng, t)),
+        TxKind::OrderStatus => Input::OrderStatus(draw_order_status(rng, t)),
+        TxKind::Delivery => Input::Delivery(DeliveryIn {
+            w: t.w_id,
+            carrier: rng.range(1, 10),
+        }),
+        TxKind::StockLevel => Input::StockLevel(StockLevelIn {
+            w: t.w_id,
+            d: rng.range(1, DISTRICTS),
+            threshold: rng.range(10, 20),
+        }),
+    }
+}
+
+/// One transaction: client-side statements between BEGIN and COMMIT/ROLLBACK, or with
+/// `procedures` the single call of its routine (see `procs` for who ends the transaction).
 pub fn execute<C: TpccConn>(
     conn: &mut C,
     kind: TxKind,
     rng: &mut Rng,
     t: &Terminal,
+    procedures: bool,
 ) -> Res<Outcome> {
+    let input = draw(kind, rng, t);
+    if procedures {
+        return procs::call(conn, &input);
+    }
     q(conn, "BEGIN".into())?;
-    let outcome = match kind {
-        TxKind::NewOrder => new_order(conn, rng, t)?,
-        TxKind::Payment => payment(conn, rng, t)?,
-        TxKind::OrderStatus => order_status(conn, rng, t)?,
-        TxKind::Delivery => delivery(conn, rng, t)?,
-        TxKind::StockLevel => stock_level(conn, rng, t)?,
+    let outcome = match &input {
+        Input::NewOrder(i) => new_order(conn, i)?,
+        Input::Payment(i) => payment(conn, i)?,
+        Input::OrderStatus(i) => order_status(conn, i)?,
+        Input::Delivery(i) => delivery(conn, i)?,
+        Input::StockLevel(i) => stock_level(conn, i)?,
     };
     match outcome {
         Outcome::Committed => q(conn, "COMMIT".into())?,
@@ -100,20 +136,38 @@ fn percent(rng: &mut Rng, p: i64) -> bool {
     rng.range(1, 100) <= p
 }
 
-struct Line {
-    i_id: i64,
-    supply_w: i64,
-    qty: i64,
+/// An amount in hundredths as SQL text: `1234` → `12.34`.
+pub fn money(cents: i64) -> String {
+    format!("{}.{:02}", cents / 100, cents % 100)
+}
+
+pub struct Line {
+    /// Position in the order, from 1 (`ol_number`).
+    pub number: i64,
+    pub i_id: i64,
+    pub supply_w: i64,
+    pub qty: i64,
+}
+
+pub struct NewOrderIn {
+    pub w: i64,
+    pub d: i64,
+    pub c: i64,
+    /// In the order the stock rows are locked: by (supply warehouse, item), so two
+    /// new-orders never wait on each other in a cycle.
+    pub lines: Vec<Line>,
+    pub all_local: bool,
 }
 
 /// Clause 2.4: 5..15 lines; 1% of transactions end on an unused item id and roll back.
-fn new_order<C: TpccConn>(conn: &mut C, rng: &mut Rng, t: &Terminal) -> Res<Outcome> {
+fn draw_new_order(rng: &mut Rng, t: &Terminal) -> NewOrderIn {
     let (w, d) = (t.w_id, rng.range(1, DISTRICTS));
     let c = nurand(rng, 1023, 1, 3000, t.c.c_id);
     let n = rng.range(5, 15);
     let rollback = percent(rng, 1);
-    let lines: Vec<Line> = (0..n)
+    let mut lines: Vec<Line> = (0..n)
         .map(|k| Line {
+            number: k + 1,
             i_id: if rollback && k == n - 1 {
                 ITEMS + 1
             } else {
@@ -128,6 +182,19 @@ fn new_order<C: TpccConn>(conn: &mut C, rng: &mut Rng, t: &Terminal) -> Res<Outc
         })
         .collect();
     let all_local = lines.iter().all(|l| l.supply_w == w);
+    lines.sort_by_key(|l| (l.supply_w, l.i_id));
+    NewOrderIn {
+        w,
+        d,
+        c,
+        lines,
+        all_local,
+    }
+}
+
+fn new_order<C: TpccConn>(conn: &mut C, i: &NewOrderIn) -> Res<Outcome> {
+    let (w, d, c) = (i.w, i.d, i.c);
+    let n = i.lines.len();
     one(
         conn,
         format!(
@@ -150,12 +217,12 @@ fn new_order<C: TpccConn>(conn: &mut C, rng: &mut Rng, t: &Terminal) -> Res<Outc
     )?;
     q(conn, format!(
         "INSERT INTO orders (o_id, o_d_id, o_w_id, o_c_id, o_entry_d, o_carrier_id, o_ol_cnt, o_all_local) \
-         VALUES ({o}, {d}, {w}, {c}, CURRENT_TIMESTAMP, NULL, {n}, {})", i64::from(all_local)))?;
+         VALUES ({o}, {d}, {w}, {c}, CURRENT_TIMESTAMP, NULL, {n}, {})", i64::from(i.all_local)))?;
     q(
         conn,
         format!("INSERT INTO new_order (no_o_id, no_d_id, no_w_id) VALUES ({o}, {d}, {w})"),
     )?;
-    let ids: Vec<String> = lines.iter().map(|l| l.i_id.to_string()).collect();
+    let ids: Vec<String> = i.lines.iter().map(|l| l.i_id.to_string()).collect();
     let items = q(
         conn,
         format!(
@@ -170,17 +237,15 @@ fn new_order<C: TpccConn>(conn: &mut C, rng: &mut Rng, t: &Terminal) -> Res<Outc
             .find(|r| int(&r[0]) == i_id)
             .map(|r| num(&r[1]))
     };
-    // Stock rows in a fixed order, so two new-orders never wait on each other in a cycle.
-    let mut order: Vec<usize> = (0..lines.len()).collect();
-    order.sort_by_key(|&k| (lines[k].supply_w, lines[k].i_id));
-    let mut values = Vec::with_capacity(lines.len());
+    let mut values = Vec::with_capacity(n);
     let mut missing = false;
-    for k in order {
-        let Line {
-            i_id,
-            supply_w,
-            qty,
-        } = lines[k];
+    for &Line {
+        number,
+        i_id,
+        supply_w,
+        qty,
+    } in &i.lines
+    {
         let Some(price) = price(i_id) else {
             missing = true;
             continue;
@@ -203,8 +268,7 @@ fn new_order<C: TpccConn>(conn: &mut C, rng: &mut Rng, t: &Terminal) -> Res<Outc
              s_remote_cnt = s_remote_cnt + {} WHERE s_i_id = {i_id} AND s_w_id = {supply_w}",
             i64::from(supply_w != w)))?;
         values.push(format!(
-            "({o}, {d}, {w}, {}, {i_id}, {supply_w}, NULL, {qty}, {:.2}, {})",
-            k + 1,
+            "({o}, {d}, {w}, {number}, {i_id}, {supply_w}, NULL, {qty}, {:.2}, {})",
             qty as f64 * price,
             quote(text(&s[2]), C::DIALECT)
         ));
@@ -221,9 +285,27 @@ fn new_order<C: TpccConn>(conn: &mut C, rng: &mut Rng, t: &Terminal) -> Res<Outc
     Ok(Outcome::Committed)
 }
 
-/// The customer a by-name lookup picks: position ceil(n / 2) of the matches sorted by
-/// C_FIRST (clause 2.5.2.2).
-fn by_last_name<C: TpccConn>(conn: &mut C, w: i64, d: i64, last: &str) -> Res<i64> {
+/// The customer of payment and order-status.
+pub enum Customer {
+    Id(i64),
+    /// The one at position ceil(n / 2) of the matches sorted by C_FIRST (clause 2.5.2.2).
+    LastName(String),
+}
+
+/// 60% by last name, else NURand id.
+fn draw_customer(rng: &mut Rng, t: &Terminal) -> Customer {
+    if percent(rng, 60) {
+        Customer::LastName(last_name(nurand(rng, 255, 0, 999, t.c.c_last) as u32))
+    } else {
+        Customer::Id(nurand(rng, 1023, 1, 3000, t.c.c_id))
+    }
+}
+
+fn customer_id<C: TpccConn>(conn: &mut C, w: i64, d: i64, who: &Customer) -> Res<i64> {
+    let last = match who {
+        Customer::Id(c) => return Ok(*c),
+        Customer::LastName(last) => last,
+    };
     let sql = format!(
         "SELECT c_id FROM customer WHERE c_w_id = {w} AND c_d_id = {d} AND c_last = {} \
          ORDER BY c_first",
@@ -236,31 +318,39 @@ fn by_last_name<C: TpccConn>(conn: &mut C, w: i64, d: i64, last: &str) -> Res<i6
     Ok(int(&res.rows[(res.rows.len() - 1) / 2][0]))
 }
 
-/// The customer of payment and order-status: 60% by last name, else NURand id.
-fn pick_customer<C: TpccConn>(
-    conn: &mut C,
-    rng: &mut Rng,
-    t: &Terminal,
-    w: i64,
-    d: i64,
-) -> Res<i64> {
-    if percent(rng, 60) {
-        let last = last_name(nurand(rng, 255, 0, 999, t.c.c_last) as u32);
-        by_last_name(conn, w, d, &last)
-    } else {
-        Ok(nurand(rng, 1023, 1, 3000, t.c.c_id))
-    }
+pub struct PaymentIn {
+    pub w: i64,
+    pub d: i64,
+    /// The customer's warehouse and district.
+    pub cw: i64,
+    pub cd: i64,
+    pub cents: i64,
+    pub customer: Customer,
 }
 
 /// Clause 2.5: 85% home customer, 15% remote (with several warehouses).
-fn payment<C: TpccConn>(conn: &mut C, rng: &mut Rng, t: &Terminal) -> Res<Outcome> {
+fn draw_payment(rng: &mut Rng, t: &Terminal) -> PaymentIn {
     let (w, d) = (t.w_id, rng.range(1, DISTRICTS));
     let (cw, cd) = if t.warehouses > 1 && percent(rng, 15) {
         (remote(rng, t), rng.range(1, DISTRICTS))
     } else {
         (w, d)
     };
-    let amount = rng.range(100, 500_000) as f64 / 100.0;
+    let cents = rng.range(100, 500_000);
+    let customer = draw_customer(rng, t);
+    PaymentIn {
+        w,
+        d,
+        cw,
+        cd,
+        cents,
+        customer,
+    }
+}
+
+fn payment<C: TpccConn>(conn: &mut C, i: &PaymentIn) -> Res<Outcome> {
+    let (w, d, cw, cd) = (i.w, i.d, i.cw, i.cd);
+    let amount = money(i.cents);
     let wr = one(
         conn,
         format!(
@@ -270,7 +360,7 @@ fn payment<C: TpccConn>(conn: &mut C, rng: &mut Rng, t: &Terminal) -> Res<Outcom
     )?;
     q(
         conn,
-        format!("UPDATE warehouse SET w_ytd = w_ytd + {amount:.2} WHERE w_id = {w}"),
+        format!("UPDATE warehouse SET w_ytd = w_ytd + {amount} WHERE w_id = {w}"),
     )?;
     let dr = one(
         conn,
@@ -281,11 +371,9 @@ fn payment<C: TpccConn>(conn: &mut C, rng: &mut Rng, t: &Terminal) -> Res<Outcom
     )?;
     q(
         conn,
-        format!(
-            "UPDATE district SET d_ytd = d_ytd + {amount:.2} WHERE d_w_id = {w} AND d_id = {d}"
-        ),
+        format!("UPDATE district SET d_ytd = d_ytd + {amount} WHERE d_w_id = {w} AND d_id = {d}"),
     )?;
-    let c = pick_customer(conn, rng, t, cw, cd)?;
+    let c = customer_id(conn, cw, cd, &i.customer)?;
     let key = format!("c_w_id = {cw} AND c_d_id = {cd} AND c_id = {c}");
     let cr = one(
         conn,
@@ -297,7 +385,7 @@ fn payment<C: TpccConn>(conn: &mut C, rng: &mut Rng, t: &Terminal) -> Res<Outcom
     )?;
     let data = if text(&cr[9]) == "BC" {
         let old = one(conn, format!("SELECT c_data FROM customer WHERE {key}"))?;
-        let mut data = format!("{c} {cd} {cw} {d} {w} {amount:.2} | {}", text(&old[0]));
+        let mut data = format!("{c} {cd} {cw} {d} {w} {amount} | {}", text(&old[0]));
         data.truncate(500);
         format!(", c_data = {}", quote(&data, C::DIALECT))
     } else {
@@ -306,23 +394,39 @@ fn payment<C: TpccConn>(conn: &mut C, rng: &mut Rng, t: &Terminal) -> Res<Outcom
     q(
         conn,
         format!(
-            "UPDATE customer SET c_balance = c_balance - {amount:.2}, \
-         c_ytd_payment = c_ytd_payment + {amount:.2}, c_payment_cnt = c_payment_cnt + 1{data} \
+            "UPDATE customer SET c_balance = c_balance - {amount}, \
+         c_ytd_payment = c_ytd_payment + {amount}, c_payment_cnt = c_payment_cnt + 1{data} \
          WHERE {key}"
         ),
     )?;
     let h_data = format!("{}    {}", text(&wr[0]), text(&dr[0]));
     q(conn, format!(
         "INSERT INTO history (h_c_id, h_c_d_id, h_c_w_id, h_d_id, h_w_id, h_date, h_amount, h_data) \
-         VALUES ({c}, {cd}, {cw}, {d}, {w}, CURRENT_TIMESTAMP, {amount:.2}, {})",
+         VALUES ({c}, {cd}, {cw}, {d}, {w}, CURRENT_TIMESTAMP, {amount}, {})",
         quote(&h_data, C::DIALECT)))?;
     Ok(Outcome::Committed)
 }
 
-/// Clause 2.6: the customer's last order and its lines; read-only.
-fn order_status<C: TpccConn>(conn: &mut C, rng: &mut Rng, t: &Terminal) -> Res<Outcome> {
-    let (w, d) = (t.w_id, rng.range(1, DISTRICTS));
-    let c = pick_customer(conn, rng, t, w, d)?;
+pub struct OrderStatusIn {
+    pub w: i64,
+    pub d: i64,
+    pub customer: Customer,
+}
+
+/// Clause 2.6: home warehouse, district uniform.
+fn draw_order_status(rng: &mut Rng, t: &Terminal) -> OrderStatusIn {
+    let d = rng.range(1, DISTRICTS);
+    OrderStatusIn {
+        w: t.w_id,
+        d,
+        customer: draw_customer(rng, t),
+    }
+}
+
+/// The customer's last order and its lines; read-only.
+fn order_status<C: TpccConn>(conn: &mut C, i: &OrderStatusIn) -> Res<Outcome> {
+    let (w, d) = (i.w, i.d);
+    let c = customer_id(conn, w, d, &i.customer)?;
     one(
         conn,
         format!(
@@ -349,11 +453,16 @@ fn order_status<C: TpccConn>(conn: &mut C, rng: &mut Rng, t: &Terminal) -> Res<O
     Ok(Outcome::Committed)
 }
 
-/// Clause 2.7, in-line as HammerDB runs it: the oldest new order of each of the ten
-/// districts, in one transaction; a district without one is skipped.
-fn delivery<C: TpccConn>(conn: &mut C, rng: &mut Rng, t: &Terminal) -> Res<Outcome> {
-    let w = t.w_id;
-    let carrier = rng.range(1, 10);
+/// Clause 2.7: home warehouse, carrier 1..10.
+pub struct DeliveryIn {
+    pub w: i64,
+    pub carrier: i64,
+}
+
+/// In-line, as HammerDB runs it: the oldest new order of each of the ten districts, in one
+/// transaction; a district without one is skipped.
+fn delivery<C: TpccConn>(conn: &mut C, i: &DeliveryIn) -> Res<Outcome> {
+    let (w, carrier) = (i.w, i.carrier);
     for d in 1..=DISTRICTS {
         let oldest = q(
             conn,
@@ -398,10 +507,16 @@ fn delivery<C: TpccConn>(conn: &mut C, rng: &mut Rng, t: &Terminal) -> Res<Outco
     Ok(Outcome::Committed)
 }
 
-/// Clause 2.8: distinct items below a threshold of 10..20 in the district's last 20 orders.
-fn stock_level<C: TpccConn>(conn: &mut C, rng: &mut Rng, t: &Terminal) -> Res<Outcome> {
-    let (w, d) = (t.w_id, rng.range(1, DISTRICTS));
-    let threshold = rng.range(10, 20);
+/// Clause 2.8: district uniform, threshold 10..20.
+pub struct StockLevelIn {
+    pub w: i64,
+    pub d: i64,
+    pub threshold: i64,
+}
+
+/// Distinct items below the threshold in the district's last 20 orders.
+fn stock_level<C: TpccConn>(conn: &mut C, i: &StockLevelIn) -> Res<Outcome> {
+    let (w, d, threshold) = (i.w, i.d, i.threshold);
     let row = one(
         conn,
         format!("SELECT d_next_o_id FROM district WHERE d_w_id = {w} AND d_id = {d}"),
@@ -417,4 +532,17 @@ fn stock_level<C: TpccConn>(conn: &mut C, rng: &mut Rng, t: &Terminal) -> Res<Ou
         ),
     )?;
     Ok(Outcome::Committed)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn money_is_written_with_two_decimals() {
+        assert_eq!(money(100), "1.00");
+        assert_eq!(money(500_000), "5000.00");
+        assert_eq!(money(1234), "12.34");
+        assert_eq!(money(1205), "12.05");
+    }
 }
