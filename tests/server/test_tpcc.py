@@ -119,3 +119,17 @@ def test_a_violated_consistency_condition_is_caught(loaded_postgres):
     checks, failed = check_consistency(loaded_postgres, "postgres")
     assert [c["clause"] for c in checks if not c["ok"]] == ["3.3.2.1", "3.3.2.3"]
     assert failed[0].startswith("3.3.2.1 warehouse YTD = sum of its districts' YTD: 1 violation(s)")
+
+
+def test_stored_procedures_run_through_the_cli_and_leave_the_database_consistent(tmp_path):
+    store = tmp_path / "store.db"
+    path = campaign(tmp_path, "tpcc-sp", [("pg17", 'version = "17.10"')])
+    path.write_text(path.read_text().replace("duration_s = 4", "duration_s = 4\nprocedures = true"))
+    result = dbdrift("run", path, "--store", store, work_dir=shared_work_dir("tpcc-sp"), timeout=600)
+    assert result.returncode == 0, result.stderr[-3000:]
+    (run,) = stored_runs(store)
+    assert run["status"] == "ok" and run["procedures"] == 1 and run["nopm"] > 0
+    by_type = json.loads(run["by_type_json"])
+    assert all(by_type[tx]["count"] > 0 for tx in ("new_order", "payment")), by_type
+    assert all(c["ok"] for c in json.loads(run["consistency_json"]))
+    assert "stored procedures" in result.stdout  # the report's setup line says which mode ran

@@ -301,3 +301,24 @@ def test_the_eta_of_targets_in_turns_counts_every_targets_share_of_each_run(lab,
     Runner(spec, store, progress=progress).run()
     assert progress.expected == {}
     assert progress.done_s == pytest.approx(progress.total_s, rel=0.15)  # the estimate adds 0.5 s per run
+
+
+def test_an_early_fast_step_hardly_moves_the_eta(monkeypatch):
+    """The pace of the first 2 s of a 1000 s estimate is trusted 2%: the ETA stays near the estimate
+    (not halved because a server started in 1 s instead of 2); from 10% done it follows the pace."""
+    import io
+
+    from dbdrift.cli import progress as progress_mod
+
+    clock = [100.0]
+    monkeypatch.setattr(progress_mod.time, "monotonic", lambda: clock[0])
+    p = progress_mod.ConsoleProgress(stream=io.StringIO())
+    p.campaign_start(1000.0, 10)
+    clock[0] += 1.0
+    p.step_start("a", "start", 2.0)
+    p.step_end("a", "start", "ok", "")
+    assert p._eta() == progress_mod.format_duration(998 * (0.02 * 0.5 + 0.98))
+    clock[0] += 99.0  # 100 s for the next 198 expected: 200 done in 100 s, the pace now counts fully
+    p.step_start("a", "load", 198.0)
+    p.step_end("a", "load", "ok", "")
+    assert p._eta() == progress_mod.format_duration(800 * 0.5)

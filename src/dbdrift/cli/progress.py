@@ -7,6 +7,9 @@ import time
 from dbdrift.units import format_duration
 
 
+TRUST_AFTER = 0.1  # of the expected work: from then on the ETA scales fully by the pace so far
+
+
 class ConsoleProgress:
     """Tracks expected seconds done vs total to give an ETA that self-corrects with elapsed time."""
 
@@ -27,12 +30,15 @@ class ConsoleProgress:
         self._line(f"campaign: {total_steps} steps, about {format_duration(total_s)} expected")
 
     def _eta(self) -> str:
+        """The estimate left, scaled by how fast the work done went (elapsed ÷ expected); the
+        scale is trusted in proportion to the share done, fully from TRUST_AFTER on, so a
+        server start that beat its estimate does not halve the ETA of an hour's campaign."""
         elapsed = time.monotonic() - self.started
+        left = max(0.0, self.total_s - self.done_s)
         if self.done_s <= 0:
-            remaining = self.total_s
-        else:
-            remaining = max(0.0, self.total_s - self.done_s) * (elapsed / self.done_s)
-        return format_duration(remaining)
+            return format_duration(left)
+        trust = min(1.0, self.done_s / (TRUST_AFTER * self.total_s))
+        return format_duration(left * (trust * elapsed / self.done_s + 1.0 - trust))
 
     def step_start(self, target: str, label: str, expected_s: float) -> None:
         self.expected[(target, label)] = expected_s
