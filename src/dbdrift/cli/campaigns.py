@@ -6,7 +6,7 @@ import json
 import sys
 from pathlib import Path
 
-from dbdrift.errors import UserError
+from dbdrift.cli import options
 from dbdrift.store.store import Store
 
 
@@ -33,10 +33,7 @@ def rows(store: Store) -> list[dict]:
 
 
 def main(args: argparse.Namespace) -> int:
-    if not args.store.exists():
-        raise UserError(f"store {args.store} does not exist",
-                        "pass --store PATH, or run `dbdrift compare 17.10 18.4` or `dbdrift demo` to make one")
-    store = Store(args.store)
+    store = options.open_store(args.store)
     try:
         listed = rows(store)
     finally:

@@ -18,7 +18,6 @@ from dbdrift.model import ENGINES
 from dbdrift.report import history as render
 from dbdrift.results import history
 from dbdrift.results.build import no_campaign
-from dbdrift.store.store import Store
 from dbdrift.version import __version__
 
 FORMATS = ("text", "markdown", "csv", "json", "html")
@@ -59,10 +58,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def main(args: argparse.Namespace) -> int:
-    if not args.store.exists():
-        raise UserError(f"store {args.store} does not exist",
-                        "pass --store PATH, or run `dbdrift compare 17.10 18.4` or `dbdrift run` to make one")
-    store = Store(args.store)
+    store = options.open_store(args.store)
     try:
         if not store.campaigns():
             raise no_campaign(store, None)

@@ -19,3 +19,14 @@ def split_list(values: list[str] | None) -> list[str]:
         raise UserError(f"--tests {','.join(values or ())!r} has an empty name",
                         "separate names with single commas, e.g. --tests point,update-index", exit_code=2)
     return names
+
+
+def open_store(path):
+    """The store at `path` for reading: one that does not exist is an error, never created empty."""
+    from dbdrift.store.store import Store
+
+    if not path.exists():
+        raise UserError(f"store {path} does not exist",
+                        "pass --store PATH, or make one with `dbdrift demo`, `dbdrift compare 17.10 18.4` or "
+                        "`dbdrift run FILE`")
+    return Store(path)

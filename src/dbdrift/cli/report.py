@@ -7,7 +7,7 @@ import os
 import sys
 from pathlib import Path
 
-from dbdrift.cli import ibench_report
+from dbdrift.cli import ibench_report, options
 from dbdrift.errors import UserError
 from dbdrift.report.csv import render_csv
 from dbdrift.report.flamegraph import folded_text, render_diff_svg, render_svg
@@ -188,9 +188,7 @@ def _matrix_shape(data, args: argparse.Namespace) -> tuple[list[str] | None, str
 
 
 def main(args: argparse.Namespace) -> int:
-    if not args.store.exists():
-        raise UserError(f"store {args.store} does not exist", "pass --store PATH, or run a campaign first")
-    store = Store(args.store)
+    store = options.open_store(args.store)
     try:
         campaign_id = store.latest_campaign_id(args.campaign)
         if args.config:
