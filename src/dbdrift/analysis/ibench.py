@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from statistics import fmean
 
 from dbdrift.analysis.hardware import insert_benchmark_metrics
-from dbdrift.analysis.noise import Estimate, IntervalSample, RunSample, relative
+from dbdrift.analysis.noise import Estimate, relative_over_repeats
 from dbdrift.model import IBENCH_QUERY_STEPS, IBENCH_STEPS, InsertStepResult
 
 COLORS = {"red": "#FF9A9A", "gray": "#D7D7D7", "green": "#81FFA6", "blue": "#81FFF9", "yellow": "#FFDD81"}
@@ -300,14 +300,11 @@ def mean_sla_met(results: list[InsertStepResult]) -> bool | None:
 
 
 def relative_estimate(new: list[InsertStepResult], base: list[InsertStepResult]) -> Estimate:
-    """new ÷ base for one step with a 95% interval, by the sysbench estimator (noise.relative)
-    with each repeat as one run of one interval (its main rate over its elapsed time) and the
-    repeat number pairing the two targets' runs: from 3 repeats both ran, a t interval over
-    the per-repeat log ratios ("paired rounds"); with 2, the ratio of the two means with
-    each mean's interval over its 2 runs (wide: t with 1 degree of freedom); with 1, no interval."""
-    def samples(results: list[InsertStepResult]) -> list[RunSample]:
-        return [RunSample(r.repeat, (IntervalSample(main_rate(r), r.elapsed_s or 1.0),)) for r in results]
-    return relative(samples(new), samples(base))
+    """new ÷ base for one step with a 95% interval: noise.relative_over_repeats of each
+    repeat's main rate over its elapsed time."""
+    def values(results: list[InsertStepResult]) -> list[tuple[int, float, float]]:
+        return [(r.repeat, main_rate(r), r.elapsed_s) for r in results]
+    return relative_over_repeats(values(new), values(base))
 
 
 def range_colors(values: list[float | None], missed: list[bool]) -> list[str | None]:

@@ -240,6 +240,18 @@ def relative(new: list[RunSample], base: list[RunSample], steal_max_pct: float =
     return Estimate(r, r * math.exp(-half), r * math.exp(half), min(a.n, b.n), Method.UNPAIRED_DELTA)
 
 
+def relative_over_repeats(new: list[tuple[int, float, float]], base: list[tuple[int, float, float]]) -> Estimate:
+    """new ÷ base when each repeat gives one value per target, (repeat, value, seconds): each
+    repeat is one run of one interval and the repeat number pairs the two targets' runs, so
+    `relative` gives from 3 repeats both ran a t interval over the per-repeat log ratios
+    ("paired rounds"), with 2 the ratio of the means with each mean's interval over its 2 runs
+    (wide: t with 1 degree of freedom), with 1 no interval. The Insert Benchmark's steps and
+    TPROC-C's runs use it."""
+    def samples(values: list[tuple[int, float, float]]) -> list[RunSample]:
+        return [RunSample(rep, (IntervalSample(value, seconds or 1.0),)) for rep, value, seconds in values]
+    return relative(samples(new), samples(base))
+
+
 def paired_turns(new: list[RunSample], base: list[RunSample], steal_max_pct: float = STEAL_MAX_PCT,
                  trim: float = TURN_TRIM) -> Estimate | None:
     """rQPS from runs in which the targets took turns; None when the runs have no turn rounds.

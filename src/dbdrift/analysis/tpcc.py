@@ -7,7 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from statistics import fmean, median
 
-from dbdrift.analysis.noise import Estimate, IntervalSample, RunSample, relative
+from dbdrift.analysis.noise import Estimate, relative_over_repeats
 from dbdrift.model import TPCC_TRANSACTIONS as TRANSACTIONS
 from dbdrift.model import TpccResult
 
@@ -68,11 +68,10 @@ def _latest_per_repeat(results: list[TpccResult]) -> list[TpccResult]:
 
 
 def relative_nopm(new: list[TpccResult], base: list[TpccResult]) -> Estimate:
-    """NOPM new ÷ base by the sysbench estimator (noise.relative), each repeat one run of one
-    interval paired by repeat number: from 3 repeats a t interval over the per-repeat log ratios."""
-    def samples(results: list[TpccResult]) -> list[RunSample]:
-        return [RunSample(r.repeat, (IntervalSample(r.nopm, r.elapsed_s or 1.0),)) for r in results]
-    return relative(samples(new), samples(base))
+    """NOPM new ÷ base: noise.relative_over_repeats of each repeat's NOPM over its window."""
+    def values(results: list[TpccResult]) -> list[tuple[int, float, float]]:
+        return [(r.repeat, r.nopm, r.elapsed_s) for r in results]
+    return relative_over_repeats(values(new), values(base))
 
 
 def hardware_per_new_order(runs: list[TpccResult], ncpu: int) -> dict[str, float | None]:

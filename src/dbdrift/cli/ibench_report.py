@@ -12,18 +12,21 @@ from dbdrift.store.store import Store
 
 
 def is_ibench(store: Store, campaign_id: int) -> bool:
-    return json.loads(store.campaign(campaign_id)["spec_json"]).get("workload") == "insert-benchmark"
+    return workload(store, campaign_id) == "insert-benchmark"
+
+
+def _context(store: Store, campaign_id: int, base: str | None) -> tuple:
+    """(campaign row, targets with the base first, their labels, host facts, CPU count)."""
+    row = store.campaign(campaign_id)
+    targets = store.targets(campaign_id)
+    base_name = base_target(targets, base, row["name"])
+    ordered = [base_name] + [t["name"] for t in targets if t["name"] != base_name]  # the first row is the base
+    host = json.loads(row["host_json"])
+    return row, ordered, target_labels(targets), host, host.get("cpus") or 1
 
 
 def render(store: Store, campaign_id: int, base: str | None, fmt: str) -> str:
-    row = store.campaign(campaign_id)
-    targets = store.targets(campaign_id)
-    names = [t["name"] for t in targets]
-    base_name = base_target(targets, base, row["name"])
-    labels = target_labels(targets)
-    ordered = [base_name] + [n for n in names if n != base_name]  # the first row is the base
-    host = json.loads(row["host_json"])
-    ncpu = host.get("cpus") or 1
+    row, ordered, labels, host, ncpu = _context(store, campaign_id, base)
     data = ibench_report(store.ibench_steps(campaign_id), ordered, labels, ncpu, row["name"])
     if fmt == "markdown":
         return render_markdown(data)
@@ -61,15 +64,9 @@ def render_tpcc(store: Store, campaign_id: int, base: str | None, fmt: str) -> s
     """The TPROC-C report of a stored campaign in `fmt`."""
     from dbdrift.report import tpcc as tpcc_report
 
-    row = store.campaign(campaign_id)
-    targets = store.targets(campaign_id)
-    names = [t["name"] for t in targets]
-    base_name = base_target(targets, base, row["name"])
-    ordered = [base_name] + [n for n in names if n != base_name]
-    host = json.loads(row["host_json"])
-    spec = json.loads(row["spec_json"])
-    data = tpcc_report.tpcc_report(store.tpcc_runs(campaign_id), ordered, target_labels(targets),
-                                   host.get("cpus") or 1, row["name"], tpcc_setup_text(spec))
+    row, ordered, labels, host, ncpu = _context(store, campaign_id, base)
+    data = tpcc_report.tpcc_report(store.tpcc_runs(campaign_id), ordered, labels, ncpu, row["name"],
+                                   tpcc_setup_text(json.loads(row["spec_json"])))
     if fmt in ("text", "markdown"):
         return tpcc_report.render_text(data, markdown=fmt == "markdown")
     if fmt == "csv":

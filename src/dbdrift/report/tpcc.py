@@ -14,6 +14,7 @@ from dbdrift.analysis.tpcc import HARDWARE, TargetSummary, nopm_series, summariz
 from dbdrift.model import TPCC_TRANSACTIONS as TRANSACTIONS
 from dbdrift.model import TpccResult
 from dbdrift.report.html import CSS, TARGET_COLORS
+from dbdrift.report.ibench import _aligned
 from dbdrift.report.svgchart import Line, time_chart
 
 HARDWARE_LEGEND = ("per new order in the measured window: cpu/no host CPU µs (user + system, every CPU), "
@@ -102,12 +103,6 @@ def render_text(data: TpccReport, markdown: bool = False) -> str:
         out += ["## Failed runs" if markdown else "failed runs:", "", *(f"- {p}" if markdown else f"  {p}"
                                                                         for p in problems(data)), ""]
     return "\n".join(out).rstrip() + "\n"
-
-
-def _aligned(header: list[str], rows: list[list[str]]) -> list[str]:
-    widths = [max(len(r[i]) for r in [header, *rows]) for i in range(len(header))]
-    return ["  ".join([r[0].ljust(widths[0]), *(c.rjust(w) for c, w in zip(r[1:], widths[1:]))]).rstrip()
-            for r in [header, *rows]]
 
 
 CSV_HEADER = ("target", "repeat", "status", "warehouses", "clients", "procedures", "elapsed_s", "new_orders",
