@@ -21,8 +21,9 @@ ALLOWED = {
     "analysis": {"model", "units"},
     "results": BASE | {"catalog", "store", "analysis"},
     "report": {"analysis", "model", "units", "version", "results"},
+    "cluster": BASE | {"catalog", "plan", "server", "store", "env", "runner"},
     "cli": {"model", "units", "errors", "cpus", "version", "env", "catalog", "plan", "server", "driver", "metrics", "store",
-            "runner", "analysis", "results", "report"},
+            "runner", "analysis", "results", "report", "cluster"},
     "__main__": {"cli"},
     "__init__": set(),
 }

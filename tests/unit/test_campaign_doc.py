@@ -28,6 +28,7 @@ _REACH_ALL_TABLES = [
     {"targets": _TARGETS, "cpus": {"driver": "0", "server": "1"}},
     {"targets": _TARGETS, "workload": "insert-benchmark", "insert_benchmark": {}},
     {"targets": _TARGETS, "workload": "tpcc", "tpcc": {}},
+    {"targets": _TARGETS, "cluster": {}},
 ]
 # The function that checks a table's keys -> text in the "## " heading of the doc section for it.
 _SECTION_OF = {
@@ -36,6 +37,7 @@ _SECTION_OF = {
     "_with_ibench": "[insert_benchmark]",
     "_with_tpcc": "[tpcc]",
     "cpu_placement": "cpus",
+    "parse_cluster": "[cluster]",
 }
 _KEY_ROW = re.compile(r"^\|\s*`([^`]+)`\s*\|", re.MULTILINE)
 _TOML_BLOCK = re.compile(r"^```toml[ \t]*\n(.*?)^```", re.MULTILINE | re.DOTALL)

@@ -12,9 +12,7 @@ from dbdrift import env
 from dbdrift.plan.campaign import CampaignSpec
 from dbdrift.plan.expand import expand
 from dbdrift.runner import instructions
-from dbdrift.runner.campaign import estimate
-from dbdrift.runner.ibench import plan_s
-from dbdrift.runner.tpcc import plan_s as tpcc_plan_s
+from dbdrift.runner.campaign import campaign_estimate
 from dbdrift.cli.ibench_report import tpcc_setup_text
 from dbdrift.server import engines, rundir
 from dbdrift.units import format_duration
@@ -41,16 +39,13 @@ def main(spec: CampaignSpec, args: argparse.Namespace, out=None, note: str | Non
         write(f"  base: {spec.base.name} is the first target; set base = true on a target, or pass --base, "
               "to choose another")
     if spec.workload == "insert-benchmark":
-        total_s = plan_s(spec) * len(spec.targets) * spec.repeats
         write(f"  steps: {', '.join(spec.ibench_steps)} per target" + (
             f", {spec.repeats} times (repeats)" if spec.repeats > 1 else ""))
     elif spec.workload == "tpcc":
-        total_s = tpcc_plan_s(spec) * len(spec.targets) * spec.repeats
         write(f"  TPROC-C: {tpcc_setup_text(spec.to_dict())} per target")
     else:
         plans = expand(spec)
         counted = [p for p in plans if instructions.supports(p.target.engine)]
-        total_s, _ = estimate(spec, plans if spec.timed else [], counted)
         runs = sum(1 for p in plans for r in p.runs if not r.warm) if spec.timed else 0
         write(f"  tests: {len(spec.tests)} ({', '.join(spec.test_names)}), threads {list(spec.threads)}, "
               f"repeats {spec.repeats}: {runs} timed runs")
@@ -58,7 +53,7 @@ def main(spec: CampaignSpec, args: argparse.Namespace, out=None, note: str | Non
             write(f"  instruction counts: {sum(len(instructions.tests_in_run_order(p)) for p in counted)} "
                   "(test, target) pairs under callgrind")
     write(f"  store: {args.store}; servers in {work}")
-    write(f"  expected time: about {format_duration(total_s)}")
+    write(f"  expected time: about {format_duration(campaign_estimate(spec)[0])}")
     write("ok: nothing was started (drop --check to run it)")
     return 0
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 import argparse
 import sys
 
-from dbdrift.cli import (bisect, bloat, calibrate, campaigns, catalog, cleanup, compare, config, demo, history, report, run,
-                         system, versions)
+from dbdrift.cli import (bisect, bloat, calibrate, campaigns, catalog, cleanup, cluster, compare, config, demo, history,
+                         report, run, system, versions)
 from dbdrift.errors import UserError
 from dbdrift.server.base import exit_on_sigterm, stop_all
 from dbdrift.version import __version__
@@ -24,6 +24,7 @@ VERBS = {
     "catalog": (catalog, "list the microbenchmarks"),
     "versions": (versions, "list the server versions dbdrift can fetch, per engine, and those cached"),
     "system": (system, "host facts and checks: governor, turbo, THP, swap, steal, perf counters"),
+    "worker": (cluster, "serve a Dask cluster as a benchmark host for `run --cluster` (needs dbdrift[cluster])"),
     "cleanup": (cleanup, "stop servers a killed dbdrift left running and remove its run directories"),
 }
 

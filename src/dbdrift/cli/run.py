@@ -15,6 +15,7 @@ from dbdrift.cli import report as report_cli
 from dbdrift.cli.progress import ConsoleProgress
 from dbdrift.errors import UserError
 from dbdrift.plan.campaign import CampaignSpec, load_campaign, with_base
+from dbdrift.plan.campaign import cluster_address as cluster_address_of
 from dbdrift.runner.memory import fit_order
 from dbdrift.results.build import build_report
 from dbdrift.runner import Runner
@@ -31,6 +32,7 @@ examples:
   dbdrift run pg18.toml --tests point,writes --set rows=100000 --set repeats=3
   dbdrift run pg18.toml --instructions-only     instructions per event under valgrind, no timed runs
   dbdrift run matrix.toml --variants 'bl1_*'    only some variants of the campaign's axes
+  dbdrift run pg18.toml --cluster tcp://sched:8786   its tests split over the hosts running `dbdrift worker`
 
 exit status: 0 all measured, 1 some run or target failed (the rest is stored) or an error,
 2 bad usage, 130 interrupted (rerun with --resume). docs/campaign.md lists the campaign keys.
@@ -73,6 +75,9 @@ def add_common(parser: argparse.ArgumentParser) -> None:
                              "LL misses and branch mispredicts per event (simulated; slower counting)")
     parser.add_argument("--instructions-only", action="store_true",
                         help="count instructions per event and skip the timed runs")
+    parser.add_argument("--cluster", metavar="ADDRESS",
+                        help="run the campaign's units on a Dask cluster: the scheduler's address, e.g. "
+                             "tcp://sched:8786 (overrides [cluster] address; docs/cluster.md; needs dbdrift[cluster])")
     parser.add_argument("--check", action="store_true",
                         help="validate the campaign, find every target's binaries (cache, registry, basedir) "
                              "and print the plan with its ETA; start nothing, store nothing")
@@ -111,7 +116,7 @@ def execute(spec: CampaignSpec, args: argparse.Namespace) -> int:
     if order_note:
         progress.message(order_note)
     with campaign_lock(args.store, spec.name):  # a second run of this campaign refuses here
-        stop_orphans(progress.message)
+        rundir.stop_orphans(progress.message)
         store = Store(args.store)
         if store.imported:
             progress.message(f"imported {store.imported} results kept in {store.journal_path} while the store "
@@ -129,13 +134,6 @@ def execute(spec: CampaignSpec, args: argparse.Namespace) -> int:
                                  "program locked the store, and are now in the store")
 
 
-def stop_orphans(say) -> None:
-    """Stop servers whose dbdrift process is gone (kill -9): found from their run directories."""
-    for orphan in rundir.find_orphans(rundir.work_dir()):
-        if orphan.server_pid is not None:
-            say(rundir.stop_orphan(orphan, remove=True))
-
-
 def base_note(spec: CampaignSpec) -> str | None:
     if spec.workload == "sysbench" and len(spec.targets) > 1 and spec.base_is_implicit:
         return (f"base: {spec.base.name} (the first target; set base = true on a target, or pass --base, "
@@ -143,25 +141,41 @@ def base_note(spec: CampaignSpec) -> str | None:
     return None
 
 
+def cluster_address(spec: CampaignSpec, args: argparse.Namespace) -> str | None:
+    """--cluster, else the campaign's [cluster] address; None runs on this host."""
+    if getattr(args, "cluster", None):
+        return cluster_address_of(args.cluster, "--cluster")
+    return spec.cluster.address if spec.cluster else None
+
+
 def _run(spec: CampaignSpec, args: argparse.Namespace, store: Store, progress: ConsoleProgress) -> int:
     if base_note(spec):
         progress.message(base_note(spec))
+    address = cluster_address(spec, args)
+    if address is not None:
+        from dbdrift.cli import cluster
+        return cluster.run(spec, args, store, progress, address)
     outcome = Runner(spec, store, resume=args.resume, progress=progress).run()
     progress.message(f"stored {outcome.summary()} in {args.store}")
     if spec.count_instructions:
         progress.message(f"stored {outcome.instructions_ok} instruction counts "
                          f"({outcome.instructions_failed} failed) in {args.store}")
-    if not args.no_report and spec.workload == "insert-benchmark":
-        sys.stdout.write(ibench_report.render(store, outcome.campaign_id, None, args.format))
-    elif not args.no_report and spec.workload == "tpcc":
-        sys.stdout.write(ibench_report.render_tpcc(store, outcome.campaign_id, None, args.format))
-    elif not args.no_report:
-        data = build_report(store, str(outcome.campaign_id), None, False, noise_floor="auto")
+    if not args.no_report:
+        print_report(spec, store, outcome.campaign_id, args)
+    return 1 if outcome.failed_targets or outcome.runs_failed or outcome.instructions_failed else 0
+
+
+def print_report(spec: CampaignSpec, store: Store, campaign_id: int, args: argparse.Namespace) -> None:
+    if spec.workload == "insert-benchmark":
+        sys.stdout.write(ibench_report.render(store, campaign_id, None, args.format))
+    elif spec.workload == "tpcc":
+        sys.stdout.write(ibench_report.render_tpcc(store, campaign_id, None, args.format))
+    else:
+        data = build_report(store, str(campaign_id), None, False, noise_floor="auto")
         sys.stdout.write(report_cli.render(data, args.format, report_cli.use_color("auto")))
         if getattr(args, "chain_view", False) and args.format == "text":  # demo of a version chain
-            data = build_report(store, str(outcome.campaign_id), None, True, noise_floor="auto")
+            data = build_report(store, str(campaign_id), None, True, noise_floor="auto")
             sys.stdout.write("\n" + report_cli.render(data, args.format, report_cli.use_color("auto")))
-    return 1 if outcome.failed_targets or outcome.runs_failed or outcome.instructions_failed else 0
 
 
 def campaign_sets(args: argparse.Namespace) -> list[str]:

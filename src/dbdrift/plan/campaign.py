@@ -27,6 +27,20 @@ from dbdrift.units import brief_repr
 
 
 @dataclass(frozen=True)
+class ClusterSettings:
+    """The [cluster] table (docs/cluster.md): where the scheduler is, which host kinds run the
+    whole campaign each, how many units the tests are split into, how long to wait for a worker."""
+
+    address: str | None = None
+    hosts: tuple[str, ...] = ()
+    units: int | None = None  # None: one per worker of the host kind
+    wait_s: float = 600.0
+
+    def to_dict(self) -> dict:
+        return {"address": self.address, "hosts": list(self.hosts), "units": self.units, "wait_s": self.wait_s}
+
+
+@dataclass(frozen=True)
 class CampaignSpec:
     """What to run: targets x microbenchmarks x thread counts x repeats, with durations."""
 
@@ -67,6 +81,7 @@ class CampaignSpec:
     allow_large: bool = False  # accept sizes and durations beyond the soft limits (_INTS, _DURATIONS)
     axes: tuple[Axis, ...] = ()  # configuration matrix axes; targets are already expanded into their variants
     variant_patterns: tuple[str, ...] = ()  # `variants`: shell globs choosing which variants run
+    cluster: ClusterSettings | None = None  # [cluster]: run the campaign's units on a Dask cluster
 
     @property
     def base(self) -> TargetSpec:
@@ -107,6 +122,7 @@ class CampaignSpec:
             **({"tpcc": asdict(self.tpcc)} if self.workload == "tpcc" else {}),
             **({"axes": [a.to_dict() for a in self.axes], "variants": list(self.variant_patterns)}
                if self.axes else {}),
+            **({"cluster": self.cluster.to_dict()} if self.cluster else {}),
             "targets": [target_to_dict(t) for t in self.targets],
         }
 
@@ -127,8 +143,9 @@ _TOP_KEYS = {
     "name", "targets", "tests", "tables", "rows", "threads", "read_s", "write_s", "insert_s",
     "warmup_s", "scan_warm_s", "settle_s", "warm_runs", "repeats", "restart", "prepared", "seed", "interval_s",
     "order", "turn_s", "cpus", "count_instructions", "simulate_cache", "flamegraphs", "workload", "insert_benchmark", "tpcc", "allow_large",
-    "axes", "variants",
+    "axes", "variants", "cluster",
 }
+_CLUSTER_KEYS = {"address", "hosts", "units", "wait_s"}
 _IBENCH_KEYS = {"clients", "rows_l_i0", "rows_l_i1", "rows_l_i2", "query_s", "deletes", "shared_table", "steps",
                 "io_bound"}
 _TPCC_KEYS = {"warehouses", "clients", "load_clients", "rampup_s", "duration_s", "procedures"}
@@ -212,10 +229,44 @@ def parse_campaign(data: dict, source: str, base_dir: Path, default_name: str, *
         spec = _with_tpcc(spec, top)
     else:
         spec = _with_sysbench(spec, top)
+    if "cluster" in data:
+        spec = replace(spec, cluster=parse_cluster(data["cluster"], f"{where}: [cluster]"))
     if spec.seed + spec.repeats > INT64_MAX:
         raise UserError(f"{where}: seed = {spec.seed} with repeats = {spec.repeats} goes beyond {INT64_MAX}",
                         "repeat n runs with seed + n, a 64-bit integer: use a smaller seed, e.g. seed = 1")
     return spec
+
+
+def parse_cluster(raw: object, label: str) -> ClusterSettings:
+    if not isinstance(raw, dict):
+        raise UserError(f"{label} is not a table", 'write [cluster] followed by e.g. address = "tcp://sched:8786"')
+    fields.check_keys(raw, _CLUSTER_KEYS, label)
+    table = fields.Table(raw, label)
+    address = raw.get("address")
+    if address is not None:
+        address = cluster_address(address, f"{label}: address")
+    hosts = fields.str_list(raw.get("hosts", []), f"{label}: hosts", 'e.g. hosts = ["small", "large"]')
+    for kind in hosts:
+        fields.name(kind, f"{label}: hosts")
+    if len(set(hosts)) != len(hosts):
+        raise UserError(f"{label}: hosts names a host kind twice", "list each kind once")
+    return ClusterSettings(address=address, hosts=tuple(hosts),
+                           units=table.integer("units", 1) if "units" in raw else None,
+                           wait_s=table.duration("wait_s", 600.0))
+
+
+def cluster_address(value: object, what: str) -> str:
+    """A Dask scheduler address: tcp://HOST:PORT (tls:// and inproc:// too), or HOST:PORT."""
+    if not isinstance(value, str) or not value.strip() or " " in value.strip():
+        raise UserError(f"{what}: {brief_repr(value)} is not a scheduler address",
+                        "write the address `dask scheduler` prints, e.g. tcp://10.0.0.5:8786")
+    value = value.strip()
+    if "://" not in value:
+        value = "tcp://" + value
+    if not value.split("://", 1)[0] in ("tcp", "tls", "inproc", "ucx", "ws", "wss"):
+        raise UserError(f"{what}: {value} has an unknown protocol",
+                        "write the address `dask scheduler` prints, e.g. tcp://10.0.0.5:8786")
+    return value
 
 
 def _shared_keys(top: fields.Table) -> dict:

@@ -45,6 +45,7 @@ _INTS = {
        for key in ("rows_l_i0", "rows_l_i1", "rows_l_i2")},
     "warehouses": _Limit(1_000_000, "each warehouse loads about 500,000 rows (~100 MB)", 5_000),
     "load_clients": _Limit(1024, "each loader is a connection and a thread"),
+    "units": _Limit(10_000, "each unit starts and loads its own servers"),
 }
 # key -> (measured: must be > 0, soft limit in seconds); settle_s may also be "auto".
 # turn_s has its own range (0.001..60) below.
@@ -52,6 +53,7 @@ _DURATIONS = {
     **{key: (True, DAY_S) for key in ("read_s", "write_s", "insert_s", "interval_s", "query_s", "duration_s")},
     "rampup_s": (False, 2 * HOUR_S),
     "turn_s": (True, None),
+    "wait_s": (True, None),
     **{key: (False, 2 * HOUR_S) for key in ("warmup_s", "scan_warm_s", "settle_s")},
 }
 _ALLOW_LARGE_HINT = "if you mean it, allow_large = true (a top-level key of the campaign file) accepts it"

@@ -82,6 +82,18 @@ def estimate(spec: CampaignSpec, timed: list[TargetPlan], counted: list[TargetPl
     return total_s, steps
 
 
+def campaign_estimate(spec: CampaignSpec) -> tuple[float, int]:
+    """Expected seconds and progress steps of a whole campaign, of any workload, from nothing stored."""
+    if spec.workload in ("insert-benchmark", "tpcc"):
+        n = len(spec.targets) * spec.repeats
+        if spec.workload == "tpcc":
+            return tpcc.plan_s(spec) * n, 3 * n
+        return ibench.plan_s(spec) * n, (len(spec.ibench_steps) + 3) * n
+    plans = expand(spec)
+    counted = [p for p in plans if instructions.supports(p.target.engine)]
+    return estimate(spec, plans, counted)
+
+
 def counting_lanes(targets: int) -> int:
     """How many targets' instructions are counted at once: one per CPU this process may use."""
     return max(1, min(targets, len(os.sched_getaffinity(0))))
@@ -192,7 +204,7 @@ class Runner:
         process.CANCELLED.clear()
 
         def lane(cpu: int) -> None:
-            store = Store(self.store.path)
+            store = self.store.another()
             try:
                 while True:
                     with lock:

@@ -216,3 +216,10 @@ def _user_name(uid: int) -> str:
         return f"user {pwd.getpwuid(uid).pw_name}"
     except KeyError:
         return f"uid {uid}"
+
+
+def stop_orphans(say) -> None:
+    """Stop servers whose dbdrift process is gone (kill -9): found from their run directories."""
+    for orphan in find_orphans(work_dir()):
+        if orphan.server_pid is not None:
+            say(stop_orphan(orphan, remove=True))

@@ -240,6 +240,31 @@ MIGRATIONS: tuple[str, ...] = (
     );
     CREATE INDEX tpcc_runs_by_target ON tpcc_runs(target_id, repeat);
     """,
+    # 13: units of a campaign run on a cluster (`run --cluster`): which host measured what. Each
+    # result a unit streamed back names its unit; results measured locally have none.
+    """
+    CREATE TABLE units (
+        id INTEGER PRIMARY KEY,
+        campaign_id INTEGER NOT NULL REFERENCES campaigns(id),
+        number INTEGER NOT NULL,
+        host_kind TEXT,
+        tests_json TEXT NOT NULL,
+        status TEXT NOT NULL,
+        attempts INTEGER NOT NULL DEFAULT 0,
+        worker TEXT,
+        hostname TEXT,
+        host_json TEXT,
+        error TEXT,
+        started_at TEXT,
+        ended_at TEXT
+    );
+    CREATE INDEX units_by_campaign ON units(campaign_id, number);
+    ALTER TABLE runs ADD COLUMN unit_id INTEGER REFERENCES units(id);
+    ALTER TABLE instructions ADD COLUMN unit_id INTEGER REFERENCES units(id);
+    ALTER TABLE ibench_steps ADD COLUMN unit_id INTEGER REFERENCES units(id);
+    ALTER TABLE tpcc_runs ADD COLUMN unit_id INTEGER REFERENCES units(id);
+    ALTER TABLE steps ADD COLUMN unit_id INTEGER REFERENCES units(id);
+    """,
 )
 
 SCHEMA_VERSION = len(MIGRATIONS)

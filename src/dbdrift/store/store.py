@@ -126,6 +126,10 @@ class Store:
             raise UserError(f"{path} is not a dbdrift store: {exc}", "pass --store PATH to another file") from None
         self.imported = self.import_journal()
 
+    def another(self) -> "Store":
+        """A second connection to this store, for another thread."""
+        return type(self)(self.path, self.wait_s)
+
     def close(self) -> None:
         if self.journaled:
             self.import_journal()  # the lock may be gone by now
@@ -204,24 +208,93 @@ class Store:
         self.journal_path.unlink(missing_ok=True)
         return len(entries)
 
-    def _apply(self, entry: dict) -> None:
+    def _apply(self, entry: dict) -> int | None:
+        """Write one fact as `_keep` would have; returns its row id where it has one."""
         kind = entry["kind"]
         if kind == "run":
             record = dict(entry["record"])
             record["samples"] = [(start, delta) for start, delta in record.get("samples", [])]
-            self._insert_run(entry["target_id"], RunRecord(**record))
-        elif kind == "instructions":
-            self._insert_instructions(entry["target_id"], InstructionRecord(**entry["record"]))
-        elif kind == "tpcc run":
-            self._insert_tpcc_run(entry["target_id"], TpccResult(**entry["record"]))
-        elif kind == "ibench step":
-            self._insert_ibench_step(entry["target_id"], InsertStepResult(**entry["record"]), entry["driver_spec"])
-        elif kind == "step":
-            self._insert_step(**{k: v for k, v in entry.items() if k != "kind"})
-        elif kind == "plan":
-            self._insert_plan(**{k: v for k, v in entry.items() if k != "kind"})
-        elif kind == "target facts":
+            return self._insert_run(entry["target_id"], RunRecord(**record))
+        if kind == "instructions":
+            return self._insert_instructions(entry["target_id"], InstructionRecord(**entry["record"]))
+        if kind == "tpcc run":
+            return self._insert_tpcc_run(entry["target_id"], TpccResult(**entry["record"]))
+        if kind == "ibench step":
+            return self._insert_ibench_step(entry["target_id"], InsertStepResult(**entry["record"]),
+                                            entry["driver_spec"])
+        if kind == "step":
+            return self._insert_step(**{k: v for k, v in entry.items() if k != "kind"})
+        if kind == "plan":
+            return self._insert_plan(**{k: v for k, v in entry.items() if k != "kind"})
+        if kind == "target facts":
             self._update_target_facts(entry["target_id"], entry["install"], entry["server"])
+        elif kind == "streamed":
+            self._insert_streamed(entry["fact"], entry["unit_id"])
+        return None
+
+    # -- results streamed from a cluster's units (dbdrift/cluster) ---------------------------
+    STREAMED_TABLES = {"run": "runs", "instructions": "instructions", "ibench step": "ibench_steps",
+                       "tpcc run": "tpcc_runs", "step": "steps"}
+
+    def add_streamed(self, fact: dict, unit_id: int) -> None:
+        """Store a fact a unit measured on a cluster host (a journal entry's shape, with this
+        store's target id), marked with its unit. A run of a cell that already has one replaces
+        it in reports: every cell counts once, however often its unit was re-queued."""
+        self._keep("streamed", {"fact": fact, "unit_id": unit_id}, lambda: self._insert_streamed(fact, unit_id))
+
+    def _insert_streamed(self, fact: dict, unit_id: int) -> None:
+        if fact["kind"] == "run":
+            record = fact["record"]
+            self.db.execute("UPDATE runs SET superseded = 1 WHERE target_id = ? AND test = ? AND threads = ? "
+                            "AND repeat = ? AND superseded = 0",
+                            (fact["target_id"], record["test"], record["threads"], record["repeat"]))
+        row_id = self._apply(fact)
+        table = self.STREAMED_TABLES.get(fact["kind"])
+        if table and row_id is not None:
+            self.db.execute(f"UPDATE {table} SET unit_id = ? WHERE id = ?", (unit_id, row_id))
+
+    def add_unit(self, campaign_id: int, number: int, host_kind: str | None, tests: list[str]) -> int:
+        def insert():
+            with self.db:
+                return int(self.db.execute(
+                    "INSERT INTO units(campaign_id, number, host_kind, tests_json, status) VALUES (?,?,?,?,?)",
+                    (campaign_id, number, host_kind, json.dumps(tests), "queued")).lastrowid)
+        return self._retry(insert, "storing a unit")
+
+    def update_unit(self, unit_id: int, **values) -> None:
+        """Set a unit's status, attempts, worker, hostname, host (facts), error, started_at, ended_at."""
+        if "host" in values:
+            values["host_json"] = json.dumps(values.pop("host"))
+        columns = ", ".join(f"{k} = ?" for k in values)
+
+        def update():
+            with self.db:
+                self.db.execute(f"UPDATE units SET {columns} WHERE id = ?", (*values.values(), unit_id))
+        self._retry(update, "updating a unit")
+
+    def units(self, campaign_id: int) -> list[sqlite3.Row]:
+        return self.db.execute("SELECT * FROM units WHERE campaign_id = ? ORDER BY number, id",
+                               (campaign_id,)).fetchall()
+
+    def unit_result_counts(self, unit_ids: list[int]) -> dict[str, int]:
+        """Results the units streamed that reports use, by status (runs; Insert Benchmark steps;
+        TPROC-C runs)."""
+        if not unit_ids:
+            return {}
+        marks, counts = ",".join("?" * len(unit_ids)), {}
+        for table, what in (("runs", "runs"), ("ibench_steps", "Insert Benchmark steps"),
+                            ("tpcc_runs", "TPROC-C runs")):
+            for status, n in self.db.execute(f"SELECT status, count(*) FROM {table} WHERE unit_id IN ({marks}) "
+                                             "AND superseded = 0 GROUP BY status", unit_ids):
+                counts[f"{what} {status}"] = n
+        return counts
+
+    def set_campaign_host(self, campaign_id: int, host: dict) -> None:
+        """The host facts of a campaign measured on a cluster: those of a host that measured it."""
+        def update():
+            with self.db:
+                self.db.execute("UPDATE campaigns SET host_json = ? WHERE id = ?", (json.dumps(host), campaign_id))
+        self._retry(update, "storing the host facts")
 
     def _migrate(self) -> None:
         version = self.db.execute("PRAGMA user_version").fetchone()[0]
@@ -291,11 +364,11 @@ class Store:
         self._keep("step", fact, lambda: self._insert_step(**fact))
 
     def _insert_step(self, target_id: int, step_kind: str, label: str, status: str, started_at: str,
-                     elapsed_s: float, detail: dict, error: str | None) -> None:
-        self.db.execute(
+                     elapsed_s: float, detail: dict, error: str | None) -> int:
+        return self.db.execute(
             "INSERT INTO steps(target_id, kind, label, status, started_at, elapsed_s, detail_json, error) "
             "VALUES (?,?,?,?,?,?,?,?)",
-            (target_id, step_kind, label, status, started_at, elapsed_s, json.dumps(detail), error))
+            (target_id, step_kind, label, status, started_at, elapsed_s, json.dumps(detail), error)).lastrowid
 
     def add_run(self, target_id: int, run: RunRecord) -> int | None:
         """Store a run and its intervals in one transaction (None: kept in the journal)."""
