@@ -9,7 +9,7 @@ import argparse
 import sys
 
 from dbdrift import env
-from dbdrift.plan.campaign import CampaignSpec
+from dbdrift.plan.campaign import CampaignSpec, cluster_address
 from dbdrift.plan.expand import expand
 from dbdrift.runner import instructions
 from dbdrift.runner.campaign import campaign_estimate
@@ -52,6 +52,15 @@ def main(spec: CampaignSpec, args: argparse.Namespace, out=None, note: str | Non
         if spec.count_instructions:
             write(f"  instruction counts: {sum(len(instructions.tests_in_run_order(p)) for p in counted)} "
                   "(test, target) pairs under callgrind")
+    address = cluster_address(args.cluster, "--cluster") if getattr(args, "cluster", None) else \
+        spec.cluster.address if spec.cluster else None
+    if address:
+        kinds = ", ".join(spec.cluster.hosts) if spec.cluster and spec.cluster.hosts else None
+        units = spec.cluster.units if spec.cluster and spec.cluster.units else "one per worker"
+        what = "tests" if spec.workload == "sysbench" else "repeats"
+        write(f"  cluster {address}: the {what} split into units ({units})"
+              + (f", the whole campaign per host kind: {kinds}" if kinds else "")
+              + "; each worker fetches and runs in its own cache and work directory")
     write(f"  store: {args.store}; servers in {work}")
     write(f"  expected time: about {format_duration(campaign_estimate(spec)[0])}")
     write("ok: nothing was started (drop --check to run it)")

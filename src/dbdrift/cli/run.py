@@ -109,7 +109,9 @@ def apply_overrides(spec: CampaignSpec, args: argparse.Namespace) -> CampaignSpe
 
 def execute(spec: CampaignSpec, args: argparse.Namespace) -> int:
     memory = psutil.virtual_memory()
-    spec, order_note = fit_order(spec, memory.total, memory.available)
+    order_note = None
+    if cluster_address(spec, args) is None:  # on a cluster each unit fits its order to its own host's memory
+        spec, order_note = fit_order(spec, memory.total, memory.available)
     if getattr(args, "check", False):
         return check.main(spec, args, note=order_note)
     progress = ConsoleProgress()

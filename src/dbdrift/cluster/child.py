@@ -86,12 +86,22 @@ def die_with_parent() -> None:
 
 
 def run(unit_dir: Path, emit: Emitter) -> int:
+    import psutil
+
     from dbdrift.runner import Runner
+    from dbdrift.runner.memory import fit_order
     from dbdrift.server.rundir import stop_orphans
+
+    def say(text: str) -> None:
+        emit({"type": "progress", "call": "message", "args": [text]})
 
     with (unit_dir / "spec.pickle").open("rb") as handle:
         spec = pickle.load(handle)
-    stop_orphans(lambda text: emit({"type": "progress", "call": "message", "args": [text]}))
+    memory = psutil.virtual_memory()
+    spec, note = fit_order(spec, memory.total, memory.available)  # this host's memory decides
+    if note:
+        say(note)
+    stop_orphans(say)
     store = StreamingStore(unit_dir / "results.db", emit)
     try:
         outcome = Runner(spec, store, progress=StreamingProgress(emit)).run()

@@ -10,6 +10,7 @@ the client keeps writing until they have ended.
 from __future__ import annotations
 
 import pickle
+import signal
 import time
 import uuid
 from dataclasses import dataclass, field
@@ -42,8 +43,10 @@ class ClusterOutcome:
 
 
 def connect(address: str) -> Client:
+    """A client of the scheduler; waits Dask's connect timeout (distributed.comm.timeouts.connect,
+    30 s unless configured, e.g. DASK_DISTRIBUTED__COMM__TIMEOUTS__CONNECT=5s)."""
     try:
-        return Client(address, timeout="15s", set_as_default=False)
+        return Client(address, set_as_default=False)
     except (OSError, TimeoutError) as exc:
         raise UserError(f"cannot reach the Dask scheduler at {address}: {exc}",
                         "start one with `dask scheduler` on a host every worker and this client can reach, "
@@ -117,10 +120,10 @@ class ClusterRun:
         self.outcome.campaigns[kind] = campaign_id
         count = self.spec.cluster.units if self.spec.cluster and self.spec.cluster.units else workers
         planned = []
-        for number, tests in enumerate(plan.split_tests(self.spec, count), start=1):
-            unit = Unit(number, kind, tests, campaign_id)
-            unit.unit_id = self.store.add_unit(campaign_id, number, kind, list(tests))
-            if self.resume and plan.remaining(self.store, campaign_id, self.spec, tests) is None:
+        for number, (tests, repeats) in enumerate(plan.split(self.spec, count), start=1):
+            unit = Unit(number, kind, tests, repeats, campaign_id)
+            unit.unit_id = self.store.add_unit(campaign_id, number, kind, list(tests), list(repeats))
+            if self.resume and plan.remaining(self.store, campaign_id, self.spec, tests, repeats) is None:
                 unit.status = "kept"
                 self.store.update_unit(unit.unit_id, status="kept")
             planned.append(unit)
@@ -149,8 +152,8 @@ class ClusterRun:
         self.outcome.units = list(self.units.values())
         kept = len(self.units) - len(todo)
         lanes = max(1, len(everyone))
-        seconds = sum(campaign_estimate(plan.narrow(self.spec, u.tests))[0] for u in todo)
-        steps = sum(campaign_estimate(plan.narrow(self.spec, u.tests))[1] for u in todo)
+        seconds = sum(campaign_estimate(plan.narrow(self.spec, u.tests, u.repeats))[0] for u in todo)
+        steps = sum(campaign_estimate(plan.narrow(self.spec, u.tests, u.repeats))[1] for u in todo)
         self.console.message(f"cluster {self.address}: {len(todo)} units on {len(everyone)} workers"
                              + (f" ({kept} already stored, skipped: --resume)" if kept else ""))
         self.progress = LanesProgress(self.console, lanes)
@@ -163,28 +166,33 @@ class ClusterRun:
                 u.host_kind), key=f"{self.token}-{u.host_kind or 'all'}-unit{u.number}", pure=False)
             for u in todo}
         self.client, self.events = client, events
-        try:
-            self._follow(futures)
-        except KeyboardInterrupt:
-            self.outcome.interrupted = True
-            self.console.message(f"interrupted: stopping the units on the cluster (their servers stop; what they "
-                                 f"measured is stored); waiting up to {format_duration(STOP_WAIT_S)}")
-            stop.set()
-            try:
-                self._follow(futures, deadline=time.monotonic() + STOP_WAIT_S)
-            except KeyboardInterrupt:
-                self.console.message("interrupted again: leaving the units to stop on their own")
-            client.cancel(list(futures.values()))
-            for unit in todo:
-                if unit.status in ("queued", "running"):
-                    self._set(unit, "interrupted", error="interrupted")
-            raise
+        interrupts: list[float] = []
+        previous = signal.signal(signal.SIGINT, lambda *_: interrupts.append(time.monotonic()))
+        try:  # Ctrl-C is a flag the loop reads between facts: a fact being written is never cut short
+            self._follow(futures, lambda: bool(interrupts))
+            if interrupts:
+                self.outcome.interrupted = True
+                self.console.message(f"interrupted: stopping the units on the cluster (their servers stop; what "
+                                     f"they measured is stored); waiting up to {format_duration(STOP_WAIT_S)}")
+                stop.set()
+                deadline = time.monotonic() + STOP_WAIT_S
+                self._follow(futures, lambda: len(interrupts) > 1 or time.monotonic() > deadline)
+                if len(interrupts) > 1:
+                    self.console.message("interrupted again: leaving the units to stop on their own")
+                client.cancel(list(futures.values()))
+                for unit in todo:
+                    if unit.status in ("queued", "running"):
+                        self._set(unit, "interrupted", error="interrupted")
+        finally:
+            signal.signal(signal.SIGINT, previous)
+        if self.outcome.interrupted:
+            raise KeyboardInterrupt
         return self.outcome
 
-    def _follow(self, futures: dict, deadline: float | None = None) -> None:
-        """Write what the units send until every one has ended."""
+    def _follow(self, futures: dict, enough) -> None:
+        """Write what the units send until every one has ended, or `enough()`."""
         waiting_since: dict[tuple, float] = {}
-        while True:
+        while not enough():
             self._drain()
             open_ = {key: f for key, f in futures.items() if self.units[key].status in ("queued", "running")}
             if not open_:
@@ -193,15 +201,13 @@ class ClusterRun:
                 if future.status in ("error", "cancelled"):
                     self._drain()  # what it sent before it failed comes first
                     if self.units[key].status in ("queued", "running"):
-                        self._fail(self.units[key], _future_error(future))
+                        self._ended_early(self.units[key], _future_error(future))
                 elif future.status == "finished" and self.units[key].status in ("queued", "running"):
                     result = future.result()
                     self._drain()
                     if self.units[key].status in ("queued", "running"):
-                        self._fail(self.units[key], f"ended without a result: {result}")
+                        self._ended_early(self.units[key], f"ended without a result: {result}")
             self._watch_eligible(open_, waiting_since)
-            if deadline is not None and time.monotonic() > deadline:
-                return
 
     def _watch_eligible(self, open_: dict, waiting_since: dict) -> None:
         """A unit that no worker can take for wait_s fails (e.g. every worker of its host kind is gone)."""
@@ -219,13 +225,13 @@ class ClusterRun:
                                                     f"{format_duration(wait_s)}")
 
     def _drain(self) -> None:
-        try:
-            messages = [self.events.get(timeout=0.5)]
-        except TimeoutError:
-            return
-        messages += self.events.get(batch=True)
+        """Write what the units sent; wait a little when nothing came (a queue get with a
+        timeout would log an error on the scheduler each time it expires)."""
+        messages = self.events.get(batch=True)
         for message in messages:
             self._handle(message)
+        if not messages:
+            time.sleep(0.3)
 
     # -- messages from the units ---------------------------------------------------------------
     def _handle(self, m: dict) -> None:
@@ -261,7 +267,11 @@ class ClusterRun:
 
     def _start(self, unit: Unit, m: dict) -> None:
         reply = Queue(remote.reply_name(self.token, m["attempt"]), client=self.client)
-        if unit.status not in ("queued", "running") or self.outcome.interrupted:
+        if self.outcome.interrupted:
+            reply.put({"refuse": "interrupted"})
+            self._set(unit, "interrupted", error="interrupted")
+            return
+        if unit.status not in ("queued", "running"):
             reply.put({"refuse": f"{unit.label} is {unit.status}"})
             return
         unit.attempts += 1
@@ -272,16 +282,18 @@ class ClusterRun:
         if unit.attempts > 1:
             self.console.message(f"{unit.label}: worker {unit.worker} was lost; re-queued on {m['name']} "
                                  f"({m['worker']}): it runs what the store lacks")
-        tests = plan.remaining(self.store, unit.campaign_id, self.spec, unit.tests)
-        if tests is None:
+        left = plan.remaining(self.store, unit.campaign_id, self.spec, unit.tests, unit.repeats)
+        if left is None:
             reply.put({"refuse": "complete"})
             self._set(unit, "done")
             return
         unit.attempt, unit.worker = m["attempt"], m["name"]
         self._set(unit, "running", attempts=unit.attempts, worker=f"{m['name']} {m['worker']}",
                   hostname=m["hostname"], started_at=now_iso())
-        reply.put({"tests": list(tests)})
-        what = f"{len(tests)} tests" if tests else "the whole campaign"
+        tests, repeats = left
+        reply.put({"tests": list(tests), "repeats": list(repeats)})
+        what = (f"{len(tests)} tests" if tests else "repeats " + ", ".join(str(r + 1) for r in repeats)
+                if repeats and self.spec.repeats > 1 else "the whole campaign")
         self.console.message(f"{unit.label} ({what}) started on {m['name']} ({m['hostname']}, {m['worker']})")
 
     def _end(self, unit: Unit, m: dict) -> None:
@@ -312,9 +324,17 @@ class ClusterRun:
         ended = {"ended_at": now_iso()} if status not in ("running", "queued") else {}
         self.store.update_unit(unit.unit_id, status=status, **values, **ended)
 
+    def _ended_early(self, unit: Unit, reason: str) -> None:
+        """A unit that ended without running to its end: interrupted after Ctrl-C, else failed."""
+        if self.outcome.interrupted:
+            self._set(unit, "interrupted", error="interrupted")
+        else:
+            self._fail(unit, reason)
+
     def _fail(self, unit: Unit, reason: str) -> None:
         unit.error = reason
-        stored = plan.store_failed(self.store, unit.campaign_id, self.spec, unit.tests, reason, unit.unit_id)
+        stored = plan.store_failed(self.store, unit.campaign_id, self.spec, unit.tests, reason, unit.unit_id) \
+            if self.spec.workload == "sysbench" else 0
         self._set(unit, "failed", error=reason)
         self.console.message(f"{unit.label}: failed: {reason}" + (f" ({stored} runs stored as failed; "
                                                                     "--resume runs them)" if stored else ""))

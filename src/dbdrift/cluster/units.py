@@ -1,9 +1,9 @@
 """Units of a cluster campaign: what spreads across hosts and what a unit still lacks.
 
 All targets of one comparison run in the same unit, so they share a host and take turns as
-they do locally. What spreads is the tests: a sysbench campaign's tests are split into units
-of about equal expected time; an Insert Benchmark or TPROC-C campaign is one unit (its targets
-run one after the other on one host). With host kinds, each kind runs the whole campaign.
+they do locally. A sysbench campaign's tests are split into units of about equal expected time;
+an Insert Benchmark or TPROC-C campaign's repeats are (each repeat runs every target on one
+host, and its ratios are paired by repeat). With host kinds, each kind runs the whole campaign.
 """
 from __future__ import annotations
 
@@ -20,7 +20,8 @@ from dbdrift.store.store import RunRecord, Store
 class Unit:
     number: int  # 1.. within its host kind's campaign
     host_kind: str | None
-    tests: tuple[str, ...]  # sysbench test names; () for the whole campaign (Insert Benchmark, TPROC-C)
+    tests: tuple[str, ...]  # sysbench test names; () for a workload without tests
+    repeats: tuple[int, ...]  # an Insert Benchmark or TPROC-C unit's repeats; () for a sysbench unit
     campaign_id: int
     unit_id: int = 0  # its row in the client's store
     attempts: int = 0
@@ -39,12 +40,24 @@ def campaign_name(spec: CampaignSpec, host_kind: str | None) -> str:
     return spec.name if host_kind is None else f"{spec.name}@{host_kind}"
 
 
-def narrow(spec: CampaignSpec, tests: tuple[str, ...] | list[str]) -> CampaignSpec:
-    """The campaign with only `tests` (all of it for an empty list of a workload without tests)."""
-    if spec.workload != "sysbench" or not tests:
+def narrow(spec: CampaignSpec, tests: tuple[str, ...] | list[str], repeats: tuple[int, ...] | list[int] = ()
+           ) -> CampaignSpec:
+    """The campaign with only `tests` (sysbench) or only `repeats` (the others); empty: all."""
+    if spec.workload != "sysbench":
+        return replace(spec, only_repeats=tuple(repeats)) if repeats else spec
+    if not tests:
         return spec
     wanted = set(tests)
     return replace(spec, tests=tuple(t for t in spec.tests if t.name in wanted), test_names=tuple(tests))
+
+
+def split(spec: CampaignSpec, units: int) -> list[tuple[tuple[str, ...], tuple[int, ...]]]:
+    """(tests, repeats) of each unit: the tests split by expected time, or the repeats dealt out
+    (1 3 5 to one unit, 2 4 6 to the other)."""
+    if spec.workload == "sysbench":
+        return [(tests, ()) for tests in split_tests(spec, units)]
+    n = max(1, min(units, spec.repeats))
+    return [((), tuple(r for r in range(spec.repeats) if r % n == i)) for i in range(n)]
 
 
 def split_tests(spec: CampaignSpec, units: int) -> list[tuple[str, ...]]:
@@ -60,29 +73,32 @@ def split_tests(spec: CampaignSpec, units: int) -> list[tuple[str, ...]]:
         i = loads.index(min(loads))
         groups[i].append(name)
         loads[i] += seconds[name]
-    return [tuple(sorted(g, key=order.index)) for g in groups if g]
+    return sorted((tuple(sorted(g, key=order.index)) for g in groups if g), key=lambda g: order.index(g[0]))
 
 
 def target_ids(store: Store, campaign_id: int) -> dict[str, int]:
     return {row["name"]: row["id"] for row in store.targets(campaign_id)}
 
 
-def remaining(store: Store, campaign_id: int, spec: CampaignSpec, tests: tuple[str, ...]) -> tuple[str, ...] | None:
-    """What a unit still has to run: its tests that some target lacks a result of (each
-    such test's stored runs are superseded, so it runs again whole, on one host), or None
-    when the unit is complete. An Insert Benchmark or TPROC-C unit runs again whole."""
+def remaining(store: Store, campaign_id: int, spec: CampaignSpec, tests: tuple[str, ...],
+              repeats: tuple[int, ...] = ()) -> tuple[tuple[str, ...], tuple[int, ...]] | None:
+    """What a unit still has to run, as (tests, repeats), or None when it is complete. A test
+    some target lacks a result of runs again whole (its stored runs are superseded), on one host;
+    so does a repeat of an Insert Benchmark or TPROC-C unit."""
     ids = target_ids(store, campaign_id)
-    if spec.workload == "insert-benchmark":
-        complete = all(store.ibench_done(ids[t.name], r) >= set(spec.ibench_steps)
-                       for t in spec.targets for r in range(spec.repeats))
-        if not complete:
-            for t in spec.targets:
-                for r in range(spec.repeats):
-                    store.supersede_ibench(ids[t.name], r)
-        return None if complete else ()
-    if spec.workload == "tpcc":
-        complete = all(store.tpcc_done(ids[t.name], r) for t in spec.targets for r in range(spec.repeats))
-        return None if complete else ()
+    if spec.workload in ("insert-benchmark", "tpcc"):
+        left = []
+        for r in repeats or range(spec.repeats):
+            if spec.workload == "tpcc":
+                complete = all(store.tpcc_done(ids[t.name], r) for t in spec.targets)
+            else:
+                complete = all(store.ibench_done(ids[t.name], r) >= set(spec.ibench_steps) for t in spec.targets)
+            if not complete:
+                left.append(r)
+                if spec.workload == "insert-benchmark":
+                    for t in spec.targets:
+                        store.supersede_ibench(ids[t.name], r)
+        return ((), tuple(left)) if left else None
     left = []
     for name in tests:
         plans = expand(narrow(spec, [name]))
@@ -99,7 +115,7 @@ def remaining(store: Store, campaign_id: int, spec: CampaignSpec, tests: tuple[s
             for plan in plans:
                 for threads in spec.threads:
                     store.supersede(ids[plan.target.name], name, threads)
-    return tuple(left) or None
+    return (tuple(left), ()) if left else None
 
 
 def store_failed(store: Store, campaign_id: int, spec: CampaignSpec, tests: tuple[str, ...], reason: str,

@@ -80,7 +80,7 @@ def run_unit(token: str, number: int, kind: str | None, spec_bytes: bytes, versi
     reply = Queue(reply_name(token, attempt)).get(timeout=REPLY_WAIT_S)
     if "refuse" in reply:
         return {"refused": reply["refuse"]}
-    spec = narrow(pickle.loads(spec_bytes), tuple(reply["tests"]))
+    spec = narrow(pickle.loads(spec_bytes), tuple(reply["tests"]), tuple(reply["repeats"]))
     unit_dir = env.ensure_dir(env.work_dir() / "cluster" / f"{token}-{kind or 'all'}-u{number}-{attempt}")
     with (unit_dir / "spec.pickle").open("wb") as handle:
         pickle.dump(spec, handle)

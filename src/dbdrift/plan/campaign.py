@@ -82,6 +82,7 @@ class CampaignSpec:
     axes: tuple[Axis, ...] = ()  # configuration matrix axes; targets are already expanded into their variants
     variant_patterns: tuple[str, ...] = ()  # `variants`: shell globs choosing which variants run
     cluster: ClusterSettings | None = None  # [cluster]: run the campaign's units on a Dask cluster
+    only_repeats: tuple[int, ...] | None = None  # a cluster unit's repeats (Insert Benchmark, TPROC-C); None: all
 
     @property
     def base(self) -> TargetSpec:

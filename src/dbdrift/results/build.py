@@ -64,6 +64,7 @@ def report_meta(store: Store, campaign_id: int, generated_at: str | None = None)
                      "dbdrift_version": row["dbdrift_version"],
                      "settings": {k: v for k, v in spec.items() if k != "targets"}},
         "targets": targets,
+        **({"units": units} if (units := _unit_meta(store, campaign_id)) else {}),
     }
 
 
@@ -88,7 +89,7 @@ def build_report(store: Store, campaign: str | None, base: str | None, chain: bo
     counted = store.instructions(campaign_id)
     order = report_order({m.test for m in measurements} | {r["test"] for r in counted})
     host, spec = json.loads(row["host_json"]), json.loads(row["spec_json"])
-    notes += _interval_notes(comparison, spec, between) + _host_notes(host)
+    notes += _interval_notes(comparison, spec, between) + _host_notes(host) + _unit_notes(store, campaign_id)
     stored_plans = store.plans(campaign_id)
     if against != "engine":  # two engines' plans never have the same shape: nothing to mark
         comparison, plan_changes = _with_plans(comparison, stored_plans)
@@ -194,6 +195,31 @@ def _interval_notes(comparison, spec: dict, between: dict[str, tuple[float, int]
 def _host_notes(host: dict) -> tuple[str, ...]:
     placed = (f"cpus: {Placement.from_dict(host['placement']).describe()}",) if "placement" in host else ()
     return placed + tuple(f"host warning: {w['message']} (hint: {w['hint']})" for w in host.get("warnings", []))
+
+
+def _unit_notes(store: Store, campaign_id: int) -> tuple[str, ...]:
+    """A campaign run on a cluster: which host measured which tests."""
+    rows = [u for u in store.units(campaign_id) if u["status"] != "kept"]
+    if not rows:
+        return ()
+    parts = []
+    for u in rows:
+        tests, repeats = json.loads(u["tests_json"]), json.loads(u["repeats_json"])
+        what = ", ".join(tests) if tests else "repeats " + ", ".join(str(r + 1) for r in repeats) if repeats \
+            else "all"
+        status = "" if u["status"] == "done" else f", {u['status']}" + (f": {u['error']}" if u["error"] else "")
+        again = f", {u['attempts']} attempts" if (u["attempts"] or 0) > 1 else ""
+        parts.append(f"unit {u['number']} on {u['hostname'] or '?'} ({what}{again}{status})")
+    return ("cluster: " + "; ".join(parts),)
+
+
+def _unit_meta(store: Store, campaign_id: int) -> list[dict]:
+    return [{"unit": u["number"], "status": u["status"], "tests": json.loads(u["tests_json"]),
+             "repeats": json.loads(u["repeats_json"]),
+             "hostname": u["hostname"], "worker": u["worker"], "attempts": u["attempts"], "error": u["error"],
+             "host": {k: v for k, v in json.loads(u["host_json"] or "{}").items()
+                      if k in ("hostname", "cpu_model", "cpus", "memory_bytes", "kernel")}}
+            for u in store.units(campaign_id) if u["status"] != "kept"]
 
 
 def _measurements(store: Store, campaign_id: int) -> list[Measurement]:

@@ -85,7 +85,7 @@ def estimate(spec: CampaignSpec, timed: list[TargetPlan], counted: list[TargetPl
 def campaign_estimate(spec: CampaignSpec) -> tuple[float, int]:
     """Expected seconds and progress steps of a whole campaign, of any workload, from nothing stored."""
     if spec.workload in ("insert-benchmark", "tpcc"):
-        n = len(spec.targets) * spec.repeats
+        n = len(spec.targets) * (spec.repeats if spec.only_repeats is None else len(spec.only_repeats))
         if spec.workload == "tpcc":
             return tpcc.plan_s(spec) * n, 3 * n
         return ibench.plan_s(spec) * n, (len(spec.ibench_steps) + 3) * n
@@ -285,7 +285,8 @@ class Runner:
                                                  target.name == self.spec.base.name, target_to_dict(target)))
                for position, target in enumerate(self.spec.targets)]
         pending = []
-        for repeat in range(self.spec.repeats):
+        repeats = self.spec.only_repeats if self.spec.only_repeats is not None else range(self.spec.repeats)
+        for repeat in repeats:
             for target, target_id in (ids if repeat % 2 == 0 else list(reversed(ids))):
                 if self.resume and done(target_id, repeat):
                     outcome.runs_kept += runs

@@ -240,8 +240,9 @@ MIGRATIONS: tuple[str, ...] = (
     );
     CREATE INDEX tpcc_runs_by_target ON tpcc_runs(target_id, repeat);
     """,
-    # 13: units of a campaign run on a cluster (`run --cluster`): which host measured what. Each
-    # result a unit streamed back names its unit; results measured locally have none.
+    # 13: units of a campaign run on a cluster (`run --cluster`): which host measured what (its
+    # tests, or its repeats of an Insert Benchmark or TPROC-C campaign; none: all). Each result a
+    # unit streamed back names its unit; results measured locally have none.
     """
     CREATE TABLE units (
         id INTEGER PRIMARY KEY,
@@ -249,6 +250,7 @@ MIGRATIONS: tuple[str, ...] = (
         number INTEGER NOT NULL,
         host_kind TEXT,
         tests_json TEXT NOT NULL,
+        repeats_json TEXT NOT NULL DEFAULT '[]',
         status TEXT NOT NULL,
         attempts INTEGER NOT NULL DEFAULT 0,
         worker TEXT,

@@ -253,12 +253,14 @@ class Store:
         if table and row_id is not None:
             self.db.execute(f"UPDATE {table} SET unit_id = ? WHERE id = ?", (unit_id, row_id))
 
-    def add_unit(self, campaign_id: int, number: int, host_kind: str | None, tests: list[str]) -> int:
+    def add_unit(self, campaign_id: int, number: int, host_kind: str | None, tests: list[str],
+                 repeats: list[int] = ()) -> int:
         def insert():
             with self.db:
                 return int(self.db.execute(
-                    "INSERT INTO units(campaign_id, number, host_kind, tests_json, status) VALUES (?,?,?,?,?)",
-                    (campaign_id, number, host_kind, json.dumps(tests), "queued")).lastrowid)
+                    "INSERT INTO units(campaign_id, number, host_kind, tests_json, repeats_json, status) "
+                    "VALUES (?,?,?,?,?,?)",
+                    (campaign_id, number, host_kind, json.dumps(tests), json.dumps(list(repeats)), "queued")).lastrowid)
         return self._retry(insert, "storing a unit")
 
     def update_unit(self, unit_id: int, **values) -> None:

@@ -1,0 +1,191 @@
+"""Cluster campaigns without a cluster: the [cluster] table, units, what a unit still lacks,
+streamed facts in the store, Dask kept out of local runs, and `dbdrift worker`'s resources."""
+from __future__ import annotations
+
+import subprocess
+import sys
+import time
+from dataclasses import asdict
+from pathlib import Path
+
+import pytest
+
+from dbdrift.cluster import units
+from dbdrift.errors import UserError
+from dbdrift.plan.campaign import parse_campaign
+from dbdrift.store.store import RunRecord, Store
+from tests.helpers import ROOT, cli_env, dbdrift
+
+TARGETS = [{"name": "a", "version": "17.10"}, {"name": "b", "version": "18.4"}]
+
+
+def spec(**extra):
+    return parse_campaign({"targets": TARGETS, "rows": 10000, "read_s": 10, "write_s": 20, "settle_s": 0, **extra},
+                          "c.toml", Path("."), "c")
+
+
+def test_cluster_table_is_read_and_checked():
+    s = spec(cluster={"address": "sched:8786", "hosts": ["small", "large"], "units": 3, "wait_s": "2m"})
+    assert s.cluster.address == "tcp://sched:8786" and s.cluster.hosts == ("small", "large")
+    assert s.cluster.units == 3 and s.cluster.wait_s == 120
+    assert s.to_dict()["cluster"]["hosts"] == ["small", "large"]
+    for bad, words in (({"adress": "x:1"}, "adress"), ({"address": "ftp://x:1"}, "unknown protocol"),
+                       ({"hosts": ["a", "a"]}, "twice"), ({"hosts": ["bad kind"]}, "not a valid name"),
+                       ({"units": 0}, "positive integer"), ("tcp://x:1", "not a table")):
+        with pytest.raises(UserError) as err:
+            spec(cluster=bad)
+        assert words in err.value.message
+
+
+def test_tests_split_into_units_of_about_equal_time_in_catalog_order():
+    s = spec(tests=["point", "writes"])
+    groups = units.split_tests(s, 3)
+    assert len(groups) == 3 and sorted(t for g in groups for t in g) == sorted(t.name for t in s.tests)
+    order = [t.name for t in s.tests]
+    assert all(list(g) == sorted(g, key=order.index) for g in groups)
+    times = [units.campaign_estimate(units.narrow(s, g))[0] for g in groups]
+    assert max(times) < 1.6 * min(times)  # writes run 20 s, reads 10 s: balanced, not by count
+    assert units.split_tests(s, 50) == [(name,) for name in order]  # at most one unit per test
+    tpcc = parse_campaign({"targets": TARGETS, "workload": "tpcc"}, "c.toml", Path("."), "c")
+    assert units.split(tpcc, 4) == [((), (0,))]  # one repeat: one unit
+    tpcc5 = parse_campaign({"targets": TARGETS, "workload": "tpcc", "repeats": 5}, "c.toml", Path("."), "c")
+    assert units.split(tpcc5, 2) == [((), (0, 2, 4)), ((), (1, 3))]  # repeats dealt out, each on one host
+    assert units.narrow(tpcc5, (), (1, 3)).only_repeats == (1, 3)
+    assert units.campaign_estimate(units.narrow(tpcc5, (), (1, 3)))[0] == 2 / 5 * units.campaign_estimate(tpcc5)[0]
+
+
+def record(test, status="ok", qps=100.0):
+    return asdict(RunRecord(test=test, test_group="point", threads=1, repeat=0, status=status, warmup_s=1,
+                            duration_s=2, metric="qps", driver_spec={}, qps=qps, value=qps))
+
+
+def test_remaining_tests_and_a_streamed_cell_counts_once(tmp_path):
+    s = spec(tests=["point-query", "read-only"])
+    store = Store(tmp_path / "s.db")
+    cid = store.add_campaign("c", s.to_dict(), {}, "0")
+    ids = {t.name: store.ensure_target(cid, t.name, t.engine, i, i == 0, {}) for i, t in enumerate(s.targets)}
+    unit = store.add_unit(cid, 1, None, ["point-query", "read-only"])
+    tests = ("point-query", "read-only_range=100")
+    assert units.remaining(store, cid, s, tests) == (tests, ())
+    store.add_streamed({"kind": "run", "target_id": ids["a"], "record": record("point-query", qps=1.0)}, unit)
+    store.add_streamed({"kind": "run", "target_id": ids["a"], "record": record("point-query", qps=2.0)}, unit)
+    live = store.db.execute("SELECT qps, unit_id FROM runs WHERE superseded = 0").fetchall()
+    assert [tuple(r) for r in live] == [(2.0, unit)]  # the later run of a cell replaces the earlier
+    store.add_streamed({"kind": "run", "target_id": ids["b"], "record": record("point-query")}, unit)
+    store.add_streamed({"kind": "run", "target_id": ids["a"], "record": record("read-only_range=100")}, unit)
+    # point-query is complete for both targets; read-only lacks b's run and runs again whole
+    assert units.remaining(store, cid, s, tests) == (("read-only_range=100",), ())
+    assert store.db.execute("SELECT superseded FROM runs WHERE test = 'read-only_range=100'").fetchone()[0] == 1
+    store.add_streamed({"kind": "run", "target_id": ids["a"], "record": record("read-only_range=100")}, unit)
+    store.add_streamed({"kind": "run", "target_id": ids["b"], "record": record("read-only_range=100")}, unit)
+    assert units.remaining(store, cid, s, tests) is None
+    assert store.unit_result_counts([unit]) == {"runs ok": 4}
+    store.close()
+
+
+def test_a_tpcc_unit_runs_the_repeats_some_target_lacks(tmp_path):
+    from dbdrift.model import TpccResult
+
+    s = parse_campaign({"targets": TARGETS, "workload": "tpcc", "repeats": 4}, "c.toml", Path("."), "c")
+    store = Store(tmp_path / "s.db")
+    cid = store.add_campaign("c", s.to_dict(), {}, "0")
+    ids = {t.name: store.ensure_target(cid, t.name, t.engine, i, i == 0, {}) for i, t in enumerate(s.targets)}
+    unit = store.add_unit(cid, 1, None, [], [0, 2])
+    done = dict(status="ok", warehouses=1, clients=1, procedures=False, elapsed_s=1, new_orders=1, transactions=2,
+                nopm=60.0, tpm=120.0, by_type={}, intervals=[], hardware=None, consistency=[], load_s=1.0, error=None)
+    for name in ("a", "b"):
+        store.add_streamed({"kind": "tpcc run", "target_id": ids[name],
+                            "record": asdict(TpccResult(target=name, repeat=0, **done))}, unit)
+    store.add_streamed({"kind": "tpcc run", "target_id": ids["a"],
+                        "record": asdict(TpccResult(target="a", repeat=2, **done))}, unit)
+    assert units.remaining(store, cid, s, (), (0, 2)) == ((), (2,))  # b lacks repeat 3: it runs again
+    store.close()
+
+
+def test_a_failed_unit_stores_its_missing_runs_as_failed_with_the_reason(tmp_path):
+    s = spec(tests=["point-query", "read-only"])
+    store = Store(tmp_path / "s.db")
+    cid = store.add_campaign("c", s.to_dict(), {}, "0")
+    ids = {t.name: store.ensure_target(cid, t.name, t.engine, i, i == 0, {}) for i, t in enumerate(s.targets)}
+    unit = store.add_unit(cid, 1, None, ["point-query"])
+    store.add_streamed({"kind": "run", "target_id": ids["a"], "record": record("point-query")}, unit)
+    assert units.store_failed(store, cid, s, ("point-query",), "lost its worker twice", unit) == 1
+    row = store.db.execute("SELECT status, error FROM runs WHERE target_id = ? AND superseded = 0",
+                           (ids["b"],)).fetchone()
+    assert tuple(row) == ("failed", "lost its worker twice")
+    store.close()
+
+
+def test_a_streamed_fact_survives_a_locked_store_through_the_journal(tmp_path):
+    path = tmp_path / "s.db"
+    store = Store(path, wait_s=0.2)
+    cid = store.add_campaign("c", {}, {}, "0")
+    tid = store.ensure_target(cid, "a", "postgres", 0, True, {})
+    unit = store.add_unit(cid, 1, None, ["point-query"])
+    blocker = __import__("sqlite3").connect(path)
+    blocker.execute("BEGIN EXCLUSIVE")
+    store.add_streamed({"kind": "run", "target_id": tid, "record": record("point-query")}, unit)
+    assert store.journaled == 1
+    blocker.rollback()
+    blocker.close()
+    store.close()
+    again = Store(path)
+    assert again.db.execute("SELECT unit_id FROM runs").fetchone()[0] == unit
+    again.close()
+
+
+def test_a_local_run_does_not_import_dask(tmp_path):
+    code = ("import sys; from dbdrift.cli.main import main; "
+            "rc = main(['run', sys.argv[1], '--check']); "
+            "print('DASK' if any(m.split('.')[0] in ('dask', 'distributed') for m in sys.modules) else 'NO-DASK')")
+    path = tmp_path / "c.toml"
+    path.write_text('tests = ["point-query"]\n[[targets]]\nname = "a"\nsystem = true\nengine = "mariadb"\n')
+    result = subprocess.run([sys.executable, "-c", code, str(path)], capture_output=True, text=True,
+                            env=cli_env(), cwd=tmp_path, timeout=120)
+    assert result.stdout.strip().endswith("NO-DASK"), result.stdout + result.stderr
+
+
+def test_without_the_extra_cluster_says_which_to_install(tmp_path):
+    hide = tmp_path / "hide"
+    hide.mkdir()
+    (hide / "distributed.py").write_text("raise ImportError('no distributed here', name='distributed')\n")
+    path = tmp_path / "c.toml"
+    path.write_text('tests = ["point-query"]\n[[targets]]\nname = "a"\nversion = "17.10"\n')
+    env = cli_env(extra_env={})
+    env["PYTHONPATH"] = f"{hide}:{env['PYTHONPATH']}"
+    for args in (["run", str(path), "--cluster", "tcp://127.0.0.1:1", "--store", str(tmp_path / "s.db")],
+                 ["worker", "tcp://127.0.0.1:1"]):
+        result = subprocess.run([sys.executable, "-m", "dbdrift", *args], capture_output=True, text=True, env=env,
+                                cwd=tmp_path, timeout=120)
+        assert result.returncode == 1, result.stderr
+        assert "needs Dask distributed" in result.stderr and "dbdrift[cluster]" in result.stderr
+        assert "Traceback" not in result.stderr
+
+
+def test_an_unreachable_scheduler_is_a_clear_error(tmp_path):
+    pytest.importorskip("distributed")
+    path = tmp_path / "c.toml"
+    path.write_text('tests = ["point-query"]\n[[targets]]\nname = "a"\nversion = "17.10"\n')
+    result = dbdrift("run", path, "--cluster", "127.0.0.1:9", "--store", tmp_path / "s.db", timeout=120,
+                     extra_env={"DASK_DISTRIBUTED__COMM__TIMEOUTS__CONNECT": "1s"})
+    assert result.returncode == 1 and "cannot reach the Dask scheduler at tcp://127.0.0.1:9" in result.stderr
+    assert "dbdrift worker" in result.stderr and "Traceback" not in result.stderr
+
+
+def test_dbdrift_worker_joins_with_one_benchmark_slot_and_its_kind(tmp_path):
+    distributed = pytest.importorskip("distributed")
+    with distributed.LocalCluster(n_workers=0, processes=False, protocol="tcp", dashboard_address=None) as cluster, \
+            distributed.Client(cluster) as client:
+        proc = subprocess.Popen([sys.executable, "-m", "dbdrift", "worker", cluster.scheduler_address, "--kind",
+                                 "large", "--name", "host-a", "--work-dir", str(tmp_path / "w")],
+                                env=cli_env(), cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        try:
+            deadline = time.monotonic() + 60
+            while time.monotonic() < deadline and not client.scheduler_info()["workers"]:
+                time.sleep(0.2)
+            (info,) = client.scheduler_info()["workers"].values()
+            assert info["name"] == "host-a" and info["nthreads"] == 1
+            assert info["resources"] == {"dbdrift": 1, "dbdrift-large": 1}
+        finally:
+            proc.terminate()
+            proc.wait(timeout=60)
