@@ -33,9 +33,10 @@ def run(spec: CampaignSpec, args: argparse.Namespace, store: Store, progress, ad
     client = require()
     job = client.ClusterRun(spec, store, address, progress, resume=args.resume)
     outcome = job.run()
-    units = outcome.units
+    units = [u for u in outcome.units if u.status != "kept"]  # kept: complete in the store before (--resume)
+    ran = {u.unit_id for u in units}
     hosts = sorted({row["hostname"] for cid in outcome.campaigns.values() for row in store.units(cid)
-                    if row["hostname"] and row["id"] in {u.unit_id for u in units}})
+                    if row["hostname"] and row["id"] in ran})
     counts = store.unit_result_counts([u.unit_id for u in units])
     done = ", ".join(f"{n} {status}" for status, n in sorted(counts.items())) or "nothing new"
     progress.message(f"stored {done} from {len(units)} units on {len(hosts)} hosts ({', '.join(hosts)}) "

@@ -136,6 +136,8 @@ class ClusterRun:
         try:
             return self._run(client)
         finally:
+            if getattr(self, "events", None) is not None:
+                self.events.close()
             client.close()
 
     def _run(self, client: Client) -> ClusterOutcome:
@@ -241,6 +243,8 @@ class ClusterRun:
         kind = m["type"]
         if kind == "start":
             self._start(unit, m)
+        elif kind == "refused":
+            self._fail(unit, m["reason"])
         elif m.get("attempt") != unit.attempt:
             return  # a lost attempt's late line: its facts are superseded by the attempt running now
         elif kind == "fact":
@@ -260,23 +264,29 @@ class ClusterRun:
             unit.error = m["message"] + (f" (hint: {m['hint']})" if m.get("hint") else "")
             self.console.message(f"{unit.worker}: {unit.label}: error: {m['message']}"
                                  + (f"\n  hint: {m['hint']}" if m.get("hint") else ""))
-        elif kind == "refused":
-            self._fail(unit, m["reason"])
         elif kind == "end":
             self._end(unit, m)
 
     def _start(self, unit: Unit, m: dict) -> None:
-        reply = Queue(remote.reply_name(self.token, m["attempt"]), client=self.client)
+        answers = Queue(remote.reply_name(self.token, m["attempt"]), client=self.client)
+        try:
+            self._answer(unit, m, answers.put)
+        finally:
+            answers.close()
+
+    def _answer(self, unit: Unit, m: dict, reply) -> None:
+        """Tell a unit that starts what to run (or to stop): the store's lacks, in order with
+        everything the units sent before."""
         if self.outcome.interrupted:
-            reply.put({"refuse": "interrupted"})
+            reply({"refuse": "interrupted"})
             self._set(unit, "interrupted", error="interrupted")
             return
         if unit.status not in ("queued", "running"):
-            reply.put({"refuse": f"{unit.label} is {unit.status}"})
+            reply({"refuse": f"{unit.label} is {unit.status}"})
             return
         unit.attempts += 1
         if unit.attempts > MAX_ATTEMPTS:
-            reply.put({"refuse": "lost its worker twice"})
+            reply({"refuse": "lost its worker twice"})
             self._fail(unit, f"lost its worker twice (last {unit.worker}); not run a third time")
             return
         if unit.attempts > 1:
@@ -284,14 +294,14 @@ class ClusterRun:
                                  f"({m['worker']}): it runs what the store lacks")
         left = plan.remaining(self.store, unit.campaign_id, self.spec, unit.tests, unit.repeats)
         if left is None:
-            reply.put({"refuse": "complete"})
+            reply({"refuse": "complete"})
             self._set(unit, "done")
             return
         unit.attempt, unit.worker = m["attempt"], m["name"]
         self._set(unit, "running", attempts=unit.attempts, worker=f"{m['name']} {m['worker']}",
                   hostname=m["hostname"], started_at=now_iso())
         tests, repeats = left
-        reply.put({"tests": list(tests), "repeats": list(repeats)})
+        reply({"tests": list(tests), "repeats": list(repeats)})
         what = (f"{len(tests)} tests" if tests else "repeats " + ", ".join(str(r + 1) for r in repeats)
                 if repeats and self.spec.repeats > 1 else "the whole campaign")
         self.console.message(f"{unit.label} ({what}) started on {m['name']} ({m['hostname']}, {m['worker']})")

@@ -75,10 +75,15 @@ def run_unit(token: str, number: int, kind: str | None, spec_bytes: bytes, versi
         events.put({**base, "type": "refused", "worker": worker.address,
                     "reason": f"worker {worker.address} has dbdrift {__version__}, the client {version}"})
         return {"refused": "version"}
+    answers = Queue(reply_name(token, attempt))  # created before the question: the answer cannot be lost
     events.put({**base, "type": "start", "worker": worker.address, "name": str(worker.name),
                 "hostname": platform.node()})
-    reply = Queue(reply_name(token, attempt)).get(timeout=REPLY_WAIT_S)
+    try:
+        reply = answers.get(timeout=REPLY_WAIT_S)
+    finally:
+        answers.close()
     if "refuse" in reply:
+        events.close()
         return {"refused": reply["refuse"]}
     spec = narrow(pickle.loads(spec_bytes), tuple(reply["tests"]), tuple(reply["repeats"]))
     unit_dir = env.ensure_dir(env.work_dir() / "cluster" / f"{token}-{kind or 'all'}-u{number}-{attempt}")
@@ -105,6 +110,7 @@ def run_unit(token: str, number: int, kind: str | None, spec_bytes: bytes, versi
                 proc.wait()
     log_tail = (unit_dir / "unit.log").read_text(errors="replace")[-2000:]
     events.put({**base, "type": "end", "code": code, "log_tail": log_tail, "unit_dir": str(unit_dir)})
+    events.close()  # the scheduler drops a queue when its last holder lets go: the client's comes last
     return {"code": code}
 
 
