@@ -176,7 +176,9 @@ def test_dbdrift_worker_joins_with_one_benchmark_slot_and_its_kind(tmp_path):
     distributed = pytest.importorskip("distributed")
     with distributed.LocalCluster(n_workers=0, processes=False, protocol="tcp", dashboard_address=None) as cluster, \
             distributed.Client(cluster) as client:
-        proc = subprocess.Popen([sys.executable, "-m", "dbdrift", "worker", cluster.scheduler_address, "--kind",
+        script = Path(sys.executable).parent / "dbdrift"  # the installed command: its worker process is spawned
+        assert script.exists(), "install dbdrift into this Python (./dev setup) to test the dbdrift command"
+        proc = subprocess.Popen([str(script), "worker", cluster.scheduler_address, "--kind",
                                  "large", "--name", "host-a", "--work-dir", str(tmp_path / "w")],
                                 env=cli_env(), cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         try:

@@ -209,7 +209,9 @@ def _unit_notes(store: Store, campaign_id: int) -> tuple[str, ...]:
             else "all"
         status = "" if u["status"] == "done" else f", {u['status']}" + (f": {u['error']}" if u["error"] else "")
         again = f", {u['attempts']} attempts" if (u["attempts"] or 0) > 1 else ""
-        parts.append(f"unit {u['number']} on {u['hostname'] or '?'} ({what}{again}{status})")
+        name = (u["worker"] or "?").split()[0]
+        where = name if u["hostname"] in (None, name) else f"{name} ({u['hostname']})"
+        parts.append(f"unit {u['number']} on {where}: {what}{again}{status}")
     return ("cluster: " + "; ".join(parts),)
 
 
