@@ -1,5 +1,5 @@
-"""One 8-test campaign run locally and on a two-worker Dask cluster: both wall times, and whether
-the two runs' rQPS agree within their intervals.
+"""One 8-test campaign run locally and on a two-worker Dask cluster: both wall times, whether
+the two runs' rQPS agree within their intervals, and the CPU the Dask workers used.
 
     .venv/bin/python bench/cluster_local.py [--rows 100000] [--read-s 10] [--out bench/out/cluster]
 
@@ -7,7 +7,10 @@ PostgreSQL 17.10 vs 18.4 on eight tests, run first with `dbdrift run` and then w
 `dbdrift run --cluster` against a LocalCluster of two worker processes on this machine (each a
 "host" with its own work directory, the tests split into two units). On one 2-CPU machine the
 cluster cannot be faster: its two units run at once and share the CPUs the local run has to
-itself. What it shows is that the cluster run completes and measures the same thing.
+itself. What it shows is that the cluster run completes and measures the same thing. The CPU
+time of the two worker processes (Dask's heartbeats, the task that forwards a unit's facts; the
+unit's own process and its servers are not in it) over the cluster run is what a worker costs
+the host it measures.
 """
 from __future__ import annotations
 
@@ -38,6 +41,13 @@ def run(args: list[str]) -> float:
     return time.monotonic() - started
 
 
+def _cpu_s() -> float:
+    """User + system CPU seconds of the calling process (run in each worker by client.run)."""
+    import os
+    times = os.times()
+    return times.user + times.system
+
+
 def cells(store: Path) -> dict[str, dict]:
     doc = json.loads(subprocess.run([*DBDRIFT, "report", "--store", str(store), "--format", "json"], check=True,
                                     capture_output=True, text=True, cwd=ROOT).stdout)
@@ -66,12 +76,18 @@ def main() -> int:
     with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, resources={"dbdrift": 1},
                                   dashboard_address=None) as cluster, distributed.Client(cluster) as client:
         client.register_plugin(WorkDirs(str(work)))
+        before = client.run(_cpu_s)
         cluster_s = run(["run", str(path), "--store", str(cluster_store), "--no-report", "--cluster",
                          cluster.scheduler_address])
+        after = client.run(_cpu_s)
+    worker_cpu = {addr: after[addr] - before[addr] for addr in after if addr in before}
     local, remote = cells(local_store), cells(cluster_store)
     print(f"\n8 tests, PostgreSQL 17.10 vs 18.4, {args.rows} rows, {args.read_s:g} s per run")
     print(f"wall time: local {local_s:.0f} s, two-worker cluster {cluster_s:.0f} s "
           f"(cluster / local = {cluster_s / local_s:.2f})")
+    for addr, seconds in sorted(worker_cpu.items()):
+        print(f"Dask worker {addr}: {seconds:.1f} CPU s over the {cluster_s:.0f} s cluster run "
+              f"({100 * seconds / cluster_s:.2f}% of one CPU)")
     print(f"\n{'test':28} {'rQPS local':>22} {'rQPS cluster':>22}  agree")
     agree = 0
     for test in TESTS:
