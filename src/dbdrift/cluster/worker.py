@@ -115,13 +115,15 @@ def run_unit(token: str, number: int, kind: str | None, spec_bytes: bytes, versi
 
 
 def _stop_on_event(stop: Event, proc: subprocess.Popen, finished: threading.Event) -> None:
-    while not finished.is_set() and proc.poll() is None:
+    """SIGINT for the unit once the cluster's stop event is set. Polled once a second: a wait
+    left pending on the scheduler when the unit ends would be logged there as an error."""
+    while not finished.wait(1.0) and proc.poll() is None:
         try:
-            if stop.wait(timeout=1.0):
+            if stop.is_set():
                 proc.send_signal(signal.SIGINT)
                 return
         except Exception:  # noqa: BLE001 - the scheduler is gone: the unit goes on and stores locally
-            finished.wait(1.0)
+            continue
 
 
 def serve(address: str, kind: str | None, name: str | None, work_dir: Path | None, nanny: bool = True) -> int:
