@@ -154,8 +154,8 @@ class ClusterRun:
         self.outcome.units = list(self.units.values())
         kept = len(self.units) - len(todo)
         lanes = max(1, len(everyone))
-        seconds = sum(campaign_estimate(plan.narrow(self.spec, u.tests, u.repeats))[0] for u in todo)
-        steps = sum(campaign_estimate(plan.narrow(self.spec, u.tests, u.repeats))[1] for u in todo)
+        estimates = [campaign_estimate(plan.narrow(self.spec, u.tests, u.repeats)) for u in todo]
+        seconds, steps = sum(e[0] for e in estimates), sum(e[1] for e in estimates)
         self.console.message(f"cluster {self.address}: {len(todo)} units on {len(everyone)} workers"
                              + (f" ({kept} already stored, skipped: --resume)" if kept else ""))
         self.progress = LanesProgress(self.console, lanes)

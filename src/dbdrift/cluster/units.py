@@ -13,7 +13,8 @@ from dbdrift.plan.campaign import CampaignSpec
 from dbdrift.plan.expand import expand
 from dbdrift.runner import instructions
 from dbdrift.runner.campaign import campaign_estimate
-from dbdrift.store.store import RunRecord, Store
+from dbdrift.runner.session import new_record
+from dbdrift.store.store import Store
 
 
 @dataclass
@@ -100,15 +101,18 @@ def remaining(store: Store, campaign_id: int, spec: CampaignSpec, tests: tuple[s
                         store.supersede_ibench(ids[t.name], r)
         return ((), tuple(left)) if left else None
     left = []
+    runs = {target_id: store.completed_runs(target_id) for target_id in ids.values()}  # read once, not per test
+    counted = {target_id: store.counted_tests(target_id) for target_id in ids.values()} \
+        if spec.count_instructions else {}
     for name in tests:
         plans = expand(narrow(spec, [name]))
         missing = False
         for plan in plans:
             target_id = ids[plan.target.name]
-            if spec.timed and {r.key for r in plan.runs if not r.warm} - store.completed_runs(target_id):
+            if spec.timed and {r.key for r in plan.runs if not r.warm} - runs[target_id]:
                 missing = True
             if spec.count_instructions and instructions.supports(plan.target.engine) \
-                    and name not in store.counted_tests(target_id):
+                    and name not in counted[target_id]:
                 missing = True
         if missing:
             left.append(name)
@@ -130,9 +134,8 @@ def store_failed(store: Store, campaign_id: int, spec: CampaignSpec, tests: tupl
         for step in plan.runs:
             if step.warm or step.key in done:
                 continue
-            record = RunRecord(test=step.name, test_group=step.test.group, threads=step.threads, repeat=step.repeat,
-                               status="failed", warmup_s=step.warmup_s, duration_s=step.duration_s,
-                               metric=step.test.metric, driver_spec={}, error=reason)
+            record = new_record(step, {}, "failed")
+            record.error = reason
             store.add_streamed({"kind": "run", "target_id": ids[plan.target.name],
                                 "record": asdict(record)}, unit_id)
             count += 1

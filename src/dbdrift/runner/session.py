@@ -284,7 +284,7 @@ class TargetSession:
             time.sleep(0.05)
 
     def _store_failed(self, step: RunStep, spec: dict, error: str) -> None:
-        record = _new_record(step, spec, "failed")
+        record = new_record(step, spec, "failed")
         record.error, record.server_log_tail = error, self.server.log_tail(40)
         self.store.add_run(self.target_id, record)
         self.attempted.add(step.key)
@@ -295,7 +295,7 @@ class TargetSession:
         """Store `steps` as skipped runs (status "skipped", error `reason`, e.g. "server died"),
         so reports name what was not measured and why; --resume runs them."""
         for step in steps:
-            record = _new_record(step, {}, "skipped")
+            record = new_record(step, {}, "skipped")
             record.error = reason
             self.store.add_run(self.target_id, record)
             self.attempted.add(step.key)
@@ -314,7 +314,7 @@ class TargetSession:
 
     def record(self, step: RunStep, spec: dict, result: process.DriverResult) -> RunRecord:
         out = result.output
-        record = _new_record(step, spec, "ok")
+        record = new_record(step, spec, "ok")
         record.intervals = out.intervals
         record.client_cpu_user_s, record.client_cpu_sys_s = result.rusage_user_s, result.rusage_sys_s
         if out.intervals:
@@ -337,7 +337,8 @@ class TargetSession:
         return record
 
 
-def _new_record(step: RunStep, spec: dict, status: str) -> RunRecord:
+def new_record(step: RunStep, spec: dict, status: str) -> RunRecord:
+    """A run's record before its results: what the step is, its status and driver spec."""
     return RunRecord(test=step.name, test_group=step.test.group, threads=step.threads, repeat=step.repeat,
                      status=status, warmup_s=step.warmup_s, duration_s=step.duration_s, metric=step.test.metric,
                      driver_spec=spec)
