@@ -11,9 +11,25 @@ from pathlib import Path
 ENGINES = ("postgres", "mariadb", "mysql")
 
 
+_PRERELEASE_RANK = {"alpha": 0, "beta": 1, "rc": 2, None: 3}
+_VERSION = re.compile(r"(\d+(?:\.\d+)*)(?:~?(alpha|beta|rc)(\d*))?")
+
+
 def version_key(version: str) -> tuple[int, ...]:
-    """"10.11.5" -> (10, 11, 5), for sorting versions and cached build names."""
-    return tuple(int(p) for p in re.findall(r"\d+", version)[:3])
+    """Sort key of a server version: "10.11.5" -> (10, 11, 5, 3, 0); a pre-release sorts before
+    its release and after the one before: "19beta1" < "19rc1" < "19" (= "19.0"). Anything after
+    the pre-release (an npm build tag "-beta.17", a Debian revision) is not compared."""
+    match = _VERSION.search(version)
+    if not match:
+        return (0, 0, 0, 3, 0)
+    numbers = [int(p) for p in match.group(1).split(".")[:3]]
+    rank = _PRERELEASE_RANK[match.group(2)]
+    return (*numbers, *[0] * (3 - len(numbers)), rank, int(match.group(3) or 0))
+
+
+def is_prerelease(version: str) -> bool:
+    """"19rc1", "19beta2": a version its project has not released yet."""
+    return version_key(version)[3] < _PRERELEASE_RANK[None]
 STEAL_MAX_PCT = 10.0  # host CPU steal above this is the hypervisor, not the server: analysis, runner, system check
 
 

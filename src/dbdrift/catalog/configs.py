@@ -69,8 +69,9 @@ def describe() -> list[tuple[str, str, str]]:
 
 
 def version_of(text: str) -> Version | None:
-    """"17.10" -> (17, 10), "8.0.31" -> (8, 0, 31); None for a version that does not start with a number."""
-    match = re.match(r"(\d+)(?:\.(\d+))?(?:\.(\d+))?", text)
+    """"17.10" -> (17, 10), "8.0.31" -> (8, 0, 31), "debian:9.7.4" -> (9, 7, 4); None for a version
+    that does not start with a number (after its source)."""
+    match = re.match(r"(?:[a-z][a-z0-9-]*:)?(\d+)(?:\.(\d+))?(?:\.(\d+))?", text)
     return tuple(int(p) for p in match.groups() if p is not None) if match else None
 
 

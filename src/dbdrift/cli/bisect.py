@@ -31,7 +31,7 @@ from dbdrift.results import history
 from dbdrift.runner import sourcebuild
 from dbdrift.runner.campaign import Runner, machine_facts
 from dbdrift.store.lock import campaign_lock
-from dbdrift.server import engines
+from dbdrift.server import engines, versions
 from dbdrift.model import version_key
 from dbdrift.store.store import Store
 
@@ -82,26 +82,53 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--format", choices=("text", "json"), default="text")
 
 
-def candidates(engine: str, good: str, bad: str) -> list[str]:
-    """The fetchable versions from good to bad, both included, in version order."""
-    _source, published = engines.fetchable_versions(engine)
-    for end, version in (("--good", good), ("--bad", bad)):
-        if version not in published:
-            near = [v for v in published if version_key(v)[:1] == version_key(version)[:1]] or published
-            raise UserError(f"{end} {version}: {engine} {version} is not fetchable here",
+def candidates(engine: str, good: str, bad: str) -> tuple[list[str], str | None, list[str]]:
+    """The versions from good to bad (both included, version order) that the catalogue can
+    fetch, the source both ends name (`maven:17.0`: that source only; else None), and notes
+    on adjacent candidates that come from different sources (a different build, not only
+    different code)."""
+    good_request, bad_request = (versions.parse_request(engine, v) for v in (good, bad))
+    if good_request.source != bad_request.source or good_request.suite != bad_request.suite:
+        raise UserError(f"--good {good} and --bad {bad} name different sources",
+                        "name the same source on both ends (e.g. maven:17.0 and maven:17.11), or none", exit_code=2)
+    source = good.split(":", 1)[0] if good_request.source else None
+    catalogue = engines.catalogue(engine, env.cache_dir())
+    picked: dict[str, str] = {}  # version -> the source its build comes from
+    carriers: dict[str, set[str]] = {}  # version -> every source that has it
+    for build in catalogue.all_builds():
+        carriers.setdefault(build.version, set()).add(build.source)
+        if build.version not in picked and (source is None or _same_source(build, good_request)):
+            picked[build.version] = catalogue.pick(versions.Request(build.version, build.version, good_request.source,
+                                                                    good_request.suite)).source
+    for end, request in (("--good", good_request), ("--bad", bad_request)):
+        if request.version not in picked:
+            near = versions.nearest(request.version, list(picked))
+            raise UserError(f"{end} {request.text}: {engine} {request.text} is not fetchable here",
                             f"{engine} versions near it: {', '.join(near)} (`dbdrift versions --engine {engine}`)",
                             exit_code=2)
-    if version_key(good) >= version_key(bad):
+    if version_key(good_request.version) >= version_key(bad_request.version):
         raise UserError(f"--good {good} is not older than --bad {bad}",
                         "bisect looks for the first bad version after a good one: swap them", exit_code=2)
-    return sorted((v for v in published if version_key(good) <= version_key(v) <= version_key(bad)), key=version_key)
+    labels = sorted((v for v in picked if version_key(good_request.version) <= version_key(v)
+                     <= version_key(bad_request.version)), key=version_key)
+    both = [s for s in versions.SOURCES[engine] if s in carriers[labels[0]] and s in carriers[labels[-1]]]
+    keep = (f"--good {both[0]}:{labels[0]} --bad {both[0]}:{labels[-1]} keeps one source" if both
+            else "no one source has both ends")
+    notes = [f"{a} ({picked[a]}) -> {b} ({picked[b]}): another source's build, so a move there may be the build, "
+             f"not the code; {keep}" for a, b in zip(labels, labels[1:]) if picked[a] != picked[b]]
+    return labels, source, notes
+
+
+def _same_source(build: versions.Build, request: versions.Request) -> bool:
+    return build.source == request.source and (request.suite is None or build.suite == request.suite)
 
 
 def campaign_data(args: argparse.Namespace, label: str, source: dict | None = None) -> dict:
     """One measurement's campaign: one target, the version `label` (or `source`: the target's
     basedir of a built commit)."""
-    name = f"bisect-{args.engine}-{args.test}-{label}"
-    where = source if source is not None else {"version": label}
+    build_source = getattr(args, "build_source", None)
+    name = f"bisect-{args.engine}-{args.test}-{label}" + (f"-{build_source}" if build_source and source is None else "")
+    where = source if source is not None else {"version": f"{build_source}:{label}" if build_source else label}
     target = f"{PREFIX[args.engine]}{label}" if source is None else f"{PREFIX[args.engine]}-{label}"
     data: dict = {"name": name, "rows": args.rows, "tables": 1, "threads": [1], "tests": [args.test],
                   "targets": [{"name": target, "engine": args.engine, **where}]}
@@ -213,9 +240,11 @@ def main(args: argparse.Namespace) -> int:
         if args.build:
             raise UserError("--build applies to --source DIR", "released versions are fetched, not built",
                             exit_code=2)
-        labels = candidates(args.engine, args.good, args.bad)
+        labels, args.build_source, notes = candidates(args.engine, args.good, args.bad)
         what = f"{len(labels)} versions from {args.good} to {args.bad}"
     progress = ConsoleProgress()
+    for note in notes if not args.source else []:
+        progress.message(f"note: {note}")
     progress.message(f"bisect {args.engine} {args.test} by {args.metric}: {what}; a binary search measures about "
                      f"{_expected(len(labels))}")
     store = Store(args.store)

@@ -20,6 +20,7 @@ from dbdrift.model import ENGINES
 from dbdrift.plan.campaign import parse_campaign
 from dbdrift.plan.fields import NAME
 from dbdrift.plan.overrides import apply_sets
+from dbdrift.server.versions import SOURCES
 
 PREFIX = {"postgres": "pg", "mysql": "my", "mariadb": "ma"}
 DEFAULT_DURATION_S = 60.0
@@ -28,6 +29,7 @@ examples:
   dbdrift compare 17.10 18.4                      PostgreSQL 17.10 (base) vs 18.4, default suite
   dbdrift compare 17.10 18.4 --tests point        only the point-query group
   dbdrift compare mysql:5.7.22 mysql:8.0.31       MySQL by version (`dbdrift versions` lists them)
+  dbdrift compare 18.6 debian:18.6 19rc1          Maven's 18.6 vs Debian's, and Debian's 19rc1
   dbdrift compare 17.10 new=/opt/pg-patched       your build against a release
   dbdrift compare 17.10 18.4 --print-campaign > c.toml   the same comparison as a campaign file
 
@@ -40,7 +42,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.formatter_class = argparse.RawDescriptionHelpFormatter
     parser.epilog = EXAMPLES
     parser.add_argument("targets", nargs="+", metavar="TARGET",
-                        help="VERSION, ENGINE:VERSION, ENGINE:system or an install directory, optionally NAME=...; "
+                        help="VERSION, ENGINE:VERSION, [ENGINE:]SOURCE:VERSION (debian:18.6), ENGINE:system or an install "
+                             "directory, optionally NAME=...; "
                              "the first is the base")
     parser.add_argument("--rows", type=int, default=1_000_000, help="rows per table (default 1000000)")
     parser.add_argument("--tables", type=int, default=1, help="tables (default 1)")
@@ -62,6 +65,8 @@ def parse_target(text: str, used: set[str]) -> dict:
     engine, colon, rest = what.partition(":")
     if colon and engine in ENGINES:
         what = rest
+    elif colon and _is_source(engine):
+        engine = ""  # debian:18.6: a PostgreSQL version of that source
     elif colon and not what.startswith(("/", ".")):
         raise UserError(f"target {text!r}: unknown engine {engine!r}",
                         f"write ENGINE:VERSION with ENGINE one of {', '.join(ENGINES)}, e.g. mysql:8.0.31", exit_code=2)
@@ -83,7 +88,8 @@ def parse_target(text: str, used: set[str]) -> dict:
     else:
         engine = engine or "postgres"
         table["version"] = what
-        default = f"{PREFIX[engine]}{what}"
+        source, _, version = what.rpartition(":")
+        default = f"{PREFIX[engine]}{version}" + (f"-{source}" if source else "")
     name = name or default
     if not NAME.match(name):
         raise UserError(f"target {text!r}: {name!r} is not a usable name",
@@ -93,6 +99,10 @@ def parse_target(text: str, used: set[str]) -> dict:
         name, n = f"{base}-{n}", n + 1
     used.add(name)
     return {"name": name, "engine": engine, **table}
+
+
+def _is_source(word: str) -> bool:
+    return any(word in sources for sources in SOURCES.values()) or word.startswith("debian-")
 
 
 def detect_engine(basedir: Path, text: str) -> str:

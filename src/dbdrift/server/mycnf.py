@@ -19,7 +19,7 @@ GiB = 1024**3
 MiB = 1024**2
 # Settings dbdrift owns: it picks the files, socket, address and port of every server it starts.
 OWNED_SETTINGS = ("datadir", "basedir", "socket", "port", "bind_address", "log_error",
-                  "pid_file", "skip_networking", "user", "tmpdir")
+                  "pid_file", "skip_networking", "user", "tmpdir", "secure_file_priv")
 
 
 def version_tuple(version: str) -> tuple[int, ...]:
@@ -120,6 +120,8 @@ def config_layers(target: TargetSpec, version: str, *, ram: int, basedir: Path |
     _check_settings(target)
     owned = [("basedir", str(basedir)), ("datadir", str(data_dir)), ("socket", str(socket_path)), ("port", str(port)),
              ("skip_networking", "1"), ("log_error", str(log_path)), ("pid_file", str(pid_path))]
+    if target.engine == "mysql":  # a packaged build's compiled-in /var/lib/mysql-files may not exist here
+        owned.append(("secure_file_priv", str(Path(pid_path).parent)))
     return target_layers(target, default_settings(version_tuple(version), ram, target.engine), owned,
                          lines=_lines, parse=parse_my_cnf, head="[mysqld]\n", named_text=named_text,
                          file_text=config_file_text)

