@@ -143,12 +143,11 @@ def test_the_first_error_line_is_the_cause():
     assert _error_line(log) == "[ERROR] mariadbd: unknown variable 'no_such_option=1'"
 
 
-def test_a_mysql_target_switches_tls_and_the_x_plugin_off_with_loose_options():
-    values = effective(render(TargetSpec("my", engine="mysql"), version="8.0.36"))
-    assert (values["ssl"], values["mysqlx"]) == ("0", "0")  # normalize() drops loose_
-    text = render(TargetSpec("my", engine="mysql"), version="8.0.36")
-    assert "loose_ssl = 0" in text and "loose_mysqlx = 0" in text
-    assert "\nssl = 0" not in text
+def test_a_mysql_target_switches_tls_and_the_x_plugin_off_where_its_version_has_them():
+    assert (mysql_values("8.0.36")["ssl"], mysql_values("8.0.36")["mysqlx"]) == ("0", "0")
+    assert "\nssl = 0" in render(TargetSpec("my", engine="mysql"), version="8.0.36")
+    assert "ssl" not in mysql_values("9.7.4") and mysql_values("9.7.4")["mysqlx"] == "0"  # 8.4 removed ssl
+    assert "mysqlx" not in mysql_values("5.6.14") and mysql_values("5.6.14")["ssl"] == "0"  # X plugin: 5.7.12
     assert "\nssl = 0" in render(TargetSpec("ma", engine="mariadb"))
 
 
@@ -178,12 +177,20 @@ def test_mysql_binlog_expiry_is_one_day_under_each_versions_option_name():
     assert "expire_logs_days" not in mysql_values("8.0.15")
 
 
-def test_every_mysql_uses_latin1_and_native_password_authentication():
-    for version in ("5.7.22", "8.0.15", "8.0.31", "8.4.3"):
+def test_every_mysql_uses_latin1_and_native_password_authentication_where_it_can_be_chosen():
+    for version in ("5.6.14", "5.7.22", "8.0.15", "8.0.31", "8.4.3", "9.7.4"):
         values = mysql_values(version)
         assert (values["character_set_server"], values["collation_server"]) == ("latin1", "latin1_swedish_ci")
-        assert values["default_authentication_plugin"] == "mysql_native_password"
-    assert "loose_default_authentication_plugin" in render(TargetSpec("my", engine="mysql"), version="8.4.3")
+    for version in ("5.7.22", "8.0.31"):
+        assert mysql_values(version)["default_authentication_plugin"] == "mysql_native_password"
+    for version in ("5.6.14", "8.4.3", "9.7.4"):  # 5.6 has only native; 8.4 removed the option, 9.x the plugin
+        assert "default_authentication_plugin" not in mysql_values(version)
+
+
+def test_binlog_format_is_set_only_where_it_is_not_deprecated():
+    assert mysql_values("8.0.33")["binlog_format"] == "ROW" and mysql_values("5.6.14")["binlog_format"] == "ROW"
+    assert "binlog_format" not in mysql_values("8.0.34") and "binlog_format" not in mysql_values("9.7.4")
+    assert effective(render(TargetSpec("ma", engine="mariadb")))["binlog_format"] == "ROW"
 
 
 def test_mariadb_keeps_its_option_names():

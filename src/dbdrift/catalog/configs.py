@@ -32,8 +32,8 @@ class NamedConfig:
 
 
 NAMED = {c.name: c for c in (
-    NamedConfig("z12a", "z12a.cnf", {"mysql": ((5, 7), (8, 3)), "mariadb": ((10, 0), (11, 99))},
-                "cached-database InnoDB config: MySQL 5.7-8.3, MariaDB 10.x-11.x"),
+    NamedConfig("z12a", "z12a.cnf", {"mysql": ((5, 6), (8, 3)), "mariadb": ((10, 0), (11, 99))},
+                "cached-database InnoDB config: MySQL 5.6-8.3, MariaDB 10.x-11.x"),
     NamedConfig("z13a", "z13a.cnf", {"mysql": ((8, 4), (9, 99))},
                 "z12a for MySQL 8.4 and 9.x (options removed or defaults changed in 8.4)"),
     NamedConfig("cx10a", "cx10a.conf", {"postgres": ((13, 0), (17, 99))},

@@ -63,7 +63,6 @@ def default_settings(version: tuple[int, ...], ram: int, engine: str = "mariadb"
         ("innodb_buffer_pool_dump_at_shutdown", "0"),
         ("innodb_buffer_pool_load_at_startup", "0"),
         ("log_bin", "binlog"),
-        ("binlog_format", "ROW"),
         ("sync_binlog", "0"),
         ("server_id", "1"),
         ("character_set_server", "latin1"),
@@ -83,10 +82,11 @@ def version_specific(version: tuple[int, ...], ram: int, engine: str) -> list[tu
       innodb_redo_log_capacity for the total in MySQL 8.0.30+;
     - binlog expiry (one day): expire_logs_days in MySQL 5.7 and MariaDB,
       binlog_expire_logs_seconds in MySQL 8.0+ (expire_logs_days is deprecated there);
-    - authentication: mysql_native_password for root in every MySQL (8.0 defaults to
-      caching_sha2_password; 8.4 has no such option, hence loose_);
-    - TLS and the X plugin: off. MySQL's `ssl` was removed in 8.4 and the X plugin (its own
-      port, 33060, on every address) came in 5.7.12, so both go with loose_; MariaDB 11.4+
+    - binlog_format = ROW where it is not the only choice and not deprecated (before MySQL 8.0.34);
+    - authentication: mysql_native_password for root in MySQL 5.7 to 8.3 (8.0 defaults to
+      caching_sha2_password; 8.4 removed the option and 9.x the plugin; 5.6 knows only native);
+    - TLS and the X plugin: off. MySQL's `ssl` is set where it exists (5.7 to 8.3) and the X
+      plugin (its own port, 33060, on every address) where it exists (5.7.12 on); MariaDB 11.4+
       otherwise generates a self-signed certificate at every start (~20 s of CPU)."""
     if engine == "mysql":
         if version >= (8, 0, 30):
@@ -95,10 +95,15 @@ def version_specific(version: tuple[int, ...], ram: int, engine: str) -> list[tu
             redo = [("innodb_log_file_size", f"{log_file_size_mb(version, ram, engine)}M")]
         expiry = ([("binlog_expire_logs_seconds", "86400")] if version >= (8, 0)
                   else [("expire_logs_days", "1")])
-        return [*redo, *expiry, ("loose_default_authentication_plugin", "mysql_native_password"),
-                ("loose_ssl", "0"), ("loose_mysqlx", "0")]
+        # row format is the only default from 8.0.34, where binlog_format became deprecated
+        binlog = [("binlog_format", "ROW")] if version < (8, 0, 34) else []
+        # 8.4 removed default_authentication_plugin and ssl (9.x has no mysql_native_password)
+        auth = [("default_authentication_plugin", "mysql_native_password")] if (5, 7) <= version < (8, 4) else []
+        tls = [("ssl", "0")] if version < (8, 4) else []
+        xplugin = [("loose_mysqlx", "0")] if version >= (5, 7, 12) else []  # not in 5.6
+        return [*redo, *expiry, *binlog, *auth, *tls, *xplugin]
     return [("innodb_log_file_size", f"{log_file_size_mb(version, ram, engine)}M"),
-            ("expire_logs_days", "1"), ("ssl", "0")]
+            ("binlog_format", "ROW"), ("expire_logs_days", "1"), ("ssl", "0")]
 
 
 def render_config(
