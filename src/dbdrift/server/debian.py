@@ -226,16 +226,44 @@ class Archive:
         self.say(f"{offer.engine} {offer.version}: {len(packages)} packages from debian {offer.suite} "
                  f"({total / 1e6:.1f} MB): {', '.join(p.name for p in packages)}")
         own = {p.filename for p in self.index(suite).values()}
+        beneath = suite_named(suite.overlays).registry if suite.overlays else suite.registry
+        self._unpack([(suite.registry if p.filename in own else beneath, p) for p in packages], dest)
+        return packages
+
+    def _unpack(self, packages: list[tuple[Registry, Package]], dest: Path) -> None:
+        """Download each package beside `dest`, check it against its index, unpack it into `dest`."""
         ensure_dir(dest)
         with tempfile.TemporaryDirectory(dir=dest.parent) as tmp:
-            for package in packages:
-                registry = suite.registry if package.filename in own else suite_named(suite.overlays or "").registry
-                url = f"{registry.url}/{package.filename}"
-                deb = download(registry, url, Path(tmp), f"{package.name} {package.version}", _quiet(self.say))
+            for registry, package in packages:
+                deb = download(registry, f"{registry.url}/{package.filename}", Path(tmp),
+                               f"{package.name} {package.version}", _quiet(self.say))
                 check_sha256(deb, package.sha256, package.size, package.filename, registry)
                 unpack_deb(deb, dest)
                 deb.unlink()
-        return packages
+
+    def carry_libraries(self, sonames: list[str], libdir: Path) -> list[str]:
+        """Put the shared libraries `sonames` (and what they need but the C library) into
+        `libdir`, from the stable suite of this host's C library (STABLE_GLIBC); the packages."""
+        glibc = host_glibc()
+        suite = suite_named(next((name for name, version in STABLE_GLIBC if version <= glibc), STABLE_GLIBC[-1][0]))
+        index = self.index(suite)
+        missing = [s for s in sonames if package_for(s, index) is None]
+        if missing:
+            raise UserError(f"no package of debian {suite.name} ships {', '.join(missing)}",
+                            "report this; meanwhile install the library on the host")
+        seeds = sorted({package_for(s, index) for s in sonames})
+        packages = [p for p in closure(index, seeds) if p.name not in GLIBC_PACKAGES]
+        self.say(f"carrying {', '.join(sonames)} from debian {suite.name}: {', '.join(p.name for p in packages)} "
+                 f"({sum(p.size for p in packages) / 1e6:.1f} MB)")
+        ensure_dir(libdir)
+        with tempfile.TemporaryDirectory(dir=libdir.parent) as tmp:
+            root = Path(tmp) / "root"
+            self._unpack([(suite.registry, p) for p in packages], root)
+            for directory in (root / "lib" / "x86_64-linux-gnu", root / "usr" / "lib" / "x86_64-linux-gnu"):
+                for path in sorted(directory.glob("*.so*")) if directory.is_dir() else []:
+                    if not (libdir / path.name).exists():
+                        shutil.move(str(path), libdir / path.name)
+        return [p.name for p in packages]
 
 
 _INDEX_PATH = f"main/binary-{ARCH}/Packages.xz"
@@ -498,7 +526,7 @@ def fetch_spec(archive: Archive, offer: Offer, extra: tuple[str, ...] = ()) -> F
     package = archive.index(suite)[offer.package]
 
     def fill(dest: Path, say: Progress) -> str:
-        archive.say = say
+        archive.say = say  # the fetch's progress, for the packages' lines too
         used = archive.fetch(offer, dest, extra)
         extras = [f"{p.name}={p.version}" for p in used if p.name in extra]
         return (f"debian:{offer.suite}:{offer.package}={offer.deb_version}"
@@ -539,31 +567,3 @@ def package_for(soname: str, index: dict[str, Package]) -> str | None:
     return next((n for base in names for n in (base, base + "t64") if n in index), None)
 
 
-def _carry(archive: Archive, sonames: list[str], libdir: Path) -> list[str]:
-    glibc = host_glibc()
-    suite = suite_named(next((name for name, version in STABLE_GLIBC if version <= glibc), STABLE_GLIBC[-1][0]))
-    index = archive.index(suite)
-    missing = [s for s in sonames if package_for(s, index) is None]
-    if missing:
-        raise UserError(f"no package of debian {suite.name} ships {', '.join(missing)}",
-                        "report this; meanwhile install the library on the host")
-    seeds = sorted({package_for(s, index) for s in sonames})
-    packages = [p for p in closure(index, seeds) if p.name not in GLIBC_PACKAGES]
-    archive.say(f"carrying {', '.join(sonames)} from debian {suite.name}: {', '.join(p.name for p in packages)}")
-    ensure_dir(libdir)
-    with tempfile.TemporaryDirectory(dir=libdir.parent) as tmp:
-        root = Path(tmp) / "root"
-        for package in packages:
-            deb = download(suite.registry, f"{suite.registry.url}/{package.filename}", Path(tmp),
-                           f"{package.name} {package.version}", _quiet(archive.say))
-            check_sha256(deb, package.sha256, package.size, package.filename, suite.registry)
-            unpack_deb(deb, root)
-            deb.unlink()
-        for directory in (root / "lib" / "x86_64-linux-gnu", root / "usr" / "lib" / "x86_64-linux-gnu"):
-            for path in sorted(directory.glob("*.so*")) if directory.is_dir() else []:
-                if not (libdir / path.name).exists():
-                    shutil.move(str(path), libdir / path.name)
-    return [p.name for p in packages]
-
-
-Archive.carry_libraries = lambda self, sonames, libdir: _carry(self, sonames, libdir)  # type: ignore[attr-defined]

@@ -265,6 +265,7 @@ class Cached:
     default: bool  # fetched for a bare version (what a bare version finds offline)
     bindir: str
     suite: str | None
+    self_contained: bool  # checked for libraries it would take from the host (older entries were not)
 
     @classmethod
     def read(cls, engine: str, path: Path) -> "Cached | None":
@@ -276,7 +277,7 @@ class Cached:
         source = marker.get("source_id") or _old_source(engine, source_text)
         version = marker.get("version") or (fetch.short_version(path.name) if engine == "postgres" else path.name)
         return cls(path, version, source, marker.get("default", True), marker.get("bindir", "bin"),
-                   marker.get("suite"))
+                   marker.get("suite"), marker.get("self_contained", False))
 
 
 def _old_source(engine: str, source_text: str) -> str:
@@ -337,7 +338,7 @@ def resolve_fetched(engine: str, text: str, cache_dir: Path, say: Progress | Non
             if entry is None or entry.path.name != build.entry:
                 return fetch_build(catalogue, build, default=request.source is None)
     say(f"{engine} {text}: using cached build {entry.path.name} ({entry.path})")
-    return installed(engine, entry)
+    return installed(engine, entry, say)
 
 
 def locate_fetched(engine: str, text: str, cache_dir: Path) -> str:
@@ -354,23 +355,35 @@ def locate_fetched(engine: str, text: str, cache_dir: Path) -> str:
     return f"cached: {entry.path} ({engine} {entry.version}, {entry.source})"
 
 
-def installed(engine: str, entry: Cached) -> InstallInfo:
+def installed(engine: str, entry: Cached, say: Progress | None = None) -> InstallInfo:
     """The InstallInfo of a cache entry; a Debian build moved with its cache since it was
-    fetched is pointed at its loader's new place first."""
+    fetched is pointed at its loader's new place first, and an entry cached before builds
+    were checked for host libraries gets them carried in now."""
     bindir = entry.path / entry.bindir
     source = fetch.marker_source(entry.path)
     if entry.source == "debian":
         _check_loader(entry)
     if engine == "postgres":
-        return fetch.postgres_install(bindir.parent, source, bindir)
-    return fetch_mysql.mariadb_install(bindir, source)
+        info = fetch.postgres_install(bindir.parent, source, bindir)
+    else:
+        info = fetch_mysql.mariadb_install(bindir, source)
+    if not entry.self_contained and entry.source != "debian":
+        try:
+            _carry_libraries(debian.Archive(entry.path.parent.parent, say), info, entry.path)
+        except UserError as exc:  # offline: the host's copies serve until the next try
+            (say or (lambda _m: None))(f"{engine} {entry.version}: libraries from the host not carried yet "
+                                       f"({exc.message})")
+            return info
+        marker = json.loads((entry.path / MARKER).read_text())
+        (entry.path / MARKER).write_text(json.dumps({**marker, "self_contained": True}) + "\n")
+    return info
 
 
 def fetch_build(catalogue: Catalogue, build: Build, default: bool) -> InstallInfo:
     spec = _fetch_spec(catalogue, build)
     if build.source != SOURCES[build.engine][0]:
         catalogue.say(f"{build.engine} {build.version}: from {build.source} ({build.detail})")
-    marker = {"version": build.version, "source_id": build.source, "default": default,
+    marker = {"version": build.version, "source_id": build.source, "default": default, "self_contained": True,
               **({"suite": build.suite} if build.suite else {})}
     root = catalogue.cache_dir / build.engine
     return fetch.cache_build(root, spec, catalogue.say, lambda staged, source: _inspect(catalogue, build, staged, source,
@@ -403,7 +416,7 @@ def _inspect(catalogue: Catalogue, build: Build, staged: Path, source: str, fina
     check = {"postgres": fetch.inspect_postgres, "mysql": fetch_mysql.inspect_mysql,
              "mariadb": fetch_mysql.inspect_mariadb}[build.engine]
     info = check(staged, source)
-    _carry_libraries(catalogue, info, staged)
+    _carry_libraries(catalogue.archive, info, staged)
     return info
 
 
@@ -447,7 +460,7 @@ def _engine_of(entry: Cached) -> str:
     return entry.path.parent.name
 
 
-def _carry_libraries(catalogue: Catalogue, info: InstallInfo, staged: Path) -> None:
+def _carry_libraries(archive: debian.Archive, info: InstallInfo, staged: Path) -> None:
     """A build that runs on the host's C library gets every other library it would take from
     the host, from the Debian suite of the host's C library (into lib/ beside PostgreSQL's
     bin/, which its RUNPATH names; into deps/ for MySQL and MariaDB, on their library path)."""
@@ -457,7 +470,7 @@ def _carry_libraries(catalogue: Catalogue, info: InstallInfo, staged: Path) -> N
     if not foreign:
         return
     libdir = info.bindir.parent / ("lib" if info.engine == "postgres" else fetch_mysql.DEPS_DIR)
-    catalogue.archive.carry_libraries(sorted(foreign), libdir)
+    archive.carry_libraries(sorted(foreign), libdir)
     env = fetch_mysql.mariadb_env(info.bindir) if info.engine != "postgres" else None
     _check_self_contained(binaries, staged, None, relocate.HOST_BASELINE, info.source, env)
 
