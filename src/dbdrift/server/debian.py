@@ -138,7 +138,9 @@ class Archive:
 
     def release(self, suite: Suite, offline_ok: bool = True) -> Release:
         """The suite's InRelease, fetched when the cached one is older than INDEX_FRESH_S;
-        a cached one is used (and said) when the archive cannot be reached."""
+        a cached one is used (and said) when the archive cannot be reached. Valid-Until is
+        not enforced: mirrors and snapshots serve suites past it, and the signature and the
+        hashes hold the files to Debian regardless."""
         if suite.name in self._releases:
             return self._releases[suite.name]
         path = self.suite_dir(suite) / "InRelease"
@@ -172,6 +174,12 @@ class Archive:
         if suite.name not in self._indexes:
             self._indexes[suite.name] = parse_packages(self._index_text(suite))
         return self._indexes[suite.name]
+
+    def closure_index(self, suite: Suite) -> dict[str, Package]:
+        """The index a suite's packages take their libraries from: its own, over the suite it
+        adds to (experimental over sid, a security suite over its release)."""
+        index = self.index(suite)
+        return {**self.index(suite_named(suite.overlays)), **index} if suite.overlays else index
 
     def offers(self, suite: Suite, engine: str) -> list[Offer]:
         """The server builds of `engine` the suite carries, read from a digest of its index
@@ -217,11 +225,8 @@ class Archive:
         and the libraries they depend on (their Depends, followed through library packages
         only), each checked against the index; unpack all into `dest`. The packages used."""
         suite = suite_named(offer.suite)
-        index = self.index(suite)
-        if suite.overlays:  # its own packages first, the libraries of the suite beneath
-            index = {**self.index(suite_named(suite.overlays)), **index}
-        seeds = [offer.package, *[name for name in extra if name in index]]
-        packages = closure(index, seeds)
+        index = self.closure_index(suite)
+        packages = closure(index, [offer.package, *extra_in(index, extra)])
         total = sum(p.size for p in packages)
         self.say(f"{offer.engine} {offer.version}: {len(packages)} packages from debian {offer.suite} "
                  f"({total / 1e6:.1f} MB): {', '.join(p.name for p in packages)}")
@@ -524,6 +529,7 @@ def fetch_spec(archive: Archive, offer: Offer, extra: tuple[str, ...] = ()) -> F
     """How to fetch a Debian server build into a cache entry (versions.py checks and relocates it)."""
     suite = suite_named(offer.suite)
     package = archive.index(suite)[offer.package]
+    packages = closure(archive.closure_index(suite), [offer.package, *extra_in(archive.closure_index(suite), extra)])
 
     def fill(dest: Path, say: Progress) -> str:
         archive.say = say  # the fetch's progress, for the packages' lines too
@@ -531,8 +537,16 @@ def fetch_spec(archive: Archive, offer: Offer, extra: tuple[str, ...] = ()) -> F
         extras = [f"{p.name}={p.version}" for p in used if p.name in extra]
         return (f"debian:{offer.suite}:{offer.package}={offer.deb_version}"
                 + (f"+{','.join(extras)}" if extras else "") + f" ({archive.release(suite).signature})")
-    return FetchSpec(offer.build, f"debian {offer.suite} {offer.package} {offer.deb_version} and its libraries",
-                     suite.registry, f"{suite.registry.url}/{package.filename}", fill)
+    return FetchSpec(offer.build, f"debian {offer.suite} {offer.package} {offer.deb_version} and {len(packages) - 1} "
+                     "more packages of its suite (libraries, pgvector)" if extra else
+                     f"debian {offer.suite} {offer.package} {offer.deb_version} and {len(packages) - 1} "
+                     "library packages of its suite", suite.registry, f"{suite.registry.url}/{package.filename}", fill,
+                     sum(p.size for p in packages))
+
+
+def extra_in(index: dict[str, Package], extra: tuple[str, ...]) -> list[str]:
+    """The `extra` packages the index has (pgvector is packaged for some majors only)."""
+    return [name for name in extra if name in index]
 
 
 # --- libraries for builds that run on the host's C library ------------------------------------

