@@ -19,16 +19,8 @@ import pytest
 
 from dbdrift.errors import UserError
 from dbdrift.server import debian, relocate
-from dbdrift.server.debian import (
-    Package,
-    check_sha256,
-    closure,
-    parse_packages,
-    parse_release,
-    unpack_deb,
-    upstream_version,
-    verify_signature,
-)
+from dbdrift.server.debformat import Package, closure, parse_packages, parse_release, unpack_deb, upstream_version
+from dbdrift.server.debian import check_sha256, verify_signature
 
 # --- upstream_version ---------------------------------------------------------------------
 

