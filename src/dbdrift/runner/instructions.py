@@ -131,13 +131,14 @@ one command (a query, a prepared statement's execution, a prepare, a quit) a cli
 do_command, its caller, waits for and reads that command from the socket outside it; the
 server's background threads never enter it. Both the stripped MySQL builds (in .dynsym) and
 the MariaDB ones have the symbol."""
-COUNTING_SETTINGS = {"loose_table_open_cache_instances": "1", "innodb_log_file_size": "48M",
+COUNTING_SETTINGS = {"loose_table_open_cache_instances": "1", "loose_innodb_log_file_size": "48M",
                      "loose_innodb_redo_log_capacity": "96M"}
 """MySQL and MariaDB under callgrind: one table cache (with several, a connection uses the
 instance its thread id picks, and the first statements on an instance that has not opened
 the tables yet pay for opening them, a cost that differs from run to run), and a small redo
 log, so that the data directory a write test's run starts from is
-cheap to copy. loose_: options that 5.7 / 10.1 do not have."""
+cheap to copy. loose_: options that 5.7 / 10.1 do not have (redo capacity), or that 8.4 and
+9.x no longer have (innodb_log_file_size)."""
 ZERO_SQL, ZERO_AT = "SELECT SLEEP(0)", "Item_func_sleep::val_int*"
 DUMP_SQL, DUMP_AT = "SELECT BENCHMARK(1, 0)", "Item_func_benchmark::val_int*"
 """MySQL and MariaDB: callgrind zeroes its counters when a thread enters ZERO_AT and writes a
