@@ -16,6 +16,9 @@ def filters(request, monkeypatch):
     if request.param and not untar.HAS_FILTERS:
         pytest.skip("this Python has no tarfile data filter")
     monkeypatch.setattr(untar, "HAS_FILTERS", request.param)
+    if not request.param:  # as on Python 3.11.0-3.11.3, which has neither
+        monkeypatch.delattr(tarfile.TarInfo, "replace", raising=False)
+        monkeypatch.delattr(tarfile, "data_filter", raising=False)
     return request.param
 
 
@@ -70,3 +73,13 @@ def test_an_unsafe_member_can_be_left_out_instead(filters, tmp_path):
 def test_a_leading_slash_is_dropped_so_the_member_lands_inside(filters, tmp_path):
     untar.extract_all(archive(("/etc/evil", "file", None)), tmp_path)
     assert (tmp_path / "etc/evil").is_file()
+
+
+def test_a_deb_unpacks_without_tarfile_filters_too(filters, tmp_path):
+    from tests.unit.test_debian import make_deb
+    from dbdrift.server.debformat import unpack_deb
+    unpack_deb(make_deb(tmp_path / "p.deb"), tmp_path / "build")
+    assert (tmp_path / "build/usr/bin/server-hardlink").read_bytes() == (tmp_path / "build/usr/sbin/server").read_bytes()
+    assert (tmp_path / "build/lib64/ld-linux-x86-64.so.2").readlink().as_posix() == \
+        "../lib/x86_64-linux-gnu/ld-2.31.so"
+    assert not (tmp_path / "build/usr/share/doc").exists()

@@ -212,12 +212,12 @@ def _member_in(member: tarfile.TarInfo, root: Path) -> tarfile.TarInfo | None:
     name = _relative(member.name)
     if not name or _SKIPPED.match(name + ("/" if member.isdir() else "")):
         return None
-    member = member.replace(name=name, deep=False)
+    member = untar.changed(member, name=name)
     if member.islnk():
-        member = member.replace(linkname=_relative(member.linkname), deep=False)
+        member = untar.changed(member, linkname=_relative(member.linkname))
     if member.issym() and member.linkname.startswith("/"):
         target = root / member.linkname.lstrip("/")
-        member = member.replace(linkname=os.path.relpath(target, (root / name).parent), deep=False)
+        member = untar.changed(member, linkname=os.path.relpath(target, (root / name).parent))
     if member.ischr() or member.isblk() or member.isfifo():
         return None
     return member

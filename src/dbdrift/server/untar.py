@@ -28,7 +28,7 @@ def checked(member: tarfile.TarInfo, dest: Path) -> tarfile.TarInfo:
         except tarfile.FilterError as exc:
             raise UnsafeMember(str(exc)) from exc
     root = dest.resolve()
-    member = member.replace(name=member.name.lstrip("/" + os.sep), deep=False)  # as the filter does
+    member = changed(member, name=member.name.lstrip("/" + os.sep))  # as the filter does
     target = (root / member.name).resolve()
     if not _inside(target, root):
         raise UnsafeMember(f"{member.name!r} would be outside {dest}")
@@ -40,7 +40,7 @@ def checked(member: tarfile.TarInfo, dest: Path) -> tarfile.TarInfo:
     elif member.islnk() and not _inside((root / member.linkname).resolve(), root):
         raise UnsafeMember(f"{member.name!r} links outside {dest} ({member.linkname})")
     mode = member.mode & ~(stat.S_ISUID | stat.S_ISGID | stat.S_ISVTX | stat.S_IWGRP | stat.S_IWOTH)
-    return member.replace(mode=mode | stat.S_IRUSR | stat.S_IWUSR, deep=False)
+    return changed(member, mode=mode | stat.S_IRUSR | stat.S_IWUSR)
 
 
 def extract(archive: tarfile.TarFile, member: tarfile.TarInfo, dest: Path) -> None:
@@ -65,6 +65,17 @@ def extract_all(archive: tarfile.TarFile, dest: Path,
             unsafe(member, exc)
             continue
         extract(archive, passed, dest)
+
+
+def changed(member: tarfile.TarInfo, **fields) -> tarfile.TarInfo:
+    """A copy of `member` with `fields` set (TarInfo.replace came with Python 3.11.4)."""
+    copy = tarfile.TarInfo(member.name)
+    for slot in tarfile.TarInfo.__slots__:
+        if hasattr(member, slot):
+            setattr(copy, slot, getattr(member, slot))
+    for name, value in fields.items():
+        setattr(copy, name, value)
+    return copy
 
 
 def _inside(path: Path, root: Path) -> bool:
