@@ -129,20 +129,18 @@ def installed(engine: str, entry: Cached, say: Progress | None = None) -> Instal
     source = fetch.marker_source(entry.path)
     if entry.source == "debian":
         _check_loader(entry)
-    if engine == "postgres":
-        info = fetch.postgres_install(bindir.parent, source, bindir)
-    else:
-        info = fetch_mysql.mariadb_install(bindir, source)
     if not entry.self_contained and entry.source != "debian":
         try:
-            _carry_libraries(debian.Archive(entry.path.parent.parent, say), info, entry.path)
+            _carry_libraries(debian.Archive(entry.path.parent.parent, say), engine, bindir, entry.path, source)
         except UserError as exc:  # offline: the host's copies serve until the next try
             (say or (lambda _m: None))(f"{engine} {entry.version}: libraries from the host not carried yet "
                                        f"({exc.message})")
-            return info
-        marker = json.loads((entry.path / MARKER).read_text())
-        (entry.path / MARKER).write_text(json.dumps({**marker, "self_contained": True}) + "\n")
-    return info
+        else:
+            marker = json.loads((entry.path / MARKER).read_text())
+            (entry.path / MARKER).write_text(json.dumps({**marker, "self_contained": True}) + "\n")
+    if engine == "postgres":
+        return fetch.postgres_install(bindir.parent, source, bindir)
+    return fetch_mysql.mariadb_install(bindir, source)
 
 
 def fetch_build(catalogue: Catalogue, build: Build, default: bool) -> InstallInfo:
@@ -179,11 +177,11 @@ DEBIAN_EXTRAS: dict[str, Callable[[debian.Offer], tuple[str, ...]]] = {
 def _inspect(catalogue: Catalogue, build: Build, staged: Path, source: str, final: Path) -> InstallInfo:
     if build.source == "debian":
         return _inspect_debian(build, staged, source, final)
+    # first: on a bare host even `--version` needs the libraries the build does not carry
+    _carry_libraries(catalogue.archive, build.engine, staged / "bin", staged, source)
     check = {"postgres": fetch.inspect_postgres, "mysql": fetch_mysql.inspect_mysql,
              "mariadb": fetch_mysql.inspect_mariadb}[build.engine]
-    info = check(staged, source)
-    _carry_libraries(catalogue.archive, info, staged)
-    return info
+    return check(staged, source)
 
 
 def _server_dirs(engine: str, bindir: Path) -> list[Path]:
@@ -226,26 +224,27 @@ def _engine_of(entry: Cached) -> str:
     return entry.path.parent.name
 
 
-def _carry_libraries(archive: debian.Archive, info: InstallInfo, staged: Path) -> None:
+def _carry_libraries(archive: debian.Archive, engine: str, bindir: Path, root: Path, source: str) -> None:
     """A build that runs on the host's C library gets every other library it would take from
     the host, from the Debian suite of the host's C library (into lib/ beside PostgreSQL's
     bin/, which its RUNPATH names; into deps/ for MySQL and MariaDB, on their library path)."""
-    binaries = _elf_servers(info)
-    env = fetch_mysql.mariadb_env(info.bindir) if info.engine != "postgres" else None
-    foreign = _foreign(binaries, staged, env)
+    binaries = _elf_servers(engine, bindir)
+    env = fetch_mysql.mariadb_env(bindir) if engine != "postgres" else None
+    foreign = _foreign(binaries, root, env)
     if not foreign:
         return
-    libdir = info.bindir.parent / ("lib" if info.engine == "postgres" else fetch_mysql.DEPS_DIR)
+    libdir = bindir.parent / ("lib" if engine == "postgres" else fetch_mysql.DEPS_DIR)
     archive.carry_libraries(sorted(foreign), libdir)
-    env = fetch_mysql.mariadb_env(info.bindir) if info.engine != "postgres" else None
-    _check_self_contained(binaries, staged, None, relocate.HOST_BASELINE, info.source, env)
+    env = fetch_mysql.mariadb_env(bindir) if engine != "postgres" else None
+    _check_self_contained(binaries, root, None, relocate.HOST_BASELINE, source, env)
 
 
-def _elf_servers(info: InstallInfo) -> list[Path]:
-    if info.engine == "postgres":
-        candidates = [info.bindir / name for name in fetch.REQUIRED_BINARIES]
+def _elf_servers(engine: str, bindir: Path) -> list[Path]:
+    """The server's programs dbdrift runs (those of them that are there and are ELF files)."""
+    if engine == "postgres":
+        candidates = [bindir / name for name in fetch.REQUIRED_BINARIES]
     else:
-        candidates = [fetch_mysql.mariadb_server_binary(info.bindir), info.bindir / "my_print_defaults"]
+        candidates = [fetch_mysql.mariadb_server_binary(bindir), bindir / "my_print_defaults"]
     return [c for c in candidates if c is not None and relocate.is_elf(c)]
 
 
