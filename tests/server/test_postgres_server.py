@@ -188,8 +188,8 @@ def test_an_unknown_version_is_a_user_error_listing_versions():
         resolve_install(TargetSpec("nope", version="17.99"), env.cache_dir())
     if err.value.message.startswith("cannot fetch"):
         pytest.skip(f"registry unreachable: {err.value}")
-    assert "postgres 17.99 is not published" in err.value.message
-    assert "17.10" in err.value.hint and "versions available" in err.value.hint
+    assert "postgres 17.99 is not in any source" in err.value.message
+    assert "17.10" in err.value.hint and "nearest versions per source" in err.value.hint
 
 
 def test_a_server_that_fails_to_start_reports_its_log(pg17, make_server):
