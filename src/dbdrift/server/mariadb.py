@@ -311,9 +311,10 @@ class MariaDBServer(base.Server):
             try:
                 self.sql("SHUTDOWN", timeout_s=STOP_SHUTDOWN_TIMEOUT_S)
             except ServerError:
-                pass  # MySQL 5.6 has no SHUTDOWN statement; a hung server: signals next
-            if base.wait_gone(pid, self.comms, STOP_SHUTDOWN_TIMEOUT_S):
-                return
+                pass  # MySQL 5.6 has no SHUTDOWN statement, a hung server does not answer: signals now
+            else:
+                if base.wait_gone(pid, self.comms, STOP_SHUTDOWN_TIMEOUT_S):
+                    return
         try:
             os.kill(pid, signal.SIGTERM)  # mariadbd shuts down cleanly on SIGTERM
         except ProcessLookupError:
