@@ -132,14 +132,17 @@ do_command, its caller, waits for and reads that command from the socket outside
 server's background threads never enter it. Both the stripped MySQL builds (in .dynsym) and
 the MariaDB ones have the symbol."""
 COUNTING_SETTINGS = {"loose_table_open_cache_instances": "1", "loose_innodb_log_file_size": "48M",
-                     "loose_innodb_redo_log_capacity": "96M", "innodb_use_native_aio": "0"}
+                     "loose_innodb_redo_log_capacity": "96M"}
+MARIADB_COUNTING_SETTINGS = {"innodb_use_native_aio": "0"}
 """MySQL and MariaDB under callgrind: one table cache (with several, a connection uses the
 instance its thread id picks, and the first statements on an instance that has not opened
 the tables yet pay for opening them, a cost that differs from run to run), and a small redo
 log, so that the data directory a write test's run starts from is
-cheap to copy; InnoDB's own I/O threads instead of the kernel's asynchronous I/O, which
-valgrind does not support in its io_uring form (MariaDB 11.8 built with liburing never got past
-its InnoDB start under callgrind). loose_: options that 5.7 / 10.1 do not have (redo
+cheap to copy. MariaDB also gets InnoDB's own I/O threads (MARIADB_COUNTING_SETTINGS) instead
+of the kernel's asynchronous I/O, which valgrind does not support in its io_uring form (11.8
+built with liburing never got past its InnoDB start under callgrind); MySQL keeps libaio, which
+valgrind runs, as InnoDB's simulated I/O in 5.6 and 5.7 left an occasional burst of ~700M
+instructions in a counted insert run. loose_: options that 5.7 / 10.1 do not have (redo
 capacity), or that 8.4 and 9.x no longer have (innodb_log_file_size)."""
 ZERO_SQL, ZERO_AT = "SELECT SLEEP(0)", "Item_func_sleep::val_int*"
 DUMP_SQL, DUMP_AT = "SELECT BENCHMARK(1, 0)", "Item_func_benchmark::val_int*"
@@ -315,7 +318,8 @@ def _save_loaded_data(session: TargetSession) -> None:
         server = session.server
         # MariaDB 11.8 reserves address space for innodb_buffer_pool_size_max (by default far
         # more than valgrind can map): no more than the buffer pool it has.
-        settings = {**COUNTING_SETTINGS, "loose_innodb_buffer_pool_size_max": server.value(
+        settings = {**COUNTING_SETTINGS, **(MARIADB_COUNTING_SETTINGS if session.install.engine == "mariadb" else {}),
+                    "loose_innodb_buffer_pool_size_max": server.value(
             "SELECT @@innodb_buffer_pool_size")}
         server.stop()
         server.reconfigure(settings)
