@@ -271,6 +271,8 @@ def test_mariadb_instructions_per_event_repeat_and_writes_start_from_the_loaded_
     rows = {r["test"]: r for r in query(store, "SELECT * FROM instructions")}
     assert set(rows) == {"point-query", "insert"} and all(r["status"] == "ok" for r in rows.values())
     assert rows["point-query"]["spread_pct"] < 0.1
-    assert rows["insert"]["spread_pct"] < 5  # 1.3% measured on 11.4.5 (MySQL: 0.01%); cause not found yet
+    # 2.1% measured on 11.4.5 (MySQL: 0.01%): whether an insert creates an undo segment or reuses a
+    # cached one depends on how far the purge thread has got, which is timing
+    assert rows["insert"]["spread_pct"] < 5
     assert 10_000 < rows["point-query"]["ir_per_event"] < rows["insert"]["ir_per_event"]
     assert _mariadbd_processes_under(work) == []

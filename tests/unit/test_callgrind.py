@@ -145,6 +145,15 @@ def test_another_event_can_be_chosen():
     assert parse_profile(text, event="Dr").self_ir == {"a": 3}
 
 
+def test_the_total_is_what_the_listed_functions_cost_not_a_larger_summary():
+    # A MariaDB dump under --toggle-collect=dispatch_command: summary: 198,584,278 but the
+    # functions listed cost 120,793,128, and the excess changes from run to run.
+    text = "events: Ir\nsummary: 198584278\nfn=dispatch_command\n1 120793128\ntotals: 120793128\n"
+    profile = parse_profile(text)
+    assert profile.total_ir == 120_793_128 == sum(profile.self_ir.values())
+    assert profile.totals == {"Ir": 120_793_128}
+
+
 def test_an_event_the_profile_lacks_is_a_user_error():
     with pytest.raises(UserError, match="no event 'Dr'"):
         parse_profile("events: Ir\nfn=a\n1 10\n", event="Dr")
