@@ -39,6 +39,70 @@ def test_report_fail_on_regression_exits_3_and_names_each_finding(regressed):
     assert "point-query" in result.stdout  # the report itself is printed first
 
 
+def test_instruction_regressions_gate_fail_on_unless_it_reads_timed_verdicts_only(regressed):
+    both = dbdrift("report", "--store", regressed, "--fail-on", "regression")
+    assert "fail-on: update-index instructions pg18: regression 1.040 instructions/event vs pg17" in both.stderr
+    counted = dbdrift("report", "--store", regressed, "--fail-on", "regression", "--fail-by", "instructions")
+    assert counted.returncode == 3 and "x1" not in counted.stderr and "point-query instructions pg18" in counted.stderr
+    timed = dbdrift("report", "--store", regressed, "--fail-on", "regression", "--fail-by", "timed")
+    assert timed.returncode == 3 and "instructions pg18" not in timed.stderr
+
+
+def test_an_instructions_only_campaign_fails_on_its_counts_and_exports_them(tmp_path):
+    store = instructions_only_store(tmp_path / "i.db")
+    result = dbdrift("report", "--store", store, "--fail-on", "regression")
+    assert result.returncode == 3, result.stderr
+    assert "fail-on: point-query instructions pg18: regression 1.036 instructions/event vs pg17" in result.stderr
+    doc = json.loads(dbdrift("report", "--store", store, "--format", "json").stdout)
+    row = next(r for r in doc["rows"] if r["target"] == "pg18" and r["test"] == "point-query")
+    assert (row["measure"], row["verdict"], row["instr_rel"]) == ("instructions", "regression", 1.03592)
+    lines = dbdrift("report", "--store", store, "--format", "csv").stdout.splitlines()
+    header = lines[0].split(",")
+    cells = [dict(zip(header, line.split(","))) for line in lines[1:]]
+    assert {(c["test"], c["target"], c["verdict"]) for c in cells if c["measure"] == "instructions"} >= {
+        ("point-query", "pg18", "regression"), ("update-index", "pg18", "regression"), ("point-query", "pg17", "")}
+    page = dbdrift("report", "--store", store, "--format", "html").stdout
+    assert "Instructions per event: 2 regression(s)" in page and "1.036" in page
+
+
+def test_fail_on_noisy_names_the_cells_without_a_verdict(tmp_path):
+    import random
+
+    from dbdrift.store.store import RunRecord, Store
+    store = Store(tmp_path / "n.db")
+    cid = store.add_campaign("noisy", {"name": "noisy", "rows": 10_000, "repeats": 1}, {"cpus": 2}, "0.1.0")
+    draw = random.Random(7)
+    for pos, target in enumerate(("a", "b")):
+        tid = store.ensure_target(cid, target, "postgres", pos, pos == 0, {"name": target})
+        events = [draw.randint(100, 300) for _ in range(30)]  # +-50% from one turn to the next
+        turns = [{"index": 2 * i + pos, "round": i, "start_s": i * 0.02, "end_s": i * 0.02 + 0.01, "events": e,
+                  "statements": e, "rows": 0, "errors": {}, "latency_us": {}, "steal_pct": 0.0}
+                 for i, e in enumerate(events)]
+        store.add_run(tid, RunRecord(test="point-query", test_group="point", threads=1, repeat=0, status="ok",
+                                     warmup_s=1, duration_s=1, metric="qps", driver_spec={}, value=20000.0,
+                                     intervals=turns))
+    store.close()
+    result = dbdrift("report", "--store", tmp_path / "n.db", "--fail-on", "noisy")
+    assert result.returncode == 3 and "point-query x1 b: too noisy" in result.stderr, result.stdout
+    assert dbdrift("report", "--store", tmp_path / "n.db", "--fail-on", "regression").returncode == 0
+
+
+def instructions_only_store(path: Path) -> Path:
+    """The golden campaign's counts alone, as `--instructions-only` stores them (no timed run)."""
+    from dbdrift.store.store import InstructionRecord, Store
+    from tests.unit.test_reports import INSTRUCTIONS
+    store = Store(path)
+    cid = store.add_campaign("counts", {"name": "counts", "rows": 10_000}, {"cpus": 2}, "0.1.0")
+    for pos, name in enumerate(("pg17", "pg18")):
+        tid = store.ensure_target(cid, name, "postgres", pos, pos == 0, {"name": name})
+        for (test, target), (ir, functions) in INSTRUCTIONS.items():
+            if target == name:
+                store.add_instructions(tid, InstructionRecord(test, "ok", 1000, 5000, 20.0, [[1, 2], [1, 2]], ir,
+                                                              0.02, functions, functions))
+    store.close()
+    return path
+
+
 def test_report_fail_on_regression_exits_0_without_one(unchanged):
     result = dbdrift("report", "--store", unchanged, "--fail-on", "regression")
     assert result.returncode == 0, result.stderr
@@ -58,7 +122,7 @@ def test_report_without_fail_on_exits_0_whatever_it_finds(regressed):
 def test_json_and_csv_carry_tool_version_date_host_and_settings(regressed):
     doc = json.loads(dbdrift("report", "--store", regressed, "--format", "json").stdout)
     meta = doc["meta"]
-    assert meta["dbdrift_version"] == __version__ and meta["format_version"] == 2
+    assert meta["dbdrift_version"] == __version__ and meta["format_version"] == 3
     assert meta["generated_at"][:2] == "20" and meta["host"]["cpus"] == 2
     assert meta["campaign"]["name"] == "golden" and meta["campaign"]["settings"]["rows"] == 10_000
     assert [t["version"] for t in meta["targets"]] == ["17.10", "18.4", "19.0"]

@@ -180,7 +180,9 @@ def test_chain_columns_name_the_previous_target_as_reference(store):
 def test_findings_come_first_the_regression_before_the_improvements_with_intervals(page):
     findings = page[page.index('<section id="findings">'):page.index("</section>", page.index('id="findings"'))]
     assert page.index('id="findings"') < page.index('id="threads-1"')
-    rows = [cells for cls, cells in Page(findings).rows if cls == "findings"][1:]
+    tables = [cells for cls, cells in Page(findings).rows if cls == "findings"]
+    split = next(i for i, r in enumerate(tables) if i and r[1]["text"] == "test")  # the counts' table
+    rows, counted = tables[1:split], tables[split + 1:]
     assert [(r[0]["text"], r[1]["text"], r[3]["text"], r[4]["text"]) for r in rows] == [
         ("-", "update-index", "pg18 / pg17", "0.915"), ("-", "read-only_range=100", "pg19 / pg17", "0.937"),
         ("-", "scan", "pg18 / pg17", "0.947"), ("-", "point-query", "pg18 / pg17", "0.950"),
@@ -188,6 +190,10 @@ def test_findings_come_first_the_regression_before_the_improvements_with_interva
         ("+", "scan", "pg19 / pg17", "1.053")]  # regressions first, each kind largest change first
     assert rows[3][5]["text"] == "[0.941, 0.959]" and rows[3][6]["text"] == "1.036"  # instructions moved too
     assert "regression(s) and" in findings and "not measured" in findings
+    # instruction counts are findings too, the larger increase first (more instructions is worse)
+    assert [(r[0]["text"], r[1]["text"], r[2]["text"], r[3]["text"]) for r in counted] == [
+        ("-", "update-index", "pg18 / pg17", "1.040"), ("-", "point-query", "pg18 / pg17", "1.036")]
+    assert "Instructions per event: 2 regression(s) and 0 improvement(s)" in findings
 
 
 def test_the_header_says_what_ran_where(page):

@@ -308,7 +308,7 @@ def test_a_cell_whose_plan_shape_differs_from_the_reference_is_marked_p_and_both
     point = next(line for line in text.splitlines() if line.endswith("  point-query"))
     assert "P" not in point  # same shape, other costs: no mark
     doc = json.loads(render(data, "json"))
-    flagged = {(r["test"], r["target"]) for r in doc["rows"] if r["plan_changed"]}
+    flagged = {(r["test"], r["target"]) for r in doc["rows"] if r.get("plan_changed")}
     assert flagged == {("range-covered-pk", "pg18")}
     assert doc["plan_changes"][0]["statements"][0]["reference_shape"] == "Index Only Scan using sbtest_pkey on sbtest"
 
@@ -317,7 +317,7 @@ def test_each_regression_and_improvement_says_what_moved_with_it(store):
     data = build_report(store, None, None, False)
     assert set(data.explanations) == {(r["test"], r["threads"], r["target"])
                                       for r in json.loads(render(data, "json"))["rows"]
-                                      if r["verdict"] in ("regression", "improvement")}
+                                      if r["verdict"] in ("regression", "improvement") and r["measure"] == "timed"}
     point = data.why("point-query", 1, "pg18")
     assert point.startswith("point-query x1 pg18 vs pg17: 0.95 [0.94, 0.96] -: server CPU/op +5.0%")
     assert "instructions/event +3.6% (LWLockReleaseInternal +440, LockAcquireExtended +345" in point

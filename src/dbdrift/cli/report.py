@@ -16,7 +16,8 @@ from dbdrift.report.json import render_json
 from dbdrift.report.markdown import render_markdown
 from dbdrift.report.matrix import axis_names, measured_tests, render_matrix
 from dbdrift.report.text import render_text
-from dbdrift.results.build import FINDING_KINDS, build_report, findings, no_campaign
+from dbdrift.results.build import build_report, no_campaign
+from dbdrift.results.findings import FINDING_KINDS, MEASURES, findings
 from dbdrift.results.data import ReportData
 from dbdrift.results.targets import AGAINST
 from dbdrift.store.store import Store
@@ -29,6 +30,8 @@ examples:
   dbdrift report --format html > report.html      a page to share
   dbdrift report --format json | jq '.rows[] | select(.verdict == "regression")'
   dbdrift report --fail-on regression             for CI: exit 3 when any cell is a regression
+                                                  (timed, or in instructions per event)
+  dbdrift report --fail-on regression --fail-by instructions   gate on the deterministic counts only
   dbdrift report --matrix --tests insert,update-index,update-nonindex --group-by sync
                                                   a configuration matrix's absolute table
   dbdrift report --against variant                every variant against its base variant
@@ -76,16 +79,25 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--fail-on", type=_fail_on, default=[], metavar="KINDS",
                         help=f"exit with status {FINDING_EXIT} when the report finds one of KINDS "
                              f"({', '.join(FINDING_KINDS)}; comma-separated), after printing it; each finding is "
-                             "listed on stderr")
+                             "listed on stderr. regression: a timed cell or an instruction count that regressed; "
+                             "not-measured: a run or count that failed; noisy: a timed cell too noisy or without "
+                             "an interval, or an instruction count whose repeats differ by more than half the "
+                             "minimum effect")
+    parser.add_argument("--fail-by", choices=("both", *MEASURES), default="both",
+                        help="which verdicts --fail-on reads: timed (rQPS), instructions (instructions per "
+                             "event counted under callgrind) or both (default)")
     parser.formatter_class = argparse.RawDescriptionHelpFormatter
     parser.epilog = EXAMPLES
 
 
 def _percent(text: str) -> float:
+    """`5%`, `5` (a number of 1 or more is read as percent) or `0.05`."""
     try:
-        value = float(text.rstrip("%")) / 100.0 if text.endswith("%") else float(text)
+        value = float(text.rstrip("%"))
     except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a percentage (write 2% or 0.02)") from None
+        raise argparse.ArgumentTypeError(f"{text!r} is not a percentage (write 2%, 2 or 0.02)") from None
+    if text.endswith("%") or value >= 1:
+        value /= 100.0
     if not 0 <= value < 1:
         raise argparse.ArgumentTypeError(f"{text!r} must be between 0% and 100%")
     return value
@@ -172,6 +184,10 @@ def _fail_on(text: str) -> list[str]:
     return kinds
 
 
+def _measures(fail_by: str) -> tuple[str, ...]:
+    return MEASURES if fail_by == "both" else (fail_by,)
+
+
 def _matrix_shape(data, args: argparse.Namespace) -> tuple[list[str] | None, str | None]:
     """--tests and --group-by, checked against what the campaign measured and its axes."""
     tests = [t.strip() for t in args.tests.split(",")] if args.tests else None
@@ -221,7 +237,7 @@ def main(args: argparse.Namespace) -> int:
         store.close()
     sys.stdout.write(render(data, args.format, use_color(args.color)))
     if args.fail_on:
-        found = findings(data, args.fail_on)
+        found = [f.line() for f in findings(data, args.fail_on, _measures(args.fail_by))]
         for line in found:
             sys.stderr.write(f"fail-on: {line}\n")
         if found:

@@ -6,6 +6,7 @@ import io
 
 from dbdrift.analysis.hardware import METRIC_DIGITS, SYSBENCH_METRICS
 from dbdrift.results.data import ReportData
+from dbdrift.results.findings import group_of, instruction_cells, instruction_why
 
 
 def render_csv(data: ReportData) -> str:
@@ -14,14 +15,14 @@ def render_csv(data: ReportData) -> str:
     buf = io.StringIO()
     writer = csv.writer(buf, lineterminator="\n")
     extra = _extra_header(data)
-    writer.writerow(["test", "group", "threads", "target", "reference", "metric", "value", "value_lower",
+    writer.writerow(["test", "group", "threads", "measure", "target", "reference", "metric", "value", "value_lower",
                      "value_upper", "rqps", "rqps_lower", "rqps_upper", "verdict", "method", "samples", "runs", "failed",
                      "skipped", "status", "plan_changed", "explanation", *extra, *META_COLUMNS])
     meta = _meta_values(data)
     for row, cell in data.cells():
         tput, est = cell.throughput, cell.estimate
         writer.writerow([
-            row.test, row.group, row.threads, cell.target, cell.reference or "", row.metric,
+            row.test, row.group, row.threads, "timed", cell.target, cell.reference or "", row.metric,
             _num(cell.absolute.value, 2), _num(tput.lower, 2), _num(tput.upper, 2),
             _num(cell.ratio, 4), _num(est and est.lower, 4), _num(est and est.upper, 4),
             cell.verdict or "", est.method if est else "", est.n if est else "",
@@ -29,7 +30,23 @@ def render_csv(data: ReportData) -> str:
             int(cell.plan_changed), data.why(row.test, row.threads, cell.target) or "",
             *(_extra(data, row, cell.target) if extra else ()), *meta,
         ])
+    for irow, target, verdict in instruction_cells(data):
+        cost = irow.costs.get(target)
+        reference = irow.references.get(target, "")
+        writer.writerow([
+            irow.test, group_of(irow.test) or "", "", "instructions", target, reference, "instr/event",
+            _num(cost.ir_per_event if cost else None, 1), "", "", "", "", "", verdict or "", "callgrind", "",
+            "", "", "", "ok" if cost else "not measured", "", instruction_why(irow, target),
+            *(_instruction_extra(data, irow, target) if extra else ()), *meta,
+        ])
     return buf.getvalue()
+
+
+def _instruction_extra(data: ReportData, irow, target: str) -> list[str]:
+    """A count's line: instructions per event and its ratio; the hardware columns stay empty."""
+    cost = irow.costs.get(target)
+    out = [_num(cost.ir_per_event if cost else None, 1), _num(irow.relative.get(target), 5)]
+    return out + [""] * (2 * len(SYSBENCH_METRICS) if data.show_metrics else 0)
 
 
 # the report's context on every line, so a file stands alone once rows of many campaigns are pooled

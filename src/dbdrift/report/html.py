@@ -18,6 +18,7 @@ from dbdrift.report.svgchart import Bar, BarGroup, ratio_chart
 from dbdrift.report.table import (GREEN_AT, RED_AT, fmt_abs, fmt_mb, fmt_ratio, fmt_rel, verdict_counts,
                                   verdict_legend)
 from dbdrift.results.data import ReportData, Section
+from dbdrift.results.findings import all_findings, instruction_why
 
 CSS = """
 body{font-family:system-ui,-apple-system,"Segoe UI",sans-serif;color:#222;max-width:80rem;margin:1.5rem auto;
@@ -141,42 +142,79 @@ def _runs_text(s: dict) -> str:
 
 
 def _findings(data: ReportData) -> str:
-    """Every regression and improvement, the largest first, with its interval; then what could not be told."""
+    """Every regression and improvement, the largest first, with its interval; then what could not
+    be told. Timed cells and instruction counts alike (results/findings.py)."""
     comp = data.comparison
     if not comp.compared:
         return ""
-    found = [(row, row.cells[t]) for row in comp.rows for t in comp.compared
-             if row.cells[t].verdict in (Verdict.REGRESSION, Verdict.IMPROVEMENT)]
-    found.sort(key=lambda rc: (rc[1].verdict is not Verdict.REGRESSION,
-                               rc[1].ratio if rc[1].verdict is Verdict.REGRESSION else -rc[1].ratio))
-    cells = [row.cells[t] for row in comp.rows for t in comp.compared]
-    unclear = sum(c.verdict in (Verdict.TOO_NOISY, Verdict.NO_INTERVAL) for c in cells)
-    missing = sum(c.verdict is Verdict.NOT_MEASURED for c in cells)
-    regressions = sum(c.verdict is Verdict.REGRESSION for _, c in found)
-    summary = (f"{regressions} regression(s) and {len(found) - regressions} improvement(s) of at least "
-               f"{comp.min_effect:.0%} whose 95% interval excludes 1, among {len(cells)} cells")
-    summary += f"; {unclear} too noisy or without an interval" if unclear else ""
-    summary += f"; {missing} not measured" if missing else ""
-    out = ['<section id="findings">', "<h2>Findings</h2>", f"<p>{escape(summary)}.</p>"]
+    every = list(all_findings(data))
+    timed = [f for f in every if f.measure == "timed"]
+    counted = [f for f in every if f.measure == "instructions"]
+    out = ['<section id="findings">', "<h2>Findings</h2>"]
+    sentences = []
+    if timed or not counted:
+        sentences.append(_findings_summary(timed, f"of at least {comp.min_effect:.0%} whose 95% interval excludes 1",
+                                           "cells"))
+    if counted:
+        sentences.append("Instructions per event: " + _findings_summary(
+            counted, f"of at least {comp.min_effect:.0%} (deterministic counts)", "counted comparisons"))
+    out.append(f"<p>{escape('. '.join(sentences))}.</p>")
+    found = _sorted_findings(timed)
     if found:
         body = []
-        for row, cell in found:
-            est = cell.estimate
-            interval = f"[{est.lower:.3f}, {est.upper:.3f}]" if est and est.lower is not None else "-"
-            irow = data.instruction_row(row.test)
-            instr = f"<td>{fmt_ratio3(irow.relative.get(cell.target) if irow else None)}</td>" if data.instructions else ""
-            kind = "regression" if cell.verdict is Verdict.REGRESSION else "improvement"
-            body.append(f'<tr class="{kind}"><td class="mark">{escape(cell.verdict.mark)}</td>'
-                        f'<th scope="row">{escape(row.test)}</th><td>{row.threads}</td>'
-                        f'<td><span class="swatch" style="background:{target_color(data, cell.target)}"></span>'
-                        f"{escape(cell.target)} / {escape(cell.reference or '')}</td>"
-                        f"<td>{cell.ratio:.3f}</td><td>{interval}</td>{instr}"
-                        f'<td class="why">{escape(_why(data, row, cell.target))}</td></tr>')
+        for f in found:
+            interval = f"[{f.lower:.3f}, {f.upper:.3f}]" if f.lower is not None else "-"
+            irow = data.instruction_row(f.test)
+            instr = f"<td>{fmt_ratio3(irow.relative.get(f.target) if irow else None)}</td>" if data.instructions else ""
+            body.append(_finding_row(data, f, f"<td>{f.threads}</td>", f"<td>{f.ratio:.3f}</td><td>{interval}</td>{instr}",
+                                     _why_text(data, f.test, f.threads, f.target)))
         out.append('<table class="findings"><thead><tr><th></th><th>test</th><th>threads</th><th>target / reference'
                    "</th><th>rQPS</th><th>95% interval</th>"
                    + ("<th>instructions/event ratio</th>" if data.instructions else "") + "<th>why</th></tr></thead><tbody>"
                    + "".join(body) + "</tbody></table>")
+    found = _sorted_findings(counted)
+    if found:
+        body = [_finding_row(data, f, "", f"<td>{f.ratio:.3f}</td>",
+                             instruction_why(data.instruction_row(f.test), f.target)) for f in found]
+        out.append('<table class="findings"><thead><tr><th></th><th>test</th><th>target / reference</th>'
+                   "<th>instructions/event, new / reference</th><th>why</th></tr></thead><tbody>"
+                   + "".join(body) + "</tbody></table>")
     return "\n".join(out + ["</section>"])
+
+
+def _findings_summary(found, rule: str, what: str) -> str:
+    regressions = sum(f.verdict is Verdict.REGRESSION for f in found)
+    improvements = sum(f.verdict is Verdict.IMPROVEMENT for f in found)
+    unclear = sum(f.verdict in (Verdict.TOO_NOISY, Verdict.NO_INTERVAL) for f in found)
+    missing = sum(f.verdict is Verdict.NOT_MEASURED for f in found)
+    text = f"{regressions} regression(s) and {improvements} improvement(s) {rule}, among {len(found)} {what}"
+    text += f"; {unclear} too noisy or without an interval" if unclear else ""
+    return text + (f"; {missing} not measured" if missing else "")
+
+
+def _sorted_findings(found):
+    """Regressions first, the largest first, then improvements; a count's ratio is read inverted
+    (more instructions per event is worse)."""
+    shown = [f for f in found if f.verdict in (Verdict.REGRESSION, Verdict.IMPROVEMENT) and f.ratio is not None]
+
+    def worse(f) -> float:
+        return -f.ratio if f.measure == "instructions" else f.ratio
+    return sorted(shown, key=lambda f: (f.verdict is not Verdict.REGRESSION,
+                                        worse(f) if f.verdict is Verdict.REGRESSION else -worse(f)))
+
+
+def _finding_row(data: ReportData, f, threads_cell: str, values: str, why: str) -> str:
+    kind = "regression" if f.verdict is Verdict.REGRESSION else "improvement"
+    return (f'<tr class="{kind}"><td class="mark">{escape(f.verdict.mark)}</td>'
+            f'<th scope="row">{escape(f.test)}</th>{threads_cell}'
+            f'<td><span class="swatch" style="background:{target_color(data, f.target)}"></span>'
+            f"{escape(f.target)} / {escape(f.reference)}</td>{values}"
+            f'<td class="why">{escape(why)}</td></tr>')
+
+
+def _why_text(data: ReportData, test: str, threads: int, target: str) -> str:
+    parts = data.explanations.get((test, threads, target))
+    return parts[1] if parts else ""
 
 
 def _why(data: ReportData, row, target: str) -> str:

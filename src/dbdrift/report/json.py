@@ -1,11 +1,14 @@
 """JSON report: `meta` (dbdrift and format version, date, host, campaign settings), then rows
-(test, group, threads, target, reference, value, rqps with their intervals, verdict, ...) named as
-the CSV columns are, plus group summaries."""
+(test, group, threads, measure, target, reference, value, rqps with their intervals, verdict, ...)
+named as the CSV columns are, plus group summaries. `measure` is "timed" for a timed cell and
+"instructions" for an instruction count (value: instructions per event, instr_rel: new /
+reference, its own verdict)."""
 from __future__ import annotations
 
 import json
 
 from dbdrift.results.data import ReportData
+from dbdrift.results.findings import group_of, instruction_cells, instruction_why
 
 
 def render_json(data: ReportData) -> str:
@@ -14,7 +17,7 @@ def render_json(data: ReportData) -> str:
     for row, cell in data.cells():
         tput, est = cell.throughput, cell.estimate
         rows.append({
-            "test": row.test, "group": row.group, "threads": row.threads, "target": cell.target,
+            "test": row.test, "group": row.group, "threads": row.threads, "measure": "timed", "target": cell.target,
             "reference": cell.reference, "metric": row.metric,
             "value": _round(cell.absolute.value, 3),
             "value_lower": _round(tput.lower, 3), "value_upper": _round(tput.upper, 3),
@@ -28,6 +31,16 @@ def render_json(data: ReportData) -> str:
             "status": row.status(cell.target) or "ok", "warnings": list(cell.warnings),
             "plan_changed": cell.plan_changed,
             "explanation": data.why(row.test, row.threads, cell.target),
+        })
+    for irow, target, verdict in instruction_cells(data):
+        cost = irow.costs.get(target)
+        rows.append({
+            "test": irow.test, "group": group_of(irow.test), "threads": None,
+            "measure": "instructions", "target": target, "reference": irow.references.get(target),
+            "metric": "instr/event", "value": _round(cost.ir_per_event if cost else None, 1),
+            "instr_rel": _round(irow.relative.get(target), 5), "verdict": verdict, "method": "callgrind",
+            "spread_pct": _round(irow.spread_pct.get(target), 4), "status": "ok" if cost else "not measured",
+            "explanation": instruction_why(irow, target) or None,
         })
     summaries = [
         {"group": s.group, "threads": s.threads, "target": s.target, "count": s.count, "missing": s.missing,

@@ -308,22 +308,3 @@ def measurement(store: Store, run, table_rows: int) -> Measurement:
             warnings += (f"{run['status']}: {run['error'][:160]}",)
     return Measurement(run["test"], run["test_group"], run["target"], run["threads"], run["value"], run["metric"],
                        run["status"], run["repeat"], tuple(intervals), warnings, note)
-
-
-FINDING_KINDS = ("regression", "not-measured")
-
-
-def findings(data: ReportData, kinds: list[str] | tuple[str, ...]) -> list[str]:
-    """The cells `report --fail-on` names: `point-query x1 pg18: regression 0.950 [0.940,0.960] vs pg17`."""
-    found = []
-    for row in data.comparison.rows:
-        for target in data.comparison.compared:
-            cell = row.cells[target]
-            if cell.verdict is Verdict.REGRESSION and "regression" in kinds:
-                est = cell.estimate
-                interval = f" [{est.lower:.3f},{est.upper:.3f}]" if est and est.lower is not None else ""
-                found.append(f"{row.test} x{row.threads} {target}: regression {cell.ratio:.3f}{interval} "
-                             f"vs {cell.reference}")
-            elif cell.verdict is Verdict.NOT_MEASURED and "not-measured" in kinds:
-                found.append(f"{row.test} x{row.threads} {target}: not measured ({row.status(target) or 'failed'})")
-    return found

@@ -13,7 +13,8 @@ from dbdrift.analysis.instructions import InstructionRow
 from dbdrift.analysis.relative import Cell, Comparison, RelativeRow
 from dbdrift.analysis.summary import GroupSummary
 
-FORMAT_VERSION = 2  # of the JSON and CSV layouts: raised when a field is renamed or removed
+FORMAT_VERSION = 3  # of the JSON and CSV layouts: raised when a field is renamed or removed
+# 3: a `measure` field (timed | instructions); instruction counts are rows of their own
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,119 @@
+"""The verdicts of one report as findings: every timed cell (rQPS with its interval) and every
+instruction count compared with its reference (instructions per event, new / reference), each
+with the measure it comes from. `report --fail-on`, the HTML findings and the CSV and JSON rows
+read them from here, so an instruction regression gates a CI job as a timed one does.
+"""
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+from dbdrift.analysis.noise import Verdict
+from dbdrift.catalog.sysbench import CATALOG
+from dbdrift.results.data import ReportData
+
+MEASURES = ("timed", "instructions")
+"""timed: rQPS from timed runs (higher is better); instructions: instructions per event counted
+under callgrind, new / reference (lower is better; deterministic, so no interval)."""
+
+FINDING_KINDS = ("regression", "not-measured", "noisy")
+"""What `--fail-on` can name: a regression; a cell not measured (a failed run or count); a cell
+whose verdict could not be told (too noisy, or no interval: one repeat)."""
+
+_KIND_VERDICTS = {"regression": (Verdict.REGRESSION,), "not-measured": (Verdict.NOT_MEASURED,),
+                  "noisy": (Verdict.TOO_NOISY, Verdict.NO_INTERVAL)}
+
+
+@dataclass(frozen=True)
+class Finding:
+    """One compared cell's verdict, timed or counted."""
+
+    measure: str  # one of MEASURES
+    test: str
+    threads: int | None  # client count of a timed cell; None for a count (one connection)
+    target: str
+    reference: str
+    verdict: Verdict
+    ratio: float | None  # rQPS (timed) or instructions per event new / reference
+    lower: float | None = None  # the 95% interval of a timed ratio
+    upper: float | None = None
+    status: str = ""  # why a cell is not measured (failed, skipped: server died)
+
+    def line(self) -> str:
+        """`point-query x1 pg18: regression 0.950 [0.940,0.960] vs pg17` (timed) or
+        `point-query instructions pg18: regression 1.035 instructions/event vs pg17`."""
+        where = f"{self.test} x{self.threads}" if self.measure == "timed" else f"{self.test} instructions"
+        if self.verdict is Verdict.NOT_MEASURED:
+            return f"{where} {self.target}: not measured ({self.status or 'failed'})"
+        ratio = "" if self.ratio is None else f" {self.ratio:.3f}"
+        if self.measure == "timed":
+            interval = f" [{self.lower:.3f},{self.upper:.3f}]" if self.lower is not None else ""
+            return f"{where} {self.target}: {self.verdict}{ratio}{interval} vs {self.reference}"
+        return f"{where} {self.target}: {self.verdict}{ratio} instructions/event vs {self.reference}"
+
+
+def all_findings(data: ReportData) -> Iterator[Finding]:
+    """Every compared cell: timed cells in the report's order, then every instruction comparison."""
+    for row in data.comparison.rows:
+        for target in data.comparison.compared:
+            cell = row.cells[target]
+            if cell.verdict is None:
+                continue
+            est = cell.estimate
+            yield Finding("timed", row.test, row.threads, target, cell.reference or "", cell.verdict, cell.ratio,
+                          est.lower if est else None, est.upper if est else None,
+                          row.status(target) or "")
+    for irow, target, verdict in instruction_cells(data):
+        if verdict is None:
+            continue
+        reference = irow.references[target]
+        status = "" if verdict is not Verdict.NOT_MEASURED else \
+            f"no count of {target if reference in irow.costs else reference}"
+        yield Finding("instructions", irow.test, None, target, reference, verdict, irow.relative.get(target),
+                      status=status)
+
+
+def findings(data: ReportData, kinds: list[str] | tuple[str, ...],
+             measures: tuple[str, ...] = MEASURES) -> list[Finding]:
+    """The findings `report --fail-on KINDS` names, from the measures chosen (--fail-by)."""
+    wanted = {v for k in kinds for v in _KIND_VERDICTS[k]}
+    return [f for f in all_findings(data) if f.measure in measures and f.verdict in wanted]
+
+
+def instruction_cells(data: ReportData) -> Iterator[tuple[object, str, Verdict | None]]:
+    """(instruction row, target, verdict) for every target counted or compared on each counted
+    test, targets in the report's order; the reference's own line has no verdict."""
+    order = list(data.comparison.targets)
+    for irow in data.instructions:
+        names = set(irow.costs) | set(irow.references)
+        for target in sorted(names, key=lambda t: (order.index(t) if t in order else len(order), t)):
+            yield irow, target, _count_verdict(irow, target)
+
+
+def _count_verdict(irow, target: str) -> Verdict | None:
+    reference = irow.references.get(target)
+    if reference is None or (target not in irow.costs and reference not in irow.costs):
+        return None
+    return irow.verdicts.get(target) or Verdict.NOT_MEASURED
+
+
+def instruction_why(irow, target: str) -> str:
+    """`+1,500 instructions/event (+3.3%); 92% of it in: f +345, g +305` for a compared count."""
+    delta = irow.deltas.get(target)
+    if not delta:
+        return ""
+    ref = irow.references[target]
+    total = delta["total_delta"]
+    base_ir = irow.costs[ref].ir_per_event if ref in irow.costs else 0
+    text = f"{total:+,.0f} instructions/event" + (f" ({100 * total / base_ir:+.1f}%)" if base_ir else "")
+    same_way = delta["self"]["grew" if total > 0 else "shrank"]
+    if delta["explained"] is not None and same_way:
+        funcs = ", ".join(f"{r['function']} {r['delta']:+,.0f}" for r in same_way[:3])
+        text += f"; {100 * delta['explained']:.0f}% of it in: {funcs}"
+    return text
+
+
+def group_of(test: str) -> str | None:
+    """The report group of a counted test (None for a name the catalogue does not hold)."""
+    spec = CATALOG.get(test)
+    return spec.group if spec else None
