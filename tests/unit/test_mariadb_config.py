@@ -197,3 +197,19 @@ def test_mariadb_keeps_its_option_names():
     values = effective(render(TargetSpec("ma", engine="mariadb")))
     assert values["expire_logs_days"] == "1" and "innodb_redo_log_capacity" not in values
     assert "default_authentication_plugin" not in values
+
+
+def test_a_stop_waits_for_a_shutdown_whose_answer_was_lost_but_not_for_a_refused_one():
+    import pymysql
+
+    from dbdrift.errors import ServerError
+    from dbdrift.server.mariadb import _answer_lost
+
+    def failed(cause):
+        try:
+            raise ServerError("SHUTDOWN failed", "see the log") from cause
+        except ServerError as exc:
+            return exc
+    assert _answer_lost(failed(pymysql.err.OperationalError(2013, "Lost connection to MySQL server during query")))
+    assert not _answer_lost(failed(pymysql.err.ProgrammingError(1064, "You have an error in your SQL syntax")))
+    assert not _answer_lost(ServerError("cannot connect", "see the log"))

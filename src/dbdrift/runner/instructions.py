@@ -144,6 +144,13 @@ built with liburing never got past its InnoDB start under callgrind); MySQL keep
 valgrind runs, as InnoDB's simulated I/O in 5.6 and 5.7 left an occasional burst of ~700M
 instructions in a counted insert run. loose_: options that 5.7 / 10.1 do not have (redo
 capacity), or that 8.4 and 9.x no longer have (innodb_log_file_size)."""
+
+
+def counting_settings(engine: str) -> dict[str, str]:
+    """The server settings a MySQL or MariaDB server is counted with (see COUNTING_SETTINGS)."""
+    return {**COUNTING_SETTINGS, **(MARIADB_COUNTING_SETTINGS if engine == "mariadb" else {})}
+
+
 ZERO_SQL, ZERO_AT = "SELECT SLEEP(0)", "Item_func_sleep::val_int*"
 DUMP_SQL, DUMP_AT = "SELECT BENCHMARK(1, 0)", "Item_func_benchmark::val_int*"
 """MySQL and MariaDB: callgrind zeroes its counters when a thread enters ZERO_AT and writes a
@@ -318,9 +325,8 @@ def _save_loaded_data(session: TargetSession) -> None:
         server = session.server
         # MariaDB 11.8 reserves address space for innodb_buffer_pool_size_max (by default far
         # more than valgrind can map): no more than the buffer pool it has.
-        settings = {**COUNTING_SETTINGS, **(MARIADB_COUNTING_SETTINGS if session.install.engine == "mariadb" else {}),
-                    "loose_innodb_buffer_pool_size_max": server.value(
-            "SELECT @@innodb_buffer_pool_size")}
+        settings = {**counting_settings(session.install.engine),
+                    "loose_innodb_buffer_pool_size_max": server.value("SELECT @@innodb_buffer_pool_size")}
         server.stop()
         server.reconfigure(settings)
         server.start()

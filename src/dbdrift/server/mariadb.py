@@ -200,7 +200,7 @@ class MariaDBServer(base.Server):
                 cursor.execute(query)
                 return list(cursor.fetchall() or [])
         except pymysql.MySQLError as exc:
-            raise ServerError(f"{self.label}: {query!r} failed: {_mysql_error(exc)}", f"see {self.log_path}")
+            raise ServerError(f"{self.label}: {query!r} failed: {_mysql_error(exc)}", f"see {self.log_path}") from exc
         finally:
             try:
                 connection.close()
@@ -310,11 +310,14 @@ class MariaDBServer(base.Server):
         if self._proc is not None and self.socket_path.exists():
             try:
                 self.sql("SHUTDOWN", timeout_s=STOP_SHUTDOWN_TIMEOUT_S)
-            except ServerError:
-                pass  # MySQL 5.6 has no SHUTDOWN statement, a hung server does not answer: signals now
-            else:
-                if base.wait_gone(pid, self.comms, STOP_SHUTDOWN_TIMEOUT_S):
-                    return
+                asked = True
+            except ServerError as exc:
+                # The answer lost (the server closed the connection as it began to shut down):
+                # wait for it. Refused (MySQL 5.6 has no SHUTDOWN statement) or no connection
+                # (a hung server): signals now.
+                asked = _answer_lost(exc)
+            if asked and base.wait_gone(pid, self.comms, STOP_SHUTDOWN_TIMEOUT_S):
+                return
         try:
             os.kill(pid, signal.SIGTERM)  # mariadbd shuts down cleanly on SIGTERM
         except ProcessLookupError:
@@ -332,6 +335,15 @@ class MariaDBServer(base.Server):
     def _run(self, cmd: list, timeout: float = 60) -> subprocess.CompletedProcess:
         return subprocess.run([str(c) for c in cmd], cwd=self.run_dir, capture_output=True,
                               text=True, timeout=timeout, **self._as_user())
+
+
+LOST_ANSWER_ERRNOS = (2006, 2013)  # CR_SERVER_GONE_ERROR, CR_SERVER_LOST
+
+
+def _answer_lost(exc: ServerError) -> bool:
+    """A statement sent whose answer never came back (the connection dropped mid-statement)."""
+    cause = exc.__cause__
+    return isinstance(cause, pymysql.MySQLError) and bool(cause.args) and cause.args[0] in LOST_ANSWER_ERRNOS
 
 
 class MySQLServer(MariaDBServer):
