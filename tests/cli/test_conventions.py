@@ -84,7 +84,8 @@ def test_fail_on_noisy_names_the_cells_without_a_verdict(tmp_path):
     store.close()
     result = dbdrift("report", "--store", tmp_path / "n.db", "--fail-on", "noisy")
     assert result.returncode == 3 and "point-query x1 b: too noisy" in result.stderr, result.stdout
-    assert dbdrift("report", "--store", tmp_path / "n.db", "--fail-on", "regression").returncode == 0
+    passed = dbdrift("report", "--store", tmp_path / "n.db", "--fail-on", "regression")
+    assert passed.returncode == 0 and "1 cell(s) had no verdict" in passed.stderr
 
 
 def instructions_only_store(path: Path) -> Path:

@@ -240,6 +240,11 @@ def main(args: argparse.Namespace) -> int:
         found = [f.line() for f in findings(data, args.fail_on, _measures(args.fail_by))]
         for line in found:
             sys.stderr.write(f"fail-on: {line}\n")
+        if "noisy" not in args.fail_on:
+            unclear = findings(data, ["noisy"], _measures(args.fail_by))
+            if unclear:
+                sys.stderr.write(f"fail-on: {len(unclear)} cell(s) had no verdict (too noisy or no interval) and "
+                                 "pass; add `noisy` to --fail-on to fail on them\n")
         if found:
             sys.stderr.write(f"fail-on: {len(found)} finding(s) of {','.join(args.fail_on)}; exit {FINDING_EXIT}\n")
             return FINDING_EXIT
