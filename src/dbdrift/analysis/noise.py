@@ -227,7 +227,8 @@ def _around(value: float, samples: list[float], method: Method, dropped: int) ->
     if found is None:
         return Estimate(value, None, None, len(samples), method, dropped)
     center, lower, upper = found
-    return Estimate(value, value * lower / center, value * upper / center, len(samples), method, dropped)
+    # lower / center first: a quotient ≤ 1 keeps the product ≤ value under rounding
+    return Estimate(value, value * (lower / center), value * (upper / center), len(samples), method, dropped)
 
 
 def relative(new: list[RunSample], base: list[RunSample], steal_max_pct: float = STEAL_MAX_PCT) -> Estimate:
