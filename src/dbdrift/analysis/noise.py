@@ -149,7 +149,8 @@ def run_value(run: RunSample, steal_max_pct: float = STEAL_MAX_PCT) -> tuple[flo
 
 
 def mean_interval(values: list[float]) -> tuple[float, float, float] | None:
-    """Mean and 95% t-interval of independent samples; None for fewer than 2 samples."""
+    """Mean and 95% t-interval of independent samples; None for fewer than 2 samples. The
+    samples may be of either sign (logarithms); a positive quantity goes through log_interval."""
     if len(values) < 2:
         return None
     m = fmean(values)
