@@ -91,6 +91,16 @@ def test_a_versions_campaigns_are_aggregated_into_one_point_with_an_interval_ove
     assert len(p170.replicates) == 1 and p170.lower < 10000 < p170.upper  # its campaign's own interval
 
 
+def test_two_campaigns_far_apart_give_a_positive_interval_around_their_geometric_mean():
+    def point(value: float, campaign_id: int) -> history.Point:
+        return history.Point("postgres", "17.4", "s", "h", "point-query", 1, "qps", value, None, None,
+                             campaign_id, f"c{campaign_id}", "2026-11-01T10:00:00", "pg17.4")
+    p = history.aggregate("17.4", [point(4002.0, 1), point(5437.0, 2)])
+    # a t(1) interval on the raw values would be [-4397, 13836]
+    assert p.value == pytest.approx(math.sqrt(4002 * 5437))
+    assert (round(p.lower), round(p.upper)) == (666, 32681)
+
+
 def test_by_time_each_version_is_its_own_series_with_one_point_per_campaign(store_path):
     series = history.build_series([p for p in read(store_path) if p.host.startswith("bench1")], by="time")
     s = next(s for s in series if s.test == "point-query" and s.version == "17.10" and s.setup == "100000 rows x 1")

@@ -70,6 +70,17 @@ def test_single_runs_fall_back_to_batch_means_and_an_unpaired_interval():
     assert est.method == "unpaired delta" and est.lower < 0.9 < est.upper and est.upper < 0.95
 
 
+def test_a_throughput_interval_over_runs_far_apart_stays_above_zero_and_holds_the_mean():
+    est = throughput(rounds([[100.0], [1000.0], [10000.0]]))
+    assert est.method == "t over runs" and est.value == pytest.approx(3700.0)
+    assert 0 < est.lower < est.value < est.upper  # a t interval on the raw values: [-9900, 17300]
+
+
+def test_a_run_of_zero_throughput_leaves_the_estimate_without_an_interval():
+    est = throughput(rounds([[0.0], [10.0], [12.0]]))
+    assert est.value == pytest.approx(22 / 3) and est.lower is None and est.upper is None
+
+
 def test_batch_means_are_contiguous_weighted_means():
     assert batch_means(list(series([1, 1, 3, 3])), batches=2) == [1.0, 3.0]
 

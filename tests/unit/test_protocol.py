@@ -20,6 +20,14 @@ def test_percentile_is_the_upper_bound_of_the_bucket_holding_the_rank():
     assert percentile_us({}, 0.5) is None
 
 
+def test_a_percentile_in_the_bucket_of_the_max_is_the_max():
+    # 36.19 ms lies in the bucket [35.65, 37.75) ms: the bucket's bound would read above the max
+    b = {bucket_index(1_000_000): 50, bucket_index(36_190_000): 1}
+    assert bucket_lower_ns(bucket_index(36_190_000) + 1) / 1000 == 37_748.736
+    assert percentile_us(b, 0.99, max_us=36_190.0) == 36_190.0
+    assert percentile_us(b, 0.5, max_us=36_190.0) == bucket_lower_ns(bucket_index(1_000_000) + 1) / 1000
+
+
 def test_histograms_merge_by_adding_counts():
     assert merge_buckets([[[3, 1], [5, 2]], [[5, 1]]]) == {3: 1, 5: 3}
 

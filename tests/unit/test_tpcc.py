@@ -8,11 +8,12 @@ import json
 import math
 import statistics
 import tomllib
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
-from dbdrift.analysis.tpcc import hardware_per_new_order, summarize
+from dbdrift.analysis.tpcc import hardware_per_new_order, latencies, summarize
 from dbdrift.driver.protocol import bucket_index
 from dbdrift.errors import UserError
 from dbdrift.model import TpccResult
@@ -104,6 +105,14 @@ def test_summary_means_repeats_and_gives_relative_nopm_a_paired_interval():
     assert (lat.count, lat.rollbacks, lat.errors, lat.max_us) == (3000, 9, 3, 30_000)
     assert lat.p50_us == 1.0 and lat.p99_us == 30_000  # the median of the runs' own: p50 = 1.0, 1.1, 0.9
     assert a.consistency_ok is True
+
+
+def test_a_stored_percentile_above_its_runs_max_reads_as_the_max():
+    delivery = {"count": 100, "rollbacks": 0, "errors": 0, "histogram": hist(20_000, 36_190),
+                "p50_us": 20_480.0, "p95_us": 37_748.736, "p99_us": 37_748.736, "max_us": 36_190.0}
+    runs = [replace(run("a", 1000.0, r), by_type={"delivery": delivery}) for r in range(2)]
+    lat = latencies(runs)["delivery"]
+    assert (lat.p50_us, lat.p95_us, lat.p99_us, lat.max_us) == (20_480.0, 36_190.0, 36_190.0, 36_190.0)
 
 
 @pytest.fixture

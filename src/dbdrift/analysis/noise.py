@@ -149,12 +149,29 @@ def run_value(run: RunSample, steal_max_pct: float = STEAL_MAX_PCT) -> tuple[flo
 
 
 def mean_interval(values: list[float]) -> tuple[float, float, float] | None:
-    """Mean and 95% t-interval of independent samples; None for fewer than 2 samples."""
+    """Mean and 95% t-interval of independent samples; None for fewer than 2 samples. The
+    samples may be of either sign (logarithms); a positive quantity goes through log_interval."""
     if len(values) < 2:
         return None
     m = fmean(values)
     half = t975(len(values) - 1) * stdev(values) / math.sqrt(len(values))
     return m, m - half, m + half
+
+
+def log_interval(values: list[float]) -> tuple[float, float, float] | None:
+    """Geometric mean and 95% interval of positive samples: a Student t interval on the mean
+    of their logarithms, exponentiated (n - 1 degrees of freedom).
+
+    For a quantity that cannot be negative (a throughput, a latency) both ends stay above
+    zero however few or spread the samples; a t interval on the raw values runs below zero as
+    soon as sd > mean·√n / t, which two samples ten times apart do under t(1) = 12.7.
+    Assumes the logarithms independent and roughly normal. Fewer than 2 samples, or a sample
+    that is not positive (no logarithm): None.
+    """
+    if len(values) < 2 or any(not v > 0 for v in values):
+        return None
+    m, lo, hi = mean_interval([math.log(v) for v in values])
+    return math.exp(m), math.exp(lo), math.exp(hi)
 
 
 def batch_means(intervals: list[IntervalSample], batches: int = 10) -> list[float]:
@@ -180,10 +197,12 @@ def batch_means(intervals: list[IntervalSample], batches: int = 10) -> list[floa
 def throughput(runs: list[RunSample], steal_max_pct: float = STEAL_MAX_PCT) -> Estimate:
     """Throughput of one target on one microbenchmark, with a 95% interval.
 
-    Method: with 3 or more runs, each run's steal-filtered mean is one sample and the interval is
-    a Student t interval over runs (assumes runs are independent and their means roughly normal).
-    With fewer runs, batch means over the pooled kept intervals (10 batches) stand in for runs.
-    Fewer than 2 samples: value only, no interval.
+    Method: the value is the mean of the runs' steal-filtered means. With 3 or more runs each
+    run's mean is one sample; with fewer, batch means over the pooled kept intervals
+    (10 batches) stand in for runs. The interval is log_interval's over those samples (a t
+    interval on their logarithms), scaled to sit around the value: value·exp(±half), so it is
+    never below zero and always holds the value. Assumes samples independent and their
+    logarithms roughly normal. Fewer than 2 samples, or a sample of 0: value only, no interval.
     """
     dropped = 0
     values = []
@@ -195,15 +214,22 @@ def throughput(runs: list[RunSample], steal_max_pct: float = STEAL_MAX_PCT) -> E
     if not values:
         return Estimate(None, None, None, 0, Method.NONE, dropped)
     if len(values) >= MIN_BATCHES:
-        m, lo, hi = mean_interval(values)
-        return Estimate(m, lo, hi, len(values), Method.T_OVER_RUNS, dropped)
+        return _around(fmean(values), values, Method.T_OVER_RUNS, dropped)
     pooled = [iv for run in runs for iv in kept_intervals(run.intervals, steal_max_pct)[0]]
     samples = batch_means(pooled)
-    center = fmean(values)
     if len(samples) < 2:
-        return Estimate(center, None, None, len(samples), Method.SINGLE_SAMPLE, dropped)
-    m, lo, hi = mean_interval(samples)
-    return Estimate(center, center + (lo - m), center + (hi - m), len(samples), Method.BATCH_MEANS, dropped)
+        return Estimate(fmean(values), None, None, len(samples), Method.SINGLE_SAMPLE, dropped)
+    return _around(fmean(values), samples, Method.BATCH_MEANS, dropped)
+
+
+def _around(value: float, samples: list[float], method: Method, dropped: int) -> Estimate:
+    """`value` with the relative width of log_interval(samples) on either side."""
+    found = log_interval(samples)
+    if found is None:
+        return Estimate(value, None, None, len(samples), method, dropped)
+    center, lower, upper = found
+    # lower / center first: a quotient ≤ 1 keeps the product ≤ value under rounding
+    return Estimate(value, value * (lower / center), value * (upper / center), len(samples), method, dropped)
 
 
 def relative(new: list[RunSample], base: list[RunSample], steal_max_pct: float = STEAL_MAX_PCT) -> Estimate:
@@ -214,8 +240,8 @@ def relative(new: list[RunSample], base: list[RunSample], steal_max_pct: float =
     exp(mean d) (geometric mean of paired ratios) with a t interval on d, exponentiated. Pairing
     cancels what both targets saw in the same round (drift, bursts of steal); it assumes the
     round effects are multiplicative and the log ratios roughly normal.
-    Unpaired fallback: ratio of the two throughput estimates, with the delta method on logs:
-    var(ln r) = (se_new/new)^2 + (se_base/base)^2, where se = half width / t.
+    Unpaired fallback: ratio of the two throughput estimates, their log standard errors
+    added: var(ln r) = se_new^2 + se_base^2, where se = ln(upper / lower) / 2 / t.
     """
     turns = paired_turns(new, base, steal_max_pct)
     if turns is not None:
@@ -234,7 +260,7 @@ def relative(new: list[RunSample], base: list[RunSample], steal_max_pct: float =
     if a.lower is None or b.lower is None:
         return Estimate(r, None, None, 0, Method.NO_INTERVAL)
     t_a, t_b = t975(max(a.n - 1, 1)), t975(max(b.n - 1, 1))
-    se = math.sqrt(((a.upper - a.lower) / 2 / t_a / a.value) ** 2 + ((b.upper - b.lower) / 2 / t_b / b.value) ** 2)
+    se = math.hypot(math.log(a.upper / a.lower) / 2 / t_a, math.log(b.upper / b.lower) / 2 / t_b)
     df = max(min(a.n, b.n) - 1, 1)
     half = t975(df) * se
     return Estimate(r, r * math.exp(-half), r * math.exp(half), min(a.n, b.n), Method.UNPAIRED_DELTA)

@@ -98,7 +98,12 @@ def hardware_per_new_order(runs: list[TpccResult], ncpu: int) -> dict[str, float
 def latencies(runs: list[TpccResult]) -> dict[str, Latency]:
     """Per transaction type over all runs: counts summed, max the largest, and p50/p95/p99 each
     run's own (the driver's, from its histogram of the window), the median over the runs when
-    there are several (the histograms themselves are in the JSON report)."""
+    there are several (the histograms themselves are in the JSON report).
+
+    A run's percentile is capped at that run's max: drivers before the cap reported the upper
+    bound of the bucket, which for the bucket of the maximum lies up to 1/16 above it (a p99
+    of 37.75 ms over a max of 36.19 ms). Capped, each run has p50 ≤ p95 ≤ p99 ≤ max, and the
+    medians keep that order (a median is monotone in every value) under the largest max."""
     out = {}
     for tx in TRANSACTIONS:
         parts = [r.by_type.get(tx) or {} for r in runs]
@@ -106,7 +111,7 @@ def latencies(runs: list[TpccResult]) -> dict[str, Latency]:
             continue
 
         def mid(key: str) -> float | None:
-            values = [p[key] for p in parts if p.get(key) is not None]
+            values = [_capped(p[key], p.get("max_us")) for p in parts if p.get(key) is not None]
             return median(values) if values else None
         maxes = [p["max_us"] for p in parts if p.get("max_us") is not None]
         out[tx] = Latency(count=sum(int(p.get("count") or 0) for p in parts),
@@ -115,6 +120,10 @@ def latencies(runs: list[TpccResult]) -> dict[str, Latency]:
                           p50_us=mid("p50_us"), p95_us=mid("p95_us"), p99_us=mid("p99_us"),
                           max_us=max(maxes) if maxes else None)
     return out
+
+
+def _capped(value: float, max_us: float | None) -> float:
+    return value if max_us is None else min(value, max_us)
 
 
 def nopm_series(result: TpccResult) -> tuple[tuple[float, ...], tuple[float | None, ...]]:

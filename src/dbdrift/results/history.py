@@ -12,11 +12,10 @@ from __future__ import annotations
 
 import hashlib
 import json
-import math
 from dataclasses import dataclass, field
 
 from dbdrift.analysis.hardware import metrics_rows
-from dbdrift.analysis.noise import t975
+from dbdrift.analysis.noise import log_interval
 from dbdrift.analysis.relative import compare
 from dbdrift.catalog.sysbench import report_order
 from dbdrift.errors import UserError
@@ -181,17 +180,20 @@ def _values(store: Store, campaign_id: int, spec: dict, host: dict, metric: str,
 
 
 def aggregate(label: str, replicates: list[Point]) -> SeriesPoint:
-    """One point from a version's replicates: itself when alone, else their mean with a
-    t interval over them (what a campaign draws is in their spread)."""
+    """One point from a version's replicates: itself when alone, else their geometric mean
+    with noise.log_interval over them (what a campaign draws is in their spread). On the log
+    scale because every metric is positive: a t interval on raw values from two campaigns
+    (t(1) = 12.7) runs below zero once they differ by 17%. A replicate of 0 (no log):
+    the plain mean, no interval."""
     if len(replicates) == 1:
         p = replicates[0]
         return SeriesPoint(label, p.value, p.lower, p.upper, (p,))
     values = [p.value for p in replicates]
-    n = len(values)
-    mean = sum(values) / n
-    sd = math.sqrt(sum((v - mean) ** 2 for v in values) / (n - 1))
-    half = t975(n - 1) * sd / math.sqrt(n)
-    return SeriesPoint(label, mean, mean - half, mean + half, tuple(replicates))
+    found = log_interval(values)
+    if found is None:
+        return SeriesPoint(label, sum(values) / len(values), None, None, tuple(replicates))
+    value, lower, upper = found
+    return SeriesPoint(label, value, lower, upper, tuple(replicates))
 
 
 def build_series(found: list[Point], by: str = "version") -> list[Series]:

@@ -1,6 +1,6 @@
 // Log-linear latency histogram over nanoseconds, exactly as docs/protocol.md defines it:
 // index math, bucket bounds, merge by adding counts, percentile = upper bound of the bucket
-// holding rank ceil(q * count). Exact min and max ride along.
+// holding rank ceil(q * count), capped at the exact max. Exact min and max ride along.
 
 use serde::Serialize;
 
@@ -100,8 +100,14 @@ impl Histogram {
         self.max_ns = 0;
     }
 
-    /// Upper bound in ns of the bucket holding rank ceil(pct/100 * count); None when empty.
-    /// The rank is computed in integers so 0.95 * 20 is 19, not 19.000000000000004.
+    /// Upper bound in ns of the bucket holding rank ceil(pct/100 * count), or the exact max
+    /// when that is smaller; None when empty. The rank is computed in integers so 0.95 * 20
+    /// is 19, not 19.000000000000004.
+    ///
+    /// The rank's value lies in its bucket and is at most the max, so the smaller bound holds
+    /// it; the bucket's own bound would put a p99 in the max's bucket up to 1/16 above the max
+    /// (37.75 ms over 36.19 ms). A bucket's upper bound exceeds every value in it, so no
+    /// percentile is below the min either.
     pub fn percentile_ns(&self, pct: u64) -> Option<u128> {
         if self.count == 0 {
             return None;
@@ -111,7 +117,7 @@ impl Histogram {
         for (i, &c) in self.counts.iter().enumerate() {
             seen += c;
             if seen >= rank {
-                return Some(lower(i + 1));
+                return Some(lower(i + 1).min(self.max_ns as u128));
             }
         }
         None
@@ -199,12 +205,25 @@ mod tests {
     #[test]
     fn percentile_is_upper_bound_of_bucket_holding_ceil_rank() {
         let mut h = Histogram::new();
-        // 19 values of 10 ns and 1 of 1000 ns: p95 rank = ceil(0.95 * 20) = 19 -> 10 ns bucket.
+        // 19 values of 10 ns, one of 1000 and one of 5000 ns: p95 rank = ceil(0.95 * 21) = 20
+        // -> the bucket of 1000 ns, which ends (1024 ns) below the max; p50 rank 11 -> 10 ns.
         h.record_n(10, 19);
         h.record(1000);
-        assert_eq!(h.percentile_ns(95), Some(11));
-        assert_eq!(h.percentile_ns(99), Some(lower(index(1000) + 1)));
+        h.record(5000);
+        assert_eq!(h.percentile_ns(95), Some(lower(index(1000) + 1)));
         assert_eq!(h.percentile_ns(50), Some(11));
+    }
+
+    #[test]
+    fn a_percentile_in_the_bucket_of_the_max_is_the_max() {
+        let mut h = Histogram::new();
+        // 36.19 ms lies in [35.65, 37.75) ms: p99 is the max, not the bucket's 37.75 ms.
+        h.record_n(1_000_000, 50);
+        h.record(36_190_000);
+        assert_eq!(lower(index(36_190_000) + 1), 37_748_736);
+        assert_eq!(h.percentile_ns(99), Some(36_190_000));
+        let s = h.summary();
+        assert!(s.p50 <= s.p95 && s.p95 <= s.p99 && s.p99 <= s.max);
     }
 
     #[test]
@@ -230,6 +249,6 @@ mod tests {
         assert_eq!(s.min, Some(0.007));
         assert_eq!(s.max, Some(50.001));
         assert_eq!(s.buckets, vec![(7, 1), (200, 2)]);
-        assert_eq!(s.p50, Some(51.2));
+        assert_eq!(s.p50, Some(50.001)); // the bucket ends at 51.2 µs, past the max
     }
 }
