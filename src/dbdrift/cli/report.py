@@ -17,7 +17,7 @@ from dbdrift.report.markdown import render_markdown
 from dbdrift.report.matrix import axis_names, measured_tests, render_matrix
 from dbdrift.report.text import render_text
 from dbdrift.results.build import build_report, no_campaign
-from dbdrift.results.findings import FINDING_KINDS, MEASURES, findings
+from dbdrift.results.findings import FINDING_KINDS, MEASURES, findings, select
 from dbdrift.results.data import ReportData
 from dbdrift.results.targets import AGAINST
 from dbdrift.store.store import Store
@@ -79,10 +79,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--fail-on", type=_fail_on, default=[], metavar="KINDS",
                         help=f"exit with status {FINDING_EXIT} when the report finds one of KINDS "
                              f"({', '.join(FINDING_KINDS)}; comma-separated), after printing it; each finding is "
-                             "listed on stderr. regression: a timed cell or an instruction count that regressed; "
+                             "listed on stderr. regression: a timed cell or an instruction count that regressed "
+                             "(Insert Benchmark: a step's rate; TPROC-C: NOPM; both over repeats); "
                              "not-measured: a run or count that failed; noisy: a timed cell too noisy or without "
-                             "an interval, or an instruction count whose repeats differ by more than half the "
-                             "minimum effect")
+                             "an interval (one repeat of an Insert Benchmark or TPROC-C campaign), or an "
+                             "instruction count whose repeats differ by more than half the minimum effect "
+                             "(docs/guide.md has the table)")
     parser.add_argument("--fail-by", choices=("both", *MEASURES), default="both",
                         help="which verdicts --fail-on reads: timed (rQPS), instructions (instructions per "
                              "event counted under callgrind) or both (default)")
@@ -210,18 +212,11 @@ def main(args: argparse.Namespace) -> int:
         if args.config:
             sys.stdout.write(render_configs(store, campaign_id, args.campaign))
             return 0
-        if campaign_id is not None and ibench_report.workload(store, campaign_id) == "tpcc":
-            if args.fail_on:
-                raise UserError(f"--fail-on applies to sysbench campaigns; {store.campaign(campaign_id)['name']} is "
-                                "TPROC-C", "leave --fail-on out for this campaign", exit_code=2)
-            sys.stdout.write(ibench_report.render_tpcc(store, campaign_id, args.base, args.format))
-            return 0
-        if campaign_id is not None and ibench_report.is_ibench(store, campaign_id):
-            if args.fail_on:
-                raise UserError(f"--fail-on applies to sysbench campaigns; {store.campaign(campaign_id)['name']} is "
-                                "an Insert Benchmark", "leave --fail-on out for this campaign", exit_code=2)
-            sys.stdout.write(ibench_report.render(store, campaign_id, args.base, args.format))
-            return 0
+        kind = ibench_report.workload(store, campaign_id) if campaign_id is not None else "sysbench"
+        if kind in ("tpcc", "insert-benchmark"):
+            text, found = _workload_report(store, campaign_id, kind, args)
+            sys.stdout.write(text)
+            return _fail_on_exit(found, args.fail_on)
         if (args.tests or args.group_by) and not args.matrix:
             raise UserError("--tests and --group-by shape the --matrix table", "add --matrix", exit_code=2)
         data = build_report(store, args.campaign, args.base, args.chain, args.min_effect, args.noisy,
@@ -236,11 +231,25 @@ def main(args: argparse.Namespace) -> int:
     finally:
         store.close()
     sys.stdout.write(render(data, args.format, use_color(args.color)))
-    if args.fail_on:
-        found = [f.line() for f in findings(data, args.fail_on, _measures(args.fail_by))]
-        for line in found:
-            sys.stderr.write(f"fail-on: {line}\n")
-        if found:
-            sys.stderr.write(f"fail-on: {len(found)} finding(s) of {','.join(args.fail_on)}; exit {FINDING_EXIT}\n")
-            return FINDING_EXIT
-    return 0
+    return _fail_on_exit(findings(data, args.fail_on, _measures(args.fail_by)), args.fail_on)
+
+
+def _workload_report(store: Store, campaign_id: int, kind: str, args: argparse.Namespace) -> tuple[str, list]:
+    """An Insert Benchmark or TPROC-C campaign's report in --format and the findings --fail-on names."""
+    if kind == "tpcc":
+        data = ibench_report.tpcc_data(store, campaign_id, args.base, args.min_effect, args.noisy)
+        text = ibench_report.render_tpcc(store, campaign_id, args.base, args.format, data)
+    else:
+        data = ibench_report.ibench_data(store, campaign_id, args.base, args.min_effect, args.noisy)
+        text = ibench_report.render(store, campaign_id, args.base, args.format, data)
+    return text, select(list(data.findings), args.fail_on, _measures(args.fail_by))
+
+
+def _fail_on_exit(found: list, kinds: list[str]) -> int:
+    """Each finding on stderr and FINDING_EXIT when --fail-on named any; 0 otherwise."""
+    if not kinds or not found:
+        return 0
+    for f in found:
+        sys.stderr.write(f"fail-on: {f.line()}\n")
+    sys.stderr.write(f"fail-on: {len(found)} finding(s) of {','.join(kinds)}; exit {FINDING_EXIT}\n")
+    return FINDING_EXIT
