@@ -92,3 +92,23 @@ def test_a_one_repeat_tpcc_run_is_noisy_not_a_regression(tmp_path):
     assert dbdrift("report", "--store", store, "--fail-on", "regression").returncode == 0
     result = dbdrift("report", "--store", store, "--fail-on", "noisy")
     assert result.returncode == 3 and "fail-on: NOPM b: no interval 0.700 vs a" in result.stderr
+
+
+def test_report_without_campaign_passes_over_newer_one_target_campaigns_and_says_so(tmp_path):
+    from tests.unit.test_reports import make_store
+    store = make_store(tmp_path / "r.db")  # pg17 vs pg18 (vs pg19): point-query pg18 regressed
+    cid = store.add_campaign("bisect-probe", {"name": "bisect-probe", "rows": 10_000}, {"cpus": 2}, "0.1.0")
+    store.ensure_target(cid, "probe", "postgres", 0, True, {"name": "probe"})
+    store.close()
+    result = dbdrift("report", "--store", tmp_path / "r.db", "--fail-on", "regression")
+    assert result.returncode == 3, result.stderr
+    assert "passed over 1 newer one-target campaign(s): bisect-probe (#2)" in result.stderr
+    assert "fail-on: point-query x1 pg18: regression" in result.stderr
+    chosen = dbdrift("report", "--store", tmp_path / "r.db", "--campaign", "bisect-probe")
+    assert "passed over" not in chosen.stderr and "campaign: bisect-probe" in chosen.stdout
+
+
+def test_report_of_a_store_with_one_comparison_says_nothing_about_its_choice(tmp_path):
+    from tests.unit.test_reports import make_store
+    make_store(tmp_path / "r.db").close()
+    assert "passed over" not in dbdrift("report", "--store", tmp_path / "r.db").stderr

@@ -25,7 +25,7 @@ from dbdrift.store.store import Store
 FORMATS = ("text", "markdown", "csv", "json", "html")
 EXAMPLES = """\
 examples:
-  dbdrift report                                  the latest campaign in ./dbdrift.db
+  dbdrift report                                  the latest campaign comparing two or more targets
   dbdrift report --campaign demo-pg17-vs-pg18 --chain   each target against the one before it
   dbdrift report --format html > report.html      a page to share
   dbdrift report --format json | jq '.rows[] | select(.verdict == "regression")'
@@ -41,7 +41,9 @@ exit status: 0 printed (and, with --fail-on, nothing found), 1 error (no store, 
 """
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--store", type=Path, default=Path("dbdrift.db"), help="results store (default ./dbdrift.db)")
-    parser.add_argument("--campaign", help="campaign name or id (default: the latest)")
+    parser.add_argument("--campaign", help="campaign name or id (default: the latest that compares two or more targets; "
+                             "newer one-target campaigns, such as a bisect's probes, are passed over and named "
+                             "on stderr)")
     parser.add_argument("--base", help="target every other target is divided by (default: the campaign's base)")
     parser.add_argument("--chain", action="store_true", help="each target relative to the previous one")
     parser.add_argument("--format", choices=FORMATS, default="text")
@@ -208,6 +210,8 @@ def _matrix_shape(data, args: argparse.Namespace) -> tuple[list[str] | None, str
 def main(args: argparse.Namespace) -> int:
     store = options.open_store(args.store)
     try:
+        if args.campaign is None:
+            args.campaign = _latest_comparison(store)
         campaign_id = store.latest_campaign_id(args.campaign)
         if args.config:
             sys.stdout.write(render_configs(store, campaign_id, args.campaign))
@@ -232,6 +236,20 @@ def main(args: argparse.Namespace) -> int:
         store.close()
     sys.stdout.write(render(data, args.format, use_color(args.color)))
     return _fail_on_exit(findings(data, args.fail_on, _measures(args.fail_by)), args.fail_on)
+
+
+def _latest_comparison(store: Store) -> str | None:
+    """The id of the campaign `report` without --campaign means: the newest that compares two
+    or more targets; when newer one-target campaigns were passed over, stderr says which."""
+    chosen, skipped = store.latest_comparison()
+    if chosen is not None and skipped:
+        row = store.campaign(chosen)
+        names = ", ".join(f"{store.campaign(i)['name']} (#{i})" for i in skipped[:3]) + (
+            f" and {len(skipped) - 3} more" if len(skipped) > 3 else "")
+        sys.stderr.write(f"report: campaign {row['name']} (#{chosen}), the newest comparing two or more targets; "
+                         f"passed over {len(skipped)} newer one-target campaign(s): {names} "
+                         f"(--campaign NAME|ID chooses one)\n")
+    return None if chosen is None else str(chosen)
 
 
 def _workload_report(store: Store, campaign_id: int, kind: str, args: argparse.Namespace) -> tuple[str, list]:
