@@ -54,6 +54,6 @@ def findings_html(found: tuple[Finding, ...], legend: str) -> str:
         f"</td><td>{escape(f.reference)}</td></tr>"
         for f in sorted(found, key=lambda f: order.index(f.verdict)))
     return (f'<section id="findings"><h2>Findings: {escape(verdict_counts(found))}</h2>'
-            f'<p class="sub">{escape(legend)}</p><table class="findings"><thead><tr><th></th><th>where</th>'
+            f'<p class="sub">{escape(legend)}</p><div class="scroll"><table class="findings"><thead><tr><th></th><th>where</th>'
             "<th>target</th><th>verdict</th><th>ratio</th><th>95% interval</th><th>vs</th></tr></thead>"
-            f"<tbody>{rows}</tbody></table></section>")
+            f"<tbody>{rows}</tbody></table></div></section>")

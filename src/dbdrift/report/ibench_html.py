@@ -90,8 +90,8 @@ def _summary(data: IBenchReport) -> str:
             body.append(f'<tr><th scope="row">{escape(label)}</th>{"".join(tds)}</tr>')
         out.append(f"<h3>{escape(TITLES[name].format(base=data.label(data.summary.base)))}</h3>"
                    f'<p class="sub">{escape(legend)}</p>'
-                   f'<table class="ibench"><thead><tr><th>target</th>{head}</tr></thead>'
-                   f"<tbody>{''.join(body)}</tbody></table>")
+                   f'<div class="scroll"><table class="ibench"><thead><tr><th>target</th>{head}</tr></thead>'
+                   f"<tbody>{''.join(body)}</tbody></table></div>")
     if data.summary.missing:
         out.append("<p>Steps without a value:</p><ul>" + "".join(f"<li>{escape(line)}</li>"
                                                                  for line in missing_lines(data)) + "</ul>")
@@ -137,5 +137,6 @@ def _step_section(data: IBenchReport, step: str) -> str:
         head = "".join(f"<th>{escape(h)}</th>" for h in header)
         body = "".join(f'<tr><th scope="row">{escape(r[0])}</th>' + "".join(f"<td>{escape(c)}</td>" for c in r[1:])
                        + "</tr>" for r in rows)
-        out.append(f"<h3>{escape(title)}</h3><table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>")
+        out.append(f'<h3>{escape(title)}</h3><div class="scroll"><table><thead><tr>{head}</tr></thead>'
+                   f"<tbody>{body}</tbody></table></div>")
     return "\n".join(out)

@@ -209,7 +209,7 @@ def render_html(data: TpccReport, meta: dict | None = None) -> str:
         body = "".join(f'<tr><th scope="row">{escape(r[0])}</th>' + "".join(f"<td>{escape(c)}</td>" for c in r[1:])
                        + "</tr>" for r in rows)
         parts.append(f"<h2>{escape(title_)}</h2>" + (f'<p class="sub">{escape(legend)}</p>' if legend else "")
-                     + f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>")
+                     + f'<div class="scroll"><table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table></div>')
     if problems(data):
         parts.append("<h2>Failed runs</h2><ul>" + "".join(f"<li>{escape(p)}</li>" for p in problems(data)) + "</ul>")
     return "\n".join(parts) + "\n</body>\n</html>\n"
