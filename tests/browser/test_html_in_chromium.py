@@ -127,3 +127,77 @@ def test_the_tpcc_page_renders_in_chromium(tmp_path):
     page = _write(tmp_path / "tpcc.html", render_html(data))
     result = open_page(page, tmp_path / "tpcc.png", height=1200)
     assert result.returncode == 0 and console_lines(result) == [], result.stderr[-2000:]
+
+
+PROBE = """<script>
+const ones = [...document.querySelectorAll('svg.chart line.one')].map(l => l.getBoundingClientRect().left);
+document.body.setAttribute('data-layout', JSON.stringify({
+  scroll: document.documentElement.scrollWidth, inner: window.innerWidth, ones: ones,
+  wide: [...document.querySelectorAll('body *')].filter(e => e.getBoundingClientRect().right > window.innerWidth + 1
+         && !e.closest('.scroll')).map(e => e.tagName + '.' + e.className).slice(0, 5)}));
+</script>"""
+
+
+def layout(page: Path, width: int = 1400) -> dict:
+    """Measured in Chromium at `width` px: the page's scroll width, the viewport's, the x of every
+    chart's 1.00 gridline and the first elements that stick out (outside a scroll box)."""
+    import json
+    import re
+    probed = page.with_suffix(".probe.html")
+    probed.write_text(page.read_text().replace("</body>", PROBE + "</body>"))
+    result = subprocess.run([browser(), "--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars",
+                             f"--window-size={width},1000", "--dump-dom", probed.as_uri()],
+                            capture_output=True, text=True, timeout=120)
+    found = re.search(r"data-layout=\"([^\"]*)\"", result.stdout)
+    assert found, result.stderr[-2000:]
+    return json.loads(found.group(1).replace("&quot;", '"').replace("&amp;", "&"))
+
+
+def wide_store(path: Path):
+    """The golden campaign with a target far below its reference (the page's axis widens to 0.25)."""
+    from dbdrift.store.store import RunRecord
+    store = make_store(path)
+    cid = store.latest_campaign_id()
+    tid = store.ensure_target(cid, "pg18-with-a-long-name", "postgres", 9, False, {"name": "pg18-with-a-long-name"})
+    for test, group in (("point-query", "point"), ("update-index-with-a-long-test-name", "writes")):
+        intervals = [{"index": i, "start_s": float(i), "end_s": float(i + 1), "events": 3000, "statements": 3000,
+                      "rows": 0, "errors": {}, "latency_us": {}, "steal_pct": 0.0} for i in range(10)]
+        store.add_run(tid, RunRecord(test=test, test_group=group, threads=1, repeat=0, status="ok", warmup_s=1,
+                                     duration_s=10, metric="qps", driver_spec={}, value=3000.0, intervals=intervals))
+    return store
+
+
+def test_every_chart_of_the_report_puts_its_1_00_line_at_one_x_and_nothing_overflows_at_1400_px(tmp_path):
+    store = wide_store(tmp_path / "w.db")
+    page = _write(tmp_path / "wide.html", render(build_report(store, None, None, False), "html"))
+    store.close()
+    measured = layout(page)
+    assert len(measured["ones"]) >= 3, measured
+    assert max(measured["ones"]) - min(measured["ones"]) < 1, measured["ones"]
+    assert measured["scroll"] <= measured["inner"] and measured["wide"] == [], measured
+
+
+def test_the_insert_benchmark_page_does_not_overflow_at_1400_px(tmp_path):
+    from dbdrift.model import IBENCH_QUERY_STEPS, IBENCH_STEPS
+    from dbdrift.report.ibench import ibench_report
+    from dbdrift.report.ibench_html import render_html
+    from tests.unit.test_ibench_report import step
+
+    results = [step(t, s, rate) for t, rate in (("pg17", 10_000.0), ("pg18-with-a-long-name", 12_000.0))
+               for s in IBENCH_STEPS[:4]]
+    results += [step(t, s, 200.0, qps) for t, qps in (("pg17", 3000.0), ("pg18-with-a-long-name", 3300.0))
+                for s in IBENCH_QUERY_STEPS]
+    data = ibench_report(results, ["pg17", "pg18-with-a-long-name"], {"pg17": "postgres 17.10 (built from source)"},
+                         ncpu=2, campaign="ib", notes=("host warning: busy (hint: wait)",))
+    measured = layout(_write(tmp_path / "ib.html", render_html(data)))
+    assert measured["scroll"] <= measured["inner"] and measured["wide"] == [], measured
+
+
+def test_the_tpcc_page_does_not_overflow_at_1400_px(tmp_path):
+    from dbdrift.report.tpcc import render_html, tpcc_report
+    from tests.unit.test_tpcc import run
+
+    data = tpcc_report([run("pg17", 40_000.0), run("pg18-with-a-long-name", 42_000.0)],
+                       ["pg17", "pg18-with-a-long-name"], ncpu=2, campaign="tp", setup="4 warehouse(s)")
+    measured = layout(_write(tmp_path / "tp.html", render_html(data)))
+    assert measured["scroll"] <= measured["inner"] and measured["wide"] == [], measured

@@ -241,3 +241,45 @@ def test_commits_of_one_version_are_their_own_points_in_commit_order_even_made_i
     store.close()
     (series,) = history.build_series(found)
     assert [p.label for p in series.points] == ["15.18@a9a9a9a9a", "15.18@b2b2b2b2b", "15.18@c3c3c3c3c"]
+
+
+def test_a_setup_is_named_by_its_settings_not_a_hash():
+    label = history.setup_label({"rows": 1000, "tables": 1}, {"settings": {"enable_indexonlyscan": "off"}})
+    assert label == "1000 rows x 1, enable_indexonlyscan=off"
+    many = {f"setting_number_{i}": "on" for i in range(9)}
+    long = history.setup_label({"rows": 1000}, {"settings": many})
+    assert "setting_number_0=on" in long and "more #" in long and len(long) < 120
+    assert long != history.setup_label({"rows": 1000}, {"settings": {**many, "setting_number_8": "off"}})
+
+
+def history_chart(by: str, tmp_path) -> str:
+    from dbdrift.report.history import blocks, line_chart
+    store = Store(tmp_path / f"{by}.db")
+    add_campaign(store, "a", {"17.0": 10000, "17.4": 9990}, created="2026-11-01T10:00:00+00:00")
+    add_campaign(store, "b", {"17.2": 10010}, created="2026-11-02T10:00:00+00:00")
+    key, members, labels = blocks(history.build_series(history.points(store, "qps"), by))[0]
+    return line_chart(members, labels, "c")
+
+
+@pytest.mark.parametrize("by", ["version", "time"])
+def test_a_history_chart_titles_its_axes_and_marks_the_worse_direction(by, tmp_path):
+    chart = history_chart(by, tmp_path)
+    assert 'class="y-title"' in chart and "qps ÷ the line's first point" in chart
+    assert ("campaign (date, time, #id)" if by == "time" else ">version</text>") in chart
+    assert "↓ worse" in chart and "↑ better" in chart  # qps: higher is better
+
+
+def test_by_time_every_one_point_series_is_drawn_beside_the_others_of_its_column(tmp_path):
+    import re
+    chart = history_chart("time", tmp_path)
+    dots = re.findall(r'<circle cx="([\d.]+)" cy="([\d.]+)" r="4"', chart)  # ringed: one point, no line
+    assert len(dots) >= 3 and len(set(dots)) == len(dots), dots
+
+
+def test_a_history_charts_slanted_labels_end_above_its_legend(tmp_path):
+    import re
+    chart = history_chart("time", tmp_path)
+    longest = max(len(t) for t in re.findall(r'transform="rotate\(-40[^"]*"\>([^<]*)<', chart))
+    label_top = float(re.search(r'transform="rotate\(-40 [\d.]+ ([\d.]+)\)"', chart).group(1))
+    legend_top = min(float(v) for v in re.findall(r'<rect class="legend" x="[\d.]+" y="([\d.]+)"', chart))
+    assert label_top + longest * 7.2 * 0.643 < legend_top

@@ -239,3 +239,24 @@ def test_the_server_binary_section_gives_sizes_relative_to_the_base(page):
     rows = {cells[0]["text"]: [c["text"] for c in cells[1:]] for cls, cells in Page(page).rows if cls == "binary"}
     assert rows["pg17"] == ["17.10", "9.5", "8.5", "8.0", "0.2", "0.2", "37.9", "1.00", "1.00"]
     assert rows["pg18"][-2:] == ["1.03", "1.04"] and "pg19" not in rows
+
+
+def test_a_widened_axis_keeps_the_1_00_tick_and_its_label():
+    from dbdrift.report.svgchart import Bar, BarGroup, axis_step, grid_ticks, ratio_chart
+    lo, hi = 0.25, 1.2  # 0.25 to 1.2 by 0.2 from lo would tick 0.25, 0.45, ... 1.05 and skip 1.00
+    assert 1.0 in grid_ticks(lo, hi, axis_step(lo, hi))
+    chart = ratio_chart([BarGroup("t", (Bar("a", 0.29),))], "c", "cap", axis=(lo, hi))
+    assert ">1.00</text>" in chart and 'class="one"' in chart
+
+
+def test_every_chart_of_the_page_puts_its_plot_at_one_x_whatever_its_labels(page):
+    ones = re.findall(r'<line class="one" x1="([\d.]+)"', page)
+    assert len(ones) == 5 and len(set(ones)) == 1, ones  # four groups and the instruction ratios
+
+
+def test_the_warnings_section_lists_the_host_warnings_the_header_shows(store):
+    data = build_report(store, None, None, False)
+    warned = dataclasses.replace(data, notes=(*data.notes, "host warning: host 99% busy (hint: wait)"))
+    section = render(warned, "html").split('id="warnings"')[1]
+    assert "host 99% busy" in section and "No host or run warnings" not in section
+    assert "No host warnings" in render(data, "html").split('id="warnings"')[1]

@@ -125,7 +125,7 @@ def test_text_and_markdown_show_nopm_relative_and_the_hardware_table(data):
     text = render_text(data)
     assert "TPROC-C: 4 warehouse(s)" in text
     row = next(line for line in text.splitlines() if line.startswith("b "))
-    assert row.split() == ["b", "1,500", "1.50", "3,000", "1", "passed"]
+    assert row.split() == ["b", "1,500", "1.50", "?", "3,000", "1", "passed"]  # ?: one repeat, no interval
     header = next(line for line in text.splitlines() if line.startswith("target") and "cpu/no" in line)
     assert header.split() == ["target", "cpu/no", "server/no", "client/no", "client%", "cs/no", "wkb/no"]
     md = render_text(data, markdown=True)

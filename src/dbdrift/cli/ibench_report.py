@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 
+from dbdrift.results.build import host_notes, repeats_notes
 from dbdrift.results.targets import base_target, target_labels
 from dbdrift.report import ibench_html
 from dbdrift.report.ibench import ibench_report, render_csv, render_json, render_markdown, render_text
@@ -25,9 +26,18 @@ def _context(store: Store, campaign_id: int, base: str | None) -> tuple:
     return row, ordered, target_labels(targets), host, host.get("cpus") or 1
 
 
-def render(store: Store, campaign_id: int, base: str | None, fmt: str) -> str:
+def ibench_data(store: Store, campaign_id: int, base: str | None, min_effect: float = 0.02,
+                noisy: float = 0.05):
+    """The Insert Benchmark report of a stored campaign, with its notes and verdicts."""
     row, ordered, labels, host, ncpu = _context(store, campaign_id, base)
-    data = ibench_report(store.ibench_steps(campaign_id), ordered, labels, ncpu, row["name"])
+    spec = json.loads(row["spec_json"])
+    notes = host_notes(host) + repeats_notes(spec, "each step's rate")
+    return ibench_report(store.ibench_steps(campaign_id), ordered, labels, ncpu, row["name"], notes, min_effect, noisy)
+
+
+def render(store: Store, campaign_id: int, base: str | None, fmt: str, data=None) -> str:
+    row, _, _, host, _ = _context(store, campaign_id, base)
+    data = data or ibench_data(store, campaign_id, base)
     if fmt == "markdown":
         return render_markdown(data)
     if fmt == "csv":
@@ -60,13 +70,23 @@ def workload(store: Store, campaign_id: int) -> str:
     return json.loads(store.campaign(campaign_id)["spec_json"]).get("workload", "sysbench")
 
 
-def render_tpcc(store: Store, campaign_id: int, base: str | None, fmt: str) -> str:
-    """The TPROC-C report of a stored campaign in `fmt`."""
+def tpcc_data(store: Store, campaign_id: int, base: str | None, min_effect: float = 0.02, noisy: float = 0.05):
+    """The TPROC-C report of a stored campaign, with its notes and verdicts."""
     from dbdrift.report import tpcc as tpcc_report
 
     row, ordered, labels, host, ncpu = _context(store, campaign_id, base)
-    data = tpcc_report.tpcc_report(store.tpcc_runs(campaign_id), ordered, labels, ncpu, row["name"],
-                                   tpcc_setup_text(json.loads(row["spec_json"])))
+    spec = json.loads(row["spec_json"])
+    notes = host_notes(host) + repeats_notes(spec, "NOPM")
+    return tpcc_report.tpcc_report(store.tpcc_runs(campaign_id), ordered, labels, ncpu, row["name"],
+                                   tpcc_setup_text(spec), notes, min_effect, noisy)
+
+
+def render_tpcc(store: Store, campaign_id: int, base: str | None, fmt: str, data=None) -> str:
+    """The TPROC-C report of a stored campaign in `fmt`."""
+    from dbdrift.report import tpcc as tpcc_report
+
+    row, _, _, host, _ = _context(store, campaign_id, base)
+    data = data or tpcc_data(store, campaign_id, base)
     if fmt in ("text", "markdown"):
         return tpcc_report.render_text(data, markdown=fmt == "markdown")
     if fmt == "csv":

@@ -17,7 +17,7 @@ from dbdrift.report.markdown import render_markdown
 from dbdrift.report.matrix import axis_names, measured_tests, render_matrix
 from dbdrift.report.text import render_text
 from dbdrift.results.build import build_report, no_campaign
-from dbdrift.results.findings import FINDING_KINDS, MEASURES, findings
+from dbdrift.results.findings import FINDING_KINDS, MEASURES, all_findings, select
 from dbdrift.results.data import ReportData
 from dbdrift.results.targets import AGAINST
 from dbdrift.store.store import Store
@@ -25,7 +25,7 @@ from dbdrift.store.store import Store
 FORMATS = ("text", "markdown", "csv", "json", "html")
 EXAMPLES = """\
 examples:
-  dbdrift report                                  the latest campaign in ./dbdrift.db
+  dbdrift report                                  the latest campaign comparing two or more targets
   dbdrift report --campaign demo-pg17-vs-pg18 --chain   each target against the one before it
   dbdrift report --format html > report.html      a page to share
   dbdrift report --format json | jq '.rows[] | select(.verdict == "regression")'
@@ -41,7 +41,9 @@ exit status: 0 printed (and, with --fail-on, nothing found), 1 error (no store, 
 """
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--store", type=Path, default=Path("dbdrift.db"), help="results store (default ./dbdrift.db)")
-    parser.add_argument("--campaign", help="campaign name or id (default: the latest)")
+    parser.add_argument("--campaign", help="campaign name or id (default: the latest that compares two or more targets; "
+                             "newer one-target campaigns, such as a bisect's probes, are passed over and named "
+                             "on stderr)")
     parser.add_argument("--base", help="target every other target is divided by (default: the campaign's base)")
     parser.add_argument("--chain", action="store_true", help="each target relative to the previous one")
     parser.add_argument("--format", choices=FORMATS, default="text")
@@ -79,10 +81,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--fail-on", type=_fail_on, default=[], metavar="KINDS",
                         help=f"exit with status {FINDING_EXIT} when the report finds one of KINDS "
                              f"({', '.join(FINDING_KINDS)}; comma-separated), after printing it; each finding is "
-                             "listed on stderr. regression: a timed cell or an instruction count that regressed; "
+                             "listed on stderr. regression: a timed cell or an instruction count that regressed "
+                             "(Insert Benchmark: a step's rate; TPROC-C: NOPM; both over repeats); "
                              "not-measured: a run or count that failed; noisy: a timed cell too noisy or without "
-                             "an interval, or an instruction count whose repeats differ by more than half the "
-                             "minimum effect")
+                             "an interval (one repeat of an Insert Benchmark or TPROC-C campaign), or an "
+                             "instruction count whose repeats differ by more than half the minimum effect "
+                             "(docs/guide.md has the table)")
     parser.add_argument("--fail-by", choices=("both", *MEASURES), default="both",
                         help="which verdicts --fail-on reads: timed (rQPS), instructions (instructions per "
                              "event counted under callgrind) or both (default)")
@@ -206,22 +210,17 @@ def _matrix_shape(data, args: argparse.Namespace) -> tuple[list[str] | None, str
 def main(args: argparse.Namespace) -> int:
     store = options.open_store(args.store)
     try:
+        if args.campaign is None:
+            args.campaign = _latest_comparison(store)
         campaign_id = store.latest_campaign_id(args.campaign)
         if args.config:
             sys.stdout.write(render_configs(store, campaign_id, args.campaign))
             return 0
-        if campaign_id is not None and ibench_report.workload(store, campaign_id) == "tpcc":
-            if args.fail_on:
-                raise UserError(f"--fail-on applies to sysbench campaigns; {store.campaign(campaign_id)['name']} is "
-                                "TPROC-C", "leave --fail-on out for this campaign", exit_code=2)
-            sys.stdout.write(ibench_report.render_tpcc(store, campaign_id, args.base, args.format))
-            return 0
-        if campaign_id is not None and ibench_report.is_ibench(store, campaign_id):
-            if args.fail_on:
-                raise UserError(f"--fail-on applies to sysbench campaigns; {store.campaign(campaign_id)['name']} is "
-                                "an Insert Benchmark", "leave --fail-on out for this campaign", exit_code=2)
-            sys.stdout.write(ibench_report.render(store, campaign_id, args.base, args.format))
-            return 0
+        kind = ibench_report.workload(store, campaign_id) if campaign_id is not None else "sysbench"
+        if kind in ("tpcc", "insert-benchmark"):
+            text, found = _workload_report(store, campaign_id, kind, args)
+            sys.stdout.write(text)
+            return _fail_on_exit(found, args)
         if (args.tests or args.group_by) and not args.matrix:
             raise UserError("--tests and --group-by shape the --matrix table", "add --matrix", exit_code=2)
         data = build_report(store, args.campaign, args.base, args.chain, args.min_effect, args.noisy,
@@ -236,16 +235,47 @@ def main(args: argparse.Namespace) -> int:
     finally:
         store.close()
     sys.stdout.write(render(data, args.format, use_color(args.color)))
-    if args.fail_on:
-        found = [f.line() for f in findings(data, args.fail_on, _measures(args.fail_by))]
-        for line in found:
-            sys.stderr.write(f"fail-on: {line}\n")
-        if "noisy" not in args.fail_on:
-            unclear = findings(data, ["noisy"], _measures(args.fail_by))
-            if unclear:
-                sys.stderr.write(f"fail-on: {len(unclear)} cell(s) had no verdict (too noisy or no interval) and "
-                                 "pass; add `noisy` to --fail-on to fail on them\n")
-        if found:
-            sys.stderr.write(f"fail-on: {len(found)} finding(s) of {','.join(args.fail_on)}; exit {FINDING_EXIT}\n")
-            return FINDING_EXIT
-    return 0
+    return _fail_on_exit(list(all_findings(data)), args)
+
+
+def _latest_comparison(store: Store) -> str | None:
+    """The id of the campaign `report` without --campaign means: the newest that compares two
+    or more targets; when newer one-target campaigns were passed over, stderr says which."""
+    chosen, skipped = store.latest_comparison()
+    if chosen is not None and skipped:
+        row = store.campaign(chosen)
+        names = ", ".join(f"{store.campaign(i)['name']} (#{i})" for i in skipped[:3]) + (
+            f" and {len(skipped) - 3} more" if len(skipped) > 3 else "")
+        sys.stderr.write(f"report: campaign {row['name']} (#{chosen}), the newest comparing two or more targets; "
+                         f"passed over {len(skipped)} newer one-target campaign(s): {names} "
+                         f"(--campaign NAME|ID chooses one)\n")
+    return None if chosen is None else str(chosen)
+
+
+def _workload_report(store: Store, campaign_id: int, kind: str, args: argparse.Namespace) -> tuple[str, list]:
+    """An Insert Benchmark or TPROC-C campaign's report in --format and the findings --fail-on names."""
+    if kind == "tpcc":
+        data = ibench_report.tpcc_data(store, campaign_id, args.base, args.min_effect, args.noisy)
+        text = ibench_report.render_tpcc(store, campaign_id, args.base, args.format, data)
+    else:
+        data = ibench_report.ibench_data(store, campaign_id, args.base, args.min_effect, args.noisy)
+        text = ibench_report.render(store, campaign_id, args.base, args.format, data)
+    return text, list(data.findings)
+
+
+def _fail_on_exit(every: list, args: argparse.Namespace) -> int:
+    """Of every finding of the report, those --fail-on names on stderr and FINDING_EXIT when
+    there are any; 0 otherwise. Cells without a verdict that pass are counted on stderr."""
+    kinds, measures = args.fail_on, _measures(args.fail_by)
+    if not kinds:
+        return 0
+    found = select(every, kinds, measures)
+    for f in found:
+        sys.stderr.write(f"fail-on: {f.line()}\n")
+    if "noisy" not in kinds and (unclear := select(every, ["noisy"], measures)):
+        sys.stderr.write(f"fail-on: {len(unclear)} cell(s) had no verdict (too noisy or no interval) and pass; "
+                         "add `noisy` to --fail-on to fail on them\n")
+    if not found:
+        return 0
+    sys.stderr.write(f"fail-on: {len(found)} finding(s) of {','.join(kinds)}; exit {FINDING_EXIT}\n")
+    return FINDING_EXIT

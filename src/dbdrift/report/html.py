@@ -14,7 +14,7 @@ from itertools import count
 from dbdrift.analysis.noise import Verdict
 from dbdrift.report.hardware import (instruction_legend, METRICS_LEGEND, delta_lines, fmt_ratio3, instruction_table, metrics_blocks,
                                      simulated_blocks)
-from dbdrift.report.svgchart import Bar, BarGroup, ratio_chart
+from dbdrift.report.svgchart import Bar, BarGroup, label_columns, ratio_chart
 from dbdrift.report.table import (GREEN_AT, RED_AT, fmt_abs, fmt_mb, fmt_ratio, fmt_rel, verdict_counts,
                                   verdict_legend)
 from dbdrift.results.data import ReportData, Section
@@ -49,6 +49,7 @@ table.findings td.mark{font-weight:bold}table.findings td.why{text-align:left;wh
 details.plan pre{max-height:20rem;overflow:auto;background:#f6f6f6;padding:.4rem}
 table.findings tr.regression td.mark{color:#a33}table.findings tr.improvement td.mark{color:#276}
 svg.chart{max-width:100%;height:auto}
+.scroll{overflow-x:auto;max-width:100%}
 """
 
 
@@ -60,11 +61,11 @@ AXIS = (0.8, 1.2)  # the posts' rQPS axis; widened on whole 0.05 steps when a va
 def render_html(data: ReportData) -> str:
     """The whole page; every string from the store or the catalog passes through html.escape."""
     charts = count(1)  # a unique id per SVG chart, for its hatch pattern
-    axis = page_axis(data)
+    axis = (*page_axis(data), *page_columns(data))  # one x scale and plot offset for every chart of the page
     parts = [_head(data), _header(data), _findings(data), _intro(data)]
     for threads in data.thread_counts():
         parts.append(_threads_section(data, threads, charts, axis))
-    parts += [_instructions_section(data, charts), _metrics_section(data), _binary_section(data),
+    parts += [_instructions_section(data, charts, axis), _metrics_section(data), _binary_section(data),
               _warnings_section(data)]
     return "\n".join(p for p in parts if p) + "\n</body>\n</html>\n"
 
@@ -78,8 +79,15 @@ def page_axis(data: ReportData) -> tuple[float, float]:
     """AXIS, widened to whole 0.05 steps that hold every rQPS and interval end of the page."""
     values = [v for row in data.comparison.rows for t in data.comparison.compared
               for v in _cell_numbers(row.cells[t]) if v is not None and math.isfinite(v)]
+    values += [v for irow in data.instructions for v in irow.relative.values() if v is not None and math.isfinite(v)]
     lo, hi = min([AXIS[0], *values]), max([AXIS[1], *values])
     return max(0.0, math.floor(lo * 20 + 1e-9) / 20), math.ceil(hi * 20 - 1e-9) / 20
+
+
+def page_columns(data: ReportData) -> tuple[float, float]:
+    """The label columns of every chart of the page: the longest test name and target name."""
+    names = {row.test for row in data.comparison.rows} | {irow.test for irow in data.instructions}
+    return label_columns([BarGroup(name, tuple(Bar(t, None) for t in data.comparison.compared)) for name in names])
 
 
 def _cell_numbers(cell) -> tuple[float | None, ...]:
@@ -248,7 +256,7 @@ def _threads_title(threads: int) -> str:
     return f"{threads} client thread{'s' if threads != 1 else ''}"
 
 
-def _threads_section(data: ReportData, threads: int, charts, axis: tuple[float, float]) -> str:
+def _threads_section(data: ReportData, threads: int, charts, axis: tuple[float, ...]) -> str:
     out = [f'<section id="threads-{threads}">', f"<h2>{escape(_threads_title(threads))}</h2>"]
     if data.comparison.compared:
         for section in data.sections(threads):
@@ -257,7 +265,7 @@ def _threads_section(data: ReportData, threads: int, charts, axis: tuple[float, 
     return "\n".join(out)
 
 
-def _group_section(data: ReportData, section: Section, chart_id: str, axis: tuple[float, float]) -> str:
+def _group_section(data: ReportData, section: Section, chart_id: str, axis: tuple[float, ...]) -> str:
     comp = data.comparison
     refs = comp.references
     group, threads, rows, title = section.group, section.threads, section.rows, section.title
@@ -355,7 +363,7 @@ def _summary_rows(data: ReportData, section: Section) -> list[str]:
     return out
 
 
-def _group_chart(data: ReportData, rows, chart_id: str, caption: str, axis: tuple[float, float]) -> str:
+def _group_chart(data: ReportData, rows, chart_id: str, caption: str, axis: tuple[float, ...]) -> str:
     groups = []
     for row in rows:
         bars = []
@@ -366,7 +374,7 @@ def _group_chart(data: ReportData, rows, chart_id: str, caption: str, axis: tupl
             bars.append(Bar(t, cell.ratio, lower, upper, title=f"{row.test}, {t} / {cell.reference}: {verdict}",
                             fill=target_color(data, t), mark=verdict.mark))
         groups.append(BarGroup(row.test, tuple(bars)))
-    return (f"<figure>{ratio_chart(groups, chart_id, caption, axis=axis)}<figcaption>{escape(caption)}: bars from "
+    return (f"<figure>{ratio_chart(groups, chart_id, caption, axis=axis[:2], columns=axis[2:])}<figcaption>{escape(caption)}: bars from "
             "1.0 (right: faster than the reference), whiskers: 95% interval, colour: target, mark: verdict; "
             "the same axis on the whole page</figcaption></figure>")
 
@@ -405,7 +413,7 @@ def _table(header: list[str], rows: list[list[str]], css: str) -> str:
     return f'<table class="{css}"><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>'
 
 
-def _instructions_section(data: ReportData, charts) -> str:
+def _instructions_section(data: ReportData, charts, axis: tuple[float, ...]) -> str:
     if not data.instructions:
         return ""
     refs = data.comparison.references
@@ -422,8 +430,8 @@ def _instructions_section(data: ReportData, charts) -> str:
         *(f"<h3>{escape(title)}</h3>" + _table(header, rows, "simulated") for title, header, rows in simulated_blocks(data)),
         "<h3>Where the instructions went</h3>",
         "<ul>" + "".join(f"<li>{escape(line)}</li>" for line in delta_lines(data)) + "</ul>",
-        f"<figure>{ratio_chart(groups, f'chart-{next(charts)}', caption, digits=3)}<figcaption>"
-        f"{escape(caption)}: right of 1.0 is more work per event (orange), left is less (blue)"
+        f"<figure>{ratio_chart(groups, f'chart-{next(charts)}', caption, 3, axis[:2], axis[2:])}<figcaption>"
+        f"{escape(caption)}: right of 1.0 is more work per event (orange), left is less (blue); the page's axis"
         "</figcaption></figure>", "</section>"])
 
 
@@ -466,7 +474,12 @@ def _binary_section(data: ReportData) -> str:
 
 
 def _warnings_section(data: ReportData) -> str:
+    """The host's warnings (the orange notes under the header) and every run's, so this section
+    never says there are none while the header shows some."""
+    host = [f"<li>{escape(n)}</li>" for n in data.notes if n.startswith("host warning")]
     items = [f"<li><code>{escape(row.test)} x{row.threads} {escape(target)}</code>: {escape(warning)}</li>"
              for row in data.comparison.rows for target, c in row.cells.items() for warning in c.warnings]
-    body = f'<ul class="warnings">{"".join(items)}</ul>' if items else "<p>No host or run warnings.</p>"
-    return f'<section id="warnings">\n<h2>Warnings (!)</h2>\n{body}\n</section>'
+    parts = [f'<h3>Host</h3><ul class="warnings host">{"".join(host)}</ul>' if host else "<p>No host warnings.</p>",
+             f'<h3>Runs (!)</h3><ul class="warnings">{"".join(items)}</ul>' if items else
+             "<p>No run warnings: no cell is marked !.</p>"]
+    return f'<section id="warnings">\n<h2>Warnings</h2>\n{"".join(parts)}\n</section>'

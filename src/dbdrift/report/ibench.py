@@ -20,7 +20,9 @@ from dataclasses import dataclass
 from dbdrift.analysis.ibench import (BUCKET_LABELS, COLORS, METRICS, OPS, IBenchSummary, StepDetail, SummaryTable,
                                      index_results, per_second_series, sla_met, step_detail, summary_tables)
 from dbdrift.model import IBENCH_STEPS, InsertStepResult
+from dbdrift.report.caveats import verdict_counts, verdict_legend, verdict_lines
 from dbdrift.report.table import fmt_abs, fmt_ratio
+from dbdrift.results.findings import Finding, ibench_findings
 
 STEP_CAPTIONS = {
     "l.i0": "load without secondary indexes",
@@ -73,6 +75,16 @@ class IBenchReport:
     summary: IBenchSummary
     results: dict[tuple[str, str], InsertStepResult]  # (target, step) -> result, any status
     details: dict[tuple[str, str], StepDetail]
+    notes: tuple[str, ...] = ()  # host and run warnings, the no-interval note (results/build.py)
+    findings: tuple[Finding, ...] = ()  # per target but the base and step: its verdict (results/findings.py)
+    min_effect: float = 0.02
+    noisy: float = 0.05
+
+    def verdict_legend(self) -> str:
+        return verdict_legend("each step's rate", self.min_effect, self.noisy)
+
+    def verdict(self, target: str, step: str) -> Finding | None:
+        return next((f for f in self.findings if f.target == target and f.test == step), None)
 
     def label(self, target: str) -> str:
         extra = self.labels.get(target)
@@ -84,12 +96,14 @@ class IBenchReport:
 
 
 def ibench_report(results: list[InsertStepResult], targets: list[str], labels: dict[str, str] | None = None,
-                  ncpu: int = 1, campaign: str = "") -> IBenchReport:
-    """Summary tables and per-step details of `results` (any status; other targets are ignored)."""
+                  ncpu: int = 1, campaign: str = "", notes: tuple[str, ...] = (), min_effect: float = 0.02,
+                  noisy: float = 0.05) -> IBenchReport:
+    """Summary tables, verdicts and per-step details of `results` (any status; other targets are ignored)."""
     indexed = index_results(results, targets)
     details = {key: step_detail(r, ncpu) for key, r in indexed.items()}
-    return IBenchReport(campaign, tuple(targets), dict(labels or {}), ncpu, summary_tables(results, targets, ncpu),
-                        indexed, details)
+    summary = summary_tables(results, targets, ncpu)
+    return IBenchReport(campaign, tuple(targets), dict(labels or {}), ncpu, summary, indexed, details, tuple(notes),
+                        tuple(ibench_findings(summary, min_effect, noisy)), min_effect, noisy)
 
 
 # --- blocks shared by text and Markdown: titled tables of formatted cells -------------------
@@ -173,9 +187,12 @@ def fmt_metric(name: str, value: float | None) -> str:
 
 def render_text(data: IBenchReport) -> str:
     out = [f"campaign: {data.campaign}"] if data.campaign else []
-    out += [f"Insert Benchmark; relative to: {data.label(data.summary.base)}", "", "== summary =="]
+    out += [f"Insert Benchmark; relative to: {data.label(data.summary.base)}", *data.notes, "", "== summary =="]
     for title, legend, header, rows in summary_blocks(data):
         out += [f"-- {title}", legend, *_aligned(header, rows), ""]
+    if data.findings:
+        out += [f"-- verdicts: {verdict_counts(data.findings)}", data.verdict_legend(),
+                *(f"  {line}" for line in verdict_lines(data.findings)), ""]
     if data.summary.missing:
         out += ["steps without a value:", *(f"  {line}" for line in missing_lines(data)), ""]
     out += [STEP_LEGEND, ""]
@@ -198,9 +215,15 @@ def _aligned(header: list[str], rows: list[list[str]]) -> list[str]:
 
 def render_markdown(data: IBenchReport) -> str:
     out = [f"# Insert Benchmark: {data.campaign}" if data.campaign else "# Insert Benchmark", "",
-           f"Relative to: {data.label(data.summary.base)}", "", "## Summary", ""]
+           f"Relative to: {data.label(data.summary.base)}", ""]
+    if data.notes:
+        out += [*(f"- {note}" for note in data.notes), ""]
+    out += ["## Summary", ""]
     for title, legend, header, rows in summary_blocks(data):
         out += [f"### {title}", "", f"*{legend}*", "", *_md_table(header, rows), ""]
+    if data.findings:
+        out += [f"### Verdicts: {verdict_counts(data.findings)}", "", f"*{data.verdict_legend()}*", "",
+                *(f"- `{line}`" for line in verdict_lines(data.findings)), ""]
     if data.summary.missing:
         out += ["Steps without a value:", "", *(f"- {line}" for line in missing_lines(data)), ""]
     out += [f"*{STEP_LEGEND}*", ""]
@@ -220,13 +243,15 @@ def _md_table(header: list[str], rows: list[list[str]]) -> list[str]:
 
 CSV_HEADER = ("target", "step", "status", "repeats", "elapsed_s", "ips", "dps", "qps", "target_ips", "sla_met",
               "relative", "relative_lower", "relative_upper",
-              "p50", "p99", "maxop", *(m for m in METRICS if m not in ("ips", "qps", "maxop", "p50", "p99")))
+              "p50", "p99", "maxop", *(m for m in METRICS if m not in ("ips", "qps", "maxop", "p50", "p99")),
+              "verdict", "notes")
 
 
 def render_csv(data: IBenchReport) -> str:
     """One row per (target, step) in report order; a step that never ran has status `not run`. The
     rates and metrics are of the repeat the details show; `relative` (and its interval) is over
-    the repeats, `repeats` counts the ok ones."""
+    the repeats, `repeats` counts the ok ones; `verdict` is the step's against the base (empty
+    for the base), `notes` the report's host and run warnings and interval notes, on every line."""
     buf = io.StringIO()
     writer = csv.writer(buf, lineterminator="\n")
     writer.writerow(CSV_HEADER)
@@ -238,15 +263,17 @@ def render_csv(data: IBenchReport) -> str:
 
 def _csv_row(data: IBenchReport, target: str, step: str, relative) -> list[str]:
     result = data.results.get((target, step))
+    found = data.verdict(target, step)
+    tail = [str(found.verdict) if found else "", " | ".join(data.notes)]
     if result is None:
-        return [target, step, "not run", *[""] * (len(CSV_HEADER) - 3)]
+        return [target, step, "not run", *[""] * (len(CSV_HEADER) - 5), *tail]
     metrics = data.details[(target, step)].metrics
     met = sla_met(result)
     head = [target, step, result.status, str(data.summary.throughput.rows[target][IBENCH_STEPS.index(step)].repeats),
             _num(result.elapsed_s), _num(result.ips), _num(result.dps),
             _num(result.qps), _num(result.target_ips), "" if met is None else str(met).lower(), _num(relative.value),
             _num(relative.lower), _num(relative.upper)]
-    return head + [_num(metrics[m]) for m in CSV_HEADER[len(head):]]
+    return head + [_num(metrics[m]) for m in CSV_HEADER[len(head):-2]] + tail
 
 
 def _num(value: float | None) -> str:
@@ -262,7 +289,8 @@ def to_json(data: IBenchReport) -> dict:
     and its 10 slice averages of i_ips, i_dps and i_qps — what charts need, nothing to recompute."""
     summary = data.summary
     return {
-        "campaign": data.campaign, "base": summary.base, "ncpu": data.ncpu,
+        "campaign": data.campaign, "base": summary.base, "ncpu": data.ncpu, "notes": list(data.notes),
+        "min_effect": data.min_effect, "noisy_half_width": data.noisy, "verdicts": findings_json(data.findings),
         "targets": [{"name": t, "label": data.labels.get(t, "")} for t in data.targets],
         "colors": COLORS, "buckets": list(BUCKET_LABELS),
         "tables": {name: _table_json(getattr(summary, name)) for name in TABLES if getattr(summary, name) is not None},
@@ -272,6 +300,13 @@ def to_json(data: IBenchReport) -> dict:
                                for t in data.targets if (t, step) in data.results}}
                   for step in data.steps()],
     }
+
+
+def findings_json(found: tuple[Finding, ...]) -> list[dict]:
+    """One object per verdict: where (step or NOPM), target, reference, verdict, ratio and interval."""
+    return [{"test": f.test, "target": f.target, "reference": f.reference, "verdict": str(f.verdict),
+             "ratio": _round(f.ratio, 4), "lower": _round(f.lower, 4), "upper": _round(f.upper, 4),
+             **({"status": f.status} if f.status else {})} for f in found]
 
 
 def render_json(data: IBenchReport) -> str:

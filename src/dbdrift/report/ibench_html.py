@@ -10,6 +10,7 @@ from __future__ import annotations
 from html import escape
 
 from dbdrift.analysis.ibench import COLORS, OPS, per_second_series
+from dbdrift.report.caveats import findings_html, notes_html
 from dbdrift.report.html import CSS, TARGET_COLORS
 from dbdrift.report.ibench import (INTERVAL_LEGEND, LEGENDS, STEP_CAPTIONS, STEP_LEGEND, TABLES, TITLES, IBenchReport,
                                    _cell_text, missing_lines, step_blocks)
@@ -31,7 +32,8 @@ def render_html(data: IBenchReport, meta: dict | None = None) -> str:
     parts = ['<!DOCTYPE html>\n<html lang="en">\n<head>\n<meta charset="utf-8">\n'
              '<meta name="viewport" content="width=device-width, initial-scale=1">\n'
              f"<title>dbdrift report: {escape(title)}</title>\n<style>{CSS}{IBENCH_CSS}</style>\n</head>\n<body>",
-             f"<header><h1>{escape(title)}</h1>{_context(data, meta)}</header>", _nav(data), _summary(data)]
+             f"<header><h1>{escape(title)}</h1>{_context(data, meta)}{notes_html(data.notes)}</header>", _nav(data),
+             findings_html(data.findings, data.verdict_legend()), _summary(data)]
     for step in data.steps():
         parts.append(_step_section(data, step))
     return "\n".join(p for p in parts if p) + "\n</body>\n</html>\n"
@@ -61,7 +63,8 @@ def _context(data: IBenchReport, meta: dict) -> str:
 
 
 def _nav(data: IBenchReport) -> str:
-    links = ['<a href="#summary">summary</a>', *(f'<a href="#step-{escape(s)}">{escape(s)}</a>' for s in data.steps())]
+    links = ['<a href="#findings">findings</a>'] if data.findings else []
+    links += ['<a href="#summary">summary</a>', *(f'<a href="#step-{escape(s)}">{escape(s)}</a>' for s in data.steps())]
     return f"<nav>{' '.join(links)}</nav>"
 
 
@@ -87,8 +90,8 @@ def _summary(data: IBenchReport) -> str:
             body.append(f'<tr><th scope="row">{escape(label)}</th>{"".join(tds)}</tr>')
         out.append(f"<h3>{escape(TITLES[name].format(base=data.label(data.summary.base)))}</h3>"
                    f'<p class="sub">{escape(legend)}</p>'
-                   f'<table class="ibench"><thead><tr><th>target</th>{head}</tr></thead>'
-                   f"<tbody>{''.join(body)}</tbody></table>")
+                   f'<div class="scroll"><table class="ibench"><thead><tr><th>target</th>{head}</tr></thead>'
+                   f"<tbody>{''.join(body)}</tbody></table></div>")
     if data.summary.missing:
         out.append("<p>Steps without a value:</p><ul>" + "".join(f"<li>{escape(line)}</li>"
                                                                  for line in missing_lines(data)) + "</ul>")
@@ -134,5 +137,6 @@ def _step_section(data: IBenchReport, step: str) -> str:
         head = "".join(f"<th>{escape(h)}</th>" for h in header)
         body = "".join(f'<tr><th scope="row">{escape(r[0])}</th>' + "".join(f"<td>{escape(c)}</td>" for c in r[1:])
                        + "</tr>" for r in rows)
-        out.append(f"<h3>{escape(title)}</h3><table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>")
+        out.append(f'<h3>{escape(title)}</h3><div class="scroll"><table><thead><tr>{head}</tr></thead>'
+                   f"<tbody>{body}</tbody></table></div>")
     return "\n".join(out)

@@ -59,10 +59,19 @@ def axis_step(lo: float, hi: float, max_ticks: int = 9) -> float:
     return next((s for s in STEPS if (hi - lo) / s <= max_ticks - 1 + 1e-9), STEPS[-1])
 
 
+def label_columns(groups: list[BarGroup]) -> tuple[float, float]:
+    """(name column, label column) widths in px that hold every group name and bar label given:
+    pass the page's groups, and every chart of the page puts its plot at one x."""
+    name_w = max([len(g.name) for g in groups] + [4]) * CHAR_PX + 12
+    label_w = max([len(b.label) for g in groups for b in g.bars] + [4]) * CHAR_PX + 10
+    return name_w, label_w
+
+
 def ratio_chart(groups: list[BarGroup], chart_id: str, caption: str, digits: int = 2,
-                axis: tuple[float, float] | None = None) -> str:
+                axis: tuple[float, float] | None = None, columns: tuple[float, float] | None = None) -> str:
     """One bar per Bar, from 1.0 to its value, error bar on [lower, upper], value text at the right.
-    `axis` fixes the range (charts of one page compare by eye); else it is fitted to the values."""
+    `axis` fixes the range and `columns` the label columns (label_columns of the page's groups), so
+    that the charts of one page share one x scale and equal values line up; else both are fitted."""
     numbers = [v for g in groups for b in g.bars for v in (b.value, b.lower, b.upper)
                if v is not None and math.isfinite(v)]
     if axis:
@@ -70,10 +79,9 @@ def ratio_chart(groups: list[BarGroup], chart_id: str, caption: str, digits: int
         step = axis_step(lo, hi)
     else:
         lo, hi, step = scale(numbers)
-    name_w = max([len(g.name) for g in groups] + [4]) * CHAR_PX + 12
-    label_w = max([len(b.label) for g in groups for b in g.bars] + [4]) * CHAR_PX + 10
+    name_w, label_w = columns or label_columns(groups)
     left = name_w + label_w
-    value_w = (2 * digits + 16) * CHAR_PX
+    value_w = (2 * 3 + 16) * CHAR_PX  # room for three digits whatever `digits`: one width for every chart
 
     def x(v: float) -> float:
         return left + (min(max(v, lo), hi) - lo) / (hi - lo) * PLOT_W
@@ -121,13 +129,19 @@ def _bar(bar: Bar, x, y: float, name_w: float, value_x: float, digits: int, char
     return out
 
 
+def grid_ticks(lo: float, hi: float, step: float) -> list[float]:
+    """The ticks on [lo, hi]: 1.0 and its multiples of `step` either side, so 1.00 keeps its line
+    and label however the axis is widened (an axis from 0.25 by 0.2 would skip it)."""
+    first, last = math.ceil((lo - 1.0) / step - 1e-9), math.floor((hi - 1.0) / step + 1e-9)
+    return [round(1.0 + k * step, 9) for k in range(first, last + 1)]
+
+
 def _grid(lo: float, hi: float, step: float, x, top: float, bottom: float) -> list[str]:
-    out, n = [], round((hi - lo) / step)
-    for i in range(n + 1):
-        tick = lo + i * step
+    out = []
+    for tick in grid_ticks(lo, hi, step):
         at_one = abs(tick - 1.0) < 1e-9
-        color, width = ("#222", 1.5) if at_one else ("#ddd", 1)
-        out.append(f'<line x1="{x(tick):.1f}" y1="{top:.1f}" x2="{x(tick):.1f}" y2="{bottom:.1f}" '
+        color, width, css = ("#222", 1.5, ' class="one"') if at_one else ("#ddd", 1, "")
+        out.append(f'<line{css} x1="{x(tick):.1f}" y1="{top:.1f}" x2="{x(tick):.1f}" y2="{bottom:.1f}" '
                    f'stroke="{color}" stroke-width="{width}"/>')
         out.append(_text(x(tick), bottom + 16, f"{tick:.{_tick_digits(step)}f}", "middle", "fill:#555"))
     return out

@@ -13,9 +13,11 @@ from html import escape
 from dbdrift.analysis.tpcc import HARDWARE, TargetSummary, nopm_series, summarize
 from dbdrift.model import TPCC_TRANSACTIONS as TRANSACTIONS
 from dbdrift.model import TpccResult
+from dbdrift.report.caveats import findings_html, notes_html, verdict_counts, verdict_legend, verdict_lines
 from dbdrift.report.html import CSS, TARGET_COLORS
-from dbdrift.report.ibench import _aligned
+from dbdrift.report.ibench import _aligned, findings_json
 from dbdrift.report.svgchart import Line, time_chart
+from dbdrift.results.findings import Finding, tpcc_findings
 
 HARDWARE_LEGEND = ("per new order in the measured window: cpu/no host CPU µs (user + system, every CPU), "
                    "server/no and client/no the server's and the driver's process CPU µs, client% the driver's "
@@ -32,6 +34,16 @@ class TpccReport:
     setup: str  # "4 warehouses, 2 virtual users, 60 s ramp-up, 300 s measured"
     summaries: tuple[TargetSummary, ...]
     results: tuple[TpccResult, ...]
+    notes: tuple[str, ...] = ()  # host and run warnings, the no-interval note (results/build.py)
+    findings: tuple[Finding, ...] = ()  # NOPM of each target but the base: its verdict (results/findings.py)
+    min_effect: float = 0.02
+    noisy: float = 0.05
+
+    def verdict_legend(self) -> str:
+        return verdict_legend("NOPM", self.min_effect, self.noisy)
+
+    def verdict(self, target: str) -> Finding | None:
+        return next((f for f in self.findings if f.target == target), None)
 
     def label(self, target: str) -> str:
         extra = self.labels.get(target)
@@ -39,9 +51,12 @@ class TpccReport:
 
 
 def tpcc_report(results: list[TpccResult], targets: list[str], labels: dict[str, str] | None = None,
-                ncpu: int = 1, campaign: str = "", setup: str = "") -> TpccReport:
-    return TpccReport(campaign, tuple(targets), dict(labels or {}), ncpu, setup,
-                      tuple(summarize(results, targets, ncpu)), tuple(r for r in results if r.target in targets))
+                ncpu: int = 1, campaign: str = "", setup: str = "", notes: tuple[str, ...] = (),
+                min_effect: float = 0.02, noisy: float = 0.05) -> TpccReport:
+    summaries = tuple(summarize(results, targets, ncpu))
+    return TpccReport(campaign, tuple(targets), dict(labels or {}), ncpu, setup, summaries,
+                      tuple(r for r in results if r.target in targets), tuple(notes),
+                      tuple(tpcc_findings(summaries, min_effect, noisy)), min_effect, noisy)
 
 
 def _num(value: float | None, digits: int = 0) -> str:
@@ -63,10 +78,13 @@ def blocks(data: TpccReport) -> list[tuple[str, str, list[str], list[list[str]]]
             if s.relative.lower is not None and s.relative.upper is not None:
                 rel += f" [{s.relative.lower:.2f},{s.relative.upper:.2f}]"
         checks = {True: "passed", False: "FAILED", None: "-"}[s.consistency_ok]
+        found = data.verdict(s.target)
+        rel += f" {found.verdict.mark}" if found else ""
         rows.append([data.label(s.target), _num(s.nopm), rel, _num(s.tpm), f"{s.runs}" + (
             f" ({s.failed} failed)" if s.failed else ""), checks])
     out = [("NOPM and TPM", f"NOPM: new orders per minute; TPM: transactions per minute (all five types); "
-            f"rNOPM: NOPM ÷ the base's ({data.label(base)}), with a 95% interval over repeats when there are some",
+            f"rNOPM: NOPM ÷ the base's ({data.label(base)}), with a 95% interval over repeats when there are some; "
+            + data.verdict_legend(),
             ["target", "NOPM", "rNOPM", "TPM", "runs", "consistency"], rows)]
     hw = [[data.label(s.target), *(_num(s.hardware.get(m), HARDWARE_DIGITS[m]) for m in HARDWARE)]
           for s in data.summaries]
@@ -89,9 +107,15 @@ def render_text(data: TpccReport, markdown: bool = False) -> str:
     out = []
     if markdown:
         out += [f"# TPROC-C: {data.campaign}" if data.campaign else "# TPROC-C", "", data.setup, ""]
+        out += [*(f"- {note}" for note in data.notes), ""] if data.notes else []
     else:
         out += [f"campaign: {data.campaign}"] if data.campaign else []
-        out += [f"TPROC-C: {data.setup}", ""]
+        out += [f"TPROC-C: {data.setup}", *data.notes, ""]
+    if data.findings:
+        lines = verdict_lines(data.findings)
+        out += ([f"## Verdicts: {verdict_counts(data.findings)}", "", *(f"- `{line}`" for line in lines), ""]
+                if markdown else [f"-- verdicts: {verdict_counts(data.findings)}", *(f"  {line}" for line in lines),
+                                  ""])
     for title, legend, header, rows in blocks(data):
         if markdown:
             out += [f"## {title}", ""] + ([f"*{legend}*", ""] if legend else [])
@@ -106,11 +130,12 @@ def render_text(data: TpccReport, markdown: bool = False) -> str:
 
 
 CSV_HEADER = ("target", "repeat", "status", "warehouses", "clients", "procedures", "elapsed_s", "new_orders",
-              "transactions", "nopm", "tpm", "load_s", "consistency_ok", *HARDWARE, "error")
+              "transactions", "nopm", "tpm", "load_s", "consistency_ok", *HARDWARE, "error", "verdict", "notes")
 
 
 def render_csv(data: TpccReport) -> str:
-    """One row per stored run; the hardware columns are that run's own."""
+    """One row per stored run; the hardware columns are that run's own, `verdict` is its target's
+    NOPM verdict against the base (empty for the base), `notes` the report's, on every line."""
     from dbdrift.analysis.tpcc import hardware_per_new_order
     buf = io.StringIO()
     writer = csv.writer(buf, lineterminator="\n")
@@ -121,7 +146,8 @@ def render_csv(data: TpccReport) -> str:
                          round(r.elapsed_s, 3), r.new_orders, r.transactions, round(r.nopm, 3), round(r.tpm, 3),
                          "" if r.load_s is None else round(r.load_s, 3),
                          str(all(c.get("ok") for c in r.consistency)).lower() if r.consistency else "",
-                         *("" if hw[m] is None else round(hw[m], 4) for m in HARDWARE), r.error or ""])
+                         *("" if hw[m] is None else round(hw[m], 4) for m in HARDWARE), r.error or "",
+                         str(found.verdict) if (found := data.verdict(r.target)) else "", " | ".join(data.notes)])
     return buf.getvalue()
 
 
@@ -133,6 +159,8 @@ def to_json(data: TpccReport) -> dict:
                 "method": str(s.relative.method), "n": s.relative.n}
     return {
         "campaign": data.campaign, "setup": data.setup, "base": data.targets[0], "ncpu": data.ncpu,
+        "notes": list(data.notes), "min_effect": data.min_effect, "noisy_half_width": data.noisy,
+        "verdicts": findings_json(data.findings),
         "targets": [{
             "name": s.target, "label": data.labels.get(s.target, ""), "runs": s.runs, "failed": s.failed,
             "nopm": s.nopm, "tpm": s.tpm, "relative_nopm": est(s), "hardware": s.hardware,
@@ -164,7 +192,8 @@ def render_html(data: TpccReport, meta: dict | None = None) -> str:
              '<meta name="viewport" content="width=device-width, initial-scale=1">\n'
              f"<title>dbdrift report: {escape(title)}</title>\n<style>{CSS}</style>\n</head>\n<body>",
              f"<header><h1>{escape(title)}</h1><table class=\"context\"><tbody>"
-             + "".join(f"<tr><th>{escape(k)}</th><td>{v}</td></tr>" for k, v in facts) + "</tbody></table></header>"]
+             + "".join(f"<tr><th>{escape(k)}</th><td>{v}</td></tr>" for k, v in facts) + "</tbody></table>"
+             + notes_html(data.notes) + "</header>", findings_html(data.findings, data.verdict_legend())]
     lines = []
     for t in data.targets:
         run = next((r for r in reversed(data.results) if r.target == t and r.intervals), None)
@@ -180,7 +209,7 @@ def render_html(data: TpccReport, meta: dict | None = None) -> str:
         body = "".join(f'<tr><th scope="row">{escape(r[0])}</th>' + "".join(f"<td>{escape(c)}</td>" for c in r[1:])
                        + "</tr>" for r in rows)
         parts.append(f"<h2>{escape(title_)}</h2>" + (f'<p class="sub">{escape(legend)}</p>' if legend else "")
-                     + f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>")
+                     + f'<div class="scroll"><table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table></div>')
     if problems(data):
         parts.append("<h2>Failed runs</h2><ul>" + "".join(f"<li>{escape(p)}</li>" for p in problems(data)) + "</ul>")
     return "\n".join(parts) + "\n</body>\n</html>\n"

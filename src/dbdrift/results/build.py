@@ -89,7 +89,7 @@ def build_report(store: Store, campaign: str | None, base: str | None, chain: bo
     counted = store.instructions(campaign_id)
     order = report_order({m.test for m in measurements} | {r["test"] for r in counted})
     host, spec = json.loads(row["host_json"]), json.loads(row["spec_json"])
-    notes += (_interval_notes(comparison, spec, between) + _host_notes(host) + _unit_notes(store, campaign_id)
+    notes += (_interval_notes(comparison, spec, between) + host_notes(host) + _unit_notes(store, campaign_id)
               + _build_notes(labels))
     stored_plans = store.plans(campaign_id)
     if against != "engine":  # two engines' plans never have the same shape: nothing to mark
@@ -201,9 +201,20 @@ def _build_notes(labels: dict[str, str]) -> tuple[str, ...]:
             "each was compiled as well as from its code; `SOURCE:VERSION` targets compare builds of one source",)
 
 
-def _host_notes(host: dict) -> tuple[str, ...]:
+def host_notes(host: dict) -> tuple[str, ...]:
+    """Where the servers ran (cpus) and every warning the host raised when the campaign started."""
     placed = (f"cpus: {Placement.from_dict(host['placement']).describe()}",) if "placement" in host else ()
     return placed + tuple(f"host warning: {w['message']} (hint: {w['hint']})" for w in host.get("warnings", []))
+
+
+def repeats_notes(spec: dict, measured: str) -> tuple[str, ...]:
+    """Insert Benchmark and TPROC-C intervals are over repeats: one repeat gives none, so no
+    verdict can be a regression or an improvement (each is "no interval")."""
+    if (spec.get("repeats") or 1) > 1:
+        return ()
+    return (f"no interval: one repeat per target, so {measured} ÷ the base's has no 95% interval and no verdict "
+            "(each is \"no interval\"; `--fail-on noisy` names them): set repeats >= 2 (each on a fresh server) "
+            "to tell a change from noise",)
 
 
 def _unit_notes(store: Store, campaign_id: int) -> tuple[str, ...]:

@@ -8,7 +8,9 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from dbdrift.analysis.noise import Verdict
+from dbdrift.analysis.ibench import IBenchSummary
+from dbdrift.analysis.noise import Estimate, Method, Verdict, verdict
+from dbdrift.analysis.tpcc import TargetSummary
 from dbdrift.catalog.sysbench import CATALOG
 from dbdrift.results.data import ReportData
 
@@ -42,7 +44,8 @@ class Finding:
     def line(self) -> str:
         """`point-query x1 pg18: regression 0.950 [0.940,0.960] vs pg17` (timed) or
         `point-query instructions pg18: regression 1.035 instructions/event vs pg17`."""
-        where = f"{self.test} x{self.threads}" if self.measure == "timed" else f"{self.test} instructions"
+        where = (f"{self.test} instructions" if self.measure != "timed" else
+                 f"{self.test} x{self.threads}" if self.threads is not None else self.test)
         if self.verdict is Verdict.NOT_MEASURED:
             return f"{where} {self.target}: not measured ({self.status or 'failed'})"
         ratio = "" if self.ratio is None else f" {self.ratio:.3f}"
@@ -76,8 +79,56 @@ def all_findings(data: ReportData) -> Iterator[Finding]:
 def findings(data: ReportData, kinds: list[str] | tuple[str, ...],
              measures: tuple[str, ...] = MEASURES) -> list[Finding]:
     """The findings `report --fail-on KINDS` names, from the measures chosen (--fail-by)."""
+    return select(list(all_findings(data)), kinds, measures)
+
+
+def ibench_findings(summary: IBenchSummary, min_effect: float = 0.02, noisy: float = 0.05) -> list[Finding]:
+    """Every Insert Benchmark step of every target but the base, judged like a timed sysbench cell
+    on its relative throughput (step rate ÷ the base's) and the 95% interval over repeats: one
+    repeat gives no interval; a step one side has no value for is not measured."""
+    base, out = summary.base, []
+    base_gaps = dict(summary.missing.get(base, ()))
+    for target, cells in summary.relative.rows.items():
+        if target == base:
+            continue
+        gaps = dict(summary.missing.get(target, ()))
+        for step, rel in zip(summary.relative.columns, cells):
+            if gaps.get(step) == "not run" and base_gaps.get(step) == "not run":
+                continue  # a step neither ran: not part of this campaign
+            if rel.value is None:
+                why = f"{gaps[step]}" if step in gaps else f"{base}: {base_gaps.get(step, 'no value')}"
+                out.append(Finding("timed", step, None, target, base, Verdict.NOT_MEASURED, None, status=why))
+                continue
+            est = Estimate(rel.value, rel.lower, rel.upper, rel.repeats, Method.OVER_REPEATS)
+            out.append(Finding("timed", step, None, target, base, verdict(est, min_effect, noisy), rel.value,
+                               rel.lower, rel.upper))
+    return out
+
+
+def tpcc_findings(summaries: tuple[TargetSummary, ...] | list[TargetSummary], min_effect: float = 0.02,
+                  noisy: float = 0.05) -> list[Finding]:
+    """NOPM of every target but the base (the first) ÷ the base's, with its interval over
+    repeats (one repeat: no interval); a target or base without an ok run is not measured.
+    Response times have no verdict: they are shown, not judged."""
+    if not summaries:
+        return []
+    base, out = summaries[0], []
+    for s in summaries[1:]:
+        if s.nopm is None or base.nopm is None or s.relative is None:
+            missing = s.target if s.nopm is None else base.target
+            out.append(Finding("timed", "NOPM", None, s.target, base.target, Verdict.NOT_MEASURED, None,
+                               status=f"no ok run of {missing}"))
+            continue
+        out.append(Finding("timed", "NOPM", None, s.target, base.target, verdict(s.relative, min_effect, noisy),
+                           s.relative.value, s.relative.lower, s.relative.upper))
+    return out
+
+
+def select(found: list[Finding], kinds: list[str] | tuple[str, ...], measures: tuple[str, ...] = MEASURES
+           ) -> list[Finding]:
+    """The findings of `kinds` (FINDING_KINDS) among `found`, from the measures chosen (--fail-by)."""
     wanted = {v for k in kinds for v in _KIND_VERDICTS[k]}
-    return [f for f in all_findings(data) if f.measure in measures and f.verdict in wanted]
+    return [f for f in found if f.measure in measures and f.verdict in wanted]
 
 
 def instruction_cells(data: ReportData) -> Iterator[tuple[object, str, Verdict | None]]:

@@ -106,14 +106,32 @@ def setup_label(campaign: dict, target: dict) -> str:
         parts.append("_".join(f"{axis}{level}" for axis, level in levels.items()))
     settings = target.get("settings") or {}
     if settings:
-        text = json.dumps(settings, sort_keys=True)
-        parts.append(f"settings #{hashlib.sha1(text.encode()).hexdigest()[:6]}")
+        parts.append(settings_label(settings))
     if target.get("data_checksums"):
         parts.append("checksums")
     version = str(target.get("version") or "")
     if ":" in version:  # `debian:18.6`: a build of another source than a bare 18.6's is another series
         parts.append(f"{version.split(':', 1)[0]} build")
     return ", ".join(parts)
+
+
+SETTINGS_CHARS = 80  # a longer list of settings is cut, and a hash of the whole keeps setups apart
+
+
+def settings_label(settings: dict) -> str:
+    """`enable_indexonlyscan=off, work_mem=64MB`: the settings a target added, by name; a list
+    longer than SETTINGS_CHARS ends in `+N more #hash` so two setups never share a label."""
+    items = [f"{k}={v}" for k, v in sorted(settings.items())]
+    text = ", ".join(items)
+    if len(text) <= SETTINGS_CHARS:
+        return text
+    kept = []
+    for item in items:
+        if len(", ".join([*kept, item])) > SETTINGS_CHARS - 20:
+            break
+        kept.append(item)
+    digest = hashlib.sha1(json.dumps(settings, sort_keys=True).encode()).hexdigest()[:6]
+    return f"{', '.join(kept)} +{len(items) - len(kept)} more #{digest}"
 
 
 def points(store: Store, metric: str = "qps", tests: list[str] | None = None) -> list[Point]:

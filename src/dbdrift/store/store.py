@@ -328,6 +328,19 @@ class Store:
                                   (name,)).fetchone()
         return int(row[0]) if row else None
 
+    def latest_comparison(self) -> tuple[int | None, list[int]]:
+        """The newest campaign that compares two or more targets, and the newer one-target
+        campaigns passed over for it (a bisect's probes, a single-version run), newest first.
+        A store of one-target campaigns only gives its newest, with nothing passed over."""
+        rows = self.db.execute("SELECT c.id, (SELECT COUNT(*) FROM targets t WHERE t.campaign_id = c.id) "
+                               "FROM campaigns c ORDER BY c.id DESC").fetchall()
+        skipped = []
+        for campaign_id, targets in rows:
+            if targets >= 2:
+                return int(campaign_id), skipped
+            skipped.append(int(campaign_id))
+        return (skipped[0] if skipped else None), []
+
     def calibration_ids(self) -> list[int]:
         """The A/A calibration campaigns (`dbdrift calibrate`), newest first."""
         return [int(row[0]) for row in self.db.execute("SELECT id, spec_json FROM campaigns ORDER BY id DESC")

@@ -1,0 +1,59 @@
+"""The caveats every workload's report carries, shared by the Insert Benchmark and TPROC-C
+formats: the verdict legend, the verdict lines and the notes block (host and run warnings,
+intervals). Pure text; the verdicts themselves come from results/findings.py."""
+from __future__ import annotations
+
+from html import escape
+
+from dbdrift.analysis.noise import Verdict
+from dbdrift.results.findings import Finding
+
+
+def verdict_legend(what: str, min_effect: float, noisy: float) -> str:
+    """What a verdict says about `what` (step rates, NOPM) at these thresholds."""
+    return (f"verdicts on {what} ÷ the base's (95% interval over repeats, minimum effect {min_effect:.0%}): "
+            f"- regression, + improvement, = no significant change, ~ too noisy (holds 1 and wider than "
+            f"±{noisy:.0%}), ? no interval (one repeat: run repeats >= 2 to get one), x not measured")
+
+
+def verdict_lines(found: tuple[Finding, ...] | list[Finding]) -> list[str]:
+    """`- l.i1 pg18: regression 0.290 [0.250,0.330] vs pg17`, one per finding, marked."""
+    return [f"{f.verdict.mark} {f.line()}" for f in found]
+
+
+def verdict_counts(found: tuple[Finding, ...] | list[Finding]) -> str:
+    """`2 regression, 1 no interval` in Verdict order; empty without findings."""
+    counts = {v: sum(1 for f in found if f.verdict is v) for v in Verdict}
+    return ", ".join(f"{n} {v}" for v, n in counts.items() if n)
+
+
+def is_warning(note: str) -> bool:
+    """A note that warns (host or run) rather than says how the numbers were made."""
+    return note.startswith(("host warning", "run warning"))
+
+
+def notes_html(notes: tuple[str, ...]) -> str:
+    """The notes as the sysbench page shows them under its header: warnings in orange."""
+    if not notes:
+        return ""
+    host = ' class="host"'
+    items = "".join(f"<li{host if is_warning(n) else ''}>{escape(n)}</li>" for n in notes)
+    return f'<ul class="notes">{items}</ul>'
+
+
+def findings_html(found: tuple[Finding, ...], legend: str) -> str:
+    """The findings summary: counts, the legend, then one row per verdict, regressions first."""
+    if not found:
+        return ""
+    order = list(Verdict)
+    rows = "".join(
+        f'<tr class="{escape(f.verdict.name.lower().replace("_", "-"))}"><td class="mark">{escape(f.verdict.mark)}</td>'
+        f"<th scope=\"row\">{escape(f.test)}</th><td>{escape(f.target)}</td><td>{escape(str(f.verdict))}</td>"
+        f"<td>{'-' if f.ratio is None else f'{f.ratio:.3f}'}</td>"
+        f"<td>{f'[{f.lower:.3f},{f.upper:.3f}]' if f.lower is not None and f.upper is not None else escape(f.status)}"
+        f"</td><td>{escape(f.reference)}</td></tr>"
+        for f in sorted(found, key=lambda f: order.index(f.verdict)))
+    return (f'<section id="findings"><h2>Findings: {escape(verdict_counts(found))}</h2>'
+            f'<p class="sub">{escape(legend)}</p><div class="scroll"><table class="findings"><thead><tr><th></th><th>where</th>'
+            "<th>target</th><th>verdict</th><th>ratio</th><th>95% interval</th><th>vs</th></tr></thead>"
+            f"<tbody>{rows}</tbody></table></div></section>")
