@@ -51,7 +51,9 @@ class RunStep:
 
     @property
     def label(self) -> str:
-        return f"{self.name} x{self.threads}" + (f" #{self.repeat + 1}" if self.repeat else "")
+        label = f"{self.name} x{self.threads}" + (f" #{self.repeat + 1}" if self.repeat else "")
+        # said in full: a warm-up lasts read_s (or scan_warm_s) and no report shows it
+        return label + (" (warm-up, not reported)" if self.warm else "")
 
 
 @dataclass(frozen=True)
