@@ -19,7 +19,8 @@ from dbdrift.version import __version__
 from dbdrift.errors import DriverError, ServerError, UserError
 from dbdrift.model import InstallInfo
 from dbdrift.plan.campaign import CampaignSpec, target_to_dict
-from dbdrift.plan.expand import FreshStep, LoadStep, SettleStep, TargetPlan, estimate_s, expand, restarts_before
+from dbdrift.plan.expand import (FreshStep, LoadStep, SettleStep, TargetPlan, estimate_parts, expand,
+                                 restarts_before)
 from dbdrift.metrics import host, perf
 from dbdrift.catalog.ibench import DBNAME as IBENCH_DB
 from dbdrift.catalog.tpcc import DBNAME as TPCC_DB
@@ -67,20 +68,33 @@ def estimate(spec: CampaignSpec, timed: list[TargetPlan], counted: list[TargetPl
     """Expected seconds and progress steps of a campaign: the timed runs of the `timed` plans
     and the instruction counts of the `counted` ones (what `run` shows and `run --check` prints)."""
     in_turns = spec.order == "turns" and len(timed) > 1
-    total_s, steps = 0.0, 0
+    total_s, steps = sum(estimate_by_part(spec, timed, counted).values()), 0
     if spec.timed:
-        total_s = sum(estimate_s(p, spec, settles=not in_turns or i == 0) for i, p in enumerate(timed))
         # a target's start, its steps, a new server's stop and start, and restarts between repeats
         steps = sum(len(p.steps) + 1 + sum(isinstance(x, FreshStep) or restarts_before(spec, x) for x in p.steps)
                     for p in timed)
         # each settle's quiet wait is a step of its own, once for all targets in turns
         steps += sum(isinstance(x, SettleStep) for p in timed[:1 if in_turns else None] for x in p.steps)
     if spec.count_instructions:
-        lanes = counting_lanes(len(counted))
-        for plan in counted:
-            seconds, count = instructions.estimate(plan)
-            total_s, steps = total_s + seconds / lanes, steps + count
+        steps += sum(instructions.estimate(plan)[1] for plan in counted)
     return total_s, steps
+
+
+COUNTS = "instruction counts"
+
+
+def estimate_by_part(spec: CampaignSpec, timed: list[TargetPlan], counted: list[TargetPlan]) -> dict[str, float]:
+    """estimate's seconds by part (plan/expand.py estimate_parts, and the instruction counts),
+    summed over the targets."""
+    in_turns = spec.order == "turns" and len(timed) > 1
+    parts: dict[str, float] = {}
+    if spec.timed:
+        for i, plan in enumerate(timed):
+            for part, seconds in estimate_parts(plan, spec, settles=not in_turns or i == 0).items():
+                parts[part] = parts.get(part, 0.0) + seconds
+    if spec.count_instructions:
+        parts[COUNTS] = sum(instructions.estimate(plan)[0] for plan in counted) / counting_lanes(len(counted))
+    return parts
 
 
 def campaign_estimate(spec: CampaignSpec) -> tuple[float, int]:
