@@ -212,3 +212,15 @@ def test_a_durability_matrix_in_turns_is_warned_about_at_check(fixtures, capsys,
     out = capsys.readouterr().out
     assert ("warning: axis sync changes durability" in out) is warned
     assert "axis fpi" not in out  # full_page_writes changes what is written, not when a commit waits
+
+
+def test_the_wheel_installs_every_topic_under_share_doc():
+    """packaging/dbdrift.data/data/share/doc/dbdrift links each file `dbdrift docs` knows, and
+    every Markdown file of docs/ is a topic, so a pip install brings them all."""
+    from dbdrift.cli.docs import TOPICS
+
+    shipped = ROOT / "packaging" / "dbdrift.data" / "data" / "share" / "doc" / "dbdrift"
+    names = {file for file, _ in TOPICS.values()}
+    assert names == {p.name for p in (ROOT / "docs").glob("*.md")} | {"README.md"}
+    for name in names:
+        assert (shipped / name).resolve() == (ROOT / ("README.md" if name == "README.md" else f"docs/{name}")).resolve()

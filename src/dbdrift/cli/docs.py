@@ -1,9 +1,10 @@
 """`dbdrift docs [TOPIC]`: the documentation, where a `--help` or an error hint points.
 
 Reads the Markdown files of the docs/ folder (and the README) from wherever this install has
-them: shipped in the package, beside the source tree it runs from (`./dev setup`, an editable
-install), or under the prefix's share/doc. Without any of them it lists the topics and says
-where they are kept. Prints text only; never opens a browser or the network.
+them: beside the source tree it runs from (`./dev setup`, an editable install), or under the
+prefix's share/doc/dbdrift, where a wheel installs them (packaging/dbdrift.data/data/share/doc/
+links each file). Without either it lists the topics and says where they are kept. Prints text
+only; never opens a browser or the network.
 """
 from __future__ import annotations
 
@@ -42,9 +43,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def docs_dir() -> Path | None:
-    """The folder holding the guide: in the package, beside the source tree, or under share/doc."""
+    """The folder holding the guide: beside the source tree, or under share/doc."""
     package = Path(__file__).resolve().parents[1]
-    for folder in (package / "docs", package.parents[1] / "docs", Path(sys.prefix) / "share" / "doc" / "dbdrift"):
+    for folder in (package.parents[1] / "docs", Path(sys.prefix) / "share" / "doc" / "dbdrift"):
         if (folder / "guide.md").is_file():
             return folder
     return None
