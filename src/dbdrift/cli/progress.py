@@ -43,9 +43,11 @@ class ConsoleProgress:
         trust = min(1.0, self.done_s / (TRUST_AFTER * self.total_s))
         return format_duration(left * (trust * elapsed / self.done_s + 1.0 - trust))
 
-    def step_start(self, target: str, label: str, expected_s: float) -> None:
+    def step_start(self, target: str, label: str, expected_s: float, wall_s: float | None = None) -> None:
         self.expected[(target, label)] = expected_s
         about = f" (about {format_duration(expected_s)})" if expected_s >= ANNOUNCE_S else ""
+        if about and wall_s and wall_s > expected_s:  # its share of a run in turns
+            about = f" (about {format_duration(expected_s)} of turns in {format_duration(wall_s)})"
         if self.tty:
             pct = 100.0 * min(1.0, self.done_s / self.total_s) if self.total_s else 0.0
             width = 24
