@@ -121,7 +121,7 @@ class RecordingProgress:
         self.steps: list[tuple[str, str, str]] = []  # (target, label, status)
 
     def campaign_start(self, total_s, total_steps): pass
-    def step_start(self, target, label, expected_s): pass
+    def step_start(self, target, label, expected_s, wall_s=None): pass
     def advance(self, seconds): pass
 
     def step_end(self, target, label, status, detail):

@@ -322,3 +322,32 @@ def test_an_early_fast_step_hardly_moves_the_eta(monkeypatch):
     p.step_start("a", "load", 198.0)
     p.step_end("a", "load", "ok", "")
     assert p._eta() == progress_mod.format_duration(800 * 0.5)
+
+
+# -- waits say what they are and how long, before they start --------------------------------------
+
+@pytest.mark.parametrize("order", ["turns", "sequential"])
+def test_a_settle_wait_and_a_warm_up_are_announced_with_their_length_before_they_start(lab, store, monkeypatch, order):
+    """On a log (not a terminal) a long step says so when it starts: the settle's quiet wait after
+    its "ok 0.3s" of work, and a warm-up run that no report shows."""
+    import io
+
+    from dbdrift.cli import progress as progress_mod
+    from dbdrift.runner import session as session_mod
+
+    stream = io.StringIO()
+    slept = []
+    monkeypatch.setattr(session_mod.time, "sleep", lambda s: slept.append((s, stream.getvalue())))
+    monkeypatch.setattr(progress_mod, "ANNOUNCE_S", 0.1)  # the warm-up lasts 0.2 s here, not minutes
+    spec = lab.campaign(settle_s=60, warm_runs=True, order=order)
+    Runner(spec, store, progress=progress_mod.ConsoleProgress(stream=stream)).run()
+    waits = [before for s, before in slept if s > 50]
+    assert len(waits) == (2 if order == "turns" else 4)  # after the load and after the writes; per target in sequence
+    for before in waits:
+        announced = before.strip().splitlines()[-1]
+        assert "settle after" in announced and ": quiet for 60s" in announced
+        assert announced.endswith("(about 1m00s) ...")
+    warm = [line for line in stream.getvalue().splitlines() if "point-query.warm x1 (warm-up, not reported)" in line]
+    assert warm[0].endswith(" ...") and ": ok " in warm[-1]
+    # in turns each target's line gives its own time and the run's, which lasts both targets' turns
+    assert ("(about 0s of turns in 0s)" if order == "turns" else "(about 0s)") in warm[0]

@@ -10,9 +10,10 @@ import sys
 
 from dbdrift import env
 from dbdrift.plan.campaign import CampaignSpec, cluster_address
-from dbdrift.plan.expand import expand
+from dbdrift.plan.axes import durability_note
+from dbdrift.plan.expand import MEASURED, SETTLES, SETUP, WARM, SettleStep, expand
 from dbdrift.runner import instructions
-from dbdrift.runner.campaign import campaign_estimate
+from dbdrift.runner.campaign import COUNTS, campaign_estimate, estimate_by_part
 from dbdrift.cli.ibench_report import tpcc_setup_text
 from dbdrift.server import engines, rundir
 from dbdrift.units import format_duration
@@ -62,7 +63,50 @@ def main(spec: CampaignSpec, args: argparse.Namespace, out=None, note: str | Non
               + (f", the whole campaign per host kind: {kinds}" if kinds else "")
               + "; each worker fetches and runs in its own cache and work directory")
     write(f"  store: {args.store}; servers in {work}")
-    write(f"  expected time: about {format_duration(campaign_estimate(spec)[0])}")
+    write(f"  expected time: about {format_duration(campaign_estimate(spec)[0])}"
+          + (" for the whole campaign, by part:" if spec.workload == "sysbench" else ""))
+    if spec.workload == "sysbench":
+        for line in time_lines(spec):
+            write(f"    {line}")
+    durability = durability_note(spec)
+    if durability:
+        write(f"  warning: {durability}")
     write("ok: nothing was started (drop --check to run it)")
     return 0
 
+
+def time_lines(spec: CampaignSpec) -> list[str]:
+    """Where a sysbench campaign's expected time goes, and which key bounds each part: read_s
+    and write_s (compare's --duration) bound the measured and warm-up runs, settle_s the settles."""
+    plans = expand(spec)
+    counted = [p for p in plans if instructions.supports(p.target.engine)]
+    parts = estimate_by_part(spec, plans, counted)
+    kinds = {t.duration_kind for t in spec.tests}
+    each = " / ".join(f"{kind}_s {getattr(spec, f'{kind}_s'):g}s" for kind in ("read", "write", "insert")
+                      if kind in kinds)
+    warm = sorted({r.name for p in plans[:1] for r in p.runs if r.warm})
+    settles = sum(isinstance(x, SettleStep) for x in plans[0].steps) if plans else 0
+    together = spec.order == "turns" and len(plans) > 1
+    lines = []
+    if parts.get(MEASURED):
+        lines.append(f"{MEASURED} {format_duration(parts[MEASURED])}: {each} each, plus warmup_s {spec.warmup_s:g}s")
+    if parts.get(WARM):
+        lines.append(f"{WARM} {format_duration(parts[WARM])}: {', '.join(warm)} per target, not reported "
+                     f"(read_s {spec.read_s:g}s each" + (f"; scan.warm scan_warm_s {spec.scan_warm_s:g}s)"
+                                                           if "scan.warm" in warm else ")"))
+    if parts.get(SETTLES):
+        lines.append(f"{SETTLES} {format_duration(parts[SETTLES])}: {settles} of settle_s "
+                     f"{spec.settle_total_s():.0f}s" + (", all targets resting together" if together else " per target"))
+    if parts.get(SETUP):
+        lines.append(f"{SETUP} {format_duration(parts[SETUP])}")
+    if parts.get(COUNTS):
+        lines.append(f"{COUNTS} {format_duration(parts[COUNTS])}")
+    if parts.get(WARM) or parts.get(SETTLES):
+        lines.append("compare's --duration sets read_s and write_s, so it bounds the measured and warm-up runs; the "
+                     "settles (settle_s) and scan.warm (scan_warm_s) do not follow it: --set settle_s=10 shortens "
+                     "the settles, --set warm_runs=false drops the warm-ups (both change what is measured: "
+                     "`dbdrift docs methodology`)")
+    if parts.get(WARM, 0.0) > parts.get(MEASURED, 0.0):
+        lines.append(f"note: the warm-up runs take longer than the measured runs: they last read_s ({spec.read_s:g}s), "
+                     "whatever write_s is; a shorter read_s or warm_runs = false shortens them")
+    return lines

@@ -12,7 +12,7 @@ from dbdrift.errors import UserError
 from dbdrift.plan.campaign import CampaignSpec, cluster_address
 from dbdrift.store.store import Store
 
-EXTRA_HINT = "pip install 'dbdrift[cluster]' on this host and on every worker host (docs/cluster.md)"
+EXTRA_HINT = "pip install 'dbdrift[cluster]' on this host and on every worker host (`dbdrift docs cluster`)"
 
 
 def require():

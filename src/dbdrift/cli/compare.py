@@ -142,7 +142,7 @@ def campaign_data(args: argparse.Namespace) -> dict:
 
 def to_toml(data: dict) -> str:
     """The campaign as a file (the keys compare sets; everything else at its default)."""
-    lines = ["# built by `dbdrift compare`; docs/campaign.md lists every key"]
+    lines = ["# built by `dbdrift compare`; `dbdrift docs campaign` lists every key"]
     for key, value in data.items():
         if key != "targets":
             lines.append(f"{key} = {_value(value)}")

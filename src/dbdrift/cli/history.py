@@ -114,7 +114,7 @@ def _with_changes(series: list[history.Series], min_effect: float, required: boo
         values = [p.value for p in s.points]
         series[i] = replace(s, changes=tuple(change_points(values, [(p.lower, p.upper) for p in s.points], min_effect)))
     return [f"change points: Apache Otava e-divisive, p < 0.001 and a step of at least {min_effect:.0%}; "
-            "a change needs points on both sides (docs/history.md)"]
+            "a change needs points on both sides (`dbdrift docs history`)"]
 
 
 def _new_regressions(series: list[history.Series], min_effect: float) -> list[str]:

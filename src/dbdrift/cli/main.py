@@ -4,8 +4,8 @@ from __future__ import annotations
 import argparse
 import sys
 
-from dbdrift.cli import (bisect, bloat, calibrate, campaigns, catalog, cleanup, cluster, compare, config, demo, history,
-                         report, run, system, versions)
+from dbdrift.cli import (bisect, bloat, calibrate, campaigns, catalog, cleanup, cluster, compare, config, demo, docs,
+                         history, report, run, system, versions)
 from dbdrift.errors import UserError
 from dbdrift.server.base import exit_on_sigterm, stop_all
 from dbdrift.version import __version__
@@ -26,13 +26,14 @@ VERBS = {
     "system": (system, "host facts and checks: governor, turbo, THP, swap, steal, perf counters"),
     "worker": (cluster, "serve a Dask cluster as a benchmark host for `run --cluster` (needs dbdrift[cluster])"),
     "cleanup": (cleanup, "stop servers a killed dbdrift left running and remove its run directories"),
+    "docs": (docs, "print the documentation: the guide, the campaign keys, the methodology (`dbdrift docs` lists them)"),
 }
 
 
 EPILOG = """\
 examples:
   dbdrift compare 17.10 18.4 --tests point     is PostgreSQL 18.4 slower than 17.10 on point queries?
-  dbdrift run campaign.toml                    a campaign file (docs/campaign.md)
+  dbdrift run campaign.toml                    a campaign file (`dbdrift docs campaign`)
   dbdrift report --format html > report.html   the latest stored campaign as a page
   dbdrift report --fail-on regression          exit 3 when a regression was found (for CI)
 
@@ -46,7 +47,8 @@ exit status:
 environment: NO_COLOR turns color off; DBDRIFT_NPM_REGISTRY, DBDRIFT_MAVEN_REPOSITORY point fetches
 at a mirror; DBDRIFT_CACHE_DIR, DBDRIFT_WORK_DIR move the build cache and the server run directories;
 DBDRIFT_STORE_WAIT_S is how long a write waits for a busy store.
-docs: docs/guide.md (tasks), docs/campaign.md (campaign keys), docs/faults.md (what happens when things fail)
+docs: `dbdrift docs guide` (tasks), `dbdrift docs campaign` (campaign keys), `dbdrift docs faults` (what
+happens when things fail); `dbdrift docs` lists every topic
 """
 
 

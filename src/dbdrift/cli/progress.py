@@ -8,6 +8,9 @@ from dbdrift.units import format_duration
 
 
 TRUST_AFTER = 0.1  # of the expected work: from then on the ETA scales fully by the pace so far
+# A step expected to take this long or longer says so when it starts, also when stderr is not a
+# terminal (a log, CI): a warm-up, a settle's wait or a load is never minutes of silence.
+ANNOUNCE_S = 5.0
 
 
 class ConsoleProgress:
@@ -40,15 +43,20 @@ class ConsoleProgress:
         trust = min(1.0, self.done_s / (TRUST_AFTER * self.total_s))
         return format_duration(left * (trust * elapsed / self.done_s + 1.0 - trust))
 
-    def step_start(self, target: str, label: str, expected_s: float) -> None:
+    def step_start(self, target: str, label: str, expected_s: float, wall_s: float | None = None) -> None:
         self.expected[(target, label)] = expected_s
+        about = f" (about {format_duration(expected_s)})" if expected_s >= ANNOUNCE_S else ""
+        if about and wall_s and wall_s > expected_s:  # its share of a run in turns
+            about = f" (about {format_duration(expected_s)} of turns in {format_duration(wall_s)})"
         if self.tty:
             pct = 100.0 * min(1.0, self.done_s / self.total_s) if self.total_s else 0.0
             width = 24
             filled = int(width * pct / 100)
             bar = "#" * filled + "-" * (width - filled)
-            self.stream.write(f"\r\x1b[K[{bar}] {pct:3.0f}% ETA {self._eta()}  {target}: {label} ...")
+            self.stream.write(f"\r\x1b[K[{bar}] {pct:3.0f}% ETA {self._eta()}  {target}: {label}{about} ...")
             self.stream.flush()
+        elif about:
+            self._line(f"{target}: {label}{about} ...")
 
     def step_end(self, target: str, label: str, status: str, detail: str) -> None:
         self.steps_done += 1

@@ -14,6 +14,7 @@ from dbdrift.cli import check, ibench_report, options
 from dbdrift.cli import report as report_cli
 from dbdrift.cli.progress import ConsoleProgress
 from dbdrift.errors import UserError
+from dbdrift.plan.axes import durability_note
 from dbdrift.plan.campaign import CampaignSpec, load_campaign, with_base
 from dbdrift.plan.campaign import cluster_address as cluster_address_of
 from dbdrift.runner.memory import fit_order
@@ -35,7 +36,7 @@ examples:
   dbdrift run pg18.toml --cluster tcp://sched:8786   its tests split over the hosts running `dbdrift worker`
 
 exit status: 0 all measured, 1 some run or target failed (the rest is stored) or an error,
-2 bad usage, 130 interrupted (rerun with --resume). docs/campaign.md lists the campaign keys.
+2 bad usage, 130 interrupted (rerun with --resume). `dbdrift docs campaign` lists the campaign keys.
 """
 
 
@@ -60,7 +61,7 @@ def add_common(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
                         help="override a campaign key before validation, e.g. --set rows=100000, "
                              "--set insert_benchmark.query_s=60, --set targets.pg18.settings.jit=false "
-                             "(repeatable; docs/campaign.md lists the keys)")
+                             "(repeatable; `dbdrift docs campaign` lists the keys)")
     parser.add_argument("--base", help="override which target is the base")
     parser.add_argument("--no-report", action="store_true", help="do not print the report at the end")
     parser.add_argument("--format", choices=report_cli.FORMATS, default="text", help="report format")
@@ -77,7 +78,7 @@ def add_common(parser: argparse.ArgumentParser) -> None:
                         help="count instructions per event and skip the timed runs")
     parser.add_argument("--cluster", metavar="ADDRESS",
                         help="run the campaign's units on a Dask cluster: the scheduler's address, e.g. "
-                             "tcp://sched:8786 (overrides [cluster] address; docs/cluster.md; needs dbdrift[cluster])")
+                             "tcp://sched:8786 (overrides [cluster] address; `dbdrift docs cluster`; needs dbdrift[cluster])")
     parser.add_argument("--check", action="store_true",
                         help="validate the campaign, find every target's binaries (cache, registry, basedir) "
                              "and print the plan with its ETA; start nothing, store nothing")
@@ -117,6 +118,8 @@ def execute(spec: CampaignSpec, args: argparse.Namespace) -> int:
     progress = ConsoleProgress()
     if order_note:
         progress.message(order_note)
+    if durability_note(spec):
+        progress.message(f"warning: {durability_note(spec)}")
     with campaign_lock(args.store, spec.name):  # a second run of this campaign refuses here
         rundir.stop_orphans(progress.message)
         store = Store(args.store)

@@ -50,7 +50,7 @@ def connect(address: str) -> Client:
     except (OSError, TimeoutError) as exc:
         raise UserError(f"cannot reach the Dask scheduler at {address}: {exc}",
                         "start one with `dask scheduler` on a host every worker and this client can reach, "
-                        f"then `dbdrift worker {address}` on each benchmark host (docs/cluster.md)") from None
+                        f"then `dbdrift worker {address}` on each benchmark host (`dbdrift docs cluster`)") from None
 
 
 def eligible(client: Client, kind: str | None) -> list[dict]:
@@ -70,7 +70,7 @@ def wait_for_workers(client: Client, kind: str | None, wait_s: float, say) -> li
             what = f"of kind {kind} (resource {remote.kind_resource(kind)})" if kind else "with dbdrift"
             raise UserError(f"no worker {what} joined the cluster in {format_duration(wait_s)}",
                             "start one on each benchmark host: dbdrift worker ADDRESS"
-                            + (f" --kind {kind}" if kind else "") + " (docs/cluster.md); [cluster] wait_s "
+                            + (f" --kind {kind}" if kind else "") + " (`dbdrift docs cluster`); [cluster] wait_s "
                             "sets how long to wait")
         if not told:
             say(f"waiting for a worker{' of kind ' + kind if kind else ''} to join the cluster "

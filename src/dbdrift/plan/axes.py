@@ -144,3 +144,36 @@ def variant_patterns(value: object, where: str) -> tuple[str, ...]:
         raise UserError(f"{where}: variants = {patterns!r} selects nothing",
                         "list shell globs on variant names, e.g. variants = [\"bl1_*\"], or leave variants out")
     return tuple(patterns)
+
+
+# Server options that decide whether a commit waits for its flush to the device: variants that
+# differ in them and take turns on one device bias each other (docs/campaign.md, "Configuration matrices").
+DURABILITY_SETTINGS = frozenset({
+    "fsync", "synchronous_commit", "wal_sync_method", "commit_delay",  # PostgreSQL
+    "innodb_flush_log_at_trx_commit", "sync_binlog", "innodb_flush_method",  # InnoDB
+})
+
+
+def durability_axes(axes: tuple[Axis, ...]) -> list[str]:
+    """The axes whose levels set a durability option to different values on some engine."""
+    found = []
+    for axis in axes:
+        for engine in axis.engines:
+            values = [axis.settings[level].get(engine, {}) for level in axis.levels]
+            keys = DURABILITY_SETTINGS.intersection(*[set().union(*[v.keys() for v in values])])
+            if any(len({str(v.get(k)) for v in values}) > 1 for k in keys):  # absent: the default
+                found.append(axis.name)
+                break
+    return found
+
+
+def durability_note(spec) -> str | None:
+    """A warning for a matrix whose variants differ in durability and take turns: the fsync-on
+    servers' flushes land in whoever's turn follows, a bias the intervals do not include."""
+    axes = durability_axes(spec.axes)
+    if not axes or spec.order != "turns" or len(spec.targets) < 2 or spec.workload != "sysbench":
+        return None
+    return (f"axis {', '.join(axes)} changes durability (fsync at commit) and the variants take turns: the "
+            "fsync-on servers' flushes slow whoever takes the next turn (5-12% measured on 2-CPU VMs), a bias "
+            "the intervals do not include; run it with --set order=sequential, or one campaign per durability "
+            "level (`dbdrift docs campaign`, 'Configuration matrices')")

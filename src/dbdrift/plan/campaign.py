@@ -350,7 +350,7 @@ def _with_tpcc(spec: CampaignSpec, top: fields.Table) -> CampaignSpec:
     for key in SYSBENCH_ONLY:
         if key in top.data:
             raise UserError(f"{top.where}: {key} applies to the sysbench workload, not TPROC-C",
-                            f"remove {key}; TPROC-C's sizes and durations are in [tpcc] (docs/campaign.md), and "
+                            f"remove {key}; TPROC-C's sizes and durations are in [tpcc] (`dbdrift docs campaign`), and "
                             "it runs one target after the other, each on a fresh server (repeats run it again)")
     _refuse_other_tables(top, "tpcc", ("insert_benchmark",))
     raw, label = top.data.get("tpcc", {}), f"{top.where}: [tpcc]"
@@ -378,7 +378,7 @@ def _with_ibench(spec: CampaignSpec, top: fields.Table) -> CampaignSpec:
         if key in top.data:
             raise UserError(f"{top.where}: {key} applies to the sysbench workload, not the Insert Benchmark",
                             f"remove {key}; the Insert Benchmark's sizes and durations are in [insert_benchmark] "
-                            "(docs/campaign.md), and it runs one target after the other, every step of a target on one "
+                            "(`dbdrift docs campaign`), and it runs one target after the other, every step of a target on one "
                             "server (repeats run them all again)")
     _refuse_other_tables(top, "insert-benchmark", ("tpcc",))
     raw, label = top.data.get("insert_benchmark", {}), f"{top.where}: [insert_benchmark]"

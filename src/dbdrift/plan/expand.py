@@ -51,7 +51,9 @@ class RunStep:
 
     @property
     def label(self) -> str:
-        return f"{self.name} x{self.threads}" + (f" #{self.repeat + 1}" if self.repeat else "")
+        label = f"{self.name} x{self.threads}" + (f" #{self.repeat + 1}" if self.repeat else "")
+        # said in full: a warm-up lasts read_s (or scan_warm_s) and no report shows it
+        return label + (" (warm-up, not reported)" if self.warm else "")
 
 
 @dataclass(frozen=True)
@@ -149,14 +151,27 @@ def load_s(step: LoadStep) -> float:
 def estimate_s(plan: TargetPlan, spec: CampaignSpec, settles: bool = True) -> float:
     """Rough seconds for a target: its start, runs + warmups + settles + a load guess (progress
     ETA). Interleaved targets rest together, so their campaign counts the settle time once."""
-    total = START_S.get(plan.target.engine, 2.0)
+    return sum(estimate_parts(plan, spec, settles).values())
+
+
+# What each part of a target's estimate is, in the words `run --check` uses for them.
+MEASURED, WARM, SETTLES, SETUP = "measured runs", "warm-up runs", "settles", "starts, loads, restarts"
+
+
+def estimate_parts(plan: TargetPlan, spec: CampaignSpec, settles: bool = True) -> dict[str, float]:
+    """estimate_s by part: the measured runs (read_s, write_s or insert_s each, plus warmup_s),
+    the warm-up runs (read_s or scan_warm_s), the settles (settle_s) and the rest (starts,
+    loads, restarts), so `run --check` can say which of them a duration option bounds."""
+    parts = dict.fromkeys((MEASURED, WARM, SETTLES, SETUP), 0.0)
+    parts[SETUP] += START_S.get(plan.target.engine, 2.0)
     for step in plan.steps:
         if isinstance(step, RunStep):
-            total += step.duration_s + step.warmup_s + 0.5 + (3.0 if restarts_before(spec, step) else 0.0)
+            parts[WARM if step.warm else MEASURED] += step.duration_s + step.warmup_s + 0.5
+            parts[SETUP] += 3.0 if restarts_before(spec, step) else 0.0
         elif isinstance(step, FreshStep):
-            total += 3.0
+            parts[SETUP] += 3.0
         elif isinstance(step, SettleStep):
-            total += (step.total_s if settles else 0.0) + 1.0
+            parts[SETTLES] += (step.total_s if settles else 0.0) + 1.0
         else:
-            total += load_s(step)
-    return total
+            parts[SETUP] += load_s(step)
+    return parts

@@ -58,7 +58,7 @@ def matrix_references(spec: dict, base: str, against: str) -> dict[str, str]:
         raise UserError(f"--against {against}: unknown view", f"choose from {', '.join(AGAINST)}")
     if not any(t.get("variant") for t in targets) and against != "engine":
         raise UserError(f"--against {against} needs a campaign with axes; {spec.get('name')} has none",
-                        "add [axes.NAME] tables to the campaign file (docs/campaign.md), or use --base/--chain")
+                        "add [axes.NAME] tables to the campaign file (`dbdrift docs campaign`), or use --base/--chain")
     by_name = {t["name"]: t for t in targets}
     root = by_name.get(base, {})
     out: dict[str, str] = {}

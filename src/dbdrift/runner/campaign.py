@@ -12,7 +12,6 @@ import contextlib
 import os
 import platform
 import threading
-import time
 from dataclasses import asdict, dataclass, field
 
 from dbdrift import cpus, env
@@ -20,14 +19,15 @@ from dbdrift.version import __version__
 from dbdrift.errors import DriverError, ServerError, UserError
 from dbdrift.model import InstallInfo
 from dbdrift.plan.campaign import CampaignSpec, target_to_dict
-from dbdrift.plan.expand import FreshStep, LoadStep, SettleStep, TargetPlan, estimate_s, expand, restarts_before
+from dbdrift.plan.expand import (FreshStep, LoadStep, SettleStep, TargetPlan, estimate_parts, expand,
+                                 restarts_before)
 from dbdrift.metrics import host, perf
 from dbdrift.catalog.ibench import DBNAME as IBENCH_DB
 from dbdrift.catalog.tpcc import DBNAME as TPCC_DB
 from dbdrift.runner import ibench, instructions, tpcc, turns
 from dbdrift.driver import process
 from dbdrift.runner.progress import LanesProgress, NullProgress, ProgressSink
-from dbdrift.runner.session import TargetSession
+from dbdrift.runner.session import TargetSession, settle_wait
 from dbdrift.server import engines
 from dbdrift.store.store import Store
 
@@ -68,18 +68,33 @@ def estimate(spec: CampaignSpec, timed: list[TargetPlan], counted: list[TargetPl
     """Expected seconds and progress steps of a campaign: the timed runs of the `timed` plans
     and the instruction counts of the `counted` ones (what `run` shows and `run --check` prints)."""
     in_turns = spec.order == "turns" and len(timed) > 1
-    total_s, steps = 0.0, 0
+    total_s, steps = sum(estimate_by_part(spec, timed, counted).values()), 0
     if spec.timed:
-        total_s = sum(estimate_s(p, spec, settles=not in_turns or i == 0) for i, p in enumerate(timed))
         # a target's start, its steps, a new server's stop and start, and restarts between repeats
         steps = sum(len(p.steps) + 1 + sum(isinstance(x, FreshStep) or restarts_before(spec, x) for x in p.steps)
                     for p in timed)
+        # each settle's quiet wait is a step of its own, once for all targets in turns
+        steps += sum(isinstance(x, SettleStep) for p in timed[:1 if in_turns else None] for x in p.steps)
     if spec.count_instructions:
-        lanes = counting_lanes(len(counted))
-        for plan in counted:
-            seconds, count = instructions.estimate(plan)
-            total_s, steps = total_s + seconds / lanes, steps + count
+        steps += sum(instructions.estimate(plan)[1] for plan in counted)
     return total_s, steps
+
+
+COUNTS = "instruction counts"
+
+
+def estimate_by_part(spec: CampaignSpec, timed: list[TargetPlan], counted: list[TargetPlan]) -> dict[str, float]:
+    """estimate's seconds by part (plan/expand.py estimate_parts, and the instruction counts),
+    summed over the targets."""
+    in_turns = spec.order == "turns" and len(timed) > 1
+    parts: dict[str, float] = {}
+    if spec.timed:
+        for i, plan in enumerate(timed):
+            for part, seconds in estimate_parts(plan, spec, settles=not in_turns or i == 0).items():
+                parts[part] = parts.get(part, 0.0) + seconds
+    if spec.count_instructions:
+        parts[COUNTS] = sum(instructions.estimate(plan)[0] for plan in counted) / counting_lanes(len(counted))
+    return parts
 
 
 def campaign_estimate(spec: CampaignSpec) -> tuple[float, int]:
@@ -88,7 +103,7 @@ def campaign_estimate(spec: CampaignSpec) -> tuple[float, int]:
         n = len(spec.targets) * (spec.repeats if spec.only_repeats is None else len(spec.only_repeats))
         if spec.workload == "tpcc":
             return tpcc.plan_s(spec) * n, 3 * n
-        return ibench.plan_s(spec) * n, (len(spec.ibench_steps) + 3) * n
+        return ibench.plan_s(spec) * n, ibench.progress_steps(spec) * n
     plans = expand(spec)
     counted = [p for p in plans if instructions.supports(p.target.engine)]
     return estimate(spec, plans, counted)
@@ -264,7 +279,8 @@ class Runner:
             self.store.supersede_ibench(target_id, repeat)  # the steps build on each other: all again
             ibench.run_target(session, install, repeat)
 
-        self._one_after_another(installs, outcome, IBENCH_DB, ibench.plan_s(self.spec), len(wanted) + 3, len(wanted),
+        self._one_after_another(installs, outcome, IBENCH_DB, ibench.plan_s(self.spec), ibench.progress_steps(self.spec),
+                                len(wanted),
                                 lambda tid, rep: self.store.ibench_done(tid, rep) >= wanted,
                                 lambda tid, rep: len(self.store.ibench_done(tid, rep)), run)
 
@@ -385,9 +401,8 @@ class Runner:
                     session.load(step)
                 elif isinstance(step, SettleStep):
                     work_s = session.settle_work(step)
-                    time.sleep(max(0.0, step.total_s - work_s))
+                    settle_wait(self.progress, session.name, step, work_s)
                     session.settle_end()
-                    self.progress.advance(step.total_s)
                 elif step.warm or step.key in state.pending:
                     if restarts_before(self.spec, step):
                         session.restart(step)
@@ -429,10 +444,8 @@ class Runner:
         if isinstance(step, SettleStep):
             works: list[float] = []
             kept = [s for s in live if self._guard(s, lambda s=s: works.append(s.settle_work(step)), outcome)]
-            time.sleep(max(0.0, step.total_s - max(works, default=0.0)))
-            kept = [s for s in kept if self._guard(s, s.settle_end, outcome)]
-            self.progress.advance(step.total_s)
-            return kept
+            settle_wait(self.progress, "all targets", step, max(works, default=0.0))
+            return [s for s in kept if self._guard(s, s.settle_end, outcome)]
         if not (step.warm or step.key in pending):
             return live
         if restarts_before(self.spec, step):

@@ -9,7 +9,6 @@ With `repeats`, each repeat runs every step again on a fresh server and is store
 from __future__ import annotations
 
 import os
-import time
 from pathlib import Path
 
 from dbdrift.catalog import ibench
@@ -18,7 +17,7 @@ from dbdrift.errors import DriverError, ServerError
 from dbdrift.metrics.sampler import Sampler
 from dbdrift.model import InsertStepResult, InstallInfo
 from dbdrift.plan.expand import SettleStep
-from dbdrift.runner.session import TargetSession
+from dbdrift.runner.session import TargetSession, settle_wait
 
 SETTLE_AFTER = "l.i2"
 # Rows per second assumed for the ETA of steps that are not rate limited (refined by nothing:
@@ -40,6 +39,12 @@ def plan_s(spec) -> float:
     return sum(estimate_s(s, spec.ibench) for s in steps) + settle
 
 
+def progress_steps(spec) -> int:
+    """Progress steps of one target: its start, table creation and settle work, each step, and
+    the settle's quiet wait (a step of its own) when the steps include the one it follows."""
+    return len(spec.ibench_steps) + 3 + (SETTLE_AFTER in spec.ibench_steps)
+
+
 def run_target(session: TargetSession, install: InstallInfo, repeat: int = 0) -> None:
     """All selected steps on a fresh server, stored as repeat `repeat`; raises ServerError/DriverError
     when the target fails (stored first), KeyboardInterrupt after storing an interrupted step."""
@@ -56,9 +61,8 @@ def run_target(session: TargetSession, install: InstallInfo, repeat: int = 0) ->
         if step.name == SETTLE_AFTER:
             settle = SettleStep(spec.settle_total_s(), SETTLE_AFTER)
             work_s = session.settle_work(settle, tables)
-            time.sleep(max(0.0, settle.total_s - work_s))
+            settle_wait(session.progress, session.name, settle, work_s)
             session.settle_end()
-            session.progress.advance(settle.total_s)
 
 
 def _create_tables(session: TargetSession, tables: list[str]) -> dict:

@@ -7,7 +7,8 @@ from typing import Protocol
 
 class ProgressSink(Protocol):
     def campaign_start(self, total_s: float, total_steps: int) -> None: ...
-    def step_start(self, target: str, label: str, expected_s: float) -> None: ...
+    # wall_s: how long the step lasts when it is this target's share of a longer one (turns)
+    def step_start(self, target: str, label: str, expected_s: float, wall_s: float | None = None) -> None: ...
     def step_end(self, target: str, label: str, status: str, detail: str) -> None: ...
     def message(self, text: str) -> None: ...
     def advance(self, seconds: float) -> None: ...  # expected time passed outside any step (settle rest)
@@ -15,7 +16,7 @@ class ProgressSink(Protocol):
 
 class NullProgress:
     def campaign_start(self, total_s, total_steps): pass
-    def step_start(self, target, label, expected_s): pass
+    def step_start(self, target, label, expected_s, wall_s=None): pass
     def step_end(self, target, label, status, detail): pass
     def message(self, text): pass
     def advance(self, seconds): pass
@@ -34,9 +35,9 @@ class LanesProgress:
         with self._lock:
             self.inner.campaign_start(total_s, total_steps)
 
-    def step_start(self, target, label, expected_s):
+    def step_start(self, target, label, expected_s, wall_s=None):
         with self._lock:
-            self.inner.step_start(target, label, expected_s / self.lanes)
+            self.inner.step_start(target, label, expected_s / self.lanes, wall_s)
 
     def step_end(self, target, label, status, detail):
         with self._lock:

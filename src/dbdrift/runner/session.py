@@ -380,3 +380,15 @@ def _install_dict(install: InstallInfo) -> dict:
     except (UserError, OSError):
         pass  # a wrapper script or an unreadable file: the report then has no size for it
     return facts
+
+
+def settle_wait(progress: ProgressSink, who: str, step: SettleStep, work_s: float) -> None:
+    """Sleep the rest of a settle (its total less the work already done) as a progress step of
+    its own, announced with its length before it starts: the work's "ok 0.3s" is not the end
+    of the settle. `who` is a target, or "all targets" when they rest together (turns)."""
+    rest_s = max(0.0, step.total_s - work_s)
+    label = f"{step.label}: quiet for {rest_s:.0f}s (settle_s {step.total_s:g}s less the work)"
+    progress.step_start(who, label, rest_s)
+    time.sleep(rest_s)
+    progress.step_end(who, label, "ok", f"{rest_s:.1f}s")
+    progress.advance(step.total_s - rest_s)  # the work's share of the settle's estimate

@@ -88,7 +88,7 @@ def _take_turns(live: list[TargetSession], step: RunStep, turn_s: float):
     spec.pop("connection", None)
     total_s = (step.warmup_s + step.duration_s) * n
     for session in live:  # each target's run ends with its own step_end, which takes its share of the ETA
-        session.progress.step_start(session.name, step.label, step.warmup_s + step.duration_s)
+        session.progress.step_start(session.name, step.label, step.warmup_s + step.duration_s, total_s)
     observers = [s.observers(step, step.duration_s * n, steal=False).start() for s in live]
     clock = WindowedSteal()
 

@@ -1,0 +1,226 @@
+"""Every `dbdrift ...` command in a fenced block of README.md and docs/guide.md still works:
+argparse accepts it, a verb with --check plans it with --check, and a verb that reads a store
+reads a small one (tests/unit/test_reports.py make_store). No server starts and nothing is
+downloaded: where a build would come from is not asked (engines.locate is a stub), and
+placeholders ($NEW_BUILD, /opt/pg-patched, pg18.toml, matrix.toml ...) are fixtures."""
+from __future__ import annotations
+
+import shlex
+import shutil
+from pathlib import Path
+
+import pytest
+
+from dbdrift.cli import check, main as main_cli
+from tests.unit.test_reports import make_store
+
+ROOT = Path(__file__).resolve().parents[2]
+DOCS = ("README.md", "docs/guide.md")
+# verbs that read the store and print: run against make_store's campaign "golden"
+STORE_VERBS = {"report", "campaigns", "history"}
+# what make_store's single campaign cannot answer (no axes, no target named pg18.4): parsed only
+NEEDS_OTHER_STORE = ("--matrix", "--against", "--base")
+# the campaign files the docs name, each a small campaign of the kind the text around it means
+CAMPAIGNS = {
+    "pg18.toml": 'name = "pg18"\ntests = ["point"]\n'
+                 '[[targets]]\nname = "pg17.10"\nversion = "17.10"\n[[targets]]\nname = "pg18.4"\nversion = "18.4"\n',
+    "matrix.toml": 'name = "matrix"\ntests = ["insert", "update-index", "update-nonindex"]\norder = "sequential"\n'
+                   '[axes.sync]\n0 = { postgres = { synchronous_commit = "off" } }\n'
+                   '1 = { postgres = { synchronous_commit = "on" } }\n'
+                   '[axes.fpi]\n0 = { postgres = { full_page_writes = "off" } }\n'
+                   '1 = { postgres = { full_page_writes = "on" } }\n'
+                   '[[targets]]\nname = "pg17"\nversion = "17.10"\n',
+    "ib.toml": 'name = "ib"\nworkload = "insert-benchmark"\n[insert_benchmark]\nrows_l_i0 = 10000\n'
+               '[[targets]]\nname = "a"\nversion = "17.10"\n[[targets]]\nname = "b"\nversion = "18.4"\n',
+    "tpcc.toml": 'name = "tpcc"\nworkload = "tpcc"\n[tpcc]\nwarehouses = 1\n'
+                 '[[targets]]\nname = "a"\nversion = "17.10"\n[[targets]]\nname = "b"\nversion = "18.4"\n',
+}
+
+
+def doc_commands() -> list[tuple[str, str]]:
+    """(where, command) for every line of a fenced block (not ```toml) that runs dbdrift."""
+    found = []
+    for doc in DOCS:
+        fence = None
+        for number, line in enumerate((ROOT / doc).read_text().splitlines(), 1):
+            if line.startswith("```"):
+                fence = None if fence is not None else line[3:].strip()
+                continue
+            text = line.strip().removeprefix("$ ")
+            if fence in ("", "sh", "console") and text.startswith("dbdrift "):
+                found.append((f"{doc}:{number}", text))
+    return found
+
+
+def test_the_docs_show_commands():
+    assert len(doc_commands()) > 40
+
+
+def fake_prefix(root: Path, program: str) -> Path:
+    """An install prefix holding the programs an engine's build is recognised by."""
+    for name in ((program,) if program != "postgres" else ("postgres", "initdb", "pg_ctl")):
+        path = root / "bin" / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text("#!/bin/sh\nexit 0\n")
+        path.chmod(0o755)
+    return root
+
+
+def argv_of(command: str, fixtures: dict[str, str]) -> list[str]:
+    """The command's arguments after `dbdrift`, placeholders replaced, comments and
+    redirections dropped."""
+    for placeholder, value in fixtures.items():
+        command = command.replace(placeholder, value)
+    words = shlex.split(command, comments=True)[1:]
+    for stop in (">", ">>", "|"):
+        if stop in words:
+            words = words[:words.index(stop)]
+    return words
+
+
+@pytest.fixture(scope="module")
+def golden_store(tmp_path_factory) -> Path:
+    path = tmp_path_factory.mktemp("store") / "dbdrift.db"
+    make_store(path).close()
+    return path
+
+
+@pytest.fixture
+def fixtures(tmp_path, monkeypatch, golden_store) -> dict[str, str]:
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("DBDRIFT_WORK_DIR", str(tmp_path / "work"))
+    monkeypatch.setattr(check.engines, "locate", lambda target, cache: "located (test stub)")
+    shutil.copy(golden_store, tmp_path / "dbdrift.db")  # the default store the docs' commands read
+    for name, text in CAMPAIGNS.items():
+        (tmp_path / name).write_text(text)
+    pg = str(fake_prefix(tmp_path / "pg-patched", "postgres"))
+    my = str(fake_prefix(tmp_path / "mysql-dev", "mysqld"))
+    return {'"$NEW_BUILD"': pg, "/opt/pg-patched": pg, "/opt/mysql-dev": my, "NAME|ID": "golden",
+            "--campaign NAME": "--campaign golden"}
+
+
+def needs_check(argv: list[str]) -> bool:
+    parser = main_cli.build_parser()
+    sub = next(a for a in parser._actions if a.dest == "verb").choices[argv[0]]
+    return any("--check" in a.option_strings for a in sub._actions)
+
+
+@pytest.mark.parametrize("where, command", doc_commands(), ids=[w for w, _ in doc_commands()])
+def test_a_documented_command_parses_and_plans_without_starting_anything(where, command, fixtures, capsys):
+    argv = argv_of(command, fixtures)
+    try:
+        main_cli.build_parser().parse_args(argv)
+    except SystemExit as exc:
+        pytest.fail(f"{where}: argparse refused `{command}`: {capsys.readouterr().err.strip()}"
+                    if exc.code else f"{where}: `{command}` only printed help")
+    verb = argv[0]
+    if needs_check(argv):
+        argv += [] if "--check" in argv else ["--check"]
+    elif verb not in STORE_VERBS or any(flag in argv for flag in NEEDS_OTHER_STORE):
+        return  # parsing is what can be checked without a server, a cluster or the network
+    code = main_cli.main(argv)
+    out, err = capsys.readouterr()
+    assert code in (0, 3), f"{where}: `{' '.join(argv)}` exited {code}: {err.strip()}"
+    assert "--check" not in argv or "--print-campaign" in argv or "nothing was started" in out
+
+
+def test_a_doc_naming_an_option_that_does_not_exist_fails_the_check(fixtures, capsys):
+    with pytest.raises(SystemExit):
+        main_cli.build_parser().parse_args(argv_of("dbdrift compare 17.10 18.4 --duraton 60", fixtures))
+
+
+def test_each_compare_and_demo_in_the_readme_and_guide_says_how_long_it_takes():
+    """The README's and guide's tasks that measure say their expected time (from --check)."""
+    missing = []
+    for where, command in doc_commands():
+        verb = command.split()[1]
+        if verb in ("compare", "demo") and "--print-campaign" not in command and "about" not in command:
+            missing.append(f"{where}: {command}")
+    assert not missing, "commands without their expected time:\n" + "\n".join(missing)
+
+
+def test_the_names_the_guide_says_csv_and_json_share_are_in_both(golden_store):
+    """The guide lists the names a CSV line and a JSON row share: each is a CSV column and a key
+    of a JSON row."""
+    import json
+    import re
+
+    from dbdrift.cli import report as report_cli
+    from dbdrift.results.build import build_report
+    from dbdrift.store.store import Store
+
+    text = (ROOT / "docs/guide.md").read_text()
+    listed = re.split(r",\s+", re.search(r"A CSV line and a JSON row share these names: `([^`]+)`", text).group(1))
+    store = Store(golden_store)
+    try:
+        data = build_report(store, None, None, False, noise_floor="none")
+        header = report_cli.render(data, "csv", False).splitlines()[0].split(",")
+        row = json.loads(report_cli.render(data, "json", False))["rows"][0]
+    finally:
+        store.close()
+    assert set(listed) <= set(header), set(listed) - set(header)
+    assert set(listed) <= set(row), set(listed) - set(row)
+
+
+# -- the docs after a pip install: `dbdrift docs`, and --help pointing to it -----------------------
+
+def test_dbdrift_docs_lists_the_topics_and_prints_each(capsys):
+    from dbdrift.cli.docs import TOPICS
+
+    assert main_cli.main(["docs"]) == 0
+    listing = capsys.readouterr().out
+    for topic in TOPICS:
+        assert listing.count(f"\n{topic} ") + listing.startswith(f"{topic} ") == 1
+        assert main_cli.main(["docs", topic]) == 0
+        assert capsys.readouterr().out.startswith("# ")
+
+
+def test_help_points_to_dbdrift_docs_not_to_files_a_pip_install_lacks():
+    parser = main_cli.build_parser()
+    verbs = next(a for a in parser._actions if a.dest == "verb").choices
+    for name, text in [("dbdrift", parser.format_help())] + [(v, p.format_help()) for v, p in verbs.items()]:
+        assert "docs/" not in text, f"`dbdrift {name} --help` names a docs/ file; point to `dbdrift docs TOPIC`"
+    assert "dbdrift docs" in parser.format_help()
+
+
+# -- --check: the campaign's time by part, what --duration bounds, durability in turns -------------
+
+def test_check_gives_the_time_by_part_and_says_settles_do_not_follow_duration(fixtures, capsys):
+    assert main_cli.main(["compare", "17.10", "18.4", "--tests", "point,writes", "--duration", "60", "--check"]) == 0
+    out = capsys.readouterr().out
+    assert "expected time: about 48m20s for the whole campaign" in out
+    for part in ("measured runs", "warm-up runs", "settles", "starts, loads, restarts"):
+        assert f"    {part} " in out
+    assert "settles (settle_s) and scan.warm (scan_warm_s) do not follow it" in out
+
+
+def test_check_names_a_read_warm_up_longer_than_a_write_only_campaign(fixtures, capsys, tmp_path):
+    (tmp_path / "w.toml").write_text('tests = ["update-index"]\nwrite_s = 2\n'
+                                     '[[targets]]\nname = "a"\nversion = "17.10"\n[[targets]]\nname = "b"\nversion = "18.4"\n')
+    assert main_cli.main(["run", "w.toml", "--check"]) == 0
+    out = capsys.readouterr().out
+    assert "warm-up runs 10m11s: point-query.warm per target" in out
+    assert "note: the warm-up runs take longer than the measured runs: they last read_s (300s)" in out
+
+
+@pytest.mark.parametrize("order, warned", [("turns", True), ("sequential", False)])
+def test_a_durability_matrix_in_turns_is_warned_about_at_check(fixtures, capsys, monkeypatch, order, warned):
+    from dbdrift.cli import run as run_cli
+
+    monkeypatch.setattr(run_cli, "fit_order", lambda spec, total, available: (spec, None))  # any host's memory
+    assert main_cli.main(["run", "matrix.toml", "--set", f"order={order}", "--check"]) == 0
+    out = capsys.readouterr().out
+    assert ("warning: axis sync changes durability" in out) is warned
+    assert "axis fpi" not in out  # full_page_writes changes what is written, not when a commit waits
+
+
+def test_the_wheel_installs_every_topic_under_share_doc():
+    """packaging/dbdrift.data/data/share/doc/dbdrift links each file `dbdrift docs` knows, and
+    every Markdown file of docs/ is a topic, so a pip install brings them all."""
+    from dbdrift.cli.docs import TOPICS
+
+    shipped = ROOT / "packaging" / "dbdrift.data" / "data" / "share" / "doc" / "dbdrift"
+    names = {file for file, _ in TOPICS.values()}
+    assert names == {p.name for p in (ROOT / "docs").glob("*.md")} | {"README.md"}
+    for name in names:
+        assert (shipped / name).resolve() == (ROOT / ("README.md" if name == "README.md" else f"docs/{name}")).resolve()
