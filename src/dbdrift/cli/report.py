@@ -86,7 +86,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "not-measured: a run or count that failed; noisy: a timed cell too noisy or without "
                              "an interval (one repeat of an Insert Benchmark or TPROC-C campaign), or an "
                              "instruction count whose repeats differ by more than half the minimum effect "
-                             "(docs/guide.md has the table)")
+                             "(`dbdrift docs guide` has the table)")
     parser.add_argument("--fail-by", choices=("both", *MEASURES), default="both",
                         help="which verdicts --fail-on reads: timed (rQPS), instructions (instructions per "
                              "event counted under callgrind) or both (default)")
