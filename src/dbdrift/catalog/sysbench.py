@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from dbdrift.errors import UserError
+from dbdrift.errors import InputError
 
 # Report groups in the order of the Small Datum posts (their 4-group variant).
 GROUPS = ("point", "range-noagg", "range-agg", "writes")
@@ -318,7 +318,7 @@ def select_tests(names: list[str] | tuple[str, ...] | None) -> list[Microbenchma
         elif f"{item}_range=100" in CATALOG:
             chosen.add(f"{item}_range=100")
         else:
-            raise UserError(f"unknown microbenchmark or group {item!r}", _suggest(item))
+            raise InputError(f"unknown microbenchmark or group {item!r}", _suggest(item))
     return [CATALOG[n] for n in RUN_ORDER if n in chosen]
 
 

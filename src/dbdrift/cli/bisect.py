@@ -49,7 +49,7 @@ examples:
   dbdrift history --metric instructions --tests point-query     every version measured so far
 
 exit status: 0 an answer (a first bad version, or no move past the threshold), 1 a measurement of an
-end failed or an error, 2 bad usage, 130 interrupted (measured versions are stored; rerun to go on)
+end failed or an error, 2 input refused, 130 interrupted by Ctrl-C or SIGTERM (measured versions are stored; rerun to go on)
 """
 
 

@@ -33,8 +33,9 @@ examples:
   dbdrift compare 17.10 new=/opt/pg-patched       your build against a release
   dbdrift compare 17.10 18.4 --print-campaign > c.toml   the same comparison as a campaign file
 
-exit status: 0 all measured, 1 some run or target failed (the rest is stored), 2 bad usage,
-130 interrupted (rerun with --resume)
+exit status: 0 all measured, 1 some run or target failed (the rest is stored), 2 input refused
+before anything ran (a bad target, version or test), 130 interrupted by Ctrl-C or SIGTERM (rerun
+with --resume)
 """
 
 

@@ -29,7 +29,7 @@ examples:
   dbdrift history --fail-on new-regression             nightly: exit 3 when the newest campaign
                                                        brought a regression change point
 
-exit status: 0 printed (and, with --fail-on, nothing found), 1 error, 2 bad usage, 3 --fail-on found
+exit status: 0 printed (and, with --fail-on, nothing found), 1 error, 2 input refused, 3 --fail-on found
 a new regression (listed on stderr)
 """
 

@@ -28,5 +28,5 @@ def open_store(path):
     if not path.exists():
         raise UserError(f"store {path} does not exist",
                         "pass --store PATH, or make one with `dbdrift demo`, `dbdrift compare 17.10 18.4` or "
-                        "`dbdrift run FILE`")
+                        "`dbdrift run FILE`", exit_code=2)
     return Store(path)

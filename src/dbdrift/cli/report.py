@@ -36,8 +36,9 @@ examples:
                                                   a configuration matrix's absolute table
   dbdrift report --against variant                every variant against its base variant
 
-exit status: 0 printed (and, with --fail-on, nothing found), 1 error (no store, no such campaign),
-2 bad usage, 3 --fail-on found what it names (listed on stderr)
+exit status: 0 printed (and, with --fail-on, nothing found), 1 error (a store that cannot be read),
+2 input refused (no such store, campaign, test or target; a malformed option), 3 --fail-on found
+what it names (listed on stderr)
 """
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--store", type=Path, default=Path("dbdrift.db"), help="results store (default ./dbdrift.db)")

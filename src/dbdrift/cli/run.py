@@ -35,7 +35,8 @@ examples:
   dbdrift run pg18.toml --cluster tcp://sched:8786   its tests split over the hosts running `dbdrift worker`
 
 exit status: 0 all measured, 1 some run or target failed (the rest is stored) or an error,
-2 bad usage, 130 interrupted (rerun with --resume). docs/campaign.md lists the campaign keys.
+2 input refused before anything ran (a campaign key, test, target or version), 130 interrupted
+by Ctrl-C or SIGTERM (rerun with --resume). docs/campaign.md lists the campaign keys.
 """
 
 
@@ -94,7 +95,7 @@ def apply_overrides(spec: CampaignSpec, args: argparse.Namespace) -> CampaignSpe
             what = "an Insert Benchmark" if spec.workload == "insert-benchmark" else "TPROC-C"
             raise UserError(f"{sysbench_only[0]} applies to sysbench campaigns; {spec.name} is {what}",
                             "choose Insert Benchmark steps with `steps = [...]` in its [insert_benchmark] table"
-                            if spec.workload == "insert-benchmark" else "drop it; [tpcc] sets TPROC-C's sizes")
+                            if spec.workload == "insert-benchmark" else "drop it; [tpcc] sets TPROC-C's sizes", exit_code=2)
     if args.tests:
         names = options.split_list(args.tests)
         spec = replace(spec, tests=tuple(select_tests(names)), test_names=tuple(names))

@@ -20,7 +20,7 @@ from dbdrift.analysis.relative import Comparison, Measurement, compare
 from dbdrift.analysis.summary import summarize_groups
 from dbdrift.catalog.sysbench import GROUP_TITLES, GROUPS, report_order, scan_krps
 from dbdrift.cpus import Placement
-from dbdrift.errors import UserError
+from dbdrift.errors import InputError, UserError
 from dbdrift.results.data import FORMAT_VERSION, PlanChange, ReportData
 from dbdrift.results.targets import base_target, matrix_references, target_labels
 from dbdrift.store.store import Store
@@ -38,8 +38,8 @@ def no_campaign(store: Store, campaign: str | None) -> UserError:
         return UserError(f"store {store.path} holds no campaign",
                          "run `dbdrift compare 17.10 18.4`, `dbdrift run CAMPAIGN.toml` or `dbdrift demo` first")
     names = ", ".join(dict.fromkeys(reversed(known)))  # newest first, each name once
-    return UserError(f"store {store.path} has no campaign {campaign!r}",
-                     f"it holds {names}; `dbdrift campaigns --store {store.path}` lists them with ids")
+    return InputError(f"store {store.path} has no campaign {campaign!r}",
+                      f"it holds {names}; `dbdrift campaigns --store {store.path}` lists them with ids")
 
 
 def report_meta(store: Store, campaign_id: int, generated_at: str | None = None) -> dict:
@@ -250,8 +250,8 @@ def _floors(store: Store, choice: str, campaign_id: int, min_effect: float,
     else:
         named = store.latest_campaign_id(choice)
         if named is None:
-            raise UserError(f"--noise-floor {choice}: no such campaign in {store.path}",
-                            "run `dbdrift calibrate CAMPAIGN.toml` first, or pass --noise-floor none")
+            raise InputError(f"--noise-floor {choice}: no such campaign in {store.path}",
+                             "run `dbdrift calibrate CAMPAIGN.toml` first, or pass --noise-floor none")
         aa_ids = [named] if named != campaign_id else []
     if not aa_ids:
         return {}, {}, ()
