@@ -326,9 +326,9 @@ def _suggest(item: str) -> str:
     import difflib
 
     close = difflib.get_close_matches(item, list(CATALOG) + list(GROUP_ALIASES), n=3)
-    names = ", ".join(close) if close else "point-query, range-covered-pk, read-only_range=100, update-index"
-    return (f"did you mean {names}? `dbdrift catalog` lists all tests; groups are point, range-noagg, "
-            "range-agg, writes; sets are default32 and all42")
+    known = ("`dbdrift catalog` lists all tests; groups are point, range-noagg, range-agg, writes; sets are "
+             "default32 and all42")
+    return f"did you mean {', '.join(close)}? {known}" if close else f"no test is named like it; {known}"
 
 
 def report_order(names) -> list[str]:
