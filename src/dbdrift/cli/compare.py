@@ -49,9 +49,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--rows", type=int, default=1_000_000, help="rows per table (default 1000000)")
     parser.add_argument("--tables", type=int, default=1, help="tables (default 1)")
     parser.add_argument("--threads", default="1", metavar="N[,N...]", help="client threads per run (default 1)")
-    parser.add_argument("--duration", type=float, default=DEFAULT_DURATION_S, metavar="S",
-                        help=f"seconds each test runs (default {DEFAULT_DURATION_S:g}; a campaign file's "
-                             "defaults are 300 s for reads and 600 s for writes)")
+    parser.add_argument("--duration", type=options.duration("--duration"), default=DEFAULT_DURATION_S,
+                        metavar="DURATION", help=f"how long each test runs, e.g. 60, 90s, 2m (default "
+                                                 f"{DEFAULT_DURATION_S:g}s; a campaign file's defaults are 300 s for "
+                                                 "reads and 600 s for writes)")
     parser.add_argument("--repeats", type=int, default=1, help="runs per test and target (default 1)")
     parser.add_argument("--name", help="campaign name in the store (default compare-A-vs-B)")
     parser.add_argument("--print-campaign", action="store_true", help="print the campaign file this builds and exit")

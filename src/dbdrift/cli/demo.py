@@ -155,7 +155,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "timing them (deterministic; under ten minutes for PostgreSQL on 2 CPUs); campaign "
                              "<demo name>-instructions")
     parser.add_argument("--print-campaign", action="store_true", help="print the demo campaign file and exit")
-    run_cli.add_common(parser)
+    run_cli.add_common(parser, instructions=False)
 
 
 def main(args: argparse.Namespace) -> int:

@@ -62,7 +62,11 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+    parser = build_parser()
+    if not (sys.argv[1:] if argv is None else argv):  # bare `dbdrift`: what it does and its verbs
+        parser.print_help()
+        return 0
+    args = parser.parse_args(argv)
     sigterm_as_ctrl_c()  # `kill` stores, stops the servers and exits 130 as Ctrl-C does
     try:
         return VERBS[args.verb][0].main(args)

@@ -45,9 +45,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--campaign", help="campaign name or id (default: the latest)")
     parser.add_argument("--base", help="target every other target is divided by (default: the campaign's base)")
     parser.add_argument("--chain", action="store_true", help="each target relative to the previous one")
-    parser.add_argument("--format", choices=FORMATS, default="text")
-    parser.add_argument("--color", choices=("auto", "always", "never"), default="auto",
-                        help="color rQPS <= 0.95 red and >= 1.05 green in text output")
+    options.add_format(parser, FORMATS, "text (a terminal table), markdown, csv or json (one row per cell, with "
+                                        "the campaign's metadata) or html (a self-contained page with charts)")
+    options.add_color(parser)
     parser.add_argument("--min-effect", type=_percent, default=0.02, metavar="PCT",
                         help="smallest change called a regression or improvement (default 2%%)")
     parser.add_argument("--noise-floor", default="auto", metavar="auto|none|CAMPAIGN",
@@ -73,7 +73,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--matrix", action="store_true",
                         help="the absolute table of a configuration matrix: one line per target and variant, "
                              "tests as columns (--tests chooses them, --group-by AXIS groups the lines)")
-    parser.add_argument("--tests", metavar="TESTS", help="with --matrix: the tests shown as columns (comma-separated)")
+    parser.add_argument("-t", "--tests", metavar="TESTS", help="with --matrix: the tests shown as columns (comma-separated)")
     parser.add_argument("--group-by", metavar="AXIS", help="with --matrix: one block per level of this axis")
     parser.add_argument("--noisy", type=_percent, default=0.05, metavar="PCT",
                         help="a cell whose 95%% interval is wider than ±PCT is 'too noisy' (default 5%%)")
