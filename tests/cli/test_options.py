@@ -111,3 +111,24 @@ def test_an_unlike_test_name_gets_no_unrelated_suggestions():
     result = dbdrift("catalog", "--tests", "nosuch")
     assert result.returncode == 2 and "did you mean" not in result.stderr
     assert "no test is named like it" in result.stderr
+
+
+def test_report_o_writes_the_report_to_a_file_and_keeps_the_exit_status(tmp_path):
+    from tests.unit.test_reports import make_store
+
+    make_store(tmp_path / "r.db").close()  # point-query pg18 is a regression
+    printed = dbdrift("report", "--store", tmp_path / "r.db", "--format", "markdown").stdout
+    result = dbdrift("report", "--store", tmp_path / "r.db", "--format", "markdown", "-o", tmp_path / "r.md",
+                     "--fail-on", "regression")
+    assert result.returncode == 3 and result.stdout == "" and "fail-on:" in result.stderr
+    assert (tmp_path / "r.md").read_text() == printed
+
+
+def test_report_o_writes_nothing_when_the_report_fails(tmp_path):
+    result = dbdrift("report", "--store", tmp_path / "none.db", "-o", tmp_path / "r.txt")
+    assert result.returncode == 2 and not (tmp_path / "r.txt").exists()
+
+
+def test_cleanup_of_an_empty_work_dir_says_there_is_no_run_directory(tmp_path):
+    result = dbdrift("cleanup", "--dry-run", work_dir=tmp_path / "work")
+    assert result.returncode == 0 and result.stdout == f"nothing to clean up in {tmp_path / 'work'}: no run directories\n"

@@ -2,6 +2,8 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
+import io
 import json
 import os
 import sys
@@ -27,7 +29,7 @@ EXAMPLES = """\
 examples:
   dbdrift report                                  the latest campaign in ./dbdrift.db
   dbdrift report --campaign demo-pg17-vs-pg18 --chain   each target against the one before it
-  dbdrift report --format html > report.html      a page to share
+  dbdrift report --format html -o report.html     a page to share
   dbdrift report --format json | jq '.rows[] | select(.verdict == "regression")'
   dbdrift report --fail-on regression             for CI: exit 3 when any cell is a regression
                                                   (timed, or in instructions per event)
@@ -48,6 +50,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     options.add_format(parser, FORMATS, "text (a terminal table), markdown, csv or json (one row per cell, with "
                                         "the campaign's metadata) or html (a self-contained page with charts)")
     options.add_color(parser)
+    parser.add_argument("-o", "--output", type=Path, metavar="FILE",
+                        help="write the report to FILE instead of stdout, once it is complete (colored only with "
+                             "--color always)")
     parser.add_argument("--min-effect", type=_percent, default=0.02, metavar="PCT",
                         help="smallest change called a regression or improvement (default 2%%)")
     parser.add_argument("--noise-floor", default="auto", metavar="auto|none|CAMPAIGN",
@@ -205,6 +210,22 @@ def _matrix_shape(data, args: argparse.Namespace) -> tuple[list[str] | None, str
 
 
 def main(args: argparse.Namespace) -> int:
+    """The report on stdout, or with -o in FILE: rendered in full first, so an error leaves no
+    half-written file behind."""
+    if args.output is None:
+        return _report(args)
+    text = io.StringIO()
+    with contextlib.redirect_stdout(text):
+        code = _report(args)
+    try:
+        args.output.write_text(text.getvalue(), encoding="utf-8")
+    except OSError as exc:
+        raise UserError(f"cannot write the report to {args.output}: {exc.strerror}",
+                        "pass -o a path in a writable directory") from None
+    return code
+
+
+def _report(args: argparse.Namespace) -> int:
     store = options.open_store(args.store)
     try:
         campaign_id = store.latest_campaign_id(args.campaign)
