@@ -28,6 +28,7 @@ EXAMPLES = """\
 examples:
   dbdrift compare 17.10 18.4                      PostgreSQL 17.10 (base) vs 18.4, default suite
   dbdrift compare 17.10 18.4 --tests point        only the point-query group
+  dbdrift compare 17.10 18.4 -t writes --duration 2m -q   the writes, 2 minutes each, no progress lines
   dbdrift compare mysql:5.7.22 mysql:8.0.31       MySQL by version (`dbdrift versions` lists them)
   dbdrift compare 18.6 debian:18.6 19rc1          Maven's 18.6 vs Debian's, and Debian's 19rc1
   dbdrift compare 17.10 new=/opt/pg-patched       your build against a release
