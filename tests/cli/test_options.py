@@ -132,3 +132,16 @@ def test_report_o_writes_nothing_when_the_report_fails(tmp_path):
 def test_cleanup_of_an_empty_work_dir_says_there_is_no_run_directory(tmp_path):
     result = dbdrift("cleanup", "--dry-run", work_dir=tmp_path / "work")
     assert result.returncode == 0 and result.stdout == f"nothing to clean up in {tmp_path / 'work'}: no run directories\n"
+
+
+def test_report_tests_keeps_only_those_tests_outside_the_matrix(tmp_path):
+    from tests.unit.test_reports import make_store
+
+    make_store(tmp_path / "r.db").close()
+    result = dbdrift("report", "--store", tmp_path / "r.db", "-t", "writes", "--format", "csv")
+    assert result.returncode == 0, result.stderr
+    tests = {line.split(",")[result.stdout.splitlines()[0].split(",").index("test")]
+             for line in result.stdout.splitlines()[1:]}
+    assert tests == {"update-index"}
+    refused = dbdrift("report", "--store", tmp_path / "r.db", "--tests", "update-nonindex,insert")
+    assert refused.returncode == 2 and "measured none of" in refused.stderr and "point-query" in refused.stderr

@@ -9,6 +9,7 @@ import os
 import sys
 from pathlib import Path
 
+from dbdrift.catalog.sysbench import select_tests
 from dbdrift.cli import ibench_report, options
 from dbdrift.errors import UserError
 from dbdrift.report.csv import render_csv
@@ -78,7 +79,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--matrix", action="store_true",
                         help="the absolute table of a configuration matrix: one line per target and variant, "
                              "tests as columns (--tests chooses them, --group-by AXIS groups the lines)")
-    parser.add_argument("-t", "--tests", metavar="TESTS", help="with --matrix: the tests shown as columns (comma-separated)")
+    parser.add_argument("-t", "--tests", metavar="TESTS",
+                        help="only these tests or groups, comma-separated (e.g. point,update-index); the group "
+                             "summaries cover them alone; with --matrix the tests shown as columns")
     parser.add_argument("--group-by", metavar="AXIS", help="with --matrix: one block per level of this axis")
     parser.add_argument("--noisy", type=_percent, default=0.05, metavar="PCT",
                         help="a cell whose 95%% interval is wider than ±PCT is 'too noisy' (default 5%%)")
@@ -244,10 +247,13 @@ def _report(args: argparse.Namespace) -> int:
                                 "an Insert Benchmark", "leave --fail-on out for this campaign", exit_code=2)
             sys.stdout.write(ibench_report.render(store, campaign_id, args.base, args.format))
             return 0
-        if (args.tests or args.group_by) and not args.matrix:
-            raise UserError("--tests and --group-by shape the --matrix table", "add --matrix", exit_code=2)
+        if args.group_by and not args.matrix:
+            raise UserError("--group-by shapes the --matrix table", "add --matrix", exit_code=2)
+        only = None
+        if args.tests and not args.matrix:
+            only = frozenset(t.name for t in select_tests(options.split_list([args.tests])))
         data = build_report(store, args.campaign, args.base, args.chain, args.min_effect, args.noisy,
-                            args.noise_floor, args.metrics, against=args.against)
+                            args.noise_floor, args.metrics, against=args.against, tests=only)
         if args.matrix:
             sys.stdout.write(render_matrix(data, args.format, *_matrix_shape(data, args)))
             return 0
