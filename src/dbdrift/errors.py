@@ -9,7 +9,7 @@ class UserError(Exception):
     """A problem the user can fix: bad input, missing binary, port in use, server crash.
 
     `message` names what failed and on which object; `hint` says which flag, file or
-    command changes it. `exit_code` is 1, or 2 for command-line usage errors.
+    command changes it. `exit_code` is 1, or 2 for input refused before measuring (InputError).
     """
 
     def __init__(self, message: str, hint: str = "", exit_code: int = 1) -> None:
@@ -20,6 +20,15 @@ class UserError(Exception):
 
     def __str__(self) -> str:
         return f"{self.message} (hint: {self.hint})" if self.hint else self.message
+
+
+class InputError(UserError):
+    """Input refused before anything is measured: a command-line value, a campaign file or key,
+    a test, target, campaign, engine or version that does not exist. Exit status 2, so a script
+    tells a typo from a measurement that failed (1)."""
+
+    def __init__(self, message: str, hint: str = "") -> None:
+        super().__init__(message, hint, exit_code=2)
 
 
 class ServerError(UserError):

@@ -5,7 +5,7 @@ import math
 import re
 import reprlib
 
-from dbdrift.errors import UserError
+from dbdrift.errors import InputError
 
 _DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(ms|s|m|min|h)?\s*$")
 _FACTORS = {None: 1.0, "s": 1.0, "ms": 0.001, "m": 60.0, "min": 60.0, "h": 3600.0}
@@ -18,22 +18,22 @@ def parse_duration_s(value: object, what: str, *, positive: bool = False) -> flo
     NaN, infinities and numbers too large for a float are errors, never returned.
     """
     if isinstance(value, bool):
-        raise UserError(f"{what}: expected a duration, got {value!r}", "write e.g. 60 or \"60s\"")
+        raise InputError(f"{what}: expected a duration, got {value!r}", "write e.g. 60 or \"60s\"")
     if isinstance(value, (int, float)):
         seconds = _float(value)
     else:
         match = _DURATION.match(value) if isinstance(value, str) else None
         if not match:
-            raise UserError(f"{what}: {brief_repr(value)} is not a duration", "write e.g. 60, \"60s\", \"2m\"")
+            raise InputError(f"{what}: {brief_repr(value)} is not a duration", "write e.g. 60, \"60s\", \"2m\"")
         seconds = _float(match.group(1)) * _FACTORS[match.group(2)]
     if not math.isfinite(seconds):
-        raise UserError(f"{what}: {brief_repr(value)} is not a finite duration",
-                        "write a number of seconds or a number with a unit, e.g. 60, \"60s\", \"2h\"")
+        raise InputError(f"{what}: {brief_repr(value)} is not a finite duration",
+                         "write a number of seconds or a number with a unit, e.g. 60, \"60s\", \"2h\"")
     if seconds < 0:
-        raise UserError(f"{what}: duration must not be negative, got {brief_repr(value)}", "use 0 or more")
+        raise InputError(f"{what}: duration must not be negative, got {brief_repr(value)}", "use 0 or more")
     if positive and seconds == 0:
-        raise UserError(f"{what}: duration must be more than 0, got {brief_repr(value)}",
-                        "this time is measured: write e.g. 60 or \"60s\"")
+        raise InputError(f"{what}: duration must be more than 0, got {brief_repr(value)}",
+                         "this time is measured: write e.g. 60 or \"60s\"")
     return seconds
 
 

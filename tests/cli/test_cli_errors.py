@@ -112,8 +112,9 @@ def test_the_hypergraph_demo_is_mysql_9_7_with_an_axis_that_turns_it_on():
 def test_an_unfetchable_mysql_version_is_refused_with_the_fetchable_ones_and_basedir(tmp_path):
     path = tmp_path / "c.toml"
     path.write_text('[[targets]]\nname = "my8"\nengine = "mysql"\nversion = "8.0.36"\n')
-    assert_user_error(dbdrift("run", path, "--store", tmp_path / "s.db"), "mysql 8.0.36 is not in any source",
-                      "8.0.15, 8.0.31", "basedir")
+    result = dbdrift("run", path, "--store", tmp_path / "s.db")
+    assert_user_error(result, "mysql 8.0.36 is not in any source", "8.0.15, 8.0.31", "basedir")
+    assert result.returncode == 2
 
 
 def test_a_mysql_basedir_without_mysqld_is_refused(tmp_path):

@@ -239,7 +239,8 @@ def test_a_server_killed_mid_run_is_stored_as_failed_and_the_next_target_still_r
     assert len([t for t in ok if t[0] == "pg17"]) == 4 and len([t for t in ok if t[0] == "pg18"]) == 4
 
 
-def test_ctrl_c_stops_the_servers_and_keeps_what_was_measured(tmp_path):
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM], ids=["ctrl-c", "sigterm"])
+def test_ctrl_c_stops_the_servers_and_keeps_what_was_measured(tmp_path, signum):
     work = shared_work_dir("intr")
     store = tmp_path / "s.db"
     proc = start_dbdrift("run", campaign(tmp_path, "intr", tests=["point-query", "range-covered-pk", "update-index"],
@@ -247,7 +248,7 @@ def test_ctrl_c_stops_the_servers_and_keeps_what_was_measured(tmp_path):
     try:
         _wait_for(lambda: store.exists() and len(runs(store)) >= 1, 240, "a first run")
         time.sleep(1.5)  # inside the second run
-        proc.send_signal(signal.SIGINT)
+        proc.send_signal(signum)
         out, err = proc.communicate(timeout=120)
     finally:
         proc.kill()

@@ -237,11 +237,18 @@ def test_function_delta_lists_the_largest_movers_each_way():
 
 
 def test_function_delta_lists_inclusive_movers_separately():
-    base = event_cost(100, {"leaf": 10}, {"root": 100, "leaf": 10})
-    new = event_cost(135, {"leaf": 40, "root": 5}, {"root": 135, "leaf": 40})
+    base = event_cost(100, {"leaf": 10}, {"root": 100, "mid": 60, "leaf": 10})
+    new = event_cost(135, {"leaf": 40, "root": 5}, {"root": 135, "mid": 90, "leaf": 40})
     delta = function_delta(base, new)
-    assert [r["function"] for r in delta["inclusive"]["grew"]] == ["root", "leaf"]
+    assert [r["function"] for r in delta["inclusive"]["grew"]] == ["leaf", "mid"]
     assert delta["inclusive"]["shrank"] == [] and delta["explained"] == 1.0
+
+
+def test_root_frames_holding_every_event_are_left_out_of_the_inclusive_movers():
+    base = event_cost(1000, {"f": 100}, {"(below main)": 1000, "PostmasterMain": 990, "exec": 900, "f": 100})
+    new = event_cost(1200, {"f": 300}, {"(below main)": 1200, "PostmasterMain": 1190, "exec": 1100, "f": 300})
+    grew = [r["function"] for r in function_delta(base, new)["inclusive"]["grew"]]
+    assert grew == ["exec", "f"]  # exec holds 90% and 92%: below the root share, a frame that says something
 
 
 def test_function_delta_explains_nothing_when_the_total_did_not_move():

@@ -224,7 +224,7 @@ def test_tests_take_group_names_and_unknown_names_are_refused(store_path, capsys
     assert cli_main.main(["history", "--store", str(store_path), "--tests", "writes"]) == 0
     out = capsys.readouterr().out
     assert "update-index" in out and "point-query" not in out
-    assert cli_main.main(["history", "--store", str(store_path), "--tests", "pointy"]) == 1
+    assert cli_main.main(["history", "--store", str(store_path), "--tests", "pointy"]) == 2
     assert "did you mean" in capsys.readouterr().err
 
 

@@ -262,5 +262,7 @@ def test_system_check_text_prints_each_warning_with_its_hint_and_exits_zero(monk
 
 
 def test_system_check_rejects_a_bad_steal_window(capsys):
-    assert cli_main.main(["system", "check", "--steal-window", "soon"]) == 1
-    assert "--steal-window" in capsys.readouterr().err
+    with pytest.raises(SystemExit) as exit_:
+        cli_main.main(["system", "check", "--steal-window", "soon"])
+    assert exit_.value.code == 2
+    assert "--steal-window: 'soon' is not a duration" in capsys.readouterr().err

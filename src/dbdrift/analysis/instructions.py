@@ -12,6 +12,7 @@ from typing import Protocol
 from dbdrift.analysis.noise import Verdict
 
 MIN_DELTA_PER_EVENT = 1.0  # instructions per event; smaller function deltas are noise in a report
+ROOT_SHARE = 0.95  # a function whose callees hold this share of every event, on both sides, is a root frame
 
 
 class ProfileCounts(Protocol):
@@ -112,7 +113,9 @@ def function_delta(base: EventCost, new: EventCost, top: int = 5) -> dict:
     MIN_DELTA_PER_EVENT are dropped. "explained" is the sum of the listed self deltas that moved
     the same way as the total, divided by total_delta: "+1,500 per query, 93% of it in these
     five functions". It can pass 1.0 when other functions moved the other way, and is None when
-    |total_delta| < MIN_DELTA_PER_EVENT. Inclusive rows overlap each other, so they explain nothing.
+    |total_delta| < MIN_DELTA_PER_EVENT. Inclusive rows overlap each other, so they explain nothing;
+    they leave out root frames (`(below main)`, `main`, `PostmasterMain`, ...: at least ROOT_SHARE
+    of the event's instructions on both sides), whose delta only repeats the total.
     """
     self_rows = _rows(base.self_per_event, new.self_per_event, top)
     total_delta = new.ir_per_event - base.ir_per_event
@@ -122,10 +125,19 @@ def function_delta(base: EventCost, new: EventCost, top: int = 5) -> dict:
         explained = sum(row["delta"] for row in same_way) / total_delta
     return {
         "self": self_rows,
-        "inclusive": _rows(base.inclusive_per_event, new.inclusive_per_event, top),
+        "inclusive": _rows(*_below_roots(base, new), top),
         "total_delta": total_delta,
         "explained": explained,
     }
+
+
+def _below_roots(base: EventCost, new: EventCost) -> tuple[dict[str, float], dict[str, float]]:
+    """Both inclusive maps without the functions that hold nearly all of each event (root frames)."""
+    roots = {name for name in base.inclusive_per_event.keys() & new.inclusive_per_event.keys()
+             if base.inclusive_per_event[name] >= ROOT_SHARE * base.ir_per_event
+             and new.inclusive_per_event[name] >= ROOT_SHARE * new.ir_per_event}
+    return ({k: v for k, v in base.inclusive_per_event.items() if k not in roots},
+            {k: v for k, v in new.inclusive_per_event.items() if k not in roots})
 
 
 @dataclass(frozen=True)

@@ -10,7 +10,7 @@ import re
 from dataclasses import dataclass
 from importlib import resources
 
-from dbdrift.errors import UserError
+from dbdrift.errors import InputError
 from dbdrift.model import TargetSpec
 
 Version = tuple[int, ...]
@@ -54,12 +54,12 @@ def check_named(name: str, engine: str, version: Version | None, label: str) -> 
     config = NAMED[name]
     fitting = [c.name for c in NAMED.values() if engine in c.versions and (version is None or c.covers(engine, version))]
     if engine not in config.versions:
-        raise UserError(f"{label}: config {name!r} is written for {', '.join(config.versions)}, not {engine}",
-                        f"for {engine} use {' or '.join(repr(n) for n in fitting) or 'your own file'}")
+        raise InputError(f"{label}: config {name!r} is written for {', '.join(config.versions)}, not {engine}",
+                         f"for {engine} use {' or '.join(repr(n) for n in fitting) or 'your own file'}")
     if version is not None and not config.covers(engine, version):
         shown = ".".join(map(str, version[:2]))
-        raise UserError(f"{label}: config {name!r} is for {engine} {_span(config, engine)}, not {shown}",
-                        f"use config = {fitting[0]!r}" if fitting else "use your own file: config = \"my.cnf\"")
+        raise InputError(f"{label}: config {name!r} is for {engine} {_span(config, engine)}, not {shown}",
+                         f"use config = {fitting[0]!r}" if fitting else "use your own file: config = \"my.cnf\"")
     return config
 
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from dbdrift.errors import UserError
+from dbdrift.errors import InputError
 
 # Report groups in the order of the Small Datum posts (their 4-group variant).
 GROUPS = ("point", "range-noagg", "range-agg", "writes")
@@ -318,7 +318,7 @@ def select_tests(names: list[str] | tuple[str, ...] | None) -> list[Microbenchma
         elif f"{item}_range=100" in CATALOG:
             chosen.add(f"{item}_range=100")
         else:
-            raise UserError(f"unknown microbenchmark or group {item!r}", _suggest(item))
+            raise InputError(f"unknown microbenchmark or group {item!r}", _suggest(item))
     return [CATALOG[n] for n in RUN_ORDER if n in chosen]
 
 
@@ -326,9 +326,9 @@ def _suggest(item: str) -> str:
     import difflib
 
     close = difflib.get_close_matches(item, list(CATALOG) + list(GROUP_ALIASES), n=3)
-    names = ", ".join(close) if close else "point-query, range-covered-pk, read-only_range=100, update-index"
-    return (f"did you mean {names}? `dbdrift catalog` lists all tests; groups are point, range-noagg, "
-            "range-agg, writes; sets are default32 and all42")
+    known = ("`dbdrift catalog` lists all tests; groups are point, range-noagg, range-agg, writes; sets are "
+             "default32 and all42")
+    return f"did you mean {', '.join(close)}? {known}" if close else f"no test is named like it; {known}"
 
 
 def report_order(names) -> list[str]:

@@ -17,6 +17,7 @@ import time
 from dataclasses import replace
 from pathlib import Path
 
+from dbdrift.cli import options
 from dbdrift.analysis.bisect import Outcome, bisect
 from dbdrift.analysis.instructions import canonical
 from dbdrift.catalog.sysbench import select_tests
@@ -49,7 +50,7 @@ examples:
   dbdrift history --metric instructions --tests point-query     every version measured so far
 
 exit status: 0 an answer (a first bad version, or no move past the threshold), 1 a measurement of an
-end failed or an error, 2 bad usage, 130 interrupted (measured versions are stored; rerun to go on)
+end failed or an error, 2 input refused, 130 interrupted by Ctrl-C or SIGTERM (measured versions are stored; rerun to go on)
 """
 
 
@@ -74,12 +75,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--threshold", type=_percent, default=0.02, metavar="PCT",
                         help="a version is bad when its metric moved this much from the good one's (default 2%%)")
     parser.add_argument("--rows", type=int, default=100_000, help="rows in the table (default 100000)")
-    parser.add_argument("--duration", type=float, default=30.0, metavar="S", help="--metric qps: seconds per run")
+    parser.add_argument("--duration", type=options.duration("--duration"), default=30.0, metavar="DURATION",
+                        help="--metric qps: how long each run lasts, e.g. 30, 90s, 2m (default 30s)")
     parser.add_argument("--repeats", type=int, default=3, help="--metric qps: runs per version (default 3)")
     parser.add_argument("--store", type=Path, default=Path("dbdrift.db"), help="results store (default ./dbdrift.db)")
+    options.add_verbosity(parser)
     parser.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
                         help="a campaign key for every measurement, e.g. --set targets.*.settings.jit=off")
-    parser.add_argument("--format", choices=("text", "json"), default="text")
+    options.add_format(parser, ("text", "json"), "text: each measured version and the answer; json: the same "
+                                                 "as one object")
 
 
 def candidates(engine: str, good: str, bad: str) -> tuple[list[str], str | None, list[str]]:
@@ -242,7 +246,7 @@ def main(args: argparse.Namespace) -> int:
                             exit_code=2)
         labels, args.build_source, notes = candidates(args.engine, args.good, args.bad)
         what = f"{len(labels)} versions from {args.good} to {args.bad}"
-    progress = ConsoleProgress()
+    progress = ConsoleProgress(verbosity=args.verbosity)
     for note in notes if not args.source else []:
         progress.message(f"note: {note}")
     progress.message(f"bisect {args.engine} {args.test} by {args.metric}: {what}; a binary search measures about "

@@ -11,7 +11,7 @@ import sys
 from pathlib import Path
 
 from dbdrift import env
-from dbdrift.cli import compare
+from dbdrift.cli import compare, options
 from dbdrift.cli.progress import ConsoleProgress
 from dbdrift.errors import UserError
 from dbdrift.metrics.binary import binary_facts, object_sizes, server_binary
@@ -35,15 +35,16 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--build-dir", action="append", default=[], metavar="NAME=DIR",
                         help="a target's source build tree (object files); the largest growth of its *.o files "
                              "against the first target that has one is listed")
+    options.add_verbosity(parser)
     parser.add_argument("--top", type=int, default=15, help="object files to list (default 15)")
-    parser.add_argument("--format", choices=("text", "json"), default="text")
+    options.add_format(parser, ("text", "json"), "text: a table per target; json: every size of every target")
 
 
 def measure(args: argparse.Namespace) -> list[dict]:
     used: set[str] = set()
     data = {"name": "bloat", "targets": [compare.parse_target(t, used) for t in args.targets]}
     spec = parse_campaign(data, "dbdrift bloat", Path.cwd(), "bloat")
-    progress = ConsoleProgress()
+    progress = ConsoleProgress(verbosity=args.verbosity)
     rows = []
     for target in spec.targets:
         install = engines.resolve_install(target, env.cache_dir(), progress.message)

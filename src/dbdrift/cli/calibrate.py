@@ -15,7 +15,7 @@ from dbdrift.plan.campaign import as_calibration, load_campaign
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("campaign", type=Path, help="campaign file (TOML); its tests and durations are used")
     parser.add_argument("--target", help="the target to run against itself (default: the base)")
-    run_cli.add_common(parser)
+    run_cli.add_common(parser, base=False)
     run_cli.add_variants(parser)
 
 

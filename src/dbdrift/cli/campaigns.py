@@ -12,7 +12,8 @@ from dbdrift.store.store import Store
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--store", type=Path, default=Path("dbdrift.db"), help="results store (default ./dbdrift.db)")
-    parser.add_argument("--format", choices=("text", "json"), default="text")
+    options.add_format(parser, ("text", "json"), "text: one line per campaign; json: a list with ids, targets "
+                                                 "and run counts")
 
 
 def rows(store: Store) -> list[dict]:

@@ -11,7 +11,8 @@ from dbdrift.model import ENGINES
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--format", choices=("text", "json"), default="text")
+    options.add_format(parser, ("text", "json"), "text: the tests by group with their SQL; json: name, group, "
+                                                 "statements per event and SQL of each test")
     options.add_tests(parser, "list only these (default: everything)")
     parser.add_argument("--engine", default="postgres", choices=ENGINES)
 

@@ -20,7 +20,12 @@ def main(args: argparse.Namespace) -> int:
     work = rundir.work_dir()
     orphans = rundir.find_orphans(work)
     if not orphans:
-        sys.stdout.write(f"nothing to clean up in {work}: every run directory belongs to a running dbdrift\n")
+        try:
+            present = sum(1 for entry in work.iterdir() if entry.is_dir())
+        except OSError:  # no work dir yet
+            present = 0
+        why = f"{present} run director{'y' if present == 1 else 'ies'}, none left by a dbdrift that is gone" if present else "no run directories"
+        sys.stdout.write(f"nothing to clean up in {work}: {why}\n")
         return 0
     for orphan in orphans:
         running = f", server running (pid {orphan.server_pid})" if orphan.server_pid else ""

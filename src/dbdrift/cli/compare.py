@@ -28,13 +28,15 @@ EXAMPLES = """\
 examples:
   dbdrift compare 17.10 18.4                      PostgreSQL 17.10 (base) vs 18.4, default suite
   dbdrift compare 17.10 18.4 --tests point        only the point-query group
+  dbdrift compare 17.10 18.4 -t writes --duration 2m -q   the writes, 2 minutes each, no progress lines
   dbdrift compare mysql:5.7.22 mysql:8.0.31       MySQL by version (`dbdrift versions` lists them)
   dbdrift compare 18.6 debian:18.6 19rc1          Maven's 18.6 vs Debian's, and Debian's 19rc1
   dbdrift compare 17.10 new=/opt/pg-patched       your build against a release
   dbdrift compare 17.10 18.4 --print-campaign > c.toml   the same comparison as a campaign file
 
-exit status: 0 all measured, 1 some run or target failed (the rest is stored), 2 bad usage,
-130 interrupted (rerun with --resume)
+exit status: 0 all measured, 1 some run or target failed (the rest is stored), 2 input refused
+before anything ran (a bad target, version or test), 130 interrupted by Ctrl-C or SIGTERM (rerun
+with --resume)
 """
 
 
@@ -48,9 +50,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--rows", type=int, default=1_000_000, help="rows per table (default 1000000)")
     parser.add_argument("--tables", type=int, default=1, help="tables (default 1)")
     parser.add_argument("--threads", default="1", metavar="N[,N...]", help="client threads per run (default 1)")
-    parser.add_argument("--duration", type=float, default=DEFAULT_DURATION_S, metavar="S",
-                        help=f"seconds each test runs (default {DEFAULT_DURATION_S:g}; a campaign file's "
-                             "defaults are 300 s for reads and 600 s for writes)")
+    parser.add_argument("--duration", type=options.duration("--duration"), default=DEFAULT_DURATION_S,
+                        metavar="DURATION", help=f"how long each test runs, e.g. 60, 90s, 2m (default "
+                                                 f"{DEFAULT_DURATION_S:g}s; a campaign file's defaults are 300 s for "
+                                                 "reads and 600 s for writes)")
     parser.add_argument("--repeats", type=int, default=1, help="runs per test and target (default 1)")
     parser.add_argument("--name", help="campaign name in the store (default compare-A-vs-B)")
     parser.add_argument("--print-campaign", action="store_true", help="print the campaign file this builds and exit")

@@ -155,14 +155,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "timing them (deterministic; under ten minutes for PostgreSQL on 2 CPUs); campaign "
                              "<demo name>-instructions")
     parser.add_argument("--print-campaign", action="store_true", help="print the demo campaign file and exit")
-    run_cli.add_common(parser)
+    run_cli.add_common(parser, instructions=False)
 
 
 def main(args: argparse.Namespace) -> int:
     if args.instructions and args.workload != "sysbench":
         raise UserError("--instructions counts the sysbench demo's microbenchmarks; the Insert Benchmark and TPROC-C "
                         "have no "
-                        "instruction counts", "drop --instructions, or --workload")
+                        "instruction counts", "drop --instructions, or --workload", exit_code=2)
     if args.newest and args.hypergraph:
         raise UserError("--newest and --hypergraph are two different demos", "choose one", exit_code=2)
     variant = "newest" if args.newest else "hypergraph" if args.hypergraph else None

@@ -29,7 +29,7 @@ examples:
   dbdrift history --fail-on new-regression             nightly: exit 3 when the newest campaign
                                                        brought a regression change point
 
-exit status: 0 printed (and, with --fail-on, nothing found), 1 error, 2 bad usage, 3 --fail-on found
+exit status: 0 printed (and, with --fail-on, nothing found), 1 error, 2 input refused, 3 --fail-on found
 a new regression (listed on stderr)
 """
 
@@ -38,7 +38,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.formatter_class = argparse.RawDescriptionHelpFormatter
     parser.epilog = EXAMPLES
     parser.add_argument("--store", type=Path, default=Path("dbdrift.db"), help="results store (default ./dbdrift.db)")
-    parser.add_argument("--tests", action="append", metavar="TEST[,TEST...]",
+    parser.add_argument("-t", "--tests", action="append", metavar="TEST[,TEST...]",
                         help="only these tests or groups, e.g. point-query,writes (default: all)")
     parser.add_argument("--metric", choices=tuple(history.METRICS), default="qps",
                         help="qps (default), instructions (per event, callgrind) or cpu_us/o (host CPU per operation)")
@@ -49,7 +49,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="only campaigns run on this host (default: the newest campaign's host; all: every "
                              "host, each its own series)")
     parser.add_argument("--engine", choices=ENGINES, action="append", help="only this engine (repeatable)")
-    parser.add_argument("--format", choices=FORMATS, default="text")
+    options.add_format(parser, FORMATS, "text (a table per test, versions as columns), markdown, csv or json "
+                                        "(one row per point)")
     parser.add_argument("--absolute", action="store_true", help="text/markdown: every column absolute")
     parser.add_argument("--min-effect", type=_percent, default=0.02, metavar="PCT",
                         help="smallest step called a change point (default 2%%)")

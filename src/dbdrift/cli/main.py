@@ -7,7 +7,7 @@ import sys
 from dbdrift.cli import (bisect, bloat, calibrate, campaigns, catalog, cleanup, cluster, compare, config, demo, docs,
                          history, report, run, system, versions)
 from dbdrift.errors import UserError
-from dbdrift.server.base import exit_on_sigterm, stop_all
+from dbdrift.server.base import sigterm_as_ctrl_c, stop_all
 from dbdrift.version import __version__
 
 VERBS = {
@@ -39,10 +39,11 @@ examples:
 
 exit status:
   0    done, nothing failed
-  1    some run, target or check failed (what was measured is stored), or an error
-  2    bad usage: an unknown option, a malformed argument
+  1    some run, target or check failed (what was measured is stored), or an error (registry, store)
+  2    input refused before anything ran: an unknown option, test, campaign key, campaign, target,
+       engine or version; a malformed value
   3    report --fail-on: a finding it names (a regression, a cell not measured)
-  130  interrupted (Ctrl-C or kill): finished runs are stored; rerun with --resume
+  130  interrupted (Ctrl-C or SIGTERM): finished runs are stored, servers stopped; rerun with --resume
 
 environment: NO_COLOR turns color off; DBDRIFT_NPM_REGISTRY, DBDRIFT_MAVEN_REPOSITORY point fetches
 at a mirror; DBDRIFT_CACHE_DIR, DBDRIFT_WORK_DIR move the build cache and the server run directories;
@@ -63,8 +64,12 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
-    exit_on_sigterm()  # `kill` stops the servers as Ctrl-C does
+    parser = build_parser()
+    if not (sys.argv[1:] if argv is None else argv):  # bare `dbdrift`: what it does and its verbs
+        parser.print_help()
+        return 0
+    args = parser.parse_args(argv)
+    sigterm_as_ctrl_c()  # `kill` stores, stops the servers and exits 130 as Ctrl-C does
     try:
         return VERBS[args.verb][0].main(args)
     except UserError as exc:

@@ -4,10 +4,11 @@ from __future__ import annotations
 import argparse
 
 from dbdrift.errors import UserError
+from dbdrift.units import parse_duration_s
 
 
 def add_tests(parser: argparse.ArgumentParser, what: str) -> None:
-    parser.add_argument("--tests", action="append", metavar="LIST",
+    parser.add_argument("-t", "--tests", action="append", metavar="LIST",
                         help=f"{what}: microbenchmark names or groups, comma-separated or repeated "
                              "(e.g. --tests point,update-index; default32, all42; `dbdrift catalog` lists them)")
 
@@ -21,6 +22,39 @@ def split_list(values: list[str] | None) -> list[str]:
     return names
 
 
+def add_format(parser: argparse.ArgumentParser, choices: tuple[str, ...], what: str) -> None:
+    """--format with its choices and what each gives in the help; text is the default."""
+    parser.add_argument("--format", choices=choices, default="text", help=f"{what} (default text)")
+
+
+def add_color(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--color", choices=("auto", "always", "never"), default="auto",
+                        help="color rQPS <= 0.95 red and >= 1.05 green in the text report (auto: on a terminal, "
+                             "unless NO_COLOR is set)")
+
+
+def add_verbosity(parser: argparse.ArgumentParser) -> None:
+    """-q/--quiet and -v/--verbose for the progress lines on stderr (the report on stdout stays)."""
+    group = parser.add_mutually_exclusive_group()
+    group.add_argument("-q", "--quiet", dest="verbosity", action="store_const", const=-1, default=0,
+                       help="no progress: no bar, no line per step (failed steps, notes and errors still show)")
+    group.add_argument("-v", "--verbose", dest="verbosity", action="store_const", const=1,
+                       help="a line as each step starts, with its expected time, also where stderr is no terminal")
+
+
+def duration(flag: str, *, positive: bool = True):
+    """An argparse type: `90`, `90s`, `2m`, `1.5h`, `500ms` -> seconds, read as a campaign file
+    reads its durations (units.parse_duration_s); `positive` refuses 0 (a measured time)."""
+    def parse(text: str) -> float:
+        try:
+            return parse_duration_s(text, flag, positive=positive)
+        except UserError as exc:
+            raise argparse.ArgumentTypeError(f"{exc.message.removeprefix(flag + ': ')} ({exc.hint})") from None
+
+    parse.__name__ = "duration"
+    return parse
+
+
 def open_store(path):
     """The store at `path` for reading: one that does not exist is an error, never created empty."""
     from dbdrift.store.store import Store
@@ -28,5 +62,5 @@ def open_store(path):
     if not path.exists():
         raise UserError(f"store {path} does not exist",
                         "pass --store PATH, or make one with `dbdrift demo`, `dbdrift compare 17.10 18.4` or "
-                        "`dbdrift run FILE`")
+                        "`dbdrift run FILE`", exit_code=2)
     return Store(path)

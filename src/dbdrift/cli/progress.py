@@ -14,11 +14,14 @@ ANNOUNCE_S = 5.0
 
 
 class ConsoleProgress:
-    """Tracks expected seconds done vs total to give an ETA that self-corrects with elapsed time."""
+    """Tracks expected seconds done vs total to give an ETA that self-corrects with elapsed time.
+    `verbosity` -1 (--quiet) drops the bar and the lines of steps that went well; 1 (--verbose)
+    adds a line as each step starts."""
 
-    def __init__(self, stream=None) -> None:
+    def __init__(self, stream=None, verbosity: int = 0) -> None:
         self.stream = stream or sys.stderr
-        self.tty = self.stream.isatty()
+        self.verbosity = verbosity
+        self.tty = self.stream.isatty() and verbosity >= 0
         self.total_s = 0.0
         self.done_s = 0.0
         self.steps_total = 0
@@ -30,6 +33,8 @@ class ConsoleProgress:
         self.total_s, self.steps_total = max(total_s, 1.0), total_steps
         self.done_s, self.steps_done = 0.0, 0  # one sink can follow several campaigns (bisect)
         self.started = time.monotonic()
+        if self.verbosity < 0:
+            return
         self._line(f"campaign: {total_steps} steps, about {format_duration(total_s)} expected")
 
     def _eta(self) -> str:
@@ -45,7 +50,8 @@ class ConsoleProgress:
 
     def step_start(self, target: str, label: str, expected_s: float, wall_s: float | None = None) -> None:
         self.expected[(target, label)] = expected_s
-        about = f" (about {format_duration(expected_s)})" if expected_s >= ANNOUNCE_S else ""
+        announce = expected_s >= ANNOUNCE_S or self.verbosity > 0  # --verbose: every step as it starts
+        about = f" (about {format_duration(expected_s)})" if announce and self.verbosity >= 0 else ""
         if about and wall_s and wall_s > expected_s:  # its share of a run in turns
             about = f" (about {format_duration(expected_s)} of turns in {format_duration(wall_s)})"
         if self.tty:
@@ -61,6 +67,8 @@ class ConsoleProgress:
     def step_end(self, target: str, label: str, status: str, detail: str) -> None:
         self.steps_done += 1
         self.done_s += self.expected.pop((target, label), 0.0) or 1.0
+        if status == "ok" and self.verbosity < 0:
+            return
         mark = "ok" if status == "ok" else status.upper()
         self._line(f"[{self.steps_done}/{self.steps_total}] {target}: {label}: {mark} {detail} "
                    f"(ETA {self._eta()})")

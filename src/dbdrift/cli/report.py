@@ -2,11 +2,14 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
+import io
 import json
 import os
 import sys
 from pathlib import Path
 
+from dbdrift.catalog.sysbench import select_tests
 from dbdrift.cli import ibench_report, options
 from dbdrift.errors import UserError
 from dbdrift.report.csv import render_csv
@@ -27,7 +30,7 @@ EXAMPLES = """\
 examples:
   dbdrift report                                  the latest campaign comparing two or more targets
   dbdrift report --campaign demo-pg17-vs-pg18 --chain   each target against the one before it
-  dbdrift report --format html > report.html      a page to share
+  dbdrift report --format html -o report.html     a page to share
   dbdrift report --format json | jq '.rows[] | select(.verdict == "regression")'
   dbdrift report --fail-on regression             for CI: exit 3 when any cell is a regression
                                                   (timed, or in instructions per event)
@@ -36,8 +39,9 @@ examples:
                                                   a configuration matrix's absolute table
   dbdrift report --against variant                every variant against its base variant
 
-exit status: 0 printed (and, with --fail-on, nothing found), 1 error (no store, no such campaign),
-2 bad usage, 3 --fail-on found what it names (listed on stderr)
+exit status: 0 printed (and, with --fail-on, nothing found), 1 error (a store that cannot be read),
+2 input refused (no such store, campaign, test or target; a malformed option), 3 --fail-on found
+what it names (listed on stderr)
 """
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--store", type=Path, default=Path("dbdrift.db"), help="results store (default ./dbdrift.db)")
@@ -46,9 +50,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "on stderr)")
     parser.add_argument("--base", help="target every other target is divided by (default: the campaign's base)")
     parser.add_argument("--chain", action="store_true", help="each target relative to the previous one")
-    parser.add_argument("--format", choices=FORMATS, default="text")
-    parser.add_argument("--color", choices=("auto", "always", "never"), default="auto",
-                        help="color rQPS <= 0.95 red and >= 1.05 green in text output")
+    options.add_format(parser, FORMATS, "text (a terminal table), markdown, csv or json (one row per cell, with "
+                                        "the campaign's metadata) or html (a self-contained page with charts)")
+    options.add_color(parser)
+    parser.add_argument("-o", "--output", type=Path, metavar="FILE",
+                        help="write the report to FILE instead of stdout, once it is complete (colored only with "
+                             "--color always)")
     parser.add_argument("--min-effect", type=_percent, default=0.02, metavar="PCT",
                         help="smallest change called a regression or improvement (default 2%%)")
     parser.add_argument("--noise-floor", default="auto", metavar="auto|none|CAMPAIGN",
@@ -74,7 +81,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--matrix", action="store_true",
                         help="the absolute table of a configuration matrix: one line per target and variant, "
                              "tests as columns (--tests chooses them, --group-by AXIS groups the lines)")
-    parser.add_argument("--tests", metavar="TESTS", help="with --matrix: the tests shown as columns (comma-separated)")
+    parser.add_argument("-t", "--tests", metavar="TESTS",
+                        help="only these tests or groups, comma-separated (e.g. point,update-index); the group "
+                             "summaries cover them alone; with --matrix the tests shown as columns")
     parser.add_argument("--group-by", metavar="AXIS", help="with --matrix: one block per level of this axis")
     parser.add_argument("--noisy", type=_percent, default=0.05, metavar="PCT",
                         help="a cell whose 95%% interval is wider than ±PCT is 'too noisy' (default 5%%)")
@@ -208,6 +217,22 @@ def _matrix_shape(data, args: argparse.Namespace) -> tuple[list[str] | None, str
 
 
 def main(args: argparse.Namespace) -> int:
+    """The report on stdout, or with -o in FILE: rendered in full first, so an error leaves no
+    half-written file behind."""
+    if args.output is None:
+        return _report(args)
+    text = io.StringIO()
+    with contextlib.redirect_stdout(text):
+        code = _report(args)
+    try:
+        args.output.write_text(text.getvalue(), encoding="utf-8")
+    except OSError as exc:
+        raise UserError(f"cannot write the report to {args.output}: {exc.strerror}",
+                        "pass -o a path in a writable directory") from None
+    return code
+
+
+def _report(args: argparse.Namespace) -> int:
     store = options.open_store(args.store)
     try:
         if args.campaign is None:
@@ -221,10 +246,13 @@ def main(args: argparse.Namespace) -> int:
             text, found = _workload_report(store, campaign_id, kind, args)
             sys.stdout.write(text)
             return _fail_on_exit(found, args)
-        if (args.tests or args.group_by) and not args.matrix:
-            raise UserError("--tests and --group-by shape the --matrix table", "add --matrix", exit_code=2)
+        if args.group_by and not args.matrix:
+            raise UserError("--group-by shapes the --matrix table", "add --matrix", exit_code=2)
+        only = None
+        if args.tests and not args.matrix:
+            only = frozenset(t.name for t in select_tests(options.split_list([args.tests])))
         data = build_report(store, args.campaign, args.base, args.chain, args.min_effect, args.noisy,
-                            args.noise_floor, args.metrics, against=args.against)
+                            args.noise_floor, args.metrics, against=args.against, tests=only)
         if args.matrix:
             sys.stdout.write(render_matrix(data, args.format, *_matrix_shape(data, args)))
             return 0

@@ -36,7 +36,8 @@ examples:
   dbdrift run pg18.toml --cluster tcp://sched:8786   its tests split over the hosts running `dbdrift worker`
 
 exit status: 0 all measured, 1 some run or target failed (the rest is stored) or an error,
-2 bad usage, 130 interrupted (rerun with --resume). `dbdrift docs campaign` lists the campaign keys.
+2 input refused before anything ran (a campaign key, test, target or version), 130 interrupted
+by Ctrl-C or SIGTERM (rerun with --resume). `dbdrift docs campaign` lists the campaign keys.
 """
 
 
@@ -54,7 +55,9 @@ def add_variants(parser: argparse.ArgumentParser) -> None:
                              "variant names, e.g. 'bl1_*' or 'sync0_*,sync1_fpi1' (the campaign key variants)")
 
 
-def add_common(parser: argparse.ArgumentParser) -> None:
+def add_common(parser: argparse.ArgumentParser, *, base: bool = True, instructions: bool = True) -> None:
+    """The options of every verb that measures; `base` and `instructions` leave out what a verb
+    decides itself (calibrate runs one target against itself, demo has --instructions)."""
     parser.add_argument("--store", type=Path, default=Path("dbdrift.db"), help="results store (default ./dbdrift.db)")
     parser.add_argument("--resume", action="store_true", help="run only what the store does not have yet")
     options.add_tests(parser, "override the campaign's tests")
@@ -62,20 +65,25 @@ def add_common(parser: argparse.ArgumentParser) -> None:
                         help="override a campaign key before validation, e.g. --set rows=100000, "
                              "--set insert_benchmark.query_s=60, --set targets.pg18.settings.jit=false "
                              "(repeatable; `dbdrift docs campaign` lists the keys)")
-    parser.add_argument("--base", help="override which target is the base")
+    if base:
+        parser.add_argument("--base", help="override which target is the base")
     parser.add_argument("--no-report", action="store_true", help="do not print the report at the end")
-    parser.add_argument("--format", choices=report_cli.FORMATS, default="text", help="report format")
-    parser.add_argument("--count-instructions", action="store_true",
-                        help="after the timed runs, count instructions per event of each test under valgrind "
-                             "callgrind (deterministic; a fresh server per target)")
+    options.add_format(parser, report_cli.FORMATS, "the report printed at the end, as `dbdrift report --format` "
+                                                   "prints it: text, markdown, csv, json or html")
+    options.add_color(parser)
+    options.add_verbosity(parser)
     parser.add_argument("--flamegraph", action="store_true",
                         help="perf record the server's backends during each timed run (cpu-clock, works without "
                              "hardware counters); `dbdrift report --flamegraphs DIR` draws them")
-    parser.add_argument("--simulate-cache", action="store_true",
-                        help="with instruction counts, also callgrind's cache and branch simulation: I1, D1 and "
-                             "LL misses and branch mispredicts per event (simulated; slower counting)")
-    parser.add_argument("--instructions-only", action="store_true",
-                        help="count instructions per event and skip the timed runs")
+    if instructions:
+        parser.add_argument("--count-instructions", action="store_true",
+                            help="after the timed runs, count instructions per event of each test under valgrind "
+                                 "callgrind (deterministic; a fresh server per target)")
+        parser.add_argument("--simulate-cache", action="store_true",
+                            help="with instruction counts, also callgrind's cache and branch simulation: I1, D1 and "
+                                 "LL misses and branch mispredicts per event (simulated; slower counting)")
+        parser.add_argument("--instructions-only", action="store_true",
+                            help="count instructions per event and skip the timed runs")
     parser.add_argument("--cluster", metavar="ADDRESS",
                         help="run the campaign's units on a Dask cluster: the scheduler's address, e.g. "
                              "tcp://sched:8786 (overrides [cluster] address; `dbdrift docs cluster`; needs dbdrift[cluster])")
@@ -95,7 +103,7 @@ def apply_overrides(spec: CampaignSpec, args: argparse.Namespace) -> CampaignSpe
             what = "an Insert Benchmark" if spec.workload == "insert-benchmark" else "TPROC-C"
             raise UserError(f"{sysbench_only[0]} applies to sysbench campaigns; {spec.name} is {what}",
                             "choose Insert Benchmark steps with `steps = [...]` in its [insert_benchmark] table"
-                            if spec.workload == "insert-benchmark" else "drop it; [tpcc] sets TPROC-C's sizes")
+                            if spec.workload == "insert-benchmark" else "drop it; [tpcc] sets TPROC-C's sizes", exit_code=2)
     if args.tests:
         names = options.split_list(args.tests)
         spec = replace(spec, tests=tuple(select_tests(names)), test_names=tuple(names))
@@ -104,8 +112,8 @@ def apply_overrides(spec: CampaignSpec, args: argparse.Namespace) -> CampaignSpe
     if getattr(args, "simulate_cache", False):
         spec = replace(spec, count_instructions=True, simulate_cache=True)
     if getattr(args, "count_instructions", False) or getattr(args, "instructions_only", False):
-        spec = replace(spec, count_instructions=True, timed=not args.instructions_only)
-    return with_base(spec, args.base)
+        spec = replace(spec, count_instructions=True, timed=not getattr(args, "instructions_only", False))
+    return with_base(spec, getattr(args, "base", None))
 
 
 def execute(spec: CampaignSpec, args: argparse.Namespace) -> int:
@@ -115,7 +123,7 @@ def execute(spec: CampaignSpec, args: argparse.Namespace) -> int:
         spec, order_note = fit_order(spec, memory.total, memory.available)
     if getattr(args, "check", False):
         return check.main(spec, args, note=order_note)
-    progress = ConsoleProgress()
+    progress = ConsoleProgress(verbosity=args.verbosity)
     if order_note:
         progress.message(order_note)
     if durability_note(spec):
@@ -177,10 +185,10 @@ def print_report(spec: CampaignSpec, store: Store, campaign_id: int, args: argpa
         sys.stdout.write(ibench_report.render_tpcc(store, campaign_id, None, args.format))
     else:
         data = build_report(store, str(campaign_id), None, False, noise_floor="auto")
-        sys.stdout.write(report_cli.render(data, args.format, report_cli.use_color("auto")))
+        sys.stdout.write(report_cli.render(data, args.format, report_cli.use_color(args.color)))
         if getattr(args, "chain_view", False) and args.format == "text":  # demo of a version chain
             data = build_report(store, str(campaign_id), None, True, noise_floor="auto")
-            sys.stdout.write("\n" + report_cli.render(data, args.format, report_cli.use_color("auto")))
+            sys.stdout.write("\n" + report_cli.render(data, args.format, report_cli.use_color(args.color)))
 
 
 def campaign_sets(args: argparse.Namespace) -> list[str]:

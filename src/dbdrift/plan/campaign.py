@@ -16,7 +16,7 @@ from dbdrift.catalog.ibench import IBenchSizes, io_bound_settings, settle_second
 from dbdrift.catalog.ibench import steps as ibench_steps
 from dbdrift.catalog.tpcc import TpccSizes
 from dbdrift.catalog.sysbench import MicrobenchmarkSpec, select_tests
-from dbdrift.errors import UserError
+from dbdrift.errors import InputError, UserError
 from dbdrift.model import ENGINES, IBENCH_STEPS, TargetSpec
 from dbdrift.plan import fields
 from dbdrift.plan.axes import Axis, expand_targets, parse_axes, variant_patterns
@@ -169,16 +169,16 @@ def read_campaign_data(path: Path) -> tuple[dict, str]:
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
-        raise UserError(f"{path} is not valid TOML: {exc}",
-                        "fix the syntax at the position shown; strings need quotes") from None
+        raise InputError(f"{path} is not valid TOML: {exc}",
+                         "fix the syntax at the position shown; strings need quotes") from None
     except ValueError as exc:  # tomllib lets int()'s limit of 4300 digits through
         if "digits" not in str(exc):
-            raise UserError(f"{path} is not valid TOML: {exc}", "fix the value at fault") from None
-        raise UserError(f"{path} holds an integer of more than 4300 digits",
-                        f"TOML integers are 64-bit: at most {INT64_MAX}") from None
+            raise InputError(f"{path} is not valid TOML: {exc}", "fix the value at fault") from None
+        raise InputError(f"{path} holds an integer of more than 4300 digits",
+                         f"TOML integers are 64-bit: at most {INT64_MAX}") from None
     except RecursionError:
-        raise UserError(f"{path} nests arrays or tables too deeply to read",
-                        "a campaign needs three levels at most: [[targets]] holding settings = { ... }") from None
+        raise InputError(f"{path} nests arrays or tables too deeply to read",
+                         "a campaign needs three levels at most: [[targets]] holding settings = { ... }") from None
     return data, text
 
 
@@ -186,18 +186,18 @@ def _read_text(path: Path) -> str:
     try:
         raw = path.read_bytes()
     except FileNotFoundError:
-        raise UserError(f"campaign file {path} does not exist",
-                        "check the path; `dbdrift demo --print-campaign` shows an example") from None
+        raise InputError(f"campaign file {path} does not exist",
+                         "check the path; `dbdrift demo --print-campaign` shows an example") from None
     except OSError as exc:
-        raise UserError(f"cannot read campaign file {path}: {exc.strerror}", "check its permissions") from None
+        raise InputError(f"cannot read campaign file {path}: {exc.strerror}", "check its permissions") from None
     try:
         return raw.decode("utf-8")
     except UnicodeDecodeError as exc:
         line = raw.count(b"\n", 0, exc.start) + 1
         column = exc.start - raw.rfind(b"\n", 0, exc.start)
-        raise UserError(f"{path} is not valid UTF-8: byte 0x{raw[exc.start]:02x} at line {line}, column {column} "
-                        f"(byte offset {exc.start})",
-                        "TOML files are UTF-8: save the file as UTF-8 (e.g. iconv -f latin1 -t utf-8)") from None
+        raise InputError(f"{path} is not valid UTF-8: byte 0x{raw[exc.start]:02x} at line {line}, column {column} "
+                         f"(byte offset {exc.start})",
+                         "TOML files are UTF-8: save the file as UTF-8 (e.g. iconv -f latin1 -t utf-8)") from None
 
 
 def parse_campaign(data: dict, source: str, base_dir: Path, default_name: str, *,
@@ -206,15 +206,15 @@ def parse_campaign(data: dict, source: str, base_dir: Path, default_name: str, *
     numbers as the user wrote them (tomllib reads 17.10 as 17.1)."""
     where = source
     if not isinstance(data, dict):
-        raise UserError(f"{where}: a campaign must be a table of keys, got {brief_repr(data)}",
-                        "`dbdrift demo --print-campaign` shows a complete campaign file")
+        raise InputError(f"{where}: a campaign must be a table of keys, got {brief_repr(data)}",
+                         "`dbdrift demo --print-campaign` shows a complete campaign file")
     fields.check_int64(data, where)
     fields.check_keys(data, _TOP_KEYS, where)
     top = fields.Table(data, where, allow_large=fields.Table(data, where).flag("allow_large", False))
     raw_targets = data.get("targets")
     if not isinstance(raw_targets, list) or not raw_targets:
-        raise UserError(f"{where}: no [[targets]] defined",
-                        "add at least one [[targets]] table with name and version, basedir or system")
+        raise InputError(f"{where}: no [[targets]] defined",
+                         "add at least one [[targets]] table with name and version, basedir or system")
     targets = tuple(_parse_target(t, i, where, base_dir, text) for i, t in enumerate(raw_targets))
     _check_targets(targets, where)
     axes = parse_axes(data.get("axes"), where)
@@ -233,14 +233,14 @@ def parse_campaign(data: dict, source: str, base_dir: Path, default_name: str, *
     if "cluster" in data:
         spec = replace(spec, cluster=parse_cluster(data["cluster"], f"{where}: [cluster]"))
     if spec.seed + spec.repeats > INT64_MAX:
-        raise UserError(f"{where}: seed = {spec.seed} with repeats = {spec.repeats} goes beyond {INT64_MAX}",
-                        "repeat n runs with seed + n, a 64-bit integer: use a smaller seed, e.g. seed = 1")
+        raise InputError(f"{where}: seed = {spec.seed} with repeats = {spec.repeats} goes beyond {INT64_MAX}",
+                         "repeat n runs with seed + n, a 64-bit integer: use a smaller seed, e.g. seed = 1")
     return spec
 
 
 def parse_cluster(raw: object, label: str) -> ClusterSettings:
     if not isinstance(raw, dict):
-        raise UserError(f"{label} is not a table", 'write [cluster] followed by e.g. address = "tcp://sched:8786"')
+        raise InputError(f"{label} is not a table", 'write [cluster] followed by e.g. address = "tcp://sched:8786"')
     fields.check_keys(raw, _CLUSTER_KEYS, label)
     table = fields.Table(raw, label)
     address = raw.get("address")
@@ -250,7 +250,7 @@ def parse_cluster(raw: object, label: str) -> ClusterSettings:
     for kind in hosts:
         fields.name(kind, f"{label}: hosts")
     if len(set(hosts)) != len(hosts):
-        raise UserError(f"{label}: hosts names a host kind twice", "list each kind once")
+        raise InputError(f"{label}: hosts names a host kind twice", "list each kind once")
     return ClusterSettings(address=address, hosts=tuple(hosts),
                            units=table.integer("units", 1) if "units" in raw else None,
                            wait_s=table.duration("wait_s", 600.0))
@@ -259,14 +259,14 @@ def parse_cluster(raw: object, label: str) -> ClusterSettings:
 def cluster_address(value: object, what: str) -> str:
     """A Dask scheduler address: tcp://HOST:PORT (tls:// and inproc:// too), or HOST:PORT."""
     if not isinstance(value, str) or not value.strip() or " " in value.strip():
-        raise UserError(f"{what}: {brief_repr(value)} is not a scheduler address",
-                        "write the address `dask scheduler` prints, e.g. tcp://10.0.0.5:8786")
+        raise InputError(f"{what}: {brief_repr(value)} is not a scheduler address",
+                         "write the address `dask scheduler` prints, e.g. tcp://10.0.0.5:8786")
     value = value.strip()
     if "://" not in value:
         value = "tcp://" + value
     if not value.split("://", 1)[0] in ("tcp", "tls", "inproc", "ucx", "ws", "wss"):
-        raise UserError(f"{what}: {value} has an unknown protocol",
-                        "write the address `dask scheduler` prints, e.g. tcp://10.0.0.5:8786")
+        raise InputError(f"{what}: {value} has an unknown protocol",
+                         "write the address `dask scheduler` prints, e.g. tcp://10.0.0.5:8786")
     return value
 
 
@@ -275,9 +275,9 @@ def _shared_keys(top: fields.Table) -> dict:
     write_s = top.duration("write_s", 600.0)
     turn_s = top.duration("turn_s", 0.01)
     if not 0.001 <= turn_s <= 60:
-        raise UserError(f"{top.where}: turn_s = {turn_s:g} is out of range",
-                        "targets take turns of turn_s seconds inside one driver run; "
-                        "use 0.001 to 60, e.g. the default 0.01")
+        raise InputError(f"{top.where}: turn_s = {turn_s:g} is out of range",
+                         "targets take turns of turn_s seconds inside one driver run; "
+                         "use 0.001 to 60, e.g. the default 0.01")
     return dict(
         read_s=top.duration("read_s", 300.0), write_s=write_s, insert_s=top.duration("insert_s", write_s),
         warmup_s=top.duration("warmup_s", 5.0), scan_warm_s=top.duration("scan_warm_s", 60.0),
@@ -292,8 +292,8 @@ def _shared_keys(top: fields.Table) -> dict:
 
 def _order(top: fields.Table) -> str:
     if top.data.get("order") == "interleaved":
-        raise UserError(f'{top.where}: order = "interleaved" is now called order = "turns"',
-                        'write order = "turns" (the default: targets take turns inside each run)')
+        raise InputError(f'{top.where}: order = "interleaved" is now called order = "turns"',
+                         'write order = "turns" (the default: targets take turns inside each run)')
     return top.choice("order", ("turns", "sequential"))
 
 
@@ -304,7 +304,7 @@ def _settle(top: fields.Table) -> float | None:
     try:
         return top.duration("settle_s", 0)
     except UserError as exc:
-        raise UserError(exc.message, f'{exc.hint}; or settle_s = "auto" (the default)') from None
+        raise InputError(exc.message, f'{exc.hint}; or settle_s = "auto" (the default)') from None
 
 
 def _with_sysbench(spec: CampaignSpec, top: fields.Table) -> CampaignSpec:
@@ -313,15 +313,15 @@ def _with_sysbench(spec: CampaignSpec, top: fields.Table) -> CampaignSpec:
     names = fields.str_list([names] if isinstance(names, str) else names, f"{top.where}: tests",
                       'e.g. tests = ["point-query", "update-index"]')
     if not names:
-        raise UserError(f"{top.where}: tests = [] selects no microbenchmark",
-                        "list names or groups from `dbdrift catalog` (e.g. tests = [\"point\", \"writes\"]), "
-                        "or leave tests out for the default32")
+        raise InputError(f"{top.where}: tests = [] selects no microbenchmark",
+                         "list names or groups from `dbdrift catalog` (e.g. tests = [\"point\", \"writes\"]), "
+                         "or leave tests out for the default32")
     try:
         tests = select_tests(names)
     except UserError as exc:
-        raise UserError(f"{top.where}: tests: {exc.message}", exc.hint) from None
+        raise InputError(f"{top.where}: tests: {exc.message}", exc.hint) from None
     if not tests:
-        raise UserError(f"{top.where}: tests selects no microbenchmark", "list names from `dbdrift catalog`")
+        raise InputError(f"{top.where}: tests selects no microbenchmark", "list names from `dbdrift catalog`")
     return replace(spec, tests=tuple(tests), test_names=tuple(names), tables=top.integer("tables", 1),
                    rows=top.integer("rows", 1_000_000), threads=fields.threads(top.data.get("threads", [1]), top.where),
                    count_instructions=top.flag("count_instructions", False) or top.flag("simulate_cache", False),
@@ -341,21 +341,21 @@ _WORKLOAD_TABLES = {"insert_benchmark": "insert-benchmark", "tpcc": "tpcc"}
 def _refuse_other_tables(top: fields.Table, workload: str, tables: tuple[str, ...]) -> None:
     for table in tables:
         if table in top.data:
-            raise UserError(f"{top.where}: [{table}] is set but workload is {workload}",
-                            f'add workload = "{_WORKLOAD_TABLES[table]}" or remove the [{table}] table')
+            raise InputError(f"{top.where}: [{table}] is set but workload is {workload}",
+                             f'add workload = "{_WORKLOAD_TABLES[table]}" or remove the [{table}] table')
 
 
 def _with_tpcc(spec: CampaignSpec, top: fields.Table) -> CampaignSpec:
     """The [tpcc] table: warehouses, virtual users, loaders, ramp-up and measured window, procedures."""
     for key in SYSBENCH_ONLY:
         if key in top.data:
-            raise UserError(f"{top.where}: {key} applies to the sysbench workload, not TPROC-C",
-                            f"remove {key}; TPROC-C's sizes and durations are in [tpcc] (`dbdrift docs campaign`), and "
-                            "it runs one target after the other, each on a fresh server (repeats run it again)")
+            raise InputError(f"{top.where}: {key} applies to the sysbench workload, not TPROC-C",
+                             f"remove {key}; TPROC-C's sizes and durations are in [tpcc] (`dbdrift docs campaign`), and "
+                             "it runs one target after the other, each on a fresh server (repeats run it again)")
     _refuse_other_tables(top, "tpcc", ("insert_benchmark",))
     raw, label = top.data.get("tpcc", {}), f"{top.where}: [tpcc]"
     if not isinstance(raw, dict):
-        raise UserError(f"{label} is not a table", "write [tpcc] followed by key = value lines")
+        raise InputError(f"{label} is not a table", "write [tpcc] followed by key = value lines")
     fields.check_keys(raw, _TPCC_KEYS, label)
     table, default = fields.Table(raw, label, top.allow_large), TpccSizes()
     sizes = TpccSizes(
@@ -367,7 +367,7 @@ def _with_tpcc(spec: CampaignSpec, top: fields.Table) -> CampaignSpec:
         procedures=table.flag("procedures", default.procedures),
     )
     if sizes.duration_s <= 0:
-        raise UserError(f"{label}: duration_s = 0 measures nothing", "give the measured window, e.g. duration_s = 300")
+        raise InputError(f"{label}: duration_s = 0 measures nothing", "give the measured window, e.g. duration_s = 300")
     return replace(spec, tpcc=sizes, test_names=(), order="sequential")
 
 
@@ -376,14 +376,14 @@ def _with_ibench(spec: CampaignSpec, top: fields.Table) -> CampaignSpec:
     seconds per query step, deletes, one shared table, and optionally a subset of the steps."""
     for key in SYSBENCH_ONLY:
         if key in top.data:
-            raise UserError(f"{top.where}: {key} applies to the sysbench workload, not the Insert Benchmark",
-                            f"remove {key}; the Insert Benchmark's sizes and durations are in [insert_benchmark] "
-                            "(`dbdrift docs campaign`), and it runs one target after the other, every step of a target on one "
-                            "server (repeats run them all again)")
+            raise InputError(f"{top.where}: {key} applies to the sysbench workload, not the Insert Benchmark",
+                             f"remove {key}; the Insert Benchmark's sizes and durations are in [insert_benchmark] "
+                             "(`dbdrift docs campaign`), and it runs one target after the other, every step of a target on one "
+                             "server (repeats run them all again)")
     _refuse_other_tables(top, "insert-benchmark", ("tpcc",))
     raw, label = top.data.get("insert_benchmark", {}), f"{top.where}: [insert_benchmark]"
     if not isinstance(raw, dict):
-        raise UserError(f"{label} is not a table", "write [insert_benchmark] followed by key = value lines")
+        raise InputError(f"{label} is not a table", "write [insert_benchmark] followed by key = value lines")
     fields.check_keys(raw, _IBENCH_KEYS, label)
     table, default = fields.Table(raw, label, top.allow_large), IBenchSizes()
     rows_l_i1 = table.integer("rows_l_i1", default.rows_l_i1)
@@ -398,22 +398,22 @@ def _with_ibench(spec: CampaignSpec, top: fields.Table) -> CampaignSpec:
         io_bound=table.flag("io_bound", default.io_bound),
     )
     if sizes.shared_table and sizes.deletes and sizes.clients > 1:
-        raise UserError(f"{label}: shared_table with deletes and several clients",
-                        "clients deleting the oldest rows of one table would delete each other's: "
-                        "set deletes = false or shared_table = false")
+        raise InputError(f"{label}: shared_table with deletes and several clients",
+                         "clients deleting the oldest rows of one table would delete each other's: "
+                         "set deletes = false or shared_table = false")
     names = raw.get("steps", list(IBENCH_STEPS))
     names = fields.str_list([names] if isinstance(names, str) else names, f"{label}: steps", 'e.g. steps = ["l.i0", "l.x"]')
     unknown = [n for n in names if n not in IBENCH_STEPS]
     if unknown:
-        raise UserError(f"{label}: unknown step {brief_repr(unknown[0])}", f"steps are {', '.join(IBENCH_STEPS)}")
+        raise InputError(f"{label}: unknown step {brief_repr(unknown[0])}", f"steps are {', '.join(IBENCH_STEPS)}")
     if not names:
-        raise UserError(f"{label}: steps = [] selects no step",
-                        f"list steps from {', '.join(IBENCH_STEPS)}, or leave steps out for all of them")
+        raise InputError(f"{label}: steps = [] selects no step",
+                         f"list steps from {', '.join(IBENCH_STEPS)}, or leave steps out for all of them")
     chosen = tuple(n for n in IBENCH_STEPS if n in names)
     inserted = sum(s.rows_per_client for s in ibench_steps(sizes, chosen) if not s.create_indexes) * sizes.clients
     if inserted > INT64_MAX:
-        raise UserError(f"{label}: the steps would insert {inserted} rows, more than transactionid (BIGINT) "
-                        f"can number ({INT64_MAX})", "use fewer rows_l_i0, rows_l_i1 and rows_l_i2")
+        raise InputError(f"{label}: the steps would insert {inserted} rows, more than transactionid (BIGINT) "
+                         f"can number ({INT64_MAX})", "use fewer rows_l_i0, rows_l_i1 and rows_l_i2")
     targets = spec.targets
     if sizes.io_bound:
         targets = tuple(replace(t, settings={**io_bound_settings(t.engine, sizes), **t.settings}) for t in targets)
@@ -422,7 +422,7 @@ def _with_ibench(spec: CampaignSpec, top: fields.Table) -> CampaignSpec:
 
 def _parse_target(raw: object, index: int, where: str, base_dir: Path, text: str | None) -> TargetSpec:
     if not isinstance(raw, dict):
-        raise UserError(f"{where}: targets[{index}] is not a table", "write each target as [[targets]]")
+        raise InputError(f"{where}: targets[{index}] is not a table", "write each target as [[targets]]")
     name = raw.get("name", f"#{index + 1}")
     label = f"{where}: target {name if isinstance(name, str) and fields.NAME.match(name) else brief_repr(name)}"
     fields.check_keys(raw, _TARGET_KEYS, label)
@@ -430,27 +430,27 @@ def _parse_target(raw: object, index: int, where: str, base_dir: Path, text: str
     name = fields.name(raw.get("name"), f"{label}: name")
     engine = raw.get("engine", "postgres")
     if not isinstance(engine, str) or engine not in ENGINES:
-        raise UserError(f"{label}: unknown engine {brief_repr(engine)}", f"supported engines: {', '.join(ENGINES)}")
+        raise InputError(f"{label}: unknown engine {brief_repr(engine)}", f"supported engines: {', '.join(ENGINES)}")
     version, system = raw.get("version"), table.flag("system", False)
     sources = [s for s in (version is not None, raw.get("basedir") is not None, system) if s]
     if len(sources) != 1:
-        raise UserError(f"{label}: give exactly one of version, basedir or system = true",
-                        'e.g. version = "17.10" (fetched), basedir = "/opt/pg17" (your build), system = true')
+        raise InputError(f"{label}: give exactly one of version, basedir or system = true",
+                         'e.g. version = "17.10" (fetched), basedir = "/opt/pg17" (your build), system = true')
     basedir = fields.path(raw, "basedir", label, base_dir)
     if basedir is not None and not fields.exists(basedir, directory=True):
-        raise UserError(f"{label}: basedir {basedir} does not exist",
-                        "point basedir at the install prefix that holds "
-                        + ("bin/postgres" if engine == "postgres" else "bin/mysqld or bin/mariadbd"))
+        raise InputError(f"{label}: basedir {basedir} does not exist",
+                         "point basedir at the install prefix that holds "
+                         + ("bin/postgres" if engine == "postgres" else "bin/mysqld or bin/mariadbd"))
     named_config, config = _config(raw.get("config"), engine, version, label, base_dir)
     data_checksums = table.flag("data_checksums", False)
     if engine != "postgres" and data_checksums:
-        raise UserError(f"{label}: data_checksums is a PostgreSQL option (initdb --data-checksums)",
-                        f"remove it from this {engine} target; InnoDB checksums are a setting: "
-                        "settings = { innodb_checksum_algorithm = \"crc32\" }")
+        raise InputError(f"{label}: data_checksums is a PostgreSQL option (initdb --data-checksums)",
+                         f"remove it from this {engine} target; InnoDB checksums are a setting: "
+                         "settings = { innodb_checksum_algorithm = \"crc32\" }")
     port = raw.get("port")
     if port is not None and (isinstance(port, bool) or not isinstance(port, int) or not 1024 <= port <= 65535):
-        raise UserError(f"{label}: port {brief_repr(port)} is not a port number in 1024..65535",
-                        "remove port to let dbdrift pick a free one")
+        raise InputError(f"{label}: port {brief_repr(port)} is not a port number in 1024..65535",
+                         "remove port to let dbdrift pick a free one")
     return TargetSpec(
         name=name, engine=engine, version=None if version is None else fields.version(version, label, text),
         basedir=basedir, system=system, config=config, named_config=named_config, settings=fields.settings(raw.get("settings", {}), label),
@@ -466,23 +466,23 @@ def _config(value: object, engine: str, version: object, label: str,
         return None, None
     items = [value] if isinstance(value, str) else value
     if not isinstance(items, list) or not 1 <= len(items) <= 2 or not all(isinstance(i, str) for i in items):
-        raise UserError(f"{label}: config must be a name, a path or a list of both, got {brief_repr(value)}",
-                        f'write config = "z12a" (shipped: {", ".join(NAMED)}), config = "my.cnf", '
-                        'or config = ["z12a", "my.cnf"]')
+        raise InputError(f"{label}: config must be a name, a path or a list of both, got {brief_repr(value)}",
+                         f'write config = "z12a" (shipped: {", ".join(NAMED)}), config = "my.cnf", '
+                         'or config = ["z12a", "my.cnf"]')
     named = [i for i in items if i in NAMED]
     paths = [i for i in items if i not in NAMED]
     if len(named) > 1 or len(paths) > 1:
-        raise UserError(f"{label}: config lists {len(named)} named files and {len(paths)} paths, at most one named file and one path",
-                        "write e.g. config = [\"z12a\", \"my.cnf\"]")
+        raise InputError(f"{label}: config lists {len(named)} named files and {len(paths)} paths, at most one named file and one path",
+                         "write e.g. config = [\"z12a\", \"my.cnf\"]")
     if named:
         parsed = version_of(version) if isinstance(version, str) else None
         check_named(named[0], engine, parsed if parsed and len(parsed) >= 2 else None, label)
     config = fields.path({"config": paths[0]}, "config", label, base_dir) if paths else None
     if config is not None and not fields.exists(config, directory=False):
         close = difflib.get_close_matches(paths[0], list(NAMED), n=1)
-        raise UserError(f"{label}: config file {config} does not exist",
-                        f"did you mean the named file {close[0]!r}?" if close else
-                        f"paths are relative to the campaign file; named files: {', '.join(NAMED)}")
+        raise InputError(f"{label}: config file {config} does not exist",
+                         f"did you mean the named file {close[0]!r}?" if close else
+                         f"paths are relative to the campaign file; named files: {', '.join(NAMED)}")
     return (named[0] if named else None), config
 
 
@@ -490,14 +490,14 @@ def _check_targets(targets: tuple[TargetSpec, ...], where: str) -> None:
     names = [t.name for t in targets]
     dupes = sorted({n for n in names if names.count(n) > 1})
     if dupes:
-        raise UserError(f"{where}: target name {dupes[0]!r} is used twice", "give every target its own name")
+        raise InputError(f"{where}: target name {dupes[0]!r} is used twice", "give every target its own name")
     bases = [t.name for t in targets if t.base]
     if len(bases) > 1:
-        raise UserError(f"{where}: more than one base target ({', '.join(bases)})",
-                        "set base = true on one target only")
+        raise InputError(f"{where}: more than one base target ({', '.join(bases)})",
+                         "set base = true on one target only")
     ports = [t.port for t in targets if t.port is not None]
     if len(ports) != len(set(ports)):
-        raise UserError(f"{where}: two targets use the same port", "remove port to let dbdrift pick free ports")
+        raise InputError(f"{where}: two targets use the same port", "remove port to let dbdrift pick free ports")
 
 
 def as_calibration(spec: CampaignSpec, target_name: str | None) -> CampaignSpec:
@@ -505,8 +505,8 @@ def as_calibration(spec: CampaignSpec, target_name: str | None) -> CampaignSpec:
     name = target_name or spec.base.name
     target = next((t for t in spec.targets if t.name == name), None)
     if target is None:
-        raise UserError(f"--target {name}: no such target in {spec.source}",
-                        f"targets: {', '.join(t.name for t in spec.targets)}")
+        raise InputError(f"--target {name}: no such target in {spec.source}",
+                         f"targets: {', '.join(t.name for t in spec.targets)}")
     copy = replace(target, name=f"{name}-aa"[:64], base=False, port=None)
     return replace(spec, name=f"calibrate-{name}"[:64], targets=(replace(target, base=True), copy),
                    order="turns", calibration=True)
@@ -516,7 +516,7 @@ def with_base(spec: CampaignSpec, base_name: str | None) -> CampaignSpec:
     if base_name is None:
         return spec
     if base_name not in {t.name for t in spec.targets}:
-        raise UserError(f"--base {base_name}: no such target", f"targets: {', '.join(t.name for t in spec.targets)}")
+        raise InputError(f"--base {base_name}: no such target", f"targets: {', '.join(t.name for t in spec.targets)}")
     return replace(spec, targets=tuple(replace(t, base=t.name == base_name) for t in spec.targets))
 
 

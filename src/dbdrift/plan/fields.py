@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from dbdrift import cpus
-from dbdrift.errors import UserError
+from dbdrift.errors import InputError
 from dbdrift.units import brief_repr, parse_duration_s
 
 NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._+-]{0,63}$")
@@ -71,14 +71,14 @@ class Table:
     def integer(self, key: str, default: int) -> int:
         value, limit = self.data.get(key, default), _INTS[key]
         if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-            raise UserError(f"{self.where}: {key} must be a positive integer, got {brief_repr(value)}",
-                            f"write e.g. {key} = {default}")
+            raise InputError(f"{self.where}: {key} must be a positive integer, got {brief_repr(value)}",
+                             f"write e.g. {key} = {default}")
         if value > limit.high:
-            raise UserError(f"{self.where}: {key} = {value} is more than {limit.high}: {limit.why}",
-                            f"use {key} = {limit.high} or less")
+            raise InputError(f"{self.where}: {key} = {value} is more than {limit.high}: {limit.why}",
+                             f"use {key} = {limit.high} or less")
         if limit.large is not None and value > limit.large and not self.allow_large:
-            raise UserError(f"{self.where}: {key} = {value} is more than {limit.large:,}, larger than campaigns "
-                            "usually are", _ALLOW_LARGE_HINT)
+            raise InputError(f"{self.where}: {key} = {value} is more than {limit.large:,}, larger than campaigns "
+                             "usually are", _ALLOW_LARGE_HINT)
         return value
 
     def duration(self, key: str, default: float) -> float:
@@ -87,25 +87,25 @@ class Table:
         seconds = parse_duration_s(value, f"{self.where}: {key}", positive=measured)
         units = 'durations are seconds unless they carry a unit ("90s", "15m", "2h")'
         if seconds > MAX_DURATION_S:
-            raise UserError(f"{self.where}: {key} = {brief_repr(value)} is more than 365 days", units)
+            raise InputError(f"{self.where}: {key} = {brief_repr(value)} is more than 365 days", units)
         if large_s is not None and seconds > large_s and not self.allow_large:
-            raise UserError(f"{self.where}: {key} = {brief_repr(value)} is longer than {large_s / HOUR_S:g} h",
-                            f"{units}; {_ALLOW_LARGE_HINT}")
+            raise InputError(f"{self.where}: {key} = {brief_repr(value)} is longer than {large_s / HOUR_S:g} h",
+                             f"{units}; {_ALLOW_LARGE_HINT}")
         return seconds
 
     def flag(self, key: str, default: bool) -> bool:
         value = self.data.get(key, default)
         if not isinstance(value, bool):
-            raise UserError(f"{self.where}: {key} must be true or false, got {brief_repr(value)}",
-                            f"write {key} = true")
+            raise InputError(f"{self.where}: {key} must be true or false, got {brief_repr(value)}",
+                             f"write {key} = true")
         return value
 
     def choice(self, key: str, choices: tuple[str, ...]) -> str:
         """One of `choices`; the first is the default."""
         value = self.data.get(key, choices[0])
         if not isinstance(value, str) or value not in choices:
-            raise UserError(f"{self.where}: {key} must be one of {', '.join(choices)}, got {brief_repr(value)}",
-                            f'write {key} = "{choices[0]}"')
+            raise InputError(f"{self.where}: {key} must be one of {', '.join(choices)}, got {brief_repr(value)}",
+                             f'write {key} = "{choices[0]}"')
         return value
 
 
@@ -113,11 +113,11 @@ def version(value: object, label: str, text: str | None) -> str:
     """A version is a string: TOML reads an unquoted 17.10 as the float 17.1, a different release."""
     if isinstance(value, str):
         if not _VERSION.match(value):
-            raise UserError(f"{label}: version {brief_repr(value)} is not a version number",
-                            'write e.g. version = "17.10"')
+            raise InputError(f"{label}: version {brief_repr(value)} is not a version number",
+                             'write e.g. version = "17.10"')
         return value
     if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise UserError(f"{label}: version must be a string, got {brief_repr(value)}", 'write e.g. version = "17.10"')
+        raise InputError(f"{label}: version must be a string, got {brief_repr(value)}", 'write e.g. version = "17.10"')
     written = _as_written(text, "version", value) if text is not None else None
     if written is not None and _VERSION.match(written):
         why = (f"TOML reads {written} unquoted as the number {value!r}" if written != repr(value)
@@ -128,7 +128,7 @@ def version(value: object, label: str, text: str | None) -> str:
                 "(unquoted, TOML reads a number: 17.10 becomes 17.1)")
     else:
         hint = 'write e.g. version = "17.10" (unquoted, TOML reads a number: 17.10 becomes 17.1)'
-    raise UserError(f"{label}: version {written or brief_repr(value)} is a number, not a string", hint)
+    raise InputError(f"{label}: version {written or brief_repr(value)} is a number, not a string", hint)
 
 
 def _as_written(text: str, key: str, value: int | float) -> str | None:
@@ -153,13 +153,13 @@ def path(raw: dict, key: str, label: str, base_dir: Path) -> Path | None:
     if value is None:
         return None
     if not isinstance(value, str) or not value.strip() or "\0" in value or len(value.encode(errors="replace")) > 4095:
-        raise UserError(f"{label}: {key} must be a path (at most 4095 bytes), got {brief_repr(value)}",
-                        f'write e.g. {key} = "/opt/pg17"; relative paths start at the campaign file')
+        raise InputError(f"{label}: {key} must be a path (at most 4095 bytes), got {brief_repr(value)}",
+                         f'write e.g. {key} = "/opt/pg17"; relative paths start at the campaign file')
     try:
         return (base_dir / Path(value).expanduser()).resolve()
     except (OSError, RuntimeError, ValueError) as exc:  # RuntimeError: ~user of no such user
-        raise UserError(f"{label}: {key} {brief_repr(value)} is not a usable path: {exc}",
-                        "write an absolute path or one relative to the campaign file") from None
+        raise InputError(f"{label}: {key} {brief_repr(value)} is not a usable path: {exc}",
+                         "write an absolute path or one relative to the campaign file") from None
 
 
 def exists(path: Path, directory: bool) -> bool:
@@ -172,12 +172,12 @@ def exists(path: Path, directory: bool) -> bool:
 def settings(value: object, label: str) -> dict[str, str]:
     """settings = { name = value }: option names as either engine spells them, one-line scalar values."""
     if not isinstance(value, dict):
-        raise UserError(f"{label}: settings must be a table", 'write settings = { shared_buffers = "4GB" }')
+        raise InputError(f"{label}: settings must be a table", 'write settings = { shared_buffers = "4GB" }')
     settings = {}
     for key, item in value.items():
         if not isinstance(key, str) or not _SETTING_NAME.fullmatch(key):
-            raise UserError(f"{label}: settings key {brief_repr(key)} is not a server option name",
-                            "option names are letters, digits, '_', '.' and '-', e.g. shared_buffers")
+            raise InputError(f"{label}: settings key {brief_repr(key)} is not a server option name",
+                             "option names are letters, digits, '_', '.' and '-', e.g. shared_buffers")
         settings[key] = _setting(item, f"{label}: settings.{key}")
     return settings
 
@@ -189,8 +189,8 @@ def _setting(value: object, what: str) -> str:
         return str(value)
     if isinstance(value, str) and not any(c in value for c in "\n\r\0"):
         return value
-    raise UserError(f"{what} = {brief_repr(value)} is not a value a server option takes",
-                    'write a string, a number or true/false, on one line, e.g. shared_buffers = "8GB"')
+    raise InputError(f"{what} = {brief_repr(value)} is not a value a server option takes",
+                     'write a string, a number or true/false, on one line, e.g. shared_buffers = "8GB"')
 
 
 _RETIRED = {"slice_warmup_s": "remove it: targets take turns inside one driver run, so no turn pays a warm-up "
@@ -204,11 +204,11 @@ def check_keys(data: dict, known: set[str], where: str) -> None:
 
     for key in data:
         if key in _RETIRED:
-            raise UserError(f"{where}: {key} is no longer used", _RETIRED[key])
+            raise InputError(f"{where}: {key} is no longer used", _RETIRED[key])
         if key not in known:
             close = difflib.get_close_matches(key, sorted(known), n=1) if isinstance(key, str) else []
             hint = f"did you mean {close[0]!r}?" if close else f"known keys: {', '.join(sorted(known))}"
-            raise UserError(f"{where}: unknown key {brief_repr(key)}", hint)
+            raise InputError(f"{where}: unknown key {brief_repr(key)}", hint)
 
 
 def check_int64(data: dict, where: str) -> None:
@@ -221,21 +221,21 @@ def check_int64(data: dict, where: str) -> None:
         elif isinstance(value, list):
             stack += [(f"{path}[{i}]", v) for i, v in reversed(list(enumerate(value)))]
         elif isinstance(value, int) and not -INT64_MAX - 1 <= value <= INT64_MAX:
-            raise UserError(f"{where}: {path} = {brief_repr(value)} does not fit in a 64-bit integer",
-                            f"TOML integers are 64-bit (at most {INT64_MAX}); no campaign key takes a number "
-                            "this large: check it")
+            raise InputError(f"{where}: {path} = {brief_repr(value)} does not fit in a 64-bit integer",
+                             f"TOML integers are 64-bit (at most {INT64_MAX}); no campaign key takes a number "
+                             "this large: check it")
 
 
 def name(value: object, what: str) -> str:
     if not isinstance(value, str) or not NAME.match(value):
-        raise UserError(f"{what}: {brief_repr(value)} is not a valid name",
-                        "use letters, digits, '.', '_', '+', '-' (at most 64 characters)")
+        raise InputError(f"{what}: {brief_repr(value)} is not a valid name",
+                         "use letters, digits, '.', '_', '+', '-' (at most 64 characters)")
     return value
 
 
 def str_list(value: object, what: str, example: str) -> list[str]:
     if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
-        raise UserError(f"{what} must be a list of strings, got {brief_repr(value)}", example)
+        raise InputError(f"{what} must be a list of strings, got {brief_repr(value)}", example)
     return value
 
 
@@ -247,21 +247,21 @@ def cpu_placement(value: object, where: str) -> str | tuple[str, str]:
         check_keys(value, {"driver", "server"}, f"{where}: cpus")
         if set(value) == {"driver", "server"}:
             return tuple(_cpu_list(value[k], f"{where}: cpus.{k}") for k in ("driver", "server"))
-    raise UserError(f"{where}: cpus must be \"auto\", \"shared\" or a table with driver and server, "
-                    f"got {brief_repr(value)}",
-                    'write cpus = "auto" (driver and servers on separate CPUs when there are two or more), '
-                    'cpus = "shared", or cpus = { driver = "0", server = "1-3" }')
+    raise InputError(f"{where}: cpus must be \"auto\", \"shared\" or a table with driver and server, "
+                     f"got {brief_repr(value)}",
+                     'write cpus = "auto" (driver and servers on separate CPUs when there are two or more), '
+                     'cpus = "shared", or cpus = { driver = "0", server = "1-3" }')
 
 
 def _cpu_list(value: object, what: str) -> str:
     """A CPU list in the kernel's format; numbers checked before cpus.parse_list builds the set."""
     if isinstance(value, bool) or not isinstance(value, (str, int)):
-        raise UserError(f"{what} must be a CPU list, got {brief_repr(value)}",
-                        'write e.g. cpus = { driver = "0", server = "1-3" }')
+        raise InputError(f"{what} must be a CPU list, got {brief_repr(value)}",
+                         'write e.g. cpus = { driver = "0", server = "1-3" }')
     text = str(value)
     if any(len(n) > 4 or int(n) > MAX_CPU for n in re.findall(r"\d+", text)):
-        raise UserError(f"{what}: {brief_repr(value)} names a CPU beyond {MAX_CPU}",
-                        "use the CPU numbers `lscpu` lists as on-line, e.g. \"0-3\"")
+        raise InputError(f"{what}: {brief_repr(value)} names a CPU beyond {MAX_CPU}",
+                         "use the CPU numbers `lscpu` lists as on-line, e.g. \"0-3\"")
     cpus.parse_list(text, what)
     return text
 
@@ -271,6 +271,6 @@ def threads(value: object, where: str) -> tuple[int, ...]:
         value = [value]
     if (not isinstance(value, list) or not value
             or not all(isinstance(v, int) and not isinstance(v, bool) and 1 <= v <= 1024 for v in value)):
-        raise UserError(f"{where}: threads must be a list of client counts in 1..1024, got {brief_repr(value)}",
-                        "write e.g. threads = [1] or threads = [1, 8]")
+        raise InputError(f"{where}: threads must be a list of client counts in 1..1024, got {brief_repr(value)}",
+                         "write e.g. threads = [1] or threads = [1, 8]")
     return tuple(dict.fromkeys(value))

@@ -12,7 +12,7 @@ from __future__ import annotations
 import copy
 import tomllib
 
-from dbdrift.errors import UserError
+from dbdrift.errors import InputError
 
 SET_HINT = "write --set KEY=VALUE, e.g. --set rows=100000 or --set targets.pg18.settings.jit=false"
 
@@ -34,7 +34,7 @@ def apply_sets(data: dict, assignments: list[str] | tuple[str, ...]) -> dict:
         key, sep, raw = assignment.partition("=")
         path = [part.strip() for part in key.split(".")]
         if not sep or not all(path):
-            raise UserError(f"--set {assignment!r} is not KEY=VALUE", SET_HINT, exit_code=2)
+            raise InputError(f"--set {assignment!r} is not KEY=VALUE", SET_HINT)
         value = parse_value(raw.strip())
         if path[0] == "targets":
             _set_target(data, path[1:], value, assignment)
@@ -46,14 +46,14 @@ def apply_sets(data: dict, assignments: list[str] | tuple[str, ...]) -> dict:
 def _set_target(data: dict, path: list[str], value: object, assignment: str) -> None:
     targets = data.get("targets")
     if len(path) < 2 or not isinstance(targets, list):
-        raise UserError(f"--set {assignment!r}: name a target and its key, as targets.NAME.KEY=VALUE",
-                        "e.g. --set targets.pg18.settings.jit=false, or targets.*.KEY for every target", exit_code=2)
+        raise InputError(f"--set {assignment!r}: name a target and its key, as targets.NAME.KEY=VALUE",
+                         "e.g. --set targets.pg18.settings.jit=false, or targets.*.KEY for every target")
     names = [t.get("name") for t in targets if isinstance(t, dict)]
     # target names may hold dots (pg18.4): the longest leading part that names a target is the name
     cut = next((i for i in range(len(path) - 1, 0, -1) if ".".join(path[:i]) in names + ["*"]), None)
     if cut is None:
-        raise UserError(f"--set {assignment!r}: no target named {path[0]!r}",
-                        f"targets: {', '.join(map(str, names))}, or * for all", exit_code=2)
+        raise InputError(f"--set {assignment!r}: no target named {path[0]!r}",
+                         f"targets: {', '.join(map(str, names))}, or * for all")
     name = ".".join(path[:cut])
     for target in targets:
         if isinstance(target, dict) and name in ("*", target.get("name")):
@@ -67,6 +67,6 @@ def _set(table: dict, path: list[str], value: object, assignment: str) -> None:
     for part in path[:-1]:
         inner = table.setdefault(part, {})
         if not isinstance(inner, dict):
-            raise UserError(f"--set {assignment!r}: {part} is a value, not a table", SET_HINT, exit_code=2)
+            raise InputError(f"--set {assignment!r}: {part} is a value, not a table", SET_HINT)
         table = inner
     table[path[-1]] = value

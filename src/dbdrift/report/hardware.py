@@ -7,6 +7,8 @@ from dbdrift.analysis.instructions import SIMULATED
 from dbdrift.report.table import fmt_ratio
 from dbdrift.results.data import ReportData
 
+NO_VALUE = "n/a"  # an instruction table's empty cell: "-" there is the mark of a regression
+
 
 def fmt_metric(name: str, value: float | None) -> str:
     if value is None:
@@ -25,14 +27,15 @@ def instruction_table(data: ReportData) -> tuple[list[str], list[list[str]]]:
     rows = []
     for irow in data.instructions:
         timed = [r for r in comp.rows if r.test == irow.test]
-        cells = [f"{irow.costs[t].ir_per_event:,.0f}" if t in irow.costs else "-" for t in comp.targets]
+        cells = [f"{irow.costs[t].ir_per_event:,.0f}" if t in irow.costs else NO_VALUE
+                  for t in comp.targets]
         cells += [_with_mark(irow.relative.get(t), irow.verdicts.get(t)) for t in comp.compared]
         for t in comp.compared:
             cell = timed[0].cells[t] if timed else None
             if cell is not None and cell.ratio is not None:
                 cells.append(f"{cell.ratio:.2f} {cell.verdict.mark if cell.verdict else ''}")
             else:
-                cells.append("-")
+                cells.append(NO_VALUE)
         rows.append(cells + [irow.test])
     return header, rows
 
@@ -41,11 +44,12 @@ def instruction_legend(data: ReportData) -> str:
     """What the marks beside the instruction ratios say."""
     effect = f"{data.comparison.min_effect:.0%}"
     return (f"instr = new / reference instructions per event; - at least {effect} more (slower), + at least "
-            f"{effect} fewer, = within {effect}, ~ a count whose two pairs differ by over half that")
+            f"{effect} fewer, = within {effect}, ~ a count whose two pairs differ by over half that; {NO_VALUE} no count "
+            "or no timed result")
 
 
 def _with_mark(ratio: float | None, verdict) -> str:
-    return "-" if ratio is None else f"{ratio:.3f} {verdict.mark if verdict else ''}".rstrip()
+    return NO_VALUE if ratio is None else f"{ratio:.3f} {verdict.mark if verdict else ''}".rstrip()
 
 
 def fmt_ratio3(value: float | None) -> str:

@@ -20,7 +20,7 @@ from dbdrift.analysis.relative import Comparison, Measurement, compare
 from dbdrift.analysis.summary import summarize_groups
 from dbdrift.catalog.sysbench import GROUP_TITLES, GROUPS, report_order, scan_krps
 from dbdrift.cpus import Placement
-from dbdrift.errors import UserError
+from dbdrift.errors import InputError, UserError
 from dbdrift.results.data import FORMAT_VERSION, PlanChange, ReportData
 from dbdrift.results.targets import base_target, matrix_references, target_labels
 from dbdrift.store.store import Store
@@ -38,8 +38,8 @@ def no_campaign(store: Store, campaign: str | None) -> UserError:
         return UserError(f"store {store.path} holds no campaign",
                          "run `dbdrift compare 17.10 18.4`, `dbdrift run CAMPAIGN.toml` or `dbdrift demo` first")
     names = ", ".join(dict.fromkeys(reversed(known)))  # newest first, each name once
-    return UserError(f"store {store.path} has no campaign {campaign!r}",
-                     f"it holds {names}; `dbdrift campaigns --store {store.path}` lists them with ids")
+    return InputError(f"store {store.path} has no campaign {campaign!r}",
+                      f"it holds {names}; `dbdrift campaigns --store {store.path}` lists them with ids")
 
 
 def report_meta(store: Store, campaign_id: int, generated_at: str | None = None) -> dict:
@@ -70,7 +70,9 @@ def report_meta(store: Store, campaign_id: int, generated_at: str | None = None)
 
 def build_report(store: Store, campaign: str | None, base: str | None, chain: bool,
                  min_effect: float = 0.02, noisy: float = 0.05, noise_floor: str = "none",
-                 metrics: bool = False, generated_at: str | None = None, against: str | None = None) -> ReportData:
+                 metrics: bool = False, generated_at: str | None = None, against: str | None = None,
+                 tests: frozenset[str] | None = None) -> ReportData:
+    """The report of a stored campaign; `tests` keeps only those tests (summaries included)."""
     campaign_id = store.latest_campaign_id(campaign)
     if campaign_id is None:
         raise no_campaign(store, campaign)
@@ -80,13 +82,15 @@ def build_report(store: Store, campaign: str | None, base: str | None, chain: bo
     base_name = base_target(targets, base, row["name"])
     floors, between, notes = _floors(store, noise_floor, campaign_id, min_effect, noisy)
     measurements = _measurements(store, campaign_id)
+    counted = store.instructions(campaign_id)
+    if tests is not None:
+        measurements, counted = _only(tests, measurements, counted, row["name"])
     pairs = matrix_references(json.loads(row["spec_json"]), base_name, against) if against else None
     comparison = compare(measurements, names, base_name, report_order({m.test for m in measurements}), chain,
                          min_effect=min_effect, noisy_half_width=noisy, noise_floor=floors, campaign_sd=between,
                          references=pairs, against=against or "")
     notes += _campaign_sd_note(comparison, between)
     labels = target_labels(targets)
-    counted = store.instructions(campaign_id)
     order = report_order({m.test for m in measurements} | {r["test"] for r in counted})
     host, spec = json.loads(row["host_json"]), json.loads(row["spec_json"])
     notes += (_interval_notes(comparison, spec, between) + host_notes(host) + _unit_notes(store, campaign_id)
@@ -108,6 +112,15 @@ def build_report(store: Store, campaign: str | None, base: str | None, chain: bo
                       plan_changes=plan_changes,
                       explanations=_explanations(comparison, hardware, counted_rows, plan_changes,
                                                  {(p["test"], p["target"]) for p in stored_plans}, sequential))
+
+
+def _only(tests: frozenset[str], measurements: list, counted: list, campaign: str) -> tuple[list, list]:
+    """The measurements and counts of `tests`; none of them measured is an input error."""
+    measured = {m.test for m in measurements} | {r["test"] for r in counted}
+    if not tests & measured:
+        raise InputError(f"--tests: campaign {campaign} measured none of {', '.join(sorted(tests))}",
+                         f"measured: {', '.join(report_order(measured))}")
+    return [m for m in measurements if m.test in tests], [r for r in counted if r["test"] in tests]
 
 
 def _explanations(comparison: Comparison, hardware, counted, plan_changes, planned: set[tuple[str, str]],
@@ -261,8 +274,8 @@ def _floors(store: Store, choice: str, campaign_id: int, min_effect: float,
     else:
         named = store.latest_campaign_id(choice)
         if named is None:
-            raise UserError(f"--noise-floor {choice}: no such campaign in {store.path}",
-                            "run `dbdrift calibrate CAMPAIGN.toml` first, or pass --noise-floor none")
+            raise InputError(f"--noise-floor {choice}: no such campaign in {store.path}",
+                             "run `dbdrift calibrate CAMPAIGN.toml` first, or pass --noise-floor none")
         aa_ids = [named] if named != campaign_id else []
     if not aa_ids:
         return {}, {}, ()

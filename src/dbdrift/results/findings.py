@@ -66,13 +66,13 @@ def all_findings(data: ReportData) -> Iterator[Finding]:
             yield Finding("timed", row.test, row.threads, target, cell.reference or "", cell.verdict, cell.ratio,
                           est.lower if est else None, est.upper if est else None,
                           row.status(target) or "")
-    for irow, target, verdict in instruction_cells(data):
-        if verdict is None:
+    for irow, target, said in instruction_cells(data):
+        if said is None:
             continue
         reference = irow.references[target]
-        status = "" if verdict is not Verdict.NOT_MEASURED else \
+        status = "" if said is not Verdict.NOT_MEASURED else \
             f"no count of {target if reference in irow.costs else reference}"
-        yield Finding("instructions", irow.test, None, target, reference, verdict, irow.relative.get(target),
+        yield Finding("instructions", irow.test, None, target, reference, said, irow.relative.get(target),
                       status=status)
 
 

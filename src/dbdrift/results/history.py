@@ -18,7 +18,7 @@ from dbdrift.analysis.hardware import metrics_rows
 from dbdrift.analysis.noise import log_interval
 from dbdrift.analysis.relative import compare
 from dbdrift.catalog.sysbench import report_order
-from dbdrift.errors import UserError
+from dbdrift.errors import InputError
 from dbdrift.results.build import measurement
 from dbdrift.model import version_key
 from dbdrift.store.store import Store
@@ -137,7 +137,7 @@ def settings_label(settings: dict) -> str:
 def points(store: Store, metric: str = "qps", tests: list[str] | None = None) -> list[Point]:
     """Every stored point of `metric` (tests: only those), oldest campaign first."""
     if metric not in METRICS:
-        raise UserError(f"--metric {metric}: unknown metric", f"choose from {', '.join(METRICS)}")
+        raise InputError(f"--metric {metric}: unknown metric", f"choose from {', '.join(METRICS)}")
     out: list[Point] = []
     for c in sorted(store.campaigns(), key=lambda c: c["id"]):
         row = store.campaign(c["id"])
@@ -219,7 +219,7 @@ def build_series(found: list[Point], by: str = "version") -> list[Series]:
     version (replicates of a version aggregated) or by time (one point per campaign and target,
     labelled with its date and version)."""
     if by not in BY:
-        raise UserError(f"--by {by}: unknown order", f"choose from {', '.join(BY)}")
+        raise InputError(f"--by {by}: unknown order", f"choose from {', '.join(BY)}")
     grouped: dict[tuple, list[Point]] = {}
     for p in found:
         version = p.version if by == "time" else ""

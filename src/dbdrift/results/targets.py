@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import json
 
-from dbdrift.errors import UserError
+from dbdrift.errors import InputError
 
 
 def base_target(targets, base: str | None, campaign: str) -> str:
@@ -11,7 +11,7 @@ def base_target(targets, base: str | None, campaign: str) -> str:
     names = [t["name"] for t in targets]
     base_name = base or next((t["name"] for t in targets if t["is_base"]), names[0])
     if base_name not in names:
-        raise UserError(f"--base {base_name}: no such target in campaign {campaign}", f"targets: {', '.join(names)}")
+        raise InputError(f"--base {base_name}: no such target in campaign {campaign}", f"targets: {', '.join(names)}")
     return base_name
 
 
@@ -55,10 +55,10 @@ def matrix_references(spec: dict, base: str, against: str) -> dict[str, str]:
     Targets with nothing to pair with get no column."""
     targets = spec.get("targets", [])
     if against not in AGAINST:
-        raise UserError(f"--against {against}: unknown view", f"choose from {', '.join(AGAINST)}")
+        raise InputError(f"--against {against}: unknown view", f"choose from {', '.join(AGAINST)}")
     if not any(t.get("variant") for t in targets) and against != "engine":
-        raise UserError(f"--against {against} needs a campaign with axes; {spec.get('name')} has none",
-                        "add [axes.NAME] tables to the campaign file (`dbdrift docs campaign`), or use --base/--chain")
+        raise InputError(f"--against {against} needs a campaign with axes; {spec.get('name')} has none",
+                         "add [axes.NAME] tables to the campaign file (`dbdrift docs campaign`), or use --base/--chain")
     by_name = {t["name"]: t for t in targets}
     root = by_name.get(base, {})
     out: dict[str, str] = {}
@@ -89,9 +89,9 @@ def matrix_references(spec: dict, base: str, against: str) -> dict[str, str]:
             if match:
                 out[t["name"]] = match
         if not out:
-            raise UserError(f"--against engine: campaign {spec.get('name')} holds only {engine} targets",
-                            "a campaign with PostgreSQL and MySQL or MariaDB targets compares engines")
+            raise InputError(f"--against engine: campaign {spec.get('name')} holds only {engine} targets",
+                             "a campaign with PostgreSQL and MySQL or MariaDB targets compares engines")
     if not out:
-        raise UserError(f"--against {against}: campaign {spec.get('name')} has nothing to pair that way",
-                        "--against variant needs two variants of a target; version, two targets with axes")
+        raise InputError(f"--against {against}: campaign {spec.get('name')} has nothing to pair that way",
+                         "--against variant needs two variants of a target; version, two targets with axes")
     return out

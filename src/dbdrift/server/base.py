@@ -347,10 +347,19 @@ def stop_all() -> None:
             unregister(server)
 
 
-def exit_on_sigterm() -> None:
-    """Turn SIGTERM into SystemExit(143) so `finally` blocks and atexit (stop_all) run;
-    by default SIGTERM kills Python without either. For the CLI's main thread."""
-    signal.signal(signal.SIGTERM, lambda signum, _frame: sys.exit(128 + signum))
+def sigterm_as_ctrl_c() -> None:
+    """SIGTERM takes Ctrl-C's path: whatever handles SIGINT now handles it (by default a
+    KeyboardInterrupt in the main thread), so a `kill` stores what finished, stops the servers
+    and ends with the same message and exit status (130). By default SIGTERM kills Python
+    without running `finally` blocks or atexit (stop_all). For the CLI's main thread."""
+    def handle(_signum: int, frame) -> None:
+        on_ctrl_c = signal.getsignal(signal.SIGINT)
+        if callable(on_ctrl_c):
+            on_ctrl_c(signal.SIGINT, frame)
+        else:  # SIGINT ignored (a background job of a script): stopping still means stopping
+            raise KeyboardInterrupt
+
+    signal.signal(signal.SIGTERM, handle)
 
 
 atexit.register(stop_all)

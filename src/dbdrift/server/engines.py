@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from dbdrift.errors import UserError
+from dbdrift.errors import InputError
 from dbdrift.model import ENGINES, InstallInfo, TargetSpec
 from dbdrift.server.base import Server
 from dbdrift.server import builds, versions
@@ -19,7 +19,7 @@ def resolve_install(target: TargetSpec, cache_dir: Path, progress: Progress | No
     """Where `target`'s binaries are: fetched+cached (`version`, the catalogue's), `basedir`,
     or `system`."""
     if target.engine not in ENGINES:
-        raise UserError(f"target {target.name}: unknown engine {target.engine!r}", f"engines: {', '.join(ENGINES)}")
+        raise InputError(f"target {target.name}: unknown engine {target.engine!r}", f"engines: {', '.join(ENGINES)}")
     if target.version:
         return builds.resolve_fetched(target.engine, target.version, cache_dir, progress)
     if target.engine == "postgres":
@@ -31,7 +31,7 @@ def locate(target: TargetSpec, cache_dir: Path) -> str:
     """One line on where `target`'s binaries would come from, downloading nothing (for
     `run --check`); raises the UserErrors resolve_install would."""
     if target.engine not in ENGINES:
-        raise UserError(f"target {target.name}: unknown engine {target.engine!r}", f"engines: {', '.join(ENGINES)}")
+        raise InputError(f"target {target.name}: unknown engine {target.engine!r}", f"engines: {', '.join(ENGINES)}")
     if target.version:
         return builds.locate_fetched(target.engine, target.version, cache_dir)
     if target.engine == "postgres":
@@ -53,7 +53,7 @@ def server_class(engine: str) -> type[Server] | None:
 def catalogue(engine: str, cache_dir: Path, progress: Progress | None = None) -> versions.Catalogue:
     """The version catalogue of an engine (its sources are asked when its builds are read)."""
     if engine not in ENGINES:
-        raise UserError(f"unknown engine {engine!r}", f"engines: {', '.join(ENGINES)}")
+        raise InputError(f"unknown engine {engine!r}", f"engines: {', '.join(ENGINES)}")
     return versions.Catalogue(engine, cache_dir, progress)
 
 

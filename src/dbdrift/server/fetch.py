@@ -34,7 +34,7 @@ from pathlib import Path
 from typing import Callable
 
 from dbdrift.env import ensure_dir
-from dbdrift.errors import UserError
+from dbdrift.errors import InputError, UserError
 from dbdrift.model import InstallInfo, TargetSpec
 from dbdrift.server import untar
 
@@ -92,7 +92,7 @@ def resolve_postgres(target: TargetSpec) -> InstallInfo:
         return _from_basedir(target)
     if target.system:
         return _from_system(target)
-    raise UserError(
+    raise InputError(
         f"target {target.name}: no source for the server binaries",
         "set one of `version`, `basedir` or `system = true` in the target",
     )
@@ -547,7 +547,7 @@ def _from_basedir(target: TargetSpec) -> InstallInfo:
                 "(the --prefix of `make install`)")
         if _has_binaries(basedir):
             hint = f"{basedir} itself holds the binaries: set basedir = {basedir.parent}"
-        raise UserError(
+        raise InputError(
             f"target {target.name}: no postgres binaries in {bindir} (missing: {', '.join(missing)})",
             hint,
         )
@@ -557,7 +557,7 @@ def _from_basedir(target: TargetSpec) -> InstallInfo:
 def _from_system(target: TargetSpec) -> InstallInfo:
     pg_config = shutil.which("pg_config")
     if pg_config is None:
-        raise UserError(
+        raise InputError(
             f"target {target.name}: system = true but pg_config is not on PATH",
             "install the server's development package (e.g. postgresql-server-dev-all) or "
             "set basedir = <install prefix> instead",
@@ -565,7 +565,7 @@ def _from_system(target: TargetSpec) -> InstallInfo:
     result = subprocess.run([pg_config, "--bindir"], capture_output=True, text=True)
     bindir = Path(result.stdout.strip())
     if result.returncode != 0 or not _has_binaries(bindir):
-        raise UserError(
+        raise InputError(
             f"target {target.name}: pg_config ({pg_config}) points at {bindir}, "
             "which does not hold postgres, initdb and pg_ctl",
             "install the PostgreSQL server package, or set basedir = <install prefix>",

@@ -14,7 +14,7 @@ import tarfile
 import zipfile
 from pathlib import Path
 
-from dbdrift.errors import UserError
+from dbdrift.errors import InputError, UserError
 from dbdrift.model import InstallInfo, TargetSpec, version_key
 from dbdrift.server import untar
 from dbdrift.server.fetch import (MAVEN_REPOSITORY, FetchSpec, Progress, _is_executable, _last_error, download,
@@ -54,7 +54,7 @@ def resolve_mysql_family(target: TargetSpec) -> InstallInfo:
     if target.basedir:
         basedir = Path(target.basedir).expanduser()
         if mariadb_server_binary(basedir / "bin") is None:
-            raise UserError(
+            raise InputError(
                 f"target {target.name}: no mariadbd or mysqld under {basedir} "
                 "(looked in bin/, sbin/ and libexec/)",
                 f"{basedir} itself holds the binaries: set basedir = {basedir.parent}"
@@ -67,12 +67,12 @@ def resolve_mysql_family(target: TargetSpec) -> InstallInfo:
         for prefix in _MARIADB_SYSTEM_BASEDIRS:
             if mariadb_server_binary(prefix / "bin") is not None:
                 return mariadb_install(prefix / "bin", "system", target)
-        raise UserError(
+        raise InputError(
             f"target {target.name}: system = true but no mariadbd/mysqld is installed "
             f"(looked under {', '.join(map(str, _MARIADB_SYSTEM_BASEDIRS))})",
             "install it (e.g. apt-get install mariadb-server), or set `version` or `basedir`",
         )
-    raise UserError(
+    raise InputError(
         f"target {target.name}: no source for the server binaries",
         "set one of `version`, `basedir` or `system = true` in the target",
     )
@@ -283,7 +283,7 @@ def mariadb_install(bindir: Path, source: str, target: TargetSpec | None = None,
     text = mariadb_version_string(bindir, loader)
     engine = flavour(text)
     if target is not None and engine != target.engine:
-        raise UserError(
+        raise InputError(
             f"target {target.name}: {mariadb_server_binary(bindir)} is a {engine} build "
             f"({text.split('Ver', 1)[-1].strip()}), not {target.engine}",
             f'set engine = "{engine}" in target {target.name}, or point it at a {target.engine} build',

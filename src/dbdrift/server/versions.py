@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
-from dbdrift.errors import UserError
+from dbdrift.errors import InputError, UserError
 from dbdrift.model import is_prerelease, version_key
 from dbdrift.server import debian, fetch, fetch_mysql
 from dbdrift.server.fetch import Progress
@@ -71,12 +71,11 @@ def parse_request(engine: str, text: str) -> Request:
             source, suite = "debian", source[len("debian-"):]
             debian.suite_named(suite)
         if source not in SOURCES[engine]:
-            raise UserError(f"{engine} version {text!r}: unknown source {source!r}",
-                            f"sources of {engine}: {', '.join(SOURCES[engine])} (or debian-SUITE, e.g. debian-sid)",
-                            exit_code=2)
+            raise InputError(f"{engine} version {text!r}: unknown source {source!r}",
+                             f"sources of {engine}: {', '.join(SOURCES[engine])} (or debian-SUITE, e.g. debian-sid)")
     if not re.fullmatch(r"\d+(\.\d+)*(~?(alpha|beta|rc)\d*)?", version):
-        raise UserError(f"{engine} version {text!r} is not a version number",
-                        "e.g. 17.10, 19rc1, debian:18.6, mysql 8.0.33 (`dbdrift versions` lists them)", exit_code=2)
+        raise InputError(f"{engine} version {text!r} is not a version number",
+                         "e.g. 17.10, 19rc1, debian:18.6, mysql 8.0.33 (`dbdrift versions` lists them)")
     version = version.replace("~", "")
     parts = re.match(r"[\d.]+", version).group(0).split(".")
     if engine == "postgres" and int(parts[0]) >= 10 and len(parts) == 3 and parts[2] == "0":
@@ -144,7 +143,7 @@ class Catalogue:
                     return _first(found, sources)
         raise self.unknown(request, sources)
 
-    def unknown(self, request: Request, sources: list[str]) -> UserError:
+    def unknown(self, request: Request, sources: list[str]) -> InputError:
         """A version no source carries: the nearest versions of every source."""
         lines = []
         for source in sources:
@@ -153,9 +152,9 @@ class Catalogue:
             if source == "debian":
                 lines[-1] += _suite_note(request, self.builds(source))
         where = f"{request.source} ({request.suite})" if request.suite else request.source or "any source"
-        return UserError(f"{self.engine} {request.text} is not in {where}",
-                         "nearest versions per source: " + "; ".join(lines)
-                         + f" (`dbdrift versions --engine {self.engine}`); or build it yourself and use `basedir`")
+        return InputError(f"{self.engine} {request.text} is not in {where}",
+                          "nearest versions per source: " + "; ".join(lines)
+                          + f" (`dbdrift versions --engine {self.engine}`); or build it yourself and use `basedir`")
 
 
 def covers(request: Request, build: Build) -> bool:
