@@ -22,9 +22,10 @@ def verdict_lines(found: tuple[Finding, ...] | list[Finding]) -> list[str]:
 
 
 def verdict_counts(found: tuple[Finding, ...] | list[Finding]) -> str:
-    """`2 regression, 1 no interval` in Verdict order; empty without findings."""
+    """`2 regressions, 1 no interval` in Verdict order; empty without findings."""
     counts = {v: sum(1 for f in found if f.verdict is v) for v in Verdict}
-    return ", ".join(f"{n} {v}" for v, n in counts.items() if n)
+    plural = (Verdict.REGRESSION, Verdict.IMPROVEMENT)
+    return ", ".join(f"{n} {v}{'s' if n != 1 and v in plural else ''}" for v, n in counts.items() if n)
 
 
 def is_warning(note: str) -> bool:
