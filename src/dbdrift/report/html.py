@@ -175,7 +175,7 @@ def _findings(data: ReportData) -> str:
             irow = data.instruction_row(f.test)
             instr = f"<td>{fmt_ratio3(irow.relative.get(f.target) if irow else None)}</td>" if data.instructions else ""
             body.append(_finding_row(data, f, f"<td>{f.threads}</td>", f"<td>{f.ratio:.3f}</td><td>{interval}</td>{instr}",
-                                     _why_text(data, f.test, f.threads, f.target)))
+                                     _why(data, f.test, f.threads, f.target)))
         out.append('<table class="findings"><thead><tr><th></th><th>test</th><th>threads</th><th>target / reference'
                    "</th><th>rQPS</th><th>95% interval</th>"
                    + ("<th>instructions/event ratio</th>" if data.instructions else "") + "<th>why</th></tr></thead><tbody>"
@@ -220,14 +220,9 @@ def _finding_row(data: ReportData, f, threads_cell: str, values: str, why: str) 
             f'<td class="why">{escape(why)}</td></tr>')
 
 
-def _why_text(data: ReportData, test: str, threads: int, target: str) -> str:
-    parts = data.explanations.get((test, threads, target))
-    return parts[1] if parts else ""
-
-
-def _why(data: ReportData, row, target: str) -> str:
+def _why(data: ReportData, test: str, threads: int, target: str) -> str:
     """What moved with the cell (analysis/explain.py), without the rQPS the row already shows."""
-    parts = data.explanations.get((row.test, row.threads, target))
+    parts = data.explanations.get((test, threads, target))
     return parts[1] if parts else ""
 
 
