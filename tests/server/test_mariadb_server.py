@@ -141,3 +141,30 @@ def test_the_system_install_starts(make_server):
     server = make_server(install, system=True)
     server.start()
     assert server.value("SELECT @@version").startswith(install.version)
+
+
+def test_servers_initialised_at_once_each_get_their_own_temporary_tables(make_server):
+    """Counting instructions initialises targets at once; with one /tmp between them MariaDB
+    11.8's bootstrap failed about one time in five on a temporary table the other had taken."""
+    import threading
+
+    installs = [fetch("10.5.29"), fetch("11.8.9")]
+    for round_ in range(12):
+        servers = [make_server(install, name=f"r{round_}-{install.version}") for install in installs]
+        failed: dict[str, BaseException] = {}
+
+        def init(server: MariaDBServer) -> None:
+            try:
+                server.init()
+            except ServerError as exc:
+                failed[server.name] = exc
+
+        threads = [threading.Thread(target=init, args=(s,)) for s in servers]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+        assert not failed, failed
+        for server in servers:
+            assert server.tmp_dir.is_dir() and f"tmpdir = {server.tmp_dir}" in server.config_text
+            shutil.rmtree(server.run_dir, ignore_errors=True)

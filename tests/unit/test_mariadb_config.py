@@ -94,6 +94,7 @@ def test_dbdrift_owns_socket_port_address_and_files():
     assert values["skip_networking"] == "1" and "bind_address" not in values  # a private socket, no TCP
     assert values["datadir"] == "/run/t/data"
     assert values["log_error"] == "/run/t/server.log"
+    assert values["tmpdir"] == "/run/t/tmp"  # not /tmp: servers sharing it collided on temporary tables
 
 
 @pytest.mark.parametrize("key", ["port", "socket", "bind-address", "datadir", "loose-log_error"])
@@ -141,6 +142,13 @@ def test_the_first_error_line_is_the_cause():
            "2026-11-22 17:39:07 0 [ERROR] mariadbd: unknown variable 'no_such_option=1'\n"
            "2026-11-22 17:39:07 0 [ERROR] Aborting\n")
     assert _error_line(log) == "[ERROR] mariadbd: unknown variable 'no_such_option=1'"
+
+
+def test_a_failed_bootstrap_statement_is_the_cause_not_the_aborting_after_it():
+    log = ("2026-11-27  4:15:06 1 [Warning] Could not remove temporary table: '/tmp/#sql-temptable-4e70-1-3'\n"
+           "ERROR: 1051  Unknown table 'mysql.tmp_user_sys'\n"
+           "2026-11-27  4:15:06 0 [ERROR] Aborting\n")
+    assert _error_line(log) == "ERROR: 1051 Unknown table 'mysql.tmp_user_sys'"
 
 
 def test_a_mysql_target_switches_tls_and_the_x_plugin_off_where_its_version_has_them():

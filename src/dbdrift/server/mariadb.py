@@ -10,6 +10,7 @@ through PyMySQL over the socket, so neither the build's client nor the host's is
 from __future__ import annotations
 
 import os
+import re
 import shutil
 
 import pymysql
@@ -68,6 +69,11 @@ class MariaDBServer(base.Server):
     @property
     def config_path(self) -> Path:
         return self.run_dir / "my.cnf"
+
+    @property
+    def tmp_dir(self) -> Path:
+        """The server's tmpdir: its own, so two servers never share a temporary table's name."""
+        return self.run_dir / "tmp"
 
     @property
     def server_pid(self) -> int | None:
@@ -222,7 +228,9 @@ class MariaDBServer(base.Server):
     def _prepare_run_dir(self) -> None:
         self.fresh_run_dir(self._ids, self.socket_path)
         self.log_path.touch()  # mariadbd (as the server user) appends to it
+        self.tmp_dir.mkdir(mode=0o700)  # the my.cnf's tmpdir
         osuser.chown_tree(self.log_path, self._ids)
+        osuser.chown_tree(self.tmp_dir, self._ids)
 
     def _check_server_user_can_run(self) -> None:
         binary = mariadb_server_binary(self.install.bindir)
@@ -444,12 +452,18 @@ def _copy_tree(source: Path, dest: Path) -> None:
                           base.full_disk_hint(result.stderr, dest.parent) or f"check the space under {dest.parent}")
 
 
+_BOOTSTRAP_ERROR = re.compile(r"^ERROR: \d+ ")
+
+
 def _error_line(text: str) -> str:
     """The server's first own [ERROR] line, without its timestamp (the cause; later lines
-    are consequences such as "Aborting")."""
+    are consequences such as "Aborting"), or the statement error `--bootstrap` prints
+    ("ERROR: 1051  Unknown table ...") when that came first."""
     for line in text.splitlines():
         if "[ERROR]" in line:
             return line[line.index("[ERROR]"):].strip()
+        if _BOOTSTRAP_ERROR.match(line):
+            return " ".join(line.split())
     return ""
 
 

@@ -124,7 +124,9 @@ def config_layers(target: TargetSpec, version: str, *, ram: int, basedir: Path |
                   config_file_text: str | None = None, named_text: str | None = None) -> list[Layer]:
     _check_settings(target)
     owned = [("basedir", str(basedir)), ("datadir", str(data_dir)), ("socket", str(socket_path)), ("port", str(port)),
-             ("skip_networking", "1"), ("log_error", str(log_path)), ("pid_file", str(pid_path))]
+             ("skip_networking", "1"), ("log_error", str(log_path)), ("pid_file", str(pid_path)),
+             # the server's own temporary tables: two servers sharing /tmp have collided on a name
+             ("tmpdir", str(Path(pid_path).parent / "tmp"))]
     if target.engine == "mysql":  # a packaged build's compiled-in /var/lib/mysql-files may not exist here
         owned.append(("secure_file_priv", str(Path(pid_path).parent)))
     return target_layers(target, default_settings(version_tuple(version), ram, target.engine), owned,
