@@ -102,7 +102,8 @@ def test_a_damaged_journal_line_is_set_aside_and_the_rest_imported(target):
         out.write('{"kind": "run", "target_id": ')  # a write cut short by kill -9
     again = Store(path)
     assert again.imported == 1
-    assert again.journal_path.with_name("s.db.journal.bad").read_text().startswith('{"kind": "run"')
+    rejected, = path.parent.glob("s.db.journal.rejected-*")
+    assert rejected.read_text().startswith('{"kind": "run"')
     again.close()
 
 

@@ -2,7 +2,9 @@
 from __future__ import annotations
 
 import argparse
+import sqlite3
 import sys
+from pathlib import Path
 
 from dbdrift.cli import (bisect, bloat, calibrate, campaigns, catalog, cleanup, cluster, compare, config, demo, docs,
                          history, report, run, system, versions)
@@ -71,7 +73,10 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     sigterm_as_ctrl_c()  # `kill` stores, stops the servers and exits 130 as Ctrl-C does
     try:
-        return VERBS[args.verb][0].main(args)
+        try:
+            return VERBS[args.verb][0].main(args)
+        except sqlite3.DatabaseError as exc:  # a store damaged or filled after it was opened
+            raise store_error(exc, args) from None
     except UserError as exc:
         sys.stderr.write(f"error: {exc.message}\n")
         if exc.hint:
@@ -83,6 +88,18 @@ def main(argv: list[str] | None = None) -> int:
         return 130
     finally:
         stop_all()
+
+
+def store_error(exc: sqlite3.DatabaseError, args: argparse.Namespace) -> BaseException:
+    """What a SQLite error escaping a verb means (store/guard.py); any other is a bug."""
+    from dbdrift.store.guard import as_user_error
+
+    store = getattr(args, "store", None)
+    error = as_user_error(exc, Path(store), args.verb not in READ_ONLY) if store is not None else None
+    return error or exc
+
+
+READ_ONLY = ("report", "campaigns", "history")
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -56,11 +56,17 @@ def duration(flag: str, *, positive: bool = True):
 
 
 def open_store(path):
-    """The store at `path` for reading: one that does not exist is an error, never created empty."""
+    """The store at `path` for reading, opened read-only: one that does not exist is an error,
+    never created empty; another program's file is refused untouched (store/guard.py)."""
+    import sys
+
     from dbdrift.store.store import Store
 
     if not path.exists():
         raise UserError(f"store {path} does not exist",
                         "pass --store PATH, or make one with `dbdrift demo`, `dbdrift compare 17.10 18.4` or "
                         "`dbdrift run FILE`", exit_code=2)
-    return Store(path)
+    store = Store(path, read_only=True)
+    for note in store.notes:
+        sys.stderr.write(note + "\n")
+    return store

@@ -131,6 +131,8 @@ def execute(spec: CampaignSpec, args: argparse.Namespace) -> int:
     with campaign_lock(args.store, spec.name):  # a second run of this campaign refuses here
         rundir.stop_orphans(progress.message)
         store = Store(args.store)
+        for note in store.notes:
+            progress.message(note)
         if store.imported:
             progress.message(f"imported {store.imported} results kept in {store.journal_path} while the store "
                              "was busy")

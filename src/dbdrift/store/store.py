@@ -12,6 +12,7 @@ import json
 import os
 import sqlite3
 import time
+import urllib.parse
 from dataclasses import asdict, dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
@@ -19,6 +20,7 @@ from typing import Callable
 
 from dbdrift.errors import UserError
 from dbdrift.model import InsertStepResult, TpccResult
+from dbdrift.store import guard, journal
 from dbdrift.store.schema import MIGRATIONS, SCHEMA_VERSION
 
 
@@ -106,25 +108,78 @@ def wait_s_from_env() -> float:
 
 
 class Store:
-    def __init__(self, path: Path, wait_s: float | None = None) -> None:
+    """A dbdrift store. `read_only` opens the file with SQLite's mode=ro and never changes it: a
+    store written by an older dbdrift, or with a journal not yet imported, is read through a
+    migrated copy in memory (the next writing command migrates and imports the file itself)."""
+
+    def __init__(self, path: Path, wait_s: float | None = None, *, read_only: bool = False) -> None:
         self.path = path
+        self.read_only = read_only
         self.wait_s = wait_s_from_env() if wait_s is None else wait_s
         self.journal_path = path.with_name(path.name + ".journal")
         self.journaled = 0  # facts this process wrote to the journal (the store was busy)
         self.imported = 0  # facts imported from the journal when the store was opened
+        self.notes: list[str] = []  # warnings for the command to print (a loose mode, rejected journal lines)
         try:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            self.db = sqlite3.connect(str(path), timeout=min(SQLITE_TIMEOUT_S, max(0.05, self.wait_s)))
-        except (OSError, sqlite3.Error) as exc:
-            raise UserError(f"cannot open store {path}: {exc}", "pass --store PATH to a writable location") from None
-        self.db.row_factory = sqlite3.Row
-        try:
-            self._retry(lambda: self.db.execute("PRAGMA journal_mode=WAL"), "open")
-            self.db.execute("PRAGMA foreign_keys=ON")
-            self._retry(self._migrate, "open")
+            self.db = self._open()
+        except UserError:
+            raise
         except sqlite3.DatabaseError as exc:
-            raise UserError(f"{path} is not a dbdrift store: {exc}", "pass --store PATH to another file") from None
-        self.imported = self.import_journal()
+            raise guard.as_user_error(exc, path, not read_only) or UserError(
+                f"cannot open store {path}: {exc}", "pass --store PATH to a writable location") from None
+        except OSError as exc:
+            if guard.is_full(exc):
+                raise guard.full(path, "creating the store") from None
+            raise UserError(f"cannot open store {path}: {exc}", "pass --store PATH to a writable location") from None
+
+    def _open(self) -> sqlite3.Connection:
+        """Recognise, check and (writing) create or migrate the store; then import its journal."""
+        writing = not self.read_only
+        created = guard.create_private(self.path) if writing else False
+        guard.check_magic(self.path)
+        if writing and not created:
+            self.notes.append(guard.loose_mode_note(self.path))
+        timeout = min(SQLITE_TIMEOUT_S, max(0.05, self.wait_s))
+        self.db = db = self._connect(timeout)
+        db.row_factory = sqlite3.Row
+        version = self._retry(lambda: guard.recognise(db, self.path, writing), "open")
+        if version:
+            self._retry(lambda: guard.check_intact(db, self.path, version, writing), "open")
+        if writing:
+            self._retry(lambda: db.execute("PRAGMA journal_mode=WAL"), "open")
+            db.execute("PRAGMA foreign_keys=ON")
+            self._retry(self._migrate, "open")
+            self.imported = self.import_journal()
+        elif version < SCHEMA_VERSION or self.journal_path.exists():
+            self.db = db = self._in_memory(db)
+            self._migrate()
+            self.imported = self.import_journal()
+        self.notes = [n for n in self.notes if n]
+        return db
+
+    def _connect(self, timeout: float) -> sqlite3.Connection:
+        if not self.read_only:
+            return sqlite3.connect(str(self.path), timeout=timeout)
+        uri = "file:" + urllib.parse.quote(str(self.path.resolve()))
+        db = sqlite3.connect(uri + "?mode=ro", uri=True, timeout=timeout)
+        try:
+            db.execute("PRAGMA user_version").fetchone()
+            return db
+        except sqlite3.OperationalError as exc:
+            # a WAL store in a directory this user cannot write: SQLite cannot make its -shm.
+            # Without a -wal file no one can be writing it (that too needs the directory), so
+            # the main file alone is the whole store.
+            if "unable to open" not in str(exc) or Path(str(self.path) + "-wal").exists():
+                raise
+            db.close()
+            return sqlite3.connect(uri + "?mode=ro&immutable=1", uri=True, timeout=timeout)
+
+    def _in_memory(self, db: sqlite3.Connection) -> sqlite3.Connection:
+        memory = sqlite3.connect(":memory:")
+        memory.row_factory = sqlite3.Row
+        db.backup(memory)
+        db.close()
+        return memory
 
     def another(self) -> "Store":
         """A second connection to this store, for another thread."""
@@ -144,6 +199,8 @@ class Store:
             try:
                 return action()
             except sqlite3.OperationalError as exc:
+                if guard.is_full(exc):
+                    raise guard.full(self.path, doing) from None
                 if not is_busy(exc):
                     raise
                 if time.monotonic() >= deadline:
@@ -156,15 +213,21 @@ class Store:
                 delay = min(delay * 2, 5.0)
 
     def _keep(self, kind: str, fact: dict, write: Callable[[], int | None]) -> int | None:
-        """Write a measured fact in one transaction; if the store stays locked, append it to
-        the journal instead (imported at the next open) and return None."""
+        """Write a measured fact in one transaction; if the store stays locked or its disk is
+        full, append it to the journal instead (imported at the next open) and return None. A
+        fact neither can take stops the campaign with the full disk's error."""
         def transaction():
             with self.db:
                 return write()
         try:
             return self._retry(transaction, f"storing a {kind}")
-        except UserError:
-            self._append_journal({"kind": kind, **fact})
+        except UserError as exc:
+            try:
+                self._append_journal({"kind": kind, **fact})
+            except OSError as os_exc:
+                if guard.is_full(os_exc) or isinstance(exc, guard.StoreFull):
+                    raise guard.full(self.path, f"storing a {kind}, and its journal") from None
+                raise
             self.journaled += 1
             return None
 
@@ -172,41 +235,64 @@ class Store:
         fd = os.open(self.journal_path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
         with os.fdopen(fd, "a") as out:
             fcntl.flock(out, fcntl.LOCK_EX)
-            out.write(json.dumps(entry) + "\n")
-            out.flush()
-            os.fsync(out.fileno())
+            size = os.fstat(out.fileno()).st_size
+            try:
+                out.write(json.dumps(entry) + "\n")
+                out.flush()
+                os.fsync(out.fileno())
+            except OSError:
+                os.ftruncate(out.fileno(), size)  # no half line for the next import to reject
+                raise
 
     def import_journal(self) -> int:
         """Write the facts kept in the journal into the store (one transaction) and empty it;
-        0 when there is none or the store is still busy. A damaged line (a write cut short)
-        is moved to `<journal>.bad`."""
+        0 when there is none or the store is still busy. A line that is no fact (cut short by a
+        kill, not an object, an unknown kind, missing fields) or that the store refuses is moved
+        to `<journal>.rejected-<time>`, with a note; the others are imported. A read-only store
+        imports into its copy in memory and leaves the journal as it is."""
         try:
-            handle = self.journal_path.open("r+")
+            handle = self.journal_path.open("r" if self.read_only else "r+")
         except FileNotFoundError:
             return 0
         with handle:
-            fcntl.flock(handle, fcntl.LOCK_EX)
-            entries, bad = [], []
-            for line in handle.read().splitlines():
-                try:
-                    entries.append(json.loads(line))
-                except ValueError:
-                    bad.append(line)
+            fcntl.flock(handle, fcntl.LOCK_SH if self.read_only else fcntl.LOCK_EX)
+            good, bad = journal.parse(handle.read())
             try:
-                with self.db:
-                    for entry in entries:
+                self.db.execute("BEGIN IMMEDIATE")
+                imported = 0
+                for line, entry in good:
+                    self.db.execute("SAVEPOINT fact")
+                    try:
                         self._apply(entry)
+                        imported += 1
+                    except sqlite3.OperationalError as exc:
+                        if is_busy(exc) or guard.is_full(exc):
+                            raise
+                        self.db.execute("ROLLBACK TO fact")
+                        bad.append((line, f"refused by the store: {exc}"))
+                    except (KeyError, TypeError, ValueError, AttributeError, sqlite3.DatabaseError) as exc:
+                        self.db.execute("ROLLBACK TO fact")
+                        bad.append((line, f"refused by the store: {type(exc).__name__}: {exc}"))
+                    self.db.execute("RELEASE fact")
+                self.db.commit()
             except sqlite3.OperationalError as exc:
+                self.db.rollback()
                 if is_busy(exc):
                     return 0
+                if guard.is_full(exc):
+                    raise guard.full(self.path, f"importing {self.journal_path}") from None
                 raise
+            if self.read_only:
+                if bad:
+                    self.notes.append(journal.note(self.journal_path, bad, None))
+                return imported
+            kept = journal.set_aside(self.journal_path, [line for line, _ in bad]) if bad else None
             if bad:
-                with self.journal_path.with_name(self.journal_path.name + ".bad").open("a") as out:
-                    out.write("\n".join(bad) + "\n")
+                self.notes.append(journal.note(self.journal_path, bad, kept))
             handle.seek(0)
             handle.truncate()
         self.journal_path.unlink(missing_ok=True)
-        return len(entries)
+        return imported
 
     def _apply(self, entry: dict) -> int | None:
         """Write one fact as `_keep` would have; returns its row id where it has one."""
@@ -230,6 +316,8 @@ class Store:
             self._update_target_facts(entry["target_id"], entry["install"], entry["server"])
         elif kind == "streamed":
             self._insert_streamed(entry["fact"], entry["unit_id"])
+        else:
+            raise ValueError(f"unknown kind {kind!r}")
         return None
 
     # -- results streamed from a cluster's units (dbdrift/cluster) ---------------------------
@@ -299,15 +387,17 @@ class Store:
         self._retry(update, "storing the host facts")
 
     def _migrate(self) -> None:
+        """Apply the migrations the store lacks (guard.recognise refused a newer one), and mark
+        it dbdrift's (application_id) in the same transaction as the first."""
         version = self.db.execute("PRAGMA user_version").fetchone()[0]
-        if version > SCHEMA_VERSION:
-            raise UserError(
-                f"store {self.path} has schema version {version}, newer than this dbdrift ({SCHEMA_VERSION})",
-                "upgrade dbdrift or use another --store")
+        if version == SCHEMA_VERSION and self.db.execute("PRAGMA application_id").fetchone()[0] != guard.APPLICATION_ID:
+            with self.db:
+                self.db.execute(f"PRAGMA application_id = {guard.APPLICATION_ID}")
         for number in range(version, SCHEMA_VERSION):
             with self.db:
                 self.db.executescript(MIGRATIONS[number])
                 self.db.execute(f"PRAGMA user_version = {number + 1}")
+                self.db.execute(f"PRAGMA application_id = {guard.APPLICATION_ID}")
 
     # -- writing ---------------------------------------------------------------------------
     def add_campaign(self, name: str, spec: dict, host: dict, version: str) -> int:

@@ -1,0 +1,170 @@
+"""What a file must be before dbdrift reads or writes it as a store: recognised as dbdrift's
+(application_id, schema version), intact (quick_check, every table), private (0600), and what
+to say when its disk is full. Owns no schema and no facts (schema.py, store.py)."""
+from __future__ import annotations
+
+import errno
+import os
+import sqlite3
+from functools import lru_cache
+from pathlib import Path
+
+from dbdrift.errors import UserError
+from dbdrift.store.schema import MIGRATIONS, SCHEMA_VERSION
+
+APPLICATION_ID = int.from_bytes(b"dbdr", "big")  # PRAGMA application_id of every dbdrift store
+SQLITE_MAGIC = b"SQLite format 3\x00"
+DAMAGE_WORDS = ("malformed", "no such table", "not a database", "no such column", "corrupt")
+
+
+class StoreFull(UserError):
+    """A fact could not be written: the disk under the store is full."""
+
+
+def recover_hint(path: Path) -> str:
+    new = path.with_name(path.stem + "-recovered.db")
+    return (f"recover what it holds with `sqlite3 {path} \".recover\" | sqlite3 {new}` and pass --store {new}, "
+            "or pass a new --store")
+
+
+def damaged(path: Path, reason: str, writing: bool) -> UserError:
+    started = "; nothing was started" if writing else ""
+    return UserError(f"store {path} is damaged ({reason}){started}", recover_hint(path), exit_code=2)
+
+
+def foreign(path: Path, what: str) -> UserError:
+    return UserError(f"{path} is not a dbdrift store ({what}); it was left untouched",
+                     "pass another --store (a new path makes a new store)", exit_code=2)
+
+
+def is_full(exc: BaseException) -> bool:
+    if isinstance(exc, OSError):
+        return exc.errno in (errno.ENOSPC, errno.EDQUOT)
+    return isinstance(exc, sqlite3.OperationalError) and "disk is full" in str(exc)
+
+
+def mount_point(path: Path) -> Path:
+    path = Path(os.path.realpath(path))
+    while not path.exists():
+        path = path.parent
+    while not os.path.ismount(path):
+        path = path.parent
+    return path
+
+
+def full(path: Path, doing: str) -> StoreFull:
+    """The error of a fact that found the disk full and could not be journalled either."""
+    mount = mount_point(path.parent)
+    try:
+        st = os.statvfs(mount)
+        free = f"{st.f_bavail * st.f_frsize / 2**20:,.1f} MB free of {st.f_blocks * st.f_frsize / 2**20:,.0f} MB"
+    except OSError:
+        free = "free space unknown"
+    return StoreFull(f"the disk holding store {path} is full ({doing}; {mount}: {free}); the campaign stops, "
+                     "what was stored before stays",
+                     f"free space on {mount}, or pass --store PATH on another disk, then `--resume` runs what "
+                     "is missing")
+
+
+def as_user_error(exc: sqlite3.DatabaseError, path: Path, writing: bool) -> UserError | None:
+    """The error a store's SQLite error means to the user (damage, a full disk), or None (a bug)."""
+    if is_full(exc):
+        return full(path, "writing")
+    if any(word in str(exc) for word in DAMAGE_WORDS):
+        return damaged(path, str(exc), writing)
+    return None
+
+
+# -- creating ----------------------------------------------------------------------------------
+def create_private(path: Path) -> bool:
+    """Create an empty store file 0600 (SQLite makes its -wal and -shm with the same mode);
+    False when it exists already."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
+    except FileExistsError:
+        return False
+    return True
+
+
+def loose_mode_note(path: Path) -> str | None:
+    """A store others can read: left as it is (a shared team directory may want it), said once
+    per writing command."""
+    try:
+        mode = path.stat().st_mode & 0o777
+    except OSError:
+        return None
+    if mode & 0o077:
+        return (f"note: store {path} is readable by other users (mode {mode:o}): it holds server settings, host "
+                f"facts and server-log tails; `chmod 600 {path}` keeps them private")
+    return None
+
+
+# -- recognising -------------------------------------------------------------------------------
+@lru_cache(maxsize=None)
+def expected_tables(version: int) -> frozenset[str]:
+    """The tables a store of schema `version` has (its migrations applied to an empty database)."""
+    db = sqlite3.connect(":memory:")
+    for script in MIGRATIONS[:version]:
+        db.executescript(script)
+    names = frozenset(r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type = 'table' "
+                                               "AND name NOT LIKE 'sqlite_%'"))
+    db.close()
+    return names
+
+
+def tables(db: sqlite3.Connection) -> set[str]:
+    return {r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type = 'table' "
+                                     "AND name NOT LIKE 'sqlite_%'")}
+
+
+def check_magic(path: Path) -> None:
+    """Before SQLite opens it (closing a file drops this process's POSIX locks on it)."""
+    try:
+        with path.open("rb") as handle:
+            head = handle.read(16)
+    except FileNotFoundError:
+        return
+    if head and head != SQLITE_MAGIC:
+        raise foreign(path, "not a SQLite database")
+
+
+def recognise(db: sqlite3.Connection, path: Path, writing: bool) -> int:
+    """The schema version of the dbdrift store `db` (0: empty, to be created); refuses another
+    program's database, a store newer than this dbdrift. A store made before dbdrift set its
+    application_id is known by its tables."""
+    try:
+        app_id = db.execute("PRAGMA application_id").fetchone()[0]
+        version = db.execute("PRAGMA user_version").fetchone()[0]
+        names = tables(db)
+    except sqlite3.DatabaseError as exc:
+        if "locked" in str(exc) or "busy" in str(exc):
+            raise
+        raise damaged(path, str(exc), writing) from None
+    if app_id not in (0, APPLICATION_ID):
+        raise foreign(path, f"its application_id is {app_id:#x}")
+    if app_id == 0 and not (version == 0 and not names) and not (version and names >= expected_tables(version)):
+        shown = ", ".join(sorted(names)[:5]) + (", ..." if len(names) > 5 else "")
+        raise foreign(path, f"tables {shown}" if names else f"user_version {version} and no tables")
+    if version > SCHEMA_VERSION:
+        raise UserError(f"store {path} has schema version {version}, newer than this dbdrift reads "
+                        f"({SCHEMA_VERSION}); it was left untouched",
+                        "upgrade dbdrift (pip install -U dbdrift), or pass another --store", exit_code=2)
+    return version
+
+
+def check_intact(db: sqlite3.Connection, path: Path, version: int, writing: bool) -> None:
+    """PRAGMA quick_check (reads every page: damage deep in the file shows now, not mid-campaign)
+    and every table the schema version has."""
+    try:
+        problems = [r[0] for r in db.execute("PRAGMA quick_check(5)")]
+        names = tables(db)
+    except sqlite3.DatabaseError as exc:
+        if "locked" in str(exc) or "busy" in str(exc):
+            raise
+        raise damaged(path, str(exc), writing) from None
+    if problems != ["ok"]:
+        raise damaged(path, "; ".join(problems[:2]), writing)
+    missing = sorted(expected_tables(version) - names)
+    if missing:
+        raise damaged(path, f"no table {', '.join(missing)}", writing)
