@@ -4,6 +4,11 @@
 invocation of the same campaign on the same store refuses at once, before it touches the
 store, a server or a run directory. The lock is an flock: the kernel drops it when its
 process exits, kill -9 included, so a lock is never left stale.
+
+The lock belongs to the store file, not to the path typed: it is named by the file's device
+and inode and lives in the directory of its real path, so a symlink or a hard link beside it
+finds the same lock. A store that does not exist yet is created empty (0600) first, so it has
+an identity before the lock is taken (locking by name would race the run that creates it).
 """
 from __future__ import annotations
 
@@ -20,19 +25,25 @@ from dbdrift.errors import UserError
 
 
 def lock_path(store: Path, campaign: str) -> Path:
+    """`.dbdrift-<dev>-<inode>.<campaign>.lock` beside the store's real file. Only stat: opening
+    and closing the store file would drop SQLite's POSIX locks held by this process."""
+    from dbdrift.store.guard import create_private
+
     safe = "".join(c if c.isalnum() or c in "-_.+" else "_" for c in campaign)
-    return store.parent / f".{store.name}.{safe}.lock"
+    create_private(store)
+    real = Path(os.path.realpath(store))
+    st = os.stat(real)
+    return real.parent / f".dbdrift-{st.st_dev}-{st.st_ino}.{safe}.lock"
 
 
 @contextmanager
 def campaign_lock(store: Path, campaign: str) -> Iterator[Path]:
     """Hold the lock of `campaign` on `store`; a UserError naming the process that holds it."""
-    path = lock_path(store, campaign)
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
+        path = lock_path(store, campaign)
         fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o600)
     except OSError as exc:
-        raise UserError(f"cannot create the lock file {path}: {exc.strerror}",
+        raise UserError(f"cannot create the lock file of store {store}: {exc.strerror} ({exc.filename})",
                         "pass --store PATH in a directory you can write to") from None
     try:
         try:
