@@ -71,7 +71,7 @@ def set_aside(journal: Path, lines: list[str]) -> Path:
 
 
 def note(journal: Path, rejected: list[tuple[str, str]], kept: Path | None) -> str:
-    reasons = sorted({reason for _, reason in rejected})
+    reasons = list(dict.fromkeys(reason for _, reason in rejected))
     where = f"moved to {kept}" if kept else f"left in {journal}"
     return (f"warning: {len(rejected)} line{'s' if len(rejected) != 1 else ''} of {journal} could not be imported "
-            f"({'; '.join(reasons[:3])}{'; ...' if len(reasons) > 3 else ''}); {where}")
+            f"({'; '.join(reasons[:5])}{'; ...' if len(reasons) > 5 else ''}); {where}")
