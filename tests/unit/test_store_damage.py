@@ -123,16 +123,18 @@ def test_a_store_of_an_older_dbdrift_without_the_mark_is_recognised_migrated_and
 
 
 @pytest.mark.fault("store")
-def test_a_store_of_a_newer_dbdrift_is_refused_with_upgrade_in_the_hint(tmp_path):
+def test_a_store_of_a_newer_dbdrift_is_refused_untouched_with_upgrade_in_the_hint(tmp_path):
     path = tmp_path / "s.db"
     stored(path, runs=0)
     db = sqlite3.connect(path)
     db.execute(f"PRAGMA user_version = {SCHEMA_VERSION + 1}")
     db.commit()
     db.close()
+    before = path.read_bytes()
     with pytest.raises(UserError) as err:
         Store(path)
     assert "newer than this dbdrift" in err.value.message and "upgrade dbdrift" in err.value.hint
+    assert err.value.exit_code == 2 and path.read_bytes() == before
 
 
 # -- read-only opens ---------------------------------------------------------------------------------
