@@ -97,13 +97,14 @@ class IBenchReport:
 
 def ibench_report(results: list[InsertStepResult], targets: list[str], labels: dict[str, str] | None = None,
                   ncpu: int = 1, campaign: str = "", notes: tuple[str, ...] = (), min_effect: float = 0.02,
-                  noisy: float = 0.05) -> IBenchReport:
-    """Summary tables, verdicts and per-step details of `results` (any status; other targets are ignored)."""
+                  noisy: float = 0.05, planned: tuple[str, ...] = ()) -> IBenchReport:
+    """Summary tables, verdicts and per-step details of `results` (any status; other targets are
+    ignored); `planned`: the campaign's steps, each judged even when no target ran it."""
     indexed = index_results(results, targets)
     details = {key: step_detail(r, ncpu) for key, r in indexed.items()}
     summary = summary_tables(results, targets, ncpu)
     return IBenchReport(campaign, tuple(targets), dict(labels or {}), ncpu, summary, indexed, details, tuple(notes),
-                        tuple(ibench_findings(summary, min_effect, noisy)), min_effect, noisy)
+                        tuple(ibench_findings(summary, min_effect, noisy, planned, campaign)), min_effect, noisy)
 
 
 # --- blocks shared by text and Markdown: titled tables of formatted cells -------------------

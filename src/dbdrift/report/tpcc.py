@@ -56,7 +56,7 @@ def tpcc_report(results: list[TpccResult], targets: list[str], labels: dict[str,
     summaries = tuple(summarize(results, targets, ncpu))
     return TpccReport(campaign, tuple(targets), dict(labels or {}), ncpu, setup, summaries,
                       tuple(r for r in results if r.target in targets), tuple(notes),
-                      tuple(tpcc_findings(summaries, min_effect, noisy)), min_effect, noisy)
+                      tuple(tpcc_findings(summaries, min_effect, noisy, campaign)), min_effect, noisy)
 
 
 def _num(value: float | None, digits: int = 0) -> str:
