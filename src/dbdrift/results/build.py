@@ -22,6 +22,7 @@ from dbdrift.catalog.sysbench import GROUP_TITLES, GROUPS, report_order, scan_kr
 from dbdrift.cpus import Placement
 from dbdrift.errors import InputError, UserError
 from dbdrift.results.data import FORMAT_VERSION, PlanChange, ReportData
+from dbdrift.results.findings import nothing_measured
 from dbdrift.results.targets import base_target, matrix_references, target_labels
 from dbdrift.store.store import Store
 from dbdrift.version import __version__
@@ -133,12 +134,12 @@ def planned_cells(spec: dict, only: frozenset[str] | None = None) -> dict[tuple[
 
 def nothing_measured_notes(campaign: str, measurements: list, counted: list) -> tuple[str, ...]:
     """The note of a campaign without one measured run or count (interrupted before its first
-    run, or no server started): every cell of its report is empty."""
+    run, or no server started): every cell of its report is empty, and the note says why."""
     if any(m.status == "ok" and m.value is not None for m in measurements) or \
             any(r["ir_per_event"] is not None for r in counted):
         return ()
-    return (f"nothing measured: campaign {campaign} has no successful run or count "
-            f"({len(measurements)} run(s) stored, none ok)",)
+    return (nothing_measured(campaign, f"{len(measurements)} run(s) and {len(counted)} count(s) stored, "
+                                       "none succeeded").line(),)
 
 
 def _only(tests: frozenset[str], measurements: list, counted: list, campaign: str) -> tuple[list, list]:
