@@ -118,8 +118,11 @@ def compare(measurements: list[Measurement], targets: list[str], base: str, test
             chain: bool = False, min_effect: float = 0.02, noisy_half_width: float = 0.05,
             noise_floor: dict[str, float] | None = None,
             campaign_sd: dict[str, tuple[float, int]] | None = None,
-            references: dict[str, str] | None = None, against: str = "") -> Comparison:
-    """Build relative rows in `test_order`, one per (test, threads) that any target ran.
+            references: dict[str, str] | None = None, against: str = "",
+            planned: dict[tuple[str, int], tuple[str, str]] | None = None) -> Comparison:
+    """Build relative rows in `test_order`, one per (test, threads) that any target ran or that
+    `planned` ((test, threads) -> (group, metric): what the campaign set out to measure) names,
+    so a cell no target got to is a row of not-measured cells rather than left out.
 
     Default: every non-base target against `base`. `chain`: each target against the one
     before it in `targets` (5.6 -> 5.7 -> 8.0 style), base first. Each cell also gets an
@@ -138,6 +141,9 @@ def compare(measurements: list[Measurement], targets: list[str], base: str, test
         compared = tuple(t for t in ordered if t in references)
     by_cell: dict[tuple[str, int], dict[str, list[Measurement]]] = {}
     groups: dict[str, tuple[str, str]] = {}
+    for (test, threads), group_metric in (planned or {}).items():
+        by_cell.setdefault((test, threads), {})
+        groups[test] = group_metric
     for m in measurements:
         by_cell.setdefault((m.test, m.threads), {}).setdefault(m.target, []).append(m)
         groups[m.test] = (m.group, m.metric)

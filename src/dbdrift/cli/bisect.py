@@ -24,7 +24,7 @@ from dbdrift.catalog.sysbench import select_tests
 from dbdrift import env
 from dbdrift.cli.progress import ConsoleProgress
 from dbdrift.cli.report import _percent
-from dbdrift.errors import UserError
+from dbdrift.errors import InputError, UserError
 from dbdrift.model import ENGINES
 from dbdrift.plan.campaign import parse_campaign
 from dbdrift.plan.overrides import apply_sets
@@ -68,7 +68,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="with --source: a shell command run in a scratch worktree of each commit that builds "
                              "it and installs it into $PREFIX (cached per commit), e.g. "
                              "'./configure --prefix=$PREFIX --without-icu && make -j2 install'")
-    parser.add_argument("--test", required=True, help="the microbenchmark that moved (`dbdrift catalog` lists them)")
+    parser.add_argument("--test", required=True, type=_one_test, metavar="TEST",
+                        help="the one microbenchmark that moved, not a group (`dbdrift catalog` lists them)")
     parser.add_argument("--metric", choices=METRICS, default="instructions",
                         help="instructions: per event under callgrind, one deterministic measurement per version "
                              "(default); qps: timed runs, --repeats per version")
@@ -226,6 +227,22 @@ class Measurer:
 
 class BuildFailed(Exception):
     """A commit's build failed: the bisect skips it."""
+
+
+def _one_test(text: str) -> str:
+    """The one test `--test` names: a group (or any name that stands for
+    several tests) is refused, since a bisect follows one test's metric and a group has none.
+    An unknown name passes here and is refused by `main` with its suggestions."""
+    try:
+        chosen = select_tests([text])
+    except InputError:
+        return text
+    if len(chosen) != 1:
+        names = [t.name for t in chosen]
+        listed = ", ".join(names[:12]) + (f" and {len(names) - 12} more" if len(names) > 12 else "")
+        raise argparse.ArgumentTypeError(f"{text!r} is a group of {len(names)} tests ({listed}); bisect follows one "
+                                         f"test: pick one, e.g. --test {names[0]}")
+    return text
 
 
 def main(args: argparse.Namespace) -> int:

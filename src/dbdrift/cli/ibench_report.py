@@ -32,7 +32,9 @@ def ibench_data(store: Store, campaign_id: int, base: str | None, min_effect: fl
     row, ordered, labels, host, ncpu = _context(store, campaign_id, base)
     spec = json.loads(row["spec_json"])
     notes = host_notes(host) + repeats_notes(spec, "each step's rate")
-    return ibench_report(store.ibench_steps(campaign_id), ordered, labels, ncpu, row["name"], notes, min_effect, noisy)
+    planned = tuple((spec.get("insert_benchmark") or {}).get("steps") or ())
+    return ibench_report(store.ibench_steps(campaign_id), ordered, labels, ncpu, row["name"], notes, min_effect, noisy,
+                         planned)
 
 
 def render(store: Store, campaign_id: int, base: str | None, fmt: str, data=None) -> str:

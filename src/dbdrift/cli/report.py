@@ -20,7 +20,7 @@ from dbdrift.report.markdown import render_markdown
 from dbdrift.report.matrix import axis_names, measured_tests, render_matrix
 from dbdrift.report.text import render_text
 from dbdrift.results.build import build_report, no_campaign
-from dbdrift.results.findings import FINDING_KINDS, MEASURES, all_findings, select
+from dbdrift.results.findings import CAMPAIGN, FINDING_KINDS, MEASURES, all_findings, select
 from dbdrift.results.data import ReportData
 from dbdrift.results.targets import AGAINST
 from dbdrift.store.store import Store
@@ -293,7 +293,12 @@ def _workload_report(store: Store, campaign_id: int, kind: str, args: argparse.N
 
 def _fail_on_exit(every: list, args: argparse.Namespace) -> int:
     """Of every finding of the report, those --fail-on names on stderr and FINDING_EXIT when
-    there are any; 0 otherwise. Cells without a verdict that pass are counted on stderr."""
+    there are any; 0 otherwise. Cells without a verdict that pass are counted on stderr, and a
+    campaign that measured nothing is named there with or without --fail-on."""
+    for f in every:
+        if f.measure == CAMPAIGN:
+            sys.stderr.write(f"report: {f.line()}: its report has no value to show; `--fail-on not-measured` "
+                             "fails on it\n")
     kinds, measures = args.fail_on, _measures(args.fail_by)
     if not kinds:
         return 0

@@ -22,7 +22,7 @@ from dbdrift.analysis.ibench import (BUCKET_LABELS, COLORS, METRICS, OPS, IBench
 from dbdrift.model import IBENCH_STEPS, InsertStepResult
 from dbdrift.report.caveats import verdict_counts, verdict_legend, verdict_lines
 from dbdrift.report.table import fmt_abs, fmt_ratio
-from dbdrift.results.findings import Finding, ibench_findings
+from dbdrift.results.findings import CAMPAIGN, Finding, ibench_findings
 
 STEP_CAPTIONS = {
     "l.i0": "load without secondary indexes",
@@ -97,13 +97,16 @@ class IBenchReport:
 
 def ibench_report(results: list[InsertStepResult], targets: list[str], labels: dict[str, str] | None = None,
                   ncpu: int = 1, campaign: str = "", notes: tuple[str, ...] = (), min_effect: float = 0.02,
-                  noisy: float = 0.05) -> IBenchReport:
-    """Summary tables, verdicts and per-step details of `results` (any status; other targets are ignored)."""
+                  noisy: float = 0.05, planned: tuple[str, ...] = ()) -> IBenchReport:
+    """Summary tables, verdicts and per-step details of `results` (any status; other targets are
+    ignored); `planned`: the campaign's steps, each judged even when no target ran it."""
     indexed = index_results(results, targets)
     details = {key: step_detail(r, ncpu) for key, r in indexed.items()}
     summary = summary_tables(results, targets, ncpu)
-    return IBenchReport(campaign, tuple(targets), dict(labels or {}), ncpu, summary, indexed, details, tuple(notes),
-                        tuple(ibench_findings(summary, min_effect, noisy)), min_effect, noisy)
+    found = tuple(ibench_findings(summary, min_effect, noisy, planned, campaign))
+    notes = tuple(f.line() for f in found if f.measure == CAMPAIGN) + tuple(notes)  # every format shows notes
+    return IBenchReport(campaign, tuple(targets), dict(labels or {}), ncpu, summary, indexed, details, notes, found,
+                        min_effect, noisy)
 
 
 # --- blocks shared by text and Markdown: titled tables of formatted cells -------------------
@@ -304,7 +307,7 @@ def to_json(data: IBenchReport) -> dict:
 
 def findings_json(found: tuple[Finding, ...]) -> list[dict]:
     """One object per verdict: where (step or NOPM), target, reference, verdict, ratio and interval."""
-    return [{"test": f.test, "target": f.target, "reference": f.reference, "verdict": str(f.verdict),
+    return [{"measure": f.measure, "test": f.test, "target": f.target, "reference": f.reference, "verdict": str(f.verdict),
              "ratio": _round(f.ratio, 4), "lower": _round(f.lower, 4), "upper": _round(f.upper, 4),
              **({"status": f.status} if f.status else {})} for f in found]
 

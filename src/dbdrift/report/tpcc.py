@@ -17,7 +17,7 @@ from dbdrift.report.caveats import findings_html, notes_html, verdict_counts, ve
 from dbdrift.report.html import CSS, TARGET_COLORS
 from dbdrift.report.ibench import _aligned, findings_json
 from dbdrift.report.svgchart import Line, time_chart
-from dbdrift.results.findings import Finding, tpcc_findings
+from dbdrift.results.findings import CAMPAIGN, Finding, tpcc_findings
 
 HARDWARE_LEGEND = ("per new order in the measured window: cpu/no host CPU µs (user + system, every CPU), "
                    "server/no and client/no the server's and the driver's process CPU µs, client% the driver's "
@@ -54,9 +54,10 @@ def tpcc_report(results: list[TpccResult], targets: list[str], labels: dict[str,
                 ncpu: int = 1, campaign: str = "", setup: str = "", notes: tuple[str, ...] = (),
                 min_effect: float = 0.02, noisy: float = 0.05) -> TpccReport:
     summaries = tuple(summarize(results, targets, ncpu))
+    found = tuple(tpcc_findings(summaries, min_effect, noisy, campaign))
+    notes = tuple(f.line() for f in found if f.measure == CAMPAIGN) + tuple(notes)  # every format shows notes
     return TpccReport(campaign, tuple(targets), dict(labels or {}), ncpu, setup, summaries,
-                      tuple(r for r in results if r.target in targets), tuple(notes),
-                      tuple(tpcc_findings(summaries, min_effect, noisy)), min_effect, noisy)
+                      tuple(r for r in results if r.target in targets), notes, found, min_effect, noisy)
 
 
 def _num(value: float | None, digits: int = 0) -> str:
@@ -148,6 +149,11 @@ def render_csv(data: TpccReport) -> str:
                          str(all(c.get("ok") for c in r.consistency)).lower() if r.consistency else "",
                          *("" if hw[m] is None else round(hw[m], 4) for m in HARDWARE), r.error or "",
                          str(found.verdict) if (found := data.verdict(r.target)) else "", " | ".join(data.notes)])
+    for target in data.targets:  # a target without a stored run (never started, interrupted) still has its line
+        if not any(r.target == target for r in data.results):
+            found = data.verdict(target)
+            writer.writerow([target, "", "not run", *[""] * (len(CSV_HEADER) - 5),
+                             str(found.verdict) if found else "", " | ".join(data.notes)])
     return buf.getvalue()
 
 

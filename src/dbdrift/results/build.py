@@ -18,10 +18,11 @@ from dbdrift.analysis.instructions import EventCost, instruction_rows, simulated
 from dbdrift.analysis.noise import IntervalSample, Verdict
 from dbdrift.analysis.relative import Comparison, Measurement, compare
 from dbdrift.analysis.summary import summarize_groups
-from dbdrift.catalog.sysbench import GROUP_TITLES, GROUPS, report_order, scan_krps
+from dbdrift.catalog.sysbench import GROUP_TITLES, GROUPS, report_order, scan_krps, select_tests
 from dbdrift.cpus import Placement
 from dbdrift.errors import InputError, UserError
 from dbdrift.results.data import FORMAT_VERSION, PlanChange, ReportData
+from dbdrift.results.findings import nothing_measured
 from dbdrift.results.targets import base_target, matrix_references, target_labels
 from dbdrift.store.store import Store
 from dbdrift.version import __version__
@@ -86,15 +87,17 @@ def build_report(store: Store, campaign: str | None, base: str | None, chain: bo
     if tests is not None:
         measurements, counted = _only(tests, measurements, counted, row["name"])
     pairs = matrix_references(json.loads(row["spec_json"]), base_name, against) if against else None
-    comparison = compare(measurements, names, base_name, report_order({m.test for m in measurements}), chain,
+    planned = planned_cells(json.loads(row["spec_json"]), tests)
+    comparison = compare(measurements, names, base_name,
+                         report_order({m.test for m in measurements} | {t for t, _ in planned}), chain,
                          min_effect=min_effect, noisy_half_width=noisy, noise_floor=floors, campaign_sd=between,
-                         references=pairs, against=against or "")
+                         references=pairs, against=against or "", planned=planned)
     notes += _campaign_sd_note(comparison, between)
     labels = target_labels(targets)
     order = report_order({m.test for m in measurements} | {r["test"] for r in counted})
     host, spec = json.loads(row["host_json"]), json.loads(row["spec_json"])
     notes += (_interval_notes(comparison, spec, between) + host_notes(host) + _unit_notes(store, campaign_id)
-              + _build_notes(labels))
+              + _build_notes(labels) + nothing_measured_notes(row["name"], measurements, counted))
     stored_plans = store.plans(campaign_id)
     if against != "engine":  # two engines' plans never have the same shape: nothing to mark
         comparison, plan_changes = _with_plans(comparison, stored_plans)
@@ -112,6 +115,31 @@ def build_report(store: Store, campaign: str | None, base: str | None, chain: bo
                       plan_changes=plan_changes,
                       explanations=_explanations(comparison, hardware, counted_rows, plan_changes,
                                                  {(p["test"], p["target"]) for p in stored_plans}, sequential))
+
+
+def planned_cells(spec: dict, only: frozenset[str] | None = None) -> dict[tuple[str, int], tuple[str, str]]:
+    """(test, threads) -> (group, metric) of every timed cell a sysbench campaign set out to
+    measure (its `tests` x `threads`; every target runs the same ones), so that a cell no target
+    got to (interrupted, a server that never started) is reported as not measured instead of
+    left out. Empty for other workloads, instructions-only campaigns and old specs without `tests`."""
+    if spec.get("workload", "sysbench") != "sysbench" or not spec.get("timed", True) or not spec.get("tests"):
+        return {}
+    try:
+        chosen = select_tests(spec["tests"])
+    except InputError:  # a name an older catalogue had: report what was stored
+        return {}
+    return {(t.name, n): (t.group, t.metric) for t in chosen for n in spec.get("threads") or (1,)
+            if only is None or t.name in only}
+
+
+def nothing_measured_notes(campaign: str, measurements: list, counted: list) -> tuple[str, ...]:
+    """The note of a campaign without one measured run or count (interrupted before its first
+    run, or no server started): every cell of its report is empty, and the note says why."""
+    if any(m.status == "ok" and m.value is not None for m in measurements) or \
+            any(r["ir_per_event"] is not None for r in counted):
+        return ()
+    return (nothing_measured(campaign, f"{len(measurements)} run(s) and {len(counted)} count(s) stored, "
+                                       "none succeeded").line(),)
 
 
 def _only(tests: frozenset[str], measurements: list, counted: list, campaign: str) -> tuple[list, list]:

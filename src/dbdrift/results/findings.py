@@ -18,6 +18,10 @@ MEASURES = ("timed", "instructions")
 """timed: rQPS from timed runs (higher is better); instructions: instructions per event counted
 under callgrind, new / reference (lower is better; deterministic, so no interval)."""
 
+CAMPAIGN = "campaign"
+"""The measure of the one finding about a whole campaign that measured nothing: it belongs to
+no measure, so `--fail-by` of either reads it."""
+
 FINDING_KINDS = ("regression", "not-measured", "noisy")
 """What `--fail-on` can name: a regression; a cell not measured (a failed run or count); a cell
 whose verdict could not be told (too noisy, or no interval: one repeat)."""
@@ -44,6 +48,8 @@ class Finding:
     def line(self) -> str:
         """`point-query x1 pg18: regression 0.950 [0.940,0.960] vs pg17` (timed) or
         `point-query instructions pg18: regression 1.035 instructions/event vs pg17`."""
+        if self.measure == CAMPAIGN:
+            return f"campaign {self.test}: nothing measured ({self.status})"
         where = (f"{self.test} instructions" if self.measure != "timed" else
                  f"{self.test} x{self.threads}" if self.threads is not None else self.test)
         if self.verdict is Verdict.NOT_MEASURED:
@@ -55,8 +61,19 @@ class Finding:
         return f"{where} {self.target}: {self.verdict}{ratio} instructions/event vs {self.reference}"
 
 
+def nothing_measured(campaign: str, why: str = "no run or count succeeded") -> Finding:
+    """The finding of a campaign without a single measured value (interrupted before its first
+    run, or no server started): a gate must not read an empty report as a pass."""
+    return Finding(CAMPAIGN, campaign, None, "", "", Verdict.NOT_MEASURED, None, status=why)
+
+
 def all_findings(data: ReportData) -> Iterator[Finding]:
-    """Every compared cell: timed cells in the report's order, then every instruction comparison."""
+    """Every compared cell: timed cells in the report's order, then every instruction comparison;
+    first of all, a campaign that measured nothing says so."""
+    measured = any(c.absolute.value is not None for row in data.comparison.rows for c in row.cells.values()) or \
+        any(c.ir_per_event is not None for irow in data.instructions for c in irow.costs.values())
+    if not measured:
+        yield nothing_measured(data.campaign)
     for row in data.comparison.rows:
         for target in data.comparison.compared:
             cell = row.cells[target]
@@ -82,19 +99,24 @@ def findings(data: ReportData, kinds: list[str] | tuple[str, ...],
     return select(list(all_findings(data)), kinds, measures)
 
 
-def ibench_findings(summary: IBenchSummary, min_effect: float = 0.02, noisy: float = 0.05) -> list[Finding]:
+def ibench_findings(summary: IBenchSummary, min_effect: float = 0.02, noisy: float = 0.05,
+                    planned: tuple[str, ...] = (), campaign: str = "") -> list[Finding]:
     """Every Insert Benchmark step of every target but the base, judged like a timed sysbench cell
     on its relative throughput (step rate ÷ the base's) and the 95% interval over repeats: one
-    repeat gives no interval; a step one side has no value for is not measured."""
+    repeat gives no interval; a step one side has no value for is not measured, and so is a step
+    of `planned` (the campaign's steps) that no target ran. No value at all: the campaign's
+    nothing-measured finding first."""
     base, out = summary.base, []
+    if all(c.value is None for cells in summary.throughput.rows.values() for c in cells):
+        out.append(nothing_measured(campaign, "no step of any target succeeded"))
     base_gaps = dict(summary.missing.get(base, ()))
     for target, cells in summary.relative.rows.items():
         if target == base:
             continue
         gaps = dict(summary.missing.get(target, ()))
         for step, rel in zip(summary.relative.columns, cells):
-            if gaps.get(step) == "not run" and base_gaps.get(step) == "not run":
-                continue  # a step neither ran: not part of this campaign
+            if gaps.get(step) == "not run" and base_gaps.get(step) == "not run" and step not in planned:
+                continue  # a step neither ran nor was planned: not part of this campaign
             if rel.value is None:
                 why = f"{gaps[step]}" if step in gaps else f"{base}: {base_gaps.get(step, 'no value')}"
                 out.append(Finding("timed", step, None, target, base, Verdict.NOT_MEASURED, None, status=why))
@@ -106,13 +128,16 @@ def ibench_findings(summary: IBenchSummary, min_effect: float = 0.02, noisy: flo
 
 
 def tpcc_findings(summaries: tuple[TargetSummary, ...] | list[TargetSummary], min_effect: float = 0.02,
-                  noisy: float = 0.05) -> list[Finding]:
+                  noisy: float = 0.05, campaign: str = "") -> list[Finding]:
     """NOPM of every target but the base (the first) ÷ the base's, with its interval over
-    repeats (one repeat: no interval); a target or base without an ok run is not measured.
-    Response times have no verdict: they are shown, not judged."""
+    repeats (one repeat: no interval); a target or base without an ok run is not measured, and a
+    campaign without any ok run gets its nothing-measured finding first. Response times have no
+    verdict: they are shown, not judged."""
+    out = [] if any(s.nopm is not None for s in summaries) else [nothing_measured(campaign,
+                                                                                   "no run of any target succeeded")]
     if not summaries:
-        return []
-    base, out = summaries[0], []
+        return out
+    base = summaries[0]
     for s in summaries[1:]:
         if s.nopm is None or base.nopm is None or s.relative is None:
             missing = s.target if s.nopm is None else base.target
@@ -128,7 +153,7 @@ def select(found: list[Finding], kinds: list[str] | tuple[str, ...], measures: t
            ) -> list[Finding]:
     """The findings of `kinds` (FINDING_KINDS) among `found`, from the measures chosen (--fail-by)."""
     wanted = {v for k in kinds for v in _KIND_VERDICTS[k]}
-    return [f for f in found if f.measure in measures and f.verdict in wanted]
+    return [f for f in found if (f.measure in measures or f.measure == CAMPAIGN) and f.verdict in wanted]
 
 
 def instruction_cells(data: ReportData) -> Iterator[tuple[object, str, Verdict | None]]:
