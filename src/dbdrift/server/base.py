@@ -35,6 +35,7 @@ class Server(abc.ABC):
     the server user may enter, is the only way in (another local user cannot connect)."""
 
     PID_FILE = ""  # the server's pid file, relative to run_dir
+    SOCKET_FILE = ""  # the longest name the server creates in its socket directory (a Unix socket path)
     PROCESS_NAMES: tuple[str, ...] = ()  # /proc/<pid>/stat names of its processes
     SHUTDOWN_SIGNAL = signal.SIGTERM  # a clean, prompt shutdown
 
@@ -99,6 +100,12 @@ class Server(abc.ABC):
     @abc.abstractmethod
     def info(self, settings: dict[str, str]) -> ServerInfo:
         """Facts to store with each run; `settings` are read by the runner over SQL."""
+
+    def check_settings(self) -> tuple[list[str], str | None]:
+        """The server's own verdict on the configuration dbdrift would write, without starting
+        it or making a data directory (`run --check`; run_dir is a scratch directory): (the
+        server's messages for what it rejects, None) or ([], why it could not be asked)."""
+        return [], f"{self.install.engine} offers no check of its settings without starting"
 
     def fresh_run_dir(self, ids, socket_path: Path) -> None:
         """Make the run directory empty and private (0700, the server user's), with its socket
@@ -204,6 +211,23 @@ def full_disk_hint(text: str, directory: Path) -> str | None:
         free = ""
     return (f"the disk holding {directory}{free} is full: free space there, or set DBDRIFT_WORK_DIR "
             "to a directory on a larger disk")
+
+
+_CONFIG_NOISE = re.compile(r"skipping missing configuration file|configuration file .* contains errors|\] Aborting|"
+                           r"Parsing options for plugin")
+
+
+def config_problems(output: str) -> list[str]:
+    """The server's own complaints about its configuration in a check's output: PostgreSQL's
+    LOG/FATAL lines and MariaDB/MySQL's [ERROR] lines, without timestamps, pids and the
+    summary lines that only say there were errors."""
+    found = []
+    for line in output.splitlines():
+        match = re.search(r"\b(LOG|FATAL|ERROR):\s+|\[ERROR\]\s+(\[[^]]*\]\s+)*", line)
+        if match and not _CONFIG_NOISE.search(line):
+            # the scratch file's place means nothing to the user; the setting's name says it
+            found.append(re.sub(r' in file "[^"]*" line \d+', "", line[match.end():]).strip())
+    return found
 
 
 def with_tail(error: ServerError, tail: str) -> ServerError:
