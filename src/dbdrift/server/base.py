@@ -197,20 +197,46 @@ def indent_log(text: str) -> str:
     return "\n".join("  " + ln for ln in text.splitlines()) if text else "  (log is empty)"
 
 
-_FULL_DISK = re.compile(r"No space left on device|\berror 28\b|errno: 28|SQLSTATE 53100|\bis full\b", re.I)
+# ENOSPC as the servers say it: errno text, InnoDB's "error 28", PostgreSQL's SQLSTATE 53100, and
+# PostgreSQL's short write ("could not extend file ...: wrote only 4096 of 8192 bytes", hint "Check
+# free disk space"), which carries no errno: initdb's bootstrap on a full disk says only that.
+_FULL_DISK = re.compile(r"No space left on device|\berror 28\b|errno: 28|SQLSTATE 53100|\bis full\b|"
+                        r"Check free disk space|wrote only \d+ of \d+ bytes", re.I)
+LOW_SPACE_BYTES = 16 * 2**20  # less than this free on the device counts as full, whatever the output says
+
+
+def mount_point(path: Path) -> Path:
+    """The mount point of the file system holding `path` (its nearest existing ancestor)."""
+    path = Path(path).absolute()
+    while not path.exists() and path != path.parent:
+        path = path.parent
+    while not os.path.ismount(path) and path != path.parent:
+        path = path.parent
+    return path
 
 
 def full_disk_hint(text: str, directory: Path) -> str | None:
-    """A hint naming the full disk when a server's or tool's output says it ran out of space
-    (ENOSPC is error 28 in InnoDB's words, SQLSTATE 53100 in PostgreSQL's), else None."""
-    if not _FULL_DISK.search(text or ""):
-        return None
+    """A hint naming the full device (its mount point and the space left) when a server's or
+    tool's output says it ran out of space, or the device has less than 16 MB free; else None."""
     try:
-        free = f" ({shutil.disk_usage(directory).free / 2**20:,.0f} MB free now)"
+        free = shutil.disk_usage(directory).free
     except OSError:
-        free = ""
-    return (f"the disk holding {directory}{free} is full: free space there, or set DBDRIFT_WORK_DIR "
-            "to a directory on a larger disk")
+        free = None
+    if not _FULL_DISK.search(text or "") and (free is None or free >= LOW_SPACE_BYTES):
+        return None
+    left = f", {free / 2**20:,.1f} MB free now" if free is not None else ""
+    return (f"the disk holding {directory} (mounted at {mount_point(directory)}{left}) is full: free space "
+            "there, or set DBDRIFT_WORK_DIR to a directory on a larger disk")
+
+
+def cause_line(text: str) -> str:
+    """The first line of a server's or tool's output that says why it failed (FATAL/PANIC/ERROR,
+    InnoDB's [ERROR]), without timestamp and pid; "" when there is none."""
+    for line in (text or "").splitlines():
+        match = re.search(r"\b(FATAL|PANIC|ERROR):\s|\[ERROR\]\s", line)
+        if match:
+            return line[match.start():].strip()
+    return ""
 
 
 _CONFIG_NOISE = re.compile(r"skipping missing configuration file|configuration file .* contains errors|\] Aborting|"

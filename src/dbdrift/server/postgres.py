@@ -186,9 +186,10 @@ class PostgresServer(base.Server):
         result = osuser.run_as(cmd, self._ids, cwd=self.run_dir, capture_output=True, text=True)
         (self.run_dir / "initdb.log").write_text(result.stdout + result.stderr)
         if result.returncode != 0:
+            # initdb's last line is "removing data directory": the cause is the bootstrap's FATAL line
             raise ServerError(
                 f"initdb failed for target {self.name} (postgres {self.install.version}): "
-                f"{base.last_line(result.stderr) or f'exit {result.returncode}'}",
+                f"{base.cause_line(result.stdout + result.stderr) or base.last_line(result.stderr) or f'exit {result.returncode}'}",
                 base.full_disk_hint(result.stdout + result.stderr, self.run_dir)
                 or f"see {self.run_dir / 'initdb.log'}",
             )
