@@ -387,14 +387,42 @@ def live_servers() -> list[Server]:
         return list(_live)
 
 
+_run_dirs: list[Path] = []  # run directories this process made and has not removed or kept on purpose
+
+
+def own_run_dir(path: Path) -> None:
+    """`path` is removed on the way out (stop_all) unless release_run_dir is called first."""
+    with _lock:
+        _run_dirs.append(path)
+
+
+def release_run_dir(path: Path) -> None:
+    """Its owner removed `path`, or keeps it on purpose (a failed target's logs)."""
+    with _lock:
+        if path in _run_dirs:
+            _run_dirs.remove(path)
+
+
 def stop_all() -> None:
-    """Stop every registered server, newest first; never raises (it runs on the way out)."""
+    """Stop every registered server, newest first, then remove the run directories a second
+    Ctrl-C kept their owners from removing, naming those it cannot; never raises an Exception
+    (it runs on the way out)."""
     for server in reversed(live_servers()):
         try:
             server.stop()
         except Exception as exc:  # noqa: BLE001 - keep stopping the others
             print(f"warning: could not stop server {server.name}: {exc}", file=sys.stderr)
             unregister(server)
+    with _lock:
+        left, _run_dirs[:] = list(_run_dirs), []
+    if os.environ.get("DBDRIFT_KEEP_DATA"):
+        return
+    for path in left:
+        shutil.rmtree(path, ignore_errors=True)
+    left = [p for p in left if p.exists()]
+    if left:
+        print(f"warning: interrupted before its run directories were removed: {', '.join(map(str, left))} "
+              "(hint: `dbdrift cleanup` removes them)", file=sys.stderr)
 
 
 def sigterm_as_ctrl_c() -> None:

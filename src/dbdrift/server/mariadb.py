@@ -165,14 +165,21 @@ class MariaDBServer(base.Server):
             if pid is not None and base.process_running(pid, self.comms):
                 self._stop_running(pid)
             base.kill_processes_in(self.data_dir, self.comms)
-        finally:
-            if self._proc is not None:
-                try:
-                    self._proc.wait(timeout=5)  # reap our child
-                except subprocess.TimeoutExpired:
-                    pass
-            self._proc = None
-            base.unregister(self)
+        except KeyboardInterrupt:  # a second Ctrl-C: it stays registered, so stop_all stops it on the way out
+            raise
+        except BaseException:
+            self._forget()
+            raise
+        self._forget()
+
+    def _forget(self) -> None:
+        if self._proc is not None:
+            try:
+                self._proc.wait(timeout=5)  # reap our child
+            except subprocess.TimeoutExpired:
+                pass
+        self._proc = None
+        base.unregister(self)
 
     def is_alive(self) -> bool:
         pid = self.server_pid

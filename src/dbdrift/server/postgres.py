@@ -119,9 +119,11 @@ class PostgresServer(base.Server):
                 self._stop_running(pid)
             # Backends orphaned by a crashed or killed postmaster would otherwise linger.
             base.kill_processes_in(self.data_dir, self.comms)
-        finally:
+        except KeyboardInterrupt:  # a second Ctrl-C: it stays registered, so stop_all stops it on the way out
             self._pid = None
-            base.unregister(self)
+            raise
+        self._pid = None
+        base.unregister(self)
 
     def is_alive(self) -> bool:
         return self._pid is not None and self._is_postgres(self._pid)
