@@ -133,7 +133,11 @@ def check_server_settings(spec: CampaignSpec, work: Path) -> list[str]:
     the server's own words. Returns what could not be checked, one line per target."""
     rejected, unchecked = [], []
     for target in spec.targets:
-        install = engines.cached_install(target, env.cache_dir())
+        try:  # locate() above already refused what run cannot resolve
+            install = engines.cached_install(target, env.cache_dir())
+        except UserError as exc:
+            unchecked.append(f"target {target.name}'s settings by the server ({exc.message})")
+            continue
         if install is None:
             unchecked.append(f"target {target.name}'s settings by the server ({target.engine} {target.version} "
                              "is not cached; `run` downloads it and its server checks them at start)")
