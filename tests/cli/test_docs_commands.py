@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from dbdrift.cli import check, main as main_cli
+from tests.helpers import shared_work_dir
 from tests.unit.test_reports import make_store
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -88,7 +89,8 @@ def golden_store(tmp_path_factory) -> Path:
 @pytest.fixture
 def fixtures(tmp_path, monkeypatch, golden_store) -> dict[str, str]:
     monkeypatch.chdir(tmp_path)
-    monkeypatch.setenv("DBDRIFT_WORK_DIR", str(tmp_path / "work"))
+    # short: pytest's tmp_path is too long for the servers' socket paths, which --check refuses
+    monkeypatch.setenv("DBDRIFT_WORK_DIR", str(shared_work_dir("docs")))
     monkeypatch.setattr(check.engines, "locate", lambda target, cache: "located (test stub)")
     shutil.copy(golden_store, tmp_path / "dbdrift.db")  # the default store the docs' commands read
     for name, text in CAMPAIGNS.items():

@@ -214,3 +214,24 @@ def test_check_prints_the_plan_and_starts_and_stores_nothing(tmp_path):
     assert "base: pg17 is the first target" in result.stdout
     assert "6 timed runs" in result.stdout and "expected time: about" in result.stdout
     assert not store.exists() and [p.name for p in work.iterdir()] == []
+
+
+@pytest.mark.fault("kill")
+def test_a_second_ctrl_c_still_removes_the_run_directories_or_names_them_with_cleanup(tmp_path):
+    work = shared_work_dir("twice-c")
+    store = tmp_path / "s.db"
+    proc = start_dbdrift("run", campaign(tmp_path, "twicec", tests=["point-query", "update-index"], read_s=4),
+                         "--store", store, "--no-report", work_dir=work)
+    try:
+        _wait_for(lambda: store.exists() and len(runs(store)) >= 1, 240, "a first run")
+        time.sleep(1.0)
+        proc.send_signal(signal.SIGINT)
+        time.sleep(0.3)  # the first Ctrl-C is stopping the servers (pg_ctl stop -m fast) when the second comes
+        proc.send_signal(signal.SIGINT)
+        out, err = proc.communicate(timeout=120)
+    finally:
+        proc.kill()
+    assert proc.returncode in (1, 130) and "Traceback" not in err, err[-3000:]
+    assert postgres_processes_under(work) == []
+    left = [p for p in work.iterdir()]
+    assert not left or all(str(p) in err for p in left) and "dbdrift cleanup" in err, (left, err[-3000:])

@@ -55,3 +55,36 @@ def test_a_target_that_does_not_fit_fails_with_a_full_disk_hint_and_the_other_ru
     rows = json.loads(dbdrift("report", "--store", store, "--format", "json").stdout)["rows"]
     pg = [r for r in rows if r["target"] == "pg"]
     assert len(pg) == 1 and pg[0]["value"] > 0 and pg[0]["rqps"] is None
+
+
+@pytest.fixture
+def tiny_disk():
+    """A 20 MB tmpfs as the work directory, 0710 with the server user's group (server/rundir.py)."""
+    import grp
+
+    path = Path("/var/tmp/dbdrift-tests") / f"tiny-disk-{uuid.uuid4().hex[:8]}"
+    path.mkdir(parents=True, mode=0o755)
+    mounted = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=20M,mode=0710", "tmpfs", str(path)],
+                             capture_output=True, text=True)
+    assert mounted.returncode == 0, f"cannot mount a tmpfs (the test needs root): {mounted.stderr}"
+    try:
+        import os
+        os.chown(path, -1, grp.getgrnam("dbdrift").gr_gid)
+    except KeyError:
+        pass  # dbdrift creates the user on its first run and fixes the group
+    yield path
+    subprocess.run(["umount", "-l", str(path)], capture_output=True)
+    path.rmdir()
+
+
+@pytest.mark.fault("input")
+def test_initdb_on_a_full_disk_names_the_device_its_free_space_and_the_servers_own_cause(tmp_path, tiny_disk):
+    path = tmp_path / "tiny.toml"
+    path.write_text('name = "tiny"\nrows = 1000\nread_s = 1\nsettle_s = 0\nwarm_runs = false\n'
+                    'tests = ["point-query"]\n[[targets]]\nname = "pg"\nversion = "17.10"\n')
+    result = dbdrift("run", path, "--store", tmp_path / "s.db", "--no-report", work_dir=tiny_disk)
+    assert result.returncode == 1 and "Traceback" not in result.stderr
+    # the bootstrap's own line, not initdb's "removing data directory"
+    assert "initdb failed for target pg (postgres 17.10): FATAL:  could not extend file" in result.stderr
+    assert f"hint: the disk holding {tiny_disk}/tiny-pg" in result.stderr
+    assert f"(mounted at {tiny_disk}, " in result.stderr and "MB free now) is full" in result.stderr

@@ -1,14 +1,22 @@
-"""`dbdrift run --check CAMPAIGN.toml`: validate, find every target's binaries, print the plan.
+"""`dbdrift run --check CAMPAIGN.toml`: validate, find every target's binaries, make every check
+`run` makes before a server starts, ask each cached server whether it accepts its settings, and
+print the plan.
 
-Starts no server, downloads nothing and writes nothing (not even the store): a campaign that
-passes here fails later only for reasons that need a server (a setting the server rejects).
+Starts no server, downloads nothing and writes nothing but a scratch directory in the work
+directory for the server's settings check, removed at once (the store is only read). What it
+could not check (a build not cached yet, a version without a settings check) it names.
 """
 from __future__ import annotations
 
 import argparse
+import shutil
+import sqlite3
 import sys
+import tempfile
+from pathlib import Path
 
-from dbdrift import env
+from dbdrift import cpus, env
+from dbdrift.errors import UserError
 from dbdrift.plan.campaign import CampaignSpec, cluster_address
 from dbdrift.plan.axes import durability_note
 from dbdrift.plan.expand import MEASURED, SETTLES, SETUP, WARM, SettleStep, expand
@@ -24,6 +32,8 @@ def main(spec: CampaignSpec, args: argparse.Namespace, out=None, note: str | Non
     out = out or sys.stdout
     write = lambda line="": out.write(line + "\n")  # noqa: E731
     work = rundir.work_dir()
+    preflight(spec, work)
+    check_store(args.store)
     if spec.count_instructions:
         instructions.require_valgrind()
     write(f"campaign {spec.name} ({spec.source}): {spec.workload}, order {spec.order}")
@@ -36,6 +46,7 @@ def main(spec: CampaignSpec, args: argparse.Namespace, out=None, note: str | Non
         where = engines.locate(target, env.cache_dir())
         role = " (base)" if target.name == spec.base.name else ""
         write(f"  target {target.name}{role}: {target.engine}, {where}")
+    unchecked = check_server_settings(spec, work)
     if spec.base_is_implicit and len(spec.targets) > 1:
         write(f"  base: {spec.base.name} is the first target; set base = true on a target, or pass --base, "
               "to choose another")
@@ -71,8 +82,79 @@ def main(spec: CampaignSpec, args: argparse.Namespace, out=None, note: str | Non
     durability = durability_note(spec)
     if durability:
         write(f"  warning: {durability}")
+    for line in unchecked:
+        write(f"  not checked: {line}")
     write("ok: nothing was started (drop --check to run it)")
     return 0
+
+
+def placement_option(spec: CampaignSpec) -> str | tuple[str, str]:
+    """The `cpus` option the runner places servers by: "auto" leaves the Insert Benchmark and
+    TPROC-C unpinned (several clients against one server at a time, not turns)."""
+    return "shared" if spec.workload in ("insert-benchmark", "tpcc") and spec.cpus == "auto" else spec.cpus
+
+
+def preflight(spec: CampaignSpec, work: Path | None) -> None:
+    """The checks `run` makes before it opens the store or starts a server, each a UserError
+    (exit 2): setting names dbdrift owns (from the file or --set); with this host's `work`
+    directory (None on a cluster, whose hosts differ), CPUs the host lacks and a work directory
+    too long for the servers' socket paths."""
+    try:
+        for target in spec.targets:
+            engines.check_setting_names(target)
+        if work is not None:
+            cpus.place(placement_option(spec))
+    except UserError as exc:
+        raise UserError(exc.message, exc.hint, exit_code=2) from exc
+    if work is not None:
+        rundir.check_socket_paths(work, spec.name, [(t.name, t.engine) for t in spec.targets])
+
+
+def check_store(store: Path) -> None:
+    """A store that exists must be a SQLite database `run` can open: opened read-only here."""
+    if not store.exists():
+        return
+    hint = f"give --store a results store, or a path where none exists yet to make a new one"
+    if store.is_dir():
+        raise UserError(f"store {store} is a directory, not a results store", hint, exit_code=2)
+    try:
+        db = sqlite3.connect(f"file:{store}?mode=ro", uri=True)
+        try:
+            db.execute("SELECT count(*) FROM sqlite_master").fetchone()
+        finally:
+            db.close()
+    except sqlite3.Error as exc:
+        raise UserError(f"store {store} cannot be read as a results store: {exc}", hint, exit_code=2) from exc
+
+
+def check_server_settings(spec: CampaignSpec, work: Path) -> list[str]:
+    """Ask each target's server whether it accepts the configuration dbdrift would write (in a
+    scratch directory, removed after); a UserError (exit 2) naming every target it rejects and
+    the server's own words. Returns what could not be checked, one line per target."""
+    rejected, unchecked = [], []
+    for target in spec.targets:
+        try:  # locate() above already refused what run cannot resolve
+            install = engines.cached_install(target, env.cache_dir())
+        except UserError as exc:
+            unchecked.append(f"target {target.name}'s settings by the server ({exc.message})")
+            continue
+        if install is None:
+            unchecked.append(f"target {target.name}'s settings by the server ({target.engine} {target.version} "
+                             "is not cached; `run` downloads it and its server checks them at start)")
+            continue
+        scratch = Path(tempfile.mkdtemp(prefix=".check-", dir=work))
+        try:
+            problems, why_not = engines.make_server(target, install, scratch).check_settings()
+        finally:
+            shutil.rmtree(scratch, ignore_errors=True)
+        if why_not:
+            unchecked.append(f"target {target.name}'s settings by the server ({why_not})")
+        rejected += [f"target {target.name} ({install.engine} {install.version}): {p}" for p in problems]
+    if rejected:
+        raise UserError("the server rejects its settings:\n  " + "\n  ".join(rejected),
+                        "fix the setting in the campaign file (or --set); `dbdrift config show` lists each "
+                        "setting and where it comes from", exit_code=2)
+    return unchecked
 
 
 def time_lines(spec: CampaignSpec) -> list[str]:

@@ -123,6 +123,8 @@ def execute(spec: CampaignSpec, args: argparse.Namespace) -> int:
         spec, order_note = fit_order(spec, memory.total, memory.available)
     if getattr(args, "check", False):
         return check.main(spec, args, note=order_note)
+    # what --check refuses, run refuses before the store or a server is touched
+    check.preflight(spec, rundir.work_dir() if cluster_address(spec, args) is None else None)
     progress = ConsoleProgress(verbosity=args.verbosity)
     if order_note:
         progress.message(order_note)

@@ -24,7 +24,7 @@ from dbdrift.runner import sourcebuild
 from dbdrift.runner.dialect import DBNAME, for_engine
 from dbdrift.runner.observe import RunObservers
 from dbdrift.runner.progress import ProgressSink
-from dbdrift.server.base import full_disk_hint
+from dbdrift.server.base import full_disk_hint, own_run_dir, release_run_dir
 from dbdrift.server import rundir
 from dbdrift.server.engines import make_server
 from dbdrift.store.store import RunRecord, Store
@@ -39,6 +39,7 @@ class TargetSession:
         self.perf_counters = perf_counters  # attach `perf stat` to the backends during each run
         self.target_id, self.store, self.progress = target_id, store, progress
         run_dir = rundir.new_run_dir(rundir.work_dir(), spec.name, target.name)
+        own_run_dir(run_dir)  # removed on the way out even when a second Ctrl-C cuts stop() short
         owner = rundir.owner_facts(spec.name, target.name, install.engine, store.path)
         self.server = make_server(target, install, run_dir, owner)
         self.dialect = for_engine(install.engine, install.version)
@@ -81,6 +82,7 @@ class TargetSession:
         if not os.environ.get("DBDRIFT_KEEP_DATA") and not self.server.is_alive():
             # After a failure the logs and config the error points at stay; the data goes.
             shutil.rmtree(self.server.data_dir if self.failed else self.server.run_dir, ignore_errors=True)
+            release_run_dir(self.server.run_dir)  # removed, or a failed target's logs kept on purpose
 
     def halt(self, step: RunStep) -> None:
         """Stop the server for a restart of all targets together: the campaign stops every one

@@ -35,6 +35,7 @@ class Server(abc.ABC):
     the server user may enter, is the only way in (another local user cannot connect)."""
 
     PID_FILE = ""  # the server's pid file, relative to run_dir
+    SOCKET_FILE = ""  # the longest name the server creates in its socket directory (a Unix socket path)
     PROCESS_NAMES: tuple[str, ...] = ()  # /proc/<pid>/stat names of its processes
     SHUTDOWN_SIGNAL = signal.SIGTERM  # a clean, prompt shutdown
 
@@ -99,6 +100,12 @@ class Server(abc.ABC):
     @abc.abstractmethod
     def info(self, settings: dict[str, str]) -> ServerInfo:
         """Facts to store with each run; `settings` are read by the runner over SQL."""
+
+    def check_settings(self) -> tuple[list[str], str | None]:
+        """The server's own verdict on the configuration dbdrift would write, without starting
+        it or making a data directory (`run --check`; run_dir is a scratch directory): (the
+        server's messages for what it rejects, None) or ([], why it could not be asked)."""
+        return [], f"{self.install.engine} offers no check of its settings without starting"
 
     def fresh_run_dir(self, ids, socket_path: Path) -> None:
         """Make the run directory empty and private (0700, the server user's), with its socket
@@ -190,20 +197,63 @@ def indent_log(text: str) -> str:
     return "\n".join("  " + ln for ln in text.splitlines()) if text else "  (log is empty)"
 
 
-_FULL_DISK = re.compile(r"No space left on device|\berror 28\b|errno: 28|SQLSTATE 53100|\bis full\b", re.I)
+# ENOSPC as the servers say it: errno text, InnoDB's "error 28", PostgreSQL's SQLSTATE 53100, and
+# PostgreSQL's short write ("could not extend file ...: wrote only 4096 of 8192 bytes", hint "Check
+# free disk space"), which carries no errno: initdb's bootstrap on a full disk says only that.
+_FULL_DISK = re.compile(r"No space left on device|\berror 28\b|errno: 28|SQLSTATE 53100|\bis full\b|"
+                        r"Check free disk space|wrote only \d+ of \d+ bytes", re.I)
+LOW_SPACE_BYTES = 16 * 2**20  # less than this free on the device counts as full, whatever the output says
+
+
+def mount_point(path: Path) -> Path:
+    """The mount point of the file system holding `path` (its nearest existing ancestor)."""
+    path = Path(path).absolute()
+    while not path.exists() and path != path.parent:
+        path = path.parent
+    while not os.path.ismount(path) and path != path.parent:
+        path = path.parent
+    return path
 
 
 def full_disk_hint(text: str, directory: Path) -> str | None:
-    """A hint naming the full disk when a server's or tool's output says it ran out of space
-    (ENOSPC is error 28 in InnoDB's words, SQLSTATE 53100 in PostgreSQL's), else None."""
-    if not _FULL_DISK.search(text or ""):
-        return None
+    """A hint naming the full device (its mount point and the space left) when a server's or
+    tool's output says it ran out of space, or the device has less than 16 MB free; else None."""
     try:
-        free = f" ({shutil.disk_usage(directory).free / 2**20:,.0f} MB free now)"
+        free = shutil.disk_usage(directory).free
     except OSError:
-        free = ""
-    return (f"the disk holding {directory}{free} is full: free space there, or set DBDRIFT_WORK_DIR "
-            "to a directory on a larger disk")
+        free = None
+    if not _FULL_DISK.search(text or "") and (free is None or free >= LOW_SPACE_BYTES):
+        return None
+    left = f", {free / 2**20:,.1f} MB free now" if free is not None else ""
+    return (f"the disk holding {directory} (mounted at {mount_point(directory)}{left}) is full: free space "
+            "there, or set DBDRIFT_WORK_DIR to a directory on a larger disk")
+
+
+def cause_line(text: str) -> str:
+    """The first line of a server's or tool's output that says why it failed (FATAL/PANIC/ERROR,
+    InnoDB's [ERROR]), without timestamp and pid; "" when there is none."""
+    for line in (text or "").splitlines():
+        match = re.search(r"\b(FATAL|PANIC|ERROR):\s|\[ERROR\]\s", line)
+        if match:
+            return line[match.start():].strip()
+    return ""
+
+
+_CONFIG_NOISE = re.compile(r"skipping missing configuration file|configuration file .* contains errors|\] Aborting|"
+                           r"Parsing options for plugin")
+
+
+def config_problems(output: str) -> list[str]:
+    """The server's own complaints about its configuration in a check's output: PostgreSQL's
+    LOG/FATAL lines and MariaDB/MySQL's [ERROR] lines, without timestamps, pids and the
+    summary lines that only say there were errors."""
+    found = []
+    for line in output.splitlines():
+        match = re.search(r"\b(LOG|FATAL|ERROR):\s+|\[ERROR\]\s+(\[[^]]*\]\s+)*", line)
+        if match and not _CONFIG_NOISE.search(line):
+            # the scratch file's place means nothing to the user; the setting's name says it
+            found.append(re.sub(r' in file "[^"]*" line \d+', "", line[match.end():]).strip())
+    return found
 
 
 def with_tail(error: ServerError, tail: str) -> ServerError:
@@ -337,14 +387,42 @@ def live_servers() -> list[Server]:
         return list(_live)
 
 
+_run_dirs: list[Path] = []  # run directories this process made and has not removed or kept on purpose
+
+
+def own_run_dir(path: Path) -> None:
+    """`path` is removed on the way out (stop_all) unless release_run_dir is called first."""
+    with _lock:
+        _run_dirs.append(path)
+
+
+def release_run_dir(path: Path) -> None:
+    """Its owner removed `path`, or keeps it on purpose (a failed target's logs)."""
+    with _lock:
+        if path in _run_dirs:
+            _run_dirs.remove(path)
+
+
 def stop_all() -> None:
-    """Stop every registered server, newest first; never raises (it runs on the way out)."""
+    """Stop every registered server, newest first, then remove the run directories a second
+    Ctrl-C kept their owners from removing, naming those it cannot; never raises an Exception
+    (it runs on the way out)."""
     for server in reversed(live_servers()):
         try:
             server.stop()
         except Exception as exc:  # noqa: BLE001 - keep stopping the others
             print(f"warning: could not stop server {server.name}: {exc}", file=sys.stderr)
             unregister(server)
+    with _lock:
+        left, _run_dirs[:] = list(_run_dirs), []
+    if os.environ.get("DBDRIFT_KEEP_DATA"):
+        return
+    for path in left:
+        shutil.rmtree(path, ignore_errors=True)
+    left = [p for p in left if p.exists()]
+    if left:
+        print(f"warning: interrupted before its run directories were removed: {', '.join(map(str, left))} "
+              "(hint: `dbdrift cleanup` removes them)", file=sys.stderr)
 
 
 def sigterm_as_ctrl_c() -> None:

@@ -121,6 +121,19 @@ def locate_fetched(engine: str, text: str, cache_dir: Path) -> str:
     return f"cached: {entry.path} ({engine} {entry.version}, {entry.source})"
 
 
+def cached_install(engine: str, text: str, cache_dir: Path) -> InstallInfo | None:
+    """The install of a version string when its build is cached, asking no source and changing
+    nothing in the cache (for `run --check`); None when it is not cached."""
+    request = parse_request(engine, text)
+    entry = newest_cached(engine, request, cache_dir) if request.partial else find_cached(engine, request, cache_dir)
+    if entry is None:
+        return None
+    bindir = entry.path / entry.bindir
+    if engine == "postgres":
+        return fetch.postgres_install(bindir.parent, fetch.marker_source(entry.path), bindir)
+    return fetch_mysql.mariadb_install(bindir, fetch.marker_source(entry.path))
+
+
 def installed(engine: str, entry: Cached, say: Progress | None = None) -> InstallInfo:
     """The InstallInfo of a cache entry; a Debian build moved with its cache since it was
     fetched is pointed at its loader's new place first, and an entry cached before builds

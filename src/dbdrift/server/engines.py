@@ -6,7 +6,7 @@ from pathlib import Path
 from dbdrift.errors import InputError
 from dbdrift.model import ENGINES, InstallInfo, TargetSpec
 from dbdrift.server.base import Server
-from dbdrift.server import builds, versions
+from dbdrift.server import builds, mycnf, pgconf, versions
 from dbdrift.server.fetch import Progress, locate_postgres, resolve_postgres
 from dbdrift.server.fetch_mysql import locate_mysql_family, resolve_mysql_family
 from dbdrift.server.mariadb import MariaDBServer, MySQLServer
@@ -37,6 +37,23 @@ def locate(target: TargetSpec, cache_dir: Path) -> str:
     if target.engine == "postgres":
         return locate_postgres(target)
     return locate_mysql_family(target)
+
+
+def check_setting_names(target: TargetSpec) -> None:
+    """Refuse a setting name the engine cannot have or that dbdrift owns (the socket, no TCP),
+    whether the campaign file or --set gave it: a UserError naming target and setting."""
+    if target.engine == "postgres":
+        pgconf.check_settings(target)
+    elif target.engine in ENGINES:
+        mycnf.check_settings(target)
+
+
+def cached_install(target: TargetSpec, cache_dir: Path) -> InstallInfo | None:
+    """The install `run` would use when it needs no download (a cached build, a basedir, the
+    system's), else None."""
+    if target.version:
+        return builds.cached_install(target.engine, target.version, cache_dir)
+    return resolve_install(target, cache_dir)
 
 
 def make_server(target: TargetSpec, install: InstallInfo, run_dir: Path, owner: dict | None = None) -> Server:

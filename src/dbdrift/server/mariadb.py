@@ -37,6 +37,7 @@ class MariaDBServer(base.Server):
     """mariadbd --bootstrap + mariadbd (or mysqld) around one install."""
 
     PID_FILE = "mysqld.pid"
+    SOCKET_FILE = "mysqld.sock.lock"  # MySQL 8 locks its socket with this file beside mysqld.sock
     PROCESS_NAMES = MARIADB_COMMS
     SHUTDOWN_SIGNAL = signal.SIGTERM  # mariadbd and mysqld shut down cleanly on SIGTERM
 
@@ -164,14 +165,21 @@ class MariaDBServer(base.Server):
             if pid is not None and base.process_running(pid, self.comms):
                 self._stop_running(pid)
             base.kill_processes_in(self.data_dir, self.comms)
-        finally:
-            if self._proc is not None:
-                try:
-                    self._proc.wait(timeout=5)  # reap our child
-                except subprocess.TimeoutExpired:
-                    pass
-            self._proc = None
-            base.unregister(self)
+        except KeyboardInterrupt:  # a second Ctrl-C: it stays registered, so stop_all stops it on the way out
+            raise
+        except BaseException:
+            self._forget()
+            raise
+        self._forget()
+
+    def _forget(self) -> None:
+        if self._proc is not None:
+            try:
+                self._proc.wait(timeout=5)  # reap our child
+            except subprocess.TimeoutExpired:
+                pass
+        self._proc = None
+        base.unregister(self)
 
     def is_alive(self) -> bool:
         pid = self.server_pid
@@ -222,6 +230,32 @@ class MariaDBServer(base.Server):
         """SHOW GLOBAL VARIABLES. (The settings stored with a target are read through the
         driver instead: runner/dialect.py InnoDBDialect.settings.)"""
         return {str(name): "" if value is None else str(value) for name, value in self.sql("SHOW GLOBAL VARIABLES")}
+
+    def check_settings(self) -> tuple[list[str], str | None]:
+        """The server reads the my.cnf dbdrift would write and reports what it rejects, without
+        a data directory: MySQL 8.0.16+ with --validate-config; MariaDB, which has none, with
+        --help --verbose (exit 7 on an unknown option, an [ERROR] line on a bad value)."""
+        binary = mariadb_server_binary(self.install.bindir)
+        mysql = self.install.engine == "mysql"
+        if binary is None:
+            return [], f"no mariadbd or mysqld for {self.install.bindir}"
+        if mysql and version_tuple(self.install.version) < (8, 0, 16):
+            return [], f"mysql {self.install.version} has no --validate-config (MySQL 8.0.16 and later have)"
+        self._ids = osuser.server_user()
+        self.run_dir.chmod(0o700)
+        self.tmp_dir.mkdir(mode=0o700, exist_ok=True)
+        self.port = self._choose_port()
+        self._write_config()
+        osuser.chown_tree(self.run_dir, self._ids)
+        flags = ["--validate-config"] if mysql else ["--help", "--verbose"]
+        result = self._run([binary, f"--defaults-file={self.config_path}", *flags])
+        # stdout is the help text (its descriptions say "ERROR: ..."); complaints go to stderr or the log
+        problems = base.config_problems(result.stderr + "\n" + self.log_tail(200))
+        if problems:
+            return problems, None
+        if result.returncode != 0:
+            return [], f"{binary.name} {' '.join(flags)} exited {result.returncode}: {base.last_line(result.stderr)}"
+        return [], None
 
     # --- steps ----------------------------------------------------------------------------
 

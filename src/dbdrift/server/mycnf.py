@@ -122,7 +122,7 @@ def render_config(
 def config_layers(target: TargetSpec, version: str, *, ram: int, basedir: Path | str, data_dir: Path | str,
                   socket_path: Path | str, port: int | str, log_path: Path | str, pid_path: Path | str,
                   config_file_text: str | None = None, named_text: str | None = None) -> list[Layer]:
-    _check_settings(target)
+    check_settings(target)
     owned = [("basedir", str(basedir)), ("datadir", str(data_dir)), ("socket", str(socket_path)), ("port", str(port)),
              ("skip_networking", "1"), ("log_error", str(log_path)), ("pid_file", str(pid_path)),
              # the server's own temporary tables: two servers sharing /tmp have collided on a name
@@ -158,7 +158,7 @@ def normalize(key: str) -> str:
     return key[len("loose_"):] if key.startswith("loose_") else key
 
 
-def _check_settings(target: TargetSpec) -> None:
+def check_settings(target: TargetSpec) -> None:
     for key in [*target.settings, *(k for level in target.levels for k in level.settings)]:
         if not _KEY.fullmatch(key):
             raise UserError(f"target {target.name}: {key!r} is not a MariaDB option name",

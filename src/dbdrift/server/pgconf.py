@@ -84,7 +84,7 @@ def render_config(
 
 def config_layers(target: TargetSpec, major: int, *, ram_bytes: int, socket_dir: Path | str, port: int | str,
                   config_file_text: str | None = None, named_text: str | None = None) -> list[Layer]:
-    _check_settings(target)
+    check_settings(target)
     owned = [("listen_addresses", "''"), ("unix_socket_directories", str(socket_dir)),
              ("unix_socket_permissions", "0700"), ("port", str(port))]
     return target_layers(target, default_settings(major, ram_bytes), owned, lines=_lines, parse=parse_postgresql_conf,
@@ -114,7 +114,7 @@ def _lines(pairs: list[tuple[str, object]]) -> str:
     return "\n".join(f"{key} = {quote_value(value)}" for key, value in pairs)
 
 
-def _check_settings(target: TargetSpec) -> None:
+def check_settings(target: TargetSpec) -> None:
     for key in [*target.settings, *(k for level in target.levels for k in level.settings)]:
         if not _KEY.fullmatch(key):
             raise UserError(f"target {target.name}: {key!r} is not a PostgreSQL setting name",

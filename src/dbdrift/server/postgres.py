@@ -30,6 +30,7 @@ class PostgresServer(base.Server):
     """initdb + pg_ctl around one PostgreSQL install (fetched, basedir or system)."""
 
     PID_FILE = "data/postmaster.pid"
+    SOCKET_FILE = ".s.PGSQL.65535.lock"  # the socket's lock file, beside .s.PGSQL.<port>
     PROCESS_NAMES = POSTGRES_COMMS + VALGRIND_COMMS
     SHUTDOWN_SIGNAL = signal.SIGINT  # the postmaster's "fast" shutdown
 
@@ -118,9 +119,11 @@ class PostgresServer(base.Server):
                 self._stop_running(pid)
             # Backends orphaned by a crashed or killed postmaster would otherwise linger.
             base.kill_processes_in(self.data_dir, self.comms)
-        finally:
+        except KeyboardInterrupt:  # a second Ctrl-C: it stays registered, so stop_all stops it on the way out
             self._pid = None
-            base.unregister(self)
+            raise
+        self._pid = None
+        base.unregister(self)
 
     def is_alive(self) -> bool:
         return self._pid is not None and self._is_postgres(self._pid)
@@ -137,6 +140,21 @@ class PostgresServer(base.Server):
                 f"see {self.log_path}",
             ), tail)
 
+    def check_settings(self) -> tuple[list[str], str | None]:
+        """`postgres -C` on a data directory holding only dbdrift's postgresql.conf: it reads
+        the file as a start would and reports every value it rejects, starting nothing."""
+        self._ids = osuser.server_user()
+        self.data_dir.mkdir(mode=0o700, parents=True)
+        self.port = self._choose_port()
+        self._write_config()
+        osuser.chown_tree(self.run_dir, self._ids)
+        result = osuser.run_as([self.install.bindir / "postgres", "-C", "shared_buffers", "-D", self.data_dir],
+                               self._ids, cwd=self.run_dir, capture_output=True, text=True, timeout=60)
+        if result.returncode == 0:
+            return [], None
+        problems = base.config_problems(result.stderr)
+        return (problems, None) if problems else ([], f"postgres -C failed: {base.last_line(result.stderr)}")
+
     def show_setting_stopped(self, name: str) -> str:
         """`postgres -C name` on the stopped data directory (e.g. data_checksums, which
         comes from pg_control; the npm builds have no pg_controldata)."""
@@ -150,7 +168,7 @@ class PostgresServer(base.Server):
     # --- steps ----------------------------------------------------------------------------
 
     def _prepare_run_dir(self) -> None:
-        self.fresh_run_dir(self._ids, self.socket_dir / ".s.PGSQL.65535.lock")
+        self.fresh_run_dir(self._ids, self.socket_dir / self.SOCKET_FILE)
 
     def _check_server_user_can_run(self) -> None:
         if self._ids is None:
@@ -170,9 +188,10 @@ class PostgresServer(base.Server):
         result = osuser.run_as(cmd, self._ids, cwd=self.run_dir, capture_output=True, text=True)
         (self.run_dir / "initdb.log").write_text(result.stdout + result.stderr)
         if result.returncode != 0:
+            # initdb's last line is "removing data directory": the cause is the bootstrap's FATAL line
             raise ServerError(
                 f"initdb failed for target {self.name} (postgres {self.install.version}): "
-                f"{base.last_line(result.stderr) or f'exit {result.returncode}'}",
+                f"{base.cause_line(result.stdout + result.stderr) or base.last_line(result.stderr) or f'exit {result.returncode}'}",
                 base.full_disk_hint(result.stdout + result.stderr, self.run_dir)
                 or f"see {self.run_dir / 'initdb.log'}",
             )

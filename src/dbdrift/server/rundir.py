@@ -68,6 +68,22 @@ def new_run_dir(work: Path, campaign: str, target: str) -> Path:
     return Path(tempfile.mkdtemp(prefix=prefix, dir=work))
 
 
+def check_socket_paths(work: Path, campaign: str, targets: list[tuple[str, str]]) -> None:
+    """Refuse a work directory whose run directories' socket paths would not fit a Unix socket
+    (107 bytes): `targets` are (name, engine) pairs. A run directory is named as new_run_dir
+    names it (mkdtemp adds 8 characters), so this is the longest path each server creates."""
+    for name, engine in targets:
+        server = engines.server_class(engine)
+        prefix = f"{_safe(campaign)[:16]}-{_safe(name)[:16]}-"
+        path = work / f"{prefix}XXXXXXXX" / "sock" / (server.SOCKET_FILE if server else "")
+        length = len(os.fsencode(path))
+        if length > base.SUN_PATH_MAX:
+            raise UserError(f"work directory {work} is too long for target {name}'s socket: {path} is {length} "
+                            f"bytes, a Unix socket path at most {base.SUN_PATH_MAX}",
+                            f"set DBDRIFT_WORK_DIR to a directory at most {len(os.fsencode(work)) - length + base.SUN_PATH_MAX} "
+                            "bytes long, e.g. /var/tmp/dbdrift", exit_code=2)
+
+
 def owner_facts(campaign: str, target: str, engine: str, store: Path | None) -> dict:
     """What the owner file says: this dbdrift process (pid and start time, against pid reuse),
     the campaign and target, and the store whose log folder gets the server log."""

@@ -1,0 +1,60 @@
+"""`run --check` refuses what `run` would refuse before a server starts (issue 44, item 8):
+settings dbdrift owns given through --set, CPUs the host lacks, a store that is not a store,
+a work directory too long for the servers' sockets; and `run` refuses the same up front."""
+from __future__ import annotations
+
+import os
+
+import pytest
+
+from tests.cli.test_cli_errors import assert_user_error
+from tests.helpers import dbdrift
+
+pytestmark = pytest.mark.fault("input")
+TARGET = '[[targets]]\nname = "pg"\nversion = "17.10"\n'
+
+
+def check(tmp_path, *args: str, store=None, **kwargs):
+    path = tmp_path / "c.toml"
+    path.write_text('name = "c"\nrows = 1000\ntests = ["point-query"]\n' + TARGET)
+    return dbdrift("run", "--check", path, "--store", store or tmp_path / "s.db", *args,
+                   work_dir=kwargs.pop("work_dir", tmp_path / "work"), **kwargs)
+
+
+@pytest.mark.parametrize("assignment, setting", [
+    ("targets.pg.settings.listen_addresses='*'", "listen_addresses"),
+    ("targets.pg.settings.unix_socket_permissions=0777", "unix_socket_permissions"),
+])
+def test_check_refuses_a_setting_dbdrift_owns_given_through_set(tmp_path, assignment, setting):
+    result = check(tmp_path, "--set", assignment)
+    assert_user_error(result, f"target pg: setting '{setting}' is chosen by dbdrift")
+    assert result.returncode == 2 and "nothing was started" not in result.stdout
+
+
+def test_check_refuses_cpus_the_host_lacks(tmp_path):
+    result = check(tmp_path, "--set", 'cpus = { driver = "0", server = "8190" }')
+    assert_user_error(result, "cpus.server = '8190' names CPU 8190", "usable CPUs here")
+    assert result.returncode == 2
+
+
+@pytest.mark.parametrize("kind", ["garbage", "directory"])
+def test_check_refuses_a_store_that_is_not_a_store(tmp_path, kind):
+    store = tmp_path / "bad.db"
+    if kind == "directory":
+        store.mkdir()
+    else:
+        store.write_bytes(b"not a database, only words" * 100)
+    result = check(tmp_path, store=store)
+    assert_user_error(result, f"store {store}")
+    assert result.returncode == 2 and "nothing was started" not in result.stdout
+
+
+def test_check_and_run_refuse_a_work_directory_too_long_for_the_socket_before_anything(tmp_path):
+    work = tmp_path / ("w" * max(1, 100 - len(os.fsencode(tmp_path))))
+    result = check(tmp_path, work_dir=work)
+    assert_user_error(result, "is too long for target pg's socket", "Unix socket path at most 107",
+                      "hint: set DBDRIFT_WORK_DIR to a directory at most")
+    assert result.returncode == 2
+    ran = dbdrift("run", tmp_path / "c.toml", "--store", tmp_path / "s.db", work_dir=work)
+    assert_user_error(ran, "is too long for target pg's socket")
+    assert ran.returncode == 2 and not (tmp_path / "s.db").exists() and not list(work.glob("c-pg-*"))
