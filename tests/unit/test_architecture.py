@@ -3,13 +3,14 @@ import ast
 from pathlib import Path
 
 PKG = Path(__file__).resolve().parents[2] / "src" / "dbdrift"
-BASE = {"model", "units", "errors", "cpus", "version"}
+BASE = {"model", "units", "errors", "cpus", "version", "disk"}
 ALLOWED = {
     "cpus": {"errors"},
     "model": {"errors", "units"},
     "units": {"errors"},
     "errors": set(),
     "version": set(),
+    "disk": set(),
     "env": BASE,
     "catalog": BASE,
     "plan": BASE | {"catalog"},
@@ -22,7 +23,7 @@ ALLOWED = {
     "results": BASE | {"catalog", "store", "analysis"},
     "report": {"analysis", "model", "units", "version", "results"},
     "cluster": BASE | {"catalog", "plan", "server", "store", "env", "runner"},
-    "cli": {"model", "units", "errors", "cpus", "version", "env", "catalog", "plan", "server", "driver", "metrics", "store",
+    "cli": {"model", "units", "errors", "cpus", "version", "disk", "env", "catalog", "plan", "server", "driver", "metrics", "store",
             "runner", "analysis", "results", "report", "cluster"},
     "__main__": {"cli"},
     "__init__": set(),

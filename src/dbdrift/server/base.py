@@ -21,6 +21,7 @@ import subprocess
 from pathlib import Path
 from typing import Callable
 
+from dbdrift import disk
 from dbdrift.errors import ServerError, UserError
 from dbdrift.model import ConnectionInfo, InstallInfo, ServerInfo, TargetSpec
 from dbdrift.server import osuser
@@ -205,27 +206,14 @@ _FULL_DISK = re.compile(r"No space left on device|\berror 28\b|errno: 28|SQLSTAT
 LOW_SPACE_BYTES = 16 * 2**20  # less than this free on the device counts as full, whatever the output says
 
 
-def mount_point(path: Path) -> Path:
-    """The mount point of the file system holding `path` (its nearest existing ancestor)."""
-    path = Path(path).absolute()
-    while not path.exists() and path != path.parent:
-        path = path.parent
-    while not os.path.ismount(path) and path != path.parent:
-        path = path.parent
-    return path
-
-
 def full_disk_hint(text: str, directory: Path) -> str | None:
     """A hint naming the full device (its mount point and the space left) when a server's or
     tool's output says it ran out of space, or the device has less than 16 MB free; else None."""
-    try:
-        free = shutil.disk_usage(directory).free
-    except OSError:
-        free = None
+    free = disk.free_bytes(directory)
     if not _FULL_DISK.search(text or "") and (free is None or free >= LOW_SPACE_BYTES):
         return None
     left = f", {free / 2**20:,.1f} MB free now" if free is not None else ""
-    return (f"the disk holding {directory} (mounted at {mount_point(directory)}{left}) is full: free space "
+    return (f"the disk holding {directory} (mounted at {disk.mount_point(directory)}{left}) is full: free space "
             "there, or set DBDRIFT_WORK_DIR to a directory on a larger disk")
 
 

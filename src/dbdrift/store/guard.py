@@ -9,6 +9,7 @@ import sqlite3
 from functools import lru_cache
 from pathlib import Path
 
+from dbdrift import disk
 from dbdrift.errors import UserError
 from dbdrift.store.schema import MIGRATIONS, SCHEMA_VERSION
 
@@ -43,23 +44,10 @@ def is_full(exc: BaseException) -> bool:
     return isinstance(exc, sqlite3.OperationalError) and "disk is full" in str(exc)
 
 
-def mount_point(path: Path) -> Path:
-    path = Path(os.path.realpath(path))
-    while not path.exists():
-        path = path.parent
-    while not os.path.ismount(path):
-        path = path.parent
-    return path
-
-
 def full(path: Path, doing: str) -> StoreFull:
     """The error of a fact that found the disk full and could not be journalled either."""
-    mount = mount_point(path.parent)
-    try:
-        st = os.statvfs(mount)
-        free = f"{st.f_bavail * st.f_frsize / 2**20:,.1f} MB free of {st.f_blocks * st.f_frsize / 2**20:,.0f} MB"
-    except OSError:
-        free = "free space unknown"
+    mount = disk.mount_point(path.parent)
+    free = disk.free_text(mount)
     return StoreFull(f"the disk holding store {path} is full ({doing}; {mount}: {free}); the campaign stops, "
                      "what was stored before stays",
                      f"free space on {mount}, or pass --store PATH on another disk, then `--resume` runs what "
