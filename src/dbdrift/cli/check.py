@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import argparse
 import shutil
-import sqlite3
 import sys
 import tempfile
 from pathlib import Path
@@ -18,6 +17,7 @@ from pathlib import Path
 from dbdrift import cpus, env
 from dbdrift.errors import UserError
 from dbdrift.plan.campaign import CampaignSpec, cluster_address
+from dbdrift.store.store import Store
 from dbdrift.plan.axes import durability_note
 from dbdrift.plan.expand import MEASURED, SETTLES, SETUP, WARM, SettleStep, expand
 from dbdrift.runner import instructions
@@ -111,20 +111,15 @@ def preflight(spec: CampaignSpec, work: Path | None) -> None:
 
 
 def check_store(store: Path) -> None:
-    """A store that exists must be a SQLite database `run` can open: opened read-only here."""
+    """A store that exists must be one `run` can write to: dbdrift's, intact and of a schema this
+    dbdrift knows (the store's own checks, on a read-only open that changes nothing)."""
     if not store.exists():
         return
-    hint = f"give --store a results store, or a path where none exists yet to make a new one"
     if store.is_dir():
-        raise UserError(f"store {store} is a directory, not a results store", hint, exit_code=2)
-    try:
-        db = sqlite3.connect(f"file:{store}?mode=ro", uri=True)
-        try:
-            db.execute("SELECT count(*) FROM sqlite_master").fetchone()
-        finally:
-            db.close()
-    except sqlite3.Error as exc:
-        raise UserError(f"store {store} cannot be read as a results store: {exc}", hint, exit_code=2) from exc
+        raise UserError(f"store {store} is a directory, not a results store",
+                        "give --store a results store, or a path where none exists yet to make a new one",
+                        exit_code=2)
+    Store(store, read_only=True).close()
 
 
 def check_server_settings(spec: CampaignSpec, work: Path) -> list[str]:

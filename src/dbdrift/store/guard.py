@@ -34,7 +34,7 @@ def damaged(path: Path, reason: str, writing: bool) -> UserError:
 
 
 def foreign(path: Path, what: str) -> UserError:
-    return UserError(f"{path} is not a dbdrift store ({what}); it was left untouched",
+    return UserError(f"store {path} is not a dbdrift store ({what}); it was left untouched",
                      "pass another --store (a new path makes a new store)", exit_code=2)
 
 
