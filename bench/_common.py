@@ -25,7 +25,7 @@ from dbdrift.driver import process
 from dbdrift.errors import UserError
 from dbdrift.model import TargetSpec
 from dbdrift.runner.dialect import for_engine
-from dbdrift.server.base import Server, exit_on_sigterm
+from dbdrift.server.base import Server, sigterm_as_ctrl_c
 from dbdrift.server import rundir
 from dbdrift.server.engines import make_server, resolve_install
 
@@ -90,7 +90,7 @@ class Output:
 def run_main(script: str, body: Callable[[Output], None]) -> int:
     """Run `body` with an Output; UserError becomes `error:`/`hint:` and exit 1.
     SIGTERM becomes SystemExit so the `finally` that stops the server runs."""
-    exit_on_sigterm()
+    sigterm_as_ctrl_c()
     out = Output(script)
     try:
         body(out)
@@ -214,7 +214,7 @@ def run_measured(cmd: list[str], timeout_s: float) -> ProcessResult:
 
 def dbdrift_cli(*args: str, interrupt_wait_s: float = 300.0) -> subprocess.CompletedProcess:
     """Run `python -m dbdrift ARGS`, its output captured; on Ctrl-C (or SIGTERM, which
-    exit_on_sigterm turns into SystemExit) the child gets one SIGINT and its time to stop its
+    sigterm_as_ctrl_c turns into KeyboardInterrupt) the child gets one SIGINT and its time to stop its
     servers and store what it measured, then the interruption goes on.
 
     The child runs in its own session, so a terminal's Ctrl-C reaches this script only and the

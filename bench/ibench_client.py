@@ -242,7 +242,7 @@ from dbdrift.catalog import ibench  # noqa: E402
 from dbdrift.driver import process  # noqa: E402
 from dbdrift.driver.protocol import PROTOCOL_VERSION, parse_lines  # noqa: E402
 from dbdrift.errors import UserError  # noqa: E402
-from dbdrift.metrics.sampler import read_proc_stat  # noqa: E402
+from dbdrift.metrics.procstat import cpu_jiffies  # noqa: E402
 from dbdrift.runner.dialect import for_engine  # noqa: E402
 
 DRIVER, PYTHON = "dbdrift-driver", "python"
@@ -373,7 +373,7 @@ def server_cpu_s(pid: int | None) -> float:
 
 
 def busy_ticks() -> int:
-    jiffies, _ = read_proc_stat()
+    jiffies = cpu_jiffies() or {}
     return sum(jiffies.values()) - jiffies.get("idle", 0) - jiffies.get("iowait", 0)
 
 

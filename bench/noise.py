@@ -43,7 +43,7 @@ import aa_coverage  # noqa: E402
 from _common import OUT_DIR, Output, dbdrift_cli, neighbours  # noqa: E402
 
 from dbdrift.analysis.noise import verdict  # noqa: E402
-from dbdrift.server.base import exit_on_sigterm  # noqa: E402
+from dbdrift.server.base import sigterm_as_ctrl_c  # noqa: E402
 
 # Three groups, cheap and expensive statements alike.
 DEFAULT_TESTS = ["point-query", "random-points_range=10", "points-covered-pk", "range-covered-pk",
@@ -237,7 +237,7 @@ def _f(value) -> str:
 
 
 def main() -> int:
-    exit_on_sigterm()  # a `kill` lets the running dbdrift stop its servers, as Ctrl-C does
+    sigterm_as_ctrl_c()  # a `kill` lets the running dbdrift stop its servers, as Ctrl-C does
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--version", default="17.10")
     parser.add_argument("--rows", type=int, default=200_000)

@@ -26,7 +26,7 @@ from _common import OUT_DIR, Output, dbdrift_cli  # noqa: E402
 
 from dbdrift.analysis.noise import paired_turns  # noqa: E402
 from dbdrift.results.build import measurement  # noqa: E402
-from dbdrift.server.base import exit_on_sigterm  # noqa: E402
+from dbdrift.server.base import sigterm_as_ctrl_c  # noqa: E402
 from dbdrift.store.store import Store  # noqa: E402
 
 
@@ -68,7 +68,7 @@ def text(est) -> str:
 
 
 def main() -> int:
-    exit_on_sigterm()  # a `kill` lets the running dbdrift stop its servers, as Ctrl-C does
+    sigterm_as_ctrl_c()  # a `kill` lets the running dbdrift stop its servers, as Ctrl-C does
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--version", default="17.10")
     parser.add_argument("--rows", type=int, default=50_000)
