@@ -112,9 +112,11 @@ class Store:
     store written by an older dbdrift, or with a journal not yet imported, is read through a
     migrated copy in memory (the next writing command migrates and imports the file itself)."""
 
-    def __init__(self, path: Path, wait_s: float | None = None, *, read_only: bool = False) -> None:
+    def __init__(self, path: Path, wait_s: float | None = None, *, read_only: bool = False,
+                 checked: bool = False) -> None:
         self.path = path
         self.read_only = read_only
+        self.checked = checked  # this process has checked the file already: skip quick_check (it reads every page)
         self.wait_s = wait_s_from_env() if wait_s is None else wait_s
         self.journal_path = path.with_name(path.name + ".journal")
         self.journaled = 0  # facts this process wrote to the journal (the store was busy)
@@ -143,7 +145,7 @@ class Store:
         self.db = db = self._connect(timeout)
         db.row_factory = sqlite3.Row
         version = self._retry(lambda: guard.recognise(db, self.path, writing), "open")
-        if version:
+        if version and not self.checked:
             self._retry(lambda: guard.check_intact(db, self.path, version, writing), "open")
         if writing:
             self._retry(lambda: db.execute("PRAGMA journal_mode=WAL"), "open")
@@ -182,8 +184,8 @@ class Store:
         return memory
 
     def another(self) -> "Store":
-        """A second connection to this store, for another thread."""
-        return type(self)(self.path, self.wait_s)
+        """A second connection to this store, for another thread (checked when this one was opened)."""
+        return type(self)(self.path, self.wait_s, checked=True)
 
     def close(self) -> None:
         if self.journaled:
