@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import sys
 import time
 from dataclasses import replace
@@ -132,7 +133,8 @@ def campaign_data(args: argparse.Namespace, label: str, source: dict | None = No
     """One measurement's campaign: one target, the version `label` (or `source`: the target's
     basedir of a built commit)."""
     build_source = getattr(args, "build_source", None)
-    name = f"bisect-{args.engine}-{args.test}-{label}" + (f"-{build_source}" if build_source and source is None else "")
+    test = re.sub(r"[^A-Za-z0-9._+-]", "_", args.test)  # a campaign name has no '=' (read-only_range=100)
+    name = f"bisect-{args.engine}-{test}-{label}" + (f"-{build_source}" if build_source and source is None else "")
     where = source if source is not None else {"version": f"{build_source}:{label}" if build_source else label}
     target = f"{PREFIX[args.engine]}{label}" if source is None else f"{PREFIX[args.engine]}-{label}"
     data: dict = {"name": name, "rows": args.rows, "tables": 1, "threads": [1], "tests": [args.test],
