@@ -8,6 +8,7 @@ import os
 import sqlite3
 import stat
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -310,3 +311,22 @@ def test_a_store_others_can_read_is_left_as_it_is_with_a_note(tmp_path):
     assert any("readable by other users (mode 644)" in n and "chmod 600" in n for n in store.notes)
     store.close()
     assert stat.S_IMODE(path.stat().st_mode) == 0o644
+
+
+@pytest.mark.fault("store")
+def test_a_second_connection_s_writes_are_seen_by_another_program_at_once(tmp_path):
+    """Opening a second connection (each counting lane's) must not open and close the store file
+    outside SQLite: that dropped this process's POSIX locks, SQLite then unlinked the -wal the
+    first connection was using, and every fact written after was invisible to other programs
+    (and lost to a kill -9) until the run ended."""
+    path = tmp_path / "s.db"
+    store = Store(path)
+    tid = store.ensure_target(store.add_campaign("c", {}, {}, "0"), "pg17", "postgres", 0, True, {})
+    lane = store.another()
+    lane.add_run(tid, run_record("point-query"))
+    seen = subprocess.run([sys.executable, "-c", "import sqlite3, sys; print(sqlite3.connect(sys.argv[1])"
+                           ".execute('SELECT count(*) FROM runs').fetchone()[0])", str(path)],
+                          capture_output=True, text=True, check=True).stdout.strip()
+    assert seen == "1" and Path(str(path) + "-wal").exists()
+    lane.close()
+    store.close()

@@ -14,7 +14,6 @@ from dbdrift.errors import UserError
 from dbdrift.store.schema import MIGRATIONS, SCHEMA_VERSION
 
 APPLICATION_ID = int.from_bytes(b"dbdr", "big")  # PRAGMA application_id of every dbdrift store
-SQLITE_MAGIC = b"SQLite format 3\x00"
 DAMAGE_WORDS = ("malformed", "no such table", "not a database", "no such column", "corrupt")
 
 
@@ -106,17 +105,6 @@ def tables(db: sqlite3.Connection) -> set[str]:
                                      "AND name NOT LIKE 'sqlite_%'")}
 
 
-def check_magic(path: Path) -> None:
-    """Before SQLite opens it (closing a file drops this process's POSIX locks on it)."""
-    try:
-        with path.open("rb") as handle:
-            head = handle.read(16)
-    except FileNotFoundError:
-        return
-    if head and head != SQLITE_MAGIC:
-        raise foreign(path, "not a SQLite database")
-
-
 def recognise(db: sqlite3.Connection, path: Path, writing: bool) -> int:
     """The schema version of the dbdrift store `db` (0: empty, to be created); refuses another
     program's database, a store newer than this dbdrift. A store made before dbdrift set its
@@ -128,6 +116,8 @@ def recognise(db: sqlite3.Connection, path: Path, writing: bool) -> int:
     except sqlite3.DatabaseError as exc:
         if "locked" in str(exc) or "busy" in str(exc):
             raise
+        if "file is not a database" in str(exc):  # SQLite's header is not there
+            raise foreign(path, "not a SQLite database") from None
         raise damaged(path, str(exc), writing) from None
     if app_id not in (0, APPLICATION_ID):
         raise foreign(path, f"its application_id is {app_id:#x}")

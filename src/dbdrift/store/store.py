@@ -138,7 +138,8 @@ class Store:
         """Recognise, check and (writing) create or migrate the store; then import its journal."""
         writing = not self.read_only
         created = guard.create_private(self.path) if writing else False
-        guard.check_magic(self.path)
+        # the file is read only through SQLite: closing any other descriptor of it would drop this
+        # process's POSIX locks, which SQLite's other connections here (another()) rely on
         if writing and not created:
             self.notes.append(guard.loose_mode_note(self.path))
         timeout = min(SQLITE_TIMEOUT_S, max(0.05, self.wait_s))
