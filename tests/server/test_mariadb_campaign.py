@@ -271,8 +271,10 @@ def test_mariadb_instructions_per_event_repeat_and_writes_start_from_the_loaded_
     rows = {r["test"]: r for r in query(store, "SELECT * FROM instructions")}
     assert set(rows) == {"point-query", "insert"} and all(r["status"] == "ok" for r in rows.values())
     assert rows["point-query"]["spread_pct"] < 0.1
-    # 2.1% measured on 11.4.5 (MySQL: 0.01%): whether an insert creates an undo segment or reuses a
-    # cached one depends on how far the purge thread has got, which is timing
-    assert rows["insert"]["spread_pct"] < 5
+    # 11.4.5's insert repeats within 2.1% on an idle host but 0.8-16.2% under load (MySQL: 0.01%):
+    # whether an insert creates an undo segment or reuses a cached one depends on how far the purge
+    # thread has got, which is timing (waiting for purge before each run did not narrow it). The
+    # report judges such a count by its spread; this bounds it, a tenth of a percent it is not.
+    assert rows["insert"]["spread_pct"] < 20
     assert 10_000 < rows["point-query"]["ir_per_event"] < rows["insert"]["ir_per_event"]
     assert _mariadbd_processes_under(work) == []
