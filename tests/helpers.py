@@ -146,3 +146,15 @@ def tcp_listeners(pid: int) -> list:
     proc = psutil.Process(pid)
     conns = proc.net_connections(kind="inet") if hasattr(proc, "net_connections") else proc.connections(kind="inet")
     return [c.laddr for c in conns if c.status == psutil.CONN_LISTEN]
+
+
+def version_6_store(path: Path):
+    """An open connection to a store as dbdrift wrote it at schema version 6 (before the
+    application id and migration 7); the caller adds rows, commits and closes."""
+    from dbdrift.store.schema import MIGRATIONS
+
+    db = sqlite3.connect(path)
+    for script in MIGRATIONS[:6]:
+        db.executescript(script)
+    db.execute("PRAGMA user_version = 6")
+    return db

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from tests.cli.test_cli_errors import assert_user_error
-from tests.helpers import dbdrift
+from tests.helpers import dbdrift, version_6_store
 from tests.unit.test_store_damage import foreign_file, garble_pages_after_the_first, stored
 
 OFFLINE = {"DBDRIFT_NPM_REGISTRY": "http://127.0.0.1:9", "DBDRIFT_MAVEN_REPOSITORY": "http://127.0.0.1:9"}
@@ -53,15 +53,8 @@ def test_a_read_command_on_another_programs_database_leaves_it_untouched(tmp_pat
 
 @pytest.mark.fault("store")
 def test_a_read_command_leaves_a_store_of_an_older_dbdrift_as_it_was(tmp_path):
-    import sqlite3
-
-    from dbdrift.store.schema import MIGRATIONS
-
     path = tmp_path / "old.db"
-    db = sqlite3.connect(path)
-    for script in MIGRATIONS[:6]:
-        db.executescript(script)
-    db.execute("PRAGMA user_version = 6")
+    db = version_6_store(path)
     db.commit()
     db.close()
     before = path.read_bytes()

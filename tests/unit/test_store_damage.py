@@ -16,8 +16,9 @@ import pytest
 from dbdrift.errors import UserError
 from dbdrift.store import guard
 from dbdrift.store.lock import campaign_lock
-from dbdrift.store.schema import MIGRATIONS, SCHEMA_VERSION
+from dbdrift.store.schema import SCHEMA_VERSION
 from dbdrift.store.store import Store
+from tests.helpers import version_6_store
 from tests.unit.test_store_busy import run_record
 
 
@@ -110,10 +111,7 @@ def test_a_new_store_is_marked_as_dbdrift_and_an_empty_file_becomes_one(tmp_path
 @pytest.mark.fault("store")
 def test_a_store_of_an_older_dbdrift_without_the_mark_is_recognised_migrated_and_marked(tmp_path):
     path = tmp_path / "old.db"
-    db = sqlite3.connect(path)
-    for script in MIGRATIONS[:6]:
-        db.executescript(script)
-    db.execute("PRAGMA user_version = 6")
+    db = version_6_store(path)
     db.commit()
     db.close()
     Store(path).close()
@@ -142,10 +140,7 @@ def test_a_store_of_a_newer_dbdrift_is_refused_untouched_with_upgrade_in_the_hin
 @pytest.mark.fault("store")
 def test_a_read_only_open_of_an_older_store_reads_it_migrated_and_leaves_the_file_unchanged(tmp_path):
     path = tmp_path / "old.db"
-    db = sqlite3.connect(path)
-    for script in MIGRATIONS[:6]:
-        db.executescript(script)
-    db.execute("PRAGMA user_version = 6")
+    db = version_6_store(path)
     db.execute("INSERT INTO campaigns(name, created_at, spec_json, host_json, dbdrift_version) VALUES "
                "('old', 'now', '{}', '{}', '0.1.0')")
     db.commit()

@@ -2,19 +2,15 @@
 from __future__ import annotations
 
 import json
-import sqlite3
 
-from dbdrift.store.schema import MIGRATIONS
 from dbdrift.store.store import Store
+from tests.helpers import version_6_store
 
 
 def test_migration_7_gives_turns_one_name_in_stored_campaigns_and_driver_specs(tmp_path):
     """A store written before the rename reads as one written after it."""
     path = tmp_path / "old.db"
-    db = sqlite3.connect(path)
-    for script in MIGRATIONS[:6]:
-        db.executescript(script)
-    db.execute("PRAGMA user_version = 6")
+    db = version_6_store(path)
     db.execute("INSERT INTO campaigns(name, created_at, spec_json, host_json, dbdrift_version) VALUES "
                "('old', 'now', ?, '{}', '0.1.0')", (json.dumps({"order": "interleaved", "slice_s": 0.02}),))
     db.execute("INSERT INTO targets(campaign_id, name, engine, position, is_base, spec_json) "
