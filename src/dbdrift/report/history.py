@@ -13,7 +13,7 @@ import json
 from html import escape
 
 from dbdrift.analysis.changepoints import Change
-from dbdrift.report.html import CSS, TARGET_COLORS
+from dbdrift.report.page import TARGET_COLORS, page
 from dbdrift.report.svgchart import axis_step
 from dbdrift.report.table import fmt_abs
 from dbdrift.results.history import METRICS, Series, version_order
@@ -237,9 +237,7 @@ def _axes(members: list[Series], lo: float, hi: float, step: float, y, bottom: f
 
 
 def render_html(series: list[Series], notes: list[str], meta: dict) -> str:
-    parts = ["<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\">",
-             f"<title>dbdrift history: {escape(meta.get('store', ''))}</title><style>{CSS}</style></head><body>",
-             f"<h1>History of {escape(meta.get('metric', ''))}</h1>",
+    parts = [f"<h1>History of {escape(meta.get('metric', ''))}</h1>",
              f"<p>Store {escape(meta.get('store', ''))}, by {escape(meta.get('by', ''))}, generated "
              f"{escape(meta.get('generated_at', ''))} by dbdrift {escape(meta.get('dbdrift_version', ''))}. "
              "Lines are relative to each test's first point; dashed lines mark change points.</p>"]
@@ -257,8 +255,7 @@ def render_html(series: list[Series], notes: list[str], meta: dict) -> str:
             parts.append("<h3>Change points</h3><ul>" + "".join(f"<li>{escape(c)}</li>" for c in changes) + "</ul>")
     if notes:
         parts.append("<h2>Notes</h2><ul class=\"notes\">" + "".join(f"<li>{escape(n)}</li>" for n in notes) + "</ul>")
-    parts.append("</body></html>\n")
-    return "".join(parts)
+    return page(f"dbdrift history: {meta.get('store', '')}", parts)
 
 
 def _tip(s: Series, label: str) -> str:

@@ -14,8 +14,8 @@ from dbdrift.analysis.tpcc import HARDWARE, TargetSummary, nopm_series, summariz
 from dbdrift.model import TPCC_TRANSACTIONS as TRANSACTIONS
 from dbdrift.model import TpccResult
 from dbdrift.report.caveats import findings_html, notes_html, verdict_counts, verdict_legend, verdict_lines
-from dbdrift.report.html import CSS, TARGET_COLORS
 from dbdrift.report.ibench import _aligned, findings_json
+from dbdrift.report.page import data_table, page, page_header, swatch, target_color
 from dbdrift.report.svgchart import Line, time_chart
 from dbdrift.results.findings import CAMPAIGN, Finding, tpcc_findings
 
@@ -187,19 +187,13 @@ def render_html(data: TpccReport, meta: dict | None = None) -> str:
     meta = meta or {}
     title = f"TPROC-C: {data.campaign}" if data.campaign else "TPROC-C"
     host = meta.get("host") or {}
-    facts = [(("base" if t == data.targets[0] else "target"),
-              f'<span class="swatch" style="background:{_color(data, t)}"></span>{escape(data.label(t))}')
+    facts = [("base" if t == data.targets[0] else "target", f"{swatch(_color(data, t))}{escape(data.label(t))}")
              for t in data.targets]
     facts += [("setup", escape(data.setup)),
               ("host", escape(f"{host.get('hostname') or '?'}: {host.get('cpu_model') or 'CPU ?'}, {data.ncpu} CPUs"))]
     if meta.get("run_on"):
         facts.append(("run on", escape(meta["run_on"].replace("T", " "))))
-    parts = ['<!DOCTYPE html>\n<html lang="en">\n<head>\n<meta charset="utf-8">\n'
-             '<meta name="viewport" content="width=device-width, initial-scale=1">\n'
-             f"<title>dbdrift report: {escape(title)}</title>\n<style>{CSS}</style>\n</head>\n<body>",
-             f"<header><h1>{escape(title)}</h1><table class=\"context\"><tbody>"
-             + "".join(f"<tr><th>{escape(k)}</th><td>{v}</td></tr>" for k, v in facts) + "</tbody></table>"
-             + notes_html(data.notes) + "</header>", findings_html(data.findings, data.verdict_legend())]
+    parts = [page_header(title, facts, notes_html(data.notes)), findings_html(data.findings, data.verdict_legend())]
     lines = []
     for t in data.targets:
         run = next((r for r in reversed(data.results) if r.target == t and r.intervals), None)
@@ -211,15 +205,12 @@ def render_html(data: TpccReport, meta: dict | None = None) -> str:
                      "last)</p><figure>" + time_chart(lines, "NOPM per interval", "NOPM", width=760, height=240)
                      + "</figure>")
     for title_, legend, header, rows in blocks(data):
-        head = "".join(f"<th>{escape(h)}</th>" for h in header)
-        body = "".join(f'<tr><th scope="row">{escape(r[0])}</th>' + "".join(f"<td>{escape(c)}</td>" for c in r[1:])
-                       + "</tr>" for r in rows)
         parts.append(f"<h2>{escape(title_)}</h2>" + (f'<p class="sub">{escape(legend)}</p>' if legend else "")
-                     + f'<div class="scroll"><table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table></div>')
+                     + data_table(header, rows, scroll=True))
     if problems(data):
         parts.append("<h2>Failed runs</h2><ul>" + "".join(f"<li>{escape(p)}</li>" for p in problems(data)) + "</ul>")
-    return "\n".join(parts) + "\n</body>\n</html>\n"
+    return page(f"dbdrift report: {title}", parts)
 
 
 def _color(data: TpccReport, target: str) -> str:
-    return TARGET_COLORS[data.targets.index(target) % len(TARGET_COLORS)]
+    return target_color(data.targets, target)
