@@ -24,7 +24,6 @@ from dbdrift.analysis.instructions import canonical
 from dbdrift.catalog.sysbench import select_tests
 from dbdrift import env
 from dbdrift.cli.progress import ConsoleProgress
-from dbdrift.cli.report import _percent
 from dbdrift.errors import InputError, UserError
 from dbdrift.model import ENGINES
 from dbdrift.plan.campaign import parse_campaign
@@ -74,7 +73,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--metric", choices=METRICS, default="instructions",
                         help="instructions: per event under callgrind, one deterministic measurement per version "
                              "(default); qps: timed runs, --repeats per version")
-    parser.add_argument("--threshold", type=_percent, default=0.02, metavar="PCT",
+    parser.add_argument("--threshold", type=options.percent, default=0.02, metavar="PCT",
                         help="a version is bad when its metric moved this much from the good one's (default 2%%)")
     parser.add_argument("--rows", type=int, default=100_000, help="rows in the table (default 100000)")
     parser.add_argument("--duration", type=options.duration("--duration"), default=30.0, metavar="DURATION",
