@@ -28,6 +28,7 @@ from dbdrift.errors import InputError, UserError
 from dbdrift.model import ENGINES
 from dbdrift.plan.campaign import parse_campaign
 from dbdrift.plan.overrides import apply_sets
+from dbdrift.report.numbers import fmt_abs
 from dbdrift.results import history
 from dbdrift.runner import sourcebuild
 from dbdrift.runner.campaign import Runner, machine_facts
@@ -197,7 +198,7 @@ class Measurer:
         label = self.labels[index]
         point = self._stored(label)
         if point is not None:
-            self.progress.message(f"{label}: {_fmt(point.value)} from the store (campaign #{point.campaign_id} "
+            self.progress.message(f"{label}: {fmt_abs(point.value, thousands=True)} from the store (campaign #{point.campaign_id} "
                                   f"{point.campaign}, {point.created_at})")
             self.campaigns[label] = point.campaign_id
             return point.value
@@ -221,7 +222,7 @@ class Measurer:
         if point is None:
             self._skip(label, f"the run stored no value (see `dbdrift report --campaign {data['name']}`)")
             return None
-        self.progress.message(f"{label}: {_fmt(point.value)}")
+        self.progress.message(f"{label}: {fmt_abs(point.value, thousands=True)}")
         self.campaigns[label] = point.campaign_id
         return point.value
 
@@ -293,12 +294,6 @@ def _expected(n: int) -> str:
     return f"{min(steps, n)} of them"
 
 
-def _fmt(value: float | None) -> str:
-    if value is None:
-        return "-"
-    return f"{value:,.0f}" if value >= 100 else f"{value:.2f}"
-
-
 UNIT = {"instructions": "instructions per event", "qps": "QPS"}
 
 
@@ -321,7 +316,7 @@ def render_text(args, outcome: Outcome, measurer: Measurer, moved: list[tuple[st
         state = "good (the good end)" if p.index == 0 else ("bad" if p.bad else "good")
         if p.index == len(outcome.labels) - 1:
             state += " (the bad end)" if p.bad else " (the bad end, but within the threshold)"
-        lines.append(f"  {p.label:<10} {_fmt(p.value):>12}  {p.moved:+7.2%}  {state}{extra}")
+        lines.append(f"  {p.label:<10} {fmt_abs(p.value, thousands=True):>12}  {p.moved:+7.2%}  {state}{extra}")
     if len(outcome.labels) > len(probes):
         lines.append(f"  ({len(outcome.labels) - len(probes)} {noun}s not measured: the search did not need them)")
     lines.append(answer(args, outcome, noun))

@@ -12,13 +12,13 @@ from html import escape
 from itertools import count
 
 from dbdrift.analysis.noise import Verdict
-from dbdrift.report.hardware import (instruction_legend, METRICS_LEGEND, delta_lines, fmt_ratio3, instruction_table, metrics_blocks,
+from dbdrift.report.hardware import (instruction_legend, METRICS_LEGEND, delta_lines, instruction_table, metrics_blocks,
                                      simulated_blocks)
+from dbdrift.report.numbers import fmt_abs, fmt_mb, fmt_ratio, fmt_rel
 from dbdrift.report.page import attr, data_table, page, page_header, swatch
 from dbdrift.report.page import target_color as color_in
 from dbdrift.report.svgchart import Bar, BarGroup, label_columns, ratio_chart
-from dbdrift.report.table import (GREEN_AT, RED_AT, fmt_abs, fmt_mb, fmt_ratio, fmt_rel, verdict_counts,
-                                  verdict_legend)
+from dbdrift.report.table import GREEN_AT, RED_AT, verdict_counts, verdict_legend
 from dbdrift.results.data import ReportData, Section
 from dbdrift.results.findings import all_findings, instruction_why
 
@@ -130,7 +130,7 @@ def _findings(data: ReportData) -> str:
         for f in found:
             interval = f"[{f.lower:.3f}, {f.upper:.3f}]" if f.lower is not None else "-"
             irow = data.instruction_row(f.test)
-            instr = f"<td>{fmt_ratio3(irow.relative.get(f.target) if irow else None)}</td>" if data.instructions else ""
+            instr = f"<td>{fmt_ratio(irow.relative.get(f.target) if irow else None, 3)}</td>" if data.instructions else ""
             body.append(_finding_row(data, f, f"<td>{f.threads}</td>", f"<td>{f.ratio:.3f}</td><td>{interval}</td>{instr}",
                                      _why(data, f.test, f.threads, f.target)))
         out.append('<table class="findings"><thead><tr><th></th><th>test</th><th>threads</th><th>target / reference'
@@ -289,7 +289,7 @@ def _cell_title(row, target: str, verdict: Verdict) -> str:
     if verdict == "too noisy":
         return (f"too noisy: the 95% interval {interval} ({how}) is too wide to tell a change of the minimum "
                 f"effect from none; rerun with longer runs or on a quieter host ({target} / {ref})")
-    return f"{verdict}: rQPS {fmt_ratio3(cell.ratio)}, 95% interval {interval} ({how}), {target} / {ref}"
+    return f"{verdict}: rQPS {fmt_ratio(cell.ratio, 3)}, 95% interval {interval} ({how}), {target} / {ref}"
 
 
 def _warn(row, target: str) -> str:

@@ -21,7 +21,7 @@ from dbdrift.analysis.ibench import (BUCKET_LABELS, COLORS, METRICS, OPS, IBench
                                      index_results, per_second_series, sla_met, step_detail, summary_tables)
 from dbdrift.model import IBENCH_STEPS, InsertStepResult
 from dbdrift.report.caveats import verdict_counts, verdict_legend, verdict_lines
-from dbdrift.report.table import fmt_abs, fmt_ratio
+from dbdrift.report.numbers import fmt_abs, fmt_fixed, fmt_ratio
 from dbdrift.results.findings import CAMPAIGN, Finding, ibench_findings
 
 STEP_CAPTIONS = {
@@ -182,7 +182,7 @@ def _status_label(data: IBenchReport, target: str, step: str) -> str:
 
 
 def fmt_metric(name: str, value: float | None) -> str:
-    return "-" if value is None else f"{value:.{METRIC_DIGITS[name]}f}"
+    return fmt_fixed(value, METRIC_DIGITS[name])
 
 
 # --- text ---------------------------------------------------------------------------------

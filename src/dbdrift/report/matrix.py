@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from html import escape
 
 from dbdrift.report.page import page
-from dbdrift.report.table import fmt_abs
+from dbdrift.report.numbers import fmt_abs
 from dbdrift.results.data import ReportData
 
 SHORT = {"insert": "ins", "update-index": "upd-ix", "update-nonindex": "upd-nix", "update-one": "upd-one",

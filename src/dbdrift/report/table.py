@@ -1,4 +1,5 @@
-"""Formatting shared by the report formats: verdict marks, cells, legends, colour thresholds."""
+"""The sysbench report's cells and legends shared by its formats: verdict marks, cells, legends,
+colour thresholds. How a number is written is report/numbers.py's."""
 from __future__ import annotations
 
 from dbdrift.results.data import ReportData
@@ -46,26 +47,6 @@ def verdict_counts(summary) -> str:
     cells were not measured."""
     text = f"{summary.regressions}- {summary.improvements}+ {summary.noisy}~?"
     return text + (f" {summary.unmeasured}x" if summary.unmeasured else "")
-
-
-def fmt_ratio(value: float | None) -> str:
-    return "-" if value is None else f"{value:.2f}"
-
-
-def fmt_mb(value: int | None) -> str:
-    """Bytes in MB (10^6) with one decimal, as the binary size tables give them."""
-    return "-" if value is None else f"{value / 1e6:.1f}"
-
-
-def fmt_rel(value: float | None, base: float | None) -> str:
-    """value / base with two decimals; "-" when either is missing or the base is 0."""
-    return "-" if value is None or not base else f"{value / base:.2f}"
-
-
-def fmt_abs(value: float | None, status: str = "") -> str:
-    if value is None:
-        return status or "-"
-    return f"{value:.0f}" if value >= 100 else f"{value:.2f}"
 
 
 AGAINST_TITLES = {"variant": "every variant against its target's base variant",
