@@ -198,8 +198,8 @@ class Measurer:
         label = self.labels[index]
         point = self._stored(label)
         if point is not None:
-            self.progress.message(f"{label}: {fmt_abs(point.value, thousands=True)} from the store (campaign #{point.campaign_id} "
-                                  f"{point.campaign}, {point.created_at})")
+            self.progress.message(f"{label}: {fmt_abs(point.value, thousands=True)} from the store "
+                                  f"(campaign #{point.campaign_id} {point.campaign}, {point.created_at})")
             self.campaigns[label] = point.campaign_id
             return point.value
         self.measured += 1

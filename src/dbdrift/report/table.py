@@ -2,6 +2,7 @@
 colour thresholds. How a number is written is report/numbers.py's."""
 from __future__ import annotations
 
+from dbdrift.report.caveats import verdict_marks
 from dbdrift.results.data import ReportData
 
 RED_AT = 0.95  # text/HTML: rQPS <= 0.95 is red (possible regression)
@@ -10,10 +11,9 @@ GREEN_AT = 1.05  # rQPS >= 1.05 is green
 
 def verdict_legend(data: ReportData) -> str:
     comp = data.comparison
-    return (f"verdicts (95% interval, minimum effect {comp.min_effect:.0%}): - regression, + improvement, "
-            f"= no significant change, ~ too noisy (holds 1 and wider than ±{comp.noisy_half_width:.0%}), "
-            "? no interval (too few samples), x not measured (no run of the cell, or of its reference, succeeded); "
-            "! host or run warnings; P the query plan differs from the reference's")
+    return (f"verdicts (95% interval, minimum effect {comp.min_effect:.0%}): "
+            + verdict_marks(comp.noisy_half_width, "too few samples", "no run of the cell, or of its reference, succeeded")
+            + "; ! host or run warnings; P the query plan differs from the reference's")
 
 
 def fmt_cell(row, target: str) -> str:
