@@ -11,8 +11,8 @@ from html import escape
 
 from dbdrift.analysis.ibench import COLORS, OPS, per_second_series
 from dbdrift.report.caveats import findings_html, notes_html
-from dbdrift.report.ibench import (INTERVAL_LEGEND, LEGENDS, STEP_CAPTIONS, STEP_LEGEND, TABLES, TITLES, IBenchReport,
-                                   _cell_text, missing_lines, step_blocks)
+from dbdrift.report.ibench import (STEP_CAPTIONS, STEP_LEGEND, TABLES, TITLES, IBenchReport, _cell_text, missing_lines,
+                                   step_blocks, table_legend)
 from dbdrift.report.page import data_table, page, page_header, swatch, target_color
 from dbdrift.report.svgchart import Line, time_chart
 
@@ -69,9 +69,7 @@ def _summary(data: IBenchReport) -> str:
         table = getattr(data.summary, name)
         if table is None or not table.columns:
             continue
-        legend = LEGENDS[name]
-        if name == "relative" and any(c.lower is not None for cells in table.rows.values() for c in cells):
-            legend += INTERVAL_LEGEND
+        legend = table_legend(name, table)
         head = "".join(f"<th>{escape(c)}</th>" for c in table.columns)
         body = []
         for row, cells in table.rows.items():
