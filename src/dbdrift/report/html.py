@@ -12,6 +12,7 @@ from html import escape
 from itertools import count
 
 from dbdrift.analysis.noise import Verdict
+from dbdrift.report.caveats import notes_html
 from dbdrift.report.hardware import (instruction_legend, METRICS_LEGEND, delta_lines, instruction_table, metrics_blocks,
                                      simulated_blocks)
 from dbdrift.report.numbers import fmt_abs, fmt_mb, fmt_ratio, fmt_rel
@@ -189,9 +190,7 @@ def _intro(data: ReportData) -> str:
            f"regression verdict, green at ≥ {GREEN_AT:.2f} with an improvement, hatched when too noisy or "
            "without an interval; hover a cell for its interval and method. Charts: one colour per target, "
            "the verdict's mark after each value.</p>"]
-    if data.notes:
-        items = [(' class="host"' if n.startswith("host warning") else "", escape(n)) for n in data.notes]
-        out.append('<ul class="notes">' + "".join(f"<li{css}>{note}</li>" for css, note in items) + "</ul>")
+    out.append(notes_html(data.notes))
     if not data.comparison.compared:
         out.append("<p>Only one target: nothing to compare; absolute values follow.</p>")
     links = [("findings", "Findings")] if data.comparison.compared else []
@@ -201,7 +200,7 @@ def _intro(data: ReportData) -> str:
     links += [("binary", "Server binary")] if any(t.get("binary") for t in data.meta.get("targets", [])) else []
     links.append(("warnings", "Warnings"))
     out.append("<nav>Contents: " + "".join(f'<a href="#{i}">{escape(t)}</a>' for i, t in links) + "</nav>")
-    return "\n".join(out + ["</section>"])
+    return "\n".join([o for o in out if o] + ["</section>"])
 
 
 def _threads_title(threads: int) -> str:
