@@ -24,11 +24,11 @@ from dbdrift.analysis.instructions import canonical
 from dbdrift.catalog.sysbench import select_tests
 from dbdrift import env
 from dbdrift.cli.progress import ConsoleProgress
-from dbdrift.cli.report import _percent
 from dbdrift.errors import InputError, UserError
 from dbdrift.model import ENGINES
 from dbdrift.plan.campaign import parse_campaign
 from dbdrift.plan.overrides import apply_sets
+from dbdrift.report.numbers import fmt_abs
 from dbdrift.results import history
 from dbdrift.runner import sourcebuild
 from dbdrift.runner.campaign import Runner, machine_facts
@@ -74,7 +74,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--metric", choices=METRICS, default="instructions",
                         help="instructions: per event under callgrind, one deterministic measurement per version "
                              "(default); qps: timed runs, --repeats per version")
-    parser.add_argument("--threshold", type=_percent, default=0.02, metavar="PCT",
+    parser.add_argument("--threshold", type=options.percent, default=0.02, metavar="PCT",
                         help="a version is bad when its metric moved this much from the good one's (default 2%%)")
     parser.add_argument("--rows", type=int, default=100_000, help="rows in the table (default 100000)")
     parser.add_argument("--duration", type=options.duration("--duration"), default=30.0, metavar="DURATION",
@@ -198,8 +198,8 @@ class Measurer:
         label = self.labels[index]
         point = self._stored(label)
         if point is not None:
-            self.progress.message(f"{label}: {_fmt(point.value)} from the store (campaign #{point.campaign_id} "
-                                  f"{point.campaign}, {point.created_at})")
+            self.progress.message(f"{label}: {fmt_abs(point.value, thousands=True)} from the store "
+                                  f"(campaign #{point.campaign_id} {point.campaign}, {point.created_at})")
             self.campaigns[label] = point.campaign_id
             return point.value
         self.measured += 1
@@ -222,7 +222,7 @@ class Measurer:
         if point is None:
             self._skip(label, f"the run stored no value (see `dbdrift report --campaign {data['name']}`)")
             return None
-        self.progress.message(f"{label}: {_fmt(point.value)}")
+        self.progress.message(f"{label}: {fmt_abs(point.value, thousands=True)}")
         self.campaigns[label] = point.campaign_id
         return point.value
 
@@ -294,12 +294,6 @@ def _expected(n: int) -> str:
     return f"{min(steps, n)} of them"
 
 
-def _fmt(value: float | None) -> str:
-    if value is None:
-        return "-"
-    return f"{value:,.0f}" if value >= 100 else f"{value:.2f}"
-
-
 UNIT = {"instructions": "instructions per event", "qps": "QPS"}
 
 
@@ -322,7 +316,7 @@ def render_text(args, outcome: Outcome, measurer: Measurer, moved: list[tuple[st
         state = "good (the good end)" if p.index == 0 else ("bad" if p.bad else "good")
         if p.index == len(outcome.labels) - 1:
             state += " (the bad end)" if p.bad else " (the bad end, but within the threshold)"
-        lines.append(f"  {p.label:<10} {_fmt(p.value):>12}  {p.moved:+7.2%}  {state}{extra}")
+        lines.append(f"  {p.label:<10} {fmt_abs(p.value, thousands=True):>12}  {p.moved:+7.2%}  {state}{extra}")
     if len(outcome.labels) > len(probes):
         lines.append(f"  ({len(outcome.labels) - len(probes)} {noun}s not measured: the search did not need them)")
     lines.append(answer(args, outcome, noun))

@@ -16,7 +16,7 @@ from dbdrift.cli.progress import ConsoleProgress
 from dbdrift.errors import UserError
 from dbdrift.metrics.binary import binary_facts, object_sizes, server_binary
 from dbdrift.plan.campaign import parse_campaign
-from dbdrift.report.table import fmt_mb, fmt_rel
+from dbdrift.report.numbers import fmt_mb, fmt_rel
 from dbdrift.server import engines
 
 EXAMPLES = """\

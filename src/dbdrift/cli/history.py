@@ -12,7 +12,6 @@ from pathlib import Path
 from dbdrift.analysis.changepoints import INSTALL_HINT, Unavailable, change_points, detector, new_changes
 from dbdrift.catalog.sysbench import select_tests
 from dbdrift.cli import options
-from dbdrift.cli.report import _percent
 from dbdrift.errors import UserError
 from dbdrift.model import ENGINES
 from dbdrift.report import history as render
@@ -52,7 +51,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     options.add_format(parser, FORMATS, "text (a table per test, versions as columns), markdown, csv or json "
                                         "(one row per point)")
     parser.add_argument("--absolute", action="store_true", help="text/markdown: every column absolute")
-    parser.add_argument("--min-effect", type=_percent, default=0.02, metavar="PCT",
+    parser.add_argument("--min-effect", type=options.percent, default=0.02, metavar="PCT",
                         help="smallest step called a change point (default 2%%)")
     parser.add_argument("--fail-on", choices=("new-regression",),
                         help="exit 3 when the newest point of a series brought a regression change point")

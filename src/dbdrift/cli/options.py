@@ -55,6 +55,20 @@ def duration(flag: str, *, positive: bool = True):
     return parse
 
 
+def percent(text: str) -> float:
+    """An argparse type: `5%`, `5` (a number of 1 or more is read as percent) or `0.05` -> 0.05;
+    0% up to, not including, 100%."""
+    try:
+        value = float(text.rstrip("%"))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a percentage (write 2%, 2 or 0.02)") from None
+    if text.endswith("%") or value >= 1:
+        value /= 100.0
+    if not 0 <= value < 1:
+        raise argparse.ArgumentTypeError(f"{text!r} must be between 0% and 100%")
+    return value
+
+
 def open_store(path):
     """The store at `path` for reading, opened read-only: one that does not exist is an error,
     never created empty; another program's file is refused untouched (store/guard.py)."""

@@ -56,7 +56,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("-o", "--output", type=Path, metavar="FILE",
                         help="write the report to FILE instead of stdout, once it is complete (colored only with "
                              "--color always)")
-    parser.add_argument("--min-effect", type=_percent, default=0.02, metavar="PCT",
+    parser.add_argument("--min-effect", type=options.percent, default=0.02, metavar="PCT",
                         help="smallest change called a regression or improvement (default 2%%)")
     parser.add_argument("--noise-floor", default="auto", metavar="auto|none|CAMPAIGN",
                         help="raise each test's minimum effect to the A/A noise measured by `dbdrift calibrate`, "
@@ -85,7 +85,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="only these tests or groups, comma-separated (e.g. point,update-index); the group "
                              "summaries cover them alone; with --matrix the tests shown as columns")
     parser.add_argument("--group-by", metavar="AXIS", help="with --matrix: one block per level of this axis")
-    parser.add_argument("--noisy", type=_percent, default=0.05, metavar="PCT",
+    parser.add_argument("--noisy", type=options.percent, default=0.05, metavar="PCT",
                         help="a cell whose 95%% interval is wider than ±PCT is 'too noisy' (default 5%%)")
     parser.add_argument("--fail-on", type=_fail_on, default=[], metavar="KINDS",
                         help=f"exit with status {FINDING_EXIT} when the report finds one of KINDS "
@@ -101,19 +101,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "event counted under callgrind) or both (default)")
     parser.formatter_class = argparse.RawDescriptionHelpFormatter
     parser.epilog = EXAMPLES
-
-
-def _percent(text: str) -> float:
-    """`5%`, `5` (a number of 1 or more is read as percent) or `0.05`."""
-    try:
-        value = float(text.rstrip("%"))
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a percentage (write 2%, 2 or 0.02)") from None
-    if text.endswith("%") or value >= 1:
-        value /= 100.0
-    if not 0 <= value < 1:
-        raise argparse.ArgumentTypeError(f"{text!r} must be between 0% and 100%")
-    return value
 
 
 def write_flamegraphs(store: Store, campaign: str | None, data: ReportData, directory: Path) -> list[Path]:

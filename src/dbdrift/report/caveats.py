@@ -12,8 +12,15 @@ from dbdrift.results.findings import Finding
 def verdict_legend(what: str, min_effect: float, noisy: float) -> str:
     """What a verdict says about `what` (step rates, NOPM) at these thresholds."""
     return (f"verdicts on {what} ÷ the base's (95% interval over repeats, minimum effect {min_effect:.0%}): "
-            f"- regression, + improvement, = no significant change, ~ too noisy (holds 1 and wider than "
-            f"±{noisy:.0%}), ? no interval (one repeat: run repeats >= 2 to get one), x not measured")
+            + verdict_marks(noisy, "one repeat: run repeats >= 2 to get one"))
+
+
+def verdict_marks(noisy: float, no_interval: str, not_measured: str = "") -> str:
+    """What each verdict mark means, the same words in every report; `no_interval` and
+    `not_measured` say why a cell has no interval or no value in that report's terms."""
+    return (f"- regression, + improvement, = no significant change, ~ too noisy (holds 1 and wider than "
+            f"±{noisy:.0%}), ? no interval ({no_interval}), x not measured"
+            + (f" ({not_measured})" if not_measured else ""))
 
 
 def verdict_lines(found: tuple[Finding, ...] | list[Finding]) -> list[str]:

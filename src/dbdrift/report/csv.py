@@ -5,6 +5,7 @@ import csv
 import io
 
 from dbdrift.analysis.hardware import METRIC_DIGITS, SYSBENCH_METRICS
+from dbdrift.report.numbers import fmt_fixed
 from dbdrift.results.data import ReportData
 from dbdrift.results.findings import group_of, instruction_cells, instruction_why
 
@@ -84,4 +85,4 @@ def _extra(data: ReportData, row, target: str) -> list[str]:
 
 
 def _num(value: float | None, digits: int) -> str:
-    return "" if value is None else f"{value:.{digits}f}"
+    return fmt_fixed(value, digits, missing="")  # an empty CSV field, not "-", for a missing value

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dbdrift.analysis.hardware import METRIC_DIGITS, SYSBENCH_METRICS
 from dbdrift.analysis.instructions import SIMULATED
-from dbdrift.report.table import fmt_ratio
+from dbdrift.report.numbers import fmt_fixed, fmt_ratio
 from dbdrift.results.data import ReportData
 
 NO_VALUE = "n/a"  # an instruction table's empty cell: "-" there is the mark of a regression
@@ -15,7 +15,7 @@ def fmt_metric(name: str, value: float | None) -> str:
         return "-"
     if value == float("inf"):
         return "inf"
-    return f"{value:,.{METRIC_DIGITS.get(name, 3)}f}"
+    return fmt_fixed(value, METRIC_DIGITS.get(name, 3), thousands=True)
 
 
 def instruction_table(data: ReportData) -> tuple[list[str], list[list[str]]]:
@@ -50,10 +50,6 @@ def instruction_legend(data: ReportData) -> str:
 
 def _with_mark(ratio: float | None, verdict) -> str:
     return NO_VALUE if ratio is None else f"{ratio:.3f} {verdict.mark if verdict else ''}".rstrip()
-
-
-def fmt_ratio3(value: float | None) -> str:
-    return "-" if value is None else f"{value:.3f}"
 
 
 def delta_lines(data: ReportData) -> list[str]:
@@ -114,7 +110,7 @@ def simulated_blocks(data: ReportData) -> list[tuple[str, list[str], list[list[s
             cells = [_perf_value(values[t]) for t in targets]
             for t in compared:
                 base = values[irow.references[t]]
-                cells.append(fmt_ratio3(values[t] / base) if values[t] is not None and base else "-")
+                cells.append(fmt_ratio(values[t] / base, 3) if values[t] is not None and base else "-")
             rows.append(cells + [name])
         blocks.append((f"{irow.test}: simulated by callgrind (cache and branch simulation, not measured)",
                        header, rows))

@@ -13,9 +13,9 @@ import json
 from html import escape
 
 from dbdrift.analysis.changepoints import Change
-from dbdrift.report.html import CSS, TARGET_COLORS
+from dbdrift.report.page import TARGET_COLORS, page
 from dbdrift.report.svgchart import axis_step
-from dbdrift.report.table import fmt_abs
+from dbdrift.report.numbers import fmt_abs
 from dbdrift.results.history import METRICS, Series, version_order
 
 HISTORY_FORMAT_VERSION = 1
@@ -62,14 +62,10 @@ def _cells(s: Series, labels: list[str], absolute: bool) -> list[str]:
         if p is None:
             out.append("")
         elif absolute or p is s.points[0]:
-            out.append(_fmt(p.value))
+            out.append(fmt_abs(p.value))
         else:
             out.append(f"{p.value / first:.{3 if s.metric == 'instructions' else 2}f}")
     return out
-
-
-def _fmt(value: float) -> str:
-    return fmt_abs(value) if value < 1e5 else f"{value:.0f}"
 
 
 def render_text(series: list[Series], notes: list[str], absolute: bool = False, markdown: bool = False) -> str:
@@ -196,7 +192,7 @@ def line_chart(members: list[Series], labels: list[str], caption: str) -> str:
                         + " ".join(f"{cx:.1f},{cy:.1f}" for cx, cy, _ in coords) + '"/>')
         lone = ' stroke="#222" stroke-width="1"' if len(coords) == 1 else ""  # no line: a ringed dot
         for cx, cy, p in coords:
-            tip = f"{s.name} {p.label}: {p.value / first:.3f} ({_fmt(p.value)})"
+            tip = f"{s.name} {p.label}: {p.value / first:.3f} ({fmt_abs(p.value)})"
             body.append(f'<circle cx="{cx:.1f}" cy="{cy:.1f}" r="{4 if lone else 3}" fill="{color}"{lone}>'
                         f"<title>{escape(tip)}</title></circle>")
         for c in s.changes:
@@ -237,9 +233,7 @@ def _axes(members: list[Series], lo: float, hi: float, step: float, y, bottom: f
 
 
 def render_html(series: list[Series], notes: list[str], meta: dict) -> str:
-    parts = ["<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\">",
-             f"<title>dbdrift history: {escape(meta.get('store', ''))}</title><style>{CSS}</style></head><body>",
-             f"<h1>History of {escape(meta.get('metric', ''))}</h1>",
+    parts = [f"<h1>History of {escape(meta.get('metric', ''))}</h1>",
              f"<p>Store {escape(meta.get('store', ''))}, by {escape(meta.get('by', ''))}, generated "
              f"{escape(meta.get('generated_at', ''))} by dbdrift {escape(meta.get('dbdrift_version', ''))}. "
              "Lines are relative to each test's first point; dashed lines mark change points.</p>"]
@@ -257,13 +251,12 @@ def render_html(series: list[Series], notes: list[str], meta: dict) -> str:
             parts.append("<h3>Change points</h3><ul>" + "".join(f"<li>{escape(c)}</li>" for c in changes) + "</ul>")
     if notes:
         parts.append("<h2>Notes</h2><ul class=\"notes\">" + "".join(f"<li>{escape(n)}</li>" for n in notes) + "</ul>")
-    parts.append("</body></html>\n")
-    return "".join(parts)
+    return page(f"dbdrift history: {meta.get('store', '')}", parts)
 
 
 def _tip(s: Series, label: str) -> str:
     p = next((p for p in s.points if p.label == label), None)
     if p is None:
         return "not measured"
-    interval = f" [{_fmt(p.lower)}, {_fmt(p.upper)}]" if p.lower is not None and p.upper is not None else ""
-    return f"{_fmt(p.value)}{interval}, {len(p.replicates)} campaign(s)"
+    interval = f" [{fmt_abs(p.lower)}, {fmt_abs(p.upper)}]" if p.lower is not None and p.upper is not None else ""
+    return f"{fmt_abs(p.value)}{interval}, {len(p.replicates)} campaign(s)"

@@ -12,49 +12,17 @@ from html import escape
 from itertools import count
 
 from dbdrift.analysis.noise import Verdict
-from dbdrift.report.hardware import (instruction_legend, METRICS_LEGEND, delta_lines, fmt_ratio3, instruction_table, metrics_blocks,
+from dbdrift.report.caveats import notes_html
+from dbdrift.report.hardware import (instruction_legend, METRICS_LEGEND, delta_lines, instruction_table, metrics_blocks,
                                      simulated_blocks)
+from dbdrift.report.numbers import fmt_abs, fmt_mb, fmt_ratio, fmt_rel
+from dbdrift.report.page import attr, data_table, page, page_header, swatch
+from dbdrift.report.page import target_color as color_in
 from dbdrift.report.svgchart import Bar, BarGroup, label_columns, ratio_chart
-from dbdrift.report.table import (GREEN_AT, RED_AT, fmt_abs, fmt_mb, fmt_ratio, fmt_rel, verdict_counts,
-                                  verdict_legend)
+from dbdrift.report.table import GREEN_AT, RED_AT, verdict_counts, verdict_legend
 from dbdrift.results.data import ReportData, Section
 from dbdrift.results.findings import all_findings, instruction_why
 
-CSS = """
-body{font-family:system-ui,-apple-system,"Segoe UI",sans-serif;color:#222;max-width:80rem;margin:1.5rem auto;
-padding:0 1rem;line-height:1.4}
-h1{font-size:1.6rem}h2{border-bottom:2px solid #ddd;margin-top:2.5rem}h3{margin:1.5rem 0 .4rem}
-pre,td,.num,tbody th,tfoot th{font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,monospace;font-size:.9rem}
-pre.legend{background:#f6f6f6;padding:.6rem .8rem;border-left:3px solid #bbb}
-table{border-collapse:collapse;margin:.4rem 0 1rem}
-th,td{border:1px solid #ccc;padding:.2rem .6rem}
-thead th{background:#f0f0f0;text-align:center;vertical-align:bottom}
-tbody th,tfoot th{text-align:left;font-weight:normal}
-td{text-align:right;white-space:nowrap}
-tfoot td,tfoot th{background:#fafafa;color:#444}
-tr.grp th{background:#f6f6f6;font-family:inherit;font-style:italic}
-td.red{background:#ff9a9a}td.green{background:#81ffa6}
-td.noisy{color:#666;background:#e4e4e4 repeating-linear-gradient(45deg,#f2f2f2,#f2f2f2 5px,#d7d7d7 5px,#d7d7d7 10px)}
-.sub{font-weight:normal;color:#666;font-size:.85em}
-.mark{color:#555;margin-left:.3em}
-.warn{color:#b45309;font-weight:bold;cursor:help;margin-left:.2em}
-ul.notes li.host{color:#b45309}
-figure{margin:.3rem 0 1.2rem}figcaption{color:#555;font-size:.9rem}
-nav{margin:1rem 0}nav a{margin-right:1.2rem}
-header table.context th{text-align:left;background:#f6f6f6;font-family:inherit;font-weight:600}
-header table.context td{text-align:left;white-space:normal;font-family:inherit}
-.swatch{display:inline-block;width:.8em;height:.8em;margin-right:.35em;border:1px solid #555;vertical-align:-.05em}
-table.findings td.mark{font-weight:bold}table.findings td.why{text-align:left;white-space:normal;font-family:inherit;max-width:40rem}
-.plan{color:#6b21a8;font-weight:bold;margin-left:.2em;cursor:help}details.plan{margin:.2rem 0 .6rem}
-details.plan pre{max-height:20rem;overflow:auto;background:#f6f6f6;padding:.4rem}
-table.findings tr.regression td.mark{color:#a33}table.findings tr.improvement td.mark{color:#276}
-svg.chart{max-width:100%;height:auto}
-.scroll{overflow-x:auto;max-width:100%}
-"""
-
-
-TARGET_COLORS = ("#4e79a7", "#f28e2b", "#59a14f", "#b07aa1", "#76b7b2", "#edc948", "#ff9da7", "#9c755f",
-                 "#e15759", "#bab0ac")  # one per compared target, in column order (Tableau 10)
 AXIS = (0.8, 1.2)  # the posts' rQPS axis; widened on whole 0.05 steps when a value falls outside
 
 
@@ -62,17 +30,16 @@ def render_html(data: ReportData) -> str:
     """The whole page; every string from the store or the catalog passes through html.escape."""
     charts = count(1)  # a unique id per SVG chart, for its hatch pattern
     axis = (*page_axis(data), *page_columns(data))  # one x scale and plot offset for every chart of the page
-    parts = [_head(data), _header(data), _findings(data), _intro(data)]
+    parts = [_header(data), _findings(data), _intro(data)]
     for threads in data.thread_counts():
         parts.append(_threads_section(data, threads, charts, axis))
     parts += [_instructions_section(data, charts, axis), _metrics_section(data), _binary_section(data),
               _warnings_section(data)]
-    return "\n".join(p for p in parts if p) + "\n</body>\n</html>\n"
+    return page(f"dbdrift report: {data.campaign}", parts)
 
 
 def target_color(data: ReportData, target: str) -> str:
-    compared = data.comparison.compared
-    return TARGET_COLORS[compared.index(target) % len(TARGET_COLORS)] if target in compared else "#888"
+    return color_in(data.comparison.compared, target)
 
 
 def page_axis(data: ReportData) -> tuple[float, float]:
@@ -95,12 +62,6 @@ def _cell_numbers(cell) -> tuple[float | None, ...]:
     return (cell.ratio, est.lower if est else None, est.upper if est else None)
 
 
-def _head(data: ReportData) -> str:
-    return (f'<!DOCTYPE html>\n<html lang="en">\n<head>\n<meta charset="utf-8">\n'
-            f'<meta name="viewport" content="width=device-width, initial-scale=1">\n'
-            f"<title>dbdrift report: {escape(data.campaign)}</title>\n<style>{CSS}</style>\n</head>\n<body>")
-
-
 def _header(data: ReportData) -> str:
     """What ran where: the campaign, its date, host, targets with versions, durations, tool versions."""
     comp, meta = data.comparison, data.meta
@@ -111,32 +72,29 @@ def _header(data: ReportData) -> str:
         f"{' → '.join(comp.targets)}, each against the one before" if comp.chain else comp.base)
     if comp.against:
         title = ", ".join(f"{t} / {comp.references[t]}" for t in comp.compared)
-    facts = [("campaign", f"{data.campaign} (#{campaign['id']})" if "id" in campaign else data.campaign)]
+    facts = [("campaign", escape(f"{data.campaign} (#{campaign['id']})" if "id" in campaign else data.campaign))]
     if campaign.get("created_at"):
-        facts.append(("run on", campaign["created_at"].replace("T", " ")))
+        facts.append(("run on", escape(campaign["created_at"].replace("T", " "))))
     if host:
         memory = f", {host['memory_bytes'] / 2**30:.0f} GiB" if host.get("memory_bytes") else ""
-        facts.append(("host", f"{host.get('hostname') or '?'}: {host.get('cpu_model') or 'CPU ?'}, "
-                              f"{host.get('cpus') or '?'} CPUs{memory}; {host.get('os') or ''} "
-                              f"{host.get('kernel') or ''}".strip()))
+        facts.append(("host", escape(f"{host.get('hostname') or '?'}: {host.get('cpu_model') or 'CPU ?'}, "
+                                     f"{host.get('cpus') or '?'} CPUs{memory}; {host.get('os') or ''} "
+                                     f"{host.get('kernel') or ''}".strip())))
     targets = {t["name"]: t for t in meta.get("targets", [])}
     for name in comp.targets:
         info = targets.get(name, {})
         what = " ".join(str(x) for x in (info.get("engine"), info.get("version")) if x) or data.target_labels.get(name, "")
         source = f" ({info['source']})" if info.get("source") else ""
         role = "base" if name == comp.base else "target"
-        swatch = f'<span class="swatch" style="background:{target_color(data, name)}"></span>'
-        facts.append((role, f"{swatch}{escape(name)}: {escape(what + source)}", True))
+        facts.append((role, f"{swatch(target_color(data, name))}{escape(name)}: {escape(what + source)}"))
     if settings:
-        facts.append(("runs", _runs_text(settings)))
+        facts.append(("runs", escape(_runs_text(settings))))
     versions = f"dbdrift {meta['dbdrift_version']}" if meta.get("dbdrift_version") else ""
     if campaign.get("dbdrift_version") and campaign["dbdrift_version"] != meta.get("dbdrift_version"):
         versions += f" (the campaign ran with {campaign['dbdrift_version']})"
     if versions:
-        facts.append(("report", f"{versions}, made {meta.get('generated_at', '').replace('T', ' ')}"))
-    rows = "".join(f"<tr><th>{escape(f[0])}</th><td>{f[1] if len(f) > 2 else escape(f[1])}</td></tr>" for f in facts)
-    return (f"<header><h1>{escape(title)}</h1>\n"
-            f'<table class="context"><tbody>{rows}</tbody></table></header>')
+        facts.append(("report", escape(f"{versions}, made {meta.get('generated_at', '').replace('T', ' ')}")))
+    return page_header(title, facts)
 
 
 def _runs_text(s: dict) -> str:
@@ -173,7 +131,7 @@ def _findings(data: ReportData) -> str:
         for f in found:
             interval = f"[{f.lower:.3f}, {f.upper:.3f}]" if f.lower is not None else "-"
             irow = data.instruction_row(f.test)
-            instr = f"<td>{fmt_ratio3(irow.relative.get(f.target) if irow else None)}</td>" if data.instructions else ""
+            instr = f"<td>{fmt_ratio(irow.relative.get(f.target) if irow else None, 3)}</td>" if data.instructions else ""
             body.append(_finding_row(data, f, f"<td>{f.threads}</td>", f"<td>{f.ratio:.3f}</td><td>{interval}</td>{instr}",
                                      _why(data, f.test, f.threads, f.target)))
         out.append('<table class="findings"><thead><tr><th></th><th>test</th><th>threads</th><th>target / reference'
@@ -215,7 +173,7 @@ def _finding_row(data: ReportData, f, threads_cell: str, values: str, why: str) 
     kind = "regression" if f.verdict is Verdict.REGRESSION else "improvement"
     return (f'<tr class="{kind}"><td class="mark">{escape(f.verdict.mark)}</td>'
             f'<th scope="row">{escape(f.test)}</th>{threads_cell}'
-            f'<td><span class="swatch" style="background:{target_color(data, f.target)}"></span>'
+            f"<td>{swatch(target_color(data, f.target))}"
             f"{escape(f.target)} / {escape(f.reference)}</td>{values}"
             f'<td class="why">{escape(why)}</td></tr>')
 
@@ -232,9 +190,7 @@ def _intro(data: ReportData) -> str:
            f"regression verdict, green at ≥ {GREEN_AT:.2f} with an improvement, hatched when too noisy or "
            "without an interval; hover a cell for its interval and method. Charts: one colour per target, "
            "the verdict's mark after each value.</p>"]
-    if data.notes:
-        items = [(' class="host"' if n.startswith("host warning") else "", escape(n)) for n in data.notes]
-        out.append('<ul class="notes">' + "".join(f"<li{css}>{note}</li>" for css, note in items) + "</ul>")
+    out.append(notes_html(data.notes))
     if not data.comparison.compared:
         out.append("<p>Only one target: nothing to compare; absolute values follow.</p>")
     links = [("findings", "Findings")] if data.comparison.compared else []
@@ -244,7 +200,7 @@ def _intro(data: ReportData) -> str:
     links += [("binary", "Server binary")] if any(t.get("binary") for t in data.meta.get("targets", [])) else []
     links.append(("warnings", "Warnings"))
     out.append("<nav>Contents: " + "".join(f'<a href="#{i}">{escape(t)}</a>' for i, t in links) + "</nav>")
-    return "\n".join(out + ["</section>"])
+    return "\n".join([o for o in out if o] + ["</section>"])
 
 
 def _threads_title(threads: int) -> str:
@@ -265,7 +221,7 @@ def _group_section(data: ReportData, section: Section, chart_id: str, axis: tupl
     refs = comp.references
     group, threads, rows, title = section.group, section.threads, section.rows, section.title
     head = "".join(f'<th title="{escape(data.label(t))} ÷ {escape(data.label(refs[t]))}">'
-                   f'<span class="swatch" style="background:{target_color(data, t)}"></span>{escape(t)}<br>'
+                   f'{swatch(target_color(data, t))}{escape(t)}<br>'
                    f'<span class="sub">/ {escape(refs[t])}</span></th>' for t in comp.compared)
     body = [f'<tr><th scope="row">{escape(row.test)}</th>{"".join(_rel_cell(row, t) for t in comp.compared)}</tr>'
             for row in rows]
@@ -314,7 +270,7 @@ def _rel_cell(row, target: str) -> str:
     mark = f'<span class="mark">{escape(verdict.mark)}</span>'
     plan = ('<span class="plan" title="the query plan differs from the reference\'s: see below the table">P</span>'
             if cell.plan_changed else "")
-    return (f'<td{cls} title="{_attr(_cell_title(row, target, verdict))}">{escape(text)}{mark}{_warn(row, target)}'
+    return (f'<td{cls} title="{attr(_cell_title(row, target, verdict))}">{escape(text)}{mark}{_warn(row, target)}'
             f"{plan}</td>")
 
 
@@ -332,17 +288,13 @@ def _cell_title(row, target: str, verdict: Verdict) -> str:
     if verdict == "too noisy":
         return (f"too noisy: the 95% interval {interval} ({how}) is too wide to tell a change of the minimum "
                 f"effect from none; rerun with longer runs or on a quieter host ({target} / {ref})")
-    return f"{verdict}: rQPS {fmt_ratio3(cell.ratio)}, 95% interval {interval} ({how}), {target} / {ref}"
+    return f"{verdict}: rQPS {fmt_ratio(cell.ratio, 3)}, 95% interval {interval} ({how}), {target} / {ref}"
 
 
 def _warn(row, target: str) -> str:
     lines = [f"{t}: {w}" for t in dict.fromkeys((target, row.cells[target].reference)) if t
              for w in row.cells[t].warnings]
-    return f'<span class="warn" title="{_attr(chr(10).join(lines))}">!</span>' if lines else ""
-
-
-def _attr(text: str) -> str:
-    return escape(text).replace("\n", "&#10;")
+    return f'<span class="warn" title="{attr(chr(10).join(lines))}">!</span>' if lines else ""
 
 
 def _summary_rows(data: ReportData, section: Section) -> list[str]:
@@ -397,15 +349,12 @@ def _abs_cell(row, target: str) -> str:
     title = f"{cell.runs} run(s) ok, {cell.failed} failed"
     if tput and tput.lower is not None and tput.upper is not None:
         title = f"95% interval [{fmt_abs(tput.lower)}, {fmt_abs(tput.upper)}] ({tput.method}, n={tput.n}); {title}"
-    return f'<td title="{_attr(title)}">{escape(fmt_abs(cell.value))}</td>'
+    return f'<td title="{attr(title)}">{escape(fmt_abs(cell.value))}</td>'
 
 
 def _table(header: list[str], rows: list[list[str]], css: str) -> str:
     """A report/hardware.py table (name last) with the name column moved first."""
-    head = "".join(f"<th>{escape(h)}</th>" for h in [header[-1], *header[:-1]])
-    body = "".join(f'<tr><th scope="row">{escape(r[-1])}</th>' + "".join(f"<td>{escape(c)}</td>" for c in r[:-1])
-                   + "</tr>" for r in rows)
-    return f'<table class="{css}"><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>'
+    return data_table([header[-1], *header[:-1]], [[r[-1], *r[:-1]] for r in rows], css)
 
 
 def _instructions_section(data: ReportData, charts, axis: tuple[float, ...]) -> str:
@@ -459,13 +408,10 @@ def _binary_section(data: ReportData) -> str:
             for t in sized for b in [t["binary"]]]
     header = ["target", "version", "as-is MB", "stripped MB", "text", "data", "bss", "own libraries MB",
               "as-is / base", "stripped / base"]
-    head = "".join(f"<th>{escape(h)}</th>" for h in header)
-    body = "".join(f'<tr><th scope="row">{escape(r[0])}</th>' + "".join(f"<td>{escape(c)}</td>" for c in r[1:])
-                   + "</tr>" for r in rows)
     return ('<section id="binary">\n<h2>Server binary</h2>\n<p>The server program of each target: the file '
             "as-is and stripped, its text, data and bss, and the libraries it loads from its own install "
             "(`dbdrift bloat` prints the same).</p>\n"
-            f'<table class="binary"><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>\n</section>')
+            f'{data_table(header, rows, "binary")}\n</section>')
 
 
 def _warnings_section(data: ReportData) -> str:

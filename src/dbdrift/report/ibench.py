@@ -21,7 +21,7 @@ from dbdrift.analysis.ibench import (BUCKET_LABELS, COLORS, METRICS, OPS, IBench
                                      index_results, per_second_series, sla_met, step_detail, summary_tables)
 from dbdrift.model import IBENCH_STEPS, InsertStepResult
 from dbdrift.report.caveats import verdict_counts, verdict_legend, verdict_lines
-from dbdrift.report.table import fmt_abs, fmt_ratio
+from dbdrift.report.numbers import fmt_abs, fmt_fixed, fmt_ratio
 from dbdrift.results.findings import CAMPAIGN, Finding, ibench_findings
 
 STEP_CAPTIONS = {
@@ -125,11 +125,15 @@ def summary_blocks(data: IBenchReport) -> list[tuple[str, str, list[str], list[l
                          *(_marked(_cell_text(name, row in data.targets, header, c), MARKS[name].get(c.color))
                            for header, c in zip(table.columns, cells))])
         title = TITLES[name].format(base=data.label(data.summary.base))
-        legend = LEGENDS[name]
-        if name == "relative" and any(c.lower is not None for cells in table.rows.values() for c in cells):
-            legend += INTERVAL_LEGEND
-        blocks.append((title, legend, ["target", *table.columns], rows))
+        blocks.append((title, table_legend(name, table), ["target", *table.columns], rows))
     return blocks
+
+
+def table_legend(name: str, table: SummaryTable) -> str:
+    """The legend of summary table `name`; the relative one says when its cells carry intervals."""
+    if name == "relative" and any(c.lower is not None for cells in table.rows.values() for c in cells):
+        return LEGENDS[name] + INTERVAL_LEGEND
+    return LEGENDS[name]
 
 
 def _cell_text(table: str, is_target: bool, header: str, cell) -> str:
@@ -182,7 +186,7 @@ def _status_label(data: IBenchReport, target: str, step: str) -> str:
 
 
 def fmt_metric(name: str, value: float | None) -> str:
-    return "-" if value is None else f"{value:.{METRIC_DIGITS[name]}f}"
+    return fmt_fixed(value, METRIC_DIGITS[name])
 
 
 # --- text ---------------------------------------------------------------------------------

@@ -11,9 +11,9 @@ from html import escape
 
 from dbdrift.analysis.ibench import COLORS, OPS, per_second_series
 from dbdrift.report.caveats import findings_html, notes_html
-from dbdrift.report.html import CSS, TARGET_COLORS
-from dbdrift.report.ibench import (INTERVAL_LEGEND, LEGENDS, STEP_CAPTIONS, STEP_LEGEND, TABLES, TITLES, IBenchReport,
-                                   _cell_text, missing_lines, step_blocks)
+from dbdrift.report.ibench import (STEP_CAPTIONS, STEP_LEGEND, TABLES, TITLES, IBenchReport, _cell_text, missing_lines,
+                                   step_blocks, table_legend)
+from dbdrift.report.page import data_table, page, page_header, swatch, target_color
 from dbdrift.report.svgchart import Line, time_chart
 
 IBENCH_CSS = "".join(f"td.c-{name}{{background:{hex_}}}" for name, hex_ in COLORS.items()) + """
@@ -29,26 +29,22 @@ def render_html(data: IBenchReport, meta: dict | None = None) -> str:
     """The whole page; every string from the store passes through html.escape."""
     meta = meta or {}
     title = f"Insert Benchmark: {data.campaign}" if data.campaign else "Insert Benchmark"
-    parts = ['<!DOCTYPE html>\n<html lang="en">\n<head>\n<meta charset="utf-8">\n'
-             '<meta name="viewport" content="width=device-width, initial-scale=1">\n'
-             f"<title>dbdrift report: {escape(title)}</title>\n<style>{CSS}{IBENCH_CSS}</style>\n</head>\n<body>",
-             f"<header><h1>{escape(title)}</h1>{_context(data, meta)}{notes_html(data.notes)}</header>", _nav(data),
+    parts = [page_header(title, _facts(data, meta), notes_html(data.notes)), _nav(data),
              findings_html(data.findings, data.verdict_legend()), _summary(data)]
-    for step in data.steps():
-        parts.append(_step_section(data, step))
-    return "\n".join(p for p in parts if p) + "\n</body>\n</html>\n"
+    parts += [_step_section(data, step) for step in data.steps()]
+    return page(f"dbdrift report: {title}", parts, IBENCH_CSS)
 
 
 def color_of(data: IBenchReport, target: str) -> str:
-    return TARGET_COLORS[data.targets.index(target) % len(TARGET_COLORS)]
+    return target_color(data.targets, target)
 
 
-def _context(data: IBenchReport, meta: dict) -> str:
+def _facts(data: IBenchReport, meta: dict) -> list[tuple[str, str]]:
+    """What ran where, as (name, HTML value): the targets with their colours, host, date, sizes."""
     facts = []
     for t in data.targets:
         role = "base" if t == data.summary.base else "target"
-        swatch = f'<span class="swatch" style="background:{color_of(data, t)}"></span>'
-        facts.append((role, f"{swatch}{escape(data.label(t))}"))
+        facts.append((role, f"{swatch(color_of(data, t))}{escape(data.label(t))}"))
     host = meta.get("host") or {}
     facts.append(("host", escape(f"{host.get('hostname') or '?'}: {host.get('cpu_model') or 'CPU ?'}, "
                                  f"{data.ncpu} CPUs")))
@@ -58,8 +54,7 @@ def _context(data: IBenchReport, meta: dict) -> str:
         facts.append(("sizes", escape(meta["sizes"])))
     if meta.get("dbdrift_version"):
         facts.append(("report", escape(f"dbdrift {meta['dbdrift_version']}")))
-    rows = "".join(f"<tr><th>{escape(k)}</th><td>{v}</td></tr>" for k, v in facts)
-    return f'<table class="context"><tbody>{rows}</tbody></table>'
+    return facts
 
 
 def _nav(data: IBenchReport) -> str:
@@ -74,9 +69,7 @@ def _summary(data: IBenchReport) -> str:
         table = getattr(data.summary, name)
         if table is None or not table.columns:
             continue
-        legend = LEGENDS[name]
-        if name == "relative" and any(c.lower is not None for cells in table.rows.values() for c in cells):
-            legend += INTERVAL_LEGEND
+        legend = table_legend(name, table)
         head = "".join(f"<th>{escape(c)}</th>" for c in table.columns)
         body = []
         for row, cells in table.rows.items():
@@ -134,9 +127,5 @@ def _step_section(data: IBenchReport, step: str) -> str:
     else:
         out.append('<p class="sub">no per-second report in this step (it ended within one interval)</p>')
     for title, header, rows in step_blocks(data, step):
-        head = "".join(f"<th>{escape(h)}</th>" for h in header)
-        body = "".join(f'<tr><th scope="row">{escape(r[0])}</th>' + "".join(f"<td>{escape(c)}</td>" for c in r[1:])
-                       + "</tr>" for r in rows)
-        out.append(f'<h3>{escape(title)}</h3><div class="scroll"><table><thead><tr>{head}</tr></thead>'
-                   f"<tbody>{body}</tbody></table></div>")
+        out.append(f"<h3>{escape(title)}</h3>{data_table(header, rows, scroll=True)}")
     return "\n".join(out)

@@ -3,7 +3,8 @@ from __future__ import annotations
 
 from dbdrift.report.hardware import instruction_legend, METRICS_LEGEND, delta_lines, instruction_table, metrics_blocks, simulated_blocks
 from dbdrift.results.data import ReportData
-from dbdrift.report.table import column_names, plan_lines, fmt_abs, fmt_cell, fmt_ratio, legend_lines, verdict_legend
+from dbdrift.report.numbers import fmt_abs, fmt_ratio
+from dbdrift.report.table import column_names, plan_lines, fmt_cell, legend_lines, verdict_legend
 
 
 def render_markdown(data: ReportData) -> str:

@@ -14,8 +14,8 @@ import json
 from dataclasses import dataclass
 from html import escape
 
-from dbdrift.report.html import CSS
-from dbdrift.report.table import fmt_abs
+from dbdrift.report.page import page
+from dbdrift.report.numbers import fmt_abs
 from dbdrift.results.data import ReportData
 
 SHORT = {"insert": "ins", "update-index": "upd-ix", "update-nonindex": "upd-nix", "update-one": "upd-one",
@@ -151,10 +151,7 @@ def _json(data: ReportData, columns: list[str], found: list[MatrixBlock]) -> str
 
 
 def _html(data: ReportData, columns: list[str], found: list[MatrixBlock]) -> str:
-    parts = [f'<!DOCTYPE html>\n<html lang="en">\n<head>\n<meta charset="utf-8">\n'
-             f'<meta name="viewport" content="width=device-width, initial-scale=1">\n'
-             f"<title>dbdrift matrix: {escape(data.campaign)}</title>\n<style>{CSS}</style>\n</head>\n<body>",
-             f"<h1>{escape(data.campaign)}: absolute throughput per variant</h1>",
+    parts = [f"<h1>{escape(data.campaign)}: absolute throughput per variant</h1>",
              f"<p>{escape(_UNIT)}; the best value of each column is in bold.</p>"]
     for block in found:
         best = {t: max((ln.values[t] for ln in block.lines if ln.values[t] is not None), default=None) for t in columns}
@@ -168,5 +165,4 @@ def _html(data: ReportData, columns: list[str], found: list[MatrixBlock]) -> str
             rows.append(f"<tr>{cells}<td>{escape(ln.target)}</td></tr>")
         parts.append(f"<h2>{escape(_title(block))}</h2>\n<table class=\"abs\"><thead><tr>{head}<th>dbms</th></tr>"
                      f"</thead><tbody>{''.join(rows)}</tbody></table>")
-    parts.append("</body>\n</html>\n")
-    return "\n".join(parts)
+    return page(f"dbdrift matrix: {data.campaign}", parts)

@@ -1,6 +1,8 @@
-"""Formatting shared by the report formats: verdict marks, cells, legends, colour thresholds."""
+"""The sysbench report's cells and legends shared by its formats: verdict marks, cells, legends,
+colour thresholds. How a number is written is report/numbers.py's."""
 from __future__ import annotations
 
+from dbdrift.report.caveats import verdict_marks
 from dbdrift.results.data import ReportData
 
 RED_AT = 0.95  # text/HTML: rQPS <= 0.95 is red (possible regression)
@@ -9,10 +11,9 @@ GREEN_AT = 1.05  # rQPS >= 1.05 is green
 
 def verdict_legend(data: ReportData) -> str:
     comp = data.comparison
-    return (f"verdicts (95% interval, minimum effect {comp.min_effect:.0%}): - regression, + improvement, "
-            f"= no significant change, ~ too noisy (holds 1 and wider than ±{comp.noisy_half_width:.0%}), "
-            "? no interval (too few samples), x not measured (no run of the cell, or of its reference, succeeded); "
-            "! host or run warnings; P the query plan differs from the reference's")
+    return (f"verdicts (95% interval, minimum effect {comp.min_effect:.0%}): "
+            + verdict_marks(comp.noisy_half_width, "too few samples", "no run of the cell, or of its reference, succeeded")
+            + "; ! host or run warnings; P the query plan differs from the reference's")
 
 
 def fmt_cell(row, target: str) -> str:
@@ -46,26 +47,6 @@ def verdict_counts(summary) -> str:
     cells were not measured."""
     text = f"{summary.regressions}- {summary.improvements}+ {summary.noisy}~?"
     return text + (f" {summary.unmeasured}x" if summary.unmeasured else "")
-
-
-def fmt_ratio(value: float | None) -> str:
-    return "-" if value is None else f"{value:.2f}"
-
-
-def fmt_mb(value: int | None) -> str:
-    """Bytes in MB (10^6) with one decimal, as the binary size tables give them."""
-    return "-" if value is None else f"{value / 1e6:.1f}"
-
-
-def fmt_rel(value: float | None, base: float | None) -> str:
-    """value / base with two decimals; "-" when either is missing or the base is 0."""
-    return "-" if value is None or not base else f"{value / base:.2f}"
-
-
-def fmt_abs(value: float | None, status: str = "") -> str:
-    if value is None:
-        return status or "-"
-    return f"{value:.0f}" if value >= 100 else f"{value:.2f}"
 
 
 AGAINST_TITLES = {"variant": "every variant against its target's base variant",

@@ -4,8 +4,9 @@ from __future__ import annotations
 from dbdrift.results.data import ReportData
 from dbdrift.report.hardware import (instruction_legend, METRICS_LEGEND, aligned, delta_lines, instruction_table, metrics_blocks,
                                      simulated_blocks)
-from dbdrift.report.table import (GREEN_AT, RED_AT, column_names, plan_lines, fmt_abs, fmt_cell, fmt_ratio,
-                                  legend_lines, verdict_counts, verdict_legend)
+from dbdrift.report.numbers import fmt_abs, fmt_ratio
+from dbdrift.report.table import (GREEN_AT, RED_AT, column_names, plan_lines, fmt_cell, legend_lines, verdict_counts,
+                                  verdict_legend)
 
 _RED, _GREEN, _RESET = "\x1b[31m", "\x1b[32m", "\x1b[0m"
 

@@ -14,8 +14,9 @@ from dbdrift.analysis.tpcc import HARDWARE, TargetSummary, nopm_series, summariz
 from dbdrift.model import TPCC_TRANSACTIONS as TRANSACTIONS
 from dbdrift.model import TpccResult
 from dbdrift.report.caveats import findings_html, notes_html, verdict_counts, verdict_legend, verdict_lines
-from dbdrift.report.html import CSS, TARGET_COLORS
 from dbdrift.report.ibench import _aligned, findings_json
+from dbdrift.report.numbers import fmt_fixed, fmt_ms
+from dbdrift.report.page import data_table, page, page_header, swatch, target_color
 from dbdrift.report.svgchart import Line, time_chart
 from dbdrift.results.findings import CAMPAIGN, Finding, tpcc_findings
 
@@ -60,14 +61,6 @@ def tpcc_report(results: list[TpccResult], targets: list[str], labels: dict[str,
                       tuple(r for r in results if r.target in targets), notes, found, min_effect, noisy)
 
 
-def _num(value: float | None, digits: int = 0) -> str:
-    return "-" if value is None else f"{value:,.{digits}f}"
-
-
-def _ms(us: float | None) -> str:
-    return "-" if us is None else f"{us / 1000:.2f}"
-
-
 def blocks(data: TpccReport) -> list[tuple[str, str, list[str], list[list[str]]]]:
     """(title, legend, header, rows) of the tables every text format shows."""
     base = data.targets[0]
@@ -81,18 +74,18 @@ def blocks(data: TpccReport) -> list[tuple[str, str, list[str], list[list[str]]]
         checks = {True: "passed", False: "FAILED", None: "-"}[s.consistency_ok]
         found = data.verdict(s.target)
         rel += f" {found.verdict.mark}" if found else ""
-        rows.append([data.label(s.target), _num(s.nopm), rel, _num(s.tpm), f"{s.runs}" + (
+        rows.append([data.label(s.target), fmt_fixed(s.nopm, 0, thousands=True), rel, fmt_fixed(s.tpm, 0, thousands=True), f"{s.runs}" + (
             f" ({s.failed} failed)" if s.failed else ""), checks])
     out = [("NOPM and TPM", f"NOPM: new orders per minute; TPM: transactions per minute (all five types); "
             f"rNOPM: NOPM ÷ the base's ({data.label(base)}), with a 95% interval over repeats when there are some; "
             + data.verdict_legend(),
             ["target", "NOPM", "rNOPM", "TPM", "runs", "consistency"], rows)]
-    hw = [[data.label(s.target), *(_num(s.hardware.get(m), HARDWARE_DIGITS[m]) for m in HARDWARE)]
+    hw = [[data.label(s.target), *(fmt_fixed(s.hardware.get(m), HARDWARE_DIGITS[m], thousands=True) for m in HARDWARE)]
           for s in data.summaries]
     out.append((f"hardware per new order (host CPUs: {data.ncpu})", HARDWARE_LEGEND, ["target", *HARDWARE], hw))
     for tx in TRANSACTIONS:
-        lat = [[data.label(s.target), str(s.latency[tx].count), _ms(s.latency[tx].p50_us), _ms(s.latency[tx].p95_us),
-                _ms(s.latency[tx].p99_us), _ms(s.latency[tx].max_us), str(s.latency[tx].errors),
+        lat = [[data.label(s.target), str(s.latency[tx].count), fmt_ms(s.latency[tx].p50_us), fmt_ms(s.latency[tx].p95_us),
+                fmt_ms(s.latency[tx].p99_us), fmt_ms(s.latency[tx].max_us), str(s.latency[tx].errors),
                 str(s.latency[tx].rollbacks)] for s in data.summaries if tx in s.latency]
         if lat:
             out.append((f"{tx} response time (ms)", "", ["target", "count", "p50", "p95", "p99", "max", "errors",
@@ -187,19 +180,13 @@ def render_html(data: TpccReport, meta: dict | None = None) -> str:
     meta = meta or {}
     title = f"TPROC-C: {data.campaign}" if data.campaign else "TPROC-C"
     host = meta.get("host") or {}
-    facts = [(("base" if t == data.targets[0] else "target"),
-              f'<span class="swatch" style="background:{_color(data, t)}"></span>{escape(data.label(t))}')
+    facts = [("base" if t == data.targets[0] else "target", f"{swatch(_color(data, t))}{escape(data.label(t))}")
              for t in data.targets]
     facts += [("setup", escape(data.setup)),
               ("host", escape(f"{host.get('hostname') or '?'}: {host.get('cpu_model') or 'CPU ?'}, {data.ncpu} CPUs"))]
     if meta.get("run_on"):
         facts.append(("run on", escape(meta["run_on"].replace("T", " "))))
-    parts = ['<!DOCTYPE html>\n<html lang="en">\n<head>\n<meta charset="utf-8">\n'
-             '<meta name="viewport" content="width=device-width, initial-scale=1">\n'
-             f"<title>dbdrift report: {escape(title)}</title>\n<style>{CSS}</style>\n</head>\n<body>",
-             f"<header><h1>{escape(title)}</h1><table class=\"context\"><tbody>"
-             + "".join(f"<tr><th>{escape(k)}</th><td>{v}</td></tr>" for k, v in facts) + "</tbody></table>"
-             + notes_html(data.notes) + "</header>", findings_html(data.findings, data.verdict_legend())]
+    parts = [page_header(title, facts, notes_html(data.notes)), findings_html(data.findings, data.verdict_legend())]
     lines = []
     for t in data.targets:
         run = next((r for r in reversed(data.results) if r.target == t and r.intervals), None)
@@ -211,15 +198,12 @@ def render_html(data: TpccReport, meta: dict | None = None) -> str:
                      "last)</p><figure>" + time_chart(lines, "NOPM per interval", "NOPM", width=760, height=240)
                      + "</figure>")
     for title_, legend, header, rows in blocks(data):
-        head = "".join(f"<th>{escape(h)}</th>" for h in header)
-        body = "".join(f'<tr><th scope="row">{escape(r[0])}</th>' + "".join(f"<td>{escape(c)}</td>" for c in r[1:])
-                       + "</tr>" for r in rows)
         parts.append(f"<h2>{escape(title_)}</h2>" + (f'<p class="sub">{escape(legend)}</p>' if legend else "")
-                     + f'<div class="scroll"><table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table></div>')
+                     + data_table(header, rows, scroll=True))
     if problems(data):
         parts.append("<h2>Failed runs</h2><ul>" + "".join(f"<li>{escape(p)}</li>" for p in problems(data)) + "</ul>")
-    return "\n".join(parts) + "\n</body>\n</html>\n"
+    return page(f"dbdrift report: {title}", parts)
 
 
 def _color(data: TpccReport, target: str) -> str:
-    return TARGET_COLORS[data.targets.index(target) % len(TARGET_COLORS)]
+    return target_color(data.targets, target)

@@ -1,0 +1,86 @@
+"""The shell every HTML page goes through: doctype, head and the one stylesheet, the target
+colours, the header with its context table, and the escaping and table helpers the pages share.
+Pages decide what to show; this module decides how a dbdrift page is put together. No analysis."""
+from __future__ import annotations
+
+from html import escape
+
+CSS = """
+body{font-family:system-ui,-apple-system,"Segoe UI",sans-serif;color:#222;max-width:80rem;margin:1.5rem auto;
+padding:0 1rem;line-height:1.4}
+h1{font-size:1.6rem}h2{border-bottom:2px solid #ddd;margin-top:2.5rem}h3{margin:1.5rem 0 .4rem}
+pre,td,.num,tbody th,tfoot th{font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,monospace;font-size:.9rem}
+pre.legend{background:#f6f6f6;padding:.6rem .8rem;border-left:3px solid #bbb}
+table{border-collapse:collapse;margin:.4rem 0 1rem}
+th,td{border:1px solid #ccc;padding:.2rem .6rem}
+thead th{background:#f0f0f0;text-align:center;vertical-align:bottom}
+tbody th,tfoot th{text-align:left;font-weight:normal}
+td{text-align:right;white-space:nowrap}
+tfoot td,tfoot th{background:#fafafa;color:#444}
+tr.grp th{background:#f6f6f6;font-family:inherit;font-style:italic}
+td.red{background:#ff9a9a}td.green{background:#81ffa6}
+td.noisy{color:#666;background:#e4e4e4 repeating-linear-gradient(45deg,#f2f2f2,#f2f2f2 5px,#d7d7d7 5px,#d7d7d7 10px)}
+.sub{font-weight:normal;color:#666;font-size:.85em}
+.mark{color:#555;margin-left:.3em}
+.warn{color:#b45309;font-weight:bold;cursor:help;margin-left:.2em}
+ul.notes li.host{color:#b45309}
+figure{margin:.3rem 0 1.2rem}figcaption{color:#555;font-size:.9rem}
+nav{margin:1rem 0}nav a{margin-right:1.2rem}
+header table.context th{text-align:left;background:#f6f6f6;font-family:inherit;font-weight:600}
+header table.context td{text-align:left;white-space:normal;font-family:inherit}
+.swatch{display:inline-block;width:.8em;height:.8em;margin-right:.35em;border:1px solid #555;vertical-align:-.05em}
+table.findings td.mark{font-weight:bold}table.findings td.why{text-align:left;white-space:normal;font-family:inherit;max-width:40rem}
+.plan{color:#6b21a8;font-weight:bold;margin-left:.2em;cursor:help}details.plan{margin:.2rem 0 .6rem}
+details.plan pre{max-height:20rem;overflow:auto;background:#f6f6f6;padding:.4rem}
+table.findings tr.regression td.mark{color:#a33}table.findings tr.improvement td.mark{color:#276}
+svg.chart{max-width:100%;height:auto}
+.scroll{overflow-x:auto;max-width:100%}
+"""
+
+
+TARGET_COLORS = ("#4e79a7", "#f28e2b", "#59a14f", "#b07aa1", "#76b7b2", "#edc948", "#ff9da7", "#9c755f",
+                 "#e15759", "#bab0ac")  # one per compared target, in column order (Tableau 10)
+UNLISTED_COLOR = "#888"  # a target outside the coloured list (a reference that is not compared)
+
+
+def page(title: str, parts: list[str], css: str = "") -> str:
+    """The whole document: the head with `title` and the stylesheet (CSS, then the page's own
+    `css`), then the non-empty `parts` one a line. Every page of the report goes through here,
+    so they share one head, one stylesheet and one palette."""
+    head = ('<!DOCTYPE html>\n<html lang="en">\n<head>\n<meta charset="utf-8">\n'
+            '<meta name="viewport" content="width=device-width, initial-scale=1">\n'
+            f"<title>{escape(title)}</title>\n<style>{CSS}{css}</style>\n</head>\n<body>")
+    return "\n".join([head, *(p for p in parts if p)]) + "\n</body>\n</html>\n"
+
+
+def target_color(targets: tuple[str, ...] | list[str], target: str) -> str:
+    """The colour of `target`: its place in `targets` (the report's column order), cycled."""
+    return TARGET_COLORS[targets.index(target) % len(TARGET_COLORS)] if target in targets else UNLISTED_COLOR
+
+
+def swatch(color: str) -> str:
+    """The small colour square put before a target's name, linking it to its chart colour."""
+    return f'<span class="swatch" style="background:{color}"></span>'
+
+
+def attr(text: str) -> str:
+    """`text` for a title attribute: escaped, line breaks kept as breaks in the tooltip."""
+    return escape(text).replace("\n", "&#10;")
+
+
+def page_header(title: str, facts: list[tuple[str, str]], after: str = "") -> str:
+    """The page header: the title, then a table of (name, HTML value) facts (what ran where);
+    `after` (the notes) follows the table inside the header. Values are HTML: escape them."""
+    rows = "".join(f"<tr><th>{escape(name)}</th><td>{value}</td></tr>" for name, value in facts)
+    return f'<header><h1>{escape(title)}</h1>\n<table class="context"><tbody>{rows}</tbody></table>{after}</header>'
+
+
+def data_table(header: list[str], rows: list[list[str]], css: str = "", scroll: bool = False) -> str:
+    """A table of text cells, the first column of each row as its row header; `scroll` wraps it
+    so a wide table scrolls instead of widening the page."""
+    head = "".join(f"<th>{escape(h)}</th>" for h in header)
+    body = "".join(f'<tr><th scope="row">{escape(r[0])}</th>' + "".join(f"<td>{escape(c)}</td>" for c in r[1:])
+                   + "</tr>" for r in rows)
+    cls = f' class="{css}"' if css else ""
+    out = f"<table{cls}><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
+    return f'<div class="scroll">{out}</div>' if scroll else out
