@@ -70,7 +70,7 @@ class Key:
 
 
 def toml(value: object) -> str:
-    """A default as a campaign file writes it: true, 300, 0.01, "turns", ["default32"]."""
+    """A default as a campaign file writes it: true, 300, 1.5, "turns", ["default32"]."""
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, float):
@@ -112,14 +112,17 @@ KEYS: tuple[Key, ...] = (
     Key('top', 'allow_large', FLAG, 'boolean', default=False,
         doc=('Accept sizes and durations beyond the soft limits above. Set it when you really mean e.g. 10^9 rows; the'
          ' hard limits still apply.')),
-    Key('top', 'tests', LIST, 'list of strings, or one string', default=("default32",), attr="test_names", workloads=SYSBENCH,
+    Key('top', 'tests', LIST, 'list of strings, or one string', default=("default32",), attr="test_names",
+        workloads=SYSBENCH,
         doc=('Which microbenchmarks run: test names, group names or sets (see [Test '
          'selection](#test-selection-tests)). `--tests` on the command line replaces it. An empty list is an '
          'error.')),
-    Key('top', 'tables', INTEGER, 'integer', default=1, high=2**32 - 1, large=128, why="the driver counts tables (sbtest1..sbtestN) in 32 bits", workloads=SYSBENCH,
+    Key('top', 'tables', INTEGER, 'integer', default=1, high=2**32 - 1, large=128,
+        why="the driver counts tables (sbtest1..sbtestN) in 32 bits", workloads=SYSBENCH,
         doc=('Number of sbtest tables (`sbtest1` … `sbtestN`); most statements pick one at random per execution. At '
          'most 2^32-1; more than 128 needs `allow_large`.')),
-    Key('top', 'rows', INTEGER, 'integer', default=1_000_000, high=2**31 - 1, large=1_000_000_000, why="sbtest's id and k are SQL INTEGER", workloads=SYSBENCH,
+    Key('top', 'rows', INTEGER, 'integer', default=1_000_000, high=2**31 - 1, large=1_000_000_000,
+        why="sbtest's id and k are SQL INTEGER", workloads=SYSBENCH,
         doc=('Rows per table, loaded before the first test. At most 2,147,483,647 (`id` and `k` are SQL INTEGER); more'
          ' than 10^9 needs `allow_large`.')),
     Key('top', 'threads', THREADS, 'integer or list of integers', default=(1,), low=1, high=1024, workloads=SYSBENCH,
@@ -140,7 +143,8 @@ KEYS: tuple[Key, ...] = (
          'the `point-query.warm` and `points-covered-si.warm` runs.')),
     Key('top', 'write_s', DURATION, 'duration', default=600.0, measured=True, large=DAY_S, workloads=SYSBENCH,
         doc='Measured time of each write test: the updates, `delete` and `read-write_range=*`.'),
-    Key('top', 'insert_s', DURATION, 'duration', default=None, shown="the value of `write_s`", measured=True, large=DAY_S, workloads=SYSBENCH,
+    Key('top', 'insert_s', DURATION, 'duration', default=None, shown="the value of `write_s`", measured=True,
+        large=DAY_S, workloads=SYSBENCH,
         doc='Measured time of the `insert` test.'),
     Key('top', 'warmup_s', DURATION, 'duration', default=5.0, large=2 * HOUR_S, workloads=SYSBENCH,
         doc=('Unmeasured warm-up at the start of each run (sysbench `--warmup-time`). Interleaved, each target gets '
@@ -161,17 +165,20 @@ KEYS: tuple[Key, ...] = (
         doc=("The driver's reporting interval. In sequential runs it is the unit of throughput samples and of steal "
          'filtering (an interval in a second with more than 10% host steal is left out); runs in turns use their '
          'turns instead. For the Insert Benchmark it is the period of the per-second client report.')),
-    Key('top', 'repeats', INTEGER, 'integer', default=1, high=1000, large=100, why="every repeat runs every test again",
+    Key('top', 'repeats', INTEGER, 'integer', default=1, high=1000, large=100,
+        why="every repeat runs every test again",
         doc=('How many times each measured test runs (repeat n uses seed `seed + n`). With 3 or more, results in turns'
          ' get intervals over server starts; 5 with shorter runs gives verdicts to trust. At most 1000; more than '
          '100 needs `allow_large`.')),
-    Key('top', 'restart', CHOICE, 'string', default="repeat", choices=("repeat", "never", "reload"), workloads=SYSBENCH,
+    Key('top', 'restart', CHOICE, 'string', default="repeat", choices=("repeat", "never", "reload"),
+        workloads=SYSBENCH,
         doc=('What happens between repeats. `"repeat"`: every server is stopped and started again on the same data '
          'before each repeat of a test after the first (in turns, all stop before any starts again). `"never"`: '
          'one start per server for all repeats (faster with big buffer pools). `"reload"`: the whole test sequence'
          ' runs once per repeat, each repeat after the first on new servers (new data directory, load, settle). No'
          ' effect with `repeats = 1`.')),
-    Key('top', 'order', CHOICE, 'string', default="turns", choices=("turns", "sequential"), retired={"interleaved": "turns"}, workloads=SYSBENCH,
+    Key('top', 'order', CHOICE, 'string', default="turns", choices=("turns", "sequential"),
+        retired={"interleaved": "turns"}, workloads=SYSBENCH,
         doc=('`"turns"`: all targets\' servers stay up and take turns of `turn_s` inside each driver run, so both sides'
          ' of a comparison see the same host noise. `"sequential"`: one server at a time, as the original scripts '
          'do; use it when the servers do not fit in memory together. Targets of different engine families '
@@ -237,14 +244,18 @@ KEYS: tuple[Key, ...] = (
         doc='CPUs every server process runs on, in the same format.'),
 
     # --- insert_benchmark ----------------------------------------------------------------
-    Key('insert_benchmark', 'clients', INTEGER, 'integer', default=_IB.clients, high=1024, why="each client is a connection and a thread, like threads (at most 1024)",
+    Key('insert_benchmark', 'clients', INTEGER, 'integer', default=_IB.clients, high=1024,
+        why="each client is a connection and a thread, like threads (at most 1024)",
         doc=("Number of clients (the benchmark's dop), 1..1024. Each client has its own table `pi1` … `piN` unless "
          '`shared_table` is set.')),
-    Key('insert_benchmark', 'rows_l_i0', INTEGER, 'integer', default=_IB.rows_l_i0, high=INT64_MAX, large=10_000_000_000, why="transactionid is a BIGINT",
+    Key('insert_benchmark', 'rows_l_i0', INTEGER, 'integer', default=_IB.rows_l_i0, high=INT64_MAX,
+        large=10_000_000_000, why="transactionid is a BIGINT",
         doc='Rows inserted by `l.i0`, the load without secondary indexes. Also sets the `"auto"` settle time.'),
-    Key('insert_benchmark', 'rows_l_i1', INTEGER, 'integer', default=_IB.rows_l_i1, high=INT64_MAX, large=10_000_000_000, why="transactionid is a BIGINT",
+    Key('insert_benchmark', 'rows_l_i1', INTEGER, 'integer', default=_IB.rows_l_i1, high=INT64_MAX,
+        large=10_000_000_000, why="transactionid is a BIGINT",
         doc='Rows inserted by `l.i1` (50 rows per INSERT, deleting as many when `deletes` is on).'),
-    Key('insert_benchmark', 'rows_l_i2', INTEGER, 'integer', default=None, shown="a quarter of `rows_l_i1` (at least 1)", high=INT64_MAX, large=10_000_000_000,
+    Key('insert_benchmark', 'rows_l_i2', INTEGER, 'integer', default=None,
+        shown="a quarter of `rows_l_i1` (at least 1)", high=INT64_MAX, large=10_000_000_000,
         why="transactionid is a BIGINT",
         doc='Rows inserted by `l.i2` (5 rows per INSERT).'),
     Key('insert_benchmark', 'query_s', DURATION, 'duration', default=_IB.query_s, measured=True, large=DAY_S,
@@ -262,17 +273,21 @@ KEYS: tuple[Key, ...] = (
          '`settings` win. PostgreSQL reads through the OS page cache, so its cache misses reach storage only when '
          "the table also outgrows the host's free memory; InnoDB's misses with O_DIRECT always do. The report's "
          '`rpq`/`rkbpq` show which.')),
-    Key('insert_benchmark', 'steps', LIST, 'list of strings, or one string', default=IBENCH_STEPS, shown="all ten steps",
+    Key('insert_benchmark', 'steps', LIST, 'list of strings, or one string', default=IBENCH_STEPS,
+        shown="all ten steps",
         doc=('A subset of `l.i0`, `l.x`, `l.i1`, `l.i2`, `qr100`, `qp100`, `qr500`, `qp500`, `qr1000`, `qp1000`; they '
          'always run in that order. An empty list is an error. The settle step follows `l.i2` when it is selected.')),
 
     # --- tpcc ----------------------------------------------------------------------------
-    Key('tpcc', 'warehouses', INTEGER, 'integer', default=_TP.warehouses, high=1_000_000, large=5_000, why="each warehouse loads about 500,000 rows (~100 MB)",
+    Key('tpcc', 'warehouses', INTEGER, 'integer', default=_TP.warehouses, high=1_000_000, large=5_000,
+        why="each warehouse loads about 500,000 rows (~100 MB)",
         doc=('W, the number of warehouses loaded (about 500,000 rows, ~100 MB each). More than 5,000 needs '
          '`allow_large`.')),
-    Key('tpcc', 'clients', INTEGER, 'integer', default=_TP.clients, high=1024, why="each client is a connection and a thread, like threads (at most 1024)",
+    Key('tpcc', 'clients', INTEGER, 'integer', default=_TP.clients, high=1024,
+        why="each client is a connection and a thread, like threads (at most 1024)",
         doc='Virtual users, each a connection and a thread with the home warehouse k mod W + 1, 1..1024.'),
-    Key('tpcc', 'load_clients', INTEGER, 'integer', default=None, shown="one per host CPU, at most W", high=1024, why="each loader is a connection and a thread",
+    Key('tpcc', 'load_clients', INTEGER, 'integer', default=None, shown="one per host CPU, at most W", high=1024,
+        why="each loader is a connection and a thread",
         doc='Loader connections; the warehouses are split between them.'),
     Key('tpcc', 'rampup_s', DURATION, 'duration', default=_TP.rampup_s, large=2 * HOUR_S,
         doc='Transactions run but are not counted; 0 is allowed.'),
@@ -290,7 +305,8 @@ KEYS: tuple[Key, ...] = (
         doc=('Host kinds, e.g. `["small", "large"]`: each kind runs the whole campaign on the workers started with '
          '`dbdrift worker ADDRESS --kind KIND`, and its results form a campaign of their own, `<name>@<kind>`. '
          'Without it any worker takes any unit and there is one campaign.')),
-    Key('cluster', 'units', INTEGER, 'integer', default=None, shown="one per worker of the kind", high=10_000, why="each unit starts and loads its own servers",
+    Key('cluster', 'units', INTEGER, 'integer', default=None, shown="one per worker of the kind", high=10_000,
+        why="each unit starts and loads its own servers",
         doc=("How many units a sysbench campaign's tests are split into, per host kind, each of about equal expected "
          "time. An Insert Benchmark or TPROC-C campaign's repeats are dealt out instead (at most one unit per "
          'repeat).')),
