@@ -29,7 +29,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import _common as c  # noqa: E402
 from dbdrift.catalog import sysbench as catalog  # noqa: E402
 from dbdrift.driver import process  # noqa: E402
-from dbdrift.driver.protocol import parse_lines, totals  # noqa: E402
+from dbdrift.driver.protocol import PROTOCOL_VERSION, parse_lines, totals  # noqa: E402
 from dbdrift.errors import UserError  # noqa: E402
 from dbdrift.runner.dialect import for_engine  # noqa: E402
 
@@ -130,7 +130,7 @@ def callgrind_driver(engine: str, conn: dict, rows: int, workdir: Path, out) -> 
     points = []
     for seconds in CG_DRIVER_S:
         spec_path = workdir / f"driver-{seconds}s.json"
-        spec_path.write_text(json.dumps({"protocol": 2, **driver_spec(engine, conn, rows, seconds, seed=1)}))
+        spec_path.write_text(json.dumps({"protocol": PROTOCOL_VERSION, **driver_spec(engine, conn, rows, seconds, seed=1)}))
         ir, result = callgrind_ir([binary, "run", "--spec", str(spec_path)], workdir, f"driver-{seconds}s")
         summary = parse_lines(result.stdout).summary
         if summary is None:

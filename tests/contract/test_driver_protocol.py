@@ -12,6 +12,12 @@ from dbdrift.driver import process
 from dbdrift.driver.protocol import PROTOCOL_VERSION, bucket_index, merge_buckets, parse_lines, percentile_us, totals
 
 PROTOCOL = Path(__file__).resolve().parents[1] / "data" / "protocol"
+# A run spec carries every field (protocol 3: the driver has no defaults); the tests below set
+# what they are about over these.
+_RUN = {"seed": 1, "threads": 1, "warmup_s": 0, "interval_s": 1, "tables": 1, "table_size": 1,
+        "rand": {"type": "uniform"}, "prepared": True}
+_SELECT_1 = {"transaction": False, "id_max": 1, "statements": [
+    {"sql": "SELECT 1", "repeat": 1, "table": "random", "rows": "count", "params": []}]}
 
 
 def golden(name: str):
@@ -22,7 +28,7 @@ def test_golden_run_output_parses_into_known_line_types():
     _, text = golden("run_null")
     out = parse_lines(text)
     assert out.unparsed == [] and out.fatal is None
-    assert out.start["protocol"] == PROTOCOL_VERSION == 2 and out.warmup is not None and out.summary is not None
+    assert out.start["protocol"] == PROTOCOL_VERSION == 3 and out.warmup is not None and out.summary is not None
 
 
 def test_golden_intervals_are_contiguous_and_count_begin_commit_as_statements():
@@ -90,8 +96,8 @@ def test_the_driver_accepts_every_catalog_workload(test_name):
 def test_a_run_in_turns_reports_turns_per_target_in_abba_order_and_per_target_totals():
     """docs/protocol.md "Turns", on the live binary with the null backend (timed, so
     counts vary; the shape and order do not)."""
-    spec = {"backend": "null", "threads": 2, "warmup_s": 0.1, "duration_s": 0.8, "seed": 1,
-            "workload": {"statements": [{"sql": "SELECT 1", "params": []}]},
+    spec = {**_RUN, "backend": "null", "threads": 2, "warmup_s": 0.1, "duration_s": 0.8, "seed": 1,
+            "workload": _SELECT_1,
             "null": {"ops_per_s": 4000, "latency_us": 40, "rows_per_statement": 1},
             "turns": {"connections": [{}, {}], "turn_s": 0.05}}
     result = process.run_driver("run", spec, timeout_s=60)
@@ -115,8 +121,8 @@ def test_a_run_in_turns_reports_turns_per_target_in_abba_order_and_per_target_to
 
 def test_slow_events_get_turns_of_turn_events_after_the_warmup():
     """4 ms events and turn_events 10: the measured turns are 40 ms (warm ones 10 ms)."""
-    spec = {"backend": "null", "threads": 1, "warmup_s": 0.2, "duration_s": 2.0, "seed": 1,
-            "workload": {"statements": [{"sql": "SELECT 1", "params": []}]},
+    spec = {**_RUN, "backend": "null", "threads": 1, "warmup_s": 0.2, "duration_s": 2.0, "seed": 1,
+            "workload": _SELECT_1,
             "null": {"ops_per_s": 500, "latency_us": 4000, "rows_per_statement": 1},
             "turns": {"connections": [{}, {}], "turn_s": 0.01, "turn_events": 10}}
     result = process.run_driver("run", spec, timeout_s=60)
@@ -130,12 +136,12 @@ def test_slow_events_get_turns_of_turn_events_after_the_warmup():
 
 
 @pytest.mark.parametrize("turns, message", [
-    ({"connections": [{}]}, "at least two servers"),
+    ({"connections": [{}], "turn_s": 0.01}, "at least two servers"),
     ({"connections": [{}, {}], "turn_s": 0}, "turn_s must be >= 0.001"),
-    ({"connections": [{}, {}], "turn_events": 0}, "turn_events must be > 0"),
+    ({"connections": [{}, {}], "turn_s": 0.01, "turn_events": 0}, "turn_events must be > 0"),
 ])
 def test_malformed_turns_are_a_spec_fatal(turns, message):
-    spec = {"backend": "null", "duration_s": 1, "workload": {"statements": [{"sql": "SELECT 1", "params": []}]},
+    spec = {**_RUN, "backend": "null", "duration_s": 1, "workload": _SELECT_1,
             "null": {"ops_per_s": 100}, "turns": turns}
     result = process.run_driver("run", spec, timeout_s=60)
     assert result.exit_code == 2 and result.output.fatal["class"] == "spec"
@@ -145,8 +151,8 @@ def test_malformed_turns_are_a_spec_fatal(turns, message):
 def test_ctrl_c_as_the_driver_exits_still_returns_its_result():
     """Ctrl-C that lands after the driver printed its summary and exited: the result is kept,
     nothing raises (a poll before the SIGINT used to reap the driver and wait4 then failed)."""
-    spec = {"backend": "null", "threads": 1, "warmup_s": 0, "duration_s": 0.3, "seed": 1,
-            "workload": {"statements": [{"sql": "SELECT 1", "params": []}]},
+    spec = {**_RUN, "backend": "null", "threads": 1, "warmup_s": 0, "duration_s": 0.3, "seed": 1,
+            "workload": _SELECT_1,
             "null": {"ops_per_s": 1000, "latency_us": 10, "rows_per_statement": 1}}
 
     def on_line(obj):

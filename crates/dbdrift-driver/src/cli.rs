@@ -7,7 +7,8 @@ use crate::exec::{ibench, jobs, run, tpcc};
 use crate::{signal, spec};
 use std::io::Read;
 
-pub const VERSION_LINE: &str = concat!("dbdrift-driver ", env!("CARGO_PKG_VERSION"), " protocol 2");
+// concat! takes literals only: the test below holds the number to spec::PROTOCOL.
+pub const VERSION_LINE: &str = concat!("dbdrift-driver ", env!("CARGO_PKG_VERSION"), " protocol 3");
 
 const USAGE: &str = "usage: dbdrift-driver run --spec FILE|- | exec --spec FILE|- | ibench --spec FILE|- | tpcc --spec FILE|- | --version";
 
@@ -96,4 +97,12 @@ fn read_spec(path: &str) -> Result<String, DriverError> {
     };
     res.map_err(|e| DriverError::spec(format!("cannot read spec {path}: {e}")))?;
     Ok(text)
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn the_version_line_names_the_protocol_the_spec_parser_speaks() {
+        assert!(super::VERSION_LINE.ends_with(&format!(" protocol {}", crate::spec::PROTOCOL)));
+    }
 }

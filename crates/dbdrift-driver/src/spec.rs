@@ -7,7 +7,9 @@ pub mod tpcc;
 use crate::error::DriverError;
 use serde::Deserialize;
 
-pub const PROTOCOL: u32 = 2;
+// 3: every value the driver uses arrives in the spec (dbdrift sends them all, from its one table
+// of campaign keys); the driver keeps no defaults of its own, so a missing field is a spec error.
+pub const PROTOCOL: u32 = 3;
 
 #[derive(Deserialize, Debug, Clone, Copy, PartialEq, Eq)]
 #[serde(rename_all = "lowercase")]
@@ -58,22 +60,7 @@ pub struct NullSpec {
 #[serde(tag = "type", rename_all = "lowercase")]
 pub enum RandSpec {
     Uniform,
-    Zipfian {
-        #[serde(default = "default_zipf_exp")]
-        exp: f64,
-    },
-}
-
-fn default_zipf_exp() -> f64 {
-    0.8
-}
-
-fn default_rand() -> RandSpec {
-    RandSpec::Uniform
-}
-
-fn one() -> u32 {
-    1
+    Zipfian { exp: f64 },
 }
 
 #[derive(Deserialize, Debug, Clone, Copy, PartialEq, Eq)]
@@ -123,29 +110,15 @@ pub struct ParamSpec {
 #[derive(Deserialize, Debug, Clone)]
 pub struct StatementSpec {
     pub sql: String,
-    #[serde(default = "one")]
     pub repeat: u32,
-    #[serde(default = "default_table")]
     pub table: TablePick,
-    #[serde(default = "default_rows")]
     pub rows: RowsMode,
-    #[serde(default)]
     pub params: Vec<ParamSpec>,
-}
-
-fn default_table() -> TablePick {
-    TablePick::Random
-}
-
-fn default_rows() -> RowsMode {
-    RowsMode::Count
 }
 
 #[derive(Deserialize, Debug, Clone)]
 pub struct WorkloadSpec {
-    #[serde(default)]
     pub transaction: bool,
-    #[serde(default)]
     pub id_max: i64,
     pub statements: Vec<StatementSpec>,
 }
@@ -156,28 +129,20 @@ pub struct RunSpec {
     pub backend: BackendKind,
     #[serde(default)]
     pub connection: ConnectionSpec,
-    #[serde(default)]
     pub seed: u64,
-    #[serde(default = "one")]
     pub threads: u32,
-    #[serde(default)]
     pub warmup_s: f64,
     pub duration_s: f64,
     /// Stop after this many events in all (split over the threads), or at `duration_s`,
     /// whichever comes first: fixed-work runs, as instruction counting needs.
     #[serde(default)]
     pub max_events: Option<u64>,
-    #[serde(default = "default_interval")]
     pub interval_s: f64,
-    #[serde(default = "one")]
     pub tables: u32,
     /// Part of the documented spec; the driver itself never needs it.
-    #[serde(default)]
     #[allow(dead_code)]
     pub table_size: u64,
-    #[serde(default = "default_rand")]
     pub rand: RandSpec,
-    #[serde(default = "default_true")]
     pub prepared: bool,
     pub workload: WorkloadSpec,
     #[serde(default)]
@@ -193,24 +158,11 @@ pub struct RunSpec {
 #[derive(Deserialize, Debug, Clone)]
 pub struct TurnsSpec {
     pub connections: Vec<ConnectionSpec>,
-    #[serde(default = "default_turn")]
     pub turn_s: f64,
     /// Events each thread should finish in a measured turn: after the warm-up the turn grows
     /// to this many mean event times (never below turn_s). None: turns stay turn_s.
     #[serde(default)]
     pub turn_events: Option<f64>,
-}
-
-fn default_turn() -> f64 {
-    0.01
-}
-
-fn default_interval() -> f64 {
-    1.0
-}
-
-fn default_true() -> bool {
-    true
 }
 
 /// sysbench-shaped rows for ids first_id..=last_id (`copy_sbtest` and `insert_sbtest` jobs).
@@ -238,9 +190,7 @@ pub struct ExecSpec {
     pub backend: BackendKind,
     #[serde(default)]
     pub connection: ConnectionSpec,
-    #[serde(default)]
     pub seed: u64,
-    #[serde(default = "one")]
     pub threads: u32,
     pub phases: Vec<Vec<JobSpec>>,
 }
@@ -450,17 +400,37 @@ mod tests {
     use super::*;
     use crate::error::ErrorClass;
 
-    const RUN: &str = r#"{"protocol":2,"backend":"null","seed":1,"threads":2,"duration_s":3,
-        "workload":{"id_max":100,"statements":[{"sql":"SELECT c FROM sbtest{table} WHERE id=$1","params":[{"gen":"id"}]}]},
+    const RUN: &str = r#"{"protocol":3,"backend":"null","seed":1,"threads":2,"warmup_s":0,"duration_s":3,
+        "interval_s":1,"tables":1,"table_size":100,"rand":{"type":"uniform"},"prepared":true,
+        "workload":{"transaction":false,"id_max":100,"statements":[{"sql":"SELECT c FROM sbtest{table} WHERE id=$1",
+          "repeat":1,"table":"random","rows":"count","params":[{"gen":"id"}]}]},
         "null":{"ops_per_s":10,"latency_us":5,"rows_per_statement":1}}"#;
 
     #[test]
-    fn a_valid_run_spec_parses_with_defaults() {
+    fn a_valid_run_spec_parses() {
         let s = parse_run(RUN).unwrap();
         assert_eq!(s.interval_s, 1.0);
         assert_eq!(s.workload.statements[0].repeat, 1);
         assert_eq!(s.workload.statements[0].table, TablePick::Random);
         assert!(s.prepared);
+    }
+
+    #[test]
+    fn a_missing_field_is_a_spec_error_the_driver_has_no_defaults() {
+        for field in [
+            "\"seed\":1,",
+            "\"interval_s\":1,",
+            "\"prepared\":true,",
+            "\"repeat\":1,",
+        ] {
+            let e = parse_run(&RUN.replacen(field, "", 1)).unwrap_err();
+            assert_eq!(e.class, ErrorClass::Spec, "{field}");
+            assert!(
+                e.message.contains("missing field"),
+                "{field}: {}",
+                e.message
+            );
+        }
     }
 
     #[test]
@@ -472,7 +442,7 @@ mod tests {
 
     #[test]
     fn wrong_protocol_is_a_spec_error() {
-        let e = parse_run(&RUN.replace("\"protocol\":2", "\"protocol\":1")).unwrap_err();
+        let e = parse_run(&RUN.replace("\"protocol\":3", "\"protocol\":1")).unwrap_err();
         assert_eq!(e.class, ErrorClass::Spec);
         assert!(e.message.contains("protocol 1"));
     }
@@ -500,9 +470,10 @@ mod tests {
         assert_eq!(e.class, ErrorClass::Spec);
     }
 
-    const MYSQL_RUN: &str = r#"{"protocol":2,"backend":"mysql","duration_s":1,
-        "workload":{"id_max":100,"statements":[{"sql":"SELECT c FROM sbtest{table} WHERE id BETWEEN ? AND ? AND c <> '?'",
-          "params":[{"gen":"id","as":"a"},{"gen":"ref","var":"a","plus":9}]}]}}"#;
+    const MYSQL_RUN: &str = r#"{"protocol":3,"backend":"mysql","seed":1,"threads":1,"warmup_s":0,"duration_s":1,
+        "interval_s":1,"tables":1,"table_size":100,"rand":{"type":"uniform"},"prepared":true,
+        "workload":{"transaction":false,"id_max":100,"statements":[{"sql":"SELECT c FROM sbtest{table} WHERE id BETWEEN ? AND ? AND c <> '?'",
+          "repeat":1,"table":"random","rows":"count","params":[{"gen":"id","as":"a"},{"gen":"ref","var":"a","plus":9}]}]}}"#;
 
     #[test]
     fn mysql_question_marks_are_numbered_outside_quotes() {
@@ -528,7 +499,7 @@ mod tests {
     #[test]
     fn copy_sbtest_on_mysql_is_a_spec_error() {
         let e = parse_exec(
-            r#"{"protocol":2,"backend":"mysql","phases":[[{"copy_sbtest":{"sql":"x","first_id":1,"last_id":2,"k_max":3}}]]}"#,
+            r#"{"protocol":3,"backend":"mysql","seed":1,"threads":1,"phases":[[{"copy_sbtest":{"sql":"x","first_id":1,"last_id":2,"k_max":3}}]]}"#,
         )
         .unwrap_err();
         assert_eq!(e.class, ErrorClass::Spec);
@@ -538,12 +509,12 @@ mod tests {
     #[test]
     fn a_job_with_two_kinds_is_a_spec_error() {
         let e = parse_exec(
-            r#"{"protocol":2,"backend":"mysql","phases":[[{"sql":"x","insert_sbtest":{"sql":"x","first_id":1,"last_id":2,"k_max":3}}]]}"#,
+            r#"{"protocol":3,"backend":"mysql","seed":1,"threads":1,"phases":[[{"sql":"x","insert_sbtest":{"sql":"x","first_id":1,"last_id":2,"k_max":3}}]]}"#,
         )
         .unwrap_err();
         assert!(e.message.contains("not several"), "{}", e.message);
         let e = parse_exec(
-            r#"{"protocol":2,"backend":"mysql","phases":[[{"insert_sbtest":{"sql":"x","first_id":3,"last_id":2,"k_max":3}}]]}"#,
+            r#"{"protocol":3,"backend":"mysql","seed":1,"threads":1,"phases":[[{"insert_sbtest":{"sql":"x","first_id":3,"last_id":2,"k_max":3}}]]}"#,
         )
         .unwrap_err();
         assert!(e.message.contains("first_id <= last_id"), "{}", e.message);
@@ -551,7 +522,7 @@ mod tests {
 
     #[test]
     fn exec_job_with_neither_sql_nor_copy_is_a_spec_error() {
-        let e = parse_exec(r#"{"protocol":2,"backend":"null","phases":[[{"parallel":true}]]}"#)
+        let e = parse_exec(r#"{"protocol":3,"backend":"null","seed":1,"threads":1,"phases":[[{"parallel":true}]]}"#)
             .unwrap_err();
         assert_eq!(e.class, ErrorClass::Spec);
         assert!(e.message.contains("phase 0 job 0"));

@@ -33,16 +33,16 @@ fn version_prints_driver_and_protocol() {
     let out = driver(&["--version"], "");
     assert_eq!(
         String::from_utf8_lossy(&out.stdout),
-        format!("dbdrift-driver {} protocol 2\n", env!("CARGO_PKG_VERSION"))
+        format!("dbdrift-driver {} protocol 3\n", env!("CARGO_PKG_VERSION"))
     );
 }
 
 #[test]
 fn max_events_ends_the_run_after_exactly_that_many_events() {
     // 3 threads share 1000 events (334 + 333 + 333); the 60 s duration is never reached.
-    let spec = r#"{"protocol":2,"backend":"null","threads":3,"warmup_s":0,"duration_s":60,"interval_s":10,
-      "max_events":1000,
-      "workload":{"transaction":false,"id_max":10,"statements":[{"sql":"SELECT $1","params":[{"gen":"id"}]}]},
+    let spec = r#"{"protocol":3,"backend":"null","seed":1,"threads":3,"warmup_s":0,"duration_s":60,"interval_s":10,
+      "tables":1,"table_size":10,"rand":{"type":"uniform"},"prepared":true,"max_events":1000,
+      "workload":{"transaction":false,"id_max":10,"statements":[{"sql":"SELECT $1","repeat":1,"table":"random","rows":"count","params":[{"gen":"id"}]}]},
       "null":{"ops_per_s":0,"latency_us":40,"rows_per_statement":1}}"#;
     let started = std::time::Instant::now();
     let out = driver(&["run", "--spec", "-"], spec);
@@ -75,8 +75,9 @@ fn unparsable_spec_prints_a_spec_fatal_line_and_exits_2() {
 
 #[test]
 fn timed_null_run_reports_intervals_and_a_summary() {
-    let spec = r#"{"protocol":2,"backend":"null","threads":2,"warmup_s":0.2,"duration_s":0.5,"interval_s":0.25,
-      "workload":{"transaction":false,"id_max":10,"statements":[{"sql":"SELECT $1","params":[{"gen":"id"}]}]},
+    let spec = r#"{"protocol":3,"backend":"null","seed":1,"threads":2,"warmup_s":0.2,"duration_s":0.5,"interval_s":0.25,
+      "tables":1,"table_size":10,"rand":{"type":"uniform"},"prepared":true,
+      "workload":{"transaction":false,"id_max":10,"statements":[{"sql":"SELECT $1","repeat":1,"table":"random","rows":"count","params":[{"gen":"id"}]}]},
       "null":{"ops_per_s":2000,"latency_us":40,"rows_per_statement":1}}"#;
     let out = driver(&["run", "--spec", "-"], spec);
     assert_eq!(
@@ -100,8 +101,9 @@ fn timed_null_run_reports_intervals_and_a_summary() {
 
 #[test]
 fn unreachable_server_is_a_connect_fatal_with_exit_1() {
-    let spec = r#"{"protocol":2,"backend":"postgres","connection":{"socket_dir":"/nonexistent-dbdrift","port":1,"user":"u","dbname":"d"},
-      "duration_s":1,"workload":{"statements":[{"sql":"SELECT 1"}]}}"#;
+    let spec = r#"{"protocol":3,"backend":"postgres","connection":{"socket_dir":"/nonexistent-dbdrift","port":1,"user":"u","dbname":"d"},
+      "seed":1,"threads":1,"warmup_s":0,"duration_s":1,"interval_s":1,"tables":1,"table_size":1,"rand":{"type":"uniform"},
+      "prepared":true,"workload":{"transaction":false,"id_max":1,"statements":[{"sql":"SELECT 1","repeat":1,"table":"random","rows":"count","params":[]}]}}"#;
     let out = driver(&["run", "--spec", "-"], spec);
     assert_eq!(out.status.code(), Some(1));
     let l = lines(&out);
@@ -109,8 +111,9 @@ fn unreachable_server_is_a_connect_fatal_with_exit_1() {
     assert!(l[0].get("sqlstate").is_none());
 }
 
-const IBENCH: &str = r#"{"protocol":2,"backend":"postgres","connection":{"socket_dir":"/nonexistent-dbdrift","port":1,"user":"u","dbname":"d"},
-  "step":"l.i0","clients":1,"tables":["pi1"],"rows_per_client":100,"rows_per_statement":10,
+const IBENCH: &str = r#"{"protocol":3,"backend":"postgres","connection":{"socket_dir":"/nonexistent-dbdrift","port":1,"user":"u","dbname":"d"},
+  "seed":1,"step":"l.i0","clients":1,"tables":["pi1"],"interval_s":1,"rows_per_client":100,"rows_per_statement":10,
+  "inserts_per_second":0,"deletes":false,"query":null,"query_threads":0,"data_length":[10,20],
   "sql":{"insert":"INSERT INTO {table} (dateandtime, cashregisterid, customerid, productid, price, data) VALUES"}}"#;
 
 #[test]
@@ -159,7 +162,7 @@ fn live_postgres_exec_and_run_round_trip() {
     let conn =
         format!(r#"{{"socket_dir":"{dir}","port":{port},"user":"postgres","dbname":"postgres"}}"#);
     let exec = format!(
-        r#"{{"protocol":2,"backend":"postgres","connection":{conn},"seed":3,"threads":2,"phases":[
+        r#"{{"protocol":3,"backend":"postgres","connection":{conn},"seed":3,"threads":2,"phases":[
         [{{"sql":"DROP TABLE IF EXISTS dbdrift_rs_t"}}],
         [{{"sql":"CREATE TABLE dbdrift_rs_t(id INTEGER PRIMARY KEY, k INTEGER, c CHAR(120), pad CHAR(60))"}}],
         [{{"copy_sbtest":{{"sql":"COPY dbdrift_rs_t (id, k, c, pad) FROM STDIN","first_id":1,"last_id":500,"k_max":10}}}},
@@ -178,10 +181,11 @@ fn live_postgres_exec_and_run_round_trip() {
     assert_eq!(last_job["columns"], serde_json::json!(["n", "z"]));
     assert_eq!(last_job["rows"], serde_json::json!([["1000", null]]));
     let run = format!(
-        r#"{{"protocol":2,"backend":"postgres","connection":{conn},"threads":1,"duration_s":0.5,"interval_s":0.25,
+        r#"{{"protocol":3,"backend":"postgres","connection":{conn},"seed":1,"threads":1,"warmup_s":0,"duration_s":0.5,"interval_s":0.25,
+        "tables":1,"table_size":1000,"rand":{{"type":"uniform"}},"prepared":true,
         "workload":{{"transaction":true,"id_max":1000,"statements":[
-          {{"sql":"SELECT c FROM dbdrift_rs_t WHERE id=$1","repeat":3,"params":[{{"gen":"id"}}]}},
-          {{"sql":"INSERT INTO dbdrift_rs_t (id, k, c, pad) VALUES ($1, 1, 'x', 'y')","params":[{{"gen":"uniform","lo":1,"hi":1000}}]}}]}}}}"#
+          {{"sql":"SELECT c FROM dbdrift_rs_t WHERE id=$1","repeat":3,"table":"random","rows":"count","params":[{{"gen":"id"}}]}},
+          {{"sql":"INSERT INTO dbdrift_rs_t (id, k, c, pad) VALUES ($1, 1, 'x', 'y')","repeat":1,"table":"random","rows":"count","params":[{{"gen":"uniform","lo":1,"hi":1000}}]}}]}}}}"#
     );
     let out = driver(&["run", "--spec", "-"], &run);
     assert_eq!(

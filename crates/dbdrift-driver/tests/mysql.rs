@@ -47,8 +47,7 @@ fn conn(socket: &str, user: &str, password: &str, dbname: &str) -> Value {
 /// Runs `exec` with one job per phase; asserts success and returns the job lines.
 fn exec(connection: &Value, phases: &[&str]) -> Vec<Value> {
     let phases: Vec<Value> = phases.iter().map(|s| json!([{"sql": s}])).collect();
-    let spec =
-        json!({"protocol": 2, "backend": "mysql", "connection": connection, "phases": phases});
+    let spec = json!({"protocol": 3, "backend": "mysql", "connection": connection, "seed": 1, "threads": 1, "phases": phases});
     let out = driver(&["exec", "--spec", "-"], &spec.to_string());
     assert_eq!(
         out.status.code(),
@@ -75,9 +74,23 @@ fn setup(socket: &str, name: &str) -> Value {
     conn(socket, "root", "", name)
 }
 
-fn run_spec(connection: &Value, prepared: bool, statements: Value) -> String {
-    json!({"protocol": 2, "backend": "mysql", "connection": connection, "threads": 2,
-           "duration_s": 0.5, "interval_s": 0.25, "prepared": prepared,
+/// A run spec with every field (the driver has no defaults); statements get the fields they
+/// leave out as dbdrift writes them: repeat 1, a random table, rows counted, no params.
+fn run_spec(connection: &Value, prepared: bool, mut statements: Value) -> String {
+    for st in statements.as_array_mut().unwrap() {
+        let st = st.as_object_mut().unwrap();
+        for (key, value) in [
+            ("repeat", json!(1)),
+            ("table", json!("random")),
+            ("rows", json!("count")),
+            ("params", json!([])),
+        ] {
+            st.entry(key).or_insert(value);
+        }
+    }
+    json!({"protocol": 3, "backend": "mysql", "connection": connection, "seed": 1, "threads": 2,
+           "warmup_s": 0, "duration_s": 0.5, "interval_s": 0.25, "tables": 1, "table_size": 1000,
+           "rand": {"type": "uniform"}, "prepared": prepared,
            "workload": {"transaction": true, "id_max": 1000, "statements": statements}})
     .to_string()
 }
@@ -176,7 +189,7 @@ fn live_mysql_native_password_user_connects_and_a_wrong_password_is_a_connect_fa
         &["SELECT CURRENT_USER()"],
     );
     assert_eq!(l[0]["rows"], json!([["dbdrift_pw@localhost"]]));
-    let spec = json!({"protocol": 2, "backend": "mysql",
+    let spec = json!({"protocol": 3, "backend": "mysql", "seed": 1, "threads": 1,
                       "connection": conn(&sock, "dbdrift_pw", "wrong", ""), "phases": [[{"sql": "SELECT 1"}]]});
     let out = driver(&["exec", "--spec", "-"], &spec.to_string());
     assert_eq!(out.status.code(), Some(1));
@@ -187,10 +200,12 @@ fn live_mysql_native_password_user_connects_and_a_wrong_password_is_a_connect_fa
 
 #[test]
 fn mysql_socket_that_does_not_exist_is_a_connect_fatal_naming_it() {
-    let spec = json!({"protocol": 2, "backend": "mysql",
-                      "connection": conn("/nonexistent-dbdrift/mysqld.sock", "root", "", ""),
-                      "duration_s": 1, "workload": {"statements": [{"sql": "SELECT 1"}]}});
-    let out = driver(&["run", "--spec", "-"], &spec.to_string());
+    let spec = run_spec(
+        &conn("/nonexistent-dbdrift/mysqld.sock", "root", "", ""),
+        true,
+        json!([{"sql": "SELECT 1"}]),
+    );
+    let out = driver(&["run", "--spec", "-"], &spec);
     assert_eq!(out.status.code(), Some(1));
     let f = &lines(&out)[0];
     assert_eq!(f["class"], "connect");

@@ -48,8 +48,7 @@ fn ok(out: &Output) -> Vec<Value> {
 /// Runs one SQL statement per phase through `exec`; returns the rows of the last one.
 fn exec(backend: &str, connection: &Value, sqls: &[&str]) -> Vec<Vec<Value>> {
     let phases: Vec<Value> = sqls.iter().map(|s| json!([{"sql": s}])).collect();
-    let spec =
-        json!({"protocol": 2, "backend": backend, "connection": connection, "phases": phases});
+    let spec = json!({"protocol": 3, "backend": backend, "connection": connection, "seed": 1, "threads": 1, "phases": phases});
     let out = ok(&driver(&["exec", "--spec", "-"], &spec.to_string()));
     let last = out.iter().rfind(|l| l["type"] == "job").unwrap();
     serde_json::from_value(last["rows"].clone()).unwrap()
@@ -69,8 +68,9 @@ fn spec_error(spec: Value) -> String {
 }
 
 fn base_spec() -> Value {
-    json!({"protocol": 2, "backend": "postgres", "connection": {"socket_dir": "/nonexistent", "port": 1},
-           "seed": 1, "phase": "run", "warehouses": 1, "clients": 1, "duration_s": 1})
+    json!({"protocol": 3, "backend": "postgres", "connection": {"socket_dir": "/nonexistent", "port": 1},
+           "seed": 1, "phase": "run", "warehouses": 1, "clients": 1, "rampup_s": 0, "duration_s": 1,
+           "interval_s": 1, "procedures": false})
 }
 
 #[test]
@@ -129,8 +129,9 @@ fn check_consistency(backend: &str, connection: &Value) {
 }
 
 fn load_and_check_rows(backend: &str, connection: &Value) {
-    let spec = json!({"protocol": 2, "backend": backend, "connection": connection, "seed": 7,
-                      "phase": "load", "warehouses": WAREHOUSES, "clients": 2});
+    let spec = json!({"protocol": 3, "backend": backend, "connection": connection, "seed": 7,
+                      "phase": "load", "warehouses": WAREHOUSES, "clients": 2, "rampup_s": 0,
+                      "duration_s": 0, "interval_s": 1, "procedures": false});
     let out = ok(&tpcc(&spec));
     assert_eq!(out[0]["type"], "start");
     let summary = out.last().unwrap();
@@ -181,7 +182,7 @@ fn load_and_check_rows(backend: &str, connection: &Value) {
 }
 
 fn run_spec(backend: &str, connection: &Value, procedures: bool) -> Value {
-    json!({"protocol": 2, "backend": backend, "connection": connection, "seed": 7,
+    json!({"protocol": 3, "backend": backend, "connection": connection, "seed": 7,
            "phase": "run", "warehouses": WAREHOUSES, "clients": 2, "rampup_s": 1,
            "duration_s": 4, "interval_s": 1, "procedures": procedures})
 }
@@ -311,9 +312,9 @@ fn rollbacks(out: &[Value]) -> u64 {
 /// database matching the committed new orders, and the consistency conditions holding.
 fn procedures_load_run_and_check(backend: &str, connection: &Value) {
     let load = |procedures: bool| {
-        json!({"protocol": 2, "backend": backend, "connection": connection, "seed": 7,
-               "phase": "load", "warehouses": WAREHOUSES, "clients": 2,
-               "procedures": procedures})
+        json!({"protocol": 3, "backend": backend, "connection": connection, "seed": 7,
+               "phase": "load", "warehouses": WAREHOUSES, "clients": 2, "rampup_s": 0,
+               "duration_s": 0, "interval_s": 1, "procedures": procedures})
     };
     ok(&tpcc(&load(false)));
     let refused = tpcc(&run_spec(backend, connection, true));

@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 
-PROTOCOL_VERSION = 2
+PROTOCOL_VERSION = 3  # 3: the spec carries every value; the driver has no defaults (docs/protocol.md)
 
 
 def bucket_lower_ns(index: int) -> int:

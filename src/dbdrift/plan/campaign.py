@@ -18,7 +18,7 @@ from dbdrift.catalog.tpcc import TpccSizes
 from dbdrift.catalog.sysbench import MicrobenchmarkSpec, select_tests
 from dbdrift.errors import InputError, UserError
 from dbdrift.model import ENGINES, IBENCH_STEPS, TargetSpec
-from dbdrift.plan import fields
+from dbdrift.plan import fields, keys
 from dbdrift.plan.axes import Axis, expand_targets, parse_axes, variant_patterns
 from dbdrift.catalog.configs import NAMED, check_named, version_of
 from dbdrift.plan.overrides import apply_sets
@@ -34,10 +34,14 @@ class ClusterSettings:
     address: str | None = None
     hosts: tuple[str, ...] = ()
     units: int | None = None  # None: one per worker of the host kind
-    wait_s: float = 600.0
+    wait_s: float = keys.default("cluster", "wait_s")
 
     def to_dict(self) -> dict:
         return {"address": self.address, "hosts": list(self.hosts), "units": self.units, "wait_s": self.wait_s}
+
+
+def _default(name: str) -> object:
+    return keys.default("top", name)
 
 
 @dataclass(frozen=True)
@@ -47,38 +51,38 @@ class CampaignSpec:
     name: str
     targets: tuple[TargetSpec, ...]
     tests: tuple[MicrobenchmarkSpec, ...]
-    tables: int = 1
-    rows: int = 1_000_000
-    threads: tuple[int, ...] = (1,)
-    read_s: float = 300.0
-    write_s: float = 600.0
-    insert_s: float = 600.0
-    warmup_s: float = 5.0
-    scan_warm_s: float = 60.0
+    tables: int = _default("tables")
+    rows: int = _default("rows")
+    threads: tuple[int, ...] = _default("threads")
+    read_s: float = _default("read_s")
+    write_s: float = _default("write_s")
+    insert_s: float = _default("write_s")  # the parser makes it write_s when not set
+    warmup_s: float = _default("warmup_s")
+    scan_warm_s: float = _default("scan_warm_s")
     settle_s: float | None = None  # None: "auto", the settle time settle_total_s computes
-    warm_runs: bool = True
-    repeats: int = 1
+    warm_runs: bool = _default("warm_runs")
+    repeats: int = _default("repeats")
     # repeat: every server restarts before each repeat after a test's first | never | reload: the
     # whole test sequence runs once per repeat, each time on a new server loaded afresh
-    restart: str = "repeat"
-    prepared: bool = True
-    seed: int = 1
-    interval_s: float = 1.0
-    order: str = "turns"  # turns | sequential (docs/noise.md)
-    turn_s: float = 0.01  # turns: seconds each target has before the next one takes over
-    cpus: str | tuple[str, str] = "auto"  # auto | shared | (driver, server) CPU lists (dbdrift/cpus.py)
+    restart: str = _default("restart")
+    prepared: bool = _default("prepared")
+    seed: int = _default("seed")
+    interval_s: float = _default("interval_s")
+    order: str = _default("order")  # turns | sequential (docs/noise.md)
+    turn_s: float = _default("turn_s")  # turns: seconds each target has before the next one takes over
+    cpus: str | tuple[str, str] = _default("cpus")  # auto | shared | (driver, server) CPU lists (dbdrift/cpus.py)
     calibration: bool = False  # an A/A campaign made by `dbdrift calibrate`
-    count_instructions: bool = False  # also count instructions per event under callgrind
-    simulate_cache: bool = False  # with count_instructions: callgrind's cache and branch simulation too
+    count_instructions: bool = _default("count_instructions")  # also count instructions per event under callgrind
+    simulate_cache: bool = _default("simulate_cache")  # with count_instructions: callgrind's cache and branch simulation too
     timed: bool = True  # False: only count instructions, no timed runs
-    flamegraphs: bool = False  # perf record the backends during each timed run
+    flamegraphs: bool = _default("flamegraphs")  # perf record the backends during each timed run
     source: str = "<built-in>"
-    test_names: tuple[str, ...] = field(default=("default32",))
-    workload: str = "sysbench"  # sysbench | insert-benchmark | tpcc
+    test_names: tuple[str, ...] = _default("tests")
+    workload: str = _default("workload")  # sysbench | insert-benchmark | tpcc
     ibench: IBenchSizes = field(default_factory=IBenchSizes)  # the Insert Benchmark's sizes
     tpcc: TpccSizes = field(default_factory=TpccSizes)  # TPROC-C's warehouses, virtual users and windows
     ibench_steps: tuple[str, ...] = IBENCH_STEPS
-    allow_large: bool = False  # accept sizes and durations beyond the soft limits (_INTS, _DURATIONS)
+    allow_large: bool = _default("allow_large")  # accept sizes and durations beyond the soft limits (plan/keys.py)
     axes: tuple[Axis, ...] = ()  # configuration matrix axes; targets are already expanded into their variants
     variant_patterns: tuple[str, ...] = ()  # `variants`: shell globs choosing which variants run
     cluster: ClusterSettings | None = None  # [cluster]: run the campaign's units on a Dask cluster
@@ -106,18 +110,8 @@ class CampaignSpec:
     def to_dict(self) -> dict:
         """JSON-able form stored with the campaign."""
         return {
-            "name": self.name, "source": self.source, "tables": self.tables, "rows": self.rows,
-            "threads": list(self.threads), "read_s": self.read_s, "write_s": self.write_s,
-            "insert_s": self.insert_s, "warmup_s": self.warmup_s, "scan_warm_s": self.scan_warm_s,
-            "settle_s": self.settle_s, "warm_runs": self.warm_runs, "repeats": self.repeats,
-            "restart": self.restart, "prepared": self.prepared, "seed": self.seed, "interval_s": self.interval_s,
-            "order": self.order, "turn_s": self.turn_s,
-            "cpus": self.cpus if isinstance(self.cpus, str) else {"driver": self.cpus[0], "server": self.cpus[1]},
-            "calibration": self.calibration, "count_instructions": self.count_instructions,
-            "simulate_cache": self.simulate_cache, "timed": self.timed,
-            "flamegraphs": self.flamegraphs, "allow_large": self.allow_large,
-            "tests": list(self.test_names),
-            "workload": self.workload,
+            "name": self.name, "source": self.source, "calibration": self.calibration, "timed": self.timed,
+            **{key.name: _json(key, getattr(self, key.field_name)) for key in _STORED},
             **({"insert_benchmark": {**asdict(self.ibench), "steps": list(self.ibench_steps)}}
                if self.workload == "insert-benchmark" else {}),
             **({"tpcc": asdict(self.tpcc)} if self.workload == "tpcc" else {}),
@@ -126,6 +120,17 @@ class CampaignSpec:
             **({"cluster": self.cluster.to_dict()} if self.cluster else {}),
             "targets": [target_to_dict(t) for t in self.targets],
         }
+
+
+# The top-level keys to_dict stores as they are; the tables have their own form, and variants is
+# stored beside axes.
+_STORED = tuple(k for k in keys.of("top") if k.kind not in (keys.TABLE, keys.NAME) and k.name != "variants")
+
+
+def _json(key: keys.Key, value: object) -> object:
+    if key.kind == keys.CPUS and isinstance(value, tuple):
+        return {"driver": value[0], "server": value[1]}
+    return list(value) if isinstance(value, tuple) else value
 
 
 def target_to_dict(t: TargetSpec) -> dict:
@@ -138,20 +143,6 @@ def target_to_dict(t: TargetSpec) -> dict:
         **({"variant": t.variant, "parent": t.parent, "levels": {lv.axis: lv.name for lv in t.levels}}
            if t.levels else {}),
     }
-
-
-_TOP_KEYS = {
-    "name", "targets", "tests", "tables", "rows", "threads", "read_s", "write_s", "insert_s",
-    "warmup_s", "scan_warm_s", "settle_s", "warm_runs", "repeats", "restart", "prepared", "seed", "interval_s",
-    "order", "turn_s", "cpus", "count_instructions", "simulate_cache", "flamegraphs", "workload", "insert_benchmark", "tpcc", "allow_large",
-    "axes", "variants", "cluster",
-}
-_CLUSTER_KEYS = {"address", "hosts", "units", "wait_s"}
-_IBENCH_KEYS = {"clients", "rows_l_i0", "rows_l_i1", "rows_l_i2", "query_s", "deletes", "shared_table", "steps",
-                "io_bound"}
-_TPCC_KEYS = {"warehouses", "clients", "load_clients", "rampup_s", "duration_s", "procedures"}
-_TARGET_KEYS = {"name", "engine", "version", "basedir", "system", "config", "settings",
-                "data_checksums", "base", "port"}
 
 
 # --- reading ----------------------------------------------------------------------------------
@@ -209,8 +200,8 @@ def parse_campaign(data: dict, source: str, base_dir: Path, default_name: str, *
         raise InputError(f"{where}: a campaign must be a table of keys, got {brief_repr(data)}",
                          "`dbdrift demo --print-campaign` shows a complete campaign file")
     fields.check_int64(data, where)
-    fields.check_keys(data, _TOP_KEYS, where)
-    top = fields.Table(data, where, allow_large=fields.Table(data, where).flag("allow_large", False))
+    fields.check_keys(data, keys.names("top"), where)
+    top = fields.Table(data, where, allow_large=fields.Table(data, where).flag("allow_large"))
     raw_targets = data.get("targets")
     if not isinstance(raw_targets, list) or not raw_targets:
         raise InputError(f"{where}: no [[targets]] defined",
@@ -241,19 +232,18 @@ def parse_campaign(data: dict, source: str, base_dir: Path, default_name: str, *
 def parse_cluster(raw: object, label: str) -> ClusterSettings:
     if not isinstance(raw, dict):
         raise InputError(f"{label} is not a table", 'write [cluster] followed by e.g. address = "tcp://sched:8786"')
-    fields.check_keys(raw, _CLUSTER_KEYS, label)
-    table = fields.Table(raw, label)
+    fields.check_keys(raw, keys.names("cluster"), label)
+    table = fields.Table(raw, label, table="cluster")
     address = raw.get("address")
     if address is not None:
         address = cluster_address(address, f"{label}: address")
-    hosts = fields.str_list(raw.get("hosts", []), f"{label}: hosts", 'e.g. hosts = ["small", "large"]')
+    hosts = fields.str_list(raw.get("hosts", list(keys.default("cluster", "hosts"))), f"{label}: hosts", 'e.g. hosts = ["small", "large"]')
     for kind in hosts:
         fields.name(kind, f"{label}: hosts")
     if len(set(hosts)) != len(hosts):
         raise InputError(f"{label}: hosts names a host kind twice", "list each kind once")
     return ClusterSettings(address=address, hosts=tuple(hosts),
-                           units=table.integer("units", 1) if "units" in raw else None,
-                           wait_s=table.duration("wait_s", 600.0))
+                           units=table.integer("units") if "units" in raw else None, wait_s=table.duration("wait_s"))
 
 
 def cluster_address(value: object, what: str) -> str:
@@ -272,29 +262,17 @@ def cluster_address(value: object, what: str) -> str:
 
 def _shared_keys(top: fields.Table) -> dict:
     """The keys of both workloads: durations, repeats, order, CPUs."""
-    write_s = top.duration("write_s", 600.0)
-    turn_s = top.duration("turn_s", 0.01)
-    if not 0.001 <= turn_s <= 60:
-        raise InputError(f"{top.where}: turn_s = {turn_s:g} is out of range",
-                         "targets take turns of turn_s seconds inside one driver run; "
-                         "use 0.001 to 60, e.g. the default 0.01")
+    write_s = top.duration("write_s")
     return dict(
-        read_s=top.duration("read_s", 300.0), write_s=write_s, insert_s=top.duration("insert_s", write_s),
-        warmup_s=top.duration("warmup_s", 5.0), scan_warm_s=top.duration("scan_warm_s", 60.0),
-        settle_s=_settle(top), warm_runs=top.flag("warm_runs", True), repeats=top.integer("repeats", 1),
-        restart=top.choice("restart", ("repeat", "never", "reload")), prepared=top.flag("prepared", True),
-        seed=top.integer("seed", 1), interval_s=top.duration("interval_s", 1.0),
-        order=_order(top), turn_s=turn_s,
-        cpus=fields.cpu_placement(top.data.get("cpus", "auto"), top.where),
-        workload=top.choice("workload", ("sysbench", "insert-benchmark", "tpcc")),
+        read_s=top.duration("read_s"), write_s=write_s, insert_s=top.duration("insert_s", write_s),
+        warmup_s=top.duration("warmup_s"), scan_warm_s=top.duration("scan_warm_s"),
+        settle_s=_settle(top), warm_runs=top.flag("warm_runs"), repeats=top.integer("repeats"),
+        restart=top.choice("restart"), prepared=top.flag("prepared"),
+        seed=top.integer("seed"), interval_s=top.duration("interval_s"),
+        order=top.choice("order"), turn_s=top.duration("turn_s"),
+        cpus=fields.cpu_placement(top.data.get("cpus", keys.default("top", "cpus")), top.where),
+        workload=top.choice("workload"),
     )
-
-
-def _order(top: fields.Table) -> str:
-    if top.data.get("order") == "interleaved":
-        raise InputError(f'{top.where}: order = "interleaved" is now called order = "turns"',
-                         'write order = "turns" (the default: targets take turns inside each run)')
-    return top.choice("order", ("turns", "sequential"))
 
 
 def _settle(top: fields.Table) -> float | None:
@@ -309,7 +287,7 @@ def _settle(top: fields.Table) -> float | None:
 
 def _with_sysbench(spec: CampaignSpec, top: fields.Table) -> CampaignSpec:
     _refuse_other_tables(top, "sysbench", ("insert_benchmark", "tpcc"))
-    names = top.data.get("tests", ["default32"])
+    names = top.data.get("tests", list(keys.default("top", "tests")))
     names = fields.str_list([names] if isinstance(names, str) else names, f"{top.where}: tests",
                       'e.g. tests = ["point-query", "update-index"]')
     if not names:
@@ -322,17 +300,15 @@ def _with_sysbench(spec: CampaignSpec, top: fields.Table) -> CampaignSpec:
         raise InputError(f"{top.where}: tests: {exc.message}", exc.hint) from None
     if not tests:
         raise InputError(f"{top.where}: tests selects no microbenchmark", "list names from `dbdrift catalog`")
-    return replace(spec, tests=tuple(tests), test_names=tuple(names), tables=top.integer("tables", 1),
-                   rows=top.integer("rows", 1_000_000), threads=fields.threads(top.data.get("threads", [1]), top.where),
-                   count_instructions=top.flag("count_instructions", False) or top.flag("simulate_cache", False),
-                   simulate_cache=top.flag("simulate_cache", False),
-                   flamegraphs=top.flag("flamegraphs", False))
+    threads = fields.threads(top.data.get("threads", list(keys.default("top", "threads"))), top.where)
+    return replace(spec, tests=tuple(tests), test_names=tuple(names), tables=top.integer("tables"),
+                   rows=top.integer("rows"), threads=threads,
+                   count_instructions=top.flag("count_instructions") or top.flag("simulate_cache"),
+                   simulate_cache=top.flag("simulate_cache"), flamegraphs=top.flag("flamegraphs"))
 
 
-# keys the Insert Benchmark has no use for: refused rather than silently ignored
-SYSBENCH_ONLY = ("tests", "count_instructions", "simulate_cache", "flamegraphs", "threads", "tables", "rows", "read_s", "write_s",
-                 "insert_s", "warmup_s", "scan_warm_s", "warm_runs", "restart", "prepared", "order",
-                 "turn_s")
+# keys the Insert Benchmark and TPROC-C have no use for: refused rather than silently ignored
+SYSBENCH_ONLY = keys.only_for("insert-benchmark")
 
 
 _WORKLOAD_TABLES = {"insert_benchmark": "insert-benchmark", "tpcc": "tpcc"}
@@ -356,15 +332,13 @@ def _with_tpcc(spec: CampaignSpec, top: fields.Table) -> CampaignSpec:
     raw, label = top.data.get("tpcc", {}), f"{top.where}: [tpcc]"
     if not isinstance(raw, dict):
         raise InputError(f"{label} is not a table", "write [tpcc] followed by key = value lines")
-    fields.check_keys(raw, _TPCC_KEYS, label)
-    table, default = fields.Table(raw, label, top.allow_large), TpccSizes()
+    fields.check_keys(raw, keys.names("tpcc"), label)
+    table = fields.Table(raw, label, top.allow_large, table="tpcc")
     sizes = TpccSizes(
-        warehouses=table.integer("warehouses", default.warehouses),
-        clients=table.integer("clients", default.clients),
-        load_clients=table.integer("load_clients", default.load_clients) if "load_clients" in raw else 0,
-        rampup_s=table.duration("rampup_s", default.rampup_s),
-        duration_s=table.duration("duration_s", default.duration_s),
-        procedures=table.flag("procedures", default.procedures),
+        warehouses=table.integer("warehouses"), clients=table.integer("clients"),
+        load_clients=table.integer("load_clients") if "load_clients" in raw else TpccSizes.load_clients,
+        rampup_s=table.duration("rampup_s"), duration_s=table.duration("duration_s"),
+        procedures=table.flag("procedures"),
     )
     if sizes.duration_s <= 0:
         raise InputError(f"{label}: duration_s = 0 measures nothing", "give the measured window, e.g. duration_s = 300")
@@ -384,24 +358,19 @@ def _with_ibench(spec: CampaignSpec, top: fields.Table) -> CampaignSpec:
     raw, label = top.data.get("insert_benchmark", {}), f"{top.where}: [insert_benchmark]"
     if not isinstance(raw, dict):
         raise InputError(f"{label} is not a table", "write [insert_benchmark] followed by key = value lines")
-    fields.check_keys(raw, _IBENCH_KEYS, label)
-    table, default = fields.Table(raw, label, top.allow_large), IBenchSizes()
-    rows_l_i1 = table.integer("rows_l_i1", default.rows_l_i1)
+    fields.check_keys(raw, keys.names("insert_benchmark"), label)
+    table = fields.Table(raw, label, top.allow_large, table="insert_benchmark")
+    rows_l_i1 = table.integer("rows_l_i1")
     sizes = IBenchSizes(
-        clients=table.integer("clients", default.clients),
-        rows_l_i0=table.integer("rows_l_i0", default.rows_l_i0),
-        rows_l_i1=rows_l_i1,
-        rows_l_i2=table.integer("rows_l_i2", max(1, rows_l_i1 // 4)),
-        query_s=table.duration("query_s", default.query_s),
-        deletes=table.flag("deletes", default.deletes),
-        shared_table=table.flag("shared_table", default.shared_table),
-        io_bound=table.flag("io_bound", default.io_bound),
+        clients=table.integer("clients"), rows_l_i0=table.integer("rows_l_i0"), rows_l_i1=rows_l_i1,
+        rows_l_i2=table.integer("rows_l_i2", max(1, rows_l_i1 // 4)), query_s=table.duration("query_s"),
+        deletes=table.flag("deletes"), shared_table=table.flag("shared_table"), io_bound=table.flag("io_bound"),
     )
     if sizes.shared_table and sizes.deletes and sizes.clients > 1:
         raise InputError(f"{label}: shared_table with deletes and several clients",
                          "clients deleting the oldest rows of one table would delete each other's: "
                          "set deletes = false or shared_table = false")
-    names = raw.get("steps", list(IBENCH_STEPS))
+    names = raw.get("steps", list(keys.default("insert_benchmark", "steps")))
     names = fields.str_list([names] if isinstance(names, str) else names, f"{label}: steps", 'e.g. steps = ["l.i0", "l.x"]')
     unknown = [n for n in names if n not in IBENCH_STEPS]
     if unknown:
@@ -425,13 +394,13 @@ def _parse_target(raw: object, index: int, where: str, base_dir: Path, text: str
         raise InputError(f"{where}: targets[{index}] is not a table", "write each target as [[targets]]")
     name = raw.get("name", f"#{index + 1}")
     label = f"{where}: target {name if isinstance(name, str) and fields.NAME.match(name) else brief_repr(name)}"
-    fields.check_keys(raw, _TARGET_KEYS, label)
-    table = fields.Table(raw, label)
+    fields.check_keys(raw, keys.names("targets"), label)
+    table = fields.Table(raw, label, table="targets")
     name = fields.name(raw.get("name"), f"{label}: name")
-    engine = raw.get("engine", "postgres")
+    engine = raw.get("engine", keys.default("targets", "engine"))
     if not isinstance(engine, str) or engine not in ENGINES:
         raise InputError(f"{label}: unknown engine {brief_repr(engine)}", f"supported engines: {', '.join(ENGINES)}")
-    version, system = raw.get("version"), table.flag("system", False)
+    version, system = raw.get("version"), table.flag("system")
     sources = [s for s in (version is not None, raw.get("basedir") is not None, system) if s]
     if len(sources) != 1:
         raise InputError(f"{label}: give exactly one of version, basedir or system = true",
@@ -442,19 +411,19 @@ def _parse_target(raw: object, index: int, where: str, base_dir: Path, text: str
                          "point basedir at the install prefix that holds "
                          + ("bin/postgres" if engine == "postgres" else "bin/mysqld or bin/mariadbd"))
     named_config, config = _config(raw.get("config"), engine, version, label, base_dir)
-    data_checksums = table.flag("data_checksums", False)
+    data_checksums = table.flag("data_checksums")
     if engine != "postgres" and data_checksums:
         raise InputError(f"{label}: data_checksums is a PostgreSQL option (initdb --data-checksums)",
                          f"remove it from this {engine} target; InnoDB checksums are a setting: "
                          "settings = { innodb_checksum_algorithm = \"crc32\" }")
-    port = raw.get("port")
-    if port is not None and (isinstance(port, bool) or not isinstance(port, int) or not 1024 <= port <= 65535):
-        raise InputError(f"{label}: port {brief_repr(port)} is not a port number in 1024..65535",
+    port, ports = raw.get("port"), keys.key("targets", "port")
+    if port is not None and (isinstance(port, bool) or not isinstance(port, int) or not ports.low <= port <= ports.high):
+        raise InputError(f"{label}: port {brief_repr(port)} is not a port number in {ports.low}..{ports.high}",
                          "remove port to let dbdrift pick a free one")
     return TargetSpec(
         name=name, engine=engine, version=None if version is None else fields.version(version, label, text),
-        basedir=basedir, system=system, config=config, named_config=named_config, settings=fields.settings(raw.get("settings", {}), label),
-        data_checksums=data_checksums, base=table.flag("base", False), port=port,
+        basedir=basedir, system=system, config=config, named_config=named_config, settings=fields.settings(raw.get("settings", dict(keys.default("targets", "settings"))), label),
+        data_checksums=data_checksums, base=table.flag("base"), port=port,
     )
 
 

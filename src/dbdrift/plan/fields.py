@@ -11,6 +11,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from dbdrift import cpus
+from dbdrift.plan import keys
+from dbdrift.plan.keys import DAY_S, HOUR_S, INT64_MAX
 from dbdrift.errors import InputError
 from dbdrift.units import brief_repr, parse_duration_s
 
@@ -18,94 +20,81 @@ NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._+-]{0,63}$")
 # "17.10", "8.0.33.1", "19rc1", "17.10.0-beta.17", with a source in front: "debian:18.6", "debian-sid:11.8.9"
 _VERSION = re.compile(r"^([a-z][a-z0-9-]*:)?\d+(\.\d+){0,3}(~?(alpha|beta|rc)\d*)?(-[A-Za-z0-9.]+)?$")
 _SETTING_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_.-]{0,127}")  # either engine's; each checks its own at render
-INT64_MAX = 2**63 - 1
 MAX_CPU = 8191  # Linux numbers at most 8192 CPUs (NR_CPUS with MAXSMP)
 
 
 # --- limits ---------------------------------------------------------------------------------
-# Hard limits (`high`, MAX_DURATION_S) are what the driver or the schema can take: always errors.
-# Soft limits (`large`) are sizes a campaign rarely means: errors unless allow_large = true.
-HOUR_S, DAY_S = 3600.0, 86400.0
+# Each key's hard limit (`high`: what the driver or the schema can take, always an error) and soft
+# limit (`large`: a size campaigns rarely mean, an error unless allow_large = true) are in plan/keys.py.
 MAX_DURATION_S = 365 * DAY_S  # keeps the driver's clocks and per-step row counts far inside 64 bits
-
-
-@dataclass(frozen=True)
-class _Limit:
-    high: int
-    why: str  # why `high` is the most the key can take
-    large: int | None = None
-
-
-_INTS = {
-    "tables": _Limit(2**32 - 1, "the driver counts tables (sbtest1..sbtestN) in 32 bits", 128),
-    "rows": _Limit(2**31 - 1, "sbtest's id and k are SQL INTEGER", 1_000_000_000),
-    "repeats": _Limit(1000, "every repeat runs every test again", 100),
-    "seed": _Limit(INT64_MAX, "the driver's seed is a 64-bit integer"),
-    "clients": _Limit(1024, "each client is a connection and a thread, like threads (at most 1024)"),
-    **{key: _Limit(INT64_MAX, "transactionid is a BIGINT", 10_000_000_000)
-       for key in ("rows_l_i0", "rows_l_i1", "rows_l_i2")},
-    "warehouses": _Limit(1_000_000, "each warehouse loads about 500,000 rows (~100 MB)", 5_000),
-    "load_clients": _Limit(1024, "each loader is a connection and a thread"),
-    "units": _Limit(10_000, "each unit starts and loads its own servers"),
-}
-# key -> (measured: must be > 0, soft limit in seconds); settle_s may also be "auto".
-# turn_s has its own range (0.001..60) below.
-_DURATIONS = {
-    **{key: (True, DAY_S) for key in ("read_s", "write_s", "insert_s", "interval_s", "query_s", "duration_s")},
-    "rampup_s": (False, 2 * HOUR_S),
-    "turn_s": (True, None),
-    "wait_s": (True, None),
-    **{key: (False, 2 * HOUR_S) for key in ("warmup_s", "scan_warm_s", "settle_s")},
-}
 _ALLOW_LARGE_HINT = "if you mean it, allow_large = true (a top-level key of the campaign file) accepts it"
+_UNSET = object()
 
 
 @dataclass(frozen=True)
 class Table:
-    """One TOML table being read: its keys, where it is (for messages), and allow_large."""
+    """One TOML table being read: its keys, where it is (for messages), allow_large, and which
+    campaign table it is (plan/keys.py: its keys' defaults and limits)."""
 
     data: dict
     where: str
     allow_large: bool = False
+    table: str = "top"
 
-    def integer(self, key: str, default: int) -> int:
-        value, limit = self.data.get(key, default), _INTS[key]
+    def _key(self, name: str) -> keys.Key:
+        return keys.key(self.table, name)
+
+    def _value(self, name: str, default: object) -> object:
+        return self.data.get(name, self._key(name).default if default is _UNSET else default)
+
+    def integer(self, name: str, default: object = _UNSET) -> int:
+        """A positive integer within the key's limits; `default` when the parser derives it."""
+        value, limit = self._value(name, default), self._key(name)
         if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-            raise InputError(f"{self.where}: {key} must be a positive integer, got {brief_repr(value)}",
-                             f"write e.g. {key} = {default}")
+            example = limit.default if isinstance(limit.default, int) else 1
+            raise InputError(f"{self.where}: {name} must be a positive integer, got {brief_repr(value)}",
+                             f"write e.g. {name} = {default if isinstance(default, int) else example}")
         if value > limit.high:
-            raise InputError(f"{self.where}: {key} = {value} is more than {limit.high}: {limit.why}",
-                             f"use {key} = {limit.high} or less")
+            raise InputError(f"{self.where}: {name} = {value} is more than {limit.high}: {limit.why}",
+                             f"use {name} = {limit.high} or less")
         if limit.large is not None and value > limit.large and not self.allow_large:
-            raise InputError(f"{self.where}: {key} = {value} is more than {limit.large:,}, larger than campaigns "
+            raise InputError(f"{self.where}: {name} = {value} is more than {limit.large:,}, larger than campaigns "
                              "usually are", _ALLOW_LARGE_HINT)
         return value
 
-    def duration(self, key: str, default: float) -> float:
-        measured, large_s = _DURATIONS[key]
-        value = self.data.get(key, default)
-        seconds = parse_duration_s(value, f"{self.where}: {key}", positive=measured)
+    def duration(self, name: str, default: object = _UNSET) -> float:
+        key = self._key(name)
+        value = self._value(name, default)
+        seconds = parse_duration_s(value, f"{self.where}: {name}", positive=key.measured)
         units = 'durations are seconds unless they carry a unit ("90s", "15m", "2h")'
         if seconds > MAX_DURATION_S:
-            raise InputError(f"{self.where}: {key} = {brief_repr(value)} is more than 365 days", units)
-        if large_s is not None and seconds > large_s and not self.allow_large:
-            raise InputError(f"{self.where}: {key} = {brief_repr(value)} is longer than {large_s / HOUR_S:g} h",
+            raise InputError(f"{self.where}: {name} = {brief_repr(value)} is more than 365 days", units)
+        if key.high is not None and not key.low <= seconds <= key.high:
+            raise InputError(f"{self.where}: {name} = {seconds:g} is out of range",
+                             f"{key.why}; use {key.low:g} to {key.high:g}, e.g. the default {keys.toml(key.default)}")
+        if key.large is not None and seconds > key.large and not self.allow_large:
+            raise InputError(f"{self.where}: {name} = {brief_repr(value)} is longer than {key.large / HOUR_S:g} h",
                              f"{units}; {_ALLOW_LARGE_HINT}")
         return seconds
 
-    def flag(self, key: str, default: bool) -> bool:
-        value = self.data.get(key, default)
+    def flag(self, name: str, default: object = _UNSET) -> bool:
+        value = self._value(name, default)
         if not isinstance(value, bool):
-            raise InputError(f"{self.where}: {key} must be true or false, got {brief_repr(value)}",
-                             f"write {key} = true")
+            raise InputError(f"{self.where}: {name} must be true or false, got {brief_repr(value)}",
+                             f"write {name} = true")
         return value
 
-    def choice(self, key: str, choices: tuple[str, ...]) -> str:
-        """One of `choices`; the first is the default."""
-        value = self.data.get(key, choices[0])
-        if not isinstance(value, str) or value not in choices:
-            raise InputError(f"{self.where}: {key} must be one of {', '.join(choices)}, got {brief_repr(value)}",
-                             f'write {key} = "{choices[0]}"')
+    def choice(self, name: str) -> str:
+        """One of the key's choices; a retired one is refused with its current name."""
+        key = self._key(name)
+        value = self.data.get(name, key.default)
+        if isinstance(value, str) and value in key.retired:
+            new = key.retired[value]
+            raise InputError(f'{self.where}: {name} = "{value}" is now called {name} = "{new}"',
+                             f'write {name} = "{new}"' + (" (the default)" if new == key.default else ""))
+        if not isinstance(value, str) or value not in key.choices:
+            raise InputError(f"{self.where}: {name} must be one of {', '.join(key.choices)}, got {brief_repr(value)}",
+                             f'write {name} = "{key.default}"')
         return value
 
 
@@ -193,10 +182,7 @@ def _setting(value: object, what: str) -> str:
                      'write a string, a number or true/false, on one line, e.g. shared_buffers = "8GB"')
 
 
-_RETIRED = {"slice_warmup_s": "remove it: targets take turns inside one driver run, so no turn pays a warm-up "
-                             "(turn_s is the length of each turn, default 0.01 s)",
-            "slice_s": "it is now called turn_s: write turn_s = <seconds> (default 0.01)"}
-
+_RETIRED = keys.retired()
 
 
 def check_keys(data: dict, known: set[str], where: str) -> None:
@@ -244,8 +230,8 @@ def cpu_placement(value: object, where: str) -> str | tuple[str, str]:
     if isinstance(value, str) and value in cpus.MODES:
         return value
     if isinstance(value, dict):
-        check_keys(value, {"driver", "server"}, f"{where}: cpus")
-        if set(value) == {"driver", "server"}:
+        check_keys(value, keys.names("cpus"), f"{where}: cpus")
+        if set(value) == keys.names("cpus"):
             return tuple(_cpu_list(value[k], f"{where}: cpus.{k}") for k in ("driver", "server"))
     raise InputError(f"{where}: cpus must be \"auto\", \"shared\" or a table with driver and server, "
                      f"got {brief_repr(value)}",
@@ -267,10 +253,11 @@ def _cpu_list(value: object, what: str) -> str:
 
 
 def threads(value: object, where: str) -> tuple[int, ...]:
+    low, high = (int(n) for n in (keys.key("top", "threads").low, keys.key("top", "threads").high))
     if isinstance(value, int) and not isinstance(value, bool):
         value = [value]
     if (not isinstance(value, list) or not value
-            or not all(isinstance(v, int) and not isinstance(v, bool) and 1 <= v <= 1024 for v in value)):
-        raise InputError(f"{where}: threads must be a list of client counts in 1..1024, got {brief_repr(value)}",
+            or not all(isinstance(v, int) and not isinstance(v, bool) and low <= v <= high for v in value)):
+        raise InputError(f"{where}: threads must be a list of client counts in {low}..{high}, got {brief_repr(value)}",
                          "write e.g. threads = [1] or threads = [1, 8]")
     return tuple(dict.fromkeys(value))

@@ -27,14 +27,11 @@ def plan_s(spec) -> float:
 
 def driver_spec(session: TargetSession, phase: str, repeat: int = 0) -> dict:
     sizes = session.spec.tpcc
-    spec = {"backend": session.dialect.backend, "connection": session.conn, "seed": session.spec.seed + repeat,
-            "phase": phase, "warehouses": sizes.warehouses, "procedures": sizes.procedures}
-    if phase == "load":
-        spec["clients"] = sizes.loaders(os.cpu_count() or 1)
-    else:
-        spec.update(clients=sizes.clients, rampup_s=sizes.rampup_s, duration_s=sizes.duration_s,
-                    interval_s=session.spec.interval_s)
-    return spec
+    # Both phases carry every field (the driver has no defaults); load ignores the windows.
+    clients = sizes.loaders(os.cpu_count() or 1) if phase == "load" else sizes.clients
+    return {"backend": session.dialect.backend, "connection": session.conn, "seed": session.spec.seed + repeat,
+            "phase": phase, "warehouses": sizes.warehouses, "procedures": sizes.procedures, "clients": clients,
+            "rampup_s": sizes.rampup_s, "duration_s": sizes.duration_s, "interval_s": session.spec.interval_s}
 
 
 def run_target(session: TargetSession, install: InstallInfo, repeat: int = 0) -> TpccResult:

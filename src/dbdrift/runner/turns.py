@@ -1,7 +1,7 @@
 """Turns: the targets take turns inside one driver run (order = "turns"; docs/protocol.md "Turns").
 
 Every driver thread holds a connection per target and all threads switch target together every
-`turn_s` (default 0.01 s; slow events get turns of TURN_EVENTS events) in rounds of one turn
+`turn_s` (the campaign key, plan/keys.py; slow events get turns of TURN_EVENTS events) in rounds of one turn
 per target, the order flipping each round (A B, B A, ...). Noise on this kind of host comes in
 bursts from well under a second to several seconds (steal, neighbours); turns of 10 ms put
 both sides of a pair inside the same burst, so the round-by-round ratios cancel it where

@@ -635,8 +635,9 @@ mod tests {
 
     fn adaptive(warmup_s: f64, duration_s: f64) -> Schedule {
         let spec: RunSpec = serde_json::from_str(&format!(
-            r#"{{"protocol":2,"backend":"null","warmup_s":{warmup_s},"duration_s":{duration_s},
-                "workload":{{"statements":[]}},
+            r#"{{"protocol":3,"backend":"null","seed":1,"threads":1,"warmup_s":{warmup_s},"duration_s":{duration_s},
+                "interval_s":1,"tables":1,"table_size":1,"rand":{{"type":"uniform"}},"prepared":true,
+                "workload":{{"transaction":false,"id_max":1,"statements":[]}},
                 "turns":{{"connections":[{{}},{{}}],"turn_s":0.01,"turn_events":10}}}}"#
         ))
         .unwrap();
@@ -660,8 +661,9 @@ mod tests {
     #[test]
     fn warm_rounds_are_even_so_measurement_starts_in_listed_order() {
         let spec: RunSpec = serde_json::from_str(
-            r#"{"protocol":2,"backend":"null","warmup_s":0.25,"duration_s":1.0,
-                "workload":{"statements":[]},"turns":{"connections":[{},{}],"turn_s":0.1}}"#,
+            r#"{"protocol":3,"backend":"null","seed":1,"threads":1,"warmup_s":0.25,"duration_s":1.0,
+                "interval_s":1,"tables":1,"table_size":1,"rand":{"type":"uniform"},"prepared":true,
+                "workload":{"transaction":false,"id_max":1,"statements":[]},"turns":{"connections":[{},{}],"turn_s":0.1}}"#,
         )
         .unwrap();
         let s = Schedule::new(&spec, spec.turns.as_ref().unwrap());

@@ -38,36 +38,20 @@ pub struct IbenchSpec {
     pub backend: BackendKind,
     #[serde(default)]
     pub connection: ConnectionSpec,
-    #[serde(default)]
     pub seed: u64,
-    #[serde(default)]
     pub step: String,
     pub clients: u32,
     pub tables: Vec<String>,
-    #[serde(default = "super::default_interval")]
     pub interval_s: f64,
     pub rows_per_client: u64,
     pub rows_per_statement: u64,
     /// Per client; 0 means not rate limited.
-    #[serde(default)]
     pub inserts_per_second: u64,
-    #[serde(default)]
     pub deletes: bool,
-    #[serde(default)]
     pub query: Option<QueryKind>,
-    #[serde(default = "one")]
     pub query_threads: u32,
-    #[serde(default = "default_data_length")]
     pub data_length: [u32; 2],
     pub sql: IbenchSql,
-}
-
-fn one() -> u32 {
-    1
-}
-
-fn default_data_length() -> [u32; 2] {
-    [10, 20]
 }
 
 impl IbenchSpec {
@@ -206,10 +190,10 @@ mod tests {
     use serde_json::{json, Value};
 
     fn base() -> Value {
-        json!({"protocol": 2, "backend": "postgres", "seed": 1, "step": "qr100",
-            "clients": 2, "tables": ["pi1", "pi2"], "rows_per_client": 1000,
+        json!({"protocol": 3, "backend": "postgres", "seed": 1, "step": "qr100",
+            "clients": 2, "tables": ["pi1", "pi2"], "interval_s": 1, "rows_per_client": 1000,
             "rows_per_statement": 50, "inserts_per_second": 100, "deletes": true,
-            "query": "range", "query_threads": 1,
+            "query": "range", "query_threads": 1, "data_length": [10, 20],
             "sql": {"insert": "INSERT INTO {table} (a) VALUES",
                     "delete": "DELETE FROM {table} WHERE id >= {min} LIMIT {rows}",
                     "min": "SELECT min(id) FROM {table}", "max": "SELECT max(id) FROM {table}",
@@ -229,13 +213,22 @@ mod tests {
     }
 
     #[test]
-    fn a_valid_spec_parses_with_defaults() {
+    fn a_valid_spec_parses() {
         let s = parse(&base()).unwrap();
         assert_eq!(s.interval_s, 1.0);
         assert_eq!(s.data_length, [10, 20]);
         assert_eq!(s.query, Some(QueryKind::Range));
         assert_eq!(s.query_threads_per_client(), 1);
         assert!(s.sql.after.is_empty());
+    }
+
+    #[test]
+    fn a_missing_field_is_a_spec_error_the_driver_has_no_defaults() {
+        for field in ["interval_s", "data_length", "query_threads", "step"] {
+            let mut v = base();
+            v.as_object_mut().unwrap().remove(field);
+            assert!(spec_error(&v).contains("missing field"), "{field}");
+        }
     }
 
     #[test]

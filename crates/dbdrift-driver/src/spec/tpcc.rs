@@ -20,25 +20,16 @@ pub struct TpccSpec {
     pub backend: BackendKind,
     #[serde(default)]
     pub connection: ConnectionSpec,
-    #[serde(default)]
     pub seed: u64,
     pub phase: TpccPhase,
     pub warehouses: u32,
     /// Load: loader threads; run: virtual users.
-    #[serde(default = "one")]
     pub clients: u32,
-    #[serde(default)]
+    /// Run only (load takes them too, and ignores them).
     pub rampup_s: f64,
-    #[serde(default)]
     pub duration_s: f64,
-    #[serde(default = "super::default_interval")]
     pub interval_s: f64,
-    #[serde(default)]
     pub procedures: bool,
-}
-
-fn one() -> u32 {
-    1
 }
 
 /// Warehouse ids are written into SQL as integers and multiplied by 100,000 stock rows;
@@ -91,7 +82,7 @@ mod tests {
     use serde_json::{json, Value};
 
     fn base() -> Value {
-        json!({"protocol": 2, "backend": "postgres", "connection": {"socket_dir": "/tmp", "port": 5432},
+        json!({"protocol": 3, "backend": "postgres", "connection": {"socket_dir": "/tmp", "port": 5432},
             "seed": 1, "phase": "run", "warehouses": 4, "clients": 2, "rampup_s": 10,
             "duration_s": 60, "interval_s": 1, "procedures": false})
     }
@@ -112,13 +103,24 @@ mod tests {
     }
 
     #[test]
-    fn a_load_spec_needs_no_timing_fields() {
-        let v = json!({"protocol": 2, "backend": "mysql", "phase": "load", "warehouses": 1});
+    fn a_load_spec_takes_the_timing_fields_and_ignores_them() {
+        let mut v = base();
+        v["phase"] = json!("load");
+        v["duration_s"] = json!(0);
         let s = parse_tpcc(&v.to_string()).unwrap();
         assert_eq!(
             (s.phase, s.clients, s.procedures),
-            (TpccPhase::Load, 1, false)
+            (TpccPhase::Load, 2, false)
         );
+    }
+
+    #[test]
+    fn a_missing_field_is_a_spec_error_the_driver_has_no_defaults() {
+        for field in ["seed", "clients", "rampup_s", "interval_s", "procedures"] {
+            let mut v = base();
+            v.as_object_mut().unwrap().remove(field);
+            assert!(spec_error(&v).contains("missing field"), "{field}");
+        }
     }
 
     #[test]

@@ -1,0 +1,357 @@
+"""Every campaign-file key, declared once: its table, type, default, range, workloads, meaning and
+retired names (docs/campaign.md's key tables are these rows; tests/unit/test_campaign_keys.py
+holds them equal).
+
+plan/fields.py reads a value by its Key (type, range, soft limit); plan/campaign.py takes the known
+keys, the defaults, to_dict's fields and the workload checks from here. Nothing here reads a file.
+Defaults of the Insert Benchmark, TPROC-C and target keys belong to the types that carry them
+(IBenchSizes, TpccSizes, TargetSpec, lower in the import order); their rows point at them.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from dbdrift.catalog.ibench import IBenchSizes
+from dbdrift.catalog.tpcc import TpccSizes
+from dbdrift.model import ENGINES, IBENCH_STEPS, TargetSpec
+
+INT64_MAX = 2**63 - 1
+HOUR_S, DAY_S = 3600.0, 86400.0
+REQUIRED = object()  # the key has no default: leaving it out is an error
+SYSBENCH = ("sysbench",)
+ALL_WORKLOADS = ("sysbench", "insert-benchmark", "tpcc")
+TABLES = ("top", "targets", "cpus", "insert_benchmark", "tpcc", "cluster")  # "top": the file's top level
+
+# kinds: how plan/fields.py reads the value
+INTEGER, DURATION, FLAG, CHOICE, NAME, STRING, PATH, LIST, TABLE, THREADS, CPUS, CPULIST = (
+    "integer", "duration", "flag", "choice", "name", "string", "path", "list", "table", "threads", "cpus", "cpulist")
+
+_IB, _TP = IBenchSizes, TpccSizes
+
+
+@dataclass(frozen=True)
+class Key:
+    """One key of one campaign table. `default` is the value when the key is left out (None: none,
+    or one the parser derives from other keys, which `shown` then says); `high` is a hard limit
+    (what the driver or the schema can take), `large` a soft one (refused unless allow_large);
+    `retired` maps an old name (of the key, or for a choice of a value) to its current one (None:
+    the old one is gone)."""
+
+    table: str
+    name: str
+    kind: str
+    type: str  # as docs/campaign.md's type column says it
+    default: object = None
+    doc: str = ""  # docs/campaign.md's meaning column
+    shown: str | None = None  # docs/campaign.md's default column, when not the default itself
+    low: float | None = None
+    high: float | None = None
+    large: float | None = None
+    why: str = ""  # why `high` is the most the key can take
+    measured: bool = False  # a duration that must be more than 0
+    choices: tuple[str, ...] = ()
+    workloads: tuple[str, ...] = ALL_WORKLOADS
+    retired: dict[str, str | None] = field(default_factory=dict)
+    attr: str | None = None  # the CampaignSpec field, when not `name`
+
+    @property
+    def field_name(self) -> str:
+        return self.attr or self.name
+
+    def shown_default(self) -> str:
+        """The default as docs/campaign.md's default column writes it."""
+        if self.shown is not None:
+            return self.shown
+        return "required" if self.default is REQUIRED else "none" if self.default is None else f"`{toml(self.default)}`"
+
+    def doc_row(self) -> str:
+        text = self.doc.replace("{low}", toml(self.low)).replace("{high}", toml(self.high))
+        return f"| `{self.name}` | {self.type} | {self.shown_default()} | {text} |"
+
+
+def toml(value: object) -> str:
+    """A default as a campaign file writes it: true, 300, 1.5, "turns", ["default32"]."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, float):
+        return f"{value:g}"
+    if isinstance(value, str):
+        return f'"{value}"'
+    if isinstance(value, (tuple, list)):
+        return "[" + ", ".join(toml(v) for v in value) + "]"
+    return str(value)
+
+
+KEYS: tuple[Key, ...] = (
+
+    # --- top -----------------------------------------------------------------------------
+    Key('top', 'name', NAME, 'name', default=None, shown="the file name without `.toml`",
+        doc=("The campaign's name in the store and in reports. A campaign runs at most once at a time per store, and "
+         '`--resume` finds the runs stored under this name.')),
+    Key('top', 'workload', CHOICE, 'string', default="sysbench", choices=("sysbench", "insert-benchmark", "tpcc"),
+        doc=('`"sysbench"` runs the sysbench-style microbenchmarks; `"insert-benchmark"` runs the Insert Benchmark '
+         'configured in `[insert_benchmark]`; `"tpcc"` runs TPROC-C configured in `[tpcc]`.')),
+    Key('top', 'targets', TABLE, 'array of tables', default=REQUIRED,
+        doc='The servers to compare, written as `[[targets]]` tables (see below); at least one.'),
+    Key('top', 'insert_benchmark', TABLE, 'table', default=None, shown="see below", workloads=("insert-benchmark",),
+        doc=("The Insert Benchmark's sizes and steps, written as an `[insert_benchmark]` table. Only with `workload = "
+         '"insert-benchmark"`; with another workload it is an error.')),
+    Key('top', 'tpcc', TABLE, 'table', default=None, shown="see below", workloads=("tpcc",),
+        doc=("TPROC-C's warehouses, virtual users and windows, written as a `[tpcc]` table. Only with `workload = "
+         '"tpcc"`.')),
+    Key('top', 'axes', TABLE, 'tables', default=None,
+        doc=('Configuration matrix axes, written as `[axes.NAME]` tables of levels; every target runs once per '
+         'combination of the levels that apply to its engine (see [Configuration '
+         'matrices](#configuration-matrices-axes)).')),
+    Key('top', 'variants', LIST, 'list of strings, or one string', default=(), shown="all",
+        doc=('Which variants of the axes run: shell globs on variant names, e.g. `["bl1_*"]`. A target no axis applies'
+         " to always runs. `--variants 'bl1_*,*_dw0'` on the command line replaces it.")),
+    Key('top', 'cluster', TABLE, 'table', default=None,
+        doc=("Run the campaign's units on a Dask cluster, written as a `[cluster]` table (see below). `dbdrift run "
+         '--cluster ADDRESS` does the same without it.')),
+    Key('top', 'allow_large', FLAG, 'boolean', default=False,
+        doc=('Accept sizes and durations beyond the soft limits above. Set it when you really mean e.g. 10^9 rows; the'
+         ' hard limits still apply.')),
+    Key('top', 'tests', LIST, 'list of strings, or one string', default=("default32",), attr="test_names",
+        workloads=SYSBENCH,
+        doc=('Which microbenchmarks run: test names, group names or sets (see [Test '
+         'selection](#test-selection-tests)). `--tests` on the command line replaces it. An empty list is an '
+         'error.')),
+    Key('top', 'tables', INTEGER, 'integer', default=1, high=2**32 - 1, large=128,
+        why="the driver counts tables (sbtest1..sbtestN) in 32 bits", workloads=SYSBENCH,
+        doc=('Number of sbtest tables (`sbtest1` … `sbtestN`); most statements pick one at random per execution. At '
+         'most 2^32-1; more than 128 needs `allow_large`.')),
+    Key('top', 'rows', INTEGER, 'integer', default=1_000_000, high=2**31 - 1, large=1_000_000_000,
+        why="sbtest's id and k are SQL INTEGER", workloads=SYSBENCH,
+        doc=('Rows per table, loaded before the first test. At most 2,147,483,647 (`id` and `k` are SQL INTEGER); more'
+         ' than 10^9 needs `allow_large`.')),
+    Key('top', 'threads', THREADS, 'integer or list of integers', default=(1,), low=1, high=1024, workloads=SYSBENCH,
+        doc=('Client thread counts, each 1..1024; every test runs once per count, in the order given (duplicates are '
+         'dropped).')),
+    Key('top', 'count_instructions', FLAG, 'boolean', default=False, workloads=SYSBENCH,
+        doc=('After the timed runs, also count instructions per event of each test under valgrind callgrind, on one '
+         'more server per target. Same as `--count-instructions`; needs valgrind.')),
+    Key('top', 'simulate_cache', FLAG, 'boolean', default=False, workloads=SYSBENCH,
+        doc=('With instruction counts (it turns them on): callgrind also simulates the caches and branch predictor, '
+         'and reports give I1, D1 and LL misses and branch mispredicts per event next to instructions, labelled as'
+         ' simulated. Slows the counting down; `run --simulate-cache` does the same.')),
+    Key('top', 'flamegraphs', FLAG, 'boolean', default=False, workloads=SYSBENCH,
+        doc=("Record the server's backends with `perf record` during each measured run, for `dbdrift report "
+         '--flamegraphs DIR`. Same as `--flamegraph`; needs perf.')),
+    Key('top', 'read_s', DURATION, 'duration', default=300.0, measured=True, large=DAY_S, workloads=SYSBENCH,
+        doc=('Measured time of each read test, and of `write-only` (as the original scripts do). Also the length of '
+         'the `point-query.warm` and `points-covered-si.warm` runs.')),
+    Key('top', 'write_s', DURATION, 'duration', default=600.0, measured=True, large=DAY_S, workloads=SYSBENCH,
+        doc='Measured time of each write test: the updates, `delete` and `read-write_range=*`.'),
+    Key('top', 'insert_s', DURATION, 'duration', default=None, shown="the value of `write_s`", measured=True,
+        large=DAY_S, workloads=SYSBENCH,
+        doc='Measured time of the `insert` test.'),
+    Key('top', 'warmup_s', DURATION, 'duration', default=5.0, large=2 * HOUR_S, workloads=SYSBENCH,
+        doc=('Unmeasured warm-up at the start of each run (sysbench `--warmup-time`). Interleaved, each target gets '
+         'this much of its own turns.')),
+    Key('top', 'scan_warm_s', DURATION, 'duration', default=60.0, large=2 * HOUR_S, workloads=SYSBENCH,
+        doc='Length of the unreported `scan.warm` run before `scan`.'),
+    Key('top', 'settle_s', DURATION, 'duration or `"auto"`', default=None, shown='`"auto"`', large=2 * HOUR_S,
+        doc=('Time of each settle step: after the load, after `read-write_range=100` (or before the reads that follow '
+         'the write phase) and, for the Insert Benchmark, after `l.i2`. The settle work (vacuum, analyze and '
+         'checkpoint on PostgreSQL; the InnoDB flushing steps on MariaDB/MySQL) runs first and dbdrift sleeps only'
+         ' the remainder; `0` does the work without waiting. `"auto"` is min(1200, 60 + tables × rows / 10^6) s, '
+         'or min(1200, 60 + rows_l_i0 / 10^6) s for the Insert Benchmark.')),
+    Key('top', 'warm_runs', FLAG, 'boolean', default=True, workloads=SYSBENCH,
+        doc=('Run the unreported warm-up runs: `point-query.warm` after each load (one client per table), `scan.warm` '
+         'before `scan` and `points-covered-si.warm` before `points-covered-si` (at the first thread count). Set '
+         '`false` for shorter campaigns at the cost of measuring colder caches.')),
+    Key('top', 'interval_s', DURATION, 'duration', default=1.0, measured=True, large=DAY_S,
+        doc=("The driver's reporting interval. In sequential runs it is the unit of throughput samples and of steal "
+         'filtering (an interval in a second with more than 10% host steal is left out); runs in turns use their '
+         'turns instead. For the Insert Benchmark it is the period of the per-second client report.')),
+    Key('top', 'repeats', INTEGER, 'integer', default=1, high=1000, large=100,
+        why="every repeat runs every test again",
+        doc=('How many times each measured test runs (repeat n uses seed `seed + n`). With 3 or more, results in turns'
+         ' get intervals over server starts; 5 with shorter runs gives verdicts to trust. At most 1000; more than '
+         '100 needs `allow_large`.')),
+    Key('top', 'restart', CHOICE, 'string', default="repeat", choices=("repeat", "never", "reload"),
+        workloads=SYSBENCH,
+        doc=('What happens between repeats. `"repeat"`: every server is stopped and started again on the same data '
+         'before each repeat of a test after the first (in turns, all stop before any starts again). `"never"`: '
+         'one start per server for all repeats (faster with big buffer pools). `"reload"`: the whole test sequence'
+         ' runs once per repeat, each repeat after the first on new servers (new data directory, load, settle). No'
+         ' effect with `repeats = 1`.')),
+    Key('top', 'order', CHOICE, 'string', default="turns", choices=("turns", "sequential"),
+        retired={"interleaved": "turns"}, workloads=SYSBENCH,
+        doc=('`"turns"`: all targets\' servers stay up and take turns of `turn_s` inside each driver run, so both sides'
+         ' of a comparison see the same host noise. `"sequential"`: one server at a time, as the original scripts '
+         'do; use it when the servers do not fit in memory together. Targets of different engine families '
+         '(PostgreSQL and MariaDB/MySQL) cannot share a driver run and take whole runs in turn. The Insert '
+         'Benchmark always runs sequentially.')),
+    Key('top', 'turn_s', DURATION, 'duration', default=0.01, measured=True, low=0.001, high=60.0, workloads=SYSBENCH,
+        why="targets take turns of turn_s seconds inside one driver run",
+        retired={"slice_s": None, "slice_warmup_s": (
+            "remove it: targets take turns inside one driver run, so no turn pays a warm-up "
+            "(turn_s is the length of each turn, default {default} s)")},
+        doc=('With `order = "turns"` only: the length of each target\'s turn, {low} to {high} s. Tests with slow events get'
+         ' longer turns automatically (about 10 mean event times; `scan` at least 1 s).')),
+    Key('top', 'cpus', CPUS, '`"auto"`, `"shared"` or table', default="auto",
+        doc=('Where the driver and the servers run. `"auto"`: with two or more usable CPUs the driver is pinned to the'
+         ' lowest quarter of them (at least one) and every server process to the rest; with one CPU, or for the '
+         'Insert Benchmark, nothing is pinned. `"shared"`: no pinning. A table `{ driver = "0", server = "1-3" }` '
+         'chooses both sets (see [`cpus`](#cpus-table)).')),
+    Key('top', 'seed', INTEGER, 'integer', default=1, high=INT64_MAX, why="the driver's seed is a 64-bit integer",
+        doc=('Seed of the parameter generator, so every target sees the same key sequence. Repeat n uses `seed + n`; '
+         '`seed + repeats` must stay within 2^63-1.')),
+    Key('top', 'prepared', FLAG, 'boolean', default=True, workloads=SYSBENCH,
+        doc=('Sysbench runs send their statements as server-side prepared statements; `false` sends the SQL text with '
+         'literals each time. The Insert Benchmark always prepares its queries.')),
+
+    # --- targets -------------------------------------------------------------------------
+    Key('targets', 'name', NAME, 'name', default=REQUIRED,
+        doc="The target's name in reports and in `--base NAME`; unique within the campaign."),
+    Key('targets', 'engine', CHOICE, 'string', default=TargetSpec.engine, choices=ENGINES,
+        doc='`"postgres"`, `"mariadb"` or `"mysql"`. MariaDB and MySQL run the same tests on InnoDB.'),
+    Key('targets', 'version', STRING, 'string', default=None,
+        doc=('A release for dbdrift to fetch and cache (see [Where the binaries come '
+         'from](#where-the-binaries-come-from)). One of `version`, `basedir` and `system = true` is required.')),
+    Key('targets', 'basedir', PATH, 'path', default=None,
+        doc=('Your own build: the install prefix (the `--prefix` of `make install`). It must exist when the file is '
+         'read.')),
+    Key('targets', 'system', FLAG, 'boolean', default=TargetSpec.system,
+        doc="`true` uses the host's installed server."),
+    Key('targets', 'config', PATH, 'name, path, or a list of one of each', default=None,
+        doc=("A configuration file appended after dbdrift's defaults: to `postgresql.conf` on PostgreSQL, after the "
+         '`[mysqld]` defaults of `my.cnf` on MariaDB/MySQL. A name (`"z12a"`, `"z13a"`, `"cx10a"`, `"cx10b"`) is '
+         'one of the [named files](#named-configuration-files) dbdrift ships; anything else is a path to your own '
+         'file, which must exist when the file is read. `["z12a", "my.cnf"]` appends the named file, then yours.')),
+    Key('targets', 'settings', TABLE, 'inline table', default={}, shown="`{}`",
+        doc='Server options, written after `config` so they win (see [Server settings](#server-settings)).'),
+    Key('targets', 'data_checksums', FLAG, 'boolean', default=TargetSpec.data_checksums,
+        doc=('PostgreSQL only: initialise the data directory with data checksums. Every target gets them set '
+         'explicitly (PostgreSQL 18 would turn them on by default). An error on MariaDB/MySQL targets, where '
+         '`settings = { innodb_checksum_algorithm = "crc32" }` is the equivalent.')),
+    Key('targets', 'base', FLAG, 'boolean', default=TargetSpec.base,
+        doc=('The target every other target is compared with (rQPS = QPS(target) / QPS(base)). At most one target may '
+         'set it; without it the first target is the base and `run` says so. `--base NAME` on `run` and `report` '
+         'overrides it.')),
+    Key('targets', 'port', INTEGER, 'integer', default=None, shown="a free port", low=1024, high=65535,
+        doc=('A port number in 1024..65535, unique among the targets. Servers never listen on TCP: on PostgreSQL the '
+         'number only names the Unix socket (`.s.PGSQL.<port>`); on MariaDB/MySQL it is written to `my.cnf` while '
+         'networking stays off. Leave it out unless something needs a fixed number.')),
+
+    # --- cpus ----------------------------------------------------------------------------
+    Key('cpus', 'driver', CPULIST, 'CPU list', default=REQUIRED,
+        doc=('CPUs the load driver runs on, in the kernel\'s list format: `"0"`, `"1-3"`, `"0,2-3"` (or a single CPU '
+         'number).')),
+    Key('cpus', 'server', CPULIST, 'CPU list', default=REQUIRED,
+        doc='CPUs every server process runs on, in the same format.'),
+
+    # --- insert_benchmark ----------------------------------------------------------------
+    Key('insert_benchmark', 'clients', INTEGER, 'integer', default=_IB.clients, high=1024,
+        why="each client is a connection and a thread, like threads (at most 1024)",
+        doc=("Number of clients (the benchmark's dop), 1..1024. Each client has its own table `pi1` … `piN` unless "
+         '`shared_table` is set.')),
+    Key('insert_benchmark', 'rows_l_i0', INTEGER, 'integer', default=_IB.rows_l_i0, high=INT64_MAX,
+        large=10_000_000_000, why="transactionid is a BIGINT",
+        doc='Rows inserted by `l.i0`, the load without secondary indexes. Also sets the `"auto"` settle time.'),
+    Key('insert_benchmark', 'rows_l_i1', INTEGER, 'integer', default=_IB.rows_l_i1, high=INT64_MAX,
+        large=10_000_000_000, why="transactionid is a BIGINT",
+        doc='Rows inserted by `l.i1` (50 rows per INSERT, deleting as many when `deletes` is on).'),
+    Key('insert_benchmark', 'rows_l_i2', INTEGER, 'integer', default=None,
+        shown="a quarter of `rows_l_i1` (at least 1)", high=INT64_MAX, large=10_000_000_000,
+        why="transactionid is a BIGINT",
+        doc='Rows inserted by `l.i2` (5 rows per INSERT).'),
+    Key('insert_benchmark', 'query_s', DURATION, 'duration', default=_IB.query_s, measured=True, large=DAY_S,
+        doc=('Target length of each query step: every client writes `query_s` × rate rows at 100, 500 or 1000 rows/s, '
+         'and the step ends when every client has written its rows.')),
+    Key('insert_benchmark', 'deletes', FLAG, 'boolean', default=_IB.deletes,
+        doc='From `l.i1` on, delete as many of the oldest rows as are inserted, so the table keeps its size.'),
+    Key('insert_benchmark', 'shared_table', FLAG, 'boolean', default=_IB.shared_table,
+        doc=('All clients write one table, `pi1`. Cannot be combined with `deletes = true` and more than one client '
+         "(clients would delete each other's rows).")),
+    Key('insert_benchmark', 'io_bound', FLAG, 'boolean', default=_IB.io_bound,
+        doc=("The IO-bound setup: each target's cache is sized well below the table, a tenth of what `l.i0` and `l.x` "
+         'build (250 bytes per `rows_l_i0` row, at least 16 MB): `shared_buffers` on PostgreSQL, '
+         "`innodb_buffer_pool_size` with `innodb_flush_method = O_DIRECT` on MySQL and MariaDB. A target's own "
+         '`settings` win. PostgreSQL reads through the OS page cache, so its cache misses reach storage only when '
+         "the table also outgrows the host's free memory; InnoDB's misses with O_DIRECT always do. The report's "
+         '`rpq`/`rkbpq` show which.')),
+    Key('insert_benchmark', 'steps', LIST, 'list of strings, or one string', default=IBENCH_STEPS,
+        shown="all ten steps",
+        doc=('A subset of `l.i0`, `l.x`, `l.i1`, `l.i2`, `qr100`, `qp100`, `qr500`, `qp500`, `qr1000`, `qp1000`; they '
+         'always run in that order. An empty list is an error. The settle step follows `l.i2` when it is selected.')),
+
+    # --- tpcc ----------------------------------------------------------------------------
+    Key('tpcc', 'warehouses', INTEGER, 'integer', default=_TP.warehouses, high=1_000_000, large=5_000,
+        why="each warehouse loads about 500,000 rows (~100 MB)",
+        doc=('W, the number of warehouses loaded (about 500,000 rows, ~100 MB each). More than 5,000 needs '
+         '`allow_large`.')),
+    Key('tpcc', 'clients', INTEGER, 'integer', default=_TP.clients, high=1024,
+        why="each client is a connection and a thread, like threads (at most 1024)",
+        doc='Virtual users, each a connection and a thread with the home warehouse k mod W + 1, 1..1024.'),
+    Key('tpcc', 'load_clients', INTEGER, 'integer', default=None, shown="one per host CPU, at most W", high=1024,
+        why="each loader is a connection and a thread",
+        doc='Loader connections; the warehouses are split between them.'),
+    Key('tpcc', 'rampup_s', DURATION, 'duration', default=_TP.rampup_s, large=2 * HOUR_S,
+        doc='Transactions run but are not counted; 0 is allowed.'),
+    Key('tpcc', 'duration_s', DURATION, 'duration', default=_TP.duration_s, measured=True, large=DAY_S,
+        doc='The measured window: NOPM, TPM, response times and the host samples are of this window.'),
+    Key('tpcc', 'procedures', FLAG, 'boolean', default=_TP.procedures,
+        doc=('Run the five transactions as stored procedures created at load time instead of statements sent by the '
+         'driver (see [protocol.md](protocol.md)).')),
+
+    # --- cluster -------------------------------------------------------------------------
+    Key('cluster', 'address', STRING, 'string', default=None, shown="none (runs here)",
+        doc=('The scheduler\'s address as `dask scheduler` prints it, e.g. `"tcp://10.0.0.5:8786"`; `HOST:PORT` means '
+         '`tcp://HOST:PORT`.')),
+    Key('cluster', 'hosts', LIST, 'list of names', default=(), shown="none",
+        doc=('Host kinds, e.g. `["small", "large"]`: each kind runs the whole campaign on the workers started with '
+         '`dbdrift worker ADDRESS --kind KIND`, and its results form a campaign of their own, `<name>@<kind>`. '
+         'Without it any worker takes any unit and there is one campaign.')),
+    Key('cluster', 'units', INTEGER, 'integer', default=None, shown="one per worker of the kind", high=10_000,
+        why="each unit starts and loads its own servers",
+        doc=("How many units a sysbench campaign's tests are split into, per host kind, each of about equal expected "
+         "time. An Insert Benchmark or TPROC-C campaign's repeats are dealt out instead (at most one unit per "
+         'repeat).')),
+    Key('cluster', 'wait_s', DURATION, 'duration', default=600.0, measured=True,
+        doc=('How long to wait for a worker that can take a unit: at the start, and after every worker of a kind is '
+         'gone (its units are then stored as failed).')),
+)
+
+_BY = {(k.table, k.name): k for k in KEYS}
+
+
+def key(table: str, name: str) -> Key:
+    return _BY[(table, name)]
+
+
+def default(table: str, name: str) -> object:
+    return _BY[(table, name)].default
+
+
+def names(table: str) -> set[str]:
+    """The keys a table accepts: what check_keys holds unknown keys against."""
+    return {k.name for k in KEYS if k.table == table}
+
+
+def of(table: str) -> tuple[Key, ...]:
+    return tuple(k for k in KEYS if k.table == table)
+
+
+def only_for(workload: str) -> tuple[str, ...]:
+    """Top-level keys of the other workloads: refused in a `workload` campaign, not ignored."""
+    return tuple(k.name for k in KEYS if k.table == "top" and k.workloads != ALL_WORKLOADS
+                 and workload not in k.workloads and k.kind != TABLE)
+
+
+def retired() -> dict[str, str]:
+    """Old key name (of any table) -> the hint that says what replaced it."""
+    hints = {}
+    for k in KEYS:
+        if k.kind == CHOICE:
+            continue  # retired values, not names: fields.Table.choice says them
+        for old, gone in k.retired.items():  # None: renamed to k; else why it is gone and what to do
+            hints[old] = (f"it is now called {k.name}: write {k.name} = <{_unit(k)}> (default {toml(k.default)})"
+                          if gone is None else gone.format(default=toml(k.default)))
+    return hints
+
+
+def _unit(k: Key) -> str:
+    return "seconds" if k.kind == DURATION else "value"

@@ -1,0 +1,100 @@
+"""plan/keys.py is the one table of campaign keys: docs/campaign.md's key tables are its rows,
+word for word, and the parser and to_dict take every key from it.
+
+Run this file (`PYTHONPATH=src python tests/unit/test_campaign_keys.py`) to rewrite the rows of
+docs/campaign.md from the table: a changed key's row in place, a new key's after the last row of
+its section's first table (move it within the section if it reads better elsewhere; the order is
+not checked), a removed key's row dropped.
+"""
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from dbdrift.plan import campaign, fields, keys
+
+DOC = Path(__file__).resolve().parents[2] / "docs" / "campaign.md"
+# a table of plan/keys.py -> its "## " section of docs/campaign.md
+SECTION = {"top": "Top-level keys", "targets": "`[[targets]]`", "cpus": "`cpus` table",
+           "insert_benchmark": "`[insert_benchmark]`", "tpcc": "`[tpcc]`", "cluster": "`[cluster]`"}
+_ROW = re.compile(r"^\| `([^`]+)` \|.*\|$", re.MULTILINE)
+_LINE = re.compile(r"^\| `([^`]+)` \|.*\|$")
+
+
+def _rows(table: str) -> dict[str, str]:
+    parts = re.split(r"^## +(.+)$", DOC.read_text(), flags=re.MULTILINE)
+    body = dict(zip((h.strip() for h in parts[1::2]), parts[2::2]))[SECTION[table]]
+    return {m.group(1): m.group(0) for m in _ROW.finditer(body)}
+
+
+def test_every_table_of_keys_has_a_section_of_the_doc():
+    assert set(keys.TABLES) == set(SECTION)
+
+
+@pytest.mark.parametrize("table", keys.TABLES)
+def test_the_docs_key_table_is_the_key_tables_rows_word_for_word(table):
+    documented = _rows(table)
+    assert set(documented) == keys.names(table), "run this file to rewrite docs/campaign.md's rows"
+    for key in keys.of(table):
+        assert documented[key.name] == key.doc_row(), (
+            f"docs/campaign.md's row of {key.name} ({table}) differs from plan/keys.py: "
+            "run this file")
+
+
+def test_a_campaign_that_leaves_every_key_out_gets_each_default_of_the_table():
+    spec = campaign.parse_campaign({"targets": [{"name": "a", "version": "17.10"}]}, "c.toml", Path("."), "c")
+    for key in keys.of("top"):
+        if key.default not in (None, keys.REQUIRED) and hasattr(spec, key.field_name):
+            assert getattr(spec, key.field_name) == key.default, key.name
+
+
+def test_to_dict_stores_every_top_level_value_key():
+    stored = campaign.CampaignSpec(name="c", targets=(), tests=()).to_dict()
+    for key in keys.of("top"):
+        if key.kind not in (keys.TABLE, keys.NAME) and key.name != "variants":
+            assert key.name in stored, key.name
+
+
+def test_a_retired_name_is_refused_with_the_current_one():
+    with pytest.raises(Exception) as err:
+        fields.check_keys({"slice_s": 0.02}, keys.names("top"), "c.toml")
+    assert "turn_s" in err.value.hint and keys.toml(keys.default("top", "turn_s")) in err.value.hint
+
+
+def test_a_retired_value_is_refused_with_the_current_one():
+    with pytest.raises(Exception) as err:
+        fields.Table({"order": "interleaved"}, "c.toml").choice("order")
+    assert 'order = "turns"' in err.value.message
+
+
+def test_the_keys_other_workloads_refuse_are_the_sysbench_only_ones():
+    assert set(keys.only_for("tpcc")) == set(keys.only_for("insert-benchmark")) == set(campaign.SYSBENCH_ONLY)
+    assert not set(keys.only_for("sysbench"))
+
+
+def rewrite(text: str) -> str:
+    """docs/campaign.md with its key rows made the table's."""
+    lines: list[str | None] = list(text.split("\n"))
+    section, seen, first_row = None, {}, {}
+    for i, line in enumerate(lines):
+        if line.startswith("## "):
+            section = next((t for t, h in SECTION.items() if line[3:].strip() == h), None)
+        elif section and (match := _LINE.match(line)):
+            first_row.setdefault(section, i)
+            if match.group(1) in keys.names(section):
+                lines[i] = keys.key(section, match.group(1)).doc_row()
+                seen.setdefault(section, set()).add(match.group(1))
+            else:
+                lines[i] = None
+    for table in sorted(first_row, key=first_row.get, reverse=True):  # from the end: earlier indexes hold
+        at = first_row[table]
+        while at + 1 < len(lines) and (lines[at + 1] is None or _LINE.match(lines[at + 1])):
+            at += 1
+        lines[at + 1:at + 1] = [k.doc_row() for k in keys.of(table) if k.name not in seen.get(table, set())]
+    return "\n".join(line for line in lines if line is not None)
+
+
+if __name__ == "__main__":
+    DOC.write_text(rewrite(DOC.read_text()))
