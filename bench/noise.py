@@ -52,7 +52,7 @@ DEFAULT_TESTS = ["point-query", "random-points_range=10", "points-covered-pk", "
 # (drawn at random; each autocommit statement is a transaction) is formatted with its duration
 # and parameters and written to the server log. On the 2-core AMD EPYC VM of 2026-11-24 it
 # cost 4-8% in 8 of the 9 default tests and 15% on points-covered-pk (100 parameters a
-# statement). Plants tried before it (bench/README.md): pg_stat_statements + auto_explain cost
+# statement). Plants tried before it (docs/noise.md, E15): pg_stat_statements + auto_explain cost
 # 0-2% on point queries and writes there, below the 2% minimum effect; serializable isolation
 # 1.3% on insert and 2-3% on point-query and the updates, 8-16% on range scans.
 DEFAULT_PLANTED = {"log_transaction_sample_rate": "0.5"}

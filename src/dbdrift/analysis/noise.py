@@ -286,8 +286,8 @@ def paired_turns(new: list[RunSample], base: list[RunSample], steal_max_pct: flo
     the estimate is exp(trimmed mean of d), `trim` of the pairs cut from each end. Turns
     are short (10 ms by default) and a hiccup of the host (a stolen time slice, an interrupt
     storm) can halve one turn and not its partner: d has heavy tails on both sides, and the
-    trimmed mean ignores them where the mean would be dragged about (bench/README.md,
-    noise.py). Where A and B differ by a constant
+    trimmed mean ignores them where the mean would be dragged about (docs/noise.md, D6
+    and E1). Where A and B differ by a constant
     factor, every d is shifted alike, so the trimmed mean estimates that factor as the mean
     would; it assumes the noise on d is symmetric, which ABBA order gives (a hiccup is as
     likely in either turn of a round).
@@ -377,8 +377,7 @@ def crossover(even: list[float], odd: list[float], dropped: int = 0) -> Estimate
     offset a placement gives (e.g. A on frames X, B on frames Y) is +p in one parity of
     repeats and -p in the other. The alternating order puts the place each server has in the
     order of starting, which carries an offset of its own, on the parity as well
-    (bench/README.md, "All servers stop before any starts again" and "Servers restart in
-    alternate order"). The plain mean over 5 repeats weighs one arm 3:2 and keeps p/5 of
+    (docs/noise.md, D11 and D12, evidence E5 to E8). The plain mean over 5 repeats weighs one arm 3:2 and keeps p/5 of
     that offset, and the t interval counts the swing of +-p as noise; the mean of the arms'
     means cancels it, and the within-arm variance leaves it out. Assumes the placement offset
     is the same in every repeat of an arm and the rest is independent and roughly normal, as
@@ -413,7 +412,7 @@ def between_campaign_sd(campaigns: list[list[Estimate]]) -> dict[str, tuple[floa
     known to be 0, i.e. the sd_b^2 >= 0 at which sum(m^2 / (se^2 + sd_b^2)) equals the number
     of cells (0 when the offsets are no larger than their intervals explain); cells with tight
     intervals weigh more, as they should. Assumes one sd_b for every microbenchmark (one per
-    test did no better: bench/README.md, "Intervals widened by the between-campaign sd") and
+    test did no better: docs/noise.md, D17 and E12) and
     normal offsets. The offsets of one campaign tend to lean one way across its tests, so
     the cells are not independent: the campaigns, not the cells, count as its sample size.
     Cells are grouped by the estimator's method, as an interval from one start leaves out more

@@ -26,6 +26,7 @@ TOPICS = {
     "cluster": ("cluster.md", "a campaign over many hosts with Dask"),
     "faults": ("faults.md", "what happens when a server dies, on Ctrl-C, on bad input"),
     "protocol": ("protocol.md", "the contract between dbdrift and its load driver"),
+    "contributing": ("contributing.md", "the layers, adding a workload or a build source, how the tests are organised"),
 }
 
 EXAMPLES = """\

@@ -28,7 +28,7 @@ from dbdrift.store.store import Store
 from dbdrift.version import __version__
 
 # Below this many A/A calibrations the between-campaign sd is mostly luck (measured on the VMs
-# dbdrift is developed on: bench/README.md, "Intervals widened by the between-campaign sd").
+# dbdrift is developed on: docs/noise.md, E12: sd_b 0.14% from one calibration, 0.47-0.55% from several).
 FEW_CALIBRATIONS = 3
 
 

@@ -462,8 +462,8 @@ class Runner:
         last in, first out, and a server takes its pages as the prewarm touches them, so the
         first to start gets the pages the last to stop gave back and the servers trade their
         physical memory at every restart. Restarted one by one, each would get its own pages
-        back and keep for the whole campaign what its first start drew (bench/README.md, "All
-        servers stop before any starts again")."""
+        back and keep for the whole campaign what its first start drew (docs/noise.md, D11,
+        E5 and E6)."""
         return self._cycle_all(live, step, lambda s: s.halt(step), lambda s: s.restart(step, stopped=True), outcome)
 
     def _cycle_all(self, live: list[TargetSession], step, stop, start, outcome: CampaignOutcome) -> list[TargetSession]:
@@ -479,8 +479,8 @@ class Runner:
         """The order in which servers stop and start again before `repeat`: as listed before
         even repeats (and at the first start), reversed before odd ones. The place in the
         order of starting carries an offset of its own: in a fixed order, whichever server
-        started second kept one for the whole campaign on some tests (bench/README.md,
-        "Servers restart in alternate order"). Alternating puts that place on the repeats'
+        started second kept one for the whole campaign on some tests (docs/noise.md, D11
+        and E8). Alternating puts that place on the repeats'
         parity, where the crossover estimate (analysis/noise.py) takes it out as it does the
         trade of memory. Stopping in the same order keeps the trade."""
         return list(live) if repeat % 2 == 0 else list(reversed(live))

@@ -106,7 +106,7 @@ class PostgresDialect(Dialect):
         id order, one stream per table, as sysbench's prepare does: the heap is then laid out
         identically on every server. Parallel chunks into one table would interleave their
         pages differently on each server, and two servers loaded alike would then differ on
-        index scans (docs/methodology.md; bench/README.md, noise.py).
+        index scans (docs/methodology.md; docs/noise.md, D15 and E11).
         `workers` is not used (the caller's thread count runs the tables and indexes side by side).
         """
         create, copy, index, attach = [], [], [], []

@@ -51,8 +51,8 @@ REPEAT_BELOW_IR = 1_000_000_000
 """A second N1/N2 pair, which shows how repeatable the count is, runs when one pair's difference
 is below this many instructions. What does not cancel between two runs is a few thousand
 instructions of timing-dependent work, so above it the spread is under 0.001% (bench/README.md,
-instructions.py: the 1M-row scan repeats within 0.00002%) and a second pair of full scans
-would only double their cost."""
+instructions.py: 60 of 64 cells of 17.10 and 18.4 at 1M rows, the full scan among them, repeat
+within 0.001%) and a second pair of full scans would only double their cost."""
 MIN_FUNCTION_IR = 0.5  # per event; smaller per-function slopes are not stored
 START_TIMEOUT_S = 300.0  # a postmaster under callgrind takes seconds, not milliseconds, to start
 PROFILE_TIMEOUT_S = 120.0
