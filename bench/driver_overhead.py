@@ -27,7 +27,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import _common as c  # noqa: E402
-from dbdrift.catalog import sysbench as catalog  # noqa: E402
+from dbdrift.workloads.sysbench import catalog as catalog  # noqa: E402
 from dbdrift.driver import process  # noqa: E402
 from dbdrift.driver.protocol import PROTOCOL_VERSION, parse_lines, totals  # noqa: E402
 from dbdrift.errors import UserError  # noqa: E402

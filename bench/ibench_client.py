@@ -238,7 +238,7 @@ import psutil  # noqa: E402
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import _common as c  # noqa: E402
-from dbdrift.catalog import ibench  # noqa: E402
+from dbdrift.workloads.ibench import catalog as ibench  # noqa: E402
 from dbdrift.driver import process  # noqa: E402
 from dbdrift.driver.protocol import PROTOCOL_VERSION, parse_lines  # noqa: E402
 from dbdrift.errors import UserError  # noqa: E402
@@ -298,7 +298,7 @@ class Sample:
 
 
 def driver_spec(conn: dict, rows: int, seed: int) -> dict:
-    """As runner.ibench.driver_spec builds it for l.i0 with one client and no rate limit."""
+    """As workloads/ibench/run.py driver_spec builds it for l.i0 with one client and no rate limit."""
     dialect = for_engine("postgres", "")
     step = ibench.IBenchStep("l.i0", rows, ROWS_PER_STATEMENT)
     return {"protocol": PROTOCOL_VERSION, "backend": dialect.backend, "connection": conn, "seed": seed,

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from dbdrift.catalog import sysbench
+from dbdrift.workloads.sysbench import catalog as sysbench
 from dbdrift.driver import process
 from dbdrift.driver.protocol import DriverOutput
 from dbdrift.errors import ServerError

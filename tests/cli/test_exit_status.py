@@ -93,7 +93,7 @@ def test_ctrl_c_and_sigterm_exit_130_with_the_resume_hint(signum):
 @pytest.mark.fault("input")
 @pytest.mark.parametrize("group, first", [("point", "point-query"), ("writes", None), ("default32", None)])
 def test_bisect_refuses_a_group_for_test_at_parse_time_naming_its_tests(tmp_path, group, first):
-    from dbdrift.catalog.sysbench import select_tests
+    from dbdrift.workloads.sysbench.catalog import select_tests
     # no cache and no registry: code that let the group through would fail fast (exit 1), not start a bisect
     result = dbdrift("bisect", "--good", "17.0", "--bad", "17.1", "--test", group, "--store", tmp_path / "b.db",
                      extra_env={"DBDRIFT_CACHE_DIR": str(tmp_path / "cache"), **UNREACHABLE})

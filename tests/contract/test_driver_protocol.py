@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from dbdrift.catalog import sysbench
+from dbdrift.workloads.sysbench import catalog as sysbench
 from dbdrift.driver import process
 from dbdrift.driver.protocol import PROTOCOL_VERSION, bucket_index, merge_buckets, parse_lines, percentile_us, totals
 

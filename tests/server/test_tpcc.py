@@ -13,7 +13,7 @@ from dbdrift import env
 from dbdrift.driver import process
 from dbdrift.errors import UserError
 from dbdrift.model import TargetSpec
-from dbdrift.runner.tpcc import check_consistency
+from dbdrift.workloads.tpcc.run import check_consistency
 from dbdrift.server.engines import resolve_install
 from tests.helpers import dbdrift, shared_work_dir
 

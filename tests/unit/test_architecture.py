@@ -3,7 +3,7 @@ import ast
 from pathlib import Path
 
 PKG = Path(__file__).resolve().parents[2] / "src" / "dbdrift"
-BASE = {"model", "units", "errors", "cpus", "version", "disk"}
+BASE = {"model", "units", "errors", "cpus", "version", "disk", "workload"}
 ALLOWED = {
     "cpus": {"errors"},
     "model": {"errors", "units"},
@@ -11,6 +11,7 @@ ALLOWED = {
     "errors": set(),
     "version": set(),
     "disk": set(),
+    "workload": set(),
     "env": BASE,
     "catalog": BASE,
     "plan": BASE | {"catalog"},
@@ -23,16 +24,37 @@ ALLOWED = {
     "results": BASE | {"catalog", "store", "analysis"},
     "report": {"analysis", "model", "units", "version", "results"},
     "cluster": BASE | {"catalog", "plan", "server", "store", "env", "runner"},
-    "cli": {"model", "units", "errors", "cpus", "version", "disk", "env", "catalog", "plan", "server", "driver", "metrics", "store",
-            "runner", "analysis", "results", "report", "cluster"},
+    # the workload registry assembles every slice's parts, so it sits above every layer they belong to
+    "registry": BASE | {"env", "catalog", "plan", "server", "driver", "metrics", "store", "runner", "analysis",
+                        "results", "report", "cluster"},
+    "cli": BASE | {"env", "catalog", "plan", "server", "driver", "metrics", "store", "runner", "analysis",
+                   "results", "report", "cluster", "registry"},
     "__main__": {"cli"},
     "__init__": set(),
 }
 
 
+# A workload's sub-package (workloads/<name>/) holds one file per role, each in the layer of its role.
+ROLES = {"catalog": "catalog", "plan": "plan", "run": "runner", "cluster": "cluster", "results": "results",
+         "report": "report"}
+
+
+def module_layer(parts: list[str]) -> str:
+    """The layer of the module dbdrift.<parts...>: its top package, or for a workload slice its role."""
+    if parts[0] != "workloads":
+        return parts[0]
+    if len(parts) == 1 or parts[1] == "__init__":
+        return "__init__"
+    if parts[1] == "registry":
+        return "registry"
+    if len(parts) == 2 or parts[2] == "__init__":
+        return "__init__"
+    return ROLES[parts[2]]
+
+
 def layer_of(path: Path) -> str:
-    rel = path.relative_to(PKG)
-    return rel.parts[0] if len(rel.parts) > 1 else rel.stem
+    rel = path.relative_to(PKG).with_suffix("")
+    return module_layer(list(rel.parts))
 
 
 def imported_layers(path: Path) -> set[str]:
@@ -40,15 +62,16 @@ def imported_layers(path: Path) -> set[str]:
     found = set()
     for node in ast.walk(tree):
         if isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("dbdrift"):
-            parts = node.module.split(".")
-            if len(parts) > 1:
-                found.add(parts[1])
-            else:
-                found.update(alias.name for alias in node.names)
+            parts = node.module.split(".")[1:]
+            if parts and (parts[0] != "workloads" or len(parts) > 2 or parts[-1] == "registry"):
+                found.add(module_layer(parts))
+            else:  # from dbdrift import model; from dbdrift.workloads(.<name>) import <role or slice>
+                found.update(module_layer([*parts, alias.name]) for alias in node.names
+                             if parts or alias.name != "workloads")
         elif isinstance(node, ast.Import):
             for alias in node.names:
                 if alias.name.startswith("dbdrift."):
-                    found.add(alias.name.split(".")[1])
+                    found.add(module_layer(alias.name.split(".")[1:]))
     return found
 
 
@@ -56,10 +79,20 @@ def test_every_module_imports_only_earlier_layers():
     violations = []
     for path in sorted(PKG.rglob("*.py")):
         layer = layer_of(path)
-        bad = imported_layers(path) - ALLOWED[layer] - {layer}
+        bad = imported_layers(path) - ALLOWED[layer] - {layer, "__init__"}
         if bad:
             violations.append(f"{path.relative_to(PKG)} imports {sorted(bad)}")
     assert violations == []
+
+
+def test_a_workload_role_file_sits_in_the_layer_of_its_role():
+    slices = PKG / "workloads"
+    assert layer_of(slices / "ibench" / "catalog.py") == "catalog"
+    assert layer_of(slices / "tpcc" / "run.py") == "runner"
+    assert layer_of(slices / "sysbench" / "plan.py") == "plan"
+    assert layer_of(slices / "registry.py") == "registry"
+    # every file of a slice is one of the roles (module_layer raises KeyError on any other name)
+    assert {layer_of(p) for p in slices.glob("*/*.py")} <= set(ROLES.values()) | {"__init__"}
 
 
 def test_nothing_outside_cli_imports_cli():

@@ -1,4 +1,4 @@
-from dbdrift.catalog import sysbench as sb
+from dbdrift.workloads.sysbench import catalog as sb
 from dbdrift.errors import UserError
 import pytest
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from dbdrift.catalog import sysbench
+from dbdrift.workloads.sysbench import catalog as sysbench
 from dbdrift.driver import process
 from dbdrift.model import ConnectionInfo
 from dbdrift.runner.dialect import INNODB_FLUSH_SETTINGS, InnoDBDialect, PostgresDialect, for_engine

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from dbdrift.catalog import ibench
+from dbdrift.workloads.ibench import catalog as ibench
 from dbdrift.errors import UserError
 from dbdrift.model import IBENCH_STEPS
 from dbdrift.plan.campaign import parse_campaign

@@ -9,7 +9,7 @@ import pytest
 
 from dbdrift.analysis.instructions import instruction_verdict
 from dbdrift.analysis.noise import Verdict
-from dbdrift.catalog.sysbench import select_tests
+from dbdrift.workloads.sysbench.catalog import select_tests
 from dbdrift.cli.progress import ConsoleProgress
 from dbdrift.driver import process
 from dbdrift.runner import instructions

@@ -3,7 +3,7 @@ for plans that differ only in estimates and literals, different ones for another
 import json
 
 from dbdrift.analysis.plans import plan_shape
-from dbdrift.catalog import sysbench
+from dbdrift.workloads.sysbench import catalog as sysbench
 
 PG_AGG = {"Plan": {"Node Type": "Aggregate", "Strategy": "Plain", "Startup Cost": 1.5, "Total Cost": 40.2,
                    "Plan Rows": 1, "Plans": [{"Node Type": "Index Only Scan", "Parent Relationship": "Outer",

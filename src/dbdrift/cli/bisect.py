@@ -21,7 +21,7 @@ from pathlib import Path
 from dbdrift.cli import options
 from dbdrift.analysis.bisect import Outcome, bisect
 from dbdrift.analysis.instructions import canonical
-from dbdrift.catalog.sysbench import select_tests
+from dbdrift.workloads.sysbench.catalog import select_tests
 from dbdrift import env
 from dbdrift.cli.progress import ConsoleProgress
 from dbdrift.errors import InputError, UserError

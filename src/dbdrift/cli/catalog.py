@@ -5,7 +5,7 @@ import argparse
 import json
 import sys
 
-from dbdrift.catalog.sysbench import CATALOG, GROUP_TITLES, describe, report_order, select_tests
+from dbdrift.workloads.sysbench.catalog import CATALOG, GROUP_TITLES, describe, report_order, select_tests
 from dbdrift.cli import options
 from dbdrift.model import ENGINES
 

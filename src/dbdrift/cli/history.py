@@ -10,7 +10,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from dbdrift.analysis.changepoints import INSTALL_HINT, Unavailable, change_points, detector, new_changes
-from dbdrift.catalog.sysbench import select_tests
+from dbdrift.workloads.sysbench.catalog import select_tests
 from dbdrift.cli import options
 from dbdrift.errors import UserError
 from dbdrift.model import ENGINES

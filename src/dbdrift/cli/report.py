@@ -9,7 +9,7 @@ import os
 import sys
 from pathlib import Path
 
-from dbdrift.catalog.sysbench import select_tests
+from dbdrift.workloads.sysbench.catalog import select_tests
 from dbdrift.cli import ibench_report, options
 from dbdrift.errors import UserError
 from dbdrift.report.csv import render_csv

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import psutil
 
-from dbdrift.catalog.sysbench import select_tests
+from dbdrift.workloads.sysbench.catalog import select_tests
 from dbdrift.cli import check, ibench_report, options
 from dbdrift.cli import report as report_cli
 from dbdrift.cli.progress import ConsoleProgress

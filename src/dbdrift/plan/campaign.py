@@ -12,10 +12,10 @@ import tomllib
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 
-from dbdrift.catalog.ibench import IBenchSizes, io_bound_settings, settle_seconds
-from dbdrift.catalog.ibench import steps as ibench_steps
-from dbdrift.catalog.tpcc import TpccSizes
-from dbdrift.catalog.sysbench import MicrobenchmarkSpec, select_tests
+from dbdrift.workloads.ibench.catalog import IBenchSizes, io_bound_settings, settle_seconds
+from dbdrift.workloads.ibench.catalog import steps as ibench_steps
+from dbdrift.workloads.tpcc.catalog import TpccSizes
+from dbdrift.workloads.sysbench.catalog import MicrobenchmarkSpec, select_tests
 from dbdrift.errors import InputError, UserError
 from dbdrift.model import ENGINES, IBENCH_STEPS, TargetSpec
 from dbdrift.plan import fields, keys

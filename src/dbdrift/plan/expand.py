@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from dbdrift.catalog.sysbench import CATALOG, RUN_ORDER, SETTLE_AFTER, WARM_BEFORE, MicrobenchmarkSpec
+from dbdrift.workloads.sysbench.catalog import CATALOG, RUN_ORDER, SETTLE_AFTER, WARM_BEFORE, MicrobenchmarkSpec
 from dbdrift.model import TargetSpec
 from dbdrift.plan.campaign import CampaignSpec
 

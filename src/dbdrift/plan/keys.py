@@ -11,8 +11,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from dbdrift.catalog.ibench import IBenchSizes
-from dbdrift.catalog.tpcc import TpccSizes
+from dbdrift.workloads.ibench.catalog import IBenchSizes
+from dbdrift.workloads.tpcc.catalog import TpccSizes
 from dbdrift.model import ENGINES, IBENCH_STEPS, TargetSpec
 
 INT64_MAX = 2**63 - 1

@@ -18,7 +18,7 @@ from dbdrift.analysis.instructions import EventCost, instruction_rows, simulated
 from dbdrift.analysis.noise import IntervalSample, Verdict
 from dbdrift.analysis.relative import Comparison, Measurement, compare
 from dbdrift.analysis.summary import summarize_groups
-from dbdrift.catalog.sysbench import GROUP_TITLES, GROUPS, report_order, scan_krps, select_tests
+from dbdrift.workloads.sysbench.catalog import GROUP_TITLES, GROUPS, report_order, scan_krps, select_tests
 from dbdrift.cpus import Placement
 from dbdrift.errors import InputError, UserError
 from dbdrift.results.data import FORMAT_VERSION, PlanChange, ReportData

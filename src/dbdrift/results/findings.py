@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from dbdrift.analysis.ibench import IBenchSummary
 from dbdrift.analysis.noise import Estimate, Method, Verdict, verdict
 from dbdrift.analysis.tpcc import TargetSummary
-from dbdrift.catalog.sysbench import CATALOG
+from dbdrift.workloads.sysbench.catalog import CATALOG
 from dbdrift.results.data import ReportData
 
 MEASURES = ("timed", "instructions")

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from dbdrift.analysis.hardware import metrics_rows
 from dbdrift.analysis.noise import log_interval
 from dbdrift.analysis.relative import compare
-from dbdrift.catalog.sysbench import report_order
+from dbdrift.workloads.sysbench.catalog import report_order
 from dbdrift.errors import InputError
 from dbdrift.results.build import measurement
 from dbdrift.model import version_key

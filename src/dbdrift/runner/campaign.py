@@ -22,9 +22,11 @@ from dbdrift.plan.campaign import CampaignSpec, target_to_dict
 from dbdrift.plan.expand import (FreshStep, LoadStep, SettleStep, TargetPlan, estimate_parts, expand,
                                  restarts_before)
 from dbdrift.metrics import host, perf
-from dbdrift.catalog.ibench import DBNAME as IBENCH_DB
-from dbdrift.catalog.tpcc import DBNAME as TPCC_DB
-from dbdrift.runner import ibench, instructions, tpcc, turns
+from dbdrift.workloads.ibench.catalog import DBNAME as IBENCH_DB
+from dbdrift.workloads.tpcc.catalog import DBNAME as TPCC_DB
+from dbdrift.runner import instructions, turns
+from dbdrift.workloads.ibench import run as ibench
+from dbdrift.workloads.tpcc import run as tpcc
 from dbdrift.driver import process
 from dbdrift.runner.progress import LanesProgress, NullProgress, ProgressSink
 from dbdrift.runner.session import TargetSession, settle_wait

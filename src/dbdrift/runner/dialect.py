@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import time
 
-from dbdrift.catalog.sysbench import ExplainStatement, render_sql
+from dbdrift.workloads.sysbench.catalog import ExplainStatement, render_sql
 from dbdrift.driver import process
 from dbdrift.errors import DriverError
 from dbdrift.server.mycnf import version_tuple

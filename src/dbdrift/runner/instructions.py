@@ -25,7 +25,7 @@ from pathlib import Path
 from statistics import fmean
 
 from dbdrift.analysis.instructions import per_event, repeatability
-from dbdrift.catalog.sysbench import MicrobenchmarkSpec
+from dbdrift.workloads.sysbench.catalog import MicrobenchmarkSpec
 from dbdrift.driver import process
 from dbdrift.errors import DriverError, UserError
 from dbdrift.metrics.callgrind import parse_profile, wait_complete

@@ -11,7 +11,7 @@ import shutil
 import time
 
 from dbdrift.analysis.plans import plan_shape
-from dbdrift.catalog import sysbench
+from dbdrift.workloads.sysbench import catalog as sysbench
 from dbdrift.cpus import Placement, pinned
 from dbdrift.driver import process
 from dbdrift.driver.protocol import latency_of, totals

@@ -10,7 +10,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from dbdrift.catalog.sysbench import render_sql
+from dbdrift.workloads.sysbench.catalog import render_sql
 from dbdrift.model import IBENCH_STEPS
 
 DBNAME = "ib"

@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from dbdrift.catalog import ibench
+from dbdrift.workloads.ibench import catalog as ibench
 from dbdrift.driver import process
 from dbdrift.errors import DriverError, ServerError
 from dbdrift.metrics.sampler import Sampler

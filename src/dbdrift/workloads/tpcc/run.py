@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import os
 
-from dbdrift.catalog import tpcc
+from dbdrift.workloads.tpcc import catalog as tpcc
 from dbdrift.driver import process
 from dbdrift.errors import DriverError, ServerError
 from dbdrift.metrics.sampler import Sampler

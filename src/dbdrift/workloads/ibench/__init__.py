@@ -1,0 +1,1 @@
+"""The Insert Benchmark (workload "insert-benchmark")."""

@@ -1,0 +1,1 @@
+"""TPROC-C, HammerDB's TPC-C derived workload."""
