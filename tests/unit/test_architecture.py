@@ -25,10 +25,10 @@ ALLOWED = {
     "report": {"analysis", "model", "units", "version", "results"},
     "cluster": BASE | {"catalog", "plan", "server", "store", "env", "runner"},
     # the workload registry assembles every slice's parts, so it sits above every layer they belong to
-    "registry": BASE | {"env", "catalog", "plan", "server", "driver", "metrics", "store", "runner", "analysis",
+    "workloads": BASE | {"env", "catalog", "plan", "server", "driver", "metrics", "store", "runner", "analysis",
                         "results", "report", "cluster"},
     "cli": BASE | {"env", "catalog", "plan", "server", "driver", "metrics", "store", "runner", "analysis",
-                   "results", "report", "cluster", "registry"},
+                   "results", "report", "cluster", "workloads"},
     "__main__": {"cli"},
     "__init__": set(),
 }
@@ -46,7 +46,7 @@ def module_layer(parts: list[str]) -> str:
     if len(parts) == 1 or parts[1] == "__init__":
         return "__init__"
     if parts[1] == "registry":
-        return "registry"
+        return "workloads"
     if len(parts) == 2 or parts[2] == "__init__":
         return "__init__"
     return ROLES[parts[2]]
@@ -90,7 +90,7 @@ def test_a_workload_role_file_sits_in_the_layer_of_its_role():
     assert layer_of(slices / "ibench" / "catalog.py") == "catalog"
     assert layer_of(slices / "tpcc" / "run.py") == "runner"
     assert layer_of(slices / "sysbench" / "plan.py") == "plan"
-    assert layer_of(slices / "registry.py") == "registry"
+    assert layer_of(slices / "registry.py") == "workloads"
     # every file of a slice is one of the roles (module_layer raises KeyError on any other name)
     assert {layer_of(p) for p in slices.glob("*/*.py")} <= set(ROLES.values()) | {"__init__"}
 

@@ -34,8 +34,8 @@ _REACH_ALL_TABLES = [
 _SECTION_OF = {
     "parse_campaign": "Top-level keys",
     "_parse_target": "[[targets]]",
-    "_with_ibench": "[insert_benchmark]",
-    "_with_tpcc": "[tpcc]",
+    "parse_insert_benchmark": "[insert_benchmark]",
+    "parse_tpcc": "[tpcc]",
     "cpu_placement": "cpus",
     "parse_cluster": "[cluster]",
 }

@@ -10,7 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from dbdrift.cluster import units
+from dbdrift.workloads.registry import WORKLOADS, workload_of
+from dbdrift.workloads.sysbench import cluster as sysbench_units
 from dbdrift.errors import UserError
 from dbdrift.plan.campaign import parse_campaign
 from dbdrift.store.store import RunRecord, Store
@@ -39,19 +40,21 @@ def test_cluster_table_is_read_and_checked():
 
 def test_tests_split_into_units_of_about_equal_time_in_catalog_order():
     s = spec(tests=["point", "writes"])
-    groups = units.split_tests(s, 3)
+    groups = sysbench_units.split_tests(s, 3)
     assert len(groups) == 3 and sorted(t for g in groups for t in g) == sorted(t.name for t in s.tests)
     order = [t.name for t in s.tests]
     assert all(list(g) == sorted(g, key=order.index) for g in groups)
-    times = [units.campaign_estimate(units.narrow(s, g))[0] for g in groups]
+    sysbench = workload_of(s)
+    times = [sysbench.estimate(sysbench.narrow(s, g))[0] for g in groups]
     assert max(times) < 1.6 * min(times)  # writes run 20 s, reads 10 s: balanced, not by count
-    assert units.split_tests(s, 50) == [(name,) for name in order]  # at most one unit per test
+    assert sysbench_units.split_tests(s, 50) == [(name,) for name in order]  # at most one unit per test
     tpcc = parse_campaign({"targets": TARGETS, "workload": "tpcc"}, "c.toml", Path("."), "c")
-    assert units.split(tpcc, 4) == [((), (0,))]  # one repeat: one unit
+    assert workload_of(tpcc).split(tpcc, 4) == [((), (0,))]  # one repeat: one unit
     tpcc5 = parse_campaign({"targets": TARGETS, "workload": "tpcc", "repeats": 5}, "c.toml", Path("."), "c")
-    assert units.split(tpcc5, 2) == [((), (0, 2, 4)), ((), (1, 3))]  # repeats dealt out, each on one host
-    assert units.narrow(tpcc5, (), (1, 3)).only_repeats == (1, 3)
-    assert units.campaign_estimate(units.narrow(tpcc5, (), (1, 3)))[0] == 2 / 5 * units.campaign_estimate(tpcc5)[0]
+    w = WORKLOADS["tpcc"]
+    assert w.split(tpcc5, 2) == [((), (0, 2, 4)), ((), (1, 3))]  # repeats dealt out, each on one host
+    assert w.narrow(tpcc5, (), (1, 3)).only_repeats == (1, 3)
+    assert w.estimate(w.narrow(tpcc5, (), (1, 3)))[0] == 2 / 5 * w.estimate(tpcc5)[0]
 
 
 def record(test, status="ok", qps=100.0):
@@ -66,7 +69,7 @@ def test_remaining_tests_and_a_streamed_cell_counts_once(tmp_path):
     ids = {t.name: store.ensure_target(cid, t.name, t.engine, i, i == 0, {}) for i, t in enumerate(s.targets)}
     unit = store.add_unit(cid, 1, None, ["point-query", "read-only"])
     tests = ("point-query", "read-only_range=100")
-    assert units.remaining(store, cid, s, tests) == (tests, ())
+    assert workload_of(s).remaining(store, cid, s, tests) == (tests, ())
     store.add_streamed({"kind": "run", "target_id": ids["a"], "record": record("point-query", qps=1.0)}, unit)
     store.add_streamed({"kind": "run", "target_id": ids["a"], "record": record("point-query", qps=2.0)}, unit)
     live = store.db.execute("SELECT qps, unit_id FROM runs WHERE superseded = 0").fetchall()
@@ -74,11 +77,11 @@ def test_remaining_tests_and_a_streamed_cell_counts_once(tmp_path):
     store.add_streamed({"kind": "run", "target_id": ids["b"], "record": record("point-query")}, unit)
     store.add_streamed({"kind": "run", "target_id": ids["a"], "record": record("read-only_range=100")}, unit)
     # point-query is complete for both targets; read-only lacks b's run and runs again whole
-    assert units.remaining(store, cid, s, tests) == (("read-only_range=100",), ())
+    assert workload_of(s).remaining(store, cid, s, tests) == (("read-only_range=100",), ())
     assert store.db.execute("SELECT superseded FROM runs WHERE test = 'read-only_range=100'").fetchone()[0] == 1
     store.add_streamed({"kind": "run", "target_id": ids["a"], "record": record("read-only_range=100")}, unit)
     store.add_streamed({"kind": "run", "target_id": ids["b"], "record": record("read-only_range=100")}, unit)
-    assert units.remaining(store, cid, s, tests) is None
+    assert workload_of(s).remaining(store, cid, s, tests) is None
     assert store.unit_result_counts([unit]) == {"runs ok": 4}
     store.close()
 
@@ -98,7 +101,7 @@ def test_a_tpcc_unit_runs_the_repeats_some_target_lacks(tmp_path):
                             "record": asdict(TpccResult(target=name, repeat=0, **done))}, unit)
     store.add_streamed({"kind": "tpcc run", "target_id": ids["a"],
                         "record": asdict(TpccResult(target="a", repeat=2, **done))}, unit)
-    assert units.remaining(store, cid, s, (), (0, 2)) == ((), (2,))  # b lacks repeat 3: it runs again
+    assert workload_of(s).remaining(store, cid, s, (), (0, 2)) == ((), (2,))  # b lacks repeat 3: it runs again
     store.close()
 
 
@@ -109,7 +112,7 @@ def test_a_failed_unit_stores_its_missing_runs_as_failed_with_the_reason(tmp_pat
     ids = {t.name: store.ensure_target(cid, t.name, t.engine, i, i == 0, {}) for i, t in enumerate(s.targets)}
     unit = store.add_unit(cid, 1, None, ["point-query"])
     store.add_streamed({"kind": "run", "target_id": ids["a"], "record": record("point-query")}, unit)
-    assert units.store_failed(store, cid, s, ("point-query",), "lost its worker twice", unit) == 1
+    assert workload_of(s).store_failed(store, cid, s, ("point-query",), "lost its worker twice", unit) == 1
     row = store.db.execute("SELECT status, error FROM runs WHERE target_id = ? AND superseded = 0",
                            (ids["b"],)).fetchone()
     assert tuple(row) == ("failed", "lost its worker twice")

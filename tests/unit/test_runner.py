@@ -15,6 +15,7 @@ import pytest
 
 from dbdrift.runner.campaign import Runner
 from dbdrift.store.store import Store
+from dbdrift.workloads.registry import workload_of
 from tests.fakes import Lab, RecordingProgress, store_rows
 
 UI, PQ = "update-index", "point-query"  # in the order the plan runs them
@@ -35,7 +36,7 @@ def store(tmp_path):
 def run(lab: Lab, store: Store, resume: bool = False, **keys):
     spec = lab.spec if not keys else lab.campaign(**keys)
     progress = RecordingProgress()
-    return Runner(spec, store, resume=resume, progress=progress).run(), progress
+    return Runner(spec, store, resume=resume, progress=progress, workload=workload_of(spec)).run(), progress
 
 
 def keys_by_target(rows: list[dict], status: str | None = "ok") -> dict[str, list[tuple]]:
@@ -298,7 +299,7 @@ def test_the_eta_of_targets_in_turns_counts_every_targets_share_of_each_run(lab,
 
     progress = ConsoleProgress(stream=io.StringIO())
     spec = lab.campaign(targets=("A", "B", "C", "D"))
-    Runner(spec, store, progress=progress).run()
+    Runner(spec, store, progress=progress, workload=workload_of(spec)).run()
     assert progress.expected == {}
     assert progress.done_s == pytest.approx(progress.total_s, rel=0.15)  # the estimate adds 0.5 s per run
 
@@ -340,7 +341,7 @@ def test_a_settle_wait_and_a_warm_up_are_announced_with_their_length_before_they
     monkeypatch.setattr(session_mod.time, "sleep", lambda s: slept.append((s, stream.getvalue())))
     monkeypatch.setattr(progress_mod, "ANNOUNCE_S", 0.1)  # the warm-up lasts 0.2 s here, not minutes
     spec = lab.campaign(settle_s=60, warm_runs=True, order=order)
-    Runner(spec, store, progress=progress_mod.ConsoleProgress(stream=stream)).run()
+    Runner(spec, store, progress=progress_mod.ConsoleProgress(stream=stream), workload=workload_of(spec)).run()
     waits = [before for s, before in slept if s > 50]
     assert len(waits) == (2 if order == "turns" else 4)  # after the load and after the writes; per target in sequence
     for before in waits:

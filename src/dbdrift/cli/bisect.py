@@ -36,6 +36,7 @@ from dbdrift.store.lock import campaign_lock
 from dbdrift.server import engines, versions
 from dbdrift.model import version_key
 from dbdrift.store.store import Store
+from dbdrift.workloads.registry import workload_of
 
 PREFIX = {"postgres": "pg", "mysql": "my", "mariadb": "ma"}
 RERUN_HINT = "rerun the same bisect: what was measured (and built) is read back, not measured again"
@@ -211,7 +212,7 @@ class Measurer:
             if self.args.metric == "instructions":
                 spec = replace(spec, count_instructions=True, timed=False)
             with campaign_lock(self.args.store, spec.name):
-                Runner(spec, self.store, progress=self.progress).run()
+                Runner(spec, self.store, progress=self.progress, workload=workload_of(spec)).run()
         except BuildFailed as exc:
             self._skip(label, str(exc))
             return None

@@ -11,6 +11,7 @@ from pathlib import Path
 from dbdrift.errors import UserError
 from dbdrift.plan.campaign import CampaignSpec, cluster_address
 from dbdrift.store.store import Store
+from dbdrift.workloads.registry import workload_of
 
 EXTRA_HINT = "pip install 'dbdrift[cluster]' on this host and on every worker host (`dbdrift docs cluster`)"
 
@@ -31,7 +32,7 @@ def run(spec: CampaignSpec, args: argparse.Namespace, store: Store, progress, ad
     from dbdrift.cli.run import print_report
 
     client = require()
-    job = client.ClusterRun(spec, store, address, progress, resume=args.resume)
+    job = client.ClusterRun(spec, store, address, progress, resume=args.resume, workload=workload_of(spec))
     outcome = job.run()
     units = [u for u in outcome.units if u.status != "kept"]  # kept: complete in the store before (--resume)
     ran = {u.unit_id for u in units}

@@ -21,6 +21,7 @@ from dbdrift.cli import run as run_cli
 from dbdrift.errors import UserError
 from dbdrift.plan.campaign import parse_campaign
 from dbdrift.plan.overrides import apply_sets
+from dbdrift.workloads.registry import WORKLOADS
 
 DEMO_CAMPAIGN = """\
 # dbdrift demo: is {label} {new_version} faster or slower than {base_version} on the 32 default
@@ -147,7 +148,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="PostgreSQL 17.12 -> 18.6 -> 19rc1, Debian's builds of each (the chain view follows)")
     parser.add_argument("--hypergraph", action="store_true",
                         help="with --engine mysql: MySQL 9.7.4 with the hypergraph optimizer against without it")
-    parser.add_argument("--workload", choices=("sysbench", "insert-benchmark", "tpcc"), default="sysbench",
+    parser.add_argument("--workload", choices=tuple(WORKLOADS), default="sysbench",
                         help="the 32 default microbenchmarks (default), a small Insert Benchmark, or TPROC-C "
                              "with 4 warehouses")
     parser.add_argument("--instructions", action="store_true",
@@ -159,7 +160,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def main(args: argparse.Namespace) -> int:
-    if args.instructions and args.workload != "sysbench":
+    if args.instructions and not WORKLOADS[args.workload].caps.counts_instructions:
         raise UserError("--instructions counts the sysbench demo's microbenchmarks; the Insert Benchmark and TPROC-C "
                         "have no "
                         "instruction counts", "drop --instructions, or --workload", exit_code=2)
@@ -175,7 +176,7 @@ def main(args: argparse.Namespace) -> int:
         sys.stdout.write(text)
         return 0
     spec = parse_campaign(apply_sets(tomllib.loads(text), args.set), "<demo>", Path.cwd(), "demo")
-    args.chain_view = len(demo.targets) > 2 and args.workload == "sysbench"
+    args.chain_view = len(demo.targets) > 2 and WORKLOADS[args.workload].caps.chain_view
     if args.instructions:  # a campaign of its own name: never mixed with the timed demo's in the store
         args.instructions_only = True
     return run_cli.execute(run_cli.apply_overrides(spec, args), args)

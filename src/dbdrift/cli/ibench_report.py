@@ -10,6 +10,7 @@ from dbdrift.report import ibench_html
 from dbdrift.report.ibench import ibench_report, render_csv, render_json, render_markdown, render_text
 from dbdrift.version import __version__
 from dbdrift.store.store import Store
+from dbdrift.workloads.tpcc.plan import setup_text as tpcc_setup_text
 
 
 def is_ibench(store: Store, campaign_id: int) -> bool:
@@ -96,14 +97,3 @@ def render_tpcc(store: Store, campaign_id: int, base: str | None, fmt: str, data
     if fmt == "json":
         return tpcc_report.render_json(data)
     return tpcc_report.render_html(data, {"host": host, "run_on": row["created_at"]})
-
-
-def tpcc_setup_text(spec: dict) -> str:
-    t = spec.get("tpcc") or {}
-    text = (f"{t.get('warehouses', '?')} warehouse(s), {t.get('clients', '?')} virtual user(s), "
-            f"{t.get('rampup_s', 0):g} s ramp-up, {t.get('duration_s', 0):g} s measured")
-    if t.get("procedures"):
-        text += ", stored procedures"
-    if (spec.get("repeats") or 1) > 1:
-        text += f", {spec['repeats']} repeats (each on a fresh server)"
-    return text

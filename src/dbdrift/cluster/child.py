@@ -96,7 +96,7 @@ def run(unit_dir: Path, emit: Emitter) -> int:
         emit({"type": "progress", "call": "message", "args": [text]})
 
     with (unit_dir / "spec.pickle").open("rb") as handle:
-        spec = pickle.load(handle)
+        spec, workload = pickle.load(handle)
     memory = psutil.virtual_memory()
     spec, note = fit_order(spec, memory.total, memory.available)  # this host's memory decides
     if note:
@@ -104,7 +104,7 @@ def run(unit_dir: Path, emit: Emitter) -> int:
     stop_orphans(say)
     store = StreamingStore(unit_dir / "results.db", emit)
     try:
-        outcome = Runner(spec, store, progress=StreamingProgress(emit)).run()
+        outcome = Runner(spec, store, progress=StreamingProgress(emit), workload=workload).run()
     finally:
         store.close()
     emit({"type": "outcome", "failed_targets": outcome.failures})

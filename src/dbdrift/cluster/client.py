@@ -22,10 +22,11 @@ from dbdrift.cluster import worker as remote
 from dbdrift.cluster.units import Unit
 from dbdrift.errors import UserError
 from dbdrift.plan.campaign import CampaignSpec, target_to_dict
-from dbdrift.runner.campaign import VERSION, campaign_estimate, machine_facts
+from dbdrift.runner.campaign import VERSION, machine_facts
 from dbdrift.runner.progress import LanesProgress, ProgressSink
 from dbdrift.store.store import Store, now_iso
 from dbdrift.units import format_duration
+from dbdrift.workload import Workload
 
 MAX_ATTEMPTS = 2  # a unit runs again once after its worker is lost
 STOP_WAIT_S = 300.0  # after Ctrl-C: how long units get to store and stop their servers
@@ -89,8 +90,9 @@ def shared_hosts(workers: list[dict]) -> list[str]:
 
 class ClusterRun:
     def __init__(self, spec: CampaignSpec, store: Store, address: str, progress: ProgressSink,
-                 resume: bool = False) -> None:
+                 resume: bool = False, *, workload: Workload) -> None:
         self.spec, self.store, self.address, self.resume = spec, store, address, resume
+        self.workload = workload  # how the campaign splits into units, and what each unit runs
         self.console = progress
         self.token = f"dbdrift-{uuid.uuid4().hex[:12]}"
         self.outcome = ClusterOutcome()
@@ -120,10 +122,10 @@ class ClusterRun:
         self.outcome.campaigns[kind] = campaign_id
         count = self.spec.cluster.units if self.spec.cluster and self.spec.cluster.units else workers
         planned = []
-        for number, (tests, repeats) in enumerate(plan.split(self.spec, count), start=1):
+        for number, (tests, repeats) in enumerate(self.workload.split(self.spec, count), start=1):
             unit = Unit(number, kind, tests, repeats, campaign_id)
             unit.unit_id = self.store.add_unit(campaign_id, number, kind, list(tests), list(repeats))
-            if self.resume and plan.remaining(self.store, campaign_id, self.spec, tests, repeats) is None:
+            if self.resume and self.workload.remaining(self.store, campaign_id, self.spec, tests, repeats) is None:
                 unit.status = "kept"
                 self.store.update_unit(unit.unit_id, status="kept")
             planned.append(unit)
@@ -154,7 +156,7 @@ class ClusterRun:
         self.outcome.units = list(self.units.values())
         kept = len(self.units) - len(todo)
         lanes = max(1, len(everyone))
-        estimates = [campaign_estimate(plan.narrow(self.spec, u.tests, u.repeats)) for u in todo]
+        estimates = [self.workload.estimate(self.workload.narrow(self.spec, u.tests, u.repeats)) for u in todo]
         seconds, steps = sum(e[0] for e in estimates), sum(e[1] for e in estimates)
         self.console.message(f"cluster {self.address}: {len(todo)} units on {len(everyone)} workers"
                              + (f" ({kept} already stored, skipped: --resume)" if kept else ""))
@@ -162,7 +164,7 @@ class ClusterRun:
         self.progress.campaign_start(seconds / lanes, steps)
         events, stop = Queue(remote.events_name(self.token), client=client), Event(remote.stop_name(self.token),
                                                                                      client=client)
-        spec_bytes = pickle.dumps(self.spec)
+        spec_bytes = pickle.dumps((self.spec, self.workload))
         futures = {(u.host_kind, u.number): client.submit(
             remote.run_unit, self.token, u.number, u.host_kind, spec_bytes, VERSION, resources=remote.resources(
                 u.host_kind), key=f"{self.token}-{u.host_kind or 'all'}-unit{u.number}", pure=False)
@@ -292,7 +294,7 @@ class ClusterRun:
         if unit.attempts > 1:
             self.console.message(f"{unit.label}: worker {unit.worker} was lost; re-queued on {m['name']} "
                                  f"({m['worker']}): it runs what the store lacks")
-        left = plan.remaining(self.store, unit.campaign_id, self.spec, unit.tests, unit.repeats)
+        left = self.workload.remaining(self.store, unit.campaign_id, self.spec, unit.tests, unit.repeats)
         if left is None:
             reply({"refuse": "complete"})
             self._set(unit, "done")
@@ -343,8 +345,7 @@ class ClusterRun:
 
     def _fail(self, unit: Unit, reason: str) -> None:
         unit.error = reason
-        stored = plan.store_failed(self.store, unit.campaign_id, self.spec, unit.tests, reason, unit.unit_id) \
-            if self.spec.workload == "sysbench" else 0
+        stored = self.workload.store_failed(self.store, unit.campaign_id, self.spec, unit.tests, reason, unit.unit_id)
         self._set(unit, "failed", error=reason)
         self.console.message(f"{unit.label}: failed: {reason}" + (f" ({stored} runs stored as failed; "
                                                                     "--resume runs them)" if stored else ""))

@@ -64,9 +64,8 @@ class WorkDirs(WorkerPlugin):
 
 def run_unit(token: str, number: int, kind: str | None, spec_bytes: bytes, version: str) -> dict:
     """Run unit `number` of the campaign `token` on this worker; returns its exit code (0 ok,
-    1 something failed and is stored, 130 stopped) or why it did not run."""
-    from dbdrift.cluster.units import narrow
-
+    1 something failed and is stored, 130 stopped) or why it did not run. `spec_bytes` is the
+    pickled (campaign, workload): the workload's hooks narrow the campaign to the unit."""
     worker = get_worker()
     attempt = uuid.uuid4().hex[:12]
     events = Queue(events_name(token))
@@ -85,10 +84,11 @@ def run_unit(token: str, number: int, kind: str | None, spec_bytes: bytes, versi
     if "refuse" in reply:
         events.close()
         return {"refused": reply["refuse"]}
-    spec = narrow(pickle.loads(spec_bytes), tuple(reply["tests"]), tuple(reply["repeats"]))
+    spec, workload = pickle.loads(spec_bytes)
+    spec = workload.narrow(spec, tuple(reply["tests"]), tuple(reply["repeats"]))
     unit_dir = env.ensure_dir(env.work_dir() / "cluster" / f"{token}-{kind or 'all'}-u{number}-{attempt}")
     with (unit_dir / "spec.pickle").open("wb") as handle:
-        pickle.dump(spec, handle)
+        pickle.dump((spec, workload), handle)
     with (unit_dir / "unit.log").open("w") as log:
         proc = subprocess.Popen([sys.executable, "-m", "dbdrift.cluster.child", str(unit_dir)],
                                 stdout=subprocess.PIPE, stderr=log, text=True, env=os.environ.copy())

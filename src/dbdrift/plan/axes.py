@@ -171,7 +171,7 @@ def durability_note(spec) -> str | None:
     """A warning for a matrix whose variants differ in durability and take turns: the fsync-on
     servers' flushes land in whoever's turn follows, a bias the intervals do not include."""
     axes = durability_axes(spec.axes)
-    if not axes or spec.order != "turns" or len(spec.targets) < 2 or spec.workload != "sysbench":
+    if not axes or spec.order != "turns" or len(spec.targets) < 2 or not spec.caps.takes_turns:
         return None
     return (f"axis {', '.join(axes)} changes durability (fsync at commit) and the variants take turns: the "
             "fsync-on servers' flushes slow whoever takes the next turn (5-12% measured on 2-CPU VMs), a bias "

@@ -9,21 +9,30 @@ from __future__ import annotations
 
 import difflib
 import tomllib
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from dbdrift.workloads.ibench.catalog import IBenchSizes, io_bound_settings, settle_seconds
-from dbdrift.workloads.ibench.catalog import steps as ibench_steps
+from dbdrift.workloads.ibench.catalog import IBenchSizes
 from dbdrift.workloads.tpcc.catalog import TpccSizes
 from dbdrift.workloads.sysbench.catalog import MicrobenchmarkSpec, select_tests
 from dbdrift.errors import InputError, UserError
 from dbdrift.model import ENGINES, IBENCH_STEPS, TargetSpec
+from dbdrift.workload import Capabilities, WorkloadPlan
+from dbdrift.workloads.ibench import plan as ibench_plan
+from dbdrift.workloads.sysbench import plan as sysbench_plan
+from dbdrift.workloads.tpcc import plan as tpcc_plan
 from dbdrift.plan import fields, keys
 from dbdrift.plan.axes import Axis, expand_targets, parse_axes, variant_patterns
 from dbdrift.catalog.configs import NAMED, check_named, version_of
 from dbdrift.plan.overrides import apply_sets
 from dbdrift.plan.fields import INT64_MAX
 from dbdrift.units import brief_repr
+
+
+# The slices' plan parts by `workload` value. Parsing (load_campaign, parse_campaign, called from
+# every verb and many tests) happens in this layer, below workloads/registry.py, so it looks the
+# plan parts up here, in its own layer; the registry builds each Workload on these.
+PLANS: dict[str, WorkloadPlan] = {p.name: p for p in (sysbench_plan.PLAN, ibench_plan.PLAN, tpcc_plan.PLAN)}
 
 
 @dataclass(frozen=True)
@@ -89,6 +98,16 @@ class CampaignSpec:
     only_repeats: tuple[int, ...] | None = None  # a cluster unit's repeats (Insert Benchmark, TPROC-C); None: all
 
     @property
+    def workload_plan(self) -> WorkloadPlan:
+        """The plan part of this campaign's workload (its slice's plan.py)."""
+        return PLANS[self.workload]
+
+    @property
+    def caps(self) -> Capabilities:
+        """What this campaign's workload can do, asked instead of its name."""
+        return PLANS[self.workload].caps
+
+    @property
     def base(self) -> TargetSpec:
         return next((t for t in self.targets if t.base), self.targets[0])
 
@@ -103,18 +122,14 @@ class CampaignSpec:
     def settle_total_s(self) -> float:
         if self.settle_s is not None:
             return self.settle_s
-        if self.workload == "insert-benchmark":
-            return settle_seconds(self.ibench)
-        return min(1200.0, 60.0 + self.tables * self.rows / 1e6)
+        return self.workload_plan.settle_s(self)
 
     def to_dict(self) -> dict:
         """JSON-able form stored with the campaign."""
         return {
             "name": self.name, "source": self.source, "calibration": self.calibration, "timed": self.timed,
             **{key.name: _json(key, getattr(self, key.field_name)) for key in _STORED},
-            **({"insert_benchmark": {**asdict(self.ibench), "steps": list(self.ibench_steps)}}
-               if self.workload == "insert-benchmark" else {}),
-            **({"tpcc": asdict(self.tpcc)} if self.workload == "tpcc" else {}),
+            **self.workload_plan.stored(self),
             **({"axes": [a.to_dict() for a in self.axes], "variants": list(self.variant_patterns)}
                if self.axes else {}),
             **({"cluster": self.cluster.to_dict()} if self.cluster else {}),
@@ -215,12 +230,7 @@ def parse_campaign(data: dict, source: str, base_dir: Path, default_name: str, *
     spec = CampaignSpec(name=fields.name(data.get("name", default_name), f"{where}: name"), targets=targets,
                         tests=tuple(select_tests(None)), source=source, allow_large=top.allow_large,
                         axes=axes, variant_patterns=patterns, **_shared_keys(top))
-    if spec.workload == "insert-benchmark":
-        spec = _with_ibench(spec, top)
-    elif spec.workload == "tpcc":
-        spec = _with_tpcc(spec, top)
-    else:
-        spec = _with_sysbench(spec, top)
+    spec = _with_workload(spec, top)
     if "cluster" in data:
         spec = replace(spec, cluster=parse_cluster(data["cluster"], f"{where}: [cluster]"))
     if spec.seed + spec.repeats > INT64_MAX:
@@ -285,108 +295,16 @@ def _settle(top: fields.Table) -> float | None:
         raise InputError(exc.message, f'{exc.hint}; or settle_s = "auto" (the default)') from None
 
 
-def _with_sysbench(spec: CampaignSpec, top: fields.Table) -> CampaignSpec:
-    _refuse_other_tables(top, "sysbench", ("insert_benchmark", "tpcc"))
-    names = top.data.get("tests", list(keys.default("top", "tests")))
-    names = fields.str_list([names] if isinstance(names, str) else names, f"{top.where}: tests",
-                      'e.g. tests = ["point-query", "update-index"]')
-    if not names:
-        raise InputError(f"{top.where}: tests = [] selects no microbenchmark",
-                         "list names or groups from `dbdrift catalog` (e.g. tests = [\"point\", \"writes\"]), "
-                         "or leave tests out for the default32")
-    try:
-        tests = select_tests(names)
-    except UserError as exc:
-        raise InputError(f"{top.where}: tests: {exc.message}", exc.hint) from None
-    if not tests:
-        raise InputError(f"{top.where}: tests selects no microbenchmark", "list names from `dbdrift catalog`")
-    threads = fields.threads(top.data.get("threads", list(keys.default("top", "threads"))), top.where)
-    return replace(spec, tests=tuple(tests), test_names=tuple(names), tables=top.integer("tables"),
-                   rows=top.integer("rows"), threads=threads,
-                   count_instructions=top.flag("count_instructions") or top.flag("simulate_cache"),
-                   simulate_cache=top.flag("simulate_cache"), flamegraphs=top.flag("flamegraphs"))
-
-
-# keys the Insert Benchmark and TPROC-C have no use for: refused rather than silently ignored
-SYSBENCH_ONLY = keys.only_for("insert-benchmark")
-
-
-_WORKLOAD_TABLES = {"insert_benchmark": "insert-benchmark", "tpcc": "tpcc"}
-
-
-def _refuse_other_tables(top: fields.Table, workload: str, tables: tuple[str, ...]) -> None:
-    for table in tables:
-        if table in top.data:
-            raise InputError(f"{top.where}: [{table}] is set but workload is {workload}",
-                             f'add workload = "{_WORKLOAD_TABLES[table]}" or remove the [{table}] table')
-
-
-def _with_tpcc(spec: CampaignSpec, top: fields.Table) -> CampaignSpec:
-    """The [tpcc] table: warehouses, virtual users, loaders, ramp-up and measured window, procedures."""
-    for key in SYSBENCH_ONLY:
-        if key in top.data:
-            raise InputError(f"{top.where}: {key} applies to the sysbench workload, not TPROC-C",
-                             f"remove {key}; TPROC-C's sizes and durations are in [tpcc] (`dbdrift docs campaign`), and "
-                             "it runs one target after the other, each on a fresh server (repeats run it again)")
-    _refuse_other_tables(top, "tpcc", ("insert_benchmark",))
-    raw, label = top.data.get("tpcc", {}), f"{top.where}: [tpcc]"
-    if not isinstance(raw, dict):
-        raise InputError(f"{label} is not a table", "write [tpcc] followed by key = value lines")
-    fields.check_keys(raw, keys.names("tpcc"), label)
-    table = fields.Table(raw, label, top.allow_large, table="tpcc")
-    sizes = TpccSizes(
-        warehouses=table.integer("warehouses"), clients=table.integer("clients"),
-        load_clients=table.integer("load_clients") if "load_clients" in raw else TpccSizes.load_clients,
-        rampup_s=table.duration("rampup_s"), duration_s=table.duration("duration_s"),
-        procedures=table.flag("procedures"),
-    )
-    if sizes.duration_s <= 0:
-        raise InputError(f"{label}: duration_s = 0 measures nothing", "give the measured window, e.g. duration_s = 300")
-    return replace(spec, tpcc=sizes, test_names=(), order="sequential")
-
-
-def _with_ibench(spec: CampaignSpec, top: fields.Table) -> CampaignSpec:
-    """The [insert_benchmark] table: clients (dop), rows of l.i0, l.i1 and l.i2 for all clients,
-    seconds per query step, deletes, one shared table, and optionally a subset of the steps."""
-    for key in SYSBENCH_ONLY:
-        if key in top.data:
-            raise InputError(f"{top.where}: {key} applies to the sysbench workload, not the Insert Benchmark",
-                             f"remove {key}; the Insert Benchmark's sizes and durations are in [insert_benchmark] "
-                             "(`dbdrift docs campaign`), and it runs one target after the other, every step of a target on one "
-                             "server (repeats run them all again)")
-    _refuse_other_tables(top, "insert-benchmark", ("tpcc",))
-    raw, label = top.data.get("insert_benchmark", {}), f"{top.where}: [insert_benchmark]"
-    if not isinstance(raw, dict):
-        raise InputError(f"{label} is not a table", "write [insert_benchmark] followed by key = value lines")
-    fields.check_keys(raw, keys.names("insert_benchmark"), label)
-    table = fields.Table(raw, label, top.allow_large, table="insert_benchmark")
-    rows_l_i1 = table.integer("rows_l_i1")
-    sizes = IBenchSizes(
-        clients=table.integer("clients"), rows_l_i0=table.integer("rows_l_i0"), rows_l_i1=rows_l_i1,
-        rows_l_i2=table.integer("rows_l_i2", max(1, rows_l_i1 // 4)), query_s=table.duration("query_s"),
-        deletes=table.flag("deletes"), shared_table=table.flag("shared_table"), io_bound=table.flag("io_bound"),
-    )
-    if sizes.shared_table and sizes.deletes and sizes.clients > 1:
-        raise InputError(f"{label}: shared_table with deletes and several clients",
-                         "clients deleting the oldest rows of one table would delete each other's: "
-                         "set deletes = false or shared_table = false")
-    names = raw.get("steps", list(keys.default("insert_benchmark", "steps")))
-    names = fields.str_list([names] if isinstance(names, str) else names, f"{label}: steps", 'e.g. steps = ["l.i0", "l.x"]')
-    unknown = [n for n in names if n not in IBENCH_STEPS]
-    if unknown:
-        raise InputError(f"{label}: unknown step {brief_repr(unknown[0])}", f"steps are {', '.join(IBENCH_STEPS)}")
-    if not names:
-        raise InputError(f"{label}: steps = [] selects no step",
-                         f"list steps from {', '.join(IBENCH_STEPS)}, or leave steps out for all of them")
-    chosen = tuple(n for n in IBENCH_STEPS if n in names)
-    inserted = sum(s.rows_per_client for s in ibench_steps(sizes, chosen) if not s.create_indexes) * sizes.clients
-    if inserted > INT64_MAX:
-        raise InputError(f"{label}: the steps would insert {inserted} rows, more than transactionid (BIGINT) "
-                         f"can number ({INT64_MAX})", "use fewer rows_l_i0, rows_l_i1 and rows_l_i2")
-    targets = spec.targets
-    if sizes.io_bound:
-        targets = tuple(replace(t, settings={**io_bound_settings(t.engine, sizes), **t.settings}) for t in targets)
-    return replace(spec, ibench=sizes, ibench_steps=chosen, test_names=(), order="sequential", targets=targets)
+def _with_workload(spec: CampaignSpec, top: fields.Table) -> CampaignSpec:
+    """The campaign's workload reads its own keys, after the keys and tables of the other
+    workloads are refused rather than silently ignored."""
+    own = spec.workload_plan
+    own.refuse(top)
+    for other in PLANS.values():
+        if other.table and other.table != own.table and other.table in top.data:
+            raise InputError(f"{top.where}: [{other.table}] is set but workload is {own.name}",
+                             f'add workload = "{other.name}" or remove the [{other.table}] table')
+    return own.parse(spec, top)
 
 
 def _parse_target(raw: object, index: int, where: str, base_dir: Path, text: str | None) -> TargetSpec:

@@ -58,7 +58,7 @@ def resident_bytes(target: TargetSpec, spec: CampaignSpec, ram: int) -> int:
 def fit_order(spec: CampaignSpec, ram: int, available: int) -> tuple[CampaignSpec, str | None]:
     """The campaign, sequential when its servers would not fit in memory together in turns,
     with a line saying so (None when nothing changed)."""
-    if spec.order != "turns" or spec.workload != "sysbench" or len(spec.targets) < 2 or not spec.timed:
+    if spec.order != "turns" or not spec.caps.takes_turns or len(spec.targets) < 2 or not spec.timed:
         return spec, None
     need = sum(resident_bytes(t, spec, ram) for t in spec.targets)
     if need <= USABLE * available:

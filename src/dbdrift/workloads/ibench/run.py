@@ -17,6 +17,7 @@ from dbdrift.errors import DriverError, ServerError
 from dbdrift.metrics.sampler import Sampler
 from dbdrift.model import InsertStepResult, InstallInfo
 from dbdrift.plan.expand import SettleStep
+from dbdrift.runner.campaign import CampaignOutcome, Runner, target_repeats
 from dbdrift.runner.session import TargetSession, settle_wait
 
 SETTLE_AFTER = "l.i2"
@@ -204,3 +205,26 @@ def _summary_text(r: InsertStepResult) -> str:
         if r.target_ips:
             text += f" (target {r.target_ips:,.0f})"
     return f"{text} in {r.elapsed_s:.1f}s"
+
+
+# -- the hooks of the Workload (workloads/registry.py) -------------------------------------------
+def run(runner: Runner, installs: dict[str, InstallInfo], outcome: CampaignOutcome) -> None:
+    """Every target's steps, one target after the other, each repeat on fresh servers."""
+    store, wanted = runner.store, set(runner.spec.ibench_steps)
+
+    def one(session: TargetSession, install: InstallInfo, target_id: int, repeat: int) -> None:
+        store.supersede_ibench(target_id, repeat)  # the steps build on each other: all again
+        run_target(session, install, repeat)
+
+    runner.one_after_another(installs, outcome, ibench.DBNAME, plan_s(runner.spec), progress_steps(runner.spec),
+                             len(wanted), lambda tid, rep: store.ibench_done(tid, rep) >= wanted,
+                             lambda tid, rep: len(store.ibench_done(tid, rep)), one)
+
+
+def estimate(spec) -> tuple[float, int]:
+    n = target_repeats(spec)
+    return plan_s(spec) * n, progress_steps(spec) * n
+
+
+def clients(spec) -> int:
+    return spec.ibench.clients

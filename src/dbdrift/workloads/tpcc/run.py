@@ -14,6 +14,7 @@ from dbdrift.driver import process
 from dbdrift.errors import DriverError, ServerError
 from dbdrift.metrics.sampler import Sampler
 from dbdrift.model import InstallInfo, TpccResult
+from dbdrift.runner.campaign import CampaignOutcome, Runner, target_repeats
 from dbdrift.runner.session import TargetSession
 
 MAX_VIOLATIONS = 5  # kept per condition: enough to see the pattern
@@ -145,3 +146,27 @@ def _report_end(session: TargetSession, result: TpccResult, suffix: str) -> None
     else:
         text = result.error or result.status
     session.progress.step_end(session.name, label, result.status, text)
+
+
+# -- the hooks of the Workload (workloads/registry.py) -------------------------------------------
+PROGRESS_STEPS = 3  # load, ramp-up and measured window, checks
+
+
+def run(runner: Runner, installs: dict[str, InstallInfo], outcome: CampaignOutcome) -> None:
+    """Every target once per repeat, one after the other, each on a fresh server."""
+    store = runner.store
+
+    def one(session: TargetSession, install: InstallInfo, target_id: int, repeat: int) -> None:
+        run_target(session, install, repeat)
+
+    runner.one_after_another(installs, outcome, tpcc.DBNAME, plan_s(runner.spec), PROGRESS_STEPS, 1, store.tpcc_done,
+                             lambda tid, rep: int(store.tpcc_done(tid, rep)), one)
+
+
+def estimate(spec) -> tuple[float, int]:
+    n = target_repeats(spec)
+    return plan_s(spec) * n, PROGRESS_STEPS * n
+
+
+def clients(spec) -> int:
+    return spec.tpcc.clients

@@ -1,0 +1,71 @@
+"""What the core asks of a workload: its capabilities as flags, and the hooks each layer calls.
+
+The core never tests a workload's name: it asks `caps.takes_turns`, not whether the workload
+is sysbench. Each slice under workloads/<name>/ declares its Capabilities and plan hooks in its
+plan.py (layer plan), its sequence in run.py (layer runner) and its cluster units in cluster.py
+(layer cluster); workloads/registry.py assembles one Workload per slice. The verbs look a
+campaign's workload up there and hand it down (Runner(..., workload=w)); a lower layer never
+imports the registry. The hooks are typed loosely (Any) because their argument types live in
+layers above this base module; the slices' functions carry the real types.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Callable
+
+
+@dataclass(frozen=True)
+class Capabilities:
+    """What a workload does, asked by the core instead of its name."""
+
+    title: str  # as a message names it: "sysbench", "an Insert Benchmark", "TPROC-C"
+    per_test_runs: bool  # runs per test x thread count x repeat, split by test on a cluster; else whole repeats
+    takes_turns: bool  # targets may run in turns (order = "turns"); else one after the other, each on a fresh server
+    auto_cpus_shared: bool  # cpus = "auto" leaves the servers unpinned (several clients against one server)
+    counts_instructions: bool  # instruction counts, flame graphs and --tests apply (the catalog's tests)
+    chain_view: bool  # a demo of a version chain adds the chain report
+    cluster_parts: str  # what a cluster splits into units, as `run --check` says it: "tests" | "repeats"
+    sysbench_flags_hint: str = ""  # what to do instead, when a flag of the catalog's tests is given
+
+
+@dataclass(frozen=True)
+class WorkloadPlan:
+    """The plan layer's part of a workload (its slice's plan.py): how its keys are read and
+    what of them is stored with the campaign."""
+
+    name: str  # the campaign file's `workload` value
+    table: str | None  # its own campaign table ("insert_benchmark", "tpcc"); None: top-level keys only
+    caps: Capabilities
+    refuse: Callable[[Any], None]  # (top Table): refuse keys of other workloads, before any table is read
+    parse: Callable[[Any, Any], Any]  # (spec, top Table) -> the spec with the workload's keys read
+    settle_s: Callable[[Any], float]  # (spec) -> seconds of a settle when settle_s = "auto"
+    stored: Callable[[Any], dict]  # (spec) -> its table as stored with the campaign ({} for none)
+
+
+@dataclass(frozen=True)
+class Workload:
+    """One workload as the core sees it: its plan part and the hooks of the layers above plan.
+    Every hook is a module-level function, so a Workload pickles (a cluster unit carries it)."""
+
+    plan: WorkloadPlan
+    estimate: Callable[[Any], tuple[float, int]]  # (spec) -> expected seconds and progress steps
+    run: Callable[[Any, Any, Any], None]  # (runner, installs, outcome): the sequence of a campaign
+    clients: Callable[[Any], int]  # (spec) -> the most client threads a server sees at once
+    check_lines: Callable[[Any], list[str]]  # (spec) -> `run --check`'s lines on what each target runs
+    time_lines: Callable[[Any], list[str]]  # (spec) -> where the expected time goes, by part ([] for none)
+    narrow: Callable[..., Any]  # (spec, tests, repeats) -> the campaign of one cluster unit
+    split: Callable[[Any, int], list]  # (spec, units) -> (tests, repeats) of each unit
+    remaining: Callable[..., Any]  # (store, campaign_id, spec, tests, repeats) -> what a unit lacks, or None
+    store_failed: Callable[..., int]  # (store, campaign_id, spec, tests, reason, unit_id) -> runs stored as failed
+
+    @property
+    def name(self) -> str:
+        return self.plan.name
+
+    @property
+    def table(self) -> str | None:
+        return self.plan.table
+
+    @property
+    def caps(self) -> Capabilities:
+        return self.plan.caps

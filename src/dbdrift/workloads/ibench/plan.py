@@ -1,0 +1,84 @@
+"""The Insert Benchmark's campaign keys (layer plan): the [insert_benchmark] table read into a
+CampaignSpec; what the workload can do, as Capabilities."""
+from __future__ import annotations
+
+from dataclasses import asdict, replace
+
+from dbdrift.errors import InputError
+from dbdrift.model import IBENCH_STEPS
+from dbdrift.plan import fields, keys
+from dbdrift.plan.fields import INT64_MAX
+from dbdrift.units import brief_repr
+from dbdrift.workload import Capabilities, WorkloadPlan
+from dbdrift.workloads.ibench.catalog import IBenchSizes, io_bound_settings, settle_seconds
+from dbdrift.workloads.ibench.catalog import steps as ibench_steps
+
+CAPS = Capabilities(title="an Insert Benchmark", per_test_runs=False, takes_turns=False, auto_cpus_shared=True,
+                    counts_instructions=False, chain_view=False, cluster_parts="repeats",
+                    sysbench_flags_hint="choose Insert Benchmark steps with `steps = [...]` in its "
+                                        "[insert_benchmark] table")
+
+
+def refuse(top: fields.Table) -> None:
+    """The sysbench keys the Insert Benchmark has no use for: refused rather than silently ignored."""
+    for key in keys.only_for("insert-benchmark"):
+        if key in top.data:
+            raise InputError(f"{top.where}: {key} applies to the sysbench workload, not the Insert Benchmark",
+                             f"remove {key}; the Insert Benchmark's sizes and durations are in [insert_benchmark] "
+                             "(`dbdrift docs campaign`), and it runs one target after the other, every step of a target on one "
+                             "server (repeats run them all again)")
+
+
+def parse_insert_benchmark(spec, top: fields.Table):
+    """The [insert_benchmark] table: clients (dop), rows of l.i0, l.i1 and l.i2 for all clients,
+    seconds per query step, deletes, one shared table, and optionally a subset of the steps."""
+    raw, label = top.data.get("insert_benchmark", {}), f"{top.where}: [insert_benchmark]"
+    if not isinstance(raw, dict):
+        raise InputError(f"{label} is not a table", "write [insert_benchmark] followed by key = value lines")
+    fields.check_keys(raw, keys.names("insert_benchmark"), label)
+    table = fields.Table(raw, label, top.allow_large, table="insert_benchmark")
+    rows_l_i1 = table.integer("rows_l_i1")
+    sizes = IBenchSizes(
+        clients=table.integer("clients"), rows_l_i0=table.integer("rows_l_i0"), rows_l_i1=rows_l_i1,
+        rows_l_i2=table.integer("rows_l_i2", max(1, rows_l_i1 // 4)), query_s=table.duration("query_s"),
+        deletes=table.flag("deletes"), shared_table=table.flag("shared_table"), io_bound=table.flag("io_bound"),
+    )
+    if sizes.shared_table and sizes.deletes and sizes.clients > 1:
+        raise InputError(f"{label}: shared_table with deletes and several clients",
+                         "clients deleting the oldest rows of one table would delete each other's: "
+                         "set deletes = false or shared_table = false")
+    names = raw.get("steps", list(keys.default("insert_benchmark", "steps")))
+    names = fields.str_list([names] if isinstance(names, str) else names, f"{label}: steps", 'e.g. steps = ["l.i0", "l.x"]')
+    unknown = [n for n in names if n not in IBENCH_STEPS]
+    if unknown:
+        raise InputError(f"{label}: unknown step {brief_repr(unknown[0])}", f"steps are {', '.join(IBENCH_STEPS)}")
+    if not names:
+        raise InputError(f"{label}: steps = [] selects no step",
+                         f"list steps from {', '.join(IBENCH_STEPS)}, or leave steps out for all of them")
+    chosen = tuple(n for n in IBENCH_STEPS if n in names)
+    inserted = sum(s.rows_per_client for s in ibench_steps(sizes, chosen) if not s.create_indexes) * sizes.clients
+    if inserted > INT64_MAX:
+        raise InputError(f"{label}: the steps would insert {inserted} rows, more than transactionid (BIGINT) "
+                         f"can number ({INT64_MAX})", "use fewer rows_l_i0, rows_l_i1 and rows_l_i2")
+    targets = spec.targets
+    if sizes.io_bound:
+        targets = tuple(replace(t, settings={**io_bound_settings(t.engine, sizes), **t.settings}) for t in targets)
+    return replace(spec, ibench=sizes, ibench_steps=chosen, test_names=(), order="sequential", targets=targets)
+
+
+def settle_s(spec) -> float:
+    return settle_seconds(spec.ibench)
+
+
+def stored(spec) -> dict:
+    return {"insert_benchmark": {**asdict(spec.ibench), "steps": list(spec.ibench_steps)}}
+
+
+PLAN = WorkloadPlan(name="insert-benchmark", table="insert_benchmark", caps=CAPS, refuse=refuse,
+                    parse=parse_insert_benchmark, settle_s=settle_s, stored=stored)
+
+
+def check_lines(spec) -> list[str]:
+    """What each target runs, as `run --check` says it."""
+    return [f"steps: {', '.join(spec.ibench_steps)} per target"
+            + (f", {spec.repeats} times (repeats)" if spec.repeats > 1 else "")]

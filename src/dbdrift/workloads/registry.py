@@ -1,0 +1,46 @@
+"""The closed registry of workloads: one Workload per slice, assembled from the slice's role files.
+
+The one place that maps a campaign's `workload` value to its object. It sits above every layer a
+slice's parts belong to (catalog, plan, runner, cluster), so only the verbs import it: they look
+the campaign's workload up here and hand the object down (Runner(..., workload=w)). A new
+workload is a new sub-package beside these and one entry in WORKLOADS.
+"""
+from __future__ import annotations
+
+from dbdrift.cluster import units
+from dbdrift.plan.campaign import CampaignSpec
+from dbdrift.workload import Workload
+from dbdrift.workloads.ibench import cluster as ibench_cluster
+from dbdrift.workloads.ibench import plan as ibench_plan
+from dbdrift.workloads.ibench import run as ibench_run
+from dbdrift.workloads.sysbench import cluster as sysbench_cluster
+from dbdrift.workloads.sysbench import plan as sysbench_plan
+from dbdrift.workloads.sysbench import run as sysbench_run
+from dbdrift.workloads.tpcc import cluster as tpcc_cluster
+from dbdrift.workloads.tpcc import plan as tpcc_plan
+from dbdrift.workloads.tpcc import run as tpcc_run
+
+
+def no_lines(spec: CampaignSpec) -> list[str]:
+    return []
+
+
+SYSBENCH = Workload(plan=sysbench_plan.PLAN, estimate=sysbench_run.estimate_campaign, run=sysbench_run.run,
+                    clients=sysbench_run.clients, check_lines=sysbench_run.check_lines,
+                    time_lines=sysbench_run.time_lines, narrow=sysbench_cluster.narrow,
+                    split=sysbench_cluster.split, remaining=sysbench_cluster.remaining,
+                    store_failed=sysbench_cluster.store_failed)
+INSERT_BENCHMARK = Workload(plan=ibench_plan.PLAN, estimate=ibench_run.estimate, run=ibench_run.run,
+                            clients=ibench_run.clients, check_lines=ibench_plan.check_lines, time_lines=no_lines,
+                            narrow=units.narrow_repeats, split=units.split_repeats,
+                            remaining=ibench_cluster.remaining, store_failed=units.no_failed_runs)
+TPCC = Workload(plan=tpcc_plan.PLAN, estimate=tpcc_run.estimate, run=tpcc_run.run, clients=tpcc_run.clients,
+                check_lines=tpcc_plan.check_lines, time_lines=no_lines, narrow=units.narrow_repeats,
+                split=units.split_repeats, remaining=tpcc_cluster.remaining, store_failed=units.no_failed_runs)
+
+WORKLOADS: dict[str, Workload] = {w.name: w for w in (SYSBENCH, INSERT_BENCHMARK, TPCC)}
+
+
+def workload_of(spec: CampaignSpec) -> Workload:
+    """The campaign's workload (its `workload` value was checked when the file was parsed)."""
+    return WORKLOADS[spec.workload]

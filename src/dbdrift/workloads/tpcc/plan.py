@@ -1,0 +1,68 @@
+"""TPROC-C's campaign keys (layer plan): the [tpcc] table read into a CampaignSpec; what the
+workload can do, as Capabilities."""
+from __future__ import annotations
+
+from dataclasses import asdict, replace
+
+from dbdrift.errors import InputError
+from dbdrift.plan import fields, keys
+from dbdrift.workload import Capabilities, WorkloadPlan
+from dbdrift.workloads.sysbench.plan import settle_s
+from dbdrift.workloads.tpcc.catalog import TpccSizes
+
+CAPS = Capabilities(title="TPROC-C", per_test_runs=False, takes_turns=False, auto_cpus_shared=True,
+                    counts_instructions=False, chain_view=False, cluster_parts="repeats",
+                    sysbench_flags_hint="drop it; [tpcc] sets TPROC-C's sizes")
+
+
+def refuse(top: fields.Table) -> None:
+    """The sysbench keys TPROC-C has no use for: refused rather than silently ignored."""
+    for key in keys.only_for("insert-benchmark"):
+        if key in top.data:
+            raise InputError(f"{top.where}: {key} applies to the sysbench workload, not TPROC-C",
+                             f"remove {key}; TPROC-C's sizes and durations are in [tpcc] (`dbdrift docs campaign`), and "
+                             "it runs one target after the other, each on a fresh server (repeats run it again)")
+
+
+def parse_tpcc(spec, top: fields.Table):
+    """The [tpcc] table: warehouses, virtual users, loaders, ramp-up and measured window, procedures."""
+    raw, label = top.data.get("tpcc", {}), f"{top.where}: [tpcc]"
+    if not isinstance(raw, dict):
+        raise InputError(f"{label} is not a table", "write [tpcc] followed by key = value lines")
+    fields.check_keys(raw, keys.names("tpcc"), label)
+    table = fields.Table(raw, label, top.allow_large, table="tpcc")
+    sizes = TpccSizes(
+        warehouses=table.integer("warehouses"), clients=table.integer("clients"),
+        load_clients=table.integer("load_clients") if "load_clients" in raw else TpccSizes.load_clients,
+        rampup_s=table.duration("rampup_s"), duration_s=table.duration("duration_s"),
+        procedures=table.flag("procedures"),
+    )
+    if sizes.duration_s <= 0:
+        raise InputError(f"{label}: duration_s = 0 measures nothing", "give the measured window, e.g. duration_s = 300")
+    return replace(spec, tpcc=sizes, test_names=(), order="sequential")
+
+
+def stored(spec) -> dict:
+    return {"tpcc": asdict(spec.tpcc)}
+
+
+# settle_s: TPROC-C has no settle step of its own; settle_s = "auto" means what it means for sysbench
+PLAN = WorkloadPlan(name="tpcc", table="tpcc", caps=CAPS, refuse=refuse, parse=parse_tpcc, settle_s=settle_s,
+                    stored=stored)
+
+
+def setup_text(stored: dict) -> str:
+    """TPROC-C's sizes and windows in a few words, from the campaign as stored (to_dict)."""
+    t = stored.get("tpcc") or {}
+    text = (f"{t.get('warehouses', '?')} warehouse(s), {t.get('clients', '?')} virtual user(s), "
+            f"{t.get('rampup_s', 0):g} s ramp-up, {t.get('duration_s', 0):g} s measured")
+    if t.get("procedures"):
+        text += ", stored procedures"
+    if (stored.get("repeats") or 1) > 1:
+        text += f", {stored['repeats']} repeats (each on a fresh server)"
+    return text
+
+
+def check_lines(spec) -> list[str]:
+    """What each target runs, as `run --check` says it."""
+    return [f"TPROC-C: {setup_text(spec.to_dict())} per target"]
