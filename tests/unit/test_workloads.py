@@ -1,0 +1,47 @@
+"""The workload registry: one Workload per `workload` value, assembled from its slice, asked for
+capabilities instead of its name, and carried whole to a cluster unit."""
+from __future__ import annotations
+
+import pickle
+from pathlib import Path
+
+from dbdrift.plan import keys
+from dbdrift.plan.campaign import PLANS, parse_campaign
+from dbdrift.runner.campaign import placement_option
+from dbdrift.workloads.registry import WORKLOADS, workload_of
+
+TARGETS = [{"name": "a", "version": "17.10"}, {"name": "b", "version": "18.4"}]
+
+
+def spec(**extra):
+    return parse_campaign({"targets": TARGETS, **extra}, "c.toml", Path("."), "c")
+
+
+def test_every_workload_the_campaign_file_accepts_has_a_plan_part_and_a_workload():
+    assert set(keys.key("top", "workload").choices) == set(PLANS) == set(WORKLOADS)
+    assert all(w.plan is PLANS[name] for name, w in WORKLOADS.items())
+
+
+def test_a_workload_pickles_whole_for_a_cluster_unit():
+    for workload in WORKLOADS.values():
+        assert pickle.loads(pickle.dumps(workload)) == workload
+
+
+def test_each_workload_has_its_own_table_or_none():
+    tables = [w.table for w in WORKLOADS.values() if w.table]
+    assert len(tables) == len(set(tables)) and all(keys.key("top", t) for t in tables)
+
+
+def test_a_campaign_is_asked_for_capabilities_not_its_name():
+    sysbench, tpcc = spec(), spec(workload="tpcc")
+    assert workload_of(sysbench).caps.takes_turns and not workload_of(tpcc).caps.takes_turns
+    assert sysbench.caps is workload_of(sysbench).caps
+    assert placement_option(spec(workload="insert-benchmark")) == "shared"  # cpus = "auto": unpinned
+    assert placement_option(sysbench) == "auto"
+
+
+def test_a_workload_of_whole_repeats_splits_its_repeats_and_a_sysbench_one_its_tests():
+    s = spec(tests=["point-query", "read-only"], repeats=2)
+    assert sorted(workload_of(s).split(s, 2)) == [(("point-query",), ()), (("read-only_range=100",), ())]
+    ib = spec(workload="insert-benchmark", repeats=2)
+    assert workload_of(ib).split(ib, 2) == [((), (0,)), ((), (1,))]
