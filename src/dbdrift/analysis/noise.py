@@ -371,7 +371,7 @@ def crossover(even: list[float], odd: list[float], dropped: int = 0) -> Estimate
 
     Why: before each repeat after the first the runner stops every server, then starts every
     one, both in the same order: as listed before even repeats, reversed before odd ones
-    (runner/campaign.py: Runner._restart_all, Runner._start_order). The kernel hands freed
+    (workloads/sysbench/run.py: Sequence._restart_all, Sequence._start_order). The kernel hands freed
     page frames out again last in, first out, so the first server to start gets the frames
     the last one to stop gave back and the servers swap their frames at every restart: the
     offset a placement gives (e.g. A on frames X, B on frames Y) is +p in one parity of

@@ -1,7 +1,7 @@
 """One target's server for the length of a campaign: start, load, settle, run steps, stop.
 
 Owns the side effects on one server and the RunRecord of each run; it does not decide the
-order of targets (runner/campaign.py does) and stores each run as soon as it ends.
+order of targets (the workload's run.py does) and stores each run as soon as it ends.
 """
 from __future__ import annotations
 
@@ -86,7 +86,7 @@ class TargetSession:
 
     def halt(self, step: RunStep) -> None:
         """Stop the server for a restart of all targets together: the campaign stops every one
-        before it starts any (restart(step, stopped=True)), see Runner._restart_all."""
+        before it starts any (restart(step, stopped=True)), see Sequence._restart_all (workloads/sysbench/run.py)."""
         self.check_ready(step, self.driver_spec(step))  # one that died since its last run is not revived
         self.server.stop()
 
@@ -111,7 +111,7 @@ class TargetSession:
         start a new one (the plan's load and settle follow), so that each repeat also draws
         what a restart keeps: the data files (docs/noise.md). Interleaved targets do not call
         this: they all retire before any starts again, in the order restarts use
-        (Runner._cycle_all). A server that died is not replaced."""
+        (Sequence._cycle_all). A server that died is not replaced."""
         self.retire(step)
         self.start()
 
