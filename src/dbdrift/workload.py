@@ -40,6 +40,7 @@ class WorkloadPlan:
     parse: Callable[[Any, Any], Any]  # (spec, top Table) -> the spec with the workload's keys read
     settle_s: Callable[[Any], float]  # (spec) -> seconds of a settle when settle_s = "auto"
     stored: Callable[[Any], dict]  # (spec) -> its table as stored with the campaign ({} for none)
+    demo: str  # the campaign file `dbdrift demo` runs, with {name}, {label}, {base_version}, ... to fill in
 
 
 @dataclass(frozen=True)

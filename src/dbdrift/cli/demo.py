@@ -23,56 +23,6 @@ from dbdrift.plan.campaign import parse_campaign
 from dbdrift.plan.overrides import apply_sets
 from dbdrift.workloads.registry import WORKLOADS
 
-DEMO_CAMPAIGN = """\
-# dbdrift demo: is {label} {new_version} faster or slower than {base_version} on the 32 default
-# microbenchmarks? Small and short so it finishes in minutes; real campaigns use 10M+ rows
-# and 300-900 s runs. All servers stay up and take turns of 10 ms inside each run (base new,
-# new base, ...), so every rQPS gets a 95% interval from turns paired by round, and a verdict.
-# Each target runs {seconds} s per test (shorter with more targets, to stay within 15 minutes).
-name = "{name}"
-tables = 1
-rows = 200000
-threads = [1]
-warmup_s = 1
-read_s = {seconds}
-write_s = {seconds}
-order = "turns"
-scan_warm_s = 2
-settle_s = 0
-tests = ["default32"]
-"""
-IBENCH_CAMPAIGN = """\
-# dbdrift demo: the Insert Benchmark (every step: l.i0, l.x, l.i1, l.i2, settle, qr100 ... qp1000)
-# on {label} {base_version} (base) and {new_version}, tiny: real campaigns load tens of millions
-# of rows per client and run each query step for 1800-3600 s. One client, one table; l.i1 and
-# l.i2 run about half a minute each so that their per-second charts have a shape.
-name = "{name}-ibench"
-workload = "insert-benchmark"
-settle_s = 10
-interval_s = 1
-
-[insert_benchmark]
-clients = 1
-rows_l_i0 = 500000
-rows_l_i1 = 1500000
-rows_l_i2 = 400000
-query_s = 25
-"""
-TPCC_CAMPAIGN = """\
-# dbdrift demo: TPROC-C (HammerDB's TPC-C derivative, no keying or think time) on {label}
-# {base_version} (base) and {new_version}: 4 warehouses, 2 virtual users, 15 s ramp-up and a
-# 60 s measured window, 3 repeats each on a fresh server (ABBA order), so relative NOPM gets a
-# 95% interval. Real campaigns use hundreds of warehouses and 5-60 minute windows.
-name = "{name}-tpcc"
-workload = "tpcc"
-repeats = 3
-
-[tpcc]
-warehouses = 4
-clients = 2
-rampup_s = 15
-duration_s = 60
-"""
 TARGET = """
 [[targets]]
 name = "{name}"
@@ -125,7 +75,7 @@ def demo_of(engine: str, variant: str | None = None) -> Demo:
 
 def demo_campaign(engine: str, workload: str = "sysbench", variant: str | None = None) -> str:
     demo = demo_of(engine, variant)
-    template = {"insert-benchmark": IBENCH_CAMPAIGN, "tpcc": TPCC_CAMPAIGN}.get(workload, DEMO_CAMPAIGN)
+    template = WORKLOADS[workload].plan.demo
     versions = [v.rpartition(":")[2] for _, v in demo.targets]
     if variant == "hypergraph":
         versions = ["without it", "9.7.4 with the hypergraph optimizer"]

@@ -19,6 +19,26 @@ CAPS = Capabilities(title="an Insert Benchmark", per_test_runs=False, takes_turn
                                         "[insert_benchmark] table")
 
 
+# the campaign `dbdrift demo --workload ...` runs, before its targets; {name}, {label}, {base_version},
+# {new_version} and {seconds} are filled in by cli/demo.py
+DEMO = """\
+# dbdrift demo: the Insert Benchmark (every step: l.i0, l.x, l.i1, l.i2, settle, qr100 ... qp1000)
+# on {label} {base_version} (base) and {new_version}, tiny: real campaigns load tens of millions
+# of rows per client and run each query step for 1800-3600 s. One client, one table; l.i1 and
+# l.i2 run about half a minute each so that their per-second charts have a shape.
+name = "{name}-ibench"
+workload = "insert-benchmark"
+settle_s = 10
+interval_s = 1
+
+[insert_benchmark]
+clients = 1
+rows_l_i0 = 500000
+rows_l_i1 = 1500000
+rows_l_i2 = 400000
+query_s = 25
+"""
+
 def refuse(top: fields.Table) -> None:
     """The sysbench keys the Insert Benchmark has no use for: refused rather than silently ignored."""
     for key in keys.only_for("insert-benchmark"):
@@ -75,7 +95,7 @@ def stored(spec) -> dict:
 
 
 PLAN = WorkloadPlan(name="insert-benchmark", table="insert_benchmark", caps=CAPS, refuse=refuse,
-                    parse=parse_insert_benchmark, settle_s=settle_s, stored=stored)
+                    parse=parse_insert_benchmark, settle_s=settle_s, stored=stored, demo=DEMO)
 
 
 def check_lines(spec) -> list[str]:

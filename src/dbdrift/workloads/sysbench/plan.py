@@ -13,6 +13,27 @@ CAPS = Capabilities(title="sysbench", per_test_runs=True, takes_turns=True, auto
                     counts_instructions=True, chain_view=True, cluster_parts="tests")
 
 
+# the campaign `dbdrift demo --workload ...` runs, before its targets; {name}, {label}, {base_version},
+# {new_version} and {seconds} are filled in by cli/demo.py
+DEMO = """\
+# dbdrift demo: is {label} {new_version} faster or slower than {base_version} on the 32 default
+# microbenchmarks? Small and short so it finishes in minutes; real campaigns use 10M+ rows
+# and 300-900 s runs. All servers stay up and take turns of 10 ms inside each run (base new,
+# new base, ...), so every rQPS gets a 95% interval from turns paired by round, and a verdict.
+# Each target runs {seconds} s per test (shorter with more targets, to stay within 15 minutes).
+name = "{name}"
+tables = 1
+rows = 200000
+threads = [1]
+warmup_s = 1
+read_s = {seconds}
+write_s = {seconds}
+order = "turns"
+scan_warm_s = 2
+settle_s = 0
+tests = ["default32"]
+"""
+
 def refuse(top: fields.Table) -> None:
     """Every top-level key applies to sysbench: nothing to refuse."""
 
@@ -49,4 +70,4 @@ def stored(spec) -> dict:
 
 
 PLAN = WorkloadPlan(name="sysbench", table=None, caps=CAPS, refuse=refuse, parse=parse, settle_s=settle_s,
-                    stored=stored)
+                    stored=stored, demo=DEMO)

@@ -15,6 +15,24 @@ CAPS = Capabilities(title="TPROC-C", per_test_runs=False, takes_turns=False, aut
                     sysbench_flags_hint="drop it; [tpcc] sets TPROC-C's sizes")
 
 
+# the campaign `dbdrift demo --workload ...` runs, before its targets; {name}, {label}, {base_version},
+# {new_version} and {seconds} are filled in by cli/demo.py
+DEMO = """\
+# dbdrift demo: TPROC-C (HammerDB's TPC-C derivative, no keying or think time) on {label}
+# {base_version} (base) and {new_version}: 4 warehouses, 2 virtual users, 15 s ramp-up and a
+# 60 s measured window, 3 repeats each on a fresh server (ABBA order), so relative NOPM gets a
+# 95% interval. Real campaigns use hundreds of warehouses and 5-60 minute windows.
+name = "{name}-tpcc"
+workload = "tpcc"
+repeats = 3
+
+[tpcc]
+warehouses = 4
+clients = 2
+rampup_s = 15
+duration_s = 60
+"""
+
 def refuse(top: fields.Table) -> None:
     """The sysbench keys TPROC-C has no use for: refused rather than silently ignored."""
     for key in keys.only_for("insert-benchmark"):
@@ -48,7 +66,7 @@ def stored(spec) -> dict:
 
 # settle_s: TPROC-C has no settle step of its own; settle_s = "auto" means what it means for sysbench
 PLAN = WorkloadPlan(name="tpcc", table="tpcc", caps=CAPS, refuse=refuse, parse=parse_tpcc, settle_s=settle_s,
-                    stored=stored)
+                    stored=stored, demo=DEMO)
 
 
 def setup_text(stored: dict) -> str:
