@@ -6,7 +6,7 @@ from pathlib import Path
 import pytest
 
 from dbdrift.cli.main import main
-from dbdrift.model import IBENCH_QUERY_STEPS, IBENCH_STEPS
+from dbdrift.model import IBENCH_STEPS
 from dbdrift.store.store import Store
 from dbdrift.version import __version__
 from tests.unit.test_ibench_report import step

@@ -30,9 +30,20 @@ ALLOWED = {
 }
 
 
+ROLES = {"results": "results", "report": "report"}
+"""workloads/<name>/<role>.py belongs to the layer of its role; a package's __init__ to none."""
+
+
 def layer_of(path: Path) -> str:
     rel = path.relative_to(PKG)
+    if rel.parts[0] == "workloads":
+        return ROLES.get(rel.stem, "__init__")
     return rel.parts[0] if len(rel.parts) > 1 else rel.stem
+
+
+def module_layer(parts: list[str]) -> str:
+    """The layer of module dbdrift.<parts> (a workload's role module: its role's layer)."""
+    return ROLES.get(parts[-1], parts[0]) if parts[0] == "workloads" else parts[0]
 
 
 def imported_layers(path: Path) -> set[str]:
@@ -41,14 +52,16 @@ def imported_layers(path: Path) -> set[str]:
     for node in ast.walk(tree):
         if isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("dbdrift"):
             parts = node.module.split(".")
-            if len(parts) > 1:
-                found.add(parts[1])
+            if len(parts) == 3 and parts[1] == "workloads":  # from dbdrift.workloads.<name> import <role>
+                found.update(module_layer([*parts[1:], alias.name]) for alias in node.names)
+            elif len(parts) > 1:
+                found.add(module_layer(parts[1:]))
             else:
                 found.update(alias.name for alias in node.names)
         elif isinstance(node, ast.Import):
             for alias in node.names:
                 if alias.name.startswith("dbdrift."):
-                    found.add(alias.name.split(".")[1])
+                    found.add(module_layer(alias.name.split(".")[1:]))
     return found
 
 

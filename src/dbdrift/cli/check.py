@@ -22,7 +22,7 @@ from dbdrift.plan.axes import durability_note
 from dbdrift.plan.expand import MEASURED, SETTLES, SETUP, WARM, SettleStep, expand
 from dbdrift.runner import instructions
 from dbdrift.runner.campaign import COUNTS, campaign_estimate, estimate_by_part
-from dbdrift.cli.ibench_report import tpcc_setup_text
+from dbdrift.workloads.tpcc.results import tpcc_setup_text
 from dbdrift.server import engines, rundir
 from dbdrift.units import format_duration
 

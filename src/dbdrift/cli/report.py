@@ -10,7 +10,7 @@ import sys
 from pathlib import Path
 
 from dbdrift.catalog.sysbench import select_tests
-from dbdrift.cli import ibench_report, options
+from dbdrift.cli import options
 from dbdrift.errors import UserError
 from dbdrift.report.csv import render_csv
 from dbdrift.report.flamegraph import folded_text, render_diff_svg, render_svg
@@ -23,7 +23,12 @@ from dbdrift.results.build import build_report, no_campaign
 from dbdrift.results.findings import CAMPAIGN, FINDING_KINDS, MEASURES, all_findings, select
 from dbdrift.results.data import ReportData
 from dbdrift.results.targets import AGAINST
+from dbdrift.results.workload import workload_of
 from dbdrift.store.store import Store
+from dbdrift.workloads.ibench import report as ibench_report
+from dbdrift.workloads.ibench import results as ibench_results
+from dbdrift.workloads.tpcc import report as tpcc_report
+from dbdrift.workloads.tpcc import results as tpcc_results
 
 FORMATS = ("text", "markdown", "csv", "json", "html")
 EXAMPLES = """\
@@ -156,6 +161,18 @@ def _write(path: Path, text: str) -> Path:
     return path
 
 
+WORKLOADS = {"insert-benchmark": (ibench_results.build, ibench_report.render),
+             "tpcc": (tpcc_results.build, tpcc_report.render)}
+"""Per workload judged over repeats: (its report from a store, its renderer); sysbench's is
+`build_report` and `render`, with the views only it has (--chain, --matrix, --metrics)."""
+
+
+def workload_report(store: Store, campaign_id: int, workload: str, fmt: str) -> str:
+    """The report of a stored campaign of a workload in WORKLOADS, in `fmt`, at the default thresholds."""
+    build, render_workload = WORKLOADS[workload]
+    return render_workload(build(store, campaign_id, None), fmt)
+
+
 def render(data: ReportData, fmt: str, color: bool = False) -> str:
     if fmt == "markdown":
         return render_markdown(data)
@@ -228,11 +245,12 @@ def _report(args: argparse.Namespace) -> int:
         if args.config:
             sys.stdout.write(render_configs(store, campaign_id, args.campaign))
             return 0
-        kind = ibench_report.workload(store, campaign_id) if campaign_id is not None else "sysbench"
-        if kind in ("tpcc", "insert-benchmark"):
-            text, found = _workload_report(store, campaign_id, kind, args)
-            sys.stdout.write(text)
-            return _fail_on_exit(found, args)
+        kind = workload_of(store, campaign_id) if campaign_id is not None else "sysbench"
+        if kind in WORKLOADS:
+            build, render_workload = WORKLOADS[kind]
+            data = build(store, campaign_id, args.base, args.min_effect, args.noisy)
+            sys.stdout.write(render_workload(data, args.format))
+            return _fail_on_exit(list(data.findings), args)
         if args.group_by and not args.matrix:
             raise UserError("--group-by shapes the --matrix table", "add --matrix", exit_code=2)
         only = None
@@ -265,17 +283,6 @@ def _latest_comparison(store: Store) -> str | None:
                          f"passed over {len(skipped)} newer one-target campaign(s): {names} "
                          f"(--campaign NAME|ID chooses one)\n")
     return None if chosen is None else str(chosen)
-
-
-def _workload_report(store: Store, campaign_id: int, kind: str, args: argparse.Namespace) -> tuple[str, list]:
-    """An Insert Benchmark or TPROC-C campaign's report in --format and the findings --fail-on names."""
-    if kind == "tpcc":
-        data = ibench_report.tpcc_data(store, campaign_id, args.base, args.min_effect, args.noisy)
-        text = ibench_report.render_tpcc(store, campaign_id, args.base, args.format, data)
-    else:
-        data = ibench_report.ibench_data(store, campaign_id, args.base, args.min_effect, args.noisy)
-        text = ibench_report.render(store, campaign_id, args.base, args.format, data)
-    return text, list(data.findings)
 
 
 def _fail_on_exit(every: list, args: argparse.Namespace) -> int:

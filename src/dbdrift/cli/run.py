@@ -10,7 +10,7 @@ from pathlib import Path
 import psutil
 
 from dbdrift.catalog.sysbench import select_tests
-from dbdrift.cli import check, ibench_report, options
+from dbdrift.cli import check, options
 from dbdrift.cli import report as report_cli
 from dbdrift.cli.progress import ConsoleProgress
 from dbdrift.errors import UserError
@@ -183,10 +183,8 @@ def _run(spec: CampaignSpec, args: argparse.Namespace, store: Store, progress: C
 
 
 def print_report(spec: CampaignSpec, store: Store, campaign_id: int, args: argparse.Namespace) -> None:
-    if spec.workload == "insert-benchmark":
-        sys.stdout.write(ibench_report.render(store, campaign_id, None, args.format))
-    elif spec.workload == "tpcc":
-        sys.stdout.write(ibench_report.render_tpcc(store, campaign_id, None, args.format))
+    if spec.workload in report_cli.WORKLOADS:
+        sys.stdout.write(report_cli.workload_report(store, campaign_id, spec.workload, args.format))
     else:
         data = build_report(store, str(campaign_id), None, False, noise_floor="auto")
         sys.stdout.write(report_cli.render(data, args.format, report_cli.use_color(args.color)))

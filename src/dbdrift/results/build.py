@@ -248,16 +248,6 @@ def host_notes(host: dict) -> tuple[str, ...]:
     return placed + tuple(f"host warning: {w['message']} (hint: {w['hint']})" for w in host.get("warnings", []))
 
 
-def repeats_notes(spec: dict, measured: str) -> tuple[str, ...]:
-    """Insert Benchmark and TPROC-C intervals are over repeats: one repeat gives none, so no
-    verdict can be a regression or an improvement (each is "no interval")."""
-    if (spec.get("repeats") or 1) > 1:
-        return ()
-    return (f"no interval: one repeat per target, so {measured} ÷ the base's has no 95% interval and no verdict "
-            "(each is \"no interval\"; `--fail-on noisy` names them): set repeats >= 2 (each on a fresh server) "
-            "to tell a change from noise",)
-
-
 def _unit_notes(store: Store, campaign_id: int) -> tuple[str, ...]:
     """A campaign run on a cluster: which host measured which tests."""
     rows = [u for u in store.units(campaign_id) if u["status"] != "kept"]

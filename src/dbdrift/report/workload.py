@@ -1,0 +1,60 @@
+"""What the Insert Benchmark and TPROC-C formats share about a `WorkloadReport`: aligned text
+and Markdown tables, the verdict legend, the verdicts as JSON, and the page facts naming the
+targets and the host. Pure functions of the report; no I/O.
+"""
+from __future__ import annotations
+
+from html import escape
+
+from dbdrift.report.caveats import verdict_legend
+from dbdrift.report.page import swatch, target_color
+from dbdrift.results.findings import Finding
+from dbdrift.results.workload import WorkloadReport
+
+
+def verdicts_legend(data: WorkloadReport) -> str:
+    """What the report's verdict marks say about its measure, at its thresholds."""
+    return verdict_legend(data.judged, data.min_effect, data.noisy)
+
+
+def aligned(header: list[str], rows: list[list[str]]) -> list[str]:
+    """Name column left-aligned, value columns right-aligned."""
+    widths = [max(len(r[i]) for r in [header, *rows]) for i in range(len(header))]
+    return ["  ".join([r[0].ljust(widths[0]), *(c.rjust(w) for c, w in zip(r[1:], widths[1:]))]).rstrip()
+            for r in [header, *rows]]
+
+
+def md_table(header: list[str], rows: list[list[str]]) -> list[str]:
+    """A Markdown table: name column left, values right; cells without their padding."""
+    return ["| " + " | ".join(header) + " |", "|---|" + "---:|" * (len(header) - 1),
+            *("| " + " | ".join(c.strip() for c in r) + " |" for r in rows)]
+
+
+def findings_json(found: tuple[Finding, ...]) -> list[dict]:
+    """One object per verdict: where (step or NOPM), target, reference, verdict, ratio and interval."""
+    return [{"measure": f.measure, "test": f.test, "target": f.target, "reference": f.reference,
+             "verdict": str(f.verdict), "ratio": rounded(f.ratio, 4), "lower": rounded(f.lower, 4),
+             "upper": rounded(f.upper, 4), **({"status": f.status} if f.status else {})} for f in found]
+
+
+def rounded(value: float | None, digits: int) -> float | None:
+    return None if value is None else round(value, digits)
+
+
+def color_of(data: WorkloadReport, target: str) -> str:
+    return target_color(data.targets, target)
+
+
+def target_facts(data: WorkloadReport) -> list[tuple[str, str]]:
+    """The page facts naming each target, the base first, with its chart colour."""
+    return [("base" if t == data.base else "target", f"{swatch(color_of(data, t))}{escape(data.label(t))}")
+            for t in data.targets]
+
+
+def host_fact(data: WorkloadReport) -> tuple[str, str]:
+    host = data.host
+    return "host", escape(f"{host.get('hostname') or '?'}: {host.get('cpu_model') or 'CPU ?'}, {data.ncpu} CPUs")
+
+
+def run_on_facts(data: WorkloadReport) -> list[tuple[str, str]]:
+    return [("run on", escape(data.run_on.replace("T", " ")))] if data.run_on else []
