@@ -8,7 +8,6 @@ from html import escape
 
 from dbdrift.report.caveats import verdict_legend
 from dbdrift.report.page import swatch, target_color
-from dbdrift.results.findings import Finding
 from dbdrift.results.workload import WorkloadReport
 
 
@@ -30,11 +29,39 @@ def md_table(header: list[str], rows: list[list[str]]) -> list[str]:
             *("| " + " | ".join(c.strip() for c in r) + " |" for r in rows)]
 
 
-def findings_json(found: tuple[Finding, ...]) -> list[dict]:
-    """One object per verdict: where (step or NOPM), target, reference, verdict, ratio and interval."""
+def findings_json(data: WorkloadReport) -> list[dict]:
+    """One object per verdict: where (step or NOPM), target, reference, verdict, ratio, interval
+    and the explanation of a regression or improvement (null for the others)."""
     return [{"measure": f.measure, "test": f.test, "target": f.target, "reference": f.reference,
              "verdict": str(f.verdict), "ratio": rounded(f.ratio, 4), "lower": rounded(f.lower, 4),
-             "upper": rounded(f.upper, 4), **({"status": f.status} if f.status else {})} for f in found]
+             "upper": rounded(f.upper, 4), **({"status": f.status} if f.status else {}),
+             "explanation": data.why(f.target, f.test)} for f in data.findings]
+
+
+def verdict_cells(data: WorkloadReport, target: str, test: str | None = None) -> list[str]:
+    """The CSV `verdict` and `why` of a target's line (empty for the base and without a verdict)."""
+    found = data.verdict(target, test)
+    return [str(found.verdict), data.why(target, found.test) or ""] if found else ["", ""]
+
+
+WHY_TITLE = "what moved with each regression (-) and improvement (+)"
+
+
+def why_lines(data: WorkloadReport, markdown: str = "") -> list[str]:
+    """The explanations under a title, as the sysbench report shows them; `markdown`: the
+    heading's hashes for a Markdown block."""
+    if not data.explanations:
+        return []
+    if markdown:
+        return [f"{markdown} Why: {WHY_TITLE}", "", *(f"- {line}" for line in data.why_lines()), ""]
+    return [f"why: {WHY_TITLE}", *data.why_lines(), ""]
+
+
+def why_html(data: WorkloadReport) -> str:
+    if not data.explanations:
+        return ""
+    return (f'<section id="why"><h2>Why: {escape(WHY_TITLE)}</h2><ul class="why">'
+            + "".join(f"<li>{escape(line)}</li>" for line in data.why_lines()) + "</ul></section>")
 
 
 def rounded(value: float | None, digits: int) -> float | None:

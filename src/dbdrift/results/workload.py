@@ -9,6 +9,7 @@ import json
 from dataclasses import dataclass, field
 from typing import ClassVar
 
+from dbdrift.analysis.noise import Verdict
 from dbdrift.results.build import host_notes
 from dbdrift.results.findings import Finding
 from dbdrift.results.targets import base_target, target_labels
@@ -30,6 +31,8 @@ class WorkloadReport:
     run_on: str = ""  # when the campaign was created (ISO 8601)
     notes: tuple[str, ...] = ()  # host and run warnings, the no-interval note
     findings: tuple[Finding, ...] = ()  # per target but the base: its verdict against the base
+    # (test, target) -> `head: what moved` for each regression and improvement (why_line)
+    explanations: dict[tuple[str, str], str] = field(default_factory=dict)
     min_effect: float = 0.02
     noisy: float = 0.05
 
@@ -44,6 +47,13 @@ class WorkloadReport:
     def verdict(self, target: str, test: str | None = None) -> Finding | None:
         """The verdict of `target` (on `test`, a step, when the workload judges more than one)."""
         return next((f for f in self.findings if f.target == target and test in (None, f.test)), None)
+
+    def why(self, target: str, test: str) -> str | None:
+        """The explanation line of a verdict, None when it has none."""
+        return self.explanations.get((test, target))
+
+    def why_lines(self) -> list[str]:
+        return list(self.explanations.values())
 
 
 @dataclass(frozen=True)
@@ -66,6 +76,25 @@ def stored_campaign(store: Store, campaign_id: int, base: str | None, judged: st
     return StoredCampaign(spec, {"campaign": row["name"], "targets": ordered, "labels": target_labels(targets),
                                  "ncpu": host.get("cpus") or 1, "host": host, "run_on": row["created_at"],
                                  "notes": host_notes(host) + repeats_notes(spec, judged)})
+
+
+def explanations(found: tuple[Finding, ...], moved) -> dict[tuple[str, str], str]:
+    """(test, target) -> why_line of every regression and improvement among `found`; `moved`
+    gives, for a finding, the stored per-operation figures of both sides as (what, new, reference)."""
+    return {(f.test, f.target): why_line(f, moved(f)) for f in found
+            if f.verdict in (Verdict.REGRESSION, Verdict.IMPROVEMENT)}
+
+
+def why_line(f: Finding, moved: list[tuple[str, float | None, float | None]]) -> str:
+    """`l.i1 pg18 vs pg17: 0.80 [0.75, 0.85] -: host CPU µs/op +12.0%, KB written/insert +3.1%`:
+    the verdict's ratio and interval, then how each figure stored for both sides changed (new ÷
+    reference - 1), as the sysbench report explains a cell (analysis/explain.py). A figure
+    either side lacks, or whose reference is 0, is left out."""
+    interval = f" [{f.lower:.2f}, {f.upper:.2f}]" if f.lower is not None and f.upper is not None else ""
+    head = f"{f.test} {f.target} vs {f.reference}: {f.ratio:.2f}{interval} {f.verdict.mark}"
+    parts = [f"{what} {(new / ref - 1) * 100:+.1f}%" for what, new, ref in moved
+             if new is not None and ref is not None and ref > 0]
+    return f"{head}: {', '.join(parts) if parts else 'nothing else stored moved with it'}"
 
 
 def repeats_notes(spec: dict, measured: str) -> tuple[str, ...]:

@@ -25,7 +25,7 @@ from dbdrift.report.numbers import fmt_abs, fmt_fixed, fmt_ratio
 from dbdrift.report.page import data_table, page, page_header
 from dbdrift.report.svgchart import Line, time_chart
 from dbdrift.report.workload import (aligned, color_of, findings_json, host_fact, md_table, rounded, run_on_facts,
-                                     target_facts, verdicts_legend)
+                                     target_facts, verdict_cells, verdicts_legend, why_html, why_lines)
 from dbdrift.version import __version__
 from dbdrift.workloads.ibench.results import IBenchReport
 
@@ -160,6 +160,7 @@ def render_text(data: IBenchReport) -> str:
     if data.findings:
         out += [f"-- verdicts: {verdict_counts(data.findings)}", verdicts_legend(data),
                 *(f"  {line}" for line in verdict_lines(data.findings)), ""]
+    out += why_lines(data)
     if data.summary.missing:
         out += ["steps without a value:", *(f"  {line}" for line in missing_lines(data)), ""]
     out += [STEP_LEGEND, ""]
@@ -184,6 +185,7 @@ def render_markdown(data: IBenchReport) -> str:
     if data.findings:
         out += [f"### Verdicts: {verdict_counts(data.findings)}", "", f"*{verdicts_legend(data)}*", "",
                 *(f"- `{line}`" for line in verdict_lines(data.findings)), ""]
+    out += why_lines(data, markdown="###")
     if data.summary.missing:
         out += ["Steps without a value:", "", *(f"- {line}" for line in missing_lines(data)), ""]
     out += [f"*{STEP_LEGEND}*", ""]
@@ -199,7 +201,7 @@ def render_markdown(data: IBenchReport) -> str:
 CSV_HEADER = ("target", "step", "status", "repeats", "elapsed_s", "ips", "dps", "qps", "target_ips", "sla_met",
               "relative", "relative_lower", "relative_upper",
               "p50", "p99", "maxop", *(m for m in METRICS if m not in ("ips", "qps", "maxop", "p50", "p99")),
-              "verdict", "notes")
+              "verdict", "why", "notes")
 
 
 def render_csv(data: IBenchReport) -> str:
@@ -218,17 +220,16 @@ def render_csv(data: IBenchReport) -> str:
 
 def _csv_row(data: IBenchReport, target: str, step: str, relative) -> list[str]:
     result = data.results.get((target, step))
-    found = data.verdict(target, step)
-    tail = [str(found.verdict) if found else "", " | ".join(data.notes)]
+    tail = [*verdict_cells(data, target, step), " | ".join(data.notes)]
     if result is None:
-        return [target, step, "not run", *[""] * (len(CSV_HEADER) - 5), *tail]
+        return [target, step, "not run", *[""] * (len(CSV_HEADER) - 3 - len(tail)), *tail]
     metrics = data.details[(target, step)].metrics
     met = sla_met(result)
     head = [target, step, result.status, str(data.summary.throughput.rows[target][IBENCH_STEPS.index(step)].repeats),
             _num(result.elapsed_s), _num(result.ips), _num(result.dps),
             _num(result.qps), _num(result.target_ips), "" if met is None else str(met).lower(), _num(relative.value),
             _num(relative.lower), _num(relative.upper)]
-    return head + [_num(metrics[m]) for m in CSV_HEADER[len(head):-2]] + tail
+    return head + [_num(metrics[m]) for m in CSV_HEADER[len(head):-len(tail)]] + tail
 
 
 def _num(value: float | None) -> str:
@@ -245,7 +246,7 @@ def to_json(data: IBenchReport) -> dict:
     summary = data.summary
     return {
         "campaign": data.campaign, "base": summary.base, "ncpu": data.ncpu, "notes": list(data.notes),
-        "min_effect": data.min_effect, "noisy_half_width": data.noisy, "verdicts": findings_json(data.findings),
+        "min_effect": data.min_effect, "noisy_half_width": data.noisy, "verdicts": findings_json(data),
         "targets": [{"name": t, "label": data.labels.get(t, "")} for t in data.targets],
         "colors": COLORS, "buckets": list(BUCKET_LABELS),
         "tables": {name: _table_json(getattr(summary, name)) for name in TABLES if getattr(summary, name) is not None},
@@ -303,7 +304,7 @@ def render_html(data: IBenchReport) -> str:
     """The whole page; every string from the store passes through html.escape."""
     title = f"Insert Benchmark: {data.campaign}" if data.campaign else "Insert Benchmark"
     parts = [page_header(title, _facts(data), notes_html(data.notes)), _nav(data),
-             findings_html(data.findings, verdicts_legend(data)), _summary(data)]
+             findings_html(data.findings, verdicts_legend(data)), why_html(data), _summary(data)]
     parts += [_step_section(data, step) for step in data.steps()]
     return page(f"dbdrift report: {title}", parts, IBENCH_CSS)
 

@@ -13,7 +13,7 @@ from dbdrift.analysis.ibench import IBenchSummary, StepDetail, index_results, st
 from dbdrift.analysis.noise import Estimate, Method, Verdict, verdict
 from dbdrift.model import IBENCH_STEPS, InsertStepResult
 from dbdrift.results.findings import CAMPAIGN, Finding, nothing_measured
-from dbdrift.results.workload import WorkloadReport, stored_campaign
+from dbdrift.results.workload import WorkloadReport, explanations, stored_campaign
 from dbdrift.store.store import Store
 
 
@@ -53,9 +53,16 @@ def ibench_report(results: list[InsertStepResult], targets: list[str] | tuple[st
     summary = summary_tables(results, targets, ncpu)
     found = tuple(ibench_findings(summary, min_effect, noisy, planned, campaign))
     notes = tuple(f.line() for f in found if f.measure == CAMPAIGN) + tuple(notes)  # every format shows notes
+    why = explanations(found, lambda f: [(what, details[(f.target, f.test)].metrics.get(m),
+                                          details[(f.reference, f.test)].metrics.get(m)) for m, what in MOVED])
     return IBenchReport(summary, indexed, details, campaign=campaign, targets=tuple(targets),
-                        labels=dict(labels or {}), ncpu=ncpu, notes=notes, findings=found, min_effect=min_effect,
-                        noisy=noisy, **context)
+                        labels=dict(labels or {}), ncpu=ncpu, notes=notes, findings=found, explanations=why,
+                        min_effect=min_effect, noisy=noisy, **context)
+
+
+MOVED = (("cpupq", "host CPU µs/op"), ("cspq", "cs/op"), ("rkbpq", "KB read/op"), ("wkbpi", "KB written/insert"))
+"""The step metrics a verdict's explanation compares (op: an insert in l.* steps, a query in
+qr/qp): those of the repeat the per-step details show, target and base."""
 
 
 def ibench_findings(summary: IBenchSummary, min_effect: float = 0.02, noisy: float = 0.05,

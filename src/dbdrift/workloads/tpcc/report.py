@@ -18,7 +18,7 @@ from dbdrift.report.numbers import fmt_fixed, fmt_ms
 from dbdrift.report.page import data_table, page, page_header
 from dbdrift.report.svgchart import Line, time_chart
 from dbdrift.report.workload import (aligned, color_of, findings_json, host_fact, md_table, run_on_facts, target_facts,
-                                     verdicts_legend)
+                                     verdict_cells, verdicts_legend, why_html, why_lines)
 from dbdrift.workloads.tpcc.results import TpccReport
 
 HARDWARE_LEGEND = ("per new order in the measured window: cpu/no host CPU µs (user + system, every CPU), "
@@ -72,6 +72,7 @@ def render_text(data: TpccReport, markdown: bool = False) -> str:
         out += ([f"## Verdicts: {verdict_counts(data.findings)}", "", *(f"- `{line}`" for line in lines), ""]
                 if markdown else [f"-- verdicts: {verdict_counts(data.findings)}", *(f"  {line}" for line in lines),
                                   ""])
+    out += why_lines(data, markdown="##" if markdown else "")
     for title, legend, header, rows in blocks(data):
         if markdown:
             out += [f"## {title}", ""] + ([f"*{legend}*", ""] if legend else [])
@@ -85,7 +86,7 @@ def render_text(data: TpccReport, markdown: bool = False) -> str:
 
 
 CSV_HEADER = ("target", "repeat", "status", "warehouses", "clients", "procedures", "elapsed_s", "new_orders",
-              "transactions", "nopm", "tpm", "load_s", "consistency_ok", *HARDWARE, "error", "verdict", "notes")
+              "transactions", "nopm", "tpm", "load_s", "consistency_ok", *HARDWARE, "error", "verdict", "why", "notes")
 
 
 def render_csv(data: TpccReport) -> str:
@@ -101,12 +102,11 @@ def render_csv(data: TpccReport) -> str:
                          "" if r.load_s is None else round(r.load_s, 3),
                          str(all(c.get("ok") for c in r.consistency)).lower() if r.consistency else "",
                          *("" if hw[m] is None else round(hw[m], 4) for m in HARDWARE), r.error or "",
-                         str(found.verdict) if (found := data.verdict(r.target)) else "", " | ".join(data.notes)])
+                         *verdict_cells(data, r.target), " | ".join(data.notes)])
     for target in data.targets:  # a target without a stored run (never started, interrupted) still has its line
         if not any(r.target == target for r in data.results):
-            found = data.verdict(target)
-            writer.writerow([target, "", "not run", *[""] * (len(CSV_HEADER) - 5),
-                             str(found.verdict) if found else "", " | ".join(data.notes)])
+            writer.writerow([target, "", "not run", *[""] * (len(CSV_HEADER) - 6), *verdict_cells(data, target),
+                             " | ".join(data.notes)])
     return buf.getvalue()
 
 
@@ -119,7 +119,7 @@ def to_json(data: TpccReport) -> dict:
     return {
         "campaign": data.campaign, "setup": data.setup, "base": data.targets[0], "ncpu": data.ncpu,
         "notes": list(data.notes), "min_effect": data.min_effect, "noisy_half_width": data.noisy,
-        "verdicts": findings_json(data.findings),
+        "verdicts": findings_json(data),
         "targets": [{
             "name": s.target, "label": data.labels.get(s.target, ""), "runs": s.runs, "failed": s.failed,
             "nopm": s.nopm, "tpm": s.tpm, "relative_nopm": est(s), "hardware": s.hardware,
@@ -139,7 +139,8 @@ def render_json(data: TpccReport) -> str:
 def render_html(data: TpccReport) -> str:
     title = f"TPROC-C: {data.campaign}" if data.campaign else "TPROC-C"
     facts = [*target_facts(data), ("setup", escape(data.setup)), host_fact(data), *run_on_facts(data)]
-    parts = [page_header(title, facts, notes_html(data.notes)), findings_html(data.findings, verdicts_legend(data))]
+    parts = [page_header(title, facts, notes_html(data.notes)), findings_html(data.findings, verdicts_legend(data)),
+             why_html(data)]
     lines = []
     for t in data.targets:
         run = next((r for r in reversed(data.results) if r.target == t and r.intervals), None)

@@ -13,7 +13,7 @@ from dbdrift.analysis.noise import Verdict, verdict
 from dbdrift.analysis.tpcc import TargetSummary, summarize
 from dbdrift.model import TpccResult
 from dbdrift.results.findings import CAMPAIGN, Finding, nothing_measured
-from dbdrift.results.workload import WorkloadReport, stored_campaign
+from dbdrift.results.workload import WorkloadReport, explanations, stored_campaign
 from dbdrift.store.store import Store
 
 
@@ -48,9 +48,18 @@ def tpcc_report(results: list[TpccResult], targets: list[str] | tuple[str, ...],
     summaries = tuple(summarize(results, targets, ncpu))
     found = tuple(tpcc_findings(summaries, min_effect, noisy, campaign))
     notes = tuple(f.line() for f in found if f.measure == CAMPAIGN) + tuple(notes)  # every format shows notes
+    hardware = {s.target: s.hardware for s in summaries}
+    why = explanations(found, lambda f: [(what, hardware[f.target].get(m), hardware[f.reference].get(m))
+                                         for m, what in MOVED])
     return TpccReport(summaries, tuple(r for r in results if r.target in targets), campaign=campaign,
                       targets=tuple(targets), labels=dict(labels or {}), ncpu=ncpu, setup=setup, notes=notes,
-                      findings=found, min_effect=min_effect, noisy=noisy, **context)
+                      findings=found, explanations=why, min_effect=min_effect, noisy=noisy, **context)
+
+
+MOVED = (("server/no", "server CPU µs/new order"), ("client/no", "client CPU µs/new order"),
+         ("cs/no", "cs/new order"), ("wkb/no", "KB written/new order"))
+"""The hardware per new order a NOPM verdict's explanation compares: each target's mean over its
+ok runs (analysis/tpcc.py)."""
 
 
 def tpcc_findings(summaries: tuple[TargetSummary, ...] | list[TargetSummary], min_effect: float = 0.02,
