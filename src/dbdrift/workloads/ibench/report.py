@@ -18,7 +18,8 @@ import io
 import json
 from html import escape
 
-from dbdrift.analysis.ibench import BUCKET_LABELS, COLORS, METRICS, OPS, StepDetail, SummaryTable, per_second_series, sla_met
+from dbdrift.analysis.ibench import (BUCKET_LABELS, COLORS, METRICS, OPS, StepDetail, SummaryTable, per_second_series,
+                                     sla_met)
 from dbdrift.model import IBENCH_STEPS, InsertStepResult
 from dbdrift.report.caveats import findings_html, notes_html, verdict_counts, verdict_lines
 from dbdrift.report.numbers import fmt_abs, fmt_fixed, fmt_ratio
