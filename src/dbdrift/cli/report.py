@@ -167,6 +167,21 @@ WORKLOADS = {"insert-benchmark": (ibench_results.build, ibench_report.render),
 `build_report` and `render`, with the views only it has (--chain, --matrix, --metrics)."""
 
 
+SYSBENCH_VIEWS = ("chain", "matrix", "metrics", "tests", "flamegraphs", "against", "group_by")
+"""Options of views only the sysbench report has: refused on another workload's campaign rather
+than ignored, so a script learns its report is not the view it asked for."""
+
+
+def _refuse_sysbench_views(args: argparse.Namespace, workload: str, campaign: str) -> None:
+    used = [name for name in SYSBENCH_VIEWS if getattr(args, name)]
+    if used:
+        raise UserError(f"--{used[0].replace('_', '-')}: campaign {campaign} ran the {workload} workload, whose "
+                        "report has no such view",
+                        "drop it: that report shows every target with its verdicts and hardware figures; "
+                        + ", ".join(f"--{n.replace('_', '-')}" for n in SYSBENCH_VIEWS) + " shape sysbench reports",
+                        exit_code=2)
+
+
 def workload_report(store: Store, campaign_id: int, workload: str, fmt: str) -> str:
     """The report of a stored campaign of a workload in WORKLOADS, in `fmt`, at the default thresholds."""
     build, render_workload = WORKLOADS[workload]
@@ -247,6 +262,7 @@ def _report(args: argparse.Namespace) -> int:
             return 0
         kind = workload_of(store, campaign_id) if campaign_id is not None else "sysbench"
         if kind in WORKLOADS:
+            _refuse_sysbench_views(args, kind, store.campaign(campaign_id)["name"])
             build, render_workload = WORKLOADS[kind]
             data = build(store, campaign_id, args.base, args.min_effect, args.noisy)
             sys.stdout.write(render_workload(data, args.format))
