@@ -4,7 +4,6 @@ from __future__ import annotations
 import argparse
 import contextlib
 import io
-import json
 import os
 import sys
 from pathlib import Path
@@ -22,7 +21,7 @@ from dbdrift.report.text import render_text
 from dbdrift.results.build import build_report, no_campaign
 from dbdrift.results.findings import CAMPAIGN, FINDING_KINDS, MEASURES, all_findings, select
 from dbdrift.results.data import ReportData
-from dbdrift.results.targets import AGAINST
+from dbdrift.results.targets import AGAINST, merged_stacks, server_configs
 from dbdrift.results.workload import workload_of
 from dbdrift.store.store import Store
 from dbdrift.workloads.ibench import report as ibench_report
@@ -111,13 +110,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def write_flamegraphs(store: Store, campaign: str | None, data: ReportData, directory: Path) -> list[Path]:
     """Per (test, threads, target): the stacks of all its runs merged, as SVG and folded text;
     per compared target also a differential SVG against its reference."""
-    campaign_id = store.latest_campaign_id(campaign)
-    merged: dict[tuple[str, int, str], dict[str, int]] = {}
-    for r in store.runs(campaign_id):
-        if r["folded_json"] and "warm" not in r["test"]:
-            stacks = merged.setdefault((r["test"], r["threads"], r["target"]), {})
-            for stack, count in json.loads(r["folded_json"]).items():
-                stacks[stack] = stacks.get(stack, 0) + count
+    merged = merged_stacks(store, store.latest_campaign_id(campaign))
     try:
         directory.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
@@ -134,22 +127,6 @@ def write_flamegraphs(store: Store, campaign: str | None, data: ReportData, dire
             written.append(_write(directory / f"{stem}-vs-{_file_safe(ref)}.diff.svg",
                                   render_diff_svg(merged[(test, threads, ref)], stacks, title)))
     return written
-
-
-def render_configs(store: Store, campaign_id: int | None, campaign: str | None) -> str:
-    """Each target's stored server configuration, headed by its engine, version and source."""
-    if campaign_id is None:
-        raise no_campaign(store, campaign)
-    parts = []
-    for t in store.targets(campaign_id):
-        server = json.loads(t["server_json"] or "{}")
-        install = json.loads(t["install_json"] or "{}")
-        head = (f"# ===== target {t['name']}: {t['engine']} "
-                f"{server.get('version', install.get('version', '?'))} ({install.get('source', '?')})")
-        text = server.get("config_text")
-        parts.append(head + "\n" + (text.rstrip("\n") + "\n" if text else
-                                    "# no configuration stored: its server never started\n"))
-    return "\n".join(parts)
 
 
 def _file_safe(name: str) -> str:
@@ -258,7 +235,9 @@ def _report(args: argparse.Namespace) -> int:
             args.campaign = _latest_comparison(store)
         campaign_id = store.latest_campaign_id(args.campaign)
         if args.config:
-            sys.stdout.write(render_configs(store, campaign_id, args.campaign))
+            if campaign_id is None:
+                raise no_campaign(store, args.campaign)
+            sys.stdout.write(server_configs(store, campaign_id))
             return 0
         kind = workload_of(store, campaign_id) if campaign_id is not None else "sysbench"
         if kind in WORKLOADS:
