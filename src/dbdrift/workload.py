@@ -58,6 +58,11 @@ class Workload:
     split: Callable[[Any, int], list]  # (spec, units) -> (tests, repeats) of each unit
     remaining: Callable[..., Any]  # (store, campaign_id, spec, tests, repeats) -> what a unit lacks, or None
     store_failed: Callable[..., int]  # (store, campaign_id, spec, tests, reason, unit_id) -> runs stored as failed
+    # its report, when it is judged over repeats: (store, campaign_id, base) -> the report's data, and
+    # (data, fmt) -> text; None for sysbench, whose report is the comparison `dbdrift report` builds
+    # with the views only it has (--chain, --matrix, --metrics)
+    build_report: Callable[..., Any] | None = None
+    render_report: Callable[[Any, str], str] | None = None
 
     @property
     def name(self) -> str:

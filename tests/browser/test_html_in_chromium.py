@@ -101,8 +101,8 @@ def test_the_history_page_renders_its_charts_in_chromium(tmp_path, capsys):
 
 def test_the_insert_benchmark_page_renders_its_per_second_charts_in_chromium(tmp_path):
     from dbdrift.model import IBENCH_QUERY_STEPS, IBENCH_STEPS
-    from dbdrift.report.ibench import ibench_report
-    from dbdrift.report.ibench_html import render_html
+    from dbdrift.workloads.ibench.report import render_html
+    from dbdrift.workloads.ibench.results import ibench_report
     from tests.unit.test_ibench_report import step
 
     results = [step(t, s, rate) for t, rate in (("pg17", 10_000.0), ("pg18", 12_000.0)) for s in IBENCH_STEPS[:4]]
@@ -119,7 +119,8 @@ def test_the_insert_benchmark_page_renders_its_per_second_charts_in_chromium(tmp
 
 
 def test_the_tpcc_page_renders_in_chromium(tmp_path):
-    from dbdrift.report.tpcc import render_html, tpcc_report
+    from dbdrift.workloads.tpcc.report import render_html
+    from dbdrift.workloads.tpcc.results import tpcc_report
     from tests.unit.test_tpcc import run
 
     data = tpcc_report([run("pg17", 40_000.0), run("pg18", 42_000.0)], ["pg17", "pg18"], ncpu=2, campaign="tp",
@@ -179,8 +180,8 @@ def test_every_chart_of_the_report_puts_its_1_00_line_at_one_x_and_nothing_overf
 
 def test_the_insert_benchmark_page_does_not_overflow_at_1400_px(tmp_path):
     from dbdrift.model import IBENCH_QUERY_STEPS, IBENCH_STEPS
-    from dbdrift.report.ibench import ibench_report
-    from dbdrift.report.ibench_html import render_html
+    from dbdrift.workloads.ibench.report import render_html
+    from dbdrift.workloads.ibench.results import ibench_report
     from tests.unit.test_ibench_report import step
 
     results = [step(t, s, rate) for t, rate in (("pg17", 10_000.0), ("pg18-with-a-long-name", 12_000.0))
@@ -194,7 +195,8 @@ def test_the_insert_benchmark_page_does_not_overflow_at_1400_px(tmp_path):
 
 
 def test_the_tpcc_page_does_not_overflow_at_1400_px(tmp_path):
-    from dbdrift.report.tpcc import render_html, tpcc_report
+    from dbdrift.workloads.tpcc.report import render_html
+    from dbdrift.workloads.tpcc.results import tpcc_report
     from tests.unit.test_tpcc import run
 
     data = tpcc_report([run("pg17", 40_000.0), run("pg18-with-a-long-name", 42_000.0)],

@@ -112,3 +112,12 @@ def test_report_of_a_store_with_one_comparison_says_nothing_about_its_choice(tmp
     from tests.unit.test_reports import make_store
     make_store(tmp_path / "r.db").close()
     assert "passed over" not in dbdrift("report", "--store", tmp_path / "r.db").stderr
+
+
+@pytest.mark.parametrize("make", [ib_store, tpcc_store])
+@pytest.mark.parametrize("option", [["--chain"], ["--metrics"], ["--matrix"], ["--tests", "point"]])
+def test_a_sysbench_only_view_of_another_workload_is_refused_with_exit_2(tmp_path, make, option):
+    result = dbdrift("report", "--store", make(tmp_path / "s.db", 1, 300.0), *option)
+    assert result.returncode == 2, result.stderr
+    assert f"error: {option[0]}: campaign " in result.stderr and "whose report has no such view" in result.stderr
+    assert result.stdout == ""

@@ -104,9 +104,6 @@ def test_nothing_outside_cli_imports_cli():
 WORKLOAD_NAMES = {"sysbench", "insert-benchmark", "tpcc"}
 # where a workload's name may still be compared: the registry and the slices themselves
 NAMED_HERE = ("workloads/",)
-# the report side, which still picks its renderer by the stored campaign's workload until its
-# slices carry results.py and report.py; an entry that no longer compares a name fails the test
-NOT_YET = {"cli/ibench_report.py", "cli/report.py", "report/html.py", "results/build.py", "results/history.py"}
 
 
 def _names_a_workload(node: ast.expr) -> bool:
@@ -143,5 +140,4 @@ def test_the_switch_finder_sees_the_forms_a_workload_test_takes():
 def test_no_module_outside_the_workload_slices_compares_a_workload_name():
     found = {str(path.relative_to(PKG)): workload_switches(ast.parse(path.read_text()))
              for path in sorted(PKG.rglob("*.py")) if not str(path.relative_to(PKG)).startswith(NAMED_HERE)}
-    assert [f"{name}:{lines}" for name, lines in found.items() if lines and name not in NOT_YET] == []
-    assert [name for name in NOT_YET if not found.get(name)] == []
+    assert [f"{name}:{lines}" for name, lines in found.items() if lines] == []

@@ -3,12 +3,14 @@ CSV/JSON parsed back."""
 import csv
 import io
 import json
+from dataclasses import replace
 
 import pytest
 
 from dbdrift.model import IBENCH_QUERY_STEPS, IBENCH_STEPS, InsertStepResult
-from dbdrift.report.ibench import (CSV_HEADER, ibench_report, render_csv, render_json, render_markdown, render_text,
-                                   to_json)
+from dbdrift.workloads.ibench.report import (CSV_HEADER, render_csv, render_json, render_markdown, render_text,
+                                             to_json)
+from dbdrift.workloads.ibench.results import ibench_report
 
 WINDOW = {"elapsed_s": 10.0, "cpu_user_pct": 40.0, "cpu_sys_pct": 10.0, "cs": 100_000, "reads": 0, "read_kb": 0.0,
           "writes": 2_000, "write_kb": 40_000.0, "server_rss_bytes": 3_000_000_000}
@@ -144,8 +146,8 @@ def test_json_has_per_step_histograms_metrics_and_chart_series(data):
 
 
 def test_html_colours_the_summary_cells_and_charts_every_step_per_operation(data):
-    from dbdrift.report.ibench_html import render_html
-    page = render_html(data, {"host": {"hostname": "h<1>", "cpu_model": "cpu"}, "sizes": "1 client(s)"})
+    from dbdrift.workloads.ibench.report import render_html
+    page = render_html(replace(data, host={"hostname": "h<1>", "cpu_model": "cpu"}, setup="1 client(s)"))
     assert page.startswith("<!DOCTYPE html>") and page.rstrip().endswith("</html>")
     assert "h&lt;1&gt;" in page and "h<1>" not in page
     assert 'td.c-green{background:#81FFA6}' in page and '<td class="c-green">12000</td>' in page

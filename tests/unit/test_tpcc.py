@@ -18,7 +18,8 @@ from dbdrift.driver.protocol import bucket_index
 from dbdrift.errors import UserError
 from dbdrift.model import TpccResult
 from dbdrift.plan.campaign import parse_campaign
-from dbdrift.report.tpcc import CSV_HEADER, render_csv, render_html, render_json, render_text, tpcc_report
+from dbdrift.workloads.tpcc.report import CSV_HEADER, render_csv, render_html, render_json, render_text
+from dbdrift.workloads.tpcc.results import tpcc_report
 
 
 def campaign(extra: str) -> str:
@@ -138,7 +139,7 @@ def test_csv_json_and_html_carry_the_runs(data):
     doc = json.loads(render_json(data))
     assert doc["targets"][1]["relative_nopm"]["value"] == pytest.approx(1.5)
     assert doc["runs"][0]["intervals"][0]["nopm"] == 1000.0
-    page = render_html(data, {"host": {"hostname": "h"}})
+    page = render_html(replace(data, host={"hostname": "h"}))
     assert page.count("<svg") == 1 and page.count("<polyline") == 2 and "NOPM per interval" in page
 
 

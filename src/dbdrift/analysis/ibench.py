@@ -2,7 +2,7 @@
 docs/methodology.md): per-second percentiles and slices, the insert-rate SLA, response-time
 histograms, per-step metrics and the three summary tables.
 
-Pure functions of `InsertStepResult` values: no I/O and no formatting (report/ibench.py renders).
+Pure functions of `InsertStepResult` values: no I/O and no formatting (workloads/ibench/report.py renders).
 """
 from __future__ import annotations
 

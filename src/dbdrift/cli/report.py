@@ -4,13 +4,12 @@ from __future__ import annotations
 import argparse
 import contextlib
 import io
-import json
 import os
 import sys
 from pathlib import Path
 
 from dbdrift.workloads.sysbench.catalog import select_tests
-from dbdrift.cli import ibench_report, options
+from dbdrift.cli import options
 from dbdrift.errors import UserError
 from dbdrift.report.csv import render_csv
 from dbdrift.report.flamegraph import folded_text, render_diff_svg, render_svg
@@ -22,7 +21,10 @@ from dbdrift.report.text import render_text
 from dbdrift.results.build import build_report, no_campaign
 from dbdrift.results.findings import CAMPAIGN, FINDING_KINDS, MEASURES, all_findings, select
 from dbdrift.results.data import ReportData
-from dbdrift.results.targets import AGAINST
+from dbdrift.results.targets import AGAINST, merged_stacks, server_configs
+from dbdrift.results.workload import workload_of
+from dbdrift.workload import Workload
+from dbdrift.workloads.registry import WORKLOADS
 from dbdrift.store.store import Store
 
 FORMATS = ("text", "markdown", "csv", "json", "html")
@@ -106,13 +108,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def write_flamegraphs(store: Store, campaign: str | None, data: ReportData, directory: Path) -> list[Path]:
     """Per (test, threads, target): the stacks of all its runs merged, as SVG and folded text;
     per compared target also a differential SVG against its reference."""
-    campaign_id = store.latest_campaign_id(campaign)
-    merged: dict[tuple[str, int, str], dict[str, int]] = {}
-    for r in store.runs(campaign_id):
-        if r["folded_json"] and "warm" not in r["test"]:
-            stacks = merged.setdefault((r["test"], r["threads"], r["target"]), {})
-            for stack, count in json.loads(r["folded_json"]).items():
-                stacks[stack] = stacks.get(stack, 0) + count
+    merged = merged_stacks(store, store.latest_campaign_id(campaign))
     try:
         directory.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
@@ -131,22 +127,6 @@ def write_flamegraphs(store: Store, campaign: str | None, data: ReportData, dire
     return written
 
 
-def render_configs(store: Store, campaign_id: int | None, campaign: str | None) -> str:
-    """Each target's stored server configuration, headed by its engine, version and source."""
-    if campaign_id is None:
-        raise no_campaign(store, campaign)
-    parts = []
-    for t in store.targets(campaign_id):
-        server = json.loads(t["server_json"] or "{}")
-        install = json.loads(t["install_json"] or "{}")
-        head = (f"# ===== target {t['name']}: {t['engine']} "
-                f"{server.get('version', install.get('version', '?'))} ({install.get('source', '?')})")
-        text = server.get("config_text")
-        parts.append(head + "\n" + (text.rstrip("\n") + "\n" if text else
-                                    "# no configuration stored: its server never started\n"))
-    return "\n".join(parts)
-
-
 def _file_safe(name: str) -> str:
     return "".join(c if c.isalnum() or c in "-_." else "_" for c in name)
 
@@ -154,6 +134,38 @@ def _file_safe(name: str) -> str:
 def _write(path: Path, text: str) -> Path:
     path.write_text(text)
     return path
+
+
+SYSBENCH_VIEWS = ("chain", "matrix", "metrics", "tests", "flamegraphs", "against", "group_by")
+"""Options of views only the sysbench report has: refused on another workload's campaign rather
+than ignored, so a script learns its report is not the view it asked for."""
+
+
+def _refuse_sysbench_views(args: argparse.Namespace, workload: str, campaign: str) -> None:
+    used = [name for name in SYSBENCH_VIEWS if getattr(args, name)]
+    if used:
+        raise UserError(f"--{used[0].replace('_', '-')}: campaign {campaign} ran the {workload} workload, whose "
+                        "report has no such view",
+                        "drop it: that report shows every target with its verdicts and hardware figures; "
+                        + ", ".join(f"--{n.replace('_', '-')}" for n in SYSBENCH_VIEWS) + " shape sysbench reports",
+                        exit_code=2)
+
+
+def workload_report(store: Store, campaign_id: int, workload: Workload, fmt: str) -> str:
+    """The report of a stored campaign of a workload with a report of its own, in `fmt`, at the
+    default thresholds."""
+    assert workload.build_report is not None and workload.render_report is not None
+    return workload.render_report(workload.build_report(store, campaign_id, None), fmt)
+
+
+def stored_workload(store: Store, campaign_id: int) -> Workload:
+    """The workload a stored campaign ran, refused when this dbdrift does not know it (a newer one's)."""
+    name = workload_of(store, campaign_id)
+    if name not in WORKLOADS:
+        raise UserError(f"campaign {store.campaign(campaign_id)['name']} ran the workload {name!r}, which this "
+                        "dbdrift does not know", "report it with the dbdrift that ran it (a newer version)",
+                        exit_code=2)
+    return WORKLOADS[name]
 
 
 def render(data: ReportData, fmt: str, color: bool = False) -> str:
@@ -226,13 +238,16 @@ def _report(args: argparse.Namespace) -> int:
             args.campaign = _latest_comparison(store)
         campaign_id = store.latest_campaign_id(args.campaign)
         if args.config:
-            sys.stdout.write(render_configs(store, campaign_id, args.campaign))
+            if campaign_id is None:
+                raise no_campaign(store, args.campaign)
+            sys.stdout.write(server_configs(store, campaign_id))
             return 0
-        kind = ibench_report.workload(store, campaign_id) if campaign_id is not None else "sysbench"
-        if kind in ("tpcc", "insert-benchmark"):
-            text, found = _workload_report(store, campaign_id, kind, args)
-            sys.stdout.write(text)
-            return _fail_on_exit(found, args)
+        workload = stored_workload(store, campaign_id) if campaign_id is not None else None
+        if workload is not None and workload.build_report is not None and workload.render_report is not None:
+            _refuse_sysbench_views(args, workload.name, store.campaign(campaign_id)["name"])
+            data = workload.build_report(store, campaign_id, args.base, args.min_effect, args.noisy)
+            sys.stdout.write(workload.render_report(data, args.format))
+            return _fail_on_exit(list(data.findings), args)
         if args.group_by and not args.matrix:
             raise UserError("--group-by shapes the --matrix table", "add --matrix", exit_code=2)
         only = None
@@ -265,17 +280,6 @@ def _latest_comparison(store: Store) -> str | None:
                          f"passed over {len(skipped)} newer one-target campaign(s): {names} "
                          f"(--campaign NAME|ID chooses one)\n")
     return None if chosen is None else str(chosen)
-
-
-def _workload_report(store: Store, campaign_id: int, kind: str, args: argparse.Namespace) -> tuple[str, list]:
-    """An Insert Benchmark or TPROC-C campaign's report in --format and the findings --fail-on names."""
-    if kind == "tpcc":
-        data = ibench_report.tpcc_data(store, campaign_id, args.base, args.min_effect, args.noisy)
-        text = ibench_report.render_tpcc(store, campaign_id, args.base, args.format, data)
-    else:
-        data = ibench_report.ibench_data(store, campaign_id, args.base, args.min_effect, args.noisy)
-        text = ibench_report.render(store, campaign_id, args.base, args.format, data)
-    return text, list(data.findings)
 
 
 def _fail_on_exit(every: list, args: argparse.Namespace) -> int:

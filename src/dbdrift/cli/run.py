@@ -10,7 +10,7 @@ from pathlib import Path
 import psutil
 
 from dbdrift.workloads.sysbench.catalog import select_tests
-from dbdrift.cli import check, ibench_report, options
+from dbdrift.cli import check, options
 from dbdrift.cli import report as report_cli
 from dbdrift.cli.progress import ConsoleProgress
 from dbdrift.errors import UserError
@@ -182,20 +182,15 @@ def _run(spec: CampaignSpec, args: argparse.Namespace, store: Store, progress: C
 
 
 def print_report(spec: CampaignSpec, store: Store, campaign_id: int, args: argparse.Namespace) -> None:
-    own_report = _OWN_REPORTS.get(spec.workload)  # until each slice carries its report
-    if own_report is not None:
-        sys.stdout.write(own_report(store, campaign_id, None, args.format))
+    workload = workload_of(spec)
+    if workload.build_report is not None:
+        sys.stdout.write(report_cli.workload_report(store, campaign_id, workload, args.format))
     else:
         data = build_report(store, str(campaign_id), None, False, noise_floor="auto")
         sys.stdout.write(report_cli.render(data, args.format, report_cli.use_color(args.color)))
         if getattr(args, "chain_view", False) and args.format == "text":  # demo of a version chain
             data = build_report(store, str(campaign_id), None, True, noise_floor="auto")
             sys.stdout.write("\n" + report_cli.render(data, args.format, report_cli.use_color(args.color)))
-
-
-# the workloads whose report has a renderer of its own (cli/ibench_report.py); the others render
-# through `dbdrift report`'s comparison
-_OWN_REPORTS = {"insert-benchmark": ibench_report.render, "tpcc": ibench_report.render_tpcc}
 
 
 def campaign_sets(args: argparse.Namespace) -> list[str]:

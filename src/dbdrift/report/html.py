@@ -98,8 +98,6 @@ def _header(data: ReportData) -> str:
 
 
 def _runs_text(s: dict) -> str:
-    if s.get("workload", "sysbench") != "sysbench":
-        return str(s.get("workload"))
     threads = ", ".join(str(n) for n in s.get("threads", [1]))
     parts = [f"{s.get('tables', 1)} table(s) of {s.get('rows', 0):,} rows", f"threads {threads}",
              f"reads {s.get('read_s', 0):g} s, writes {s.get('write_s', 0):g} s after {s.get('warmup_s', 0):g} s warmup",

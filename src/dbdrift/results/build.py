@@ -121,8 +121,9 @@ def planned_cells(spec: dict, only: frozenset[str] | None = None) -> dict[tuple[
     """(test, threads) -> (group, metric) of every timed cell a sysbench campaign set out to
     measure (its `tests` x `threads`; every target runs the same ones), so that a cell no target
     got to (interrupted, a server that never started) is reported as not measured instead of
-    left out. Empty for other workloads, instructions-only campaigns and old specs without `tests`."""
-    if spec.get("workload", "sysbench") != "sysbench" or not spec.get("timed", True) or not spec.get("tests"):
+    left out. Empty for instructions-only campaigns and old specs without `tests`. (Only sysbench
+    campaigns come here: the others are reported by their workload's own report.)"""
+    if not spec.get("timed", True) or not spec.get("tests"):
         return {}
     try:
         chosen = select_tests(spec["tests"])
@@ -246,16 +247,6 @@ def host_notes(host: dict) -> tuple[str, ...]:
     """Where the servers ran (cpus) and every warning the host raised when the campaign started."""
     placed = (f"cpus: {Placement.from_dict(host['placement']).describe()}",) if "placement" in host else ()
     return placed + tuple(f"host warning: {w['message']} (hint: {w['hint']})" for w in host.get("warnings", []))
-
-
-def repeats_notes(spec: dict, measured: str) -> tuple[str, ...]:
-    """Insert Benchmark and TPROC-C intervals are over repeats: one repeat gives none, so no
-    verdict can be a regression or an improvement (each is "no interval")."""
-    if (spec.get("repeats") or 1) > 1:
-        return ()
-    return (f"no interval: one repeat per target, so {measured} ÷ the base's has no 95% interval and no verdict "
-            "(each is \"no interval\"; `--fail-on noisy` names them): set repeats >= 2 (each on a fresh server) "
-            "to tell a change from noise",)
 
 
 def _unit_notes(store: Store, campaign_id: int) -> tuple[str, ...]:

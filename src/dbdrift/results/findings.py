@@ -8,9 +8,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from dbdrift.analysis.ibench import IBenchSummary
-from dbdrift.analysis.noise import Estimate, Method, Verdict, verdict
-from dbdrift.analysis.tpcc import TargetSummary
+from dbdrift.analysis.noise import Verdict
 from dbdrift.workloads.sysbench.catalog import CATALOG
 from dbdrift.results.data import ReportData
 
@@ -97,56 +95,6 @@ def findings(data: ReportData, kinds: list[str] | tuple[str, ...],
              measures: tuple[str, ...] = MEASURES) -> list[Finding]:
     """The findings `report --fail-on KINDS` names, from the measures chosen (--fail-by)."""
     return select(list(all_findings(data)), kinds, measures)
-
-
-def ibench_findings(summary: IBenchSummary, min_effect: float = 0.02, noisy: float = 0.05,
-                    planned: tuple[str, ...] = (), campaign: str = "") -> list[Finding]:
-    """Every Insert Benchmark step of every target but the base, judged like a timed sysbench cell
-    on its relative throughput (step rate ÷ the base's) and the 95% interval over repeats: one
-    repeat gives no interval; a step one side has no value for is not measured, and so is a step
-    of `planned` (the campaign's steps) that no target ran. No value at all: the campaign's
-    nothing-measured finding first."""
-    base, out = summary.base, []
-    if all(c.value is None for cells in summary.throughput.rows.values() for c in cells):
-        out.append(nothing_measured(campaign, "no step of any target succeeded"))
-    base_gaps = dict(summary.missing.get(base, ()))
-    for target, cells in summary.relative.rows.items():
-        if target == base:
-            continue
-        gaps = dict(summary.missing.get(target, ()))
-        for step, rel in zip(summary.relative.columns, cells):
-            if gaps.get(step) == "not run" and base_gaps.get(step) == "not run" and step not in planned:
-                continue  # a step neither ran nor was planned: not part of this campaign
-            if rel.value is None:
-                why = f"{gaps[step]}" if step in gaps else f"{base}: {base_gaps.get(step, 'no value')}"
-                out.append(Finding("timed", step, None, target, base, Verdict.NOT_MEASURED, None, status=why))
-                continue
-            est = Estimate(rel.value, rel.lower, rel.upper, rel.repeats, Method.OVER_REPEATS)
-            out.append(Finding("timed", step, None, target, base, verdict(est, min_effect, noisy), rel.value,
-                               rel.lower, rel.upper))
-    return out
-
-
-def tpcc_findings(summaries: tuple[TargetSummary, ...] | list[TargetSummary], min_effect: float = 0.02,
-                  noisy: float = 0.05, campaign: str = "") -> list[Finding]:
-    """NOPM of every target but the base (the first) ÷ the base's, with its interval over
-    repeats (one repeat: no interval); a target or base without an ok run is not measured, and a
-    campaign without any ok run gets its nothing-measured finding first. Response times have no
-    verdict: they are shown, not judged."""
-    out = [] if any(s.nopm is not None for s in summaries) else [nothing_measured(campaign,
-                                                                                   "no run of any target succeeded")]
-    if not summaries:
-        return out
-    base = summaries[0]
-    for s in summaries[1:]:
-        if s.nopm is None or base.nopm is None or s.relative is None:
-            missing = s.target if s.nopm is None else base.target
-            out.append(Finding("timed", "NOPM", None, s.target, base.target, Verdict.NOT_MEASURED, None,
-                               status=f"no ok run of {missing}"))
-            continue
-        out.append(Finding("timed", "NOPM", None, s.target, base.target, verdict(s.relative, min_effect, noisy),
-                           s.relative.value, s.relative.lower, s.relative.upper))
-    return out
 
 
 def select(found: list[Finding], kinds: list[str] | tuple[str, ...], measures: tuple[str, ...] = MEASURES

@@ -142,8 +142,6 @@ def points(store: Store, metric: str = "qps", tests: list[str] | None = None) ->
     for c in sorted(store.campaigns(), key=lambda c: c["id"]):
         row = store.campaign(c["id"])
         spec, host = json.loads(row["spec_json"]), json.loads(row["host_json"])
-        if spec.get("workload", "sysbench") != "sysbench":
-            continue
         specs = {t["name"]: t for t in spec.get("targets", [])}
         facts = {}
         for t in store.targets(c["id"]):

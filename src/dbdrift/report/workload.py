@@ -1,0 +1,87 @@
+"""What the Insert Benchmark and TPROC-C formats share about a `WorkloadReport`: aligned text
+and Markdown tables, the verdict legend, the verdicts as JSON, and the page facts naming the
+targets and the host. Pure functions of the report; no I/O.
+"""
+from __future__ import annotations
+
+from html import escape
+
+from dbdrift.report.caveats import verdict_legend
+from dbdrift.report.page import swatch, target_color
+from dbdrift.results.workload import WorkloadReport
+
+
+def verdicts_legend(data: WorkloadReport) -> str:
+    """What the report's verdict marks say about its measure, at its thresholds."""
+    return verdict_legend(data.judged, data.min_effect, data.noisy)
+
+
+def aligned(header: list[str], rows: list[list[str]]) -> list[str]:
+    """Name column left-aligned, value columns right-aligned."""
+    widths = [max(len(r[i]) for r in [header, *rows]) for i in range(len(header))]
+    return ["  ".join([r[0].ljust(widths[0]), *(c.rjust(w) for c, w in zip(r[1:], widths[1:]))]).rstrip()
+            for r in [header, *rows]]
+
+
+def md_table(header: list[str], rows: list[list[str]]) -> list[str]:
+    """A Markdown table: name column left, values right; cells without their padding."""
+    return ["| " + " | ".join(header) + " |", "|---|" + "---:|" * (len(header) - 1),
+            *("| " + " | ".join(c.strip() for c in r) + " |" for r in rows)]
+
+
+def findings_json(data: WorkloadReport) -> list[dict]:
+    """One object per verdict: where (step or NOPM), target, reference, verdict, ratio, interval
+    and the explanation of a regression or improvement (null for the others)."""
+    return [{"measure": f.measure, "test": f.test, "target": f.target, "reference": f.reference,
+             "verdict": str(f.verdict), "ratio": rounded(f.ratio, 4), "lower": rounded(f.lower, 4),
+             "upper": rounded(f.upper, 4), **({"status": f.status} if f.status else {}),
+             "explanation": data.why(f.target, f.test)} for f in data.findings]
+
+
+def verdict_cells(data: WorkloadReport, target: str, test: str | None = None) -> list[str]:
+    """The CSV `verdict` and `why` of a target's line (empty for the base and without a verdict)."""
+    found = data.verdict(target, test)
+    return [str(found.verdict), data.why(target, found.test) or ""] if found else ["", ""]
+
+
+WHY_TITLE = "what moved with each regression (-) and improvement (+)"
+
+
+def why_lines(data: WorkloadReport, markdown: str = "") -> list[str]:
+    """The explanations under a title, as the sysbench report shows them; `markdown`: the
+    heading's hashes for a Markdown block."""
+    if not data.explanations:
+        return []
+    if markdown:
+        return [f"{markdown} Why: {WHY_TITLE}", "", *(f"- {line}" for line in data.why_lines()), ""]
+    return [f"why: {WHY_TITLE}", *data.why_lines(), ""]
+
+
+def why_html(data: WorkloadReport) -> str:
+    if not data.explanations:
+        return ""
+    return (f'<section id="why"><h2>Why: {escape(WHY_TITLE)}</h2><ul class="why">'
+            + "".join(f"<li>{escape(line)}</li>" for line in data.why_lines()) + "</ul></section>")
+
+
+def rounded(value: float | None, digits: int) -> float | None:
+    return None if value is None else round(value, digits)
+
+
+def color_of(data: WorkloadReport, target: str) -> str:
+    return target_color(data.targets, target)
+
+
+def target_facts(data: WorkloadReport) -> list[tuple[str, str]]:
+    """The page facts naming each target, the base first, with its chart colour."""
+    return [("base" if t == data.base else "target", f"{swatch(color_of(data, t))}{escape(data.label(t))}")
+            for t in data.targets]
+
+
+def host_fact(data: WorkloadReport) -> tuple[str, str]:
+    host = data.host
+    return "host", escape(f"{host.get('hostname') or '?'}: {host.get('cpu_model') or 'CPU ?'}, {data.ncpu} CPUs")
+
+
+def run_on_facts(data: WorkloadReport) -> list[tuple[str, str]]:
+    return [("run on", escape(data.run_on.replace("T", " ")))] if data.run_on else []

@@ -1,0 +1,112 @@
+"""What the reports of the workloads judged over repeats (Insert Benchmark, TPROC-C) share: the
+campaign, its targets with the base first, their labels, the host, the notes every format shows
+and the verdicts on one measure. Each workload's model extends `WorkloadReport` with its own
+tables (workloads/<name>/results.py); this module reads the store and writes nothing.
+"""
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import ClassVar
+
+from dbdrift.analysis.noise import Verdict
+from dbdrift.results.build import host_notes
+from dbdrift.results.findings import Finding
+from dbdrift.results.targets import base_target, target_labels
+from dbdrift.store.store import Store
+
+
+@dataclass(frozen=True, kw_only=True)
+class WorkloadReport:
+    """One campaign's report fields every workload has; `judged` names the measure its verdicts
+    are on ("NOPM"), as the legends say it."""
+
+    judged: ClassVar[str] = ""
+    campaign: str
+    targets: tuple[str, ...]  # the report order: the base first
+    labels: dict[str, str]  # target -> "postgres 17.10" (what it is)
+    ncpu: int  # the DB host's CPU count
+    setup: str = ""  # the campaign's sizes in a line: "4 warehouse(s), 2 virtual user(s), ..."
+    host: dict = field(default_factory=dict)  # the stored host facts (hostname, cpu_model, warnings)
+    run_on: str = ""  # when the campaign was created (ISO 8601)
+    notes: tuple[str, ...] = ()  # host and run warnings, the no-interval note
+    findings: tuple[Finding, ...] = ()  # per target but the base: its verdict against the base
+    # (test, target) -> `head: what moved` for each regression and improvement (why_line)
+    explanations: dict[tuple[str, str], str] = field(default_factory=dict)
+    min_effect: float = 0.02
+    noisy: float = 0.05
+
+    @property
+    def base(self) -> str:
+        return self.targets[0]
+
+    def label(self, target: str) -> str:
+        extra = self.labels.get(target)
+        return f"{target} ({extra})" if extra else target
+
+    def verdict(self, target: str, test: str | None = None) -> Finding | None:
+        """The verdict of `target` (on `test`, a step, when the workload judges more than one)."""
+        return next((f for f in self.findings if f.target == target and test in (None, f.test)), None)
+
+    def why(self, target: str, test: str) -> str | None:
+        """The explanation line of a verdict, None when it has none."""
+        return self.explanations.get((test, target))
+
+    def why_lines(self) -> list[str]:
+        return list(self.explanations.values())
+
+
+@dataclass(frozen=True)
+class StoredCampaign:
+    """A stored campaign's facts a workload's report starts from: its spec, and the report fields
+    it shares with every workload (`fields`, the keywords of `WorkloadReport`)."""
+
+    spec: dict
+    fields: dict
+
+
+def stored_campaign(store: Store, campaign_id: int, base: str | None, judged: str) -> StoredCampaign:
+    """The campaign's targets with the base (--base, else the campaign's) first, their labels, the
+    host, and the notes on the host and on intervals over repeats of `judged`."""
+    row = store.campaign(campaign_id)
+    targets = store.targets(campaign_id)
+    base_name = base_target(targets, base, row["name"])
+    ordered = (base_name, *(t["name"] for t in targets if t["name"] != base_name))
+    host, spec = json.loads(row["host_json"]), json.loads(row["spec_json"])
+    return StoredCampaign(spec, {"campaign": row["name"], "targets": ordered, "labels": target_labels(targets),
+                                 "ncpu": host.get("cpus") or 1, "host": host, "run_on": row["created_at"],
+                                 "notes": host_notes(host) + repeats_notes(spec, judged)})
+
+
+def explanations(found: tuple[Finding, ...], moved) -> dict[tuple[str, str], str]:
+    """(test, target) -> why_line of every regression and improvement among `found`; `moved`
+    gives, for a finding, the stored per-operation figures of both sides as (what, new, reference)."""
+    return {(f.test, f.target): why_line(f, moved(f)) for f in found
+            if f.verdict in (Verdict.REGRESSION, Verdict.IMPROVEMENT)}
+
+
+def why_line(f: Finding, moved: list[tuple[str, float | None, float | None]]) -> str:
+    """`l.i1 pg18 vs pg17: 0.80 [0.75, 0.85] -: host CPU µs/op +12.0%, KB written/insert +3.1%`:
+    the verdict's ratio and interval, then how each figure stored for both sides changed (new ÷
+    reference - 1), as the sysbench report explains a cell (analysis/explain.py). A figure
+    either side lacks, or whose reference is 0, is left out."""
+    interval = f" [{f.lower:.2f}, {f.upper:.2f}]" if f.lower is not None and f.upper is not None else ""
+    head = f"{f.test} {f.target} vs {f.reference}: {f.ratio:.2f}{interval} {f.verdict.mark}"
+    parts = [f"{what} {(new / ref - 1) * 100:+.1f}%" for what, new, ref in moved
+             if new is not None and ref is not None and ref > 0]
+    return f"{head}: {', '.join(parts) if parts else 'nothing else stored moved with it'}"
+
+
+def repeats_notes(spec: dict, measured: str) -> tuple[str, ...]:
+    """Intervals over repeats: one repeat gives none, so no verdict can be a regression or an
+    improvement (each is "no interval")."""
+    if (spec.get("repeats") or 1) > 1:
+        return ()
+    return (f"no interval: one repeat per target, so {measured} ÷ the base's has no 95% interval and no verdict "
+            "(each is \"no interval\"; `--fail-on noisy` names them): set repeats >= 2 (each on a fresh server) "
+            "to tell a change from noise",)
+
+
+def workload_of(store: Store, campaign_id: int) -> str:
+    """The stored campaign's workload name (campaigns stored before workloads had one: sysbench)."""
+    return json.loads(store.campaign(campaign_id)["spec_json"]).get("workload", "sysbench")

@@ -1,0 +1,108 @@
+"""The Insert Benchmark report of a stored campaign: its three summary tables, the per-step details
+and a verdict per step, computed once (analysis/ibench.py) for every format to render. Reads the
+store, writes nothing.
+
+    build(store, campaign_id, base) -> IBenchReport
+    ibench_report(results, targets, labels, ncpu, campaign) -> IBenchReport (from values)
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from dbdrift.analysis.ibench import IBenchSummary, StepDetail, index_results, step_detail, summary_tables
+from dbdrift.analysis.noise import Estimate, Method, Verdict, verdict
+from dbdrift.model import IBENCH_STEPS, InsertStepResult
+from dbdrift.results.findings import CAMPAIGN, Finding, nothing_measured
+from dbdrift.results.workload import WorkloadReport, explanations, stored_campaign
+from dbdrift.store.store import Store
+
+
+@dataclass(frozen=True)
+class IBenchReport(WorkloadReport):
+    """One campaign's Insert Benchmark results with everything the formats render."""
+
+    judged = "each step's rate"
+    summary: IBenchSummary
+    results: dict[tuple[str, str], InsertStepResult]  # (target, step) -> result, any status
+    details: dict[tuple[str, str], StepDetail]
+
+    def steps(self) -> list[str]:
+        """Steps at least one target has a result for, in run order."""
+        return [s for s in IBENCH_STEPS if any((t, s) in self.results for t in self.targets)]
+
+
+def build(store: Store, campaign_id: int, base: str | None, min_effect: float = 0.02,
+          noisy: float = 0.05) -> IBenchReport:
+    """The Insert Benchmark report of a stored campaign, with its notes and verdicts."""
+    stored = stored_campaign(store, campaign_id, base, IBenchReport.judged)
+    planned = tuple((stored.spec.get("insert_benchmark") or {}).get("steps") or ())
+    return ibench_report(store.ibench_steps(campaign_id), min_effect=min_effect, noisy=noisy, planned=planned,
+                         setup=sizes_text(stored.spec), **stored.fields)
+
+
+def ibench_report(results: list[InsertStepResult], targets: list[str] | tuple[str, ...],
+                  labels: dict[str, str] | None = None, ncpu: int = 1, campaign: str = "",
+                  notes: tuple[str, ...] = (), min_effect: float = 0.02, noisy: float = 0.05,
+                  planned: tuple[str, ...] = (), **context) -> IBenchReport:
+    """Summary tables, verdicts and per-step details of `results` (any status; other targets are
+    ignored); `planned`: the campaign's steps, each judged even when no target ran it;
+    `context`: the other `WorkloadReport` fields (setup, host, run_on)."""
+    targets = list(targets)
+    indexed = index_results(results, targets)
+    details = {key: step_detail(r, ncpu) for key, r in indexed.items()}
+    summary = summary_tables(results, targets, ncpu)
+    found = tuple(ibench_findings(summary, min_effect, noisy, planned, campaign))
+    notes = tuple(f.line() for f in found if f.measure == CAMPAIGN) + tuple(notes)  # every format shows notes
+    why = explanations(found, lambda f: [(what, details[(f.target, f.test)].metrics.get(m),
+                                          details[(f.reference, f.test)].metrics.get(m)) for m, what in MOVED])
+    return IBenchReport(summary, indexed, details, campaign=campaign, targets=tuple(targets),
+                        labels=dict(labels or {}), ncpu=ncpu, notes=notes, findings=found, explanations=why,
+                        min_effect=min_effect, noisy=noisy, **context)
+
+
+MOVED = (("cpupq", "host CPU µs/op"), ("cspq", "cs/op"), ("rkbpq", "KB read/op"), ("wkbpi", "KB written/insert"))
+"""The step metrics a verdict's explanation compares (op: an insert in l.* steps, a query in
+qr/qp): those of the repeat the per-step details show, target and base."""
+
+
+def ibench_findings(summary: IBenchSummary, min_effect: float = 0.02, noisy: float = 0.05,
+                    planned: tuple[str, ...] = (), campaign: str = "") -> list[Finding]:
+    """Every Insert Benchmark step of every target but the base, judged like a timed sysbench cell
+    on its relative throughput (step rate ÷ the base's) and the 95% interval over repeats: one
+    repeat gives no interval; a step one side has no value for is not measured, and so is a step
+    of `planned` (the campaign's steps) that no target ran. No value at all: the campaign's
+    nothing-measured finding first."""
+    base, out = summary.base, []
+    if all(c.value is None for cells in summary.throughput.rows.values() for c in cells):
+        out.append(nothing_measured(campaign, "no step of any target succeeded"))
+    base_gaps = dict(summary.missing.get(base, ()))
+    for target, cells in summary.relative.rows.items():
+        if target == base:
+            continue
+        gaps = dict(summary.missing.get(target, ()))
+        for step, rel in zip(summary.relative.columns, cells):
+            if gaps.get(step) == "not run" and base_gaps.get(step) == "not run" and step not in planned:
+                continue  # a step neither ran nor was planned: not part of this campaign
+            if rel.value is None:
+                why = f"{gaps[step]}" if step in gaps else f"{base}: {base_gaps.get(step, 'no value')}"
+                out.append(Finding("timed", step, None, target, base, Verdict.NOT_MEASURED, None, status=why))
+                continue
+            est = Estimate(rel.value, rel.lower, rel.upper, rel.repeats, Method.OVER_REPEATS)
+            out.append(Finding("timed", step, None, target, base, verdict(est, min_effect, noisy), rel.value,
+                               rel.lower, rel.upper))
+    return out
+
+
+def sizes_text(spec: dict) -> str:
+    """The campaign's Insert Benchmark sizes in a line: clients, rows per load step, query seconds, repeats."""
+    ib = spec.get("insert_benchmark") or {}
+    parts = [f"{ib.get('clients', '?')} client(s)",
+             f"rows l.i0 {ib.get('rows_l_i0', '?'):,}" if isinstance(ib.get("rows_l_i0"), int) else "",
+             f"l.i1 {ib.get('rows_l_i1'):,}" if isinstance(ib.get("rows_l_i1"), int) else "",
+             f"l.i2 {ib.get('rows_l_i2'):,}" if isinstance(ib.get("rows_l_i2"), int) else "",
+             f"{ib.get('query_s')} s per query step" if ib.get("query_s") is not None else ""]
+    if (spec.get("repeats") or 1) > 1:
+        parts.append(f"{spec['repeats']} repeats")
+    if ib.get("io_bound"):
+        parts.append("IO-bound (buffer pool well below the table)")
+    return ", ".join(p for p in parts if p)

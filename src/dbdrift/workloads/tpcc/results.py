@@ -1,0 +1,85 @@
+"""The TPROC-C report of a stored campaign: NOPM, TPM, hardware per new order and response times
+per target (analysis/tpcc.py), and the NOPM verdict of each target against the base, computed
+once for every format to render. Reads the store, writes nothing.
+
+    build(store, campaign_id, base) -> TpccReport
+    tpcc_report(results, targets, labels, ncpu, campaign, setup) -> TpccReport (from values)
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from dbdrift.analysis.noise import Verdict, verdict
+from dbdrift.analysis.tpcc import TargetSummary, summarize
+from dbdrift.model import TpccResult
+from dbdrift.results.findings import CAMPAIGN, Finding, nothing_measured
+from dbdrift.results.workload import WorkloadReport, explanations, stored_campaign
+from dbdrift.store.store import Store
+from dbdrift.workloads.tpcc.catalog import setup_text
+
+
+@dataclass(frozen=True)
+class TpccReport(WorkloadReport):
+    """One campaign's TPROC-C results with everything the formats render."""
+
+    judged = "NOPM"
+    summaries: tuple[TargetSummary, ...]
+    results: tuple[TpccResult, ...]  # every stored run of the report's targets, any status
+
+    def problems(self) -> list[str]:
+        """`pg18 (postgres 18.1): lost connection` per error of a failed run."""
+        return [f"{self.label(s.target)}: {e}" for s in self.summaries for e in s.errors]
+
+
+def build(store: Store, campaign_id: int, base: str | None, min_effect: float = 0.02,
+          noisy: float = 0.05) -> TpccReport:
+    """The TPROC-C report of a stored campaign, with its notes and verdicts."""
+    stored = stored_campaign(store, campaign_id, base, TpccReport.judged)
+    return tpcc_report(store.tpcc_runs(campaign_id), setup=setup_text(stored.spec), min_effect=min_effect,
+                       noisy=noisy, **stored.fields)
+
+
+def tpcc_report(results: list[TpccResult], targets: list[str] | tuple[str, ...],
+                labels: dict[str, str] | None = None, ncpu: int = 1, campaign: str = "", setup: str = "",
+                notes: tuple[str, ...] = (), min_effect: float = 0.02, noisy: float = 0.05,
+                **context) -> TpccReport:
+    """Per-target summaries and NOPM verdicts of `results` (runs of other targets are ignored);
+    `context`: the other `WorkloadReport` fields (host, run_on)."""
+    targets = list(targets)
+    summaries = tuple(summarize(results, targets, ncpu))
+    found = tuple(tpcc_findings(summaries, min_effect, noisy, campaign))
+    notes = tuple(f.line() for f in found if f.measure == CAMPAIGN) + tuple(notes)  # every format shows notes
+    hardware = {s.target: s.hardware for s in summaries}
+    why = explanations(found, lambda f: [(what, hardware[f.target].get(m), hardware[f.reference].get(m))
+                                         for m, what in MOVED])
+    return TpccReport(summaries, tuple(r for r in results if r.target in targets), campaign=campaign,
+                      targets=tuple(targets), labels=dict(labels or {}), ncpu=ncpu, setup=setup, notes=notes,
+                      findings=found, explanations=why, min_effect=min_effect, noisy=noisy, **context)
+
+
+MOVED = (("server/no", "server CPU µs/new order"), ("client/no", "client CPU µs/new order"),
+         ("cs/no", "cs/new order"), ("wkb/no", "KB written/new order"))
+"""The hardware per new order a NOPM verdict's explanation compares: each target's mean over its
+ok runs (analysis/tpcc.py)."""
+
+
+def tpcc_findings(summaries: tuple[TargetSummary, ...] | list[TargetSummary], min_effect: float = 0.02,
+                  noisy: float = 0.05, campaign: str = "") -> list[Finding]:
+    """NOPM of every target but the base (the first) ÷ the base's, with its interval over
+    repeats (one repeat: no interval); a target or base without an ok run is not measured, and a
+    campaign without any ok run gets its nothing-measured finding first. Response times have no
+    verdict: they are shown, not judged."""
+    out = [] if any(s.nopm is not None for s in summaries) else [nothing_measured(campaign,
+                                                                                   "no run of any target succeeded")]
+    if not summaries:
+        return out
+    base = summaries[0]
+    for s in summaries[1:]:
+        if s.nopm is None or base.nopm is None or s.relative is None:
+            missing = s.target if s.nopm is None else base.target
+            out.append(Finding("timed", "NOPM", None, s.target, base.target, Verdict.NOT_MEASURED, None,
+                               status=f"no ok run of {missing}"))
+            continue
+        out.append(Finding("timed", "NOPM", None, s.target, base.target, verdict(s.relative, min_effect, noisy),
+                           s.relative.value, s.relative.lower, s.relative.upper))
+    return out
