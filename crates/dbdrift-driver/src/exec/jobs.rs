@@ -2,6 +2,7 @@
 // min(threads, jobs) connections; one `job` line per finished job, then a summary.
 
 use super::copy::SbtestRows;
+use super::failure::{wait, Failure, Wake};
 use crate::backend::mysql::MyConn;
 use crate::backend::postgres::{CopyStep, PgConn, QueryResult};
 use crate::backend::DbError;
@@ -11,7 +12,6 @@ use crate::signal::STOP;
 use crate::spec::{BackendKind, ExecSpec, Job, JobSpec, SbtestRowsSpec};
 use serde::Serialize;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 const COPY_CHUNK: usize = 64 * 1024;
@@ -112,16 +112,12 @@ fn run_phase(
     let workers = (spec.threads as usize).min(phase.len());
     let next = AtomicUsize::new(0);
     let finished = AtomicUsize::new(0);
-    let failure: Mutex<Option<DriverError>> = Mutex::new(None);
+    let failure = Failure::default();
     std::thread::scope(|s| {
         for _ in 0..workers {
             s.spawn(|| {
                 if let Err(e) = pool_worker(spec, p, phase, &next, done) {
-                    failure
-                        .lock()
-                        .unwrap_or_else(|x| x.into_inner())
-                        .get_or_insert(e);
-                    STOP.request(false);
+                    failure.record(e);
                 }
                 finished.fetch_add(1, Ordering::SeqCst);
                 STOP.notify();
@@ -129,27 +125,23 @@ fn run_phase(
         }
         wait_for_pool(&finished, workers, done, t0);
     });
-    match failure.into_inner().unwrap_or_else(|x| x.into_inner()) {
+    match failure.take() {
         Some(e) => Err(e),
         None => Ok(()),
     }
 }
 
-/// Waits for the pool; on a signal, reports what finished and exits without joining,
-/// since a worker may be inside a long statement.
+/// Waits for the pool, which ends on its own after a failure; on a signal, reports what
+/// finished and exits without joining, since a worker may be inside a long statement.
 fn wait_for_pool(finished: &AtomicUsize, workers: usize, done: &AtomicUsize, t0: Instant) {
-    while finished.load(Ordering::SeqCst) < workers {
-        if STOP.wait_notified(Instant::now() + Duration::from_millis(100)) {
-            if STOP.interrupted() {
-                summary(
-                    t0.elapsed().as_secs_f64(),
-                    done.load(Ordering::SeqCst),
-                    true,
-                );
-                std::process::exit(130);
-            }
-            std::thread::sleep(Duration::from_millis(10));
-        }
+    let all_finished = || finished.load(Ordering::SeqCst) >= workers;
+    if wait(None, None, Duration::from_millis(100), all_finished) == Wake::Interrupted {
+        summary(
+            t0.elapsed().as_secs_f64(),
+            done.load(Ordering::SeqCst),
+            true,
+        );
+        std::process::exit(130);
     }
 }
 

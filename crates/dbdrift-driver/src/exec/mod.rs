@@ -5,6 +5,7 @@
 pub mod copy;
 pub mod deterministic;
 pub mod event;
+pub mod failure;
 pub mod ibench;
 pub mod jobs;
 pub mod run;

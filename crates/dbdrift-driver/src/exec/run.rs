@@ -3,6 +3,7 @@
 
 use super::deterministic;
 use super::event::EventRunner;
+use super::failure::Failure;
 use super::worker::{work, Simulation};
 use crate::backend::mysql::MyConn;
 use crate::backend::null::NullSession;
@@ -117,7 +118,7 @@ fn drive<S: Session>(
         .iter()
         .map(|_| Mutex::new(Tally::default()))
         .collect();
-    let failure: Mutex<Option<DriverError>> = Mutex::new(None);
+    let failure = Failure::default();
     // With max_events the last worker to finish its share ends the run early.
     let running = AtomicUsize::new(runners.len());
     let all_done = AtomicBool::new(false);
@@ -138,11 +139,7 @@ fn drive<S: Session>(
                 .map(|m| m / threads + u64::from((t as u64) < m % threads));
             s.spawn(move || {
                 if let Err(e) = work(runner, plan, tally, end, sim, share) {
-                    failure
-                        .lock()
-                        .unwrap_or_else(|p| p.into_inner())
-                        .get_or_insert(e);
-                    STOP.request(false);
+                    failure.record(e);
                 } else if running.fetch_sub(1, Ordering::SeqCst) == 1 && share.is_some() {
                     all_done.store(true, Ordering::SeqCst);
                     STOP.request(false);
@@ -164,10 +161,7 @@ fn drive<S: Session>(
         end_kind
     });
     match outcome {
-        End::Failed => Err(failure
-            .into_inner()
-            .unwrap_or_else(|p| p.into_inner())
-            .unwrap_or_else(|| DriverError::new(crate::error::ErrorClass::Io, "a worker stopped"))),
+        End::Failed => Err(failure.into_error("a worker stopped")),
         _ => {
             let end_s = warm_end.elapsed().as_secs_f64().min(spec.duration_s);
             finish(spec, &tallies, &mut report, end_s, false);

@@ -9,14 +9,15 @@
 // event start to its last event end, so the time spent on the other targets is not counted.
 
 use super::event::{EventOutcome, EventRunner};
+use super::failure::Failure;
 use super::run::{open_mysql, open_postgres, DRIVER_VERSION};
 use super::worker::{tally_event, Simulation};
 use crate::backend::null::NullSession;
 use crate::backend::Session;
 use crate::emit::{self, round_s};
-use crate::error::{DriverError, ErrorClass};
+use crate::error::DriverError;
 use crate::signal::{exit_interrupted, STOP};
-use crate::spec::{TurnsSpec, BackendKind, ConnectionSpec, RunSpec, PROTOCOL};
+use crate::spec::{BackendKind, ConnectionSpec, RunSpec, TurnsSpec, PROTOCOL};
 use crate::stats::histogram::{Histogram, LatencySummary};
 use crate::stats::{client_cpu_s, ErrorCounts, Tally};
 use crate::workload::Plan;
@@ -335,18 +336,14 @@ fn drive<S: Session>(
 ) -> Result<i32, DriverError> {
     let sched = Schedule::new(spec, alt);
     let lanes: Vec<Lane> = runners.iter().map(|_| Lane::default()).collect();
-    let failure: Mutex<Option<DriverError>> = Mutex::new(None);
+    let failure = Failure::default();
     let mut reporter = Reporter::new(&sched);
     let ended = std::thread::scope(|s| {
         for (per_target, lane) in runners.iter_mut().zip(&lanes) {
             let (failure, sched) = (&failure, &sched);
             s.spawn(move || {
                 if let Err(e) = work(per_target, plan, sched, lane, sim) {
-                    failure
-                        .lock()
-                        .unwrap_or_else(|p| p.into_inner())
-                        .get_or_insert(e);
-                    STOP.request(false);
+                    failure.record(e);
                 }
             });
         }
@@ -357,10 +354,7 @@ fn drive<S: Session>(
         ended
     });
     if !ended {
-        return Err(failure
-            .into_inner()
-            .unwrap_or_else(|p| p.into_inner())
-            .unwrap_or_else(|| DriverError::new(ErrorClass::Io, "a worker stopped")));
+        return Err(failure.into_error("a worker stopped"));
     }
     reporter.finish(&lanes, false);
     Ok(0)

@@ -206,7 +206,13 @@ pub fn insert<C: IbConn>(
     drop(to_deleter);
     // Clients sharing one table (shared_table) build its indexes once: its first client does.
     let mine = cx.number as usize - 1;
-    if cx.spec.tables.iter().position(|t| *t == cx.spec.tables[mine]) != Some(mine) {
+    if cx
+        .spec
+        .tables
+        .iter()
+        .position(|t| *t == cx.spec.tables[mine])
+        != Some(mine)
+    {
         return Ok(());
     }
     for template in &cx.spec.sql.after {

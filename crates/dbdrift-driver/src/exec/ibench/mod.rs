@@ -8,18 +8,19 @@ use crate::backend::mysql::MyConn;
 use crate::backend::postgres::PgConn;
 use crate::emit;
 use crate::error::DriverError;
-use crate::signal::STOP;
+use crate::exec::failure::{wait, Failure, Wake};
 use crate::spec::ibench::IbenchSpec;
 use crate::spec::BackendKind;
 use crate::stats::ibench::{ClientStats, IbIntervalLine, IbStartLine, IbSummaryLine};
 use client::{ClientCtx, ClientShared, IbConn, Querier};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::mpsc::sync_channel;
-use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 /// The inserter may run this many statements ahead of the deleter.
 const DELETE_QUEUE: usize = 8;
+/// How long the reporter sleeps at most between looks at the client threads.
+const POLL: Duration = Duration::from_millis(50);
 
 /// Runs the step; returns the exit status (0, or 130 when interrupted).
 pub fn ibench(spec: &IbenchSpec) -> Result<i32, DriverError> {
@@ -88,43 +89,14 @@ struct Step<'a> {
     t0: Instant,
     clients: Vec<ClientShared>,
     inserters_left: AtomicUsize,
-    failure: Mutex<Option<DriverError>>,
-}
-
-enum End {
-    Completed,
-    Interrupted,
-    Failed,
+    failure: Failure,
 }
 
 impl Step<'_> {
-    fn fail(&self, e: DriverError) {
-        self.failure
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .get_or_insert(e);
-        STOP.request(false);
-    }
-
-    fn ended(&self) -> Option<End> {
-        if self
-            .failure
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .is_some()
-        {
-            Some(End::Failed)
-        } else if STOP.interrupted() {
-            Some(End::Interrupted)
-        } else if self
-            .clients
+    fn all_ended(&self) -> bool {
+        self.clients
             .iter()
             .all(|c| c.threads_left.load(Ordering::SeqCst) == 0)
-        {
-            Some(End::Completed)
-        } else {
-            None
-        }
     }
 
     fn ctx(&self, n: usize) -> ClientCtx<'_> {
@@ -167,7 +139,7 @@ fn drive<C: IbConn>(spec: &IbenchSpec) -> Result<i32, DriverError> {
             .map(|c| ClientShared::new(c.threads()))
             .collect(),
         inserters_left: AtomicUsize::new(conns.len()),
-        failure: Mutex::new(None),
+        failure: Failure::default(),
         t0: Instant::now(),
     };
     std::thread::scope(|s| {
@@ -175,25 +147,13 @@ fn drive<C: IbConn>(spec: &IbenchSpec) -> Result<i32, DriverError> {
             spawn_client(s, &step, n, conns);
         }
         match report(&step) {
-            End::Completed => {}
-            End::Interrupted => {
+            Wake::Interrupted => {
                 // Threads may sit in a statement that never returns: report without joining.
                 step.summary(step.t0.elapsed().as_secs_f64(), true);
                 std::process::exit(130);
             }
-            End::Failed => {
-                // Same reason: a CREATE INDEX of another client may run for minutes.
-                let e = step
-                    .failure
-                    .lock()
-                    .unwrap_or_else(|p| p.into_inner())
-                    .take();
-                let e = e.unwrap_or_else(|| {
-                    DriverError::new(crate::error::ErrorClass::Io, "a client thread stopped")
-                });
-                emit::fatal(&e);
-                std::process::exit(e.exit_code());
-            }
+            Wake::Failed => step.failure.exit_fatal("a client thread stopped"),
+            Wake::Finished | Wake::Deadline => {}
         }
     });
     let elapsed = step
@@ -242,7 +202,7 @@ fn spawn_thread<'s>(
     s.spawn(move || {
         let cx = step.ctx(n);
         if let Err(e) = work(&cx) {
-            step.fail(e);
+            step.failure.record(e);
         }
         cx.shared.thread_ended(step.t0);
     });
@@ -251,23 +211,17 @@ fn spawn_thread<'s>(
 /// Prints one interval line per running client every interval_s until the step ends. Each
 /// line covers exactly [k - 1, k) × interval_s: threads file a completion under the interval
 /// it happened in, so the reporter waking late does not move statements between lines.
-fn report(step: &Step) -> End {
+fn report(step: &Step) -> Wake {
     let interval_s = step.spec.interval_s;
     let mut prev = vec![ClientStats::default(); step.clients.len()];
     for k in 1u64.. {
         let t_sec = interval_s * k as f64;
         let boundary = step.t0 + Duration::from_secs_f64(t_sec);
-        loop {
-            if let Some(end) = step.ended() {
-                return end;
-            }
-            // Finishing threads notify, but a notify between the check and the wait is
-            // missed, so the wait is bounded.
-            let wake = boundary.min(Instant::now() + Duration::from_millis(50));
-            STOP.wait_notified(wake);
-            if Instant::now() >= boundary {
-                break;
-            }
+        match wait(Some(&step.failure), Some(boundary), POLL, || {
+            step.all_ended()
+        }) {
+            Wake::Deadline => {}
+            ended => return ended,
         }
         for (n, client) in step.clients.iter().enumerate() {
             let snap = client.stats().close_interval();
@@ -278,5 +232,5 @@ fn report(step: &Step) -> End {
             prev[n] = snap;
         }
     }
-    End::Completed
+    Wake::Finished
 }

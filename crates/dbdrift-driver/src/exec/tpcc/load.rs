@@ -6,6 +6,7 @@ use super::conn::TpccConn;
 use super::{procs, rows, schema, StartLine};
 use crate::emit;
 use crate::error::DriverError;
+use crate::exec::failure::{wait, Failure, Wake};
 use crate::signal::STOP;
 use crate::spec::tpcc::TpccSpec;
 use crate::workload::ibrows::local_timestamp;
@@ -13,6 +14,9 @@ use serde::Serialize;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
+
+/// How long the main thread sleeps at most between looks at the loaders.
+const POLL: Duration = Duration::from_millis(50);
 
 #[derive(Serialize)]
 struct LoadLine<'a> {
@@ -74,21 +78,13 @@ struct LoadSummary {
 struct Shared {
     t0: Instant,
     rows: Mutex<RowCounts>,
-    failure: Mutex<Option<DriverError>>,
+    failure: Failure,
     running: AtomicUsize,
     index_s: Mutex<f64>,
     procedures: Mutex<usize>,
 }
 
 impl Shared {
-    fn fail(&self, e: DriverError) {
-        self.failure
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .get_or_insert(e);
-        STOP.request(false);
-    }
-
     fn summary(&self, analyze_s: f64, interrupted: bool) {
         emit::line(&LoadSummary {
             kind: "summary",
@@ -107,7 +103,7 @@ pub fn load<C: TpccConn>(spec: &TpccSpec) -> Result<i32, DriverError> {
     let shared = Shared {
         t0: Instant::now(),
         rows: Mutex::new(RowCounts::default()),
-        failure: Mutex::new(None),
+        failure: Failure::default(),
         running: AtomicUsize::new(0),
         index_s: Mutex::new(0.0),
         procedures: Mutex::new(0),
@@ -168,29 +164,17 @@ fn in_parallel<C: TpccConn>(
         for (i, conn) in conns.iter_mut().enumerate() {
             s.spawn(move || {
                 if let Err(e) = work(i, conn) {
-                    shared.fail(e);
+                    shared.failure.record(e);
                 }
                 shared.running.fetch_sub(1, Ordering::SeqCst);
                 STOP.notify();
             });
         }
-        loop {
-            let failure = shared
-                .failure
-                .lock()
-                .unwrap_or_else(|p| p.into_inner())
-                .take();
-            if let Some(e) = failure {
-                emit::fatal(&e);
-                std::process::exit(e.exit_code());
-            }
-            if STOP.interrupted() {
-                crate::signal::exit_interrupted(|| shared.summary(0.0, true));
-            }
-            if shared.running.load(Ordering::SeqCst) == 0 {
-                break;
-            }
-            STOP.wait_notified(Instant::now() + Duration::from_millis(50));
+        let none_running = || shared.running.load(Ordering::SeqCst) == 0;
+        match wait(Some(&shared.failure), None, POLL, none_running) {
+            Wake::Failed => shared.failure.exit_fatal("a loader stopped"),
+            Wake::Interrupted => crate::signal::exit_interrupted(|| shared.summary(0.0, true)),
+            Wake::Finished | Wake::Deadline => {}
         }
     });
 }

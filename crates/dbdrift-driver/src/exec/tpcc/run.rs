@@ -8,7 +8,8 @@ use super::conn::TpccConn;
 use super::tx::{self, Outcome, Terminal};
 use super::StartLine;
 use crate::emit;
-use crate::error::{DriverError, ErrorClass};
+use crate::error::DriverError;
+use crate::exec::failure::{wait, Failure, Wake};
 use crate::signal::STOP;
 use crate::spec::tpcc::TpccSpec;
 use crate::stats::tpcc::{Counts, IntervalLine, PhaseLine, RunSummary, TypeStats};
@@ -20,6 +21,8 @@ use std::time::{Duration, Instant};
 
 /// Error messages kept for the summary.
 const ERRORS_SAMPLE: usize = 5;
+/// How long the reporter sleeps at most between looks at the virtual users.
+const POLL: Duration = Duration::from_millis(50);
 
 /// The interval grid: ends of the ramp-up intervals (the last one cut at the ramp-up's end),
 /// then of the measured ones (the last cut at the window's end), in seconds from the start.
@@ -86,7 +89,7 @@ struct Shared<'a> {
     grid: Grid,
     t0: Instant,
     vus: Vec<Mutex<VuStats>>,
-    failure: Mutex<Option<DriverError>>,
+    failure: Failure,
     running: AtomicUsize,
     c: NuConstants,
 }
@@ -94,14 +97,6 @@ struct Shared<'a> {
 impl Shared<'_> {
     fn vu(&self, i: usize) -> MutexGuard<'_, VuStats> {
         self.vus[i].lock().unwrap_or_else(|p| p.into_inner())
-    }
-
-    fn fail(&self, e: DriverError) {
-        self.failure
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .get_or_insert(e);
-        STOP.request(false);
     }
 
     fn summary(&self, elapsed_s: f64, interrupted: bool) {
@@ -146,7 +141,7 @@ pub fn run<C: TpccConn>(spec: &TpccSpec) -> Result<i32, DriverError> {
         grid,
         spec,
         t0: Instant::now(),
-        failure: Mutex::new(None),
+        failure: Failure::default(),
         running: AtomicUsize::new(conns.len()),
         c: NuConstants::run(spec.seed),
     };
@@ -156,7 +151,7 @@ pub fn run<C: TpccConn>(spec: &TpccSpec) -> Result<i32, DriverError> {
             let shared = &shared;
             s.spawn(move || {
                 if let Err(e) = virtual_user(&mut conn, shared, i) {
-                    shared.fail(e);
+                    shared.failure.record(e);
                 }
                 shared.running.fetch_sub(1, Ordering::SeqCst);
                 STOP.notify();
@@ -286,37 +281,21 @@ fn report(shared: &Shared) {
 }
 
 fn wait_until(shared: &Shared, deadline: Instant) {
-    loop {
-        let failure = shared
-            .failure
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .take();
-        if let Some(e) = failure {
-            emit::fatal(&e);
-            std::process::exit(e.exit_code());
-        }
-        if STOP.interrupted() {
-            crate::signal::exit_interrupted(|| {
-                let t = shared.t0.elapsed().as_secs_f64();
-                let measured = (t - shared.grid.rampup_s).clamp(0.0, shared.spec.duration_s);
-                shared.summary(measured, true);
-            });
-        }
+    let none_running = || shared.running.load(Ordering::SeqCst) == 0;
+    match wait(Some(&shared.failure), Some(deadline), POLL, none_running) {
+        Wake::Deadline => {}
         // VUs stop only once the window has closed, so none running before the deadline
         // means they failed.
-        if Instant::now() >= deadline {
-            return;
-        }
-        if shared.running.load(Ordering::SeqCst) == 0 {
-            shared.fail(DriverError::new(
-                ErrorClass::Io,
-                "every virtual user stopped before the end of the run",
-            ));
-            continue;
-        }
-        let wake = deadline.min(Instant::now() + Duration::from_millis(50));
-        STOP.wait_notified(wake);
+        Wake::Finished if Instant::now() >= deadline => {}
+        Wake::Finished => shared
+            .failure
+            .exit_fatal("every virtual user stopped before the end of the run"),
+        Wake::Failed => shared.failure.exit_fatal("a virtual user stopped"),
+        Wake::Interrupted => crate::signal::exit_interrupted(|| {
+            let t = shared.t0.elapsed().as_secs_f64();
+            let measured = (t - shared.grid.rampup_s).clamp(0.0, shared.spec.duration_s);
+            shared.summary(measured, true);
+        }),
     }
 }
 
