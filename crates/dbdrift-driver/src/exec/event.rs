@@ -50,7 +50,7 @@ impl<S: Session> EventRunner<S> {
             for (t, sql) in e.sql_by_table.iter().enumerate() {
                 let name = format!("dbdrift_{}_{}", i, t + 1);
                 let st = session
-                    .prepare(&name, sql, spec.prepared)
+                    .prepare(&name, sql, spec.prepared && S::CAPS.server_prepare)
                     .map_err(|err| err.into_driver(sql))?;
                 per_table.push(st);
             }

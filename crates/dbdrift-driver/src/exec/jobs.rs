@@ -4,8 +4,8 @@
 use super::copy::SbtestRows;
 use super::failure::{wait, Failure, Wake};
 use crate::backend::mysql::MyConn;
-use crate::backend::postgres::{CopyStep, PgConn, QueryResult};
-use crate::backend::DbError;
+use crate::backend::postgres::PgConn;
+use crate::backend::{CopyStep, QueryResult, Session};
 use crate::emit::{self, round_s};
 use crate::error::DriverError;
 use crate::signal::STOP;
@@ -116,7 +116,11 @@ fn run_phase(
     std::thread::scope(|s| {
         for _ in 0..workers {
             s.spawn(|| {
-                if let Err(e) = pool_worker(spec, p, phase, &next, done) {
+                let result = match spec.backend {
+                    BackendKind::Mysql => pool_worker::<MyConn>(spec, p, phase, &next, done),
+                    _ => pool_worker::<PgConn>(spec, p, phase, &next, done),
+                };
+                if let Err(e) = result {
                     failure.record(e);
                 }
                 finished.fetch_add(1, Ordering::SeqCst);
@@ -145,17 +149,14 @@ fn wait_for_pool(finished: &AtomicUsize, workers: usize, done: &AtomicUsize, t0:
     }
 }
 
-fn pool_worker(
+fn pool_worker<S: Session>(
     spec: &ExecSpec,
     p: usize,
     phase: &[JobSpec],
     next: &AtomicUsize,
     done: &AtomicUsize,
 ) -> Result<(), DriverError> {
-    let mut conn = match spec.backend {
-        BackendKind::Mysql => AdminConn::Mysql(MyConn::connect(&spec.connection)?),
-        _ => AdminConn::Postgres(PgConn::connect(&spec.connection)?),
-    };
+    let mut conn = S::connect(&spec.connection)?;
     loop {
         if STOP.is_set() {
             return Ok(());
@@ -174,31 +175,16 @@ fn pool_worker(
     }
 }
 
-/// An exec connection: every backend runs `sql` and `insert_sbtest` jobs; only PostgreSQL has COPY.
-enum AdminConn {
-    Postgres(PgConn),
-    Mysql(MyConn),
-}
-
-impl AdminConn {
-    fn query(&mut self, sql: &str) -> Result<QueryResult, DbError> {
-        match self {
-            AdminConn::Postgres(c) => c.query(sql),
-            AdminConn::Mysql(c) => c.query(sql),
-        }
-    }
-}
-
-fn run_job(conn: &mut AdminConn, seed: u64, job: &JobSpec) -> Result<QueryResult, DriverError> {
+fn run_job<S: Session>(conn: &mut S, seed: u64, job: &JobSpec) -> Result<QueryResult, DriverError> {
     match job.job() {
         Job::Sql(sql) => conn.query(sql).map_err(|e| e.into_driver(sql)),
         Job::CopySbtest(c) => {
             // Validation rejects copy_sbtest for other backends; this is the backstop.
-            let AdminConn::Postgres(conn) = conn else {
+            if !S::CAPS.copy_in {
                 return Err(DriverError::spec("copy_sbtest needs backend \"postgres\""));
-            };
+            }
             let mut rows = SbtestRows::new(seed, c);
-            let produce = |out: &mut Vec<u8>| {
+            let mut produce = |out: &mut Vec<u8>| {
                 if STOP.is_set() {
                     CopyStep::Abort
                 } else if rows.fill(out, COPY_CHUNK) {
@@ -208,7 +194,7 @@ fn run_job(conn: &mut AdminConn, seed: u64, job: &JobSpec) -> Result<QueryResult
                 }
             };
             let command = conn
-                .copy_in(&c.sql, produce)
+                .copy_in(&c.sql, &mut produce)
                 .map_err(|e| e.into_driver(&c.sql))?;
             Ok(QueryResult {
                 command,
@@ -221,8 +207,8 @@ fn run_job(conn: &mut AdminConn, seed: u64, job: &JobSpec) -> Result<QueryResult
 
 /// Multi-row INSERTs of about INSERT_BYTES each (autocommit per statement, as sysbench's
 /// prepare); the command says how many rows went in.
-fn insert_sbtest(
-    conn: &mut AdminConn,
+fn insert_sbtest<S: Session>(
+    conn: &mut S,
     seed: u64,
     spec: &SbtestRowsSpec,
 ) -> Result<QueryResult, DriverError> {

@@ -40,23 +40,18 @@ pub fn run(spec: &RunSpec) -> Result<i32, DriverError> {
             }
             drive(spec, &plan, runners, None, &[], Some(sim))
         }
-        (BackendKind::Mysql, _) => connect_and_drive(spec, &plan, || open_mysql(&spec.connection)),
-        _ => connect_and_drive(spec, &plan, || open_postgres(&spec.connection)),
+        (BackendKind::Mysql, _) => {
+            connect_and_drive(spec, &plan, || open::<MyConn>(&spec.connection))
+        }
+        _ => connect_and_drive(spec, &plan, || open::<PgConn>(&spec.connection)),
     }
 }
 
-/// A MySQL-protocol connection with its connection id (as the start line's pid; ids are u32,
-/// pids i32, so ids past 2^31 wrap) and the server's version string.
-pub(super) fn open_mysql(c: &ConnectionSpec) -> Result<(MyConn, i32, String), DriverError> {
-    let conn = MyConn::connect(c)?;
-    let (id, version) = (conn.connection_id as i32, conn.server_version.clone());
-    Ok((conn, id, version))
-}
-
-/// A PostgreSQL connection with its backend pid and the server's version string.
-pub(super) fn open_postgres(c: &ConnectionSpec) -> Result<(PgConn, i32, String), DriverError> {
-    let conn = PgConn::connect(c)?;
-    let (pid, version) = (conn.pid, conn.server_version.clone());
+/// A connection with its backend pid or connection id (as the start line's pid: MySQL ids
+/// are u32, pids i32, so ids past 2^31 wrap) and the server's version string.
+pub(super) fn open<S: Session>(c: &ConnectionSpec) -> Result<(S, i32, String), DriverError> {
+    let conn = S::connect(c)?;
+    let (pid, version) = (conn.backend_pid() as i32, conn.server_version().to_string());
     Ok((conn, pid, version))
 }
 

@@ -10,9 +10,11 @@
 
 use super::event::{EventOutcome, EventRunner};
 use super::failure::Failure;
-use super::run::{open_mysql, open_postgres, DRIVER_VERSION};
+use super::run::{open, DRIVER_VERSION};
 use super::worker::{tally_event, Simulation};
+use crate::backend::mysql::MyConn;
 use crate::backend::null::NullSession;
+use crate::backend::postgres::PgConn;
 use crate::backend::Session;
 use crate::emit::{self, round_s};
 use crate::error::DriverError;
@@ -279,8 +281,8 @@ pub fn run(spec: &RunSpec, plan: &Plan, alt: &TurnsSpec) -> Result<i32, DriverEr
                 Some(Simulation::for_null(n, spec.threads)),
             )
         }
-        (BackendKind::Mysql, _) => connect_all(spec, plan, alt, open_mysql, None),
-        _ => connect_all(spec, plan, alt, open_postgres, None),
+        (BackendKind::Mysql, _) => connect_all(spec, plan, alt, open::<MyConn>, None),
+        _ => connect_all(spec, plan, alt, open::<PgConn>, None),
     }
 }
 

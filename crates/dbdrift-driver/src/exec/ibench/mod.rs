@@ -6,13 +6,14 @@ pub mod schedule;
 
 use crate::backend::mysql::MyConn;
 use crate::backend::postgres::PgConn;
+use crate::backend::Session;
 use crate::emit;
 use crate::error::DriverError;
 use crate::exec::failure::{wait, Failure, Wake};
 use crate::spec::ibench::IbenchSpec;
 use crate::spec::BackendKind;
 use crate::stats::ibench::{ClientStats, IbIntervalLine, IbStartLine, IbSummaryLine};
-use client::{ClientCtx, ClientShared, IbConn, Querier};
+use client::{ClientCtx, ClientShared, Querier};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::mpsc::sync_channel;
 use std::time::{Duration, Instant};
@@ -34,13 +35,13 @@ pub fn ibench(spec: &IbenchSpec) -> Result<i32, DriverError> {
 }
 
 /// Every connection of one client, opened (and the queries prepared) before the start.
-struct ClientConns<C: IbConn> {
+struct ClientConns<C: Session> {
     inserter: C,
     deleter: Option<C>,
     queriers: Vec<Querier<C>>,
 }
 
-impl<C: IbConn> ClientConns<C> {
+impl<C: Session> ClientConns<C> {
     fn threads(&self) -> usize {
         1 + usize::from(self.deleter.is_some()) + self.queriers.len()
     }
@@ -53,11 +54,13 @@ fn query_seed(seed: u64, client: u32, q: u32) -> u64 {
         .wrapping_add(q as u64 + 1)
 }
 
-fn connect_all<C: IbConn>(spec: &IbenchSpec) -> Result<(Vec<ClientConns<C>>, String), DriverError> {
+fn connect_all<C: Session>(
+    spec: &IbenchSpec,
+) -> Result<(Vec<ClientConns<C>>, String), DriverError> {
     let mut version = String::new();
     let mut open = || -> Result<C, DriverError> {
-        let (conn, v) = C::open(&spec.connection)?;
-        version = v;
+        let conn = C::connect(&spec.connection)?;
+        version = conn.server_version().to_string();
         Ok(conn)
     };
     let mut clients = Vec::with_capacity(spec.clients as usize);
@@ -124,7 +127,7 @@ impl Step<'_> {
     }
 }
 
-fn drive<C: IbConn>(spec: &IbenchSpec) -> Result<i32, DriverError> {
+fn drive<C: Session>(spec: &IbenchSpec) -> Result<i32, DriverError> {
     let (conns, version) = connect_all::<C>(spec)?;
     emit::line(&IbStartLine {
         kind: "start",
@@ -165,7 +168,7 @@ fn drive<C: IbConn>(spec: &IbenchSpec) -> Result<i32, DriverError> {
     Ok(0)
 }
 
-fn spawn_client<'s, C: IbConn + 's>(
+fn spawn_client<'s, C: Session + 's>(
     s: &'s std::thread::Scope<'s, '_>,
     step: &'s Step<'s>,
     n: usize,

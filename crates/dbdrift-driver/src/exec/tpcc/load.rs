@@ -2,8 +2,8 @@
 // (warehouses dealt round-robin, item by the first loader), builds the indexes in parallel,
 // analyzes, and prints a `load` line per finished piece and the summary.
 
-use super::conn::TpccConn;
 use super::{procs, rows, schema, StartLine};
+use crate::backend::Session;
 use crate::emit;
 use crate::error::DriverError;
 use crate::exec::failure::{wait, Failure, Wake};
@@ -99,7 +99,7 @@ impl Shared {
     }
 }
 
-pub fn load<C: TpccConn>(spec: &TpccSpec) -> Result<i32, DriverError> {
+pub fn load<C: Session>(spec: &TpccSpec) -> Result<i32, DriverError> {
     let shared = Shared {
         t0: Instant::now(),
         rows: Mutex::new(RowCounts::default()),
@@ -109,23 +109,23 @@ pub fn load<C: TpccConn>(spec: &TpccSpec) -> Result<i32, DriverError> {
         procedures: Mutex::new(0),
     };
     let loaders = spec.clients.min(spec.warehouses) as usize;
-    let mut conns = vec![C::open(&spec.connection)?];
+    let mut conns = vec![C::connect(&spec.connection)?];
     StartLine::new(spec, &conns[0].server_version(), Vec::new()).emit();
-    for sql in procs::drop_all(C::DIALECT) {
+    for sql in procs::drop_all(C::CAPS.dialect) {
         run_sql(&mut conns[0], &sql)?;
     }
-    for sql in schema::create(C::DIALECT) {
+    for sql in schema::create(C::CAPS.dialect) {
         run_sql(&mut conns[0], &sql)?;
     }
     for _ in 1..loaders {
-        conns.push(C::open(&spec.connection)?);
+        conns.push(C::connect(&spec.connection)?);
     }
     let now = String::from_utf8_lossy(&local_timestamp()).into_owned();
     in_parallel(&mut conns, &shared, &|i, conn| {
         load_share(conn, spec, &shared, &now, i, loaders)
     });
     let t_index = Instant::now();
-    let stmts = schema::indexes(C::DIALECT);
+    let stmts = schema::indexes(C::CAPS.dialect);
     let next = AtomicUsize::new(0);
     in_parallel(&mut conns, &shared, &|_, conn| loop {
         let k = next.fetch_add(1, Ordering::SeqCst);
@@ -136,25 +136,25 @@ pub fn load<C: TpccConn>(spec: &TpccSpec) -> Result<i32, DriverError> {
     });
     *shared.index_s.lock().unwrap_or_else(|p| p.into_inner()) = t_index.elapsed().as_secs_f64();
     if spec.procedures && !STOP.is_set() {
-        for sql in procs::create(C::DIALECT) {
+        for sql in procs::create(C::CAPS.dialect) {
             run_sql(&mut conns[0], &sql)?;
         }
         *shared.procedures.lock().unwrap_or_else(|p| p.into_inner()) = procs::NAMES.len();
     }
     let t_analyze = Instant::now();
-    run_sql(&mut conns[0], &schema::analyze(C::DIALECT))?;
+    run_sql(&mut conns[0], &schema::analyze(C::CAPS.dialect))?;
     shared.summary(t_analyze.elapsed().as_secs_f64(), false);
     Ok(0)
 }
 
-pub fn run_sql<C: TpccConn>(conn: &mut C, sql: &str) -> Result<(), DriverError> {
-    conn.sql(sql).map(|_| ()).map_err(|e| e.into_driver(sql))
+pub fn run_sql<C: Session>(conn: &mut C, sql: &str) -> Result<(), DriverError> {
+    conn.query(sql).map(|_| ()).map_err(|e| e.into_driver(sql))
 }
 
 /// Runs `work(i, conn)` on a thread per connection and waits for all of them. A signal
 /// prints the summary so far and exits 130, a failure prints its fatal line and exits: in
 /// both cases without joining, since a thread may sit in a long COPY or CREATE INDEX.
-fn in_parallel<C: TpccConn>(
+fn in_parallel<C: Session>(
     conns: &mut [C],
     shared: &Shared,
     work: &(dyn Fn(usize, &mut C) -> Result<(), DriverError> + Sync),
@@ -180,7 +180,7 @@ fn in_parallel<C: TpccConn>(
 }
 
 /// Loader i's part: item if it is the first, then warehouses i+1, i+1+loaders, ...
-fn load_share<C: TpccConn>(
+fn load_share<C: Session>(
     conn: &mut C,
     spec: &TpccSpec,
     shared: &Shared,
@@ -225,7 +225,7 @@ fn load_share<C: TpccConn>(
     Ok(())
 }
 
-fn piece<C: TpccConn>(
+fn piece<C: Session>(
     conn: &mut C,
     shared: &Shared,
     table: &str,

@@ -2,7 +2,6 @@
 // client-side SQL. `load` builds and fills the schema; `run` drives virtual users through
 // the transaction mix and reports per interval and per transaction type.
 
-pub mod conn;
 pub mod load;
 pub mod procs;
 pub mod rows;

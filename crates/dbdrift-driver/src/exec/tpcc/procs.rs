@@ -12,9 +12,9 @@
 // done (after the stock rows are updated, as the client-side version does before its
 // ROLLBACK); the error undoes the work, and `call` maps it to `Outcome::RolledBack`.
 
-use super::conn::{quote, Dialect, TpccConn};
 use super::rows::DISTRICTS;
 use super::tx::{money, q, Customer, Input, Outcome, TxError};
+use crate::backend::{Dialect, Session};
 use crate::error::{DriverError, ErrorClass};
 
 /// The routines, in the order of `TxKind`.
@@ -62,9 +62,9 @@ pub fn count_sql(dialect: Dialect) -> String {
 }
 
 /// Before a run with `procedures`: fatal unless all five routines are there.
-pub fn check_installed<C: TpccConn>(conn: &mut C) -> Result<(), DriverError> {
-    let sql = count_sql(C::DIALECT);
-    let res = conn.sql(&sql).map_err(|e| e.into_driver(&sql))?;
+pub fn check_installed<C: Session>(conn: &mut C) -> Result<(), DriverError> {
+    let sql = count_sql(C::CAPS.dialect);
+    let res = conn.query(&sql).map_err(|e| e.into_driver(&sql))?;
     let n = res
         .rows
         .first()
@@ -99,7 +99,7 @@ fn ints(dialect: Dialect, v: impl Iterator<Item = i64>) -> String {
 fn customer_args(c: &Customer, dialect: Dialect) -> String {
     match c {
         Customer::Id(id) => format!("{id}, NULL"),
-        Customer::LastName(last) => format!("NULL, {}", quote(last, dialect)),
+        Customer::LastName(last) => format!("NULL, {}", dialect.quote(last)),
     }
 }
 
@@ -146,8 +146,8 @@ pub fn call_sql(dialect: Dialect, input: &Input) -> String {
 }
 
 /// One transaction as one call. The routine has ended its transaction either way.
-pub fn call<C: TpccConn>(conn: &mut C, input: &Input) -> Result<Outcome, TxError> {
-    match q(conn, call_sql(C::DIALECT, input)) {
+pub fn call<C: Session>(conn: &mut C, input: &Input) -> Result<Outcome, TxError> {
+    match q(conn, call_sql(C::CAPS.dialect, input)) {
         Ok(_) => Ok(Outcome::Committed),
         Err(TxError {
             err: crate::backend::DbError::Sql { sqlstate, .. },

@@ -4,9 +4,9 @@
 // inside the measured window, under its type's histogram. The main thread prints the
 // phase and interval lines, then the summary.
 
-use super::conn::TpccConn;
 use super::tx::{self, Outcome, Terminal};
 use super::StartLine;
+use crate::backend::Session;
 use crate::emit;
 use crate::error::DriverError;
 use crate::exec::failure::{wait, Failure, Wake};
@@ -117,10 +117,10 @@ impl Shared<'_> {
     }
 }
 
-pub fn run<C: TpccConn>(spec: &TpccSpec) -> Result<i32, DriverError> {
+pub fn run<C: Session>(spec: &TpccSpec) -> Result<i32, DriverError> {
     let mut conns = Vec::with_capacity(spec.clients as usize);
     for _ in 0..spec.clients {
-        conns.push(C::open(&spec.connection)?);
+        conns.push(C::connect(&spec.connection)?);
     }
     if spec.procedures {
         super::procs::check_installed(&mut conns[0])?;
@@ -165,7 +165,7 @@ pub fn run<C: TpccConn>(spec: &TpccSpec) -> Result<i32, DriverError> {
 }
 
 /// VU i: home warehouse (i mod W) + 1, so a few VUs spread over a few warehouses evenly.
-fn virtual_user<C: TpccConn>(conn: &mut C, shared: &Shared, i: usize) -> Result<(), DriverError> {
+fn virtual_user<C: Session>(conn: &mut C, shared: &Shared, i: usize) -> Result<(), DriverError> {
     let spec = shared.spec;
     let terminal = Terminal {
         w_id: (i as i64 % spec.warehouses as i64) + 1,
@@ -204,7 +204,7 @@ fn virtual_user<C: TpccConn>(conn: &mut C, shared: &Shared, i: usize) -> Result<
         };
         // Client-side: ends the transaction. With procedures the routine has already undone
         // its work (a MySQL handler, or PostgreSQL's aborted autocommit call): a no-op.
-        if let Err(err) = conn.sql("ROLLBACK") {
+        if let Err(err) = conn.query("ROLLBACK") {
             return Err(err.into_driver("ROLLBACK"));
         }
         let message = match &error.err {
