@@ -1,9 +1,6 @@
 // Serde types of the JSON spec (docs/protocol.md) and their validation.
 // Parsing never panics: every problem becomes a DriverError of class "spec".
 
-pub mod ibench;
-pub mod tpcc;
-
 use crate::error::DriverError;
 use serde::Deserialize;
 
@@ -213,11 +210,11 @@ impl JobSpec {
     }
 }
 
-fn parse_json<'a, T: Deserialize<'a>>(text: &'a str) -> Result<T, DriverError> {
+pub(crate) fn parse_json<'a, T: Deserialize<'a>>(text: &'a str) -> Result<T, DriverError> {
     serde_json::from_str(text).map_err(|e| DriverError::spec(format!("spec does not parse: {e}")))
 }
 
-fn check(ok: bool, message: &str) -> Result<(), DriverError> {
+pub(crate) fn check(ok: bool, message: &str) -> Result<(), DriverError> {
     if ok {
         Ok(())
     } else {
@@ -322,7 +319,7 @@ fn number_question_marks(spec: &mut RunSpec) -> Result<(), DriverError> {
 }
 
 /// Replaces each `?` outside '...', "..." and `...` by `$k` (k counting from 1).
-fn number_marks(sql: &str) -> (String, usize) {
+pub(crate) fn number_marks(sql: &str) -> (String, usize) {
     let mut out = String::with_capacity(sql.len() + 8);
     let (mut n, mut quote, mut escaped) = (0, None, false);
     for ch in sql.chars() {

@@ -2,8 +2,6 @@
 // JSON lines that report them. Workers add to their own Tally; the reporter merges.
 
 pub mod histogram;
-pub mod ibench;
-pub mod tpcc;
 
 use histogram::{Histogram, LatencySummary};
 use serde::Serialize;

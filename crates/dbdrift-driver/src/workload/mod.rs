@@ -2,10 +2,9 @@
 // generators resolved to slots. Compiling is where statement-level spec errors surface.
 
 pub mod digits;
-pub mod ibrows;
 pub mod params;
 pub mod rng;
-pub mod tpcc;
+pub mod timestamp;
 pub mod zipf;
 
 use crate::error::DriverError;

@@ -9,7 +9,6 @@
 // event start to its last event end, so the time spent on the other targets is not counted.
 
 use super::event::{EventOutcome, EventRunner};
-use super::failure::Failure;
 use super::run::{open, DRIVER_VERSION};
 use super::worker::{tally_event, Simulation};
 use crate::backend::mysql::MyConn;
@@ -18,6 +17,7 @@ use crate::backend::postgres::PgConn;
 use crate::backend::Session;
 use crate::emit::{self, round_s};
 use crate::error::DriverError;
+use crate::exec::failure::Failure;
 use crate::signal::{exit_interrupted, STOP};
 use crate::spec::{BackendKind, ConnectionSpec, RunSpec, TurnsSpec, PROTOCOL};
 use crate::stats::histogram::{Histogram, LatencySummary};

@@ -3,7 +3,6 @@
 
 use super::deterministic;
 use super::event::EventRunner;
-use super::failure::Failure;
 use super::worker::{work, Simulation};
 use crate::backend::mysql::MyConn;
 use crate::backend::null::NullSession;
@@ -11,6 +10,7 @@ use crate::backend::postgres::PgConn;
 use crate::backend::Session;
 use crate::emit::{self, round_s};
 use crate::error::DriverError;
+use crate::exec::failure::Failure;
 use crate::signal::{exit_interrupted, STOP};
 use crate::spec::{BackendKind, ConnectionSpec, RunSpec};
 use crate::stats::{client_cpu_s, IntervalLine, StartLine, SummaryLine, Tally, WarmupLine};

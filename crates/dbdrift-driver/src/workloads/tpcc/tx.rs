@@ -9,7 +9,7 @@ use super::rows::{DISTRICTS, ITEMS};
 use crate::backend::Session;
 use crate::backend::{DbError, QueryResult};
 use crate::workload::rng::Rng;
-use crate::workload::tpcc::{last_name, nurand, NuConstants, TxKind};
+use crate::workloads::tpcc::mix::{last_name, nurand, NuConstants, TxKind};
 
 /// A failed statement and its SQL, for the fatal line.
 pub struct TxError {

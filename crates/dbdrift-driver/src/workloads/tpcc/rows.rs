@@ -5,7 +5,7 @@
 
 use crate::backend::RowWriter;
 use crate::workload::rng::Rng;
-use crate::workload::tpcc::{
+use crate::workloads::tpcc::mix::{
     astring, data_with_original, last_name, nstring, nurand, permutation, zip, NuConstants,
 };
 

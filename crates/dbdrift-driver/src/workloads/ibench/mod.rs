@@ -1,8 +1,13 @@
-// The `ibench` subcommand: connects every client's threads, prints `start`, releases them
-// together, reports per-client `interval` lines from the main thread and ends with `summary`.
+// The Insert Benchmark (the `ibench` subcommand), one step at a time: connects every
+// client's threads, prints `start`, releases them together, reports per-client `interval`
+// lines from the main thread and ends with `summary`. Its spec, rows, pacing and counters
+// live beside it.
 
 pub mod client;
+pub mod rows;
 pub mod schedule;
+pub mod spec;
+pub mod stats;
 
 use crate::backend::mysql::MyConn;
 use crate::backend::postgres::PgConn;
@@ -10,10 +15,11 @@ use crate::backend::Session;
 use crate::emit;
 use crate::error::DriverError;
 use crate::exec::failure::{wait, Failure, Wake};
-use crate::spec::ibench::IbenchSpec;
 use crate::spec::BackendKind;
-use crate::stats::ibench::{ClientStats, IbIntervalLine, IbStartLine, IbSummaryLine};
+use crate::workloads::Workload;
 use client::{ClientCtx, ClientShared, Querier};
+use spec::IbenchSpec;
+use stats::{ClientStats, IbIntervalLine, IbStartLine, IbSummaryLine};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::mpsc::sync_channel;
 use std::time::{Duration, Instant};
@@ -23,14 +29,24 @@ const DELETE_QUEUE: usize = 8;
 /// How long the reporter sleeps at most between looks at the client threads.
 const POLL: Duration = Duration::from_millis(50);
 
-/// Runs the step; returns the exit status (0, or 130 when interrupted).
-pub fn ibench(spec: &IbenchSpec) -> Result<i32, DriverError> {
-    match spec.backend {
-        BackendKind::Postgres => drive::<PgConn>(spec),
-        BackendKind::Mysql => drive::<MyConn>(spec),
-        BackendKind::Null => Err(DriverError::spec(
-            "backend \"null\" cannot run ibench: it needs a postgres or mysql server",
-        )),
+pub struct Ibench;
+
+impl Workload for Ibench {
+    type Spec = IbenchSpec;
+
+    fn parse(text: &str) -> Result<IbenchSpec, DriverError> {
+        spec::parse_ibench(text)
+    }
+
+    /// Runs the step; returns the exit status (0, or 130 when interrupted).
+    fn execute(spec: &IbenchSpec) -> Result<i32, DriverError> {
+        match spec.backend {
+            BackendKind::Postgres => drive::<PgConn>(spec),
+            BackendKind::Mysql => drive::<MyConn>(spec),
+            BackendKind::Null => Err(DriverError::spec(
+                "backend \"null\" cannot run ibench: it needs a postgres or mysql server",
+            )),
+        }
     }
 }
 

@@ -554,7 +554,7 @@ END",
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::exec::tpcc::tx::{Line, NewOrderIn, PaymentIn};
+    use crate::workloads::tpcc::tx::{Line, NewOrderIn, PaymentIn};
 
     fn new_order() -> Input {
         Input::NewOrder(NewOrderIn {
