@@ -4,10 +4,10 @@
 use crate::emit;
 use crate::error::DriverError;
 use crate::exec::jobs;
+use crate::workloads;
 use crate::workloads::ibench::Ibench;
 use crate::workloads::sysbench::Sysbench;
 use crate::workloads::tpcc::Tpcc;
-use crate::workloads;
 use crate::{signal, spec};
 use std::io::Read;
 

@@ -1,12 +1,12 @@
 // One event of the run workload on one session: BEGIN, each statement entry `repeat` times,
 // COMMIT. Owns the thread's generator and prepared statements; never reads a clock.
 
+use super::plan::Plan;
+use super::spec::{RunSpec, TablePick};
 use crate::backend::{Control, DbError, Session};
 use crate::error::DriverError;
-use crate::spec::{RunSpec, TablePick};
 use crate::stats::Ignorable;
 use crate::workload::params::{Generator, ParamValues};
-use crate::workload::Plan;
 
 /// What an event did, kept even when it was abandoned.
 #[derive(Default)]

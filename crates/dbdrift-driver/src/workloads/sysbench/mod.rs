@@ -4,13 +4,16 @@
 
 pub mod deterministic;
 pub mod event;
+pub mod plan;
 pub mod run;
+pub mod spec;
+pub mod stats;
 pub mod turns;
 pub mod worker;
 
 use super::Workload;
 use crate::error::DriverError;
-use crate::spec::{self, RunSpec};
+use spec::RunSpec;
 
 pub struct Sysbench;
 

@@ -3,6 +3,9 @@
 
 use super::deterministic;
 use super::event::EventRunner;
+use super::plan::Plan;
+use super::spec::RunSpec;
+use super::stats::{IntervalLine, StartLine, SummaryLine, Tally, WarmupLine};
 use super::worker::{work, Simulation};
 use crate::backend::mysql::MyConn;
 use crate::backend::null::NullSession;
@@ -12,9 +15,8 @@ use crate::emit::{self, round_s};
 use crate::error::DriverError;
 use crate::exec::failure::Failure;
 use crate::signal::{exit_interrupted, STOP};
-use crate::spec::{BackendKind, ConnectionSpec, RunSpec};
-use crate::stats::{client_cpu_s, IntervalLine, StartLine, SummaryLine, Tally, WarmupLine};
-use crate::workload::Plan;
+use crate::spec::{BackendKind, ConnectionSpec};
+use crate::stats::client_cpu_s;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};

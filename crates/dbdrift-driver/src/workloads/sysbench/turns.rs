@@ -9,7 +9,10 @@
 // event start to its last event end, so the time spent on the other targets is not counted.
 
 use super::event::{EventOutcome, EventRunner};
+use super::plan::Plan;
 use super::run::{open, DRIVER_VERSION};
+use super::spec::{RunSpec, TurnsSpec};
+use super::stats::Tally;
 use super::worker::{tally_event, Simulation};
 use crate::backend::mysql::MyConn;
 use crate::backend::null::NullSession;
@@ -19,10 +22,9 @@ use crate::emit::{self, round_s};
 use crate::error::DriverError;
 use crate::exec::failure::Failure;
 use crate::signal::{exit_interrupted, STOP};
-use crate::spec::{BackendKind, ConnectionSpec, RunSpec, TurnsSpec, PROTOCOL};
+use crate::spec::{BackendKind, ConnectionSpec, PROTOCOL};
 use crate::stats::histogram::{Histogram, LatencySummary};
-use crate::stats::{client_cpu_s, ErrorCounts, Tally};
-use crate::workload::Plan;
+use crate::stats::{client_cpu_s, ErrorCounts};
 use serde::Serialize;
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicU64, Ordering};
