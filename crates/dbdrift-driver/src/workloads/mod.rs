@@ -29,3 +29,41 @@ pub fn run<W: Workload>(text: &str) -> Result<i32, DriverError> {
     signal::install();
     W::execute(&spec)
 }
+
+#[cfg(test)]
+mod tests {
+    use std::path::{Path, PathBuf};
+
+    fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
+        for entry in std::fs::read_dir(dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                rust_files(&path, out);
+            } else if path.extension().is_some_and(|e| e == "rs") {
+                out.push(path);
+            }
+        }
+    }
+
+    #[test]
+    fn the_shared_modules_name_no_workload() {
+        let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+        let mut files = vec![
+            src.join("spec.rs"),
+            src.join("emit.rs"),
+            src.join("error.rs"),
+        ];
+        for dir in ["backend", "exec", "stats", "workload"] {
+            rust_files(&src.join(dir), &mut files);
+        }
+        let naming: Vec<String> = files
+            .iter()
+            .filter(|f| std::fs::read_to_string(f).unwrap().contains("workloads::"))
+            .map(|f| f.display().to_string())
+            .collect();
+        assert!(
+            naming.is_empty(),
+            "shared modules import a workload: {naming:?}"
+        );
+    }
+}
