@@ -3,7 +3,11 @@
 
 use crate::emit;
 use crate::error::DriverError;
-use crate::exec::{ibench, jobs, run, tpcc};
+use crate::exec::jobs;
+use crate::workloads;
+use crate::workloads::ibench::Ibench;
+use crate::workloads::sysbench::Sysbench;
+use crate::workloads::tpcc::Tpcc;
 use crate::{signal, spec};
 use std::io::Read;
 
@@ -41,26 +45,14 @@ fn dispatch(args: &[String]) -> Result<i32, DriverError> {
             println!("{USAGE}");
             Ok(0)
         }
-        Command::Run(path) => {
-            let spec = spec::parse_run(&read_spec(&path)?)?;
-            signal::install();
-            run::run(&spec)
-        }
+        Command::Run(path) => workloads::run::<Sysbench>(&read_spec(&path)?),
         Command::Exec(path) => {
             let spec = spec::parse_exec(&read_spec(&path)?)?;
             signal::install();
             jobs::exec(&spec)
         }
-        Command::Ibench(path) => {
-            let spec = spec::ibench::parse_ibench(&read_spec(&path)?)?;
-            signal::install();
-            ibench::ibench(&spec)
-        }
-        Command::Tpcc(path) => {
-            let spec = spec::tpcc::parse_tpcc(&read_spec(&path)?)?;
-            signal::install();
-            tpcc::tpcc(&spec)
-        }
+        Command::Ibench(path) => workloads::run::<Ibench>(&read_spec(&path)?),
+        Command::Tpcc(path) => workloads::run::<Tpcc>(&read_spec(&path)?),
     }
 }
 

@@ -10,6 +10,7 @@ mod signal;
 mod spec;
 mod stats;
 mod workload;
+mod workloads;
 
 fn main() {
     let code = cli::main(std::env::args().skip(1).collect());

@@ -1,32 +1,9 @@
 // Command-line behaviour of the built binary: version, usage and spec errors, null runs,
 // and (only with DBDRIFT_TEST_PG=socket_dir:port) one live PostgreSQL round trip.
 
-use std::io::Write;
-use std::process::{Command, Output, Stdio};
+mod common;
 
-fn driver(args: &[&str], stdin: &str) -> Output {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_dbdrift-driver"))
-        .args(args)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("the driver binary starts");
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(stdin.as_bytes())
-        .unwrap();
-    child.wait_with_output().unwrap()
-}
-
-fn lines(out: &Output) -> Vec<serde_json::Value> {
-    String::from_utf8_lossy(&out.stdout)
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("not JSON: {l}: {e}")))
-        .collect()
-}
+use common::{driver, fatal, lines, live_postgres, ok, run_verb};
 
 #[test]
 fn version_prints_driver_and_protocol() {
@@ -45,7 +22,7 @@ fn max_events_ends_the_run_after_exactly_that_many_events() {
       "workload":{"transaction":false,"id_max":10,"statements":[{"sql":"SELECT $1","repeat":1,"table":"random","rows":"count","params":[{"gen":"id"}]}]},
       "null":{"ops_per_s":0,"latency_us":40,"rows_per_statement":1}}"#;
     let started = std::time::Instant::now();
-    let out = driver(&["run", "--spec", "-"], spec);
+    let out = run_verb("run", spec);
     assert_eq!(out.status.code(), Some(0));
     assert!(
         started.elapsed().as_secs() < 30,
@@ -65,7 +42,7 @@ fn max_events_ends_the_run_after_exactly_that_many_events() {
 
 #[test]
 fn unparsable_spec_prints_a_spec_fatal_line_and_exits_2() {
-    let out = driver(&["run", "--spec", "-"], "{not json");
+    let out = run_verb("run", "{not json");
     assert_eq!(out.status.code(), Some(2));
     let l = lines(&out);
     assert_eq!(l.len(), 1);
@@ -79,14 +56,8 @@ fn timed_null_run_reports_intervals_and_a_summary() {
       "tables":1,"table_size":10,"rand":{"type":"uniform"},"prepared":true,
       "workload":{"transaction":false,"id_max":10,"statements":[{"sql":"SELECT $1","repeat":1,"table":"random","rows":"count","params":[{"gen":"id"}]}]},
       "null":{"ops_per_s":2000,"latency_us":40,"rows_per_statement":1}}"#;
-    let out = driver(&["run", "--spec", "-"], spec);
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stdout)
-    );
-    let l = lines(&out);
+    let out = run_verb("run", spec);
+    let l = ok(&out);
     let kinds: Vec<&str> = l.iter().map(|v| v["type"].as_str().unwrap()).collect();
     assert_eq!(
         kinds,
@@ -104,7 +75,7 @@ fn unreachable_server_is_a_connect_fatal_with_exit_1() {
     let spec = r#"{"protocol":3,"backend":"postgres","connection":{"socket_dir":"/nonexistent-dbdrift","port":1,"user":"u","dbname":"d"},
       "seed":1,"threads":1,"warmup_s":0,"duration_s":1,"interval_s":1,"tables":1,"table_size":1,"rand":{"type":"uniform"},
       "prepared":true,"workload":{"transaction":false,"id_max":1,"statements":[{"sql":"SELECT 1","repeat":1,"table":"random","rows":"count","params":[]}]}}"#;
-    let out = driver(&["run", "--spec", "-"], spec);
+    let out = run_verb("run", spec);
     assert_eq!(out.status.code(), Some(1));
     let l = lines(&out);
     assert_eq!(l[0]["class"], "connect");
@@ -119,7 +90,7 @@ const IBENCH: &str = r#"{"protocol":3,"backend":"postgres","connection":{"socket
 #[test]
 fn ibench_on_the_null_backend_is_a_spec_fatal_with_exit_2() {
     let spec = IBENCH.replace(r#""backend":"postgres""#, r#""backend":"null""#);
-    let out = driver(&["ibench", "--spec", "-"], &spec);
+    let out = run_verb("ibench", &spec);
     assert_eq!(out.status.code(), Some(2));
     let l = lines(&out);
     assert_eq!(l.len(), 1);
@@ -129,7 +100,7 @@ fn ibench_on_the_null_backend_is_a_spec_fatal_with_exit_2() {
 
 #[test]
 fn ibench_against_an_unreachable_server_is_a_connect_fatal_before_any_start_line() {
-    let out = driver(&["ibench", "--spec", "-"], IBENCH);
+    let out = run_verb("ibench", IBENCH);
     assert_eq!(out.status.code(), Some(1));
     let l = lines(&out);
     assert_eq!(l.len(), 1);
@@ -144,19 +115,9 @@ fn ibench_without_a_spec_is_a_usage_error_naming_it() {
     assert!(l[0]["message"].as_str().unwrap().contains("ibench --spec"));
 }
 
-/// `socket_dir:port` of a live PostgreSQL (trust auth, user postgres), or None to skip.
-fn live_server() -> Option<(String, u16)> {
-    let Ok(v) = std::env::var("DBDRIFT_TEST_PG") else {
-        eprintln!("skipped: set DBDRIFT_TEST_PG=socket_dir:port to run the live PostgreSQL test");
-        return None;
-    };
-    let (dir, port) = v.rsplit_once(':')?;
-    Some((dir.to_string(), port.parse().ok()?))
-}
-
 #[test]
 fn live_postgres_exec_and_run_round_trip() {
-    let Some((dir, port)) = live_server() else {
+    let Some((dir, port)) = live_postgres("test") else {
         return;
     };
     let conn =
@@ -169,14 +130,8 @@ fn live_postgres_exec_and_run_round_trip() {
          {{"copy_sbtest":{{"sql":"COPY dbdrift_rs_t (id, k, c, pad) FROM STDIN","first_id":501,"last_id":1000,"k_max":10}}}}],
         [{{"sql":"SELECT count(*) AS n, NULL AS z FROM dbdrift_rs_t"}}]]}}"#
     );
-    let out = driver(&["exec", "--spec", "-"], &exec);
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stdout)
-    );
-    let l = lines(&out);
+    let out = run_verb("exec", &exec);
+    let l = ok(&out);
     let last_job = &l[l.len() - 2];
     assert_eq!(last_job["columns"], serde_json::json!(["n", "z"]));
     assert_eq!(last_job["rows"], serde_json::json!([["1000", null]]));
@@ -187,24 +142,17 @@ fn live_postgres_exec_and_run_round_trip() {
           {{"sql":"SELECT c FROM dbdrift_rs_t WHERE id=$1","repeat":3,"table":"random","rows":"count","params":[{{"gen":"id"}}]}},
           {{"sql":"INSERT INTO dbdrift_rs_t (id, k, c, pad) VALUES ($1, 1, 'x', 'y')","repeat":1,"table":"random","rows":"count","params":[{{"gen":"uniform","lo":1,"hi":1000}}]}}]}}}}"#
     );
-    let out = driver(&["run", "--spec", "-"], &run);
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stdout)
-    );
-    let l = lines(&out);
+    let out = run_verb("run", &run);
+    let l = ok(&out);
     let summary = l.last().unwrap();
     // Every insert hits an existing id: each event is abandoned as a duplicate and rolled back.
     assert_eq!(summary["events"], 0);
     assert!(summary["errors"]["duplicate"].as_u64().unwrap() > 0);
-    let sql_err = driver(
-        &["run", "--spec", "-"],
+    let sql_err = run_verb(
+        "run",
         &run.replace("dbdrift_rs_t WHERE", "no_such_table WHERE"),
     );
-    assert_eq!(sql_err.status.code(), Some(1));
-    let f = &lines(&sql_err)[0];
+    let f = &fatal(&sql_err, 1);
     assert_eq!(
         (f["class"].as_str(), f["sqlstate"].as_str()),
         (Some("sql"), Some("42P01"))

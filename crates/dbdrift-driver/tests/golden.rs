@@ -1,22 +1,15 @@
 // Golden-file contract tests: the built binary on each spec in tests/data/protocol/ must
 // print exactly the stored NDJSON. UPDATE_GOLDEN=1 rewrites the files instead.
 
-use std::path::PathBuf;
-use std::process::Command;
+mod common;
 
-fn protocol_dir() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../tests/data/protocol")
-}
+use common::{driver, protocol_dir};
 
 fn check_golden(verb: &str, name: &str) {
     let dir = protocol_dir();
     let spec = dir.join(format!("{name}.spec.json"));
     let golden = dir.join(format!("{name}.ndjson"));
-    let out = Command::new(env!("CARGO_BIN_EXE_dbdrift-driver"))
-        .args([verb, "--spec"])
-        .arg(&spec)
-        .output()
-        .expect("the driver binary runs");
+    let out = driver(&[verb, "--spec", spec.to_str().unwrap()], "");
     assert!(
         out.status.success(),
         "exit {:?}, stderr: {}",

@@ -2,60 +2,14 @@
 // (user root, no password, allowed to create databases and users); otherwise each live test
 // says it was skipped on stderr.
 
+mod common;
+
+use common::{fatal, live_mysql, mysql_conn as conn, ok, run_verb};
 use serde_json::{json, Value};
-use std::io::Write;
-use std::process::{Command, Output, Stdio};
-
-fn driver(args: &[&str], stdin: &str) -> Output {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_dbdrift-driver"))
-        .args(args)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("the driver binary starts");
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(stdin.as_bytes())
-        .unwrap();
-    child.wait_with_output().unwrap()
-}
-
-fn lines(out: &Output) -> Vec<Value> {
-    String::from_utf8_lossy(&out.stdout)
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("not JSON: {l}: {e}")))
-        .collect()
-}
-
-fn socket() -> Option<String> {
-    let s = std::env::var("DBDRIFT_TEST_MYSQL").ok();
-    if s.is_none() {
-        eprintln!(
-            "skipped: set DBDRIFT_TEST_MYSQL=/path/to/mysqld.sock to run the live MySQL tests"
-        );
-    }
-    s
-}
-
-fn conn(socket: &str, user: &str, password: &str, dbname: &str) -> Value {
-    json!({"socket": socket, "user": user, "password": password, "dbname": dbname})
-}
 
 /// Runs `exec` with one job per phase; asserts success and returns the job lines.
 fn exec(connection: &Value, phases: &[&str]) -> Vec<Value> {
-    let phases: Vec<Value> = phases.iter().map(|s| json!([{"sql": s}])).collect();
-    let spec = json!({"protocol": 3, "backend": "mysql", "connection": connection, "seed": 1, "threads": 1, "phases": phases});
-    let out = driver(&["exec", "--spec", "-"], &spec.to_string());
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stdout)
-    );
-    lines(&out)
+    common::exec("mysql", connection, phases)
 }
 
 /// A fresh database `name` holding `t` with ids 1..=1000, loaded with multi-row INSERTs.
@@ -97,7 +51,9 @@ fn run_spec(connection: &Value, prepared: bool, mut statements: Value) -> String
 
 #[test]
 fn live_mysql_exec_returns_the_last_result_set_as_text() {
-    let Some(sock) = socket() else { return };
+    let Some(sock) = live_mysql("tests") else {
+        return;
+    };
     let c = setup(&sock, "dbdrift_rs_exec");
     let l = exec(
         &c,
@@ -110,7 +66,9 @@ fn live_mysql_exec_returns_the_last_result_set_as_text() {
 
 #[test]
 fn live_mysql_run_counts_rows_prepared_and_inlined() {
-    let Some(sock) = socket() else { return };
+    let Some(sock) = live_mysql("tests") else {
+        return;
+    };
     let c = setup(&sock, "dbdrift_rs_run");
     for prepared in [true, false] {
         let statements = json!([
@@ -119,14 +77,8 @@ fn live_mysql_run_counts_rows_prepared_and_inlined() {
              "params": [{"gen": "uniform", "lo": 1, "hi": 900, "as": "a"}, {"gen": "ref", "var": "a", "plus": 9}]},
             {"sql": "UPDATE t SET c=? WHERE id=?", "rows": "ignore",
              "params": [{"gen": "digits", "groups": 10}, {"gen": "id"}]}]);
-        let out = driver(&["run", "--spec", "-"], &run_spec(&c, prepared, statements));
-        assert_eq!(
-            out.status.code(),
-            Some(0),
-            "{}",
-            String::from_utf8_lossy(&out.stdout)
-        );
-        let l = lines(&out);
+        let out = run_verb("run", &run_spec(&c, prepared, statements));
+        let l = ok(&out);
         assert!(l[0]["server_version"].as_str().unwrap().len() > 3);
         assert_eq!(l[0]["backend_pids"].as_array().unwrap().len(), 2);
         let s = l.last().unwrap();
@@ -139,31 +91,28 @@ fn live_mysql_run_counts_rows_prepared_and_inlined() {
 
 #[test]
 fn live_mysql_duplicate_key_abandons_the_event_and_is_counted() {
-    let Some(sock) = socket() else { return };
+    let Some(sock) = live_mysql("tests") else {
+        return;
+    };
     let c = setup(&sock, "dbdrift_rs_dup");
     let statements = json!([{"sql": "INSERT INTO t (id, k, c, pad) VALUES (?, 1, 'x', 'y')",
                              "params": [{"gen": "uniform", "lo": 1, "hi": 1000}]}]);
-    let out = driver(&["run", "--spec", "-"], &run_spec(&c, true, statements));
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stdout)
-    );
-    let s = lines(&out).pop().unwrap();
+    let out = run_verb("run", &run_spec(&c, true, statements));
+    let s = ok(&out).pop().unwrap();
     assert_eq!(s["events"], 0);
     assert!(s["errors"]["duplicate"].as_u64().unwrap() > 0);
 }
 
 #[test]
 fn live_mysql_missing_table_is_a_sql_fatal_with_sqlstate_and_code() {
-    let Some(sock) = socket() else { return };
+    let Some(sock) = live_mysql("tests") else {
+        return;
+    };
     let c = setup(&sock, "dbdrift_rs_fatal");
     let statements =
         json!([{"sql": "SELECT c FROM no_such_table WHERE id=?", "params": [{"gen": "id"}]}]);
-    let out = driver(&["run", "--spec", "-"], &run_spec(&c, true, statements));
-    assert_eq!(out.status.code(), Some(1));
-    let f = &lines(&out)[0];
+    let out = run_verb("run", &run_spec(&c, true, statements));
+    let f = &fatal(&out, 1);
     assert_eq!(
         (f["class"].as_str(), f["sqlstate"].as_str()),
         (Some("sql"), Some("42S02"))
@@ -176,7 +125,9 @@ fn live_mysql_missing_table_is_a_sql_fatal_with_sqlstate_and_code() {
 
 #[test]
 fn live_mysql_native_password_user_connects_and_a_wrong_password_is_a_connect_fatal() {
-    let Some(sock) = socket() else { return };
+    let Some(sock) = live_mysql("tests") else {
+        return;
+    };
     exec(
         &conn(&sock, "root", "", ""),
         &[
@@ -191,9 +142,8 @@ fn live_mysql_native_password_user_connects_and_a_wrong_password_is_a_connect_fa
     assert_eq!(l[0]["rows"], json!([["dbdrift_pw@localhost"]]));
     let spec = json!({"protocol": 3, "backend": "mysql", "seed": 1, "threads": 1,
                       "connection": conn(&sock, "dbdrift_pw", "wrong", ""), "phases": [[{"sql": "SELECT 1"}]]});
-    let out = driver(&["exec", "--spec", "-"], &spec.to_string());
-    assert_eq!(out.status.code(), Some(1));
-    let f = &lines(&out)[0];
+    let out = run_verb("exec", &spec.to_string());
+    let f = &fatal(&out, 1);
     assert_eq!(f["class"], "connect");
     assert!(f["message"].as_str().unwrap().contains("1045"), "{f}");
 }
@@ -205,9 +155,8 @@ fn mysql_socket_that_does_not_exist_is_a_connect_fatal_naming_it() {
         true,
         json!([{"sql": "SELECT 1"}]),
     );
-    let out = driver(&["run", "--spec", "-"], &spec);
-    assert_eq!(out.status.code(), Some(1));
-    let f = &lines(&out)[0];
+    let out = run_verb("run", &spec);
+    let f = &fatal(&out, 1);
     assert_eq!(f["class"], "connect");
     assert!(
         f["message"]

@@ -4,58 +4,18 @@
 // afterwards; then the same with `procedures: true` in a database of its own. A live test
 // without its variable says it was skipped on stderr.
 
+mod common;
+
+use common::{
+    exec_rows as exec, lines, live_mysql, live_postgres, mysql_conn, ok, pg_conn, run_verb,
+};
 use serde_json::{json, Value};
-use std::io::Write;
-use std::process::{Command, Output, Stdio};
+use std::process::Output;
 
 const WAREHOUSES: u64 = 2;
 
-fn driver(args: &[&str], stdin: &str) -> Output {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_dbdrift-driver"))
-        .args(args)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("the driver binary starts");
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(stdin.as_bytes())
-        .unwrap();
-    child.wait_with_output().unwrap()
-}
-
-fn lines(out: &Output) -> Vec<Value> {
-    String::from_utf8_lossy(&out.stdout)
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("not JSON: {l}: {e}")))
-        .collect()
-}
-
-fn ok(out: &Output) -> Vec<Value> {
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "stdout: {}\nstderr: {}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    lines(out)
-}
-
-/// Runs one SQL statement per phase through `exec`; returns the rows of the last one.
-fn exec(backend: &str, connection: &Value, sqls: &[&str]) -> Vec<Vec<Value>> {
-    let phases: Vec<Value> = sqls.iter().map(|s| json!([{"sql": s}])).collect();
-    let spec = json!({"protocol": 3, "backend": backend, "connection": connection, "seed": 1, "threads": 1, "phases": phases});
-    let out = ok(&driver(&["exec", "--spec", "-"], &spec.to_string()));
-    let last = out.iter().rfind(|l| l["type"] == "job").unwrap();
-    serde_json::from_value(last["rows"].clone()).unwrap()
-}
-
 fn tpcc(spec: &Value) -> Output {
-    driver(&["tpcc", "--spec", "-"], &spec.to_string())
+    run_verb("tpcc", &spec.to_string())
 }
 
 fn spec_error(spec: Value) -> String {
@@ -238,23 +198,12 @@ fn run_and_check(backend: &str, connection: &Value, procedures: bool) -> Vec<Val
     out
 }
 
-fn pg_server() -> Option<(String, u16)> {
-    let Ok(v) = std::env::var("DBDRIFT_TEST_PG") else {
-        eprintln!(
-            "skipped: set DBDRIFT_TEST_PG=socket_dir:port to run the live PostgreSQL tpcc test"
-        );
-        return None;
-    };
-    let (dir, port) = v.rsplit_once(':')?;
-    Some((dir.to_string(), port.parse().ok()?))
-}
-
 #[test]
 fn live_postgres_tpcc_load_run_and_consistency() {
-    let Some((dir, port)) = pg_server() else {
+    let Some((dir, port)) = live_postgres("tpcc test") else {
         return;
     };
-    let admin = json!({"socket_dir": dir, "port": port, "user": "postgres", "dbname": "postgres"});
+    let admin = pg_conn(&dir, port, "postgres");
     exec(
         "postgres",
         &admin,
@@ -263,21 +212,17 @@ fn live_postgres_tpcc_load_run_and_consistency() {
             "CREATE DATABASE dbdrift_tpcc",
         ],
     );
-    let conn =
-        json!({"socket_dir": dir, "port": port, "user": "postgres", "dbname": "dbdrift_tpcc"});
+    let conn = pg_conn(&dir, port, "dbdrift_tpcc");
     load_and_check_rows("postgres", &conn);
     run_and_check("postgres", &conn, false);
 }
 
 #[test]
 fn live_mysql_tpcc_load_run_and_consistency() {
-    let Ok(socket) = std::env::var("DBDRIFT_TEST_MYSQL") else {
-        eprintln!(
-            "skipped: set DBDRIFT_TEST_MYSQL=/path/to/mysqld.sock to run the live MySQL tpcc test"
-        );
+    let Some(socket) = live_mysql("tpcc test") else {
         return;
     };
-    let admin = json!({"socket": socket, "user": "root", "password": "", "dbname": ""});
+    let admin = mysql_conn(&socket, "root", "", "");
     exec(
         "mysql",
         &admin,
@@ -286,7 +231,7 @@ fn live_mysql_tpcc_load_run_and_consistency() {
             "CREATE DATABASE dbdrift_tpcc",
         ],
     );
-    let conn = json!({"socket": socket, "user": "root", "password": "", "dbname": "dbdrift_tpcc"});
+    let conn = mysql_conn(&socket, "root", "", "dbdrift_tpcc");
     load_and_check_rows("mysql", &conn);
     run_and_check("mysql", &conn, false);
 }
@@ -378,10 +323,10 @@ fn procedures_load_run_and_check(backend: &str, connection: &Value) {
 
 #[test]
 fn live_postgres_tpcc_procedures() {
-    let Some((dir, port)) = pg_server() else {
+    let Some((dir, port)) = live_postgres("tpcc test") else {
         return;
     };
-    let admin = json!({"socket_dir": dir, "port": port, "user": "postgres", "dbname": "postgres"});
+    let admin = pg_conn(&dir, port, "postgres");
     exec(
         "postgres",
         &admin,
@@ -390,20 +335,16 @@ fn live_postgres_tpcc_procedures() {
             "CREATE DATABASE dbdrift_tpcc_sp",
         ],
     );
-    let conn =
-        json!({"socket_dir": dir, "port": port, "user": "postgres", "dbname": "dbdrift_tpcc_sp"});
+    let conn = pg_conn(&dir, port, "dbdrift_tpcc_sp");
     procedures_load_run_and_check("postgres", &conn);
 }
 
 #[test]
 fn live_mysql_tpcc_procedures() {
-    let Ok(socket) = std::env::var("DBDRIFT_TEST_MYSQL") else {
-        eprintln!(
-            "skipped: set DBDRIFT_TEST_MYSQL=/path/to/mysqld.sock to run the live MySQL tpcc procedures test"
-        );
+    let Some(socket) = live_mysql("tpcc procedures test") else {
         return;
     };
-    let admin = json!({"socket": socket, "user": "root", "password": "", "dbname": ""});
+    let admin = mysql_conn(&socket, "root", "", "");
     exec(
         "mysql",
         &admin,
@@ -412,7 +353,6 @@ fn live_mysql_tpcc_procedures() {
             "CREATE DATABASE dbdrift_tpcc_sp",
         ],
     );
-    let conn =
-        json!({"socket": socket, "user": "root", "password": "", "dbname": "dbdrift_tpcc_sp"});
+    let conn = mysql_conn(&socket, "root", "", "dbdrift_tpcc_sp");
     procedures_load_run_and_check("mysql", &conn);
 }

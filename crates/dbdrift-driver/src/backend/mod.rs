@@ -1,15 +1,19 @@
-// Backends: what the run loop needs from a database connection (the Session trait) and the
-// errors a backend reports. Backends never touch clocks; timing lives in `exec`.
+// Backends: the one connection trait every workload drives (Session), the capabilities each
+// backend reports (Caps) and the errors it returns. Backends never touch clocks; timing lives
+// in `exec` and the workloads.
 
+pub mod bulk;
 pub mod mysql;
 pub mod mysqlwire;
 pub mod null;
 pub mod pgwire;
 pub mod postgres;
 
+pub use bulk::RowWriter;
 pub use postgres::QueryResult;
 
 use crate::error::{DriverError, ErrorClass};
+use crate::spec::ConnectionSpec;
 use crate::stats::Ignorable;
 use crate::workload::params::ParamValues;
 use crate::workload::Segment;
@@ -51,13 +55,94 @@ pub enum Control {
     Rollback,
 }
 
-/// One connection as the run loop uses it. `Stmt` is whatever the backend keeps per
+/// The SQL a backend speaks: DDL, literals, stored routines and how they are called.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum Dialect {
+    Postgres,
+    Mysql,
+}
+
+impl Dialect {
+    /// Quotes a string literal (MySQL also treats `\` as an escape).
+    pub fn quote(self, s: &str) -> String {
+        let mut out = String::with_capacity(s.len() + 2);
+        out.push('\'');
+        for ch in s.chars() {
+            match ch {
+                '\'' => out.push_str("''"),
+                '\\' if self == Dialect::Mysql => out.push_str("\\\\"),
+                c => out.push(c),
+            }
+        }
+        out.push('\'');
+        out
+    }
+}
+
+/// What a backend offers beyond prepared statements and SQL text. Workloads ask for these,
+/// never for a backend by name.
+#[derive(Clone, Copy, Debug)]
+pub struct Caps {
+    pub dialect: Dialect,
+    /// `prepare(.., server_side: true)` prepares on the server; without it every statement
+    /// is sent as text with its parameters inlined.
+    pub server_prepare: bool,
+    /// `copy_in` streams rows with COPY FROM STDIN; without it `bulk` sends multi-row INSERTs.
+    pub copy_in: bool,
+}
+
+/// What a COPY producer says after filling one CopyData message.
+pub enum CopyStep {
+    More,
+    Done,
+    Abort,
+}
+
+/// One connection, as every workload uses it. `Stmt` is whatever the backend keeps per
 /// prepared statement; `execute` returns the number of rows the statement returned.
-pub trait Session: Send {
+pub trait Session: Send + Sized {
     type Stmt: Send;
+    const CAPS: Caps;
+
+    /// Connects and authenticates.
+    fn connect(c: &ConnectionSpec) -> Result<Self, DriverError>;
+    /// The server's version string, as it reports it.
+    fn server_version(&self) -> &str;
+    /// The server process (PostgreSQL) or connection id (MySQL) serving this session.
+    fn backend_pid(&self) -> u64;
+
     fn prepare(&mut self, name: &str, sql: &str, server_side: bool) -> Result<Self::Stmt, DbError>;
     fn execute(&mut self, stmt: &Self::Stmt, params: &ParamValues) -> Result<u64, DbError>;
     fn control(&mut self, c: Control) -> Result<(), DbError>;
+    /// SQL text, keeping the last command tag and result set.
+    fn query(&mut self, sql: &str) -> Result<QueryResult, DbError>;
+
+    /// COPY ... FROM STDIN (`Caps::copy_in`): `produce` appends row data to the buffer it
+    /// is given, one CopyData message per call. Returns the command tag ("COPY n").
+    fn copy_in(
+        &mut self,
+        sql: &str,
+        produce: &mut dyn FnMut(&mut Vec<u8>) -> CopyStep,
+    ) -> Result<String, DbError> {
+        let _ = produce;
+        Err(DbError::Protocol(format!(
+            "this backend has no COPY FROM STDIN for {sql:?}"
+        )))
+    }
+
+    /// Loads every row `next` writes (it returns false when there are no more) into
+    /// `table`, by the backend's bulk path (see `Caps::copy_in`). Returns the rows loaded.
+    fn bulk(
+        &mut self,
+        table: &str,
+        next: &mut dyn FnMut(&mut RowWriter) -> bool,
+    ) -> Result<u64, DbError> {
+        if Self::CAPS.copy_in {
+            bulk::copy(self, table, next)
+        } else {
+            bulk::insert(self, table, next)
+        }
+    }
 
     /// Whether `err`, just returned by this session, abandons the event instead of the run.
     /// By SQLSTATE by default; a backend whose errors need more (MySQL's error codes) says so.
@@ -66,6 +151,16 @@ pub trait Session: Send {
             DbError::Sql { sqlstate, .. } => Ignorable::from_sqlstate(sqlstate.as_bytes()),
             _ => None,
         }
+    }
+
+    /// Whether `err` is transient (deadlock, serialization failure, lock wait timeout): the
+    /// transaction is retried or rolled back instead of ending the run. A duplicate key is
+    /// not: retrying it would fail the same way.
+    fn retryable(&self, err: &DbError) -> bool {
+        matches!(
+            self.ignorable(err),
+            Some(Ignorable::Deadlock | Ignorable::Lock | Ignorable::Serialization)
+        )
     }
 }
 
@@ -116,4 +211,36 @@ pub(crate) fn fill_read_buffer<S: Read>(
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::backend::null::NullSession;
+
+    #[test]
+    fn quote_doubles_quotes_and_escapes_backslashes_on_mysql() {
+        assert_eq!(Dialect::Postgres.quote("a'b\\c"), "'a''b\\c'");
+        assert_eq!(Dialect::Mysql.quote("a'b\\c"), "'a''b\\\\c'");
+    }
+
+    fn sql_error(sqlstate: &str) -> DbError {
+        DbError::Sql {
+            sqlstate: sqlstate.into(),
+            message: String::new(),
+        }
+    }
+
+    #[test]
+    fn only_transient_errors_are_retryable() {
+        let s = NullSession {
+            rows_per_statement: 0,
+        };
+        assert!(s.retryable(&sql_error("40P01")));
+        assert!(s.retryable(&sql_error("40001")));
+        assert!(s.retryable(&sql_error("55P03")));
+        assert!(!s.retryable(&sql_error("23505")));
+        assert!(!s.retryable(&sql_error("42P01")));
+        assert!(!s.retryable(&DbError::Io("closed".into())));
+    }
 }

@@ -4,7 +4,7 @@
 
 use super::mysqlwire::{self as wire, Cursor, Wire};
 use super::postgres::Stream;
-use super::{Control, DbError, QueryResult, Session};
+use super::{Caps, Control, DbError, Dialect, QueryResult, Session};
 use crate::error::{DriverError, ErrorClass};
 use crate::spec::ConnectionSpec;
 use crate::stats::Ignorable;
@@ -139,7 +139,7 @@ pub fn question_marks(sql: &str) -> (String, Vec<usize>) {
 }
 
 impl MyConn {
-    pub fn connect(c: &ConnectionSpec) -> Result<MyConn, DriverError> {
+    fn connect(c: &ConnectionSpec) -> Result<MyConn, DriverError> {
         let stream =
             open_stream(c).map_err(|e| connect_error(c, format!("cannot connect: {e}")))?;
         let mut conn = MyConn {
@@ -332,7 +332,7 @@ impl MyConn {
 
     /// COM_QUERY: every statement in `sql`, keeping the last result set. `command` is
     /// "SELECT n" for a result set of n rows, "OK n" for n affected rows.
-    pub fn query(&mut self, sql: &str) -> Result<QueryResult, DbError> {
+    fn query(&mut self, sql: &str) -> Result<QueryResult, DbError> {
         self.command(wire::COM_QUERY, sql.as_bytes())?;
         let mut res = QueryResult::default();
         loop {
@@ -490,6 +490,27 @@ pub fn ignorable_code(code: u16) -> Option<Ignorable> {
 
 impl Session for MyConn {
     type Stmt = MyStmt;
+    const CAPS: Caps = Caps {
+        dialect: Dialect::Mysql,
+        server_prepare: true,
+        copy_in: false,
+    };
+
+    fn connect(c: &ConnectionSpec) -> Result<Self, DriverError> {
+        MyConn::connect(c)
+    }
+
+    fn server_version(&self) -> &str {
+        &self.server_version
+    }
+
+    fn backend_pid(&self) -> u64 {
+        self.connection_id as u64
+    }
+
+    fn query(&mut self, sql: &str) -> Result<QueryResult, DbError> {
+        MyConn::query(self, sql)
+    }
 
     fn prepare(&mut self, _name: &str, sql: &str, server_side: bool) -> Result<MyStmt, DbError> {
         if !server_side {

@@ -1,7 +1,9 @@
 // The `null` backend: connects to nothing and answers every statement at once with a fixed
 // number of rows. Rates and simulated latency are applied by the run loop, not here.
 
-use super::{Control, DbError, Session};
+use super::{Caps, Control, DbError, Dialect, QueryResult, Session};
+use crate::error::DriverError;
+use crate::spec::ConnectionSpec;
 use crate::workload::params::ParamValues;
 
 pub struct NullSession {
@@ -10,6 +12,26 @@ pub struct NullSession {
 
 impl Session for NullSession {
     type Stmt = ();
+    /// Statements are never parsed, so any dialect reads; PostgreSQL's is the reference.
+    const CAPS: Caps = Caps {
+        dialect: Dialect::Postgres,
+        server_prepare: true,
+        copy_in: false,
+    };
+
+    fn connect(_c: &ConnectionSpec) -> Result<Self, DriverError> {
+        Err(DriverError::spec(
+            "backend \"null\" has no server to connect to",
+        ))
+    }
+
+    fn server_version(&self) -> &str {
+        ""
+    }
+
+    fn backend_pid(&self) -> u64 {
+        0
+    }
 
     fn prepare(&mut self, _name: &str, _sql: &str, _server_side: bool) -> Result<(), DbError> {
         Ok(())
@@ -22,5 +44,12 @@ impl Session for NullSession {
 
     fn control(&mut self, _c: Control) -> Result<(), DbError> {
         Ok(())
+    }
+
+    fn query(&mut self, _sql: &str) -> Result<QueryResult, DbError> {
+        Ok(QueryResult {
+            command: "NULL".into(),
+            ..QueryResult::default()
+        })
     }
 }

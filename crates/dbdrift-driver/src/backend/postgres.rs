@@ -2,7 +2,7 @@
 // prepared and inlined statements for the run loop, simple queries and COPY FROM STDIN for exec.
 
 use super::pgwire::{self, Reader, Reply, Wire};
-use super::{Control, DbError, Session};
+use super::{Caps, Control, CopyStep, DbError, Dialect, Session};
 use crate::error::{DriverError, ErrorClass};
 use crate::spec::ConnectionSpec;
 use crate::workload::params::ParamValues;
@@ -79,13 +79,6 @@ pub struct QueryResult {
     pub rows: Vec<Vec<Option<String>>>,
 }
 
-/// What a COPY producer says after filling a chunk.
-pub enum CopyStep {
-    More,
-    Done,
-    Abort,
-}
-
 fn connect_error(c: &ConnectionSpec, what: String) -> DriverError {
     let target = if c.socket_dir.is_empty() {
         format!("{}:{}", c.host, c.port)
@@ -142,7 +135,7 @@ fn auth_method_name(code: i32, body: &[u8]) -> String {
 }
 
 impl PgConn {
-    pub fn connect(c: &ConnectionSpec) -> Result<PgConn, DriverError> {
+    fn connect(c: &ConnectionSpec) -> Result<PgConn, DriverError> {
         let stream =
             open_stream(c).map_err(|e| connect_error(c, format!("cannot connect: {e}")))?;
         let mut conn = PgConn {
@@ -229,7 +222,7 @@ impl PgConn {
     }
 
     /// Simple query: every statement in `sql`, keeping the last command tag and result set.
-    pub fn query(&mut self, sql: &str) -> Result<QueryResult, DbError> {
+    fn query(&mut self, sql: &str) -> Result<QueryResult, DbError> {
         self.wire.wbuf.clear();
         pgwire::query(&mut self.wire.wbuf, sql.as_bytes());
         self.wire.send()?;
@@ -257,10 +250,10 @@ impl PgConn {
 
     /// COPY ... FROM STDIN: `produce` appends row data to the buffer it is given, one
     /// CopyData message per call. Returns the command tag ("COPY n").
-    pub fn copy_in(
+    fn copy_stream(
         &mut self,
         sql: &str,
-        mut produce: impl FnMut(&mut Vec<u8>) -> CopyStep,
+        produce: &mut dyn FnMut(&mut Vec<u8>) -> CopyStep,
     ) -> Result<String, DbError> {
         self.wire.wbuf.clear();
         pgwire::query(&mut self.wire.wbuf, sql.as_bytes());
@@ -343,6 +336,35 @@ fn describe(e: DbError) -> String {
 
 impl Session for PgConn {
     type Stmt = PgStmt;
+    const CAPS: Caps = Caps {
+        dialect: Dialect::Postgres,
+        server_prepare: true,
+        copy_in: true,
+    };
+
+    fn connect(c: &ConnectionSpec) -> Result<Self, DriverError> {
+        PgConn::connect(c)
+    }
+
+    fn server_version(&self) -> &str {
+        &self.server_version
+    }
+
+    fn backend_pid(&self) -> u64 {
+        self.pid as u64
+    }
+
+    fn query(&mut self, sql: &str) -> Result<QueryResult, DbError> {
+        PgConn::query(self, sql)
+    }
+
+    fn copy_in(
+        &mut self,
+        sql: &str,
+        produce: &mut dyn FnMut(&mut Vec<u8>) -> CopyStep,
+    ) -> Result<String, DbError> {
+        self.copy_stream(sql, produce)
+    }
 
     fn prepare(&mut self, name: &str, sql: &str, server_side: bool) -> Result<PgStmt, DbError> {
         if !server_side {

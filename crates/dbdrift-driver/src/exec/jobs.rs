@@ -2,16 +2,16 @@
 // min(threads, jobs) connections; one `job` line per finished job, then a summary.
 
 use super::copy::SbtestRows;
+use super::failure::{wait, Failure, Wake};
 use crate::backend::mysql::MyConn;
-use crate::backend::postgres::{CopyStep, PgConn, QueryResult};
-use crate::backend::DbError;
+use crate::backend::postgres::PgConn;
+use crate::backend::{CopyStep, QueryResult, Session};
 use crate::emit::{self, round_s};
 use crate::error::DriverError;
 use crate::signal::STOP;
 use crate::spec::{BackendKind, ExecSpec, Job, JobSpec, SbtestRowsSpec};
 use serde::Serialize;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 const COPY_CHUNK: usize = 64 * 1024;
@@ -112,16 +112,16 @@ fn run_phase(
     let workers = (spec.threads as usize).min(phase.len());
     let next = AtomicUsize::new(0);
     let finished = AtomicUsize::new(0);
-    let failure: Mutex<Option<DriverError>> = Mutex::new(None);
+    let failure = Failure::default();
     std::thread::scope(|s| {
         for _ in 0..workers {
             s.spawn(|| {
-                if let Err(e) = pool_worker(spec, p, phase, &next, done) {
-                    failure
-                        .lock()
-                        .unwrap_or_else(|x| x.into_inner())
-                        .get_or_insert(e);
-                    STOP.request(false);
+                let result = match spec.backend {
+                    BackendKind::Mysql => pool_worker::<MyConn>(spec, p, phase, &next, done),
+                    _ => pool_worker::<PgConn>(spec, p, phase, &next, done),
+                };
+                if let Err(e) = result {
+                    failure.record(e);
                 }
                 finished.fetch_add(1, Ordering::SeqCst);
                 STOP.notify();
@@ -129,41 +129,34 @@ fn run_phase(
         }
         wait_for_pool(&finished, workers, done, t0);
     });
-    match failure.into_inner().unwrap_or_else(|x| x.into_inner()) {
+    match failure.take() {
         Some(e) => Err(e),
         None => Ok(()),
     }
 }
 
-/// Waits for the pool; on a signal, reports what finished and exits without joining,
-/// since a worker may be inside a long statement.
+/// Waits for the pool, which ends on its own after a failure; on a signal, reports what
+/// finished and exits without joining, since a worker may be inside a long statement.
 fn wait_for_pool(finished: &AtomicUsize, workers: usize, done: &AtomicUsize, t0: Instant) {
-    while finished.load(Ordering::SeqCst) < workers {
-        if STOP.wait_notified(Instant::now() + Duration::from_millis(100)) {
-            if STOP.interrupted() {
-                summary(
-                    t0.elapsed().as_secs_f64(),
-                    done.load(Ordering::SeqCst),
-                    true,
-                );
-                std::process::exit(130);
-            }
-            std::thread::sleep(Duration::from_millis(10));
-        }
+    let all_finished = || finished.load(Ordering::SeqCst) >= workers;
+    if wait(None, None, Duration::from_millis(100), all_finished) == Wake::Interrupted {
+        summary(
+            t0.elapsed().as_secs_f64(),
+            done.load(Ordering::SeqCst),
+            true,
+        );
+        std::process::exit(130);
     }
 }
 
-fn pool_worker(
+fn pool_worker<S: Session>(
     spec: &ExecSpec,
     p: usize,
     phase: &[JobSpec],
     next: &AtomicUsize,
     done: &AtomicUsize,
 ) -> Result<(), DriverError> {
-    let mut conn = match spec.backend {
-        BackendKind::Mysql => AdminConn::Mysql(MyConn::connect(&spec.connection)?),
-        _ => AdminConn::Postgres(PgConn::connect(&spec.connection)?),
-    };
+    let mut conn = S::connect(&spec.connection)?;
     loop {
         if STOP.is_set() {
             return Ok(());
@@ -182,31 +175,16 @@ fn pool_worker(
     }
 }
 
-/// An exec connection: every backend runs `sql` and `insert_sbtest` jobs; only PostgreSQL has COPY.
-enum AdminConn {
-    Postgres(PgConn),
-    Mysql(MyConn),
-}
-
-impl AdminConn {
-    fn query(&mut self, sql: &str) -> Result<QueryResult, DbError> {
-        match self {
-            AdminConn::Postgres(c) => c.query(sql),
-            AdminConn::Mysql(c) => c.query(sql),
-        }
-    }
-}
-
-fn run_job(conn: &mut AdminConn, seed: u64, job: &JobSpec) -> Result<QueryResult, DriverError> {
+fn run_job<S: Session>(conn: &mut S, seed: u64, job: &JobSpec) -> Result<QueryResult, DriverError> {
     match job.job() {
         Job::Sql(sql) => conn.query(sql).map_err(|e| e.into_driver(sql)),
         Job::CopySbtest(c) => {
             // Validation rejects copy_sbtest for other backends; this is the backstop.
-            let AdminConn::Postgres(conn) = conn else {
+            if !S::CAPS.copy_in {
                 return Err(DriverError::spec("copy_sbtest needs backend \"postgres\""));
-            };
+            }
             let mut rows = SbtestRows::new(seed, c);
-            let produce = |out: &mut Vec<u8>| {
+            let mut produce = |out: &mut Vec<u8>| {
                 if STOP.is_set() {
                     CopyStep::Abort
                 } else if rows.fill(out, COPY_CHUNK) {
@@ -216,7 +194,7 @@ fn run_job(conn: &mut AdminConn, seed: u64, job: &JobSpec) -> Result<QueryResult
                 }
             };
             let command = conn
-                .copy_in(&c.sql, produce)
+                .copy_in(&c.sql, &mut produce)
                 .map_err(|e| e.into_driver(&c.sql))?;
             Ok(QueryResult {
                 command,
@@ -229,8 +207,8 @@ fn run_job(conn: &mut AdminConn, seed: u64, job: &JobSpec) -> Result<QueryResult
 
 /// Multi-row INSERTs of about INSERT_BYTES each (autocommit per statement, as sysbench's
 /// prepare); the command says how many rows went in.
-fn insert_sbtest(
-    conn: &mut AdminConn,
+fn insert_sbtest<S: Session>(
+    conn: &mut S,
     seed: u64,
     spec: &SbtestRowsSpec,
 ) -> Result<QueryResult, DriverError> {

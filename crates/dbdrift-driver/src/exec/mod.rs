@@ -1,13 +1,7 @@
-// Execution: the run loop (workers, reporter, deterministic null mode) and the exec
-// subcommand (phased admin SQL and bulk load), the ibench subcommand (one Insert
-// Benchmark step) and the tpcc subcommand (TPROC-C load and run).
+// Execution shared by every verb: the failure and wait helpers the multi-threaded
+// subcommands use, and the `exec` subcommand (phased admin SQL and bulk load of sbtest
+// tables), which runs no workload. Workloads live in `workloads`.
 
 pub mod copy;
-pub mod deterministic;
-pub mod event;
-pub mod ibench;
+pub mod failure;
 pub mod jobs;
-pub mod run;
-pub mod tpcc;
-pub mod turns;
-pub mod worker;

@@ -3,12 +3,12 @@
 // `max_events`, or on request.
 
 use super::event::{EventError, EventOutcome, EventRunner};
+use super::plan::Plan;
+use super::spec::NullSpec;
+use super::stats::Tally;
 use crate::backend::Session;
 use crate::error::DriverError;
 use crate::signal::STOP;
-use crate::spec::NullSpec;
-use crate::stats::Tally;
-use crate::workload::Plan;
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 

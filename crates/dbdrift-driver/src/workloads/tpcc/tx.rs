@@ -4,12 +4,12 @@
 // one call of the transaction's stored routine (`procs`). No clocks and no counting here;
 // `run` does both.
 
-use super::conn::{quote, TpccConn};
 use super::procs;
 use super::rows::{DISTRICTS, ITEMS};
+use crate::backend::Session;
 use crate::backend::{DbError, QueryResult};
 use crate::workload::rng::Rng;
-use crate::workload::tpcc::{last_name, nurand, NuConstants, TxKind};
+use crate::workloads::tpcc::mix::{last_name, nurand, NuConstants, TxKind};
 
 /// A failed statement and its SQL, for the fatal line.
 pub struct TxError {
@@ -32,8 +32,8 @@ pub struct Terminal {
 
 type Res<T> = Result<T, TxError>;
 
-pub(super) fn q<C: TpccConn>(conn: &mut C, sql: String) -> Res<QueryResult> {
-    conn.sql(&sql).map_err(|err| TxError { err, sql })
+pub(super) fn q<C: Session>(conn: &mut C, sql: String) -> Res<QueryResult> {
+    conn.query(&sql).map_err(|err| TxError { err, sql })
 }
 
 fn no_row(sql: &str) -> TxError {
@@ -44,7 +44,7 @@ fn no_row(sql: &str) -> TxError {
 }
 
 /// The first row of a result that must have one.
-fn one<C: TpccConn>(conn: &mut C, sql: String) -> Res<Vec<Option<String>>> {
+fn one<C: Session>(conn: &mut C, sql: String) -> Res<Vec<Option<String>>> {
     let mut res = q(conn, sql.clone())?;
     if res.rows.is_empty() {
         return Err(no_row(&sql));
@@ -96,7 +96,7 @@ pub fn draw(kind: TxKind, rng: &mut Rng, t: &Terminal) -> Input {
 
 /// One transaction: client-side statements between BEGIN and COMMIT/ROLLBACK, or with
 /// `procedures` the single call of its routine (see `procs` for who ends the transaction).
-pub fn execute<C: TpccConn>(
+pub fn execute<C: Session>(
     conn: &mut C,
     kind: TxKind,
     rng: &mut Rng,
@@ -192,7 +192,7 @@ fn draw_new_order(rng: &mut Rng, t: &Terminal) -> NewOrderIn {
     }
 }
 
-fn new_order<C: TpccConn>(conn: &mut C, i: &NewOrderIn) -> Res<Outcome> {
+fn new_order<C: Session>(conn: &mut C, i: &NewOrderIn) -> Res<Outcome> {
     let (w, d, c) = (i.w, i.d, i.c);
     let n = i.lines.len();
     one(
@@ -270,7 +270,7 @@ fn new_order<C: TpccConn>(conn: &mut C, i: &NewOrderIn) -> Res<Outcome> {
         values.push(format!(
             "({o}, {d}, {w}, {number}, {i_id}, {supply_w}, NULL, {qty}, {:.2}, {})",
             qty as f64 * price,
-            quote(text(&s[2]), C::DIALECT)
+            C::CAPS.dialect.quote(text(&s[2]))
         ));
     }
     if missing {
@@ -301,7 +301,7 @@ fn draw_customer(rng: &mut Rng, t: &Terminal) -> Customer {
     }
 }
 
-fn customer_id<C: TpccConn>(conn: &mut C, w: i64, d: i64, who: &Customer) -> Res<i64> {
+fn customer_id<C: Session>(conn: &mut C, w: i64, d: i64, who: &Customer) -> Res<i64> {
     let last = match who {
         Customer::Id(c) => return Ok(*c),
         Customer::LastName(last) => last,
@@ -309,7 +309,7 @@ fn customer_id<C: TpccConn>(conn: &mut C, w: i64, d: i64, who: &Customer) -> Res
     let sql = format!(
         "SELECT c_id FROM customer WHERE c_w_id = {w} AND c_d_id = {d} AND c_last = {} \
          ORDER BY c_first",
-        quote(last, C::DIALECT)
+        C::CAPS.dialect.quote(last)
     );
     let res = q(conn, sql.clone())?;
     if res.rows.is_empty() {
@@ -348,7 +348,7 @@ fn draw_payment(rng: &mut Rng, t: &Terminal) -> PaymentIn {
     }
 }
 
-fn payment<C: TpccConn>(conn: &mut C, i: &PaymentIn) -> Res<Outcome> {
+fn payment<C: Session>(conn: &mut C, i: &PaymentIn) -> Res<Outcome> {
     let (w, d, cw, cd) = (i.w, i.d, i.cw, i.cd);
     let amount = money(i.cents);
     let wr = one(
@@ -387,7 +387,7 @@ fn payment<C: TpccConn>(conn: &mut C, i: &PaymentIn) -> Res<Outcome> {
         let old = one(conn, format!("SELECT c_data FROM customer WHERE {key}"))?;
         let mut data = format!("{c} {cd} {cw} {d} {w} {amount} | {}", text(&old[0]));
         data.truncate(500);
-        format!(", c_data = {}", quote(&data, C::DIALECT))
+        format!(", c_data = {}", C::CAPS.dialect.quote(&data))
     } else {
         String::new()
     };
@@ -403,7 +403,7 @@ fn payment<C: TpccConn>(conn: &mut C, i: &PaymentIn) -> Res<Outcome> {
     q(conn, format!(
         "INSERT INTO history (h_c_id, h_c_d_id, h_c_w_id, h_d_id, h_w_id, h_date, h_amount, h_data) \
          VALUES ({c}, {cd}, {cw}, {d}, {w}, CURRENT_TIMESTAMP, {amount}, {})",
-        quote(&h_data, C::DIALECT)))?;
+        C::CAPS.dialect.quote(&h_data)))?;
     Ok(Outcome::Committed)
 }
 
@@ -424,7 +424,7 @@ fn draw_order_status(rng: &mut Rng, t: &Terminal) -> OrderStatusIn {
 }
 
 /// The customer's last order and its lines; read-only.
-fn order_status<C: TpccConn>(conn: &mut C, i: &OrderStatusIn) -> Res<Outcome> {
+fn order_status<C: Session>(conn: &mut C, i: &OrderStatusIn) -> Res<Outcome> {
     let (w, d) = (i.w, i.d);
     let c = customer_id(conn, w, d, &i.customer)?;
     one(
@@ -461,7 +461,7 @@ pub struct DeliveryIn {
 
 /// In-line, as HammerDB runs it: the oldest new order of each of the ten districts, in one
 /// transaction; a district without one is skipped.
-fn delivery<C: TpccConn>(conn: &mut C, i: &DeliveryIn) -> Res<Outcome> {
+fn delivery<C: Session>(conn: &mut C, i: &DeliveryIn) -> Res<Outcome> {
     let (w, carrier) = (i.w, i.carrier);
     for d in 1..=DISTRICTS {
         let oldest = q(
@@ -515,7 +515,7 @@ pub struct StockLevelIn {
 }
 
 /// Distinct items below the threshold in the district's last 20 orders.
-fn stock_level<C: TpccConn>(conn: &mut C, i: &StockLevelIn) -> Res<Outcome> {
+fn stock_level<C: Session>(conn: &mut C, i: &StockLevelIn) -> Res<Outcome> {
     let (w, d, threshold) = (i.w, i.d, i.threshold);
     let row = one(
         conn,

@@ -2,7 +2,7 @@
 // the syllable table, the random strings of the initial population, and the transaction mix
 // as a shuffled deck. Pure functions of a seeded Rng: no SQL, no clocks.
 
-use super::rng::Rng;
+use crate::workload::rng::Rng;
 
 /// Clause 4.3.2.3: the last name of number n (0..=999) is the syllables of its three digits.
 pub const SYLLABLES: [&str; 10] = [

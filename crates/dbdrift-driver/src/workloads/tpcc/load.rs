@@ -2,17 +2,21 @@
 // (warehouses dealt round-robin, item by the first loader), builds the indexes in parallel,
 // analyzes, and prints a `load` line per finished piece and the summary.
 
-use super::conn::TpccConn;
 use super::{procs, rows, schema, StartLine};
+use crate::backend::Session;
 use crate::emit;
 use crate::error::DriverError;
+use crate::exec::failure::{wait, Failure, Wake};
 use crate::signal::STOP;
-use crate::spec::tpcc::TpccSpec;
-use crate::workload::ibrows::local_timestamp;
+use crate::workload::timestamp::local_timestamp;
+use crate::workloads::tpcc::spec::TpccSpec;
 use serde::Serialize;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
+
+/// How long the main thread sleeps at most between looks at the loaders.
+const POLL: Duration = Duration::from_millis(50);
 
 #[derive(Serialize)]
 struct LoadLine<'a> {
@@ -74,21 +78,13 @@ struct LoadSummary {
 struct Shared {
     t0: Instant,
     rows: Mutex<RowCounts>,
-    failure: Mutex<Option<DriverError>>,
+    failure: Failure,
     running: AtomicUsize,
     index_s: Mutex<f64>,
     procedures: Mutex<usize>,
 }
 
 impl Shared {
-    fn fail(&self, e: DriverError) {
-        self.failure
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .get_or_insert(e);
-        STOP.request(false);
-    }
-
     fn summary(&self, analyze_s: f64, interrupted: bool) {
         emit::line(&LoadSummary {
             kind: "summary",
@@ -103,33 +99,33 @@ impl Shared {
     }
 }
 
-pub fn load<C: TpccConn>(spec: &TpccSpec) -> Result<i32, DriverError> {
+pub fn load<C: Session>(spec: &TpccSpec) -> Result<i32, DriverError> {
     let shared = Shared {
         t0: Instant::now(),
         rows: Mutex::new(RowCounts::default()),
-        failure: Mutex::new(None),
+        failure: Failure::default(),
         running: AtomicUsize::new(0),
         index_s: Mutex::new(0.0),
         procedures: Mutex::new(0),
     };
     let loaders = spec.clients.min(spec.warehouses) as usize;
-    let mut conns = vec![C::open(&spec.connection)?];
+    let mut conns = vec![C::connect(&spec.connection)?];
     StartLine::new(spec, &conns[0].server_version(), Vec::new()).emit();
-    for sql in procs::drop_all(C::DIALECT) {
+    for sql in procs::drop_all(C::CAPS.dialect) {
         run_sql(&mut conns[0], &sql)?;
     }
-    for sql in schema::create(C::DIALECT) {
+    for sql in schema::create(C::CAPS.dialect) {
         run_sql(&mut conns[0], &sql)?;
     }
     for _ in 1..loaders {
-        conns.push(C::open(&spec.connection)?);
+        conns.push(C::connect(&spec.connection)?);
     }
     let now = String::from_utf8_lossy(&local_timestamp()).into_owned();
     in_parallel(&mut conns, &shared, &|i, conn| {
         load_share(conn, spec, &shared, &now, i, loaders)
     });
     let t_index = Instant::now();
-    let stmts = schema::indexes(C::DIALECT);
+    let stmts = schema::indexes(C::CAPS.dialect);
     let next = AtomicUsize::new(0);
     in_parallel(&mut conns, &shared, &|_, conn| loop {
         let k = next.fetch_add(1, Ordering::SeqCst);
@@ -140,25 +136,25 @@ pub fn load<C: TpccConn>(spec: &TpccSpec) -> Result<i32, DriverError> {
     });
     *shared.index_s.lock().unwrap_or_else(|p| p.into_inner()) = t_index.elapsed().as_secs_f64();
     if spec.procedures && !STOP.is_set() {
-        for sql in procs::create(C::DIALECT) {
+        for sql in procs::create(C::CAPS.dialect) {
             run_sql(&mut conns[0], &sql)?;
         }
         *shared.procedures.lock().unwrap_or_else(|p| p.into_inner()) = procs::NAMES.len();
     }
     let t_analyze = Instant::now();
-    run_sql(&mut conns[0], &schema::analyze(C::DIALECT))?;
+    run_sql(&mut conns[0], &schema::analyze(C::CAPS.dialect))?;
     shared.summary(t_analyze.elapsed().as_secs_f64(), false);
     Ok(0)
 }
 
-pub fn run_sql<C: TpccConn>(conn: &mut C, sql: &str) -> Result<(), DriverError> {
-    conn.sql(sql).map(|_| ()).map_err(|e| e.into_driver(sql))
+pub fn run_sql<C: Session>(conn: &mut C, sql: &str) -> Result<(), DriverError> {
+    conn.query(sql).map(|_| ()).map_err(|e| e.into_driver(sql))
 }
 
 /// Runs `work(i, conn)` on a thread per connection and waits for all of them. A signal
 /// prints the summary so far and exits 130, a failure prints its fatal line and exits: in
 /// both cases without joining, since a thread may sit in a long COPY or CREATE INDEX.
-fn in_parallel<C: TpccConn>(
+fn in_parallel<C: Session>(
     conns: &mut [C],
     shared: &Shared,
     work: &(dyn Fn(usize, &mut C) -> Result<(), DriverError> + Sync),
@@ -168,35 +164,23 @@ fn in_parallel<C: TpccConn>(
         for (i, conn) in conns.iter_mut().enumerate() {
             s.spawn(move || {
                 if let Err(e) = work(i, conn) {
-                    shared.fail(e);
+                    shared.failure.record(e);
                 }
                 shared.running.fetch_sub(1, Ordering::SeqCst);
                 STOP.notify();
             });
         }
-        loop {
-            let failure = shared
-                .failure
-                .lock()
-                .unwrap_or_else(|p| p.into_inner())
-                .take();
-            if let Some(e) = failure {
-                emit::fatal(&e);
-                std::process::exit(e.exit_code());
-            }
-            if STOP.interrupted() {
-                crate::signal::exit_interrupted(|| shared.summary(0.0, true));
-            }
-            if shared.running.load(Ordering::SeqCst) == 0 {
-                break;
-            }
-            STOP.wait_notified(Instant::now() + Duration::from_millis(50));
+        let none_running = || shared.running.load(Ordering::SeqCst) == 0;
+        match wait(Some(&shared.failure), None, POLL, none_running) {
+            Wake::Failed => shared.failure.exit_fatal("a loader stopped"),
+            Wake::Interrupted => crate::signal::exit_interrupted(|| shared.summary(0.0, true)),
+            Wake::Finished | Wake::Deadline => {}
         }
     });
 }
 
 /// Loader i's part: item if it is the first, then warehouses i+1, i+1+loaders, ...
-fn load_share<C: TpccConn>(
+fn load_share<C: Session>(
     conn: &mut C,
     spec: &TpccSpec,
     shared: &Shared,
@@ -241,7 +225,7 @@ fn load_share<C: TpccConn>(
     Ok(())
 }
 
-fn piece<C: TpccConn>(
+fn piece<C: Session>(
     conn: &mut C,
     shared: &Shared,
     table: &str,

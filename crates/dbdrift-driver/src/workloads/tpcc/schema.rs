@@ -2,7 +2,7 @@
 // dialect: tables first, primary keys (PostgreSQL) and HammerDB's two secondary indexes after
 // the load, then statistics. Only SQL text lives here.
 
-use super::conn::Dialect;
+use crate::backend::Dialect;
 
 /// In load order; also the order of the summary's `rows`.
 pub const TABLES: [&str; 9] = [

@@ -1,12 +1,12 @@
 // One event of the run workload on one session: BEGIN, each statement entry `repeat` times,
 // COMMIT. Owns the thread's generator and prepared statements; never reads a clock.
 
+use super::plan::Plan;
+use super::spec::{RunSpec, TablePick};
 use crate::backend::{Control, DbError, Session};
 use crate::error::DriverError;
-use crate::spec::{RunSpec, TablePick};
 use crate::stats::Ignorable;
 use crate::workload::params::{Generator, ParamValues};
-use crate::workload::Plan;
 
 /// What an event did, kept even when it was abandoned.
 #[derive(Default)]
@@ -50,7 +50,7 @@ impl<S: Session> EventRunner<S> {
             for (t, sql) in e.sql_by_table.iter().enumerate() {
                 let name = format!("dbdrift_{}_{}", i, t + 1);
                 let st = session
-                    .prepare(&name, sql, spec.prepared)
+                    .prepare(&name, sql, spec.prepared && S::CAPS.server_prepare)
                     .map_err(|err| err.into_driver(sql))?;
                 per_table.push(st);
             }

@@ -3,51 +3,20 @@
 // time their statements and count into the client's ClientStats; they never print.
 
 use super::schedule::InsertPlan;
-use crate::backend::mysql::MyConn;
-use crate::backend::postgres::PgConn;
-use crate::backend::{DbError, QueryResult, Session};
+use crate::backend::{DbError, Session};
 use crate::error::DriverError;
 use crate::signal::STOP;
-use crate::spec::ibench::{IbenchSpec, QueryKind};
-use crate::spec::{ConnectionSpec, RandSpec};
-use crate::stats::ibench::{ClientStats, Op};
-use crate::stats::Ignorable;
-use crate::workload::ibrows::{local_timestamp, IbRows};
+use crate::spec::RandSpec;
 use crate::workload::params::{Generator, ParamValues};
+use crate::workload::timestamp::local_timestamp;
 use crate::workload::{max_placeholder, Gen, ParamGen};
+use crate::workloads::ibench::rows::IbRows;
+use crate::workloads::ibench::spec::{IbenchSpec, QueryKind};
+use crate::workloads::ibench::stats::{ClientStats, Op};
 use std::sync::atomic::{AtomicI64, AtomicUsize, Ordering};
 use std::sync::mpsc::{Receiver, SyncSender};
 use std::sync::{Mutex, MutexGuard};
 use std::time::Instant;
-
-/// A connection ibench can use: prepared statements (Session) plus literal SQL text.
-pub trait IbConn: Session + Sized {
-    /// Connects; returns the connection and the server version.
-    fn open(c: &ConnectionSpec) -> Result<(Self, String), DriverError>;
-    fn text(&mut self, sql: &str) -> Result<QueryResult, DbError>;
-}
-
-impl IbConn for PgConn {
-    fn open(c: &ConnectionSpec) -> Result<(Self, String), DriverError> {
-        let conn = PgConn::connect(c)?;
-        let version = conn.server_version.clone();
-        Ok((conn, version))
-    }
-    fn text(&mut self, sql: &str) -> Result<QueryResult, DbError> {
-        self.query(sql)
-    }
-}
-
-impl IbConn for MyConn {
-    fn open(c: &ConnectionSpec) -> Result<(Self, String), DriverError> {
-        let conn = MyConn::connect(c)?;
-        let version = conn.server_version.clone();
-        Ok((conn, version))
-    }
-    fn text(&mut self, sql: &str) -> Result<QueryResult, DbError> {
-        self.query(sql)
-    }
-}
 
 /// The minimum-transactionid estimate before anyone has read it.
 const UNKNOWN: i64 = i64::MIN;
@@ -117,8 +86,8 @@ impl ClientCtx<'_> {
 }
 
 /// Runs `op` until it succeeds; deadlocks, lock wait timeouts and serialization failures are
-/// retried (and counted), anything else is fatal. Returns the result and the retries.
-fn retrying<C: IbConn, T>(
+/// retried (and counted; `Session::retryable`), anything else is fatal. Returns the result and the retries.
+fn retrying<C: Session, T>(
     conn: &mut C,
     sql: &str,
     mut op: impl FnMut(&mut C) -> Result<T, DbError>,
@@ -127,23 +96,15 @@ fn retrying<C: IbConn, T>(
     loop {
         match op(conn) {
             Ok(v) => return Ok((v, retries)),
-            Err(e) if retryable(conn.ignorable(&e)) && !STOP.is_set() => retries += 1,
+            Err(e) if conn.retryable(&e) && !STOP.is_set() => retries += 1,
             Err(e) => return Err(e.into_driver(sql)),
         }
     }
 }
 
-/// Retrying a duplicate key would fail the same way, so only the transient kinds retry.
-fn retryable(kind: Option<Ignorable>) -> bool {
-    matches!(
-        kind,
-        Some(Ignorable::Deadlock | Ignorable::Lock | Ignorable::Serialization)
-    )
-}
-
 /// The first column of the first row as an integer; NULL or no row is 0.
-fn read_scalar<C: IbConn>(conn: &mut C, sql: &str) -> Result<(i64, u64), DriverError> {
-    let (res, retries) = retrying(conn, sql, |c| c.text(sql))?;
+fn read_scalar<C: Session>(conn: &mut C, sql: &str) -> Result<(i64, u64), DriverError> {
+    let (res, retries) = retrying(conn, sql, |c| c.query(sql))?;
     let value = match res.rows.first().and_then(|r| r.first()) {
         Some(Some(v)) => v.trim().parse().map_err(|_| {
             DriverError::new(
@@ -167,7 +128,7 @@ pub fn affected_rows(command: &str) -> u64 {
 
 /// Writes the client's rows at the planned pace, hands each finished INSERT to the
 /// deleter, then runs the `after` statements.
-pub fn insert<C: IbConn>(
+pub fn insert<C: Session>(
     conn: &mut C,
     cx: &ClientCtx,
     to_deleter: Option<SyncSender<Instant>>,
@@ -195,7 +156,7 @@ pub fn insert<C: IbConn>(
         rows.push_statement(&mut buf, &prefix, plan.rows_in(k), &local_timestamp());
         let sql =
             std::str::from_utf8(&buf).map_err(|_| DriverError::spec("sql.insert is not UTF-8"))?;
-        let (_, retries) = retrying(conn, &prefix, |c| c.text(sql))?;
+        let (_, retries) = retrying(conn, &prefix, |c| c.query(sql))?;
         let done = Instant::now();
         cx.record(Op::Insert, plan.rows_in(k), start, done, retries);
         // A closed queue means the deleter failed; its error stops the step.
@@ -206,7 +167,13 @@ pub fn insert<C: IbConn>(
     drop(to_deleter);
     // Clients sharing one table (shared_table) build its indexes once: its first client does.
     let mine = cx.number as usize - 1;
-    if cx.spec.tables.iter().position(|t| *t == cx.spec.tables[mine]) != Some(mine) {
+    if cx
+        .spec
+        .tables
+        .iter()
+        .position(|t| *t == cx.spec.tables[mine])
+        != Some(mine)
+    {
         return Ok(());
     }
     for template in &cx.spec.sql.after {
@@ -214,13 +181,13 @@ pub fn insert<C: IbConn>(
             return Ok(());
         }
         let sql = cx.sql(template);
-        retrying(conn, &sql, |c| c.text(&sql))?;
+        retrying(conn, &sql, |c| c.query(&sql))?;
     }
     Ok(())
 }
 
 /// One DELETE of the oldest rows per request, until the inserter closes the queue.
-pub fn delete<C: IbConn>(
+pub fn delete<C: Session>(
     conn: &mut C,
     cx: &ClientCtx,
     requests: Receiver<Instant>,
@@ -242,7 +209,7 @@ pub fn delete<C: IbConn>(
             cx.shared.min_estimate.store(estimate, Ordering::Relaxed);
         }
         let sql = template.replace("{min}", &estimate.to_string());
-        let (res, r) = retrying(conn, &sql, |c| c.text(&sql))?;
+        let (res, r) = retrying(conn, &sql, |c| c.query(&sql))?;
         let done = Instant::now();
         let deleted = affected_rows(&res.command);
         cx.record(Op::Delete, deleted, queued, done, retries + r);
@@ -254,13 +221,13 @@ pub fn delete<C: IbConn>(
 }
 
 /// A query thread's connection with its statements prepared (before the step starts).
-pub struct Querier<C: IbConn> {
+pub struct Querier<C: Session> {
     conn: C,
     stmts: Vec<(C::Stmt, String)>,
     seed: u64,
 }
 
-impl<C: IbConn> Querier<C> {
+impl<C: Session> Querier<C> {
     /// Prepares the range statements (or the point statement) for `table` on `conn`.
     pub fn new(
         mut conn: C,
@@ -277,7 +244,7 @@ impl<C: IbConn> Querier<C> {
         for (i, t) in texts.into_iter().enumerate() {
             let sql = t.replace("{table}", table);
             let stmt = conn
-                .prepare(&format!("dbdrift_ib_{i}"), &sql, true)
+                .prepare(&format!("dbdrift_ib_{i}"), &sql, C::CAPS.server_prepare)
                 .map_err(|e| e.into_driver(&sql))?;
             stmts.push((stmt, sql));
         }
@@ -286,7 +253,7 @@ impl<C: IbConn> Querier<C> {
 }
 
 /// Queries back to back until every inserter of the step has finished.
-pub fn query<C: IbConn>(q: &mut Querier<C>, cx: &ClientCtx) -> Result<(), DriverError> {
+pub fn query<C: Session>(q: &mut Querier<C>, cx: &ClientCtx) -> Result<(), DriverError> {
     let spec = cx.spec;
     let mut gen = Generator::new(q.seed, &RandSpec::Uniform, 1, 0);
     let mut values = ParamValues::with_capacity();
@@ -336,7 +303,7 @@ pub fn query<C: IbConn>(q: &mut Querier<C>, cx: &ClientCtx) -> Result<(), Driver
 
 /// The client's minimum estimate; read with `min` by the first query thread that needs it
 /// before the deleter has (or when the step has no deleter).
-fn min_estimate<C: IbConn>(
+fn min_estimate<C: Session>(
     conn: &mut C,
     shared: &ClientShared,
     min_sql: Option<&str>,
@@ -364,14 +331,5 @@ mod tests {
         assert_eq!(affected_rows("DELETE 50"), 50);
         assert_eq!(affected_rows("OK 5"), 5);
         assert_eq!(affected_rows(""), 0);
-    }
-
-    #[test]
-    fn only_transient_errors_are_retried() {
-        assert!(retryable(Some(Ignorable::Deadlock)));
-        assert!(retryable(Some(Ignorable::Lock)));
-        assert!(retryable(Some(Ignorable::Serialization)));
-        assert!(!retryable(Some(Ignorable::Duplicate)));
-        assert!(!retryable(None));
     }
 }

@@ -4,22 +4,25 @@
 // inside the measured window, under its type's histogram. The main thread prints the
 // phase and interval lines, then the summary.
 
-use super::conn::TpccConn;
 use super::tx::{self, Outcome, Terminal};
 use super::StartLine;
+use crate::backend::Session;
 use crate::emit;
-use crate::error::{DriverError, ErrorClass};
+use crate::error::DriverError;
+use crate::exec::failure::{wait, Failure, Wake};
 use crate::signal::STOP;
-use crate::spec::tpcc::TpccSpec;
-use crate::stats::tpcc::{Counts, IntervalLine, PhaseLine, RunSummary, TypeStats};
 use crate::workload::rng::Rng;
-use crate::workload::tpcc::{Deck, NuConstants, TxKind};
+use crate::workloads::tpcc::mix::{Deck, NuConstants, TxKind};
+use crate::workloads::tpcc::spec::TpccSpec;
+use crate::workloads::tpcc::stats::{Counts, IntervalLine, PhaseLine, RunSummary, TypeStats};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
 /// Error messages kept for the summary.
 const ERRORS_SAMPLE: usize = 5;
+/// How long the reporter sleeps at most between looks at the virtual users.
+const POLL: Duration = Duration::from_millis(50);
 
 /// The interval grid: ends of the ramp-up intervals (the last one cut at the ramp-up's end),
 /// then of the measured ones (the last cut at the window's end), in seconds from the start.
@@ -86,7 +89,7 @@ struct Shared<'a> {
     grid: Grid,
     t0: Instant,
     vus: Vec<Mutex<VuStats>>,
-    failure: Mutex<Option<DriverError>>,
+    failure: Failure,
     running: AtomicUsize,
     c: NuConstants,
 }
@@ -94,14 +97,6 @@ struct Shared<'a> {
 impl Shared<'_> {
     fn vu(&self, i: usize) -> MutexGuard<'_, VuStats> {
         self.vus[i].lock().unwrap_or_else(|p| p.into_inner())
-    }
-
-    fn fail(&self, e: DriverError) {
-        self.failure
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .get_or_insert(e);
-        STOP.request(false);
     }
 
     fn summary(&self, elapsed_s: f64, interrupted: bool) {
@@ -122,10 +117,10 @@ impl Shared<'_> {
     }
 }
 
-pub fn run<C: TpccConn>(spec: &TpccSpec) -> Result<i32, DriverError> {
+pub fn run<C: Session>(spec: &TpccSpec) -> Result<i32, DriverError> {
     let mut conns = Vec::with_capacity(spec.clients as usize);
     for _ in 0..spec.clients {
-        conns.push(C::open(&spec.connection)?);
+        conns.push(C::connect(&spec.connection)?);
     }
     if spec.procedures {
         super::procs::check_installed(&mut conns[0])?;
@@ -146,7 +141,7 @@ pub fn run<C: TpccConn>(spec: &TpccSpec) -> Result<i32, DriverError> {
         grid,
         spec,
         t0: Instant::now(),
-        failure: Mutex::new(None),
+        failure: Failure::default(),
         running: AtomicUsize::new(conns.len()),
         c: NuConstants::run(spec.seed),
     };
@@ -156,7 +151,7 @@ pub fn run<C: TpccConn>(spec: &TpccSpec) -> Result<i32, DriverError> {
             let shared = &shared;
             s.spawn(move || {
                 if let Err(e) = virtual_user(&mut conn, shared, i) {
-                    shared.fail(e);
+                    shared.failure.record(e);
                 }
                 shared.running.fetch_sub(1, Ordering::SeqCst);
                 STOP.notify();
@@ -170,7 +165,7 @@ pub fn run<C: TpccConn>(spec: &TpccSpec) -> Result<i32, DriverError> {
 }
 
 /// VU i: home warehouse (i mod W) + 1, so a few VUs spread over a few warehouses evenly.
-fn virtual_user<C: TpccConn>(conn: &mut C, shared: &Shared, i: usize) -> Result<(), DriverError> {
+fn virtual_user<C: Session>(conn: &mut C, shared: &Shared, i: usize) -> Result<(), DriverError> {
     let spec = shared.spec;
     let terminal = Terminal {
         w_id: (i as i64 % spec.warehouses as i64) + 1,
@@ -209,7 +204,7 @@ fn virtual_user<C: TpccConn>(conn: &mut C, shared: &Shared, i: usize) -> Result<
         };
         // Client-side: ends the transaction. With procedures the routine has already undone
         // its work (a MySQL handler, or PostgreSQL's aborted autocommit call): a no-op.
-        if let Err(err) = conn.sql("ROLLBACK") {
+        if let Err(err) = conn.query("ROLLBACK") {
             return Err(err.into_driver("ROLLBACK"));
         }
         let message = match &error.err {
@@ -286,37 +281,21 @@ fn report(shared: &Shared) {
 }
 
 fn wait_until(shared: &Shared, deadline: Instant) {
-    loop {
-        let failure = shared
-            .failure
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .take();
-        if let Some(e) = failure {
-            emit::fatal(&e);
-            std::process::exit(e.exit_code());
-        }
-        if STOP.interrupted() {
-            crate::signal::exit_interrupted(|| {
-                let t = shared.t0.elapsed().as_secs_f64();
-                let measured = (t - shared.grid.rampup_s).clamp(0.0, shared.spec.duration_s);
-                shared.summary(measured, true);
-            });
-        }
+    let none_running = || shared.running.load(Ordering::SeqCst) == 0;
+    match wait(Some(&shared.failure), Some(deadline), POLL, none_running) {
+        Wake::Deadline => {}
         // VUs stop only once the window has closed, so none running before the deadline
         // means they failed.
-        if Instant::now() >= deadline {
-            return;
-        }
-        if shared.running.load(Ordering::SeqCst) == 0 {
-            shared.fail(DriverError::new(
-                ErrorClass::Io,
-                "every virtual user stopped before the end of the run",
-            ));
-            continue;
-        }
-        let wake = deadline.min(Instant::now() + Duration::from_millis(50));
-        STOP.wait_notified(wake);
+        Wake::Finished if Instant::now() >= deadline => {}
+        Wake::Finished => shared
+            .failure
+            .exit_fatal("every virtual user stopped before the end of the run"),
+        Wake::Failed => shared.failure.exit_fatal("a virtual user stopped"),
+        Wake::Interrupted => crate::signal::exit_interrupted(|| {
+            let t = shared.t0.elapsed().as_secs_f64();
+            let measured = (t - shared.grid.rampup_s).clamp(0.0, shared.spec.duration_s);
+            shared.summary(measured, true);
+        }),
     }
 }
 

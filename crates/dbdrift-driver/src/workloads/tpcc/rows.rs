@@ -3,9 +3,9 @@
 // lines and new orders. Each piece has its own seeded generator, so the data does not depend
 // on how warehouses are split among loaders. Writes rows only; `load` sends them.
 
-use super::conn::RowWriter;
+use crate::backend::RowWriter;
 use crate::workload::rng::Rng;
-use crate::workload::tpcc::{
+use crate::workloads::tpcc::mix::{
     astring, data_with_original, last_name, nstring, nurand, permutation, zip, NuConstants,
 };
 
@@ -16,7 +16,7 @@ pub const ORDERS: i64 = 3_000;
 /// Orders above this one are undelivered: no carrier, new_order rows.
 pub const DELIVERED: i64 = 2_100;
 
-/// A row source for `TpccConn::bulk`: writes one row per call, false when it wrote the last.
+/// A row source for `Session::bulk`: writes one row per call, false when it wrote the last.
 pub type Next<'a> = Box<dyn FnMut(&mut RowWriter) -> bool + 'a>;
 
 fn piece_rng(seed: u64, w: i64, table: u64) -> Rng {

@@ -1,45 +1,63 @@
-// The `ibench` subcommand: connects every client's threads, prints `start`, releases them
-// together, reports per-client `interval` lines from the main thread and ends with `summary`.
+// The Insert Benchmark (the `ibench` subcommand), one step at a time: connects every
+// client's threads, prints `start`, releases them together, reports per-client `interval`
+// lines from the main thread and ends with `summary`. Its spec, rows, pacing and counters
+// live beside it.
 
 pub mod client;
+pub mod rows;
 pub mod schedule;
+pub mod spec;
+pub mod stats;
 
 use crate::backend::mysql::MyConn;
 use crate::backend::postgres::PgConn;
+use crate::backend::Session;
 use crate::emit;
 use crate::error::DriverError;
-use crate::signal::STOP;
-use crate::spec::ibench::IbenchSpec;
+use crate::exec::failure::{wait, Failure, Wake};
 use crate::spec::BackendKind;
-use crate::stats::ibench::{ClientStats, IbIntervalLine, IbStartLine, IbSummaryLine};
-use client::{ClientCtx, ClientShared, IbConn, Querier};
+use crate::workloads::Workload;
+use client::{ClientCtx, ClientShared, Querier};
+use spec::IbenchSpec;
+use stats::{ClientStats, IbIntervalLine, IbStartLine, IbSummaryLine};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::mpsc::sync_channel;
-use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 /// The inserter may run this many statements ahead of the deleter.
 const DELETE_QUEUE: usize = 8;
+/// How long the reporter sleeps at most between looks at the client threads.
+const POLL: Duration = Duration::from_millis(50);
 
-/// Runs the step; returns the exit status (0, or 130 when interrupted).
-pub fn ibench(spec: &IbenchSpec) -> Result<i32, DriverError> {
-    match spec.backend {
-        BackendKind::Postgres => drive::<PgConn>(spec),
-        BackendKind::Mysql => drive::<MyConn>(spec),
-        BackendKind::Null => Err(DriverError::spec(
-            "backend \"null\" cannot run ibench: it needs a postgres or mysql server",
-        )),
+pub struct Ibench;
+
+impl Workload for Ibench {
+    type Spec = IbenchSpec;
+
+    fn parse(text: &str) -> Result<IbenchSpec, DriverError> {
+        spec::parse_ibench(text)
+    }
+
+    /// Runs the step; returns the exit status (0, or 130 when interrupted).
+    fn execute(spec: &IbenchSpec) -> Result<i32, DriverError> {
+        match spec.backend {
+            BackendKind::Postgres => drive::<PgConn>(spec),
+            BackendKind::Mysql => drive::<MyConn>(spec),
+            BackendKind::Null => Err(DriverError::spec(
+                "backend \"null\" cannot run ibench: it needs a postgres or mysql server",
+            )),
+        }
     }
 }
 
 /// Every connection of one client, opened (and the queries prepared) before the start.
-struct ClientConns<C: IbConn> {
+struct ClientConns<C: Session> {
     inserter: C,
     deleter: Option<C>,
     queriers: Vec<Querier<C>>,
 }
 
-impl<C: IbConn> ClientConns<C> {
+impl<C: Session> ClientConns<C> {
     fn threads(&self) -> usize {
         1 + usize::from(self.deleter.is_some()) + self.queriers.len()
     }
@@ -52,11 +70,13 @@ fn query_seed(seed: u64, client: u32, q: u32) -> u64 {
         .wrapping_add(q as u64 + 1)
 }
 
-fn connect_all<C: IbConn>(spec: &IbenchSpec) -> Result<(Vec<ClientConns<C>>, String), DriverError> {
+fn connect_all<C: Session>(
+    spec: &IbenchSpec,
+) -> Result<(Vec<ClientConns<C>>, String), DriverError> {
     let mut version = String::new();
     let mut open = || -> Result<C, DriverError> {
-        let (conn, v) = C::open(&spec.connection)?;
-        version = v;
+        let conn = C::connect(&spec.connection)?;
+        version = conn.server_version().to_string();
         Ok(conn)
     };
     let mut clients = Vec::with_capacity(spec.clients as usize);
@@ -88,43 +108,14 @@ struct Step<'a> {
     t0: Instant,
     clients: Vec<ClientShared>,
     inserters_left: AtomicUsize,
-    failure: Mutex<Option<DriverError>>,
-}
-
-enum End {
-    Completed,
-    Interrupted,
-    Failed,
+    failure: Failure,
 }
 
 impl Step<'_> {
-    fn fail(&self, e: DriverError) {
-        self.failure
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .get_or_insert(e);
-        STOP.request(false);
-    }
-
-    fn ended(&self) -> Option<End> {
-        if self
-            .failure
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .is_some()
-        {
-            Some(End::Failed)
-        } else if STOP.interrupted() {
-            Some(End::Interrupted)
-        } else if self
-            .clients
+    fn all_ended(&self) -> bool {
+        self.clients
             .iter()
             .all(|c| c.threads_left.load(Ordering::SeqCst) == 0)
-        {
-            Some(End::Completed)
-        } else {
-            None
-        }
     }
 
     fn ctx(&self, n: usize) -> ClientCtx<'_> {
@@ -152,7 +143,7 @@ impl Step<'_> {
     }
 }
 
-fn drive<C: IbConn>(spec: &IbenchSpec) -> Result<i32, DriverError> {
+fn drive<C: Session>(spec: &IbenchSpec) -> Result<i32, DriverError> {
     let (conns, version) = connect_all::<C>(spec)?;
     emit::line(&IbStartLine {
         kind: "start",
@@ -167,7 +158,7 @@ fn drive<C: IbConn>(spec: &IbenchSpec) -> Result<i32, DriverError> {
             .map(|c| ClientShared::new(c.threads()))
             .collect(),
         inserters_left: AtomicUsize::new(conns.len()),
-        failure: Mutex::new(None),
+        failure: Failure::default(),
         t0: Instant::now(),
     };
     std::thread::scope(|s| {
@@ -175,25 +166,13 @@ fn drive<C: IbConn>(spec: &IbenchSpec) -> Result<i32, DriverError> {
             spawn_client(s, &step, n, conns);
         }
         match report(&step) {
-            End::Completed => {}
-            End::Interrupted => {
+            Wake::Interrupted => {
                 // Threads may sit in a statement that never returns: report without joining.
                 step.summary(step.t0.elapsed().as_secs_f64(), true);
                 std::process::exit(130);
             }
-            End::Failed => {
-                // Same reason: a CREATE INDEX of another client may run for minutes.
-                let e = step
-                    .failure
-                    .lock()
-                    .unwrap_or_else(|p| p.into_inner())
-                    .take();
-                let e = e.unwrap_or_else(|| {
-                    DriverError::new(crate::error::ErrorClass::Io, "a client thread stopped")
-                });
-                emit::fatal(&e);
-                std::process::exit(e.exit_code());
-            }
+            Wake::Failed => step.failure.exit_fatal("a client thread stopped"),
+            Wake::Finished | Wake::Deadline => {}
         }
     });
     let elapsed = step
@@ -205,7 +184,7 @@ fn drive<C: IbConn>(spec: &IbenchSpec) -> Result<i32, DriverError> {
     Ok(0)
 }
 
-fn spawn_client<'s, C: IbConn + 's>(
+fn spawn_client<'s, C: Session + 's>(
     s: &'s std::thread::Scope<'s, '_>,
     step: &'s Step<'s>,
     n: usize,
@@ -242,7 +221,7 @@ fn spawn_thread<'s>(
     s.spawn(move || {
         let cx = step.ctx(n);
         if let Err(e) = work(&cx) {
-            step.fail(e);
+            step.failure.record(e);
         }
         cx.shared.thread_ended(step.t0);
     });
@@ -251,23 +230,17 @@ fn spawn_thread<'s>(
 /// Prints one interval line per running client every interval_s until the step ends. Each
 /// line covers exactly [k - 1, k) × interval_s: threads file a completion under the interval
 /// it happened in, so the reporter waking late does not move statements between lines.
-fn report(step: &Step) -> End {
+fn report(step: &Step) -> Wake {
     let interval_s = step.spec.interval_s;
     let mut prev = vec![ClientStats::default(); step.clients.len()];
     for k in 1u64.. {
         let t_sec = interval_s * k as f64;
         let boundary = step.t0 + Duration::from_secs_f64(t_sec);
-        loop {
-            if let Some(end) = step.ended() {
-                return end;
-            }
-            // Finishing threads notify, but a notify between the check and the wait is
-            // missed, so the wait is bounded.
-            let wake = boundary.min(Instant::now() + Duration::from_millis(50));
-            STOP.wait_notified(wake);
-            if Instant::now() >= boundary {
-                break;
-            }
+        match wait(Some(&step.failure), Some(boundary), POLL, || {
+            step.all_ended()
+        }) {
+            Wake::Deadline => {}
+            ended => return ended,
         }
         for (n, client) in step.clients.iter().enumerate() {
             let snap = client.stats().close_interval();
@@ -278,5 +251,5 @@ fn report(step: &Step) -> End {
             prev[n] = snap;
         }
     }
-    End::Completed
+    Wake::Finished
 }

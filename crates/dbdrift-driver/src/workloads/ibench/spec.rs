@@ -1,8 +1,8 @@
 // The `ibench` spec (docs/protocol.md "## `ibench`"): serde types and validation. Like the
 // rest of `spec`, every problem is a DriverError of class "spec"; nothing here runs SQL.
 
-use super::{check, number_marks, parse_json, BackendKind, ConnectionSpec, PROTOCOL};
 use crate::error::DriverError;
+use crate::spec::{check, number_marks, parse_json, BackendKind, ConnectionSpec, PROTOCOL};
 use crate::workload::max_placeholder;
 use serde::Deserialize;
 

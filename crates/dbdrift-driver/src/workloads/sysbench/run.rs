@@ -3,6 +3,9 @@
 
 use super::deterministic;
 use super::event::EventRunner;
+use super::plan::Plan;
+use super::spec::RunSpec;
+use super::stats::{IntervalLine, StartLine, SummaryLine, Tally, WarmupLine};
 use super::worker::{work, Simulation};
 use crate::backend::mysql::MyConn;
 use crate::backend::null::NullSession;
@@ -10,10 +13,10 @@ use crate::backend::postgres::PgConn;
 use crate::backend::Session;
 use crate::emit::{self, round_s};
 use crate::error::DriverError;
+use crate::exec::failure::Failure;
 use crate::signal::{exit_interrupted, STOP};
-use crate::spec::{BackendKind, ConnectionSpec, RunSpec};
-use crate::stats::{client_cpu_s, IntervalLine, StartLine, SummaryLine, Tally, WarmupLine};
-use crate::workload::Plan;
+use crate::spec::{BackendKind, ConnectionSpec};
+use crate::stats::client_cpu_s;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
@@ -39,23 +42,18 @@ pub fn run(spec: &RunSpec) -> Result<i32, DriverError> {
             }
             drive(spec, &plan, runners, None, &[], Some(sim))
         }
-        (BackendKind::Mysql, _) => connect_and_drive(spec, &plan, || open_mysql(&spec.connection)),
-        _ => connect_and_drive(spec, &plan, || open_postgres(&spec.connection)),
+        (BackendKind::Mysql, _) => {
+            connect_and_drive(spec, &plan, || open::<MyConn>(&spec.connection))
+        }
+        _ => connect_and_drive(spec, &plan, || open::<PgConn>(&spec.connection)),
     }
 }
 
-/// A MySQL-protocol connection with its connection id (as the start line's pid; ids are u32,
-/// pids i32, so ids past 2^31 wrap) and the server's version string.
-pub(super) fn open_mysql(c: &ConnectionSpec) -> Result<(MyConn, i32, String), DriverError> {
-    let conn = MyConn::connect(c)?;
-    let (id, version) = (conn.connection_id as i32, conn.server_version.clone());
-    Ok((conn, id, version))
-}
-
-/// A PostgreSQL connection with its backend pid and the server's version string.
-pub(super) fn open_postgres(c: &ConnectionSpec) -> Result<(PgConn, i32, String), DriverError> {
-    let conn = PgConn::connect(c)?;
-    let (pid, version) = (conn.pid, conn.server_version.clone());
+/// A connection with its backend pid or connection id (as the start line's pid: MySQL ids
+/// are u32, pids i32, so ids past 2^31 wrap) and the server's version string.
+pub(super) fn open<S: Session>(c: &ConnectionSpec) -> Result<(S, i32, String), DriverError> {
+    let conn = S::connect(c)?;
+    let (pid, version) = (conn.backend_pid() as i32, conn.server_version().to_string());
     Ok((conn, pid, version))
 }
 
@@ -117,7 +115,7 @@ fn drive<S: Session>(
         .iter()
         .map(|_| Mutex::new(Tally::default()))
         .collect();
-    let failure: Mutex<Option<DriverError>> = Mutex::new(None);
+    let failure = Failure::default();
     // With max_events the last worker to finish its share ends the run early.
     let running = AtomicUsize::new(runners.len());
     let all_done = AtomicBool::new(false);
@@ -138,11 +136,7 @@ fn drive<S: Session>(
                 .map(|m| m / threads + u64::from((t as u64) < m % threads));
             s.spawn(move || {
                 if let Err(e) = work(runner, plan, tally, end, sim, share) {
-                    failure
-                        .lock()
-                        .unwrap_or_else(|p| p.into_inner())
-                        .get_or_insert(e);
-                    STOP.request(false);
+                    failure.record(e);
                 } else if running.fetch_sub(1, Ordering::SeqCst) == 1 && share.is_some() {
                     all_done.store(true, Ordering::SeqCst);
                     STOP.request(false);
@@ -164,10 +158,7 @@ fn drive<S: Session>(
         end_kind
     });
     match outcome {
-        End::Failed => Err(failure
-            .into_inner()
-            .unwrap_or_else(|p| p.into_inner())
-            .unwrap_or_else(|| DriverError::new(crate::error::ErrorClass::Io, "a worker stopped"))),
+        End::Failed => Err(failure.into_error("a worker stopped")),
         _ => {
             let end_s = warm_end.elapsed().as_secs_f64().min(spec.duration_s);
             finish(spec, &tallies, &mut report, end_s, false);

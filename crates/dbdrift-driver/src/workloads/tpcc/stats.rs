@@ -2,9 +2,9 @@
 // all VUs, and per transaction type over the measured window (count, rollbacks, errors,
 // latency histogram). NOPM and TPM are computed here and nowhere else.
 
-use super::histogram::Histogram;
 use crate::emit::round_s;
-use crate::workload::tpcc::TxKind;
+use crate::stats::histogram::Histogram;
+use crate::workloads::tpcc::mix::TxKind;
 use serde::Serialize;
 
 /// Completions in one interval: committed transactions per type, new-order rollbacks and

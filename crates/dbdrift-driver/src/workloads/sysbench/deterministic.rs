@@ -1,11 +1,12 @@
 // The deterministic null run: intervals computed from the declared rate, no threads, no
 // clocks, client CPU 0, so the output is byte-for-byte reproducible (the golden file mode).
 
+use super::plan::Plan;
 use super::run::DRIVER_VERSION;
+use super::spec::{NullSpec, RunSpec};
+use super::stats::{IntervalLine, StartLine, SummaryLine, Tally, WarmupLine};
 use crate::emit::{self, round_s};
-use crate::spec::{NullSpec, RunSpec, PROTOCOL};
-use crate::stats::{IntervalLine, StartLine, SummaryLine, Tally, WarmupLine};
-use crate::workload::Plan;
+use crate::spec::PROTOCOL;
 
 pub fn run(spec: &RunSpec, plan: &Plan, null: &NullSpec) -> i32 {
     emit::line(&StartLine {

@@ -2,8 +2,8 @@
 // load or run. Unknown keys are refused here (unlike `run`), so a typo cannot silently keep a
 // default; nothing here runs SQL.
 
-use super::{check, parse_json, BackendKind, ConnectionSpec, PROTOCOL};
 use crate::error::DriverError;
+use crate::spec::{check, parse_json, BackendKind, ConnectionSpec, PROTOCOL};
 use serde::Deserialize;
 
 #[derive(Deserialize, Debug, Clone, Copy, PartialEq, Eq)]

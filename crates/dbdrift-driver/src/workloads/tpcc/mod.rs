@@ -1,32 +1,46 @@
-// The `tpcc` subcommand: TPROC-C, HammerDB's derivative of TPC-C, with the driver's own
+// TPROC-C (the `tpcc` subcommand), HammerDB's derivative of TPC-C, with the driver's own
 // client-side SQL. `load` builds and fills the schema; `run` drives virtual users through
-// the transaction mix and reports per interval and per transaction type.
+// the transaction mix and reports per interval and per transaction type. Its spec, mix,
+// rows, schema, stored routines and counters live beside them.
 
-pub mod conn;
 pub mod load;
+pub mod mix;
 pub mod procs;
 pub mod rows;
 pub mod run;
 pub mod schema;
+pub mod spec;
+pub mod stats;
 pub mod tx;
 
 use crate::backend::mysql::MyConn;
 use crate::backend::postgres::PgConn;
 use crate::emit;
 use crate::error::DriverError;
-use crate::spec::tpcc::{TpccPhase, TpccSpec};
 use crate::spec::BackendKind;
+use crate::workloads::Workload;
 use serde::Serialize;
+use spec::{TpccPhase, TpccSpec};
 
-pub fn tpcc(spec: &TpccSpec) -> Result<i32, DriverError> {
-    match (spec.backend, spec.phase) {
-        (BackendKind::Postgres, TpccPhase::Load) => load::load::<PgConn>(spec),
-        (BackendKind::Postgres, TpccPhase::Run) => run::run::<PgConn>(spec),
-        (BackendKind::Mysql, TpccPhase::Load) => load::load::<MyConn>(spec),
-        (BackendKind::Mysql, TpccPhase::Run) => run::run::<MyConn>(spec),
-        (BackendKind::Null, _) => Err(DriverError::spec(
-            "backend \"null\" cannot run tpcc: it needs a postgres or mysql server",
-        )),
+pub struct Tpcc;
+
+impl Workload for Tpcc {
+    type Spec = TpccSpec;
+
+    fn parse(text: &str) -> Result<TpccSpec, DriverError> {
+        spec::parse_tpcc(text)
+    }
+
+    fn execute(spec: &TpccSpec) -> Result<i32, DriverError> {
+        match (spec.backend, spec.phase) {
+            (BackendKind::Postgres, TpccPhase::Load) => load::load::<PgConn>(spec),
+            (BackendKind::Postgres, TpccPhase::Run) => run::run::<PgConn>(spec),
+            (BackendKind::Mysql, TpccPhase::Load) => load::load::<MyConn>(spec),
+            (BackendKind::Mysql, TpccPhase::Run) => run::run::<MyConn>(spec),
+            (BackendKind::Null, _) => Err(DriverError::spec(
+                "backend \"null\" cannot run tpcc: it needs a postgres or mysql server",
+            )),
+        }
     }
 }
 

@@ -1,0 +1,69 @@
+// The workloads, one module each with its spec, execution and statistics, behind the one
+// `Workload` trait the command line dispatches to. The modules above them (backend, exec,
+// stats, workload) know no workload by name; a new one is a module here and a verb in `cli`.
+
+pub mod ibench;
+pub mod sysbench;
+pub mod tpcc;
+
+use crate::error::DriverError;
+use crate::signal;
+
+/// One benchmark the driver runs: how its spec is read and how it is executed.
+pub trait Workload {
+    /// The validated spec, checked whole before anything connects.
+    type Spec;
+
+    /// Parses and validates the spec text; every problem is a `spec` error.
+    fn parse(text: &str) -> Result<Self::Spec, DriverError>;
+
+    /// Runs the spec, printing NDJSON lines; returns the exit status (0, or 130 when
+    /// interrupted).
+    fn execute(spec: &Self::Spec) -> Result<i32, DriverError>;
+}
+
+/// Parses `text` as W's spec and runs it, with signals taken by the driver's own waiter
+/// from then on (installed after parsing, so a bad spec never starts a thread).
+pub fn run<W: Workload>(text: &str) -> Result<i32, DriverError> {
+    let spec = W::parse(text)?;
+    signal::install();
+    W::execute(&spec)
+}
+
+#[cfg(test)]
+mod tests {
+    use std::path::{Path, PathBuf};
+
+    fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
+        for entry in std::fs::read_dir(dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                rust_files(&path, out);
+            } else if path.extension().is_some_and(|e| e == "rs") {
+                out.push(path);
+            }
+        }
+    }
+
+    #[test]
+    fn the_shared_modules_name_no_workload() {
+        let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+        let mut files = vec![
+            src.join("spec.rs"),
+            src.join("emit.rs"),
+            src.join("error.rs"),
+        ];
+        for dir in ["backend", "exec", "stats", "workload"] {
+            rust_files(&src.join(dir), &mut files);
+        }
+        let naming: Vec<String> = files
+            .iter()
+            .filter(|f| std::fs::read_to_string(f).unwrap().contains("workloads::"))
+            .map(|f| f.display().to_string())
+            .collect();
+        assert!(
+            naming.is_empty(),
+            "shared modules import a workload: {naming:?}"
+        );
+    }
+}
