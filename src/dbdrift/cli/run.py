@@ -9,6 +9,7 @@ from pathlib import Path
 
 import psutil
 
+from dbdrift.app import cluster
 from dbdrift.catalog.sysbench import select_tests
 from dbdrift.cli import check, ibench_report, options
 from dbdrift.cli import report as report_cli
@@ -170,8 +171,7 @@ def _run(spec: CampaignSpec, args: argparse.Namespace, store: Store, progress: C
         progress.message(base_note(spec))
     address = cluster_address(spec, args)
     if address is not None:
-        from dbdrift.cli import cluster
-        return cluster.run(spec, args, store, progress, address)
+        return _run_on_cluster(spec, args, store, progress, address)
     outcome = Runner(spec, store, resume=args.resume, progress=progress).run()
     progress.message(f"stored {outcome.summary()} in {args.store}")
     if spec.count_instructions:
@@ -180,6 +180,17 @@ def _run(spec: CampaignSpec, args: argparse.Namespace, store: Store, progress: C
     if not args.no_report:
         print_report(spec, store, outcome.campaign_id, args)
     return 1 if outcome.failed_targets or outcome.runs_failed or outcome.instructions_failed else 0
+
+
+def _run_on_cluster(spec: CampaignSpec, args: argparse.Namespace, store: Store, progress: ConsoleProgress,
+                    address: str) -> int:
+    summary = cluster.run(spec, store, address, progress, args.resume)
+    if not args.no_report:
+        for kind, campaign_id in summary.campaigns.items():
+            if kind is not None and args.format in ("text", "markdown"):
+                sys.stdout.write(f"\n## host kind {kind} (campaign {spec.name}@{kind})\n\n")
+            print_report(spec, store, campaign_id, args)
+    return 1 if summary.failed else 0
 
 
 def print_report(spec: CampaignSpec, store: Store, campaign_id: int, args: argparse.Namespace) -> None:
