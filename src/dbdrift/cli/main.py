@@ -9,8 +9,7 @@ from pathlib import Path
 from dbdrift.cli import (bisect, bloat, calibrate, campaigns, catalog, cleanup, cluster, compare, config, demo, docs,
                          history, report, run, system, versions)
 from dbdrift.errors import UserError
-from dbdrift.server.base import sigterm_as_ctrl_c, stop_all
-from dbdrift.version import __version__
+from dbdrift.app.process import __version__, sigterm_as_ctrl_c, stop_all, store_error
 
 VERBS = {
     "compare": (compare, "compare two or more versions or builds on the default suite, without a campaign file"),
@@ -76,7 +75,8 @@ def main(argv: list[str] | None = None) -> int:
         try:
             return VERBS[args.verb][0].main(args)
         except sqlite3.DatabaseError as exc:  # a store damaged or filled after it was opened
-            raise store_error(exc, args) from None
+            store = getattr(args, "store", None)
+            raise store_error(exc, None if store is None else Path(store), args.verb not in READ_ONLY) from None
     except UserError as exc:
         sys.stderr.write(f"error: {exc.message}\n")
         if exc.hint:
@@ -88,15 +88,6 @@ def main(argv: list[str] | None = None) -> int:
         return 130
     finally:
         stop_all()
-
-
-def store_error(exc: sqlite3.DatabaseError, args: argparse.Namespace) -> BaseException:
-    """What a SQLite error escaping a verb means (store/guard.py); any other is a bug."""
-    from dbdrift.store.guard import as_user_error
-
-    store = getattr(args, "store", None)
-    error = as_user_error(exc, Path(store), args.verb not in READ_ONLY) if store is not None else None
-    return error or exc
 
 
 READ_ONLY = ("report", "campaigns", "history")

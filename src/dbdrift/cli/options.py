@@ -2,9 +2,11 @@
 from __future__ import annotations
 
 import argparse
+import sys
 
 from dbdrift.errors import UserError
-from dbdrift.units import parse_duration_s
+from dbdrift.app.inputs import parse_duration_s
+from dbdrift.app.process import open_read_only
 
 
 def add_tests(parser: argparse.ArgumentParser, what: str) -> None:
@@ -70,17 +72,8 @@ def percent(text: str) -> float:
 
 
 def open_store(path):
-    """The store at `path` for reading, opened read-only: one that does not exist is an error,
-    never created empty; another program's file is refused untouched (store/guard.py)."""
-    import sys
-
-    from dbdrift.store.store import Store
-
-    if not path.exists():
-        raise UserError(f"store {path} does not exist",
-                        "pass --store PATH, or make one with `dbdrift demo`, `dbdrift compare 17.10 18.4` or "
-                        "`dbdrift run FILE`", exit_code=2)
-    store = Store(path, read_only=True)
+    """The store at `path` opened read-only (app/process.py), its notes shown on stderr."""
+    store = open_read_only(path)
     for note in store.notes:
         sys.stderr.write(note + "\n")
     return store
