@@ -73,7 +73,7 @@ def main(argv: list[str] | None = None) -> int:
     sigterm_as_ctrl_c()  # `kill` stores, stops the servers and exits 130 as Ctrl-C does
     try:
         try:
-            return VERBS[args.verb][0].main(args)
+            return dispatch(args)
         except sqlite3.DatabaseError as exc:  # a store damaged or filled after it was opened
             store = getattr(args, "store", None)
             raise store_error(exc, None if store is None else Path(store), args.verb not in READ_ONLY) from None
@@ -88,6 +88,18 @@ def main(argv: list[str] | None = None) -> int:
         return 130
     finally:
         stop_all()
+
+
+# Verbs that build a campaign from their arguments: `run` executes it as it executes a file's.
+BUILDS_A_CAMPAIGN = ("compare", "calibrate")
+
+
+def dispatch(args: argparse.Namespace) -> int:
+    module = VERBS[args.verb][0]
+    if args.verb in BUILDS_A_CAMPAIGN:
+        spec = module.campaign(args)
+        return 0 if spec is None else run.execute(run.apply_overrides(spec, args), args)
+    return module.main(args)
 
 
 READ_ONLY = ("report", "campaigns", "history")
