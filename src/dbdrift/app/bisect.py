@@ -233,7 +233,8 @@ def run(request: BisectRequest, progress) -> BisectOutcome:
     functions that moved; what happens is told through `progress` as it goes."""
     select_tests([request.test])  # an unknown test is refused before anything is fetched or built
     started = time.monotonic()
-    commits, build_source, notes = None, None, []
+    commits, build_source = None, None
+    notes: list[str] = []
     if request.source:
         if not request.build:
             raise UserError("--source needs --build 'COMMAND'",
@@ -281,6 +282,7 @@ def moved_functions(store: Store, test: str, campaigns: dict[str, int],
         return []
     selfs = []
     for index in (search.last_good, search.first_bad):
+        assert index is not None  # both are set when the verdict is "found"
         campaign_id = campaigns.get(search.labels[index])
         rows = [r for r in store.instructions(campaign_id) if r["test"] == test] if campaign_id else []
         if not rows:

@@ -49,7 +49,7 @@ def run(request: HistoryRequest, store: Store) -> HistoryOutcome:
         raise no_campaign(store, None)
     tests = [t.name for t in select_tests(list(request.tests))] if request.tests else None
     found = history.points(store, request.metric, tests)
-    host = request.host or history.newest_host(store)
+    host = request.host or history.newest_host(store) or "all"  # the store holds a campaign, so a host
     hosts = sorted({p.host for p in found})
     if host != "all":
         host = next((h for h in hosts if h == host or h.split(" ", 1)[0] == host), host)

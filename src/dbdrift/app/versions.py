@@ -36,7 +36,6 @@ def listing(engine: str) -> dict:
     versions = []
     for version, group in groupby(sorted(builds, key=lambda b: (version_key(b.version), b.version)),
                                   key=lambda b: b.version):
-        group = list(group)
         versions.append({"version": version, "cached": version in cached,
                          "builds": [{"source": b.source, "detail": b.detail, **({"suite": b.suite} if b.suite else {})}
                                     for b in group]})
