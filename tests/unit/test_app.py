@@ -25,3 +25,14 @@ def test_a_comparison_is_the_campaign_a_file_would_hold():
     assert [(t["name"], t["engine"]) for t in data["targets"]] == [("pg17.10", "postgres"), ("my8.0.31", "mysql")]
     assert compare.campaign(data).name == "compare-pg17.10-vs-my8.0.31"
     assert 'version = "8.0.31"' in to_toml(data)
+
+
+def test_cleanup_says_how_many_run_directories_it_left_alone():
+    from pathlib import Path
+
+    from dbdrift.report import cleanup as cleanup_report
+
+    one = cleanup.Leftovers(Path("/w"), [], 1)
+    assert cleanup_report.nothing_to_clean(one) == ("nothing to clean up in /w: 1 run directory, none left by a "
+                                                    "dbdrift that is gone\n")
+    assert cleanup_report.nothing_to_clean(cleanup.Leftovers(Path("/w"), [], 0)).endswith(": no run directories\n")

@@ -10,6 +10,7 @@ import argparse
 import sys
 
 from dbdrift.app import cleanup as use_case
+from dbdrift.report import cleanup as render
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -19,15 +20,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def main(args: argparse.Namespace) -> int:
     found = use_case.find()
     if not found.orphans:
-        present = found.present
-        why = (f"{present} run director{'y' if present == 1 else 'ies'}, none left by a dbdrift that is gone"
-               if present else "no run directories")
-        sys.stdout.write(f"nothing to clean up in {found.work_dir}: {why}\n")
-        return 0
+        sys.stdout.write(render.nothing_to_clean(found))
     for orphan in found.orphans:  # each line as its orphan is done: a slow stop shows what came before it
-        running = f", server running (pid {orphan.server_pid})" if orphan.server_pid else ""
         if args.dry_run:
-            sys.stdout.write(f"would clean {orphan.run_dir}: {orphan.describe()}{running}\n")
+            sys.stdout.write(render.would_clean(orphan))
         else:
-            sys.stdout.write(f"{orphan.run_dir}: {use_case.clean(orphan)}\n")
+            sys.stdout.write(render.cleaned(orphan, use_case.clean(orphan)))
     return 0
