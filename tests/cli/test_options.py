@@ -145,3 +145,22 @@ def test_report_tests_keeps_only_those_tests_outside_the_matrix(tmp_path):
     assert tests == {"update-index"}
     refused = dbdrift("report", "--store", tmp_path / "r.db", "--tests", "update-nonindex,insert")
     assert refused.returncode == 2 and "measured none of" in refused.stderr and "point-query" in refused.stderr
+
+
+def test_a_measuring_verb_offers_the_report_formats_of_dbdrift_report():
+    from dbdrift.cli import options
+    from dbdrift.cli import report as report_cli
+
+    assert options.REPORT_FORMATS == report_cli.FORMATS
+    for verb in ("run", "compare", "calibrate", "demo"):
+        fmt = next(a for a in verb_parsers()[verb]._actions if "--format" in a.option_strings)
+        assert tuple(fmt.choices) == options.REPORT_FORMATS
+
+
+def test_compare_builds_the_campaign_run_executes_and_none_when_it_only_prints_it(capsys):
+    parsers = verb_parsers()
+    compare = cli_main.VERBS["compare"][0]
+    spec = compare.campaign(parsers["compare"].parse_args(["17.10", "18.4", "-t", "point"]))
+    assert [t.name for t in spec.targets] == ["pg17.10", "pg18.4"] and spec.base.name == "pg17.10"
+    assert compare.campaign(parsers["compare"].parse_args(["17.10", "18.4", "--print-campaign"])) is None
+    assert tomllib.loads(capsys.readouterr().out)["name"] == "compare-pg17.10-vs-pg18.4"

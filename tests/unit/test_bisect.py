@@ -4,6 +4,7 @@ import math
 import pytest
 
 from dbdrift.analysis.bisect import bisect
+from dbdrift.app import bisect as bisect_app
 from dbdrift.cli import bisect as bisect_cli
 from dbdrift.cli import main as cli_main
 from dbdrift.errors import UserError
@@ -74,24 +75,24 @@ def published(monkeypatch):
 
 
 def test_candidates_are_the_fetchable_versions_between_the_ends_in_version_order(published):
-    labels, source, notes = bisect_cli.candidates("postgres", "17.2", "17.10")
+    labels, source, notes = bisect_app.candidates("postgres", "17.2", "17.10")
     assert labels == VERSIONS[2:] and source is None and notes == []
 
 
 def test_candidates_take_each_version_from_its_first_source_and_note_where_the_source_changes(published):
-    labels, _source, notes = bisect_cli.candidates("postgres", "17.9", "17.12")
+    labels, _source, notes = bisect_app.candidates("postgres", "17.9", "17.12")
     assert labels == ["17.9", "17.10", "17.11", "17.12"]
     assert len(notes) == 2 and notes[0].startswith("17.10 (npm) -> 17.11 (maven): another source's build")
     assert "no one source has both ends" in notes[0]
-    _labels, _source, notes = bisect_cli.candidates("postgres", "17.10", "17.11")
+    _labels, _source, notes = bisect_app.candidates("postgres", "17.10", "17.11")
     assert notes == ["17.10 (npm) -> 17.11 (maven): another source's build, so a move there may be the build, not "
                      "the code; --good maven:17.10 --bad maven:17.11 keeps one source"]
 
 
 def test_candidates_of_ends_naming_a_source_come_from_that_source_only(published):
-    assert bisect_cli.candidates("postgres", "maven:17.10", "maven:17.11") == (["17.10", "17.11"], "maven", [])
+    assert bisect_app.candidates("postgres", "maven:17.10", "maven:17.11") == (["17.10", "17.11"], "maven", [])
     with pytest.raises(UserError, match="name different sources"):
-        bisect_cli.candidates("postgres", "maven:17.10", "17.11")
+        bisect_app.candidates("postgres", "maven:17.10", "17.11")
 
 
 def test_an_end_that_cannot_be_fetched_or_ends_in_the_wrong_order_are_refused(published, capsys):
@@ -111,7 +112,7 @@ def test_each_measurement_is_a_valid_one_target_campaign_named_for_its_version(m
     from dbdrift.plan.campaign import parse_campaign
     args = cli_main.build_parser().parse_args(["bisect", "--good", "17.0", "--bad", "17.4", "--test", "point-query",
                                                "--metric", metric, "--set", "settle_s=1"])
-    data = bisect_cli.campaign_data(args, "17.2")
+    data = bisect_app.campaign_data(bisect_cli.request_of(args), "17.2")
     spec = parse_campaign(data, "dbdrift bisect", Path("."), data["name"])
     assert spec.name == "bisect-postgres-point-query-17.2" and [t.version for t in spec.targets] == ["17.2"]
     assert spec.settle_s == 1 and [t.name for t in spec.tests] == ["point-query"]
@@ -124,7 +125,17 @@ def test_a_test_whose_name_has_an_equals_sign_gives_a_valid_campaign_name():
     from dbdrift.plan.campaign import parse_campaign
     args = cli_main.build_parser().parse_args(["bisect", "--good", "17.0", "--bad", "17.4", "--test",
                                                "read-only_range=100"])
-    data = bisect_cli.campaign_data(args, "17.2")
+    data = bisect_app.campaign_data(bisect_cli.request_of(args), "17.2")
     spec = parse_campaign(data, "dbdrift bisect", Path("."), data["name"])
     assert spec.name == "bisect-postgres-read-only_range_100-17.2"
     assert [t.name for t in spec.tests] == ["read-only_range=100"]
+
+
+def test_the_text_of_a_found_bisect_names_the_first_bad_version_and_its_step_from_the_last_good():
+    from dbdrift.report import bisect as render_bisect
+
+    search = bisect(VERSIONS, stepped(4)[0], 0.02)
+    outcome = bisect_app.BisectOutcome(bisect_app.BisectRequest("postgres", "17.0", "17.10", "point-query"), search)
+    text = render_bisect.render_text(outcome)
+    assert "first bad version: 17.5 (+2.44% from 17.0; 17.4 -> 17.5: +2.44%)" in text
+    assert render_bisect.as_dict(outcome)["first_bad"] == "17.5" and not outcome.failed

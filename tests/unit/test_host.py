@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from dbdrift.cli import main as cli_main
-from dbdrift.cli import system
+from dbdrift.app import system
 from dbdrift.metrics import host, procstat
 from dbdrift.metrics.perf import PerfSupport
 

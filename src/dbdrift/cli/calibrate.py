@@ -8,17 +8,17 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from dbdrift.cli import run as run_cli
-from dbdrift.plan.campaign import as_calibration, load_campaign
+from dbdrift.app import calibrate as use_case
+from dbdrift.cli import options
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("campaign", type=Path, help="campaign file (TOML); its tests and durations are used")
     parser.add_argument("--target", help="the target to run against itself (default: the base)")
-    run_cli.add_common(parser, base=False)
-    run_cli.add_variants(parser)
+    options.add_common(parser, base=False)
+    options.add_variants(parser)
 
 
-def main(args: argparse.Namespace) -> int:
-    spec = run_cli.apply_overrides(load_campaign(args.campaign, run_cli.campaign_sets(args)), args)
-    return run_cli.execute(as_calibration(spec, args.target), args)
+def campaign(args: argparse.Namespace) -> use_case.CampaignSpec:
+    """The A/A campaign for `run` to execute."""
+    return use_case.campaign(args.campaign, options.campaign_sets(args), args.target)

@@ -5,9 +5,10 @@ import argparse
 import json
 import sys
 
-from dbdrift.workloads.sysbench.catalog import CATALOG, GROUP_TITLES, describe, report_order, select_tests
+from dbdrift.app import catalog as use_case
+from dbdrift.app.inputs import ENGINES
 from dbdrift.cli import options
-from dbdrift.model import ENGINES
+from dbdrift.report.catalog import render_text
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -18,19 +19,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def main(args: argparse.Namespace) -> int:
-    names = [t.name for t in select_tests(options.split_list(args.tests))] if args.tests else list(CATALOG)
-    entries = [describe(CATALOG[n], args.engine) for n in report_order(names)]
+    listing = use_case.listing(options.split_list(args.tests) if args.tests else None, args.engine)
     if args.format == "json":
-        sys.stdout.write(json.dumps(entries, indent=2) + "\n")
-        return 0
-    group = None
-    for e in entries:
-        if e["group"] != group:
-            group = e["group"]
-            sys.stdout.write(f"\n== {GROUP_TITLES[group]}\n")
-        sets = ",".join(s for s, on in (("32", e["in_default32"]), ("42", e["in_all42"])) if on) or "-"
-        sys.stdout.write(f"{e['name']:<34} {e['rw']:<3} stmts/event={e['statements_per_event']:<3} "
-                         f"sets={sets:<5} {e['lua']}\n")
-        for sql in e["sql"]:
-            sys.stdout.write(f"    {sql if len(sql) < 150 else sql[:147] + '...'}\n")
+        sys.stdout.write(json.dumps(listing.entries, indent=2) + "\n")
+    else:
+        sys.stdout.write(render_text(listing))
     return 0

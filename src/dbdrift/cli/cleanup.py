@@ -9,7 +9,8 @@ from __future__ import annotations
 import argparse
 import sys
 
-from dbdrift.server import rundir
+from dbdrift.app import cleanup as use_case
+from dbdrift.report import cleanup as render
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -17,20 +18,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def main(args: argparse.Namespace) -> int:
-    work = rundir.work_dir()
-    orphans = rundir.find_orphans(work)
-    if not orphans:
-        try:
-            present = sum(1 for entry in work.iterdir() if entry.is_dir())
-        except OSError:  # no work dir yet
-            present = 0
-        why = f"{present} run director{'y' if present == 1 else 'ies'}, none left by a dbdrift that is gone" if present else "no run directories"
-        sys.stdout.write(f"nothing to clean up in {work}: {why}\n")
-        return 0
-    for orphan in orphans:
-        running = f", server running (pid {orphan.server_pid})" if orphan.server_pid else ""
+    found = use_case.find()
+    if not found.orphans:
+        sys.stdout.write(render.nothing_to_clean(found))
+    for orphan in found.orphans:  # each line as its orphan is done: a slow stop shows what came before it
         if args.dry_run:
-            sys.stdout.write(f"would clean {orphan.run_dir}: {orphan.describe()}{running}\n")
+            sys.stdout.write(render.would_clean(orphan))
         else:
-            sys.stdout.write(f"{orphan.run_dir}: {rundir.stop_orphan(orphan, remove=True)}\n")
+            sys.stdout.write(render.cleaned(orphan, use_case.clean(orphan)))
     return 0

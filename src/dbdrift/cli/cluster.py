@@ -1,59 +1,13 @@
-"""`dbdrift run --cluster ADDRESS` and `dbdrift worker ADDRESS`: a campaign over many hosts.
-
-Dask is imported here only when one of them is used (the optional extra dbdrift[cluster]).
-"""
+"""`dbdrift worker ADDRESS`: serve a Dask cluster as a benchmark host for `run --cluster`
+(app/cluster.py runs both sides; Dask is imported only then)."""
 from __future__ import annotations
 
 import argparse
-import sys
 from pathlib import Path
 
-from dbdrift.errors import UserError
-from dbdrift.plan.campaign import CampaignSpec, cluster_address
-from dbdrift.store.store import Store
-from dbdrift.workloads.registry import workload_of
-
-EXTRA_HINT = "pip install 'dbdrift[cluster]' on this host and on every worker host (`dbdrift docs cluster`)"
+from dbdrift.app import cluster
 
 
-def require():
-    """The cluster client module, or a UserError naming the missing extra."""
-    try:
-        from dbdrift.cluster import client
-    except ImportError as exc:
-        if (exc.name or "").split(".")[0] in ("distributed", "dask"):
-            raise UserError(f"running on a cluster needs Dask distributed, which is not installed ({exc})",
-                            EXTRA_HINT) from None
-        raise
-    return client
-
-
-def run(spec: CampaignSpec, args: argparse.Namespace, store: Store, progress, address: str) -> int:
-    from dbdrift.cli.run import print_report
-
-    client = require()
-    job = client.ClusterRun(spec, store, address, progress, resume=args.resume, workload=workload_of(spec))
-    outcome = job.run()
-    units = [u for u in outcome.units if u.status != "kept"]  # kept: complete in the store before (--resume)
-    ran = {u.unit_id for u in units}
-    hosts = sorted({row["hostname"] for cid in outcome.campaigns.values() for row in store.units(cid)
-                    if row["hostname"] and row["id"] in ran})
-    counts = store.unit_result_counts([u.unit_id for u in units])
-    done = ", ".join(f"{n} {status}" for status, n in sorted(counts.items())) or "nothing new"
-    progress.message(f"stored {done} from {len(units)} units on {len(hosts)} hosts ({', '.join(hosts)}) "
-                     f"in {args.store}")
-    for unit in units:
-        if unit.status == "failed":
-            progress.message(f"{unit.label}: failed: {unit.error}")
-    if not args.no_report:
-        for kind, campaign_id in outcome.campaigns.items():
-            if kind is not None and args.format in ("text", "markdown"):
-                sys.stdout.write(f"\n## host kind {kind} (campaign {spec.name}@{kind})\n\n")
-            print_report(spec, store, campaign_id, args)
-    return 1 if outcome.failed else 0
-
-
-# -- dbdrift worker ---------------------------------------------------------------------------------
 EXAMPLES = """\
 examples:
   dask scheduler                                     on one host (it prints tcp://HOST:8786)
@@ -77,12 +31,4 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def main(args: argparse.Namespace) -> int:
-    from dbdrift.plan import fields
-
-    address = cluster_address(args.address, "worker address")
-    if args.kind is not None:
-        fields.name(args.kind, "--kind")
-    require()
-    from dbdrift.cluster import worker
-
-    return worker.serve(address, args.kind, args.name, args.work_dir)
+    return cluster.serve(args.address, args.kind, args.name, args.work_dir)

@@ -9,8 +9,7 @@ from pathlib import Path
 from dbdrift.cli import (bisect, bloat, calibrate, campaigns, catalog, cleanup, cluster, compare, config, demo, docs,
                          history, report, run, system, versions)
 from dbdrift.errors import UserError
-from dbdrift.server.base import sigterm_as_ctrl_c, stop_all
-from dbdrift.version import __version__
+from dbdrift.app.process import __version__, sigterm_as_ctrl_c, stop_all, store_error
 
 VERBS = {
     "compare": (compare, "compare two or more versions or builds on the default suite, without a campaign file"),
@@ -74,9 +73,10 @@ def main(argv: list[str] | None = None) -> int:
     sigterm_as_ctrl_c()  # `kill` stores, stops the servers and exits 130 as Ctrl-C does
     try:
         try:
-            return VERBS[args.verb][0].main(args)
+            return dispatch(args)
         except sqlite3.DatabaseError as exc:  # a store damaged or filled after it was opened
-            raise store_error(exc, args) from None
+            store = getattr(args, "store", None)
+            raise store_error(exc, None if store is None else Path(store), args.verb not in READ_ONLY) from None
     except UserError as exc:
         sys.stderr.write(f"error: {exc.message}\n")
         if exc.hint:
@@ -90,13 +90,16 @@ def main(argv: list[str] | None = None) -> int:
         stop_all()
 
 
-def store_error(exc: sqlite3.DatabaseError, args: argparse.Namespace) -> BaseException:
-    """What a SQLite error escaping a verb means (store/guard.py); any other is a bug."""
-    from dbdrift.store.guard import as_user_error
+# Verbs that build a campaign from their arguments: `run` executes it as it executes a file's.
+BUILDS_A_CAMPAIGN = ("compare", "calibrate")
 
-    store = getattr(args, "store", None)
-    error = as_user_error(exc, Path(store), args.verb not in READ_ONLY) if store is not None else None
-    return error or exc
+
+def dispatch(args: argparse.Namespace) -> int:
+    module = VERBS[args.verb][0]
+    if args.verb in BUILDS_A_CAMPAIGN:
+        spec = module.campaign(args)
+        return 0 if spec is None else run.execute(run.apply_overrides(spec, args), args)
+    return module.main(args)
 
 
 READ_ONLY = ("report", "campaigns", "history")

@@ -2,9 +2,16 @@
 from __future__ import annotations
 
 import argparse
+import json
+import sys
+from pathlib import Path
 
 from dbdrift.errors import UserError
-from dbdrift.units import parse_duration_s
+from dbdrift.app.inputs import parse_duration_s
+from dbdrift.app.process import open_read_only
+
+# The formats of `dbdrift report`, and of the report a measuring verb prints when it ends.
+REPORT_FORMATS = ("text", "markdown", "csv", "json", "html")
 
 
 def add_tests(parser: argparse.ArgumentParser, what: str) -> None:
@@ -69,18 +76,64 @@ def percent(text: str) -> float:
     return value
 
 
+def add_variants(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--variants", metavar="GLOBS",
+                        help="run only these variants of the campaign's axes: comma-separated shell globs on "
+                             "variant names, e.g. 'bl1_*' or 'sync0_*,sync1_fpi1' (the campaign key variants)")
+
+
+def add_common(parser: argparse.ArgumentParser, *, base: bool = True, instructions: bool = True) -> None:
+    """The options of every verb that measures; `base` and `instructions` leave out what a verb
+    decides itself (calibrate runs one target against itself, demo has --instructions)."""
+    parser.add_argument("--store", type=Path, default=Path("dbdrift.db"), help="results store (default ./dbdrift.db)")
+    parser.add_argument("--resume", action="store_true", help="run only what the store does not have yet")
+    add_tests(parser, "override the campaign's tests")
+    parser.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
+                        help="override a campaign key before validation, e.g. --set rows=100000, "
+                             "--set insert_benchmark.query_s=60, --set targets.pg18.settings.jit=false "
+                             "(repeatable; `dbdrift docs campaign` lists the keys)")
+    if base:
+        parser.add_argument("--base", help="override which target is the base")
+    parser.add_argument("--no-report", action="store_true", help="do not print the report at the end")
+    add_format(parser, REPORT_FORMATS, "the report printed at the end, as `dbdrift report --format` "
+                                                   "prints it: text, markdown, csv, json or html")
+    add_color(parser)
+    add_verbosity(parser)
+    parser.add_argument("--flamegraph", action="store_true",
+                        help="perf record the server's backends during each timed run (cpu-clock, works without "
+                             "hardware counters); `dbdrift report --flamegraphs DIR` draws them")
+    if instructions:
+        parser.add_argument("--count-instructions", action="store_true",
+                            help="after the timed runs, count instructions per event of each test under valgrind "
+                                 "callgrind (deterministic; a fresh server per target)")
+        parser.add_argument("--simulate-cache", action="store_true",
+                            help="with instruction counts, also callgrind's cache and branch simulation: I1, D1 and "
+                                 "LL misses and branch mispredicts per event (simulated; slower counting)")
+        parser.add_argument("--instructions-only", action="store_true",
+                            help="count instructions per event and skip the timed runs")
+    parser.add_argument("--cluster", metavar="ADDRESS",
+                        help="run the campaign's units on a Dask cluster: the scheduler's address, e.g. "
+                             "tcp://sched:8786 (overrides [cluster] address; `dbdrift docs cluster`; needs dbdrift[cluster])")
+    parser.add_argument("--check", action="store_true",
+                        help="validate the campaign, find every target's binaries (cache, registry, basedir) "
+                             "and print the plan with its ETA; start nothing, store nothing")
+
+
+def campaign_sets(args: argparse.Namespace) -> list[str]:
+    """--set, with --variants as the `variants` key it stands for."""
+    variants = getattr(args, "variants", None)
+    if not variants:
+        return list(args.set)
+    patterns = [p.strip() for p in variants.split(",")]
+    if not all(patterns):
+        raise UserError(f"--variants {variants!r} has an empty pattern",
+                        "separate shell globs with single commas, e.g. --variants 'bl1_*,bl0_sync1_*'", exit_code=2)
+    return [*args.set, "variants = [" + ", ".join(json.dumps(p) for p in patterns) + "]"]
+
+
 def open_store(path):
-    """The store at `path` for reading, opened read-only: one that does not exist is an error,
-    never created empty; another program's file is refused untouched (store/guard.py)."""
-    import sys
-
-    from dbdrift.store.store import Store
-
-    if not path.exists():
-        raise UserError(f"store {path} does not exist",
-                        "pass --store PATH, or make one with `dbdrift demo`, `dbdrift compare 17.10 18.4` or "
-                        "`dbdrift run FILE`", exit_code=2)
-    store = Store(path, read_only=True)
+    """The store at `path` opened read-only (app/process.py), its notes shown on stderr."""
+    store = open_read_only(path)
     for note in store.notes:
         sys.stderr.write(note + "\n")
     return store

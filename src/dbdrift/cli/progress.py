@@ -4,7 +4,7 @@ from __future__ import annotations
 import sys
 import time
 
-from dbdrift.units import format_duration
+from dbdrift.app.inputs import format_duration
 
 
 TRUST_AFTER = 0.1  # of the expected work: from then on the ETA scales fully by the pace so far

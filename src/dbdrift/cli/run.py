@@ -2,16 +2,17 @@
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from dataclasses import replace
 from pathlib import Path
 
 import psutil
 
+from dbdrift.app import cluster
 from dbdrift.workloads.sysbench.catalog import select_tests
 from dbdrift.cli import check, options
 from dbdrift.cli import report as report_cli
+from dbdrift.cli.options import add_common, add_variants, campaign_sets
 from dbdrift.cli.progress import ConsoleProgress
 from dbdrift.errors import UserError
 from dbdrift.plan.axes import durability_note
@@ -48,49 +49,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("campaign", type=Path, help="campaign file (TOML)")
     add_common(parser)
     add_variants(parser)
-
-
-def add_variants(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--variants", metavar="GLOBS",
-                        help="run only these variants of the campaign's axes: comma-separated shell globs on "
-                             "variant names, e.g. 'bl1_*' or 'sync0_*,sync1_fpi1' (the campaign key variants)")
-
-
-def add_common(parser: argparse.ArgumentParser, *, base: bool = True, instructions: bool = True) -> None:
-    """The options of every verb that measures; `base` and `instructions` leave out what a verb
-    decides itself (calibrate runs one target against itself, demo has --instructions)."""
-    parser.add_argument("--store", type=Path, default=Path("dbdrift.db"), help="results store (default ./dbdrift.db)")
-    parser.add_argument("--resume", action="store_true", help="run only what the store does not have yet")
-    options.add_tests(parser, "override the campaign's tests")
-    parser.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
-                        help="override a campaign key before validation, e.g. --set rows=100000, "
-                             "--set insert_benchmark.query_s=60, --set targets.pg18.settings.jit=false "
-                             "(repeatable; `dbdrift docs campaign` lists the keys)")
-    if base:
-        parser.add_argument("--base", help="override which target is the base")
-    parser.add_argument("--no-report", action="store_true", help="do not print the report at the end")
-    options.add_format(parser, report_cli.FORMATS, "the report printed at the end, as `dbdrift report --format` "
-                                                   "prints it: text, markdown, csv, json or html")
-    options.add_color(parser)
-    options.add_verbosity(parser)
-    parser.add_argument("--flamegraph", action="store_true",
-                        help="perf record the server's backends during each timed run (cpu-clock, works without "
-                             "hardware counters); `dbdrift report --flamegraphs DIR` draws them")
-    if instructions:
-        parser.add_argument("--count-instructions", action="store_true",
-                            help="after the timed runs, count instructions per event of each test under valgrind "
-                                 "callgrind (deterministic; a fresh server per target)")
-        parser.add_argument("--simulate-cache", action="store_true",
-                            help="with instruction counts, also callgrind's cache and branch simulation: I1, D1 and "
-                                 "LL misses and branch mispredicts per event (simulated; slower counting)")
-        parser.add_argument("--instructions-only", action="store_true",
-                            help="count instructions per event and skip the timed runs")
-    parser.add_argument("--cluster", metavar="ADDRESS",
-                        help="run the campaign's units on a Dask cluster: the scheduler's address, e.g. "
-                             "tcp://sched:8786 (overrides [cluster] address; `dbdrift docs cluster`; needs dbdrift[cluster])")
-    parser.add_argument("--check", action="store_true",
-                        help="validate the campaign, find every target's binaries (cache, registry, basedir) "
-                             "and print the plan with its ETA; start nothing, store nothing")
 
 
 def apply_overrides(spec: CampaignSpec, args: argparse.Namespace) -> CampaignSpec:
@@ -169,8 +127,7 @@ def _run(spec: CampaignSpec, args: argparse.Namespace, store: Store, progress: C
         progress.message(base_note(spec))
     address = cluster_address(spec, args)
     if address is not None:
-        from dbdrift.cli import cluster
-        return cluster.run(spec, args, store, progress, address)
+        return _run_on_cluster(spec, args, store, progress, address)
     outcome = Runner(spec, store, resume=args.resume, progress=progress, workload=workload_of(spec)).run()
     progress.message(f"stored {outcome.summary()} in {args.store}")
     if spec.count_instructions:
@@ -179,6 +136,17 @@ def _run(spec: CampaignSpec, args: argparse.Namespace, store: Store, progress: C
     if not args.no_report:
         print_report(spec, store, outcome.campaign_id, args)
     return 1 if outcome.failed_targets or outcome.runs_failed or outcome.instructions_failed else 0
+
+
+def _run_on_cluster(spec: CampaignSpec, args: argparse.Namespace, store: Store, progress: ConsoleProgress,
+                    address: str) -> int:
+    summary = cluster.run(spec, store, address, progress, args.resume)
+    if not args.no_report:
+        for kind, campaign_id in summary.campaigns.items():
+            if kind is not None and args.format in ("text", "markdown"):
+                sys.stdout.write(f"\n## host kind {kind} (campaign {spec.name}@{kind})\n\n")
+            print_report(spec, store, campaign_id, args)
+    return 1 if summary.failed else 0
 
 
 def print_report(spec: CampaignSpec, store: Store, campaign_id: int, args: argparse.Namespace) -> None:
@@ -191,18 +159,6 @@ def print_report(spec: CampaignSpec, store: Store, campaign_id: int, args: argpa
         if getattr(args, "chain_view", False) and args.format == "text":  # demo of a version chain
             data = build_report(store, str(campaign_id), None, True, noise_floor="auto")
             sys.stdout.write("\n" + report_cli.render(data, args.format, report_cli.use_color(args.color)))
-
-
-def campaign_sets(args: argparse.Namespace) -> list[str]:
-    """--set, with --variants as the `variants` key it stands for."""
-    variants = getattr(args, "variants", None)
-    if not variants:
-        return list(args.set)
-    patterns = [p.strip() for p in variants.split(",")]
-    if not all(patterns):
-        raise UserError(f"--variants {variants!r} has an empty pattern",
-                        "separate shell globs with single commas, e.g. --variants 'bl1_*,bl0_sync1_*'", exit_code=2)
-    return [*args.set, "variants = [" + ", ".join(json.dumps(p) for p in patterns) + "]"]
 
 
 def main(args: argparse.Namespace) -> int:

@@ -1,0 +1,105 @@
+"""History: every stored measurement of the chosen tests as series over versions (or over time),
+with the change points Apache Otava finds in them and, for a nightly job, the regressions the
+newest point of a series brought."""
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from datetime import datetime, timezone
+from pathlib import Path
+
+from dbdrift.analysis.changepoints import INSTALL_HINT, Unavailable, change_points, detector, new_changes
+from dbdrift.workloads.sysbench.catalog import select_tests
+from dbdrift.errors import UserError
+from dbdrift.report import history as render
+from dbdrift.results import history
+from dbdrift.results.build import no_campaign
+from dbdrift.store.store import Store
+from dbdrift.version import __version__
+
+METRICS = tuple(history.METRICS)
+BY = history.BY
+
+
+@dataclass(frozen=True)
+class HistoryRequest:
+    """Which series: `host` None for the newest campaign's host, "all" for every host; `tests` and
+    `engines` None for all; `new_regressions` asks for the newest points' regressions."""
+    store: Path
+    metric: str = "qps"
+    by: str = "version"
+    host: str | None = None
+    engines: tuple[str, ...] | None = None
+    tests: tuple[str, ...] | None = None
+    min_effect: float = 0.02
+    new_regressions: bool = False
+
+
+@dataclass(frozen=True)
+class HistoryOutcome:
+    """The series with their change points, the notes a report shows above them, the report's
+    metadata, and (when asked) one line per regression the newest point of a series brought."""
+    series: list[history.Series]
+    notes: list[str]
+    meta: dict
+    new_regressions: list[str]
+
+
+def run(request: HistoryRequest, store: Store) -> HistoryOutcome:
+    if not store.campaigns():
+        raise no_campaign(store, None)
+    tests = [t.name for t in select_tests(list(request.tests))] if request.tests else None
+    found = history.points(store, request.metric, tests)
+    host = request.host or history.newest_host(store) or "all"  # the store holds a campaign, so a host
+    hosts = sorted({p.host for p in found})
+    if host != "all":
+        host = next((h for h in hosts if h == host or h.split(" ", 1)[0] == host), host)
+        found = [p for p in found if p.host == host]
+    if request.engines:
+        found = [p for p in found if p.engine in request.engines]
+    if not found:
+        raise UserError(f"store {request.store} holds no {request.metric} measurement"
+                        + (f" of {', '.join(tests)}" if tests else "") + (f" on {host}" if host != "all" else ""),
+                        _empty_hint(request.metric, hosts, host))
+    series = history.build_series(found, request.by)
+    notes = _with_changes(series, request.min_effect, request.new_regressions)
+    others = [h for h in hosts if h != host and host != "all"]
+    if others:
+        notes.append(f"campaigns of {len(others)} other host(s) left out: {'; '.join(others)} (--host all shows them)")
+    meta = {"store": str(request.store), "metric": request.metric, "by": request.by, "host": host,
+            "generated_at": datetime.now(timezone.utc).isoformat(timespec="seconds"), "dbdrift_version": __version__}
+    found_new = _new_regressions(series, request.min_effect) if request.new_regressions else []
+    return HistoryOutcome(series, notes, meta, found_new)
+
+
+def _with_changes(series: list[history.Series], min_effect: float, required: bool) -> list[str]:
+    """Fill each series' change points; without Otava, say how to get them (or fail when the
+    caller needs them)."""
+    try:
+        detector()
+    except Unavailable as exc:
+        if required:
+            raise UserError(str(exc), INSTALL_HINT) from None
+        return [f"change points not computed: Apache Otava is not installed ({INSTALL_HINT})"]
+    for i, s in enumerate(series):
+        values = [p.value for p in s.points]
+        series[i] = replace(s, changes=tuple(change_points(values, [(p.lower, p.upper) for p in s.points], min_effect)))
+    return [f"change points: Apache Otava e-divisive, p < 0.001 and a step of at least {min_effect:.0%}; "
+            "a change needs points on both sides (`dbdrift docs history`)"]
+
+
+def _new_regressions(series: list[history.Series], min_effect: float) -> list[str]:
+    found = []
+    for s in series:
+        values = [p.value for p in s.points]
+        for c in new_changes(values, [(p.lower, p.upper) for p in s.points], min_effect, now=list(s.changes)):
+            if (c.change > 0) != history.METRICS[s.metric][1]:
+                found.append(f"{s.engine} {s.setup}, {s.threads} thread(s): {render.change_line(s, c)}")
+    return found
+
+
+def _empty_hint(metric: str, hosts: list[str], host: str) -> str:
+    if hosts and host != "all" and host not in hosts:
+        return f"measurements exist for {'; '.join(hosts)}: pass --host all or one of them"
+    if metric == "instructions":
+        return "count them with `dbdrift run FILE --count-instructions` or `dbdrift bisect`"
+    return "run a campaign into this store first: `dbdrift compare 17.10 18.4 --store STORE`"
