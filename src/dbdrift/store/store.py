@@ -16,7 +16,7 @@ import urllib.parse
 from dataclasses import asdict, dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Callable
+from typing import Callable, Sequence
 
 from dbdrift.errors import UserError
 from dbdrift.model import InsertStepResult, TpccResult
@@ -87,8 +87,14 @@ SAMPLE_COLUMNS = ("elapsed_s", "cpu_user_pct", "cpu_sys_pct", "cpu_iowait_pct", 
                   "read_kb", "writes", "write_kb", "server_cpu_s", "client_cpu_s", "server_rss_bytes")
 
 
-def _json_or_null(value) -> str | None:
+def _json_or_null(value: object) -> str | None:
     return None if value is None else json.dumps(value)
+
+
+def _row_id(cur: sqlite3.Cursor) -> int:
+    """The id of the row an INSERT just wrote (SQLite sets it on every successful INSERT)."""
+    assert cur.lastrowid is not None, "an INSERT that wrote no row"
+    return cur.lastrowid
 
 
 SQLITE_TIMEOUT_S = 5.0  # one attempt's wait for a lock; _retry tries again until wait_s
@@ -140,8 +146,9 @@ class Store:
         created = guard.create_private(self.path) if writing else False
         # the file is read only through SQLite: closing any other descriptor of it would drop this
         # process's POSIX locks, which SQLite's other connections here (another()) rely on
-        if writing and not created:
-            self.notes.append(guard.loose_mode_note(self.path))
+        loose = guard.loose_mode_note(self.path) if writing and not created else None
+        if loose:
+            self.notes.append(loose)
         timeout = min(SQLITE_TIMEOUT_S, max(0.05, self.wait_s))
         self.db = db = self._connect(timeout)
         db.row_factory = sqlite3.Row
@@ -157,7 +164,6 @@ class Store:
             self.db = db = self._in_memory(db)
             self._migrate()
             self.imported = self.import_journal()
-        self.notes = [n for n in self.notes if n]
         return db
 
     def _connect(self, timeout: float) -> sqlite3.Connection:
@@ -345,7 +351,7 @@ class Store:
             self.db.execute(f"UPDATE {table} SET unit_id = ? WHERE id = ?", (unit_id, row_id))
 
     def add_unit(self, campaign_id: int, number: int, host_kind: str | None, tests: list[str],
-                 repeats: list[int] = ()) -> int:
+                 repeats: Sequence[int] = ()) -> int:
         def insert():
             with self.db:
                 return int(self.db.execute(
@@ -427,7 +433,7 @@ class Store:
         A store of one-target campaigns only gives its newest, with nothing passed over."""
         rows = self.db.execute("SELECT c.id, (SELECT COUNT(*) FROM targets t WHERE t.campaign_id = c.id) "
                                "FROM campaigns c ORDER BY c.id DESC").fetchall()
-        skipped = []
+        skipped: list[int] = []
         for campaign_id, targets in rows:
             if targets >= 2:
                 return int(campaign_id), skipped
@@ -467,16 +473,18 @@ class Store:
 
     def add_step(self, target_id: int, kind: str, label: str, status: str, elapsed_s: float,
                  detail: dict, error: str | None = None) -> None:
+        started_at = now_iso()
         fact = {"target_id": target_id, "step_kind": kind, "label": label, "status": status,
-                "started_at": now_iso(), "elapsed_s": elapsed_s, "detail": detail, "error": error}
-        self._keep("step", fact, lambda: self._insert_step(**fact))
+                "started_at": started_at, "elapsed_s": elapsed_s, "detail": detail, "error": error}
+        self._keep("step", fact, lambda: self._insert_step(target_id, kind, label, status, started_at, elapsed_s,
+                                                           detail, error))
 
     def _insert_step(self, target_id: int, step_kind: str, label: str, status: str, started_at: str,
                      elapsed_s: float, detail: dict, error: str | None) -> int:
-        return self.db.execute(
+        return _row_id(self.db.execute(
             "INSERT INTO steps(target_id, kind, label, status, started_at, elapsed_s, detail_json, error) "
             "VALUES (?,?,?,?,?,?,?,?)",
-            (target_id, step_kind, label, status, started_at, elapsed_s, json.dumps(detail), error)).lastrowid
+            (target_id, step_kind, label, status, started_at, elapsed_s, json.dumps(detail), error)))
 
     def add_run(self, target_id: int, run: RunRecord) -> int | None:
         """Store a run and its intervals in one transaction (None: kept in the journal)."""
@@ -496,7 +504,7 @@ class Store:
              run.client_cpu_user_s, run.client_cpu_sys_s, json.dumps(run.warnings), run.error,
              run.server_log_tail, json.dumps(run.driver_spec), _json_or_null(run.hardware),
              _json_or_null(run.host), _json_or_null(run.folded)))
-        run_id = int(cur.lastrowid)
+        run_id = _row_id(cur)
         self.db.executemany(
             f"INSERT INTO samples(run_id, idx, start_s, {', '.join(SAMPLE_COLUMNS)}) "
             f"VALUES (?,?,?{',?' * len(SAMPLE_COLUMNS)})",
@@ -522,7 +530,7 @@ class Store:
             (target_id, rec.test, rec.status, rec.started_at, rec.elapsed_s, rec.n1, rec.n2, json.dumps(rec.ir),
              rec.ir_per_event, rec.spread_pct, json.dumps(rec.self_per_event),
              json.dumps(rec.inclusive_per_event), rec.error, _json_or_null(rec.simulated_per_event or None)))
-        return int(cur.lastrowid)
+        return _row_id(cur)
 
     def add_ibench_step(self, target_id: int, r: InsertStepResult, driver_spec: dict | None = None) -> int | None:
         return self._keep("ibench step", {"target_id": target_id, "record": asdict(r), "driver_spec": driver_spec},
@@ -538,7 +546,7 @@ class Store:
              r.ips, r.dps, r.qps, r.target_ips, r.max_insert_us, r.max_delete_us, r.max_query_us,
              json.dumps(r.histograms), json.dumps(r.per_second), _json_or_null(r.hardware), r.table_rows,
              _json_or_null(driver_spec), r.error, r.db_bytes, r.datadir_bytes, r.repeat))
-        return int(cur.lastrowid)
+        return _row_id(cur)
 
     def supersede_ibench(self, target_id: int, repeat: int = 0) -> None:
         """A repeat of a target's Insert Benchmark reruns from l.i0: that repeat's earlier steps
@@ -576,14 +584,14 @@ class Store:
         """A repeat stored again (--resume after a failure) supersedes the earlier one."""
         self.db.execute("UPDATE tpcc_runs SET superseded = 1 WHERE target_id = ? AND repeat = ?",
                         (target_id, r.repeat))
-        return int(self.db.execute(
+        return _row_id(self.db.execute(
             "INSERT INTO tpcc_runs(target_id, repeat, status, started_at, warehouses, clients, procedures, "
             "elapsed_s, new_orders, transactions, nopm, tpm, by_type_json, intervals_json, hardware_json, "
             "consistency_json, load_s, error) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
             (target_id, r.repeat, r.status, now_iso(), r.warehouses, r.clients, int(r.procedures),
              r.elapsed_s, r.new_orders, r.transactions, r.nopm, r.tpm, json.dumps(r.by_type),
              json.dumps(r.intervals), _json_or_null(r.hardware), json.dumps(r.consistency), r.load_s,
-             r.error)).lastrowid)
+             r.error)))
 
     def tpcc_runs(self, campaign_id: int) -> list[TpccResult]:
         rows = self.db.execute(
@@ -630,13 +638,13 @@ class Store:
         """The plan of one statement of a test on a target (the newest capture wins)."""
         fact = {"target_id": target_id, "test": test, "statement": statement, "sql": sql, "plan_json": plan_json,
                 "shape": shape, "error": error}
-        self._keep("plan", fact, lambda: self._insert_plan(**fact))
+        self._keep("plan", fact, lambda: self._insert_plan(target_id, test, statement, sql, plan_json, shape, error))
 
     def _insert_plan(self, target_id: int, test: str, statement: int, sql: str, plan_json: str | None,
                      shape: str | None, error: str | None) -> int:
-        return self.db.execute(
+        return _row_id(self.db.execute(
             "INSERT OR REPLACE INTO plans(target_id, test, statement, sql, plan_json, shape, error) "
-            "VALUES (?,?,?,?,?,?,?)", (target_id, test, statement, sql, plan_json, shape, error)).lastrowid
+            "VALUES (?,?,?,?,?,?,?)", (target_id, test, statement, sql, plan_json, shape, error)))
 
     def plans(self, campaign_id: int) -> list[sqlite3.Row]:
         return self.db.execute(
