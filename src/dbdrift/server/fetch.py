@@ -89,7 +89,7 @@ def resolve_postgres(target: TargetSpec) -> InstallInfo:
     """Where a PostgreSQL target's own binaries are: `basedir` or `system` (a fetched
     `version` is server/versions.py's)."""
     if target.basedir:
-        return _from_basedir(target)
+        return _from_basedir(target, target.basedir)
     if target.system:
         return _from_system(target)
     raise InputError(
@@ -538,8 +538,8 @@ def _last_error(output: str) -> str:
 # --- basedir and system installs ---------------------------------------------------------
 
 
-def _from_basedir(target: TargetSpec) -> InstallInfo:
-    basedir = Path(target.basedir).expanduser()
+def _from_basedir(target: TargetSpec, basedir: Path) -> InstallInfo:
+    basedir = Path(basedir).expanduser()
     bindir = basedir / "bin"
     if not _has_binaries(bindir):
         missing = [b for b in REQUIRED_BINARIES if not _is_executable(bindir / b)]

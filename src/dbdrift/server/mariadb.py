@@ -50,7 +50,7 @@ class MariaDBServer(base.Server):
         self.port: int | None = None
         self.config_text = ""  # the whole my.cnf (stored with runs)
         self.install_db_args: list[str] = []
-        self.comms = MARIADB_COMMS
+        self.comms: tuple[str, ...] = MARIADB_COMMS
         self._ids: osuser.ServerUser | None = None
         self._initialized = False
         self._proc: subprocess.Popen | None = None
@@ -474,8 +474,7 @@ def parse_greeting(data: bytes) -> str | None:
 
 
 def _mysql_error(exc: Exception) -> str:
-    args = getattr(exc, "args", ())
-    return str(args[1]) if len(args) > 1 else str(exc)
+    return str(exc.args[1]) if len(exc.args) > 1 else str(exc)
 
 
 def _copy_tree(source: Path, dest: Path) -> None:

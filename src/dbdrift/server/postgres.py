@@ -7,6 +7,7 @@ user when dbdrift is root. Loading data and reading settings over SQL is the run
 from __future__ import annotations
 
 import math
+import os
 import re
 import shlex
 import signal
@@ -48,7 +49,7 @@ class PostgresServer(base.Server):
         self._base_conf = ""
         self._pid: int | None = None
         self._version_string: str | None = None
-        self.comms = POSTGRES_COMMS
+        self.comms: tuple[str, ...] = POSTGRES_COMMS
         self.wrapper: list[str] = []  # e.g. valgrind and its options, put before `postgres`
 
     # --- paths and facts ----------------------------------------------------------------
@@ -184,7 +185,7 @@ class PostgresServer(base.Server):
 
     def _initdb(self) -> None:
         self.initdb_args = initdb_args(self.major, self.target.data_checksums)
-        cmd = [self.install.bindir / "initdb", "-D", self.data_dir, *self.initdb_args]
+        cmd: list[str | os.PathLike[str]] = [self.install.bindir / "initdb", "-D", self.data_dir, *self.initdb_args]
         result = osuser.run_as(cmd, self._ids, cwd=self.run_dir, capture_output=True, text=True)
         (self.run_dir / "initdb.log").write_text(result.stdout + result.stderr)
         if result.returncode != 0:
@@ -208,7 +209,7 @@ class PostgresServer(base.Server):
 
     def _pg_ctl_start(self) -> subprocess.CompletedProcess:
         timeout = max(1, math.ceil(self.start_timeout_s))
-        cmd = [self.install.bindir / "pg_ctl", "start", "-w", "-t", str(timeout),
+        cmd: list[str | os.PathLike[str]] = [self.install.bindir / "pg_ctl", "start", "-w", "-t", str(timeout),
                "-D", self.data_dir, "-l", self.log_path]
         if self.wrapper:
             cmd += ["-p", self._wrapper_script()]
@@ -241,7 +242,7 @@ class PostgresServer(base.Server):
 
     def _stop_running(self, pid: int) -> None:
         for mode, timeout in (("fast", STOP_FAST_TIMEOUT_S), ("immediate", STOP_IMMEDIATE_TIMEOUT_S)):
-            cmd = [self.install.bindir / "pg_ctl", "stop", "-D", self.data_dir,
+            cmd: list[str | os.PathLike[str]] = [self.install.bindir / "pg_ctl", "stop", "-D", self.data_dir,
                    "-m", mode, "-w", "-t", str(timeout)]
             try:
                 osuser.run_as(cmd, self._ids, cwd=self.run_dir, capture_output=True,
