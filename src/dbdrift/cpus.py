@@ -101,6 +101,8 @@ def place(option: str | tuple[str, str], allowed: frozenset[int] | None = None) 
         ordered = sorted(allowed)
         k = max(1, len(ordered) // 4)
         return Placement(frozenset(ordered[:k]), frozenset(ordered[k:]))
+    if isinstance(option, str):
+        raise ValueError(f"cpus = {option!r}: not auto, shared or a (driver, server) pair")
     driver_text, server_text = option
     driver = parse_list(driver_text, "cpus.driver")
     server = parse_list(server_text, "cpus.server")

@@ -110,7 +110,10 @@ def run_driver(mode: str, spec: dict, timeout_s: float, on_line: Callable[[dict]
         if on_start is not None:
             on_start(proc.pid)
         timed_out = threading.Event()
-        timer = threading.Timer(timeout_s, lambda: (timed_out.set(), _kill(proc)))
+        def on_timeout() -> None:
+            timed_out.set()
+            _kill(proc)
+        timer = threading.Timer(timeout_s, on_timeout)
         timer.start()
         interrupted = False
         try:
@@ -146,6 +149,7 @@ def run_driver(mode: str, spec: dict, timeout_s: float, on_line: Callable[[dict]
 
 def _read_lines(proc: subprocess.Popen, out: DriverOutput, on_line) -> bool:
     """Read NDJSON until EOF; on Ctrl-C forward SIGINT and keep reading the partial summary."""
+    assert proc.stdout is not None  # opened with stdout=PIPE
     interrupted = False
     while True:
         try:

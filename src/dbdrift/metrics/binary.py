@@ -14,7 +14,7 @@ from pathlib import Path
 
 from elftools.common.exceptions import ELFError
 from elftools.elf.constants import SH_FLAGS
-from elftools.elf.dynamic import DynamicSection
+from elftools.elf.dynamic import DynamicSection, DynamicTag
 from elftools.elf.elffile import ELFFile
 
 from dbdrift.errors import UserError
@@ -99,12 +99,18 @@ def needed(path: Path) -> tuple[list[str], list[str]]:
                 if isinstance(section, DynamicSection):
                     for tag in section.iter_tags():
                         if tag.entry.d_tag == "DT_NEEDED":
-                            names.append(tag.needed)
+                            names.append(_tag_text(tag, "needed"))
                         elif tag.entry.d_tag in ("DT_RUNPATH", "DT_RPATH"):
-                            paths += (tag.runpath if tag.entry.d_tag == "DT_RUNPATH" else tag.rpath).split(":")
+                            paths += _tag_text(tag, tag.entry.d_tag[3:].lower()).split(":")
     except (ELFError, OSError):
         return [], []
     return names, paths
+
+
+def _tag_text(tag: DynamicTag, name: str) -> str:
+    """A dynamic tag's string (needed, runpath, rpath): pyelftools sets it as an attribute named
+    after the tag, which its type information does not declare."""
+    return str(getattr(tag, name))
 
 
 def own_libraries(path: Path) -> list[dict]:

@@ -196,6 +196,7 @@ def collapse_file(perf_data: Path, include_comm: bool = True, *, perf: str = "pe
         return {}
     timer = threading.Timer(timeout_s, proc.kill)
     timer.start()
+    assert proc.stdout is not None  # opened with stdout=PIPE
     try:
         with proc.stdout:
             folded = collapse_lines(proc.stdout, include_comm)
