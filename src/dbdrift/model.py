@@ -7,6 +7,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import Literal, TypedDict
 
 ENGINES = ("postgres", "mariadb", "mysql")
 
@@ -138,6 +139,45 @@ class ServerInfo:
 
 # --- Insert Benchmark (docs/methodology.md) ------------------------------------------------------------
 
+class PerfCounts(TypedDict, total=False):
+    """perf stat counters of a run's servers over its measured window (metrics/perf.py)."""
+
+    group: str
+    counters: dict[str, float | None]  # counter name -> count (None: not counted)
+    error: str | None
+
+
+class HardwareWindow(TypedDict, total=False):
+    """The host sampler's totals over one window (metrics/sampler.Delta), as stored with a run,
+    an Insert Benchmark step or a TPROC-C run (`hardware_json`) and with each 1 s sample. The I/O
+    counts are None when the data directory has no block device (tmpfs); windows stored before a
+    key existed lack it."""
+
+    elapsed_s: float
+    cpu_user_pct: float
+    cpu_sys_pct: float
+    cpu_iowait_pct: float
+    cpu_steal_pct: float
+    cs: float  # counts are fractional in a window scaled to one target's share of a run (turns)
+    reads: float | None
+    read_kb: float | None
+    writes: float | None
+    write_kb: float | None
+    server_cpu_s: float
+    client_cpu_s: float
+    server_rss_bytes: int
+    device: str | None  # the data directory's block device
+    perf: PerfCounts
+
+
+WindowCount = Literal["cs", "server_cpu_s", "client_cpu_s"]  # counts that add up over windows
+WindowPct = Literal["cpu_user_pct", "cpu_sys_pct", "cpu_iowait_pct", "cpu_steal_pct"]
+WindowIO = Literal["reads", "read_kb", "writes", "write_kb"]  # None without a block device
+WINDOW_PCTS: tuple[WindowPct, ...] = ("cpu_user_pct", "cpu_sys_pct", "cpu_iowait_pct", "cpu_steal_pct")
+WINDOW_COUNTS: tuple[WindowCount, ...] = ("cs", "server_cpu_s", "client_cpu_s")
+WINDOW_IO: tuple[WindowIO, ...] = ("reads", "read_kb", "writes", "write_kb")
+
+
 IBENCH_LOAD_STEPS = ("l.i0", "l.x", "l.i1", "l.i2")
 IBENCH_QUERY_STEPS = ("qr100", "qp100", "qr500", "qp500", "qr1000", "qp1000")
 IBENCH_STEPS = IBENCH_LOAD_STEPS + IBENCH_QUERY_STEPS
@@ -170,7 +210,7 @@ class TpccResult:
     tpm: float = 0.0
     by_type: dict = field(default_factory=dict)
     intervals: list = field(default_factory=list)
-    hardware: dict | None = None
+    hardware: HardwareWindow | None = None
     consistency: list = field(default_factory=list)
     load_s: float | None = None
     error: str | None = None
@@ -208,7 +248,7 @@ class InsertStepResult:
     max_query_us: int | None = None
     histograms: dict = field(default_factory=dict)
     per_second: list = field(default_factory=list)
-    hardware: dict | None = None
+    hardware: HardwareWindow | None = None
     table_rows: int | None = None  # rows in the benchmark tables after the step
     error: str | None = None
     db_bytes: int | None = None  # the benchmark database after the step (etl.sh's dbgb1, in bytes)

@@ -269,8 +269,8 @@ def writes_table(repeats: dict, targets: list[str], ncpu: int) -> SummaryTable:
 
     def value(target: str, metric: str, step: str) -> float | None:
         values = [step_metrics(r, ncpu)[metric] for r in repeats.get((target, step)) or ()]
-        values = [v for v in values if v is not None]
-        return fmean(values) if values else None
+        known = [v for v in values if v is not None]
+        return fmean(known) if known else None
 
     absolute = {t: tuple(Cell(value(t, m, st)) for _h, m, st in columns) for t in targets}
     rows = dict(absolute)
@@ -284,19 +284,20 @@ def writes_table(repeats: dict, targets: list[str], ncpu: int) -> SummaryTable:
 def _throughput_table(repeats: dict, targets: list[str]) -> SummaryTable:
     columns = []
     for step in IBENCH_STEPS:
-        found = [repeats.get((t, step)) for t in targets]
+        found = [repeats.get((t, step)) or [] for t in targets]
         values = [None if not rs else fmean(main_rate(r) for r in rs) for rs in found]
         missed = [bool(rs) and mean_sla_met(rs) is False for rs in found]
-        columns.append([Cell(v, c, repeats=len(rs or ())) for v, c, rs in zip(values, range_colors(values, missed),
+        columns.append([Cell(v, c, repeats=len(rs)) for v, c, rs in zip(values, range_colors(values, missed),
                                                                             found)])
     return SummaryTable(IBENCH_STEPS, {t: tuple(col[i] for col in columns) for i, t in enumerate(targets)})
 
 
 def mean_sla_met(results: list[InsertStepResult]) -> bool | None:
     """The SLA over repeats: the mean achieved insert rate against the (shared) target rate."""
-    if not results or sla_met(results[0]) is None:
+    target_ips = results[0].target_ips if results else None
+    if not results or target_ips is None or sla_met(results[0]) is None:
         return None
-    return 100 * fmean(r.ips for r in results) >= 95 * results[0].target_ips
+    return 100 * fmean(r.ips for r in results) >= 95 * target_ips
 
 
 def relative_estimate(new: list[InsertStepResult], base: list[InsertStepResult]) -> Estimate:

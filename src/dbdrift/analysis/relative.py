@@ -30,9 +30,12 @@ class Measurement:
     note: str = ""  # a run that is not ok says why in a few words: "failed", "skipped: server died"
 
     def sample(self) -> RunSample:
-        """The run as the noise estimators see it; a run without intervals is one sample."""
-        intervals = self.intervals or (IntervalSample(self.value, 1.0),)
-        return RunSample(self.round, intervals)
+        """The run as the noise estimators see it; a run without intervals is one sample (it
+        must then have a value: failed runs are left out before)."""
+        if self.intervals:
+            return RunSample(self.round, self.intervals)
+        assert self.value is not None, "a run without a value has no sample"
+        return RunSample(self.round, (IntervalSample(self.value, 1.0),))
 
 
 @dataclass(frozen=True)
