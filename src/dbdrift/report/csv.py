@@ -25,7 +25,7 @@ def render_csv(data: ReportData) -> str:
         writer.writerow([
             row.test, row.group, row.threads, "timed", cell.target, cell.reference or "", row.metric,
             _num(cell.absolute.value, 2), _num(tput.lower, 2), _num(tput.upper, 2),
-            _num(cell.ratio, 4), _num(est and est.lower, 4), _num(est and est.upper, 4),
+            _num(cell.ratio, 4), _num(est.lower if est else None, 4), _num(est.upper if est else None, 4),
             cell.verdict or "", est.method if est else "", est.n if est else "",
             cell.absolute.runs, cell.absolute.failed, cell.absolute.skipped, row.status(cell.target) or "ok",
             int(cell.plan_changed), data.why(row.test, row.threads, cell.target) or "",

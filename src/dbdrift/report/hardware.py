@@ -109,8 +109,8 @@ def simulated_blocks(data: ReportData) -> list[tuple[str, list[str], list[list[s
             values = {t: irow.simulated[t].get(name) for t in targets}
             cells = [_perf_value(values[t]) for t in targets]
             for t in compared:
-                base = values[irow.references[t]]
-                cells.append(fmt_ratio(values[t] / base, 3) if values[t] is not None and base else "-")
+                base, value = values[irow.references[t]], values[t]
+                cells.append(fmt_ratio(value / base, 3) if value is not None and base else "-")
             rows.append(cells + [name])
         blocks.append((f"{irow.test}: simulated by callgrind (cache and branch simulation, not measured)",
                        header, rows))

@@ -16,7 +16,7 @@ from dbdrift.analysis.changepoints import Change
 from dbdrift.report.page import TARGET_COLORS, page
 from dbdrift.report.svgchart import axis_step
 from dbdrift.report.numbers import fmt_abs
-from dbdrift.results.history import METRICS, Series, version_order
+from dbdrift.results.history import METRICS, Series, SeriesPoint, version_order
 
 HISTORY_FORMAT_VERSION = 1
 
@@ -54,8 +54,10 @@ def change_line(s: Series, c: Change) -> str:
 
 
 def _cells(s: Series, labels: list[str], absolute: bool) -> list[str]:
+    if not s.points:
+        return [""] * len(labels)
     by_label = {p.label: p for p in s.points}
-    first = s.points[0].value if s.points else None
+    first = s.points[0].value
     out = []
     for label in labels:
         p = by_label.get(label)
@@ -94,7 +96,7 @@ def render_text(series: list[Series], notes: list[str], absolute: bool = False, 
     return "\n".join(lines).rstrip() + "\n"
 
 
-def _point_dict(p, first: float) -> dict:
+def _point_dict(p: SeriesPoint, first: float | None) -> dict:
     return {"label": p.label, "value": p.value, "lower": p.lower, "upper": p.upper,
             "relative": p.value / first if first else None,
             "replicates": [{"campaign": r.campaign, "campaign_id": r.campaign_id, "created_at": r.created_at,
@@ -162,7 +164,7 @@ def line_chart(members: list[Series], labels: list[str], caption: str) -> str:
     legend_h = 16 * len(members)
     width, height = LEFT + PLOT_W + 20, TOP + PLOT_H + bottom + legend_h
     column_w = PLOT_W / max(len(labels), 1)
-    shared = {}  # column -> series with a point there, for the side-by-side offsets
+    shared: dict[int, list[str]] = {}  # column -> series with a point there, for the side-by-side offsets
     for s in members:
         for p in s.points:
             shared.setdefault(labels.index(p.label), []).append(s.name)

@@ -23,13 +23,14 @@ from dbdrift.report.table import GREEN_AT, RED_AT, verdict_counts, verdict_legen
 from dbdrift.results.data import ReportData, Section
 from dbdrift.results.findings import all_findings, instruction_why
 
+ChartAxes = tuple[tuple[float, float], tuple[float, float]]  # (rQPS range, label columns) shared by a page's charts
 AXIS = (0.8, 1.2)  # the posts' rQPS axis; widened on whole 0.05 steps when a value falls outside
 
 
 def render_html(data: ReportData) -> str:
     """The whole page; every string from the store or the catalog passes through html.escape."""
     charts = count(1)  # a unique id per SVG chart, for its hatch pattern
-    axis = (*page_axis(data), *page_columns(data))  # one x scale and plot offset for every chart of the page
+    axis = (page_axis(data), page_columns(data))  # one x scale and plot offset for every chart of the page
     parts = [_header(data), _findings(data), _intro(data)]
     for threads in data.thread_counts():
         parts.append(_threads_section(data, threads, charts, axis))
@@ -207,7 +208,7 @@ def _threads_title(threads: int) -> str:
     return f"{threads} client thread{'s' if threads != 1 else ''}"
 
 
-def _threads_section(data: ReportData, threads: int, charts, axis: tuple[float, ...]) -> str:
+def _threads_section(data: ReportData, threads: int, charts, axis: ChartAxes) -> str:
     out = [f'<section id="threads-{threads}">', f"<h2>{escape(_threads_title(threads))}</h2>"]
     if data.comparison.compared:
         for section in data.sections(threads):
@@ -216,7 +217,7 @@ def _threads_section(data: ReportData, threads: int, charts, axis: tuple[float, 
     return "\n".join(out)
 
 
-def _group_section(data: ReportData, section: Section, chart_id: str, axis: tuple[float, ...]) -> str:
+def _group_section(data: ReportData, section: Section, chart_id: str, axis: ChartAxes) -> str:
     comp = data.comparison
     refs = comp.references
     group, threads, rows, title = section.group, section.threads, section.rows, section.title
@@ -310,7 +311,7 @@ def _summary_rows(data: ReportData, section: Section) -> list[str]:
     return out
 
 
-def _group_chart(data: ReportData, rows, chart_id: str, caption: str, axis: tuple[float, ...]) -> str:
+def _group_chart(data: ReportData, rows, chart_id: str, caption: str, axis: ChartAxes) -> str:
     groups = []
     for row in rows:
         bars = []
@@ -321,7 +322,7 @@ def _group_chart(data: ReportData, rows, chart_id: str, caption: str, axis: tupl
             bars.append(Bar(t, cell.ratio, lower, upper, title=f"{row.test}, {t} / {cell.reference}: {verdict}",
                             fill=target_color(data, t), mark=verdict.mark))
         groups.append(BarGroup(row.test, tuple(bars)))
-    return (f"<figure>{ratio_chart(groups, chart_id, caption, axis=axis[:2], columns=axis[2:])}<figcaption>{escape(caption)}: bars from "
+    return (f"<figure>{ratio_chart(groups, chart_id, caption, axis=axis[0], columns=axis[1])}<figcaption>{escape(caption)}: bars from "
             "1.0 (right: faster than the reference), whiskers: 95% interval, colour: target, mark: verdict; "
             "the same axis on the whole page</figcaption></figure>")
 
@@ -357,7 +358,7 @@ def _table(header: list[str], rows: list[list[str]], css: str) -> str:
     return data_table([header[-1], *header[:-1]], [[r[-1], *r[:-1]] for r in rows], css)
 
 
-def _instructions_section(data: ReportData, charts, axis: tuple[float, ...]) -> str:
+def _instructions_section(data: ReportData, charts, axis: ChartAxes) -> str:
     if not data.instructions:
         return ""
     refs = data.comparison.references
@@ -374,7 +375,7 @@ def _instructions_section(data: ReportData, charts, axis: tuple[float, ...]) -> 
         *(f"<h3>{escape(title)}</h3>" + _table(header, rows, "simulated") for title, header, rows in simulated_blocks(data)),
         "<h3>Where the instructions went</h3>",
         "<ul>" + "".join(f"<li>{escape(line)}</li>" for line in delta_lines(data)) + "</ul>",
-        f"<figure>{ratio_chart(groups, f'chart-{next(charts)}', caption, 3, axis[:2], axis[2:])}<figcaption>"
+        f"<figure>{ratio_chart(groups, f'chart-{next(charts)}', caption, 3, axis[0], axis[1])}<figcaption>"
         f"{escape(caption)}: right of 1.0 is more work per event (orange), left is less (blue); the page's axis"
         "</figcaption></figure>", "</section>"])
 

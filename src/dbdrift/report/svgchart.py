@@ -214,7 +214,7 @@ def time_chart(lines: list[Line], caption: str, unit: str, width: int = 560, hei
     body.append(_text(4, top - 8, unit, "start", "fill:#555"))
     body.append(f'<line x1="{left}" x2="{left}" y1="{top}" y2="{top + plot_h}" stroke="#999"/>'
                 f'<line x1="{left}" x2="{left + plot_w}" y1="{top + plot_h}" y2="{top + plot_h}" stroke="#999"/>')
-    legend_x = left + plot_w
+    legend_x: float = left + plot_w
     for line in reversed(lines):
         label_w = CHAR_PX * len(line.name) + 18
         legend_x -= label_w
@@ -234,7 +234,8 @@ def time_chart(lines: list[Line], caption: str, unit: str, width: int = 560, hei
 
 def _runs(line: Line) -> list[list[tuple[float, float]]]:
     """The line's points split at its gaps."""
-    runs, current = [], []
+    runs: list[list[tuple[float, float]]] = []
+    current: list[tuple[float, float]] = []
     for x, y in zip(line.xs, line.ys):
         if y is None or x is None:
             if current:
