@@ -180,7 +180,9 @@ def step_detail(result: InsertStepResult, ncpu: int) -> StepDetail:
 
 
 @dataclass(frozen=True)
-class Cell:
+class SummaryCell:
+    """One colored value of a SummaryTable (chart_all.sh's tables): a rate, a ratio or a size."""
+
     value: float | None
     color: str | None = None  # a COLORS key
     lower: float | None = None  # the relative table's 95% interval, with repeats (relative_estimate)
@@ -191,7 +193,7 @@ class Cell:
 @dataclass(frozen=True)
 class SummaryTable:
     columns: tuple[str, ...]
-    rows: dict[str, tuple[Cell, ...]]  # row name (a target, or "target") -> one cell per column
+    rows: dict[str, tuple[SummaryCell, ...]]  # row name (a target, or "target") -> one cell per column
 
 
 @dataclass(frozen=True)
@@ -272,12 +274,12 @@ def writes_table(repeats: dict, targets: list[str], ncpu: int) -> SummaryTable:
         known = [v for v in values if v is not None]
         return fmean(known) if known else None
 
-    absolute = {t: tuple(Cell(value(t, m, st)) for _h, m, st in columns) for t in targets}
+    absolute = {t: tuple(SummaryCell(value(t, m, st)) for _h, m, st in columns) for t in targets}
     rows = dict(absolute)
     base = targets[0]
     for t in targets[1:]:
         ratios = [_ratio(c.value, b.value) for c, b in zip(absolute[t], absolute[base])]
-        rows[f"{t} ÷ {base}"] = tuple(Cell(r, relative_color(r)) for r in ratios)
+        rows[f"{t} ÷ {base}"] = tuple(SummaryCell(r, relative_color(r)) for r in ratios)
     return SummaryTable(tuple(h for h, _m, _st in columns), rows)
 
 
@@ -287,7 +289,7 @@ def _throughput_table(repeats: dict, targets: list[str]) -> SummaryTable:
         found = [repeats.get((t, step)) or [] for t in targets]
         values = [None if not rs else fmean(main_rate(r) for r in rs) for rs in found]
         missed = [bool(rs) and mean_sla_met(rs) is False for rs in found]
-        columns.append([Cell(v, c, repeats=len(rs)) for v, c, rs in zip(values, range_colors(values, missed),
+        columns.append([SummaryCell(v, c, repeats=len(rs)) for v, c, rs in zip(values, range_colors(values, missed),
                                                                             found)])
     return SummaryTable(IBENCH_STEPS, {t: tuple(col[i] for col in columns) for i, t in enumerate(targets)})
 
@@ -353,7 +355,7 @@ def _relative_table(throughput: SummaryTable, repeats: dict, base: str) -> Summa
                 est = relative_estimate(new, old)
                 lower, upper = est.lower, est.upper
                 r = est.value if est.value is not None else r
-            row.append(Cell(r, relative_color(r), lower, upper, min(len(new), len(old))))
+            row.append(SummaryCell(r, relative_color(r), lower, upper, min(len(new), len(old))))
         rows[target] = tuple(row)
     return SummaryTable(throughput.columns, rows)
 
@@ -378,11 +380,11 @@ def _background_table(repeats: dict, indexed: dict, targets: list[str]) -> Summa
     rows = {}
     for t in targets:
         found = [repeats.get((t, step)) for step in IBENCH_QUERY_STEPS]
-        rows[t] = tuple(Cell(None) if not rs else
-                        Cell(fmean(r.ips for r in rs), "red" if mean_sla_met(rs) is False else None, repeats=len(rs))
+        rows[t] = tuple(SummaryCell(None) if not rs else
+                        SummaryCell(fmean(r.ips for r in rs), "red" if mean_sla_met(rs) is False else None, repeats=len(rs))
                         for rs in found)
     planned = [_planned_ips(indexed, targets, step) for step in IBENCH_QUERY_STEPS]
-    rows["target"] = tuple(Cell(p, None if p is None else "gray") for p in planned)
+    rows["target"] = tuple(SummaryCell(p, None if p is None else "gray") for p in planned)
     return SummaryTable(IBENCH_QUERY_STEPS, rows)
 
 
