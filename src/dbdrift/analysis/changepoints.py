@@ -12,13 +12,16 @@ own 95% interval when it has one, else from the other segment.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from statistics import geometric_mean
+from typing import Any
 
 from dbdrift.analysis.noise import t975
 
 MAX_PVALUE = 0.001  # Otava's default significance
 WINDOW = 50  # Otava's default sliding window (points)
+Interval = tuple[float | None, float | None]  # a 95% interval; None ends when not estimable
 INSTALL_HINT = "pip install 'dbdrift[history]' (Apache Otava, the change-point detector)"
 
 
@@ -42,13 +45,14 @@ class Change:
     pvalue: float
 
 
-def detector():
+def detector() -> Callable[..., Any]:
     """Otava's compute_change_points; Unavailable when it is not installed."""
     try:
         from otava.analysis import compute_change_points
     except ImportError as exc:
         raise Unavailable(f"change points need Apache Otava, which is not installed ({exc})") from None
-    return compute_change_points
+    detect: Callable[..., Any] = compute_change_points  # Otava has no type information
+    return detect
 
 
 def change_points(values: list[float], intervals: list[tuple[float | None, float | None]] | None = None,
@@ -73,9 +77,10 @@ def change_points(values: list[float], intervals: list[tuple[float | None, float
     return out
 
 
-def step_interval(before: list[float], before_iv, after: list[float], after_iv) -> tuple[float | None, float | None]:
+def step_interval(before: list[float], before_iv: Sequence[Interval], after: list[float],
+                  after_iv: Sequence[Interval]) -> Interval:
     """95% interval of mean(after)/mean(before) - 1 on the log scale (Welch)."""
-    def moments(values, ivs):
+    def moments(values: list[float], ivs: Sequence[Interval]) -> tuple[float, float | None, int]:
         logs = [math.log(v) for v in values]
         n = len(logs)
         mean = sum(logs) / n
@@ -89,10 +94,11 @@ def step_interval(before: list[float], before_iv, after: list[float], after_iv) 
 
     mb, vb, nb = moments(before, before_iv)
     ma, va, na = moments(after, after_iv)
-    if vb is None and va is None:
+    fallback = vb if vb is not None else va  # a one-point side without an interval borrows the other's variance
+    if fallback is None:
         return None, None
-    vb, va = (va if vb is None else vb), (vb if va is None else va)
-    terms = (vb / nb if nb > 1 else vb, va / na if na > 1 else va)
+    var_b, var_a = (fallback if vb is None else vb), (fallback if va is None else va)
+    terms = (var_b / nb if nb > 1 else var_b, var_a / na if na > 1 else var_a)
     se2 = terms[0] + terms[1]
     diff = ma - mb
     if se2 == 0:
@@ -104,7 +110,7 @@ def step_interval(before: list[float], before_iv, after: list[float], after_iv) 
     return math.exp(diff - half) - 1, math.exp(diff + half) - 1
 
 
-def new_changes(values: list[float], intervals, min_magnitude: float = 0.02,
+def new_changes(values: list[float], intervals: list[Interval] | None, min_magnitude: float = 0.02,
                 max_pvalue: float = MAX_PVALUE, newest: int = 1, now: list[Change] | None = None) -> list[Change]:
     """The changes found with the newest `newest` points that were not found without them: what
     the latest measurement brought (`history --fail-on new-regression`). now: the changes of all

@@ -129,7 +129,8 @@ class Estimate:
         return (self.upper - self.lower) / 2 / self.value
 
 
-def kept_intervals(intervals: tuple[IntervalSample, ...], steal_max_pct: float = STEAL_MAX_PCT):
+def kept_intervals(intervals: tuple[IntervalSample, ...],
+                   steal_max_pct: float = STEAL_MAX_PCT) -> tuple[list[IntervalSample], int]:
     """Intervals whose steal is known and ≤ steal_max_pct, or unknown (kept: no evidence).
 
     Degenerate case: if every interval is over the limit, all are kept (and the caller sees
@@ -488,7 +489,8 @@ def _turns_by_key(runs: list[RunSample]) -> dict[tuple[int, int], IntervalSample
     return out or None
 
 
-def _calm_logs(keys: list[tuple[int, int]], a: dict, b: dict, steal_max_pct: float) -> tuple[list[float], int]:
+def _calm_logs(keys: list[tuple[int, int]], a: dict[tuple[int, int], IntervalSample],
+               b: dict[tuple[int, int], IntervalSample], steal_max_pct: float) -> tuple[list[float], int]:
     """d = ln(a/b) of the pairs `keys` whose turns both lie in calm seconds (all of them if
     none do), and how many were left out."""
     calm = [k for k in keys if _calm(a[k], steal_max_pct) and _calm(b[k], steal_max_pct)]

@@ -9,8 +9,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from statistics import fmean
 
-from dbdrift.analysis.noise import (STEAL_MAX_PCT, Estimate, IntervalSample, RunSample, Verdict, relative,
+from dbdrift.analysis.noise import (Estimate, IntervalSample, RunSample, Verdict, relative,
                                     throughput, verdict, with_campaign_sd)
+from dbdrift.model import STEAL_MAX_PCT
 
 
 @dataclass(frozen=True)
@@ -166,7 +167,9 @@ def _ok_samples(runs: list[Measurement]) -> list[RunSample]:
     return [m.sample() for m in runs if m.status == "ok" and m.value is not None]
 
 
-def _row(test, threads, group_metric, cell, ordered, compared, references, effect, noisy, campaign) -> RelativeRow:
+def _row(test: str, threads: int, group_metric: tuple[str, str], cell: dict[str, list[Measurement]], ordered: list[str],
+         compared: tuple[str, ...], references: dict[str, str], effect: float, noisy: float,
+         campaign: dict[str, tuple[float, int]]) -> RelativeRow:
     values = {t: summarize_cell(cell.get(t, [])) for t in ordered}
     samples = {t: _ok_samples(cell.get(t, [])) for t in ordered}
     cells = {}
