@@ -7,9 +7,11 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Literal, TypedDict
+from typing import Any, Literal, TypedDict
 
 ENGINES = ("postgres", "mariadb", "mysql")
+
+JsonObject = dict[str, Any]  # a JSON object kept as written (a driver line's payload, a spec sent to the driver)
 
 
 _PRERELEASE_RANK = {"alpha": 0, "beta": 1, "rc": 2, None: 3}
@@ -112,7 +114,7 @@ class ConnectionInfo:
     def with_dbname(self, dbname: str) -> "ConnectionInfo":
         return replace(self, dbname=dbname)
 
-    def to_driver(self) -> dict:
+    def to_driver(self) -> JsonObject:
         out = {
             "socket_dir": str(self.socket_dir),
             "host": self.host,
@@ -208,10 +210,10 @@ class TpccResult:
     transactions: int = 0
     nopm: float = 0.0
     tpm: float = 0.0
-    by_type: dict = field(default_factory=dict)
-    intervals: list = field(default_factory=list)
+    by_type: dict[str, JsonObject] = field(default_factory=dict)  # transaction type -> the driver's totals
+    intervals: list[JsonObject] = field(default_factory=list)
     hardware: HardwareWindow | None = None
-    consistency: list = field(default_factory=list)
+    consistency: list[JsonObject] = field(default_factory=list)
     load_s: float | None = None
     error: str | None = None
     repeat: int = 0
@@ -246,8 +248,8 @@ class InsertStepResult:
     max_insert_us: int | None = None
     max_delete_us: int | None = None
     max_query_us: int | None = None
-    histograms: dict = field(default_factory=dict)
-    per_second: list = field(default_factory=list)
+    histograms: dict[str, JsonObject] = field(default_factory=dict)
+    per_second: list[JsonObject] = field(default_factory=list)
     hardware: HardwareWindow | None = None
     table_rows: int | None = None  # rows in the benchmark tables after the step
     error: str | None = None

@@ -7,12 +7,16 @@ from __future__ import annotations
 import re
 import time
 from collections import defaultdict
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TypeVar
 
 from dbdrift.errors import UserError
 
 Symbol = tuple[str, str]  # (object file, function name)
+K = TypeVar("K")
+J = TypeVar("J")
 
 _LINE = re.compile(r"([a-z]+)([=:])\s*(.*)")
 _COMPRESSED = re.compile(r"\((\d+)\)(?:\s+(.*))?")
@@ -198,8 +202,8 @@ class _Reader:
         if self.callee is not None:
             raise self.error("the file ends between a calls= line and its cost line")
         by_symbol = dict(self.self_cost)
-        by_name = _add([by_symbol], key=lambda symbol: symbol[1])
-        calls_by_name = _add([self.call_cost], key=lambda pair: (pair[0][1], pair[1][1]))
+        by_name = _by(by_symbol, lambda symbol: symbol[1])
+        calls_by_name = _by(self.call_cost, lambda pair: (pair[0][1], pair[1][1]))
         return Profile(
             total_ir=self.total, self_ir=by_name, inclusive_ir=_inclusive(by_name, calls_by_name),
             self_ir_by_symbol=by_symbol, inclusive_ir_by_symbol=_inclusive(by_symbol, self.call_cost),
@@ -207,16 +211,25 @@ class _Reader:
             parts=self.parts, totals=dict(self.totals))
 
 
-def _add(dicts, key=lambda k: k) -> dict:
-    out: dict = defaultdict(int)
+def _add(dicts: Iterable[Mapping[K, int]]) -> dict[K, int]:
+    out: dict[K, int] = defaultdict(int)
     for d in dicts:
         for k, value in d.items():
-            out[key(k)] += value
+            out[k] += value
     return dict(out)
 
 
-def _inclusive(self_cost: dict, calls: dict) -> dict:
-    out = defaultdict(int, self_cost)
+def _by(counts: Mapping[K, int], key: Callable[[K], J]) -> dict[J, int]:
+    """`counts` summed per key(k): per function name over object files, say."""
+    out: dict[J, int] = defaultdict(int)
+    for k, value in counts.items():
+        out[key(k)] += value
+    return dict(out)
+
+
+def _inclusive(self_cost: Mapping[K, int], calls: Mapping[tuple[K, K], int]) -> dict[K, int]:
+    """Each function's self cost plus the inclusive cost of its calls to other functions."""
+    out: dict[K, int] = defaultdict(int, self_cost)
     for (caller, callee), cost in calls.items():
         if caller != callee:
             out[caller] += cost
@@ -262,7 +275,7 @@ def merge_profiles(profiles: list[Profile]) -> Profile:
         parts=sum(p.parts for p in profiles), totals=_add(p.totals for p in profiles))
 
 
-def _natural_key(path: Path) -> list:
+def _natural_key(path: Path) -> list[int | str]:
     return [int(piece) if piece.isdigit() else piece for piece in re.split(r"(\d+)", path.name)]
 
 
