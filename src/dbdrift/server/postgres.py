@@ -13,6 +13,7 @@ import shlex
 import signal
 import subprocess
 from pathlib import Path
+from typing import Any
 
 from dbdrift.errors import ServerError
 from dbdrift.model import ConnectionInfo, InstallInfo, ServerInfo, TargetSpec
@@ -37,7 +38,7 @@ class PostgresServer(base.Server):
 
     def __init__(
         self, target: TargetSpec, install: InstallInfo, run_dir: Path, start_timeout_s: float = 60,
-        owner: dict | None = None,
+        owner: dict[str, Any] | None = None,
     ) -> None:
         super().__init__(target, install, Path(run_dir).absolute(), owner)
         self.start_timeout_s = start_timeout_s
@@ -164,7 +165,7 @@ class PostgresServer(base.Server):
         if result.returncode != 0:
             raise ServerError(f"{self.label}: postgres -C {name} failed: {base.last_line(result.stderr)}",
                               "stop the server first; -C needs a stopped data directory")
-        return result.stdout.strip()
+        return str(result.stdout).strip()
 
     # --- steps ----------------------------------------------------------------------------
 
@@ -207,7 +208,7 @@ class PostgresServer(base.Server):
         conf = self.data_dir / "postgresql.conf"
         conf.write_text(self._base_conf.rstrip("\n") + "\n\n" + self.config_text)
 
-    def _pg_ctl_start(self) -> subprocess.CompletedProcess:
+    def _pg_ctl_start(self) -> subprocess.CompletedProcess[str]:
         timeout = max(1, math.ceil(self.start_timeout_s))
         cmd: list[str | os.PathLike[str]] = [self.install.bindir / "pg_ctl", "start", "-w", "-t", str(timeout),
                "-D", self.data_dir, "-l", self.log_path]
