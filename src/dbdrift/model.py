@@ -141,6 +141,17 @@ class ServerInfo:
 
 # --- Insert Benchmark (docs/methodology.md) ------------------------------------------------------------
 
+class LatencySummary(TypedDict):
+    """A run's statement latency in µs, from the driver's merged histogram (`latency_json`)."""
+
+    count: int
+    min: float | None
+    max: float | None
+    p50: float | None
+    p95: float | None
+    p99: float | None
+
+
 class PerfCounts(TypedDict, total=False):
     """perf stat counters of a run's servers over its measured window (metrics/perf.py)."""
 
