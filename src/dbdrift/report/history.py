@@ -14,7 +14,7 @@ from html import escape
 
 from dbdrift.analysis.changepoints import Change
 from dbdrift.report.page import TARGET_COLORS, page
-from dbdrift.report.svgchart import axis_step
+from dbdrift.report.svgchart import axis_spacing
 from dbdrift.report.numbers import fmt_abs
 from dbdrift.results.history import METRICS, Series, SeriesPoint, version_order
 
@@ -156,9 +156,9 @@ def line_chart(members: list[Series], labels: list[str], caption: str) -> str:
     values = [p.value / s.points[0].value for s in members if s.points for p in s.points]
     lo = min([AXIS_FROM, *values])
     hi = max([1.2, *values])
-    step = axis_step(lo, hi)
-    lo = step * int(lo / step - 1e-9) if lo < AXIS_FROM else AXIS_FROM
-    hi = step * (int(hi / step - 1e-9) + 1)
+    spacing = axis_spacing(lo, hi)
+    lo = spacing * int(lo / spacing - 1e-9) if lo < AXIS_FROM else AXIS_FROM
+    hi = spacing * (int(hi / spacing - 1e-9) + 1)
     label_h = max([len(label) for label in labels] + [4]) * CHAR_PX * LABEL_SIN + 18
     bottom = label_h + 22  # the slanted labels, then the x axis title
     legend_h = 16 * len(members)
@@ -180,7 +180,7 @@ def line_chart(members: list[Series], labels: list[str], caption: str) -> str:
         names = shared.get(i, [name])
         return (names.index(name) - (len(names) - 1) / 2) * dx if len(names) > 1 else 0.0
 
-    body = _axes(members, lo, hi, step, y, bottom)
+    body = _axes(members, lo, hi, spacing, y, bottom)
     for i, label in enumerate(labels):
         body.append(f'<text x="{x(i):.1f}" y="{TOP + PLOT_H + 14}" text-anchor="end" '
                     f'transform="rotate(-40 {x(i):.1f} {TOP + PLOT_H + 14})">{escape(label)}</text>')
@@ -211,15 +211,15 @@ def line_chart(members: list[Series], labels: list[str], caption: str) -> str:
             '<g font-family="ui-monospace,Menlo,Consolas,monospace" font-size="12">' + "".join(body) + "</g></svg>")
 
 
-def _axes(members: list[Series], lo: float, hi: float, step: float, y, bottom: float) -> list[str]:
-    """Gridlines and ticks from `lo` by `step`, the y axis title, and which way is worse."""
+def _axes(members: list[Series], lo: float, hi: float, spacing: float, y, bottom: float) -> list[str]:
+    """Gridlines and ticks from `lo` by `spacing`, the y axis title, and which way is worse."""
     body = []
     tick = lo
     while tick <= hi + 1e-9:
         body.append(f'<line x1="{LEFT}" x2="{LEFT + PLOT_W}" y1="{y(tick):.1f}" y2="{y(tick):.1f}" '
                     f'stroke="{"#999" if abs(tick - 1) < 1e-9 else "#e4e4e4"}"/>'
                     f'<text x="{LEFT - 6}" y="{y(tick) + 4:.1f}" text-anchor="end">{tick:.2f}</text>')
-        tick += step
+        tick += spacing
     metric = members[0].metric
     mid = TOP + PLOT_H / 2
     body.append(f'<text class="y-title" x="14" y="{mid:.1f}" text-anchor="middle" transform="rotate(-90 14 {mid:.1f})" '
