@@ -1,11 +1,11 @@
 """Change points in a series of per-version (or per-night) estimates, found by Apache Otava's
 e-divisive with its merge step (Fleming et al., "Hunter", ICPE 2023), and for each change the
-relative step between the segments on either side with a 95% interval.
+relative shift between the segments on either side with a 95% interval.
 
 Otava is an optional extra (`pip install 'dbdrift[history]'`): its dependency pins (an exact
 numpy, cloud clients) are too heavy for every user. It is imported only when asked for.
 
-Detection is Otava's; dbdrift adds only the interval of each step: a Welch t interval on the
+Detection is Otava's; dbdrift adds only the interval of each shift: a Welch t interval on the
 logarithms of the two segments' points, where a one-point segment takes its variance from its
 own 95% interval when it has one, else from the other segment.
 """
@@ -31,10 +31,10 @@ class Unavailable(RuntimeError):
 
 @dataclass(frozen=True)
 class Change:
-    """A step between point `index - 1` and point `index`: after/before - 1 with its interval.
+    """A shift between point `index - 1` and point `index`: after/before - 1 with its interval.
     before and after are the segments' geometric means, the centre the interval is built on,
-    so the step lies in its interval (arithmetic means can put it far outside: a segment of
-    nine points at 1 and one at 1000 steps up by 9,990% by them, by 100% by its logarithms)."""
+    so the shift lies in its interval (arithmetic means can put it far outside: a segment of
+    nine points at 1 and one at 1000 shifts up by 9,990% by them, by 100% by its logarithms)."""
 
     index: int
     before: float  # geometric mean of the segment before
@@ -71,13 +71,13 @@ def change_points(values: list[float], intervals: list[tuple[float | None, float
         left = slice(bounds[i], bounds[i + 1])
         right = slice(bounds[i + 1], bounds[i + 2])
         before, after = values[left], values[right]
-        lower, upper = step_interval(before, own[left], after, own[right])
+        lower, upper = shift_interval(before, own[left], after, own[right])
         b, a = geometric_mean(before), geometric_mean(after)
         out.append(Change(int(cp.index), b, a, a / b - 1, lower, upper, float(cp.stats.pvalue)))
     return out
 
 
-def step_interval(before: list[float], before_iv: Sequence[Interval], after: list[float],
+def shift_interval(before: list[float], before_iv: Sequence[Interval], after: list[float],
                   after_iv: Sequence[Interval]) -> Interval:
     """95% interval of mean(after)/mean(before) - 1 on the log scale (Welch)."""
     def moments(values: list[float], ivs: Sequence[Interval]) -> tuple[float, float | None, int]:
