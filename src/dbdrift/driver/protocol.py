@@ -72,7 +72,7 @@ class DriverOutput:
     summary: JsonObject | None = None
     fatal: JsonObject | None = None
     unparsed: list[str] = field(default_factory=list)
-    phases: list[JsonObject] = field(default_factory=list)
+    window_edges: list[JsonObject] = field(default_factory=list)  # tpcc "phase" lines: the measured window's edges
     loads: list[JsonObject] = field(default_factory=list)
 
     def add_line(self, line: str) -> JsonObject | None:
@@ -95,7 +95,7 @@ class DriverOutput:
         elif kind in ("start", "warmup", "summary", "fatal"):
             setattr(self, kind, obj)
         elif kind in ("phase", "load"):  # tpcc: its window's edges, and each piece of its load
-            (self.phases if kind == "phase" else self.loads).append(obj)
+            (self.window_edges if kind == "phase" else self.loads).append(obj)
         else:
             self.unparsed.append(line)
         return obj
