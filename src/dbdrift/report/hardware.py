@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dbdrift.analysis.hardware import METRIC_DIGITS, SYSBENCH_METRICS
 from dbdrift.analysis.instructions import SIMULATED
+from dbdrift.analysis.noise import Verdict
 from dbdrift.report.numbers import fmt_fixed, fmt_ratio
 from dbdrift.results.data import ReportData
 
@@ -48,7 +49,7 @@ def instruction_legend(data: ReportData) -> str:
             "or no timed result")
 
 
-def _with_mark(ratio: float | None, verdict) -> str:
+def _with_mark(ratio: float | None, verdict: Verdict | None) -> str:
     return NO_VALUE if ratio is None else f"{ratio:.3f} {verdict.mark if verdict else ''}".rstrip()
 
 

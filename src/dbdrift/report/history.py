@@ -10,7 +10,9 @@ from __future__ import annotations
 import csv
 import io
 import json
+from collections.abc import Callable
 from html import escape
+from typing import Any
 
 from dbdrift.analysis.changepoints import Change
 from dbdrift.report.page import TARGET_COLORS, page
@@ -19,11 +21,12 @@ from dbdrift.report.numbers import fmt_abs
 from dbdrift.results.history import METRICS, Series, SeriesPoint, version_order
 
 HISTORY_FORMAT_VERSION = 1
+BlockKey = tuple[str, str, str, int, str]  # Series.key: engine, setup, host, threads, metric
 
 
-def blocks(series: list[Series]) -> list[tuple[tuple, list[Series], list[str]]]:
+def blocks(series: list[Series]) -> list[tuple[BlockKey, list[Series], list[str]]]:
     """(key, its series, the column labels in order) per block."""
-    grouped: dict[tuple, list[Series]] = {}
+    grouped: dict[BlockKey, list[Series]] = {}
     for s in series:
         grouped.setdefault(s.key, []).append(s)
     out = []
@@ -38,7 +41,7 @@ def blocks(series: list[Series]) -> list[tuple[tuple, list[Series], list[str]]]:
     return out
 
 
-def title(key: tuple) -> str:
+def title(key: BlockKey) -> str:
     engine, setup, host, threads, metric = key
     clients = f"{threads} client thread{'s' if threads != 1 else ''}"
     return f"{metric} ({METRICS[metric][0]}): {engine}, {setup}, {clients}, on {host}"
@@ -96,7 +99,7 @@ def render_text(series: list[Series], notes: list[str], absolute: bool = False, 
     return "\n".join(lines).rstrip() + "\n"
 
 
-def _point_dict(p: SeriesPoint, first: float | None) -> dict:
+def _point_dict(p: SeriesPoint, first: float | None) -> dict[str, Any]:
     return {"label": p.label, "value": p.value, "lower": p.lower, "upper": p.upper,
             "relative": p.value / first if first else None,
             "replicates": [{"campaign": r.campaign, "campaign_id": r.campaign_id, "created_at": r.created_at,
@@ -104,7 +107,7 @@ def _point_dict(p: SeriesPoint, first: float | None) -> dict:
                             "upper": r.upper} for r in p.replicates]}
 
 
-def series_dict(s: Series) -> dict:
+def series_dict(s: Series) -> dict[str, Any]:
     first = s.points[0].value if s.points else None
     return {"engine": s.engine, "setup": s.setup, "host": s.host, "test": s.test, "version": s.version or None,
             "threads": s.threads,
@@ -116,7 +119,7 @@ def series_dict(s: Series) -> dict:
                         for c in s.changes]}
 
 
-def render_json(series: list[Series], notes: list[str], meta: dict) -> str:
+def render_json(series: list[Series], notes: list[str], meta: dict[str, Any]) -> str:
     return json.dumps({"meta": {"format_version": HISTORY_FORMAT_VERSION, **meta}, "notes": notes,
                        "series": [series_dict(s) for s in series]}, indent=2) + "\n"
 
@@ -211,7 +214,8 @@ def line_chart(members: list[Series], labels: list[str], caption: str) -> str:
             '<g font-family="ui-monospace,Menlo,Consolas,monospace" font-size="12">' + "".join(body) + "</g></svg>")
 
 
-def _axes(members: list[Series], lo: float, hi: float, spacing: float, y, bottom: float) -> list[str]:
+def _axes(members: list[Series], lo: float, hi: float, spacing: float, y: Callable[[float], float],
+          bottom: float) -> list[str]:
     """Gridlines and ticks from `lo` by `spacing`, the y axis title, and which way is worse."""
     body = []
     tick = lo
@@ -234,7 +238,7 @@ def _axes(members: list[Series], lo: float, hi: float, spacing: float, y, bottom
     return body
 
 
-def render_html(series: list[Series], notes: list[str], meta: dict) -> str:
+def render_html(series: list[Series], notes: list[str], meta: dict[str, Any]) -> str:
     parts = [f"<h1>History of {escape(meta.get('metric', ''))}</h1>",
              f"<p>Store {escape(meta.get('store', ''))}, by {escape(meta.get('by', ''))}, generated "
              f"{escape(meta.get('generated_at', ''))} by dbdrift {escape(meta.get('dbdrift_version', ''))}. "

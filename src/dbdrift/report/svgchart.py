@@ -6,6 +6,7 @@ survives being copied out of the page. Every text is escaped here; callers pass 
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 from html import escape
 
@@ -105,7 +106,7 @@ def ratio_chart(groups: list[BarGroup], chart_id: str, caption: str, digits: int
             + "".join(grid + body) + "</g></svg>")
 
 
-def _bar(bar: Bar, x, y: float, name_w: float, value_x: float, digits: int, chart_id: str) -> list[str]:
+def _bar(bar: Bar, x: Callable[[float], float], y: float, name_w: float, value_x: float, digits: int, chart_id: str) -> list[str]:
     out = [_text(name_w, y + BAR_H - 2, bar.label, "start", "fill:#444")]
     tip = f"<title>{escape(bar.title)}</title>" if bar.title else ""
     if bar.value is None or not math.isfinite(bar.value):
@@ -136,7 +137,7 @@ def grid_ticks(lo: float, hi: float, spacing: float) -> list[float]:
     return [round(1.0 + k * spacing, 9) for k in range(first, last + 1)]
 
 
-def _grid(lo: float, hi: float, spacing: float, x, top: float, bottom: float) -> list[str]:
+def _grid(lo: float, hi: float, spacing: float, x: Callable[[float], float], top: float, bottom: float) -> list[str]:
     out = []
     for tick in grid_ticks(lo, hi, spacing):
         at_one = abs(tick - 1.0) < 1e-9
