@@ -155,7 +155,7 @@ class LatencySummary(TypedDict):
 class PerfCounts(TypedDict, total=False):
     """perf stat counters of a run's servers over its measured window (metrics/perf.py)."""
 
-    group: str
+    group: int  # 1-based number of the COUNTER_GROUPS entry counted (metrics/perf.group_for_round)
     counters: dict[str, float | None]  # counter name -> count (None: not counted)
     error: str | None
 
