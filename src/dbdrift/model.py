@@ -33,6 +33,15 @@ def version_key(version: str) -> tuple[int, ...]:
 def is_prerelease(version: str) -> bool:
     """"19rc1", "19beta2": a version its project has not released yet."""
     return version_key(version)[3] < _PRERELEASE_RANK[None]
+WARM_SUFFIX = ".warm"  # ends the name of every warm-up run the plan makes (point-query.warm, scan.warm, ...)
+
+
+def is_warm_run(test: str) -> bool:
+    """A stored run's test name is a warm-up run's: run, never reported. The plan marks these
+    runs with RunStep.warm and names them with WARM_SUFFIX; a stored row keeps only the name."""
+    return test.endswith(WARM_SUFFIX)
+
+
 STEAL_MAX_PCT = 10.0  # host CPU steal above this is the hypervisor, not the server: analysis, runner, system check
 
 

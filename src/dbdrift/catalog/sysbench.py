@@ -288,10 +288,8 @@ RUN_ORDER = (
 # The database is settled after the load and after this test (plan/expand.py also settles
 # before the post-write reads when this test is not selected).
 SETTLE_AFTER = "read-write_range=100"
-# Warm-up runs: after each load, and before a test; run, never reported (WARM_RUNS names them all).
-WARM_AFTER_LOAD = "point-query.warm"
+# Warm-up runs that precede a test (not reported: their names contain "warm").
 WARM_BEFORE = {"scan": "scan.warm", "points-covered-si": "points-covered-si.warm"}
-WARM_RUNS = frozenset({WARM_AFTER_LOAD, *WARM_BEFORE.values()})
 
 GROUP_ALIASES = {
     "point": "point", "p": "point", "point-queries": "point",

@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from dbdrift.catalog.sysbench import CATALOG, RUN_ORDER, SETTLE_AFTER, WARM_AFTER_LOAD, WARM_BEFORE, MicrobenchmarkSpec
+from dbdrift.catalog.sysbench import CATALOG, RUN_ORDER, SETTLE_AFTER, WARM_BEFORE, MicrobenchmarkSpec
 from dbdrift.model import TargetSpec
 from dbdrift.plan.campaign import CampaignSpec
 
@@ -34,7 +34,7 @@ class SettleStep:
 
 @dataclass(frozen=True)
 class RunStep:
-    name: str  # report name; a warm-up run's is one of catalog.sysbench.WARM_RUNS
+    name: str  # report name; a warm-up run's ends in model.WARM_SUFFIX, all the store keeps of its flag
     test: MicrobenchmarkSpec
     threads: int
     repeat: int
@@ -99,7 +99,7 @@ def _sequence(spec: CampaignSpec, repeats: Sequence[int]) -> list[Step]:
     steps: list[Step] = [LoadStep(spec.tables, spec.rows), SettleStep(spec.settle_total_s(), "load")]
     first = repeats[0]
     if spec.warm_runs:
-        steps.append(_warm(spec, WARM_AFTER_LOAD, "point-query", spec.read_s, spec.tables, first))
+        steps.append(_warm(spec, "point-query.warm", "point-query", spec.read_s, spec.tables, first))
     wrote = False  # a write test ran since the last settle
     for test in spec.tests:
         if wrote and test.group != "writes" and RUN_ORDER.index(test.name) > RUN_ORDER.index(SETTLE_AFTER):

@@ -34,6 +34,7 @@ def render_csv(data: ReportData) -> str:
             *(_extra(data, row, cell.target) if extra else ()), *meta,
         ])
     for irow, target, verdict in instruction_cells(data):
+        assert isinstance(irow, InstructionRow)  # instruction_cells yields the data's rows, typed as object
         cost = irow.costs.get(target)
         reference = irow.references.get(target, "")
         writer.writerow([

@@ -36,6 +36,7 @@ def render_json(data: ReportData) -> str:
             "explanation": data.why(row.test, row.threads, cell.target),
         })
     for irow, target, verdict in instruction_cells(data):
+        assert isinstance(irow, InstructionRow)  # instruction_cells yields the data's rows, typed as object
         cost = irow.costs.get(target)
         rows.append({
             "test": irow.test, "group": group_of(irow.test), "threads": None,

@@ -9,7 +9,6 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 from dbdrift.analysis.ibench import IBenchSummary
-from dbdrift.analysis.instructions import InstructionRow
 from dbdrift.analysis.noise import Estimate, Method, Verdict, verdict
 from dbdrift.analysis.tpcc import TargetSummary
 from dbdrift.catalog.sysbench import CATALOG
@@ -157,7 +156,7 @@ def select(found: list[Finding], kinds: list[str] | tuple[str, ...], measures: t
     return [f for f in found if (f.measure in measures or f.measure == CAMPAIGN) and f.verdict in wanted]
 
 
-def instruction_cells(data: ReportData) -> Iterator[tuple[InstructionRow, str, Verdict | None]]:
+def instruction_cells(data: ReportData) -> Iterator[tuple[object, str, Verdict | None]]:
     """(instruction row, target, verdict) for every target counted or compared on each counted
     test, targets in the report's order; the reference's own line has no verdict."""
     order = list(data.comparison.targets)
