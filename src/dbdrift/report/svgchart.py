@@ -163,10 +163,10 @@ def _text(x: float, y: float, text: str, anchor: str, style: str = "") -> str:
 
 @dataclass(frozen=True)
 class Line:
-    """One series of a time chart: y per x (seconds); None is a gap in the line."""
+    """One series of a time chart: y per x (seconds); None on either is a gap in the line."""
 
     name: str
-    xs: tuple[float, ...]
+    xs: tuple[float | None, ...]
     ys: tuple[float | None, ...]
     color: str
 
@@ -188,7 +188,7 @@ def time_chart(lines: list[Line], caption: str, unit: str, width: int = 560, hei
     negative), a legend above the plot; an SVG string with `caption` as its accessible title."""
     left, right, top, bottom = 58, 12, 24, 34
     plot_w, plot_h = width - left - right, height - top - bottom
-    xs = [x for line in lines for x in line.xs]
+    xs = [x for line in lines for x in line.xs if x is not None]
     ys = [y for line in lines for y in line.ys if y is not None]
     x_hi = max(xs, default=1.0) or 1.0
     y_spacing = nice_spacing(max(ys, default=1.0) or 1.0)
