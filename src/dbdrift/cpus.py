@@ -15,8 +15,10 @@ from __future__ import annotations
 
 import os
 import re
+from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
+from typing import Any
 
 from dbdrift.errors import UserError
 
@@ -41,12 +43,12 @@ class Placement:
         return f"driver on CPU {format_list(self.driver)}, servers on CPU {format_list(self.server)}"
 
     @classmethod
-    def from_dict(cls, data: dict) -> "Placement":
+    def from_dict(cls, data: dict[str, Any]) -> "Placement":
         if not data.get("pinned"):
             return cls()
         return cls(parse_list(data["driver"], "driver"), parse_list(data["server"], "server"))
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         if not self.pinned:
             return {"pinned": False}
         return {"pinned": True, "driver": format_list(self.driver), "server": format_list(self.server)}
@@ -101,6 +103,8 @@ def place(option: str | tuple[str, str], allowed: frozenset[int] | None = None) 
         ordered = sorted(allowed)
         k = max(1, len(ordered) // 4)
         return Placement(frozenset(ordered[:k]), frozenset(ordered[k:]))
+    if isinstance(option, str):
+        raise ValueError(f"cpus = {option!r}: not auto, shared or a (driver, server) pair")
     driver_text, server_text = option
     driver = parse_list(driver_text, "cpus.driver")
     server = parse_list(server_text, "cpus.server")
@@ -114,7 +118,7 @@ def place(option: str | tuple[str, str], allowed: frozenset[int] | None = None) 
 
 
 @contextmanager
-def pinned(cpus: frozenset[int] | None):
+def pinned(cpus: frozenset[int] | None) -> Iterator[None]:
     """Children started inside this block inherit `cpus`; the calling thread's mask is restored."""
     if not cpus:
         yield

@@ -34,6 +34,8 @@ class InputError(UserError):
 class ServerError(UserError):
     """A server failed to initialize, start, or died while a run was in progress."""
 
+    log_tail: str | None = None  # the end of the server's log, stored with the failed run
+
 
 class DriverError(UserError):
     """The load driver reported a fatal error or exited without a summary."""

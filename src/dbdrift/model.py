@@ -7,8 +7,11 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import Any, Literal, TypedDict
 
 ENGINES = ("postgres", "mariadb", "mysql")
+
+JsonObject = dict[str, Any]  # a JSON object kept as written (a driver line's payload, a spec sent to the driver)
 
 
 _PRERELEASE_RANK = {"alpha": 0, "beta": 1, "rc": 2, None: 3}
@@ -30,6 +33,15 @@ def version_key(version: str) -> tuple[int, ...]:
 def is_prerelease(version: str) -> bool:
     """"19rc1", "19beta2": a version its project has not released yet."""
     return version_key(version)[3] < _PRERELEASE_RANK[None]
+WARM_SUFFIX = ".warm"  # ends the name of every warm-up run the plan makes (point-query.warm, scan.warm, ...)
+
+
+def is_warm_run(test: str) -> bool:
+    """A stored run's test name is a warm-up run's: run, never reported. The plan marks these
+    runs with RunStep.warm and names them with WARM_SUFFIX; a stored row keeps only the name."""
+    return test.endswith(WARM_SUFFIX)
+
+
 STEAL_MAX_PCT = 10.0  # host CPU steal above this is the hypervisor, not the server: analysis, runner, system check
 
 
@@ -111,7 +123,7 @@ class ConnectionInfo:
     def with_dbname(self, dbname: str) -> "ConnectionInfo":
         return replace(self, dbname=dbname)
 
-    def to_driver(self) -> dict:
+    def to_driver(self) -> JsonObject:
         out = {
             "socket_dir": str(self.socket_dir),
             "host": self.host,
@@ -137,6 +149,56 @@ class ServerInfo:
 
 
 # --- Insert Benchmark (docs/methodology.md) ------------------------------------------------------------
+
+class LatencySummary(TypedDict):
+    """A run's statement latency in µs, from the driver's merged histogram (`latency_json`)."""
+
+    count: int
+    min: float | None
+    max: float | None
+    p50: float | None
+    p95: float | None
+    p99: float | None
+
+
+class PerfCounts(TypedDict, total=False):
+    """perf stat counters of a run's servers over its measured window (metrics/perf.py)."""
+
+    group: int  # 1-based number of the COUNTER_GROUPS entry counted (metrics/perf.group_for_round)
+    counters: dict[str, float | None]  # counter name -> count (None: not counted)
+    error: str | None
+
+
+class HardwareWindow(TypedDict, total=False):
+    """The host sampler's totals over one window (metrics/sampler.Delta), as stored with a run,
+    an Insert Benchmark step or a TPROC-C run (`hardware_json`) and with each 1 s sample. The I/O
+    counts are None when the data directory has no block device (tmpfs); windows stored before a
+    key existed lack it."""
+
+    elapsed_s: float
+    cpu_user_pct: float
+    cpu_sys_pct: float
+    cpu_iowait_pct: float
+    cpu_steal_pct: float
+    cs: float  # counts are fractional in a window scaled to one target's share of a run (turns)
+    reads: float | None
+    read_kb: float | None
+    writes: float | None
+    write_kb: float | None
+    server_cpu_s: float
+    client_cpu_s: float
+    server_rss_bytes: int
+    device: str | None  # the data directory's block device
+    perf: PerfCounts
+
+
+WindowCount = Literal["cs", "server_cpu_s", "client_cpu_s"]  # counts that add up over windows
+WindowPct = Literal["cpu_user_pct", "cpu_sys_pct", "cpu_iowait_pct", "cpu_steal_pct"]
+WindowIO = Literal["reads", "read_kb", "writes", "write_kb"]  # None without a block device
+WINDOW_PCTS: tuple[WindowPct, ...] = ("cpu_user_pct", "cpu_sys_pct", "cpu_iowait_pct", "cpu_steal_pct")
+WINDOW_COUNTS: tuple[WindowCount, ...] = ("cs", "server_cpu_s", "client_cpu_s")
+WINDOW_IO: tuple[WindowIO, ...] = ("reads", "read_kb", "writes", "write_kb")
+
 
 IBENCH_LOAD_STEPS = ("l.i0", "l.x", "l.i1", "l.i2")
 IBENCH_QUERY_STEPS = ("qr100", "qp100", "qr500", "qp500", "qr1000", "qp1000")
@@ -168,10 +230,10 @@ class TpccResult:
     transactions: int = 0
     nopm: float = 0.0
     tpm: float = 0.0
-    by_type: dict = field(default_factory=dict)
-    intervals: list = field(default_factory=list)
-    hardware: dict | None = None
-    consistency: list = field(default_factory=list)
+    by_type: dict[str, JsonObject] = field(default_factory=dict)  # transaction type -> the driver's totals
+    intervals: list[JsonObject] = field(default_factory=list)
+    hardware: HardwareWindow | None = None
+    consistency: list[JsonObject] = field(default_factory=list)
     load_s: float | None = None
     error: str | None = None
     repeat: int = 0
@@ -206,9 +268,9 @@ class InsertStepResult:
     max_insert_us: int | None = None
     max_delete_us: int | None = None
     max_query_us: int | None = None
-    histograms: dict = field(default_factory=dict)
-    per_second: list = field(default_factory=list)
-    hardware: dict | None = None
+    histograms: dict[str, JsonObject] = field(default_factory=dict)
+    per_second: list[JsonObject] = field(default_factory=list)
+    hardware: HardwareWindow | None = None
     table_rows: int | None = None  # rows in the benchmark tables after the step
     error: str | None = None
     db_bytes: int | None = None  # the benchmark database after the step (etl.sh's dbgb1, in bytes)

@@ -39,7 +39,7 @@ class WorkloadPlan:
     refuse: Callable[[Any], None]  # (top Table): refuse keys of other workloads, before any table is read
     parse: Callable[[Any, Any], Any]  # (spec, top Table) -> the spec with the workload's keys read
     settle_s: Callable[[Any], float]  # (spec) -> seconds of a settle when settle_s = "auto"
-    stored: Callable[[Any], dict]  # (spec) -> its table as stored with the campaign ({} for none)
+    stored: Callable[[Any], dict[str, Any]]  # (spec) -> its table as stored with the campaign ({} for none)
     demo: str  # the campaign file `dbdrift demo` runs, with {name}, {label}, {base_version}, ... to fill in
 
 
@@ -55,7 +55,7 @@ class Workload:
     check_lines: Callable[[Any], list[str]]  # (spec) -> `run --check`'s lines on what each target runs
     time_lines: Callable[[Any], list[str]]  # (spec) -> where the expected time goes, by part ([] for none)
     narrow: Callable[..., Any]  # (spec, tests, repeats) -> the campaign of one cluster unit
-    split: Callable[[Any, int], list]  # (spec, units) -> (tests, repeats) of each unit
+    split: Callable[[Any, int], list[Any]]  # (spec, units) -> (tests, repeats) of each unit
     remaining: Callable[..., Any]  # (store, campaign_id, spec, tests, repeats) -> what a unit lacks, or None
     store_failed: Callable[..., int]  # (store, campaign_id, spec, tests, reason, unit_id) -> runs stored as failed
     # its report, when it is judged over repeats: (store, campaign_id, base) -> the report's data, and

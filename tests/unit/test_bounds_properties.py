@@ -5,7 +5,7 @@ import math
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from dbdrift.analysis.changepoints import step_interval
+from dbdrift.analysis.changepoints import shift_interval
 from dbdrift.analysis.noise import IntervalSample, RunSample, log_interval, relative, relative_over_repeats, throughput
 from dbdrift.analysis.tpcc import latencies
 from dbdrift.driver.protocol import bucket_index, bucket_lower_ns, merge_buckets, percentile_us, totals
@@ -79,7 +79,7 @@ def test_a_versions_point_from_its_campaigns_is_above_zero_and_holds_its_value(v
 @FAST
 @given(st.lists(positive, min_size=1, max_size=6), st.lists(positive, min_size=1, max_size=6))
 def test_a_steps_interval_never_falls_below_minus_one_and_holds_the_geometric_step(before, after):
-    lower, upper = step_interval(before, [], after, [])
+    lower, upper = shift_interval(before, [], after, [])
     if lower is not None:
         logs_b, logs_a = [math.log(v) for v in before], [math.log(v) for v in after]
         step = math.exp(sum(logs_a) / len(logs_a) - sum(logs_b) / len(logs_b)) - 1

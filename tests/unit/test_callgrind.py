@@ -290,3 +290,14 @@ def test_function_keys_drop_cxx_parameter_lists_and_pool_unnamed_code():
     # a signature that changed between versions is one function; unnamed code one bucket
     assert _significant({"f(int)": 3.0, "f(long)": 2.0, "0x1a": 1.0, "0x2b": 0.25, "g": 0.1}) == {
         "f": 5.0, STRIPPED: 1.25}
+
+
+def test_a_profile_that_ends_between_a_call_and_its_cost_is_refused():
+    with pytest.raises(UserError, match="between a calls= line and its cost line"):
+        parse_profile("events: Ir\nfn=a\n1 5\ncfn=b\ncalls=1 9\n")
+
+
+def test_a_call_cost_counts_for_the_caller_inclusive_and_the_callee_named_by_cob():
+    profile = parse_profile("events: Ir\nob=x\nfn=a\n1 5\ncob=y\ncfn=b\ncalls=1 9\n1 40\nob=y\nfn=b\n1 40\n")
+    assert profile.self_ir == {"a": 5, "b": 40}
+    assert profile.inclusive_ir_by_symbol[("x", "a")] == 45 and profile.inclusive_ir_by_symbol[("y", "b")] == 40

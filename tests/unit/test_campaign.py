@@ -3,6 +3,7 @@ from pathlib import Path
 import pytest
 
 from dbdrift.errors import UserError
+from dbdrift.model import is_warm_run
 from dbdrift.plan.campaign import load_campaign, parse_campaign
 from dbdrift.plan.expand import FreshStep, LoadStep, RunStep, SettleStep, estimate_s, expand, restarts_before
 
@@ -166,3 +167,11 @@ def test_no_extra_settle_when_no_write_ran_before_the_reads():
     spec = parse({**MINIMAL, "tests": ["point-query", "delete"], "order": "sequential", "warm_runs": False})
     labels = [s.label for s in expand(spec)[0].steps if isinstance(s, SettleStep)]
     assert labels == ["settle after load"]
+
+
+def test_every_warm_up_run_the_plan_marks_is_one_a_stored_row_is_known_by():
+    spec = parse({**MINIMAL, "tests": ["all42"], "settle_s": 0, "order": "sequential"})
+    runs = [s for s in expand(spec)[0].steps if isinstance(s, RunStep)]
+    assert {s.name for s in runs if s.warm} == {"point-query.warm", "scan.warm", "points-covered-si.warm"}
+    assert all(s.warm == is_warm_run(s.name) for s in runs)
+    assert not is_warm_run("warmth")

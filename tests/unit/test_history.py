@@ -9,7 +9,7 @@ import sys
 
 import pytest
 
-from dbdrift.analysis.changepoints import change_points, new_changes, step_interval
+from dbdrift.analysis.changepoints import change_points, new_changes, shift_interval
 from dbdrift.cli import main as cli_main
 from dbdrift.results import history
 from dbdrift.store.store import InstructionRecord, RunRecord, Store
@@ -137,9 +137,9 @@ def test_no_change_is_found_in_a_flat_noisy_series_nor_below_the_minimum_effect(
 
 
 def test_a_one_point_segment_takes_its_variance_from_its_own_interval():
-    lower, upper = step_interval([100.0, 101.0, 99.0], [(None, None)] * 3, [90.0], [(88.0, 92.0)])
+    lower, upper = shift_interval([100.0, 101.0, 99.0], [(None, None)] * 3, [90.0], [(88.0, 92.0)])
     assert lower < 90 / 100 - 1 < upper
-    assert step_interval([100.0], [(None, None)], [90.0], [(None, None)]) == (None, None)
+    assert shift_interval([100.0], [(None, None)], [90.0], [(None, None)]) == (None, None)
 
 
 def test_new_changes_are_those_the_newest_point_brought():

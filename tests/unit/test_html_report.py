@@ -163,12 +163,12 @@ def test_strings_from_the_store_are_escaped(store):
     assert "a &lt; b &amp; c" in page and Page(page).errors == []
 
 
-def test_chart_scale_holds_one_and_every_value_on_whole_steps():
-    lo, hi, step = scale([0.91, 1.02])
-    assert lo <= 0.91 and hi >= 1.02 and round((1.0 - lo) / step, 9).is_integer()
+def test_chart_scale_holds_one_and_every_value_on_multiples_of_its_tick_spacing():
+    lo, hi, spacing = scale([0.91, 1.02])
+    assert lo <= 0.91 and hi >= 1.02 and round((1.0 - lo) / spacing, 9).is_integer()
     assert scale([]) == pytest.approx((0.995, 1.005, 0.005), abs=1e-9)
-    lo, hi, step = scale([250.0])
-    assert hi >= 250 and (hi - lo) / step <= 8
+    lo, hi, spacing = scale([250.0])
+    assert hi >= 250 and (hi - lo) / spacing <= 8
 
 
 def test_chain_columns_name_the_previous_target_as_reference(store):
@@ -242,9 +242,9 @@ def test_the_server_binary_section_gives_sizes_relative_to_the_base(page):
 
 
 def test_a_widened_axis_keeps_the_1_00_tick_and_its_label():
-    from dbdrift.report.svgchart import Bar, BarGroup, axis_step, grid_ticks, ratio_chart
+    from dbdrift.report.svgchart import Bar, BarGroup, axis_spacing, grid_ticks, ratio_chart
     lo, hi = 0.25, 1.2  # 0.25 to 1.2 by 0.2 from lo would tick 0.25, 0.45, ... 1.05 and skip 1.00
-    assert 1.0 in grid_ticks(lo, hi, axis_step(lo, hi))
+    assert 1.0 in grid_ticks(lo, hi, axis_spacing(lo, hi))
     chart = ratio_chart([BarGroup("t", (Bar("a", 0.29),))], "c", "cap", axis=(lo, hi))
     assert ">1.00</text>" in chart and 'class="one"' in chart
 

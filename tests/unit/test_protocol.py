@@ -46,3 +46,8 @@ def test_totals_sum_intervals_and_divide_statements_by_measured_time():
     assert t.qps == pytest.approx(160.0) and t.tps == pytest.approx(10.0)
     assert t.errors == {"deadlock": 1} and t.latency["min"] == 4.0 and t.latency["max"] == 12.0
     assert out.unparsed == ["not json"]
+
+
+def test_a_json_line_that_is_not_an_object_is_kept_as_unparsed():
+    out = parse_lines('[1, 2]\n42\n{"type":"summary","events":0}')
+    assert out.unparsed == ["[1, 2]", "42"] and out.summary == {"type": "summary", "events": 0}

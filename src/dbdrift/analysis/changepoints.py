@@ -1,24 +1,27 @@
 """Change points in a series of per-version (or per-night) estimates, found by Apache Otava's
 e-divisive with its merge step (Fleming et al., "Hunter", ICPE 2023), and for each change the
-relative step between the segments on either side with a 95% interval.
+relative shift between the segments on either side with a 95% interval.
 
 Otava is an optional extra (`pip install 'dbdrift[history]'`): its dependency pins (an exact
 numpy, cloud clients) are too heavy for every user. It is imported only when asked for.
 
-Detection is Otava's; dbdrift adds only the interval of each step: a Welch t interval on the
+Detection is Otava's; dbdrift adds only the interval of each shift: a Welch t interval on the
 logarithms of the two segments' points, where a one-point segment takes its variance from its
 own 95% interval when it has one, else from the other segment.
 """
 from __future__ import annotations
 
 import math
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from statistics import geometric_mean
+from typing import Any
 
 from dbdrift.analysis.noise import t975
 
 MAX_PVALUE = 0.001  # Otava's default significance
 WINDOW = 50  # Otava's default sliding window (points)
+Interval = tuple[float | None, float | None]  # a 95% interval; None ends when not estimable
 INSTALL_HINT = "pip install 'dbdrift[history]' (Apache Otava, the change-point detector)"
 
 
@@ -28,10 +31,10 @@ class Unavailable(RuntimeError):
 
 @dataclass(frozen=True)
 class Change:
-    """A step between point `index - 1` and point `index`: after/before - 1 with its interval.
+    """A shift between point `index - 1` and point `index`: after/before - 1 with its interval.
     before and after are the segments' geometric means, the centre the interval is built on,
-    so the step lies in its interval (arithmetic means can put it far outside: a segment of
-    nine points at 1 and one at 1000 steps up by 9,990% by them, by 100% by its logarithms)."""
+    so the shift lies in its interval (arithmetic means can put it far outside: a segment of
+    nine points at 1 and one at 1000 shifts up by 9,990% by them, by 100% by its logarithms)."""
 
     index: int
     before: float  # geometric mean of the segment before
@@ -42,13 +45,14 @@ class Change:
     pvalue: float
 
 
-def detector():
+def detector() -> Callable[..., Any]:
     """Otava's compute_change_points; Unavailable when it is not installed."""
     try:
         from otava.analysis import compute_change_points
     except ImportError as exc:
         raise Unavailable(f"change points need Apache Otava, which is not installed ({exc})") from None
-    return compute_change_points
+    detect: Callable[..., Any] = compute_change_points  # Otava has no type information
+    return detect
 
 
 def change_points(values: list[float], intervals: list[tuple[float | None, float | None]] | None = None,
@@ -67,15 +71,16 @@ def change_points(values: list[float], intervals: list[tuple[float | None, float
         left = slice(bounds[i], bounds[i + 1])
         right = slice(bounds[i + 1], bounds[i + 2])
         before, after = values[left], values[right]
-        lower, upper = step_interval(before, own[left], after, own[right])
+        lower, upper = shift_interval(before, own[left], after, own[right])
         b, a = geometric_mean(before), geometric_mean(after)
         out.append(Change(int(cp.index), b, a, a / b - 1, lower, upper, float(cp.stats.pvalue)))
     return out
 
 
-def step_interval(before: list[float], before_iv, after: list[float], after_iv) -> tuple[float | None, float | None]:
+def shift_interval(before: list[float], before_iv: Sequence[Interval], after: list[float],
+                  after_iv: Sequence[Interval]) -> Interval:
     """95% interval of mean(after)/mean(before) - 1 on the log scale (Welch)."""
-    def moments(values, ivs):
+    def moments(values: list[float], ivs: Sequence[Interval]) -> tuple[float, float | None, int]:
         logs = [math.log(v) for v in values]
         n = len(logs)
         mean = sum(logs) / n
@@ -89,10 +94,11 @@ def step_interval(before: list[float], before_iv, after: list[float], after_iv) 
 
     mb, vb, nb = moments(before, before_iv)
     ma, va, na = moments(after, after_iv)
-    if vb is None and va is None:
+    fallback = vb if vb is not None else va  # a one-point side without an interval borrows the other's variance
+    if fallback is None:
         return None, None
-    vb, va = (va if vb is None else vb), (vb if va is None else va)
-    terms = (vb / nb if nb > 1 else vb, va / na if na > 1 else va)
+    var_b, var_a = (fallback if vb is None else vb), (fallback if va is None else va)
+    terms = (var_b / nb if nb > 1 else var_b, var_a / na if na > 1 else var_a)
     se2 = terms[0] + terms[1]
     diff = ma - mb
     if se2 == 0:
@@ -104,7 +110,7 @@ def step_interval(before: list[float], before_iv, after: list[float], after_iv) 
     return math.exp(diff - half) - 1, math.exp(diff + half) - 1
 
 
-def new_changes(values: list[float], intervals, min_magnitude: float = 0.02,
+def new_changes(values: list[float], intervals: list[Interval] | None, min_magnitude: float = 0.02,
                 max_pvalue: float = MAX_PVALUE, newest: int = 1, now: list[Change] | None = None) -> list[Change]:
     """The changes found with the newest `newest` points that were not found without them: what
     the latest measurement brought (`history --fail-on new-regression`). now: the changes of all

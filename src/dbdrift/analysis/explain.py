@@ -8,6 +8,8 @@ instructions per event with the functions that moved most, the query plan, host 
 """
 from __future__ import annotations
 
+from typing import TypeGuard
+
 from dbdrift.analysis.hardware import MetricsRow
 from dbdrift.analysis.instructions import InstructionRow
 from dbdrift.analysis.relative import Cell, RelativeRow
@@ -25,16 +27,18 @@ def explanation(row: RelativeRow, cell: Cell, metrics: MetricsRow | None, instru
     parts = []
     relative = metrics.relative.get(cell.target, {}) if metrics else {}
     for key, label in (("srv_us/o", "server CPU/op"), ("cli_us/o", "client CPU/op")):
-        if _finite(relative.get(key)):
-            parts.append(f"{label} {_pct(relative[key])}")
-    if per_target_host and _finite(relative.get("cs/o")):
-        parts.append(f"cs/o {_pct(relative['cs/o'])}")
-    if instructions and _finite(instructions.relative.get(cell.target)):
-        text = f"instructions/event {_pct(instructions.relative[cell.target])}"
+        value = relative.get(key)
+        if _finite(value):
+            parts.append(f"{label} {_pct(value)}")
+    switches = relative.get("cs/o")
+    if per_target_host and _finite(switches):
+        parts.append(f"cs/o {_pct(switches)}")
+    ratio = instructions.relative.get(cell.target) if instructions else None
+    if instructions and _finite(ratio):
+        text = f"instructions/event {_pct(ratio)}"
         delta = instructions.deltas.get(cell.target)
         if delta:
-            way = "grew" if delta["total_delta"] > 0 else "shrank"
-            top = delta["self"][way][:3]
+            top = delta["self"]["grew" if delta["total_delta"] > 0 else "shrank"][:3]
             if top:
                 text += " (" + ", ".join(f"{f['function']} {f['delta']:+,.0f}" for f in top) + ")"
         parts.append(text)
@@ -49,7 +53,7 @@ def explanation(row: RelativeRow, cell: Cell, metrics: MetricsRow | None, instru
     return head, ", ".join(parts) if parts else "nothing else stored moved with it"
 
 
-def _finite(value) -> bool:
+def _finite(value: float | None) -> TypeGuard[float]:
     return value is not None and value != float("inf")
 
 

@@ -9,7 +9,10 @@ figures are per thousand rows.
 """
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
+
+from dbdrift.model import WINDOW_COUNTS, WINDOW_IO, WINDOW_PCTS, HardwareWindow, PerfCounts
 
 SYSBENCH_METRICS = ("cpu/o", "cs/o", "r/o", "rKB/o", "wKB/o", "o/s", "cpu_us/o", "srv_us/o", "cli_us/o")
 """`sum_met.sh`'s columns, then CPU µs per operation: host total, server tree, driver."""
@@ -18,31 +21,32 @@ METRIC_DIGITS = {"cpu/o": 6, "cs/o": 3, "r/o": 3, "rKB/o": 3, "wKB/o": 3, "o/s":
                  "cpu_us/o": 1, "srv_us/o": 1, "cli_us/o": 1}
 
 
-def combine(windows: list[tuple[dict, float]]) -> tuple[dict, float] | None:
+def combine(windows: Sequence[tuple[HardwareWindow | None, float | None]]) -> tuple[HardwareWindow, float] | None:
     """Merge the windows of several runs (rounds, repeats) of one cell into one window.
 
     Counts and CPU seconds add up, percentages are averaged weighted by elapsed time, RSS is
     the largest seen, and ops is the time-weighted mean throughput. Runs without a window
     (failed, or stored before samplers existed) are skipped; none left gives None.
     """
-    usable = [(w, ops) for w, ops in windows if w and ops is not None and w.get("elapsed_s")]
+    usable = [(w, w.get("elapsed_s", 0.0), ops) for w, ops in windows if w and ops is not None and w.get("elapsed_s")]
     if not usable:
         return None
-    elapsed = sum(w["elapsed_s"] for w, _ in usable)
-    merged: dict = {"elapsed_s": elapsed}
-    for key in ("cpu_user_pct", "cpu_sys_pct", "cpu_iowait_pct", "cpu_steal_pct"):
-        merged[key] = sum(w.get(key, 0.0) * w["elapsed_s"] for w, _ in usable) / elapsed
-    for key in ("cs", "server_cpu_s", "client_cpu_s"):
-        merged[key] = sum(w.get(key) or 0 for w, _ in usable)
-    for key in ("reads", "read_kb", "writes", "write_kb"):
-        values = [w.get(key) for w, _ in usable]
-        merged[key] = None if any(v is None for v in values) else sum(values)
-    merged["server_rss_bytes"] = max(w.get("server_rss_bytes") or 0 for w, _ in usable)
-    ops = sum(o * w["elapsed_s"] for w, o in usable) / elapsed
+    elapsed = sum(seconds for _, seconds, _ in usable)
+    merged = HardwareWindow(elapsed_s=elapsed)
+    for pct in WINDOW_PCTS:
+        merged[pct] = sum(w.get(pct, 0.0) * seconds for w, seconds, _ in usable) / elapsed
+    for count in WINDOW_COUNTS:
+        merged[count] = sum(w.get(count) or 0 for w, _, _ in usable)
+    for io in WINDOW_IO:
+        values = [w.get(io) for w, _, _ in usable]
+        known = [v for v in values if v is not None]
+        merged[io] = sum(known) if len(known) == len(values) else None
+    merged["server_rss_bytes"] = max(w.get("server_rss_bytes") or 0 for w, _, _ in usable)
+    ops = sum(o * seconds for _, seconds, o in usable) / elapsed
     return merged, ops
 
 
-def sysbench_metrics(window: dict, ops: float, ncpu: int) -> dict[str, float | None]:
+def sysbench_metrics(window: HardwareWindow, ops: float, ncpu: int) -> dict[str, float | None]:
     """SYSBENCH_METRICS from one measured window.
 
     cpu/o = (user+sys % of all CPUs) / ops, `sum_met.sh`'s unit; cpu_us/o = cpu/o · ncpu · 10^4
@@ -50,25 +54,26 @@ def sysbench_metrics(window: dict, ops: float, ncpu: int) -> dict[str, float | N
     the server's process tree and the driver. A device-less data directory (tmpfs) gives None
     for the I/O columns; ops of 0 gives None everywhere but o/s.
     """
-    elapsed = window["elapsed_s"]
+    elapsed = window.get("elapsed_s", 0.0)
     out: dict[str, float | None] = dict.fromkeys(SYSBENCH_METRICS)
     out["o/s"] = ops
     if not ops or not elapsed:
         return out
-    cpu_pct = window["cpu_user_pct"] + window["cpu_sys_pct"]
-    out["cpu/o"] = cpu_pct / ops
-    out["cpu_us/o"] = out["cpu/o"] * ncpu * 1e4
+    cpu_per_op = (window["cpu_user_pct"] + window["cpu_sys_pct"]) / ops
+    out["cpu/o"] = cpu_per_op
+    out["cpu_us/o"] = cpu_per_op * ncpu * 1e4
     out["cs/o"] = window["cs"] / elapsed / ops
     out["srv_us/o"] = window["server_cpu_s"] * 1e6 / (elapsed * ops)
     out["cli_us/o"] = window["client_cpu_s"] * 1e6 / (elapsed * ops)
-    if window.get("reads") is not None:
-        out["r/o"] = window["reads"] / elapsed / ops
-        out["rKB/o"] = window["read_kb"] / elapsed / ops
-        out["wKB/o"] = window["write_kb"] / elapsed / ops
+    reads, read_kb, write_kb = window.get("reads"), window.get("read_kb"), window.get("write_kb")
+    if reads is not None:
+        out["r/o"] = reads / elapsed / ops
+        out["rKB/o"] = None if read_kb is None else read_kb / elapsed / ops
+        out["wKB/o"] = None if write_kb is None else write_kb / elapsed / ops
     return out
 
 
-def insert_benchmark_metrics(window: dict, ips: float, qps: float, ncpu: int) -> dict[str, float | None]:
+def insert_benchmark_metrics(window: HardwareWindow, ips: float, qps: float, ncpu: int) -> dict[str, float | None]:
     """`etl.sh`'s columns for one Insert Benchmark step.
 
     rate = ips for load steps (qps == 0) and qps for query steps; wpi and wkbpi are always
@@ -78,7 +83,7 @@ def insert_benchmark_metrics(window: dict, ips: float, qps: float, ncpu: int) ->
     elapsed = window["elapsed_s"]
     rate = qps if qps else ips
 
-    def per(value, denominator):
+    def per(value: float | None, denominator: float | None) -> float | None:
         return None if value is None or not denominator else value / denominator
 
     rps, wps = per(window.get("reads"), elapsed), per(window.get("writes"), elapsed)
@@ -129,7 +134,7 @@ def per_query(counters: dict[str, float | None], queries: int) -> dict[str, floa
     return result
 
 
-def perf_per_query(runs: list[tuple[dict, float]]) -> dict[str, float | None]:
+def perf_per_query(runs: list[tuple[PerfCounts | None, float]]) -> dict[str, float]:
     """perf counters of several runs per query: each counter's sum over the runs that counted
     it, divided by those runs' queries; `runs` holds (hardware["perf"], queries) pairs."""
     sums: dict[str, float] = {}
@@ -158,14 +163,14 @@ class MetricsRow:
     perf: dict[str, dict[str, float]] = field(default_factory=dict)  # target -> perf counter per query
 
 
-def metrics_rows(cells: dict[tuple[str, int], dict[str, list[tuple[dict, float]]]], targets: list[str],
+def metrics_rows(cells: dict[tuple[str, int], dict[str, list[tuple[HardwareWindow, float]]]], targets: list[str],
                  references: dict[str, str], test_order: list[str], ncpu: int) -> list[MetricsRow]:
     """One row per (test, threads): windows of each target's runs combined, then
     SYSBENCH_METRICS and perf counters per query."""
     position = {name: i for i, name in enumerate(test_order)}
     rows = []
     for test, threads in sorted(cells, key=lambda k: (k[1], position.get(k[0], len(position)), k[0])):
-        absolute = {}
+        absolute: dict[str, dict[str, float | None]] = {}
         for target in targets:
             merged = combine(cells[(test, threads)].get(target, []))
             if merged is not None:
@@ -174,7 +179,7 @@ def metrics_rows(cells: dict[tuple[str, int], dict[str, list[tuple[dict, float]]
             continue
         relative = {t: {m: relative_value(absolute[t][m], absolute[ref][m]) for m in SYSBENCH_METRICS}
                     for t, ref in references.items() if t in absolute and ref in absolute}
-        perf = {t: perf_per_query([(w.get("perf"), ops * w["elapsed_s"]) for w, ops in runs if w and ops])
+        perf = {t: perf_per_query([(w.get("perf"), ops * w.get("elapsed_s", 0.0)) for w, ops in runs if w and ops])
                 for t, runs in cells[(test, threads)].items()}
         rows.append(MetricsRow(test, threads, absolute, relative, {t: references[t] for t in relative},
                                {t: p for t, p in perf.items() if p}))

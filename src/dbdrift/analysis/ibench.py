@@ -13,7 +13,10 @@ from statistics import fmean
 
 from dbdrift.analysis.hardware import insert_benchmark_metrics
 from dbdrift.analysis.noise import Estimate, relative_over_repeats
-from dbdrift.model import IBENCH_QUERY_STEPS, IBENCH_STEPS, InsertStepResult
+from dbdrift.model import IBENCH_QUERY_STEPS, IBENCH_STEPS, InsertStepResult, JsonObject
+
+Indexed = dict[tuple[str, str], InsertStepResult]  # (target, step) -> the result shown (index_results)
+Repeats = dict[tuple[str, str], list[InsertStepResult]]  # (target, step) -> its ok repeats (ok_repeats)
 
 COLORS = {"red": "#FF9A9A", "gray": "#D7D7D7", "green": "#81FFA6", "blue": "#81FFF9", "yellow": "#FFDD81"}
 """Color name -> the cell background chart_all.sh gives it in the HTML summary tables."""
@@ -66,7 +69,7 @@ def step_percentiles(result: InsertStepResult) -> tuple[float | None, float | No
     return percentile_rate(values, 50), percentile_rate(values, 99)
 
 
-def slice_averages(per_second: list[dict], key: str, slices: int = 10) -> list[float | None]:
+def slice_averages(per_second: list[JsonObject], key: str, slices: int = 10) -> list[float | None]:
     """The average rate in each of `slices` equal slices of the run (np.sh's 10), cut by time.
 
     The run spans 0..T, T the last line's t_sec (seconds since the step started, at the end of
@@ -156,7 +159,7 @@ def step_metrics(result: InsertStepResult, ncpu: int) -> dict[str, float | None]
     return out
 
 
-def per_second_series(result: InsertStepResult) -> dict[str, list]:
+def per_second_series(result: InsertStepResult) -> dict[str, list[float | None]]:
     """Client 1's per-second report as columns (SERIES_KEYS), ready for charts; gaps are None."""
     return {key: [line.get(key) for line in result.per_second] for key in SERIES_KEYS}
 
@@ -180,7 +183,9 @@ def step_detail(result: InsertStepResult, ncpu: int) -> StepDetail:
 
 
 @dataclass(frozen=True)
-class Cell:
+class SummaryCell:
+    """One colored value of a SummaryTable (chart_all.sh's tables): a rate, a ratio or a size."""
+
     value: float | None
     color: str | None = None  # a COLORS key
     lower: float | None = None  # the relative table's 95% interval, with repeats (relative_estimate)
@@ -191,7 +196,7 @@ class Cell:
 @dataclass(frozen=True)
 class SummaryTable:
     columns: tuple[str, ...]
-    rows: dict[str, tuple[Cell, ...]]  # row name (a target, or "target") -> one cell per column
+    rows: dict[str, tuple[SummaryCell, ...]]  # row name (a target, or "target") -> one cell per column
 
 
 @dataclass(frozen=True)
@@ -206,7 +211,7 @@ class IBenchSummary:
     writes: SummaryTable | None = None  # targets, then "<target> ÷ <base>" rows x WRITE_COLUMNS (writes_table)
 
 
-def index_results(results: list[InsertStepResult], targets: list[str]) -> dict[tuple[str, str], InsertStepResult]:
+def index_results(results: list[InsertStepResult], targets: list[str]) -> Indexed:
     """(target, step) -> the one result the per-step details show: of repeated steps the last
     "ok" one given (results come in the order they were stored), else the last given."""
     out: dict[tuple[str, str], InsertStepResult] = {}
@@ -217,7 +222,7 @@ def index_results(results: list[InsertStepResult], targets: list[str]) -> dict[t
     return out
 
 
-def ok_repeats(results: list[InsertStepResult], targets: list[str]) -> dict[tuple[str, str], list[InsertStepResult]]:
+def ok_repeats(results: list[InsertStepResult], targets: list[str]) -> Repeats:
     """(target, step) -> its "ok" results, one per repeat (the last given of a repeat), in repeat order."""
     last = {(r.target, r.step, r.repeat): r for r in results if r.target in targets and r.status == "ok"}
     out: dict[tuple[str, str], list[InsertStepResult]] = {}
@@ -260,7 +265,7 @@ def write_columns(steps_run: list[str]) -> tuple[tuple[str, str, str], ...]:
     return tuple(cols)
 
 
-def writes_table(repeats: dict, targets: list[str], ncpu: int) -> SummaryTable:
+def writes_table(repeats: Repeats, targets: list[str], ncpu: int) -> SummaryTable:
     """KB written per insert and database sizes per target (means over ok repeats), then one row
     per other target relative to the base (the first), named "<target> ÷ <base>"; colored as the
     relative table, where more is worse (blue: above 105% of the base)."""
@@ -269,34 +274,35 @@ def writes_table(repeats: dict, targets: list[str], ncpu: int) -> SummaryTable:
 
     def value(target: str, metric: str, step: str) -> float | None:
         values = [step_metrics(r, ncpu)[metric] for r in repeats.get((target, step)) or ()]
-        values = [v for v in values if v is not None]
-        return fmean(values) if values else None
+        known = [v for v in values if v is not None]
+        return fmean(known) if known else None
 
-    absolute = {t: tuple(Cell(value(t, m, st)) for _h, m, st in columns) for t in targets}
+    absolute = {t: tuple(SummaryCell(value(t, m, st)) for _h, m, st in columns) for t in targets}
     rows = dict(absolute)
     base = targets[0]
     for t in targets[1:]:
         ratios = [_ratio(c.value, b.value) for c, b in zip(absolute[t], absolute[base])]
-        rows[f"{t} ÷ {base}"] = tuple(Cell(r, relative_color(r)) for r in ratios)
+        rows[f"{t} ÷ {base}"] = tuple(SummaryCell(r, relative_color(r)) for r in ratios)
     return SummaryTable(tuple(h for h, _m, _st in columns), rows)
 
 
-def _throughput_table(repeats: dict, targets: list[str]) -> SummaryTable:
+def _throughput_table(repeats: Repeats, targets: list[str]) -> SummaryTable:
     columns = []
     for step in IBENCH_STEPS:
-        found = [repeats.get((t, step)) for t in targets]
+        found = [repeats.get((t, step)) or [] for t in targets]
         values = [None if not rs else fmean(main_rate(r) for r in rs) for rs in found]
         missed = [bool(rs) and mean_sla_met(rs) is False for rs in found]
-        columns.append([Cell(v, c, repeats=len(rs or ())) for v, c, rs in zip(values, range_colors(values, missed),
+        columns.append([SummaryCell(v, c, repeats=len(rs)) for v, c, rs in zip(values, range_colors(values, missed),
                                                                             found)])
     return SummaryTable(IBENCH_STEPS, {t: tuple(col[i] for col in columns) for i, t in enumerate(targets)})
 
 
 def mean_sla_met(results: list[InsertStepResult]) -> bool | None:
     """The SLA over repeats: the mean achieved insert rate against the (shared) target rate."""
-    if not results or sla_met(results[0]) is None:
+    target_ips = results[0].target_ips if results else None
+    if not results or target_ips is None or sla_met(results[0]) is None:
         return None
-    return 100 * fmean(r.ips for r in results) >= 95 * results[0].target_ips
+    return 100 * fmean(r.ips for r in results) >= 95 * target_ips
 
 
 def relative_estimate(new: list[InsertStepResult], base: list[InsertStepResult]) -> Estimate:
@@ -339,7 +345,7 @@ def _range_color(value: float | None, missed: bool, bottom: float | None, top: f
     return None
 
 
-def _relative_table(throughput: SummaryTable, repeats: dict, base: str) -> SummaryTable:
+def _relative_table(throughput: SummaryTable, repeats: Repeats, base: str) -> SummaryTable:
     base_cells = throughput.rows[base]
     rows = {}
     for target, cells in throughput.rows.items():
@@ -352,7 +358,7 @@ def _relative_table(throughput: SummaryTable, repeats: dict, base: str) -> Summa
                 est = relative_estimate(new, old)
                 lower, upper = est.lower, est.upper
                 r = est.value if est.value is not None else r
-            row.append(Cell(r, relative_color(r), lower, upper, min(len(new), len(old))))
+            row.append(SummaryCell(r, relative_color(r), lower, upper, min(len(new), len(old))))
         rows[target] = tuple(row)
     return SummaryTable(throughput.columns, rows)
 
@@ -370,28 +376,28 @@ def relative_color(ratio: float | None) -> str | None:
     return "blue" if percent > 105 else "yellow" if percent < 95 else None
 
 
-def _background_table(repeats: dict, indexed: dict, targets: list[str]) -> SummaryTable:
+def _background_table(repeats: Repeats, indexed: Indexed, targets: list[str]) -> SummaryTable:
     """Table 3, background inserts: achieved ips per qr/qp step (the mean over ok repeats), red below
     95% of the target; then the gray `target` row, taken from any result of the step (failed ones
     too: it is planned, not measured)."""
     rows = {}
     for t in targets:
         found = [repeats.get((t, step)) for step in IBENCH_QUERY_STEPS]
-        rows[t] = tuple(Cell(None) if not rs else
-                        Cell(fmean(r.ips for r in rs), "red" if mean_sla_met(rs) is False else None, repeats=len(rs))
+        rows[t] = tuple(SummaryCell(None) if not rs else
+                        SummaryCell(fmean(r.ips for r in rs), "red" if mean_sla_met(rs) is False else None, repeats=len(rs))
                         for rs in found)
     planned = [_planned_ips(indexed, targets, step) for step in IBENCH_QUERY_STEPS]
-    rows["target"] = tuple(Cell(p, None if p is None else "gray") for p in planned)
+    rows["target"] = tuple(SummaryCell(p, None if p is None else "gray") for p in planned)
     return SummaryTable(IBENCH_QUERY_STEPS, rows)
 
 
-def _planned_ips(indexed: dict, targets: list[str], step: str) -> float | None:
+def _planned_ips(indexed: Indexed, targets: list[str], step: str) -> float | None:
     """The step's target_ips from the first target that recorded one (all share dop and rate)."""
     found = (indexed.get((t, step)) for t in targets)
     return next((r.target_ips for r in found if r is not None and r.target_ips is not None), None)
 
 
-def _missing(indexed: dict, targets: list[str]) -> dict[str, tuple[tuple[str, str], ...]]:
+def _missing(indexed: Indexed, targets: list[str]) -> dict[str, tuple[tuple[str, str], ...]]:
     """target -> (step, why) for each step without a value: "not run", or the status and the
     first line of the stored error ("failed: server closed the connection")."""
     out = {}

@@ -7,7 +7,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import Protocol, TypedDict
 
 from dbdrift.analysis.noise import Verdict
 
@@ -92,19 +92,44 @@ def _by_canonical(costs: Mapping[str, float]) -> dict[str, float]:
     return merged
 
 
-def _rows(base: Mapping[str, float], new: Mapping[str, float], top: int) -> dict[str, list[dict]]:
+class FunctionRow(TypedDict):
+    """One function's instructions per event on both sides."""
+
+    function: str
+    base: float
+    new: float
+    delta: float  # new - base
+
+
+class FunctionRows(TypedDict):
+    """The functions that grew and those that shrank, largest |delta| first."""
+
+    grew: list[FunctionRow]
+    shrank: list[FunctionRow]
+
+
+class FunctionDelta(TypedDict):
+    """function_delta(): which functions account for a change in instructions per event."""
+
+    self: FunctionRows
+    inclusive: FunctionRows
+    total_delta: float
+    explained: float | None
+
+
+def _rows(base: Mapping[str, float], new: Mapping[str, float], top: int) -> FunctionRows:
     base, new = _by_canonical(base), _by_canonical(new)
-    rows = []
+    rows: list[FunctionRow] = []
     for name in base.keys() | new.keys():
         before, after = base.get(name, 0.0), new.get(name, 0.0)
         if abs(after - before) >= MIN_DELTA_PER_EVENT:
-            rows.append({"function": name, "base": before, "new": after, "delta": after - before})
+            rows.append(FunctionRow(function=name, base=before, new=after, delta=after - before))
     rows.sort(key=lambda row: (-abs(row["delta"]), row["function"]))
     return {"grew": [r for r in rows if r["delta"] > 0][:top],
             "shrank": [r for r in rows if r["delta"] < 0][:top]}
 
 
-def function_delta(base: EventCost, new: EventCost, top: int = 5) -> dict:
+def function_delta(base: EventCost, new: EventCost, top: int = 5) -> FunctionDelta:
     """Which functions account for the change in instructions per event from `base` to `new`.
 
     Returns {"self": {"grew": rows, "shrank": rows}, "inclusive": {...}, "total_delta": float,
@@ -123,12 +148,8 @@ def function_delta(base: EventCost, new: EventCost, top: int = 5) -> dict:
     if abs(total_delta) >= MIN_DELTA_PER_EVENT:
         same_way = self_rows["grew"] if total_delta > 0 else self_rows["shrank"]
         explained = sum(row["delta"] for row in same_way) / total_delta
-    return {
-        "self": self_rows,
-        "inclusive": _rows(*_below_roots(base, new), top),
-        "total_delta": total_delta,
-        "explained": explained,
-    }
+    return FunctionDelta(self=self_rows, inclusive=_rows(*_below_roots(base, new), top), total_delta=total_delta,
+                         explained=explained)
 
 
 def _below_roots(base: EventCost, new: EventCost) -> tuple[dict[str, float], dict[str, float]]:
@@ -148,7 +169,7 @@ class InstructionRow:
     costs: dict[str, EventCost]  # target -> counted cost
     spread_pct: dict[str, float | None]  # target -> repeatability of the count (None: one N1/N2 pair)
     relative: dict[str, float | None]  # compared target -> new / reference
-    deltas: dict[str, dict]  # compared target -> function_delta(reference, target)
+    deltas: dict[str, FunctionDelta]  # compared target -> function_delta(reference, target)
     references: dict[str, str]  # compared target -> the target it is divided by
     simulated: dict[str, dict[str, float]] = field(default_factory=dict)  # target -> simulated_events()
     verdicts: dict[str, Verdict] = field(default_factory=dict)  # compared target -> instruction_verdict()
@@ -200,7 +221,9 @@ def instruction_rows(counts: dict[tuple[str, str], tuple[EventCost, float | None
     for test in sorted({t for t, _ in counts}, key=lambda n: (position.get(n, len(position)), n)):
         costs = {target: cost for (t, target), (cost, _) in counts.items() if t == test}
         spread = {target: s for (t, target), (_, s) in counts.items() if t == test}
-        relative, deltas, verdicts = {}, {}, {}
+        relative: dict[str, float | None] = {}
+        deltas: dict[str, FunctionDelta] = {}
+        verdicts: dict[str, Verdict] = {}
         for target, ref in references.items():
             if target in costs and ref in costs:
                 base_ir = costs[ref].ir_per_event

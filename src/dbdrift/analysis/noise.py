@@ -129,7 +129,8 @@ class Estimate:
         return (self.upper - self.lower) / 2 / self.value
 
 
-def kept_intervals(intervals: tuple[IntervalSample, ...], steal_max_pct: float = STEAL_MAX_PCT):
+def kept_intervals(intervals: tuple[IntervalSample, ...],
+                   steal_max_pct: float = STEAL_MAX_PCT) -> tuple[list[IntervalSample], int]:
     """Intervals whose steal is known and ≤ steal_max_pct, or unknown (kept: no evidence).
 
     Degenerate case: if every interval is over the limit, all are kept (and the caller sees
@@ -151,8 +152,11 @@ def run_value(run: RunSample, steal_max_pct: float = STEAL_MAX_PCT) -> tuple[flo
 def mean_interval(values: list[float]) -> tuple[float, float, float] | None:
     """Mean and 95% t-interval of independent samples; None for fewer than 2 samples. The
     samples may be of either sign (logarithms); a positive quantity goes through log_interval."""
-    if len(values) < 2:
-        return None
+    return t_interval(values) if len(values) >= 2 else None
+
+
+def t_interval(values: list[float]) -> tuple[float, float, float]:
+    """mean_interval of two or more samples (a caller that has counted them)."""
     m = fmean(values)
     half = t975(len(values) - 1) * stdev(values) / math.sqrt(len(values))
     return m, m - half, m + half
@@ -170,7 +174,7 @@ def log_interval(values: list[float]) -> tuple[float, float, float] | None:
     """
     if len(values) < 2 or any(not v > 0 for v in values):
         return None
-    m, lo, hi = mean_interval([math.log(v) for v in values])
+    m, lo, hi = t_interval([math.log(v) for v in values])
     return math.exp(m), math.exp(lo), math.exp(hi)
 
 
@@ -248,16 +252,16 @@ def relative(new: list[RunSample], base: list[RunSample], steal_max_pct: float =
         return turns
     new_by_round = {r.round: run_value(r, steal_max_pct)[0] for r in new}
     base_by_round = {r.round: run_value(r, steal_max_pct)[0] for r in base}
-    logs = [math.log(new_by_round[k] / base_by_round[k]) for k in sorted(set(new_by_round) & set(base_by_round))
-            if new_by_round[k] and base_by_round[k]]
+    pairs = [(new_by_round[k], base_by_round[k]) for k in sorted(set(new_by_round) & set(base_by_round))]
+    logs = [math.log(n / b) for n, b in pairs if n and b]
     if len(logs) >= MIN_BATCHES:
-        m, lo, hi = mean_interval(logs)
+        m, lo, hi = t_interval(logs)
         return Estimate(math.exp(m), math.exp(lo), math.exp(hi), len(logs), Method.PAIRED_ROUNDS)
     a, b = throughput(new, steal_max_pct), throughput(base, steal_max_pct)
     if a.value is None or b.value is None or b.value == 0 or a.value == 0:
         return Estimate(None, None, None, 0, Method.NONE)
     r = a.value / b.value
-    if a.lower is None or b.lower is None:
+    if a.lower is None or b.lower is None or a.upper is None or b.upper is None:
         return Estimate(r, None, None, 0, Method.NO_INTERVAL)
     t_a, t_b = t975(max(a.n - 1, 1)), t975(max(b.n - 1, 1))
     se = math.hypot(math.log(a.upper / a.lower) / 2 / t_a, math.log(b.upper / b.lower) / 2 / t_b)
@@ -328,7 +332,7 @@ def paired_turns(new: list[RunSample], base: list[RunSample], steal_max_pct: flo
         method = Method.PAIRED_TURNS_BATCHED
     if len(samples) < 2:
         return Estimate(math.exp(center), None, None, len(samples), method, dropped)
-    m, lo, hi = mean_interval(samples)
+    m, lo, hi = t_interval(samples)
     return Estimate(math.exp(center), math.exp(center + lo - m), math.exp(center + hi - m), len(samples), method,
                     dropped)
 
@@ -359,7 +363,7 @@ def over_repeats(logs_by_repeat: list[list[float]], trim: float = TURN_TRIM, dro
     arms = [[c for rep, c in centers if rep % 2 == parity] for parity in (0, 1)]
     if min(len(arm) for arm in arms) >= 2:
         return crossover(arms[0], arms[1], dropped)
-    m, lo, hi = mean_interval([c for _, c in centers])
+    m, lo, hi = t_interval([c for _, c in centers])
     return Estimate(math.exp(m), math.exp(lo), math.exp(hi), len(centers), Method.OVER_REPEATS, dropped)
 
 
@@ -423,7 +427,7 @@ def between_campaign_sd(campaigns: list[list[Estimate]]) -> dict[str, tuple[floa
     for i, campaign in enumerate(campaigns):
         for est in campaign:
             se = standard_error(est)
-            if se is not None:
+            if se is not None and est.value is not None:
                 cells.setdefault(est.method, []).append((math.log(est.value), se[0]))
                 counted.setdefault(est.method, set()).add(i)
     return {method: (math.sqrt(_paule_mandel(xs)), len(counted[method])) for method, xs in cells.items()}
@@ -457,7 +461,7 @@ def with_campaign_sd(est: Estimate, sd: float, campaigns: int) -> Estimate:
     around the same estimate. An estimate without an interval, or sd = 0, is returned as is.
     """
     se = standard_error(est)
-    if se is None or sd <= 0 or campaigns < 1:
+    if se is None or est.value is None or sd <= 0 or campaigns < 1:
         return est
     (s, df), var = se, se[0] ** 2 + sd ** 2
     nu = max(1, int(var ** 2 / (s ** 4 / df + sd ** 4 / campaigns)))
@@ -485,7 +489,8 @@ def _turns_by_key(runs: list[RunSample]) -> dict[tuple[int, int], IntervalSample
     return out or None
 
 
-def _calm_logs(keys: list[tuple[int, int]], a: dict, b: dict, steal_max_pct: float) -> tuple[list[float], int]:
+def _calm_logs(keys: list[tuple[int, int]], a: dict[tuple[int, int], IntervalSample],
+               b: dict[tuple[int, int], IntervalSample], steal_max_pct: float) -> tuple[list[float], int]:
     """d = ln(a/b) of the pairs `keys` whose turns both lie in calm seconds (all of them if
     none do), and how many were left out."""
     calm = [k for k in keys if _calm(a[k], steal_max_pct) and _calm(b[k], steal_max_pct)]

@@ -9,6 +9,7 @@ costs, row estimates, widths, conditions and literal values. PostgreSQL plans co
 from __future__ import annotations
 
 import json
+from typing import Any
 import re
 
 _SBTEST = re.compile(r"\bsbtest\d+")
@@ -34,7 +35,7 @@ def plan_shape(engine: str, plan_json: str) -> str:
     return _my(doc)
 
 
-def _pg(node: dict) -> str:
+def _pg(node: dict[str, Any]) -> str:
     parts = [str(node[f]) for f in PG_FIELDS if f in node and f not in ("Index Name", "Relation Name",
                                                                           "Parent Relationship")]
     text = " ".join(parts)
@@ -46,7 +47,7 @@ def _pg(node: dict) -> str:
     return text + (" (" + ", ".join(_pg(c) for c in children) + ")" if children else "")
 
 
-def _my(value) -> str:
+def _my(value: object) -> str:
     if isinstance(value, list):
         return "[" + ", ".join(_my(v) for v in value) + "]"
     if not isinstance(value, dict):

@@ -9,8 +9,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from statistics import fmean
 
-from dbdrift.analysis.noise import (STEAL_MAX_PCT, Estimate, IntervalSample, RunSample, Verdict, relative,
+from dbdrift.analysis.noise import (Estimate, IntervalSample, RunSample, Verdict, relative,
                                     throughput, verdict, with_campaign_sd)
+from dbdrift.model import STEAL_MAX_PCT
 
 
 @dataclass(frozen=True)
@@ -30,9 +31,12 @@ class Measurement:
     note: str = ""  # a run that is not ok says why in a few words: "failed", "skipped: server died"
 
     def sample(self) -> RunSample:
-        """The run as the noise estimators see it; a run without intervals is one sample."""
-        intervals = self.intervals or (IntervalSample(self.value, 1.0),)
-        return RunSample(self.round, intervals)
+        """The run as the noise estimators see it; a run without intervals is one sample (it
+        must then have a value: failed runs are left out before)."""
+        if self.intervals:
+            return RunSample(self.round, self.intervals)
+        assert self.value is not None, "a run without a value has no sample"
+        return RunSample(self.round, (IntervalSample(self.value, 1.0),))
 
 
 @dataclass(frozen=True)
@@ -163,7 +167,9 @@ def _ok_samples(runs: list[Measurement]) -> list[RunSample]:
     return [m.sample() for m in runs if m.status == "ok" and m.value is not None]
 
 
-def _row(test, threads, group_metric, cell, ordered, compared, references, effect, noisy, campaign) -> RelativeRow:
+def _row(test: str, threads: int, group_metric: tuple[str, str], cell: dict[str, list[Measurement]], ordered: list[str],
+         compared: tuple[str, ...], references: dict[str, str], effect: float, noisy: float,
+         campaign: dict[str, tuple[float, int]]) -> RelativeRow:
     values = {t: summarize_cell(cell.get(t, [])) for t in ordered}
     samples = {t: _ok_samples(cell.get(t, [])) for t in ordered}
     cells = {}

@@ -91,7 +91,8 @@ def hardware_per_new_order(runs: list[TpccResult], ncpu: int) -> dict[str, float
     out["client%"] = 100 * client_s / (server_s + client_s) if server_s + client_s > 0 else None
     out["cs/no"] = sum(w.get("cs") or 0 for _, w in windows) / orders
     written = [w.get("write_kb") for _, w in windows]
-    out["wkb/no"] = None if any(v is None for v in written) else sum(written) / orders
+    known = [v for v in written if v is not None]
+    out["wkb/no"] = sum(known) / orders if len(known) == len(written) else None
     return out
 
 

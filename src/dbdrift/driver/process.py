@@ -20,13 +20,14 @@ from typing import Callable
 from dbdrift.cpus import pinned
 from dbdrift.driver.protocol import PROTOCOL_VERSION, DriverOutput
 from dbdrift.errors import DriverError, UserError
+from dbdrift.model import JsonObject
 
 DRIVER_NAME = "dbdrift-driver"
 
 CANCELLED = threading.Event()
 """Set by cancel_all() when the user interrupted work that runs in other threads than the main
 one (which alone receives Ctrl-C): every driver run then ends as interrupted."""
-_live: set[subprocess.Popen] = set()
+_live: set[subprocess.Popen[str]] = set()
 _live_lock = threading.Lock()
 
 
@@ -84,7 +85,7 @@ class DriverResult:
     rusage_sys_s: float = 0.0
 
 
-def run_driver(mode: str, spec: dict, timeout_s: float, on_line: Callable[[dict], None] | None = None,
+def run_driver(mode: str, spec: JsonObject, timeout_s: float, on_line: Callable[[JsonObject], None] | None = None,
                driver: Path | None = None, on_start: Callable[[int], None] | None = None,
                cpus: frozenset[int] | None = None) -> DriverResult:
     """Run `dbdrift-driver <mode> --spec -`; never raises on a driver failure, returns it.
@@ -110,7 +111,10 @@ def run_driver(mode: str, spec: dict, timeout_s: float, on_line: Callable[[dict]
         if on_start is not None:
             on_start(proc.pid)
         timed_out = threading.Event()
-        timer = threading.Timer(timeout_s, lambda: (timed_out.set(), _kill(proc)))
+        def on_timeout() -> None:
+            timed_out.set()
+            _kill(proc)
+        timer = threading.Timer(timeout_s, on_timeout)
         timer.start()
         interrupted = False
         try:
@@ -144,8 +148,9 @@ def run_driver(mode: str, spec: dict, timeout_s: float, on_line: Callable[[dict]
     return result
 
 
-def _read_lines(proc: subprocess.Popen, out: DriverOutput, on_line) -> bool:
+def _read_lines(proc: subprocess.Popen[str], out: DriverOutput, on_line: Callable[[JsonObject], None] | None) -> bool:
     """Read NDJSON until EOF; on Ctrl-C forward SIGINT and keep reading the partial summary."""
+    assert proc.stdout is not None  # opened with stdout=PIPE
     interrupted = False
     while True:
         try:
@@ -165,7 +170,7 @@ def _read_lines(proc: subprocess.Popen, out: DriverOutput, on_line) -> bool:
                 return True
 
 
-def _kill(proc: subprocess.Popen) -> None:
+def _kill(proc: subprocess.Popen[str]) -> None:
     try:
         proc.kill()
     except ProcessLookupError:
@@ -186,8 +191,8 @@ def fatal_message(result: DriverResult, what: str) -> str:
     return f"{what}: driver exited with status {result.exit_code}" + (f": {' | '.join(tail)}" if tail else "")
 
 
-def exec_jobs(connection: dict, phases: list[list[dict]], threads: int = 1, timeout_s: float = 3600,
-              backend: str = "postgres", seed: int = 1, what: str = "SQL") -> list[dict]:
+def exec_jobs(connection: JsonObject, phases: list[list[JsonObject]], threads: int = 1, timeout_s: float = 3600,
+              backend: str = "postgres", seed: int = 1, what: str = "SQL") -> list[JsonObject]:
     """Run `exec` phases; returns job lines in (phase, job) order or raises DriverError."""
     spec = {"backend": backend, "connection": connection, "seed": seed, "threads": threads, "phases": phases}
     result = run_driver("exec", spec, timeout_s)
@@ -198,7 +203,7 @@ def exec_jobs(connection: dict, phases: list[list[dict]], threads: int = 1, time
     return sorted(result.output.jobs, key=lambda j: (j["phase"], j["job"]))
 
 
-def query(connection: dict, sql: str, timeout_s: float = 120, backend: str = "postgres") -> list[list]:
+def query(connection: JsonObject, sql: str, timeout_s: float = 120, backend: str = "postgres") -> list[list[str | None]]:
     """Rows (text values) of one SQL statement."""
     jobs = exec_jobs(connection, [[{"sql": sql}]], timeout_s=timeout_s, backend=backend, what=sql[:60])
     return jobs[0].get("rows", []) if jobs else []

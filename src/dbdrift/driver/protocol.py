@@ -7,6 +7,8 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 
+from dbdrift.model import JsonObject, LatencySummary
+
 PROTOCOL_VERSION = 3  # 3: the spec carries every value; the driver has no defaults (docs/protocol.md)
 
 
@@ -63,23 +65,26 @@ def percentile_us(buckets: dict[int, int], q: float, max_us: float | None = None
 class DriverOutput:
     """Everything a driver process printed, split by line type."""
 
-    start: dict | None = None
-    warmup: dict | None = None
-    intervals: list[dict] = field(default_factory=list)
-    jobs: list[dict] = field(default_factory=list)
-    summary: dict | None = None
-    fatal: dict | None = None
+    start: JsonObject | None = None
+    warmup: JsonObject | None = None
+    intervals: list[JsonObject] = field(default_factory=list)
+    jobs: list[JsonObject] = field(default_factory=list)
+    summary: JsonObject | None = None
+    fatal: JsonObject | None = None
     unparsed: list[str] = field(default_factory=list)
-    phases: list[dict] = field(default_factory=list)
-    loads: list[dict] = field(default_factory=list)
+    window_edges: list[JsonObject] = field(default_factory=list)  # tpcc "phase" lines: the measured window's edges
+    loads: list[JsonObject] = field(default_factory=list)
 
-    def add_line(self, line: str) -> dict | None:
+    def add_line(self, line: str) -> JsonObject | None:
         line = line.strip()
         if not line:
             return None
         try:
             obj = json.loads(line)
         except json.JSONDecodeError:
+            self.unparsed.append(line)
+            return None
+        if not isinstance(obj, dict):  # every protocol line is an object (docs/protocol.md)
             self.unparsed.append(line)
             return None
         kind = obj.get("type")
@@ -90,7 +95,7 @@ class DriverOutput:
         elif kind in ("start", "warmup", "summary", "fatal"):
             setattr(self, kind, obj)
         elif kind in ("phase", "load"):  # tpcc: its window's edges, and each piece of its load
-            (self.phases if kind == "phase" else self.loads).append(obj)
+            (self.window_edges if kind == "phase" else self.loads).append(obj)
         else:
             self.unparsed.append(line)
         return obj
@@ -112,7 +117,7 @@ class RunTotals:
     statements: int
     rows: int
     errors: dict[str, int]
-    latency: dict
+    latency: LatencySummary
 
     @property
     def qps(self) -> float | None:
@@ -123,7 +128,7 @@ class RunTotals:
         return self.events / self.measured_s if self.measured_s > 0 else None
 
 
-def totals(intervals: list[dict]) -> RunTotals:
+def totals(intervals: list[JsonObject]) -> RunTotals:
     measured = sum(max(0.0, iv["end_s"] - iv["start_s"]) for iv in intervals)
     errors: dict[str, int] = {}
     for iv in intervals:
@@ -138,11 +143,11 @@ def totals(intervals: list[dict]) -> RunTotals:
                      sum(iv["rows"] for iv in intervals), errors, latency)
 
 
-def _latency(buckets: dict[int, int], low: float | None, high: float | None) -> dict:
-    return {"count": sum(buckets.values()), "min": low, "max": high, "p50": percentile_us(buckets, 0.50, high),
-            "p95": percentile_us(buckets, 0.95, high), "p99": percentile_us(buckets, 0.99, high)}
+def _latency(buckets: dict[int, int], low: float | None, high: float | None) -> LatencySummary:
+    return LatencySummary(count=sum(buckets.values()), min=low, max=high, p50=percentile_us(buckets, 0.50, high),
+                          p95=percentile_us(buckets, 0.95, high), p99=percentile_us(buckets, 0.99, high))
 
 
-def latency_of(summary: dict) -> dict:
+def latency_of(summary: JsonObject) -> LatencySummary:
     """A run's latency dict from one `latency_us` object (a summary's) instead of its intervals."""
     return _latency(merge_buckets([summary.get("buckets", [])]), summary.get("min"), summary.get("max"))

@@ -11,10 +11,11 @@ from __future__ import annotations
 import os
 from functools import lru_cache
 from pathlib import Path
+from typing import Any, TypedDict
 
 from elftools.common.exceptions import ELFError
 from elftools.elf.constants import SH_FLAGS
-from elftools.elf.dynamic import DynamicSection
+from elftools.elf.dynamic import DynamicSection, DynamicTag
 from elftools.elf.elffile import ELFFile
 
 from dbdrift.errors import UserError
@@ -34,14 +35,14 @@ def server_binary(bindir: Path, engine: str) -> Path:
                     "point the target at an install prefix that holds the server program")
 
 
-def binary_facts(path: Path) -> dict:
+def binary_facts(path: Path) -> dict[str, Any]:
     """Sizes in bytes of `path` and of the libraries it needs from its own install."""
     stat = path.stat()
     return dict(_facts(str(path), stat.st_size, stat.st_mtime_ns))
 
 
 @lru_cache(maxsize=64)
-def _facts(path_text: str, size: int, mtime_ns: int) -> tuple:
+def _facts(path_text: str, size: int, mtime_ns: int) -> tuple[tuple[str, Any], ...]:
     path = Path(path_text)
     sections = elf_sections(path)
     libs = own_libraries(path)
@@ -99,21 +100,34 @@ def needed(path: Path) -> tuple[list[str], list[str]]:
                 if isinstance(section, DynamicSection):
                     for tag in section.iter_tags():
                         if tag.entry.d_tag == "DT_NEEDED":
-                            names.append(tag.needed)
+                            names.append(_tag_text(tag, "needed"))
                         elif tag.entry.d_tag in ("DT_RUNPATH", "DT_RPATH"):
-                            paths += (tag.runpath if tag.entry.d_tag == "DT_RUNPATH" else tag.rpath).split(":")
+                            paths += _tag_text(tag, tag.entry.d_tag[3:].lower()).split(":")
     except (ELFError, OSError):
         return [], []
     return names, paths
 
 
-def own_libraries(path: Path) -> list[dict]:
+class LibraryInfo(TypedDict):
+    """A library a server binary loads from its own install (`dbdrift bloat`)."""
+
+    name: str
+    bytes: int
+
+
+def _tag_text(tag: DynamicTag, name: str) -> str:
+    """A dynamic tag's string (needed, runpath, rpath): pyelftools sets it as an attribute named
+    after the tag, which its type information does not declare."""
+    return str(getattr(tag, name))
+
+
+def own_libraries(path: Path) -> list[LibraryInfo]:
     """The libraries the binary loads (transitively) that live in its own install, with sizes."""
     root = path.parent.parent
     if root.resolve() in SYSTEM_PREFIXES:  # a system install: its libraries are the system's
         return []
     dirs = [root / d for d in LIB_DIRS]
-    found: dict[str, dict] = {}
+    found: dict[str, LibraryInfo] = {}
     todo = [path]
     while todo:
         current = todo.pop()
@@ -126,7 +140,7 @@ def own_libraries(path: Path) -> list[dict]:
             if lib is None or not _inside(lib.resolve(), root):
                 continue
             real = lib.resolve()
-            found[name] = {"name": name, "bytes": real.stat().st_size}
+            found[name] = LibraryInfo(name=name, bytes=real.stat().st_size)
             todo.append(real)
     return sorted(found.values(), key=lambda lib: lib["name"])
 

@@ -7,12 +7,16 @@ from __future__ import annotations
 import re
 import time
 from collections import defaultdict
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TypeVar
 
 from dbdrift.errors import UserError
 
 Symbol = tuple[str, str]  # (object file, function name)
+K = TypeVar("K")
+J = TypeVar("J")
 
 _LINE = re.compile(r"([a-z]+)([=:])\s*(.*)")
 _COMPRESSED = re.compile(r"\((\d+)\)(?:\s+(.*))?")
@@ -61,7 +65,14 @@ class _Reader:
         self.tables: dict[str, dict[str, str]] = {"ob": {}, "fl": {}, "fn": {}}
         self.events: tuple[str, ...] | None = None
         self.event_index, self.positions, self.total, self.parts = 0, 1, 0, 0
-        self.ob, self.fn, self.call_ob, self.call_fn, self.in_call = "", None, None, None, False
+        self.ob = ""
+        self.fn: Symbol | None = None
+        self.call_ob: str | None = None  # cob= applies to the next call only; the default is ob
+        self.call_fn: str | None = None
+        self.callee: Symbol | None = None  # set by calls=: the next cost line is that call's inclusive cost
+        self.part_started, self.part_self = False, 0
+        self.part_summary: list[str] | None = None
+        self.part_totals: list[str] | None = None
         self.self_cost: dict[Symbol, int] = defaultdict(int)
         self.call_cost: dict[tuple[Symbol, Symbol], int] = defaultdict(int)
         self.pid: int | None = None
@@ -103,10 +114,9 @@ class _Reader:
         except ValueError:
             raise self.error(f"cost {fields[index]!r} is not an integer") from None
         self.part_started = True
-        if self.in_call:  # inclusive cost of the call: the caller's inclusive, never its self
-            callee = (self.call_ob if self.call_ob is not None else self.ob, self.call_fn)
-            self.call_cost[(self.fn, callee)] += cost
-            self.in_call, self.call_ob = False, None
+        if self.callee is not None:  # inclusive cost of the call: the caller's inclusive, never its self
+            self.call_cost[(self.fn, self.callee)] += cost
+            self.callee, self.call_ob = None, None
         else:
             self.self_cost[self.fn] += cost
             self.part_self += cost
@@ -128,7 +138,7 @@ class _Reader:
                 raise self.error(f"calls= needs a count, got {value!r}")
             if self.call_fn is None:
                 raise self.error("calls= without a preceding cfn= line")
-            self.in_call = True
+            self.callee = (self.call_ob if self.call_ob is not None else self.ob, self.call_fn)
         elif key not in ("jump", "jcnd"):  # jumps carry no cost; their source line has none either
             raise self.error(f"unknown line kind {key}=")
 
@@ -154,9 +164,10 @@ class _Reader:
             self.events, self.event_index, self.part_started = events, events.index(wanted), True
         elif key == "positions":
             self.positions = len(value.split())
-        elif key in ("summary", "totals"):
-            setattr(self, f"part_{key}", value.split())
-            self.part_started = True
+        elif key == "summary":
+            self.part_summary, self.part_started = value.split(), True
+        elif key == "totals":
+            self.part_totals, self.part_started = value.split(), True
         elif key == "part":
             self._close_part()
         elif key == "pid":
@@ -167,8 +178,8 @@ class _Reader:
 
     def _new_part(self) -> None:
         self.part_started, self.part_self = False, 0
-        self.part_summary: list[str] | None = None
-        self.part_totals: list[str] | None = None
+        self.part_summary = None
+        self.part_totals = None
 
     def _close_part(self) -> None:
         """A part's total is its totals:, else its summary:, else the sum of its self costs."""
@@ -188,11 +199,11 @@ class _Reader:
         self._close_part()
         if self.events is None:
             raise UserError(f"callgrind profile {self.name} has no events: line", _HINT.format(path=self.name))
-        if self.in_call:
+        if self.callee is not None:
             raise self.error("the file ends between a calls= line and its cost line")
         by_symbol = dict(self.self_cost)
-        by_name = _add([by_symbol], key=lambda symbol: symbol[1])
-        calls_by_name = _add([self.call_cost], key=lambda pair: (pair[0][1], pair[1][1]))
+        by_name = _by(by_symbol, lambda symbol: symbol[1])
+        calls_by_name = _by(self.call_cost, lambda pair: (pair[0][1], pair[1][1]))
         return Profile(
             total_ir=self.total, self_ir=by_name, inclusive_ir=_inclusive(by_name, calls_by_name),
             self_ir_by_symbol=by_symbol, inclusive_ir_by_symbol=_inclusive(by_symbol, self.call_cost),
@@ -200,16 +211,25 @@ class _Reader:
             parts=self.parts, totals=dict(self.totals))
 
 
-def _add(dicts, key=lambda k: k) -> dict:
-    out: dict = defaultdict(int)
+def _add(dicts: Iterable[Mapping[K, int]]) -> dict[K, int]:
+    out: dict[K, int] = defaultdict(int)
     for d in dicts:
         for k, value in d.items():
-            out[key(k)] += value
+            out[k] += value
     return dict(out)
 
 
-def _inclusive(self_cost: dict, calls: dict) -> dict:
-    out = defaultdict(int, self_cost)
+def _by(counts: Mapping[K, int], key: Callable[[K], J]) -> dict[J, int]:
+    """`counts` summed per key(k): per function name over object files, say."""
+    out: dict[J, int] = defaultdict(int)
+    for k, value in counts.items():
+        out[key(k)] += value
+    return dict(out)
+
+
+def _inclusive(self_cost: Mapping[K, int], calls: Mapping[tuple[K, K], int]) -> dict[K, int]:
+    """Each function's self cost plus the inclusive cost of its calls to other functions."""
+    out: dict[K, int] = defaultdict(int, self_cost)
     for (caller, callee), cost in calls.items():
         if caller != callee:
             out[caller] += cost
@@ -255,7 +275,7 @@ def merge_profiles(profiles: list[Profile]) -> Profile:
         parts=sum(p.parts for p in profiles), totals=_add(p.totals for p in profiles))
 
 
-def _natural_key(path: Path) -> list:
+def _natural_key(path: Path) -> list[int | str]:
     return [int(piece) if piece.isdigit() else piece for piece in re.split(r"(\d+)", path.name)]
 
 

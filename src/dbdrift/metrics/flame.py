@@ -44,7 +44,7 @@ class FlameRecorder:
 
     def __init__(self, perf: str = "perf", event: str = "cpu-clock", freq_hz: int = 333) -> None:
         self.perf, self.event, self.freq_hz = perf, event, freq_hz
-        self._proc: subprocess.Popen | None = None
+        self._proc: subprocess.Popen[bytes] | None = None
         self._stderr: IO[bytes] | None = None
         self._out: Path | None = None
         self._deadline = 0.0
@@ -105,7 +105,7 @@ class FlameRecorder:
         return " | ".join(ln for ln in lines if ln)[-300:] or "no message"
 
 
-def _wait(proc: subprocess.Popen, timeout_s: float) -> bool:
+def _wait(proc: subprocess.Popen[bytes], timeout_s: float) -> bool:
     try:
         proc.wait(timeout=timeout_s)
         return True
@@ -113,7 +113,7 @@ def _wait(proc: subprocess.Popen, timeout_s: float) -> bool:
         return False
 
 
-def _signal_group(proc: subprocess.Popen, sig: signal.Signals) -> None:
+def _signal_group(proc: subprocess.Popen[bytes], sig: signal.Signals) -> None:
     try:
         os.killpg(proc.pid, sig)
     except ProcessLookupError:
@@ -196,6 +196,7 @@ def collapse_file(perf_data: Path, include_comm: bool = True, *, perf: str = "pe
         return {}
     timer = threading.Timer(timeout_s, proc.kill)
     timer.start()
+    assert proc.stdout is not None  # opened with stdout=PIPE
     try:
         with proc.stdout:
             folded = collapse_lines(proc.stdout, include_comm)

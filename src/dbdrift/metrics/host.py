@@ -10,9 +10,12 @@ import re
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
+from typing import Any, Callable, TypedDict
 
 from dbdrift.metrics.procstat import busy_pct, cpu_jiffies, steal_pct
 from dbdrift.model import STEAL_MAX_PCT
+
+HostFacts = dict[str, Any]  # HostInfo as JSON (host_facts), as stored with a campaign and read back
 
 CPU_DIR = "sys/devices/system/cpu"
 FREQUENCY_SPREAD_PCT = 5.0  # cores (or two readings) further apart than this make a warning
@@ -128,7 +131,7 @@ def virtualized(blocks: list[dict[str, str]]) -> bool | None:
     return None if flags is None else "hypervisor" in flags.split()
 
 
-def read_host_info(root: str | Path = "/", steal_window_s: float = 1.0, sleep=time.sleep) -> HostInfo:
+def read_host_info(root: str | Path = "/", steal_window_s: float = 1.0, sleep: Callable[[float], None] = time.sleep) -> HostInfo:
     """Read every fact; with steal_window_s > 0, /proc/stat and cpu MHz are read again after it."""
     blocks = cpuinfo_blocks(root)
     mem = meminfo_bytes(root)
@@ -162,7 +165,7 @@ def read_host_info(root: str | Path = "/", steal_window_s: float = 1.0, sleep=ti
     )
 
 
-def host_facts(root: str | Path = "/", steal_window_s: float = 1.0, sleep=time.sleep) -> dict:
+def host_facts(root: str | Path = "/", steal_window_s: float = 1.0, sleep: Callable[[float], None] = time.sleep) -> HostFacts:
     """JSON-serialisable host facts: stored with each campaign, some of them with each run
     (runner/observe.py), and printed by `dbdrift system check`."""
     return asdict(read_host_info(root, steal_window_s, sleep))
@@ -170,11 +173,19 @@ def host_facts(root: str | Path = "/", steal_window_s: float = 1.0, sleep=time.s
 
 # -- warnings: pure functions of the facts dict, one per kind -------------------------------
 
-def warning(kind: str, message: str, hint: str) -> dict:
-    return {"kind": kind, "message": message, "hint": hint}
+class HostWarning(TypedDict):
+    """A condition of the host that makes timings less trustworthy, stored with the campaign and each run."""
+
+    kind: str  # governor, turbo, swap, steal, frequency, thp, load
+    message: str
+    hint: str
 
 
-def check_governor(facts: dict) -> dict | None:
+def warning(kind: str, message: str, hint: str) -> HostWarning:
+    return HostWarning(kind=kind, message=message, hint=hint)
+
+
+def check_governor(facts: HostFacts) -> HostWarning | None:
     gov = facts.get("governor")
     if gov is None or gov == "performance":
         return None
@@ -182,7 +193,7 @@ def check_governor(facts: dict) -> dict | None:
                    "so the first seconds of each run are slower", "cpupower frequency-set -g performance")
 
 
-def check_turbo(facts: dict) -> dict | None:
+def check_turbo(facts: HostFacts) -> HostWarning | None:
     if not facts.get("turbo"):
         return None
     knob = facts.get("turbo_knob") or f"/{TURBO_KNOBS[0][0]}"
@@ -191,7 +202,7 @@ def check_turbo(facts: dict) -> dict | None:
                    "cores are busy, so results vary between runs", f"echo {off_value} > {knob}")
 
 
-def check_swap(facts: dict) -> dict | None:
+def check_swap(facts: HostFacts) -> HostWarning | None:
     used = facts.get("swap_used_bytes") or 0
     if used <= 0:
         return None
@@ -199,7 +210,7 @@ def check_swap(facts: dict) -> dict | None:
                    "swapoff -a (needs enough free memory), or stop what filled the memory")
 
 
-def check_steal(facts: dict, steal_threshold_pct: float) -> dict | None:
+def check_steal(facts: HostFacts, steal_threshold_pct: float) -> HostWarning | None:
     steal = facts.get("steal_pct")
     if steal is None or steal <= steal_threshold_pct:
         return None
@@ -216,7 +227,7 @@ def spread_pct(values: list[float]) -> float:
     return 100.0 * (max(values) - min(values)) / min(values)
 
 
-def check_frequency(facts: dict) -> dict | None:
+def check_frequency(facts: HostFacts) -> HostWarning | None:
     before, after = facts.get("cpu_mhz") or [], facts.get("cpu_mhz_after") or []
     hint = "set the performance governor and switch turbo off (see the hints above); on a laptop, plug in AC power"
     if spread_pct(before) > FREQUENCY_SPREAD_PCT:
@@ -229,7 +240,7 @@ def check_frequency(facts: dict) -> dict | None:
     return None
 
 
-def check_thp(facts: dict) -> dict | None:
+def check_thp(facts: HostFacts) -> HostWarning | None:
     if facts.get("thp") != "always":
         return None
     return warning("thp", "transparent huge pages are 'always': compaction and khugepaged can add latency "
@@ -239,7 +250,7 @@ def check_thp(facts: dict) -> dict | None:
 BUSY_MAX_PCT = 25.0  # a quarter of all CPUs running something else while dbdrift is about to measure
 
 
-def check_load(facts: dict) -> dict | None:
+def check_load(facts: HostFacts) -> HostWarning | None:
     """Something else running: the CPUs' busy share over the steal window where it was measured
     (a campaign that has just ended leaves a high load average but idle CPUs), otherwise the
     1-minute load average above half the CPUs."""
@@ -256,7 +267,7 @@ def check_load(facts: dict) -> dict | None:
                    "something else is running", hint)
 
 
-def check(facts: dict, *, steal_threshold_pct: float = STEAL_MAX_PCT) -> list[dict]:
+def check(facts: HostFacts, *, steal_threshold_pct: float = STEAL_MAX_PCT) -> list[HostWarning]:
     """Warnings about the host, each {"kind", "message", "hint"}; the kinds are governor, turbo,
     swap, steal, frequency, thp and load. No cpufreq (VMs) is a fact, not a warning."""
     found = [check_governor(facts), check_turbo(facts), check_swap(facts),

@@ -11,7 +11,7 @@ import signal
 import subprocess
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Sequence
+from typing import Callable, Sequence
 
 # The seven counter groups of the Small Datum scripts (docs/hardware.md), one `perf stat -e`
 # argument each; a run counts one group (group_for_round).
@@ -72,7 +72,7 @@ def perf_event_paranoid(root: str | Path = "/") -> int | None:
         return None
 
 
-def run_stat(runner, event: str) -> tuple[str | None, str]:
+def run_stat(runner: Callable[..., subprocess.CompletedProcess[str]], event: str) -> tuple[str | None, str]:
     """(perf's stderr, "") or (None, why perf could not run)."""
     cmd = ["perf", "stat", "-x,", "-e", event, "true"]
     try:
@@ -104,7 +104,7 @@ def paranoid_note(paranoid: int | None, is_root: bool) -> str:
             "user-space counts: run as root or sysctl kernel.perf_event_paranoid=1")
 
 
-def probe(runner=subprocess.run, root: str | Path = "/", is_root: bool | None = None) -> PerfSupport:
+def probe(runner: Callable[..., subprocess.CompletedProcess[str]] = subprocess.run, root: str | Path = "/", is_root: bool | None = None) -> PerfSupport:
     """Run `perf stat -x, -e instructions true` and `… -e task-clock true` and read their CSV."""
     paranoid = perf_event_paranoid(root)
     note = paranoid_note(paranoid, os.geteuid() == 0 if is_root is None else is_root)
@@ -127,9 +127,9 @@ class StatCollector:
     counters are optional and never fail a run.
     """
 
-    def __init__(self, popen=subprocess.Popen) -> None:
+    def __init__(self, popen: Callable[..., subprocess.Popen[str]] = subprocess.Popen) -> None:
         self.popen = popen
-        self.proc = None
+        self.proc: subprocess.Popen[str] | None = None
         self.error = ""
 
     def start(self, pids: Sequence[int], events: str, seconds: float) -> None:

@@ -51,7 +51,7 @@ def context_switches(root: str | Path = "/", rel: str = PROC_STAT) -> int | None
     """Context switches since boot (the `ctxt` line); None where unreadable or absent."""
     if is_live(root, rel):
         try:
-            return psutil.cpu_stats().ctx_switches
+            return int(psutil.cpu_stats().ctx_switches)  # psutil has no type information
         except OSError:
             return None
     try:

@@ -15,6 +15,7 @@ from pathlib import Path
 import psutil
 
 from dbdrift.metrics.procstat import CPU_FIELDS, context_switches, cpu_jiffies
+from dbdrift.model import HardwareWindow
 
 SECTOR_BYTES = 512
 
@@ -50,8 +51,12 @@ class Delta:
     client_cpu_s: float
     server_rss_bytes: int
 
-    def as_dict(self) -> dict:
-        return dict(self.__dict__)
+    def as_dict(self) -> HardwareWindow:
+        return HardwareWindow(
+            elapsed_s=self.elapsed_s, cpu_user_pct=self.cpu_user_pct, cpu_sys_pct=self.cpu_sys_pct,
+            cpu_iowait_pct=self.cpu_iowait_pct, cpu_steal_pct=self.cpu_steal_pct, cs=self.cs, reads=self.reads,
+            read_kb=self.read_kb, writes=self.writes, write_kb=self.write_kb, server_cpu_s=self.server_cpu_s,
+            client_cpu_s=self.client_cpu_s, server_rss_bytes=self.server_rss_bytes)
 
 
 def delta(a: Counters, b: Counters) -> Delta:

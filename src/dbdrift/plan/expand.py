@@ -34,16 +34,13 @@ class SettleStep:
 
 @dataclass(frozen=True)
 class RunStep:
-    name: str  # report name; warm runs end in ".warm" and are excluded from reports
+    name: str  # report name; a warm-up run's ends in model.WARM_SUFFIX, all the store keeps of its flag
     test: MicrobenchmarkSpec
     threads: int
     repeat: int
     duration_s: float
     warmup_s: float
-
-    @property
-    def warm(self) -> bool:
-        return "warm" in self.name
+    warm: bool = False  # a warm-up run: run, never reported
 
     @property
     def key(self) -> tuple[str, int, int]:
@@ -129,7 +126,7 @@ def _measured(spec: CampaignSpec, test: MicrobenchmarkSpec, threads: int, repeat
 
 
 def _warm(spec: CampaignSpec, name: str, test_name: str, duration_s: float, threads: int, repeat: int) -> RunStep:
-    return RunStep(name, CATALOG[test_name], threads, repeat, duration_s, spec.warmup_s)
+    return RunStep(name, CATALOG[test_name], threads, repeat, duration_s, spec.warmup_s, warm=True)
 
 
 def restarts_before(spec: CampaignSpec, step: Step) -> bool:

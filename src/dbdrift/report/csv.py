@@ -5,6 +5,8 @@ import csv
 import io
 
 from dbdrift.analysis.hardware import METRIC_DIGITS, SYSBENCH_METRICS
+from dbdrift.analysis.instructions import InstructionRow
+from dbdrift.analysis.relative import RelativeRow
 from dbdrift.report.numbers import fmt_fixed
 from dbdrift.results.data import ReportData
 from dbdrift.results.findings import group_of, instruction_cells, instruction_why
@@ -25,13 +27,14 @@ def render_csv(data: ReportData) -> str:
         writer.writerow([
             row.test, row.group, row.threads, "timed", cell.target, cell.reference or "", row.metric,
             _num(cell.absolute.value, 2), _num(tput.lower, 2), _num(tput.upper, 2),
-            _num(cell.ratio, 4), _num(est and est.lower, 4), _num(est and est.upper, 4),
+            _num(cell.ratio, 4), _num(est.lower if est else None, 4), _num(est.upper if est else None, 4),
             cell.verdict or "", est.method if est else "", est.n if est else "",
             cell.absolute.runs, cell.absolute.failed, cell.absolute.skipped, row.status(cell.target) or "ok",
             int(cell.plan_changed), data.why(row.test, row.threads, cell.target) or "",
             *(_extra(data, row, cell.target) if extra else ()), *meta,
         ])
     for irow, target, verdict in instruction_cells(data):
+        assert isinstance(irow, InstructionRow)  # instruction_cells yields the data's rows, typed as object
         cost = irow.costs.get(target)
         reference = irow.references.get(target, "")
         writer.writerow([
@@ -43,7 +46,7 @@ def render_csv(data: ReportData) -> str:
     return buf.getvalue()
 
 
-def _instruction_extra(data: ReportData, irow, target: str) -> list[str]:
+def _instruction_extra(data: ReportData, irow: InstructionRow, target: str) -> list[str]:
     """A count's line: instructions per event and its ratio; the hardware columns stay empty."""
     cost = irow.costs.get(target)
     out = [_num(cost.ir_per_event if cost else None, 1), _num(irow.relative.get(target), 5)]
@@ -54,7 +57,7 @@ def _instruction_extra(data: ReportData, irow, target: str) -> list[str]:
 META_COLUMNS = ("campaign", "campaign_id", "campaign_date", "host", "dbdrift_version", "format_version")
 
 
-def _meta_values(data: ReportData) -> list:
+def _meta_values(data: ReportData) -> list[object]:
     meta = data.meta
     campaign = meta.get("campaign", {})
     return [data.campaign, campaign.get("id", ""), campaign.get("created_at", ""),
@@ -69,7 +72,7 @@ def _extra_header(data: ReportData) -> list[str]:
     return cols
 
 
-def _extra(data: ReportData, row, target: str) -> list[str]:
+def _extra(data: ReportData, row: RelativeRow, target: str) -> list[str]:
     out = []
     if data.instructions:
         irow = data.instruction_row(row.test)

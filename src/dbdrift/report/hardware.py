@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dbdrift.analysis.hardware import METRIC_DIGITS, SYSBENCH_METRICS
 from dbdrift.analysis.instructions import SIMULATED
+from dbdrift.analysis.noise import Verdict
 from dbdrift.report.numbers import fmt_fixed, fmt_ratio
 from dbdrift.results.data import ReportData
 
@@ -48,7 +49,7 @@ def instruction_legend(data: ReportData) -> str:
             "or no timed result")
 
 
-def _with_mark(ratio: float | None, verdict) -> str:
+def _with_mark(ratio: float | None, verdict: Verdict | None) -> str:
     return NO_VALUE if ratio is None else f"{ratio:.3f} {verdict.mark if verdict else ''}".rstrip()
 
 
@@ -109,8 +110,8 @@ def simulated_blocks(data: ReportData) -> list[tuple[str, list[str], list[list[s
             values = {t: irow.simulated[t].get(name) for t in targets}
             cells = [_perf_value(values[t]) for t in targets]
             for t in compared:
-                base = values[irow.references[t]]
-                cells.append(fmt_ratio(values[t] / base, 3) if values[t] is not None and base else "-")
+                base, value = values[irow.references[t]], values[t]
+                cells.append(fmt_ratio(value / base, 3) if value is not None and base else "-")
             rows.append(cells + [name])
         blocks.append((f"{irow.test}: simulated by callgrind (cache and branch simulation, not measured)",
                        header, rows))

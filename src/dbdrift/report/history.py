@@ -10,20 +10,23 @@ from __future__ import annotations
 import csv
 import io
 import json
+from collections.abc import Callable
 from html import escape
+from typing import Any
 
 from dbdrift.analysis.changepoints import Change
 from dbdrift.report.page import TARGET_COLORS, page
-from dbdrift.report.svgchart import axis_step
+from dbdrift.report.svgchart import axis_spacing
 from dbdrift.report.numbers import fmt_abs
-from dbdrift.results.history import METRICS, Series, version_order
+from dbdrift.results.history import METRICS, Series, SeriesPoint, version_order
 
 HISTORY_FORMAT_VERSION = 1
+BlockKey = tuple[str, str, str, int, str]  # Series.key: engine, setup, host, threads, metric
 
 
-def blocks(series: list[Series]) -> list[tuple[tuple, list[Series], list[str]]]:
+def blocks(series: list[Series]) -> list[tuple[BlockKey, list[Series], list[str]]]:
     """(key, its series, the column labels in order) per block."""
-    grouped: dict[tuple, list[Series]] = {}
+    grouped: dict[BlockKey, list[Series]] = {}
     for s in series:
         grouped.setdefault(s.key, []).append(s)
     out = []
@@ -38,7 +41,7 @@ def blocks(series: list[Series]) -> list[tuple[tuple, list[Series], list[str]]]:
     return out
 
 
-def title(key: tuple) -> str:
+def title(key: BlockKey) -> str:
     engine, setup, host, threads, metric = key
     clients = f"{threads} client thread{'s' if threads != 1 else ''}"
     return f"{metric} ({METRICS[metric][0]}): {engine}, {setup}, {clients}, on {host}"
@@ -54,8 +57,10 @@ def change_line(s: Series, c: Change) -> str:
 
 
 def _cells(s: Series, labels: list[str], absolute: bool) -> list[str]:
+    if not s.points:
+        return [""] * len(labels)
     by_label = {p.label: p for p in s.points}
-    first = s.points[0].value if s.points else None
+    first = s.points[0].value
     out = []
     for label in labels:
         p = by_label.get(label)
@@ -94,7 +99,7 @@ def render_text(series: list[Series], notes: list[str], absolute: bool = False, 
     return "\n".join(lines).rstrip() + "\n"
 
 
-def _point_dict(p, first: float) -> dict:
+def _point_dict(p: SeriesPoint, first: float | None) -> dict[str, Any]:
     return {"label": p.label, "value": p.value, "lower": p.lower, "upper": p.upper,
             "relative": p.value / first if first else None,
             "replicates": [{"campaign": r.campaign, "campaign_id": r.campaign_id, "created_at": r.created_at,
@@ -102,7 +107,7 @@ def _point_dict(p, first: float) -> dict:
                             "upper": r.upper} for r in p.replicates]}
 
 
-def series_dict(s: Series) -> dict:
+def series_dict(s: Series) -> dict[str, Any]:
     first = s.points[0].value if s.points else None
     return {"engine": s.engine, "setup": s.setup, "host": s.host, "test": s.test, "version": s.version or None,
             "threads": s.threads,
@@ -114,7 +119,7 @@ def series_dict(s: Series) -> dict:
                         for c in s.changes]}
 
 
-def render_json(series: list[Series], notes: list[str], meta: dict) -> str:
+def render_json(series: list[Series], notes: list[str], meta: dict[str, Any]) -> str:
     return json.dumps({"meta": {"format_version": HISTORY_FORMAT_VERSION, **meta}, "notes": notes,
                        "series": [series_dict(s) for s in series]}, indent=2) + "\n"
 
@@ -154,15 +159,15 @@ def line_chart(members: list[Series], labels: list[str], caption: str) -> str:
     values = [p.value / s.points[0].value for s in members if s.points for p in s.points]
     lo = min([AXIS_FROM, *values])
     hi = max([1.2, *values])
-    step = axis_step(lo, hi)
-    lo = step * int(lo / step - 1e-9) if lo < AXIS_FROM else AXIS_FROM
-    hi = step * (int(hi / step - 1e-9) + 1)
+    spacing = axis_spacing(lo, hi)
+    lo = spacing * int(lo / spacing - 1e-9) if lo < AXIS_FROM else AXIS_FROM
+    hi = spacing * (int(hi / spacing - 1e-9) + 1)
     label_h = max([len(label) for label in labels] + [4]) * CHAR_PX * LABEL_SIN + 18
     bottom = label_h + 22  # the slanted labels, then the x axis title
     legend_h = 16 * len(members)
     width, height = LEFT + PLOT_W + 20, TOP + PLOT_H + bottom + legend_h
     column_w = PLOT_W / max(len(labels), 1)
-    shared = {}  # column -> series with a point there, for the side-by-side offsets
+    shared: dict[int, list[str]] = {}  # column -> series with a point there, for the side-by-side offsets
     for s in members:
         for p in s.points:
             shared.setdefault(labels.index(p.label), []).append(s.name)
@@ -178,7 +183,7 @@ def line_chart(members: list[Series], labels: list[str], caption: str) -> str:
         names = shared.get(i, [name])
         return (names.index(name) - (len(names) - 1) / 2) * dx if len(names) > 1 else 0.0
 
-    body = _axes(members, lo, hi, step, y, bottom)
+    body = _axes(members, lo, hi, spacing, y, bottom)
     for i, label in enumerate(labels):
         body.append(f'<text x="{x(i):.1f}" y="{TOP + PLOT_H + 14}" text-anchor="end" '
                     f'transform="rotate(-40 {x(i):.1f} {TOP + PLOT_H + 14})">{escape(label)}</text>')
@@ -209,15 +214,16 @@ def line_chart(members: list[Series], labels: list[str], caption: str) -> str:
             '<g font-family="ui-monospace,Menlo,Consolas,monospace" font-size="12">' + "".join(body) + "</g></svg>")
 
 
-def _axes(members: list[Series], lo: float, hi: float, step: float, y, bottom: float) -> list[str]:
-    """Gridlines and ticks from `lo` by `step`, the y axis title, and which way is worse."""
+def _axes(members: list[Series], lo: float, hi: float, spacing: float, y: Callable[[float], float],
+          bottom: float) -> list[str]:
+    """Gridlines and ticks from `lo` by `spacing`, the y axis title, and which way is worse."""
     body = []
     tick = lo
     while tick <= hi + 1e-9:
         body.append(f'<line x1="{LEFT}" x2="{LEFT + PLOT_W}" y1="{y(tick):.1f}" y2="{y(tick):.1f}" '
                     f'stroke="{"#999" if abs(tick - 1) < 1e-9 else "#e4e4e4"}"/>'
                     f'<text x="{LEFT - 6}" y="{y(tick) + 4:.1f}" text-anchor="end">{tick:.2f}</text>')
-        tick += step
+        tick += spacing
     metric = members[0].metric
     mid = TOP + PLOT_H / 2
     body.append(f'<text class="y-title" x="14" y="{mid:.1f}" text-anchor="middle" transform="rotate(-90 14 {mid:.1f})" '
@@ -232,7 +238,7 @@ def _axes(members: list[Series], lo: float, hi: float, step: float, y, bottom: f
     return body
 
 
-def render_html(series: list[Series], notes: list[str], meta: dict) -> str:
+def render_html(series: list[Series], notes: list[str], meta: dict[str, Any]) -> str:
     parts = [f"<h1>History of {escape(meta.get('metric', ''))}</h1>",
              f"<p>Store {escape(meta.get('store', ''))}, by {escape(meta.get('by', ''))}, generated "
              f"{escape(meta.get('generated_at', ''))} by dbdrift {escape(meta.get('dbdrift_version', ''))}. "

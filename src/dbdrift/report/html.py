@@ -8,10 +8,13 @@ are marks, not colours. Absolute throughput, instructions, hardware metrics and 
 from __future__ import annotations
 
 import math
+from collections.abc import Iterator, Sequence
 from html import escape
 from itertools import count
+from typing import Any
 
 from dbdrift.analysis.noise import Verdict
+from dbdrift.analysis.relative import Cell, RelativeRow
 from dbdrift.report.caveats import notes_html
 from dbdrift.report.hardware import (instruction_legend, METRICS_LEGEND, delta_lines, instruction_table, metrics_blocks,
                                      simulated_blocks)
@@ -21,15 +24,16 @@ from dbdrift.report.page import target_color as color_in
 from dbdrift.report.svgchart import Bar, BarGroup, label_columns, ratio_chart
 from dbdrift.report.table import GREEN_AT, RED_AT, verdict_counts, verdict_legend
 from dbdrift.results.data import ReportData, Section
-from dbdrift.results.findings import all_findings, instruction_why
+from dbdrift.results.findings import Finding, all_findings, instruction_why
 
+ChartAxes = tuple[tuple[float, float], tuple[float, float]]  # (rQPS range, label columns) shared by a page's charts
 AXIS = (0.8, 1.2)  # the posts' rQPS axis; widened on whole 0.05 steps when a value falls outside
 
 
 def render_html(data: ReportData) -> str:
     """The whole page; every string from the store or the catalog passes through html.escape."""
     charts = count(1)  # a unique id per SVG chart, for its hatch pattern
-    axis = (*page_axis(data), *page_columns(data))  # one x scale and plot offset for every chart of the page
+    axis = (page_axis(data), page_columns(data))  # one x scale and plot offset for every chart of the page
     parts = [_header(data), _findings(data), _intro(data)]
     for threads in data.thread_counts():
         parts.append(_threads_section(data, threads, charts, axis))
@@ -57,7 +61,7 @@ def page_columns(data: ReportData) -> tuple[float, float]:
     return label_columns([BarGroup(name, tuple(Bar(t, None) for t in data.comparison.compared)) for name in names])
 
 
-def _cell_numbers(cell) -> tuple[float | None, ...]:
+def _cell_numbers(cell: Cell) -> tuple[float | None, ...]:
     est = cell.estimate
     return (cell.ratio, est.lower if est else None, est.upper if est else None)
 
@@ -97,7 +101,7 @@ def _header(data: ReportData) -> str:
     return page_header(title, facts)
 
 
-def _runs_text(s: dict) -> str:
+def _runs_text(s: dict[str, Any]) -> str:
     threads = ", ".join(str(n) for n in s.get("threads", [1]))
     parts = [f"{s.get('tables', 1)} table(s) of {s.get('rows', 0):,} rows", f"threads {threads}",
              f"reads {s.get('read_s', 0):g} s, writes {s.get('write_s', 0):g} s after {s.get('warmup_s', 0):g} s warmup",
@@ -131,7 +135,7 @@ def _findings(data: ReportData) -> str:
             irow = data.instruction_row(f.test)
             instr = f"<td>{fmt_ratio(irow.relative.get(f.target) if irow else None, 3)}</td>" if data.instructions else ""
             body.append(_finding_row(data, f, f"<td>{f.threads}</td>", f"<td>{f.ratio:.3f}</td><td>{interval}</td>{instr}",
-                                     _why(data, f.test, f.threads, f.target)))
+                                     _why(data, f)))
         out.append('<table class="findings"><thead><tr><th></th><th>test</th><th>threads</th><th>target / reference'
                    "</th><th>rQPS</th><th>95% interval</th>"
                    + ("<th>instructions/event ratio</th>" if data.instructions else "") + "<th>why</th></tr></thead><tbody>"
@@ -146,7 +150,7 @@ def _findings(data: ReportData) -> str:
     return "\n".join(out + ["</section>"])
 
 
-def _findings_summary(found, rule: str, what: str) -> str:
+def _findings_summary(found: list[Finding], rule: str, what: str) -> str:
     regressions = sum(f.verdict is Verdict.REGRESSION for f in found)
     improvements = sum(f.verdict is Verdict.IMPROVEMENT for f in found)
     unclear = sum(f.verdict in (Verdict.TOO_NOISY, Verdict.NO_INTERVAL) for f in found)
@@ -156,18 +160,19 @@ def _findings_summary(found, rule: str, what: str) -> str:
     return text + (f"; {missing} not measured" if missing else "")
 
 
-def _sorted_findings(found):
+def _sorted_findings(found: list[Finding]) -> list[Finding]:
     """Regressions first, the largest first, then improvements; a count's ratio is read inverted
     (more instructions per event is worse)."""
     shown = [f for f in found if f.verdict in (Verdict.REGRESSION, Verdict.IMPROVEMENT) and f.ratio is not None]
 
-    def worse(f) -> float:
-        return -f.ratio if f.measure == "instructions" else f.ratio
+    def worse(f: Finding) -> float:
+        ratio = f.ratio or 0.0  # shown findings all have a ratio
+        return -ratio if f.measure == "instructions" else ratio
     return sorted(shown, key=lambda f: (f.verdict is not Verdict.REGRESSION,
                                         worse(f) if f.verdict is Verdict.REGRESSION else -worse(f)))
 
 
-def _finding_row(data: ReportData, f, threads_cell: str, values: str, why: str) -> str:
+def _finding_row(data: ReportData, f: Finding, threads_cell: str, values: str, why: str) -> str:
     kind = "regression" if f.verdict is Verdict.REGRESSION else "improvement"
     return (f'<tr class="{kind}"><td class="mark">{escape(f.verdict.mark)}</td>'
             f'<th scope="row">{escape(f.test)}</th>{threads_cell}'
@@ -176,9 +181,9 @@ def _finding_row(data: ReportData, f, threads_cell: str, values: str, why: str) 
             f'<td class="why">{escape(why)}</td></tr>')
 
 
-def _why(data: ReportData, test: str, threads: int, target: str) -> str:
-    """What moved with the cell (analysis/explain.py), without the rQPS the row already shows."""
-    parts = data.explanations.get((test, threads, target))
+def _why(data: ReportData, f: Finding) -> str:
+    """What moved with a timed cell (analysis/explain.py), without the rQPS the row already shows."""
+    parts = data.explanations.get((f.test, f.threads, f.target)) if f.threads is not None else None
     return parts[1] if parts else ""
 
 
@@ -205,7 +210,7 @@ def _threads_title(threads: int) -> str:
     return f"{threads} client thread{'s' if threads != 1 else ''}"
 
 
-def _threads_section(data: ReportData, threads: int, charts, axis: tuple[float, ...]) -> str:
+def _threads_section(data: ReportData, threads: int, charts: Iterator[int], axis: ChartAxes) -> str:
     out = [f'<section id="threads-{threads}">', f"<h2>{escape(_threads_title(threads))}</h2>"]
     if data.comparison.compared:
         for section in data.sections(threads):
@@ -214,7 +219,7 @@ def _threads_section(data: ReportData, threads: int, charts, axis: tuple[float, 
     return "\n".join(out)
 
 
-def _group_section(data: ReportData, section: Section, chart_id: str, axis: tuple[float, ...]) -> str:
+def _group_section(data: ReportData, section: Section, chart_id: str, axis: ChartAxes) -> str:
     comp = data.comparison
     refs = comp.references
     group, threads, rows, title = section.group, section.threads, section.rows, section.title
@@ -250,7 +255,7 @@ def _plan_details(data: ReportData, section: Section) -> str:
     return "\n".join(out)
 
 
-def _rel_cell(row, target: str) -> str:
+def _rel_cell(row: RelativeRow, target: str) -> str:
     cell = row.cells[target]
     value, est = cell.ratio, cell.estimate
     verdict = cell.verdict or Verdict.NO_INTERVAL
@@ -272,7 +277,7 @@ def _rel_cell(row, target: str) -> str:
             f"{plan}</td>")
 
 
-def _cell_title(row, target: str, verdict: Verdict) -> str:
+def _cell_title(row: RelativeRow, target: str, verdict: Verdict) -> str:
     cell = row.cells[target]
     est, ref = cell.estimate, cell.reference or ""
     if verdict == "not measured":
@@ -289,7 +294,7 @@ def _cell_title(row, target: str, verdict: Verdict) -> str:
     return f"{verdict}: rQPS {fmt_ratio(cell.ratio, 3)}, 95% interval {interval} ({how}), {target} / {ref}"
 
 
-def _warn(row, target: str) -> str:
+def _warn(row: RelativeRow, target: str) -> str:
     lines = [f"{t}: {w}" for t in dict.fromkeys((target, row.cells[target].reference)) if t
              for w in row.cells[t].warnings]
     return f'<span class="warn" title="{attr(chr(10).join(lines))}">!</span>' if lines else ""
@@ -308,7 +313,7 @@ def _summary_rows(data: ReportData, section: Section) -> list[str]:
     return out
 
 
-def _group_chart(data: ReportData, rows, chart_id: str, caption: str, axis: tuple[float, ...]) -> str:
+def _group_chart(data: ReportData, rows: Sequence[RelativeRow], chart_id: str, caption: str, axis: ChartAxes) -> str:
     groups = []
     for row in rows:
         bars = []
@@ -319,7 +324,7 @@ def _group_chart(data: ReportData, rows, chart_id: str, caption: str, axis: tupl
             bars.append(Bar(t, cell.ratio, lower, upper, title=f"{row.test}, {t} / {cell.reference}: {verdict}",
                             fill=target_color(data, t), mark=verdict.mark))
         groups.append(BarGroup(row.test, tuple(bars)))
-    return (f"<figure>{ratio_chart(groups, chart_id, caption, axis=axis[:2], columns=axis[2:])}<figcaption>{escape(caption)}: bars from "
+    return (f"<figure>{ratio_chart(groups, chart_id, caption, axis=axis[0], columns=axis[1])}<figcaption>{escape(caption)}: bars from "
             "1.0 (right: faster than the reference), whiskers: 95% interval, colour: target, mark: verdict; "
             "the same axis on the whole page</figcaption></figure>")
 
@@ -338,7 +343,7 @@ def _absolute_table(data: ReportData, threads: int) -> str:
     return "\n".join(out + ["</tbody></table>"])
 
 
-def _abs_cell(row, target: str) -> str:
+def _abs_cell(row: RelativeRow, target: str) -> str:
     cell, tput = row.cells[target].absolute, row.cells[target].throughput
     if cell is None or cell.value is None:
         failed, skipped = (cell.failed, cell.skipped) if cell else (0, 0)
@@ -355,7 +360,7 @@ def _table(header: list[str], rows: list[list[str]], css: str) -> str:
     return data_table([header[-1], *header[:-1]], [[r[-1], *r[:-1]] for r in rows], css)
 
 
-def _instructions_section(data: ReportData, charts, axis: tuple[float, ...]) -> str:
+def _instructions_section(data: ReportData, charts: Iterator[int], axis: ChartAxes) -> str:
     if not data.instructions:
         return ""
     refs = data.comparison.references
@@ -372,7 +377,7 @@ def _instructions_section(data: ReportData, charts, axis: tuple[float, ...]) -> 
         *(f"<h3>{escape(title)}</h3>" + _table(header, rows, "simulated") for title, header, rows in simulated_blocks(data)),
         "<h3>Where the instructions went</h3>",
         "<ul>" + "".join(f"<li>{escape(line)}</li>" for line in delta_lines(data)) + "</ul>",
-        f"<figure>{ratio_chart(groups, f'chart-{next(charts)}', caption, 3, axis[:2], axis[2:])}<figcaption>"
+        f"<figure>{ratio_chart(groups, f'chart-{next(charts)}', caption, 3, axis[0], axis[1])}<figcaption>"
         f"{escape(caption)}: right of 1.0 is more work per event (orange), left is less (blue); the page's axis"
         "</figcaption></figure>", "</section>"])
 

@@ -6,7 +6,10 @@ reference, its own verdict)."""
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
+from typing import Any
 
+from dbdrift.analysis.instructions import InstructionRow
 from dbdrift.results.data import ReportData
 from dbdrift.results.findings import group_of, instruction_cells, instruction_why
 
@@ -33,6 +36,7 @@ def render_json(data: ReportData) -> str:
             "explanation": data.why(row.test, row.threads, cell.target),
         })
     for irow, target, verdict in instruction_cells(data):
+        assert isinstance(irow, InstructionRow)  # instruction_cells yields the data's rows, typed as object
         cost = irow.costs.get(target)
         rows.append({
             "test": irow.test, "group": group_of(irow.test), "threads": None,
@@ -70,12 +74,12 @@ def render_json(data: ReportData) -> str:
     return json.dumps(doc, indent=2) + "\n"
 
 
-def _clean(values: dict) -> dict:
+def _clean(values: Mapping[str, float | None]) -> dict[str, float | None]:
     """JSON has no infinity: a ratio against a zero base (spec: `inf`) is written as null."""
     return {k: (None if v == float("inf") else _round(v, 6)) for k, v in values.items()}
 
 
-def _instruction_json(row) -> dict:
+def _instruction_json(row: InstructionRow) -> dict[str, Any]:
     return {
         "test": row.test,
         "targets": {t: {"per_event": round(c.ir_per_event, 1), "spread_pct": _round(row.spread_pct.get(t), 4)}

@@ -154,7 +154,7 @@ def _html(data: ReportData, columns: list[str], found: list[MatrixBlock]) -> str
     parts = [f"<h1>{escape(data.campaign)}: absolute throughput per variant</h1>",
              f"<p>{escape(_UNIT)}; the best value of each column is in bold.</p>"]
     for block in found:
-        best = {t: max((ln.values[t] for ln in block.lines if ln.values[t] is not None), default=None) for t in columns}
+        best = {t: max((v for ln in block.lines if (v := ln.values[t]) is not None), default=None) for t in columns}
         head = "".join(f'<th title="{escape(t)}">{escape(short(t))}</th>' for t in columns)
         rows = []
         for ln in block.lines:

@@ -6,6 +6,7 @@ survives being copied out of the page. Every text is escaped here; callers pass 
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 from html import escape
 
@@ -18,7 +19,7 @@ PALETTE = {
 }
 CHAR_PX = 7.2  # width of one 12px monospace character
 BAR_H, BAR_GAP, GROUP_GAP, TOP, AXIS_H, PLOT_W = 12, 4, 10, 8, 26, 420
-STEPS = (0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1.0, 2.0, 5.0, 10.0, 20.0, 50.0, 100.0)
+SPACINGS = (0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1.0, 2.0, 5.0, 10.0, 20.0, 50.0, 100.0)
 
 
 @dataclass(frozen=True)
@@ -40,23 +41,23 @@ class BarGroup:
 
 
 def scale(values: list[float], max_ticks: int = 8) -> tuple[float, float, float]:
-    """(lo, hi, step): a tick step from STEPS and a range on whole steps that holds 1.0 and every value."""
+    """(lo, hi, spacing): a tick spacing from SPACINGS and a range on its multiples that holds 1.0 and every value."""
     lo, hi = min([1.0, *values]), max([1.0, *values])
     span = max(hi - lo, 0.02)
-    step = next((s for s in STEPS if span / s <= max_ticks - 2), None)
-    step = step or 10.0 ** math.ceil(math.log10(span / (max_ticks - 2)))  # ratios past 100x: a power of ten
-    lo = math.floor(lo / step - 1e-9) * step
-    hi = math.ceil(hi / step + 1e-9) * step
+    spacing = next((s for s in SPACINGS if span / s <= max_ticks - 2), None)
+    spacing = spacing or 10.0 ** math.ceil(math.log10(span / (max_ticks - 2)))  # ratios past 100x: a power of ten
+    lo = math.floor(lo / spacing - 1e-9) * spacing
+    hi = math.ceil(hi / spacing + 1e-9) * spacing
     if lo == 1.0:
-        lo -= step
+        lo -= spacing
     if hi == 1.0:
-        hi += step
-    return max(lo, 0.0), hi, step
+        hi += spacing
+    return max(lo, 0.0), hi, spacing
 
 
-def axis_step(lo: float, hi: float, max_ticks: int = 9) -> float:
-    """The finest step of STEPS that puts at most `max_ticks` ticks on [lo, hi]."""
-    return next((s for s in STEPS if (hi - lo) / s <= max_ticks - 1 + 1e-9), STEPS[-1])
+def axis_spacing(lo: float, hi: float, max_ticks: int = 9) -> float:
+    """The finest spacing of SPACINGS that puts at most `max_ticks` ticks on [lo, hi]."""
+    return next((s for s in SPACINGS if (hi - lo) / s <= max_ticks - 1 + 1e-9), SPACINGS[-1])
 
 
 def label_columns(groups: list[BarGroup]) -> tuple[float, float]:
@@ -76,9 +77,9 @@ def ratio_chart(groups: list[BarGroup], chart_id: str, caption: str, digits: int
                if v is not None and math.isfinite(v)]
     if axis:
         lo, hi = axis
-        step = axis_step(lo, hi)
+        spacing = axis_spacing(lo, hi)
     else:
-        lo, hi, step = scale(numbers)
+        lo, hi, spacing = scale(numbers)
     name_w, label_w = columns or label_columns(groups)
     left = name_w + label_w
     value_w = (2 * 3 + 16) * CHAR_PX  # room for three digits whatever `digits`: one width for every chart
@@ -94,7 +95,7 @@ def ratio_chart(groups: list[BarGroup], chart_id: str, caption: str, digits: int
             y += BAR_H + BAR_GAP
         y += GROUP_GAP - BAR_GAP
     width, height = left + PLOT_W + value_w, y + AXIS_H
-    grid = _grid(lo, hi, step, x, TOP - 4, y)
+    grid = _grid(lo, hi, spacing, x, TOP - 4, y)
     return (f'<svg xmlns="http://www.w3.org/2000/svg" class="chart" role="img" width="{width:.0f}" '
             f'height="{height:.0f}" viewBox="0 0 {width:.0f} {height:.0f}" aria-label="{escape(caption)}">'
             f"<title>{escape(caption)}</title>"
@@ -105,7 +106,7 @@ def ratio_chart(groups: list[BarGroup], chart_id: str, caption: str, digits: int
             + "".join(grid + body) + "</g></svg>")
 
 
-def _bar(bar: Bar, x, y: float, name_w: float, value_x: float, digits: int, chart_id: str) -> list[str]:
+def _bar(bar: Bar, x: Callable[[float], float], y: float, name_w: float, value_x: float, digits: int, chart_id: str) -> list[str]:
     out = [_text(name_w, y + BAR_H - 2, bar.label, "start", "fill:#444")]
     tip = f"<title>{escape(bar.title)}</title>" if bar.title else ""
     if bar.value is None or not math.isfinite(bar.value):
@@ -129,27 +130,27 @@ def _bar(bar: Bar, x, y: float, name_w: float, value_x: float, digits: int, char
     return out
 
 
-def grid_ticks(lo: float, hi: float, step: float) -> list[float]:
-    """The ticks on [lo, hi]: 1.0 and its multiples of `step` either side, so 1.00 keeps its line
+def grid_ticks(lo: float, hi: float, spacing: float) -> list[float]:
+    """The ticks on [lo, hi]: 1.0 and its multiples of `spacing` either side, so 1.00 keeps its line
     and label however the axis is widened (an axis from 0.25 by 0.2 would skip it)."""
-    first, last = math.ceil((lo - 1.0) / step - 1e-9), math.floor((hi - 1.0) / step + 1e-9)
-    return [round(1.0 + k * step, 9) for k in range(first, last + 1)]
+    first, last = math.ceil((lo - 1.0) / spacing - 1e-9), math.floor((hi - 1.0) / spacing + 1e-9)
+    return [round(1.0 + k * spacing, 9) for k in range(first, last + 1)]
 
 
-def _grid(lo: float, hi: float, step: float, x, top: float, bottom: float) -> list[str]:
+def _grid(lo: float, hi: float, spacing: float, x: Callable[[float], float], top: float, bottom: float) -> list[str]:
     out = []
-    for tick in grid_ticks(lo, hi, step):
+    for tick in grid_ticks(lo, hi, spacing):
         at_one = abs(tick - 1.0) < 1e-9
         color, width, css = ("#222", 1.5, ' class="one"') if at_one else ("#ddd", 1, "")
         out.append(f'<line{css} x1="{x(tick):.1f}" y1="{top:.1f}" x2="{x(tick):.1f}" y2="{bottom:.1f}" '
                    f'stroke="{color}" stroke-width="{width}"/>')
-        out.append(_text(x(tick), bottom + 16, f"{tick:.{_tick_digits(step)}f}", "middle", "fill:#555"))
+        out.append(_text(x(tick), bottom + 16, f"{tick:.{_tick_digits(spacing)}f}", "middle", "fill:#555"))
     return out
 
 
-def _tick_digits(step: float) -> int:
-    """Enough decimals that every multiple of `step` prints exactly (0.025 -> 3), at least 2 below 1."""
-    return 0 if step >= 1 else max(2, len(f"{step:g}".partition(".")[2]))
+def _tick_digits(spacing: float) -> int:
+    """Enough decimals that every multiple of `spacing` prints exactly (0.025 -> 3), at least 2 below 1."""
+    return 0 if spacing >= 1 else max(2, len(f"{spacing:g}".partition(".")[2]))
 
 
 def _text(x: float, y: float, text: str, anchor: str, style: str = "") -> str:
@@ -162,16 +163,16 @@ def _text(x: float, y: float, text: str, anchor: str, style: str = "") -> str:
 
 @dataclass(frozen=True)
 class Line:
-    """One series of a time chart: y per x (seconds); None is a gap in the line."""
+    """One series of a time chart: y per x (seconds); None on either is a gap in the line."""
 
     name: str
-    xs: tuple[float, ...]
+    xs: tuple[float | None, ...]
     ys: tuple[float | None, ...]
     color: str
 
 
-def nice_step(span: float, max_ticks: int = 6) -> float:
-    """A 1, 2 or 5 × 10^k tick step that puts at most `max_ticks` ticks on [0, span]."""
+def nice_spacing(span: float, max_ticks: int = 6) -> float:
+    """A 1, 2 or 5 × 10^k tick spacing that puts at most `max_ticks` ticks on [0, span]."""
     if span <= 0:
         return 1.0
     raw = span / max(max_ticks - 1, 1)
@@ -187,12 +188,12 @@ def time_chart(lines: list[Line], caption: str, unit: str, width: int = 560, hei
     negative), a legend above the plot; an SVG string with `caption` as its accessible title."""
     left, right, top, bottom = 58, 12, 24, 34
     plot_w, plot_h = width - left - right, height - top - bottom
-    xs = [x for line in lines for x in line.xs]
+    xs = [x for line in lines for x in line.xs if x is not None]
     ys = [y for line in lines for y in line.ys if y is not None]
     x_hi = max(xs, default=1.0) or 1.0
-    y_step = nice_step(max(ys, default=1.0) or 1.0)
-    y_hi = y_step * math.ceil((max(ys, default=1.0) or 1.0) / y_step - 1e-9)
-    x_step = nice_step(x_hi, 8)
+    y_spacing = nice_spacing(max(ys, default=1.0) or 1.0)
+    y_hi = y_spacing * math.ceil((max(ys, default=1.0) or 1.0) / y_spacing - 1e-9)
+    x_spacing = nice_spacing(x_hi, 8)
 
     def px(x: float) -> float:
         return left + plot_w * x / x_hi
@@ -201,20 +202,20 @@ def time_chart(lines: list[Line], caption: str, unit: str, width: int = 560, hei
         return top + plot_h - plot_h * min(y, y_hi) / y_hi
 
     body = []
-    ticks = round(y_hi / y_step)
+    ticks = round(y_hi / y_spacing)
     for i in range(ticks + 1):
-        y = i * y_step
+        y = i * y_spacing
         body.append(f'<line x1="{left}" x2="{left + plot_w}" y1="{py(y):.1f}" y2="{py(y):.1f}" stroke="#e4e4e4"/>')
         body.append(_text(left - 5, py(y) + 4, _short(y), "end", "fill:#555"))
     x = 0.0
     while x <= x_hi + 1e-9:
         body.append(_text(px(x), top + plot_h + 14, _short(x), "middle", "fill:#555"))
-        x += x_step
+        x += x_spacing
     body.append(_text(left + plot_w / 2, height - 4, "seconds", "middle", "fill:#555"))
     body.append(_text(4, top - 8, unit, "start", "fill:#555"))
     body.append(f'<line x1="{left}" x2="{left}" y1="{top}" y2="{top + plot_h}" stroke="#999"/>'
                 f'<line x1="{left}" x2="{left + plot_w}" y1="{top + plot_h}" y2="{top + plot_h}" stroke="#999"/>')
-    legend_x = left + plot_w
+    legend_x: float = left + plot_w
     for line in reversed(lines):
         label_w = CHAR_PX * len(line.name) + 18
         legend_x -= label_w
@@ -234,7 +235,8 @@ def time_chart(lines: list[Line], caption: str, unit: str, width: int = 560, hei
 
 def _runs(line: Line) -> list[list[tuple[float, float]]]:
     """The line's points split at its gaps."""
-    runs, current = [], []
+    runs: list[list[tuple[float, float]]] = []
+    current: list[tuple[float, float]] = []
     for x, y in zip(line.xs, line.ys):
         if y is None or x is None:
             if current:

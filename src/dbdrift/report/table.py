@@ -2,6 +2,8 @@
 colour thresholds. How a number is written is report/numbers.py's."""
 from __future__ import annotations
 
+from dbdrift.analysis.relative import RelativeRow
+from dbdrift.analysis.summary import GroupSummary
 from dbdrift.report.caveats import verdict_marks
 from dbdrift.results.data import ReportData
 
@@ -16,7 +18,7 @@ def verdict_legend(data: ReportData) -> str:
             + "; ! host or run warnings; P the query plan differs from the reference's")
 
 
-def fmt_cell(row, target: str) -> str:
+def fmt_cell(row: RelativeRow, target: str) -> str:
     """`0.96 [0.94,0.98] -`: rQPS, its 95% interval and the verdict mark; `!` when warned."""
     cell = row.cells[target]
     value, est = cell.ratio, cell.estimate
@@ -42,7 +44,7 @@ def plan_lines(data: ReportData) -> list[str]:
     return out
 
 
-def verdict_counts(summary) -> str:
+def verdict_counts(summary: GroupSummary) -> str:
     """`2- 1+ 3~?` (regressions, improvements, too noisy or no interval), `1x` added when
     cells were not measured."""
     text = f"{summary.regressions}- {summary.improvements}+ {summary.noisy}~?"

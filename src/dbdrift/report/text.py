@@ -40,9 +40,9 @@ def render_text(data: ReportData, color: bool = False) -> str:
         for section in sections:
             out.append(f"-- {section.title}")
             for row in section.rows:
-                cells = [_paint(fmt_cell(row, t).ljust(cell_width), row.cells[t].ratio, color,
-                                row.cells[t].verdict.unclear)
-                         for t in comp.compared]
+                cells = [_paint(fmt_cell(row, t).ljust(cell_width), cell.ratio, color,
+                                cell.verdict is not None and cell.verdict.unclear)
+                         for t, cell in ((t, row.cells[t]) for t in comp.compared)]
                 out.append(" ".join(cells) + f"  {row.test}")
             if comp.compared:
                 for stat in ("min", "max", "mean", "median"):

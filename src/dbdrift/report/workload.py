@@ -5,6 +5,7 @@ targets and the host. Pure functions of the report; no I/O.
 from __future__ import annotations
 
 from html import escape
+from typing import Any
 
 from dbdrift.report.caveats import verdict_legend
 from dbdrift.report.page import swatch, target_color
@@ -29,7 +30,7 @@ def md_table(header: list[str], rows: list[list[str]]) -> list[str]:
             *("| " + " | ".join(c.strip() for c in r) + " |" for r in rows)]
 
 
-def findings_json(data: WorkloadReport) -> list[dict]:
+def findings_json(data: WorkloadReport) -> list[dict[str, Any]]:
     """One object per verdict: where (step or NOPM), target, reference, verdict, ratio, interval
     and the explanation of a regression or improvement (null for the others)."""
     return [{"measure": f.measure, "test": f.test, "target": f.target, "reference": f.reference,

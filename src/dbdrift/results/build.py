@@ -21,6 +21,7 @@ from dbdrift.analysis.summary import summarize_groups
 from dbdrift.workloads.sysbench.catalog import GROUP_TITLES, GROUPS, report_order, scan_krps, select_tests
 from dbdrift.cpus import Placement
 from dbdrift.errors import InputError, UserError
+from dbdrift.model import is_warm_run
 from dbdrift.results.data import FORMAT_VERSION, PlanChange, ReportData
 from dbdrift.results.findings import nothing_measured
 from dbdrift.results.targets import base_target, matrix_references, target_labels
@@ -201,7 +202,7 @@ def _metrics(store: Store, campaign_id: int, targets: list[str], references: dic
              ncpu: int):
     cells: dict = {}
     for r in store.runs(campaign_id):
-        if "warm" in r["test"] or r["status"] != "ok" or not r["hardware_json"]:
+        if is_warm_run(r["test"]) or r["status"] != "ok" or not r["hardware_json"]:
             continue
         cells.setdefault((r["test"], r["threads"]), {}).setdefault(r["target"], []).append(
             (json.loads(r["hardware_json"]), r["value"]))
@@ -278,7 +279,7 @@ def _unit_meta(store: Store, campaign_id: int) -> list[dict]:
 
 def _measurements(store: Store, campaign_id: int) -> list[Measurement]:
     table_rows = json.loads(store.campaign(campaign_id)["spec_json"]).get("rows", 0)
-    return [measurement(store, r, table_rows) for r in store.runs(campaign_id) if "warm" not in r["test"]]
+    return [measurement(store, r, table_rows) for r in store.runs(campaign_id) if not is_warm_run(r["test"])]
 
 
 def _floors(store: Store, choice: str, campaign_id: int, min_effect: float,

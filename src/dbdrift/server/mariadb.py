@@ -20,6 +20,7 @@ import subprocess
 import time
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 from dbdrift.errors import ServerError, UserError
 from dbdrift.model import ConnectionInfo, InstallInfo, ServerInfo, TargetSpec
@@ -43,17 +44,17 @@ class MariaDBServer(base.Server):
 
     def __init__(
         self, target: TargetSpec, install: InstallInfo, run_dir: Path, start_timeout_s: float = 60,
-        owner: dict | None = None,
+        owner: dict[str, Any] | None = None,
     ) -> None:
         super().__init__(target, install, Path(run_dir).absolute(), owner)
         self.start_timeout_s = start_timeout_s
         self.port: int | None = None
         self.config_text = ""  # the whole my.cnf (stored with runs)
         self.install_db_args: list[str] = []
-        self.comms = MARIADB_COMMS
+        self.comms: tuple[str, ...] = MARIADB_COMMS
         self._ids: osuser.ServerUser | None = None
         self._initialized = False
-        self._proc: subprocess.Popen | None = None
+        self._proc: subprocess.Popen[bytes] | None = None
         self._version_string: str | None = None
         self.wrapper: list[str] = []  # e.g. valgrind and its options, put before mysqld/mariadbd
 
@@ -199,7 +200,7 @@ class MariaDBServer(base.Server):
 
     # --- SQL through dbdrift's own connection ---------------------------------------------
 
-    def sql(self, query: str, timeout_s: float = 60) -> list[tuple]:
+    def sql(self, query: str, timeout_s: float = 60) -> list[tuple[Any, ...]]:
         """Run `query` over the server's socket as root (PyMySQL: no client program of the
         build or the host is needed); the rows, [] for a statement without a result."""
         try:
@@ -316,7 +317,7 @@ class MariaDBServer(base.Server):
             shutil.rmtree(self.data_dir, ignore_errors=True)  # half a system schema: of no use, and it may fill the disk
         self._check_install(result, f"{binary.name} --bootstrap")
 
-    def _check_install(self, result: subprocess.CompletedProcess, what: str) -> None:
+    def _check_install(self, result: subprocess.CompletedProcess[str], what: str) -> None:
         """Keep the initialization's output in install-db.log; a failure is a ServerError with
         the server's own [ERROR] line."""
         log = self.run_dir / "install-db.log"
@@ -368,13 +369,13 @@ class MariaDBServer(base.Server):
             base.kill(pid)
             base.wait_gone(pid, self.comms, 10.0)
 
-    def _as_user(self) -> dict:
+    def _as_user(self) -> dict[str, Any]:
         kwargs = osuser.as_user_kwargs(self._ids)  # user/group/env when root
         env = mariadb_env(self.install.bindir)
         env.update({k: v for k, v in kwargs.pop("env", {}).items() if k in ("HOME", "USER", "LOGNAME")})
         return {**kwargs, "env": env}
 
-    def _run(self, cmd: list, timeout: float = 60) -> subprocess.CompletedProcess:
+    def _run(self, cmd: list[str | os.PathLike[str]], timeout: float = 60) -> subprocess.CompletedProcess[str]:
         return subprocess.run([str(c) for c in cmd], cwd=self.run_dir, capture_output=True,
                               text=True, timeout=timeout, **self._as_user())
 
@@ -392,7 +393,7 @@ class MySQLServer(MariaDBServer):
     """MySQL: the same lifecycle; 5.7+ initializes with `mysqld --initialize-insecure` (root
     without a password), 5.6 with `mysqld --bootstrap` as MariaDB does."""
 
-    def __init__(self, *args, **kwargs) -> None:
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.comms = ("mysqld",)
 
@@ -401,6 +402,7 @@ class MySQLServer(MariaDBServer):
             super()._install_db()
             return
         binary = mariadb_server_binary(self.install.bindir)
+        assert binary is not None  # the install was checked for its server program when fetched
         args = initialize_args(self.config_path, self.basedir, self.data_dir)
         self.install_db_args = args
         self._check_install(self._run([binary, *args], timeout=600), "mysqld --initialize-insecure")
@@ -474,8 +476,7 @@ def parse_greeting(data: bytes) -> str | None:
 
 
 def _mysql_error(exc: Exception) -> str:
-    args = getattr(exc, "args", ())
-    return str(args[1]) if len(args) > 1 else str(exc)
+    return str(exc.args[1]) if len(exc.args) > 1 else str(exc)
 
 
 def _copy_tree(source: Path, dest: Path) -> None:

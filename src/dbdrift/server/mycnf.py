@@ -9,7 +9,7 @@ from pathlib import Path
 
 from dbdrift.errors import UserError
 from dbdrift.model import TargetSpec
-from dbdrift.server.layers import Layer, parse_my_cnf, render, target_layers
+from dbdrift.server.layers import Layer, Pairs, parse_my_cnf, render, target_layers
 from dbdrift.server.pgconf import read_config_file, ram_bytes  # engine-neutral helpers
 
 __all__ = ["OWNED_SETTINGS", "buffer_pool_mb", "default_settings", "log_file_size_mb",
@@ -147,7 +147,7 @@ def quote_value(value: object) -> str:
     return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
 
 
-def _lines(pairs: list[tuple[str, object]]) -> str:
+def _lines(pairs: Pairs) -> str:
     # An empty value is a bare option (e.g. skip_log_bin), as my.cnf writes flags.
     return "\n".join(f"{k} = {quote_value(v)}" if str(v) != "" else k for k, v in pairs)
 

@@ -50,7 +50,7 @@ def chown_tree(path: Path, ids: ServerUser | None) -> None:
 
 def run_as(
     cmd: Sequence[str | os.PathLike[str]], ids: ServerUser | None, **kwargs: Any
-) -> subprocess.CompletedProcess:
+) -> subprocess.CompletedProcess[Any]:
     """subprocess.run, as the server user when `ids` is given (no supplementary groups)."""
     return subprocess.run([str(c) for c in cmd], **as_user_kwargs(ids), **kwargs)
 

@@ -10,7 +10,7 @@ from pathlib import Path
 
 from dbdrift.errors import UserError
 from dbdrift.model import TargetSpec
-from dbdrift.server.layers import Layer, parse_postgresql_conf, render, target_layers
+from dbdrift.server.layers import Layer, Pairs, parse_postgresql_conf, render, target_layers
 
 OWNED_SETTINGS = ("listen_addresses", "unix_socket_directories", "unix_socket_permissions", "port")
 GiB = 1024**3
@@ -110,7 +110,7 @@ def quote_value(value: object) -> str:
     return "'" + text.replace("\\", "\\\\").replace("'", "''") + "'"
 
 
-def _lines(pairs: list[tuple[str, object]]) -> str:
+def _lines(pairs: Pairs) -> str:
     return "\n".join(f"{key} = {quote_value(value)}" for key, value in pairs)
 
 

@@ -7,11 +7,13 @@ user when dbdrift is root. Loading data and reading settings over SQL is the run
 from __future__ import annotations
 
 import math
+import os
 import re
 import shlex
 import signal
 import subprocess
 from pathlib import Path
+from typing import Any
 
 from dbdrift.errors import ServerError
 from dbdrift.model import ConnectionInfo, InstallInfo, ServerInfo, TargetSpec
@@ -36,7 +38,7 @@ class PostgresServer(base.Server):
 
     def __init__(
         self, target: TargetSpec, install: InstallInfo, run_dir: Path, start_timeout_s: float = 60,
-        owner: dict | None = None,
+        owner: dict[str, Any] | None = None,
     ) -> None:
         super().__init__(target, install, Path(run_dir).absolute(), owner)
         self.start_timeout_s = start_timeout_s
@@ -48,7 +50,7 @@ class PostgresServer(base.Server):
         self._base_conf = ""
         self._pid: int | None = None
         self._version_string: str | None = None
-        self.comms = POSTGRES_COMMS
+        self.comms: tuple[str, ...] = POSTGRES_COMMS
         self.wrapper: list[str] = []  # e.g. valgrind and its options, put before `postgres`
 
     # --- paths and facts ----------------------------------------------------------------
@@ -163,7 +165,7 @@ class PostgresServer(base.Server):
         if result.returncode != 0:
             raise ServerError(f"{self.label}: postgres -C {name} failed: {base.last_line(result.stderr)}",
                               "stop the server first; -C needs a stopped data directory")
-        return result.stdout.strip()
+        return str(result.stdout).strip()
 
     # --- steps ----------------------------------------------------------------------------
 
@@ -184,7 +186,7 @@ class PostgresServer(base.Server):
 
     def _initdb(self) -> None:
         self.initdb_args = initdb_args(self.major, self.target.data_checksums)
-        cmd = [self.install.bindir / "initdb", "-D", self.data_dir, *self.initdb_args]
+        cmd: list[str | os.PathLike[str]] = [self.install.bindir / "initdb", "-D", self.data_dir, *self.initdb_args]
         result = osuser.run_as(cmd, self._ids, cwd=self.run_dir, capture_output=True, text=True)
         (self.run_dir / "initdb.log").write_text(result.stdout + result.stderr)
         if result.returncode != 0:
@@ -206,9 +208,9 @@ class PostgresServer(base.Server):
         conf = self.data_dir / "postgresql.conf"
         conf.write_text(self._base_conf.rstrip("\n") + "\n\n" + self.config_text)
 
-    def _pg_ctl_start(self) -> subprocess.CompletedProcess:
+    def _pg_ctl_start(self) -> subprocess.CompletedProcess[str]:
         timeout = max(1, math.ceil(self.start_timeout_s))
-        cmd = [self.install.bindir / "pg_ctl", "start", "-w", "-t", str(timeout),
+        cmd: list[str | os.PathLike[str]] = [self.install.bindir / "pg_ctl", "start", "-w", "-t", str(timeout),
                "-D", self.data_dir, "-l", self.log_path]
         if self.wrapper:
             cmd += ["-p", self._wrapper_script()]
@@ -241,7 +243,7 @@ class PostgresServer(base.Server):
 
     def _stop_running(self, pid: int) -> None:
         for mode, timeout in (("fast", STOP_FAST_TIMEOUT_S), ("immediate", STOP_IMMEDIATE_TIMEOUT_S)):
-            cmd = [self.install.bindir / "pg_ctl", "stop", "-D", self.data_dir,
+            cmd: list[str | os.PathLike[str]] = [self.install.bindir / "pg_ctl", "stop", "-D", self.data_dir,
                    "-m", mode, "-w", "-t", str(timeout)]
             try:
                 osuser.run_as(cmd, self._ids, cwd=self.run_dir, capture_output=True,

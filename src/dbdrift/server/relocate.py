@@ -113,7 +113,7 @@ def interpreter(binary: Path) -> str:
     return result.stdout.strip()
 
 
-def resolved_libraries(binary: Path, loader: Path | None = None, env: dict | None = None) -> dict[str, str | None]:
+def resolved_libraries(binary: Path, loader: Path | None = None, env: dict[str, str] | None = None) -> dict[str, str | None]:
     """{soname: the path the loader would map, or None if not found} for `binary` and its
     dependencies, as ldd asks: the loader (the build's own, else the host's) run with
     LD_TRACE_LOADED_OBJECTS (`ld.so --list` stops at the first missing library instead)."""
@@ -139,7 +139,7 @@ def host_loader() -> Path:
     raise UserError(f"this host has no {LOADER}", "dbdrift runs x86_64 Linux builds")
 
 
-def foreign_libraries(binary: Path, root: Path, loader: Path | None = None, env: dict | None = None,
+def foreign_libraries(binary: Path, root: Path, loader: Path | None = None, env: dict[str, str] | None = None,
                       allowed: frozenset[str] = HOST_BASELINE) -> dict[str, str | None]:
     """The libraries `binary` would take from outside `root` (or not find at all), other
     than `allowed` ones: what the build relies on the host for."""

@@ -16,6 +16,7 @@ import tempfile
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
+from typing import Any, Callable
 
 from dbdrift import env
 from dbdrift.errors import UserError
@@ -84,7 +85,7 @@ def check_socket_paths(work: Path, campaign: str, targets: list[tuple[str, str]]
                             "bytes long, e.g. /var/tmp/dbdrift", exit_code=2)
 
 
-def owner_facts(campaign: str, target: str, engine: str, store: Path | None) -> dict:
+def owner_facts(campaign: str, target: str, engine: str, store: Path | None) -> dict[str, Any]:
     """What the owner file says: this dbdrift process (pid and start time, against pid reuse),
     the campaign and target, and the store whose log folder gets the server log."""
     pid = os.getpid()
@@ -98,7 +99,7 @@ class Orphan:
     """A run directory whose dbdrift process is gone; `server_pid` if its server still runs."""
 
     run_dir: Path
-    facts: dict
+    facts: dict[str, Any]
     server_pid: int | None
 
     def describe(self) -> str:
@@ -123,7 +124,7 @@ def find_orphans(work: Path) -> list[Orphan]:
     return orphans
 
 
-def owner_alive(facts: dict) -> bool:
+def owner_alive(facts: dict[str, Any]) -> bool:
     pid = facts.get("dbdrift_pid")
     if not isinstance(pid, int):
         return False
@@ -210,7 +211,7 @@ def _set_mode(path: Path, mode: int, group: int | None) -> None:
     path.chmod(mode)
 
 
-def _read_owner(run_dir: Path) -> dict | None:
+def _read_owner(run_dir: Path) -> dict[str, Any] | None:
     path = run_dir / OWNER_FILE
     try:
         if run_dir.is_symlink() or not run_dir.is_dir():
@@ -234,7 +235,7 @@ def _user_name(uid: int) -> str:
         return f"uid {uid}"
 
 
-def stop_orphans(say) -> None:
+def stop_orphans(say: Callable[[str], None]) -> None:
     """Stop servers whose dbdrift process is gone (kill -9): found from their run directories."""
     for orphan in find_orphans(work_dir()):
         if orphan.server_pid is not None:

@@ -11,7 +11,7 @@ import os
 import stat
 import tarfile
 from pathlib import Path
-from typing import Callable
+from typing import Any, Callable
 
 HAS_FILTERS = hasattr(tarfile, "data_filter")
 
@@ -67,7 +67,7 @@ def extract_all(archive: tarfile.TarFile, dest: Path,
         extract(archive, passed, dest)
 
 
-def changed(member: tarfile.TarInfo, **fields) -> tarfile.TarInfo:
+def changed(member: tarfile.TarInfo, **fields: Any) -> tarfile.TarInfo:
     """A copy of `member` with `fields` set (TarInfo.replace came with Python 3.11.4)."""
     copy = tarfile.TarInfo(member.name)
     for slot in tarfile.TarInfo.__slots__:

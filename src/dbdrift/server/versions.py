@@ -77,7 +77,7 @@ def parse_request(engine: str, text: str) -> Request:
         raise InputError(f"{engine} version {text!r} is not a version number",
                          "e.g. 17.10, 19rc1, debian:18.6, mysql 8.0.33 (`dbdrift versions` lists them)")
     version = version.replace("~", "")
-    parts = re.match(r"[\d.]+", version).group(0).split(".")
+    parts = re.split(r"[^\d.]", version, maxsplit=1)[0].split(".")  # the leading numbers
     if engine == "postgres" and int(parts[0]) >= 10 and len(parts) == 3 and parts[2] == "0":
         version = ".".join(parts[:2]) + version[len(".".join(parts)):]
     elif engine == "mysql" and len(parts) == 4:
@@ -187,7 +187,7 @@ def nearest(version: str, versions: list[str], count: int = 4) -> list[str]:
 def _suite_note(request: Request, builds: list[Build]) -> str:
     """Per Debian suite, what it carries of the requested major now (suites move on)."""
     major = version_key(request.version)[0]
-    now = {}
+    now: dict[str | None, list[str]] = {}
     for build in builds:
         if version_key(build.version)[0] == major:
             now.setdefault(build.suite, []).append(build.version)

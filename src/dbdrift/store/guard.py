@@ -111,7 +111,7 @@ def recognise(db: sqlite3.Connection, path: Path, writing: bool) -> int:
     application_id is known by its tables."""
     try:
         app_id = db.execute("PRAGMA application_id").fetchone()[0]
-        version = db.execute("PRAGMA user_version").fetchone()[0]
+        version: int = db.execute("PRAGMA user_version").fetchone()[0]
         names = tables(db)
     except sqlite3.DatabaseError as exc:
         if "locked" in str(exc) or "busy" in str(exc):

@@ -8,6 +8,7 @@ import json
 import os
 from datetime import datetime, timezone
 from pathlib import Path
+from typing import Any
 
 # kind -> the fields its line must carry (store.Store._apply writes each kind)
 FIELDS = {
@@ -22,7 +23,7 @@ FIELDS = {
 }
 
 
-def problem(entry) -> str | None:
+def problem(entry: object) -> str | None:
     """Why a parsed line cannot be a fact, or None."""
     if not isinstance(entry, dict):
         return f"not an object ({type(entry).__name__})"
@@ -39,7 +40,7 @@ def problem(entry) -> str | None:
     return None
 
 
-def parse(text: str) -> tuple[list[tuple[str, dict]], list[tuple[str, str]]]:
+def parse(text: str) -> tuple[list[tuple[str, dict[str, Any]]], list[tuple[str, str]]]:
     """(line, entry) of each good line; (line, reason) of each line that is not JSON or not a fact."""
     good, bad = [], []
     for line in text.splitlines():

@@ -19,7 +19,7 @@ import sys
 from contextlib import contextmanager
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Iterator
+from typing import Any, Iterator
 
 from dbdrift.errors import UserError
 
@@ -57,14 +57,15 @@ def campaign_lock(store: Path, campaign: str) -> Iterator[Path]:
         os.close(fd)  # releases the lock; the file stays (removing it would race a waiting locker)
 
 
-def _holder(fd: int) -> dict:
+def _holder(fd: int) -> dict[str, Any]:
     try:
-        return json.loads(os.pread(fd, 65536, 0) or b"{}")
+        holder: dict[str, Any] = json.loads(os.pread(fd, 65536, 0) or b"{}")
+        return holder
     except ValueError:
         return {}
 
 
-def _busy(store: Path, campaign: str, holder: dict) -> UserError:
+def _busy(store: Path, campaign: str, holder: dict[str, Any]) -> UserError:
     pid = holder.get("pid")
     who = f"dbdrift pid {pid}, since {holder.get('since', '?')}" if pid else "another dbdrift process"
     return UserError(

@@ -16,10 +16,10 @@ import urllib.parse
 from dataclasses import asdict, dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Callable
+from typing import Callable, Literal, Mapping, Sequence, TypeVar
 
 from dbdrift.errors import UserError
-from dbdrift.model import InsertStepResult, TpccResult
+from dbdrift.model import HardwareWindow, InsertStepResult, JsonObject, TpccResult
 from dbdrift.store import guard, journal
 from dbdrift.store.schema import MIGRATIONS, SCHEMA_VERSION
 
@@ -41,26 +41,26 @@ class RunRecord:
     warmup_s: float
     duration_s: float
     metric: str
-    driver_spec: dict
+    driver_spec: JsonObject
     started_at: str = field(default_factory=now_iso)
     measured_s: float | None = None
     events: int | None = None
     statements: int | None = None
     rows: int | None = None
-    errors: dict = field(default_factory=dict)
+    errors: dict[str, int] = field(default_factory=dict)  # error class -> count
     value: float | None = None
     qps: float | None = None
     tps: float | None = None
-    latency: dict = field(default_factory=dict)
+    latency: Mapping[str, object] = field(default_factory=dict)  # driver.protocol LatencySummary
     client_cpu_user_s: float | None = None
     client_cpu_sys_s: float | None = None
-    warnings: list = field(default_factory=list)
+    warnings: list[JsonObject] = field(default_factory=list)  # {"kind", "message"[, "hint"]}
     error: str | None = None
     server_log_tail: str | None = None
-    intervals: list[dict] = field(default_factory=list)
-    hardware: dict | None = None  # sampler totals over the measured window (metrics/sampler.Delta)
-    host: dict | None = None  # host facts and warnings when the run started
-    samples: list[tuple[float, dict]] = field(default_factory=list)  # (start_s, Delta) every second
+    intervals: list[JsonObject] = field(default_factory=list)
+    hardware: HardwareWindow | None = None  # sampler totals over the measured window (metrics/sampler.Delta)
+    host: JsonObject | None = None  # host facts and warnings when the run started
+    samples: list[tuple[float, HardwareWindow]] = field(default_factory=list)  # (start_s, Delta) every second
     folded: dict[str, int] | None = None  # perf record stacks of the backends (`--flamegraph`)
 
 
@@ -83,12 +83,23 @@ class InstructionRecord:
     simulated_per_event: dict[str, float] = field(default_factory=dict)  # callgrind cache/branch events
 
 
-SAMPLE_COLUMNS = ("elapsed_s", "cpu_user_pct", "cpu_sys_pct", "cpu_iowait_pct", "cpu_steal_pct", "cs", "reads",
+SampleColumn = Literal["elapsed_s", "cpu_user_pct", "cpu_sys_pct", "cpu_iowait_pct", "cpu_steal_pct", "cs", "reads",
+                       "read_kb", "writes", "write_kb", "server_cpu_s", "client_cpu_s", "server_rss_bytes"]
+SAMPLE_COLUMNS: tuple[SampleColumn, ...] = ("elapsed_s", "cpu_user_pct", "cpu_sys_pct", "cpu_iowait_pct", "cpu_steal_pct", "cs", "reads",
                   "read_kb", "writes", "write_kb", "server_cpu_s", "client_cpu_s", "server_rss_bytes")
 
 
-def _json_or_null(value) -> str | None:
+T = TypeVar("T")
+
+
+def _json_or_null(value: object) -> str | None:
     return None if value is None else json.dumps(value)
+
+
+def _row_id(cur: sqlite3.Cursor) -> int:
+    """The id of the row an INSERT just wrote (SQLite sets it on every successful INSERT)."""
+    assert cur.lastrowid is not None, "an INSERT that wrote no row"
+    return cur.lastrowid
 
 
 SQLITE_TIMEOUT_S = 5.0  # one attempt's wait for a lock; _retry tries again until wait_s
@@ -140,8 +151,9 @@ class Store:
         created = guard.create_private(self.path) if writing else False
         # the file is read only through SQLite: closing any other descriptor of it would drop this
         # process's POSIX locks, which SQLite's other connections here (another()) rely on
-        if writing and not created:
-            self.notes.append(guard.loose_mode_note(self.path))
+        loose = guard.loose_mode_note(self.path) if writing and not created else None
+        if loose:
+            self.notes.append(loose)
         timeout = min(SQLITE_TIMEOUT_S, max(0.05, self.wait_s))
         self.db = db = self._connect(timeout)
         db.row_factory = sqlite3.Row
@@ -157,7 +169,6 @@ class Store:
             self.db = db = self._in_memory(db)
             self._migrate()
             self.imported = self.import_journal()
-        self.notes = [n for n in self.notes if n]
         return db
 
     def _connect(self, timeout: float) -> sqlite3.Connection:
@@ -194,7 +205,7 @@ class Store:
         self.db.close()
 
     # -- a busy store ----------------------------------------------------------------------
-    def _retry(self, action: Callable, doing: str):
+    def _retry(self, action: Callable[[], T], doing: str) -> T:
         """`action` until no other program holds the store's lock, with backoff, for at most
         wait_s; then a UserError naming the store."""
         deadline, delay = time.monotonic() + self.wait_s, 0.1
@@ -215,11 +226,11 @@ class Store:
                 time.sleep(min(delay, max(0.0, deadline - time.monotonic())))
                 delay = min(delay * 2, 5.0)
 
-    def _keep(self, kind: str, fact: dict, write: Callable[[], int | None]) -> int | None:
+    def _keep(self, kind: str, fact: JsonObject, write: Callable[[], int | None]) -> int | None:
         """Write a measured fact in one transaction; if the store stays locked or its disk is
         full, append it to the journal instead (imported at the next open) and return None. A
         fact neither can take stops the campaign with the full disk's error."""
-        def transaction():
+        def transaction() -> int | None:
             with self.db:
                 return write()
         try:
@@ -234,7 +245,7 @@ class Store:
             self.journaled += 1
             return None
 
-    def _append_journal(self, entry: dict) -> None:
+    def _append_journal(self, entry: JsonObject) -> None:
         fd = os.open(self.journal_path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
         with os.fdopen(fd, "a") as out:
             fcntl.flock(out, fcntl.LOCK_EX)
@@ -297,7 +308,7 @@ class Store:
         self.journal_path.unlink(missing_ok=True)
         return imported
 
-    def _apply(self, entry: dict) -> int | None:
+    def _apply(self, entry: JsonObject) -> int | None:
         """Write one fact as `_keep` would have; returns its row id where it has one."""
         kind = entry["kind"]
         if kind == "run":
@@ -327,13 +338,13 @@ class Store:
     STREAMED_TABLES = {"run": "runs", "instructions": "instructions", "ibench step": "ibench_steps",
                        "tpcc run": "tpcc_runs", "step": "steps"}
 
-    def add_streamed(self, fact: dict, unit_id: int) -> None:
+    def add_streamed(self, fact: JsonObject, unit_id: int) -> None:
         """Store a fact a unit measured on a cluster host (a journal entry's shape, with this
         store's target id), marked with its unit. A run of a cell that already has one replaces
         it in reports: every cell counts once, however often its unit was re-queued."""
         self._keep("streamed", {"fact": fact, "unit_id": unit_id}, lambda: self._insert_streamed(fact, unit_id))
 
-    def _insert_streamed(self, fact: dict, unit_id: int) -> None:
+    def _insert_streamed(self, fact: JsonObject, unit_id: int) -> None:
         if fact["kind"] == "run":
             record = fact["record"]
             self.db.execute("UPDATE runs SET superseded = 1 WHERE target_id = ? AND test = ? AND threads = ? "
@@ -345,22 +356,22 @@ class Store:
             self.db.execute(f"UPDATE {table} SET unit_id = ? WHERE id = ?", (unit_id, row_id))
 
     def add_unit(self, campaign_id: int, number: int, host_kind: str | None, tests: list[str],
-                 repeats: list[int] = ()) -> int:
-        def insert():
+                 repeats: Sequence[int] = ()) -> int:
+        def insert() -> int:
             with self.db:
-                return int(self.db.execute(
+                return _row_id(self.db.execute(
                     "INSERT INTO units(campaign_id, number, host_kind, tests_json, repeats_json, status) "
                     "VALUES (?,?,?,?,?,?)",
-                    (campaign_id, number, host_kind, json.dumps(tests), json.dumps(list(repeats)), "queued")).lastrowid)
+                    (campaign_id, number, host_kind, json.dumps(tests), json.dumps(list(repeats)), "queued")))
         return self._retry(insert, "storing a unit")
 
-    def update_unit(self, unit_id: int, **values) -> None:
+    def update_unit(self, unit_id: int, **values: object) -> None:
         """Set a unit's status, attempts, worker, hostname, host (facts), error, started_at, ended_at."""
         if "host" in values:
             values["host_json"] = json.dumps(values.pop("host"))
         columns = ", ".join(f"{k} = ?" for k in values)
 
-        def update():
+        def update() -> None:
             with self.db:
                 self.db.execute(f"UPDATE units SET {columns} WHERE id = ?", (*values.values(), unit_id))
         self._retry(update, "updating a unit")
@@ -382,9 +393,9 @@ class Store:
                 counts[f"{what} {status}"] = n
         return counts
 
-    def set_campaign_host(self, campaign_id: int, host: dict) -> None:
+    def set_campaign_host(self, campaign_id: int, host: JsonObject) -> None:
         """The host facts of a campaign measured on a cluster: those of a host that measured it."""
-        def update():
+        def update() -> None:
             with self.db:
                 self.db.execute("UPDATE campaigns SET host_json = ? WHERE id = ?", (json.dumps(host), campaign_id))
         self._retry(update, "storing the host facts")
@@ -403,12 +414,12 @@ class Store:
                 self.db.execute(f"PRAGMA application_id = {guard.APPLICATION_ID}")
 
     # -- writing ---------------------------------------------------------------------------
-    def add_campaign(self, name: str, spec: dict, host: dict, version: str) -> int:
-        def insert():
+    def add_campaign(self, name: str, spec: JsonObject, host: JsonObject, version: str) -> int:
+        def insert() -> int:
             with self.db:
-                return self.db.execute(
+                return _row_id(self.db.execute(
                     "INSERT INTO campaigns(name, created_at, spec_json, host_json, dbdrift_version) "
-                    "VALUES (?,?,?,?,?)", (name, now_iso(), json.dumps(spec), json.dumps(host), version)).lastrowid
+                    "VALUES (?,?,?,?,?)", (name, now_iso(), json.dumps(spec), json.dumps(host), version)))
         return int(self._retry(insert, "adding the campaign"))
 
     def latest_campaign_id(self, name: str | None = None) -> int | None:
@@ -427,7 +438,7 @@ class Store:
         A store of one-target campaigns only gives its newest, with nothing passed over."""
         rows = self.db.execute("SELECT c.id, (SELECT COUNT(*) FROM targets t WHERE t.campaign_id = c.id) "
                                "FROM campaigns c ORDER BY c.id DESC").fetchall()
-        skipped = []
+        skipped: list[int] = []
         for campaign_id, targets in rows:
             if targets >= 2:
                 return int(campaign_id), skipped
@@ -440,43 +451,45 @@ class Store:
                 if json.loads(row[1]).get("calibration")]
 
     def ensure_target(self, campaign_id: int, name: str, engine: str, position: int, is_base: bool,
-                      spec: dict) -> int:
-        def upsert():
+                      spec: JsonObject) -> int:
+        def upsert() -> int:
             with self.db:
                 row = self.db.execute("SELECT id FROM targets WHERE campaign_id = ? AND name = ?",
                                       (campaign_id, name)).fetchone()
                 if row:
                     self.db.execute("UPDATE targets SET position = ?, is_base = ?, spec_json = ? WHERE id = ?",
                                     (position, int(is_base), json.dumps(spec), row[0]))
-                    return row[0]
-                return self.db.execute(
+                    return int(row[0])
+                return _row_id(self.db.execute(
                     "INSERT INTO targets(campaign_id, name, engine, position, is_base, spec_json) "
                     "VALUES (?,?,?,?,?,?)", (campaign_id, name, engine, position, int(is_base),
-                                             json.dumps(spec))).lastrowid
+                                             json.dumps(spec))))
         return int(self._retry(upsert, f"adding target {name}"))
 
-    def set_target_facts(self, target_id: int, install: dict | None = None, server: dict | None = None) -> None:
+    def set_target_facts(self, target_id: int, install: JsonObject | None = None, server: JsonObject | None = None) -> None:
         self._keep("target facts", {"target_id": target_id, "install": install, "server": server},
                    lambda: self._update_target_facts(target_id, install, server))
 
-    def _update_target_facts(self, target_id: int, install: dict | None, server: dict | None) -> None:
+    def _update_target_facts(self, target_id: int, install: JsonObject | None, server: JsonObject | None) -> None:
         if install is not None:
             self.db.execute("UPDATE targets SET install_json = ? WHERE id = ?", (json.dumps(install), target_id))
         if server is not None:
             self.db.execute("UPDATE targets SET server_json = ? WHERE id = ?", (json.dumps(server), target_id))
 
     def add_step(self, target_id: int, kind: str, label: str, status: str, elapsed_s: float,
-                 detail: dict, error: str | None = None) -> None:
+                 detail: JsonObject, error: str | None = None) -> None:
+        started_at = now_iso()
         fact = {"target_id": target_id, "step_kind": kind, "label": label, "status": status,
-                "started_at": now_iso(), "elapsed_s": elapsed_s, "detail": detail, "error": error}
-        self._keep("step", fact, lambda: self._insert_step(**fact))
+                "started_at": started_at, "elapsed_s": elapsed_s, "detail": detail, "error": error}
+        self._keep("step", fact, lambda: self._insert_step(target_id, kind, label, status, started_at, elapsed_s,
+                                                           detail, error))
 
     def _insert_step(self, target_id: int, step_kind: str, label: str, status: str, started_at: str,
-                     elapsed_s: float, detail: dict, error: str | None) -> int:
-        return self.db.execute(
+                     elapsed_s: float, detail: JsonObject, error: str | None) -> int:
+        return _row_id(self.db.execute(
             "INSERT INTO steps(target_id, kind, label, status, started_at, elapsed_s, detail_json, error) "
             "VALUES (?,?,?,?,?,?,?,?)",
-            (target_id, step_kind, label, status, started_at, elapsed_s, json.dumps(detail), error)).lastrowid
+            (target_id, step_kind, label, status, started_at, elapsed_s, json.dumps(detail), error)))
 
     def add_run(self, target_id: int, run: RunRecord) -> int | None:
         """Store a run and its intervals in one transaction (None: kept in the journal)."""
@@ -496,7 +509,7 @@ class Store:
              run.client_cpu_user_s, run.client_cpu_sys_s, json.dumps(run.warnings), run.error,
              run.server_log_tail, json.dumps(run.driver_spec), _json_or_null(run.hardware),
              _json_or_null(run.host), _json_or_null(run.folded)))
-        run_id = int(cur.lastrowid)
+        run_id = _row_id(cur)
         self.db.executemany(
             f"INSERT INTO samples(run_id, idx, start_s, {', '.join(SAMPLE_COLUMNS)}) "
             f"VALUES (?,?,?{',?' * len(SAMPLE_COLUMNS)})",
@@ -522,13 +535,13 @@ class Store:
             (target_id, rec.test, rec.status, rec.started_at, rec.elapsed_s, rec.n1, rec.n2, json.dumps(rec.ir),
              rec.ir_per_event, rec.spread_pct, json.dumps(rec.self_per_event),
              json.dumps(rec.inclusive_per_event), rec.error, _json_or_null(rec.simulated_per_event or None)))
-        return int(cur.lastrowid)
+        return _row_id(cur)
 
-    def add_ibench_step(self, target_id: int, r: InsertStepResult, driver_spec: dict | None = None) -> int | None:
+    def add_ibench_step(self, target_id: int, r: InsertStepResult, driver_spec: JsonObject | None = None) -> int | None:
         return self._keep("ibench step", {"target_id": target_id, "record": asdict(r), "driver_spec": driver_spec},
                           lambda: self._insert_ibench_step(target_id, r, driver_spec))
 
-    def _insert_ibench_step(self, target_id: int, r: InsertStepResult, driver_spec: dict | None) -> int:
+    def _insert_ibench_step(self, target_id: int, r: InsertStepResult, driver_spec: JsonObject | None) -> int:
         cur = self.db.execute(
             "INSERT INTO ibench_steps(target_id, step, status, started_at, clients, elapsed_s, inserted, deleted, "
             "queries, ips, dps, qps, target_ips, max_insert_us, max_delete_us, max_query_us, histograms_json, "
@@ -538,12 +551,12 @@ class Store:
              r.ips, r.dps, r.qps, r.target_ips, r.max_insert_us, r.max_delete_us, r.max_query_us,
              json.dumps(r.histograms), json.dumps(r.per_second), _json_or_null(r.hardware), r.table_rows,
              _json_or_null(driver_spec), r.error, r.db_bytes, r.datadir_bytes, r.repeat))
-        return int(cur.lastrowid)
+        return _row_id(cur)
 
     def supersede_ibench(self, target_id: int, repeat: int = 0) -> None:
         """A repeat of a target's Insert Benchmark reruns from l.i0: that repeat's earlier steps
         leave the reports."""
-        def update():
+        def update() -> None:
             with self.db:
                 self.db.execute("UPDATE ibench_steps SET superseded = 1 WHERE target_id = ? AND repeat = ?",
                                 (target_id, repeat))
@@ -576,14 +589,14 @@ class Store:
         """A repeat stored again (--resume after a failure) supersedes the earlier one."""
         self.db.execute("UPDATE tpcc_runs SET superseded = 1 WHERE target_id = ? AND repeat = ?",
                         (target_id, r.repeat))
-        return int(self.db.execute(
+        return _row_id(self.db.execute(
             "INSERT INTO tpcc_runs(target_id, repeat, status, started_at, warehouses, clients, procedures, "
             "elapsed_s, new_orders, transactions, nopm, tpm, by_type_json, intervals_json, hardware_json, "
             "consistency_json, load_s, error) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
             (target_id, r.repeat, r.status, now_iso(), r.warehouses, r.clients, int(r.procedures),
              r.elapsed_s, r.new_orders, r.transactions, r.nopm, r.tpm, json.dumps(r.by_type),
              json.dumps(r.intervals), _json_or_null(r.hardware), json.dumps(r.consistency), r.load_s,
-             r.error)).lastrowid)
+             r.error)))
 
     def tpcc_runs(self, campaign_id: int) -> list[TpccResult]:
         rows = self.db.execute(
@@ -611,7 +624,7 @@ class Store:
 
     def supersede(self, target_id: int, test: str, threads: int) -> None:
         """Keep the runs of a test some target lacks (order = "turns") but leave them out of reports (rerun whole)."""
-        def update():
+        def update() -> None:
             with self.db:
                 self.db.execute("UPDATE runs SET superseded = 1 WHERE target_id = ? AND test = ? AND threads = ?",
                                 (target_id, test, threads))
@@ -619,7 +632,7 @@ class Store:
 
     def supersede_unfinished(self, target_id: int, test: str, threads: int, repeat: int) -> None:
         """Leave a run's earlier rows that are not ok out of reports: --resume runs it again."""
-        def update():
+        def update() -> None:
             with self.db:
                 self.db.execute("UPDATE runs SET superseded = 1 WHERE target_id = ? AND test = ? AND threads = ? "
                                 "AND repeat = ? AND status != 'ok'", (target_id, test, threads, repeat))
@@ -630,13 +643,13 @@ class Store:
         """The plan of one statement of a test on a target (the newest capture wins)."""
         fact = {"target_id": target_id, "test": test, "statement": statement, "sql": sql, "plan_json": plan_json,
                 "shape": shape, "error": error}
-        self._keep("plan", fact, lambda: self._insert_plan(**fact))
+        self._keep("plan", fact, lambda: self._insert_plan(target_id, test, statement, sql, plan_json, shape, error))
 
     def _insert_plan(self, target_id: int, test: str, statement: int, sql: str, plan_json: str | None,
                      shape: str | None, error: str | None) -> int:
-        return self.db.execute(
+        return _row_id(self.db.execute(
             "INSERT OR REPLACE INTO plans(target_id, test, statement, sql, plan_json, shape, error) "
-            "VALUES (?,?,?,?,?,?,?)", (target_id, test, statement, sql, plan_json, shape, error)).lastrowid
+            "VALUES (?,?,?,?,?,?,?)", (target_id, test, statement, sql, plan_json, shape, error)))
 
     def plans(self, campaign_id: int) -> list[sqlite3.Row]:
         return self.db.execute(
@@ -665,7 +678,8 @@ class Store:
         return self.db.execute("SELECT * FROM steps WHERE target_id = ? ORDER BY id", (target_id,)).fetchall()
 
     def campaign(self, campaign_id: int) -> sqlite3.Row:
-        return self.db.execute("SELECT * FROM campaigns WHERE id = ?", (campaign_id,)).fetchone()
+        row: sqlite3.Row = self.db.execute("SELECT * FROM campaigns WHERE id = ?", (campaign_id,)).fetchone()
+        return row
 
     def targets(self, campaign_id: int) -> list[sqlite3.Row]:
         return self.db.execute("SELECT * FROM targets WHERE campaign_id = ? ORDER BY position",
