@@ -170,19 +170,23 @@ def test_ctrl_c_stops_every_host_and_resume_completes_across_the_cluster(tmp_pat
 
 
 def test_tpcc_repeats_spread_over_hosts_each_repeat_on_one(tmp_path, cluster):
+    """Each TPROC-C repeat runs whole on one worker, which follows the campaign's [tpcc] keys
+    (here consistency_checks = false: the runs store no checks and the report says so)."""
     path = tmp_path / "tpcc.toml"
     path.write_text("\n".join([
         'name = "tpcc-cluster"', 'workload = "tpcc"', "repeats = 2",
-        "[tpcc]", "warehouses = 1", "clients = 1", "rampup_s = 0", "duration_s = 3",
+        "[tpcc]", "warehouses = 1", "clients = 1", "rampup_s = 0", "duration_s = 3", "consistency_checks = false",
         '[[targets]]', 'name = "pg17"', 'version = "17.10"',
         '[[targets]]', 'name = "pg18"', 'version = "18.4"', ""]))
     store = tmp_path / "s.db"
     result = dbdrift("run", path, "--store", store, "--cluster", cluster.address, timeout=600)
     assert result.returncode == 0, result.stderr
-    rows = query(store, "SELECT r.repeat, t.name, r.status, u.worker, u.repeats_json FROM tpcc_runs r "
-                        "JOIN targets t ON t.id = r.target_id JOIN units u ON u.id = r.unit_id WHERE r.superseded = 0")
+    rows = query(store, "SELECT r.repeat, t.name, r.status, u.worker, u.repeats_json, r.consistency_json "
+                        "FROM tpcc_runs r JOIN targets t ON t.id = r.target_id JOIN units u ON u.id = r.unit_id "
+                        "WHERE r.superseded = 0")
     assert sorted((r["repeat"], r["name"]) for r in rows) == [(0, "pg17"), (0, "pg18"), (1, "pg17"), (1, "pg18")]
     assert all(r["status"] == "ok" and json.loads(r["repeats_json"]) == [r["repeat"]] for r in rows)
     hosts = {r["repeat"]: {x["worker"] for x in rows if x["repeat"] == r["repeat"]} for r in rows}
     assert all(len(h) == 1 for h in hosts.values()) and len(set().union(*hosts.values())) == 2
     assert "NOPM" in result.stdout
+    assert all(json.loads(r["consistency_json"]) == [] for r in rows) and "consistency not checked" in result.stdout

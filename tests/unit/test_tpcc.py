@@ -19,6 +19,7 @@ from dbdrift.errors import UserError
 from dbdrift.model import TpccResult
 from dbdrift.plan.campaign import parse_campaign
 from dbdrift.workloads.tpcc.report import CSV_HEADER, render_csv, render_html, render_json, render_text
+from dbdrift.workloads.tpcc.catalog import setup_text
 from dbdrift.workloads.tpcc.results import tpcc_report
 
 
@@ -78,7 +79,8 @@ def run(target: str, nopm: float, repeat: int = 0, status: str = "ok", **extra) 
                       new_orders=orders, transactions=2 * orders, nopm=nopm, tpm=2 * nopm, by_type=by_type,
                       intervals=[{"t_sec": float(i + 1), "i_sec": 1.0, "nopm": nopm, "phase": "measure"}
                                  for i in range(5)],
-                      consistency=[{"clause": "3.3.2.1", "ok": True}], repeat=repeat, **{"hardware": WINDOW, **extra})
+                      repeat=repeat, **{"hardware": WINDOW, "consistency": [{"clause": "3.3.2.1", "ok": True}],
+                                        **extra})
 
 
 def test_hardware_per_new_order_is_the_windows_cpu_and_writes_over_its_new_orders():
@@ -147,3 +149,21 @@ def test_a_failed_run_is_listed_with_its_reason():
     data = tpcc_report([run("a", 1000.0), run("b", 0.0, status="failed", error="consistency check failed: 3.3.2.1")],
                        ["a", "b"])
     assert "b: consistency check failed: 3.3.2.1" in render_text(data)
+
+
+def test_consistency_checks_are_on_unless_the_campaign_turns_them_off():
+    spec = parse_campaign(tomllib.loads(campaign("[tpcc]\nwarehouses = 1")), "c.toml", Path("."), "c")
+    off = parse_campaign(tomllib.loads(campaign("[tpcc]\nconsistency_checks = false")), "c.toml", Path("."), "c")
+    assert spec.tpcc.consistency_checks is True and off.tpcc.consistency_checks is False
+    assert off.to_dict()["tpcc"]["consistency_checks"] is False  # stored with the campaign, so reports know
+    assert "consistency not checked" in setup_text(off.to_dict()) and "not checked" not in setup_text(spec.to_dict())
+
+
+def test_runs_without_consistency_checks_read_as_not_checked_not_as_passed():
+    unchecked = [run("a", 1000.0, consistency=[]), run("b", 1100.0, consistency=[])]
+    data = tpcc_report(unchecked, ["a", "b"], setup=setup_text({"tpcc": {"consistency_checks": False}}))
+    assert [s.consistency_ok for s in data.summaries] == [None, None]
+    text = render_text(data)
+    assert "passed" not in text and "consistency not checked" in text
+    failed = [run("a", 1000.0, consistency=[{"clause": "3.3.2.1", "ok": False}]), run("a", 900.0, repeat=1)]
+    assert tpcc_report(failed, ["a"]).summaries[0].consistency_ok is False

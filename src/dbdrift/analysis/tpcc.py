@@ -38,7 +38,7 @@ class TargetSummary:
     relative: Estimate | None  # NOPM ÷ the base's; None for the base itself
     hardware: dict[str, float | None] = field(default_factory=dict)
     latency: dict[str, Latency] = field(default_factory=dict)  # TRANSACTIONS order
-    consistency_ok: bool | None = None  # every ok run passed every check; None without runs
+    consistency_ok: bool | None = None  # every ok run passed every check; None without runs or checks
     errors: list[str] = field(default_factory=list)  # why runs failed
 
 
@@ -57,7 +57,7 @@ def summarize(results: list[TpccResult], targets: list[str], ncpu: int) -> list[
             target=t, runs=len(runs), failed=sum(1 for r in by_target[t] if r.status != "ok"),
             nopm=fmean(r.nopm for r in runs) if runs else None, tpm=fmean(r.tpm for r in runs) if runs else None,
             relative=est, hardware=hardware_per_new_order(runs, ncpu), latency=latencies(runs),
-            consistency_ok=all(all(c.get("ok") for c in r.consistency) for r in runs) if runs else None,
+            consistency_ok=consistency_of(runs),
             errors=[r.error for r in by_target[t] if r.status != "ok" and r.error]))
     return out
 
@@ -131,3 +131,11 @@ def nopm_series(result: TpccResult) -> tuple[tuple[float, ...], tuple[float | No
     """(t_sec, NOPM) of every interval line, ramp-up included, for charts."""
     lines = [iv for iv in result.intervals if iv.get("t_sec") is not None]
     return tuple(float(iv["t_sec"]) for iv in lines), tuple(iv.get("nopm") for iv in lines)
+
+
+def consistency_of(runs: list[TpccResult]) -> bool | None:
+    """False when a run failed a check, True when every run was checked and passed, else None
+    (no runs, or runs of a campaign with consistency_checks = false)."""
+    if any(not c.get("ok") for r in runs for c in r.consistency):
+        return False
+    return True if runs and all(r.consistency for r in runs) else None

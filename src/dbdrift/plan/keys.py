@@ -296,6 +296,10 @@ KEYS: tuple[Key, ...] = (
     Key('tpcc', 'procedures', FLAG, 'boolean', default=_TP.procedures,
         doc=('Run the five transactions as stored procedures created at load time instead of statements sent by the '
          'driver (see [protocol.md](protocol.md)).')),
+    Key('tpcc', 'consistency_checks', FLAG, 'boolean', default=_TP.consistency_checks,
+        doc=('After each run, check the consistency conditions of TPC-C clause 3.3.2 on the database; a violation '
+             'fails the run. `false` skips them (they scan every district and order line, minutes at large '
+             '`warehouses`), and the report says they were not checked.')),
 
     # --- cluster -------------------------------------------------------------------------
     Key('cluster', 'address', STRING, 'string', default=None, shown="none (runs here)",

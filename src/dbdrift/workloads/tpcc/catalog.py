@@ -24,6 +24,7 @@ class TpccSizes:
     rampup_s: float = 60.0  # transactions run but are not counted
     duration_s: float = 300.0  # the measured window
     procedures: bool = False  # the transactions as stored procedures instead of client-side SQL
+    consistency_checks: bool = True  # TPC-C clause 3.3.2's conditions checked after each run
 
     def loaders(self, cpus: int) -> int:
         return max(1, min(self.warehouses, self.load_clients or cpus))
@@ -79,6 +80,8 @@ def setup_text(stored: dict) -> str:
             f"{t.get('rampup_s', 0):g} s ramp-up, {t.get('duration_s', 0):g} s measured")
     if t.get("procedures"):
         text += ", stored procedures"
+    if t.get("consistency_checks") is False:
+        text += ", consistency not checked"
     if (stored.get("repeats") or 1) > 1:
         text += f", {stored['repeats']} repeats (each on a fresh server)"
     return text

@@ -53,7 +53,7 @@ def parse_tpcc(spec, top: fields.Table):
         warehouses=table.integer("warehouses"), clients=table.integer("clients"),
         load_clients=table.integer("load_clients") if "load_clients" in raw else TpccSizes.load_clients,
         rampup_s=table.duration("rampup_s"), duration_s=table.duration("duration_s"),
-        procedures=table.flag("procedures"),
+        procedures=table.flag("procedures"), consistency_checks=table.flag("consistency_checks"),
     )
     if sizes.duration_s <= 0:
         raise InputError(f"{label}: duration_s = 0 measures nothing", "give the measured window, e.g. duration_s = 300")
