@@ -11,7 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from dbdrift.cli import check, main as main_cli
+from dbdrift.app import check
+from dbdrift.cli import main as main_cli
 from tests.helpers import shared_work_dir
 from tests.unit.test_reports import make_store
 
@@ -207,9 +208,9 @@ def test_check_names_a_read_warm_up_longer_than_a_write_only_campaign(fixtures, 
 
 @pytest.mark.parametrize("order, warned", [("turns", True), ("sequential", False)])
 def test_a_durability_matrix_in_turns_is_warned_about_at_check(fixtures, capsys, monkeypatch, order, warned):
-    from dbdrift.cli import run as run_cli
+    from dbdrift.app import run as run_case
 
-    monkeypatch.setattr(run_cli, "fit_order", lambda spec, total, available: (spec, None))  # any host's memory
+    monkeypatch.setattr(run_case, "fit_order", lambda spec, total, available: (spec, None))  # any host's memory
     assert main_cli.main(["run", "matrix.toml", "--set", f"order={order}", "--check"]) == 0
     out = capsys.readouterr().out
     assert ("warning: axis sync changes durability" in out) is warned

@@ -2,8 +2,18 @@
 (engines, tests, durations), so that cli/ reaches the layers below only through app/."""
 from __future__ import annotations
 
+from dbdrift.errors import UserError
 from dbdrift.workloads.sysbench.catalog import select_tests
 from dbdrift.model import ENGINES
 from dbdrift.units import format_duration, parse_duration_s
 
-__all__ = ["ENGINES", "format_duration", "parse_duration_s", "select_tests"]
+__all__ = ["ENGINES", "format_duration", "parse_duration_s", "select_tests", "split_list"]
+
+
+def split_list(values: list[str] | None) -> list[str]:
+    """`--tests a,b --tests c` -> [a, b, c]; an empty item is refused."""
+    names = [item.strip() for value in values or () for item in value.split(",")]
+    if not all(names):
+        raise UserError(f"--tests {','.join(values or ())!r} has an empty name",
+                        "separate names with single commas, e.g. --tests point,update-index", exit_code=2)
+    return names

@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 
 from dbdrift.cli import (bisect, bloat, calibrate, campaigns, catalog, cleanup, cluster, compare, config, demo, docs,
-                         history, report, run, system, versions)
+                         history, options, report, run, system, versions)
 from dbdrift.errors import UserError
 from dbdrift.app.process import __version__, sigterm_as_ctrl_c, stop_all, store_error
 
@@ -98,7 +98,7 @@ def dispatch(args: argparse.Namespace) -> int:
     module = VERBS[args.verb][0]
     if args.verb in BUILDS_A_CAMPAIGN:
         spec = module.campaign(args)
-        return 0 if spec is None else run.execute(run.apply_overrides(spec, args), args)
+        return 0 if spec is None else options.execute(spec, args)
     return module.main(args)
 
 

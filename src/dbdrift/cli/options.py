@@ -3,10 +3,17 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from pathlib import Path
 
+from dbdrift.app import check as check_case
+from dbdrift.app import report as report_case
+from dbdrift.app import run as run_case
+from dbdrift.cli.progress import ConsoleProgress
 from dbdrift.errors import UserError
+from dbdrift.report.check import check_lines
+from dbdrift.app import inputs
 from dbdrift.app.inputs import parse_duration_s
 from dbdrift.app.process import open_read_only
 
@@ -20,13 +27,7 @@ def add_tests(parser: argparse.ArgumentParser, what: str) -> None:
                              "(e.g. --tests point,update-index; default32, all42; `dbdrift catalog` lists them)")
 
 
-def split_list(values: list[str] | None) -> list[str]:
-    """`--tests a,b --tests c` -> [a, b, c]; an empty item is refused."""
-    names = [item.strip() for value in values or () for item in value.split(",")]
-    if not all(names):
-        raise UserError(f"--tests {','.join(values or ())!r} has an empty name",
-                        "separate names with single commas, e.g. --tests point,update-index", exit_code=2)
-    return names
+split_list = inputs.split_list  # --tests read as every verb reads it (a campaign's overrides read it too)
 
 
 def add_format(parser: argparse.ArgumentParser, choices: tuple[str, ...], what: str) -> None:
@@ -137,3 +138,44 @@ def open_store(path):
     for note in store.notes:
         sys.stderr.write(note + "\n")
     return store
+
+
+def use_color(choice: str) -> bool:
+    """always, never, or auto: on a terminal unless NO_COLOR is set (no-color.org)."""
+    return choice == "always" or (choice == "auto" and sys.stdout.isatty() and not os.environ.get("NO_COLOR"))
+
+
+def overrides(args: argparse.Namespace) -> run_case.Overrides:
+    """What the measuring options (add_common) change in a campaign."""
+    return run_case.Overrides(
+        tests=tuple(args.tests or ()),
+        count_instructions=getattr(args, "count_instructions", False),
+        instructions_only=getattr(args, "instructions_only", False),
+        simulate_cache=getattr(args, "simulate_cache", False), flamegraph=getattr(args, "flamegraph", False),
+        base=getattr(args, "base", None), cluster=getattr(args, "cluster", None))
+
+
+def execute(spec: run_case.CampaignSpec, args: argparse.Namespace) -> int:
+    """Run a campaign as `run` runs a file's, with the measuring options (add_common) applied:
+    with --check print the plan and start nothing; else run it, then print each stored
+    campaign's report (unless --no-report). Every verb that measures ends here."""
+    spec = run_case.apply_overrides(spec, overrides(args))
+    cluster = getattr(args, "cluster", None)
+    spec, order_note = run_case.fitted(spec, cluster)
+    if getattr(args, "check", False):
+        plan = check_case.plan(spec, args.store, cluster, note=order_note)
+        sys.stdout.write("".join(line + "\n" for line in check_lines(plan)))
+        return 0
+    progress = ConsoleProgress(verbosity=args.verbosity)
+    color = use_color(args.color)
+    chain_view = getattr(args, "chain_view", False)
+
+    def report(store, campaign_id: int, kind: str | None) -> None:
+        if args.no_report:
+            return
+        if kind is not None and args.format in ("text", "markdown"):
+            sys.stdout.write(f"\n## host kind {kind} (campaign {spec.name}@{kind})\n\n")
+        sys.stdout.write(report_case.campaign_report(spec, store, campaign_id, args.format, color, chain_view))
+
+    return run_case.execute(spec, args.store, progress, resume=args.resume, cluster_flag=cluster,
+                            order_note=order_note, report=report).exit_code

@@ -4,30 +4,19 @@ from __future__ import annotations
 import argparse
 import contextlib
 import io
-import os
 import sys
 from pathlib import Path
 
-from dbdrift.workloads.sysbench.catalog import select_tests
+from dbdrift.app import report as use_case
+from dbdrift.app.report import AGAINST, CAMPAIGN, FINDING_KINDS, MEASURES, all_findings, select
 from dbdrift.cli import options
+from dbdrift.cli.options import use_color
 from dbdrift.errors import UserError
-from dbdrift.report.csv import render_csv
-from dbdrift.report.flamegraph import folded_text, render_diff_svg, render_svg
-from dbdrift.report.html import render_html
-from dbdrift.report.json import render_json
-from dbdrift.report.markdown import render_markdown
-from dbdrift.report.matrix import axis_names, measured_tests, render_matrix
-from dbdrift.report.text import render_text
-from dbdrift.results.build import build_report, no_campaign
-from dbdrift.results.findings import CAMPAIGN, FINDING_KINDS, MEASURES, all_findings, select
-from dbdrift.results.data import ReportData
-from dbdrift.results.targets import AGAINST, merged_stacks, server_configs
-from dbdrift.results.workload import workload_of
-from dbdrift.workload import Workload
-from dbdrift.workloads.registry import WORKLOADS
-from dbdrift.store.store import Store
+from dbdrift.report.formats import FORMATS, render
+from dbdrift.report.matrix import render_matrix
 
-FORMATS = ("text", "markdown", "csv", "json", "html")
+__all__ = ["FORMATS", "render", "use_color"]
+
 EXAMPLES = """\
 examples:
   dbdrift report                                  the latest campaign comparing two or more targets
@@ -105,37 +94,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.epilog = EXAMPLES
 
 
-def write_flamegraphs(store: Store, campaign: str | None, data: ReportData, directory: Path) -> list[Path]:
-    """Per (test, threads, target): the stacks of all its runs merged, as SVG and folded text;
-    per compared target also a differential SVG against its reference."""
-    merged = merged_stacks(store, store.latest_campaign_id(campaign))
-    try:
-        directory.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        raise UserError(f"cannot create {directory}: {exc.strerror}", "pass --flamegraphs a writable directory") from None
-    references = data.comparison.references
-    written = []
-    for (test, threads, target), stacks in sorted(merged.items()):
-        stem = f"{_file_safe(test)}.x{threads}.{_file_safe(target)}"
-        written += [_write(directory / f"{stem}.svg", render_svg(stacks, f"{test} x{threads}: {target}")),
-                    _write(directory / f"{stem}.folded", folded_text(stacks))]
-        ref = references.get(target)
-        if (test, threads, ref) in merged:
-            title = f"{test} x{threads}: {target} vs {ref} (red: more samples, blue: fewer)"
-            written.append(_write(directory / f"{stem}-vs-{_file_safe(ref)}.diff.svg",
-                                  render_diff_svg(merged[(test, threads, ref)], stacks, title)))
-    return written
-
-
-def _file_safe(name: str) -> str:
-    return "".join(c if c.isalnum() or c in "-_." else "_" for c in name)
-
-
-def _write(path: Path, text: str) -> Path:
-    path.write_text(text)
-    return path
-
-
 SYSBENCH_VIEWS = ("chain", "matrix", "metrics", "tests", "flamegraphs", "against", "group_by")
 """Options of views only the sysbench report has: refused on another workload's campaign rather
 than ignored, so a script learns its report is not the view it asked for."""
@@ -151,40 +109,6 @@ def _refuse_sysbench_views(args: argparse.Namespace, workload: str, campaign: st
                         exit_code=2)
 
 
-def workload_report(store: Store, campaign_id: int, workload: Workload, fmt: str) -> str:
-    """The report of a stored campaign of a workload with a report of its own, in `fmt`, at the
-    default thresholds."""
-    assert workload.build_report is not None and workload.render_report is not None
-    return workload.render_report(workload.build_report(store, campaign_id, None), fmt)
-
-
-def stored_workload(store: Store, campaign_id: int) -> Workload:
-    """The workload a stored campaign ran, refused when this dbdrift does not know it (a newer one's)."""
-    name = workload_of(store, campaign_id)
-    if name not in WORKLOADS:
-        raise UserError(f"campaign {store.campaign(campaign_id)['name']} ran the workload {name!r}, which this "
-                        "dbdrift does not know", "report it with the dbdrift that ran it (a newer version)",
-                        exit_code=2)
-    return WORKLOADS[name]
-
-
-def render(data: ReportData, fmt: str, color: bool = False) -> str:
-    if fmt == "markdown":
-        return render_markdown(data)
-    if fmt == "csv":
-        return render_csv(data)
-    if fmt == "json":
-        return render_json(data)
-    if fmt == "html":
-        return render_html(data)
-    return render_text(data, color=color)
-
-
-def use_color(choice: str) -> bool:
-    """always, never, or auto: on a terminal unless NO_COLOR is set (no-color.org)."""
-    return choice == "always" or (choice == "auto" and sys.stdout.isatty() and not os.environ.get("NO_COLOR"))
-
-
 FINDING_EXIT = 3  # `--fail-on`: the report found what it was told to fail on
 
 
@@ -198,21 +122,6 @@ def _fail_on(text: str) -> list[str]:
 
 def _measures(fail_by: str) -> tuple[str, ...]:
     return MEASURES if fail_by == "both" else (fail_by,)
-
-
-def _matrix_shape(data, args: argparse.Namespace) -> tuple[list[str] | None, str | None]:
-    """--tests and --group-by, checked against what the campaign measured and its axes."""
-    tests = [t.strip() for t in args.tests.split(",")] if args.tests else None
-    measured = measured_tests(data)
-    unknown = [t for t in tests or () if t not in measured]
-    if unknown:
-        raise UserError(f"--tests: {unknown[0]!r} was not measured in campaign {data.campaign}",
-                        f"measured: {', '.join(measured)}", exit_code=2)
-    axes = axis_names(data)
-    if args.group_by is not None and args.group_by not in axes:
-        raise UserError(f"--group-by {args.group_by}: campaign {data.campaign} has no such axis",
-                        f"axes: {', '.join(axes)}" if axes else "the campaign has no [axes.NAME] tables", exit_code=2)
-    return tests, args.group_by
 
 
 def main(args: argparse.Namespace) -> int:
@@ -235,14 +144,14 @@ def _report(args: argparse.Namespace) -> int:
     store = options.open_store(args.store)
     try:
         if args.campaign is None:
-            args.campaign = _latest_comparison(store)
+            args.campaign = _latest_comparison(use_case.latest_comparison(store))
         campaign_id = store.latest_campaign_id(args.campaign)
         if args.config:
             if campaign_id is None:
-                raise no_campaign(store, args.campaign)
-            sys.stdout.write(server_configs(store, campaign_id))
+                raise use_case.no_campaign(store, args.campaign)
+            sys.stdout.write(use_case.server_configs(store, campaign_id))
             return 0
-        workload = stored_workload(store, campaign_id) if campaign_id is not None else None
+        workload = use_case.stored_workload(store, campaign_id) if campaign_id is not None else None
         if workload is not None and workload.build_report is not None and workload.render_report is not None:
             _refuse_sysbench_views(args, workload.name, store.campaign(campaign_id)["name"])
             data = workload.build_report(store, campaign_id, args.base, args.min_effect, args.noisy)
@@ -252,14 +161,14 @@ def _report(args: argparse.Namespace) -> int:
             raise UserError("--group-by shapes the --matrix table", "add --matrix", exit_code=2)
         only = None
         if args.tests and not args.matrix:
-            only = frozenset(t.name for t in select_tests(options.split_list([args.tests])))
-        data = build_report(store, args.campaign, args.base, args.chain, args.min_effect, args.noisy,
-                            args.noise_floor, args.metrics, against=args.against, tests=only)
+            only = use_case.selected_tests(options.split_list([args.tests]))
+        data = use_case.build_report(store, args.campaign, args.base, args.chain, args.min_effect, args.noisy,
+                                     args.noise_floor, args.metrics, against=args.against, tests=only)
         if args.matrix:
-            sys.stdout.write(render_matrix(data, args.format, *_matrix_shape(data, args)))
+            sys.stdout.write(render_matrix(data, args.format, *use_case.matrix_shape(data, args.tests, args.group_by)))
             return 0
         if args.flamegraphs:
-            written = write_flamegraphs(store, args.campaign, data, args.flamegraphs)
+            written = use_case.write_flamegraphs(store, args.campaign, data, args.flamegraphs)
             sys.stderr.write(f"wrote {len(written)} flamegraph files to {args.flamegraphs}\n" if written else
                              "no flamegraphs stored: run the campaign with `dbdrift run --flamegraph`\n")
     finally:
@@ -268,18 +177,17 @@ def _report(args: argparse.Namespace) -> int:
     return _fail_on_exit(list(all_findings(data)), args)
 
 
-def _latest_comparison(store: Store) -> str | None:
+def _latest_comparison(latest: use_case.LatestComparison) -> str | None:
     """The id of the campaign `report` without --campaign means: the newest that compares two
     or more targets; when newer one-target campaigns were passed over, stderr says which."""
-    chosen, skipped = store.latest_comparison()
-    if chosen is not None and skipped:
-        row = store.campaign(chosen)
-        names = ", ".join(f"{store.campaign(i)['name']} (#{i})" for i in skipped[:3]) + (
+    skipped = latest.passed_over
+    if latest.campaign_id is not None and skipped:
+        names = ", ".join(f"{name} (#{i})" for name, i in skipped[:3]) + (
             f" and {len(skipped) - 3} more" if len(skipped) > 3 else "")
-        sys.stderr.write(f"report: campaign {row['name']} (#{chosen}), the newest comparing two or more targets; "
-                         f"passed over {len(skipped)} newer one-target campaign(s): {names} "
+        sys.stderr.write(f"report: campaign {latest.name} (#{latest.campaign_id}), the newest comparing two or more "
+                         f"targets; passed over {len(skipped)} newer one-target campaign(s): {names} "
                          f"(--campaign NAME|ID chooses one)\n")
-    return None if chosen is None else str(chosen)
+    return None if latest.campaign_id is None else str(latest.campaign_id)
 
 
 def _fail_on_exit(every: list, args: argparse.Namespace) -> int:

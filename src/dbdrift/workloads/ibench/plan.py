@@ -20,7 +20,7 @@ CAPS = Capabilities(title="an Insert Benchmark", per_test_runs=False, takes_turn
 
 
 # the campaign `dbdrift demo --workload ...` runs, before its targets; {name}, {label}, {base_version},
-# {new_version} and {seconds} are filled in by cli/demo.py
+# {new_version} and {seconds} are filled in by app/demo.py
 DEMO = """\
 # dbdrift demo: the Insert Benchmark (every step: l.i0, l.x, l.i1, l.i2, settle, qr100 ... qp1000)
 # on {label} {base_version} (base) and {new_version}, tiny: real campaigns load tens of millions

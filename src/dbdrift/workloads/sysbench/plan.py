@@ -14,7 +14,7 @@ CAPS = Capabilities(title="sysbench", per_test_runs=True, takes_turns=True, auto
 
 
 # the campaign `dbdrift demo --workload ...` runs, before its targets; {name}, {label}, {base_version},
-# {new_version} and {seconds} are filled in by cli/demo.py
+# {new_version} and {seconds} are filled in by app/demo.py
 DEMO = """\
 # dbdrift demo: is {label} {new_version} faster or slower than {base_version} on the 32 default
 # microbenchmarks? Small and short so it finishes in minutes; real campaigns use 10M+ rows

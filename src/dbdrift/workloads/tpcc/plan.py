@@ -16,7 +16,7 @@ CAPS = Capabilities(title="TPROC-C", per_test_runs=False, takes_turns=False, aut
 
 
 # the campaign `dbdrift demo --workload ...` runs, before its targets; {name}, {label}, {base_version},
-# {new_version} and {seconds} are filled in by cli/demo.py
+# {new_version} and {seconds} are filled in by app/demo.py
 DEMO = """\
 # dbdrift demo: TPROC-C (HammerDB's TPC-C derivative, no keying or think time) on {label}
 # {base_version} (base) and {new_version}: 4 warehouses, 2 virtual users, 15 s ramp-up and a

@@ -1,6 +1,5 @@
-"""`dbdrift run --check CAMPAIGN.toml`: validate, find every target's binaries, make every check
-`run` makes before a server starts, ask each cached server whether it accepts its settings, and
-print the plan.
+"""`run --check`: validate, find every target's binaries, make every check `run` makes before a
+server starts, ask each cached server whether it accepts its settings, and gather the plan.
 
 Starts no server, downloads nothing and writes nothing but a scratch directory in the work
 directory for the server's settings check, removed at once (the store is only read). What it
@@ -8,71 +7,57 @@ could not check (a build not cached yet, a version without a settings check) it 
 """
 from __future__ import annotations
 
-import argparse
 import shutil
-import sys
 import tempfile
+from dataclasses import dataclass
 from pathlib import Path
 
 from dbdrift import cpus, env
 from dbdrift.errors import UserError
-from dbdrift.plan.campaign import CampaignSpec, cluster_address
-from dbdrift.store.store import Store
 from dbdrift.plan.axes import durability_note
+from dbdrift.plan.campaign import CampaignSpec, cluster_address
 from dbdrift.runner import instructions
 from dbdrift.runner.campaign import placement_option
 from dbdrift.server import engines, rundir
-from dbdrift.units import format_duration
+from dbdrift.store.store import Store
 from dbdrift.workloads.registry import workload_of
 
 
-def main(spec: CampaignSpec, args: argparse.Namespace, out=None, note: str | None = None) -> int:
-    """Print what `run` would do; a UserError for the first problem found."""
-    out = out or sys.stdout
-    write = lambda line="": out.write(line + "\n")  # noqa: E731
+@dataclass(frozen=True)
+class CheckedPlan:
+    """What `run` would do, as --check found it: each target with where its binaries are, the
+    workload's own lines, the cluster it would use, the expected time and what went unchecked."""
+    spec: CampaignSpec
+    note: str | None
+    located: tuple[tuple[str, bool, str, str], ...]  # (target, is the base, engine, where)
+    workload_lines: tuple[str, ...]
+    address: str | None
+    cluster_parts: str
+    store: Path
+    work: Path
+    expected_s: float
+    time_lines: tuple[str, ...]
+    durability: str | None
+    unchecked: tuple[str, ...]
+
+
+def plan(spec: CampaignSpec, store: Path, cluster_flag: str | None, note: str | None = None) -> CheckedPlan:
+    """Every check `run` makes before a server starts, and the plan; a UserError for the first
+    problem found."""
     workload = workload_of(spec)
     work = rundir.work_dir()
     preflight(spec, work)
-    check_store(args.store)
+    check_store(store)
     if spec.count_instructions:
         instructions.require_valgrind()
-    write(f"campaign {spec.name} ({spec.source}): {spec.workload}, order {spec.order}")
-    if note:
-        write(f"  {note}")
-    if spec.axes:
-        sizes = " x ".join(f"{a.name} ({len(a.levels)}: {', '.join(a.levels)})" for a in spec.axes)
-        write(f"  axes: {sizes}; {sum(1 for t in spec.targets if t.variant)} variants")
-    for target in spec.targets:
-        where = engines.locate(target, env.cache_dir())
-        role = " (base)" if target.name == spec.base.name else ""
-        write(f"  target {target.name}{role}: {target.engine}, {where}")
+    located = tuple((t.name, t.name == spec.base.name, t.engine, str(engines.locate(t, env.cache_dir())))
+                    for t in spec.targets)
     unchecked = check_server_settings(spec, work)
-    if spec.base_is_implicit and len(spec.targets) > 1:
-        write(f"  base: {spec.base.name} is the first target; set base = true on a target, or pass --base, "
-              "to choose another")
-    for line in workload.check_lines(spec):
-        write(f"  {line}")
-    address = cluster_address(args.cluster, "--cluster") if getattr(args, "cluster", None) else \
+    address = cluster_address(cluster_flag, "--cluster") if cluster_flag else \
         spec.cluster.address if spec.cluster else None
-    if address:
-        kinds = ", ".join(spec.cluster.hosts) if spec.cluster and spec.cluster.hosts else None
-        units = spec.cluster.units if spec.cluster and spec.cluster.units else "one per worker"
-        write(f"  cluster {address}: the {workload.caps.cluster_parts} split into units ({units})"
-              + (f", the whole campaign per host kind: {kinds}" if kinds else "")
-              + "; each worker fetches and runs in its own cache and work directory")
-    write(f"  store: {args.store}; servers in {work}")
-    parts = workload.time_lines(spec)
-    write(f"  expected time: about {format_duration(workload.estimate(spec)[0])}"
-          + (" for the whole campaign, by part:" if parts else ""))
-    for line in parts:
-        write(f"    {line}")
-    durability = durability_note(spec)
-    if durability:
-        write(f"  warning: {durability}")
-    for line in unchecked:
-        write(f"  not checked: {line}")
-    write("ok: nothing was started (drop --check to run it)")
-    return 0
+    return CheckedPlan(spec, note, located, tuple(workload.check_lines(spec)), address, workload.caps.cluster_parts,
+                       store, work, workload.estimate(spec)[0], tuple(workload.time_lines(spec)),
+                       durability_note(spec), tuple(unchecked))
 
 
 def preflight(spec: CampaignSpec, work: Path | None) -> None:

@@ -1,0 +1,123 @@
+"""`dbdrift report`: a stored campaign read back, its report data built (by its workload's own
+builder when it has one), its server configurations, its flamegraphs written, and the findings
+`--fail-on` reads."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from dbdrift.errors import UserError
+from dbdrift.report.flamegraph import folded_text, render_diff_svg, render_svg
+from dbdrift.report.formats import FORMATS, render
+from dbdrift.report.matrix import axis_names, measured_tests
+from dbdrift.results.build import build_report, no_campaign
+from dbdrift.results.data import ReportData
+from dbdrift.results.findings import CAMPAIGN, FINDING_KINDS, MEASURES, all_findings, select
+from dbdrift.results.targets import AGAINST, merged_stacks, server_configs
+from dbdrift.results.workload import workload_of as stored_workload_name
+from dbdrift.store.store import Store
+from dbdrift.workload import Workload
+from dbdrift.workloads.registry import WORKLOADS, workload_of
+from dbdrift.workloads.sysbench.catalog import select_tests
+
+__all__ = ["AGAINST", "CAMPAIGN", "FINDING_KINDS", "FORMATS", "MEASURES", "ReportData", "Store", "all_findings",
+           "build_report", "campaign_report", "latest_comparison", "matrix_shape", "no_campaign", "render",
+           "select", "selected_tests", "server_configs", "stored_workload", "workload_report", "write_flamegraphs"]
+
+
+def selected_tests(names: list[str]) -> frozenset[str]:
+    """The names of the tests and groups `names` select (--tests)."""
+    return frozenset(t.name for t in select_tests(names))
+
+
+def write_flamegraphs(store: Store, campaign: str | None, data: ReportData, directory: Path) -> list[Path]:
+    """Per (test, threads, target): the stacks of all its runs merged, as SVG and folded text;
+    per compared target also a differential SVG against its reference."""
+    merged = merged_stacks(store, store.latest_campaign_id(campaign))
+    try:
+        directory.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise UserError(f"cannot create {directory}: {exc.strerror}", "pass --flamegraphs a writable directory") from None
+    references = data.comparison.references
+    written = []
+    for (test, threads, target), stacks in sorted(merged.items()):
+        stem = f"{_file_safe(test)}.x{threads}.{_file_safe(target)}"
+        written += [_write(directory / f"{stem}.svg", render_svg(stacks, f"{test} x{threads}: {target}")),
+                    _write(directory / f"{stem}.folded", folded_text(stacks))]
+        ref = references.get(target)
+        if (test, threads, ref) in merged:
+            title = f"{test} x{threads}: {target} vs {ref} (red: more samples, blue: fewer)"
+            written.append(_write(directory / f"{stem}-vs-{_file_safe(ref)}.diff.svg",
+                                  render_diff_svg(merged[(test, threads, ref)], stacks, title)))
+    return written
+
+
+def _file_safe(name: str) -> str:
+    return "".join(c if c.isalnum() or c in "-_." else "_" for c in name)
+
+
+def _write(path: Path, text: str) -> Path:
+    path.write_text(text)
+    return path
+
+
+def workload_report(store: Store, campaign_id: int, workload: Workload, fmt: str) -> str:
+    """The report of a stored campaign of a workload with a report of its own, in `fmt`, at the
+    default thresholds."""
+    assert workload.build_report is not None and workload.render_report is not None
+    return workload.render_report(workload.build_report(store, campaign_id, None), fmt)
+
+
+def stored_workload(store: Store, campaign_id: int) -> Workload:
+    """The workload a stored campaign ran, refused when this dbdrift does not know it (a newer one's)."""
+    name = stored_workload_name(store, campaign_id)
+    if name not in WORKLOADS:
+        raise UserError(f"campaign {store.campaign(campaign_id)['name']} ran the workload {name!r}, which this "
+                        "dbdrift does not know", "report it with the dbdrift that ran it (a newer version)",
+                        exit_code=2)
+    return WORKLOADS[name]
+
+
+def campaign_report(spec, store: Store, campaign_id: int, fmt: str, color: bool, chain_view: bool = False) -> str:
+    """The report `run` prints when a campaign of `spec` is stored: the workload's own, or the
+    rQPS report at the default thresholds (with `chain_view`, in text, the chain view after it)."""
+    workload = workload_of(spec)
+    if workload.build_report is not None:
+        return workload_report(store, campaign_id, workload, fmt)
+    text = render(build_report(store, str(campaign_id), None, False, noise_floor="auto"), fmt, color)
+    if chain_view and fmt == "text":  # demo of a version chain
+        text += "\n" + render(build_report(store, str(campaign_id), None, True, noise_floor="auto"), fmt, color)
+    return text
+
+
+@dataclass(frozen=True)
+class LatestComparison:
+    """The campaign `report` without --campaign means (None: the store has none) and the newer
+    one-target campaigns passed over, as (name, id)."""
+    campaign_id: int | None
+    name: str | None
+    passed_over: tuple[tuple[str, int], ...]
+
+
+def latest_comparison(store: Store) -> LatestComparison:
+    """The newest campaign that compares two or more targets, and the newer ones passed over."""
+    chosen, skipped = store.latest_comparison()
+    if chosen is None:
+        return LatestComparison(None, None, ())
+    return LatestComparison(chosen, store.campaign(chosen)["name"],
+                            tuple((store.campaign(i)["name"], i) for i in skipped))
+
+
+def matrix_shape(data: ReportData, tests: str | None, group_by: str | None) -> tuple[list[str] | None, str | None]:
+    """--tests and --group-by of --matrix, checked against what the campaign measured and its axes."""
+    chosen = [t.strip() for t in tests.split(",")] if tests else None
+    measured = measured_tests(data)
+    unknown = [t for t in chosen or () if t not in measured]
+    if unknown:
+        raise UserError(f"--tests: {unknown[0]!r} was not measured in campaign {data.campaign}",
+                        f"measured: {', '.join(measured)}", exit_code=2)
+    axes = axis_names(data)
+    if group_by is not None and group_by not in axes:
+        raise UserError(f"--group-by {group_by}: campaign {data.campaign} has no such axis",
+                        f"axes: {', '.join(axes)}" if axes else "the campaign has no [axes.NAME] tables", exit_code=2)
+    return chosen, group_by

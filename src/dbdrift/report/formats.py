@@ -1,0 +1,23 @@
+"""A campaign's report data in one of the formats `dbdrift report --format` names."""
+from __future__ import annotations
+
+from dbdrift.report.csv import render_csv
+from dbdrift.report.html import render_html
+from dbdrift.report.json import render_json
+from dbdrift.report.markdown import render_markdown
+from dbdrift.report.text import render_text
+from dbdrift.results.data import ReportData
+
+FORMATS = ("text", "markdown", "csv", "json", "html")
+
+
+def render(data: ReportData, fmt: str, color: bool = False) -> str:
+    if fmt == "markdown":
+        return render_markdown(data)
+    if fmt == "csv":
+        return render_csv(data)
+    if fmt == "json":
+        return render_json(data)
+    if fmt == "html":
+        return render_html(data)
+    return render_text(data, color=color)
