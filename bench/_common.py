@@ -5,6 +5,7 @@ Benchmark plumbing only: nothing here decides what is measured or how it is summ
 """
 from __future__ import annotations
 
+import argparse
 import os
 import re
 import shutil
@@ -85,6 +86,14 @@ class Output:
 
     def close(self) -> None:
         self._file.close()
+
+
+def campaign_parser(doc: str) -> argparse.ArgumentParser:
+    """The argument parser of a script that runs dbdrift campaigns (its description: the
+    docstring's first paragraph), once SIGTERM acts as Ctrl-C, so that a `kill` lets the
+    running dbdrift stop its servers."""
+    sigterm_as_ctrl_c()
+    return argparse.ArgumentParser(description=doc.split("\n\n")[0])
 
 
 def run_main(script: str, body: Callable[[Output], None]) -> int:
