@@ -5,6 +5,7 @@ Benchmark plumbing only: nothing here decides what is measured or how it is summ
 """
 from __future__ import annotations
 
+import argparse
 import os
 import re
 import shutil
@@ -18,7 +19,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
-from typing import Callable, Iterator
+from typing import Callable, Iterator, TypeVar
 
 from dbdrift import env
 from dbdrift.driver import process
@@ -85,6 +86,14 @@ class Output:
 
     def close(self) -> None:
         self._file.close()
+
+
+def campaign_parser(doc: str) -> argparse.ArgumentParser:
+    """The argument parser of a script that runs dbdrift campaigns (its description: the
+    docstring's first paragraph), once SIGTERM acts as Ctrl-C, so that a `kill` lets the
+    running dbdrift stop its servers."""
+    sigterm_as_ctrl_c()
+    return argparse.ArgumentParser(description=doc.split("\n\n")[0])
 
 
 def run_main(script: str, body: Callable[[Output], None]) -> int:
@@ -273,6 +282,18 @@ def sysbench_queries(stdout: str) -> tuple[int, float]:
 # --- host -----------------------------------------------------------------------------------
 
 
+class StealShare:
+    """The `steal_pct` of a timed run that carries `steal_ticks` and `all_ticks` (the differences
+    of cpu_ticks() around it); a mixin for the scripts' run records."""
+
+    steal_ticks: int
+    all_ticks: int
+
+    @property
+    def steal_pct(self) -> float:
+        return 100.0 * self.steal_ticks / self.all_ticks if self.all_ticks else 0.0
+
+
 def cpu_ticks() -> tuple[int, int]:
     """(all ticks, steal ticks) of the aggregate `cpu` line of /proc/stat (steal is the 8th value)."""
     with open("/proc/stat") as f:
@@ -300,6 +321,24 @@ def ratio_table(out: Callable[[str], None], fmt_row: str, header: tuple[str, str
     for key, label, spec in rows:
         ratio = a[key] / b[key] if a[key] is not None and b[key] else None
         out(fmt_row.format(label, fmt(a[key], spec), fmt(b[key], spec), fmt(ratio, ".3f"), target(key, ratio)))
+
+
+Measured = TypeVar("Measured")
+
+
+def abba_rounds(rounds: int, a: str, b: str, what: str, measure: Callable[[str, int], Measured],
+                show: Callable[[Measured], None]) -> list[Measured]:
+    """Rounds 1..`rounds` of two tools in ABBA order (`a` first in odd rounds, `b` first in even
+    ones), so a drift of the host over time weighs on both alike; each run is measured by
+    `measure(tool, round)`, shown at once by `show` and returned in the order run. `what` says
+    what a run does, for the progress line."""
+    samples = []
+    for round_no in range(1, rounds + 1):
+        for tool in ((a, b) if round_no % 2 else (b, a)):
+            progress(f"round {round_no}: {tool} {what}")
+            samples.append(measure(tool, round_no))
+            show(samples[-1])
+    return samples
 
 
 def progress(text: str) -> None:

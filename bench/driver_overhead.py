@@ -44,7 +44,7 @@ TARGETS = {"instr": ("≤", 0.2), "total": ("≤", 0.9), "qps": ("≥", 1.0)}
 
 
 @dataclass
-class Sample:
+class Sample(c.StealShare):
     """One timed client run."""
 
     round: int
@@ -59,10 +59,6 @@ class Sample:
 
     def us_per_query(self, seconds: float) -> float:
         return seconds * 1e6 / self.queries if self.queries else float("nan")
-
-    @property
-    def steal_pct(self) -> float:
-        return 100.0 * self.steal_ticks / self.all_ticks if self.all_ticks else 0.0
 
 
 # --- one run of each client -------------------------------------------------------------------
@@ -251,14 +247,9 @@ def run_rounds(conn: dict, args, out) -> list[Sample]:
     run_driver(args.engine, conn, args.rows, WARM_S, seed=99)
     out(f"\nrounds ({args.seconds} s each, ABBA order):")
     print_round_header(out)
-    samples = []
-    for round_no in range(1, args.rounds + 1):
-        order = (DRIVER, SYSBENCH) if round_no % 2 else (SYSBENCH, DRIVER)
-        for tool in order:
-            c.progress(f"round {round_no}: {tool} {args.seconds} s")
-            samples.append(measure(tool, round_no, conn, args))
-            print_sample(out, samples[-1])
-    return samples
+    return c.abba_rounds(args.rounds, DRIVER, SYSBENCH, f"{args.seconds} s",
+                         lambda tool, round_no: measure(tool, round_no, conn, args),
+                         lambda sample: print_sample(out, sample))
 
 
 def run_callgrind(conn: dict, args, out) -> dict[str, float]:

@@ -256,7 +256,7 @@ CLK_TCK = os.sysconf("SC_CLK_TCK")
 
 
 @dataclass
-class Sample:
+class Sample(c.StealShare):
     """One timed client run."""
 
     round: int
@@ -282,10 +282,6 @@ class Sample:
     @property
     def step_ips(self) -> float:
         return self.rows / self.step_s if self.step_s else float("nan")
-
-    @property
-    def steal_pct(self) -> float:
-        return 100.0 * self.steal_ticks / self.all_ticks if self.all_ticks else 0.0
 
     @property
     def other_pct(self) -> float:
@@ -482,14 +478,9 @@ def run_rounds(server, conn: dict, args, out) -> list[Sample]:
         out(f"\nrounds ({args.rows:,} rows into an empty {TABLE} per run, ABBA order; µs per inserted row; "
             "step = the client's own elapsed):")
         print_round_header(out)
-        samples = []
-        for round_no in range(1, args.rounds + 1):
-            order = (DRIVER, PYTHON) if round_no % 2 else (PYTHON, DRIVER)
-            for tool in order:
-                c.progress(f"round {round_no}: {tool} {args.rows:,} rows")
-                samples.append(measure(tool, round_no, args.rows, server, conn, workdir))
-                print_sample(out, samples[-1])
-    return samples
+        return c.abba_rounds(args.rounds, DRIVER, PYTHON, f"{args.rows:,} rows",
+                             lambda tool, round_no: measure(tool, round_no, args.rows, server, conn, workdir),
+                             lambda sample: print_sample(out, sample))
 
 
 def body(args):

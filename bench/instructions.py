@@ -21,9 +21,8 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _common import OUT_DIR, Output, dbdrift_cli  # noqa: E402
+from _common import OUT_DIR, Output, campaign_parser, dbdrift_cli  # noqa: E402
 
-from dbdrift.server.base import sigterm_as_ctrl_c  # noqa: E402
 
 PREFIX = {"postgres": "pg", "mysql": "my", "mariadb": "ma"}
 DEFAULT_VERSIONS = {"postgres": ["17.10", "18.4"], "mysql": ["5.7.22", "8.0.15", "8.0.31"],
@@ -61,8 +60,7 @@ def _pct(value) -> str:
 
 
 def main() -> int:
-    sigterm_as_ctrl_c()  # a `kill` lets the running dbdrift stop its servers, as Ctrl-C does
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = campaign_parser(__doc__)
     parser.add_argument("--engine", choices=tuple(PREFIX), default="postgres")
     parser.add_argument("--versions", nargs="+", help="default: 17.10 18.4; mysql 5.7.22 8.0.15 8.0.31")
     parser.add_argument("--chain", action="store_true", help="each version relative to the one before")

@@ -29,7 +29,7 @@ TARGET_RATIO = 3.0  # dbdrift rows/s over sysbench rows/s, as the issue asks
 
 
 @dataclass
-class Load:
+class Load(c.StealShare):
     round: int
     tool: str
     wall_s: float
@@ -40,10 +40,6 @@ class Load:
     @property
     def rows_per_s(self) -> float:
         return self.rows / self.wall_s if self.wall_s else float("nan")
-
-    @property
-    def steal_pct(self) -> float:
-        return 100.0 * self.steal_ticks / self.all_ticks if self.all_ticks else 0.0
 
 
 def sysbench_load(conn: dict, rows: int) -> float:
@@ -84,15 +80,11 @@ def run_rounds(conn: dict, args, out) -> list[Load]:
     out(f"\nloads of sbtest1, {args.rows:,} rows (dbdrift: {workers} connections; sysbench: 1), ABBA order:")
     out(ROW.format("round", "tool", "wall s", "rows/s", "steal", "steal"))
     out(ROW.format("", "", "", "", "ticks", "%"))
-    loads = []
-    for round_no in range(1, args.rounds + 1):
-        order = (DBDRIFT, SYSBENCH) if round_no % 2 else (SYSBENCH, DBDRIFT)
-        for tool in order:
-            c.progress(f"round {round_no}: {tool} load")
-            load = timed_load(tool, round_no, conn, args.rows)
-            loads.append(load)
-            out(ROW.format(round_no, tool, f"{load.wall_s:.2f}", f"{load.rows_per_s:,.0f}", load.steal_ticks,
-                           f"{load.steal_pct:.1f}"))
+    loads = c.abba_rounds(args.rounds, DBDRIFT, SYSBENCH, "load",
+                          lambda tool, round_no: timed_load(tool, round_no, conn, args.rows),
+                          lambda load: out(ROW.format(load.round, load.tool, f"{load.wall_s:.2f}",
+                                                      f"{load.rows_per_s:,.0f}", load.steal_ticks,
+                                                      f"{load.steal_pct:.1f}")))
     reset(conn)
     return loads
 

@@ -40,10 +40,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import aa_coverage  # noqa: E402
-from _common import OUT_DIR, Output, dbdrift_cli, neighbours  # noqa: E402
+from _common import OUT_DIR, Output, campaign_parser, dbdrift_cli, neighbours  # noqa: E402
 
 from dbdrift.analysis.noise import verdict  # noqa: E402
-from dbdrift.server.base import sigterm_as_ctrl_c  # noqa: E402
 
 # Three groups, cheap and expensive statements alike.
 DEFAULT_TESTS = ["point-query", "random-points_range=10", "points-covered-pk", "range-covered-pk",
@@ -237,8 +236,7 @@ def _f(value) -> str:
 
 
 def main() -> int:
-    sigterm_as_ctrl_c()  # a `kill` lets the running dbdrift stop its servers, as Ctrl-C does
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = campaign_parser(__doc__)
     parser.add_argument("--version", default="17.10")
     parser.add_argument("--rows", type=int, default=200_000)
     parser.add_argument("--seconds", type=float, default=15.0, help="measured seconds per target per test and repeat")

@@ -22,11 +22,10 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _common import OUT_DIR, Output, dbdrift_cli  # noqa: E402
+from _common import OUT_DIR, Output, campaign_parser, dbdrift_cli  # noqa: E402
 
 from dbdrift.analysis.noise import paired_turns  # noqa: E402
 from dbdrift.results.build import measurement  # noqa: E402
-from dbdrift.server.base import sigterm_as_ctrl_c  # noqa: E402
 from dbdrift.store.store import Store  # noqa: E402
 
 
@@ -68,8 +67,7 @@ def text(est) -> str:
 
 
 def main() -> int:
-    sigterm_as_ctrl_c()  # a `kill` lets the running dbdrift stop its servers, as Ctrl-C does
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = campaign_parser(__doc__)
     parser.add_argument("--version", default="17.10")
     parser.add_argument("--rows", type=int, default=50_000)
     parser.add_argument("--seconds", type=float, default=20.0, help="measured seconds per target per test")

@@ -61,10 +61,7 @@ def test_the_report_renders_in_chromium_without_console_messages_and_leaves_a_sc
     assert result.returncode == 0, result.stderr[-2000:]
     assert console_lines(result) == []
     assert png_size(shot) == (1280, 4000)
-    blank = tmp_path / "blank.png"
-    open_page(_write(tmp_path / "blank.html", "<!DOCTYPE html><html><body></body></html>"), blank)
-    # a rendered report compresses far worse than an empty page of the same size
-    assert shot.stat().st_size > 20 * blank.stat().st_size, (shot.stat().st_size, blank.stat().st_size)
+    assert_not_blank(shot, tmp_path, times=20)
 
 
 def test_a_console_message_is_caught(tmp_path):
@@ -80,6 +77,24 @@ def _write(path: Path, text: str) -> Path:
     return path
 
 
+def shoot_cleanly(page: Path, name: str, height: int) -> Path:
+    """Screenshot `page` into the artifacts folder as `name`, asserting Chromium ran and the page
+    logged nothing to the console; the screenshot's path."""
+    shot = artifacts() / name
+    shot.unlink(missing_ok=True)
+    result = open_page(page, shot, height=height)
+    assert result.returncode == 0 and console_lines(result) == [], result.stderr[-2000:]
+    return shot
+
+
+def assert_not_blank(shot: Path, tmp_path: Path, times: int, height: int = 4000) -> None:
+    """The screenshot holds a drawn page: a rendered report or chart compresses far worse (`times`
+    larger as a PNG) than an empty page shot at the same size."""
+    blank = tmp_path / "blank.png"
+    open_page(_write(tmp_path / "blank.html", "<!DOCTYPE html><html><body></body></html>"), blank, height=height)
+    assert shot.stat().st_size > times * blank.stat().st_size, (shot.stat().st_size, blank.stat().st_size)
+
+
 def test_the_history_page_renders_its_charts_in_chromium(tmp_path, capsys):
     from dbdrift.cli import main as cli_main
     from dbdrift.store.store import Store
@@ -90,13 +105,7 @@ def test_the_history_page_renders_its_charts_in_chromium(tmp_path, capsys):
     store.close()
     assert cli_main.main(["history", "--store", str(tmp_path / "h.db"), "--format", "html"]) == 0
     page = _write(tmp_path / "history.html", capsys.readouterr().out)
-    shot = artifacts() / "history.png"
-    shot.unlink(missing_ok=True)
-    result = open_page(page, shot, height=1200)
-    assert result.returncode == 0 and console_lines(result) == [], result.stderr[-2000:]
-    blank = tmp_path / "blank.png"
-    open_page(_write(tmp_path / "blank.html", "<!DOCTYPE html><html><body></body></html>"), blank, height=1200)
-    assert shot.stat().st_size > 10 * blank.stat().st_size, (shot.stat().st_size, blank.stat().st_size)
+    assert_not_blank(shoot_cleanly(page, "history.png", 1200), tmp_path, times=10, height=1200)
 
 
 def test_the_insert_benchmark_page_renders_its_per_second_charts_in_chromium(tmp_path):
@@ -109,13 +118,7 @@ def test_the_insert_benchmark_page_renders_its_per_second_charts_in_chromium(tmp
     results += [step(t, s, 200.0, qps) for t, qps in (("pg17", 3000.0), ("pg18", 3300.0)) for s in IBENCH_QUERY_STEPS]
     page = _write(tmp_path / "ibench.html", render_html(ibench_report(results, ["pg17", "pg18"], ncpu=2,
                                                                       campaign="ib")))
-    shot = artifacts() / "ibench.png"
-    shot.unlink(missing_ok=True)
-    result = open_page(page, shot, height=3000)
-    assert result.returncode == 0 and console_lines(result) == [], result.stderr[-2000:]
-    blank = tmp_path / "blank.png"
-    open_page(_write(tmp_path / "blank.html", "<!DOCTYPE html><html><body></body></html>"), blank, height=3000)
-    assert shot.stat().st_size > 10 * blank.stat().st_size, (shot.stat().st_size, blank.stat().st_size)
+    assert_not_blank(shoot_cleanly(page, "ibench.png", 3000), tmp_path, times=10, height=3000)
 
 
 def test_the_tpcc_page_renders_in_chromium(tmp_path):

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from tests.cli.test_cli_errors import assert_user_error
-from tests.helpers import dbdrift, version_6_store
-from tests.unit.test_store_damage import foreign_file, garble_pages_after_the_first, stored
+from tests.helpers import dbdrift
+from tests.unit.test_store_damage import empty_version_6_store, foreign_file, garble_pages_after_the_first, stored
 
 OFFLINE = {"DBDRIFT_NPM_REGISTRY": "http://127.0.0.1:9", "DBDRIFT_MAVEN_REPOSITORY": "http://127.0.0.1:9"}
 READERS = [("report",), ("campaigns",), ("history",)]
@@ -53,10 +53,7 @@ def test_a_read_command_on_another_programs_database_leaves_it_untouched(tmp_pat
 
 @pytest.mark.fault("store")
 def test_a_read_command_leaves_a_store_of_an_older_dbdrift_as_it_was(tmp_path):
-    path = tmp_path / "old.db"
-    db = version_6_store(path)
-    db.commit()
-    db.close()
+    path = empty_version_6_store(tmp_path / "old.db")
     before = path.read_bytes()
     result = dbdrift("campaigns", "--store", path)
     assert result.returncode == 0, result.stderr

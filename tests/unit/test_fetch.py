@@ -45,35 +45,20 @@ GiB = 1024**3
 # --- version selection ---------------------------------------------------------------------
 
 
-def test_a_major_minor_version_selects_its_highest_build():
-    assert fetch.select_build("17.10", PUBLISHED) == "17.10.0-beta.17"
-    assert fetch.select_build("17.9", PUBLISHED) == "17.9.0-beta.17"
-
-
-def test_a_three_part_version_selects_its_highest_build():
-    assert fetch.select_build("17.10.0", PUBLISHED) == "17.10.0-beta.17"
-
-
-def test_an_exact_build_is_taken_verbatim():
-    assert fetch.select_build("17.9.0-beta.16", PUBLISHED) == "17.9.0-beta.16"
-
-
-def test_minor_1_does_not_match_minor_10():
-    assert fetch.select_build("17.1", PUBLISHED) == "17.1.0-beta.14"
-
-
-def test_a_patch_release_is_found_from_major_minor():
-    assert fetch.select_build("11.22", PUBLISHED) == "11.22.1-beta.11"
-
-
-def test_beta_builds_rank_above_alpha_builds():
-    assert fetch.select_build("14.3", PUBLISHED) == "14.3.0-beta.6"
-
-
-def test_an_unpublished_version_selects_nothing():
-    assert fetch.select_build("17.99", PUBLISHED) is None
-    assert fetch.select_build("17.10.0-beta.99", PUBLISHED) is None
-    assert fetch.select_build("latest", PUBLISHED) is None
+@pytest.mark.parametrize("asked, selected", [
+    pytest.param("17.10", "17.10.0-beta.17", id="a major.minor version selects its highest build"),
+    pytest.param("17.9", "17.9.0-beta.17", id="a major.minor version selects its highest build (older minor)"),
+    pytest.param("17.10.0", "17.10.0-beta.17", id="a three-part version selects its highest build"),
+    pytest.param("17.9.0-beta.16", "17.9.0-beta.16", id="an exact build is taken verbatim"),
+    pytest.param("17.1", "17.1.0-beta.14", id="minor 1 does not match minor 10"),
+    pytest.param("11.22", "11.22.1-beta.11", id="a patch release is found from major.minor"),
+    pytest.param("14.3", "14.3.0-beta.6", id="beta builds rank above alpha builds"),
+    pytest.param("17.99", None, id="an unpublished minor selects nothing"),
+    pytest.param("17.10.0-beta.99", None, id="an unpublished build selects nothing"),
+    pytest.param("latest", None, id="latest is not a version and selects nothing"),
+])
+def test_a_version_selects_its_build(asked, selected):
+    assert fetch.select_build(asked, PUBLISHED) == selected
 
 
 def test_maven_versions_are_three_part():

@@ -7,6 +7,8 @@ import sqlite3
 import subprocess
 import sys
 import time
+from contextlib import contextmanager
+from typing import Iterator
 
 import pytest
 
@@ -37,35 +39,44 @@ def target(tmp_path):
     return tmp_path / "s.db", tid
 
 
-def locked(path):
-    """Another program holding an exclusive transaction on the store."""
+@contextmanager
+def locked(path) -> Iterator[sqlite3.Connection]:
+    """Another program holding an exclusive transaction on the store for the `with` block; it
+    lets go (rolls back and disconnects) at the end, whatever the block did."""
     other = sqlite3.connect(str(path), isolation_level=None)
     other.execute("BEGIN EXCLUSIVE")
-    return other
+    try:
+        yield other
+    finally:
+        other.rollback()
+        other.close()
+
+
+@contextmanager
+def journalling(path) -> Iterator[Store]:
+    """A store whose every write in the `with` block goes to the journal, as another program
+    holds the database locked; its connection is dropped after (not closed through Store, as
+    a killed dbdrift would leave it), the journal left for the next open."""
+    store = Store(path, wait_s=0.3)
+    with locked(path):
+        yield store
+    store.db.close()
 
 
 def test_a_run_finished_while_the_store_is_locked_goes_to_the_journal(target):
     path, tid = target
-    store = Store(path, wait_s=0.3)
-    other = locked(path)
-    assert store.add_run(tid, run_record()) is None
-    assert store.journaled == 1
-    entry = json.loads(store.journal_path.read_text())
-    assert entry["kind"] == "run" and entry["record"]["test"] == "point-query"
-    other.rollback()
-    other.close()
-    store.db.close()
+    with journalling(path) as store:
+        assert store.add_run(tid, run_record()) is None
+        assert store.journaled == 1
+        entry = json.loads(store.journal_path.read_text())
+        assert entry["kind"] == "run" and entry["record"]["test"] == "point-query"
 
 
 def test_the_next_open_imports_the_journal_with_intervals_and_samples(target):
     path, tid = target
-    store = Store(path, wait_s=0.3)
-    other = locked(path)
-    store.add_run(tid, run_record())
-    store.add_step(tid, "load", "load", "ok", 1.0, {"rows": 1})
-    other.rollback()
-    other.close()
-    store.db.close()
+    with journalling(path) as store:
+        store.add_run(tid, run_record())
+        store.add_step(tid, "load", "load", "ok", 1.0, {"rows": 1})
     again = Store(path, wait_s=0.3)
     assert again.imported == 2 and not again.journal_path.exists()
     run, = again.db.execute("SELECT * FROM runs").fetchall()
@@ -92,12 +103,8 @@ def test_a_write_that_waits_less_than_the_lock_holds_still_lands_in_the_store(ta
 
 def test_a_damaged_journal_line_is_set_aside_and_the_rest_imported(target):
     path, tid = target
-    store = Store(path, wait_s=0.3)
-    other = locked(path)
-    store.add_run(tid, run_record())
-    other.rollback()
-    other.close()
-    store.db.close()
+    with journalling(path) as store:
+        store.add_run(tid, run_record())
     with store.journal_path.open("a") as out:
         out.write('{"kind": "run", "target_id": ')  # a write cut short by kill -9
     again = Store(path)
@@ -109,13 +116,11 @@ def test_a_damaged_journal_line_is_set_aside_and_the_rest_imported(target):
 
 def test_adding_a_campaign_to_a_store_locked_too_long_is_a_user_error(tmp_path):
     Store(tmp_path / "s.db").close()
-    other = locked(tmp_path / "s.db")
-    store = Store(tmp_path / "s.db", wait_s=0.3)
-    with pytest.raises(UserError, match="locked by another program") as err:
-        store.add_campaign("c", {}, {}, "0")
-    assert "DBDRIFT_STORE_WAIT_S" in err.value.hint
-    other.rollback()
-    other.close()
+    with locked(tmp_path / "s.db"):
+        store = Store(tmp_path / "s.db", wait_s=0.3)
+        with pytest.raises(UserError, match="locked by another program") as err:
+            store.add_campaign("c", {}, {}, "0")
+        assert "DBDRIFT_STORE_WAIT_S" in err.value.hint
     store.close()
 
 
@@ -142,17 +147,13 @@ def test_another_campaign_on_the_same_store_takes_its_own_lock(tmp_path):
 def test_a_tpcc_run_and_an_insert_benchmark_step_survive_a_locked_store(target):
     from dbdrift.model import InsertStepResult, TpccResult
     path, tid = target
-    store = Store(path, wait_s=0.3)
-    other = locked(path)
-    store.add_tpcc_run(tid, TpccResult(target="pg17", status="ok", warehouses=2, clients=2, procedures=False,
-                                       nopm=1234.0, by_type={"new_order": {"count": 5}}, repeat=1))
-    store.add_ibench_step(tid, InsertStepResult(target="pg17", step="l.i0", status="ok", clients=1, elapsed_s=1.0,
-                                                inserted=10, deleted=0, queries=0, ips=10.0, dps=0.0, qps=0.0,
-                                                repeat=2))
-    assert store.journaled == 2
-    other.rollback()
-    other.close()
-    store.db.close()
+    with journalling(path) as store:
+        store.add_tpcc_run(tid, TpccResult(target="pg17", status="ok", warehouses=2, clients=2, procedures=False,
+                                           nopm=1234.0, by_type={"new_order": {"count": 5}}, repeat=1))
+        store.add_ibench_step(tid, InsertStepResult(target="pg17", step="l.i0", status="ok", clients=1, elapsed_s=1.0,
+                                                    inserted=10, deleted=0, queries=0, ips=10.0, dps=0.0, qps=0.0,
+                                                    repeat=2))
+        assert store.journaled == 2
     again = Store(path, wait_s=0.3)
     assert again.imported == 2
     cid = again.db.execute("SELECT campaign_id FROM targets WHERE id = ?", (tid,)).fetchone()[0]

@@ -19,7 +19,16 @@ from dbdrift.store.lock import campaign_lock
 from dbdrift.store.schema import SCHEMA_VERSION
 from dbdrift.store.store import Store
 from tests.helpers import version_6_store
-from tests.unit.test_store_busy import run_record
+from tests.unit.test_store_busy import locked, run_record
+
+
+def empty_version_6_store(path: Path) -> Path:
+    """`path`, now an empty store as dbdrift wrote it at schema version 6 (before the
+    application id), committed and closed."""
+    db = version_6_store(path)
+    db.commit()
+    db.close()
+    return path
 
 
 def stored(path: Path, runs: int = 40) -> int:
@@ -110,10 +119,7 @@ def test_a_new_store_is_marked_as_dbdrift_and_an_empty_file_becomes_one(tmp_path
 
 @pytest.mark.fault("store")
 def test_a_store_of_an_older_dbdrift_without_the_mark_is_recognised_migrated_and_marked(tmp_path):
-    path = tmp_path / "old.db"
-    db = version_6_store(path)
-    db.commit()
-    db.close()
+    path = empty_version_6_store(tmp_path / "old.db")
     Store(path).close()
     db = sqlite3.connect(path)
     assert db.execute("PRAGMA application_id").fetchone()[0] == guard.APPLICATION_ID
@@ -286,14 +292,11 @@ def test_a_new_store_its_wal_shm_and_journal_are_private(tmp_path):
     tid = stored(path, runs=1)
     store = Store(path)
     store.add_run(tid, run_record("again"))
-    other = sqlite3.connect(path, isolation_level=None)
-    other.execute("BEGIN EXCLUSIVE")
-    store.wait_s = 0.1
-    store.add_run(tid, run_record("journalled"))
-    for name in ("s.db", "s.db-wal", "s.db-shm", "s.db.journal"):
-        assert stat.S_IMODE((tmp_path / name).stat().st_mode) == 0o600, name
-    other.rollback()
-    other.close()
+    with locked(path):
+        store.wait_s = 0.1
+        store.add_run(tid, run_record("journalled"))
+        for name in ("s.db", "s.db-wal", "s.db-shm", "s.db.journal"):
+            assert stat.S_IMODE((tmp_path / name).stat().st_mode) == 0o600, name
     store.close()
 
 

@@ -109,14 +109,43 @@ pub(crate) fn check(ok: bool, message: &str) -> Result<(), DriverError> {
     }
 }
 
-pub(crate) fn check_common(protocol: u32, threads: u32) -> Result<(), DriverError> {
+pub(crate) fn check_protocol(protocol: u32) -> Result<(), DriverError> {
     check(
         protocol == PROTOCOL,
         &format!(
             "spec protocol {protocol} is not supported: this driver speaks protocol {PROTOCOL}"
         ),
-    )?;
+    )
+}
+
+pub(crate) fn check_common(protocol: u32, threads: u32) -> Result<(), DriverError> {
+    check_protocol(protocol)?;
     check(threads >= 1, "threads must be at least 1")
+}
+
+/// The workloads that need SQL run on a real server only; `verb` names the refused one.
+pub(crate) fn check_server_backend(backend: BackendKind, verb: &str) -> Result<(), DriverError> {
+    check(
+        backend != BackendKind::Null,
+        &format!("backend \"null\" cannot run {verb}: it needs a postgres or mysql server"),
+    )
+}
+
+/// A duration or rate that must be a finite number above zero (NaN and infinity included in
+/// the refusal, since serde accepts neither but arithmetic on the spec could produce them).
+pub(crate) fn check_positive(value: f64, name: &str) -> Result<(), DriverError> {
+    check(
+        value.is_finite() && value > 0.0,
+        &format!("{name} must be > 0"),
+    )
+}
+
+/// A duration or rate that may be zero but must be finite and not negative.
+pub(crate) fn check_non_negative(value: f64, name: &str) -> Result<(), DriverError> {
+    check(
+        value.is_finite() && value >= 0.0,
+        &format!("{name} must be >= 0"),
+    )
 }
 
 /// Replaces each `?` outside '...', "..." and `...` by `$k` (k counting from 1).
@@ -190,6 +219,50 @@ fn check_job(job: &JobSpec, backend: BackendKind) -> Result<(), DriverError> {
             )
         }
         None => Ok(()),
+    }
+}
+
+/// What the workloads' spec tests share: a refusal is of class "spec" (exit code 2) and says
+/// why; each test changes one field of a valid spec and reads the message.
+#[cfg(test)]
+pub(crate) mod testing {
+    use crate::error::{DriverError, ErrorClass};
+    use serde_json::Value;
+    use std::fmt::Debug;
+
+    /// The message of a spec error, after checking its class and exit code.
+    pub fn spec_error<T: Debug>(parsed: Result<T, DriverError>) -> String {
+        let e = parsed.unwrap_err();
+        assert_eq!(e.class, ErrorClass::Spec);
+        assert_eq!(e.exit_code(), 2);
+        e.message
+    }
+
+    /// The spec error of `base` with its top-level `key` set to `value`.
+    pub fn refused<T: Debug>(
+        parse: fn(&str) -> Result<T, DriverError>,
+        mut base: Value,
+        key: &str,
+        value: Value,
+    ) -> String {
+        base[key] = value;
+        spec_error(parse(&base.to_string()))
+    }
+
+    /// The driver keeps no defaults: leaving out any of `fields` is a spec error.
+    pub fn missing_fields_are_refused<T: Debug>(
+        parse: fn(&str) -> Result<T, DriverError>,
+        base: Value,
+        fields: &[&str],
+    ) {
+        for field in fields {
+            let mut v = base.clone();
+            v.as_object_mut().unwrap().remove(*field);
+            assert!(
+                spec_error(parse(&v.to_string())).contains("missing field"),
+                "{field}"
+            );
+        }
     }
 }
 

@@ -484,12 +484,18 @@ class Store:
         self._keep("step", fact, lambda: self._insert_step(target_id, kind, label, status, started_at, elapsed_s,
                                                            detail, error))
 
+    def _insert(self, table: str, row: dict[str, object]) -> int:
+        """INSERT one row given as column -> value, so that no column list and its placeholders
+        and values are kept in step by hand; the new row's id. Table and column names come from
+        this module, never from input."""
+        sql = f"INSERT INTO {table}({', '.join(row)}) VALUES ({','.join('?' * len(row))})"
+        return _row_id(self.db.execute(sql, tuple(row.values())))
+
     def _insert_step(self, target_id: int, step_kind: str, label: str, status: str, started_at: str,
                      elapsed_s: float, detail: JsonObject, error: str | None) -> int:
-        return _row_id(self.db.execute(
-            "INSERT INTO steps(target_id, kind, label, status, started_at, elapsed_s, detail_json, error) "
-            "VALUES (?,?,?,?,?,?,?,?)",
-            (target_id, step_kind, label, status, started_at, elapsed_s, json.dumps(detail), error)))
+        return self._insert("steps", {
+            "target_id": target_id, "kind": step_kind, "label": label, "status": status, "started_at": started_at,
+            "elapsed_s": elapsed_s, "detail_json": json.dumps(detail), "error": error})
 
     def add_run(self, target_id: int, run: RunRecord) -> int | None:
         """Store a run and its intervals in one transaction (None: kept in the journal)."""
@@ -497,19 +503,17 @@ class Store:
                           lambda: self._insert_run(target_id, run))
 
     def _insert_run(self, target_id: int, run: RunRecord) -> int:
-        cur = self.db.execute(
-            "INSERT INTO runs(target_id, test, test_group, threads, repeat, status, started_at, warmup_s, "
-            "duration_s, measured_s, events, statements, rows, errors_json, metric, value, qps, tps, "
-            "latency_json, client_cpu_user_s, client_cpu_sys_s, warnings_json, error, server_log_tail, "
-            "driver_spec_json, hardware_json, host_json, folded_json) "
-            "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
-            (target_id, run.test, run.test_group, run.threads, run.repeat, run.status, run.started_at,
-             run.warmup_s, run.duration_s, run.measured_s, run.events, run.statements, run.rows,
-             json.dumps(run.errors), run.metric, run.value, run.qps, run.tps, json.dumps(run.latency),
-             run.client_cpu_user_s, run.client_cpu_sys_s, json.dumps(run.warnings), run.error,
-             run.server_log_tail, json.dumps(run.driver_spec), _json_or_null(run.hardware),
-             _json_or_null(run.host), _json_or_null(run.folded)))
-        run_id = _row_id(cur)
+        run_id = self._insert("runs", {
+            "target_id": target_id, "test": run.test, "test_group": run.test_group, "threads": run.threads,
+            "repeat": run.repeat, "status": run.status, "started_at": run.started_at, "warmup_s": run.warmup_s,
+            "duration_s": run.duration_s, "measured_s": run.measured_s, "events": run.events,
+            "statements": run.statements, "rows": run.rows, "errors_json": json.dumps(run.errors),
+            "metric": run.metric, "value": run.value, "qps": run.qps, "tps": run.tps,
+            "latency_json": json.dumps(run.latency), "client_cpu_user_s": run.client_cpu_user_s,
+            "client_cpu_sys_s": run.client_cpu_sys_s, "warnings_json": json.dumps(run.warnings), "error": run.error,
+            "server_log_tail": run.server_log_tail, "driver_spec_json": json.dumps(run.driver_spec),
+            "hardware_json": _json_or_null(run.hardware), "host_json": _json_or_null(run.host),
+            "folded_json": _json_or_null(run.folded)})
         self.db.executemany(
             f"INSERT INTO samples(run_id, idx, start_s, {', '.join(SAMPLE_COLUMNS)}) "
             f"VALUES (?,?,?{',?' * len(SAMPLE_COLUMNS)})",
@@ -528,30 +532,27 @@ class Store:
                           lambda: self._insert_instructions(target_id, rec))
 
     def _insert_instructions(self, target_id: int, rec: InstructionRecord) -> int:
-        cur = self.db.execute(
-            "INSERT INTO instructions(target_id, test, status, started_at, elapsed_s, n1, n2, ir_json, "
-            "ir_per_event, spread_pct, self_json, inclusive_json, error, simulated_json) "
-            "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
-            (target_id, rec.test, rec.status, rec.started_at, rec.elapsed_s, rec.n1, rec.n2, json.dumps(rec.ir),
-             rec.ir_per_event, rec.spread_pct, json.dumps(rec.self_per_event),
-             json.dumps(rec.inclusive_per_event), rec.error, _json_or_null(rec.simulated_per_event or None)))
-        return _row_id(cur)
+        return self._insert("instructions", {
+            "target_id": target_id, "test": rec.test, "status": rec.status, "started_at": rec.started_at,
+            "elapsed_s": rec.elapsed_s, "n1": rec.n1, "n2": rec.n2, "ir_json": json.dumps(rec.ir),
+            "ir_per_event": rec.ir_per_event, "spread_pct": rec.spread_pct,
+            "self_json": json.dumps(rec.self_per_event), "inclusive_json": json.dumps(rec.inclusive_per_event),
+            "error": rec.error, "simulated_json": _json_or_null(rec.simulated_per_event or None)})
 
     def add_ibench_step(self, target_id: int, r: InsertStepResult, driver_spec: JsonObject | None = None) -> int | None:
         return self._keep("ibench step", {"target_id": target_id, "record": asdict(r), "driver_spec": driver_spec},
                           lambda: self._insert_ibench_step(target_id, r, driver_spec))
 
     def _insert_ibench_step(self, target_id: int, r: InsertStepResult, driver_spec: JsonObject | None) -> int:
-        cur = self.db.execute(
-            "INSERT INTO ibench_steps(target_id, step, status, started_at, clients, elapsed_s, inserted, deleted, "
-            "queries, ips, dps, qps, target_ips, max_insert_us, max_delete_us, max_query_us, histograms_json, "
-            "per_second_json, hardware_json, table_rows, driver_spec_json, error, db_bytes, datadir_bytes, repeat) "
-            "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
-            (target_id, r.step, r.status, now_iso(), r.clients, r.elapsed_s, r.inserted, r.deleted, r.queries,
-             r.ips, r.dps, r.qps, r.target_ips, r.max_insert_us, r.max_delete_us, r.max_query_us,
-             json.dumps(r.histograms), json.dumps(r.per_second), _json_or_null(r.hardware), r.table_rows,
-             _json_or_null(driver_spec), r.error, r.db_bytes, r.datadir_bytes, r.repeat))
-        return _row_id(cur)
+        return self._insert("ibench_steps", {
+            "target_id": target_id, "step": r.step, "status": r.status, "started_at": now_iso(), "clients": r.clients,
+            "elapsed_s": r.elapsed_s, "inserted": r.inserted, "deleted": r.deleted, "queries": r.queries,
+            "ips": r.ips, "dps": r.dps, "qps": r.qps, "target_ips": r.target_ips, "max_insert_us": r.max_insert_us,
+            "max_delete_us": r.max_delete_us, "max_query_us": r.max_query_us,
+            "histograms_json": json.dumps(r.histograms), "per_second_json": json.dumps(r.per_second),
+            "hardware_json": _json_or_null(r.hardware), "table_rows": r.table_rows,
+            "driver_spec_json": _json_or_null(driver_spec), "error": r.error, "db_bytes": r.db_bytes,
+            "datadir_bytes": r.datadir_bytes, "repeat": r.repeat})
 
     def supersede_ibench(self, target_id: int, repeat: int = 0) -> None:
         """A repeat of a target's Insert Benchmark reruns from l.i0: that repeat's earlier steps
@@ -589,14 +590,13 @@ class Store:
         """A repeat stored again (--resume after a failure) supersedes the earlier one."""
         self.db.execute("UPDATE tpcc_runs SET superseded = 1 WHERE target_id = ? AND repeat = ?",
                         (target_id, r.repeat))
-        return _row_id(self.db.execute(
-            "INSERT INTO tpcc_runs(target_id, repeat, status, started_at, warehouses, clients, procedures, "
-            "elapsed_s, new_orders, transactions, nopm, tpm, by_type_json, intervals_json, hardware_json, "
-            "consistency_json, load_s, error) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
-            (target_id, r.repeat, r.status, now_iso(), r.warehouses, r.clients, int(r.procedures),
-             r.elapsed_s, r.new_orders, r.transactions, r.nopm, r.tpm, json.dumps(r.by_type),
-             json.dumps(r.intervals), _json_or_null(r.hardware), json.dumps(r.consistency), r.load_s,
-             r.error)))
+        return self._insert("tpcc_runs", {
+            "target_id": target_id, "repeat": r.repeat, "status": r.status, "started_at": now_iso(),
+            "warehouses": r.warehouses, "clients": r.clients, "procedures": int(r.procedures),
+            "elapsed_s": r.elapsed_s, "new_orders": r.new_orders, "transactions": r.transactions, "nopm": r.nopm,
+            "tpm": r.tpm, "by_type_json": json.dumps(r.by_type), "intervals_json": json.dumps(r.intervals),
+            "hardware_json": _json_or_null(r.hardware), "consistency_json": json.dumps(r.consistency),
+            "load_s": r.load_s, "error": r.error})
 
     def tpcc_runs(self, campaign_id: int) -> list[TpccResult]:
         rows = self.db.execute(

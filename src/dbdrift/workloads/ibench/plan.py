@@ -12,6 +12,7 @@ from dbdrift.units import brief_repr
 from dbdrift.workload import Capabilities, WorkloadPlan
 from dbdrift.workloads.ibench.catalog import IBenchSizes, io_bound_settings, settle_seconds
 from dbdrift.workloads.ibench.catalog import steps as ibench_steps
+from dbdrift.workloads.sysbench.plan import refuse_sysbench_keys
 
 CAPS = Capabilities(title="an Insert Benchmark", per_test_runs=False, takes_turns=False, auto_cpus_shared=True,
                     counts_instructions=False, chain_view=False, cluster_parts="repeats",
@@ -41,12 +42,10 @@ query_s = 25
 
 def refuse(top: fields.Table) -> None:
     """The sysbench keys the Insert Benchmark has no use for: refused rather than silently ignored."""
-    for key in keys.only_for("insert-benchmark"):
-        if key in top.data:
-            raise InputError(f"{top.where}: {key} applies to the sysbench workload, not the Insert Benchmark",
-                             f"remove {key}; the Insert Benchmark's sizes and durations are in [insert_benchmark] "
-                             "(`dbdrift docs campaign`), and it runs one target after the other, every step of a target on one "
-                             "server (repeats run them all again)")
+    refuse_sysbench_keys(top, "the Insert Benchmark",
+                         "the Insert Benchmark's sizes and durations are in [insert_benchmark] "
+                         "(`dbdrift docs campaign`), and it runs one target after the other, every step of a target on one "
+                         "server (repeats run them all again)")
 
 
 def parse_insert_benchmark(spec, top: fields.Table):

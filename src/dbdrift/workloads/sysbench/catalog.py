@@ -121,27 +121,28 @@ def _mb(name, test_type, range_size, group, rw, lua, statements, **kw) -> Microb
     return MicrobenchmarkSpec(name, test_type, range_size, group, rw, lua, tuple(statements), **kw)
 
 
-def _points(name: str, column_sql: str, on_id: bool, covered: bool, pre: bool) -> MicrobenchmarkSpec:
-    key = "id" if on_id else "k"
-    gen = "id" if on_id else "uniform_k"
-    opts = "".join([" --on-id=false" if not on_id else "", " --covered=false" if not covered else ""])
-    sql = f"SELECT {column_sql} FROM sbtest{{table}} WHERE {key} IN ({_inlist(100)})"
-    return _mb(
-        f"{name}.pre_range=100" if pre else name, name, 100, "point", "R",
-        f"oltp_points_covered.lua --random-points=100 --skip-trx{opts}",
-        [StatementSpec(sql, _ids(100, gen))], pre=pre,
-    )
+# (name suffix, selected columns, on id rather than k, covered by the index): the four variants of
+# oltp_points_covered.lua and oltp_range_covered.lua, in the Small Datum order
+_COVERED_VARIANTS = (("covered-pk", "id", True, True), ("notcovered-pk", "id, c", True, False),
+                     ("covered-si", "k", False, True), ("notcovered-si", "k, c", False, False))
 
 
-def _range_covered(name: str, column_sql: str, on_id: bool, covered: bool, pre: bool) -> MicrobenchmarkSpec:
-    key = "id" if on_id else "k"
-    opts = "".join([" --on-id=false" if not on_id else "", " --covered=false" if not covered else ""])
-    sql = f"SELECT {column_sql} FROM sbtest{{table}} WHERE {key} BETWEEN ? AND ?"
-    return _mb(
-        f"{name}.pre_range=100" if pre else name, name, 100, "range-noagg", "R",
-        f"oltp_range_covered.lua --random-points=100 --skip-trx{opts}",
-        [StatementSpec(sql, (LO, _hi(100)))], pre=pre,
-    )
+def _covered(kind: str, pre: bool) -> list[MicrobenchmarkSpec]:
+    """The `points-*` (kind "points": 100 keys IN a list) or `range-*` (kind "range": 100 keys
+    BETWEEN two bounds) tests of oltp_{kind}_covered.lua, one per index variant."""
+    tests = []
+    for variant, column_sql, on_id, covered in _COVERED_VARIANTS:
+        name, key = f"{kind}-{variant}", "id" if on_id else "k"
+        opts = "".join([" --on-id=false" if not on_id else "", " --covered=false" if not covered else ""])
+        if kind == "points":
+            where, params, group = f"{key} IN ({_inlist(100)})", _ids(100, "id" if on_id else "uniform_k"), "point"
+        else:
+            where, params, group = f"{key} BETWEEN ? AND ?", (LO, _hi(100)), "range-noagg"
+        tests.append(_mb(
+            f"{name}.pre_range=100" if pre else name, name, 100, group, "R",
+            f"oltp_{kind}_covered.lua --random-points=100 --skip-trx{opts}",
+            [StatementSpec(f"SELECT {column_sql} FROM sbtest{{table}} WHERE {where}", params)], pre=pre))
+    return tests
 
 
 def _point_tests(pre: bool) -> list[MicrobenchmarkSpec]:
@@ -156,22 +157,11 @@ def _point_tests(pre: bool) -> list[MicrobenchmarkSpec]:
             f"random-points{suffix}_range={r}", "random-points", r, "point", "R",
             f"oltp_inlist_select.lua --random-points={r} --skip-trx",
             [StatementSpec(f"SELECT c FROM sbtest{{table}} WHERE id IN ({_inlist(r)})", _ids(r))], pre=pre))
-    tests += [
-        _points("points-covered-pk", "id", True, True, pre),
-        _points("points-notcovered-pk", "id, c", True, False, pre),
-        _points("points-covered-si", "k", False, True, pre),
-        _points("points-notcovered-si", "k, c", False, False, pre),
-    ]
-    return tests
+    return tests + _covered("points", pre)
 
 
 def _range_tests(pre: bool) -> list[MicrobenchmarkSpec]:
-    return [
-        _range_covered("range-covered-pk", "id", True, True, pre),
-        _range_covered("range-notcovered-pk", "id, c", True, False, pre),
-        _range_covered("range-covered-si", "k", False, True, pre),
-        _range_covered("range-notcovered-si", "k, c", False, False, pre),
-    ]
+    return _covered("range", pre)
 
 
 def _read_only_tests(pre: bool) -> list[MicrobenchmarkSpec]:

@@ -38,6 +38,15 @@ def refuse(top: fields.Table) -> None:
     """Every top-level key applies to sysbench: nothing to refuse."""
 
 
+def refuse_sysbench_keys(top: fields.Table, title: str, hint: str) -> None:
+    """Refuse the sysbench-only top-level keys in another workload's campaign (rather than ignore
+    them): `title` names that workload in the message, `hint` follows "remove <key>; "."""
+    for key in keys.only_for("insert-benchmark"):
+        if key in top.data:
+            raise InputError(f"{top.where}: {key} applies to the sysbench workload, not {title}",
+                             f"remove {key}; {hint}")
+
+
 def parse(spec, top: fields.Table):
     names = top.data.get("tests", list(keys.default("top", "tests")))
     names = fields.str_list([names] if isinstance(names, str) else names, f"{top.where}: tests",

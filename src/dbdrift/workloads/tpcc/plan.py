@@ -7,7 +7,7 @@ from dataclasses import asdict, replace
 from dbdrift.errors import InputError
 from dbdrift.plan import fields, keys
 from dbdrift.workload import Capabilities, WorkloadPlan
-from dbdrift.workloads.sysbench.plan import settle_s
+from dbdrift.workloads.sysbench.plan import refuse_sysbench_keys, settle_s
 from dbdrift.workloads.tpcc.catalog import TpccSizes, setup_text
 
 CAPS = Capabilities(title="TPROC-C", per_test_runs=False, takes_turns=False, auto_cpus_shared=True,
@@ -35,11 +35,9 @@ duration_s = 60
 
 def refuse(top: fields.Table) -> None:
     """The sysbench keys TPROC-C has no use for: refused rather than silently ignored."""
-    for key in keys.only_for("insert-benchmark"):
-        if key in top.data:
-            raise InputError(f"{top.where}: {key} applies to the sysbench workload, not TPROC-C",
-                             f"remove {key}; TPROC-C's sizes and durations are in [tpcc] (`dbdrift docs campaign`), and "
-                             "it runs one target after the other, each on a fresh server (repeats run it again)")
+    refuse_sysbench_keys(top, "TPROC-C",
+                         "TPROC-C's sizes and durations are in [tpcc] (`dbdrift docs campaign`), and "
+                         "it runs one target after the other, each on a fresh server (repeats run it again)")
 
 
 def parse_tpcc(spec, top: fields.Table):

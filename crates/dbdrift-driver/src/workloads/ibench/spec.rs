@@ -2,7 +2,10 @@
 // rest of `spec`, every problem is a DriverError of class "spec"; nothing here runs SQL.
 
 use crate::error::DriverError;
-use crate::spec::{check, number_marks, parse_json, BackendKind, ConnectionSpec, PROTOCOL};
+use crate::spec::{
+    check, check_positive, check_protocol, check_server_backend, number_marks, parse_json,
+    BackendKind, ConnectionSpec,
+};
 use crate::workload::max_placeholder;
 use serde::Deserialize;
 
@@ -72,17 +75,8 @@ impl IbenchSpec {
 
 pub fn parse_ibench(text: &str) -> Result<IbenchSpec, DriverError> {
     let mut spec: IbenchSpec = parse_json(text)?;
-    check(
-        spec.protocol == PROTOCOL,
-        &format!(
-            "spec protocol {} is not supported: this driver speaks protocol {PROTOCOL}",
-            spec.protocol
-        ),
-    )?;
-    check(
-        spec.backend != BackendKind::Null,
-        "backend \"null\" cannot run ibench: it needs a postgres or mysql server",
-    )?;
+    check_protocol(spec.protocol)?;
+    check_server_backend(spec.backend, "ibench")?;
     check(spec.clients >= 1, "clients must be at least 1")?;
     check(
         spec.tables.len() == spec.clients as usize,
@@ -100,10 +94,7 @@ pub fn parse_ibench(text: &str) -> Result<IbenchSpec, DriverError> {
         spec.rows_per_statement >= 1,
         "rows_per_statement must be at least 1",
     )?;
-    check(
-        spec.interval_s.is_finite() && spec.interval_s > 0.0,
-        "interval_s must be > 0",
-    )?;
+    check_positive(spec.interval_s, "interval_s")?;
     let [lo, hi] = spec.data_length;
     check(lo <= hi, "data_length must be [min, max] with min <= max")?;
     check(!spec.sql.insert.is_empty(), "sql.insert is empty")?;
@@ -186,7 +177,7 @@ fn number_query_marks(sql: &mut IbenchSql) -> Result<(), DriverError> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::error::ErrorClass;
+    use crate::spec::testing;
     use serde_json::{json, Value};
 
     fn base() -> Value {
@@ -206,10 +197,12 @@ mod tests {
     }
 
     fn spec_error(v: &Value) -> String {
-        let e = parse(v).unwrap_err();
-        assert_eq!(e.class, ErrorClass::Spec);
-        assert_eq!(e.exit_code(), 2);
-        e.message
+        testing::spec_error(parse(v))
+    }
+
+    /// The spec error of the valid spec with `key` set to `value`.
+    fn refused(key: &str, value: Value) -> String {
+        testing::refused(parse_ibench, base(), key, value)
     }
 
     #[test]
@@ -224,18 +217,16 @@ mod tests {
 
     #[test]
     fn a_missing_field_is_a_spec_error_the_driver_has_no_defaults() {
-        for field in ["interval_s", "data_length", "query_threads", "step"] {
-            let mut v = base();
-            v.as_object_mut().unwrap().remove(field);
-            assert!(spec_error(&v).contains("missing field"), "{field}");
-        }
+        testing::missing_fields_are_refused(
+            parse_ibench,
+            base(),
+            &["interval_s", "data_length", "query_threads", "step"],
+        );
     }
 
     #[test]
     fn the_null_backend_is_refused() {
-        let mut v = base();
-        v["backend"] = json!("null");
-        assert!(spec_error(&v).contains("null"));
+        assert!(refused("backend", json!("null")).contains("null"));
     }
 
     #[test]
@@ -257,9 +248,7 @@ mod tests {
 
     #[test]
     fn rows_per_statement_must_be_at_least_one() {
-        let mut v = base();
-        v["rows_per_statement"] = json!(0);
-        assert!(spec_error(&v).contains("rows_per_statement"));
+        assert!(refused("rows_per_statement", json!(0)).contains("rows_per_statement"));
     }
 
     #[test]
@@ -325,8 +314,6 @@ mod tests {
 
     #[test]
     fn data_length_must_be_ordered() {
-        let mut v = base();
-        v["data_length"] = json!([20, 10]);
-        assert!(spec_error(&v).contains("data_length"));
+        assert!(refused("data_length", json!([20, 10])).contains("data_length"));
     }
 }

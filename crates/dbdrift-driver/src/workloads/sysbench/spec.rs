@@ -5,7 +5,8 @@
 use super::plan::Plan;
 use crate::error::DriverError;
 use crate::spec::{
-    check, check_common, number_marks, parse_json, BackendKind, ConnectionSpec, RandSpec,
+    check, check_common, check_non_negative, check_positive, number_marks, parse_json, BackendKind,
+    ConnectionSpec, RandSpec,
 };
 use serde::Deserialize;
 
@@ -129,18 +130,9 @@ pub fn parse_run(text: &str) -> Result<RunSpec, DriverError> {
         number_question_marks(&mut spec)?;
     }
     check_common(spec.protocol, spec.threads)?;
-    check(
-        spec.duration_s.is_finite() && spec.duration_s > 0.0,
-        "duration_s must be > 0",
-    )?;
-    check(
-        spec.warmup_s.is_finite() && spec.warmup_s >= 0.0,
-        "warmup_s must be >= 0",
-    )?;
-    check(
-        spec.interval_s.is_finite() && spec.interval_s > 0.0,
-        "interval_s must be > 0",
-    )?;
+    check_positive(spec.duration_s, "duration_s")?;
+    check_non_negative(spec.warmup_s, "warmup_s")?;
+    check_positive(spec.interval_s, "interval_s")?;
     check(spec.tables >= 1, "tables must be at least 1")?;
     if let RandSpec::Zipfian { exp } = spec.rand {
         check(exp.is_finite() && exp > 0.0, "rand.exp must be > 0")?;
@@ -172,14 +164,8 @@ pub fn parse_run(text: &str) -> Result<RunSpec, DriverError> {
             .null
             .as_ref()
             .ok_or_else(|| DriverError::spec("backend \"null\" needs a \"null\" section"))?;
-        check(
-            n.ops_per_s.is_finite() && n.ops_per_s >= 0.0,
-            "null.ops_per_s must be >= 0",
-        )?;
-        check(
-            n.latency_us.is_finite() && n.latency_us >= 0.0,
-            "null.latency_us must be >= 0",
-        )?;
+        check_non_negative(n.ops_per_s, "null.ops_per_s")?;
+        check_non_negative(n.latency_us, "null.latency_us")?;
     }
     // Statement-level checks (placeholders, refs, tables) happen when the workload is compiled.
     Plan::compile(&spec)?;

@@ -3,7 +3,10 @@
 // default; nothing here runs SQL.
 
 use crate::error::DriverError;
-use crate::spec::{check, parse_json, BackendKind, ConnectionSpec, PROTOCOL};
+use crate::spec::{
+    check, check_non_negative, check_positive, check_protocol, check_server_backend, parse_json,
+    BackendKind, ConnectionSpec,
+};
 use serde::Deserialize;
 
 #[derive(Deserialize, Debug, Clone, Copy, PartialEq, Eq)]
@@ -38,34 +41,16 @@ const MAX_WAREHOUSES: u32 = 100_000;
 
 pub fn parse_tpcc(text: &str) -> Result<TpccSpec, DriverError> {
     let spec: TpccSpec = parse_json(text)?;
-    check(
-        spec.protocol == PROTOCOL,
-        &format!(
-            "spec protocol {} is not supported: this driver speaks protocol {PROTOCOL}",
-            spec.protocol
-        ),
-    )?;
-    check(
-        spec.backend != BackendKind::Null,
-        "backend \"null\" cannot run tpcc: it needs a postgres or mysql server",
-    )?;
+    check_protocol(spec.protocol)?;
+    check_server_backend(spec.backend, "tpcc")?;
     check(
         (1..=MAX_WAREHOUSES).contains(&spec.warehouses),
         &format!("warehouses must be in 1..={MAX_WAREHOUSES}"),
     )?;
     check(spec.clients >= 1, "clients must be at least 1")?;
-    check(
-        spec.rampup_s.is_finite() && spec.rampup_s >= 0.0,
-        "rampup_s must be >= 0",
-    )?;
-    check(
-        spec.interval_s.is_finite() && spec.interval_s > 0.0,
-        "interval_s must be > 0",
-    )?;
-    check(
-        spec.duration_s.is_finite() && spec.duration_s >= 0.0,
-        "duration_s must be >= 0",
-    )?;
+    check_non_negative(spec.rampup_s, "rampup_s")?;
+    check_positive(spec.interval_s, "interval_s")?;
+    check_non_negative(spec.duration_s, "duration_s")?;
     if spec.phase == TpccPhase::Run {
         check(
             spec.duration_s > 0.0,
@@ -78,7 +63,7 @@ pub fn parse_tpcc(text: &str) -> Result<TpccSpec, DriverError> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::error::ErrorClass;
+    use crate::spec::testing;
     use serde_json::{json, Value};
 
     fn base() -> Value {
@@ -88,10 +73,12 @@ mod tests {
     }
 
     fn spec_error(v: &Value) -> String {
-        let e = parse_tpcc(&v.to_string()).unwrap_err();
-        assert_eq!(e.class, ErrorClass::Spec);
-        assert_eq!(e.exit_code(), 2);
-        e.message
+        testing::spec_error(parse_tpcc(&v.to_string()))
+    }
+
+    /// The spec error of the valid spec with `key` set to `value`.
+    fn refused(key: &str, value: Value) -> String {
+        testing::refused(parse_tpcc, base(), key, value)
     }
 
     #[test]
@@ -116,11 +103,11 @@ mod tests {
 
     #[test]
     fn a_missing_field_is_a_spec_error_the_driver_has_no_defaults() {
-        for field in ["seed", "clients", "rampup_s", "interval_s", "procedures"] {
-            let mut v = base();
-            v.as_object_mut().unwrap().remove(field);
-            assert!(spec_error(&v).contains("missing field"), "{field}");
-        }
+        testing::missing_fields_are_refused(
+            parse_tpcc,
+            base(),
+            &["seed", "clients", "rampup_s", "interval_s", "procedures"],
+        );
     }
 
     #[test]
@@ -134,26 +121,18 @@ mod tests {
 
     #[test]
     fn unknown_keys_are_refused() {
-        let mut v = base();
-        v["warehouse"] = json!(3);
-        assert!(spec_error(&v).contains("unknown field `warehouse`"));
+        assert!(refused("warehouse", json!(3)).contains("unknown field `warehouse`"));
     }
 
     #[test]
     fn an_unknown_phase_is_refused() {
-        let mut v = base();
-        v["phase"] = json!("bench");
-        assert!(spec_error(&v).contains("bench"));
+        assert!(refused("phase", json!("bench")).contains("bench"));
     }
 
     #[test]
     fn warehouses_and_clients_must_be_at_least_one() {
-        let mut v = base();
-        v["warehouses"] = json!(0);
-        assert!(spec_error(&v).contains("warehouses"));
-        let mut v = base();
-        v["clients"] = json!(0);
-        assert!(spec_error(&v).contains("clients"));
+        assert!(refused("warehouses", json!(0)).contains("warehouses"));
+        assert!(refused("clients", json!(0)).contains("clients"));
     }
 
     #[test]
@@ -167,25 +146,17 @@ mod tests {
 
     #[test]
     fn bad_timing_values_are_refused() {
-        let mut v = base();
-        v["rampup_s"] = json!(-1);
-        assert!(spec_error(&v).contains("rampup_s"));
-        let mut v = base();
-        v["interval_s"] = json!(0);
-        assert!(spec_error(&v).contains("interval_s"));
+        assert!(refused("rampup_s", json!(-1)).contains("rampup_s"));
+        assert!(refused("interval_s", json!(0)).contains("interval_s"));
     }
 
     #[test]
     fn the_null_backend_is_refused() {
-        let mut v = base();
-        v["backend"] = json!("null");
-        assert!(spec_error(&v).contains("null"));
+        assert!(refused("backend", json!("null")).contains("null"));
     }
 
     #[test]
     fn a_wrong_protocol_is_refused() {
-        let mut v = base();
-        v["protocol"] = json!(1);
-        assert!(spec_error(&v).contains("protocol"));
+        assert!(refused("protocol", json!(1)).contains("protocol"));
     }
 }
