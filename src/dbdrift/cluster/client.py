@@ -25,7 +25,7 @@ from dbdrift.plan.campaign import CampaignSpec, target_to_dict
 from dbdrift.runner.campaign import VERSION, machine_facts
 from dbdrift.runner.progress import LanesProgress, ProgressSink
 from dbdrift.store.store import Store, now_iso
-from dbdrift.units import format_duration
+from dbdrift.quantities import format_duration
 from dbdrift.workload import Workload
 
 MAX_ATTEMPTS = 2  # a unit runs again once after its worker is lost

@@ -24,7 +24,7 @@ from dataclasses import dataclass, replace
 from dbdrift.errors import InputError
 from dbdrift.model import ENGINES, Level, TargetSpec
 from dbdrift.plan import fields
-from dbdrift.units import brief_repr
+from dbdrift.quantities import brief_repr
 
 AXIS_NAME = re.compile(r"^[A-Za-z][A-Za-z0-9]{0,15}$")
 LEVEL_NAME = re.compile(r"^[A-Za-z0-9]{1,16}$")

@@ -26,7 +26,7 @@ from dbdrift.plan.axes import Axis, expand_targets, parse_axes, variant_patterns
 from dbdrift.catalog.configs import NAMED, check_named, version_of
 from dbdrift.plan.overrides import apply_sets
 from dbdrift.plan.fields import INT64_MAX
-from dbdrift.units import brief_repr
+from dbdrift.quantities import brief_repr
 
 
 # The slices' plan parts by `workload` value. Parsing (load_campaign, parse_campaign, called from

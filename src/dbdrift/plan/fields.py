@@ -14,7 +14,7 @@ from dbdrift import cpus
 from dbdrift.plan import keys
 from dbdrift.plan.keys import DAY_S, HOUR_S, INT64_MAX
 from dbdrift.errors import InputError
-from dbdrift.units import brief_repr, parse_duration_s
+from dbdrift.quantities import brief_repr, parse_duration_s
 
 NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._+-]{0,63}$")
 # "17.10", "8.0.33.1", "19rc1", "17.10.0-beta.17", with a source in front: "debian:18.6", "debian-sid:11.8.9"
