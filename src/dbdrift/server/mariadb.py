@@ -46,6 +46,9 @@ class MariaDBServer(base.ProcessServer):
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
+        self.socket_path = self.socket_dir / "mysqld.sock"
+        self.config_path = self.run_dir / "my.cnf"
+        self.tmp_dir = self.run_dir / "tmp"  # its own tmpdir: two servers never share a temporary table's name
         self.install_db_args: list[str] = []
         self._proc: subprocess.Popen[bytes] | None = None
 
@@ -54,19 +57,6 @@ class MariaDBServer(base.ProcessServer):
     @property
     def basedir(self) -> Path:
         return self.install.bindir.parent
-
-    @property
-    def socket_path(self) -> Path:
-        return self.socket_dir / "mysqld.sock"
-
-    @property
-    def config_path(self) -> Path:
-        return self.run_dir / "my.cnf"
-
-    @property
-    def tmp_dir(self) -> Path:
-        """The server's tmpdir: its own, so two servers never share a temporary table's name."""
-        return self.run_dir / "tmp"
 
     @property
     def server_pid(self) -> int | None:
