@@ -8,6 +8,7 @@ pub mod mysqlwire;
 pub mod null;
 pub mod pgwire;
 pub mod postgres;
+pub mod wire;
 
 pub use bulk::RowWriter;
 pub use postgres::QueryResult;
@@ -17,7 +18,6 @@ use crate::spec::ConnectionSpec;
 use crate::stats::Ignorable;
 use crate::workload::params::ParamValues;
 use crate::workload::Segment;
-use std::io::{ErrorKind, Read};
 
 #[derive(Debug, Clone)]
 pub enum DbError {
@@ -178,39 +178,6 @@ pub(crate) fn inline_sql(w: &mut Vec<u8>, segments: &[Segment], params: &ParamVa
             Segment::Param(i) => w.extend_from_slice(params.get(*i)),
         }
     }
-}
-
-/// Reads from `stream` until `buf[*pos..*end]` holds at least `need` bytes, moving or growing
-/// the buffer as needed: how both wire protocols buffer what they read.
-#[cold]
-pub(crate) fn fill_read_buffer<S: Read>(
-    stream: &mut S,
-    buf: &mut Vec<u8>,
-    pos: &mut usize,
-    end: &mut usize,
-    need: usize,
-) -> Result<(), DbError> {
-    if *pos == *end {
-        *pos = 0;
-        *end = 0;
-    }
-    if *pos + need > buf.len() {
-        buf.copy_within(*pos..*end, 0);
-        *end -= *pos;
-        *pos = 0;
-        if need > buf.len() {
-            buf.resize(need.next_power_of_two(), 0);
-        }
-    }
-    while *end - *pos < need {
-        match stream.read(&mut buf[*end..]) {
-            Ok(0) => return Err(DbError::Io("server closed the connection".into())),
-            Ok(n) => *end += n,
-            Err(e) if e.kind() == ErrorKind::Interrupted => continue,
-            Err(e) => return Err(e.into()),
-        }
-    }
-    Ok(())
 }
 
 #[cfg(test)]

@@ -156,7 +156,7 @@ impl MyConn {
     fn handshake(&mut self, c: &ConnectionSpec) -> Result<(), DriverError> {
         let fail = |e: DbError| connect_error(c, describe(e));
         let p = self.wire.recv().map_err(fail)?;
-        let payload = self.wire.payload(p);
+        let payload = self.wire.body(p);
         if payload.first() == Some(&0xff) {
             let e = wire::err_packet(payload).map_err(fail)?;
             return Err(connect_error(
@@ -189,7 +189,7 @@ impl MyConn {
         };
         self.wire.start();
         wire::handshake_response(&mut self.wire.wbuf, caps, &c.user, &auth, &c.dbname, plugin);
-        self.wire.send(p.seq.wrapping_add(1)).map_err(fail)?;
+        self.wire.send_packet(p.id.wrapping_add(1)).map_err(fail)?;
         self.authenticate(c, plugin.to_string())
     }
 
@@ -198,7 +198,7 @@ impl MyConn {
         let fail = |e: DbError| connect_error(c, describe(e));
         loop {
             let p = self.wire.recv().map_err(fail)?;
-            let payload = self.wire.payload(p);
+            let payload = self.wire.body(p);
             let reply: Vec<u8> = match payload.first() {
                 Some(0x00) => return Ok(()),
                 Some(0xff) => {
@@ -238,7 +238,7 @@ impl MyConn {
             };
             self.wire.start();
             self.wire.wbuf.extend_from_slice(&reply);
-            self.wire.send(p.seq.wrapping_add(1)).map_err(fail)?;
+            self.wire.send_packet(p.id.wrapping_add(1)).map_err(fail)?;
         }
     }
 
@@ -260,7 +260,7 @@ impl MyConn {
         self.wire.start();
         self.wire.wbuf.push(cmd);
         self.wire.wbuf.extend_from_slice(body);
-        self.wire.send(0)
+        self.wire.send_packet(0)
     }
 
     /// Skips `n` column definitions and, without CLIENT_DEPRECATE_EOF, the EOF after them.
@@ -280,7 +280,7 @@ impl MyConn {
         let mut rows = 0;
         loop {
             let p = self.wire.recv()?;
-            let payload = self.wire.payload(p);
+            let payload = self.wire.body(p);
             let status = match payload.first() {
                 Some(0x00) => wire::ok_packet(payload)?.status,
                 Some(0xff) => {
@@ -305,7 +305,7 @@ impl MyConn {
     fn count_rows(&mut self, rows: &mut u64) -> Result<u16, DbError> {
         loop {
             let p = self.wire.recv()?;
-            let payload = self.wire.payload(p);
+            let payload = self.wire.body(p);
             if wire::is_end_of_rows(payload) {
                 return wire::end_of_rows_status(payload, self.deprecate_eof);
             }
@@ -321,7 +321,7 @@ impl MyConn {
     fn refuse_local_infile(&mut self) -> DbError {
         // An empty packet declines the file; the server then answers with OK or ERR.
         self.wire.start();
-        if let Err(e) = self.wire.send(2) {
+        if let Err(e) = self.wire.send_packet(2) {
             return e;
         }
         match self.drain_result() {
@@ -337,7 +337,7 @@ impl MyConn {
         let mut res = QueryResult::default();
         loop {
             let p = self.wire.recv()?;
-            let payload = self.wire.payload(p);
+            let payload = self.wire.body(p);
             let status = match payload.first() {
                 Some(0x00) => {
                     let ok = wire::ok_packet(payload)?;
@@ -366,7 +366,7 @@ impl MyConn {
         res.rows.clear();
         for _ in 0..ncols {
             let p = self.wire.recv()?;
-            let mut c = Cursor::new(self.wire.payload(p));
+            let mut c = Cursor::new(self.wire.body(p));
             for _ in 0..4 {
                 c.lenenc_bytes()?; // catalog, schema, table, org_table
             }
@@ -378,7 +378,7 @@ impl MyConn {
         }
         loop {
             let p = self.wire.recv()?;
-            let payload = self.wire.payload(p);
+            let payload = self.wire.body(p);
             if wire::is_end_of_rows(payload) {
                 let status = wire::end_of_rows_status(payload, self.deprecate_eof)?;
                 res.command = format!("SELECT {}", res.rows.len());
@@ -404,7 +404,7 @@ impl MyConn {
     fn prepare_server(&mut self, sql: &str) -> Result<(u32, u16), DbError> {
         self.command(wire::COM_STMT_PREPARE, sql.as_bytes())?;
         let p = self.wire.recv()?;
-        let payload = self.wire.payload(p);
+        let payload = self.wire.body(p);
         if payload.first() == Some(&0xff) {
             let e = wire::err_packet(payload);
             return Err(self.sql_error(e));
@@ -537,7 +537,7 @@ impl Session for MyConn {
             MyStmt::Prepared { head, order } => self.build_execute(head, order, params),
             MyStmt::Text { segments } => self.build_text(segments, params),
         }
-        self.wire.send(0)?;
+        self.wire.send_packet(0)?;
         self.drain_result()
     }
 

@@ -158,7 +158,7 @@ impl PgConn {
         loop {
             let m = self.wire.recv().map_err(fail)?;
             let body = self.wire.body(m);
-            match m.tag {
+            match m.id {
                 b'R' => self.authenticate(c, body.to_vec())?,
                 b'S' => {
                     let mut r = Reader::new(body);
@@ -231,7 +231,7 @@ impl PgConn {
         loop {
             let m = self.wire.recv()?;
             let body = self.wire.body(m);
-            match m.tag {
+            match m.id {
                 b'T' => {
                     res.columns = pgwire::row_description(body)?;
                     res.rows.clear();
@@ -260,7 +260,7 @@ impl PgConn {
         self.wire.send()?;
         loop {
             let m = self.wire.recv()?;
-            match m.tag {
+            match m.id {
                 b'G' => break,
                 b'E' => {
                     let e = pgwire::error_response(self.wire.body(m));
@@ -306,7 +306,7 @@ impl PgConn {
         let (mut command, mut err) = (String::new(), None);
         loop {
             let m = self.wire.recv()?;
-            match m.tag {
+            match m.id {
                 b'C' => command = Reader::new(self.wire.body(m)).cstr()?,
                 b'E' => err = Some(pgwire::error_response(self.wire.body(m))),
                 b'Z' => break,
