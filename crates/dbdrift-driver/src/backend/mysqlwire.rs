@@ -329,36 +329,38 @@ pub fn handshake_response(
     }
 }
 
-fn xor(a: &[u8], b: &[u8]) -> Vec<u8> {
-    a.iter().zip(b).map(|(x, y)| x ^ y).collect()
-}
-
-/// mysql_native_password: SHA1(pw) XOR SHA1(nonce + SHA1(SHA1(pw))); empty for no password.
-pub fn native_password(password: &str, nonce: &[u8]) -> Vec<u8> {
-    use sha1::{Digest, Sha1};
+/// The scramble both plugins build from a hash H: H(pw) XOR H(a + b), where a + b is the
+/// 20-byte nonce and H(H(pw)) in the order the plugin fixes; empty for no password.
+fn hash_scramble<H: sha2::Digest>(password: &str, nonce: &[u8], nonce_first: bool) -> Vec<u8> {
     if password.is_empty() {
         return Vec::new();
     }
-    let stage1 = Sha1::digest(password.as_bytes());
-    let stage2 = Sha1::digest(stage1);
-    let mut h = Sha1::new();
-    h.update(&nonce[..nonce.len().min(20)]);
-    h.update(stage2);
-    xor(&stage1, &h.finalize())
+    let stage1 = H::digest(password.as_bytes());
+    let stage2 = H::digest(&stage1);
+    let nonce = &nonce[..nonce.len().min(20)];
+    let mut h = H::new();
+    if nonce_first {
+        h.update(nonce);
+        h.update(stage2);
+    } else {
+        h.update(stage2);
+        h.update(nonce);
+    }
+    stage1
+        .iter()
+        .zip(h.finalize())
+        .map(|(x, y)| x ^ y)
+        .collect()
+}
+
+/// mysql_native_password: SHA1(pw) XOR SHA1(nonce + SHA1(SHA1(pw))).
+pub fn native_password(password: &str, nonce: &[u8]) -> Vec<u8> {
+    hash_scramble::<sha1::Sha1>(password, nonce, true)
 }
 
 /// caching_sha2_password fast path: SHA256(pw) XOR SHA256(SHA256(SHA256(pw)) + nonce).
 pub fn caching_sha2_password(password: &str, nonce: &[u8]) -> Vec<u8> {
-    use sha2::{Digest, Sha256};
-    if password.is_empty() {
-        return Vec::new();
-    }
-    let stage1 = Sha256::digest(password.as_bytes());
-    let stage2 = Sha256::digest(stage1);
-    let mut h = Sha256::new();
-    h.update(stage2);
-    h.update(&nonce[..nonce.len().min(20)]);
-    xor(&stage1, &h.finalize())
+    hash_scramble::<sha2::Sha256>(password, nonce, false)
 }
 
 #[cfg(test)]
