@@ -4,6 +4,7 @@
 
 use super::mysqlwire::{self as wire, Cursor, Wire};
 use super::postgres::Stream;
+use super::wire::Frame;
 use super::{Caps, Control, DbError, Dialect, QueryResult, Session};
 use crate::error::{DriverError, ErrorClass};
 use crate::spec::ConnectionSpec;
@@ -42,6 +43,21 @@ pub struct MyConn {
     last_error_code: u16,
     pub server_version: String,
     pub connection_id: u32,
+}
+
+/// The first packet of a result, once an ERR packet is taken out.
+enum ReplyHead {
+    /// No result set: the OK packet.
+    Ok(wire::OkPacket),
+    /// A result set of this many columns follows.
+    Columns(u64),
+}
+
+/// A packet inside a result set, once an ERR packet is taken out.
+enum RowPacket {
+    Row(Frame),
+    /// The end of the rows, with the status flags.
+    End(u16),
 }
 
 /// How a run statement is sent: a server-side prepared statement, or text with literals.
@@ -278,42 +294,72 @@ impl MyConn {
     #[inline]
     fn drain_result(&mut self) -> Result<u64, DbError> {
         let mut rows = 0;
+        self.each_result(|conn, head| match head {
+            ReplyHead::Ok(ok) => Ok(ok.status),
+            ReplyHead::Columns(n) => {
+                conn.skip_columns(n)?;
+                conn.count_rows(&mut rows)
+            }
+        })?;
+        Ok(rows)
+    }
+
+    /// Hands `read` the head of each result of a reply while the server says more follow;
+    /// `read` consumes the result and returns its status flags.
+    #[inline]
+    fn each_result(
+        &mut self,
+        mut read: impl FnMut(&mut Self, ReplyHead) -> Result<u16, DbError>,
+    ) -> Result<(), DbError> {
         loop {
-            let p = self.wire.recv()?;
-            let payload = self.wire.body(p);
-            let status = match payload.first() {
-                Some(0x00) => wire::ok_packet(payload)?.status,
-                Some(0xff) => {
-                    let e = wire::err_packet(payload);
-                    return Err(self.sql_error(e));
-                }
-                Some(0xfb) => return Err(self.refuse_local_infile()),
-                _ => {
-                    let ncols = Cursor::new(payload).lenenc()?.unwrap_or(0);
-                    self.skip_columns(ncols)?;
-                    self.count_rows(&mut rows)?
-                }
-            };
-            if status & wire::SERVER_MORE_RESULTS_EXISTS == 0 {
-                return Ok(rows);
+            let head = self.reply_head()?;
+            if read(self, head)? & wire::SERVER_MORE_RESULTS_EXISTS == 0 {
+                return Ok(());
             }
         }
+    }
+
+    /// The first packet of a result; an ERR packet or a LOCAL INFILE request is the error.
+    #[inline]
+    fn reply_head(&mut self) -> Result<ReplyHead, DbError> {
+        let p = self.wire.recv()?;
+        let payload = self.wire.body(p);
+        match payload.first() {
+            Some(0x00) => Ok(ReplyHead::Ok(wire::ok_packet(payload)?)),
+            Some(0xff) => {
+                let e = wire::err_packet(payload);
+                Err(self.sql_error(e))
+            }
+            Some(0xfb) => Err(self.refuse_local_infile()),
+            _ => Ok(ReplyHead::Columns(
+                Cursor::new(payload).lenenc()?.unwrap_or(0),
+            )),
+        }
+    }
+
+    /// The next packet of a result set: a row, or its end with the status flags.
+    #[inline]
+    fn next_row(&mut self) -> Result<RowPacket, DbError> {
+        let p = self.wire.recv()?;
+        let payload = self.wire.body(p);
+        if wire::is_end_of_rows(payload) {
+            return wire::end_of_rows_status(payload, self.deprecate_eof).map(RowPacket::End);
+        }
+        if payload.first() == Some(&0xff) {
+            let e = wire::err_packet(payload);
+            return Err(self.sql_error(e));
+        }
+        Ok(RowPacket::Row(p))
     }
 
     /// Counts row packets up to the end of the result set; returns its status flags.
     #[inline]
     fn count_rows(&mut self, rows: &mut u64) -> Result<u16, DbError> {
         loop {
-            let p = self.wire.recv()?;
-            let payload = self.wire.body(p);
-            if wire::is_end_of_rows(payload) {
-                return wire::end_of_rows_status(payload, self.deprecate_eof);
+            match self.next_row()? {
+                RowPacket::Row(_) => *rows += 1,
+                RowPacket::End(status) => return Ok(status),
             }
-            if payload.first() == Some(&0xff) {
-                let e = wire::err_packet(payload);
-                return Err(self.sql_error(e));
-            }
-            *rows += 1;
         }
     }
 
@@ -335,29 +381,14 @@ impl MyConn {
     fn query(&mut self, sql: &str) -> Result<QueryResult, DbError> {
         self.command(wire::COM_QUERY, sql.as_bytes())?;
         let mut res = QueryResult::default();
-        loop {
-            let p = self.wire.recv()?;
-            let payload = self.wire.body(p);
-            let status = match payload.first() {
-                Some(0x00) => {
-                    let ok = wire::ok_packet(payload)?;
-                    res.command = format!("OK {}", ok.affected_rows);
-                    ok.status
-                }
-                Some(0xff) => {
-                    let e = wire::err_packet(payload);
-                    return Err(self.sql_error(e));
-                }
-                Some(0xfb) => return Err(self.refuse_local_infile()),
-                _ => {
-                    let ncols = Cursor::new(payload).lenenc()?.unwrap_or(0);
-                    self.text_result(ncols, &mut res)?
-                }
-            };
-            if status & wire::SERVER_MORE_RESULTS_EXISTS == 0 {
-                return Ok(res);
+        self.each_result(|conn, head| match head {
+            ReplyHead::Ok(ok) => {
+                res.command = format!("OK {}", ok.affected_rows);
+                Ok(ok.status)
             }
-        }
+            ReplyHead::Columns(n) => conn.text_result(n, &mut res),
+        })?;
+        Ok(res)
     }
 
     /// Reads column names and text rows of one result set into `res`; returns its status.
@@ -377,18 +408,14 @@ impl MyConn {
             self.wire.recv()?;
         }
         loop {
-            let p = self.wire.recv()?;
-            let payload = self.wire.body(p);
-            if wire::is_end_of_rows(payload) {
-                let status = wire::end_of_rows_status(payload, self.deprecate_eof)?;
-                res.command = format!("SELECT {}", res.rows.len());
-                return Ok(status);
-            }
-            if payload.first() == Some(&0xff) {
-                let e = wire::err_packet(payload);
-                return Err(self.sql_error(e));
-            }
-            let mut c = Cursor::new(payload);
+            let p = match self.next_row()? {
+                RowPacket::Row(p) => p,
+                RowPacket::End(status) => {
+                    res.command = format!("SELECT {}", res.rows.len());
+                    return Ok(status);
+                }
+            };
+            let mut c = Cursor::new(self.wire.body(p));
             let mut row = Vec::with_capacity(ncols as usize);
             for _ in 0..ncols {
                 row.push(
