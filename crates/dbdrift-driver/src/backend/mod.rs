@@ -8,6 +8,7 @@ pub mod mysqlwire;
 pub mod null;
 pub mod pgwire;
 pub mod postgres;
+pub mod stream;
 pub mod wire;
 
 pub use bulk::RowWriter;
@@ -39,6 +40,15 @@ impl DbError {
             DbError::Protocol(m) => DriverError::new(ErrorClass::Protocol, m),
         }
     }
+
+    /// The failure in one line, as a connection error tells it: a server's error with its
+    /// SQLSTATE.
+    pub fn describe(self) -> String {
+        match self {
+            DbError::Sql { sqlstate, message } => format!("{message} (SQLSTATE {sqlstate})"),
+            DbError::Io(m) | DbError::Protocol(m) => m,
+        }
+    }
 }
 
 impl From<std::io::Error> for DbError {
@@ -53,6 +63,49 @@ pub enum Control {
     Begin,
     Commit,
     Rollback,
+}
+
+impl Control {
+    /// The statement, as both servers spell it.
+    pub fn sql(self) -> &'static str {
+        match self {
+            Control::Begin => "BEGIN",
+            Control::Commit => "COMMIT",
+            Control::Rollback => "ROLLBACK",
+        }
+    }
+}
+
+/// Who serves a session, as the server said when it connected.
+#[derive(Default, Debug)]
+pub struct ServerInfo {
+    /// The version string, as the server reports it.
+    pub version: String,
+    /// The server process (PostgreSQL) or connection id (MySQL) serving the session.
+    pub pid: u64,
+}
+
+/// How a run statement is sent: prepared on the server (`P` is what the backend keeps of
+/// it), or as text with its parameters inlined at each execution.
+pub enum Statement<P> {
+    Prepared(P),
+    Text(Vec<Segment>),
+}
+
+impl<P> Statement<P> {
+    /// What `Session::prepare` returns: a text statement unless `server_side`, else what
+    /// `on_server` prepared.
+    pub fn prepare(
+        sql: &str,
+        server_side: bool,
+        on_server: impl FnOnce() -> Result<P, DbError>,
+    ) -> Result<Self, DbError> {
+        if server_side {
+            on_server().map(Statement::Prepared)
+        } else {
+            Ok(Statement::Text(crate::workload::split_placeholders(sql)))
+        }
+    }
 }
 
 /// The SQL a backend speaks: DDL, literals, stored routines and how they are called.
@@ -106,10 +159,18 @@ pub trait Session: Send + Sized {
 
     /// Connects and authenticates.
     fn connect(c: &ConnectionSpec) -> Result<Self, DriverError>;
+    /// Who serves this session.
+    fn server(&self) -> &ServerInfo;
+
     /// The server's version string, as it reports it.
-    fn server_version(&self) -> &str;
+    fn server_version(&self) -> &str {
+        &self.server().version
+    }
+
     /// The server process (PostgreSQL) or connection id (MySQL) serving this session.
-    fn backend_pid(&self) -> u64;
+    fn backend_pid(&self) -> u64 {
+        self.server().pid
+    }
 
     fn prepare(&mut self, name: &str, sql: &str, server_side: bool) -> Result<Self::Stmt, DbError>;
     fn execute(&mut self, stmt: &Self::Stmt, params: &ParamValues) -> Result<u64, DbError>;

@@ -3,16 +3,14 @@
 // COM_QUERY for exec. Framing and decoding live in `mysqlwire`.
 
 use super::mysqlwire::{self as wire, Cursor, Wire};
-use super::postgres::Stream;
+use super::stream::{Address, Stream};
 use super::wire::Frame;
-use super::{Caps, Control, DbError, Dialect, QueryResult, Session};
-use crate::error::{DriverError, ErrorClass};
+use super::{Caps, Control, DbError, Dialect, QueryResult, ServerInfo, Session, Statement};
+use crate::error::DriverError;
 use crate::spec::ConnectionSpec;
 use crate::stats::Ignorable;
 use crate::workload::params::ParamValues;
 use crate::workload::{split_placeholders, Segment};
-use std::net::TcpStream;
-use std::os::unix::net::UnixStream;
 
 pub const DEFAULT_PORT: u16 = 3306;
 
@@ -41,8 +39,7 @@ pub struct MyConn {
     deprecate_eof: bool,
     /// Code of the last ERR packet: the ignorable classes are by code, not SQLSTATE.
     last_error_code: u16,
-    pub server_version: String,
-    pub connection_id: u32,
+    server: ServerInfo,
 }
 
 /// The first packet of a result, once an ERR packet is taken out.
@@ -60,54 +57,27 @@ enum RowPacket {
     End(u16),
 }
 
-/// How a run statement is sent: a server-side prepared statement, or text with literals.
-pub enum MyStmt {
-    Prepared {
-        /// COM_STMT_EXECUTE up to the parameters: command, statement id, flags, iterations.
-        head: [u8; 10],
-        /// Spec parameter index (0-based) of each `?`, in order of appearance.
-        order: Vec<usize>,
-    },
-    Text {
-        segments: Vec<Segment>,
-    },
+/// What a statement prepared on the server keeps.
+pub struct Execute {
+    /// COM_STMT_EXECUTE up to the parameters: command, statement id, flags, iterations.
+    head: [u8; 10],
+    /// Spec parameter index (0-based) of each `?`, in order of appearance.
+    order: Vec<usize>,
 }
 
-fn target(c: &ConnectionSpec) -> String {
-    if c.socket.is_empty() {
-        format!("{}:{}", c.host, port(c))
-    } else {
-        c.socket.clone()
+fn address(c: &ConnectionSpec) -> Address {
+    if !c.socket.is_empty() {
+        return Address::Unix(c.socket.clone());
     }
-}
-
-fn port(c: &ConnectionSpec) -> u16 {
-    if c.port == 0 {
-        DEFAULT_PORT
-    } else {
-        c.port
+    let port = if c.port == 0 { DEFAULT_PORT } else { c.port };
+    Address::Tcp {
+        host: c.host.clone(),
+        port,
     }
 }
 
 fn connect_error(c: &ConnectionSpec, what: String) -> DriverError {
-    DriverError::new(ErrorClass::Connect, format!("{}: {what}", target(c)))
-}
-
-fn describe(e: DbError) -> String {
-    match e {
-        DbError::Sql { sqlstate, message } => format!("{message} (SQLSTATE {sqlstate})"),
-        DbError::Io(m) | DbError::Protocol(m) => m,
-    }
-}
-
-fn open_stream(c: &ConnectionSpec) -> std::io::Result<Stream> {
-    if c.socket.is_empty() {
-        let s = TcpStream::connect((c.host.as_str(), port(c)))?;
-        s.set_nodelay(true)?;
-        Ok(Stream::Tcp(s))
-    } else {
-        Ok(Stream::Unix(UnixStream::connect(&c.socket)?))
-    }
+    address(c).error(what)
 }
 
 /// MariaDB prefixes its version with "5.5.5-" for old replication clients; drop it.
@@ -155,22 +125,8 @@ pub fn question_marks(sql: &str) -> (String, Vec<usize>) {
 }
 
 impl MyConn {
-    fn connect(c: &ConnectionSpec) -> Result<MyConn, DriverError> {
-        let stream =
-            open_stream(c).map_err(|e| connect_error(c, format!("cannot connect: {e}")))?;
-        let mut conn = MyConn {
-            wire: Wire::new(stream),
-            deprecate_eof: false,
-            last_error_code: 0,
-            server_version: String::new(),
-            connection_id: 0,
-        };
-        conn.handshake(c)?;
-        Ok(conn)
-    }
-
     fn handshake(&mut self, c: &ConnectionSpec) -> Result<(), DriverError> {
-        let fail = |e: DbError| connect_error(c, describe(e));
+        let fail = |e: DbError| connect_error(c, e.describe());
         let p = self.wire.recv().map_err(fail)?;
         let payload = self.wire.body(p);
         if payload.first() == Some(&0xff) {
@@ -195,8 +151,8 @@ impl MyConn {
             caps |= wire::CLIENT_CONNECT_WITH_DB & h.capabilities;
         }
         self.deprecate_eof = caps & wire::CLIENT_DEPRECATE_EOF != 0;
-        self.server_version = clean_version(&h.server_version);
-        self.connection_id = h.connection_id;
+        self.server.version = clean_version(&h.server_version);
+        self.server.pid = h.connection_id as u64;
         // An unknown default plugin: answer as native and let the server switch if the
         // account really uses another one.
         let (plugin, auth) = match scramble(&h.auth_plugin, &c.password, &h.scramble) {
@@ -211,7 +167,7 @@ impl MyConn {
 
     /// Reads auth replies until OK: plugin switches, caching_sha2 fast/full auth, or ERR.
     fn authenticate(&mut self, c: &ConnectionSpec, mut plugin: String) -> Result<(), DriverError> {
-        let fail = |e: DbError| connect_error(c, describe(e));
+        let fail = |e: DbError| connect_error(c, e.describe());
         loop {
             let p = self.wire.recv().map_err(fail)?;
             let payload = self.wire.body(p);
@@ -376,21 +332,6 @@ impl MyConn {
         }
     }
 
-    /// COM_QUERY: every statement in `sql`, keeping the last result set. `command` is
-    /// "SELECT n" for a result set of n rows, "OK n" for n affected rows.
-    fn query(&mut self, sql: &str) -> Result<QueryResult, DbError> {
-        self.command(wire::COM_QUERY, sql.as_bytes())?;
-        let mut res = QueryResult::default();
-        self.each_result(|conn, head| match head {
-            ReplyHead::Ok(ok) => {
-                res.command = format!("OK {}", ok.affected_rows);
-                Ok(ok.status)
-            }
-            ReplyHead::Columns(n) => conn.text_result(n, &mut res),
-        })?;
-        Ok(res)
-    }
-
     /// Reads column names and text rows of one result set into `res`; returns its status.
     fn text_result(&mut self, ncols: u64, res: &mut QueryResult) -> Result<u16, DbError> {
         res.columns.clear();
@@ -427,9 +368,10 @@ impl MyConn {
         }
     }
 
-    /// COM_STMT_PREPARE; returns the statement id and its parameter count.
-    fn prepare_server(&mut self, sql: &str) -> Result<(u32, u16), DbError> {
-        self.command(wire::COM_STMT_PREPARE, sql.as_bytes())?;
+    /// COM_STMT_PREPARE of `sql` (with `$n` placeholders, the spec's form).
+    fn prepare_server(&mut self, sql: &str) -> Result<Execute, DbError> {
+        let (text, order) = question_marks(sql);
+        self.command(wire::COM_STMT_PREPARE, text.as_bytes())?;
         let p = self.wire.recv()?;
         let payload = self.wire.body(p);
         if payload.first() == Some(&0xff) {
@@ -443,17 +385,26 @@ impl MyConn {
         let nparams = c.u16()?;
         self.skip_columns(nparams as u64)?;
         self.skip_columns(ncols as u64)?;
-        Ok((id, nparams))
+        if nparams as usize != order.len() {
+            return Err(DbError::Protocol(format!(
+                "the server counts {nparams} parameters in {text:?}, the spec gives {}",
+                order.len()
+            )));
+        }
+        let mut head = [wire::COM_STMT_EXECUTE, 0, 0, 0, 0, 0, 1, 0, 0, 0];
+        head[1..5].copy_from_slice(&id.to_le_bytes());
+        Ok(Execute { head, order })
     }
 
     /// COM_STMT_EXECUTE payload: every parameter bound anew, integers as LONGLONG and
     /// digit strings as VAR_STRING, none NULL.
     #[inline]
-    fn build_execute(&mut self, head: &[u8; 10], order: &[usize], params: &ParamValues) {
+    fn build_execute(&mut self, stmt: &Execute, params: &ParamValues) {
+        let order = &stmt.order;
         let w = &mut self.wire.wbuf;
         w.clear();
         w.extend_from_slice(&[0; 4]);
-        w.extend_from_slice(head);
+        w.extend_from_slice(&stmt.head);
         if order.is_empty() {
             return;
         }
@@ -516,73 +467,72 @@ pub fn ignorable_code(code: u16) -> Option<Ignorable> {
 }
 
 impl Session for MyConn {
-    type Stmt = MyStmt;
+    type Stmt = Statement<Execute>;
     const CAPS: Caps = Caps {
         dialect: Dialect::Mysql,
         server_prepare: true,
         copy_in: false,
     };
 
+    fn ignorable(&self, err: &DbError) -> Option<Ignorable> {
+        match err {
+            DbError::Sql { .. } => ignorable_code(self.last_error_code),
+            _ => None,
+        }
+    }
+
     fn connect(c: &ConnectionSpec) -> Result<Self, DriverError> {
-        MyConn::connect(c)
+        let mut conn = MyConn {
+            wire: Wire::new(address(c).open()?),
+            server: ServerInfo::default(),
+            deprecate_eof: false,
+            last_error_code: 0,
+        };
+        conn.handshake(c)?;
+        Ok(conn)
     }
 
-    fn server_version(&self) -> &str {
-        &self.server_version
+    fn server(&self) -> &ServerInfo {
+        &self.server
     }
 
-    fn backend_pid(&self) -> u64 {
-        self.connection_id as u64
-    }
-
+    /// COM_QUERY: every statement in `sql`, keeping the last result set. `command` is
+    /// "SELECT n" for a result set of n rows, "OK n" for n affected rows.
     fn query(&mut self, sql: &str) -> Result<QueryResult, DbError> {
-        MyConn::query(self, sql)
+        self.command(wire::COM_QUERY, sql.as_bytes())?;
+        let mut res = QueryResult::default();
+        self.each_result(|conn, head| match head {
+            ReplyHead::Ok(ok) => {
+                res.command = format!("OK {}", ok.affected_rows);
+                Ok(ok.status)
+            }
+            ReplyHead::Columns(n) => conn.text_result(n, &mut res),
+        })?;
+        Ok(res)
     }
 
-    fn prepare(&mut self, _name: &str, sql: &str, server_side: bool) -> Result<MyStmt, DbError> {
-        if !server_side {
-            return Ok(MyStmt::Text {
-                segments: split_placeholders(sql),
-            });
-        }
-        let (text, order) = question_marks(sql);
-        let (id, nparams) = self.prepare_server(&text)?;
-        if nparams as usize != order.len() {
-            return Err(DbError::Protocol(format!(
-                "the server counts {nparams} parameters in {text:?}, the spec gives {}",
-                order.len()
-            )));
-        }
-        let mut head = [wire::COM_STMT_EXECUTE, 0, 0, 0, 0, 0, 1, 0, 0, 0];
-        head[1..5].copy_from_slice(&id.to_le_bytes());
-        Ok(MyStmt::Prepared { head, order })
+    fn prepare(
+        &mut self,
+        _name: &str,
+        sql: &str,
+        server_side: bool,
+    ) -> Result<Self::Stmt, DbError> {
+        Statement::prepare(sql, server_side, || self.prepare_server(sql))
     }
 
     #[inline]
-    fn execute(&mut self, stmt: &MyStmt, params: &ParamValues) -> Result<u64, DbError> {
+    fn execute(&mut self, stmt: &Self::Stmt, params: &ParamValues) -> Result<u64, DbError> {
         match stmt {
-            MyStmt::Prepared { head, order } => self.build_execute(head, order, params),
-            MyStmt::Text { segments } => self.build_text(segments, params),
+            Statement::Prepared(exec) => self.build_execute(exec, params),
+            Statement::Text(segments) => self.build_text(segments, params),
         }
         self.wire.send_packet(0)?;
         self.drain_result()
     }
 
     fn control(&mut self, c: Control) -> Result<(), DbError> {
-        let sql: &[u8] = match c {
-            Control::Begin => b"BEGIN",
-            Control::Commit => b"COMMIT",
-            Control::Rollback => b"ROLLBACK",
-        };
-        self.command(wire::COM_QUERY, sql)?;
+        self.command(wire::COM_QUERY, c.sql().as_bytes())?;
         self.drain_result().map(|_| ())
-    }
-
-    fn ignorable(&self, err: &DbError) -> Option<Ignorable> {
-        match err {
-            DbError::Sql { .. } => ignorable_code(self.last_error_code),
-            _ => None,
-        }
     }
 }
 
