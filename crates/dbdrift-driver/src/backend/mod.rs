@@ -1,6 +1,7 @@
 // Backends: the one connection trait every workload drives (Session), the capabilities each
-// backend reports (Caps) and the errors it returns. Backends never touch clocks; timing lives
-// in `exec` and the workloads.
+// backend reports (Caps), the errors it returns and the types the server backends share
+// (ServerInfo, Statement). Backends never touch clocks; timing lives in `exec` and the
+// workloads.
 
 pub mod bulk;
 pub mod mysql;

@@ -1,5 +1,6 @@
-// MySQL client/server protocol framing: 4-byte packet headers over a reusable read buffer,
-// length-encoded values, OK/ERR/EOF and handshake decoding, and the auth scrambles.
+// MySQL client/server packets: their 4-byte header (for the shared buffered connection in
+// `wire`) and the splitting of long payloads, length-encoded values, OK/ERR/EOF and
+// handshake decoding, and the auth scrambles.
 // No connection policy (which plugin, which statement) here; that is `mysql.rs`.
 
 use super::wire::{self, Framing};

@@ -1,5 +1,6 @@
-// PostgreSQL v3 wire framing: a reusable read buffer whose messages are parsed in place,
-// builders that append messages to a reusable Vec, and ErrorResponse/row decoding.
+// PostgreSQL v3 messages: their header (for the shared buffered connection in `wire`), the
+// hot reply loop, builders that append messages to a reusable Vec, and ErrorResponse/row
+// decoding.
 // No connection policy (auth, statements) here; that is `postgres.rs`.
 
 use super::wire::{self, Framing};
