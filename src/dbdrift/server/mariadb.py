@@ -28,13 +28,14 @@ from dbdrift.server import base, osuser
 from dbdrift.server.fetch_mysql import mariadb_env, mariadb_server_binary, mariadb_version_string
 from dbdrift.catalog.configs import named_text
 from dbdrift.server.mycnf import ram_bytes, read_config_file, render_config, version_tuple
+from dbdrift.server.process_server import ProcessServer
 
 MARIADB_COMMS = ("mariadbd", "mysqld")  # /proc/<pid>/stat names, against pid reuse
 STOP_SHUTDOWN_TIMEOUT_S = 60
 STOP_TERM_TIMEOUT_S = 30
 
 
-class MariaDBServer(base.ProcessServer):
+class MariaDBServer(ProcessServer):
     """mariadbd --bootstrap + mariadbd (or mysqld) around one install. Its config_text is the
     whole my.cnf."""
 
@@ -271,7 +272,7 @@ class MariaDBServer(base.ProcessServer):
         deadline = time.monotonic() + self.start_timeout_s
         while time.monotonic() < deadline:
             if self._proc.poll() is not None:
-                return f"mariadbd exited with status {self._proc.returncode}"
+                return f"{binary.name} exited with status {self._proc.returncode}"
             if handshake(self.socket_path) is not None:
                 self._version_string = None  # asked again of the running server
                 return None

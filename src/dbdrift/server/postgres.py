@@ -21,6 +21,7 @@ from dbdrift.server import base, osuser
 from dbdrift.server.fetch import postgres_version_string
 from dbdrift.catalog.configs import named_text
 from dbdrift.server.pgconf import initdb_args, major_version, ram_bytes, read_config_file, render_config
+from dbdrift.server.process_server import ProcessServer
 
 STOP_FAST_TIMEOUT_S = 60
 STOP_IMMEDIATE_TIMEOUT_S = 10
@@ -28,7 +29,7 @@ POSTGRES_COMMS = ("postgres", "postmaster")  # /proc/<pid>/stat names, against p
 VALGRIND_COMMS = ("callgrind-amd64", "callgrind-arm64")  # a server under `valgrind --tool=callgrind`
 
 
-class PostgresServer(base.ProcessServer):
+class PostgresServer(ProcessServer):
     """initdb + pg_ctl around one PostgreSQL install (fetched, basedir or system). Its
     config_text is what dbdrift appended to postgresql.conf."""
 
