@@ -33,7 +33,10 @@ def selected_tests(names: list[str]) -> frozenset[str]:
 def write_flamegraphs(store: Store, campaign: str | None, data: ReportData, directory: Path) -> list[Path]:
     """Per (test, threads, target): the stacks of all its runs merged, as SVG and folded text;
     per compared target also a differential SVG against its reference."""
-    merged = merged_stacks(store, store.latest_campaign_id(campaign))
+    campaign_id = store.latest_campaign_id(campaign)
+    if campaign_id is None:
+        raise no_campaign(store, campaign)
+    merged = merged_stacks(store, campaign_id)
     try:
         directory.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
@@ -45,7 +48,7 @@ def write_flamegraphs(store: Store, campaign: str | None, data: ReportData, dire
         written += [_write(directory / f"{stem}.svg", render_svg(stacks, f"{test} x{threads}: {target}")),
                     _write(directory / f"{stem}.folded", folded_text(stacks))]
         ref = references.get(target)
-        if (test, threads, ref) in merged:
+        if ref is not None and (test, threads, ref) in merged:
             title = f"{test} x{threads}: {target} vs {ref} (red: more samples, blue: fewer)"
             written.append(_write(directory / f"{stem}-vs-{_file_safe(ref)}.diff.svg",
                                   render_diff_svg(merged[(test, threads, ref)], stacks, title)))

@@ -239,7 +239,7 @@ class ClusterRun:
 
     # -- messages from the units ---------------------------------------------------------------
     def _handle(self, m: dict) -> None:
-        unit = self.units.get((m.get("kind"), m.get("unit")))
+        unit = self.units.get((m.get("kind"), m["unit"]))  # every line a worker sends names its unit
         if unit is None:
             return
         kind = m["type"]

@@ -95,6 +95,7 @@ def run_unit(token: str, number: int, kind: str | None, spec_bytes: bytes, versi
         finished = threading.Event()
         threading.Thread(target=_stop_on_event, args=(Event(stop_name(token)), proc, finished),
                          daemon=True).start()
+        assert proc.stdout is not None  # stdout=PIPE
         try:
             for line in proc.stdout:
                 try:

@@ -178,12 +178,14 @@ def _with_plans(comparison: Comparison, stored) -> tuple[Comparison, tuple[PlanC
     plans: dict[tuple[str, str], dict[int, dict]] = {}
     for p in stored:
         plans.setdefault((p["test"], p["target"]), {})[p["statement"]] = dict(p)
-    changes, rows = [], []
+    changes: list[PlanChange] = []
+    rows = []
     for row in comparison.rows:
         cells = dict(row.cells)
         for target in comparison.compared:
             cell = cells[target]
-            mine, theirs = plans.get((row.test, target), {}), plans.get((row.test, cell.reference), {})
+            mine = plans.get((row.test, target), {})
+            theirs = plans.get((row.test, cell.reference), {}) if cell.reference else {}
             differ = tuple(
                 {"statement": i, "sql": mine[i]["sql"], "shape": mine[i]["shape"],
                  "reference_shape": theirs[i]["shape"], "plan": mine[i]["plan_json"],
@@ -337,10 +339,10 @@ def measurement(store: Store, run, table_rows: int) -> Measurement:
         seconds = iv["end_s"] - iv["start_s"]
         if seconds <= 0:
             continue
-        if run["metric"] == "krps":
-            value = scan_krps(table_rows, iv["events"], seconds, run["threads"])
-        else:
-            value = iv["statements"] / seconds
+        value: float | None = (scan_krps(table_rows, iv["events"], seconds, run["threads"])
+                               if run["metric"] == "krps" else iv["statements"] / seconds)
+        if value is None:  # a scan rate of no client thread: nothing was measured
+            continue
         intervals.append(IntervalSample(value, seconds, iv["steal_pct"], iv["round"]))
     warnings = tuple(w["message"] for w in json.loads(run["warnings_json"] or "[]"))
     note = ""

@@ -125,7 +125,7 @@ def settings_label(settings: dict) -> str:
     text = ", ".join(items)
     if len(text) <= SETTINGS_CHARS:
         return text
-    kept = []
+    kept: list[str] = []
     for item in items:
         if len(", ".join([*kept, item])) > SETTINGS_CHARS - 20:
             break
