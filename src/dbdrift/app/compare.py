@@ -8,7 +8,8 @@ from pathlib import Path
 
 from dbdrift.app.targets import parse_target
 from dbdrift.errors import UserError
-from dbdrift.plan.campaign import CampaignSpec, parse_campaign
+from dbdrift.plan.campaign import CampaignSpec as CampaignSpec  # what the verb hands to `run`
+from dbdrift.plan.campaign import parse_campaign
 from dbdrift.plan.fields import NAME
 from dbdrift.plan.overrides import apply_sets
 

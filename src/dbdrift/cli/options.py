@@ -5,6 +5,7 @@ import argparse
 import json
 import os
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 from dbdrift.app import check as check_case
@@ -60,7 +61,7 @@ def add_verbosity(parser: argparse.ArgumentParser) -> None:
                        help="a line as each step starts, with its expected time, also where stderr is no terminal")
 
 
-def duration(flag: str, *, positive: bool = True):
+def duration(flag: str, *, positive: bool = True) -> Callable[[str], float]:
     """An argparse type: `90`, `90s`, `2m`, `1.5h`, `500ms` -> seconds, read as a campaign file
     reads its durations (units.parse_duration_s); `positive` refuses 0 (a measured time)."""
     def parse(text: str) -> float:
@@ -140,7 +141,7 @@ def campaign_sets(args: argparse.Namespace) -> list[str]:
     return [*args.set, "variants = [" + ", ".join(json.dumps(p) for p in patterns) + "]"]
 
 
-def open_store(path):
+def open_store(path: Path) -> report_case.Store:
     """The store at `path` opened read-only (app/process.py), its notes shown on stderr."""
     store = open_read_only(path)
     for note in store.notes:
@@ -178,7 +179,7 @@ def execute(spec: run_case.CampaignSpec, args: argparse.Namespace) -> int:
     color = use_color(args.color)
     chain_view = getattr(args, "chain_view", False)
 
-    def report(store, campaign_id: int, kind: str | None) -> None:
+    def report(store: report_case.Store, campaign_id: int, kind: str | None) -> None:
         if args.no_report:
             return
         if kind is not None and args.format in ("text", "markdown"):

@@ -150,7 +150,8 @@ def _report(args: argparse.Namespace) -> int:
             sys.stdout.write(use_case.server_configs(store, campaign_id))
             return 0
         workload = use_case.stored_workload(store, campaign_id) if campaign_id is not None else None
-        if workload is not None and workload.build_report is not None and workload.render_report is not None:
+        if campaign_id is not None and workload is not None and workload.build_report is not None \
+                and workload.render_report is not None:
             _refuse_sysbench_views(args, workload.name, store.campaign(campaign_id)["name"])
             data = workload.build_report(store, campaign_id, args.base, args.min_effect, args.noisy)
             sys.stdout.write(workload.render_report(data, args.format))
@@ -188,7 +189,7 @@ def _latest_comparison(latest: use_case.LatestComparison) -> str | None:
     return None if latest.campaign_id is None else str(latest.campaign_id)
 
 
-def _fail_on_exit(every: list, args: argparse.Namespace) -> int:
+def _fail_on_exit(every: list[use_case.Finding], args: argparse.Namespace) -> int:
     """Of every finding of the report, those --fail-on names on stderr and FINDING_EXIT when
     there are any; 0 otherwise. Cells without a verdict that pass are counted on stderr, and a
     campaign that measured nothing is named there with or without --fail-on."""
