@@ -3,13 +3,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from dbdrift.model import JsonObject
 from dbdrift.workloads.sysbench.catalog import CATALOG, GROUP_TITLES, describe, report_order, select_tests
 
 
 @dataclass(frozen=True)
 class CatalogListing:
     """`entries`: catalog.sysbench.describe of each test, in report order; `group_titles`: group -> title."""
-    entries: list[dict]
+    entries: list[JsonObject]
     group_titles: dict[str, str]
 
 

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from dbdrift.errors import UserError
+from dbdrift.plan.campaign import CampaignSpec
 from dbdrift.report.flamegraph import folded_text, render_diff_svg, render_svg
 from dbdrift.report.formats import FORMATS, render
 from dbdrift.report.matrix import axis_names, measured_tests
@@ -81,7 +82,7 @@ def stored_workload(store: Store, campaign_id: int) -> Workload:
     return WORKLOADS[name]
 
 
-def campaign_report(spec, store: Store, campaign_id: int, fmt: str, color: bool, chain_view: bool = False) -> str:
+def campaign_report(spec: CampaignSpec, store: Store, campaign_id: int, fmt: str, color: bool, chain_view: bool = False) -> str:
     """The report `run` prints when a campaign of `spec` is stored: the workload's own, or the
     rQPS report at the default thresholds (with `chain_view`, in text, the chain view after it)."""
     workload = workload_of(spec)
