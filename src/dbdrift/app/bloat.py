@@ -2,7 +2,6 @@
 libraries it loads from its own install; with source build trees, the object files that grew most."""
 from __future__ import annotations
 
-from dataclasses import dataclass
 from pathlib import Path
 
 from dbdrift import env
@@ -11,19 +10,9 @@ from dbdrift.errors import UserError
 from dbdrift.metrics.binary import binary_facts, object_sizes, server_binary
 from dbdrift.model import JsonObject
 from dbdrift.plan.campaign import parse_campaign
+from dbdrift.results.outcomes import BloatOutcome as BloatOutcome  # the record report/ renders
 from dbdrift.runner.progress import ProgressSink
 from dbdrift.server import engines
-
-
-@dataclass(frozen=True)
-class BloatOutcome:
-    """`binaries`: one row of sizes per target, the first the reference; `objects`: per target
-    after the first with a build tree, its object files that grew most."""
-    binaries: list[JsonObject]
-    objects: list[JsonObject]
-
-    def as_dict(self) -> JsonObject:
-        return {"binaries": self.binaries, "objects": self.objects}
 
 
 def run(targets: list[str], build_dir_values: list[str], top: int, progress: ProgressSink) -> BloatOutcome:

@@ -2,25 +2,13 @@
 from which sources, and which are already in the cache."""
 from __future__ import annotations
 
-from dataclasses import dataclass
 from itertools import groupby
-from pathlib import Path
 
 from dbdrift import env
 from dbdrift.model import ENGINES, JsonObject, version_key
+from dbdrift.results.outcomes import VersionsOutcome as VersionsOutcome  # the record report/ renders
 from dbdrift.server import engines
 from dbdrift.server.versions import SOURCE_ABOUT, SOURCES
-
-
-@dataclass(frozen=True)
-class VersionsOutcome:
-    """One listing per engine; `failed`: a source could not be asked (the rest is still listed)."""
-    engines: list[JsonObject]
-    cache_dir: Path
-
-    @property
-    def failed(self) -> bool:
-        return any(s.get("error") for entry in self.engines for s in entry["sources"])
 
 
 def run(chosen: list[str] | None) -> VersionsOutcome:
