@@ -1,51 +1,10 @@
-"""A campaign's target configurations (app/config.py's TargetConfig, read through the protocols
-below since report/ imports neither app/ nor server/) as text:
+"""A campaign's target configurations (app/config.py's TargetConfig, read by attribute) as text:
 per target each option, its value, where it came from and what it replaced, or the layers as
 written to the server; and the list of named files. No I/O."""
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import Protocol
 
-from dbdrift.model import TargetSpec
-
-
-class Written(Protocol):
-    """One layer of a server's configuration as written (server/layers.py's Layer)."""
-
-    @property
-    def title(self) -> str: ...
-    @property
-    def text(self) -> str: ...
-
-
-class Option(Protocol):
-    """One option's value and where it came from (server/layers.py's Effective)."""
-
-    @property
-    def key(self) -> str: ...
-    @property
-    def value(self) -> str: ...
-    @property
-    def source(self) -> str: ...
-    @property
-    def overrode(self) -> tuple[tuple[str, str], ...]: ...  # (source, value) of each value it replaced
-
-
-class TargetConfig(Protocol):
-    """A target's configuration (app/config.py's TargetConfig)."""
-
-    @property
-    def target(self) -> TargetSpec: ...
-    @property
-    def version(self) -> str: ...
-    @property
-    def layers(self) -> Sequence[Written]: ...
-    @property
-    def options(self) -> Sequence[Option]: ...
-
-
-def render_show(configs: Sequence[TargetConfig], written: bool) -> str:
+def render_show(configs: list, written: bool) -> str:
     out = []
     for config in configs:
         out.append(_heading(config.target, config.version))
@@ -59,14 +18,14 @@ def render_named(described: list[tuple[str, str, str]]) -> str:
     return "".join(f"{name:<6}  {span:<40}  {about}\n" for name, span, about in described)
 
 
-def _heading(target: TargetSpec, version: str) -> str:
+def _heading(target, version: str) -> str:
     what = f"target {target.name}: {target.engine} {version} ({target.source})"
     if target.variant:
         what += f", variant {target.variant} of {target.parent}"
     return what
 
 
-def _table(options: Sequence[Option], engine: str) -> list[str]:
+def _table(options: list, engine: str) -> list[str]:
     empty = "''" if engine == "postgres" else "(set)"  # PostgreSQL's empty string; a bare my.cnf flag
     rows = [(e.key, e.value or empty, e.source, ", ".join(f"{v or empty} from {s}" for s, v in reversed(e.overrode)))
             for e in options]
@@ -77,5 +36,5 @@ def _table(options: Sequence[Option], engine: str) -> list[str]:
     return [line.rstrip() for line in out]
 
 
-def _written(layers: Sequence[Written]) -> list[str]:
+def _written(layers: list) -> list[str]:
     return [f"# --- {layer.title} ---\n{layer.text}\n" for layer in layers]
