@@ -272,7 +272,7 @@ class MariaDBServer(ProcessServer):
         deadline = time.monotonic() + self.start_timeout_s
         while time.monotonic() < deadline:
             if self._proc.poll() is not None:
-                return f"{binary.name} exited with status {self._proc.returncode}"
+                return f"{binary.name if binary else 'the server'} exited with status {self._proc.returncode}"
             if handshake(self.socket_path) is not None:
                 self._version_string = None  # asked again of the running server
                 return None
