@@ -2,6 +2,28 @@
 // `Workload` trait the command line dispatches to. The modules above them (backend, exec,
 // stats, workload) know no workload by name; a new one is a module here and a verb in `cli`.
 
+/// Declares the unit struct `$name` as the workload whose spec `$spec` is read and checked
+/// by `$parse` and run by `$execute`: a workload module names its two entry points and
+/// nothing else, so every workload meets the driver the same way.
+macro_rules! workload {
+    ($(#[$doc:meta])* $name:ident: $spec:ty = $parse:path, $execute:path) => {
+        $(#[$doc])*
+        pub struct $name;
+
+        impl $crate::workloads::Workload for $name {
+            type Spec = $spec;
+
+            fn parse(text: &str) -> Result<$spec, $crate::error::DriverError> {
+                $parse(text)
+            }
+
+            fn execute(spec: &$spec) -> Result<i32, $crate::error::DriverError> {
+                $execute(spec)
+            }
+        }
+    };
+}
+
 pub mod ibench;
 pub mod sysbench;
 pub mod tpcc;

@@ -16,7 +16,6 @@ use crate::emit;
 use crate::error::DriverError;
 use crate::exec::failure::{wait, Failure, Wake};
 use crate::spec::BackendKind;
-use crate::workloads::Workload;
 use client::{ClientCtx, ClientShared, Querier};
 use spec::IbenchSpec;
 use stats::{ClientStats, IbIntervalLine, IbStartLine, IbSummaryLine};
@@ -29,24 +28,17 @@ const DELETE_QUEUE: usize = 8;
 /// How long the reporter sleeps at most between looks at the client threads.
 const POLL: Duration = Duration::from_millis(50);
 
-pub struct Ibench;
+workload!(Ibench: IbenchSpec = spec::parse_ibench, execute);
 
-impl Workload for Ibench {
-    type Spec = IbenchSpec;
-
-    fn parse(text: &str) -> Result<IbenchSpec, DriverError> {
-        spec::parse_ibench(text)
-    }
-
-    /// Runs the step; returns the exit status (0, or 130 when interrupted).
-    fn execute(spec: &IbenchSpec) -> Result<i32, DriverError> {
-        match spec.backend {
-            BackendKind::Postgres => drive::<PgConn>(spec),
-            BackendKind::Mysql => drive::<MyConn>(spec),
-            BackendKind::Null => Err(DriverError::spec(
-                "backend \"null\" cannot run ibench: it needs a postgres or mysql server",
-            )),
-        }
+/// Runs the step with the session type of the spec's server; returns the exit status (0,
+/// or 130 when interrupted).
+fn execute(spec: &IbenchSpec) -> Result<i32, DriverError> {
+    match spec.backend {
+        BackendKind::Postgres => drive::<PgConn>(spec),
+        BackendKind::Mysql => drive::<MyConn>(spec),
+        BackendKind::Null => Err(DriverError::spec(
+            "backend \"null\" cannot run ibench: it needs a postgres or mysql server",
+        )),
     }
 }
 
