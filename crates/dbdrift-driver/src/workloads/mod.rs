@@ -24,6 +24,20 @@ macro_rules! workload {
     };
 }
 
+/// In a spec module's tests: one test per case `name: key = value => words`, which sets the
+/// top-level `key` of the module's valid spec to the JSON `value` and expects a spec error
+/// whose message contains `words` (through the module's own `refused`).
+#[cfg(test)]
+macro_rules! refusal_tests {
+    ($($name:ident: $key:literal = $value:tt => $words:expr;)+) => {$(
+        #[test]
+        fn $name() {
+            let message = refused($key, serde_json::json!($value));
+            assert!(message.contains($words), "{message}");
+        }
+    )+};
+}
+
 pub mod ibench;
 pub mod sysbench;
 pub mod tpcc;
