@@ -1,6 +1,7 @@
 // The workloads, one module each with its spec, execution and statistics, behind the one
 // `Workload` trait the command line dispatches to. The modules above them (backend, exec,
-// stats, workload) know no workload by name; a new one is a module here and a verb in `cli`.
+// stats, workload) know no workload by name; a new one is a module here, declared with
+// `workload!`, and a verb in `cli`.
 
 /// Declares the unit struct `$name` as the workload whose spec `$spec` is read and checked
 /// by `$parse` and run by `$execute`: a workload module names its two entry points and

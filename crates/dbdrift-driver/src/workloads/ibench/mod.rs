@@ -28,7 +28,10 @@ const DELETE_QUEUE: usize = 8;
 /// How long the reporter sleeps at most between looks at the client threads.
 const POLL: Duration = Duration::from_millis(50);
 
-workload!(Ibench: IbenchSpec = spec::parse_ibench, execute);
+workload!(
+    /// The `ibench` subcommand: one step of the Insert Benchmark.
+    Ibench: IbenchSpec = spec::parse_ibench, execute
+);
 
 /// Runs the step with the session type of the spec's server; returns the exit status (0,
 /// or 130 when interrupted).

@@ -11,4 +11,7 @@ pub mod stats;
 pub mod turns;
 pub mod worker;
 
-workload!(Sysbench: spec::RunSpec = spec::parse_run, run::run);
+workload!(
+    /// The `run` subcommand: any list of statements, by threads or in turns.
+    Sysbench: spec::RunSpec = spec::parse_run, run::run
+);

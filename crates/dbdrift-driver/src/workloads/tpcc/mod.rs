@@ -21,7 +21,10 @@ use crate::spec::BackendKind;
 use serde::Serialize;
 use spec::{TpccPhase, TpccSpec};
 
-workload!(Tpcc: TpccSpec = spec::parse_tpcc, execute);
+workload!(
+    /// The `tpcc` subcommand: a TPROC-C load or run.
+    Tpcc: TpccSpec = spec::parse_tpcc, execute
+);
 
 /// Loads or runs, with the session type of the spec's server.
 fn execute(spec: &TpccSpec) -> Result<i32, DriverError> {
