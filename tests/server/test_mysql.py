@@ -6,8 +6,6 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import signal
-import time
 
 import pytest
 
@@ -17,8 +15,10 @@ from dbdrift.model import InstallInfo, TargetSpec
 from dbdrift.server import base
 from dbdrift.server.engines import resolve_install
 from dbdrift.server.mariadb import MySQLServer
-from tests.helpers import connect_as_nobody, dbdrift, shared_work_dir, start_dbdrift, tcp_listeners
-from tests.server.test_mariadb_campaign import _mariadbd_processes_under, _stored, _wait_for, campaign, query
+from tests.helpers import assert_every_run_ok, connect_as_nobody, dbdrift, run_campaign, shared_work_dir, tcp_listeners
+from tests.server.test_mariadb_campaign import (_mariadbd_processes_under,
+                                                a_killed_mysqld_fails_its_run_and_the_other_target_still_runs,
+                                                an_interrupted_mysqld_campaign, campaign, query)
 
 pytestmark = pytest.mark.server
 
@@ -114,23 +114,16 @@ TARGETS = tuple((f"my{v}", f'engine = "mysql"\nversion = "{v}"\nsettings = {{ in
 
 @pytest.fixture(scope="module")
 def finished(tmp_path_factory):
-    tmp = tmp_path_factory.mktemp("mysql-e2e")
     for version in VERSIONS:
         fetch(version)
-    store = tmp / "store.db"
     work = shared_work_dir("mysql-e2e")
-    result = dbdrift("run", campaign(tmp, "my-e2e", TARGETS, TESTS, read_s=1), "--store", store,
-                     "--format", "json", work_dir=work)
-    return store, result, work
+    path = campaign(tmp_path_factory.mktemp("mysql-e2e"), "my-e2e", TARGETS, TESTS, read_s=1)
+    return (*run_campaign(path, "--format", "json", work_dir=work), work)
 
 
 def test_every_test_runs_on_three_mysql_versions_with_rqps_against_5_7(finished):
     store, result, work = finished
-    assert result.returncode == 0, result.stderr[-3000:]
-    stored = query(store, "SELECT t.name AS target, r.* FROM runs r JOIN targets t ON t.id = r.target_id "
-                          "WHERE r.superseded = 0")
-    assert sorted((r["target"], r["test"]) for r in stored) == sorted((t, x) for t, _ in TARGETS for x in TESTS)
-    assert all(r["status"] == "ok" and r["value"] > 0 for r in stored)
+    assert_every_run_ok(store, result, [(t, x) for t, _ in TARGETS for x in TESTS])
     doc = json.loads(result.stdout)
     for target in ("my8.0.15", "my8.0.31"):
         rows = [r for r in doc["rows"] if r["target"] == target]
@@ -166,47 +159,11 @@ def test_the_effective_my_cnf_of_each_target_is_stored_and_printed(finished):
 
 
 def test_a_mysqld_killed_mid_run_is_stored_as_failed_and_the_other_target_still_runs(tmp_path):
-    work = shared_work_dir("mysql-crash")
-    store = tmp_path / "s.db"
-    two = (TARGETS[0], TARGETS[2])
-    path = campaign(tmp_path, "mycrash", two, ["point-query", "update-index", "range-covered-pk"], settle_s=0,
-                    read_s=3, extra='order = "sequential"')
-    proc = start_dbdrift("run", path, "--store", store, "--no-report", work_dir=work)
-    try:
-        _wait_for(lambda: any(r["target"] == "my5.7.22" for r in _stored(store)), 300, "a first run", proc)
-        time.sleep(1.0)  # inside the next run
-        pid = int(next(work.glob("mycrash-my5.7.22*/mysqld.pid")).read_text().split()[0])
-        os.kill(pid, signal.SIGKILL)
-        out, err = proc.communicate(timeout=300)
-    finally:
-        proc.kill()
-    assert proc.returncode == 1 and "Traceback" not in err, err[-3000:]
-    assert "died" in err and "hint:" in err, err[-3000:]
-    stored = _stored(store)
-    failed = [r for r in stored if r["status"] == "failed"]
-    assert len(failed) == 1 and failed[0]["target"] == "my5.7.22" and failed[0]["server_log_tail"]
-    assert [r["test"] for r in stored if r["target"] == "my8.0.31" and r["status"] == "ok"] == \
-        ["update-index", "point-query", "range-covered-pk"]
-    assert _mariadbd_processes_under(work) == []
+    a_killed_mysqld_fails_its_run_and_the_other_target_still_runs(tmp_path, "mycrash", (TARGETS[0], TARGETS[2]))
 
 
 def test_ctrl_c_stops_the_mysql_servers_and_keeps_what_was_measured(tmp_path):
-    work = shared_work_dir("mysql-intr")
-    store = tmp_path / "s.db"
-    path = campaign(tmp_path, "myintr", (TARGETS[0], TARGETS[1]), ["point-query", "range-covered-pk",
-                                                                   "update-index"], settle_s=0, read_s=4)
-    proc = start_dbdrift("run", path, "--store", store, "--no-report", work_dir=work)
-    try:
-        _wait_for(lambda: len(_stored(store)) >= 2, 300, "a first run", proc)
-        time.sleep(3.0)
-        proc.send_signal(signal.SIGINT)
-        out, err = proc.communicate(timeout=120)
-    finally:
-        proc.kill()
-    assert proc.returncode == 130 and "Traceback" not in err and "--resume" in err, err[-3000:]
-    stored = _stored(store)
-    assert stored[0]["status"] == "ok" and stored[-1]["status"] == "interrupted"
-    assert _mariadbd_processes_under(work) == []
+    work, store, path = an_interrupted_mysqld_campaign(tmp_path, "myintr", (TARGETS[0], TARGETS[1]))
     resumed = dbdrift("run", path, "--store", store, "--resume", "--no-report", work_dir=work)
     assert resumed.returncode == 0, resumed.stderr[-3000:]
     done = query(store, "SELECT t.name AS target, r.test FROM runs r JOIN targets t ON t.id = r.target_id "

@@ -15,7 +15,7 @@ from dbdrift.errors import UserError
 from dbdrift.model import TargetSpec
 from dbdrift.workloads.tpcc.run import check_consistency
 from dbdrift.server.engines import resolve_install
-from tests.helpers import dbdrift, shared_work_dir
+from tests.helpers import dbdrift, query, run_campaign, shared_work_dir
 
 pytestmark = pytest.mark.server
 
@@ -32,12 +32,8 @@ def campaign(tmp: Path, name: str, targets: list[tuple[str, str]], extra: str = 
 
 
 def stored_runs(store: Path) -> list[sqlite3.Row]:
-    db = sqlite3.connect(store)
-    db.row_factory = sqlite3.Row
-    rows = db.execute("SELECT t.name AS target, r.* FROM tpcc_runs r JOIN targets t ON t.id = r.target_id "
-                      "WHERE r.superseded = 0 ORDER BY r.id").fetchall()
-    db.close()
-    return rows
+    return query(store, "SELECT t.name AS target, r.* FROM tpcc_runs r JOIN targets t ON t.id = r.target_id "
+                        "WHERE r.superseded = 0 ORDER BY r.id")
 
 
 def require(engine: str, version: str) -> None:
@@ -50,14 +46,9 @@ def require(engine: str, version: str) -> None:
 @pytest.fixture(scope="module")
 def three_engines(tmp_path_factory):
     require("mysql", "8.0.31")
-    tmp = tmp_path_factory.mktemp("tpcc")
-    store = tmp / "store.db"
-    path = campaign(tmp, "tpcc-3", [("pg17", 'version = "17.10"'),
-                                    ("ma10.11", 'engine = "mariadb"\nversion = "10.11.5"'),
-                                    ("my8.0", 'engine = "mysql"\nversion = "8.0.31"')])
-    result = dbdrift("run", path, "--store", store, "--format", "json", work_dir=shared_work_dir("tpcc"),
-                     timeout=900)
-    return store, result
+    targets = [("pg17", 'version = "17.10"'), ("ma10.11", 'engine = "mariadb"\nversion = "10.11.5"'),
+               ("my8.0", 'engine = "mysql"\nversion = "8.0.31"')]
+    return run_campaign(campaign(tmp_path_factory.mktemp("tpcc"), "tpcc-3", targets), "--format", "json", timeout=900)
 
 
 def test_tpcc_runs_on_postgres_mariadb_and_mysql_and_passes_the_consistency_checks(three_engines):
