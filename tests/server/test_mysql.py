@@ -4,18 +4,14 @@ A fetch that cannot reach the registry skips visibly (and fails CI via conftest)
 from __future__ import annotations
 
 import json
-import os
-import shutil
 
 import pytest
 
-from dbdrift import env
-from dbdrift.errors import ServerError, UserError
-from dbdrift.model import InstallInfo, TargetSpec
+from dbdrift.errors import ServerError
+from dbdrift.model import InstallInfo
 from dbdrift.server import base
-from dbdrift.server.engines import resolve_install
-from dbdrift.server.mariadb import MySQLServer
-from tests.helpers import assert_every_run_ok, connect_as_nobody, dbdrift, run_campaign, shared_work_dir, tcp_listeners
+from tests.helpers import assert_every_run_ok, dbdrift, run_campaign, shared_work_dir, tcp_listeners
+from tests.server import servers
 from tests.server.test_mariadb_campaign import (_mariadbd_processes_under,
                                                 a_killed_mysqld_fails_its_run_and_the_other_target_still_runs,
                                                 an_interrupted_mysqld_campaign, campaign, query)
@@ -27,28 +23,16 @@ SMALL = {"innodb_buffer_pool_size": "256M"}
 
 
 def fetch(version: str) -> InstallInfo:
-    try:
-        return resolve_install(TargetSpec(f"my{version}", engine="mysql", version=version), env.cache_dir())
-    except UserError as exc:
-        pytest.skip(f"cannot fetch mysql {version}: {exc}")
+    return servers.fetch("mysql", version)
 
 
 @pytest.fixture
-def make_server():
-    work = shared_work_dir("mysql")
-    made: list[MySQLServer] = []
-
-    def make(install: InstallInfo, **target_fields) -> MySQLServer:
-        target = TargetSpec(target_fields.pop("name", "t"), engine="mysql",
-                            settings={**SMALL, **target_fields.pop("settings", {})}, **target_fields)
-        server = MySQLServer(target, install, work / f"s{len(made)}", start_timeout_s=120)
-        made.append(server)
-        return server
-
-    yield make
-    for server in made:
-        server.stop()
-    shutil.rmtree(work, ignore_errors=True)
+def make_server(make_server):
+    """The shared maker (tests/server/conftest.py), with a 256 MB buffer pool unless a test
+    sets its own settings."""
+    def make(install: InstallInfo, settings: dict | None = None, **target_fields):
+        return make_server(install, settings={**SMALL, **(settings or {})}, **target_fields)
+    return make
 
 
 @pytest.mark.parametrize("version", VERSIONS)
@@ -94,14 +78,8 @@ def test_an_unknown_setting_fails_with_mysqlds_own_error_line(make_server):
 @pytest.mark.fault("security")
 @pytest.mark.parametrize("version", ("5.7.22", "8.0.31"))
 def test_another_local_user_cannot_reach_a_mysql_server(version, make_server):
-    if os.geteuid() != 0:
-        pytest.skip("needs root to connect as another user")
-    server = make_server(fetch(version))
-    server.start()
+    server = servers.started_where_no_other_user_reaches(make_server, fetch(version), lambda s: s.socket_path)
     assert server.value("SELECT 1") == "1"
-    assert tcp_listeners(server.server_pid) == []
-    assert connect_as_nobody(server.socket_path, server.port) == {
-        "unix": "PermissionError", "tcp": "ConnectionRefusedError"}
 
 
 # --- through the CLI ----------------------------------------------------------------------------
