@@ -1,4 +1,5 @@
-"""Helpers shared by CLI and server tests: run the dbdrift CLI as a user would."""
+"""Helpers shared by CLI and server tests: run the dbdrift CLI as a user would, stop it or its
+servers mid-run, and read what it stored."""
 from __future__ import annotations
 
 import os
