@@ -1,11 +1,15 @@
-"""Helpers shared by CLI and server tests: run the dbdrift CLI as a user would."""
+"""Helpers shared by CLI and server tests: run the dbdrift CLI as a user would, stop it or its
+servers mid-run, and read what it stored."""
 from __future__ import annotations
 
 import os
+import signal
 import sqlite3
 import subprocess
 import sys
+import time
 from pathlib import Path
+from typing import Any, Callable
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -46,9 +50,102 @@ def dbdrift(*args: str, work_dir: Path | None = None, timeout: float = 600, cwd:
                           env=cli_env(work_dir, extra_env), timeout=timeout, cwd=cwd)
 
 
-def start_dbdrift(*args: str, work_dir: Path | None = None) -> subprocess.Popen:
+def run_campaign(path: Path, *options: str, work_dir: Path | None = None, timeout: float = 600):
+    """`dbdrift run` of the campaign file `path` into store.db beside it, in a fresh work dir
+    named after the file unless one is given; returns the store and the CompletedProcess."""
+    store = path.parent / "store.db"
+    result = dbdrift("run", path, "--store", store, *options, work_dir=work_dir or shared_work_dir(path.stem),
+                     timeout=timeout)
+    return store, result
+
+
+def start_dbdrift(*args: str, work_dir: Path | None = None, extra_env: dict | None = None) -> subprocess.Popen:
     return subprocess.Popen([sys.executable, "-m", "dbdrift", *map(str, args)], stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True, env=cli_env(work_dir))
+                            stderr=subprocess.PIPE, text=True, env=cli_env(work_dir, extra_env))
+
+
+def wait_for(condition: Callable[[], Any], timeout_s: float, what: str,
+             proc: subprocess.Popen | None = None) -> Any:
+    """Poll `condition` until it returns something true, and return that. A store whose schema
+    is still being created reads as not yet; `what` names the wait in the failure, which comes
+    early (with dbdrift's stderr) when `proc` exits first."""
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        try:
+            value = condition()
+        except sqlite3.OperationalError:
+            value = None
+        if value:
+            return value
+        if proc is not None and proc.poll() is not None:
+            raise AssertionError(f"dbdrift exited {proc.returncode} before {what}: {proc.stderr.read()[-2000:]}")
+        time.sleep(0.1)
+    raise AssertionError(f"timed out waiting for {what}")
+
+
+def act_mid_run(proc: subprocess.Popen, started: Callable[[], Any], act: Callable[[], object], *, after_s: float,
+                wait_s: float = 240, exit_s: float = 120) -> str:
+    """Once `started` holds (a first run is stored) and `after_s` later (inside the next run),
+    `act` (a signal to dbdrift or to one of its servers); returns dbdrift's stderr once it has
+    exited. dbdrift is killed whatever happens, so a failing test leaves nothing running."""
+    try:
+        wait_for(started, wait_s, "a first run", proc)
+        time.sleep(after_s)
+        act()
+        _, err = proc.communicate(timeout=exit_s)
+    finally:
+        proc.kill()
+    return err
+
+
+def interrupt_mid_run(proc: subprocess.Popen, started: Callable[[], Any], *, after_s: float, wait_s: float = 240,
+                      exit_s: float = 120, signum: int = signal.SIGINT) -> str:
+    """Ctrl-C (or `signum`) to dbdrift inside a run: it must stop as an interrupted run does
+    (exit 130, no traceback, a --resume hint); returns its stderr."""
+    err = act_mid_run(proc, started, lambda: proc.send_signal(signum), after_s=after_s, wait_s=wait_s, exit_s=exit_s)
+    assert proc.returncode == 130 and "Traceback" not in err and "--resume" in err, err[-3000:]
+    return err
+
+
+def kill_server_mid_run(proc: subprocess.Popen, started: Callable[[], Any], server_pid: Callable[[], int],
+                        wait_s: float = 240) -> str:
+    """kill -9 one of dbdrift's servers a second into its next run: dbdrift must fail that run
+    with a hint (exit 1, no traceback) and go on; returns its stderr."""
+    err = act_mid_run(proc, started, lambda: os.kill(server_pid(), signal.SIGKILL), after_s=1.0, wait_s=wait_s,
+                      exit_s=300)
+    assert proc.returncode == 1 and "Traceback" not in err, err[-3000:]
+    assert "died" in err and "hint:" in err, err[-3000:]
+    return err
+
+
+def assert_every_run_ok(store: Path, result: subprocess.CompletedProcess, cells) -> list[sqlite3.Row]:
+    """A campaign run exited 0 and stored a run of each (target, test) of `cells`, no other,
+    every one ok and measured; returns the stored runs."""
+    assert result.returncode == 0, result.stderr[-3000:]
+    stored = query(store, "SELECT t.name AS target, r.* FROM runs r JOIN targets t ON t.id = r.target_id "
+                          "WHERE r.superseded = 0")
+    assert sorted((r["target"], r["test"]) for r in stored) == sorted(cells)
+    assert all(r["status"] == "ok" and r["value"] > 0 for r in stored), [
+        (r["target"], r["test"], r["error"]) for r in stored if r["status"] != "ok"]
+    return stored
+
+
+def assert_one_failed_run(stored: list, target: str) -> None:
+    """Of the runs stored, exactly one failed: one of `target`, with its server's log tail."""
+    failed = [r for r in stored if r["status"] == "failed"]
+    assert len(failed) == 1 and failed[0]["target"] == target and failed[0]["server_log_tail"], failed
+
+
+def lock_store_elsewhere(store: Path, hold_s: float) -> subprocess.Popen:
+    """Another program holding an exclusive transaction on `store` for `hold_s` seconds; returns
+    once it holds the lock (wait() on it for the release)."""
+    holder = subprocess.Popen([sys.executable, "-c", (
+        "import sqlite3, time\n"
+        f"c = sqlite3.connect({str(store)!r}, isolation_level=None)\n"
+        f"c.execute('BEGIN EXCLUSIVE'); print('locked', flush=True); time.sleep({hold_s}); c.rollback()\n")],
+        stdout=subprocess.PIPE, text=True)
+    assert holder.stdout is not None and holder.stdout.readline().strip() == "locked"
+    return holder
 
 
 def query(store: Path, sql: str, *args) -> list[sqlite3.Row]:

@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import json
-import os
 import re
 import signal
 import sqlite3
@@ -13,8 +12,8 @@ from pathlib import Path
 import pytest
 
 from dbdrift import cpus
-from tests.helpers import (allowed_of, dbdrift, postgres_processes_under, process_tree, shared_work_dir,
-                           start_dbdrift, tasks_of)
+from tests.helpers import (allowed_of, assert_one_failed_run, dbdrift, interrupt_mid_run, kill_server_mid_run,
+                           postgres_processes_under, process_tree, shared_work_dir, start_dbdrift, tasks_of, wait_for)
 
 pytestmark = pytest.mark.server
 
@@ -36,6 +35,9 @@ def campaign(tmp: Path, name: str, tests=TESTS, read_s=1.5, targets=(("pg17", "1
 
 
 def runs(store: Path) -> list[dict]:
+    """The store's current runs with their target's name ([] before dbdrift has made the store)."""
+    if not store.exists():
+        return []
     db = sqlite3.connect(store)
     db.row_factory = sqlite3.Row
     rows = [dict(r) for r in db.execute(
@@ -156,19 +158,6 @@ def test_resume_runs_nothing_when_everything_is_stored(finished):
     assert len(runs(store)) == before
 
 
-def _wait_for(predicate, timeout_s: float, what: str):
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        try:
-            value = predicate()
-        except sqlite3.OperationalError:
-            value = None  # the store file exists but its schema is still being created
-        if value:
-            return value
-        time.sleep(0.1)
-    raise AssertionError(f"timed out waiting for {what}")
-
-
 def _affinities_during_a_run(proc, work: Path) -> tuple[set, dict]:
     """While a timed run is on: the CPU sets of the driver's threads and of every server process
     (postmaster, background processes and the driver's backends)."""
@@ -182,7 +171,7 @@ def _affinities_during_a_run(proc, work: Path) -> tuple[set, dict]:
                 return pid
         return None
 
-    driver = _wait_for(timed_driver, 240, "a timed driver run")
+    driver = wait_for(timed_driver, 240, "a timed driver run", proc)
     time.sleep(1.0)  # inside the run: every backend is connected
     driver_sets = {allowed_of(tid) for tid in tasks_of(driver)} - {None}
     pids = [pid for postmaster in postgres_processes_under(work) for pid in process_tree(postmaster)]
@@ -209,18 +198,11 @@ def test_a_server_killed_mid_run_is_stored_as_failed_and_the_next_target_still_r
     tests = ["point-query", "update-index", "point-query.pre", "range-covered-pk"]
     proc = start_dbdrift("run", campaign(tmp_path, "crash", tests=tests, read_s=3, extra=f'order = "{order}"'),
                          "--store", store, "--no-report", work_dir=work)
-    try:
-        _wait_for(lambda: store.exists() and any(r["target"] == "pg17" for r in runs(store)), 240, "a first run")
-        time.sleep(1.0)  # well inside the next run (0.5 s warmup + 3 s)
-        os.kill(_postmaster_pid(work, "crash", "pg17"), signal.SIGKILL)
-        out, err = proc.communicate(timeout=300)
-    finally:
-        proc.kill()
-    assert proc.returncode == 1 and "Traceback" not in err, err[-3000:]
-    assert "died" in err and "hint:" in err, err[-3000:]
+    # a second in: well inside the next run (0.5 s warmup + 3 s)
+    err = kill_server_mid_run(proc, lambda: any(r["target"] == "pg17" for r in runs(store)),
+                              lambda: _postmaster_pid(work, "crash", "pg17"))
     stored = runs(store)
-    failed = [r for r in stored if r["status"] == "failed"]
-    assert len(failed) == 1 and failed[0]["target"] == "pg17" and failed[0]["server_log_tail"]
+    assert_one_failed_run(stored, "pg17")
     # what pg17 did not run is stored as skipped, said in the summary and in the report
     skipped = [r for r in stored if r["status"] == "skipped"]
     assert skipped and {r["target"] for r in skipped} == {"pg17"}
@@ -245,14 +227,7 @@ def test_ctrl_c_stops_the_servers_and_keeps_what_was_measured(tmp_path, signum):
     store = tmp_path / "s.db"
     proc = start_dbdrift("run", campaign(tmp_path, "intr", tests=["point-query", "range-covered-pk", "update-index"],
                                          read_s=4), "--store", store, "--no-report", work_dir=work)
-    try:
-        _wait_for(lambda: store.exists() and len(runs(store)) >= 1, 240, "a first run")
-        time.sleep(1.5)  # inside the second run
-        proc.send_signal(signum)
-        out, err = proc.communicate(timeout=120)
-    finally:
-        proc.kill()
-    assert proc.returncode == 130 and "Traceback" not in err and "--resume" in err
+    interrupt_mid_run(proc, lambda: runs(store), after_s=1.5, signum=signum)  # inside the second run
     stored = runs(store)
     assert stored[0]["status"] == "ok"
     assert stored[-1]["status"] == "interrupted"

@@ -9,15 +9,14 @@ import pwd
 import signal
 import sqlite3
 import stat
-import subprocess
-import sys
 import time
 from pathlib import Path
 
 import pytest
 
-from tests.helpers import dbdrift, postgres_processes_under, shared_work_dir, start_dbdrift
-from tests.server.test_campaign_run import _wait_for, campaign, runs
+from tests.helpers import (act_mid_run, dbdrift, lock_store_elsewhere, postgres_processes_under, shared_work_dir,
+                           start_dbdrift, wait_for)
+from tests.server.test_campaign_run import campaign, runs
 
 pytestmark = pytest.mark.server
 TESTS = ["point-query", "update-index", "range-covered-pk"]
@@ -41,7 +40,7 @@ def test_a_second_run_of_a_running_campaign_refuses_at_once_and_leaves_the_first
     path = campaign(tmp_path, "twice", tests=TESTS, read_s=1.5)
     first = start_dbdrift("run", path, "--store", store, "--no-report", work_dir=work)
     try:
-        _wait_for(lambda: _servers_up(work), 240, "the first run's servers")
+        wait_for(lambda: _servers_up(work), 240, "the first run's servers", first)
         started = time.monotonic()
         second = dbdrift("run", path, "--store", store, "--no-report", work_dir=work)
         refused_in = time.monotonic() - started
@@ -81,12 +80,7 @@ def _killed_mid_campaign(tmp_path: Path, name: str) -> tuple[Path, Path, Path, i
     store = tmp_path / "s.db"
     path = campaign(tmp_path, name, tests=TESTS, read_s=1.5)
     proc = start_dbdrift("run", path, "--store", store, "--no-report", work_dir=work)
-    try:
-        _wait_for(lambda: store.exists() and len(runs(store)) >= 2, 240, "a first run")
-        os.kill(proc.pid, signal.SIGKILL)
-        proc.wait(timeout=30)
-    finally:
-        proc.kill()
+    act_mid_run(proc, lambda: len(runs(store)) >= 2, lambda: os.kill(proc.pid, signal.SIGKILL), after_s=0, exit_s=30)
     time.sleep(0.5)
     assert len(postgres_processes_under(work)) >= 2, "kill -9 gives dbdrift no chance to stop its servers"
     return work, store, path, proc.pid
@@ -130,23 +124,10 @@ def test_runs_that_end_while_another_program_locks_the_store_are_kept_and_import
     work = shared_work_dir("locked")
     store = tmp_path / "s.db"
     path = campaign(tmp_path, "locked", tests=TESTS + ["random-points_range=10"], read_s=1.5)
-    env_wait = {**os.environ, "DBDRIFT_STORE_WAIT_S": "1"}
-    proc = subprocess.Popen([sys.executable, "-m", "dbdrift", "run", str(path), "--store", str(store),
-                             "--no-report"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            env={**env_wait, "DBDRIFT_WORK_DIR": str(work),
-                                 "PYTHONPATH": str(Path(__file__).resolve().parents[2] / "src")})
-    try:
-        _wait_for(lambda: store.exists() and len(runs(store)) >= 2, 240, "a first run")
-        holder = subprocess.Popen([sys.executable, "-c", (
-            "import sqlite3, sys, time\n"
-            f"c = sqlite3.connect({str(store)!r}, isolation_level=None)\n"
-            "c.execute('BEGIN EXCLUSIVE'); print('locked', flush=True); time.sleep(7); c.rollback()\n")],
-            stdout=subprocess.PIPE, text=True)
-        assert holder.stdout.readline().strip() == "locked"
-        holder.wait(timeout=60)
-        out, err = proc.communicate(timeout=300)
-    finally:
-        proc.kill()
+    proc = start_dbdrift("run", path, "--store", store, "--no-report", work_dir=work,
+                         extra_env={"DBDRIFT_STORE_WAIT_S": "1"})
+    err = act_mid_run(proc, lambda: len(runs(store)) >= 2,
+                      lambda: lock_store_elsewhere(store, hold_s=7).wait(timeout=60), after_s=0, exit_s=300)
     assert proc.returncode == 0 and "Traceback" not in err, err[-3000:]
     assert "were kept in" in err and "now in the store" in err, err[-3000:]
     assert not Path(str(store) + ".journal").exists()
@@ -222,15 +203,13 @@ def test_a_second_ctrl_c_still_removes_the_run_directories_or_names_them_with_cl
     store = tmp_path / "s.db"
     proc = start_dbdrift("run", campaign(tmp_path, "twicec", tests=["point-query", "update-index"], read_s=4),
                          "--store", store, "--no-report", work_dir=work)
-    try:
-        _wait_for(lambda: store.exists() and len(runs(store)) >= 1, 240, "a first run")
-        time.sleep(1.0)
+
+    def ctrl_c_twice() -> None:
         proc.send_signal(signal.SIGINT)
         time.sleep(0.3)  # the first Ctrl-C is stopping the servers (pg_ctl stop -m fast) when the second comes
         proc.send_signal(signal.SIGINT)
-        out, err = proc.communicate(timeout=120)
-    finally:
-        proc.kill()
+
+    err = act_mid_run(proc, lambda: runs(store), ctrl_c_twice, after_s=1.0)
     assert proc.returncode in (1, 130) and "Traceback" not in err, err[-3000:]
     assert postgres_processes_under(work) == []
     left = [p for p in work.iterdir()]

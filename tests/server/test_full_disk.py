@@ -2,29 +2,41 @@
 hint naming the disk, the target that fits still runs, and nothing is lost."""
 from __future__ import annotations
 
+import grp
 import json
+import os
 import sqlite3
 import subprocess
-import uuid
+from contextlib import contextmanager
 from pathlib import Path
+from typing import Iterator
 
 import pytest
 
-from tests.helpers import dbdrift
+from tests.helpers import dbdrift, shared_work_dir
 
 pytestmark = pytest.mark.server
 
 
+@contextmanager
+def tmpfs(name: str, options: str) -> Iterator[Path]:
+    """A tmpfs mounted (with mount's `options`) on a fresh directory for the `with` block,
+    unmounted and removed after (the test needs root)."""
+    path = shared_work_dir(name)
+    mounted = subprocess.run(["mount", "-t", "tmpfs", "-o", options, "tmpfs", str(path)], capture_output=True,
+                             text=True)
+    assert mounted.returncode == 0, f"cannot mount a tmpfs (the test needs root): {mounted.stderr}"
+    try:
+        yield path
+    finally:
+        subprocess.run(["umount", "-l", str(path)], capture_output=True)
+        path.rmdir()
+
+
 @pytest.fixture
 def small_disk():
-    path = Path("/var/tmp/dbdrift-tests") / f"small-disk-{uuid.uuid4().hex[:8]}"
-    path.mkdir(parents=True, mode=0o755)
-    mounted = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=200M,mode=755", "tmpfs", str(path)],
-                             capture_output=True, text=True)
-    assert mounted.returncode == 0, f"cannot mount a tmpfs (the test needs root): {mounted.stderr}"
-    yield path
-    subprocess.run(["umount", "-l", str(path)], capture_output=True)
-    path.rmdir()
+    with tmpfs("small-disk", "size=200M,mode=755") as path:
+        yield path
 
 
 def test_a_target_that_does_not_fit_fails_with_a_full_disk_hint_and_the_other_runs(tmp_path, small_disk):
@@ -60,21 +72,12 @@ def test_a_target_that_does_not_fit_fails_with_a_full_disk_hint_and_the_other_ru
 @pytest.fixture
 def tiny_disk():
     """A 20 MB tmpfs as the work directory, 0710 with the server user's group (server/rundir.py)."""
-    import grp
-
-    path = Path("/var/tmp/dbdrift-tests") / f"tiny-disk-{uuid.uuid4().hex[:8]}"
-    path.mkdir(parents=True, mode=0o755)
-    mounted = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=20M,mode=0710", "tmpfs", str(path)],
-                             capture_output=True, text=True)
-    assert mounted.returncode == 0, f"cannot mount a tmpfs (the test needs root): {mounted.stderr}"
-    try:
-        import os
-        os.chown(path, -1, grp.getgrnam("dbdrift").gr_gid)
-    except KeyError:
-        pass  # dbdrift creates the user on its first run and fixes the group
-    yield path
-    subprocess.run(["umount", "-l", str(path)], capture_output=True)
-    path.rmdir()
+    with tmpfs("tiny-disk", "size=20M,mode=0710") as path:
+        try:
+            os.chown(path, -1, grp.getgrnam("dbdrift").gr_gid)
+        except KeyError:
+            pass  # dbdrift creates the user on its first run and fixes the group
+        yield path
 
 
 @pytest.mark.fault("input")

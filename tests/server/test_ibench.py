@@ -9,7 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.helpers import dbdrift, shared_work_dir
+from tests.helpers import (dbdrift, interrupt_mid_run, postgres_processes_under, query, run_campaign, shared_work_dir,
+                           start_dbdrift)
 
 pytestmark = pytest.mark.server
 
@@ -30,23 +31,17 @@ def campaign(tmp: Path, name: str, targets: list[tuple[str, str]]) -> Path:
 
 
 def steps(store: Path) -> dict[tuple[str, str], sqlite3.Row]:
-    db = sqlite3.connect(store)
-    db.row_factory = sqlite3.Row
-    rows = db.execute("SELECT t.name AS target, s.* FROM ibench_steps s JOIN targets t ON t.id = s.target_id "
-                      "WHERE s.superseded = 0").fetchall()
-    db.close()
+    rows = query(store, "SELECT t.name AS target, s.* FROM ibench_steps s JOIN targets t ON t.id = s.target_id "
+                        "WHERE s.superseded = 0")
     return {(r["target"], r["step"]): r for r in rows}
 
 
 @pytest.fixture(scope="module")
 def postgres_run(tmp_path_factory):
-    tmp = tmp_path_factory.mktemp("ibench-pg")
-    store = tmp / "store.db"
-    path = campaign(tmp, "ib-pg", [("pg17", 'version = "17.10"\nsettings = { shared_buffers = "256MB" }'),
-                                   ("pg17slow", f'version = "17.10"\n{SLOW}')])
-    result = dbdrift("run", path, "--store", store, "--format", "json", work_dir=shared_work_dir("ibench-pg"),
-                     timeout=900)
-    return store, result
+    path = campaign(tmp_path_factory.mktemp("ibench-pg"), "ib-pg",
+                    [("pg17", 'version = "17.10"\nsettings = { shared_buffers = "256MB" }'),
+                     ("pg17slow", f'version = "17.10"\n{SLOW}')])
+    return run_campaign(path, "--format", "json", timeout=900)
 
 
 def test_every_step_runs_on_postgres_and_is_stored(postgres_run):
@@ -131,27 +126,12 @@ def test_every_step_runs_on_mariadb_with_a_constant_table_size(tmp_path):
 
 
 def test_ctrl_c_keeps_the_stored_steps_stops_the_server_and_resume_runs_the_target_again(tmp_path):
-    import signal
-    import time
-
-    from tests.helpers import postgres_processes_under, start_dbdrift
-
     work = shared_work_dir("ibench-intr")
     store = tmp_path / "store.db"
     path = campaign(tmp_path, "ib-intr", [("pg17", 'version = "17.10"')])
     path.write_text(path.read_text().replace("query_s = 3", 'query_s = 20\nsteps = ["l.i0", "l.x", "l.i1", "qr100"]'))
     proc = start_dbdrift("run", path, "--store", store, "--no-report", work_dir=work)
-    try:
-        deadline = time.monotonic() + 240
-        while time.monotonic() < deadline and not (store.exists() and _has_step(store, "l.i1")):
-            assert proc.poll() is None, proc.stderr.read()[-2000:]
-            time.sleep(0.2)
-        time.sleep(2.0)  # inside qr100 (20 s)
-        proc.send_signal(signal.SIGINT)
-        _, err = proc.communicate(timeout=120)
-    finally:
-        proc.kill()
-    assert proc.returncode == 130 and "Traceback" not in err and "--resume" in err, err[-2000:]
+    interrupt_mid_run(proc, lambda: _has_step(store, "l.i1"), after_s=2.0)  # inside qr100 (20 s)
     stored = steps(store)
     assert [stored[("pg17", s)]["status"] for s in ("l.i0", "l.x", "l.i1", "qr100")] == ["ok", "ok", "ok", "interrupted"]
     assert postgres_processes_under(work) == []
@@ -162,10 +142,7 @@ def test_ctrl_c_keeps_the_stored_steps_stops_the_server_and_resume_runs_the_targ
 
 
 def _has_step(store: Path, step: str) -> bool:
-    try:
-        return any(s == step for _, s in steps(store))
-    except sqlite3.OperationalError:  # the schema is still being created
-        return False
+    return store.exists() and any(s == step for _, s in steps(store))
 
 
 def test_clients_sharing_one_table_build_its_indexes_once(tmp_path):
@@ -194,19 +171,14 @@ def repeated_io_bound(tmp_path_factory):
                     "[insert_benchmark]\nrows_l_i0 = 20000\nrows_l_i1 = 4000\nio_bound = true\n"
                     'steps = ["l.i0", "l.x", "l.i1"]\n'
                     '[[targets]]\nname = "a"\nversion = "17.10"\n[[targets]]\nname = "b"\nversion = "17.10"\n')
-    store = tmp / "store.db"
-    result = dbdrift("run", path, "--store", store, "--format", "json", work_dir=shared_work_dir("ibench-rep"),
-                     timeout=900)
-    return store, result
+    return run_campaign(path, "--format", "json", timeout=900)
 
 
 def test_repeats_run_on_fresh_servers_in_abba_order_and_give_the_relative_table_an_interval(repeated_io_bound):
     store, result = repeated_io_bound
     assert result.returncode == 0, result.stderr[-3000:]
-    db = sqlite3.connect(store)
-    rows = db.execute("SELECT t.name, s.repeat, s.step, s.status FROM ibench_steps s JOIN targets t "
-                      "ON t.id = s.target_id ORDER BY s.id").fetchall()
-    db.close()
+    rows = query(store, "SELECT t.name, s.repeat, s.step, s.status FROM ibench_steps s JOIN targets t "
+                        "ON t.id = s.target_id ORDER BY s.id")
     assert all(status == "ok" for *_, status in rows)
     order = [(name, repeat) for name, repeat, step, _ in rows if step == "l.i0"]
     assert order == [("a", 0), ("b", 0), ("b", 1), ("a", 1)]  # A B, then B A
@@ -219,7 +191,5 @@ def test_repeats_run_on_fresh_servers_in_abba_order_and_give_the_relative_table_
 
 
 def test_io_bound_gives_every_server_the_small_cache(repeated_io_bound):
-    db = sqlite3.connect(repeated_io_bound[0])
-    facts = [json.loads(r[0]) for r in db.execute("SELECT server_json FROM targets")]
-    db.close()
+    facts = [json.loads(r[0]) for r in query(repeated_io_bound[0], "SELECT server_json FROM targets")]
     assert [f["settings"]["shared_buffers"] for f in facts] == ["2048", "2048"]  # 16MB in 8 kB pages

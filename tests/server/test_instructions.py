@@ -3,14 +3,12 @@ from __future__ import annotations
 
 import json
 import os
-import signal
 import sqlite3
-import time
 from pathlib import Path
 
 import pytest
 
-from tests.helpers import dbdrift, postgres_processes_under, shared_work_dir, start_dbdrift
+from tests.helpers import dbdrift, interrupt_mid_run, postgres_processes_under, shared_work_dir, start_dbdrift
 from tests.server.test_campaign_run import campaign
 
 pytestmark = pytest.mark.server
@@ -101,16 +99,7 @@ def test_ctrl_c_while_targets_are_counted_at_once_stops_every_server_and_keeps_t
     store = tmp_path / "s.db"
     path = campaign(tmp_path, "instrintr", tests=["point-query", "update-index", "range-covered-pk"])
     proc = start_dbdrift("run", path, "--store", store, "--instructions-only", "--no-report", work_dir=work)
-    try:
-        deadline = time.monotonic() + 300
-        while not _counts(store) and time.monotonic() < deadline and proc.poll() is None:
-            time.sleep(0.5)
-        assert _counts(store), "no count was stored within 300 s"
-        proc.send_signal(signal.SIGINT)
-        out, err = proc.communicate(timeout=180)
-    finally:
-        proc.kill()
-    assert proc.returncode == 130 and "Traceback" not in err and "--resume" in err, err[-3000:]
+    err = interrupt_mid_run(proc, lambda: _counts(store), after_s=0, wait_s=300, exit_s=180)
     if len(os.sched_getaffinity(0)) >= 2:
         assert "instruction counts: 2 targets at once" in err
     kept = _counts(store)

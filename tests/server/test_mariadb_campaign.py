@@ -3,15 +3,13 @@ campaign that also holds a PostgreSQL target: the same suite on InnoDB, rQPS in 
 from __future__ import annotations
 
 import json
-import os
-import signal
-import time
 import sqlite3
 from pathlib import Path
 
 import pytest
 
-from tests.helpers import dbdrift, query, shared_work_dir, start_dbdrift
+from tests.helpers import (assert_every_run_ok, assert_one_failed_run, dbdrift, interrupt_mid_run, kill_server_mid_run,
+                           query, run_campaign, shared_work_dir, start_dbdrift)
 
 pytestmark = pytest.mark.server
 
@@ -39,22 +37,14 @@ def campaign(tmp: Path, name: str, targets=TARGETS, tests=TESTS, settle_s: float
 
 @pytest.fixture(scope="module")
 def finished(tmp_path_factory):
-    tmp = tmp_path_factory.mktemp("mariadb-e2e")
-    store = tmp / "store.db"
     work = shared_work_dir("mariadb-e2e")
-    result = dbdrift("run", campaign(tmp, "ma-e2e"), "--store", store, "--format", "json", work_dir=work)
-    return store, result, work
+    return (*run_campaign(campaign(tmp_path_factory.mktemp("mariadb-e2e"), "ma-e2e"), "--format", "json",
+                          work_dir=work), work)
 
 
 def test_every_test_runs_on_both_mariadb_versions_and_postgres(finished):
     store, result, _ = finished
-    assert result.returncode == 0, result.stderr[-3000:]
-    stored = query(store, "SELECT t.name AS target, r.* FROM runs r JOIN targets t ON t.id = r.target_id "
-                          "WHERE r.superseded = 0")
-    assert sorted((r["target"], r["test"]) for r in stored) == sorted(
-        (t, x) for t, _ in TARGETS for x in TESTS)
-    assert all(r["status"] == "ok" and r["value"] > 0 for r in stored), [
-        (r["target"], r["test"], r["error"]) for r in stored if r["status"] != "ok"]
+    assert_every_run_ok(store, result, [(t, x) for t, _ in TARGETS for x in TESTS])
 
 
 def test_mariadb_runs_count_statements_as_sysbench_does(finished):
@@ -142,17 +132,6 @@ def test_a_setting_the_server_rejects_fails_that_target_with_its_own_error_and_t
     assert [r["status"] for r in ok] == ["ok"]
 
 
-def _wait_for(condition, timeout_s: float, what: str, proc) -> None:
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        if condition():
-            return
-        if proc.poll() is not None:
-            raise AssertionError(f"dbdrift exited {proc.returncode} before {what}: {proc.stderr.read()[-2000:]}")
-        time.sleep(0.2)
-    raise AssertionError(f"timed out waiting for {what}")
-
-
 def _stored(store: Path) -> list[sqlite3.Row]:
     if not store.exists():
         return []
@@ -216,49 +195,49 @@ def test_sequential_reload_gives_each_repeat_a_new_mariadbd_loaded_afresh(tmp_pa
     assert _mariadbd_processes_under(work) == []
 
 
-def test_a_mariadbd_killed_mid_run_is_stored_as_failed_and_the_other_target_still_runs(tmp_path):
-    work = shared_work_dir("mariadb-crash")
+def a_killed_mysqld_fails_its_run_and_the_other_target_still_runs(tmp_path: Path, name: str, targets) -> None:
+    """Two MySQL-protocol targets one after the other; kill -9 the first one's mysqld inside its
+    second run: that run is stored failed with the server's log tail, the other target runs
+    every test, and no server is left."""
+    work = shared_work_dir(name)
     store = tmp_path / "s.db"
-    path = campaign(tmp_path, "macrash", TWO, ["point-query", "update-index", "range-covered-pk"], settle_s=0,
+    path = campaign(tmp_path, name, targets, ["point-query", "update-index", "range-covered-pk"], settle_s=0,
                     read_s=3, extra='order = "sequential"')
     proc = start_dbdrift("run", path, "--store", store, "--no-report", work_dir=work)
-    try:
-        _wait_for(lambda: any(r["target"] == "ma10.11" for r in _stored(store)), 240, "a first run", proc)
-        time.sleep(1.0)  # inside the next run
-        pid = int(next(work.glob("macrash-ma10.11*/mysqld.pid")).read_text().split()[0])
-        os.kill(pid, signal.SIGKILL)
-        out, err = proc.communicate(timeout=300)
-    finally:
-        proc.kill()
-    assert proc.returncode == 1 and "Traceback" not in err, err[-3000:]
-    assert "died" in err and "hint:" in err, err[-3000:]
+    (first, _), (other, _) = targets
+    kill_server_mid_run(proc, lambda: any(r["target"] == first for r in _stored(store)),
+                        lambda: int(next(work.glob(f"{name}-{first}*/mysqld.pid")).read_text().split()[0]), wait_s=300)
     stored = _stored(store)
-    failed = [r for r in stored if r["status"] == "failed"]
-    assert len(failed) == 1 and failed[0]["target"] == "ma10.11" and failed[0]["server_log_tail"]
-    assert [r["test"] for r in stored if r["target"] == "ma11.4" and r["status"] == "ok"] == \
+    assert_one_failed_run(stored, first)
+    assert [r["test"] for r in stored if r["target"] == other and r["status"] == "ok"] == \
         ["update-index", "point-query", "range-covered-pk"]
     assert _mariadbd_processes_under(work) == []
 
 
-def test_ctrl_c_stops_the_mariadb_servers_and_keeps_what_was_measured(tmp_path):
-    work = shared_work_dir("mariadb-intr")
+def an_interrupted_mysqld_campaign(tmp_path: Path, name: str, targets) -> tuple[Path, Path, Path]:
+    """Ctrl-C inside the second run of two MySQL-protocol targets taking turns: the first run is
+    kept, the one cut short stored interrupted, no server left; returns the work dir, the store
+    and the campaign file."""
+    work = shared_work_dir(name)
     store = tmp_path / "s.db"
-    path = campaign(tmp_path, "maintr", TWO, ["point-query", "range-covered-pk", "update-index"], settle_s=0,
+    path = campaign(tmp_path, name, targets, ["point-query", "range-covered-pk", "update-index"], settle_s=0,
                     read_s=4)
     proc = start_dbdrift("run", path, "--store", store, "--no-report", work_dir=work)
-    try:
-        # The first run (update-index, both targets taking turns) is stored, then the InnoDB settle
-        # takes about a second; 3 s later the next 9 s run (2 x (0.5 + 4) s) is under way.
-        _wait_for(lambda: len(_stored(store)) >= 2, 240, "a first run", proc)
-        time.sleep(3.0)
-        proc.send_signal(signal.SIGINT)
-        out, err = proc.communicate(timeout=120)
-    finally:
-        proc.kill()
-    assert proc.returncode == 130 and "Traceback" not in err and "--resume" in err, err[-3000:]
+    # The first run (update-index, both targets taking turns) is stored, then the InnoDB settle
+    # takes about a second; 3 s later the next 9 s run (2 x (0.5 + 4) s) is under way.
+    interrupt_mid_run(proc, lambda: len(_stored(store)) >= 2, after_s=3.0, wait_s=300)
     stored = _stored(store)
     assert stored[0]["status"] == "ok" and stored[-1]["status"] == "interrupted"
     assert _mariadbd_processes_under(work) == []
+    return work, store, path
+
+
+def test_a_mariadbd_killed_mid_run_is_stored_as_failed_and_the_other_target_still_runs(tmp_path):
+    a_killed_mysqld_fails_its_run_and_the_other_target_still_runs(tmp_path, "macrash", TWO)
+
+
+def test_ctrl_c_stops_the_mariadb_servers_and_keeps_what_was_measured(tmp_path):
+    an_interrupted_mysqld_campaign(tmp_path, "maintr", TWO)
 
 
 def test_mariadb_instructions_per_event_repeat_and_writes_start_from_the_loaded_data(tmp_path):

@@ -10,50 +10,15 @@ from pathlib import Path
 import pytest
 
 from dbdrift import env
-from dbdrift.errors import ServerError, UserError
-from dbdrift.model import InstallInfo, TargetSpec
+from dbdrift.errors import ServerError
+from dbdrift.model import TargetSpec
 from dbdrift.server import base
 from dbdrift.server.engines import resolve_install
 from dbdrift.server.mariadb import MARIADB_COMMS, MariaDBServer
-from tests.helpers import shared_work_dir
-
-from tests.helpers import connect_as_nobody, tcp_listeners
+from tests.helpers import tcp_listeners
+from tests.server.servers import fetch, started_where_no_other_user_reaches
 
 pytestmark = pytest.mark.server
-
-
-def fetch(version: str) -> InstallInfo:
-    try:
-        return resolve_install(TargetSpec(f"ma{version}", engine="mariadb", version=version), env.cache_dir())
-    except UserError as exc:
-        pytest.skip(f"cannot fetch mariadb {version}: {exc}")
-
-
-@pytest.fixture(scope="session")
-def ma1011() -> InstallInfo:
-    return fetch("10.11.5")
-
-
-@pytest.fixture(scope="session")
-def ma114() -> InstallInfo:
-    return fetch("11.4.5")
-
-
-@pytest.fixture
-def make_server():
-    work = shared_work_dir("mariadb")
-    made: list[MariaDBServer] = []
-
-    def make(install: InstallInfo, **target_fields) -> MariaDBServer:
-        target = TargetSpec(target_fields.pop("name", "t"), engine="mariadb", **target_fields)
-        server = MariaDBServer(target, install, work / f"s{len(made)}", start_timeout_s=60)
-        made.append(server)
-        return server
-
-    yield make
-    for server in made:
-        server.stop()
-    shutil.rmtree(work, ignore_errors=True)
 
 
 def mariadb_processes_in(data_dir: Path) -> list[int]:
@@ -122,14 +87,8 @@ def test_a_bad_value_fails_start_with_the_servers_own_error_line(ma114, make_ser
 
 @pytest.mark.fault("security")
 def test_another_local_user_cannot_reach_the_server_and_it_listens_on_no_tcp_port(ma1011, make_server):
-    if os.geteuid() != 0:
-        pytest.skip("needs root to connect as another user")
-    server = make_server(ma1011)
-    server.start()
+    server = started_where_no_other_user_reaches(make_server, ma1011, lambda s: s.socket_path)
     assert server.value("SELECT 1") == "1"  # dbdrift itself gets in
-    assert tcp_listeners(server.server_pid) == []
-    assert connect_as_nobody(server.socket_path, server.port) == {
-        "unix": "PermissionError", "tcp": "ConnectionRefusedError"}
     assert server.value("SELECT @@skip_networking") == "1"
 
 
@@ -148,7 +107,7 @@ def test_servers_initialised_at_once_each_get_their_own_temporary_tables(make_se
     11.8's bootstrap failed about one time in five on a temporary table the other had taken."""
     import threading
 
-    installs = [fetch("10.5.29"), fetch("11.8.9")]
+    installs = [fetch("mariadb", "10.5.29"), fetch("mariadb", "11.8.9")]
     for round_ in range(12):
         servers = [make_server(install, name=f"r{round_}-{install.version}") for install in installs]
         failed: dict[str, BaseException] = {}

@@ -12,15 +12,17 @@ from tests.helpers import dbdrift, shared_work_dir
 
 pytestmark = pytest.mark.server
 
-PG = """
-name = "pg-matrix"
+# one short write test per variant: what is checked is each variant's settings, not its speed
+SHORT = """
 tests = ["update-nonindex"]
 rows = 2000
 write_s = 1
 warmup_s = 0.2
 settle_s = 0
 warm_runs = false
+"""
 
+PG = 'name = "pg-matrix"' + SHORT + """
 [axes.sync]
 0 = { postgres = { synchronous_commit = "off" } }
 1 = { postgres = { synchronous_commit = "on" } }
@@ -36,15 +38,7 @@ config = "cx10a"
 settings = { shared_buffers = "128MB" }
 """
 
-MYSQL = """
-name = "mysql-matrix"
-tests = ["update-nonindex"]
-rows = 2000
-write_s = 1
-warmup_s = 0.2
-settle_s = 0
-warm_runs = false
-order = "sequential"
+MYSQL = 'name = "mysql-matrix"' + SHORT + """order = "sequential"
 
 [axes.bl]
 0 = { mysql = { skip_log_bin = "" } }

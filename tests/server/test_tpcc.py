@@ -9,13 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from dbdrift import env
 from dbdrift.driver import process
-from dbdrift.errors import UserError
-from dbdrift.model import TargetSpec
 from dbdrift.workloads.tpcc.run import check_consistency
-from dbdrift.server.engines import resolve_install
-from tests.helpers import dbdrift, shared_work_dir
+from tests.helpers import dbdrift, query, run_campaign, shared_work_dir
+from tests.server.servers import fetch
 
 pytestmark = pytest.mark.server
 
@@ -32,32 +29,16 @@ def campaign(tmp: Path, name: str, targets: list[tuple[str, str]], extra: str = 
 
 
 def stored_runs(store: Path) -> list[sqlite3.Row]:
-    db = sqlite3.connect(store)
-    db.row_factory = sqlite3.Row
-    rows = db.execute("SELECT t.name AS target, r.* FROM tpcc_runs r JOIN targets t ON t.id = r.target_id "
-                      "WHERE r.superseded = 0 ORDER BY r.id").fetchall()
-    db.close()
-    return rows
-
-
-def require(engine: str, version: str) -> None:
-    try:
-        resolve_install(TargetSpec("x", engine=engine, version=version), env.cache_dir())
-    except UserError as exc:
-        pytest.skip(f"cannot fetch {engine} {version}: {exc}")
+    return query(store, "SELECT t.name AS target, r.* FROM tpcc_runs r JOIN targets t ON t.id = r.target_id "
+                        "WHERE r.superseded = 0 ORDER BY r.id")
 
 
 @pytest.fixture(scope="module")
 def three_engines(tmp_path_factory):
-    require("mysql", "8.0.31")
-    tmp = tmp_path_factory.mktemp("tpcc")
-    store = tmp / "store.db"
-    path = campaign(tmp, "tpcc-3", [("pg17", 'version = "17.10"'),
-                                    ("ma10.11", 'engine = "mariadb"\nversion = "10.11.5"'),
-                                    ("my8.0", 'engine = "mysql"\nversion = "8.0.31"')])
-    result = dbdrift("run", path, "--store", store, "--format", "json", work_dir=shared_work_dir("tpcc"),
-                     timeout=900)
-    return store, result
+    fetch("mysql", "8.0.31")
+    targets = [("pg17", 'version = "17.10"'), ("ma10.11", 'engine = "mariadb"\nversion = "10.11.5"'),
+               ("my8.0", 'engine = "mysql"\nversion = "8.0.31"')]
+    return run_campaign(campaign(tmp_path_factory.mktemp("tpcc"), "tpcc-3", targets), "--format", "json", timeout=900)
 
 
 def test_tpcc_runs_on_postgres_mariadb_and_mysql_and_passes_the_consistency_checks(three_engines):
@@ -88,28 +69,20 @@ def test_the_text_report_has_nopm_and_cpu_per_new_order(three_engines):
 
 
 @pytest.fixture
-def loaded_postgres(tmp_path):
+def loaded_postgres(pg17, make_server):
     """A PostgreSQL server with one warehouse loaded by the driver, and its connection."""
-    from tests.server.test_postgres_server import fetch
-    from dbdrift.server import rundir
-    from dbdrift.server.postgres import PostgresServer
-    install = fetch("17.10")
-    server = PostgresServer(TargetSpec("t", version="17.10"), install, rundir.work_dir() / f"tpcc-{tmp_path.name}",
-                            start_timeout_s=60)
+    server = make_server(pg17)
     server.init()
     server.start()
-    try:
-        admin = server.connection.to_driver()
-        process.exec_jobs(admin, [[{"sql": "CREATE DATABASE tpcc"}]], backend="postgres", what="create")
-        conn = server.connection.with_dbname("tpcc").to_driver()
-        # every field, as protocol 3 wants (the driver has no defaults; load ignores the windows)
-        out = process.run_driver("tpcc", {"backend": "postgres", "connection": conn, "seed": 1, "phase": "load",
-                                          "warehouses": 1, "clients": 1, "procedures": False, "rampup_s": 0.0,
-                                          "duration_s": 1.0, "interval_s": 1.0}, timeout_s=600)
-        assert out.exit_code == 0, (out.output.fatal, out.stderr)
-        yield conn
-    finally:
-        server.stop()
+    admin = server.connection.to_driver()
+    process.exec_jobs(admin, [[{"sql": "CREATE DATABASE tpcc"}]], backend="postgres", what="create")
+    conn = server.connection.with_dbname("tpcc").to_driver()
+    # every field, as protocol 3 wants (the driver has no defaults; load ignores the windows)
+    out = process.run_driver("tpcc", {"backend": "postgres", "connection": conn, "seed": 1, "phase": "load",
+                                      "warehouses": 1, "clients": 1, "procedures": False, "rampup_s": 0.0,
+                                      "duration_s": 1.0, "interval_s": 1.0}, timeout_s=600)
+    assert out.exit_code == 0, (out.output.fatal, out.stderr)
+    return conn
 
 
 def test_a_violated_consistency_condition_is_caught(loaded_postgres):

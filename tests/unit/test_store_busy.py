@@ -15,6 +15,7 @@ import pytest
 from dbdrift.errors import UserError
 from dbdrift.store.lock import campaign_lock
 from dbdrift.store.store import RunRecord, Store
+from tests.helpers import lock_store_elsewhere
 
 pytestmark = pytest.mark.fault("store")
 
@@ -87,12 +88,7 @@ def test_the_next_open_imports_the_journal_with_intervals_and_samples(target):
 
 def test_a_write_that_waits_less_than_the_lock_holds_still_lands_in_the_store(target):
     path, tid = target
-    holder = subprocess.Popen([sys.executable, "-c", (
-        "import sqlite3, time\n"
-        f"c = sqlite3.connect({str(path)!r}, isolation_level=None)\n"
-        "c.execute('BEGIN EXCLUSIVE'); print('locked', flush=True); time.sleep(1.0); c.rollback()\n")],
-        stdout=subprocess.PIPE, text=True)
-    assert holder.stdout.readline().strip() == "locked"
+    holder = lock_store_elsewhere(path, hold_s=1.0)
     store = Store(path, wait_s=20)
     started = time.monotonic()
     assert store.add_run(tid, run_record()) is not None
