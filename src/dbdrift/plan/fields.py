@@ -54,7 +54,7 @@ class Table:
             example = limit.default if isinstance(limit.default, int) else 1
             raise InputError(f"{self.where}: {name} must be a positive integer, got {brief_repr(value)}",
                              f"write e.g. {name} = {default if isinstance(default, int) else example}")
-        if value > limit.high:
+        if limit.high is not None and value > limit.high:
             raise InputError(f"{self.where}: {name} = {value} is more than {limit.high}: {limit.why}",
                              f"use {name} = {limit.high} or less")
         if limit.large is not None and value > limit.large and not self.allow_large:
@@ -69,9 +69,10 @@ class Table:
         units = 'durations are seconds unless they carry a unit ("90s", "15m", "2h")'
         if seconds > MAX_DURATION_S:
             raise InputError(f"{self.where}: {name} = {brief_repr(value)} is more than 365 days", units)
-        if key.high is not None and not key.low <= seconds <= key.high:
+        low, high = key.bounds() if key.high is not None else (seconds, seconds)
+        if not low <= seconds <= high:
             raise InputError(f"{self.where}: {name} = {seconds:g} is out of range",
-                             f"{key.why}; use {key.low:g} to {key.high:g}, e.g. the default {keys.toml(key.default)}")
+                             f"{key.why}; use {low:g} to {high:g}, e.g. the default {keys.toml(key.default)}")
         if key.large is not None and seconds > key.large and not self.allow_large:
             raise InputError(f"{self.where}: {name} = {brief_repr(value)} is longer than {key.large / HOUR_S:g} h",
                              f"{units}; {_ALLOW_LARGE_HINT}")
@@ -232,7 +233,7 @@ def cpu_placement(value: object, where: str) -> str | tuple[str, str]:
     if isinstance(value, dict):
         check_keys(value, keys.names("cpus"), f"{where}: cpus")
         if set(value) == keys.names("cpus"):
-            return tuple(_cpu_list(value[k], f"{where}: cpus.{k}") for k in ("driver", "server"))
+            return _cpu_list(value["driver"], f"{where}: cpus.driver"), _cpu_list(value["server"], f"{where}: cpus.server")
     raise InputError(f"{where}: cpus must be \"auto\", \"shared\" or a table with driver and server, "
                      f"got {brief_repr(value)}",
                      'write cpus = "auto" (driver and servers on separate CPUs when there are two or more), '
@@ -253,7 +254,7 @@ def _cpu_list(value: object, what: str) -> str:
 
 
 def threads(value: object, where: str) -> tuple[int, ...]:
-    low, high = (int(n) for n in (keys.key("top", "threads").low, keys.key("top", "threads").high))
+    low, high = (int(n) for n in keys.key("top", "threads").bounds())
     if isinstance(value, int) and not isinstance(value, bool):
         value = [value]
     if (not isinstance(value, list) or not value

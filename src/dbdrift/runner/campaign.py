@@ -111,7 +111,7 @@ class Runner:
         where = self.placement
         self.progress.message(f"cpus: {where.describe()}")
         threads = self.workload.clients(self.spec)
-        if where.pinned and threads > len(where.server):
+        if where.server is not None and threads > len(where.server):
             self.progress.message(f"note: {threads} client threads share {len(where.server)} server CPU(s); "
                                   f"cpus = \"shared\" lets the servers use every CPU (and the driver compete "
                                   f"with them)")

@@ -22,6 +22,7 @@ import os
 import shutil
 import time
 from pathlib import Path
+from typing import AbstractSet
 from statistics import fmean
 
 from dbdrift.analysis.instructions import per_event, repeatability
@@ -32,7 +33,8 @@ from dbdrift.metrics.callgrind import parse_profile, wait_complete
 from dbdrift.plan.expand import LoadStep, RunStep, SettleStep, TargetPlan
 from dbdrift.runner.session import DBNAME, TargetSession
 from dbdrift.server import osuser
-from dbdrift.server.postgres import VALGRIND_COMMS
+from dbdrift.server.mariadb import MariaDBServer
+from dbdrift.server.postgres import VALGRIND_COMMS, PostgresServer
 from dbdrift.store.store import InstructionRecord
 
 TEMPLATE_DB = "sbtest_loaded"  # the loaded, vacuumed database every counted run starts from
@@ -206,7 +208,7 @@ def tests_in_run_order(plan: TargetPlan) -> list[MicrobenchmarkSpec]:
     return list(seen.values())
 
 
-def count_target(session: TargetSession, plan: TargetPlan, skip: set[str] = frozenset(),
+def count_target(session: TargetSession, plan: TargetPlan, skip: AbstractSet[str] = frozenset(),
                  cpu: int | None = None) -> None:
     """Load a fresh server, restart it under callgrind on `cpu`, count every test and store each count.
 
@@ -308,7 +310,7 @@ def _backend_profile_of_run(session: TargetSession, test: MicrobenchmarkSpec, ev
     Writes change what the next run finds (dead tuples, pruning, index growth), and reads
     after them clean up, so every run starts from a fresh, prewarmed copy of the loaded database.
     """
-    force = " WITH (FORCE)" if session.server.major >= 13 else ""
+    force = " WITH (FORCE)" if _postgres(session).major >= 13 else ""
     _exec_admin(session, [f"DROP DATABASE IF EXISTS {DBNAME}{force}",
                           f"CREATE DATABASE {DBNAME} TEMPLATE {TEMPLATE_DB}{_file_copy(session)}"])
     session.prewarm(tables)
@@ -322,7 +324,7 @@ def _save_loaded_data(session: TargetSession) -> None:
     """MySQL/MariaDB: with COUNTING_SETTINGS (the redo resized by a start), stopped cleanly, the
     loaded data directory is copied aside for write tests to start from."""
     def work() -> dict:
-        server = session.server
+        server = _innodb(session)
         # MariaDB 11.8 reserves address space for innodb_buffer_pool_size_max (by default far
         # more than valgrind can map): no more than the buffer pool it has.
         settings = {**counting_settings(session.install.engine),
@@ -344,8 +346,9 @@ def _dispatch_profile_of_run(session: TargetSession, test: MicrobenchmarkSpec, e
     PostgreSQL's template copy): its rows, undo and index growth would otherwise change what
     the next run finds."""
     if test.rw != "R":
-        session.server.restore_data()
-        session.server.start()
+        server = _innodb(session)
+        server.restore_data()
+        server.start()
         session.prewarm(session.spec.tables, restarted=True)
     pid = session.server.server_pid
     _exec_admin(session, [ZERO_SQL])
@@ -392,7 +395,8 @@ def _run_counted(session: TargetSession, test: MicrobenchmarkSpec, events: int) 
                           f"see {session.server.log_path}")
     # max_events counts warmup too: with warmup_s 0 the first events can still land in the warmup line
     warm = (result.output.warmup or {}).get("events", 0)
-    done = warm + result.output.summary.get("events", 0) + sum(result.output.summary.get("errors", {}).values())
+    summary = result.output.summary or {}
+    done = warm + summary.get("events", 0) + sum(summary.get("errors", {}).values())
     if done != events:
         raise DriverError(f"{test.name} under callgrind ran {done} events, not the {events} asked for",
                           "the driver binary may predate max_events: reinstall dbdrift (`./dev test` does)")
@@ -406,7 +410,25 @@ def _exec_admin(session: TargetSession, statements: list[str]) -> None:
 
 def _file_copy(session: TargetSession) -> str:
     """Copy the template as files (15+ defaults to WAL-logging every block, slow under callgrind)."""
-    return " STRATEGY FILE_COPY" if session.server.major >= 15 else ""
+    return " STRATEGY FILE_COPY" if _postgres(session).major >= 15 else ""
+
+
+def _postgres(session: TargetSession) -> PostgresServer:
+    """The server of a PostgreSQL target, for the steps only PostgreSQL's counting takes
+    (template databases by major version)."""
+    server = session.server
+    if not isinstance(server, PostgresServer):
+        raise TypeError(f"{server.label} is not a PostgreSQL server")
+    return server
+
+
+def _innodb(session: TargetSession) -> MariaDBServer:
+    """The server of a MariaDB or MySQL target, for the steps only InnoDB's counting takes
+    (reconfigure, and the loaded data directory copied aside and back)."""
+    server = session.server
+    if not isinstance(server, MariaDBServer):
+        raise TypeError(f"{server.label} is not a MariaDB or MySQL server")
+    return server
 
 
 def _significant(per_function: dict[str, float]) -> dict[str, float]:

@@ -9,6 +9,7 @@ import json
 import os
 import shutil
 import time
+from pathlib import Path
 
 from dbdrift.analysis.plans import plan_shape
 from dbdrift.workloads.sysbench import catalog as sysbench
@@ -16,7 +17,7 @@ from dbdrift.cpus import Placement, pinned
 from dbdrift.driver import process
 from dbdrift.driver.protocol import latency_of, totals
 from dbdrift.errors import ServerError, UserError
-from dbdrift.model import STEAL_MAX_PCT, InstallInfo, TargetSpec
+from dbdrift.model import STEAL_MAX_PCT, InstallInfo, JsonObject, TargetSpec
 from dbdrift.metrics import binary
 from dbdrift.plan.campaign import CampaignSpec
 from dbdrift.plan.expand import START_S, FreshStep, LoadStep, RunStep, SettleStep, load_s
@@ -53,7 +54,7 @@ class TargetSession:
         self.planned: set[str] = set()  # tests whose query plans this session stored
         self.started = False  # the server came up at least once
         self.failed = False  # set when an error ended this target (runner/campaign.py)
-        self.log_copy = None  # where stop() kept the server log
+        self.log_copy: Path | None = None  # where stop() kept the server log
 
     @property
     def name(self) -> str:
@@ -118,7 +119,11 @@ class TargetSession:
     def retire(self, step: FreshStep) -> None:
         """The first half of a reload: stop the server, keep its log, remove its data directory."""
         self.server.check_alive()
-        self.timed_step("server", f"stop for {step.label}", lambda: self.stop() or {"before": step.label})
+        def work() -> dict[str, str]:
+            self.stop()
+            return {"before": step.label}
+
+        self.timed_step("server", f"stop for {step.label}", work)
 
     def _launch(self) -> None:
         with pinned(self.placement.server):  # every backend and thread it starts inherits the set
@@ -372,7 +377,7 @@ def _value_text(record: RunRecord) -> str:
 
 def _install_dict(install: InstallInfo) -> dict:
     """The install as stored with its target, with its server binary's sizes (`dbdrift bloat`)."""
-    facts = {"engine": install.engine, "bindir": str(install.bindir), "version": install.version,
+    facts: JsonObject = {"engine": install.engine, "bindir": str(install.bindir), "version": install.version,
              "source": install.source}
     built = sourcebuild.build_facts(install.bindir) if install.source == "basedir" else None
     if built:  # a commit of a source tree built by `bisect --source`: history tells commits apart by it

@@ -66,8 +66,8 @@ def run_step(sessions: list[TargetSession], step: RunStep, turn_s: float, fail: 
             raise KeyboardInterrupt
         if not dead:
             return live
-        for session, exc in dead.items():
-            fail(session, exc)
+        for session, death in dead.items():
+            fail(session, death)
         live = [s for s in live if s not in dead]
     if live:
         try:

@@ -66,7 +66,7 @@ def parse_insert_benchmark(spec, top: fields.Table):
         raise InputError(f"{label}: shared_table with deletes and several clients",
                          "clients deleting the oldest rows of one table would delete each other's: "
                          "set deletes = false or shared_table = false")
-    names = raw.get("steps", list(keys.default("insert_benchmark", "steps")))
+    names = raw.get("steps", list(keys.default_as("insert_benchmark", "steps", tuple)))
     names = fields.str_list([names] if isinstance(names, str) else names, f"{label}: steps", 'e.g. steps = ["l.i0", "l.x"]')
     unknown = [n for n in names if n not in IBENCH_STEPS]
     if unknown:

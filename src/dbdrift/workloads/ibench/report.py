@@ -83,7 +83,7 @@ def summary_blocks(data: IBenchReport) -> list[tuple[str, str, list[str], list[l
         rows = []
         for row, cells in table.rows.items():
             rows.append([data.label(row) if row in data.targets else row,
-                         *(_marked(_cell_text(name, row in data.targets, header, c), MARKS[name].get(c.color))
+                         *(_marked(_cell_text(name, row in data.targets, header, c), MARKS[name].get(c.color or ""))
                            for header, c in zip(table.columns, cells))])
         title = TITLES[name].format(base=data.label(data.summary.base))
         blocks.append((title, table_legend(name, table), ["target", *table.columns], rows))

@@ -162,9 +162,14 @@ def _table_rows(session: TargetSession) -> int | None:
     """Rows in all benchmark tables after the step (the table size must hold from l.i1 on)."""
     tables = session.spec.ibench.distinct_tables()
     sql = " + ".join(f"(SELECT count(*) FROM {t})" for t in tables)
+    return _count(session, f"SELECT {sql}")
+
+
+def _count(session: TargetSession, sql: str) -> int | None:
+    """The number the one-cell query `sql` returns; None when the query fails or returns none."""
     try:
-        rows = process.query(session.conn, f"SELECT {sql}", backend=session.dialect.backend)
-        return int(rows[0][0])
+        value = process.query(session.conn, sql, backend=session.dialect.backend)[0][0]
+        return None if value is None else int(value)
     except (DriverError, ServerError, ValueError, IndexError):
         return None
 
@@ -174,11 +179,7 @@ def _db_sizes(session: TargetSession) -> dict:
     pg_database_size; InnoDB: `du -bs` of its directory) and the whole data directory."""
     data_dir = Path(session.server.data_dir)
     if session.dialect.backend == "postgres":
-        try:
-            rows = process.query(session.conn, "SELECT pg_database_size(current_database())", backend="postgres")
-            db_bytes = int(rows[0][0])
-        except (DriverError, ServerError, ValueError, IndexError):
-            db_bytes = None
+        db_bytes = _count(session, "SELECT pg_database_size(current_database())")
     else:
         db_bytes = apparent_bytes(data_dir / session.dbname)
     return {"db_bytes": db_bytes, "datadir_bytes": apparent_bytes(data_dir)}

@@ -48,7 +48,7 @@ def refuse_sysbench_keys(top: fields.Table, title: str, hint: str) -> None:
 
 
 def parse(spec, top: fields.Table):
-    names = top.data.get("tests", list(keys.default("top", "tests")))
+    names = top.data.get("tests", list(keys.default_as("top", "tests", tuple)))
     names = fields.str_list([names] if isinstance(names, str) else names, f"{top.where}: tests",
                       'e.g. tests = ["point-query", "update-index"]')
     if not names:
@@ -61,7 +61,7 @@ def parse(spec, top: fields.Table):
         raise InputError(f"{top.where}: tests: {exc.message}", exc.hint) from None
     if not tests:
         raise InputError(f"{top.where}: tests selects no microbenchmark", "list names from `dbdrift catalog`")
-    threads = fields.threads(top.data.get("threads", list(keys.default("top", "threads"))), top.where)
+    threads = fields.threads(top.data.get("threads", list(keys.default_as("top", "threads", tuple))), top.where)
     return replace(spec, tests=tuple(tests), test_names=tuple(names), tables=top.integer("tables"),
                    rows=top.integer("rows"), threads=threads,
                    count_instructions=top.flag("count_instructions") or top.flag("simulate_cache"),

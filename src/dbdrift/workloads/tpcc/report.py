@@ -101,7 +101,7 @@ def render_csv(data: TpccReport) -> str:
                          round(r.elapsed_s, 3), r.new_orders, r.transactions, round(r.nopm, 3), round(r.tpm, 3),
                          "" if r.load_s is None else round(r.load_s, 3),
                          str(all(c.get("ok") for c in r.consistency)).lower() if r.consistency else "",
-                         *("" if hw[m] is None else round(hw[m], 4) for m in HARDWARE), r.error or "",
+                         *("" if (v := hw[m]) is None else round(v, 4) for m in HARDWARE), r.error or "",
                          *verdict_cells(data, r.target), " | ".join(data.notes)])
     for target in data.targets:  # a target without a stored run (never started, interrupted) still has its line
         if not any(r.target == target for r in data.results):
