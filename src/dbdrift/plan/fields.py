@@ -9,6 +9,7 @@ import re
 import tomllib
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Callable, TypeVar
 
 from dbdrift import cpus
 from dbdrift.plan import keys
@@ -29,6 +30,10 @@ MAX_CPU = 8191  # Linux numbers at most 8192 CPUs (NR_CPUS with MAXSMP)
 MAX_DURATION_S = 365 * DAY_S  # keeps the driver's clocks and per-step row counts far inside 64 bits
 _ALLOW_LARGE_HINT = "if you mean it, allow_large = true (a top-level key of the campaign file) accepts it"
 _UNSET = object()
+T = TypeVar("T")
+
+
+SCALAR_KINDS = (keys.INTEGER, keys.DURATION, keys.FLAG, keys.CHOICE)  # what Table.record reads
 
 
 @dataclass(frozen=True)
@@ -84,6 +89,31 @@ class Table:
             raise InputError(f"{self.where}: {name} must be true or false, got {brief_repr(value)}",
                              f"write {name} = true")
         return value
+
+    def subtable(self, name: str) -> Table:
+        """A table of this one, `[name]` (empty when left out), its keys checked against the
+        rows of plan/keys.py's table `name`."""
+        raw, label = self.data.get(name, {}), f"{self.where}: [{name}]"
+        if not isinstance(raw, dict):
+            raise InputError(f"{label} is not a table", f"write [{name}] followed by key = value lines")
+        check_keys(raw, keys.names(name), label)
+        return Table(raw, label, self.allow_large, table=name)
+
+    def scalar(self, key: keys.Key) -> int | float | bool | str:
+        """One integer, duration, flag or choice key, read as its row's kind says."""
+        readers: dict[str, Callable[[str], int | float | bool | str]] = {
+            keys.INTEGER: self.integer, keys.DURATION: self.duration, keys.FLAG: self.flag, keys.CHOICE: self.choice}
+        return readers[key.kind](key.name)
+
+    def record(self, make: Callable[..., T]) -> T:
+        """The table's integer, duration, flag and choice keys, each read by its row in
+        plan/keys.py and passed to `make` (a record type such as TpccSizes) under its field
+        name, so that a new key of a workload's table is one row there and one field of its
+        record. A key left out whose row has no default is not passed: the record's own default
+        holds, or the caller derives it. `make` takes keyword arguments named by the rows,
+        which only run time knows: hence `...`."""
+        return make(**{k.field_name: self.scalar(k) for k in keys.of(self.table)
+                       if k.kind in SCALAR_KINDS and (k.name in self.data or k.default is not None)})
 
     def choice(self, name: str) -> str:
         """One of the key's choices; a retired one is refused with its current name."""

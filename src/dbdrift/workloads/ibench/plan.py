@@ -3,6 +3,7 @@ CampaignSpec; what the workload can do, as Capabilities."""
 from __future__ import annotations
 
 from dataclasses import asdict, replace
+from functools import partial
 
 from dbdrift.errors import InputError
 from dbdrift.model import IBENCH_STEPS
@@ -40,28 +41,21 @@ rows_l_i2 = 400000
 query_s = 25
 """
 
-def refuse(top: fields.Table) -> None:
-    """The sysbench keys the Insert Benchmark has no use for: refused rather than silently ignored."""
-    refuse_sysbench_keys(top, "the Insert Benchmark",
-                         "the Insert Benchmark's sizes and durations are in [insert_benchmark] "
-                         "(`dbdrift docs campaign`), and it runs one target after the other, every step of a target on one "
-                         "server (repeats run them all again)")
+# the sysbench keys the Insert Benchmark has no use for: refused rather than silently ignored
+refuse = partial(refuse_sysbench_keys, title="the Insert Benchmark",
+                 hint="the Insert Benchmark's sizes and durations are in [insert_benchmark] (`dbdrift docs campaign`), "
+                      "and it runs one target after the other, every step of a target on one server (repeats run "
+                      "them all again)")
 
 
 def parse_insert_benchmark(spec, top: fields.Table):
     """The [insert_benchmark] table: clients (dop), rows of l.i0, l.i1 and l.i2 for all clients,
     seconds per query step, deletes, one shared table, and optionally a subset of the steps."""
-    raw, label = top.data.get("insert_benchmark", {}), f"{top.where}: [insert_benchmark]"
-    if not isinstance(raw, dict):
-        raise InputError(f"{label} is not a table", "write [insert_benchmark] followed by key = value lines")
-    fields.check_keys(raw, keys.names("insert_benchmark"), label)
-    table = fields.Table(raw, label, top.allow_large, table="insert_benchmark")
-    rows_l_i1 = table.integer("rows_l_i1")
-    sizes = IBenchSizes(
-        clients=table.integer("clients"), rows_l_i0=table.integer("rows_l_i0"), rows_l_i1=rows_l_i1,
-        rows_l_i2=table.integer("rows_l_i2", max(1, rows_l_i1 // 4)), query_s=table.duration("query_s"),
-        deletes=table.flag("deletes"), shared_table=table.flag("shared_table"), io_bound=table.flag("io_bound"),
-    )
+    table = top.subtable("insert_benchmark")
+    raw, label = table.data, table.where
+    sizes = table.record(IBenchSizes)
+    if "rows_l_i2" not in raw:
+        sizes = replace(sizes, rows_l_i2=max(1, sizes.rows_l_i1 // 4))
     if sizes.shared_table and sizes.deletes and sizes.clients > 1:
         raise InputError(f"{label}: shared_table with deletes and several clients",
                          "clients deleting the oldest rows of one table would delete each other's: "
