@@ -17,7 +17,7 @@ from dbdrift.workloads.ibench.catalog import IBenchSizes
 from dbdrift.workloads.tpcc.catalog import TpccSizes
 from dbdrift.workloads.sysbench.catalog import MicrobenchmarkSpec, select_tests
 from dbdrift.errors import InputError, UserError
-from dbdrift.model import ENGINES, IBENCH_STEPS, TargetSpec
+from dbdrift.model import ENGINES, IBENCH_STEPS, JsonObject, TargetSpec
 from dbdrift.workload import Capabilities, WorkloadPlan
 from dbdrift.workloads.ibench import plan as ibench_plan
 from dbdrift.workloads.sysbench import plan as sysbench_plan
@@ -26,7 +26,8 @@ from dbdrift.plan import fields, keys
 from dbdrift.plan.axes import Axis, expand_targets, parse_axes, variant_patterns
 from dbdrift.catalog.configs import NAMED, check_named, version_of
 from dbdrift.plan.overrides import apply_sets
-from dbdrift.plan.fields import INT64_MAX
+from dbdrift.plan.fields import TomlTable
+from dbdrift.plan.keys import INT64_MAX
 from dbdrift.units import brief_repr
 
 T = TypeVar("T")
@@ -48,7 +49,7 @@ class ClusterSettings:
     units: int | None = None  # None: one per worker of the host kind
     wait_s: float = keys.default_as("cluster", "wait_s", float)
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> JsonObject:
         return {"address": self.address, "hosts": list(self.hosts), "units": self.units, "wait_s": self.wait_s}
 
 
@@ -127,7 +128,7 @@ class CampaignSpec:
             return self.settle_s
         return self.workload_plan.settle_s(self)
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> JsonObject:
         """JSON-able form stored with the campaign."""
         return {
             "name": self.name, "source": self.source, "calibration": self.calibration, "timed": self.timed,
@@ -151,7 +152,7 @@ def _json(key: keys.Key, value: object) -> object:
     return list(value) if isinstance(value, tuple) else value
 
 
-def target_to_dict(t: TargetSpec) -> dict:
+def target_to_dict(t: TargetSpec) -> JsonObject:
     return {
         "name": t.name, "engine": t.engine, "version": t.version,
         "basedir": str(t.basedir) if t.basedir else None, "system": t.system,
@@ -172,7 +173,7 @@ def load_campaign(path: Path, sets: list[str] | tuple[str, ...] = ()) -> Campaig
     return parse_campaign(data, source=str(path), base_dir=path.parent, default_name=path.stem, text=text)
 
 
-def read_campaign_data(path: Path) -> tuple[dict, str]:
+def read_campaign_data(path: Path) -> tuple[TomlTable, str]:
     """The campaign file's TOML as read, and its text."""
     text = _read_text(path)
     try:
@@ -209,7 +210,7 @@ def _read_text(path: Path) -> str:
                          "TOML files are UTF-8: save the file as UTF-8 (e.g. iconv -f latin1 -t utf-8)") from None
 
 
-def parse_campaign(data: dict, source: str, base_dir: Path, default_name: str, *,
+def parse_campaign(data: TomlTable, source: str, base_dir: Path, default_name: str, *,
                    text: str | None = None) -> CampaignSpec:
     """Validate a campaign read from TOML. `text`, the file as written, lets messages quote
     numbers as the user wrote them (tomllib reads 17.10 as 17.1)."""
@@ -232,8 +233,8 @@ def parse_campaign(data: dict, source: str, base_dir: Path, default_name: str, *
     _check_targets(targets, where)
     spec = CampaignSpec(name=fields.name(data.get("name", default_name), f"{where}: name"), targets=targets,
                         tests=tuple(select_tests(None)), source=source, allow_large=top.allow_large,
-                        axes=axes, variant_patterns=patterns, **_shared_keys(top))
-    spec = _with_workload(spec, top)
+                        axes=axes, variant_patterns=patterns)
+    spec = _with_workload(_with_shared_keys(spec, top), top)
     if "cluster" in data:
         spec = replace(spec, cluster=parse_cluster(data["cluster"], f"{where}: [cluster]"))
     if spec.seed + spec.repeats > INT64_MAX:
@@ -273,11 +274,11 @@ def cluster_address(value: object, what: str) -> str:
     return value
 
 
-def _shared_keys(top: fields.Table) -> dict:
-    """The keys of both workloads: durations, repeats, order, CPUs."""
+def _with_shared_keys(spec: CampaignSpec, top: fields.Table) -> CampaignSpec:
+    """The keys every workload reads: durations, repeats, order, CPUs."""
     write_s = top.duration("write_s")
-    return dict(
-        read_s=top.duration("read_s"), write_s=write_s, insert_s=top.duration("insert_s", write_s),
+    return replace(
+        spec, read_s=top.duration("read_s"), write_s=write_s, insert_s=top.duration("insert_s", write_s),
         warmup_s=top.duration("warmup_s"), scan_warm_s=top.duration("scan_warm_s"),
         settle_s=_settle(top), warm_runs=top.flag("warm_runs"), repeats=top.integer("repeats"),
         restart=top.choice("restart"), prepared=top.flag("prepared"),
@@ -307,7 +308,8 @@ def _with_workload(spec: CampaignSpec, top: fields.Table) -> CampaignSpec:
         if other.table and other.table != own.table and other.table in top.data:
             raise InputError(f"{top.where}: [{other.table}] is set but workload is {own.name}",
                              f'add workload = "{other.name}" or remove the [{other.table}] table')
-    return own.parse(spec, top)
+    parsed: CampaignSpec = own.parse(spec, top)  # the hook is typed loosely below this layer (dbdrift/workload.py)
+    return parsed
 
 
 def _parse_target(raw: object, index: int, where: str, base_dir: Path, text: str | None) -> TargetSpec:

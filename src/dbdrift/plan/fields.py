@@ -21,6 +21,7 @@ NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._+-]{0,63}$")
 # "17.10", "8.0.33.1", "19rc1", "17.10.0-beta.17", with a source in front: "debian:18.6", "debian-sid:11.8.9"
 _VERSION = re.compile(r"^([a-z][a-z0-9-]*:)?\d+(\.\d+){0,3}(~?(alpha|beta|rc)\d*)?(-[A-Za-z0-9.]+)?$")
 _SETTING_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_.-]{0,127}")  # either engine's; each checks its own at render
+TomlTable = dict[str, object]  # a table as tomllib reads it: each value is checked before it is used
 MAX_CPU = 8191  # Linux numbers at most 8192 CPUs (NR_CPUS with MAXSMP)
 
 
@@ -41,7 +42,7 @@ class Table:
     """One TOML table being read: its keys, where it is (for messages), allow_large, and which
     campaign table it is (plan/keys.py: its keys' defaults and limits)."""
 
-    data: dict
+    data: TomlTable
     where: str
     allow_large: bool = False
     table: str = "top"
@@ -167,7 +168,7 @@ def _as_written(text: str, key: str, value: int | float) -> str | None:
     return None
 
 
-def path(raw: dict, key: str, label: str, base_dir: Path) -> Path | None:
+def path(raw: TomlTable, key: str, label: str, base_dir: Path) -> Path | None:
     """basedir or config: a path, relative to the campaign file."""
     value = raw.get(key)
     if value is None:
@@ -216,7 +217,7 @@ def _setting(value: object, what: str) -> str:
 _RETIRED = keys.retired()
 
 
-def check_keys(data: dict, known: set[str], where: str) -> None:
+def check_keys(data: dict[str, object], known: set[str], where: str) -> None:
     import difflib
 
     for key in data:
@@ -228,7 +229,7 @@ def check_keys(data: dict, known: set[str], where: str) -> None:
             raise InputError(f"{where}: unknown key {brief_repr(key)}", hint)
 
 
-def check_int64(data: dict, where: str) -> None:
+def check_int64(data: TomlTable, where: str) -> None:
     """TOML integers are 64-bit, but tomllib reads longer ones as Python ints of any size."""
     stack: list[tuple[str, object]] = [(str(k), v) for k, v in reversed(data.items())]
     while stack:

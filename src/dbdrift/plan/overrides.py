@@ -13,6 +13,7 @@ import copy
 import tomllib
 
 from dbdrift.errors import InputError
+from dbdrift.plan.fields import TomlTable
 
 SET_HINT = "write --set KEY=VALUE, e.g. --set rows=100000 or --set targets.pg18.settings.jit=false"
 
@@ -25,7 +26,7 @@ def parse_value(text: str) -> object:
         return text
 
 
-def apply_sets(data: dict, assignments: list[str] | tuple[str, ...]) -> dict:
+def apply_sets(data: TomlTable, assignments: list[str] | tuple[str, ...]) -> TomlTable:
     """A copy of the campaign's TOML data with each KEY=VALUE applied in order."""
     if not assignments:
         return data
@@ -43,7 +44,7 @@ def apply_sets(data: dict, assignments: list[str] | tuple[str, ...]) -> dict:
     return data
 
 
-def _set_target(data: dict, path: list[str], value: object, assignment: str) -> None:
+def _set_target(data: TomlTable, path: list[str], value: object, assignment: str) -> None:
     targets = data.get("targets")
     if len(path) < 2 or not isinstance(targets, list):
         raise InputError(f"--set {assignment!r}: name a target and its key, as targets.NAME.KEY=VALUE",
@@ -60,7 +61,7 @@ def _set_target(data: dict, path: list[str], value: object, assignment: str) -> 
             _set(target, path[cut:], value, assignment)
 
 
-def _set(table: dict, path: list[str], value: object, assignment: str) -> None:
+def _set(table: dict[str, object], path: list[str], value: object, assignment: str) -> None:
     if "settings" in path[:-1]:  # server setting names hold dots (auto_explain.log_min_duration): one key
         at = path.index("settings") + 1
         path = path[:at] + [".".join(path[at:])]

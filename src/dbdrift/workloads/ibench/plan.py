@@ -8,7 +8,7 @@ from functools import partial
 from dbdrift.errors import InputError
 from dbdrift.model import IBENCH_STEPS
 from dbdrift.plan import fields, keys
-from dbdrift.plan.fields import INT64_MAX
+from dbdrift.plan.keys import INT64_MAX
 from dbdrift.units import brief_repr
 from dbdrift.workload import Capabilities, WorkloadPlan
 from dbdrift.workloads.ibench.catalog import IBenchSizes, io_bound_settings, settle_seconds
