@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from dataclasses import asdict, replace
 from functools import partial
+from typing import TYPE_CHECKING
 
 from dbdrift.errors import InputError
-from dbdrift.model import IBENCH_STEPS
+from dbdrift.model import IBENCH_STEPS, JsonObject
 from dbdrift.plan import fields, keys
 from dbdrift.plan.keys import INT64_MAX
 from dbdrift.units import brief_repr
@@ -14,6 +15,9 @@ from dbdrift.workload import Capabilities, WorkloadPlan
 from dbdrift.workloads.ibench.catalog import IBenchSizes, io_bound_settings, settle_seconds
 from dbdrift.workloads.ibench.catalog import steps as ibench_steps
 from dbdrift.workloads.sysbench.plan import refuse_sysbench_keys
+
+if TYPE_CHECKING:  # plan/campaign.py imports this module: the type only, for the checker
+    from dbdrift.plan.campaign import CampaignSpec
 
 CAPS = Capabilities(title="an Insert Benchmark", per_test_runs=False, takes_turns=False, auto_cpus_shared=True,
                     counts_instructions=False, chain_view=False, cluster_parts="repeats",
@@ -48,7 +52,7 @@ refuse = partial(refuse_sysbench_keys, title="the Insert Benchmark",
                       "them all again)")
 
 
-def parse_insert_benchmark(spec, top: fields.Table):
+def parse_insert_benchmark(spec: CampaignSpec, top: fields.Table) -> CampaignSpec:
     """The [insert_benchmark] table: clients (dop), rows of l.i0, l.i1 and l.i2 for all clients,
     seconds per query step, deletes, one shared table, and optionally a subset of the steps."""
     table = top.subtable("insert_benchmark")
@@ -79,11 +83,11 @@ def parse_insert_benchmark(spec, top: fields.Table):
     return replace(spec, ibench=sizes, ibench_steps=chosen, test_names=(), order="sequential", targets=targets)
 
 
-def settle_s(spec) -> float:
+def settle_s(spec: CampaignSpec) -> float:
     return settle_seconds(spec.ibench)
 
 
-def stored(spec) -> dict:
+def stored(spec: CampaignSpec) -> JsonObject:
     return {"insert_benchmark": {**asdict(spec.ibench), "steps": list(spec.ibench_steps)}}
 
 
@@ -91,7 +95,7 @@ PLAN = WorkloadPlan(name="insert-benchmark", table="insert_benchmark", caps=CAPS
                     parse=parse_insert_benchmark, settle_s=settle_s, stored=stored, demo=DEMO)
 
 
-def check_lines(spec) -> list[str]:
+def check_lines(spec: CampaignSpec) -> list[str]:
     """What each target runs, as `run --check` says it."""
     return [f"steps: {', '.join(spec.ibench_steps)} per target"
             + (f", {spec.repeats} times (repeats)" if spec.repeats > 1 else "")]

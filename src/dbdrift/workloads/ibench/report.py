@@ -19,9 +19,9 @@ import json
 from dataclasses import dataclass
 from html import escape
 
-from dbdrift.analysis.ibench import (BUCKET_LABELS, COLORS, METRICS, OPS, StepDetail, SummaryTable, per_second_series,
-                                     sla_met)
-from dbdrift.model import IBENCH_STEPS, InsertStepResult
+from dbdrift.analysis.ibench import (BUCKET_LABELS, COLORS, METRICS, OPS, StepDetail, SummaryCell, SummaryTable,
+                                     per_second_series, sla_met)
+from dbdrift.model import IBENCH_STEPS, InsertStepResult, JsonObject
 from dbdrift.report.caveats import findings_html, notes_html, verdict_counts, verdict_lines
 from dbdrift.report.numbers import fmt_abs, fmt_fixed, fmt_ratio
 from dbdrift.report.page import data_table, page, page_header
@@ -109,7 +109,7 @@ def table_legend(name: str, table: SummaryTable) -> str:
     return TABLES[name].legend
 
 
-def _cell_text(table: str, is_target: bool, header: str, cell) -> str:
+def _cell_text(table: str, is_target: bool, header: str, cell: SummaryCell) -> str:
     if table == "relative":
         text = fmt_ratio(cell.value)
         return text + (f" [{cell.lower:.2f},{cell.upper:.2f}]" if cell.lower is not None and cell.upper is not None
@@ -231,7 +231,7 @@ def render_csv(data: IBenchReport) -> str:
     return buf.getvalue()
 
 
-def _csv_row(data: IBenchReport, target: str, step: str, relative) -> list[str]:
+def _csv_row(data: IBenchReport, target: str, step: str, relative: SummaryCell) -> list[str]:
     result = data.results.get((target, step))
     tail = [*verdict_cells(data, target, step), " | ".join(data.notes)]
     if result is None:
@@ -252,7 +252,7 @@ def _num(value: float | None) -> str:
 # --- JSON ---------------------------------------------------------------------------------
 
 
-def to_json(data: IBenchReport) -> dict:
+def to_json(data: IBenchReport) -> JsonObject:
     """The summary tables (values, color names, COLORS for their hex codes), the steps lacking a
     value, and per step and target: rates, SLA, histograms, metrics, client 1's per-second series
     and its 10 slice averages of i_ips, i_dps and i_qps — what charts need, nothing to recompute."""
@@ -275,13 +275,13 @@ def render_json(data: IBenchReport) -> str:
     return json.dumps(to_json(data), indent=2, ensure_ascii=False) + "\n"
 
 
-def _table_json(table: SummaryTable) -> dict:
+def _table_json(table: SummaryTable) -> JsonObject:
     return {"columns": list(table.columns),
             "rows": [{"name": name, "cells": [_cell_json(c) for c in cells]} for name, cells in table.rows.items()]}
 
 
-def _cell_json(c) -> dict:
-    out = {"value": rounded(c.value, 4), "color": c.color}
+def _cell_json(c: SummaryCell) -> JsonObject:
+    out: JsonObject = {"value": rounded(c.value, 4), "color": c.color}
     if c.lower is not None:
         out.update(lower=rounded(c.lower, 4), upper=rounded(c.upper, 4))
     if c.repeats > 1:
@@ -289,7 +289,7 @@ def _cell_json(c) -> dict:
     return out
 
 
-def _detail_json(result: InsertStepResult, detail: StepDetail) -> dict:
+def _detail_json(result: InsertStepResult, detail: StepDetail) -> JsonObject:
     return {
         "status": result.status, "error": result.error, "clients": result.clients, "elapsed_s": result.elapsed_s,
         "ips": result.ips, "dps": result.dps, "qps": result.qps, "target_ips": result.target_ips,

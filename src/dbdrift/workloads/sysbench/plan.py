@@ -3,11 +3,16 @@ the campaign file, read into a CampaignSpec; what the workload can do, as Capabi
 from __future__ import annotations
 
 from dataclasses import replace
+from typing import TYPE_CHECKING
 
 from dbdrift.errors import InputError, UserError
+from dbdrift.model import JsonObject
 from dbdrift.plan import fields, keys
 from dbdrift.workload import Capabilities, WorkloadPlan
 from dbdrift.workloads.sysbench.catalog import select_tests
+
+if TYPE_CHECKING:  # plan/campaign.py imports this module: the type only, for the checker
+    from dbdrift.plan.campaign import CampaignSpec
 
 CAPS = Capabilities(title="sysbench", per_test_runs=True, takes_turns=True, auto_cpus_shared=False,
                     counts_instructions=True, chain_view=True, cluster_parts="tests")
@@ -47,7 +52,7 @@ def refuse_sysbench_keys(top: fields.Table, title: str, hint: str) -> None:
                              f"remove {key}; {hint}")
 
 
-def parse(spec, top: fields.Table):
+def parse(spec: CampaignSpec, top: fields.Table) -> CampaignSpec:
     names = top.data.get("tests", list(keys.default_as("top", "tests", tuple)))
     names = fields.str_list([names] if isinstance(names, str) else names, f"{top.where}: tests",
                       'e.g. tests = ["point-query", "update-index"]')
@@ -68,13 +73,13 @@ def parse(spec, top: fields.Table):
                    simulate_cache=top.flag("simulate_cache"), flamegraphs=top.flag("flamegraphs"))
 
 
-def settle_s(spec) -> float:
+def settle_s(spec: CampaignSpec) -> float:
     """A settle long enough for the tables' purge and checkpoint: a minute plus a second per
     million rows, at most 20 minutes."""
     return min(1200.0, 60.0 + spec.tables * spec.rows / 1e6)
 
 
-def stored(spec) -> dict:
+def stored(spec: CampaignSpec) -> JsonObject:
     return {}  # its keys are top-level keys, stored as such
 
 

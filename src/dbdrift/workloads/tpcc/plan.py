@@ -4,12 +4,17 @@ from __future__ import annotations
 
 from dataclasses import asdict, replace
 from functools import partial
+from typing import TYPE_CHECKING
 
 from dbdrift.errors import InputError
+from dbdrift.model import JsonObject
 from dbdrift.plan import fields
 from dbdrift.workload import Capabilities, WorkloadPlan
 from dbdrift.workloads.sysbench.plan import refuse_sysbench_keys, settle_s
 from dbdrift.workloads.tpcc.catalog import TpccSizes, setup_text
+
+if TYPE_CHECKING:  # plan/campaign.py imports this module: the type only, for the checker
+    from dbdrift.plan.campaign import CampaignSpec
 
 CAPS = Capabilities(title="TPROC-C", per_test_runs=False, takes_turns=False, auto_cpus_shared=True,
                     counts_instructions=False, chain_view=False, cluster_parts="repeats",
@@ -40,7 +45,7 @@ refuse = partial(refuse_sysbench_keys, title="TPROC-C",
                       "after the other, each on a fresh server (repeats run it again)")
 
 
-def parse_tpcc(spec, top: fields.Table):
+def parse_tpcc(spec: CampaignSpec, top: fields.Table) -> CampaignSpec:
     """The [tpcc] table: warehouses, virtual users, loaders, ramp-up and measured window, procedures."""
     table = top.subtable("tpcc")
     sizes = table.record(TpccSizes)
@@ -49,7 +54,7 @@ def parse_tpcc(spec, top: fields.Table):
     return replace(spec, tpcc=sizes, test_names=(), order="sequential")
 
 
-def stored(spec) -> dict:
+def stored(spec: CampaignSpec) -> JsonObject:
     return {"tpcc": asdict(spec.tpcc)}
 
 
@@ -58,6 +63,6 @@ PLAN = WorkloadPlan(name="tpcc", table="tpcc", caps=CAPS, refuse=refuse, parse=p
                     stored=stored, demo=DEMO)
 
 
-def check_lines(spec) -> list[str]:
+def check_lines(spec: CampaignSpec) -> list[str]:
     """What each target runs, as `run --check` says it."""
     return [f"TPROC-C: {setup_text(spec.to_dict())} per target"]

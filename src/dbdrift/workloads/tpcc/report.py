@@ -12,7 +12,7 @@ import json
 from html import escape
 
 from dbdrift.analysis.tpcc import HARDWARE, TargetSummary, hardware_per_new_order, nopm_series
-from dbdrift.model import TPCC_TRANSACTIONS as TRANSACTIONS
+from dbdrift.model import JsonObject, TPCC_TRANSACTIONS as TRANSACTIONS
 from dbdrift.report.caveats import findings_html, notes_html, verdict_counts, verdict_lines
 from dbdrift.report.numbers import fmt_fixed, fmt_ms
 from dbdrift.report.page import data_table, page, page_header
@@ -110,8 +110,8 @@ def render_csv(data: TpccReport) -> str:
     return buf.getvalue()
 
 
-def to_json(data: TpccReport) -> dict:
-    def est(s: TargetSummary) -> dict | None:
+def to_json(data: TpccReport) -> JsonObject:
+    def est(s: TargetSummary) -> JsonObject | None:
         if s.relative is None:
             return None
         return {"value": s.relative.value, "lower": s.relative.lower, "upper": s.relative.upper,
