@@ -22,16 +22,18 @@ import os
 import shutil
 import time
 from pathlib import Path
-from typing import AbstractSet
 from statistics import fmean
+from typing import AbstractSet
 
 from dbdrift.analysis.instructions import per_event, repeatability
 from dbdrift.workloads.sysbench.catalog import MicrobenchmarkSpec
 from dbdrift.driver import process
 from dbdrift.errors import DriverError, UserError
-from dbdrift.metrics.callgrind import parse_profile, wait_complete
+from dbdrift.model import JsonObject
+from dbdrift.metrics.callgrind import Profile, parse_profile, wait_complete
 from dbdrift.plan.expand import LoadStep, RunStep, SettleStep, TargetPlan
-from dbdrift.runner.session import DBNAME, TargetSession
+from dbdrift.runner.dialect import DBNAME
+from dbdrift.runner.session import TargetSession
 from dbdrift.server import osuser
 from dbdrift.server.mariadb import MariaDBServer
 from dbdrift.server.postgres import VALGRIND_COMMS, PostgresServer
@@ -162,7 +164,7 @@ vgdb wakes it through ptrace, which can leave mysqld stopped.) The admin connect
 statements around a run are the same for every run and cancel in the N1/N2 difference."""
 
 
-def valgrind_command(binary: str, out_dir, engine: str = "postgres", simulate_cache: bool = False,
+def valgrind_command(binary: str, out_dir: Path, engine: str = "postgres", simulate_cache: bool = False,
                      cpu: int | None = None) -> list[str]:
     """valgrind's command line, pinned to one CPU (`cpu`, default the lowest this process may
     use) where taskset exists: server processes (or threads) that never run at the same time
@@ -261,7 +263,7 @@ def supports(engine: str) -> bool:
     return engine in ("postgres", "mysql", "mariadb")
 
 
-def count_test(session: TargetSession, test: MicrobenchmarkSpec, out_dir, tables: int) -> InstructionRecord:
+def count_test(session: TargetSession, test: MicrobenchmarkSpec, out_dir: Path, tables: int) -> InstructionRecord:
     rows = session.spec.rows
     n1, n2 = event_counts(test, rows)
     label = f"{test.name}: instructions/event ({n1} and {n2} events under callgrind)"
@@ -290,21 +292,23 @@ def count_test(session: TargetSession, test: MicrobenchmarkSpec, out_dir, tables
     return record
 
 
-def simulated_per_event(small, n1: int, large, n2: int) -> dict[str, float]:
+def simulated_per_event(small: Profile, n1: int, large: Profile, n2: int) -> dict[str, float]:
     """Each cache and branch event callgrind simulated, per event: (count(N2) - count(N1)) / (N2 - N1),
     as instructions are. Empty when the profiles hold only Ir (no simulation)."""
     names = [e for e in large.totals if e != "Ir" and e in small.totals]
     return {e: (large.totals[e] - small.totals[e]) / (n2 - n1) for e in names}
 
 
-def _profile_of_run(session: TargetSession, test: MicrobenchmarkSpec, events: int, out_dir, tables: int):
+def _profile_of_run(session: TargetSession, test: MicrobenchmarkSpec, events: int, out_dir: Path,
+                    tables: int) -> Profile:
     """Run `events` events on one fresh connection and return the server's profile of it."""
     if session.install.engine == "postgres":
         return _backend_profile_of_run(session, test, events, out_dir, tables)
     return _dispatch_profile_of_run(session, test, events, out_dir)
 
 
-def _backend_profile_of_run(session: TargetSession, test: MicrobenchmarkSpec, events: int, out_dir, tables: int):
+def _backend_profile_of_run(session: TargetSession, test: MicrobenchmarkSpec, events: int, out_dir: Path,
+                            tables: int) -> Profile:
     """PostgreSQL: the run's backend writes its profile when it exits.
 
     Writes change what the next run finds (dead tuples, pruning, index growth), and reads
@@ -323,7 +327,7 @@ def _backend_profile_of_run(session: TargetSession, test: MicrobenchmarkSpec, ev
 def _save_loaded_data(session: TargetSession) -> None:
     """MySQL/MariaDB: with COUNTING_SETTINGS (the redo resized by a start), stopped cleanly, the
     loaded data directory is copied aside for write tests to start from."""
-    def work() -> dict:
+    def work() -> JsonObject:
         server = _innodb(session)
         # MariaDB 11.8 reserves address space for innodb_buffer_pool_size_max (by default far
         # more than valgrind can map): no more than the buffer pool it has.
@@ -339,7 +343,8 @@ def _save_loaded_data(session: TargetSession) -> None:
     session.timed_step("server", "copy the loaded data directory", work)
 
 
-def _dispatch_profile_of_run(session: TargetSession, test: MicrobenchmarkSpec, events: int, out_dir):
+def _dispatch_profile_of_run(session: TargetSession, test: MicrobenchmarkSpec, events: int,
+                             out_dir: Path) -> Profile:
     """MySQL/MariaDB: zero the counters, run, dump: the dump holds what dispatch_command did
     for this run's connection (nothing else runs commands meanwhile). A test that writes
     starts from the loaded data directory, on a new server (the InnoDB analogue of
@@ -358,7 +363,7 @@ def _dispatch_profile_of_run(session: TargetSession, test: MicrobenchmarkSpec, e
     return _read_profile(_new_dump(out_dir, pid, before, session))
 
 
-def _read_profile(path: Path):
+def _read_profile(path: Path) -> Profile:
     """The profile once callgrind has written all of it; the file is removed unless
     DBDRIFT_KEEP_PROFILES is set."""
     wait_complete(path, PROFILE_TIMEOUT_S)

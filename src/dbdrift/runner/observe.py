@@ -11,7 +11,7 @@ from typing import Literal, get_args
 
 from dbdrift.metrics import flame, host, perf
 from dbdrift.metrics.sampler import Sampler
-from dbdrift.model import HardwareWindow, PerfCounts
+from dbdrift.model import HardwareWindow, JsonObject, PerfCounts
 from dbdrift.runner.steal import StealClock
 from dbdrift.store.store import RunRecord
 
@@ -46,7 +46,7 @@ class RunObservers:
     def on_driver_start(self, pid: int) -> None:
         self.sampler.set_client(pid)
 
-    def on_line(self, obj: dict) -> None:
+    def on_line(self, obj: JsonObject) -> None:
         if self.clock is not None:
             self.clock.on_line(obj)
         kind = obj.get("type")
@@ -116,7 +116,7 @@ def _scaled(window: HardwareWindow, share: float) -> HardwareWindow:
     return scaled
 
 
-def run_host_facts(facts: dict) -> dict:
+def run_host_facts(facts: JsonObject) -> JsonObject:
     keep = ("governor", "turbo", "swap_used_bytes", "load_1min", "cpu_mhz")
     return {**{k: facts.get(k) for k in keep},
             "warnings": [w for w in host.check(facts) if w["kind"] in RUN_HOST_CHECKS]}
