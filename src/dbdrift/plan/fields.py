@@ -75,10 +75,10 @@ class Table:
         units = 'durations are seconds unless they carry a unit ("90s", "15m", "2h")'
         if seconds > MAX_DURATION_S:
             raise InputError(f"{self.where}: {name} = {brief_repr(value)} is more than 365 days", units)
-        low, high = key.bounds() if key.high is not None else (seconds, seconds)
-        if not low <= seconds <= high:
+        if key.high is not None and not key.bounds()[0] <= seconds <= key.high:
             raise InputError(f"{self.where}: {name} = {seconds:g} is out of range",
-                             f"{key.why}; use {low:g} to {high:g}, e.g. the default {keys.toml(key.default)}")
+                             f"{key.why}; use {key.bounds()[0]:g} to {key.high:g}, e.g. the default "
+                             f"{keys.toml(key.default)}")
         if key.large is not None and seconds > key.large and not self.allow_large:
             raise InputError(f"{self.where}: {name} = {brief_repr(value)} is longer than {key.large / HOUR_S:g} h",
                              f"{units}; {_ALLOW_LARGE_HINT}")
@@ -217,7 +217,7 @@ def _setting(value: object, what: str) -> str:
 _RETIRED = keys.retired()
 
 
-def check_keys(data: dict[str, object], known: set[str], where: str) -> None:
+def check_keys(data: TomlTable, known: set[str], where: str) -> None:
     import difflib
 
     for key in data:

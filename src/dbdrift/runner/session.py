@@ -120,7 +120,7 @@ class TargetSession:
     def retire(self, step: FreshStep) -> None:
         """The first half of a reload: stop the server, keep its log, remove its data directory."""
         self.server.check_alive()
-        def work() -> dict[str, str]:
+        def work() -> JsonObject:
             self.stop()
             return {"before": step.label}
 
