@@ -3,7 +3,6 @@ CampaignSpec; what the workload can do, as Capabilities."""
 from __future__ import annotations
 
 from dataclasses import asdict, replace
-from functools import partial
 from typing import TYPE_CHECKING
 
 from dbdrift.errors import InputError
@@ -14,7 +13,7 @@ from dbdrift.units import brief_repr
 from dbdrift.workload import Capabilities, WorkloadPlan
 from dbdrift.workloads.ibench.catalog import IBenchSizes, io_bound_settings, settle_seconds
 from dbdrift.workloads.ibench.catalog import steps as ibench_steps
-from dbdrift.workloads.sysbench.plan import refuse_sysbench_keys
+from dbdrift.workloads.sysbench.plan import RefuseSysbenchKeys
 
 if TYPE_CHECKING:  # plan/campaign.py imports this module: the type only, for the checker
     from dbdrift.plan.campaign import CampaignSpec
@@ -46,10 +45,10 @@ query_s = 25
 """
 
 # the sysbench keys the Insert Benchmark has no use for: refused rather than silently ignored
-refuse = partial(refuse_sysbench_keys, title="the Insert Benchmark",
-                 hint="the Insert Benchmark's sizes and durations are in [insert_benchmark] (`dbdrift docs campaign`), "
-                      "and it runs one target after the other, every step of a target on one server (repeats run "
-                      "them all again)")
+refuse = RefuseSysbenchKeys(
+    title="the Insert Benchmark",
+    hint="the Insert Benchmark's sizes and durations are in [insert_benchmark] (`dbdrift docs campaign`), and it runs "
+         "one target after the other, every step of a target on one server (repeats run them all again)")
 
 
 def parse_insert_benchmark(spec: CampaignSpec, top: fields.Table) -> CampaignSpec:

@@ -2,7 +2,7 @@
 the campaign file, read into a CampaignSpec; what the workload can do, as Capabilities."""
 from __future__ import annotations
 
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 from dbdrift.errors import InputError, UserError
@@ -43,13 +43,20 @@ def refuse(top: fields.Table) -> None:
     """Every top-level key applies to sysbench: nothing to refuse."""
 
 
-def refuse_sysbench_keys(top: fields.Table, title: str, hint: str) -> None:
-    """Refuse the sysbench-only top-level keys in another workload's campaign (rather than ignore
-    them): `title` names that workload in the message, `hint` follows "remove <key>; "."""
-    for key in keys.only_for("insert-benchmark"):
-        if key in top.data:
-            raise InputError(f"{top.where}: {key} applies to the sysbench workload, not {title}",
-                             f"remove {key}; {hint}")
+@dataclass(frozen=True)
+class RefuseSysbenchKeys:
+    """Another workload's `refuse` hook: the sysbench-only top-level keys in its campaign are
+    refused rather than ignored. `title` names that workload in the message, `hint` follows
+    "remove <key>; ". A value rather than a closure, so its Workload pickles and compares equal."""
+
+    title: str
+    hint: str
+
+    def __call__(self, top: fields.Table) -> None:
+        for key in keys.only_for("insert-benchmark"):
+            if key in top.data:
+                raise InputError(f"{top.where}: {key} applies to the sysbench workload, not {self.title}",
+                                 f"remove {key}; {self.hint}")
 
 
 def parse(spec: CampaignSpec, top: fields.Table) -> CampaignSpec:

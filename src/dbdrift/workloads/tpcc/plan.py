@@ -3,14 +3,13 @@ workload can do, as Capabilities."""
 from __future__ import annotations
 
 from dataclasses import asdict, replace
-from functools import partial
 from typing import TYPE_CHECKING
 
 from dbdrift.errors import InputError
 from dbdrift.model import JsonObject
 from dbdrift.plan import fields
 from dbdrift.workload import Capabilities, WorkloadPlan
-from dbdrift.workloads.sysbench.plan import refuse_sysbench_keys, settle_s
+from dbdrift.workloads.sysbench.plan import RefuseSysbenchKeys, settle_s
 from dbdrift.workloads.tpcc.catalog import TpccSizes, setup_text
 
 if TYPE_CHECKING:  # plan/campaign.py imports this module: the type only, for the checker
@@ -40,9 +39,10 @@ duration_s = 60
 """
 
 # the sysbench keys TPROC-C has no use for: refused rather than silently ignored
-refuse = partial(refuse_sysbench_keys, title="TPROC-C",
-                 hint="TPROC-C's sizes and durations are in [tpcc] (`dbdrift docs campaign`), and it runs one target "
-                      "after the other, each on a fresh server (repeats run it again)")
+refuse = RefuseSysbenchKeys(
+    title="TPROC-C",
+    hint="TPROC-C's sizes and durations are in [tpcc] (`dbdrift docs campaign`), and it runs one target after the "
+         "other, each on a fresh server (repeats run it again)")
 
 
 def parse_tpcc(spec: CampaignSpec, top: fields.Table) -> CampaignSpec:
@@ -50,7 +50,8 @@ def parse_tpcc(spec: CampaignSpec, top: fields.Table) -> CampaignSpec:
     table = top.subtable("tpcc")
     sizes = table.record(TpccSizes)
     if sizes.duration_s <= 0:
-        raise InputError(f"{table.where}: duration_s = 0 measures nothing", "give the measured window, e.g. duration_s = 300")
+        raise InputError(f"{table.where}: duration_s = 0 measures nothing",
+                         "give the measured window, e.g. duration_s = 300")
     return replace(spec, tpcc=sizes, test_names=(), order="sequential")
 
 
