@@ -88,6 +88,21 @@ class Output:
         self._file.close()
 
 
+def campaign_output(script: str, store: Path | None = None) -> tuple[Output, str, Path]:
+    """For a script that runs dbdrift campaigns: its Output, the time stamp (HHMMSS) its
+    campaigns' names carry, and the store they go to (`store`, else bench/out/<script>-<stamp>.db)."""
+    stamp = time.strftime("%H%M%S")
+    return Output(script), stamp, store or OUT_DIR / f"{script}-{stamp}.db"
+
+
+def finish(out: Output, store: Path) -> int:
+    """End a campaign script's output with the store its figures can be read from again;
+    the exit status 0."""
+    out(f"  store: {store}")
+    out.close()
+    return 0
+
+
 def campaign_parser(doc: str) -> argparse.ArgumentParser:
     """The argument parser of a script that runs dbdrift campaigns (its description: the
     docstring's first paragraph), once SIGTERM acts as Ctrl-C, so that a `kill` lets the

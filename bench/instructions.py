@@ -21,7 +21,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _common import OUT_DIR, Output, campaign_parser, dbdrift_cli  # noqa: E402
+from _common import OUT_DIR, Output, campaign_output, campaign_parser, dbdrift_cli, finish  # noqa: E402
 
 
 PREFIX = {"postgres": "pg", "mysql": "my", "mariadb": "ma"}
@@ -69,9 +69,7 @@ def main() -> int:
     parser.add_argument("--once", action="store_true", help="count once (time only; no repeatability between counts)")
     args = parser.parse_args()
     args.versions = args.versions or DEFAULT_VERSIONS[args.engine]
-    out = Output("instructions")
-    stamp = time.strftime("%H%M%S")
-    store = OUT_DIR / f"instructions-{stamp}.db"
+    out, stamp, store = campaign_output("instructions")
     out(f"instructions per event: {args.engine} {', '.join(args.versions)}, {args.rows:,} rows, "
         f"tests {args.tests or 'the 32 default tests'}")
     docs = []
@@ -103,9 +101,7 @@ def main() -> int:
             shrank = ", ".join(f"{r['function']} {r['delta']:+,.0f}" for r in fn["self"]["shrank"][:3])
             out(f"{row['test']:<22} {target} / {base} = {ratio:.4f} ({fn['total_delta']:+,.0f} per event); "
                 f"grew: {grew}; shrank: {shrank}")
-    out(f"  store: {store}")
-    out.close()
-    return 0
+    return finish(out, store)
 
 
 if __name__ == "__main__":

@@ -40,7 +40,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import aa_coverage  # noqa: E402
-from _common import OUT_DIR, Output, campaign_parser, dbdrift_cli, neighbours  # noqa: E402
+from _common import OUT_DIR, Output, campaign_output, campaign_parser, dbdrift_cli, finish, neighbours  # noqa: E402
 
 from dbdrift.analysis.noise import verdict  # noqa: E402
 
@@ -272,9 +272,7 @@ def main() -> int:
                         help="JSON object of settings for the second server of the planted campaign")
     args = parser.parse_args()
     planted = json.loads(args.planted)
-    out = Output("noise")
-    stamp = time.strftime("%H%M%S")
-    store = args.store or OUT_DIR / f"noise-{stamp}.db"
+    out, stamp, store = campaign_output("noise", args.store)
     out(f"noise benchmark: postgres {args.version}, {args.rows:,} rows, {len(args.tests)} tests, "
         f"{args.repeats} x {args.seconds:g} s per target per test (restart {args.restart}) in turns of "
         f"{args.slice:g} s, cpus {args.cpus}, "
@@ -341,9 +339,7 @@ def main() -> int:
     for kind, (_, elapsed, _) in results.items():
         out(f"  {kind}: {elapsed / 60 / 2 / len(args.tests) / campaigns:.2f} min per target per microbenchmark "
             f"(goal <= 2)")
-    out(f"  store: {store}")
-    out.close()
-    return 0
+    return finish(out, store)
 
 
 if __name__ == "__main__":

@@ -16,13 +16,12 @@ import argparse
 import math
 import statistics
 import sys
-import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _common import OUT_DIR, Output, campaign_parser, dbdrift_cli  # noqa: E402
+from _common import OUT_DIR, campaign_output, campaign_parser, dbdrift_cli, finish  # noqa: E402
 
 from dbdrift.analysis.noise import paired_turns  # noqa: E402
 from dbdrift.results.build import measurement  # noqa: E402
@@ -74,9 +73,7 @@ def main() -> int:
     parser.add_argument("--slices", type=float, nargs="+", default=[0.01, 0.02, 0.05, 0.1])
     parser.add_argument("--tests", nargs="+", default=["point-query", "range-covered-pk", "update-index"])
     args = parser.parse_args()
-    out = Output("turns")
-    stamp = time.strftime("%H%M%S")
-    store = OUT_DIR / f"turns-{stamp}.db"
+    out, stamp, store = campaign_output("turns")
     out(f"A/A, postgres {args.version}, {args.rows:,} rows, {args.seconds:g} s per target per test; store {store}")
     out(f"{'turn':>6} {'test':<18} {'pairs':>6} {'sd(d)':>6}  {'mean of d':<32} trimmed mean of d (reported)")
     for turn_s in args.slices:
@@ -91,8 +88,7 @@ def main() -> int:
             pairs, sd = spread(a, b)
             out(f"{turn_s:6g} {test:<18} {pairs:6d} {sd:6.3f}  {text(paired_turns(b, a, trim=0.0)):<32} "
                 f"{text(paired_turns(b, a))}")
-    out.close()
-    return 0
+    return finish(out, store)
 
 
 if __name__ == "__main__":

@@ -7,6 +7,7 @@ failure, and so does a session that ran no such test.
 from __future__ import annotations
 
 import os
+import signal
 import sys
 from pathlib import Path
 
@@ -21,6 +22,12 @@ _fault_outcomes: dict[str, tuple[str, str]] = {}  # nodeid -> (area, outcome)
 
 
 def pytest_configure(config):
+    # A runner started in the background of a non-interactive shell (`cmd &`) has SIGINT ignored,
+    # and an ignored signal stays ignored in every child: the dbdrift processes the Ctrl-C tests
+    # start would then never see their SIGINT. A handler (unlike "ignore") resets to the default
+    # on exec, so the children get Python's KeyboardInterrupt as at a terminal.
+    if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
     config.addinivalue_line("markers", "fault(area): a case of the fault suite (security, concurrency, "
                                        "kill, store, input, reports); counted per area in the summary")
 

@@ -1,6 +1,6 @@
 """Plain value types shared by every layer: what to run (*Spec) and what was observed (*Info).
 
-No I/O and no imports from other dbdrift modules except errors/units.
+No I/O and no imports from other dbdrift modules except errors/quantities.
 """
 from __future__ import annotations
 

@@ -3,11 +3,11 @@ import ast
 from pathlib import Path
 
 PKG = Path(__file__).resolve().parents[2] / "src" / "dbdrift"
-BASE = {"model", "units", "errors", "cpus", "version", "disk", "workload"}
+BASE = {"model", "quantities", "errors", "cpus", "version", "disk", "workload"}
 ALLOWED = {
     "cpus": {"errors"},
-    "model": {"errors", "units"},
-    "units": {"errors"},
+    "model": {"errors", "quantities"},
+    "quantities": {"errors"},
     "errors": set(),
     "version": set(),
     "disk": set(),
@@ -20,9 +20,9 @@ ALLOWED = {
     "metrics": BASE,
     "store": BASE,
     "runner": BASE | {"catalog", "plan", "server", "driver", "metrics", "store", "env", "analysis"},
-    "analysis": {"model", "units"},
+    "analysis": {"model", "quantities"},
     "results": BASE | {"catalog", "store", "analysis"},
-    "report": {"analysis", "model", "units", "version", "results"},
+    "report": {"analysis", "model", "quantities", "version", "results"},
     "cluster": BASE | {"catalog", "plan", "server", "store", "env", "runner"},
     # the workload registry assembles every slice's parts, so it sits above every layer they belong to
     "workloads": BASE | {"env", "catalog", "plan", "server", "driver", "metrics", "store", "runner", "analysis",

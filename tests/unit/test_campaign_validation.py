@@ -249,7 +249,7 @@ def test_a_value_of_the_wrong_type_is_refused_with_the_key_named(data, needle):
 
 
 def test_parse_duration_s_allows_zero_unless_the_duration_is_measured():
-    from dbdrift.units import parse_duration_s
+    from dbdrift.quantities import parse_duration_s
 
     assert parse_duration_s("0s", "--steal-window") == 0
     with pytest.raises(UserError, match="must be more than 0"):

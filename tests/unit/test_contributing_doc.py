@@ -4,6 +4,7 @@ layer table lists every package of src/dbdrift/ in an order the import rule
 layers above it."""
 from __future__ import annotations
 
+import importlib
 import re
 from pathlib import Path
 
@@ -68,3 +69,40 @@ def test_the_readme_lists_the_layers_in_the_guides_order():
     text = " ".join((ROOT / "README.md").read_text().split())
     listed = text.split("one package per step of a run,", 1)[1].split(", each importing", 1)[0]
     assert [name.strip() for name in listed.split(",")] == layer_rows()
+
+
+def names_rows() -> list[tuple[str, str]]:
+    """(word, symbol) for each row of the guide's "Names" table."""
+    table = prose().split("| word | means | in code |", 1)[1].split("\n\n", 1)[0]
+    return re.findall(r"^\| (\w+) \|.*\| `([\w.]+)` \|$", table, re.M)
+
+
+def resolve(symbol: str) -> object:
+    """Import the longest module prefix of a dotted name and look the rest up as attributes."""
+    parts = symbol.split(".")
+    for cut in range(len(parts), 0, -1):
+        try:
+            obj = importlib.import_module(".".join(parts[:cut]))
+        except ModuleNotFoundError:
+            continue
+        for name in parts[cut:]:
+            obj = getattr(obj, name)
+        return obj
+    raise ModuleNotFoundError(symbol)
+
+
+def test_each_word_of_the_names_table_points_at_a_symbol_that_exists():
+    rows = names_rows()
+    assert {"unit", "step", "phase", "cell"} <= {word for word, _ in rows}
+    missing = []
+    for word, symbol in rows:
+        try:
+            resolve(symbol)
+        except (ImportError, AttributeError) as e:
+            missing.append(f"{word}: {symbol} ({e})")
+    assert not missing, f"docs/contributing.md's Names table points at symbols that do not exist: {missing}"
+
+
+def test_unit_has_one_meaning_no_module_is_named_units_outside_the_cluster():
+    modules = sorted(str(p.relative_to(PKG)) for p in PKG.rglob("units.py"))
+    assert modules == ["cluster/units.py"]

@@ -198,42 +198,42 @@ fn run_and_check(backend: &str, connection: &Value, procedures: bool) -> Vec<Val
     out
 }
 
+/// Runs `check` with the connection to `name`, dropped and created anew on the live
+/// `backend` server; without that server, says on stderr that `what` was skipped.
+fn in_fresh_database(backend: &str, name: &str, what: &str, check: impl FnOnce(&str, &Value)) {
+    let (admin, conn) = if backend == "postgres" {
+        let Some((dir, port)) = live_postgres(what) else {
+            return;
+        };
+        (pg_conn(&dir, port, "postgres"), pg_conn(&dir, port, name))
+    } else {
+        let Some(socket) = live_mysql(what) else {
+            return;
+        };
+        let conn = |dbname| mysql_conn(&socket, "root", "", dbname);
+        (conn(""), conn(name))
+    };
+    let (drop, create) = (
+        format!("DROP DATABASE IF EXISTS {name}"),
+        format!("CREATE DATABASE {name}"),
+    );
+    exec(backend, &admin, &[&drop, &create]);
+    check(backend, &conn);
+}
+
+fn load_run_and_check(backend: &str, connection: &Value) {
+    load_and_check_rows(backend, connection);
+    run_and_check(backend, connection, false);
+}
+
 #[test]
 fn live_postgres_tpcc_load_run_and_consistency() {
-    let Some((dir, port)) = live_postgres("tpcc test") else {
-        return;
-    };
-    let admin = pg_conn(&dir, port, "postgres");
-    exec(
-        "postgres",
-        &admin,
-        &[
-            "DROP DATABASE IF EXISTS dbdrift_tpcc",
-            "CREATE DATABASE dbdrift_tpcc",
-        ],
-    );
-    let conn = pg_conn(&dir, port, "dbdrift_tpcc");
-    load_and_check_rows("postgres", &conn);
-    run_and_check("postgres", &conn, false);
+    in_fresh_database("postgres", "dbdrift_tpcc", "tpcc test", load_run_and_check);
 }
 
 #[test]
 fn live_mysql_tpcc_load_run_and_consistency() {
-    let Some(socket) = live_mysql("tpcc test") else {
-        return;
-    };
-    let admin = mysql_conn(&socket, "root", "", "");
-    exec(
-        "mysql",
-        &admin,
-        &[
-            "DROP DATABASE IF EXISTS dbdrift_tpcc",
-            "CREATE DATABASE dbdrift_tpcc",
-        ],
-    );
-    let conn = mysql_conn(&socket, "root", "", "dbdrift_tpcc");
-    load_and_check_rows("mysql", &conn);
-    run_and_check("mysql", &conn, false);
+    in_fresh_database("mysql", "dbdrift_tpcc", "tpcc test", load_run_and_check);
 }
 
 /// New orders committed over every interval, ramp-up included.
@@ -323,36 +323,20 @@ fn procedures_load_run_and_check(backend: &str, connection: &Value) {
 
 #[test]
 fn live_postgres_tpcc_procedures() {
-    let Some((dir, port)) = live_postgres("tpcc test") else {
-        return;
-    };
-    let admin = pg_conn(&dir, port, "postgres");
-    exec(
+    in_fresh_database(
         "postgres",
-        &admin,
-        &[
-            "DROP DATABASE IF EXISTS dbdrift_tpcc_sp",
-            "CREATE DATABASE dbdrift_tpcc_sp",
-        ],
+        "dbdrift_tpcc_sp",
+        "tpcc test",
+        procedures_load_run_and_check,
     );
-    let conn = pg_conn(&dir, port, "dbdrift_tpcc_sp");
-    procedures_load_run_and_check("postgres", &conn);
 }
 
 #[test]
 fn live_mysql_tpcc_procedures() {
-    let Some(socket) = live_mysql("tpcc procedures test") else {
-        return;
-    };
-    let admin = mysql_conn(&socket, "root", "", "");
-    exec(
+    in_fresh_database(
         "mysql",
-        &admin,
-        &[
-            "DROP DATABASE IF EXISTS dbdrift_tpcc_sp",
-            "CREATE DATABASE dbdrift_tpcc_sp",
-        ],
+        "dbdrift_tpcc_sp",
+        "tpcc procedures test",
+        procedures_load_run_and_check,
     );
-    let conn = mysql_conn(&socket, "root", "", "dbdrift_tpcc_sp");
-    procedures_load_run_and_check("mysql", &conn);
 }

@@ -17,9 +17,10 @@ from pathlib import Path
 from dbdrift import env
 from dbdrift.analysis.bisect import Outcome, bisect
 from dbdrift.analysis.instructions import canonical
+from dbdrift.runner.progress import ProgressSink
 from dbdrift.workloads.sysbench.catalog import select_tests
 from dbdrift.errors import UserError
-from dbdrift.model import version_key
+from dbdrift.model import JsonObject, version_key
 from dbdrift.plan.campaign import parse_campaign
 from dbdrift.plan.overrides import apply_sets
 from dbdrift.report.numbers import fmt_abs
@@ -121,15 +122,15 @@ def _same_source(build: versions.Build, request: versions.Request) -> bool:
     return build.source == request.source and (request.suite is None or build.suite == request.suite)
 
 
-def campaign_data(request: BisectRequest, label: str, source: dict | None = None,
-                  build_source: str | None = None) -> dict:
+def campaign_data(request: BisectRequest, label: str, source: JsonObject | None = None,
+                  build_source: str | None = None) -> JsonObject:
     """One measurement's campaign: one target, the version `label` (from `build_source` when
     the ends named one), or `source`: the target's basedir of a built commit."""
     test = re.sub(r"[^A-Za-z0-9._+-]", "_", request.test)  # a campaign name has no '=' (read-only_range=100)
     name = f"bisect-{request.engine}-{test}-{label}" + (f"-{build_source}" if build_source and source is None else "")
     where = source if source is not None else {"version": f"{build_source}:{label}" if build_source else label}
     target = f"{PREFIX[request.engine]}{label}" if source is None else f"{PREFIX[request.engine]}-{label}"
-    data: dict = {"name": name, "rows": request.rows, "tables": 1, "threads": [1], "tests": [request.test],
+    data: JsonObject = {"name": name, "rows": request.rows, "tables": 1, "threads": [1], "tests": [request.test],
                   "targets": [{"name": target, "engine": request.engine, **where}]}
     if request.metric == "qps":
         data.update(read_s=request.duration_s, write_s=request.duration_s, repeats=request.repeats,
@@ -151,7 +152,7 @@ class Measurer:
     version (or commit), test, setup and host, else a one-target campaign run now and stored.
     With a source tree, a commit is built (or taken from the build cache) before it is run."""
 
-    def __init__(self, request: BisectRequest, labels: list[str], store: Store, progress,
+    def __init__(self, request: BisectRequest, labels: list[str], store: Store, progress: ProgressSink,
                  commits: list[sourcebuild.Commit] | None = None, build_source: str | None = None):
         self.request, self.labels, self.store, self.progress = request, labels, store, progress
         self.build_source = build_source
@@ -167,7 +168,7 @@ class Measurer:
             return point.version.endswith("@" + label)
         return point.version == label
 
-    def _data(self, label: str, source: dict | None) -> dict:
+    def _data(self, label: str, source: JsonObject | None) -> JsonObject:
         return campaign_data(self.request, label, source, self.build_source)
 
     def _stored(self, label: str) -> history.Point | None:
@@ -182,7 +183,7 @@ class Measurer:
         self.errors[label] = error
         self.progress.message(f"{label}: not measured, skipped: {error}")
 
-    def _where(self, label: str) -> dict | None:
+    def _where(self, label: str) -> JsonObject | None:
         """The target's install: a version to fetch, or the prefix of the commit's build."""
         if not self.commits:
             return None
@@ -229,7 +230,7 @@ class Measurer:
         return point.value
 
 
-def run(request: BisectRequest, progress) -> BisectOutcome:
+def run(request: BisectRequest, progress: ProgressSink) -> BisectOutcome:
     """Choose the candidates, search them (measuring or reading each probe) and find the
     functions that moved; what happens is told through `progress` as it goes."""
     select_tests([request.test])  # an unknown test is refused before anything is fetched or built

@@ -2,34 +2,25 @@
 libraries it loads from its own install; with source build trees, the object files that grew most."""
 from __future__ import annotations
 
-from dataclasses import dataclass
 from pathlib import Path
 
 from dbdrift import env
 from dbdrift.app.targets import parse_target
 from dbdrift.errors import UserError
 from dbdrift.metrics.binary import binary_facts, object_sizes, server_binary
+from dbdrift.model import JsonObject
 from dbdrift.plan.campaign import parse_campaign
+from dbdrift.results.outcomes import BloatOutcome as BloatOutcome  # the record report/ renders
+from dbdrift.runner.progress import ProgressSink
 from dbdrift.server import engines
 
 
-@dataclass(frozen=True)
-class BloatOutcome:
-    """`binaries`: one row of sizes per target, the first the reference; `objects`: per target
-    after the first with a build tree, its object files that grew most."""
-    binaries: list[dict]
-    objects: list[dict]
-
-    def as_dict(self) -> dict:
-        return {"binaries": self.binaries, "objects": self.objects}
-
-
-def run(targets: list[str], build_dir_values: list[str], top: int, progress) -> BloatOutcome:
+def run(targets: list[str], build_dir_values: list[str], top: int, progress: ProgressSink) -> BloatOutcome:
     rows = measure(targets, progress)
     return BloatOutcome(rows, object_growth(build_dirs(build_dir_values, [r["target"] for r in rows]), top))
 
 
-def measure(targets: list[str], progress) -> list[dict]:
+def measure(targets: list[str], progress: ProgressSink) -> list[JsonObject]:
     """Per target (named as for compare; fetched when not cached): its server binary's facts."""
     used: set[str] = set()
     data = {"name": "bloat", "targets": [parse_target(t, used) for t in targets]}
@@ -58,7 +49,7 @@ def build_dirs(values: list[str], names: list[str]) -> dict[str, Path]:
     return dirs
 
 
-def object_growth(dirs: dict[str, Path], top: int) -> list[dict]:
+def object_growth(dirs: dict[str, Path], top: int) -> list[JsonObject]:
     """Per target after the first with a build dir: the object files whose text + data grew most."""
     if len(dirs) < 2:
         return []

@@ -3,10 +3,11 @@ from __future__ import annotations
 
 import json
 
+from dbdrift.model import JsonObject
 from dbdrift.store.store import Store
 
 
-def rows(store: Store) -> list[dict]:
+def rows(store: Store) -> list[JsonObject]:
     out = []
     for c in store.campaigns():
         full = store.campaign(c["id"])

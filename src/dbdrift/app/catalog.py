@@ -1,16 +1,8 @@
 """The microbenchmark catalogue as entries: group, statements per event, SQL per engine."""
 from __future__ import annotations
 
-from dataclasses import dataclass
-
+from dbdrift.results.outcomes import CatalogListing as CatalogListing  # the record report/ renders
 from dbdrift.workloads.sysbench.catalog import CATALOG, GROUP_TITLES, describe, report_order, select_tests
-
-
-@dataclass(frozen=True)
-class CatalogListing:
-    """`entries`: catalog.sysbench.describe of each test, in report order; `group_titles`: group -> title."""
-    entries: list[dict]
-    group_titles: dict[str, str]
 
 
 def listing(tests: list[str] | None, engine: str) -> CatalogListing:

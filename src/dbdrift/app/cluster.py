@@ -4,28 +4,29 @@ Dask is imported only when one of them is used (the optional extra dbdrift[clust
 """
 from __future__ import annotations
 
+import importlib
 from dataclasses import dataclass
 from pathlib import Path
 
 from dbdrift.errors import UserError
 from dbdrift.plan import fields
 from dbdrift.plan.campaign import CampaignSpec, cluster_address
+from dbdrift.runner.progress import ProgressSink
 from dbdrift.store.store import Store
 from dbdrift.workloads.registry import workload_of
 
 EXTRA_HINT = "pip install 'dbdrift[cluster]' on this host and on every worker host (`dbdrift docs cluster`)"
 
 
-def require():
-    """The cluster client module, or a UserError naming the missing extra."""
+def require() -> None:
+    """A UserError naming the missing extra when the cluster client cannot be imported."""
     try:
-        from dbdrift.cluster import client
+        importlib.import_module("dbdrift.cluster.client")  # it imports Dask
     except ImportError as exc:
         if (exc.name or "").split(".")[0] in ("distributed", "dask"):
             raise UserError(f"running on a cluster needs Dask distributed, which is not installed ({exc})",
                             EXTRA_HINT) from None
         raise
-    return client
 
 
 @dataclass(frozen=True)
@@ -35,11 +36,13 @@ class ClusterRunSummary:
     failed: bool
 
 
-def run(spec: CampaignSpec, store: Store, address: str, progress, resume: bool) -> ClusterRunSummary:
+def run(spec: CampaignSpec, store: Store, address: str, progress: ProgressSink, resume: bool) -> ClusterRunSummary:
     """Run the campaign's units on the workers at `address`, each result stored as it arrives;
     the units that failed and what was stored from which hosts are told through `progress`."""
-    client = require()
-    outcome = client.ClusterRun(spec, store, address, progress, resume=resume,
+    require()
+    from dbdrift.cluster.client import ClusterRun
+
+    outcome = ClusterRun(spec, store, address, progress, resume=resume,
                                 workload=workload_of(spec)).run()
     units = [u for u in outcome.units if u.status != "kept"]  # kept: complete in the store before (--resume)
     ran = {u.unit_id for u in units}

@@ -8,7 +8,9 @@ from pathlib import Path
 
 from dbdrift.app.targets import parse_target
 from dbdrift.errors import UserError
-from dbdrift.plan.campaign import CampaignSpec, parse_campaign
+from dbdrift.model import JsonObject
+from dbdrift.plan.campaign import CampaignSpec as CampaignSpec  # what the verb hands to `run`
+from dbdrift.plan.campaign import parse_campaign
 from dbdrift.plan.fields import NAME
 from dbdrift.plan.overrides import apply_sets
 
@@ -30,7 +32,7 @@ class CompareRequest:
     sets: tuple[str, ...] = ()
 
 
-def campaign_data(request: CompareRequest) -> dict:
+def campaign_data(request: CompareRequest) -> JsonObject:
     """The campaign as a file's table (`--set` applied), the keys compare sets and nothing more."""
     if len(request.targets) < 2:
         raise UserError("compare needs two targets or more (the first is the base)",
@@ -51,6 +53,6 @@ def campaign_data(request: CompareRequest) -> dict:
     return apply_sets(data, list(request.sets))
 
 
-def campaign(data: dict) -> CampaignSpec:
+def campaign(data: JsonObject) -> CampaignSpec:
     """The campaign table checked whole, as a file's would be."""
     return parse_campaign(data, "dbdrift compare", Path.cwd(), data["name"])

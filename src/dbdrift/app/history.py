@@ -8,6 +8,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from dbdrift.analysis.changepoints import INSTALL_HINT, Unavailable, change_points, detector, new_changes
+from dbdrift.model import JsonObject
 from dbdrift.workloads.sysbench.catalog import select_tests
 from dbdrift.errors import UserError
 from dbdrift.report import history as render
@@ -40,7 +41,7 @@ class HistoryOutcome:
     metadata, and (when asked) one line per regression the newest point of a series brought."""
     series: list[history.Series]
     notes: list[str]
-    meta: dict
+    meta: JsonObject
     new_regressions: list[str]
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dbdrift.errors import UserError
 from dbdrift.workloads.sysbench.catalog import select_tests
 from dbdrift.model import ENGINES
-from dbdrift.units import format_duration, parse_duration_s
+from dbdrift.quantities import format_duration, parse_duration_s
 
 __all__ = ["ENGINES", "format_duration", "parse_duration_s", "select_tests", "split_list"]
 

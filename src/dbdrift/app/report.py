@@ -7,12 +7,13 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from dbdrift.errors import UserError
+from dbdrift.plan.campaign import CampaignSpec
 from dbdrift.report.flamegraph import folded_text, render_diff_svg, render_svg
 from dbdrift.report.formats import FORMATS, render
 from dbdrift.report.matrix import axis_names, measured_tests
 from dbdrift.results.build import build_report, no_campaign
 from dbdrift.results.data import ReportData
-from dbdrift.results.findings import CAMPAIGN, FINDING_KINDS, MEASURES, all_findings, select
+from dbdrift.results.findings import CAMPAIGN, FINDING_KINDS, MEASURES, Finding, all_findings, select
 from dbdrift.results.targets import AGAINST, merged_stacks, server_configs
 from dbdrift.results.workload import workload_of as stored_workload_name
 from dbdrift.store.store import Store
@@ -20,7 +21,7 @@ from dbdrift.workload import Workload
 from dbdrift.workloads.registry import WORKLOADS, workload_of
 from dbdrift.workloads.sysbench.catalog import select_tests
 
-__all__ = ["AGAINST", "CAMPAIGN", "FINDING_KINDS", "FORMATS", "MEASURES", "ReportData", "Store", "all_findings",
+__all__ = ["AGAINST", "CAMPAIGN", "FINDING_KINDS", "FORMATS", "MEASURES", "Finding", "ReportData", "Store", "all_findings",
            "build_report", "campaign_report", "latest_comparison", "matrix_shape", "no_campaign", "render",
            "select", "selected_tests", "server_configs", "stored_workload", "workload_report", "write_flamegraphs"]
 
@@ -33,7 +34,10 @@ def selected_tests(names: list[str]) -> frozenset[str]:
 def write_flamegraphs(store: Store, campaign: str | None, data: ReportData, directory: Path) -> list[Path]:
     """Per (test, threads, target): the stacks of all its runs merged, as SVG and folded text;
     per compared target also a differential SVG against its reference."""
-    merged = merged_stacks(store, store.latest_campaign_id(campaign))
+    campaign_id = store.latest_campaign_id(campaign)
+    if campaign_id is None:
+        raise no_campaign(store, campaign)
+    merged = merged_stacks(store, campaign_id)
     try:
         directory.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
@@ -45,7 +49,7 @@ def write_flamegraphs(store: Store, campaign: str | None, data: ReportData, dire
         written += [_write(directory / f"{stem}.svg", render_svg(stacks, f"{test} x{threads}: {target}")),
                     _write(directory / f"{stem}.folded", folded_text(stacks))]
         ref = references.get(target)
-        if (test, threads, ref) in merged:
+        if ref is not None and (test, threads, ref) in merged:
             title = f"{test} x{threads}: {target} vs {ref} (red: more samples, blue: fewer)"
             written.append(_write(directory / f"{stem}-vs-{_file_safe(ref)}.diff.svg",
                                   render_diff_svg(merged[(test, threads, ref)], stacks, title)))
@@ -78,7 +82,7 @@ def stored_workload(store: Store, campaign_id: int) -> Workload:
     return WORKLOADS[name]
 
 
-def campaign_report(spec, store: Store, campaign_id: int, fmt: str, color: bool, chain_view: bool = False) -> str:
+def campaign_report(spec: CampaignSpec, store: Store, campaign_id: int, fmt: str, color: bool, chain_view: bool = False) -> str:
     """The report `run` prints when a campaign of `spec` is stored: the workload's own, or the
     rQPS report at the default thresholds (with `chain_view`, in text, the chain view after it)."""
     workload = workload_of(spec)

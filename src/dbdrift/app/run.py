@@ -17,6 +17,7 @@ from dbdrift.plan.campaign import CampaignSpec, load_campaign, with_base
 from dbdrift.plan.campaign import cluster_address as cluster_address_of
 from dbdrift.runner import Runner
 from dbdrift.runner.memory import fit_order
+from dbdrift.runner.progress import ProgressSink
 from dbdrift.server import rundir
 from dbdrift.store.lock import campaign_lock
 from dbdrift.store.store import Store
@@ -103,7 +104,7 @@ def fitted(spec: CampaignSpec, cluster_flag: str | None) -> tuple[CampaignSpec, 
 Reporter = Callable[[Store, int, "str | None"], None]
 
 
-def execute(spec: CampaignSpec, store_path: Path, progress, *, resume: bool = False,
+def execute(spec: CampaignSpec, store_path: Path, progress: ProgressSink, *, resume: bool = False,
             cluster_flag: str | None = None, order_note: str | None = None,
             report: Reporter | None = None) -> RunOutcome:
     """Run the campaign (already fitted, see `fitted`) into the store at `store_path`, after the
@@ -136,7 +137,7 @@ def execute(spec: CampaignSpec, store_path: Path, progress, *, resume: bool = Fa
                                  "program locked the store, and are now in the store")
 
 
-def _run(spec: CampaignSpec, store_path: Path, store: Store, progress, resume: bool, cluster_flag: str | None,
+def _run(spec: CampaignSpec, store_path: Path, store: Store, progress: ProgressSink, resume: bool, cluster_flag: str | None,
          report: Reporter | None) -> RunOutcome:
     note = base_note(spec)
     if note:

@@ -6,9 +6,10 @@ import shutil
 from dataclasses import asdict
 
 from dbdrift.metrics import host, perf
+from dbdrift.model import JsonObject
 
 
-def check(steal_window_s: float) -> dict:
+def check(steal_window_s: float) -> JsonObject:
     """`facts` (metrics/host.py), `warnings` (each a message and a hint), `perf` (what perf can
     count here) and `valgrind` (its path, or None): the JSON `dbdrift system check` prints."""
     facts = host.host_facts(steal_window_s=steal_window_s)

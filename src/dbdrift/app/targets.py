@@ -6,13 +6,13 @@ import re
 from pathlib import Path
 
 from dbdrift.errors import UserError
-from dbdrift.model import ENGINES
+from dbdrift.model import ENGINES, JsonObject
 from dbdrift.plan.fields import NAME
 from dbdrift.server.versions import SOURCES
 
 PREFIX = {"postgres": "pg", "mysql": "my", "mariadb": "ma"}
 
-def parse_target(text: str, used: set[str]) -> dict:
+def parse_target(text: str, used: set[str]) -> JsonObject:
     """One command-line target as a [[targets]] table."""
     name, sep, what = text.partition("=")
     if not sep:
@@ -30,7 +30,7 @@ def parse_target(text: str, used: set[str]) -> dict:
     if not what:
         raise UserError(f"target {text!r} names no version or directory",
                         "e.g. 17.10, mysql:8.0.31, postgres:system or /opt/pg-build", exit_code=2)
-    table: dict = {}
+    table: JsonObject = {}
     if what == "system":
         engine = engine or "postgres"
         table["system"] = True

@@ -2,32 +2,20 @@
 from which sources, and which are already in the cache."""
 from __future__ import annotations
 
-from dataclasses import dataclass
 from itertools import groupby
-from pathlib import Path
 
 from dbdrift import env
-from dbdrift.model import ENGINES, version_key
+from dbdrift.model import ENGINES, JsonObject, version_key
+from dbdrift.results.outcomes import VersionsOutcome as VersionsOutcome  # the record report/ renders
 from dbdrift.server import engines
 from dbdrift.server.versions import SOURCE_ABOUT, SOURCES
-
-
-@dataclass(frozen=True)
-class VersionsOutcome:
-    """One listing per engine; `failed`: a source could not be asked (the rest is still listed)."""
-    engines: list[dict]
-    cache_dir: Path
-
-    @property
-    def failed(self) -> bool:
-        return any(s.get("error") for entry in self.engines for s in entry["sources"])
 
 
 def run(chosen: list[str] | None) -> VersionsOutcome:
     return VersionsOutcome([listing(engine) for engine in chosen or ENGINES], env.cache_dir())
 
 
-def listing(engine: str) -> dict:
+def listing(engine: str) -> JsonObject:
     """One engine's versions with their builds and cache state, its sources (and why one could not
     be asked), and the cached versions no source lists any more."""
     catalogue = engines.catalogue(engine, env.cache_dir())

@@ -59,7 +59,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--duration", type=options.duration("--duration"), default=30.0, metavar="DURATION",
                         help="--metric qps: how long each run lasts, e.g. 30, 90s, 2m (default 30s)")
     parser.add_argument("--repeats", type=int, default=3, help="--metric qps: runs per version (default 3)")
-    parser.add_argument("--store", type=Path, default=Path("dbdrift.db"), help="results store (default ./dbdrift.db)")
+    options.add_store(parser)
     options.add_verbosity(parser)
     parser.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
                         help="a campaign key for every measurement, e.g. --set targets.*.settings.jit=off")

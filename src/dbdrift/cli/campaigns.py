@@ -4,7 +4,6 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from pathlib import Path
 
 from dbdrift.app import campaigns as use_case
 from dbdrift.cli import options
@@ -12,7 +11,7 @@ from dbdrift.report.campaigns import campaign_lines
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--store", type=Path, default=Path("dbdrift.db"), help="results store (default ./dbdrift.db)")
+    options.add_store(parser)
     options.add_format(parser, ("text", "json"), "text: one line per campaign; json: a list with ids, targets "
                                                  "and run counts")
 

@@ -23,18 +23,17 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--engine", choices=("postgres", "mariadb", "mysql"), default="postgres",
                         help="postgres: 17.10 vs 18.4 (default); mariadb: 10.2.11 -> 10.5.29 -> 10.11.19 -> 11.4.5 -> "
                              "11.8.9; mysql: 5.6.14 -> 5.7.22 -> 8.0.33 -> 9.7.4 (base view, then the chain view)")
-    parser.add_argument("--newest", action="store_true",
-                        help="PostgreSQL 17.12 -> 18.6 -> 19rc1, Debian's builds of each (the chain view follows)")
-    parser.add_argument("--hypergraph", action="store_true",
-                        help="with --engine mysql: MySQL 9.7.4 with the hypergraph optimizer against without it")
+    options.add_switches(parser, {
+        "--newest": "PostgreSQL 17.12 -> 18.6 -> 19rc1, Debian's builds of each (the chain view follows)",
+        "--hypergraph": "with --engine mysql: MySQL 9.7.4 with the hypergraph optimizer against without it"})
     parser.add_argument("--workload", choices=use_case.WORKLOAD_NAMES, default="sysbench",
                         help="the 32 default microbenchmarks (default), a small Insert Benchmark, or TPROC-C "
                              "with 4 warehouses")
-    parser.add_argument("--instructions", action="store_true",
-                        help="count instructions per event of every test under valgrind callgrind instead of "
-                             "timing them (deterministic; under ten minutes for PostgreSQL on 2 CPUs); campaign "
-                             "<demo name>-instructions")
-    parser.add_argument("--print-campaign", action="store_true", help="print the demo campaign file and exit")
+    options.add_switches(parser, {
+        "--instructions": "count instructions per event of every test under valgrind callgrind instead of timing "
+                          "them (deterministic; under ten minutes for PostgreSQL on 2 CPUs); campaign "
+                          "<demo name>-instructions",
+        "--print-campaign": "print the demo campaign file and exit"})
     options.add_common(parser, instructions=False)
 
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import argparse
 import sys
-from pathlib import Path
 
 from dbdrift.app import history as use_case
 from dbdrift.app.inputs import ENGINES
@@ -29,7 +28,7 @@ a new regression (listed on stderr)
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.formatter_class = argparse.RawDescriptionHelpFormatter
     parser.epilog = EXAMPLES
-    parser.add_argument("--store", type=Path, default=Path("dbdrift.db"), help="results store (default ./dbdrift.db)")
+    options.add_store(parser)
     parser.add_argument("-t", "--tests", action="append", metavar="TEST[,TEST...]",
                         help="only these tests or groups, e.g. point-query,writes (default: all)")
     parser.add_argument("--metric", choices=use_case.METRICS, default="qps",

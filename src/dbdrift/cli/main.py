@@ -99,7 +99,8 @@ def dispatch(args: argparse.Namespace) -> int:
     if args.verb in BUILDS_A_CAMPAIGN:
         spec = module.campaign(args)
         return 0 if spec is None else options.execute(spec, args)
-    return module.main(args)
+    exit_code: int = module.main(args)  # the verb is looked up by name: its module's main gives the exit code
+    return exit_code
 
 
 READ_ONLY = ("report", "campaigns", "history")

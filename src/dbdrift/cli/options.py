@@ -5,6 +5,7 @@ import argparse
 import json
 import os
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 from dbdrift.app import check as check_case
@@ -30,6 +31,16 @@ def add_tests(parser: argparse.ArgumentParser, what: str) -> None:
 split_list = inputs.split_list  # --tests read as every verb reads it (a campaign's overrides read it too)
 
 
+def add_store(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--store", type=Path, default=Path("dbdrift.db"), help="results store (default ./dbdrift.db)")
+
+
+def add_switches(parser: argparse.ArgumentParser, helps: dict[str, str]) -> None:
+    """On/off flags, off unless given: flag -> its help, in the order the help lists them."""
+    for flag, text in helps.items():
+        parser.add_argument(flag, action="store_true", help=text)
+
+
 def add_format(parser: argparse.ArgumentParser, choices: tuple[str, ...], what: str) -> None:
     """--format with its choices and what each gives in the help; text is the default."""
     parser.add_argument("--format", choices=choices, default="text", help=f"{what} (default text)")
@@ -50,7 +61,7 @@ def add_verbosity(parser: argparse.ArgumentParser) -> None:
                        help="a line as each step starts, with its expected time, also where stderr is no terminal")
 
 
-def duration(flag: str, *, positive: bool = True):
+def duration(flag: str, *, positive: bool = True) -> Callable[[str], float]:
     """An argparse type: `90`, `90s`, `2m`, `1.5h`, `500ms` -> seconds, read as a campaign file
     reads its durations (units.parse_duration_s); `positive` refuses 0 (a measured time)."""
     def parse(text: str) -> float:
@@ -86,7 +97,7 @@ def add_variants(parser: argparse.ArgumentParser) -> None:
 def add_common(parser: argparse.ArgumentParser, *, base: bool = True, instructions: bool = True) -> None:
     """The options of every verb that measures; `base` and `instructions` leave out what a verb
     decides itself (calibrate runs one target against itself, demo has --instructions)."""
-    parser.add_argument("--store", type=Path, default=Path("dbdrift.db"), help="results store (default ./dbdrift.db)")
+    add_store(parser)
     parser.add_argument("--resume", action="store_true", help="run only what the store does not have yet")
     add_tests(parser, "override the campaign's tests")
     parser.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
@@ -104,14 +115,12 @@ def add_common(parser: argparse.ArgumentParser, *, base: bool = True, instructio
                         help="perf record the server's backends during each timed run (cpu-clock, works without "
                              "hardware counters); `dbdrift report --flamegraphs DIR` draws them")
     if instructions:
-        parser.add_argument("--count-instructions", action="store_true",
-                            help="after the timed runs, count instructions per event of each test under valgrind "
-                                 "callgrind (deterministic; a fresh server per target)")
-        parser.add_argument("--simulate-cache", action="store_true",
-                            help="with instruction counts, also callgrind's cache and branch simulation: I1, D1 and "
-                                 "LL misses and branch mispredicts per event (simulated; slower counting)")
-        parser.add_argument("--instructions-only", action="store_true",
-                            help="count instructions per event and skip the timed runs")
+        add_switches(parser, {
+            "--count-instructions": "after the timed runs, count instructions per event of each test under valgrind "
+                                    "callgrind (deterministic; a fresh server per target)",
+            "--simulate-cache": "with instruction counts, also callgrind's cache and branch simulation: I1, D1 and "
+                                "LL misses and branch mispredicts per event (simulated; slower counting)",
+            "--instructions-only": "count instructions per event and skip the timed runs"})
     parser.add_argument("--cluster", metavar="ADDRESS",
                         help="run the campaign's units on a Dask cluster: the scheduler's address, e.g. "
                              "tcp://sched:8786 (overrides [cluster] address; `dbdrift docs cluster`; needs dbdrift[cluster])")
@@ -132,7 +141,7 @@ def campaign_sets(args: argparse.Namespace) -> list[str]:
     return [*args.set, "variants = [" + ", ".join(json.dumps(p) for p in patterns) + "]"]
 
 
-def open_store(path):
+def open_store(path: Path) -> report_case.Store:
     """The store at `path` opened read-only (app/process.py), its notes shown on stderr."""
     store = open_read_only(path)
     for note in store.notes:
@@ -170,7 +179,7 @@ def execute(spec: run_case.CampaignSpec, args: argparse.Namespace) -> int:
     color = use_color(args.color)
     chain_view = getattr(args, "chain_view", False)
 
-    def report(store, campaign_id: int, kind: str | None) -> None:
+    def report(store: report_case.Store, campaign_id: int, kind: str | None) -> None:
         if args.no_report:
             return
         if kind is not None and args.format in ("text", "markdown"):

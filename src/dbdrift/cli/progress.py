@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import sys
 import time
+from typing import TextIO
 
 from dbdrift.app.inputs import format_duration
 
@@ -18,7 +19,7 @@ class ConsoleProgress:
     `verbosity` -1 (--quiet) drops the bar and the lines of steps that went well; 1 (--verbose)
     adds a line as each step starts."""
 
-    def __init__(self, stream=None, verbosity: int = 0) -> None:
+    def __init__(self, stream: TextIO | None = None, verbosity: int = 0) -> None:
         self.stream = stream or sys.stderr
         self.verbosity = verbosity
         self.tty = self.stream.isatty() and verbosity >= 0

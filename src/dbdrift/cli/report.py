@@ -35,7 +35,7 @@ exit status: 0 printed (and, with --fail-on, nothing found), 1 error (a store th
 what it names (listed on stderr)
 """
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--store", type=Path, default=Path("dbdrift.db"), help="results store (default ./dbdrift.db)")
+    options.add_store(parser)
     parser.add_argument("--campaign", help="campaign name or id (default: the latest that compares two or more targets; "
                              "newer one-target campaigns, such as a bisect's probes, are passed over and named "
                              "on stderr)")
@@ -54,16 +54,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "and widen each interval by the between-campaign spread the calibrations measured "
                              "(auto: the newest calibration's floors and the spread over all calibrations in the "
                              "store, if any; CAMPAIGN: that one calibration for both)")
-    parser.add_argument("--metrics", action="store_true",
-                        help="hardware per operation (cpu/o, cs/o, r/o, rKB/o, wKB/o, o/s, CPU µs server/client) "
-                             "per test, absolute and relative to the base")
     parser.add_argument("--flamegraphs", type=Path, metavar="DIR",
                         help="write a flamegraph SVG (and folded stacks) per test and target recorded with "
                              "`run --flamegraph`, and a differential one against the base, into DIR")
-    parser.add_argument("--config", action="store_true",
-                        help="print the configuration each target's server ran with, as stored with the campaign "
-                             "(the whole my.cnf; for PostgreSQL what dbdrift added to postgresql.conf), instead "
-                             "of the rQPS report")
+    options.add_switches(parser, {
+        "--metrics": "hardware per operation (cpu/o, cs/o, r/o, rKB/o, wKB/o, o/s, CPU µs server/client) per test, "
+                     "absolute and relative to the base",
+        "--config": "print the configuration each target's server ran with, as stored with the campaign (the whole "
+                    "my.cnf; for PostgreSQL what dbdrift added to postgresql.conf), instead of the rQPS report"})
     parser.add_argument("--against", choices=AGAINST,
                         help="a configuration matrix's relative view: every variant against its target's base "
                              "variant (variant), against the same variant of the base version (version), or each "
@@ -152,7 +150,8 @@ def _report(args: argparse.Namespace) -> int:
             sys.stdout.write(use_case.server_configs(store, campaign_id))
             return 0
         workload = use_case.stored_workload(store, campaign_id) if campaign_id is not None else None
-        if workload is not None and workload.build_report is not None and workload.render_report is not None:
+        if campaign_id is not None and workload is not None and workload.build_report is not None \
+                and workload.render_report is not None:
             _refuse_sysbench_views(args, workload.name, store.campaign(campaign_id)["name"])
             data = workload.build_report(store, campaign_id, args.base, args.min_effect, args.noisy)
             sys.stdout.write(workload.render_report(data, args.format))
@@ -190,7 +189,7 @@ def _latest_comparison(latest: use_case.LatestComparison) -> str | None:
     return None if latest.campaign_id is None else str(latest.campaign_id)
 
 
-def _fail_on_exit(every: list, args: argparse.Namespace) -> int:
+def _fail_on_exit(every: list[use_case.Finding], args: argparse.Namespace) -> int:
     """Of every finding of the report, those --fail-on names on stderr and FINDING_EXIT when
     there are any; 0 otherwise. Cells without a verdict that pass are counted on stderr, and a
     campaign that measured nothing is named there with or without --fail-on."""

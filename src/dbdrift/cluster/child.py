@@ -16,9 +16,12 @@ import pickle
 import signal
 import sys
 import threading
+from collections.abc import Callable
 from pathlib import Path
+from typing import TextIO
 
 from dbdrift.errors import UserError
+from dbdrift.model import JsonObject
 from dbdrift.server.base import sigterm_as_ctrl_c, stop_all
 from dbdrift.store.store import Store
 
@@ -29,10 +32,10 @@ class Emitter:
     """JSON lines on a stream; once the reader is gone (its worker died) lines are dropped and
     the unit goes on storing in its own store."""
 
-    def __init__(self, stream) -> None:
+    def __init__(self, stream: TextIO) -> None:
         self.stream, self.lock, self.gone = stream, threading.Lock(), False
 
-    def __call__(self, message: dict) -> None:
+    def __call__(self, message: JsonObject) -> None:
         with self.lock:
             if self.gone:
                 return
@@ -54,11 +57,11 @@ class StreamingStore(Store):
     def another(self) -> "StreamingStore":
         return StreamingStore(self.path, self.emit)
 
-    def add_campaign(self, name: str, spec: dict, host: dict, version: str) -> int:
+    def add_campaign(self, name: str, spec: JsonObject, host: JsonObject, version: str) -> int:
         self.emit({"type": "host", "facts": host})
         return super().add_campaign(name, spec, host, version)
 
-    def _keep(self, kind: str, fact: dict, write):
+    def _keep(self, kind: str, fact: JsonObject, write: Callable[[], int | None]) -> int | None:
         row_id = super()._keep(kind, fact, write)
         target = self.db.execute("SELECT name FROM targets WHERE id = ?", (fact["target_id"],)).fetchone()
         self.emit({"type": "fact", "target": target[0], "fact": {"kind": kind, **fact}})
@@ -69,7 +72,7 @@ class StreamingProgress:
     def __init__(self, emit: Emitter) -> None:
         self.emit = emit
 
-    def __getattr__(self, call: str):
+    def __getattr__(self, call: str) -> Callable[..., None]:  # every ProgressSink call becomes one line
         if call not in ("campaign_start", "step_start", "step_end", "message", "advance"):
             raise AttributeError(call)
         return lambda *args: self.emit({"type": "progress", "call": call, "args": list(args)})

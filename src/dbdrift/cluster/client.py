@@ -13,20 +13,27 @@ import pickle
 import signal
 import time
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
 
-from distributed import Client, Event, Queue
+from distributed import Client, Event, Future, Queue
 
 from dbdrift.cluster import units as plan
 from dbdrift.cluster import worker as remote
 from dbdrift.cluster.units import Unit
 from dbdrift.errors import UserError
+from dbdrift.model import JsonObject
 from dbdrift.plan.campaign import CampaignSpec, target_to_dict
 from dbdrift.runner.campaign import VERSION, machine_facts
 from dbdrift.runner.progress import LanesProgress, ProgressSink
 from dbdrift.store.store import Store, now_iso
-from dbdrift.units import format_duration
+from dbdrift.quantities import format_duration
 from dbdrift.workload import Workload
+
+Message = JsonObject  # a line a unit sent, decoded from JSON: which keys it has depends on its "type"
+UnitKey = tuple[str | None, int]  # (host kind, unit number)
+UnitResult = dict[str, object]  # what worker.run_unit returns
 
 MAX_ATTEMPTS = 2  # a unit runs again once after its worker is lost
 STOP_WAIT_S = 300.0  # after Ctrl-C: how long units get to store and stop their servers
@@ -54,14 +61,15 @@ def connect(address: str) -> Client:
                         f"then `dbdrift worker {address}` on each benchmark host (`dbdrift docs cluster`)") from None
 
 
-def eligible(client: Client, kind: str | None) -> list[dict]:
+def eligible(client: Client, kind: str | None) -> list[JsonObject]:
     """The workers that can take a unit of `kind` (they have its resources)."""
     wanted = remote.resources(kind)
     return [w for w in client.scheduler_info(n_workers=-1)["workers"].values()
             if all(w.get("resources", {}).get(k, 0) >= v for k, v in wanted.items())]
 
 
-def wait_for_workers(client: Client, kind: str | None, wait_s: float, say) -> list[dict]:
+def wait_for_workers(client: Client, kind: str | None, wait_s: float, say: Callable[[str], None]
+                     ) -> list[JsonObject]:
     deadline, told = time.monotonic() + wait_s, False
     while True:
         workers = eligible(client, kind)
@@ -80,7 +88,7 @@ def wait_for_workers(client: Client, kind: str | None, wait_s: float, say) -> li
         time.sleep(1.0)
 
 
-def shared_hosts(workers: list[dict]) -> list[str]:
+def shared_hosts(workers: list[JsonObject]) -> list[str]:
     """Workers that run on one machine: their measurements would disturb each other."""
     by_host: dict[str, list[str]] = {}
     for w in workers:
@@ -96,7 +104,7 @@ class ClusterRun:
         self.console = progress
         self.token = f"dbdrift-{uuid.uuid4().hex[:12]}"
         self.outcome = ClusterOutcome()
-        self.units: dict[tuple[str | None, int], Unit] = {}
+        self.units: dict[UnitKey, Unit] = {}
         self.ids: dict[int, dict[str, int]] = {}  # campaign id -> target name -> target id
         self.host_set: set[int] = set()  # campaigns whose host facts came from a worker already
 
@@ -160,8 +168,8 @@ class ClusterRun:
         seconds, steps = sum(e[0] for e in estimates), sum(e[1] for e in estimates)
         self.console.message(f"cluster {self.address}: {len(todo)} units on {len(everyone)} workers"
                              + (f" ({kept} already stored, skipped: --resume)" if kept else ""))
-        self.progress = LanesProgress(self.console, lanes)
-        self.progress.campaign_start(seconds / lanes, steps)
+        self.console.campaign_start(seconds / lanes, steps)  # no unit has started: nothing else reports yet
+        self.progress: ProgressSink = LanesProgress(self.console, lanes)
         events, stop = Queue(remote.events_name(self.token), client=client), Event(remote.stop_name(self.token),
                                                                                      client=client)
         spec_bytes = pickle.dumps((self.spec, self.workload))
@@ -193,9 +201,9 @@ class ClusterRun:
             raise KeyboardInterrupt
         return self.outcome
 
-    def _follow(self, futures: dict, enough) -> None:
+    def _follow(self, futures: dict[UnitKey, Future[UnitResult]], enough: Callable[[], bool]) -> None:
         """Write what the units send until every one has ended, or `enough()`."""
-        waiting_since: dict[tuple, float] = {}
+        waiting_since: dict[str | None, float] = {}  # host kind -> since when no worker could take its units
         while not enough():
             self._drain()
             open_ = {key: f for key, f in futures.items() if self.units[key].status in ("queued", "running")}
@@ -213,7 +221,7 @@ class ClusterRun:
                         self._ended_early(self.units[key], f"ended without a result: {result}")
             self._watch_eligible(open_, waiting_since)
 
-    def _watch_eligible(self, open_: dict, waiting_since: dict) -> None:
+    def _watch_eligible(self, open_: dict[UnitKey, Future[UnitResult]], waiting_since: dict[str | None, float]) -> None:
         """A unit that no worker can take for wait_s fails (e.g. every worker of its host kind is gone)."""
         wait_s = self.spec.cluster.wait_s if self.spec.cluster else 600.0
         for kind in {key[0] for key in open_}:
@@ -238,8 +246,8 @@ class ClusterRun:
             time.sleep(0.3)
 
     # -- messages from the units ---------------------------------------------------------------
-    def _handle(self, m: dict) -> None:
-        unit = self.units.get((m.get("kind"), m.get("unit")))
+    def _handle(self, m: Message) -> None:
+        unit = self.units.get((m.get("kind"), m["unit"]))  # every line a worker sends names its unit
         if unit is None:
             return
         kind = m["type"]
@@ -269,14 +277,14 @@ class ClusterRun:
         elif kind == "end":
             self._end(unit, m)
 
-    def _start(self, unit: Unit, m: dict) -> None:
+    def _start(self, unit: Unit, m: Message) -> None:
         answers = Queue(remote.reply_name(self.token, m["attempt"]), client=self.client)
         try:
             self._answer(unit, m, answers.put)
         finally:
             answers.close()
 
-    def _answer(self, unit: Unit, m: dict, reply) -> None:
+    def _answer(self, unit: Unit, m: Message, reply: Callable[[JsonObject], None]) -> None:
         """Tell a unit that starts what to run (or to stop): the store's lacks, in order with
         everything the units sent before."""
         if self.outcome.interrupted:
@@ -308,7 +316,7 @@ class ClusterRun:
                 if repeats and self.spec.repeats > 1 else "the whole campaign")
         self.console.message(f"{unit.label} ({what}) started on {m['name']} ({m['hostname']}, {m['worker']})")
 
-    def _end(self, unit: Unit, m: dict) -> None:
+    def _end(self, unit: Unit, m: Message) -> None:
         code = m["code"]
         if code == 0:
             self._set(unit, "done")
@@ -320,7 +328,7 @@ class ClusterRun:
             self._fail(unit, unit.error or f"its process exited with {code}: {m.get('log_tail', '')[-500:]}")
         self.console.message(f"{unit.label} on {unit.worker}: {unit.status}")
 
-    def _progress(self, unit: Unit, call: str, args: list) -> None:
+    def _progress(self, unit: Unit, call: str, args: list[Any]) -> None:
         where = f"{unit.worker}"
         if call == "campaign_start":
             return  # the client planned the ETA of all units
@@ -331,7 +339,7 @@ class ClusterRun:
         elif call == "advance":
             self.progress.advance(*args)
 
-    def _set(self, unit: Unit, status: str, **values) -> None:
+    def _set(self, unit: Unit, status: str, **values: object) -> None:
         unit.status = status
         ended = {"ended_at": now_iso()} if status not in ("running", "queued") else {}
         self.store.update_unit(unit.unit_id, status=status, **values, **ended)
@@ -351,7 +359,7 @@ class ClusterRun:
                                                                     "--resume runs them)" if stored else ""))
 
 
-def _future_error(future) -> str:
+def _future_error(future: Future[UnitResult]) -> str:
     try:
         exc = future.exception(timeout=5)
     except Exception as error:  # noqa: BLE001 - cancelled or unreachable: say so

@@ -10,6 +10,7 @@ runs the whole campaign.
 """
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 
 from dbdrift.plan.campaign import CampaignSpec
@@ -57,7 +58,8 @@ def split_repeats(spec: CampaignSpec, units: int) -> list[tuple[tuple[str, ...],
 
 
 def remaining_repeats(store: Store, campaign_id: int, spec: CampaignSpec, repeats: tuple[int, ...],
-                      complete, redo=None) -> tuple[tuple[str, ...], tuple[int, ...]] | None:
+                      complete: Callable[[dict[str, int], int], bool],
+                      redo: Callable[[dict[str, int], int], None] | None = None) -> tuple[tuple[str, ...], tuple[int, ...]] | None:
     """The repeats of a unit some target lacks, as (tests, repeats), or None when it is complete:
     `complete(ids, repeat)` says whether one is stored whole for every target (ids: target name ->
     id), `redo(ids, repeat)` supersedes what a repeat run again replaces."""

@@ -19,7 +19,7 @@ import threading
 import uuid
 from pathlib import Path
 
-from distributed import Event, Queue, WorkerPlugin, get_worker
+from distributed import Event, Queue, Worker, WorkerPlugin, get_worker
 
 from dbdrift import env
 from dbdrift.version import __version__
@@ -56,13 +56,13 @@ class WorkDirs(WorkerPlugin):
     def __init__(self, root: str) -> None:
         self.root = root
 
-    def setup(self, worker) -> None:
+    def setup(self, worker: Worker) -> None:
         path = Path(self.root) / str(worker.name)
         env.ensure_dir(path)
         os.environ["DBDRIFT_WORK_DIR"] = str(path)
 
 
-def run_unit(token: str, number: int, kind: str | None, spec_bytes: bytes, version: str) -> dict:
+def run_unit(token: str, number: int, kind: str | None, spec_bytes: bytes, version: str) -> dict[str, object]:
     """Run unit `number` of the campaign `token` on this worker; returns its exit code (0 ok,
     1 something failed and is stored, 130 stopped) or why it did not run. `spec_bytes` is the
     pickled (campaign, workload): the workload's hooks narrow the campaign to the unit."""
@@ -95,6 +95,7 @@ def run_unit(token: str, number: int, kind: str | None, spec_bytes: bytes, versi
         finished = threading.Event()
         threading.Thread(target=_stop_on_event, args=(Event(stop_name(token)), proc, finished),
                          daemon=True).start()
+        assert proc.stdout is not None  # stdout=PIPE
         try:
             for line in proc.stdout:
                 try:
@@ -114,7 +115,7 @@ def run_unit(token: str, number: int, kind: str | None, spec_bytes: bytes, versi
     return {"code": code}
 
 
-def _stop_on_event(stop: Event, proc: subprocess.Popen, finished: threading.Event) -> None:
+def _stop_on_event(stop: Event, proc: subprocess.Popen[str], finished: threading.Event) -> None:
     """SIGINT for the unit once the cluster's stop event is set. Polled once a second: a wait
     left pending on the scheduler when the unit ends would be logged there as an error."""
     while not finished.wait(1.0) and proc.poll() is None:

@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING
 from dbdrift.errors import InputError
 from dbdrift.model import ENGINES, JsonObject, Level, TargetSpec
 from dbdrift.plan import fields
-from dbdrift.units import brief_repr
+from dbdrift.quantities import brief_repr
 
 if TYPE_CHECKING:  # campaign.py imports this module: the type only, for the checker
     from dbdrift.plan.campaign import CampaignSpec

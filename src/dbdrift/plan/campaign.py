@@ -28,7 +28,7 @@ from dbdrift.catalog.configs import NAMED, check_named, version_of
 from dbdrift.plan.overrides import apply_sets
 from dbdrift.plan.fields import TomlTable
 from dbdrift.plan.keys import INT64_MAX
-from dbdrift.units import brief_repr
+from dbdrift.quantities import brief_repr
 
 T = TypeVar("T")
 

@@ -9,19 +9,19 @@ import re
 import tomllib
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, TypeVar
+from typing import Callable, Mapping, TypeVar
 
 from dbdrift import cpus
 from dbdrift.plan import keys
 from dbdrift.plan.keys import DAY_S, HOUR_S, INT64_MAX
 from dbdrift.errors import InputError
-from dbdrift.units import brief_repr, parse_duration_s
+from dbdrift.quantities import brief_repr, parse_duration_s
 
 NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._+-]{0,63}$")
 # "17.10", "8.0.33.1", "19rc1", "17.10.0-beta.17", with a source in front: "debian:18.6", "debian-sid:11.8.9"
 _VERSION = re.compile(r"^([a-z][a-z0-9-]*:)?\d+(\.\d+){0,3}(~?(alpha|beta|rc)\d*)?(-[A-Za-z0-9.]+)?$")
 _SETTING_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_.-]{0,127}")  # either engine's; each checks its own at render
-TomlTable = dict[str, object]  # a table as tomllib reads it: each value is checked before it is used
+TomlTable = Mapping[str, object]  # a table as tomllib reads it (or a caller builds it): each value is checked
 MAX_CPU = 8191  # Linux numbers at most 8192 CPUs (NR_CPUS with MAXSMP)
 
 
@@ -231,7 +231,7 @@ def check_keys(data: TomlTable, known: set[str], where: str) -> None:
 
 def check_int64(data: TomlTable, where: str) -> None:
     """TOML integers are 64-bit, but tomllib reads longer ones as Python ints of any size."""
-    stack: list[tuple[str, object]] = [(str(k), v) for k, v in reversed(data.items())]
+    stack: list[tuple[str, object]] = [(str(k), v) for k, v in reversed(list(data.items()))]
     while stack:
         path, value = stack.pop()
         if isinstance(value, dict):

@@ -26,11 +26,11 @@ def parse_value(text: str) -> object:
         return text
 
 
-def apply_sets(data: TomlTable, assignments: list[str] | tuple[str, ...]) -> TomlTable:
+def apply_sets(data: TomlTable, assignments: list[str] | tuple[str, ...]) -> dict[str, object]:
     """A copy of the campaign's TOML data with each KEY=VALUE applied in order."""
     if not assignments:
-        return data
-    data = copy.deepcopy(data)
+        return dict(data)
+    copied = dict(copy.deepcopy(data))
     for assignment in assignments:
         key, sep, raw = assignment.partition("=")
         path = [part.strip() for part in key.split(".")]
@@ -38,10 +38,10 @@ def apply_sets(data: TomlTable, assignments: list[str] | tuple[str, ...]) -> Tom
             raise InputError(f"--set {assignment!r} is not KEY=VALUE", SET_HINT)
         value = parse_value(raw.strip())
         if path[0] == "targets":
-            _set_target(data, path[1:], value, assignment)
+            _set_target(copied, path[1:], value, assignment)
         else:
-            _set(data, path, value, assignment)
-    return data
+            _set(copied, path, value, assignment)
+    return copied
 
 
 def _set_target(data: TomlTable, path: list[str], value: object, assignment: str) -> None:

@@ -1,10 +1,11 @@
-"""A bloat outcome (app/bloat.py's BloatOutcome, read by attribute) as a text table; no I/O."""
+"""A bloat outcome (results/outcomes.py's BloatOutcome) as a text table; no I/O."""
 from __future__ import annotations
 
 from dbdrift.report.numbers import fmt_mb, fmt_rel
+from dbdrift.results.outcomes import BloatOutcome
 
 
-def render_text(outcome) -> str:
+def render_text(outcome: BloatOutcome) -> str:
     """Sizes in MB per target, relative to the first on the right; the object files that grew most."""
     rows, growth = outcome.binaries, outcome.objects
     first = rows[0]

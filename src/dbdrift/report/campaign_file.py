@@ -3,8 +3,10 @@ from __future__ import annotations
 
 import re
 
+from dbdrift.model import JsonObject
 
-def to_toml(data: dict) -> str:
+
+def to_toml(data: JsonObject) -> str:
     """The campaign as a file (the keys compare sets; everything else at its default)."""
     lines = ["# built by `dbdrift compare`; `dbdrift docs campaign` lists every key"]
     for key, value in data.items():

@@ -1,8 +1,10 @@
 """The table `dbdrift campaigns` prints: one line per stored campaign, its targets base first."""
 from __future__ import annotations
 
+from dbdrift.model import JsonObject
 
-def campaign_lines(listed: list[dict]) -> list[str]:
+
+def campaign_lines(listed: list[JsonObject]) -> list[str]:
     """The header, a line per campaign row (app/campaigns.py) and how to report one."""
     lines = [f"{'id':>4}  {'created (UTC)':<19}  {'name':<32} {'workload':<16} {'runs ok/failed/skipped':<22}  "
              "targets (base first)"]

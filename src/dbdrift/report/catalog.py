@@ -1,9 +1,11 @@
-"""The microbenchmark catalogue (app/catalog.py's CatalogListing, read by attribute) as text: the
+"""The microbenchmark catalogue (results/outcomes.py's CatalogListing) as text: the
 tests by group with their SQL; no I/O."""
 from __future__ import annotations
 
+from dbdrift.results.outcomes import CatalogListing
 
-def render_text(listing) -> str:
+
+def render_text(listing: CatalogListing) -> str:
     out = []
     group = None
     for e in listing.entries:

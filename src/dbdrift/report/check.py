@@ -2,7 +2,7 @@
 workload's own lines, the cluster, the store, the expected time and what went unchecked."""
 from __future__ import annotations
 
-from dbdrift.units import format_duration
+from dbdrift.quantities import format_duration
 
 
 def check_lines(plan) -> list[str]:

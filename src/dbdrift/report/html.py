@@ -143,7 +143,8 @@ def _findings(data: ReportData) -> str:
     found = _sorted_findings(counted)
     if found:
         body = [_finding_row(data, f, "", f"<td>{f.ratio:.3f}</td>",
-                             instruction_why(data.instruction_row(f.test), f.target)) for f in found]
+                             instruction_why(irow, f.target) if (irow := data.instruction_row(f.test)) else "")
+                for f in found]
         out.append('<table class="findings"><thead><tr><th></th><th>test</th><th>target / reference</th>'
                    "<th>instructions/event, new / reference</th><th>why</th></tr></thead><tbody>"
                    + "".join(body) + "</tbody></table>")

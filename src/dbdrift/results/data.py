@@ -12,6 +12,7 @@ from dbdrift.analysis.hardware import MetricsRow
 from dbdrift.analysis.instructions import InstructionRow
 from dbdrift.analysis.relative import Cell, Comparison, RelativeRow
 from dbdrift.analysis.summary import GroupSummary
+from dbdrift.model import JsonObject
 
 FORMAT_VERSION = 3  # of the JSON and CSV layouts: raised when a field is renamed or removed
 # 3: a `measure` field (timed | instructions); instruction counts are rows of their own
@@ -36,7 +37,7 @@ class PlanChange:
     test: str
     target: str
     reference: str
-    statements: tuple[dict, ...]  # {statement, sql, shape, reference_shape, plan, reference_plan}
+    statements: tuple[JsonObject, ...]  # {statement, sql, shape, reference_shape, plan, reference_plan}
 
 
 @dataclass(frozen=True)
@@ -51,7 +52,7 @@ class ReportData:
     metrics: tuple[MetricsRow, ...] = ()  # hardware per operation; rendered when show_metrics
     instructions: tuple[InstructionRow, ...] = ()  # callgrind counts, rendered whenever present
     show_metrics: bool = False
-    meta: dict = field(default_factory=dict)  # dbdrift and format version, date, host, campaign settings
+    meta: JsonObject = field(default_factory=dict)  # dbdrift and format version, date, host, campaign settings
     plan_changes: tuple[PlanChange, ...] = ()  # the cells marked P
     # (test, threads, target) -> (head, what moved) for each regression and improvement (analysis/explain.py)
     explanations: dict[tuple[str, int, str], tuple[str, str]] = field(default_factory=dict)

@@ -8,6 +8,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import dataclass
 
+from dbdrift.analysis.instructions import InstructionRow
 from dbdrift.analysis.noise import Verdict
 from dbdrift.workloads.sysbench.catalog import CATALOG
 from dbdrift.results.data import ReportData
@@ -104,7 +105,7 @@ def select(found: list[Finding], kinds: list[str] | tuple[str, ...], measures: t
     return [f for f in found if (f.measure in measures or f.measure == CAMPAIGN) and f.verdict in wanted]
 
 
-def instruction_cells(data: ReportData) -> Iterator[tuple[object, str, Verdict | None]]:
+def instruction_cells(data: ReportData) -> Iterator[tuple[InstructionRow, str, Verdict | None]]:
     """(instruction row, target, verdict) for every target counted or compared on each counted
     test, targets in the report's order; the reference's own line has no verdict."""
     order = list(data.comparison.targets)
@@ -114,14 +115,14 @@ def instruction_cells(data: ReportData) -> Iterator[tuple[object, str, Verdict |
             yield irow, target, _count_verdict(irow, target)
 
 
-def _count_verdict(irow, target: str) -> Verdict | None:
+def _count_verdict(irow: InstructionRow, target: str) -> Verdict | None:
     reference = irow.references.get(target)
     if reference is None or (target not in irow.costs and reference not in irow.costs):
         return None
     return irow.verdicts.get(target) or Verdict.NOT_MEASURED
 
 
-def instruction_why(irow, target: str) -> str:
+def instruction_why(irow: InstructionRow, target: str) -> str:
     """`+1,500 instructions/event (+3.3%); 92% of it in: f +345, g +305` for a compared count."""
     delta = irow.deltas.get(target)
     if not delta:

@@ -12,15 +12,17 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 
+from dbdrift.analysis.changepoints import Change
 from dbdrift.analysis.hardware import metrics_rows
 from dbdrift.analysis.noise import log_interval
 from dbdrift.analysis.relative import compare
 from dbdrift.workloads.sysbench.catalog import report_order
 from dbdrift.errors import InputError
 from dbdrift.results.build import measurement
-from dbdrift.model import is_warm_run, version_key
+from dbdrift.model import HardwareWindow, JsonObject, is_warm_run, version_key
 from dbdrift.store.store import Store
 
 METRICS = {  # name -> (what it is, higher is better)
@@ -49,7 +51,7 @@ class Point:
     campaign: str
     created_at: str
     target: str
-    commit_order: tuple = (0, "")  # a source tree's commit: (depth, date), which orders commits of one version
+    commit_order: tuple[int, str] = (0, "")  # a source tree's commit: (depth, date), which orders commits of one version
 
 
 @dataclass(frozen=True)
@@ -73,7 +75,7 @@ class Series:
     metric: str
     points: tuple[SeriesPoint, ...]
     by: str = "version"  # or "time"
-    changes: tuple = field(default=())  # analysis.changepoints.Change, filled by the caller
+    changes: tuple[Change, ...] = field(default=())  # filled by the caller
     version: str = ""  # by time: each version is its own series
 
     @property
@@ -86,14 +88,14 @@ class Series:
         return self.engine, self.setup, self.host, self.threads, self.metric
 
 
-def host_key(host: dict) -> str:
+def host_key(host: JsonObject) -> str:
     """Which machine: hostname, CPU model, CPU count and memory (whole GiB). Kernel, load and
     clock speed are left out: they change on one machine between campaigns."""
     memory = round((host.get("memory_bytes") or 0) / 2 ** 30)
     return f"{host.get('hostname') or '?'} ({host.get('cpu_model') or '?'}, {host.get('cpus') or '?'} cpus, {memory} GiB)"
 
 
-def setup_label(campaign: dict, target: dict) -> str:
+def setup_label(campaign: JsonObject, target: JsonObject) -> str:
     """The parts of a measurement's setup besides version and host that change its numbers:
     rows and tables, the named or user config, settings, matrix levels and data checksums."""
     parts = [f"{campaign.get('rows', '?')} rows x {campaign.get('tables', 1)}"]
@@ -118,14 +120,14 @@ def setup_label(campaign: dict, target: dict) -> str:
 SETTINGS_CHARS = 80  # a longer list of settings is cut, and a hash of the whole keeps setups apart
 
 
-def settings_label(settings: dict) -> str:
+def settings_label(settings: JsonObject) -> str:
     """`enable_indexonlyscan=off, work_mem=64MB`: the settings a target added, by name; a list
     longer than SETTINGS_CHARS ends in `+N more #hash` so two setups never share a label."""
     items = [f"{k}={v}" for k, v in sorted(settings.items())]
     text = ", ".join(items)
     if len(text) <= SETTINGS_CHARS:
         return text
-    kept = []
+    kept: list[str] = []
     for item in items:
         if len(", ".join([*kept, item])) > SETTINGS_CHARS - 20:
             break
@@ -165,7 +167,8 @@ def points(store: Store, metric: str = "qps", tests: list[str] | None = None) ->
     return out
 
 
-def _values(store: Store, campaign_id: int, spec: dict, host: dict, metric: str, targets: list[str]):
+def _values(store: Store, campaign_id: int, spec: JsonObject, host: JsonObject, metric: str, targets: list[str]
+            ) -> Iterator[tuple[str, str, int, float, float | None, float | None]]:
     """(target, test, threads, value, lower, upper) of one campaign."""
     if metric == "instructions":
         for r in store.instructions(campaign_id):
@@ -184,15 +187,16 @@ def _values(store: Store, campaign_id: int, spec: dict, host: dict, metric: str,
                 if est.value is not None and row.cells[target].absolute.value is not None:
                     yield target, row.test, row.threads, est.value, est.lower, est.upper
         return
-    cells: dict = {}
+    cells: dict[tuple[str, int], dict[str, list[tuple[HardwareWindow, float]]]] = {}
     for r in runs:
         if r["status"] == "ok" and r["hardware_json"]:
             cells.setdefault((r["test"], r["threads"]), {}).setdefault(r["target"], []).append(
                 (json.loads(r["hardware_json"]), r["value"]))
     for mrow in metrics_rows(cells, targets, {}, report_order({t for t, _ in cells}), host.get("cpus") or 1):
         for target, values in mrow.absolute.items():
-            if values.get(metric) is not None:
-                yield target, mrow.test, mrow.threads, values[metric], None, None
+            value = values.get(metric)
+            if value is not None:
+                yield target, mrow.test, mrow.threads, value, None, None
 
 
 def aggregate(label: str, replicates: list[Point]) -> SeriesPoint:
@@ -218,7 +222,7 @@ def build_series(found: list[Point], by: str = "version") -> list[Series]:
     labelled with its date and version)."""
     if by not in BY:
         raise InputError(f"--by {by}: unknown order", f"choose from {', '.join(BY)}")
-    grouped: dict[tuple, list[Point]] = {}
+    grouped: dict[tuple[str, str, str, str, int, str, str], list[Point]] = {}
     for p in found:
         version = p.version if by == "time" else ""
         grouped.setdefault((p.engine, p.setup, p.host, p.test, p.threads, p.metric, version), []).append(p)
@@ -242,7 +246,7 @@ def build_series(found: list[Point], by: str = "version") -> list[Series]:
                                       s.test, version_key(s.version), s.version))
 
 
-def version_order(label: str, commit_order: tuple = (0, "")) -> tuple:
+def version_order(label: str, commit_order: tuple[int, str] = (0, "")) -> tuple[tuple[int, ...], tuple[int, str], str]:
     """Sort key of a version label: the version as numbers, then (a commit's) depth and date."""
     return version_key(label.split("@", 1)[0]), commit_order, label
 

@@ -3,12 +3,14 @@ server configuration each ran with and the stacks sampled from each."""
 from __future__ import annotations
 
 import json
+import sqlite3
 
 from dbdrift.errors import InputError
+from dbdrift.model import JsonObject
 from dbdrift.store.store import Store
 
 
-def base_target(targets, base: str | None, campaign: str) -> str:
+def base_target(targets: list[sqlite3.Row], base: str | None, campaign: str) -> str:
     """--base if given (it must name a target), else the campaign's base, else the first target."""
     names = [t["name"] for t in targets]
     base_name = base or next((t["name"] for t in targets if t["is_base"]), names[0])
@@ -17,7 +19,7 @@ def base_target(targets, base: str | None, campaign: str) -> str:
     return base_name
 
 
-def target_labels(targets) -> dict[str, str]:
+def target_labels(targets: list[sqlite3.Row]) -> dict[str, str]:
     """Target name -> "engine version" as its server reported it (the engine alone if it never
     started), and where its build came from when the campaign's targets come from more than
     one source ("postgres 19rc1, debian experimental"): builds of two sources differ in
@@ -74,7 +76,7 @@ def merged_stacks(store: Store, campaign_id: int) -> dict[tuple[str, int, str], 
 AGAINST = ("variant", "version", "engine")
 
 
-def matrix_references(spec: dict, base: str, against: str) -> dict[str, str]:
+def matrix_references(spec: JsonObject, base: str, against: str) -> dict[str, str]:
     """A configuration matrix's pairing (the campaign's stored spec: its targets and axes):
     - variant: every variant against its own target's base variant (the first one run);
     - version: every variant against the same variant of the base target (another version);

@@ -7,9 +7,11 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
+from collections.abc import Callable
 from typing import ClassVar
 
 from dbdrift.analysis.noise import Verdict
+from dbdrift.model import JsonObject
 from dbdrift.results.build import host_notes
 from dbdrift.results.findings import Finding
 from dbdrift.results.targets import base_target, target_labels
@@ -27,7 +29,7 @@ class WorkloadReport:
     labels: dict[str, str]  # target -> "postgres 17.10" (what it is)
     ncpu: int  # the DB host's CPU count
     setup: str = ""  # the campaign's sizes in a line: "4 warehouse(s), 2 virtual user(s), ..."
-    host: dict = field(default_factory=dict)  # the stored host facts (hostname, cpu_model, warnings)
+    host: JsonObject = field(default_factory=dict)  # the stored host facts (hostname, cpu_model, warnings)
     run_on: str = ""  # when the campaign was created (ISO 8601)
     notes: tuple[str, ...] = ()  # host and run warnings, the no-interval note
     findings: tuple[Finding, ...] = ()  # per target but the base: its verdict against the base
@@ -61,8 +63,8 @@ class StoredCampaign:
     """A stored campaign's facts a workload's report starts from: its spec, and the report fields
     it shares with every workload (`fields`, the keywords of `WorkloadReport`)."""
 
-    spec: dict
-    fields: dict
+    spec: JsonObject
+    fields: JsonObject  # keyword arguments of WorkloadReport
 
 
 def stored_campaign(store: Store, campaign_id: int, base: str | None, judged: str) -> StoredCampaign:
@@ -78,14 +80,18 @@ def stored_campaign(store: Store, campaign_id: int, base: str | None, judged: st
                                  "notes": host_notes(host) + repeats_notes(spec, judged)})
 
 
-def explanations(found: tuple[Finding, ...], moved) -> dict[tuple[str, str], str]:
+Moved = tuple[str, float | None, float | None]
+"""A figure stored for both sides of a finding: (what, new, reference)."""
+
+
+def explanations(found: tuple[Finding, ...], moved: Callable[[Finding], list[Moved]]) -> dict[tuple[str, str], str]:
     """(test, target) -> why_line of every regression and improvement among `found`; `moved`
     gives, for a finding, the stored per-operation figures of both sides as (what, new, reference)."""
     return {(f.test, f.target): why_line(f, moved(f)) for f in found
             if f.verdict in (Verdict.REGRESSION, Verdict.IMPROVEMENT)}
 
 
-def why_line(f: Finding, moved: list[tuple[str, float | None, float | None]]) -> str:
+def why_line(f: Finding, moved: list[Moved]) -> str:
     """`l.i1 pg18 vs pg17: 0.80 [0.75, 0.85] -: host CPU µs/op +12.0%, KB written/insert +3.1%`:
     the verdict's ratio and interval, then how each figure stored for both sides changed (new ÷
     reference - 1), as the sysbench report explains a cell (analysis/explain.py). A figure
@@ -97,7 +103,7 @@ def why_line(f: Finding, moved: list[tuple[str, float | None, float | None]]) ->
     return f"{head}: {', '.join(parts) if parts else 'nothing else stored moved with it'}"
 
 
-def repeats_notes(spec: dict, measured: str) -> tuple[str, ...]:
+def repeats_notes(spec: JsonObject, measured: str) -> tuple[str, ...]:
     """Intervals over repeats: one repeat gives none, so no verdict can be a regression or an
     improvement (each is "no interval")."""
     if (spec.get("repeats") or 1) > 1:
@@ -109,4 +115,5 @@ def repeats_notes(spec: dict, measured: str) -> tuple[str, ...]:
 
 def workload_of(store: Store, campaign_id: int) -> str:
     """The stored campaign's workload name (campaigns stored before workloads had one: sysbench)."""
-    return json.loads(store.campaign(campaign_id)["spec_json"]).get("workload", "sysbench")
+    name: str = json.loads(store.campaign(campaign_id)["spec_json"]).get("workload", "sysbench")
+    return name

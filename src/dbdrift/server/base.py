@@ -1,4 +1,5 @@
-"""The engine-neutral server lifecycle (`Server`) and the registry of live servers.
+"""The engine-neutral server lifecycle (`Server`; process_server.py holds the steps every
+engine's server program shares) and the registry of live servers.
 
 Every started server registers here and `stop_all()` stops whatever is still running, so no
 exit path (success, exception, Ctrl-C, SIGTERM, atexit) leaves a server behind. Engine details

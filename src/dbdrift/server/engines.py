@@ -8,8 +8,8 @@ from dbdrift.errors import InputError
 from dbdrift.model import ENGINES, InstallInfo, TargetSpec
 from dbdrift.server.base import Server
 from dbdrift.server import builds, mycnf, pgconf, versions
-from dbdrift.server.fetch import Progress, locate_postgres, resolve_postgres
-from dbdrift.server.fetch_mysql import locate_mysql_family, resolve_mysql_family
+from dbdrift.server.fetch import Progress, locate_local, resolve_postgres
+from dbdrift.server.fetch_mysql import resolve_mysql_family
 from dbdrift.server.mariadb import MariaDBServer, MySQLServer
 from dbdrift.server.postgres import PostgresServer
 
@@ -35,9 +35,7 @@ def locate(target: TargetSpec, cache_dir: Path) -> str:
         raise InputError(f"target {target.name}: unknown engine {target.engine!r}", f"engines: {', '.join(ENGINES)}")
     if target.version:
         return builds.locate_fetched(target.engine, target.version, cache_dir)
-    if target.engine == "postgres":
-        return locate_postgres(target)
-    return locate_mysql_family(target)
+    return locate_local(target, resolve_install(target, cache_dir))
 
 
 def check_setting_names(target: TargetSpec) -> None:

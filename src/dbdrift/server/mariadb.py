@@ -23,59 +23,41 @@ from pathlib import Path
 from typing import Any
 
 from dbdrift.errors import ServerError, UserError
-from dbdrift.model import ConnectionInfo, InstallInfo, ServerInfo, TargetSpec
+from dbdrift.model import ConnectionInfo, ServerInfo
 from dbdrift.server import base, osuser
 from dbdrift.server.fetch_mysql import mariadb_env, mariadb_server_binary, mariadb_version_string
 from dbdrift.catalog.configs import named_text
 from dbdrift.server.mycnf import ram_bytes, read_config_file, render_config, version_tuple
+from dbdrift.server.process_server import ProcessServer
 
 MARIADB_COMMS = ("mariadbd", "mysqld")  # /proc/<pid>/stat names, against pid reuse
 STOP_SHUTDOWN_TIMEOUT_S = 60
 STOP_TERM_TIMEOUT_S = 30
 
 
-class MariaDBServer(base.Server):
-    """mariadbd --bootstrap + mariadbd (or mysqld) around one install."""
+class MariaDBServer(ProcessServer):
+    """mariadbd --bootstrap + mariadbd (or mysqld) around one install. Its config_text is the
+    whole my.cnf."""
 
     PID_FILE = "mysqld.pid"
     SOCKET_FILE = "mysqld.sock.lock"  # MySQL 8 locks its socket with this file beside mysqld.sock
     PROCESS_NAMES = MARIADB_COMMS
     SHUTDOWN_SIGNAL = signal.SIGTERM  # mariadbd and mysqld shut down cleanly on SIGTERM
+    COMMS: tuple[str, ...] = MARIADB_COMMS
 
-    def __init__(
-        self, target: TargetSpec, install: InstallInfo, run_dir: Path, start_timeout_s: float = 60,
-        owner: dict[str, Any] | None = None,
-    ) -> None:
-        super().__init__(target, install, Path(run_dir).absolute(), owner)
-        self.start_timeout_s = start_timeout_s
-        self.port: int | None = None
-        self.config_text = ""  # the whole my.cnf (stored with runs)
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.socket_path = self.socket_dir / "mysqld.sock"
+        self.config_path = self.run_dir / "my.cnf"
+        self.tmp_dir = self.run_dir / "tmp"  # its own tmpdir: two servers never share a temporary table's name
         self.install_db_args: list[str] = []
-        self.comms: tuple[str, ...] = MARIADB_COMMS
-        self._ids: osuser.ServerUser | None = None
-        self._initialized = False
         self._proc: subprocess.Popen[bytes] | None = None
-        self._version_string: str | None = None
-        self.wrapper: list[str] = []  # e.g. valgrind and its options, put before mysqld/mariadbd
 
     # --- paths and facts ----------------------------------------------------------------
 
     @property
     def basedir(self) -> Path:
         return self.install.bindir.parent
-
-    @property
-    def socket_path(self) -> Path:
-        return self.socket_dir / "mysqld.sock"
-
-    @property
-    def config_path(self) -> Path:
-        return self.run_dir / "my.cnf"
-
-    @property
-    def tmp_dir(self) -> Path:
-        """The server's tmpdir: its own, so two servers never share a temporary table's name."""
-        return self.run_dir / "tmp"
 
     @property
     def server_pid(self) -> int | None:
@@ -98,43 +80,16 @@ class MariaDBServer(base.Server):
 
     # --- lifecycle ----------------------------------------------------------------------
 
-    def init(self) -> None:
-        """Fresh run_dir, my.cnf, then install-db on the empty data directory."""
-        self._ids = osuser.server_user()
-        self._prepare_run_dir()
-        self._check_server_user_can_run()
-        self.port = self._choose_port()
+    def _init_data(self) -> None:
+        """my.cnf, then install-db on the empty data directory."""
         self._write_config()
         self._install_db()
-        self._initialized = True
 
-    def start(self) -> None:
-        """mariadbd --defaults-file as the server user, until its socket answers the MySQL
-        handshake; ServerError with the server's own [ERROR] line and log tail if not."""
-        if not self._initialized:
-            self.init()
-        if self.is_alive():
-            return
-        base.register(self)  # before launching, so Ctrl-C during start still stops it
-        self.launched = True
-        failure = self._launch_and_wait()
-        if failure:
-            tail = self.log_tail(20)
-            self.stop()
-            raise base.with_tail(ServerError(
-                f"{self.label} did not start: {_error_line(tail) or failure}\n"
-                f"last lines of {self.log_path}:\n{base.indent_log(tail)}",
-                _start_hint(tail, self),
-            ), tail)
-        self._version_string = None
+    def _error_line(self, log: str) -> str:
+        return _error_line(log)
 
-    def start_wrapped(self, wrapper: list[str], comms: tuple[str, ...], start_timeout_s: float) -> None:
-        """Restart the (initialized) server as `wrapper... mariadbd`, e.g. under valgrind;
-        `comms` is the process name the wrapped server then carries."""
-        self.stop()
-        self.wrapper, self.comms = list(wrapper), (*self.comms, *comms)
-        self.start_timeout_s = start_timeout_s
-        self.start()
+    def _start_failure_hint(self, tail: str) -> str:
+        return _start_hint(tail, self)
 
     def reconfigure(self, settings: dict[str, str]) -> None:
         """Put `settings` last into my.cnf; they apply from the next start."""
@@ -155,17 +110,10 @@ class MariaDBServer(base.Server):
         shutil.rmtree(self.data_dir)
         _copy_tree(self.run_dir / "data.saved", self.data_dir)
 
-    def stop(self) -> None:
-        """Idempotent: SQL SHUTDOWN, then SIGTERM, then SIGKILL; unregisters. Touches only a
-        server this object launched."""
-        if not self.launched:
-            base.unregister(self)
-            return
+    def _stop_launched(self) -> None:
+        """SQL SHUTDOWN, then SIGTERM, then SIGKILL."""
         try:
-            pid = self.server_pid or base.read_pid_file(self.run_dir / "mysqld.pid")
-            if pid is not None and base.process_running(pid, self.comms):
-                self._stop_running(pid)
-            base.kill_processes_in(self.data_dir, self.comms)
+            self._stop_processes()
         except KeyboardInterrupt:  # a second Ctrl-C: it stays registered, so stop_all stops it on the way out
             raise
         except BaseException:
@@ -181,22 +129,6 @@ class MariaDBServer(base.Server):
                 pass
         self._proc = None
         base.unregister(self)
-
-    def is_alive(self) -> bool:
-        pid = self.server_pid
-        return pid is not None and base.process_running(pid, self.comms)
-
-    def check_alive(self) -> None:
-        if self._proc is None:
-            raise ServerError(f"{self.label} is not running (stopped, or never started)",
-                              "start the server before checking on it")
-        if not self.is_alive():
-            tail = self.log_tail()
-            raise base.with_tail(ServerError(
-                f"{self.label} died (pid {self.server_pid} is gone); "
-                f"last lines of {self.log_path}:\n{base.indent_log(tail)}",
-                f"see {self.log_path}",
-            ), tail)
 
     # --- SQL through dbdrift's own connection ---------------------------------------------
 
@@ -277,10 +209,6 @@ class MariaDBServer(base.Server):
         base.check_server_user_can_run(self.name, self.run_dir, self._ids[2],
                                        [binary, "--no-defaults", "--version"], self._run)
 
-    def _choose_port(self) -> int:
-        """For my.cnf only: with skip_networking the server listens on its socket alone."""
-        return self.target.port if self.target.port is not None else base.free_port()
-
     def _write_config(self) -> None:
         assert self.port is not None
         self.config_text = render_config(
@@ -330,8 +258,9 @@ class MariaDBServer(base.Server):
                 _install_hint(text, self, log),
             )
 
-    def _launch_and_wait(self) -> str | None:
-        """None when the server answers; else why not (it exited, or the timeout)."""
+    def _launch(self) -> str | None:
+        """mariadbd --defaults-file as the server user, until its socket answers the MySQL
+        handshake: None when it does; else why not (it exited, or the timeout)."""
         binary = mariadb_server_binary(self.install.bindir)
         with self.log_path.open("ab") as out:
             # A new session keeps the terminal's Ctrl-C away from the server: stop_all() owns it.
@@ -343,8 +272,9 @@ class MariaDBServer(base.Server):
         deadline = time.monotonic() + self.start_timeout_s
         while time.monotonic() < deadline:
             if self._proc.poll() is not None:
-                return f"mariadbd exited with status {self._proc.returncode}"
+                return f"{binary.name if binary else 'the server'} exited with status {self._proc.returncode}"
             if handshake(self.socket_path) is not None:
+                self._version_string = None  # asked again of the running server
                 return None
             time.sleep(0.1)
         return f"no connection on {self.socket_path} within {self.start_timeout_s:g} s"
@@ -393,9 +323,7 @@ class MySQLServer(MariaDBServer):
     """MySQL: the same lifecycle; 5.7+ initializes with `mysqld --initialize-insecure` (root
     without a password), 5.6 with `mysqld --bootstrap` as MariaDB does."""
 
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        self.comms = ("mysqld",)
+    COMMS = ("mysqld",)
 
     def _install_db(self) -> None:
         if version_tuple(self.install.version) < (5, 7):

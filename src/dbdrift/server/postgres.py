@@ -16,11 +16,12 @@ from pathlib import Path
 from typing import Any
 
 from dbdrift.errors import ServerError
-from dbdrift.model import ConnectionInfo, InstallInfo, ServerInfo, TargetSpec
+from dbdrift.model import ConnectionInfo, ServerInfo
 from dbdrift.server import base, osuser
 from dbdrift.server.fetch import postgres_version_string
 from dbdrift.catalog.configs import named_text
 from dbdrift.server.pgconf import initdb_args, major_version, ram_bytes, read_config_file, render_config
+from dbdrift.server.process_server import ProcessServer
 
 STOP_FAST_TIMEOUT_S = 60
 STOP_IMMEDIATE_TIMEOUT_S = 10
@@ -28,30 +29,22 @@ POSTGRES_COMMS = ("postgres", "postmaster")  # /proc/<pid>/stat names, against p
 VALGRIND_COMMS = ("callgrind-amd64", "callgrind-arm64")  # a server under `valgrind --tool=callgrind`
 
 
-class PostgresServer(base.Server):
-    """initdb + pg_ctl around one PostgreSQL install (fetched, basedir or system)."""
+class PostgresServer(ProcessServer):
+    """initdb + pg_ctl around one PostgreSQL install (fetched, basedir or system). Its
+    config_text is what dbdrift appended to postgresql.conf."""
 
     PID_FILE = "data/postmaster.pid"
     SOCKET_FILE = ".s.PGSQL.65535.lock"  # the socket's lock file, beside .s.PGSQL.<port>
     PROCESS_NAMES = POSTGRES_COMMS + VALGRIND_COMMS
     SHUTDOWN_SIGNAL = signal.SIGINT  # the postmaster's "fast" shutdown
+    COMMS = POSTGRES_COMMS
+    PID_NAME = "postmaster pid"
 
-    def __init__(
-        self, target: TargetSpec, install: InstallInfo, run_dir: Path, start_timeout_s: float = 60,
-        owner: dict[str, Any] | None = None,
-    ) -> None:
-        super().__init__(target, install, Path(run_dir).absolute(), owner)
-        self.start_timeout_s = start_timeout_s
-        self.port: int | None = None
-        self.config_text = ""  # what dbdrift appended to postgresql.conf (stored with runs)
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
         self.initdb_args: list[str] = []
-        self._ids: osuser.ServerUser | None = None
-        self._initialized = False
         self._base_conf = ""
         self._pid: int | None = None
-        self._version_string: str | None = None
-        self.comms: tuple[str, ...] = POSTGRES_COMMS
-        self.wrapper: list[str] = []  # e.g. valgrind and its options, put before `postgres`
 
     # --- paths and facts ----------------------------------------------------------------
 
@@ -78,69 +71,32 @@ class PostgresServer(base.Server):
 
     # --- lifecycle ----------------------------------------------------------------------
 
-    def init(self) -> None:
-        """Fresh run_dir, initdb, then dbdrift's config appended to postgresql.conf."""
-        self._ids = osuser.server_user()
-        self._prepare_run_dir()
-        self._check_server_user_can_run()
-        self.port = self._choose_port()
+    def _init_data(self) -> None:
+        """initdb, then dbdrift's config appended to postgresql.conf."""
         self._initdb()
         self._base_conf = (self.data_dir / "postgresql.conf").read_text()
         self._write_config()
-        self._initialized = True
 
-    def start(self) -> None:
-        """pg_ctl start -w as the server user; ServerError with the log tail if it fails."""
-        if not self._initialized:
-            self.init()
-        if self.is_alive():
-            return
-        base.register(self)  # before launching, so Ctrl-C during start still stops it
-        self.launched = True
+    def _launch(self) -> str | None:
+        """pg_ctl start -w as the server user: None when it started, else pg_ctl's last line."""
         result = self._pg_ctl_start()
         if result.returncode != 0:
-            tail = self.log_tail(20)
-            self.stop()
-            why = (error_line(tail) or base.last_line(result.stderr or result.stdout)
-                   or f"pg_ctl exited {result.returncode}")
-            raise base.with_tail(ServerError(
-                f"{self.label} did not start: {why}\nlast lines of {self.log_path}:\n{base.indent_log(tail)}",
-                base.full_disk_hint(tail, self.run_dir) or f"see {self.log_path}",
-            ), tail)
+            return base.last_line(result.stderr or result.stdout) or f"pg_ctl exited {result.returncode}"
         self._pid = self._pid_from_file()
+        return None
 
-    def stop(self) -> None:
-        """Idempotent: pg_ctl stop -m fast, then -m immediate, then SIGKILL; unregisters.
-        Touches only a server this object launched."""
-        if not self.launched:
-            base.unregister(self)
-            return
+    def _error_line(self, log: str) -> str:
+        return error_line(log)
+
+    def _stop_launched(self) -> None:
+        """pg_ctl stop -m fast, then -m immediate, then SIGKILL."""
         try:
-            pid = self._pid or self._pid_from_file()
-            if pid is not None and self._is_postgres(pid):
-                self._stop_running(pid)
-            # Backends orphaned by a crashed or killed postmaster would otherwise linger.
-            base.kill_processes_in(self.data_dir, self.comms)
+            self._stop_processes()
         except KeyboardInterrupt:  # a second Ctrl-C: it stays registered, so stop_all stops it on the way out
             self._pid = None
             raise
         self._pid = None
         base.unregister(self)
-
-    def is_alive(self) -> bool:
-        return self._pid is not None and self._is_postgres(self._pid)
-
-    def check_alive(self) -> None:
-        if self._pid is None:
-            raise ServerError(f"{self.label} is not running (stopped, or never started)",
-                              "start the server before checking on it")
-        if not self._is_postgres(self._pid):
-            tail = self.log_tail()
-            raise base.with_tail(ServerError(
-                f"{self.label} died (postmaster pid {self._pid} is gone); "
-                f"last lines of {self.log_path}:\n{base.indent_log(tail)}",
-                f"see {self.log_path}",
-            ), tail)
 
     def check_settings(self) -> tuple[list[str], str | None]:
         """`postgres -C` on a data directory holding only dbdrift's postgresql.conf: it reads
@@ -169,20 +125,12 @@ class PostgresServer(base.Server):
 
     # --- steps ----------------------------------------------------------------------------
 
-    def _prepare_run_dir(self) -> None:
-        self.fresh_run_dir(self._ids, self.socket_dir / self.SOCKET_FILE)
-
     def _check_server_user_can_run(self) -> None:
         if self._ids is None:
             return
         base.check_server_user_can_run(
             self.name, self.run_dir, self._ids[2], [self.install.bindir / "postgres", "--version"],
             lambda cmd: osuser.run_as(cmd, self._ids, cwd=self.run_dir, capture_output=True, text=True))
-
-    def _choose_port(self) -> int:
-        """The number in the socket's name: the target's `port`, else one a TCP server could
-        use (the socket directory is the server's own, so it cannot clash)."""
-        return self.target.port if self.target.port is not None else base.free_port()
 
     def _initdb(self) -> None:
         self.initdb_args = initdb_args(self.major, self.target.data_checksums)
@@ -221,14 +169,6 @@ class PostgresServer(base.Server):
         except subprocess.TimeoutExpired:
             return subprocess.CompletedProcess(cmd, -1, "", f"pg_ctl hung for {timeout + 30} s")
 
-    def start_wrapped(self, wrapper: list[str], comms: tuple[str, ...], start_timeout_s: float) -> None:
-        """Restart the (initialized) server as `wrapper... postgres`, e.g. under valgrind.
-        `comms` are the process names the wrapped postmaster and backends then carry."""
-        self.stop()
-        self.wrapper, self.comms = list(wrapper), POSTGRES_COMMS + comms
-        self.start_timeout_s = start_timeout_s
-        self.start()
-
     def _wrapper_script(self) -> Path:
         """pg_ctl -p takes one executable: a script that execs the wrapper with postgres."""
         script = self.run_dir / "postgres-wrapped"
@@ -237,9 +177,6 @@ class PostgresServer(base.Server):
         script.chmod(0o755)
         osuser.chown_tree(script, self._ids)
         return script
-
-    def _is_postgres(self, pid: int) -> bool:
-        return base.process_running(pid, self.comms)
 
     def _stop_running(self, pid: int) -> None:
         for mode, timeout in (("fast", STOP_FAST_TIMEOUT_S), ("immediate", STOP_IMMEDIATE_TIMEOUT_S)):

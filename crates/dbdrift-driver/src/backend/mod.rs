@@ -1,6 +1,7 @@
 // Backends: the one connection trait every workload drives (Session), the capabilities each
-// backend reports (Caps) and the errors it returns. Backends never touch clocks; timing lives
-// in `exec` and the workloads.
+// backend reports (Caps), the errors it returns and the types the server backends share
+// (ServerInfo, Statement). Backends never touch clocks; timing lives in `exec` and the
+// workloads.
 
 pub mod bulk;
 pub mod mysql;
@@ -8,6 +9,8 @@ pub mod mysqlwire;
 pub mod null;
 pub mod pgwire;
 pub mod postgres;
+pub mod stream;
+pub mod wire;
 
 pub use bulk::RowWriter;
 pub use postgres::QueryResult;
@@ -17,7 +20,6 @@ use crate::spec::ConnectionSpec;
 use crate::stats::Ignorable;
 use crate::workload::params::ParamValues;
 use crate::workload::Segment;
-use std::io::{ErrorKind, Read};
 
 #[derive(Debug, Clone)]
 pub enum DbError {
@@ -39,6 +41,15 @@ impl DbError {
             DbError::Protocol(m) => DriverError::new(ErrorClass::Protocol, m),
         }
     }
+
+    /// The failure in one line, as a connection error tells it: a server's error with its
+    /// SQLSTATE.
+    pub fn describe(self) -> String {
+        match self {
+            DbError::Sql { sqlstate, message } => format!("{message} (SQLSTATE {sqlstate})"),
+            DbError::Io(m) | DbError::Protocol(m) => m,
+        }
+    }
 }
 
 impl From<std::io::Error> for DbError {
@@ -53,6 +64,49 @@ pub enum Control {
     Begin,
     Commit,
     Rollback,
+}
+
+impl Control {
+    /// The statement, as both servers spell it.
+    pub fn sql(self) -> &'static str {
+        match self {
+            Control::Begin => "BEGIN",
+            Control::Commit => "COMMIT",
+            Control::Rollback => "ROLLBACK",
+        }
+    }
+}
+
+/// Who serves a session, as the server said when it connected.
+#[derive(Default, Debug)]
+pub struct ServerInfo {
+    /// The version string, as the server reports it.
+    pub version: String,
+    /// The server process (PostgreSQL) or connection id (MySQL) serving the session.
+    pub pid: u64,
+}
+
+/// How a run statement is sent: prepared on the server (`P` is what the backend keeps of
+/// it), or as text with its parameters inlined at each execution.
+pub enum Statement<P> {
+    Prepared(P),
+    Text(Vec<Segment>),
+}
+
+impl<P> Statement<P> {
+    /// What `Session::prepare` returns: a text statement unless `server_side`, else what
+    /// `on_server` prepared.
+    pub fn prepare(
+        sql: &str,
+        server_side: bool,
+        on_server: impl FnOnce() -> Result<P, DbError>,
+    ) -> Result<Self, DbError> {
+        if server_side {
+            on_server().map(Statement::Prepared)
+        } else {
+            Ok(Statement::Text(crate::workload::split_placeholders(sql)))
+        }
+    }
 }
 
 /// The SQL a backend speaks: DDL, literals, stored routines and how they are called.
@@ -106,10 +160,18 @@ pub trait Session: Send + Sized {
 
     /// Connects and authenticates.
     fn connect(c: &ConnectionSpec) -> Result<Self, DriverError>;
+    /// Who serves this session.
+    fn server(&self) -> &ServerInfo;
+
     /// The server's version string, as it reports it.
-    fn server_version(&self) -> &str;
+    fn server_version(&self) -> &str {
+        &self.server().version
+    }
+
     /// The server process (PostgreSQL) or connection id (MySQL) serving this session.
-    fn backend_pid(&self) -> u64;
+    fn backend_pid(&self) -> u64 {
+        self.server().pid
+    }
 
     fn prepare(&mut self, name: &str, sql: &str, server_side: bool) -> Result<Self::Stmt, DbError>;
     fn execute(&mut self, stmt: &Self::Stmt, params: &ParamValues) -> Result<u64, DbError>;
@@ -178,39 +240,6 @@ pub(crate) fn inline_sql(w: &mut Vec<u8>, segments: &[Segment], params: &ParamVa
             Segment::Param(i) => w.extend_from_slice(params.get(*i)),
         }
     }
-}
-
-/// Reads from `stream` until `buf[*pos..*end]` holds at least `need` bytes, moving or growing
-/// the buffer as needed: how both wire protocols buffer what they read.
-#[cold]
-pub(crate) fn fill_read_buffer<S: Read>(
-    stream: &mut S,
-    buf: &mut Vec<u8>,
-    pos: &mut usize,
-    end: &mut usize,
-    need: usize,
-) -> Result<(), DbError> {
-    if *pos == *end {
-        *pos = 0;
-        *end = 0;
-    }
-    if *pos + need > buf.len() {
-        buf.copy_within(*pos..*end, 0);
-        *end -= *pos;
-        *pos = 0;
-        if need > buf.len() {
-            buf.resize(need.next_power_of_two(), 0);
-        }
-    }
-    while *end - *pos < need {
-        match stream.read(&mut buf[*end..]) {
-            Ok(0) => return Err(DbError::Io("server closed the connection".into())),
-            Ok(n) => *end += n,
-            Err(e) if e.kind() == ErrorKind::Interrupted => continue,
-            Err(e) => return Err(e.into()),
-        }
-    }
-    Ok(())
 }
 
 #[cfg(test)]

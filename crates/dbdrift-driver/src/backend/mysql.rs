@@ -3,15 +3,14 @@
 // COM_QUERY for exec. Framing and decoding live in `mysqlwire`.
 
 use super::mysqlwire::{self as wire, Cursor, Wire};
-use super::postgres::Stream;
-use super::{Caps, Control, DbError, Dialect, QueryResult, Session};
-use crate::error::{DriverError, ErrorClass};
+use super::stream::{Address, Stream};
+use super::wire::Frame;
+use super::{Caps, Control, DbError, Dialect, QueryResult, ServerInfo, Session, Statement};
+use crate::error::DriverError;
 use crate::spec::ConnectionSpec;
 use crate::stats::Ignorable;
 use crate::workload::params::ParamValues;
 use crate::workload::{split_placeholders, Segment};
-use std::net::TcpStream;
-use std::os::unix::net::UnixStream;
 
 pub const DEFAULT_PORT: u16 = 3306;
 
@@ -40,58 +39,45 @@ pub struct MyConn {
     deprecate_eof: bool,
     /// Code of the last ERR packet: the ignorable classes are by code, not SQLSTATE.
     last_error_code: u16,
-    pub server_version: String,
-    pub connection_id: u32,
+    server: ServerInfo,
 }
 
-/// How a run statement is sent: a server-side prepared statement, or text with literals.
-pub enum MyStmt {
-    Prepared {
-        /// COM_STMT_EXECUTE up to the parameters: command, statement id, flags, iterations.
-        head: [u8; 10],
-        /// Spec parameter index (0-based) of each `?`, in order of appearance.
-        order: Vec<usize>,
-    },
-    Text {
-        segments: Vec<Segment>,
-    },
+/// The first packet of a result, once an ERR packet is taken out.
+enum ReplyHead {
+    /// No result set: the OK packet.
+    Ok(wire::OkPacket),
+    /// A result set of this many columns follows.
+    Columns(u64),
 }
 
-fn target(c: &ConnectionSpec) -> String {
-    if c.socket.is_empty() {
-        format!("{}:{}", c.host, port(c))
-    } else {
-        c.socket.clone()
+/// A packet inside a result set, once an ERR packet is taken out.
+enum RowPacket {
+    Row(Frame),
+    /// The end of the rows, with the status flags.
+    End(u16),
+}
+
+/// What a statement prepared on the server keeps.
+pub struct Execute {
+    /// COM_STMT_EXECUTE up to the parameters: command, statement id, flags, iterations.
+    head: [u8; 10],
+    /// Spec parameter index (0-based) of each `?`, in order of appearance.
+    order: Vec<usize>,
+}
+
+fn address(c: &ConnectionSpec) -> Address {
+    if !c.socket.is_empty() {
+        return Address::Unix(c.socket.clone());
     }
-}
-
-fn port(c: &ConnectionSpec) -> u16 {
-    if c.port == 0 {
-        DEFAULT_PORT
-    } else {
-        c.port
+    let port = if c.port == 0 { DEFAULT_PORT } else { c.port };
+    Address::Tcp {
+        host: c.host.clone(),
+        port,
     }
 }
 
 fn connect_error(c: &ConnectionSpec, what: String) -> DriverError {
-    DriverError::new(ErrorClass::Connect, format!("{}: {what}", target(c)))
-}
-
-fn describe(e: DbError) -> String {
-    match e {
-        DbError::Sql { sqlstate, message } => format!("{message} (SQLSTATE {sqlstate})"),
-        DbError::Io(m) | DbError::Protocol(m) => m,
-    }
-}
-
-fn open_stream(c: &ConnectionSpec) -> std::io::Result<Stream> {
-    if c.socket.is_empty() {
-        let s = TcpStream::connect((c.host.as_str(), port(c)))?;
-        s.set_nodelay(true)?;
-        Ok(Stream::Tcp(s))
-    } else {
-        Ok(Stream::Unix(UnixStream::connect(&c.socket)?))
-    }
+    address(c).error(what)
 }
 
 /// MariaDB prefixes its version with "5.5.5-" for old replication clients; drop it.
@@ -139,24 +125,10 @@ pub fn question_marks(sql: &str) -> (String, Vec<usize>) {
 }
 
 impl MyConn {
-    fn connect(c: &ConnectionSpec) -> Result<MyConn, DriverError> {
-        let stream =
-            open_stream(c).map_err(|e| connect_error(c, format!("cannot connect: {e}")))?;
-        let mut conn = MyConn {
-            wire: Wire::new(stream),
-            deprecate_eof: false,
-            last_error_code: 0,
-            server_version: String::new(),
-            connection_id: 0,
-        };
-        conn.handshake(c)?;
-        Ok(conn)
-    }
-
     fn handshake(&mut self, c: &ConnectionSpec) -> Result<(), DriverError> {
-        let fail = |e: DbError| connect_error(c, describe(e));
+        let fail = |e: DbError| connect_error(c, e.describe());
         let p = self.wire.recv().map_err(fail)?;
-        let payload = self.wire.payload(p);
+        let payload = self.wire.body(p);
         if payload.first() == Some(&0xff) {
             let e = wire::err_packet(payload).map_err(fail)?;
             return Err(connect_error(
@@ -179,8 +151,8 @@ impl MyConn {
             caps |= wire::CLIENT_CONNECT_WITH_DB & h.capabilities;
         }
         self.deprecate_eof = caps & wire::CLIENT_DEPRECATE_EOF != 0;
-        self.server_version = clean_version(&h.server_version);
-        self.connection_id = h.connection_id;
+        self.server.version = clean_version(&h.server_version);
+        self.server.pid = h.connection_id as u64;
         // An unknown default plugin: answer as native and let the server switch if the
         // account really uses another one.
         let (plugin, auth) = match scramble(&h.auth_plugin, &c.password, &h.scramble) {
@@ -189,16 +161,16 @@ impl MyConn {
         };
         self.wire.start();
         wire::handshake_response(&mut self.wire.wbuf, caps, &c.user, &auth, &c.dbname, plugin);
-        self.wire.send(p.seq.wrapping_add(1)).map_err(fail)?;
+        self.wire.send_packet(p.id.wrapping_add(1)).map_err(fail)?;
         self.authenticate(c, plugin.to_string())
     }
 
     /// Reads auth replies until OK: plugin switches, caching_sha2 fast/full auth, or ERR.
     fn authenticate(&mut self, c: &ConnectionSpec, mut plugin: String) -> Result<(), DriverError> {
-        let fail = |e: DbError| connect_error(c, describe(e));
+        let fail = |e: DbError| connect_error(c, e.describe());
         loop {
             let p = self.wire.recv().map_err(fail)?;
-            let payload = self.wire.payload(p);
+            let payload = self.wire.body(p);
             let reply: Vec<u8> = match payload.first() {
                 Some(0x00) => return Ok(()),
                 Some(0xff) => {
@@ -238,7 +210,7 @@ impl MyConn {
             };
             self.wire.start();
             self.wire.wbuf.extend_from_slice(&reply);
-            self.wire.send(p.seq.wrapping_add(1)).map_err(fail)?;
+            self.wire.send_packet(p.id.wrapping_add(1)).map_err(fail)?;
         }
     }
 
@@ -260,7 +232,7 @@ impl MyConn {
         self.wire.start();
         self.wire.wbuf.push(cmd);
         self.wire.wbuf.extend_from_slice(body);
-        self.wire.send(0)
+        self.wire.send_packet(0)
     }
 
     /// Skips `n` column definitions and, without CLIENT_DEPRECATE_EOF, the EOF after them.
@@ -278,42 +250,72 @@ impl MyConn {
     #[inline]
     fn drain_result(&mut self) -> Result<u64, DbError> {
         let mut rows = 0;
+        self.each_result(|conn, head| match head {
+            ReplyHead::Ok(ok) => Ok(ok.status),
+            ReplyHead::Columns(n) => {
+                conn.skip_columns(n)?;
+                conn.count_rows(&mut rows)
+            }
+        })?;
+        Ok(rows)
+    }
+
+    /// Hands `read` the head of each result of a reply while the server says more follow;
+    /// `read` consumes the result and returns its status flags.
+    #[inline]
+    fn each_result(
+        &mut self,
+        mut read: impl FnMut(&mut Self, ReplyHead) -> Result<u16, DbError>,
+    ) -> Result<(), DbError> {
         loop {
-            let p = self.wire.recv()?;
-            let payload = self.wire.payload(p);
-            let status = match payload.first() {
-                Some(0x00) => wire::ok_packet(payload)?.status,
-                Some(0xff) => {
-                    let e = wire::err_packet(payload);
-                    return Err(self.sql_error(e));
-                }
-                Some(0xfb) => return Err(self.refuse_local_infile()),
-                _ => {
-                    let ncols = Cursor::new(payload).lenenc()?.unwrap_or(0);
-                    self.skip_columns(ncols)?;
-                    self.count_rows(&mut rows)?
-                }
-            };
-            if status & wire::SERVER_MORE_RESULTS_EXISTS == 0 {
-                return Ok(rows);
+            let head = self.reply_head()?;
+            if read(self, head)? & wire::SERVER_MORE_RESULTS_EXISTS == 0 {
+                return Ok(());
             }
         }
+    }
+
+    /// The first packet of a result; an ERR packet or a LOCAL INFILE request is the error.
+    #[inline]
+    fn reply_head(&mut self) -> Result<ReplyHead, DbError> {
+        let p = self.wire.recv()?;
+        let payload = self.wire.body(p);
+        match payload.first() {
+            Some(0x00) => Ok(ReplyHead::Ok(wire::ok_packet(payload)?)),
+            Some(0xff) => {
+                let e = wire::err_packet(payload);
+                Err(self.sql_error(e))
+            }
+            Some(0xfb) => Err(self.refuse_local_infile()),
+            _ => Ok(ReplyHead::Columns(
+                Cursor::new(payload).lenenc()?.unwrap_or(0),
+            )),
+        }
+    }
+
+    /// The next packet of a result set: a row, or its end with the status flags.
+    #[inline]
+    fn next_row(&mut self) -> Result<RowPacket, DbError> {
+        let p = self.wire.recv()?;
+        let payload = self.wire.body(p);
+        if wire::is_end_of_rows(payload) {
+            return wire::end_of_rows_status(payload, self.deprecate_eof).map(RowPacket::End);
+        }
+        if payload.first() == Some(&0xff) {
+            let e = wire::err_packet(payload);
+            return Err(self.sql_error(e));
+        }
+        Ok(RowPacket::Row(p))
     }
 
     /// Counts row packets up to the end of the result set; returns its status flags.
     #[inline]
     fn count_rows(&mut self, rows: &mut u64) -> Result<u16, DbError> {
         loop {
-            let p = self.wire.recv()?;
-            let payload = self.wire.payload(p);
-            if wire::is_end_of_rows(payload) {
-                return wire::end_of_rows_status(payload, self.deprecate_eof);
+            match self.next_row()? {
+                RowPacket::Row(_) => *rows += 1,
+                RowPacket::End(status) => return Ok(status),
             }
-            if payload.first() == Some(&0xff) {
-                let e = wire::err_packet(payload);
-                return Err(self.sql_error(e));
-            }
-            *rows += 1;
         }
     }
 
@@ -321,42 +323,12 @@ impl MyConn {
     fn refuse_local_infile(&mut self) -> DbError {
         // An empty packet declines the file; the server then answers with OK or ERR.
         self.wire.start();
-        if let Err(e) = self.wire.send(2) {
+        if let Err(e) = self.wire.send_packet(2) {
             return e;
         }
         match self.drain_result() {
             Err(e) => e,
             Ok(_) => DbError::Protocol("LOAD DATA LOCAL INFILE is not supported".into()),
-        }
-    }
-
-    /// COM_QUERY: every statement in `sql`, keeping the last result set. `command` is
-    /// "SELECT n" for a result set of n rows, "OK n" for n affected rows.
-    fn query(&mut self, sql: &str) -> Result<QueryResult, DbError> {
-        self.command(wire::COM_QUERY, sql.as_bytes())?;
-        let mut res = QueryResult::default();
-        loop {
-            let p = self.wire.recv()?;
-            let payload = self.wire.payload(p);
-            let status = match payload.first() {
-                Some(0x00) => {
-                    let ok = wire::ok_packet(payload)?;
-                    res.command = format!("OK {}", ok.affected_rows);
-                    ok.status
-                }
-                Some(0xff) => {
-                    let e = wire::err_packet(payload);
-                    return Err(self.sql_error(e));
-                }
-                Some(0xfb) => return Err(self.refuse_local_infile()),
-                _ => {
-                    let ncols = Cursor::new(payload).lenenc()?.unwrap_or(0);
-                    self.text_result(ncols, &mut res)?
-                }
-            };
-            if status & wire::SERVER_MORE_RESULTS_EXISTS == 0 {
-                return Ok(res);
-            }
         }
     }
 
@@ -366,7 +338,7 @@ impl MyConn {
         res.rows.clear();
         for _ in 0..ncols {
             let p = self.wire.recv()?;
-            let mut c = Cursor::new(self.wire.payload(p));
+            let mut c = Cursor::new(self.wire.body(p));
             for _ in 0..4 {
                 c.lenenc_bytes()?; // catalog, schema, table, org_table
             }
@@ -377,18 +349,14 @@ impl MyConn {
             self.wire.recv()?;
         }
         loop {
-            let p = self.wire.recv()?;
-            let payload = self.wire.payload(p);
-            if wire::is_end_of_rows(payload) {
-                let status = wire::end_of_rows_status(payload, self.deprecate_eof)?;
-                res.command = format!("SELECT {}", res.rows.len());
-                return Ok(status);
-            }
-            if payload.first() == Some(&0xff) {
-                let e = wire::err_packet(payload);
-                return Err(self.sql_error(e));
-            }
-            let mut c = Cursor::new(payload);
+            let p = match self.next_row()? {
+                RowPacket::Row(p) => p,
+                RowPacket::End(status) => {
+                    res.command = format!("SELECT {}", res.rows.len());
+                    return Ok(status);
+                }
+            };
+            let mut c = Cursor::new(self.wire.body(p));
             let mut row = Vec::with_capacity(ncols as usize);
             for _ in 0..ncols {
                 row.push(
@@ -400,11 +368,12 @@ impl MyConn {
         }
     }
 
-    /// COM_STMT_PREPARE; returns the statement id and its parameter count.
-    fn prepare_server(&mut self, sql: &str) -> Result<(u32, u16), DbError> {
-        self.command(wire::COM_STMT_PREPARE, sql.as_bytes())?;
+    /// COM_STMT_PREPARE of `sql` (with `$n` placeholders, the spec's form).
+    fn prepare_server(&mut self, sql: &str) -> Result<Execute, DbError> {
+        let (text, order) = question_marks(sql);
+        self.command(wire::COM_STMT_PREPARE, text.as_bytes())?;
         let p = self.wire.recv()?;
-        let payload = self.wire.payload(p);
+        let payload = self.wire.body(p);
         if payload.first() == Some(&0xff) {
             let e = wire::err_packet(payload);
             return Err(self.sql_error(e));
@@ -416,17 +385,26 @@ impl MyConn {
         let nparams = c.u16()?;
         self.skip_columns(nparams as u64)?;
         self.skip_columns(ncols as u64)?;
-        Ok((id, nparams))
+        if nparams as usize != order.len() {
+            return Err(DbError::Protocol(format!(
+                "the server counts {nparams} parameters in {text:?}, the spec gives {}",
+                order.len()
+            )));
+        }
+        let mut head = [wire::COM_STMT_EXECUTE, 0, 0, 0, 0, 0, 1, 0, 0, 0];
+        head[1..5].copy_from_slice(&id.to_le_bytes());
+        Ok(Execute { head, order })
     }
 
     /// COM_STMT_EXECUTE payload: every parameter bound anew, integers as LONGLONG and
     /// digit strings as VAR_STRING, none NULL.
     #[inline]
-    fn build_execute(&mut self, head: &[u8; 10], order: &[usize], params: &ParamValues) {
+    fn build_execute(&mut self, stmt: &Execute, params: &ParamValues) {
+        let order = &stmt.order;
         let w = &mut self.wire.wbuf;
         w.clear();
         w.extend_from_slice(&[0; 4]);
-        w.extend_from_slice(head);
+        w.extend_from_slice(&stmt.head);
         if order.is_empty() {
             return;
         }
@@ -489,73 +467,72 @@ pub fn ignorable_code(code: u16) -> Option<Ignorable> {
 }
 
 impl Session for MyConn {
-    type Stmt = MyStmt;
+    type Stmt = Statement<Execute>;
     const CAPS: Caps = Caps {
         dialect: Dialect::Mysql,
         server_prepare: true,
         copy_in: false,
     };
 
-    fn connect(c: &ConnectionSpec) -> Result<Self, DriverError> {
-        MyConn::connect(c)
-    }
-
-    fn server_version(&self) -> &str {
-        &self.server_version
-    }
-
-    fn backend_pid(&self) -> u64 {
-        self.connection_id as u64
-    }
-
-    fn query(&mut self, sql: &str) -> Result<QueryResult, DbError> {
-        MyConn::query(self, sql)
-    }
-
-    fn prepare(&mut self, _name: &str, sql: &str, server_side: bool) -> Result<MyStmt, DbError> {
-        if !server_side {
-            return Ok(MyStmt::Text {
-                segments: split_placeholders(sql),
-            });
-        }
-        let (text, order) = question_marks(sql);
-        let (id, nparams) = self.prepare_server(&text)?;
-        if nparams as usize != order.len() {
-            return Err(DbError::Protocol(format!(
-                "the server counts {nparams} parameters in {text:?}, the spec gives {}",
-                order.len()
-            )));
-        }
-        let mut head = [wire::COM_STMT_EXECUTE, 0, 0, 0, 0, 0, 1, 0, 0, 0];
-        head[1..5].copy_from_slice(&id.to_le_bytes());
-        Ok(MyStmt::Prepared { head, order })
-    }
-
-    #[inline]
-    fn execute(&mut self, stmt: &MyStmt, params: &ParamValues) -> Result<u64, DbError> {
-        match stmt {
-            MyStmt::Prepared { head, order } => self.build_execute(head, order, params),
-            MyStmt::Text { segments } => self.build_text(segments, params),
-        }
-        self.wire.send(0)?;
-        self.drain_result()
-    }
-
-    fn control(&mut self, c: Control) -> Result<(), DbError> {
-        let sql: &[u8] = match c {
-            Control::Begin => b"BEGIN",
-            Control::Commit => b"COMMIT",
-            Control::Rollback => b"ROLLBACK",
-        };
-        self.command(wire::COM_QUERY, sql)?;
-        self.drain_result().map(|_| ())
-    }
-
     fn ignorable(&self, err: &DbError) -> Option<Ignorable> {
         match err {
             DbError::Sql { .. } => ignorable_code(self.last_error_code),
             _ => None,
         }
+    }
+
+    fn connect(c: &ConnectionSpec) -> Result<Self, DriverError> {
+        let mut conn = MyConn {
+            wire: Wire::new(address(c).open()?),
+            server: ServerInfo::default(),
+            deprecate_eof: false,
+            last_error_code: 0,
+        };
+        conn.handshake(c)?;
+        Ok(conn)
+    }
+
+    fn server(&self) -> &ServerInfo {
+        &self.server
+    }
+
+    /// COM_QUERY: every statement in `sql`, keeping the last result set. `command` is
+    /// "SELECT n" for a result set of n rows, "OK n" for n affected rows.
+    fn query(&mut self, sql: &str) -> Result<QueryResult, DbError> {
+        self.command(wire::COM_QUERY, sql.as_bytes())?;
+        let mut res = QueryResult::default();
+        self.each_result(|conn, head| match head {
+            ReplyHead::Ok(ok) => {
+                res.command = format!("OK {}", ok.affected_rows);
+                Ok(ok.status)
+            }
+            ReplyHead::Columns(n) => conn.text_result(n, &mut res),
+        })?;
+        Ok(res)
+    }
+
+    fn prepare(
+        &mut self,
+        _name: &str,
+        sql: &str,
+        server_side: bool,
+    ) -> Result<Self::Stmt, DbError> {
+        Statement::prepare(sql, server_side, || self.prepare_server(sql))
+    }
+
+    #[inline]
+    fn execute(&mut self, stmt: &Self::Stmt, params: &ParamValues) -> Result<u64, DbError> {
+        match stmt {
+            Statement::Prepared(exec) => self.build_execute(exec, params),
+            Statement::Text(segments) => self.build_text(segments, params),
+        }
+        self.wire.send_packet(0)?;
+        self.drain_result()
+    }
+
+    fn control(&mut self, c: Control) -> Result<(), DbError> {
+        self.command(wire::COM_QUERY, c.sql().as_bytes())?;
+        self.drain_result().map(|_| ())
     }
 }
 

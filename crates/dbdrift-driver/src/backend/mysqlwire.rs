@@ -1,7 +1,9 @@
-// MySQL client/server protocol framing: 4-byte packet headers over a reusable read buffer,
-// length-encoded values, OK/ERR/EOF and handshake decoding, and the auth scrambles.
+// MySQL client/server packets: their 4-byte header (for the shared buffered connection in
+// `wire`) and the splitting of long payloads, length-encoded values, OK/ERR/EOF and
+// handshake decoding, and the auth scrambles.
 // No connection policy (which plugin, which statement) here; that is `mysql.rs`.
 
+use super::wire::{self, Framing};
 use super::DbError;
 use std::io::{Read, Write};
 
@@ -33,44 +35,34 @@ pub const CHARSET_UTF8MB4: u8 = 45;
 /// The largest payload of one packet; a payload this long continues in the next packet.
 pub const MAX_PAYLOAD: usize = 0xff_ffff;
 
-const READ_CHUNK: usize = 64 * 1024;
+/// MySQL's framing: a 3-byte little-endian payload length, then the sequence id.
+pub struct My;
 
-/// A received packet: its sequence id and the byte range of its payload in the read buffer.
-#[derive(Clone, Copy, Debug)]
-pub struct Packet {
-    pub seq: u8,
-    start: usize,
-    end: usize,
-}
+impl Framing for My {
+    const HEADER: usize = 4;
+    const UNIT: &'static str = "packet";
 
-impl Packet {
-    #[cfg(test)]
-    pub fn len(&self) -> usize {
-        self.end - self.start
+    /// Payloads of 16 MiB or more (split over packets) are refused, not reassembled.
+    #[inline]
+    fn header(h: &[u8]) -> Result<(u8, usize), DbError> {
+        let len = u32::from_le_bytes([h[0], h[1], h[2], 0]) as usize;
+        if len == MAX_PAYLOAD {
+            return Err(DbError::Protocol(
+                "the server sent a packet of 16 MiB or more, which the driver does not read".into(),
+            ));
+        }
+        Ok((h[3], 4 + len))
     }
 }
 
-/// Framed, buffered connection; generic so tests can feed literal bytes.
-pub struct Wire<S> {
-    stream: S,
-    rbuf: Vec<u8>,
-    rpos: usize,
-    rend: usize,
-    /// Header placeholder (4 bytes) then the payload being built; see `start` and `send`.
-    pub wbuf: Vec<u8>,
-}
+/// A connection speaking MySQL; a received packet's `id` is its sequence id, and its body
+/// the payload. `wbuf` holds a header placeholder (4 bytes) then the payload being built;
+/// see `start` and `send_packet`.
+pub type Wire<S> = wire::Wire<S, My>;
+/// Reads little-endian fields, length-encoded values and strings from a payload.
+pub type Cursor<'a> = wire::Cursor<'a, My>;
 
 impl<S: Read + Write> Wire<S> {
-    pub fn new(stream: S) -> Self {
-        Wire {
-            stream,
-            rbuf: vec![0; READ_CHUNK],
-            rpos: 0,
-            rend: 0,
-            wbuf: Vec::with_capacity(READ_CHUNK),
-        }
-    }
-
     /// Starts a new outgoing packet: the caller appends the payload to `wbuf`.
     #[inline]
     pub fn start(&mut self) {
@@ -80,58 +72,9 @@ impl<S: Read + Write> Wire<S> {
 
     /// Frames the payload in `wbuf` with sequence id `seq` and writes it.
     #[inline]
-    pub fn send(&mut self, seq: u8) -> Result<(), DbError> {
+    pub fn send_packet(&mut self, seq: u8) -> Result<(), DbError> {
         frame(&mut self.wbuf, seq, MAX_PAYLOAD);
-        self.stream.write_all(&self.wbuf)?;
-        Ok(())
-    }
-
-    #[inline]
-    pub fn payload(&self, p: Packet) -> &[u8] {
-        &self.rbuf[p.start..p.end]
-    }
-
-    /// Next complete packet; reads from the socket only when the buffer holds none.
-    /// Payloads of 16 MiB or more (split over packets) are refused, not reassembled.
-    #[inline]
-    pub fn recv(&mut self) -> Result<Packet, DbError> {
-        loop {
-            let avail = self.rend - self.rpos;
-            if avail >= 4 {
-                let p = self.rpos;
-                let h = &self.rbuf[p..p + 4];
-                let len = u32::from_le_bytes([h[0], h[1], h[2], 0]) as usize;
-                if len == MAX_PAYLOAD {
-                    return Err(DbError::Protocol(
-                        "the server sent a packet of 16 MiB or more, which the driver does not read"
-                            .into(),
-                    ));
-                }
-                if avail >= 4 + len {
-                    self.rpos = p + 4 + len;
-                    return Ok(Packet {
-                        seq: h[3],
-                        start: p + 4,
-                        end: p + 4 + len,
-                    });
-                }
-                self.fill(4 + len)?;
-            } else {
-                self.fill(4)?;
-            }
-        }
-    }
-
-    /// Reads until at least `need` bytes are buffered (see `fill_read_buffer`).
-    #[cold]
-    fn fill(&mut self, need: usize) -> Result<(), DbError> {
-        super::fill_read_buffer(
-            &mut self.stream,
-            &mut self.rbuf,
-            &mut self.rpos,
-            &mut self.rend,
-            need,
-        )
+        self.send()
     }
 }
 
@@ -161,44 +104,17 @@ pub fn frame(buf: &mut Vec<u8>, seq: u8, max: usize) {
     }
 }
 
-/// Reads little-endian fields, length-encoded values and strings from a payload,
-/// failing softly at the end.
-pub struct Cursor<'a> {
-    buf: &'a [u8],
-    pos: usize,
-}
-
-fn short() -> DbError {
-    DbError::Protocol("packet ended early".into())
-}
-
 impl<'a> Cursor<'a> {
-    pub fn new(buf: &'a [u8]) -> Self {
-        Cursor { buf, pos: 0 }
-    }
-
-    pub fn bytes(&mut self, n: usize) -> Result<&'a [u8], DbError> {
-        let s = self.buf.get(self.pos..self.pos + n).ok_or_else(short)?;
-        self.pos += n;
-        Ok(s)
-    }
-
     pub fn u8(&mut self) -> Result<u8, DbError> {
         Ok(self.bytes(1)?[0])
     }
 
-    pub fn peek(&self) -> Option<u8> {
-        self.buf.get(self.pos).copied()
-    }
-
     pub fn u16(&mut self) -> Result<u16, DbError> {
-        let b = self.bytes(2)?;
-        Ok(u16::from_le_bytes([b[0], b[1]]))
+        Ok(u16::from_le_bytes(self.array()?))
     }
 
     pub fn u32(&mut self) -> Result<u32, DbError> {
-        let b = self.bytes(4)?;
-        Ok(u32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+        Ok(u32::from_le_bytes(self.array()?))
     }
 
     fn uint(&mut self, n: usize) -> Result<u64, DbError> {
@@ -231,22 +147,19 @@ impl<'a> Cursor<'a> {
 
     /// A NUL-terminated string, or the rest of the payload if no NUL follows.
     pub fn nul_str(&mut self) -> &'a [u8] {
-        let rest = &self.buf[self.pos.min(self.buf.len())..];
+        let rest = self.unread();
         match rest.iter().position(|&b| b == 0) {
             Some(end) => {
-                self.pos += end + 1;
+                self.skip(end + 1);
                 &rest[..end]
             }
-            None => {
-                self.pos = self.buf.len();
-                rest
-            }
+            None => self.rest(),
         }
     }
 
     pub fn rest(&mut self) -> &'a [u8] {
-        let rest = &self.buf[self.pos.min(self.buf.len())..];
-        self.pos = self.buf.len();
+        let rest = self.unread();
+        self.skip(rest.len());
         rest
     }
 }
@@ -370,7 +283,7 @@ pub fn handshake(payload: &[u8]) -> Result<Handshake, DbError> {
         c.bytes(10)?; // reserved (MariaDB keeps its extended capabilities in the last 4)
         if capabilities & CLIENT_SECURE_CONNECTION != 0 {
             let n = data_len.saturating_sub(8).max(13);
-            let part2 = c.bytes(n.min(payload.len() - c.pos))?;
+            let part2 = c.bytes(n.min(c.unread().len()))?;
             scramble.extend_from_slice(part2.strip_suffix(&[0]).unwrap_or(part2));
         }
         if capabilities & CLIENT_PLUGIN_AUTH != 0 {
@@ -417,74 +330,47 @@ pub fn handshake_response(
     }
 }
 
-fn xor(a: &[u8], b: &[u8]) -> Vec<u8> {
-    a.iter().zip(b).map(|(x, y)| x ^ y).collect()
-}
-
-/// mysql_native_password: SHA1(pw) XOR SHA1(nonce + SHA1(SHA1(pw))); empty for no password.
-pub fn native_password(password: &str, nonce: &[u8]) -> Vec<u8> {
-    use sha1::{Digest, Sha1};
+/// The scramble both plugins build from a hash H: H(pw) XOR H(a + b), where a + b is the
+/// 20-byte nonce and H(H(pw)) in the order the plugin fixes; empty for no password.
+fn hash_scramble<H: sha2::Digest>(password: &str, nonce: &[u8], nonce_first: bool) -> Vec<u8> {
     if password.is_empty() {
         return Vec::new();
     }
-    let stage1 = Sha1::digest(password.as_bytes());
-    let stage2 = Sha1::digest(stage1);
-    let mut h = Sha1::new();
-    h.update(&nonce[..nonce.len().min(20)]);
-    h.update(stage2);
-    xor(&stage1, &h.finalize())
+    let stage1 = H::digest(password.as_bytes());
+    let stage2 = H::digest(&stage1);
+    let nonce = &nonce[..nonce.len().min(20)];
+    let mut h = H::new();
+    if nonce_first {
+        h.update(nonce);
+        h.update(stage2);
+    } else {
+        h.update(stage2);
+        h.update(nonce);
+    }
+    stage1
+        .iter()
+        .zip(h.finalize())
+        .map(|(x, y)| x ^ y)
+        .collect()
+}
+
+/// mysql_native_password: SHA1(pw) XOR SHA1(nonce + SHA1(SHA1(pw))).
+pub fn native_password(password: &str, nonce: &[u8]) -> Vec<u8> {
+    hash_scramble::<sha1::Sha1>(password, nonce, true)
 }
 
 /// caching_sha2_password fast path: SHA256(pw) XOR SHA256(SHA256(SHA256(pw)) + nonce).
 pub fn caching_sha2_password(password: &str, nonce: &[u8]) -> Vec<u8> {
-    use sha2::{Digest, Sha256};
-    if password.is_empty() {
-        return Vec::new();
-    }
-    let stage1 = Sha256::digest(password.as_bytes());
-    let stage2 = Sha256::digest(stage1);
-    let mut h = Sha256::new();
-    h.update(stage2);
-    h.update(&nonce[..nonce.len().min(20)]);
-    xor(&stage1, &h.finalize())
+    hash_scramble::<sha2::Sha256>(password, nonce, false)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::io;
-
-    /// Serves its input a few bytes per read(), to exercise reassembly.
-    struct Trickle {
-        input: Vec<u8>,
-        pos: usize,
-        step: usize,
-    }
-
-    impl Read for Trickle {
-        fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
-            let n = self.step.min(buf.len()).min(self.input.len() - self.pos);
-            buf[..n].copy_from_slice(&self.input[self.pos..self.pos + n]);
-            self.pos += n;
-            Ok(n)
-        }
-    }
-
-    impl Write for Trickle {
-        fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
-            Ok(buf.len())
-        }
-        fn flush(&mut self) -> io::Result<()> {
-            Ok(())
-        }
-    }
+    use crate::backend::wire::testing::{self, Trickle};
 
     fn wire(input: &[u8], step: usize) -> Wire<Trickle> {
-        Wire::new(Trickle {
-            input: input.to_vec(),
-            pos: 0,
-            step,
-        })
+        testing::wire(input, step)
     }
 
     fn lenenc_of(v: u64) -> Vec<u8> {
@@ -530,24 +416,21 @@ mod tests {
         for step in [1, 2, 3, 5, 64] {
             let mut w = wire(input, step);
             let a = w.recv().unwrap();
-            assert_eq!((a.seq, w.payload(a)), (1, &b"\x01"[..]));
+            assert_eq!((a.id, w.body(a)), (1, &b"\x01"[..]));
             let b = w.recv().unwrap();
-            assert_eq!((b.seq, w.payload(b)), (2, &b"ab"[..]));
+            assert_eq!((b.id, w.body(b)), (2, &b"ab"[..]));
             let c = w.recv().unwrap();
-            assert_eq!((c.seq, c.len()), (3, 0));
+            assert_eq!((c.id, c.len()), (3, 0));
         }
     }
 
     #[test]
-    fn closed_connection_mid_packet_is_an_io_error() {
-        let mut w = wire(b"\x05\0\0\x01ab", 100);
-        assert!(matches!(w.recv(), Err(DbError::Io(_))));
-    }
-
-    #[test]
     fn a_16_mib_packet_is_refused_as_a_protocol_error() {
-        let mut w = wire(b"\xff\xff\xff\x01", 100);
-        assert!(matches!(w.recv(), Err(DbError::Protocol(_))));
+        assert!(matches!(
+            My::header(b"\xff\xff\xff\x01"),
+            Err(DbError::Protocol(_))
+        ));
+        assert_eq!(My::header(b"\xfe\xff\xff\x01").unwrap(), (1, 4 + 0xff_fffe));
     }
 
     #[test]

@@ -1,10 +1,16 @@
 // The `null` backend: connects to nothing and answers every statement at once with a fixed
 // number of rows. Rates and simulated latency are applied by the run loop, not here.
 
-use super::{Caps, Control, DbError, Dialect, QueryResult, Session};
+use super::{Caps, Control, DbError, Dialect, QueryResult, ServerInfo, Session};
 use crate::error::DriverError;
 use crate::spec::ConnectionSpec;
 use crate::workload::params::ParamValues;
+
+/// The null backend's server: no version, no process.
+static NO_SERVER: ServerInfo = ServerInfo {
+    version: String::new(),
+    pid: 0,
+};
 
 pub struct NullSession {
     pub rows_per_statement: u64,
@@ -25,12 +31,8 @@ impl Session for NullSession {
         ))
     }
 
-    fn server_version(&self) -> &str {
-        ""
-    }
-
-    fn backend_pid(&self) -> u64 {
-        0
+    fn server(&self) -> &ServerInfo {
+        &NO_SERVER
     }
 
     fn prepare(&mut self, _name: &str, _sql: &str, _server_side: bool) -> Result<(), DbError> {

@@ -1,134 +1,56 @@
-// PostgreSQL v3 wire framing: a reusable read buffer whose messages are parsed in place,
-// builders that append messages to a reusable Vec, and ErrorResponse/row decoding.
+// PostgreSQL v3 messages: their header (for the shared buffered connection in `wire`), the
+// hot reply loop, builders that append messages to a reusable Vec, and ErrorResponse/row
+// decoding.
 // No connection policy (auth, statements) here; that is `postgres.rs`.
 
+use super::wire::{self, Framing};
 use super::DbError;
 use std::io::{Read, Write};
 
-/// A received message: its tag and the byte range of its body in the read buffer.
-#[derive(Clone, Copy, Debug)]
-pub struct Msg {
-    pub tag: u8,
-    start: usize,
-    end: usize,
-}
+/// PostgreSQL's framing: a tag byte, then a big-endian length that counts itself.
+pub struct Pg;
 
-/// Framed, buffered connection; generic so tests can feed literal bytes.
-pub struct Wire<S> {
-    stream: S,
-    rbuf: Vec<u8>,
-    rpos: usize,
-    rend: usize,
-    pub wbuf: Vec<u8>,
-}
-
-const READ_CHUNK: usize = 64 * 1024;
 /// A message body larger than this is treated as a protocol error, not an allocation.
 const MAX_MESSAGE: usize = 1 << 30;
 
+impl Framing for Pg {
+    const HEADER: usize = 5;
+    const UNIT: &'static str = "message";
+
+    #[inline]
+    fn header(h: &[u8]) -> Result<(u8, usize), DbError> {
+        let len = u32::from_be_bytes([h[1], h[2], h[3], h[4]]) as usize;
+        if !(4..=MAX_MESSAGE).contains(&len) {
+            return Err(DbError::Protocol(format!(
+                "bad message length {len} for tag {:?}",
+                h[0] as char
+            )));
+        }
+        Ok((h[0], 1 + len))
+    }
+}
+
+/// A connection speaking PostgreSQL; a received message's `id` is its tag.
+pub type Wire<S> = wire::Wire<S, Pg>;
+/// Reads big-endian fields and C strings from a message body.
+pub type Reader<'a> = wire::Cursor<'a, Pg>;
+
 impl<S: Read + Write> Wire<S> {
-    pub fn new(stream: S) -> Self {
-        Wire {
-            stream,
-            rbuf: vec![0; READ_CHUNK],
-            rpos: 0,
-            rend: 0,
-            wbuf: Vec::with_capacity(READ_CHUNK),
-        }
-    }
-
-    /// Writes the whole write buffer (one write() in the common case).
-    #[inline]
-    pub fn send(&mut self) -> Result<(), DbError> {
-        self.stream.write_all(&self.wbuf)?;
-        Ok(())
-    }
-
-    #[inline]
-    pub fn body(&self, m: Msg) -> &[u8] {
-        &self.rbuf[m.start..m.end]
-    }
-
-    /// Next complete message; reads from the socket only when the buffer holds none.
-    #[inline]
-    pub fn recv(&mut self) -> Result<Msg, DbError> {
-        loop {
-            let avail = self.rend - self.rpos;
-            if avail >= 5 {
-                let p = self.rpos;
-                let len = u32::from_be_bytes([
-                    self.rbuf[p + 1],
-                    self.rbuf[p + 2],
-                    self.rbuf[p + 3],
-                    self.rbuf[p + 4],
-                ]) as usize;
-                if !(4..=MAX_MESSAGE).contains(&len) {
-                    return Err(DbError::Protocol(format!(
-                        "bad message length {len} for tag {:?}",
-                        self.rbuf[p] as char
-                    )));
-                }
-                if avail > len {
-                    self.rpos = p + 1 + len;
-                    return Ok(Msg {
-                        tag: self.rbuf[p],
-                        start: p + 5,
-                        end: p + 1 + len,
-                    });
-                }
-                self.fill(1 + len)?;
-            } else {
-                self.fill(5)?;
-            }
-        }
-    }
-
     /// The hot reply loop: consumes messages up to ReadyForQuery, counting DataRows without
-    /// decoding them. Parses headers straight from the buffer; stops early at CopyInResponse
-    /// (the caller must answer it) and remembers the first ErrorResponse.
+    /// decoding them. Stops early at CopyInResponse (the caller must answer it) and
+    /// remembers the first ErrorResponse.
     #[inline]
     pub fn drain_reply(&mut self, reply: &mut Reply) -> Result<Stop, DbError> {
         loop {
-            while self.rend - self.rpos >= 5 {
-                let p = self.rpos;
-                let h = &self.rbuf[p..p + 5];
-                let len = u32::from_be_bytes([h[1], h[2], h[3], h[4]]) as usize;
-                if !(4..=MAX_MESSAGE).contains(&len) {
-                    return Err(DbError::Protocol(format!(
-                        "bad message length {len} for tag {:?}",
-                        h[0] as char
-                    )));
-                }
-                if self.rend - p <= len {
-                    self.fill(1 + len)?;
-                    break;
-                }
-                let tag = h[0];
-                self.rpos = p + 1 + len;
-                match tag {
-                    b'D' => reply.rows += 1,
-                    b'Z' => return Ok(Stop::Ready),
-                    b'E' => reply.note_error(&self.rbuf[p + 5..p + 1 + len]),
-                    b'G' => return Ok(Stop::CopyIn),
-                    _ => {}
-                }
-            }
-            if self.rend - self.rpos < 5 {
-                self.fill(5)?;
+            let m = self.recv()?;
+            match m.id {
+                b'D' => reply.rows += 1,
+                b'Z' => return Ok(Stop::Ready),
+                b'E' => reply.note_error(self.body(m)),
+                b'G' => return Ok(Stop::CopyIn),
+                _ => {}
             }
         }
-    }
-
-    /// Reads until at least `need` bytes are buffered (see `fill_read_buffer`).
-    #[cold]
-    fn fill(&mut self, need: usize) -> Result<(), DbError> {
-        super::fill_read_buffer(
-            &mut self.stream,
-            &mut self.rbuf,
-            &mut self.rpos,
-            &mut self.rend,
-            need,
-        )
     }
 }
 
@@ -264,47 +186,22 @@ pub fn error_response(body: &[u8]) -> DbError {
     }
 }
 
-/// Reads big-endian fields and C strings from a message body, failing softly at the end.
-pub struct Reader<'a> {
-    buf: &'a [u8],
-    pos: usize,
-}
-
-impl<'a> Reader<'a> {
-    pub fn new(buf: &'a [u8]) -> Self {
-        Reader { buf, pos: 0 }
-    }
-
-    fn take(&mut self, n: usize) -> Result<&'a [u8], DbError> {
-        let s = self
-            .buf
-            .get(self.pos..self.pos + n)
-            .ok_or_else(|| DbError::Protocol("message ended early".into()))?;
-        self.pos += n;
-        Ok(s)
-    }
-
+impl Reader<'_> {
     pub fn i16(&mut self) -> Result<i16, DbError> {
-        let b = self.take(2)?;
-        Ok(i16::from_be_bytes([b[0], b[1]]))
+        Ok(i16::from_be_bytes(self.array()?))
     }
 
     pub fn i32(&mut self) -> Result<i32, DbError> {
-        let b = self.take(4)?;
-        Ok(i32::from_be_bytes([b[0], b[1], b[2], b[3]]))
-    }
-
-    pub fn bytes(&mut self, n: usize) -> Result<&'a [u8], DbError> {
-        self.take(n)
+        Ok(i32::from_be_bytes(self.array()?))
     }
 
     pub fn cstr(&mut self) -> Result<String, DbError> {
-        let rest = &self.buf[self.pos.min(self.buf.len())..];
+        let rest = self.unread();
         let end = rest
             .iter()
             .position(|&b| b == 0)
             .ok_or_else(|| DbError::Protocol("unterminated string".into()))?;
-        self.pos += end + 1;
+        self.skip(end + 1);
         Ok(String::from_utf8_lossy(&rest[..end]).into_owned())
     }
 }
@@ -340,42 +237,10 @@ pub fn data_row(body: &[u8]) -> Result<Vec<Option<String>>, DbError> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::io;
-
-    /// Serves its input a few bytes per read(), to exercise reassembly.
-    struct Trickle {
-        input: Vec<u8>,
-        pos: usize,
-        step: usize,
-        written: Vec<u8>,
-    }
-
-    impl Read for Trickle {
-        fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
-            let n = self.step.min(buf.len()).min(self.input.len() - self.pos);
-            buf[..n].copy_from_slice(&self.input[self.pos..self.pos + n]);
-            self.pos += n;
-            Ok(n)
-        }
-    }
-
-    impl Write for Trickle {
-        fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
-            self.written.extend_from_slice(buf);
-            Ok(buf.len())
-        }
-        fn flush(&mut self) -> io::Result<()> {
-            Ok(())
-        }
-    }
+    use crate::backend::wire::testing::{self, Trickle};
 
     fn wire(input: &[u8], step: usize) -> Wire<Trickle> {
-        Wire::new(Trickle {
-            input: input.to_vec(),
-            pos: 0,
-            step,
-            written: Vec::new(),
-        })
+        testing::wire(input, step)
     }
 
     const REPLY: &[u8] =
@@ -385,7 +250,7 @@ mod tests {
     fn messages_are_framed_whatever_the_read_sizes() {
         for step in [1, 2, 3, 7, 64] {
             let mut w = wire(REPLY, step);
-            let tags: Vec<u8> = (0..4).map(|_| w.recv().unwrap().tag).collect();
+            let tags: Vec<u8> = (0..4).map(|_| w.recv().unwrap().id).collect();
             assert_eq!(tags, b"2DCZ");
         }
     }
@@ -432,15 +297,9 @@ mod tests {
     }
 
     #[test]
-    fn closed_connection_mid_message_is_an_io_error() {
-        let mut w = wire(b"D\0\0\0\x0b\0\x01", 100);
-        assert!(matches!(w.recv(), Err(DbError::Io(_))));
-    }
-
-    #[test]
-    fn bad_length_is_a_protocol_error() {
-        let mut w = wire(b"D\0\0\0\x02", 100);
-        assert!(matches!(w.recv(), Err(DbError::Protocol(_))));
+    fn bad_length_is_a_protocol_error_naming_the_tag() {
+        let e = Pg::header(b"D\0\0\0\x02").unwrap_err();
+        assert!(matches!(e, DbError::Protocol(m) if m == "bad message length 2 for tag 'D'"));
     }
 
     #[test]

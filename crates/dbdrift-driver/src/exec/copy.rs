@@ -27,15 +27,7 @@ impl SbtestRows {
     /// returns true if rows remain.
     pub fn fill(&mut self, out: &mut Vec<u8>, limit: usize) -> bool {
         while out.len() < limit && self.next_id <= self.last_id {
-            push_u64(out, self.next_id);
-            out.push(b'\t');
-            push_u64(out, 1 + self.rng.below(self.k_max));
-            out.push(b'\t');
-            push_digit_groups(out, &mut self.rng, 10);
-            out.push(b'\t');
-            push_digit_groups(out, &mut self.rng, 5);
-            out.push(b'\n');
-            self.next_id += 1;
+            self.push_row(out, COPY_TEXT);
         }
         self.next_id <= self.last_id
     }
@@ -55,20 +47,32 @@ impl SbtestRows {
                 out.push(b',');
             }
             first = false;
-            out.push(b'(');
-            push_u64(out, self.next_id);
-            out.push(b',');
-            push_u64(out, 1 + self.rng.below(self.k_max));
-            out.extend_from_slice(b",'");
-            push_digit_groups(out, &mut self.rng, 10);
-            out.extend_from_slice(b"','");
-            push_digit_groups(out, &mut self.rng, 5);
-            out.extend_from_slice(b"')");
-            self.next_id += 1;
+            self.push_row(out, VALUES_TUPLE);
         }
         self.next_id <= self.last_id
     }
+
+    /// Appends the next row: its four fields with the text `around` them (before id, between
+    /// each two fields, after pad).
+    #[inline]
+    fn push_row(&mut self, out: &mut Vec<u8>, around: [&[u8]; 5]) {
+        out.extend_from_slice(around[0]);
+        push_u64(out, self.next_id);
+        out.extend_from_slice(around[1]);
+        push_u64(out, 1 + self.rng.below(self.k_max));
+        out.extend_from_slice(around[2]);
+        push_digit_groups(out, &mut self.rng, 10);
+        out.extend_from_slice(around[3]);
+        push_digit_groups(out, &mut self.rng, 5);
+        out.extend_from_slice(around[4]);
+        self.next_id += 1;
+    }
 }
+
+/// A COPY text line: tab-separated fields.
+const COPY_TEXT: [&[u8]; 5] = [b"", b"\t", b"\t", b"\t", b"\n"];
+/// A VALUES tuple: c and pad quoted.
+const VALUES_TUPLE: [&[u8]; 5] = [b"(", b",", b",'", b"','", b"')"];
 
 #[cfg(test)]
 mod tests {

@@ -1,6 +1,43 @@
 // The workloads, one module each with its spec, execution and statistics, behind the one
 // `Workload` trait the command line dispatches to. The modules above them (backend, exec,
-// stats, workload) know no workload by name; a new one is a module here and a verb in `cli`.
+// stats, workload) know no workload by name; a new one is a module here, declared with
+// `workload!`, and a verb in `cli`.
+
+/// Declares the unit struct `$name` as the workload whose spec `$spec` is read and checked
+/// by `$parse` and run by `$execute`: a workload module names its two entry points and
+/// nothing else, so every workload meets the driver the same way.
+macro_rules! workload {
+    ($(#[$doc:meta])* $name:ident: $spec:ty = $parse:path, $execute:path) => {
+        $(#[$doc])*
+        pub struct $name;
+
+        impl $crate::workloads::Workload for $name {
+            type Spec = $spec;
+
+            fn parse(text: &str) -> Result<$spec, $crate::error::DriverError> {
+                $parse(text)
+            }
+
+            fn execute(spec: &$spec) -> Result<i32, $crate::error::DriverError> {
+                $execute(spec)
+            }
+        }
+    };
+}
+
+/// In a spec module's tests: one test per case `name: key = value => words`, which sets the
+/// top-level `key` of the module's valid spec to the JSON `value` and expects a spec error
+/// whose message contains `words` (through the module's own `refused`).
+#[cfg(test)]
+macro_rules! refusal_tests {
+    ($($name:ident: $key:literal = $value:tt => $words:expr;)+) => {$(
+        #[test]
+        fn $name() {
+            let message = refused($key, serde_json::json!($value));
+            assert!(message.contains($words), "{message}");
+        }
+    )+};
+}
 
 pub mod ibench;
 pub mod sysbench;

@@ -9,7 +9,7 @@ from dbdrift.errors import InputError
 from dbdrift.model import IBENCH_STEPS, JsonObject
 from dbdrift.plan import fields, keys
 from dbdrift.plan.keys import INT64_MAX
-from dbdrift.units import brief_repr
+from dbdrift.quantities import brief_repr
 from dbdrift.workload import Capabilities, WorkloadPlan
 from dbdrift.workloads.ibench.catalog import IBenchSizes, io_bound_settings, settle_seconds
 from dbdrift.workloads.ibench.catalog import steps as ibench_steps

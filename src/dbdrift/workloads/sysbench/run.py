@@ -28,7 +28,7 @@ from dbdrift.runner.campaign import CampaignOutcome, Runner
 from dbdrift.runner.progress import LanesProgress, ProgressSink
 from dbdrift.runner.session import TargetSession, settle_wait
 from dbdrift.store.store import Store
-from dbdrift.units import format_duration
+from dbdrift.quantities import format_duration
 
 
 @dataclass

@@ -12,14 +12,12 @@ pub mod stats;
 use crate::backend::mysql::MyConn;
 use crate::backend::postgres::PgConn;
 use crate::backend::Session;
-use crate::emit;
 use crate::error::DriverError;
 use crate::exec::failure::{wait, Failure, Wake};
 use crate::spec::BackendKind;
-use crate::workloads::Workload;
 use client::{ClientCtx, ClientShared, Querier};
 use spec::IbenchSpec;
-use stats::{ClientStats, IbIntervalLine, IbStartLine, IbSummaryLine};
+use stats::{ClientStats, IbIntervalLine, IbLine, IbStartLine, IbSummaryLine};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::mpsc::sync_channel;
 use std::time::{Duration, Instant};
@@ -29,24 +27,20 @@ const DELETE_QUEUE: usize = 8;
 /// How long the reporter sleeps at most between looks at the client threads.
 const POLL: Duration = Duration::from_millis(50);
 
-pub struct Ibench;
+workload!(
+    /// The `ibench` subcommand: one step of the Insert Benchmark.
+    Ibench: IbenchSpec = spec::parse_ibench, execute
+);
 
-impl Workload for Ibench {
-    type Spec = IbenchSpec;
-
-    fn parse(text: &str) -> Result<IbenchSpec, DriverError> {
-        spec::parse_ibench(text)
-    }
-
-    /// Runs the step; returns the exit status (0, or 130 when interrupted).
-    fn execute(spec: &IbenchSpec) -> Result<i32, DriverError> {
-        match spec.backend {
-            BackendKind::Postgres => drive::<PgConn>(spec),
-            BackendKind::Mysql => drive::<MyConn>(spec),
-            BackendKind::Null => Err(DriverError::spec(
-                "backend \"null\" cannot run ibench: it needs a postgres or mysql server",
-            )),
-        }
+/// Runs the step with the session type of the spec's server; returns the exit status (0,
+/// or 130 when interrupted).
+fn execute(spec: &IbenchSpec) -> Result<i32, DriverError> {
+    match spec.backend {
+        BackendKind::Postgres => drive::<PgConn>(spec),
+        BackendKind::Mysql => drive::<MyConn>(spec),
+        BackendKind::Null => Err(DriverError::spec(
+            "backend \"null\" cannot run ibench: it needs a postgres or mysql server",
+        )),
     }
 }
 
@@ -134,23 +128,24 @@ impl Step<'_> {
 
     fn summary(&self, elapsed_s: f64, interrupted: bool) {
         let stats = self.totals();
-        emit::line(&IbSummaryLine::new(
+        IbLine::Summary(&IbSummaryLine::new(
             &self.spec.step,
             elapsed_s,
             &stats,
             interrupted,
-        ));
+        ))
+        .emit();
     }
 }
 
 fn drive<C: Session>(spec: &IbenchSpec) -> Result<i32, DriverError> {
     let (conns, version) = connect_all::<C>(spec)?;
-    emit::line(&IbStartLine {
-        kind: "start",
+    IbLine::Start(&IbStartLine {
         step: &spec.step,
         clients: spec.clients,
         server_version: &version,
-    });
+    })
+    .emit();
     let step = Step {
         spec,
         clients: conns
@@ -246,7 +241,7 @@ fn report(step: &Step) -> Wake {
             let snap = client.stats().close_interval();
             if snap.end_s.is_none_or(|end| end > t_sec) {
                 let line = IbIntervalLine::new(n as u32 + 1, interval_s, t_sec, &prev[n], &snap);
-                emit::line(&line);
+                IbLine::Interval(&line).emit();
             }
             prev[n] = snap;
         }

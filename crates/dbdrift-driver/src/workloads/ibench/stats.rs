@@ -142,10 +142,23 @@ impl ClientStats {
     }
 }
 
+/// Every line a step prints: the variant's name, lowercased, goes first as the line's `type`.
+#[derive(Serialize)]
+#[serde(tag = "type", rename_all = "lowercase")]
+pub enum IbLine<'a> {
+    Start(&'a IbStartLine<'a>),
+    Interval(&'a IbIntervalLine),
+    Summary(&'a IbSummaryLine<'a>),
+}
+
+impl IbLine<'_> {
+    pub fn emit(&self) {
+        crate::emit::line(self);
+    }
+}
+
 #[derive(Serialize)]
 pub struct IbStartLine<'a> {
-    #[serde(rename = "type")]
-    pub kind: &'static str,
     pub step: &'a str,
     pub clients: u32,
     pub server_version: &'a str,
@@ -153,8 +166,6 @@ pub struct IbStartLine<'a> {
 
 #[derive(Serialize, Debug, PartialEq)]
 pub struct IbIntervalLine {
-    #[serde(rename = "type")]
-    pub kind: &'static str,
     pub client: u32,
     pub i_sec: f64,
     pub t_sec: f64,
@@ -190,7 +201,6 @@ impl IbIntervalLine {
     pub fn new(client: u32, i_sec: f64, t_sec: f64, prev: &ClientStats, cur: &ClientStats) -> Self {
         let (i, d, q) = (&cur.insert, &cur.delete, &cur.query);
         IbIntervalLine {
-            kind: "interval",
             client,
             i_sec: crate::emit::round_s(i_sec),
             t_sec: crate::emit::round_s(t_sec),
@@ -244,8 +254,6 @@ pub struct ClientTotals {
 
 #[derive(Serialize)]
 pub struct IbSummaryLine<'a> {
-    #[serde(rename = "type")]
-    pub kind: &'static str,
     pub step: &'a str,
     pub elapsed_s: f64,
     pub inserted: u64,
@@ -282,7 +290,6 @@ impl<'a> IbSummaryLine<'a> {
             });
         }
         IbSummaryLine {
-            kind: "summary",
             step,
             elapsed_s: crate::emit::round_s(elapsed_s),
             inserted: all.insert.done,
@@ -422,7 +429,7 @@ mod tests {
             (200.3, 200.4)
         );
         assert_eq!(s.histograms.insert.counts[1], 1);
-        let text = serde_json::to_string(&s).unwrap();
+        let text = serde_json::to_string(&IbLine::Summary(&s)).unwrap();
         assert!(!text.contains("interrupted"));
         assert!(
             text.starts_with(r#"{"type":"summary","step":"qr100","elapsed_s":200.4,"inserted":40"#)

@@ -11,20 +11,7 @@ pub mod stats;
 pub mod turns;
 pub mod worker;
 
-use super::Workload;
-use crate::error::DriverError;
-use spec::RunSpec;
-
-pub struct Sysbench;
-
-impl Workload for Sysbench {
-    type Spec = RunSpec;
-
-    fn parse(text: &str) -> Result<RunSpec, DriverError> {
-        spec::parse_run(text)
-    }
-
-    fn execute(spec: &RunSpec) -> Result<i32, DriverError> {
-        run::run(spec)
-    }
-}
+workload!(
+    /// The `run` subcommand: any list of statements, by threads or in turns.
+    Sysbench: spec::RunSpec = spec::parse_run, run::run
+);

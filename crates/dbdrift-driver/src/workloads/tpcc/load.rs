@@ -110,7 +110,7 @@ pub fn load<C: Session>(spec: &TpccSpec) -> Result<i32, DriverError> {
     };
     let loaders = spec.clients.min(spec.warehouses) as usize;
     let mut conns = vec![C::connect(&spec.connection)?];
-    StartLine::new(spec, &conns[0].server_version(), Vec::new()).emit();
+    StartLine::new(spec, conns[0].server_version(), Vec::new()).emit();
     for sql in procs::drop_all(C::CAPS.dialect) {
         run_sql(&mut conns[0], &sql)?;
     }

@@ -18,29 +18,24 @@ use crate::backend::postgres::PgConn;
 use crate::emit;
 use crate::error::DriverError;
 use crate::spec::BackendKind;
-use crate::workloads::Workload;
 use serde::Serialize;
 use spec::{TpccPhase, TpccSpec};
 
-pub struct Tpcc;
+workload!(
+    /// The `tpcc` subcommand: a TPROC-C load or run.
+    Tpcc: TpccSpec = spec::parse_tpcc, execute
+);
 
-impl Workload for Tpcc {
-    type Spec = TpccSpec;
-
-    fn parse(text: &str) -> Result<TpccSpec, DriverError> {
-        spec::parse_tpcc(text)
-    }
-
-    fn execute(spec: &TpccSpec) -> Result<i32, DriverError> {
-        match (spec.backend, spec.phase) {
-            (BackendKind::Postgres, TpccPhase::Load) => load::load::<PgConn>(spec),
-            (BackendKind::Postgres, TpccPhase::Run) => run::run::<PgConn>(spec),
-            (BackendKind::Mysql, TpccPhase::Load) => load::load::<MyConn>(spec),
-            (BackendKind::Mysql, TpccPhase::Run) => run::run::<MyConn>(spec),
-            (BackendKind::Null, _) => Err(DriverError::spec(
-                "backend \"null\" cannot run tpcc: it needs a postgres or mysql server",
-            )),
-        }
+/// Loads or runs, with the session type of the spec's server.
+fn execute(spec: &TpccSpec) -> Result<i32, DriverError> {
+    match (spec.backend, spec.phase) {
+        (BackendKind::Postgres, TpccPhase::Load) => load::load::<PgConn>(spec),
+        (BackendKind::Postgres, TpccPhase::Run) => run::run::<PgConn>(spec),
+        (BackendKind::Mysql, TpccPhase::Load) => load::load::<MyConn>(spec),
+        (BackendKind::Mysql, TpccPhase::Run) => run::run::<MyConn>(spec),
+        (BackendKind::Null, _) => Err(DriverError::spec(
+            "backend \"null\" cannot run tpcc: it needs a postgres or mysql server",
+        )),
     }
 }
 

@@ -37,14 +37,26 @@ fn counted<'a>(n: i64, mut row: impl FnMut(i64, &mut RowWriter) + 'a) -> Next<'a
     })
 }
 
+/// `counted` with the piece's own generator (warehouse `w`, table number `table`) handed to
+/// `row`: the shape of every piece with random columns.
+fn seeded<'a>(
+    seed: u64,
+    w: i64,
+    table: u64,
+    n: i64,
+    mut row: impl FnMut(&mut Rng, i64, &mut RowWriter) + 'a,
+) -> Next<'a> {
+    let mut rng = piece_rng(seed, w, table);
+    counted(n, move |i, out| row(&mut rng, i, out))
+}
+
 pub fn item(seed: u64) -> Next<'static> {
-    let mut rng = piece_rng(seed, 0, 1);
-    counted(ITEMS, move |i, w| {
+    seeded(seed, 0, 1, ITEMS, move |rng, i, w| {
         w.int(i)
             .int(rng.range(1, 10_000))
-            .text(&astring(&mut rng, 14, 24))
+            .text(&astring(rng, 14, 24))
             .fixed(rng.range(100, 10_000), 2)
-            .text(&data_with_original(&mut rng, 26, 50))
+            .text(&data_with_original(rng, 26, 50))
             .end();
     })
 }
@@ -59,19 +71,17 @@ fn address(rng: &mut Rng, w: &mut RowWriter) {
 }
 
 pub fn warehouse(seed: u64, wid: i64) -> Next<'static> {
-    let mut rng = piece_rng(seed, wid, 2);
-    counted(1, move |_, w| {
+    seeded(seed, wid, 2, 1, move |rng, _, w| {
         w.int(wid);
-        address(&mut rng, w);
+        address(rng, w);
         w.fixed(rng.range(0, 2000), 4).fixed(30_000_000, 2).end();
     })
 }
 
 pub fn district(seed: u64, wid: i64) -> Next<'static> {
-    let mut rng = piece_rng(seed, wid, 3);
-    counted(DISTRICTS, move |d, w| {
+    seeded(seed, wid, 3, DISTRICTS, move |rng, d, w| {
         w.int(d).int(wid);
-        address(&mut rng, w);
+        address(rng, w);
         w.fixed(rng.range(0, 2000), 4)
             .fixed(3_000_000, 2)
             .int(ORDERS + 1)
@@ -80,38 +90,36 @@ pub fn district(seed: u64, wid: i64) -> Next<'static> {
 }
 
 pub fn stock(seed: u64, wid: i64) -> Next<'static> {
-    let mut rng = piece_rng(seed, wid, 4);
-    counted(ITEMS, move |i, w| {
+    seeded(seed, wid, 4, ITEMS, move |rng, i, w| {
         w.int(i).int(wid).int(rng.range(10, 100));
         for _ in 0..10 {
-            w.text(&astring(&mut rng, 24, 24));
+            w.text(&astring(rng, 24, 24));
         }
         w.int(0)
             .int(0)
             .int(0)
-            .text(&data_with_original(&mut rng, 26, 50))
+            .text(&data_with_original(rng, 26, 50))
             .end();
     })
 }
 
 pub fn customer<'a>(seed: u64, wid: i64, now: &'a str) -> Next<'a> {
-    let mut rng = piece_rng(seed, wid, 5);
     let c_last = NuConstants::load(seed).c_last;
-    counted(DISTRICTS * CUSTOMERS, move |n, w| {
+    seeded(seed, wid, 5, DISTRICTS * CUSTOMERS, move |rng, n, w| {
         let (d, c) = ((n - 1) / CUSTOMERS + 1, (n - 1) % CUSTOMERS + 1);
         let last = if c <= 1000 {
             last_name(c as u32 - 1)
         } else {
-            last_name(nurand(&mut rng, 255, 0, 999, c_last) as u32)
+            last_name(nurand(rng, 255, 0, 999, c_last) as u32)
         };
         w.int(c).int(d).int(wid);
-        w.text(&astring(&mut rng, 8, 16)).text("OE").text(&last);
+        w.text(&astring(rng, 8, 16)).text("OE").text(&last);
         for _ in 0..3 {
-            w.text(&astring(&mut rng, 10, 20));
+            w.text(&astring(rng, 10, 20));
         }
-        w.text(&astring(&mut rng, 2, 2))
-            .text(&zip(&mut rng))
-            .text(&nstring(&mut rng, 16))
+        w.text(&astring(rng, 2, 2))
+            .text(&zip(rng))
+            .text(&nstring(rng, 16))
             .text(now)
             .text(if rng.below(10) == 0 { "BC" } else { "GC" })
             .fixed(5_000_000, 2)
@@ -120,14 +128,13 @@ pub fn customer<'a>(seed: u64, wid: i64, now: &'a str) -> Next<'a> {
             .fixed(1000, 2)
             .int(1)
             .int(0)
-            .text(&astring(&mut rng, 300, 500))
+            .text(&astring(rng, 300, 500))
             .end();
     })
 }
 
 pub fn history<'a>(seed: u64, wid: i64, now: &'a str) -> Next<'a> {
-    let mut rng = piece_rng(seed, wid, 6);
-    counted(DISTRICTS * CUSTOMERS, move |n, w| {
+    seeded(seed, wid, 6, DISTRICTS * CUSTOMERS, move |rng, n, w| {
         let (d, c) = ((n - 1) / CUSTOMERS + 1, (n - 1) % CUSTOMERS + 1);
         w.int(c)
             .int(d)
@@ -136,7 +143,7 @@ pub fn history<'a>(seed: u64, wid: i64, now: &'a str) -> Next<'a> {
             .int(wid)
             .text(now)
             .fixed(1000, 2)
-            .text(&astring(&mut rng, 12, 24))
+            .text(&astring(rng, 12, 24))
             .end();
     })
 }
@@ -166,8 +173,7 @@ impl OrderPlan {
 }
 
 pub fn orders<'a>(seed: u64, wid: i64, plan: &'a OrderPlan, now: &'a str) -> Next<'a> {
-    let mut rng = piece_rng(seed, wid, 8);
-    counted(DISTRICTS * ORDERS, move |n, w| {
+    seeded(seed, wid, 8, DISTRICTS * ORDERS, move |rng, n, w| {
         let (d, o) = ((n - 1) / ORDERS + 1, (n - 1) % ORDERS + 1);
         let (di, oi) = (d as usize - 1, o as usize - 1);
         w.int(o)

@@ -126,7 +126,7 @@ pub fn run<C: Session>(spec: &TpccSpec) -> Result<i32, DriverError> {
         super::procs::check_installed(&mut conns[0])?;
     }
     let pids = conns.iter().map(|c| c.backend_pid()).collect();
-    StartLine::new(spec, &conns[0].server_version(), pids).emit();
+    StartLine::new(spec, conns[0].server_version(), pids).emit();
     let grid = Grid::new(spec.rampup_s, spec.duration_s, spec.interval_s);
     let shared = Shared {
         vus: (0..conns.len())

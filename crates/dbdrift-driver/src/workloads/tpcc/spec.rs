@@ -120,22 +120,6 @@ mod tests {
     }
 
     #[test]
-    fn unknown_keys_are_refused() {
-        assert!(refused("warehouse", json!(3)).contains("unknown field `warehouse`"));
-    }
-
-    #[test]
-    fn an_unknown_phase_is_refused() {
-        assert!(refused("phase", json!("bench")).contains("bench"));
-    }
-
-    #[test]
-    fn warehouses_and_clients_must_be_at_least_one() {
-        assert!(refused("warehouses", json!(0)).contains("warehouses"));
-        assert!(refused("clients", json!(0)).contains("clients"));
-    }
-
-    #[test]
     fn a_run_needs_a_positive_duration() {
         let mut v = base();
         v["duration_s"] = json!(0);
@@ -144,19 +128,14 @@ mod tests {
         assert!(parse_tpcc(&v.to_string()).is_ok());
     }
 
-    #[test]
-    fn bad_timing_values_are_refused() {
-        assert!(refused("rampup_s", json!(-1)).contains("rampup_s"));
-        assert!(refused("interval_s", json!(0)).contains("interval_s"));
-    }
-
-    #[test]
-    fn the_null_backend_is_refused() {
-        assert!(refused("backend", json!("null")).contains("null"));
-    }
-
-    #[test]
-    fn a_wrong_protocol_is_refused() {
-        assert!(refused("protocol", json!(1)).contains("protocol"));
+    refusal_tests! {
+        unknown_keys_are_refused: "warehouse" = 3 => "unknown field `warehouse`";
+        an_unknown_phase_is_refused: "phase" = "bench" => "bench";
+        warehouses_must_be_at_least_one: "warehouses" = 0 => "warehouses";
+        clients_must_be_at_least_one: "clients" = 0 => "clients";
+        a_negative_rampup_is_refused: "rampup_s" = (-1) => "rampup_s";
+        a_zero_interval_is_refused: "interval_s" = 0 => "interval_s";
+        the_null_backend_is_refused: "backend" = "null" => "null";
+        a_wrong_protocol_is_refused: "protocol" = 1 => "protocol";
     }
 }

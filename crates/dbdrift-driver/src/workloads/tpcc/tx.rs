@@ -540,9 +540,13 @@ mod tests {
 
     #[test]
     fn money_is_written_with_two_decimals() {
-        assert_eq!(money(100), "1.00");
-        assert_eq!(money(500_000), "5000.00");
-        assert_eq!(money(1234), "12.34");
-        assert_eq!(money(1205), "12.05");
+        for (cents, text) in [
+            (100, "1.00"),
+            (500_000, "5000.00"),
+            (1234, "12.34"),
+            (1205, "12.05"),
+        ] {
+            assert_eq!(money(cents), text);
+        }
     }
 }

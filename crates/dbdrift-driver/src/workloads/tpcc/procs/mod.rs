@@ -170,6 +170,45 @@ fn dist_info(d: &str) -> String {
     format!("CASE {d}{arms} END")
 }
 
+/// Payment's update of the paying customer, the same statement in both dialects; for a
+/// customer with bad credit it also writes `v_data`, the new `c_data`.
+fn pay_customer(bad_credit: bool) -> String {
+    let data = if bad_credit { ", c_data = v_data" } else { "" };
+    format!(
+        "UPDATE customer SET c_balance = c_balance - p_amount, \
+         c_ytd_payment = c_ytd_payment + p_amount,
+        c_payment_cnt = c_payment_cnt + 1{data}
+      WHERE c_w_id = p_c_w AND c_d_id = p_c_d AND c_id = v_c;"
+    )
+}
+
+/// Payment's history row, the same statement in both dialects but for `data`, the
+/// dialect's expression joining the warehouse and district names.
+fn history_row(data: &str) -> String {
+    format!(
+        "INSERT INTO history (h_c_id, h_c_d_id, h_c_w_id, h_d_id, h_w_id, h_date, h_amount, h_data)
+    VALUES (v_c, p_c_d, p_c_w, p_d, p_w, CURRENT_TIMESTAMP, p_amount,
+      {data});"
+    )
+}
+
+/// Delivery's work on one order once its customer `v_c` is known, the same statements in
+/// both dialects: carrier, delivery date, and the customer's balance and count. Lines after
+/// the first start with `indent`, the routine's indentation where they stand.
+fn deliver_order(indent: &str) -> String {
+    [
+        "UPDATE orders SET o_carrier_id = p_carrier WHERE o_w_id = p_w AND o_d_id = v_d AND o_id = v_o;",
+        "UPDATE order_line SET ol_delivery_d = CURRENT_TIMESTAMP",
+        "  WHERE ol_w_id = p_w AND ol_d_id = v_d AND ol_o_id = v_o;",
+        "SELECT SUM(ol_amount) INTO v_sum FROM order_line",
+        "  WHERE ol_w_id = p_w AND ol_d_id = v_d AND ol_o_id = v_o;",
+        "UPDATE customer SET c_balance = c_balance + COALESCE(v_sum, 0),",
+        "    c_delivery_cnt = c_delivery_cnt + 1",
+        "  WHERE c_w_id = p_w AND c_d_id = v_d AND c_id = v_c;",
+    ]
+    .join(&format!("\n{indent}"))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -1,7 +1,7 @@
 // The five routines as MySQL/MariaDB procedures (see the parent module for what each must
 // keep equal to its client-side twin); each starts and commits its own transaction.
 
-use super::{dist_info, ROLLBACK_SQLSTATE};
+use super::{deliver_order, dist_info, history_row, pay_customer, ROLLBACK_SQLSTATE};
 use crate::workloads::tpcc::rows::DISTRICTS;
 
 /// The k-th (from 1) element of a comma-separated list of integers.
@@ -129,21 +129,18 @@ BEGIN
     SELECT c_data INTO v_data FROM customer WHERE c_w_id = p_c_w AND c_d_id = p_c_d AND c_id = v_c;
     SET v_data = LEFT(CONCAT(v_c, ' ', p_c_d, ' ', p_c_w, ' ', p_d, ' ', p_w, ' ', p_amount,
       ' | ', RTRIM(v_data)), 500);
-    UPDATE customer SET c_balance = c_balance - p_amount, c_ytd_payment = c_ytd_payment + p_amount,
-        c_payment_cnt = c_payment_cnt + 1, c_data = v_data
-      WHERE c_w_id = p_c_w AND c_d_id = p_c_d AND c_id = v_c;
+    {pay_with_data}
   ELSE
-    UPDATE customer SET c_balance = c_balance - p_amount, c_ytd_payment = c_ytd_payment + p_amount,
-        c_payment_cnt = c_payment_cnt + 1
-      WHERE c_w_id = p_c_w AND c_d_id = p_c_d AND c_id = v_c;
+    {pay}
   END IF;
-  INSERT INTO history (h_c_id, h_c_d_id, h_c_w_id, h_d_id, h_w_id, h_date, h_amount, h_data)
-    VALUES (v_c, p_c_d, p_c_w, p_d, p_w, CURRENT_TIMESTAMP, p_amount,
-      CONCAT(RTRIM(v_w_name), '    ', RTRIM(v_d_name)));
+  {history}
   COMMIT;
 END",
             by_name = by_name("p_c_w", "p_c_d"),
             no_customer = missing("customer"),
+            pay_with_data = pay_customer(true),
+            pay = pay_customer(false),
+            history = history_row("CONCAT(RTRIM(v_w_name), '    ', RTRIM(v_d_name))"),
         ),
         format!(
             "CREATE PROCEDURE ostat(p_w INT, p_d INT, p_c_id INT, p_c_last VARCHAR(16))
@@ -189,20 +186,14 @@ BEGIN
       IF v_c IS NULL THEN
         {no_order};
       END IF;
-      UPDATE orders SET o_carrier_id = p_carrier WHERE o_w_id = p_w AND o_d_id = v_d AND o_id = v_o;
-      UPDATE order_line SET ol_delivery_d = CURRENT_TIMESTAMP
-        WHERE ol_w_id = p_w AND ol_d_id = v_d AND ol_o_id = v_o;
-      SELECT SUM(ol_amount) INTO v_sum FROM order_line
-        WHERE ol_w_id = p_w AND ol_d_id = v_d AND ol_o_id = v_o;
-      UPDATE customer SET c_balance = c_balance + COALESCE(v_sum, 0),
-          c_delivery_cnt = c_delivery_cnt + 1
-        WHERE c_w_id = p_w AND c_d_id = v_d AND c_id = v_c;
+      {deliver}
     END IF;
     SET v_d = v_d + 1;
   END WHILE;
   COMMIT;
 END",
             no_order = missing("orders"),
+            deliver = deliver_order("      "),
         ),
         format!(
             "CREATE PROCEDURE slev(p_w INT, p_d INT, p_threshold INT)

@@ -1,7 +1,7 @@
 // The five routines as PL/pgSQL functions (see the parent module for what each must keep
 // equal to its client-side twin); called as `SELECT name(...)` in autocommit.
 
-use super::{dist_info, ROLLBACK_SQLSTATE};
+use super::{deliver_order, dist_info, history_row, pay_customer, ROLLBACK_SQLSTATE};
 use crate::workloads::tpcc::rows::DISTRICTS;
 
 pub(super) fn routines() -> Vec<String> {
@@ -90,20 +90,17 @@ BEGIN
       WHERE c_w_id = p_c_w AND c_d_id = p_c_d AND c_id = v_c;
     v_data := left(format('%s %s %s %s %s %s | %s', v_c, p_c_d, p_c_w, p_d, p_w, p_amount,
       rtrim(v_data)), 500);
-    UPDATE customer SET c_balance = c_balance - p_amount, c_ytd_payment = c_ytd_payment + p_amount,
-        c_payment_cnt = c_payment_cnt + 1, c_data = v_data
-      WHERE c_w_id = p_c_w AND c_d_id = p_c_d AND c_id = v_c;
+    {pay_with_data}
   ELSE
-    UPDATE customer SET c_balance = c_balance - p_amount, c_ytd_payment = c_ytd_payment + p_amount,
-        c_payment_cnt = c_payment_cnt + 1
-      WHERE c_w_id = p_c_w AND c_d_id = p_c_d AND c_id = v_c;
+    {pay}
   END IF;
-  INSERT INTO history (h_c_id, h_c_d_id, h_c_w_id, h_d_id, h_w_id, h_date, h_amount, h_data)
-    VALUES (v_c, p_c_d, p_c_w, p_d, p_w, CURRENT_TIMESTAMP, p_amount,
-      rtrim(v_w_name) || '    ' || rtrim(v_d_name));
+  {history}
 END
 $$",
-            by_name = by_name("p_c_w", "p_c_d")
+            by_name = by_name("p_c_w", "p_c_d"),
+            pay_with_data = pay_customer(true),
+            pay = pay_customer(false),
+            history = history_row("rtrim(v_w_name) || '    ' || rtrim(v_d_name)"),
         ),
         format!(
             "CREATE FUNCTION ostat(p_w int, p_d int, p_c_id int, p_c_last varchar) RETURNS void
@@ -140,17 +137,11 @@ BEGIN
     DELETE FROM new_order WHERE no_w_id = p_w AND no_d_id = v_d AND no_o_id = v_o;
     SELECT o_c_id INTO STRICT v_c FROM orders
       WHERE o_w_id = p_w AND o_d_id = v_d AND o_id = v_o FOR UPDATE;
-    UPDATE orders SET o_carrier_id = p_carrier WHERE o_w_id = p_w AND o_d_id = v_d AND o_id = v_o;
-    UPDATE order_line SET ol_delivery_d = CURRENT_TIMESTAMP
-      WHERE ol_w_id = p_w AND ol_d_id = v_d AND ol_o_id = v_o;
-    SELECT SUM(ol_amount) INTO v_sum FROM order_line
-      WHERE ol_w_id = p_w AND ol_d_id = v_d AND ol_o_id = v_o;
-    UPDATE customer SET c_balance = c_balance + COALESCE(v_sum, 0),
-        c_delivery_cnt = c_delivery_cnt + 1
-      WHERE c_w_id = p_w AND c_d_id = v_d AND c_id = v_c;
+    {deliver}
   END LOOP;
 END
-$$"
+$$",
+            deliver = deliver_order("    "),
         ),
         "CREATE FUNCTION slev(p_w int, p_d int, p_threshold int) RETURNS int
 LANGUAGE plpgsql AS $$
