@@ -51,6 +51,23 @@ def test_a_campaign_that_leaves_every_key_out_gets_each_default_of_the_table():
             assert getattr(spec, key.field_name) == key.default, key.name
 
 
+def _other_value(key: keys.Key) -> object:
+    """A valid value of `key` that is not its default."""
+    if key.kind == keys.FLAG:
+        return not key.default
+    base = key.default if isinstance(key.default, (int, float)) else 1
+    return base + 1 if key.kind == keys.INTEGER else float(base) + 1.5
+
+
+@pytest.mark.parametrize("workload, table, record", [("insert-benchmark", "insert_benchmark", "ibench"),
+                                                     ("tpcc", "tpcc", "tpcc")])
+def test_every_key_a_workload_table_sets_lands_in_its_record(workload, table, record):
+    given = {k.name: _other_value(k) for k in keys.of(table) if k.kind in fields.SCALAR_KINDS}
+    spec = campaign.parse_campaign({"targets": [{"name": "a", "version": "17.10"}], "workload": workload,
+                                    table: given}, "c.toml", Path("."), "c")
+    assert {name: getattr(getattr(spec, record), keys.key(table, name).field_name) for name in given} == given
+
+
 def test_to_dict_stores_every_top_level_value_key():
     stored = campaign.CampaignSpec(name="c", targets=(), tests=()).to_dict()
     for key in keys.of("top"):

@@ -18,9 +18,12 @@ ROOT_SHARE = 0.95  # a function whose callees hold this share of every event, on
 class ProfileCounts(Protocol):
     """What per_event reads from a profile (metrics.callgrind.Profile has it)."""
 
-    total_ir: int
-    self_ir: Mapping[str, int]
-    inclusive_ir: Mapping[str, int]
+    @property
+    def total_ir(self) -> int: ...
+    @property
+    def self_ir(self) -> Mapping[str, int]: ...
+    @property
+    def inclusive_ir(self) -> Mapping[str, int]: ...
 
 
 @dataclass(frozen=True)

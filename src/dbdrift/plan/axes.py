@@ -20,11 +20,15 @@ import fnmatch
 import itertools
 import re
 from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING
 
 from dbdrift.errors import InputError
-from dbdrift.model import ENGINES, Level, TargetSpec
+from dbdrift.model import ENGINES, JsonObject, Level, TargetSpec
 from dbdrift.plan import fields
 from dbdrift.quantities import brief_repr
+
+if TYPE_CHECKING:  # campaign.py imports this module: the type only, for the checker
+    from dbdrift.plan.campaign import CampaignSpec
 
 AXIS_NAME = re.compile(r"^[A-Za-z][A-Za-z0-9]{0,15}$")
 LEVEL_NAME = re.compile(r"^[A-Za-z0-9]{1,16}$")
@@ -38,7 +42,7 @@ class Axis:
     settings: dict[str, dict[str, dict[str, str]]]  # level -> engine -> settings
     engines: tuple[str, ...]  # the engines its levels name, in ENGINES order
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> JsonObject:
         return {"name": self.name, "levels": list(self.levels), "engines": list(self.engines),
                 "settings": self.settings}
 
@@ -167,7 +171,7 @@ def durability_axes(axes: tuple[Axis, ...]) -> list[str]:
     return found
 
 
-def durability_note(spec) -> str | None:
+def durability_note(spec: CampaignSpec) -> str | None:
     """A warning for a matrix whose variants differ in durability and take turns: the fsync-on
     servers' flushes land in whoever's turn follows, a bias the intervals do not include."""
     axes = durability_axes(spec.axes)

@@ -11,12 +11,13 @@ import difflib
 import tomllib
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import TypeVar
 
 from dbdrift.workloads.ibench.catalog import IBenchSizes
 from dbdrift.workloads.tpcc.catalog import TpccSizes
 from dbdrift.workloads.sysbench.catalog import MicrobenchmarkSpec, select_tests
 from dbdrift.errors import InputError, UserError
-from dbdrift.model import ENGINES, IBENCH_STEPS, TargetSpec
+from dbdrift.model import ENGINES, IBENCH_STEPS, JsonObject, TargetSpec
 from dbdrift.workload import Capabilities, WorkloadPlan
 from dbdrift.workloads.ibench import plan as ibench_plan
 from dbdrift.workloads.sysbench import plan as sysbench_plan
@@ -25,8 +26,11 @@ from dbdrift.plan import fields, keys
 from dbdrift.plan.axes import Axis, expand_targets, parse_axes, variant_patterns
 from dbdrift.catalog.configs import NAMED, check_named, version_of
 from dbdrift.plan.overrides import apply_sets
-from dbdrift.plan.fields import INT64_MAX
+from dbdrift.plan.fields import TomlTable
+from dbdrift.plan.keys import INT64_MAX
 from dbdrift.quantities import brief_repr
+
+T = TypeVar("T")
 
 
 # The slices' plan parts by `workload` value. Parsing (load_campaign, parse_campaign, called from
@@ -43,14 +47,14 @@ class ClusterSettings:
     address: str | None = None
     hosts: tuple[str, ...] = ()
     units: int | None = None  # None: one per worker of the host kind
-    wait_s: float = keys.default("cluster", "wait_s")
+    wait_s: float = keys.default_as("cluster", "wait_s", float)
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> JsonObject:
         return {"address": self.address, "hosts": list(self.hosts), "units": self.units, "wait_s": self.wait_s}
 
 
-def _default(name: str) -> object:
-    return keys.default("top", name)
+def _default(name: str, kind: type[T]) -> T:
+    return keys.default_as("top", name, kind)
 
 
 @dataclass(frozen=True)
@@ -60,38 +64,38 @@ class CampaignSpec:
     name: str
     targets: tuple[TargetSpec, ...]
     tests: tuple[MicrobenchmarkSpec, ...]
-    tables: int = _default("tables")
-    rows: int = _default("rows")
-    threads: tuple[int, ...] = _default("threads")
-    read_s: float = _default("read_s")
-    write_s: float = _default("write_s")
-    insert_s: float = _default("write_s")  # the parser makes it write_s when not set
-    warmup_s: float = _default("warmup_s")
-    scan_warm_s: float = _default("scan_warm_s")
+    tables: int = _default("tables", int)
+    rows: int = _default("rows", int)
+    threads: tuple[int, ...] = _default("threads", tuple)
+    read_s: float = _default("read_s", float)
+    write_s: float = _default("write_s", float)
+    insert_s: float = _default("write_s", float)  # the parser makes it write_s when not set
+    warmup_s: float = _default("warmup_s", float)
+    scan_warm_s: float = _default("scan_warm_s", float)
     settle_s: float | None = None  # None: "auto", the settle time settle_total_s computes
-    warm_runs: bool = _default("warm_runs")
-    repeats: int = _default("repeats")
+    warm_runs: bool = _default("warm_runs", bool)
+    repeats: int = _default("repeats", int)
     # repeat: every server restarts before each repeat after a test's first | never | reload: the
     # whole test sequence runs once per repeat, each time on a new server loaded afresh
-    restart: str = _default("restart")
-    prepared: bool = _default("prepared")
-    seed: int = _default("seed")
-    interval_s: float = _default("interval_s")
-    order: str = _default("order")  # turns | sequential (docs/noise.md)
-    turn_s: float = _default("turn_s")  # turns: seconds each target has before the next one takes over
-    cpus: str | tuple[str, str] = _default("cpus")  # auto | shared | (driver, server) CPU lists (dbdrift/cpus.py)
+    restart: str = _default("restart", str)
+    prepared: bool = _default("prepared", bool)
+    seed: int = _default("seed", int)
+    interval_s: float = _default("interval_s", float)
+    order: str = _default("order", str)  # turns | sequential (docs/noise.md)
+    turn_s: float = _default("turn_s", float)  # turns: seconds each target has before the next one takes over
+    cpus: str | tuple[str, str] = _default("cpus", str)  # auto | shared | (driver, server) CPU lists (dbdrift/cpus.py)
     calibration: bool = False  # an A/A campaign made by `dbdrift calibrate`
-    count_instructions: bool = _default("count_instructions")  # also count instructions per event under callgrind
-    simulate_cache: bool = _default("simulate_cache")  # with count_instructions: callgrind's cache and branch simulation too
+    count_instructions: bool = _default("count_instructions", bool)  # also count instructions per event under callgrind
+    simulate_cache: bool = _default("simulate_cache", bool)  # with count_instructions: callgrind's cache and branch simulation too
     timed: bool = True  # False: only count instructions, no timed runs
-    flamegraphs: bool = _default("flamegraphs")  # perf record the backends during each timed run
+    flamegraphs: bool = _default("flamegraphs", bool)  # perf record the backends during each timed run
     source: str = "<built-in>"
-    test_names: tuple[str, ...] = _default("tests")
-    workload: str = _default("workload")  # sysbench | insert-benchmark | tpcc
+    test_names: tuple[str, ...] = _default("tests", tuple)
+    workload: str = _default("workload", str)  # sysbench | insert-benchmark | tpcc
     ibench: IBenchSizes = field(default_factory=IBenchSizes)  # the Insert Benchmark's sizes
     tpcc: TpccSizes = field(default_factory=TpccSizes)  # TPROC-C's warehouses, virtual users and windows
     ibench_steps: tuple[str, ...] = IBENCH_STEPS
-    allow_large: bool = _default("allow_large")  # accept sizes and durations beyond the soft limits (plan/keys.py)
+    allow_large: bool = _default("allow_large", bool)  # accept sizes and durations beyond the soft limits (plan/keys.py)
     axes: tuple[Axis, ...] = ()  # configuration matrix axes; targets are already expanded into their variants
     variant_patterns: tuple[str, ...] = ()  # `variants`: shell globs choosing which variants run
     cluster: ClusterSettings | None = None  # [cluster]: run the campaign's units on a Dask cluster
@@ -124,7 +128,7 @@ class CampaignSpec:
             return self.settle_s
         return self.workload_plan.settle_s(self)
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> JsonObject:
         """JSON-able form stored with the campaign."""
         return {
             "name": self.name, "source": self.source, "calibration": self.calibration, "timed": self.timed,
@@ -148,7 +152,7 @@ def _json(key: keys.Key, value: object) -> object:
     return list(value) if isinstance(value, tuple) else value
 
 
-def target_to_dict(t: TargetSpec) -> dict:
+def target_to_dict(t: TargetSpec) -> JsonObject:
     return {
         "name": t.name, "engine": t.engine, "version": t.version,
         "basedir": str(t.basedir) if t.basedir else None, "system": t.system,
@@ -169,7 +173,7 @@ def load_campaign(path: Path, sets: list[str] | tuple[str, ...] = ()) -> Campaig
     return parse_campaign(data, source=str(path), base_dir=path.parent, default_name=path.stem, text=text)
 
 
-def read_campaign_data(path: Path) -> tuple[dict, str]:
+def read_campaign_data(path: Path) -> tuple[TomlTable, str]:
     """The campaign file's TOML as read, and its text."""
     text = _read_text(path)
     try:
@@ -206,7 +210,7 @@ def _read_text(path: Path) -> str:
                          "TOML files are UTF-8: save the file as UTF-8 (e.g. iconv -f latin1 -t utf-8)") from None
 
 
-def parse_campaign(data: dict, source: str, base_dir: Path, default_name: str, *,
+def parse_campaign(data: TomlTable, source: str, base_dir: Path, default_name: str, *,
                    text: str | None = None) -> CampaignSpec:
     """Validate a campaign read from TOML. `text`, the file as written, lets messages quote
     numbers as the user wrote them (tomllib reads 17.10 as 17.1)."""
@@ -229,8 +233,8 @@ def parse_campaign(data: dict, source: str, base_dir: Path, default_name: str, *
     _check_targets(targets, where)
     spec = CampaignSpec(name=fields.name(data.get("name", default_name), f"{where}: name"), targets=targets,
                         tests=tuple(select_tests(None)), source=source, allow_large=top.allow_large,
-                        axes=axes, variant_patterns=patterns, **_shared_keys(top))
-    spec = _with_workload(spec, top)
+                        axes=axes, variant_patterns=patterns)
+    spec = _with_workload(_with_shared_keys(spec, top), top)
     if "cluster" in data:
         spec = replace(spec, cluster=parse_cluster(data["cluster"], f"{where}: [cluster]"))
     if spec.seed + spec.repeats > INT64_MAX:
@@ -247,7 +251,7 @@ def parse_cluster(raw: object, label: str) -> ClusterSettings:
     address = raw.get("address")
     if address is not None:
         address = cluster_address(address, f"{label}: address")
-    hosts = fields.str_list(raw.get("hosts", list(keys.default("cluster", "hosts"))), f"{label}: hosts", 'e.g. hosts = ["small", "large"]')
+    hosts = fields.str_list(raw.get("hosts", list(keys.default_as("cluster", "hosts", tuple))), f"{label}: hosts", 'e.g. hosts = ["small", "large"]')
     for kind in hosts:
         fields.name(kind, f"{label}: hosts")
     if len(set(hosts)) != len(hosts):
@@ -270,11 +274,11 @@ def cluster_address(value: object, what: str) -> str:
     return value
 
 
-def _shared_keys(top: fields.Table) -> dict:
-    """The keys of both workloads: durations, repeats, order, CPUs."""
+def _with_shared_keys(spec: CampaignSpec, top: fields.Table) -> CampaignSpec:
+    """The keys every workload reads: durations, repeats, order, CPUs."""
     write_s = top.duration("write_s")
-    return dict(
-        read_s=top.duration("read_s"), write_s=write_s, insert_s=top.duration("insert_s", write_s),
+    return replace(
+        spec, read_s=top.duration("read_s"), write_s=write_s, insert_s=top.duration("insert_s", write_s),
         warmup_s=top.duration("warmup_s"), scan_warm_s=top.duration("scan_warm_s"),
         settle_s=_settle(top), warm_runs=top.flag("warm_runs"), repeats=top.integer("repeats"),
         restart=top.choice("restart"), prepared=top.flag("prepared"),
@@ -304,7 +308,8 @@ def _with_workload(spec: CampaignSpec, top: fields.Table) -> CampaignSpec:
         if other.table and other.table != own.table and other.table in top.data:
             raise InputError(f"{top.where}: [{other.table}] is set but workload is {own.name}",
                              f'add workload = "{other.name}" or remove the [{other.table}] table')
-    return own.parse(spec, top)
+    parsed: CampaignSpec = own.parse(spec, top)  # the hook is typed loosely below this layer (dbdrift/workload.py)
+    return parsed
 
 
 def _parse_target(raw: object, index: int, where: str, base_dir: Path, text: str | None) -> TargetSpec:
@@ -334,13 +339,13 @@ def _parse_target(raw: object, index: int, where: str, base_dir: Path, text: str
         raise InputError(f"{label}: data_checksums is a PostgreSQL option (initdb --data-checksums)",
                          f"remove it from this {engine} target; InnoDB checksums are a setting: "
                          "settings = { innodb_checksum_algorithm = \"crc32\" }")
-    port, ports = raw.get("port"), keys.key("targets", "port")
-    if port is not None and (isinstance(port, bool) or not isinstance(port, int) or not ports.low <= port <= ports.high):
-        raise InputError(f"{label}: port {brief_repr(port)} is not a port number in {ports.low}..{ports.high}",
+    port, (low, high) = raw.get("port"), keys.key("targets", "port").bounds()
+    if port is not None and (isinstance(port, bool) or not isinstance(port, int) or not low <= port <= high):
+        raise InputError(f"{label}: port {brief_repr(port)} is not a port number in {low:g}..{high:g}",
                          "remove port to let dbdrift pick a free one")
     return TargetSpec(
         name=name, engine=engine, version=None if version is None else fields.version(version, label, text),
-        basedir=basedir, system=system, config=config, named_config=named_config, settings=fields.settings(raw.get("settings", dict(keys.default("targets", "settings"))), label),
+        basedir=basedir, system=system, config=config, named_config=named_config, settings=fields.settings(raw.get("settings", dict(keys.default_as("targets", "settings", dict))), label),
         data_checksums=data_checksums, base=table.flag("base"), port=port,
     )
 

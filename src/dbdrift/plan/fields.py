@@ -9,6 +9,7 @@ import re
 import tomllib
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Callable, Mapping, TypeVar
 
 from dbdrift import cpus
 from dbdrift.plan import keys
@@ -20,6 +21,7 @@ NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._+-]{0,63}$")
 # "17.10", "8.0.33.1", "19rc1", "17.10.0-beta.17", with a source in front: "debian:18.6", "debian-sid:11.8.9"
 _VERSION = re.compile(r"^([a-z][a-z0-9-]*:)?\d+(\.\d+){0,3}(~?(alpha|beta|rc)\d*)?(-[A-Za-z0-9.]+)?$")
 _SETTING_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_.-]{0,127}")  # either engine's; each checks its own at render
+TomlTable = Mapping[str, object]  # a table as tomllib reads it (or a caller builds it): each value is checked
 MAX_CPU = 8191  # Linux numbers at most 8192 CPUs (NR_CPUS with MAXSMP)
 
 
@@ -29,6 +31,10 @@ MAX_CPU = 8191  # Linux numbers at most 8192 CPUs (NR_CPUS with MAXSMP)
 MAX_DURATION_S = 365 * DAY_S  # keeps the driver's clocks and per-step row counts far inside 64 bits
 _ALLOW_LARGE_HINT = "if you mean it, allow_large = true (a top-level key of the campaign file) accepts it"
 _UNSET = object()
+T = TypeVar("T")
+
+
+SCALAR_KINDS = (keys.INTEGER, keys.DURATION, keys.FLAG, keys.CHOICE)  # what Table.record reads
 
 
 @dataclass(frozen=True)
@@ -36,7 +42,7 @@ class Table:
     """One TOML table being read: its keys, where it is (for messages), allow_large, and which
     campaign table it is (plan/keys.py: its keys' defaults and limits)."""
 
-    data: dict
+    data: TomlTable
     where: str
     allow_large: bool = False
     table: str = "top"
@@ -54,7 +60,7 @@ class Table:
             example = limit.default if isinstance(limit.default, int) else 1
             raise InputError(f"{self.where}: {name} must be a positive integer, got {brief_repr(value)}",
                              f"write e.g. {name} = {default if isinstance(default, int) else example}")
-        if value > limit.high:
+        if limit.high is not None and value > limit.high:
             raise InputError(f"{self.where}: {name} = {value} is more than {limit.high}: {limit.why}",
                              f"use {name} = {limit.high} or less")
         if limit.large is not None and value > limit.large and not self.allow_large:
@@ -69,9 +75,10 @@ class Table:
         units = 'durations are seconds unless they carry a unit ("90s", "15m", "2h")'
         if seconds > MAX_DURATION_S:
             raise InputError(f"{self.where}: {name} = {brief_repr(value)} is more than 365 days", units)
-        if key.high is not None and not key.low <= seconds <= key.high:
+        if key.high is not None and not key.bounds()[0] <= seconds <= key.high:
             raise InputError(f"{self.where}: {name} = {seconds:g} is out of range",
-                             f"{key.why}; use {key.low:g} to {key.high:g}, e.g. the default {keys.toml(key.default)}")
+                             f"{key.why}; use {key.bounds()[0]:g} to {key.high:g}, e.g. the default "
+                             f"{keys.toml(key.default)}")
         if key.large is not None and seconds > key.large and not self.allow_large:
             raise InputError(f"{self.where}: {name} = {brief_repr(value)} is longer than {key.large / HOUR_S:g} h",
                              f"{units}; {_ALLOW_LARGE_HINT}")
@@ -83,6 +90,31 @@ class Table:
             raise InputError(f"{self.where}: {name} must be true or false, got {brief_repr(value)}",
                              f"write {name} = true")
         return value
+
+    def subtable(self, name: str) -> Table:
+        """A table of this one, `[name]` (empty when left out), its keys checked against the
+        rows of plan/keys.py's table `name`."""
+        raw, label = self.data.get(name, {}), f"{self.where}: [{name}]"
+        if not isinstance(raw, dict):
+            raise InputError(f"{label} is not a table", f"write [{name}] followed by key = value lines")
+        check_keys(raw, keys.names(name), label)
+        return Table(raw, label, self.allow_large, table=name)
+
+    def scalar(self, key: keys.Key) -> int | float | bool | str:
+        """One integer, duration, flag or choice key, read as its row's kind says."""
+        readers: dict[str, Callable[[str], int | float | bool | str]] = {
+            keys.INTEGER: self.integer, keys.DURATION: self.duration, keys.FLAG: self.flag, keys.CHOICE: self.choice}
+        return readers[key.kind](key.name)
+
+    def record(self, make: Callable[..., T]) -> T:
+        """The table's integer, duration, flag and choice keys, each read by its row in
+        plan/keys.py and passed to `make` (a record type such as TpccSizes) under its field
+        name, so that a new key of a workload's table is one row there and one field of its
+        record. A key left out whose row has no default is not passed: the record's own default
+        holds, or the caller derives it. `make` takes keyword arguments named by the rows,
+        which only run time knows: hence `...`."""
+        return make(**{k.field_name: self.scalar(k) for k in keys.of(self.table)
+                       if k.kind in SCALAR_KINDS and (k.name in self.data or k.default is not None)})
 
     def choice(self, name: str) -> str:
         """One of the key's choices; a retired one is refused with its current name."""
@@ -136,7 +168,7 @@ def _as_written(text: str, key: str, value: int | float) -> str | None:
     return None
 
 
-def path(raw: dict, key: str, label: str, base_dir: Path) -> Path | None:
+def path(raw: TomlTable, key: str, label: str, base_dir: Path) -> Path | None:
     """basedir or config: a path, relative to the campaign file."""
     value = raw.get(key)
     if value is None:
@@ -185,7 +217,7 @@ def _setting(value: object, what: str) -> str:
 _RETIRED = keys.retired()
 
 
-def check_keys(data: dict, known: set[str], where: str) -> None:
+def check_keys(data: TomlTable, known: set[str], where: str) -> None:
     import difflib
 
     for key in data:
@@ -197,9 +229,9 @@ def check_keys(data: dict, known: set[str], where: str) -> None:
             raise InputError(f"{where}: unknown key {brief_repr(key)}", hint)
 
 
-def check_int64(data: dict, where: str) -> None:
+def check_int64(data: TomlTable, where: str) -> None:
     """TOML integers are 64-bit, but tomllib reads longer ones as Python ints of any size."""
-    stack: list[tuple[str, object]] = [(str(k), v) for k, v in reversed(data.items())]
+    stack: list[tuple[str, object]] = [(str(k), v) for k, v in reversed(list(data.items()))]
     while stack:
         path, value = stack.pop()
         if isinstance(value, dict):
@@ -232,7 +264,7 @@ def cpu_placement(value: object, where: str) -> str | tuple[str, str]:
     if isinstance(value, dict):
         check_keys(value, keys.names("cpus"), f"{where}: cpus")
         if set(value) == keys.names("cpus"):
-            return tuple(_cpu_list(value[k], f"{where}: cpus.{k}") for k in ("driver", "server"))
+            return _cpu_list(value["driver"], f"{where}: cpus.driver"), _cpu_list(value["server"], f"{where}: cpus.server")
     raise InputError(f"{where}: cpus must be \"auto\", \"shared\" or a table with driver and server, "
                      f"got {brief_repr(value)}",
                      'write cpus = "auto" (driver and servers on separate CPUs when there are two or more), '
@@ -253,7 +285,7 @@ def _cpu_list(value: object, what: str) -> str:
 
 
 def threads(value: object, where: str) -> tuple[int, ...]:
-    low, high = (int(n) for n in (keys.key("top", "threads").low, keys.key("top", "threads").high))
+    low, high = (int(n) for n in keys.key("top", "threads").bounds())
     if isinstance(value, int) and not isinstance(value, bool):
         value = [value]
     if (not isinstance(value, list) or not value

@@ -10,6 +10,7 @@ Defaults of the Insert Benchmark, TPROC-C and target keys belong to the types th
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import TypeVar
 
 from dbdrift.workloads.ibench.catalog import IBenchSizes
 from dbdrift.workloads.tpcc.catalog import TpccSizes
@@ -27,6 +28,7 @@ INTEGER, DURATION, FLAG, CHOICE, NAME, STRING, PATH, LIST, TABLE, THREADS, CPUS,
     "integer", "duration", "flag", "choice", "name", "string", "path", "list", "table", "threads", "cpus", "cpulist")
 
 _IB, _TP = IBenchSizes, TpccSizes
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -57,6 +59,12 @@ class Key:
     @property
     def field_name(self) -> str:
         return self.attr or self.name
+
+    def bounds(self) -> tuple[float, float]:
+        """(low, high) of a key with a hard range; a key without `low` starts at 0."""
+        if self.high is None:
+            raise TypeError(f"{self.table}.{self.name} has no hard limit")
+        return (self.low or 0.0), self.high
 
     def shown_default(self) -> str:
         """The default as docs/campaign.md's default column writes it."""
@@ -328,6 +336,15 @@ def key(table: str, name: str) -> Key:
 
 def default(table: str, name: str) -> object:
     return _BY[(table, name)].default
+
+
+def default_as(table: str, name: str, kind: type[T]) -> T:
+    """A key's default as the type of the field it fills (CampaignSpec's, a table's list); a row
+    whose default is of another type is a mistake in the table above, said at import."""
+    value = _BY[(table, name)].default
+    if not isinstance(value, kind):
+        raise TypeError(f"the default of {table}.{name} is {value!r}, not a {kind.__name__}")
+    return value
 
 
 def names(table: str) -> set[str]:

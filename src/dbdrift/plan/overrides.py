@@ -13,6 +13,7 @@ import copy
 import tomllib
 
 from dbdrift.errors import InputError
+from dbdrift.plan.fields import TomlTable
 
 SET_HINT = "write --set KEY=VALUE, e.g. --set rows=100000 or --set targets.pg18.settings.jit=false"
 
@@ -25,11 +26,11 @@ def parse_value(text: str) -> object:
         return text
 
 
-def apply_sets(data: dict, assignments: list[str] | tuple[str, ...]) -> dict:
+def apply_sets(data: TomlTable, assignments: list[str] | tuple[str, ...]) -> dict[str, object]:
     """A copy of the campaign's TOML data with each KEY=VALUE applied in order."""
     if not assignments:
-        return data
-    data = copy.deepcopy(data)
+        return dict(data)
+    copied = dict(copy.deepcopy(data))
     for assignment in assignments:
         key, sep, raw = assignment.partition("=")
         path = [part.strip() for part in key.split(".")]
@@ -37,13 +38,13 @@ def apply_sets(data: dict, assignments: list[str] | tuple[str, ...]) -> dict:
             raise InputError(f"--set {assignment!r} is not KEY=VALUE", SET_HINT)
         value = parse_value(raw.strip())
         if path[0] == "targets":
-            _set_target(data, path[1:], value, assignment)
+            _set_target(copied, path[1:], value, assignment)
         else:
-            _set(data, path, value, assignment)
-    return data
+            _set(copied, path, value, assignment)
+    return copied
 
 
-def _set_target(data: dict, path: list[str], value: object, assignment: str) -> None:
+def _set_target(data: TomlTable, path: list[str], value: object, assignment: str) -> None:
     targets = data.get("targets")
     if len(path) < 2 or not isinstance(targets, list):
         raise InputError(f"--set {assignment!r}: name a target and its key, as targets.NAME.KEY=VALUE",
@@ -60,7 +61,7 @@ def _set_target(data: dict, path: list[str], value: object, assignment: str) -> 
             _set(target, path[cut:], value, assignment)
 
 
-def _set(table: dict, path: list[str], value: object, assignment: str) -> None:
+def _set(table: dict[str, object], path: list[str], value: object, assignment: str) -> None:
     if "settings" in path[:-1]:  # server setting names hold dots (auto_explain.log_min_duration): one key
         at = path.index("settings") + 1
         path = path[:at] + [".".join(path[at:])]

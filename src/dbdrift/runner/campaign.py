@@ -10,11 +10,12 @@ from __future__ import annotations
 import os
 import platform
 from dataclasses import asdict, dataclass, field
+from typing import Callable
 
 from dbdrift import cpus, env
 from dbdrift.version import __version__
 from dbdrift.errors import DriverError, ServerError, UserError
-from dbdrift.model import InstallInfo
+from dbdrift.model import InstallInfo, JsonObject
 from dbdrift.plan.campaign import CampaignSpec, target_to_dict
 from dbdrift.metrics import host, perf
 from dbdrift.runner import instructions
@@ -60,13 +61,13 @@ def failure_reason(session: TargetSession, exc: UserError) -> str:
     return "driver failed" if isinstance(exc, DriverError) else "server failed"
 
 
-def machine_facts(steal_window_s: float = 1.0) -> dict:
+def machine_facts(steal_window_s: float = 1.0) -> JsonObject:
     """The host facts a campaign stores, without checks (history.host_key reads its identity from them)."""
     return {"hostname": platform.node(), "cpus": os.cpu_count(), "python": platform.python_version(),
             **host.host_facts(steal_window_s=steal_window_s)}
 
 
-def host_info(support: perf.PerfSupport, placement: cpus.Placement) -> dict:
+def host_info(support: perf.PerfSupport, placement: cpus.Placement) -> JsonObject:
     """Host facts and checks stored with the campaign (measured before any server starts)."""
     facts = machine_facts(steal_window_s=1.0)
     warnings = host.check(facts)
@@ -111,13 +112,15 @@ class Runner:
         where = self.placement
         self.progress.message(f"cpus: {where.describe()}")
         threads = self.workload.clients(self.spec)
-        if where.pinned and threads > len(where.server):
+        if where.server is not None and threads > len(where.server):
             self.progress.message(f"note: {threads} client threads share {len(where.server)} server CPU(s); "
                                   f"cpus = \"shared\" lets the servers use every CPU (and the driver compete "
                                   f"with them)")
 
     def one_after_another(self, installs: dict[str, InstallInfo], outcome: CampaignOutcome, dbname: str,
-                          seconds: float, steps: int, runs: int, done, count_done, run) -> None:
+                          seconds: float, steps: int, runs: int, done: Callable[[int, int], bool],
+                          count_done: Callable[[int, int], int],
+                          run: Callable[[TargetSession, InstallInfo, int, int], None]) -> None:
         """Each repeat runs every target on a fresh server, the targets in listed order in even
         repeats and reversed in odd ones (A B, B A), so that neither always runs first. `done`
         says whether a target's repeat is stored complete (--resume skips it), `count_done`

@@ -11,6 +11,7 @@ import time
 from dbdrift.workloads.sysbench.catalog import ExplainStatement, render_sql
 from dbdrift.driver import process
 from dbdrift.errors import DriverError
+from dbdrift.model import JsonObject
 from dbdrift.server.mycnf import version_tuple
 
 DBNAME = "sbtest"
@@ -24,47 +25,47 @@ class Dialect:
     def __init__(self, version: str) -> None:
         self.version = version
 
-    def create_database(self, dbname: str = DBNAME) -> list[list[dict]]:
+    def create_database(self, dbname: str = DBNAME) -> list[list[JsonObject]]:
         return [[{"sql": f"DROP DATABASE IF EXISTS {dbname}"}], [{"sql": f"CREATE DATABASE {dbname}"}]]
 
-    def settings(self, admin: dict) -> dict[str, str]:
+    def settings(self, admin: JsonObject) -> dict[str, str]:
         raise NotImplementedError
 
-    def version_string(self, admin: dict) -> str:
+    def version_string(self, admin: JsonObject) -> str:
         raise NotImplementedError
 
-    def load_phases(self, tables: int, rows: int, workers: int) -> list[list[dict]]:
+    def load_phases(self, tables: int, rows: int, workers: int) -> list[list[JsonObject]]:
         raise NotImplementedError
 
-    def prewarm(self, conn: dict, tables: int, restarted: bool = False) -> tuple[str, str | None]:
+    def prewarm(self, conn: JsonObject, tables: int, restarted: bool = False) -> tuple[str, str | None]:
         """How the cache was warmed after the load (or, `restarted`, after a restart of the
         server on loaded data), and a note for the user when it could not be."""
         raise NotImplementedError
 
-    def settle_start(self, conn: dict, tables: list[str]) -> dict:
+    def settle_start(self, conn: JsonObject, tables: list[str]) -> JsonObject:
         """The work of the settle step (sysbench and Insert Benchmark alike) on `tables`, done
         before its sleep; returns facts to store."""
         raise NotImplementedError
 
-    def settle_end(self, conn: dict, started: dict) -> None:
+    def settle_end(self, conn: JsonObject, started: JsonObject) -> None:
         """After the settle step's sleep: undo what settle_start changed for the duration."""
 
     explain_prefix = "EXPLAIN (FORMAT JSON) "
 
-    def explain(self, conn: dict, sql: str) -> str:
+    def explain(self, conn: JsonObject, sql: str) -> str:
         """The server's plan for one statement, as its EXPLAIN JSON text (nothing is executed)."""
         rows = self._query(conn, self.explain_prefix + sql)
         return "\n".join(str(r[0]) for r in rows)
 
-    def explain_prepared(self, conn: dict, stmt: ExplainStatement) -> str:
+    def explain_prepared(self, conn: JsonObject, stmt: ExplainStatement) -> str:
         """The plan of the statement as the driver prepares it, after as many executions as a
         run's start makes; where the server plans every execution alike, that of its literal SQL."""
         return self.explain(conn, stmt.sql)
 
-    def _query(self, conn: dict, sql: str) -> list[list]:
+    def _query(self, conn: JsonObject, sql: str) -> list[list[str | None]]:
         return process.query(conn, sql, backend=self.backend)
 
-    def _exec(self, conn: dict, phases: list[list[dict]], threads: int = 1, what: str = "SQL") -> list[dict]:
+    def _exec(self, conn: JsonObject, phases: list[list[JsonObject]], threads: int = 1, what: str = "SQL") -> list[JsonObject]:
         return process.exec_jobs(conn, phases, threads=threads, backend=self.backend, what=what)
 
 
@@ -74,7 +75,7 @@ class PostgresDialect(Dialect):
     plan); from the sixth the plan cache may use a generic plan instead, and a run's statements
     are executed thousands of times."""
 
-    def explain_prepared(self, conn: dict, stmt: ExplainStatement) -> str:
+    def explain_prepared(self, conn: JsonObject, stmt: ExplainStatement) -> str:
         """EXPLAIN EXECUTE of the statement prepared as the driver prepares it (parameter types
         left to the server), after PLANNED_EXECUTIONS executions, so that the plan recorded is
         the one the plan cache then chooses. All in one transaction that is rolled back: a write
@@ -90,14 +91,14 @@ class PostgresDialect(Dialect):
         rows = self._query(conn, "; ".join(script))  # the driver keeps the last result set: the EXPLAIN's
         return "\n".join(str(r[0]) for r in rows)
 
-    def settings(self, admin: dict) -> dict[str, str]:
-        return {r[0]: r[1] for r in self._query(admin, "SELECT name, setting FROM pg_settings ORDER BY name")}
+    def settings(self, admin: JsonObject) -> dict[str, str]:
+        return {str(r[0]): r[1] or "" for r in self._query(admin, "SELECT name, setting FROM pg_settings ORDER BY name")}
 
-    def version_string(self, admin: dict) -> str:
+    def version_string(self, admin: JsonObject) -> str:
         rows = self._query(admin, "SELECT version()")
-        return rows[0][0] if rows else ""
+        return (rows[0][0] or "") if rows else ""
 
-    def load_phases(self, tables: int, rows: int, workers: int) -> list[list[dict]]:
+    def load_phases(self, tables: int, rows: int, workers: int) -> list[list[JsonObject]]:
         """One COPY stream per table (tables in parallel), then the PK and k indexes built in
         parallel: sysbench's prepare, faster.
 
@@ -122,7 +123,7 @@ class PostgresDialect(Dialect):
                                   f"sbtest{n}_pkey; SELECT setval(pg_get_serial_sequence('sbtest{n}', 'id'), {rows})"})
         return [create, copy, index, attach]
 
-    def prewarm(self, conn: dict, tables: int, restarted: bool = False) -> tuple[str, str | None]:
+    def prewarm(self, conn: JsonObject, tables: int, restarted: bool = False) -> tuple[str, str | None]:
         relations = [r for n in range(1, tables + 1) for r in (f"sbtest{n}", f"sbtest{n}_pkey", f"k_{n}")]
         sql = "SELECT " + ", ".join(f"pg_prewarm('{r}')" for r in relations)
         try:
@@ -132,7 +133,7 @@ class PostgresDialect(Dialect):
             note = f"pg_prewarm unavailable ({exc.message}); the warm-up run warms the cache"
             return "unavailable", None if restarted else note  # said once, after the load
 
-    def settle_start(self, conn: dict, tables: list[str]) -> dict:
+    def settle_start(self, conn: JsonObject, tables: list[str]) -> JsonObject:
         """Vacuum analyze every table in parallel until its visibility map is complete, then
         checkpoint; returns the passes and the pages left not all-visible per table.
 
@@ -153,7 +154,7 @@ class PostgresDialect(Dialect):
             vacuum = [{"sql": f"VACUUM (ANALYZE, INDEX_CLEANUP ON) {t}"} for t in todo]
             self._exec(conn, [vacuum], threads=len(todo), what="settle")
             names = ", ".join(f"'{t}'" for t in todo)
-            left = {r[0]: int(r[1]) - int(r[2]) for r in self._query(
+            left = {str(r[0]): int(r[1] or 0) - int(r[2] or 0) for r in self._query(
                 conn, f"SELECT relname, relpages, relallvisible FROM pg_class WHERE relname IN ({names}) "
                       "AND relnamespace = 'public'::regnamespace")}
             todo = [t for t in todo if left.get(t, 0) > 0]
@@ -180,14 +181,14 @@ class InnoDBDialect(Dialect):
         super().__init__(version)
         self.engine = engine
 
-    def settings(self, admin: dict) -> dict[str, str]:
-        return {r[0]: r[1] if r[1] is not None else "" for r in self._query(admin, "SHOW GLOBAL VARIABLES")}
+    def settings(self, admin: JsonObject) -> dict[str, str]:
+        return {str(r[0]): r[1] or "" for r in self._query(admin, "SHOW GLOBAL VARIABLES")}
 
-    def version_string(self, admin: dict) -> str:
+    def version_string(self, admin: JsonObject) -> str:
         rows = self._query(admin, "SELECT @@version, @@version_comment")
         return f"{rows[0][0]} ({rows[0][1]})" if rows else ""
 
-    def load_phases(self, tables: int, rows: int, workers: int) -> list[list[dict]]:
+    def load_phases(self, tables: int, rows: int, workers: int) -> list[list[JsonObject]]:
         """sysbench's prepare with the tables loaded in parallel: one stream of
         multi-row INSERTs in id order per table (InnoDB appends to its clustered index), then
         the k index per table, built after the load as sysbench does."""
@@ -200,7 +201,7 @@ class InnoDBDialect(Dialect):
             index.append({"sql": f"CREATE INDEX k_{n} ON sbtest{n} (k)"})
         return [create, insert, index]
 
-    def prewarm(self, conn: dict, tables: int, restarted: bool = False) -> tuple[str, str | None]:
+    def prewarm(self, conn: JsonObject, tables: int, restarted: bool = False) -> tuple[str, str | None]:
         """After the load the rows were just inserted through the buffer pool, which dbdrift sizes
         to hold them: nothing is read back. After a restart the buffer pool is empty: every
         table's clustered index (all columns) and its k index are read, tables in parallel."""
@@ -211,7 +212,7 @@ class InnoDBDialect(Dialect):
         self._exec(conn, [reads], threads=tables, what="prewarm")
         return "read every table and k index", None
 
-    def settle_start(self, conn: dict, tables: list[str]) -> dict:
+    def settle_start(self, conn: JsonObject, tables: list[str]) -> JsonObject:
         """RESET MASTER (RESET BINARY LOGS AND GTIDS on MySQL 8.4+), analyze every table in
         parallel, and flush dirty pages with INNODB_FLUSH_SETTINGS (those this server has)
         until settle_end restores them."""
@@ -225,7 +226,7 @@ class InnoDBDialect(Dialect):
         self._exec(conn, [[{"sql": reset}], flush, analyze], threads=len(tables), what="settle")
         return {"restore": have}
 
-    def settle_end(self, conn: dict, started: dict) -> None:
+    def settle_end(self, conn: JsonObject, started: JsonObject) -> None:
         restore = started.get("restore") or {}
         if restore:
             # In reverse: lwm may not exceed pct, so pct goes back up before lwm does.

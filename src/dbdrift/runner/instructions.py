@@ -23,16 +23,20 @@ import shutil
 import time
 from pathlib import Path
 from statistics import fmean
+from typing import AbstractSet
 
 from dbdrift.analysis.instructions import per_event, repeatability
 from dbdrift.workloads.sysbench.catalog import MicrobenchmarkSpec
 from dbdrift.driver import process
 from dbdrift.errors import DriverError, UserError
-from dbdrift.metrics.callgrind import parse_profile, wait_complete
+from dbdrift.model import JsonObject
+from dbdrift.metrics.callgrind import Profile, parse_profile, wait_complete
 from dbdrift.plan.expand import LoadStep, RunStep, SettleStep, TargetPlan
-from dbdrift.runner.session import DBNAME, TargetSession
+from dbdrift.runner.dialect import DBNAME
+from dbdrift.runner.session import TargetSession
 from dbdrift.server import osuser
-from dbdrift.server.postgres import VALGRIND_COMMS
+from dbdrift.server.mariadb import MariaDBServer
+from dbdrift.server.postgres import VALGRIND_COMMS, PostgresServer
 from dbdrift.store.store import InstructionRecord
 
 TEMPLATE_DB = "sbtest_loaded"  # the loaded, vacuumed database every counted run starts from
@@ -160,7 +164,7 @@ vgdb wakes it through ptrace, which can leave mysqld stopped.) The admin connect
 statements around a run are the same for every run and cancel in the N1/N2 difference."""
 
 
-def valgrind_command(binary: str, out_dir, engine: str = "postgres", simulate_cache: bool = False,
+def valgrind_command(binary: str, out_dir: Path, engine: str = "postgres", simulate_cache: bool = False,
                      cpu: int | None = None) -> list[str]:
     """valgrind's command line, pinned to one CPU (`cpu`, default the lowest this process may
     use) where taskset exists: server processes (or threads) that never run at the same time
@@ -206,7 +210,7 @@ def tests_in_run_order(plan: TargetPlan) -> list[MicrobenchmarkSpec]:
     return list(seen.values())
 
 
-def count_target(session: TargetSession, plan: TargetPlan, skip: set[str] = frozenset(),
+def count_target(session: TargetSession, plan: TargetPlan, skip: AbstractSet[str] = frozenset(),
                  cpu: int | None = None) -> None:
     """Load a fresh server, restart it under callgrind on `cpu`, count every test and store each count.
 
@@ -259,7 +263,7 @@ def supports(engine: str) -> bool:
     return engine in ("postgres", "mysql", "mariadb")
 
 
-def count_test(session: TargetSession, test: MicrobenchmarkSpec, out_dir, tables: int) -> InstructionRecord:
+def count_test(session: TargetSession, test: MicrobenchmarkSpec, out_dir: Path, tables: int) -> InstructionRecord:
     rows = session.spec.rows
     n1, n2 = event_counts(test, rows)
     label = f"{test.name}: instructions/event ({n1} and {n2} events under callgrind)"
@@ -288,27 +292,29 @@ def count_test(session: TargetSession, test: MicrobenchmarkSpec, out_dir, tables
     return record
 
 
-def simulated_per_event(small, n1: int, large, n2: int) -> dict[str, float]:
+def simulated_per_event(small: Profile, n1: int, large: Profile, n2: int) -> dict[str, float]:
     """Each cache and branch event callgrind simulated, per event: (count(N2) - count(N1)) / (N2 - N1),
     as instructions are. Empty when the profiles hold only Ir (no simulation)."""
     names = [e for e in large.totals if e != "Ir" and e in small.totals]
     return {e: (large.totals[e] - small.totals[e]) / (n2 - n1) for e in names}
 
 
-def _profile_of_run(session: TargetSession, test: MicrobenchmarkSpec, events: int, out_dir, tables: int):
+def _profile_of_run(session: TargetSession, test: MicrobenchmarkSpec, events: int, out_dir: Path,
+                    tables: int) -> Profile:
     """Run `events` events on one fresh connection and return the server's profile of it."""
     if session.install.engine == "postgres":
         return _backend_profile_of_run(session, test, events, out_dir, tables)
     return _dispatch_profile_of_run(session, test, events, out_dir)
 
 
-def _backend_profile_of_run(session: TargetSession, test: MicrobenchmarkSpec, events: int, out_dir, tables: int):
+def _backend_profile_of_run(session: TargetSession, test: MicrobenchmarkSpec, events: int, out_dir: Path,
+                            tables: int) -> Profile:
     """PostgreSQL: the run's backend writes its profile when it exits.
 
     Writes change what the next run finds (dead tuples, pruning, index growth), and reads
     after them clean up, so every run starts from a fresh, prewarmed copy of the loaded database.
     """
-    force = " WITH (FORCE)" if session.server.major >= 13 else ""
+    force = " WITH (FORCE)" if _postgres(session).major >= 13 else ""
     _exec_admin(session, [f"DROP DATABASE IF EXISTS {DBNAME}{force}",
                           f"CREATE DATABASE {DBNAME} TEMPLATE {TEMPLATE_DB}{_file_copy(session)}"])
     session.prewarm(tables)
@@ -321,8 +327,8 @@ def _backend_profile_of_run(session: TargetSession, test: MicrobenchmarkSpec, ev
 def _save_loaded_data(session: TargetSession) -> None:
     """MySQL/MariaDB: with COUNTING_SETTINGS (the redo resized by a start), stopped cleanly, the
     loaded data directory is copied aside for write tests to start from."""
-    def work() -> dict:
-        server = session.server
+    def work() -> JsonObject:
+        server = _innodb(session)
         # MariaDB 11.8 reserves address space for innodb_buffer_pool_size_max (by default far
         # more than valgrind can map): no more than the buffer pool it has.
         settings = {**counting_settings(session.install.engine),
@@ -337,15 +343,17 @@ def _save_loaded_data(session: TargetSession) -> None:
     session.timed_step("server", "copy the loaded data directory", work)
 
 
-def _dispatch_profile_of_run(session: TargetSession, test: MicrobenchmarkSpec, events: int, out_dir):
+def _dispatch_profile_of_run(session: TargetSession, test: MicrobenchmarkSpec, events: int,
+                             out_dir: Path) -> Profile:
     """MySQL/MariaDB: zero the counters, run, dump: the dump holds what dispatch_command did
     for this run's connection (nothing else runs commands meanwhile). A test that writes
     starts from the loaded data directory, on a new server (the InnoDB analogue of
     PostgreSQL's template copy): its rows, undo and index growth would otherwise change what
     the next run finds."""
     if test.rw != "R":
-        session.server.restore_data()
-        session.server.start()
+        server = _innodb(session)
+        server.restore_data()
+        server.start()
         session.prewarm(session.spec.tables, restarted=True)
     pid = session.server.server_pid
     _exec_admin(session, [ZERO_SQL])
@@ -355,7 +363,7 @@ def _dispatch_profile_of_run(session: TargetSession, test: MicrobenchmarkSpec, e
     return _read_profile(_new_dump(out_dir, pid, before, session))
 
 
-def _read_profile(path: Path):
+def _read_profile(path: Path) -> Profile:
     """The profile once callgrind has written all of it; the file is removed unless
     DBDRIFT_KEEP_PROFILES is set."""
     wait_complete(path, PROFILE_TIMEOUT_S)
@@ -392,7 +400,8 @@ def _run_counted(session: TargetSession, test: MicrobenchmarkSpec, events: int) 
                           f"see {session.server.log_path}")
     # max_events counts warmup too: with warmup_s 0 the first events can still land in the warmup line
     warm = (result.output.warmup or {}).get("events", 0)
-    done = warm + result.output.summary.get("events", 0) + sum(result.output.summary.get("errors", {}).values())
+    summary = result.output.summary or {}
+    done = warm + summary.get("events", 0) + sum(summary.get("errors", {}).values())
     if done != events:
         raise DriverError(f"{test.name} under callgrind ran {done} events, not the {events} asked for",
                           "the driver binary may predate max_events: reinstall dbdrift (`./dev test` does)")
@@ -406,7 +415,25 @@ def _exec_admin(session: TargetSession, statements: list[str]) -> None:
 
 def _file_copy(session: TargetSession) -> str:
     """Copy the template as files (15+ defaults to WAL-logging every block, slow under callgrind)."""
-    return " STRATEGY FILE_COPY" if session.server.major >= 15 else ""
+    return " STRATEGY FILE_COPY" if _postgres(session).major >= 15 else ""
+
+
+def _postgres(session: TargetSession) -> PostgresServer:
+    """The server of a PostgreSQL target, for the steps only PostgreSQL's counting takes
+    (template databases by major version)."""
+    server = session.server
+    if not isinstance(server, PostgresServer):
+        raise TypeError(f"{server.label} is not a PostgreSQL server")
+    return server
+
+
+def _innodb(session: TargetSession) -> MariaDBServer:
+    """The server of a MariaDB or MySQL target, for the steps only InnoDB's counting takes
+    (reconfigure, and the loaded data directory copied aside and back)."""
+    server = session.server
+    if not isinstance(server, MariaDBServer):
+        raise TypeError(f"{server.label} is not a MariaDB or MySQL server")
+    return server
 
 
 def _significant(per_function: dict[str, float]) -> dict[str, float]:

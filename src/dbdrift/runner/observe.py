@@ -7,9 +7,11 @@ and each `interval` moves its end. Nothing here can fail a run: a missing tool i
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Literal, get_args
 
 from dbdrift.metrics import flame, host, perf
 from dbdrift.metrics.sampler import Sampler
+from dbdrift.model import HardwareWindow, JsonObject, PerfCounts
 from dbdrift.runner.steal import StealClock
 from dbdrift.store.store import RunRecord
 
@@ -34,8 +36,8 @@ class RunObservers:
         self.measured_s = measured_s
         self.watch_backends = watch_backends
         self.pids: list[int] = [] if watch_backends or server_pid is None else [server_pid]
-        self.perf_counts: dict | None = None
-        self.flame_result: tuple | None = None
+        self.perf_counts: dict[str, float | None] | None = None
+        self.flame_result: tuple[Path | None, str] | None = None
 
     def start(self) -> "RunObservers":
         self.sampler.start()
@@ -44,7 +46,7 @@ class RunObservers:
     def on_driver_start(self, pid: int) -> None:
         self.sampler.set_client(pid)
 
-    def on_line(self, obj: dict) -> None:
+    def on_line(self, obj: JsonObject) -> None:
         if self.clock is not None:
             self.clock.on_line(obj)
         kind = obj.get("type")
@@ -73,10 +75,12 @@ class RunObservers:
         target's share of the run's time; the server's CPU is its own either way. The 1 s
         samples stay the host's unscaled timeline."""
         window = self.sampler.window()
-        record.hardware = dict(_scaled(window.as_dict(), share), device=self.sampler.device) if window else None
-        if self.perf_counts is not None and record.hardware is not None:
-            record.hardware["perf"] = {"group": self.group, "counters": self.perf_counts,
-                                       "error": self.counters.error}
+        hardware = _scaled(window.as_dict(), share) if window else None
+        if hardware is not None:
+            hardware["device"] = self.sampler.device
+            if self.counters is not None and self.perf_counts is not None:
+                hardware["perf"] = PerfCounts(group=self.group, counters=self.perf_counts, error=self.counters.error)
+        record.hardware = hardware
         record.samples = [(start_s, d.as_dict()) for start_s, d in self.sampler.samples]  # the host's timeline
         record.host = run_host_facts(self.facts)
         record.warnings += record.host["warnings"]
@@ -84,7 +88,7 @@ class RunObservers:
             record.folded = self._folded(*self.flame_result, record)
 
     @staticmethod
-    def _folded(path, reason: str, record: RunRecord) -> dict[str, int] | None:
+    def _folded(path: Path | None, reason: str, record: RunRecord) -> dict[str, int] | None:
         """Collapse the run's perf.data; a missing flamegraph is a run warning, never a failure."""
         folded = flame.collapse_file(path) if path is not None else {}
         if path is not None:
@@ -95,19 +99,24 @@ class RunObservers:
         return folded
 
 
-SHARED_COUNTERS = ("elapsed_s", "cs", "reads", "read_kb", "writes", "write_kb", "client_cpu_s")
+SharedCounter = Literal["elapsed_s", "cs", "reads", "read_kb", "writes", "write_kb", "client_cpu_s"]
+SHARED_COUNTERS: tuple[SharedCounter, ...] = get_args(SharedCounter)
 """Window values scaled to a target's share of a run the targets took turns in: its own time
 (so the server's CPU, all spent in its turns, is per its own operations), and the counters that
 are host-wide or the driver's."""
 
 
-def _scaled(sample: dict, share: float) -> dict:
-    if share == 1.0:
-        return sample
-    return {k: (v * share if k in SHARED_COUNTERS and v is not None else v) for k, v in sample.items()}
+def _scaled(window: HardwareWindow, share: float) -> HardwareWindow:
+    scaled = window.copy()
+    if share != 1.0:
+        for k in SHARED_COUNTERS:
+            value = window.get(k)
+            if value is not None:
+                scaled[k] = value * share
+    return scaled
 
 
-def run_host_facts(facts: dict) -> dict:
+def run_host_facts(facts: JsonObject) -> JsonObject:
     keep = ("governor", "turbo", "swap_used_bytes", "load_1min", "cpu_mhz")
     return {**{k: facts.get(k) for k in keep},
             "warnings": [w for w in host.check(facts) if w["kind"] in RUN_HOST_CHECKS]}

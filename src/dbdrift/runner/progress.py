@@ -15,11 +15,11 @@ class ProgressSink(Protocol):
 
 
 class NullProgress:
-    def campaign_start(self, total_s, total_steps): pass
-    def step_start(self, target, label, expected_s, wall_s=None): pass
-    def step_end(self, target, label, status, detail): pass
-    def message(self, text): pass
-    def advance(self, seconds): pass
+    def campaign_start(self, total_s: float, total_steps: int) -> None: pass
+    def step_start(self, target: str, label: str, expected_s: float, wall_s: float | None = None) -> None: pass
+    def step_end(self, target: str, label: str, status: str, detail: str) -> None: pass
+    def message(self, text: str) -> None: pass
+    def advance(self, seconds: float) -> None: pass
 
 
 class LanesProgress:
@@ -31,22 +31,22 @@ class LanesProgress:
         self.inner, self.lanes = inner, max(1, lanes)
         self._lock = threading.Lock()
 
-    def campaign_start(self, total_s, total_steps):
+    def campaign_start(self, total_s: float, total_steps: int) -> None:
         with self._lock:
             self.inner.campaign_start(total_s, total_steps)
 
-    def step_start(self, target, label, expected_s, wall_s=None):
+    def step_start(self, target: str, label: str, expected_s: float, wall_s: float | None = None) -> None:
         with self._lock:
             self.inner.step_start(target, label, expected_s / self.lanes, wall_s)
 
-    def step_end(self, target, label, status, detail):
+    def step_end(self, target: str, label: str, status: str, detail: str) -> None:
         with self._lock:
             self.inner.step_end(target, label, status, detail)
 
-    def message(self, text):
+    def message(self, text: str) -> None:
         with self._lock:
             self.inner.message(text)
 
-    def advance(self, seconds):
+    def advance(self, seconds: float) -> None:
         with self._lock:
             self.inner.advance(seconds / self.lanes)

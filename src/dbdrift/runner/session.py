@@ -9,14 +9,16 @@ import json
 import os
 import shutil
 import time
+from pathlib import Path
+from typing import Callable
 
 from dbdrift.analysis.plans import plan_shape
 from dbdrift.workloads.sysbench import catalog as sysbench
 from dbdrift.cpus import Placement, pinned
 from dbdrift.driver import process
-from dbdrift.driver.protocol import latency_of, totals
+from dbdrift.driver.protocol import RunTotals, latency_of, totals
 from dbdrift.errors import ServerError, UserError
-from dbdrift.model import STEAL_MAX_PCT, InstallInfo, TargetSpec
+from dbdrift.model import STEAL_MAX_PCT, InstallInfo, JsonObject, TargetSpec
 from dbdrift.metrics import binary
 from dbdrift.plan.campaign import CampaignSpec
 from dbdrift.plan.expand import START_S, FreshStep, LoadStep, RunStep, SettleStep, load_s
@@ -44,8 +46,8 @@ class TargetSession:
         self.server = make_server(target, install, run_dir, owner)
         self.dialect = for_engine(install.engine, install.version)
         self.dbname = dbname
-        self.conn: dict = {}
-        self._settling: dict | None = None
+        self.conn: JsonObject = {}
+        self._settling: JsonObject | None = None
         self.runs_ok = 0
         self.runs_failed = 0
         self.runs_skipped = 0
@@ -53,7 +55,7 @@ class TargetSession:
         self.planned: set[str] = set()  # tests whose query plans this session stored
         self.started = False  # the server came up at least once
         self.failed = False  # set when an error ended this target (runner/campaign.py)
-        self.log_copy = None  # where stop() kept the server log
+        self.log_copy: Path | None = None  # where stop() kept the server log
 
     @property
     def name(self) -> str:
@@ -98,7 +100,7 @@ class TargetSession:
         if not stopped:
             self.check_ready(step, self.driver_spec(step))
 
-        def work() -> dict:
+        def work() -> JsonObject:
             if not stopped:
                 self.server.stop()
             self._launch()
@@ -118,13 +120,17 @@ class TargetSession:
     def retire(self, step: FreshStep) -> None:
         """The first half of a reload: stop the server, keep its log, remove its data directory."""
         self.server.check_alive()
-        self.timed_step("server", f"stop for {step.label}", lambda: self.stop() or {"before": step.label})
+        def work() -> JsonObject:
+            self.stop()
+            return {"before": step.label}
+
+        self.timed_step("server", f"stop for {step.label}", work)
 
     def _launch(self) -> None:
         with pinned(self.placement.server):  # every backend and thread it starts inherits the set
             self.server.start()
 
-    def _start(self) -> dict:
+    def _start(self) -> JsonObject:
         self.server.init()
         self._launch()
         admin = self.server.connection.to_driver()
@@ -136,7 +142,8 @@ class TargetSession:
         self.store.set_target_facts(self.target_id, install=_install_dict(self.install), server=facts)
         return {"port": self.server.connection.port, "version_string": facts["version_string"]}
 
-    def timed_step(self, kind: str, label: str, action, expected_s: float = 0.0) -> float:
+    def timed_step(self, kind: str, label: str, action: Callable[[], JsonObject | None],
+                   expected_s: float = 0.0) -> float:
         """Run a setup step, store it as a step record, and return the seconds it took;
         `expected_s` is its share of the campaign's estimate (progress ETA)."""
         self.progress.step_start(self.name, label, expected_s)
@@ -164,7 +171,7 @@ class TargetSession:
         self.timed_step("load", step.label, lambda: self._load(step, workers or max(1, os.cpu_count() or 1)),
                         load_s(step))
 
-    def _load(self, step: LoadStep, workers: int) -> dict:
+    def _load(self, step: LoadStep, workers: int) -> JsonObject:
         started = time.monotonic()
         process.exec_jobs(self.conn, self.dialect.load_phases(step.tables, step.rows, workers), threads=workers,
                           backend=self.dialect.backend, seed=self.spec.seed, what="load")
@@ -185,7 +192,7 @@ class TargetSession:
         targets when they take turns), then calls settle_end."""
         self.server.check_alive()
 
-        def work() -> dict:
+        def work() -> JsonObject:
             names = tables or [f"sbtest{n}" for n in range(1, self.spec.tables + 1)]
             self._settling = self.dialect.settle_start(self.conn, names)
             return {"settle_total_s": step.total_s, **self._settling}
@@ -222,7 +229,7 @@ class TargetSession:
             self.raise_if_dead()  # a dead server ends this target with a ServerError
         return record
 
-    def check_ready(self, step: RunStep, spec: dict) -> None:
+    def check_ready(self, step: RunStep, spec: JsonObject) -> None:
         """Before a run: a server that died since the last one gets the run stored as failed."""
         try:
             self.server.check_alive()
@@ -235,7 +242,7 @@ class TargetSession:
                             step.repeat, self.perf_counters, self.spec.flamegraphs,
                             watch_backends=self.dialect.backend_pids_are_processes, steal=steal)
 
-    def conclude(self, step: RunStep, spec: dict, result: process.DriverResult, observers: RunObservers,
+    def conclude(self, step: RunStep, spec: JsonObject, result: process.DriverResult, observers: RunObservers,
                  share: float = 1.0) -> RunRecord:
         """Make the run's record from the driver's result and what was observed, store it and
         report it. `share` < 1: this target's part of a run the targets took turns in (its
@@ -285,7 +292,7 @@ class TargetSession:
                 return
             time.sleep(0.05)
 
-    def _store_failed(self, step: RunStep, spec: dict, error: str) -> None:
+    def _store_failed(self, step: RunStep, spec: JsonObject, error: str) -> None:
         record = new_record(step, spec, "failed")
         record.error, record.server_log_tail = error, self.server.log_tail(40)
         self.store.add_run(self.target_id, record)
@@ -303,7 +310,7 @@ class TargetSession:
             self.attempted.add(step.key)
             self.runs_skipped += 1
 
-    def driver_spec(self, step: RunStep) -> dict:
+    def driver_spec(self, step: RunStep) -> JsonObject:
         test = step.test
         return {
             "backend": self.dialect.backend, "connection": self.conn, "seed": self.spec.seed + step.repeat,
@@ -314,7 +321,7 @@ class TargetSession:
             "workload": sysbench.render_workload(test, self.dialect.sql_dialect, self.spec.rows),
         }
 
-    def record(self, step: RunStep, spec: dict, result: process.DriverResult) -> RunRecord:
+    def record(self, step: RunStep, spec: JsonObject, result: process.DriverResult) -> RunRecord:
         out = result.output
         record = new_record(step, spec, "ok")
         record.intervals = out.intervals
@@ -339,14 +346,14 @@ class TargetSession:
         return record
 
 
-def new_record(step: RunStep, spec: dict, status: str) -> RunRecord:
+def new_record(step: RunStep, spec: JsonObject, status: str) -> RunRecord:
     """A run's record before its results: what the step is, its status and driver spec."""
     return RunRecord(test=step.name, test_group=step.test.group, threads=step.threads, repeat=step.repeat,
                      status=status, warmup_s=step.warmup_s, duration_s=step.duration_s, metric=step.test.metric,
                      driver_spec=spec)
 
 
-def run_warnings(step: RunStep, t, interval_s: float, intervals: list[dict]) -> list[dict]:
+def run_warnings(step: RunStep, t: RunTotals, interval_s: float, intervals: list[JsonObject]) -> list[JsonObject]:
     """Enumerated warnings stored with the run so reports can flag the cell."""
     warnings = []
     expected = int(step.duration_s / interval_s)
@@ -370,9 +377,9 @@ def _value_text(record: RunRecord) -> str:
     return f"{record.value:,.0f} {unit}"
 
 
-def _install_dict(install: InstallInfo) -> dict:
+def _install_dict(install: InstallInfo) -> JsonObject:
     """The install as stored with its target, with its server binary's sizes (`dbdrift bloat`)."""
-    facts = {"engine": install.engine, "bindir": str(install.bindir), "version": install.version,
+    facts: JsonObject = {"engine": install.engine, "bindir": str(install.bindir), "version": install.version,
              "source": install.source}
     built = sourcebuild.build_facts(install.bindir) if install.source == "basedir" else None
     if built:  # a commit of a source tree built by `bisect --source`: history tells commits apart by it

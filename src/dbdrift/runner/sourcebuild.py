@@ -19,8 +19,10 @@ import subprocess
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Callable
 
 from dbdrift.errors import UserError
+from dbdrift.model import JsonObject
 
 BUILD_MARKER = ".dbdrift-build.json"
 SERVER_BINARIES = {"postgres": ("bin/postgres",), "mysql": ("bin/mysqld", "sbin/mysqld"),
@@ -95,7 +97,8 @@ def builds_dir(cache_dir: Path, source: Path) -> Path:
     return cache_dir / "builds" / f"{resolved.name}-{hashlib.sha1(str(resolved).encode()).hexdigest()[:8]}"
 
 
-def build(source: Path, commit: Commit, command: str, engine: str, cache_dir: Path, say) -> Build:
+def build(source: Path, commit: Commit, command: str, engine: str, cache_dir: Path,
+          say: Callable[[str], None]) -> Build:
     """The install prefix of `commit` built with `command` (from the cache when built before)."""
     root = builds_dir(cache_dir, source)
     key = f"{commit.sha}-{hashlib.sha1(command.encode()).hexdigest()[:8]}"  # another command, another build
@@ -158,11 +161,12 @@ def build(source: Path, commit: Commit, command: str, engine: str, cache_dir: Pa
         subprocess.run(["git", "-C", str(source), "worktree", "prune"], capture_output=True)
 
 
-def build_facts(bindir: Path) -> dict | None:
+def build_facts(bindir: Path) -> JsonObject | None:
     """The marker of a prefix built here (bindir: its bin/), else None."""
     marker = Path(bindir).parent / BUILD_MARKER
     try:
-        return json.loads(marker.read_text())
+        facts = json.loads(marker.read_text())
+        return facts if isinstance(facts, dict) else None
     except (OSError, ValueError):
         return None
 

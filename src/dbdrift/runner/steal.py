@@ -8,9 +8,11 @@ on shared hosts; intervals with heavy steal are filtered by the analysis.
 from __future__ import annotations
 
 import time
+from typing import Callable
 
 from dbdrift.metrics.procstat import cpu_jiffies
 from dbdrift.metrics.procstat import steal_pct as steal_between
+from dbdrift.model import JsonObject
 
 
 def steal_pct(before: dict[str, int], after: dict[str, int]) -> float:
@@ -21,11 +23,11 @@ def steal_pct(before: dict[str, int], after: dict[str, int]) -> float:
 class StealClock:
     """Driver line callback: annotates each interval dict with `steal_pct` since the previous line."""
 
-    def __init__(self, reader=cpu_jiffies) -> None:
+    def __init__(self, reader: Callable[[], dict[str, int] | None] = cpu_jiffies) -> None:
         self.reader = reader
         self.last = reader()
 
-    def on_line(self, obj: dict) -> None:
+    def on_line(self, obj: JsonObject) -> None:
         kind = obj.get("type")
         if kind not in ("warmup", "interval"):
             return
@@ -41,15 +43,16 @@ class WindowedSteal:
     of a window gets that window's steal once it closes (the dicts are annotated in place,
     before anything is stored). Call close() after the run for the last window."""
 
-    def __init__(self, window_s: float = 1.0, reader=cpu_jiffies, clock=time.monotonic) -> None:
+    def __init__(self, window_s: float = 1.0, reader: Callable[[], dict[str, int] | None] = cpu_jiffies,
+                 clock: Callable[[], float] = time.monotonic) -> None:
         self.window_s = window_s
         self.reader = reader
         self.clock = clock
         self.started = self.clock()
         self.last = reader()
-        self.lines: list[dict] = []
+        self.lines: list[JsonObject] = []
 
-    def on_line(self, obj: dict) -> None:
+    def on_line(self, obj: JsonObject) -> None:
         if obj.get("type") != "interval":
             if obj.get("type") == "warmup":  # measurement starts: the warmup's steal is not a turn's
                 self.started, self.last, self.lines = self.clock(), self.reader(), []

@@ -20,7 +20,9 @@ from typing import Callable
 from dbdrift.driver import process
 from dbdrift.driver.protocol import DriverOutput
 from dbdrift.errors import ServerError
+from dbdrift.model import JsonObject
 from dbdrift.plan.expand import RunStep
+from dbdrift.runner.observe import RunObservers
 from dbdrift.runner.session import TargetSession
 from dbdrift.runner.steal import WindowedSteal
 
@@ -66,8 +68,8 @@ def run_step(sessions: list[TargetSession], step: RunStep, turn_s: float, fail: 
             raise KeyboardInterrupt
         if not dead:
             return live
-        for session, exc in dead.items():
-            fail(session, exc)
+        for session, death in dead.items():
+            fail(session, death)
         live = [s for s in live if s not in dead]
     if live:
         try:
@@ -78,7 +80,8 @@ def run_step(sessions: list[TargetSession], step: RunStep, turn_s: float, fail: 
     return live
 
 
-def _take_turns(live: list[TargetSession], step: RunStep, turn_s: float):
+def _take_turns(live: list[TargetSession], step: RunStep,
+                turn_s: float) -> tuple[JsonObject, process.DriverResult, list[RunObservers]]:
     n = len(live)
     # Each target gets warmup_s and duration_s of its own turns, as a sequential run would.
     # A scan takes seconds: its turns are at least one second (a turn is never shorter than an event).
@@ -92,7 +95,7 @@ def _take_turns(live: list[TargetSession], step: RunStep, turn_s: float):
     observers = [s.observers(step, step.duration_s * n, steal=False).start() for s in live]
     clock = WindowedSteal()
 
-    def on_line(obj: dict) -> None:
+    def on_line(obj: JsonObject) -> None:
         clock.on_line(obj)
         kind = obj.get("type")
         if kind == "interval" and isinstance(obj.get("target"), int) and 0 <= obj["target"] < n:
@@ -130,7 +133,7 @@ def _dead(live: list[TargetSession]) -> dict[TargetSession, ServerError]:
     return dead
 
 
-def _with_turn(spec: dict, result: process.DriverResult) -> dict:
+def _with_turn(spec: JsonObject, result: process.DriverResult) -> JsonObject:
     """The spec as stored with each run, with the turn length the driver settled on."""
     measured = (result.output.warmup or {}).get("turn_s")
     if measured is None:

@@ -49,6 +49,14 @@ class Server(abc.ABC):
         self.owner = owner  # written to the run directory's owner file (server/rundir.py)
         self.launched = False  # set when this object launches a server: stop() touches no other
 
+    config_text: str  # what dbdrift wrote into the server's configuration, stored with its runs (set by init)
+
+    def start_wrapped(self, wrapper: list[str], comms: tuple[str, ...], start_timeout_s: float) -> None:
+        """Restart the initialised server under `wrapper` (valgrind callgrind), whose processes have the /proc names
+        `comms`, waiting up to `start_timeout_s` for connections; engines that count
+        instructions (runner/instructions.py) override it."""
+        raise NotImplementedError(f"{self.label} cannot start under a wrapper")
+
     @property
     def name(self) -> str:
         return self.target.name

@@ -11,7 +11,7 @@ import math
 from dataclasses import dataclass
 
 from dbdrift.workloads.sysbench.catalog import render_sql
-from dbdrift.model import IBENCH_STEPS
+from dbdrift.model import IBENCH_STEPS, JsonObject
 
 DBNAME = "ib"
 ROWS_PER_QUERY = 10  # LIMIT of the range queries, ids per point query
@@ -158,7 +158,7 @@ def create_indexes_sql(dialect: str) -> list[str]:
     return ["ALTER TABLE {table} " + ", ".join(f"ADD INDEX {{table}}_{name} ({cols})" for name, cols in _INDEXES)]
 
 
-def _range_queries(dialect: str) -> list[dict]:
+def _range_queries(dialect: str) -> list[JsonObject]:
     force = dialect != "postgres"
 
     def hint(name: str) -> str:
@@ -174,7 +174,7 @@ def _range_queries(dialect: str) -> list[dict]:
             for name, cols, where, domain in shapes]
 
 
-def ibench_sql(dialect: str, step: IBenchStep) -> dict:
+def ibench_sql(dialect: str, step: IBenchStep) -> JsonObject:
     """The `sql` object of a driver `ibench` spec (docs/protocol.md) for one step."""
     if dialect == "postgres":
         delete = ("DELETE FROM {table} WHERE transactionid IN (SELECT transactionid FROM {table} "

@@ -3,16 +3,20 @@ CampaignSpec; what the workload can do, as Capabilities."""
 from __future__ import annotations
 
 from dataclasses import asdict, replace
+from typing import TYPE_CHECKING
 
 from dbdrift.errors import InputError
-from dbdrift.model import IBENCH_STEPS
+from dbdrift.model import IBENCH_STEPS, JsonObject
 from dbdrift.plan import fields, keys
-from dbdrift.plan.fields import INT64_MAX
+from dbdrift.plan.keys import INT64_MAX
 from dbdrift.quantities import brief_repr
 from dbdrift.workload import Capabilities, WorkloadPlan
 from dbdrift.workloads.ibench.catalog import IBenchSizes, io_bound_settings, settle_seconds
 from dbdrift.workloads.ibench.catalog import steps as ibench_steps
-from dbdrift.workloads.sysbench.plan import refuse_sysbench_keys
+from dbdrift.workloads.sysbench.plan import RefuseSysbenchKeys
+
+if TYPE_CHECKING:  # plan/campaign.py imports this module: the type only, for the checker
+    from dbdrift.plan.campaign import CampaignSpec
 
 CAPS = Capabilities(title="an Insert Benchmark", per_test_runs=False, takes_turns=False, auto_cpus_shared=True,
                     counts_instructions=False, chain_view=False, cluster_parts="repeats",
@@ -40,33 +44,26 @@ rows_l_i2 = 400000
 query_s = 25
 """
 
-def refuse(top: fields.Table) -> None:
-    """The sysbench keys the Insert Benchmark has no use for: refused rather than silently ignored."""
-    refuse_sysbench_keys(top, "the Insert Benchmark",
-                         "the Insert Benchmark's sizes and durations are in [insert_benchmark] "
-                         "(`dbdrift docs campaign`), and it runs one target after the other, every step of a target on one "
-                         "server (repeats run them all again)")
+# the sysbench keys the Insert Benchmark has no use for: refused rather than silently ignored
+refuse = RefuseSysbenchKeys(
+    title="the Insert Benchmark",
+    hint="the Insert Benchmark's sizes and durations are in [insert_benchmark] (`dbdrift docs campaign`), and it runs "
+         "one target after the other, every step of a target on one server (repeats run them all again)")
 
 
-def parse_insert_benchmark(spec, top: fields.Table):
+def parse_insert_benchmark(spec: CampaignSpec, top: fields.Table) -> CampaignSpec:
     """The [insert_benchmark] table: clients (dop), rows of l.i0, l.i1 and l.i2 for all clients,
     seconds per query step, deletes, one shared table, and optionally a subset of the steps."""
-    raw, label = top.data.get("insert_benchmark", {}), f"{top.where}: [insert_benchmark]"
-    if not isinstance(raw, dict):
-        raise InputError(f"{label} is not a table", "write [insert_benchmark] followed by key = value lines")
-    fields.check_keys(raw, keys.names("insert_benchmark"), label)
-    table = fields.Table(raw, label, top.allow_large, table="insert_benchmark")
-    rows_l_i1 = table.integer("rows_l_i1")
-    sizes = IBenchSizes(
-        clients=table.integer("clients"), rows_l_i0=table.integer("rows_l_i0"), rows_l_i1=rows_l_i1,
-        rows_l_i2=table.integer("rows_l_i2", max(1, rows_l_i1 // 4)), query_s=table.duration("query_s"),
-        deletes=table.flag("deletes"), shared_table=table.flag("shared_table"), io_bound=table.flag("io_bound"),
-    )
+    table = top.subtable("insert_benchmark")
+    raw, label = table.data, table.where
+    sizes = table.record(IBenchSizes)
+    if "rows_l_i2" not in raw:
+        sizes = replace(sizes, rows_l_i2=max(1, sizes.rows_l_i1 // 4))
     if sizes.shared_table and sizes.deletes and sizes.clients > 1:
         raise InputError(f"{label}: shared_table with deletes and several clients",
                          "clients deleting the oldest rows of one table would delete each other's: "
                          "set deletes = false or shared_table = false")
-    names = raw.get("steps", list(keys.default("insert_benchmark", "steps")))
+    names = raw.get("steps", list(keys.default_as("insert_benchmark", "steps", tuple)))
     names = fields.str_list([names] if isinstance(names, str) else names, f"{label}: steps", 'e.g. steps = ["l.i0", "l.x"]')
     unknown = [n for n in names if n not in IBENCH_STEPS]
     if unknown:
@@ -85,11 +82,11 @@ def parse_insert_benchmark(spec, top: fields.Table):
     return replace(spec, ibench=sizes, ibench_steps=chosen, test_names=(), order="sequential", targets=targets)
 
 
-def settle_s(spec) -> float:
+def settle_s(spec: CampaignSpec) -> float:
     return settle_seconds(spec.ibench)
 
 
-def stored(spec) -> dict:
+def stored(spec: CampaignSpec) -> JsonObject:
     return {"insert_benchmark": {**asdict(spec.ibench), "steps": list(spec.ibench_steps)}}
 
 
@@ -97,7 +94,7 @@ PLAN = WorkloadPlan(name="insert-benchmark", table="insert_benchmark", caps=CAPS
                     parse=parse_insert_benchmark, settle_s=settle_s, stored=stored, demo=DEMO)
 
 
-def check_lines(spec) -> list[str]:
+def check_lines(spec: CampaignSpec) -> list[str]:
     """What each target runs, as `run --check` says it."""
     return [f"steps: {', '.join(spec.ibench_steps)} per target"
             + (f", {spec.repeats} times (repeats)" if spec.repeats > 1 else "")]

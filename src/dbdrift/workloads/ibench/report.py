@@ -16,11 +16,12 @@ from __future__ import annotations
 import csv
 import io
 import json
+from dataclasses import dataclass
 from html import escape
 
-from dbdrift.analysis.ibench import (BUCKET_LABELS, COLORS, METRICS, OPS, StepDetail, SummaryTable, per_second_series,
-                                     sla_met)
-from dbdrift.model import IBENCH_STEPS, InsertStepResult
+from dbdrift.analysis.ibench import (BUCKET_LABELS, COLORS, METRICS, OPS, StepDetail, SummaryCell, SummaryTable,
+                                     per_second_series, sla_met)
+from dbdrift.model import IBENCH_STEPS, InsertStepResult, JsonObject
 from dbdrift.report.caveats import findings_html, notes_html, verdict_counts, verdict_lines
 from dbdrift.report.numbers import fmt_abs, fmt_fixed, fmt_ratio
 from dbdrift.report.page import data_table, page, page_header
@@ -39,23 +40,34 @@ STEP_CAPTIONS = {
        for rate in (100, 500, 1000) for kind, what in (("qr", "range"), ("qp", "point"))},
 }
 
-TABLES = ("throughput", "relative", "background", "writes")
-TITLES = {
-    "throughput": "absolute throughput (l.i0, l.i1, l.i2: inserts/s; l.x: indexed rows/s; qr/qp: queries/s)",
-    "relative": "relative throughput (each value ÷ the base's: {base})",
-    "background": "background insert rate during the qr/qp steps (inserts/s; last row: the target rate)",
-    "writes": "KB written per insert and database size in GiB (then each target ÷ the base: {base})",
-}
-MARKS = {"throughput": {"green": "+", "red": "-", "gray": "."}, "relative": {"blue": "^", "yellow": "v"},
-         "background": {"red": "-"}, "writes": {"blue": "^", "yellow": "v"}}
-LEGENDS = {
-    "throughput": "marks: + top quarter of the column's range, - bottom quarter (none when min >= 80% of max), "
-                  ". insert-rate SLA missed (left out of the column's max)",
-    "relative": "marks: ^ above 105% of the base, v below 95%",
-    "background": "marks: - below 95% of the target rate (SLA missed)",
-    "writes": "wkbpi: KB written to storage per inserted row in the step; dbgb1: the benchmark database, dbgb2: "
-              "the data directory, after the step; marks on the ÷ rows: ^ above 105% of the base (more written, "
-              "bigger), v below 95%",
+@dataclass(frozen=True)
+class TableView:
+    """How one summary table shows: its title ({base}: the base's label), the text mark of a
+    cell by its color (text and Markdown have no colors) and the legend that explains them."""
+
+    title: str
+    marks: dict[str, str]
+    legend: str
+
+
+TABLES = {  # the summary tables in the report's order, by their IBenchSummary attribute
+    "throughput": TableView(
+        "absolute throughput (l.i0, l.i1, l.i2: inserts/s; l.x: indexed rows/s; qr/qp: queries/s)",
+        {"green": "+", "red": "-", "gray": "."},
+        "marks: + top quarter of the column's range, - bottom quarter (none when min >= 80% of max), "
+        ". insert-rate SLA missed (left out of the column's max)"),
+    "relative": TableView(
+        "relative throughput (each value ÷ the base's: {base})", {"blue": "^", "yellow": "v"},
+        "marks: ^ above 105% of the base, v below 95%"),
+    "background": TableView(
+        "background insert rate during the qr/qp steps (inserts/s; last row: the target rate)", {"red": "-"},
+        "marks: - below 95% of the target rate (SLA missed)"),
+    "writes": TableView(
+        "KB written per insert and database size in GiB (then each target ÷ the base: {base})",
+        {"blue": "^", "yellow": "v"},
+        "wkbpi: KB written to storage per inserted row in the step; dbgb1: the benchmark database, dbgb2: "
+        "the data directory, after the step; marks on the ÷ rows: ^ above 105% of the base (more written, "
+        "bigger), v below 95%"),
 }
 INTERVAL_LEGEND = " [95% interval over the repeats]"
 METRIC_DIGITS = {"ips": 0, "qps": 0, "rps": 0, "rmbps": 1, "wps": 1, "wmbps": 1, "rpq": 3, "rkbpq": 3, "wpi": 3,
@@ -83,9 +95,9 @@ def summary_blocks(data: IBenchReport) -> list[tuple[str, str, list[str], list[l
         rows = []
         for row, cells in table.rows.items():
             rows.append([data.label(row) if row in data.targets else row,
-                         *(_marked(_cell_text(name, row in data.targets, header, c), MARKS[name].get(c.color))
+                         *(_marked(_cell_text(name, row in data.targets, header, c), TABLES[name].marks.get(c.color or ""))
                            for header, c in zip(table.columns, cells))])
-        title = TITLES[name].format(base=data.label(data.summary.base))
+        title = TABLES[name].title.format(base=data.label(data.summary.base))
         blocks.append((title, table_legend(name, table), ["target", *table.columns], rows))
     return blocks
 
@@ -93,11 +105,11 @@ def summary_blocks(data: IBenchReport) -> list[tuple[str, str, list[str], list[l
 def table_legend(name: str, table: SummaryTable) -> str:
     """The legend of summary table `name`; the relative one says when its cells carry intervals."""
     if name == "relative" and any(c.lower is not None for cells in table.rows.values() for c in cells):
-        return LEGENDS[name] + INTERVAL_LEGEND
-    return LEGENDS[name]
+        return TABLES[name].legend + INTERVAL_LEGEND
+    return TABLES[name].legend
 
 
-def _cell_text(table: str, is_target: bool, header: str, cell) -> str:
+def _cell_text(table: str, is_target: bool, header: str, cell: SummaryCell) -> str:
     if table == "relative":
         text = fmt_ratio(cell.value)
         return text + (f" [{cell.lower:.2f},{cell.upper:.2f}]" if cell.lower is not None and cell.upper is not None
@@ -219,7 +231,7 @@ def render_csv(data: IBenchReport) -> str:
     return buf.getvalue()
 
 
-def _csv_row(data: IBenchReport, target: str, step: str, relative) -> list[str]:
+def _csv_row(data: IBenchReport, target: str, step: str, relative: SummaryCell) -> list[str]:
     result = data.results.get((target, step))
     tail = [*verdict_cells(data, target, step), " | ".join(data.notes)]
     if result is None:
@@ -240,7 +252,7 @@ def _num(value: float | None) -> str:
 # --- JSON ---------------------------------------------------------------------------------
 
 
-def to_json(data: IBenchReport) -> dict:
+def to_json(data: IBenchReport) -> JsonObject:
     """The summary tables (values, color names, COLORS for their hex codes), the steps lacking a
     value, and per step and target: rates, SLA, histograms, metrics, client 1's per-second series
     and its 10 slice averages of i_ips, i_dps and i_qps — what charts need, nothing to recompute."""
@@ -263,13 +275,13 @@ def render_json(data: IBenchReport) -> str:
     return json.dumps(to_json(data), indent=2, ensure_ascii=False) + "\n"
 
 
-def _table_json(table: SummaryTable) -> dict:
+def _table_json(table: SummaryTable) -> JsonObject:
     return {"columns": list(table.columns),
             "rows": [{"name": name, "cells": [_cell_json(c) for c in cells]} for name, cells in table.rows.items()]}
 
 
-def _cell_json(c) -> dict:
-    out = {"value": rounded(c.value, 4), "color": c.color}
+def _cell_json(c: SummaryCell) -> JsonObject:
+    out: JsonObject = {"value": rounded(c.value, 4), "color": c.color}
     if c.lower is not None:
         out.update(lower=rounded(c.lower, 4), upper=rounded(c.upper, 4))
     if c.repeats > 1:
@@ -277,7 +289,7 @@ def _cell_json(c) -> dict:
     return out
 
 
-def _detail_json(result: InsertStepResult, detail: StepDetail) -> dict:
+def _detail_json(result: InsertStepResult, detail: StepDetail) -> JsonObject:
     return {
         "status": result.status, "error": result.error, "clients": result.clients, "elapsed_s": result.elapsed_s,
         "ips": result.ips, "dps": result.dps, "qps": result.qps, "target_ips": result.target_ips,
@@ -341,7 +353,7 @@ def _summary(data: IBenchReport) -> str:
                 tip = f' title="{cell.repeats} repeats, mean"' if cell.repeats > 1 and name != "relative" else ""
                 tds.append(f"<td{css}{tip}>{escape(_cell_text(name, is_target, header, cell))}</td>")
             body.append(f'<tr><th scope="row">{escape(label)}</th>{"".join(tds)}</tr>')
-        out.append(f"<h3>{escape(TITLES[name].format(base=data.label(data.summary.base)))}</h3>"
+        out.append(f"<h3>{escape(TABLES[name].title.format(base=data.label(data.summary.base)))}</h3>"
                    f'<p class="sub">{escape(legend)}</p>'
                    f'<div class="scroll"><table class="ibench"><thead><tr><th>target</th>{head}</tr></thead>'
                    f"<tbody>{''.join(body)}</tbody></table></div>")

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 from dbdrift.analysis.ibench import IBenchSummary, StepDetail, index_results, step_detail, summary_tables
 from dbdrift.analysis.noise import Estimate, Method, Verdict, verdict
-from dbdrift.model import IBENCH_STEPS, InsertStepResult
+from dbdrift.model import IBENCH_STEPS, InsertStepResult, JsonObject
 from dbdrift.results.findings import CAMPAIGN, Finding, nothing_measured
 from dbdrift.results.workload import WorkloadReport, explanations, stored_campaign
 from dbdrift.store.store import Store
@@ -43,10 +43,12 @@ def build(store: Store, campaign_id: int, base: str | None, min_effect: float = 
 def ibench_report(results: list[InsertStepResult], targets: list[str] | tuple[str, ...],
                   labels: dict[str, str] | None = None, ncpu: int = 1, campaign: str = "",
                   notes: tuple[str, ...] = (), min_effect: float = 0.02, noisy: float = 0.05,
-                  planned: tuple[str, ...] = (), **context) -> IBenchReport:
+                  planned: tuple[str, ...] = (), setup: str = "", host: JsonObject | None = None,
+                  run_on: str = "") -> IBenchReport:
     """Summary tables, verdicts and per-step details of `results` (any status; other targets are
     ignored); `planned`: the campaign's steps, each judged even when no target ran it;
-    `context`: the other `WorkloadReport` fields (setup, host, run_on)."""
+    `setup`, `host` and `run_on`: the campaign's sizes in a line, the stored host facts and the
+    campaign's start (WorkloadReport's)."""
     targets = list(targets)
     indexed = index_results(results, targets)
     details = {key: step_detail(r, ncpu) for key, r in indexed.items()}
@@ -57,7 +59,8 @@ def ibench_report(results: list[InsertStepResult], targets: list[str] | tuple[st
                                           details[(f.reference, f.test)].metrics.get(m)) for m, what in MOVED])
     return IBenchReport(summary, indexed, details, campaign=campaign, targets=tuple(targets),
                         labels=dict(labels or {}), ncpu=ncpu, notes=notes, findings=found, explanations=why,
-                        min_effect=min_effect, noisy=noisy, **context)
+                        min_effect=min_effect, noisy=noisy, setup=setup, host=dict(host or {}),
+                        run_on=run_on)
 
 
 MOVED = (("cpupq", "host CPU µs/op"), ("cspq", "cs/op"), ("rkbpq", "KB read/op"), ("wkbpi", "KB written/insert"))
@@ -93,7 +96,7 @@ def ibench_findings(summary: IBenchSummary, min_effect: float = 0.02, noisy: flo
     return out
 
 
-def sizes_text(spec: dict) -> str:
+def sizes_text(spec: JsonObject) -> str:
     """The campaign's Insert Benchmark sizes in a line: clients, rows per load step, query seconds, repeats."""
     ib = spec.get("insert_benchmark") or {}
     parts = [f"{ib.get('clients', '?')} client(s)",

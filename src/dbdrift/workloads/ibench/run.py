@@ -15,7 +15,8 @@ from dbdrift.workloads.ibench import catalog as ibench
 from dbdrift.driver import process
 from dbdrift.errors import DriverError, ServerError
 from dbdrift.metrics.sampler import Sampler
-from dbdrift.model import InsertStepResult, InstallInfo
+from dbdrift.model import InsertStepResult, InstallInfo, JsonObject
+from dbdrift.plan.campaign import CampaignSpec
 from dbdrift.plan.expand import SettleStep
 from dbdrift.runner.campaign import CampaignOutcome, Runner, target_repeats
 from dbdrift.runner.session import TargetSession, settle_wait
@@ -33,14 +34,14 @@ def estimate_s(step: ibench.IBenchStep, sizes: ibench.IBenchSizes) -> float:
     return rows / ASSUMED_IPS[step.name]
 
 
-def plan_s(spec) -> float:
+def plan_s(spec: CampaignSpec) -> float:
     """Expected seconds of one target's steps and settle."""
     steps = ibench.steps(spec.ibench, spec.ibench_steps)
     settle = spec.settle_total_s() if any(s.name == SETTLE_AFTER for s in steps) else 0.0
     return sum(estimate_s(s, spec.ibench) for s in steps) + settle
 
 
-def progress_steps(spec) -> int:
+def progress_steps(spec: CampaignSpec) -> int:
     """Progress steps of one target: its start, table creation and settle work, each step, and
     the settle's quiet wait (a step of its own) when the steps include the one it follows."""
     return len(spec.ibench_steps) + 3 + (SETTLE_AFTER in spec.ibench_steps)
@@ -66,7 +67,7 @@ def run_target(session: TargetSession, install: InstallInfo, repeat: int = 0) ->
             session.settle_end()
 
 
-def _create_tables(session: TargetSession, tables: list[str]) -> dict:
+def _create_tables(session: TargetSession, tables: list[str]) -> JsonObject:
     dialect = session.dialect
     jobs = [[{"sql": sql} for sql in ibench.create_table_sql(t, dialect.sql_dialect)] for t in tables]
     process.exec_jobs(session.conn, [[job] for phase in zip(*jobs) for job in phase], backend=dialect.backend,
@@ -74,7 +75,7 @@ def _create_tables(session: TargetSession, tables: list[str]) -> dict:
     return {"tables": tables}
 
 
-def driver_spec(session: TargetSession, step: ibench.IBenchStep, repeat: int = 0) -> dict:
+def driver_spec(session: TargetSession, step: ibench.IBenchStep, repeat: int = 0) -> JsonObject:
     spec, sizes = session.spec, session.spec.ibench
     return {
         "backend": session.dialect.backend, "connection": session.conn, "seed": spec.seed + repeat,
@@ -101,7 +102,7 @@ def run_step(session: TargetSession, step: ibench.IBenchStep, repeat: int = 0) -
 
     marked = [None]  # the t_sec of the last end mark: every client prints a line per interval
 
-    def on_line(obj: dict) -> None:
+    def on_line(obj: JsonObject) -> None:
         kind = obj.get("type")
         if kind == "start":
             sampler.mark("start")
@@ -162,23 +163,24 @@ def _table_rows(session: TargetSession) -> int | None:
     """Rows in all benchmark tables after the step (the table size must hold from l.i1 on)."""
     tables = session.spec.ibench.distinct_tables()
     sql = " + ".join(f"(SELECT count(*) FROM {t})" for t in tables)
+    return _count(session, f"SELECT {sql}")
+
+
+def _count(session: TargetSession, sql: str) -> int | None:
+    """The number the one-cell query `sql` returns; None when the query fails or returns none."""
     try:
-        rows = process.query(session.conn, f"SELECT {sql}", backend=session.dialect.backend)
-        return int(rows[0][0])
+        value = process.query(session.conn, sql, backend=session.dialect.backend)[0][0]
+        return None if value is None else int(value)
     except (DriverError, ServerError, ValueError, IndexError):
         return None
 
 
-def _db_sizes(session: TargetSession) -> dict:
+def _db_sizes(session: TargetSession) -> JsonObject:
     """etl.sh's sizes after a step, in bytes: the benchmark database (PostgreSQL:
     pg_database_size; InnoDB: `du -bs` of its directory) and the whole data directory."""
     data_dir = Path(session.server.data_dir)
     if session.dialect.backend == "postgres":
-        try:
-            rows = process.query(session.conn, "SELECT pg_database_size(current_database())", backend="postgres")
-            db_bytes = int(rows[0][0])
-        except (DriverError, ServerError, ValueError, IndexError):
-            db_bytes = None
+        db_bytes = _count(session, "SELECT pg_database_size(current_database())")
     else:
         db_bytes = apparent_bytes(data_dir / session.dbname)
     return {"db_bytes": db_bytes, "datadir_bytes": apparent_bytes(data_dir)}
@@ -221,10 +223,10 @@ def run(runner: Runner, installs: dict[str, InstallInfo], outcome: CampaignOutco
                              lambda tid, rep: len(store.ibench_done(tid, rep)), one)
 
 
-def estimate(spec) -> tuple[float, int]:
+def estimate(spec: CampaignSpec) -> tuple[float, int]:
     n = target_repeats(spec)
     return plan_s(spec) * n, progress_steps(spec) * n
 
 
-def clients(spec) -> int:
+def clients(spec: CampaignSpec) -> int:
     return spec.ibench.clients

@@ -6,8 +6,10 @@ Pure data and rendering: no I/O, no knowledge of servers or drivers beyond the S
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any, Iterable
 
 from dbdrift.errors import InputError
+from dbdrift.model import JsonObject
 
 # Report groups in the order of the Small Datum posts (their 4-group variant).
 GROUPS = ("point", "range-noagg", "range-agg", "writes")
@@ -90,7 +92,8 @@ def _point_selects() -> StatementSpec:
     return StatementSpec("SELECT c FROM sbtest{table} WHERE id=?", (ID,), repeat=10)
 
 
-def _ranges(range_size: int, simple=1, sum_=1, order=1, distinct=1) -> tuple[StatementSpec, ...]:
+def _ranges(range_size: int, simple: int = 1, sum_: int = 1, order: int = 1,
+            distinct: int = 1) -> tuple[StatementSpec, ...]:
     """oltp_common.lua: each range type picks its own table; hi = lo + range_size - 1."""
     bounds = (LO, _hi(range_size - 1))
     shapes = (
@@ -117,7 +120,9 @@ def _writes() -> tuple[StatementSpec, ...]:
     )
 
 
-def _mb(name, test_type, range_size, group, rw, lua, statements, **kw) -> MicrobenchmarkSpec:
+def _mb(name: str, test_type: str, range_size: int, group: str, rw: str, lua: str,
+        statements: Iterable[StatementSpec], **kw: Any) -> MicrobenchmarkSpec:
+    # kw: any of MicrobenchmarkSpec's optional fields, which its constructor checks by name
     return MicrobenchmarkSpec(name, test_type, range_size, group, rw, lua, tuple(statements), **kw)
 
 
@@ -321,12 +326,12 @@ def _suggest(item: str) -> str:
     return f"did you mean {', '.join(close)}? {known}" if close else f"no test is named like it; {known}"
 
 
-def report_order(names) -> list[str]:
+def report_order(names: Iterable[str]) -> list[str]:
     """Group order of the posts, then DEFAULT_32's order within each group; other tests (.pre)
     after those, sorted by name."""
     listed = {n: i for i, n in enumerate(DEFAULT_32)}
 
-    def key(name: str):
+    def key(name: str) -> tuple[int, int, int, str]:
         test = CATALOG.get(name)
         group = GROUPS.index(test.group) if test else len(GROUPS)
         return (group, 0 if name in listed else 1, listed.get(name, 0), name)
@@ -364,10 +369,10 @@ def statement_sql(test: MicrobenchmarkSpec, index: int, engine: str) -> str:
     return render_sql(sql, engine)
 
 
-def render_param(param: ParamSpec, table_size: int) -> dict:
+def render_param(param: ParamSpec, table_size: int) -> JsonObject:
     """A catalog parameter as a driver generator (docs/protocol.md)."""
     if param.gen == "id":
-        out: dict = {"gen": "id"}
+        out: JsonObject = {"gen": "id"}
     elif param.gen == "uniform_k":
         out = {"gen": "uniform", "lo": 1, "hi": table_size}
     elif param.gen == "ref":
@@ -433,7 +438,7 @@ def explain_sql(test: MicrobenchmarkSpec, engine: str, table_size: int) -> list[
     return [(e.index, e.sql) for e in explain_statements(test, engine, table_size)]
 
 
-def render_workload(test: MicrobenchmarkSpec, engine: str, table_size: int) -> dict:
+def render_workload(test: MicrobenchmarkSpec, engine: str, table_size: int) -> JsonObject:
     """The `workload` object of a driver run spec."""
     return {
         "transaction": test.transaction,
@@ -452,7 +457,7 @@ render_param(p, table_size) for p in stmt.params],
     }
 
 
-def describe(test: MicrobenchmarkSpec, engine: str = "postgres") -> dict:
+def describe(test: MicrobenchmarkSpec, engine: str = "postgres") -> JsonObject:
     """Catalog listing entry (`dbdrift catalog`)."""
     sql = []
     if test.transaction:

@@ -2,12 +2,17 @@
 the campaign file, read into a CampaignSpec; what the workload can do, as Capabilities."""
 from __future__ import annotations
 
-from dataclasses import replace
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING
 
 from dbdrift.errors import InputError, UserError
+from dbdrift.model import JsonObject
 from dbdrift.plan import fields, keys
 from dbdrift.workload import Capabilities, WorkloadPlan
 from dbdrift.workloads.sysbench.catalog import select_tests
+
+if TYPE_CHECKING:  # plan/campaign.py imports this module: the type only, for the checker
+    from dbdrift.plan.campaign import CampaignSpec
 
 CAPS = Capabilities(title="sysbench", per_test_runs=True, takes_turns=True, auto_cpus_shared=False,
                     counts_instructions=True, chain_view=True, cluster_parts="tests")
@@ -38,17 +43,24 @@ def refuse(top: fields.Table) -> None:
     """Every top-level key applies to sysbench: nothing to refuse."""
 
 
-def refuse_sysbench_keys(top: fields.Table, title: str, hint: str) -> None:
-    """Refuse the sysbench-only top-level keys in another workload's campaign (rather than ignore
-    them): `title` names that workload in the message, `hint` follows "remove <key>; "."""
-    for key in keys.only_for("insert-benchmark"):
-        if key in top.data:
-            raise InputError(f"{top.where}: {key} applies to the sysbench workload, not {title}",
-                             f"remove {key}; {hint}")
+@dataclass(frozen=True)
+class RefuseSysbenchKeys:
+    """Another workload's `refuse` hook: the sysbench-only top-level keys in its campaign are
+    refused rather than ignored. `title` names that workload in the message, `hint` follows
+    "remove <key>; ". A value rather than a closure, so its Workload pickles and compares equal."""
+
+    title: str
+    hint: str
+
+    def __call__(self, top: fields.Table) -> None:
+        for key in keys.only_for("insert-benchmark"):
+            if key in top.data:
+                raise InputError(f"{top.where}: {key} applies to the sysbench workload, not {self.title}",
+                                 f"remove {key}; {self.hint}")
 
 
-def parse(spec, top: fields.Table):
-    names = top.data.get("tests", list(keys.default("top", "tests")))
+def parse(spec: CampaignSpec, top: fields.Table) -> CampaignSpec:
+    names = top.data.get("tests", list(keys.default_as("top", "tests", tuple)))
     names = fields.str_list([names] if isinstance(names, str) else names, f"{top.where}: tests",
                       'e.g. tests = ["point-query", "update-index"]')
     if not names:
@@ -61,20 +73,20 @@ def parse(spec, top: fields.Table):
         raise InputError(f"{top.where}: tests: {exc.message}", exc.hint) from None
     if not tests:
         raise InputError(f"{top.where}: tests selects no microbenchmark", "list names from `dbdrift catalog`")
-    threads = fields.threads(top.data.get("threads", list(keys.default("top", "threads"))), top.where)
+    threads = fields.threads(top.data.get("threads", list(keys.default_as("top", "threads", tuple))), top.where)
     return replace(spec, tests=tuple(tests), test_names=tuple(names), tables=top.integer("tables"),
                    rows=top.integer("rows"), threads=threads,
                    count_instructions=top.flag("count_instructions") or top.flag("simulate_cache"),
                    simulate_cache=top.flag("simulate_cache"), flamegraphs=top.flag("flamegraphs"))
 
 
-def settle_s(spec) -> float:
+def settle_s(spec: CampaignSpec) -> float:
     """A settle long enough for the tables' purge and checkpoint: a minute plus a second per
     million rows, at most 20 minutes."""
     return min(1200.0, 60.0 + spec.tables * spec.rows / 1e6)
 
 
-def stored(spec) -> dict:
+def stored(spec: CampaignSpec) -> JsonObject:
     return {}  # its keys are top-level keys, stored as such
 
 

@@ -14,14 +14,15 @@ import contextlib
 import os
 import threading
 from dataclasses import dataclass
+from typing import Callable
 
 from dbdrift import cpus
 from dbdrift.driver import process
 from dbdrift.errors import DriverError, ServerError
 from dbdrift.model import InstallInfo
 from dbdrift.plan.campaign import CampaignSpec, target_to_dict
-from dbdrift.plan.expand import (MEASURED, SETTLES, SETUP, WARM, FreshStep, LoadStep, SettleStep, TargetPlan,
-                                 estimate_parts, expand, restarts_before)
+from dbdrift.plan.expand import (MEASURED, SETTLES, SETUP, WARM, FreshStep, LoadStep, RunStep, SettleStep, Step,
+                                 TargetPlan, estimate_parts, expand, restarts_before)
 from dbdrift.runner import instructions, turns
 from dbdrift.runner.campaign import CampaignOutcome, Runner
 from dbdrift.runner.progress import LanesProgress, ProgressSink
@@ -34,7 +35,7 @@ from dbdrift.quantities import format_duration
 class TargetState:
     plan: TargetPlan
     target_id: int
-    pending: set
+    pending: set[tuple[str, int, int]]  # RunStep.key of the runs still to do
 
 
 def estimate(spec: CampaignSpec, timed: list[TargetPlan], counted: list[TargetPlan]) -> tuple[float, int]:
@@ -260,15 +261,15 @@ class Sequence:
                 session.stop()
             self._count(sessions, outcome)
 
-    def _turns_step(self, step, live: list[TargetSession], pending: set,
+    def _turns_step(self, step: Step, live: list[TargetSession], pending: set[tuple[str, int, int]],
                           outcome: CampaignOutcome) -> list[TargetSession]:
         if isinstance(step, FreshStep):  # all retire, then all start: they trade memory (_cycle_all)
             return self._cycle_all(live, step, lambda s: s.retire(step), lambda s: s.start(), outcome)
         if isinstance(step, LoadStep):
-            return [s for s in live if self._guard(s, lambda s=s: s.load(step), outcome)]
+            return [s for s in live if self._guard(s, lambda: s.load(step), outcome)]
         if isinstance(step, SettleStep):
             works: list[float] = []
-            kept = [s for s in live if self._guard(s, lambda s=s: works.append(s.settle_work(step)), outcome)]
+            kept = [s for s in live if self._guard(s, lambda: works.append(s.settle_work(step)), outcome)]
             settle_wait(self.progress, "all targets", step, max(works, default=0.0))
             return [s for s in kept if self._guard(s, s.settle_end, outcome)]
         if not (step.warm or step.key in pending):
@@ -278,10 +279,10 @@ class Sequence:
         if turns.can_take_turns(live):
             return turns.run_step(live, step, self.spec.turn_s, lambda s, exc: self.runner.fail(s, exc, outcome))
         order = live if step.repeat % 2 == 0 else list(reversed(live))  # A B, B A: balanced
-        dead = {s.name for s in order if not self._guard(s, lambda s=s: s.run(step), outcome)}
+        dead = {s.name for s in order if not self._guard(s, lambda: s.run(step), outcome)}
         return [s for s in live if s.name not in dead]
 
-    def _restart_all(self, live: list[TargetSession], step, outcome: CampaignOutcome) -> list[TargetSession]:
+    def _restart_all(self, live: list[TargetSession], step: RunStep, outcome: CampaignOutcome) -> list[TargetSession]:
         """Restart the servers taking turns: every one stops, then every one starts and warms its
         cache, both in one order (_start_order). Memory a process frees is handed out again
         last in, first out, and a server takes its pages as the prewarm touches them, so the
@@ -291,12 +292,13 @@ class Sequence:
         E5 and E6)."""
         return self._cycle_all(live, step, lambda s: s.halt(step), lambda s: s.restart(step, stopped=True), outcome)
 
-    def _cycle_all(self, live: list[TargetSession], step, stop, start, outcome: CampaignOutcome) -> list[TargetSession]:
+    def _cycle_all(self, live: list[TargetSession], step: RunStep | FreshStep, stop: Callable[[TargetSession], None],
+                   start: Callable[[TargetSession], None], outcome: CampaignOutcome) -> list[TargetSession]:
         """`stop` every server, then `start` every one that stopped, both in _start_order;
         returns the servers still live, in listed order."""
         order = self._start_order(live, step.repeat)
-        stopped = [s for s in order if self._guard(s, lambda s=s: stop(s), outcome)]
-        started = {s.name for s in stopped if self._guard(s, lambda s=s: start(s), outcome)}
+        stopped = [s for s in order if self._guard(s, lambda: stop(s), outcome)]
+        started = {s.name for s in stopped if self._guard(s, lambda: start(s), outcome)}
         return [s for s in live if s.name in started]
 
     @staticmethod
@@ -310,7 +312,7 @@ class Sequence:
         trade of memory. Stopping in the same order keeps the trade."""
         return list(live) if repeat % 2 == 0 else list(reversed(live))
 
-    def _guard(self, session: TargetSession, action, outcome: CampaignOutcome) -> bool:
+    def _guard(self, session: TargetSession, action: Callable[[], object], outcome: CampaignOutcome) -> bool:
         """Run a target's action; a server or driver failure ends that target only."""
         try:
             action()

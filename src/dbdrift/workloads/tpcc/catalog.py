@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from dbdrift.model import JsonObject
+
 DBNAME = "tpcc"
 ROWS_PER_WAREHOUSE = 100_000 + 10 + 30_000 * 3 + 9_000 + 300_000
 """About what a warehouse loads: stock, districts, customers, history and orders, new orders and
@@ -73,7 +75,7 @@ def load_estimate_s(sizes: TpccSizes) -> float:
     return rows / (100_000 * max(1, min(sizes.warehouses, sizes.load_clients or 2)))
 
 
-def setup_text(stored: dict) -> str:
+def setup_text(stored: JsonObject) -> str:
     """TPROC-C's sizes and windows in a few words, from the campaign as stored (to_dict)."""
     t = stored.get("tpcc") or {}
     text = (f"{t.get('warehouses', '?')} warehouse(s), {t.get('clients', '?')} virtual user(s), "

@@ -3,12 +3,17 @@ workload can do, as Capabilities."""
 from __future__ import annotations
 
 from dataclasses import asdict, replace
+from typing import TYPE_CHECKING
 
 from dbdrift.errors import InputError
-from dbdrift.plan import fields, keys
+from dbdrift.model import JsonObject
+from dbdrift.plan import fields
 from dbdrift.workload import Capabilities, WorkloadPlan
-from dbdrift.workloads.sysbench.plan import refuse_sysbench_keys, settle_s
+from dbdrift.workloads.sysbench.plan import RefuseSysbenchKeys, settle_s
 from dbdrift.workloads.tpcc.catalog import TpccSizes, setup_text
+
+if TYPE_CHECKING:  # plan/campaign.py imports this module: the type only, for the checker
+    from dbdrift.plan.campaign import CampaignSpec
 
 CAPS = Capabilities(title="TPROC-C", per_test_runs=False, takes_turns=False, auto_cpus_shared=True,
                     counts_instructions=False, chain_view=False, cluster_parts="repeats",
@@ -33,32 +38,24 @@ rampup_s = 15
 duration_s = 60
 """
 
-def refuse(top: fields.Table) -> None:
-    """The sysbench keys TPROC-C has no use for: refused rather than silently ignored."""
-    refuse_sysbench_keys(top, "TPROC-C",
-                         "TPROC-C's sizes and durations are in [tpcc] (`dbdrift docs campaign`), and "
-                         "it runs one target after the other, each on a fresh server (repeats run it again)")
+# the sysbench keys TPROC-C has no use for: refused rather than silently ignored
+refuse = RefuseSysbenchKeys(
+    title="TPROC-C",
+    hint="TPROC-C's sizes and durations are in [tpcc] (`dbdrift docs campaign`), and it runs one target after the "
+         "other, each on a fresh server (repeats run it again)")
 
 
-def parse_tpcc(spec, top: fields.Table):
+def parse_tpcc(spec: CampaignSpec, top: fields.Table) -> CampaignSpec:
     """The [tpcc] table: warehouses, virtual users, loaders, ramp-up and measured window, procedures."""
-    raw, label = top.data.get("tpcc", {}), f"{top.where}: [tpcc]"
-    if not isinstance(raw, dict):
-        raise InputError(f"{label} is not a table", "write [tpcc] followed by key = value lines")
-    fields.check_keys(raw, keys.names("tpcc"), label)
-    table = fields.Table(raw, label, top.allow_large, table="tpcc")
-    sizes = TpccSizes(
-        warehouses=table.integer("warehouses"), clients=table.integer("clients"),
-        load_clients=table.integer("load_clients") if "load_clients" in raw else TpccSizes.load_clients,
-        rampup_s=table.duration("rampup_s"), duration_s=table.duration("duration_s"),
-        procedures=table.flag("procedures"), consistency_checks=table.flag("consistency_checks"),
-    )
+    table = top.subtable("tpcc")
+    sizes = table.record(TpccSizes)
     if sizes.duration_s <= 0:
-        raise InputError(f"{label}: duration_s = 0 measures nothing", "give the measured window, e.g. duration_s = 300")
+        raise InputError(f"{table.where}: duration_s = 0 measures nothing",
+                         "give the measured window, e.g. duration_s = 300")
     return replace(spec, tpcc=sizes, test_names=(), order="sequential")
 
 
-def stored(spec) -> dict:
+def stored(spec: CampaignSpec) -> JsonObject:
     return {"tpcc": asdict(spec.tpcc)}
 
 
@@ -67,6 +64,6 @@ PLAN = WorkloadPlan(name="tpcc", table="tpcc", caps=CAPS, refuse=refuse, parse=p
                     stored=stored, demo=DEMO)
 
 
-def check_lines(spec) -> list[str]:
+def check_lines(spec: CampaignSpec) -> list[str]:
     """What each target runs, as `run --check` says it."""
     return [f"TPROC-C: {setup_text(spec.to_dict())} per target"]

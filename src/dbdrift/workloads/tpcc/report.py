@@ -12,7 +12,7 @@ import json
 from html import escape
 
 from dbdrift.analysis.tpcc import HARDWARE, TargetSummary, hardware_per_new_order, nopm_series
-from dbdrift.model import TPCC_TRANSACTIONS as TRANSACTIONS
+from dbdrift.model import JsonObject, TPCC_TRANSACTIONS as TRANSACTIONS
 from dbdrift.report.caveats import findings_html, notes_html, verdict_counts, verdict_lines
 from dbdrift.report.numbers import fmt_fixed, fmt_ms
 from dbdrift.report.page import data_table, page, page_header
@@ -101,7 +101,7 @@ def render_csv(data: TpccReport) -> str:
                          round(r.elapsed_s, 3), r.new_orders, r.transactions, round(r.nopm, 3), round(r.tpm, 3),
                          "" if r.load_s is None else round(r.load_s, 3),
                          str(all(c.get("ok") for c in r.consistency)).lower() if r.consistency else "",
-                         *("" if hw[m] is None else round(hw[m], 4) for m in HARDWARE), r.error or "",
+                         *("" if (v := hw[m]) is None else round(v, 4) for m in HARDWARE), r.error or "",
                          *verdict_cells(data, r.target), " | ".join(data.notes)])
     for target in data.targets:  # a target without a stored run (never started, interrupted) still has its line
         if not any(r.target == target for r in data.results):
@@ -110,8 +110,8 @@ def render_csv(data: TpccReport) -> str:
     return buf.getvalue()
 
 
-def to_json(data: TpccReport) -> dict:
-    def est(s: TargetSummary) -> dict | None:
+def to_json(data: TpccReport) -> JsonObject:
+    def est(s: TargetSummary) -> JsonObject | None:
         if s.relative is None:
             return None
         return {"value": s.relative.value, "lower": s.relative.lower, "upper": s.relative.upper,

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 from dbdrift.analysis.noise import Verdict, verdict
 from dbdrift.analysis.tpcc import TargetSummary, summarize
-from dbdrift.model import TpccResult
+from dbdrift.model import JsonObject, TpccResult
 from dbdrift.results.findings import CAMPAIGN, Finding, nothing_measured
 from dbdrift.results.workload import WorkloadReport, explanations, stored_campaign
 from dbdrift.store.store import Store
@@ -42,9 +42,9 @@ def build(store: Store, campaign_id: int, base: str | None, min_effect: float = 
 def tpcc_report(results: list[TpccResult], targets: list[str] | tuple[str, ...],
                 labels: dict[str, str] | None = None, ncpu: int = 1, campaign: str = "", setup: str = "",
                 notes: tuple[str, ...] = (), min_effect: float = 0.02, noisy: float = 0.05,
-                **context) -> TpccReport:
+                host: JsonObject | None = None, run_on: str = "") -> TpccReport:
     """Per-target summaries and NOPM verdicts of `results` (runs of other targets are ignored);
-    `context`: the other `WorkloadReport` fields (host, run_on)."""
+    `host` and `run_on`: the stored host facts and the campaign's start (WorkloadReport's)."""
     targets = list(targets)
     summaries = tuple(summarize(results, targets, ncpu))
     found = tuple(tpcc_findings(summaries, min_effect, noisy, campaign))
@@ -54,7 +54,7 @@ def tpcc_report(results: list[TpccResult], targets: list[str] | tuple[str, ...],
                                          for m, what in MOVED])
     return TpccReport(summaries, tuple(r for r in results if r.target in targets), campaign=campaign,
                       targets=tuple(targets), labels=dict(labels or {}), ncpu=ncpu, setup=setup, notes=notes,
-                      findings=found, explanations=why, min_effect=min_effect, noisy=noisy, **context)
+                      findings=found, explanations=why, min_effect=min_effect, noisy=noisy, host=dict(host or {}), run_on=run_on)
 
 
 MOVED = (("server/no", "server CPU µs/new order"), ("client/no", "client CPU µs/new order"),

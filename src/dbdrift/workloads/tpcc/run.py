@@ -13,20 +13,21 @@ from dbdrift.workloads.tpcc import catalog as tpcc
 from dbdrift.driver import process
 from dbdrift.errors import DriverError, ServerError
 from dbdrift.metrics.sampler import Sampler
-from dbdrift.model import InstallInfo, TpccResult
+from dbdrift.model import InstallInfo, JsonObject, TpccResult
+from dbdrift.plan.campaign import CampaignSpec
 from dbdrift.runner.campaign import CampaignOutcome, Runner, target_repeats
 from dbdrift.runner.session import TargetSession
 
 MAX_VIOLATIONS = 5  # kept per condition: enough to see the pattern
 
 
-def plan_s(spec) -> float:
+def plan_s(spec: CampaignSpec) -> float:
     """Expected seconds of one target's load, ramp-up and window."""
     sizes = spec.tpcc
     return tpcc.load_estimate_s(sizes) + sizes.rampup_s + sizes.duration_s + 10.0
 
 
-def driver_spec(session: TargetSession, phase: str, repeat: int = 0) -> dict:
+def driver_spec(session: TargetSession, phase: str, repeat: int = 0) -> JsonObject:
     sizes = session.spec.tpcc
     # Both phases carry every field (the driver has no defaults); load ignores the windows.
     clients = sizes.loaders(os.cpu_count() or 1) if phase == "load" else sizes.clients
@@ -59,7 +60,7 @@ def run_target(session: TargetSession, install: InstallInfo, repeat: int = 0) ->
     return result
 
 
-def _load(session: TargetSession, repeat: int) -> dict:
+def _load(session: TargetSession, repeat: int) -> JsonObject:
     spec = driver_spec(session, "load", repeat)
     out = process.run_driver("tpcc", spec, timeout_s=max(1800.0, 20 * tpcc.load_estimate_s(session.spec.tpcc)),
                              cpus=session.placement.driver)
@@ -82,7 +83,7 @@ def run_window(session: TargetSession, repeat: int, load_s: float | None, suffix
     sampler = Sampler(session.server.server_pid, session.server.data_dir)
     sampler.start()
 
-    def on_line(obj: dict) -> None:
+    def on_line(obj: JsonObject) -> None:
         if obj.get("type") == "phase" and obj.get("phase") == "measure":
             sampler.mark("start")
         elif obj.get("type") == "phase" and obj.get("phase") == "end":
@@ -120,7 +121,7 @@ def check(session: TargetSession, result: TpccResult) -> TpccResult:
     return result
 
 
-def check_consistency(conn: dict, backend: str) -> tuple[list[dict], list[str]]:
+def check_consistency(conn: JsonObject, backend: str) -> tuple[list[JsonObject], list[str]]:
     """Each condition of tpcc.CONSISTENCY on the database at `conn`: (one dict per condition
     with its name, clause, ok and up to MAX_VIOLATIONS violating rows; one line per failure)."""
     checks, failed = [], []
@@ -163,10 +164,10 @@ def run(runner: Runner, installs: dict[str, InstallInfo], outcome: CampaignOutco
                              lambda tid, rep: int(store.tpcc_done(tid, rep)), one)
 
 
-def estimate(spec) -> tuple[float, int]:
+def estimate(spec: CampaignSpec) -> tuple[float, int]:
     n = target_repeats(spec)
     return plan_s(spec) * n, PROGRESS_STEPS * n
 
 
-def clients(spec) -> int:
+def clients(spec: CampaignSpec) -> int:
     return spec.tpcc.clients
