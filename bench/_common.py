@@ -236,7 +236,8 @@ def run_measured(cmd: list[str], timeout_s: float) -> ProcessResult:
     return ProcessResult(stdout, stderr, proc.returncode, wall, usage.ru_utime, usage.ru_stime)
 
 
-def dbdrift_cli(*args: str, interrupt_wait_s: float = 300.0) -> subprocess.CompletedProcess:
+def dbdrift_cli(*args: str, interrupt_wait_s: float = 300.0, prefix: tuple[str, ...] = (),
+                env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
     """Run `python -m dbdrift ARGS`, its output captured; on Ctrl-C (or SIGTERM, which
     sigterm_as_ctrl_c turns into KeyboardInterrupt) the child gets one SIGINT and its time to stop its
     servers and store what it measured, then the interruption goes on.
@@ -245,10 +246,12 @@ def dbdrift_cli(*args: str, interrupt_wait_s: float = 300.0) -> subprocess.Compl
     child is told exactly once; it gets the default SIGINT action back, as a script started in
     the background (`nohup ... &`) hands on SIGINT ignored. subprocess.run would kill it 0.25 s
     after the interruption: dbdrift's cleanup never ran and its servers were left running
-    (seen with an interrupted bench/noise.py)."""
-    cmd = [sys.executable, "-m", "dbdrift", *args]
+    (seen with an interrupted bench/noise.py). `prefix` runs it under another command (e.g.
+    `setarch x86_64 -R`, whose personality its servers and driver inherit), `env` replaces
+    its environment."""
+    cmd = [*prefix, sys.executable, "-m", "dbdrift", *args]
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL,
-                            text=True, start_new_session=True,
+                            text=True, start_new_session=True, env=env,
                             preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     try:
         stdout, stderr = proc.communicate()

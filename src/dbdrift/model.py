@@ -237,6 +237,7 @@ class TpccResult:
     load_s: float | None = None
     error: str | None = None
     repeat: int = 0
+    position: int | None = None  # its place in its repeat's order of targets (plan/rounds.py); None: not known
 
 
 @dataclass(frozen=True)
@@ -276,3 +277,4 @@ class InsertStepResult:
     db_bytes: int | None = None  # the benchmark database after the step (etl.sh's dbgb1, in bytes)
     datadir_bytes: int | None = None  # the whole data directory after the step (dbgb2, `du -bs`)
     repeat: int = 0  # which run of the target's steps (campaign `repeats`), each on a fresh server
+    position: int | None = None  # its place in its repeat's order of targets (plan/rounds.py); None: not known

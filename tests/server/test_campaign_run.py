@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from dbdrift import cpus
+from dbdrift.plan import rounds
 from tests.helpers import (allowed_of, assert_one_failed_run, dbdrift, interrupt_mid_run, kill_server_mid_run,
                            postgres_processes_under, process_tree, shared_work_dir, start_dbdrift, tasks_of, wait_for)
 
@@ -278,6 +279,33 @@ def test_targets_take_turns_in_one_run_and_get_paired_intervals_and_verdicts(tmp
     assert row["rqps_lower"] <= row["rqps"] <= row["rqps_upper"]
     assert any(n.startswith("intervals: one start of each server per test") for n in doc["notes"])
     assert row["verdict"] in ("regression", "improvement", "no significant change", "too noisy")
+    assert postgres_processes_under(work) == []
+
+
+@pytest.mark.parametrize("round_order", ["balanced", "alternating"])
+def test_three_targets_take_turns_in_the_round_order_and_each_turn_stores_its_place(tmp_path, round_order):
+    work = shared_work_dir(f"places-{round_order}")
+    store = tmp_path / "s.db"
+    targets = (("a", "17.10"), ("b", "17.10"), ("c", "17.10"))
+    path = campaign(tmp_path, "places", tests=["point-query"], read_s=1.8, targets=targets,
+                    extra=f'order = "turns"\nround_order = "{round_order}"')
+    result = dbdrift("run", path, "--store", store, "--format", "json", work_dir=work)
+    assert result.returncode == 0, result.stderr[-2000:]
+    db = sqlite3.connect(store)
+    turns = db.execute("SELECT i.idx, i.round, i.position, t.position FROM intervals i JOIN runs r ON r.id = i.run_id "
+                       "JOIN targets t ON t.id = r.target_id ORDER BY i.idx").fetchall()
+    db.close()
+    assert len(turns) == 3 * 180  # 1.8 s per target in turns of 10 ms
+    assert all(place == idx % 3 and rnd == idx // 3 for idx, rnd, place, _ in turns)
+    order = rounds.rounds_for(3, round_order)
+    assert all(order[rnd % len(order)][place] == target for _, rnd, place, target in turns)
+    held = {(target, place) for _, _, place, target in turns}
+    notes = json.loads(result.stdout)["notes"]
+    kept = [n for n in notes if n.startswith("order: the targets' turns kept to some places only")]
+    if round_order == "balanced":
+        assert len(held) == 9 and kept == []  # every target in every place
+    else:
+        assert held == {(0, 0), (0, 2), (1, 1), (2, 2), (2, 0)} and len(kept) == 1
     assert postgres_processes_under(work) == []
 
 

@@ -177,11 +177,11 @@ def repeated_io_bound(tmp_path_factory):
 def test_repeats_run_on_fresh_servers_in_abba_order_and_give_the_relative_table_an_interval(repeated_io_bound):
     store, result = repeated_io_bound
     assert result.returncode == 0, result.stderr[-3000:]
-    rows = query(store, "SELECT t.name, s.repeat, s.step, s.status FROM ibench_steps s JOIN targets t "
+    rows = query(store, "SELECT t.name, s.repeat, s.step, s.status, s.position FROM ibench_steps s JOIN targets t "
                         "ON t.id = s.target_id ORDER BY s.id")
-    assert all(status == "ok" for *_, status in rows)
-    order = [(name, repeat) for name, repeat, step, _ in rows if step == "l.i0"]
-    assert order == [("a", 0), ("b", 0), ("b", 1), ("a", 1)]  # A B, then B A
+    assert all(status == "ok" for *_, status, _ in rows)
+    order = [(name, repeat, place) for name, repeat, step, _, place in rows if step == "l.i0"]
+    assert order == [("a", 0, 0), ("b", 0, 1), ("b", 1, 0), ("a", 1, 1)]  # A B, then B A, each run's place stored
     assert [line for line in result.stderr.splitlines() if "repeat 2/2" in line]  # progress names the repeat
     relative = json.loads(result.stdout)["tables"]["relative"]
     cell = next(r for r in relative["rows"] if r["name"] == "b")["cells"][0]

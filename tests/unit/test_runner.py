@@ -55,17 +55,30 @@ def restart(order: str) -> list[tuple[str, str]]:
 
 # -- restarts between repeats ---------------------------------------------------------------------
 
-def test_turns_restart_stops_every_server_then_starts_all_in_alternating_order(lab, store):
+def test_turns_restart_stops_every_server_then_starts_all_in_the_balanced_order(lab, store):
     outcome, _ = run(lab, store, targets=("A", "B", "C"), repeats=3, restart="repeat", read_s=0.1, write_s=0.1)
     assert (outcome.runs_ok, outcome.runs_failed, outcome.runs_skipped) == (18, 0, 0)
     started = [("start", n) for n in "ABC"]
-    expected = [
+    expected = [  # the rows of the Williams square (plan/rounds.repeat_order): every place once per 3 repeats
         *started, ("run", "A+B+C", UI, 0),
-        *restart("CBA"), ("run", "A+B+C", UI, 1),  # before an odd repeat: reversed
-        *restart("ABC"), ("run", "A+B+C", UI, 2),  # before an even one: as listed
+        *restart("BCA"), ("run", "A+B+C", UI, 1),
+        *restart("CAB"), ("run", "A+B+C", UI, 2),
         ("run", "A+B+C", PQ, 0),  # a test's first repeat runs on the servers as they are
-        *restart("CBA"), ("run", "A+B+C", PQ, 1),
-        *restart("ABC"), ("run", "A+B+C", PQ, 2),
+        *restart("BCA"), ("run", "A+B+C", PQ, 1),
+        *restart("CAB"), ("run", "A+B+C", PQ, 2),
+        *[("stop", n) for n in "ABC"],
+    ]
+    assert [e for e in lab.events if e[0] in ("start", "stop", "run")] == expected
+
+
+def test_round_order_alternating_restarts_in_listed_then_reversed_order(lab, store):
+    outcome, _ = run(lab, store, targets=("A", "B", "C"), repeats=3, restart="repeat", read_s=0.1, write_s=0.1,
+                     round_order="alternating", tests=[PQ])
+    assert outcome.runs_ok == 9
+    expected = [
+        *[("start", n) for n in "ABC"], ("run", "A+B+C", PQ, 0),
+        *restart("CBA"), ("run", "A+B+C", PQ, 1),  # before an odd repeat: reversed
+        *restart("ABC"), ("run", "A+B+C", PQ, 2),  # before an even one: as listed
         *[("stop", n) for n in "ABC"],
     ]
     assert [e for e in lab.events if e[0] in ("start", "stop", "run")] == expected

@@ -145,16 +145,17 @@ def test_a_tpcc_run_and_an_insert_benchmark_step_survive_a_locked_store(target):
     path, tid = target
     with journalling(path) as store:
         store.add_tpcc_run(tid, TpccResult(target="pg17", status="ok", warehouses=2, clients=2, procedures=False,
-                                           nopm=1234.0, by_type={"new_order": {"count": 5}}, repeat=1))
+                                           nopm=1234.0, by_type={"new_order": {"count": 5}}, repeat=1,
+                                           position=1))
         store.add_ibench_step(tid, InsertStepResult(target="pg17", step="l.i0", status="ok", clients=1, elapsed_s=1.0,
                                                     inserted=10, deleted=0, queries=0, ips=10.0, dps=0.0, qps=0.0,
-                                                    repeat=2))
+                                                    repeat=2, position=0))
         assert store.journaled == 2
     again = Store(path, wait_s=0.3)
     assert again.imported == 2
     cid = again.db.execute("SELECT campaign_id FROM targets WHERE id = ?", (tid,)).fetchone()[0]
     (run,) = again.tpcc_runs(cid)
-    assert (run.nopm, run.repeat, run.by_type) == (1234.0, 1, {"new_order": {"count": 5}})
+    assert (run.nopm, run.repeat, run.by_type, run.position) == (1234.0, 1, {"new_order": {"count": 5}}, 1)
     (step,) = again.ibench_steps(cid)
-    assert (step.step, step.repeat) == ("l.i0", 2) and again.tpcc_done(tid, 1)
+    assert (step.step, step.repeat, step.position) == ("l.i0", 2, 0) and again.tpcc_done(tid, 1)
     again.close()

@@ -98,6 +98,7 @@ class IntervalSample:
     duration_s: float
     steal_pct: float | None = None
     round: int | None = None
+    position: int | None = None  # the turn's place in its round (0 = first); None: not stored
 
 
 @dataclass(frozen=True)

@@ -83,6 +83,7 @@ class CampaignSpec:
     interval_s: float = _default("interval_s", float)
     order: str = _default("order", str)  # turns | sequential (docs/noise.md)
     turn_s: float = _default("turn_s", float)  # turns: seconds each target has before the next one takes over
+    round_order: str = _default("round_order", str)  # balanced | alternating (plan/rounds.py)
     cpus: str | tuple[str, str] = _default("cpus", str)  # auto | shared | (driver, server) CPU lists (dbdrift/cpus.py)
     calibration: bool = False  # an A/A campaign made by `dbdrift calibrate`
     count_instructions: bool = _default("count_instructions", bool)  # also count instructions per event under callgrind
@@ -283,7 +284,7 @@ def _with_shared_keys(spec: CampaignSpec, top: fields.Table) -> CampaignSpec:
         settle_s=_settle(top), warm_runs=top.flag("warm_runs"), repeats=top.integer("repeats"),
         restart=top.choice("restart"), prepared=top.flag("prepared"),
         seed=top.integer("seed"), interval_s=top.duration("interval_s"),
-        order=top.choice("order"), turn_s=top.duration("turn_s"),
+        order=top.choice("order"), turn_s=top.duration("turn_s"), round_order=top.choice("round_order"),
         cpus=fields.cpu_placement(top.data.get("cpus", keys.default("top", "cpus")), top.where),
         workload=top.choice("workload"),
     )

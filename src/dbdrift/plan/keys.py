@@ -199,6 +199,13 @@ KEYS: tuple[Key, ...] = (
             "(turn_s is the length of each turn, default {default} s)")},
         doc=('With `order = "turns"` only: the length of each target\'s turn, {low} to {high} s. Tests with slow events get'
          ' longer turns automatically (about 10 mean event times; `scan` at least 1 s).')),
+    Key('top', 'round_order', CHOICE, 'string', default="balanced", choices=("balanced", "alternating"),
+        doc=('The order of the targets in each round of turns, of whole runs taken in turn, of server starts and of '
+         'Insert Benchmark and TPROC-C repeats. `"balanced"`: a cycle of rounds in which every target follows every'
+         ' other equally often and holds every place equally often, so no target gains or loses from its place '
+         '(docs/noise.md D5). `"alternating"`: listed order and reversed in turn (A B C, C B A), the order before '
+         'the balanced one, kept to compare with campaigns stored then; with three or more targets the first and '
+         'last listed follow themselves and the others never do. With two targets both are A B, B A.')),
     Key('top', 'cpus', CPUS, '`"auto"`, `"shared"` or table', default="auto",
         doc=('Where the driver and the servers run. `"auto"`: with two or more usable CPUs the driver is pinned to the'
          ' lowest quarter of them (at least one) and every server process to the rest; with one CPU, or for the '

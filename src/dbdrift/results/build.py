@@ -17,6 +17,7 @@ from dbdrift.analysis.floor import campaign_sd, noise_floor
 from dbdrift.analysis.hardware import MetricsRow, metrics_rows
 from dbdrift.analysis.instructions import EventCost, InstructionRow, instruction_rows, simulated_events
 from dbdrift.analysis.noise import IntervalSample, Verdict
+from dbdrift.analysis.position import Turn, order_notes
 from dbdrift.analysis.relative import Comparison, Measurement, compare
 from dbdrift.analysis.summary import summarize_groups
 from dbdrift.workloads.sysbench.catalog import GROUP_TITLES, GROUPS, report_order, scan_krps, select_tests
@@ -98,7 +99,8 @@ def build_report(store: Store, campaign: str | None, base: str | None, chain: bo
     labels = target_labels(targets)
     order = report_order({m.test for m in measurements} | {r["test"] for r in counted})
     host, spec = json.loads(row["host_json"]), json.loads(row["spec_json"])
-    notes += (_interval_notes(comparison, spec, between) + host_notes(host) + _unit_notes(store, campaign_id)
+    notes += (_interval_notes(comparison, spec, between) + _order_notes(measurements)
+              + host_notes(host) + _unit_notes(store, campaign_id)
               + _build_notes(labels) + nothing_measured_notes(row["name"], measurements, counted))
     stored_plans = store.plans(campaign_id)
     if against != "engine":  # two engines' plans never have the same shape: nothing to mark
@@ -242,6 +244,19 @@ def _interval_notes(comparison: Comparison, spec: JsonObject, between: dict[str,
     return ()
 
 
+def _order_notes(measurements: list[Measurement]) -> tuple[str, ...]:
+    """Targets whose result the place of their turns in the rounds moved (analysis/position.py)."""
+    cells: dict[str, list[Turn]] = {}
+    for m in measurements:
+        if m.status != "ok":
+            continue
+        for iv in m.intervals:
+            if iv.round is not None and iv.position is not None:
+                cells.setdefault(f"{m.test} ({m.threads} thr)", []).append(
+                    Turn(m.round, iv.round, iv.position, m.target, iv.value))
+    return order_notes(cells)
+
+
 def _build_notes(labels: dict[str, str]) -> tuple[str, ...]:
     """Targets built by different sources (their labels then name the source)."""
     if not any(", " in label for label in labels.values()):
@@ -347,7 +362,7 @@ def measurement(store: Store, run: sqlite3.Row, table_rows: int) -> Measurement:
                                if run["metric"] == "krps" else iv["statements"] / seconds)
         if value is None:  # a scan rate of no client thread: nothing was measured
             continue
-        intervals.append(IntervalSample(value, seconds, iv["steal_pct"], iv["round"]))
+        intervals.append(IntervalSample(value, seconds, iv["steal_pct"], iv["round"], iv["position"]))
     warnings = tuple(w["message"] for w in json.loads(run["warnings_json"] or "[]"))
     note = ""
     if run["status"] == "skipped":

@@ -16,6 +16,7 @@ from dbdrift import cpus, env
 from dbdrift.version import __version__
 from dbdrift.errors import DriverError, ServerError, UserError
 from dbdrift.model import InstallInfo, JsonObject
+from dbdrift.plan import rounds
 from dbdrift.plan.campaign import CampaignSpec, target_to_dict
 from dbdrift.metrics import host, perf
 from dbdrift.runner import instructions
@@ -121,8 +122,9 @@ class Runner:
                           seconds: float, steps: int, runs: int, done: Callable[[int, int], bool],
                           count_done: Callable[[int, int], int],
                           run: Callable[[TargetSession, InstallInfo, int, int], None]) -> None:
-        """Each repeat runs every target on a fresh server, the targets in listed order in even
-        repeats and reversed in odd ones (A B, B A), so that neither always runs first. `done`
+        """Each repeat runs every target on a fresh server, the targets in the order of that
+        repeat's round (plan/rounds.repeat_order: with two, A B then B A), so that no target
+        always runs first or after the same one; each run stores its place in it. `done`
         says whether a target's repeat is stored complete (--resume skips it), `count_done`
         how many of its `runs` units are, `run` measures and stores one."""
         ids = [(target, self.store.ensure_target(outcome.campaign_id, target.name, target.engine, position,
@@ -131,19 +133,21 @@ class Runner:
         pending = []
         repeats = self.spec.only_repeats if self.spec.only_repeats is not None else range(self.spec.repeats)
         for repeat in repeats:
-            for target, target_id in (ids if repeat % 2 == 0 else list(reversed(ids))):
+            for place, k in enumerate(rounds.repeat_order(repeat, len(ids), self.spec.round_order)):
+                target, target_id = ids[k]
                 if self.resume and done(target_id, repeat):
                     outcome.runs_kept += runs
                     which = f" of repeat {repeat + 1}" if self.spec.repeats > 1 else ""
                     self.progress.message(f"{target.name}: everything{which} already stored, skipped (--resume)")
                 else:
-                    pending.append((repeat, target, target_id))
+                    pending.append((repeat, place, target, target_id))
         self.progress.campaign_start(seconds * len(pending), steps * len(pending))
-        for repeat, target, target_id in pending:
+        for repeat, place, target, target_id in pending:
             if target.name in outcome.failed_targets:
                 continue  # its failure is reported once; later repeats of it are not run
             session = TargetSession(self.spec, target, installs[target.name], target_id, self.store,
                                     self.progress, dbname=dbname, placement=self.placement)
+            session.position = place
             try:
                 run(session, installs[target.name], target_id, repeat)
             except (ServerError, DriverError) as exc:

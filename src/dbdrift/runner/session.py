@@ -46,6 +46,7 @@ class TargetSession:
         self.server = make_server(target, install, run_dir, owner)
         self.dialect = for_engine(install.engine, install.version)
         self.dbname = dbname
+        self.position: int | None = None  # its place in this repeat's order of targets, when they run in turn
         self.conn: JsonObject = {}
         self._settling: JsonObject | None = None
         self.runs_ok = 0

@@ -2,7 +2,8 @@
 
 Every driver thread holds a connection per target and all threads switch target together every
 `turn_s` (the campaign key, plan/keys.py; slow events get turns of TURN_EVENTS events) in rounds of one turn
-per target, the order flipping each round (A B, B A, ...). Noise on this kind of host comes in
+per target, in a cycle of rounds balanced so that every target follows every other equally
+often (plan/rounds.py; with two targets A B, B A, ...). Noise on this kind of host comes in
 bursts from well under a second to several seconds (steal, neighbours); turns of 10 ms put
 both sides of a pair inside the same burst, so the round-by-round ratios cancel it where
 slices of seconds could not. The servers stay up and loaded, and no turn pays a restart,
@@ -21,6 +22,7 @@ from dbdrift.driver import process
 from dbdrift.driver.protocol import DriverOutput
 from dbdrift.errors import ServerError
 from dbdrift.model import JsonObject
+from dbdrift.plan import rounds
 from dbdrift.plan.expand import RunStep
 from dbdrift.runner.observe import RunObservers
 from dbdrift.runner.session import TargetSession
@@ -41,7 +43,8 @@ def can_take_turns(sessions: list[TargetSession]) -> bool:
     return len({s.dialect.backend for s in sessions}) == 1
 
 
-def run_step(sessions: list[TargetSession], step: RunStep, turn_s: float, fail: Fail) -> list[TargetSession]:
+def run_step(sessions: list[TargetSession], step: RunStep, turn_s: float, round_order: str,
+             fail: Fail) -> list[TargetSession]:
     """Run one measured step with every live target taking turns; store a run per target.
 
     A server that died before or during the run gets its run stored as failed and is handed to
@@ -57,7 +60,7 @@ def run_step(sessions: list[TargetSession], step: RunStep, turn_s: float, fail: 
         except ServerError as exc:
             fail(session, exc)
     while len(live) >= 2:
-        spec, result, observers = _take_turns(live, step, turn_s)
+        spec, result, observers = _take_turns(live, step, turn_s, round_order)
         dead = _dead(live) if result.exit_code != 0 and not result.interrupted else {}
         shares, stored = _busy_shares(result, len(live)), _with_turn(spec, result)
         for i, session in enumerate(live):
@@ -80,14 +83,15 @@ def run_step(sessions: list[TargetSession], step: RunStep, turn_s: float, fail: 
     return live
 
 
-def _take_turns(live: list[TargetSession], step: RunStep,
-                turn_s: float) -> tuple[JsonObject, process.DriverResult, list[RunObservers]]:
+def _take_turns(live: list[TargetSession], step: RunStep, turn_s: float,
+                round_order: str) -> tuple[JsonObject, process.DriverResult, list[RunObservers]]:
     n = len(live)
     # Each target gets warmup_s and duration_s of its own turns, as a sequential run would.
     # A scan takes seconds: its turns are at least one second (a turn is never shorter than an event).
     turn_s = max(turn_s, 1.0) if step.test.metric == "krps" else turn_s
     spec = dict(live[0].driver_spec(step), warmup_s=step.warmup_s * n, duration_s=step.duration_s * n,
-                turns={"connections": [s.conn for s in live], "turn_s": turn_s, "turn_events": TURN_EVENTS})
+                turns={"connections": [s.conn for s in live], "turn_s": turn_s, "turn_events": TURN_EVENTS,
+                       "rounds": [list(r) for r in rounds.rounds_for(n, round_order)]})
     spec.pop("connection", None)
     total_s = (step.warmup_s + step.duration_s) * n
     for session in live:  # each target's run ends with its own step_end, which takes its share of the ETA

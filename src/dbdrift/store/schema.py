@@ -267,6 +267,13 @@ MIGRATIONS: tuple[str, ...] = (
     ALTER TABLE tpcc_runs ADD COLUMN unit_id INTEGER REFERENCES units(id);
     ALTER TABLE steps ADD COLUMN unit_id INTEGER REFERENCES units(id);
     """,
+    # 14: the place of each turn in its round, and of each run in its repeat's order of targets
+    # (plan/rounds.py), for the residual order effect (analysis/position.py); NULL before
+    """
+    ALTER TABLE intervals ADD COLUMN position INTEGER;
+    ALTER TABLE ibench_steps ADD COLUMN position INTEGER;
+    ALTER TABLE tpcc_runs ADD COLUMN position INTEGER;
+    """,
 )
 
 SCHEMA_VERSION = len(MIGRATIONS)

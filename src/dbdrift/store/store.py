@@ -520,10 +520,10 @@ class Store:
             [(run_id, i, start_s, *(d[c] for c in SAMPLE_COLUMNS)) for i, (start_s, d) in enumerate(run.samples)])
         self.db.executemany(
             "INSERT INTO intervals(run_id, idx, start_s, end_s, events, statements, rows, errors_json, "
-            "latency_json, steal_pct, round) VALUES (?,?,?,?,?,?,?,?,?,?,?)",
+            "latency_json, steal_pct, round, position) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
             [(run_id, iv["index"], iv["start_s"], iv["end_s"], iv["events"], iv["statements"], iv["rows"],
               json.dumps(iv.get("errors", {})), json.dumps(iv.get("latency_us", {})), iv.get("steal_pct"),
-              iv.get("round"))
+              iv.get("round"), iv.get("position"))
              for iv in run.intervals])
         return run_id
 
@@ -552,7 +552,7 @@ class Store:
             "histograms_json": json.dumps(r.histograms), "per_second_json": json.dumps(r.per_second),
             "hardware_json": _json_or_null(r.hardware), "table_rows": r.table_rows,
             "driver_spec_json": _json_or_null(driver_spec), "error": r.error, "db_bytes": r.db_bytes,
-            "datadir_bytes": r.datadir_bytes, "repeat": r.repeat})
+            "datadir_bytes": r.datadir_bytes, "repeat": r.repeat, "position": r.position})
 
     def supersede_ibench(self, target_id: int, repeat: int = 0) -> None:
         """A repeat of a target's Insert Benchmark reruns from l.i0: that repeat's earlier steps
@@ -574,7 +574,8 @@ class Store:
             max_delete_us=r["max_delete_us"], max_query_us=r["max_query_us"],
             histograms=json.loads(r["histograms_json"]), per_second=json.loads(r["per_second_json"]),
             hardware=json.loads(r["hardware_json"]) if r["hardware_json"] else None, table_rows=r["table_rows"],
-            error=r["error"], db_bytes=r["db_bytes"], datadir_bytes=r["datadir_bytes"], repeat=r["repeat"])
+            error=r["error"], db_bytes=r["db_bytes"], datadir_bytes=r["datadir_bytes"], repeat=r["repeat"],
+            position=r["position"])
             for r in rows]
 
     def ibench_done(self, target_id: int, repeat: int = 0) -> set[str]:
@@ -596,7 +597,7 @@ class Store:
             "elapsed_s": r.elapsed_s, "new_orders": r.new_orders, "transactions": r.transactions, "nopm": r.nopm,
             "tpm": r.tpm, "by_type_json": json.dumps(r.by_type), "intervals_json": json.dumps(r.intervals),
             "hardware_json": _json_or_null(r.hardware), "consistency_json": json.dumps(r.consistency),
-            "load_s": r.load_s, "error": r.error})
+            "load_s": r.load_s, "error": r.error, "position": r.position})
 
     def tpcc_runs(self, campaign_id: int) -> list[TpccResult]:
         rows = self.db.execute(
@@ -608,7 +609,8 @@ class Store:
             transactions=r["transactions"], nopm=r["nopm"], tpm=r["tpm"], by_type=json.loads(r["by_type_json"]),
             intervals=json.loads(r["intervals_json"]),
             hardware=json.loads(r["hardware_json"]) if r["hardware_json"] else None,
-            consistency=json.loads(r["consistency_json"]), load_s=r["load_s"], error=r["error"], repeat=r["repeat"])
+            consistency=json.loads(r["consistency_json"]), load_s=r["load_s"], error=r["error"], repeat=r["repeat"],
+            position=r["position"])
             for r in rows]
 
     def tpcc_done(self, target_id: int, repeat: int) -> bool:

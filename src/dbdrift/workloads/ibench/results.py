@@ -11,6 +11,7 @@ from dataclasses import dataclass
 
 from dbdrift.analysis.ibench import IBenchSummary, StepDetail, index_results, step_detail, summary_tables
 from dbdrift.analysis.noise import Estimate, Method, Verdict, verdict
+from dbdrift.analysis.position import Turn, order_notes
 from dbdrift.model import IBENCH_STEPS, InsertStepResult, JsonObject
 from dbdrift.results.findings import CAMPAIGN, Finding, nothing_measured
 from dbdrift.results.workload import WorkloadReport, explanations, stored_campaign
@@ -54,13 +55,24 @@ def ibench_report(results: list[InsertStepResult], targets: list[str] | tuple[st
     details = {key: step_detail(r, ncpu) for key, r in indexed.items()}
     summary = summary_tables(results, targets, ncpu)
     found = tuple(ibench_findings(summary, min_effect, noisy, planned, campaign))
-    notes = tuple(f.line() for f in found if f.measure == CAMPAIGN) + tuple(notes)  # every format shows notes
+    notes = (tuple(f.line() for f in found if f.measure == CAMPAIGN) + tuple(notes)  # every format shows notes
+             + order_notes(_repeat_turns(results, targets), unit="repeats"))
     why = explanations(found, lambda f: [(what, details[(f.target, f.test)].metrics.get(m),
                                           details[(f.reference, f.test)].metrics.get(m)) for m, what in MOVED])
     return IBenchReport(summary, indexed, details, campaign=campaign, targets=tuple(targets),
                         labels=dict(labels or {}), ncpu=ncpu, notes=notes, findings=found, explanations=why,
                         min_effect=min_effect, noisy=noisy, setup=setup, host=dict(host or {}),
                         run_on=run_on)
+
+
+def _repeat_turns(results: list[InsertStepResult], targets: list[str]) -> dict[str, list[Turn]]:
+    """Each step's ok results as places in their repeat's order (analysis/position.py): queries/s
+    for qr/qp steps, indexed rows/s for the others."""
+    cells: dict[str, list[Turn]] = {}
+    for r in results:
+        if r.status == "ok" and r.position is not None and r.target in targets:
+            cells.setdefault(r.step, []).append(Turn(0, r.repeat, r.position, r.target, r.qps or r.ips))
+    return cells
 
 
 MOVED = (("cpupq", "host CPU µs/op"), ("cspq", "cs/op"), ("rkbpq", "KB read/op"), ("wkbpi", "KB written/insert"))

@@ -154,7 +154,7 @@ def _result(session: TargetSession, step: ibench.IBenchStep, out: process.Driver
                     for iv in out.output.intervals if iv.get("client") == 1],
         hardware=window.as_dict() if window else None,
         table_rows=_table_rows(session) if status == "ok" else None,
-        error=error, repeat=repeat,
+        error=error, repeat=repeat, position=session.position,
         **(_db_sizes(session) if status == "ok" else {}),
     )
 

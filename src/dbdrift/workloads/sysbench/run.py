@@ -20,6 +20,7 @@ from dbdrift import cpus
 from dbdrift.driver import process
 from dbdrift.errors import DriverError, ServerError
 from dbdrift.model import InstallInfo
+from dbdrift.plan import rounds
 from dbdrift.plan.campaign import CampaignSpec, target_to_dict
 from dbdrift.plan.expand import (MEASURED, SETTLES, SETUP, WARM, FreshStep, LoadStep, RunStep, SettleStep, Step,
                                  TargetPlan, estimate_parts, expand, restarts_before)
@@ -277,8 +278,9 @@ class Sequence:
         if restarts_before(self.spec, step):
             live = self._restart_all(live, step, outcome)
         if turns.can_take_turns(live):
-            return turns.run_step(live, step, self.spec.turn_s, lambda s, exc: self.runner.fail(s, exc, outcome))
-        order = live if step.repeat % 2 == 0 else list(reversed(live))  # A B, B A: balanced
+            return turns.run_step(live, step, self.spec.turn_s, self.spec.round_order,
+                                  lambda s, exc: self.runner.fail(s, exc, outcome))
+        order = self._start_order(live, step.repeat)  # whole runs in turn, in the order servers start in
         dead = {s.name for s in order if not self._guard(s, lambda: s.run(step), outcome)}
         return [s for s in live if s.name not in dead]
 
@@ -301,16 +303,15 @@ class Sequence:
         started = {s.name for s in stopped if self._guard(s, lambda: start(s), outcome)}
         return [s for s in live if s.name in started]
 
-    @staticmethod
-    def _start_order(live: list[TargetSession], repeat: int) -> list[TargetSession]:
-        """The order in which servers stop and start again before `repeat`: as listed before
-        even repeats (and at the first start), reversed before odd ones. The place in the
-        order of starting carries an offset of its own: in a fixed order, whichever server
-        started second kept one for the whole campaign on some tests (docs/noise.md, D11
-        and E8). Alternating puts that place on the repeats'
-        parity, where the crossover estimate (analysis/noise.py) takes it out as it does the
-        trade of memory. Stopping in the same order keeps the trade."""
-        return list(live) if repeat % 2 == 0 else list(reversed(live))
+    def _start_order(self, live: list[TargetSession], repeat: int) -> list[TargetSession]:
+        """The order in which servers stop and start again before `repeat` (plan/rounds.repeat_order;
+        the first start is repeat 0's). The place in the order of starting carries an offset of
+        its own: in a fixed order, whichever server started second kept one for the whole
+        campaign on some tests (docs/noise.md, D11 and E8). With two targets the order
+        alternates, which puts that place on the repeats' parity, where the crossover estimate
+        (analysis/noise.py) takes it out as it does the trade of memory; with more, every n
+        repeats give each target each place once. Stopping in the same order keeps the trade."""
+        return [live[k] for k in rounds.repeat_order(repeat, len(live), self.spec.round_order)]
 
     def _guard(self, session: TargetSession, action: Callable[[], object], outcome: CampaignOutcome) -> bool:
         """Run a target's action; a server or driver failure ends that target only."""

@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from dbdrift.analysis.noise import Verdict, verdict
+from dbdrift.analysis.position import Turn, order_notes
 from dbdrift.analysis.tpcc import TargetSummary, summarize
 from dbdrift.model import JsonObject, TpccResult
 from dbdrift.results.findings import CAMPAIGN, Finding, nothing_measured
@@ -48,7 +49,10 @@ def tpcc_report(results: list[TpccResult], targets: list[str] | tuple[str, ...],
     targets = list(targets)
     summaries = tuple(summarize(results, targets, ncpu))
     found = tuple(tpcc_findings(summaries, min_effect, noisy, campaign))
-    notes = tuple(f.line() for f in found if f.measure == CAMPAIGN) + tuple(notes)  # every format shows notes
+    notes = (tuple(f.line() for f in found if f.measure == CAMPAIGN) + tuple(notes)  # every format shows notes
+             + order_notes({"NOPM": [Turn(0, r.repeat, r.position, r.target, r.nopm) for r in results
+                                     if r.status == "ok" and r.position is not None and r.target in targets]},
+                           unit="repeats"))
     hardware = {s.target: s.hardware for s in summaries}
     why = explanations(found, lambda f: [(what, hardware[f.target].get(m), hardware[f.reference].get(m))
                                          for m, what in MOVED])

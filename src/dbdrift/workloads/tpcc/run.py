@@ -109,7 +109,8 @@ def run_window(session: TargetSession, repeat: int, load_s: float | None, suffix
         nopm=float(summary.get("nopm") or 0.0), tpm=float(summary.get("tpm") or 0.0),
         by_type=summary.get("by_type") or {},
         intervals=[{k: v for k, v in iv.items() if k != "type"} for iv in out.output.intervals],
-        hardware=window.as_dict() if window else None, load_s=load_s, error=error, repeat=repeat)
+        hardware=window.as_dict() if window else None, load_s=load_s, error=error, repeat=repeat,
+        position=session.position)
 
 
 def check(session: TargetSession, result: TpccResult) -> TpccResult:

@@ -122,6 +122,11 @@ pub struct TurnsSpec {
     /// to this many mean event times (never below turn_s). None: turns stay turn_s.
     #[serde(default)]
     pub turn_events: Option<f64>,
+    /// The cycle of rounds: each a permutation of the connections' indexes, the order of one
+    /// round's turns (plan/rounds.py balances it). Measured round k runs `rounds[k % len]`.
+    /// Empty: listed order and reversed, alternating (A B, B A).
+    #[serde(default)]
+    pub rounds: Vec<Vec<usize>>,
 }
 
 pub fn parse_run(text: &str) -> Result<RunSpec, DriverError> {
@@ -149,6 +154,15 @@ pub fn parse_run(text: &str) -> Result<RunSpec, DriverError> {
         check(
             a.turn_events.is_none_or(|k| k.is_finite() && k > 0.0),
             "turns.turn_events must be > 0",
+        )?;
+        let n = a.connections.len();
+        check(
+            a.rounds.iter().all(|r| {
+                let mut sorted = r.clone();
+                sorted.sort_unstable();
+                sorted.into_iter().eq(0..n)
+            }),
+            "turns.rounds: every round must hold each connection's index once",
         )?;
         check(
             spec.max_events.is_none(),

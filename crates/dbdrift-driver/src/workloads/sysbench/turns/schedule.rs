@@ -28,6 +28,7 @@ pub(super) struct Schedule {
     pub(super) warm_turns: u64,
     pub(super) duration_s: f64,
     pub(super) turn_events: Option<f64>,
+    pub(super) rounds: Vec<Vec<usize>>,
     pub(super) measured: OnceLock<Measured>,
 }
 
@@ -45,6 +46,7 @@ impl Schedule {
             warm_turns: warm_rounds * n,
             duration_s: spec.duration_s,
             turn_events: alt.turn_events,
+            rounds: alt.rounds.clone(),
             measured: OnceLock::new(),
         };
         if sched.warm_turns == 0 || sched.turn_events.is_none() {
@@ -115,13 +117,28 @@ impl Schedule {
         self.warm_turns + (now.duration_since(warm_end).as_secs_f64() / m.turn_s) as u64
     }
 
+    /// Whose turn `turn` is. Rounds are counted from the start of the measurement (and
+    /// separately within the warm-up), so the measured turns begin the cycle of rounds.
     pub(super) fn target(&self, turn: u64) -> usize {
-        let (round, pos) = (turn / self.targets, turn % self.targets);
-        (if round % 2 == 0 {
+        let round = if turn < self.warm_turns {
+            turn / self.targets
+        } else {
+            (turn - self.warm_turns) / self.targets
+        };
+        let pos = self.position(turn);
+        if !self.rounds.is_empty() {
+            return self.rounds[(round % self.rounds.len() as u64) as usize][pos];
+        }
+        if round % 2 == 0 {
             pos
         } else {
-            self.targets - 1 - pos
-        }) as usize
+            self.targets as usize - 1 - pos
+        }
+    }
+
+    /// The place of `turn` in its round (0 = first).
+    pub(super) fn position(&self, turn: u64) -> usize {
+        (turn % self.targets) as usize
     }
 
     pub(super) fn warm_end(&self) -> Instant {
@@ -146,6 +163,7 @@ mod tests {
             warm_turns: 0,
             duration_s: 10.0 * n as f64,
             turn_events: None,
+            rounds: Vec::new(),
             measured: OnceLock::new(),
         };
         s.decide(None);
@@ -168,6 +186,18 @@ mod tests {
         let s = sched(2);
         let order: Vec<usize> = (0..8).map(|k| s.target(k)).collect();
         assert_eq!(order, vec![0, 1, 1, 0, 0, 1, 1, 0]);
+    }
+
+    #[test]
+    fn given_rounds_are_cycled_from_the_first_measured_turn() {
+        let mut s = sched(3);
+        s.rounds = vec![vec![0, 1, 2], vec![2, 0, 1]];
+        let order: Vec<usize> = (0..9).map(|k| s.target(k)).collect();
+        assert_eq!(order, vec![0, 1, 2, 2, 0, 1, 0, 1, 2]);
+        assert_eq!(s.position(4), 1);
+        s.warm_turns = 3; // one warm round: measurement still starts with the first round
+        assert_eq!(s.target(3), 0);
+        assert_eq!(s.target(6), 2);
     }
 
     #[test]
