@@ -146,6 +146,9 @@ def test_targets_of_different_engine_families_take_whole_runs_in_turn_order_flip
         ("start", "A"), ("start", "M"), ("run", "A", PQ, 0), ("run", "M", PQ, 0),
         *restart("MA"), ("run", "M", PQ, 1), ("run", "A", PQ, 1),
         ("stop", "A"), ("stop", "M")]
+    places = {(r["target"], r["repeat"]): r["position"] for r in store.db.execute(
+        "SELECT t.name AS target, r.repeat, r.position FROM runs r JOIN targets t ON t.id = r.target_id")}
+    assert places == {("A", 0): 0, ("M", 0): 1, ("M", 1): 0, ("A", 1): 1}  # each run stores its place
 
 
 # -- resume ---------------------------------------------------------------------------------------

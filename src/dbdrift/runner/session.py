@@ -294,7 +294,7 @@ class TargetSession:
             time.sleep(0.05)
 
     def _store_failed(self, step: RunStep, spec: JsonObject, error: str) -> None:
-        record = new_record(step, spec, "failed")
+        record = new_record(step, spec, "failed", self.position)
         record.error, record.server_log_tail = error, self.server.log_tail(40)
         self.store.add_run(self.target_id, record)
         self.attempted.add(step.key)
@@ -305,7 +305,7 @@ class TargetSession:
         """Store `steps` as skipped runs (status "skipped", error `reason`, e.g. "server died"),
         so reports name what was not measured and why; --resume runs them."""
         for step in steps:
-            record = new_record(step, {}, "skipped")
+            record = new_record(step, {}, "skipped", self.position)
             record.error = reason
             self.store.add_run(self.target_id, record)
             self.attempted.add(step.key)
@@ -324,7 +324,7 @@ class TargetSession:
 
     def record(self, step: RunStep, spec: JsonObject, result: process.DriverResult) -> RunRecord:
         out = result.output
-        record = new_record(step, spec, "ok")
+        record = new_record(step, spec, "ok", self.position)
         record.intervals = out.intervals
         record.client_cpu_user_s, record.client_cpu_sys_s = result.rusage_user_s, result.rusage_sys_s
         if out.intervals:
@@ -347,11 +347,12 @@ class TargetSession:
         return record
 
 
-def new_record(step: RunStep, spec: JsonObject, status: str) -> RunRecord:
-    """A run's record before its results: what the step is, its status and driver spec."""
+def new_record(step: RunStep, spec: JsonObject, status: str, position: int | None = None) -> RunRecord:
+    """A run's record before its results: what the step is, its status, driver spec and place
+    in its repeat's order (whole runs taken in turn)."""
     return RunRecord(test=step.name, test_group=step.test.group, threads=step.threads, repeat=step.repeat,
                      status=status, warmup_s=step.warmup_s, duration_s=step.duration_s, metric=step.test.metric,
-                     driver_spec=spec)
+                     driver_spec=spec, position=position)
 
 
 def run_warnings(step: RunStep, t: RunTotals, interval_s: float, intervals: list[JsonObject]) -> list[JsonObject]:

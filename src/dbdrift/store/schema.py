@@ -268,9 +268,11 @@ MIGRATIONS: tuple[str, ...] = (
     ALTER TABLE steps ADD COLUMN unit_id INTEGER REFERENCES units(id);
     """,
     # 14: the place of each turn in its round, and of each run in its repeat's order of targets
+    # (whole runs taken in turn; Insert Benchmark steps; TPROC-C runs)
     # (plan/rounds.py), for the residual order effect (analysis/position.py); NULL before
     """
     ALTER TABLE intervals ADD COLUMN position INTEGER;
+    ALTER TABLE runs ADD COLUMN position INTEGER;
     ALTER TABLE ibench_steps ADD COLUMN position INTEGER;
     ALTER TABLE tpcc_runs ADD COLUMN position INTEGER;
     """,

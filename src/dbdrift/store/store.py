@@ -62,6 +62,7 @@ class RunRecord:
     host: JsonObject | None = None  # host facts and warnings when the run started
     samples: list[tuple[float, HardwareWindow]] = field(default_factory=list)  # (start_s, Delta) every second
     folded: dict[str, int] | None = None  # perf record stacks of the backends (`--flamegraph`)
+    position: int | None = None  # its place in its repeat's order when targets take whole runs in turn
 
 
 @dataclass
@@ -513,7 +514,7 @@ class Store:
             "client_cpu_sys_s": run.client_cpu_sys_s, "warnings_json": json.dumps(run.warnings), "error": run.error,
             "server_log_tail": run.server_log_tail, "driver_spec_json": json.dumps(run.driver_spec),
             "hardware_json": _json_or_null(run.hardware), "host_json": _json_or_null(run.host),
-            "folded_json": _json_or_null(run.folded)})
+            "folded_json": _json_or_null(run.folded), "position": run.position})
         self.db.executemany(
             f"INSERT INTO samples(run_id, idx, start_s, {', '.join(SAMPLE_COLUMNS)}) "
             f"VALUES (?,?,?{',?' * len(SAMPLE_COLUMNS)})",

@@ -281,6 +281,8 @@ class Sequence:
             return turns.run_step(live, step, self.spec.turn_s, self.spec.round_order,
                                   lambda s, exc: self.runner.fail(s, exc, outcome))
         order = self._start_order(live, step.repeat)  # whole runs in turn, in the order servers start in
+        for place, session in enumerate(order):
+            session.position = place
         dead = {s.name for s in order if not self._guard(s, lambda: s.run(step), outcome)}
         return [s for s in live if s.name not in dead]
 
