@@ -8,7 +8,8 @@ from dbdrift.quantities import format_duration
 def check_lines(plan) -> list[str]:
     """The lines of an app.check.CheckedPlan, the last one saying nothing was started."""
     spec = plan.spec
-    lines = [f"campaign {spec.name} ({spec.source}): {spec.workload}, order {spec.order}"]
+    lines = [f"campaign {spec.name} ({spec.source}): {spec.workload}, order {spec.order}"
+             + (f", round_order {spec.round_order}" if len(spec.targets) > 2 or spec.round_order != "balanced" else "")]
     if plan.note:
         lines.append(f"  {plan.note}")
     if spec.axes:
