@@ -1,8 +1,8 @@
 """Relative throughput: rQPS = value(target) / value(base) per microbenchmark, with intervals and
 verdicts (docs/methodology.md for the report layout, docs/noise.md for intervals and verdicts).
 
-Pure functions over Measurement values; imports only analysis/noise.py. Ratios are new/base,
->1 faster.
+Pure functions over Measurement values; imports only analysis/noise.py and analysis/power.py.
+Ratios are new/base, >1 faster.
 """
 from __future__ import annotations
 
@@ -11,6 +11,7 @@ from statistics import fmean
 
 from dbdrift.analysis.noise import (Estimate, IntervalSample, RunSample, Verdict, relative,
                                     throughput, verdict, with_campaign_sd)
+from dbdrift.analysis.power import reported_change
 from dbdrift.model import STEAL_MAX_PCT
 
 
@@ -65,6 +66,10 @@ class Cell:
     estimate: Estimate | None = None  # rQPS with its interval
     verdict: Verdict | None = None
     plan_changed: bool = False  # a statement of the test got another plan shape than on the reference
+    # the detectable change: the smallest change (a fraction, either way) the verdict could have
+    # reported, the rQPS interval's minimum detectable effect at 80% power, never below the cell's
+    # minimum effect (analysis/power.py); None without an interval or a measured cell
+    detectable: float | None = None
 
 
 @dataclass(frozen=True)
@@ -130,8 +135,9 @@ def compare(measurements: list[Measurement], targets: list[str], base: str, test
 
     Default: every non-base target against `base`. `chain`: each target against the one
     before it in `targets` (5.6 -> 5.7 -> 8.0 style), base first. Each cell also gets an
-    rQPS interval (analysis.noise.relative) and a verdict, whose minimum effect is raised to
-    the test's measured A/A noise floor where `noise_floor` gives one. `campaign_sd` (per
+    rQPS interval (analysis.noise.relative), a verdict, whose minimum effect is raised to
+    the test's measured A/A noise floor where `noise_floor` gives one, and the detectable change
+    of that interval at that minimum effect (analysis.power.reported_change). `campaign_sd` (per
     interval method, from A/A calibration: analysis.floor.campaign_sd) widens each interval
     estimated by a method it has by what a whole campaign draws (noise.with_campaign_sd).
     `references` (target -> the target it is divided by) replaces both: only the targets it
@@ -184,7 +190,8 @@ def _row(test: str, threads: int, group_metric: tuple[str, str], cell: dict[str,
         value = est.value if est.value is not None else ratio(values[t].value, values[ref].value)
         unmeasured = bool(values[t].status or values[ref].status)
         cells[t] = Cell(t, values[t], throughput_est, warnings, ref, value, est,
-                        Verdict.NOT_MEASURED if unmeasured else verdict(est, effect, noisy))
+                        Verdict.NOT_MEASURED if unmeasured else verdict(est, effect, noisy),
+                        detectable=None if unmeasured else reported_change(est, effect))
     return RelativeRow(test, group_metric[0], threads, group_metric[1], cells)
 
 

@@ -3,10 +3,16 @@ formats: the verdict legend, the verdict lines and the notes block (host and run
 intervals). Pure text; the verdicts themselves come from results/findings.py."""
 from __future__ import annotations
 
+from collections.abc import Iterable
 from html import escape
 
 from dbdrift.analysis.noise import Verdict
+from dbdrift.report.numbers import fmt_change
 from dbdrift.results.findings import Finding
+
+NO_CHANGE_FOUND = (Verdict.NO_CHANGE, Verdict.TOO_NOISY)
+"""The verdicts that found no change: their detectable change is what they promise, no change of
+that size or more (docs/noise.md, "The detectable change")."""
 
 
 def verdict_legend(what: str, min_effect: float, noisy: float) -> str:
@@ -20,12 +26,43 @@ def verdict_marks(noisy: float, no_interval: str, not_measured: str = "") -> str
     `not_measured` say why a cell has no interval or no value in that report's terms."""
     return (f"- regression, + improvement, = no significant change, ~ too noisy (holds 1 and wider than "
             f"±{noisy:.0%}), ? no interval ({no_interval}), x not measured"
-            + (f" ({not_measured})" if not_measured else ""))
+            + (f" ({not_measured})" if not_measured else "")
+            + "; <x% after = or ~: no change ≥ x% (x: the detectable change, at 80% power, never below the "
+            "minimum effect)")
+
+
+def detectable_mark(verdict: Verdict | None, detectable: float | None) -> str:
+    """`<3.4%`, written after the mark of a verdict that found no change (= or ~): no change of
+    3.4% or more; empty for the other verdicts and without a detectable change."""
+    return f"<{fmt_change(detectable)}" if verdict in NO_CHANGE_FOUND and detectable is not None else ""
+
+
+def detectable_text(verdict: Verdict | None, detectable: float | None) -> str:
+    """`detectable change 3.4%: no change ≥ 3.4%` (the promise only where no change was found);
+    empty without a detectable change. Tooltips and verdict lines."""
+    if detectable is None:
+        return ""
+    promise = f": no change ≥ {fmt_change(detectable)}" if verdict in NO_CHANGE_FOUND else ""
+    return f"detectable change {fmt_change(detectable)}{promise}"
+
+
+def too_noisy_to_see(found: Iterable[Finding], min_effect: float) -> str:
+    """`too noisy to see a 2% change: point-query x1 pg18 (±3.4%), ...`: every finding that found no
+    change while its detectable change is above the minimum effect (as printed); empty without one."""
+    shown = [f for f in found if f.verdict in NO_CHANGE_FOUND and f.detectable is not None
+             and round(100 * f.detectable, 1) > round(100 * min_effect, 1)]
+    if not shown:
+        return ""
+    items = ", ".join(f"{f.test}{'' if f.threads is None else f' x{f.threads}'} {f.target} "
+                      f"(±{fmt_change(f.detectable)})" for f in shown)
+    return f"too noisy to see a {min_effect:.0%} change: {items}"
 
 
 def verdict_lines(found: tuple[Finding, ...] | list[Finding]) -> list[str]:
-    """`- l.i1 pg18: regression 0.290 [0.250,0.330] vs pg17`, one per finding, marked."""
-    return [f"{f.verdict.mark} {f.line()}" for f in found]
+    """`- l.i1 pg18: regression 0.290 [0.250,0.330] vs pg17`, one per finding, marked; a finding
+    of no change adds what it promises: `; no change ≥ 3.4%`."""
+    return [f"{f.verdict.mark} {f.line()}" + (f"; no change ≥ {fmt_change(f.detectable)}"
+                                              if detectable_mark(f.verdict, f.detectable) else "") for f in found]
 
 
 def verdict_counts(found: tuple[Finding, ...] | list[Finding]) -> str:
@@ -49,8 +86,16 @@ def notes_html(notes: tuple[str, ...]) -> str:
     return f'<ul class="notes">{items}</ul>'
 
 
-def findings_html(found: tuple[Finding, ...], legend: str) -> str:
-    """The findings summary: counts, the legend, then one row per verdict, regressions first."""
+def _detectable_cell(f: Finding) -> str:
+    """A finding's detectable change, what it promises in the tooltip; `-` without one."""
+    if f.detectable is None:
+        return "<td>-</td>"
+    return f'<td title="{escape(detectable_text(f.verdict, f.detectable))}">{fmt_change(f.detectable)}</td>'
+
+
+def findings_html(found: tuple[Finding, ...], legend: str, min_effect: float) -> str:
+    """The findings summary: counts, the legend, the findings too noisy to see a change of the
+    minimum effect, then one row per verdict, regressions first, with its detectable change."""
     if not found:
         return ""
     order = list(Verdict)
@@ -59,9 +104,12 @@ def findings_html(found: tuple[Finding, ...], legend: str) -> str:
         f"<th scope=\"row\">{escape(f.test)}</th><td>{escape(f.target)}</td><td>{escape(str(f.verdict))}</td>"
         f"<td>{'-' if f.ratio is None else f'{f.ratio:.3f}'}</td>"
         f"<td>{f'[{f.lower:.3f},{f.upper:.3f}]' if f.lower is not None and f.upper is not None else escape(f.status)}"
-        f"</td><td>{escape(f.reference)}</td></tr>"
+        f"</td>{_detectable_cell(f)}<td>{escape(f.reference)}</td></tr>"
         for f in sorted(found, key=lambda f: order.index(f.verdict)))
+    noisy = too_noisy_to_see(found, min_effect)
     return (f'<section id="findings"><h2>Findings: {escape(verdict_counts(found))}</h2>'
-            f'<p class="sub">{escape(legend)}</p><div class="scroll"><table class="findings"><thead><tr><th></th><th>where</th>'
-            "<th>target</th><th>verdict</th><th>ratio</th><th>95% interval</th><th>vs</th></tr></thead>"
+            f'<p class="sub">{escape(legend)}</p>' + (f'<p class="too-noisy">{escape(noisy)}</p>' if noisy else "")
+            + '<div class="scroll"><table class="findings"><thead><tr><th></th><th>where</th>'
+            "<th>target</th><th>verdict</th><th>ratio</th><th>95% interval</th><th>detectable change</th>"
+            "<th>vs</th></tr></thead>"
             f"<tbody>{rows}</tbody></table></div></section>")

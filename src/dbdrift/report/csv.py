@@ -1,4 +1,5 @@
-"""CSV report: one line per (test, threads, target) with absolute value and rQPS."""
+"""CSV report: one line per (test, threads, target) with absolute value, rQPS and its detectable
+change; an instruction count's line has no detectable change (a count has no interval)."""
 from __future__ import annotations
 
 import csv
@@ -19,8 +20,9 @@ def render_csv(data: ReportData) -> str:
     writer = csv.writer(buf, lineterminator="\n")
     extra = _extra_header(data)
     writer.writerow(["test", "group", "threads", "measure", "target", "reference", "metric", "value", "value_lower",
-                     "value_upper", "rqps", "rqps_lower", "rqps_upper", "verdict", "method", "samples", "runs", "failed",
-                     "skipped", "status", "plan_changed", "explanation", *extra, *META_COLUMNS])
+                     "value_upper", "rqps", "rqps_lower", "rqps_upper", "verdict", "detectable_change", "method",
+                     "samples", "runs", "failed", "skipped", "status", "plan_changed", "explanation", *extra,
+                     *META_COLUMNS])
     meta = _meta_values(data)
     for row, cell in data.cells():
         tput, est = cell.throughput, cell.estimate
@@ -28,7 +30,7 @@ def render_csv(data: ReportData) -> str:
             row.test, row.group, row.threads, "timed", cell.target, cell.reference or "", row.metric,
             _num(cell.absolute.value, 2), _num(tput.lower, 2), _num(tput.upper, 2),
             _num(cell.ratio, 4), _num(est.lower if est else None, 4), _num(est.upper if est else None, 4),
-            cell.verdict or "", est.method if est else "", est.n if est else "",
+            cell.verdict or "", _num(cell.detectable, 4), est.method if est else "", est.n if est else "",
             cell.absolute.runs, cell.absolute.failed, cell.absolute.skipped, row.status(cell.target) or "ok",
             int(cell.plan_changed), data.why(row.test, row.threads, cell.target) or "",
             *(_extra(data, row, cell.target) if extra else ()), *meta,
@@ -39,7 +41,7 @@ def render_csv(data: ReportData) -> str:
         reference = irow.references.get(target, "")
         writer.writerow([
             irow.test, group_of(irow.test) or "", "", "instructions", target, reference, "instr/event",
-            _num(cost.ir_per_event if cost else None, 1), "", "", "", "", "", verdict or "", "callgrind", "",
+            _num(cost.ir_per_event if cost else None, 1), "", "", "", "", "", verdict or "", "", "callgrind", "",
             "", "", "", "ok" if cost else "not measured", "", instruction_why(irow, target),
             *(_instruction_extra(data, irow, target) if extra else ()), *meta,
         ])

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dbdrift.analysis.hardware import METRIC_DIGITS, SYSBENCH_METRICS
 from dbdrift.analysis.instructions import SIMULATED
 from dbdrift.analysis.noise import Verdict
+from dbdrift.report.caveats import detectable_mark
 from dbdrift.report.numbers import fmt_fixed, fmt_ratio
 from dbdrift.results.data import ReportData
 
@@ -21,8 +22,8 @@ def fmt_metric(name: str, value: float | None) -> str:
 
 def instruction_table(data: ReportData) -> tuple[list[str], list[list[str]]]:
     """Header and rows: per test, each target's instructions/event, then for each compared
-    target its instruction ratio with its verdict (instruction_verdict), beside the rQPS and
-    verdict of the timed runs."""
+    target its instruction ratio with its verdict (instruction_verdict; a count has no interval,
+    so no detectable change), beside the rQPS, verdict and detectable change of the timed runs."""
     comp = data.comparison
     header = [*comp.targets, *(f"{t} instr" for t in comp.compared), *(f"{t} rQPS" for t in comp.compared), "test"]
     rows = []
@@ -34,7 +35,8 @@ def instruction_table(data: ReportData) -> tuple[list[str], list[list[str]]]:
         for t in comp.compared:
             cell = timed[0].cells[t] if timed else None
             if cell is not None and cell.ratio is not None:
-                cells.append(f"{cell.ratio:.2f} {cell.verdict.mark if cell.verdict else ''}")
+                mark = cell.verdict.mark + detectable_mark(cell.verdict, cell.detectable) if cell.verdict else ""
+                cells.append(f"{cell.ratio:.2f} {mark}")
             else:
                 cells.append(NO_VALUE)
         rows.append(cells + [irow.test])

@@ -15,7 +15,7 @@ from typing import Any
 
 from dbdrift.analysis.noise import Verdict
 from dbdrift.analysis.relative import Cell, RelativeRow
-from dbdrift.report.caveats import notes_html
+from dbdrift.report.caveats import detectable_mark, detectable_text, notes_html, too_noisy_to_see
 from dbdrift.report.hardware import (instruction_legend, METRICS_LEGEND, delta_lines, instruction_table, metrics_blocks,
                                      simulated_blocks)
 from dbdrift.report.numbers import fmt_abs, fmt_mb, fmt_ratio, fmt_rel
@@ -127,6 +127,9 @@ def _findings(data: ReportData) -> str:
         sentences.append("Instructions per event: " + _findings_summary(
             counted, f"of at least {comp.min_effect:.0%} (deterministic counts)", "counted comparisons"))
     out.append(f"<p>{escape('. '.join(sentences))}.</p>")
+    noisy = too_noisy_to_see(timed, comp.min_effect)
+    if noisy:
+        out.append(f'<p class="too-noisy">{escape(noisy)}</p>')
     found = _sorted_findings(timed)
     if found:
         body = []
@@ -192,8 +195,8 @@ def _intro(data: ReportData) -> str:
     out = ['<section id="how-to-read">',
            f'<p class="verdicts">{escape(verdict_legend(data))}. Table cells are red at rQPS ≤ {RED_AT:.2f} with a '
            f"regression verdict, green at ≥ {GREEN_AT:.2f} with an improvement, hatched when too noisy or "
-           "without an interval; hover a cell for its interval and method. Charts: one colour per target, "
-           "the verdict's mark after each value.</p>"]
+           "without an interval; hover a cell for its interval, method and detectable change. Charts: one colour "
+           "per target, the verdict's mark after each value.</p>"]
     out.append(notes_html(data.notes))
     if not data.comparison.compared:
         out.append("<p>Only one target: nothing to compare; absolute values follow.</p>")
@@ -271,7 +274,7 @@ def _rel_cell(row: RelativeRow, target: str) -> str:
     elif value is not None and verdict == "improvement" and round(value, 2) >= GREEN_AT:
         css = "green"
     cls = f' class="{css}"' if css else ""
-    mark = f'<span class="mark">{escape(verdict.mark)}</span>'
+    mark = f'<span class="mark">{escape(verdict.mark + detectable_mark(cell.verdict, cell.detectable))}</span>'
     plan = ('<span class="plan" title="the query plan differs from the reference\'s: see below the table">P</span>'
             if cell.plan_changed else "")
     return (f'<td{cls} title="{attr(_cell_title(row, target, verdict))}">{escape(text)}{mark}{_warn(row, target)}'
@@ -289,10 +292,12 @@ def _cell_title(row: RelativeRow, target: str, verdict: Verdict) -> str:
     interval = f"[{est.lower:.3f}, {est.upper:.3f}]" if est and est.lower is not None else "[-]"
     how = (f"{est.method}, n={est.n}" + (f", + between-campaign sd {est.campaign_sd:.2%}" if est.campaign_sd else "")
            if est else "no estimate")
+    detectable = detectable_text(verdict, cell.detectable)
+    detectable = f"; {detectable}" if detectable else ""
     if verdict == "too noisy":
         return (f"too noisy: the 95% interval {interval} ({how}) is too wide to tell a change of the minimum "
-                f"effect from none; rerun with longer runs or on a quieter host ({target} / {ref})")
-    return f"{verdict}: rQPS {fmt_ratio(cell.ratio, 3)}, 95% interval {interval} ({how}), {target} / {ref}"
+                f"effect from none; rerun with longer runs or on a quieter host ({target} / {ref}){detectable}")
+    return f"{verdict}: rQPS {fmt_ratio(cell.ratio, 3)}, 95% interval {interval} ({how}), {target} / {ref}{detectable}"
 
 
 def _warn(row: RelativeRow, target: str) -> str:

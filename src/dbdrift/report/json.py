@@ -1,8 +1,8 @@
 """JSON report: `meta` (dbdrift and format version, date, host, campaign settings), then rows
-(test, group, threads, measure, target, reference, value, rqps with their intervals, verdict, ...)
-named as the CSV columns are, plus group summaries. `measure` is "timed" for a timed cell and
-"instructions" for an instruction count (value: instructions per event, instr_rel: new /
-reference, its own verdict)."""
+(test, group, threads, measure, target, reference, value, rqps with their intervals, verdict,
+detectable_change, ...) named as the CSV columns are, plus group summaries. `measure` is "timed"
+for a timed cell and "instructions" for an instruction count (value: instructions per event,
+instr_rel: new / reference, its own verdict; no interval, so detectable_change null)."""
 from __future__ import annotations
 
 import json
@@ -27,7 +27,8 @@ def render_json(data: ReportData) -> str:
             "rqps": _round(cell.ratio, 4),
             "rqps_lower": _round(est.lower if est else None, 4),
             "rqps_upper": _round(est.upper if est else None, 4),
-            "verdict": cell.verdict, "method": est.method if est else None,
+            "verdict": cell.verdict, "detectable_change": _round(cell.detectable, 4),
+            "method": est.method if est else None,
             "samples": est.n if est else None,
             "campaign_sd": _round(est.campaign_sd if est else None, 5),
             "runs": cell.absolute.runs, "failed": cell.absolute.failed, "skipped": cell.absolute.skipped,
@@ -42,7 +43,9 @@ def render_json(data: ReportData) -> str:
             "test": irow.test, "group": group_of(irow.test), "threads": None,
             "measure": "instructions", "target": target, "reference": irow.references.get(target),
             "metric": "instr/event", "value": _round(cost.ir_per_event if cost else None, 1),
-            "instr_rel": _round(irow.relative.get(target), 5), "verdict": verdict, "method": "callgrind",
+            "instr_rel": _round(irow.relative.get(target), 5), "verdict": verdict,
+            "detectable_change": None,  # a count has no interval, so no detectable change
+            "method": "callgrind",
             "spread_pct": _round(irow.spread_pct.get(target), 4), "status": "ok" if cost else "not measured",
             "explanation": instruction_why(irow, target) or None,
         })

@@ -16,6 +16,11 @@ def fmt_ratio(value: float | None, digits: int = 2) -> str:
     return fmt_fixed(value, digits)
 
 
+def fmt_change(value: float | None, missing: str = "-") -> str:
+    """A change as a fraction (the detectable change 0.034) in percent with one decimal: `3.4%`."""
+    return missing if value is None else f"{100 * value:.1f}%"
+
+
 def fmt_abs(value: float | None, status: str = "", thousands: bool = False) -> str:
     """An absolute rate (QPS, rows/s): whole from 100, two decimals below; the status ("failed",
     "not run") or "-" when there is none."""

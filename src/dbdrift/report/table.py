@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dbdrift.analysis.relative import RelativeRow
 from dbdrift.analysis.summary import GroupSummary
-from dbdrift.report.caveats import verdict_marks
+from dbdrift.report.caveats import detectable_mark, verdict_marks
 from dbdrift.results.data import ReportData
 
 RED_AT = 0.95  # text/HTML: rQPS <= 0.95 is red (possible regression)
@@ -19,10 +19,11 @@ def verdict_legend(data: ReportData) -> str:
 
 
 def fmt_cell(row: RelativeRow, target: str) -> str:
-    """`0.96 [0.94,0.98] -`: rQPS, its 95% interval and the verdict mark; `!` when warned."""
+    """`0.96 [0.94,0.98] -`: rQPS, its 95% interval and the verdict mark, `=<2.4%` when it found no
+    change (no change of 2.4% or more: the detectable change); `!` when warned."""
     cell = row.cells[target]
     value, est = cell.ratio, cell.estimate
-    mark = cell.verdict.mark if cell.verdict else " "
+    mark = (cell.verdict.mark + detectable_mark(cell.verdict, cell.detectable)) if cell.verdict else " "
     reference = row.cells.get(cell.reference) if cell.reference else None
     warned = "!" if cell.warnings or (reference and reference.warnings) else " "
     plan = "P" if cell.plan_changed else " "

@@ -31,18 +31,28 @@ def md_table(header: list[str], rows: list[list[str]]) -> list[str]:
 
 
 def findings_json(data: WorkloadReport) -> list[dict[str, Any]]:
-    """One object per verdict: where (step or NOPM), target, reference, verdict, ratio, interval
-    and the explanation of a regression or improvement (null for the others)."""
+    """One object per verdict: where (step or NOPM), target, reference, verdict, its detectable
+    change (a fraction, null without an interval), ratio, interval and the explanation of a
+    regression or improvement (null for the others)."""
     return [{"measure": f.measure, "test": f.test, "target": f.target, "reference": f.reference,
-             "verdict": str(f.verdict), "ratio": rounded(f.ratio, 4), "lower": rounded(f.lower, 4),
+             "verdict": str(f.verdict), "detectable_change": rounded(f.detectable, 4),
+             "ratio": rounded(f.ratio, 4), "lower": rounded(f.lower, 4),
              "upper": rounded(f.upper, 4), **({"status": f.status} if f.status else {}),
              "explanation": data.why(f.target, f.test)} for f in data.findings]
 
 
+VERDICT_COLUMNS = ("verdict", "detectable_change", "why")
+"""The CSV columns verdict_cells fills."""
+
+
 def verdict_cells(data: WorkloadReport, target: str, test: str | None = None) -> list[str]:
-    """The CSV `verdict` and `why` of a target's line (empty for the base and without a verdict)."""
+    """The CSV `verdict`, `detectable_change` (a fraction) and `why` of a target's line (empty for
+    the base and without a verdict)."""
     found = data.verdict(target, test)
-    return [str(found.verdict), data.why(target, found.test) or ""] if found else ["", ""]
+    if not found:
+        return ["" for _ in VERDICT_COLUMNS]
+    detectable = "" if found.detectable is None else str(round(found.detectable, 4))
+    return [str(found.verdict), detectable, data.why(target, found.test) or ""]
 
 
 WHY_TITLE = "what moved with each regression (-) and improvement (+)"

@@ -15,7 +15,8 @@ from dbdrift.results.data import ReportData
 
 MEASURES = ("timed", "instructions")
 """timed: rQPS from timed runs (higher is better); instructions: instructions per event counted
-under callgrind, new / reference (lower is better; deterministic, so no interval)."""
+under callgrind, new / reference (lower is better; deterministic, so no interval and no
+detectable change)."""
 
 CAMPAIGN = "campaign"
 """The measure of the one finding about a whole campaign that measured nothing: it belongs to
@@ -43,6 +44,7 @@ class Finding:
     lower: float | None = None  # the 95% interval of a timed ratio
     upper: float | None = None
     status: str = ""  # why a cell is not measured (failed, skipped: server died)
+    detectable: float | None = None  # the detectable change of a timed ratio (Cell.detectable); None for a count
 
     def line(self) -> str:
         """`point-query x1 pg18: regression 0.950 [0.940,0.960] vs pg17` (timed) or
@@ -81,7 +83,7 @@ def all_findings(data: ReportData) -> Iterator[Finding]:
             est = cell.estimate
             yield Finding("timed", row.test, row.threads, target, cell.reference or "", cell.verdict, cell.ratio,
                           est.lower if est else None, est.upper if est else None,
-                          row.status(target) or "")
+                          row.status(target) or "", cell.detectable)
     for irow, target, said in instruction_cells(data):
         if said is None:
             continue

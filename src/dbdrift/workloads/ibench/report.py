@@ -22,12 +22,13 @@ from html import escape
 from dbdrift.analysis.ibench import (BUCKET_LABELS, COLORS, METRICS, OPS, StepDetail, SummaryCell, SummaryTable,
                                      per_second_series, sla_met)
 from dbdrift.model import IBENCH_STEPS, InsertStepResult, JsonObject
-from dbdrift.report.caveats import findings_html, notes_html, verdict_counts, verdict_lines
+from dbdrift.report.caveats import detectable_text, findings_html, notes_html, verdict_counts, verdict_lines
 from dbdrift.report.numbers import fmt_abs, fmt_fixed, fmt_ratio
 from dbdrift.report.page import data_table, page, page_header
 from dbdrift.report.svgchart import Line, time_chart
 from dbdrift.report.workload import (aligned, color_of, findings_json, host_fact, md_table, rounded, run_on_facts,
-                                     target_facts, verdict_cells, verdicts_legend, why_html, why_lines)
+                                     target_facts, VERDICT_COLUMNS, verdict_cells, verdicts_legend, why_html,
+                                     why_lines)
 from dbdrift.version import __version__
 from dbdrift.workloads.ibench.results import IBenchReport
 
@@ -214,14 +215,15 @@ def render_markdown(data: IBenchReport) -> str:
 CSV_HEADER = ("target", "step", "status", "repeats", "elapsed_s", "ips", "dps", "qps", "target_ips", "sla_met",
               "relative", "relative_lower", "relative_upper",
               "p50", "p99", "maxop", *(m for m in METRICS if m not in ("ips", "qps", "maxop", "p50", "p99")),
-              "verdict", "why", "notes")
+              *VERDICT_COLUMNS, "notes")
 
 
 def render_csv(data: IBenchReport) -> str:
     """One row per (target, step) in report order; a step that never ran has status `not run`. The
     rates and metrics are of the repeat the details show; `relative` (and its interval) is over
-    the repeats, `repeats` counts the ok ones; `verdict` is the step's against the base (empty
-    for the base), `notes` the report's host and run warnings and interval notes, on every line."""
+    the repeats, `repeats` counts the ok ones; `verdict` is the step's against the base and
+    `detectable_change` that verdict's detectable change (both empty for the base), `notes` the
+    report's host and run warnings and interval notes, on every line."""
     buf = io.StringIO()
     writer = csv.writer(buf, lineterminator="\n")
     writer.writerow(CSV_HEADER)
@@ -317,7 +319,7 @@ def render_html(data: IBenchReport) -> str:
     """The whole page; every string from the store passes through html.escape."""
     title = f"Insert Benchmark: {data.campaign}" if data.campaign else "Insert Benchmark"
     parts = [page_header(title, _facts(data), notes_html(data.notes)), _nav(data),
-             findings_html(data.findings, verdicts_legend(data)), why_html(data), _summary(data)]
+             findings_html(data.findings, verdicts_legend(data), data.min_effect), why_html(data), _summary(data)]
     parts += [_step_section(data, step) for step in data.steps()]
     return page(f"dbdrift report: {title}", parts, IBENCH_CSS)
 
@@ -351,6 +353,10 @@ def _summary(data: IBenchReport) -> str:
             for header, cell in zip(table.columns, cells):
                 css = f' class="c-{cell.color}"' if cell.color else ""
                 tip = f' title="{cell.repeats} repeats, mean"' if cell.repeats > 1 and name != "relative" else ""
+                found = data.verdict(row, header) if name == "relative" and is_target else None
+                if found and found.detectable is not None:
+                    said = f"{found.verdict}; {detectable_text(found.verdict, found.detectable)}"
+                    tip = f' title="{escape(said)}"'
                 tds.append(f"<td{css}{tip}>{escape(_cell_text(name, is_target, header, cell))}</td>")
             body.append(f'<tr><th scope="row">{escape(label)}</th>{"".join(tds)}</tr>')
         out.append(f"<h3>{escape(TABLES[name].title.format(base=data.label(data.summary.base)))}</h3>"

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from dbdrift.analysis.ibench import IBenchSummary, StepDetail, index_results, step_detail, summary_tables
 from dbdrift.analysis.noise import Estimate, Method, Verdict, verdict
 from dbdrift.analysis.position import Turn, order_notes
+from dbdrift.analysis.power import reported_change
 from dbdrift.model import IBENCH_STEPS, InsertStepResult, JsonObject
 from dbdrift.results.findings import CAMPAIGN, Finding, nothing_measured
 from dbdrift.results.workload import WorkloadReport, explanations, stored_campaign
@@ -83,7 +84,8 @@ qr/qp): those of the repeat the per-step details show, target and base."""
 def ibench_findings(summary: IBenchSummary, min_effect: float = 0.02, noisy: float = 0.05,
                     planned: tuple[str, ...] = (), campaign: str = "") -> list[Finding]:
     """Every Insert Benchmark step of every target but the base, judged like a timed sysbench cell
-    on its relative throughput (step rate ÷ the base's) and the 95% interval over repeats: one
+    on its relative throughput (step rate ÷ the base's) and the 95% interval over repeats, with
+    the detectable change of that interval (analysis/power.py): one
     repeat gives no interval; a step one side has no value for is not measured, and so is a step
     of `planned` (the campaign's steps) that no target ran. No value at all: the campaign's
     nothing-measured finding first."""
@@ -104,7 +106,7 @@ def ibench_findings(summary: IBenchSummary, min_effect: float = 0.02, noisy: flo
                 continue
             est = Estimate(rel.value, rel.lower, rel.upper, rel.repeats, Method.OVER_REPEATS)
             out.append(Finding("timed", step, None, target, base, verdict(est, min_effect, noisy), rel.value,
-                               rel.lower, rel.upper))
+                               rel.lower, rel.upper, detectable=reported_change(est, min_effect)))
     return out
 
 

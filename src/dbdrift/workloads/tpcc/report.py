@@ -13,12 +13,12 @@ from html import escape
 
 from dbdrift.analysis.tpcc import HARDWARE, TargetSummary, hardware_per_new_order, nopm_series
 from dbdrift.model import JsonObject, TPCC_TRANSACTIONS as TRANSACTIONS
-from dbdrift.report.caveats import findings_html, notes_html, verdict_counts, verdict_lines
+from dbdrift.report.caveats import detectable_mark, findings_html, notes_html, verdict_counts, verdict_lines
 from dbdrift.report.numbers import fmt_fixed, fmt_ms
 from dbdrift.report.page import data_table, page, page_header
 from dbdrift.report.svgchart import Line, time_chart
 from dbdrift.report.workload import (aligned, color_of, findings_json, host_fact, md_table, run_on_facts, target_facts,
-                                     verdict_cells, verdicts_legend, why_html, why_lines)
+                                     VERDICT_COLUMNS, verdict_cells, verdicts_legend, why_html, why_lines)
 from dbdrift.workloads.tpcc.results import TpccReport
 
 HARDWARE_LEGEND = ("per new order in the measured window: cpu/no host CPU µs (user + system, every CPU), "
@@ -39,7 +39,7 @@ def blocks(data: TpccReport) -> list[tuple[str, str, list[str], list[list[str]]]
                 rel += f" [{s.relative.lower:.2f},{s.relative.upper:.2f}]"
         checks = {True: "passed", False: "FAILED", None: "-"}[s.consistency_ok]
         found = data.verdict(s.target)
-        rel += f" {found.verdict.mark}" if found else ""
+        rel += f" {found.verdict.mark}{detectable_mark(found.verdict, found.detectable)}" if found else ""
         rows.append([data.label(s.target), fmt_fixed(s.nopm, 0, thousands=True), rel, fmt_fixed(s.tpm, 0, thousands=True), f"{s.runs}" + (
             f" ({s.failed} failed)" if s.failed else ""), checks])
     out = [("NOPM and TPM", f"NOPM: new orders per minute; TPM: transactions per minute (all five types); "
@@ -86,12 +86,13 @@ def render_text(data: TpccReport, markdown: bool = False) -> str:
 
 
 CSV_HEADER = ("target", "repeat", "status", "warehouses", "clients", "procedures", "elapsed_s", "new_orders",
-              "transactions", "nopm", "tpm", "load_s", "consistency_ok", *HARDWARE, "error", "verdict", "why", "notes")
+              "transactions", "nopm", "tpm", "load_s", "consistency_ok", *HARDWARE, "error", *VERDICT_COLUMNS, "notes")
 
 
 def render_csv(data: TpccReport) -> str:
-    """One row per stored run; the hardware columns are that run's own, `verdict` is its target's
-    NOPM verdict against the base (empty for the base), `notes` the report's, on every line."""
+    """One row per stored run; the hardware columns are that run's own, `verdict` and
+    `detectable_change` are its target's NOPM verdict against the base and that verdict's
+    detectable change (empty for the base), `notes` the report's, on every line."""
     buf = io.StringIO()
     writer = csv.writer(buf, lineterminator="\n")
     writer.writerow(CSV_HEADER)
@@ -105,7 +106,8 @@ def render_csv(data: TpccReport) -> str:
                          *verdict_cells(data, r.target), " | ".join(data.notes)])
     for target in data.targets:  # a target without a stored run (never started, interrupted) still has its line
         if not any(r.target == target for r in data.results):
-            writer.writerow([target, "", "not run", *[""] * (len(CSV_HEADER) - 6), *verdict_cells(data, target),
+            writer.writerow([target, "", "not run", *[""] * (len(CSV_HEADER) - 4 - len(VERDICT_COLUMNS)),
+                             *verdict_cells(data, target),
                              " | ".join(data.notes)])
     return buf.getvalue()
 
@@ -139,7 +141,8 @@ def render_json(data: TpccReport) -> str:
 def render_html(data: TpccReport) -> str:
     title = f"TPROC-C: {data.campaign}" if data.campaign else "TPROC-C"
     facts = [*target_facts(data), ("setup", escape(data.setup)), host_fact(data), *run_on_facts(data)]
-    parts = [page_header(title, facts, notes_html(data.notes)), findings_html(data.findings, verdicts_legend(data)),
+    parts = [page_header(title, facts, notes_html(data.notes)),
+             findings_html(data.findings, verdicts_legend(data), data.min_effect),
              why_html(data)]
     lines = []
     for t in data.targets:

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 
 from dbdrift.analysis.noise import Verdict, verdict
 from dbdrift.analysis.position import Turn, order_notes
+from dbdrift.analysis.power import reported_change
 from dbdrift.analysis.tpcc import TargetSummary, summarize
 from dbdrift.model import JsonObject, TpccResult
 from dbdrift.results.findings import CAMPAIGN, Finding, nothing_measured
@@ -70,9 +71,9 @@ ok runs (analysis/tpcc.py)."""
 def tpcc_findings(summaries: tuple[TargetSummary, ...] | list[TargetSummary], min_effect: float = 0.02,
                   noisy: float = 0.05, campaign: str = "") -> list[Finding]:
     """NOPM of every target but the base (the first) ÷ the base's, with its interval over
-    repeats (one repeat: no interval); a target or base without an ok run is not measured, and a
-    campaign without any ok run gets its nothing-measured finding first. Response times have no
-    verdict: they are shown, not judged."""
+    repeats (one repeat: no interval) and its detectable change (analysis/power.py); a target or
+    base without an ok run is not measured, and a campaign without any ok run gets its
+    nothing-measured finding first. Response times have no verdict: they are shown, not judged."""
     out = [] if any(s.nopm is not None for s in summaries) else [nothing_measured(campaign,
                                                                                    "no run of any target succeeded")]
     if not summaries:
@@ -85,5 +86,6 @@ def tpcc_findings(summaries: tuple[TargetSummary, ...] | list[TargetSummary], mi
                                status=f"no ok run of {missing}"))
             continue
         out.append(Finding("timed", "NOPM", None, s.target, base.target, verdict(s.relative, min_effect, noisy),
-                           s.relative.value, s.relative.lower, s.relative.upper))
+                           s.relative.value, s.relative.lower, s.relative.upper,
+                           detectable=reported_change(s.relative, min_effect)))
     return out
