@@ -8,7 +8,8 @@ import os
 import pytest
 
 from tests.cli.test_cli_errors import assert_user_error
-from tests.helpers import dbdrift
+from dbdrift.store.store import Store
+from tests.helpers import dbdrift, shared_work_dir
 
 pytestmark = pytest.mark.fault("input")
 TARGET = '[[targets]]\nname = "pg"\nversion = "17.10"\n'
@@ -58,3 +59,39 @@ def test_check_and_run_refuse_a_work_directory_too_long_for_the_socket_before_an
     ran = dbdrift("run", tmp_path / "c.toml", "--store", tmp_path / "s.db", work_dir=work)
     assert_user_error(ran, "is too long for target pg's socket")
     assert ran.returncode == 2 and not (tmp_path / "s.db").exists() and not list(work.glob("c-pg-*"))
+
+
+def test_detect_without_a_calibration_of_this_host_is_refused_with_how_to_make_one(tmp_path):
+    alone = check(tmp_path, "--detect", "2%")
+    assert_user_error(alone, "c: detect needs two or more targets to compare", "add a target, or remove detect")
+    path = tmp_path / "two.toml"
+    path.write_text('name = "two"\nrows = 1000\ntests = ["point-query"]\n' + TARGET
+                    + '[[targets]]\nname = "pg18"\nversion = "18.4"\n')
+    Store(tmp_path / "empty.db").close()
+    for store in (tmp_path / "none.db", tmp_path / "empty.db"):  # no store yet, and a store without a calibration
+        result = dbdrift("run", "--check", path, "--store", store, "--detect", "2%", work_dir=shared_work_dir("detect"))
+        assert_user_error(result, "detect plans from a calibration of this host",
+                          "hint: calibrate this host first with starts: `dbdrift calibrate CAMPAIGN.toml --set repeats=3`")
+        assert result.returncode == 2
+
+
+@pytest.mark.parametrize("args, message, hint", [
+    (("--detect", "2%", "--set", 'order="sequential"'),
+     'detect needs order = "turns" and restart = "repeat"', "remove order and restart"),
+    (("--detect", "2%", "--set", 'restart="never"'), 'not order = "turns", restart = "never"', "or remove detect"),
+    (("--budget", "30m"), "budget is set without detect", 'add detect = "2%"'),
+    (("--detect", "80%"), "detect = '80%' is out of range", "use 0.1% to 50%"),
+    (("--detect", "two"), "detect must be a percentage, got 'two'", 'write e.g. detect = "2%"'),
+])
+def test_detect_and_budget_are_checked_like_every_key(tmp_path, args, message, hint):
+    result = check(tmp_path, *args)
+    assert_user_error(result, message, hint)
+    assert result.returncode == 2
+
+
+def test_detect_is_refused_for_the_other_workloads(tmp_path):
+    path = tmp_path / "ib.toml"
+    path.write_text('name = "ib"\nworkload = "insert-benchmark"\n' + TARGET)
+    result = dbdrift("run", "--check", path, "--store", tmp_path / "s.db", "--detect", "2%", work_dir=tmp_path / "w")
+    assert_user_error(result, "detect applies to the sysbench workload, not the Insert Benchmark")
+    assert result.returncode == 2

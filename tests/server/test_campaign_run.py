@@ -346,6 +346,34 @@ def test_calibrate_stores_an_aa_campaign_whose_noise_floor_later_reports_use(tmp
     assert postgres_processes_under(work) == []
 
 
+def test_a_campaign_planned_to_detect_runs_the_starts_its_calibration_plans_and_names_what_it_reached(tmp_path):
+    work = shared_work_dir("detect")
+    store = tmp_path / "s.db"
+    calibration = campaign(tmp_path, "detect-aa", tests=["point-query"], read_s=1, targets=(("pg17", "17.10"),),
+                           extra="repeats = 3")
+    result = dbdrift("calibrate", calibration, "--store", store, "--no-report", work_dir=work)
+    assert result.returncode == 0, result.stderr[-2000:]
+    path = campaign(tmp_path, "detect", tests=["point-query"], read_s=1)
+    check = dbdrift("run", path, "--store", store, "--check", "--detect", "20%", "--budget", "10m", work_dir=work)
+    assert check.returncode == 0, check.stderr[-2000:]
+    assert "detect 20.0%: planned from calibration calibrate-pg17 (#1, " in check.stdout
+    planned = re.search(r"point-query x1: (\d+) starts \(at most (\d+)\), expected (\d+\.\d)%", check.stdout)
+    assert planned, check.stdout
+    result = dbdrift("run", path, "--store", store, "--detect", "20%", "--budget", "10m", "--format", "json",
+                     work_dir=work)
+    assert result.returncode == 0, result.stderr[-2000:]
+    starts = {r["repeat"] for r in runs(store) if r["target"] == "pg18" and r["test"] == "point-query"}
+    assert starts == set(range(len(starts))) and 3 <= len(starts) <= int(planned.group(2))
+    assert re.search(rf"detect: point-query x1: [\d.]+% after {len(starts)} starts \((not )?reached: 20.0%\)",
+                     result.stderr), result.stderr[-3000:]
+    note = next(n for n in json.loads(result.stdout)["notes"] if n.startswith("detect 20.0%:"))
+    assert re.match(r"detect 20.0%: [01] of 1 tests reached it", note)
+    db = sqlite3.connect(store)
+    spec = json.loads(db.execute("SELECT spec_json FROM campaigns WHERE name = 'detect'").fetchone()[0])
+    assert spec["detect"] == 0.2 and spec["budget"] == 600 and spec["detect_plan"]["tests"][0]["test"] == "point-query"
+    assert postgres_processes_under(work) == []
+
+
 def _three_repeats(tmp_path: Path, name: str, extra: str = "") -> tuple[Path, Path, dict]:
     """Run point-query 3 times per target; returns the work dir, the store and the JSON report
     after checking that all six runs are stored ok."""

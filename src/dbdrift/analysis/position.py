@@ -65,12 +65,6 @@ class PositionEffects:
     bias: dict[str, float]  # what the significant position effects add to each target's offset
     separable: bool = True  # False: the order never lets target offsets and place effects apart
 
-    @property
-    def spread(self) -> float:
-        """Largest minus smallest position effect."""
-        values = [e.value for e in self.positions.values()]
-        return max(values) - min(values) if values else 0.0
-
     def residual(self, threshold: float = RESIDUAL_EFFECT) -> dict[str, float]:
         """The targets whose result the position effects move by `threshold` or more."""
         return {t: b for t, b in self.bias.items() if abs(b) >= threshold}

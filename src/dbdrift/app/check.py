@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from dbdrift import cpus, env
+from dbdrift.app import detect
 from dbdrift.errors import UserError
 from dbdrift.plan.axes import durability_note
 from dbdrift.plan.campaign import CampaignSpec, cluster_address
@@ -48,6 +49,7 @@ def plan(spec: CampaignSpec, store: Path, cluster_flag: str | None, note: str | 
     work = rundir.work_dir()
     preflight(spec, work)
     check_store(store)
+    spec = planned(spec, store)
     if spec.count_instructions:
         instructions.require_valgrind()
     located = tuple((t.name, t.name == spec.base.name, t.engine, str(engines.locate(t, env.cache_dir())))
@@ -55,8 +57,11 @@ def plan(spec: CampaignSpec, store: Path, cluster_flag: str | None, note: str | 
     unchecked = check_server_settings(spec, work)
     address = cluster_address(cluster_flag, "--cluster") if cluster_flag else \
         spec.cluster.address if spec.cluster else None
-    return CheckedPlan(spec, note, located, tuple(workload.check_lines(spec)), address, workload.caps.cluster_parts,
-                       store, work, workload.estimate(spec)[0], tuple(workload.time_lines(spec)),
+    if spec.detect is not None:
+        detect.refuse_cluster(address)
+    expected = spec.detect_plan["expected_s"] if spec.detect_plan else workload.estimate(spec)[0]
+    return CheckedPlan(spec, note, located, tuple(workload.check_lines(spec) + detect.check_lines(spec)), address,
+                       workload.caps.cluster_parts, store, work, expected, tuple(workload.time_lines(spec)),
                        durability_note(spec), tuple(unchecked))
 
 
@@ -74,6 +79,20 @@ def preflight(spec: CampaignSpec, work: Path | None) -> None:
         raise UserError(exc.message, exc.hint, exit_code=2) from exc
     if work is not None:
         rundir.check_socket_paths(work, spec.name, [(t.name, t.engine) for t in spec.targets])
+
+
+def planned(spec: CampaignSpec, store: Path) -> CampaignSpec:
+    """The campaign with its detect plan (app/detect.py), from the store read only; as it is
+    without detect."""
+    if spec.detect is None:
+        return spec
+    if not store.exists():
+        return detect.planned(spec, None)
+    opened = Store(store, read_only=True)
+    try:
+        return detect.planned(spec, opened)
+    finally:
+        opened.close()
 
 
 def check_store(store: Path) -> None:

@@ -9,7 +9,7 @@ from typing import Callable
 
 import psutil
 
-from dbdrift.app import check, cluster
+from dbdrift.app import check, cluster, detect
 from dbdrift.app.inputs import split_list
 from dbdrift.errors import UserError
 from dbdrift.plan.axes import durability_note
@@ -143,13 +143,19 @@ def _run(spec: CampaignSpec, store_path: Path, store: Store, progress: ProgressS
     if note:
         progress.message(note)
     address = cluster_address(spec, cluster_flag)
+    if spec.detect is not None:
+        detect.refuse_cluster(address)
+        spec = detect.planned(spec, store)
+        for line in detect.check_lines(spec)[:2]:
+            progress.message(line.strip())
     if address is not None:
         summary = cluster.run(spec, store, address, progress, resume)
         for kind, campaign_id in summary.campaigns.items():
             if report is not None:
                 report(store, campaign_id, kind)
         return RunOutcome(1 if summary.failed else 0, tuple(summary.campaigns.items()))
-    outcome = Runner(spec, store, resume=resume, progress=progress, workload=workload_of(spec)).run()
+    outcome = Runner(spec, store, resume=resume, progress=progress, workload=workload_of(spec),
+                     estimates=detect.cell_estimates(store) if spec.detect_plan else None).run()
     progress.message(f"stored {outcome.summary()} in {store_path}")
     if spec.count_instructions:
         progress.message(f"stored {outcome.instructions_ok} instruction counts "

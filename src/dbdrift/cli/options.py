@@ -129,16 +129,27 @@ def add_common(parser: argparse.ArgumentParser, *, base: bool = True, instructio
                              "and print the plan with its ETA; start nothing, store nothing")
 
 
+def add_detect(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--detect", metavar="PCT",
+                        help="plan the campaign to see a change of this size, e.g. 2%%: run lengths and server starts "
+                             "from this host's calibration in the store (the campaign key detect; --check prints "
+                             "the plan and its cost)")
+    parser.add_argument("--budget", metavar="DURATION",
+                        help="with --detect: the most the campaign may take, e.g. 30m (the campaign key budget)")
+
+
 def campaign_sets(args: argparse.Namespace) -> list[str]:
-    """--set, with --variants as the `variants` key it stands for."""
+    """--set, with --variants, --detect and --budget as the keys they stand for."""
+    sets = list(args.set) + [f"{key} = {json.dumps(value)}" for key in ("detect", "budget")
+                             if (value := getattr(args, key, None)) is not None]
     variants = getattr(args, "variants", None)
     if not variants:
-        return list(args.set)
+        return sets
     patterns = [p.strip() for p in variants.split(",")]
     if not all(patterns):
         raise UserError(f"--variants {variants!r} has an empty pattern",
                         "separate shell globs with single commas, e.g. --variants 'bl1_*,bl0_sync1_*'", exit_code=2)
-    return [*args.set, "variants = [" + ", ".join(json.dumps(p) for p in patterns) + "]"]
+    return [*sets, "variants = [" + ", ".join(json.dumps(p) for p in patterns) + "]"]
 
 
 def open_store(path: Path) -> report_case.Store:

@@ -5,7 +5,7 @@ import argparse
 from pathlib import Path
 
 from dbdrift.app import run as use_case
-from dbdrift.cli.options import add_common, add_variants, campaign_sets, execute
+from dbdrift.cli.options import add_common, add_detect, add_variants, campaign_sets, execute
 
 
 EXAMPLES = """\
@@ -16,6 +16,7 @@ examples:
   dbdrift run pg18.toml --tests point,writes --set rows=100000 --set repeats=3
   dbdrift run pg18.toml --instructions-only     instructions per event under valgrind, no timed runs
   dbdrift run matrix.toml --variants 'bl1_*'    only some variants of the campaign's axes
+  dbdrift run pg18.toml --detect 2% --budget 30m --check   the starts and run lengths that see 2%, and the cost
   dbdrift run pg18.toml --cluster tcp://sched:8786   its tests split over the hosts running `dbdrift worker`
 
 exit status: 0 all measured, 1 some run or target failed (the rest is stored) or an error,
@@ -30,6 +31,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("campaign", type=Path, help="campaign file (TOML)")
     add_common(parser)
     add_variants(parser)
+    add_detect(parser)
 
 
 def main(args: argparse.Namespace) -> int:

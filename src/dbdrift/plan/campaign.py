@@ -86,6 +86,9 @@ class CampaignSpec:
     round_order: str = _default("round_order", str)  # balanced | alternating (plan/rounds.py)
     cpus: str | tuple[str, str] = _default("cpus", str)  # auto | shared | (driver, server) CPU lists (dbdrift/cpus.py)
     calibration: bool = False  # an A/A campaign made by `dbdrift calibrate`
+    detect: float | None = None  # plan the campaign to see a change of this size (analysis/planning.py)
+    budget: float | None = None  # with detect: the most the campaign may take, seconds
+    detect_plan: JsonObject | None = None  # the plan `run` made for detect (app/detect.py), stored with the campaign
     count_instructions: bool = _default("count_instructions", bool)  # also count instructions per event under callgrind
     simulate_cache: bool = _default("simulate_cache", bool)  # with count_instructions: callgrind's cache and branch simulation too
     timed: bool = True  # False: only count instructions, no timed runs
@@ -138,6 +141,7 @@ class CampaignSpec:
             **({"axes": [a.to_dict() for a in self.axes], "variants": list(self.variant_patterns)}
                if self.axes else {}),
             **({"cluster": self.cluster.to_dict()} if self.cluster else {}),
+            **({"detect_plan": self.detect_plan} if self.detect_plan else {}),
             "targets": [target_to_dict(t) for t in self.targets],
         }
 
@@ -402,7 +406,7 @@ def as_calibration(spec: CampaignSpec, target_name: str | None) -> CampaignSpec:
                          f"targets: {', '.join(t.name for t in spec.targets)}")
     copy = replace(target, name=f"{name}-aa"[:64], base=False, port=None)
     return replace(spec, name=f"calibrate-{name}"[:64], targets=(replace(target, base=True), copy),
-                   order="turns", calibration=True)
+                   order="turns", calibration=True, detect=None, budget=None)
 
 
 def with_base(spec: CampaignSpec, base_name: str | None) -> CampaignSpec:

@@ -139,6 +139,8 @@ def restarts_before(spec: CampaignSpec, step: Step) -> bool:
 # Seconds a fresh server takes to initialise and start, as measured on a 2-CPU VM (MySQL's
 # --initialize is the slow part): the progress ETA's share of each target's start.
 START_S = {"postgres": 2.0, "mariadb": 8.0, "mysql": 14.0}
+RUN_OVERHEAD_S = 0.5  # a driver run's own setup beyond its warm-up and measured seconds
+RESTART_S = 3.0  # a server's restart between repeats
 
 
 def load_s(step: LoadStep) -> float:
@@ -163,10 +165,10 @@ def estimate_parts(plan: TargetPlan, spec: CampaignSpec, settles: bool = True) -
     parts[SETUP] += START_S.get(plan.target.engine, 2.0)
     for step in plan.steps:
         if isinstance(step, RunStep):
-            parts[WARM if step.warm else MEASURED] += step.duration_s + step.warmup_s + 0.5
-            parts[SETUP] += 3.0 if restarts_before(spec, step) else 0.0
+            parts[WARM if step.warm else MEASURED] += step.duration_s + step.warmup_s + RUN_OVERHEAD_S
+            parts[SETUP] += RESTART_S if restarts_before(spec, step) else 0.0
         elif isinstance(step, FreshStep):
-            parts[SETUP] += 3.0
+            parts[SETUP] += RESTART_S
         elif isinstance(step, SettleStep):
             parts[SETTLES] += (step.total_s if settles else 0.0) + 1.0
         else:

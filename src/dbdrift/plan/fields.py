@@ -84,6 +84,27 @@ class Table:
                              f"{units}; {_ALLOW_LARGE_HINT}")
         return seconds
 
+    def percent(self, name: str) -> float | None:
+        """A share written "2%" or 0.02, within the key's range; None when left out."""
+        key, value = self._key(name), self.data.get(name)
+        if value is None:
+            return None
+        hint = f'write e.g. {name} = "2%" (or 0.02)'
+        if isinstance(value, str) and value.strip().endswith("%"):
+            try:
+                share = float(value.strip()[:-1]) / 100
+            except ValueError:
+                raise InputError(f"{self.where}: {name} = {brief_repr(value)} is not a percentage", hint) from None
+        elif isinstance(value, (int, float)) and not isinstance(value, bool):
+            share = float(value)
+        else:
+            raise InputError(f"{self.where}: {name} must be a percentage, got {brief_repr(value)}", hint)
+        low, high = key.bounds()
+        if not (math.isfinite(share) and low <= share <= high):
+            raise InputError(f"{self.where}: {name} = {brief_repr(value)} is out of range",
+                             f"use {low:.1%} to {high:.0%}; {hint}")
+        return share
+
     def flag(self, name: str, default: object = _UNSET) -> bool:
         value = self._value(name, default)
         if not isinstance(value, bool):

@@ -17,6 +17,7 @@ from dbdrift.analysis.floor import campaign_sd, noise_floor
 from dbdrift.analysis.hardware import MetricsRow, metrics_rows
 from dbdrift.analysis.instructions import EventCost, InstructionRow, instruction_rows, simulated_events
 from dbdrift.analysis.noise import IntervalSample, Verdict
+from dbdrift.analysis.planning import detect_notes
 from dbdrift.analysis.position import Turn, order_notes
 from dbdrift.analysis.relative import Comparison, Measurement, compare
 from dbdrift.analysis.summary import summarize_groups
@@ -85,7 +86,7 @@ def build_report(store: Store, campaign: str | None, base: str | None, chain: bo
     names = [t["name"] for t in targets]
     base_name = base_target(targets, base, row["name"])
     floors, between, notes = _floors(store, noise_floor, campaign_id, min_effect, noisy)
-    measurements = _measurements(store, campaign_id)
+    measurements = measurements_of(store, campaign_id)
     counted = store.instructions(campaign_id)
     if tests is not None:
         measurements, counted = _only(tests, measurements, counted, row["name"])
@@ -99,7 +100,8 @@ def build_report(store: Store, campaign: str | None, base: str | None, chain: bo
     labels = target_labels(targets)
     order = report_order({m.test for m in measurements} | {r["test"] for r in counted})
     host, spec = json.loads(row["host_json"]), json.loads(row["spec_json"])
-    notes += (_interval_notes(comparison, spec, between) + _order_notes(measurements)
+    notes += (_interval_notes(comparison, spec, between) + detect_notes(comparison, spec.get("detect_plan"))
+              + _order_notes(measurements)
               + host_notes(host) + _unit_notes(store, campaign_id)
               + _build_notes(labels) + nothing_measured_notes(row["name"], measurements, counted))
     stored_plans = store.plans(campaign_id)
@@ -298,7 +300,8 @@ def _unit_meta(store: Store, campaign_id: int) -> list[JsonObject]:
             for u in store.units(campaign_id) if u["status"] != "kept"]
 
 
-def _measurements(store: Store, campaign_id: int) -> list[Measurement]:
+def measurements_of(store: Store, campaign_id: int) -> list[Measurement]:
+    """A campaign's stored timed runs (not its warm-up runs), as the analysis takes them."""
     table_rows = json.loads(store.campaign(campaign_id)["spec_json"]).get("rows", 0)
     return [measurement(store, r, table_rows) for r in store.runs(campaign_id) if not is_warm_run(r["test"])]
 
@@ -323,7 +326,7 @@ def _floors(store: Store, choice: str, campaign_id: int, min_effect: float,
     comparisons = []
     for aa_id in aa_ids:
         names = [t["name"] for t in store.targets(aa_id)]
-        measurements = _measurements(store, aa_id)
+        measurements = measurements_of(store, aa_id)
         comparisons.append(compare(measurements, names, names[0], sorted({m.test for m in measurements}),
                                    min_effect=min_effect, noisy_half_width=noisy))
     floors = noise_floor(comparisons[0])

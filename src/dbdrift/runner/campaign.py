@@ -13,6 +13,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Callable
 
 from dbdrift import cpus, env
+from dbdrift.analysis.noise import Estimate
 from dbdrift.version import __version__
 from dbdrift.errors import DriverError, ServerError, UserError
 from dbdrift.model import InstallInfo, JsonObject
@@ -91,10 +92,16 @@ def target_repeats(spec: CampaignSpec) -> int:
     return len(spec.targets) * (spec.repeats if spec.only_repeats is None else len(spec.only_repeats))
 
 
+# (campaign id, test, threads) -> the rQPS estimates of that stored cell, one per compared target
+CellEstimates = Callable[[int, str, int], list[Estimate]]
+
+
 class Runner:
     def __init__(self, spec: CampaignSpec, store: Store, resume: bool = False,
-                 progress: ProgressSink | None = None, *, workload: Workload) -> None:
+                 progress: ProgressSink | None = None, *, workload: Workload,
+                 estimates: CellEstimates | None = None) -> None:
         self.spec = spec
+        self.estimates = estimates  # a campaign planned to detect: each stored cell's rQPS estimates
         self.store = store
         self.resume = resume
         self.progress = progress or NullProgress()

@@ -22,10 +22,11 @@ from dbdrift.errors import DriverError, ServerError
 from dbdrift.model import InstallInfo
 from dbdrift.plan import rounds
 from dbdrift.plan.campaign import CampaignSpec, target_to_dict
-from dbdrift.plan.expand import (MEASURED, SETTLES, SETUP, WARM, FreshStep, LoadStep, RunStep, SettleStep, Step,
-                                 TargetPlan, estimate_parts, expand, restarts_before)
+from dbdrift.plan.expand import (MEASURED, RESTART_S, RUN_OVERHEAD_S, SETTLES, SETUP, WARM, FreshStep, LoadStep,
+                                 RunStep, SettleStep, Step, TargetPlan, estimate_parts, expand, restarts_before)
 from dbdrift.runner import instructions, turns
 from dbdrift.runner.campaign import CampaignOutcome, Runner
+from dbdrift.runner.detect import Planned
 from dbdrift.runner.progress import LanesProgress, ProgressSink
 from dbdrift.runner.session import TargetSession, settle_wait
 from dbdrift.store.store import Store
@@ -152,6 +153,7 @@ class Sequence:
         self.spec, self.store, self.resume, self.progress = runner.spec, runner.store, runner.resume, runner.progress
         self.perf, self.placement = runner.perf, runner.placement
         self.plans = expand(self.spec)
+        self.planned: Planned | None = None  # a campaign planned to detect: which starts still run
 
     def run(self, installs: dict[str, InstallInfo], outcome: CampaignOutcome) -> None:
         states = self._all_states = self._states(outcome.campaign_id)
@@ -167,6 +169,8 @@ class Sequence:
                 self.progress.message(f"{state.plan.target.name}: instruction counts are not available for "
                                       f"{state.plan.target.engine}; not counted")
         self.progress.campaign_start(*estimate(self.spec, [s.plan for s in active], [s.plan for s in counting]))
+        if self.spec.detect_plan is not None and self.runner.estimates is not None:
+            self.planned = Planned(self.spec, self.runner.estimates, outcome.campaign_id, self.progress)
         if self.spec.timed:
             if self.spec.order == "turns" and len(active) > 1:
                 self._in_turns(active, installs, outcome)
@@ -275,6 +279,17 @@ class Sequence:
             return [s for s in kept if self._guard(s, s.settle_end, outcome)]
         if not (step.warm or step.key in pending):
             return live
+        if self.planned is not None and not step.warm and not self.planned.wants(step):
+            self.progress.advance(len(live) * (step.duration_s + step.warmup_s + RUN_OVERHEAD_S + RESTART_S))
+            return live
+        live = self._measure(step, live, outcome)
+        if self.planned is not None and not step.warm:
+            self.planned.after(step)
+        return live
+
+    def _measure(self, step: RunStep, live: list[TargetSession], outcome: CampaignOutcome) -> list[TargetSession]:
+        """One run of every live target, in turns inside one driver run where they can, else whole
+        runs in turn; the servers restart before it where the campaign says so."""
         if restarts_before(self.spec, step):
             live = self._restart_all(live, step, outcome)
         if turns.can_take_turns(live):

@@ -1,0 +1,279 @@
+"""Campaigns planned to a detectable change (the campaign key `detect`): how many server starts
+and how long a run each microbenchmark needs for its rQPS interval over starts to see a change
+of that size with 80% power, from an A/A calibration of this host; and the one point at which a
+running campaign may change that number.
+
+The noise model. A test's ln rQPS over n starts of every server has the variance
+(between + within * t0 / t) / n: `between` is the offset each start draws for the server's
+life (memory placement, code layout: it does not shrink with a longer run), `within` the
+variance of one start's turns at the calibration's run length t0, which falls as 1/t with the
+run length t (the turns of one start are a long stationary series). An A/A calibration with 3
+or more starts gives both: `within` from each start's own batch interval, `between` from the
+spread of the starts' values beyond it (analysis.noise.paired_turns, over_repeats).
+
+The stopping rule. Looking at the ratio after every start and stopping once it looks settled
+is peeking: the chance of a false verdict grows with every look. The number of starts here is
+fixed before the first start from the calibration, and raised at most once, after the first
+MIN_STARTS starts, from their spread only (an internal pilot, restricted to adding starts:
+Wittes and Brittain 1990): the estimate of the ratio never decides how many starts run, and
+quiet first starts never end a test early, so the interval's 95% holds (bench/detect.py
+measures it by simulation). Pure functions; docs/noise.md explains
+them to users.
+"""
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
+from statistics import fmean, variance
+from typing import Any
+
+from dbdrift.analysis.noise import Estimate, paired_turns, standard_error, t975
+from dbdrift.analysis.power import detectable_change, t80
+from dbdrift.analysis.relative import Comparison, Measurement
+
+MIN_STARTS = 3  # the fewest starts an interval over starts has (noise.MIN_BATCHES)
+MAX_STARTS = 30  # a plan needing more starts than this for a test calls that test out of reach
+HEADROOM = 1.5  # a test may run this many times its planned starts when its first starts are noisier
+LENGTHS = (10.0, 15.0, 20.0, 30.0, 45.0, 60.0, 90.0, 120.0, 180.0, 300.0, 600.0)  # run lengths tried, s
+
+
+@dataclass(frozen=True)
+class TestNoise:
+    """One test's noise on this host as an A/A calibration measured it (variances of ln rQPS)."""
+
+    test: str
+    within: float  # one start's variance at `seconds` long runs
+    between: float  # the variance of the offset each start draws
+    seconds: float  # the calibration's run length
+    starts: int  # how many starts the calibration had
+
+    def variance(self, seconds: float) -> float:
+        """The variance of one start's ln rQPS with runs `seconds` long."""
+        return self.between + self.within * self.seconds / seconds
+
+    @property
+    def df(self) -> int:
+        return max(self.starts - 1, 1)
+
+
+def _df(starts: int) -> int:
+    """Degrees of freedom of the interval over `starts` starts: n - 1, or n - 2 from 4 starts, when
+    the crossover estimate (noise.crossover) takes one for the parity of the starts."""
+    return starts - 1 if starts < 4 else starts - 2
+
+
+def mde(var: float, starts: int) -> float:
+    """The detectable change (as power.detectable_change) of an interval over `starts` starts,
+    each with ln-variance `var`."""
+    df = _df(starts)
+    return math.expm1((t975(df) + t80(df)) * math.sqrt(var / starts))
+
+
+def starts_needed(var: float, detect: float) -> int | None:
+    """The fewest starts (at least MIN_STARTS) whose interval detects a change of `detect`; None
+    when more than MAX_STARTS would be needed."""
+    return next((n for n in range(MIN_STARTS, MAX_STARTS + 1) if mde(var, n) <= detect), None)
+
+
+def noise_of(measurements: list[Measurement], base: str, seconds: dict[str, float]) -> dict[tuple[str, int], TestNoise]:
+    """Each (test, threads)'s noise from an A/A campaign in turns: `base` against the copy, every
+    repeat on its own start; `seconds` gives each test's run length. Within: the mean of the
+    starts' squared standard errors. Between: the variance of the starts' values less that,
+    at least 0; with 2 or more starts of each parity the variance within each parity, as the
+    crossover estimate has it. Tests with fewer than 2 starts are left out."""
+    by_cell: dict[tuple[str, int], dict[int, dict[str, Measurement]]] = {}
+    for m in measurements:
+        if m.status == "ok" and m.value is not None and m.intervals:
+            by_cell.setdefault((m.test, m.threads), {}).setdefault(m.round, {})[m.target] = m
+    noise = {}
+    for (test, threads), repeats in by_cell.items():
+        centers: dict[int, float] = {}
+        within: list[float] = []
+        for rep, runs in repeats.items():
+            other = next((t for t in runs if t != base), None)
+            if base not in runs or other is None:
+                continue
+            est = paired_turns([runs[other].sample()], [runs[base].sample()])
+            se = standard_error(est) if est is not None else None
+            if est is None or est.value is None or se is None:
+                continue
+            centers[rep] = math.log(est.value)
+            within.append(se[0] ** 2)
+        if len(centers) < 2 or test not in seconds:
+            continue
+        arms = [[c for rep, c in centers.items() if rep % 2 == parity] for parity in (0, 1)]
+        if min(len(arm) for arm in arms) >= 2:
+            spread = sum((len(arm) - 1) * variance(arm) for arm in arms) / (len(centers) - 2)
+        else:
+            spread = variance(list(centers.values()))
+        inside = fmean(within)
+        noise[(test, threads)] = TestNoise(test, inside, max(spread - inside, 0.0), seconds[test], len(centers))
+    return noise
+
+
+@dataclass(frozen=True)
+class TestPlan:
+    """What the plan gives one (test, threads): its run length, the starts it is expected to
+    need, the most it may get, and the detectable change expected at those starts."""
+
+    test: str
+    threads: int
+    seconds: float
+    var: float  # one start's ln-variance at `seconds` long runs, as planned
+    starts: int  # planned
+    most: int  # the cap: headroom over the plan, or what the budget leaves
+    calibrated: bool  # False: no calibration of this test, planned from the noisiest one
+    prior_df: int = 0  # what `var` is worth when a campaign's own starts are pooled with it (replan)
+
+    @property
+    def expected(self) -> float:
+        """The detectable change expected after the planned starts."""
+        return mde(self.var, self.starts)
+
+    def reaches(self, detect: float) -> bool:
+        return self.expected <= detect
+
+    def to_dict(self) -> dict[str, object]:
+        return {"test": self.test, "threads": self.threads, "seconds": self.seconds, "var": self.var,
+                "starts": self.starts, "most": self.most, "expected": round(self.expected, 6),
+                "calibrated": self.calibrated, "prior_df": self.prior_df}
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> TestPlan:
+        return cls(str(d["test"]), int(d["threads"]), float(d["seconds"]), float(d["var"]), int(d["starts"]),
+                   int(d["most"]), bool(d["calibrated"]), int(d.get("prior_df", 0)))
+
+
+@dataclass(frozen=True)
+class DetectPlan:
+    """A campaign's plan: the threshold, the budget, the run length per duration kind, each
+    test's plan and the cost, expected and at most, in seconds."""
+
+    detect: float
+    budget_s: float | None
+    lengths: dict[str, float]  # duration kind (read, write, insert) -> run length
+    tests: tuple[TestPlan, ...]
+    expected_s: float
+    most_s: float
+    calibration: str  # which calibration it rests on, for messages
+    notes: tuple[str, ...] = field(default=())
+
+    def of(self, test: str, threads: int) -> TestPlan | None:
+        return next((p for p in self.tests if p.test == test and p.threads == threads), None)
+
+    def to_dict(self) -> dict[str, object]:
+        return {"detect": self.detect, "budget_s": self.budget_s, "lengths": self.lengths,
+                "tests": [p.to_dict() for p in self.tests], "expected_s": round(self.expected_s, 1),
+                "most_s": round(self.most_s, 1), "calibration": self.calibration, "notes": list(self.notes)}
+
+
+@dataclass(frozen=True)
+class Cell:
+    """A (test, threads) to plan: its duration kind and the noise calibrated for it (None: none)."""
+
+    test: str
+    threads: int
+    kind: str
+    noise: TestNoise | None
+
+
+def plan(cells: list[Cell], detect: float, fixed_s: float = 0.0, budget_s: float | None = None,
+         calibration: str = "", targets: int = 2, overhead_s: float = 5.0, lengths: tuple[float, ...] = LENGTHS,
+         spare: tuple[TestNoise, ...] = ()) -> DetectPlan:
+    """The run length per duration kind and the starts per test that reach `detect` at the least
+    cost. A start of one test costs targets * (length + overhead_s) seconds; `fixed_s` is the rest
+    of the campaign (starts, loads, settles, warm-up runs). Per kind, the length is the one of
+    `lengths` that leaves the fewest tests out of reach, then costs least. A test the calibration
+    lacks is planned with the noisiest calibrated test of its kind (or of any kind, `spare`
+    included: the calibration's tests this campaign does not run). A test out
+    of reach gets MIN_STARTS. Each test may run up to HEADROOM times its planned starts; with a
+    budget, the starts beyond MIN_STARTS are cut to what it leaves, in proportion."""
+    known = [c.noise for c in cells if c.noise is not None] + list(spare)
+    if not known:
+        raise ValueError("no calibrated test to plan from")
+
+    def stand_in(kind: str) -> TestNoise:
+        same = [c.noise for c in cells if c.kind == kind and c.noise is not None] or known
+        return max(same, key=lambda n: n.variance(n.seconds))
+
+    def cost(seconds: float) -> float:
+        return targets * (seconds + overhead_s)
+
+    chosen: dict[str, float] = {}
+    for kind in sorted({c.kind for c in cells}):
+        mine = [c.noise or stand_in(kind) for c in cells if c.kind == kind]
+        def score(t: float) -> tuple[int, float]:
+            needs = [starts_needed(n.variance(t), detect) for n in mine]
+            return sum(s is None for s in needs), sum((s or MIN_STARTS) * cost(t) for s in needs)
+        chosen[kind] = min(lengths, key=score)
+    planned = []
+    for c in cells:
+        noise, t = c.noise or stand_in(c.kind), chosen[c.kind]
+        need = starts_needed(noise.variance(t), detect)
+        starts = need or MIN_STARTS
+        cap = max(starts, min(MAX_STARTS, math.ceil(starts * HEADROOM))) if need else MIN_STARTS
+        planned.append(TestPlan(c.test, c.threads, t, noise.variance(t), starts, cap, c.noise is not None,
+                                noise.df if c.noise is not None else 0))
+    expected = fixed_s + sum(p.starts * cost(p.seconds) for p in planned)
+    most = fixed_s + sum(p.most * cost(p.seconds) for p in planned)
+    notes: tuple[str, ...] = ()
+    if budget_s is not None and most > budget_s:
+        floor_s = fixed_s + sum(MIN_STARTS * cost(p.seconds) for p in planned)
+        extra = sum((p.most - MIN_STARTS) * cost(p.seconds) for p in planned)
+        share = max(0.0, (budget_s - floor_s) / extra) if extra else 0.0
+        planned = [_capped(p, MIN_STARTS + math.floor((p.most - MIN_STARTS) * share)) for p in planned]
+        most = fixed_s + sum(p.most * cost(p.seconds) for p in planned)
+        expected = fixed_s + sum(p.starts * cost(p.seconds) for p in planned)
+        if floor_s > budget_s:
+            notes = (f"the budget is less than {MIN_STARTS} starts of every test take; each test gets {MIN_STARTS} "
+                     "(the fewest an interval over starts has)",)
+    return DetectPlan(detect, budget_s, chosen, tuple(planned), expected, most, calibration, notes)
+
+
+def _capped(p: TestPlan, most: int) -> TestPlan:
+    """A test's plan with at most `most` starts (the budget's share)."""
+    return replace(p, starts=min(p.starts, most), most=most)
+
+
+def replan(p: TestPlan, estimates: list[Estimate], done: int, detect: float) -> int:
+    """The starts a test runs in all, decided once after its first `done` starts: the planned
+    variance (worth p.prior_df degrees of freedom: its calibration's starts less one, 0 for a
+    test planned from another's) pooled with the largest of these starts' own (each compared
+    cell's squared standard error times the starts), and the starts that variance needs, at
+    least the plan's and at most the test's cap. Only the spread decides, never the ratio; and
+    it can only add starts (Wittes and Brittain's restricted design): stopping early when the
+    first starts happen to look quiet would pick exactly the campaigns whose interval is too
+    narrow (tests/unit/test_planning.py measures both)."""
+    own = [found[0] ** 2 * done for est in estimates if (found := standard_error(est)) is not None]
+    planned = min(max(p.starts, done), p.most)
+    if not own or done < 2:
+        return planned
+    df = done - 1
+    var = (p.prior_df * p.var + df * max(own)) / (p.prior_df + df)
+    need = starts_needed(var, detect) or p.most
+    return max(planned, min(need, p.most))
+
+
+def detect_notes(comparison: Comparison, found: Mapping[str, Any] | None) -> tuple[str, ...]:
+    """The report's note on a campaign planned to `found` (a stored DetectPlan): how many tests
+    reached its threshold, and each that did not with the change it could detect (its
+    compared cells' largest, power.detectable_change) after how many starts."""
+    if not found:
+        return ()
+    detect = float(found["detect"])
+    missed, reached = [], 0
+    for row in comparison.rows:
+        cells = [(detectable_change(c.estimate), c.estimate.n) for c in row.cells.values()
+                 if c.estimate is not None and c.reference is not None]
+        if not cells:
+            continue
+        could = [d for d, _ in cells]
+        if all(d is not None and d <= detect + 1e-12 for d in could):
+            reached += 1
+            continue
+        worst = max(cells, key=lambda dn: math.inf if dn[0] is None else dn[0])
+        what = f"{worst[0]:.1%}" if worst[0] is not None else "no interval"
+        missed.append(f"{row.test} x{row.threads} ({what} after {worst[1]} starts)")
+    line = f"detect {detect:.1%}: {reached} of {reached + len(missed)} tests reached it"
+    return (line + (f"; not reached: {', '.join(missed)}" if missed else ""),)

@@ -1,0 +1,140 @@
+"""A campaign planned to a detectable change (the campaign key `detect`, `run --detect`): the plan
+from the store's newest A/A calibration with starts (analysis/planning.py), the campaign it turns
+into, and what `run --check` says of it.
+"""
+from __future__ import annotations
+
+import json
+from dataclasses import replace
+from typing import Callable
+
+from dbdrift.analysis import planning
+from dbdrift.analysis.noise import Estimate
+from dbdrift.analysis.relative import compare
+from dbdrift.errors import UserError
+from dbdrift.model import JsonObject
+from dbdrift.plan.campaign import CampaignSpec
+from dbdrift.plan.expand import MEASURED, RESTART_S, RUN_OVERHEAD_S
+from dbdrift.quantities import format_duration
+from dbdrift.results.build import measurement, measurements_of
+from dbdrift.store.store import Store
+
+
+def calibration_noise(store: Store | None) -> tuple[dict[tuple[str, int], planning.TestNoise], str]:
+    """The noise of each (test, threads) from the newest calibration of the store that has 2 or
+    more starts of a test, and a line naming it; a UserError when the store has none."""
+    hint = ("calibrate this host first with starts: `dbdrift calibrate CAMPAIGN.toml --set repeats=3` with the same "
+            "--store (it runs the base against a copy of itself; docs/noise.md)")
+    if store is None:
+        raise UserError("detect plans from a calibration of this host, and the store does not exist yet", hint,
+                        exit_code=2)
+    for campaign_id in store.calibration_ids():
+        row = store.campaign(campaign_id)
+        spec = json.loads(row["spec_json"])
+        targets = [t["name"] for t in store.targets(campaign_id)]
+        if len(targets) < 2 or spec.get("order") != "turns":
+            continue
+        seconds = _lengths(spec)
+        measurements = measurements_of(store, campaign_id)
+        noise = planning.noise_of(measurements, targets[0],
+                                  {m.test: seconds.get(_kind(m.test), 0.0) for m in measurements})
+        if noise:
+            starts = max(n.starts for n in noise.values())
+            return noise, f"calibration {row['name']} (#{campaign_id}, {row['created_at']}, {starts} starts)"
+    raise UserError(f"detect plans from a calibration of this host with 2 or more server starts, and {store.path} "
+                    "has none", hint, exit_code=2)
+
+
+def refuse_cluster(address: str | None) -> None:
+    """detect plans from this host's calibration: a campaign on a cluster (whose hosts differ) is refused."""
+    if address is not None:
+        raise UserError("detect plans a campaign from this host's calibration; it does not run on a cluster",
+                        "run the planned campaign on one host (without --cluster and [cluster]), or remove detect",
+                        exit_code=2)
+
+
+def _lengths(spec: JsonObject) -> dict[str, float]:
+    write = float(spec.get("write_s") or 0.0)
+    return {"read": float(spec.get("read_s") or 0.0), "write": write, "insert": float(spec.get("insert_s") or write)}
+
+
+def _kind(test: str) -> str:
+    from dbdrift.workloads.sysbench.catalog import CATALOG
+    return CATALOG[test].duration_kind if test in CATALOG else "read"
+
+
+def planned(spec: CampaignSpec, store: Store | None) -> CampaignSpec:
+    """The campaign with its detect plan applied: the run lengths it chose, repeats as the most
+    starts any test may get, and the plan itself (stored with the campaign; the runner follows
+    it). A campaign without detect is returned as it is."""
+    if spec.detect is None:
+        return spec
+    if len(spec.targets) < 2:
+        raise UserError(f"{spec.name}: detect needs two or more targets to compare", "add a target, or remove detect",
+                        exit_code=2)
+    if spec.order != "turns":
+        raise UserError(f"{spec.name}: detect needs the targets' servers up together, taking turns, and this campaign "
+                        "runs them one after the other (order = \"sequential\", or the servers do not fit in memory "
+                        "together)", "make the servers smaller (shared_buffers, innodb_buffer_pool_size), or remove "
+                        "detect", exit_code=2)
+    noise, named = calibration_noise(store)
+    by_test = {test: n for (test, _), n in noise.items()}
+    cells = [planning.Cell(t.name, threads, t.duration_kind, noise.get((t.name, threads)) or by_test.get(t.name))
+             for threads in spec.threads for t in spec.tests]
+    fixed = _fixed_s(spec)
+    lengths_tried = tuple(sorted(set(planning.LENGTHS) | {spec.read_s, spec.write_s, spec.insert_s}))
+    overhead = spec.warmup_s + RUN_OVERHEAD_S + RESTART_S
+    found = planning.plan(cells, spec.detect, fixed, spec.budget, named, len(spec.targets), overhead, lengths_tried,
+                          tuple(noise.values()))
+    chosen = found.lengths
+    write_s = chosen.get("write", spec.write_s)
+    shaped = replace(spec, read_s=chosen.get("read", spec.read_s), write_s=write_s,
+                     insert_s=chosen.get("insert", write_s if "write" in chosen else spec.insert_s))
+    # the warm-up runs last read_s: plan again with the fixed part the chosen lengths give
+    found = planning.plan(cells, spec.detect, _fixed_s(shaped), spec.budget, named, len(spec.targets), overhead,
+                          tuple(found.lengths.values()), tuple(noise.values()))
+    return replace(shaped, repeats=max(p.most for p in found.tests), detect_plan=found.to_dict())
+
+
+def _fixed_s(spec: CampaignSpec) -> float:
+    """What a campaign takes besides its measured runs: starts, loads, settles and warm-up runs."""
+    from dbdrift.plan.expand import expand
+    from dbdrift.workloads.sysbench.run import estimate_by_part
+    once = replace(spec, repeats=1, count_instructions=False)
+    parts = estimate_by_part(once, expand(once), [])
+    return sum(parts.values()) - parts.get(MEASURED, 0.0)
+
+
+def check_lines(spec: CampaignSpec) -> list[str]:
+    """What `run --check` says of a planned campaign: the plan, its cost, and each test's starts."""
+    if spec.detect_plan is None:
+        return []
+    found = spec.detect_plan
+    tests = found["tests"]
+    lengths = ", ".join(f"{kind}_s {seconds:g}s" for kind, seconds in found["lengths"].items())
+    lines = [f"detect {found['detect']:.1%}: planned from {found['calibration']}; {lengths}",
+             f"  expected {format_duration(found['expected_s'])}, at most {format_duration(found['most_s'])}"
+             + (f" (budget {format_duration(found['budget_s'])})" if found.get("budget_s") else "")]
+    lines += [f"  note: {n}" for n in found.get("notes", [])]
+    for p in tests:
+        reach = "" if p["expected"] <= found["detect"] else f"; cannot reach {found['detect']:.1%}"
+        guess = "" if p["calibrated"] else " (not calibrated: planned from the noisiest calibrated test)"
+        lines.append(f"  {p['test']} x{p['threads']}: {p['starts']} starts (at most {p['most']}), expected "
+                     f"{p['expected']:.1%}{reach}{guess}")
+    return lines
+
+
+def cell_estimates(store: Store) -> Callable[[int, str, int], list[Estimate]]:
+    """What the runner asks of a campaign planned to detect (runner/detect.py): the rQPS estimates
+    of one stored (test, threads), one per compared target, as the report computes them."""
+    def estimates(campaign_id: int, test: str, threads: int) -> list[Estimate]:
+        rows = json.loads(store.campaign(campaign_id)["spec_json"]).get("rows", 0)
+        found = [measurement(store, r, rows) for r in store.runs(campaign_id)
+                 if r["test"] == test and r["threads"] == threads]
+        targets = store.targets(campaign_id)
+        names = [t["name"] for t in targets]
+        base = next((t["name"] for t in targets if t["is_base"]), names[0])
+        comparison = compare(found, names, base, [test])
+        return [c.estimate for row in comparison.rows for c in row.cells.values()
+                if c.estimate is not None and c.reference is not None]
+    return estimates
