@@ -6,6 +6,7 @@ import pytest
 
 from tests.cli.test_cli_errors import assert_user_error
 from tests.helpers import dbdrift, shared_work_dir
+from tests.server.servers import fetch
 
 pytestmark = [pytest.mark.server, pytest.mark.fault("input")]
 
@@ -35,7 +36,7 @@ def test_check_passes_postgres_settings_the_server_accepts(tmp_path):
     assert "not checked" not in result.stdout and "ok: nothing was started" in result.stdout
 
 
-def test_check_refuses_a_mariadb_setting_the_server_rejects(tmp_path):
+def test_check_refuses_a_mariadb_setting_the_server_rejects(tmp_path, ma114):  # ma114: the build is cached
     result = check(tmp_path, 'name = "ma"\nengine = "mariadb"\nversion = "11.4.5"\n'
                              'settings = { innodb_buffer_pool_size = "x" }\n')
     assert_user_error(result, "target ma (mariadb 11.4.5): Unknown suffix 'x' used for variable "
@@ -44,6 +45,7 @@ def test_check_refuses_a_mariadb_setting_the_server_rejects(tmp_path):
 
 
 def test_check_names_the_settings_check_it_could_not_make(tmp_path):
+    fetch("mysql", "5.7.22")  # cached, so that --check reaches the server's own check
     result = check(tmp_path, 'name = "my"\nengine = "mysql"\nversion = "5.7.22"\n')
     assert result.returncode == 0, result.stderr
     assert "not checked: target my's settings by the server (mysql 5.7.22 has no --validate-config" in result.stdout
