@@ -37,6 +37,17 @@ def parse_duration_s(value: object, what: str, *, positive: bool = False) -> flo
     return seconds
 
 
+def parse_share(text: str) -> float:
+    """A share written as text, the one reading of a percentage for the command line and campaign
+    strings alike: `2%` and `2` (a number of 1 or more is a percent) are 0.02, and so is `0.02`.
+    ValueError when it is not a number."""
+    body = text.strip()
+    value = float(body.rstrip("%").strip())
+    if not math.isfinite(value):
+        raise ValueError(text)
+    return value / 100.0 if body.endswith("%") or value >= 1 else value
+
+
 def _float(number: int | float | str) -> float:
     """float(), with numbers beyond a float's range as infinity (not OverflowError)."""
     try:

@@ -372,6 +372,16 @@ def test_a_campaign_planned_to_detect_runs_the_starts_its_calibration_plans_and_
     spec = json.loads(db.execute("SELECT spec_json FROM campaigns WHERE name = 'detect'").fetchone()[0])
     assert spec["detect"] == 0.2 and spec["budget"] == 600 and spec["detect_plan"]["tests"][0]["test"] == "point-query"
     assert postgres_processes_under(work) == []
+    # another machine's calibration plans nothing here: the same store, its calibration moved to another host
+    host = json.loads(db.execute("SELECT host_json FROM campaigns WHERE name = 'calibrate-pg17'").fetchone()[0])
+    db.execute("UPDATE campaigns SET host_json = ? WHERE name = 'calibrate-pg17'",
+               (json.dumps({**host, "hostname": "elsewhere"}),))
+    db.commit()
+    db.close()
+    moved = dbdrift("run", path, "--store", store, "--check", "--detect", "20%", work_dir=work)
+    assert moved.returncode == 2
+    assert "has none; it has calibrations of other hosts only: calibrate-pg17 (#1) on elsewhere (" in moved.stderr, \
+        moved.stderr[-2000:]
 
 
 def _three_repeats(tmp_path: Path, name: str, extra: str = "") -> tuple[Path, Path, dict]:

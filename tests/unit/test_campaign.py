@@ -175,3 +175,17 @@ def test_every_warm_up_run_the_plan_marks_is_one_a_stored_row_is_known_by():
     assert {s.name for s in runs if s.warm} == {"point-query.warm", "scan.warm", "points-covered-si.warm"}
     assert all(s.warm == is_warm_run(s.name) for s in runs)
     assert not is_warm_run("warmth")
+
+
+def test_within_starts_drops_the_runs_beyond_each_tests_planned_starts_and_what_they_cost():
+    from dbdrift.plan.expand import MEASURED, SETUP, estimate_parts, run_cost_s, within_starts
+    spec = parse({**MINIMAL, "repeats": 5, "tests": ["point-query", "update-index"], "read_s": 10, "write_s": 10})
+    plans = expand(spec)
+    kept = within_starts(plans, {("point-query", 1): 3, ("update-index", 1): 5})
+    assert sorted(r.key for r in kept[0].runs if not r.warm) == sorted(
+        [("point-query", 1, i) for i in range(3)] + [("update-index", 1, i) for i in range(5)])
+    assert [r for r in kept[0].runs if r.warm] == [r for r in plans[0].runs if r.warm]
+    dropped = [r for r in plans[0].runs if r.name == "point-query" and not r.warm and r.repeat >= 3]
+    full, cut = estimate_parts(plans[0], spec), estimate_parts(kept[0], spec)
+    assert (full[MEASURED] + full[SETUP]) - (cut[MEASURED] + cut[SETUP]) == pytest.approx(
+        sum(run_cost_s(spec, r) for r in dropped))

@@ -254,3 +254,18 @@ def test_parse_duration_s_allows_zero_unless_the_duration_is_measured():
     assert parse_duration_s("0s", "--steal-window") == 0
     with pytest.raises(UserError, match="must be more than 0"):
         parse_duration_s("0s", "read_s", positive=True)
+
+
+def test_a_percentage_reads_alike_on_the_command_line_and_in_a_campaign_string():
+    from dbdrift.cli.options import percent
+    from dbdrift.quantities import parse_share
+
+    for text in ("2%", "2", " 2 % ", "0.02"):
+        assert parse_share(text) == pytest.approx(0.02)
+        assert percent(text.strip()) == pytest.approx(0.02)
+        assert parse({"name": "c", "detect": text, "order": "turns", "restart": "repeat",
+                      "targets": [{"name": "a", "version": "17.10"}, {"name": "b", "version": "18.4"}]}
+                     ).detect == pytest.approx(0.02)
+    for bad in ("two", "%", "nan", "inf%"):
+        with pytest.raises(ValueError):
+            parse_share(bad)

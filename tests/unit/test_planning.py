@@ -61,6 +61,22 @@ def test_a_budget_cuts_the_starts_beyond_the_first_three_to_fit():
     assert all(p.most == MIN_STARTS for p in tiny.tests) and tiny.notes
 
 
+def test_a_tight_budget_picks_shorter_runs_when_they_see_smaller_changes():
+    # noise mostly within a start, so a run's length trades against its starts
+    cells = [Cell(f"t{i}", 1, "read", Noise(f"t{i}", within=0.02 ** 2, between=0.002 ** 2, seconds=10, starts=4))
+             for i in range(4)]
+    lengths = (5.0, 10.0, 60.0)
+    free = plan(cells, 0.02, lengths=lengths)
+    assert free.lengths == {"read": 10.0} and all(p.reaches(0.02) for p in free.tests)
+    tight = plan(cells, 0.02, budget_s=500, lengths=lengths)
+    at_ten = plan(cells, 0.02, budget_s=500, lengths=(10.0,))
+    assert tight.lengths == {"read": 5.0} and tight.most_s <= 500 and not tight.notes
+    assert tight.tests[0].expected < at_ten.tests[0].expected  # more short starts see a smaller change
+    # below MIN_STARTS of every test even at the shortest length: the shortest, and a note
+    tiny = plan(cells, 0.02, budget_s=10, lengths=lengths)
+    assert tiny.lengths == {"read": 5.0} and tiny.notes
+
+
 def test_the_plan_round_trips_through_its_stored_form():
     found = plan([Cell("point-query", 1, "read", Noise("point-query", 1e-5, 4e-5, 10, 5))], 0.02, budget_s=600)
     p = found.tests[0]
@@ -140,3 +156,16 @@ def test_the_report_note_names_each_test_that_did_not_reach_the_threshold():
     assert note.startswith("detect 2.0%: 1 of 2 tests reached it; not reached: scan x1 (")
     assert "after 3 starts" in note
     assert planning.detect_notes(comparison, None) == ()
+    # the note gives the change each cell shows: a noise floor above the threshold keeps a test from it
+    floored = compare(quiet + loud, ["a", "a-aa"], "a", ["point-query", "scan"], noise_floor={"point-query": 0.031})
+    (note,) = planning.detect_notes(floored, {"detect": 0.02})
+    assert note.startswith("detect 2.0%: 0 of 2 tests reached it; not reached: point-query x1 (3.1% after 5 starts)")
+
+
+def test_a_test_whose_noise_floor_is_above_the_threshold_is_out_of_reach_whatever_its_starts():
+    quiet = Noise("t", within=0.0, between=0.004 ** 2, seconds=30, starts=4)
+    free, floored = plan([Cell("t", 1, "read", quiet)], 0.02), plan([Cell("t", 1, "read", quiet, floor=0.03)], 0.02)
+    assert free.tests[0].reaches(0.02)
+    p = floored.tests[0]
+    assert p.starts == p.most == MIN_STARTS and p.expected == 0.03 and not p.reaches(0.02)
+    assert planning.TestPlan.from_dict(p.to_dict()) == p

@@ -24,12 +24,13 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
+from itertools import product
 from dataclasses import dataclass, field, replace
 from statistics import fmean, variance
 from typing import Any
 
 from dbdrift.analysis.noise import Estimate, paired_turns, standard_error, t975
-from dbdrift.analysis.power import detectable_change, t80
+from dbdrift.analysis.power import t80
 from dbdrift.analysis.relative import Comparison, Measurement
 
 MIN_STARTS = 3  # the fewest starts an interval over starts has (noise.MIN_BATCHES)
@@ -125,11 +126,12 @@ class TestPlan:
     most: int  # the cap: headroom over the plan, or what the budget leaves
     calibrated: bool  # False: no calibration of this test, planned from the noisiest one
     prior_df: int = 0  # what `var` is worth when a campaign's own starts are pooled with it (replan)
+    floor: float = 0.0  # the calibration's noise floor of the test: no verdict below it, whatever the starts
 
     @property
     def expected(self) -> float:
-        """The detectable change expected after the planned starts."""
-        return mde(self.var, self.starts)
+        """The detectable change expected after the planned starts, never below the floor."""
+        return max(mde(self.var, self.starts), self.floor)
 
     def reaches(self, detect: float) -> bool:
         return self.expected <= detect
@@ -137,12 +139,12 @@ class TestPlan:
     def to_dict(self) -> dict[str, object]:
         return {"test": self.test, "threads": self.threads, "seconds": self.seconds, "var": self.var,
                 "starts": self.starts, "most": self.most, "expected": round(self.expected, 6),
-                "calibrated": self.calibrated, "prior_df": self.prior_df}
+                "calibrated": self.calibrated, "prior_df": self.prior_df, "floor": round(self.floor, 6)}
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> TestPlan:
         return cls(str(d["test"]), int(d["threads"]), float(d["seconds"]), float(d["var"]), int(d["starts"]),
-                   int(d["most"]), bool(d["calibrated"]), int(d.get("prior_df", 0)))
+                   int(d["most"]), bool(d["calibrated"]), int(d.get("prior_df", 0)), float(d.get("floor", 0.0)))
 
 
 @dataclass(frozen=True)
@@ -170,12 +172,14 @@ class DetectPlan:
 
 @dataclass(frozen=True)
 class Cell:
-    """A (test, threads) to plan: its duration kind and the noise calibrated for it (None: none)."""
+    """A (test, threads) to plan: its duration kind, the noise calibrated for it (None: none) and
+    the calibration's noise floor of the test (analysis/floor.py; 0: none)."""
 
     test: str
     threads: int
     kind: str
     noise: TestNoise | None
+    floor: float = 0.0
 
 
 def plan(cells: list[Cell], detect: float, fixed_s: float = 0.0, budget_s: float | None = None,
@@ -183,8 +187,11 @@ def plan(cells: list[Cell], detect: float, fixed_s: float = 0.0, budget_s: float
          spare: tuple[TestNoise, ...] = ()) -> DetectPlan:
     """The run length per duration kind and the starts per test that reach `detect` at the least
     cost. A start of one test costs targets * (length + overhead_s) seconds; `fixed_s` is the rest
-    of the campaign (starts, loads, settles, warm-up runs). Per kind, the length is the one of
-    `lengths` that leaves the fewest tests out of reach, then costs least. A test the calibration
+    of the campaign (starts, loads, settles, warm-up runs). The lengths, one of `lengths` per kind,
+    are those that leave the fewest tests out of reach, then cost least; with a budget, those that
+    fit it (or overrun it least, when even MIN_STARTS of every test do not), then leave the fewest
+    tests out of reach once it is applied, then give the smallest detectable changes to the tests
+    out of reach: a tight budget picks shorter runs when they leave starts to spend. A test the calibration
     lacks is planned with the noisiest calibrated test of its kind (or of any kind, `spare`
     included: the calibration's tests this campaign does not run). A test out
     of reach gets MIN_STARTS. Each test may run up to HEADROOM times its planned starts; with a
@@ -194,41 +201,58 @@ def plan(cells: list[Cell], detect: float, fixed_s: float = 0.0, budget_s: float
         raise ValueError("no calibrated test to plan from")
 
     def stand_in(kind: str) -> TestNoise:
-        same = [c.noise for c in cells if c.kind == kind and c.noise is not None] or known
+        same = [c.noise for c in cells if c.noise is not None and c.kind == kind] or known
         return max(same, key=lambda n: n.variance(n.seconds))
 
-    def cost(seconds: float) -> float:
-        return targets * (seconds + overhead_s)
+    noises = [c.noise or stand_in(c.kind) for c in cells]
+    needed: dict[tuple[int, float], int | None] = {}
 
-    chosen: dict[str, float] = {}
-    for kind in sorted({c.kind for c in cells}):
-        mine = [c.noise or stand_in(kind) for c in cells if c.kind == kind]
-        def score(t: float) -> tuple[int, float]:
-            needs = [starts_needed(n.variance(t), detect) for n in mine]
-            return sum(s is None for s in needs), sum((s or MIN_STARTS) * cost(t) for s in needs)
-        chosen[kind] = min(lengths, key=score)
-    planned = []
-    for c in cells:
-        noise, t = c.noise or stand_in(c.kind), chosen[c.kind]
-        need = starts_needed(noise.variance(t), detect)
-        starts = need or MIN_STARTS
-        cap = max(starts, min(MAX_STARTS, math.ceil(starts * HEADROOM))) if need else MIN_STARTS
-        planned.append(TestPlan(c.test, c.threads, t, noise.variance(t), starts, cap, c.noise is not None,
-                                noise.df if c.noise is not None else 0))
-    expected = fixed_s + sum(p.starts * cost(p.seconds) for p in planned)
-    most = fixed_s + sum(p.most * cost(p.seconds) for p in planned)
+    def at(chosen: dict[str, float]) -> DetectPlan:
+        planned = []
+        for i, (c, noise) in enumerate(zip(cells, noises)):
+            t = chosen[c.kind]
+            if (i, t) not in needed:
+                needed[(i, t)] = starts_needed(noise.variance(t), detect)
+            need = needed[(i, t)] if c.floor <= detect else None  # no start lowers the floor
+            starts = need or MIN_STARTS
+            cap = max(starts, min(MAX_STARTS, math.ceil(starts * HEADROOM))) if need else MIN_STARTS
+            planned.append(TestPlan(c.test, c.threads, t, noise.variance(t), starts, cap, c.noise is not None,
+                                    noise.df if c.noise is not None else 0, c.floor))
+        return _within(DetectPlan(detect, budget_s, chosen, tuple(planned), 0.0, 0.0, calibration),
+                       fixed_s, targets, overhead_s)
+
+    def score(p: DetectPlan) -> tuple[float, int, float, float]:
+        short = [t.expected for t in p.tests if not t.reaches(detect)]
+        if budget_s is None:
+            return 0.0, len(short), 0.0, p.expected_s
+        # a budget is there to be spent: of the lengths that fit it (or overrun it least, when even
+        # MIN_STARTS of every test do not), those that reach most tests, then see the smallest changes
+        return max(0.0, p.most_s - budget_s), len(short), round(sum(short), 6), p.expected_s
+
+    kinds = sorted({c.kind for c in cells})
+    return min((at(dict(zip(kinds, combo))) for combo in product(lengths, repeat=len(kinds))), key=score)
+
+
+def _within(found: DetectPlan, fixed_s: float, targets: int, overhead_s: float) -> DetectPlan:
+    """The plan with its cost, expected and at most, and with a budget the starts beyond MIN_STARTS
+    cut in proportion to what the budget leaves."""
+    def cost(p: TestPlan) -> float:
+        return targets * (p.seconds + overhead_s)
+
+    planned, budget_s = found.tests, found.budget_s
+    most = fixed_s + sum(p.most * cost(p) for p in planned)
     notes: tuple[str, ...] = ()
     if budget_s is not None and most > budget_s:
-        floor_s = fixed_s + sum(MIN_STARTS * cost(p.seconds) for p in planned)
-        extra = sum((p.most - MIN_STARTS) * cost(p.seconds) for p in planned)
+        floor_s = fixed_s + sum(MIN_STARTS * cost(p) for p in planned)
+        extra = sum((p.most - MIN_STARTS) * cost(p) for p in planned)
         share = max(0.0, (budget_s - floor_s) / extra) if extra else 0.0
-        planned = [_capped(p, MIN_STARTS + math.floor((p.most - MIN_STARTS) * share)) for p in planned]
-        most = fixed_s + sum(p.most * cost(p.seconds) for p in planned)
-        expected = fixed_s + sum(p.starts * cost(p.seconds) for p in planned)
+        planned = tuple(_capped(p, MIN_STARTS + math.floor((p.most - MIN_STARTS) * share)) for p in planned)
+        most = fixed_s + sum(p.most * cost(p) for p in planned)
         if floor_s > budget_s:
             notes = (f"the budget is less than {MIN_STARTS} starts of every test take; each test gets {MIN_STARTS} "
                      "(the fewest an interval over starts has)",)
-    return DetectPlan(detect, budget_s, chosen, tuple(planned), expected, most, calibration, notes)
+    expected = fixed_s + sum(p.starts * cost(p) for p in planned)
+    return replace(found, tests=planned, expected_s=expected, most_s=most, notes=notes)
 
 
 def _capped(p: TestPlan, most: int) -> TestPlan:
@@ -257,14 +281,15 @@ def replan(p: TestPlan, estimates: list[Estimate], done: int, detect: float) -> 
 
 def detect_notes(comparison: Comparison, found: Mapping[str, Any] | None) -> tuple[str, ...]:
     """The report's note on a campaign planned to `found` (a stored DetectPlan): how many tests
-    reached its threshold, and each that did not with the change it could detect (its
-    compared cells' largest, power.detectable_change) after how many starts."""
+    reached its threshold, and each that did not with the change it could detect after how many
+    starts: its compared cells' largest detectable change, the one each cell shows (never below
+    the verdict's minimum effect, the calibration's noise floor included)."""
     if not found:
         return ()
     detect = float(found["detect"])
     missed, reached = [], 0
     for row in comparison.rows:
-        cells = [(detectable_change(c.estimate), c.estimate.n) for c in row.cells.values()
+        cells = [(c.detectable, c.estimate.n) for c in row.cells.values()
                  if c.estimate is not None and c.reference is not None]
         if not cells:
             continue

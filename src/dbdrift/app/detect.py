@@ -9,6 +9,7 @@ from dataclasses import replace
 from typing import Callable
 
 from dbdrift.analysis import planning
+from dbdrift.analysis.floor import noise_floor
 from dbdrift.analysis.noise import Estimate
 from dbdrift.analysis.relative import compare
 from dbdrift.errors import UserError
@@ -17,20 +18,29 @@ from dbdrift.plan.campaign import CampaignSpec
 from dbdrift.plan.expand import MEASURED, RESTART_S, RUN_OVERHEAD_S
 from dbdrift.quantities import format_duration
 from dbdrift.results.build import measurement, measurements_of
+from dbdrift.results.history import host_key
+from dbdrift.runner.campaign import machine_facts
 from dbdrift.store.store import Store
 
 
-def calibration_noise(store: Store | None) -> tuple[dict[tuple[str, int], planning.TestNoise], str]:
-    """The noise of each (test, threads) from the newest calibration of the store that has 2 or
-    more starts of a test, and a line naming it; a UserError when the store has none."""
-    hint = ("calibrate this host first with starts: `dbdrift calibrate CAMPAIGN.toml --set repeats=3` with the same "
+def calibration_noise(store: Store | None) -> tuple[dict[tuple[str, int], planning.TestNoise], dict[str, float], str]:
+    """The noise of each (test, threads) from the newest calibration of this host in the store that
+    has 2 or more starts of a test, each test's noise floor from it (what reports raise the
+    verdicts' minimum effect to while it is the newest), and a line naming it; a UserError when
+    the store has none."""
+    hint = ("calibrate this host first with starts: `dbdrift calibrate CAMPAIGN.toml --set repeats=8` with the same "
             "--store (it runs the base against a copy of itself; docs/noise.md)")
     if store is None:
         raise UserError("detect plans from a calibration of this host, and the store does not exist yet", hint,
                         exit_code=2)
+    here, elsewhere = host_key(machine_facts(steal_window_s=0)), []
     for campaign_id in store.calibration_ids():
         row = store.campaign(campaign_id)
         spec = json.loads(row["spec_json"])
+        there = host_key(json.loads(row["host_json"] or "{}"))
+        if there != here:  # another machine's noise says nothing of this one's
+            elsewhere.append(f"{row['name']} (#{campaign_id}) on {there}")
+            continue
         targets = [t["name"] for t in store.targets(campaign_id)]
         if len(targets) < 2 or spec.get("order") != "turns":
             continue
@@ -40,9 +50,11 @@ def calibration_noise(store: Store | None) -> tuple[dict[tuple[str, int], planni
                                   {m.test: seconds.get(_kind(m.test), 0.0) for m in measurements})
         if noise:
             starts = max(n.starts for n in noise.values())
-            return noise, f"calibration {row['name']} (#{campaign_id}, {row['created_at']}, {starts} starts)"
-    raise UserError(f"detect plans from a calibration of this host with 2 or more server starts, and {store.path} "
-                    "has none", hint, exit_code=2)
+            floors = noise_floor(compare(measurements, targets, targets[0], sorted({m.test for m in measurements})))
+            return noise, floors, f"calibration {row['name']} (#{campaign_id}, {row['created_at']}, {starts} starts)"
+    others = f"; it has calibrations of other hosts only: {', '.join(elsewhere)}" if elsewhere else ""
+    raise UserError(f"detect plans from a calibration of this host ({here}) with 2 or more server starts, and "
+                    f"{store.path} has none{others}", hint, exit_code=2)
 
 
 def refuse_cluster(address: str | None) -> None:
@@ -77,9 +89,10 @@ def planned(spec: CampaignSpec, store: Store | None) -> CampaignSpec:
                         "runs them one after the other (order = \"sequential\", or the servers do not fit in memory "
                         "together)", "make the servers smaller (shared_buffers, innodb_buffer_pool_size), or remove "
                         "detect", exit_code=2)
-    noise, named = calibration_noise(store)
+    noise, floors, named = calibration_noise(store)
     by_test = {test: n for (test, _), n in noise.items()}
-    cells = [planning.Cell(t.name, threads, t.duration_kind, noise.get((t.name, threads)) or by_test.get(t.name))
+    cells = [planning.Cell(t.name, threads, t.duration_kind, noise.get((t.name, threads)) or by_test.get(t.name),
+                           floors.get(t.name, 0.0))
              for threads in spec.threads for t in spec.tests]
     fixed = _fixed_s(spec)
     lengths_tried = tuple(sorted(set(planning.LENGTHS) | {spec.read_s, spec.write_s, spec.insert_s}))
@@ -116,8 +129,16 @@ def check_lines(spec: CampaignSpec) -> list[str]:
              f"  expected {format_duration(found['expected_s'])}, at most {format_duration(found['most_s'])}"
              + (f" (budget {format_duration(found['budget_s'])})" if found.get("budget_s") else "")]
     lines += [f"  note: {n}" for n in found.get("notes", [])]
+    floored = sum(p.get("floor", 0.0) > found["detect"] for p in tests)
+    if floored:
+        lines.append(f"  note: {floored} of {len(tests)} tests have a noise floor above {found['detect']:.1%} in the "
+                     "calibration (the larger of its A/A offset and its interval's half width), and no verdict goes "
+                     "below a test's floor however many starts run: calibrate again with more starts (--set "
+                     "repeats=8) to lower the floors")
     for p in tests:
         reach = "" if p["expected"] <= found["detect"] else f"; cannot reach {found['detect']:.1%}"
+        if p.get("floor", 0.0) > found["detect"]:
+            reach += f" (noise floor {p['floor']:.1%})"
         guess = "" if p["calibrated"] else " (not calibrated: planned from the noisiest calibrated test)"
         lines.append(f"  {p['test']} x{p['threads']}: {p['starts']} starts (at most {p['most']}), expected "
                      f"{p['expected']:.1%}{reach}{guess}")
@@ -127,13 +148,17 @@ def check_lines(spec: CampaignSpec) -> list[str]:
 def cell_estimates(store: Store) -> Callable[[int, str, int], list[Estimate]]:
     """What the runner asks of a campaign planned to detect (runner/detect.py): the rQPS estimates
     of one stored (test, threads), one per compared target, as the report computes them."""
+    known: dict[int, tuple[int, list[str], str]] = {}  # campaign -> rows, targets, base: fixed once it runs
+
     def estimates(campaign_id: int, test: str, threads: int) -> list[Estimate]:
-        rows = json.loads(store.campaign(campaign_id)["spec_json"]).get("rows", 0)
+        if campaign_id not in known:
+            targets = store.targets(campaign_id)
+            names = [t["name"] for t in targets]
+            known[campaign_id] = (json.loads(store.campaign(campaign_id)["spec_json"]).get("rows", 0), names,
+                                  next((t["name"] for t in targets if t["is_base"]), names[0]))
+        rows, names, base = known[campaign_id]
         found = [measurement(store, r, rows) for r in store.runs(campaign_id)
                  if r["test"] == test and r["threads"] == threads]
-        targets = store.targets(campaign_id)
-        names = [t["name"] for t in targets]
-        base = next((t["name"] for t in targets if t["is_base"]), names[0])
         comparison = compare(found, names, base, [test])
         return [c.estimate for row in comparison.rows for c in row.cells.values()
                 if c.estimate is not None and c.reference is not None]

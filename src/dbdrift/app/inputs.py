@@ -5,9 +5,9 @@ from __future__ import annotations
 from dbdrift.errors import UserError
 from dbdrift.workloads.sysbench.catalog import select_tests
 from dbdrift.model import ENGINES
-from dbdrift.quantities import format_duration, parse_duration_s
+from dbdrift.quantities import format_duration, parse_duration_s, parse_share
 
-__all__ = ["ENGINES", "format_duration", "parse_duration_s", "select_tests", "split_list"]
+__all__ = ["ENGINES", "format_duration", "parse_duration_s", "parse_share", "select_tests", "split_list"]
 
 
 def split_list(values: list[str] | None) -> list[str]:

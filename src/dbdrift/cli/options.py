@@ -15,7 +15,7 @@ from dbdrift.cli.progress import ConsoleProgress
 from dbdrift.errors import UserError
 from dbdrift.report.check import check_lines
 from dbdrift.app import inputs
-from dbdrift.app.inputs import parse_duration_s
+from dbdrift.app.inputs import parse_duration_s, parse_share
 from dbdrift.app.process import open_read_only
 
 # The formats of `dbdrift report`, and of the report a measuring verb prints when it ends.
@@ -78,11 +78,9 @@ def percent(text: str) -> float:
     """An argparse type: `5%`, `5` (a number of 1 or more is read as percent) or `0.05` -> 0.05;
     0% up to, not including, 100%."""
     try:
-        value = float(text.rstrip("%"))
+        value = parse_share(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"{text!r} is not a percentage (write 2%, 2 or 0.02)") from None
-    if text.endswith("%") or value >= 1:
-        value /= 100.0
     if not 0 <= value < 1:
         raise argparse.ArgumentTypeError(f"{text!r} must be between 0% and 100%")
     return value

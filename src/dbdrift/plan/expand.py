@@ -5,7 +5,7 @@ Pure: no I/O. The runner walks these steps; the store keys results by RunStep.ke
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from dbdrift.workloads.sysbench.catalog import CATALOG, RUN_ORDER, SETTLE_AFTER, WARM_BEFORE, MicrobenchmarkSpec
 from dbdrift.model import TargetSpec
@@ -165,7 +165,7 @@ def estimate_parts(plan: TargetPlan, spec: CampaignSpec, settles: bool = True) -
     parts[SETUP] += START_S.get(plan.target.engine, 2.0)
     for step in plan.steps:
         if isinstance(step, RunStep):
-            parts[WARM if step.warm else MEASURED] += step.duration_s + step.warmup_s + RUN_OVERHEAD_S
+            parts[WARM if step.warm else MEASURED] += run_s(step)
             parts[SETUP] += RESTART_S if restarts_before(spec, step) else 0.0
         elif isinstance(step, FreshStep):
             parts[SETUP] += RESTART_S
@@ -174,3 +174,23 @@ def estimate_parts(plan: TargetPlan, spec: CampaignSpec, settles: bool = True) -
         else:
             parts[SETUP] += load_s(step)
     return parts
+
+
+def run_s(step: RunStep) -> float:
+    """One target's run: its measured and warm-up seconds and the driver's own setup."""
+    return step.duration_s + step.warmup_s + RUN_OVERHEAD_S
+
+
+def run_cost_s(spec: CampaignSpec, step: RunStep) -> float:
+    """One target's run with the restart before it: what a run the runner skips saves."""
+    return run_s(step) + (RESTART_S if restarts_before(spec, step) else 0.0)
+
+
+def within_starts(plans: list[TargetPlan], starts: dict[tuple[str, int], int]) -> list[TargetPlan]:
+    """The plans without the measured runs beyond each (test, threads)'s `starts` (a detect plan's
+    expected starts), whose runner skips them: what the campaign is expected to run."""
+    def kept(step: Step) -> bool:
+        if not isinstance(step, RunStep) or step.warm or (step.name, step.threads) not in starts:
+            return True
+        return step.repeat < starts[(step.name, step.threads)]
+    return [replace(p, steps=tuple(s for s in p.steps if kept(s))) for p in plans]

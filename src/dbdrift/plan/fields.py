@@ -15,7 +15,7 @@ from dbdrift import cpus
 from dbdrift.plan import keys
 from dbdrift.plan.keys import DAY_S, HOUR_S, INT64_MAX
 from dbdrift.errors import InputError
-from dbdrift.quantities import brief_repr, parse_duration_s
+from dbdrift.quantities import brief_repr, parse_duration_s, parse_share
 
 NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._+-]{0,63}$")
 # "17.10", "8.0.33.1", "19rc1", "17.10.0-beta.17", with a source in front: "debian:18.6", "debian-sid:11.8.9"
@@ -90,9 +90,9 @@ class Table:
         if value is None:
             return None
         hint = f'write e.g. {name} = "2%" (or 0.02)'
-        if isinstance(value, str) and value.strip().endswith("%"):
+        if isinstance(value, str):
             try:
-                share = float(value.strip()[:-1]) / 100
+                share = parse_share(value)
             except ValueError:
                 raise InputError(f"{self.where}: {name} = {brief_repr(value)} is not a percentage", hint) from None
         elif isinstance(value, (int, float)) and not isinstance(value, bool):

@@ -73,5 +73,8 @@ class Planned:
                                   f"calibration's: {self.total[key]} starts (planned {p.starts}, at most {p.most})")
 
     def _could(self, key: tuple[str, int]) -> float | None:
+        """The change the test's cells can detect, never below the calibration's noise floor (as the report has it)."""
         found = [detectable_change(e) for e in self.estimates(self.campaign_id, *key)]
-        return None if not found or None in found else max(d for d in found if d is not None)
+        if not found or None in found:
+            return None
+        return max(max(d for d in found if d is not None), self.plans[key].floor)

@@ -22,8 +22,8 @@ from dbdrift.errors import DriverError, ServerError
 from dbdrift.model import InstallInfo
 from dbdrift.plan import rounds
 from dbdrift.plan.campaign import CampaignSpec, target_to_dict
-from dbdrift.plan.expand import (MEASURED, RESTART_S, RUN_OVERHEAD_S, SETTLES, SETUP, WARM, FreshStep, LoadStep,
-                                 RunStep, SettleStep, Step, TargetPlan, estimate_parts, expand, restarts_before)
+from dbdrift.plan.expand import (MEASURED, SETTLES, SETUP, WARM, FreshStep, LoadStep, RunStep, SettleStep, Step,
+                                 TargetPlan, estimate_parts, expand, restarts_before, run_cost_s, within_starts)
 from dbdrift.runner import instructions, turns
 from dbdrift.runner.campaign import CampaignOutcome, Runner
 from dbdrift.runner.detect import Planned
@@ -101,8 +101,11 @@ def check_lines(spec: CampaignSpec) -> list[str]:
 
 def time_lines(spec: CampaignSpec) -> list[str]:
     """Where a sysbench campaign's expected time goes, and which key bounds each part: read_s
-    and write_s (compare's --duration) bound the measured and warm-up runs, settle_s the settles."""
+    and write_s (compare's --duration) bound the measured and warm-up runs, settle_s the settles.
+    A campaign planned to detect counts each test's expected starts, not the most it may get."""
     plans = expand(spec)
+    if spec.detect_plan:
+        plans = within_starts(plans, {(t["test"], t["threads"]): t["starts"] for t in spec.detect_plan["tests"]})
     counted = [p for p in plans if instructions.supports(p.target.engine)]
     parts = estimate_by_part(spec, plans, counted)
     kinds = {t.duration_kind for t in spec.tests}
@@ -280,7 +283,7 @@ class Sequence:
         if not (step.warm or step.key in pending):
             return live
         if self.planned is not None and not step.warm and not self.planned.wants(step):
-            self.progress.advance(len(live) * (step.duration_s + step.warmup_s + RUN_OVERHEAD_S + RESTART_S))
+            self.progress.advance(len(live) * run_cost_s(self.spec, step))
             return live
         live = self._measure(step, live, outcome)
         if self.planned is not None and not step.warm:
