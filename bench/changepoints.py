@@ -1,28 +1,43 @@
-"""False positives of `dbdrift history`'s change points on A/A data, and how often a planted
-step is found.
+"""Change points in timed histories: how often `dbdrift history` finds a change that is not there,
+how often it finds a planted 5% or 2% step, and what a version costs, by how each version's point
+is measured.
 
-    .venv/bin/python bench/changepoints.py [--servers 8] [--version 17.10] [--duration 10]
-                                           [--store bench/out/changepoints.db] [--series 2000]
+    .venv/bin/python bench/changepoints.py [--targets 6] [--starts 4] [--version 17.10] [--seconds 5]
+                                           [--store bench/out/changepoints.db] [--series 1000]
+                                           [--sequential bench/out/starts-183538.db]
 
-Runs (or, with an existing --store, reuses) one campaign of N targets that are all the same
-PostgreSQL version, each a fresh server run in turn (order = "sequential"), as a history of N
-versions where nothing changed would be measured. Each target's throughput per test is a point,
-read back with results.history exactly as `dbdrift history` reads it. Then per test:
-- the series as measured (targets in run order): change points found;
-- `--series` series of 10 points drawn with replacement from the test's N points (A/A):
-  the share with at least one change point (the false-positive rate per series);
-- the same series with a step of --plant (default 5%) from a random position between 3 and 7
-  on: the share where a change is found between the right pair of points (power).
-Both use analysis.changepoints.change_points with history's defaults (Otava e-divisive,
-p < 0.001, minimum step 2%). Instruction counts are left out: their A/A spread (0.01-0.03%)
-is far below the 2% minimum step, so they cannot give a false positive.
+Measures (or, with an existing --store, reuses) one campaign of N targets that are all the same
+PostgreSQL version, in turns with a fresh server per start (order = "turns", restart = "repeat",
+repeats = the starts): a history of N versions where nothing changed, measured as docs/history.md
+recommends (every version of the history a target of one campaign). Then, per test:
+
+- as run: the change points `dbdrift history` finds in the N targets' points (each the estimate
+  over all starts), read back as history reads them;
+- in turns, n starts: series of 10 points, each the mean of n per-start values drawn without
+  replacement from the pool of every (target, start) value less its start's mean over the targets
+  (what all targets of one start share cancels in a history measured in one campaign; the
+  deviations are scaled by sqrt(N/(N-1)) to restore the variance the mean removed);
+- own campaign, n starts (with --sequential STORE, a bench/starts.py store of fresh servers
+  measured one after the other): each point the mean of n values drawn from those starts, as
+  when every version of a history is measured in a campaign of its own at another time.
+
+Each row: FP/series, the share of series with any change point; found 5% and found 2%, the share
+where a step of that size, planted from a random position between the 3rd and the 7th point, is
+found at its place. Change points use analysis.changepoints.change_points with history's defaults
+(Otava e-divisive, p < 0.001, minimum step 2%); the last two columns lower the minimum step to 1%
+(`history --min-effect 1%`). cost/version: the wall time of one target's share of one start,
+times n.
 """
 from __future__ import annotations
 
 import argparse
+import json
+import math
 import random
 import subprocess
 import sys
+import time
+from datetime import datetime
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
@@ -32,67 +47,164 @@ from dbdrift.results import history  # noqa: E402
 from dbdrift.store.store import Store  # noqa: E402
 
 OUT = Path(__file__).resolve().parent / "out"
-TESTS = ["point-query", "random-points", "range-covered-pk", "update-index", "insert"]
+TESTS = ["point-query", "random-points_range=100", "range-covered-pk", "update-index", "insert"]
+NAME = "aa-history"
 LENGTH = 10
+STARTS = (1, 2, 3, 4)
+STEPS = (0.05, 0.02)
 
 
-def campaign_file(servers: int, version: str, duration: float) -> str:
-    lines = ['name = "aa-history"', "rows = 100000", 'order = "sequential"', f"read_s = {duration}",
-             f"write_s = {duration}", "warmup_s = 2", "settle_s = 2", "warm_runs = false",
-             f"tests = {TESTS!r}".replace("'", '"')]
-    for i in range(servers):
+def campaign_file(targets: int, starts: int, version: str, seconds: float) -> str:
+    lines = [f'name = "{NAME}"', "tables = 1", "rows = 100000", "threads = [1]", 'order = "turns"',
+             'restart = "repeat"', f"repeats = {starts}", f"read_s = {seconds}", f"write_s = {seconds}",
+             "warmup_s = 1", "settle_s = 5", "warm_runs = false",
+             "tests = [" + ", ".join(f'"{t}"' for t in TESTS) + "]"]
+    for i in range(targets):
         lines += ["", "[[targets]]", f'name = "aa{i}"', f'version = "{version}"']
     return "\n".join(lines) + "\n"
 
 
-def measure(store: Path, servers: int, version: str, duration: float) -> None:
+def measure(store: Path, targets: int, starts: int, version: str, seconds: float) -> None:
     toml = store.with_suffix(".toml")
-    toml.write_text(campaign_file(servers, version, duration))
+    toml.write_text(campaign_file(targets, starts, version, seconds))
     dbdrift = Path(sys.executable).with_name("dbdrift")
+    began = time.monotonic()
     subprocess.run([str(dbdrift), "run", str(toml), "--store", str(store), "--no-report"], check=True)
+    store.with_suffix(".json").write_text(json.dumps({"wall_s": time.monotonic() - began}))
+
+
+def per_start(store: Store, campaign_id: int) -> dict[str, dict[str, dict[int, float]]]:
+    """test -> target -> start (repeat) -> ln throughput, of the campaign's ok timed runs."""
+    out: dict[str, dict[str, dict[int, float]]] = {}
+    for r in store.runs(campaign_id):
+        if r["status"] == "ok" and r["value"] and not r["superseded"] and not r["test"].endswith(".warm"):
+            out.setdefault(r["test"], {}).setdefault(r["target"], {})[r["repeat"]] = math.log(r["value"])
+    return out
+
+
+def deviations(values: dict[str, dict[int, float]]) -> list[float]:
+    """Each (target, start) value less its start's mean over the targets, scaled to the variance
+    of one target's value (the mean of N removes 1/N of it)."""
+    starts = sorted(set.intersection(*(set(v) for v in values.values())))
+    n = len(values)
+    out = []
+    for s in starts:
+        mean = sum(v[s] for v in values.values()) / n
+        out += [(v[s] - mean) * math.sqrt(n / (n - 1)) for v in values.values()]
+    return out
+
+
+def power(rng: random.Random, pool: list[float], n: int, series: int) -> tuple[float, ...]:
+    """(FP, found per step) at the 2% minimum step, then (FP, found 2%) at 1%, over `series`
+    series of LENGTH points, each the mean of n values from `pool`."""
+    hits = [0] * (2 + len(STEPS) + 1)
+    for _ in range(series):
+        base = [sum(rng.sample(pool, n)) / n for _ in range(LENGTH)]
+        values = [math.exp(v) for v in base]
+        hits[0] += bool(change_points(values))
+        hits[1 + len(STEPS)] += bool(change_points(values, min_magnitude=0.01))
+        at = rng.randint(3, 7)
+        for k, step in enumerate(STEPS):
+            planted = [v * (1 - step) if i >= at else v for i, v in enumerate(values)]
+            hits[1 + k] += any(c.index == at for c in change_points(planted))
+            if step == 0.02:
+                hits[-1] += any(c.index == at for c in change_points(planted, min_magnitude=0.01))
+    return tuple(h / series for h in hits)
+
+
+def sd(values: list[float]) -> float:
+    mean = sum(values) / len(values)
+    return math.sqrt(sum((v - mean) ** 2 for v in values) / (len(values) - 1))
+
+
+def duration(value: float) -> str:
+    seconds = round(value)
+    return f"{seconds // 60}m{seconds % 60:02d}s" if seconds >= 60 else f"{seconds}s"
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--servers", type=int, default=8)
+    parser.add_argument("--targets", type=int, default=6)
+    parser.add_argument("--starts", type=int, default=4)
     parser.add_argument("--version", default="17.10")
-    parser.add_argument("--duration", type=float, default=10.0)
+    parser.add_argument("--seconds", type=float, default=5.0)
     parser.add_argument("--store", type=Path, default=OUT / "changepoints.db")
-    parser.add_argument("--series", type=int, default=2000)
-    parser.add_argument("--plant", type=float, default=0.05)
+    parser.add_argument("--series", type=int, default=1000)
+    parser.add_argument("--sequential", type=Path, help="a bench/starts.py store: points from fresh servers "
+                        "measured one after the other")
     parser.add_argument("--seed", type=int, default=1)
     args = parser.parse_args()
     OUT.mkdir(exist_ok=True)
     if not args.store.exists():
-        measure(args.store, args.servers, args.version, args.duration)
+        measure(args.store, args.targets, args.starts, args.version, args.seconds)
+    lines: list[str] = []
+
+    def out(line: str = "") -> None:
+        print(line, flush=True)
+        lines.append(line)
+
+    rng = random.Random(args.seed)
+    header = (f"{'test':<24} {'design':<20} {'n':>2} {'cost/version':>12} {'sd/point':>8} {'FP':>6} "
+              f"{'found 5%':>8} {'found 2%':>8} {'FP@1%':>6} {'2%@1%':>6}")
     store = Store(args.store)
     try:
-        found = [p for p in history.points(store, "qps") if p.campaign == "aa-history"]
+        campaign = next(c for c in store.campaigns() if c["name"] == NAME)
+        found = [p for p in history.points(store, "qps") if p.campaign == NAME]
+        values = per_start(store, campaign["id"])
+        targets = len(store.targets(campaign["id"]))
+        starts = max(len(v) for t in values.values() for v in t.values())
     finally:
         store.close()
-    rng = random.Random(args.seed)
-    print(f"A/A: {len({p.target for p in found})} fresh servers of postgres {args.version}, store {args.store}")
-    print(f"{'test':<24} {'sd %':>6} {'as run':>7} {'FP/series':>10} {'found ' + format(args.plant, '.0%'):>10}")
-    total_fp = total_power = total = 0
-    for test in sorted({p.test for p in found}):
-        values = [p.value for p in sorted((p for p in found if p.test == test), key=lambda p: p.target[2:].zfill(3))]
-        if len(values) < 3:
-            continue
-        mean = sum(values) / len(values)
-        sd = (sum((v - mean) ** 2 for v in values) / (len(values) - 1)) ** 0.5 / mean
-        as_run = len(change_points(values))
-        fp = power = 0
-        for _ in range(args.series):
-            series = [rng.choice(values) for _ in range(LENGTH)]
-            fp += bool(change_points(series))
-            at = rng.randint(3, 7)
-            planted = [v * (1 - args.plant) if i >= at else v for i, v in enumerate(series)]
-            power += any(c.index == at for c in change_points(planted))
-        total_fp, total_power, total = total_fp + fp, total_power + power, total + args.series
-        print(f"{test:<24} {sd:6.2%} {as_run:>7} {fp / args.series:>10.2%} {power / args.series:>10.1%}")
-    print(f"{'all':<24} {'':>6} {'':>7} {total_fp / total:>10.2%} {total_power / total:>10.1%}")
-    print(f"series of {LENGTH} points drawn from the A/A points; change points: Otava e-divisive, p < 0.001, "
-          "minimum step 2% (history's defaults)")
+    sidecar = args.store.with_suffix(".json")
+    wall = json.loads(sidecar.read_text())["wall_s"] if sidecar.exists() else None
+    share = wall / (targets * starts) if wall else None  # one target's share of one start
+    out(f"A/A history: {targets} targets of postgres {args.version} in turns, {starts} fresh starts each, "
+        f"{len(values)} tests, store {args.store}" + (f", {duration(wall)} in all" if wall else ""))
+    out()
+    out(f"as run (each target's point over its {starts} starts, as history reads them):")
+    for test in sorted(values):
+        points = [p.value for p in sorted((p for p in found if p.test == test), key=lambda p: p.target[2:].zfill(3))]
+        out(f"  {test:<24} {len(change_points(points))} change points in {len(points)} points")
+    out()
+    out(header)
+    total: dict[tuple[str, int], list[tuple[float, ...]]] = {}
+    for test in sorted(values):
+        pool = deviations(values[test])
+        for n in STARTS:
+            if n > len(pool) // 2:
+                continue
+            row = power(rng, pool, n, args.series)
+            total.setdefault(("in turns", n), []).append(row)
+            cost = duration(share * n) if share else "?"
+            out(f"{test:<24} {'in turns':<20} {n:>2} {cost:>12} {sd(pool) / math.sqrt(n):8.2%} "
+                + " ".join(f"{v:>{w}.1%}" for v, w in zip(row, (6, 8, 8, 6, 6))))
+    if args.sequential:
+        store = Store(args.sequential)
+        try:
+            pools: dict[str, list[float]] = {}
+            for c in store.campaigns():
+                for test, per_target in per_start(store, c["id"]).items():
+                    for by_start in per_target.values():
+                        pools.setdefault(test, []).extend(by_start.values())
+        finally:
+            store.close()
+        for test, pool in sorted(pools.items()):
+            for n in STARTS:
+                row = power(rng, pool, n, args.series)
+                total.setdefault(("own campaign", n), []).append(row)
+                out(f"{test:<24} {'own campaign':<20} {n:>2} {'':>12} {sd(pool) / math.sqrt(n):8.2%} "
+                    + " ".join(f"{v:>{w}.1%}" for v, w in zip(row, (6, 8, 8, 6, 6))))
+    out()
+    for (design, n), rows in total.items():
+        mean = [sum(r[i] for r in rows) / len(rows) for i in range(len(rows[0]))]
+        cost = duration(share * n) if share and design == "in turns" else ""
+        out(f"{'all':<24} {design:<20} {n:>2} {cost:>12} {'':>8} "
+            + " ".join(f"{v:>{w}.1%}" for v, w in zip(mean, (6, 8, 8, 6, 6))))
+    out(f"series of {LENGTH} points, {args.series} per row; change points: Otava e-divisive, p < 0.001, "
+        "minimum step 2% (history's defaults), and 1% in the last two columns")
+    saved = OUT / f"changepoints-{datetime.now():%Y%m%d-%H%M%S}.txt"
+    saved.write_text("\n".join(lines) + "\n")
+    print(f"saved: {saved}")
     return 0
 
 
