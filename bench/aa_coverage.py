@@ -4,7 +4,10 @@ campaigns measured hold 1.0 in later ones?
     .venv/bin/python bench/aa_coverage.py [STORE.db ...]      (default: bench/out/noise-*.db)
 
 Reads stored campaigns of bench/noise.py (targets `a` and a second server: A/A when it is not
-named `planted`). For each A/A campaign, in the order they were run, the between-campaign sd
+named `planted`). With --identical it reads instead every campaign of three or more targets that
+are all the same server (same engine, version and settings: bench/changepoints.py's six, the
+A/A/A/A of bench/position.py), each target but the first against the first, as a report has it:
+the coverage of the balanced cycle of turns with more than two targets. For each A/A campaign, in the order they were run, the between-campaign sd
 is measured on the A/A campaigns run before it (analysis.noise.between_campaign_sd, per
 interval method, as `dbdrift report` does with the calibrations of a store), and its cells'
 intervals are widened by it (with_campaign_sd); a second figure measures it on all the other
@@ -37,6 +40,28 @@ class Campaign:
     created: str
     planted: bool
     cells: list[tuple[str, Estimate]]  # (test, rQPS estimate of the second server against `a`)
+
+
+def identical(paths: list[Path]) -> list[Campaign]:
+    """Each target but the first of every campaign whose 3 or more targets are the same server,
+    against the first: one Campaign per such target."""
+    found = []
+    for path in paths:
+        store = Store(path)
+        for row in store.campaigns():
+            targets = store.targets(row["id"])
+            same = {json.dumps({k: v for k, v in json.loads(t["spec_json"]).items() if k not in ("name", "base", "port")},
+                               sort_keys=True) for t in targets}
+            if len(targets) < 3 or len(same) != 1:
+                continue
+            base = targets[0]["name"]
+            report = build_report(store, str(row["id"]), base, False, noise_floor="none")
+            for t in targets[1:]:
+                cells = [(r.test, r.cells[t["name"]].estimate) for r in report.comparison.rows
+                         if r.cells[t["name"]].estimate is not None and r.cells[t["name"]].estimate.lower is not None]
+                if cells:
+                    found.append(Campaign(f"{path.stem}:{row['name']}:{t['name']}", row["created_at"], False, cells))
+    return found
 
 
 def load(paths: list[Path]) -> list[Campaign]:
@@ -108,7 +133,19 @@ def coverage_text(held: int, n: int) -> str:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("stores", nargs="*", type=Path)
+    parser.add_argument("--identical", action="store_true",
+                        help="campaigns of 3 or more identical targets, each against the first")
     args = parser.parse_args()
+    if args.identical:
+        campaigns = identical(args.stores or sorted(OUT.glob("changepoints*.db")))
+        held = sum(holds(e) for c in campaigns for _, e in c.cells)
+        cells = sum(len(c.cells) for c in campaigns)
+        for c in campaigns:
+            misses = ", ".join(f"{t} {e.value:.3f} [{e.lower:.3f}, {e.upper:.3f}]" for t, e in c.cells if not holds(e))
+            print(f"{c.label:50s} {sum(holds(e) for _, e in c.cells):>3d}/{len(c.cells):<3d} {misses}")
+        print(f"\nA/A intervals holding 1.0 (identical targets, as measured): "
+              f"{coverage_text(held, cells) if cells else '-'}")
+        return 0
     campaigns = load(args.stores or sorted(OUT.glob("noise-*.db")))
     aa = [c for c in campaigns if not c.planted]
     totals = {"plain": [0, 0], "before": [0, 0], "loo": [0, 0], "planted": [0, 0], "planted_wide": [0, 0]}

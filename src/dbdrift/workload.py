@@ -63,6 +63,10 @@ class Workload:
     # with the views only it has (--chain, --matrix, --metrics)
     build_report: Callable[..., Any] | None = None
     render_report: Callable[[Any, str], str] | None = None
+    # (store, campaign_id) -> each judged test's estimates against the base, as its verdicts have
+    # them: what `detect` plans from and follows over repeats; None for sysbench, planned per test
+    estimates: Callable[..., dict[str, list[Any]]] | None = None
+    judged: Callable[[Any], tuple[str, ...]] | None = None  # (spec) -> the tests `estimates` gives, in order
 
     @property
     def name(self) -> str:

@@ -90,9 +90,14 @@ def test_detect_and_budget_are_checked_like_every_key(tmp_path, args, message, h
     assert result.returncode == 2
 
 
-def test_detect_is_refused_for_the_other_workloads(tmp_path):
+def test_detect_for_the_other_workloads_needs_a_calibration_of_that_workload(tmp_path):
     path = tmp_path / "ib.toml"
-    path.write_text('name = "ib"\nworkload = "insert-benchmark"\n' + TARGET)
-    result = dbdrift("run", "--check", path, "--store", tmp_path / "s.db", "--detect", "2%", work_dir=tmp_path / "w")
-    assert_user_error(result, "detect applies to the sysbench workload, not the Insert Benchmark")
+    path.write_text('name = "ib"\nworkload = "insert-benchmark"\n' + TARGET + '[[targets]]\nname = "pg18"\nversion = "18.4"\n')
+    Store(tmp_path / "empty.db").close()
+    result = dbdrift("run", "--check", path, "--store", tmp_path / "empty.db", "--detect", "2%", work_dir=tmp_path / "w")
+    assert_user_error(result, "with 3 or more server starts of an Insert Benchmark, and",
+                      "hint: calibrate this host first with starts: `dbdrift calibrate CAMPAIGN.toml --set repeats=8`")
     assert result.returncode == 2
+    # a budget without detect is refused for every workload alike
+    over = dbdrift("run", "--check", path, "--store", tmp_path / "empty.db", "--budget", "1h", work_dir=tmp_path / "w")
+    assert_user_error(over, "budget is set without detect", 'add detect = "2%"')

@@ -4,6 +4,7 @@ and a server that cannot hold it is reported as an SLA miss."""
 from __future__ import annotations
 
 import json
+import re
 import sqlite3
 from pathlib import Path
 
@@ -193,3 +194,44 @@ def test_repeats_run_on_fresh_servers_in_abba_order_and_give_the_relative_table_
 def test_io_bound_gives_every_server_the_small_cache(repeated_io_bound):
     facts = [json.loads(r[0]) for r in query(repeated_io_bound[0], "SELECT server_json FROM targets")]
     assert [f["settings"]["shared_buffers"] for f in facts] == ["2048", "2048"]  # 16MB in 8 kB pages
+
+
+def test_an_insert_benchmark_planned_to_detect_runs_the_repeats_its_calibration_plans(tmp_path):
+    """detect over whole repeats: calibrate (A/A, 3 starts), plan, run within the budget, and name
+    in the report which steps reached the threshold."""
+    work, store = shared_work_dir("ibench-detect"), tmp_path / "s.db"
+    lines = ['name = "ib-detect"', 'workload = "insert-benchmark"', "settle_s = 0",
+             "[insert_benchmark]\nclients = 1\nrows_l_i0 = 5000\nrows_l_i1 = 2000\nquery_s = 2\n"
+             'steps = ["l.i0", "l.i1", "qr100"]',
+             "[[targets]]", 'name = "pg17"', 'version = "17.10"', "[[targets]]", 'name = "pg18"', 'version = "18.4"']
+    path = tmp_path / "ib.toml"
+    path.write_text("\n".join(lines) + "\n")
+    calibrated = dbdrift("calibrate", path, "--store", store, "--set", "repeats=3", "--no-report", work_dir=work)
+    assert calibrated.returncode == 0, calibrated.stderr[-2000:]
+    check = dbdrift("run", path, "--store", store, "--check", "--detect", "50%", "--budget", "40s", work_dir=work)
+    assert check.returncode == 0, check.stderr[-2000:]
+    assert "detect 50.0%: planned from calibration calibrate-pg17 (#1, " in check.stdout
+    planned = {m.group(1): (int(m.group(2)), int(m.group(3)))
+               for m in re.finditer(r"^    (l\.i0|l\.i1|qr100): (\d+) starts \(at most (\d+)\)", check.stdout, re.M)}
+    assert sorted(planned) == ["l.i0", "l.i1", "qr100"], check.stdout
+    assert len({starts for starts, _ in planned.values()}) == 1  # every start runs every step
+    result = dbdrift("run", path, "--store", store, "--detect", "50%", "--budget", "40s", "--format", "json",
+                     work_dir=work)
+    assert result.returncode == 0, result.stderr[-3000:]
+    db = sqlite3.connect(store)
+    (campaign_id,) = db.execute("SELECT id FROM campaigns WHERE name = 'ib-detect'").fetchone()
+    ran = {r[0] for r in db.execute("SELECT s.repeat FROM ibench_steps s JOIN targets t ON t.id = s.target_id "
+                                    "WHERE t.campaign_id = ? AND t.name = 'pg18' AND s.step = 'qr100'",
+                                    (campaign_id,))}
+    most = max(m for _, m in planned.values())
+    assert ran == set(range(len(ran))) and 3 <= len(ran) <= most, (ran, most)
+    for step in ("l.i0", "l.i1", "qr100"):
+        assert re.search(rf"^detect: {re.escape(step)}: ([\d.]+%|no interval) after {len(ran)} starts "
+                         r"\((not )?reached: 50.0%\)", result.stderr, re.M), result.stderr[-3000:]
+    note = next(n for n in json.loads(result.stdout)["notes"] if n.startswith("detect 50.0%:"))
+    assert re.match(rf"detect 50.0%: [0-3] of 3 steps reached it after {len(ran)} starts", note), note
+    spec = json.loads(db.execute("SELECT spec_json FROM campaigns WHERE id = ?", (campaign_id,)).fetchone()[0])
+    db.close()
+    assert spec["detect"] == 0.5 and spec["budget"] == 40
+    assert [t["test"] for t in spec["detect_plan"]["tests"]] == ["l.i0", "l.i1", "qr100"]
+    assert postgres_processes_under(work) == []

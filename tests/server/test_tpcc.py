@@ -4,6 +4,7 @@ per new order are stored, and the consistency checks pass; a violated condition 
 from __future__ import annotations
 
 import json
+import re
 import sqlite3
 from pathlib import Path
 
@@ -108,3 +109,23 @@ def test_stored_procedures_run_through_the_cli_and_leave_the_database_consistent
     assert all(by_type[tx]["count"] > 0 for tx in ("new_order", "payment")), by_type
     assert all(c["ok"] for c in json.loads(run["consistency_json"]))
     assert "stored procedures" in result.stdout  # the report's setup line says which mode ran
+
+
+def test_tpcc_planned_to_detect_runs_the_repeats_its_calibration_plans_and_says_if_nopm_reached_it(tmp_path):
+    work, store = shared_work_dir("tpcc-detect"), tmp_path / "s.db"
+    path = campaign(tmp_path, "tpcc-detect", [("pg17", 'version = "17.10"'), ("pg18", 'version = "18.4"')])
+    calibrated = dbdrift("calibrate", path, "--store", store, "--set", "repeats=3", "--no-report", work_dir=work)
+    assert calibrated.returncode == 0, calibrated.stderr[-2000:]
+    check = dbdrift("run", path, "--store", store, "--check", "--detect", "40%", "--budget", "1m", work_dir=work)
+    assert check.returncode == 0, check.stderr[-2000:]
+    planned = re.search(r"^    NOPM: (\d+) starts \(at most (\d+)\), expected", check.stdout, re.M)
+    assert planned and "detect 40.0%: planned from calibration calibrate-pg17 (#1, " in check.stdout, check.stdout
+    result = dbdrift("run", path, "--store", store, "--detect", "40%", "--budget", "1m", "--format", "json",
+                     work_dir=work)
+    assert result.returncode == 0, result.stderr[-3000:]
+    ran = {r["repeat"] for r in stored_runs(store) if r["target"] == "pg18"}
+    assert ran == set(range(len(ran))) and 3 <= len(ran) <= int(planned.group(2)), (ran, planned.group(0))
+    assert re.search(rf"^detect: NOPM: ([\d.]+%|no interval) after {len(ran)} starts \((not )?reached: 40.0%\)",
+                     result.stderr, re.M), result.stderr[-3000:]
+    note = next(n for n in json.loads(result.stdout)["notes"] if n.startswith("detect 40.0%:"))
+    assert re.match(rf"detect 40.0%: [01] of 1 tests reached it after {len(ran)} starts", note), note

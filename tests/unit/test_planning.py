@@ -169,3 +169,44 @@ def test_a_test_whose_noise_floor_is_above_the_threshold_is_out_of_reach_whateve
     p = floored.tests[0]
     assert p.starts == p.most == MIN_STARTS and p.expected == 0.03 and not p.reaches(0.02)
     assert planning.TestPlan.from_dict(p.to_dict()) == p
+
+
+def _paired_repeats(rng: random.Random, n: int, sd: float, ratio: float = 1.0):
+    """An estimate over n paired repeats as the Insert Benchmark and TPROC-C judge them
+    (noise.relative_over_repeats): each repeat's value of new and base, ln ratio ~ N(ln ratio, sd)."""
+    from dbdrift.analysis.noise import relative_over_repeats
+    base = [(r, 1000.0, 10.0) for r in range(n)]
+    new = [(r, 1000.0 * ratio * math.exp(rng.gauss(0.0, sd)), 10.0) for r in range(n)]
+    return relative_over_repeats(new, base)
+
+
+def test_the_noise_of_a_workload_judged_over_repeats_is_the_spread_of_its_starts():
+    rng = random.Random(5)
+    noise = planning.repeat_noise({"l.i1": [_paired_repeats(rng, 12, 0.03)], "qr100": [_paired_repeats(rng, 2, 0.03)],
+                                   "NOPM": []})
+    assert set(noise) == {"l.i1"}  # two starts give no interval over starts to plan from, nothing gives nothing
+    n = noise["l.i1"]
+    assert n.starts == 12 and n.df == 11 and n.within == 0.0
+    assert 0.015 < math.sqrt(n.between) < 0.045  # the per-start sd, 0.03, within what 12 starts can tell
+
+
+def test_a_workload_judged_over_repeats_gets_one_number_of_starts_for_all_its_tests():
+    noise = {"l.i1": Noise("l.i1", 0.0, 0.01 ** 2, 0.0, 8), "qr100": Noise("qr100", 0.0, 0.02 ** 2, 0.0, 8),
+             "l.x": Noise("l.x", 0.0, 0.5 ** 2, 0.0, 8)}
+    found = planning.plan_repeats(["l.i1", "qr100", "l.x", "qp100"], noise, 0.05, 100.0, calibration="c")
+    by = {p.test: p for p in found.tests}
+    # qr100 decides (l.x cannot reach 5% in 30 starts and does not raise it); paired repeats: n - 1 df
+    need = starts_needed(0.02 ** 2, 0.05, crossover=False)
+    assert need is not None and need > MIN_STARTS and need != starts_needed(0.02 ** 2, 0.05)
+    assert {p.starts for p in found.tests} == {need}
+    assert by["qr100"].reaches(0.05) and by["l.i1"].reaches(0.05) and not by["l.x"].reaches(0.05)
+    assert by["qr100"].most == math.ceil(need * planning.HEADROOM) and by["l.x"].most == need
+    assert not by["qp100"].calibrated and by["qp100"].var == 0.5 ** 2  # from the noisiest calibrated test
+    assert found.expected_s == need * 100.0 and found.most_s == by["qr100"].most * 100.0
+    assert found.lengths == {}
+    assert planning.TestPlan.from_dict(by["qr100"].to_dict()) == by["qr100"]
+    # a budget holds the starts to what it fits, never below three
+    tight = planning.plan_repeats(["qr100"], noise, 0.05, 100.0, budget_s=need * 100.0 - 1)
+    assert tight.tests[0].most == need - 1 and tight.most_s <= need * 100.0 - 1
+    tiny = planning.plan_repeats(["qr100"], noise, 0.05, 100.0, budget_s=150.0)
+    assert tiny.tests[0].starts == MIN_STARTS and "budget is less than 3 starts" in tiny.notes[0]

@@ -58,23 +58,25 @@ class TestNoise:
         return max(self.starts - 1, 1)
 
 
-def _df(starts: int) -> int:
+def _df(starts: int, crossover: bool = True) -> int:
     """Degrees of freedom of the interval over `starts` starts: n - 1, or n - 2 from 4 starts, when
-    the crossover estimate (noise.crossover) takes one for the parity of the starts."""
-    return starts - 1 if starts < 4 else starts - 2
+    the crossover estimate (noise.crossover, sysbench's repeats) takes one for the parity of the
+    starts; n - 1 always for the paired repeats of the Insert Benchmark and TPROC-C
+    (noise.relative_over_repeats)."""
+    return starts - 1 if starts < 4 or not crossover else starts - 2
 
 
-def mde(var: float, starts: int) -> float:
+def mde(var: float, starts: int, crossover: bool = True) -> float:
     """The detectable change (as power.detectable_change) of an interval over `starts` starts,
     each with ln-variance `var`."""
-    df = _df(starts)
+    df = _df(starts, crossover)
     return math.expm1((t975(df) + t80(df)) * math.sqrt(var / starts))
 
 
-def starts_needed(var: float, detect: float) -> int | None:
+def starts_needed(var: float, detect: float, crossover: bool = True) -> int | None:
     """The fewest starts (at least MIN_STARTS) whose interval detects a change of `detect`; None
     when more than MAX_STARTS would be needed."""
-    return next((n for n in range(MIN_STARTS, MAX_STARTS + 1) if mde(var, n) <= detect), None)
+    return next((n for n in range(MIN_STARTS, MAX_STARTS + 1) if mde(var, n, crossover) <= detect), None)
 
 
 def noise_of(measurements: list[Measurement], base: str, seconds: dict[str, float]) -> dict[tuple[str, int], TestNoise]:
@@ -127,11 +129,12 @@ class TestPlan:
     calibrated: bool  # False: no calibration of this test, planned from the noisiest one
     prior_df: int = 0  # what `var` is worth when a campaign's own starts are pooled with it (replan)
     floor: float = 0.0  # the calibration's noise floor of the test: no verdict below it, whatever the starts
+    crossover: bool = True  # its interval is the crossover one from 4 starts (sysbench); False: paired repeats
 
     @property
     def expected(self) -> float:
         """The detectable change expected after the planned starts, never below the floor."""
-        return max(mde(self.var, self.starts), self.floor)
+        return max(mde(self.var, self.starts, self.crossover), self.floor)
 
     def reaches(self, detect: float) -> bool:
         return self.expected <= detect
@@ -139,12 +142,14 @@ class TestPlan:
     def to_dict(self) -> dict[str, object]:
         return {"test": self.test, "threads": self.threads, "seconds": self.seconds, "var": self.var,
                 "starts": self.starts, "most": self.most, "expected": round(self.expected, 6),
-                "calibrated": self.calibrated, "prior_df": self.prior_df, "floor": round(self.floor, 6)}
+                "calibrated": self.calibrated, "prior_df": self.prior_df, "floor": round(self.floor, 6),
+                "crossover": self.crossover}
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> TestPlan:
         return cls(str(d["test"]), int(d["threads"]), float(d["seconds"]), float(d["var"]), int(d["starts"]),
-                   int(d["most"]), bool(d["calibrated"]), int(d.get("prior_df", 0)), float(d.get("floor", 0.0)))
+                   int(d["most"]), bool(d["calibrated"]), int(d.get("prior_df", 0)), float(d.get("floor", 0.0)),
+                   bool(d.get("crossover", True)))
 
 
 @dataclass(frozen=True)
@@ -233,6 +238,53 @@ def plan(cells: list[Cell], detect: float, fixed_s: float = 0.0, budget_s: float
     return min((at(dict(zip(kinds, combo))) for combo in product(lengths, repeat=len(kinds))), key=score)
 
 
+def repeat_noise(estimates: Mapping[str, list[Estimate]]) -> dict[str, TestNoise]:
+    """Each test's noise from an A/A calibration of a workload judged over paired repeats (the
+    Insert Benchmark's steps, TPROC-C's NOPM: noise.relative_over_repeats), `estimates` its copy
+    against the base: one value per start and nothing to split inside it, so all of it is
+    `between`, the variance of the per-start ln ratios (the interval's squared standard error
+    times the starts). Tests without an interval over 3 or more starts are left out."""
+    noise = {}
+    for test, found in estimates.items():
+        spread = [(err[0] ** 2 * est.n, est.n) for est in found
+                  if est.n >= MIN_STARTS and (err := standard_error(est)) is not None]
+        if spread:
+            var, n = max(spread)
+            noise[test] = TestNoise(test, 0.0, var, 0.0, n)
+    return noise
+
+
+def plan_repeats(tests: list[str], noise: Mapping[str, TestNoise], detect: float, repeat_s: float,
+                 budget_s: float | None = None, calibration: str = "") -> DetectPlan:
+    """The plan of a workload whose every start runs all its tests (the Insert Benchmark's
+    steps, TPROC-C's NOPM): one number of starts for the campaign, the most any test that can
+    reach `detect` needs (a test that cannot, within MAX_STARTS, does not raise it), each test
+    planned at that number. A start of every target costs `repeat_s`; the run lengths stay the
+    campaign's (a step's length is its rows, and one start gives one value, so the noise cannot be
+    split into what a longer run would shrink). A test the calibration lacks is planned with its
+    noisiest test. With a budget the starts are cut to what it holds, never below MIN_STARTS."""
+    known = list(noise.values())
+    if not known:
+        raise ValueError("no calibrated test to plan from")
+    worst = max(known, key=lambda n: n.between)
+    needs = {t: starts_needed((noise.get(t) or worst).between, detect, crossover=False) for t in tests}
+    reach = [n for n in needs.values() if n is not None]
+    starts = max(reach, default=MIN_STARTS)
+    most = max(starts, min(MAX_STARTS, math.ceil(starts * HEADROOM))) if reach else MIN_STARTS
+    notes: tuple[str, ...] = ()
+    if budget_s is not None:
+        fits = math.floor(budget_s / repeat_s) if repeat_s > 0 else MAX_STARTS
+        if fits < MIN_STARTS:
+            notes = (f"the budget is less than {MIN_STARTS} starts of every target take; the campaign gets "
+                     f"{MIN_STARTS} (the fewest an interval over starts has)",)
+        most = max(MIN_STARTS, min(most, fits))
+        starts = min(starts, most)
+    planned = tuple(TestPlan(t, 0, 0.0, (noise.get(t) or worst).between, starts,
+                             most if needs[t] is not None else starts, t in noise,
+                             noise[t].df if t in noise else 0, crossover=False) for t in tests)
+    return DetectPlan(detect, budget_s, {}, planned, starts * repeat_s, most * repeat_s, calibration, notes)
+
+
 def _within(found: DetectPlan, fixed_s: float, targets: int, overhead_s: float) -> DetectPlan:
     """The plan with its cost, expected and at most, and with a budget the starts beyond MIN_STARTS
     cut in proportion to what the budget leaves."""
@@ -275,7 +327,7 @@ def replan(p: TestPlan, estimates: list[Estimate], done: int, detect: float) -> 
         return planned
     df = done - 1
     var = (p.prior_df * p.var + df * max(own)) / (p.prior_df + df)
-    need = starts_needed(var, detect) or p.most
+    need = starts_needed(var, detect, p.crossover) or p.most
     return max(planned, min(need, p.most))
 
 

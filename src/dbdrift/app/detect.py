@@ -21,15 +21,22 @@ from dbdrift.results.build import measurement, measurements_of
 from dbdrift.results.history import host_key
 from dbdrift.runner.campaign import machine_facts
 from dbdrift.store.store import Store
+from dbdrift.workload import Workload
+from dbdrift.workloads.registry import SYSBENCH, workload_of
 
 
-def calibration_noise(store: Store | None) -> tuple[dict[tuple[str, int], planning.TestNoise], dict[str, float], str]:
-    """The noise of each (test, threads) from the newest calibration of this host in the store that
-    has 2 or more starts of a test, each test's noise floor from it (what reports raise the
-    verdicts' minimum effect to while it is the newest), and a line naming it; a UserError when
-    the store has none."""
-    hint = ("calibrate this host first with starts: `dbdrift calibrate CAMPAIGN.toml --set repeats=8` with the same "
-            "--store (it runs the base against a copy of itself; docs/noise.md)")
+CALIBRATE_MORE = "--set repeats=8"  # the starts a calibration needs for 2% on a host like these (docs/noise.md E21)
+
+
+def calibration_noise(store: Store | None, workload: Workload = SYSBENCH
+                      ) -> tuple[dict[tuple[str, int], planning.TestNoise], dict[str, float], str]:
+    """The noise of each (test, threads) from the newest calibration of this host and workload in
+    the store that has 2 or more starts of a test (3 for a workload judged over repeats), each
+    test's noise floor from it (what sysbench reports raise the verdicts' minimum effect to while
+    it is the newest; none for the others, whose reports do not), and a line naming it; a
+    UserError when the store has none."""
+    hint = (f"calibrate this host first with starts: `dbdrift calibrate CAMPAIGN.toml {CALIBRATE_MORE}` with the "
+            "same --store (it runs the base against a copy of itself; docs/noise.md)")
     if store is None:
         raise UserError("detect plans from a calibration of this host, and the store does not exist yet", hint,
                         exit_code=2)
@@ -37,24 +44,39 @@ def calibration_noise(store: Store | None) -> tuple[dict[tuple[str, int], planni
     for campaign_id in store.calibration_ids():
         row = store.campaign(campaign_id)
         spec = json.loads(row["spec_json"])
+        if spec.get("workload", SYSBENCH.name) != workload.name:
+            continue
         there = host_key(json.loads(row["host_json"] or "{}"))
         if there != here:  # another machine's noise says nothing of this one's
             elsewhere.append(f"{row['name']} (#{campaign_id}) on {there}")
             continue
-        targets = [t["name"] for t in store.targets(campaign_id)]
-        if len(targets) < 2 or spec.get("order") != "turns":
-            continue
-        seconds = _lengths(spec)
-        measurements = measurements_of(store, campaign_id)
-        noise = planning.noise_of(measurements, targets[0],
-                                  {m.test: seconds.get(_kind(m.test), 0.0) for m in measurements})
-        if noise:
+        found = _noise_of(store, campaign_id, spec, workload)
+        if found is not None:
+            noise, floors = found
             starts = max(n.starts for n in noise.values())
-            floors = noise_floor(compare(measurements, targets, targets[0], sorted({m.test for m in measurements})))
             return noise, floors, f"calibration {row['name']} (#{campaign_id}, {row['created_at']}, {starts} starts)"
     others = f"; it has calibrations of other hosts only: {', '.join(elsewhere)}" if elsewhere else ""
-    raise UserError(f"detect plans from a calibration of this host ({here}) with 2 or more server starts, and "
-                    f"{store.path} has none{others}", hint, exit_code=2)
+    least = 2 if workload.estimates is None else planning.MIN_STARTS
+    raise UserError(f"detect plans from a calibration of this host ({here}) with {least} or more server starts of "
+                    f"{workload.caps.title}, and {store.path} has none{others}", hint, exit_code=2)
+
+
+def _noise_of(store: Store, campaign_id: int, spec: JsonObject, workload: Workload
+              ) -> tuple[dict[tuple[str, int], planning.TestNoise], dict[str, float]] | None:
+    """One calibration's noise per (test, threads) and noise floors, None when it has too few starts."""
+    if workload.estimates is not None:  # judged over repeats: the tests' threads are the campaign's
+        repeats = planning.repeat_noise(workload.estimates(store, campaign_id))
+        return ({(test, 0): n for test, n in repeats.items()}, {}) if repeats else None
+    targets = [t["name"] for t in store.targets(campaign_id)]
+    if len(targets) < 2 or spec.get("order") != "turns":
+        return None
+    seconds = _lengths(spec)
+    measurements = measurements_of(store, campaign_id)
+    noise = planning.noise_of(measurements, targets[0],
+                              {m.test: seconds.get(_kind(m.test), 0.0) for m in measurements})
+    if not noise:
+        return None
+    return noise, noise_floor(compare(measurements, targets, targets[0], sorted({m.test for m in measurements})))
 
 
 def refuse_cluster(address: str | None) -> None:
@@ -84,6 +106,9 @@ def planned(spec: CampaignSpec, store: Store | None) -> CampaignSpec:
     if len(spec.targets) < 2:
         raise UserError(f"{spec.name}: detect needs two or more targets to compare", "add a target, or remove detect",
                         exit_code=2)
+    workload = workload_of(spec)
+    if workload.estimates is not None:
+        return _planned_repeats(spec, store, workload)
     if spec.order != "turns":
         raise UserError(f"{spec.name}: detect needs the targets' servers up together, taking turns, and this campaign "
                         "runs them one after the other (order = \"sequential\", or the servers do not fit in memory "
@@ -109,6 +134,18 @@ def planned(spec: CampaignSpec, store: Store | None) -> CampaignSpec:
     return replace(shaped, repeats=max(p.most for p in found.tests), detect_plan=found.to_dict())
 
 
+def _planned_repeats(spec: CampaignSpec, store: Store | None, workload: Workload) -> CampaignSpec:
+    """A workload whose every start runs all its tests (the Insert Benchmark, TPROC-C): repeats
+    from its calibration's spread per judged test (planning.plan_repeats)."""
+    noise, _, named = calibration_noise(store, workload)
+    by_test = {test: n for (test, _), n in noise.items()}
+    once = replace(spec, repeats=1)
+    repeat_s = workload.estimate(once)[0]
+    found = planning.plan_repeats(list(workload.judged(spec)) if workload.judged else [], by_test, spec.detect or 0.0, repeat_s, spec.budget,
+                                  named)
+    return replace(spec, repeats=max(p.most for p in found.tests), detect_plan=found.to_dict())
+
+
 def _fixed_s(spec: CampaignSpec) -> float:
     """What a campaign takes besides its measured runs: starts, loads, settles and warm-up runs."""
     from dbdrift.plan.expand import expand
@@ -124,7 +161,9 @@ def check_lines(spec: CampaignSpec) -> list[str]:
         return []
     found = spec.detect_plan
     tests = found["tests"]
-    lengths = ", ".join(f"{kind}_s {seconds:g}s" for kind, seconds in found["lengths"].items())
+    lengths = (", ".join(f"{kind}_s {seconds:g}s" for kind, seconds in found["lengths"].items())
+               or f"{spec.repeats} repeats at most, each a start of every target running every test, "
+                  "at the campaign's own lengths")
     lines = [f"detect {found['detect']:.1%}: planned from {found['calibration']}; {lengths}",
              f"  expected {format_duration(found['expected_s'])}, at most {format_duration(found['most_s'])}"
              + (f" (budget {format_duration(found['budget_s'])})" if found.get("budget_s") else "")]
@@ -133,21 +172,30 @@ def check_lines(spec: CampaignSpec) -> list[str]:
     if floored:
         lines.append(f"  note: {floored} of {len(tests)} tests have a noise floor above {found['detect']:.1%} in the "
                      "calibration (the larger of its A/A offset and its interval's half width), and no verdict goes "
-                     "below a test's floor however many starts run: calibrate again with more starts (--set "
-                     "repeats=8) to lower the floors")
+                     "below a test's floor however many starts run: calibrate again with more starts "
+                     f"({CALIBRATE_MORE}) to lower the floors")
     for p in tests:
         reach = "" if p["expected"] <= found["detect"] else f"; cannot reach {found['detect']:.1%}"
         if p.get("floor", 0.0) > found["detect"]:
             reach += f" (noise floor {p['floor']:.1%})"
         guess = "" if p["calibrated"] else " (not calibrated: planned from the noisiest calibrated test)"
-        lines.append(f"  {p['test']} x{p['threads']}: {p['starts']} starts (at most {p['most']}), expected "
+        lines.append(f"  {cell_name(p['test'], p['threads'])}: {p['starts']} starts (at most {p['most']}), expected "
                      f"{p['expected']:.1%}{reach}{guess}")
     return lines
 
 
-def cell_estimates(store: Store) -> Callable[[int, str, int], list[Estimate]]:
+def cell_name(test: str, threads: int) -> str:
+    """`point-query x4`; a test of a workload planned over whole repeats (threads 0) by its name."""
+    return f"{test} x{threads}" if threads else test
+
+
+def cell_estimates(store: Store, workload: Workload = SYSBENCH) -> Callable[[int, str, int], list[Estimate]]:
     """What the runner asks of a campaign planned to detect (runner/detect.py): the rQPS estimates
-    of one stored (test, threads), one per compared target, as the report computes them."""
+    of one stored (test, threads), one per compared target, as the report computes them (a
+    workload judged over repeats: of the test, its threads 0)."""
+    if workload.estimates is not None:
+        judged = workload.estimates
+        return lambda campaign_id, test, threads: list(judged(store, campaign_id).get(test, []))
     known: dict[int, tuple[int, list[str], str]] = {}  # campaign -> rows, targets, base: fixed once it runs
 
     def estimates(campaign_id: int, test: str, threads: int) -> list[Estimate]:

@@ -154,8 +154,9 @@ def _run(spec: CampaignSpec, store_path: Path, store: Store, progress: ProgressS
             if report is not None:
                 report(store, campaign_id, kind)
         return RunOutcome(1 if summary.failed else 0, tuple(summary.campaigns.items()))
-    outcome = Runner(spec, store, resume=resume, progress=progress, workload=workload_of(spec),
-                     estimates=detect.cell_estimates(store) if spec.detect_plan else None).run()
+    workload = workload_of(spec)
+    outcome = Runner(spec, store, resume=resume, progress=progress, workload=workload,
+                     estimates=detect.cell_estimates(store, workload) if spec.detect_plan else None).run()
     progress.message(f"stored {outcome.summary()} in {store_path}")
     if spec.count_instructions:
         progress.message(f"stored {outcome.instructions_ok} instruction counts "

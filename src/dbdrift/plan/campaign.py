@@ -239,7 +239,7 @@ def parse_campaign(data: TomlTable, source: str, base_dir: Path, default_name: s
     spec = CampaignSpec(name=fields.name(data.get("name", default_name), f"{where}: name"), targets=targets,
                         tests=tuple(select_tests(None)), source=source, allow_large=top.allow_large,
                         axes=axes, variant_patterns=patterns)
-    spec = _with_workload(_with_shared_keys(spec, top), top)
+    spec = _with_workload(_with_detect(_with_shared_keys(spec, top), top), top)
     if "cluster" in data:
         spec = replace(spec, cluster=parse_cluster(data["cluster"], f"{where}: [cluster]"))
     if spec.seed + spec.repeats > INT64_MAX:
@@ -292,6 +292,20 @@ def _with_shared_keys(spec: CampaignSpec, top: fields.Table) -> CampaignSpec:
         cpus=fields.cpu_placement(top.data.get("cpus", keys.default("top", "cpus")), top.where),
         workload=top.choice("workload"),
     )
+
+
+def _with_detect(spec: CampaignSpec, top: fields.Table) -> CampaignSpec:
+    """detect and budget (app/detect.py plans them): a budget needs detect, and a workload whose
+    targets take turns needs them in turns, each repeat on its own starts."""
+    detect, budget = top.percent("detect"), top.duration("budget") if "budget" in top.data else None
+    if budget is not None and detect is None:
+        raise InputError(f"{top.where}: budget is set without detect", 'add detect = "2%" (the change to plan for), '
+                         "or remove budget")
+    if detect is not None and spec.caps.takes_turns and (spec.order, spec.restart) != ("turns", "repeat"):
+        raise InputError(f'{top.where}: detect needs order = "turns" and restart = "repeat" (it plans server starts '
+                         f'of all targets taking turns), not order = "{spec.order}", restart = "{spec.restart}"',
+                         'remove order and restart (both defaults), or remove detect')
+    return replace(spec, detect=detect, budget=budget)
 
 
 def _settle(top: fields.Table) -> float | None:

@@ -208,19 +208,20 @@ KEYS: tuple[Key, ...] = (
          'the balanced one, kept to compare with campaigns stored then; with three or more targets the first and '
          'last listed follow themselves and the others never do. With two targets both are A B, B A.')),
     Key('top', 'detect', PERCENT, 'percentage', default=None, shown="none (the campaign's own repeats and lengths)",
-        low=0.001, high=0.5, workloads=SYSBENCH,
-        doc=('Plan the campaign to see a change of this size (`"2%"`): from this host\'s newest A/A calibration in the '
-         'store (`dbdrift calibrate` with `repeats` of 3 or more), `run` chooses `read_s`, `write_s` and `insert_s` '
-         'and how many server starts each test gets, so that its rQPS interval detects the change with 80% power; '
-         '`run --check` prints the plan and its cost. Each test runs its planned starts, a number decided before it '
-         'starts and raised at most once, after its first 3 starts, from their spread only (docs/noise.md, '
-         '"Campaigns planned to a detectable change"). Needs `order = "turns"` and `restart = "repeat"`; `repeats` '
-         'is then set by the plan. 0.1% to 50%.')),
+        low=0.001, high=0.5,
+        doc=('Plan the campaign to see a change of this size (`"2%"`): from this host\'s newest A/A calibration of the '
+         'workload in the store (`dbdrift calibrate` with `repeats` of 3 or more), `run` chooses how many server starts '
+         'each test gets (sysbench: and `read_s`, `write_s` and `insert_s`; the Insert Benchmark and TPROC-C: one '
+         'number of repeats, as every start runs all their steps, their lengths as the campaign sets them), so that '
+         'each verdict\'s interval detects the change with 80% power; `run --check` prints the plan and its cost. The '
+         'number of starts is decided before the first and raised at most once, after the first 3 starts, from their '
+         'spread only (docs/noise.md, "Campaigns planned to a detectable change"). sysbench needs `order = "turns"` '
+         'and `restart = "repeat"`; `repeats` is then set by the plan. 0.1% to 50%.')),
     Key('top', 'budget', DURATION, 'duration', default=None, shown="none", measured=True, large=7 * DAY_S,
-        workloads=SYSBENCH,
-        doc=('With `detect`: the most the campaign may take (`"30m"`). The plan cuts the starts beyond the first 3 of '
-         'each test to fit; once the budget is spent, the tests still to run get 3 starts each. Tests that could not '
-         'reach `detect` are named in the report with the change they could detect.')),
+        doc=('With `detect`: the most the campaign may take (`"30m"`). The plan cuts the starts beyond the first 3 to '
+         'fit; once the budget is spent, the sysbench tests still to run get 3 starts each, and an Insert Benchmark or '
+         'TPROC-C campaign starts no repeat past the third that would overrun it. Tests that could not reach `detect` '
+         'are named in the report with the change they could detect.')),
     Key('top', 'cpus', CPUS, '`"auto"`, `"shared"` or table', default="auto",
         doc=('Where the driver and the servers run. `"auto"`: with two or more usable CPUs the driver is pinned to the'
          ' lowest quarter of them (at least one) and every server process to the rest; with one CPU, or for the '

@@ -13,7 +13,7 @@ from typing import ClassVar
 from dbdrift.analysis.noise import Verdict
 from dbdrift.model import JsonObject
 from dbdrift.results.build import host_notes
-from dbdrift.results.findings import Finding
+from dbdrift.results.findings import CAMPAIGN, Finding
 from dbdrift.results.targets import base_target, target_labels
 from dbdrift.store.store import Store
 
@@ -78,6 +78,24 @@ def stored_campaign(store: Store, campaign_id: int, base: str | None, judged: st
     return StoredCampaign(spec, {"campaign": row["name"], "targets": ordered, "labels": target_labels(targets),
                                  "ncpu": host.get("cpus") or 1, "host": host, "run_on": row["created_at"],
                                  "notes": host_notes(host) + repeats_notes(spec, judged)})
+
+
+def detect_notes(found: tuple[Finding, ...], plan: JsonObject | None, starts: int, unit: str) -> tuple[str, ...]:
+    """The report's note on a campaign judged over repeats and planned to detect (as
+    planning.detect_notes has it for sysbench): how many of its `unit` (steps, tests) reached the
+    threshold after its `starts`, and each that did not with the change its verdicts could
+    detect (the largest of its targets', never below the minimum effect)."""
+    if not plan:
+        return ()
+    detect = float(plan["detect"])
+    could: dict[str, list[float | None]] = {}
+    for f in found:
+        if f.measure != CAMPAIGN:
+            could.setdefault(f.test, []).append(f.detectable)
+    missed = [f"{test} ({'no interval' if None in ds else f'{max(d for d in ds if d is not None):.1%}'})"
+              for test, ds in could.items() if None in ds or max(d for d in ds if d is not None) > detect + 1e-12]
+    line = f"detect {detect:.1%}: {len(could) - len(missed)} of {len(could)} {unit} reached it after {starts} starts"
+    return (line + (f"; not reached: {', '.join(missed)}" if missed else ""),)
 
 
 Moved = tuple[str, float | None, float | None]

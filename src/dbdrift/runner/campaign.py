@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 import platform
 from dataclasses import asdict, dataclass, field
-from typing import Callable
+from typing import Callable, Protocol
 
 from dbdrift import cpus, env
 from dbdrift.analysis.noise import Estimate
@@ -96,6 +96,14 @@ def target_repeats(spec: CampaignSpec) -> int:
 CellEstimates = Callable[[int, str, int], list[Estimate]]
 
 
+class Repeats(Protocol):
+    """Which repeats a campaign planned to detect runs (runner/detect.py: Planned)."""
+
+    def repeats(self) -> int: ...
+    def wants_repeat(self, repeat: int) -> bool: ...
+    def after_repeat(self, repeat: int) -> None: ...
+
+
 class Runner:
     def __init__(self, spec: CampaignSpec, store: Store, resume: bool = False,
                  progress: ProgressSink | None = None, *, workload: Workload,
@@ -128,12 +136,15 @@ class Runner:
     def one_after_another(self, installs: dict[str, InstallInfo], outcome: CampaignOutcome, dbname: str,
                           seconds: float, steps: int, runs: int, done: Callable[[int, int], bool],
                           count_done: Callable[[int, int], int],
-                          run: Callable[[TargetSession, InstallInfo, int, int], None]) -> None:
+                          run: Callable[[TargetSession, InstallInfo, int, int], None],
+                          planned: Repeats | None = None) -> None:
         """Each repeat runs every target on a fresh server, the targets in the order of that
         repeat's round (plan/rounds.repeat_order: with two, A B then B A), so that no target
         always runs first or after the same one; each run stores its place in it. `done`
         says whether a target's repeat is stored complete (--resume skips it), `count_done`
-        how many of its `runs` units are, `run` measures and stores one."""
+        how many of its `runs` units are, `run` measures and stores one. A campaign planned to
+        detect (`planned`, runner/detect.py) asks it before each repeat whether to run it, and
+        tells it when one is stored."""
         ids = [(target, self.store.ensure_target(outcome.campaign_id, target.name, target.engine, position,
                                                  target.name == self.spec.base.name, target_to_dict(target)))
                for position, target in enumerate(self.spec.targets)]
@@ -148,8 +159,17 @@ class Runner:
                     self.progress.message(f"{target.name}: everything{which} already stored, skipped (--resume)")
                 else:
                     pending.append((repeat, place, target, target_id))
-        self.progress.campaign_start(seconds * len(pending), steps * len(pending))
+        counted = [p for p in pending if planned is None or p[0] < planned.repeats()]
+        self.progress.campaign_start(seconds * len(counted), steps * len(counted))
+        current: int | None = None
         for repeat, place, target, target_id in pending:
+            if planned is not None and repeat != current:
+                if current is not None:
+                    planned.after_repeat(current)
+                if not planned.wants_repeat(repeat):
+                    current = None
+                    break
+                current = repeat
             if target.name in outcome.failed_targets:
                 continue  # its failure is reported once; later repeats of it are not run
             session = TargetSession(self.spec, target, installs[target.name], target_id, self.store,
@@ -163,6 +183,8 @@ class Runner:
                 session.stop()
                 outcome.runs_ok += count_done(target_id, repeat)
                 outcome.runs_failed += 0 if target.name not in outcome.failed_targets else 1
+        if planned is not None and current is not None:
+            planned.after_repeat(current)
 
     # -- validation and bookkeeping --------------------------------------------------------------
     def _resolve_installs(self) -> dict[str, InstallInfo]:

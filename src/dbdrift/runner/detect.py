@@ -2,7 +2,9 @@
 starts of each test still run. Each test runs the starts its plan gives; after its first
 MIN_STARTS starts that number may be raised once from their spread (analysis/planning.py:
 replan), never from the ratio, and once the budget is spent the tests still to come get
-MIN_STARTS starts each."""
+MIN_STARTS starts each. A workload whose every start runs all its tests (the Insert Benchmark,
+TPROC-C) runs a repeat while any of its tests still wants that start, and past MIN_STARTS
+starts no repeat that would overrun the budget."""
 from __future__ import annotations
 
 import time
@@ -13,7 +15,7 @@ from dbdrift.analysis.power import detectable_change
 from dbdrift.plan.campaign import CampaignSpec
 from dbdrift.plan.expand import RunStep
 from dbdrift.quantities import format_duration
-from dbdrift.runner.campaign import CellEstimates
+from dbdrift.runner.campaign import CampaignOutcome, CellEstimates, Runner
 from dbdrift.runner.progress import ProgressSink
 
 
@@ -31,23 +33,11 @@ class Planned:
         self.total = {key: p.starts for key, p in self.plans.items()}
         self.decided: set[tuple[str, int]] = set()
         self.spent = False
+        self.first: int | None = None  # the first repeat this process runs (wants_repeat)
 
     def wants(self, step: RunStep) -> bool:
         """Whether this measured run (a start of its test) is to run."""
-        key = (step.name, step.threads)
-        if key not in self.plans:
-            return True
-        if step.repeat >= planning.MIN_STARTS and key not in self.decided:
-            self._decide(key, step.repeat)  # --resume: the first starts were stored before
-        if step.repeat >= self.total[key]:
-            return False
-        if step.repeat >= planning.MIN_STARTS and self.budget is not None and self.clock() - self.began >= self.budget:
-            if not self.spent:
-                self.progress.message(f"detect: the budget of {format_duration(self.budget)} is spent; the tests "
-                                      f"still to run get {planning.MIN_STARTS} starts each")
-                self.spent = True
-            return False
-        return True
+        return self._wants((step.name, step.threads), step.repeat)
 
     def after(self, step: RunStep) -> None:
         """A start of a test is stored: after its first MIN_STARTS decide its starts; after its
@@ -55,21 +45,76 @@ class Planned:
         key, done = (step.name, step.threads), step.repeat + 1
         if key not in self.plans:
             return
+        self._after(key, done)
+        if done >= self.total[key] or (self.spent and done >= planning.MIN_STARTS):
+            self._say(key, done)
+
+    def wants_repeat(self, repeat: int) -> bool:
+        """Whether this repeat (a start of every target, running every test) is to run: while any
+        test still wants it, and past MIN_STARTS only when another repeat as long as the mean of
+        those this process ran fits the budget."""
+        if self.first is None:
+            self.first = repeat  # --resume: the repeats before it were stored before
+        if repeat >= planning.MIN_STARTS and self.budget is not None:
+            spent, ran = self.clock() - self.began, repeat - self.first
+            if spent + (spent / ran if ran else 0.0) > self.budget:
+                if not self.spent:
+                    self.progress.message(f"detect: another repeat would overrun the budget of "
+                                          f"{format_duration(self.budget)}; the campaign stops after {repeat}")
+                    self.spent = True
+                    for key in self.plans:
+                        self._say(key, repeat)
+                return False
+        return any([self._wants(key, repeat) for key in self.plans])  # each test decides, none skipped
+
+    def after_repeat(self, repeat: int) -> None:
+        """A repeat is stored: after the first MIN_STARTS decide the starts; after the last say
+        what each test can detect."""
+        done = repeat + 1
+        for key in self.plans:
+            self._after(key, done)
+        if done >= max(self.total.values()) or (self.spent and done >= planning.MIN_STARTS):
+            for key in self.plans:
+                self._say(key, done)
+
+    def repeats(self) -> int:
+        """The repeats the campaign is planned to run (the most any test wants), for its progress."""
+        return max(self.total.values())
+
+    def _wants(self, key: tuple[str, int], repeat: int) -> bool:
+        if key not in self.plans:
+            return True
+        if repeat >= planning.MIN_STARTS and key not in self.decided:
+            self._decide(key, repeat)  # --resume: the first starts were stored before
+        if repeat >= self.total[key]:
+            return False
+        if repeat >= planning.MIN_STARTS and self.budget is not None and self.clock() - self.began >= self.budget:
+            self._spend()
+            return False
+        return True
+
+    def _spend(self) -> None:
+        if not self.spent:
+            self.progress.message(f"detect: the budget of {format_duration(self.budget or 0.0)} is spent; the "
+                                  f"tests still to run get {planning.MIN_STARTS} starts each")
+            self.spent = True
+
+    def _after(self, key: tuple[str, int], done: int) -> None:
         if done == planning.MIN_STARTS and key not in self.decided:
             self._decide(key, done)
-        if done >= self.total[key] or (self.spent and done >= planning.MIN_STARTS):
-            could = self._could(key)
-            verdict = "reached" if could is not None and could <= self.detect else "not reached"
-            shown = f"{could:.1%}" if could is not None else "no interval"
-            self.progress.message(f"detect: {step.name} x{step.threads}: {shown} after {done} starts "
-                                  f"({verdict}: {self.detect:.1%})")
+
+    def _say(self, key: tuple[str, int], done: int) -> None:
+        could = self._could(key)
+        verdict = "reached" if could is not None and could <= self.detect else "not reached"
+        shown = f"{could:.1%}" if could is not None else "no interval"
+        self.progress.message(f"detect: {_name(key)}: {shown} after {done} starts ({verdict}: {self.detect:.1%})")
 
     def _decide(self, key: tuple[str, int], done: int) -> None:
         p = self.plans[key]
         self.total[key] = planning.replan(p, self.estimates(self.campaign_id, *key), done, self.detect)
         self.decided.add(key)
         if self.total[key] != p.starts:
-            self.progress.message(f"detect: {key[0]} x{key[1]}: its first {done} starts are noisier than the "
+            self.progress.message(f"detect: {_name(key)}: its first {done} starts are noisier than the "
                                   f"calibration's: {self.total[key]} starts (planned {p.starts}, at most {p.most})")
 
     def _could(self, key: tuple[str, int]) -> float | None:
@@ -78,3 +123,16 @@ class Planned:
         if not found or None in found:
             return None
         return max(max(d for d in found if d is not None), self.plans[key].floor)
+
+
+def _name(key: tuple[str, int]) -> str:
+    """`point-query x4`; a test planned over whole repeats (threads 0) by its name."""
+    return f"{key[0]} x{key[1]}" if key[1] else key[0]
+
+
+def planned_repeats(runner: Runner, outcome: CampaignOutcome) -> Planned | None:
+    """The repeats of a campaign planned to detect that still run (Runner.one_after_another); None
+    for a campaign without detect."""
+    if runner.spec.detect_plan is None or runner.estimates is None:
+        return None
+    return Planned(runner.spec, runner.estimates, outcome.campaign_id, runner.progress)

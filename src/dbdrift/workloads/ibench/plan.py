@@ -98,3 +98,8 @@ def check_lines(spec: CampaignSpec) -> list[str]:
     """What each target runs, as `run --check` says it."""
     return [f"steps: {', '.join(spec.ibench_steps)} per target"
             + (f", {spec.repeats} times (repeats)" if spec.repeats > 1 else "")]
+
+
+def judged(spec: CampaignSpec) -> tuple[str, ...]:
+    """The steps that get a verdict: every step the campaign runs (`detect` plans for them)."""
+    return spec.ibench_steps

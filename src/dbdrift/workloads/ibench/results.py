@@ -9,13 +9,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from dbdrift.analysis.ibench import IBenchSummary, StepDetail, index_results, step_detail, summary_tables
+from dbdrift.analysis.ibench import IBenchSummary, StepDetail, SummaryCell, index_results, step_detail, summary_tables
 from dbdrift.analysis.noise import Estimate, Method, Verdict, verdict
 from dbdrift.analysis.position import Turn, order_notes
 from dbdrift.analysis.power import reported_change
 from dbdrift.model import IBENCH_STEPS, InsertStepResult, JsonObject
 from dbdrift.results.findings import CAMPAIGN, Finding, nothing_measured
-from dbdrift.results.workload import WorkloadReport, explanations, stored_campaign
+from dbdrift.results.workload import WorkloadReport, detect_notes, explanations, stored_campaign
 from dbdrift.store.store import Store
 
 
@@ -39,25 +39,27 @@ def build(store: Store, campaign_id: int, base: str | None, min_effect: float = 
     stored = stored_campaign(store, campaign_id, base, IBenchReport.judged)
     planned = tuple((stored.spec.get("insert_benchmark") or {}).get("steps") or ())
     return ibench_report(store.ibench_steps(campaign_id), min_effect=min_effect, noisy=noisy, planned=planned,
-                         setup=sizes_text(stored.spec), **stored.fields)
+                         setup=sizes_text(stored.spec), detect_plan=stored.spec.get("detect_plan"), **stored.fields)
 
 
 def ibench_report(results: list[InsertStepResult], targets: list[str] | tuple[str, ...],
                   labels: dict[str, str] | None = None, ncpu: int = 1, campaign: str = "",
                   notes: tuple[str, ...] = (), min_effect: float = 0.02, noisy: float = 0.05,
                   planned: tuple[str, ...] = (), setup: str = "", host: JsonObject | None = None,
-                  run_on: str = "") -> IBenchReport:
+                  run_on: str = "", detect_plan: JsonObject | None = None) -> IBenchReport:
     """Summary tables, verdicts and per-step details of `results` (any status; other targets are
     ignored); `planned`: the campaign's steps, each judged even when no target ran it;
     `setup`, `host` and `run_on`: the campaign's sizes in a line, the stored host facts and the
-    campaign's start (WorkloadReport's)."""
+    campaign's start (WorkloadReport's); `detect_plan`: the campaign's plan, when it was planned
+    to detect (a note says which steps reached it)."""
     targets = list(targets)
     indexed = index_results(results, targets)
     details = {key: step_detail(r, ncpu) for key, r in indexed.items()}
     summary = summary_tables(results, targets, ncpu)
     found = tuple(ibench_findings(summary, min_effect, noisy, planned, campaign))
     notes = (tuple(f.line() for f in found if f.measure == CAMPAIGN) + tuple(notes)  # every format shows notes
-             + order_notes(_repeat_turns(results, targets), unit="repeats"))
+             + order_notes(_repeat_turns(results, targets), unit="repeats")
+             + detect_notes(found, detect_plan, len({r.repeat for r in results if r.status == "ok"}), "steps"))
     why = explanations(found, lambda f: [(what, details[(f.target, f.test)].metrics.get(m),
                                           details[(f.reference, f.test)].metrics.get(m)) for m, what in MOVED])
     return IBenchReport(summary, indexed, details, campaign=campaign, targets=tuple(targets),
@@ -104,10 +106,25 @@ def ibench_findings(summary: IBenchSummary, min_effect: float = 0.02, noisy: flo
                 why = f"{gaps[step]}" if step in gaps else f"{base}: {base_gaps.get(step, 'no value')}"
                 out.append(Finding("timed", step, None, target, base, Verdict.NOT_MEASURED, None, status=why))
                 continue
-            est = Estimate(rel.value, rel.lower, rel.upper, rel.repeats, Method.OVER_REPEATS)
+            est = _estimate(rel)
             out.append(Finding("timed", step, None, target, base, verdict(est, min_effect, noisy), rel.value,
                                rel.lower, rel.upper, detectable=reported_change(est, min_effect)))
     return out
+
+
+def _estimate(rel: SummaryCell) -> Estimate:
+    """A relative cell's ratio and interval over repeats, as its verdict judges it."""
+    return Estimate(rel.value, rel.lower, rel.upper, rel.repeats, Method.OVER_REPEATS)
+
+
+def step_estimates(store: Store, campaign_id: int) -> dict[str, list[Estimate]]:
+    """Each step's estimate of every target against the campaign's base, as its verdict has it:
+    what a campaign planned to detect plans from (its calibration) and follows as it runs."""
+    targets = stored_campaign(store, campaign_id, None, IBenchReport.judged).fields["targets"]
+    summary = summary_tables(store.ibench_steps(campaign_id), list(targets))
+    return {step: [_estimate(cells[i]) for target, cells in summary.relative.rows.items()
+                   if target != summary.base and cells[i].value is not None]
+            for i, step in enumerate(summary.relative.columns)}
 
 
 def sizes_text(spec: JsonObject) -> str:

@@ -19,6 +19,7 @@ from dbdrift.model import InsertStepResult, InstallInfo, JsonObject
 from dbdrift.plan.campaign import CampaignSpec
 from dbdrift.plan.expand import SettleStep
 from dbdrift.runner.campaign import CampaignOutcome, Runner, target_repeats
+from dbdrift.runner.detect import planned_repeats
 from dbdrift.runner.session import TargetSession, settle_wait
 
 SETTLE_AFTER = "l.i2"
@@ -220,7 +221,7 @@ def run(runner: Runner, installs: dict[str, InstallInfo], outcome: CampaignOutco
 
     runner.one_after_another(installs, outcome, ibench.DBNAME, plan_s(runner.spec), progress_steps(runner.spec),
                              len(wanted), lambda tid, rep: store.ibench_done(tid, rep) >= wanted,
-                             lambda tid, rep: len(store.ibench_done(tid, rep)), one)
+                             lambda tid, rep: len(store.ibench_done(tid, rep)), one, planned_repeats(runner, outcome))
 
 
 def estimate(spec: CampaignSpec) -> tuple[float, int]:

@@ -74,19 +74,10 @@ def parse(spec: CampaignSpec, top: fields.Table) -> CampaignSpec:
     if not tests:
         raise InputError(f"{top.where}: tests selects no microbenchmark", "list names from `dbdrift catalog`")
     threads = fields.threads(top.data.get("threads", list(keys.default_as("top", "threads", tuple))), top.where)
-    detect, budget = top.percent("detect"), top.duration("budget") if "budget" in top.data else None
-    if budget is not None and detect is None:
-        raise InputError(f"{top.where}: budget is set without detect", 'add detect = "2%" (the change to plan for), '
-                         "or remove budget")
-    if detect is not None and (spec.order, spec.restart) != ("turns", "repeat"):
-        raise InputError(f'{top.where}: detect needs order = "turns" and restart = "repeat" (it plans server starts '
-                         f'of all targets taking turns), not order = "{spec.order}", restart = "{spec.restart}"',
-                         'remove order and restart (both defaults), or remove detect')
     return replace(spec, tests=tuple(tests), test_names=tuple(names), tables=top.integer("tables"),
                    rows=top.integer("rows"), threads=threads,
                    count_instructions=top.flag("count_instructions") or top.flag("simulate_cache"),
-                   simulate_cache=top.flag("simulate_cache"), flamegraphs=top.flag("flamegraphs"),
-                   detect=detect, budget=budget)
+                   simulate_cache=top.flag("simulate_cache"), flamegraphs=top.flag("flamegraphs"))
 
 
 def settle_s(spec: CampaignSpec) -> float:

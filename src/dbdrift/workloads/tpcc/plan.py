@@ -67,3 +67,8 @@ PLAN = WorkloadPlan(name="tpcc", table="tpcc", caps=CAPS, refuse=refuse, parse=p
 def check_lines(spec: CampaignSpec) -> list[str]:
     """What each target runs, as `run --check` says it."""
     return [f"TPROC-C: {setup_text(spec.to_dict())} per target"]
+
+
+def judged(spec: CampaignSpec) -> tuple[str, ...]:
+    """What gets a verdict: NOPM (`detect` plans for it)."""
+    return ("NOPM",)

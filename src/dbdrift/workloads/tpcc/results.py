@@ -9,13 +9,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from dbdrift.analysis.noise import Verdict, verdict
+from dbdrift.analysis.noise import Estimate, Verdict, verdict
 from dbdrift.analysis.position import Turn, order_notes
 from dbdrift.analysis.power import reported_change
 from dbdrift.analysis.tpcc import TargetSummary, summarize
 from dbdrift.model import JsonObject, TpccResult
 from dbdrift.results.findings import CAMPAIGN, Finding, nothing_measured
-from dbdrift.results.workload import WorkloadReport, explanations, stored_campaign
+from dbdrift.results.workload import WorkloadReport, detect_notes, explanations, stored_campaign
 from dbdrift.store.store import Store
 from dbdrift.workloads.tpcc.catalog import setup_text
 
@@ -38,28 +38,38 @@ def build(store: Store, campaign_id: int, base: str | None, min_effect: float = 
     """The TPROC-C report of a stored campaign, with its notes and verdicts."""
     stored = stored_campaign(store, campaign_id, base, TpccReport.judged)
     return tpcc_report(store.tpcc_runs(campaign_id), setup=setup_text(stored.spec), min_effect=min_effect,
-                       noisy=noisy, **stored.fields)
+                       noisy=noisy, detect_plan=stored.spec.get("detect_plan"), **stored.fields)
 
 
 def tpcc_report(results: list[TpccResult], targets: list[str] | tuple[str, ...],
                 labels: dict[str, str] | None = None, ncpu: int = 1, campaign: str = "", setup: str = "",
                 notes: tuple[str, ...] = (), min_effect: float = 0.02, noisy: float = 0.05,
-                host: JsonObject | None = None, run_on: str = "") -> TpccReport:
+                host: JsonObject | None = None, run_on: str = "", detect_plan: JsonObject | None = None) -> TpccReport:
     """Per-target summaries and NOPM verdicts of `results` (runs of other targets are ignored);
-    `host` and `run_on`: the stored host facts and the campaign's start (WorkloadReport's)."""
+    `host` and `run_on`: the stored host facts and the campaign's start (WorkloadReport's);
+    `detect_plan`: the campaign's plan, when it was planned to detect (a note says if NOPM reached it)."""
     targets = list(targets)
     summaries = tuple(summarize(results, targets, ncpu))
     found = tuple(tpcc_findings(summaries, min_effect, noisy, campaign))
     notes = (tuple(f.line() for f in found if f.measure == CAMPAIGN) + tuple(notes)  # every format shows notes
              + order_notes({"NOPM": [Turn(0, r.repeat, r.position, r.target, r.nopm) for r in results
                                      if r.status == "ok" and r.position is not None and r.target in targets]},
-                           unit="repeats"))
+                           unit="repeats")
+             + detect_notes(found, detect_plan, len({r.repeat for r in results if r.status == "ok"}), "tests"))
     hardware = {s.target: s.hardware for s in summaries}
     why = explanations(found, lambda f: [(what, hardware[f.target].get(m), hardware[f.reference].get(m))
                                          for m, what in MOVED])
     return TpccReport(summaries, tuple(r for r in results if r.target in targets), campaign=campaign,
                       targets=tuple(targets), labels=dict(labels or {}), ncpu=ncpu, setup=setup, notes=notes,
                       findings=found, explanations=why, min_effect=min_effect, noisy=noisy, host=dict(host or {}), run_on=run_on)
+
+
+def nopm_estimates(store: Store, campaign_id: int) -> dict[str, list[Estimate]]:
+    """NOPM's estimate of every target against the campaign's base, as its verdict has it: what a
+    campaign planned to detect plans from (its calibration) and follows as it runs."""
+    targets = stored_campaign(store, campaign_id, None, TpccReport.judged).fields["targets"]
+    summaries = summarize(store.tpcc_runs(campaign_id), list(targets), 1)
+    return {"NOPM": [s.relative for s in summaries[1:] if s.relative is not None and s.relative.value is not None]}
 
 
 MOVED = (("server/no", "server CPU µs/new order"), ("client/no", "client CPU µs/new order"),

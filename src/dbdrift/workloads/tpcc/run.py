@@ -16,6 +16,7 @@ from dbdrift.metrics.sampler import Sampler
 from dbdrift.model import InstallInfo, JsonObject, TpccResult
 from dbdrift.plan.campaign import CampaignSpec
 from dbdrift.runner.campaign import CampaignOutcome, Runner, target_repeats
+from dbdrift.runner.detect import planned_repeats
 from dbdrift.runner.session import TargetSession
 
 MAX_VIOLATIONS = 5  # kept per condition: enough to see the pattern
@@ -162,7 +163,7 @@ def run(runner: Runner, installs: dict[str, InstallInfo], outcome: CampaignOutco
         run_target(session, install, repeat)
 
     runner.one_after_another(installs, outcome, tpcc.DBNAME, plan_s(runner.spec), PROGRESS_STEPS, 1, store.tpcc_done,
-                             lambda tid, rep: int(store.tpcc_done(tid, rep)), one)
+                             lambda tid, rep: int(store.tpcc_done(tid, rep)), one, planned_repeats(runner, outcome))
 
 
 def estimate(spec: CampaignSpec) -> tuple[float, int]:
