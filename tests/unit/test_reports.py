@@ -171,11 +171,11 @@ def test_text_colors_regressions_red_and_improvements_green(store):
 
 
 def _turn_store(path: Path, repeats: int, spec: dict, store: Store | None = None, name: str = "turns",
-                targets: tuple[str, str] = ("a", "b"), second: float = 1.0) -> Store:
+                targets: tuple[str, str] = ("a", "b"), second: float = 1.0, host: dict | None = None) -> Store:
     """Two targets that took turns (intervals with rounds) on point-query, `repeats` runs each
     (added to `store` when given); the second target's events are scaled by `second`."""
     store = store or Store(path)
-    cid = store.add_campaign(name, {"name": name, "rows": TABLE_ROWS, **spec}, {"cpus": 2}, "0.1.0")
+    cid = store.add_campaign(name, {"name": name, "rows": TABLE_ROWS, **spec}, host or {"cpus": 2}, "0.1.0")
     for pos, target in enumerate(targets):
         tid = store.ensure_target(cid, target, "postgres", pos, pos == 0, {"name": target})
         for r in range(repeats):
@@ -232,6 +232,28 @@ def test_a_calibration_widens_intervals_estimated_its_way_and_the_report_says_by
     # the calibration holds what one start draws, so the report no longer says it is left out
     assert any(n.startswith("intervals: one start") for n in plain.notes)
     assert not any(n.startswith("intervals: one start") for n in wide.notes)
+
+
+def test_the_noise_floor_comes_from_a_sysbench_calibration_of_the_campaigns_host(tmp_path):
+    here, there = {"cpus": 2, "hostname": "here"}, {"cpus": 2, "hostname": "there"}
+    store = _turn_store(tmp_path / "t.db", 1, {"repeats": 1, "calibration": True}, name="calibrate-here",
+                        targets=("a", "a-aa"), second=1.03, host=here)
+    store.add_campaign("calibrate-ib", {"name": "calibrate-ib", "workload": "insert-benchmark", "calibration": True},
+                       here, "0.1.0")  # newer, of another workload: no sysbench runs to take floors from
+    _turn_store(tmp_path / "t.db", 1, {"repeats": 1, "calibration": True}, store=store, name="calibrate-there",
+                targets=("a", "a-aa"), host=there)
+    _turn_store(tmp_path / "t.db", 1, {"repeats": 1}, store=store, host=here)
+    _turn_store(tmp_path / "t.db", 1, {"repeats": 1}, store=store, name="elsewhere",
+                host={"cpus": 2, "hostname": "third"})
+    try:
+        notes = build_report(store, "turns", None, False, noise_floor="auto").notes
+        away = build_report(store, "elsewhere", None, False, noise_floor="auto").notes
+    finally:
+        store.close()
+    assert any(n.startswith("noise floor: A/A campaign calibrate-here (#1, ") for n in notes), notes
+    # a host without a calibration of its own gets the newest of any host, and the note says so
+    floor = next(n for n in away if n.startswith("noise floor:"))
+    assert floor.startswith("noise floor: A/A campaign calibrate-there (#3, ") and ", on another host: there (" in floor
 
 
 def test_three_calibrations_are_enough_for_the_report_not_to_call_their_sd_uncertain(tmp_path):

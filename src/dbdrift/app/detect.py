@@ -25,6 +25,7 @@ from dbdrift.workload import Workload
 from dbdrift.workloads.registry import SYSBENCH, workload_of
 
 
+REPORT_MIN_EFFECT = 0.02  # the verdicts' minimum effect in `run`'s report (report --min-effect's default)
 CALIBRATE_MORE = "--set repeats=8"  # the starts a calibration needs for 2% on a host like these (docs/noise.md E21)
 
 
@@ -168,6 +169,10 @@ def check_lines(spec: CampaignSpec) -> list[str]:
              f"  expected {format_duration(found['expected_s'])}, at most {format_duration(found['most_s'])}"
              + (f" (budget {format_duration(found['budget_s'])})" if found.get("budget_s") else "")]
     lines += [f"  note: {n}" for n in found.get("notes", [])]
+    if found["detect"] < REPORT_MIN_EFFECT:
+        lines.append(f"  note: reports call no change below their minimum effect, {REPORT_MIN_EFFECT:.0%} unless "
+                     f"`dbdrift report --min-effect {found['detect']:.1%}`: the report after `run` says no test "
+                     f"reached {found['detect']:.1%}; that report does")
     floored = sum(p.get("floor", 0.0) > found["detect"] for p in tests)
     if floored:
         lines.append(f"  note: {floored} of {len(tests)} tests have a noise floor above {found['detect']:.1%} in the "

@@ -308,13 +308,14 @@ def measurements_of(store: Store, campaign_id: int) -> list[Measurement]:
 
 def _floors(store: Store, choice: str, campaign_id: int, min_effect: float,
             noisy: float) -> tuple[dict[str, float], dict[str, tuple[float, int]], tuple[str, ...]]:
-    """Per-test A/A noise floors from the newest calibration campaign (or the one named), the
-    between-campaign sd per interval method from every calibration campaign of the store (or
-    the one named), and a note saying which."""
+    """Per-test A/A noise floors from the newest sysbench calibration campaign of the campaign's
+    host (of any host when it has none; or the one named), the between-campaign sd per interval
+    method from every such calibration campaign (or the one named), and a note saying which."""
     if choice == "none":
         return {}, {}, ()
+    elsewhere = ""
     if choice == "auto":
-        aa_ids = [i for i in store.calibration_ids() if i != campaign_id]
+        aa_ids, elsewhere = _calibrations_of_host(store, campaign_id)
     else:
         named = store.latest_campaign_id(choice)
         if named is None:
@@ -332,7 +333,26 @@ def _floors(store: Store, choice: str, campaign_id: int, min_effect: float,
     floors = noise_floor(comparisons[0])
     aa = store.campaign(aa_ids[0])
     return floors, campaign_sd(comparisons), (
-        f"noise floor: A/A campaign {aa['name']} (#{aa_ids[0]}, {aa['created_at']}) for {len(floors)} tests",)
+        f"noise floor: A/A campaign {aa['name']} (#{aa_ids[0]}, {aa['created_at']}{elsewhere}) for {len(floors)} "
+        "tests",)
+
+
+def _calibrations_of_host(store: Store, campaign_id: int) -> tuple[list[int], str]:
+    """The store's sysbench calibrations but the campaign itself, newest first: those of the
+    campaign's host, as history tells hosts apart (another machine's noise says little of this
+    one's); all of them when the host has none, with `, on another host: ...` for the note.
+    Calibrations without sysbench runs (of the other workloads) are left out."""
+    from dbdrift.results.history import host_key  # history builds on this module
+
+    def host(row: sqlite3.Row) -> str:
+        return host_key(json.loads(row["host_json"] or "{}"))
+    here = host(store.campaign(campaign_id))
+    rows = [store.campaign(i) for i in store.calibration_ids() if i != campaign_id]
+    rows = [r for r in rows if store.runs(int(r["id"]))]  # another workload's calibration has no sysbench runs
+    same = [r for r in rows if host(r) == here]
+    if same or not rows:
+        return [int(r["id"]) for r in same], ""
+    return [int(r["id"]) for r in rows], f", on another host: {host(rows[0])}"
 
 
 def _campaign_sd_note(comparison: Comparison, between: dict[str, tuple[float, int]]) -> tuple[str, ...]:

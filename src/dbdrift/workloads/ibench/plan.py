@@ -96,8 +96,9 @@ PLAN = WorkloadPlan(name="insert-benchmark", table="insert_benchmark", caps=CAPS
 
 def check_lines(spec: CampaignSpec) -> list[str]:
     """What each target runs, as `run --check` says it."""
-    return [f"steps: {', '.join(spec.ibench_steps)} per target"
-            + (f", {spec.repeats} times (repeats)" if spec.repeats > 1 else "")]
+    times = ("" if spec.repeats < 2 else f", up to {spec.repeats} times (repeats, as detect plans them)"
+             if spec.detect_plan else f", {spec.repeats} times (repeats)")
+    return [f"steps: {', '.join(spec.ibench_steps)} per target{times}"]
 
 
 def judged(spec: CampaignSpec) -> tuple[str, ...]:

@@ -136,7 +136,7 @@ def sizes_text(spec: JsonObject) -> str:
              f"l.i2 {ib.get('rows_l_i2'):,}" if isinstance(ib.get("rows_l_i2"), int) else "",
              f"{ib.get('query_s')} s per query step" if ib.get("query_s") is not None else ""]
     if (spec.get("repeats") or 1) > 1:
-        parts.append(f"{spec['repeats']} repeats")
+        parts.append(f"{'up to ' if spec.get('detect_plan') else ''}{spec['repeats']} repeats")  # detect: as needed
     if ib.get("io_bound"):
         parts.append("IO-bound (buffer pool well below the table)")
     return ", ".join(p for p in parts if p)

@@ -85,5 +85,6 @@ def setup_text(stored: JsonObject) -> str:
     if t.get("consistency_checks") is False:
         text += ", consistency not checked"
     if (stored.get("repeats") or 1) > 1:
-        text += f", {stored['repeats']} repeats (each on a fresh server)"
+        planned = "up to " if stored.get("detect_plan") else ""  # detect runs as many as its tests need
+        text += f", {planned}{stored['repeats']} repeats (each on a fresh server)"
     return text
