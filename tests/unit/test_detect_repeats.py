@@ -2,6 +2,7 @@
 as it runs (runner/detect.py): which repeats run, when the plan is raised, and the budget."""
 from __future__ import annotations
 
+import math
 from dataclasses import replace
 from pathlib import Path
 
@@ -9,6 +10,7 @@ from dbdrift.analysis import planning
 from dbdrift.analysis.noise import Estimate, Method
 from dbdrift.analysis.planning import MIN_STARTS
 from dbdrift.analysis.planning import TestNoise as Noise
+from dbdrift.analysis.power import detectable_change
 from dbdrift.plan.campaign import parse_campaign
 from dbdrift.runner.detect import Planned
 from dbdrift.runner.progress import NullProgress
@@ -31,7 +33,6 @@ def _spec(detect_plan: dict, budget: float | None = None):
 
 def _estimate(half: float, n: int) -> Estimate:
     """A ratio of 1 whose interval over n paired repeats is ±half (in ln)."""
-    import math
     return Estimate(1.0, math.exp(-half), math.exp(half), n, Method.OVER_REPEATS)
 
 
@@ -61,7 +62,6 @@ def test_every_repeat_of_the_plan_runs_and_the_last_says_what_each_test_can_dete
 
 
 def _mde(half: float) -> float:
-    from dbdrift.analysis.power import detectable_change
     return detectable_change(_estimate(half, 3)) or 0.0
 
 

@@ -142,8 +142,8 @@ def _planned_repeats(spec: CampaignSpec, store: Store | None, workload: Workload
     by_test = {test: n for (test, _), n in noise.items()}
     once = replace(spec, repeats=1)
     repeat_s = workload.estimate(once)[0]
-    found = planning.plan_repeats(list(workload.judged(spec)) if workload.judged else [], by_test, spec.detect or 0.0, repeat_s, spec.budget,
-                                  named)
+    tests = list(workload.judged(spec)) if workload.judged else []
+    found = planning.plan_repeats(tests, by_test, spec.detect or 0.0, repeat_s, spec.budget, named)
     return replace(spec, repeats=max(p.most for p in found.tests), detect_plan=found.to_dict())
 
 

@@ -348,7 +348,7 @@ def _calibrations_of_host(store: Store, campaign_id: int) -> tuple[list[int], st
         return host_key(json.loads(row["host_json"] or "{}"))
     here = host(store.campaign(campaign_id))
     rows = [store.campaign(i) for i in store.calibration_ids() if i != campaign_id]
-    rows = [r for r in rows if store.runs(int(r["id"]))]  # another workload's calibration has no sysbench runs
+    rows = [r for r in rows if store.has_runs(int(r["id"]))]  # another workload's calibration has none
     same = [r for r in rows if host(r) == here]
     if same or not rows:
         return [int(r["id"]) for r in same], ""

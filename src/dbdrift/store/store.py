@@ -693,6 +693,13 @@ class Store:
             "SELECT runs.*, targets.name AS target FROM runs JOIN targets ON targets.id = runs.target_id "
             "WHERE targets.campaign_id = ? AND runs.superseded = 0 ORDER BY runs.id", (campaign_id,)).fetchall()
 
+    def has_runs(self, campaign_id: int) -> bool:
+        """Whether the campaign stored any sysbench run (not superseded), without reading them."""
+        found = self.db.execute(
+            "SELECT EXISTS (SELECT 1 FROM runs JOIN targets ON targets.id = runs.target_id "
+            "WHERE targets.campaign_id = ? AND runs.superseded = 0)", (campaign_id,)).fetchone()[0]
+        return bool(found)
+
     def samples(self, run_id: int) -> list[sqlite3.Row]:
         return self.db.execute("SELECT * FROM samples WHERE run_id = ? ORDER BY idx", (run_id,)).fetchall()
 
