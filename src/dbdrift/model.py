@@ -240,6 +240,22 @@ class TpccResult:
     position: int | None = None  # its place in its repeat's order of targets (plan/rounds.py); None: not known
 
 
+@dataclass
+class WorkloadRun:
+    """One repeat of one target of a workload whose results the store keeps whole (the store's
+    workload_runs row): vector search and the workloads after it. `record` is the slice's own
+    result, as JSON; the store never reads inside it, so a new workload adds no table."""
+
+    target: str
+    workload: str
+    status: str  # ok | failed | interrupted
+    record: JsonObject = field(default_factory=dict)
+    elapsed_s: float = 0.0
+    error: str | None = None
+    repeat: int = 0
+    position: int | None = None  # its place in its repeat's order of targets (plan/rounds.py)
+
+
 @dataclass(frozen=True)
 class InsertStepResult:
     """One Insert Benchmark step of one target, as measured (the store's ibench_steps row).

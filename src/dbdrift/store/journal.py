@@ -15,6 +15,7 @@ FIELDS = {
     "run": ("target_id", "record"),
     "instructions": ("target_id", "record"),
     "tpcc run": ("target_id", "record"),
+    "workload run": ("target_id", "record"),
     "ibench step": ("target_id", "record", "driver_spec"),
     "step": ("target_id", "step_kind", "label", "status", "started_at", "elapsed_s", "detail", "error"),
     "plan": ("target_id", "test", "statement", "sql", "plan_json", "shape", "error"),

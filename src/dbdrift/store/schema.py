@@ -276,6 +276,25 @@ MIGRATIONS: tuple[str, ...] = (
     ALTER TABLE ibench_steps ADD COLUMN position INTEGER;
     ALTER TABLE tpcc_runs ADD COLUMN position INTEGER;
     """,
+    # 15: a repeat of a target of a workload that keeps its result whole, as JSON (vector search
+    # and the workloads after it): a new workload adds a slice, not a table
+    """
+    CREATE TABLE workload_runs (
+        id INTEGER PRIMARY KEY,
+        target_id INTEGER NOT NULL REFERENCES targets(id),
+        workload TEXT NOT NULL,
+        repeat INTEGER NOT NULL,
+        status TEXT NOT NULL,
+        started_at TEXT NOT NULL,
+        elapsed_s REAL NOT NULL,
+        record_json TEXT NOT NULL,
+        error TEXT,
+        position INTEGER,
+        unit_id INTEGER REFERENCES units(id),
+        superseded INTEGER NOT NULL DEFAULT 0
+    );
+    CREATE INDEX workload_runs_by_target ON workload_runs(target_id, repeat);
+    """,
 )
 
 SCHEMA_VERSION = len(MIGRATIONS)

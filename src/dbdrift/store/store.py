@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Callable, Literal, Mapping, Sequence, TypeVar
 
 from dbdrift.errors import UserError
-from dbdrift.model import HardwareWindow, InsertStepResult, JsonObject, TpccResult
+from dbdrift.model import HardwareWindow, InsertStepResult, JsonObject, TpccResult, WorkloadRun
 from dbdrift.store import guard, journal
 from dbdrift.store.schema import MIGRATIONS, SCHEMA_VERSION
 
@@ -320,6 +320,8 @@ class Store:
             return self._insert_instructions(entry["target_id"], InstructionRecord(**entry["record"]))
         if kind == "tpcc run":
             return self._insert_tpcc_run(entry["target_id"], TpccResult(**entry["record"]))
+        if kind == "workload run":
+            return self._insert_workload_run(entry["target_id"], WorkloadRun(**entry["record"]))
         if kind == "ibench step":
             return self._insert_ibench_step(entry["target_id"], InsertStepResult(**entry["record"]),
                                             entry["driver_spec"])
@@ -337,7 +339,7 @@ class Store:
 
     # -- results streamed from a cluster's units (dbdrift/cluster) ---------------------------
     STREAMED_TABLES = {"run": "runs", "instructions": "instructions", "ibench step": "ibench_steps",
-                       "tpcc run": "tpcc_runs", "step": "steps"}
+                       "tpcc run": "tpcc_runs", "workload run": "workload_runs", "step": "steps"}
 
     def add_streamed(self, fact: JsonObject, unit_id: int) -> None:
         """Store a fact a unit measured on a cluster host (a journal entry's shape, with this
@@ -388,7 +390,7 @@ class Store:
             return {}
         marks, counts = ",".join("?" * len(unit_ids)), {}
         for table, what in (("runs", "runs"), ("ibench_steps", "Insert Benchmark steps"),
-                            ("tpcc_runs", "TPROC-C runs")):
+                            ("tpcc_runs", "TPROC-C runs"), ("workload_runs", "repeats")):
             for status, n in self.db.execute(f"SELECT status, count(*) FROM {table} WHERE unit_id IN ({marks}) "
                                              "AND superseded = 0 GROUP BY status", unit_ids):
                 counts[f"{what} {status}"] = n
@@ -619,6 +621,32 @@ class Store:
                               "AND superseded = 0", (target_id, repeat)).fetchone()
         return row is not None
 
+    def add_workload_run(self, target_id: int, r: WorkloadRun) -> int | None:
+        return self._keep("workload run", {"target_id": target_id, "record": asdict(r)},
+                          lambda: self._insert_workload_run(target_id, r))
+
+    def _insert_workload_run(self, target_id: int, r: WorkloadRun) -> int:
+        """A repeat stored again (--resume after a failure) supersedes the earlier one."""
+        self.db.execute("UPDATE workload_runs SET superseded = 1 WHERE target_id = ? AND repeat = ?",
+                        (target_id, r.repeat))
+        return self._insert("workload_runs", {
+            "target_id": target_id, "workload": r.workload, "repeat": r.repeat, "status": r.status,
+            "started_at": now_iso(), "elapsed_s": r.elapsed_s, "record_json": json.dumps(r.record),
+            "error": r.error, "position": r.position})
+
+    def workload_runs(self, campaign_id: int) -> list[WorkloadRun]:
+        rows = self.db.execute(
+            "SELECT r.*, targets.name AS target FROM workload_runs r JOIN targets ON targets.id = r.target_id "
+            "WHERE targets.campaign_id = ? AND r.superseded = 0 ORDER BY r.id", (campaign_id,)).fetchall()
+        return [WorkloadRun(target=r["target"], workload=r["workload"], status=r["status"],
+                            record=json.loads(r["record_json"]), elapsed_s=r["elapsed_s"], error=r["error"],
+                            repeat=r["repeat"], position=r["position"]) for r in rows]
+
+    def workload_done(self, target_id: int, repeat: int) -> bool:
+        row = self.db.execute("SELECT 1 FROM workload_runs WHERE target_id = ? AND repeat = ? AND status = 'ok' "
+                              "AND superseded = 0", (target_id, repeat)).fetchone()
+        return row is not None
+
     # -- reading ---------------------------------------------------------------------------
     def completed_runs(self, target_id: int) -> set[tuple[str, int, int]]:
         rows = self.db.execute("SELECT test, threads, repeat FROM runs WHERE target_id = ? AND status = 'ok' "
@@ -670,7 +698,8 @@ class Store:
         return self.db.execute(
             "WITH r AS (SELECT target_id, status FROM runs WHERE superseded = 0 "
             "UNION ALL SELECT target_id, status FROM ibench_steps WHERE superseded = 0 "
-            "UNION ALL SELECT target_id, status FROM tpcc_runs WHERE superseded = 0) "
+            "UNION ALL SELECT target_id, status FROM tpcc_runs WHERE superseded = 0 "
+            "UNION ALL SELECT target_id, status FROM workload_runs WHERE superseded = 0) "
             "SELECT c.id, c.name, c.created_at, "
             "SUM(r.status = 'ok') AS ok, SUM(r.status IN ('failed', 'interrupted')) AS failed, "
             "SUM(r.status = 'skipped') AS skipped, COUNT(r.status) AS runs "

@@ -23,6 +23,11 @@ from dbdrift.workloads.tpcc import plan as tpcc_plan
 from dbdrift.workloads.tpcc import report as tpcc_report
 from dbdrift.workloads.tpcc import results as tpcc_results
 from dbdrift.workloads.tpcc import run as tpcc_run
+from dbdrift.workloads.vector import cluster as vector_cluster
+from dbdrift.workloads.vector import plan as vector_plan
+from dbdrift.workloads.vector import report as vector_report
+from dbdrift.workloads.vector import results as vector_results
+from dbdrift.workloads.vector import run as vector_run
 
 
 def no_lines(spec: CampaignSpec) -> list[str]:
@@ -46,7 +51,14 @@ TPCC = Workload(plan=tpcc_plan.PLAN, estimate=tpcc_run.estimate, run=tpcc_run.ru
                 build_report=tpcc_results.build, render_report=tpcc_report.render, estimates=tpcc_results.nopm_estimates,
                 judged=tpcc_plan.judged)
 
-WORKLOADS: dict[str, Workload] = {w.name: w for w in (SYSBENCH, INSERT_BENCHMARK, TPCC)}
+VECTOR = Workload(plan=vector_plan.PLAN, estimate=vector_run.estimate, run=vector_run.run, clients=vector_run.clients,
+                  check_lines=vector_plan.check_lines, time_lines=no_lines, narrow=units.narrow_repeats,
+                  split=units.split_repeats, remaining=vector_cluster.remaining, store_failed=units.no_failed_runs,
+                  build_report=vector_results.build, render_report=vector_report.render,
+                  estimates=vector_results.qps_estimates, judged=vector_plan.judged,
+                  check_installs=vector_run.check_installs)
+
+WORKLOADS: dict[str, Workload] = {w.name: w for w in (SYSBENCH, INSERT_BENCHMARK, TPCC, VECTOR)}
 
 
 def workload_of(spec: CampaignSpec) -> Workload:

@@ -165,6 +165,15 @@ impl RowWriter {
         self
     }
 
+    /// A value written as given, unquoted in either format: an expression in a VALUES list
+    /// (`VEC_FromText('[1,2]')`), or the field's text in COPY. The caller keeps it free of
+    /// tabs, newlines and backslashes.
+    pub fn raw(&mut self, s: &str) -> &mut Self {
+        self.sep();
+        self.buf.extend_from_slice(s.as_bytes());
+        self
+    }
+
     pub fn null(&mut self) -> &mut Self {
         self.sep();
         self.buf.extend_from_slice(if self.format == Format::Copy {
@@ -204,10 +213,10 @@ mod tests {
     fn values_rows_are_parenthesized_tuples() {
         let mut w = RowWriter::values(b"INSERT INTO t VALUES ");
         w.int(1).text("ab").null().end();
-        w.int(2).fixed(30000000, 2).text("x").end();
+        w.int(2).fixed(30000000, 2).text("x").raw("f('[1]')").end();
         assert_eq!(
             String::from_utf8(w.buf).unwrap(),
-            "INSERT INTO t VALUES (1,'ab',NULL),(2,300000.00,'x')"
+            "INSERT INTO t VALUES (1,'ab',NULL),(2,300000.00,'x',f('[1]'))"
         );
     }
 }

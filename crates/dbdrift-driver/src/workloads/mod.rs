@@ -42,6 +42,7 @@ macro_rules! refusal_tests {
 pub mod ibench;
 pub mod sysbench;
 pub mod tpcc;
+pub mod vector;
 
 use crate::error::DriverError;
 use crate::signal;

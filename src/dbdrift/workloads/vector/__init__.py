@@ -1,0 +1,1 @@
+"""Vector search: k nearest neighbours by an index (pgvector, MariaDB VECTOR INDEX), recall against QPS."""

@@ -1,0 +1,259 @@
+"""Vector search report as text, Markdown, CSV, JSON and HTML: per target and family the
+recall-against-QPS curve (a chart in HTML, as ann-benchmarks draws it: recall across, QPS up on
+a log scale), QPS at equal recall relative to the base with its verdict, and the index build
+time and size relative to the base. Pure serializers of one `VectorReport`; no I/O.
+
+    render(data, fmt) -> str
+"""
+from __future__ import annotations
+
+import csv
+import io
+import json
+import math
+from html import escape
+
+from dbdrift.analysis.noise import Estimate
+from dbdrift.model import JsonObject
+from dbdrift.report.caveats import detectable_mark, findings_html, notes_html, verdict_counts, verdict_lines
+from dbdrift.report.numbers import fmt_fixed
+from dbdrift.report.page import data_table, page, page_header
+from dbdrift.report.workload import (aligned, color_of, findings_json, host_fact, md_table, run_on_facts, target_facts,
+                                     VERDICT_COLUMNS, verdict_cells, verdicts_legend, why_html, why_lines)
+from dbdrift.workloads.vector.curve import frontier
+from dbdrift.workloads.vector.results import Relative, VectorReport
+
+
+def _est(e: Estimate | None, status: str = "") -> str:
+    if e is None or e.value is None:
+        return status or "-"
+    text = f"{e.value:.2f}"
+    if e.lower is not None and e.upper is not None:
+        text += f" [{e.lower:.2f},{e.upper:.2f}]"
+    return text
+
+
+def _mb(value: float | None) -> str:
+    return "-" if value is None else f"{value / 1e6:,.1f}"
+
+
+def blocks(data: VectorReport) -> list[tuple[str, str, list[str], list[list[str]]]]:
+    """(title, legend, header, rows) of the tables every text format shows."""
+    out = []
+    compared = [r for r in data.relatives if r.what.startswith("QPS")]
+    if compared:
+        rows = []
+        for r in compared:
+            found = data.verdict(r.target, f"{r.label} {r.what}")
+            mark = f" {found.verdict.mark}{detectable_mark(found.verdict, found.detectable)}" if found else ""
+            rows.append([r.label, r.what.split("@ ")[1], data.label(r.target), _est(r.estimate, r.status) + mark])
+        out.append(("QPS at equal recall", "QPS ÷ the base's at the same recall@k, read on each curve's frontier "
+                    f"between its search settings, with a 95% interval over repeats; {verdicts_legend(data)}",
+                    ["family", "recall", "target", "rQPS"], rows))
+    builds = [r for r in data.relatives if not r.what.startswith("QPS")]
+    base_rows = [[data.label(c.target), c.label, fmt_fixed(c.load_s, 1), fmt_fixed(c.build_s, 1), _mb(c.index_bytes),
+                  _mb(c.table_bytes)] for c in data.curves]
+    out.append(("load, index build and size", "means over each target's ok repeats; seconds and MB",
+                ["target", "family", "load s", "build s", "index MB", "table MB"], base_rows))
+    if builds:
+        out.append(("build time and index size relative to the base", "target ÷ base per family, with a 95% interval "
+                    "over repeats; shown, not judged (lower is better for both)",
+                    ["family", "target", "build time", "index size"],
+                    [[r.label, data.label(r.target), _est(r.estimate, r.status), _est(s.estimate, s.status)]
+                     for r, s in _pairs(builds)]))
+    for c in data.curves:
+        rows = [[p.setting, f"{p.recall:.4f}", fmt_fixed(p.qps, 0, thousands=True),
+                 "yes" if p in frontier(list(c.points)) else ""] for p in c.points]
+        out.append((f"{data.label(c.target)}: {c.label}", f"recall@k and QPS per search setting, means over "
+                    f"{c.repeats} ok repeat(s); frontier: not beaten on both", ["setting", "recall", "QPS", "frontier"],
+                    rows))
+    return out
+
+
+def _pairs(builds: list[Relative]) -> list[tuple[Relative, Relative]]:
+    times = [r for r in builds if r.what == "build time"]
+    return [(t, next(s for s in builds if s.what == "index size" and s.target == t.target and s.family == t.family))
+            for t in times]
+
+
+def render_text(data: VectorReport, markdown: bool = False) -> str:
+    out = []
+    source = data.dataset.get("source", "")
+    if markdown:
+        out += [f"# Vector search: {data.campaign}" if data.campaign else "# Vector search", "", data.setup, ""]
+        out += [f"Data: {source}", ""] if source else []
+        out += [*(f"- {note}" for note in data.notes), ""] if data.notes else []
+    else:
+        out += [f"campaign: {data.campaign}"] if data.campaign else []
+        out += [f"vector search: {data.setup}"] + ([f"data: {source}"] if source else []) + [*data.notes, ""]
+    if data.findings:
+        lines = verdict_lines(data.findings)
+        out += ([f"## Verdicts: {verdict_counts(data.findings)}", "", *(f"- `{line}`" for line in lines), ""]
+                if markdown else [f"-- verdicts: {verdict_counts(data.findings)}", *(f"  {line}" for line in lines),
+                                  ""])
+    out += why_lines(data, markdown="##" if markdown else "")
+    for title, legend, header, rows in blocks(data):
+        if markdown:
+            out += [f"## {title}", ""] + ([f"*{legend}*", ""] if legend else []) + [*md_table(header, rows), ""]
+        else:
+            out += [f"-- {title}"] + ([legend] if legend else []) + [*aligned(header, rows), ""]
+    if data.problems():
+        out += ["## Failed repeats" if markdown else "failed repeats:", "",
+                *(f"- {p}" if markdown else f"  {p}" for p in data.problems()), ""]
+    return "\n".join(out).rstrip() + "\n"
+
+
+CSV_HEADER = ("target", "repeat", "status", "family", "label", "setting", "recall", "qps", "queries", "p50_us",
+              "p95_us", "p99_us", "build_s", "index_bytes", "table_bytes", "error", *VERDICT_COLUMNS, "notes")
+
+
+def render_csv(data: VectorReport) -> str:
+    """One row per search setting of every stored repeat (a repeat that measured none has one
+    row); `verdict` and `detectable_change` are the target's verdict at recall 0.95 on that
+    family (the first compared recall when 0.95 is not), `notes` the report's, on every line."""
+    buf = io.StringIO()
+    writer = csv.writer(buf, lineterminator="\n")
+    writer.writerow(CSV_HEADER)
+    notes = " | ".join(data.notes)
+
+    def cells(target: str, label: str) -> list[str]:
+        tests = [f.test for f in data.findings if f.target == target and f.test.startswith(label + " QPS")]
+        test = next((t for t in tests if t.endswith("0.95")), tests[0] if tests else None)
+        return verdict_cells(data, target, test) if test else verdict_cells(data, target)
+
+    for r in data.runs:
+        fams = r.record.get("families", [])
+        if not fams:
+            writer.writerow([r.target, r.repeat, r.status, *[""] * 12, r.error or "", *cells(r.target, "\0"), notes])
+        for fam in fams:
+            for p in fam.get("points", []) or [{}]:
+                lat = p.get("latency_us") or {}
+                writer.writerow([r.target, r.repeat, r.status, fam.get("number"), fam.get("label"), p.get("setting", ""),
+                                 p.get("recall", ""), p.get("qps", ""), p.get("queries", ""), lat.get("p50", ""),
+                                 lat.get("p95", ""), lat.get("p99", ""), fam.get("build_s", ""),
+                                 fam.get("index_bytes", ""), fam.get("table_bytes", ""), r.error or "",
+                                 *cells(r.target, fam.get("label", "")), notes])
+    for target in data.targets:
+        if not any(r.target == target for r in data.runs):
+            writer.writerow([target, "", "not run", *[""] * 13, *verdict_cells(data, target), notes])
+    return buf.getvalue()
+
+
+def _est_json(e: Estimate | None) -> JsonObject | None:
+    if e is None:
+        return None
+    return {"value": e.value, "lower": e.lower, "upper": e.upper, "method": str(e.method), "n": e.n}
+
+
+def to_json(data: VectorReport) -> JsonObject:
+    return {
+        "campaign": data.campaign, "setup": data.setup, "base": data.targets[0], "ncpu": data.ncpu,
+        "dataset": data.dataset, "notes": list(data.notes), "min_effect": data.min_effect,
+        "noisy_half_width": data.noisy, "verdicts": findings_json(data),
+        "curves": [{"target": c.target, "family": c.family, "label": c.label, "repeats": c.repeats,
+                    "build_s": c.build_s, "index_bytes": c.index_bytes, "table_bytes": c.table_bytes, "load_s": c.load_s,
+                    "points": [{"setting": p.setting, "recall": p.recall, "qps": p.qps} for p in c.points]}
+                   for c in data.curves],
+        "relative": [{"target": r.target, "family": r.family, "label": r.label, "what": r.what,
+                      "estimate": _est_json(r.estimate), "status": r.status} for r in data.relatives],
+        "runs": [{"target": r.target, "repeat": r.repeat, "status": r.status, "elapsed_s": r.elapsed_s,
+                  "error": r.error, "position": r.position, **r.record} for r in data.runs],
+    }
+
+
+def render_json(data: VectorReport) -> str:
+    return json.dumps(to_json(data), indent=2, ensure_ascii=False) + "\n"
+
+
+DASHES = ("", "6,3", "2,3", "8,3,2,3")  # one per family, the color per target
+
+
+def recall_chart(data: VectorReport, width: int = 760, height: int = 320) -> str:
+    """Recall@k across, QPS up (log scale), one line per target and family through its search
+    settings, as ann-benchmarks plots; an SVG string."""
+    left, right, top, bottom = 64, 16, 40, 36
+    plot_w, plot_h = width - left - right, height - top - bottom
+    points = [p for c in data.curves for p in c.points if p.qps > 0]
+    if not points:
+        return ""
+    x_lo = max(0.0, math.floor(min(p.recall for p in points) * 20) / 20)
+    q_lo, q_hi = min(p.qps for p in points), max(p.qps for p in points)
+    y_lo, y_hi = 10 ** math.floor(math.log10(q_lo)), 10 ** math.ceil(math.log10(q_hi) + 1e-9)
+
+    def px(x: float) -> float:
+        return left + plot_w * (x - x_lo) / ((1.0 - x_lo) or 1.0)
+
+    def py(q: float) -> float:
+        return top + plot_h - plot_h * (math.log10(q) - math.log10(y_lo)) / (math.log10(y_hi) - math.log10(y_lo))
+
+    def text(x: float, y: float, s: str, anchor: str) -> str:
+        return f'<text x="{x:.1f}" y="{y:.1f}" text-anchor="{anchor}" fill="#555">{escape(s)}</text>'
+
+    body = []
+    decade = y_lo
+    while decade <= y_hi * 1.0001:
+        body.append(f'<line x1="{left}" x2="{left + plot_w}" y1="{py(decade):.1f}" y2="{py(decade):.1f}" stroke="#e4e4e4"/>')
+        body.append(text(left - 5, py(decade) + 4, f"{decade:,.0f}", "end"))
+        decade *= 10
+    steps = round((1.0 - x_lo) / 0.05)
+    for i in range(steps + 1):
+        x = x_lo + i * 0.05
+        body.append(text(px(x), top + plot_h + 14, f"{x:.2f}", "middle"))
+    body.append(text(left + plot_w / 2, height - 4, "recall@k", "middle"))
+    body.append(text(4, top - 24, "QPS (log)", "start"))
+    families = sorted({c.family for c in data.curves})
+    legend_x = float(left)
+    for c in data.curves:
+        color, dash = color_of(data, c.target), DASHES[families.index(c.family) % len(DASHES)]
+        front = frontier(list(c.points))
+        line = " ".join(f"{px(p.recall):.1f},{py(p.qps):.1f}" for p in front)
+        body.append(f'<polyline fill="none" stroke="{color}" stroke-width="1.6" stroke-dasharray="{dash}" '
+                    f'points="{line}"/>')
+        body += [f'<circle cx="{px(p.recall):.1f}" cy="{py(p.qps):.1f}" r="2.6" fill="{color}">'
+                 f'<title>{escape(f"{c.target} {c.label} {p.setting}: recall {p.recall:.3f}, {p.qps:,.0f} QPS")}'
+                 '</title></circle>' for p in c.points]
+        name = f"{c.target}: {c.label}"
+        body.append(f'<line x1="{legend_x:.1f}" x2="{legend_x + 16:.1f}" y1="{top - 12}" y2="{top - 12}" '
+                    f'stroke="{color}" stroke-width="2" stroke-dasharray="{dash}"/>'
+                    f'<text x="{legend_x + 20:.1f}" y="{top - 8}">{escape(name)}</text>')
+        legend_x += 7.2 * len(name) + 34
+    body.append(f'<line x1="{left}" x2="{left}" y1="{top}" y2="{top + plot_h}" stroke="#999"/>'
+                f'<line x1="{left}" x2="{left + plot_w}" y1="{top + plot_h}" y2="{top + plot_h}" stroke="#999"/>')
+    caption = "recall@k against queries per second"
+    return (f'<svg xmlns="http://www.w3.org/2000/svg" class="chart" role="img" width="{max(width, legend_x):.0f}" '
+            f'height="{height}" viewBox="0 0 {max(width, legend_x):.0f} {height}" aria-label="{caption}">'
+            f'<title>{caption}</title><g font-family="ui-monospace,Menlo,Consolas,monospace" font-size="11">'
+            + "".join(body) + "</g></svg>")
+
+
+def render_html(data: VectorReport) -> str:
+    title = f"Vector search: {data.campaign}" if data.campaign else "Vector search"
+    facts = [*target_facts(data), ("setup", escape(data.setup)),
+             ("data", escape(str(data.dataset.get("source", "")))), host_fact(data), *run_on_facts(data)]
+    parts = [page_header(title, facts, notes_html(data.notes)),
+             findings_html(data.findings, verdicts_legend(data), data.min_effect), why_html(data)]
+    chart = recall_chart(data)
+    if chart:
+        parts.append("<h2>Recall against QPS</h2><p class=\"sub\">each point one search setting (means over ok "
+                     "repeats); lines join each curve's frontier; up and to the right is better</p><figure>"
+                     + chart + "</figure>")
+    for title_, legend, header, rows in blocks(data):
+        parts.append(f"<h2>{escape(title_)}</h2>" + (f'<p class="sub">{escape(legend)}</p>' if legend else "")
+                     + data_table(header, rows, scroll=True))
+    if data.problems():
+        parts.append("<h2>Failed repeats</h2><ul>" + "".join(f"<li>{escape(p)}</li>" for p in data.problems())
+                     + "</ul>")
+    return page(f"dbdrift report: {title}", parts)
+
+
+def render_markdown(data: VectorReport) -> str:
+    return render_text(data, markdown=True)
+
+
+RENDERERS = {"text": render_text, "markdown": render_markdown, "csv": render_csv, "json": render_json,
+             "html": render_html}
+
+
+def render(data: VectorReport, fmt: str) -> str:
+    """The report in `fmt` (text, markdown, csv, json or html)."""
+    return RENDERERS[fmt](data)
