@@ -36,9 +36,11 @@ ALLOWED = {
 }
 
 
-# A workload's sub-package (workloads/<name>/) holds one file per role, each in the layer of its role.
+# A workload's sub-package (workloads/<name>/) holds one file per role, each in the layer of its role: a
+# data set it makes (vector search's vectors and their exact neighbours) is the runner's, a pure computation
+# on its results (recall against QPS) the analysis layer's.
 ROLES = {"catalog": "catalog", "plan": "plan", "run": "runner", "cluster": "cluster", "results": "results",
-         "report": "report"}
+         "report": "report", "dataset": "runner", "curve": "analysis"}
 
 
 def module_layer(parts: list[str]) -> str:

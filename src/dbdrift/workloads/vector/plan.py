@@ -5,14 +5,14 @@ from __future__ import annotations
 from dataclasses import asdict, replace
 from typing import TYPE_CHECKING
 
-from dbdrift.errors import InputError, UserError
+from dbdrift.errors import InputError
 from dbdrift.model import JsonObject
 from dbdrift.plan import fields
 from dbdrift.quantities import brief_repr
 from dbdrift.workload import Capabilities, WorkloadPlan
 from dbdrift.workloads.sysbench.plan import RefuseSysbenchKeys, settle_s
-from dbdrift.workloads.vector import dataset
-from dbdrift.workloads.vector.catalog import INDEXES, TYPES, VectorSizes, families, server_settings, setup_text
+from dbdrift.workloads.vector.catalog import (INDEXES, RECALLS, TYPES, DatasetSpec, VectorSizes, families,
+                                              server_settings, setup_text)
 
 if TYPE_CHECKING:  # plan/campaign.py imports this module: the type only, for the checker
     from dbdrift.plan.campaign import CampaignSpec
@@ -96,8 +96,8 @@ def parse_vector(spec: CampaignSpec, top: fields.Table) -> CampaignSpec:
     if sizes.rows < sizes.k:
         raise InputError(f"{table.where}: rows = {sizes.rows} is fewer than k = {sizes.k}", "load more rows than k")
     try:
-        dataset.DatasetSpec(sizes.dataset, sizes.rows, sizes.queries, sizes.dim, spec.seed).check()
-    except UserError as exc:
+        DatasetSpec(sizes.dataset, sizes.rows, sizes.queries, sizes.dim, spec.seed).check()
+    except InputError as exc:
         raise InputError(f"{table.where}: {exc.message}", exc.hint) from None
     targets = tuple(replace(t, settings={**server_settings(t.engine, sizes), **t.settings}) for t in spec.targets)
     return replace(spec, vector=sizes, test_names=(), order="sequential", targets=targets)
@@ -131,5 +131,4 @@ def check_lines(spec: CampaignSpec) -> list[str]:
 
 def judged(spec: CampaignSpec) -> tuple[str, ...]:
     """What gets a verdict: QPS at each compared recall, per family (`detect` plans for them)."""
-    from dbdrift.workloads.vector.curve import RECALLS
     return tuple(f"{f.label} @ recall {r:.2f}" for f in families(spec.vector, spec.base.engine) for r in RECALLS)

@@ -18,8 +18,8 @@ from dbdrift.model import JsonObject, WorkloadRun
 from dbdrift.results.findings import CAMPAIGN, Finding, nothing_measured
 from dbdrift.results.workload import WorkloadReport, detect_notes, explanations, stored_campaign
 from dbdrift.store.store import Store
-from dbdrift.workloads.vector.catalog import setup_text
-from dbdrift.workloads.vector.curve import RECALLS, Point, best_recall, qps_at
+from dbdrift.workloads.vector.catalog import RECALLS, setup_text
+from dbdrift.workloads.vector.curve import Point, best_recall, qps_at
 
 HARDWARE = ("cpu/q", "server/q", "client/q", "cs/q")
 """Per query in the measured window of a search setting: host CPU µs (user + system over every

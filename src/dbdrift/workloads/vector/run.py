@@ -29,9 +29,9 @@ LOAD_VALUES_PER_S = 3_000_000  # float values a load writes per second per loade
 BUILD_VALUES_PER_S = 400_000  # float values an HNSW build indexes per second (an ETA)
 
 
-def data_spec(spec: CampaignSpec) -> dataset.DatasetSpec:
+def data_spec(spec: CampaignSpec) -> catalog.DatasetSpec:
     v = spec.vector
-    return dataset.DatasetSpec(v.dataset, v.rows, v.queries, v.dim, spec.seed)
+    return catalog.DatasetSpec(v.dataset, v.rows, v.queries, v.dim, spec.seed)
 
 
 # --- expected time ---------------------------------------------------------------------------
@@ -151,7 +151,7 @@ def _sizes(session: TargetSession, engine: str) -> tuple[int | None, int | None]
 
 def _common(session: TargetSession, data: dataset.Dataset, phase: str, repeat: int) -> JsonObject:
     sizes = session.spec.vector
-    truth_k = min(dataset.TRUTH_K, data.rows)
+    truth_k = min(catalog.TRUTH_K, data.rows)
     return {"backend": session.dialect.backend, "connection": session.conn, "seed": session.spec.seed + repeat,
             "phase": phase, "dim": data.dim, "table": catalog.TABLE, "rows": data.rows,
             "base_path": str(data.base_path), "load_value": "$VECTOR", "queries_path": str(data.queries_path),

@@ -1,0 +1,1 @@
+"""HTAP: CH-benCHmark, TPROC-C transactions with TPC-H-derived analytical queries on one database."""
