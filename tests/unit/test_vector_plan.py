@@ -27,7 +27,7 @@ def test_the_table_is_read_with_its_lists_and_defaults():
     v = spec.vector
     assert (v.rows, v.dim, v.ef_search, v.m, v.types, v.k, v.metric) == (5000, 64, (10, 40), (8,), ("vector",), 10,
                                                                          "cosine")
-    assert spec.order == "sequential" and spec.to_dict()["vector"]["ef_search"] == [10, 40]
+    assert spec.order == "sequential" and list(spec.to_dict()["vector"]["ef_search"]) == [10, 40]
     # a graph that does not fit slows everything: each engine gets room for it unless the target says
     by_name = {t.name: t.settings for t in spec.targets}
     assert "maintenance_work_mem" in by_name["pg18.6"] and "mhnsw_max_cache_size" in by_name["ma11.8.9"]

@@ -1,6 +1,6 @@
 // The `search` phase: `clients` connections, each running its session statements (the search
 // setting) and then the k-nearest-neighbour query for one query vector after another, without
-// pause: client c takes queries c, c + clients, ... round the set. Each answer's ids are
+// pause: client c takes queries s + c, s + c + clients, ... round the set (s: the seed). Each answer's ids are
 // compared with the query's exact neighbours (recall@k). Queries that end in the warm-up are
 // not counted; in the measured window each is timed into a histogram and filed under its
 // interval, and a query's recall counts once, at its first answer in the window.
@@ -143,7 +143,7 @@ pub fn search<C: Session>(spec: &VectorSpec) -> Result<i32, DriverError> {
 fn client<C: Session>(conn: &mut C, shared: &Shared, i: usize) -> Result<(), DriverError> {
     let spec = shared.spec;
     let (n, k, width) = (shared.sql.len(), spec.k as usize, spec.truth_k as usize);
-    let mut q = i % n;
+    let mut q = (spec.seed as usize).wrapping_add(i) % n; // each repeat (its seed) starts elsewhere
     let mut ids = Vec::with_capacity(k);
     while !STOP.is_set() {
         let start = Instant::now();
