@@ -57,7 +57,7 @@ class DatasetSpec:
                              "queries do not fit", f"ask for at most {GLOVE_ROWS - self.queries:,} rows")
 
 
-DBNAME = "vector"
+DBNAME = "vsearch"  # not "vector": a reserved word of MariaDB 11.7 and later
 TABLE = "items"
 INDEX = "items_v"
 RECALLS = (0.90, 0.95, 0.99)  # where the report compares targets (QPS at equal recall)
