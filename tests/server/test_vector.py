@@ -17,7 +17,7 @@ pytestmark = pytest.mark.server
 
 SIZES = """[vector]
 rows = 3000
-dim = 32
+dim = 128
 queries = 60
 ef_search = [10, 20, 80]
 warmup_s = 0.3

@@ -29,6 +29,7 @@ _REACH_ALL_TABLES = [
     {"targets": _TARGETS, "cpus": {"driver": "0", "server": "1"}},
     {"targets": _TARGETS, "workload": "insert-benchmark", "insert_benchmark": {}},
     {"targets": _TARGETS, "workload": "tpcc", "tpcc": {}},
+    {"targets": _TARGETS, "workload": "vector", "vector": {}},
     {"targets": _TARGETS, "cluster": {}},
 ]
 # The function that checks a table's keys -> text in the "## " heading of the doc section for it.
@@ -37,6 +38,7 @@ _SECTION_OF = {
     "_parse_target": "[[targets]]",
     "parse_insert_benchmark": "[insert_benchmark]",
     "parse_tpcc": "[tpcc]",
+    "parse_vector": "[vector]",
     "cpu_placement": "cpus",
     "parse_cluster": "[cluster]",
 }
