@@ -222,7 +222,7 @@ def supplier_rows(seed: int) -> list[tuple[object, ...]]:
     each (key % 62), and 5 in 10,000 comments holding 'bad' (Q16 leaves their stock out)."""
     import random
     rng = random.Random(seed)
-    out = []
+    out: list[tuple[object, ...]] = []
     for key in range(SUPPLIERS):
         nation = ord(ALNUM[key % len(ALNUM)])
         comment = "".join(rng.choice("abcdefghijklmnopqrstuvwxyz ") for _ in range(40))

@@ -274,8 +274,8 @@ def exact_neighbours(base: NDArray[np.float32], queries: NDArray[np.float32], me
     q = np.asarray(queries, dtype=np.float64)
     if metric == "cosine":
         q = q / np.maximum(np.linalg.norm(q, axis=1, keepdims=True), 1e-30)
-    best_score = np.full((len(q), 0), np.inf)
-    best_index = np.zeros((len(q), 0), dtype=np.int64)
+    best_score: NDArray[np.float64] = np.full((len(q), 0), np.inf)
+    best_index: NDArray[np.int64] = np.zeros((len(q), 0), dtype=np.int64)
     for start in range(0, len(base), CHUNK_ROWS):
         b = np.asarray(base[start:start + CHUNK_ROWS], dtype=np.float64)
         if metric == "cosine":

@@ -78,10 +78,11 @@ def parse_vector(spec: CampaignSpec, top: fields.Table) -> CampaignSpec:
                             'e.g. types = ["vector", "halfvec"]')
     unknown = [t for t in types if t not in TYPES]
     if unknown or not types:
-        raise InputError(f"{table.where}: types = {brief_repr(types)}: {'unknown type ' + brief_repr(unknown[0]) if unknown else 'empty'}",
-                         f"list column types from {', '.join(TYPES)}")
-    sizes = replace(sizes, types=tuple(dict.fromkeys(types)),
-                    **{name: int_list(table, name, getattr(VectorSizes, name)) for name in _LISTS})
+        what = f"unknown type {brief_repr(unknown[0])}" if unknown else "empty"
+        raise InputError(f"{table.where}: types = {brief_repr(types)}: {what}", f"list column types from {', '.join(TYPES)}")
+    sweeps = {name: int_list(table, name, getattr(VectorSizes, name)) for name in _LISTS}
+    sizes = replace(sizes, types=tuple(dict.fromkeys(types)), m=sweeps["m"], ef_construction=sweeps["ef_construction"],
+                    ef_search=sweeps["ef_search"], lists=sweeps["lists"], probes=sweeps["probes"])
     if sizes.index not in INDEXES:  # the key's choices hold it; kept for a record built by hand
         raise InputError(f"{table.where}: index = {brief_repr(sizes.index)}", f"use one of {', '.join(INDEXES)}")
     if sizes.index == "ivfflat" and max(sizes.probes) > min(sizes.lists):
@@ -108,7 +109,7 @@ def stored(spec: CampaignSpec) -> JsonObject:
 
 
 # pgvector comes with Debian's PostgreSQL builds; MariaDB has VECTOR INDEX from 11.7
-DEMO_TARGETS = {
+DEMO_TARGETS: dict[str, tuple[tuple[str, str, str], ...]] = {
     "postgres": (("pg17.12", "postgres", "debian:17.12"), ("pg18.6", "postgres", "debian:18.6")),
     "mariadb": (("pg18.6", "postgres", "debian:18.6"), ("ma11.8.9", "mariadb", "11.8.9")),
 }

@@ -155,12 +155,12 @@ def relatives(runs: list[WorkloadRun], targets: list[str]) -> list[Relative]:
                     out.append(Relative(t, number, label, what, relative_over_repeats(
                         [(rep, reached[rep], 1.0) for rep in shared], [(rep, base_q[rep], 1.0) for rep in shared])))
             for what, key in (("build time", "build_s"), ("index size", "index_bytes")):
-                mine = {e["repeat"]: e.get(key) for e in fams.get(number, []) if e.get(key)}
-                theirs = {e["repeat"]: e.get(key) for e in base_fams[number] if e.get(key)}
+                mine = {e["repeat"]: float(e[key]) for e in fams.get(number, []) if e.get(key)}
+                theirs = {e["repeat"]: float(e[key]) for e in base_fams[number] if e.get(key)}
                 shared = sorted(set(mine) & set(theirs))
                 out.append(Relative(t, number, label, what, relative_over_repeats(
-                    [(rep, float(mine[rep]), 1.0) for rep in shared],
-                    [(rep, float(theirs[rep]), 1.0) for rep in shared]) if shared else None,
+                    [(rep, mine[rep], 1.0) for rep in shared],
+                    [(rep, theirs[rep], 1.0) for rep in shared]) if shared else None,
                     "" if shared else "not measured on both"))
     return out
 
@@ -231,7 +231,7 @@ def vector_report(runs: list[WorkloadRun], targets: list[str] | tuple[str, ...],
         ref = hardware_per_query(runs, f.reference, rel_.family, s_ref, ncpu)
         return [(what, new[m], ref[m]) for m, what in MOVED]
     why = explanations(tuple(found), moved)
-    dataset = next((r.record.get("dataset", {}) for r in runs if r.record.get("dataset")), {})
+    dataset: JsonObject = next((r.record["dataset"] for r in runs if r.record.get("dataset")), {})
     return VectorReport(curves, rel, tuple(runs), dataset, campaign=campaign, targets=tuple(targets),
                         labels=dict(labels or {}), ncpu=ncpu, setup=setup, notes=notes, findings=tuple(found),
                         explanations=why, min_effect=min_effect, noisy=noisy, host=dict(host or {}), run_on=run_on)
