@@ -5,6 +5,7 @@ into, and what `run --check` says of it.
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import replace
 from typing import Callable
 
@@ -175,10 +176,12 @@ def check_lines(spec: CampaignSpec) -> list[str]:
                      f"reached {found['detect']:.1%}; that report does")
     floored = sum(p.get("floor", 0.0) > found["detect"] for p in tests)
     if floored:
+        had = re.search(r"(\d+) starts\)", found["calibration"])
+        more = f"--set repeats={2 * int(had.group(1))}" if had and int(had.group(1)) >= 8 else CALIBRATE_MORE
         lines.append(f"  note: {floored} of {len(tests)} tests have a noise floor above {found['detect']:.1%} in the "
                      "calibration (the larger of its A/A offset and its interval's half width), and no verdict goes "
                      "below a test's floor however many starts run: calibrate again with more starts "
-                     f"({CALIBRATE_MORE}) to lower the floors")
+                     f"({more}) to narrow the intervals; a floor its A/A offset sets does not move")
     for p in tests:
         reach = "" if p["expected"] <= found["detect"] else f"; cannot reach {found['detect']:.1%}"
         if p.get("floor", 0.0) > found["detect"]:
