@@ -243,6 +243,7 @@ def pypi_download(project: str, version: str, directory: Path, say: Say) -> Path
     """The release's wheel, found in the index's simple API (PEP 691, JSON: what pip and its
     mirrors serve), downloaded into `directory` and checked against the sha256 it lists."""
     from dbdrift.server import fetch
+    from dbdrift.server.debian import check_sha256
     url = f"{fetch.PYPI.url}/simple/{project}/"
     body = fetch.fetch_document(fetch.PYPI, url, accept="application/vnd.pypi.simple.v1+json")
     if body is None:
@@ -251,17 +252,12 @@ def pypi_download(project: str, version: str, directory: Path, say: Say) -> Path
     try:
         files = [f for f in json.loads(body)["files"] if f["filename"].startswith(stem) and f["filename"].endswith(".whl")]
         wheel_url, sha256 = urllib.parse.urljoin(url, files[0]["url"]), files[0]["hashes"]["sha256"]
+        size = int(files[0].get("size") or 0)
     except (ValueError, KeyError, IndexError, TypeError):
         raise UserError(f"{url} lists no wheel of {project} {version}",
                         f"point {fetch.PYPI.env_var} at an index that serves PEP 691 JSON and has the release")
     path = fetch.download(fetch.PYPI, wheel_url, directory, f"{project} {version}", say)
-    digest = hashlib.sha256()
-    with path.open("rb") as f:
-        for block in iter(lambda: f.read(1 << 20), b""):
-            digest.update(block)
-    if digest.hexdigest() != sha256:
-        raise UserError(f"{path.name} does not match the sha256 the index lists for it ({sha256[:16]}…)",
-                        f"retry; if it persists, a proxy serves a damaged file: try a mirror ({fetch.PYPI.env_var})")
+    check_sha256(path, sha256, size, path.name, fetch.PYPI)
     return path
 
 

@@ -19,7 +19,7 @@ from dbdrift.results.findings import CAMPAIGN, Finding, nothing_measured
 from dbdrift.results.workload import WorkloadReport, detect_notes, explanations, stored_campaign
 from dbdrift.store.store import Store
 from dbdrift.workloads.vector.catalog import RECALLS, setup_text
-from dbdrift.workloads.vector.curve import Point, best_recall, qps_at
+from dbdrift.workloads.vector.curve import Point, best_recall, qps_at, relative_at
 
 HARDWARE = ("cpu/q", "server/q", "client/q", "cs/q")
 """Per query in the measured window of a search setting: host CPU µs (user + system over every
@@ -142,18 +142,15 @@ def relatives(runs: list[WorkloadRun], targets: list[str]) -> list[Relative]:
                 if all(qps_at(ps, r) is None for ps in base_reps.values()):
                     continue  # the base never reaches it: nothing to compare at this recall
                 what = f"QPS @ recall {r:.2f}"
-                reached = {rep: q for rep, ps in new_reps.items() if (q := qps_at(ps, r)) is not None}
-                base_q = {rep: q for rep, ps in base_reps.items() if (q := qps_at(ps, r)) is not None}
-                shared = sorted(set(reached) & set(base_q))
+                estimate = relative_at(new_reps, base_reps, r)
                 if not new_reps:
                     out.append(Relative(t, number, label, what, None, f"no ok repeat of {t}"))
-                elif not shared:
+                elif estimate is None:
                     best = max((b for ps in new_reps.values() if (b := best_recall(ps)) is not None), default=None)
                     out.append(Relative(t, number, label, what, None, f"{t} does not reach recall {r:.2f}" + (
                         f" (best {best:.3f})" if best is not None else "")))
                 else:
-                    out.append(Relative(t, number, label, what, relative_over_repeats(
-                        [(rep, reached[rep], 1.0) for rep in shared], [(rep, base_q[rep], 1.0) for rep in shared])))
+                    out.append(Relative(t, number, label, what, estimate))
             for what, key in (("build time", "build_s"), ("index size", "index_bytes")):
                 mine = {e["repeat"]: float(e[key]) for e in fams.get(number, []) if e.get(key)}
                 theirs = {e["repeat"]: float(e[key]) for e in base_fams[number] if e.get(key)}
