@@ -1,8 +1,10 @@
 // TPROC-C (the `tpcc` subcommand), HammerDB's derivative of TPC-C, with the driver's own
 // client-side SQL. `load` builds and fills the schema; `run` drives virtual users through
-// the transaction mix and reports per interval and per transaction type. Its spec, mix,
-// rows, schema, stored routines and counters live beside them.
+// the transaction mix, optionally beside analytical streams (`analytics`), and reports per
+// interval and per transaction type. Its spec, mix, rows, schema, stored routines and
+// counters live beside them.
 
+pub mod analytics;
 pub mod load;
 pub mod mix;
 pub mod procs;
@@ -51,6 +53,9 @@ pub struct StartLine {
     clients: u32,
     server_version: String,
     backend_pids: Vec<u64>,
+    /// The analytical streams' connections; only in a run with analytics.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    analytics_pids: Option<Vec<u64>>,
 }
 
 impl StartLine {
@@ -68,7 +73,13 @@ impl StartLine {
             clients: spec.clients,
             server_version: server_version.to_string(),
             backend_pids,
+            analytics_pids: None,
         }
+    }
+
+    pub fn with_analytics_pids(mut self, pids: Vec<u64>) -> Self {
+        self.analytics_pids = Some(pids);
+        self
     }
 
     pub fn emit(&self) {

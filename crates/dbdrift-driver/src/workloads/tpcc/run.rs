@@ -1,9 +1,11 @@
 // The `run` phase: one thread and connection per virtual user, the mix dealt from a deck,
-// no keying or think time. Each completion is filed under the interval it ended in (the
-// clock is read under the VU's lock, so the reporter never misses one it has passed) and,
-// inside the measured window, under its type's histogram. The main thread prints the
-// phase and interval lines, then the summary.
+// no keying or think time, and with `analytics` one per analytical stream (analytics.rs).
+// Each completion is filed under the interval it ended in (the clock is read under the VU's
+// lock, so the reporter never misses one it has passed) and, inside the measured window,
+// under its type's histogram. The main thread prints the phase and interval lines, cancels
+// the analytical queries in flight when the run stops, then prints the summary.
 
+use super::analytics::{self, Streams};
 use super::tx::{self, Outcome, Terminal};
 use super::StartLine;
 use crate::backend::Session;
@@ -11,6 +13,7 @@ use crate::emit;
 use crate::error::DriverError;
 use crate::exec::failure::{wait, Failure, Wake};
 use crate::signal::STOP;
+use crate::spec::ConnectionSpec;
 use crate::workload::rng::Rng;
 use crate::workloads::tpcc::mix::{Deck, NuConstants, TxKind};
 use crate::workloads::tpcc::spec::TpccSpec;
@@ -90,8 +93,13 @@ struct Shared<'a> {
     t0: Instant,
     vus: Vec<Mutex<VuStats>>,
     failure: Failure,
+    /// VUs and streams not yet ended.
     running: AtomicUsize,
     c: NuConstants,
+    /// The analytical streams, with analytics.
+    streams: Option<Streams>,
+    /// `analytics::cancel_in_flight` for the run's session type.
+    cancel: fn(&ConnectionSpec, &Streams, bool),
 }
 
 impl Shared<'_> {
@@ -113,7 +121,24 @@ impl Shared<'_> {
                 }
             }
         }
-        emit::line(&RunSummary::new(elapsed_s, &by_type, interrupted, sample));
+        let analytics = (self.spec.analytics.as_ref())
+            .zip(self.streams.as_ref())
+            .map(|(a, s)| s.summary(a, elapsed_s));
+        emit::line(&RunSummary::new(
+            elapsed_s,
+            &by_type,
+            interrupted,
+            sample,
+            analytics,
+        ));
+    }
+
+    /// Cancels the analytical queries in flight, once or until none is (see
+    /// `analytics::cancel_in_flight`).
+    fn cancel_queries(&self, until_idle: bool) {
+        if let Some(s) = &self.streams {
+            (self.cancel)(&self.spec.connection, s, until_idle);
+        }
     }
 }
 
@@ -122,12 +147,27 @@ pub fn run<C: Session>(spec: &TpccSpec) -> Result<i32, DriverError> {
     for _ in 0..spec.clients {
         conns.push(C::connect(&spec.connection)?);
     }
-    if spec.procedures {
-        super::procs::check_installed(&mut conns[0])?;
+    let mut stream_conns = Vec::new();
+    for _ in 0..spec.analytics.as_ref().map_or(0, |a| a.streams) {
+        stream_conns.push(C::connect(&spec.connection)?);
+    }
+    // Without VUs (analytics alone) no routine is called.
+    if let (true, Some(conn)) = (spec.procedures, conns.first_mut()) {
+        super::procs::check_installed(conn)?;
     }
     let pids = conns.iter().map(|c| c.backend_pid()).collect();
-    StartLine::new(spec, conns[0].server_version(), pids).emit();
+    let stream_pids: Vec<u64> = stream_conns.iter().map(|c| c.backend_pid()).collect();
+    // The spec guarantees a VU or a stream.
+    let version = (conns.iter().chain(&stream_conns).next())
+        .map_or(String::new(), |c| c.server_version().to_string());
+    let mut start = StartLine::new(spec, &version, pids);
+    if spec.analytics.is_some() {
+        start = start.with_analytics_pids(stream_pids.clone());
+    }
+    start.emit();
     let grid = Grid::new(spec.rampup_s, spec.duration_s, spec.interval_s);
+    let streams = (spec.analytics.as_ref())
+        .map(|a| Streams::new(stream_pids, grid.ends.len(), a.queries.len()));
     let shared = Shared {
         vus: (0..conns.len())
             .map(|_| {
@@ -142,8 +182,10 @@ pub fn run<C: Session>(spec: &TpccSpec) -> Result<i32, DriverError> {
         spec,
         t0: Instant::now(),
         failure: Failure::default(),
-        running: AtomicUsize::new(conns.len()),
+        running: AtomicUsize::new(conns.len() + stream_conns.len()),
         c: NuConstants::run(spec.seed),
+        streams,
+        cancel: analytics::cancel_in_flight::<C>,
     };
     emit::line(&PhaseLine::new("rampup", 0.0));
     std::thread::scope(|s| {
@@ -157,8 +199,23 @@ pub fn run<C: Session>(spec: &TpccSpec) -> Result<i32, DriverError> {
                 STOP.notify();
             });
         }
+        if let (Some(a), Some(streams)) = (&spec.analytics, &shared.streams) {
+            for (j, mut conn) in stream_conns.into_iter().enumerate() {
+                let shared = &shared;
+                s.spawn(move || {
+                    let r = analytics::stream(&mut conn, a, streams, j, &shared.grid, shared.t0);
+                    if let Err(e) = r {
+                        shared.failure.record(e);
+                    }
+                    shared.running.fetch_sub(1, Ordering::SeqCst);
+                    STOP.notify();
+                });
+            }
+        }
         report(&shared);
         STOP.request(false);
+        // A VU ends with its transaction in hand; an analytical query may run for minutes.
+        shared.cancel_queries(true);
     });
     shared.summary(spec.duration_s, false);
     Ok(0)
@@ -270,12 +327,13 @@ fn report(shared: &Shared) {
         for v in 0..shared.vus.len() {
             total.merge(&shared.vu(v).intervals[i]);
         }
+        let queries = shared.streams.as_ref().map(|s| s.completed_in(i));
         let phase = if start >= grid.rampup_s {
             "measure"
         } else {
             "rampup"
         };
-        emit::line(&IntervalLine::new(phase, end, end - start, &total));
+        emit::line(&IntervalLine::new(phase, end, end - start, &total, queries));
     }
     emit::line(&PhaseLine::new("end", grid.end_s));
 }
@@ -290,12 +348,20 @@ fn wait_until(shared: &Shared, deadline: Instant) {
         Wake::Finished => shared
             .failure
             .exit_fatal("every virtual user stopped before the end of the run"),
-        Wake::Failed => shared.failure.exit_fatal("a virtual user stopped"),
-        Wake::Interrupted => crate::signal::exit_interrupted(|| {
-            let t = shared.t0.elapsed().as_secs_f64();
-            let measured = (t - shared.grid.rampup_s).clamp(0.0, shared.spec.duration_s);
-            shared.summary(measured, true);
-        }),
+        // Both exit without joining: the analytical queries in flight are cancelled first, so
+        // they do not go on in the server after the driver has gone.
+        Wake::Failed => {
+            shared.cancel_queries(false);
+            shared.failure.exit_fatal("a virtual user stopped")
+        }
+        Wake::Interrupted => {
+            shared.cancel_queries(false);
+            crate::signal::exit_interrupted(|| {
+                let t = shared.t0.elapsed().as_secs_f64();
+                let measured = (t - shared.grid.rampup_s).clamp(0.0, shared.spec.duration_s);
+                shared.summary(measured, true);
+            })
+        }
     }
 }
 

@@ -33,11 +33,32 @@ pub struct TpccSpec {
     pub duration_s: f64,
     pub interval_s: f64,
     pub procedures: bool,
+    /// Run only: analytical streams beside the VUs (CH-benCHmark style); absent, none.
+    #[serde(default)]
+    pub analytics: Option<AnalyticsSpec>,
+}
+
+/// `streams` connections, each running `queries` over and over (see `analytics`).
+#[derive(Deserialize, Debug, Clone)]
+#[serde(deny_unknown_fields)]
+pub struct AnalyticsSpec {
+    pub streams: u32,
+    pub queries: Vec<AnalyticQuery>,
+}
+
+#[derive(Deserialize, Debug, Clone)]
+#[serde(deny_unknown_fields)]
+pub struct AnalyticQuery {
+    /// Reported under this name (`by_query`); unique in the spec.
+    pub name: String,
+    pub sql: String,
 }
 
 /// Warehouse ids are written into SQL as integers and multiplied by 100,000 stock rows;
 /// beyond this a load would not finish anyway.
 const MAX_WAREHOUSES: u32 = 100_000;
+/// Each stream holds a connection and a histogram per query.
+const MAX_STREAMS: u32 = 64;
 
 pub fn parse_tpcc(text: &str) -> Result<TpccSpec, DriverError> {
     let spec: TpccSpec = parse_json(text)?;
@@ -47,7 +68,15 @@ pub fn parse_tpcc(text: &str) -> Result<TpccSpec, DriverError> {
         (1..=MAX_WAREHOUSES).contains(&spec.warehouses),
         &format!("warehouses must be in 1..={MAX_WAREHOUSES}"),
     )?;
-    check(spec.clients >= 1, "clients must be at least 1")?;
+    if let Some(a) = &spec.analytics {
+        check_analytics(a)?;
+    }
+    // Analytical streams alone are a run without VUs; a load always needs loaders.
+    let analytics_run = spec.phase == TpccPhase::Run && spec.analytics.is_some();
+    check(
+        spec.clients >= 1 || analytics_run,
+        "clients must be at least 1 (0 only in phase \"run\" with analytics)",
+    )?;
     check_non_negative(spec.rampup_s, "rampup_s")?;
     check_positive(spec.interval_s, "interval_s")?;
     check_non_negative(spec.duration_s, "duration_s")?;
@@ -58,6 +87,30 @@ pub fn parse_tpcc(text: &str) -> Result<TpccSpec, DriverError> {
         )?;
     }
     Ok(spec)
+}
+
+/// Checked in both phases, though only `run` uses it: a malformed spec is refused either way.
+fn check_analytics(a: &AnalyticsSpec) -> Result<(), DriverError> {
+    check(
+        (1..=MAX_STREAMS).contains(&a.streams),
+        &format!("analytics.streams must be in 1..={MAX_STREAMS}"),
+    )?;
+    check(!a.queries.is_empty(), "analytics.queries must not be empty")?;
+    for (i, q) in a.queries.iter().enumerate() {
+        check(
+            !q.name.trim().is_empty(),
+            &format!("analytics.queries[{i}].name must not be empty"),
+        )?;
+        check(
+            !q.sql.trim().is_empty(),
+            &format!("analytics.queries[{i}].sql must not be empty"),
+        )?;
+        check(
+            !a.queries[..i].iter().any(|p| p.name == q.name),
+            &format!("analytics query name {:?} appears more than once", q.name),
+        )?;
+    }
+    Ok(())
 }
 
 #[cfg(test)]
@@ -126,6 +179,95 @@ mod tests {
         assert!(spec_error(&v).contains("duration_s"));
         v["phase"] = json!("load");
         assert!(parse_tpcc(&v.to_string()).is_ok());
+    }
+
+    fn with_analytics() -> Value {
+        let mut v = base();
+        v["analytics"] = json!({"streams": 2, "queries": [
+            {"name": "Q1", "sql": "SELECT count(*) FROM order_line"},
+            {"name": "Q6", "sql": "SELECT sum(ol_amount) FROM order_line"}]});
+        v
+    }
+
+    /// The spec error of the analytics spec with `analytics.key` set to `value`.
+    fn analytics_refused(key: &str, value: Value) -> String {
+        let mut v = with_analytics();
+        v["analytics"][key] = value;
+        spec_error(&v)
+    }
+
+    #[test]
+    fn without_analytics_there_are_none() {
+        assert!(parse_tpcc(&base().to_string()).unwrap().analytics.is_none());
+    }
+
+    #[test]
+    fn analytics_parse_in_spec_order() {
+        let s = parse_tpcc(&with_analytics().to_string()).unwrap();
+        let a = s.analytics.unwrap();
+        assert_eq!(a.streams, 2);
+        let names: Vec<&str> = a.queries.iter().map(|q| q.name.as_str()).collect();
+        assert_eq!(names, ["Q1", "Q6"]);
+        assert_eq!(a.queries[1].sql, "SELECT sum(ol_amount) FROM order_line");
+    }
+
+    #[test]
+    fn analytics_streams_are_in_1_to_64() {
+        assert!(analytics_refused("streams", json!(0)).contains("analytics.streams"));
+        assert!(analytics_refused("streams", json!(65)).contains("1..=64"));
+        let mut v = with_analytics();
+        v["analytics"]["streams"] = json!(64);
+        assert!(parse_tpcc(&v.to_string()).is_ok());
+    }
+
+    #[test]
+    fn analytics_need_queries_with_a_name_and_sql() {
+        assert!(analytics_refused("queries", json!([])).contains("must not be empty"));
+        let m = analytics_refused("queries", json!([{"name": "", "sql": "SELECT 1"}]));
+        assert!(m.contains("queries[0].name"), "{m}");
+        let m = analytics_refused(
+            "queries",
+            json!([{"name": "Q1", "sql": "SELECT 1"}, {"name": "Q2", "sql": "  "}]),
+        );
+        assert!(m.contains("queries[1].sql"), "{m}");
+        let m = analytics_refused("queries", json!([{"name": "Q1"}]));
+        assert!(m.contains("missing field `sql`"), "{m}");
+    }
+
+    #[test]
+    fn analytics_query_names_are_unique() {
+        let m = analytics_refused(
+            "queries",
+            json!([{"name": "Q1", "sql": "SELECT 1"}, {"name": "Q1", "sql": "SELECT 2"}]),
+        );
+        assert!(m.contains("\"Q1\" appears more than once"), "{m}");
+    }
+
+    #[test]
+    fn unknown_analytics_keys_are_refused() {
+        assert!(analytics_refused("stream", json!(1)).contains("unknown field `stream`"));
+        let m = analytics_refused("queries", json!([{"name": "Q1", "sql": "x", "weight": 2}]));
+        assert!(m.contains("unknown field `weight`"), "{m}");
+    }
+
+    #[test]
+    fn zero_clients_run_analytics_alone_only_in_a_run() {
+        let mut v = with_analytics();
+        v["clients"] = json!(0);
+        let s = parse_tpcc(&v.to_string()).unwrap();
+        assert_eq!((s.clients, s.analytics.unwrap().streams), (0, 2));
+        v["phase"] = json!("load");
+        assert!(spec_error(&v).contains("clients must be at least 1"));
+        let mut v = base();
+        v["clients"] = json!(0);
+        assert!(spec_error(&v).contains("with analytics"));
+    }
+
+    #[test]
+    fn a_load_takes_analytics_and_ignores_them() {
+        let mut v = with_analytics();
+        v["phase"] = json!("load");
+        assert!(parse_tpcc(&v.to_string()).unwrap().analytics.is_some());
     }
 
     refusal_tests! {
