@@ -39,6 +39,8 @@ CAMPAIGNS = {
     "vector.toml": 'name = "vector"\nworkload = "vector"\n[vector]\nrows = 1000\ndim = 16\n'
                    '[[targets]]\nname = "a"\nversion = "debian:17.12"\n[[targets]]\nname = "b"\n'
                    'version = "debian:18.6"\n',
+    "htap.toml": 'name = "htap"\nworkload = "htap"\n[htap]\nwarehouses = 1\n'
+                 '[[targets]]\nname = "a"\nversion = "17.10"\n[[targets]]\nname = "b"\nversion = "18.4"\n',
 }
 
 

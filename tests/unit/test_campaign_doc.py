@@ -30,6 +30,7 @@ _REACH_ALL_TABLES = [
     {"targets": _TARGETS, "workload": "insert-benchmark", "insert_benchmark": {}},
     {"targets": _TARGETS, "workload": "tpcc", "tpcc": {}},
     {"targets": _TARGETS, "workload": "vector", "vector": {}},
+    {"targets": _TARGETS, "workload": "htap", "htap": {}},
     {"targets": _TARGETS, "cluster": {}},
 ]
 # The function that checks a table's keys -> text in the "## " heading of the doc section for it.
@@ -39,6 +40,7 @@ _SECTION_OF = {
     "parse_insert_benchmark": "[insert_benchmark]",
     "parse_tpcc": "[tpcc]",
     "parse_vector": "[vector]",
+    "parse_htap": "[htap]",
     "cpu_placement": "cpus",
     "parse_cluster": "[cluster]",
 }

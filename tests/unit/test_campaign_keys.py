@@ -19,7 +19,7 @@ from dbdrift.plan import campaign, fields, keys
 DOC = Path(__file__).resolve().parents[2] / "docs" / "campaign.md"
 # a table of plan/keys.py -> its "## " section of docs/campaign.md
 SECTION = {"top": "Top-level keys", "targets": "`[[targets]]`", "cpus": "`cpus` table",
-           "insert_benchmark": "`[insert_benchmark]`", "tpcc": "`[tpcc]`", "vector": "`[vector]`",
+           "insert_benchmark": "`[insert_benchmark]`", "tpcc": "`[tpcc]`", "vector": "`[vector]`", "htap": "`[htap]`",
            "cluster": "`[cluster]`"}
 _ROW = re.compile(r"^\| `([^`]+)` \|.*\|$", re.MULTILINE)
 _LINE = re.compile(r"^\| `([^`]+)` \|.*\|$")
@@ -96,7 +96,7 @@ def test_a_retired_value_is_refused_with_the_current_one():
 def test_the_keys_other_workloads_refuse_are_the_sysbench_only_ones():
     assert set(keys.only_for("tpcc")) == set(keys.only_for("insert-benchmark"))
     assert not set(keys.only_for("sysbench"))
-    for name in ("insert-benchmark", "tpcc", "vector"):
+    for name in ("insert-benchmark", "tpcc", "vector", "htap"):
         for key in keys.only_for(name):
             with pytest.raises(UserError, match=f"{key} applies to the sysbench workload"):
                 campaign.PLANS[name].refuse(fields.Table({key: 1}, "c.toml"))

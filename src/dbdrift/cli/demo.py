@@ -9,6 +9,8 @@
   more versions of the engine's demo;
 - `--workload vector`: vector search, pgvector on Debian's PostgreSQL 17.12 vs 18.6 (with
   `--engine mariadb`: MariaDB 11.8.9's VECTOR INDEX against pgvector on 18.6);
+- `--workload htap`: CH-benCHmark, TPROC-C's transactions beside 22 analytical queries, on the
+  versions of the engine's demo (PostgreSQL 17.10 vs 18.4 by default);
 - `--instructions`: the suite's instructions per event only (callgrind, no timed runs), the
   targets counted at once, one per CPU: a verdict that does not drift with the machine."""
 from __future__ import annotations
@@ -30,8 +32,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--hypergraph": "with --engine mysql: MySQL 9.7.4 with the hypergraph optimizer against without it"})
     parser.add_argument("--workload", choices=use_case.WORKLOAD_NAMES, default="sysbench",
                         help="the 32 default microbenchmarks (default), a small Insert Benchmark, TPROC-C "
-                             "with 4 warehouses, or vector search (pgvector 17.12 vs 18.6; --engine mariadb: "
-                             "MariaDB 11.8.9 vs pgvector)")
+                             "with 4 warehouses, vector search (pgvector 17.12 vs 18.6; --engine mariadb: "
+                             "MariaDB 11.8.9 vs pgvector), or CH-benCHmark (htap: transactions and analytical "
+                             "queries together)")
     options.add_switches(parser, {
         "--instructions": "count instructions per event of every test under valgrind callgrind instead of timing "
                           "them (deterministic; under ten minutes for PostgreSQL on 2 CPUs); campaign "
@@ -42,8 +45,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def main(args: argparse.Namespace) -> int:
     if args.instructions and not use_case.counts_instructions(args.workload):
-        raise UserError("--instructions counts the sysbench demo's microbenchmarks; the Insert Benchmark, TPROC-C "
-                        "and vector search have no instruction counts", "drop --instructions, or --workload",
+        raise UserError("--instructions counts the sysbench demo's microbenchmarks; the Insert Benchmark, TPROC-C, "
+                        "vector search and CH-benCHmark have no instruction counts", "drop --instructions, or --workload",
                         exit_code=2)
     if args.newest and args.hypergraph:
         raise UserError("--newest and --hypergraph are two different demos", "choose one", exit_code=2)

@@ -73,6 +73,16 @@ def remaining_repeats(store: Store, campaign_id: int, spec: CampaignSpec, repeat
     return ((), tuple(left)) if left else None
 
 
+def remaining_workload_runs(store: Store, campaign_id: int, spec: CampaignSpec, tests: tuple[str, ...],
+                            repeats: tuple[int, ...] = ()) -> tuple[tuple[str, ...], tuple[int, ...]] | None:
+    """The unit's repeats some target lacks a stored run of, for a workload whose repeats the
+    store keeps whole (workload_runs: vector search, CH-benCHmark)."""
+    def complete(ids: dict[str, int], repeat: int) -> bool:
+        return all(store.workload_done(ids[t.name], repeat) for t in spec.targets)
+
+    return remaining_repeats(store, campaign_id, spec, repeats, complete)
+
+
 def no_failed_runs(store: Store, campaign_id: int, spec: CampaignSpec, tests: tuple[str, ...], reason: str,
                    unit_id: int) -> int:
     """A workload of whole repeats stores no planned runs as failed: its report names the missing

@@ -16,6 +16,7 @@ from typing import TypeVar
 from dbdrift.workloads.ibench.catalog import IBenchSizes
 from dbdrift.workloads.tpcc.catalog import TpccSizes
 from dbdrift.workloads.vector.catalog import VectorSizes
+from dbdrift.workloads.htap.catalog import HtapSizes
 from dbdrift.workloads.sysbench.catalog import MicrobenchmarkSpec, select_tests
 from dbdrift.errors import InputError, UserError
 from dbdrift.model import ENGINES, IBENCH_STEPS, JsonObject, TargetSpec
@@ -24,6 +25,7 @@ from dbdrift.workloads.ibench import plan as ibench_plan
 from dbdrift.workloads.sysbench import plan as sysbench_plan
 from dbdrift.workloads.tpcc import plan as tpcc_plan
 from dbdrift.workloads.vector import plan as vector_plan
+from dbdrift.workloads.htap import plan as htap_plan
 from dbdrift.plan import fields, keys
 from dbdrift.plan.axes import Axis, expand_targets, parse_axes, variant_patterns
 from dbdrift.catalog.configs import NAMED, check_named, version_of
@@ -39,7 +41,7 @@ T = TypeVar("T")
 # every verb and many tests) happens in this layer, below workloads/registry.py, so it looks the
 # plan parts up here, in its own layer; the registry builds each Workload on these.
 PLANS: dict[str, WorkloadPlan] = {p.name: p for p in (sysbench_plan.PLAN, ibench_plan.PLAN, tpcc_plan.PLAN,
-                                                      vector_plan.PLAN)}
+                                                      vector_plan.PLAN, htap_plan.PLAN)}
 
 
 @dataclass(frozen=True)
@@ -98,10 +100,11 @@ class CampaignSpec:
     flamegraphs: bool = _default("flamegraphs", bool)  # perf record the backends during each timed run
     source: str = "<built-in>"
     test_names: tuple[str, ...] = _default("tests", tuple)
-    workload: str = _default("workload", str)  # sysbench | insert-benchmark | tpcc | vector
+    workload: str = _default("workload", str)  # sysbench | insert-benchmark | tpcc | vector | htap
     ibench: IBenchSizes = field(default_factory=IBenchSizes)  # the Insert Benchmark's sizes
     tpcc: TpccSizes = field(default_factory=TpccSizes)  # TPROC-C's warehouses, virtual users and windows
     vector: VectorSizes = field(default_factory=VectorSizes)  # vector search's data set, index sweeps and windows
+    htap: HtapSizes = field(default_factory=HtapSizes)  # CH-benCHmark's warehouses, clients, streams and windows
     ibench_steps: tuple[str, ...] = IBENCH_STEPS
     allow_large: bool = _default("allow_large", bool)  # accept sizes and durations beyond the soft limits (plan/keys.py)
     axes: tuple[Axis, ...] = ()  # configuration matrix axes; targets are already expanded into their variants

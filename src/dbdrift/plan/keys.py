@@ -15,21 +15,22 @@ from typing import TypeVar
 from dbdrift.workloads.ibench.catalog import IBenchSizes
 from dbdrift.workloads.tpcc.catalog import TpccSizes
 from dbdrift.workloads.vector.catalog import VectorSizes
+from dbdrift.workloads.htap.catalog import HtapSizes
 from dbdrift.model import ENGINES, IBENCH_STEPS, TargetSpec
 
 INT64_MAX = 2**63 - 1
 HOUR_S, DAY_S = 3600.0, 86400.0
 REQUIRED = object()  # the key has no default: leaving it out is an error
 SYSBENCH = ("sysbench",)
-ALL_WORKLOADS = ("sysbench", "insert-benchmark", "tpcc", "vector")
-TABLES = ("top", "targets", "cpus", "insert_benchmark", "tpcc", "vector", "cluster")  # "top": the file's top level
+ALL_WORKLOADS = ("sysbench", "insert-benchmark", "tpcc", "vector", "htap")
+TABLES = ("top", "targets", "cpus", "insert_benchmark", "tpcc", "vector", "htap", "cluster")  # "top": the file's top level
 
 # kinds: how plan/fields.py reads the value
 INTEGER, DURATION, FLAG, CHOICE, NAME, STRING, PATH, LIST, TABLE, THREADS, CPUS, CPULIST, PERCENT = (
     "integer", "duration", "flag", "choice", "name", "string", "path", "list", "table", "threads", "cpus", "cpulist",
     "percent")
 
-_IB, _TP, _VS = IBenchSizes, TpccSizes, VectorSizes
+_IB, _TP, _VS, _HT = IBenchSizes, TpccSizes, VectorSizes, HtapSizes
 T = TypeVar("T")
 
 
@@ -98,10 +99,11 @@ KEYS: tuple[Key, ...] = (
     Key('top', 'name', NAME, 'name', default=None, shown="the file name without `.toml`",
         doc=("The campaign's name in the store and in reports. A campaign runs at most once at a time per store, and "
          '`--resume` finds the runs stored under this name.')),
-    Key('top', 'workload', CHOICE, 'string', default="sysbench", choices=("sysbench", "insert-benchmark", "tpcc", "vector"),
+    Key('top', 'workload', CHOICE, 'string', default="sysbench", choices=ALL_WORKLOADS,
         doc=('`"sysbench"` runs the sysbench-style microbenchmarks; `"insert-benchmark"` runs the Insert Benchmark '
          'configured in `[insert_benchmark]`; `"tpcc"` runs TPROC-C configured in `[tpcc]`; `"vector"` runs vector '
-         'search (k nearest neighbours by an index, recall against QPS) configured in `[vector]`.')),
+         'search (k nearest neighbours by an index, recall against QPS) configured in `[vector]`; `"htap"` runs '
+         "CH-benCHmark (TPROC-C's transactions beside 22 analytical queries) configured in `[htap]`.")),
     Key('top', 'targets', TABLE, 'array of tables', default=REQUIRED,
         doc='The servers to compare, written as `[[targets]]` tables (see below); at least one.'),
     Key('top', 'insert_benchmark', TABLE, 'table', default=None, shown="see below", workloads=("insert-benchmark",),
@@ -113,6 +115,9 @@ KEYS: tuple[Key, ...] = (
     Key('top', 'vector', TABLE, 'table', default=None, shown="see below", workloads=("vector",),
         doc=("Vector search's data set, index builds, searches and windows, written as a `[vector]` table. Only with "
          '`workload = "vector"`.')),
+    Key('top', 'htap', TABLE, 'table', default=None, shown="see below", workloads=("htap",),
+        doc=("CH-benCHmark's warehouses, virtual users, analytical streams and windows, written as an `[htap]` table. "
+         'Only with `workload = "htap"`.')),
     Key('top', 'axes', TABLE, 'tables', default=None,
         doc=('Configuration matrix axes, written as `[axes.NAME]` tables of levels; every target runs once per '
          'combination of the levels that apply to its engine (see [Configuration '
@@ -381,6 +386,32 @@ KEYS: tuple[Key, ...] = (
         doc='Searches run before each measured window, not counted.'),
     Key('vector', 'duration_s', DURATION, 'duration', default=_VS.duration_s, measured=True, large=DAY_S,
         doc='The measured window of each search setting: its QPS, recall and latency.'),
+
+    # --- htap ----------------------------------------------------------------------------
+    Key('htap', 'warehouses', INTEGER, 'integer', default=_HT.warehouses, high=1_000_000, large=5_000,
+        why="each warehouse loads about 500,000 rows (~100 MB)",
+        doc='W, TPROC-C\'s warehouses (about 500,000 rows, ~100 MB each); the analytical queries read them all.'),
+    Key('htap', 'clients', INTEGER, 'integer', default=_HT.clients, low=1, high=1024,
+        why="each client is a connection and a thread",
+        doc='Transactional virtual users (TPROC-C\'s), each with the home warehouse k mod W + 1.'),
+    Key('htap', 'streams', INTEGER, 'integer', default=_HT.streams, low=1, high=64,
+        why="each stream is a connection and a thread running one query at a time",
+        doc=('Analytical streams: each runs the queries one after the other, stream k starting k/streams of the way '
+         'down the list, over and over.')),
+    Key('htap', 'queries', LIST, 'list of strings, or one string', default=_HT.queries, shown="all 22",
+        doc=("CH-benCHmark's queries the streams run, `\"Q1\"` to `\"Q22\"`; each repeat starts the list at "
+         'another place, so a window too short for all of them still reaches each over the repeats.')),
+    Key('htap', 'load_clients', INTEGER, 'integer', default=None, shown="one per host CPU, at most W", high=1024,
+        why="each loader is a connection and a thread",
+        doc='Loader connections; the warehouses are split between them.'),
+    Key('htap', 'rampup_s', DURATION, 'duration', default=_HT.rampup_s, large=2 * HOUR_S,
+        doc='Before each of the three windows: the window\'s clients run but are not counted; 0 is allowed.'),
+    Key('htap', 'duration_s', DURATION, 'duration', default=_HT.duration_s, measured=True, large=DAY_S,
+        doc=('The length of each measured window: analytics alone, transactions alone, then both together. NOPM, '
+         'queries per hour, each query\'s latency and the host samples are of these windows.')),
+    Key('htap', 'consistency_checks', FLAG, 'boolean', default=_HT.consistency_checks,
+        doc=('After the last window, check the consistency conditions of TPC-C clause 3.3.2; a violation fails '
+         'the repeat.')),
 
     # --- cluster -------------------------------------------------------------------------
     Key('cluster', 'address', STRING, 'string', default=None, shown="none (runs here)",

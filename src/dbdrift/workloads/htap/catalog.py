@@ -11,6 +11,11 @@ as CH-benCHmark's do, so each query reads the whole history the transactions gro
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
+
+from dbdrift.model import JsonObject
+from dbdrift.workloads.tpcc.catalog import TpccSizes
+
 SUPPLIERS = 10_000
 ALNUM = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"  # the driver's c_state letters
 REGIONS = ("Africa", "America", "Asia", "Australia", "Europe")
@@ -215,6 +220,86 @@ def for_engine(sql: str, engine: str) -> str:
     if engine in ("mysql", "mariadb"):
         return sql.replace("c_state LIKE 'A%'", "c_state LIKE BINARY 'A%'")
     return sql
+
+
+QUERY_NAMES = tuple(name for name, _ in QUERIES)
+WINDOWS = ("analytics", "transactions", "together")
+"""Each repeat's three measured windows, in this order, of one length: the analytical streams
+alone (their scans of every table also warm the caches for what follows, so the transactions do
+not meet a cold database in one window and a warm one in the other), TPROC-C's virtual users
+alone, then both together (the HTAP window)."""
+JUDGED = ("NOPM with analytics", "NOPM alone", "queries/h with transactions", "queries/h alone")
+"""The campaign-wide figures that get a verdict; each query's latency with transactions gets one
+too (as `Qn latency`, base ÷ new, so that above 1 is faster like every other ratio)."""
+WINDOW_TITLES = {"transactions": "transactions alone", "analytics": "analytics alone", "together": "together"}
+
+
+@dataclass(frozen=True)
+class HtapSizes:
+    """A campaign's `[htap]` table: TPROC-C's warehouses and virtual users, the analytical
+    streams beside them, the queries they run and the length of each of the three windows."""
+
+    warehouses: int = 10
+    clients: int = 4  # transactional virtual users (TPROC-C's)
+    streams: int = 1  # analytical streams, each one connection running the queries in turn
+    load_clients: int = 0  # loader connections; 0 = one per host CPU, at most W
+    rampup_s: float = 30.0  # before each window: running, not counted
+    duration_s: float = 300.0  # each window's measured length
+    queries: tuple[str, ...] = QUERY_NAMES  # CH-benCHmark's queries the streams run, in this order
+    consistency_checks: bool = True  # TPC-C clause 3.3.2's conditions checked after the last window
+
+    def tpcc(self) -> TpccSizes:
+        """The TPROC-C part, as the TPROC-C driver calls and ETAs take it."""
+        return TpccSizes(warehouses=self.warehouses, clients=self.clients, load_clients=self.load_clients,
+                         rampup_s=self.rampup_s, duration_s=self.duration_s, procedures=False,
+                         consistency_checks=self.consistency_checks)
+
+    def window(self, name: str) -> tuple[int, int]:
+        """(virtual users, analytical streams) of a window."""
+        return {"transactions": (self.clients, 0), "analytics": (0, self.streams),
+                "together": (self.clients, self.streams)}[name]
+
+
+def queries_for(engine: str, names: tuple[str, ...], repeat: int = 0) -> list[JsonObject]:
+    """The driver's analytics queries for `engine`: `names` in order, rotated by the repeat so
+    the queries a short window never reaches differ from repeat to repeat."""
+    text = dict(QUERIES)
+    chosen = [{"name": n, "sql": for_engine(text[n], engine)} for n in names]
+    shift = (repeat * 7) % len(chosen) if chosen else 0
+    return chosen[shift:] + chosen[:shift]
+
+
+def _literal(value: object) -> str:
+    if isinstance(value, str):
+        return "'" + value.replace("'", "''") + "'"
+    return repr(value)
+
+
+def load_statements(seed: int, batch: int = 1000) -> list[str]:
+    """CREATE TABLE and INSERT statements of the three tables, in the SQL every engine reads."""
+    out = [f"CREATE TABLE {name} ({columns})" for name, columns in TABLES.items()]
+    for name, rows in (("region", region_rows()), ("nation", nation_rows()), ("supplier", supplier_rows(seed))):
+        for i in range(0, len(rows), batch):
+            values = ", ".join("(" + ", ".join(_literal(v) for v in row) + ")" for row in rows[i:i + batch])
+            out.append(f"INSERT INTO {name} VALUES {values}")
+    return out
+
+
+def setup_text(stored: JsonObject) -> str:
+    """The campaign's HTAP sizes and windows in a few words, from the campaign as stored (to_dict)."""
+    h = stored.get("htap") or {}
+    names = h.get("queries") or QUERY_NAMES
+    which = "22 queries" if len(names) == len(QUERY_NAMES) else f"queries {', '.join(names)}"
+    text = (f"{h.get('warehouses', '?')} warehouse(s), {h.get('clients', '?')} virtual user(s), "
+            f"{h.get('streams', '?')} analytical stream(s) of CH-benCHmark's {which}; three windows "
+            f"(analytics alone, transactions alone, together) of {h.get('rampup_s', 0):g} s ramp-up + "
+            f"{h.get('duration_s', 0):g} s measured")
+    if h.get("consistency_checks") is False:
+        text += ", consistency not checked"
+    if (stored.get("repeats") or 1) > 1:
+        planned = "up to " if stored.get("detect_plan") else ""
+        text += f", {planned}{stored['repeats']} repeats (each on a fresh server)"
+    return text
 
 
 def supplier_rows(seed: int) -> list[tuple[object, ...]]:

@@ -13,12 +13,12 @@ from html import escape
 
 from dbdrift.analysis.tpcc import HARDWARE, TargetSummary, hardware_per_new_order, nopm_series
 from dbdrift.model import JsonObject, TPCC_TRANSACTIONS as TRANSACTIONS
-from dbdrift.report.caveats import detectable_mark, findings_html, notes_html, verdict_counts, verdict_lines
+from dbdrift.report.caveats import detectable_mark, findings_html, notes_html
 from dbdrift.report.numbers import fmt_fixed, fmt_ms
 from dbdrift.report.page import data_table, page, page_header
 from dbdrift.report.svgchart import Line, time_chart
-from dbdrift.report.workload import (aligned, color_of, findings_json, host_fact, md_table, run_on_facts, target_facts,
-                                     VERDICT_COLUMNS, verdict_cells, verdicts_legend, why_html, why_lines)
+from dbdrift.report.workload import (color_of, findings_json, host_fact, run_on_facts, target_facts, text_page,
+                                     VERDICT_COLUMNS, verdict_cells, verdicts_legend, why_html)
 from dbdrift.workloads.tpcc.results import TpccReport
 
 HARDWARE_LEGEND = ("per new order in the measured window: cpu/no host CPU µs (user + system, every CPU), "
@@ -60,29 +60,7 @@ def blocks(data: TpccReport) -> list[tuple[str, str, list[str], list[list[str]]]
 
 
 def render_text(data: TpccReport, markdown: bool = False) -> str:
-    out = []
-    if markdown:
-        out += [f"# TPROC-C: {data.campaign}" if data.campaign else "# TPROC-C", "", data.setup, ""]
-        out += [*(f"- {note}" for note in data.notes), ""] if data.notes else []
-    else:
-        out += [f"campaign: {data.campaign}"] if data.campaign else []
-        out += [f"TPROC-C: {data.setup}", *data.notes, ""]
-    if data.findings:
-        lines = verdict_lines(data.findings)
-        out += ([f"## Verdicts: {verdict_counts(data.findings)}", "", *(f"- `{line}`" for line in lines), ""]
-                if markdown else [f"-- verdicts: {verdict_counts(data.findings)}", *(f"  {line}" for line in lines),
-                                  ""])
-    out += why_lines(data, markdown="##" if markdown else "")
-    for title, legend, header, rows in blocks(data):
-        if markdown:
-            out += [f"## {title}", ""] + ([f"*{legend}*", ""] if legend else [])
-            out += [*md_table(header, rows), ""]
-        else:
-            out += [f"-- {title}"] + ([legend] if legend else []) + [*aligned(header, rows), ""]
-    if data.problems():
-        out += ["## Failed runs" if markdown else "failed runs:", "", *(f"- {p}" if markdown else f"  {p}"
-                                                                        for p in data.problems()), ""]
-    return "\n".join(out).rstrip() + "\n"
+    return text_page(data, "TPROC-C", "TPROC-C", blocks(data), markdown)
 
 
 CSV_HEADER = ("target", "repeat", "status", "warehouses", "clients", "procedures", "elapsed_s", "new_orders",

@@ -12,7 +12,7 @@ import os
 from dbdrift.workloads.tpcc import catalog as tpcc
 from dbdrift.driver import process
 from dbdrift.errors import DriverError, ServerError
-from dbdrift.metrics.sampler import Sampler
+from dbdrift.metrics.sampler import Delta, Sampler
 from dbdrift.model import InstallInfo, JsonObject, TpccResult
 from dbdrift.plan.campaign import CampaignSpec
 from dbdrift.runner.campaign import CampaignOutcome, Runner, target_repeats
@@ -62,9 +62,12 @@ def run_target(session: TargetSession, install: InstallInfo, repeat: int = 0) ->
 
 
 def _load(session: TargetSession, repeat: int) -> JsonObject:
-    spec = driver_spec(session, "load", repeat)
-    out = process.run_driver("tpcc", spec, timeout_s=max(1800.0, 20 * tpcc.load_estimate_s(session.spec.tpcc)),
-                             cpus=session.placement.driver)
+    return load(session, driver_spec(session, "load", repeat), tpcc.load_estimate_s(session.spec.tpcc))
+
+
+def load(session: TargetSession, spec: JsonObject, expected_s: float) -> JsonObject:
+    """The driver's TPROC-C load of `spec` (phase "load"); raises DriverError when it fails."""
+    out = process.run_driver("tpcc", spec, timeout_s=max(1800.0, 20 * expected_s), cpus=session.placement.driver)
     if out.interrupted:
         raise KeyboardInterrupt
     summary = out.output.summary or {}
@@ -81,6 +84,28 @@ def run_window(session: TargetSession, repeat: int, load_s: float | None, suffix
     sizes = session.spec.tpcc
     label = f"TPROC-C {sizes.clients} VU(s), {sizes.warehouses} warehouse(s){suffix}"
     session.progress.step_start(session.name, label, sizes.rampup_s + sizes.duration_s)
+    out, window = sampled_run(session, driver_spec(session, "run", repeat), sizes.rampup_s + sizes.duration_s)
+    summary = out.output.summary or {}
+    status, error = "ok", None
+    if out.interrupted:
+        status, error = "interrupted", "interrupted by the user (Ctrl-C)"
+    elif out.exit_code != 0 or not summary:
+        status, error = "failed", process.fatal_message(out, "run")
+    return TpccResult(
+        target=session.name, status=status, warehouses=sizes.warehouses, clients=sizes.clients,
+        procedures=sizes.procedures, elapsed_s=float(summary.get("elapsed_s") or 0.0),
+        new_orders=int(summary.get("new_orders") or 0), transactions=int(summary.get("transactions") or 0),
+        nopm=float(summary.get("nopm") or 0.0), tpm=float(summary.get("tpm") or 0.0),
+        by_type=summary.get("by_type") or {},
+        intervals=[{k: v for k, v in iv.items() if k != "type"} for iv in out.output.intervals],
+        hardware=window.as_dict() if window else None, load_s=load_s, error=error, repeat=repeat,
+        position=session.position)
+
+
+def sampled_run(session: TargetSession, spec: JsonObject, window_s: float) -> tuple[process.DriverResult,
+                                                                                   Delta | None]:
+    """The driver's `tpcc` run of `spec` (ramp-up and window: `window_s`), the host sampled from
+    the line that opens the measured window to the one that closes it."""
     sampler = Sampler(session.server.server_pid, session.server.data_dir)
     sampler.start()
 
@@ -91,27 +116,11 @@ def run_window(session: TargetSession, repeat: int, load_s: float | None, suffix
             sampler.mark("end")
 
     try:
-        out = process.run_driver("tpcc", driver_spec(session, "run", repeat),
-                                 timeout_s=max(600.0, 3 * (sizes.rampup_s + sizes.duration_s) + 300),
-                                 on_line=on_line, on_start=sampler.set_client, cpus=session.placement.driver)
+        out = process.run_driver("tpcc", spec, timeout_s=max(600.0, 3 * window_s + 300), on_line=on_line,
+                                 on_start=sampler.set_client, cpus=session.placement.driver)
     finally:
         sampler.stop()
-    summary = out.output.summary or {}
-    status, error = "ok", None
-    if out.interrupted:
-        status, error = "interrupted", "interrupted by the user (Ctrl-C)"
-    elif out.exit_code != 0 or not summary:
-        status, error = "failed", process.fatal_message(out, "run")
-    window = sampler.window()
-    return TpccResult(
-        target=session.name, status=status, warehouses=sizes.warehouses, clients=sizes.clients,
-        procedures=sizes.procedures, elapsed_s=float(summary.get("elapsed_s") or 0.0),
-        new_orders=int(summary.get("new_orders") or 0), transactions=int(summary.get("transactions") or 0),
-        nopm=float(summary.get("nopm") or 0.0), tpm=float(summary.get("tpm") or 0.0),
-        by_type=summary.get("by_type") or {},
-        intervals=[{k: v for k, v in iv.items() if k != "type"} for iv in out.output.intervals],
-        hardware=window.as_dict() if window else None, load_s=load_s, error=error, repeat=repeat,
-        position=session.position)
+    return out, sampler.window()
 
 
 def check(session: TargetSession, result: TpccResult) -> TpccResult:

@@ -15,11 +15,11 @@ from html import escape
 
 from dbdrift.analysis.noise import Estimate
 from dbdrift.model import JsonObject
-from dbdrift.report.caveats import detectable_mark, findings_html, notes_html, verdict_counts, verdict_lines
+from dbdrift.report.caveats import detectable_mark, findings_html, notes_html
 from dbdrift.report.numbers import fmt_fixed
 from dbdrift.report.page import data_table, page, page_header
-from dbdrift.report.workload import (aligned, color_of, findings_json, host_fact, md_table, run_on_facts, target_facts,
-                                     VERDICT_COLUMNS, verdict_cells, verdicts_legend, why_html, why_lines)
+from dbdrift.report.workload import (color_of, findings_json, host_fact, run_on_facts, target_facts, text_page,
+                                     VERDICT_COLUMNS, verdict_cells, verdicts_legend, why_html)
 from dbdrift.workloads.vector.curve import frontier
 from dbdrift.workloads.vector.results import Relative, VectorReport
 
@@ -77,30 +77,9 @@ def _pairs(builds: list[Relative]) -> list[tuple[Relative, Relative]]:
 
 
 def render_text(data: VectorReport, markdown: bool = False) -> str:
-    out = []
     source = data.dataset.get("source", "")
-    if markdown:
-        out += [f"# Vector search: {data.campaign}" if data.campaign else "# Vector search", "", data.setup, ""]
-        out += [f"Data: {source}", ""] if source else []
-        out += [*(f"- {note}" for note in data.notes), ""] if data.notes else []
-    else:
-        out += [f"campaign: {data.campaign}"] if data.campaign else []
-        out += [f"vector search: {data.setup}"] + ([f"data: {source}"] if source else []) + [*data.notes, ""]
-    if data.findings:
-        lines = verdict_lines(data.findings)
-        out += ([f"## Verdicts: {verdict_counts(data.findings)}", "", *(f"- `{line}`" for line in lines), ""]
-                if markdown else [f"-- verdicts: {verdict_counts(data.findings)}", *(f"  {line}" for line in lines),
-                                  ""])
-    out += why_lines(data, markdown="##" if markdown else "")
-    for title, legend, header, rows in blocks(data):
-        if markdown:
-            out += [f"## {title}", ""] + ([f"*{legend}*", ""] if legend else []) + [*md_table(header, rows), ""]
-        else:
-            out += [f"-- {title}"] + ([legend] if legend else []) + [*aligned(header, rows), ""]
-    if data.problems():
-        out += ["## Failed repeats" if markdown else "failed repeats:", "",
-                *(f"- {p}" if markdown else f"  {p}" for p in data.problems()), ""]
-    return "\n".join(out).rstrip() + "\n"
+    return text_page(data, "Vector search", "vector search", blocks(data), markdown,
+                     facts=(("data", source),) if source else (), failed="repeats")
 
 
 CSV_HEADER = ("target", "repeat", "status", "family", "label", "setting", "recall", "qps", "queries", "p50_us",

@@ -1,0 +1,90 @@
+"""CH-benCHmark's campaign keys (layer plan): the [htap] table read into a CampaignSpec; what the
+workload can do, as Capabilities."""
+from __future__ import annotations
+
+from dataclasses import asdict, replace
+from typing import TYPE_CHECKING
+
+from dbdrift.errors import InputError
+from dbdrift.model import JsonObject
+from dbdrift.plan import fields
+from dbdrift.quantities import brief_repr
+from dbdrift.workload import Capabilities, WorkloadPlan
+from dbdrift.workloads.htap.catalog import JUDGED, QUERY_NAMES, WINDOWS, HtapSizes, setup_text
+from dbdrift.workloads.sysbench.plan import RefuseSysbenchKeys, settle_s
+
+if TYPE_CHECKING:  # plan/campaign.py imports this module: the type only, for the checker
+    from dbdrift.plan.campaign import CampaignSpec
+
+CAPS = Capabilities(title="CH-benCHmark", per_test_runs=False, takes_turns=False, auto_cpus_shared=True,
+                    counts_instructions=False, chain_view=False, cluster_parts="repeats",
+                    sysbench_flags_hint="drop it; [htap] sets CH-benCHmark's sizes and windows")
+
+# the campaign `dbdrift demo --workload htap` runs, before its targets; {name}, {label}, {base_version},
+# {new_version} and {seconds} are filled in by app/demo.py
+DEMO = """\
+# dbdrift demo: CH-benCHmark (TPROC-C's transactions and 22 TPC-H-derived analytical queries on one
+# database) on {label} {base_version} (base) and {new_version}: 2 warehouses, 2 virtual users and
+# one analytical stream; each repeat measures analytics alone, transactions alone and both together
+# in 30 s windows, 3 repeats each on a fresh server. Real campaigns use hundreds of warehouses,
+# several streams and windows of 10 minutes or more.
+name = "{name}-htap"
+workload = "htap"
+repeats = 3
+
+[htap]
+warehouses = 2
+clients = 2
+streams = 1
+rampup_s = 5
+duration_s = 30
+"""
+
+refuse = RefuseSysbenchKeys(
+    title="CH-benCHmark",
+    hint="CH-benCHmark's sizes and windows are in [htap] (`dbdrift docs campaign`), and it runs one target after "
+         "the other, each on a fresh server (repeats run it again)")
+
+
+def parse_htap(spec: CampaignSpec, top: fields.Table) -> CampaignSpec:
+    """The [htap] table: warehouses, virtual users, analytical streams, the queries and the windows."""
+    table = top.subtable("htap")
+    sizes = table.record(HtapSizes)
+    raw = table.data.get("queries", list(QUERY_NAMES))
+    names = fields.str_list([raw] if isinstance(raw, str) else raw, f"{table.where}: queries",
+                            'e.g. queries = ["Q1", "Q6", "Q14"]')
+    unknown = [n for n in names if n not in QUERY_NAMES]
+    if unknown or not names:
+        raise InputError(f"{table.where}: queries = {brief_repr(names)}: "
+                         + (f"unknown query {brief_repr(unknown[0])}" if unknown else "empty"),
+                         "name CH-benCHmark's queries Q1 to Q22, or leave queries out for all 22")
+    if sizes.duration_s <= 0:
+        raise InputError(f"{table.where}: duration_s = 0 measures nothing",
+                         "give each window's measured length, e.g. duration_s = 300")
+    if sizes.clients < 1 or sizes.streams < 1:
+        which = "clients" if sizes.clients < 1 else "streams"
+        raise InputError(f"{table.where}: {which} must be at least 1",
+                         "HTAP runs transactions and analytics together: give both at least one")
+    return replace(spec, htap=replace(sizes, queries=tuple(dict.fromkeys(names))), test_names=(),
+                   order="sequential")
+
+
+def stored(spec: CampaignSpec) -> JsonObject:
+    return {"htap": asdict(spec.htap)}
+
+
+# CH-benCHmark needs no extension: any build of the three engines runs it
+PLAN = WorkloadPlan(name="htap", table="htap", caps=CAPS, refuse=refuse, parse=parse_htap, settle_s=settle_s,
+                    stored=stored, demo=DEMO)
+
+def check_lines(spec: CampaignSpec) -> list[str]:
+    """What each target runs, as `run --check` says it."""
+    h = spec.htap
+    return [f"CH-benCHmark: {setup_text(spec.to_dict())} per target",
+            "  windows: " + "; ".join(f"{w}: {vus} virtual user(s), {streams} stream(s)"
+                                      for w in WINDOWS for vus, streams in [h.window(w)])]
+
+
+def judged(spec: CampaignSpec) -> tuple[str, ...]:
+    """What gets a verdict (`detect` plans for them)."""
+    return JUDGED + tuple(f"{q} latency" for q in spec.htap.queries)
