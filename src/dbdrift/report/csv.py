@@ -45,6 +45,17 @@ def render_csv(data: ReportData) -> str:
             "", "", "", "ok" if cost else "not measured", "", instruction_why(irow, target),
             *(_instruction_extra(data, irow, target) if extra else ()), *meta,
         ])
+    for lrow in data.layers:  # a family's split: one line per part, its test "<family> per statement"
+        for name, part in lrow.parts.items():
+            unit = ("instr" if lrow.measure == "instructions" else "s") + f"/{name.split()[1]}"
+            writer.writerow([
+                f"{lrow.family} {name}", group_of(lrow.tests[0]) if lrow.tests else "", "",
+                "instructions" if lrow.measure == "instructions" else "timed", lrow.target, lrow.reference, unit,
+                _num(part.new, 9), "", "", _num(part.ratio, 5), _num(part.lower, 5), _num(part.upper, 5),
+                part.verdict, "", "least squares over " + ", ".join(lrow.tests), "", "", "", "",
+                "ok" if part.ratio is not None else "not measured", "", part.status,
+                *([""] * len(extra)), *meta,
+            ])
     return buf.getvalue()
 
 

@@ -130,6 +130,46 @@ METRICS_LEGEND = ("cpu/o: host CPU busy % / ops; cs/o: context switches; r/o, rK
                   "server's processes and of the driver")
 
 
+LAYER_TITLE = "per-statement and per-row cost (the layer that changed)"
+
+
+def layer_legend() -> str:
+    return ("tests that differ only in the rows each statement reads, fitted as cost per event = statements × "
+            "per statement + rows × per row: per statement is what a statement costs whatever it reads (parse, plan, "
+            "round trip, executor set-up), per row what each row adds (the storage engine, the executor per row). "
+            "Instructions per event from callgrind (bounds: each count's repeatability carried through the fit); "
+            "time: µs per event at the fewest clients, fitted per repeat (95% interval over repeats). Change: "
+            "target ÷ reference - 1 (above 0: more work); misfit: the line's worst miss of a point")
+
+
+def _cost(value: float | None, measure: str) -> str:
+    if value is None:
+        return "-"
+    return fmt_fixed(value, 0 if abs(value) >= 100 else 2, thousands=True) if measure == "instructions" else \
+        fmt_fixed(value * 1e6, 2)
+
+
+def layer_table(data: ReportData) -> tuple[list[str], list[list[str]]]:
+    """One line per family, target and measure: each part's reference and target values and the change."""
+    header = ["family", "target", "measure", "per statement", "change", "per row", "change", "misfit"]
+    rows = []
+    for r in data.layers:
+        cells = []
+        for name in ("per statement", "per row"):
+            p = r.parts[name]
+            cells.append(f"{_cost(p.base, r.measure)} -> {_cost(p.new, r.measure)}")
+            if p.ratio is None:
+                cells.append(p.status or "-")
+                continue
+            change = f"{(p.ratio - 1) * 100:+.1f}%"
+            if p.lower is not None and p.upper is not None:
+                change += f" [{(p.lower - 1) * 100:+.1f},{(p.upper - 1) * 100:+.1f}]"
+            cells.append(f"{change} {p.verdict.mark}")
+        rows.append([r.family, f"{r.target} vs {r.reference}", "instr" if r.measure == "instructions" else "µs",
+                     *cells, "-" if r.misfit is None else f"{r.misfit * 100:.1f}%"])
+    return header, rows
+
+
 def aligned(header: list[str], rows: list[list[str]]) -> list[str]:
     """Right-aligned columns with the last (name) column left-aligned, for the text report."""
     widths = [max(len(r[i]) for r in [header, *rows]) for i in range(len(header) - 1)]

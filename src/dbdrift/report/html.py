@@ -16,7 +16,7 @@ from typing import Any
 from dbdrift.analysis.noise import Verdict
 from dbdrift.analysis.relative import Cell, RelativeRow
 from dbdrift.report.caveats import detectable_mark, detectable_text, notes_html, too_noisy_to_see
-from dbdrift.report.hardware import (instruction_legend, METRICS_LEGEND, delta_lines, instruction_table, metrics_blocks,
+from dbdrift.report.hardware import (LAYER_TITLE, layer_legend, layer_table, instruction_legend, METRICS_LEGEND, delta_lines, instruction_table, metrics_blocks,
                                      simulated_blocks)
 from dbdrift.report.numbers import fmt_abs, fmt_mb, fmt_ratio, fmt_rel
 from dbdrift.report.page import attr, data_table, page, page_header, swatch
@@ -37,7 +37,7 @@ def render_html(data: ReportData) -> str:
     parts = [_header(data), _findings(data), _intro(data)]
     for threads in data.thread_counts():
         parts.append(_threads_section(data, threads, charts, axis))
-    parts += [_instructions_section(data, charts, axis), _metrics_section(data), _binary_section(data),
+    parts += [_instructions_section(data, charts, axis), _layers_section(data), _metrics_section(data), _binary_section(data),
               _warnings_section(data)]
     return page(f"dbdrift report: {data.campaign}", parts)
 
@@ -386,6 +386,13 @@ def _instructions_section(data: ReportData, charts: Iterator[int], axis: ChartAx
         f"<figure>{ratio_chart(groups, f'chart-{next(charts)}', caption, 3, axis[0], axis[1])}<figcaption>"
         f"{escape(caption)}: right of 1.0 is more work per event (orange), left is less (blue); the page's axis"
         "</figcaption></figure>", "</section>"])
+
+
+def _layers_section(data: ReportData) -> str:
+    if not data.layers:
+        return ""
+    return "\n".join(['<section id="layers">', f"<h2>{escape(LAYER_TITLE[0].upper() + LAYER_TITLE[1:])}</h2>",
+                      f"<p>{escape(layer_legend())}.</p>", data_table(*layer_table(data), "layers"), "</section>"])
 
 
 def _direction(ratio: float | None) -> str:

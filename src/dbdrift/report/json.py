@@ -10,6 +10,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from dbdrift.analysis.instructions import InstructionRow
+from dbdrift.analysis.layers import LayerRow
 from dbdrift.results.data import ReportData
 from dbdrift.results.findings import group_of, instruction_cells, instruction_why
 
@@ -66,6 +67,7 @@ def render_json(data: ReportData) -> str:
                     for i, t in enumerate(comp.compared, start=1)],
         "rows": rows, "group_summaries": summaries,
         "instructions": [_instruction_json(r) for r in data.instructions],
+        "layers": [_layer_json(r) for r in data.layers],
         "plan_changes": [{"test": c.test, "target": c.target, "reference": c.reference,
                           "statements": list(c.statements)} for c in data.plan_changes],
     }
@@ -93,6 +95,16 @@ def _instruction_json(row: InstructionRow) -> dict[str, Any]:
         "functions": dict(row.deltas),
         "simulated": {t: {k: round(v, 3) for k, v in s.items()} for t, s in row.simulated.items()},
     }
+
+
+def _layer_json(row: LayerRow) -> dict[str, Any]:
+    """A family's split for one target: each part's reference and target cost (instructions,
+    or seconds, per statement or per row), their ratio with its bounds, and its verdict."""
+    return {"family": row.family, "measure": row.measure, "target": row.target, "reference": row.reference,
+            "misfit": _round(row.misfit, 5),
+            "parts": {name: {"reference": _round(p.base, 9), "target": _round(p.new, 9), "ratio": _round(p.ratio, 5),
+                             "lower": _round(p.lower, 5), "upper": _round(p.upper, 5), "verdict": str(p.verdict),
+                             "status": p.status or None} for name, p in row.parts.items()}}
 
 
 def _round(value: float | None, digits: int) -> float | None:

@@ -1,7 +1,7 @@
 """Markdown report: the `col-N : <target>` legend of the posts and one table per group."""
 from __future__ import annotations
 
-from dbdrift.report.hardware import instruction_legend, METRICS_LEGEND, delta_lines, instruction_table, metrics_blocks, simulated_blocks
+from dbdrift.report.hardware import LAYER_TITLE, layer_legend, layer_table, instruction_legend, METRICS_LEGEND, delta_lines, instruction_table, metrics_blocks, simulated_blocks
 from dbdrift.results.data import ReportData
 from dbdrift.report.numbers import fmt_abs, fmt_ratio
 from dbdrift.report.table import column_names, plan_lines, fmt_cell, legend_lines, verdict_legend
@@ -55,6 +55,8 @@ def _hardware(data: ReportData) -> list[str]:
         out += [f"- {line}" for line in delta_lines(data)] + [""]
         for title, header, rows in simulated_blocks(data):
             out += [f"### {title}", "", *_table(header, rows), ""]
+    if data.layers:
+        out += [f"## {LAYER_TITLE[0].upper()}{LAYER_TITLE[1:]}", "", layer_legend(), "", *_table(*layer_table(data)), ""]
     if data.show_metrics:
         out += ["## Hardware per operation", "", METRICS_LEGEND, ""]
         for title, header, rows in metrics_blocks(data):

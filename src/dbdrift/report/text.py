@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from dbdrift.results.data import ReportData
-from dbdrift.report.hardware import (instruction_legend, METRICS_LEGEND, aligned, delta_lines, instruction_table, metrics_blocks,
+from dbdrift.report.hardware import (LAYER_TITLE, layer_legend, layer_table, instruction_legend, METRICS_LEGEND, aligned, delta_lines, instruction_table, metrics_blocks,
                                      simulated_blocks)
 from dbdrift.report.numbers import fmt_abs, fmt_ratio
 from dbdrift.report.table import (GREEN_AT, RED_AT, column_names, plan_lines, fmt_cell, legend_lines, verdict_counts,
@@ -79,6 +79,8 @@ def _hardware_lines(data: ReportData) -> list[str]:
         out += ["", *delta_lines(data), ""]
         for title, header, rows in simulated_blocks(data):
             out += [f"-- {title}", *aligned(header, rows), ""]
+    if data.layers:
+        out += [LAYER_TITLE, layer_legend(), *aligned(*layer_table(data)), ""]
     if data.show_metrics:
         out += ["hardware per operation", METRICS_LEGEND]
         if not data.metrics:

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import json
 import sqlite3
+from collections.abc import Mapping
+from typing import Any
 from dataclasses import replace
 from datetime import datetime, timezone
 
@@ -16,12 +18,14 @@ from dbdrift.analysis.explain import explanation
 from dbdrift.analysis.floor import campaign_sd, noise_floor
 from dbdrift.analysis.hardware import MetricsRow, metrics_rows
 from dbdrift.analysis.instructions import EventCost, InstructionRow, instruction_rows, simulated_events
+from dbdrift.analysis import layers
 from dbdrift.analysis.noise import IntervalSample, Verdict
 from dbdrift.analysis.planning import detect_notes
 from dbdrift.analysis.position import Turn, order_notes
 from dbdrift.analysis.relative import Comparison, Measurement, compare
 from dbdrift.analysis.summary import summarize_groups
-from dbdrift.workloads.sysbench.catalog import GROUP_TITLES, GROUPS, report_order, scan_krps, select_tests
+from dbdrift.workloads.sysbench.catalog import (GROUP_TITLES, GROUPS, LAYER_FAMILIES, layer_members, report_order,
+                                               scan_krps, select_tests)
 from dbdrift.cpus import Placement
 from dbdrift.errors import InputError, UserError
 from dbdrift.model import HardwareWindow, JsonObject, is_warm_run
@@ -112,15 +116,17 @@ def build_report(store: Store, campaign: str | None, base: str | None, chain: bo
     references = comparison.references
     hardware = tuple(_metrics(store, campaign_id, names, references, order, host.get("cpus") or 1))
     counted_rows = tuple(_instructions(counted, references, order, min_effect))
+    layer_rows = tuple(_layers(store, campaign_id, counted, references, min_effect, noisy))
     sequential = spec.get("order") == "sequential"
     return ReportData(row["name"], comparison, tuple(summarize_groups(comparison, list(GROUPS))), labels,
                       GROUPS, GROUP_TITLES, notes,
                       metrics=hardware if metrics else (),
-                      instructions=counted_rows,
+                      instructions=counted_rows, layers=layer_rows,
                       show_metrics=metrics, meta=report_meta(store, campaign_id, generated_at),
                       plan_changes=plan_changes,
                       explanations=_explanations(comparison, hardware, counted_rows, plan_changes,
-                                                 {(p["test"], p["target"]) for p in stored_plans}, sequential))
+                                                 {(p["test"], p["target"]) for p in stored_plans}, sequential,
+                                                 layer_rows))
 
 
 def planned_cells(spec: JsonObject, only: frozenset[str] | None = None) -> dict[tuple[str, int], tuple[str, str]]:
@@ -161,8 +167,10 @@ def _only(tests: frozenset[str], measurements: list[Measurement], counted: list[
 
 def _explanations(comparison: Comparison, hardware: tuple[MetricsRow, ...], counted: tuple[InstructionRow, ...],
                   plan_changes: tuple[PlanChange, ...], planned: set[tuple[str, str]],
-                  sequential: bool) -> dict[tuple[str, int, str], tuple[str, str]]:
-    """(test, threads, target) -> why, for every regression and improvement."""
+                  sequential: bool, layer_rows: tuple[layers.LayerRow, ...] = ()
+                  ) -> dict[tuple[str, int, str], tuple[str, str]]:
+    """(test, threads, target) -> why, for every regression and improvement; a test of a layer
+    family also says which part of the family's cost moved (instructions where counted)."""
     out = {}
     for row in comparison.rows:
         metrics = next((m for m in hardware if m.test == row.test and m.threads == row.threads), None)
@@ -174,8 +182,12 @@ def _explanations(comparison: Comparison, hardware: tuple[MetricsRow, ...], coun
             change = next((c for c in plan_changes if c.test == row.test and c.target == target), None)
             plan = (change.statements[0]["reference_shape"], change.statements[0]["shape"]) if change else None
             both = (row.test, target) in planned and (row.test, cell.reference) in planned
-            out[(row.test, row.threads, target)] = explanation(row, cell, metrics, instructions, plan, both,
-                                                               per_target_host=sequential)
+            head, moved = explanation(row, cell, metrics, instructions, plan, both, per_target_host=sequential)
+            split = sorted((r for r in layer_rows if row.test in r.tests and r.target == target),
+                           key=lambda r: r.measure != "instructions")
+            if split:
+                moved = f"{moved}; {layers.brief(split[0])}" if moved else layers.brief(split[0])
+            out[(row.test, row.threads, target)] = (head, moved)
     return out
 
 
@@ -226,6 +238,47 @@ def _instructions(counted: list[sqlite3.Row], references: dict[str, str], order:
     simulated = {(r["test"], r["target"]): simulated_events(r["ir_per_event"], json.loads(r["simulated_json"] or "{}"))
                  for r in counted if r["ir_per_event"] is not None}
     return instruction_rows(counts, references, order, simulated=simulated, min_effect=min_effect)
+
+
+def _layers(store: Store, campaign_id: int, counted: list[sqlite3.Row], references: dict[str, str],
+            min_effect: float, noisy: float) -> list[layers.LayerRow]:
+    """Per family of LAYER_FAMILIES the campaign measured whole (every test of it, on a target
+    and its reference): the per-statement and per-row split of the instruction counts, and of the
+    time per event at the fewest clients."""
+    counts: dict[str, dict[str, tuple[float, float | None]]] = {}
+    for r in counted:
+        if r["ir_per_event"] is not None:
+            counts.setdefault(r["target"], {})[r["test"]] = (r["ir_per_event"], r["spread_pct"])
+    wanted = {t for tests in LAYER_FAMILIES.values() for t in tests}
+    runs = [r for r in store.runs(campaign_id) if r["test"] in wanted and r["status"] == "ok" and r["value"]]
+    fewest = min((r["threads"] for r in runs), default=1)
+    qps: dict[str, dict[int, dict[str, list[float]]]] = {}
+    for r in runs:
+        if r["threads"] == fewest:
+            qps.setdefault(r["target"], {}).setdefault(r["repeat"], {}).setdefault(r["test"], []).append(r["value"])
+    out = []
+    for family in LAYER_FAMILIES:
+        members = [layers.Member(t, s, n) for t, s, n in layer_members(family)]
+        per_statement = {m.test: m.statements for m in members}
+        seconds = {t: {rep: {test: per_statement[test] / (sum(v) / len(v)) for test, v in tests.items()
+                             if test in per_statement}
+                       for rep, tests in reps.items()} for t, reps in qps.items()}
+        for target, reference in references.items():
+            for measure, have in (("instructions", counts), ("time", seconds)):
+                if not all(_whole(have.get(t, {}), members, measure) for t in (target, reference)):
+                    continue
+                out.append(layers.counted(family, members, reference, target, counts, min_effect, noisy)
+                           if measure == "instructions" else
+                           layers.timed(family, members, reference, target, seconds, min_effect, noisy))
+    return out
+
+
+def _whole(have: Mapping[Any, Any], members: list[layers.Member], measure: str) -> bool:
+    """Whether a target has every member of a family: counted, or timed in some repeat."""
+    tests = {m.test for m in members}
+    if measure == "instructions":
+        return tests <= set(have)
+    return any(tests <= set(by_test) for by_test in have.values())
 
 
 def _interval_notes(comparison: Comparison, spec: JsonObject, between: dict[str, tuple[float, int]]) -> tuple[str, ...]:

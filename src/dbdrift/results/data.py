@@ -9,6 +9,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 from dbdrift.analysis.hardware import MetricsRow
+from dbdrift.analysis.layers import LayerRow
 from dbdrift.analysis.instructions import InstructionRow
 from dbdrift.analysis.relative import Cell, Comparison, RelativeRow
 from dbdrift.analysis.summary import GroupSummary
@@ -51,6 +52,7 @@ class ReportData:
     notes: tuple[str, ...] = ()  # e.g. where the noise floor came from
     metrics: tuple[MetricsRow, ...] = ()  # hardware per operation; rendered when show_metrics
     instructions: tuple[InstructionRow, ...] = ()  # callgrind counts, rendered whenever present
+    layers: tuple[LayerRow, ...] = ()  # per-statement against per-row cost of the families measured (analysis/layers.py)
     show_metrics: bool = False
     meta: JsonObject = field(default_factory=dict)  # dbdrift and format version, date, host, campaign settings
     plan_changes: tuple[PlanChange, ...] = ()  # the cells marked P

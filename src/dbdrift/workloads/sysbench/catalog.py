@@ -69,6 +69,19 @@ class MicrobenchmarkSpec:
     def reads(self) -> bool:
         return self.rw != "W"
 
+    @property
+    def rows_per_event(self) -> int:
+        """Rows the event's statements ask for: a key list's length, a range's size, or one."""
+        total = 0
+        for s in self.statements:
+            if " IN (" in s.sql:
+                total += s.repeat * s.sql.split(" IN (", 1)[1].count("?")
+            elif "BETWEEN" in s.sql:
+                total += s.repeat * self.range_size
+            else:
+                total += s.repeat
+        return total
+
 
 def _ids(n: int, gen: str = "id") -> tuple[ParamSpec, ...]:
     return tuple(ParamSpec(gen) for _ in range(n))
@@ -247,6 +260,20 @@ def _build() -> dict[str, MicrobenchmarkSpec]:
 
 
 CATALOG: dict[str, MicrobenchmarkSpec] = _build()
+
+# Families whose tests differ only in the rows each statement reads (analysis/layers.py splits
+# their cost into per statement and per row): the IN list of 10/100/1000 keys, and read-only's
+# 16 statements with ranges of 10/100/10,000 rows.
+LAYER_FAMILIES: dict[str, tuple[str, ...]] = {
+    "random-points": ("random-points_range=10", "random-points_range=100", "random-points_range=1000"),
+    "read-only": ("read-only_range=10", "read-only_range=100", "read-only_range=10000"),
+}
+
+
+def layer_members(family: str) -> list[tuple[str, int, int]]:
+    """(test, statements per event, rows per event) of each test of a family."""
+    return [(t, CATALOG[t].statements_per_event, CATALOG[t].rows_per_event) for t in LAYER_FAMILIES[family]]
+
 
 # The current 32 of the posts, in report order within each group.
 DEFAULT_32 = (
