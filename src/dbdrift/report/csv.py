@@ -56,6 +56,13 @@ def render_csv(data: ReportData) -> str:
                 "ok" if part.ratio is not None else "not measured", "", part.status,
                 *([""] * len(extra)), *meta,
             ])
+    for table in data.drift:  # a default that differs: one line per setting, measure "setting"
+        for d in table.rows:
+            writer.writerow([
+                d.name, "", "", "setting", table.target, table.reference, d.category, d.target or "", "", "", "", "",
+                "", "", "", d.kind, "", "", "", "", "ok", "", f"reference: {d.reference}",
+                *([""] * len(extra)), *meta,
+            ])
     return buf.getvalue()
 
 

@@ -16,6 +16,7 @@ from typing import Any
 from dbdrift.analysis.noise import Verdict
 from dbdrift.analysis.relative import Cell, RelativeRow
 from dbdrift.report.caveats import detectable_mark, detectable_text, notes_html, too_noisy_to_see
+from dbdrift.report.drift import DRIFT_LEGEND, DRIFT_TITLE, drift_blocks
 from dbdrift.report.hardware import (LAYER_TITLE, layer_legend, layer_table, instruction_legend, METRICS_LEGEND, delta_lines, instruction_table, metrics_blocks,
                                      simulated_blocks)
 from dbdrift.report.numbers import fmt_abs, fmt_mb, fmt_ratio, fmt_rel
@@ -37,7 +38,7 @@ def render_html(data: ReportData) -> str:
     parts = [_header(data), _findings(data), _intro(data)]
     for threads in data.thread_counts():
         parts.append(_threads_section(data, threads, charts, axis))
-    parts += [_instructions_section(data, charts, axis), _layers_section(data), _metrics_section(data), _binary_section(data),
+    parts += [_instructions_section(data, charts, axis), _layers_section(data), _drift_section(data), _metrics_section(data), _binary_section(data),
               _warnings_section(data)]
     return page(f"dbdrift report: {data.campaign}", parts)
 
@@ -393,6 +394,18 @@ def _layers_section(data: ReportData) -> str:
         return ""
     return "\n".join(['<section id="layers">', f"<h2>{escape(LAYER_TITLE[0].upper() + LAYER_TITLE[1:])}</h2>",
                       f"<p>{escape(layer_legend())}.</p>", data_table(*layer_table(data), "layers"), "</section>"])
+
+
+def _drift_section(data: ReportData) -> str:
+    blocks = drift_blocks(data.drift)
+    if not blocks:
+        return ""
+    parts = ['<section id="drift">', f"<h2>{escape(DRIFT_TITLE[0].upper() + DRIFT_TITLE[1:])}</h2>",
+             f"<p>{escape(DRIFT_LEGEND)}.</p>"]
+    for title, header, rows, tail in blocks:
+        parts += [f"<h3>{escape(title)}</h3>", data_table(header, rows, "drift") if rows else "",
+                  f"<p>{escape(tail)}</p>" if tail else ""]
+    return "\n".join(parts + ["</section>"])
 
 
 def _direction(ratio: float | None) -> str:

@@ -11,6 +11,7 @@ from typing import Any
 
 from dbdrift.analysis.instructions import InstructionRow
 from dbdrift.analysis.layers import LayerRow
+from dbdrift.report.drift import drift_json
 from dbdrift.results.data import ReportData
 from dbdrift.results.findings import group_of, instruction_cells, instruction_why
 
@@ -68,6 +69,7 @@ def render_json(data: ReportData) -> str:
         "rows": rows, "group_summaries": summaries,
         "instructions": [_instruction_json(r) for r in data.instructions],
         "layers": [_layer_json(r) for r in data.layers],
+        "default_drift": drift_json(data.drift),
         "plan_changes": [{"test": c.test, "target": c.target, "reference": c.reference,
                           "statements": list(c.statements)} for c in data.plan_changes],
     }

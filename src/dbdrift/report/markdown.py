@@ -1,6 +1,7 @@
 """Markdown report: the `col-N : <target>` legend of the posts and one table per group."""
 from __future__ import annotations
 
+from dbdrift.report.drift import DRIFT_LEGEND, DRIFT_TITLE, drift_blocks
 from dbdrift.report.hardware import LAYER_TITLE, layer_legend, layer_table, instruction_legend, METRICS_LEGEND, delta_lines, instruction_table, metrics_blocks, simulated_blocks
 from dbdrift.results.data import ReportData
 from dbdrift.report.numbers import fmt_abs, fmt_ratio
@@ -57,6 +58,11 @@ def _hardware(data: ReportData) -> list[str]:
             out += [f"### {title}", "", *_table(header, rows), ""]
     if data.layers:
         out += [f"## {LAYER_TITLE[0].upper()}{LAYER_TITLE[1:]}", "", layer_legend(), "", *_table(*layer_table(data)), ""]
+    blocks = drift_blocks(data.drift)
+    if blocks:
+        out += [f"## {DRIFT_TITLE[0].upper()}{DRIFT_TITLE[1:]}", "", DRIFT_LEGEND, ""]
+        for title, header, rows, tail in blocks:
+            out += [f"### {title}", "", *(_table(header, rows) if rows else []), "", *([tail, ""] if tail else [])]
     if data.show_metrics:
         out += ["## Hardware per operation", "", METRICS_LEGEND, ""]
         for title, header, rows in metrics_blocks(data):

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from dbdrift.results.data import ReportData
+from dbdrift.report.drift import DRIFT_LEGEND, DRIFT_TITLE, drift_blocks
 from dbdrift.report.hardware import (LAYER_TITLE, layer_legend, layer_table, instruction_legend, METRICS_LEGEND, aligned, delta_lines, instruction_table, metrics_blocks,
                                      simulated_blocks)
 from dbdrift.report.numbers import fmt_abs, fmt_ratio
@@ -81,6 +82,11 @@ def _hardware_lines(data: ReportData) -> list[str]:
             out += [f"-- {title}", *aligned(header, rows), ""]
     if data.layers:
         out += [LAYER_TITLE, layer_legend(), *aligned(*layer_table(data)), ""]
+    blocks = drift_blocks(data.drift)
+    if blocks:
+        out += [DRIFT_TITLE, DRIFT_LEGEND]
+        for title, header, rows, tail in blocks:
+            out += [f"-- {title}", *(aligned(header, rows) if rows else []), *([tail] if tail else []), ""]
     if data.show_metrics:
         out += ["hardware per operation", METRICS_LEGEND]
         if not data.metrics:

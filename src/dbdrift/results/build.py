@@ -31,7 +31,7 @@ from dbdrift.errors import InputError, UserError
 from dbdrift.model import HardwareWindow, JsonObject, is_warm_run
 from dbdrift.results.data import FORMAT_VERSION, PlanChange, ReportData
 from dbdrift.results.findings import nothing_measured
-from dbdrift.results.targets import base_target, matrix_references, target_labels
+from dbdrift.results.targets import base_target, default_drift, matrix_references, target_labels
 from dbdrift.store.store import Store
 from dbdrift.version import __version__
 
@@ -121,7 +121,7 @@ def build_report(store: Store, campaign: str | None, base: str | None, chain: bo
     return ReportData(row["name"], comparison, tuple(summarize_groups(comparison, list(GROUPS))), labels,
                       GROUPS, GROUP_TITLES, notes,
                       metrics=hardware if metrics else (),
-                      instructions=counted_rows, layers=layer_rows,
+                      instructions=counted_rows, layers=layer_rows, drift=default_drift(targets, references),
                       show_metrics=metrics, meta=report_meta(store, campaign_id, generated_at),
                       plan_changes=plan_changes,
                       explanations=_explanations(comparison, hardware, counted_rows, plan_changes,

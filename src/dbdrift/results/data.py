@@ -9,6 +9,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 from dbdrift.analysis.hardware import MetricsRow
+from dbdrift.analysis.defaults import DriftTable
 from dbdrift.analysis.layers import LayerRow
 from dbdrift.analysis.instructions import InstructionRow
 from dbdrift.analysis.relative import Cell, Comparison, RelativeRow
@@ -52,7 +53,8 @@ class ReportData:
     notes: tuple[str, ...] = ()  # e.g. where the noise floor came from
     metrics: tuple[MetricsRow, ...] = ()  # hardware per operation; rendered when show_metrics
     instructions: tuple[InstructionRow, ...] = ()  # callgrind counts, rendered whenever present
-    layers: tuple[LayerRow, ...] = ()  # per-statement against per-row cost of the families measured (analysis/layers.py)
+    layers: tuple[LayerRow, ...] = ()
+    drift: tuple[DriftTable, ...] = ()  # per compared target: defaults that differ from its reference's (analysis/defaults.py)  # per-statement against per-row cost of the families measured (analysis/layers.py)
     show_metrics: bool = False
     meta: JsonObject = field(default_factory=dict)  # dbdrift and format version, date, host, campaign settings
     plan_changes: tuple[PlanChange, ...] = ()  # the cells marked P

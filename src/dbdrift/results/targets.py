@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import sqlite3
 
+from dbdrift.analysis.defaults import DriftTable, drift, set_names
 from dbdrift.errors import InputError
 from dbdrift.model import JsonObject
 from dbdrift.store.store import Store
@@ -125,3 +126,18 @@ def matrix_references(spec: JsonObject, base: str, against: str) -> dict[str, st
         raise InputError(f"--against {against}: campaign {spec.get('name')} has nothing to pair that way",
                          "--against variant needs two variants of a target; version, two targets with axes")
     return out
+
+
+def default_drift(targets: list[sqlite3.Row], references: dict[str, str]) -> tuple[DriftTable, ...]:
+    """Per compared target, the settings whose values differ from its reference's that neither
+    server's configuration set (analysis/defaults.py), from the settings stored when each started;
+    a pair of one engine's servers only (two engines' settings have nothing in common)."""
+    facts = {t["name"]: (t["engine"], json.loads(t["server_json"] or "{}")) for t in targets}
+    out = []
+    for target, reference in references.items():
+        (engine, mine), (ref_engine, theirs) = facts.get(target, ("", {})), facts.get(reference, ("", {}))
+        if engine != ref_engine or not mine.get("settings") or not theirs.get("settings"):
+            continue
+        configured = set_names(mine.get("config_text") or "") | set_names(theirs.get("config_text") or "")
+        out.append(DriftTable(target, reference, tuple(drift(theirs["settings"], mine["settings"], configured))))
+    return tuple(out)

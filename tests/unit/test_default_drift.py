@@ -1,0 +1,80 @@
+"""Default drift: the settings that differ between a target and its reference that neither
+configuration set, ranked; identity settings, paths and what either file set never count; every
+report format shows them."""
+from __future__ import annotations
+
+import csv
+import io
+import json
+
+import pytest
+
+from dbdrift.analysis.defaults import OTHER, category_of, drift, set_names
+from dbdrift.report.formats import render
+from dbdrift.results.build import build_report
+from dbdrift.store.store import RunRecord, Store
+
+PG_CONF = """# --- dbdrift defaults ---
+shared_buffers = 6026MB
+synchronous_commit = off
+io_method = sync
+port = 5432
+"""
+MY_CNF = """[mysqld]
+innodb-buffer-pool-size=256M
+loose_innodb_redo_log_capacity = 96M
+# skip-log-bin
+"""
+
+
+def test_the_configuration_names_what_it_set_in_either_syntax():
+    assert set_names(PG_CONF) == {"shared_buffers", "synchronous_commit", "io_method", "port"}
+    assert set_names(MY_CNF) == {"innodb_buffer_pool_size", "innodb_redo_log_capacity"}
+
+
+def test_only_unset_differences_count_and_the_likely_ones_come_first():
+    ref = {"effective_io_concurrency": "1", "io_method": "", "shared_buffers": "128MB", "ssl_ecdh_curve": "prime256v1",
+           "data_directory": "/var/tmp/dbdrift-0/a/data", "server_version": "17.10", "jit": "on", "fsync": "on",
+           "log_connections": "off"}
+    new = {"effective_io_concurrency": "16", "io_method": "worker", "shared_buffers": "6GB", "io_workers": "3",
+           "data_directory": "/var/tmp/dbdrift-0/b/data", "server_version": "18.4", "jit": "ON", "fsync": "off",
+           "log_connections": ""}
+    found = drift(ref, new, set_names(PG_CONF))
+    assert [(d.name, d.kind) for d in found] == [
+        ("fsync", "changed"),  # durability first
+        ("effective_io_concurrency", "changed"), ("io_workers", "appeared"),  # then the I/O method
+        ("log_connections", "changed"), ("ssl_ecdh_curve", "went away")]  # then the rest by name
+    assert found[-1].category == OTHER and category_of("innodb_flush_log_at_trx_commit") == "durability"
+
+
+def drift_store(path) -> Store:
+    store = Store(path)
+    cid = store.add_campaign("d", {"name": "d"}, {"cpus": 2}, "0.1.0")
+    for pos, (name, version, io) in enumerate((("pg17", "17.10", None), ("pg18", "18.4", "16"))):
+        tid = store.ensure_target(cid, name, "postgres", pos, pos == 0, {"name": name})
+        settings = {"shared_buffers": "6026MB", "effective_io_concurrency": io or "1", "server_version": version,
+                    **({"io_workers": "3"} if io else {})}
+        store.set_target_facts(tid, server={"version": version, "settings": settings, "config_text": PG_CONF})
+        store.add_run(tid, RunRecord(test="point-query", test_group="point", threads=1, repeat=0, status="ok",
+                                     warmup_s=1, duration_s=3, metric="qps", driver_spec={}, value=1000.0 - pos))
+    return store
+
+
+@pytest.mark.parametrize("fmt", ["text", "markdown", "html", "json", "csv"])
+def test_every_format_names_the_defaults_that_differ(tmp_path, fmt):
+    data = build_report(drift_store(tmp_path / "s.db"), None, None, False)
+    [table] = data.drift
+    assert (table.target, table.reference) == ("pg18", "pg17")
+    assert [d.name for d in table.rows] == ["effective_io_concurrency", "io_workers"]
+    out = render(data, fmt)
+    if fmt == "json":
+        [doc] = json.loads(out)["default_drift"]
+        assert doc["settings"][0] == {"setting": "effective_io_concurrency", "category": "I/O method",
+                                      "kind": "changed", "reference": "1", "target": "16"}
+    elif fmt == "csv":
+        rows = [r for r in csv.DictReader(io.StringIO(out)) if r["measure"] == "setting"]
+        assert [(r["test"], r["value"], r["explanation"]) for r in rows] == [
+            ("effective_io_concurrency", "16", "reference: 1"), ("io_workers", "3", "reference: None")]
+    else:
+        assert "effective_io_concurrency" in out and "io_workers" in out and "shared_buffers" not in out.split(
+            "efaults that differ")[1]
