@@ -50,10 +50,10 @@ def test_only_unset_differences_count_and_the_likely_ones_come_first():
 def drift_store(path) -> Store:
     store = Store(path)
     cid = store.add_campaign("d", {"name": "d"}, {"cpus": 2}, "0.1.0")
-    for pos, (name, version, io) in enumerate((("pg17", "17.10", None), ("pg18", "18.4", "16"))):
+    for pos, (name, version, eic) in enumerate((("pg17", "17.10", None), ("pg18", "18.4", "16"))):
         tid = store.ensure_target(cid, name, "postgres", pos, pos == 0, {"name": name})
-        settings = {"shared_buffers": "6026MB", "effective_io_concurrency": io or "1", "server_version": version,
-                    **({"io_workers": "3"} if io else {})}
+        settings = {"shared_buffers": "6026MB", "effective_io_concurrency": eic or "1", "server_version": version,
+                    **({"io_workers": "3"} if eic else {})}
         store.set_target_facts(tid, server={"version": version, "settings": settings, "config_text": PG_CONF})
         store.add_run(tid, RunRecord(test="point-query", test_group="point", threads=1, repeat=0, status="ok",
                                      warmup_s=1, duration_s=3, metric="qps", driver_spec={}, value=1000.0 - pos))
@@ -78,3 +78,20 @@ def test_every_format_names_the_defaults_that_differ(tmp_path, fmt):
     else:
         assert "effective_io_concurrency" in out and "io_workers" in out and "shared_buffers" not in out.split(
             "efaults that differ")[1]
+
+
+@pytest.mark.parametrize("fmt", ["text", "markdown", "html", "json"])
+def test_every_workload_report_names_them_too(fmt):
+    from dbdrift.analysis.defaults import Drift, DriftTable
+    from dbdrift.workloads.htap.report import render as render_htap
+    from dbdrift.workloads.htap.results import htap_report
+    from dbdrift.workloads.tpcc.report import render as render_tpcc
+    from dbdrift.workloads.tpcc.results import tpcc_report
+    table = (DriftTable("pg18", "pg17", (Drift("effective_io_concurrency", "1", "16", "I/O method"),
+                                         Drift("ssl_groups", None, "X25519", "other"))),)
+    for out in (render_tpcc(tpcc_report([], ["pg17", "pg18"], drift=table), fmt),
+                render_htap(htap_report([], ["pg17", "pg18"], drift=table), fmt)):
+        if fmt == "json":
+            assert json.loads(out)["default_drift"][0]["settings"][0]["setting"] == "effective_io_concurrency"
+        else:
+            assert "effective_io_concurrency" in out and "ssl_groups" in out

@@ -9,7 +9,8 @@ from html import escape
 from typing import Any
 
 from dbdrift.report.caveats import verdict_counts, verdict_legend, verdict_lines
-from dbdrift.report.page import swatch, target_color
+from dbdrift.report.drift import DRIFT_LEGEND, DRIFT_TITLE, drift_blocks
+from dbdrift.report.page import data_table, swatch, target_color
 from dbdrift.results.workload import WorkloadReport
 
 
@@ -104,10 +105,36 @@ def text_page(data: WorkloadReport, title: str, label: str, tables: list[Table],
             out += [f"## {name}", ""] + ([f"*{legend}*", ""] if legend else []) + [*md_table(header, rows), ""]
         else:
             out += [f"-- {name}"] + ([legend] if legend else []) + [*aligned(header, rows), ""]
+    out += drift_lines(data, markdown)
     if data.problems():
         out += [f"## Failed {failed}" if markdown else f"failed {failed}:", "",
                 *(f"- {p}" if markdown else f"  {p}" for p in data.problems()), ""]
     return "\n".join(out).rstrip() + "\n"
+
+
+def drift_lines(data: WorkloadReport, markdown: bool = False) -> list[str]:
+    """The defaults that differ from the base's (report/drift.py), as text or Markdown."""
+    blocks = drift_blocks(data.drift)
+    if not blocks:
+        return []
+    if markdown:
+        out = [f"## {DRIFT_TITLE[0].upper()}{DRIFT_TITLE[1:]}", "", f"*{DRIFT_LEGEND}*", ""]
+        for title, header, rows, tail in blocks:
+            out += [f"### {title}", "", *(md_table(header, rows) if rows else []), "", *([tail, ""] if tail else [])]
+        return out
+    out = [f"-- {DRIFT_TITLE}", DRIFT_LEGEND]
+    for title, header, rows, tail in blocks:
+        out += [title, *(aligned(header, rows) if rows else []), *([tail] if tail else []), ""]
+    return out
+
+
+def drift_html(data: WorkloadReport) -> str:
+    blocks = drift_blocks(data.drift)
+    if not blocks:
+        return ""
+    return (f"<h2>{escape(DRIFT_TITLE[0].upper() + DRIFT_TITLE[1:])}</h2><p class=\"sub\">{escape(DRIFT_LEGEND)}</p>"
+            + "".join(f"<h3>{escape(title)}</h3>" + (data_table(header, rows, scroll=True) if rows else "")
+                      + (f"<p>{escape(tail)}</p>" if tail else "") for title, header, rows, tail in blocks))
 
 
 def rounded(value: float | None, digits: int) -> float | None:

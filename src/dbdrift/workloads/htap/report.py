@@ -19,7 +19,8 @@ from dbdrift.report.caveats import detectable_mark, findings_html, notes_html
 from dbdrift.report.numbers import fmt_fixed, fmt_ms
 from dbdrift.report.page import data_table, page, page_header
 from dbdrift.report.svgchart import Line, time_chart
-from dbdrift.report.workload import (color_of, findings_json, host_fact, run_on_facts, target_facts, text_page,
+from dbdrift.report.drift import drift_json
+from dbdrift.report.workload import (drift_html, color_of, findings_json, host_fact, run_on_facts, target_facts, text_page,
                                      VERDICT_COLUMNS, verdict_cells, verdicts_legend, why_html)
 from dbdrift.workloads.htap.results import WINDOW_TITLES, WINDOWS, HtapReport, Relative, as_tpcc
 
@@ -172,7 +173,7 @@ def to_json(data: HtapReport) -> JsonObject:
                 "method": str(e.method) if e else None, "n": e.n if e else None}
     return {
         "campaign": data.campaign, "setup": data.setup, "base": data.targets[0], "ncpu": data.ncpu,
-        "notes": list(data.notes), "min_effect": data.min_effect, "noisy_half_width": data.noisy,
+        "notes": list(data.notes), "default_drift": drift_json(data.drift), "min_effect": data.min_effect, "noisy_half_width": data.noisy,
         "queries": list(data.queries), "verdicts": findings_json(data),
         "relatives": [est(r) for r in data.relatives],
         "targets": [{"name": s.target, "label": data.labels.get(s.target, ""), "runs": s.runs, "failed": s.failed,
@@ -193,7 +194,7 @@ def render_html(data: HtapReport) -> str:
     title = f"CH-benCHmark: {data.campaign}" if data.campaign else "CH-benCHmark"
     facts = [*target_facts(data), ("setup", escape(data.setup)), host_fact(data), *run_on_facts(data)]
     parts = [page_header(title, facts, notes_html(data.notes)),
-             findings_html(data.findings, verdicts_legend(data), data.min_effect), why_html(data)]
+             findings_html(data.findings, verdicts_legend(data), data.min_effect), why_html(data), drift_html(data)]
     for window in ("transactions", "together"):
         lines = []
         for t in data.targets:

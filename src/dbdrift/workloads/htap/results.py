@@ -12,6 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from statistics import fmean
 
+from dbdrift.analysis.defaults import DriftTable
 from dbdrift.analysis.noise import Estimate, Verdict, relative_over_repeats, verdict
 from dbdrift.analysis.position import Turn, order_notes
 from dbdrift.analysis.power import reported_change
@@ -210,7 +211,8 @@ def per_query_hardware(runs: list[WorkloadRun], target: str, window: str) -> dic
 def htap_report(runs: list[WorkloadRun], targets: list[str] | tuple[str, ...], labels: dict[str, str] | None = None,
                 ncpu: int = 1, campaign: str = "", setup: str = "", notes: tuple[str, ...] = (),
                 queries: tuple[str, ...] = QUERY_NAMES, min_effect: float = 0.02, noisy: float = 0.05,
-                host: JsonObject | None = None, run_on: str = "", detect_plan: JsonObject | None = None) -> HtapReport:
+                host: JsonObject | None = None, run_on: str = "", detect_plan: JsonObject | None = None,
+                drift: tuple[DriftTable, ...] = ()) -> HtapReport:
     targets = list(targets)
     runs = _latest([r for r in runs if r.target in targets])
     summaries = tuple(summarize(runs, targets, queries, ncpu))
@@ -252,7 +254,8 @@ def htap_report(runs: list[WorkloadRun], targets: list[str] | tuple[str, ...], l
     why = explanations(tuple(found), moved)
     return HtapReport(summaries, rel, tuple(runs), tuple(queries), campaign=campaign, targets=tuple(targets),
                       labels=dict(labels or {}), ncpu=ncpu, setup=setup, notes=notes, findings=tuple(found),
-                      explanations=why, min_effect=min_effect, noisy=noisy, host=dict(host or {}), run_on=run_on)
+                      explanations=why, min_effect=min_effect, noisy=noisy, host=dict(host or {}), run_on=run_on,
+                      drift=drift)
 
 
 MOVED_TX = (("server/no", "server CPU µs/new order"), ("client/no", "client CPU µs/new order"),

@@ -26,7 +26,8 @@ from dbdrift.report.caveats import detectable_text, findings_html, notes_html, v
 from dbdrift.report.numbers import fmt_abs, fmt_fixed, fmt_ratio
 from dbdrift.report.page import data_table, page, page_header
 from dbdrift.report.svgchart import Line, time_chart
-from dbdrift.report.workload import (aligned, color_of, findings_json, host_fact, md_table, rounded, run_on_facts,
+from dbdrift.report.drift import drift_json
+from dbdrift.report.workload import (drift_html, drift_lines, aligned, color_of, findings_json, host_fact, md_table, rounded, run_on_facts,
                                      target_facts, VERDICT_COLUMNS, verdict_cells, verdicts_legend, why_html,
                                      why_lines)
 from dbdrift.version import __version__
@@ -175,6 +176,7 @@ def render_text(data: IBenchReport) -> str:
         out += [f"-- verdicts: {verdict_counts(data.findings)}", verdicts_legend(data),
                 *(f"  {line}" for line in verdict_lines(data.findings)), ""]
     out += why_lines(data)
+    out += drift_lines(data)
     if data.summary.missing:
         out += ["steps without a value:", *(f"  {line}" for line in missing_lines(data)), ""]
     out += [STEP_LEGEND, ""]
@@ -200,6 +202,7 @@ def render_markdown(data: IBenchReport) -> str:
         out += [f"### Verdicts: {verdict_counts(data.findings)}", "", f"*{verdicts_legend(data)}*", "",
                 *(f"- `{line}`" for line in verdict_lines(data.findings)), ""]
     out += why_lines(data, markdown="###")
+    out += drift_lines(data, markdown=True)
     if data.summary.missing:
         out += ["Steps without a value:", "", *(f"- {line}" for line in missing_lines(data)), ""]
     out += [f"*{STEP_LEGEND}*", ""]
@@ -260,7 +263,7 @@ def to_json(data: IBenchReport) -> JsonObject:
     and its 10 slice averages of i_ips, i_dps and i_qps — what charts need, nothing to recompute."""
     summary = data.summary
     return {
-        "campaign": data.campaign, "base": summary.base, "ncpu": data.ncpu, "notes": list(data.notes),
+        "campaign": data.campaign, "base": summary.base, "ncpu": data.ncpu, "notes": list(data.notes), "default_drift": drift_json(data.drift),
         "min_effect": data.min_effect, "noisy_half_width": data.noisy, "verdicts": findings_json(data),
         "targets": [{"name": t, "label": data.labels.get(t, "")} for t in data.targets],
         "colors": COLORS, "buckets": list(BUCKET_LABELS),
@@ -319,7 +322,7 @@ def render_html(data: IBenchReport) -> str:
     """The whole page; every string from the store passes through html.escape."""
     title = f"Insert Benchmark: {data.campaign}" if data.campaign else "Insert Benchmark"
     parts = [page_header(title, _facts(data), notes_html(data.notes)), _nav(data),
-             findings_html(data.findings, verdicts_legend(data), data.min_effect), why_html(data), _summary(data)]
+             findings_html(data.findings, verdicts_legend(data), data.min_effect), why_html(data), drift_html(data), _summary(data)]
     parts += [_step_section(data, step) for step in data.steps()]
     return page(f"dbdrift report: {title}", parts, IBENCH_CSS)
 

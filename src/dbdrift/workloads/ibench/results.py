@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from dbdrift.analysis.ibench import IBenchSummary, StepDetail, SummaryCell, index_results, step_detail, summary_tables
+from dbdrift.analysis.defaults import DriftTable
 from dbdrift.analysis.noise import Estimate, Method, Verdict, verdict
 from dbdrift.analysis.position import Turn, order_notes
 from dbdrift.analysis.power import reported_change
@@ -46,7 +47,8 @@ def ibench_report(results: list[InsertStepResult], targets: list[str] | tuple[st
                   labels: dict[str, str] | None = None, ncpu: int = 1, campaign: str = "",
                   notes: tuple[str, ...] = (), min_effect: float = 0.02, noisy: float = 0.05,
                   planned: tuple[str, ...] = (), setup: str = "", host: JsonObject | None = None,
-                  run_on: str = "", detect_plan: JsonObject | None = None) -> IBenchReport:
+                  run_on: str = "", detect_plan: JsonObject | None = None,
+                drift: tuple[DriftTable, ...] = ()) -> IBenchReport:
     """Summary tables, verdicts and per-step details of `results` (any status; other targets are
     ignored); `planned`: the campaign's steps, each judged even when no target ran it;
     `setup`, `host` and `run_on`: the campaign's sizes in a line, the stored host facts and the
@@ -65,7 +67,8 @@ def ibench_report(results: list[InsertStepResult], targets: list[str] | tuple[st
     return IBenchReport(summary, indexed, details, campaign=campaign, targets=tuple(targets),
                         labels=dict(labels or {}), ncpu=ncpu, notes=notes, findings=found, explanations=why,
                         min_effect=min_effect, noisy=noisy, setup=setup, host=dict(host or {}),
-                        run_on=run_on)
+                        run_on=run_on,
+                      drift=drift)
 
 
 def _repeat_turns(results: list[InsertStepResult], targets: list[str]) -> dict[str, list[Turn]]:

@@ -17,7 +17,8 @@ from dbdrift.report.caveats import detectable_mark, findings_html, notes_html
 from dbdrift.report.numbers import fmt_fixed, fmt_ms
 from dbdrift.report.page import data_table, page, page_header
 from dbdrift.report.svgchart import Line, time_chart
-from dbdrift.report.workload import (color_of, findings_json, host_fact, run_on_facts, target_facts, text_page,
+from dbdrift.report.drift import drift_json
+from dbdrift.report.workload import (drift_html, color_of, findings_json, host_fact, run_on_facts, target_facts, text_page,
                                      VERDICT_COLUMNS, verdict_cells, verdicts_legend, why_html)
 from dbdrift.workloads.tpcc.results import TpccReport
 
@@ -98,7 +99,7 @@ def to_json(data: TpccReport) -> JsonObject:
                 "method": str(s.relative.method), "n": s.relative.n}
     return {
         "campaign": data.campaign, "setup": data.setup, "base": data.targets[0], "ncpu": data.ncpu,
-        "notes": list(data.notes), "min_effect": data.min_effect, "noisy_half_width": data.noisy,
+        "notes": list(data.notes), "default_drift": drift_json(data.drift), "min_effect": data.min_effect, "noisy_half_width": data.noisy,
         "verdicts": findings_json(data),
         "targets": [{
             "name": s.target, "label": data.labels.get(s.target, ""), "runs": s.runs, "failed": s.failed,
@@ -121,7 +122,7 @@ def render_html(data: TpccReport) -> str:
     facts = [*target_facts(data), ("setup", escape(data.setup)), host_fact(data), *run_on_facts(data)]
     parts = [page_header(title, facts, notes_html(data.notes)),
              findings_html(data.findings, verdicts_legend(data), data.min_effect),
-             why_html(data)]
+             why_html(data), drift_html(data)]
     lines = []
     for t in data.targets:
         run = next((r for r in reversed(data.results) if r.target == t and r.intervals), None)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from dbdrift.analysis.defaults import DriftTable
 from dbdrift.analysis.noise import Estimate, Verdict, verdict
 from dbdrift.analysis.position import Turn, order_notes
 from dbdrift.analysis.power import reported_change
@@ -44,7 +45,8 @@ def build(store: Store, campaign_id: int, base: str | None, min_effect: float = 
 def tpcc_report(results: list[TpccResult], targets: list[str] | tuple[str, ...],
                 labels: dict[str, str] | None = None, ncpu: int = 1, campaign: str = "", setup: str = "",
                 notes: tuple[str, ...] = (), min_effect: float = 0.02, noisy: float = 0.05,
-                host: JsonObject | None = None, run_on: str = "", detect_plan: JsonObject | None = None) -> TpccReport:
+                host: JsonObject | None = None, run_on: str = "", detect_plan: JsonObject | None = None,
+                drift: tuple[DriftTable, ...] = ()) -> TpccReport:
     """Per-target summaries and NOPM verdicts of `results` (runs of other targets are ignored);
     `host` and `run_on`: the stored host facts and the campaign's start (WorkloadReport's);
     `detect_plan`: the campaign's plan, when it was planned to detect (a note says if NOPM reached it)."""
@@ -61,7 +63,8 @@ def tpcc_report(results: list[TpccResult], targets: list[str] | tuple[str, ...],
                                          for m, what in MOVED])
     return TpccReport(summaries, tuple(r for r in results if r.target in targets), campaign=campaign,
                       targets=tuple(targets), labels=dict(labels or {}), ncpu=ncpu, setup=setup, notes=notes,
-                      findings=found, explanations=why, min_effect=min_effect, noisy=noisy, host=dict(host or {}), run_on=run_on)
+                      findings=found, explanations=why, min_effect=min_effect, noisy=noisy, host=dict(host or {}), run_on=run_on,
+                      drift=drift)
 
 
 def nopm_estimates(store: Store, campaign_id: int) -> dict[str, list[Estimate]]:

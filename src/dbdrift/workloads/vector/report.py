@@ -18,7 +18,8 @@ from dbdrift.model import JsonObject
 from dbdrift.report.caveats import detectable_mark, findings_html, notes_html
 from dbdrift.report.numbers import fmt_fixed
 from dbdrift.report.page import data_table, page, page_header
-from dbdrift.report.workload import (color_of, findings_json, host_fact, run_on_facts, target_facts, text_page,
+from dbdrift.report.drift import drift_json
+from dbdrift.report.workload import (drift_html, color_of, findings_json, host_fact, run_on_facts, target_facts, text_page,
                                      VERDICT_COLUMNS, verdict_cells, verdicts_legend, why_html)
 from dbdrift.workloads.vector.curve import frontier
 from dbdrift.workloads.vector.results import Relative, VectorReport
@@ -127,7 +128,7 @@ def _est_json(e: Estimate | None) -> JsonObject | None:
 def to_json(data: VectorReport) -> JsonObject:
     return {
         "campaign": data.campaign, "setup": data.setup, "base": data.targets[0], "ncpu": data.ncpu,
-        "dataset": data.dataset, "notes": list(data.notes), "min_effect": data.min_effect,
+        "dataset": data.dataset, "notes": list(data.notes), "default_drift": drift_json(data.drift), "min_effect": data.min_effect,
         "noisy_half_width": data.noisy, "verdicts": findings_json(data),
         "curves": [{"target": c.target, "family": c.family, "label": c.label, "repeats": c.repeats,
                     "build_s": c.build_s, "index_bytes": c.index_bytes, "table_bytes": c.table_bytes, "load_s": c.load_s,
@@ -210,7 +211,7 @@ def render_html(data: VectorReport) -> str:
     facts = [*target_facts(data), ("setup", escape(data.setup)),
              ("data", escape(str(data.dataset.get("source", "")))), host_fact(data), *run_on_facts(data)]
     parts = [page_header(title, facts, notes_html(data.notes)),
-             findings_html(data.findings, verdicts_legend(data), data.min_effect), why_html(data)]
+             findings_html(data.findings, verdicts_legend(data), data.min_effect), why_html(data), drift_html(data)]
     chart = recall_chart(data)
     if chart:
         parts.append("<h2>Recall against QPS</h2><p class=\"sub\">each point one search setting (means over ok "

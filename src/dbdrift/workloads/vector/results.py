@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from statistics import fmean
 
+from dbdrift.analysis.defaults import DriftTable
 from dbdrift.analysis.noise import Estimate, Verdict, relative_over_repeats, verdict
 from dbdrift.analysis.position import Turn, order_notes
 from dbdrift.analysis.power import reported_change
@@ -191,7 +192,8 @@ def _nearest_setting(curve: Curve | None, recall: float) -> str | None:
 def vector_report(runs: list[WorkloadRun], targets: list[str] | tuple[str, ...], labels: dict[str, str] | None = None,
                   ncpu: int = 1, campaign: str = "", setup: str = "", notes: tuple[str, ...] = (),
                   min_effect: float = 0.02, noisy: float = 0.05, host: JsonObject | None = None, run_on: str = "",
-                  detect_plan: JsonObject | None = None) -> VectorReport:
+                  detect_plan: JsonObject | None = None,
+                drift: tuple[DriftTable, ...] = ()) -> VectorReport:
     targets = list(targets)
     runs = [r for r in runs if r.target in targets]
     curves = tuple(summarize(runs, targets))
@@ -231,7 +233,8 @@ def vector_report(runs: list[WorkloadRun], targets: list[str] | tuple[str, ...],
     dataset: JsonObject = next((r.record["dataset"] for r in runs if r.record.get("dataset")), {})
     return VectorReport(curves, rel, tuple(runs), dataset, campaign=campaign, targets=tuple(targets),
                         labels=dict(labels or {}), ncpu=ncpu, setup=setup, notes=notes, findings=tuple(found),
-                        explanations=why, min_effect=min_effect, noisy=noisy, host=dict(host or {}), run_on=run_on)
+                        explanations=why, min_effect=min_effect, noisy=noisy, host=dict(host or {}), run_on=run_on,
+                      drift=drift)
 
 
 def curve_of(curves: tuple[Curve, ...], target: str, family: int) -> Curve | None:
