@@ -95,3 +95,10 @@ def test_every_workload_report_names_them_too(fmt):
             assert json.loads(out)["default_drift"][0]["settings"][0]["setting"] == "effective_io_concurrency"
         else:
             assert "effective_io_concurrency" in out and "ssl_groups" in out
+
+
+def test_a_switch_list_keeps_only_the_flags_that_differ():
+    [d] = drift({"optimizer_switch": "index_merge=on,mrr=on,hypergraph_optimizer=off"},
+                {"optimizer_switch": "index_merge=on,mrr=off,hypergraph_optimizer=off,hash_set_operations=on"}, set())
+    assert (d.reference, d.target, d.category) == ("mrr=on,hash_set_operations=(absent)",
+                                                   "mrr=off,hash_set_operations=on", "optimizer")

@@ -18,14 +18,16 @@ from dataclasses import dataclass
 CATEGORIES: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("durability", (r"fsync", r"synchronous_commit", r"wal_sync_method", r"full_page_writes", r"wal_level",
                     r"innodb_flush_log_at_trx_commit", r"sync_binlog", r"innodb_doublewrite.*", r"log_bin",
-                    r"binlog_.*", r"innodb_flush_method", r"innodb_use_fdatasync", r"wal_.*", r"commit_.*")),
+                    r"binlog_.*", r"innodb_flush_method", r"innodb_use_fdatasync", r"innodb_log_writer_threads", r"wal_.*",
+                    r"commit_.*")),
     ("I/O method", (r"io_.*", r".*io_concurrency", r"innodb_io_capacity.*", r"innodb_use_native_aio",
                     r"innodb_.*io_threads", r"innodb_linux_aio", r"file_copy_method", r"innodb_flush_neighbors",
                     r"innodb_log_write_ahead_size", r"innodb_log_file_buffering", r"innodb_data_file_buffering")),
     ("memory", (r"shared_buffers", r"work_mem", r"maintenance_work_mem", r"effective_cache_size", r"temp_buffers",
                 r"wal_buffers", r"innodb_buffer_pool.*", r"innodb_log_buffer_size", r".*_buffer_size",
                 r"innodb_log_file_size", r"innodb_redo_log_capacity", r"table_open_cache.*", r"huge_pages",
-                r"innodb_adaptive_hash_index.*", r"thread_cache_size", r"max_heap_table_size", r"tmp_table_size")),
+                r"innodb_adaptive_hash_index.*", r"thread_cache_size", r"max_heap_table_size", r"tmp_table_size",
+                r"temptable_.*", r"innodb_numa_interleave")),
     ("optimizer", (r"enable_.*", r"optimizer_.*", r"jit.*", r".*_cost", r"random_page_cost", r"seq_page_cost",
                    r"default_statistics_target", r"plan_cache_mode", r"from_collapse_limit", r"join_collapse_limit",
                    r"geqo.*", r"eq_range_index_dive_limit", r"range_optimizer_max_mem_size", r"histogram_size",
@@ -33,8 +35,8 @@ CATEGORIES: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("background work", (r"autovacuum.*", r"vacuum_.*", r"checkpoint_.*", r"bgwriter_.*", r"max_wal_size",
                          r"min_wal_size", r"innodb_purge.*", r"innodb_max_dirty_pages.*", r"innodb_adaptive_flushing.*",
                          r"innodb_page_cleaners", r"innodb_lru_scan_depth", r"innodb_max_purge_lag.*",
-                         r"innodb_change_buffering", r"innodb_stats_.*")),
-    ("concurrency", (r"max_connections", r"innodb_thread_concurrency", r"thread_handling", r"thread_pool.*",
+                         r"innodb_change_buffer.*", r"innodb_stats_.*")),
+    ("concurrency", (r"max_connections", r"back_log", r"innodb_thread_concurrency", r"thread_handling", r"thread_pool.*",
                      r"innodb_spin_wait.*", r"innodb_sync_spin_loops", r"max_worker_processes",
                      r"deadlock_timeout", r"lock_timeout", r"innodb_lock_wait_timeout", r"transaction_isolation",
                      r"default_transaction_isolation", r"innodb_autoinc_lock_mode")),
@@ -44,7 +46,8 @@ OTHER = "other"
 # Settings that only name this server or this run: never drift.
 IDENTITY = re.compile(
     r"(.*_file|.*_directory|.*_directories|.*dir|data_dir|config_file|hba_file|ident_file|port|socket|pid_file|"
-    r"hostname|server_uuid|server_id|server_version.*|version.*|shared_memory_size.*|num_os_semaphores|"
+    r"hostname|server_uuid|server_id|server_version.*|version.*|.*_version|build_id|shared_memory_size.*|"
+    r"num_os_semaphores|"
     r"log_error|general_log_file|slow_query_log_file|tmpdir|datadir|basedir|plugin_dir|lc_messages_dir|"
     r"character_sets_dir|innodb_data_home_dir|innodb_log_group_home_dir|secure_file_priv|report_.*|"
     r"pseudo_.*|timestamp|rand_seed.*|last_insert_id|insert_id|warning_count|error_count|identity|"
@@ -114,10 +117,29 @@ def _same(a: str | None, b: str | None) -> bool:
     return a == b or (a is not None and b is not None and a.strip().lower() == b.strip().lower())
 
 
+def _flags(value: str) -> dict[str, str] | None:
+    """A switch list such as optimizer_switch's `index_merge=on,mrr=on,...` as a dict; None for
+    any other value."""
+    parts = [p.split("=", 1) for p in value.split(",")]
+    if len(parts) < 2 or any(len(p) != 2 for p in parts):
+        return None
+    return {k.strip(): v.strip() for k, v in parts}
+
+
+def _only_differing(a: str, b: str) -> tuple[str, str]:
+    """Two switch lists cut to the flags whose values differ (a flag one lacks shows as absent)."""
+    fa, fb = _flags(a), _flags(b)
+    if fa is None or fb is None:
+        return a, b
+    keys = [k for k in dict.fromkeys([*fa, *fb]) if fa.get(k) != fb.get(k)]
+    return (",".join(f"{k}={fa.get(k, '(absent)')}" for k in keys),
+            ",".join(f"{k}={fb.get(k, '(absent)')}" for k in keys))
+
+
 def drift(reference: dict[str, str], target: dict[str, str], configured: set[str]) -> list[Drift]:
     """The settings that differ and that neither configuration set, most likely to matter
     first (CATEGORIES' order, then by name); identity settings and values that hold a path of the
-    run are left out."""
+    run are left out. A switch list (optimizer_switch) keeps only the flags that differ."""
     out = []
     for name in sorted(reference.keys() | target.keys()):
         key = name.lower()
@@ -126,5 +148,7 @@ def drift(reference: dict[str, str], target: dict[str, str], configured: set[str
         a, b = reference.get(name), target.get(name)
         if _same(a, b) or any(v is not None and "/dbdrift-" in v for v in (a, b)):
             continue
+        if a is not None and b is not None:
+            a, b = _only_differing(a, b)
         out.append(Drift(name, a, b, category_of(key)))
     return sorted(out, key=lambda d: (RANK[d.category], d.name))
