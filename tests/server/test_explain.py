@@ -1,0 +1,59 @@
+"""The report's own reasoning on real servers: which defaults differ between two versions that
+neither configuration set (PostgreSQL 17.10 -> 18.4, MySQL 8.0.33 -> 9.7.4), and the
+per-statement against per-row split of the random-points family from callgrind counts."""
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from tests.helpers import dbdrift, shared_work_dir
+
+pytestmark = pytest.mark.server
+
+POINTS = "random-points_range=10,random-points_range=100,random-points_range=1000"
+
+
+def test_postgres_18_s_changed_io_defaults_and_the_random_points_split_are_reported(tmp_path):
+    store = tmp_path / "s.db"
+    result = dbdrift("compare", "17.10", "18.4", "--tests", POINTS, "--rows", "20000", "--instructions-only",
+                     "--store", store, "--format", "json", work_dir=shared_work_dir("explain-pg"), timeout=900)
+    assert result.returncode == 0, result.stderr[-3000:]
+    doc = json.loads(result.stdout)
+    [drift] = doc["default_drift"]
+    assert (drift["target"], drift["reference"]) == ("pg18.4", "pg17.10")
+    found = {s["setting"]: s for s in drift["settings"]}
+    assert found["effective_io_concurrency"]["reference"] == "1" and found["effective_io_concurrency"]["target"] == "16"
+    assert found["io_workers"]["kind"] == "appeared" and found["io_workers"]["category"] == "I/O method"
+    assert "io_method" not in found and "shared_buffers" not in found  # dbdrift's configuration sets them
+    assert not any("/dbdrift-" in str(s["reference"]) + str(s["target"]) for s in drift["settings"])
+    [split] = [r for r in doc["layers"] if r["family"] == "random-points"]
+    assert split["measure"] == "instructions" and split["misfit"] < 0.2, split
+    for part in ("per statement", "per row"):
+        p = split["parts"][part]
+        assert p["reference"] > 0 and p["target"] > 0 and 0.5 < p["ratio"] < 2, (part, p)
+        assert p["lower"] <= p["ratio"] <= p["upper"] and p["verdict"] in (
+            "regression", "improvement", "no significant change", "too noisy")
+    # a statement costs thousands of instructions, a key in the list far fewer
+    assert split["parts"]["per statement"]["reference"] > 10 * split["parts"]["per row"]["reference"]
+    text = dbdrift("report", "--store", store).stdout
+    assert "per-statement and per-row cost" in text and "effective_io_concurrency" in text
+
+
+def test_mysql_9_7_s_changed_innodb_defaults_are_reported(tmp_path):
+    path = tmp_path / "my.toml"
+    path.write_text('name = "my-drift"\nrows = 2000\ntests = ["point-query"]\nread_s = 0.5\nwarmup_s = 0.1\n'
+                    'settle_s = 0\nwarm_runs = false\n'
+                    '[[targets]]\nname = "my8.0.33"\nengine = "mysql"\nversion = "8.0.33"\nbase = true\n'
+                    '[[targets]]\nname = "my9.7.4"\nengine = "mysql"\nversion = "9.7.4"\n')
+    store = tmp_path / "s.db"
+    result = dbdrift("run", path, "--store", store, "--format", "json", work_dir=shared_work_dir("explain-my"),
+                     timeout=900)
+    assert result.returncode == 0, result.stderr[-3000:]
+    [drift] = json.loads(result.stdout)["default_drift"]
+    found = {s["setting"]: s for s in drift["settings"]}
+    assert (found["innodb_flush_method"]["reference"], found["innodb_flush_method"]["target"]) == ("fsync", "O_DIRECT")
+    assert found["innodb_flush_method"]["category"] == "durability"
+    assert found["innodb_doublewrite_pages"]["target"] == "128"
+    ranked = [s["category"] for s in drift["settings"]]
+    assert ranked.index("durability") < ranked.index("other")  # the likely ones first
