@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 
 from dbdrift.cli import (bisect, bloat, calibrate, campaigns, catalog, cleanup, cluster, compare, config, demo, docs,
-                         history, options, report, run, system, versions)
+                         history, options, recheck, report, run, system, versions)
 from dbdrift.errors import UserError
 from dbdrift.app.process import __version__, sigterm_as_ctrl_c, stop_all, store_error
 
@@ -16,6 +16,7 @@ VERBS = {
     "run": (run, "run a campaign file against fresh servers and store the results"),
     "demo": (demo, "PostgreSQL 17.10 vs 18.4 on the default suite, then the report"),
     "calibrate": (calibrate, "run a target against a copy of itself to measure the noise floor (A/A)"),
+    "recheck": (recheck, "run a campaign's regressed cells again with the reference's defaults pinned (--pin-defaults)"),
     "report": (report, "rQPS report from the store (text, markdown, csv, json, html)"),
     "campaigns": (campaigns, "list the campaigns a store holds"),
     "bisect": (bisect, "find the first released version whose metric on a test moved past a threshold"),
@@ -91,7 +92,7 @@ def main(argv: list[str] | None = None) -> int:
 
 
 # Verbs that build a campaign from their arguments: `run` executes it as it executes a file's.
-BUILDS_A_CAMPAIGN = ("compare", "calibrate")
+BUILDS_A_CAMPAIGN = ("compare", "calibrate", "recheck")
 
 
 def dispatch(args: argparse.Namespace) -> int:

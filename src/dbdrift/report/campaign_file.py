@@ -6,9 +6,9 @@ import re
 from dbdrift.model import JsonObject
 
 
-def to_toml(data: JsonObject) -> str:
-    """The campaign as a file (the keys compare sets; everything else at its default)."""
-    lines = ["# built by `dbdrift compare`; `dbdrift docs campaign` lists every key"]
+def to_toml(data: JsonObject, verb: str = "compare") -> str:
+    """The campaign as a file (the keys `verb` sets; everything else at its default)."""
+    lines = [f"# built by `dbdrift {verb}`; `dbdrift docs campaign` lists every key"]
     for key, value in data.items():
         if key != "targets":
             lines.append(f"{key} = {_value(value)}")

@@ -124,9 +124,39 @@ def build_report(store: Store, campaign: str | None, base: str | None, chain: bo
                       instructions=counted_rows, layers=layer_rows, drift=default_drift(targets, references),
                       show_metrics=metrics, meta=report_meta(store, campaign_id, generated_at),
                       plan_changes=plan_changes,
-                      explanations=_explanations(comparison, hardware, counted_rows, plan_changes,
-                                                 {(p["test"], p["target"]) for p in stored_plans}, sequential,
-                                                 layer_rows))
+                      explanations=_rechecked(store, row["name"], _explanations(
+                          comparison, hardware, counted_rows, plan_changes,
+                          {(p["test"], p["target"]) for p in stored_plans}, sequential, layer_rows),
+                          min_effect, noisy))
+
+
+PINNED = "-pinned"  # app/recheck.py's campaign of a campaign's regressions with the defaults pinned
+
+
+def _rechecked(store: Store, campaign: str, why: dict[tuple[str, int, str], tuple[str, str]], min_effect: float,
+               noisy: float) -> dict[tuple[str, int, str], tuple[str, str]]:
+    """Each why line of a cell that `recheck --pin-defaults` ran again ends with what it found:
+    the regression gone with the reference's defaults pinned (it followed them) or still there."""
+    if campaign.endswith(PINNED) or not any(c["name"] == campaign + PINNED for c in store.campaigns()):
+        return why
+    pinned = build_report(store, campaign + PINNED, None, False, min_effect=min_effect, noisy=noisy).comparison
+    out = dict(why)
+    for row in pinned.rows:
+        for target in pinned.compared:
+            key = (row.test, row.threads, target)
+            cell = row.cells[target]
+            if key not in why or cell.ratio is None or cell.verdict is None:
+                continue
+            est = cell.estimate
+            interval = f" [{est.lower:.2f}, {est.upper:.2f}]" if est and est.lower is not None else ""
+            found = ("the regression followed the defaults" if cell.verdict is not Verdict.REGRESSION
+                     else "it did not follow them")
+            if cell.verdict.unclear:
+                found = "too unclear to say whether it followed them"
+            head, moved = why[key]
+            tail = f"with {cell.reference}'s defaults pinned: {cell.ratio:.2f}{interval} {cell.verdict.mark}, {found}"
+            out[key] = (head, f"{moved}; {tail}" if moved else tail)
+    return out
 
 
 def planned_cells(spec: JsonObject, only: frozenset[str] | None = None) -> dict[tuple[str, int], tuple[str, str]]:

@@ -1,0 +1,109 @@
+"""`recheck --pin-defaults`: the regressed cells of a stored sysbench campaign run again, each
+regressed target beside its reference, with the target's server given its reference's values of
+the defaults that differ (analysis/defaults.py) where the setting exists on both. Whether the
+regression is still there then says whether it followed the defaults; the original campaign's
+report reads the recheck and says so in each cell's why line.
+
+The recheck is a campaign of its own, `<name>-pinned`, built from the stored campaign as a file
+would hold it, so `run` executes it as it executes any other.
+"""
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+from dbdrift.analysis.noise import Verdict
+from dbdrift.errors import UserError
+from dbdrift.model import JsonObject
+from dbdrift.plan import keys
+from dbdrift.plan.campaign import CampaignSpec as CampaignSpec  # what the verb hands to `run`
+from dbdrift.plan.campaign import PLANS, parse_campaign
+from dbdrift.results.build import build_report
+from dbdrift.results.data import ReportData
+from dbdrift.store.store import Store
+
+SUFFIX = "-pinned"
+
+
+def pinned_name(campaign: str) -> str:
+    """The recheck campaign of `campaign`."""
+    return campaign + SUFFIX
+
+
+@dataclass(frozen=True)
+class RecheckRequest:
+    store: Path
+    campaign: str | None = None  # the latest when None
+    tests: tuple[str, ...] = ()  # the regressed ones when empty
+
+
+def pins(data: ReportData, target: str) -> dict[str, str]:
+    """The reference's values of the defaults that differ for `target`, each setting both
+    servers have (a ranked one: an `other` setting seldom moves a benchmark and may not be
+    settable, such as a TLS file)."""
+    table = next((t for t in data.drift if t.target == target), None)
+    if table is None:
+        return {}
+    return {d.name: d.reference for d in table.ranked() if d.reference is not None and d.target is not None}
+
+
+def regressed(data: ReportData) -> dict[str, set[str]]:
+    """target -> the tests on which it regressed (timed cells)."""
+    out: dict[str, set[str]] = {}
+    for row, cell in data.cells():
+        if cell.verdict is Verdict.REGRESSION:
+            out.setdefault(cell.target, set()).add(row.test)
+    return out
+
+
+def campaign_data(request: RecheckRequest) -> JsonObject:
+    """The recheck as a campaign file's table: the stored campaign's keys, its regressed targets
+    (with pinned settings) beside their references, and the regressed tests."""
+    if not request.store.exists():
+        raise UserError(f"store {request.store} does not exist", "give the store the campaign ran into: --store",
+                        exit_code=2)
+    store = Store(request.store)
+    try:
+        data = build_report(store, request.campaign, None, False)
+        campaign_id = store.latest_campaign_id(data.campaign)
+        assert campaign_id is not None  # build_report found it
+        spec = json.loads(store.campaign(campaign_id)["spec_json"])
+    finally:
+        store.close()
+    caps = PLANS[spec.get("workload") or keys.default_as("top", "workload", str)].caps
+    if not caps.per_test_runs:
+        raise UserError(f"campaign {data.campaign} is a {caps.title} campaign; recheck reruns sysbench cells",
+                        "give the target its reference's values of the listed defaults in its settings, and run it "
+                        "again", exit_code=2)
+    found = regressed(data)
+    if request.tests:
+        found = {t: set(request.tests) for t in data.comparison.compared}
+    if not found:
+        raise UserError(f"campaign {data.campaign} has no regression to recheck",
+                        "name the tests to run again with --tests", exit_code=2)
+    by_name = {t["name"]: t for t in spec["targets"]}
+    targets: list[JsonObject] = []
+    for target in found:
+        reference = data.comparison.references[target]
+        pinned = pins(data, target)
+        if not pinned:
+            raise UserError(f"{target}: no default differs from {reference}'s, so there is nothing to pin",
+                            "the report's default drift section lists none for it")
+        for name, settings in ((reference, None), (target, pinned)):
+            if any(t["name"] == name for t in targets):
+                continue
+            entry = {k: v for k, v in by_name[name].items() if k in keys.names("targets") and v is not None}
+            if settings is not None:
+                entry["settings"] = {**settings, **(entry.get("settings") or {})}  # the campaign's own win
+            entry["base"] = name == reference
+            targets.append(entry)
+    tests = sorted({t for tests in found.values() for t in tests})
+    top = {k: v for k, v in spec.items() if k in keys.names("top") and v is not None
+           and k not in ("targets", "detect", "budget", "cluster", "axes", "variants")}
+    return {**top, "name": pinned_name(data.campaign), "tests": tests, "targets": targets}
+
+
+def campaign(data: JsonObject) -> CampaignSpec:
+    """The recheck checked whole, as a file's would be."""
+    return parse_campaign(data, "dbdrift recheck", Path.cwd(), data["name"])

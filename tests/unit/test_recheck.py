@@ -1,0 +1,74 @@
+"""`recheck --pin-defaults`: the campaign it builds from a stored one (the regressed tests, each
+regressed target beside its reference with the reference's values of the defaults that differ),
+and the original report's why line once the recheck is stored."""
+from __future__ import annotations
+
+import pytest
+
+from dbdrift.app.recheck import RecheckRequest, campaign, campaign_data, pinned_name
+from dbdrift.errors import UserError
+from dbdrift.results.build import build_report
+from dbdrift.store.store import RunRecord
+from tests.unit.test_reports import QPS, _intervals, make_store
+
+SETTINGS = {"pg17": {"effective_io_concurrency": "1", "jit": "on", "ssl_groups": "a"},
+            "pg18": {"effective_io_concurrency": "16", "jit": "on", "io_workers": "3", "ssl_groups": "b"},
+            "pg19": {"effective_io_concurrency": "16", "jit": "off", "io_workers": "3", "ssl_groups": "b"}}
+
+
+@pytest.fixture
+def stored(tmp_path):
+    path = tmp_path / "g.db"
+    store = make_store(path)
+    cid = store.latest_campaign_id(None)
+    with store.db:  # the stored spec as a campaign holds it, and each server's settings at its start
+        store.db.execute("UPDATE campaigns SET spec_json = ? WHERE id = ?", (
+            '{"name": "golden", "rows": 10000, "read_s": 3.0, "threads": [1], "targets": ['
+            '{"name": "pg17", "engine": "postgres", "version": "17.10", "base": true, "settings": {}}, '
+            '{"name": "pg18", "engine": "postgres", "version": "18.4", "base": false, "settings": {"work_mem": "8MB"}}, '
+            '{"name": "pg19", "engine": "postgres", "version": "19.0", "base": false, "settings": {}}]}', cid))
+    for t in store.targets(cid):
+        store.set_target_facts(t["id"], server={"version": "x", "settings": SETTINGS[t["name"]],
+                                                "config_text": "shared_buffers = 1GB\n"})
+    store.close()
+    return path
+
+
+def test_the_recheck_runs_the_regressed_tests_with_the_reference_s_differing_defaults(stored):
+    data = campaign_data(RecheckRequest(stored))
+    assert data["name"] == pinned_name("golden") == "golden-pinned"
+    # pg18 regressed on point-query, scan and update-index; pg19 on read-only_range=100
+    assert data["tests"] == ["point-query", "read-only_range=100", "scan", "update-index"]
+    by_name = {t["name"]: t for t in data["targets"]}
+    assert list(by_name) == ["pg17", "pg18", "pg19"] and by_name["pg17"]["base"] is True
+    # the ranked defaults that exist on both sides; its own settings stay as the campaign set them
+    assert by_name["pg18"]["settings"] == {"effective_io_concurrency": "1", "work_mem": "8MB"}
+    assert by_name["pg19"]["settings"] == {"effective_io_concurrency": "1", "jit": "on"}
+    assert campaign(data).targets[1].settings["effective_io_concurrency"] == "1"  # a valid campaign
+
+
+def test_a_campaign_without_a_regression_or_a_store_is_refused(tmp_path, stored):
+    with pytest.raises(UserError, match="does not exist"):
+        campaign_data(RecheckRequest(tmp_path / "nope.db"))
+    with pytest.raises(UserError, match="no campaign|holds no campaign|no such"):
+        campaign_data(RecheckRequest(stored, campaign="nope"))
+
+
+def test_the_original_report_says_whether_each_regression_followed_the_defaults(stored):
+    from dbdrift.store.store import Store
+    store = Store(stored)
+    cid = store.add_campaign("golden-pinned", {"name": "golden-pinned"}, {"cpus": 2}, "0.1.0")
+    for pos, name in enumerate(("pg17", "pg18")):
+        tid = store.ensure_target(cid, name, "postgres", pos, pos == 0, {"name": name})
+        for test, follows in (("update-index", True), ("point-query", False)):
+            group, metric, base, new, _ = QPS[test]
+            value = base if name == "pg17" or follows else new  # update-index recovers with the defaults pinned
+            for round_ in range(4):
+                store.add_run(tid, RunRecord(test=test, test_group=group, threads=1, repeat=round_, status="ok",
+                                             warmup_s=1, duration_s=3, metric=metric, driver_spec={}, value=value,
+                                             intervals=_intervals(value, metric, round_, 0, False)))
+    why = build_report(store, "golden", None, False).explanations
+    assert why[("update-index", 1, "pg18")][1].endswith("the regression followed the defaults")
+    assert why[("point-query", 1, "pg18")][1].endswith("it did not follow them")
+    assert "pinned" not in why[("scan", 1, "pg18")][1]  # not rechecked
+    store.close()
