@@ -16,6 +16,7 @@ from typing import Any
 from dbdrift.analysis.noise import Verdict
 from dbdrift.analysis.relative import Cell, RelativeRow
 from dbdrift.report.caveats import detectable_mark, detectable_text, notes_html, too_noisy_to_see
+from dbdrift.report.words import comparison_lines
 from dbdrift.report.drift import DRIFT_LEGEND, DRIFT_TITLE, drift_blocks
 from dbdrift.report.hardware import (LAYER_TITLE, layer_legend, layer_table, instruction_legend, METRICS_LEGEND, delta_lines, instruction_table, metrics_blocks,
                                      simulated_blocks)
@@ -35,12 +36,20 @@ def render_html(data: ReportData) -> str:
     """The whole page; every string from the store or the catalog passes through html.escape."""
     charts = count(1)  # a unique id per SVG chart, for its hatch pattern
     axis = (page_axis(data), page_columns(data))  # one x scale and plot offset for every chart of the page
-    parts = [_header(data), _findings(data), _intro(data)]
+    parts = [_header(data), _words(data), _findings(data), _intro(data)]
     for threads in data.thread_counts():
         parts.append(_threads_section(data, threads, charts, axis))
-    parts += [_instructions_section(data, charts, axis), _layers_section(data), _drift_section(data), _metrics_section(data), _binary_section(data),
-              _warnings_section(data)]
+    parts += [_instructions_section(data, charts, axis), _layers_section(data), _drift_section(data),
+              _metrics_section(data), _binary_section(data), _warnings_section(data)]
     return page(f"dbdrift report: {data.campaign}", parts)
+
+
+def _words(data: ReportData) -> str:
+    lines = comparison_lines(data)
+    if not lines:
+        return ""
+    return ('<section id="words"><h2>In words</h2><ul>' + "".join(f"<li>{escape(line)}</li>" for line in lines)
+            + "</ul></section>")
 
 
 def target_color(data: ReportData, target: str) -> str:

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from dbdrift.results.data import ReportData
+from dbdrift.report.words import comparison_lines
 from dbdrift.report.drift import DRIFT_LEGEND, DRIFT_TITLE, drift_blocks
 from dbdrift.report.hardware import (LAYER_TITLE, layer_legend, layer_table, instruction_legend, METRICS_LEGEND, aligned, delta_lines, instruction_table, metrics_blocks,
                                      simulated_blocks)
@@ -31,6 +32,8 @@ def render_text(data: ReportData, color: bool = False) -> str:
     width = 7
     cell_width = max([20] + [len(fmt_cell(r, t)) for r in comp.rows for t in comp.compared])
     out = [f"campaign: {data.campaign}", *legend_lines(data), verdict_legend(data), ""]
+    words = comparison_lines(data)
+    out += ["in words:", *(f"  {line}" for line in words), ""] if words else []
     if not comp.compared:
         out.append("(only one target: nothing to compare; absolute values follow)")
     for threads in data.thread_counts():

@@ -1,0 +1,57 @@
+"""The comparison in the posts' words: per compared target and client count, how many tests
+regressed and improved, the median rQPS, the largest and smallest regression and improvement
+with their tests, and the median of each group, each change also in basis points (1 bp = 0.01%,
+as the posts give small changes). Text, Markdown and HTML show these lines. Pure."""
+from __future__ import annotations
+
+from statistics import median
+
+from dbdrift.analysis.noise import Verdict
+from dbdrift.results.data import ReportData
+
+
+def bp(ratio: float) -> str:
+    """`-230 bp`: a ratio's change in basis points."""
+    return f"{(ratio - 1) * 10_000:+.0f} bp"
+
+
+def _named(label: str, found: list[tuple[float, str]]) -> str:
+    value, test = found[0]
+    return f"{label} {test} {value:.3f} ({bp(value)})"
+
+
+def comparison_lines(data: ReportData) -> list[str]:
+    """One line per compared target and client count."""
+    comp = data.comparison
+    out = []
+    for threads in data.thread_counts():
+        rows = [r for r in comp.rows if r.threads == threads]
+        for target in comp.compared:
+            cells = [(r, r.cells[target]) for r in rows if r.cells[target].ratio is not None]
+            if not cells:
+                continue
+            ratios = [c.ratio for _, c in cells if c.ratio is not None]
+            worse = sorted((c.ratio, r.test) for r, c in cells if c.verdict is Verdict.REGRESSION and c.ratio)
+            better = sorted(((c.ratio, r.test) for r, c in cells if c.verdict is Verdict.IMPROVEMENT and c.ratio),
+                            reverse=True)
+            reference = comp.references.get(target, "")
+            clients = f"{threads} client{'s' if threads != 1 else ''}"
+            parts = [f"{target} vs {reference}, {clients}: {len(worse)} regression(s) and {len(better)} "
+                     f"improvement(s) in {len(cells)} tests; median rQPS {median(ratios):.3f} ({bp(median(ratios))})"]
+            if worse:
+                parts.append(_named("largest regression", worse))
+                if len(worse) > 1:
+                    parts.append(_named("smallest", worse[::-1]))
+            if better:
+                parts.append(_named("largest improvement", better))
+                if len(better) > 1:
+                    parts.append(_named("smallest", better[::-1]))
+            groups = []
+            for section in data.sections(threads):
+                s = section.summaries.get(target)
+                if s is not None and s.median is not None:
+                    groups.append(f"{section.title} {s.median:.3f} ({bp(s.median)})")
+            if groups:
+                parts.append("group medians: " + ", ".join(groups))
+            out.append("; ".join(parts))
+    return out
