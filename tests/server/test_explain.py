@@ -34,8 +34,8 @@ def test_postgres_18_s_changed_io_defaults_and_the_random_points_split_are_repor
         assert p["reference"] > 0 and p["target"] > 0 and 0.5 < p["ratio"] < 2, (part, p)
         assert p["lower"] <= p["ratio"] <= p["upper"] and p["verdict"] in (
             "regression", "improvement", "no significant change", "too noisy")
-    # a statement costs thousands of instructions, a key in the list far fewer
-    assert split["parts"]["per statement"]["reference"] > 10 * split["parts"]["per row"]["reference"]
+    # a statement (parse, plan, round trip, executor set-up) costs more than one more key's index lookup
+    assert split["parts"]["per statement"]["reference"] > 2 * split["parts"]["per row"]["reference"]
     text = dbdrift("report", "--store", store).stdout
     assert "per-statement and per-row cost" in text and "effective_io_concurrency" in text
 

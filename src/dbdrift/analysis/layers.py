@@ -15,7 +15,8 @@ round trip, executor set-up, locks: "above the storage engine"), its slope what 
 and not the slope is above the storage engine, as the posts infer from a regression that is
 larger for the shorter range; this module makes that inference from the numbers.
 
-The line is fitted by least squares over the family's members (three points). Costs arrive as
+The line is fitted by weighted least squares over the family's members (three points), each
+weighted by 1/cost², since a cost's error is a fraction of it. Costs arrive as
 instructions per event (callgrind counts, each with its repeatability) or as seconds per event
 per repeat (timed runs at one client); pure arithmetic, no I/O.
 """
@@ -27,6 +28,11 @@ from statistics import fmean
 from dbdrift.analysis.noise import Estimate, Verdict, relative_over_repeats
 
 PARTS = ("per statement", "per row")
+
+
+def pct(ratio: float) -> str:
+    """`+7.0%`: a ratio's change, never `-0.0%`."""
+    return f"{round((ratio - 1) * 100, 1) + 0.0:+.1f}%"
 
 
 @dataclass(frozen=True)
@@ -48,28 +54,40 @@ class Line:
     misfit: float
 
 
-def fit(members: list[Member], costs: dict[str, float]) -> Line | None:
-    """Least squares of cost per event against rows per event over the members with a cost;
-    None with fewer than two distinct row counts."""
-    points = [(m.rows, costs[m.test], m.statements) for m in members if costs.get(m.test) is not None]
-    xs = [x for x, _, _ in points]
-    if len(set(xs)) < 2:
+def _solve(points: list[tuple[float, float]]) -> tuple[float, float, list[float], list[float]] | None:
+    """Weighted least squares of y = a + b·x with weights 1/y² (each cost's error is relative:
+    a count's spread, a run's noise, are fractions of it, so the 10-row point weighs as much as
+    the 10,000-row one): (a, b, each y's weight in a, each y's weight in b); None without two
+    distinct x or with a cost that is not positive."""
+    if len({x for x, _ in points}) < 2 or any(y <= 0 for _, y in points):
         return None
-    mx, my = fmean(xs), fmean(y for _, y, _ in points)
-    sxx = sum((x - mx) ** 2 for x in xs)
-    slope = sum((x - mx) * (y - my) for x, y, _ in points) / sxx
-    intercept = my - slope * mx
-    misfit = max(abs(intercept + slope * x - y) / abs(y) for x, y, _ in points if y)
-    return Line(intercept / points[0][2], slope, misfit)
+    w = [1 / y ** 2 for _, y in points]
+    sw = sum(w)
+    mx = sum(wi * x for wi, (x, _) in zip(w, points)) / sw
+    my = sum(wi * y for wi, (_, y) in zip(w, points)) / sw
+    sxx = sum(wi * (x - mx) ** 2 for wi, (x, _) in zip(w, points))
+    slope_w = [wi * (x - mx) / sxx for wi, (x, _) in zip(w, points)]
+    slope = sum(c * y for c, (_, y) in zip(slope_w, points))
+    int_w = [wi / sw - mx * c for wi, c in zip(w, slope_w)]
+    return my - slope * mx, slope, int_w, slope_w
 
 
-def _weights(members: list[Member]) -> tuple[list[float], list[float]]:
-    """The least-squares weights of each member's cost in the intercept and in the slope."""
-    xs = [m.rows for m in members]
-    mx = fmean(xs)
-    sxx = sum((x - mx) ** 2 for x in xs)
-    slope_w = [(x - mx) / sxx for x in xs]
-    return [1 / len(xs) - mx * w for w in slope_w], slope_w
+def fit(members: list[Member], costs: dict[str, float]) -> Line | None:
+    """The line through the members with a cost (_solve); None when it cannot be drawn."""
+    used = [m for m in members if costs.get(m.test) is not None]
+    solved = _solve([(m.rows, costs[m.test]) for m in used])
+    if solved is None:
+        return None
+    intercept, slope, _, _ = solved
+    misfit = max(abs(intercept + slope * m.rows - costs[m.test]) / costs[m.test] for m in used)
+    return Line(intercept / used[0].statements, slope, misfit)
+
+
+def _weights(members: list[Member], costs: dict[str, float]) -> tuple[list[float], list[float]]:
+    """Each member's cost's weight in the intercept and in the slope (as fit draws the line)."""
+    solved = _solve([(m.rows, costs[m.test]) for m in members])
+    assert solved is not None  # fit drew it
+    return solved[2], solved[3]
 
 
 @dataclass(frozen=True)
@@ -106,9 +124,8 @@ class LayerRow:
             if p.ratio is None:
                 bits.append(f"{name} not measured" + (f" ({p.status})" if p.status else ""))
                 continue
-            interval = (f" [{(p.lower - 1) * 100:+.1f}%, {(p.upper - 1) * 100:+.1f}%]"
-                        if p.lower is not None and p.upper is not None else "")
-            bits.append(f"{name} {(p.ratio - 1) * 100:+.1f}%{interval} {p.verdict}")
+            interval = f" [{pct(p.lower)}, {pct(p.upper)}]" if p.lower is not None and p.upper is not None else ""
+            bits.append(f"{name} {pct(p.ratio)}{interval} {p.verdict}")
         return f"{self.family} {self.target} vs {self.reference} ({self.measure}): " + ", ".join(bits)
 
 
@@ -122,9 +139,9 @@ def brief(row: LayerRow) -> str:
         if p.ratio is None:
             bits.append(f"{label} not measured")
         elif p.verdict in (Verdict.REGRESSION, Verdict.IMPROVEMENT):
-            bits.append(f"{label} {(p.ratio - 1) * 100:+.1f}%")
+            bits.append(f"{label} {pct(p.ratio)}")
         else:
-            bits.append(f"{label} {p.verdict.mark} ({(p.ratio - 1) * 100:+.1f}%)")
+            bits.append(f"{label} {p.verdict.mark} ({pct(p.ratio)})")
     return ", ".join(bits) + f" ({row.measure}, {row.family} family)"
 
 
@@ -153,7 +170,7 @@ def counted(family: str, members: list[Member], base: str, target: str,
         used = [m for m in members if mine.get(m.test) is not None]
         lines[t] = fit(used, mine)
         if lines[t] is not None:
-            w_int, w_slope = _weights(used)
+            w_int, w_slope = _weights(used, mine)
             spread = [mine[m.test] * (counts[t][m.test][1] or 0.0) / 100 for m in used]
             bounds[t] = (sum(abs(w) * s for w, s in zip(w_int, spread)) / used[0].statements,
                          sum(abs(w) * s for w, s in zip(w_slope, spread)))

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dbdrift.analysis.hardware import METRIC_DIGITS, SYSBENCH_METRICS
 from dbdrift.analysis.instructions import SIMULATED
+from dbdrift.analysis.layers import pct
 from dbdrift.analysis.noise import Verdict
 from dbdrift.report.caveats import detectable_mark
 from dbdrift.report.numbers import fmt_fixed, fmt_ratio
@@ -161,9 +162,9 @@ def layer_table(data: ReportData) -> tuple[list[str], list[list[str]]]:
             if p.ratio is None:
                 cells.append(p.status or "-")
                 continue
-            change = f"{(p.ratio - 1) * 100:+.1f}%"
+            change = pct(p.ratio)
             if p.lower is not None and p.upper is not None:
-                change += f" [{(p.lower - 1) * 100:+.1f},{(p.upper - 1) * 100:+.1f}]"
+                change += f" [{pct(p.lower)[:-1]},{pct(p.upper)[:-1]}]"
             cells.append(f"{change} {p.verdict.mark}")
         rows.append([r.family, f"{r.target} vs {r.reference}", "instr" if r.measure == "instructions" else "µs",
                      *cells, "-" if r.misfit is None else f"{r.misfit * 100:.1f}%"])
