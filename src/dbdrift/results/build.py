@@ -114,9 +114,10 @@ def build_report(store: Store, campaign: str | None, base: str | None, chain: bo
     else:
         plan_changes = ()
     references = comparison.references
-    hardware = tuple(_metrics(store, campaign_id, names, references, order, host.get("cpus") or 1))
+    stored_runs = store.runs(campaign_id)  # read once: hardware per operation and the layer split both use it
+    hardware = tuple(_metrics(stored_runs, names, references, order, host.get("cpus") or 1))
     counted_rows = tuple(_instructions(counted, references, order, min_effect))
-    layer_rows = tuple(_layers(store, campaign_id, counted, references, min_effect, noisy))
+    layer_rows = tuple(_layers(stored_runs, counted, references, min_effect, noisy))
     sequential = spec.get("order") == "sequential"
     return ReportData(row["name"], comparison, tuple(summarize_groups(comparison, list(GROUPS))), labels,
                       GROUPS, GROUP_TITLES, notes,
@@ -249,10 +250,10 @@ def _with_plans(comparison: Comparison, stored: list[sqlite3.Row]) -> tuple[Comp
     return replace(comparison, rows=tuple(rows)), tuple(changes)
 
 
-def _metrics(store: Store, campaign_id: int, targets: list[str], references: dict[str, str], order: list[str],
+def _metrics(runs: list[sqlite3.Row], targets: list[str], references: dict[str, str], order: list[str],
              ncpu: int) -> list[MetricsRow]:
     cells: dict[tuple[str, int], dict[str, list[tuple[HardwareWindow, float]]]] = {}
-    for r in store.runs(campaign_id):
+    for r in runs:
         if is_warm_run(r["test"]) or r["status"] != "ok" or not r["hardware_json"]:
             continue
         cells.setdefault((r["test"], r["threads"]), {}).setdefault(r["target"], []).append(
@@ -270,7 +271,7 @@ def _instructions(counted: list[sqlite3.Row], references: dict[str, str], order:
     return instruction_rows(counts, references, order, simulated=simulated, min_effect=min_effect)
 
 
-def _layers(store: Store, campaign_id: int, counted: list[sqlite3.Row], references: dict[str, str],
+def _layers(stored_runs: list[sqlite3.Row], counted: list[sqlite3.Row], references: dict[str, str],
             min_effect: float, noisy: float) -> list[layers.LayerRow]:
     """Per family of LAYER_FAMILIES the campaign measured whole (every test of it, on a target
     and its reference): the per-statement and per-row split of the instruction counts, and of the
@@ -280,7 +281,7 @@ def _layers(store: Store, campaign_id: int, counted: list[sqlite3.Row], referenc
         if r["ir_per_event"] is not None:
             counts.setdefault(r["target"], {})[r["test"]] = (r["ir_per_event"], r["spread_pct"])
     wanted = {t for tests in LAYER_FAMILIES.values() for t in tests}
-    runs = [r for r in store.runs(campaign_id) if r["test"] in wanted and r["status"] == "ok" and r["value"]]
+    runs = [r for r in stored_runs if r["test"] in wanted and r["status"] == "ok" and r["value"]]
     fewest = min((r["threads"] for r in runs), default=1)
     qps: dict[str, dict[int, dict[str, list[float]]]] = {}
     for r in runs:

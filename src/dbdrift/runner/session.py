@@ -9,6 +9,9 @@ import json
 import os
 import shutil
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
@@ -17,8 +20,8 @@ from dbdrift.workloads.sysbench import catalog as sysbench
 from dbdrift.cpus import Placement, pinned
 from dbdrift.driver import process
 from dbdrift.driver.protocol import RunTotals, latency_of, totals
-from dbdrift.errors import ServerError, UserError
-from dbdrift.model import STEAL_MAX_PCT, InstallInfo, JsonObject, TargetSpec
+from dbdrift.errors import DriverError, ServerError, UserError
+from dbdrift.model import STEAL_MAX_PCT, InstallInfo, JsonObject, TargetSpec, WorkloadRun
 from dbdrift.metrics import binary
 from dbdrift.plan.campaign import CampaignSpec
 from dbdrift.plan.expand import START_S, FreshStep, LoadStep, RunStep, SettleStep, load_s
@@ -30,6 +33,15 @@ from dbdrift.server.base import full_disk_hint, own_run_dir, release_run_dir
 from dbdrift.server import rundir
 from dbdrift.server.engines import make_server
 from dbdrift.store.store import RunRecord, Store
+
+
+@dataclass
+class RepeatOutcome:
+    """How a repeat kept by TargetSession.keep_repeat ended; the block may set a failure it
+    found without raising (a window that failed), an exception sets its own."""
+
+    status: str = "ok"  # ok | failed | interrupted
+    error: str | None = None
 
 
 class TargetSession:
@@ -281,6 +293,25 @@ class TargetSession:
             except (UserError, ValueError, KeyError, IndexError, TypeError) as exc:
                 text, shape, error = None, None, str(exc)[:500]
             self.store.add_plan(self.target_id, step.name, index, sql, text, shape, error)
+
+    @contextmanager
+    def keep_repeat(self, workload: str, record: JsonObject, repeat: int) -> Iterator[RepeatOutcome]:
+        """Store the repeat whole (store.add_workload_run) when the block ends, whatever ends
+        it: `record` as the block left it, so what was measured before a failure or Ctrl-C is
+        kept; the exception, if any, goes on."""
+        outcome, started = RepeatOutcome(), time.monotonic()
+        try:
+            yield outcome
+        except KeyboardInterrupt:
+            outcome.status, outcome.error = "interrupted", "interrupted by the user (Ctrl-C)"
+            raise
+        except (ServerError, DriverError) as exc:
+            outcome.status, outcome.error = "failed", exc.message
+            raise
+        finally:
+            self.store.add_workload_run(self.target_id, WorkloadRun(
+                target=self.name, workload=workload, status=outcome.status, record=record,
+                elapsed_s=time.monotonic() - started, error=outcome.error, repeat=repeat, position=self.position))
 
     def raise_if_dead(self, grace_s: float = 1.0) -> None:
         """After a failure: raise the server's ServerError if it died. A postmaster killed a

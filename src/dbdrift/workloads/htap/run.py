@@ -11,12 +11,11 @@ cancels the analytical queries still running when a window ends, so a window las
 from __future__ import annotations
 
 import os
-import time
 from typing import Callable
 
 from dbdrift.driver import process
 from dbdrift.errors import DriverError, ServerError
-from dbdrift.model import InstallInfo, JsonObject, WorkloadRun
+from dbdrift.model import InstallInfo, JsonObject
 from dbdrift.plan.campaign import CampaignSpec
 from dbdrift.runner.campaign import CampaignOutcome, Runner, target_repeats
 from dbdrift.runner.detect import planned_repeats
@@ -57,10 +56,8 @@ def run_target(session: TargetSession, install: InstallInfo, repeat: int = 0) ->
     h = session.spec.htap
     record: JsonObject = {"engine": install.engine, "queries": [q["name"] for q in queries_for(
         install.engine, h.queries, repeat)], "windows": {}, "consistency": []}
-    started = time.monotonic()
-    status, error = "ok", None
     suffix = f", repeat {repeat + 1}/{session.spec.repeats}" if session.spec.repeats > 1 else ""
-    try:
+    with session.keep_repeat(WORKLOAD, record, repeat) as outcome:
         session.start()
         loaded: JsonObject = {}
 
@@ -76,22 +73,13 @@ def run_target(session: TargetSession, install: InstallInfo, repeat: int = 0) ->
             result = _window(session, window, repeat, suffix)
             record["windows"][window] = result
             if result.get("status") != "ok":
-                status, error = str(result.get("status")), str(result.get("error"))
+                outcome.status, outcome.error = str(result.get("status")), str(result.get("error"))
                 break
-        if status == "ok" and h.consistency_checks:
+        if outcome.status == "ok" and h.consistency_checks:
             record["consistency"], failed = check_consistency(session.conn, session.dialect.backend)
             if failed:
-                status, error = "failed", "consistency check failed: " + "; ".join(failed)
-    except KeyboardInterrupt:
-        status, error = "interrupted", "interrupted by the user (Ctrl-C)"
-        raise
-    except (ServerError, DriverError) as exc:
-        status, error = "failed", exc.message
-        raise
-    finally:
-        session.store.add_workload_run(session.target_id, WorkloadRun(
-            target=session.name, workload=WORKLOAD, status=status, record=record,
-            elapsed_s=time.monotonic() - started, error=error, repeat=repeat, position=session.position))
+                outcome.status, outcome.error = "failed", "consistency check failed: " + "; ".join(failed)
+    status, error = outcome.status, outcome.error
     if status == "interrupted":
         raise KeyboardInterrupt
     if status != "ok":

@@ -10,13 +10,12 @@ and the data set is made or found in the cache with its exact neighbours (datase
 from __future__ import annotations
 
 import os
-import time
 from typing import Callable
 
 from dbdrift.driver import process
 from dbdrift.errors import DriverError, ServerError, UserError
 from dbdrift.metrics.sampler import Sampler
-from dbdrift.model import InstallInfo, JsonObject, WorkloadRun
+from dbdrift.model import InstallInfo, JsonObject
 from dbdrift.plan.campaign import CampaignSpec
 from dbdrift.runner.campaign import CampaignOutcome, Runner, target_repeats
 from dbdrift.runner.detect import planned_repeats
@@ -77,24 +76,12 @@ def run_target(session: TargetSession, install: InstallInfo, data: dataset.Datas
     sizes = session.spec.vector
     engine = install.engine
     partial = Partial(data, engine)
-    started = time.monotonic()
-    status, error = "ok", None
-    try:
+    with session.keep_repeat(WORKLOAD, partial.record, repeat):
         session.start()
         for statement in sql(families(sizes, engine)[0], sizes, engine).setup:
             _sql(session, statement, "set up vector search")
         for type_ in sizes.types:
             _one_type(session, data, [f for f in families(sizes, engine) if f.type == type_], partial, repeat)
-    except KeyboardInterrupt:
-        status, error = "interrupted", "interrupted by the user (Ctrl-C)"
-        raise
-    except (ServerError, DriverError) as exc:
-        status, error = "failed", exc.message
-        raise
-    finally:
-        session.store.add_workload_run(session.target_id, WorkloadRun(
-            target=session.name, workload=WORKLOAD, status=status, record=partial.record,
-            elapsed_s=time.monotonic() - started, error=error, repeat=repeat, position=session.position))
 
 
 def _one_type(session: TargetSession, data: dataset.Dataset, fams: list[Family], partial: Partial,
