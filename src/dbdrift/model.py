@@ -190,14 +190,61 @@ class HardwareWindow(TypedDict, total=False):
     server_rss_bytes: int
     device: str | None  # the data directory's block device
     perf: PerfCounts
+    # the device's times and rarer requests (metrics/sampler.DISK_FIELDS), where the kernel gives them
+    read_ms: float
+    write_ms: float
+    queue_ms: float  # weighted: its rate is the average queue depth (iostat's aqu-sz)
+    discards: float
+    flushes: float  # cache flushes: what fsync and fdatasync become on a device with a write cache
+    flush_ms: float
+    server_bg_cpu_s: float  # the server's CPU in background work (metrics/roles.py)
+    background: dict[str, float]  # background role -> the server's CPU seconds
+
+
+class EngineEvents(TypedDict):
+    """The engine's own counters once a second beside a step or run (runner/events.py): `t`
+    seconds from the driver's start, per-second `series` (events.SERIES) and discrete `events`
+    ({t, kind: vacuum or checkpoint, what: the table}); `error` why reading stopped early."""
+
+    t: list[float]
+    series: dict[str, list[float | None]]
+    events: list[JsonObject]
+    error: str
+
+
+@dataclass(frozen=True)
+class ServerRoles:
+    """How the samplers split a server's CPU into foreground and background work
+    (metrics/roles.py): per process of its tree by title (PostgreSQL), or per thread of its one
+    process (InnoDB engines) by name, else by whether the thread was alive before the server's
+    first connection (`startup`)."""
+
+    threads: bool
+    startup: frozenset[int] = frozenset()
+
+
+DURABILITY_SETTINGS = frozenset({
+    "fsync", "synchronous_commit", "wal_sync_method", "commit_delay",  # PostgreSQL
+    "innodb_flush_log_at_trx_commit", "sync_binlog", "innodb_flush_method",  # InnoDB
+})
+"""Server options that decide whether a commit waits for its flush to the device: variants that
+differ in them and take turns on one device bias each other (docs/campaign.md, "Configuration
+matrices"), and a device with a slow flush paces them (analysis/defaults.flush_note)."""
+
+SLOW_FSYNC_US = 200.0
+"""A flush (8 KB write + fdatasync, metrics/fsync.py) slower than this, median, is at least as
+long as the server work of the write it commits on current hosts (a sysbench write statement:
+20 to 150 µs of server CPU): a commit that waits for one is paced by the device."""
 
 
 WindowCount = Literal["cs", "server_cpu_s", "client_cpu_s"]  # counts that add up over windows
 WindowPct = Literal["cpu_user_pct", "cpu_sys_pct", "cpu_iowait_pct", "cpu_steal_pct"]
 WindowIO = Literal["reads", "read_kb", "writes", "write_kb"]  # None without a block device
+WindowDisk = Literal["read_ms", "write_ms", "queue_ms", "discards", "flushes", "flush_ms"]
 WINDOW_PCTS: tuple[WindowPct, ...] = ("cpu_user_pct", "cpu_sys_pct", "cpu_iowait_pct", "cpu_steal_pct")
 WINDOW_COUNTS: tuple[WindowCount, ...] = ("cs", "server_cpu_s", "client_cpu_s")
 WINDOW_IO: tuple[WindowIO, ...] = ("reads", "read_kb", "writes", "write_kb")
+WINDOW_DISK: tuple[WindowDisk, ...] = ("read_ms", "write_ms", "queue_ms", "discards", "flushes", "flush_ms")
 
 
 IBENCH_LOAD_STEPS = ("l.i0", "l.x", "l.i1", "l.i2")

@@ -102,6 +102,63 @@ def test_report_metrics_shows_hardware_per_operation_absolute_and_relative(finis
     assert next(m for m in point if m["target"] == "pg18")["relative"]["cpu_us/o"] > 0
 
 
+def test_the_servers_cpu_is_split_by_process_title_and_the_device_counts_flushes_and_waits(finished):
+    """PostgreSQL's background processes by title (metrics/roles.py): a write test's window holds
+    their CPU apart from the backends', and the data directory's device its flushes and times."""
+    _, store, _ = finished
+    db = sqlite3.connect(store)
+    host = json.loads(db.execute("SELECT host_json FROM campaigns").fetchone()[0])
+    assert host["fsync"]["ops"] >= 5 and host["fsync"]["p50_us"] > 0  # measured in the work directory
+    devices = set()
+    for (raw,) in db.execute("SELECT hardware_json FROM runs WHERE test = 'update-index'"):
+        hw = json.loads(raw)
+        devices.add(hw.get("device"))
+        assert set(hw["background"]) <= {"postmaster", "autovacuum", "checkpointer", "bgwriter", "walwriter",
+                                         "walsummarizer", "io workers", "replication"}, hw["background"]
+        assert hw["background"] and 0 <= hw["server_bg_cpu_s"] < hw["server_cpu_s"], hw  # the backend did the work
+        assert abs(sum(hw["background"].values()) - hw["server_bg_cpu_s"]) < 1e-3
+        if hw.get("device"):  # a block device (not tmpfs): every commit's WAL flush reaches it
+            assert hw["flushes"] > 0 and hw["writes"] > 0 and hw["write_ms"] >= 0 and hw["queue_ms"] >= 0, hw
+    db.close()
+    doc = json.loads(dbdrift("report", "--store", store, "--metrics", "--format", "json").stdout)
+    update = [m["absolute"] for m in doc["metrics"] if m["test"] == "update-index"]
+    assert all(0 <= m["bg%"] < 100 and m["bg_us/o"] >= 0 for m in update), update
+    if None not in devices:  # the WAL writer flushes what the commits wrote (synchronous_commit = off)
+        assert all(m["fl/s"] > 0 and m["fl/o"] > 0 and m["w_ms"] is not None for m in update), update
+
+
+def test_recheck_runs_the_newer_server_with_the_older_ones_defaults_and_the_report_reads_it(finished, tmp_path):
+    """`recheck --pin-defaults` on a copy of the store: pg18 runs beside pg17 with pg17's values of
+    the defaults that differ (17 -> 18: effective_io_concurrency 1 vs 16), on a real server that
+    takes them, as campaign e2e-pinned."""
+    _, store, _ = finished
+    copy = tmp_path / "store.db"
+    source, target = sqlite3.connect(store), sqlite3.connect(copy)
+    source.backup(target)
+    source.close()
+    target.close()
+    result = dbdrift("recheck", "--pin-defaults", "--store", copy, "--tests", "update-index", "--set", "write_s=1",
+                     "--format", "json", work_dir=shared_work_dir("e2e"))
+    assert result.returncode == 0, result.stderr[-3000:]
+    db = sqlite3.connect(copy)
+    db.row_factory = sqlite3.Row
+    (campaign_id,) = db.execute("SELECT id FROM campaigns WHERE name = 'e2e-pinned'").fetchone()
+    servers = {r["name"]: json.loads(r["server_json"]) for r in
+               db.execute("SELECT name, server_json FROM targets WHERE campaign_id = ?", (campaign_id,))}
+    assert sorted(servers) == ["pg17", "pg18"]
+    pinned, older = servers["pg18"]["settings"], servers["pg17"]["settings"]
+    assert pinned["effective_io_concurrency"] == older["effective_io_concurrency"] == "1"
+    assert pinned["maintenance_io_concurrency"] == older["maintenance_io_concurrency"]
+    assert "effective_io_concurrency" in servers["pg18"]["config_text"]
+    ok = db.execute("SELECT count(*) FROM runs WHERE status = 'ok' AND target_id IN "
+                    "(SELECT id FROM targets WHERE campaign_id = ?)", (campaign_id,)).fetchone()[0]
+    assert ok == 2  # update-index on each
+    db.close()
+    drift = json.loads(result.stdout)["default_drift"]  # the recheck's own report: nothing left to drift in what it pinned
+    assert all(row["setting"] not in ("effective_io_concurrency", "maintenance_io_concurrency")
+               for table in drift for row in table["settings"]), drift
+
+
 def test_report_json_has_rqps_for_every_test(finished):
     _, _, result = finished
     doc = json.loads(result.stdout)

@@ -63,6 +63,22 @@ def test_tpcc_runs_on_postgres_mariadb_and_mysql_and_passes_the_consistency_chec
     assert report["targets"][1]["relative_nopm"]["value"] > 0
 
 
+def test_every_engines_cpu_is_split_into_its_clients_work_and_its_background_work(three_engines):
+    """PostgreSQL by process title, MySQL (no performance schema) and MariaDB 10.11 (which does
+    not name its threads) by whether a thread predates the first connection: each run's window
+    holds both parts."""
+    store, result = three_engines
+    named = {"pg17": {"postmaster", "autovacuum", "checkpointer", "bgwriter", "walwriter", "replication"},
+             "my8.0": {"background"}}
+    for run in stored_runs(store):
+        window = json.loads(run["hardware_json"])
+        assert 0 < window["server_bg_cpu_s"] < window["server_cpu_s"], (run["target"], window)
+        roles = set(window["background"])
+        assert roles <= named.get(run["target"], roles) and roles, (run["target"], roles)
+    hardware = {t["name"]: t["hardware"] for t in json.loads(result.stdout)["targets"]}
+    assert all(0 < hw["bg%"] < 100 and hw["bg/no"] > 0 for hw in hardware.values()), hardware
+
+
 def test_the_text_report_has_nopm_and_cpu_per_new_order(three_engines):
     text = dbdrift("report", "--store", three_engines[0]).stdout
     assert "-- NOPM and TPM" in text and "-- hardware per new order" in text

@@ -3,8 +3,8 @@ import math
 
 import pytest
 
-from dbdrift.analysis.hardware import (combine, insert_benchmark_metrics, metrics_rows, perf_per_query, relative_value,
-                                       sysbench_metrics)
+from dbdrift.analysis.hardware import (combine, disk_metrics, insert_benchmark_metrics, metrics_rows, perf_per_query,
+                                       relative_value, sysbench_metrics)
 
 # 10 s at 20,000 QPS on 2 CPUs: 50% busy, 300,000 context switches, 1,000 reads of 8,000 KB,
 # 500 writes of 40,000 KB; the server used 6 s of CPU and the driver 2 s.
@@ -105,3 +105,41 @@ def test_perf_counters_per_query_sum_counts_over_the_runs_that_counted_them():
     assert m["ipc"] == pytest.approx(10e9 / 6e9)
     assert m["cache-miss-pct"] == pytest.approx(10.0)
     assert "branches" not in m                              # never counted: not a zero
+
+
+# The same window with what the kernel (5.5+) and the role split add: 200 flushes, 600 ms reading,
+# 1,000 ms writing, 5,000 ms weighted in queue, 10 discards; 1.5 s of the server's 6 s in background.
+DISK = dict(WINDOW, read_ms=600, write_ms=1_000, queue_ms=5_000, discards=10, flushes=200, flush_ms=300,
+            server_bg_cpu_s=1.5, background={"autovacuum": 1.0, "checkpointer": 0.5})
+
+
+def test_disk_figures_are_iostats_await_and_queue_depth_and_flushes_per_second_and_operation():
+    m = disk_metrics(DISK, ops=20_000)
+    assert m["fl/s"] == pytest.approx(20.0)                 # 200 flushes / 10 s
+    assert m["fl/o"] == pytest.approx(0.001)                # 20/s / 20,000 ops/s
+    assert m["r_ms"] == pytest.approx(0.6)                  # 600 ms / 1,000 reads
+    assert m["w_ms"] == pytest.approx(2.0)                  # 1,000 ms / 500 writes
+    assert m["aqu"] == pytest.approx(0.5)                   # 5,000 ms in queue / 10,000 ms
+    assert m["dsc/s"] == pytest.approx(1.0)
+
+
+def test_a_kernel_without_flush_counts_and_a_window_without_reads_give_no_such_figure():
+    m = disk_metrics(dict(DISK, reads=0, flushes=None) | {"flushes": None}, ops=20_000)
+    assert m["fl/s"] is None and m["fl/o"] is None and m["r_ms"] is None
+    older = {k: v for k, v in DISK.items() if k not in ("flushes", "discards")}
+    assert disk_metrics(older, ops=20_000)["dsc/s"] is None and disk_metrics(older, ops=20_000)["w_ms"] == 2.0
+
+
+def test_background_cpu_per_operation_and_its_share_of_the_servers_cpu():
+    m = sysbench_metrics(DISK, ops=20_000, ncpu=2)
+    assert m["bg_us/o"] == pytest.approx(7.5)               # 1.5 s / 200,000 ops
+    assert m["bg%"] == pytest.approx(25.0)                  # 1.5 of 6 s
+    assert sysbench_metrics(WINDOW, ops=20_000, ncpu=2)["bg%"] is None  # not split: not zero
+
+
+def test_combining_adds_disk_times_and_background_roles_only_where_every_window_has_them():
+    merged, _ = combine([(DISK, 20_000.0), (dict(DISK, flushes=100, background={"autovacuum": 2.0}), 20_000.0)])
+    assert merged["flushes"] == 300 and merged["server_bg_cpu_s"] == 3.0
+    assert merged["background"] == {"autovacuum": 3.0, "checkpointer": 0.5}
+    merged, _ = combine([(DISK, 20_000.0), (WINDOW, 20_000.0)])
+    assert "flushes" not in merged and "background" not in merged

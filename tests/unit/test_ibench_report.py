@@ -76,12 +76,12 @@ def test_text_has_a_section_per_step_with_histograms_and_metrics(data):
     metrics_header = next(line for line in section.splitlines() if line.startswith("target") and "cpupq" in line)
     assert metrics_header.split()[1:] == ["ips", "qps", "rps", "rmbps", "wps", "wmbps", "rpq", "rkbpq", "wpi", "wkbpi",
                                           "csps", "cpups", "cspq", "cpupq", "dbgb1", "dbgb2", "rss", "maxop", "p50",
-                                          "p99"]
+                                          "p99", "bgpq", "bg%", "flps", "flpi", "rawait", "wawait", "aqu"]
     pg17 = next(line for line in section.splitlines() if line.startswith("pg17") and "3000" in line).split()
     # ips 200, qps 3000, cpupq = 50% x 4 CPUs x 1e6 / 3000 = 667 µs, dbgb1 1.5 GiB, dbgb2 2 GiB, maxop 17 s,
     # p50 3010, p99 3000
     assert pg17[3:5] == ["200", "3000"] and pg17[16] == "667" and pg17[17:19] == ["1.500", "2.000"]
-    assert pg17[20:] == ["17.000", "3010", "3000"]
+    assert pg17[20:23] == ["17.000", "3010", "3000"] and pg17[23:] == ["-"] * 7  # no role split or disk times stored
 
 
 def test_a_failed_step_is_flagged_in_its_histograms_and_metrics(data):

@@ -49,7 +49,11 @@ def _hardware(value: float, pos: int, test: str) -> dict:
     return {**({"perf": perf} if test == "point-query" else {}),"elapsed_s": 3.0, "cpu_user_pct": 40.0 + pos, "cpu_sys_pct": 10.0, "cpu_iowait_pct": 0.0,
             "cpu_steal_pct": 0.0, "cs": round(2 * ops), "reads": 0, "read_kb": 0.0, "writes": round(ops / 100),
             "write_kb": ops / 10 * (1 + pos / 10), "server_cpu_s": ops * (20 + pos) / 1e6,
-            "client_cpu_s": ops * 7 / 1e6, "server_rss_bytes": 150_000_000}
+            "client_cpu_s": ops * 7 / 1e6, "server_rss_bytes": 150_000_000,
+            # background: 2 µs/op more per position; the disk: 0.01 flushes/op at 0.5 ms a write
+            "server_bg_cpu_s": ops * (2 + 2 * pos) / 1e6, "background": {"checkpointer": ops * (2 + 2 * pos) / 1e6},
+            "flushes": round(ops / 100), "flush_ms": 0.0, "read_ms": 0, "write_ms": round(ops / 100) * 0.5,
+            "queue_ms": 1500.0, "discards": 0}
 
 
 INSTRUCTIONS = {  # (test, target) -> (instructions/event, {function: self per event})

@@ -130,7 +130,8 @@ def test_text_and_markdown_show_nopm_relative_and_the_hardware_table(data):
     row = next(line for line in text.splitlines() if line.startswith("b "))
     assert row.split() == ["b", "1,500", "1.50", "?", "3,000", "1", "passed"]  # ?: one repeat, no interval
     header = next(line for line in text.splitlines() if line.startswith("target") and "cpu/no" in line)
-    assert header.split() == ["target", "cpu/no", "server/no", "client/no", "client%", "cs/no", "wkb/no"]
+    assert header.split() == ["target", "cpu/no", "server/no", "client/no", "client%", "bg/no", "bg%", "cs/no",
+                              "wkb/no", "fl/no", "fl/s", "w_ms", "aqu"]
     md = render_text(data, markdown=True)
     assert md.startswith("# TPROC-C: tp") and "| a (postgres 17.10) | 1,000 | 1.00 | 2,000 | 1 | passed |" in md
 

@@ -13,6 +13,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from dbdrift.model import DURABILITY_SETTINGS
+
 # How often a changed default of each kind moves a benchmark, most first; a setting belongs to
 # the first category one of whose patterns matches its name (regular expressions, whole name).
 CATEGORIES: tuple[tuple[str, tuple[str, ...]], ...] = (
@@ -152,3 +154,29 @@ def drift(reference: dict[str, str], target: dict[str, str], configured: set[str
             a, b = _only_differing(a, b)
         out.append(Drift(name, a, b, category_of(key)))
     return sorted(out, key=lambda d: (RANK[d.category], d.name))
+
+
+def flush_differences(reference: dict[str, str], target: dict[str, str]) -> list[Drift]:
+    """The model.DURABILITY_SETTINGS whose values differ, configured or not."""
+    return [d for d in drift(reference, target, set()) if d.name.lower() in DURABILITY_SETTINGS]
+
+
+def flush_note(differences: list[tuple[str, str, Drift]], fsync: dict[str, float] | None,
+               slow_us: float) -> str:
+    """What a comparison of durability settings measured, given how long this host's device
+    takes to flush (`fsync`: its p50_us): the device (slow: a warning) or the server. `differences`
+    are (target, reference, setting) triples; empty gives ""."""
+    if not differences:
+        return ""
+    shown = "; ".join(f"{t} vs {r}: {d.name} {d.target or '(absent)'} vs {d.reference or '(absent)'}"
+                      for t, r, d in differences[:4]) + (" ..." if len(differences) > 4 else "")
+    if not fsync:
+        return f"durability settings differ ({shown}); this device's flush time was not measured"
+    p50 = fsync["p50_us"]
+    if p50 >= slow_us:
+        return (f"host warning: durability settings differ ({shown}) on a device that takes {p50:,.0f} µs per flush "
+                f"(8 KB write + fdatasync, median; `dbdrift system check`): a commit that waits for one is paced by "
+                f"the device (at most {1e6 / p50:,.0f}/s per client), so these cells compare the device as much as "
+                f"the server")
+    return (f"durability settings differ ({shown}); this device flushes in {p50:,.0f} µs (median), less than the "
+            f"server's work per commit: the difference is the server's")

@@ -9,16 +9,21 @@ figures are per thousand rows.
 """
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
-from dbdrift.model import WINDOW_COUNTS, WINDOW_IO, WINDOW_PCTS, HardwareWindow, PerfCounts
+from dbdrift.model import WINDOW_COUNTS, WINDOW_DISK, WINDOW_IO, WINDOW_PCTS, HardwareWindow, PerfCounts
 
-SYSBENCH_METRICS = ("cpu/o", "cs/o", "r/o", "rKB/o", "wKB/o", "o/s", "cpu_us/o", "srv_us/o", "cli_us/o")
-"""`sum_met.sh`'s columns, then CPU µs per operation: host total, server tree, driver."""
+SYSBENCH_METRICS = ("cpu/o", "cs/o", "r/o", "rKB/o", "wKB/o", "o/s", "cpu_us/o", "srv_us/o", "cli_us/o",
+                    "bg_us/o", "bg%", "fl/s", "fl/o", "r_ms", "w_ms", "aqu", "dsc/s")
+"""`sum_met.sh`'s columns; CPU µs per operation: host total, server tree, driver, the server's
+background work, and the background's share of the server's CPU; then the disk as iostat
+shows it: cache flushes per second and per operation, read and write await in ms, the average
+queue depth, discards per second."""
 
 METRIC_DIGITS = {"cpu/o": 6, "cs/o": 3, "r/o": 3, "rKB/o": 3, "wKB/o": 3, "o/s": 0,
-                 "cpu_us/o": 1, "srv_us/o": 1, "cli_us/o": 1}
+                 "cpu_us/o": 1, "srv_us/o": 1, "cli_us/o": 1, "bg_us/o": 1, "bg%": 1,
+                 "fl/s": 1, "fl/o": 4, "r_ms": 2, "w_ms": 2, "aqu": 2, "dsc/s": 1}
 
 
 def combine(windows: Sequence[tuple[HardwareWindow | None, float | None]]) -> tuple[HardwareWindow, float] | None:
@@ -41,9 +46,55 @@ def combine(windows: Sequence[tuple[HardwareWindow | None, float | None]]) -> tu
         values = [w.get(io) for w, _, _ in usable]
         known = [v for v in values if v is not None]
         merged[io] = sum(known) if len(known) == len(values) else None
+    for key in (*WINDOW_DISK, "server_bg_cpu_s"):  # only where every window has it
+        if all(key in w for w, _, _ in usable):
+            merged[key] = sum(w[key] for w, _, _ in usable)  # type: ignore[literal-required]
+    if all("background" in w for w, _, _ in usable):
+        merged["background"] = added(w["background"] for w, _, _ in usable)
     merged["server_rss_bytes"] = max(w.get("server_rss_bytes") or 0 for w, _, _ in usable)
     ops = sum(o * seconds for _, seconds, o in usable) / elapsed
     return merged, ops
+
+
+def added(parts: Iterable[dict[str, float]]) -> dict[str, float]:
+    """Per-key sums of several {role: seconds} maps."""
+    out: dict[str, float] = {}
+    for part in parts:
+        for key, value in part.items():
+            out[key] = out.get(key, 0.0) + value
+    return out
+
+
+def disk_metrics(window: HardwareWindow, ops: float) -> dict[str, float | None]:
+    """The disk as iostat and the posts read it, from one window: flushes per second and per
+    operation, read and write await (ms per completed request), the average queue depth and
+    discards per second. None where the kernel does not count it (flushes before 5.5,
+    discards before 4.18), where the data directory has no device, or where nothing was
+    requested (await of no reads)."""
+    elapsed = window.get("elapsed_s") or 0.0
+    out: dict[str, float | None] = {"fl/s": None, "fl/o": None, "r_ms": None, "w_ms": None, "aqu": None,
+                                    "dsc/s": None}
+    if not elapsed:
+        return out
+    flushes = window.get("flushes")
+    if flushes is not None:
+        out["fl/s"] = flushes / elapsed
+        out["fl/o"] = flushes / elapsed / ops if ops else None
+    reads, writes = window.get("reads"), window.get("writes")
+    read_ms, write_ms = window.get("read_ms"), window.get("write_ms")
+    out["r_ms"] = read_ms / reads if read_ms is not None and reads else None
+    out["w_ms"] = write_ms / writes if write_ms is not None and writes else None
+    queue_ms = window.get("queue_ms")
+    out["aqu"] = queue_ms / (elapsed * 1000) if queue_ms is not None else None
+    discards = window.get("discards")
+    out["dsc/s"] = discards / elapsed if discards is not None else None
+    return out
+
+
+def background_share(window: HardwareWindow) -> float | None:
+    """The server's background CPU as a percentage of all its CPU; None where not split."""
+    bg, total = window.get("server_bg_cpu_s"), window.get("server_cpu_s")
+    return None if bg is None or not total else 100.0 * bg / total
 
 
 def sysbench_metrics(window: HardwareWindow, ops: float, ncpu: int) -> dict[str, float | None]:
@@ -65,6 +116,10 @@ def sysbench_metrics(window: HardwareWindow, ops: float, ncpu: int) -> dict[str,
     out["cs/o"] = window["cs"] / elapsed / ops
     out["srv_us/o"] = window["server_cpu_s"] * 1e6 / (elapsed * ops)
     out["cli_us/o"] = window["client_cpu_s"] * 1e6 / (elapsed * ops)
+    bg = window.get("server_bg_cpu_s")
+    out["bg_us/o"] = None if bg is None else bg * 1e6 / (elapsed * ops)
+    out["bg%"] = background_share(window)
+    out.update(disk_metrics(window, ops))
     reads, read_kb, write_kb = window.get("reads"), window.get("read_kb"), window.get("write_kb")
     if reads is not None:
         out["r/o"] = reads / elapsed / ops
@@ -77,7 +132,8 @@ def insert_benchmark_metrics(window: HardwareWindow, ips: float, qps: float, ncp
     """`etl.sh`'s columns for one Insert Benchmark step.
 
     rate = ips for load steps (qps == 0) and qps for query steps; wpi and wkbpi are always
-    per insert. Columns the samplers cannot give (dbgb1, dbgb2, maxop, p50, p99) come from
+    per insert, as are flushes (flpi); bgpq is the server's background CPU µs per operation.
+    Columns the samplers cannot give (dbgb1, dbgb2, maxop, p50, p99) come from
     the step itself and are not computed here; rss is the largest server RSS in GB.
     """
     elapsed = window["elapsed_s"]
@@ -90,7 +146,12 @@ def insert_benchmark_metrics(window: HardwareWindow, ips: float, qps: float, ncp
     rkbps, wkbps = per(window.get("read_kb"), elapsed), per(window.get("write_kb"), elapsed)
     cpups = window["cpu_user_pct"] + window["cpu_sys_pct"]
     csps = per(window["cs"], elapsed)
+    disk = disk_metrics(window, rate)
+    bg = window.get("server_bg_cpu_s")
     return {
+        "bgpq": per(None if bg is None else bg * 1e6 / elapsed, rate), "bg%": background_share(window),
+        "flps": disk["fl/s"], "flpi": per(disk["fl/s"], ips), "rawait": disk["r_ms"], "wawait": disk["w_ms"],
+        "aqu": disk["aqu"],
         "ips": ips, "qps": qps, "rps": rps, "wps": wps,
         "rmbps": None if rkbps is None else rkbps / 1024, "wmbps": None if wkbps is None else wkbps / 1024,
         "rpq": per(rps, rate), "rkbpq": per(rkbps, rate), "wpi": per(wps, ips), "wkbpi": per(wkbps, ips),

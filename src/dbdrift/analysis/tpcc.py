@@ -8,10 +8,12 @@ from dataclasses import dataclass, field
 from statistics import fmean, median
 
 from dbdrift.analysis.noise import Estimate, relative_over_repeats
+from dbdrift.analysis.hardware import background_share, combine, disk_metrics
 from dbdrift.model import TPCC_TRANSACTIONS as TRANSACTIONS
 from dbdrift.model import TpccResult
 
-HARDWARE = ("cpu/no", "server/no", "client/no", "client%", "cs/no", "wkb/no")
+HARDWARE = ("cpu/no", "server/no", "client/no", "client%", "bg/no", "bg%", "cs/no", "wkb/no", "fl/no", "fl/s",
+            "w_ms", "aqu")
 """Per new order in the measured window: host CPU µs (user + system over every CPU), the
 server's and the driver's process CPU µs, the driver's share of the two, context switches
 and KB written to storage."""
@@ -76,7 +78,8 @@ def relative_nopm(new: list[TpccResult], base: list[TpccResult]) -> Estimate:
 
 def hardware_per_new_order(runs: list[TpccResult], ncpu: int) -> dict[str, float | None]:
     """HARDWARE over the runs' sampled windows together (sums over sums, so a longer window
-    weighs more); None where no run has a window or no new order was made."""
+    weighs more); None where no run has a window or no new order was made, and for the
+    background and disk columns where a window lacks them (analysis/hardware.disk_metrics)."""
     windows = [(r, r.hardware) for r in runs if r.hardware and r.hardware.get("elapsed_s")]
     out: dict[str, float | None] = dict.fromkeys(HARDWARE)
     orders = sum(r.new_orders for r, _ in windows)
@@ -93,6 +96,14 @@ def hardware_per_new_order(runs: list[TpccResult], ncpu: int) -> dict[str, float
     written = [w.get("write_kb") for _, w in windows]
     known = [v for v in written if v is not None]
     out["wkb/no"] = sum(known) / orders if len(known) == len(written) else None
+    merged = combine([(w, r.new_orders / w["elapsed_s"]) for r, w in windows])
+    if merged is not None:
+        window, _ = merged
+        bg = window.get("server_bg_cpu_s")
+        out["bg/no"] = None if bg is None else bg * 1e6 / orders
+        out["bg%"] = background_share(window)
+        disk = disk_metrics(window, orders / window["elapsed_s"])
+        out["fl/no"], out["fl/s"], out["w_ms"], out["aqu"] = disk["fl/o"], disk["fl/s"], disk["w_ms"], disk["aqu"]
     return out
 
 

@@ -15,7 +15,8 @@ from pathlib import Path
 import psutil
 
 from dbdrift.metrics.procstat import CPU_FIELDS, context_switches, cpu_jiffies
-from dbdrift.model import HardwareWindow
+from dbdrift.metrics.roles import FOREGROUND, role_of
+from dbdrift.model import WINDOW_DISK, HardwareWindow, ServerRoles
 
 SECTOR_BYTES = 512
 
@@ -31,6 +32,7 @@ class Counters:
     server_cpu_s: float
     client_cpu_s: float
     server_rss_bytes: int
+    server_roles: dict[str, float] = field(default_factory=dict)  # role -> CPU s (metrics/roles.py)
 
 
 @dataclass
@@ -50,16 +52,26 @@ class Delta:
     server_cpu_s: float
     client_cpu_s: float
     server_rss_bytes: int
+    disk: dict[str, int] = field(default_factory=dict)  # WINDOW_DISK' counts where the kernel gives them
+    background: dict[str, float] | None = None  # background role -> server CPU s; None: not split
 
     def as_dict(self) -> HardwareWindow:
-        return HardwareWindow(
+        window = HardwareWindow(
             elapsed_s=self.elapsed_s, cpu_user_pct=self.cpu_user_pct, cpu_sys_pct=self.cpu_sys_pct,
             cpu_iowait_pct=self.cpu_iowait_pct, cpu_steal_pct=self.cpu_steal_pct, cs=self.cs, reads=self.reads,
             read_kb=self.read_kb, writes=self.writes, write_kb=self.write_kb, server_cpu_s=self.server_cpu_s,
             client_cpu_s=self.client_cpu_s, server_rss_bytes=self.server_rss_bytes)
+        for key in WINDOW_DISK:
+            if key in self.disk:
+                window[key] = self.disk[key]
+        if self.background is not None:
+            window["server_bg_cpu_s"] = round(sum(self.background.values()), 6)
+            window["background"] = {k: round(v, 6) for k, v in sorted(self.background.items())}
+        return window
 
 
-def delta(a: Counters, b: Counters) -> Delta:
+def delta(a: Counters, b: Counters, split: bool = False) -> Delta:
+    """b - a; `split`: with the server's background CPU per role (metrics/roles.py)."""
     d = {k: b.cpu_jiffies[k] - a.cpu_jiffies[k] for k in CPU_FIELDS}
     total = sum(d.values()) or 1
 
@@ -68,7 +80,7 @@ def delta(a: Counters, b: Counters) -> Delta:
 
     disk = None
     if a.disk is not None and b.disk is not None:
-        disk = {k: b.disk[k] - a.disk[k] for k in b.disk}
+        disk = {k: b.disk[k] - a.disk[k] for k in b.disk if k in a.disk}
     return Delta(
         elapsed_s=round(b.t - a.t, 4),
         cpu_user_pct=pct("user", "nice"), cpu_sys_pct=pct("system", "irq", "softirq"),
@@ -78,7 +90,10 @@ def delta(a: Counters, b: Counters) -> Delta:
         writes=disk["writes"] if disk else None, write_kb=disk["write_bytes"] / 1024 if disk else None,
         server_cpu_s=round(b.server_cpu_s - a.server_cpu_s, 6),
         client_cpu_s=round(b.client_cpu_s - a.client_cpu_s, 6),
-        server_rss_bytes=max(a.server_rss_bytes, b.server_rss_bytes))
+        server_rss_bytes=max(a.server_rss_bytes, b.server_rss_bytes),
+        disk={k: v for k, v in (disk or {}).items() if k in WINDOW_DISK},
+        background={role: round(cpu - a.server_roles.get(role, 0.0), 6) for role, cpu in b.server_roles.items()
+                    if role != FOREGROUND} if split else None)
 
 
 def block_device_of(path: Path, sys_root: Path = Path("/sys")) -> str | None:
@@ -95,31 +110,43 @@ def block_device_of(path: Path, sys_root: Path = Path("/sys")) -> str | None:
         return None
 
 
+DISK_FIELDS = (("reads", 3, 1), ("read_bytes", 5, SECTOR_BYTES), ("read_ms", 6, 1), ("writes", 7, 1),
+               ("write_bytes", 9, SECTOR_BYTES), ("write_ms", 10, 1), ("queue_ms", 13, 1),
+               ("discards", 14, 1), ("flushes", 18, 1), ("flush_ms", 19, 1))
+"""/proc/diskstats columns (0-based, after major, minor and name come 3..): completed reads,
+sectors read, ms reading, completed writes, sectors written, ms writing, weighted ms in queue
+(iostat's aqu-sz is its rate), discards (kernel 4.18+), flushes and ms flushing (5.5+)."""
+
+
 def read_diskstats(device: str, path: Path = Path("/proc/diskstats")) -> dict[str, int] | None:
-    """Completed reads/writes and bytes of one device (fields 4, 6, 8, 10 of diskstats)."""
+    """DISK_FIELDS of one device, bytes for sectors; a field the kernel does not give is absent."""
     try:
         with path.open() as f:
             for line in f:
                 parts = line.split()
                 if len(parts) >= 10 and parts[2] == device:
-                    return {"reads": int(parts[3]), "read_bytes": int(parts[5]) * SECTOR_BYTES,
-                            "writes": int(parts[7]), "write_bytes": int(parts[9]) * SECTOR_BYTES}
+                    return {name: int(parts[col]) * scale for name, col, scale in DISK_FIELDS if col < len(parts)}
     except OSError:
         return None
     return None
 
 
 class ProcessTreeCpu:
-    """CPU seconds of a process and all its descendants, monotone across child exits.
+    """CPU seconds of a process and all its descendants, monotone across child exits, and the
+    part of it each role used (metrics/roles.py) when `roles` is given.
 
     A child's last seen CPU time is kept after it exits (PostgreSQL backends come and go), so
-    only the CPU it used after the last sample is lost.
+    only the CPU it used after the last sample is lost. A process's or thread's role is decided
+    the first time it is seen with a name, and kept: its CPU moves to no other role later.
     """
 
-    def __init__(self, pid: int | None) -> None:
+    def __init__(self, pid: int | None, roles: ServerRoles | None = None) -> None:
         self.root = _process(pid)
+        self.roles = roles
         self.last: dict[int, float] = {}
         self.rss_bytes = 0
+        self.unit_role: dict[int, str] = {}  # pid (processes) or tid (threads) -> role
+        self.unit_cpu: dict[int, float] = {}  # the same keys -> CPU seconds last seen
 
     def read(self) -> float:
         if self.root is None:
@@ -135,11 +162,45 @@ class ProcessTreeCpu:
                 with proc.oneshot():
                     t = proc.cpu_times()
                     rss = max(rss, proc.memory_info().rss)
+                    if self.roles is not None:
+                        self._read_roles(proc)
                 self.last[proc.pid] = t.user + t.system
             except psutil.Error:
                 continue
         self.rss_bytes = max(self.rss_bytes, rss)
         return sum(self.last.values())
+
+    def by_role(self) -> dict[str, float]:
+        """CPU seconds so far per role (units not yet named are left out until they are)."""
+        out: dict[str, float] = {}
+        for unit, cpu in self.unit_cpu.items():
+            role = self.unit_role.get(unit)
+            if role is not None:
+                out[role] = out.get(role, 0.0) + cpu
+        return out
+
+    def _read_roles(self, proc: psutil.Process) -> None:
+        assert self.roles is not None and self.root is not None
+        if not self.roles.threads:
+            if proc.pid not in self.unit_role:
+                role = role_of(self.roles, proc.pid, proc.pid, " ".join(proc.cmdline()), proc.pid == self.root.pid)
+                if role is not None:
+                    self.unit_role[proc.pid] = role
+            t = proc.cpu_times()
+            self.unit_cpu[proc.pid] = t.user + t.system
+            return
+        for thread in proc.threads():
+            if thread.id not in self.unit_role:
+                self.unit_role[thread.id] = role_of(self.roles, proc.pid, thread.id, _thread_name(proc.pid, thread.id),
+                                                          False) or FOREGROUND
+            self.unit_cpu[thread.id] = thread.user_time + thread.system_time
+
+
+def _thread_name(pid: int, tid: int) -> str:
+    try:
+        return Path(f"/proc/{pid}/task/{tid}/comm").read_text().strip()
+    except OSError:
+        return ""
 
 
 def _process(pid: int | None) -> psutil.Process | None:
@@ -162,13 +223,14 @@ class Sampler:
 
     server_pid: int | None
     data_dir: Path
+    roles: ServerRoles | None = None  # split the server's CPU by role (metrics/roles.py)
     period_s: float = 1.0
     samples: list[tuple[float, Delta]] = field(default_factory=list)
     marks: dict[str, Counters] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         self.device = block_device_of(self.data_dir)
-        self.server = ProcessTreeCpu(self.server_pid)
+        self.server = ProcessTreeCpu(self.server_pid, self.roles)
         self.client = ProcessTreeCpu(None)
         self._lock = threading.Lock()
         self._stop = threading.Event()
@@ -184,7 +246,8 @@ class Sampler:
             disk = read_diskstats(self.device) if self.device else None
             server = self.server.read()
             client = self.client.read()
-            return Counters(time.monotonic(), jiffies, ctxt, disk, server, client, self.server.rss_bytes)
+            return Counters(time.monotonic(), jiffies, ctxt, disk, server, client, self.server.rss_bytes,
+                            self.server.by_role())
 
     def start(self) -> "Sampler":
         self._raw.append(self.read())
@@ -205,12 +268,13 @@ class Sampler:
             self._thread.join(timeout=5)
         self._raw.append(self.read())
         origin = self.marks["start"].t if "start" in self.marks else self._raw[0].t
-        self.samples = [(round(a.t - origin, 3), delta(a, b)) for a, b in zip(self._raw, self._raw[1:])]
+        split = self.roles is not None
+        self.samples = [(round(a.t - origin, 3), delta(a, b, split)) for a, b in zip(self._raw, self._raw[1:])]
 
     def window(self) -> Delta | None:
         if "start" not in self.marks or "end" not in self.marks:
             return None
-        return delta(self.marks["start"], self.marks["end"])
+        return delta(self.marks["start"], self.marks["end"], self.roles is not None)
 
     def _loop(self) -> None:
         while not self._stop.wait(self.period_s):

@@ -23,7 +23,7 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 from dbdrift.errors import InputError
-from dbdrift.model import ENGINES, JsonObject, Level, TargetSpec
+from dbdrift.model import DURABILITY_SETTINGS, ENGINES, JsonObject, Level, TargetSpec
 from dbdrift.plan import fields
 from dbdrift.quantities import brief_repr
 
@@ -150,12 +150,6 @@ def variant_patterns(value: object, where: str) -> tuple[str, ...]:
     return tuple(patterns)
 
 
-# Server options that decide whether a commit waits for its flush to the device: variants that
-# differ in them and take turns on one device bias each other (docs/campaign.md, "Configuration matrices").
-DURABILITY_SETTINGS = frozenset({
-    "fsync", "synchronous_commit", "wal_sync_method", "commit_delay",  # PostgreSQL
-    "innodb_flush_log_at_trx_commit", "sync_binlog", "innodb_flush_method",  # InnoDB
-})
 
 
 def durability_axes(axes: tuple[Axis, ...]) -> list[str]:

@@ -14,6 +14,7 @@ from typing import Any
 from dataclasses import replace
 from datetime import datetime, timezone
 
+from dbdrift.analysis.defaults import flush_note
 from dbdrift.analysis.explain import explanation
 from dbdrift.analysis.floor import campaign_sd, noise_floor
 from dbdrift.analysis.hardware import MetricsRow, metrics_rows
@@ -28,10 +29,11 @@ from dbdrift.workloads.sysbench.catalog import (GROUP_TITLES, GROUPS, LAYER_FAMI
                                                scan_krps, select_tests)
 from dbdrift.cpus import Placement
 from dbdrift.errors import InputError, UserError
-from dbdrift.model import HardwareWindow, JsonObject, is_warm_run
+from dbdrift.model import SLOW_FSYNC_US, HardwareWindow, JsonObject, is_warm_run
 from dbdrift.results.data import FORMAT_VERSION, PlanChange, ReportData
 from dbdrift.results.findings import nothing_measured
-from dbdrift.results.targets import base_target, default_drift, matrix_references, target_labels
+from dbdrift.results.targets import (base_target, default_drift, flush_settings_compared, matrix_references,
+                                    target_labels)
 from dbdrift.store.store import Store
 from dbdrift.version import __version__
 
@@ -119,6 +121,7 @@ def build_report(store: Store, campaign: str | None, base: str | None, chain: bo
     counted_rows = tuple(_instructions(counted, references, order, min_effect))
     layer_rows = tuple(_layers(stored_runs, counted, references, min_effect, noisy))
     sequential = spec.get("order") == "sequential"
+    notes += flush_notes(host, targets, references)
     return ReportData(row["name"], comparison, tuple(summarize_groups(comparison, list(GROUPS))), labels,
                       GROUPS, GROUP_TITLES, notes,
                       metrics=hardware if metrics else (),
@@ -349,6 +352,13 @@ def _build_notes(labels: dict[str, str]) -> tuple[str, ...]:
         return ()
     return ("builds: the targets come from different sources (see each label): a difference can come from how "
             "each was compiled as well as from its code; `SOURCE:VERSION` targets compare builds of one source",)
+
+
+def flush_notes(host: JsonObject, targets: list[sqlite3.Row], references: Mapping[str, str]) -> tuple[str, ...]:
+    """Where targets differ in a setting that decides whether a commit waits for a flush: whether
+    this host's device (its flush latency, stored with the host facts) or the server decides."""
+    note = flush_note(flush_settings_compared(targets, dict(references)), host.get("fsync"), SLOW_FSYNC_US)
+    return (note,) if note else ()
 
 
 def host_notes(host: JsonObject) -> tuple[str, ...]:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import sqlite3
 
-from dbdrift.analysis.defaults import DriftTable, drift, set_names
+from dbdrift.analysis.defaults import Drift, DriftTable, drift, flush_differences, set_names
 from dbdrift.errors import InputError
 from dbdrift.model import JsonObject
 from dbdrift.store.store import Store
@@ -141,3 +141,15 @@ def default_drift(targets: list[sqlite3.Row], references: dict[str, str]) -> tup
         configured = set_names(mine.get("config_text") or "") | set_names(theirs.get("config_text") or "")
         out.append(DriftTable(target, reference, tuple(drift(theirs["settings"], mine["settings"], configured))))
     return tuple(out)
+
+
+def flush_settings_compared(targets: list[sqlite3.Row], references: dict[str, str]) -> list[tuple[str, str, Drift]]:
+    """(target, reference, setting) for every durability setting (model.DURABILITY_SETTINGS)
+    whose effective value differs between a target and its reference of one engine, set or not."""
+    settings = {t["name"]: (t["engine"], json.loads(t["server_json"] or "{}").get("settings") or {}) for t in targets}
+    out = []
+    for target, reference in references.items():
+        (engine, mine), (ref_engine, theirs) = settings.get(target, ("", {})), settings.get(reference, ("", {}))
+        if engine == ref_engine and mine and theirs:
+            out += [(target, reference, d) for d in flush_differences(theirs, mine)]
+    return out

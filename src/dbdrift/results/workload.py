@@ -13,7 +13,7 @@ from typing import ClassVar
 from dbdrift.analysis.defaults import DriftTable
 from dbdrift.analysis.noise import Verdict
 from dbdrift.model import JsonObject
-from dbdrift.results.build import host_notes
+from dbdrift.results.build import flush_notes, host_notes
 from dbdrift.results.findings import CAMPAIGN, Finding
 from dbdrift.results.targets import base_target, default_drift, target_labels
 from dbdrift.store.store import Store
@@ -83,7 +83,8 @@ def stored_campaign(store: Store, campaign_id: int, base: str | None, judged: st
     host, spec = json.loads(row["host_json"]), json.loads(row["spec_json"])
     return StoredCampaign(spec, {"campaign": row["name"], "targets": ordered, "labels": target_labels(targets),
                                  "ncpu": host.get("cpus") or 1, "host": host, "run_on": row["created_at"],
-                                 "notes": host_notes(host) + repeats_notes(spec, judged),
+                                 "notes": host_notes(host) + repeats_notes(spec, judged)
+                                 + flush_notes(host, targets, {t: base_name for t in ordered[1:]}),
                                  "drift": default_drift(targets, {t: base_name for t in ordered[1:]})})
 
 

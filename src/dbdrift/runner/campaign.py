@@ -19,11 +19,11 @@ from dbdrift.errors import DriverError, ServerError, UserError
 from dbdrift.model import InstallInfo, JsonObject
 from dbdrift.plan import rounds
 from dbdrift.plan.campaign import CampaignSpec, target_to_dict
-from dbdrift.metrics import host, perf
+from dbdrift.metrics import fsync, host, perf
 from dbdrift.runner import instructions
 from dbdrift.runner.progress import NullProgress, ProgressSink
 from dbdrift.runner.session import TargetSession
-from dbdrift.server import engines
+from dbdrift.server import engines, rundir
 from dbdrift.store.store import Store
 from dbdrift.workload import Workload
 
@@ -77,7 +77,8 @@ def host_info(support: perf.PerfSupport, placement: cpus.Placement) -> JsonObjec
         warnings.append({"kind": "perf", "message": f"perf hardware counters unavailable: {support.reason}",
                          "hint": "instructions per event come from callgrind instead: dbdrift run "
                                  "--count-instructions"})
-    return {**facts, "perf": asdict(support), "placement": placement.to_dict(), "warnings": warnings}
+    return {**facts, "perf": asdict(support), "placement": placement.to_dict(), "warnings": warnings,
+            "fsync": fsync.measure(rundir.work_dir())}
 
 
 def placement_option(spec: CampaignSpec) -> str | tuple[str, str]:

@@ -21,20 +21,21 @@ RUN_HOST_CHECKS = ("governor", "swap", "frequency")
 
 
 class RunObservers:
-    def __init__(self, server_pid: int | None, data_dir: Path, run_dir: Path, measured_s: float, round_: int,
+    def __init__(self, sampler: Sampler, run_dir: Path, measured_s: float, round_: int,
                  perf_counters: bool, flamegraph: bool, watch_backends: bool = True, steal: bool = True) -> None:
         """`watch_backends`: perf watches the backend processes the driver names; False when
         those are connection ids (MySQL, MariaDB) and perf watches the server process.
         `steal`: annotate interval lines with host steal (False when the caller does it)."""
         self.facts = host.host_facts(steal_window_s=0)
         self.clock = StealClock() if steal else None
-        self.sampler = Sampler(server_pid, data_dir)
+        self.sampler = sampler
         self.counters = perf.StatCollector() if perf_counters else None
         self.flames = flame.FlameRecorder() if flamegraph else None
         self.perf_data = run_dir / "perf.data"
         self.group, self.events = perf.group_for_round(round_)
         self.measured_s = measured_s
         self.watch_backends = watch_backends
+        server_pid = sampler.server_pid
         self.pids: list[int] = [] if watch_backends or server_pid is None else [server_pid]
         self.perf_counts: dict[str, float | None] | None = None
         self.flame_result: tuple[Path | None, str] | None = None
@@ -99,7 +100,8 @@ class RunObservers:
         return folded
 
 
-SharedCounter = Literal["elapsed_s", "cs", "reads", "read_kb", "writes", "write_kb", "client_cpu_s"]
+SharedCounter = Literal["elapsed_s", "cs", "reads", "read_kb", "writes", "write_kb", "client_cpu_s", "read_ms",
+                        "write_ms", "queue_ms", "discards", "flushes", "flush_ms"]
 SHARED_COUNTERS: tuple[SharedCounter, ...] = get_args(SharedCounter)
 """Window values scaled to a target's share of a run the targets took turns in: its own time
 (so the server's CPU, all spent in its turns, is per its own operations), and the counters that

@@ -27,6 +27,7 @@ from dbdrift.plan.campaign import CampaignSpec
 from dbdrift.plan.expand import START_S, FreshStep, LoadStep, RunStep, SettleStep, load_s
 from dbdrift.runner import sourcebuild
 from dbdrift.runner.dialect import DBNAME, for_engine
+from dbdrift.metrics.sampler import Sampler
 from dbdrift.runner.observe import RunObservers
 from dbdrift.runner.progress import ProgressSink
 from dbdrift.server.base import full_disk_hint, own_run_dir, release_run_dir
@@ -251,9 +252,13 @@ class TargetSession:
             raise
 
     def observers(self, step: RunStep, measured_s: float, steal: bool = True) -> RunObservers:
-        return RunObservers(self.server.server_pid, self.server.data_dir, self.server.run_dir, measured_s,
+        return RunObservers(self.sampler(), self.server.run_dir, measured_s,
                             step.repeat, self.perf_counters, self.spec.flamegraphs,
                             watch_backends=self.dialect.backend_pids_are_processes, steal=steal)
+
+    def sampler(self) -> Sampler:
+        """The 1 s sampler of this target's running server (not started), its CPU split by role."""
+        return Sampler(self.server.server_pid, self.server.data_dir, self.server.roles())
 
     def conclude(self, step: RunStep, spec: JsonObject, result: process.DriverResult, observers: RunObservers,
                  share: float = 1.0) -> RunRecord:

@@ -25,7 +25,7 @@ from typing import Any, Callable
 
 from dbdrift import disk
 from dbdrift.errors import ServerError, UserError
-from dbdrift.model import ConnectionInfo, InstallInfo, ServerInfo, TargetSpec
+from dbdrift.model import ConnectionInfo, ServerRoles, InstallInfo, ServerInfo, TargetSpec
 from dbdrift.server import osuser
 
 OWNER_FILE = "dbdrift-run.json"  # in every run directory: which dbdrift process it belongs to
@@ -82,6 +82,11 @@ class Server(abc.ABC):
     def server_pid(self) -> int | None:
         """The server's main process (PostgreSQL's postmaster, mariadbd/mysqld), None when not
         running: what the samplers and perf watch."""
+
+    def roles(self) -> ServerRoles | None:
+        """How the samplers split the server's CPU into foreground and background work
+        (metrics/roles.py); None where they cannot."""
+        return None
 
     @abc.abstractmethod
     def init(self) -> None:

@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from dbdrift.errors import ServerError, UserError
-from dbdrift.model import ConnectionInfo, ServerInfo
+from dbdrift.model import ConnectionInfo, ServerRoles, ServerInfo
 from dbdrift.server import base, osuser
 from dbdrift.server.fetch_mysql import mariadb_env, mariadb_server_binary, mariadb_version_string
 from dbdrift.catalog.configs import named_text
@@ -52,6 +52,7 @@ class MariaDBServer(ProcessServer):
         self.tmp_dir = self.run_dir / "tmp"  # its own tmpdir: two servers never share a temporary table's name
         self.install_db_args: list[str] = []
         self._proc: subprocess.Popen[bytes] | None = None
+        self._startup_threads: frozenset[int] = frozenset()
 
     # --- paths and facts ----------------------------------------------------------------
 
@@ -62,6 +63,11 @@ class MariaDBServer(ProcessServer):
     @property
     def server_pid(self) -> int | None:
         return self._proc.pid if self._proc is not None else None
+
+    def roles(self) -> ServerRoles:
+        """Per thread; the threads alive before the first connection are the background where
+        the server does not name its threads (MySQL without the performance schema)."""
+        return ServerRoles(threads=True, startup=self._startup_threads)
 
     @property
     def connection(self) -> ConnectionInfo:
@@ -273,8 +279,10 @@ class MariaDBServer(ProcessServer):
         while time.monotonic() < deadline:
             if self._proc.poll() is not None:
                 return f"{binary.name if binary else 'the server'} exited with status {self._proc.returncode}"
+            before = _threads(self._proc.pid)  # before the first connection: the server's own threads
             if handshake(self.socket_path) is not None:
                 self._version_string = None  # asked again of the running server
+                self._startup_threads = before
                 return None
             time.sleep(0.1)
         return f"no connection on {self.socket_path} within {self.start_timeout_s:g} s"
@@ -377,6 +385,13 @@ def initialize_args(config_path: Path, basedir: Path, data_dir: Path) -> list[st
 
 
 # --- pure helpers (unit-tested without a server) -------------------------------------------
+
+
+def _threads(pid: int) -> frozenset[int]:
+    try:
+        return frozenset(int(t) for t in os.listdir(f"/proc/{pid}/task"))
+    except OSError:
+        return frozenset()
 
 
 def handshake(socket_path: Path, timeout_s: float = 2.0) -> str | None:

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from dbdrift.errors import ServerError
-from dbdrift.model import ConnectionInfo, ServerInfo
+from dbdrift.model import ConnectionInfo, ServerRoles, ServerInfo
 from dbdrift.server import base, osuser
 from dbdrift.server.fetch import postgres_version_string
 from dbdrift.catalog.configs import named_text
@@ -56,6 +56,10 @@ class PostgresServer(ProcessServer):
     def server_pid(self) -> int | None:
         """The postmaster's pid."""
         return self._pid
+
+    def roles(self) -> ServerRoles:
+        """Per process, by its title."""
+        return ServerRoles(threads=False)
 
     @property
     def connection(self) -> ConnectionInfo:

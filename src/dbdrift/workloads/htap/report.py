@@ -22,11 +22,11 @@ from dbdrift.report.svgchart import Line, time_chart
 from dbdrift.report.drift import drift_json
 from dbdrift.report.workload import (drift_html, color_of, findings_json, host_fact, run_on_facts, target_facts, text_page,
                                      VERDICT_COLUMNS, verdict_cells, verdicts_legend, why_html)
+from dbdrift.workloads.tpcc.report import HARDWARE_DIGITS, HARDWARE_LEGEND
 from dbdrift.workloads.htap.results import WINDOW_TITLES, WINDOWS, HtapReport, Relative, as_tpcc
 
 WINDOW_TEST = {"transactions": "NOPM alone", "analytics": "queries/h alone", "together": "NOPM with analytics"}
 """The judged figure whose verdict a window's CSV row carries."""
-HARDWARE_DIGITS = {"cpu/no": 0, "server/no": 0, "client/no": 0, "client%": 1, "cs/no": 2, "wkb/no": 2}
 
 
 def _rel(data: HtapReport, target: str, what: str) -> str:
@@ -103,8 +103,8 @@ def blocks(data: HtapReport) -> list[tuple[str, str, list[str], list[list[str]]]
                                                      for m in HARDWARE)]
           for s in data.summaries for w in ("transactions", "together") if w in s.hardware]
     out.append((f"hardware per new order (host CPUs: {data.ncpu})",
-                "per new order in the window: host CPU µs, the server's and the driver's CPU µs, the driver's share, "
-                "context switches, KB written (together: the analytical queries' work is in these too)",
+                HARDWARE_LEGEND.replace("in the measured window", "in the window") +
+                " (together: the analytical queries' work is in these too)",
                 ["target", "window", *HARDWARE], hw))
     for tx in TRANSACTIONS:
         lat = [[data.label(s.target), str(s.latency[tx].count), fmt_ms(s.latency[tx].p50_us),

@@ -73,7 +73,8 @@ TABLES = {  # the summary tables in the report's order, by their IBenchSummary a
 }
 INTERVAL_LEGEND = " [95% interval over the repeats]"
 METRIC_DIGITS = {"ips": 0, "qps": 0, "rps": 0, "rmbps": 1, "wps": 1, "wmbps": 1, "rpq": 3, "rkbpq": 3, "wpi": 3,
-                 "wkbpi": 3, "csps": 0, "cpups": 1, "cspq": 3, "cpupq": 0, "dbgb1": 3, "dbgb2": 3, "rss": 1, "maxop": 3, "p50": 0, "p99": 0}
+                 "wkbpi": 3, "csps": 0, "cpups": 1, "cspq": 3, "cpupq": 0, "dbgb1": 3, "dbgb2": 3, "rss": 1, "maxop": 3, "p50": 0, "p99": 0,
+                 "bgpq": 0, "bg%": 1, "flps": 1, "flpi": 4, "rawait": 2, "wawait": 2, "aqu": 2}
 """Decimals per metric, as `etl.sh` prints its line."""
 STEP_LEGEND = ("per step: response-time tables give the % of that operation's responses per bucket, their count and "
                "the max in seconds; metrics: rps/wps storage reads/writes per s, rmbps/wmbps MB/s, "
@@ -81,7 +82,9 @@ STEP_LEGEND = ("per step: response-time tables give the % of that operation's re
                "switches per s and per op, cpups host CPU %, cpupq host CPU µs per op, dbgb1 the benchmark database "
                "and dbgb2 the whole data directory after the step in GiB, rss server GB, maxop worst "
                "response in s, p50/p99 client 1's per-second rate sorted fastest first (p99: a near-worst second); "
-               "op = insert for l.* steps, query for qr/qp")
+               "bgpq the server's background CPU µs per op (vacuum, checkpoints, flushing, purge), bg% its share of the "
+               "server's CPU; flps/flpi cache flushes (fsyncs) per s and per insert, rawait/wawait ms per read/write, "
+               "aqu the device's average queue depth; op = insert for l.* steps, query for qr/qp")
 
 
 # --- blocks shared by text and Markdown: titled tables of formatted cells -------------------

@@ -98,7 +98,7 @@ def run_step(session: TargetSession, step: ibench.IBenchStep, repeat: int = 0) -
     if session.spec.repeats > 1:
         label += f", repeat {repeat + 1}/{session.spec.repeats}"
     session.progress.step_start(session.name, label, expected)
-    sampler = Sampler(session.server.server_pid, session.server.data_dir)
+    sampler = session.sampler()
     sampler.start()
 
     marked = [None]  # the t_sec of the last end mark: every client prints a line per interval

@@ -24,8 +24,12 @@ from dbdrift.workloads.tpcc.results import TpccReport
 
 HARDWARE_LEGEND = ("per new order in the measured window: cpu/no host CPU µs (user + system, every CPU), "
                    "server/no and client/no the server's and the driver's process CPU µs, client% the driver's "
-                   "share of those two, cs/no context switches, wkb/no KB written to storage")
-HARDWARE_DIGITS = {"cpu/no": 0, "server/no": 0, "client/no": 0, "client%": 1, "cs/no": 2, "wkb/no": 2}
+                   "share of those two, bg/no the server's background CPU µs (vacuum, checkpoints, flushing, purge) "
+                   "and bg% its share of the server's CPU, cs/no context switches, wkb/no KB written to storage, "
+                   "fl/no and fl/s cache flushes (fsyncs) per new order and per second, w_ms ms per write, aqu "
+                   "the device's average queue depth")
+HARDWARE_DIGITS = {"cpu/no": 0, "server/no": 0, "client/no": 0, "client%": 1, "bg/no": 0, "bg%": 1, "cs/no": 2,
+                   "wkb/no": 2, "fl/no": 3, "fl/s": 1, "w_ms": 2, "aqu": 2}
 
 
 def blocks(data: TpccReport) -> list[tuple[str, str, list[str], list[list[str]]]]:

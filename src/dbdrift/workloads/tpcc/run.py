@@ -12,7 +12,7 @@ import os
 from dbdrift.workloads.tpcc import catalog as tpcc
 from dbdrift.driver import process
 from dbdrift.errors import DriverError, ServerError
-from dbdrift.metrics.sampler import Delta, Sampler
+from dbdrift.metrics.sampler import Delta
 from dbdrift.model import InstallInfo, JsonObject, TpccResult
 from dbdrift.plan.campaign import CampaignSpec
 from dbdrift.runner.campaign import CampaignOutcome, Runner, target_repeats
@@ -106,7 +106,7 @@ def sampled_run(session: TargetSession, spec: JsonObject, window_s: float) -> tu
                                                                                    Delta | None]:
     """The driver's `tpcc` run of `spec` (ramp-up and window: `window_s`), the host sampled from
     the line that opens the measured window to the one that closes it."""
-    sampler = Sampler(session.server.server_pid, session.server.data_dir)
+    sampler = session.sampler()
     sampler.start()
 
     def on_line(obj: JsonObject) -> None:

@@ -14,7 +14,6 @@ from typing import Callable
 
 from dbdrift.driver import process
 from dbdrift.errors import DriverError, ServerError, UserError
-from dbdrift.metrics.sampler import Sampler
 from dbdrift.model import InstallInfo, JsonObject
 from dbdrift.plan.campaign import CampaignSpec
 from dbdrift.runner.campaign import CampaignOutcome, Runner, target_repeats
@@ -171,7 +170,7 @@ def _search(session: TargetSession, data: dataset.Dataset, fam: Family, statemen
     session.progress.step_start(session.name, label, sizes.warmup_s + sizes.duration_s)
     spec = {**_common(session, data, "search", repeat), "query_sql": statements.query,
             "session_sql": [s.format(n=n) for s in statements.session], "duration_s": sizes.duration_s}
-    sampler = Sampler(session.server.server_pid, session.server.data_dir)
+    sampler = session.sampler()
     sampler.start()
 
     def on_line(obj: JsonObject) -> None:
