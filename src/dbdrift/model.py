@@ -285,6 +285,7 @@ class TpccResult:
     error: str | None = None
     repeat: int = 0
     position: int | None = None  # its place in its repeat's order of targets (plan/rounds.py); None: not known
+    events: EngineEvents | None = None  # the engine's counters each second (runner/events.py)
 
 
 @dataclass
@@ -341,3 +342,4 @@ class InsertStepResult:
     datadir_bytes: int | None = None  # the whole data directory after the step (dbgb2, `du -bs`)
     repeat: int = 0  # which run of the target's steps (campaign `repeats`), each on a fresh server
     position: int | None = None  # its place in its repeat's order of targets (plan/rounds.py); None: not known
+    events: EngineEvents | None = None  # the engine's counters each second (runner/events.py)

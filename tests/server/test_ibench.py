@@ -124,6 +124,29 @@ def test_every_step_runs_on_mariadb_with_a_constant_table_size(tmp_path):
     assert qr100["ips"] >= 0.95 * qr100["target_ips"] and qr100["queries"] > 0
     # InnoDB: the database's directory (its .ibd files) inside the data directory (ibdata, redo, undo)
     assert 100_000 < qr100["db_bytes"] < qr100["datadir_bytes"], (qr100["db_bytes"], qr100["datadir_bytes"])
+    engine = json.loads(qr100["events_json"])  # InnoDB's own counters each second of the step
+    assert engine["error"] == "" and len(engine["t"]) >= 2, engine
+    assert all(v is not None and v >= 0 for v in engine["series"]["dirty_pages"] + engine["series"]["redo_mb"])
+    assert engine["series"]["history_length"][0] is not None and engine["series"]["checkpoint_age_mb"][0] is not None
+
+
+def test_postgres_steps_store_the_engines_counters_each_second_and_the_report_draws_them(postgres_run):
+    store, _ = postgres_run
+    for (target, step), row in steps(store).items():
+        if row["elapsed_s"] < 2.5:
+            assert row["events_json"] is None, (target, step)  # fewer than two readings: nothing to store
+            continue
+        engine = json.loads(row["events_json"])
+        assert engine["error"] == "" and len(engine["t"]) >= 2, (target, step, engine)
+        assert engine["t"] == sorted(engine["t"]) and set(engine["series"]) == {"wal_mb", "dead_tuples",
+                                                                                 "checkpoint_buffers"}
+        if step in ("l.i1", "l.i2"):  # every insert writes WAL and every delete leaves a dead tuple
+            assert sum(engine["series"]["wal_mb"]) > 0 and max(engine["series"]["dead_tuples"]) > 0, (target, step)
+    page = dbdrift("report", "--store", store, "--format", "html").stdout
+    assert "l.i2: WAL written (MB/s)" in page and "l.i2: dead tuples" in page  # pg17slow's l.i2 lasts 10 s
+    doc = json.loads(dbdrift("report", "--store", store, "--format", "json").stdout)
+    li1 = next(s for s in doc["steps"] if s["step"] == "l.i2")["targets"]["pg17slow"]
+    assert li1["engine_events"]["series"]["wal_mb"] and isinstance(li1["dips"], list)
 
 
 def test_ctrl_c_keeps_the_stored_steps_stops_the_server_and_resume_runs_the_target_again(tmp_path):

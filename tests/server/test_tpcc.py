@@ -79,6 +79,21 @@ def test_every_engines_cpu_is_split_into_its_clients_work_and_its_background_wor
     assert all(0 < hw["bg%"] < 100 and hw["bg/no"] > 0 for hw in hardware.values()), hardware
 
 
+def test_every_engines_own_counters_are_read_each_second_of_the_run(three_engines):
+    store, _ = three_engines
+    wanted = {"pg17": ("wal_mb", "dead_tuples"), "ma10.11": ("redo_mb", "dirty_pages", "history_length"),
+              "my8.0": ("redo_mb", "dirty_pages", "history_length")}
+    for run in stored_runs(store):
+        engine = json.loads(run["events_json"])
+        assert engine["error"] == "" and len(engine["t"]) >= 4, (run["target"], engine)
+        for name in wanted[run["target"]]:
+            values = engine["series"][name]
+            assert len(values) == len(engine["t"]) and all(v is not None for v in values), (run["target"], name)
+        assert sum(engine["series"][wanted[run["target"]][0]]) > 0  # the transactions wrote WAL or redo
+    page = dbdrift("report", "--store", store, "--format", "html").stdout
+    assert "TPROC-C: WAL written (MB/s)" in page and "TPROC-C: redo written (MB/s)" in page
+
+
 def test_the_text_report_has_nopm_and_cpu_per_new_order(three_engines):
     text = dbdrift("report", "--store", three_engines[0]).stdout
     assert "-- NOPM and TPM" in text and "-- hardware per new order" in text

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 
 from statistics import fmean
 
+from dbdrift.analysis import events
 from dbdrift.analysis.hardware import insert_benchmark_metrics
 from dbdrift.analysis.noise import Estimate, relative_over_repeats
 from dbdrift.model import IBENCH_QUERY_STEPS, IBENCH_STEPS, InsertStepResult, JsonObject
@@ -174,11 +175,28 @@ class StepDetail:
     histograms: tuple[ResponseHistogram, ...]
     metrics: dict[str, float | None]
     slices: dict[str, list[float | None]]  # RATE_KEYS -> 10 slice averages of client 1
+    dips: tuple[events.Dips, ...] = ()  # the step's rate dips and response spikes, with the engine's events
 
 
 def step_detail(result: InsertStepResult, ncpu: int) -> StepDetail:
     return StepDetail(result.status, tuple(histogram_table(result)), step_metrics(result, ncpu),
-                      {key: slice_averages(result.per_second, key) for key in RATE_KEYS})
+                      {key: slice_averages(result.per_second, key) for key in RATE_KEYS}, step_dips(result))
+
+
+def step_dips(result: InsertStepResult) -> tuple[events.Dips, ...]:
+    """Client 1's per-second rate dips (queries/s in qr/qp, inserts/s in the load steps) and its
+    max response time spikes, each with the engine events that coincide (analysis/events.py);
+    none without per-second values or engine counters."""
+    if not result.per_second or not result.events or not result.events["t"]:
+        return ()
+    series = per_second_series(result)
+    rate, worst, what, slowest = (("i_qps", "max_q_us", "queries/s", "max query response") if is_query_step(result.step)
+                                  else ("i_ips", "max_i_us", "inserts/s", "max insert response"))
+    t = [float(v) if v is not None else -1.0 for v in series["t_sec"]]
+    engine = result.events
+    out = [events.explain(what, "dip", t, series[rate], engine["t"], engine["series"], engine["events"]),
+           events.explain(slowest, "spike", t, series[worst], engine["t"], engine["series"], engine["events"])]
+    return tuple(d for d in out if d.starts)
 
 
 # --- summary tables (chart_all.sh; docs/methodology.md) ----------------------------------------

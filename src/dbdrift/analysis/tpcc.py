@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from statistics import fmean, median
 
 from dbdrift.analysis.noise import Estimate, relative_over_repeats
+from dbdrift.analysis import events
 from dbdrift.analysis.hardware import background_share, combine, disk_metrics
 from dbdrift.model import TPCC_TRANSACTIONS as TRANSACTIONS
 from dbdrift.model import TpccResult
@@ -142,6 +143,17 @@ def nopm_series(result: TpccResult) -> tuple[tuple[float, ...], tuple[float | No
     """(t_sec, NOPM) of every interval line, ramp-up included, for charts."""
     lines = [iv for iv in result.intervals if iv.get("t_sec") is not None]
     return tuple(float(iv["t_sec"]) for iv in lines), tuple(iv.get("nopm") for iv in lines)
+
+
+def run_dips(result: TpccResult) -> tuple[events.Dips, ...]:
+    """The run's NOPM dips over its intervals (after the first SKIP_S seconds of the ramp-up),
+    with the engine events that coincide (analysis/events.py); none without engine counters."""
+    if not result.events or not result.events["t"] or not result.intervals:
+        return ()
+    t, nopm = nopm_series(result)
+    engine = result.events
+    dips = events.explain("NOPM", "dip", t, nopm, engine["t"], engine["series"], engine["events"])
+    return (dips,) if dips.starts else ()
 
 
 def consistency_of(runs: list[TpccResult]) -> bool | None:

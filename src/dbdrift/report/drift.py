@@ -13,8 +13,16 @@ DRIFT_LEGEND = ("settings whose effective value differs between a target and its
                 "concurrency), the rest named after. Pin one in both targets' settings to rule it out")
 
 
+CELL_CHARS = 60  # a value longer than this (a switch list, a path list) is cut in tables; JSON keeps it whole
+
+
 def _value(v: str | None) -> str:
     return "(none)" if v is None else (v if v != "" else "''")
+
+
+def _cell(v: str | None) -> str:
+    text = _value(v)
+    return text if len(text) <= CELL_CHARS else text[:CELL_CHARS - 1] + "…"
 
 
 def drift_blocks(tables: tuple[DriftTable, ...]) -> list[tuple[str, list[str], list[list[str]], str]]:
@@ -23,7 +31,7 @@ def drift_blocks(tables: tuple[DriftTable, ...]) -> list[tuple[str, list[str], l
     for t in tables:
         if not t.rows:
             continue
-        rows = [[d.category, d.name, _value(d.reference), _value(d.target), d.kind] for d in t.ranked()]
+        rows = [[d.category, d.name, _cell(d.reference), _cell(d.target), d.kind] for d in t.ranked()]
         others = t.others()
         tail = (f"other settings that differ ({len(others)}): " + ", ".join(
             f"{d.name} {_value(d.reference)} -> {_value(d.target)}" for d in others)) if others else ""

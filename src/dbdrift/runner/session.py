@@ -28,6 +28,8 @@ from dbdrift.plan.expand import START_S, FreshStep, LoadStep, RunStep, SettleSte
 from dbdrift.runner import sourcebuild
 from dbdrift.runner.dialect import DBNAME, for_engine
 from dbdrift.metrics.sampler import Sampler
+from dbdrift.runner import events
+from dbdrift.runner.events import EngineWatch
 from dbdrift.runner.observe import RunObservers
 from dbdrift.runner.progress import ProgressSink
 from dbdrift.server.base import full_disk_hint, own_run_dir, release_run_dir
@@ -255,6 +257,12 @@ class TargetSession:
         return RunObservers(self.sampler(), self.server.run_dir, measured_s,
                             step.repeat, self.perf_counters, self.spec.flamegraphs,
                             watch_backends=self.dialect.backend_pids_are_processes, steal=steal)
+
+    def engine_watch(self) -> EngineWatch:
+        """The engine's own counters each second (runner/events.py), not started, over a
+        connection of its own to this target's benchmark database."""
+        major = int(self.install.version.split(".")[0]) if self.install.version[:1].isdigit() else 0
+        return events.watch(self.install.engine, self.server.connection.with_dbname(self.dbname), major)
 
     def sampler(self) -> Sampler:
         """The 1 s sampler of this target's running server (not started), its CPU split by role."""

@@ -295,6 +295,12 @@ MIGRATIONS: tuple[str, ...] = (
     );
     CREATE INDEX workload_runs_by_target ON workload_runs(target_id, repeat);
     """,
+    # 16: the engine's own counters once a second beside each Insert Benchmark step and TPROC-C run
+    # (runner/events.py), NULL before
+    """
+    ALTER TABLE ibench_steps ADD COLUMN events_json TEXT;
+    ALTER TABLE tpcc_runs ADD COLUMN events_json TEXT;
+    """,
 )
 
 SCHEMA_VERSION = len(MIGRATIONS)

@@ -129,7 +129,7 @@ def _window(session: TargetSession, window: str, repeat: int, suffix: str) -> Js
     vus, streams = h.window(window)
     label = f"{WINDOW_TITLES[window]}: {vus} VU(s), {streams} stream(s){suffix}"
     session.progress.step_start(session.name, label, h.rampup_s + h.duration_s)
-    out, window_hw = sampled_run(session, driver_spec(session, window, repeat), h.rampup_s + h.duration_s)
+    out, window_hw, engine = sampled_run(session, driver_spec(session, window, repeat), h.rampup_s + h.duration_s)
     summary = out.output.summary or {}
     analytics = summary.get("analytics") or {}
     result: JsonObject = {
@@ -139,7 +139,7 @@ def _window(session: TargetSession, window: str, repeat: int, suffix: str) -> Js
         "transactions": int(summary.get("transactions") or 0), "by_type": summary.get("by_type") or {},
         "analytics": analytics,
         "intervals": [{k: v for k, v in iv.items() if k != "type"} for iv in out.output.intervals],
-        "hardware": window_hw.as_dict() if window_hw else None}
+        "hardware": window_hw.as_dict() if window_hw else None, "events": engine}
     if out.interrupted:
         result.update(status="interrupted", error="interrupted by the user (Ctrl-C)")
     elif out.exit_code != 0 or not summary:

@@ -19,6 +19,7 @@ import json
 from dataclasses import dataclass
 from html import escape
 
+from dbdrift.report.events import DIPS_HEADER, DIPS_TITLE, dip_cells, dip_text, dips_json, engine_charts
 from dbdrift.analysis.ibench import (BUCKET_LABELS, COLORS, METRICS, OPS, StepDetail, SummaryCell, SummaryTable,
                                      per_second_series, sla_met)
 from dbdrift.model import IBENCH_STEPS, InsertStepResult, JsonObject
@@ -155,6 +156,9 @@ def step_blocks(data: IBenchReport, step: str) -> list[tuple[str, list[str], lis
     rows = [[_status_label(data, t, step), *(fmt_metric(m, data.details[(t, step)].metrics[m]) for m in METRICS)]
             for t in present]
     blocks.append((f"metrics (host CPUs: {data.ncpu})", ["target", *METRICS], rows))
+    dips = [[_status_label(data, t, step), *dip_cells(d)] for t in present for d in data.details[(t, step)].dips]
+    if dips:
+        blocks.append((DIPS_TITLE, DIPS_HEADER, dips))
     return blocks
 
 
@@ -221,7 +225,7 @@ def render_markdown(data: IBenchReport) -> str:
 CSV_HEADER = ("target", "step", "status", "repeats", "elapsed_s", "ips", "dps", "qps", "target_ips", "sla_met",
               "relative", "relative_lower", "relative_upper",
               "p50", "p99", "maxop", *(m for m in METRICS if m not in ("ips", "qps", "maxop", "p50", "p99")),
-              *VERDICT_COLUMNS, "notes")
+              "dips", *VERDICT_COLUMNS, "notes")
 
 
 def render_csv(data: IBenchReport) -> str:
@@ -241,7 +245,8 @@ def render_csv(data: IBenchReport) -> str:
 
 def _csv_row(data: IBenchReport, target: str, step: str, relative: SummaryCell) -> list[str]:
     result = data.results.get((target, step))
-    tail = [*verdict_cells(data, target, step), " | ".join(data.notes)]
+    detail = data.details.get((target, step))
+    tail = [dip_text(detail.dips) if detail else "", *verdict_cells(data, target, step), " | ".join(data.notes)]
     if result is None:
         return [target, step, "not run", *[""] * (len(CSV_HEADER) - 3 - len(tail)), *tail]
     metrics = data.details[(target, step)].metrics
@@ -307,6 +312,8 @@ def _detail_json(result: InsertStepResult, detail: StepDetail) -> JsonObject:
         "metrics": {m: rounded(v, 6) for m, v in detail.metrics.items()},
         "per_second": per_second_series(result),
         "slices": {key: [rounded(v, 3) for v in values] for key, values in detail.slices.items()},
+        "engine_events": result.events,
+        "dips": [dips_json(d) for d in detail.dips],
     }
 
 
@@ -397,6 +404,9 @@ def step_charts(data: IBenchReport, step: str) -> list[str]:
             charts.append(time_chart(rate_lines, f"{step}: {unit} per interval", unit))
             charts.append(time_chart(max_lines, f"{step}: max {op} response time per interval (ms)",
                                      f"max {op} response (ms)"))
+    if charts:  # the engine's own counters under the rates, on the same seconds
+        charts += engine_charts({t: data.results[(t, step)].events for t in present},
+                                {t: color_of(data, t) for t in present}, step)
     return charts
 
 

@@ -15,7 +15,7 @@ from dbdrift.workloads.ibench import catalog as ibench
 from dbdrift.driver import process
 from dbdrift.errors import DriverError, ServerError
 from dbdrift.metrics.sampler import Sampler
-from dbdrift.model import InsertStepResult, InstallInfo, JsonObject
+from dbdrift.model import EngineEvents, InsertStepResult, InstallInfo, JsonObject
 from dbdrift.plan.campaign import CampaignSpec
 from dbdrift.plan.expand import SettleStep
 from dbdrift.runner.campaign import CampaignOutcome, Runner, target_repeats
@@ -100,6 +100,7 @@ def run_step(session: TargetSession, step: ibench.IBenchStep, repeat: int = 0) -
     session.progress.step_start(session.name, label, expected)
     sampler = session.sampler()
     sampler.start()
+    watch = session.engine_watch().start()
 
     marked = [None]  # the t_sec of the last end mark: every client prints a line per interval
 
@@ -107,6 +108,7 @@ def run_step(session: TargetSession, step: ibench.IBenchStep, repeat: int = 0) -
         kind = obj.get("type")
         if kind == "start":
             sampler.mark("start")
+            watch.mark_start()
         elif kind == "interval" and obj.get("t_sec") != marked[0]:
             marked[0] = obj.get("t_sec")
             sampler.mark("end")
@@ -116,7 +118,8 @@ def run_step(session: TargetSession, step: ibench.IBenchStep, repeat: int = 0) -
                                  on_line=on_line, on_start=sampler.set_client, cpus=session.placement.driver)
     finally:
         sampler.stop()
-    result = _result(session, step, out, sampler, repeat)
+        engine = watch.stop()
+    result = _result(session, step, out, sampler, repeat, engine)
     session.store.add_ibench_step(session.target_id, result, spec)
     session.progress.step_end(session.name, label, result.status, _summary_text(result) if result.status == "ok"
                               else result.error or "")
@@ -126,7 +129,7 @@ def run_step(session: TargetSession, step: ibench.IBenchStep, repeat: int = 0) -
 
 
 def _result(session: TargetSession, step: ibench.IBenchStep, out: process.DriverResult,
-            sampler: Sampler, repeat: int = 0) -> InsertStepResult:
+            sampler: Sampler, repeat: int = 0, engine: EngineEvents | None = None) -> InsertStepResult:
     summary = out.output.summary or {}
     sizes = session.spec.ibench
     elapsed = float(summary.get("elapsed_s") or 0.0)
@@ -155,7 +158,7 @@ def _result(session: TargetSession, step: ibench.IBenchStep, out: process.Driver
                     for iv in out.output.intervals if iv.get("client") == 1],
         hardware=window.as_dict() if window else None,
         table_rows=_table_rows(session) if status == "ok" else None,
-        error=error, repeat=repeat, position=session.position,
+        error=error, repeat=repeat, position=session.position, events=engine,
         **(_db_sizes(session) if status == "ok" else {}),
     )
 

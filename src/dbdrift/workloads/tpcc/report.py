@@ -11,7 +11,8 @@ import io
 import json
 from html import escape
 
-from dbdrift.analysis.tpcc import HARDWARE, TargetSummary, hardware_per_new_order, nopm_series
+from dbdrift.analysis.tpcc import HARDWARE, TargetSummary, hardware_per_new_order, nopm_series, run_dips
+from dbdrift.report.events import DIPS_HEADER, DIPS_TITLE, dip_cells, dip_text, dips_json, engine_charts
 from dbdrift.model import JsonObject, TPCC_TRANSACTIONS as TRANSACTIONS
 from dbdrift.report.caveats import detectable_mark, findings_html, notes_html
 from dbdrift.report.numbers import fmt_fixed, fmt_ms
@@ -28,6 +29,9 @@ HARDWARE_LEGEND = ("per new order in the measured window: cpu/no host CPU µs (u
                    "and bg% its share of the server's CPU, cs/no context switches, wkb/no KB written to storage, "
                    "fl/no and fl/s cache flushes (fsyncs) per new order and per second, w_ms ms per write, aqu "
                    "the device's average queue depth")
+DIPS_LEGEND = ("per run (#repeat): the seconds NOPM fell below 80% of its median, and the engine events (a vacuum "
+               "of a table, a checkpoint, a burst of WAL or redo, a fall of purge lag or dirty pages) that started "
+               "within 1 s of each dip's start, against how many would by chance")
 HARDWARE_DIGITS = {"cpu/no": 0, "server/no": 0, "client/no": 0, "client%": 1, "bg/no": 0, "bg%": 1, "cs/no": 2,
                    "wkb/no": 2, "fl/no": 3, "fl/s": 1, "w_ms": 2, "aqu": 2}
 
@@ -61,6 +65,9 @@ def blocks(data: TpccReport) -> list[tuple[str, str, list[str], list[list[str]]]
         if lat:
             out.append((f"{tx} response time (ms)", "", ["target", "count", "p50", "p95", "p99", "max", "errors",
                                                           "rollbacks"], lat))
+    dips = [[f"{data.label(r.target)} #{r.repeat + 1}", *dip_cells(d)] for r in data.results for d in run_dips(r)]
+    if dips:
+        out.append((DIPS_TITLE, DIPS_LEGEND, DIPS_HEADER, dips))
     return out
 
 
@@ -69,7 +76,8 @@ def render_text(data: TpccReport, markdown: bool = False) -> str:
 
 
 CSV_HEADER = ("target", "repeat", "status", "warehouses", "clients", "procedures", "elapsed_s", "new_orders",
-              "transactions", "nopm", "tpm", "load_s", "consistency_ok", *HARDWARE, "error", *VERDICT_COLUMNS, "notes")
+              "transactions", "nopm", "tpm", "load_s", "consistency_ok", *HARDWARE, "error", "dips", *VERDICT_COLUMNS,
+              "notes")
 
 
 def render_csv(data: TpccReport) -> str:
@@ -86,7 +94,7 @@ def render_csv(data: TpccReport) -> str:
                          "" if r.load_s is None else round(r.load_s, 3),
                          str(all(c.get("ok") for c in r.consistency)).lower() if r.consistency else "",
                          *("" if (v := hw[m]) is None else round(v, 4) for m in HARDWARE), r.error or "",
-                         *verdict_cells(data, r.target), " | ".join(data.notes)])
+                         dip_text(run_dips(r)), *verdict_cells(data, r.target), " | ".join(data.notes)])
     for target in data.targets:  # a target without a stored run (never started, interrupted) still has its line
         if not any(r.target == target for r in data.results):
             writer.writerow([target, "", "not run", *[""] * (len(CSV_HEADER) - 4 - len(VERDICT_COLUMNS)),
@@ -113,7 +121,8 @@ def to_json(data: TpccReport) -> JsonObject:
         "runs": [{"target": r.target, "repeat": r.repeat, "status": r.status, "nopm": r.nopm, "tpm": r.tpm,
                   "new_orders": r.new_orders, "transactions": r.transactions, "elapsed_s": r.elapsed_s,
                   "load_s": r.load_s, "consistency": r.consistency, "error": r.error, "hardware": r.hardware,
-                  "by_type": r.by_type, "intervals": r.intervals} for r in data.results],
+                  "by_type": r.by_type, "intervals": r.intervals, "engine_events": r.events,
+                  "dips": [dips_json(d) for d in run_dips(r)]} for r in data.results],
     }
 
 
@@ -127,16 +136,20 @@ def render_html(data: TpccReport) -> str:
     parts = [page_header(title, facts, notes_html(data.notes)),
              findings_html(data.findings, verdicts_legend(data), data.min_effect),
              why_html(data), drift_html(data)]
-    lines = []
+    lines, shown = [], {}
     for t in data.targets:
         run = next((r for r in reversed(data.results) if r.target == t and r.intervals), None)
         if run is not None:
             xs, ys = nopm_series(run)
             lines.append(Line(t, xs, ys, color_of(data, t)))
+            shown[t] = run.events
     if lines:
+        engine = engine_charts(shown, {t: color_of(data, t) for t in shown}, "TPROC-C")
         parts.append("<h2>NOPM per interval</h2><p class=\"sub\">ramp-up included; one repeat per target (the "
-                     "last)</p><figure>" + time_chart(lines, "NOPM per interval", "NOPM", width=760, height=240)
-                     + "</figure>")
+                     "last); under it, the engine's own counters on the same seconds</p><figure>"
+                     + time_chart(lines, "NOPM per interval", "NOPM", width=760, height=240) + "</figure>"
+                     + ('<div class="charts">' + "".join(f"<figure>{c}</figure>" for c in engine) + "</div>"
+                        if engine else ""))
     for title_, legend, header, rows in blocks(data):
         parts.append(f"<h2>{escape(title_)}</h2>" + (f'<p class="sub">{escape(legend)}</p>' if legend else "")
                      + data_table(header, rows, scroll=True))

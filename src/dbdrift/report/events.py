@@ -1,0 +1,60 @@
+"""The engine's own counters under the per-second charts, and the dips they explain, as every
+format of the Insert Benchmark and TPROC-C reports shows them (analysis/events.py). Pure."""
+from __future__ import annotations
+
+from typing import Any
+
+from dbdrift.analysis.events import Dips
+from dbdrift.model import EngineEvents
+from dbdrift.report.svgchart import Line, time_chart
+
+SERIES_TITLES = {
+    "wal_mb": "WAL written (MB/s)", "dead_tuples": "dead tuples", "checkpoint_buffers": "checkpoint writes (buffers/s)",
+    "history_length": "history list length (purge lag)", "dirty_pages": "dirty pages",
+    "checkpoint_age_mb": "checkpoint age (MB)", "redo_mb": "redo written (MB/s)", "pages_flushed": "pages flushed/s",
+}
+"""runner/events.SERIES as the charts title them."""
+
+DIPS_TITLE = "dips and spikes, and the engine's events that coincide"
+DIPS_HEADER = ["target", "what", "what coincides (engine events)"]
+
+
+def dip_cells(d: Dips) -> list[str]:
+    """[what dipped, what coincides] of one series, as Dips.line words them."""
+    what, _, told = d.line("").partition("; ")
+    return [what.removeprefix(": "), told]
+
+
+def dip_text(dips: tuple[Dips, ...]) -> str:
+    """Every dip line of one step or run, for a CSV cell."""
+    return " | ".join(d.line("").removeprefix(": ") for d in dips)
+
+
+def dips_json(d: Dips) -> dict[str, Any]:
+    return {"series": d.series, "kind": d.kind, "starts": list(d.starts), "median": round(d.median, 3),
+            "coincidences": [{"kind": c.kind, "hits": c.hits, "dips": c.dips, "by_chance": round(c.by_chance, 3)}
+                             for c in d.ranked]}
+
+
+def engine_charts(events: dict[str, EngineEvents | None], colors: dict[str, str], prefix: str) -> list[str]:
+    """One time chart per engine counter that any target has, a line per target; the events
+    (a vacuum of a table, a checkpoint) are named in the caption's count."""
+    charts = []
+    for name, title in SERIES_TITLES.items():
+        lines = []
+        for target, e in events.items():
+            values = (e or {}).get("series", {}).get(name) if e else None
+            if e and values and any(v is not None for v in values):
+                lines.append(Line(target, tuple(e["t"]), tuple(values), colors.get(target, "#444")))
+        if lines:
+            charts.append(time_chart(lines, f"{prefix}: {title}", title))
+    marks = [f"{t}: " + ", ".join(_event_name(x) for x in e["events"][:12]) for t, e in events.items()
+             if e and e.get("events")]
+    if charts and marks:
+        charts.append("<p class=\"sub\">engine events (second: what): " + "; ".join(marks) + "</p>")
+    return charts
+
+
+def _event_name(event: dict[str, Any]) -> str:
+    what = f" of {event['what']}" if event.get("what") else ""
+    return f"{event['t']:g} s {event['kind']}{what}"
