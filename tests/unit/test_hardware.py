@@ -143,3 +143,18 @@ def test_combining_adds_disk_times_and_background_roles_only_where_every_window_
     assert merged["background"] == {"autovacuum": 3.0, "checkpointer": 0.5}
     merged, _ = combine([(DISK, 20_000.0), (WINDOW, 20_000.0)])
     assert "flushes" not in merged and "background" not in merged
+
+
+def test_a_why_line_names_background_cpu_only_where_it_is_a_tenth_of_the_servers_cpu_or_more():
+    from dbdrift.analysis.explain import BACKGROUND_SHARE, explanation
+    from dbdrift.analysis.hardware import MetricsRow
+    from types import SimpleNamespace
+    row = SimpleNamespace(test="insert", threads=1, cells={})
+    cell = SimpleNamespace(estimate=None, verdict=None, target="b", reference="a", ratio=0.9, warnings=())
+
+    def why(share_a: float, share_b: float) -> str:
+        metrics = MetricsRow("insert", 1, {"a": {"bg%": share_a}, "b": {"bg%": share_b}},
+                             {"b": {"srv_us/o": 1.1, "cli_us/o": 1.0, "bg_us/o": 3.0}}, {"b": "a"})
+        return explanation(row, cell, metrics, None, None, False, False)[1]
+    assert "background CPU/op +200.0%" in why(2.0, BACKGROUND_SHARE)
+    assert "background" not in why(1.0, 3.0)  # a few milliseconds: its ratio says nothing

@@ -15,6 +15,11 @@ from dbdrift.analysis.instructions import InstructionRow
 from dbdrift.analysis.relative import Cell, RelativeRow
 
 
+BACKGROUND_SHARE = 10.0
+"""The server's background work (bg%) is named in a why line where it is at least this share of
+the server's CPU on either side; below it, its ratio swings on a few milliseconds."""
+
+
 def explanation(row: RelativeRow, cell: Cell, metrics: MetricsRow | None, instructions: InstructionRow | None,
                 plan: tuple[str, str] | None, planned: bool, per_target_host: bool) -> tuple[str, str]:
     """(head, what moved) for one compared cell; the line reads `head: what moved`. `plan`: (reference shape, shape) of the first statement
@@ -30,6 +35,10 @@ def explanation(row: RelativeRow, cell: Cell, metrics: MetricsRow | None, instru
         value = relative.get(key)
         if _finite(value):
             parts.append(f"{label} {_pct(value)}")
+    shares = [(metrics.absolute.get(t) or {}).get("bg%") for t in (cell.target, cell.reference or "")] if metrics else []
+    background = relative.get("bg_us/o")
+    if _finite(background) and any(v is not None and v >= BACKGROUND_SHARE for v in shares):
+        parts.append(f"background CPU/op {_pct(background)}")
     switches = relative.get("cs/o")
     if per_target_host and _finite(switches):
         parts.append(f"cs/o {_pct(switches)}")

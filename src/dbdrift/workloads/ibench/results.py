@@ -81,7 +81,8 @@ def _repeat_turns(results: list[InsertStepResult], targets: list[str]) -> dict[s
     return cells
 
 
-MOVED = (("cpupq", "host CPU µs/op"), ("cspq", "cs/op"), ("rkbpq", "KB read/op"), ("wkbpi", "KB written/insert"))
+MOVED = (("cpupq", "host CPU µs/op"), ("bgpq", "background CPU µs/op"), ("cspq", "cs/op"), ("rkbpq", "KB read/op"),
+         ("wkbpi", "KB written/insert"), ("flpi", "flushes/insert"))
 """The step metrics a verdict's explanation compares (op: an insert in l.* steps, a query in
 qr/qp): those of the repeat the per-step details show, target and base."""
 

@@ -75,8 +75,9 @@ def nopm_estimates(store: Store, campaign_id: int) -> dict[str, list[Estimate]]:
     return {"NOPM": [s.relative for s in summaries[1:] if s.relative is not None and s.relative.value is not None]}
 
 
-MOVED = (("server/no", "server CPU µs/new order"), ("client/no", "client CPU µs/new order"),
-         ("cs/no", "cs/new order"), ("wkb/no", "KB written/new order"))
+MOVED = (("server/no", "server CPU µs/new order"), ("bg/no", "background CPU µs/new order"),
+         ("client/no", "client CPU µs/new order"), ("cs/no", "cs/new order"), ("wkb/no", "KB written/new order"),
+         ("fl/no", "flushes/new order"))
 """The hardware per new order a NOPM verdict's explanation compares: each target's mean over its
 ok runs (analysis/tpcc.py)."""
 
