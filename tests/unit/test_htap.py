@@ -171,3 +171,23 @@ def test_every_format_carries_the_verdicts_the_windows_and_the_queries(fmt):
         assert "regression" in out and "interference" in out and "Q1" in out and "server died" in out
         if fmt == "html":
             assert out.count("<svg") >= 1
+
+
+def test_a_windows_nopm_dips_are_laid_beside_the_engines_events_in_every_format():
+    runs = [run("old", r, 1.0) for r in range(2)] + [run("new", r, 0.8) for r in range(2)]
+    for old in runs[:2]:  # both repeats: the chart draws the last
+        together = old.record["windows"]["together"]
+        together["intervals"] = [{"t_sec": float(s), "nopm": 300.0 if s in (10, 20) else 1000.0} for s in range(30)]
+        together["events"] = {"t": [float(s) for s in range(30)], "series": {"wal_mb": [1.0] * 30}, "error": "",
+                              "events": [{"t": 10.2, "kind": "checkpoint", "what": ""},
+                                         {"t": 19.8, "kind": "checkpoint", "what": ""}]}
+    data = report(runs)
+    text = render(data, "text")
+    assert "dips and spikes, and the engine's events that coincide" in text
+    assert "2 dips of NOPM below 80% of its median (1,000)" in text and "2 of 2 start within 1 s of a checkpoint" in text
+    assert "2 of 2 start within 1 s of a checkpoint" in render(data, "csv")
+    doc = json.loads(render(data, "json"))
+    mine = next(r for r in doc["runs"] if r["target"] == "old" and r["repeat"] == 0)
+    assert mine["dips"]["together"][0]["coincidences"][0] == {"kind": "checkpoint", "hits": 2, "dips": 2,
+                                                                       "by_chance": pytest.approx(2 * 4 / 28, abs=1e-3)}  # 4 of 28 seconds
+    assert "together: WAL written (MB/s)" in render(data, "html")

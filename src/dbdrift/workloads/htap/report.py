@@ -13,8 +13,10 @@ import io
 import json
 from html import escape
 
-from dbdrift.analysis.tpcc import HARDWARE, nopm_series
-from dbdrift.model import JsonObject, TPCC_TRANSACTIONS as TRANSACTIONS
+from dbdrift.analysis.events import Dips
+from dbdrift.analysis.tpcc import HARDWARE, nopm_series, run_dips
+from dbdrift.report.events import DIPS_HEADER, DIPS_TITLE, dip_cells, dip_text, dips_json, engine_charts
+from dbdrift.model import JsonObject, WorkloadRun, TPCC_TRANSACTIONS as TRANSACTIONS
 from dbdrift.report.caveats import detectable_mark, findings_html, notes_html
 from dbdrift.report.numbers import fmt_fixed, fmt_ms
 from dbdrift.report.page import data_table, page, page_header
@@ -22,7 +24,7 @@ from dbdrift.report.svgchart import Line, time_chart
 from dbdrift.report.drift import drift_json
 from dbdrift.report.workload import (drift_html, color_of, findings_json, host_fact, run_on_facts, target_facts, text_page,
                                      VERDICT_COLUMNS, verdict_cells, verdicts_legend, why_html)
-from dbdrift.workloads.tpcc.report import HARDWARE_DIGITS, HARDWARE_LEGEND
+from dbdrift.workloads.tpcc.report import DIPS_LEGEND, HARDWARE_DIGITS, HARDWARE_LEGEND
 from dbdrift.workloads.htap.results import WINDOW_TITLES, WINDOWS, HtapReport, Relative, as_tpcc
 
 WINDOW_TEST = {"transactions": "NOPM alone", "analytics": "queries/h alone", "together": "NOPM with analytics"}
@@ -113,7 +115,16 @@ def blocks(data: HtapReport) -> list[tuple[str, str, list[str], list[list[str]]]
         if lat:
             out.append((f"{tx} response time with analytics (ms)", "", ["target", "count", "p50", "p95", "p99", "max"],
                         lat))
+    dips = [[f"{data.label(r.target)} #{r.repeat + 1} {WINDOW_TITLES[w]}", *dip_cells(d)]
+            for r in data.runs for w in ("transactions", "together") for d in _window_dips(r, w)]
+    if dips:
+        out.append((DIPS_TITLE, DIPS_LEGEND, DIPS_HEADER, dips))
     return out
+
+
+def _window_dips(run: WorkloadRun, window: str) -> tuple[Dips, ...]:
+    tx = as_tpcc(run, window)
+    return run_dips(tx) if tx is not None and tx.clients else ()
 
 
 def render_text(data: HtapReport, markdown: bool = False) -> str:
@@ -121,7 +132,7 @@ def render_text(data: HtapReport, markdown: bool = False) -> str:
 
 
 CSV_HEADER = ("target", "repeat", "status", "window", "query", "clients", "streams", "elapsed_s", "nopm", "tpm",
-              "queries_per_h", "count", "mean_ms", "p95_ms", "cancelled", "error", "test", *VERDICT_COLUMNS, "notes")
+              "queries_per_h", "count", "mean_ms", "p95_ms", "cancelled", "error", "dips", "test", *VERDICT_COLUMNS, "notes")
 
 
 def render_csv(data: HtapReport) -> str:
@@ -141,7 +152,7 @@ def render_csv(data: HtapReport) -> str:
         windows = r.record.get("windows") or {}
         if not windows:
             writer.writerow([r.target, r.repeat, r.status, "", "", "", "", round(r.elapsed_s, 3), "", "", "", "", "",
-                             "", "", r.error or "", *verdict_of(r.target, "NOPM with analytics"), notes])
+                             "", "", r.error or "", "", *verdict_of(r.target, "NOPM with analytics"), notes])
         for w in WINDOWS:
             if w not in windows:
                 continue
@@ -152,12 +163,12 @@ def render_csv(data: HtapReport) -> str:
                              round(float(win.get("elapsed_s") or 0.0), 3), round(float(win.get("nopm") or 0.0), 3),
                              round(float(win.get("tpm") or 0.0), 3), "" if a.get("qph") is None else round(a["qph"], 3),
                              a.get("completed", ""), "", "", a.get("cancelled", ""), win.get("error") or "",
-                             *verdict_of(r.target, test), notes])
+                             dip_text(_window_dips(r, w)), *verdict_of(r.target, test), notes])
             for q, stats in (a.get("by_query") or {}).items():
                 writer.writerow([r.target, r.repeat, win.get("status"), w, q, "", "", "", "", "", "",
                                  stats.get("count", ""), "" if stats.get("mean_ms") is None else stats["mean_ms"],
                                  "" if stats.get("p95_ms") is None else stats["p95_ms"], stats.get("cancelled", ""), "",
-                                 *(verdict_of(r.target, f"{q} latency") if w == "together" else ["", "", "", ""]), notes])
+                                 "", *(verdict_of(r.target, f"{q} latency") if w == "together" else ["", "", "", ""]), notes])
     for target in data.targets:  # a target without a stored repeat still has its line
         if not any(r.target == target for r in data.runs):
             writer.writerow([target, "", "not run", *[""] * (len(CSV_HEADER) - 5 - len(VERDICT_COLUMNS)),
@@ -182,7 +193,9 @@ def to_json(data: HtapReport) -> JsonObject:
                      "latency_us": {tx: vars(lat) for tx, lat in s.latency.items()},
                      "consistency_ok": s.consistency_ok, "errors": s.errors} for s in data.summaries],
         "runs": [{"target": r.target, "repeat": r.repeat, "status": r.status, "elapsed_s": r.elapsed_s,
-                  "error": r.error, "position": r.position, **r.record} for r in data.runs],
+                  "error": r.error, "position": r.position, **r.record,
+                  "dips": {w: [dips_json(d) for d in _window_dips(r, w)] for w in ("transactions", "together")}}
+                 for r in data.runs],
     }
 
 
@@ -196,18 +209,21 @@ def render_html(data: HtapReport) -> str:
     parts = [page_header(title, facts, notes_html(data.notes)),
              findings_html(data.findings, verdicts_legend(data), data.min_effect), why_html(data), drift_html(data)]
     for window in ("transactions", "together"):
-        lines = []
+        lines, shown = [], {}
         for t in data.targets:
             run = next((x for r in reversed(data.runs) if r.target == t
                         and (x := as_tpcc(r, window)) is not None and x.intervals), None)
             if run is not None:
                 xs, ys = nopm_series(run)
                 lines.append(Line(t, xs, ys, color_of(data, t)))
+                shown[t] = run.events
         if lines:
+            engine = engine_charts(shown, {t: color_of(data, t) for t in shown}, WINDOW_TITLES[window])
             parts.append(f"<h2>NOPM per interval, {escape(WINDOW_TITLES[window])}</h2><p class=\"sub\">ramp-up "
-                         "included; one repeat per target (the last)</p><figure>"
+                         "included; one repeat per target (the last); under it, the engine's own counters</p><figure>"
                          + time_chart(lines, f"NOPM per interval, {WINDOW_TITLES[window]}", "NOPM", width=760,
-                                      height=220) + "</figure>")
+                                      height=220) + "</figure>"
+                         + "".join(f"<figure>{c}</figure>" for c in engine))
     for title_, legend, header, rows in blocks(data):
         parts.append(f"<h2>{escape(title_)}</h2>" + (f'<p class="sub">{escape(legend)}</p>' if legend else "")
                      + data_table(header, rows, scroll=True))

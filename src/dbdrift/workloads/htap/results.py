@@ -39,7 +39,8 @@ def as_tpcc(run: WorkloadRun, window: str) -> TpccResult | None:
                       procedures=False, elapsed_s=float(w.get("elapsed_s") or 0.0),
                       new_orders=int(w.get("new_orders") or 0), transactions=int(w.get("transactions") or 0),
                       nopm=float(w.get("nopm") or 0.0), tpm=float(w.get("tpm") or 0.0), by_type=w.get("by_type") or {},
-                      intervals=w.get("intervals") or [], hardware=w.get("hardware"), repeat=run.repeat)
+                      intervals=w.get("intervals") or [], hardware=w.get("hardware"), repeat=run.repeat,
+                      events=w.get("events"))
 
 
 def value(run: WorkloadRun, window: str, what: str) -> float | None:
