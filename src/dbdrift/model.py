@@ -286,6 +286,7 @@ class TpccResult:
     repeat: int = 0
     position: int | None = None  # its place in its repeat's order of targets (plan/rounds.py); None: not known
     events: EngineEvents | None = None  # the engine's counters each second (runner/events.py)
+    folded: dict[str, int] | None = None  # the server's stacks over the run (`flamegraphs`), perf samples per stack
 
 
 @dataclass
@@ -343,3 +344,4 @@ class InsertStepResult:
     repeat: int = 0  # which run of the target's steps (campaign `repeats`), each on a fresh server
     position: int | None = None  # its place in its repeat's order of targets (plan/rounds.py); None: not known
     events: EngineEvents | None = None  # the engine's counters each second (runner/events.py)
+    folded: dict[str, int] | None = None  # the server's stacks over the step (`flamegraphs`), perf samples per stack

@@ -22,10 +22,11 @@ class Capabilities:
     per_test_runs: bool  # runs per test x thread count x repeat, split by test on a cluster; else whole repeats
     takes_turns: bool  # targets may run in turns (order = "turns"); else one after the other, each on a fresh server
     auto_cpus_shared: bool  # cpus = "auto" leaves the servers unpinned (several clients against one server)
-    counts_instructions: bool  # instruction counts, flame graphs and --tests apply (the catalog's tests)
+    counts_instructions: bool  # instruction counts and --tests apply (the catalog's tests)
     chain_view: bool  # a demo of a version chain adds the chain report
     cluster_parts: str  # what a cluster splits into units, as `run --check` says it: "tests" | "repeats"
     sysbench_flags_hint: str = ""  # what to do instead, when a flag of the catalog's tests is given
+    records_flamegraphs: bool = False  # `flamegraphs` (--flamegraph) records the server during each run or step
 
 
 @dataclass(frozen=True)

@@ -133,8 +133,8 @@ def test_the_catalog_shows_mysql_sql_with_question_marks():
 def test_sysbench_flags_on_an_insert_benchmark_campaign_are_refused(tmp_path):
     path = tmp_path / "ib.toml"
     path.write_text('workload = "insert-benchmark"\n[[targets]]\nname = "a"\nversion = "17.10"\n')
-    assert_user_error(dbdrift("run", path, "--store", tmp_path / "s.db", "--flamegraph"),
-                      "--flamegraph applies to sysbench campaigns", "steps")
+    assert_user_error(dbdrift("run", path, "--store", tmp_path / "s.db", "--count-instructions"),
+                      "--count-instructions applies to sysbench campaigns", "steps")
 
 
 def test_versions_lists_the_fetchable_mysql_builds_without_the_network(tmp_path):

@@ -121,3 +121,11 @@ def test_a_sysbench_only_view_of_another_workload_is_refused_with_exit_2(tmp_pat
     assert result.returncode == 2, result.stderr
     assert f"error: {option[0]}: campaign " in result.stderr and "whose report has no such view" in result.stderr
     assert result.stdout == ""
+
+
+@pytest.mark.parametrize("make", [ib_store, tpcc_store])
+def test_report_flamegraphs_of_a_workload_campaign_without_stacks_says_how_to_record_them(tmp_path, make):
+    result = dbdrift("report", "--store", make(tmp_path / "s.db", 1, 300.0), "--flamegraphs", tmp_path / "f")
+    assert result.returncode == 0, result.stderr
+    assert "no flamegraphs stored: run the campaign with `dbdrift run --flamegraph`" in result.stderr
+    assert result.stdout  # the report itself, as without the option

@@ -21,8 +21,16 @@ def test_instructions_only_counts_and_skips_the_timed_runs_of_the_chosen_tests()
 
 def test_a_sysbench_flag_on_another_workloads_campaign_is_refused_before_anything_runs():
     with pytest.raises(UserError) as refused:
-        run.apply_overrides(demo_spec("tpcc"), run.Overrides(flamegraph=True))
-    assert refused.value.exit_code == 2 and refused.value.message.startswith("--flamegraph applies to sysbench")
+        run.apply_overrides(demo_spec("tpcc"), run.Overrides(instructions_only=True))
+    assert refused.value.exit_code == 2 and refused.value.message.startswith("--instructions-only applies to sysbench")
+    with pytest.raises(UserError) as refused:
+        run.apply_overrides(demo_spec("vector"), run.Overrides(flamegraph=True))
+    assert refused.value.message.startswith("--flamegraph applies to sysbench")
+
+
+def test_flamegraphs_record_the_insert_benchmark_and_tpcc_too():
+    for workload in ("insert-benchmark", "tpcc"):
+        assert run.apply_overrides(demo_spec(workload), run.Overrides(flamegraph=True)).flamegraphs
 
 
 def test_a_campaign_without_cluster_runs_on_this_host_unless_cluster_is_given():

@@ -33,3 +33,24 @@ def test_stacks_of_one_test_and_target_are_summed_over_runs_and_warm_ups_left_ou
     store.add_run(old, run("point-query.warm", {"main;warm": 9}))
     store.add_run(new, run("point-query", None))
     assert merged_stacks(store, cid) == {("point-query", 1, "old"): {"main;a": 5, "main;b": 1}}
+
+
+def test_an_insert_benchmark_and_a_tpcc_campaign_write_a_flamegraph_per_step_and_target_and_one_against_the_base(
+        tmp_path):
+    from dbdrift.app.report import write_workload_flamegraphs
+    from dbdrift.model import InsertStepResult, TpccResult
+    from dbdrift.workloads.registry import WORKLOADS
+    store, cid, (old, new) = two_targets(tmp_path / "s.db")
+    for tid, name, stacks in ((old, "old", {"main;vacuum": 4, "main;insert": 6}), (new, "new", {"main;insert": 9})):
+        for repeat in (0, 1):
+            store.add_ibench_step(tid, InsertStepResult(name, "l.i1", "ok", 1, 5.0, 100, 100, 0, 20.0, 20.0, 0.0,
+                                                        repeat=repeat, folded=stacks))
+        store.add_tpcc_run(tid, TpccResult(name, "ok", 1, 1, False, folded=None if name == "new" else stacks))
+    stored = store.ibench_steps(cid)
+    assert stored[0].folded == {"main;vacuum": 4, "main;insert": 6}
+    written = write_workload_flamegraphs(store, cid, WORKLOADS["insert-benchmark"], None, tmp_path / "ib")
+    assert sorted(p.name for p in written) == ["l.i1.new-vs-old.diff.svg", "l.i1.new.folded", "l.i1.new.svg",
+                                               "l.i1.old.folded", "l.i1.old.svg"]
+    assert (tmp_path / "ib" / "l.i1.old.folded").read_text() == "main;insert 12\nmain;vacuum 8\n"  # both repeats
+    written = write_workload_flamegraphs(store, cid, WORKLOADS["tpcc"], None, tmp_path / "tp")
+    assert sorted(p.name for p in written) == ["tpcc.old.folded", "tpcc.old.svg"]  # no stacks of new: no diff

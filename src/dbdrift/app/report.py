@@ -14,7 +14,7 @@ from dbdrift.report.matrix import axis_names, measured_tests
 from dbdrift.results.build import build_report, no_campaign
 from dbdrift.results.data import ReportData
 from dbdrift.results.findings import CAMPAIGN, FINDING_KINDS, MEASURES, Finding, all_findings, select
-from dbdrift.results.targets import AGAINST, merged_stacks, server_configs
+from dbdrift.results.targets import AGAINST, base_target, merged_stacks, server_configs
 from dbdrift.results.workload import workload_of as stored_workload_name
 from dbdrift.store.store import Store
 from dbdrift.workload import Workload
@@ -23,7 +23,8 @@ from dbdrift.workloads.sysbench.catalog import select_tests
 
 __all__ = ["AGAINST", "CAMPAIGN", "FINDING_KINDS", "FORMATS", "MEASURES", "Finding", "ReportData", "Store", "all_findings",
            "build_report", "campaign_report", "latest_comparison", "matrix_shape", "no_campaign", "render",
-           "select", "selected_tests", "server_configs", "stored_workload", "workload_report", "write_flamegraphs"]
+           "select", "selected_tests", "server_configs", "stored_workload", "workload_report", "write_flamegraphs",
+           "write_workload_flamegraphs"]
 
 
 def selected_tests(names: list[str]) -> frozenset[str]:
@@ -53,6 +54,39 @@ def write_flamegraphs(store: Store, campaign: str | None, data: ReportData, dire
             title = f"{test} x{threads}: {target} vs {ref} (red: more samples, blue: fewer)"
             written.append(_write(directory / f"{stem}-vs-{_file_safe(ref)}.diff.svg",
                                   render_diff_svg(merged[(test, threads, ref)], stacks, title)))
+    return written
+
+
+def write_workload_flamegraphs(store: Store, campaign_id: int, workload: Workload, base: str | None,
+                               directory: Path) -> list[Path]:
+    """An Insert Benchmark's or TPROC-C's stored stacks: per (step, target), or per target of
+    TPROC-C, the stacks of all its repeats merged, as SVG and folded text, and a differential
+    SVG of each target against the base (the campaign's, or `base`)."""
+    targets = [t["name"] for t in store.targets(campaign_id)]
+    reference = base_target(store.targets(campaign_id), base, store.campaign(campaign_id)["name"])
+    merged: dict[tuple[str, str], dict[str, int]] = {}
+    parts: list[tuple[str, str, dict[str, int] | None]] = (
+        [(r.step, r.target, r.folded) for r in store.ibench_steps(campaign_id)] if workload.name == "insert-benchmark"
+        else [("tpcc", r.target, r.folded) for r in store.tpcc_runs(campaign_id)])
+    for part, target, folded in parts:
+        stacks = merged.setdefault((part, target), {})
+        for stack, count in (folded or {}).items():
+            stacks[stack] = stacks.get(stack, 0) + count
+    merged = {k: v for k, v in merged.items() if v}
+    try:
+        directory.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise UserError(f"cannot create {directory}: {exc.strerror}", "pass --flamegraphs a writable directory") from None
+    written = []
+    for (part, target), stacks in sorted(merged.items(), key=lambda kv: (kv[0][0], targets.index(kv[0][1])
+                                                                           if kv[0][1] in targets else 0)):
+        stem = f"{_file_safe(part)}.{_file_safe(target)}"
+        written += [_write(directory / f"{stem}.svg", render_svg(stacks, f"{part}: {target}")),
+                    _write(directory / f"{stem}.folded", folded_text(stacks))]
+        if target != reference and (part, reference) in merged:
+            title = f"{part}: {target} vs {reference} (red: more samples, blue: fewer)"
+            written.append(_write(directory / f"{stem}-vs-{_file_safe(reference)}.diff.svg",
+                                  render_diff_svg(merged[(part, reference)], stacks, title)))
     return written
 
 

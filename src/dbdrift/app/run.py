@@ -61,7 +61,8 @@ def apply_overrides(spec: CampaignSpec, overrides: Overrides) -> CampaignSpec:
                                                ("--count-instructions", overrides.count_instructions),
                                                ("--instructions-only", overrides.instructions_only),
                                                ("--simulate-cache", overrides.simulate_cache),
-                                               ("--flamegraph", overrides.flamegraph)) if on]
+                                               ("--flamegraph", overrides.flamegraph
+                                                and not spec.caps.records_flamegraphs)) if on]
         if sysbench_only:
             raise UserError(f"{sysbench_only[0]} applies to sysbench campaigns; {spec.name} is {spec.caps.title}",
                             spec.caps.sysbench_flags_hint, exit_code=2)

@@ -97,14 +97,19 @@ SYSBENCH_VIEWS = ("chain", "matrix", "metrics", "tests", "flamegraphs", "against
 than ignored, so a script learns its report is not the view it asked for."""
 
 
-def _refuse_sysbench_views(args: argparse.Namespace, workload: str, campaign: str) -> None:
-    used = [name for name in SYSBENCH_VIEWS if getattr(args, name)]
+def _refuse_sysbench_views(args: argparse.Namespace, workload: str, campaign: str, flames: bool = False) -> None:
+    used = [name for name in SYSBENCH_VIEWS if getattr(args, name) and not (name == "flamegraphs" and flames)]
     if used:
         raise UserError(f"--{used[0].replace('_', '-')}: campaign {campaign} ran the {workload} workload, whose "
                         "report has no such view",
                         "drop it: that report shows every target with its verdicts and hardware figures; "
                         + ", ".join(f"--{n.replace('_', '-')}" for n in SYSBENCH_VIEWS) + " shape sysbench reports",
                         exit_code=2)
+
+
+def _said_flamegraphs(written: list[Path], directory: Path) -> None:
+    sys.stderr.write(f"wrote {len(written)} flamegraph files to {directory}\n" if written else
+                     "no flamegraphs stored: run the campaign with `dbdrift run --flamegraph`\n")
 
 
 FINDING_EXIT = 3  # `--fail-on`: the report found what it was told to fail on
@@ -152,9 +157,13 @@ def _report(args: argparse.Namespace) -> int:
         workload = use_case.stored_workload(store, campaign_id) if campaign_id is not None else None
         if campaign_id is not None and workload is not None and workload.build_report is not None \
                 and workload.render_report is not None:
-            _refuse_sysbench_views(args, workload.name, store.campaign(campaign_id)["name"])
+            _refuse_sysbench_views(args, workload.name, store.campaign(campaign_id)["name"],
+                                   workload.plan.caps.records_flamegraphs)
             data = workload.build_report(store, campaign_id, args.base, args.min_effect, args.noisy)
             sys.stdout.write(workload.render_report(data, args.format))
+            if args.flamegraphs:
+                _said_flamegraphs(use_case.write_workload_flamegraphs(store, campaign_id, workload, args.base,
+                                                                      args.flamegraphs), args.flamegraphs)
             return _fail_on_exit(list(data.findings), args)
         if args.group_by and not args.matrix:
             raise UserError("--group-by shapes the --matrix table", "add --matrix", exit_code=2)
@@ -167,9 +176,8 @@ def _report(args: argparse.Namespace) -> int:
             sys.stdout.write(render_matrix(data, args.format, *use_case.matrix_shape(data, args.tests, args.group_by)))
             return 0
         if args.flamegraphs:
-            written = use_case.write_flamegraphs(store, args.campaign, data, args.flamegraphs)
-            sys.stderr.write(f"wrote {len(written)} flamegraph files to {args.flamegraphs}\n" if written else
-                             "no flamegraphs stored: run the campaign with `dbdrift run --flamegraph`\n")
+            _said_flamegraphs(use_case.write_flamegraphs(store, args.campaign, data, args.flamegraphs),
+                              args.flamegraphs)
     finally:
         store.close()
     sys.stdout.write(render(data, args.format, use_color(args.color)))

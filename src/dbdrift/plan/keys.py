@@ -154,8 +154,9 @@ KEYS: tuple[Key, ...] = (
         doc=('With instruction counts (it turns them on): callgrind also simulates the caches and branch predictor, '
          'and reports give I1, D1 and LL misses and branch mispredicts per event next to instructions, labelled as'
          ' simulated. Slows the counting down; `run --simulate-cache` does the same.')),
-    Key('top', 'flamegraphs', FLAG, 'boolean', default=False, workloads=SYSBENCH,
-        doc=("Record the server's backends with `perf record` during each measured run, for `dbdrift report "
+    Key('top', 'flamegraphs', FLAG, 'boolean', default=False, workloads=("sysbench", "insert-benchmark", "tpcc"),
+        doc=("Record the server with `perf record` during each measured run (sysbench: its backends; an Insert "
+         "Benchmark step or a TPROC-C run: its whole process tree, background work included), for `dbdrift report "
          '--flamegraphs DIR`. Same as `--flamegraph`; needs perf.')),
     Key('top', 'read_s', DURATION, 'duration', default=300.0, measured=True, large=DAY_S, workloads=SYSBENCH,
         doc=('Measured time of each read test, and of `write-only` (as the original scripts do). Also the length of '

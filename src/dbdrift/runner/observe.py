@@ -9,6 +9,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Literal, get_args
 
+import psutil
+
 from dbdrift.metrics import flame, host, perf
 from dbdrift.metrics.sampler import Sampler
 from dbdrift.model import HardwareWindow, JsonObject, PerfCounts
@@ -122,3 +124,40 @@ def run_host_facts(facts: JsonObject) -> JsonObject:
     keep = ("governor", "turbo", "swap_used_bytes", "load_1min", "cpu_mhz")
     return {**{k: facts.get(k) for k in keep},
             "warnings": [w for w in host.check(facts) if w["kind"] in RUN_HOST_CHECKS]}
+
+
+class ServerFlame:
+    """`perf record` of a server's whole process tree over one Insert Benchmark step or TPROC-C
+    run (`flamegraphs`): the postmaster or mysqld and every process it has when the measured
+    part starts (backends, autovacuum, checkpointer), the processes it forks later inherited.
+    Background work is in it on purpose: a step's dip is often there. A missing or failing perf
+    gives a warning, never a failure."""
+
+    def __init__(self, enabled: bool, server_pid: int | None, out: Path) -> None:
+        self.recorder = flame.FlameRecorder() if enabled and server_pid is not None else None
+        self.server_pid, self.out = server_pid, out
+        self.started = False
+
+    def start(self, max_s: float) -> None:
+        if self.recorder is None or self.started or self.server_pid is None:
+            return
+        self.started = True
+        self.recorder.start(server_tree(self.server_pid), max_s, self.out)
+
+    def stop(self) -> tuple[dict[str, int] | None, str]:
+        """(folded stacks, "") or (None, why there are none); "" as well when not asked for."""
+        if self.recorder is None:
+            return None, ""
+        path, reason = self.recorder.stop(timeout_s=0.5) if self.started else (None, "the measured part never started")
+        folded = flame.collapse_file(path) if path is not None else {}
+        if path is not None:
+            path.unlink(missing_ok=True)
+        return (folded, "") if folded else (None, f"no flamegraph: {reason or 'no samples'}")
+
+
+def server_tree(pid: int) -> list[int]:
+    """`pid` and every descendant it has now."""
+    try:
+        return [pid, *(p.pid for p in psutil.Process(pid).children(recursive=True))]
+    except psutil.Error:
+        return [pid]

@@ -301,6 +301,11 @@ MIGRATIONS: tuple[str, ...] = (
     ALTER TABLE ibench_steps ADD COLUMN events_json TEXT;
     ALTER TABLE tpcc_runs ADD COLUMN events_json TEXT;
     """,
+    # 17: the server's folded stacks over each Insert Benchmark step and TPROC-C run (`flamegraphs`), NULL before
+    """
+    ALTER TABLE ibench_steps ADD COLUMN folded_json TEXT;
+    ALTER TABLE tpcc_runs ADD COLUMN folded_json TEXT;
+    """,
 )
 
 SCHEMA_VERSION = len(MIGRATIONS)

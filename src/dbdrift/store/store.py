@@ -556,7 +556,7 @@ class Store:
             "hardware_json": _json_or_null(r.hardware), "table_rows": r.table_rows,
             "driver_spec_json": _json_or_null(driver_spec), "error": r.error, "db_bytes": r.db_bytes,
             "datadir_bytes": r.datadir_bytes, "repeat": r.repeat, "position": r.position,
-            "events_json": _json_or_null(r.events)})
+            "events_json": _json_or_null(r.events), "folded_json": _json_or_null(r.folded)})
 
     def supersede_ibench(self, target_id: int, repeat: int = 0) -> None:
         """A repeat of a target's Insert Benchmark reruns from l.i0: that repeat's earlier steps
@@ -579,7 +579,8 @@ class Store:
             histograms=json.loads(r["histograms_json"]), per_second=json.loads(r["per_second_json"]),
             hardware=json.loads(r["hardware_json"]) if r["hardware_json"] else None, table_rows=r["table_rows"],
             error=r["error"], db_bytes=r["db_bytes"], datadir_bytes=r["datadir_bytes"], repeat=r["repeat"],
-            position=r["position"], events=json.loads(r["events_json"]) if r["events_json"] else None)
+            position=r["position"], events=json.loads(r["events_json"]) if r["events_json"] else None,
+            folded=json.loads(r["folded_json"]) if r["folded_json"] else None)
             for r in rows]
 
     def ibench_done(self, target_id: int, repeat: int = 0) -> set[str]:
@@ -601,7 +602,8 @@ class Store:
             "elapsed_s": r.elapsed_s, "new_orders": r.new_orders, "transactions": r.transactions, "nopm": r.nopm,
             "tpm": r.tpm, "by_type_json": json.dumps(r.by_type), "intervals_json": json.dumps(r.intervals),
             "hardware_json": _json_or_null(r.hardware), "consistency_json": json.dumps(r.consistency),
-            "load_s": r.load_s, "error": r.error, "position": r.position, "events_json": _json_or_null(r.events)})
+            "load_s": r.load_s, "error": r.error, "position": r.position, "events_json": _json_or_null(r.events),
+            "folded_json": _json_or_null(r.folded)})
 
     def tpcc_runs(self, campaign_id: int) -> list[TpccResult]:
         rows = self.db.execute(
@@ -614,7 +616,8 @@ class Store:
             intervals=json.loads(r["intervals_json"]),
             hardware=json.loads(r["hardware_json"]) if r["hardware_json"] else None,
             consistency=json.loads(r["consistency_json"]), load_s=r["load_s"], error=r["error"], repeat=r["repeat"],
-            position=r["position"], events=json.loads(r["events_json"]) if r["events_json"] else None)
+            position=r["position"], events=json.loads(r["events_json"]) if r["events_json"] else None,
+            folded=json.loads(r["folded_json"]) if r["folded_json"] else None)
             for r in rows]
 
     def tpcc_done(self, target_id: int, repeat: int) -> bool:

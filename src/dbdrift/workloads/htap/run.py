@@ -129,7 +129,7 @@ def _window(session: TargetSession, window: str, repeat: int, suffix: str) -> Js
     vus, streams = h.window(window)
     label = f"{WINDOW_TITLES[window]}: {vus} VU(s), {streams} stream(s){suffix}"
     session.progress.step_start(session.name, label, h.rampup_s + h.duration_s)
-    out, window_hw, engine = sampled_run(session, driver_spec(session, window, repeat), h.rampup_s + h.duration_s)
+    out, window_hw, engine, _ = sampled_run(session, driver_spec(session, window, repeat), h.rampup_s + h.duration_s)
     summary = out.output.summary or {}
     analytics = summary.get("analytics") or {}
     result: JsonObject = {

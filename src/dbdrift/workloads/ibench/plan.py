@@ -19,7 +19,7 @@ if TYPE_CHECKING:  # plan/campaign.py imports this module: the type only, for th
     from dbdrift.plan.campaign import CampaignSpec
 
 CAPS = Capabilities(title="an Insert Benchmark", per_test_runs=False, takes_turns=False, auto_cpus_shared=True,
-                    counts_instructions=False, chain_view=False, cluster_parts="repeats",
+                    counts_instructions=False, chain_view=False, cluster_parts="repeats", records_flamegraphs=True,
                     sysbench_flags_hint="choose Insert Benchmark steps with `steps = [...]` in its "
                                         "[insert_benchmark] table")
 

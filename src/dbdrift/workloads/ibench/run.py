@@ -9,12 +9,14 @@ With `repeats`, each repeat runs every step again on a fresh server and is store
 from __future__ import annotations
 
 import os
+from dataclasses import replace
 from pathlib import Path
 
 from dbdrift.workloads.ibench import catalog as ibench
 from dbdrift.driver import process
 from dbdrift.errors import DriverError, ServerError
 from dbdrift.metrics.sampler import Sampler
+from dbdrift.runner.observe import ServerFlame
 from dbdrift.model import EngineEvents, InsertStepResult, InstallInfo, JsonObject
 from dbdrift.plan.campaign import CampaignSpec
 from dbdrift.plan.expand import SettleStep
@@ -101,6 +103,8 @@ def run_step(session: TargetSession, step: ibench.IBenchStep, repeat: int = 0) -
     sampler = session.sampler()
     sampler.start()
     watch = session.engine_watch().start()
+    timeout_s = max(600.0, 20 * expected + 600)
+    flame = ServerFlame(session.spec.flamegraphs, session.server.server_pid, session.server.run_dir / "perf.data")
 
     marked = [None]  # the t_sec of the last end mark: every client prints a line per interval
 
@@ -109,17 +113,21 @@ def run_step(session: TargetSession, step: ibench.IBenchStep, repeat: int = 0) -
         if kind == "start":
             sampler.mark("start")
             watch.mark_start()
+            flame.start(timeout_s)
         elif kind == "interval" and obj.get("t_sec") != marked[0]:
             marked[0] = obj.get("t_sec")
             sampler.mark("end")
 
     try:
-        out = process.run_driver("ibench", spec, timeout_s=max(600.0, 20 * expected + 600),
+        out = process.run_driver("ibench", spec, timeout_s=timeout_s,
                                  on_line=on_line, on_start=sampler.set_client, cpus=session.placement.driver)
     finally:
         sampler.stop()
         engine = watch.stop()
-    result = _result(session, step, out, sampler, repeat, engine)
+        folded, why = flame.stop()
+    if why:
+        session.progress.message(f"{session.name} {step.name}: {why}")
+    result = replace(_result(session, step, out, sampler, repeat, engine), folded=folded)
     session.store.add_ibench_step(session.target_id, result, spec)
     session.progress.step_end(session.name, label, result.status, _summary_text(result) if result.status == "ok"
                               else result.error or "")

@@ -15,7 +15,8 @@ if TYPE_CHECKING:  # plan/campaign.py imports this module: the type only, for th
     from dbdrift.plan.campaign import CampaignSpec
 
 CAPS = Capabilities(title="sysbench", per_test_runs=True, takes_turns=True, auto_cpus_shared=False,
-                    counts_instructions=True, chain_view=True, cluster_parts="tests")
+                    counts_instructions=True, chain_view=True, cluster_parts="tests",
+                    records_flamegraphs=True)
 
 
 # the campaign `dbdrift demo --workload ...` runs, before its targets; {name}, {label}, {base_version},

@@ -16,7 +16,7 @@ if TYPE_CHECKING:  # plan/campaign.py imports this module: the type only, for th
     from dbdrift.plan.campaign import CampaignSpec
 
 CAPS = Capabilities(title="TPROC-C", per_test_runs=False, takes_turns=False, auto_cpus_shared=True,
-                    counts_instructions=False, chain_view=False, cluster_parts="repeats",
+                    counts_instructions=False, chain_view=False, cluster_parts="repeats", records_flamegraphs=True,
                     sysbench_flags_hint="drop it; [tpcc] sets TPROC-C's sizes")
 
 

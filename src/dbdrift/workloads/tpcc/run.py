@@ -13,6 +13,7 @@ from dbdrift.workloads.tpcc import catalog as tpcc
 from dbdrift.driver import process
 from dbdrift.errors import DriverError, ServerError
 from dbdrift.metrics.sampler import Delta
+from dbdrift.runner.observe import ServerFlame
 from dbdrift.model import EngineEvents, InstallInfo, JsonObject, TpccResult
 from dbdrift.plan.campaign import CampaignSpec
 from dbdrift.runner.campaign import CampaignOutcome, Runner, target_repeats
@@ -84,7 +85,8 @@ def run_window(session: TargetSession, repeat: int, load_s: float | None, suffix
     sizes = session.spec.tpcc
     label = f"TPROC-C {sizes.clients} VU(s), {sizes.warehouses} warehouse(s){suffix}"
     session.progress.step_start(session.name, label, sizes.rampup_s + sizes.duration_s)
-    out, window, engine = sampled_run(session, driver_spec(session, "run", repeat), sizes.rampup_s + sizes.duration_s)
+    out, window, engine, folded = sampled_run(session, driver_spec(session, "run", repeat),
+                                              sizes.rampup_s + sizes.duration_s)
     summary = out.output.summary or {}
     status, error = "ok", None
     if out.interrupted:
@@ -99,22 +101,25 @@ def run_window(session: TargetSession, repeat: int, load_s: float | None, suffix
         by_type=summary.get("by_type") or {},
         intervals=[{k: v for k, v in iv.items() if k != "type"} for iv in out.output.intervals],
         hardware=window.as_dict() if window else None, load_s=load_s, error=error, repeat=repeat,
-        position=session.position, events=engine)
+        position=session.position, events=engine, folded=folded)
 
 
 def sampled_run(session: TargetSession, spec: JsonObject, window_s: float) -> tuple[process.DriverResult,
-                                                                                   Delta | None, EngineEvents | None]:
+                                                                                   Delta | None, EngineEvents | None,
+                                                                                   dict[str, int] | None]:
     """The driver's `tpcc` run of `spec` (ramp-up and window: `window_s`), the host sampled from
     the line that opens the measured window to the one that closes it, and the engine's own
     counters each second from the start of the ramp-up (its t_sec 0)."""
     sampler = session.sampler()
     sampler.start()
     watch = session.engine_watch().start()
+    flame = ServerFlame(session.spec.flamegraphs, session.server.server_pid, session.server.run_dir / "perf.data")
 
     def on_line(obj: JsonObject) -> None:
         if obj.get("type") == "phase" and obj.get("phase") == "rampup":
             watch.mark_start()
         elif obj.get("type") == "phase" and obj.get("phase") == "measure":
+            flame.start(window_s + 60)
             sampler.mark("start")
         elif obj.get("type") == "phase" and obj.get("phase") == "end":
             sampler.mark("end")
@@ -125,7 +130,10 @@ def sampled_run(session: TargetSession, spec: JsonObject, window_s: float) -> tu
     finally:
         sampler.stop()
         engine = watch.stop()
-    return out, sampler.window(), engine
+        folded, why = flame.stop()
+    if why:
+        session.progress.message(f"{session.name}: {why}")
+    return out, sampler.window(), engine, folded
 
 
 def check(session: TargetSession, result: TpccResult) -> TpccResult:
