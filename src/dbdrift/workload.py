@@ -74,6 +74,9 @@ class Workload:
     # (spec, installs by target name): refuse a target the workload cannot run (an engine or build without
     # what it needs), once every build is found and before the campaign is stored or any server starts
     check_installs: Callable[[Any, dict[str, Any]], None] | None = None
+    # (store, campaign_id) -> (part, target, folded stacks or None) of every stored step or run, for
+    # `report --flamegraphs`; None for a workload that records none (sysbench's come from its runs)
+    stacks: Callable[[Any, int], list[tuple[str, str, dict[str, int] | None]]] | None = None
 
     @property
     def name(self) -> str:

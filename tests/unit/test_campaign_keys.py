@@ -95,6 +95,7 @@ def test_a_retired_value_is_refused_with_the_current_one():
 
 def test_the_keys_other_workloads_refuse_are_the_sysbench_only_ones():
     assert set(keys.only_for("tpcc")) == set(keys.only_for("insert-benchmark"))
+    assert set(keys.only_for("vector")) == set(keys.only_for("tpcc")) | {"flamegraphs"}  # recorded by the first two
     assert not set(keys.only_for("sysbench"))
     for name in ("insert-benchmark", "tpcc", "vector", "htap"):
         for key in keys.only_for(name):

@@ -65,10 +65,7 @@ def write_workload_flamegraphs(store: Store, campaign_id: int, workload: Workloa
     targets = [t["name"] for t in store.targets(campaign_id)]
     reference = base_target(store.targets(campaign_id), base, store.campaign(campaign_id)["name"])
     merged: dict[tuple[str, str], dict[str, int]] = {}
-    parts: list[tuple[str, str, dict[str, int] | None]] = (
-        [(r.step, r.target, r.folded) for r in store.ibench_steps(campaign_id)] if workload.name == "insert-benchmark"
-        else [("tpcc", r.target, r.folded) for r in store.tpcc_runs(campaign_id)])
-    for part, target, folded in parts:
+    for part, target, folded in (workload.stacks(store, campaign_id) if workload.stacks else []):
         stacks = merged.setdefault((part, target), {})
         for stack, count in (folded or {}).items():
             stacks[stack] = stacks.get(stack, 0) + count

@@ -47,11 +47,13 @@ INSERT_BENCHMARK = Workload(plan=ibench_plan.PLAN, estimate=ibench_run.estimate,
                             narrow=units.narrow_repeats, split=units.split_repeats,
                             remaining=ibench_cluster.remaining, store_failed=units.no_failed_runs,
                             build_report=ibench_results.build, render_report=ibench_report.render,
-                            estimates=ibench_results.step_estimates, judged=ibench_plan.judged)
+                            estimates=ibench_results.step_estimates, judged=ibench_plan.judged,
+                            stacks=ibench_results.stacks)
 TPCC = Workload(plan=tpcc_plan.PLAN, estimate=tpcc_run.estimate, run=tpcc_run.run, clients=tpcc_run.clients,
                 check_lines=tpcc_plan.check_lines, time_lines=no_lines, narrow=units.narrow_repeats,
                 split=units.split_repeats, remaining=tpcc_cluster.remaining, store_failed=units.no_failed_runs,
                 build_report=tpcc_results.build, render_report=tpcc_report.render, estimates=tpcc_results.nopm_estimates,
+                stacks=tpcc_results.stacks,
                 judged=tpcc_plan.judged)
 
 VECTOR = Workload(plan=vector_plan.PLAN, estimate=vector_run.estimate, run=vector_run.run, clients=vector_run.clients,

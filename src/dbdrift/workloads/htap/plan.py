@@ -41,6 +41,7 @@ duration_s = 30
 """
 
 refuse = RefuseSysbenchKeys(
+    workload="htap",
     title="CH-benCHmark",
     hint="CH-benCHmark's sizes and windows are in [htap] (`dbdrift docs campaign`), and it runs one target after "
          "the other, each on a fresh server (repeats run it again)")

@@ -46,6 +46,7 @@ query_s = 25
 
 # the sysbench keys the Insert Benchmark has no use for: refused rather than silently ignored
 refuse = RefuseSysbenchKeys(
+    workload="insert-benchmark",
     title="the Insert Benchmark",
     hint="the Insert Benchmark's sizes and durations are in [insert_benchmark] (`dbdrift docs campaign`), and it runs "
          "one target after the other, every step of a target on one server (repeats run them all again)")

@@ -144,3 +144,8 @@ def sizes_text(spec: JsonObject) -> str:
     if ib.get("io_bound"):
         parts.append("IO-bound (buffer pool well below the table)")
     return ", ".join(p for p in parts if p)
+
+
+def stacks(store: Store, campaign_id: int) -> list[tuple[str, str, dict[str, int] | None]]:
+    """(step, target, its folded stacks) of every stored step (`report --flamegraphs`)."""
+    return [(r.step, r.target, r.folded) for r in store.ibench_steps(campaign_id)]

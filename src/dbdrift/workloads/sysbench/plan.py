@@ -46,15 +46,17 @@ def refuse(top: fields.Table) -> None:
 
 @dataclass(frozen=True)
 class RefuseSysbenchKeys:
-    """Another workload's `refuse` hook: the sysbench-only top-level keys in its campaign are
-    refused rather than ignored. `title` names that workload in the message, `hint` follows
-    "remove <key>; ". A value rather than a closure, so its Workload pickles and compares equal."""
+    """Another workload's `refuse` hook: the top-level keys of sysbench that `workload` does not
+    take are refused in its campaign rather than ignored. `title` names that workload in the
+    message, `hint` follows "remove <key>; ". A value rather than a closure, so its Workload
+    pickles and compares equal."""
 
+    workload: str
     title: str
     hint: str
 
     def __call__(self, top: fields.Table) -> None:
-        for key in keys.only_for("insert-benchmark"):
+        for key in keys.only_for(self.workload):
             if key in top.data:
                 raise InputError(f"{top.where}: {key} applies to the sysbench workload, not {self.title}",
                                  f"remove {key}; {self.hint}")

@@ -40,6 +40,7 @@ duration_s = 60
 
 # the sysbench keys TPROC-C has no use for: refused rather than silently ignored
 refuse = RefuseSysbenchKeys(
+    workload="tpcc",
     title="TPROC-C",
     hint="TPROC-C's sizes and durations are in [tpcc] (`dbdrift docs campaign`), and it runs one target after the "
          "other, each on a fresh server (repeats run it again)")

@@ -103,3 +103,8 @@ def tpcc_findings(summaries: tuple[TargetSummary, ...] | list[TargetSummary], mi
                            s.relative.value, s.relative.lower, s.relative.upper,
                            detectable=reported_change(s.relative, min_effect)))
     return out
+
+
+def stacks(store: Store, campaign_id: int) -> list[tuple[str, str, dict[str, int] | None]]:
+    """("tpcc", target, its folded stacks) of every stored run (`report --flamegraphs`)."""
+    return [("tpcc", r.target, r.folded) for r in store.tpcc_runs(campaign_id)]

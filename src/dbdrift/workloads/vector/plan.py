@@ -43,6 +43,7 @@ warmup_s = 1
 """
 
 refuse = RefuseSysbenchKeys(
+    workload="vector",
     title="vector search",
     hint="vector search's data set, index builds and searches are in [vector] (`dbdrift docs campaign`), and it "
          "runs one target after the other, each on a fresh server (repeats run it again)")
