@@ -39,7 +39,8 @@ def three_engines(tmp_path_factory):
     fetch("mysql", "8.0.31")
     targets = [("pg17", 'version = "17.10"'), ("ma10.11", 'engine = "mariadb"\nversion = "10.11.5"'),
                ("my8.0", 'engine = "mysql"\nversion = "8.0.31"')]
-    return run_campaign(campaign(tmp_path_factory.mktemp("tpcc"), "tpcc-3", targets), "--format", "json", timeout=900)
+    return run_campaign(campaign(tmp_path_factory.mktemp("tpcc"), "tpcc-3", targets, "flamegraphs = true"),
+                        "--format", "json", timeout=900)
 
 
 def test_tpcc_runs_on_postgres_mariadb_and_mysql_and_passes_the_consistency_checks(three_engines):
@@ -92,6 +93,20 @@ def test_every_engines_own_counters_are_read_each_second_of_the_run(three_engine
         assert sum(engine["series"][wanted[run["target"]][0]]) > 0  # the transactions wrote WAL or redo
     page = dbdrift("report", "--store", store, "--format", "html").stdout
     assert "TPROC-C: WAL written (MB/s)" in page and "TPROC-C: redo written (MB/s)" in page
+
+
+def test_each_run_stores_the_servers_stacks_and_the_report_draws_one_per_target_and_one_against_the_base(
+        three_engines, tmp_path):
+    store, _ = three_engines
+    programs = {"pg17": ("postgres",), "ma10.11": ("mariadbd", "mysqld"), "my8.0": ("mysqld",)}
+    for run in stored_runs(store):
+        folded = json.loads(run["folded_json"] or "{}")
+        assert sum(folded.values()) > 10, (run["target"], len(folded))  # cpu-clock samples of the window
+        assert any(stack.split(";")[0].startswith(programs[run["target"]]) for stack in folded), list(folded)[:3]
+    result = dbdrift("report", "--store", store, "--flamegraphs", tmp_path / "f")
+    assert result.returncode == 0, result.stderr
+    names = sorted(p.name for p in (tmp_path / "f").iterdir())
+    assert {"tpcc.pg17.svg", "tpcc.pg17.folded", "tpcc.my8.0.svg", "tpcc.my8.0-vs-pg17.diff.svg"} <= set(names), names
 
 
 def test_the_text_report_has_nopm_and_cpu_per_new_order(three_engines):
