@@ -22,8 +22,8 @@ STEPS = ["l.i0", "l.x", "l.i1", "l.i2", "qr100", "qp100", "qr500", "qp500", "qr1
 SLOW = 'settings = { synchronous_commit = "on", commit_delay = 100000, commit_siblings = 0 }'
 
 
-def campaign(tmp: Path, name: str, targets: list[tuple[str, str]]) -> Path:
-    lines = [f'name = "{name}"', 'workload = "insert-benchmark"', "settle_s = 1", SIZES]
+def campaign(tmp: Path, name: str, targets: list[tuple[str, str]], extra: str = "") -> Path:
+    lines = [f'name = "{name}"', 'workload = "insert-benchmark"', "settle_s = 1", extra, SIZES]
     for i, (tname, body) in enumerate(targets):
         lines += ["[[targets]]", f'name = "{tname}"', body, f"base = {str(i == 0).lower()}"]
     path = tmp / f"{name}.toml"
@@ -41,7 +41,7 @@ def steps(store: Path) -> dict[tuple[str, str], sqlite3.Row]:
 def postgres_run(tmp_path_factory):
     path = campaign(tmp_path_factory.mktemp("ibench-pg"), "ib-pg",
                     [("pg17", 'version = "17.10"\nsettings = { shared_buffers = "256MB" }'),
-                     ("pg17slow", f'version = "17.10"\n{SLOW}')])
+                     ("pg17slow", f'version = "17.10"\n{SLOW}')], "flamegraphs = true")
     return run_campaign(path, "--format", "json", timeout=900)
 
 
@@ -147,6 +147,17 @@ def test_postgres_steps_store_the_engines_counters_each_second_and_the_report_dr
     doc = json.loads(dbdrift("report", "--store", store, "--format", "json").stdout)
     li1 = next(s for s in doc["steps"] if s["step"] == "l.i2")["targets"]["pg17slow"]
     assert li1["engine_events"]["series"]["wal_mb"] and isinstance(li1["dips"], list)
+
+
+def test_steps_store_the_servers_stacks_and_the_report_draws_one_per_step_and_target(postgres_run, tmp_path):
+    store, _ = postgres_run
+    for step in ("l.i1", "l.i2"):  # pg17slow's insert steps last seconds: perf has samples of them
+        folded = json.loads(steps(store)[("pg17slow", step)]["folded_json"] or "{}")
+        assert sum(folded.values()) > 10 and all(stack.startswith("postgres") for stack in folded), list(folded)[:3]
+    result = dbdrift("report", "--store", store, "--flamegraphs", tmp_path / "f")
+    assert result.returncode == 0, result.stderr
+    names = {p.name for p in (tmp_path / "f").iterdir()}  # pg17's insert steps last 0.1 s: too short for samples
+    assert {"l.i1.pg17slow.svg", "l.i1.pg17slow.folded", "qr100.pg17slow-vs-pg17.diff.svg"} <= names, sorted(names)
 
 
 def test_ctrl_c_keeps_the_stored_steps_stops_the_server_and_resume_runs_the_target_again(tmp_path):

@@ -99,8 +99,20 @@ def test_the_keys_other_workloads_refuse_are_the_sysbench_only_ones():
     assert not set(keys.only_for("sysbench"))
     for name in ("insert-benchmark", "tpcc", "vector", "htap"):
         for key in keys.only_for(name):
-            with pytest.raises(UserError, match=f"{key} applies to the sysbench workload"):
+            with pytest.raises(UserError, match=f"{key} applies to the sysbench"):
                 campaign.PLANS[name].refuse(fields.Table({key: 1}, "c.toml"))
+    with pytest.raises(UserError, match="flamegraphs applies to the sysbench, insert-benchmark and tpcc workloads"):
+        campaign.PLANS["vector"].refuse(fields.Table({"flamegraphs": True}, "c.toml"))
+
+
+@pytest.mark.parametrize("workload", ["sysbench", "insert-benchmark", "tpcc"])
+def test_flamegraphs_is_read_for_every_workload_that_records_stacks(tmp_path, workload):
+    path = tmp_path / "c.toml"
+    path.write_text(f'name = "c"\nworkload = "{workload}"\nflamegraphs = true\n[[targets]]\nname = "a"\n'
+                    'version = "17.10"\n')
+    assert campaign.load_campaign(path).flamegraphs
+    path.write_text(path.read_text().replace("flamegraphs = true\n", ""))
+    assert not campaign.load_campaign(path).flamegraphs
 
 
 def rewrite(text: str) -> str:

@@ -287,7 +287,8 @@ def cluster_address(value: object, what: str) -> str:
 
 
 def _with_shared_keys(spec: CampaignSpec, top: fields.Table) -> CampaignSpec:
-    """The keys every workload reads: durations, repeats, order, CPUs."""
+    """The keys every workload reads: durations, repeats, order, CPUs, flamegraphs (a workload
+    that records none refuses the key before it is used)."""
     write_s = top.duration("write_s")
     return replace(
         spec, read_s=top.duration("read_s"), write_s=write_s, insert_s=top.duration("insert_s", write_s),
@@ -297,7 +298,7 @@ def _with_shared_keys(spec: CampaignSpec, top: fields.Table) -> CampaignSpec:
         seed=top.integer("seed"), interval_s=top.duration("interval_s"),
         order=top.choice("order"), turn_s=top.duration("turn_s"), round_order=top.choice("round_order"),
         cpus=fields.cpu_placement(top.data.get("cpus", keys.default("top", "cpus")), top.where),
-        workload=top.choice("workload"),
+        workload=top.choice("workload"), flamegraphs=top.flag("flamegraphs"),
     )
 
 

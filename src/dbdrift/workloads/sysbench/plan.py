@@ -58,7 +58,10 @@ class RefuseSysbenchKeys:
     def __call__(self, top: fields.Table) -> None:
         for key in keys.only_for(self.workload):
             if key in top.data:
-                raise InputError(f"{top.where}: {key} applies to the sysbench workload, not {self.title}",
+                takers = [w for w in keys.key("top", key).workloads]
+                named = (f"the {takers[0]} workload" if len(takers) == 1
+                         else "the " + ", ".join(takers[:-1]) + f" and {takers[-1]} workloads")
+                raise InputError(f"{top.where}: {key} applies to {named}, not {self.title}",
                                  f"remove {key}; {self.hint}")
 
 
@@ -80,7 +83,7 @@ def parse(spec: CampaignSpec, top: fields.Table) -> CampaignSpec:
     return replace(spec, tests=tuple(tests), test_names=tuple(names), tables=top.integer("tables"),
                    rows=top.integer("rows"), threads=threads,
                    count_instructions=top.flag("count_instructions") or top.flag("simulate_cache"),
-                   simulate_cache=top.flag("simulate_cache"), flamegraphs=top.flag("flamegraphs"))
+                   simulate_cache=top.flag("simulate_cache"))
 
 
 def settle_s(spec: CampaignSpec) -> float:
