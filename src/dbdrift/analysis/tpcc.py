@@ -15,9 +15,10 @@ from dbdrift.model import TpccResult
 
 HARDWARE = ("cpu/no", "server/no", "client/no", "client%", "bg/no", "bg%", "cs/no", "wkb/no", "fl/no", "fl/s",
             "w_ms", "aqu")
-"""Per new order in the measured window: host CPU µs (user + system over every CPU), the
-server's and the driver's process CPU µs, the driver's share of the two, context switches
-and KB written to storage."""
+"""Per new order in the measured window: host CPU µs (user + system over every CPU); the
+server's and the driver's process CPU µs and the driver's share of the two; the server's
+background CPU µs and its share of the server's CPU; context switches; KB written to storage;
+flushes (fsyncs) per new order and per second; write await (ms) and queue depth."""
 
 
 @dataclass(frozen=True)
@@ -78,33 +79,29 @@ def relative_nopm(new: list[TpccResult], base: list[TpccResult]) -> Estimate:
 
 
 def hardware_per_new_order(runs: list[TpccResult], ncpu: int) -> dict[str, float | None]:
-    """HARDWARE over the runs' sampled windows together (sums over sums, so a longer window
-    weighs more); None where no run has a window or no new order was made, and for the
-    background and disk columns where a window lacks them (analysis/hardware.disk_metrics)."""
-    windows = [(r, r.hardware) for r in runs if r.hardware and r.hardware.get("elapsed_s")]
+    """HARDWARE over the runs' sampled windows merged into one (analysis/hardware.combine: sums
+    over sums, so a longer window weighs more); None where no run has a window or no new order
+    was made, and for the KB written, background and disk columns where a window lacks them."""
     out: dict[str, float | None] = dict.fromkeys(HARDWARE)
+    windows = [(r, r.hardware) for r in runs if r.hardware and r.hardware.get("elapsed_s")]
     orders = sum(r.new_orders for r, _ in windows)
-    if not windows or orders <= 0:
+    merged = combine([(w, r.new_orders / w["elapsed_s"]) for r, w in windows]) if orders > 0 else None
+    if merged is None:
         return out
-    host_s = sum((w["cpu_user_pct"] + w["cpu_sys_pct"]) / 100 * ncpu * w["elapsed_s"] for _, w in windows)
-    server_s = sum(w.get("server_cpu_s") or 0.0 for _, w in windows)
-    client_s = sum(w.get("client_cpu_s") or 0.0 for _, w in windows)
-    out["cpu/no"] = host_s * 1e6 / orders
+    w, _ = merged
+    server_s, client_s = w.get("server_cpu_s") or 0.0, w.get("client_cpu_s") or 0.0
+    out["cpu/no"] = (w["cpu_user_pct"] + w["cpu_sys_pct"]) / 100 * ncpu * w["elapsed_s"] * 1e6 / orders
     out["server/no"] = server_s * 1e6 / orders
     out["client/no"] = client_s * 1e6 / orders
     out["client%"] = 100 * client_s / (server_s + client_s) if server_s + client_s > 0 else None
-    out["cs/no"] = sum(w.get("cs") or 0 for _, w in windows) / orders
-    written = [w.get("write_kb") for _, w in windows]
-    known = [v for v in written if v is not None]
-    out["wkb/no"] = sum(known) / orders if len(known) == len(written) else None
-    merged = combine([(w, r.new_orders / w["elapsed_s"]) for r, w in windows])
-    if merged is not None:
-        window, _ = merged
-        bg = window.get("server_bg_cpu_s")
-        out["bg/no"] = None if bg is None else bg * 1e6 / orders
-        out["bg%"] = background_share(window)
-        disk = disk_metrics(window, orders / window["elapsed_s"])
-        out["fl/no"], out["fl/s"], out["w_ms"], out["aqu"] = disk["fl/o"], disk["fl/s"], disk["w_ms"], disk["aqu"]
+    out["cs/no"] = (w.get("cs") or 0) / orders
+    written = w.get("write_kb")
+    out["wkb/no"] = None if written is None else written / orders
+    bg = w.get("server_bg_cpu_s")
+    out["bg/no"] = None if bg is None else bg * 1e6 / orders
+    out["bg%"] = background_share(w)
+    disk = disk_metrics(w, orders / w["elapsed_s"])
+    out["fl/no"], out["fl/s"], out["w_ms"], out["aqu"] = disk["fl/o"], disk["fl/s"], disk["w_ms"], disk["aqu"]
     return out
 
 
