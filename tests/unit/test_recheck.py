@@ -35,8 +35,9 @@ def stored(tmp_path):
 
 
 def test_the_recheck_runs_the_regressed_tests_with_the_reference_s_differing_defaults(stored):
-    data = campaign_data(RecheckRequest(stored))
-    assert data["name"] == pinned_name("golden") == "golden-pinned"
+    recheck = campaign_data(RecheckRequest(stored))
+    data = recheck.data
+    assert recheck.timed and data["name"] == pinned_name("golden") == "golden-pinned"
     # pg18 regressed on point-query, scan and update-index; pg19 on read-only_range=100
     assert data["tests"] == ["point-query", "read-only_range=100", "scan", "update-index"]
     by_name = {t["name"]: t for t in data["targets"]}
@@ -44,7 +45,7 @@ def test_the_recheck_runs_the_regressed_tests_with_the_reference_s_differing_def
     # the ranked defaults that exist on both sides; its own settings stay as the campaign set them
     assert by_name["pg18"]["settings"] == {"effective_io_concurrency": "1", "work_mem": "8MB"}
     assert by_name["pg19"]["settings"] == {"effective_io_concurrency": "1", "jit": "on"}
-    assert campaign(data).targets[1].settings["effective_io_concurrency"] == "1"  # a valid campaign
+    assert campaign(recheck).targets[1].settings["effective_io_concurrency"] == "1"  # a valid campaign
 
 
 def test_a_campaign_without_a_regression_or_a_store_is_refused(tmp_path, stored):
@@ -72,3 +73,45 @@ def test_the_original_report_says_whether_each_regression_followed_the_defaults(
     assert why[("point-query", 1, "pg18")][1].endswith("it did not follow them")
     assert "pinned" not in why[("scan", 1, "pg18")][1]  # not rechecked
     store.close()
+
+
+def test_a_counted_regression_rechecked_by_counting_says_whether_it_followed_the_defaults(stored):
+    from dbdrift.report.hardware import delta_lines
+    from dbdrift.results.findings import instruction_why
+    from dbdrift.store.store import InstructionRecord, Store
+    store = Store(stored)
+    cid = store.add_campaign("golden-pinned", {"name": "golden-pinned", "timed": False}, {"cpus": 2}, "0.1.0")
+    counts = {("point-query", "pg17"): 41_760.7, ("point-query", "pg18"): 41_900.0,  # back within 2%
+              ("update-index", "pg17"): 103_559.9, ("update-index", "pg18"): 107_726.1}  # still +4%
+    for pos, name in enumerate(("pg17", "pg18")):
+        tid = store.ensure_target(cid, name, "postgres", pos, pos == 0, {"name": name})
+        for (test, target), ir in counts.items():
+            if target == name:
+                store.add_instructions(tid, InstructionRecord(test, "ok", 1000, 5000, 20.0, [[1, 2], [1, 2]], ir,
+                                                              0.02, {"f": ir}, {"f": ir}))
+    data = build_report(store, "golden", None, False)
+    rows = {r.test: r for r in data.instructions}
+    assert rows["point-query"].rechecked == {
+        "pg18": "with pg17's defaults pinned: instr 1.003 =, the regression followed the defaults"}
+    assert rows["update-index"].rechecked["pg18"].endswith("instr 1.040 -, it did not follow them")
+    assert "pg19" not in rows["point-query"].rechecked  # not counted again
+    assert instruction_why(rows["point-query"], "pg18").endswith("the regression followed the defaults")
+    assert "  with pg17's defaults pinned: instr 1.040 -, it did not follow them" in delta_lines(data)
+    store.close()
+
+
+def test_a_campaign_that_only_counted_is_rechecked_by_counting_its_counted_regressions(stored):
+    from dbdrift.store.store import Store
+    store = Store(stored)
+    with store.db:
+        cid = store.latest_campaign_id("golden")
+        spec = store.db.execute("SELECT spec_json FROM campaigns WHERE id = ?", (cid,)).fetchone()[0]
+        store.db.execute("UPDATE campaigns SET spec_json = ? WHERE id = ?",
+                         (spec.replace('"threads": [1]', '"threads": [1], "timed": false'), cid))
+        store.db.execute("UPDATE runs SET superseded = 1")  # only the counts are left
+    store.close()
+    recheck = campaign_data(RecheckRequest(stored))
+    assert recheck.data["tests"] == ["point-query", "update-index"]  # pg18's counted regressions
+    assert not recheck.timed
+    spec = campaign(recheck)
+    assert spec.count_instructions and not spec.timed

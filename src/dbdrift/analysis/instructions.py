@@ -176,6 +176,7 @@ class InstructionRow:
     references: dict[str, str]  # compared target -> the target it is divided by
     simulated: dict[str, dict[str, float]] = field(default_factory=dict)  # target -> simulated_events()
     verdicts: dict[str, Verdict] = field(default_factory=dict)  # compared target -> instruction_verdict()
+    rechecked: dict[str, str] = field(default_factory=dict)  # compared target -> what `recheck --pin-defaults` found
 
 
 def instruction_verdict(ratio: float | None, spreads_pct: list[float | None], min_effect: float = 0.02) -> Verdict:

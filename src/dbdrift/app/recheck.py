@@ -2,7 +2,8 @@
 regressed target beside its reference, with the target's server given its reference's values of
 the defaults that differ (analysis/defaults.py) where the setting exists on both. Whether the
 regression is still there then says whether it followed the defaults; the original campaign's
-report reads the recheck and says so in each cell's why line.
+report reads the recheck and says so in each cell's why line. A regressed cell is a timed one or
+an instruction count; a campaign that only counted is rechecked by counting only.
 
 The recheck is a campaign of its own, `<name>-pinned`, built from the stored campaign as a file
 would hold it, so `run` executes it as it executes any other.
@@ -10,7 +11,7 @@ would hold it, so `run` executes it as it executes any other.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from dbdrift.analysis.noise import Verdict
@@ -49,15 +50,29 @@ def pins(data: ReportData, target: str) -> dict[str, str]:
 
 
 def regressed(data: ReportData) -> dict[str, set[str]]:
-    """target -> the tests on which it regressed (timed cells)."""
+    """target -> the tests on which it regressed: its timed cells, and its instruction counts
+    (at least min_effect more instructions per event)."""
     out: dict[str, set[str]] = {}
     for row, cell in data.cells():
         if cell.verdict is Verdict.REGRESSION:
             out.setdefault(cell.target, set()).add(row.test)
+    for irow in data.instructions:
+        for target, verdict in irow.verdicts.items():
+            if verdict is Verdict.REGRESSION:
+                out.setdefault(target, set()).add(irow.test)
     return out
 
 
-def campaign_data(request: RecheckRequest) -> JsonObject:
+@dataclass(frozen=True)
+class Recheck:
+    """The recheck as a campaign file's table, and whether the stored campaign was timed (a
+    campaign that only counted instructions is rechecked by counting only)."""
+
+    data: JsonObject
+    timed: bool
+
+
+def campaign_data(request: RecheckRequest) -> Recheck:
     """The recheck as a campaign file's table: the stored campaign's keys, its regressed targets
     (with pinned settings) beside their references, and the regressed tests."""
     if not request.store.exists():
@@ -101,9 +116,11 @@ def campaign_data(request: RecheckRequest) -> JsonObject:
     tests = sorted({t for tests in found.values() for t in tests})
     top = {k: v for k, v in spec.items() if k in keys.names("top") and v is not None
            and k not in ("targets", "detect", "budget", "cluster", "axes", "variants")}
-    return {**top, "name": pinned_name(data.campaign), "tests": tests, "targets": targets}
+    return Recheck({**top, "name": pinned_name(data.campaign), "tests": tests, "targets": targets},
+                   bool(spec.get("timed", True)))
 
 
-def campaign(data: JsonObject) -> CampaignSpec:
-    """The recheck checked whole, as a file's would be."""
-    return parse_campaign(data, "dbdrift recheck", Path.cwd(), data["name"])
+def campaign(recheck: Recheck) -> CampaignSpec:
+    """The recheck checked whole, as a file's would be; counting only where the campaign was."""
+    spec = parse_campaign(recheck.data, "dbdrift recheck", Path.cwd(), recheck.data["name"])
+    return spec if recheck.timed else replace(spec, count_instructions=True, timed=False)

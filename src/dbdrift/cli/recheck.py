@@ -38,9 +38,9 @@ def campaign(args: argparse.Namespace) -> use_case.CampaignSpec | None:
     if not args.pin_defaults:
         raise UserError("recheck needs --pin-defaults (the only recheck there is)", "dbdrift recheck --pin-defaults",
                         exit_code=2)
-    data = use_case.campaign_data(use_case.RecheckRequest(
+    recheck = use_case.campaign_data(use_case.RecheckRequest(
         Path(args.store), args.campaign, tuple(options.split_list(args.tests)) if args.tests else ()))
     if args.print_campaign:
-        sys.stdout.write(to_toml(data, "recheck --pin-defaults"))
+        sys.stdout.write(to_toml(recheck.data, "recheck --pin-defaults"))
         return None
-    return use_case.campaign(data)
+    return use_case.campaign(recheck)

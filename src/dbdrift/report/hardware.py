@@ -78,6 +78,8 @@ def delta_lines(data: ReportData) -> list[str]:
             if inclusive:
                 lines.append("  inclusive (with callees): "
                              + ", ".join(f"{r['function']} {r['delta']:+,.0f}" for r in inclusive))
+            if target in irow.rechecked:
+                lines.append(f"  {irow.rechecked[target]}")
     return lines
 
 

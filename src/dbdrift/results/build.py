@@ -118,7 +118,8 @@ def build_report(store: Store, campaign: str | None, base: str | None, chain: bo
     references = comparison.references
     stored_runs = store.runs(campaign_id)  # read once: hardware per operation and the layer split both use it
     hardware = tuple(_metrics(stored_runs, names, references, order, host.get("cpus") or 1))
-    counted_rows = tuple(_instructions(counted, references, order, min_effect))
+    pinned = _pinned(store, row["name"], min_effect, noisy)
+    counted_rows = _recounted(pinned, tuple(_instructions(counted, references, order, min_effect)))
     layer_rows = tuple(_layers(stored_runs, counted, references, min_effect, noisy))
     sequential = spec.get("order") == "sequential"
     notes += flush_notes(host, targets, references)
@@ -128,39 +129,67 @@ def build_report(store: Store, campaign: str | None, base: str | None, chain: bo
                       instructions=counted_rows, layers=layer_rows, drift=default_drift(targets, references),
                       show_metrics=metrics, meta=report_meta(store, campaign_id, generated_at),
                       plan_changes=plan_changes,
-                      explanations=_rechecked(store, row["name"], _explanations(
+                      explanations=_rechecked(pinned, _explanations(
                           comparison, hardware, counted_rows, plan_changes,
-                          {(p["test"], p["target"]) for p in stored_plans}, sequential, layer_rows),
-                          min_effect, noisy))
+                          {(p["test"], p["target"]) for p in stored_plans}, sequential, layer_rows)))
 
 
 PINNED = "-pinned"  # app/recheck.py's campaign of a campaign's regressions with the defaults pinned
 
 
-def _rechecked(store: Store, campaign: str, why: dict[tuple[str, int, str], tuple[str, str]], min_effect: float,
-               noisy: float) -> dict[tuple[str, int, str], tuple[str, str]]:
-    """Each why line of a cell that `recheck --pin-defaults` ran again ends with what it found:
-    the regression gone with the reference's defaults pinned (it followed them) or still there."""
+def _pinned(store: Store, campaign: str, min_effect: float, noisy: float) -> ReportData | None:
+    """The report of `campaign`'s recheck, None when it has none (or is one)."""
     if campaign.endswith(PINNED) or not any(c["name"] == campaign + PINNED for c in store.campaigns()):
+        return None
+    return build_report(store, campaign + PINNED, None, False, min_effect=min_effect, noisy=noisy)
+
+
+def _followed(verdict: Verdict) -> str:
+    """What a rechecked cell's verdict says of the regression it rechecks."""
+    if verdict.unclear:
+        return "too unclear to say whether it followed them"
+    return "the regression followed the defaults" if verdict is not Verdict.REGRESSION else "it did not follow them"
+
+
+def _rechecked(pinned: ReportData | None, why: dict[tuple[str, int, str], tuple[str, str]]
+               ) -> dict[tuple[str, int, str], tuple[str, str]]:
+    """Each why line of a timed cell that `recheck --pin-defaults` ran again ends with what it
+    found: the regression gone with the reference's defaults pinned (it followed them) or still there."""
+    if pinned is None:
         return why
-    pinned = build_report(store, campaign + PINNED, None, False, min_effect=min_effect, noisy=noisy).comparison
     out = dict(why)
-    for row in pinned.rows:
-        for target in pinned.compared:
+    for row in pinned.comparison.rows:
+        for target in pinned.comparison.compared:
             key = (row.test, row.threads, target)
             cell = row.cells[target]
             if key not in why or cell.ratio is None or cell.verdict is None:
                 continue
             est = cell.estimate
             interval = f" [{est.lower:.2f}, {est.upper:.2f}]" if est and est.lower is not None else ""
-            found = ("the regression followed the defaults" if cell.verdict is not Verdict.REGRESSION
-                     else "it did not follow them")
-            if cell.verdict.unclear:
-                found = "too unclear to say whether it followed them"
             head, moved = why[key]
-            tail = f"with {cell.reference}'s defaults pinned: {cell.ratio:.2f}{interval} {cell.verdict.mark}, {found}"
+            tail = (f"with {cell.reference}'s defaults pinned: {cell.ratio:.2f}{interval} {cell.verdict.mark}, "
+                    f"{_followed(cell.verdict)}")
             out[key] = (head, f"{moved}; {tail}" if moved else tail)
     return out
+
+
+def _recounted(pinned: ReportData | None, rows: tuple[InstructionRow, ...]) -> tuple[InstructionRow, ...]:
+    """Each counted regression that `recheck --pin-defaults` counted again gets what the count
+    with the reference's defaults pinned found (counts are exact: the plainest recheck there is)."""
+    if pinned is None:
+        return rows
+    again = {(r.test, t): (r.relative.get(t), v, r.references[t]) for r in pinned.instructions
+             for t, v in r.verdicts.items()}
+    out = []
+    for irow in rows:
+        found = {}
+        for target, verdict in irow.verdicts.items():
+            ratio, after, reference = again.get((irow.test, target), (None, None, ""))
+            if verdict is Verdict.REGRESSION and ratio is not None and after is not None:
+                found[target] = (f"with {reference}'s defaults pinned: instr {ratio:.3f} {after.mark}, "
+                                 f"{_followed(after)}")
+        out.append(replace(irow, rechecked=found) if found else irow)
+    return tuple(out)
 
 
 def planned_cells(spec: JsonObject, only: frozenset[str] | None = None) -> dict[tuple[str, int], tuple[str, str]]:

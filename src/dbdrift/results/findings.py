@@ -137,7 +137,7 @@ def instruction_why(irow: InstructionRow, target: str) -> str:
     if delta["explained"] is not None and same_way:
         funcs = ", ".join(f"{r['function']} {r['delta']:+,.0f}" for r in same_way[:3])
         text += f"; {100 * delta['explained']:.0f}% of it in: {funcs}"
-    return text
+    return f"{text}; {irow.rechecked[target]}" if target in irow.rechecked else text
 
 
 def group_of(test: str) -> str | None:
