@@ -139,7 +139,7 @@ PINNED = "-pinned"  # app/recheck.py's campaign of a campaign's regressions with
 
 def _pinned(store: Store, campaign: str, min_effect: float, noisy: float) -> ReportData | None:
     """The report of `campaign`'s recheck, None when it has none (or is one)."""
-    if campaign.endswith(PINNED) or not any(c["name"] == campaign + PINNED for c in store.campaigns()):
+    if campaign.endswith(PINNED) or store.latest_campaign_id(campaign + PINNED) is None:
         return None
     return build_report(store, campaign + PINNED, None, False, min_effect=min_effect, noisy=noisy)
 
