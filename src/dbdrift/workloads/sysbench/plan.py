@@ -58,7 +58,7 @@ class RefuseSysbenchKeys:
     def __call__(self, top: fields.Table) -> None:
         for key in keys.only_for(self.workload):
             if key in top.data:
-                takers = [w for w in keys.key("top", key).workloads]
+                takers = list(keys.key("top", key).workloads)
                 named = (f"the {takers[0]} workload" if len(takers) == 1
                          else "the " + ", ".join(takers[:-1]) + f" and {takers[-1]} workloads")
                 raise InputError(f"{top.where}: {key} applies to {named}, not {self.title}",
