@@ -18,7 +18,7 @@ from dbdrift.model import JsonObject
 from dbdrift.plan.campaign import CampaignSpec
 from dbdrift.plan.expand import MEASURED, RESTART_S, RUN_OVERHEAD_S
 from dbdrift.quantities import format_duration
-from dbdrift.results.build import measurement, measurements_of
+from dbdrift.results.build import measurements, measurements_of
 from dbdrift.results.history import host_key
 from dbdrift.runner.campaign import machine_facts
 from dbdrift.store.store import Store
@@ -213,8 +213,8 @@ def cell_estimates(store: Store, workload: Workload = SYSBENCH) -> Callable[[int
             known[campaign_id] = (json.loads(store.campaign(campaign_id)["spec_json"]).get("rows", 0), names,
                                   next((t["name"] for t in targets if t["is_base"]), names[0]))
         rows, names, base = known[campaign_id]
-        found = [measurement(store, r, rows) for r in store.runs(campaign_id)
-                 if r["test"] == test and r["threads"] == threads]
+        found = measurements(store, [r for r in store.runs(campaign_id) if r["test"] == test and r["threads"] == threads],
+                             rows)
         comparison = compare(found, names, base, [test])
         return [c.estimate for row in comparison.rows for c in row.cells.values()
                 if c.estimate is not None and c.reference is not None]

@@ -426,7 +426,13 @@ def _unit_meta(store: Store, campaign_id: int) -> list[JsonObject]:
 def measurements_of(store: Store, campaign_id: int) -> list[Measurement]:
     """A campaign's stored timed runs (not its warm-up runs), as the analysis takes them."""
     table_rows = json.loads(store.campaign(campaign_id)["spec_json"]).get("rows", 0)
-    return [measurement(store, r, table_rows) for r in store.runs(campaign_id) if not is_warm_run(r["test"])]
+    return measurements(store, [r for r in store.runs(campaign_id) if not is_warm_run(r["test"])], table_rows)
+
+
+def measurements(store: Store, runs: list[sqlite3.Row], table_rows: int) -> list[Measurement]:
+    """Stored `runs` as the analysis takes them, their intervals read together."""
+    intervals = store.run_intervals([r["id"] for r in runs])
+    return [measurement(r, intervals.get(r["id"], []), table_rows) for r in runs]
 
 
 def _floors(store: Store, choice: str, campaign_id: int, min_effect: float,
@@ -497,10 +503,11 @@ def _campaign_sd_note(comparison: Comparison, between: dict[str, tuple[float, in
     return notes
 
 
-def measurement(store: Store, run: sqlite3.Row, table_rows: int) -> Measurement:
-    """A stored run with its per-interval throughput (QPS, or Krps for scan) and host steal."""
+def measurement(run: sqlite3.Row, stored: list[sqlite3.Row], table_rows: int) -> Measurement:
+    """A stored run with its per-interval throughput (QPS, or Krps for scan) and host steal,
+    from its `stored` intervals."""
     intervals = []
-    for iv in store.intervals(run["id"]):
+    for iv in stored:
         seconds = iv["end_s"] - iv["start_s"]
         if seconds <= 0:
             continue

@@ -18,10 +18,10 @@ from dataclasses import dataclass, field
 from dbdrift.analysis.changepoints import Change
 from dbdrift.analysis.hardware import metrics_rows
 from dbdrift.analysis.noise import log_interval
-from dbdrift.analysis.relative import compare
+from dbdrift.analysis.relative import Comparison, compare
 from dbdrift.workloads.sysbench.catalog import report_order
 from dbdrift.errors import InputError
-from dbdrift.results.build import measurement
+from dbdrift.results.build import measurements
 from dbdrift.model import HardwareWindow, JsonObject, is_warm_run, version_key
 from dbdrift.store.store import Store
 
@@ -142,45 +142,59 @@ def points(store: Store, metric: str = "qps", tests: list[str] | None = None) ->
         raise InputError(f"--metric {metric}: unknown metric", f"choose from {', '.join(METRICS)}")
     out: list[Point] = []
     for c in sorted(store.campaigns(), key=lambda c: c["id"]):
-        row = store.campaign(c["id"])
-        spec, host = json.loads(row["spec_json"]), json.loads(row["host_json"])
-        specs = {t["name"]: t for t in spec.get("targets", [])}
-        facts = {}
-        for t in store.targets(c["id"]):
-            server, install = json.loads(t["server_json"] or "{}"), json.loads(t["install_json"] or "{}")
-            version = server.get("version") or install.get("version")
-            built = install.get("build") or {}
-            if version and built.get("commit"):  # a commit of a source tree: one point per commit
-                version = f"{version}@{built['commit'][:9]}"
-            if version:
-                facts[t["name"]] = (t["engine"], str(version), setup_label(spec, specs.get(t["name"], {})),
-                                    (built.get("depth") or 0, built.get("committed_at") or ""))
-        if not facts:
-            continue
-        common = (host_key(host), c["id"], row["name"], row["created_at"])
-        for target, test, threads, value, lower, upper in _values(store, c["id"], spec, host, metric, list(facts)):
-            if tests and test not in tests:
-                continue
-            engine, version, setup, commit_order = facts[target]
-            out.append(Point(engine, version, setup, common[0], test, threads, metric, value, lower, upper,
-                             common[1], common[2], common[3], target, commit_order))
+        out += campaign_points(store, c["id"], metric, tests)
     return out
 
 
-def _values(store: Store, campaign_id: int, spec: JsonObject, host: JsonObject, metric: str, targets: list[str]
-            ) -> Iterator[tuple[str, str, int, float, float | None, float | None]]:
+def campaign_points(store: Store, campaign_id: int, metric: str = "qps", tests: list[str] | None = None,
+                    comparison: Comparison | None = None) -> list[Point]:
+    """The points of `metric` one campaign stored (tests: only those): what `points` reads per
+    campaign, and what `publish` keeps per campaign so an unchanged one is not read again.
+    `comparison`: the campaign's, when the caller built it already (a point's throughput is
+    its cell's own, whatever the reference, noise floor or calibration of that comparison)."""
+    row = store.campaign(campaign_id)
+    spec, host = json.loads(row["spec_json"]), json.loads(row["host_json"])
+    specs = {t["name"]: t for t in spec.get("targets", [])}
+    facts = {}
+    for t in store.targets(campaign_id):
+        server, install = json.loads(t["server_json"] or "{}"), json.loads(t["install_json"] or "{}")
+        version = server.get("version") or install.get("version")
+        built = install.get("build") or {}
+        if version and built.get("commit"):  # a commit of a source tree: one point per commit
+            version = f"{version}@{built['commit'][:9]}"
+        if version:
+            facts[t["name"]] = (t["engine"], str(version), setup_label(spec, specs.get(t["name"], {})),
+                                (built.get("depth") or 0, built.get("committed_at") or ""))
+    if not facts:
+        return []
+    out: list[Point] = []
+    where = host_key(host)
+    for target, test, threads, value, lower, upper in _values(store, campaign_id, spec, host, metric, list(facts),
+                                                              comparison):
+        if tests and test not in tests:
+            continue
+        engine, version, setup, commit_order = facts[target]
+        out.append(Point(engine, version, setup, where, test, threads, metric, value, lower, upper,
+                         campaign_id, row["name"], row["created_at"], target, commit_order))
+    return out
+
+
+def _values(store: Store, campaign_id: int, spec: JsonObject, host: JsonObject, metric: str, targets: list[str],
+            comparison: Comparison | None = None) -> Iterator[tuple[str, str, int, float, float | None, float | None]]:
     """(target, test, threads, value, lower, upper) of one campaign."""
     if metric == "instructions":
         for r in store.instructions(campaign_id):
             if r["status"] == "ok" and r["ir_per_event"] is not None and r["target"] in targets:
                 yield r["target"], r["test"], 1, r["ir_per_event"], None, None
         return
-    runs = [r for r in store.runs(campaign_id) if not is_warm_run(r["test"]) and r["target"] in targets]
+    if comparison is None or metric != "qps":
+        runs = [r for r in store.runs(campaign_id) if not is_warm_run(r["test"]) and r["target"] in targets]
     if metric == "qps":
-        measurements = [measurement(store, r, spec.get("rows", 0)) for r in runs]
-        if not measurements:
-            return
-        comparison = compare(measurements, targets, targets[0], report_order({m.test for m in measurements}))
+        if comparison is None:
+            found = measurements(store, runs, spec.get("rows", 0))
+            if not found:
+                return
+            comparison = compare(found, targets, targets[0], report_order({m.test for m in found}))
         for row in comparison.rows:
             for target in targets:
                 est = row.cells[target].throughput

@@ -306,6 +306,13 @@ MIGRATIONS: tuple[str, ...] = (
     ALTER TABLE ibench_steps ADD COLUMN folded_json TEXT;
     ALTER TABLE tpcc_runs ADD COLUMN folded_json TEXT;
     """,
+    # 18: indexes for reading one campaign of a store of thousands (publish, report, history):
+    # without them each campaign's targets, counts and Insert Benchmark steps scan the whole table
+    """
+    CREATE INDEX targets_by_campaign ON targets(campaign_id);
+    CREATE INDEX instructions_by_target ON instructions(target_id, test);
+    CREATE INDEX ibench_steps_by_target ON ibench_steps(target_id);
+    """,
 )
 
 SCHEMA_VERSION = len(MIGRATIONS)

@@ -8,6 +8,7 @@ per fact) that the next open of the store imports.
 from __future__ import annotations
 
 import fcntl
+import hashlib
 import json
 import os
 import sqlite3
@@ -456,8 +457,9 @@ class Store:
 
     def calibration_ids(self) -> list[int]:
         """The A/A calibration campaigns (`dbdrift calibrate`), newest first."""
-        return [int(row[0]) for row in self.db.execute("SELECT id, spec_json FROM campaigns ORDER BY id DESC")
-                if json.loads(row[1]).get("calibration")]
+        return [int(row[0]) for row in self.db.execute(
+            "SELECT id, spec_json FROM campaigns WHERE spec_json LIKE '%calibration%' ORDER BY id DESC")
+                if json.loads(row[1]).get("calibration")]  # LIKE: only the specs that can say so are parsed
 
     def ensure_target(self, campaign_id: int, name: str, engine: str, position: int, is_base: bool,
                       spec: JsonObject) -> int:
@@ -716,6 +718,26 @@ class Store:
             "FROM campaigns c LEFT JOIN targets t ON t.campaign_id = c.id "
             "LEFT JOIN r ON r.target_id = t.id GROUP BY c.id ORDER BY c.id").fetchall()
 
+    # every table of a campaign's results, and whether its rows can be superseded
+    FINGERPRINTED = {"runs": True, "ibench_steps": True, "tpcc_runs": True, "workload_runs": True,
+                     "instructions": False, "plans": False, "steps": False}
+
+    def campaign_fingerprint(self, campaign_id: int) -> str:
+        """What changes whenever anything of the campaign's changes: its row, its targets' rows,
+        and per result table the count, newest id and superseded count of its rows. Results are
+        only ever added or superseded, so an equal fingerprint means an equal campaign; reading it
+        costs a few indexed queries, not the campaign."""
+        parts = [tuple(self.campaign(campaign_id) or ())]
+        parts += [tuple(t) for t in self.targets(campaign_id)]
+        for table, supersedes in self.FINGERPRINTED.items():
+            superseded = "SUM(r.superseded)" if supersedes else "0"
+            parts.append(tuple(self.db.execute(
+                f"SELECT COUNT(*), MAX(r.id), {superseded} FROM {table} r JOIN targets t ON t.id = r.target_id "
+                "WHERE t.campaign_id = ?", (campaign_id,)).fetchone()))
+        parts.append(tuple(self.db.execute("SELECT COUNT(*), MAX(id), GROUP_CONCAT(status) FROM units "
+                                           "WHERE campaign_id = ?", (campaign_id,)).fetchone()))
+        return hashlib.sha256(repr(parts).encode()).hexdigest()[:16]
+
     def completed_steps(self, target_id: int) -> list[sqlite3.Row]:
         return self.db.execute("SELECT * FROM steps WHERE target_id = ? ORDER BY id", (target_id,)).fetchall()
 
@@ -746,8 +768,9 @@ class Store:
         """The latest successful count per (target, test), with the target's name."""
         return self.db.execute(
             "SELECT i.*, targets.name AS target FROM instructions i JOIN targets ON targets.id = i.target_id "
-            "WHERE targets.campaign_id = ? AND i.id IN (SELECT MAX(id) FROM instructions WHERE status = 'ok' "
-            "GROUP BY target_id, test) ORDER BY i.id", (campaign_id,)).fetchall()
+            "WHERE targets.campaign_id = ? AND i.id IN (SELECT MAX(m.id) FROM instructions m JOIN targets mt "
+            "ON mt.id = m.target_id WHERE mt.campaign_id = ? AND m.status = 'ok' GROUP BY m.target_id, m.test) "
+            "ORDER BY i.id", (campaign_id, campaign_id)).fetchall()
 
     def instruction_statuses(self, target_id: int) -> dict[str, int]:
         rows = self.db.execute("SELECT status, COUNT(*) FROM instructions WHERE target_id = ? GROUP BY status",
@@ -760,3 +783,14 @@ class Store:
 
     def intervals(self, run_id: int) -> list[sqlite3.Row]:
         return self.db.execute("SELECT * FROM intervals WHERE run_id = ? ORDER BY idx", (run_id,)).fetchall()
+
+    def run_intervals(self, run_ids: Sequence[int]) -> dict[int, list[sqlite3.Row]]:
+        """The intervals of each of `run_ids`, in order: a few queries for what a report reads of
+        every run of a campaign (a query per run costs more than the reading)."""
+        out: dict[int, list[sqlite3.Row]] = {}
+        for start in range(0, len(run_ids), 500):  # well under SQLite's limit of bound parameters
+            chunk = list(run_ids[start:start + 500])
+            for row in self.db.execute(f"SELECT * FROM intervals WHERE run_id IN ({','.join('?' * len(chunk))}) "
+                                       "ORDER BY run_id, idx", chunk):
+                out.setdefault(row["run_id"], []).append(row)
+        return out
