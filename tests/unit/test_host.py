@@ -239,6 +239,10 @@ def fake_check(monkeypatch, tree: str, support: PerfSupport, valgrind: str | Non
     monkeypatch.setattr(system.host, "host_facts", lambda steal_window_s: facts)
     monkeypatch.setattr(system.perf, "probe", lambda: support)
     monkeypatch.setattr(system.shutil, "which", lambda name: valgrind)
+    # the work directory's real flush time is this machine's: a busy disk (a server test beside) warns
+    monkeypatch.setattr(system.fsync, "measure", lambda directory: {"path": str(directory), "ops": 100,
+                                                                     "p50_us": 50.0, "p99_us": 90.0, "mean_us": 55.0,
+                                                                     "method": "8 KB write + fdatasync"})
 
 
 def test_system_check_text_on_a_vm_reports_no_cpufreq_as_a_fact(monkeypatch, capsys):
