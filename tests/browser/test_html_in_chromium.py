@@ -206,3 +206,38 @@ def test_the_tpcc_page_does_not_overflow_at_1400_px(tmp_path):
                        ["pg17", "pg18-with-a-long-name"], ncpu=2, campaign="tp", setup="4 warehouse(s)")
     measured = layout(_write(tmp_path / "tp.html", render_html(data)))
     assert measured["scroll"] <= measured["inner"] and measured["wide"] == [], measured
+
+
+def published_site(tmp_path: Path) -> Path:
+    """`dbdrift publish` of the stores tests/cli/test_publish.py builds: four workloads' campaigns."""
+    from tests.cli.test_publish import stores
+    from tests.helpers import dbdrift
+    result = dbdrift("publish", *map(str, stores(tmp_path)), "--out", str(tmp_path / "site"))
+    assert result.returncode == 0, result.stderr
+    return tmp_path / "site"
+
+
+def test_every_page_of_a_published_site_renders_in_chromium_without_console_messages(tmp_path):
+    site = published_site(tmp_path)
+    pages = sorted(site.rglob("*.html"))
+    assert len(pages) > 10
+    for page in pages:
+        result = open_page(page, tmp_path / "page.png", height=1200)
+        assert result.returncode == 0 and console_lines(result) == [], (page, result.stderr[-2000:])
+    index = shoot_cleanly(site / "index.html", "site-index.png", 1400)
+    assert_not_blank(index, tmp_path, times=10, height=1400)
+    history = next(p for p in site.glob("h/*/index.html") if "instructions / event" in p.read_text())
+    assert_not_blank(shoot_cleanly(history, "site-history.png", 1400), tmp_path, times=10, height=1400)
+
+
+def test_the_site_index_filters_its_campaigns_in_the_page_by_the_address(tmp_path):
+    """index.html#workload=tpcc: the page's own script hides every other workload's row (read back
+    from the DOM Chromium ends with), and the count says so."""
+    import re
+    index = published_site(tmp_path) / "index.html"
+    result = subprocess.run([browser(), "--headless", "--no-sandbox", "--disable-gpu", "--dump-dom",
+                             index.as_uri() + "#workload=tpcc"], capture_output=True, text=True, timeout=120)
+    rows = re.findall(r"<tr data-engine=\"[^\"]*\" data-workload=\"([^\"]*)\"[^>]*?( hidden=\"\")?>", result.stdout)
+    assert len(rows) == 5, result.stdout[-3000:]
+    assert [w for w, hidden in rows if not hidden] == ["|tpcc|"]
+    assert '<span id="shown">1</span>' in result.stdout

@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 
 from dbdrift.cli import (bisect, bloat, calibrate, campaigns, catalog, cleanup, cluster, compare, config, demo, docs,
-                         history, options, recheck, report, run, system, versions)
+                         history, options, publish, recheck, report, run, system, versions)
 from dbdrift.errors import UserError
 from dbdrift.app.process import __version__, sigterm_as_ctrl_c, stop_all, store_error
 
@@ -19,6 +19,8 @@ VERBS = {
     "recheck": (recheck, "run a campaign's regressed cells again with the reference's defaults pinned (--pin-defaults)"),
     "report": (report, "rQPS report from the store (text, markdown, csv, json, html)"),
     "campaigns": (campaigns, "list the campaigns a store holds"),
+    "publish": (publish, "one or more stores as a static site: every campaign's report, each test's history "
+                         "by version and over time, the version chains"),
     "bisect": (bisect, "find the first released version whose metric on a test moved past a threshold"),
     "history": (history, "tests over versions or time across a store's campaigns, with change points"),
     "bloat": (bloat, "server binary sizes per target (as-is, stripped, text/data/bss, own libraries)"),
@@ -104,7 +106,7 @@ def dispatch(args: argparse.Namespace) -> int:
     return exit_code
 
 
-READ_ONLY = ("report", "campaigns", "history")
+READ_ONLY = ("report", "campaigns", "history", "publish")
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -1,0 +1,71 @@
+"""`dbdrift publish`: one or more stores as a static site, with progress while campaigns are read."""
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+
+from dbdrift.app import publish as use_case
+from dbdrift.app.inputs import format_duration
+from dbdrift.cli import options
+
+EXAMPLES = """\
+examples:
+  dbdrift publish dbdrift.db --out site                 the store as a site: open site/index.html
+  dbdrift publish nightly.db small.db large.db --out /srv/www/perf
+                                                        several stores (hosts) in one site
+  dbdrift publish dbdrift.db --out site                 again after a campaign: only what changed is
+                                                        read and written
+
+The site is static (relative links only): it opens from file:// and from any static host
+(GitHub Pages). site.json in it is what the next publish compares against; keep it.
+
+exit status: 0 published (a campaign that cannot be reported is named on stderr and left out), 1 error,
+2 input refused (a missing store, an --out folder that is not a site)
+"""
+REPORT_EVERY_S = 2.0  # progress lines while campaigns are read, at most this often off a terminal
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.formatter_class = argparse.RawDescriptionHelpFormatter
+    parser.epilog = EXAMPLES
+    parser.add_argument("stores", nargs="+", type=Path, metavar="STORE", help="results stores to publish")
+    parser.add_argument("--out", type=Path, required=True, metavar="DIR",
+                        help="the site's folder: new, empty, or an earlier publish's (made if missing)")
+    parser.add_argument("--min-effect", type=options.percent, default=0.02, metavar="PCT",
+                        help="smallest step called a change point, and coloured in the version chains (default 2%%)")
+
+
+class _Progress:
+    """`read 120/1000 campaigns, about 40s left`: on a terminal in place, else every few seconds."""
+
+    def __init__(self) -> None:
+        self.started = time.monotonic()
+        self.last = 0.0
+        self.tty = sys.stderr.isatty()
+
+    def __call__(self, done: int, total: int, what: str) -> None:
+        now = time.monotonic()
+        if done < total and not self.tty and now - self.last < REPORT_EVERY_S:
+            return
+        self.last = now
+        left = (now - self.started) / done * (total - done) if done else 0.0
+        line = f"publish: read {done}/{total} campaigns ({what})" + (
+            f", about {format_duration(left)} left" if done < total else "")
+        if self.tty:
+            sys.stderr.write("\r\x1b[K" + line + ("\n" if done == total else ""))
+        else:
+            sys.stderr.write(line + "\n")
+
+
+def main(args: argparse.Namespace) -> int:
+    outcome = use_case.publish(use_case.PublishRequest(tuple(args.stores), args.out, args.min_effect), _Progress())
+    for note in outcome.notes:
+        sys.stderr.write(f"note: {note}\n")
+    largest, size = outcome.largest
+    sys.stdout.write(f"published {outcome.campaigns} campaign(s) from {len(args.stores)} store(s) into {args.out}: "
+                     f"{outcome.read} read, {outcome.written} page(s) written, {outcome.removed} removed; "
+                     f"{outcome.pages} page(s), the largest {largest} ({size / 1e3:,.0f} kB)\n"
+                     f"open {args.out / 'index.html'}\n")
+    return 0

@@ -1,0 +1,348 @@
+"""The pages of a published site (`dbdrift publish`): the index of every campaign, filterable in
+the page; per engine, setup and host the history of each test by version and over time, and the
+version chain; each campaign's report page with a way back. Pure functions of what the app layer
+read: series with their change points, and one entry per campaign. Every link is relative, so the
+site opens from file:// and from any static host."""
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from html import escape
+
+from dbdrift.analysis.changepoints import Change
+from dbdrift.report.history import change_line
+from dbdrift.report.numbers import fmt_abs
+from dbdrift.report.page import TARGET_COLORS, data_table, page, page_header
+from dbdrift.report.trendchart import TrendChange, TrendLine, TrendPoint, trend_chart
+from dbdrift.results.history import METRICS, Series, SeriesPoint, version_order
+
+SHOWN_METRICS = ("qps", "instructions")  # side by side where both were measured
+SITE_CSS = """
+.pair{display:flex;flex-wrap:wrap;gap:1rem}.pair figure{margin:0}
+table.site td.l,table.site th.l{text-align:left;white-space:normal;font-family:inherit}
+.filters label{margin-right:1.2rem}table.site td.date{white-space:nowrap}
+td.red{background:#ff9a9a}td.green{background:#81ffa6}
+"""
+BACK = "all campaigns"
+
+
+@dataclass(frozen=True)
+class CampaignEntry:
+    """One campaign as the index lists it."""
+
+    n: int  # its number in the site: c/<n>.html
+    name: str
+    created_at: str
+    host: str  # results.history.host_key of its host facts
+    workload: str
+    targets: tuple[tuple[str, str, str], ...]  # (name, engine, version), the base first
+    counts: tuple[int, int, int, int]  # regressions, improvements, no significant change, no verdict
+    worst: tuple[str, ...]  # the worst regressions, as finding lines
+    store: str
+    page: str  # "c/<n>.html"; "" when it could not be reported
+    note: str = ""  # why it has no page
+
+
+@dataclass(frozen=True)
+class Group:
+    """One engine, setup and host: the series of its history pages."""
+
+    slug: str  # its folder: h/<slug>/
+    engine: str
+    setup: str
+    host: str
+    by_version: tuple[Series, ...]  # change points filled
+    by_time: tuple[Series, ...]  # one per version, change points filled
+
+    def tests(self) -> list[tuple[str, int]]:
+        """(test, client threads) in report order, each once."""
+        return list(dict.fromkeys((s.test, s.threads) for s in self.by_version))
+
+
+def file_safe(name: str) -> str:
+    return "".join(c if c.isalnum() or c in "-_." else "_" for c in name)
+
+
+def test_page(test: str, threads: int) -> str:
+    """The file, inside its group's folder, of a test's history over time."""
+    return f"{file_safe(test)}.x{threads}.html"
+
+
+def campaign_href(n: int, depth: int) -> str:
+    return "../" * depth + f"c/{n}.html"
+
+
+# --- the index -----------------------------------------------------------------------------
+
+
+FILTER_SCRIPT = """<script>
+(function () {
+  var selects = document.querySelectorAll("select[data-filter]");
+  function key(s) { return s.getAttribute("data-filter"); }
+  function apply() {
+    var shown = 0;
+    document.querySelectorAll("#campaigns tbody tr").forEach(function (row) {
+      var keep = true;
+      selects.forEach(function (s) {
+        if (s.value && (row.getAttribute("data-" + key(s)) || "").indexOf("|" + s.value + "|") < 0) { keep = false; }
+      });
+      row.hidden = !keep;
+      if (keep) { shown += 1; }
+    });
+    document.getElementById("shown").textContent = String(shown);
+  }
+  function remember() {
+    var chosen = new URLSearchParams();
+    selects.forEach(function (s) { if (s.value) { chosen.set(key(s), s.value); } });
+    var hash = chosen.toString();
+    try { history.replaceState(null, "", hash ? "#" + hash : location.pathname); } catch (e) { location.hash = hash; }
+  }
+  var asked = new URLSearchParams(location.hash.slice(1));
+  selects.forEach(function (s) {
+    if (asked.get(key(s))) { s.value = asked.get(key(s)); }
+    s.addEventListener("change", function () { apply(); remember(); });
+  });
+  apply();
+})();
+</script>"""
+"""Filters the campaign rows by the selects' values (each row lists its values as |a|b|), and keeps
+the choice in the address (index.html#engine=mysql&workload=tpcc), so a filtered view can be linked."""
+
+
+def render_index(entries: list[CampaignEntry], groups: list[Group], stores: list[str], version: str) -> str:
+    """Every campaign newest first, filterable by engine, workload and host in the page; above
+    them the history pages of every engine, setup and host."""
+    entries = sorted(entries, key=lambda e: (e.created_at, e.n), reverse=True)
+    hosts = sorted({e.host for e in entries})
+    facts = [("stores", escape(", ".join(stores))), ("campaigns", str(len(entries))),
+             ("newest", escape(entries[0].created_at.replace("T", " ")) if entries else "-"),
+             ("made by", escape(f"dbdrift {version}"))]
+    parts = [page_header("dbdrift: published results", facts), _history_table(groups),
+             "<h2>Campaigns</h2>", _filters(entries, hosts), _campaign_table(entries), FILTER_SCRIPT]
+    return page("dbdrift: published results", parts, SITE_CSS)
+
+
+def _filters(entries: list[CampaignEntry], hosts: list[str]) -> str:
+    engines = sorted({engine for e in entries for _, engine, _ in e.targets})
+    workloads = sorted({e.workload for e in entries})
+
+    def select(key: str, label: str, options: Iterable[tuple[str, str]]) -> str:
+        items = "".join(f'<option value="{escape(v)}">{escape(text)}</option>' for v, text in options)
+        return (f'<label>{escape(label)} <select data-filter="{key}"><option value="">all</option>{items}'
+                "</select></label>")
+
+    return ('<p class="filters">' + select("engine", "engine", ((e, e) for e in engines))
+            + select("workload", "workload", ((w, w) for w in workloads))
+            + select("host", "host", ((h, h) for h in hosts))
+            + f'<span class="sub"><span id="shown">{len(entries)}</span> of {len(entries)} shown</span></p>')
+
+
+def _campaign_table(entries: list[CampaignEntry]) -> str:
+    rows = []
+    for e in entries:
+        name = f'<a href="{e.page}">{escape(e.name)}</a>' if e.page else escape(e.name)
+        engines = sorted({engine for _, engine, _ in e.targets})
+        names = "; ".join(f"{t}: {engine} {version}" for t, engine, version in e.targets)
+        worst = "; ".join(e.worst) if e.page else e.note
+        rows.append(f'<tr data-engine="{_listed(engines)}" data-workload="{_listed([e.workload])}" '
+                    f'data-host="{_listed([e.host])}"><td class="l date">{escape(e.created_at[:16].replace("T", " "))}'
+                    f'</td><th class="l" scope="row">{name}</th><td class="l">{escape(e.workload)}</td>'
+                    f'<td class="l" title="{escape(names)}">{escape(_versions(e.targets))}</td>'
+                    + "".join(f"<td>{c}</td>" for c in e.counts)
+                    + f'<td class="l">{escape(worst)}</td><td class="l">{escape(e.host)}</td></tr>')
+    head = "".join(f'<th>{escape(h)}</th>' for h in ("date (UTC)", "campaign", "workload", "targets", "−", "+", "=",
+                                                     "no verdict", "worst regressions", "host"))
+    return (f'<div class="scroll"><table id="campaigns" class="site"><thead><tr>{head}</tr></thead>'
+            f'<tbody>{"".join(rows)}</tbody></table></div><p class="sub">−: regressions, +: improvements, =: no '
+            "significant change, timed cells and instruction counts alike; no verdict: too noisy, no interval or "
+            "not measured</p>")
+
+
+def _listed(values: Iterable[str]) -> str:
+    """A row's values of one filter as the script matches them: `|mysql|postgres|`."""
+    return escape("|" + "|".join(values) + "|")
+
+
+def _versions(targets: tuple[tuple[str, str, str], ...]) -> str:
+    """`postgres 17.10 → 18.4`: each engine's versions in the campaign's order, the base first."""
+    by_engine: dict[str, list[str]] = {}
+    for _, engine, version in targets:
+        by_engine.setdefault(engine, []).append(version)
+    return "; ".join(f"{engine} {' → '.join(dict.fromkeys(versions))}" for engine, versions in by_engine.items())
+
+
+def _history_table(groups: list[Group]) -> str:
+    if not groups:
+        return "<h2>History</h2><p>No test was measured in more than one campaign yet.</p>"
+    rows = []
+    for g in groups:
+        versions = {p.label for s in g.by_version for p in s.points}
+        changes = [c for s in g.by_version for c in s.changes]
+        bad = sum(1 for s in g.by_version for c in s.changes if _regression(s, c))
+        rows.append(f'<tr><th class="l" scope="row"><a href="h/{g.slug}/index.html">{escape(g.engine)}</a></th>'
+                    f'<td class="l">{escape(g.setup)}</td><td class="l">{escape(g.host)}</td>'
+                    f"<td>{len(versions)}</td><td>{len(g.tests())}</td><td>{bad}</td><td>{len(changes) - bad}</td>"
+                    f'<td class="l"><a href="h/{g.slug}/index.html">by version</a> · '
+                    f'<a href="h/{g.slug}/chain.html">version chain</a></td></tr>')
+    head = "".join(f"<th>{h}</th>" for h in ("engine", "setup", "host", "versions", "tests",
+                                              "regression change points", "improvements", "pages"))
+    return (f'<h2>History</h2><div class="scroll"><table class="site"><thead><tr>{head}</tr></thead>'
+            f'<tbody>{"".join(rows)}</tbody></table></div>')
+
+
+# --- a group's pages ---------------------------------------------------------------------
+
+
+def _regression(s: Series, c: Change) -> bool:
+    return (c.change > 0) != METRICS[s.metric][1]
+
+
+def _point_tip(s: Series, p: SeriesPoint) -> str:
+    """`13.1: 9927 [9893, 9961], 6 campaigns, the newest chain-48`: what a click opens last."""
+    interval = f" [{fmt_abs(p.lower)}, {fmt_abs(p.upper)}]" if p.lower is not None and p.upper is not None else ""
+    newest = max(p.replicates, key=lambda r: r.campaign_id)
+    many = f"{len(p.replicates)} campaigns, the newest " if len(p.replicates) > 1 else ""
+    return f"{p.label}: {fmt_abs(p.value)}{interval}, {many}{newest.campaign} ({newest.target})"
+
+
+def _line(s: Series, columns: list[str], color: str, depth: int, name: str = "") -> TrendLine:
+    """A series as a chart line: each point linked to its newest campaign's page."""
+    at = {c: i for i, c in enumerate(columns)}
+    points = tuple(TrendPoint(at[p.label], p.value, p.lower, p.upper,
+                              campaign_href(max(r.campaign_id for r in p.replicates), depth), _point_tip(s, p))
+                   for p in s.points)
+    changes = tuple(TrendChange(at[s.points[c.index].label], change_line(s, c), _regression(s, c)) for c in s.changes)
+    return TrendLine(name or s.name, color, points, changes)
+
+
+def _y_title(metric: str) -> str:
+    return {"qps": "QPS", "instructions": "instructions / event", "cpu_us/o": "CPU µs / operation"}.get(metric, metric)
+
+
+def _nav(*links: tuple[str, str]) -> str:
+    return "<nav>" + "".join(f'<a href="{href}">{escape(text)}</a>' for href, text in links) + "</nav>"
+
+
+def _group_facts(g: Group) -> list[tuple[str, str]]:
+    return [("engine", escape(g.engine)), ("setup", escape(g.setup)), ("host", escape(g.host))]
+
+
+def render_group(g: Group) -> str:
+    """Per test: its chart over versions for each metric measured, side by side, every point a link
+    to the campaign that measured it, change points dashed; the change points listed above."""
+    columns = _version_columns(g.by_version)
+    changes = [(s, c) for s in g.by_version for c in s.changes]
+    parts = [page_header(f"{g.engine} by version", _group_facts(g)),
+             _nav(("../../index.html", BACK), ("chain.html", "version chain"))]
+    if changes:
+        parts.append("<h2>Change points</h2><ul>" + "".join(
+            f'<li><a href="#{file_safe(s.test)}-x{s.threads}">{escape(s.metric)}</a>: {escape(change_line(s, c))}</li>'
+            for s, c in changes) + "</ul>")
+    by_test: dict[tuple[str, int], dict[str, Series]] = {}
+    for s in g.by_version:
+        by_test.setdefault((s.test, s.threads), {})[s.metric] = s
+    for (test, threads), metrics in by_test.items():
+        title = test if threads == 1 else f"{test}, {threads} client threads"
+        figures = []
+        for metric in SHOWN_METRICS:
+            member = metrics.get(metric)
+            if member is None:
+                continue
+            caption = f"{test} x{threads}: {metric} by version"
+            chart = trend_chart(columns[metric], [_line(member, columns[metric], TARGET_COLORS[0], 2)], caption,
+                                _y_title(metric), METRICS[metric][1])
+            figures.append(f"<figure>{chart}<figcaption>{escape(METRICS[metric][0])}</figcaption></figure>")
+        parts.append(f'<h3 id="{file_safe(test)}-x{threads}">{escape(title)} <span class="sub">'
+                     f'<a href="{test_page(test, threads)}">over time</a></span></h3><div class="pair">'
+                     + "".join(figures) + "</div>")
+    parts.append('<p class="sub">Each point is a version: its campaigns aggregated (geometric mean, with its 95% '
+                 "interval); a click opens the newest campaign that measured it. Dashed lines: change points "
+                 "(Apache Otava), red a regression, green an improvement.</p>")
+    return page(f"dbdrift history: {g.engine}, {g.setup}", parts, SITE_CSS)
+
+
+def _version_columns(series: Iterable[Series]) -> dict[str, list[str]]:
+    """Per metric the versions measured, in version order (every series is ordered already)."""
+    out: dict[str, dict[str, None]] = {}
+    for s in sorted(series, key=lambda s: len(s.points), reverse=True):
+        known = out.setdefault(s.metric, {})
+        for p in s.points:
+            known.setdefault(p.label, None)
+    when = {p.label: p.replicates[0].commit_order for s in series for p in s.points}
+    return {m: sorted(labels, key=lambda v: version_order(v, when[v])) for m, labels in out.items()}
+
+
+def render_test_over_time(g: Group, test: str, threads: int) -> str:
+    """One test over time: per metric a chart with a line per version on one axis of campaigns
+    in time order, so both a step between versions and a drift within one show."""
+    parts = [page_header(f"{test} over time", _group_facts(g) + [("client threads", str(threads))]),
+             _nav(("../../index.html", BACK), ("index.html", f"{g.engine} by version"), ("chain.html", "version chain"))]
+    for metric in SHOWN_METRICS:
+        members = [s for s in g.by_time if s.test == test and s.threads == threads and s.metric == metric]
+        if not members:
+            continue
+        columns = sorted({p.label for s in members for p in s.points})
+        lines = [_line(s, columns, TARGET_COLORS[n % len(TARGET_COLORS)], 2, s.version) for n, s in enumerate(members)]
+        caption = f"{test} x{threads}: {metric} over time, a line per version"
+        parts.append(f"<h2>{escape(METRICS[metric][0])}</h2><figure>"
+                     + trend_chart(columns, lines, caption, _y_title(metric), METRICS[metric][1], width=1100,
+                                   legend=True) + "</figure>")
+        changes = [f"{s.version}: {change_line(s, c)}" for s in members for c in s.changes]
+        if changes:
+            parts.append("<ul>" + "".join(f"<li>{escape(c)}</li>" for c in changes) + "</ul>")
+    parts.append('<p class="sub">x: campaigns, oldest first (date, time, #number in this site); a click on a point '
+                 "opens its campaign.</p>")
+    return page(f"dbdrift history: {test} over time", parts, SITE_CSS)
+
+
+def render_chain(g: Group, min_effect: float) -> str:
+    """The posts' adjacent-version table per metric and client count: each version over the one
+    before it. A timed cell is coloured when it moved by `min_effect` or more and the two
+    versions' intervals do not overlap; a count (deterministic) when it moved by `min_effect`."""
+    columns = _version_columns(g.by_version)
+    parts = [page_header(f"{g.engine}: each version over the one before", _group_facts(g)),
+             _nav(("../../index.html", BACK), ("index.html", f"{g.engine} by version"))]
+    for metric in SHOWN_METRICS:
+        labels = columns.get(metric, [])
+        if len(labels) < 2:
+            continue
+        for threads in sorted({s.threads for s in g.by_version if s.metric == metric}):
+            members = [s for s in g.by_version if s.metric == metric and s.threads == threads]
+            header = ["test"] + [f"{b} / {a}" for a, b in zip(labels, labels[1:])]
+            body = "".join(_chain_row(s, labels, min_effect) for s in members)
+            parts.append(f"<h2>{escape(METRICS[metric][0])}, {threads} client thread{'s' if threads != 1 else ''}</h2>"
+                         '<div class="scroll"><table><thead><tr>' + "".join(f"<th>{escape(h)}</th>" for h in header)
+                         + f"</tr></thead><tbody>{body}</tbody></table></div>")
+    if len(parts) == 2:
+        parts.append(data_table(["note"], [["fewer than two versions measured: no chain yet"]]))
+    parts.append(f'<p class="sub">red: worse by {min_effect:.0%} or more, green: better by as much (timed cells: and '
+                 "the two versions' 95% intervals do not overlap; a version without one is not coloured); blank: a version not measured.</p>")
+    return page(f"dbdrift version chain: {g.engine}, {g.setup}", parts, SITE_CSS)
+
+
+def _chain_row(s: Series, labels: list[str], min_effect: float) -> str:
+    at = {p.label: p for p in s.points}
+    cells = []
+    for a, b in zip(labels, labels[1:]):
+        pa, pb = at.get(a), at.get(b)
+        if pa is None or pb is None or not pa.value:
+            cells.append("<td></td>")
+            continue
+        ratio = pb.value / pa.value
+        moved = abs(ratio - 1) >= min_effect and (s.metric == "instructions" or _apart(pa, pb))
+        better = (ratio > 1) == METRICS[s.metric][1]
+        css = ' class="green"' if moved and better else ' class="red"' if moved else ""
+        cells.append(f"<td{css}>{ratio:.{3 if s.metric == 'instructions' else 2}f}</td>")
+    return f'<tr><th scope="row">{escape(s.name)}</th>{"".join(cells)}</tr>'
+
+
+def _apart(a: SeriesPoint, b: SeriesPoint) -> bool:
+    """Both points have an interval and the two do not overlap (without one, a move cannot be told)."""
+    if a.lower is None or a.upper is None or b.lower is None or b.upper is None:
+        return False
+    return b.lower > a.upper or b.upper < a.lower
+
+
+def campaign_page(report_html: str, back: str) -> str:
+    """A campaign's HTML report with a link back to the index at the top of its body."""
+    return report_html.replace("<body>", f'<body>\n<nav><a href="{back}">← {BACK}</a></nav>', 1)
