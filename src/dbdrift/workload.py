@@ -77,6 +77,10 @@ class Workload:
     # (store, campaign_id) -> (part, target, folded stacks or None) of every stored step or run, for
     # `report --flamegraphs`; None for a workload that records none (sysbench's come from its runs)
     stacks: Callable[[Any, int], list[tuple[str, str, dict[str, int] | None]]] | None = None
+    # (store, campaign_id) -> (target, measure) -> its value in each ok repeat: the points `history
+    # --metric rate` and `publish` follow over versions (a step's rate, NOPM); None: sysbench, whose
+    # history reads its runs and counts
+    history_values: Callable[[Any, int], dict[tuple[str, str], list[float]]] | None = None
 
     @property
     def name(self) -> str:

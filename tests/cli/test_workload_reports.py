@@ -129,3 +129,23 @@ def test_report_flamegraphs_of_a_workload_campaign_without_stacks_says_how_to_re
     assert result.returncode == 0, result.stderr
     assert "no flamegraphs stored: run the campaign with `dbdrift run --flamegraph`" in result.stderr
     assert result.stdout  # the report itself, as without the option
+
+
+@pytest.mark.parametrize("make, measure", [(ib_store, "l.x"), (tpcc_store, "NOPM")])
+def test_history_follows_each_workloads_own_measures_as_the_rate_metric(tmp_path, make, measure):
+    """`history --metric rate`: an Insert Benchmark step's rate or TPROC-C's NOPM per version, the
+    mean over repeats with its interval (JSON), in a series whose setup names the workload's sizes."""
+    from tests.cli.test_publish import versioned
+    path = make(tmp_path / "s.db", 2, 9_000.0 if make is ib_store else 1_100.0)
+    versioned(path)
+    out = dbdrift("history", "--store", path, "--metric", "rate", "--format", "json")
+    assert out.returncode == 0, out.stderr
+    series = {s["test"]: s for s in json.loads(out.stdout)["series"]}
+    assert measure in series and series[measure]["threads"] == 0
+    points = series[measure]["points"]
+    assert [p["label"] for p in points] == ["17.10", "18.4"]
+    assert points[0]["lower"] < points[0]["value"] < points[0]["upper"]  # two repeats: an interval
+    expected = 0.9 if make is ib_store else 1.1
+    assert points[1]["relative"] == pytest.approx(expected, rel=0.02)
+    text = dbdrift("history", "--store", path, "--metric", "rate", "--tests", measure)
+    assert text.returncode == 0 and measure in text.stdout and "client thread" not in text.stdout

@@ -14,8 +14,10 @@ from dbdrift.errors import UserError
 from dbdrift.report import history as render
 from dbdrift.results import history
 from dbdrift.results.build import no_campaign
+from dbdrift.results.workload import workload_of as stored_workload_name
 from dbdrift.store.store import Store
 from dbdrift.version import __version__
+from dbdrift.workloads.registry import WORKLOADS
 
 METRICS = tuple(history.METRICS)
 BY = history.BY
@@ -48,8 +50,11 @@ class HistoryOutcome:
 def run(request: HistoryRequest, store: Store) -> HistoryOutcome:
     if not store.campaigns():
         raise no_campaign(store, None)
-    tests = [t.name for t in select_tests(list(request.tests))] if request.tests else None
-    found = history.points(store, request.metric, tests)
+    if request.tests and request.metric == "rate":  # a workload's measures (l.i0, NOPM) are not the catalog's
+        tests: list[str] | None = list(request.tests)
+    else:
+        tests = [t.name for t in select_tests(list(request.tests))] if request.tests else None
+    found = history.points(store, request.metric, tests, workload_values)
     host = request.host or history.newest_host(store) or "all"  # the store holds a campaign, so a host
     hosts = sorted({p.host for p in found})
     if host != "all":
@@ -70,6 +75,13 @@ def run(request: HistoryRequest, store: Store) -> HistoryOutcome:
             "generated_at": datetime.now(timezone.utc).isoformat(timespec="seconds"), "dbdrift_version": __version__}
     found_new = _new_regressions(series, request.min_effect) if request.new_regressions else []
     return HistoryOutcome(series, notes, meta, found_new)
+
+
+def workload_values(store: Store, campaign_id: int) -> history.RepeatValues | None:
+    """The campaign's workload's values per repeat (history --metric rate); None for sysbench and
+    for a workload this dbdrift does not know."""
+    workload = WORKLOADS.get(stored_workload_name(store, campaign_id))
+    return workload.history_values if workload else None
 
 
 def _with_changes(series: list[history.Series], min_effect: float, required: bool) -> list[str]:

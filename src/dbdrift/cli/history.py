@@ -16,6 +16,7 @@ EXAMPLES = """\
 examples:
   dbdrift history --tests point-query,update-index     QPS per version, every campaign on this host
   dbdrift history --metric instructions                instructions per event per version
+  dbdrift history --metric rate --tests l.i1,NOPM      an Insert Benchmark step, TPROC-C's NOPM
   dbdrift history --by time --format html > h.html     one point per campaign, charted
   dbdrift history --fail-on new-regression             nightly: exit 3 when the newest campaign
                                                        brought a regression change point
@@ -32,7 +33,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("-t", "--tests", action="append", metavar="TEST[,TEST...]",
                         help="only these tests or groups, e.g. point-query,writes (default: all)")
     parser.add_argument("--metric", choices=use_case.METRICS, default="qps",
-                        help="qps (default), instructions (per event, callgrind) or cpu_us/o (host CPU per operation)")
+                        help="qps (default), instructions (per event, callgrind), cpu_us/o (host CPU per operation) "
+                             "or rate (the Insert Benchmark's steps, TPROC-C's and CH-benCHmark's NOPM and queries/h)")
     parser.add_argument("--by", choices=use_case.BY, default="version",
                         help="version: one column per version, its campaigns aggregated (default); "
                              "time: one column per campaign and target, oldest first")

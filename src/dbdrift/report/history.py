@@ -18,7 +18,7 @@ from dbdrift.analysis.changepoints import Change
 from dbdrift.report.page import TARGET_COLORS, page
 from dbdrift.report.svgchart import axis_spacing
 from dbdrift.report.numbers import fmt_abs
-from dbdrift.results.history import METRICS, Series, SeriesPoint, version_order
+from dbdrift.results.history import METRICS, RATE_THREADS, Series, SeriesPoint, version_order
 
 HISTORY_FORMAT_VERSION = 1
 BlockKey = tuple[str, str, str, int, str]  # Series.key: engine, setup, host, threads, metric
@@ -41,10 +41,15 @@ def blocks(series: list[Series]) -> list[tuple[BlockKey, list[Series], list[str]
     return out
 
 
+def clients(threads: int) -> str:
+    """`4 client threads`; "" for a workload's rate, whose clients are in its setup (RATE_THREADS)."""
+    return "" if threads == RATE_THREADS else f"{threads} client thread{'s' if threads != 1 else ''}"
+
+
 def title(key: BlockKey) -> str:
     engine, setup, host, threads, metric = key
-    clients = f"{threads} client thread{'s' if threads != 1 else ''}"
-    return f"{metric} ({METRICS[metric][0]}): {engine}, {setup}, {clients}, on {host}"
+    return f"{metric} ({METRICS[metric][0]}): {engine}, {setup}, " + (
+        f"{clients(threads)}, " if clients(threads) else "") + f"on {host}"
 
 
 def change_line(s: Series, c: Change) -> str:

@@ -12,14 +12,14 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
 from dbdrift.analysis.changepoints import Change
 from dbdrift.analysis.hardware import metrics_rows
-from dbdrift.analysis.noise import log_interval
+from dbdrift.analysis.noise import log_interval, mean_interval
 from dbdrift.analysis.relative import Comparison, compare
-from dbdrift.workloads.sysbench.catalog import report_order
+from dbdrift.workloads.sysbench.catalog import CATALOG, report_order
 from dbdrift.errors import InputError
 from dbdrift.results.build import measurements
 from dbdrift.model import HardwareWindow, JsonObject, is_warm_run, version_key
@@ -29,7 +29,11 @@ METRICS = {  # name -> (what it is, higher is better)
     "qps": ("queries per second; Krps for scan", True),
     "instructions": ("instructions per event, server side (callgrind)", False),
     "cpu_us/o": ("host CPU µs per operation (samplers)", False),
+    "rate": ("the other workloads' throughput: rows/s or queries/s per Insert Benchmark step, NOPM and "
+             "queries/h (TPROC-C, CH-benCHmark)", True),
 }
+RepeatValues = Callable[[Store, int], dict[tuple[str, str], list[float]]]
+"""A workload's Workload.history_values: (target, measure) -> its value in each ok repeat."""
 BY = ("version", "time")
 
 
@@ -98,7 +102,12 @@ def host_key(host: JsonObject) -> str:
 def setup_label(campaign: JsonObject, target: JsonObject) -> str:
     """The parts of a measurement's setup besides version and host that change its numbers:
     rows and tables, the named or user config, settings, matrix levels and data checksums."""
-    parts = [f"{campaign.get('rows', '?')} rows x {campaign.get('tables', 1)}"]
+    workload = str(campaign.get("workload") or "")
+    own = campaign.get(workload.replace("-", "_"))  # a workload's own table holds its sizes
+    if isinstance(own, dict):  # `tpcc clients=2, warehouses=4`
+        parts = [f"{workload} " + settings_label({k: v for k, v in own.items() if isinstance(v, (str, int, float))})]
+    else:
+        parts = [f"{campaign.get('rows', '?')} rows x {campaign.get('tables', 1)}"]
     config = target.get("config")
     if config:
         parts.append("config " + ",".join(str(c).rsplit("/", 1)[-1] for c in (config if isinstance(config, list)
@@ -136,22 +145,27 @@ def settings_label(settings: JsonObject) -> str:
     return f"{', '.join(kept)} +{len(items) - len(kept)} more #{digest}"
 
 
-def points(store: Store, metric: str = "qps", tests: list[str] | None = None) -> list[Point]:
-    """Every stored point of `metric` (tests: only those), oldest campaign first."""
+def points(store: Store, metric: str = "qps", tests: list[str] | None = None,
+           repeats_of: Callable[[Store, int], RepeatValues | None] | None = None) -> list[Point]:
+    """Every stored point of `metric` (tests: only those), oldest campaign first. `repeats_of`:
+    a campaign's workload's history_values (the app layer knows the workloads), for `rate`."""
     if metric not in METRICS:
         raise InputError(f"--metric {metric}: unknown metric", f"choose from {', '.join(METRICS)}")
     out: list[Point] = []
     for c in sorted(store.campaigns(), key=lambda c: c["id"]):
-        out += campaign_points(store, c["id"], metric, tests)
+        repeats = repeats_of(store, c["id"]) if repeats_of and metric == "rate" else None
+        out += campaign_points(store, c["id"], metric, tests, repeats=repeats)
     return out
 
 
 def campaign_points(store: Store, campaign_id: int, metric: str = "qps", tests: list[str] | None = None,
-                    comparison: Comparison | None = None) -> list[Point]:
+                    comparison: Comparison | None = None, repeats: RepeatValues | None = None) -> list[Point]:
     """The points of `metric` one campaign stored (tests: only those): what `points` reads per
     campaign, and what `publish` keeps per campaign so an unchanged one is not read again.
     `comparison`: the campaign's, when the caller built it already (a point's throughput is
-    its cell's own, whatever the reference, noise floor or calibration of that comparison)."""
+    its cell's own, whatever the reference, noise floor or calibration of that comparison).
+    `repeats`: the campaign's workload's values per repeat, the points of `rate` (a campaign of
+    a workload without them has none)."""
     row = store.campaign(campaign_id)
     spec, host = json.loads(row["spec_json"]), json.loads(row["host_json"])
     specs = {t["name"]: t for t in spec.get("targets", [])}
@@ -169,14 +183,30 @@ def campaign_points(store: Store, campaign_id: int, metric: str = "qps", tests: 
         return []
     out: list[Point] = []
     where = host_key(host)
-    for target, test, threads, value, lower, upper in _values(store, campaign_id, spec, host, metric, list(facts),
-                                                              comparison):
+    if metric == "rate":
+        found = _repeat_values(repeats(store, campaign_id) if repeats else {}, list(facts))
+    else:
+        found = _values(store, campaign_id, spec, host, metric, list(facts), comparison)
+    for target, test, threads, value, lower, upper in found:
         if tests and test not in tests:
             continue
         engine, version, setup, commit_order = facts[target]
         out.append(Point(engine, version, setup, where, test, threads, metric, value, lower, upper,
                          campaign_id, row["name"], row["created_at"], target, commit_order))
     return out
+
+
+RATE_THREADS = 0  # a rate's point has no client count of its own: the workload's are in its setup
+
+
+def _repeat_values(values: dict[tuple[str, str], list[float]], targets: list[str]
+                   ) -> Iterator[tuple[str, str, int, float, float | None, float | None]]:
+    """A workload's values per repeat as points: their mean with its t interval (two repeats or more)."""
+    for (target, measure), per_repeat in values.items():
+        if target in targets and per_repeat:
+            found = mean_interval(per_repeat)
+            mean, lower, upper = found if found else (per_repeat[0], None, None)
+            yield target, measure, RATE_THREADS, mean, lower, upper
 
 
 def _values(store: Store, campaign_id: int, spec: JsonObject, host: JsonObject, metric: str, targets: list[str],
@@ -256,8 +286,10 @@ def build_series(found: list[Point], by: str = "version") -> list[Series]:
         out.append(Series(engine, setup, host, test, threads, metric, tuple(ordered), by, (), version))
     order = report_order({s.test for s in out})
     position = {t: i for i, t in enumerate(order)}
-    return sorted(out, key=lambda s: (s.engine, s.setup, s.host, s.metric, s.threads, position.get(s.test, 1 << 30),
-                                      s.test, version_key(s.version), s.version))
+    seen = {t: i for i, t in enumerate(dict.fromkeys(p.test for p in found))}  # a workload's measures: its order
+    return sorted(out, key=lambda s: (s.engine, s.setup, s.host, s.metric, s.threads,
+                                      (0, position[s.test], 0) if s.test in CATALOG else (1, 0, seen[s.test]),
+                                      version_key(s.version), s.version))
 
 
 def version_order(label: str, commit_order: tuple[int, str] = (0, "")) -> tuple[tuple[int, ...], tuple[int, str], str]:

@@ -264,6 +264,19 @@ MOVED_TX = (("server/no", "server CPU µs/new order"), ("client/no", "client CPU
 MOVED_Q = (("server/q", "server CPU µs/analytical query"), ("rkb/q", "KB read/analytical query"))
 
 
+def history_values(store: Store, campaign_id: int) -> dict[tuple[str, str], list[float]]:
+    """Each judged throughput (NOPM and queries/h, alone and together) per target in each ok
+    repeat, for `history --metric rate`."""
+    runs = [r for r in store.workload_runs(campaign_id) if r.workload == "htap"]
+    out: dict[tuple[str, str], list[float]] = {}
+    for t in dict.fromkeys(r.target for r in runs):
+        for name, (window, what) in MEASURES.items():
+            found = _per_repeat(runs, t, window, what)
+            if found:
+                out[(t, name)] = [found[k] for k in sorted(found)]
+    return out
+
+
 def estimates(store: Store, campaign_id: int) -> dict[str, list[Estimate]]:
     """Each judged figure of every target against the base, as the verdicts have it: what a
     campaign planned to detect plans from (its calibration) and follows as it runs."""

@@ -9,7 +9,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from dbdrift.analysis.ibench import IBenchSummary, StepDetail, SummaryCell, index_results, step_detail, summary_tables
+from dbdrift.analysis.ibench import (IBenchSummary, StepDetail, SummaryCell, index_results, main_rate, ok_repeats,
+                                     step_detail, summary_tables)
 from dbdrift.analysis.defaults import DriftTable
 from dbdrift.analysis.noise import Estimate, Method, Verdict, verdict
 from dbdrift.analysis.position import Turn, order_notes
@@ -144,6 +145,15 @@ def sizes_text(spec: JsonObject) -> str:
     if ib.get("io_bound"):
         parts.append("IO-bound (buffer pool well below the table)")
     return ", ".join(p for p in parts if p)
+
+
+def history_values(store: Store, campaign_id: int) -> dict[tuple[str, str], list[float]]:
+    """Each step's rate per target in each ok repeat (rows/s of a load step, queries/s of a query
+    step: the throughput table's figure), in step order, for `history --metric rate`."""
+    targets = [t["name"] for t in store.targets(campaign_id)]
+    repeats = ok_repeats(store.ibench_steps(campaign_id), targets)
+    return {(t, step): [main_rate(r) for r in repeats[(t, step)]]
+            for step in IBENCH_STEPS for t in targets if repeats.get((t, step))}
 
 
 def stacks(store: Store, campaign_id: int) -> list[tuple[str, str, dict[str, int] | None]]:

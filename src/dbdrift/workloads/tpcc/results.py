@@ -67,6 +67,16 @@ def tpcc_report(results: list[TpccResult], targets: list[str] | tuple[str, ...],
                       drift=drift)
 
 
+def history_values(store: Store, campaign_id: int) -> dict[tuple[str, str], list[float]]:
+    """Each target's NOPM in each ok repeat (its latest run of the repeat), for `history --metric rate`."""
+    last = {(r.target, r.repeat): r for r in store.tpcc_runs(campaign_id)}
+    out: dict[tuple[str, str], list[float]] = {}
+    for (target, _repeat), r in sorted(last.items(), key=lambda kv: kv[0][1]):
+        if r.status == "ok":
+            out.setdefault((target, "NOPM"), []).append(r.nopm)
+    return out
+
+
 def nopm_estimates(store: Store, campaign_id: int) -> dict[str, list[Estimate]]:
     """NOPM's estimate of every target against the campaign's base, as its verdict has it: what a
     campaign planned to detect plans from (its calibration) and follows as it runs."""
