@@ -68,7 +68,18 @@ def stores(tmp: Path) -> list[Path]:
     workloads = tmp / "workloads.db"
     ib_store(workloads, 2, 9_000.0)
     tpcc_store(tmp / "tpcc.db", 2, 1_100.0)
+    for path in (workloads, tmp / "tpcc.db"):
+        versioned(path)
     return [tmp / "golden.db", tmp / "series.db", workloads, tmp / "tpcc.db"]
+
+
+def versioned(path: Path) -> None:
+    """Give each target of the store the version its server reported: 17.10 the base, 18.4 the other."""
+    store = Store(path)
+    for c in store.campaigns():
+        for t in store.targets(c["id"]):
+            store.set_target_facts(t["id"], server={"version": "17.10" if t["is_base"] else "18.4"})
+    store.close()
 
 
 def publish(*args) -> "object":
@@ -188,3 +199,15 @@ def test_a_campaign_this_dbdrift_cannot_report_is_named_and_the_others_are_publi
     assert "campaign future" in result.stderr and "quantum-search" in result.stderr
     index = (tmp_path / "site" / "index.html").read_text()
     assert ">golden</a>" in index and "future" in index and ">future</a>" not in index
+
+
+def test_the_insert_benchmark_and_tproc_c_have_history_pages_of_their_own_measures(site):
+    out, _ = site
+    groups = [p.read_text() for p in out.glob("h/*/index.html")]
+    assert len(groups) == 4  # golden's, the series', the Insert Benchmark's and TPROC-C's
+    ib = next(t for t in groups if "insert-benchmark clients=2" in t)
+    steps = [s for s in ("l.i0", "l.x", "l.i1", "l.i2") if f'id="{s}-x0"' in ib]
+    assert steps == ["l.i0", "l.x", "l.i1", "l.i2"] and ib.index('id="l.x-x0"') < ib.index('id="l.i1-x0"')
+    assert "rows/s, queries/s, NOPM" in ib and "17.10" in ib and "18.4" in ib
+    tp = next(t for t in groups if "tpcc " in t)
+    assert 'id="NOPM-x0"' in tp

@@ -12,6 +12,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import signal
 from collections.abc import Callable, Iterator
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import asdict, dataclass, field, replace
@@ -158,8 +159,9 @@ def _campaigns(stores: list[Store], built: _Site, notes: list[str], progress: Pr
             built.write(entry.page, site.campaign_page(html, "../index.html"))
         if entry.note:
             notes.append(entry.note)
-        seen[key] = {"n": entry.n, "fingerprint": fingerprint, "entry": asdict(entry),
-                     "points": [_point_row(p) for p in points]}
+        # kept in the state as it is read: a publish interrupted here does not read it again
+        seen[key] = known[key] = {"n": entry.n, "fingerprint": fingerprint, "entry": asdict(entry),
+                                  "points": [_point_row(p) for p in points]}
         if progress:
             progress(i + 1, len(todo), entry.page or entry.name)
     built.state["campaigns"] = seen
@@ -191,8 +193,11 @@ def _read_all(numbered: list[tuple[Path, int, int]]) -> Iterator[Read]:
     if workers < 2:
         yield from (_read_in_process(*job) for job in numbered)
         return
-    with ProcessPoolExecutor(workers) as pool:
+    pool = ProcessPoolExecutor(workers, initializer=signal.signal, initargs=(signal.SIGINT, signal.SIG_IGN))
+    try:  # Ctrl-C reaches this process alone, which drops the campaigns not yet read
         yield from pool.map(_read_in_process, *zip(*numbered), chunksize=4)
+    finally:
+        pool.shutdown(wait=True, cancel_futures=True)
 
 
 _OPEN: dict[Path, Store] = {}  # a reading process's stores, each opened once
@@ -226,10 +231,12 @@ def _read(store: Store, campaign_id: int, n: int) -> Read:
     except UserError as exc:
         note = f"campaign {row['name']} (#{campaign_id} of {store.path}) is not published: {exc.message}"
         return site.CampaignEntry(**common, counts=(0, 0, 0, 0), worst=(), page="", note=note), [], ""
-    points = []
-    if workload.caps.per_test_runs:  # the catalog's tests: history reads their runs and counts
-        points = [replace(p, campaign_id=n) for metric in site.SHOWN_METRICS
+    if workload.history_values is not None:  # the workload's own measures, over repeats
+        points = campaign_points(store, campaign_id, "rate", repeats=workload.history_values)
+    else:  # the catalog's tests: their runs and counts
+        points = [p for metric in ("qps", "instructions")
                   for p in campaign_points(store, campaign_id, metric, comparison=comparison)]
+    points = [replace(p, campaign_id=n) for p in points]
     entry = site.CampaignEntry(**common, counts=_counts(findings), worst=_worst(findings), page=f"c/{n}.html")
     return entry, points, html
 

@@ -24,6 +24,7 @@ The site is static (relative links only): it opens from file:// and from any sta
 exit status: 0 published (a campaign that cannot be reported is named on stderr and left out), 1 error,
 2 input refused (a missing store, an --out folder that is not a site)
 """
+RERUN_HINT = "publish again: the campaigns read so far are kept in site.json and not read again"
 REPORT_EVERY_S = 2.0  # progress lines while campaigns are read, at most this often off a terminal
 
 

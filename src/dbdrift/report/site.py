@@ -10,13 +10,13 @@ from dataclasses import dataclass
 from html import escape
 
 from dbdrift.analysis.changepoints import Change
-from dbdrift.report.history import change_line
+from dbdrift.report.history import change_line, clients
 from dbdrift.report.numbers import fmt_abs
 from dbdrift.report.page import TARGET_COLORS, data_table, page, page_header
 from dbdrift.report.trendchart import TrendChange, TrendLine, TrendPoint, trend_chart
 from dbdrift.results.history import METRICS, Series, SeriesPoint, version_order
 
-SHOWN_METRICS = ("qps", "instructions")  # side by side where both were measured
+SHOWN_METRICS = ("qps", "instructions", "rate")  # side by side where both were measured
 SITE_CSS = """
 .pair{display:flex;flex-wrap:wrap;gap:1rem}.pair figure{margin:0}
 table.site td.l,table.site th.l{text-align:left;white-space:normal;font-family:inherit}
@@ -216,7 +216,8 @@ def _line(s: Series, columns: list[str], color: str, depth: int, name: str = "")
 
 
 def _y_title(metric: str) -> str:
-    return {"qps": "QPS", "instructions": "instructions / event", "cpu_us/o": "CPU µs / operation"}.get(metric, metric)
+    return {"qps": "QPS", "instructions": "instructions / event", "cpu_us/o": "CPU µs / operation",
+            "rate": "rows/s, queries/s, NOPM"}.get(metric, metric)
 
 
 def _nav(*links: tuple[str, str]) -> str:
@@ -242,7 +243,7 @@ def render_group(g: Group) -> str:
     for s in g.by_version:
         by_test.setdefault((s.test, s.threads), {})[s.metric] = s
     for (test, threads), metrics in by_test.items():
-        title = test if threads == 1 else f"{test}, {threads} client threads"
+        title = test if threads <= 1 else f"{test}, {threads} client threads"
         figures = []
         for metric in SHOWN_METRICS:
             member = metrics.get(metric)
@@ -275,7 +276,8 @@ def _version_columns(series: Iterable[Series]) -> dict[str, list[str]]:
 def render_test_over_time(g: Group, test: str, threads: int) -> str:
     """One test over time: per metric a chart with a line per version on one axis of campaigns
     in time order, so both a step between versions and a drift within one show."""
-    parts = [page_header(f"{test} over time", _group_facts(g) + [("client threads", str(threads))]),
+    facts = _group_facts(g) + ([("clients", escape(clients(threads)))] if clients(threads) else [])
+    parts = [page_header(f"{test} over time", facts),
              _nav(("../../index.html", BACK), ("index.html", f"{g.engine} by version"), ("chain.html", "version chain"))]
     for metric in SHOWN_METRICS:
         members = [s for s in g.by_time if s.test == test and s.threads == threads and s.metric == metric]
@@ -310,7 +312,8 @@ def render_chain(g: Group, min_effect: float) -> str:
             members = [s for s in g.by_version if s.metric == metric and s.threads == threads]
             header = ["test"] + [f"{b} / {a}" for a, b in zip(labels, labels[1:])]
             body = "".join(_chain_row(s, labels, min_effect) for s in members)
-            parts.append(f"<h2>{escape(METRICS[metric][0])}, {threads} client thread{'s' if threads != 1 else ''}</h2>"
+            heading = ", ".join(x for x in (METRICS[metric][0], clients(threads)) if x)
+            parts.append(f"<h2>{escape(heading)}</h2>"
                          '<div class="scroll"><table><thead><tr>' + "".join(f"<th>{escape(h)}</th>" for h in header)
                          + f"</tr></thead><tbody>{body}</tbody></table></div>")
     if len(parts) == 2:
