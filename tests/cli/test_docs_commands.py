@@ -19,7 +19,7 @@ from tests.unit.test_reports import make_store
 ROOT = Path(__file__).resolve().parents[2]
 DOCS = ("README.md", "docs/guide.md")
 # verbs that read the store and print: run against make_store's campaign "golden"
-STORE_VERBS = {"report", "campaigns", "history"}
+STORE_VERBS = {"report", "campaigns", "history", "publish"}
 # what make_store's single campaign cannot answer (no axes, no target named pg18.4): parsed only
 NEEDS_OTHER_STORE = ("--matrix", "--against", "--base")
 # the campaign files the docs name, each a small campaign of the kind the text around it means
