@@ -127,14 +127,45 @@ def test_a_streamed_fact_survives_a_locked_store_through_the_journal(tmp_path):
     unit = store.add_unit(cid, 1, None, ["point-query"])
     blocker = __import__("sqlite3").connect(path)
     blocker.execute("BEGIN EXCLUSIVE")
-    store.add_streamed({"kind": "run", "target_id": tid, "record": record("point-query")}, unit)
+    store.add_streamed({"kind": "run", "target_id": tid, "record": record("point-query")}, unit, "w1 tcp://h:1")
     assert store.journaled == 1
     blocker.rollback()
     blocker.close()
     store.close()
     again = Store(path)
-    assert again.db.execute("SELECT unit_id FROM runs").fetchone()[0] == unit
+    assert tuple(again.db.execute("SELECT unit_id, worker FROM runs").fetchone()) == (unit, "w1 tcp://h:1")
     again.close()
+
+
+def test_a_streamed_line_journaled_before_runs_named_their_worker_imports_without_one(tmp_path):
+    """A store of schema 17 with a journal line it wrote (no worker): opened now, the store is
+    migrated to 18 and the line imported, its run with no worker."""
+    import json
+    import sqlite3
+
+    from dbdrift.store import guard
+    from dbdrift.store.schema import MIGRATIONS
+
+    path = tmp_path / "s.db"
+    db = sqlite3.connect(path)
+    for script in MIGRATIONS[:17]:
+        db.executescript(script)
+    db.execute("PRAGMA user_version = 17")
+    db.execute(f"PRAGMA application_id = {guard.APPLICATION_ID}")
+    db.execute("INSERT INTO campaigns VALUES (1, 'c', '2026-01-01', '{}', '{}', '0')")
+    db.execute("INSERT INTO targets(id, campaign_id, name, engine, position, is_base, spec_json) "
+               "VALUES (1, 1, 'a', 'postgres', 0, 1, '{}')")
+    db.execute("INSERT INTO units(id, campaign_id, number, tests_json, status) VALUES (1, 1, 1, '[]', 'running')")
+    db.commit()
+    db.close()
+    path.chmod(0o600)
+    line = {"kind": "streamed", "unit_id": 1, "fact": {"kind": "run", "target_id": 1, "record": record("point-query")}}
+    path.with_name("s.db.journal").write_text(json.dumps(line) + "\n")
+    store = Store(path)
+    assert store.db.execute("PRAGMA user_version").fetchone()[0] == 18
+    assert store.imported == 1 and not store.notes
+    assert tuple(store.db.execute("SELECT unit_id, worker FROM runs").fetchone()) == (1, None)
+    store.close()
 
 
 def test_a_local_run_does_not_import_dask(tmp_path):

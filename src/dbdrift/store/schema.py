@@ -306,6 +306,17 @@ MIGRATIONS: tuple[str, ...] = (
     ALTER TABLE ibench_steps ADD COLUMN folded_json TEXT;
     ALTER TABLE tpcc_runs ADD COLUMN folded_json TEXT;
     """,
+    # 18: the worker that measured each result a unit streamed ("name address", as units.worker):
+    # a unit re-queued after its host was lost holds results of two hosts, and its units row names
+    # only the last. NULL for local results, and for those streamed before.
+    """
+    ALTER TABLE runs ADD COLUMN worker TEXT;
+    ALTER TABLE instructions ADD COLUMN worker TEXT;
+    ALTER TABLE ibench_steps ADD COLUMN worker TEXT;
+    ALTER TABLE tpcc_runs ADD COLUMN worker TEXT;
+    ALTER TABLE workload_runs ADD COLUMN worker TEXT;
+    ALTER TABLE steps ADD COLUMN worker TEXT;
+    """,
 )
 
 SCHEMA_VERSION = len(MIGRATIONS)

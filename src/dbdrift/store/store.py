@@ -331,8 +331,8 @@ class Store:
             return self._insert_plan(**{k: v for k, v in entry.items() if k != "kind"})
         if kind == "target facts":
             self._update_target_facts(entry["target_id"], entry["install"], entry["server"])
-        elif kind == "streamed":
-            self._insert_streamed(entry["fact"], entry["unit_id"])
+        elif kind == "streamed":  # a line journaled before schema 18 has no worker: stored as NULL
+            self._insert_streamed(entry["fact"], entry["unit_id"], entry.get("worker"))
         else:
             raise ValueError(f"unknown kind {kind!r}")
         return None
@@ -341,13 +341,16 @@ class Store:
     STREAMED_TABLES = {"run": "runs", "instructions": "instructions", "ibench step": "ibench_steps",
                        "tpcc run": "tpcc_runs", "workload run": "workload_runs", "step": "steps"}
 
-    def add_streamed(self, fact: JsonObject, unit_id: int) -> None:
+    def add_streamed(self, fact: JsonObject, unit_id: int, worker: str | None = None) -> None:
         """Store a fact a unit measured on a cluster host (a journal entry's shape, with this
-        store's target id), marked with its unit. A run of a cell that already has one replaces
-        it in reports: every cell counts once, however often its unit was re-queued."""
-        self._keep("streamed", {"fact": fact, "unit_id": unit_id}, lambda: self._insert_streamed(fact, unit_id))
+        store's target id), marked with its unit and the worker that measured it ("name
+        address"): a re-queued unit's results come from more than one host. A run of a cell that
+        already has one replaces it in reports: every cell counts once, however often its unit
+        was re-queued."""
+        self._keep("streamed", {"fact": fact, "unit_id": unit_id, "worker": worker},
+                   lambda: self._insert_streamed(fact, unit_id, worker))
 
-    def _insert_streamed(self, fact: JsonObject, unit_id: int) -> None:
+    def _insert_streamed(self, fact: JsonObject, unit_id: int, worker: str | None = None) -> None:
         if fact["kind"] == "run":
             record = fact["record"]
             self.db.execute("UPDATE runs SET superseded = 1 WHERE target_id = ? AND test = ? AND threads = ? "
@@ -356,7 +359,7 @@ class Store:
         row_id = self._apply(fact)
         table = self.STREAMED_TABLES.get(fact["kind"])
         if table and row_id is not None:
-            self.db.execute(f"UPDATE {table} SET unit_id = ? WHERE id = ?", (unit_id, row_id))
+            self.db.execute(f"UPDATE {table} SET unit_id = ?, worker = ? WHERE id = ?", (unit_id, worker, row_id))
 
     def add_unit(self, campaign_id: int, number: int, host_kind: str | None, tests: list[str],
                  repeats: Sequence[int] = ()) -> int:
