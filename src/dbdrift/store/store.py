@@ -399,6 +399,24 @@ class Store:
                 counts[f"{what} {status}"] = n
         return counts
 
+    def unit_workers(self, unit_ids: list[int]) -> dict[int, list[str]]:
+        """Unit id -> the workers ("name address") that measured the results reports use of it,
+        in the order they began: a unit re-queued after its host was lost has more than one."""
+        if not unit_ids:
+            return {}
+        marks = ",".join("?" * len(unit_ids))
+        live = " UNION ALL ".join(f"SELECT unit_id, worker, started_at FROM {table} WHERE superseded = 0"
+                                  for table in ("runs", "ibench_steps", "tpcc_runs", "workload_runs"))
+        counts = ("SELECT unit_id, worker, started_at FROM instructions WHERE id IN "  # the count reports use
+                  "(SELECT MAX(id) FROM instructions WHERE status = 'ok' GROUP BY target_id, test)")
+        found: dict[int, list[str]] = {}
+        for unit_id, worker in self.db.execute(
+                f"SELECT unit_id, worker FROM ({live} UNION ALL {counts}) WHERE unit_id IN ({marks}) "
+                "AND worker IS NOT NULL GROUP BY unit_id, worker ORDER BY unit_id, MIN(started_at), worker",
+                unit_ids):
+            found.setdefault(unit_id, []).append(worker)
+        return found
+
     def set_campaign_host(self, campaign_id: int, host: JsonObject) -> None:
         """The host facts of a campaign measured on a cluster: those of a host that measured it."""
         def update() -> None:
