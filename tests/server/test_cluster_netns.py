@@ -44,7 +44,7 @@ class Hosts:
     def __init__(self, tag: str, subnet: int, root: Path) -> None:
         self.tag, self.net, self.root = tag, f"10.77.{subnet}", root
         self.address = f"tcp://{self.net}.1:{PORT}"
-        self.procs: list[subprocess.Popen] = []
+        self.procs: dict[str, subprocess.Popen] = {}  # by name: "scheduler", a worker's, "client"
         self.logs: dict[str, Path] = {}
 
     def ns(self, host: str) -> str:
@@ -77,7 +77,7 @@ class Hosts:
         with log.open("w") as out:
             proc = subprocess.Popen(["ip", "netns", "exec", self.ns(host), *argv], stdout=out,
                                     stderr=subprocess.STDOUT, text=True, env=cli_env(extra_env=extra_env))
-        self.procs.append(proc)
+        self.procs[name] = proc
         return proc
 
     def log(self, name: str) -> str:
@@ -123,7 +123,7 @@ class Hosts:
                 self.kill(host)
             except AssertionError:
                 pass
-        for proc in self.procs:
+        for proc in self.procs.values():
             try:
                 proc.wait(timeout=10)
             except subprocess.TimeoutExpired:
@@ -223,6 +223,10 @@ def test_a_partitioned_host_s_unit_is_requeued_and_its_late_results_are_not_stor
     assert stored_from(store, victim) == cut_off
     late = measured_on(hosts.root)[victim] - {(target, test) for _, target, test in cut_off}
     assert late, cut_off
+    # back on the network, the dropped worker is closed by Dask: `dbdrift worker` ends, its unit's servers stop
+    wait_for(lambda: hosts.procs[victim].poll() is not None and not postgres_processes_under(hosts.root / victim),
+             60, f"worker {victim} to end")
+    assert hosts.procs[victim].returncode == 0, hosts.log(victim)[-3000:]
 
 
 def stored_from(store: Path, worker: str) -> set[tuple[int, str, str]]:
