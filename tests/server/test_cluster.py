@@ -61,7 +61,8 @@ def cluster():
 
 
 def live_runs(store: Path) -> list[sqlite3.Row]:
-    return query(store, "SELECT r.test, t.name AS target, r.status, r.unit_id, u.worker, u.number FROM runs r "
+    return query(store, "SELECT r.test, t.name AS target, r.status, r.unit_id, u.worker, u.number, "
+                        "r.worker AS measured_by FROM runs r "
                         "JOIN targets t ON t.id = r.target_id LEFT JOIN units u ON u.id = r.unit_id "
                         "WHERE r.superseded = 0 AND r.test NOT LIKE '%.warm'")  # reports leave warm runs out
 

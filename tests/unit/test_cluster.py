@@ -86,6 +86,58 @@ def test_remaining_tests_and_a_streamed_cell_counts_once(tmp_path):
     store.close()
 
 
+def test_a_requeued_unit_s_runs_keep_the_worker_that_measured_each_and_the_report_names_both(tmp_path):
+    from dbdrift.results.build import build_report
+
+    s = spec(tests=["point-query", "read-only"])
+    store = Store(tmp_path / "s.db")
+    cid = store.add_campaign("c", s.to_dict(), {}, "0")
+    ids = {t.name: store.ensure_target(cid, t.name, t.engine, i, i == 0, {}) for i, t in enumerate(s.targets)}
+    unit = store.add_unit(cid, 1, None, ["point-query", "read-only"])
+    lost, taker = "w2 tcp://10.0.0.3:4001", "w1 tcp://10.0.0.2:4002"
+    def run(test, at):
+        return {**record(test), "started_at": f"2026-01-01T00:{at}+00:00"}
+
+    for name in ("a", "b"):  # the lost host measured point-query; read-only ran on the host that took over
+        store.add_streamed({"kind": "run", "target_id": ids[name], "record": run("point-query", "00:01")}, unit, lost)
+    # cut off: b's read-only never came, so read-only runs again whole
+    store.add_streamed({"kind": "run", "target_id": ids["a"], "record": run("read-only_range=100", "00:02")}, unit,
+                       lost)
+    assert workload_of(s).remaining(store, cid, s, ("point-query", "read-only_range=100")) == (
+        ("read-only_range=100",), ())
+    for name in ("a", "b"):
+        store.add_streamed({"kind": "run", "target_id": ids[name], "record": run("read-only_range=100", "01:00")},
+                           unit, taker)
+    store.update_unit(unit, status="done", attempts=2, worker=taker, hostname="w1")
+    live = store.db.execute("SELECT test, worker FROM runs WHERE superseded = 0").fetchall()
+    assert sorted(tuple(r) for r in live) == [("point-query", lost)] * 2 + [("read-only_range=100", taker)] * 2
+    assert store.unit_workers([unit]) == {unit: [lost, taker]}  # the superseded run of w2 is not used
+    report = build_report(store, "c", None, False)
+    (line,) = [n for n in report.notes if n.startswith("cluster:")]
+    assert line == "cluster: unit 1 on w1: point-query, read-only, 2 attempts; its results measured on w2, w1"
+    (meta,) = report.meta["units"]
+    assert meta["worker"] == taker and meta["measured_on"] == [lost, taker]
+    store.close()
+
+
+def test_a_unit_measured_on_its_one_host_is_reported_as_before(tmp_path):
+    from dbdrift.results.build import build_report
+
+    s = spec(tests=["point-query"])
+    store = Store(tmp_path / "s.db")
+    cid = store.add_campaign("c", s.to_dict(), {}, "0")
+    ids = {t.name: store.ensure_target(cid, t.name, t.engine, i, i == 0, {}) for i, t in enumerate(s.targets)}
+    unit = store.add_unit(cid, 1, None, ["point-query"])
+    for name in ("a", "b"):
+        store.add_streamed({"kind": "run", "target_id": ids[name], "record": record("point-query")}, unit,
+                           "w1 tcp://10.0.0.2:4002")
+    store.update_unit(unit, status="done", attempts=1, worker="w1 tcp://10.0.0.2:4002", hostname="bench1")
+    report = build_report(store, "c", None, False)
+    assert "cluster: unit 1 on w1 (bench1): point-query" in report.notes
+    assert report.meta["units"][0]["measured_on"] == ["w1 tcp://10.0.0.2:4002"]
+    store.close()
+
+
 def test_a_tpcc_unit_runs_the_repeats_some_target_lacks(tmp_path):
     from dbdrift.model import TpccResult
 
@@ -127,14 +179,45 @@ def test_a_streamed_fact_survives_a_locked_store_through_the_journal(tmp_path):
     unit = store.add_unit(cid, 1, None, ["point-query"])
     blocker = __import__("sqlite3").connect(path)
     blocker.execute("BEGIN EXCLUSIVE")
-    store.add_streamed({"kind": "run", "target_id": tid, "record": record("point-query")}, unit)
+    store.add_streamed({"kind": "run", "target_id": tid, "record": record("point-query")}, unit, "w1 tcp://h:1")
     assert store.journaled == 1
     blocker.rollback()
     blocker.close()
     store.close()
     again = Store(path)
-    assert again.db.execute("SELECT unit_id FROM runs").fetchone()[0] == unit
+    assert tuple(again.db.execute("SELECT unit_id, worker FROM runs").fetchone()) == (unit, "w1 tcp://h:1")
     again.close()
+
+
+def test_a_streamed_line_journaled_before_runs_named_their_worker_imports_without_one(tmp_path):
+    """A store of schema 17 with a journal line it wrote (no worker): opened now, the store is
+    migrated to 18 and the line imported, its run with no worker."""
+    import json
+    import sqlite3
+
+    from dbdrift.store import guard
+    from dbdrift.store.schema import MIGRATIONS
+
+    path = tmp_path / "s.db"
+    db = sqlite3.connect(path)
+    for script in MIGRATIONS[:17]:
+        db.executescript(script)
+    db.execute("PRAGMA user_version = 17")
+    db.execute(f"PRAGMA application_id = {guard.APPLICATION_ID}")
+    db.execute("INSERT INTO campaigns VALUES (1, 'c', '2026-01-01', '{}', '{}', '0')")
+    db.execute("INSERT INTO targets(id, campaign_id, name, engine, position, is_base, spec_json) "
+               "VALUES (1, 1, 'a', 'postgres', 0, 1, '{}')")
+    db.execute("INSERT INTO units(id, campaign_id, number, tests_json, status) VALUES (1, 1, 1, '[]', 'running')")
+    db.commit()
+    db.close()
+    path.chmod(0o600)
+    line = {"kind": "streamed", "unit_id": 1, "fact": {"kind": "run", "target_id": 1, "record": record("point-query")}}
+    path.with_name("s.db.journal").write_text(json.dumps(line) + "\n")
+    store = Store(path)
+    assert store.db.execute("PRAGMA user_version").fetchone()[0] == 18
+    assert store.imported == 1 and not store.notes
+    assert tuple(store.db.execute("SELECT unit_id, worker FROM runs").fetchone()) == (1, None)
+    store.close()
 
 
 def test_a_local_run_does_not_import_dask(tmp_path):

@@ -260,7 +260,7 @@ class ClusterRun:
         elif kind == "fact":
             fact = dict(m["fact"])
             fact["target_id"] = self.ids[unit.campaign_id][m["target"]]
-            self.store.add_streamed(fact, unit.unit_id)
+            self.store.add_streamed(fact, unit.unit_id, unit.measured_by)  # this attempt's worker measured it
         elif kind == "progress":
             self._progress(unit, m["call"], m["args"])
         elif kind == "host":
@@ -307,8 +307,8 @@ class ClusterRun:
             reply({"refuse": "complete"})
             self._set(unit, "done")
             return
-        unit.attempt, unit.worker = m["attempt"], m["name"]
-        self._set(unit, "running", attempts=unit.attempts, worker=f"{m['name']} {m['worker']}",
+        unit.attempt, unit.worker, unit.address = m["attempt"], m["name"], m["worker"]
+        self._set(unit, "running", attempts=unit.attempts, worker=unit.measured_by,
                   hostname=m["hostname"], started_at=now_iso())
         tests, repeats = left
         reply({"tests": list(tests), "repeats": list(repeats)})

@@ -28,8 +28,15 @@ class Unit:
     attempts: int = 0
     status: str = "queued"  # queued | running | done | failed | interrupted | kept
     worker: str | None = None  # the name of the worker running it (or that ran it last)
+    address: str | None = None  # that worker's address
     attempt: str | None = None  # the id of the attempt whose lines count (a lost one's late lines do not)
     error: str | None = None
+
+    @property
+    def measured_by(self) -> str | None:
+        """The worker of the attempt running now, as the store names it ("name address", the
+        units table's worker): each result it streams is stored with it."""
+        return f"{self.worker} {self.address}" if self.worker else None
 
     @property
     def label(self) -> str:

@@ -20,7 +20,7 @@ FIELDS = {
     "step": ("target_id", "step_kind", "label", "status", "started_at", "elapsed_s", "detail", "error"),
     "plan": ("target_id", "test", "statement", "sql", "plan_json", "shape", "error"),
     "target facts": ("target_id", "install", "server"),
-    "streamed": ("fact", "unit_id"),
+    "streamed": ("fact", "unit_id"),  # and "worker" (schema 18); a line written before has none
 }
 
 
@@ -35,6 +35,8 @@ def problem(entry: object) -> str | None:
     if missing:
         return f"{kind} without {', '.join(missing)}"
     if kind == "streamed":
+        if not isinstance(entry.get("worker"), (str, type(None))):
+            return "streamed whose worker is not a string"
         return problem(entry["fact"]) if entry["fact"] is not None else "streamed without a fact"
     if "record" in FIELDS[kind] and not isinstance(entry["record"], dict):
         return f"{kind} whose record is not an object"

@@ -306,7 +306,18 @@ MIGRATIONS: tuple[str, ...] = (
     ALTER TABLE ibench_steps ADD COLUMN folded_json TEXT;
     ALTER TABLE tpcc_runs ADD COLUMN folded_json TEXT;
     """,
-    # 18: indexes for reading one campaign of a store of thousands (publish, report, history):
+    # 18: the worker that measured each result a unit streamed ("name address", as units.worker):
+    # a unit re-queued after its host was lost holds results of two hosts, and its units row names
+    # only the last. NULL for local results, and for those streamed before.
+    """
+    ALTER TABLE runs ADD COLUMN worker TEXT;
+    ALTER TABLE instructions ADD COLUMN worker TEXT;
+    ALTER TABLE ibench_steps ADD COLUMN worker TEXT;
+    ALTER TABLE tpcc_runs ADD COLUMN worker TEXT;
+    ALTER TABLE workload_runs ADD COLUMN worker TEXT;
+    ALTER TABLE steps ADD COLUMN worker TEXT;
+    """,
+    # 19: indexes for reading one campaign of a store of thousands (publish, report, history):
     # without them each campaign's targets, counts and Insert Benchmark steps scan the whole table
     """
     CREATE INDEX targets_by_campaign ON targets(campaign_id);

@@ -332,8 +332,8 @@ class Store:
             return self._insert_plan(**{k: v for k, v in entry.items() if k != "kind"})
         if kind == "target facts":
             self._update_target_facts(entry["target_id"], entry["install"], entry["server"])
-        elif kind == "streamed":
-            self._insert_streamed(entry["fact"], entry["unit_id"])
+        elif kind == "streamed":  # a line journaled before schema 18 has no worker: stored as NULL
+            self._insert_streamed(entry["fact"], entry["unit_id"], entry.get("worker"))
         else:
             raise ValueError(f"unknown kind {kind!r}")
         return None
@@ -342,13 +342,16 @@ class Store:
     STREAMED_TABLES = {"run": "runs", "instructions": "instructions", "ibench step": "ibench_steps",
                        "tpcc run": "tpcc_runs", "workload run": "workload_runs", "step": "steps"}
 
-    def add_streamed(self, fact: JsonObject, unit_id: int) -> None:
+    def add_streamed(self, fact: JsonObject, unit_id: int, worker: str | None = None) -> None:
         """Store a fact a unit measured on a cluster host (a journal entry's shape, with this
-        store's target id), marked with its unit. A run of a cell that already has one replaces
-        it in reports: every cell counts once, however often its unit was re-queued."""
-        self._keep("streamed", {"fact": fact, "unit_id": unit_id}, lambda: self._insert_streamed(fact, unit_id))
+        store's target id), marked with its unit and the worker that measured it ("name
+        address"): a re-queued unit's results come from more than one host. A run of a cell that
+        already has one replaces it in reports: every cell counts once, however often its unit
+        was re-queued."""
+        self._keep("streamed", {"fact": fact, "unit_id": unit_id, "worker": worker},
+                   lambda: self._insert_streamed(fact, unit_id, worker))
 
-    def _insert_streamed(self, fact: JsonObject, unit_id: int) -> None:
+    def _insert_streamed(self, fact: JsonObject, unit_id: int, worker: str | None = None) -> None:
         if fact["kind"] == "run":
             record = fact["record"]
             self.db.execute("UPDATE runs SET superseded = 1 WHERE target_id = ? AND test = ? AND threads = ? "
@@ -357,7 +360,7 @@ class Store:
         row_id = self._apply(fact)
         table = self.STREAMED_TABLES.get(fact["kind"])
         if table and row_id is not None:
-            self.db.execute(f"UPDATE {table} SET unit_id = ? WHERE id = ?", (unit_id, row_id))
+            self.db.execute(f"UPDATE {table} SET unit_id = ?, worker = ? WHERE id = ?", (unit_id, worker, row_id))
 
     def add_unit(self, campaign_id: int, number: int, host_kind: str | None, tests: list[str],
                  repeats: Sequence[int] = ()) -> int:
@@ -396,6 +399,24 @@ class Store:
                                              "AND superseded = 0 GROUP BY status", unit_ids):
                 counts[f"{what} {status}"] = n
         return counts
+
+    def unit_workers(self, unit_ids: list[int]) -> dict[int, list[str]]:
+        """Unit id -> the workers ("name address") that measured the results reports use of it,
+        in the order they began: a unit re-queued after its host was lost has more than one."""
+        if not unit_ids:
+            return {}
+        marks = ",".join("?" * len(unit_ids))
+        live = " UNION ALL ".join(f"SELECT unit_id, worker, started_at FROM {table} WHERE superseded = 0"
+                                  for table in ("runs", "ibench_steps", "tpcc_runs", "workload_runs"))
+        counts = ("SELECT unit_id, worker, started_at FROM instructions WHERE id IN "  # the count reports use
+                  "(SELECT MAX(id) FROM instructions WHERE status = 'ok' GROUP BY target_id, test)")
+        found: dict[int, list[str]] = {}
+        for unit_id, worker in self.db.execute(
+                f"SELECT unit_id, worker FROM ({live} UNION ALL {counts}) WHERE unit_id IN ({marks}) "
+                "AND worker IS NOT NULL GROUP BY unit_id, worker ORDER BY unit_id, MIN(started_at), worker",
+                unit_ids):
+            found.setdefault(unit_id, []).append(worker)
+        return found
 
     def set_campaign_host(self, campaign_id: int, host: JsonObject) -> None:
         """The host facts of a campaign measured on a cluster: those of a host that measured it."""
