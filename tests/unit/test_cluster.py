@@ -191,12 +191,12 @@ def test_a_streamed_fact_survives_a_locked_store_through_the_journal(tmp_path):
 
 def test_a_streamed_line_journaled_before_runs_named_their_worker_imports_without_one(tmp_path):
     """A store of schema 17 with a journal line it wrote (no worker): opened now, the store is
-    migrated to 18 and the line imported, its run with no worker."""
+    migrated to the newest schema and the line imported, its run with no worker."""
     import json
     import sqlite3
 
     from dbdrift.store import guard
-    from dbdrift.store.schema import MIGRATIONS
+    from dbdrift.store.schema import MIGRATIONS, SCHEMA_VERSION
 
     path = tmp_path / "s.db"
     db = sqlite3.connect(path)
@@ -214,7 +214,7 @@ def test_a_streamed_line_journaled_before_runs_named_their_worker_imports_withou
     line = {"kind": "streamed", "unit_id": 1, "fact": {"kind": "run", "target_id": 1, "record": record("point-query")}}
     path.with_name("s.db.journal").write_text(json.dumps(line) + "\n")
     store = Store(path)
-    assert store.db.execute("PRAGMA user_version").fetchone()[0] == 18
+    assert store.db.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
     assert store.imported == 1 and not store.notes
     assert tuple(store.db.execute("SELECT unit_id, worker FROM runs").fetchone()) == (1, None)
     store.close()
