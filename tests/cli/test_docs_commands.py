@@ -1,10 +1,12 @@
-"""Every `dbdrift ...` command in a fenced block of README.md and docs/guide.md still works:
-argparse accepts it, a verb with --check plans it with --check, and a verb that reads a store
-reads a small one (tests/unit/test_reports.py make_store). No server starts and nothing is
-downloaded: where a build would come from is not asked (engines.locate is a stub), and
-placeholders ($NEW_BUILD, /opt/pg-patched, pg18.toml, matrix.toml ...) are fixtures."""
+"""Every `dbdrift ...` command in a fenced block of README.md, docs/guide.md and docs/history.md
+still works: argparse accepts it, a verb with --check plans it with --check, and a verb that
+reads a store reads a small one (tests/unit/test_reports.py make_store). No server starts and
+nothing is downloaded: where a build would come from is not asked (engines.locate is a stub),
+and placeholders ($NEW_BUILD, /opt/pg-patched, pg18.toml, matrix.toml, nightly.db ...) are
+fixtures."""
 from __future__ import annotations
 
+import re
 import shlex
 import shutil
 from pathlib import Path
@@ -17,11 +19,12 @@ from tests.helpers import shared_work_dir
 from tests.unit.test_reports import make_store
 
 ROOT = Path(__file__).resolve().parents[2]
-DOCS = ("README.md", "docs/guide.md")
-# verbs that read the store and print: run against make_store's campaign "golden"
+DOCS = ("README.md", "docs/guide.md", "docs/history.md")
+# verbs that read the store: run against make_store's campaign "golden"
 STORE_VERBS = {"report", "campaigns", "history", "publish"}
-# what make_store's single campaign cannot answer (no axes, no target named pg18.4): parsed only
-NEEDS_OTHER_STORE = ("--matrix", "--against", "--base")
+# what make_store's single campaign cannot answer (no axes, no target named pg18.4, a sysbench campaign with
+# no `--metric rate` measure): parsed only
+NEEDS_OTHER_STORE = ("--matrix", "--against", "--base", "rate")
 # the campaign files the docs name, each a small campaign of the kind the text around it means
 CAMPAIGNS = {
     "pg18.toml": 'name = "pg18"\ntests = ["point"]\n'
@@ -41,21 +44,30 @@ CAMPAIGNS = {
                    'version = "debian:18.6"\n',
     "htap.toml": 'name = "htap"\nworkload = "htap"\n[htap]\nwarehouses = 1\n'
                  '[[targets]]\nname = "a"\nversion = "17.10"\n[[targets]]\nname = "b"\nversion = "18.4"\n',
+    "nightly.toml": (ROOT / "examples" / "nightly.toml").read_text(),  # docs/history.md's nightly recipe
 }
 
 
+# `&&` outside quotes: where a line (`cd DIR && dbdrift ...`, a crontab entry) chains commands
+CHAINED = re.compile(r"&&(?=(?:[^'\"]*['\"][^'\"]*['\"])*[^'\"]*$)")
+
+
 def doc_commands() -> list[tuple[str, str]]:
-    """(where, command) for every line of a fenced block (not ```toml) that runs dbdrift."""
+    """(where, command) for every command that runs dbdrift in a fenced block (not ```toml):
+    a line, with the lines a trailing `\\` continues it onto, and each command it chains."""
     found = []
     for doc in DOCS:
-        fence = None
+        fence, held = None, ""
         for number, line in enumerate((ROOT / doc).read_text().splitlines(), 1):
             if line.startswith("```"):
                 fence = None if fence is not None else line[3:].strip()
                 continue
-            text = line.strip().removeprefix("$ ")
-            if fence in ("", "sh", "console") and text.startswith("dbdrift "):
-                found.append((f"{doc}:{number}", text))
+            text = held + line.strip().removeprefix("$ ")
+            held = text[:-1] + " " if text.endswith("\\") else ""
+            if fence in ("", "sh", "console") and not held:
+                runs = [part.strip() for part in CHAINED.split(text) if part.strip().startswith("dbdrift ")]
+                found += [(f"{doc}:{number}" + (f".{k}" if len(runs) > 1 else ""), command)
+                          for k, command in enumerate(runs, 1)]
     return found
 
 
@@ -99,12 +111,14 @@ def fixtures(tmp_path, monkeypatch, golden_store) -> dict[str, str]:
     monkeypatch.setenv("DBDRIFT_WORK_DIR", str(shared_work_dir("docs")))
     monkeypatch.setattr(check.engines, "locate", lambda target, cache: "located (test stub)")
     shutil.copy(golden_store, tmp_path / "dbdrift.db")  # the default store the docs' commands read
+    for name in ("nightly.db", "small.db", "large.db"):  # the stores docs/history.md names
+        shutil.copy(golden_store, tmp_path / name)
     for name, text in CAMPAIGNS.items():
         (tmp_path / name).write_text(text)
     pg = str(fake_prefix(tmp_path / "pg-patched", "postgres"))
     my = str(fake_prefix(tmp_path / "mysql-dev", "mysqld"))
     return {'"$NEW_BUILD"': pg, "/opt/pg-patched": pg, "/opt/mysql-dev": my, "NAME|ID": "golden",
-            "--campaign NAME": "--campaign golden"}
+            "--campaign NAME": "--campaign golden", "/srv/www/perf": "www-perf"}
 
 
 def needs_check(argv: list[str]) -> bool:
