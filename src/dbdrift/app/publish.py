@@ -103,12 +103,7 @@ def publish(request: PublishRequest, progress: Progress | None = None) -> Publis
     notes: list[str] = []
     try:
         entries, points, read = _campaigns(stores, built, notes, progress)
-        groups = _groups(points, request.min_effect, state, notes)
-        for g in groups:
-            built.write(f"h/{g.slug}/index.html", site.render_group(g))
-            built.write(f"h/{g.slug}/chain.html", site.render_chain(g, request.min_effect))
-            for test, threads in g.tests():
-                built.write(f"h/{g.slug}/{site.test_page(test, threads)}", site.render_test_over_time(g, test, threads))
+        groups = _groups(points, request.min_effect, built, notes)
         built.write("index.html", site.render_index(entries, groups, [str(p) for p in request.stores], __version__))
         removed = built.remove_stale()
     finally:
@@ -260,44 +255,81 @@ def _worst(findings: list[Finding]) -> tuple[str, ...]:
     return tuple(f.line() for f in bad[:WORST])
 
 
-def _groups(points: list[Point], min_effect: float, state: dict[str, Any], notes: list[str]) -> list[site.Group]:
-    """Per engine, setup and host: its series by version and by time, with their change points
-    (kept in the state by the series' values, so an unchanged series is not searched again)."""
+def _groups(points: list[Point], min_effect: float, built: _Site, notes: list[str]) -> list[site.GroupSummary]:
+    """Per engine, setup and host: its pages drawn from its series by version and by time with
+    their change points, unless its points are those it was drawn from last time (the state
+    keeps each group's digest, pages and summary); the summaries for the index."""
+    state = built.state
+    grouped: dict[tuple[str, str, str], list[Point]] = {}
+    for p in points:
+        grouped.setdefault((p.engine, p.setup, p.host), []).append(p)
+    known, kept = state.get("groups", {}), {}
+    changed: dict[str, list[Point]] = {}
+    for (engine, setup, host), members in sorted(grouped.items()):
+        slug = f"{site.file_safe(engine)}-{hashlib.sha1(f'{setup}|{host}'.encode()).hexdigest()[:10]}"
+        digest = hashlib.sha1(repr((sorted(map(_point_row, members)), min_effect)).encode()).hexdigest()
+        old = known.get(slug)
+        if old and old["digest"] == digest and all((built.out / rel).exists() for rel in old["pages"]):
+            for rel in old["pages"]:
+                built.keep(rel)
+            kept[slug] = old
+        else:
+            changed[slug] = members
+            kept[slug] = {"digest": digest, "changes": (old or {}).get("changes", {})}
+    if changed:
+        for g in _drawn(changed, min_effect, kept, notes):
+            pages = site.group_pages(g, min_effect)
+            for rel, text in pages.items():
+                built.write(rel, text)
+            kept[g.slug].update(pages=sorted(pages), summary=asdict(site.summarize(g)))
+    state["groups"] = kept
+    return [site.GroupSummary(**kept[slug]["summary"]) for slug in kept]
+
+
+def _drawn(changed: dict[str, list[Point]], min_effect: float, groups: dict[str, Any], notes: list[str]
+           ) -> list[site.Group]:
+    """The groups of `changed` (slug -> its points) with their series and change points: each
+    group's entry in the state keeps the change points of the series it was drawn from, by the
+    series' values, so a series that did not change is not searched again."""
+    points = [p for members in changed.values() for p in members]
     by_version, by_time = build_series(points, "version"), build_series(points, "time")
     try:
         detector()
+        found = True
     except Unavailable:
         notes.append(f"change points not computed: Apache Otava is not installed ({INSTALL_HINT})")
-        cache = None
-    else:
-        cache = state.setdefault("changes", {})
-    used: dict[str, Any] = {}
-    by_version = [_with_changes(s, min_effect, cache, used) for s in by_version]
-    by_time = [_with_changes(s, min_effect, cache, used) for s in by_time]
-    if cache is not None:
-        state["changes"] = used
-    grouped: dict[tuple[str, str, str], tuple[list[Series], list[Series]]] = {}
+        found = False
+    slugs = {(p.engine, p.setup, p.host): slug for slug, members in changed.items() for p in members[:1]}
+    earlier = {slug: groups[slug].pop("changes") for slug in changed}
+    for slug in changed:
+        groups[slug]["changes"] = {}
+
+    def with_changes(s: Series) -> Series:
+        slug = slugs[(s.engine, s.setup, s.host)]
+        return _with_changes(s, min_effect, earlier[slug], groups[slug]["changes"]) if found else s
+    by_version = [with_changes(s) for s in by_version]
+    by_time = [with_changes(s) for s in by_time]
+    grouped: dict[str, tuple[list[Series], list[Series]]] = {slug: ([], []) for slug in changed}
     for s in by_version:
-        grouped.setdefault((s.engine, s.setup, s.host), ([], []))[0].append(s)
+        grouped[slugs[(s.engine, s.setup, s.host)]][0].append(s)
     for s in by_time:
-        grouped.setdefault((s.engine, s.setup, s.host), ([], []))[1].append(s)
+        grouped[slugs[(s.engine, s.setup, s.host)]][1].append(s)
     out = []
-    for (engine, setup, host), (versions, times) in sorted(grouped.items()):
-        slug = f"{site.file_safe(engine)}-{hashlib.sha1(f'{setup}|{host}'.encode()).hexdigest()[:10]}"
-        out.append(site.Group(slug, engine, setup, host, tuple(versions), tuple(times)))
+    for slug, (versions, times) in grouped.items():
+        first = versions[0] if versions else times[0]
+        out.append(site.Group(slug, first.engine, first.setup, first.host, tuple(versions), tuple(times)))
     return out
 
 
-def _with_changes(s: Series, min_effect: float, cache: dict[str, Any] | None, used: dict[str, Any]) -> Series:
-    if cache is None:
-        return s
+def _with_changes(s: Series, min_effect: float, earlier: dict[str, Any], now: dict[str, Any]) -> Series:
+    """The series with its change points: those found last time for the same values, else searched."""
     values = [p.value for p in s.points]
     intervals = [(p.lower, p.upper) for p in s.points]
     key = hashlib.sha1(repr((values, intervals, min_effect)).encode()).hexdigest()
-    found = cache.get(key)
+    found = earlier.get(key)
     if found is None:
         found = [list(asdict(c).values()) for c in change_points(values, intervals, min_effect)]
-    used[key] = found
+    now[key] = found
     return replace(s, changes=tuple(Change(*c) for c in found))
 
 

@@ -59,6 +59,36 @@ class Group:
         return list(dict.fromkeys((s.test, s.threads) for s in self.by_version))
 
 
+@dataclass(frozen=True)
+class GroupSummary:
+    """A group as the index lists it (kept in the site's state, so an unchanged group is not
+    drawn again): its counts of versions, tests and change points."""
+
+    slug: str
+    engine: str
+    setup: str
+    host: str
+    versions: int
+    tests: int
+    regressions: int
+    improvements: int
+
+
+def summarize(g: Group) -> GroupSummary:
+    changes = [(s, c) for s in g.by_version for c in s.changes]
+    bad = sum(1 for s, c in changes if _regression(s, c))
+    return GroupSummary(g.slug, g.engine, g.setup, g.host, len({p.label for s in g.by_version for p in s.points}),
+                        len(g.tests()), bad, len(changes) - bad)
+
+
+def group_pages(g: Group, min_effect: float) -> dict[str, str]:
+    """Every page of a group, by its path in the site."""
+    pages = {f"h/{g.slug}/index.html": render_group(g), f"h/{g.slug}/chain.html": render_chain(g, min_effect)}
+    for test, threads in g.tests():
+        pages[f"h/{g.slug}/{test_page(test, threads)}"] = render_test_over_time(g, test, threads)
+    return pages
+
+
 def file_safe(name: str) -> str:
     return "".join(c if c.isalnum() or c in "-_." else "_" for c in name)
 
@@ -109,7 +139,7 @@ FILTER_SCRIPT = """<script>
 the choice in the address (index.html#engine=mysql&workload=tpcc), so a filtered view can be linked."""
 
 
-def render_index(entries: list[CampaignEntry], groups: list[Group], stores: list[str], version: str) -> str:
+def render_index(entries: list[CampaignEntry], groups: list[GroupSummary], stores: list[str], version: str) -> str:
     """Every campaign newest first, filterable by engine, workload and host in the page; above
     them the history pages of every engine, setup and host."""
     entries = sorted(entries, key=lambda e: (e.created_at, e.n), reverse=True)
@@ -171,17 +201,14 @@ def _versions(targets: tuple[tuple[str, str, str], ...]) -> str:
     return "; ".join(f"{engine} {' → '.join(dict.fromkeys(versions))}" for engine, versions in by_engine.items())
 
 
-def _history_table(groups: list[Group]) -> str:
+def _history_table(groups: list[GroupSummary]) -> str:
     if not groups:
         return "<h2>History</h2><p>No test was measured in more than one campaign yet.</p>"
     rows = []
     for g in groups:
-        versions = {p.label for s in g.by_version for p in s.points}
-        changes = [c for s in g.by_version for c in s.changes]
-        bad = sum(1 for s in g.by_version for c in s.changes if _regression(s, c))
         rows.append(f'<tr><th class="l" scope="row"><a href="h/{g.slug}/index.html">{escape(g.engine)}</a></th>'
                     f'<td class="l">{escape(g.setup)}</td><td class="l">{escape(g.host)}</td>'
-                    f"<td>{len(versions)}</td><td>{len(g.tests())}</td><td>{bad}</td><td>{len(changes) - bad}</td>"
+                    f"<td>{g.versions}</td><td>{g.tests}</td><td>{g.regressions}</td><td>{g.improvements}</td>"
                     f'<td class="l"><a href="h/{g.slug}/index.html">by version</a> · '
                     f'<a href="h/{g.slug}/chain.html">version chain</a></td></tr>')
     head = "".join(f"<th>{h}</th>" for h in ("engine", "setup", "host", "versions", "tests",
