@@ -267,7 +267,7 @@ def _groups(points: list[Point], min_effect: float, built: _Site, notes: list[st
     changed: dict[str, list[Point]] = {}
     for (engine, setup, host), members in sorted(grouped.items()):
         slug = f"{site.file_safe(engine)}-{hashlib.sha1(f'{setup}|{host}'.encode()).hexdigest()[:10]}"
-        digest = hashlib.sha1(repr((sorted(map(_point_row, members)), min_effect)).encode()).hexdigest()
+        digest = hashlib.sha1(repr((sorted(map(_point_row, members)), min_effect, __version__)).encode()).hexdigest()
         old = known.get(slug)
         if old and old["digest"] == digest and all((built.out / rel).exists() for rel in old["pages"]):
             for rel in old["pages"]:

@@ -13,7 +13,7 @@ from dbdrift.report.svgchart import CHAR_PX, nice_spacing, _short
 
 MAX_X_LABELS = 24  # more columns than this: every k-th label, so slanted labels never overlap
 LEFT, RIGHT, TOP, PLOT_H = 64, 14, 26, 200
-LABEL_SIN = 0.643  # sin 40°, the x labels' slant
+LABEL_SIN, LABEL_COS = 0.643, 0.766  # sin and cos 40°, the x labels' slant
 
 
 @dataclass(frozen=True)
@@ -46,23 +46,26 @@ def trend_chart(columns: list[str], lines: list[TrendLine], caption: str, y_titl
     """The chart: y from a nice tick below the lowest interval end to one above the highest (not
     from 0: a 3% step must show), x the columns in order, slanted labels thinned to at most
     MAX_X_LABELS; `legend` names each line above the plot (a chart of several lines)."""
-    plot_w = width - LEFT - RIGHT
+    every = max(1, -(-len(columns) // MAX_X_LABELS))
+    shown = [c for i, c in enumerate(columns) if i % every == 0]
+    longest = max([len(c) for c in shown] + [4]) * CHAR_PX
+    # the first slanted label reaches left of its column by its length x cos 40°: the plot starts past it
+    left = max(LEFT, longest * LABEL_COS - (width - LEFT - RIGHT) / max(len(columns), 1) / 2 + 6)
+    plot_w = width - left - RIGHT
     ends = [v for line in lines for p in line.points for v in (p.value, p.lower, p.upper) if v is not None]
     lo, hi = (min(ends), max(ends)) if ends else (0.0, 1.0)
     spacing = nice_spacing(max(hi - lo, abs(hi) * 0.02, 1e-9), 6)
     lo, hi = max(0.0, math.floor(lo / spacing) * spacing), math.ceil(hi / spacing) * spacing
     if hi <= lo:
         hi = lo + spacing
-    every = max(1, -(-len(columns) // MAX_X_LABELS))
-    shown = [c for i, c in enumerate(columns) if i % every == 0]
-    label_h = max([len(c) for c in shown] + [4]) * CHAR_PX * LABEL_SIN + 16
+    label_h = longest * LABEL_SIN + 16
     legend_h = 16 * ((len(lines) + 3) // 4) if legend else 0
     top = TOP + legend_h
     height = top + PLOT_H + label_h + 8
     column_w = plot_w / max(len(columns), 1)
 
     def x(i: float) -> float:
-        return LEFT + column_w * (i + 0.5)
+        return left + column_w * (i + 0.5)
 
     def y(v: float) -> float:
         return top + PLOT_H - (min(max(v, lo), hi) - lo) / (hi - lo) * PLOT_H
@@ -70,16 +73,16 @@ def trend_chart(columns: list[str], lines: list[TrendLine], caption: str, y_titl
     body = []
     tick = lo
     while tick <= hi + spacing * 1e-6:
-        body.append(f'<line x1="{LEFT}" x2="{LEFT + plot_w}" y1="{y(tick):.1f}" y2="{y(tick):.1f}" stroke="#e4e4e4"/>'
-                    f'<text x="{LEFT - 5}" y="{y(tick) + 4:.1f}" text-anchor="end" style="fill:#555">'
+        body.append(f'<line x1="{left}" x2="{left + plot_w}" y1="{y(tick):.1f}" y2="{y(tick):.1f}" stroke="#e4e4e4"/>'
+                    f'<text x="{left - 5}" y="{y(tick) + 4:.1f}" text-anchor="end" style="fill:#555">'
                     f"{escape(_short(round(tick, 9)))}</text>")
         tick += spacing
-    body.append(f'<line x1="{LEFT}" x2="{LEFT}" y1="{top}" y2="{top + PLOT_H}" stroke="#999"/>')
+    body.append(f'<line x1="{left}" x2="{left}" y1="{top}" y2="{top + PLOT_H}" stroke="#999"/>')
     mid = top + PLOT_H / 2
     body.append(f'<text x="12" y="{mid:.1f}" text-anchor="middle" transform="rotate(-90 12 {mid:.1f})" '
                 f'style="fill:#555">{escape(y_title)}</text>')
     worse, better = ("↓ worse", "↑ better") if higher_better else ("↑ worse", "↓ better")
-    body.append(f'<text x="{LEFT + plot_w - 4}" y="{top - 6}" text-anchor="end" style="fill:#555">'
+    body.append(f'<text x="{left + plot_w - 4}" y="{top - 6}" text-anchor="end" style="fill:#555">'
                 f"{escape(better)}, {escape(worse)}</text>")
     for i, c in enumerate(columns):
         if i % every == 0:
@@ -89,7 +92,7 @@ def trend_chart(columns: list[str], lines: list[TrendLine], caption: str, y_titl
     for n, line in enumerate(lines):
         body += _line(line, x, y, top)
         if legend:
-            lx, ly = LEFT + (n % 4) * (plot_w / 4), TOP + 16 * (n // 4)
+            lx, ly = left + (n % 4) * (plot_w / 4), TOP + 16 * (n // 4)
             body.append(f'<rect x="{lx:.1f}" y="{ly - 9}" width="10" height="10" fill="{line.color}"/>'
                         f'<text x="{lx + 14:.1f}" y="{ly}">{escape(line.name)}</text>')
     return (f'<svg xmlns="http://www.w3.org/2000/svg" class="chart" role="img" width="{width}" '
