@@ -2,10 +2,12 @@
 
 Incremental: `site.json` in the site keeps, per campaign, the fingerprint it was published at
 (Store.campaign_fingerprint, with those of the campaigns its report reads: the calibrations
-that give its noise floors and its `-pinned` recheck), its index entry and its history points,
-and per page the hash of what was written. A campaign whose fingerprint is unchanged is not read
-again, and a page whose content is unchanged is not written again; a campaign gone from every
-store takes its page with it. A change of dbdrift's version republishes everything.
+that give its noise floors and its `-pinned` recheck), its index entry and its history points;
+per history group the digest of its points, its pages and its series' change points; and per
+page the hash of what was written. A campaign whose fingerprint is unchanged is not read again,
+a group whose points are unchanged is not drawn again, and a page whose content is unchanged is
+not written again; a campaign gone from every store takes its page with it. A new dbdrift
+version reads and draws everything again.
 """
 from __future__ import annotations
 

@@ -21,7 +21,6 @@ SITE_CSS = """
 .pair{display:flex;flex-wrap:wrap;gap:1rem}.pair figure{margin:0}
 table.site td.l,table.site th.l{text-align:left;white-space:normal;font-family:inherit}
 .filters label{margin-right:1.2rem}table.site td.date{white-space:nowrap}
-td.red{background:#ff9a9a}td.green{background:#81ffa6}
 """
 BACK = "all campaigns"
 
