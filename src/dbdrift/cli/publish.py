@@ -52,8 +52,9 @@ class _Progress:
             return
         self.last = now
         left = (now - self.started) / done * (total - done) if done else 0.0
+        settled = done >= max(2, total // 20)  # the pace of the first few holds the readers' start-up
         line = f"publish: read {done}/{total} campaigns ({what})" + (
-            f", about {format_duration(left)} left" if done < total else "")
+            f", about {format_duration(left)} left" if done < total and settled else "")
         if self.tty:
             sys.stderr.write("\r\x1b[K" + line + ("\n" if done == total else ""))
         else:
