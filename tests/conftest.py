@@ -2,7 +2,9 @@
 
 With DBDRIFT_REQUIRE_SERVER_TESTS=1 (set by ./dev test, hence CI), a skipped test marked
 `server` (a real database server) or `browser` (headless Chromium) turns the session into a
-failure, and so does a session that ran no such test.
+failure, and so does a session that ran no such test. Under pytest-xdist (`./dev test` runs
+`-n 2`) the workers' reports reach the controller's hooks, so the controller counts and decides;
+a worker, which sees only its share, does neither.
 """
 from __future__ import annotations
 
@@ -42,8 +44,12 @@ def pytest_runtest_logreport(report):
             _required[kind][report.nodeid] = "skipped" if report.skipped else report.outcome
 
 
+def _is_worker(config) -> bool:
+    return hasattr(config, "workerinput")  # set by pytest-xdist in its worker processes
+
+
 def pytest_sessionfinish(session, exitstatus):
-    if os.environ.get("DBDRIFT_REQUIRE_SERVER_TESTS") != "1":
+    if os.environ.get("DBDRIFT_REQUIRE_SERVER_TESTS") != "1" or _is_worker(session.config):
         return
     if any(_missing(kind) for kind in REQUIRED):
         session.exitstatus = 1
@@ -72,6 +78,8 @@ def pytest_runtest_makereport(item, call):
 
 
 def pytest_terminal_summary(terminalreporter):
+    if _is_worker(terminalreporter.config):
+        return
     if _fault_outcomes:
         areas: dict[str, list[int]] = {}
         for area, outcome in _fault_outcomes.values():

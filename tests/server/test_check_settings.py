@@ -24,13 +24,13 @@ def check(tmp_path, target: str):
     ('{ shared_buffers = "lots" }', 'invalid value for parameter "shared_buffers": "lots"'),
     ("{ no_such_setting = 1 }", 'unrecognized configuration parameter "no_such_setting"'),
 ])
-def test_check_refuses_a_postgres_setting_the_server_rejects_in_its_own_words(tmp_path, settings, words):
+def test_check_refuses_a_postgres_setting_the_server_rejects_in_its_own_words(tmp_path, settings, words, pg17):
     result = check(tmp_path, f'name = "pg"\nversion = "17.10"\nsettings = {settings}\n')
     assert_user_error(result, "the server rejects its settings", f"target pg (postgres 17.10): {words}")
     assert result.returncode == 2 and "nothing was started" not in result.stdout
 
 
-def test_check_passes_postgres_settings_the_server_accepts(tmp_path):
+def test_check_passes_postgres_settings_the_server_accepts(tmp_path, pg17):  # pg17: the build is cached
     result = check(tmp_path, 'name = "pg"\nversion = "17.10"\nsettings = { shared_buffers = "256MB" }\n')
     assert result.returncode == 0, result.stderr
     assert "not checked" not in result.stdout and "ok: nothing was started" in result.stdout

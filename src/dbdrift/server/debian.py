@@ -126,8 +126,10 @@ class Archive:
                 raise UserError(f"{url} is missing: the {suite.registry.label} has no suite {suite.name}",
                                 f"check {suite.registry.env_var} (a mirror must carry dists/{suite.name})")
             ensure_dir(path.parent)
-            tmp = path.with_suffix(".tmp")
-            tmp.write_bytes(body)
+            fd, tmp = tempfile.mkstemp(prefix=f".{path.name}-", dir=path.parent)  # its own: fetches may run at once
+            with os.fdopen(fd, "wb") as out:
+                out.write(body)
+            os.chmod(tmp, 0o644)
             os.replace(tmp, path)
         release = parse_release(suite.name, path.read_bytes(), verify_signature(path))
         self._releases[suite.name] = release
