@@ -19,7 +19,7 @@ def check(tmp_path, *args: str, store=None, **kwargs):
     path = tmp_path / "c.toml"
     path.write_text('name = "c"\nrows = 1000\ntests = ["point-query"]\n' + TARGET)
     return dbdrift("run", "--check", path, "--store", store or tmp_path / "s.db", *args,
-                   work_dir=kwargs.pop("work_dir", tmp_path / "work"), **kwargs)
+                   work_dir=kwargs.pop("work_dir", None) or shared_work_dir("check"), **kwargs)
 
 
 @pytest.mark.parametrize("assignment, setting", [
@@ -94,10 +94,10 @@ def test_detect_for_the_other_workloads_needs_a_calibration_of_that_workload(tmp
     path = tmp_path / "ib.toml"
     path.write_text('name = "ib"\nworkload = "insert-benchmark"\n' + TARGET + '[[targets]]\nname = "pg18"\nversion = "18.4"\n')
     Store(tmp_path / "empty.db").close()
-    result = dbdrift("run", "--check", path, "--store", tmp_path / "empty.db", "--detect", "2%", work_dir=tmp_path / "w")
+    result = dbdrift("run", "--check", path, "--store", tmp_path / "empty.db", "--detect", "2%", work_dir=shared_work_dir("check"))
     assert_user_error(result, "with 3 or more server starts of an Insert Benchmark, and",
                       "hint: calibrate this host first with starts: `dbdrift calibrate CAMPAIGN.toml --set repeats=8`")
     assert result.returncode == 2
     # a budget without detect is refused for every workload alike
-    over = dbdrift("run", "--check", path, "--store", tmp_path / "empty.db", "--budget", "1h", work_dir=tmp_path / "w")
+    over = dbdrift("run", "--check", path, "--store", tmp_path / "empty.db", "--budget", "1h", work_dir=shared_work_dir("check"))
     assert_user_error(over, "budget is set without detect", 'add detect = "2%"')

@@ -2,7 +2,7 @@
 import json
 
 
-from tests.helpers import dbdrift
+from tests.helpers import dbdrift, shared_work_dir
 
 
 def assert_user_error(result, *needles):
@@ -44,7 +44,7 @@ def test_basedir_without_binaries_is_rejected_before_any_server_starts(tmp_path)
     (tmp_path / "empty").mkdir()
     path = tmp_path / "c.toml"
     path.write_text('[[targets]]\nname = "mine"\nbasedir = "empty"\n')
-    result = dbdrift("run", path, "--store", tmp_path / "s.db", work_dir=tmp_path / "w")
+    result = dbdrift("run", path, "--store", tmp_path / "s.db", work_dir=shared_work_dir("cli-errors"))
     assert_user_error(result, "mine" if "mine" in result.stderr else "empty")
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from tests.cli.test_cli_errors import assert_user_error
-from tests.helpers import dbdrift
+from tests.helpers import dbdrift, shared_work_dir
 from tests.unit.test_store_damage import empty_version_6_store, foreign_file, garble_pages_after_the_first, stored
 
 OFFLINE = {"DBDRIFT_NPM_REGISTRY": "http://127.0.0.1:9", "DBDRIFT_MAVEN_REPOSITORY": "http://127.0.0.1:9"}
@@ -33,11 +33,12 @@ def test_run_on_a_damaged_store_refuses_before_any_server_starts(tmp_path, damag
     campaign = tmp_path / "c.toml"
     campaign.write_text('name = "c"\ntests = ["point"]\n[[targets]]\nname = "a"\nversion = "17.10"\n'
                         '[[targets]]\nname = "b"\nversion = "18.4"\n')
-    result = dbdrift("run", campaign, "--store", damaged, work_dir=tmp_path / "work",
+    work = shared_work_dir("damaged")  # short: the servers' socket paths must fit (pytest-xdist's tmp is longer)
+    result = dbdrift("run", campaign, "--store", damaged, work_dir=work,
                      extra_env={**OFFLINE, "DBDRIFT_CACHE_DIR": str(tmp_path / "cache")}, timeout=60)
     assert_user_error(result, f"store {damaged} is damaged", "nothing was started", ".recover")
     assert result.returncode == 2
-    assert not list((tmp_path / "work").glob("c-*"))  # no run directory, so no server
+    assert not list(work.glob("c-*"))  # no run directory, so no server
 
 
 @pytest.mark.fault("store")
