@@ -126,11 +126,7 @@ class Archive:
                 raise UserError(f"{url} is missing: the {suite.registry.label} has no suite {suite.name}",
                                 f"check {suite.registry.env_var} (a mirror must carry dists/{suite.name})")
             ensure_dir(path.parent)
-            fd, tmp = tempfile.mkstemp(prefix=f".{path.name}-", dir=path.parent)  # its own: fetches may run at once
-            with os.fdopen(fd, "wb") as out:
-                out.write(body)
-            os.chmod(tmp, 0o644)
-            os.replace(tmp, path)
+            _write_whole(path, body)
         release = parse_release(suite.name, path.read_bytes(), verify_signature(path))
         self._releases[suite.name] = release
         return release
@@ -162,7 +158,7 @@ class Archive:
             rows = [[p.name, p.version] for p in self.index(suite).values()
                     if any(rx.fullmatch(p.name) for rx in SERVER_PACKAGES.values())
                     or _PGVECTOR.fullmatch(p.name)]
-            digest.write_text(json.dumps(rows))
+            _write_whole(digest, json.dumps(rows).encode())
         found = []
         for name, deb_version in rows:
             if SERVER_PACKAGES[engine].fullmatch(name):
@@ -239,6 +235,20 @@ class Archive:
                     if not (libdir / path.name).exists():
                         shutil.move(str(path), libdir / path.name)
         return [p.name for p in packages]
+
+
+def _write_whole(path: Path, body: bytes) -> None:
+    """Write a file of the cache through a temp file of its own beside it, then rename: fetches
+    may run at once, and none reads half a file or renames another's."""
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}-", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as out:
+            out.write(body)
+        os.chmod(tmp, 0o644)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
 
 
 _INDEX_PATH = f"main/binary-{ARCH}/Packages.xz"
