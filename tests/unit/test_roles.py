@@ -59,3 +59,25 @@ def test_fsync_latency_is_measured_in_the_directory_and_leaves_nothing_behind(tm
     assert 0 < flush["p50_us"] <= flush["p99_us"] and flush["mean_us"] > 0
     assert list(tmp_path.iterdir()) == []
     assert measure(tmp_path / "missing") is None
+
+
+def test_a_role_s_cpu_is_read_to_the_nanosecond_not_in_clock_ticks():
+    """A background process that runs a few milliseconds in a window must not read as 0 or
+    as 10 ms (/proc's clock ticks): it is read from its schedstat, for a process and a thread."""
+    import subprocess
+    import sys
+    from dbdrift.metrics.sampler import ProcessTreeCpu
+    child = subprocess.Popen([sys.executable, "-c", "import time\nprint('up', flush=True)\ntime.sleep(30)"],
+                             stdout=subprocess.PIPE, text=True)
+    try:
+        assert child.stdout.readline() == "up\n"  # it has run its start-up: some tens of milliseconds
+        for roles in (ServerRoles(threads=False), ServerRoles(threads=True, startup=frozenset({child.pid}))):
+            tree = ProcessTreeCpu(child.pid, roles)
+            total = tree.read()
+            [(role, cpu)] = tree.by_role().items()
+            assert role in ("postmaster", "python") and 0 < cpu < 5, (role, cpu)  # by title; by thread name
+            assert abs(cpu * 100 - round(cpu * 100)) > 1e-6, cpu  # not a whole number of 10 ms ticks
+            assert abs(total - cpu) < 0.02, (total, cpu)
+    finally:
+        child.kill()
+        child.wait()
