@@ -34,6 +34,29 @@ def pytest_configure(config):
                                        "kill, store, input, reports); counted per area in the summary")
 
 
+HEAVIEST_FIRST = ("test_new_builds.py", "test_bare_host.py", "test_mysql.py", "test_instructions.py",
+                  "test_tpcc.py", "test_campaign_run.py", "test_mariadb_campaign.py", "test_ibench.py")
+"""tests/server files that take a worker longest (setup + calls, cold build cache, CI's
+--durations): they start first, and the quick files fill the other worker meanwhile and the
+tail at the end, so neither worker idles through the last heavy file."""
+_DIR_ORDER = ("server", "browser", "contract", "cli", "unit")
+
+
+def _file_rank(item) -> tuple[int, int]:
+    path = Path(str(item.fspath))
+    heavy = HEAVIEST_FIRST.index(path.name) if path.parent.name == "server" and path.name in HEAVIEST_FIRST else None
+    if heavy is not None:
+        return (0, heavy)
+    folder = path.parent.name
+    return (1, _DIR_ORDER.index(folder) if folder in _DIR_ORDER else len(_DIR_ORDER))
+
+
+def pytest_collection_modifyitems(config, items):
+    # pytest-xdist's loadfile hands out files in the order collected; a stable sort keeps each
+    # file's tests in their own order, and every worker computes the same order.
+    items.sort(key=_file_rank)
+
+
 def pytest_runtest_logreport(report):
     area = _fault_area(report)
     if area and (report.when == "call" or report.outcome != "passed"):

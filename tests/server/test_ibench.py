@@ -150,14 +150,16 @@ def test_postgres_steps_store_the_engines_counters_each_second_and_the_report_dr
 
 
 def test_steps_store_the_servers_stacks_and_the_report_draws_one_per_step_and_target(postgres_run, tmp_path):
-    store, _ = postgres_run
+    store, run = postgres_run
+    why = [line for line in run.stderr.splitlines() if "flamegraph" in line]  # a step without stacks says why
     for step in ("l.i1", "l.i2"):  # pg17slow's insert steps last seconds: perf has samples of them
         folded = json.loads(steps(store)[("pg17slow", step)]["folded_json"] or "{}")
         assert sum(folded.values()) > 10 and all(stack.startswith("postgres") for stack in folded), list(folded)[:3]
     result = dbdrift("report", "--store", store, "--flamegraphs", tmp_path / "f")
     assert result.returncode == 0, result.stderr
     names = {p.name for p in (tmp_path / "f").iterdir()}  # pg17's insert steps last 0.1 s: too short for samples
-    assert {"l.i1.pg17slow.svg", "l.i1.pg17slow.folded", "qr100.pg17slow-vs-pg17.diff.svg"} <= names, sorted(names)
+    assert {"l.i1.pg17slow.svg", "l.i1.pg17slow.folded", "qr100.pg17slow-vs-pg17.diff.svg"} <= names, (sorted(names),
+                                                                                                        why)
 
 
 def test_ctrl_c_keeps_the_stored_steps_stops_the_server_and_resume_runs_the_target_again(tmp_path):
