@@ -238,6 +238,6 @@ def test_the_site_index_filters_its_campaigns_in_the_page_by_the_address(tmp_pat
     result = subprocess.run([browser(), "--headless", "--no-sandbox", "--disable-gpu", "--dump-dom",
                              index.as_uri() + "#workload=tpcc"], capture_output=True, text=True, timeout=120)
     rows = re.findall(r"<tr data-engine=\"[^\"]*\" data-workload=\"([^\"]*)\"[^>]*?( hidden=\"\")?>", result.stdout)
-    assert len(rows) == 5, result.stdout[-3000:]
+    assert len(rows) == 6, result.stdout[-3000:]
     assert [w for w, hidden in rows if not hidden] == ["|tpcc|"]
     assert '<span id="shown">1</span>' in result.stdout

@@ -10,7 +10,7 @@ from urllib.parse import unquote, urlsplit
 import pytest
 
 from dbdrift.store.store import RunRecord, Store
-from tests.cli.test_workload_reports import ib_store, tpcc_store
+from tests.cli.test_workload_reports import ib_store, tpcc_store, vector_store
 from tests.helpers import dbdrift
 from tests.unit.test_history import QPS, add_campaign
 from tests.unit.test_reports import make_store
@@ -59,7 +59,7 @@ def broken_links(site: Path) -> list[str]:
 
 def stores(tmp: Path) -> list[Path]:
     """A sysbench campaign with counts, a version series of two campaigns (with a change point),
-    an Insert Benchmark and a TPROC-C campaign, in three stores."""
+    an Insert Benchmark, a TPROC-C and a vector search campaign, in five stores."""
     make_store(tmp / "golden.db").close()
     series = Store(tmp / "series.db")
     add_campaign(series, "minors", QPS, ir={v: 45_000 + 300 * i for i, v in enumerate(QPS)})
@@ -68,9 +68,10 @@ def stores(tmp: Path) -> list[Path]:
     workloads = tmp / "workloads.db"
     ib_store(workloads, 2, 9_000.0)
     tpcc_store(tmp / "tpcc.db", 2, 1_100.0)
-    for path in (workloads, tmp / "tpcc.db"):
+    vector_store(tmp / "vector.db", 2, 1.25)
+    for path in (workloads, tmp / "tpcc.db", tmp / "vector.db"):
         versioned(path)
-    return [tmp / "golden.db", tmp / "series.db", workloads, tmp / "tpcc.db"]
+    return [tmp / "golden.db", tmp / "series.db", workloads, tmp / "tpcc.db", tmp / "vector.db"]
 
 
 def versioned(path: Path) -> None:
@@ -98,10 +99,10 @@ def site(tmp_path_factory) -> tuple[Path, list[Path]]:
 def test_every_campaign_of_every_store_has_its_page_and_a_row_in_the_index(site):
     out, _ = site
     index = (out / "index.html").read_text()
-    for name in ("golden", "minors", "minors-again", "ib", "tp"):
+    for name in ("golden", "minors", "minors-again", "ib", "tp", "vec"):
         assert f">{name}</a>" in index
-    assert len(list((out / "c").glob("*.html"))) == 5
-    assert "insert-benchmark" in index and "tpcc" in index
+    assert len(list((out / "c").glob("*.html"))) == 6
+    assert "insert-benchmark" in index and "tpcc" in index and "vector" in index
 
 
 def test_every_link_of_every_page_resolves(site):
@@ -201,13 +202,15 @@ def test_a_campaign_this_dbdrift_cannot_report_is_named_and_the_others_are_publi
     assert ">golden</a>" in index and "future" in index and ">future</a>" not in index
 
 
-def test_the_insert_benchmark_and_tproc_c_have_history_pages_of_their_own_measures(site):
+def test_the_insert_benchmark_tproc_c_and_vector_search_have_history_pages_of_their_own_measures(site):
     out, _ = site
     groups = [p.read_text() for p in out.glob("h/*/index.html")]
-    assert len(groups) == 4  # golden's, the series', the Insert Benchmark's and TPROC-C's
+    assert len(groups) == 5  # golden's, the series', the Insert Benchmark's, TPROC-C's and vector search's
     ib = next(t for t in groups if "insert-benchmark clients=2" in t)
     steps = [s for s in ("l.i0", "l.x", "l.i1", "l.i2") if f'id="{s}-x0"' in ib]
     assert steps == ["l.i0", "l.x", "l.i1", "l.i2"] and ib.index('id="l.x-x0"') < ib.index('id="l.i1-x0"')
     assert "rows/s, queries/s, NOPM" in ib and "17.10" in ib and "18.4" in ib
     tp = next(t for t in groups if "tpcc " in t)
     assert 'id="NOPM-x0"' in tp
+    vec = next(t for t in groups if "vector queries=100" in t)
+    assert all(f"vector QPS @ recall {r}" in vec for r in ("0.90", "0.95", "0.99")), vec[:2000]

@@ -44,6 +44,20 @@ def tpcc_store(path: Path, repeats: int, new_nopm: float) -> Path:
     return path
 
 
+def vector_store(path: Path, repeats: int, new_speed: float) -> Path:
+    """pg17 (base) at its curve's speed in every repeat; pg18 `new_speed` times as fast (±1% per repeat)."""
+    from tests.unit.test_vector_report import run as vector_run
+    store = Store(path)
+    cid = store.add_campaign("vec", {"name": "vec", "workload": "vector", "repeats": repeats,
+                                     "vector": {"rows": 1000, "queries": 100}}, BUSY, "0.1.0")
+    for pos, (name, speed) in enumerate((("a", 1.0), ("b", new_speed))):
+        tid = store.ensure_target(cid, name, "postgres", pos, pos == 0, {"name": name})
+        for r in range(repeats):
+            store.add_workload_run(tid, vector_run(name, r, speed))
+    store.close()
+    return path
+
+
 @pytest.mark.parametrize("make", [ib_store, tpcc_store])
 @pytest.mark.parametrize("fmt", ["text", "markdown", "csv", "json", "html"])
 def test_every_format_carries_the_host_warning_and_the_no_interval_note(tmp_path, make, fmt):
@@ -131,12 +145,15 @@ def test_report_flamegraphs_of_a_workload_campaign_without_stacks_says_how_to_re
     assert result.stdout  # the report itself, as without the option
 
 
-@pytest.mark.parametrize("make, measure", [(ib_store, "l.x"), (tpcc_store, "NOPM")])
-def test_history_follows_each_workloads_own_measures_as_the_rate_metric(tmp_path, make, measure):
-    """`history --metric rate`: an Insert Benchmark step's rate or TPROC-C's NOPM per version, the
-    mean over repeats with its interval (JSON), in a series whose setup names the workload's sizes."""
+@pytest.mark.parametrize("make, measure, new, expected", [
+    (ib_store, "l.x", 9_000.0, 0.9), (tpcc_store, "NOPM", 1_100.0, 1.1),
+    (vector_store, "hnsw m=16 ef_construction=64 vector QPS @ recall 0.95", 1.25, 1.25)])
+def test_history_follows_each_workloads_own_measures_as_the_rate_metric(tmp_path, make, measure, new, expected):
+    """`history --metric rate`: an Insert Benchmark step's rate, TPROC-C's NOPM or vector search's
+    QPS at equal recall per version, the mean over repeats with its interval (JSON), in a series
+    whose setup names the workload's sizes."""
     from tests.cli.test_publish import versioned
-    path = make(tmp_path / "s.db", 2, 9_000.0 if make is ib_store else 1_100.0)
+    path = make(tmp_path / "s.db", 2, new)
     versioned(path)
     out = dbdrift("history", "--store", path, "--metric", "rate", "--format", "json")
     assert out.returncode == 0, out.stderr
@@ -145,7 +162,6 @@ def test_history_follows_each_workloads_own_measures_as_the_rate_metric(tmp_path
     points = series[measure]["points"]
     assert [p["label"] for p in points] == ["17.10", "18.4"]
     assert points[0]["lower"] < points[0]["value"] < points[0]["upper"]  # two repeats: an interval
-    expected = 0.9 if make is ib_store else 1.1
     assert points[1]["relative"] == pytest.approx(expected, rel=0.02)
     text = dbdrift("history", "--store", path, "--metric", "rate", "--tests", measure)
     assert text.returncode == 0 and measure in text.stdout and "client thread" not in text.stdout

@@ -30,7 +30,7 @@ METRICS = {  # name -> (what it is, higher is better)
     "instructions": ("instructions per event, server side (callgrind)", False),
     "cpu_us/o": ("host CPU µs per operation (samplers)", False),
     "rate": ("the other workloads' throughput: rows/s or queries/s per Insert Benchmark step, NOPM and "
-             "queries/h (TPROC-C, CH-benCHmark)", True),
+             "queries/h (TPROC-C, CH-benCHmark), QPS at equal recall (vector search)", True),
 }
 RepeatValues = Callable[[Store, int], dict[tuple[str, str], list[float]]]
 """A workload's Workload.history_values: (target, measure) -> its value in each ok repeat."""

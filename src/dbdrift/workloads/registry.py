@@ -61,6 +61,7 @@ VECTOR = Workload(plan=vector_plan.PLAN, estimate=vector_run.estimate, run=vecto
                   split=units.split_repeats, remaining=units.remaining_workload_runs, store_failed=units.no_failed_runs,
                   build_report=vector_results.build, render_report=vector_report.render,
                   estimates=vector_results.qps_estimates, judged=vector_plan.judged,
+                  history_values=vector_results.history_values,
                   check_installs=vector_run.check_installs)
 
 HTAP = Workload(plan=htap_plan.PLAN, estimate=htap_run.estimate, run=htap_run.run, clients=htap_run.clients,

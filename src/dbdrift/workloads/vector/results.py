@@ -254,3 +254,19 @@ def qps_estimates(store: Store, campaign_id: int) -> dict[str, list[Estimate]]:
         if r.what.startswith("QPS") and r.estimate is not None and r.estimate.value is not None:
             out.setdefault(f"{r.label} @ {r.what.split('@ ')[1]}", []).append(r.estimate)
     return out
+
+
+def history_values(store: Store, campaign_id: int) -> dict[tuple[str, str], list[float]]:
+    """Each target's QPS at each compared recall (RECALLS) per family of index builds, in each ok
+    repeat that reaches it: the figure its verdicts judge, as one number per version for
+    `history --metric rate` ("hnsw m=16 ef_construction=64 vector QPS @ recall 0.95")."""
+    runs = [r for r in store.workload_runs(campaign_id) if r.workload == "vector"]
+    out: dict[tuple[str, str], list[float]] = {}
+    for t in dict.fromkeys(r.target for r in runs):
+        labels = {number: entries[0]["label"] for number, entries in _families(runs, t).items()}
+        for number, reps in sorted(curves_by_repeat(runs, t).items()):
+            for recall in RECALLS:
+                values = [q for _, points in sorted(reps.items()) if (q := qps_at(points, recall)) is not None]
+                if values:
+                    out[(t, f"{labels[number]} QPS @ recall {recall:.2f}")] = values
+    return out
