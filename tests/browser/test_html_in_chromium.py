@@ -208,11 +208,11 @@ def test_the_tpcc_page_does_not_overflow_at_1400_px(tmp_path):
     assert measured["scroll"] <= measured["inner"] and measured["wide"] == [], measured
 
 
-def published_site(tmp_path: Path) -> Path:
-    """`dbdrift publish` of the stores tests/cli/test_publish.py builds: four workloads' campaigns."""
+def published_site(tmp_path: Path, *options: str) -> Path:
+    """`dbdrift publish` of the stores tests/cli/test_publish.py builds: five workloads' campaigns."""
     from tests.cli.test_publish import stores
     from tests.helpers import dbdrift
-    result = dbdrift("publish", *map(str, stores(tmp_path)), "--out", str(tmp_path / "site"))
+    result = dbdrift("publish", *map(str, stores(tmp_path)), "--out", str(tmp_path / "site"), *options)
     assert result.returncode == 0, result.stderr
     return tmp_path / "site"
 
@@ -241,3 +241,29 @@ def test_the_site_index_filters_its_campaigns_in_the_page_by_the_address(tmp_pat
     assert len(rows) == 6, result.stdout[-3000:]
     assert [w for w, hidden in rows if not hidden] == ["|tpcc|"]
     assert '<span id="shown">1</span>' in result.stdout
+
+
+def test_the_filter_in_the_address_goes_with_the_links_to_the_index_s_other_pages(tmp_path):
+    """Two campaigns a page: on index.html#workload=tpcc the links to the older pages carry the
+    filter (the page's script rewrites them), and each older page opened with it hides every
+    other workload's row."""
+    import re
+    site = published_site(tmp_path, "--campaigns-per-page", "2")
+
+    def dom(name: str, hash_: str) -> str:
+        result = subprocess.run([browser(), "--headless", "--no-sandbox", "--disable-gpu", "--dump-dom",
+                                 (site / name).as_uri() + hash_], capture_output=True, text=True, timeout=120)
+        assert result.returncode == 0, result.stderr[-2000:]
+        return result.stdout
+
+    newest = dom("index.html", "#workload=tpcc")
+    links = re.findall(r'<a href="([^"]+)" data-page="(index-\d\.html)"', newest)
+    assert sorted(set(links)) == [("index-1.html#workload=tpcc", "index-1.html"),  # above and below the table
+                             ("index-2.html#workload=tpcc", "index-2.html")], links
+    shown = []
+    for name in ("index.html", "index-1.html", "index-2.html"):
+        rows = re.findall(r'<tr data-engine="[^"]*" data-workload="([^"]*)"[^>]*?( hidden="")?>',
+                          dom(name, "#workload=tpcc"))
+        assert len(rows) == 2, (name, rows)
+        shown += [w for w, hidden in rows if not hidden]
+    assert shown == ["|tpcc|"]  # one TPROC-C campaign in the site: shown on its page, every other row hidden

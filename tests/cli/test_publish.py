@@ -3,6 +3,7 @@ publish reading and writing only what changed."""
 from __future__ import annotations
 
 import json
+import re
 from html.parser import HTMLParser
 from pathlib import Path
 from urllib.parse import unquote, urlsplit
@@ -214,3 +215,21 @@ def test_the_insert_benchmark_tproc_c_and_vector_search_have_history_pages_of_th
     assert 'id="NOPM-x0"' in tp
     vec = next(t for t in groups if "vector queries=100" in t)
     assert all(f"vector QPS @ recall {r}" in vec for r in ("0.90", "0.95", "0.99")), vec[:2000]
+
+
+def test_the_index_in_pages_lists_every_campaign_once_and_every_link_resolves(tmp_path):
+    given = stores(tmp_path)
+    result = publish(*given, "--out", tmp_path / "site", "--campaigns-per-page", "2")
+    assert result.returncode == 0, result.stderr
+    out = tmp_path / "site"
+    pages = sorted(p.name for p in out.glob("index*.html"))
+    assert pages == ["index-1.html", "index-2.html", "index.html"]  # 6 campaigns: the newest 2, then 2 and 2
+    listed = [name for page in pages for name in re.findall(r'scope="row"><a href="c/\d+\.html">([^<]+)</a>',
+                                                              (out / page).read_text())]
+    assert sorted(listed) == sorted(["golden", "minors", "minors-again", "ib", "tp", "vec"])
+    assert broken_links(out) == []
+    again = publish(*given, "--out", out)  # back to one page: the older pages are removed
+    assert again.returncode == 0 and sorted(p.name for p in out.glob("index*.html")) == ["index.html"]
+    for bad in ("0", "many"):
+        refused = publish(*given, "--out", out, "--campaigns-per-page", bad)
+        assert refused.returncode == 2 and "--campaigns-per-page" in refused.stderr and "e.g. 500" in refused.stderr

@@ -45,6 +45,7 @@ class PublishRequest:
     stores: tuple[Path, ...]
     out: Path
     min_effect: float = 0.02  # the smallest step a change point or a chain cell is called at
+    per_page: int = site.CAMPAIGNS_PER_PAGE  # campaigns on each older page of the index
 
 
 @dataclass(frozen=True)
@@ -106,7 +107,9 @@ def publish(request: PublishRequest, progress: Progress | None = None) -> Publis
     try:
         entries, points, read = _campaigns(stores, built, notes, progress)
         groups = _groups(points, request.min_effect, built, notes)
-        built.write("index.html", site.render_index(entries, groups, [str(p) for p in request.stores], __version__))
+        for rel, text in site.index_pages(entries, groups, [str(p) for p in request.stores], __version__,
+                                          request.per_page).items():
+            built.write(rel, text)
         removed = built.remove_stale()
     finally:
         for store in stores:

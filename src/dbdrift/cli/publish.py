@@ -9,6 +9,7 @@ from pathlib import Path
 from dbdrift.app import publish as use_case
 from dbdrift.app.inputs import format_duration
 from dbdrift.cli import options
+from dbdrift.report.site import CAMPAIGNS_PER_PAGE
 
 EXAMPLES = """\
 examples:
@@ -36,6 +37,19 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="the site's folder: new, empty, or an earlier publish's (made if missing)")
     parser.add_argument("--min-effect", type=options.percent, default=0.02, metavar="PCT",
                         help="smallest step called a change point, and coloured in the version chains (default 2%%)")
+    parser.add_argument("--campaigns-per-page", type=_at_least_one, default=CAMPAIGNS_PER_PAGE, metavar="N",
+                        help="campaigns on each older page of the index; index.html lists the newest N to 2N-1 "
+                             f"(default {CAMPAIGNS_PER_PAGE})")
+
+
+def _at_least_one(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number (e.g. 500)") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"{value} campaigns a page: give 1 or more (e.g. 500)")
+    return value
 
 
 class _Progress:
@@ -62,7 +76,8 @@ class _Progress:
 
 
 def main(args: argparse.Namespace) -> int:
-    outcome = use_case.publish(use_case.PublishRequest(tuple(args.stores), args.out, args.min_effect), _Progress())
+    outcome = use_case.publish(use_case.PublishRequest(tuple(args.stores), args.out, args.min_effect,
+                                                           args.campaigns_per_page), _Progress())
     for note in outcome.notes:
         sys.stderr.write(f"note: {note}\n")
     largest, size = outcome.largest

@@ -20,7 +20,7 @@ SHOWN_METRICS = ("qps", "instructions", "rate")  # side by side where both were 
 SITE_CSS = """
 .pair{display:flex;flex-wrap:wrap;gap:1rem}.pair figure{margin:0}
 table.site td.l,table.site th.l{text-align:left;white-space:normal;font-family:inherit}
-.filters label{margin-right:1.2rem}table.site td.date{white-space:nowrap}
+.filters label{margin-right:1.2rem}table.site td.date{white-space:nowrap}.pages a,.pages strong{white-space:nowrap}
 """
 BACK = "all campaigns"
 
@@ -120,11 +120,17 @@ FILTER_SCRIPT = """<script>
     });
     document.getElementById("shown").textContent = String(shown);
   }
+  function carry(hash) {
+    document.querySelectorAll("a[data-page]").forEach(function (a) {
+      a.setAttribute("href", a.getAttribute("data-page") + (hash ? "#" + hash : ""));
+    });
+  }
   function remember() {
     var chosen = new URLSearchParams();
     selects.forEach(function (s) { if (s.value) { chosen.set(key(s), s.value); } });
     var hash = chosen.toString();
     try { history.replaceState(null, "", hash ? "#" + hash : location.pathname); } catch (e) { location.hash = hash; }
+    carry(hash);
   }
   var asked = new URLSearchParams(location.hash.slice(1));
   selects.forEach(function (s) {
@@ -132,28 +138,91 @@ FILTER_SCRIPT = """<script>
     s.addEventListener("change", function () { apply(); remember(); });
   });
   apply();
+  carry(location.hash.slice(1));
 })();
 </script>"""
 """Filters the campaign rows by the selects' values (each row lists its values as |a|b|), and keeps
-the choice in the address (index.html#engine=mysql&workload=tpcc), so a filtered view can be linked."""
+the choice in the address (index.html#engine=mysql&workload=tpcc), so a filtered view can be
+linked; the links to the other pages of campaigns carry it, so it holds on every page."""
+
+CAMPAIGNS_PER_PAGE = 500
+"""Campaigns on a page of the index: index.html lists the newest (between this and twice this
+once there are more), each older page this many. About 0.55 kB a row keeps every page well
+under 1 MB however many campaigns the site holds."""
 
 
-def render_index(entries: list[CampaignEntry], groups: list[GroupSummary], stores: list[str], version: str) -> str:
-    """Every campaign newest first, filterable by engine, workload and host in the page; above
-    them the history pages of every engine, setup and host."""
+def index_pages(entries: list[CampaignEntry], groups: list[GroupSummary], stores: list[str], version: str,
+                per_page: int = CAMPAIGNS_PER_PAGE) -> dict[str, str]:
+    """The index's pages by file: index.html (the history table and the newest campaigns) and,
+    beyond 2 × `per_page` campaigns, index-1.html (the oldest `per_page`), index-2.html, … . The
+    older pages are cut from the oldest campaign on, so a new campaign changes only index.html
+    until the newest page fills and a new older page is cut from it."""
+    if per_page < 1:
+        raise ValueError(f"index_pages: per_page ({per_page}) must be at least 1")
+    oldest_first = sorted(entries, key=lambda e: (e.created_at, e.n))
+    older = max(0, len(oldest_first) // per_page - 1)
+    chunks = [oldest_first[i * per_page:(i + 1) * per_page] for i in range(older)]
+    newest = oldest_first[older * per_page:]
+    files = ["index.html", *(f"index-{i}.html" for i in range(older, 0, -1))]  # newest page first
+    shown = [newest, *reversed(chunks)]
+    nav = _page_nav(files, shown)
+    return {name: render_index(rows, groups if name == "index.html" else [], stores, version, every=oldest_first,
+                               nav=nav(name)) for name, rows in zip(files, shown)}
+
+
+def _span(rows: list[CampaignEntry]) -> str:
+    """The dates of a page's campaigns: `2026-01-01 – 2026-02-10`."""
+    dates = sorted(e.created_at[:10] for e in rows)
+    if not dates:
+        return "-"
+    return dates[0] if dates[0] == dates[-1] else f"{dates[0]} – {dates[-1]}"
+
+
+def _page_nav(files: list[str], shown: list[list[CampaignEntry]]):
+    """A page's links to every page of campaigns, with each one's dates; "" with one page."""
+    if len(files) == 1:
+        return lambda _name: ""
+
+    def nav(current: str) -> str:
+        links = []
+        for name, rows in zip(files, shown):  # the newest page's count and dates would change every night
+            text = "newest" if name == "index.html" else f"{_span(rows)} ({len(rows)})"
+            links.append(f"<strong>{escape(text)}</strong>" if name == current else
+                         f'<a href="{name}" data-page="{name}">{escape(text)}</a>')
+        return '<p class="pages">campaigns: ' + " · ".join(links) + "</p>"
+    return nav
+
+
+def render_index(entries: list[CampaignEntry], groups: list[GroupSummary], stores: list[str], version: str,
+                 every: list[CampaignEntry] | None = None, nav: str = "") -> str:
+    """Campaigns newest first, filterable by engine, workload and host in the page; above them
+    the history pages of every engine, setup and host (`groups`: the first page's). `every`
+    and `nav` when these `entries` are one page of several (index_pages): the whole site's
+    campaigns (its count, newest date and the filters' choices, the same on every page) and
+    the links to the other pages."""
     entries = sorted(entries, key=lambda e: (e.created_at, e.n), reverse=True)
-    hosts = sorted({e.host for e in entries})
-    facts = [("stores", escape(", ".join(stores))), ("campaigns", str(len(entries))),
-             ("newest", escape(entries[0].created_at.replace("T", " ")) if entries else "-"),
+    every = entries if every is None else every
+    hosts = sorted({e.host for e in every})
+    newest = max((e.created_at for e in every), default="")
+    older = bool(nav) and not groups  # an older page: nothing on it changes with a new campaign
+    facts = [("stores", escape(", ".join(stores))),
+             *([("campaigns on this page", escape(f"{len(entries):,}, {_span(entries)}"))] if older else
+               [("campaigns", f"{len(every):,}"), ("newest", escape(newest.replace("T", " ")) if newest else "-")]),
              ("made by", escape(f"dbdrift {version}"))]
-    parts = [page_header("dbdrift: published results", facts), _history_table(groups),
-             "<h2>Campaigns</h2>", _filters(entries, hosts), _campaign_table(entries), FILTER_SCRIPT]
-    return page("dbdrift: published results", parts, SITE_CSS)
+    parts = [page_header("dbdrift: published results", facts)]
+    if not older:
+        parts.append(_history_table(groups))
+    else:
+        parts.append('<p class="sub">The history pages of every engine, setup and host are on '
+                     '<a href="index.html" data-page="index.html">the first page</a>.</p>')
+    parts += ["<h2>Campaigns</h2>", nav, _filters(entries, every, hosts, paged=bool(nav)), _campaign_table(entries), nav,
+              FILTER_SCRIPT]
+    return page("dbdrift: published results", [p for p in parts if p], SITE_CSS)
 
 
-def _filters(entries: list[CampaignEntry], hosts: list[str]) -> str:
-    engines = sorted({engine for e in entries for _, engine, _ in e.targets})
-    workloads = sorted({e.workload for e in entries})
+def _filters(entries: list[CampaignEntry], every: list[CampaignEntry], hosts: list[str], paged: bool = False) -> str:
+    engines = sorted({engine for e in every for _, engine, _ in e.targets})
+    workloads = sorted({e.workload for e in every})
 
     def select(key: str, label: str, options: Iterable[tuple[str, str]]) -> str:
         items = "".join(f'<option value="{escape(v)}">{escape(text)}</option>' for v, text in options)
@@ -163,7 +232,8 @@ def _filters(entries: list[CampaignEntry], hosts: list[str]) -> str:
     return ('<p class="filters">' + select("engine", "engine", ((e, e) for e in engines))
             + select("workload", "workload", ((w, w) for w in workloads))
             + select("host", "host", ((h, h) for h in hosts))
-            + f'<span class="sub"><span id="shown">{len(entries)}</span> of {len(entries)} shown</span></p>')
+            + f'<span class="sub"><span id="shown">{len(entries)}</span> of {len(entries)} shown'
+            + (" on this page" if paged else "") + "</span></p>")
 
 
 def _campaign_table(entries: list[CampaignEntry]) -> str:
