@@ -63,3 +63,31 @@ def test_no_page_grows_with_the_campaigns():
 def test_a_page_of_no_campaigns_is_refused():
     with pytest.raises(ValueError, match="per_page"):
         index_pages([], [], [], "1.0", per_page=0)
+
+
+def test_a_test_over_time_is_in_pages_each_with_its_campaigns_and_its_change_points():
+    from datetime import datetime, timedelta
+
+    from dbdrift.analysis.changepoints import Change
+    from dbdrift.report.site import Group, test_over_time_pages
+    from dbdrift.results.history import Point, Series, SeriesPoint
+
+    start = datetime(2026, 1, 1)
+    points = []
+    for k in range(1050):
+        when = start + timedelta(hours=6 * k)
+        label = f"{when:%Y-%m-%d %H:%M} #{k:04d}"
+        replicate = Point("postgres", "17.10", "s", "h", "point-query", 1, "qps", 1000.0 + (k >= 150) * 50, None, None,
+                          k + 1, f"night-{k}", when.isoformat(), "a")
+        points.append(SeriesPoint(label, replicate.value, None, None, (replicate,)))
+    change = Change(150, 1000.0, 1050.0, 0.05, 0.04, 0.06, 1e-6)
+    series = Series("postgres", "s", "h", "point-query", 1, "qps", tuple(points), "time", (change,), "17.10")
+    group = Group("g1", "postgres", "s", "h", (), (series,))
+    pages = test_over_time_pages(group, "point-query", 1, per_page=100)
+    assert list(pages) == ["point-query.x1.html", *(f"point-query.x1-{i}.html" for i in range(9, 0, -1))]
+    drawn = {name: len(re.findall(r'href="\.\./\.\./c/\d+\.html"', page)) for name, page in pages.items()}
+    assert drawn["point-query.x1.html"] == 150 and all(drawn[f"point-query.x1-{i}.html"] == 100 for i in range(1, 10))
+    with_change = [name for name, page in pages.items() if "between 2026-02-07 06:00 #0149 and" in page]
+    assert with_change == ["point-query.x1-2.html"]  # campaign 150 is on the second-oldest page
+    assert all(f'href="point-query.x1-{i}.html"' in pages["point-query.x1.html"] for i in range(1, 10))
+    assert 'href="point-query.x1.html"' in pages["point-query.x1-1.html"]

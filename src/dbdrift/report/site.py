@@ -84,7 +84,8 @@ def group_pages(g: Group, min_effect: float) -> dict[str, str]:
     """Every page of a group, by its path in the site."""
     pages = {f"h/{g.slug}/index.html": render_group(g), f"h/{g.slug}/chain.html": render_chain(g, min_effect)}
     for test, threads in g.tests():
-        pages[f"h/{g.slug}/{test_page(test, threads)}"] = render_test_over_time(g, test, threads)
+        for name, text in test_over_time_pages(g, test, threads).items():
+            pages[f"h/{g.slug}/{name}"] = text
     return pages
 
 
@@ -92,9 +93,10 @@ def file_safe(name: str) -> str:
     return "".join(c if c.isalnum() or c in "-_." else "_" for c in name)
 
 
-def test_page(test: str, threads: int) -> str:
-    """The file, inside its group's folder, of a test's history over time."""
-    return f"{file_safe(test)}.x{threads}.html"
+def test_page(test: str, threads: int, older: int = 0) -> str:
+    """The file, inside its group's folder, of a test's history over time: its newest campaigns,
+    or its `older`-th page of older ones (1: the oldest)."""
+    return f"{file_safe(test)}.x{threads}" + (f"-{older}" if older else "") + ".html"
 
 
 def campaign_href(n: int, depth: int) -> str:
@@ -302,12 +304,14 @@ def _point_tip(s: Series, p: SeriesPoint) -> str:
 
 
 def _line(s: Series, columns: list[str], color: str, depth: int, name: str = "") -> TrendLine:
-    """A series as a chart line: each point linked to its newest campaign's page."""
+    """A series as a chart line: each point linked to its newest campaign's page. Only the
+    points (and change points) whose label is one of `columns` are drawn."""
     at = {c: i for i, c in enumerate(columns)}
     points = tuple(TrendPoint(at[p.label], p.value, p.lower, p.upper,
                               campaign_href(max(r.campaign_id for r in p.replicates), depth), _point_tip(s, p))
-                   for p in s.points)
-    changes = tuple(TrendChange(at[s.points[c.index].label], change_line(s, c), _regression(s, c)) for c in s.changes)
+                   for p in s.points if p.label in at)
+    changes = tuple(TrendChange(at[s.points[c.index].label], change_line(s, c), _regression(s, c)) for c in s.changes
+                    if s.points[c.index].label in at)
     return TrendLine(name or s.name, color, points, changes)
 
 
@@ -369,28 +373,66 @@ def _version_columns(series: Iterable[Series]) -> dict[str, list[str]]:
     return {m: sorted(labels, key=lambda v: version_order(v, when[v])) for m, labels in out.items()}
 
 
-def render_test_over_time(g: Group, test: str, threads: int) -> str:
+TIME_CAMPAIGNS_PER_PAGE = 500
+"""Campaigns on a page of a test over time, as CAMPAIGNS_PER_PAGE for the index: the test's
+page shows the newest 500 to 999, each older page 500, so no chart grows with the site."""
+
+
+def test_over_time_pages(g: Group, test: str, threads: int, per_page: int = TIME_CAMPAIGNS_PER_PAGE) -> dict[str, str]:
+    """A test over time by file in its group's folder: test_page(test, threads) charts its newest
+    campaigns; beyond 2 × `per_page` of them, older pages of `per_page` cut from the oldest on
+    (as index_pages), so a new campaign redraws only the newest page. Change points are found
+    over the whole series and drawn on the page that holds their campaign."""
+    members = [s for s in g.by_time if s.test == test and s.threads == threads]
+    columns = sorted({p.label for s in members for p in s.points})
+    older = max(0, len(columns) // per_page - 1)
+    windows = [columns[older * per_page:], *(columns[(i - 1) * per_page:i * per_page] for i in range(older, 0, -1))]
+    files = [test_page(test, threads, i) for i in range(older + 1)]
+    files = [files[0], *reversed(files[1:])]  # the newest, then the older pages newest first
+    if len(files) == 1:
+        return {files[0]: render_test_over_time(g, test, threads)}
+    def nav(current: str) -> str:
+        links = []
+        for name, window in zip(files, windows):
+            text = "newest" if name == files[0] else f"{_dates(window)} ({len(window)})"
+            links.append(f"<strong>{escape(text)}</strong>" if name == current else f'<a href="{name}">{escape(text)}</a>')
+        return '<p class="pages">campaigns: ' + " · ".join(links) + "</p>"
+    return {name: render_test_over_time(g, test, threads, window, nav(name)) for name, window in zip(files, windows)}
+
+
+def _dates(labels: list[str]) -> str:
+    """The dates of a window of campaign labels (`2026-01-01 03:00 #12`)."""
+    first, last = labels[0][:10], labels[-1][:10]
+    return first if first == last else f"{first} – {last}"
+
+
+def render_test_over_time(g: Group, test: str, threads: int, window: list[str] | None = None, nav: str = "") -> str:
     """One test over time: per metric a chart with a line per version on one axis of campaigns
-    in time order, so both a step between versions and a drift within one show."""
+    in time order, so both a step between versions and a drift within one show. `window`: the
+    campaigns (point labels) this page charts, `nav` its links to the others (test_over_time_pages)."""
     facts = _group_facts(g) + ([("clients", escape(clients(threads)))] if clients(threads) else [])
+    shown = None if window is None else set(window)
     parts = [page_header(f"{test} over time", facts),
-             _nav(("../../index.html", BACK), ("index.html", f"{g.engine} by version"), ("chain.html", "version chain"))]
+             _nav(("../../index.html", BACK), ("index.html", f"{g.engine} by version"), ("chain.html", "version chain")),
+             nav]
     for metric in SHOWN_METRICS:
         members = [s for s in g.by_time if s.test == test and s.threads == threads and s.metric == metric]
-        if not members:
+        columns = sorted({p.label for s in members for p in s.points if shown is None or p.label in shown})
+        if not columns:
             continue
-        columns = sorted({p.label for s in members for p in s.points})
         lines = [_line(s, columns, TARGET_COLORS[n % len(TARGET_COLORS)], 2, s.version) for n, s in enumerate(members)]
+        lines = [line for line in lines if line.points]
         caption = f"{test} x{threads}: {metric} over time, a line per version"
         parts.append(f"<h2>{escape(METRICS[metric][0])}</h2><figure>"
                      + trend_chart(columns, lines, caption, _y_title(metric), METRICS[metric][1], width=1100,
                                    legend=True) + "</figure>")
-        changes = [f"{s.version}: {change_line(s, c)}" for s in members for c in s.changes]
+        changes = [f"{s.version}: {change_line(s, c)}" for s in members for c in s.changes
+                   if shown is None or s.points[c.index].label in shown]
         if changes:
             parts.append("<ul>" + "".join(f"<li>{escape(c)}</li>" for c in changes) + "</ul>")
     parts.append('<p class="sub">x: campaigns, oldest first (date, time, #number in this site); a click on a point '
                  "opens its campaign.</p>")
-    return page(f"dbdrift history: {test} over time", parts, SITE_CSS)
+    return page(f"dbdrift history: {test} over time", [p for p in parts if p], SITE_CSS)
 
 
 def render_chain(g: Group, min_effect: float) -> str:
