@@ -113,6 +113,9 @@ def main(out: Output) -> None:
         out(f"pages: {len(pages)}, {total / 2**20:.1f} MiB in all, over 1 MB: {len(over)}")
         for size, rel in pages[-3:][::-1]:
             out(f"  {size / 1e3:>8,.0f} kB  {rel}")
+        index = [(size, rel) for size, rel in pages if rel.startswith("index")]
+        out(f"index pages: {len(index)}, " + ", ".join(f"{rel} {size / 1e3:,.0f} kB" for size, rel in sorted(
+            index, key=lambda p: p[1])))
 
 
 if __name__ == "__main__":
