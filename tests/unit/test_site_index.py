@@ -91,3 +91,10 @@ def test_a_test_over_time_is_in_pages_each_with_its_campaigns_and_its_change_poi
     assert with_change == ["point-query.x1-2.html"]  # campaign 150 is on the second-oldest page
     assert all(f'href="point-query.x1-{i}.html"' in pages["point-query.x1.html"] for i in range(1, 10))
     assert 'href="point-query.x1.html"' in pages["point-query.x1-1.html"]
+
+
+def test_campaigns_of_one_minute_are_in_the_order_of_their_numbers():
+    from dbdrift.results.history import time_order
+    labels = ["2026-01-02 03:00 #1000", "2026-01-02 03:00 #999", "2026-01-01 23:59 #1001", "2026-01-02 03:01 #5"]
+    assert sorted(labels, key=time_order) == ["2026-01-01 23:59 #1001", "2026-01-02 03:00 #999",
+                                              "2026-01-02 03:00 #1000", "2026-01-02 03:01 #5"]

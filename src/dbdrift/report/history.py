@@ -18,7 +18,7 @@ from dbdrift.analysis.changepoints import Change
 from dbdrift.report.page import TARGET_COLORS, page
 from dbdrift.report.svgchart import axis_spacing
 from dbdrift.report.numbers import fmt_abs
-from dbdrift.results.history import METRICS, RATE_THREADS, Series, SeriesPoint, version_order
+from dbdrift.results.history import METRICS, RATE_THREADS, Series, SeriesPoint, time_order, version_order
 
 HISTORY_FORMAT_VERSION = 1
 BlockKey = tuple[str, str, str, int, str]  # Series.key: engine, setup, host, threads, metric
@@ -36,7 +36,7 @@ def blocks(series: list[Series]) -> list[tuple[BlockKey, list[Series], list[str]
         if members[0].by == "version":  # commits of one version in commit order
             labels.sort(key=lambda v: version_order(v, when[v]))
         else:
-            labels.sort()  # "YYYY-MM-DD HH:MM #id": by time
+            labels.sort(key=time_order)  # "YYYY-MM-DD HH:MM #id": by time
         out.append((key, members, labels))
     return out
 

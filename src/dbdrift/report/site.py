@@ -14,7 +14,7 @@ from dbdrift.report.history import change_line, clients
 from dbdrift.report.numbers import fmt_abs
 from dbdrift.report.page import TARGET_COLORS, data_table, page, page_header
 from dbdrift.report.trendchart import TrendChange, TrendLine, TrendPoint, trend_chart
-from dbdrift.results.history import METRICS, Series, SeriesPoint, version_order
+from dbdrift.results.history import METRICS, Series, SeriesPoint, time_order, version_order
 
 SHOWN_METRICS = ("qps", "instructions", "rate")  # side by side where both were measured
 SITE_CSS = """
@@ -384,7 +384,7 @@ def test_over_time_pages(g: Group, test: str, threads: int, per_page: int = TIME
     (as index_pages), so a new campaign redraws only the newest page. Change points are found
     over the whole series and drawn on the page that holds their campaign."""
     members = [s for s in g.by_time if s.test == test and s.threads == threads]
-    columns = sorted({p.label for s in members for p in s.points})
+    columns = sorted({p.label for s in members for p in s.points}, key=time_order)
     older = max(0, len(columns) // per_page - 1)
     windows = [columns[older * per_page:], *(columns[(i - 1) * per_page:i * per_page] for i in range(older, 0, -1))]
     files = [test_page(test, threads, i) for i in range(older + 1)]
@@ -417,7 +417,8 @@ def render_test_over_time(g: Group, test: str, threads: int, window: list[str] |
              nav]
     for metric in SHOWN_METRICS:
         members = [s for s in g.by_time if s.test == test and s.threads == threads and s.metric == metric]
-        columns = sorted({p.label for s in members for p in s.points if shown is None or p.label in shown})
+        columns = sorted({p.label for s in members for p in s.points if shown is None or p.label in shown},
+                         key=time_order)
         if not columns:
             continue
         lines = [_line(s, columns, TARGET_COLORS[n % len(TARGET_COLORS)], 2, s.version) for n, s in enumerate(members)]

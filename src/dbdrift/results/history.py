@@ -292,6 +292,13 @@ def build_series(found: list[Point], by: str = "version") -> list[Series]:
                                       version_key(s.version), s.version))
 
 
+def time_order(label: str) -> tuple[str, int]:
+    """Sort key of a by-time label, "YYYY-MM-DD HH:MM #id": the minute, then the campaign's id as
+    a number (as strings, #1000 would come before #999 within one minute)."""
+    when, _, number = label.rpartition(" #")
+    return (when, int(number)) if number.isdigit() else (label, 0)
+
+
 def version_order(label: str, commit_order: tuple[int, str] = (0, "")) -> tuple[tuple[int, ...], tuple[int, str], str]:
     """Sort key of a version label: the version as numbers, then (a commit's) depth and date."""
     return version_key(label.split("@", 1)[0]), commit_order, label
