@@ -98,3 +98,9 @@ def test_campaigns_of_one_minute_are_in_the_order_of_their_numbers():
     labels = ["2026-01-02 03:00 #1000", "2026-01-02 03:00 #999", "2026-01-01 23:59 #1001", "2026-01-02 03:01 #5"]
     assert sorted(labels, key=time_order) == ["2026-01-01 23:59 #1001", "2026-01-02 03:00 #999",
                                               "2026-01-02 03:00 #1000", "2026-01-02 03:01 #5"]
+
+
+def test_a_site_without_history_keeps_its_newest_campaigns_and_its_count_on_index_html():
+    pages = index_pages([entry(n) for n in range(9)], [], ["s.db"], "1.0", per_page=3)
+    assert "<th>campaigns</th><td>9</td>" in pages["index.html"] and "campaigns on this page" not in pages["index.html"]
+    assert "campaigns on this page" in pages["index-1.html"]

@@ -159,60 +159,70 @@ def index_pages(entries: list[CampaignEntry], groups: list[GroupSummary], stores
     beyond 2 × `per_page` campaigns, index-1.html (the oldest `per_page`), index-2.html, … . The
     older pages are cut from the oldest campaign on, so a new campaign changes only index.html
     until the newest page fills and a new older page is cut from it."""
-    if per_page < 1:
-        raise ValueError(f"index_pages: per_page ({per_page}) must be at least 1")
     oldest_first = sorted(entries, key=lambda e: (e.created_at, e.n))
+    windows = _windows(oldest_first, per_page)
+    files = ["index.html", *(f"index-{i}.html" for i in range(len(windows) - 1, 0, -1))]
+    navs = _page_navs(files, [[e.created_at for e in rows] for rows in windows])
+    return {name: render_index(rows, groups if n == 0 else [], stores, version, every=oldest_first, nav=nav,
+                               older_page=n > 0) for n, (name, rows, nav) in enumerate(zip(files, windows, navs))}
+
+
+def _windows(oldest_first: list, per_page: int) -> list[list]:
+    """Campaigns (or their labels) oldest first, in the pages index_pages and test_over_time_pages
+    make: the newest window (all of them up to 2 × `per_page` - 1; from there `per_page` to
+    2 × `per_page` - 1), then the older windows of `per_page` from the newest of them to the
+    oldest, which starts at the first campaign."""
+    if per_page < 1:
+        raise ValueError(f"pages of campaigns: per_page ({per_page}) must be at least 1")
     older = max(0, len(oldest_first) // per_page - 1)
-    chunks = [oldest_first[i * per_page:(i + 1) * per_page] for i in range(older)]
-    newest = oldest_first[older * per_page:]
-    files = ["index.html", *(f"index-{i}.html" for i in range(older, 0, -1))]  # newest page first
-    shown = [newest, *reversed(chunks)]
-    nav = _page_nav(files, shown)
-    return {name: render_index(rows, groups if name == "index.html" else [], stores, version, every=oldest_first,
-                               nav=nav(name)) for name, rows in zip(files, shown)}
+    return [oldest_first[older * per_page:],
+            *(oldest_first[(i - 1) * per_page:i * per_page] for i in range(older, 0, -1))]
 
 
-def _span(rows: list[CampaignEntry]) -> str:
-    """The dates of a page's campaigns: `2026-01-01 – 2026-02-10`."""
-    dates = sorted(e.created_at[:10] for e in rows)
-    if not dates:
+def _span(dates: list[str]) -> str:
+    """The dates of a page's campaigns from their times or labels (each starting YYYY-MM-DD):
+    `2026-01-01 – 2026-02-10`."""
+    days = sorted(d[:10] for d in dates)
+    if not days:
         return "-"
-    return dates[0] if dates[0] == dates[-1] else f"{dates[0]} – {dates[-1]}"
+    return days[0] if days[0] == days[-1] else f"{days[0]} – {days[-1]}"
 
 
-def _page_nav(files: list[str], shown: list[list[CampaignEntry]]):
-    """A page's links to every page of campaigns, with each one's dates; "" with one page."""
+def _page_navs(files: list[str], dates: list[list[str]]) -> list[str]:
+    """Each page's links to every page of campaigns (the newest first, then each older one by its
+    dates and count); "" with one page. `data-page` lets FILTER_SCRIPT carry its filter along."""
     if len(files) == 1:
-        return lambda _name: ""
-
-    def nav(current: str) -> str:
+        return [""]
+    out = []
+    for current in files:
         links = []
-        for name, rows in zip(files, shown):  # the newest page's count and dates would change every night
-            text = "newest" if name == "index.html" else f"{_span(rows)} ({len(rows)})"
+        for n, (name, days) in enumerate(zip(files, dates)):  # the newest page's would change every night
+            text = "newest" if n == 0 else f"{_span(days)} ({len(days)})"
             links.append(f"<strong>{escape(text)}</strong>" if name == current else
                          f'<a href="{name}" data-page="{name}">{escape(text)}</a>')
-        return '<p class="pages">campaigns: ' + " · ".join(links) + "</p>"
-    return nav
+        out.append('<p class="pages">campaigns: ' + " · ".join(links) + "</p>")
+    return out
 
 
 def render_index(entries: list[CampaignEntry], groups: list[GroupSummary], stores: list[str], version: str,
-                 every: list[CampaignEntry] | None = None, nav: str = "") -> str:
+                 every: list[CampaignEntry] | None = None, nav: str = "", older_page: bool = False) -> str:
     """Campaigns newest first, filterable by engine, workload and host in the page; above them
-    the history pages of every engine, setup and host (`groups`: the first page's). `every`
-    and `nav` when these `entries` are one page of several (index_pages): the whole site's
-    campaigns (its count, newest date and the filters' choices, the same on every page) and
-    the links to the other pages."""
+    the history pages of every engine, setup and host. `every`, `nav` and `older_page` when
+    these `entries` are one page of several (index_pages): the whole site's campaigns (its
+    count, newest date and the filters' choices, the same on every page), the links to the
+    other pages, and whether this is an older page (nothing on it changes with a new campaign;
+    the history table stays on index.html)."""
     entries = sorted(entries, key=lambda e: (e.created_at, e.n), reverse=True)
     every = entries if every is None else every
     hosts = sorted({e.host for e in every})
     newest = max((e.created_at for e in every), default="")
-    older = bool(nav) and not groups  # an older page: nothing on it changes with a new campaign
     facts = [("stores", escape(", ".join(stores))),
-             *([("campaigns on this page", escape(f"{len(entries):,}, {_span(entries)}"))] if older else
+             *([("campaigns on this page", escape(f"{len(entries):,}, {_span([e.created_at for e in entries])}"))]
+               if older_page else
                [("campaigns", f"{len(every):,}"), ("newest", escape(newest.replace("T", " ")) if newest else "-")]),
              ("made by", escape(f"dbdrift {version}"))]
     parts = [page_header("dbdrift: published results", facts)]
-    if not older:
+    if not older_page:
         parts.append(_history_table(groups))
     else:
         parts.append('<p class="sub">The history pages of every engine, setup and host are on '
@@ -384,26 +394,12 @@ def test_over_time_pages(g: Group, test: str, threads: int, per_page: int = TIME
     (as index_pages), so a new campaign redraws only the newest page. Change points are found
     over the whole series and drawn on the page that holds their campaign."""
     members = [s for s in g.by_time if s.test == test and s.threads == threads]
-    columns = sorted({p.label for s in members for p in s.points}, key=time_order)
-    older = max(0, len(columns) // per_page - 1)
-    windows = [columns[older * per_page:], *(columns[(i - 1) * per_page:i * per_page] for i in range(older, 0, -1))]
-    files = [test_page(test, threads, i) for i in range(older + 1)]
-    files = [files[0], *reversed(files[1:])]  # the newest, then the older pages newest first
+    windows = _windows(sorted({p.label for s in members for p in s.points}, key=time_order), per_page)
+    files = [test_page(test, threads), *(test_page(test, threads, i) for i in range(len(windows) - 1, 0, -1))]
     if len(files) == 1:
         return {files[0]: render_test_over_time(g, test, threads)}
-    def nav(current: str) -> str:
-        links = []
-        for name, window in zip(files, windows):
-            text = "newest" if name == files[0] else f"{_dates(window)} ({len(window)})"
-            links.append(f"<strong>{escape(text)}</strong>" if name == current else f'<a href="{name}">{escape(text)}</a>')
-        return '<p class="pages">campaigns: ' + " · ".join(links) + "</p>"
-    return {name: render_test_over_time(g, test, threads, window, nav(name)) for name, window in zip(files, windows)}
-
-
-def _dates(labels: list[str]) -> str:
-    """The dates of a window of campaign labels (`2026-01-01 03:00 #12`)."""
-    first, last = labels[0][:10], labels[-1][:10]
-    return first if first == last else f"{first} – {last}"
+    return {name: render_test_over_time(g, test, threads, window, nav)
+            for name, window, nav in zip(files, windows, _page_navs(files, windows))}
 
 
 def render_test_over_time(g: Group, test: str, threads: int, window: list[str] | None = None, nav: str = "") -> str:
