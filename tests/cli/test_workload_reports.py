@@ -17,45 +17,44 @@ BUSY = {"cpus": 4, "hostname": "h", "warnings": [{"kind": "load", "message": "ho
                                                   "hint": "stop what else runs"}]}
 
 
-def ib_store(path: Path, repeats: int, new_rate: float) -> Path:
-    """pg17 (base) loads at 10,000 rows/s in every repeat; pg18 at `new_rate` (±1% per repeat)."""
+def two_target_store(path: Path, name: str, workload: str, table: dict, targets: tuple[tuple[str, float], ...],
+                     repeats: int, add) -> Path:
+    """A campaign `name` of `workload` (its own table `table`) on two postgres targets, the first
+    the base: add(store, target_id, target, value, repeat) stores each repeat of each."""
     store = Store(path)
-    cid = store.add_campaign("ib", {"name": "ib", "workload": "insert-benchmark", "repeats": repeats,
-                                    "insert_benchmark": {"clients": 2}}, BUSY, "0.1.0")
-    for pos, (name, rate) in enumerate((("pg17", 10_000.0), ("pg18", new_rate))):
-        tid = store.ensure_target(cid, name, "postgres", pos, pos == 0, {"name": name})
+    cid = store.add_campaign(name, {"name": name, "workload": workload, "repeats": repeats,
+                                    workload.replace("-", "_"): table}, BUSY, "0.1.0")
+    for pos, (target, value) in enumerate(targets):
+        tid = store.ensure_target(cid, target, "postgres", pos, pos == 0, {"name": target})
         for r in range(repeats):
-            for s in IBENCH_STEPS[:4]:
-                result = step(name, s, rate * (1 + 0.01 * (r % 2)))
-                store.add_ibench_step(tid, type(result)(**{**result.__dict__, "repeat": r}))
+            add(store, tid, target, value, r)
     store.close()
     return path
+
+
+def ib_store(path: Path, repeats: int, new_rate: float) -> Path:
+    """pg17 (base) loads at 10,000 rows/s in every repeat; pg18 at `new_rate` (±1% per repeat)."""
+    def add(store: Store, tid: int, target: str, rate: float, r: int) -> None:
+        for s in IBENCH_STEPS[:4]:
+            result = step(target, s, rate * (1 + 0.01 * (r % 2)))
+            store.add_ibench_step(tid, type(result)(**{**result.__dict__, "repeat": r}))
+    return two_target_store(path, "ib", "insert-benchmark", {"clients": 2}, (("pg17", 10_000.0), ("pg18", new_rate)),
+                            repeats, add)
 
 
 def tpcc_store(path: Path, repeats: int, new_nopm: float) -> Path:
-    store = Store(path)
-    cid = store.add_campaign("tp", {"name": "tp", "workload": "tpcc", "repeats": repeats,
-                                    "tpcc": {"warehouses": 4, "clients": 2}}, BUSY, "0.1.0")
-    for pos, (name, nopm) in enumerate((("a", 1000.0), ("b", new_nopm))):
-        tid = store.ensure_target(cid, name, "postgres", pos, pos == 0, {"name": name})
-        for r in range(repeats):
-            store.add_tpcc_run(tid, run(name, nopm * (1 + 0.01 * (r % 2)), repeat=r))
-    store.close()
-    return path
+    """a (base) at 1,000 NOPM in every repeat; b at `new_nopm` (±1% per repeat)."""
+    return two_target_store(path, "tp", "tpcc", {"warehouses": 4, "clients": 2}, (("a", 1000.0), ("b", new_nopm)),
+                            repeats, lambda store, tid, target, nopm, r: store.add_tpcc_run(
+                                tid, run(target, nopm * (1 + 0.01 * (r % 2)), repeat=r)))
 
 
 def vector_store(path: Path, repeats: int, new_speed: float) -> Path:
-    """pg17 (base) at its curve's speed in every repeat; pg18 `new_speed` times as fast (±1% per repeat)."""
+    """a (base) at its curve's speed in every repeat; b `new_speed` times as fast (±1% per repeat)."""
     from tests.unit.test_vector_report import run as vector_run
-    store = Store(path)
-    cid = store.add_campaign("vec", {"name": "vec", "workload": "vector", "repeats": repeats,
-                                     "vector": {"rows": 1000, "queries": 100}}, BUSY, "0.1.0")
-    for pos, (name, speed) in enumerate((("a", 1.0), ("b", new_speed))):
-        tid = store.ensure_target(cid, name, "postgres", pos, pos == 0, {"name": name})
-        for r in range(repeats):
-            store.add_workload_run(tid, vector_run(name, r, speed))
-    store.close()
-    return path
+    return two_target_store(path, "vec", "vector", {"rows": 1000, "queries": 100}, (("a", 1.0), ("b", new_speed)),
+                            repeats, lambda store, tid, target, speed, r: store.add_workload_run(
+                                tid, vector_run(target, r, speed)))
 
 
 @pytest.mark.parametrize("make", [ib_store, tpcc_store])
