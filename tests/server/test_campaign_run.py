@@ -317,14 +317,17 @@ def test_targets_take_turns_in_one_run_and_get_paired_intervals_and_verdicts(tmp
     stored = [r for r in runs(store) if r["test"] == "point-query"]
     assert [(r["repeat"], r["target"]) for r in stored] == [(0, "pg17"), (0, "pg18")]
     assert all(abs(r["measured_s"] - 3) < 0.3 and r["warmup_s"] == 0.5 for r in stored)
-    # point queries are far shorter than a 20 ms turn / 10 events: the turn stays turn_s
-    assert all(json.loads(r["driver_spec_json"])["turns"]["measured_turn_s"] == 0.02 for r in stored)
+    # the turn is turn_s, or the longer one the driver settled on when a busy host made 10 point
+    # queries take more than 20 ms (docs/protocol.md "Turns"): both targets share it
+    [turn_s] = {json.loads(r["driver_spec_json"])["turns"]["measured_turn_s"] for r in stored}
+    assert turn_s >= 0.02
     db = sqlite3.connect(store)
     turns = {name: db.execute("SELECT idx, round, steal_pct, events FROM intervals WHERE run_id = ? ORDER BY idx",
                               (r["id"],)).fetchall() for name, r in ((r["target"], r) for r in stored)}
     db.close()
-    # 3 s per target in turns of 20 ms: 150 rounds, pg17 first in even rounds, pg18 in odd ones
-    assert len(turns["pg17"]) == len(turns["pg18"]) == 150
+    # 3 s per target in turns of 20 ms (150 rounds) or of the settled turn; pg17 first in even
+    # rounds, pg18 in odd ones
+    assert len(turns["pg17"]) == len(turns["pg18"]) == round(3 / turn_s)
     assert all(idx == 2 * rnd + (rnd % 2) for idx, rnd, _, _ in turns["pg17"])
     assert all(idx == 2 * rnd + 1 - (rnd % 2) for idx, rnd, _, _ in turns["pg18"])
     assert all(steal is not None and 0 <= steal <= 100 for t in turns.values() for _, _, steal, _ in t)
@@ -333,7 +336,7 @@ def test_targets_take_turns_in_one_run_and_get_paired_intervals_and_verdicts(tmp
     row = next(r for r in doc["rows"] if r["test"] == "point-query" and r["target"] == "pg18")
     # 20 batches of pairs, fewer when pairs in seconds of host steal (> 10%) were left out
     steal = {name: {rnd: st for _, rnd, st, _ in t} for name, t in turns.items()}
-    calm = sum(max(steal["pg17"][k], steal["pg18"][k]) <= 10 for k in steal["pg17"]) or 150
+    calm = sum(max(steal["pg17"][k], steal["pg18"][k]) <= 10 for k in steal["pg17"]) or len(turns["pg17"])
     assert row["method"] == "paired turns, trimmed batch means" and row["samples"] == min(20, calm // 4)
     assert row["rqps_lower"] <= row["rqps"] <= row["rqps_upper"]
     assert any(n.startswith("intervals: one start of each server per test") for n in doc["notes"])
