@@ -37,16 +37,16 @@ from dbdrift.cli.options import percent  # noqa: E402
 def one(rng: random.Random, sd: float, p: planning.TestPlan, detect: float, shift: float, rule: str) -> tuple[bool, int]:
     """One simulated campaign of one test: per-start ln ratios N(shift, sd). Returns whether its
     final interval excludes 1 and how many starts it ran."""
-    values = [[rng.gauss(shift, sd)] for _ in range(planning.MIN_STARTS)]
+    values = [rng.gauss(shift, sd) for _ in range(planning.MIN_STARTS)]
     if rule == "peek":
         while True:
             est = over_repeats(values)
             outside = not (est.lower <= 1.0 <= est.upper)  # type: ignore[operator]
             if outside or len(values) >= p.most:
                 return outside, len(values)
-            values.append([rng.gauss(shift, sd)])
+            values.append(rng.gauss(shift, sd))
     total = p.starts if rule == "fixed" else planning.replan(p, [over_repeats(values)], planning.MIN_STARTS, detect)
-    values += [[rng.gauss(shift, sd)] for _ in range(total - planning.MIN_STARTS)]
+    values += [rng.gauss(shift, sd) for _ in range(total - planning.MIN_STARTS)]
     est = over_repeats(values)
     return not (est.lower <= 1.0 <= est.upper), total  # type: ignore[operator]
 

@@ -29,24 +29,28 @@ def _targets(store: Store, cid: int, names: tuple[str, ...]) -> list[int]:
     return ids
 
 
+JITTER = (0.004, -0.006, 0.003)  # per repeat, so the intervals over repeats have a width
+
+
 def _fixed_date(store: Store) -> None:
     with store.db:
         store.db.execute("UPDATE campaigns SET created_at = ?", (CREATED_AT,))
 
 
 def ibench_store(path: Path) -> Path:
-    """pg17 (base) and pg18, two repeats: pg18 loads 20% faster, misses the SLA in qr100 and
+    """pg17 (base) and pg18, three repeats: pg18 loads about 20% faster, misses the SLA in qr100 and
     fails qp100 in its second repeat."""
     store = Store(path)
-    cid = store.add_campaign("ib-golden", {"name": "ib-golden", "workload": "insert-benchmark", "repeats": 2,
+    cid = store.add_campaign("ib-golden", {"name": "ib-golden", "workload": "insert-benchmark", "repeats": 3,
                                            "insert_benchmark": {"clients": 2, "rows_l_i0": 1000, "query_s": 5,
                                                                 "steps": list(IBENCH_STEPS[:6])}}, HOST, "0.1.0")
     for tid, (name, rate, ok) in zip(_targets(store, cid, ("pg17", "pg18")),
                                      (("pg17", 10_000.0, True), ("pg18", 12_000.0, False))):
-        for r in range(2):
-            results = [step(name, s, rate * (1 + 0.01 * r)) for s in IBENCH_STEPS[:4]]
-            results += [step(name, "qr100", 200.0 if ok else 150.0, 3000.0 + r),
-                        step(name, "qp100", 200.0, 3000.0 - r, status="ok" if ok or r == 0 else "failed")]
+        for r in range(3):
+            jitter = 1 + (JITTER[r] if name == "pg18" else 0.0)
+            results = [step(name, s, rate * (1 + 0.01 * r) * jitter) for s in IBENCH_STEPS[:4]]
+            results += [step(name, "qr100", (200.0 if ok else 150.0) * jitter, 3000.0 + r),
+                        step(name, "qp100", 200.0, 3000.0 - r, status="ok" if ok or r != 1 else "failed")]
             for result in results:
                 store.add_ibench_step(tid, type(result)(**{**result.__dict__, "repeat": r}))
     _fixed_date(store)
@@ -55,16 +59,17 @@ def ibench_store(path: Path) -> Path:
 
 
 def tpcc_store(path: Path) -> Path:
-    """a (base) and b, two repeats each, b 10% faster; a third run of b failed."""
+    """a (base) and b, three repeats each, b about 10% faster; a fourth run of b failed."""
     store = Store(path)
-    cid = store.add_campaign("tp-golden", {"name": "tp-golden", "workload": "tpcc", "repeats": 2,
+    cid = store.add_campaign("tp-golden", {"name": "tp-golden", "workload": "tpcc", "repeats": 3,
                                            "tpcc": {"warehouses": 4, "clients": 2, "rampup_s": 5, "duration_s": 60}},
                              HOST, "0.1.0")
     for tid, (name, nopm) in zip(_targets(store, cid, ("a", "b")), (("a", 1000.0), ("b", 1100.0))):
-        for r in range(2):
-            store.add_tpcc_run(tid, run(name, nopm * (1 + 0.01 * r), repeat=r))
+        for r in range(3):
+            store.add_tpcc_run(tid, run(name, nopm * (1 + 0.01 * r) * (1 + (JITTER[r] if name == "b" else 0.0)),
+                                        repeat=r))
         if name == "b":
-            store.add_tpcc_run(tid, run(name, 1.0, repeat=2, status="failed", error="lost connection"))
+            store.add_tpcc_run(tid, run(name, 1.0, repeat=3, status="failed", error="lost connection"))
     _fixed_date(store)
     store.close()
     return path

@@ -337,7 +337,7 @@ def test_targets_take_turns_in_one_run_and_get_paired_intervals_and_verdicts(tmp
     # 20 batches of pairs, fewer when pairs in seconds of host steal (> 10%) were left out
     steal = {name: {rnd: st for _, rnd, st, _ in t} for name, t in turns.items()}
     calm = sum(max(steal["pg17"][k], steal["pg18"][k]) <= 10 for k in steal["pg17"]) or len(turns["pg17"])
-    assert row["method"] == "paired turns, trimmed batch means" and row["samples"] == min(20, calm // 4)
+    assert row["method"] == "paired turns, batch ratios" and row["samples"] == min(20, calm // 4)
     assert row["rqps_lower"] <= row["rqps"] <= row["rqps_upper"]
     assert any(n.startswith("intervals: one start of each server per test") for n in doc["notes"])
     assert row["verdict"] in ("regression", "improvement", "no significant change", "too noisy")
@@ -390,7 +390,7 @@ def test_calibrate_stores_an_aa_campaign_whose_noise_floor_later_reports_use(tmp
     result = dbdrift("calibrate", path, "--store", store, "--format", "json", work_dir=work)
     assert result.returncode == 0, result.stderr[-2000:]
     doc = json.loads(result.stdout)
-    note = next(n for n in doc["notes"] if n.startswith("intervals (paired turns, trimmed batch means) include"))
+    note = next(n for n in doc["notes"] if n.startswith("intervals (paired turns, batch ratios) include"))
     assert note.endswith("measured on 1 A/A calibration campaign(s)")
     assert any(n.startswith("a between-campaign sd from 1 calibration(s) is uncertain") for n in doc["notes"])
     sd = float(note.split("sd of ")[1].split("%")[0]) / 100

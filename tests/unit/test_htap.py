@@ -153,14 +153,14 @@ def test_a_slower_target_regresses_on_nopm_queries_per_hour_and_each_latency_it_
 
 @pytest.mark.parametrize("fmt", ["text", "markdown", "csv", "json", "html"])
 def test_every_format_carries_the_verdicts_the_windows_and_the_queries(fmt):
-    data = report([run("old", r, 1.0) for r in range(3)] + [run("new", r, 0.8) for r in range(2)]
-                  + [run("new", 2, 0.8, status="failed")])
+    data = report([run("old", r, 1.0) for r in range(4)] + [run("new", r, 0.8) for r in range(3)]
+                  + [run("new", 3, 0.8, status="failed")])
     out = render(data, fmt)
     if fmt == "json":
         doc = json.loads(out)
         assert {v["verdict"] for v in doc["verdicts"] if v["test"] != "Q9 latency"} == {"regression"}
         assert doc["targets"][0]["interference"]["NOPM"] == pytest.approx(0.8)
-        assert [r["status"] for r in doc["runs"] if r["target"] == "new"] == ["ok", "ok", "failed"]
+        assert [r["status"] for r in doc["runs"] if r["target"] == "new"] == ["ok", "ok", "ok", "failed"]
     elif fmt == "csv":
         rows = list(csv.DictReader(io.StringIO(out)))
         assert {r["window"] for r in rows} == set(catalog.WINDOWS)

@@ -259,8 +259,10 @@ def test_repeats_give_the_mean_and_the_relative_table_a_paired_interval():
     logs = [math.log(1.1), math.log(1200 / 1100), math.log(1000 / 900)]
     mean = sum(logs) / 3
     half = 4.303 * statistics.stdev(logs) / math.sqrt(3)  # t(0.975, 2)
-    assert cell.value == pytest.approx(math.exp(mean))
-    assert (cell.lower, cell.upper) == (pytest.approx(math.exp(mean - half)), pytest.approx(math.exp(mean + half)))
+    ratio = 1100.0 / 1000.0  # the ratio of the two rows of the absolute table, the interval around it
+    assert cell.value == pytest.approx(ratio)
+    assert (cell.lower, cell.upper) == (pytest.approx(ratio * math.exp(-half)), pytest.approx(ratio * math.exp(half)))
+    assert mean != pytest.approx(math.log(ratio))  # not the geometric mean of the per-repeat ratios
     assert summary.relative.rows["a"][0].lower is None  # the base against itself: no interval
 
 

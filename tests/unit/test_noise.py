@@ -4,7 +4,7 @@ import random
 import pytest
 
 from dbdrift.analysis.noise import (Estimate, IntervalSample, RunSample, batch_means, between_campaign_sd, mean_interval,
-                                    over_repeats, relative, standard_error, t975, throughput, trimmed_mean, verdict,
+                                    over_repeats, relative, relative_over_repeats, standard_error, t975, throughput, trimmed_mean, verdict,
                                     with_campaign_sd)
 
 
@@ -149,7 +149,7 @@ def test_turns_a_versus_a_with_heavy_tailed_hiccups_holds_one_and_is_narrow():
     a = turns([20000 * d * h for d, h in zip(drift, hiccups(rng, 3000))])
     b = turns([20000 * d * h for d, h in zip(drift, hiccups(rng, 3000))])
     est = relative(b, a)
-    assert est.method == "paired turns, trimmed batch means" and est.n == 20
+    assert est.method == "paired turns, batch ratios" and est.n == 20
     assert est.lower < 1 < est.upper and est.half_width < 0.01
     assert verdict(est) == "no significant change"
 
@@ -200,27 +200,37 @@ def test_an_offset_drawn_per_start_is_inside_the_interval_over_repeats_not_insid
     a = [[20000 * h for h in hiccups(rng, 2000)] for _ in offsets]
     b = [[20000 * o * h for h in hiccups(rng, 2000)] for o in offsets]
     one_start = relative(repeated_turns(b[:1]), repeated_turns(a[:1]))
-    assert one_start.method == "paired turns, trimmed batch means"
+    assert one_start.method == "paired turns, batch ratios"
     assert one_start.lower > 1.0 and verdict(one_start) == "improvement"  # 2.5% from the start alone
     est = relative(repeated_turns(b), repeated_turns(a))
     assert est.method == "paired turns, crossover over repeats" and est.n == 5 and est.df == 3
-    # the mean of the even repeats' and the odd repeats' geometric means of the offsets
-    assert est.value == pytest.approx(((1.025 * 1.01 * 1.0) ** (1 / 3) * (0.985 * 0.99) ** 0.5) ** 0.5, abs=0.002)
+    # each target's throughput weighs its even and its odd repeats half each: the offsets' arms
+    assert est.value == pytest.approx(((1.025 + 1.01 + 1.0) / 3 + (0.985 + 0.99) / 2) / 2, abs=0.003)
     assert est.lower < 1.0 < est.upper and 0.01 < est.half_width < 0.03
     assert verdict(est) == "no significant change"
     three = relative(repeated_turns(b[:3]), repeated_turns(a[:3]))  # one odd repeat: no crossover
     assert three.method == "paired turns, t over repeats" and three.df is None and three.lower < 1.0 < three.upper
 
 
-def logs(*ratios):
-    """Per-repeat ln rQPS, one pair per repeat."""
-    return [[math.log(r)] for r in ratios]
+def test_the_estimate_over_repeats_is_the_ratio_of_the_targets_throughputs_as_the_absolute_table_shows():
+    rng = random.Random(9)
+    a = [[20000 * h for h in hiccups(rng, 1000)] for _ in range(5)]
+    b = [[19000 * (1.01 if r % 2 else 0.99) * h for h in hiccups(rng, 1000)] for r in range(5)]
+    new, base = repeated_turns(b), repeated_turns(a)
+    est = relative(new, base)
+    assert est.value == pytest.approx(throughput(new).value / throughput(base).value, rel=1e-12)
+    assert est.lower < est.value < est.upper
+
+
+def lns(*ratios):
+    """Per-repeat ln rQPS."""
+    return [math.log(r) for r in ratios]
 
 
 def test_servers_that_swap_placement_at_every_restart_still_show_a_3_percent_cost():
     # each restart swaps the two servers' page frames: +4% in even repeats, -4% in odd ones
     swing = [0.97 * (1.04 if r % 2 == 0 else 0.96) * (1 + 0.002 * ((r * 7) % 3 - 1)) for r in range(5)]
-    est = over_repeats(logs(*swing))
+    est = over_repeats(lns(*swing))
     assert est.method == "paired turns, crossover over repeats" and est.df == 3
     assert est.value == pytest.approx(0.97, abs=0.002) and est.upper < 0.975
     assert verdict(est) == "regression"
@@ -229,19 +239,29 @@ def test_servers_that_swap_placement_at_every_restart_still_show_a_3_percent_cos
     assert math.exp(m) > 0.975 and math.exp(hi) > 1.0
 
 
+def test_a_placement_swing_in_turns_is_taken_out_of_both_targets_throughputs_alike():
+    # the new server is 3% slower, and the placement swings it +4% / -4% at every restart
+    rng = random.Random(8)
+    a = [[20000 * h for h in hiccups(rng, 1000)] for _ in range(5)]
+    b = [[19400 * (1.04 if r % 2 == 0 else 0.96) * h for h in hiccups(rng, 1000)] for r in range(5)]
+    est = relative(repeated_turns(b), repeated_turns(a))
+    assert est.method == "paired turns, crossover over repeats"
+    assert est.value == pytest.approx(0.97, abs=0.005) and est.lower < 0.97 < est.upper
+
+
 def test_the_arms_are_the_repeat_numbers_parity_not_list_positions():
     # repeat 1 failed: 0, 2, 4 are one arm, 3 and 5 the other
-    est = over_repeats(logs(1.04, 1.04, 0.96, 1.04, 0.96), repeats=[0, 2, 3, 4, 5])
+    est = over_repeats(lns(1.04, 1.04, 0.96, 1.04, 0.96), repeats=[0, 2, 3, 4, 5])
     assert est.method == "paired turns, crossover over repeats" and est.value == pytest.approx((1.04 * 0.96) ** 0.5)
     assert est.upper - est.lower < 1e-9  # nothing varies within an arm
-    by_position = over_repeats(logs(1.04, 1.04, 0.96, 1.04, 0.96))
+    by_position = over_repeats(lns(1.04, 1.04, 0.96, 1.04, 0.96))
     assert by_position.upper - by_position.lower > 0.05
-    one_odd = over_repeats(logs(1.04, 1.04, 0.96, 1.04), repeats=[0, 2, 3, 4])
+    one_odd = over_repeats(lns(1.04, 1.04, 0.96, 1.04), repeats=[0, 2, 3, 4])
     assert one_odd.method == "paired turns, t over repeats" and one_odd.n == 4
 
 
 def test_a_crossover_interval_is_widened_by_a_calibration_with_its_own_degrees_of_freedom():
-    est = over_repeats(logs(1.01, 0.99, 1.005, 0.995, 1.0))
+    est = over_repeats(lns(1.01, 0.99, 1.005, 0.995, 1.0))
     se, df = standard_error(est)
     assert df == 3 and se == pytest.approx((math.log(est.upper) - math.log(est.lower)) / 2 / t975(3))
     wide = with_campaign_sd(est, 0.005, 4)
@@ -262,9 +282,10 @@ def test_each_repeat_weighs_the_same_and_two_repeats_stay_with_the_pooled_batche
     short = [[20000.0] * 10, [20000.0] * 1000, [20000.0] * 1000]
     long = [[19000.0] * 10, [21000.0] * 1000, [20000.0] * 1000]
     est = relative(repeated_turns(long), repeated_turns(short))
-    assert est.value == pytest.approx((0.95 * 1.05 * 1.0) ** (1 / 3))  # not pulled towards the long repeats
-    assert relative(repeated_turns(long[1:]), repeated_turns(short[1:])).method == \
-        "paired turns, trimmed batch means"
+    # each repeat's throughput counts once, however many turns it had: (19000 + 21000 + 20000) / 3
+    assert est.value == pytest.approx(1.0)
+    assert est.method == "paired turns, t over repeats" and est.lower < 0.95 and est.upper > 1.05
+    assert relative(repeated_turns(long[1:]), repeated_turns(short[1:])).method == "paired turns, batch ratios"
 
 
 def test_a_repeat_wholly_under_steal_stays_a_repeat_and_steal_is_left_out_inside_the_others():
@@ -278,8 +299,47 @@ def test_a_repeat_wholly_under_steal_stays_a_repeat_and_steal_is_left_out_inside
            run(2, [14000.0] * 10 + [20000.0] * 90, patchy)]
     est = relative(new, base)
     assert est.method == "paired turns, t over repeats" and est.n == 3
-    assert est.value == pytest.approx((1.01 * 0.99 * 1.0) ** (1 / 3))
+    assert est.value == pytest.approx((20200 + 19800 + 20000) / 3 / 20000)
     assert est.dropped_intervals == 10  # the stolen turns of repeat 2, not the whole of repeat 1
+
+
+# -- stalls: a target that loses some turns to a lock or a checkpoint is slower by that time --
+def stalled(values, every, stall_s, duration=0.01):
+    """Turns of `duration` at `values`, except every `every`-th turn, which a lock held for
+    `stall_s`: one event in the whole stretched turn."""
+    return [RunSample(0, tuple(IntervalSample(1 / stall_s if i % every == every - 1 else v,
+                                              stall_s if i % every == every - 1 else duration, None, i)
+                               for i, v in enumerate(values)))]
+
+
+def test_a_stall_in_a_few_turns_is_a_regression_of_the_time_it_costs_not_trimmed_away():
+    rng = random.Random(10)
+    n = 3000
+    a = turns([20000 * h for h in hiccups(rng, n, rate=0.02)])
+    # a 300 ms lock every 3 s of the new target's time: 1 turn in 150 stretched to 300 ms
+    b = stalled([20000 * h for h in hiccups(rng, n, rate=0.02)], every=150, stall_s=0.3)
+    est = relative(b, a)
+    costs = (n * 0.01) / (n * 0.01 - n / 150 * 0.01 + n / 150 * 0.3)  # its time without stalls over all its time
+    assert est.value == pytest.approx(costs, abs=0.01) and est.value < 0.95
+    assert est.upper < 1.0 and verdict(est) == "regression"
+    # the typical turn does not see it, and says so: the cell is flagged as a burst
+    assert est.typical == pytest.approx(1.0, abs=0.01) and est.bursty
+
+
+def test_an_even_cost_in_every_turn_is_not_flagged_as_bursts():
+    rng = random.Random(11)
+    a = turns([20000 * h for h in hiccups(rng, 3000)])
+    b = turns([19000 * h for h in hiccups(rng, 3000)])
+    est = relative(b, a)
+    assert est.typical == pytest.approx(0.95, abs=0.01) and not est.bursty
+
+
+def test_two_repeats_of_one_value_each_give_no_interval_only_the_ratio_of_their_means():
+    est = relative_over_repeats([(0, 110.0, 60.0), (1, 90.0, 60.0)], [(0, 100.0, 60.0), (1, 100.0, 60.0)])
+    assert est.value == pytest.approx(1.0) and est.lower is None and verdict(est) == "no interval"
+    three = relative_over_repeats([(0, 110.0, 60.0), (1, 90.0, 60.0), (2, 100.0, 60.0)],
+                                  [(0, 100.0, 60.0), (1, 100.0, 60.0), (2, 101.0, 60.0)])
+    assert three.method == "paired rounds" and three.lower < three.value < three.upper
 
 
 # -- what a whole campaign draws: measured on A/A calibration, added to the intervals ---------
@@ -310,11 +370,11 @@ def test_between_campaign_sd_solves_paule_mandel_so_tight_cells_weigh_more():
 
 def test_calibration_is_kept_apart_by_interval_method_and_cells_without_interval_are_left_out():
     campaigns = [[aa_cell(1.01, 0.004), aa_cell(0.99, 0.004)],
-                 [aa_cell(1.02, 0.002, n=20, method="paired turns, trimmed batch means"),
+                 [aa_cell(1.02, 0.002, n=20, method="paired turns, batch ratios"),
                   Estimate(1.03, None, None, 1, "paired turns, t over repeats")]]
     by = between_campaign_sd(campaigns)
-    assert set(by) == {"paired turns, t over repeats", "paired turns, trimmed batch means"}
-    assert by["paired turns, t over repeats"][1] == 1 and by["paired turns, trimmed batch means"][1] == 1
+    assert set(by) == {"paired turns, t over repeats", "paired turns, batch ratios"}
+    assert by["paired turns, t over repeats"][1] == 1 and by["paired turns, batch ratios"][1] == 1
 
 
 def test_a_campaign_sd_widens_the_interval_around_the_same_estimate():
@@ -337,6 +397,6 @@ def test_a_real_5_percent_cost_stays_a_regression_with_the_campaign_sd_added():
 
 
 def test_one_repeat_with_pairs_gives_a_value_without_an_interval_and_claims_no_t():
-    est = over_repeats([[math.log(1.02)], []], repeats=[0, 1])  # repeat 1 kept no pair
+    est = over_repeats([math.log(1.02)], repeats=[0])  # the other repeat kept no pair
     assert est.value == pytest.approx(1.02) and est.lower is None and est.n == 1
     assert est.method == "paired turns over repeats"

@@ -119,15 +119,15 @@ def _simulated(rng: random.Random, sd: float, p: planning.TestPlan, detect: floa
     """One null campaign (no change) of one test under the planned rule, or peeking: stop as
     soon as the interval over starts excludes 1. Returns whether its final interval excludes 1
     (a false verdict) and its starts."""
-    values = [[rng.gauss(0.0, sd)] for _ in range(MIN_STARTS)]
+    values = [rng.gauss(0.0, sd) for _ in range(MIN_STARTS)]
     if peek:
         while True:
             est = over_repeats(values)
             if not (est.lower <= 1.0 <= est.upper) or len(values) >= p.most:
                 return not (est.lower <= 1.0 <= est.upper), len(values)
-            values.append([rng.gauss(0.0, sd)])
+            values.append(rng.gauss(0.0, sd))
     total = replan(p, [over_repeats(values)], MIN_STARTS, detect)
-    values += [[rng.gauss(0.0, sd)] for _ in range(total - MIN_STARTS)]
+    values += [rng.gauss(0.0, sd) for _ in range(total - MIN_STARTS)]
     est = over_repeats(values)
     return not (est.lower <= 1.0 <= est.upper), total
 

@@ -150,10 +150,23 @@ def test_report_format_matches_its_golden_file(store, fmt, chain, metrics, suffi
 def test_json_rows_carry_test_group_target_reference_value_rqps_interval_and_verdict(store):
     doc = json.loads(render(build_report(store, None, None, False), "json"))
     row = next(r for r in doc["rows"] if r["test"] == "point-query" and r["target"] == "pg18")
-    assert row == {**row, "group": "point", "reference": "pg17", "value": 19000.0, "verdict": "regression",
+    # the value is the intervals' events over their seconds (the fixture stores a nominal 19000 per run)
+    assert row == {**row, "group": "point", "reference": "pg17", "value": 19012.667, "verdict": "regression",
                    "method": "paired rounds", "samples": 4}
     assert row["rqps_lower"] < row["rqps"] < row["rqps_upper"] < 1.0
     assert abs(row["rqps"] - 0.95) < 0.005
+
+
+def test_every_rqps_is_the_ratio_of_its_absolute_values_and_lies_in_its_interval(store):
+    doc = json.loads(render(build_report(store, None, None, False), "json"))
+    values = {(r["test"], r["target"]): r["value"] for r in doc["rows"] if r["measure"] == "timed"}
+    timed = [r for r in doc["rows"] if r["measure"] == "timed" and r["rqps"] is not None]
+    assert timed
+    for r in timed:
+        assert r["rqps"] == pytest.approx(values[(r["test"], r["target"])] / values[(r["test"], r["reference"])],
+                                          abs=6e-5)
+        if r["rqps_lower"] is not None:
+            assert r["rqps_lower"] <= r["rqps"] <= r["rqps_upper"]
 
 
 def test_the_stolen_interval_is_left_out_and_its_warning_shown(store):
@@ -207,7 +220,7 @@ def test_the_report_says_when_its_intervals_leave_out_what_a_server_start_or_a_c
     finally:
         store.close()
     methods = {c.estimate.method for row in data.comparison.rows for c in row.cells.values() if c.estimate}
-    assert methods == {"paired turns, trimmed batch means" if repeats == 1 else "paired turns, t over repeats"}
+    assert methods == {"paired turns, batch ratios" if repeats == 1 else "paired turns, t over repeats"}
     said = [n for n in data.notes if n.startswith("intervals:")]
     assert ([n[:len(note)] for n in said] == [note]) if note else said == []
 
@@ -229,7 +242,7 @@ def test_a_calibration_widens_intervals_estimated_its_way_and_the_report_says_by
     assert 1.02 < aa.value < 1.04 and w.campaign_sd == pytest.approx(math.sqrt(m * m - se * se), rel=1e-6)
     assert w.lower < p.lower and w.upper > p.upper and w.lower < 0.97 and w.upper > 1.03
     assert [n for n in wide.notes if "between-campaign" in n] == [
-        f"intervals (paired turns, trimmed batch means) include a between-campaign sd of {w.campaign_sd:.2%} "
+        f"intervals (paired turns, batch ratios) include a between-campaign sd of {w.campaign_sd:.2%} "
         "measured on 1 A/A calibration campaign(s)",
         "a between-campaign sd from 1 calibration(s) is uncertain (each campaign draws one offset; it settles "
         "after about 3): run `dbdrift calibrate` with this campaign's file again at other times"]

@@ -62,8 +62,8 @@ def test_a_recall_the_target_never_reaches_is_not_measured_and_one_the_base_miss
 
 @pytest.mark.parametrize("fmt", ["text", "markdown", "csv", "json", "html"])
 def test_every_format_carries_the_verdicts_and_the_curves(fmt):
-    data = report([run("old", r, 1.0) for r in range(3)] + [run("new", r, 0.8) for r in range(2)]
-                  + [run("new", 2, 0.8, status="failed")])
+    data = report([run("old", r, 1.0) for r in range(4)] + [run("new", r, 0.8) for r in range(3)]
+                  + [run("new", 3, 0.8, status="failed")])
     out = render(data, fmt)
     if fmt == "json":
         doc = json.loads(out)

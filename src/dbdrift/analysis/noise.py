@@ -14,8 +14,9 @@ from statistics import fmean, stdev
 from dbdrift.model import STEAL_MAX_PCT  # intervals with more host CPU steal are left out (re-exported)
 
 MIN_BATCHES = 3
+MIN_REPEATS = MIN_BATCHES  # an interval over repeats needs this many (relative_over_repeats, D23)
 TURN_BATCHES = 20  # paired turns are grouped into this many contiguous batches for the interval
-TURN_TRIM = 0.2  # share of paired turns trimmed from each end before averaging
+TURN_TRIM = 0.2  # the typical turn (Estimate.typical): share of paired turns trimmed from each end
 
 
 
@@ -31,7 +32,7 @@ class Method(StrEnum):
     NO_INTERVAL = "no interval"
     UNPAIRED_DELTA = "unpaired delta"
     PAIRED_TURNS = "paired turns"
-    PAIRED_TURNS_BATCHED = "paired turns, trimmed batch means"
+    PAIRED_TURNS_BATCHED = "paired turns, batch ratios"
     TURNS_OVER_REPEATS_NO_T = "paired turns over repeats"  # too few repeats for a t interval
     OVER_REPEATS = "paired turns, t over repeats"
     CROSSOVER = "paired turns, crossover over repeats"
@@ -126,6 +127,15 @@ class Estimate:
     dropped_intervals: int = 0
     campaign_sd: float | None = None  # between-campaign sd of ln rQPS added to the interval (with_campaign_sd)
     df: int | None = None  # degrees of freedom of the t interval when not n - 1 (crossover: n - 2)
+    typical: float | None = None  # runs in turns: the typical turn's ratio (paired_turns), beside the estimate
+
+    @property
+    def bursty(self) -> bool:
+        """The typical turn's ratio lies outside the interval: the difference (or the lack of one)
+        comes in bursts, a stall of one target in some turns, not in every turn alike."""
+        if self.typical is None or self.lower is None or self.upper is None:
+            return False
+        return not self.lower <= self.typical <= self.upper
 
     @property
     def half_width(self) -> float | None:
@@ -207,29 +217,48 @@ def batch_means(intervals: list[IntervalSample], batches: int = 10) -> list[floa
 def throughput(runs: list[RunSample], steal_max_pct: float = STEAL_MAX_PCT) -> Estimate:
     """Throughput of one target on one microbenchmark, with a 95% interval.
 
-    Method: the value is the mean of the runs' steal-filtered means. With 3 or more runs each
-    run's mean is one sample; with fewer, batch means over the pooled kept intervals
-    (10 batches) stand in for runs. The interval is log_interval's over those samples (a t
-    interval on their logarithms), scaled to sit around the value: value·exp(±half), so it is
-    never below zero and always holds the value. Assumes samples independent and their
-    logarithms roughly normal. Fewer than 2 samples, or a sample of 0: value only, no interval.
+    Method: the value is the mean of the runs' steal-filtered throughputs, each its events over
+    its measured time (run_value), the figure of the absolute table and the one rQPS divides
+    (runs in turns: repeats_mean, each parity of repeats weighing half from 2 of each).
+    With 3 or more runs each run's value is one sample; with fewer, batch means over the pooled
+    kept intervals (10 batches) stand in for runs. The interval is log_interval's over those
+    samples (a t interval on their logarithms), scaled to sit around the value:
+    value·exp(±half), so it is never below zero and always holds the value. Assumes samples
+    independent and their logarithms roughly normal. Fewer than MIN_BATCHES samples (two runs of
+    one value each: t(1) = 12.7 makes any interval absurd), or a sample of 0: value only, no
+    interval.
     """
     dropped = 0
-    values = []
+    values: list[float] = []
+    numbers: list[int] = []
     for run in runs:
         value, d = run_value(run, steal_max_pct)
         dropped += d
         if value is not None:
             values.append(value)
+            numbers.append(run.round)
     if not values:
         return Estimate(None, None, None, 0, Method.NONE, dropped)
+    in_turns = all(iv.round is not None for run in runs for iv in run.intervals)
+    value = repeats_mean(values, numbers) if in_turns else fmean(values)
     if len(values) >= MIN_BATCHES:
-        return _around(fmean(values), values, Method.T_OVER_RUNS, dropped)
+        return _around(value, values, Method.T_OVER_RUNS, dropped)
     pooled = [iv for run in runs for iv in kept_intervals(run.intervals, steal_max_pct)[0]]
     samples = batch_means(pooled)
-    if len(samples) < 2:
-        return Estimate(fmean(values), None, None, len(samples), Method.SINGLE_SAMPLE, dropped)
-    return _around(fmean(values), samples, Method.BATCH_MEANS, dropped)
+    if len(samples) < MIN_BATCHES:
+        return Estimate(value, None, None, len(samples), Method.SINGLE_SAMPLE, dropped)
+    return _around(value, samples, Method.BATCH_MEANS, dropped)
+
+
+def repeats_mean(values: list[float], repeats: list[int]) -> float:
+    """The mean of per-repeat values of a target whose servers took turns: with 2 or more
+    repeats of each parity, each parity weighs half (the mean of the even repeats' mean and the
+    odd repeats' mean), since the servers swap memory placement at every restart and a parity
+    carries an offset of its own (crossover, D12); otherwise the plain mean."""
+    arms = [[v for v, rep in zip(values, repeats) if rep % 2 == parity] for parity in (0, 1)]
+    if min(len(arm) for arm in arms) >= 2:
+        return (fmean(arms[0]) + fmean(arms[1])) / 2
+    return fmean(values)
 
 
 def _around(value: float, samples: list[float], method: Method, dropped: int) -> Estimate:
@@ -243,17 +272,26 @@ def _around(value: float, samples: list[float], method: Method, dropped: int) ->
 
 
 def relative(new: list[RunSample], base: list[RunSample], steal_max_pct: float = STEAL_MAX_PCT) -> Estimate:
-    """rQPS = new/base with a 95% interval that uses pairing by round where it exists.
+    """rQPS = new/base: the ratio of the two targets' throughputs (`throughput`: events over
+    measured time, the absolute table's figure), with a 95% interval from the design's pairing.
 
-    Paired turns (runs in turns, intervals with a `round`): see paired_turns.
-    Paired runs (3+ rounds that both targets ran): per round d = ln(new/base); the estimate is
-    exp(mean d) (geometric mean of paired ratios) with a t interval on d, exponentiated. Pairing
-    cancels what both targets saw in the same round (drift, bursts of steal); it assumes the
-    round effects are multiplicative and the log ratios roughly normal.
-    Unpaired fallback: ratio of the two throughput estimates, their log standard errors
-    added: var(ln r) = se_new^2 + se_base^2, where se = ln(upper / lower) / 2 / t.
+    The estimate never depends on the pairing: it is throughput(new) / throughput(base), so a
+    report's rQPS is its absolute table's ratio, and a target that loses a fifth of its time in
+    stalls (a checkpoint, a lock, a purge burst) is a fifth slower (docs/noise.md, D6).
+    The interval is a t interval on the log scale around ln(estimate), its width from:
+    - paired turns (runs in turns, intervals with a `round`): see paired_turns;
+    - paired runs (3+ rounds that both targets ran, no turns): the per-round ln(new/base) of the
+      runs' throughputs, t with rounds - 1 df ("paired rounds"); pairing cancels what both
+      targets saw in the same round (drift, bursts of steal), assuming it multiplicative;
+    - otherwise the two throughputs' log standard errors added ("unpaired delta"):
+      var(ln r) = se_new^2 + se_base^2, where se = ln(upper / lower) / 2 / t.
+    Either side without a throughput, or with 0: no estimate.
     """
-    turns = paired_turns(new, base, steal_max_pct)
+    a, b = throughput(new, steal_max_pct), throughput(base, steal_max_pct)
+    if a.value is None or b.value is None or b.value == 0 or a.value == 0:
+        return Estimate(None, None, None, 0, Method.NONE)
+    point = a.value / b.value
+    turns = paired_turns(new, base, steal_max_pct, point)
     if turns is not None:
         return turns
     new_by_round = {r.round: run_value(r, steal_max_pct)[0] for r in new}
@@ -261,123 +299,133 @@ def relative(new: list[RunSample], base: list[RunSample], steal_max_pct: float =
     pairs = [(new_by_round[k], base_by_round[k]) for k in sorted(set(new_by_round) & set(base_by_round))]
     logs = [math.log(n / b) for n, b in pairs if n and b]
     if len(logs) >= MIN_BATCHES:
-        m, lo, hi = t_interval(logs)
-        return Estimate(math.exp(m), math.exp(lo), math.exp(hi), len(logs), Method.PAIRED_ROUNDS)
-    a, b = throughput(new, steal_max_pct), throughput(base, steal_max_pct)
-    if a.value is None or b.value is None or b.value == 0 or a.value == 0:
-        return Estimate(None, None, None, 0, Method.NONE)
-    r = a.value / b.value
+        return _around_log(point, logs, Method.PAIRED_ROUNDS)
     if a.lower is None or b.lower is None or a.upper is None or b.upper is None:
-        return Estimate(r, None, None, 0, Method.NO_INTERVAL)
+        return Estimate(point, None, None, 0, Method.NO_INTERVAL)
     t_a, t_b = t975(max(a.n - 1, 1)), t975(max(b.n - 1, 1))
     se = math.hypot(math.log(a.upper / a.lower) / 2 / t_a, math.log(b.upper / b.lower) / 2 / t_b)
     df = max(min(a.n, b.n) - 1, 1)
     half = t975(df) * se
-    return Estimate(r, r * math.exp(-half), r * math.exp(half), min(a.n, b.n), Method.UNPAIRED_DELTA)
+    return Estimate(point, point * math.exp(-half), point * math.exp(half), min(a.n, b.n), Method.UNPAIRED_DELTA)
 
 
 def relative_over_repeats(new: list[tuple[int, float, float]], base: list[tuple[int, float, float]]) -> Estimate:
     """new ÷ base when each repeat gives one value per target, (repeat, value, seconds): each
-    repeat is one run of one interval and the repeat number pairs the two targets' runs, so
-    `relative` gives from 3 repeats both ran a t interval over the per-repeat log ratios
-    ("paired rounds"), with 2 the ratio of the means with each mean's interval over its 2 runs
-    (wide: t with 1 degree of freedom), with 1 no interval. The Insert Benchmark's steps and
-    TPROC-C's runs use it."""
+    repeat is one run of one interval and the repeat number pairs the two targets' runs. The
+    estimate is the ratio of the two targets' mean values (their absolute table's ratio); from
+    MIN_REPEATS repeats both ran, a t interval over the per-repeat log ratios around it ("paired
+    rounds"). Fewer repeats give no interval (`NO_INTERVAL`): a t interval over 2 values has
+    1 degree of freedom (t = 12.7) and reads like [0.02, 59.6], so none is formed
+    (docs/noise.md, D23). The Insert Benchmark's steps, TPROC-C's runs, vector search and HTAP use it."""
     def samples(values: list[tuple[int, float, float]]) -> list[RunSample]:
         return [RunSample(rep, (IntervalSample(value, seconds or 1.0),)) for rep, value, seconds in values]
     return relative(samples(new), samples(base))
 
 
 def paired_turns(new: list[RunSample], base: list[RunSample], steal_max_pct: float = STEAL_MAX_PCT,
-                 trim: float = TURN_TRIM) -> Estimate | None:
+                 point: float | None = None) -> Estimate | None:
     """rQPS from runs in which the targets took turns; None when the runs have no turn rounds.
 
-    Method: pair the two targets' turns of each round (and repeat), d = ln(new/base) per pair;
-    the estimate is exp(trimmed mean of d), `trim` of the pairs cut from each end. Turns
-    are short (10 ms by default) and a hiccup of the host (a stolen time slice, an interrupt
-    storm) can halve one turn and not its partner: d has heavy tails on both sides, and the
-    trimmed mean ignores them where the mean would be dragged about (docs/noise.md, D6
-    and E1). Where A and B differ by a constant
-    factor, every d is shifted alike, so the trimmed mean estimates that factor as the mean
-    would; it assumes the noise on d is symmetric, which ABBA order gives (a hiccup is as
-    likely in either turn of a round).
-    Consecutive pairs are not independent (a burst of steal or a checkpoint spans several
-    rounds), so the interval is a batch interval: the pairs, in time order, are cut into
-    TURN_BATCHES contiguous batches (fewer with fewer than 4 pairs a batch), each batch's
-    trimmed mean is one sample, and a Student t interval over them, moved to centre on the
-    overall estimate, is exponentiated. Assumes batch statistics are close to independent and
-    normal (each summarises many pairs) and that round effects hit both turns of a round alike.
-    Steal: a pair is left out when either turn lies in a second with more than `steal_max_pct`
-    host steal (unless that leaves none; with repeats, none of that repeat); turns without
-    events (duration 0) are left out.
+    Estimate: `point`, the ratio of the targets' throughputs (relative computes it; computed
+    here when not given): every turn counts with its length, so a turn that a lock or a
+    checkpoint stretched from 10 ms to 300 ms counts as 300 ms with its few events.
+    Interval (one start of the servers, 1 or 2 repeats): the batch-means method for a ratio
+    estimator. The pairs of turns (the two targets' turns of one round), in time order, are cut
+    into TURN_BATCHES contiguous batches; each batch's ratio of throughputs (its events over its
+    time, for each target) is one sample, and a Student t interval over their logarithms
+    (batches - 1 df), centred on ln(point), is exponentiated. Neighbouring pairs are not
+    independent (a burst of steal, a checkpoint or a stall spans many rounds); batches of many
+    rounds are close to independent, and a stall that hits some batches and not others widens
+    the interval instead of being cut away. Assumes round effects hit both turns of a round
+    alike (turns of 10 ms inside one burst), batch ratios roughly lognormal. With fewer than
+    4 pairs per batch for MIN_BATCHES batches, the pairs themselves are the samples.
+    Steal: a pair is left out of the interval when either turn lies in a second with more than
+    `steal_max_pct` host steal (the estimate leaves out those turns too, each target's own, see
+    throughput), unless that leaves none.
     Repeats: with pairs from MIN_BATCHES or more repeats, each on its own start of the servers
-    (runner: `restart = "repeat"`), see over_repeats; the batch interval above describes one
-    start only, and each start draws an offset that lasts the server's life.
+    (runner: `restart = "repeat"`), the interval is over the repeats (see over_repeats), since
+    each start draws an offset that lasts the server's life and no interval inside one start
+    can hold it.
+    `typical` on the estimate: the robust figure of the typical turn (exp of the 20%-trimmed
+    mean of the pairs' log ratios, per repeat then averaged as over_repeats does), kept beside
+    the estimate so a cell whose throughput and typical turn disagree beyond the interval (a
+    difference that comes in bursts) can be flagged.
     """
     a, b = _turns_by_key(new), _turns_by_key(base)
     if a is None or b is None:
         return None
-    keys = [k for k in sorted(set(a) & set(b)) if a[k].value > 0 and b[k].value > 0
-            and a[k].duration_s > 0 and b[k].duration_s > 0]
+    keys = [k for k in sorted(set(a) & set(b)) if a[k].duration_s > 0 and b[k].duration_s > 0]
     if not keys:
         return Estimate(None, None, None, 0, Method.NONE)
+    if point is None:
+        ta, tb = throughput(new, steal_max_pct).value, throughput(base, steal_max_pct).value
+        if not ta or not tb:
+            return Estimate(None, None, None, 0, Method.NONE)
+        point = ta / tb
     repeats = sorted({k[0] for k in keys})
     if len(repeats) >= MIN_BATCHES:
         # steal is left out within each repeat, never a whole repeat: the repeats are the
         # design's samples, and a run short enough to sit in one stolen second would vanish
-        per_repeat = [_calm_logs([k for k in keys if k[0] == rep], a, b, steal_max_pct) for rep in repeats]
-        return over_repeats([logs for logs, _ in per_repeat], trim, sum(d for _, d in per_repeat), repeats)
-    logs, dropped = _calm_logs(keys, a, b, steal_max_pct)
-    center = trimmed_mean(logs, trim)
-    batches = min(TURN_BATCHES, len(logs) // 4)
-    if batches < MIN_BATCHES:
-        samples, method = logs, Method.PAIRED_TURNS
-    else:
-        size = len(logs) / batches
-        samples = [trimmed_mean(logs[round(i * size):round((i + 1) * size)], trim) for i in range(batches)]
-        method = Method.PAIRED_TURNS_BATCHED
-    if len(samples) < 2:
-        return Estimate(math.exp(center), None, None, len(samples), method, dropped)
-    m, lo, hi = t_interval(samples)
-    return Estimate(math.exp(center), math.exp(center + lo - m), math.exp(center + hi - m), len(samples), method,
-                    dropped)
+        per_repeat = {rep: _calm_pairs([k for k in keys if k[0] == rep], a, b, steal_max_pct) for rep in repeats}
+        logs = {rep: _batch_log_ratio(pairs, a, b) for rep, (pairs, _) in per_repeat.items()}
+        found = [rep for rep in repeats if logs[rep] is not None]
+        typical = _typical([_pair_logs(per_repeat[rep][0], a, b) for rep in found], found)
+        est = over_repeats([logs[rep] for rep in found], found, center=math.log(point),  # type: ignore[misc]
+                           dropped=sum(d for _, d in per_repeat.values()))
+        return replace(est, typical=typical)
+    pairs, dropped = _calm_pairs(keys, a, b, steal_max_pct)
+    typical = _typical([_pair_logs(pairs, a, b)], [0])
+    batches = min(TURN_BATCHES, len(pairs) // 4)
+    samples: list[float] = []
+    method = Method.PAIRED_TURNS_BATCHED
+    if batches >= MIN_BATCHES:
+        size = len(pairs) / batches
+        found = [_batch_log_ratio(pairs[round(i * size):round((i + 1) * size)], a, b) for i in range(batches)]
+        samples = [x for x in found if x is not None]
+    if len(samples) < MIN_BATCHES:
+        samples, method = _pair_logs(pairs, a, b), Method.PAIRED_TURNS
+    if len(samples) < MIN_BATCHES:
+        return Estimate(point, None, None, len(samples), method, dropped, typical=typical)
+    return replace(_around_log(point, samples, method, dropped), typical=typical)
 
 
-def over_repeats(logs_by_repeat: list[list[float]], trim: float = TURN_TRIM, dropped: int = 0,
-                 repeats: list[int] | None = None) -> Estimate:
-    """rQPS from paired turns of several repeats, each repeat one start of every server.
+def over_repeats(per_repeat: list[float], repeats: list[int] | None = None, center: float | None = None,
+                 dropped: int = 0) -> Estimate:
+    """rQPS from several repeats in turns, each repeat one start of every server, given each
+    repeat's ln rQPS (`per_repeat`; `repeats` numbers them, list positions otherwise).
 
-    Method: per repeat, the trimmed mean of its pairs' d = ln(new/base) (as in paired_turns);
-    the estimate is exp of the mean of those per-repeat values, and the 95% interval a Student
-    t interval over them (repeats - 1 degrees of freedom), exponentiated. This is the two-level
+    Method: a Student t interval over the per-repeat values (repeats - 1 degrees of freedom)
+    around `center` (ln of the campaign's estimate, the ratio of the targets' throughputs;
+    the mean of the values when not given), exponentiated. This is the two-level
     (random-effects) interval of a balanced design: the spread of per-repeat values holds both
     the noise inside each start and the offset each start draws (what memory placement, code
     layout and the like give that server for its life; docs/noise.md), so the interval covers
-    both, which no interval from one start can. Assumes the per-repeat values
-    are independent (the servers restarted between repeats) and roughly normal (each
-    summarises thousands of pairs). Each repeat weighs the same whatever its number of pairs.
-    What every repeat of a campaign shares, this interval cannot hold (docs/noise.md);
-    calibrations add it (with_campaign_sd).
-    With 2 or more repeats of each parity (`repeats` numbers them; list positions otherwise)
-    the estimate is the crossover one instead, see crossover.
+    both, which no interval from one start can. Assumes the per-repeat values independent (the
+    servers restarted between repeats) and roughly normal. What every repeat of a campaign
+    shares, this interval cannot hold (docs/noise.md); calibrations add it (with_campaign_sd).
+    With 2 or more repeats of each parity the interval's width is the crossover one instead,
+    see crossover. Fewer than 2 values: no interval.
     """
-    numbers = repeats if repeats is not None else list(range(len(logs_by_repeat)))
-    centers = [(rep, trimmed_mean(d, trim)) for rep, d in zip(numbers, logs_by_repeat) if d]
-    if len(centers) < 2:
-        value = math.exp(centers[0][1]) if centers else None
-        return Estimate(value, None, None, len(centers), Method.TURNS_OVER_REPEATS_NO_T, dropped)  # no t, no interval
-    arms = [[c for rep, c in centers if rep % 2 == parity] for parity in (0, 1)]
+    numbers = repeats if repeats is not None else list(range(len(per_repeat)))
+    if len(per_repeat) < 2:
+        value = math.exp(center if center is not None else per_repeat[0]) if per_repeat else None
+        return Estimate(value, None, None, len(per_repeat), Method.TURNS_OVER_REPEATS_NO_T, dropped)
+    arms = [[c for rep, c in zip(numbers, per_repeat) if rep % 2 == parity] for parity in (0, 1)]
     if min(len(arm) for arm in arms) >= 2:
-        return crossover(arms[0], arms[1], dropped)
-    m, lo, hi = t_interval([c for _, c in centers])
-    return Estimate(math.exp(m), math.exp(lo), math.exp(hi), len(centers), Method.OVER_REPEATS, dropped)
+        m, se, df = crossover(arms[0], arms[1])
+        value = math.exp(m if center is None else center)
+        half = t975(df) * se
+        return Estimate(value, value * math.exp(-half), value * math.exp(half), len(per_repeat), Method.CROSSOVER,
+                        dropped, df=df)
+    est = _around_log(math.exp(center if center is not None else fmean(per_repeat)), per_repeat, Method.OVER_REPEATS,
+                      dropped)
+    return est
 
 
-def crossover(even: list[float], odd: list[float], dropped: int = 0) -> Estimate:
-    """rQPS from the per-repeat ln ratios of even- and odd-numbered repeats, as a two-period
-    crossover: the estimate is exp of the mean of the two arms' means, and the 95% interval a
-    Student t interval with the pooled within-arm variance (repeats - 2 degrees of freedom),
-    exponentiated.
+def crossover(even: list[float], odd: list[float]) -> tuple[float, float, int]:
+    """The two-period crossover of per-repeat ln ratios of even- and odd-numbered repeats: the
+    mean of the two arms' means, its standard error from the pooled within-arm variance, and
+    its degrees of freedom (repeats - 2).
 
     Why: before each repeat after the first the runner stops every server, then starts every
     one, both in the same order: as listed before even repeats, reversed before odd ones
@@ -387,19 +435,24 @@ def crossover(even: list[float], odd: list[float], dropped: int = 0) -> Estimate
     offset a placement gives (e.g. A on frames X, B on frames Y) is +p in one parity of
     repeats and -p in the other. The alternating order puts the place each server has in the
     order of starting, which carries an offset of its own, on the parity as well
-    (docs/noise.md, D11 and D12, evidence E5 to E8). The plain mean over 5 repeats weighs one arm 3:2 and keeps p/5 of
-    that offset, and the t interval counts the swing of +-p as noise; the mean of the arms'
-    means cancels it, and the within-arm variance leaves it out. Assumes the placement offset
+    (docs/noise.md, D11 and D12, evidence E5 to E8). The t interval over all repeats counts the
+    swing of +-p as noise; the within-arm variance leaves it out. Assumes the placement offset
     is the same in every repeat of an arm and the rest is independent and roughly normal, as
-    over repeats. Where there is no swing it estimates the same mean with one degree of
-    freedom less, so its interval is somewhat wider than the plain t interval's.
+    over repeats. Where there is no swing it costs one degree of freedom.
     """
     means = [fmean(even), fmean(odd)]
     n = len(even) + len(odd)
     ss = sum((x - means[0]) ** 2 for x in even) + sum((x - means[1]) ** 2 for x in odd)
     se = math.sqrt(ss / (n - 2) / 4 * (1 / len(even) + 1 / len(odd)))
-    m, half = fmean(means), t975(n - 2) * se
-    return Estimate(math.exp(m), math.exp(m - half), math.exp(m + half), n, Method.CROSSOVER, dropped, df=n - 2)
+    return fmean(means), se, n - 2
+
+
+def _around_log(point: float, logs: list[float], method: Method, dropped: int = 0) -> Estimate:
+    """`point` with the t interval of the samples' mean on the log scale (n - 1 df) around
+    ln(point): the design gives the width, the throughputs give the estimate."""
+    _m, lo, hi = t_interval(logs)
+    half = (hi - lo) / 2
+    return Estimate(point, point * math.exp(-half), point * math.exp(half), len(logs), method, dropped)
 
 
 def standard_error(est: Estimate) -> tuple[float, int] | None:
@@ -495,12 +548,46 @@ def _turns_by_key(runs: list[RunSample]) -> dict[tuple[int, int], IntervalSample
     return out or None
 
 
-def _calm_logs(keys: list[tuple[int, int]], a: dict[tuple[int, int], IntervalSample],
-               b: dict[tuple[int, int], IntervalSample], steal_max_pct: float) -> tuple[list[float], int]:
-    """d = ln(a/b) of the pairs `keys` whose turns both lie in calm seconds (all of them if
-    none do), and how many were left out."""
+def _calm_pairs(keys: list[tuple[int, int]], a: dict[tuple[int, int], IntervalSample],
+                b: dict[tuple[int, int], IntervalSample], steal_max_pct: float) -> tuple[list[tuple[int, int]], int]:
+    """The pairs `keys` whose turns both lie in calm seconds (all of them if none do), and how
+    many were left out."""
     calm = [k for k in keys if _calm(a[k], steal_max_pct) and _calm(b[k], steal_max_pct)]
-    return [math.log(a[k].value / b[k].value) for k in calm or keys], (len(keys) - len(calm) if calm else 0)
+    return (calm, len(keys) - len(calm)) if calm else (keys, 0)
+
+
+def _batch_log_ratio(pairs: list[tuple[int, int]], a: dict[tuple[int, int], IntervalSample],
+                     b: dict[tuple[int, int], IntervalSample]) -> float | None:
+    """ln of the ratio of a's and b's throughputs over `pairs` (each side's events over its
+    time); None when a side ran no event in them."""
+    events_a = sum(a[k].value * a[k].duration_s for k in pairs)
+    events_b = sum(b[k].value * b[k].duration_s for k in pairs)
+    seconds_a, seconds_b = sum(a[k].duration_s for k in pairs), sum(b[k].duration_s for k in pairs)
+    if events_a <= 0 or events_b <= 0 or seconds_a <= 0 or seconds_b <= 0:
+        return None
+    return math.log(events_a / seconds_a) - math.log(events_b / seconds_b)
+
+
+def _pair_logs(pairs: list[tuple[int, int]], a: dict[tuple[int, int], IntervalSample],
+               b: dict[tuple[int, int], IntervalSample]) -> list[float]:
+    """ln(a/b) of each pair in which both turns ran an event."""
+    return [math.log(a[k].value / b[k].value) for k in pairs if a[k].value > 0 and b[k].value > 0]
+
+
+def _typical(logs_by_repeat: list[list[float]], repeats: list[int]) -> float | None:
+    """The typical turn's rQPS: exp of the TURN_TRIM-trimmed mean of the pairs' log ratios; over
+    MIN_BATCHES or more repeats, the mean of the repeats' trimmed means (the crossover's mean
+    of the arms' means from 2 repeats of each parity). None without a pair."""
+    centers = [(rep, trimmed_mean(logs, TURN_TRIM)) for rep, logs in zip(repeats, logs_by_repeat) if logs]
+    if not centers:
+        return None
+    if len(centers) < MIN_BATCHES:
+        pooled = [x for logs in logs_by_repeat for x in logs]
+        return math.exp(trimmed_mean(pooled, TURN_TRIM))
+    arms = [[c for rep, c in centers if rep % 2 == parity] for parity in (0, 1)]
+    if min(len(arm) for arm in arms) >= 2:
+        return math.exp(crossover(arms[0], arms[1])[0])
+    return math.exp(fmean(c for _, c in centers))
 
 
 def _calm(iv: IntervalSample, steal_max_pct: float) -> bool:

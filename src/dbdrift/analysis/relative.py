@@ -6,7 +6,7 @@ Ratios are new/base, >1 faster.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from statistics import fmean
 
 from dbdrift.analysis.noise import (Estimate, IntervalSample, RunSample, Verdict, relative,
@@ -42,8 +42,9 @@ class Measurement:
 
 @dataclass(frozen=True)
 class CellSummary:
-    """Throughput of a target on a test: mean over the repeats that succeeded; `status` says
-    why there is none ("failed", "skipped: server died", "not run"), "" when there is one."""
+    """Throughput of a target on a test (compare: noise.throughput's value, the one its rQPS
+    divides); `status` says why there is none ("failed", "skipped: server died", "not run"),
+    "" when there is one."""
 
     value: float | None
     runs: int
@@ -176,11 +177,12 @@ def _ok_samples(runs: list[Measurement]) -> list[RunSample]:
 def _row(test: str, threads: int, group_metric: tuple[str, str], cell: dict[str, list[Measurement]], ordered: list[str],
          compared: tuple[str, ...], references: dict[str, str], effect: float, noisy: float,
          campaign: dict[str, tuple[float, int]]) -> RelativeRow:
-    values = {t: summarize_cell(cell.get(t, [])) for t in ordered}
     samples = {t: _ok_samples(cell.get(t, [])) for t in ordered}
+    estimates = {t: throughput(samples[t]) for t in ordered}
+    values = {t: _measured(summarize_cell(cell.get(t, [])), estimates[t]) for t in ordered}
     cells = {}
     for t in ordered:
-        throughput_est = throughput(samples[t])
+        throughput_est = estimates[t]
         warnings = tuple(dict.fromkeys(w for m in cell.get(t, []) for w in m.warnings)) + _dropped_note(throughput_est)
         if t not in references:
             cells[t] = Cell(t, values[t], throughput_est, warnings)
@@ -193,6 +195,12 @@ def _row(test: str, threads: int, group_metric: tuple[str, str], cell: dict[str,
                         Verdict.NOT_MEASURED if unmeasured else verdict(est, effect, noisy),
                         detectable=None if unmeasured else reported_change(est, effect))
     return RelativeRow(test, group_metric[0], threads, group_metric[1], cells)
+
+
+def _measured(summary: CellSummary, est: Estimate) -> CellSummary:
+    """The cell's absolute throughput is the figure its rQPS divides: events over measured time,
+    seconds of heavy steal left out (noise.throughput), not the runs' stored values."""
+    return replace(summary, value=est.value) if summary.value is not None and est.value is not None else summary
 
 
 def _widened(est: Estimate, campaign: dict[str, tuple[float, int]]) -> Estimate:

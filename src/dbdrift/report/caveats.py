@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from html import escape
 
-from dbdrift.analysis.noise import Verdict
+from dbdrift.analysis.noise import MIN_REPEATS, Verdict
 from dbdrift.report.numbers import fmt_change
 from dbdrift.results.findings import Finding
 
@@ -18,7 +18,8 @@ that size or more (docs/noise.md, "The detectable change")."""
 def verdict_legend(what: str, min_effect: float, noisy: float) -> str:
     """What a verdict says about `what` (step rates, NOPM) at these thresholds."""
     return (f"verdicts on {what} ÷ the base's (95% interval over repeats, minimum effect {min_effect:.0%}): "
-            + verdict_marks(noisy, "one repeat: run repeats >= 2 to get one"))
+            + verdict_marks(noisy, f"fewer than {MIN_REPEATS} repeats: set repeats = {MIN_REPEATS} or more to "
+                                   "get one"))
 
 
 def verdict_marks(noisy: float, no_interval: str, not_measured: str = "") -> str:

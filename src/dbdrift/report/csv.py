@@ -21,7 +21,8 @@ def render_csv(data: ReportData) -> str:
     extra = _extra_header(data)
     writer.writerow(["test", "group", "threads", "measure", "target", "reference", "metric", "value", "value_lower",
                      "value_upper", "rqps", "rqps_lower", "rqps_upper", "verdict", "detectable_change", "method",
-                     "samples", "runs", "failed", "skipped", "status", "plan_changed", "explanation", *extra,
+                     "samples", "runs", "failed", "skipped", "status", "plan_changed", "rqps_typical", "bursty",
+                     "excluded_intervals", "explanation", *extra,
                      *META_COLUMNS])
     meta = _meta_values(data)
     for row, cell in data.cells():
@@ -32,7 +33,8 @@ def render_csv(data: ReportData) -> str:
             _num(cell.ratio, 4), _num(est.lower if est else None, 4), _num(est.upper if est else None, 4),
             cell.verdict or "", _num(cell.detectable, 4), est.method if est else "", est.n if est else "",
             cell.absolute.runs, cell.absolute.failed, cell.absolute.skipped, row.status(cell.target) or "ok",
-            int(cell.plan_changed), data.why(row.test, row.threads, cell.target) or "",
+            int(cell.plan_changed), _num(est.typical if est else None, 4), int(bool(est and est.bursty)),
+            tput.dropped_intervals, data.why(row.test, row.threads, cell.target) or "",
             *(_extra(data, row, cell.target) if extra else ()), *meta,
         ])
     for irow, target, verdict in instruction_cells(data):
@@ -42,7 +44,7 @@ def render_csv(data: ReportData) -> str:
         writer.writerow([
             irow.test, group_of(irow.test) or "", "", "instructions", target, reference, "instr/event",
             _num(cost.ir_per_event if cost else None, 1), "", "", "", "", "", verdict or "", "", "callgrind", "",
-            "", "", "", "ok" if cost else "not measured", "", instruction_why(irow, target),
+            "", "", "", "ok" if cost else "not measured", "", "", "", "", instruction_why(irow, target),
             *(_instruction_extra(data, irow, target) if extra else ()), *meta,
         ])
     for lrow in data.layers:  # a family's split: one line per part, its test "<family> per statement"
@@ -53,14 +55,14 @@ def render_csv(data: ReportData) -> str:
                 "instructions" if lrow.measure == "instructions" else "timed", lrow.target, lrow.reference, unit,
                 _num(part.new, 9), "", "", _num(part.ratio, 5), _num(part.lower, 5), _num(part.upper, 5),
                 part.verdict, "", "least squares over " + ", ".join(lrow.tests), "", "", "", "",
-                "ok" if part.ratio is not None else "not measured", "", part.status,
+                "ok" if part.ratio is not None else "not measured", "", "", "", "", part.status,
                 *([""] * len(extra)), *meta,
             ])
     for table in data.drift:  # a default that differs: one line per setting, measure "setting"
         for d in table.rows:
             writer.writerow([
                 d.name, "", "", "setting", table.target, table.reference, d.category, d.target or "", "", "", "", "",
-                "", "", "", d.kind, "", "", "", "", "ok", "", f"reference: {d.reference}",
+                "", "", "", d.kind, "", "", "", "", "ok", "", "", "", "", f"reference: {d.reference}",
                 *([""] * len(extra)), *meta,
             ])
     return buf.getvalue()

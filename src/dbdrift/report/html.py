@@ -24,7 +24,7 @@ from dbdrift.report.numbers import fmt_abs, fmt_mb, fmt_ratio, fmt_rel
 from dbdrift.report.page import attr, data_table, page, page_header, swatch
 from dbdrift.report.page import target_color as color_in
 from dbdrift.report.svgchart import Bar, BarGroup, label_columns, ratio_chart
-from dbdrift.report.table import GREEN_AT, RED_AT, verdict_counts, verdict_legend
+from dbdrift.report.table import BURST_TITLE, GREEN_AT, RED_AT, verdict_counts, verdict_legend
 from dbdrift.results.data import ReportData, Section
 from dbdrift.results.findings import Finding, all_findings, instruction_why
 
@@ -140,6 +140,10 @@ def _findings(data: ReportData) -> str:
     noisy = too_noisy_to_see(timed, comp.min_effect)
     if noisy:
         out.append(f'<p class="too-noisy">{escape(noisy)}</p>')
+    bursts = data.burst_lines()
+    if bursts:
+        out.append(f'<p class="bursts">{escape(BURST_TITLE)}:</p><ul class="bursts">'
+                   + "".join(f"<li>{escape(line)}</li>" for line in bursts) + "</ul>")
     found = _sorted_findings(timed)
     if found:
         body = []
@@ -287,8 +291,18 @@ def _rel_cell(row: RelativeRow, target: str) -> str:
     mark = f'<span class="mark">{escape(verdict.mark + detectable_mark(cell.verdict, cell.detectable))}</span>'
     plan = ('<span class="plan" title="the query plan differs from the reference\'s: see below the table">P</span>'
             if cell.plan_changed else "")
+    burst = (f'<span class="burst" title="{attr(_burst_title(cell))}">s</span>'
+             if est is not None and est.bursty else "")
     return (f'<td{cls} title="{attr(_cell_title(row, target, verdict))}">{escape(text)}{mark}{_warn(row, target)}'
-            f"{plan}</td>")
+            f"{plan}{burst}</td>")
+
+
+def _burst_title(cell: Cell) -> str:
+    est = cell.estimate
+    assert est is not None and est.typical is not None
+    return (f"stalls: the typical turn's ratio {est.typical:.3f} lies outside the interval of the throughput ratio "
+            f"{fmt_ratio(cell.ratio, 3)}: the difference comes in bursts, and the throughput ratio counts the "
+            "stalled time")
 
 
 def _cell_title(row: RelativeRow, target: str, verdict: Verdict) -> str:

@@ -36,6 +36,8 @@ def render_json(data: ReportData) -> str:
             "runs": cell.absolute.runs, "failed": cell.absolute.failed, "skipped": cell.absolute.skipped,
             "status": row.status(cell.target) or "ok", "warnings": list(cell.warnings),
             "plan_changed": cell.plan_changed,
+            "rqps_typical": _round(est.typical if est else None, 4), "bursty": bool(est and est.bursty),
+            "excluded_intervals": tput.dropped_intervals,
             "explanation": data.why(row.test, row.threads, cell.target),
         })
     for irow, target, verdict in instruction_cells(data):

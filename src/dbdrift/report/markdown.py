@@ -6,7 +6,7 @@ from dbdrift.report.drift import DRIFT_LEGEND, DRIFT_TITLE, drift_blocks
 from dbdrift.report.hardware import LAYER_TITLE, layer_legend, layer_table, instruction_legend, METRICS_LEGEND, delta_lines, instruction_table, metrics_blocks, simulated_blocks
 from dbdrift.results.data import ReportData
 from dbdrift.report.numbers import fmt_abs, fmt_ratio
-from dbdrift.report.table import column_names, plan_lines, fmt_cell, legend_lines, verdict_legend
+from dbdrift.report.table import BURST_TITLE, column_names, plan_lines, fmt_cell, legend_lines, verdict_legend
 
 
 def render_markdown(data: ReportData) -> str:
@@ -42,6 +42,10 @@ def render_markdown(data: ReportData) -> str:
         out += [f"- {line}" for line in data.why_lines()] + [""]
     if data.plan_changes:
         out += ["## Query plans that differ from the reference's (P)", "", "```", *plan_lines(data), "```", ""]
+    if bursts := data.burst_lines():
+        title, _, rest = BURST_TITLE.partition(": ")
+        out += [f"## {title[0].upper()}{title[1:]}", "", f"{rest[0].upper()}{rest[1:]}.", "",
+                *(f"- {line}" for line in bursts), ""]
     out += _hardware(data)
     return "\n".join(out).rstrip() + "\n"
 

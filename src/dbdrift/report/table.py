@@ -15,23 +15,32 @@ def verdict_legend(data: ReportData) -> str:
     comp = data.comparison
     return (f"verdicts (95% interval, minimum effect {comp.min_effect:.0%}): "
             + verdict_marks(comp.noisy_half_width, "too few samples", "no run of the cell, or of its reference, succeeded")
-            + "; ! host or run warnings; P the query plan differs from the reference's")
+            + "; ! host or run warnings; P the query plan differs from the reference's; "
+            + BURST_LEGEND)
+
+
+BURST_LEGEND = "s stalls: the typical turn's ratio lies outside the interval (the difference comes in bursts)"
+BURST_TITLE = ("stalls (s): the throughput ratio and the typical turn's ratio disagree beyond the interval: the "
+               "difference comes in some turns (a lock, a checkpoint, a purge or vacuum burst), not in every turn "
+               "alike; the throughput ratio counts the stalled time")
 
 
 def fmt_cell(row: RelativeRow, target: str) -> str:
     """`0.96 [0.94,0.98] -`: rQPS, its 95% interval and the verdict mark, `=<2.4%` when it found no
-    change (no change of 2.4% or more: the detectable change); `!` when warned."""
+    change (no change of 2.4% or more: the detectable change); `!` when warned, `P` when a plan
+    differs, `s` when the difference comes in bursts (noise.Estimate.bursty)."""
     cell = row.cells[target]
     value, est = cell.ratio, cell.estimate
     mark = (cell.verdict.mark + detectable_mark(cell.verdict, cell.detectable)) if cell.verdict else " "
     reference = row.cells.get(cell.reference) if cell.reference else None
     warned = "!" if cell.warnings or (reference and reference.warnings) else " "
     plan = "P" if cell.plan_changed else " "
+    burst = "s" if est is not None and est.bursty else " "
     if value is None or row.status(target):
         status = row.status(target)
         return f"{status} {mark}{warned}{plan}" if status else f"{'-':>4}{'':13} {mark}{warned}{plan}"
     interval = f"[{est.lower:.2f},{est.upper:.2f}]" if est and est.lower is not None else ""
-    return f"{value:4.2f} {interval:<12} {mark}{warned}{plan}"
+    return f"{value:4.2f} {interval:<12} {mark}{warned}{plan}{burst}"
 
 
 def plan_lines(data: ReportData) -> list[str]:

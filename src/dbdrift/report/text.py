@@ -7,7 +7,7 @@ from dbdrift.report.drift import DRIFT_LEGEND, DRIFT_TITLE, drift_blocks
 from dbdrift.report.hardware import (LAYER_TITLE, layer_legend, layer_table, instruction_legend, METRICS_LEGEND, aligned, delta_lines, instruction_table, metrics_blocks,
                                      simulated_blocks)
 from dbdrift.report.numbers import fmt_abs, fmt_ratio
-from dbdrift.report.table import (GREEN_AT, RED_AT, column_names, plan_lines, fmt_cell, legend_lines, verdict_counts,
+from dbdrift.report.table import (BURST_TITLE, GREEN_AT, RED_AT, column_names, plan_lines, fmt_cell, legend_lines, verdict_counts,
                                   verdict_legend)
 
 _RED, _GREEN, _RESET = "\x1b[31m", "\x1b[32m", "\x1b[0m"
@@ -69,6 +69,8 @@ def render_text(data: ReportData, color: bool = False) -> str:
         out += ["why: what moved with each regression (-) and improvement (+)", *data.why_lines(), ""]
     if data.plan_changes:
         out += ["query plans that differ from the reference's (P)", *plan_lines(data), ""]
+    if bursts := data.burst_lines():
+        out += [BURST_TITLE, *(f"  {line}" for line in bursts), ""]
     out += _hardware_lines(data)
     out += _warning_lines(data)
     return "\n".join(out).rstrip() + "\n"

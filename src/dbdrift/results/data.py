@@ -16,7 +16,9 @@ from dbdrift.analysis.relative import Cell, Comparison, RelativeRow
 from dbdrift.analysis.summary import GroupSummary
 from dbdrift.model import JsonObject
 
-FORMAT_VERSION = 3  # of the JSON and CSV layouts: raised when a field is renamed or removed
+# of the JSON and CSV layouts: raised when a field is renamed or removed, or changes meaning
+# (4: rqps is the ratio of the targets' throughputs, docs/noise.md D6)
+FORMAT_VERSION = 4
 # 3: a `measure` field (timed | instructions); instruction counts are rows of their own
 
 
@@ -91,6 +93,17 @@ class ReportData:
                 if rows:
                     summaries = {s.target: s for s in self.summaries if s.group == group and s.threads == count}
                     out.append(Section(count, group, self.group_titles.get(group, group), rows, summaries))
+        return out
+
+    def burst_lines(self) -> list[str]:
+        """`s` cells: the throughput ratio with its interval, and the typical turn's ratio outside it."""
+        out = []
+        for row, cell in self.cells():
+            est = cell.estimate
+            if est is None or not est.bursty or cell.ratio is None or est.lower is None or est.upper is None:
+                continue
+            out.append(f"{row.test} x{row.threads} {cell.target}: throughput {cell.ratio:.2f} "
+                       f"[{est.lower:.2f},{est.upper:.2f}], typical turn {est.typical:.2f}")
         return out
 
     def cells(self) -> Iterator[tuple[RelativeRow, Cell]]:

@@ -11,7 +11,7 @@ from collections.abc import Callable
 from typing import ClassVar
 
 from dbdrift.analysis.defaults import DriftTable
-from dbdrift.analysis.noise import Verdict
+from dbdrift.analysis.noise import MIN_REPEATS, Verdict
 from dbdrift.model import JsonObject
 from dbdrift.results.build import flush_notes, host_notes
 from dbdrift.results.findings import CAMPAIGN, Finding
@@ -130,13 +130,17 @@ def why_line(f: Finding, moved: list[Moved]) -> str:
 
 
 def repeats_notes(spec: JsonObject, measured: str) -> tuple[str, ...]:
-    """Intervals over repeats: one repeat gives none, so no verdict can be a regression or an
-    improvement (each is "no interval")."""
-    if (spec.get("repeats") or 1) > 1:
+    """Intervals over repeats: fewer than MIN_REPEATS give none (an interval over 2 values has 1
+    degree of freedom, t = 12.7), so no verdict can be a regression or an improvement (each is
+    "no interval")."""
+    repeats = spec.get("repeats") or 1
+    if repeats >= MIN_REPEATS:
         return ()
-    return (f"no interval: one repeat per target, so {measured} ÷ the base's has no 95% interval and no verdict "
-            "(each is \"no interval\"; `--fail-on noisy` names them): set repeats >= 2 (each on a fresh server) "
-            "to tell a change from noise",)
+    what = "one repeat" if repeats == 1 else f"{repeats} repeats"
+    return (f"no interval: {what} per target, so {measured} ÷ the base's has no 95% interval and no verdict "
+            f"(each is \"no interval\"; `--fail-on noisy` names them): an interval over repeats needs "
+            f"{MIN_REPEATS} or more (over 2 it would span about ×0.1 to ×10); set repeats = {MIN_REPEATS} or more "
+            "(each on a fresh server) to tell a change from noise",)
 
 
 def workload_of(store: Store, campaign_id: int) -> str:
