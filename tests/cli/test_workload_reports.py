@@ -152,7 +152,7 @@ def test_history_follows_each_workloads_own_measures_as_the_rate_metric(tmp_path
     QPS at equal recall per version, the mean over repeats with its interval (JSON), in a series
     whose setup names the workload's sizes."""
     from tests.cli.test_publish import versioned
-    path = make(tmp_path / "s.db", 2, new)
+    path = make(tmp_path / "s.db", 3, new)
     versioned(path)
     out = dbdrift("history", "--store", path, "--metric", "rate", "--format", "json")
     assert out.returncode == 0, out.stderr
@@ -160,7 +160,12 @@ def test_history_follows_each_workloads_own_measures_as_the_rate_metric(tmp_path
     assert measure in series and series[measure]["threads"] == 0
     points = series[measure]["points"]
     assert [p["label"] for p in points] == ["17.10", "18.4"]
-    assert points[0]["lower"] < points[0]["value"] < points[0]["upper"]  # two repeats: an interval
+    assert points[0]["lower"] < points[0]["value"] < points[0]["upper"]  # three repeats: an interval
+    two = make(tmp_path / "two.db", 2, new)
+    versioned(two)
+    out = dbdrift("history", "--store", two, "--metric", "rate", "--format", "json")
+    point = next(s for s in json.loads(out.stdout)["series"] if s["test"] == measure)["points"][0]
+    assert point["lower"] is None and point["upper"] is None  # two repeats: no interval (t = 12.7)
     assert points[1]["relative"] == pytest.approx(expected, rel=0.02)
     text = dbdrift("history", "--store", path, "--metric", "rate", "--tests", measure)
     assert text.returncode == 0 and measure in text.stdout and "client thread" not in text.stdout

@@ -29,6 +29,7 @@ from dbdrift.app.report import all_findings, build_report, render, stored_worklo
 from dbdrift.errors import UserError
 from dbdrift.report import site
 from dbdrift.results.build import PINNED
+from dbdrift.results.data import FORMAT_VERSION
 from dbdrift.results.findings import Finding
 from dbdrift.results.history import Point, Series, build_series, campaign_points, host_key
 from dbdrift.store.store import Store
@@ -172,7 +173,8 @@ def _campaigns(stores: list[Store], built: _Site, notes: list[str], progress: Pr
 
 def _fingerprint(store: Store, campaign_id: int, name: str, depends: str) -> str:
     pinned = store.latest_campaign_id(name + PINNED) if not name.endswith(PINNED) else None
-    parts = [store.campaign_fingerprint(campaign_id), depends,
+    # the report format: a campaign read by an older estimator is read again (its page and points)
+    parts = [store.campaign_fingerprint(campaign_id), depends, f"format {FORMAT_VERSION}",
              store.campaign_fingerprint(pinned) if pinned is not None else ""]
     return hashlib.sha256("|".join(parts).encode()).hexdigest()[:16]
 
@@ -348,6 +350,8 @@ def _point_row(p: Point) -> list[Any]:
 def _point(row: list[Any]) -> Point:
     values = dict(zip(POINT_FIELDS, row))
     values["commit_order"] = tuple(values["commit_order"])
+    if values.get("paired") is not None:
+        values["paired"] = tuple(values["paired"])
     return Point(**values)
 
 

@@ -5,11 +5,13 @@ read: series with their change points, and one entry per campaign. Every link is
 site opens from file:// and from any static host."""
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable
 from dataclasses import dataclass
 from html import escape
 
 from dbdrift.analysis.changepoints import Change
+from dbdrift.analysis.noise import Z975, Estimate, Method, Verdict, verdict
 from dbdrift.report.history import change_line, clients
 from dbdrift.report.numbers import fmt_abs
 from dbdrift.report.page import TARGET_COLORS, data_table, page, page_header
@@ -434,8 +436,8 @@ def render_test_over_time(g: Group, test: str, threads: int, window: list[str] |
 
 def render_chain(g: Group, min_effect: float) -> str:
     """The posts' adjacent-version table per metric and client count: each version over the one
-    before it. A timed cell is coloured when it moved by `min_effect` or more and the two
-    versions' intervals do not overlap; a count (deterministic) when it moved by `min_effect`."""
+    before it. A timed cell is judged as a report's cell is (noise.verdict, chain_step); a count
+    (deterministic) is coloured when it moved by `min_effect`."""
     columns = _version_columns(g.by_version)
     parts = [page_header(f"{g.engine}: each version over the one before", _group_facts(g)),
              _nav(("../../index.html", BACK), ("index.html", f"{g.engine} by version"))]
@@ -453,8 +455,12 @@ def render_chain(g: Group, min_effect: float) -> str:
                          + f"</tr></thead><tbody>{body}</tbody></table></div>")
     if len(parts) == 2:
         parts.append(data_table(["note"], [["fewer than two versions measured: no chain yet"]]))
-    parts.append(f'<p class="sub">red: worse by {min_effect:.0%} or more, green: better by as much (timed cells: and '
-                 "the two versions' 95% intervals do not overlap; a version without one is not coloured); blank: a version not measured.</p>")
+    parts.append(f'<p class="sub">red: a regression, green: an improvement, as a report judges a cell (the 95% interval '
+                 f"excludes 1 and the change is at least {min_effect:.0%}, or the test's noise floor): where both "
+                 "versions come from one campaign, its own paired interval, as `dbdrift report --chain` gives it; "
+                 "otherwise the two versions' intervals combined. Counts (deterministic): moved by "
+                 f"{min_effect:.0%} or more. A hover gives the interval and how it was made; blank: a version not "
+                 "measured.</p>")
     return page(f"dbdrift version chain: {g.engine}, {g.setup}", parts, SITE_CSS)
 
 
@@ -466,19 +472,43 @@ def _chain_row(s: Series, labels: list[str], min_effect: float) -> str:
         if pa is None or pb is None or not pa.value:
             cells.append("<td></td>")
             continue
-        ratio = pb.value / pa.value
-        moved = abs(ratio - 1) >= min_effect and (s.metric == "instructions" or _apart(pa, pb))
-        better = (ratio > 1) == METRICS[s.metric][1]
-        css = ' class="green"' if moved and better else ' class="red"' if moved else ""
-        cells.append(f"<td{css}>{ratio:.{3 if s.metric == 'instructions' else 2}f}</td>")
+        if s.metric == "instructions":
+            ratio = pb.value / pa.value
+            moved = abs(ratio - 1) >= min_effect
+            better = (ratio > 1) == METRICS[s.metric][1]
+            css = ' class="green"' if moved and better else ' class="red"' if moved else ""
+            cells.append(f"<td{css}>{ratio:.3f}</td>")
+            continue
+        est, effect, how = chain_step(pa, pb, min_effect)
+        found = verdict(est, effect)
+        css = {Verdict.REGRESSION: ' class="red"', Verdict.IMPROVEMENT: ' class="green"'}.get(found, "")
+        interval = f" [{est.lower:.3f}, {est.upper:.3f}]" if est.lower is not None and est.upper is not None else ""
+        title = f"{found}: {est.value:.3f}{interval}, {how}"
+        cells.append(f'<td{css} title="{escape(title)}">{est.value:.2f}</td>')
     return f'<tr><th scope="row">{escape(s.name)}</th>{"".join(cells)}</tr>'
 
 
-def _apart(a: SeriesPoint, b: SeriesPoint) -> bool:
-    """Both points have an interval and the two do not overlap (without one, a move cannot be told)."""
-    if a.lower is None or a.upper is None or b.lower is None or b.upper is None:
-        return False
-    return b.lower > a.upper or b.upper < a.lower
+def chain_step(a: SeriesPoint, b: SeriesPoint, min_effect: float) -> tuple[Estimate, float, str]:
+    """b over a as a report judges it: the estimate, the minimum effect its verdict needs and how
+    the interval was made. Where both versions come from one campaign alone and b's point was
+    paired with a's target there (results/history.py Point.paired), that campaign's own chain
+    cell: its paired interval and the test's noise floor. Otherwise the ratio of the two values
+    with their log standard errors added (the unpaired delta of noise.relative; a point's
+    interval is read as a normal one, se = ln(upper/lower) / 2 / 1.96, which is wider than its t
+    would give, never narrower)."""
+    pa, pb = a.replicates[0], b.replicates[0]
+    if (len(a.replicates) == len(b.replicates) == 1 and pa.campaign_id == pb.campaign_id
+            and pb.reference == pa.target and pb.paired is not None):
+        ratio, lower, upper, floor = pb.paired
+        return (Estimate(ratio, lower, upper, 0, Method.PAIRED_TURNS), max(min_effect, floor),
+                f"paired in campaign {pb.campaign}")
+    ratio = b.value / a.value
+    if None in (a.lower, a.upper, b.lower, b.upper) or not (a.lower and b.lower):
+        return Estimate(ratio, None, None, 0, Method.NO_INTERVAL), min_effect, "no interval on one side"
+    se = math.hypot(*(math.log(p.upper / p.lower) / 2 / Z975 for p in (a, b)))  # type: ignore[operator]
+    half = Z975 * se
+    return (Estimate(ratio, ratio * math.exp(-half), ratio * math.exp(half), 2, Method.UNPAIRED_DELTA), min_effect,
+            "the two versions' intervals combined (measured apart)")
 
 
 def campaign_page(report_html: str, back: str) -> str:

@@ -91,7 +91,7 @@ def build_report(store: Store, campaign: str | None, base: str | None, chain: bo
     targets = store.targets(campaign_id)
     names = [t["name"] for t in targets]
     base_name = base_target(targets, base, row["name"])
-    floors, between, notes = _floors(store, noise_floor, campaign_id, min_effect, noisy)
+    floors, between, notes = noise_inputs(store, noise_floor, campaign_id, min_effect, noisy)
     measurements = measurements_of(store, campaign_id)
     counted = store.instructions(campaign_id)
     if tests is not None:
@@ -443,8 +443,8 @@ def measurements(store: Store, runs: list[sqlite3.Row], table_rows: int) -> list
     return [measurement(r, intervals.get(r["id"], []), table_rows) for r in runs]
 
 
-def _floors(store: Store, choice: str, campaign_id: int, min_effect: float,
-            noisy: float) -> tuple[dict[str, float], dict[str, tuple[float, int]], tuple[str, ...]]:
+def noise_inputs(store: Store, choice: str, campaign_id: int, min_effect: float = 0.02,
+                 noisy: float = 0.05) -> tuple[dict[str, float], dict[str, tuple[float, int]], tuple[str, ...]]:
     """Per-test A/A noise floors from the newest sysbench calibration campaign of the campaign's
     host (of any host when it has none; or the one named), the between-campaign sd per interval
     method from every such calibration campaign (or the one named), and a note saying which."""

@@ -17,11 +17,11 @@ from dataclasses import dataclass, field
 
 from dbdrift.analysis.changepoints import Change
 from dbdrift.analysis.hardware import metrics_rows
-from dbdrift.analysis.noise import log_interval, mean_interval
+from dbdrift.analysis.noise import MIN_REPEATS, log_interval, mean_interval
 from dbdrift.analysis.relative import Comparison, compare
 from dbdrift.workloads.sysbench.catalog import CATALOG, report_order
 from dbdrift.errors import InputError
-from dbdrift.results.build import measurements
+from dbdrift.results.build import measurements, noise_inputs
 from dbdrift.model import HardwareWindow, JsonObject, is_warm_run, version_key
 from dbdrift.store.store import Store
 
@@ -56,6 +56,13 @@ class Point:
     created_at: str
     target: str
     commit_order: tuple[int, str] = (0, "")  # a source tree's commit: (depth, date), which orders commits of one version
+    # a timed point of a campaign that measured an older version of its engine and setup too: the
+    # target just before it in version order, and this point's rQPS against it as that campaign's
+    # report --chain gives it (ratio, lower, upper, the test's noise floor from the campaign's
+    # calibration or 0); what the site's chain page judges the step by when both versions come
+    # from that campaign alone
+    reference: str = ""
+    paired: tuple[float, float | None, float | None, float] | None = None
 
 
 @dataclass(frozen=True)
@@ -187,12 +194,49 @@ def campaign_points(store: Store, campaign_id: int, metric: str = "qps", tests: 
         found = _repeat_values(repeats(store, campaign_id) if repeats else {}, list(facts))
     else:
         found = _values(store, campaign_id, spec, host, metric, list(facts), comparison)
+    steps = _chain_steps(store, campaign_id, spec, facts) if metric == "qps" else {}
     for target, test, threads, value, lower, upper in found:
         if tests and test not in tests:
             continue
         engine, version, setup, commit_order = facts[target]
+        reference, paired = steps.get((target, test, threads), ("", None))
         out.append(Point(engine, version, setup, where, test, threads, metric, value, lower, upper,
-                         campaign_id, row["name"], row["created_at"], target, commit_order))
+                         campaign_id, row["name"], row["created_at"], target, commit_order, reference, paired))
+    return out
+
+
+def _chain_steps(store: Store, campaign_id: int, spec: JsonObject, facts: dict[str, tuple[str, str, str, tuple[int, str]]]
+                 ) -> dict[tuple[str, str, int], tuple[str, tuple[float, float | None, float | None, float]]]:
+    """(target, test, threads) -> (the target before it, its rQPS against that one) for each
+    series of the campaign's targets (one engine and setup) ordered by version: the campaign's
+    own `report --chain` cells, with the noise floors and calibration of its report (results/
+    build.py), so the site's chain page gives the same figure and verdict. Empty when no engine
+    and setup has two versions in the campaign."""
+    series: dict[tuple[str, str], list[str]] = {}
+    for target, (engine, version, setup, commit_order) in facts.items():
+        series.setdefault((engine, setup), []).append(target)
+    chains = [sorted(ts, key=lambda t: version_order(facts[t][1], facts[t][3])) for ts in series.values()]
+    chains = [c for c in chains if len({facts[t][1] for t in c}) >= 2]
+    if not chains:
+        return {}
+    runs = [r for r in store.runs(campaign_id) if not is_warm_run(r["test"])]
+    found = measurements(store, runs, spec.get("rows", 0))
+    if not found:
+        return {}
+    floors, between, _ = noise_inputs(store, "auto", campaign_id)
+    out = {}
+    for chain in chains:
+        references = {b: a for a, b in zip(chain, chain[1:]) if facts[a][1] != facts[b][1]}
+        comparison = compare([m for m in found if m.target in chain], chain, chain[0],
+                             report_order({m.test for m in found}), noise_floor=floors, campaign_sd=between,
+                             references=references)
+        for row in comparison.rows:
+            for target, reference in references.items():
+                cell = row.cells[target]
+                if cell.ratio is not None and not row.status(target):
+                    est = cell.estimate
+                    out[(target, row.test, row.threads)] = (reference, (
+                        cell.ratio, est.lower if est else None, est.upper if est else None, floors.get(row.test, 0.0)))
     return out
 
 
@@ -201,10 +245,11 @@ RATE_THREADS = 0  # a rate's point has no client count of its own: the workload'
 
 def _repeat_values(values: dict[tuple[str, str], list[float]], targets: list[str]
                    ) -> Iterator[tuple[str, str, int, float, float | None, float | None]]:
-    """A workload's values per repeat as points: their mean with its t interval (two repeats or more)."""
+    """A workload's values per repeat as points: their mean with its t interval (MIN_REPEATS
+    repeats or more, as the workload's own report: docs/noise.md D23)."""
     for (target, measure), per_repeat in values.items():
         if target in targets and per_repeat:
-            found = mean_interval(per_repeat)
+            found = mean_interval(per_repeat) if len(per_repeat) >= MIN_REPEATS else None
             mean, lower, upper = found if found else (per_repeat[0], None, None)
             yield target, measure, RATE_THREADS, mean, lower, upper
 
