@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from html import escape
 
 from dbdrift.analysis.changepoints import Change
+from dbdrift.quantities import format_percent
 from dbdrift.report.history import change_line, clients
 from dbdrift.report.numbers import fmt_abs
 from dbdrift.report.page import TARGET_COLORS, data_table, page, page_header
@@ -453,8 +454,9 @@ def render_chain(g: Group, min_effect: float) -> str:
                          + f"</tr></thead><tbody>{body}</tbody></table></div>")
     if len(parts) == 2:
         parts.append(data_table(["note"], [["fewer than two versions measured: no chain yet"]]))
-    parts.append(f'<p class="sub">red: worse by {min_effect:.0%} or more, green: better by as much (timed cells: and '
-                 "the two versions' 95% intervals do not overlap; a version without one is not coloured); blank: a version not measured.</p>")
+    parts.append(f'<p class="sub">red: worse by {format_percent(min_effect)} or more, green: better by as much '
+                 "(timed cells: and the two versions' 95% intervals do not overlap; a version without one is not "
+                 "coloured); blank: a version not measured.</p>")
     return page(f"dbdrift version chain: {g.engine}, {g.setup}", parts, SITE_CSS)
 
 
