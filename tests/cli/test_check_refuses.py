@@ -81,8 +81,10 @@ def test_detect_without_a_calibration_of_this_host_is_refused_with_how_to_make_o
      'detect needs order = "turns" and restart = "repeat"', "remove order and restart"),
     (("--detect", "2%", "--set", 'restart="never"'), 'not order = "turns", restart = "never"', "or remove detect"),
     (("--budget", "30m"), "budget is set without detect", 'add detect = "2%"'),
-    (("--detect", "80%"), "detect = '80%' is out of range", "use 0.1% to 50%"),
-    (("--detect", "two"), "detect = 'two' is not a percentage", 'write e.g. detect = "2%"'),
+    (("--detect", "80%"), "detect: '80%' is out of range", "use 0.1% to 50%"),
+    (("--detect", "two"), "detect: 'two' is not a percentage", 'bare numbers are percents: write e.g. 2 or "2%"'),
+    (("--detect", "0.02"), "detect: '0.02' would be 0.02%: a bare number is a percent", "did you mean 2%?"),
+    (("--set", "detect=0.02"), "detect: 0.02 would be 0.02%: a bare number is a percent", "did you mean 2%?"),
 ])
 def test_detect_and_budget_are_checked_like_every_key(tmp_path, args, message, hint):
     result = check(tmp_path, *args)

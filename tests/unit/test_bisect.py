@@ -139,3 +139,15 @@ def test_the_text_of_a_found_bisect_names_the_first_bad_version_and_its_step_fro
     text = render_bisect.render_text(outcome)
     assert "first bad version: 17.5 (+2.44% from 17.0; 17.4 -> 17.5: +2.44%)" in text
     assert render_bisect.as_dict(outcome)["first_bad"] == "17.5" and not outcome.failed
+
+
+def test_a_threshold_of_half_a_percent_is_written_as_given_in_the_text():
+    from dbdrift.report import bisect as render_bisect
+
+    args = cli_main.build_parser().parse_args(["bisect", "--good", "17.0", "--bad", "17.10", "--test", "point-query",
+                                               "--threshold", "0.5"])
+    request = bisect_cli.request_of(args)
+    assert request.threshold == 0.005
+    flat = bisect_app.BisectOutcome(request, bisect(VERSIONS, lambda i: 41000.0 + i, request.threshold))
+    text = render_bisect.render_text(flat)
+    assert "threshold 0.5%," in text and "no version moved past 0.5%: 17.10 is +0.02% from 17.0" in text

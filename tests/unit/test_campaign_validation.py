@@ -256,16 +256,28 @@ def test_parse_duration_s_allows_zero_unless_the_duration_is_measured():
         parse_duration_s("0s", "read_s", positive=True)
 
 
-def test_a_percentage_reads_alike_on_the_command_line_and_in_a_campaign_string():
+def test_a_percentage_reads_alike_on_the_command_line_and_in_a_campaign_key():
     from dbdrift.cli.options import percent
-    from dbdrift.quantities import parse_share
 
-    for text in ("2%", "2", " 2 % ", "0.02"):
-        assert parse_share(text) == pytest.approx(0.02)
-        assert percent(text.strip()) == pytest.approx(0.02)
-        assert parse({"name": "c", "detect": text, "order": "turns", "restart": "repeat",
-                      "targets": [{"name": "a", "version": "17.10"}, {"name": "b", "version": "18.4"}]}
-                     ).detect == pytest.approx(0.02)
-    for bad in ("two", "%", "nan", "inf%"):
-        with pytest.raises(ValueError):
-            parse_share(bad)
+    two = {"name": "c", "order": "turns", "restart": "repeat",
+           "targets": [{"name": "a", "version": "17.10"}, {"name": "b", "version": "18.4"}]}
+    for written, share in (("2%", 0.02), ("2", 0.02), (" 2 % ", 0.02), ("0.5", 0.005), ("0.5%", 0.005)):
+        assert percent("--min-effect")(written) == share
+        assert parse({**two, "detect": written}).detect == share
+    for number, share in ((2, 0.02), (2.0, 0.02), (0.5, 0.005), (12.5, 0.125)):
+        assert parse({**two, "detect": number}).detect == share
+
+
+@pytest.mark.parametrize("value, message, hint", [
+    (0.02, "c.toml: detect: 0.02 would be 0.02%", 'did you mean 2%? to mean 0.02%, write "0.02%"'),
+    ("0.02", "c.toml: detect: '0.02' would be 0.02%", "did you mean 2%?"),
+    ("two", "c.toml: detect: 'two' is not a percentage", 'bare numbers are percents: write e.g. 2 or "2%"'),
+    (True, "c.toml: detect: expected a percentage, got True", 'write e.g. 2 or "2%"'),
+    (-2, "c.toml: detect: -2 is negative", "use 0.1% to 50%"),
+    (80, "c.toml: detect: 80 is out of range", "use 0.1% to 50%"),
+    ("0.05%", "c.toml: detect: '0.05%' is out of range", "use 0.1% to 50%"),
+])
+def test_a_bad_detect_is_refused_naming_the_key_and_the_fix(value, message, hint):
+    with pytest.raises(UserError) as err:
+        parse({"name": "c", "detect": value, "targets": MINIMAL["targets"]})
+    assert err.value.message.startswith(message) and hint in err.value.hint and err.value.exit_code == 2

@@ -9,6 +9,7 @@ from pathlib import Path
 
 from dbdrift.analysis.changepoints import INSTALL_HINT, Unavailable, change_points, detector, new_changes
 from dbdrift.model import JsonObject
+from dbdrift.quantities import format_percent
 from dbdrift.workloads.sysbench.catalog import select_tests
 from dbdrift.errors import UserError
 from dbdrift.report import history as render
@@ -96,7 +97,7 @@ def _with_changes(series: list[history.Series], min_effect: float, required: boo
     for i, s in enumerate(series):
         values = [p.value for p in s.points]
         series[i] = replace(s, changes=tuple(change_points(values, [(p.lower, p.upper) for p in s.points], min_effect)))
-    return [f"change points: Apache Otava e-divisive, p < 0.001 and a step of at least {min_effect:.0%}; "
+    return [f"change points: Apache Otava e-divisive, p < 0.001 and a step of at least {format_percent(min_effect)}; "
             "a change needs points on both sides (`dbdrift docs history`)"]
 
 

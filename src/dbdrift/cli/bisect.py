@@ -53,8 +53,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--metric", choices=use_case.METRICS, default="instructions",
                         help="instructions: per event under callgrind, one deterministic measurement per version "
                              "(default); qps: timed runs, --repeats per version")
-    parser.add_argument("--threshold", type=options.percent, default=0.02, metavar="PCT",
-                        help="a version is bad when its metric moved this much from the good one's (default 2%%)")
+    options.add_percent(parser, "--threshold", 0.02, "a version is bad when its metric moved this much from the good "
+                        "one's", options.ABOVE_ZERO)
     parser.add_argument("--rows", type=int, default=100_000, help="rows in the table (default 100000)")
     parser.add_argument("--duration", type=options.duration("--duration"), default=30.0, metavar="DURATION",
                         help="--metric qps: how long each run lasts, e.g. 30, 90s, 2m (default 30s)")

@@ -45,8 +45,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     options.add_format(parser, FORMATS, "text (a table per test, versions as columns), markdown, csv or json "
                                         "(one row per point)")
     parser.add_argument("--absolute", action="store_true", help="text/markdown: every column absolute")
-    parser.add_argument("--min-effect", type=options.percent, default=0.02, metavar="PCT",
-                        help="smallest step called a change point (default 2%%)")
+    options.add_percent(parser, "--min-effect", 0.02, "smallest step called a change point")
     parser.add_argument("--fail-on", choices=("new-regression",),
                         help="exit 3 when the newest point of a series brought a regression change point")
 

@@ -15,7 +15,7 @@ from dbdrift.cli.progress import ConsoleProgress
 from dbdrift.errors import UserError
 from dbdrift.report.check import check_lines
 from dbdrift.app import inputs
-from dbdrift.app.inputs import parse_duration_s, parse_share
+from dbdrift.app.inputs import PercentRange, format_percent, parse_duration_s, parse_percent
 from dbdrift.app.process import open_read_only
 
 # The formats of `dbdrift report`, and of the report a measuring verb prints when it ends.
@@ -74,16 +74,30 @@ def duration(flag: str, *, positive: bool = True) -> Callable[[str], float]:
     return parse
 
 
-def percent(text: str) -> float:
-    """An argparse type: `5%`, `5` (a number of 1 or more is read as percent) or `0.05` -> 0.05;
-    0% up to, not including, 100%."""
-    try:
-        value = parse_share(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a percentage (write 2%, 2 or 0.02)") from None
-    if not 0 <= value < 1:
-        raise argparse.ArgumentTypeError(f"{text!r} must be between 0% and 100%")
-    return value
+# What every percentage option's --help says of PCT: the one rule quantities.parse_percent reads by.
+PERCENT_RULE = "PCT in percent: 0.5 or 0.5%% is half a percent (below 0.1, write the %%)"
+ABOVE_ZERO = PercentRange(low_allowed=False)  # a percentage for which 0 is meaningless: more than 0%, less than 100%
+
+
+def percent(flag: str, span: PercentRange = PercentRange(), example: str = "2%") -> Callable[[str], float]:
+    """An argparse type: `0.5` or `0.5%` -> 0.005, as a campaign file reads its percentages
+    (quantities.parse_percent), within `span` (by default 0% up to, not including, 100%)."""
+    def parse(text: str) -> float:
+        try:
+            return parse_percent(text, flag, span, example)
+        except UserError as exc:
+            raise argparse.ArgumentTypeError(f"{exc.message.removeprefix(flag + ': ')} ({exc.hint})") from None
+
+    parse.__name__ = "percent"
+    return parse
+
+
+def add_percent(parser: argparse.ArgumentParser, flag: str, default: float, what: str,
+                span: PercentRange = PercentRange()) -> None:
+    """A percentage option (metavar PCT): `what` it sets, then its default and the rule in its help."""
+    shown = format_percent(default)
+    parser.add_argument(flag, type=percent(flag, span, shown), default=default, metavar="PCT",
+                        help=f"{what} (default {shown.replace('%', '%%')}); {PERCENT_RULE}")
 
 
 def add_variants(parser: argparse.ArgumentParser) -> None:
@@ -130,8 +144,8 @@ def add_common(parser: argparse.ArgumentParser, *, base: bool = True, instructio
 def add_detect(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--detect", metavar="PCT",
                         help="plan the campaign to see a change of this size, e.g. 2%%: run lengths and server starts "
-                             "from this host's calibration in the store (the campaign key detect; --check prints "
-                             "the plan and its cost)")
+                             "from this host's calibration in the store (the campaign key detect, read as the file "
+                             f"reads it; --check prints the plan and its cost); {PERCENT_RULE}")
     parser.add_argument("--budget", metavar="DURATION",
                         help="with --detect: the most the campaign may take, e.g. 30m (the campaign key budget)")
 

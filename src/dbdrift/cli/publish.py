@@ -35,8 +35,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("stores", nargs="+", type=Path, metavar="STORE", help="results stores to publish")
     parser.add_argument("--out", type=Path, required=True, metavar="DIR",
                         help="the site's folder: new, empty, or an earlier publish's (made if missing)")
-    parser.add_argument("--min-effect", type=options.percent, default=0.02, metavar="PCT",
-                        help="smallest step called a change point, and coloured in the version chains (default 2%%)")
+    options.add_percent(parser, "--min-effect", 0.02,
+                        "smallest step called a change point, and coloured in the version chains")
     parser.add_argument("--campaigns-per-page", type=_at_least_one, default=CAMPAIGNS_PER_PAGE, metavar="N",
                         help="campaigns on each older page of the index; index.html lists the newest N to 2N-1 "
                              f"(default {CAMPAIGNS_PER_PAGE})")

@@ -47,8 +47,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("-o", "--output", type=Path, metavar="FILE",
                         help="write the report to FILE instead of stdout, once it is complete (colored only with "
                              "--color always)")
-    parser.add_argument("--min-effect", type=options.percent, default=0.02, metavar="PCT",
-                        help="smallest change called a regression or improvement (default 2%%)")
+    options.add_percent(parser, "--min-effect", 0.02, "smallest change called a regression or improvement")
     parser.add_argument("--noise-floor", default="auto", metavar="auto|none|CAMPAIGN",
                         help="raise each test's minimum effect to the A/A noise measured by `dbdrift calibrate`, "
                              "and widen each interval by the between-campaign spread the calibrations measured "
@@ -74,8 +73,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="only these tests or groups, comma-separated (e.g. point,update-index); the group "
                              "summaries cover them alone; with --matrix the tests shown as columns")
     parser.add_argument("--group-by", metavar="AXIS", help="with --matrix: one block per level of this axis")
-    parser.add_argument("--noisy", type=options.percent, default=0.05, metavar="PCT",
-                        help="a cell whose 95%% interval is wider than ±PCT is 'too noisy' (default 5%%)")
+    options.add_percent(parser, "--noisy", 0.05, "a cell whose 95%% interval is wider than ±PCT is 'too noisy'",
+                        options.ABOVE_ZERO)
     parser.add_argument("--fail-on", type=_fail_on, default=[], metavar="KINDS",
                         help=f"exit with status {FINDING_EXIT} when the report finds one of KINDS "
                              f"({', '.join(FINDING_KINDS)}; comma-separated), after printing it; each finding is "

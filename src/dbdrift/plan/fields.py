@@ -15,7 +15,7 @@ from dbdrift import cpus
 from dbdrift.plan import keys
 from dbdrift.plan.keys import DAY_S, HOUR_S, INT64_MAX
 from dbdrift.errors import InputError
-from dbdrift.quantities import brief_repr, parse_duration_s, parse_share
+from dbdrift.quantities import PercentRange, brief_repr, parse_duration_s, parse_percent
 
 NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._+-]{0,63}$")
 # "17.10", "8.0.33.1", "19rc1", "17.10.0-beta.17", with a source in front: "debian:18.6", "debian-sid:11.8.9"
@@ -85,25 +85,13 @@ class Table:
         return seconds
 
     def percent(self, name: str) -> float | None:
-        """A share written "2%" or 0.02, within the key's range; None when left out."""
-        key, value = self._key(name), self.data.get(name)
+        """A percentage, `2` or "2%" alike, as every percentage option reads it
+        (quantities.parse_percent), within the key's range; None when left out."""
+        value = self.data.get(name)
         if value is None:
             return None
-        hint = f'write e.g. {name} = "2%" (or 0.02)'
-        if isinstance(value, str):
-            try:
-                share = parse_share(value)
-            except ValueError:
-                raise InputError(f"{self.where}: {name} = {brief_repr(value)} is not a percentage", hint) from None
-        elif isinstance(value, (int, float)) and not isinstance(value, bool):
-            share = float(value)
-        else:
-            raise InputError(f"{self.where}: {name} must be a percentage, got {brief_repr(value)}", hint)
-        low, high = key.bounds()
-        if not (math.isfinite(share) and low <= share <= high):
-            raise InputError(f"{self.where}: {name} = {brief_repr(value)} is out of range",
-                             f"use {low:.1%} to {high:.0%}; {hint}")
-        return share
+        low, high = self._key(name).bounds()
+        return parse_percent(value, f"{self.where}: {name}", PercentRange(low, high, high_allowed=True))
 
     def flag(self, name: str, default: object = _UNSET) -> bool:
         value = self._value(name, default)

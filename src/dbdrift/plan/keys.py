@@ -220,9 +220,9 @@ KEYS: tuple[Key, ...] = (
          'last listed follow themselves and the others never do. With two targets both are A B, B A.')),
     Key('top', 'detect', PERCENT, 'percentage', default=None, shown="none (the campaign's own repeats and lengths)",
         low=0.001, high=0.5,
-        doc=('Plan the campaign to see a change of this size (`"2%"`): from this host\'s newest A/A calibration of the '
-         'workload in the store (`dbdrift calibrate` with `repeats` of 3 or more), `run` chooses how many server starts '
-         'each test gets (sysbench: and `read_s`, `write_s` and `insert_s`; the Insert Benchmark and TPROC-C: one '
+        doc=('Plan the campaign to see a change of this size, in percent (`2` or `"2%"`): from this host\'s newest '
+         'A/A calibration of the workload in the store (`dbdrift calibrate` with `repeats` of 3 or more), `run` '
+         'chooses how many server starts each test gets (sysbench: and `read_s`, `write_s` and `insert_s`; the Insert Benchmark and TPROC-C: one '
          'number of repeats, as every start runs all their steps, their lengths as the campaign sets them), so that '
          'each verdict\'s interval detects the change with 80% power; `run --check` prints the plan and its cost. The '
          'number of starts is decided before the first and raised at most once, after the first 3 starts, from their '

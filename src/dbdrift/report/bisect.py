@@ -2,6 +2,7 @@
 app/) as text and as a JSON object; no I/O."""
 from __future__ import annotations
 
+from dbdrift.quantities import format_percent
 from dbdrift.report.numbers import fmt_abs
 
 UNIT = {"instructions": "instructions per event", "qps": "QPS"}
@@ -11,7 +12,8 @@ def render_text(outcome) -> str:
     """Each probed candidate with its value and verdict, the answer, the functions that moved and
     where the measurements are kept."""
     request, search, noun = outcome.request, outcome.search, outcome.noun
-    lines = [f"bisect {request.engine} {request.test}: {UNIT[request.metric]}, threshold {request.threshold:.0%}, "
+    lines = [f"bisect {request.engine} {request.test}: {UNIT[request.metric]}, "
+             f"threshold {format_percent(request.threshold)}, "
              f"{len(search.labels)} {noun}s from {search.labels[0]} to {search.labels[-1]}"]
     probes = sorted(search.probes, key=lambda p: p.index)
     for p in probes:
@@ -65,8 +67,8 @@ def answer(outcome) -> str:
         return f"no answer: the bad end {labels[-1]} could not be measured"
     if search.verdict == "no-move":
         bad = search.probe(len(labels) - 1)
-        return (f"no {noun} moved past {outcome.request.threshold:.0%}: {labels[-1]} is {bad.moved:+.2%} from "
-                f"{labels[0]} (lower --threshold, or choose other ends)")
+        return (f"no {noun} moved past {format_percent(outcome.request.threshold)}: {labels[-1]} is "
+                f"{bad.moved:+.2%} from {labels[0]} (lower --threshold, or choose other ends)")
     first, last = search.probe(search.first_bad), search.probe(search.last_good)
     step = first.value / last.value - 1
     text = (f"first bad {noun}: {labels[search.first_bad]} ({first.moved:+.2%} from {labels[0]}; "

@@ -7,6 +7,7 @@ from collections.abc import Iterable
 from html import escape
 
 from dbdrift.analysis.noise import MIN_REPEATS, Verdict
+from dbdrift.quantities import format_percent
 from dbdrift.report.numbers import fmt_change
 from dbdrift.results.findings import Finding
 
@@ -17,7 +18,8 @@ that size or more (docs/noise.md, "The detectable change")."""
 
 def verdict_legend(what: str, min_effect: float, noisy: float) -> str:
     """What a verdict says about `what` (step rates, NOPM) at these thresholds."""
-    return (f"verdicts on {what} ÷ the base's (95% interval over repeats, minimum effect {min_effect:.0%}): "
+    return (f"verdicts on {what} ÷ the base's (95% interval over repeats, minimum effect "
+            f"{format_percent(min_effect)}): "
             + verdict_marks(noisy, f"fewer than {MIN_REPEATS} repeats: set repeats = {MIN_REPEATS} or more to "
                                    "get one"))
 
@@ -26,7 +28,7 @@ def verdict_marks(noisy: float, no_interval: str, not_measured: str = "") -> str
     """What each verdict mark means, the same words in every report; `no_interval` and
     `not_measured` say why a cell has no interval or no value in that report's terms."""
     return (f"- regression, + improvement, = no significant change, ~ too noisy (holds 1 and wider than "
-            f"±{noisy:.0%}), ? no interval ({no_interval}), x not measured"
+            f"±{format_percent(noisy)}), ? no interval ({no_interval}), x not measured"
             + (f" ({not_measured})" if not_measured else "")
             + "; <x% after = or ~: no change ≥ x% (x: the detectable change, at 80% power, never below the "
             "minimum effect)")
@@ -56,7 +58,7 @@ def too_noisy_to_see(found: Iterable[Finding], min_effect: float) -> str:
         return ""
     items = ", ".join(f"{f.test}{'' if f.threads is None else f' x{f.threads}'} {f.target} "
                       f"(±{fmt_change(f.detectable)})" for f in shown)
-    return f"too noisy to see a {min_effect:.0%} change: {items}"
+    return f"too noisy to see a {format_percent(min_effect)} change: {items}"
 
 
 def verdict_lines(found: tuple[Finding, ...] | list[Finding]) -> list[str]:

@@ -6,6 +6,7 @@ from dbdrift.analysis.hardware import METRIC_DIGITS, SYSBENCH_METRICS
 from dbdrift.analysis.instructions import SIMULATED
 from dbdrift.analysis.layers import pct
 from dbdrift.analysis.noise import Verdict
+from dbdrift.quantities import format_percent
 from dbdrift.report.caveats import detectable_mark
 from dbdrift.report.numbers import fmt_fixed, fmt_ratio
 from dbdrift.results.data import ReportData
@@ -46,7 +47,7 @@ def instruction_table(data: ReportData) -> tuple[list[str], list[list[str]]]:
 
 def instruction_legend(data: ReportData) -> str:
     """What the marks beside the instruction ratios say."""
-    effect = f"{data.comparison.min_effect:.0%}"
+    effect = format_percent(data.comparison.min_effect)
     return (f"instr = new / reference instructions per event; - at least {effect} more (slower), + at least "
             f"{effect} fewer, = within {effect}, ~ a count whose two pairs differ by over half that; {NO_VALUE} no count "
             "or no timed result")

@@ -15,6 +15,7 @@ from typing import Any
 
 from dbdrift.analysis.noise import Verdict
 from dbdrift.analysis.relative import Cell, RelativeRow
+from dbdrift.quantities import format_percent
 from dbdrift.report.caveats import detectable_mark, detectable_text, notes_html, too_noisy_to_see
 from dbdrift.report.words import comparison_lines
 from dbdrift.report.drift import DRIFT_LEGEND, DRIFT_TITLE, drift_blocks
@@ -131,11 +132,12 @@ def _findings(data: ReportData) -> str:
     out = ['<section id="findings">', "<h2>Findings</h2>"]
     sentences = []
     if timed or not counted:
-        sentences.append(_findings_summary(timed, f"of at least {comp.min_effect:.0%} whose 95% interval excludes 1",
+        sentences.append(_findings_summary(timed, f"of at least {format_percent(comp.min_effect)} whose 95% interval "
+                                                  "excludes 1",
                                            "cells"))
     if counted:
         sentences.append("Instructions per event: " + _findings_summary(
-            counted, f"of at least {comp.min_effect:.0%} (deterministic counts)", "counted comparisons"))
+            counted, f"of at least {format_percent(comp.min_effect)} (deterministic counts)", "counted comparisons"))
     out.append(f"<p>{escape('. '.join(sentences))}.</p>")
     noisy = too_noisy_to_see(timed, comp.min_effect)
     if noisy:

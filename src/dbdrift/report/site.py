@@ -12,6 +12,7 @@ from html import escape
 
 from dbdrift.analysis.changepoints import Change
 from dbdrift.analysis.noise import Z975, Estimate, Method, Verdict, verdict
+from dbdrift.quantities import format_percent
 from dbdrift.report.history import change_line, clients
 from dbdrift.report.numbers import fmt_abs
 from dbdrift.report.page import TARGET_COLORS, data_table, page, page_header
@@ -456,11 +457,11 @@ def render_chain(g: Group, min_effect: float) -> str:
     if len(parts) == 2:
         parts.append(data_table(["note"], [["fewer than two versions measured: no chain yet"]]))
     parts.append(f'<p class="sub">red: a regression, green: an improvement, as a report judges a cell (the 95% interval '
-                 f"excludes 1 and the change is at least {min_effect:.0%}, or the test's noise floor): where both "
-                 "versions come from one campaign, its own paired interval, as `dbdrift report --chain` gives it; "
-                 "otherwise the two versions' intervals combined. Counts (deterministic): moved by "
-                 f"{min_effect:.0%} or more. A hover gives the interval and how it was made; blank: a version not "
-                 "measured.</p>")
+                 f"excludes 1 and the change is at least {format_percent(min_effect)}, or the test's noise floor): "
+                 "where both versions come from one campaign, its own paired interval, as `dbdrift report --chain` "
+                 "gives it; otherwise the two versions' intervals combined. Counts (deterministic): moved by "
+                 f"{format_percent(min_effect)} or more. A hover gives the interval and how it was made; blank: a "
+                 "version not measured.</p>")
     return page(f"dbdrift version chain: {g.engine}, {g.setup}", parts, SITE_CSS)
 
 

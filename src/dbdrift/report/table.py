@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dbdrift.analysis.relative import RelativeRow
 from dbdrift.analysis.summary import GroupSummary
+from dbdrift.quantities import format_percent
 from dbdrift.report.caveats import detectable_mark, verdict_marks
 from dbdrift.results.data import ReportData
 
@@ -13,7 +14,7 @@ GREEN_AT = 1.05  # rQPS >= 1.05 is green
 
 def verdict_legend(data: ReportData) -> str:
     comp = data.comparison
-    return (f"verdicts (95% interval, minimum effect {comp.min_effect:.0%}): "
+    return (f"verdicts (95% interval, minimum effect {format_percent(comp.min_effect)}): "
             + verdict_marks(comp.noisy_half_width, "too few samples", "no run of the cell, or of its reference, succeeded")
             + "; ! host or run warnings; P the query plan differs from the reference's; "
             + BURST_LEGEND)
