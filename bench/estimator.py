@@ -73,6 +73,7 @@ class Locker:
         self.lock_s, self.every_s = lock_s, every_s
         self.stop = threading.Event()
         self.locks = 0
+        self.error = ""  # psql's last complaint (before the table exists: no relation sbtest1)
         self.thread = threading.Thread(target=self._loop, daemon=True)
 
     def __enter__(self) -> "Locker":
@@ -86,13 +87,15 @@ class Locker:
     def _loop(self) -> None:
         sql = (f"BEGIN; LOCK TABLE sbtest1 IN ACCESS EXCLUSIVE MODE; SELECT pg_sleep({self.lock_s}); COMMIT;")
         while not self.stop.wait(self.every_s - self.lock_s):
-            sockets = glob.glob(self.pattern)
+            sockets = [p for p in glob.glob(self.pattern) if not p.endswith(".lock")]
             if not sockets:
                 continue
             sock = Path(sockets[0])
             done = subprocess.run(["psql", "-X", "-q", "-h", str(sock.parent), "-p", sock.name.rsplit(".", 1)[1],
                                    "-U", "postgres", "-d", "sbtest", "-c", sql], capture_output=True, text=True)
             self.locks += done.returncode == 0
+            if done.returncode != 0:
+                self.error = done.stderr.strip().splitlines()[-1] if done.stderr.strip() else f"exit {done.returncode}"
 
 
 def trimmed(new: RunSample, base: RunSample) -> Estimate:
@@ -198,7 +201,8 @@ def main() -> int:
         with Locker(name, "b", args.lock_ms / 1000, args.every_s) as locker:
             started = time.monotonic()
             run_campaign(out, store, name, toml(name, ["a", "b"], args, STALL_TESTS))
-        out(f"  {locker.locks} locks held in {time.monotonic() - started:.0f} s")
+        out(f"  {locker.locks} locks held in {time.monotonic() - started:.0f} s"
+            + (f"; psql's last error: {locker.error}" if locker.error else ""))
         show_stall(out, store, name)
     if "aa" in args.only:
         args.seconds = seconds or 5.0

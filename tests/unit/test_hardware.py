@@ -158,3 +158,17 @@ def test_a_why_line_names_background_cpu_only_where_it_is_a_tenth_of_the_servers
         return explanation(row, cell, metrics, None, None, False, False)[1]
     assert "background CPU/op +200.0%" in why(2.0, BACKGROUND_SHARE)
     assert "background" not in why(1.0, 3.0)  # a few milliseconds: its ratio says nothing
+
+
+def test_a_regression_that_came_in_bursts_says_so_first_in_its_why_line():
+    from types import SimpleNamespace
+
+    from dbdrift.analysis.explain import explanation
+    from dbdrift.analysis.noise import Estimate, Method
+    row = SimpleNamespace(test="point-query", threads=1, cells={})
+    stalled = Estimate(0.82, 0.78, 0.87, 20, Method.PAIRED_TURNS_BATCHED, typical=0.99)
+    even = Estimate(0.82, 0.78, 0.87, 20, Method.PAIRED_TURNS_BATCHED, typical=0.83)
+    for est, says in ((stalled, True), (even, False)):
+        cell = SimpleNamespace(estimate=est, verdict=None, target="b", reference="a", ratio=0.82, warnings=())
+        moved = explanation(row, cell, None, None, None, False, False)[1]
+        assert moved.startswith("in bursts (stalls): the typical turn 0.99, the throughput 0.82") is says, moved

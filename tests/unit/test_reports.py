@@ -1,7 +1,10 @@
 """Every report format against a golden file built from a small stored campaign."""
+import csv
+import io
 import json
 import math
 import os
+import re
 from pathlib import Path
 
 import pytest
@@ -383,3 +386,46 @@ def test_simulated_cache_and_branch_events_are_a_table_per_test_labelled_simulat
     doc = json.loads(render(build_report(store, None, None, False), "json"))
     row = next(r for r in doc["instructions"] if r["test"] == "point-query")
     assert row["simulated"]["pg18"]["L1-dcache misses"] == 330.0
+
+
+def stalled_store(path):
+    """Two identical servers in turns on point-query; b's sbtest1 is locked in 1 of every 50 of
+    its turns, each stretched to 300 ms with one event: b is about a third slower, every other
+    turn as fast as a's."""
+    store = Store(path)
+    cid = store.add_campaign("stall", {"name": "stall", "rows": TABLE_ROWS}, {"cpus": 2}, "0.1.0")
+    for pos, name in enumerate(("a", "b")):
+        tid = store.ensure_target(cid, name, "postgres", pos, pos == 0, {"name": name, "engine": "postgres",
+                                                                         "version": "17.10"})
+        intervals, t = [], 0.0
+        for i in range(1000):
+            stalled = name == "b" and i % 50 == 49
+            seconds = 0.3 if stalled else 0.01
+            events = 1 if stalled else round(200 * (1 + JITTER[i % len(JITTER)]))
+            intervals.append({"index": i, "round": i, "position": pos, "start_s": t, "end_s": t + seconds,
+                              "events": events, "statements": events, "rows": events, "errors": {},
+                              "latency_us": {}, "steal_pct": 0.0})
+            t += seconds + 0.01
+        store.add_run(tid, RunRecord(test="point-query", test_group="point", threads=1, repeat=0, status="ok",
+                                     warmup_s=1, duration_s=10, metric="qps", driver_spec={}, value=1.0,
+                                     intervals=intervals))
+    return store
+
+
+@pytest.mark.parametrize("fmt", ["text", "markdown", "csv", "json", "html"])
+def test_a_stall_in_a_few_turns_is_a_regression_marked_s_with_the_typical_turn_beside_it_in_every_format(
+        tmp_path, fmt):
+    data = build_report(stalled_store(tmp_path / "s.db"), None, None, False)
+    cell = data.comparison.rows[0].cells["b"]
+    assert cell.verdict == "regression" and cell.ratio < 0.7 and cell.estimate.bursty
+    assert cell.estimate.typical == pytest.approx(1.0, abs=0.01)
+    out = render(data, fmt)
+    if fmt == "json":
+        row = next(r for r in json.loads(out)["rows"] if r["target"] == "b")
+        assert row["bursty"] is True and row["rqps_typical"] == pytest.approx(1.0, abs=0.01)
+    elif fmt == "csv":
+        row = next(r for r in csv.DictReader(io.StringIO(out)) if r["target"] == "b")
+        assert row["bursty"] == "1" and float(row["rqps_typical"]) == pytest.approx(1.0, abs=0.01)
+    else:
+        assert "typical turn 1.00" in out and "stalls" in out
+        assert re.search({"html": r">s</span>", "markdown": r"\] - s \|", "text": r"\] +- +s +point-query"}[fmt], out)

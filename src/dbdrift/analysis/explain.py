@@ -1,7 +1,9 @@
 """Why a cell is a regression or an improvement, in one line, from what is already stored: the
 rQPS and its interval, then what moved with it: server and client CPU per operation, context
 switches per operation (sequential runs only: in runs in turns they are the host's, shared),
-instructions per event with the functions that moved most, the query plan, host warnings.
+instructions per event with the functions that moved most, the query plan, host warnings; first,
+when the change came in bursts (noise.Estimate.bursty), the typical turn's ratio beside the
+throughput's.
 
 `update-index x1 pg18 vs pg17: 0.96 [0.94, 0.98] -: server CPU/op +4.1%, instructions/event
 +2.8% (LWLockReleaseInternal +1,497, heap_update +320), plan unchanged`
@@ -30,6 +32,8 @@ def explanation(row: RelativeRow, cell: Cell, metrics: MetricsRow | None, instru
     mark = cell.verdict.mark if cell.verdict else ""
     head = f"{row.test} x{row.threads} {cell.target} vs {cell.reference}: {cell.ratio:.2f}{interval} {mark}"
     parts = []
+    if est is not None and est.bursty and est.typical is not None:
+        parts.append(f"in bursts (stalls): the typical turn {est.typical:.2f}, the throughput {cell.ratio:.2f}")
     relative = metrics.relative.get(cell.target, {}) if metrics else {}
     for key, label in (("srv_us/o", "server CPU/op"), ("cli_us/o", "client CPU/op")):
         value = relative.get(key)
