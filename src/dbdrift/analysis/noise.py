@@ -367,10 +367,11 @@ def paired_turns(new: list[RunSample], base: list[RunSample], steal_max_pct: flo
         # steal is left out within each repeat, never a whole repeat: the repeats are the
         # design's samples, and a run short enough to sit in one stolen second would vanish
         per_repeat = {rep: _calm_pairs([k for k in keys if k[0] == rep], a, b, steal_max_pct) for rep in repeats}
-        logs = {rep: _batch_log_ratio(pairs, a, b) for rep, (pairs, _) in per_repeat.items()}
-        found = [rep for rep in repeats if logs[rep] is not None]
-        typical = _typical([_pair_logs(per_repeat[rep][0], a, b) for rep in found], found)
-        est = over_repeats([logs[rep] for rep in found], found, center=math.log(point),  # type: ignore[misc]
+        found_logs = {rep: _batch_log_ratio(pairs, a, b) for rep, (pairs, _) in per_repeat.items()}
+        logs = {rep: x for rep, x in found_logs.items() if x is not None}
+        numbers = [rep for rep in repeats if rep in logs]
+        typical = _typical([_pair_logs(per_repeat[rep][0], a, b) for rep in numbers], numbers)
+        est = over_repeats([logs[rep] for rep in numbers], numbers, center=math.log(point),
                            dropped=sum(d for _, d in per_repeat.values()))
         return replace(est, typical=typical)
     pairs, dropped = _calm_pairs(keys, a, b, steal_max_pct)
@@ -380,8 +381,8 @@ def paired_turns(new: list[RunSample], base: list[RunSample], steal_max_pct: flo
     method = Method.PAIRED_TURNS_BATCHED
     if batches >= MIN_BATCHES:
         size = len(pairs) / batches
-        found = [_batch_log_ratio(pairs[round(i * size):round((i + 1) * size)], a, b) for i in range(batches)]
-        samples = [x for x in found if x is not None]
+        ratios = [_batch_log_ratio(pairs[round(i * size):round((i + 1) * size)], a, b) for i in range(batches)]
+        samples = [x for x in ratios if x is not None]
     if len(samples) < MIN_BATCHES:
         samples, method = _pair_logs(pairs, a, b), Method.PAIRED_TURNS
     if len(samples) < MIN_BATCHES:
