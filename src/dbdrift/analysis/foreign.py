@@ -85,3 +85,12 @@ def neighbours_note(what: str, flagged: int, repeats: int, turns: bool) -> tuple
     if flagged <= 0 or repeats > 1 or turns:
         return ()
     return (NEIGHBOURS.format(what=what, flagged=flagged),)
+
+
+def workload_notes(flagged: Iterable[tuple[str, Mapping[str, Any] | None]], repeats: int) -> tuple[str, ...]:
+    """The notes of a workload judged over whole repeats (Insert Benchmark steps, TPROC-C runs,
+    vector search settings, CH-benCHmark windows): one `!` line per measurement that saw foreign
+    load, then, with one repeat (nothing pairs the targets in time), NEIGHBOURS."""
+    flagged = list(flagged)
+    marked = notes(flagged)
+    return marked + neighbours_note("this campaign", len(marked), repeats, turns=False)
