@@ -45,8 +45,8 @@ def is_warm_run(test: str) -> bool:
 STEAL_MAX_PCT = 10.0  # host CPU steal above this is the hypervisor, not the server: analysis, runner, system check
 FOREIGN_CPU_MAX_PCT = 10.0
 """A window in which processes not dbdrift's used more than this share of the host's CPU time is
-flagged (docs/hardware.md, "Foreign load": an idle VM's background and the accounting's error
-stay under 2%; one busy neighbour on 2 CPUs is 50%)."""
+flagged (docs/hardware.md, "Foreign load": an idle VM's background was 0.7% and the
+accounting's error is about 1% per second of a 2-CPU host; one busy neighbour there is 50%)."""
 FOREIGN_IO_MAX_PCT = 25.0
 FOREIGN_IO_MIN_KB_S = 1024.0
 """A window whose device moved more than FOREIGN_IO_MAX_PCT of its bytes for others, at more
