@@ -133,3 +133,15 @@ def test_a_one_repeat_sequential_campaign_under_foreign_load_says_its_ratios_may
     assert judged.neighbours_note("the campaign", 0, repeats=1, turns=False) == ()
     assert judged.neighbours_note("the campaign", 3, repeats=2, turns=False) == ()
     assert judged.neighbours_note("the campaign", 3, repeats=1, turns=True) == ()
+
+
+def test_pages_an_earlier_run_dirtied_and_the_device_writes_now_are_not_foreign_io():
+    """The host's dirty pool shrank by what the device wrote: an earlier run's server dirtied
+    those pages (its /proc/PID/io counted them then), not a neighbour now."""
+    a = counters(0.0, jiffies(), disk=(0, 0), io=(0, 0))
+    b = counters(1.0, jiffies(idle=200), disk=(0, 8 * 1024 * 1024), io=(0, 0))
+    a.dirty_bytes, b.dirty_bytes = 9 * 1024 * 1024, 1024 * 1024
+    assert delta(a, b).foreign_write_kb == 0.0
+    a.dirty_bytes = b.dirty_bytes  # the pool did not drain: a neighbour wrote those 8 MB
+    assert delta(a, b).foreign_write_kb == 8192.0
+    assert foreign.drained(None, 5.0) == 0.0 and foreign.dirty_bytes() is not None

@@ -9,6 +9,7 @@ judges nothing (analysis/foreign.py holds the thresholds' verdict).
 from __future__ import annotations
 
 from collections.abc import Mapping
+from pathlib import Path
 
 from dbdrift.metrics.procstat import CLOCK_TICKS
 
@@ -43,7 +44,31 @@ def io_kb(device_bytes: float | None, ours_bytes: float | None) -> float | None:
     and bytes it dirtied for writing (write_bytes), when it does so; the device writes dirty
     pages later, so over a second a server's writes can fall on either side of a reading, and
     over a whole window they mostly cancel. File system journal writes are nobody's and read as
-    foreign: small beside a writer that is."""
+    foreign: small beside a writer that is. The caller takes from the device's written bytes
+    what the host's dirty pool drained (`drained`): pages dirtied before the window, by an
+    earlier run's server as much as by anyone, are not this window's neighbours."""
     if device_bytes is None or ours_bytes is None:
         return None
     return round(max(0.0, device_bytes - ours_bytes) / 1024, 3)
+
+
+def drained(before: float | None, after: float | None) -> float:
+    """Bytes by which the host's pool of pages waiting to be written shrank between two
+    readings (0 when it grew or is not known): written now, dirtied earlier."""
+    if before is None or after is None:
+        return 0.0
+    return max(0.0, before - after)
+
+
+def dirty_bytes(meminfo: Path = Path("/proc/meminfo")) -> float | None:
+    """The page cache waiting to be written back: /proc/meminfo's Dirty + Writeback; None where
+    unreadable."""
+    found = 0.0
+    try:
+        with meminfo.open() as f:
+            for line in f:
+                if line.startswith(("Dirty:", "Writeback:")):
+                    found += int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        return None
+    return found

@@ -41,6 +41,7 @@ class Counters:
     own_cpu_s: float = 0.0  # dbdrift's own process and its helpers (perf), not servers or driver
     peer_cpu_s: float = 0.0  # the other servers of a run in turns
     ours_io: tuple[float, float] | None = None  # (read, write) bytes of all the above; None: not readable
+    dirty_bytes: float | None = None  # the host's page cache waiting to be written (Dirty + Writeback)
 
 
 @dataclass
@@ -122,7 +123,8 @@ def delta(a: Counters, b: Counters, split: bool = False) -> Delta:
         own_cpu_s=round(own_s, 6), peer_cpu_s=round(peer_s, 6), foreign_cpu_s=foreign_s, foreign_cpu_pct=foreign_pct,
         ours_read_kb=round(ours[0] / 1024, 3) if ours else None, ours_write_kb=round(ours[1] / 1024, 3) if ours else None,
         foreign_read_kb=foreign.io_kb(disk["read_bytes"] if disk else None, ours[0] if ours else None),
-        foreign_write_kb=foreign.io_kb(disk["write_bytes"] if disk else None, ours[1] if ours else None))
+        foreign_write_kb=foreign.io_kb(disk["write_bytes"] - foreign.drained(a.dirty_bytes, b.dirty_bytes)
+                                       if disk else None, ours[1] if ours else None))
 
 
 def interpolate(readings: list[Counters], t: float) -> Counters:
@@ -155,7 +157,9 @@ def _between(a: Counters, b: Counters, f: float, t: float) -> Counters:
         server_rss_bytes=b.server_rss_bytes, server_roles=each(a.server_roles, b.server_roles),
         own_cpu_s=at(a.own_cpu_s, b.own_cpu_s), peer_cpu_s=at(a.peer_cpu_s, b.peer_cpu_s),
         ours_io=(at(a.ours_io[0], b.ours_io[0]), at(a.ours_io[1], b.ours_io[1]))
-        if a.ours_io is not None and b.ours_io is not None else None)
+        if a.ours_io is not None and b.ours_io is not None else None,
+        dirty_bytes=at(a.dirty_bytes, b.dirty_bytes) if a.dirty_bytes is not None and b.dirty_bytes is not None
+        else None)
 
 
 def block_device_of(path: Path, sys_root: Path = Path("/sys")) -> str | None:
@@ -375,7 +379,8 @@ class Sampler:
             own = self.own.read()  # after the others: it leaves out every process they counted
             return Counters(time.monotonic(), {k: float(v) for k, v in jiffies.items()}, ctxt,
                             {k: float(v) for k, v in disk.items()} if disk is not None else None, server, client,
-                            self.server.rss_bytes, self.server.by_role(), own, peers, self._ours_io())
+                            self.server.rss_bytes, self.server.by_role(), own, peers, self._ours_io(),
+                            foreign.dirty_bytes())
 
     def io_note(self) -> str | None:
         """Why the I/O of dbdrift's processes is not known (foreign I/O then is not either)."""
