@@ -38,9 +38,13 @@ class Placement:
         return self.driver is not None
 
     def describe(self) -> str:
+        """Where each runs. dbdrift's own process (the sampler, the engine watch, the store) is
+        never pinned: on either set it would take CPU from what it measures, so its CPU is
+        counted instead, as dbdrift's and not as foreign load (docs/hardware.md)."""
         if not self.pinned:
-            return "shared (driver and servers on every CPU)"
-        return f"driver on CPU {format_list(self.driver)}, servers on CPU {format_list(self.server)}"
+            return "shared (driver, servers and dbdrift itself on every CPU)"
+        return (f"driver on CPU {format_list(self.driver)}, servers on CPU {format_list(self.server)}, "
+                "dbdrift itself unpinned (its CPU counted, not foreign load)")
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> "Placement":

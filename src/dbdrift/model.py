@@ -43,6 +43,14 @@ def is_warm_run(test: str) -> bool:
 
 
 STEAL_MAX_PCT = 10.0  # host CPU steal above this is the hypervisor, not the server: analysis, runner, system check
+FOREIGN_CPU_MAX_PCT = 10.0
+"""A window in which processes not dbdrift's used more than this share of the host's CPU time is
+flagged (docs/hardware.md, "Foreign load": an idle VM's background was 0.7% and the
+accounting's error is about 1% per second of a 2-CPU host; one busy neighbour there is 50%)."""
+FOREIGN_IO_MAX_PCT = 25.0
+FOREIGN_IO_MIN_KB_S = 1024.0
+"""A window whose device moved more than FOREIGN_IO_MAX_PCT of its bytes for others, at more
+than FOREIGN_IO_MIN_KB_S, is flagged: the per-operation I/O columns are device-wide."""
 
 
 @dataclass(frozen=True)
@@ -199,6 +207,15 @@ class HardwareWindow(TypedDict, total=False):
     flush_ms: float
     server_bg_cpu_s: float  # the server's CPU in background work (metrics/roles.py)
     background: dict[str, float]  # background role -> the server's CPU seconds
+    # foreign load (metrics/foreign.py): what the host did beside dbdrift's own processes
+    own_cpu_s: float  # dbdrift itself and its helpers (perf), beside its servers and driver
+    peer_cpu_s: float  # the other targets' servers (turns: they ran in the same window)
+    foreign_cpu_s: float  # host CPU busy in no process of dbdrift's
+    foreign_cpu_pct: float  # ... in percent of all the host's CPU time (not scaled in turns)
+    ours_read_kb: float | None  # what dbdrift's processes read and wrote (/proc/PID/io); None: unreadable
+    ours_write_kb: float | None
+    foreign_read_kb: float | None  # the device's KB that dbdrift's processes did not move; None: not known
+    foreign_write_kb: float | None
 
 
 class EngineEvents(TypedDict):

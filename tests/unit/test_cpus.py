@@ -57,7 +57,8 @@ def test_placement_round_trips_through_the_stored_facts():
     assert placement.to_dict() == {"pinned": True, "driver": "0", "server": "1-2"}
     assert Placement.from_dict(placement.to_dict()) == placement
     assert not Placement.from_dict({"pinned": False}).pinned
-    assert placement.describe() == "driver on CPU 0, servers on CPU 1-2"
+    assert placement.describe() == ("driver on CPU 0, servers on CPU 1-2, dbdrift itself unpinned "
+                                    "(its CPU counted, not foreign load)")
 
 
 def test_a_child_started_while_pinned_inherits_the_set_and_the_caller_is_restored():

@@ -184,3 +184,14 @@ def test_time_chart_breaks_its_line_at_a_gap():
     from dbdrift.report.svgchart import Line, time_chart
     svg = time_chart([Line("a", (1.0, 2.0, 3.0, 4.0), (5.0, None, 7.0, 8.0), "#000")], "c", "rows/s")
     assert svg.count("<polyline") == 2 and svg.count("<circle") == 3
+
+
+def test_a_step_under_foreign_load_is_marked_in_every_format_and_one_repeat_says_its_ratios_may_be_the_neighbours():
+    """docs/hardware.md "Foreign load": the step and its figure in every format's notes."""
+    loaded = dict(WINDOW, foreign_cpu_pct=45.2, foreign_read_kb=0.0, foreign_write_kb=100.0)
+    results = [step("pg17", "qr100", 200.0, 3000.0), replace(step("pg18", "qr100", 200.0, 1200.0), hardware=loaded)]
+    data = ibench_report(results, ["pg17", "pg18"], campaign="ib-demo")
+    for text in (render_text(data), render_markdown(data), render_json(data), render_csv(data)):
+        assert "qr100 of pg18, repeat 1: foreign load: other processes used 45%" in text
+        assert "its ratios may be the neighbours'" in text
+    assert not [n for n in ibench_report(results[:1], ["pg17"]).notes if "foreign" in n]

@@ -71,6 +71,30 @@ fn timed_null_run_reports_intervals_and_a_summary() {
 }
 
 #[test]
+fn a_timed_run_stamps_its_window_edges_with_the_monotonic_clock_they_were_measured_on() {
+    let spec = r#"{"protocol":3,"backend":"null","seed":1,"threads":1,"warmup_s":0.2,"duration_s":0.5,"interval_s":0.25,
+      "tables":1,"table_size":10,"rand":{"type":"uniform"},"prepared":true,
+      "workload":{"transaction":false,"id_max":10,"statements":[{"sql":"SELECT $1","repeat":1,"table":"random","rows":"count","params":[{"gen":"id"}]}]},
+      "null":{"ops_per_s":2000,"latency_us":40,"rows_per_statement":1}}"#;
+    let mut now = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: now is a valid timespec for the call to write into.
+    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut now) };
+    let before = now.tv_sec as f64 + now.tv_nsec as f64 / 1e9;
+    let l = ok(&run_verb("run", spec));
+    let mono = |i: usize| l[i]["mono_s"].as_f64().unwrap();
+    assert!(l.iter().all(|v| v["mono_s"].is_f64()));
+    assert!(mono(0) >= before && mono(0) < before + 30.0);
+    // The warmup line is stamped at the origin of start_s/end_s, each interval at its end.
+    for i in [2, 3] {
+        let end_s = l[i]["end_s"].as_f64().unwrap();
+        assert!((mono(i) - mono(1) - end_s).abs() < 2e-6, "{:?}", l[i]);
+    }
+}
+
+#[test]
 fn unreachable_server_is_a_connect_fatal_with_exit_1() {
     let spec = r#"{"protocol":3,"backend":"postgres","connection":{"socket_dir":"/nonexistent-dbdrift","port":1,"user":"u","dbname":"d"},
       "seed":1,"threads":1,"warmup_s":0,"duration_s":1,"interval_s":1,"tables":1,"table_size":1,"rand":{"type":"uniform"},

@@ -12,18 +12,21 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
+from dbdrift.analysis.foreign import foreign_io_pct
 from dbdrift.model import WINDOW_COUNTS, WINDOW_DISK, WINDOW_IO, WINDOW_PCTS, HardwareWindow, PerfCounts
 
 SYSBENCH_METRICS = ("cpu/o", "cs/o", "r/o", "rKB/o", "wKB/o", "o/s", "cpu_us/o", "srv_us/o", "cli_us/o",
-                    "bg_us/o", "bg%", "fl/s", "fl/o", "r_ms", "w_ms", "aqu", "dsc/s")
+                    "bg_us/o", "bg%", "fl/s", "fl/o", "r_ms", "w_ms", "aqu", "dsc/s", "fcpu%", "fio%")
 """`sum_met.sh`'s columns; CPU µs per operation: host total, server tree, driver, the server's
 background work, and the background's share of the server's CPU; then the disk as iostat
 shows it: cache flushes per second and per operation, read and write await in ms, the average
-queue depth, discards per second."""
+queue depth, discards per second; then the foreign load beside them (analysis/foreign.py): the
+host's CPU time other processes used, and the share of the device's bytes (which r/o, rKB/o
+and wKB/o count, device-wide) that no process of dbdrift's moved."""
 
 METRIC_DIGITS = {"cpu/o": 6, "cs/o": 3, "r/o": 3, "rKB/o": 3, "wKB/o": 3, "o/s": 0,
                  "cpu_us/o": 1, "srv_us/o": 1, "cli_us/o": 1, "bg_us/o": 1, "bg%": 1,
-                 "fl/s": 1, "fl/o": 4, "r_ms": 2, "w_ms": 2, "aqu": 2, "dsc/s": 1}
+                 "fl/s": 1, "fl/o": 4, "r_ms": 2, "w_ms": 2, "aqu": 2, "dsc/s": 1, "fcpu%": 1, "fio%": 1}
 
 
 def combine(windows: Sequence[tuple[HardwareWindow | None, float | None]]) -> tuple[HardwareWindow, float] | None:
@@ -49,6 +52,12 @@ def combine(windows: Sequence[tuple[HardwareWindow | None, float | None]]) -> tu
     for key in (*WINDOW_DISK, "server_bg_cpu_s"):  # only where every window has it
         if all(key in w for w, _, _ in usable):
             merged[key] = sum(w[key] for w, _, _ in usable)  # type: ignore[literal-required]
+    if all("foreign_cpu_pct" in w for w, _, _ in usable):  # windows stored before foreign load was sampled lack it
+        merged["foreign_cpu_pct"] = sum(w["foreign_cpu_pct"] * seconds for w, seconds, _ in usable) / elapsed
+        reads = [w.get("foreign_read_kb") for w, _, _ in usable]
+        writes = [w.get("foreign_write_kb") for w, _, _ in usable]
+        merged["foreign_read_kb"] = None if None in reads else sum(v or 0.0 for v in reads)
+        merged["foreign_write_kb"] = None if None in writes else sum(v or 0.0 for v in writes)
     if all("background" in w for w, _, _ in usable):
         merged["background"] = added(w["background"] for w, _, _ in usable)
     merged["server_rss_bytes"] = max(w.get("server_rss_bytes") or 0 for w, _, _ in usable)
@@ -120,6 +129,7 @@ def sysbench_metrics(window: HardwareWindow, ops: float, ncpu: int) -> dict[str,
     out["bg_us/o"] = None if bg is None else bg * 1e6 / (elapsed * ops)
     out["bg%"] = background_share(window)
     out.update(disk_metrics(window, ops))
+    out["fcpu%"], out["fio%"] = window.get("foreign_cpu_pct"), foreign_io_pct(window)
     reads, read_kb, write_kb = window.get("reads"), window.get("read_kb"), window.get("write_kb")
     if reads is not None:
         out["r/o"] = reads / elapsed / ops

@@ -129,12 +129,14 @@ def _perf_value(value: float | None) -> str:
 
 
 METRICS_LEGEND = ("cpu/o: host CPU busy % / ops; cs/o: context switches; r/o, rKB/o, wKB/o: storage "
-                  "reads, KB read and written of the data directory's device; o/s: ops per second (QPS, scan: Krps); "
+                  "reads, KB read and written of the data directory's device, device-wide (every process's, "
+                  "fio% of it not dbdrift's); o/s: ops per second (QPS, scan: Krps); "
                   "cpu_us/o: host CPU µs per op = cpu/o x ncpu x 10^4; srv_us/o, cli_us/o: CPU µs per op of the "
                   "server's processes and of the driver; bg_us/o: the server's background CPU µs per op (vacuum, "
                   "checkpoints, WAL and page flushing, purge) and bg%: its share of the server's CPU; fl/s, fl/o: "
                   "the device's cache flushes (fsyncs) per s and per op; r_ms, w_ms: ms per read and per write "
-                  "(await); aqu: average queue depth; dsc/s: discards per s")
+                  "(await); aqu: average queue depth; dsc/s: discards per s; fcpu%: the host's CPU time other "
+                  "processes used (foreign load); fio%: the device's bytes no process of dbdrift's moved")
 
 
 LAYER_TITLE = "per-statement and per-row cost (the layer that changed)"

@@ -17,6 +17,7 @@ from datetime import datetime, timezone
 from dbdrift.analysis.defaults import flush_note
 from dbdrift.analysis.explain import explanation
 from dbdrift.analysis.floor import campaign_sd, noise_floor
+from dbdrift.analysis.foreign import FOREIGN_KINDS, neighbours_note
 from dbdrift.analysis.hardware import MetricsRow, metrics_rows
 from dbdrift.analysis.instructions import EventCost, InstructionRow, instruction_rows, simulated_events
 from dbdrift.analysis import layers
@@ -122,7 +123,7 @@ def build_report(store: Store, campaign: str | None, base: str | None, chain: bo
     counted_rows = _recounted(pinned, tuple(_instructions(counted, references, order, min_effect)))
     layer_rows = tuple(_layers(stored_runs, counted, references, min_effect, noisy))
     sequential = spec.get("order") == "sequential"
-    notes += flush_notes(host, targets, references)
+    notes += flush_notes(host, targets, references) + foreign_notes(stored_runs, spec)
     return ReportData(row["name"], comparison, tuple(summarize_groups(comparison, list(GROUPS))), labels,
                       GROUPS, GROUP_TITLES, notes,
                       metrics=hardware if metrics else (),
@@ -388,6 +389,14 @@ def flush_notes(host: JsonObject, targets: list[sqlite3.Row], references: Mappin
     this host's device (its flush latency, stored with the host facts) or the server decides."""
     note = flush_note(flush_settings_compared(targets, dict(references)), host.get("fsync"), SLOW_FSYNC_US)
     return (note,) if note else ()
+
+
+def foreign_notes(stored_runs: list[sqlite3.Row], spec: JsonObject) -> tuple[str, ...]:
+    """A campaign of one repeat, its targets one after the other, whose runs saw foreign load
+    (their `foreign_*` warnings, analysis/foreign.py): its ratios may be the neighbours'."""
+    flagged = sum(1 for r in stored_runs if not is_warm_run(r["test"])
+                  and any(w.get("kind") in FOREIGN_KINDS for w in json.loads(r["warnings_json"] or "[]")))
+    return neighbours_note("this campaign", flagged, spec.get("repeats") or 1, spec.get("order") == "turns")
 
 
 def host_notes(host: JsonObject) -> tuple[str, ...]:

@@ -11,6 +11,7 @@ from typing import Literal, get_args
 
 import psutil
 
+from dbdrift.analysis import foreign
 from dbdrift.metrics import flame, host, perf
 from dbdrift.metrics.sampler import Sampler
 from dbdrift.model import HardwareWindow, JsonObject, PerfCounts
@@ -53,8 +54,8 @@ class RunObservers:
         if self.clock is not None:
             self.clock.on_line(obj)
         kind = obj.get("type")
-        if kind in ("warmup", "interval"):  # the measured window's edges
-            self.sampler.mark("start" if kind == "warmup" else "end")
+        if kind in ("warmup", "interval"):  # the measured window's edges, where the driver measured them
+            self.sampler.mark("start" if kind == "warmup" else "end", obj.get("mono_s"))
         if kind == "start" and self.watch_backends:
             self.pids.extend(obj.get("backend_pids") or [])
         elif kind == "warmup" and self.pids:
@@ -78,17 +79,31 @@ class RunObservers:
         target's share of the run's time; the server's CPU is its own either way. The 1 s
         samples stay the host's unscaled timeline."""
         window = self.sampler.window()
-        hardware = _scaled(window.as_dict(), share) if window else None
-        if hardware is not None:
-            hardware["device"] = self.sampler.device
+        whole = window.as_dict() if window else None
+        hardware = _scaled(whole, share) if whole else None
+        if whole is not None and hardware is not None:
+            hardware["device"] = whole["device"] = self.sampler.device
             if self.counters is not None and self.perf_counts is not None:
                 hardware["perf"] = PerfCounts(group=self.group, counters=self.perf_counts, error=self.counters.error)
         record.hardware = hardware
         record.samples = [(start_s, d.as_dict()) for start_s, d in self.sampler.samples]  # the host's timeline
         record.host = run_host_facts(self.facts)
         record.warnings += record.host["warnings"]
+        record.warnings += [{"kind": kind, "message": message} for kind, message in foreign.judge(whole)]
+        self._foreign_per_interval(record.intervals)
         if self.flame_result is not None:
             record.folded = self._folded(*self.flame_result, record)
+
+    def _foreign_per_interval(self, intervals: list[JsonObject]) -> None:
+        """Annotate each interval line with the foreign load of its seconds (stored beside its
+        steal_pct), its edges placed from the driver's own clock: the warmup line's stamp is
+        the origin of start_s and end_s."""
+        origin = self.sampler.edges.get("start")
+        if origin is None:
+            return
+        for iv in intervals:
+            iv["foreign_cpu_pct"], iv["foreign_kb"] = self.sampler.foreign_between(origin + iv["start_s"],
+                                                                                   origin + iv["end_s"])
 
     @staticmethod
     def _folded(path: Path | None, reason: str, record: RunRecord) -> dict[str, int] | None:
@@ -103,7 +118,8 @@ class RunObservers:
 
 
 SharedCounter = Literal["elapsed_s", "cs", "reads", "read_kb", "writes", "write_kb", "client_cpu_s", "read_ms",
-                        "write_ms", "queue_ms", "discards", "flushes", "flush_ms"]
+                        "write_ms", "queue_ms", "discards", "flushes", "flush_ms", "own_cpu_s", "peer_cpu_s",
+                        "foreign_cpu_s", "ours_read_kb", "ours_write_kb", "foreign_read_kb", "foreign_write_kb"]
 SHARED_COUNTERS: tuple[SharedCounter, ...] = get_args(SharedCounter)
 """Window values scaled to a target's share of a run the targets took turns in: its own time
 (so the server's CPU, all spent in its turns, is per its own operations), and the counters that

@@ -32,7 +32,7 @@ from dbdrift.runner import events
 from dbdrift.runner.events import EngineWatch
 from dbdrift.runner.observe import RunObservers
 from dbdrift.runner.progress import ProgressSink
-from dbdrift.server.base import full_disk_hint, own_run_dir, release_run_dir
+from dbdrift.server.base import full_disk_hint, live_servers, own_run_dir, release_run_dir
 from dbdrift.server import rundir
 from dbdrift.server.engines import make_server
 from dbdrift.store.store import RunRecord, Store
@@ -265,8 +265,11 @@ class TargetSession:
         return events.watch(self.install.engine, self.server.connection.with_dbname(self.dbname), major)
 
     def sampler(self) -> Sampler:
-        """The 1 s sampler of this target's running server (not started), its CPU split by role."""
-        return Sampler(self.server.server_pid, self.server.data_dir, self.server.roles())
+        """The 1 s sampler of this target's running server (not started), its CPU split by role;
+        every other server dbdrift runs now (the other targets') is its peer: their CPU and I/O
+        are dbdrift's, not foreign load."""
+        peers = tuple(pid for s in live_servers() if s is not self.server and (pid := s.server_pid) is not None)
+        return Sampler(self.server.server_pid, self.server.data_dir, self.server.roles(), peers=peers)
 
     def conclude(self, step: RunStep, spec: JsonObject, result: process.DriverResult, observers: RunObservers,
                  share: float = 1.0) -> RunRecord:

@@ -324,6 +324,15 @@ MIGRATIONS: tuple[str, ...] = (
     CREATE INDEX instructions_by_target ON instructions(target_id, test);
     CREATE INDEX ibench_steps_by_target ON ibench_steps(target_id);
     """,
+    # 20: foreign load per interval and per 1 s sample (metrics/foreign.py): the share of the host's
+    # CPU time that no process of dbdrift's used, and the device's KB that none of them moved
+    # (NULL: not known, and before)
+    """
+    ALTER TABLE intervals ADD COLUMN foreign_cpu_pct REAL;
+    ALTER TABLE intervals ADD COLUMN foreign_kb REAL;
+    ALTER TABLE samples ADD COLUMN foreign_cpu_pct REAL;
+    ALTER TABLE samples ADD COLUMN foreign_kb REAL;
+    """,
 )
 
 SCHEMA_VERSION = len(MIGRATIONS)

@@ -94,6 +94,12 @@ SAMPLE_COLUMNS: tuple[SampleColumn, ...] = ("elapsed_s", "cpu_user_pct", "cpu_sy
 T = TypeVar("T")
 
 
+def _foreign_kb(window: HardwareWindow) -> float | None:
+    """A sample's foreign KB read and written (None: not known), as stored per sample."""
+    read, write = window.get("foreign_read_kb"), window.get("foreign_write_kb")
+    return None if read is None or write is None else round(read + write, 3)
+
+
 def _json_or_null(value: object) -> str | None:
     return None if value is None else json.dumps(value)
 
@@ -547,15 +553,16 @@ class Store:
             "hardware_json": _json_or_null(run.hardware), "host_json": _json_or_null(run.host),
             "folded_json": _json_or_null(run.folded), "position": run.position})
         self.db.executemany(
-            f"INSERT INTO samples(run_id, idx, start_s, {', '.join(SAMPLE_COLUMNS)}) "
-            f"VALUES (?,?,?{',?' * len(SAMPLE_COLUMNS)})",
-            [(run_id, i, start_s, *(d[c] for c in SAMPLE_COLUMNS)) for i, (start_s, d) in enumerate(run.samples)])
+            f"INSERT INTO samples(run_id, idx, start_s, {', '.join(SAMPLE_COLUMNS)}, foreign_cpu_pct, foreign_kb) "
+            f"VALUES (?,?,?{',?' * len(SAMPLE_COLUMNS)},?,?)",
+            [(run_id, i, start_s, *(d.get(c) for c in SAMPLE_COLUMNS), d.get("foreign_cpu_pct"), _foreign_kb(d))
+             for i, (start_s, d) in enumerate(run.samples)])
         self.db.executemany(
             "INSERT INTO intervals(run_id, idx, start_s, end_s, events, statements, rows, errors_json, "
-            "latency_json, steal_pct, round, position) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
+            "latency_json, steal_pct, round, position, foreign_cpu_pct, foreign_kb) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
             [(run_id, iv["index"], iv["start_s"], iv["end_s"], iv["events"], iv["statements"], iv["rows"],
               json.dumps(iv.get("errors", {})), json.dumps(iv.get("latency_us", {})), iv.get("steal_pct"),
-              iv.get("round"), iv.get("position"))
+              iv.get("round"), iv.get("position"), iv.get("foreign_cpu_pct"), iv.get("foreign_kb"))
              for iv in run.intervals])
         return run_id
 

@@ -65,6 +65,7 @@ pub trait Workload {
 pub fn run<W: Workload>(text: &str) -> Result<i32, DriverError> {
     let spec = W::parse(text)?;
     signal::install();
+    crate::emit::stamp_lines(true); // a deterministic null run turns them off again
     W::execute(&spec)
 }
 

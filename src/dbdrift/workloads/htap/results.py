@@ -14,6 +14,7 @@ from statistics import fmean
 
 from dbdrift.analysis.defaults import DriftTable
 from dbdrift.analysis.noise import Estimate, Verdict, relative_over_repeats, verdict
+from dbdrift.analysis import foreign
 from dbdrift.analysis.position import Turn, order_notes
 from dbdrift.analysis.power import reported_change
 from dbdrift.analysis.tpcc import Latency, hardware_per_new_order, latencies
@@ -236,7 +237,11 @@ def htap_report(runs: list[WorkloadRun], targets: list[str] | tuple[str, ...], l
              + order_notes({"NOPM": turns}, unit="repeats")
              + ((f"queries some target never completed inside a window: {', '.join(cut)} "
                  "(a longer duration_s, or more streams, reaches them)",) if cut and ok_repeats else ())
-             + detect_notes(tuple(found), detect_plan, ok_repeats, "comparisons"))
+             + detect_notes(tuple(found), detect_plan, ok_repeats, "comparisons")
+             + foreign.workload_notes(((f"{WINDOW_TITLES.get(w, w)} window of {r.target}, repeat {r.repeat + 1}",
+                                        (win or {}).get("hardware")) for r in runs
+                                       for w, win in (r.record.get("windows") or {}).items()),
+                                      1 + max((r.repeat for r in runs), default=0)))
 
     def moved(f: Finding) -> list[tuple[str, float | None, float | None]]:
         if f.test.startswith("NOPM"):

@@ -138,7 +138,7 @@ def _window(session: TargetSession, window: str, repeat: int, suffix: str) -> Js
         "tpm": float(summary.get("tpm") or 0.0), "new_orders": int(summary.get("new_orders") or 0),
         "transactions": int(summary.get("transactions") or 0), "by_type": summary.get("by_type") or {},
         "analytics": analytics,
-        "intervals": [{k: v for k, v in iv.items() if k != "type"} for iv in out.output.intervals],
+        "intervals": [{k: v for k, v in iv.items() if k not in ("type", "mono_s")} for iv in out.output.intervals],
         "hardware": window_hw.as_dict() if window_hw else None, "events": engine}
     if out.interrupted:
         result.update(status="interrupted", error="interrupted by the user (Ctrl-C)")

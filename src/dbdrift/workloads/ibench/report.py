@@ -78,7 +78,8 @@ METRIC_DIGITS = {"ips": 0, "qps": 0, "rps": 0, "rmbps": 1, "wps": 1, "wmbps": 1,
                  "bgpq": 0, "bg%": 1, "flps": 1, "flpi": 4, "rawait": 2, "wawait": 2, "aqu": 2}
 """Decimals per metric, as `etl.sh` prints its line."""
 STEP_LEGEND = ("per step: response-time tables give the % of that operation's responses per bucket, their count and "
-               "the max in seconds; metrics: rps/wps storage reads/writes per s, rmbps/wmbps MB/s, "
+               "the max in seconds; metrics: rps/wps the data directory's device's reads/writes per s, rmbps/wmbps "
+               "MB/s (device-wide: every process's I/O; notes marked ! name foreign I/O), "
                "rpq/rkbpq reads and KB read per op, wpi/wkbpi writes and KB written per insert, csps/cspq context "
                "switches per s and per op, cpups host CPU %, cpupq host CPU µs per op, dbgb1 the benchmark database "
                "and dbgb2 the whole data directory after the step in GiB, rss server GB, maxop worst "

@@ -13,6 +13,7 @@ from dbdrift.analysis.ibench import (IBenchSummary, StepDetail, SummaryCell, ind
                                      step_detail, summary_tables)
 from dbdrift.analysis.defaults import DriftTable
 from dbdrift.analysis.noise import Estimate, Method, Verdict, verdict
+from dbdrift.analysis import foreign
 from dbdrift.analysis.position import Turn, order_notes
 from dbdrift.analysis.power import reported_change
 from dbdrift.model import IBENCH_STEPS, InsertStepResult, JsonObject
@@ -62,7 +63,10 @@ def ibench_report(results: list[InsertStepResult], targets: list[str] | tuple[st
     found = tuple(ibench_findings(summary, min_effect, noisy, planned, campaign))
     notes = (tuple(f.line() for f in found if f.measure == CAMPAIGN) + tuple(notes)  # every format shows notes
              + order_notes(_repeat_turns(results, targets), unit="repeats")
-             + detect_notes(found, detect_plan, len({r.repeat for r in results if r.status == "ok"}), "steps"))
+             + detect_notes(found, detect_plan, len({r.repeat for r in results if r.status == "ok"}), "steps")
+             + foreign.workload_notes(((f"{r.step} of {r.target}, repeat {r.repeat + 1}", r.hardware)
+                                       for r in results if r.target in targets), 1 + max((r.repeat for r in results),
+                                                                                         default=0)))
     why = explanations(found, lambda f: [(what, details[(f.target, f.test)].metrics.get(m),
                                           details[(f.reference, f.test)].metrics.get(m)) for m, what in MOVED])
     return IBenchReport(summary, indexed, details, campaign=campaign, targets=tuple(targets),

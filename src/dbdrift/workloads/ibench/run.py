@@ -111,12 +111,12 @@ def run_step(session: TargetSession, step: ibench.IBenchStep, repeat: int = 0) -
     def on_line(obj: JsonObject) -> None:
         kind = obj.get("type")
         if kind == "start":
-            sampler.mark("start")
+            sampler.mark("start", obj.get("mono_s"))
             watch.mark_start()
             flame.start(timeout_s)
         elif kind == "interval" and obj.get("t_sec") != marked[0]:
             marked[0] = obj.get("t_sec")
-            sampler.mark("end")
+            sampler.mark("end", obj.get("mono_s"))
 
     try:
         out = process.run_driver("ibench", spec, timeout_s=timeout_s,
@@ -162,7 +162,7 @@ def _result(session: TargetSession, step: ibench.IBenchStep, out: process.Driver
         max_delete_us=(histograms.get("delete") or {}).get("max_us"),
         max_query_us=(histograms.get("query") or {}).get("max_us"),
         histograms=histograms,
-        per_second=[{k: v for k, v in iv.items() if k not in ("type", "client")}
+        per_second=[{k: v for k, v in iv.items() if k not in ("type", "client", "mono_s")}
                     for iv in out.output.intervals if iv.get("client") == 1],
         hardware=window.as_dict() if window else None,
         table_rows=_table_rows(session) if status == "ok" else None,

@@ -26,7 +26,8 @@ from dbdrift.workloads.tpcc.results import TpccReport
 HARDWARE_LEGEND = ("per new order in the measured window: cpu/no host CPU µs (user + system, every CPU), "
                    "server/no and client/no the server's and the driver's process CPU µs, client% the driver's "
                    "share of those two, bg/no the server's background CPU µs (vacuum, checkpoints, flushing, purge) "
-                   "and bg% its share of the server's CPU, cs/no context switches, wkb/no KB written to storage, "
+                   "and bg% its share of the server's CPU, cs/no context switches, wkb/no KB written to the data "
+                   "directory's device (device-wide: every process's writes; notes marked ! name foreign I/O), "
                    "fl/no and fl/s cache flushes (fsyncs) per new order and per second, w_ms ms per write, aqu "
                    "the device's average queue depth")
 DIPS_LEGEND = ("per run (#repeat): the seconds NOPM fell below 80% of its median, and the engine events (a vacuum "

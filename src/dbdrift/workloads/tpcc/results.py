@@ -11,6 +11,7 @@ from dataclasses import dataclass
 
 from dbdrift.analysis.defaults import DriftTable
 from dbdrift.analysis.noise import Estimate, Verdict, verdict
+from dbdrift.analysis import foreign
 from dbdrift.analysis.position import Turn, order_notes
 from dbdrift.analysis.power import reported_change
 from dbdrift.analysis.tpcc import TargetSummary, summarize
@@ -57,7 +58,10 @@ def tpcc_report(results: list[TpccResult], targets: list[str] | tuple[str, ...],
              + order_notes({"NOPM": [Turn(0, r.repeat, r.position, r.target, r.nopm) for r in results
                                      if r.status == "ok" and r.position is not None and r.target in targets]},
                            unit="repeats")
-             + detect_notes(found, detect_plan, len({r.repeat for r in results if r.status == "ok"}), "tests"))
+             + detect_notes(found, detect_plan, len({r.repeat for r in results if r.status == "ok"}), "tests")
+             + foreign.workload_notes(((f"TPROC-C of {r.target}, repeat {r.repeat + 1}", r.hardware)
+                                       for r in results if r.target in targets), 1 + max((r.repeat for r in results),
+                                                                                         default=0)))
     hardware = {s.target: s.hardware for s in summaries}
     why = explanations(found, lambda f: [(what, hardware[f.target].get(m), hardware[f.reference].get(m))
                                          for m, what in MOVED])

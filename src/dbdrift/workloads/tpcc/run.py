@@ -99,7 +99,7 @@ def run_window(session: TargetSession, repeat: int, load_s: float | None, suffix
         new_orders=int(summary.get("new_orders") or 0), transactions=int(summary.get("transactions") or 0),
         nopm=float(summary.get("nopm") or 0.0), tpm=float(summary.get("tpm") or 0.0),
         by_type=summary.get("by_type") or {},
-        intervals=[{k: v for k, v in iv.items() if k != "type"} for iv in out.output.intervals],
+        intervals=[{k: v for k, v in iv.items() if k not in ("type", "mono_s")} for iv in out.output.intervals],
         hardware=window.as_dict() if window else None, load_s=load_s, error=error, repeat=repeat,
         position=session.position, events=engine, folded=folded)
 
@@ -120,9 +120,9 @@ def sampled_run(session: TargetSession, spec: JsonObject, window_s: float) -> tu
             watch.mark_start()
         elif obj.get("type") == "phase" and obj.get("phase") == "measure":
             flame.start(window_s + 60)
-            sampler.mark("start")
+            sampler.mark("start", obj.get("mono_s"))
         elif obj.get("type") == "phase" and obj.get("phase") == "end":
-            sampler.mark("end")
+            sampler.mark("end", obj.get("mono_s"))
 
     try:
         out = process.run_driver("tpcc", spec, timeout_s=max(600.0, 3 * window_s + 300), on_line=on_line,

@@ -13,6 +13,7 @@ from statistics import fmean
 
 from dbdrift.analysis.defaults import DriftTable
 from dbdrift.analysis.noise import Estimate, Verdict, relative_over_repeats, verdict
+from dbdrift.analysis import foreign
 from dbdrift.analysis.position import Turn, order_notes
 from dbdrift.analysis.power import reported_change
 from dbdrift.model import JsonObject, WorkloadRun
@@ -217,7 +218,10 @@ def vector_report(runs: list[WorkloadRun], targets: list[str] | tuple[str, ...],
         for r in runs if r.status == "ok" and r.position is not None]
     notes = (tuple(f.line() for f in found if f.measure == CAMPAIGN) + tuple(notes)
              + order_notes({"QPS": qps_turns}, unit="repeats")
-             + detect_notes(tuple(found), detect_plan, ok_repeats, "comparisons"))
+             + detect_notes(tuple(found), detect_plan, ok_repeats, "comparisons")
+             + foreign.workload_notes(((f"{fam.get('label')} {p.get('setting')} of {r.target}, repeat {r.repeat + 1}",
+                                        p.get("hardware")) for r in runs for fam in r.record.get("families", [])
+                                       for p in fam.get("points", [])), 1 + max((r.repeat for r in runs), default=0)))
 
     def moved(f: Finding) -> list[tuple[str, float | None, float | None]]:
         rel_ = next(r for r in rel if r.target == f.target and f"{r.label} {r.what}" == f.test)

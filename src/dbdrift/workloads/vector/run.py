@@ -175,7 +175,7 @@ def _search(session: TargetSession, data: dataset.Dataset, fam: Family, statemen
 
     def on_line(obj: JsonObject) -> None:
         if obj.get("type") == "phase":
-            sampler.mark("start" if obj.get("phase") == "measure" else "end")
+            sampler.mark("start" if obj.get("phase") == "measure" else "end", obj.get("mono_s"))
 
     try:
         out = process.run_driver("vector", spec, timeout_s=max(600.0, 3 * (sizes.warmup_s + sizes.duration_s) + 300),
@@ -189,7 +189,8 @@ def _search(session: TargetSession, data: dataset.Dataset, fam: Family, statemen
                          "queries_seen": summary.get("queries_seen"), "elapsed_s": summary.get("elapsed_s"),
                          "latency_us": {k: (summary.get("latency_us") or {}).get(k)
                                         for k in ("p50", "p95", "p99", "max")},
-                         "intervals": [{k: v for k, v in iv.items() if k != "type"} for iv in out.output.intervals],
+                         "intervals": [{k: v for k, v in iv.items() if k not in ("type", "mono_s")}
+                                       for iv in out.output.intervals],
                          "hardware": window.as_dict() if window else None}
     if out.interrupted:
         session.progress.step_end(session.name, label, "interrupted", "interrupted by the user (Ctrl-C)")

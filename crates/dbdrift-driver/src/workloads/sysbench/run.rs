@@ -30,7 +30,10 @@ pub fn run(spec: &RunSpec) -> Result<i32, DriverError> {
         return super::turns::run(spec, &plan, alt);
     }
     match (spec.backend, &spec.null) {
-        (BackendKind::Null, Some(n)) if n.deterministic => Ok(deterministic::run(spec, &plan, n)),
+        (BackendKind::Null, Some(n)) if n.deterministic => {
+            emit::stamp_lines(false);
+            Ok(deterministic::run(spec, &plan, n))
+        }
         (BackendKind::Null, Some(n)) => {
             let sim = Simulation::for_null(n, spec.threads);
             let mut runners = Vec::new();
@@ -100,6 +103,7 @@ struct Report {
     total: Tally,
     next_index: u64,
     last_end_s: f64,
+    origin: Instant, // the end of warmup: start_s and end_s count from here
 }
 
 fn drive<S: Session>(
@@ -127,6 +131,7 @@ fn drive<S: Session>(
         total: Tally::default(),
         next_index: 0,
         last_end_s: 0.0,
+        origin: warm_end,
     };
     let outcome = std::thread::scope(|s| {
         for (t, (runner, tally)) in runners.iter_mut().zip(&tallies).enumerate() {
@@ -203,11 +208,14 @@ fn report_until_end(
         return stop_kind(all_done);
     }
     let warm = collect(tallies);
-    emit::line(&WarmupLine {
-        kind: "warmup",
-        duration_s: round_s(t0.elapsed().as_secs_f64()),
-        events: warm.events,
-    });
+    emit::line_at(
+        &WarmupLine {
+            kind: "warmup",
+            duration_s: round_s(t0.elapsed().as_secs_f64()),
+            events: warm.events,
+        },
+        warm_end,
+    );
     let interval = Duration::from_secs_f64(spec.interval_s);
     loop {
         let boundary = (warm_end + interval * (report.next_index as u32 + 1)).min(end);
@@ -225,12 +233,10 @@ fn report_until_end(
 }
 
 fn emit_interval(report: &mut Report, end_s: f64, snap: Tally) {
-    emit::line(&IntervalLine::new(
-        report.next_index,
-        report.last_end_s,
-        end_s,
-        &snap,
-    ));
+    emit::line_at(
+        &IntervalLine::new(report.next_index, report.last_end_s, end_s, &snap),
+        report.origin + Duration::from_secs_f64(end_s),
+    );
     report.total.merge(&snap);
     report.next_index += 1;
     report.last_end_s = end_s;

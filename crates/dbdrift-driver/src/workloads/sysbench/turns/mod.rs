@@ -389,18 +389,21 @@ impl<'a> Reporter<'a> {
             let measured = self.pending.split_off(&self.sched.warm_turns);
             let warm = std::mem::replace(&mut self.pending, measured);
             self.warm_done = true;
-            emit::line(&AltWarmupLine {
-                kind: "warmup",
-                duration_s: round_s(
-                    self.sched
-                        .warm_end()
-                        .duration_since(self.sched.t0)
-                        .as_secs_f64(),
-                ),
-                events: warm.values().map(|s| s.tally.events).sum(),
-                turn_s: m.turn_s,
-                rounds: (m.end_turn - self.sched.warm_turns) / self.sched.targets,
-            });
+            emit::line_at(
+                &AltWarmupLine {
+                    kind: "warmup",
+                    duration_s: round_s(
+                        self.sched
+                            .warm_end()
+                            .duration_since(self.sched.t0)
+                            .as_secs_f64(),
+                    ),
+                    events: warm.values().map(|s| s.tally.events).sum(),
+                    turn_s: m.turn_s,
+                    rounds: (m.end_turn - self.sched.warm_turns) / self.sched.targets,
+                },
+                self.sched.warm_end(),
+            );
         }
         if !self.warm_done {
             return;
@@ -420,27 +423,30 @@ impl<'a> Reporter<'a> {
         let origin = sched.warm_end();
         let rel = |t: Instant| round_s(t.saturating_duration_since(origin).as_secs_f64());
         let nominal = sched.at(s.turn);
-        let (start, end) = match (s.first, s.last) {
-            (Some(a), Some(b)) => (rel(a), rel(b)),
-            _ => (rel(nominal), rel(nominal)), // no event started in this turn
+        let (start, end, at) = match (s.first, s.last) {
+            (Some(a), Some(b)) => (rel(a), rel(b), b),
+            _ => (rel(nominal), rel(nominal), nominal), // no event started in this turn
         };
         let total = &mut self.totals[target];
         total.0.merge(&s.tally);
         total.1 += end - start;
         self.next_index = measured + 1;
-        emit::line(&TurnLine {
-            kind: "interval",
-            index: measured,
-            round: measured / sched.targets,
-            position: sched.position(s.turn),
-            target,
-            start_s: start,
-            end_s: end,
-            events: s.tally.events,
-            statements: s.tally.statements,
-            rows: s.tally.rows,
-            errors: s.tally.errors,
-        });
+        emit::line_at(
+            &TurnLine {
+                kind: "interval",
+                index: measured,
+                round: measured / sched.targets,
+                position: sched.position(s.turn),
+                target,
+                start_s: start,
+                end_s: end,
+                events: s.tally.events,
+                statements: s.tally.statements,
+                rows: s.tally.rows,
+                errors: s.tally.errors,
+            },
+            at.max(origin),
+        );
     }
 
     /// Emits what is left (all turns that started) and the summary.
