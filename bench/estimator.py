@@ -134,6 +134,21 @@ def cells(store: Path, campaign: str) -> list[tuple[str, str, float, float, Esti
     return out
 
 
+def foreign_warned(store: Path, campaign: str) -> set[str]:
+    """`test target` of every compared cell whose run or its base's carries a foreign-load warning."""
+    s = Store(store)
+    cid = s.latest_campaign_id(campaign)
+    report = build_report(s, str(cid), None, False, noise_floor="none")
+    s.close()
+    out = set()
+    for row in report.comparison.rows:
+        for target in report.comparison.compared:
+            warnings = row.cells[target].warnings + row.cells[report.comparison.base].warnings
+            if any(w.startswith("foreign") for w in warnings):
+                out.add(f"{row.test} {target}")
+    return out
+
+
 def text(est: Estimate) -> str:
     return f"{est.value:.3f} [{est.lower:.3f},{est.upper:.3f}] {verdict(est).mark}"
 
@@ -160,6 +175,9 @@ def show_aa(out, store: Path, campaign: str) -> None:
             f"detectable change median {statistics.median(mdes):.2%}, largest {mdes[-1]:.2%}, "
             f"half width median ±{statistics.median(e.half_width for e in ests):.2%}")
     out(f"  flagged s (typical turn outside the interval): {sum(c[4].bursty for c in found)}/{len(found)}")
+    warned = foreign_warned(store, campaign)
+    out(f"  cells whose runs saw foreign load (!): {len(warned)} of {len(found)}"
+        + (": " + ", ".join(sorted(warned)) if warned else ""))
     out(f"  {'test':<24} {'target':<6} {'now':<26} {'before':<24} {'mde now':>8} {'mde before':>10}")
     for test, target, _, _, new, old in found:
         miss = "" if new.lower <= 1.0 <= new.upper else " x"

@@ -2,10 +2,10 @@
 
 Runs one A/A campaign (a target against an identical second server, taking turns) per turn
 length through the dbdrift CLI, then prints per test: the number of paired turns, the spread
-of the per-pair log ratios d, and the rQPS interval two ways from the same pairs: the plain
-mean of d (batch means) and the 20%-trimmed mean that dbdrift reports. The campaigns run one
-after the other, so each turn length meets its own stretch of host noise: compare within a
-row (estimators) more than across rows (turn lengths).
+of the per-pair log ratios d, the rQPS with its interval as dbdrift reports it (the ratio of
+the two servers' throughputs, t over 20 batches' ratios), and the typical turn beside it (the
+20%-trimmed mean of d). The campaigns run one after the other, so each turn length meets its
+own stretch of host noise: compare within a row more than across rows (turn lengths).
 
     .venv/bin/python bench/turns.py [--slices 0.01 0.02 0.05 0.1] [--seconds 20]
                                     [--tests point-query range-covered-pk update-index]
@@ -75,7 +75,7 @@ def main() -> int:
     args = parser.parse_args()
     out, stamp, store = campaign_output("turns")
     out(f"A/A, postgres {args.version}, {args.rows:,} rows, {args.seconds:g} s per target per test; store {store}")
-    out(f"{'turn':>6} {'test':<18} {'pairs':>6} {'sd(d)':>6}  {'mean of d':<32} trimmed mean of d (reported)")
+    out(f"{'turn':>6} {'test':<18} {'pairs':>6} {'sd(d)':>6}  {'throughput ratio (reported)':<32} typical turn")
     for turn_s in args.slices:
         name = f"turns-{stamp}-{turn_s:g}"
         path = OUT_DIR / f"{name}.toml"
@@ -86,8 +86,9 @@ def main() -> int:
             raise SystemExit(f"error: campaign {name} failed (exit {result.returncode})")
         for test, (a, b) in cells(store, name, args.rows).items():
             pairs, sd = spread(a, b)
-            out(f"{turn_s:6g} {test:<18} {pairs:6d} {sd:6.3f}  {text(paired_turns(b, a, trim=0.0)):<32} "
-                f"{text(paired_turns(b, a))}")
+            est = paired_turns(b, a)
+            typical = f"{est.typical:.3f}" if est is not None and est.typical is not None else "-"
+            out(f"{turn_s:6g} {test:<18} {pairs:6d} {sd:6.3f}  {text(est):<32} {typical}")
     return finish(out, store)
 
 
