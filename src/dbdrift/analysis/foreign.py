@@ -74,7 +74,8 @@ def notes(flagged: Iterable[tuple[str, Mapping[str, Any] | None]]) -> tuple[str,
 
 NEIGHBOURS = ("foreign load: {what} ran one repeat, targets one after the other, and {flagged} of its "
               "measurements saw other processes' load (marked !): its ratios may be the neighbours', not the "
-              "servers'; run it again on a quiet host, or with repeats >= 2 and order = \"turns\"")
+              "servers'; run it again on a quiet host, or with repeats = 3 or more (and order = \"turns\" where the "
+              "workload has it)")
 """The plain note of a one-repeat sequential campaign under foreign load: nothing pairs its
 targets in time, so a neighbour that ran beside one of them moved that one's figures alone."""
 
