@@ -101,10 +101,10 @@ def summary_blocks(data: IBenchReport) -> list[tuple[str, str, list[str], list[l
             continue
         rows = []
         for row, cells in table.rows.items():
-            told = packager_mark(data.packager_change(row)) if name == "relative" and row in data.targets else ""
+            told = packager_mark(_compared(data, name, row))
             rows.append([data.label(row) if row in data.targets else row,
                          *(_marked(_cell_text(name, row in data.targets, header, c), TABLES[name].marks.get(c.color or ""))
-                           + told for header, c in zip(table.columns, cells))])
+                           + (told if c.value is not None else "") for header, c in zip(table.columns, cells))])
         title = TABLES[name].title.format(base=data.label(data.summary.base))
         blocks.append((title, table_legend(name, table, _packaged(data)), ["target", *table.columns], rows))
     return blocks
@@ -116,11 +116,20 @@ def table_legend(name: str, table: SummaryTable, packaged: bool = False) -> str:
     legend = TABLES[name].legend
     if name == "relative" and any(c.lower is not None for cells in table.rows.values() for c in cells):
         legend += INTERVAL_LEGEND
-    return legend + (f"; {PACKAGER_LEGEND}" if packaged and name == "relative" else "")
+    return legend + (f"; {PACKAGER_LEGEND}" if packaged and name in ("relative", "writes") else "")
 
 
 def _packaged(data: IBenchReport) -> bool:
     return any(data.packager_change(t) for t in data.targets)
+
+
+def _compared(data: IBenchReport, table: str, row: str) -> tuple[str, str] | None:
+    """The packagers of a summary row of ratios to the base (a target's relative throughput, its
+    `<target> ÷ <base>` writes) built by another packager than the base; None for the other rows."""
+    if table == "relative" and row in data.targets:
+        return data.packager_change(row)
+    target, _, base = row.partition(" ÷ ")
+    return data.packager_change(target) if table == "writes" and base == data.base else None
 
 
 def _cell_text(table: str, is_target: bool, header: str, cell: SummaryCell) -> str:
@@ -380,8 +389,8 @@ def _summary(data: IBenchReport) -> str:
                 if found and found.detectable is not None:
                     said = f"{found.verdict}; {detectable_text(found.verdict, found.detectable)}"
                     tip = f' title="{escape(said)}"'
-                told = packager_html(row, data.base, data.packager_change(row)) if name == "relative" and is_target \
-                    else ""
+                pair = _compared(data, name, row) if cell.value is not None else None
+                told = packager_html(row.partition(" ÷ ")[0], data.base, pair)
                 tds.append(f"<td{css}{tip}>{escape(_cell_text(name, is_target, header, cell))}{told}</td>")
             body.append(f'<tr><th scope="row">{escape(label)}</th>{"".join(tds)}</tr>')
         out.append(f"<h3>{escape(TABLES[name].title.format(base=data.label(data.summary.base)))}</h3>"
