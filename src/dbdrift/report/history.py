@@ -18,7 +18,7 @@ from dbdrift.analysis.changepoints import Change
 from dbdrift.report.page import TARGET_COLORS, page
 from dbdrift.report.svgchart import axis_spacing
 from dbdrift.report.numbers import fmt_abs
-from dbdrift.report.caveats import PACKAGER_MARK
+from dbdrift.report.caveats import PACKAGER_MARK, packagers_json
 from dbdrift.results.history import (METRICS, RATE_THREADS, Series, SeriesPoint, packagers_crossed, time_order,
                                      version_order)
 
@@ -123,15 +123,9 @@ def series_dict(s: Series) -> dict[str, Any]:
             "metric": s.metric, "points": [_point_dict(p, first) for p in s.points],
             "changes": [{"after": s.points[c.index - 1].label, "at": s.points[c.index].label, "change": c.change,
                          "change_lower": c.lower, "change_upper": c.upper, "before": c.before, "mean_after": c.after,
-                         "pvalue": c.pvalue, "packagers": _crossed(s, c),
+                         "pvalue": c.pvalue, **packagers_json(packagers_crossed(s.points[c.index - 1], s.points[c.index])),
                          "kind": "improvement" if (c.change > 0) == METRICS[s.metric][1] else "regression"}
                         for c in s.changes]}
-
-
-def _crossed(s: Series, c: Change) -> dict[str, str] | None:
-    """The packagers on both sides of a change point that crosses packagers, else None."""
-    crossed = packagers_crossed(s.points[c.index - 1], s.points[c.index])
-    return {"at": crossed[1], "after": crossed[0]} if crossed else None
 
 
 def render_json(series: list[Series], notes: list[str], meta: dict[str, Any]) -> str:

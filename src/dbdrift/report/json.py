@@ -2,9 +2,9 @@
 (test, group, threads, measure, target, reference, value, rqps with their intervals, verdict,
 detectable_change, ...) named as the CSV columns are, plus group summaries. `measure` is "timed"
 for a timed cell and "instructions" for an instruction count (value: instructions per event,
-instr_rel: new / reference, its own verdict; no interval, so detectable_change null). `packagers`
-names both packagers of a row or column whose target and reference were built by different ones
-(the other formats' B), null otherwise."""
+instr_rel: new / reference, its own verdict; no interval, so detectable_change null). `packager`
+and `reference_packager` name both packagers of a row or column whose target and reference were
+built by different ones (the other formats' B), null otherwise."""
 from __future__ import annotations
 
 import json
@@ -39,7 +39,7 @@ def render_json(data: ReportData) -> str:
             "campaign_sd": _round(est.campaign_sd if est else None, 5),
             "runs": cell.absolute.runs, "failed": cell.absolute.failed, "skipped": cell.absolute.skipped,
             "status": row.status(cell.target) or "ok", "warnings": list(cell.warnings),
-            "plan_changed": cell.plan_changed, "packagers": packagers_json(cell.packagers),
+            "plan_changed": cell.plan_changed, **packagers_json(cell.packagers),
             "explanation": data.why(row.test, row.threads, cell.target),
         })
     for irow, target, verdict in instruction_cells(data):
@@ -53,7 +53,7 @@ def render_json(data: ReportData) -> str:
             "detectable_change": None,  # a count has no interval, so no detectable change
             "method": "callgrind",
             "spread_pct": _round(irow.spread_pct.get(target), 4), "status": "ok" if cost else "not measured",
-            "packagers": packagers_json(packager_change(data.packagers, target, irow.references.get(target))),
+            **packagers_json(packager_change(data.packagers, target, irow.references.get(target))),
             "explanation": instruction_why(irow, target) or None,
         })
     summaries = [
@@ -70,7 +70,7 @@ def render_json(data: ReportData) -> str:
         "min_effect": comp.min_effect, "noisy_half_width": comp.noisy_half_width, "notes": list(data.notes),
         "targets": [{"name": t, "label": data.target_labels.get(t, "")} for t in comp.targets],
         "columns": [{"column": f"col-{i}", "target": t, "reference": comp.references.get(t),
-                     "packagers": packagers_json(packager_change(data.packagers, t, comp.references.get(t)))}
+                     **packagers_json(packager_change(data.packagers, t, comp.references.get(t)))}
                     for i, t in enumerate(comp.compared, start=1)],
         "rows": rows, "group_summaries": summaries,
         "instructions": [_instruction_json(r) for r in data.instructions],

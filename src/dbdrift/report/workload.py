@@ -49,11 +49,11 @@ def findings_json(data: WorkloadReport) -> list[dict[str, Any]]:
              "verdict": str(f.verdict), "detectable_change": rounded(f.detectable, 4),
              "ratio": rounded(f.ratio, 4), "lower": rounded(f.lower, 4),
              "upper": rounded(f.upper, 4), **({"status": f.status} if f.status else {}),
-             "packagers": packagers_json(f.packagers),
+             **packagers_json(f.packagers),
              "explanation": data.why(f.target, f.test)} for f in data.findings]
 
 
-VERDICT_COLUMNS = ("verdict", "detectable_change", "packager", "base_packager", "why")
+VERDICT_COLUMNS = ("verdict", "detectable_change", "packager", "reference_packager", "why")
 """The CSV columns verdict_cells fills (the packagers: only when the target's and the base's differ)."""
 
 
