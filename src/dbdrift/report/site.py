@@ -11,11 +11,12 @@ from html import escape
 
 from dbdrift.analysis.changepoints import Change
 from dbdrift.quantities import format_percent
+from dbdrift.report.caveats import PACKAGER_MARK, packager_html, packager_line, packager_step
 from dbdrift.report.history import change_line, clients
 from dbdrift.report.numbers import fmt_abs
 from dbdrift.report.page import TARGET_COLORS, data_table, page, page_header
 from dbdrift.report.trendchart import TrendChange, TrendLine, TrendPoint, trend_chart
-from dbdrift.results.history import METRICS, Series, SeriesPoint, time_order, version_order
+from dbdrift.results.history import METRICS, Series, SeriesPoint, packagers_crossed, time_order, version_order
 
 SHOWN_METRICS = ("qps", "instructions", "rate")  # side by side where both were measured
 SITE_CSS = """
@@ -311,7 +312,8 @@ def _point_tip(s: Series, p: SeriesPoint) -> str:
     interval = f" [{fmt_abs(p.lower)}, {fmt_abs(p.upper)}]" if p.lower is not None and p.upper is not None else ""
     newest = max(p.replicates, key=lambda r: r.campaign_id)
     many = f"{len(p.replicates)} campaigns, the newest " if len(p.replicates) > 1 else ""
-    return f"{p.label}: {fmt_abs(p.value)}{interval}, {many}{newest.campaign} ({newest.target})"
+    built = f", built by {p.packagers}" if p.packagers else ""
+    return f"{p.label}: {fmt_abs(p.value)}{interval}, {many}{newest.campaign} ({newest.target}){built}"
 
 
 def _line(s: Series, columns: list[str], color: str, depth: int, name: str = "") -> TrendLine:
@@ -346,6 +348,9 @@ def render_group(g: Group) -> str:
     changes = [(s, c) for s in g.by_version for c in s.changes]
     parts = [page_header(f"{g.engine} by version", _group_facts(g)),
              _nav(("../../index.html", BACK), ("chain.html", "version chain"))]
+    crossed = _packager_steps(g)
+    if crossed:
+        parts.append(f'<p class="packagers">{escape(crossed)}</p>')
     if changes:
         parts.append("<h2>Change points</h2><ul>" + "".join(
             f'<li><a href="#{file_safe(s.test)}-x{s.threads}">{escape(s.metric)}</a>: {escape(change_line(s, c))}</li>'
@@ -454,9 +459,13 @@ def render_chain(g: Group, min_effect: float) -> str:
                          + f"</tr></thead><tbody>{body}</tbody></table></div>")
     if len(parts) == 2:
         parts.append(data_table(["note"], [["fewer than two versions measured: no chain yet"]]))
-    parts.append(f'<p class="sub">red: worse by {format_percent(min_effect)} or more, green: better by as much '
-                 "(timed cells: and the two versions' 95% intervals do not overlap; a version without one is not "
-                 "coloured); blank: a version not measured.</p>")
+    crossed = _packager_steps(g)
+    parts.append(f'<p class="sub">red: worse by {format_percent(min_effect)} or more, green: better by as much (timed cells: and '
+                 "the two versions' 95% intervals do not overlap; a version without one is not coloured); blank: a version not measured"
+                 + (f"; {escape(PACKAGER_MARK)}: the two versions' builds come from different packagers (hover it "
+                    "for which)" if crossed else "") + ".</p>")
+    if crossed:
+        parts.append(f'<p class="packagers">{escape(crossed)}</p>')
     return page(f"dbdrift version chain: {g.engine}, {g.setup}", parts, SITE_CSS)
 
 
@@ -472,8 +481,18 @@ def _chain_row(s: Series, labels: list[str], min_effect: float) -> str:
         moved = abs(ratio - 1) >= min_effect and (s.metric == "instructions" or _apart(pa, pb))
         better = (ratio > 1) == METRICS[s.metric][1]
         css = ' class="green"' if moved and better else ' class="red"' if moved else ""
-        cells.append(f"<td{css}>{ratio:.{3 if s.metric == 'instructions' else 2}f}</td>")
+        crossed = packagers_crossed(pa, pb)
+        told = packager_html(b, a, (crossed[0], crossed[1])) if crossed else ""
+        cells.append(f"<td{css}>{ratio:.{3 if s.metric == 'instructions' else 2}f}{told}</td>")
     return f'<tr><th scope="row">{escape(s.name)}</th>{"".join(cells)}</tr>'
+
+
+def _packager_steps(g: Group) -> str:
+    """The legend line naming each step between two versions whose builds come from different
+    packagers (report/caveats.packager_line); empty when every step stays with one."""
+    steps = [packager_step(b.label, a.label, (crossed[0], crossed[1]))
+             for s in g.by_version for a, b in zip(s.points, s.points[1:]) if (crossed := packagers_crossed(a, b))]
+    return packager_line(steps)
 
 
 def _apart(a: SeriesPoint, b: SeriesPoint) -> bool:

