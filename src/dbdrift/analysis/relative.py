@@ -67,6 +67,9 @@ class Cell:
     estimate: Estimate | None = None  # rQPS with its interval
     verdict: Verdict | None = None
     plan_changed: bool = False  # a statement of the test got another plan shape than on the reference
+    # (the reference's packager, the target's) when the two servers were built by different
+    # packagers (results/targets.packager): the ratio measures their compilers as well as the code
+    packagers: tuple[str, str] | None = None
     # the detectable change: the smallest change (a fraction, either way) the verdict could have
     # reported, the rQPS interval's minimum detectable effect at 80% power, never below the cell's
     # minimum effect (analysis/power.py); None without an interval or a measured cell

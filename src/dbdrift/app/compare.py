@@ -13,6 +13,7 @@ from dbdrift.plan.campaign import CampaignSpec as CampaignSpec  # what the verb 
 from dbdrift.plan.campaign import parse_campaign
 from dbdrift.plan.fields import NAME
 from dbdrift.plan.overrides import apply_sets
+from dbdrift.server.versions import pinned
 
 DEFAULT_DURATION_S = 60.0
 
@@ -30,6 +31,7 @@ class CompareRequest:
     name: str | None = None
     tests: tuple[str, ...] | None = None
     sets: tuple[str, ...] = ()
+    source: str | None = None  # --source: every version from this source (packager) only
 
 
 def campaign_data(request: CompareRequest) -> JsonObject:
@@ -39,6 +41,9 @@ def campaign_data(request: CompareRequest) -> JsonObject:
                         "e.g. dbdrift compare 17.10 18.4", exit_code=2)
     used: set[str] = set()
     targets = [parse_target(t, used) for t in request.targets]
+    if request.source:  # a version the user wrote bare comes from the one source asked for
+        targets = [{**t, "version": pinned(t["engine"], t["version"], request.source)} if "version" in t else t
+                   for t in targets]
     try:
         threads = [int(t) for t in request.threads.split(",")]
     except ValueError:

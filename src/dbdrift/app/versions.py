@@ -8,18 +8,30 @@ from dbdrift import env
 from dbdrift.model import ENGINES, JsonObject, version_key
 from dbdrift.results.outcomes import VersionsOutcome as VersionsOutcome  # the record report/ renders
 from dbdrift.server import engines
-from dbdrift.server.versions import SOURCE_ABOUT, SOURCES
+from dbdrift.server.versions import SOURCE_ABOUT, SOURCES, source_named
 
 
-def run(chosen: list[str] | None) -> VersionsOutcome:
-    return VersionsOutcome([listing(engine) for engine in chosen or ENGINES], env.cache_dir())
+def run(chosen: list[str] | None, source: str | None = None) -> VersionsOutcome:
+    """Every engine's catalogue (or `chosen`'s); `source`: only that source's versions (`debian`,
+    `debian-sid`), of the engines that have it."""
+    names = list(chosen or ENGINES)
+    if source is None:
+        return VersionsOutcome([listing(engine) for engine in names], env.cache_dir())
+    kind, suite = source_named(source, names)
+    if chosen:
+        for engine in chosen:
+            source_named(source, [engine])  # an engine asked for by name must have it
+    return VersionsOutcome([listing(engine, kind, suite) for engine in names if kind in SOURCES[engine]],
+                           env.cache_dir())
 
 
-def listing(engine: str) -> JsonObject:
+def listing(engine: str, source: str | None = None, suite: str | None = None) -> JsonObject:
     """One engine's versions with their builds and cache state, its sources (and why one could not
-    be asked), and the cached versions no source lists any more."""
+    be asked), and the cached versions no source lists any more; `source` (and a Debian `suite`):
+    that source's builds only."""
     catalogue = engines.catalogue(engine, env.cache_dir())
-    builds = catalogue.all_builds()
+    builds = [b for b in (catalogue.builds(source) if source else catalogue.all_builds())
+              if suite is None or b.suite == suite]
     cached = {entry.version for entry in engines.cached_builds(engine, env.cache_dir())}
     versions = []
     for version, group in groupby(sorted(builds, key=lambda b: (version_key(b.version), b.version)),
@@ -28,9 +40,9 @@ def listing(engine: str) -> JsonObject:
                          "builds": [{"source": b.source, "detail": b.detail, **({"suite": b.suite} if b.suite else {})}
                                     for b in group]})
     sources = []
-    for source in SOURCES[engine]:
-        error = catalogue.errors.get(source)
-        sources.append({"source": source, "about": SOURCE_ABOUT[(engine, source)],
+    for name in [source] if source else SOURCES[engine]:
+        error = catalogue.errors.get(name)
+        sources.append({"source": name, "about": SOURCE_ABOUT[(engine, name)],
                         **({"error": error.message, "hint": error.hint} if error else {})})
     return {"engine": engine, "sources": sources, "versions": versions,
-            "cached_only": sorted(cached - {v["version"] for v in versions}, key=version_key)}
+            "cached_only": [] if source else sorted(cached - {v["version"] for v in versions}, key=version_key)}

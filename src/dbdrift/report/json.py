@@ -2,7 +2,9 @@
 (test, group, threads, measure, target, reference, value, rqps with their intervals, verdict,
 detectable_change, ...) named as the CSV columns are, plus group summaries. `measure` is "timed"
 for a timed cell and "instructions" for an instruction count (value: instructions per event,
-instr_rel: new / reference, its own verdict; no interval, so detectable_change null)."""
+instr_rel: new / reference, its own verdict; no interval, so detectable_change null). `packager`
+and `reference_packager` name both packagers of a row or column whose target and reference were
+built by different ones (the other formats' B), null otherwise."""
 from __future__ import annotations
 
 import json
@@ -11,9 +13,11 @@ from typing import Any
 
 from dbdrift.analysis.instructions import InstructionRow
 from dbdrift.analysis.layers import LayerRow
+from dbdrift.report.caveats import packagers_json
 from dbdrift.report.drift import drift_json
 from dbdrift.results.data import ReportData
 from dbdrift.results.findings import group_of, instruction_cells, instruction_why
+from dbdrift.results.targets import packager_change
 
 
 def render_json(data: ReportData) -> str:
@@ -37,7 +41,7 @@ def render_json(data: ReportData) -> str:
             "status": row.status(cell.target) or "ok", "warnings": list(cell.warnings),
             "plan_changed": cell.plan_changed,
             "rqps_typical": _round(est.typical if est else None, 4), "bursty": bool(est and est.bursty),
-            "excluded_intervals": tput.dropped_intervals,
+            "excluded_intervals": tput.dropped_intervals, **packagers_json(cell.packagers),
             "explanation": data.why(row.test, row.threads, cell.target),
         })
     for irow, target, verdict in instruction_cells(data):
@@ -51,6 +55,7 @@ def render_json(data: ReportData) -> str:
             "detectable_change": None,  # a count has no interval, so no detectable change
             "method": "callgrind",
             "spread_pct": _round(irow.spread_pct.get(target), 4), "status": "ok" if cost else "not measured",
+            **packagers_json(packager_change(data.packagers, target, irow.references.get(target))),
             "explanation": instruction_why(irow, target) or None,
         })
     summaries = [
@@ -66,7 +71,8 @@ def render_json(data: ReportData) -> str:
         **({"against": comp.against} if comp.against else {}),
         "min_effect": comp.min_effect, "noisy_half_width": comp.noisy_half_width, "notes": list(data.notes),
         "targets": [{"name": t, "label": data.target_labels.get(t, "")} for t in comp.targets],
-        "columns": [{"column": f"col-{i}", "target": t, "reference": comp.references.get(t)}
+        "columns": [{"column": f"col-{i}", "target": t, "reference": comp.references.get(t),
+                     **packagers_json(packager_change(data.packagers, t, comp.references.get(t)))}
                     for i, t in enumerate(comp.compared, start=1)],
         "rows": rows, "group_summaries": summaries,
         "instructions": [_instruction_json(r) for r in data.instructions],

@@ -30,7 +30,7 @@ header table.context th{text-align:left;background:#f6f6f6;font-family:inherit;f
 header table.context td{text-align:left;white-space:normal;font-family:inherit}
 .swatch{display:inline-block;width:.8em;height:.8em;margin-right:.35em;border:1px solid #555;vertical-align:-.05em}
 table.findings td.mark{font-weight:bold}table.findings td.why{text-align:left;white-space:normal;font-family:inherit;max-width:40rem}
-.plan{color:#6b21a8;font-weight:bold;margin-left:.2em;cursor:help}details.plan{margin:.2rem 0 .6rem}
+.plan{color:#6b21a8;font-weight:bold;margin-left:.2em;cursor:help}span.packagers{color:#0f766e;font-weight:bold;margin-left:.2em;cursor:help}details.plan{margin:.2rem 0 .6rem}
 details.plan pre{max-height:20rem;overflow:auto;background:#f6f6f6;padding:.4rem}
 table.findings tr.regression td.mark{color:#a33}table.findings tr.improvement td.mark{color:#276}
 svg.chart{max-width:100%;height:auto}

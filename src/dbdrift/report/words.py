@@ -1,13 +1,15 @@
 """The comparison in the posts' words: per compared target and client count, how many tests
 regressed and improved, the median rQPS, the largest and smallest regression and improvement
 with their tests, and the median of each group, each change also in basis points (1 bp = 0.01%,
-as the posts give small changes). Text, Markdown and HTML show these lines. Pure."""
+as the posts give small changes), and B with both packagers when the pair's builds come from two.
+Text, Markdown and HTML show these lines. Pure."""
 from __future__ import annotations
 
 from statistics import median
 
 from dbdrift.analysis.noise import Verdict
 from dbdrift.results.data import ReportData
+from dbdrift.results.targets import packager_change
 
 
 def bp(ratio: float) -> str:
@@ -36,7 +38,9 @@ def comparison_lines(data: ReportData) -> list[str]:
                             reverse=True)
             reference = comp.references.get(target, "")
             clients = f"{threads} client{'s' if threads != 1 else ''}"
-            parts = [f"{target} vs {reference}, {clients}: {len(worse)} regression(s) and {len(better)} "
+            crossed = packager_change(data.packagers, target, reference)
+            built = f" (B: {crossed[1]} / {crossed[0]} builds)" if crossed else ""
+            parts = [f"{target} vs {reference}{built}, {clients}: {len(worse)} regression(s) and {len(better)} "
                      f"improvement(s) in {len(cells)} tests; median rQPS {median(ratios):.3f} ({bp(median(ratios))})"]
             if worse:
                 parts.append(_named("largest regression", worse))

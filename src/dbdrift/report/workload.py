@@ -8,15 +8,24 @@ from __future__ import annotations
 from html import escape
 from typing import Any
 
-from dbdrift.report.caveats import verdict_counts, verdict_legend, verdict_lines
+from dbdrift.report.caveats import (packager_line, packager_step, packagers_json, verdict_counts, verdict_legend,
+                                   verdict_lines)
 from dbdrift.report.drift import DRIFT_LEGEND, DRIFT_TITLE, drift_blocks
 from dbdrift.report.page import data_table, swatch, target_color
 from dbdrift.results.workload import WorkloadReport
 
 
 def verdicts_legend(data: WorkloadReport) -> str:
-    """What the report's verdict marks say about its measure, at its thresholds."""
-    return verdict_legend(data.judged, data.min_effect, data.noisy)
+    """What the report's verdict marks say about its measure, at its thresholds (and B, when a
+    target and the base were built by different packagers)."""
+    return verdict_legend(data.judged, data.min_effect, data.noisy, any(f.packagers for f in data.findings))
+
+
+def packagers_line(data: WorkloadReport) -> str:
+    """`B packagers differ: pg18 debian / pg17 npm: ...` naming both packagers of every target
+    built by another packager than the base; empty when there is none."""
+    return packager_line(packager_step(t, data.base, pair) for t in data.targets[1:]
+                         if (pair := data.packager_change(t)))
 
 
 def aligned(header: list[str], rows: list[list[str]]) -> list[str]:
@@ -40,11 +49,12 @@ def findings_json(data: WorkloadReport) -> list[dict[str, Any]]:
              "verdict": str(f.verdict), "detectable_change": rounded(f.detectable, 4),
              "ratio": rounded(f.ratio, 4), "lower": rounded(f.lower, 4),
              "upper": rounded(f.upper, 4), **({"status": f.status} if f.status else {}),
+             **packagers_json(f.packagers),
              "explanation": data.why(f.target, f.test)} for f in data.findings]
 
 
-VERDICT_COLUMNS = ("verdict", "detectable_change", "why")
-"""The CSV columns verdict_cells fills."""
+VERDICT_COLUMNS = ("verdict", "detectable_change", "packager", "reference_packager", "why")
+"""The CSV columns verdict_cells fills (the packagers: only when the target's and the base's differ)."""
 
 
 def verdict_cells(data: WorkloadReport, target: str, test: str | None = None) -> list[str]:
@@ -54,7 +64,8 @@ def verdict_cells(data: WorkloadReport, target: str, test: str | None = None) ->
     if not found:
         return ["" for _ in VERDICT_COLUMNS]
     detectable = "" if found.detectable is None else str(round(found.detectable, 4))
-    return [str(found.verdict), detectable, data.why(target, found.test) or ""]
+    packagers = (found.packagers[1], found.packagers[0]) if found.packagers else ("", "")
+    return [str(found.verdict), detectable, *packagers, data.why(target, found.test) or ""]
 
 
 WHY_TITLE = "what moved with each regression (-) and improvement (+)"
@@ -94,6 +105,9 @@ def text_page(data: WorkloadReport, title: str, label: str, tables: list[Table],
     else:
         out += [f"campaign: {data.campaign}"] if data.campaign else []
         out += [f"{label}: {data.setup}", *(f"{name}: {value}" for name, value in facts), *data.notes, ""]
+    packaged = packagers_line(data)
+    if packaged:
+        out += [f"*{packaged}*" if markdown else packaged, ""]
     if data.findings:
         lines = verdict_lines(data.findings)
         out += ([f"## Verdicts: {verdict_counts(data.findings)}", "", *(f"- `{line}`" for line in lines), ""]

@@ -34,7 +34,7 @@ from dbdrift.model import SLOW_FSYNC_US, HardwareWindow, JsonObject, is_warm_run
 from dbdrift.results.data import FORMAT_VERSION, PlanChange, ReportData
 from dbdrift.results.findings import nothing_measured
 from dbdrift.results.targets import (base_target, default_drift, flush_settings_compared, matrix_references,
-                                    target_labels)
+                                    packager_change, target_labels, target_packagers)
 from dbdrift.store.store import Store
 from dbdrift.version import __version__
 
@@ -105,12 +105,14 @@ def build_report(store: Store, campaign: str | None, base: str | None, chain: bo
                          references=pairs, against=against or "", planned=planned)
     notes += _campaign_sd_note(comparison, between)
     labels = target_labels(targets)
+    packagers = target_packagers(targets)
+    comparison = _with_packagers(comparison, packagers)
     order = report_order({m.test for m in measurements} | {r["test"] for r in counted})
     host, spec = json.loads(row["host_json"]), json.loads(row["spec_json"])
     notes += (_interval_notes(comparison, spec, between) + detect_notes(comparison, spec.get("detect_plan"))
               + _order_notes(measurements)
               + host_notes(host) + _unit_notes(store, campaign_id)
-              + _build_notes(labels) + nothing_measured_notes(row["name"], measurements, counted))
+              + _build_notes(labels, packagers) + nothing_measured_notes(row["name"], measurements, counted))
     stored_plans = store.plans(campaign_id)
     if against != "engine":  # two engines' plans never have the same shape: nothing to mark
         comparison, plan_changes = _with_plans(comparison, stored_plans)
@@ -129,7 +131,7 @@ def build_report(store: Store, campaign: str | None, base: str | None, chain: bo
                       metrics=hardware if metrics else (),
                       instructions=counted_rows, layers=layer_rows, drift=default_drift(targets, references),
                       show_metrics=metrics, meta=report_meta(store, campaign_id, generated_at),
-                      plan_changes=plan_changes,
+                      plan_changes=plan_changes, packagers=packagers,
                       explanations=_rechecked(pinned, _explanations(
                           comparison, hardware, counted_rows, plan_changes,
                           {(p["test"], p["target"]) for p in stored_plans}, sequential, layer_rows)))
@@ -376,12 +378,32 @@ def _order_notes(measurements: list[Measurement]) -> tuple[str, ...]:
     return order_notes(cells)
 
 
-def _build_notes(labels: dict[str, str]) -> tuple[str, ...]:
-    """Targets built by different sources (their labels then name the source)."""
+def _build_notes(labels: dict[str, str], packagers: dict[str, str]) -> tuple[str, ...]:
+    """Targets built by different sources (their labels then name the source): by different
+    packagers (each ratio between two is marked B), or by one packager's different suites."""
     if not any(", " in label for label in labels.values()):
         return ()
-    return ("builds: the targets come from different sources (see each label): a difference can come from how "
-            "each was compiled as well as from its code; `SOURCE:VERSION` targets compare builds of one source",)
+    if len(set(packagers.values())) > 1:
+        return ("builds: the targets come from different packagers (see each label; B marks each ratio between "
+                "two): a difference can come from how each was compiled as well as from its code; "
+                "`SOURCE:VERSION` targets (or `--source`) compare builds of one packager",)
+    return (f"builds: one packager ({next(iter(packagers.values()), '?')}) but different suites (see each label): "
+            "each suite's compiler built its own",)
+
+
+def _with_packagers(comparison: Comparison, packagers: dict[str, str]) -> Comparison:
+    """Each compared cell whose target and reference were built by different packagers says which."""
+    if len(set(packagers.values())) < 2:
+        return comparison
+    rows = []
+    for row in comparison.rows:
+        cells = dict(row.cells)
+        for target in comparison.compared:
+            pair = packager_change(packagers, target, cells[target].reference)
+            if pair:
+                cells[target] = replace(cells[target], packagers=pair)
+        rows.append(replace(row, cells=cells))
+    return replace(comparison, rows=tuple(rows))
 
 
 def flush_notes(host: JsonObject, targets: list[sqlite3.Row], references: Mapping[str, str]) -> tuple[str, ...]:

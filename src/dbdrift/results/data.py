@@ -62,6 +62,7 @@ class ReportData:
     plan_changes: tuple[PlanChange, ...] = ()  # the cells marked P
     # (test, threads, target) -> (head, what moved) for each regression and improvement (analysis/explain.py)
     explanations: dict[tuple[str, int, str], tuple[str, str]] = field(default_factory=dict)
+    packagers: dict[str, str] = field(default_factory=dict)  # target -> who built its server (results/targets.py)
 
     def plan_change(self, test: str, target: str) -> PlanChange | None:
         return next((c for c in self.plan_changes if c.test == test and c.target == target), None)

@@ -5,13 +5,14 @@ read them from here, so an instruction regression gates a CI job as a timed one 
 """
 from __future__ import annotations
 
-from collections.abc import Iterator
-from dataclasses import dataclass
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, replace
 
 from dbdrift.analysis.instructions import InstructionRow
 from dbdrift.analysis.noise import Verdict
 from dbdrift.workloads.sysbench.catalog import CATALOG
 from dbdrift.results.data import ReportData
+from dbdrift.results.targets import PACKAGER_MARK, packager_change
 
 MEASURES = ("timed", "instructions")
 """timed: rQPS from timed runs (higher is better); instructions: instructions per event counted
@@ -45,10 +46,16 @@ class Finding:
     upper: float | None = None
     status: str = ""  # why a cell is not measured (failed, skipped: server died)
     detectable: float | None = None  # the detectable change of a timed ratio (Cell.detectable); None for a count
+    packagers: tuple[str, str] | None = None  # (the reference's, the target's) when they differ (Cell.packagers)
 
     def line(self) -> str:
         """`point-query x1 pg18: regression 0.950 [0.940,0.960] vs pg17` (timed) or
-        `point-query instructions pg18: regression 1.035 instructions/event vs pg17`."""
+        `point-query instructions pg18: regression 1.035 instructions/event vs pg17`, then
+        `; B debian / npm` when the two were built by different packagers."""
+        built = f"; {PACKAGER_MARK} {self.packagers[1]} / {self.packagers[0]}" if self.packagers else ""
+        return self._said() + built
+
+    def _said(self) -> str:
         if self.measure == CAMPAIGN:
             return f"campaign {self.test}: nothing measured ({self.status})"
         where = (f"{self.test} instructions" if self.measure != "timed" else
@@ -83,7 +90,7 @@ def all_findings(data: ReportData) -> Iterator[Finding]:
             est = cell.estimate
             yield Finding("timed", row.test, row.threads, target, cell.reference or "", cell.verdict, cell.ratio,
                           est.lower if est else None, est.upper if est else None,
-                          row.status(target) or "", cell.detectable)
+                          row.status(target) or "", cell.detectable, cell.packagers)
     for irow, target, said in instruction_cells(data):
         if said is None:
             continue
@@ -91,7 +98,7 @@ def all_findings(data: ReportData) -> Iterator[Finding]:
         status = "" if said is not Verdict.NOT_MEASURED else \
             f"no count of {target if reference in irow.costs else reference}"
         yield Finding("instructions", irow.test, None, target, reference, said, irow.relative.get(target),
-                      status=status)
+                      status=status, packagers=packager_change(data.packagers, target, reference))
 
 
 def findings(data: ReportData, kinds: list[str] | tuple[str, ...],
@@ -144,3 +151,9 @@ def group_of(test: str) -> str | None:
     """The report group of a counted test (None for a name the catalogue does not hold)."""
     spec = CATALOG.get(test)
     return spec.group if spec else None
+
+
+def told(found: tuple[Finding, ...], packagers: Mapping[str, str]) -> tuple[Finding, ...]:
+    """`found` with each finding whose target and reference come from different packagers
+    saying which (the workloads judged over repeats build their findings without them)."""
+    return tuple(replace(f, packagers=packager_change(packagers, f.target, f.reference)) for f in found)

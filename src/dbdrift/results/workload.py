@@ -15,7 +15,7 @@ from dbdrift.analysis.noise import MIN_REPEATS, Verdict
 from dbdrift.model import JsonObject
 from dbdrift.results.build import flush_notes, host_notes
 from dbdrift.results.findings import CAMPAIGN, Finding
-from dbdrift.results.targets import base_target, default_drift, target_labels
+from dbdrift.results.targets import base_target, default_drift, packager_change, target_labels, target_packagers
 from dbdrift.store.store import Store
 
 
@@ -39,6 +39,7 @@ class WorkloadReport:
     min_effect: float = 0.02
     noisy: float = 0.05
     drift: tuple[DriftTable, ...] = ()  # per target but the base: defaults that differ from the base's
+    packagers: dict[str, str] = field(default_factory=dict)  # target -> who built its server (results/targets.py)
 
     @property
     def base(self) -> str:
@@ -51,6 +52,10 @@ class WorkloadReport:
     def verdict(self, target: str, test: str | None = None) -> Finding | None:
         """The verdict of `target` (on `test`, a step, when the workload judges more than one)."""
         return next((f for f in self.findings if f.target == target and test in (None, f.test)), None)
+
+    def packager_change(self, target: str) -> tuple[str, str] | None:
+        """(the base's packager, the target's) when the two were built by different packagers."""
+        return packager_change(self.packagers, target, self.base)
 
     def why(self, target: str, test: str) -> str | None:
         """The explanation line of a verdict, None when it has none."""
@@ -85,7 +90,8 @@ def stored_campaign(store: Store, campaign_id: int, base: str | None, judged: st
                                  "ncpu": host.get("cpus") or 1, "host": host, "run_on": row["created_at"],
                                  "notes": host_notes(host) + repeats_notes(spec, judged)
                                  + flush_notes(host, targets, {t: base_name for t in ordered[1:]}),
-                                 "drift": default_drift(targets, {t: base_name for t in ordered[1:]})})
+                                 "drift": default_drift(targets, {t: base_name for t in ordered[1:]}),
+                                 "packagers": target_packagers(targets)})
 
 
 def detect_notes(found: tuple[Finding, ...], plan: JsonObject | None, starts: int, unit: str) -> tuple[str, ...]:

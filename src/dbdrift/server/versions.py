@@ -88,6 +88,37 @@ def parse_request(engine: str, text: str) -> Request:
     return Request(text, version, source, suite, partial)
 
 
+def source_named(text: str, engines: tuple[str, ...] | list[str]) -> tuple[str, str | None]:
+    """`--source debian` (or `debian-sid`): (source, suite); refused when no engine of `engines`
+    has that source, naming the sources they have."""
+    source, suite = text.strip(), None
+    if source.startswith("debian-"):
+        source, suite = "debian", source[len("debian-"):]
+        debian.suite_named(suite)
+    if not any(source in SOURCES[e] for e in engines):
+        every = list(dict.fromkeys(s for names in SOURCES.values() for s in names))
+        known = list(dict.fromkeys(s for e in engines for s in SOURCES[e]))
+        what = f"unknown source {source!r}" if source not in every else f"{', '.join(engines)} has no source {source!r}"
+        raise InputError(f"--source {text}: {what}",
+                         f"sources{'' if source not in every else ' of ' + ', '.join(engines)}: {', '.join(known)} "
+                         "(or debian-SUITE, e.g. debian-sid); `dbdrift versions` lists each engine's")
+    return source, suite
+
+
+def pinned(engine: str, text: str, source: str) -> str:
+    """A version string taken from `source` only (`--source debian`: "10.5.29" ->
+    "debian:10.5.29"); one that names another source already is refused, as is a source the
+    engine lacks."""
+    chosen, suite = source_named(source, [engine])
+    request = parse_request(engine, text)
+    if request.source is None:
+        return f"{source}:{text.strip()}"
+    if request.source != chosen or (suite and request.suite not in (None, suite)):
+        raise InputError(f"{engine} version {text!r} names another source than --source {source}",
+                         f"drop --source, or write the version bare ({request.version})")
+    return text
+
+
 # --- the sources --------------------------------------------------------------------------
 
 

@@ -17,7 +17,7 @@ from dbdrift.analysis.events import Dips
 from dbdrift.analysis.tpcc import HARDWARE, nopm_series, run_dips
 from dbdrift.report.events import DIPS_HEADER, DIPS_TITLE, dip_cells, dip_text, dips_json, engine_charts
 from dbdrift.model import JsonObject, WorkloadRun, TPCC_TRANSACTIONS as TRANSACTIONS
-from dbdrift.report.caveats import detectable_mark, findings_html, notes_html
+from dbdrift.report.caveats import finding_mark, findings_html, notes_html
 from dbdrift.report.numbers import fmt_fixed, fmt_ms
 from dbdrift.report.page import data_table, page, page_header
 from dbdrift.report.svgchart import Line, time_chart
@@ -42,7 +42,7 @@ def _rel(data: HtapReport, target: str, what: str) -> str:
     if r.estimate.lower is not None and r.estimate.upper is not None:
         text += f" [{r.estimate.lower:.2f},{r.estimate.upper:.2f}]"
     found = data.verdict(target, what)
-    return text + (f" {found.verdict.mark}{detectable_mark(found.verdict, found.detectable)}" if found else "")
+    return text + (f" {finding_mark(found)}" if found else "")
 
 
 def _ratio(v: float | None) -> str:

@@ -19,7 +19,7 @@ from dbdrift.analysis.position import Turn, order_notes
 from dbdrift.analysis.power import reported_change
 from dbdrift.analysis.tpcc import Latency, hardware_per_new_order, latencies
 from dbdrift.model import JsonObject, TpccResult, WorkloadRun
-from dbdrift.results.findings import CAMPAIGN, Finding, nothing_measured
+from dbdrift.results.findings import CAMPAIGN, Finding, nothing_measured, told
 from dbdrift.results.workload import WorkloadReport, detect_notes, explanations, stored_campaign
 from dbdrift.store.store import Store
 from dbdrift.workloads.htap.catalog import JUDGED, QUERY_NAMES, WINDOW_TITLES, WINDOWS, setup_text
@@ -214,7 +214,7 @@ def htap_report(runs: list[WorkloadRun], targets: list[str] | tuple[str, ...], l
                 ncpu: int = 1, campaign: str = "", setup: str = "", notes: tuple[str, ...] = (),
                 queries: tuple[str, ...] = QUERY_NAMES, min_effect: float = 0.02, noisy: float = 0.05,
                 host: JsonObject | None = None, run_on: str = "", detect_plan: JsonObject | None = None,
-                drift: tuple[DriftTable, ...] = ()) -> HtapReport:
+                drift: tuple[DriftTable, ...] = (), packagers: dict[str, str] | None = None) -> HtapReport:
     targets = list(targets)
     runs = _latest([r for r in runs if r.target in targets])
     summaries = tuple(summarize(runs, targets, queries, ncpu))
@@ -259,9 +259,9 @@ def htap_report(runs: list[WorkloadRun], targets: list[str] | tuple[str, ...], l
         return [(what, new.get(m), ref.get(m)) for m, what in MOVED_Q]
     why = explanations(tuple(found), moved)
     return HtapReport(summaries, rel, tuple(runs), tuple(queries), campaign=campaign, targets=tuple(targets),
-                      labels=dict(labels or {}), ncpu=ncpu, setup=setup, notes=notes, findings=tuple(found),
+                      labels=dict(labels or {}), ncpu=ncpu, setup=setup, notes=notes, findings=told(tuple(found), packagers or {}),
                       explanations=why, min_effect=min_effect, noisy=noisy, host=dict(host or {}), run_on=run_on,
-                      drift=drift)
+                      drift=drift, packagers=dict(packagers or {}))
 
 
 MOVED_TX = (("server/no", "server CPU µs/new order"), ("client/no", "client CPU µs/new order"),

@@ -23,14 +23,15 @@ from dbdrift.report.events import DIPS_HEADER, DIPS_TITLE, dip_cells, dip_text, 
 from dbdrift.analysis.ibench import (BUCKET_LABELS, COLORS, METRICS, OPS, StepDetail, SummaryCell, SummaryTable,
                                      per_second_series, sla_met)
 from dbdrift.model import IBENCH_STEPS, InsertStepResult, JsonObject
-from dbdrift.report.caveats import detectable_text, findings_html, notes_html, verdict_counts, verdict_lines
+from dbdrift.report.caveats import (PACKAGER_LEGEND, detectable_text, findings_html, notes_html, packager_html,
+                                   packager_mark, verdict_counts, verdict_lines)
 from dbdrift.report.numbers import fmt_abs, fmt_fixed, fmt_ratio
 from dbdrift.report.page import data_table, page, page_header
 from dbdrift.report.svgchart import Line, time_chart
 from dbdrift.report.drift import drift_json
 from dbdrift.report.workload import (drift_html, drift_lines, aligned, color_of, findings_json, host_fact, md_table, rounded, run_on_facts,
-                                     target_facts, VERDICT_COLUMNS, verdict_cells, verdicts_legend, why_html,
-                                     why_lines)
+                                     packagers_line, target_facts, VERDICT_COLUMNS, verdict_cells, verdicts_legend,
+                                     why_html, why_lines)
 from dbdrift.version import __version__
 from dbdrift.workloads.ibench.results import IBenchReport
 
@@ -101,19 +102,35 @@ def summary_blocks(data: IBenchReport) -> list[tuple[str, str, list[str], list[l
             continue
         rows = []
         for row, cells in table.rows.items():
+            told = packager_mark(_compared(data, name, row))
             rows.append([data.label(row) if row in data.targets else row,
                          *(_marked(_cell_text(name, row in data.targets, header, c), TABLES[name].marks.get(c.color or ""))
-                           for header, c in zip(table.columns, cells))])
+                           + (told if c.value is not None else "") for header, c in zip(table.columns, cells))])
         title = TABLES[name].title.format(base=data.label(data.summary.base))
-        blocks.append((title, table_legend(name, table), ["target", *table.columns], rows))
+        blocks.append((title, table_legend(name, table, _packaged(data)), ["target", *table.columns], rows))
     return blocks
 
 
-def table_legend(name: str, table: SummaryTable) -> str:
-    """The legend of summary table `name`; the relative one says when its cells carry intervals."""
+def table_legend(name: str, table: SummaryTable, packaged: bool = False) -> str:
+    """The legend of summary table `name`; the relative one says when its cells carry intervals,
+    and (`packaged`) when a target's B says it was built by another packager than the base."""
+    legend = TABLES[name].legend
     if name == "relative" and any(c.lower is not None for cells in table.rows.values() for c in cells):
-        return TABLES[name].legend + INTERVAL_LEGEND
-    return TABLES[name].legend
+        legend += INTERVAL_LEGEND
+    return legend + (f"; {PACKAGER_LEGEND}" if packaged and name in ("relative", "writes") else "")
+
+
+def _packaged(data: IBenchReport) -> bool:
+    return any(data.packager_change(t) for t in data.targets)
+
+
+def _compared(data: IBenchReport, table: str, row: str) -> tuple[str, str] | None:
+    """The packagers of a summary row of ratios to the base (a target's relative throughput, its
+    `<target> ÷ <base>` writes) built by another packager than the base; None for the other rows."""
+    if table == "relative" and row in data.targets:
+        return data.packager_change(row)
+    target, _, base = row.partition(" ÷ ")
+    return data.packager_change(target) if table == "writes" and base == data.base else None
 
 
 def _cell_text(table: str, is_target: bool, header: str, cell: SummaryCell) -> str:
@@ -177,7 +194,8 @@ def fmt_metric(name: str, value: float | None) -> str:
 
 def render_text(data: IBenchReport) -> str:
     out = [f"campaign: {data.campaign}"] if data.campaign else []
-    out += [f"Insert Benchmark; relative to: {data.label(data.summary.base)}", *data.notes, "", "== summary =="]
+    out += [f"Insert Benchmark; relative to: {data.label(data.summary.base)}", *data.notes, "",
+            *([packaged, ""] if (packaged := packagers_line(data)) else []), "== summary =="]
     for title, legend, header, rows in summary_blocks(data):
         out += [f"-- {title}", legend, *aligned(header, rows), ""]
     if data.findings:
@@ -203,6 +221,7 @@ def render_markdown(data: IBenchReport) -> str:
            f"Relative to: {data.label(data.summary.base)}", ""]
     if data.notes:
         out += [*(f"- {note}" for note in data.notes), ""]
+    out += [f"*{packaged}*", ""] if (packaged := packagers_line(data)) else []
     out += ["## Summary", ""]
     for title, legend, header, rows in summary_blocks(data):
         out += [f"### {title}", "", f"*{legend}*", "", *md_table(header, rows), ""]
@@ -357,7 +376,7 @@ def _summary(data: IBenchReport) -> str:
         table = getattr(data.summary, name)
         if table is None or not table.columns:
             continue
-        legend = table_legend(name, table)
+        legend = table_legend(name, table, _packaged(data))
         head = "".join(f"<th>{escape(c)}</th>" for c in table.columns)
         body = []
         for row, cells in table.rows.items():
@@ -371,7 +390,9 @@ def _summary(data: IBenchReport) -> str:
                 if found and found.detectable is not None:
                     said = f"{found.verdict}; {detectable_text(found.verdict, found.detectable)}"
                     tip = f' title="{escape(said)}"'
-                tds.append(f"<td{css}{tip}>{escape(_cell_text(name, is_target, header, cell))}</td>")
+                pair = _compared(data, name, row) if cell.value is not None else None
+                told = packager_html(row.partition(" ÷ ")[0], data.base, pair)
+                tds.append(f"<td{css}{tip}>{escape(_cell_text(name, is_target, header, cell))}{told}</td>")
             body.append(f'<tr><th scope="row">{escape(label)}</th>{"".join(tds)}</tr>')
         out.append(f"<h3>{escape(TABLES[name].title.format(base=data.label(data.summary.base)))}</h3>"
                    f'<p class="sub">{escape(legend)}</p>'

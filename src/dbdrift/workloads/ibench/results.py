@@ -17,7 +17,7 @@ from dbdrift.analysis import foreign
 from dbdrift.analysis.position import Turn, order_notes
 from dbdrift.analysis.power import reported_change
 from dbdrift.model import IBENCH_STEPS, InsertStepResult, JsonObject
-from dbdrift.results.findings import CAMPAIGN, Finding, nothing_measured
+from dbdrift.results.findings import CAMPAIGN, Finding, nothing_measured, told
 from dbdrift.results.workload import WorkloadReport, detect_notes, explanations, stored_campaign
 from dbdrift.store.store import Store
 
@@ -50,7 +50,7 @@ def ibench_report(results: list[InsertStepResult], targets: list[str] | tuple[st
                   notes: tuple[str, ...] = (), min_effect: float = 0.02, noisy: float = 0.05,
                   planned: tuple[str, ...] = (), setup: str = "", host: JsonObject | None = None,
                   run_on: str = "", detect_plan: JsonObject | None = None,
-                drift: tuple[DriftTable, ...] = ()) -> IBenchReport:
+                drift: tuple[DriftTable, ...] = (), packagers: dict[str, str] | None = None) -> IBenchReport:
     """Summary tables, verdicts and per-step details of `results` (any status; other targets are
     ignored); `planned`: the campaign's steps, each judged even when no target ran it;
     `setup`, `host` and `run_on`: the campaign's sizes in a line, the stored host facts and the
@@ -70,10 +70,10 @@ def ibench_report(results: list[InsertStepResult], targets: list[str] | tuple[st
     why = explanations(found, lambda f: [(what, details[(f.target, f.test)].metrics.get(m),
                                           details[(f.reference, f.test)].metrics.get(m)) for m, what in MOVED])
     return IBenchReport(summary, indexed, details, campaign=campaign, targets=tuple(targets),
-                        labels=dict(labels or {}), ncpu=ncpu, notes=notes, findings=found, explanations=why,
+                        labels=dict(labels or {}), ncpu=ncpu, notes=notes, findings=told(tuple(found), packagers or {}), explanations=why,
                         min_effect=min_effect, noisy=noisy, setup=setup, host=dict(host or {}),
                         run_on=run_on,
-                      drift=drift)
+                      drift=drift, packagers=dict(packagers or {}))
 
 
 def _repeat_turns(results: list[InsertStepResult], targets: list[str]) -> dict[str, list[Turn]]:

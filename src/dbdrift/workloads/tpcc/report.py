@@ -14,7 +14,7 @@ from html import escape
 from dbdrift.analysis.tpcc import HARDWARE, TargetSummary, hardware_per_new_order, nopm_series, run_dips
 from dbdrift.report.events import DIPS_HEADER, DIPS_TITLE, dip_cells, dip_text, dips_json, engine_charts
 from dbdrift.model import JsonObject, TPCC_TRANSACTIONS as TRANSACTIONS
-from dbdrift.report.caveats import detectable_mark, findings_html, notes_html
+from dbdrift.report.caveats import finding_mark, findings_html, notes_html
 from dbdrift.report.numbers import fmt_fixed, fmt_ms
 from dbdrift.report.page import data_table, page, page_header
 from dbdrift.report.svgchart import Line, time_chart
@@ -49,7 +49,7 @@ def blocks(data: TpccReport) -> list[tuple[str, str, list[str], list[list[str]]]
                 rel += f" [{s.relative.lower:.2f},{s.relative.upper:.2f}]"
         checks = {True: "passed", False: "FAILED", None: "-"}[s.consistency_ok]
         found = data.verdict(s.target)
-        rel += f" {found.verdict.mark}{detectable_mark(found.verdict, found.detectable)}" if found else ""
+        rel += f" {finding_mark(found)}" if found else ""
         rows.append([data.label(s.target), fmt_fixed(s.nopm, 0, thousands=True), rel, fmt_fixed(s.tpm, 0, thousands=True), f"{s.runs}" + (
             f" ({s.failed} failed)" if s.failed else ""), checks])
     out = [("NOPM and TPM", f"NOPM: new orders per minute; TPM: transactions per minute (all five types); "

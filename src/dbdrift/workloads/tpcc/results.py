@@ -16,7 +16,7 @@ from dbdrift.analysis.position import Turn, order_notes
 from dbdrift.analysis.power import reported_change
 from dbdrift.analysis.tpcc import TargetSummary, summarize
 from dbdrift.model import JsonObject, TpccResult
-from dbdrift.results.findings import CAMPAIGN, Finding, nothing_measured
+from dbdrift.results.findings import CAMPAIGN, Finding, nothing_measured, told
 from dbdrift.results.workload import WorkloadReport, detect_notes, explanations, stored_campaign
 from dbdrift.store.store import Store
 from dbdrift.workloads.tpcc.catalog import setup_text
@@ -47,7 +47,7 @@ def tpcc_report(results: list[TpccResult], targets: list[str] | tuple[str, ...],
                 labels: dict[str, str] | None = None, ncpu: int = 1, campaign: str = "", setup: str = "",
                 notes: tuple[str, ...] = (), min_effect: float = 0.02, noisy: float = 0.05,
                 host: JsonObject | None = None, run_on: str = "", detect_plan: JsonObject | None = None,
-                drift: tuple[DriftTable, ...] = ()) -> TpccReport:
+                drift: tuple[DriftTable, ...] = (), packagers: dict[str, str] | None = None) -> TpccReport:
     """Per-target summaries and NOPM verdicts of `results` (runs of other targets are ignored);
     `host` and `run_on`: the stored host facts and the campaign's start (WorkloadReport's);
     `detect_plan`: the campaign's plan, when it was planned to detect (a note says if NOPM reached it)."""
@@ -67,8 +67,8 @@ def tpcc_report(results: list[TpccResult], targets: list[str] | tuple[str, ...],
                                          for m, what in MOVED])
     return TpccReport(summaries, tuple(r for r in results if r.target in targets), campaign=campaign,
                       targets=tuple(targets), labels=dict(labels or {}), ncpu=ncpu, setup=setup, notes=notes,
-                      findings=found, explanations=why, min_effect=min_effect, noisy=noisy, host=dict(host or {}), run_on=run_on,
-                      drift=drift)
+                      findings=told(tuple(found), packagers or {}), explanations=why, min_effect=min_effect, noisy=noisy, host=dict(host or {}), run_on=run_on,
+                      drift=drift, packagers=dict(packagers or {}))
 
 
 def history_values(store: Store, campaign_id: int) -> dict[tuple[str, str], list[float]]:

@@ -15,7 +15,7 @@ from html import escape
 
 from dbdrift.analysis.noise import Estimate
 from dbdrift.model import JsonObject
-from dbdrift.report.caveats import detectable_mark, findings_html, notes_html
+from dbdrift.report.caveats import finding_mark, findings_html, notes_html
 from dbdrift.report.numbers import fmt_fixed
 from dbdrift.report.page import data_table, page, page_header
 from dbdrift.report.drift import drift_json
@@ -46,7 +46,7 @@ def blocks(data: VectorReport) -> list[tuple[str, str, list[str], list[list[str]
         rows = []
         for r in compared:
             found = data.verdict(r.target, f"{r.label} {r.what}")
-            mark = f" {found.verdict.mark}{detectable_mark(found.verdict, found.detectable)}" if found else ""
+            mark = f" {finding_mark(found)}" if found else ""
             rows.append([r.label, r.what.split("@ ")[1], data.label(r.target), _est(r.estimate, r.status) + mark])
         out.append(("QPS at equal recall", "QPS ÷ the base's at the same recall@k, read on each curve's frontier "
                     f"between its search settings, with a 95% interval over repeats; {verdicts_legend(data)}",

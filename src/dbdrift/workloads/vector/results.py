@@ -17,7 +17,7 @@ from dbdrift.analysis import foreign
 from dbdrift.analysis.position import Turn, order_notes
 from dbdrift.analysis.power import reported_change
 from dbdrift.model import JsonObject, WorkloadRun
-from dbdrift.results.findings import CAMPAIGN, Finding, nothing_measured
+from dbdrift.results.findings import CAMPAIGN, Finding, nothing_measured, told
 from dbdrift.results.workload import WorkloadReport, detect_notes, explanations, stored_campaign
 from dbdrift.store.store import Store
 from dbdrift.workloads.vector.catalog import RECALLS, setup_text
@@ -194,7 +194,7 @@ def vector_report(runs: list[WorkloadRun], targets: list[str] | tuple[str, ...],
                   ncpu: int = 1, campaign: str = "", setup: str = "", notes: tuple[str, ...] = (),
                   min_effect: float = 0.02, noisy: float = 0.05, host: JsonObject | None = None, run_on: str = "",
                   detect_plan: JsonObject | None = None,
-                drift: tuple[DriftTable, ...] = ()) -> VectorReport:
+                drift: tuple[DriftTable, ...] = (), packagers: dict[str, str] | None = None) -> VectorReport:
     targets = list(targets)
     runs = [r for r in runs if r.target in targets]
     curves = tuple(summarize(runs, targets))
@@ -236,9 +236,9 @@ def vector_report(runs: list[WorkloadRun], targets: list[str] | tuple[str, ...],
     why = explanations(tuple(found), moved)
     dataset: JsonObject = next((r.record["dataset"] for r in runs if r.record.get("dataset")), {})
     return VectorReport(curves, rel, tuple(runs), dataset, campaign=campaign, targets=tuple(targets),
-                        labels=dict(labels or {}), ncpu=ncpu, setup=setup, notes=notes, findings=tuple(found),
+                        labels=dict(labels or {}), ncpu=ncpu, setup=setup, notes=notes, findings=told(tuple(found), packagers or {}),
                         explanations=why, min_effect=min_effect, noisy=noisy, host=dict(host or {}), run_on=run_on,
-                      drift=drift)
+                      drift=drift, packagers=dict(packagers or {}))
 
 
 def curve_of(curves: tuple[Curve, ...], target: str, family: int) -> Curve | None:
