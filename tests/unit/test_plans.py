@@ -52,3 +52,8 @@ def test_explain_statements_keep_the_prepared_form_and_its_parameters():
     assert point.sql == "SELECT c FROM sbtest1 WHERE id=5000"
     [scan] = sysbench.explain_statements(sysbench.CATALOG["scan"], "postgres", 10_000)
     assert scan.literals == ()  # nothing for a plan cache to choose: explained as it is
+
+
+def test_an_in_list_is_explained_with_distinct_values_as_a_run_draws_them():
+    [(_, sql)] = sysbench.explain_sql(sysbench.CATALOG["random-points_range=10"], "mysql", 10_000)
+    assert sql == "SELECT c FROM sbtest1 WHERE id IN (5000, 5001, 5002, 5003, 5004, 5005, 5006, 5007, 5008, 5009)"
