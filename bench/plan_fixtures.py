@@ -41,7 +41,8 @@ SERVERS = {
     ("postgres", "17.10"): {"": ()},
 }
 # beyond the suite: a join by index, a join without one and a GROUP BY, for the join and group steps
-EXTRA = {"extra-join-lookup": "SELECT a.c, b.c FROM sbtest1 a JOIN sbtest1 b ON b.id = a.k WHERE a.id BETWEEN 5000 AND 5009",
+EXTRA = {"extra-join-lookup": "SELECT a.c, b.c FROM sbtest1 a JOIN sbtest1 b ON b.id = a.k "
+                              "WHERE a.id BETWEEN 5000 AND 5009",
          "extra-join-scan": "SELECT count(*) FROM sbtest1 a JOIN sbtest1 b ON b.c = a.c "
                             "WHERE a.id BETWEEN 5000 AND 5009 AND b.id BETWEEN 6000 AND 6099",
          "extra-group": "SELECT k, count(*) FROM sbtest1 WHERE id BETWEEN 5000 AND 5999 GROUP BY k"}

@@ -25,7 +25,8 @@ V1_ACCESS = {"ALL": "table scan", "hash_ALL": "table scan", "index": "index scan
              "unique_subquery": "unique lookup", "const": "const row", "system": "const row",
              "fulltext": "fulltext search", "index_merge": "index merge", "hash_index_merge": "index merge"}
 # v1 join buffers: MySQL's using_join_buffer, MariaDB's block-nl-join join_type
-V1_JOIN = {"Block Nested Loop": "block nested loop", "hash join": "hash join", "Batched Key Access": "batched key access",
+V1_JOIN = {"Block Nested Loop": "block nested loop", "hash join": "hash join",
+           "Batched Key Access": "batched key access",
            "Batched Key Access (unique)": "batched key access", "BNL": "block nested loop", "BNLH": "hash join",
            "BKA": "batched key access", "BKAH": "batched key access"}
 V1_MESSAGES = {"no tables used": "no table", "select tables optimized away": "no table",
