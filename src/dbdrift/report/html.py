@@ -293,7 +293,8 @@ def _rel_cell(row: RelativeRow, target: str) -> str:
         css = "green"
     cls = f' class="{css}"' if css else ""
     mark = f'<span class="mark">{escape(verdict.mark + detectable_mark(cell.verdict, cell.detectable))}</span>'
-    plan = ('<span class="plan" title="the query plan differs from the reference\'s: see below the table">P</span>'
+    plan = ('<span class="plan" title="the query plan differs from the reference\'s (its normalised shape: '
+            'access method, index, join, sort, rows to a power of ten): see below the table">P</span>'
             if cell.plan_changed else "")
     return (f'<td{cls} title="{attr(_cell_title(row, target, verdict))}">{escape(text)}{mark}{_warn(row, target)}'
             f"{plan}{packager_html(target, cell.reference, cell.packagers)}</td>")
