@@ -2,6 +2,7 @@
 and that the driver accepts every job shape (checked by the real driver binary, null backend)."""
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 from dbdrift.workloads.sysbench import catalog as sysbench
@@ -88,3 +89,22 @@ def test_engines_get_their_dialect_and_mysql_connections_name_the_socket_file():
     conn = ConnectionInfo(Path("/r/sock"), 3307, "root", "mysql", socket_file=Path("/r/sock/mysqld.sock"))
     assert conn.with_dbname("sbtest").to_driver()["socket"] == "/r/sock/mysqld.sock"
     assert "socket" not in ConnectionInfo(Path("/r"), 5432, "postgres", "postgres").to_driver()
+
+
+def test_mysql_explain_asks_for_json_format_1_where_format_2_holds_no_plan():
+    """Replies as MySQL 9.7.4 gave them (tests/data/plans/): format 2 of an UPDATE has no plan."""
+    plans = Path(__file__).resolve().parents[1] / "data" / "plans"
+    [no_plan] = [p["plan_json"] for p in json.loads((plans / "mysql-9.7.4-v2-no-plan.json").read_text())["plans"]
+                 if p["sql"].startswith("UPDATE sbtest1 SET k=k+1")]
+    sent = []
+
+    class Replying(InnoDBDialect):
+        def _query(self, conn, sql):
+            sent.append(sql)
+            return [[no_plan if len(sent) == 1 else '{"query_block": {"select_id": 1}}']]
+
+    text = Replying("9.7.4", "mysql").explain({}, "UPDATE sbtest1 SET k=k+1 WHERE id=100000")
+    assert sent == ["EXPLAIN FORMAT=JSON UPDATE sbtest1 SET k=k+1 WHERE id=100000",
+                    "SET SESSION explain_json_format_version = 1; EXPLAIN FORMAT=JSON UPDATE sbtest1 SET k=k+1 "
+                    "WHERE id=100000"]
+    assert text == '{"query_block": {"select_id": 1}}'

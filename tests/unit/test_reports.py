@@ -127,8 +127,9 @@ def make_store(path: Path, installs: dict[str, dict] = INSTALLS) -> Store:
             node = "Index Scan" if (name, test) == ("pg18", "range-covered-pk") else "Index Only Scan"
             if test == "point-query":
                 node = "Index Scan"
+            cond, rows = ("(id = 5000)", 1) if test == "point-query" else ("((id >= 5000) AND (id <= 5100))", 101)
             plan = json.dumps([{"Plan": {"Node Type": node, "Index Name": "sbtest1_pkey", "Relation Name": "sbtest1",
-                                         "Total Cost": 8.3 + pos}}])
+                                         "Index Cond": cond, "Plan Rows": rows, "Total Cost": 8.3 + pos}}])
             store.add_plan(tid, test, 0, sql, plan, plan_shape("postgres", plan))
     with store.db:  # a fixed date, so goldens are stable
         store.db.execute("UPDATE campaigns SET created_at = ?", (GENERATED_AT,))
@@ -405,14 +406,15 @@ def test_a_cell_whose_plan_shape_differs_from_the_reference_is_marked_p_and_both
     line = next(line for line in text.splitlines() if line.endswith("  range-covered-pk"))
     assert line.split()[2:5] == ["+", "P", "1.00"]  # pg18: improvement, plan changed; pg19: same plan as pg17
     assert "range-covered-pk pg18 vs pg17:" in text
-    assert "    pg17: Index Only Scan using sbtest_pkey on sbtest" in text
-    assert "    pg18: Index Scan using sbtest_pkey on sbtest" in text
+    assert "    pg17: covering range scan on sbtest using sbtest_pkey ~100 rows" in text
+    assert "    pg18: range scan on sbtest using sbtest_pkey ~100 rows" in text
     point = next(line for line in text.splitlines() if line.endswith("  point-query"))
     assert "P" not in point  # same shape, other costs: no mark
     doc = json.loads(render(data, "json"))
     flagged = {(r["test"], r["target"]) for r in doc["rows"] if r.get("plan_changed")}
     assert flagged == {("range-covered-pk", "pg18")}
-    assert doc["plan_changes"][0]["statements"][0]["reference_shape"] == "Index Only Scan using sbtest_pkey on sbtest"
+    assert doc["plan_changes"][0]["statements"][0]["reference_shape"] == \
+        "covering range scan on sbtest using sbtest_pkey ~100 rows"
 
 
 def test_each_regression_and_improvement_says_what_moved_with_it(store):
@@ -426,7 +428,7 @@ def test_each_regression_and_improvement_says_what_moved_with_it(store):
     # the background is 10% and 19% of the server's CPU: named (2 -> 4 µs/op)
     assert "client CPU/op +0.0%, background CPU/op +100.0%, instructions/event" in point
     assert point.endswith("plan unchanged")
-    assert "plan changed: Index Only Scan using sbtest_pkey on sbtest -> Index Scan" in \
+    assert "plan changed: covering range scan on sbtest using sbtest_pkey ~100 rows -> range scan" in \
         data.why("range-covered-pk", 1, "pg18")
     assert "1 host or run warning(s)" not in point and "host or run warning(s)" in \
         data.why("update-index", 1, "pg18")

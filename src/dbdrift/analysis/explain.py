@@ -25,7 +25,7 @@ the server's CPU on either side; below it, its ratio swings on a few millisecond
 def explanation(row: RelativeRow, cell: Cell, metrics: MetricsRow | None, instructions: InstructionRow | None,
                 plan: tuple[str, str] | None, planned: bool, per_target_host: bool) -> tuple[str, str]:
     """(head, what moved) for one compared cell; the line reads `head: what moved`. `plan`: (reference shape, shape) of the first statement
-    whose plan differs; `planned`: both targets' plans are stored; `per_target_host`: host-wide
+    whose plan differs; `planned`: the cell's plans were compared with its reference's; `per_target_host`: host-wide
     counters (cs/o) belong to this target alone (sequential runs)."""
     est = cell.estimate
     interval = f" [{est.lower:.2f}, {est.upper:.2f}]" if est and est.lower is not None else ""

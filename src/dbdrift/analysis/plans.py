@@ -1,68 +1,57 @@
-"""Query plan shapes: what a plan does, without what it estimates, so two servers' plans for one
-statement compare equal exactly when they would run it the same way.
+"""Query plans compared as plans: one normalised shape per EXPLAIN JSON document, the same
+structure whichever engine and format printed it, so that two servers' plans of a statement
+compare equal exactly when they would run it the same way.
 
-A shape keeps node types, access methods, index names, table names (sbtest1..N as `sbtest`) and
-the flags that change the work (a filesort, a temporary table, an index-only read); it drops
-costs, row estimates, widths, conditions and literal values. PostgreSQL plans come from
-`EXPLAIN (FORMAT JSON)`, MySQL and MariaDB plans from `EXPLAIN FORMAT=JSON`.
+A shape is a tree of steps (analysis/plan_step.py): each table read with its access method in a
+common vocabulary, table, index and the class of its row estimate (a power of ten), joined in
+join order by their join method, under the sorts, temporary tables and groups that process the
+rows. Read from PostgreSQL's `EXPLAIN (FORMAT JSON)` (plans_postgres.py), MySQL's
+`EXPLAIN FORMAT=JSON` version 1 (`query_block`) and 2 (the iterator tree `query_plan`, also the
+hypergraph optimizer's) and MariaDB's (plans_mysql.py). Costs, conditions, literals, column
+lists and each format's own bookkeeping are not part of it.
 """
 from __future__ import annotations
 
 import json
 from typing import Any
-import re
 
-_SBTEST = re.compile(r"\bsbtest\d+")
-# PostgreSQL: the plan node fields that say how, not how much
-PG_FIELDS = ("Node Type", "Operation", "Strategy", "Partial Mode", "Join Type", "Scan Direction", "Index Name",
-             "Relation Name", "Parent Relationship")
-# MySQL/MariaDB: scalar fields kept; dicts and lists are walked whatever their name
-MY_FIELDS = ("access_type", "key", "table_name", "using_index", "using_index_for_group_by", "using_filesort",
-             "using_temporary_table", "using_join_buffer", "using_MRR", "message", "update", "delete", "insert",
-             "index_condition_pushdown", "loose_scan", "first_match", "join_type")
-MY_SKIP = ("cost_info", "used_columns", "attached_condition", "possible_keys", "key_length", "used_key_parts",
-           "ref", "rows_examined_per_scan", "rows_produced_per_join", "filtered", "select_id", "rows",
-           "r_loops", "r_rows", "r_total_time_ms", "r_filtered", "index_condition", "pushed_index_condition",
-           "attached_subqueries", "r_other_time_ms", "r_buffer_size", "r_table_time_ms", "r_engine_stats")
+from dbdrift.analysis.plan_step import Step
+from dbdrift.analysis.plans_mysql import from_iterator_tree, from_query_block
+from dbdrift.analysis.plans_postgres import from_postgres
+
+JOINED = ("table", "block-nl-join")  # the keys of a join's tables in a MariaDB 10.2 query block
 
 
-def plan_shape(engine: str, plan_json: str) -> str:
-    """The shape of one EXPLAIN JSON document, as one line of text."""
-    doc = json.loads(plan_json)
-    if engine == "postgres":
-        root = doc[0]["Plan"] if isinstance(doc, list) else doc["Plan"]
-        return _pg(root)
-    return _my(doc)
+def plan_shape(engine: str, plan_json: str) -> str | None:
+    """The normalised shape of one EXPLAIN JSON document, as one line of text; None when the
+    document holds no plan (MySQL's `<not executable by iterator executor>`). ValueError for a
+    document that is not EXPLAIN JSON of `engine`."""
+    step = plan_steps(engine, plan_json)
+    return step.text() if step else None
 
 
-def _pg(node: dict[str, Any]) -> str:
-    parts = [str(node[f]) for f in PG_FIELDS if f in node and f not in ("Index Name", "Relation Name",
-                                                                          "Parent Relationship")]
-    text = " ".join(parts)
-    if "Index Name" in node:
-        text += f" using {_table(node['Index Name'])}"
-    if "Relation Name" in node:
-        text += f" on {_table(node['Relation Name'])}"
-    children = node.get("Plans") or []
-    return text + (" (" + ", ".join(_pg(c) for c in children) + ")" if children else "")
+def plan_steps(engine: str, plan_json: str) -> Step | None:
+    """The normalised plan of one EXPLAIN JSON document (see plan_shape)."""
+    try:
+        doc = json.loads(plan_json, object_pairs_hook=_object)
+        if engine == "postgres":
+            return from_postgres(doc)
+        if isinstance(doc, dict) and "query_plan" in doc:
+            return from_iterator_tree(doc)
+        if isinstance(doc, dict) and "query_block" in doc:
+            return from_query_block(doc)
+    except (KeyError, IndexError, TypeError, AttributeError) as exc:
+        raise ValueError(f"not an EXPLAIN JSON document of {engine}: {exc!r}") from exc
+    raise ValueError(f"not an EXPLAIN JSON document of {engine}: it has neither query_block nor query_plan")
 
 
-def _my(value: object) -> str:
-    if isinstance(value, list):
-        return "[" + ", ".join(_my(v) for v in value) + "]"
-    if not isinstance(value, dict):
-        return _table(str(value).lower() if isinstance(value, bool) else str(value))
-    parts = []
-    for key in sorted(value):
-        item = value[key]
-        if key in MY_SKIP:
-            continue
-        if isinstance(item, (dict, list)):
-            parts.append(f"{key} {_my(item)}")
-        elif key in MY_FIELDS:
-            parts.append(f"{key}={_my(item)}")
-    return "{" + " ".join(parts) + "}"
-
-
-def _table(name: str) -> str:
-    return _SBTEST.sub("sbtest", name)
+def _object(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """A JSON object; MariaDB 10.2 writes the tables of a join as sibling keys of one object
+    ("table", "block-nl-join", repeated), read here as the `nested_loop` list later versions write."""
+    joined = [{key: value} for key, value in pairs if key in JOINED]
+    out = dict(pairs)
+    if len(joined) > 1:
+        for key in JOINED:
+            out.pop(key, None)
+        out["nested_loop"] = joined
+    return out

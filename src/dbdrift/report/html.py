@@ -297,7 +297,8 @@ def _rel_cell(row: RelativeRow, target: str) -> str:
         css = "green"
     cls = f' class="{css}"' if css else ""
     mark = f'<span class="mark">{escape(verdict.mark + detectable_mark(cell.verdict, cell.detectable))}</span>'
-    plan = ('<span class="plan" title="the query plan differs from the reference\'s: see below the table">P</span>'
+    plan = ('<span class="plan" title="the query plan differs from the reference\'s (its normalised shape: '
+            'access method, index, join, sort, rows to a power of ten): see below the table">P</span>'
             if cell.plan_changed else "")
     burst = (f'<span class="burst" title="{attr(_burst_title(cell))}">s</span>'
              if est is not None and est.bursty else "")

@@ -18,7 +18,8 @@ def verdict_legend(data: ReportData) -> str:
     comp = data.comparison
     return (f"verdicts (95% interval, minimum effect {format_percent(comp.min_effect)}): "
             + verdict_marks(comp.noisy_half_width, "too few samples", "no run of the cell, or of its reference, succeeded")
-            + "; ! host or run warnings; P the query plan differs from the reference's; "
+            + "; ! host or run warnings; P the query plan differs from the reference's (its normalised shape: "
+            "access method, index, join, sort, rows to a power of ten); "
             + BURST_LEGEND
             + (f"; {PACKAGER_LEGEND}" if packaged_pairs(data) else ""))
 
@@ -67,7 +68,8 @@ def fmt_cell(row: RelativeRow, target: str) -> str:
 
 
 def plan_lines(data: ReportData) -> list[str]:
-    """`P` cells: per statement whose plan shape differs, its SQL and both shapes."""
+    """`P` cells: per statement whose normalised plan shape (analysis/plans.py) differs, its SQL
+    and both shapes."""
     out = []
     for change in data.plan_changes:
         out.append(f"{change.test} {change.target} vs {change.reference}:")

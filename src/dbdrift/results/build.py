@@ -32,6 +32,7 @@ from dbdrift.cpus import Placement
 from dbdrift.errors import InputError, UserError
 from dbdrift.model import SLOW_FSYNC_US, HardwareWindow, JsonObject, is_warm_run
 from dbdrift.results.data import FORMAT_VERSION, PlanChange, ReportData
+from dbdrift.results.plans import plan_marks
 from dbdrift.results.findings import nothing_measured
 from dbdrift.results.targets import (base_target, default_drift, flush_settings_compared, matrix_references,
                                     packager_change, target_labels, target_packagers)
@@ -113,11 +114,8 @@ def build_report(store: Store, campaign: str | None, base: str | None, chain: bo
               + _order_notes(measurements)
               + host_notes(host) + _unit_notes(store, campaign_id)
               + _build_notes(labels, packagers) + nothing_measured_notes(row["name"], measurements, counted))
-    stored_plans = store.plans(campaign_id)
-    if against != "engine":  # two engines' plans never have the same shape: nothing to mark
-        comparison, plan_changes = _with_plans(comparison, stored_plans)
-    else:
-        plan_changes = ()
+    marks = plan_marks(comparison, store.plans(campaign_id), {t["name"]: t["engine"] for t in targets})
+    comparison, plan_changes, notes = marks.comparison, marks.changes, notes + marks.notes
     references = comparison.references
     stored_runs = store.runs(campaign_id)  # read once: hardware per operation and the layer split both use it
     hardware = tuple(_metrics(stored_runs, names, references, order, host.get("cpus") or 1))
@@ -133,8 +131,7 @@ def build_report(store: Store, campaign: str | None, base: str | None, chain: bo
                       show_metrics=metrics, meta=report_meta(store, campaign_id, generated_at),
                       plan_changes=plan_changes, packagers=packagers,
                       explanations=_rechecked(pinned, _explanations(
-                          comparison, hardware, counted_rows, plan_changes,
-                          {(p["test"], p["target"]) for p in stored_plans}, sequential, layer_rows)))
+                          comparison, hardware, counted_rows, plan_changes, marks.compared, sequential, layer_rows)))
 
 
 PINNED = "-pinned"  # app/recheck.py's campaign of a campaign's regressions with the defaults pinned
@@ -232,7 +229,7 @@ def _only(tests: frozenset[str], measurements: list[Measurement], counted: list[
 
 
 def _explanations(comparison: Comparison, hardware: tuple[MetricsRow, ...], counted: tuple[InstructionRow, ...],
-                  plan_changes: tuple[PlanChange, ...], planned: set[tuple[str, str]],
+                  plan_changes: tuple[PlanChange, ...], plans_compared: set[tuple[str, str]],
                   sequential: bool, layer_rows: tuple[layers.LayerRow, ...] = ()
                   ) -> dict[tuple[str, int, str], tuple[str, str]]:
     """(test, threads, target) -> why, for every regression and improvement; a test of a layer
@@ -247,7 +244,7 @@ def _explanations(comparison: Comparison, hardware: tuple[MetricsRow, ...], coun
                 continue
             change = next((c for c in plan_changes if c.test == row.test and c.target == target), None)
             plan = (change.statements[0]["reference_shape"], change.statements[0]["shape"]) if change else None
-            both = (row.test, target) in planned and (row.test, cell.reference) in planned
+            both = (row.test, target) in plans_compared
             head, moved = explanation(row, cell, metrics, instructions, plan, both, per_target_host=sequential)
             split = sorted((r for r in layer_rows if row.test in r.tests and r.target == target),
                            key=lambda r: r.measure != "instructions")
@@ -255,34 +252,6 @@ def _explanations(comparison: Comparison, hardware: tuple[MetricsRow, ...], coun
                 moved = f"{moved}; {layers.brief(split[0])}" if moved else layers.brief(split[0])
             out[(row.test, row.threads, target)] = (head, moved)
     return out
-
-
-def _with_plans(comparison: Comparison, stored: list[sqlite3.Row]) -> tuple[Comparison, tuple[PlanChange, ...]]:
-    """Mark each compared cell whose test got another plan shape than on its reference (for any
-    statement both EXPLAINed), and say which statements and plans differ."""
-    plans: dict[tuple[str, str], dict[int, JsonObject]] = {}
-    for p in stored:
-        plans.setdefault((p["test"], p["target"]), {})[p["statement"]] = dict(p)
-    changes: list[PlanChange] = []
-    rows = []
-    for row in comparison.rows:
-        cells = dict(row.cells)
-        for target in comparison.compared:
-            cell = cells[target]
-            mine = plans.get((row.test, target), {})
-            theirs = plans.get((row.test, cell.reference), {}) if cell.reference else {}
-            differ = tuple(
-                {"statement": i, "sql": mine[i]["sql"], "shape": mine[i]["shape"],
-                 "reference_shape": theirs[i]["shape"], "plan": mine[i]["plan_json"],
-                 "reference_plan": theirs[i]["plan_json"]}
-                for i in sorted(mine.keys() & theirs.keys())
-                if mine[i]["shape"] and theirs[i]["shape"] and mine[i]["shape"] != theirs[i]["shape"])
-            if differ:
-                cells[target] = replace(cell, plan_changed=True)
-                if not any(c.test == row.test and c.target == target for c in changes):
-                    changes.append(PlanChange(row.test, target, cell.reference or "", differ))
-        rows.append(replace(row, cells=cells))
-    return replace(comparison, rows=tuple(rows)), tuple(changes)
 
 
 def _metrics(runs: list[sqlite3.Row], targets: list[str], references: dict[str, str], order: list[str],

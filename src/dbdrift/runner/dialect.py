@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import time
 
+from dbdrift.analysis.plans_mysql import NOT_EXECUTABLE
 from dbdrift.workloads.sysbench.catalog import ExplainStatement, render_sql
 from dbdrift.driver import process
 from dbdrift.errors import DriverError
@@ -183,6 +184,16 @@ class InnoDBDialect(Dialect):
 
     def settings(self, admin: JsonObject) -> dict[str, str]:
         return {str(r[0]): r[1] or "" for r in self._query(admin, "SHOW GLOBAL VARIABLES")}
+
+    def explain(self, conn: JsonObject, sql: str) -> str:
+        """As the server prints it; where MySQL's JSON format 2 (9.x's default) has no plan of
+        the statement (a single-table UPDATE or DELETE under the traditional optimizer), the
+        plan in format 1, asked for on the EXPLAIN's own connection."""
+        text = super().explain(conn, sql)
+        if NOT_EXECUTABLE in text:
+            rows = self._query(conn, f"SET SESSION explain_json_format_version = 1; {self.explain_prefix}{sql}")
+            text = "\n".join(str(r[0]) for r in rows)
+        return text
 
     def version_string(self, admin: JsonObject) -> str:
         rows = self._query(admin, "SELECT @@version, @@version_comment")

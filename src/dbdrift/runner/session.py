@@ -298,17 +298,23 @@ class TargetSession:
         the test's first measured run (its data, statistics and caches as the run left them);
         of a prepared statement (`prepared`, the default) the plan it gets once it has been
         executed as often as a run's start executes it (Dialect.explain_prepared).
-        A statement the server cannot EXPLAIN is stored with its error; the campaign goes on."""
+        A statement the server cannot EXPLAIN is stored with its error; the campaign goes on.
+        The EXPLAIN JSON is what reports compare (results/plans.py); the shape stored beside it
+        is this version's reading of it, for a look at the store, and None where it has none."""
         self.planned.add(step.name)
         for stmt in sysbench.explain_statements(step.test, self.install.engine, self.spec.rows):
             index, sql = stmt.index, stmt.sql
             try:
                 text = (self.dialect.explain_prepared(self.conn, stmt) if self.spec.prepared
                         else self.dialect.explain(self.conn, sql))
-                shape, error = plan_shape(self.install.engine, text), None
-            except (UserError, ValueError, KeyError, IndexError, TypeError) as exc:
-                text, shape, error = None, None, str(exc)[:500]
-            self.store.add_plan(self.target_id, step.name, index, sql, text, shape, error)
+            except UserError as exc:
+                self.store.add_plan(self.target_id, step.name, index, sql, None, None, str(exc)[:500])
+                continue
+            try:
+                shape = plan_shape(self.install.engine, text)
+            except ValueError:
+                shape = None
+            self.store.add_plan(self.target_id, step.name, index, sql, text, shape, None)
 
     @contextmanager
     def keep_repeat(self, workload: str, record: JsonObject, repeat: int) -> Iterator[RepeatOutcome]:

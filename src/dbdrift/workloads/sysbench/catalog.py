@@ -430,18 +430,23 @@ class ExplainStatement:
 def explain_statements(test: MicrobenchmarkSpec, engine: str, table_size: int) -> list[ExplainStatement]:
     """Each distinct statement of a test, with parameters from the middle of what the run draws
     (an id of the middle of the table, a range starting there), so the plan is the one such a
-    parameter gets."""
+    parameter gets. The ids (or k values) of one statement's IN list are as many distinct
+    values, the next ids after the middle, as the run draws distinct ones: one value repeated
+    would be planned as a single point (MySQL and MariaDB read it as one const row)."""
     id_value = 1 if test.id_max_one else max(1, table_size // 2)
     out, seen = [], set()
     for index, stmt in enumerate(test.statements):
         sql = test.postgres_sql.get(index, stmt.sql) if engine == "postgres" else stmt.sql
         remembered: dict[str, int] = {}
         literals = []
+        drawn = {"id": 0, "uniform_k": 0}
         for param in stmt.params:
             if param.gen == "id":
-                value: int | str = id_value
+                value: int | str = id_value if test.id_max_one else id_value + drawn["id"]
+                drawn["id"] += 1
             elif param.gen == "uniform_k":
-                value = max(1, table_size // 2)
+                value = max(1, table_size // 2) + drawn["uniform_k"]
+                drawn["uniform_k"] += 1
             elif param.gen == "ref":
                 value = remembered.get(param.var, id_value) + param.plus
             elif param.gen == "hot":
