@@ -106,10 +106,15 @@ def trimmed(new: RunSample, base: RunSample) -> Estimate:
     logs = [math.log(a[k].value / b[k].value) for k in sorted(set(a) & set(b)) if a[k].value > 0 and b[k].value > 0]
     center = trimmed_mean(logs, 0.2)
     batches = min(20, len(logs) // 4)
-    size = len(logs) / batches
-    samples = [trimmed_mean(logs[round(i * size):round((i + 1) * size)], 0.2) for i in range(batches)]
+    if batches >= 3:
+        size = len(logs) / batches
+        samples = [trimmed_mean(logs[round(i * size):round((i + 1) * size)], 0.2) for i in range(batches)]
+    else:  # few pairs (a scan's second-long turns): the pairs themselves, as that estimator did
+        samples = logs
+    if len(samples) < 2:
+        return Estimate(math.exp(center), None, None, len(samples), Method.PAIRED_TURNS)
     m, lo, hi = t_interval(samples)
-    return Estimate(math.exp(center), math.exp(center + lo - m), math.exp(center + hi - m), batches,
+    return Estimate(math.exp(center), math.exp(center + lo - m), math.exp(center + hi - m), len(samples),
                     Method.PAIRED_TURNS_BATCHED)
 
 
@@ -129,6 +134,8 @@ def cells(store: Path, campaign: str) -> list[tuple[str, str, float, float, Esti
             if cell.estimate is None or cell.estimate.lower is None or (row.test, base) not in runs:
                 continue
             old = trimmed(runs[(row.test, target)].sample(), runs[(row.test, base)].sample())
+            if old.lower is None:
+                continue
             out.append((row.test, target, cell.absolute.value or 0.0, row.cells[base].absolute.value or 0.0,
                         cell.estimate, old))
     return out

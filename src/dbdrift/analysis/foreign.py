@@ -61,6 +61,22 @@ def flag(window: Mapping[str, Any] | None) -> str | None:
     return ", ".join(parts) or None
 
 
+Key = tuple[str, str | None]
+"""(target, the test a finding names), or (target, None) for every finding of that target."""
+
+
+def cell_flags(measured: Iterable[tuple[Key, str, Mapping[str, Any] | None]]) -> dict[Key, str]:
+    """Key -> the figures (flag) of each of its measurements that saw foreign load, each with
+    what it was (`foreign CPU 34% (repeat 2)`), joined; keys whose measurements were all quiet
+    are left out. What a judged cell of a workload's report carries beside its `!`."""
+    found: dict[Key, list[str]] = {}
+    for key, what, window in measured:
+        figure = flag(window)
+        if figure:
+            found.setdefault(key, []).append(f"{figure} ({what})" if what else figure)
+    return {key: ", ".join(figures) for key, figures in found.items()}
+
+
 def notes(flagged: Iterable[tuple[str, Mapping[str, Any] | None]]) -> tuple[str, ...]:
     """One report note per flagged window: `what` (a step, window or repeat, named by the
     caller) and the judge's messages."""

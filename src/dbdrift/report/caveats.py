@@ -112,7 +112,7 @@ def verdict_lines(found: tuple[Finding, ...] | list[Finding]) -> list[str]:
 def finding_mark(f: Finding) -> str:
     """A judged cell's marks: its verdict's, what it could detect (`=<3.4%`), ` B` between two
     packagers' builds."""
-    return (f"{f.verdict.mark}{detectable_mark(f.verdict, f.detectable)}"
+    return (f"{f.verdict.mark}{detectable_mark(f.verdict, f.detectable)}" + ("!" if f.warned else "")
             + (f" {PACKAGER_MARK}" if f.packagers else ""))
 
 
@@ -157,7 +157,7 @@ def findings_html(found: tuple[Finding, ...], legend: str, min_effect: float) ->
     order = list(Verdict)
     rows = "".join(
         f'<tr class="{escape(f.verdict.name.lower().replace("_", "-"))}"><td class="mark">{escape(f.verdict.mark)}'
-        f"{packager_html(f.target, f.reference, f.packagers)}</td>"
+        f"{warned_html(f.warned)}{packager_html(f.target, f.reference, f.packagers)}</td>"
         f"<th scope=\"row\">{escape(f.test)}</th><td>{escape(f.target)}</td><td>{escape(str(f.verdict))}</td>"
         f"<td>{'-' if f.ratio is None else f'{f.ratio:.3f}'}</td>"
         f"<td>{f'[{f.lower:.3f},{f.upper:.3f}]' if f.lower is not None and f.upper is not None else escape(f.status)}"
@@ -172,6 +172,11 @@ def findings_html(found: tuple[Finding, ...], legend: str, min_effect: float) ->
             "<th>target</th><th>verdict</th><th>ratio</th><th>95% interval</th><th>detectable change</th>"
             "<th>vs</th></tr></thead>"
             f"<tbody>{rows}</tbody></table></div></section>")
+
+
+def warned_html(warned: str) -> str:
+    """The `!` of a workload's cell whose measurements saw foreign load, the figures in its tooltip."""
+    return f'<span class="warn" title="{escape(warned)}">!</span>' if warned else ""
 
 
 def packager_html(target: str, reference: str | None, packagers: tuple[str, str] | None) -> str:

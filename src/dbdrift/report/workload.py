@@ -49,12 +49,13 @@ def findings_json(data: WorkloadReport) -> list[dict[str, Any]]:
              "verdict": str(f.verdict), "detectable_change": rounded(f.detectable, 4),
              "ratio": rounded(f.ratio, 4), "lower": rounded(f.lower, 4),
              "upper": rounded(f.upper, 4), **({"status": f.status} if f.status else {}),
-             **packagers_json(f.packagers),
+             **packagers_json(f.packagers), "foreign_load": f.warned or None,
              "explanation": data.why(f.target, f.test)} for f in data.findings]
 
 
-VERDICT_COLUMNS = ("verdict", "detectable_change", "packager", "reference_packager", "why")
-"""The CSV columns verdict_cells fills (the packagers: only when the target's and the base's differ)."""
+VERDICT_COLUMNS = ("verdict", "detectable_change", "packager", "reference_packager", "foreign_load", "why")
+"""The CSV columns verdict_cells fills (the packagers: only when the target's and the base's differ;
+foreign_load: the figures of the measurements that saw foreign load, analysis/foreign.cell_flags)."""
 
 
 def verdict_cells(data: WorkloadReport, target: str, test: str | None = None) -> list[str]:
@@ -65,7 +66,7 @@ def verdict_cells(data: WorkloadReport, target: str, test: str | None = None) ->
         return ["" for _ in VERDICT_COLUMNS]
     detectable = "" if found.detectable is None else str(round(found.detectable, 4))
     packagers = (found.packagers[1], found.packagers[0]) if found.packagers else ("", "")
-    return [str(found.verdict), detectable, *packagers, data.why(target, found.test) or ""]
+    return [str(found.verdict), detectable, *packagers, found.warned, data.why(target, found.test) or ""]
 
 
 WHY_TITLE = "what moved with each regression (-) and improvement (+)"

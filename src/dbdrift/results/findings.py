@@ -47,13 +47,17 @@ class Finding:
     status: str = ""  # why a cell is not measured (failed, skipped: server died)
     detectable: float | None = None  # the detectable change of a timed ratio (Cell.detectable); None for a count
     packagers: tuple[str, str] | None = None  # (the reference's, the target's) when they differ (Cell.packagers)
+    # a workload's cell whose measurements (or its reference's) saw foreign load: their figures,
+    # `new: foreign CPU 34% (repeat 2)` (analysis/foreign.cell_flags); "" when quiet or not known
+    warned: str = ""
 
     def line(self) -> str:
         """`point-query x1 pg18: regression 0.950 [0.940,0.960] vs pg17` (timed) or
         `point-query instructions pg18: regression 1.035 instructions/event vs pg17`, then
-        `; B debian / npm` when the two were built by different packagers."""
+        `; B debian / npm` when the two were built by different packagers and `; ! new: foreign
+        CPU 34% (repeat 2)` when its measurements saw foreign load."""
         built = f"; {PACKAGER_MARK} {self.packagers[1]} / {self.packagers[0]}" if self.packagers else ""
-        return self._said() + built
+        return self._said() + built + (f"; ! {self.warned}" if self.warned else "")
 
     def _said(self) -> str:
         if self.measure == CAMPAIGN:
@@ -151,6 +155,18 @@ def group_of(test: str) -> str | None:
     """The report group of a counted test (None for a name the catalogue does not hold)."""
     spec = CATALOG.get(test)
     return spec.group if spec else None
+
+
+def warned(found: tuple[Finding, ...], flags: Mapping[tuple[str, str | None], str]) -> tuple[Finding, ...]:
+    """`found` with each finding whose target's or reference's measurements of its test saw
+    foreign load carrying their figures (flags: analysis/foreign.cell_flags, keyed by (target,
+    test), or (target, None) for all of a target's tests)."""
+    out = []
+    for f in found:
+        parts = [f"{t}: {figures}" for t in dict.fromkeys((f.target, f.reference)) if t
+                 and (figures := flags.get((t, f.test)) or flags.get((t, None)))]
+        out.append(replace(f, warned="; ".join(parts)) if parts else f)
+    return tuple(out)
 
 
 def told(found: tuple[Finding, ...], packagers: Mapping[str, str]) -> tuple[Finding, ...]:

@@ -19,7 +19,7 @@ from dbdrift.analysis.position import Turn, order_notes
 from dbdrift.analysis.power import reported_change
 from dbdrift.analysis.tpcc import Latency, hardware_per_new_order, latencies
 from dbdrift.model import JsonObject, TpccResult, WorkloadRun
-from dbdrift.results.findings import CAMPAIGN, Finding, nothing_measured, told
+from dbdrift.results.findings import CAMPAIGN, Finding, nothing_measured, told, warned
 from dbdrift.results.workload import WorkloadReport, detect_notes, explanations, stored_campaign
 from dbdrift.store.store import Store
 from dbdrift.workloads.htap.catalog import JUDGED, QUERY_NAMES, WINDOW_TITLES, WINDOWS, setup_text
@@ -259,7 +259,10 @@ def htap_report(runs: list[WorkloadRun], targets: list[str] | tuple[str, ...], l
         return [(what, new.get(m), ref.get(m)) for m, what in MOVED_Q]
     why = explanations(tuple(found), moved)
     return HtapReport(summaries, rel, tuple(runs), tuple(queries), campaign=campaign, targets=tuple(targets),
-                      labels=dict(labels or {}), ncpu=ncpu, setup=setup, notes=notes, findings=told(tuple(found), packagers or {}),
+                      labels=dict(labels or {}), ncpu=ncpu, setup=setup, notes=notes, findings=warned(told(tuple(found), packagers or {}), foreign.cell_flags(
+                          ((r.target, None), f"{WINDOW_TITLES.get(w, w)} window, repeat {r.repeat + 1}",
+                           (win or {}).get("hardware")) for r in runs
+                          for w, win in (r.record.get("windows") or {}).items())),
                       explanations=why, min_effect=min_effect, noisy=noisy, host=dict(host or {}), run_on=run_on,
                       drift=drift, packagers=dict(packagers or {}))
 

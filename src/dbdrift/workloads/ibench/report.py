@@ -24,7 +24,7 @@ from dbdrift.analysis.ibench import (BUCKET_LABELS, COLORS, METRICS, OPS, StepDe
                                      per_second_series, sla_met)
 from dbdrift.model import IBENCH_STEPS, InsertStepResult, JsonObject
 from dbdrift.report.caveats import (PACKAGER_LEGEND, detectable_text, findings_html, notes_html, packager_html,
-                                   packager_mark, verdict_counts, verdict_lines)
+                                   packager_mark, verdict_counts, verdict_lines, warned_html)
 from dbdrift.report.numbers import fmt_abs, fmt_fixed, fmt_ratio
 from dbdrift.report.page import data_table, page, page_header
 from dbdrift.report.svgchart import Line, time_chart
@@ -105,10 +105,18 @@ def summary_blocks(data: IBenchReport) -> list[tuple[str, str, list[str], list[l
             told = packager_mark(_compared(data, name, row))
             rows.append([data.label(row) if row in data.targets else row,
                          *(_marked(_cell_text(name, row in data.targets, header, c), TABLES[name].marks.get(c.color or ""))
-                           + (told if c.value is not None else "") for header, c in zip(table.columns, cells))])
+                           + _warned(data, name, row, header) + (told if c.value is not None else "")
+                           for header, c in zip(table.columns, cells))])
         title = TABLES[name].title.format(base=data.label(data.summary.base))
         blocks.append((title, table_legend(name, table, _packaged(data)), ["target", *table.columns], rows))
     return blocks
+
+
+def _warned(data: IBenchReport, table: str, row: str, step: str) -> str:
+    """`!` on a relative cell whose step saw foreign load in the target's or the base's repeats
+    (its figures are in the verdict line and the notes)."""
+    found = data.verdict(row, step) if table == "relative" and row in data.targets else None
+    return "!" if found and found.warned else ""
 
 
 def table_legend(name: str, table: SummaryTable, packaged: bool = False) -> str:
@@ -392,7 +400,8 @@ def _summary(data: IBenchReport) -> str:
                     tip = f' title="{escape(said)}"'
                 pair = _compared(data, name, row) if cell.value is not None else None
                 told = packager_html(row.partition(" ÷ ")[0], data.base, pair)
-                tds.append(f"<td{css}{tip}>{escape(_cell_text(name, is_target, header, cell))}{told}</td>")
+                warn = warned_html(found.warned) if found else ""
+                tds.append(f"<td{css}{tip}>{escape(_cell_text(name, is_target, header, cell))}{warn}{told}</td>")
             body.append(f'<tr><th scope="row">{escape(label)}</th>{"".join(tds)}</tr>')
         out.append(f"<h3>{escape(TABLES[name].title.format(base=data.label(data.summary.base)))}</h3>"
                    f'<p class="sub">{escape(legend)}</p>'

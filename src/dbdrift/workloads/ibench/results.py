@@ -17,7 +17,7 @@ from dbdrift.analysis import foreign
 from dbdrift.analysis.position import Turn, order_notes
 from dbdrift.analysis.power import reported_change
 from dbdrift.model import IBENCH_STEPS, InsertStepResult, JsonObject
-from dbdrift.results.findings import CAMPAIGN, Finding, nothing_measured, told
+from dbdrift.results.findings import CAMPAIGN, Finding, nothing_measured, told, warned
 from dbdrift.results.workload import WorkloadReport, detect_notes, explanations, stored_campaign
 from dbdrift.store.store import Store
 
@@ -70,7 +70,10 @@ def ibench_report(results: list[InsertStepResult], targets: list[str] | tuple[st
     why = explanations(found, lambda f: [(what, details[(f.target, f.test)].metrics.get(m),
                                           details[(f.reference, f.test)].metrics.get(m)) for m, what in MOVED])
     return IBenchReport(summary, indexed, details, campaign=campaign, targets=tuple(targets),
-                        labels=dict(labels or {}), ncpu=ncpu, notes=notes, findings=told(tuple(found), packagers or {}), explanations=why,
+                        labels=dict(labels or {}), ncpu=ncpu, notes=notes,
+                        findings=warned(told(tuple(found), packagers or {}), foreign.cell_flags(
+                            ((r.target, r.step), f"repeat {r.repeat + 1}", r.hardware) for r in results)),
+                        explanations=why,
                         min_effect=min_effect, noisy=noisy, setup=setup, host=dict(host or {}),
                         run_on=run_on,
                       drift=drift, packagers=dict(packagers or {}))

@@ -16,7 +16,7 @@ from dbdrift.analysis.position import Turn, order_notes
 from dbdrift.analysis.power import reported_change
 from dbdrift.analysis.tpcc import TargetSummary, summarize
 from dbdrift.model import JsonObject, TpccResult
-from dbdrift.results.findings import CAMPAIGN, Finding, nothing_measured, told
+from dbdrift.results.findings import CAMPAIGN, Finding, nothing_measured, told, warned
 from dbdrift.results.workload import WorkloadReport, detect_notes, explanations, stored_campaign
 from dbdrift.store.store import Store
 from dbdrift.workloads.tpcc.catalog import setup_text
@@ -67,7 +67,8 @@ def tpcc_report(results: list[TpccResult], targets: list[str] | tuple[str, ...],
                                          for m, what in MOVED])
     return TpccReport(summaries, tuple(r for r in results if r.target in targets), campaign=campaign,
                       targets=tuple(targets), labels=dict(labels or {}), ncpu=ncpu, setup=setup, notes=notes,
-                      findings=told(tuple(found), packagers or {}), explanations=why, min_effect=min_effect, noisy=noisy, host=dict(host or {}), run_on=run_on,
+                      findings=warned(told(tuple(found), packagers or {}), foreign.cell_flags(
+                          ((r.target, None), f"repeat {r.repeat + 1}", r.hardware) for r in results)), explanations=why, min_effect=min_effect, noisy=noisy, host=dict(host or {}), run_on=run_on,
                       drift=drift, packagers=dict(packagers or {}))
 
 

@@ -17,7 +17,7 @@ from dbdrift.analysis import foreign
 from dbdrift.analysis.position import Turn, order_notes
 from dbdrift.analysis.power import reported_change
 from dbdrift.model import JsonObject, WorkloadRun
-from dbdrift.results.findings import CAMPAIGN, Finding, nothing_measured, told
+from dbdrift.results.findings import CAMPAIGN, Finding, nothing_measured, told, warned
 from dbdrift.results.workload import WorkloadReport, detect_notes, explanations, stored_campaign
 from dbdrift.store.store import Store
 from dbdrift.workloads.vector.catalog import RECALLS, setup_text
@@ -236,7 +236,9 @@ def vector_report(runs: list[WorkloadRun], targets: list[str] | tuple[str, ...],
     why = explanations(tuple(found), moved)
     dataset: JsonObject = next((r.record["dataset"] for r in runs if r.record.get("dataset")), {})
     return VectorReport(curves, rel, tuple(runs), dataset, campaign=campaign, targets=tuple(targets),
-                        labels=dict(labels or {}), ncpu=ncpu, setup=setup, notes=notes, findings=told(tuple(found), packagers or {}),
+                        labels=dict(labels or {}), ncpu=ncpu, setup=setup, notes=notes, findings=warned(told(tuple(found), packagers or {}), foreign.cell_flags(
+                            ((r.target, None), f"{p.get('setting')}, repeat {r.repeat + 1}", p.get("hardware"))
+                            for r in runs for fam in r.record.get("families", []) for p in fam.get("points", []))),
                         explanations=why, min_effect=min_effect, noisy=noisy, host=dict(host or {}), run_on=run_on,
                       drift=drift, packagers=dict(packagers or {}))
 
