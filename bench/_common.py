@@ -236,6 +236,17 @@ def run_measured(cmd: list[str], timeout_s: float) -> ProcessResult:
     return ProcessResult(stdout, stderr, proc.returncode, wall, usage.ru_utime, usage.ru_stime)
 
 
+def run_campaign(out: Callable[[str], None], store: Path, name: str, toml: str) -> None:
+    """Write campaign `name`'s file to bench/out and run it into `store` (no report); a failed
+    run prints dbdrift's last error lines and ends the script."""
+    path = OUT_DIR / f"{name}.toml"
+    path.write_text(toml)
+    result = dbdrift_cli("run", str(path), "--store", str(store), "--no-report")
+    if result.returncode != 0:
+        out(result.stderr[-3000:])
+        raise SystemExit(f"error: campaign {name} failed (exit {result.returncode})")
+
+
 def dbdrift_cli(*args: str, interrupt_wait_s: float = 300.0, prefix: tuple[str, ...] = (),
                 env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
     """Run `python -m dbdrift ARGS`, its output captured; on Ctrl-C (or SIGTERM, which

@@ -32,7 +32,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _common import OUT_DIR, campaign_output, campaign_parser, dbdrift_cli, finish  # noqa: E402
+from _common import campaign_output, campaign_parser, finish, run_campaign  # noqa: E402
 
 from dbdrift import env  # noqa: E402
 from dbdrift.analysis.noise import (Estimate, Method, RunSample, t_interval, trimmed_mean, verdict)  # noqa: E402
@@ -51,15 +51,6 @@ def toml(name: str, targets: list[str], args, tests: list[str] | None) -> str:
     for i, target in enumerate(targets):
         lines += ["[[targets]]", f'name = "{target}"', f'version = "{args.version}"'] + (["base = true"] if i == 0 else [])
     return "\n".join(lines) + "\n"
-
-
-def run_campaign(out, store: Path, name: str, text: str) -> None:
-    path = OUT_DIR / f"{name}.toml"
-    path.write_text(text)
-    result = dbdrift_cli("run", str(path), "--store", str(store), "--no-report")
-    if result.returncode != 0:
-        out(result.stderr[-3000:])
-        raise SystemExit(f"error: campaign {name} failed (exit {result.returncode})")
 
 
 class Locker:

@@ -27,7 +27,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _common import OUT_DIR, campaign_output, campaign_parser, dbdrift_cli, finish  # noqa: E402
+from _common import campaign_output, campaign_parser, finish, run_campaign  # noqa: E402
 
 from dbdrift.analysis.position import Effect, PositionEffects, Turn, position_effects  # noqa: E402
 from dbdrift.store.store import Store  # noqa: E402
@@ -58,15 +58,6 @@ def matrix_toml(name: str, args, reverse: bool, round_order: str) -> str:
             lines.append(f'{level} = {{ postgres = {{ {setting} = "{value}" }} }}')
     lines += ["[[targets]]", 'name = "pg17"', f'version = "{args.version}"']
     return "\n".join(lines) + "\n"
-
-
-def run_campaign(out, store: Path, name: str, toml: str) -> None:
-    path = OUT_DIR / f"{name}.toml"
-    path.write_text(toml)
-    result = dbdrift_cli("run", str(path), "--store", str(store), "--no-report")
-    if result.returncode != 0:
-        out(result.stderr[-3000:])
-        raise SystemExit(f"error: campaign {name} failed (exit {result.returncode})")
 
 
 def effects(store: Path, campaign: str) -> dict[str, PositionEffects]:

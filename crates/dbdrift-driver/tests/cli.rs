@@ -50,13 +50,18 @@ fn unparsable_spec_prints_a_spec_fatal_line_and_exits_2() {
     assert_eq!(l[0]["class"], "spec");
 }
 
-#[test]
-fn timed_null_run_reports_intervals_and_a_summary() {
-    let spec = r#"{"protocol":3,"backend":"null","seed":1,"threads":2,"warmup_s":0.2,"duration_s":0.5,"interval_s":0.25,
+/// A timed run of the null backend: 0.2 s of warm-up, 0.5 s measured in 0.25 s intervals.
+fn null_run_spec(threads: u32) -> String {
+    let spec = r#"{"protocol":3,"backend":"null","seed":1,"threads":THREADS,"warmup_s":0.2,"duration_s":0.5,"interval_s":0.25,
       "tables":1,"table_size":10,"rand":{"type":"uniform"},"prepared":true,
       "workload":{"transaction":false,"id_max":10,"statements":[{"sql":"SELECT $1","repeat":1,"table":"random","rows":"count","params":[{"gen":"id"}]}]},
       "null":{"ops_per_s":2000,"latency_us":40,"rows_per_statement":1}}"#;
-    let out = run_verb("run", spec);
+    spec.replace("THREADS", &threads.to_string())
+}
+
+#[test]
+fn timed_null_run_reports_intervals_and_a_summary() {
+    let out = run_verb("run", &null_run_spec(2));
     let l = ok(&out);
     let kinds: Vec<&str> = l.iter().map(|v| v["type"].as_str().unwrap()).collect();
     assert_eq!(
@@ -72,10 +77,7 @@ fn timed_null_run_reports_intervals_and_a_summary() {
 
 #[test]
 fn a_timed_run_stamps_its_window_edges_with_the_monotonic_clock_they_were_measured_on() {
-    let spec = r#"{"protocol":3,"backend":"null","seed":1,"threads":1,"warmup_s":0.2,"duration_s":0.5,"interval_s":0.25,
-      "tables":1,"table_size":10,"rand":{"type":"uniform"},"prepared":true,
-      "workload":{"transaction":false,"id_max":10,"statements":[{"sql":"SELECT $1","repeat":1,"table":"random","rows":"count","params":[{"gen":"id"}]}]},
-      "null":{"ops_per_s":2000,"latency_us":40,"rows_per_statement":1}}"#;
+    let spec = null_run_spec(1);
     let mut now = libc::timespec {
         tv_sec: 0,
         tv_nsec: 0,
@@ -83,7 +85,7 @@ fn a_timed_run_stamps_its_window_edges_with_the_monotonic_clock_they_were_measur
     // SAFETY: now is a valid timespec for the call to write into.
     unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut now) };
     let before = now.tv_sec as f64 + now.tv_nsec as f64 / 1e9;
-    let l = ok(&run_verb("run", spec));
+    let l = ok(&run_verb("run", &spec));
     let mono = |i: usize| l[i]["mono_s"].as_f64().unwrap();
     assert!(l.iter().all(|v| v["mono_s"].is_f64()));
     assert!(mono(0) >= before && mono(0) < before + 30.0);
