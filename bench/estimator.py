@@ -13,7 +13,7 @@ over 20 batches' trimmed means), both from the same stored runs.
          against a. Per estimator: how many 95% intervals hold 1.0, how many cells got a
          verdict, the detectable change per cell (median, largest), and the cells flagged s.
 
-    .venv/bin/python bench/estimator.py [--only stall aa] [--seconds 30] [--rows 200000]
+    .venv/bin/python bench/estimator.py [--only stall aa] [--seconds S] [--rows 200000] [--repeats N]
     .venv/bin/python bench/estimator.py --analyse STORE.db     (the figures of a store it wrote)
 
 Run on an otherwise idle machine: each part starts its own servers.
@@ -35,7 +35,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import campaign_output, campaign_parser, finish, run_campaign  # noqa: E402
 
 from dbdrift import env  # noqa: E402
-from dbdrift.analysis.noise import (Estimate, Method, RunSample, t_interval, trimmed_mean, verdict)  # noqa: E402
+from dbdrift.analysis.noise import (Estimate, Method, RunSample, crossover, t975, t_interval, trimmed_mean,  # noqa: E402
+                                    verdict)
 from dbdrift.analysis.power import detectable_change  # noqa: E402
 from dbdrift.results.build import build_report, measurements_of  # noqa: E402
 from dbdrift.store.store import Store  # noqa: E402
@@ -43,9 +44,10 @@ from dbdrift.store.store import Store  # noqa: E402
 STALL_TESTS = ["point-query", "range-covered-pk", "read-only_range=10"]
 
 
-def toml(name: str, targets: list[str], args, tests: list[str] | None) -> str:
+def toml(name: str, targets: list[str], args, tests: list[str] | None, repeats: int = 1) -> str:
     lines = [f'name = "{name}"', "tables = 1", f"rows = {args.rows}", "threads = [1]", "warmup_s = 2",
-             f"read_s = {args.seconds}", f"write_s = {args.seconds}", 'order = "turns"', "warm_runs = false"]
+             f"read_s = {args.seconds}", f"write_s = {args.seconds}", 'order = "turns"', "warm_runs = false",
+             f"repeats = {repeats}", 'restart = "repeat"']
     if tests:
         lines.append(f"tests = {tests!r}".replace("'", '"'))
     for i, target in enumerate(targets):
@@ -109,22 +111,43 @@ def trimmed(new: RunSample, base: RunSample) -> Estimate:
                     Method.PAIRED_TURNS_BATCHED)
 
 
+def trimmed_over_repeats(news: dict[int, RunSample], bases: dict[int, RunSample]) -> Estimate:
+    """The estimator reports used before, over repeats: each repeat's trimmed estimate, then t
+    over their logs (repeats - 1 df), or from 2 repeats of each parity the crossover's."""
+    found = {rep: trimmed(news[rep], bases[rep]).value for rep in sorted(set(news) & set(bases))}
+    logs = {rep: math.log(v) for rep, v in found.items() if v}
+    if len(logs) < 2:
+        return Estimate(None, None, None, len(logs), Method.NONE)
+    arms = [[x for rep, x in logs.items() if rep % 2 == parity] for parity in (0, 1)]
+    if min(len(arm) for arm in arms) >= 2:
+        m, se, df = crossover(arms[0], arms[1])
+        half = t975(df) * se
+        return Estimate(math.exp(m), math.exp(m - half), math.exp(m + half), len(logs), Method.CROSSOVER, df=df)
+    m, lo, hi = t_interval(list(logs.values()))
+    return Estimate(math.exp(m), math.exp(lo), math.exp(hi), len(logs), Method.OVER_REPEATS)
+
+
 def cells(store: Path, campaign: str) -> list[tuple[str, str, float, float, Estimate, Estimate]]:
     """(test, target, its throughput, the base's, the cell, the trimmed estimate) of every
-    compared target against the base, one start each (repeats = 1)."""
+    compared target against the base: over one start, or over the repeats' starts."""
     s = Store(store)
     cid = s.latest_campaign_id(campaign)
     report = build_report(s, str(cid), None, False, noise_floor="none")
-    runs = {(m.test, m.target): m for m in measurements_of(s, cid) if m.status == "ok"}
+    by_repeat: dict[tuple[str, str], dict[int, RunSample]] = {}
+    for m in measurements_of(s, cid):
+        if m.status == "ok":
+            by_repeat.setdefault((m.test, m.target), {})[m.round] = m.sample()
     s.close()
     base = report.comparison.base
     out = []
     for row in report.comparison.rows:
         for target in report.comparison.compared:
             cell = row.cells[target]
-            if cell.estimate is None or cell.estimate.lower is None or (row.test, base) not in runs:
+            mine, theirs = by_repeat.get((row.test, target), {}), by_repeat.get((row.test, base), {})
+            if cell.estimate is None or cell.estimate.lower is None or not mine or not theirs:
                 continue
-            old = trimmed(runs[(row.test, target)].sample(), runs[(row.test, base)].sample())
+            old = (trimmed_over_repeats(mine, theirs) if len(mine) >= 3 else
+                   trimmed(next(iter(mine.values())), next(iter(theirs.values()))))
             if old.lower is None:
                 continue
             out.append((row.test, target, cell.absolute.value or 0.0, row.cells[base].absolute.value or 0.0,
@@ -162,7 +185,7 @@ def show_stall(out, store: Path, campaign: str) -> None:
 
 def show_aa(out, store: Path, campaign: str) -> None:
     found = cells(store, campaign)
-    out(f"{len(found)} A/A cells (a2, a3, a4 against a; one start each)")
+    out(f"{len(found)} A/A cells (a2, a3, a4 against a)")
     for label, pick in (("throughput ratio (now)", 4), ("trimmed (before)", 5)):
         ests = [c[pick] for c in found]
         hold = sum(e.lower <= 1.0 <= e.upper for e in ests)
@@ -184,6 +207,8 @@ def show_aa(out, store: Path, campaign: str) -> None:
 
 
 def analyse(path: Path) -> int:
+    if not path.is_file():
+        raise SystemExit(f"error: {path}: no such store (give the .db a run of this script wrote)")
     out, _, _ = campaign_output("estimator", path)
     s = Store(path)
     names = [r["name"] for r in s.db.execute("SELECT name FROM campaigns ORDER BY id")]
@@ -203,6 +228,8 @@ def main() -> int:
                         help="each run's measured seconds (default: 30 for stall, 5 for aa, as the demo)")
     parser.add_argument("--lock-ms", type=float, default=300.0)
     parser.add_argument("--every-s", type=float, default=3.0)
+    parser.add_argument("--repeats", type=int, default=1,
+                        help="aa: starts of every server per test (3 or more: intervals over the starts)")
     parser.add_argument("--analyse", type=Path)
     args = parser.parse_args()
     if args.analyse:
@@ -224,8 +251,8 @@ def main() -> int:
         args.seconds = seconds or 5.0
         name = f"est-{stamp}-aa"
         out(f"== {name}: four identical PostgreSQL {args.version} servers in turns, the default tests, "
-            f"{args.seconds:g} s runs, {args.rows} rows")
-        run_campaign(out, store, name, toml(name, ["a", "a2", "a3", "a4"], args, None))
+            f"{args.seconds:g} s runs, {args.rows} rows, {args.repeats} start(s) of every server per test")
+        run_campaign(out, store, name, toml(name, ["a", "a2", "a3", "a4"], args, None, args.repeats))
         show_aa(out, store, name)
     return finish(out, store)
 
