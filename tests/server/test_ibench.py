@@ -201,10 +201,11 @@ def test_clients_sharing_one_table_build_its_indexes_once(tmp_path):
 
 @pytest.fixture(scope="module")
 def repeated_io_bound(tmp_path_factory):
-    """Two PostgreSQL targets, two repeats each (fresh servers), the IO-bound cache, three steps."""
+    """Two PostgreSQL targets, three repeats each (fresh servers: an interval over repeats needs
+    three), the IO-bound cache, three steps."""
     tmp = tmp_path_factory.mktemp("ibench-rep")
     path = tmp / "rep.toml"
-    path.write_text('name = "ib-rep"\nworkload = "insert-benchmark"\nrepeats = 2\nsettle_s = 1\n'
+    path.write_text('name = "ib-rep"\nworkload = "insert-benchmark"\nrepeats = 3\nsettle_s = 1\n'
                     "[insert_benchmark]\nrows_l_i0 = 20000\nrows_l_i1 = 4000\nio_bound = true\n"
                     'steps = ["l.i0", "l.x", "l.i1"]\n'
                     '[[targets]]\nname = "a"\nversion = "17.10"\n[[targets]]\nname = "b"\nversion = "17.10"\n')
@@ -218,13 +219,14 @@ def test_repeats_run_on_fresh_servers_in_abba_order_and_give_the_relative_table_
                         "ON t.id = s.target_id ORDER BY s.id")
     assert all(status == "ok" for *_, status, _ in rows)
     order = [(name, repeat, place) for name, repeat, step, _, place in rows if step == "l.i0"]
-    assert order == [("a", 0, 0), ("b", 0, 1), ("b", 1, 0), ("a", 1, 1)]  # A B, then B A, each run's place stored
-    assert [line for line in result.stderr.splitlines() if "repeat 2/2" in line]  # progress names the repeat
+    # A B, then B A, then A B again; each run's place stored
+    assert order == [("a", 0, 0), ("b", 0, 1), ("b", 1, 0), ("a", 1, 1), ("a", 2, 0), ("b", 2, 1)]
+    assert [line for line in result.stderr.splitlines() if "repeat 3/3" in line]  # progress names the repeat
     relative = json.loads(result.stdout)["tables"]["relative"]
     cell = next(r for r in relative["rows"] if r["name"] == "b")["cells"][0]
     assert cell["lower"] < cell["value"] < cell["upper"], cell
     assert next(r for r in json.loads(result.stdout)["tables"]["throughput"]["rows"]
-                if r["name"] == "a")["cells"][0]["repeats"] == 2
+                if r["name"] == "a")["cells"][0]["repeats"] == 3
 
 
 def test_io_bound_gives_every_server_the_small_cache(repeated_io_bound):

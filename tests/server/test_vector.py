@@ -100,11 +100,12 @@ def test_targets_that_cannot_search_vectors_are_refused_before_any_server_starts
 
 def test_history_follows_each_engines_qps_at_equal_recall(pg_and_mariadb):
     """`history --metric rate`: each engine's QPS at recall 0.90 (both curves reach it) is a point
-    of its own series, the mean of the two repeats with their interval."""
+    of its own series, the mean of the two repeats; without an interval, since one over two
+    repeats would have a single degree of freedom (docs/noise.md D23)."""
     store, _ = pg_and_mariadb
     out = dbdrift("history", "--store", store, "--metric", "rate", "--format", "json")
     assert out.returncode == 0, out.stderr
     series = {(s["engine"], s["test"]): s["points"] for s in json.loads(out.stdout)["series"]}
     for engine, label in (("postgres", "hnsw m=16 ef_construction=64 vector"), ("mariadb", "hnsw m=16 vector")):
         [point] = series[(engine, f"{label} QPS @ recall 0.90")]
-        assert point["lower"] < point["value"] < point["upper"] and point["value"] > 0, point
+        assert point["value"] > 0 and point["lower"] is None and point["upper"] is None, point
