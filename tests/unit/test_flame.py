@@ -117,8 +117,25 @@ def test_stop_before_start_returns_none_and_a_reason():
     assert FlameRecorder().stop() == (None, "not started")
 
 
-def test_collapse_file_without_perf_is_empty(tmp_path):
-    assert collapse_file(tmp_path / "perf.data", perf=str(tmp_path / "no-such-perf")) == {}
+def test_collapse_file_without_perf_is_empty_and_says_why(tmp_path):
+    folded, why = collapse_file(tmp_path / "perf.data", perf=str(tmp_path / "no-such-perf"))
+    assert folded == {} and "could not run" in why and "no-such-perf" in why
+
+
+def test_collapse_file_names_perf_scripts_exit_code_and_last_words(tmp_path):
+    fake = tmp_path / "perf"
+    fake.write_text("#!/bin/sh\necho 'file has no samples!' >&2\nexit 3\n")
+    fake.chmod(0o755)
+    folded, why = collapse_file(tmp_path / "perf.data", perf=str(fake))
+    assert folded == {} and "exited 3" in why and "file has no samples!" in why
+
+
+def test_collapse_file_stops_a_perf_script_that_outlives_its_timeout(tmp_path):
+    fake = tmp_path / "perf"
+    fake.write_text("#!/bin/sh\nexec sleep 30\n")
+    fake.chmod(0o755)
+    folded, why = collapse_file(tmp_path / "perf.data", perf=str(fake), timeout_s=0.3)
+    assert folded == {} and "longer than 0.3 s" in why
 
 
 # --- real perf on this machine
@@ -138,8 +155,8 @@ def test_a_real_recording_of_a_busy_process_collapses_to_stacks(tmp_path, busy_p
     assert recorder.start([busy_pid], 1, tmp_path / "perf.data")
     path, reason = recorder.stop()
     assert path == tmp_path / "perf.data", reason
-    folded = collapse_file(path)
-    assert folded and all(count > 0 for count in folded.values())
+    folded, why = collapse_file(path)
+    assert folded and not why and all(count > 0 for count in folded.values())
 
 
 @needs_perf
@@ -148,6 +165,16 @@ def test_stop_interrupts_a_recording_that_outlives_its_timeout_and_keeps_the_fil
     recorder.start([busy_pid], 300, tmp_path / "perf.data")
     path, reason = recorder.stop(timeout_s=1)
     assert path == tmp_path / "perf.data", reason
+
+
+@needs_perf
+def test_a_stop_right_after_the_start_waits_until_perf_can_write_its_file(tmp_path, busy_pid):
+    """SIGINT before perf has opened its file kills it without one (a short run on a loaded host)."""
+    for _ in range(3):
+        recorder = FlameRecorder()
+        recorder.start([busy_pid], 300, tmp_path / "perf.data")
+        path, reason = recorder.stop(timeout_s=0)
+        assert path == tmp_path / "perf.data", reason
 
 
 # --- SVG

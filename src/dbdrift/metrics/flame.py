@@ -80,6 +80,7 @@ class FlameRecorder:
         if timeout_s is None:
             timeout_s = max(0.0, self._deadline - time.monotonic()) + STOP_GRACE_S
         if not _wait(proc, timeout_s):
+            _await_file(proc, self._out, STOP_GRACE_S)
             _signal_group(proc, signal.SIGINT)
             if not _wait(proc, STOP_GRACE_S):
                 _signal_group(proc, signal.SIGKILL)
@@ -111,6 +112,15 @@ def _wait(proc: subprocess.Popen[bytes], timeout_s: float) -> bool:
         return True
     except subprocess.TimeoutExpired:
         return False
+
+
+def _await_file(proc: subprocess.Popen[bytes], out: Path | None, timeout_s: float) -> None:
+    """Until perf has created its file (or exited): only then does it handle SIGINT by writing
+    what it has. Before that, SIGINT kills it without a file, which a loaded host turns from a
+    few milliseconds into seconds."""
+    deadline = time.monotonic() + timeout_s
+    while out is not None and not out.exists() and proc.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.01)
 
 
 def _signal_group(proc: subprocess.Popen[bytes], sig: signal.Signals) -> None:
@@ -184,17 +194,26 @@ def _frame_name(line: str) -> str:
 
 
 def collapse_file(perf_data: Path, include_comm: bool = True, *, perf: str = "perf",
-                  timeout_s: float = SCRIPT_TIMEOUT_S) -> dict[str, int]:
-    """Run `perf script` on `perf_data` and collapse its output, streamed; {} if perf is missing,
-    fails, or runs longer than `timeout_s`."""
+                  timeout_s: float = SCRIPT_TIMEOUT_S) -> tuple[dict[str, int], str]:
+    """Run `perf script` on `perf_data` and collapse its output, streamed: (folded, "") or
+    ({}, why): perf missing or failing (its exit code and last words), running longer than
+    `timeout_s`, or a recording without samples."""
     env = dict(os.environ, DEBUGINFOD_URLS="")  # never wait on the network for symbols
+    stderr = tempfile.TemporaryFile()
     try:
         proc = subprocess.Popen(script_command(perf_data, perf=perf), stdin=subprocess.DEVNULL,
-                                stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env,
+                                stdout=subprocess.PIPE, stderr=stderr, env=env,
                                 text=True, errors="replace")
-    except OSError:
-        return {}
-    timer = threading.Timer(timeout_s, proc.kill)
+    except OSError as exc:
+        stderr.close()
+        return {}, f"could not run {perf} script: {exc.strerror or exc}"
+    late = threading.Event()
+
+    def stop_late() -> None:
+        late.set()
+        proc.kill()
+
+    timer = threading.Timer(timeout_s, stop_late)
     timer.start()
     assert proc.stdout is not None  # opened with stdout=PIPE
     try:
@@ -203,4 +222,11 @@ def collapse_file(perf_data: Path, include_comm: bool = True, *, perf: str = "pe
         returncode = proc.wait()
     finally:
         timer.cancel()
-    return folded if returncode == 0 else {}
+    with stderr:
+        stderr.seek(0)
+        words = " | ".join(ln.strip() for ln in stderr.read().decode(errors="replace").splitlines() if ln.strip())
+    if late.is_set():
+        return {}, f"{perf} script ran longer than {timeout_s:g} s; stopped"
+    if returncode != 0:
+        return {}, f"{perf} script exited {returncode}: {words[-300:] or 'no message'}"
+    return (folded, "") if folded else ({}, f"the recording holds no samples ({perf_data.stat().st_size} bytes)")

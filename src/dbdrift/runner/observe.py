@@ -108,11 +108,11 @@ class RunObservers:
     @staticmethod
     def _folded(path: Path | None, reason: str, record: RunRecord) -> dict[str, int] | None:
         """Collapse the run's perf.data; a missing flamegraph is a run warning, never a failure."""
-        folded = flame.collapse_file(path) if path is not None else {}
+        folded, why = flame.collapse_file(path) if path is not None else ({}, reason)
         if path is not None:
             path.unlink(missing_ok=True)
         if not folded:
-            record.warnings.append({"kind": "flamegraph", "message": f"no flamegraph: {reason or 'no samples'}"})
+            record.warnings.append({"kind": "flamegraph", "message": f"no flamegraph: {why}"})
             return None
         return folded
 
@@ -165,10 +165,10 @@ class ServerFlame:
         if self.recorder is None:
             return None, ""
         path, reason = self.recorder.stop(timeout_s=0.5) if self.started else (None, "the measured part never started")
-        folded = flame.collapse_file(path) if path is not None else {}
+        folded, why = flame.collapse_file(path) if path is not None else ({}, reason)
         if path is not None:
             path.unlink(missing_ok=True)
-        return (folded, "") if folded else (None, f"no flamegraph: {reason or 'no samples'}")
+        return (folded, "") if folded else (None, f"no flamegraph: {why}")
 
 
 def server_tree(pid: int) -> list[int]:
