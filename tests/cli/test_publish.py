@@ -265,10 +265,10 @@ def test_a_chain_step_measured_in_one_campaign_is_judged_as_report_chain_judges_
     page = next((tmp_path / "site").glob("h/*/chain.html")).read_text()
     report = json.loads(dbdrift("report", "--store", str(path), "--chain", "--format", "json").stdout)
     cells = {r["target"]: r for r in report["rows"] if r["measure"] == "timed" and r["reference"]}
-    step = re.search(r'<td class="red" title="regression: ([0-9.]+) \[([0-9.]+), ([0-9.]+)\], paired in campaign '
+    step = re.search(r'<td class="red\d" title="regression: ([0-9.]+) \[([0-9.]+), ([0-9.]+)\], paired in campaign '
                      r'chain">', page)
     assert step, page
     assert float(step[1]) == pytest.approx(cells["pg17.5"]["rqps"], abs=5e-4)
     assert float(step[2]) == pytest.approx(cells["pg17.5"]["rqps_lower"], abs=5e-4)
     assert cells["pg17.5"]["verdict"] == "regression" and cells["pg17.6"]["verdict"] == "no significant change"
-    assert page.count('class="red"') == 1 and 'class="green"' not in page  # 17.6 / 17.5: no change
+    assert len(re.findall('class="red\\d"', page)) == 1 and 'class="green' not in page  # 17.6 / 17.5: no change

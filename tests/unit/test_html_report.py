@@ -93,14 +93,14 @@ def test_every_test_name_appears_in_its_table_and_its_chart(page):
         assert f">{test}</text>" in page
 
 
-def test_a_regression_at_or_below_the_red_threshold_is_red(page):
+def test_a_regression_of_5_percent_is_red_in_the_darker_shade(page):
     cell = Page(page).cell("rel", "point-query", 0)
-    assert cell["attrs"]["class"] == "red" and cell["text"].startswith("0.95 [0.94, 0.96]")
+    assert cell["attrs"]["class"] == "red2" and cell["text"].startswith("0.95 [0.94, 0.96]")
     assert cell["attrs"]["title"].startswith("regression: rQPS 0.950, 95% interval [0.941, 0.959]")
 
 
-def test_an_improvement_at_or_above_the_green_threshold_is_green(page):
-    assert Page(page).cell("rel", "point-query", 1)["attrs"]["class"] == "green"
+def test_an_improvement_of_5_percent_or_more_is_green_in_the_darker_shade(page):
+    assert Page(page).cell("rel", "point-query", 1)["attrs"]["class"] == "green2"
 
 
 def test_a_change_within_the_thresholds_is_not_colored(page):

@@ -48,7 +48,8 @@ def add_format(parser: argparse.ArgumentParser, choices: tuple[str, ...], what: 
 
 def add_color(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--color", choices=("auto", "always", "never"), default="auto",
-                        help="color rQPS <= 0.95 red and >= 1.05 green in the text report (auto: on a terminal, "
+                        help="color a regression red and an improvement green in the text report, bold from a 5%% "
+                             "change (auto: on a terminal, "
                              "unless NO_COLOR is set)")
 
 

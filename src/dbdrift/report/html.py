@@ -22,10 +22,10 @@ from dbdrift.report.drift import DRIFT_LEGEND, DRIFT_TITLE, drift_blocks
 from dbdrift.report.hardware import (LAYER_TITLE, layer_legend, layer_table, instruction_legend, METRICS_LEGEND, delta_lines, instruction_table, metrics_blocks,
                                      simulated_blocks)
 from dbdrift.report.numbers import fmt_abs, fmt_mb, fmt_ratio, fmt_rel
-from dbdrift.report.page import attr, data_table, page, page_header, swatch
+from dbdrift.report.page import SHADE_AT, attr, data_table, page, page_header, swatch, verdict_class
 from dbdrift.report.page import target_color as color_in
 from dbdrift.report.svgchart import Bar, BarGroup, label_columns, ratio_chart
-from dbdrift.report.table import BURST_TITLE, GREEN_AT, RED_AT, packager_legend, verdict_counts, verdict_legend
+from dbdrift.report.table import BURST_TITLE, packager_legend, verdict_counts, verdict_legend
 from dbdrift.results.data import ReportData, Section
 from dbdrift.results.findings import Finding, all_findings, instruction_why
 from dbdrift.results.targets import packager_change
@@ -211,9 +211,10 @@ def _why(data: ReportData, f: Finding) -> str:
 
 def _intro(data: ReportData) -> str:
     out = ['<section id="how-to-read">',
-           f'<p class="verdicts">{escape(verdict_legend(data))}. Table cells are red at rQPS ≤ {RED_AT:.2f} with a '
-           f"regression verdict, green at ≥ {GREEN_AT:.2f} with an improvement, hatched when too noisy or "
-           "without an interval; hover a cell for its interval, method and detectable change. Charts: one colour "
+           f'<p class="verdicts">{escape(verdict_legend(data))}. Table cells are red with a regression verdict and green '
+           f"with an improvement, whatever the size, darker at a change of {SHADE_AT[0]:.0%} or more and darkest "
+           f"at {SHADE_AT[1]:.0%} or more; hatched when too noisy or without an interval; hover a cell for its "
+           "interval, method and detectable change. Charts: one colour "
            "per target, the verdict's mark after each value.</p>"]
     packaged = packager_legend(data)
     out += [f'<p class="packagers">{escape(packaged)}</p>'] if packaged else []
@@ -288,13 +289,7 @@ def _rel_cell(row: RelativeRow, target: str) -> str:
     text = row.status(target) or ("-" if value is None else f"{value:.2f}")
     if value is not None and est and est.lower is not None and est.upper is not None:
         text += f" [{est.lower:.2f}, {est.upper:.2f}]"
-    css = ""
-    if verdict.unclear:
-        css = "noisy"
-    elif value is not None and verdict == "regression" and round(value, 2) <= RED_AT:
-        css = "red"  # judge what is printed, as the text report does: a shown 0.95 is red
-    elif value is not None and verdict == "improvement" and round(value, 2) >= GREEN_AT:
-        css = "green"
+    css = "noisy" if verdict.unclear else verdict_class(verdict, value)
     cls = f' class="{css}"' if css else ""
     mark = f'<span class="mark">{escape(verdict.mark + detectable_mark(cell.verdict, cell.detectable))}</span>'
     plan = ('<span class="plan" title="the query plan differs from the reference\'s (its normalised shape: '

@@ -18,7 +18,8 @@ tbody th,tfoot th{text-align:left;font-weight:normal}
 td{text-align:right;white-space:nowrap}
 tfoot td,tfoot th{background:#fafafa;color:#444}
 tr.grp th{background:#f6f6f6;font-family:inherit;font-style:italic}
-td.red{background:#ff9a9a}td.green{background:#81ffa6}
+td.red1{background:#ffdede}td.red2{background:#ffb0b0}td.red3{background:#ff7c7c}
+td.green1{background:#dcf8e3}td.green2{background:#a8f0bd}td.green3{background:#6ee290}
 td.noisy{color:#666;background:#e4e4e4 repeating-linear-gradient(45deg,#f2f2f2,#f2f2f2 5px,#d7d7d7 5px,#d7d7d7 10px)}
 .sub{font-weight:normal;color:#666;font-size:.85em}
 .mark{color:#555;margin-left:.3em}
@@ -51,6 +52,20 @@ def page(title: str, parts: list[str], css: str = "") -> str:
             '<meta name="viewport" content="width=device-width, initial-scale=1">\n'
             f"<title>{escape(title)}</title>\n<style>{CSS}{css}</style>\n</head>\n<body>")
     return "\n".join([head, *(p for p in parts if p)]) + "\n</body>\n</html>\n"
+
+
+SHADE_AT = (0.05, 0.10)  # a change of 5% or more is drawn darker, 10% or more darkest (the posts' 0.95/1.05 lines)
+
+
+def verdict_class(verdict: str | None, ratio: float | None) -> str:
+    """The CSS class of a judged cell: red for a regression and green for an improvement whatever
+    its size (the colour follows the verdict, never a threshold of its own), darker with the size of
+    the change (SHADE_AT, judged on the printed two decimals); empty for every other verdict."""
+    kind = {"regression": "red", "improvement": "green"}.get(str(verdict) if verdict else "")
+    if kind is None or ratio is None:
+        return ""
+    size = abs(round(ratio, 2) - 1)
+    return f"{kind}{1 + sum(size >= at - 1e-9 for at in SHADE_AT)}"
 
 
 def target_color(targets: tuple[str, ...] | list[str], target: str) -> str:

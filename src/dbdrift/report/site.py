@@ -16,7 +16,7 @@ from dbdrift.quantities import format_percent
 from dbdrift.report.caveats import PACKAGER_MARK, packager_html, packager_line, packager_step
 from dbdrift.report.history import change_line, clients
 from dbdrift.report.numbers import fmt_abs
-from dbdrift.report.page import TARGET_COLORS, data_table, page, page_header
+from dbdrift.report.page import SHADE_AT, TARGET_COLORS, data_table, page, page_header, verdict_class
 from dbdrift.report.trendchart import TrendChange, TrendLine, TrendPoint, trend_chart
 from dbdrift.results.history import METRICS, Series, SeriesPoint, packagers_crossed, time_order, version_order
 
@@ -462,8 +462,9 @@ def render_chain(g: Group, min_effect: float) -> str:
     if len(parts) == 2:
         parts.append(data_table(["note"], [["fewer than two versions measured: no chain yet"]]))
     crossed = _packager_steps(g)
-    parts.append(f'<p class="sub">red: a regression, green: an improvement, as a report judges a cell (the 95% interval '
-                 f"excludes 1 and the change is at least {format_percent(min_effect)}, or the test's noise floor): "
+    parts.append(f'<p class="sub">red: a regression, green: an improvement, as a report judges and colours a cell (the 95% '
+                 f"interval excludes 1 and the change is at least {format_percent(min_effect)}, or the test's noise "
+                 f"floor; darker from a change of {SHADE_AT[0]:.0%}, darkest from {SHADE_AT[1]:.0%}): "
                  "where both versions come from one campaign, its own paired interval, as `dbdrift report --chain` "
                  "gives it; otherwise the two versions' intervals combined. Counts (deterministic): moved by "
                  f"{format_percent(min_effect)} or more. A hover gives the interval and how it was made; blank: a "
@@ -489,12 +490,14 @@ def _chain_row(s: Series, labels: list[str], min_effect: float) -> str:
             ratio = pb.value / pa.value
             moved = abs(ratio - 1) >= min_effect
             better = (ratio > 1) == METRICS[s.metric][1]
-            css = ' class="green"' if moved and better else ' class="red"' if moved else ""
+            shade = verdict_class("improvement" if better else "regression", ratio) if moved else ""
+            css = f' class="{shade}"' if shade else ""
             cells.append(f"<td{css}>{ratio:.3f}{told}</td>")
             continue
         est, effect, how = chain_step(pa, pb, min_effect)
         found = verdict(est, effect)
-        css = {Verdict.REGRESSION: ' class="red"', Verdict.IMPROVEMENT: ' class="green"'}.get(found, "")
+        shade = verdict_class(found, est.value)
+        css = f' class="{shade}"' if shade else ""
         interval = f" [{est.lower:.3f}, {est.upper:.3f}]" if est.lower is not None and est.upper is not None else ""
         title = f"{found}: {est.value:.3f}{interval}, {how}"
         cells.append(f'<td{css} title="{escape(title)}">{est.value:.2f}{told}</td>')

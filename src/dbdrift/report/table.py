@@ -1,5 +1,5 @@
 """The sysbench report's cells and legends shared by its formats: verdict marks, cells, legends,
-colour thresholds. How a number is written is report/numbers.py's."""
+verdict colours. How a number is written is report/numbers.py's."""
 from __future__ import annotations
 
 from dbdrift.analysis.relative import RelativeRow
@@ -9,9 +9,6 @@ from dbdrift.report.caveats import (PACKAGER_LEGEND, detectable_mark, packager_l
                                    verdict_marks)
 from dbdrift.results.data import ReportData
 from dbdrift.results.targets import packager_change
-
-RED_AT = 0.95  # text/HTML: rQPS <= 0.95 is red (possible regression)
-GREEN_AT = 1.05  # rQPS >= 1.05 is green
 
 
 def verdict_legend(data: ReportData) -> str:

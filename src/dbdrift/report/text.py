@@ -1,33 +1,35 @@
-"""Plain-text report (terminal): rQPS table per group with red/green marks and group stats."""
+"""Plain-text report (terminal): rQPS table per group, coloured by verdict, and group stats."""
 from __future__ import annotations
 
+from dbdrift.analysis.noise import Verdict
 from dbdrift.results.data import ReportData
+from dbdrift.report.page import verdict_class
 from dbdrift.report.words import comparison_lines
 from dbdrift.report.drift import DRIFT_LEGEND, DRIFT_TITLE, drift_blocks
 from dbdrift.report.hardware import (LAYER_TITLE, layer_legend, layer_table, instruction_legend, METRICS_LEGEND, aligned, delta_lines, instruction_table, metrics_blocks,
                                      simulated_blocks)
 from dbdrift.report.numbers import fmt_abs, fmt_ratio
-from dbdrift.report.table import (BURST_TITLE, GREEN_AT, RED_AT, column_names, plan_lines, fmt_cell, legend_lines, verdict_counts,
+from dbdrift.report.table import (BURST_TITLE, column_names, plan_lines, fmt_cell, legend_lines, verdict_counts,
                                   verdict_legend)
 
-_RED, _GREEN, _RESET = "\x1b[31m", "\x1b[32m", "\x1b[0m"
+_RED, _GREEN, _BOLD, _DIM, _RESET = "\x1b[31m", "\x1b[32m", "\x1b[1m", "\x1b[2m", "\x1b[0m"
 
 
-def _paint(cell: str, value: float | None, color: bool, noisy: bool = False) -> str:
-    if not color or value is None:
+def _paint(cell: str, verdict: Verdict | None, value: float | None, color: bool) -> str:
+    """The cell in its verdict's colour (page.verdict_class, as the HTML and the site colour it):
+    red a regression, green an improvement, bold from SHADE_AT[0] on; dim when it tells nothing."""
+    if not color or verdict is None:
         return cell
-    if noisy:
-        return f"\x1b[2m{cell}{_RESET}"  # dim: not to be trusted either way
-    value = round(value, 2)  # judge what is printed: a shown 0.95 is red
-    if value <= RED_AT:
-        return f"{_RED}{cell}{_RESET}"
-    if value >= GREEN_AT:
-        return f"{_GREEN}{cell}{_RESET}"
-    return cell
+    if verdict.unclear:
+        return f"{_DIM}{cell}{_RESET}"  # dim: not to be trusted either way
+    shade = verdict_class(verdict, value)
+    if not shade:
+        return cell
+    return f"{_BOLD if shade[-1] != '1' else ''}{_RED if shade.startswith('red') else _GREEN}{cell}{_RESET}"
 
 
 def render_text(data: ReportData, color: bool = False) -> str:
-    """rQPS rows are `values... name`; ≤0.95 red, ≥1.05 green when `color`."""
+    """rQPS rows are `values... name`; with `color`, a regression red, an improvement green."""
     comp = data.comparison
     width = 7
     cell_width = max([20] + [len(fmt_cell(r, t)) for r in comp.rows for t in comp.compared])
@@ -44,8 +46,7 @@ def render_text(data: ReportData, color: bool = False) -> str:
         for section in sections:
             out.append(f"-- {section.title}")
             for row in section.rows:
-                cells = [_paint(fmt_cell(row, t).ljust(cell_width), cell.ratio, color,
-                                cell.verdict is not None and cell.verdict.unclear)
+                cells = [_paint(fmt_cell(row, t).ljust(cell_width), cell.verdict, cell.ratio, color)
                          for t, cell in ((t, row.cells[t]) for t in comp.compared)]
                 out.append(" ".join(cells) + f"  {row.test}")
             if comp.compared:

@@ -1,5 +1,6 @@
 """The comparison in the posts' words: per compared target and client count, how many tests
-regressed and improved, the median rQPS, the largest and smallest regression and improvement
+regressed and improved and how many could tell nothing (too noisy, no interval, not measured:
+a line that left them out would read as if every test had been judged), the median rQPS, the largest and smallest regression and improvement
 with their tests, and the median of each group, each change also in basis points (1 bp = 0.01%,
 as the posts give small changes), and B with both packagers when the pair's builds come from two.
 Text, Markdown and HTML show these lines. Pure."""
@@ -8,6 +9,7 @@ from __future__ import annotations
 from statistics import median
 
 from dbdrift.analysis.noise import Verdict
+from dbdrift.analysis.relative import Cell
 from dbdrift.results.data import ReportData
 from dbdrift.results.targets import packager_change
 
@@ -22,6 +24,17 @@ def _named(label: str, found: list[tuple[float, str]]) -> str:
     return f"{label} {test} {value:.3f} ({bp(value)})"
 
 
+def verdict_tally(cells: list[Cell]) -> str:
+    """`3 regression(s) and 1 improvement(s) in 32 tests (11 no significant change, 17 too noisy)`:
+    every verdict counted, the ones that tell nothing too (`~ ? x`), so the tests add up."""
+    def count(v: Verdict) -> int:
+        return sum(1 for c in cells if (c.verdict or Verdict.NO_INTERVAL) is v)
+    rest = [f"{n} {v}" for v in (Verdict.NO_CHANGE, Verdict.TOO_NOISY, Verdict.NO_INTERVAL, Verdict.NOT_MEASURED)
+            if (n := count(v))]
+    return (f"{count(Verdict.REGRESSION)} regression(s) and {count(Verdict.IMPROVEMENT)} improvement(s) in "
+            f"{len(cells)} tests" + (f" ({', '.join(rest)})" if rest else ""))
+
+
 def comparison_lines(data: ReportData) -> list[str]:
     """One line per compared target and client count."""
     comp = data.comparison
@@ -29,6 +42,7 @@ def comparison_lines(data: ReportData) -> list[str]:
     for threads in data.thread_counts():
         rows = [r for r in comp.rows if r.threads == threads]
         for target in comp.compared:
+            every = [r.cells[target] for r in rows]
             cells = [(r, r.cells[target]) for r in rows if r.cells[target].ratio is not None]
             if not cells:
                 continue
@@ -40,8 +54,8 @@ def comparison_lines(data: ReportData) -> list[str]:
             clients = f"{threads} client{'s' if threads != 1 else ''}"
             crossed = packager_change(data.packagers, target, reference)
             built = f" (B: {crossed[1]} / {crossed[0]} builds)" if crossed else ""
-            parts = [f"{target} vs {reference}{built}, {clients}: {len(worse)} regression(s) and {len(better)} "
-                     f"improvement(s) in {len(cells)} tests; median rQPS {median(ratios):.3f} ({bp(median(ratios))})"]
+            parts = [f"{target} vs {reference}{built}, {clients}: {verdict_tally(every)}; "
+                     f"median rQPS {median(ratios):.3f} ({bp(median(ratios))})"]
             if worse:
                 parts.append(_named("largest regression", worse))
                 if len(worse) > 1:
