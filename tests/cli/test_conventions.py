@@ -123,7 +123,7 @@ def test_report_without_fail_on_exits_0_whatever_it_finds(regressed):
 def test_json_and_csv_carry_tool_version_date_host_and_settings(regressed):
     doc = json.loads(dbdrift("report", "--store", regressed, "--format", "json").stdout)
     meta = doc["meta"]
-    assert meta["dbdrift_version"] == __version__ and meta["format_version"] == 4
+    assert meta["dbdrift_version"] == __version__ and meta["format_version"] == 5
     assert meta["generated_at"][:2] == "20" and meta["host"]["cpus"] == 2
     assert meta["campaign"]["name"] == "golden" and meta["campaign"]["settings"]["rows"] == 10_000
     assert [t["version"] for t in meta["targets"]] == ["17.10", "18.4", "19.0"]

@@ -73,8 +73,8 @@ def test_every_format_names_the_defaults_that_differ(tmp_path, fmt):
                                       "kind": "changed", "reference": "1", "target": "16"}
     elif fmt == "csv":
         rows = [r for r in csv.DictReader(io.StringIO(out)) if r["measure"] == "setting"]
-        assert [(r["test"], r["value"], r["explanation"]) for r in rows] == [
-            ("effective_io_concurrency", "16", "reference: 1"), ("io_workers", "3", "reference: None")]
+        assert [(r["setting"], r["setting_reference"], r["setting_target"]) for r in rows] == [
+            ("effective_io_concurrency", "1", "16"), ("io_workers", "(none)", "3")]
     else:
         assert "effective_io_concurrency" in out and "io_workers" in out and "shared_buffers" not in out.split(
             "efaults that differ")[1]

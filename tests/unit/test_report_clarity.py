@@ -2,14 +2,23 @@
 facts and its machine-readable envelope: each a case a reader tripped on (issue 65, reports)."""
 from __future__ import annotations
 
+import csv
 import dataclasses
+import io
+import json
+from pathlib import Path
 
 import pytest
 
+from dbdrift.cli.main import main
 from dbdrift.cli.report import render
+from dbdrift.report.envelope import CAMPAIGN_COLUMNS
+from dbdrift.results.data import FORMAT_VERSION
+from dbdrift.store.store import Store
 from dbdrift.report.text import render_text
 from dbdrift.report.words import comparison_lines
 from dbdrift.results.build import build_report
+from tests.cli.test_workload_reports import ib_store, tpcc_store, two_target_store, vector_store
 from tests.unit.test_html_report import Page
 from tests.unit.test_reports import make_store
 
@@ -67,3 +76,80 @@ def test_a_change_without_a_verdict_of_regression_is_never_red(golden):
     data = _with_cell(build_report(golden, None, None, False), "read-only_range=100", "pg18", 0.94, 0.88, 1.01)
     cell = Page(render(data, "html")).cell("rel", "read-only_range=100", 0)
     assert "red" not in cell["attrs"].get("class", "")
+
+
+def _report(capsys, store: Path, fmt: str) -> str:
+    """`dbdrift report --format fmt` of `store`, in this process."""
+    assert main(["report", "--store", str(store), "--format", fmt]) == 0
+    return capsys.readouterr().out
+
+
+def _htap_store(path: Path) -> Path:
+    from tests.unit.test_htap import run as htap_run
+    return two_target_store(path, "ht", "htap", {"warehouses": 1}, (("a", 1.0), ("b", 1.1)), 2,
+                            lambda store, tid, target, speed, r: store.add_workload_run(tid, htap_run(target, r, speed)))
+
+
+WORKLOAD_STORES = {"insert-benchmark": lambda p: ib_store(p, 2, 12_000.0), "tpcc": lambda p: tpcc_store(p, 2, 1_100.0),
+                   "vector": lambda p: vector_store(p, 2, 1.25), "htap": _htap_store}
+ENVELOPE = ["meta", "workload", "campaign", "base", "min_effect", "noisy_half_width", "notes"]
+
+
+@pytest.mark.parametrize("workload", WORKLOAD_STORES)
+def test_every_workload_s_json_opens_with_the_sysbench_report_s_envelope(tmp_path, capsys, workload):
+    doc = json.loads(_report(capsys, WORKLOAD_STORES[workload](tmp_path / "s.db"), "json"))
+    assert list(doc)[:len(ENVELOPE)] == ENVELOPE
+    assert doc["workload"] == workload and doc["meta"]["campaign"]["name"] == doc["campaign"]
+    assert doc["meta"]["format_version"] == FORMAT_VERSION and [t["name"] for t in doc["meta"]["targets"]]
+
+
+def test_the_sysbench_json_opens_with_the_same_envelope(golden):
+    doc = json.loads(render(build_report(golden, None, None, False), "json"))
+    assert list(doc)[:len(ENVELOPE)] == ENVELOPE and doc["workload"] == "sysbench"
+
+
+@pytest.mark.parametrize("workload", WORKLOAD_STORES)
+def test_every_line_of_every_workload_s_csv_ends_with_the_campaign_columns(tmp_path, capsys, workload):
+    lines = list(csv.DictReader(io.StringIO(_report(capsys, WORKLOAD_STORES[workload](tmp_path / "s.db"), "csv"))))
+    assert lines and list(lines[0])[-len(CAMPAIGN_COLUMNS):] == list(CAMPAIGN_COLUMNS)
+    assert {(line["workload"], line["campaign"], line["format_version"]) for line in lines} == {
+        (workload, lines[0]["campaign"], str(FORMAT_VERSION))} and lines[0]["campaign_id"] == "1"
+
+
+def test_a_csv_line_of_a_default_that_differs_fills_its_own_columns_and_never_prints_none(tmp_path):
+    from tests.unit.test_default_drift import drift_store
+    store = drift_store(tmp_path / "d.db")
+    text = render(build_report(store, None, None, False), "csv")
+    store.close()
+    settings = [line for line in csv.DictReader(io.StringIO(text)) if line["measure"] == "setting"]
+    assert settings and "None" not in text
+    for line in settings:
+        assert line["setting"] and line["setting_category"] and line["setting_kind"]
+        assert line["setting_reference"] and line["setting_target"]  # `(none)` where a server lacks it
+        assert line["test"] == line["metric"] == line["value"] == line["explanation"] == ""
+
+
+def _io_method(path: Path, methods: dict[str, str]) -> Path:
+    """The store at `path` with each named target's server started with that io_method."""
+    store = Store(path)
+    for c in store.campaigns():
+        for t in store.targets(c["id"]):
+            server = json.loads(t["server_json"] or "{}")
+            if t["name"] in methods:
+                store.set_target_facts(t["id"], server={**server, "settings": {"io_method": methods[t["name"]]}})
+    store.close()
+    return path
+
+
+@pytest.mark.parametrize("fmt", ["text", "markdown", "html", "json"])
+def test_the_sysbench_report_header_says_which_targets_ran_with_io_method_sync(tmp_path, capsys, fmt):
+    make_store(tmp_path / "g.db").close()
+    out = _report(capsys, _io_method(tmp_path / "g.db", {"pg18": "sync", "pg19": "sync"}), fmt)
+    assert "io_method: sync on pg18, pg19 (sync is dbdrift's default on PostgreSQL 18 and later, as the posts' cx10b" \
+        in out.replace("&#x27;", "'")
+
+
+@pytest.mark.parametrize("fmt", ["text", "markdown", "html", "json", "csv"])
+def test_a_workload_report_says_which_targets_ran_with_which_io_method(tmp_path, capsys, fmt):
+    store = _io_method(tpcc_store(tmp_path / "t.db", 3, 1_100.0), {"b": "worker"})
+    assert "io_method: worker on b (sync is dbdrift's default" in _report(capsys, store, fmt).replace("&#x27;", "'")

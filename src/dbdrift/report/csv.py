@@ -1,15 +1,19 @@
 """CSV report: one line per (test, threads, target) with absolute value, rQPS and its detectable
 change; an instruction count's line has no detectable change (a count has no interval). A line
 whose target and reference were built by different packagers names both (`packager`,
-`reference_packager`; the other formats' B)."""
+`reference_packager`; the other formats' B). A default that differs between a target and its
+reference (measure `setting`) fills only its own columns (`setting`, `setting_category`,
+`setting_kind`, `setting_reference`, `setting_target`), which every other line leaves empty. Every
+line ends with the campaign columns (report/envelope.py), as every workload's CSV does."""
 from __future__ import annotations
 
-import csv
 import io
 
 from dbdrift.analysis.hardware import METRIC_DIGITS, SYSBENCH_METRICS
 from dbdrift.analysis.instructions import InstructionRow
 from dbdrift.analysis.relative import RelativeRow
+from dbdrift.report.drift import setting_value
+from dbdrift.report.envelope import CampaignCsv
 from dbdrift.report.numbers import fmt_fixed
 from dbdrift.results.data import ReportData
 from dbdrift.results.findings import group_of, instruction_cells, instruction_why
@@ -20,14 +24,14 @@ def render_csv(data: ReportData) -> str:
     """Name first, then values; long format so any tool can pivot it. Columns are named as the
     JSON report's row fields are; the report's context closes every line."""
     buf = io.StringIO()
-    writer = csv.writer(buf, lineterminator="\n")
+    writer = CampaignCsv(buf, "sysbench", data.campaign, data.meta)
     extra = _extra_header(data)
-    writer.writerow(["test", "group", "threads", "measure", "target", "reference", "metric", "value", "value_lower",
-                     "value_upper", "rqps", "rqps_lower", "rqps_upper", "verdict", "detectable_change", "method",
-                     "samples", "runs", "failed", "skipped", "status", "plan_changed", "rqps_typical", "bursty",
-                     "excluded_intervals", "packager", "reference_packager", "explanation", *extra,
-                     *META_COLUMNS])
-    meta = _meta_values(data)
+    blank = [""] * len(SETTING_COLUMNS)  # a line that is no setting's
+    columns = ["test", "group", "threads", "measure", "target", "reference", "metric", "value", "value_lower",
+               "value_upper", "rqps", "rqps_lower", "rqps_upper", "verdict", "detectable_change", "method",
+               "samples", "runs", "failed", "skipped", "status", "plan_changed", "rqps_typical", "bursty",
+               "excluded_intervals", "packager", "reference_packager", "explanation", *extra, *SETTING_COLUMNS]
+    writer.header(columns)
     for row, cell in data.cells():
         tput, est = cell.throughput, cell.estimate
         writer.writerow([
@@ -38,7 +42,7 @@ def render_csv(data: ReportData) -> str:
             cell.absolute.runs, cell.absolute.failed, cell.absolute.skipped, row.status(cell.target) or "ok",
             int(cell.plan_changed), _num(est.typical if est else None, 4), int(bool(est and est.bursty)),
             tput.dropped_intervals, *_packagers(cell.packagers), data.why(row.test, row.threads, cell.target) or "",
-            *(_extra(data, row, cell.target) if extra else ()), *meta,
+            *(_extra(data, row, cell.target) if extra else ()), *blank,
         ])
     for irow, target, verdict in instruction_cells(data):
         assert isinstance(irow, InstructionRow)  # instruction_cells yields the data's rows, typed as object
@@ -49,7 +53,7 @@ def render_csv(data: ReportData) -> str:
             _num(cost.ir_per_event if cost else None, 1), "", "", "", "", "", verdict or "", "", "callgrind", "",
             "", "", "", "ok" if cost else "not measured", "", "", "", "",
             *_packagers(packager_change(data.packagers, target, reference)), instruction_why(irow, target),
-            *(_instruction_extra(data, irow, target) if extra else ()), *meta,
+            *(_instruction_extra(data, irow, target) if extra else ()), *blank,
         ])
     for lrow in data.layers:  # a family's split: one line per part, its test "<family> per statement"
         for name, part in lrow.parts.items():
@@ -61,15 +65,14 @@ def render_csv(data: ReportData) -> str:
                 part.verdict, "", "least squares over " + ", ".join(lrow.tests), "", "", "", "",
                 "ok" if part.ratio is not None else "not measured", "", "", "", "",
                 *_packagers(packager_change(data.packagers, lrow.target, lrow.reference)), part.status,
-                *([""] * len(extra)), *meta,
+                *([""] * len(extra)), *blank,
             ])
+    width = len(columns) - len(SETTING_COLUMNS)  # the columns before the setting's own, empty on its line
     for table in data.drift:  # a default that differs: one line per setting, measure "setting"
         for d in table.rows:
-            writer.writerow([
-                d.name, "", "", "setting", table.target, table.reference, d.category, d.target or "", "", "", "", "",
-                "", "", "", d.kind, "", "", "", "", "ok", "", "", "", "", "", "", f"reference: {d.reference}",
-                *([""] * len(extra)), *meta,
-            ])
+            shared = {3: "setting", 4: table.target, 5: table.reference}
+            writer.writerow([*(shared.get(i, "") for i in range(width)), d.name, d.category, d.kind,
+                             setting_value(d.reference), setting_value(d.target)])
     return buf.getvalue()
 
 
@@ -86,15 +89,9 @@ def _instruction_extra(data: ReportData, irow: InstructionRow, target: str) -> l
     return out + [""] * (2 * len(SYSBENCH_METRICS) if data.show_metrics else 0)
 
 
-# the report's context on every line, so a file stands alone once rows of many campaigns are pooled
-META_COLUMNS = ("campaign", "campaign_id", "campaign_date", "host", "dbdrift_version", "format_version")
-
-
-def _meta_values(data: ReportData) -> list[object]:
-    meta = data.meta
-    campaign = meta.get("campaign", {})
-    return [data.campaign, campaign.get("id", ""), campaign.get("created_at", ""),
-            meta.get("host", {}).get("hostname", ""), meta.get("dbdrift_version", ""), meta.get("format_version", "")]
+SETTING_COLUMNS = ("setting", "setting_category", "setting_kind", "setting_reference", "setting_target")
+"""A default that differs (report/drift.py): its name, category, how it differs, and its value on
+each side (`(none)` where that server has no such setting)."""
 
 
 def _extra_header(data: ReportData) -> list[str]:

@@ -16,12 +16,14 @@ DRIFT_LEGEND = ("settings whose effective value differs between a target and its
 CELL_CHARS = 60  # a value longer than this (a switch list, a path list) is cut in tables; JSON keeps it whole
 
 
-def _value(v: str | None) -> str:
+def setting_value(v: str | None) -> str:
+    """A setting's value as every format writes it: `(none)` where the server has no such setting,
+    `''` for an empty one."""
     return "(none)" if v is None else (v if v != "" else "''")
 
 
 def _cell(v: str | None) -> str:
-    text = _value(v)
+    text = setting_value(v)
     return text if len(text) <= CELL_CHARS else text[:CELL_CHARS - 1] + "…"
 
 
@@ -34,7 +36,7 @@ def drift_blocks(tables: tuple[DriftTable, ...]) -> list[tuple[str, list[str], l
         rows = [[d.category, d.name, _cell(d.reference), _cell(d.target), d.kind] for d in t.ranked()]
         others = t.others()
         tail = (f"other settings that differ ({len(others)}): " + ", ".join(
-            f"{d.name} {_value(d.reference)} -> {_value(d.target)}" for d in others)) if others else ""
+            f"{d.name} {setting_value(d.reference)} -> {setting_value(d.target)}" for d in others)) if others else ""
         out.append((f"{t.target} vs {t.reference}", ["category", "setting", t.reference, t.target, "how"], rows, tail))
     return out
 

@@ -15,6 +15,7 @@ from dbdrift.analysis.instructions import InstructionRow
 from dbdrift.analysis.layers import LayerRow
 from dbdrift.report.caveats import packagers_json
 from dbdrift.report.drift import drift_json
+from dbdrift.report.envelope import envelope
 from dbdrift.results.data import ReportData
 from dbdrift.results.findings import group_of, instruction_cells, instruction_why
 from dbdrift.results.targets import packager_change
@@ -66,10 +67,9 @@ def render_json(data: ReportData) -> str:
         for s in data.summaries
     ]
     doc = {
-        "meta": data.meta,
-        "campaign": data.campaign, "base": comp.base, "chain": comp.chain,
-        **({"against": comp.against} if comp.against else {}),
-        "min_effect": comp.min_effect, "noisy_half_width": comp.noisy_half_width, "notes": list(data.notes),
+        **envelope("sysbench", data.campaign, data.meta, comp.base, comp.min_effect, comp.noisy_half_width,
+                   data.notes),
+        "chain": comp.chain, **({"against": comp.against} if comp.against else {}),
         "targets": [{"name": t, "label": data.target_labels.get(t, "")} for t in comp.targets],
         "columns": [{"column": f"col-{i}", "target": t, "reference": comp.references.get(t),
                      **packagers_json(packager_change(data.packagers, t, comp.references.get(t)))}

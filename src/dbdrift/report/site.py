@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from html import escape
 
 from dbdrift.analysis.changepoints import Change
-from dbdrift.analysis.noise import Z975, Estimate, Method, Verdict, verdict
+from dbdrift.analysis.noise import Z975, Estimate, Method, verdict
 from dbdrift.quantities import format_percent
 from dbdrift.report.caveats import PACKAGER_MARK, packager_html, packager_line, packager_step
 from dbdrift.report.history import change_line, clients

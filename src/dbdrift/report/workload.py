@@ -6,11 +6,12 @@ functions of the report; no I/O.
 from __future__ import annotations
 
 from html import escape
-from typing import Any
+from typing import IO, Any
 
 from dbdrift.report.caveats import (packager_line, packager_step, packagers_json, verdict_counts, verdict_legend,
                                    verdict_lines)
 from dbdrift.report.drift import DRIFT_LEGEND, DRIFT_TITLE, drift_blocks
+from dbdrift.report.envelope import CampaignCsv, envelope
 from dbdrift.report.page import data_table, swatch, target_color
 from dbdrift.results.workload import WorkloadReport
 
@@ -150,6 +151,16 @@ def drift_html(data: WorkloadReport) -> str:
     return (f"<h2>{escape(DRIFT_TITLE[0].upper() + DRIFT_TITLE[1:])}</h2><p class=\"sub\">{escape(DRIFT_LEGEND)}</p>"
             + "".join(f"<h3>{escape(title)}</h3>" + (data_table(header, rows, scroll=True) if rows else "")
                       + (f"<p>{escape(tail)}</p>" if tail else "") for title, header, rows, tail in blocks))
+
+
+def json_envelope(data: WorkloadReport) -> dict[str, Any]:
+    """The fields the report's JSON opens with, as every workload's does (report/envelope.py)."""
+    return envelope(data.workload, data.campaign, data.meta, data.base, data.min_effect, data.noisy, data.notes)
+
+
+def campaign_csv(out: IO[str], data: WorkloadReport) -> CampaignCsv:
+    """A CSV writer for the report whose every line ends with the campaign columns."""
+    return CampaignCsv(out, data.workload, data.campaign, data.meta)
 
 
 def rounded(value: float | None, digits: int) -> float | None:

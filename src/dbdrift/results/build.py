@@ -34,7 +34,8 @@ from dbdrift.model import SLOW_FSYNC_US, HardwareWindow, JsonObject, is_warm_run
 from dbdrift.results.data import FORMAT_VERSION, PlanChange, ReportData
 from dbdrift.results.plans import plan_marks
 from dbdrift.results.findings import nothing_measured
-from dbdrift.results.targets import (base_target, default_drift, flush_settings_compared, matrix_references,
+from dbdrift.results.targets import (base_target, default_drift, flush_settings_compared, io_method_notes,
+                                    matrix_references,
                                     packager_change, target_labels, target_packagers)
 from dbdrift.store.store import Store
 from dbdrift.version import __version__
@@ -112,7 +113,7 @@ def build_report(store: Store, campaign: str | None, base: str | None, chain: bo
     host, spec = json.loads(row["host_json"]), json.loads(row["spec_json"])
     notes += (_interval_notes(comparison, spec, between) + detect_notes(comparison, spec.get("detect_plan"))
               + _order_notes(measurements)
-              + host_notes(host) + _unit_notes(store, campaign_id)
+              + host_notes(host, io_method_notes(targets)) + _unit_notes(store, campaign_id)
               + _build_notes(labels, packagers) + nothing_measured_notes(row["name"], measurements, counted))
     marks = plan_marks(comparison, store.plans(campaign_id), {t["name"]: t["engine"] for t in targets})
     comparison, plan_changes, notes = marks.comparison, marks.changes, notes + marks.notes
@@ -390,10 +391,11 @@ def foreign_notes(stored_runs: list[sqlite3.Row], spec: JsonObject) -> tuple[str
     return neighbours_note("this campaign", flagged, spec.get("repeats") or 1, spec.get("order") == "turns")
 
 
-def host_notes(host: JsonObject) -> tuple[str, ...]:
-    """Where the servers ran (cpus) and every warning the host raised when the campaign started."""
+def host_notes(host: JsonObject, servers: tuple[str, ...] = ()) -> tuple[str, ...]:
+    """Where the servers ran (cpus), then `servers` (how they ran: the I/O method), and every
+    warning the host raised when the campaign started."""
     placed = (f"cpus: {Placement.from_dict(host['placement']).describe()}",) if "placement" in host else ()
-    return placed + tuple(f"host warning: {w['message']} (hint: {w['hint']})" for w in host.get("warnings", []))
+    return placed + servers + tuple(f"host warning: {w['message']} (hint: {w['hint']})" for w in host.get("warnings", []))
 
 
 def _unit_notes(store: Store, campaign_id: int) -> tuple[str, ...]:

@@ -175,6 +175,25 @@ def default_drift(targets: list[sqlite3.Row], references: dict[str, str]) -> tup
     return tuple(out)
 
 
+IO_METHOD_NOTE = ("dbdrift's default on PostgreSQL 18 and later, as the posts' cx10b: 18's own default, worker, reads "
+                  "through I/O worker processes, while 17 and older read in the backend as sync does")
+
+
+def io_method_notes(targets: list[sqlite3.Row]) -> tuple[str, ...]:
+    """`io_method: sync on pg18, pg19 (...)`: how each PostgreSQL 18+ target read, from the settings
+    stored when its server started (a note beside the CPU placement: the I/O method moves the
+    read-heavy tests as much as a version does); empty when no target has the setting."""
+    methods: dict[str, list[str]] = {}
+    for t in targets:
+        settings = json.loads(t["server_json"] or "{}").get("settings") or {}
+        if t["engine"] == "postgres" and settings.get("io_method"):
+            methods.setdefault(str(settings["io_method"]), []).append(t["name"])
+    if not methods:
+        return ()
+    said = "; ".join(f"{method} on {', '.join(names)}" for method, names in methods.items())
+    return (f"io_method: {said} (sync is {IO_METHOD_NOTE})",)
+
+
 def flush_settings_compared(targets: list[sqlite3.Row], references: dict[str, str]) -> list[tuple[str, str, Drift]]:
     """(target, reference, setting) for every durability setting (model.DURABILITY_SETTINGS)
     whose effective value differs between a target and its reference of one engine, set or not."""

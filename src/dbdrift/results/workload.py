@@ -13,9 +13,10 @@ from typing import ClassVar
 from dbdrift.analysis.defaults import DriftTable
 from dbdrift.analysis.noise import MIN_REPEATS, Verdict
 from dbdrift.model import JsonObject
-from dbdrift.results.build import flush_notes, host_notes
+from dbdrift.results.build import flush_notes, host_notes, report_meta
 from dbdrift.results.findings import CAMPAIGN, Finding
-from dbdrift.results.targets import base_target, default_drift, packager_change, target_labels, target_packagers
+from dbdrift.results.targets import (base_target, default_drift, io_method_notes, packager_change, target_labels,
+                                    target_packagers)
 from dbdrift.store.store import Store
 
 
@@ -25,6 +26,7 @@ class WorkloadReport:
     are on ("NOPM"), as the legends say it."""
 
     judged: ClassVar[str] = ""
+    workload: ClassVar[str] = ""  # the campaign file's `workload` value, as every JSON and CSV names it
     campaign: str
     targets: tuple[str, ...]  # the report order: the base first
     labels: dict[str, str]  # target -> "postgres 17.10" (what it is)
@@ -40,6 +42,7 @@ class WorkloadReport:
     noisy: float = 0.05
     drift: tuple[DriftTable, ...] = ()  # per target but the base: defaults that differ from the base's
     packagers: dict[str, str] = field(default_factory=dict)  # target -> who built its server (results/targets.py)
+    meta: JsonObject = field(default_factory=dict)  # report_meta's: who made the report from what (the JSON's `meta`)
 
     @property
     def base(self) -> str:
@@ -88,10 +91,10 @@ def stored_campaign(store: Store, campaign_id: int, base: str | None, judged: st
     host, spec = json.loads(row["host_json"]), json.loads(row["spec_json"])
     return StoredCampaign(spec, {"campaign": row["name"], "targets": ordered, "labels": target_labels(targets),
                                  "ncpu": host.get("cpus") or 1, "host": host, "run_on": row["created_at"],
-                                 "notes": host_notes(host) + repeats_notes(spec, judged)
+                                 "notes": host_notes(host, io_method_notes(targets)) + repeats_notes(spec, judged)
                                  + flush_notes(host, targets, {t: base_name for t in ordered[1:]}),
                                  "drift": default_drift(targets, {t: base_name for t in ordered[1:]}),
-                                 "packagers": target_packagers(targets)})
+                                 "packagers": target_packagers(targets), "meta": report_meta(store, campaign_id)})
 
 
 def detect_notes(found: tuple[Finding, ...], plan: JsonObject | None, starts: int, unit: str) -> tuple[str, ...]:

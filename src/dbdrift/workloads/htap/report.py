@@ -8,7 +8,6 @@ times with the analytics running. Pure serializers of one `HtapReport`
 """
 from __future__ import annotations
 
-import csv
 import io
 import json
 from html import escape
@@ -22,7 +21,7 @@ from dbdrift.report.numbers import fmt_fixed, fmt_ms
 from dbdrift.report.page import data_table, page, page_header
 from dbdrift.report.svgchart import Line, time_chart
 from dbdrift.report.drift import drift_json
-from dbdrift.report.workload import (drift_html, color_of, findings_json, host_fact, run_on_facts, target_facts, text_page,
+from dbdrift.report.workload import (campaign_csv, json_envelope, drift_html, color_of, findings_json, host_fact, run_on_facts, target_facts, text_page,
                                      VERDICT_COLUMNS, verdict_cells, verdicts_legend, why_html)
 from dbdrift.workloads.tpcc.report import DIPS_LEGEND, HARDWARE_DIGITS, HARDWARE_LEGEND
 from dbdrift.workloads.htap.results import WINDOW_TITLES, WINDOWS, HtapReport, Relative, as_tpcc
@@ -141,8 +140,8 @@ def render_csv(data: HtapReport) -> str:
     on window rows, the query's latency together on the rows of the window together), empty
     for the base; `notes` the report's, on every line."""
     buf = io.StringIO()
-    writer = csv.writer(buf, lineterminator="\n")
-    writer.writerow(CSV_HEADER)
+    writer = campaign_csv(buf, data)
+    writer.header(CSV_HEADER)
     notes = " | ".join(data.notes)
 
     def verdict_of(target: str, test: str) -> list[str]:
@@ -168,7 +167,8 @@ def render_csv(data: HtapReport) -> str:
                 writer.writerow([r.target, r.repeat, win.get("status"), w, q, "", "", "", "", "", "",
                                  stats.get("count", ""), "" if stats.get("mean_ms") is None else stats["mean_ms"],
                                  "" if stats.get("p95_ms") is None else stats["p95_ms"], stats.get("cancelled", ""), "",
-                                 "", *(verdict_of(r.target, f"{q} latency") if w == "together" else ["", "", "", ""]), notes])
+                                 "", *(verdict_of(r.target, f"{q} latency") if w == "together"
+                                   else [""] * (1 + len(VERDICT_COLUMNS))), notes])
     for target in data.targets:  # a target without a stored repeat still has its line
         if not any(r.target == target for r in data.runs):
             writer.writerow([target, "", "not run", *[""] * (len(CSV_HEADER) - 5 - len(VERDICT_COLUMNS)),
@@ -183,8 +183,7 @@ def to_json(data: HtapReport) -> JsonObject:
                 "lower": e.lower if e else None, "upper": e.upper if e else None,
                 "method": str(e.method) if e else None, "n": e.n if e else None}
     return {
-        "campaign": data.campaign, "setup": data.setup, "base": data.targets[0], "ncpu": data.ncpu,
-        "notes": list(data.notes), "default_drift": drift_json(data.drift), "min_effect": data.min_effect, "noisy_half_width": data.noisy,
+        **json_envelope(data), "setup": data.setup, "ncpu": data.ncpu, "default_drift": drift_json(data.drift),
         "queries": list(data.queries), "verdicts": findings_json(data),
         "relatives": [est(r) for r in data.relatives],
         "targets": [{"name": s.target, "label": data.labels.get(s.target, ""), "runs": s.runs, "failed": s.failed,

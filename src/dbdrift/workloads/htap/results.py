@@ -110,6 +110,7 @@ class HtapReport(WorkloadReport):
     """One campaign's CH-benCHmark results with everything the formats render."""
 
     judged = "NOPM, queries/h and query latency"
+    workload = "htap"
     summaries: tuple[HtapSummary, ...]
     relatives: tuple[Relative, ...]
     runs: tuple[WorkloadRun, ...]
@@ -214,7 +215,8 @@ def htap_report(runs: list[WorkloadRun], targets: list[str] | tuple[str, ...], l
                 ncpu: int = 1, campaign: str = "", setup: str = "", notes: tuple[str, ...] = (),
                 queries: tuple[str, ...] = QUERY_NAMES, min_effect: float = 0.02, noisy: float = 0.05,
                 host: JsonObject | None = None, run_on: str = "", detect_plan: JsonObject | None = None,
-                drift: tuple[DriftTable, ...] = (), packagers: dict[str, str] | None = None) -> HtapReport:
+                drift: tuple[DriftTable, ...] = (), packagers: dict[str, str] | None = None,
+                meta: JsonObject | None = None) -> HtapReport:
     targets = list(targets)
     runs = _latest([r for r in runs if r.target in targets])
     summaries = tuple(summarize(runs, targets, queries, ncpu))
@@ -264,7 +266,7 @@ def htap_report(runs: list[WorkloadRun], targets: list[str] | tuple[str, ...], l
                            (win or {}).get("hardware")) for r in runs
                           for w, win in (r.record.get("windows") or {}).items())),
                       explanations=why, min_effect=min_effect, noisy=noisy, host=dict(host or {}), run_on=run_on,
-                      drift=drift, packagers=dict(packagers or {}))
+                      drift=drift, packagers=dict(packagers or {}), meta=dict(meta or {}))
 
 
 MOVED_TX = (("server/no", "server CPU µs/new order"), ("client/no", "client CPU µs/new order"),

@@ -13,7 +13,6 @@ response-time histograms and the step metrics.
 """
 from __future__ import annotations
 
-import csv
 import io
 import json
 from dataclasses import dataclass
@@ -29,7 +28,7 @@ from dbdrift.report.numbers import fmt_abs, fmt_fixed, fmt_ratio
 from dbdrift.report.page import data_table, page, page_header
 from dbdrift.report.svgchart import Line, time_chart
 from dbdrift.report.drift import drift_json
-from dbdrift.report.workload import (drift_html, drift_lines, aligned, color_of, findings_json, host_fact, md_table, rounded, run_on_facts,
+from dbdrift.report.workload import (campaign_csv, json_envelope, drift_html, drift_lines, aligned, color_of, findings_json, host_fact, md_table, rounded, run_on_facts,
                                      packagers_line, target_facts, VERDICT_COLUMNS, verdict_cells, verdicts_legend,
                                      why_html, why_lines)
 from dbdrift.version import __version__
@@ -263,8 +262,8 @@ def render_csv(data: IBenchReport) -> str:
     `detectable_change` that verdict's detectable change (both empty for the base), `notes` the
     report's host and run warnings and interval notes, on every line."""
     buf = io.StringIO()
-    writer = csv.writer(buf, lineterminator="\n")
-    writer.writerow(CSV_HEADER)
+    writer = campaign_csv(buf, data)
+    writer.header(CSV_HEADER)
     for target in data.targets:
         for i, step in enumerate(IBENCH_STEPS):
             writer.writerow(_csv_row(data, target, step, data.summary.relative.rows[target][i]))
@@ -299,8 +298,8 @@ def to_json(data: IBenchReport) -> JsonObject:
     and its 10 slice averages of i_ips, i_dps and i_qps — what charts need, nothing to recompute."""
     summary = data.summary
     return {
-        "campaign": data.campaign, "base": summary.base, "ncpu": data.ncpu, "notes": list(data.notes), "default_drift": drift_json(data.drift),
-        "min_effect": data.min_effect, "noisy_half_width": data.noisy, "verdicts": findings_json(data),
+        **json_envelope(data), "ncpu": data.ncpu, "default_drift": drift_json(data.drift),
+        "verdicts": findings_json(data),
         "targets": [{"name": t, "label": data.labels.get(t, "")} for t in data.targets],
         "colors": COLORS, "buckets": list(BUCKET_LABELS),
         "tables": {name: _table_json(getattr(summary, name)) for name in TABLES if getattr(summary, name) is not None},

@@ -27,6 +27,7 @@ class IBenchReport(WorkloadReport):
     """One campaign's Insert Benchmark results with everything the formats render."""
 
     judged = "each step's rate"
+    workload = "insert-benchmark"
     summary: IBenchSummary
     results: dict[tuple[str, str], InsertStepResult]  # (target, step) -> result, any status
     details: dict[tuple[str, str], StepDetail]
@@ -50,7 +51,8 @@ def ibench_report(results: list[InsertStepResult], targets: list[str] | tuple[st
                   notes: tuple[str, ...] = (), min_effect: float = 0.02, noisy: float = 0.05,
                   planned: tuple[str, ...] = (), setup: str = "", host: JsonObject | None = None,
                   run_on: str = "", detect_plan: JsonObject | None = None,
-                drift: tuple[DriftTable, ...] = (), packagers: dict[str, str] | None = None) -> IBenchReport:
+                  drift: tuple[DriftTable, ...] = (), packagers: dict[str, str] | None = None,
+                  meta: JsonObject | None = None) -> IBenchReport:
     """Summary tables, verdicts and per-step details of `results` (any status; other targets are
     ignored); `planned`: the campaign's steps, each judged even when no target ran it;
     `setup`, `host` and `run_on`: the campaign's sizes in a line, the stored host facts and the
@@ -76,7 +78,7 @@ def ibench_report(results: list[InsertStepResult], targets: list[str] | tuple[st
                         explanations=why,
                         min_effect=min_effect, noisy=noisy, setup=setup, host=dict(host or {}),
                         run_on=run_on,
-                      drift=drift, packagers=dict(packagers or {}))
+                      drift=drift, packagers=dict(packagers or {}), meta=dict(meta or {}))
 
 
 def _repeat_turns(results: list[InsertStepResult], targets: list[str]) -> dict[str, list[Turn]]:

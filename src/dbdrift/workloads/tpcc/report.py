@@ -6,7 +6,6 @@ checks. Pure serializers of one `TpccReport` (workloads/tpcc/results.py); no I/O
 """
 from __future__ import annotations
 
-import csv
 import io
 import json
 from html import escape
@@ -19,7 +18,7 @@ from dbdrift.report.numbers import fmt_fixed, fmt_ms
 from dbdrift.report.page import data_table, page, page_header
 from dbdrift.report.svgchart import Line, time_chart
 from dbdrift.report.drift import drift_json
-from dbdrift.report.workload import (drift_html, color_of, findings_json, host_fact, run_on_facts, target_facts, text_page,
+from dbdrift.report.workload import (campaign_csv, drift_html, color_of, findings_json, json_envelope, host_fact, run_on_facts, target_facts, text_page,
                                      VERDICT_COLUMNS, verdict_cells, verdicts_legend, why_html)
 from dbdrift.workloads.tpcc.results import TpccReport
 
@@ -86,8 +85,8 @@ def render_csv(data: TpccReport) -> str:
     `detectable_change` are its target's NOPM verdict against the base and that verdict's
     detectable change (empty for the base), `notes` the report's, on every line."""
     buf = io.StringIO()
-    writer = csv.writer(buf, lineterminator="\n")
-    writer.writerow(CSV_HEADER)
+    writer = campaign_csv(buf, data)
+    writer.header(CSV_HEADER)
     for r in data.results:
         hw = hardware_per_new_order([r], data.ncpu)
         writer.writerow([r.target, r.repeat, r.status, r.warehouses, r.clients, str(r.procedures).lower(),
@@ -111,8 +110,7 @@ def to_json(data: TpccReport) -> JsonObject:
         return {"value": s.relative.value, "lower": s.relative.lower, "upper": s.relative.upper,
                 "method": str(s.relative.method), "n": s.relative.n}
     return {
-        "campaign": data.campaign, "setup": data.setup, "base": data.targets[0], "ncpu": data.ncpu,
-        "notes": list(data.notes), "default_drift": drift_json(data.drift), "min_effect": data.min_effect, "noisy_half_width": data.noisy,
+        **json_envelope(data), "setup": data.setup, "ncpu": data.ncpu, "default_drift": drift_json(data.drift),
         "verdicts": findings_json(data),
         "targets": [{
             "name": s.target, "label": data.labels.get(s.target, ""), "runs": s.runs, "failed": s.failed,

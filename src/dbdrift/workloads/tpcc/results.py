@@ -27,6 +27,7 @@ class TpccReport(WorkloadReport):
     """One campaign's TPROC-C results with everything the formats render."""
 
     judged = "NOPM"
+    workload = "tpcc"
     summaries: tuple[TargetSummary, ...]
     results: tuple[TpccResult, ...]  # every stored run of the report's targets, any status
 
@@ -47,7 +48,8 @@ def tpcc_report(results: list[TpccResult], targets: list[str] | tuple[str, ...],
                 labels: dict[str, str] | None = None, ncpu: int = 1, campaign: str = "", setup: str = "",
                 notes: tuple[str, ...] = (), min_effect: float = 0.02, noisy: float = 0.05,
                 host: JsonObject | None = None, run_on: str = "", detect_plan: JsonObject | None = None,
-                drift: tuple[DriftTable, ...] = (), packagers: dict[str, str] | None = None) -> TpccReport:
+                drift: tuple[DriftTable, ...] = (), packagers: dict[str, str] | None = None,
+                meta: JsonObject | None = None) -> TpccReport:
     """Per-target summaries and NOPM verdicts of `results` (runs of other targets are ignored);
     `host` and `run_on`: the stored host facts and the campaign's start (WorkloadReport's);
     `detect_plan`: the campaign's plan, when it was planned to detect (a note says if NOPM reached it)."""
@@ -69,7 +71,7 @@ def tpcc_report(results: list[TpccResult], targets: list[str] | tuple[str, ...],
                       targets=tuple(targets), labels=dict(labels or {}), ncpu=ncpu, setup=setup, notes=notes,
                       findings=warned(told(tuple(found), packagers or {}), foreign.cell_flags(
                           ((r.target, None), f"repeat {r.repeat + 1}", r.hardware) for r in results)), explanations=why, min_effect=min_effect, noisy=noisy, host=dict(host or {}), run_on=run_on,
-                      drift=drift, packagers=dict(packagers or {}))
+                      drift=drift, packagers=dict(packagers or {}), meta=dict(meta or {}))
 
 
 def history_values(store: Store, campaign_id: int) -> dict[tuple[str, str], list[float]]:

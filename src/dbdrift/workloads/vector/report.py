@@ -7,7 +7,6 @@ time and size relative to the base. Pure serializers of one `VectorReport`; no I
 """
 from __future__ import annotations
 
-import csv
 import io
 import json
 import math
@@ -19,7 +18,7 @@ from dbdrift.report.caveats import finding_mark, findings_html, notes_html
 from dbdrift.report.numbers import fmt_fixed
 from dbdrift.report.page import data_table, page, page_header
 from dbdrift.report.drift import drift_json
-from dbdrift.report.workload import (drift_html, color_of, findings_json, host_fact, run_on_facts, target_facts, text_page,
+from dbdrift.report.workload import (campaign_csv, json_envelope, drift_html, color_of, findings_json, host_fact, run_on_facts, target_facts, text_page,
                                      VERDICT_COLUMNS, verdict_cells, verdicts_legend, why_html)
 from dbdrift.workloads.vector.curve import frontier
 from dbdrift.workloads.vector.results import Relative, VectorReport
@@ -92,8 +91,8 @@ def render_csv(data: VectorReport) -> str:
     row); `verdict` and `detectable_change` are the target's verdict at recall 0.95 on that
     family (the first compared recall when 0.95 is not), `notes` the report's, on every line."""
     buf = io.StringIO()
-    writer = csv.writer(buf, lineterminator="\n")
-    writer.writerow(CSV_HEADER)
+    writer = campaign_csv(buf, data)
+    writer.header(CSV_HEADER)
     notes = " | ".join(data.notes)
 
     def cells(target: str, label: str) -> list[str]:
@@ -127,9 +126,8 @@ def _est_json(e: Estimate | None) -> JsonObject | None:
 
 def to_json(data: VectorReport) -> JsonObject:
     return {
-        "campaign": data.campaign, "setup": data.setup, "base": data.targets[0], "ncpu": data.ncpu,
-        "dataset": data.dataset, "notes": list(data.notes), "default_drift": drift_json(data.drift), "min_effect": data.min_effect,
-        "noisy_half_width": data.noisy, "verdicts": findings_json(data),
+        **json_envelope(data), "setup": data.setup, "ncpu": data.ncpu,
+        "dataset": data.dataset, "default_drift": drift_json(data.drift), "verdicts": findings_json(data),
         "curves": [{"target": c.target, "family": c.family, "label": c.label, "repeats": c.repeats,
                     "build_s": c.build_s, "index_bytes": c.index_bytes, "table_bytes": c.table_bytes, "load_s": c.load_s,
                     "points": [{"setting": p.setting, "recall": p.recall, "qps": p.qps} for p in c.points]}

@@ -60,6 +60,7 @@ class VectorReport(WorkloadReport):
     """One campaign's vector search results with everything the formats render."""
 
     judged = "QPS at equal recall"
+    workload = "vector"
     curves: tuple[Curve, ...]
     relatives: tuple[Relative, ...]
     runs: tuple[WorkloadRun, ...]
@@ -194,7 +195,8 @@ def vector_report(runs: list[WorkloadRun], targets: list[str] | tuple[str, ...],
                   ncpu: int = 1, campaign: str = "", setup: str = "", notes: tuple[str, ...] = (),
                   min_effect: float = 0.02, noisy: float = 0.05, host: JsonObject | None = None, run_on: str = "",
                   detect_plan: JsonObject | None = None,
-                drift: tuple[DriftTable, ...] = (), packagers: dict[str, str] | None = None) -> VectorReport:
+                  drift: tuple[DriftTable, ...] = (), packagers: dict[str, str] | None = None,
+                  meta: JsonObject | None = None) -> VectorReport:
     targets = list(targets)
     runs = [r for r in runs if r.target in targets]
     curves = tuple(summarize(runs, targets))
@@ -240,7 +242,7 @@ def vector_report(runs: list[WorkloadRun], targets: list[str] | tuple[str, ...],
                             ((r.target, None), f"{p.get('setting')}, repeat {r.repeat + 1}", p.get("hardware"))
                             for r in runs for fam in r.record.get("families", []) for p in fam.get("points", []))),
                         explanations=why, min_effect=min_effect, noisy=noisy, host=dict(host or {}), run_on=run_on,
-                      drift=drift, packagers=dict(packagers or {}))
+                      drift=drift, packagers=dict(packagers or {}), meta=dict(meta or {}))
 
 
 def curve_of(curves: tuple[Curve, ...], target: str, family: int) -> Curve | None:
