@@ -14,13 +14,14 @@ from dbdrift.cli.main import main
 from dbdrift.cli.report import render
 from dbdrift.report.envelope import CAMPAIGN_COLUMNS
 from dbdrift.results.data import FORMAT_VERSION
-from dbdrift.store.store import Store
+from dbdrift.results.findings import instruction_why, where_it_went
+from dbdrift.store.store import InstructionRecord, Store
 from dbdrift.report.text import render_text
 from dbdrift.report.words import comparison_lines
 from dbdrift.results.build import build_report
 from tests.cli.test_workload_reports import ib_store, tpcc_store, two_target_store, vector_store
 from tests.unit.test_html_report import Page
-from tests.unit.test_reports import make_store
+from tests.unit.test_reports import INSTRUCTIONS, make_store
 
 pytestmark = pytest.mark.fault("reports")
 
@@ -153,3 +154,46 @@ def test_the_sysbench_report_header_says_which_targets_ran_with_io_method_sync(t
 def test_a_workload_report_says_which_targets_ran_with_which_io_method(tmp_path, capsys, fmt):
     store = _io_method(tpcc_store(tmp_path / "t.db", 3, 1_100.0), {"b": "worker"})
     assert "io_method: worker on b (sync is dbdrift's default" in _report(capsys, store, fmt).replace("&#x27;", "'")
+
+
+@pytest.fixture
+def counts_only(tmp_path) -> Path:
+    """The golden campaign's counts alone, stored as `timed = false` stores them, with the timed
+    settings a campaign file carries whether they are used or not."""
+    store = Store(tmp_path / "c.db")
+    cid = store.add_campaign("counts", {"name": "counts", "rows": 10_000, "timed": False, "read_s": 60,
+                                        "write_s": 60, "warmup_s": 10}, {"cpus": 2}, "0.1.0")
+    for pos, name in enumerate(("pg17", "pg18")):
+        tid = store.ensure_target(cid, name, "postgres", pos, pos == 0, {"name": name})
+        for (test, target), (ir, functions) in INSTRUCTIONS.items():
+            if target == name:
+                store.add_instructions(tid, InstructionRecord(test, "ok", 1000, 5000, 20.0, [[1, 2], [1, 2]], ir,
+                                                              0.02, functions, functions))
+    store.close()
+    return tmp_path / "c.db"
+
+
+TIMED_WORDS = ("reads 60 s", "warmup", "rQPS", "stalls", "too few samples", "timed result")
+
+
+@pytest.mark.parametrize("fmt", ["text", "markdown", "html"])
+def test_a_report_of_instruction_counts_only_says_nothing_of_timed_runs(capsys, counts_only, fmt):
+    out = _report(capsys, counts_only, fmt)
+    assert "instruction counts only" in out and "1.036" in out
+    found = [w for w in TIMED_WORDS if w in out.replace("no rQPS", "")]
+    assert found == []
+
+
+def test_a_share_above_100_percent_says_the_other_functions_moved_the_other_way():
+    shown = [{"function": "f", "delta": 1_000.0}, {"function": "g", "delta": 515.0}]
+    assert where_it_went(1_500.0, shown) == ("in: f +1,000, g +515, together +1,515, more than the net change (101% "
+                                             "of it): the other functions moved the other way by -15")
+    assert where_it_went(1_500.0, shown[:1]) == "67% of it in: f +1,000"
+
+
+def test_the_share_of_a_finding_s_why_is_of_the_functions_it_names(golden):
+    """The why of a counted finding names 3 functions: its share is theirs, not that of the 5 the
+    instructions section lists (85%)."""
+    data = build_report(golden, None, None, False)
+    why = instruction_why(data.instruction_row("point-query"), "pg18")
+    assert "74% of it in: LWLockReleaseInternal +440, LockAcquireExtended +345, LWLockDisownInternal +330" in why

@@ -10,6 +10,7 @@ from dbdrift.quantities import format_percent
 from dbdrift.report.caveats import PACKAGER_LEGEND, detectable_mark, packager_mark
 from dbdrift.report.numbers import fmt_fixed, fmt_ratio
 from dbdrift.results.data import ReportData
+from dbdrift.results.findings import where_it_went
 from dbdrift.results.targets import packager_change
 
 NO_VALUE = "n/a"  # an instruction table's empty cell: "-" there is the mark of a regression
@@ -28,7 +29,8 @@ def instruction_table(data: ReportData) -> tuple[list[str], list[list[str]]]:
     target its instruction ratio with its verdict (instruction_verdict; a count has no interval,
     so no detectable change), beside the rQPS, verdict and detectable change of the timed runs."""
     comp = data.comparison
-    header = [*comp.targets, *(f"{t} instr" for t in comp.compared), *(f"{t} rQPS" for t in comp.compared), "test"]
+    timed_columns = comp.compared if data.timed else []  # counts only: no rQPS to put beside them
+    header = [*comp.targets, *(f"{t} instr" for t in comp.compared), *(f"{t} rQPS" for t in timed_columns), "test"]
     rows = []
     for irow in data.instructions:
         timed = [r for r in comp.rows if r.test == irow.test]
@@ -37,7 +39,7 @@ def instruction_table(data: ReportData) -> tuple[list[str], list[list[str]]]:
         cells += [_with_mark(irow.relative.get(t), irow.verdicts.get(t))
                   + packager_mark(packager_change(data.packagers, t, irow.references.get(t))
                                   if irow.relative.get(t) is not None else None) for t in comp.compared]
-        for t in comp.compared:
+        for t in timed_columns:
             cell = timed[0].cells[t] if timed else None
             if cell is not None and cell.ratio is not None:
                 mark = cell.verdict.mark + detectable_mark(cell.verdict, cell.detectable) if cell.verdict else ""
@@ -51,11 +53,11 @@ def instruction_table(data: ReportData) -> tuple[list[str], list[list[str]]]:
 def instruction_legend(data: ReportData) -> str:
     """What the marks beside the instruction ratios say."""
     effect = format_percent(data.comparison.min_effect)
+    crossed = any(packager_change(data.packagers, t, r) for irow in data.instructions for t, r in irow.references.items())
     return (f"instr = new / reference instructions per event; - at least {effect} more (slower), + at least "
-            f"{effect} fewer, = within {effect}, ~ a count whose two pairs differ by over half that; {NO_VALUE} no count "
-            "or no timed result" + (f"; {PACKAGER_LEGEND} (a count moves with the compiler)"
-                                    if any(packager_change(data.packagers, t, r) for irow in data.instructions
-                                           for t, r in irow.references.items()) else ""))
+            f"{effect} fewer, = within {effect}, ~ a count whose two pairs differ by over half that; {NO_VALUE} no "
+            "count" + (" or no timed result" if data.timed else "")
+            + (f"; {PACKAGER_LEGEND} (a count moves with the compiler)" if crossed else ""))
 
 
 def _with_mark(ratio: float | None, verdict: Verdict | None) -> str:
@@ -74,8 +76,7 @@ def delta_lines(data: ReportData) -> list[str]:
             head = f"{target} vs {ref}, {irow.test}: {total:+,.0f} instructions/event{pct}"
             same_way = delta["self"]["grew" if total > 0 else "shrank"]
             if delta["explained"] is not None and same_way:
-                funcs = ", ".join(f"{r['function']} {r['delta']:+,.0f}" for r in same_way)
-                head += f"; {100 * delta['explained']:.0f}% of it in: {funcs}"
+                head += f"; {where_it_went(total, same_way)}"
             other = delta["self"]["shrank" if total > 0 else "grew"]
             if other:
                 head += "; the other way: " + ", ".join(f"{r['function']} {r['delta']:+,.0f}" for r in other[:3])

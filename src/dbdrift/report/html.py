@@ -104,7 +104,8 @@ def _header(data: ReportData) -> str:
         role = "base" if name == comp.base else "target"
         facts.append((role, f"{swatch(target_color(data, name))}{escape(name)}: {escape(what + source)}"))
     if settings:
-        facts.append(("runs", escape(_runs_text(settings))))
+        facts.append(("runs", escape(_runs_text(settings) if data.timed or not data.instructions else
+                                     _counts_text(settings))))
     versions = f"dbdrift {meta['dbdrift_version']}" if meta.get("dbdrift_version") else ""
     if campaign.get("dbdrift_version") and campaign["dbdrift_version"] != meta.get("dbdrift_version"):
         versions += f" (the campaign ran with {campaign['dbdrift_version']})"
@@ -119,6 +120,12 @@ def _runs_text(s: dict[str, Any]) -> str:
              f"reads {s.get('read_s', 0):g} s, writes {s.get('write_s', 0):g} s after {s.get('warmup_s', 0):g} s warmup",
              f"{s.get('repeats', 1)} repeat(s)", f"order {s.get('order', '?')}"]
     return "; ".join(parts)
+
+
+def _counts_text(s: dict[str, Any]) -> str:
+    """A campaign of counts only: what was counted, and that nothing was timed (no durations)."""
+    return (f"{s.get('tables', 1)} table(s) of {s.get('rows', 0):,} rows; instruction counts only (callgrind, "
+            "timed = false): no timed run")
 
 
 def _findings(data: ReportData) -> str:
@@ -210,12 +217,11 @@ def _why(data: ReportData, f: Finding) -> str:
 
 
 def _intro(data: ReportData) -> str:
-    out = ['<section id="how-to-read">',
-           f'<p class="verdicts">{escape(verdict_legend(data))}. Table cells are red with a regression verdict and green '
-           f"with an improvement, whatever the size, darker at a change of {SHADE_AT[0]:.0%} or more and darkest "
-           f"at {SHADE_AT[1]:.0%} or more; hatched when too noisy or without an interval; hover a cell for its "
-           "interval, method and detectable change. Charts: one colour "
-           "per target, the verdict's mark after each value.</p>"]
+    colours = (f". Table cells are red with a regression verdict and green with an improvement, whatever the size, "
+               f"darker at a change of {SHADE_AT[0]:.0%} or more and darkest at {SHADE_AT[1]:.0%} or more; hatched "
+               "when too noisy or without an interval; hover a cell for its interval, method and detectable change. "
+               "Charts: one colour per target, the verdict's mark after each value" if data.timed else "")
+    out = ['<section id="how-to-read">', f'<p class="verdicts">{escape(verdict_legend(data) + colours)}.</p>']
     packaged = packager_legend(data)
     out += [f'<p class="packagers">{escape(packaged)}</p>'] if packaged else []
     out.append(notes_html(data.notes))
@@ -406,7 +412,8 @@ def _instructions_section(data: ReportData, charts: Iterator[int], axis: ChartAx
     return "\n".join([
         '<section id="instructions">', "<h2>Instructions per event</h2>",
         "<p>Server backend under valgrind callgrind: deterministic, immune to CPU steal. "
-        f"Beside each ratio, the rQPS and verdict of the timed runs. {escape(instruction_legend(data))}.</p>",
+        + ("Beside each ratio, the rQPS and verdict of the timed runs. " if data.timed else "")
+        + f"{escape(instruction_legend(data))}.</p>",
         _table(*instruction_table(data), "instr"),
         *(f"<h3>{escape(title)}</h3>" + _table(header, rows, "simulated") for title, header, rows in simulated_blocks(data)),
         "<h3>Where the instructions went</h3>",

@@ -11,8 +11,15 @@ from dbdrift.results.data import ReportData
 from dbdrift.results.targets import packager_change
 
 
+COUNTS_ONLY = ("instruction counts only (timed = false): no timed run, so no rQPS, interval or timed verdict; "
+               "each count's own verdict is in the instructions table")
+
+
 def verdict_legend(data: ReportData) -> str:
+    """What the marks of the timed cells say; a campaign of counts only says it has none."""
     comp = data.comparison
+    if not data.timed and data.instructions:
+        return COUNTS_ONLY
     return (f"verdicts (95% interval, minimum effect {format_percent(comp.min_effect)}): "
             + verdict_marks(comp.noisy_half_width, "too few samples", "no run of the cell, or of its reference, succeeded")
             + "; ! host or run warnings; P the query plan differs from the reference's (its normalised shape: "

@@ -66,6 +66,12 @@ class ReportData:
     explanations: dict[tuple[str, int, str], tuple[str, str]] = field(default_factory=dict)
     packagers: dict[str, str] = field(default_factory=dict)  # target -> who built its server (results/targets.py)
 
+    @property
+    def timed(self) -> bool:
+        """The campaign has timed cells (run, failed or planned); False for instruction counts only
+        (`timed = false`), whose reports say nothing of timed runs."""
+        return bool(self.comparison.rows)
+
     def plan_change(self, test: str, target: str) -> PlanChange | None:
         return next((c for c in self.plan_changes if c.test == test and c.target == target), None)
 

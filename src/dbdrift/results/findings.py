@@ -5,8 +5,9 @@ read them from here, so an instruction regression gates a CI job as a timed one 
 """
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
+from typing import Any
 
 from dbdrift.analysis.instructions import InstructionRow
 from dbdrift.analysis.noise import Verdict
@@ -146,9 +147,22 @@ def instruction_why(irow: InstructionRow, target: str) -> str:
     text = f"{total:+,.0f} instructions/event" + (f" ({100 * total / base_ir:+.1f}%)" if base_ir else "")
     same_way = delta["self"]["grew" if total > 0 else "shrank"]
     if delta["explained"] is not None and same_way:
-        funcs = ", ".join(f"{r['function']} {r['delta']:+,.0f}" for r in same_way[:3])
-        text += f"; {100 * delta['explained']:.0f}% of it in: {funcs}"
+        text += f"; {where_it_went(total, same_way[:3])}"
     return f"{text}; {irow.rechecked[target]}" if target in irow.rechecked else text
+
+
+def where_it_went(total: float, shown: Sequence[Mapping[str, Any]]) -> str:
+    """`85% of it in: f +440, g +345`: the functions shown (self cost, which never overlaps) and
+    their share of the net change `total`, computed over exactly those shown. Their sum passes
+    the net when other functions moved the other way (a change is gross ups minus gross downs):
+    then it says so with the rest's net, instead of an unexplained share above 100%."""
+    listed = sum(r["delta"] for r in shown)
+    funcs = ", ".join(f"{r['function']} {r['delta']:+,.0f}" for r in shown)
+    share = listed / total
+    if round(100 * share) <= 100:
+        return f"{share:.0%} of it in: {funcs}"
+    return (f"in: {funcs}, together {listed:+,.0f}, more than the net change ({share:.0%} of it): the other "
+            f"functions moved the other way by {total - listed:+,.0f}")
 
 
 def group_of(test: str) -> str | None:
