@@ -14,7 +14,8 @@ from dbdrift.analysis.power import detectable_change, reported_change
 from dbdrift.analysis.relative import Measurement, compare
 from dbdrift.cli.report import render
 from dbdrift.model import IBENCH_STEPS
-from dbdrift.report.caveats import detectable_mark, too_noisy_to_see, verdict_lines
+from dbdrift.report.caveats import detectable_mark, undetected_text, verdict_lines
+from dbdrift.report.envelope import CAMPAIGN_COLUMNS
 from dbdrift.results.build import build_report
 from dbdrift.results.findings import Finding
 from dbdrift.workloads.ibench import report as ibench_format
@@ -89,14 +90,14 @@ def test_a_no_change_mark_says_what_it_rules_out_and_the_others_do_not():
         "- l.i2 pg18: regression 0.900 [0.880,0.920] vs pg17"]
 
 
-def test_the_findings_name_what_was_too_noisy_to_see_the_minimum_effect():
+def test_the_findings_name_what_could_not_detect_the_minimum_effect():
     found = [Finding("timed", "point-query", 1, "pg18", "pg17", Verdict.NO_CHANGE, 1.0, 0.98, 1.02, detectable=0.034),
              Finding("timed", "scan", 1, "pg18", "pg17", Verdict.NO_CHANGE, 1.0, 0.99, 1.01, detectable=0.02),
              Finding("timed", "insert", 4, "pg18", "pg17", Verdict.TOO_NOISY, 1.0, 0.9, 1.1, detectable=0.12),
              Finding("timed", "update-index", 1, "pg18", "pg17", Verdict.REGRESSION, 0.8, 0.7, 0.9, detectable=0.3)]
-    assert too_noisy_to_see(found, 0.02) == ("too noisy to see a 2% change: point-query x1 pg18 (±3.4%), "
-                                            "insert x4 pg18 (±12.0%)")
-    assert too_noisy_to_see(found[1:2], 0.02) == ""
+    assert undetected_text(found, 0.02) == ("could not detect a 2% change (no change found, detectable change above "
+                                           "it), 2 of them: insert x4 pg18 (12.0%), point-query x1 pg18 (3.4%)")
+    assert undetected_text(found[1:2], 0.02) == ""
 
 
 @pytest.fixture
@@ -131,13 +132,14 @@ def test_html_shows_it_in_the_cell_its_tooltip_and_the_findings(sysbench):
     cell = page.cell("rel", "hot-points", 0)
     assert "=<2.0%" in cell["text"]
     assert "detectable change 2.0%: no change ≥ 2.0%" in cell["attrs"]["title"]
-    assert "too noisy to see" not in render(sysbench, "html", False)  # every cell could see 2%
+    assert "could not detect" not in render(sysbench, "html", False)  # every cell could see 2%
     row = sysbench.comparison.rows[0]
     noisy = dataclasses.replace(row.cells["pg18"], verdict=Verdict.NO_CHANGE, detectable=0.034)
     rows = (dataclasses.replace(row, cells={**row.cells, "pg18": noisy}), *sysbench.comparison.rows[1:])
     html = render(dataclasses.replace(sysbench, comparison=dataclasses.replace(sysbench.comparison, rows=rows)),
                   "html", False)
-    assert f'<p class="too-noisy">too noisy to see a 2% change: {row.test} x1 pg18 (±3.4%)</p>' in html
+    assert (f'<p class="undetected">could not detect a 2% change (no change found, detectable change above it), '
+            f'1 of them: {row.test} x1 pg18 (3.4%)</p>') in html
 
 
 def test_tpcc_formats_show_the_rnopm_detectable_change():
@@ -149,7 +151,7 @@ def test_tpcc_formats_show_the_rnopm_detectable_change():
     row = next(line for line in tpcc_format.render_text(data).splitlines() if line.startswith("b "))
     assert f"=<{shown}" in row
     rows = list(csv.DictReader(io.StringIO(tpcc_format.render_csv(data))))
-    assert list(rows[0]) == list(tpcc_format.CSV_HEADER)
+    assert list(rows[0]) == [*tpcc_format.CSV_HEADER, *CAMPAIGN_COLUMNS]
     assert {r["detectable_change"] for r in rows if r["target"] == "b"} == {str(round(found.detectable, 4))}
     assert {r["detectable_change"] for r in rows if r["target"] == "a"} == {""}
     assert json.loads(tpcc_format.render_json(data))["verdicts"][0]["detectable_change"] == round(found.detectable, 4)
@@ -170,5 +172,5 @@ def test_insert_benchmark_formats_show_each_steps_detectable_change():
     verdicts = ibench_format.to_json(data)["verdicts"]
     assert next(v for v in verdicts if v["test"] == "l.i1")["detectable_change"] == round(l_i1.detectable, 4)
     html = ibench_format.render_html(data)
-    assert f'<p class="too-noisy">too noisy to see a 2% change: l.i1 pg18 (±{shown})' in html
+    assert f'detectable change above it), 1 of them: l.i1 pg18 ({shown})' in html
     assert f"too noisy; detectable change {shown}: no change ≥ {shown}" in html  # the relative cell's tooltip

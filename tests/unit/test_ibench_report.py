@@ -7,6 +7,7 @@ from dataclasses import replace
 
 import pytest
 
+from dbdrift.report.envelope import CAMPAIGN_COLUMNS
 from dbdrift.model import IBENCH_QUERY_STEPS, IBENCH_STEPS, InsertStepResult
 from dbdrift.workloads.ibench.report import (CSV_HEADER, render_csv, render_json, render_markdown, render_text,
                                              to_json)
@@ -100,7 +101,7 @@ def test_markdown_has_the_tables_as_markdown_tables(data):
 
 def test_csv_has_one_row_per_target_and_step(data):
     rows = list(csv.DictReader(io.StringIO(render_csv(data))))
-    assert tuple(rows[0]) == CSV_HEADER
+    assert tuple(rows[0]) == (*CSV_HEADER, *CAMPAIGN_COLUMNS)
     assert [(r["target"], r["step"]) for r in rows] == [(t, s) for t in ("pg17", "pg18") for s in IBENCH_STEPS]
     qr100 = {r["target"]: r for r in rows if r["step"] == "qr100"}
     assert qr100["pg18"]["sla_met"] == "false" and qr100["pg17"]["sla_met"] == "true"

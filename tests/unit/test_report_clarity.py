@@ -14,7 +14,9 @@ from dbdrift.cli.main import main
 from dbdrift.cli.report import render
 from dbdrift.report.envelope import CAMPAIGN_COLUMNS
 from dbdrift.results.data import FORMAT_VERSION
-from dbdrift.results.findings import instruction_why, where_it_went
+from dbdrift.analysis.noise import Verdict
+from dbdrift.report.caveats import undetected_html
+from dbdrift.results.findings import Finding, instruction_why, where_it_went
 from dbdrift.store.store import InstructionRecord, Store
 from dbdrift.report.text import render_text
 from dbdrift.report.words import comparison_lines
@@ -197,3 +199,28 @@ def test_the_share_of_a_finding_s_why_is_of_the_functions_it_names(golden):
     data = build_report(golden, None, None, False)
     why = instruction_why(data.instruction_row("point-query"), "pg18")
     assert "74% of it in: LWLockReleaseInternal +440, LockAcquireExtended +345, LWLockDisownInternal +330" in why
+
+
+def _no_change(test: str, detectable: float) -> Finding:
+    return Finding("timed", test, 1, "pg18", "pg17", Verdict.NO_CHANGE, 1.0, 0.97, 1.03, detectable=detectable)
+
+
+def test_a_long_list_of_cells_that_could_not_detect_the_minimum_effect_is_capped_and_the_rest_fold_away():
+    found = [_no_change(f"t{i:03}", 0.021 + i / 1000) for i in range(101)]
+    html = undetected_html(found, 0.02)
+    sentence = Page(html.split("<details")[0])
+    assert "t100 x1 pg18 (12.1%)" in html.split("</p>")[0] and "and 93 more" in html.split("</p>")[0]
+    assert "t000" not in html.split("</p>")[0] and sentence.errors == []
+    table = Page(html.split("</p>", 1)[1])
+    assert sum(1 for kind, _ in table.rows if kind == "undetected") == 102  # the header and all 101
+    assert html.count("<details") == 1
+
+
+def test_the_html_keeps_too_noisy_for_the_verdict_alone(golden):
+    data = build_report(golden, None, None, False)
+    row = data.comparison.rows[0]
+    wide = dataclasses.replace(row.cells["pg18"], verdict=Verdict.NO_CHANGE, detectable=0.034)
+    rows = (dataclasses.replace(row, cells={**row.cells, "pg18": wide}), *data.comparison.rows[1:])
+    html = render(dataclasses.replace(data, comparison=dataclasses.replace(data.comparison, rows=rows)), "html")
+    assert "could not detect a 2% change" in html
+    assert "too noisy to see" not in html and 'class="too-noisy"' not in html

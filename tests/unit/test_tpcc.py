@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from dbdrift.report.envelope import CAMPAIGN_COLUMNS
 from dbdrift.analysis.tpcc import hardware_per_new_order, latencies, summarize
 from dbdrift.driver.protocol import bucket_index
 from dbdrift.errors import UserError
@@ -140,7 +141,7 @@ def test_text_and_markdown_show_nopm_relative_and_the_hardware_table(data):
 
 def test_csv_json_and_html_carry_the_runs(data):
     rows = list(csv.DictReader(io.StringIO(render_csv(data))))
-    assert list(rows[0]) == list(CSV_HEADER) and [r["nopm"] for r in rows] == ["1000.0", "1500.0"]
+    assert list(rows[0]) == [*CSV_HEADER, *CAMPAIGN_COLUMNS] and [r["nopm"] for r in rows] == ["1000.0", "1500.0"]
     doc = json.loads(render_json(data))
     assert doc["targets"][1]["relative_nopm"]["value"] == pytest.approx(1.5)
     assert doc["runs"][0]["intervals"][0]["nopm"] == 1000.0

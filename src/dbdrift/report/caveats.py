@@ -89,16 +89,54 @@ def detectable_text(verdict: Verdict | None, detectable: float | None) -> str:
     return f"detectable change {fmt_change(detectable)}{promise}"
 
 
-def too_noisy_to_see(found: Iterable[Finding], min_effect: float) -> str:
-    """`too noisy to see a 2% change: point-query x1 pg18 (±3.4%), ...`: every finding that found no
-    change while its detectable change is above the minimum effect (as printed); empty without one."""
+SHOWN_UNDETECTED = 8
+"""How many cells the sentence on cells that could not detect the minimum effect names (the largest
+detectable change first); the rest are counted, and all are in a table that opens on a click."""
+
+
+def undetected(found: Iterable[Finding], min_effect: float) -> list[Finding]:
+    """Every finding that found no change (= or ~) while its detectable change is above the minimum
+    effect (as printed): a change of that size could hide in it. The largest detectable change
+    first. Not the verdict "too noisy" (~), which says the interval holds 1 and is wide: a `=` can be
+    undetected too, and a `~` is not when its detectable change is below the minimum effect."""
     shown = [f for f in found if f.verdict in NO_CHANGE_FOUND and f.detectable is not None
              and round(100 * f.detectable, 1) > round(100 * min_effect, 1)]
+    return sorted(shown, key=lambda f: -(f.detectable or 0.0))
+
+
+def _where(f: Finding) -> str:
+    return f"{f.test}{'' if f.threads is None else f' x{f.threads}'} {f.target}"
+
+
+def undetected_text(found: Iterable[Finding], min_effect: float) -> str:
+    """`could not detect a 2% change (no change found, detectable change above it), 101 of them: insert
+    x4 pg18 (12.0%), ... and 93 more`: the findings `undetected` names, at most SHOWN_UNDETECTED of
+    them; empty without one."""
+    shown = undetected(found, min_effect)
     if not shown:
         return ""
-    items = ", ".join(f"{f.test}{'' if f.threads is None else f' x{f.threads}'} {f.target} "
-                      f"(±{fmt_change(f.detectable)})" for f in shown)
-    return f"too noisy to see a {format_percent(min_effect)} change: {items}"
+    items = ", ".join(f"{_where(f)} ({fmt_change(f.detectable)})" for f in shown[:SHOWN_UNDETECTED])
+    more = f" and {len(shown) - SHOWN_UNDETECTED} more" if len(shown) > SHOWN_UNDETECTED else ""
+    return (f"could not detect a {format_percent(min_effect)} change (no change found, detectable change above "
+            f"it), {len(shown)} of them: {items}{more}")
+
+
+def undetected_html(found: Iterable[Finding], min_effect: float) -> str:
+    """undetected_text as a paragraph, and, when it names only some, every such cell in a compact
+    table (test, target, verdict, detectable change) that opens on a click; empty without one."""
+    shown = undetected(found, min_effect)
+    if not shown:
+        return ""
+    out = f'<p class="undetected">{escape(undetected_text(shown, min_effect))}</p>'
+    if len(shown) <= SHOWN_UNDETECTED:
+        return out
+    rows = "".join(f'<tr><th scope="row">{escape(f.test)}</th><td>{"" if f.threads is None else f.threads}</td>'
+                   f"<td>{escape(f.target)}</td><td>{escape(f.verdict.mark)}</td>"
+                   f"<td>{fmt_change(f.detectable)}</td></tr>" for f in shown)
+    return (out + f'<details class="undetected"><summary>all {len(shown)}, the largest detectable change first'
+            '</summary><div class="scroll"><table class="undetected"><thead><tr><th>test</th><th>threads</th>'
+            "<th>target</th><th>verdict</th><th>detectable change</th></tr></thead>"
+            f"<tbody>{rows}</tbody></table></div></details>")
 
 
 def verdict_lines(found: tuple[Finding, ...] | list[Finding]) -> list[str]:
@@ -150,7 +188,7 @@ def _detectable_cell(f: Finding) -> str:
 
 
 def findings_html(found: tuple[Finding, ...], legend: str, min_effect: float) -> str:
-    """The findings summary: counts, the legend, the findings too noisy to see a change of the
+    """The findings summary: counts, the legend, the findings that could not detect a change of the
     minimum effect, then one row per verdict, regressions first, with its detectable change."""
     if not found:
         return ""
@@ -163,10 +201,9 @@ def findings_html(found: tuple[Finding, ...], legend: str, min_effect: float) ->
         f"<td>{f'[{f.lower:.3f},{f.upper:.3f}]' if f.lower is not None and f.upper is not None else escape(f.status)}"
         f"</td>{_detectable_cell(f)}<td>{escape(f.reference)}</td></tr>"
         for f in sorted(found, key=lambda f: order.index(f.verdict)))
-    noisy = too_noisy_to_see(found, min_effect)
     packaged = finding_packagers(found)
     return (f'<section id="findings"><h2>Findings: {escape(verdict_counts(found))}</h2>'
-            f'<p class="sub">{escape(legend)}</p>' + (f'<p class="too-noisy">{escape(noisy)}</p>' if noisy else "")
+            f'<p class="sub">{escape(legend)}</p>' + undetected_html(found, min_effect)
             + (f'<p class="packagers">{escape(packaged)}</p>' if packaged else "")
             + '<div class="scroll"><table class="findings"><thead><tr><th></th><th>where</th>'
             "<th>target</th><th>verdict</th><th>ratio</th><th>95% interval</th><th>detectable change</th>"

@@ -16,7 +16,7 @@ from typing import Any
 from dbdrift.analysis.noise import Verdict
 from dbdrift.analysis.relative import Cell, RelativeRow
 from dbdrift.quantities import format_percent
-from dbdrift.report.caveats import detectable_mark, detectable_text, notes_html, packager_html, too_noisy_to_see
+from dbdrift.report.caveats import detectable_mark, detectable_text, notes_html, packager_html, undetected_html
 from dbdrift.report.words import comparison_lines
 from dbdrift.report.drift import DRIFT_LEGEND, DRIFT_TITLE, drift_blocks
 from dbdrift.report.hardware import (LAYER_TITLE, layer_legend, layer_table, instruction_legend, METRICS_LEGEND, delta_lines, instruction_table, metrics_blocks,
@@ -147,9 +147,8 @@ def _findings(data: ReportData) -> str:
         sentences.append("Instructions per event: " + _findings_summary(
             counted, f"of at least {format_percent(comp.min_effect)} (deterministic counts)", "counted comparisons"))
     out.append(f"<p>{escape('. '.join(sentences))}.</p>")
-    noisy = too_noisy_to_see(timed, comp.min_effect)
-    if noisy:
-        out.append(f'<p class="too-noisy">{escape(noisy)}</p>')
+    if undetected := undetected_html(timed, comp.min_effect):
+        out.append(undetected)
     bursts = data.burst_lines()
     if bursts:
         out.append(f'<p class="bursts">{escape(BURST_TITLE)}:</p><ul class="bursts">'
