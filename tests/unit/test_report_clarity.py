@@ -6,6 +6,7 @@ import csv
 import dataclasses
 import io
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -16,6 +17,7 @@ from dbdrift.report.envelope import CAMPAIGN_COLUMNS
 from dbdrift.results.data import FORMAT_VERSION
 from dbdrift.analysis.noise import Verdict
 from dbdrift.report.caveats import undetected_html
+from dbdrift.report.html import page_axis
 from dbdrift.results.findings import Finding, instruction_why, where_it_went
 from dbdrift.store.store import InstructionRecord, Store
 from dbdrift.report.text import render_text
@@ -224,3 +226,15 @@ def test_the_html_keeps_too_noisy_for_the_verdict_alone(golden):
     html = render(dataclasses.replace(data, comparison=dataclasses.replace(data.comparison, rows=rows)), "html")
     assert "could not detect a 2% change" in html
     assert "too noisy to see" not in html and 'class="too-noisy"' not in html
+
+
+def test_one_noisy_cell_does_not_stretch_the_page_s_axis_and_its_clipped_whisker_is_marked(golden):
+    data = build_report(golden, None, None, False)
+    before = page_axis(data)
+    noisy = _with_cell(data, "scan", "pg18", 0.95, 0.40, 1.90)  # one very wide interval
+    assert page_axis(noisy) == before
+    html = render(noisy, "html")
+    clipped = re.findall(r'<path class="interval clipped"[^>]*><title>([^<]*)</title>', html)
+    assert clipped == ["95% interval [0.40, 1.90]: the whisker is clipped at the page's axis (an arrow marks "
+                       "each clipped end)"]
+    assert html.count('class="interval"') > 0  # the other whiskers stay as they were

@@ -58,12 +58,21 @@ def target_color(data: ReportData, target: str) -> str:
     return color_in(data.comparison.compared, target)
 
 
+WHISKER_ROOM = 0.05  # how far past the page's values an interval end still widens the axis
+
+
 def page_axis(data: ReportData) -> tuple[float, float]:
-    """AXIS, widened to whole 0.05 steps that hold every rQPS and interval end of the page."""
-    values = [v for row in data.comparison.rows for t in data.comparison.compared
-              for v in _cell_numbers(row.cells[t]) if v is not None and math.isfinite(v)]
+    """AXIS, widened to whole 0.05 steps that hold every rQPS (and instruction ratio) of the page,
+    and every interval end within WHISKER_ROOM of them. A wider interval (one noisy cell) does not
+    stretch every chart of the page: its whisker is clipped at the axis and marked (svgchart.py)."""
+    values = [c.ratio for row in data.comparison.rows for t in data.comparison.compared
+              if (c := row.cells[t]).ratio is not None and math.isfinite(c.ratio)]
     values += [v for irow in data.instructions for v in irow.relative.values() if v is not None and math.isfinite(v)]
     lo, hi = min([AXIS[0], *values]), max([AXIS[1], *values])
+    ends = [v for row in data.comparison.rows for t in data.comparison.compared
+            for v in _cell_numbers(row.cells[t])[1:] if v is not None and math.isfinite(v)]
+    lo = min([lo, *(e for e in ends if e >= lo - WHISKER_ROOM)])
+    hi = max([hi, *(e for e in ends if e <= hi + WHISKER_ROOM)])
     return max(0.0, math.floor(lo * 20 + 1e-9) / 20), math.ceil(hi * 20 - 1e-9) / 20
 
 
@@ -364,8 +373,9 @@ def _group_chart(data: ReportData, rows: Sequence[RelativeRow], chart_id: str, c
                             fill=target_color(data, t), mark=verdict.mark))
         groups.append(BarGroup(row.test, tuple(bars)))
     return (f"<figure>{ratio_chart(groups, chart_id, caption, axis=axis[0], columns=axis[1])}<figcaption>{escape(caption)}: bars from "
-            "1.0 (right: faster than the reference), whiskers: 95% interval, colour: target, mark: verdict; "
-            "the same axis on the whole page</figcaption></figure>")
+            "1.0 (right: faster than the reference), whiskers: 95% interval (an arrow where one runs past the axis, "
+            "its end in the tooltip), colour: target, mark: verdict; the same axis on the whole page"
+            "</figcaption></figure>")
 
 
 def _absolute_table(data: ReportData, threads: int) -> str:

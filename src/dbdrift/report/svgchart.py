@@ -91,7 +91,7 @@ def ratio_chart(groups: list[BarGroup], chart_id: str, caption: str, digits: int
     for group in groups:
         body.append(_text(4, y + BAR_H - 2, group.name, "start", "font-weight:bold"))
         for bar in group.bars:
-            body += _bar(bar, x, y, name_w, left + PLOT_W + 8, digits, chart_id)
+            body += _bar(bar, x, (lo, hi), y, name_w, left + PLOT_W + 8, digits, chart_id)
             y += BAR_H + BAR_GAP
         y += GROUP_GAP - BAR_GAP
     width, height = left + PLOT_W + value_w, y + AXIS_H
@@ -106,7 +106,8 @@ def ratio_chart(groups: list[BarGroup], chart_id: str, caption: str, digits: int
             + "".join(grid + body) + "</g></svg>")
 
 
-def _bar(bar: Bar, x: Callable[[float], float], y: float, name_w: float, value_x: float, digits: int, chart_id: str) -> list[str]:
+def _bar(bar: Bar, x: Callable[[float], float], axis: tuple[float, float], y: float, name_w: float, value_x: float,
+         digits: int, chart_id: str) -> list[str]:
     out = [_text(name_w, y + BAR_H - 2, bar.label, "start", "fill:#444")]
     tip = f"<title>{escape(bar.title)}</title>" if bar.title else ""
     if bar.value is None or not math.isfinite(bar.value):
@@ -121,13 +122,29 @@ def _bar(bar: Bar, x: Callable[[float], float], y: float, name_w: float, value_x
                f'stroke="{stroke}">{tip}</rect>')
     text = f"{bar.value:.{digits}f}"
     if bar.lower is not None and bar.upper is not None:
-        mid, a, b = y + BAR_H / 2, x(bar.lower), x(bar.upper)
-        out.append(f'<path class="interval" d="M{a:.1f} {mid:.1f}H{b:.1f}M{a:.1f} {mid - 4:.1f}V{mid + 4:.1f}'
-                   f'M{b:.1f} {mid - 4:.1f}V{mid + 4:.1f}" stroke="#222" stroke-width="1.2" fill="none"/>')
+        out += _whisker(bar, x, axis, y + BAR_H / 2, digits)
         text += f" [{bar.lower:.{digits}f}, {bar.upper:.{digits}f}]"
     text += f" {bar.mark}" if bar.mark else ""
     out.append(_text(value_x, y + BAR_H - 2, text, "start", "fill:#222"))
     return out
+
+
+def _whisker(bar: Bar, x: Callable[[float], float], axis: tuple[float, float], mid: float, digits: int) -> list[str]:
+    """The 95% interval as an error bar; an end past the axis (x clamps it) is drawn as an arrow
+    at the axis edge instead of a tick, and the whisker's tooltip gives the interval's true ends."""
+    assert bar.lower is not None and bar.upper is not None
+    a, b = x(bar.lower), x(bar.upper)
+    clipped_low, clipped_high = bar.lower < axis[0] - 1e-9, bar.upper > axis[1] + 1e-9
+    low = (f"M{a + 6:.1f} {mid - 4:.1f}L{a:.1f} {mid:.1f}L{a + 6:.1f} {mid + 4:.1f}" if clipped_low
+           else f"M{a:.1f} {mid - 4:.1f}V{mid + 4:.1f}")
+    high = (f"M{b - 6:.1f} {mid - 4:.1f}L{b:.1f} {mid:.1f}L{b - 6:.1f} {mid + 4:.1f}" if clipped_high
+            else f"M{b:.1f} {mid - 4:.1f}V{mid + 4:.1f}")
+    clipped = clipped_low or clipped_high
+    css = "interval clipped" if clipped else "interval"
+    tip = (f"<title>95% interval [{bar.lower:.{digits}f}, {bar.upper:.{digits}f}]: the whisker is clipped at the "
+           "page's axis (an arrow marks each clipped end)</title>" if clipped else "")
+    return [f'<path class="{css}" d="M{a:.1f} {mid:.1f}H{b:.1f}{low}{high}" stroke="{"#b00" if clipped else "#222"}" '
+            f'stroke-width="1.2" fill="none">{tip}</path>']
 
 
 def grid_ticks(lo: float, hi: float, spacing: float) -> list[float]:
