@@ -17,6 +17,7 @@ from dbdrift.report.envelope import CAMPAIGN_COLUMNS
 from dbdrift.results.data import FORMAT_VERSION
 from dbdrift.analysis.noise import Verdict
 from dbdrift.report.caveats import undetected_html
+from dbdrift.report.events import engine_charts
 from dbdrift.report.html import page_axis
 from dbdrift.results.findings import Finding, instruction_why, where_it_went
 from dbdrift.store.store import InstructionRecord, Store
@@ -238,3 +239,32 @@ def test_one_noisy_cell_does_not_stretch_the_page_s_axis_and_its_clipped_whisker
     assert clipped == ["95% interval [0.40, 1.90]: the whisker is clipped at the page's axis (an arrow marks "
                        "each clipped end)"]
     assert html.count('class="interval"') > 0  # the other whiskers stay as they were
+
+
+def _drifted(path: Path) -> Path:
+    """The store at `path` with its two targets' servers differing in a default neither set."""
+    store = Store(path)
+    for c in store.campaigns():
+        for t in store.targets(c["id"]):
+            server = json.loads(t["server_json"] or "{}")
+            value = "1" if t["is_base"] else "16"
+            store.set_target_facts(t["id"], server={**server, "settings": {"effective_io_concurrency": value}})
+    store.close()
+    return path
+
+
+@pytest.mark.parametrize("workload", ["insert-benchmark", "tpcc"])
+@pytest.mark.parametrize("fmt", ["text", "markdown", "html"])
+def test_the_defaults_that_differ_come_below_the_results(tmp_path, capsys, workload, fmt):
+    out = _report(capsys, _drifted(WORKLOAD_STORES[workload](tmp_path / "s.db")), fmt).lower()
+    last_result = "l.i2: continue load" if workload == "insert-benchmark" else "payment response time"
+    assert out.index("defaults that differ") > out.rindex(last_result)
+
+
+def test_a_chart_whose_every_value_is_0_is_not_drawn_and_the_page_says_why():
+    events = {"a": {"t": [0.0, 1.0, 2.0], "events": [],
+                    "series": {"wal_mb": [1.0, 2.0, 3.0], "checkpoint_buffers": [0.0, 0.0, 0.0]}}}
+    charts = engine_charts(events, {"a": "#444"}, "TPROC-C")
+    assert len([c for c in charts if c.startswith("<svg")]) == 1 and "WAL written" in charts[0]
+    assert not any("checkpoint writes" in c for c in charts if c.startswith("<svg"))
+    assert any("not drawn, every value 0 on every target: checkpoint writes (buffers/s)" in c for c in charts)

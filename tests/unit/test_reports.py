@@ -244,11 +244,11 @@ def test_warm_runs_are_not_reported(store):
     assert "warm" not in render(build_report(store, None, None, False), "csv")
 
 
-def test_text_colors_regressions_red_and_improvements_green(store):
+def test_text_colors_regressions_red_and_improvements_green_bold_from_a_5_percent_change(store):
     text = render(build_report(store, None, None, False), "text", color=True)
     line = next(l for l in text.splitlines() if l.endswith("  point-query"))
     red, green = line.split("\x1b[0m")[:2]
-    assert red.startswith("\x1b[31m0.95 [") and green.strip().startswith("\x1b[32m1.07 [")
+    assert red.startswith("\x1b[1m\x1b[31m0.95 [") and green.strip().startswith("\x1b[1m\x1b[32m1.07 [")
 
 
 def _turn_store(path: Path, repeats: int, spec: dict, store: Store | None = None, name: str = "turns",

@@ -2,11 +2,12 @@
 format of the Insert Benchmark and TPROC-C reports shows them (analysis/events.py). Pure."""
 from __future__ import annotations
 
+from html import escape
 from typing import Any
 
 from dbdrift.analysis.events import Dips
 from dbdrift.model import EngineEvents
-from dbdrift.report.svgchart import Line, time_chart
+from dbdrift.report.svgchart import Line, all_zero, time_chart
 
 SERIES_TITLES = {
     "wal_mb": "WAL written (MB/s)", "dead_tuples": "dead tuples", "checkpoint_buffers": "checkpoint writes (buffers/s)",
@@ -39,20 +40,30 @@ def dips_json(d: Dips) -> dict[str, Any]:
 def engine_charts(events: dict[str, EngineEvents | None], colors: dict[str, str], prefix: str) -> list[str]:
     """One time chart per engine counter that any target has, a line per target; the events
     (a vacuum of a table, a checkpoint) are named in the caption's count."""
-    charts = []
+    charts, flat = [], []
     for name, title in SERIES_TITLES.items():
         lines = []
         for target, e in events.items():
             values = (e or {}).get("series", {}).get(name) if e else None
             if e and values and any(v is not None for v in values):
                 lines.append(Line(target, tuple(e["t"]), tuple(values), colors.get(target, "#444")))
-        if lines:
+        if lines and all_zero(lines):
+            flat.append(title)
+        elif lines:
             charts.append(time_chart(lines, f"{prefix}: {title}", title))
+    if flat:
+        charts.append(flat_note(flat))
     marks = [f"{t}: " + ", ".join(_event_name(x) for x in e["events"][:12]) for t, e in events.items()
              if e and e.get("events")]
     if charts and marks:
         charts.append("<p class=\"sub\">engine events (second: what): " + "; ".join(marks) + "</p>")
     return charts
+
+
+def flat_note(titles: list[str], why: str = "the engine did none of this in the window") -> str:
+    """What a page says instead of drawing charts whose every value is 0 (svgchart.all_zero)."""
+    return (f'<p class="sub flat">not drawn, every value 0 on every target: {escape(", ".join(titles))} '
+            f"({escape(why)})</p>")
 
 
 def _event_name(event: dict[str, Any]) -> str:

@@ -143,8 +143,9 @@ def _whisker(bar: Bar, x: Callable[[float], float], axis: tuple[float, float], m
     css = "interval clipped" if clipped else "interval"
     tip = (f"<title>95% interval [{bar.lower:.{digits}f}, {bar.upper:.{digits}f}]: the whisker is clipped at the "
            "page's axis (an arrow marks each clipped end)</title>" if clipped else "")
+    close = f">{tip}</path>" if tip else "/>"
     return [f'<path class="{css}" d="M{a:.1f} {mid:.1f}H{b:.1f}{low}{high}" stroke="{"#b00" if clipped else "#222"}" '
-            f'stroke-width="1.2" fill="none">{tip}</path>']
+            f'stroke-width="1.2" fill="none"{close}']
 
 
 def grid_ticks(lo: float, hi: float, spacing: float) -> list[float]:
@@ -198,6 +199,12 @@ def nice_spacing(span: float, max_ticks: int = 6) -> float:
 
 
 DOTS_UP_TO = 60  # a time chart marks each point of lines this short
+
+
+def all_zero(lines: list[Line]) -> bool:
+    """Every value of every line is 0 (or missing): a chart of them is a flat line at the bottom
+    that says nothing a sentence does not say better (the callers say it instead of drawing)."""
+    return not any(y for line in lines for y in line.ys if y is not None)
 
 
 def time_chart(lines: list[Line], caption: str, unit: str, width: int = 560, height: int = 190) -> str:

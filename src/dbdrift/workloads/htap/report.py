@@ -206,7 +206,7 @@ def render_html(data: HtapReport) -> str:
     title = f"CH-benCHmark: {data.campaign}" if data.campaign else "CH-benCHmark"
     facts = [*target_facts(data), ("setup", escape(data.setup)), host_fact(data), *run_on_facts(data)]
     parts = [page_header(title, facts, notes_html(data.notes)),
-             findings_html(data.findings, verdicts_legend(data), data.min_effect), why_html(data), drift_html(data)]
+             findings_html(data.findings, verdicts_legend(data), data.min_effect), why_html(data)]
     for window in ("transactions", "together"):
         lines, shown = [], {}
         for t in data.targets:
@@ -226,6 +226,7 @@ def render_html(data: HtapReport) -> str:
     for title_, legend, header, rows in blocks(data):
         parts.append(f"<h2>{escape(title_)}</h2>" + (f'<p class="sub">{escape(legend)}</p>' if legend else "")
                      + data_table(header, rows, scroll=True))
+    parts.append(drift_html(data))  # below the results, as in every format
     if data.problems():
         parts.append("<h2>Failed runs</h2><ul>" + "".join(f"<li>{escape(p)}</li>" for p in data.problems()) + "</ul>")
     return page(f"dbdrift report: {title}", parts)

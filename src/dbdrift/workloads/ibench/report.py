@@ -18,15 +18,15 @@ import json
 from dataclasses import dataclass
 from html import escape
 
-from dbdrift.report.events import DIPS_HEADER, DIPS_TITLE, dip_cells, dip_text, dips_json, engine_charts
+from dbdrift.report.events import DIPS_HEADER, DIPS_TITLE, dip_cells, dip_text, dips_json, engine_charts, flat_note
 from dbdrift.analysis.ibench import (BUCKET_LABELS, COLORS, METRICS, OPS, StepDetail, SummaryCell, SummaryTable,
                                      per_second_series, sla_met)
 from dbdrift.model import IBENCH_STEPS, InsertStepResult, JsonObject
 from dbdrift.report.caveats import (PACKAGER_LEGEND, detectable_text, findings_html, notes_html, packager_html,
                                    packager_mark, verdict_counts, verdict_lines, warned_html)
 from dbdrift.report.numbers import fmt_abs, fmt_fixed, fmt_ratio
-from dbdrift.report.page import data_table, page, page_header
-from dbdrift.report.svgchart import Line, time_chart
+from dbdrift.report.page import data_table, page, page_header, split_table
+from dbdrift.report.svgchart import Line, all_zero, time_chart
 from dbdrift.report.drift import drift_json
 from dbdrift.report.workload import (campaign_csv, json_envelope, drift_html, drift_lines, aligned, color_of, findings_json, host_fact, md_table, rounded, run_on_facts,
                                      packagers_line, target_facts, VERDICT_COLUMNS, verdict_cells, verdicts_legend,
@@ -209,7 +209,6 @@ def render_text(data: IBenchReport) -> str:
         out += [f"-- verdicts: {verdict_counts(data.findings)}", verdicts_legend(data),
                 *(f"  {line}" for line in verdict_lines(data.findings)), ""]
     out += why_lines(data)
-    out += drift_lines(data)
     if data.summary.missing:
         out += ["steps without a value:", *(f"  {line}" for line in missing_lines(data)), ""]
     out += [STEP_LEGEND, ""]
@@ -217,6 +216,7 @@ def render_text(data: IBenchReport) -> str:
         out.append(f"== {step}: {STEP_CAPTIONS[step]} ==")
         for title, header, rows in step_blocks(data, step):
             out += [f"-- {title}", *aligned(header, rows), ""]
+    out += drift_lines(data)  # below the results: the settings explain them, they do not come first
     return "\n".join(out).rstrip() + "\n"
 
 
@@ -236,7 +236,6 @@ def render_markdown(data: IBenchReport) -> str:
         out += [f"### Verdicts: {verdict_counts(data.findings)}", "", f"*{verdicts_legend(data)}*", "",
                 *(f"- `{line}`" for line in verdict_lines(data.findings)), ""]
     out += why_lines(data, markdown="###")
-    out += drift_lines(data, markdown=True)
     if data.summary.missing:
         out += ["Steps without a value:", "", *(f"- {line}" for line in missing_lines(data)), ""]
     out += [f"*{STEP_LEGEND}*", ""]
@@ -244,6 +243,7 @@ def render_markdown(data: IBenchReport) -> str:
         out += [f"## {step}: {STEP_CAPTIONS[step]}", ""]
         for title, header, rows in step_blocks(data, step):
             out += [f"### {title}", "", *md_table(header, rows), ""]
+    out += drift_lines(data, markdown=True)
     return "\n".join(out).rstrip() + "\n"
 
 
@@ -348,8 +348,8 @@ def _detail_json(result: InsertStepResult, detail: StepDetail) -> JsonObject:
 
 IBENCH_CSS = "".join(f"td.c-{name}{{background:{hex_}}}" for name, hex_ in COLORS.items()) + """
 .charts{display:flex;flex-wrap:wrap;gap:.6rem 1.2rem}.charts figure{margin:0}
-tbody th{white-space:nowrap}
-"""
+tbody th{max-width:14rem}
+"""  # a long target label wraps in its row header, so that ten step columns keep within the page
 # per operation: the per-second rate and max response time columns of client 1's report, and their titles
 OP_SERIES = {"insert": ("i_ips", "max_i_us", "inserts/s"), "delete": ("i_dps", "max_d_us", "deletes/s"),
              "query": ("i_qps", "max_q_us", "queries/s")}
@@ -359,8 +359,9 @@ def render_html(data: IBenchReport) -> str:
     """The whole page; every string from the store passes through html.escape."""
     title = f"Insert Benchmark: {data.campaign}" if data.campaign else "Insert Benchmark"
     parts = [page_header(title, _facts(data), notes_html(data.notes)), _nav(data),
-             findings_html(data.findings, verdicts_legend(data), data.min_effect), why_html(data), drift_html(data), _summary(data)]
+             findings_html(data.findings, verdicts_legend(data), data.min_effect), why_html(data), _summary(data)]
     parts += [_step_section(data, step) for step in data.steps()]
+    parts.append(drift_html(data))  # below the results, as in every format
     return page(f"dbdrift report: {title}", parts, IBENCH_CSS)
 
 
@@ -400,7 +401,7 @@ def _summary(data: IBenchReport) -> str:
                 pair = _compared(data, name, row) if cell.value is not None else None
                 told = packager_html(row.partition(" ÷ ")[0], data.base, pair)
                 warn = warned_html(found.warned) if found else ""
-                tds.append(f"<td{css}{tip}>{escape(_cell_text(name, is_target, header, cell))}{warn}{told}</td>")
+                tds.append(f"<td{css}{tip}>{_cell_html(name, is_target, header, cell)}{warn}{told}</td>")
             body.append(f'<tr><th scope="row">{escape(label)}</th>{"".join(tds)}</tr>')
         out.append(f"<h3>{escape(TABLES[name].title.format(base=data.label(data.summary.base)))}</h3>"
                    f'<p class="sub">{escape(legend)}</p>'
@@ -411,6 +412,16 @@ def _summary(data: IBenchReport) -> str:
                                                                  for line in missing_lines(data)) + "</ul>")
     out.append(f'<p class="sub">{escape(STEP_LEGEND)}</p>')
     return "\n".join(out)
+
+
+def _cell_html(table: str, is_target: bool, header: str, cell: SummaryCell) -> str:
+    """A summary cell as HTML: a ratio's interval on a line of its own under it, so ten steps of
+    `1.20 [1.18,1.22]` fit the page's width (on one line they ran past it at 1,400 px)."""
+    text = _cell_text(table, is_target, header, cell)
+    value, found, interval = text.partition(" [")
+    if table != "relative" or not found:
+        return escape(text)
+    return f'{escape(value)}<br><span class="sub">[{escape(interval)}</span>'
 
 
 def step_charts(data: IBenchReport, step: str) -> list[str]:
@@ -432,7 +443,9 @@ def step_charts(data: IBenchReport, step: str) -> list[str]:
                                   color_of(data, t)))
         if rate_lines:
             charts.append(time_chart(rate_lines, f"{step}: {unit} per interval", unit))
-            charts.append(time_chart(max_lines, f"{step}: max {op} response time per interval (ms)",
+            charts.append(flat_note([f"{step}: max {op} response time per interval (ms)"],
+                                    "the driver reported no per-second response time") if all_zero(max_lines) else
+                          time_chart(max_lines, f"{step}: max {op} response time per interval (ms)",
                                      f"max {op} response (ms)"))
     if charts:  # the engine's own counters under the rates, on the same seconds
         charts += engine_charts({t: data.results[(t, step)].events for t in present},
@@ -451,7 +464,7 @@ def _step_section(data: IBenchReport, step: str) -> str:
     else:
         out.append('<p class="sub">no per-second report in this step (it ended within one interval)</p>')
     for title, header, rows in step_blocks(data, step):
-        out.append(f"<h3>{escape(title)}</h3>{data_table(header, rows, scroll=True)}")
+        out.append(f"<h3>{escape(title)}</h3>" + "".join(data_table(h, r, scroll=True) for h, r in split_table(header, rows)))
     return "\n".join(out)
 
 

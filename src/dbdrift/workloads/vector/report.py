@@ -209,7 +209,7 @@ def render_html(data: VectorReport) -> str:
     facts = [*target_facts(data), ("setup", escape(data.setup)),
              ("data", escape(str(data.dataset.get("source", "")))), host_fact(data), *run_on_facts(data)]
     parts = [page_header(title, facts, notes_html(data.notes)),
-             findings_html(data.findings, verdicts_legend(data), data.min_effect), why_html(data), drift_html(data)]
+             findings_html(data.findings, verdicts_legend(data), data.min_effect), why_html(data)]
     chart = recall_chart(data)
     if chart:
         parts.append("<h2>Recall against QPS</h2><p class=\"sub\">each point one search setting (means over ok "
@@ -218,6 +218,7 @@ def render_html(data: VectorReport) -> str:
     for title_, legend, header, rows in blocks(data):
         parts.append(f"<h2>{escape(title_)}</h2>" + (f'<p class="sub">{escape(legend)}</p>' if legend else "")
                      + data_table(header, rows, scroll=True))
+    parts.append(drift_html(data))  # below the results, as in every format
     if data.problems():
         parts.append("<h2>Failed repeats</h2><ul>" + "".join(f"<li>{escape(p)}</li>" for p in data.problems())
                      + "</ul>")
