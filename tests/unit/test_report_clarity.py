@@ -13,13 +13,11 @@ import pytest
 
 from dbdrift.cli.main import main
 from dbdrift.cli.report import render
-from dbdrift.report.envelope import CAMPAIGN_COLUMNS
 from dbdrift.results.data import FORMAT_VERSION
 from dbdrift.analysis.noise import Verdict
-from dbdrift.report.caveats import undetected_html
 from dbdrift.report.events import engine_charts
 from dbdrift.report.html import page_axis
-from dbdrift.results.findings import Finding, instruction_why, where_it_went
+from dbdrift.results.findings import Finding, instruction_why
 from dbdrift.store.store import InstructionRecord, Store
 from dbdrift.report.text import render_text
 from dbdrift.report.words import comparison_lines
@@ -116,6 +114,7 @@ def test_the_sysbench_json_opens_with_the_same_envelope(golden):
 
 @pytest.mark.parametrize("workload", WORKLOAD_STORES)
 def test_every_line_of_every_workload_s_csv_ends_with_the_campaign_columns(tmp_path, capsys, workload):
+    from dbdrift.report.envelope import CAMPAIGN_COLUMNS
     lines = list(csv.DictReader(io.StringIO(_report(capsys, WORKLOAD_STORES[workload](tmp_path / "s.db"), "csv"))))
     assert lines and list(lines[0])[-len(CAMPAIGN_COLUMNS):] == list(CAMPAIGN_COLUMNS)
     assert {(line["workload"], line["campaign"], line["format_version"]) for line in lines} == {
@@ -190,6 +189,7 @@ def test_a_report_of_instruction_counts_only_says_nothing_of_timed_runs(capsys, 
 
 
 def test_a_share_above_100_percent_says_the_other_functions_moved_the_other_way():
+    from dbdrift.results.findings import where_it_went
     shown = [{"function": "f", "delta": 1_000.0}, {"function": "g", "delta": 515.0}]
     assert where_it_went(1_500.0, shown) == ("in: f +1,000, g +515, together +1,515, more than the net change (101% "
                                              "of it): the other functions moved the other way by -15")
@@ -209,6 +209,7 @@ def _no_change(test: str, detectable: float) -> Finding:
 
 
 def test_a_long_list_of_cells_that_could_not_detect_the_minimum_effect_is_capped_and_the_rest_fold_away():
+    from dbdrift.report.caveats import undetected_html
     found = [_no_change(f"t{i:03}", 0.021 + i / 1000) for i in range(101)]
     html = undetected_html(found, 0.02)
     sentence = Page(html.split("<details")[0])
