@@ -239,7 +239,6 @@ def test_the_insert_benchmark_page_does_not_overflow_at_1400_px(tmp_path):
     assert_not_blank(screenshot_1400(page, "ib.png"), tmp_path, times=10, height=6000)
 
 
-@pytest.mark.fault("reports")
 def test_the_tpcc_page_does_not_overflow_at_1400_px(tmp_path):
     from dbdrift.workloads.tpcc.report import render_html
     page = _write(tmp_path / "tp.html", render_html(full_tpcc()))

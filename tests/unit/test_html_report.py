@@ -260,3 +260,10 @@ def test_the_warnings_section_lists_the_host_warnings_the_header_shows(store):
     section = render(warned, "html").split('id="warnings"')[1]
     assert "host 99% busy" in section and "No host or run warnings" not in section
     assert "No host warnings" in render(data, "html").split('id="warnings"')[1]
+
+
+def test_a_change_without_a_verdict_of_regression_is_never_red(store):
+    from tests.unit.test_report_clarity import _with_cell
+    data = _with_cell(build_report(store, None, None, False), "read-only_range=100", "pg18", 0.94, 0.88, 1.01)
+    cell = Page(render(data, "html")).cell("rel", "read-only_range=100", 0)
+    assert "red" not in cell["attrs"].get("class", "")
