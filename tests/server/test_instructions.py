@@ -37,6 +37,13 @@ def test_instructions_only_stores_one_count_per_target_and_no_timed_run(counted)
     db.close()
 
 
+@pytest.mark.fault("reports")
+def test_an_instructions_only_run_says_what_it_stored_and_nothing_of_timed_runs(counted):
+    _, result, _ = counted
+    assert "stored 2 instruction counts (0 failed)" in result.stderr, result.stderr[-3000:]
+    assert "stored 0 runs" not in result.stderr
+
+
 def test_the_count_repeats_within_a_tenth_of_a_percent(counted):
     _, _, rows = counted
     for row in rows.values():
