@@ -145,7 +145,6 @@ class Store:
         self.journaled = 0  # facts this process wrote to the journal (the store was busy)
         self.imported = 0  # facts imported from the journal when the store was opened
         self.notes: list[str] = []  # warnings for the command to print (a loose mode, rejected journal lines)
-        self._scratch: tempfile.TemporaryDirectory[str] | None = None  # a read-only store's private copy
         try:
             self.db = self._open()
         except UserError:
@@ -213,13 +212,14 @@ class Store:
         return self._copy_with_wal(wal, timeout)
 
     def _copy_with_wal(self, wal: Path, timeout: float) -> sqlite3.Connection:
-        """A private copy of the store and its -wal (left by a writer that was killed: a live one
-        keeps a -shm beside them), opened where SQLite can make the -shm; removed at close."""
-        self._scratch = tempfile.TemporaryDirectory(prefix="dbdrift-store-")
-        copy = Path(self._scratch.name) / "store.db"
-        shutil.copyfile(self.path, copy)
-        shutil.copyfile(wal, Path(str(copy) + "-wal"))
-        return sqlite3.connect(str(copy), timeout=timeout)
+        """The store and its -wal (left by a writer that was killed: a live one keeps a -shm
+        beside them) copied where SQLite can make the -shm, read into memory, the copy removed
+        at once (a reading process of `publish` ends without running finalizers)."""
+        with tempfile.TemporaryDirectory(prefix="dbdrift-store-") as scratch:
+            copy = Path(scratch) / "store.db"
+            shutil.copyfile(self.path, copy)
+            shutil.copyfile(wal, Path(f"{copy}-wal"))
+            return self._in_memory(sqlite3.connect(str(copy), timeout=timeout))
 
     def _in_memory(self, db: sqlite3.Connection) -> sqlite3.Connection:
         memory = sqlite3.connect(":memory:")
@@ -236,8 +236,6 @@ class Store:
         if self.journaled:
             self.import_journal()  # the lock may be gone by now
         self.db.close()
-        if self._scratch is not None:
-            self._scratch.cleanup()
 
     # -- a busy store ----------------------------------------------------------------------
     def _retry(self, action: Callable[[], T], doing: str) -> T:
