@@ -6,7 +6,8 @@ import pytest
 
 from tests.cli.test_cli_errors import assert_user_error
 from tests.helpers import dbdrift, shared_work_dir
-from tests.unit.test_store_damage import empty_version_6_store, foreign_file, garble_pages_after_the_first, stored
+from tests.unit.test_store_damage import (empty_version_6_store, foreign_file, garble_cell_pointers,
+                                         garble_pages_after_the_first, stored)
 
 OFFLINE = {"DBDRIFT_NPM_REGISTRY": "http://127.0.0.1:9", "DBDRIFT_MAVEN_REPOSITORY": "http://127.0.0.1:9"}
 READERS = [("report",), ("campaigns",), ("history",)]
@@ -25,6 +26,24 @@ def damaged(tmp_path):
 def test_a_read_command_on_a_damaged_store_names_it_and_the_recover_command(damaged, verb):
     result = dbdrift(*verb, "--store", damaged)
     assert_user_error(result, f"store {damaged} is damaged", ".recover")
+    assert result.returncode == 2
+
+
+@pytest.mark.fault("store")
+@pytest.mark.parametrize("verb", [*READERS, ("run", "--check")])
+def test_a_store_damaged_in_many_places_is_one_error_line_naming_it_and_the_hint_says_how_to_list_them(
+        tmp_path, verb):
+    path = tmp_path / "s.db"
+    stored(path)
+    garble_cell_pointers(path)
+    if verb[0] == "run":
+        campaign = tmp_path / "c.toml"
+        campaign.write_text('name = "c"\n[[targets]]\nname = "a"\nversion = "17.10"\n')
+        verb = (*verb, str(campaign))
+    result = dbdrift(*verb, "--store", path, extra_env=OFFLINE)
+    error, hint = result.stderr.splitlines()
+    assert error.startswith(f"error: store {path} is damaged (On tree page ") and ", and 4 more)" in error
+    assert hint.startswith("hint: recover what it holds") and f'`sqlite3 {path} "PRAGMA quick_check"`' in hint
     assert result.returncode == 2
 
 

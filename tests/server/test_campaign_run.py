@@ -129,18 +129,24 @@ def test_the_servers_cpu_is_split_by_process_title_and_the_device_counts_flushes
         assert all(m["fl/s"] > 0 and m["fl/o"] > 0 and m["w_ms"] is not None for m in update), update
 
 
-def test_recheck_runs_the_newer_server_with_the_older_ones_defaults_and_the_report_reads_it(finished, tmp_path):
-    """`recheck --pin-defaults` on a copy of the store: pg18 runs beside pg17 with pg17's values of
-    the defaults that differ (17 -> 18: effective_io_concurrency 1 vs 16), on a real server that
-    takes them, as campaign e2e-pinned."""
+@pytest.fixture(scope="module")
+def rechecked(finished, tmp_path_factory):
+    """`recheck --pin-defaults` of update-index on a copy of the store, its writes 1 s (--set)."""
     _, store, _ = finished
-    copy = tmp_path / "store.db"
+    copy = tmp_path_factory.mktemp("recheck") / "store.db"
     source, target = sqlite3.connect(store), sqlite3.connect(copy)
     source.backup(target)
     source.close()
     target.close()
     result = dbdrift("recheck", "--pin-defaults", "--store", copy, "--tests", "update-index", "--set", "write_s=1",
                      "--format", "json", work_dir=shared_work_dir("e2e"))
+    return copy, result
+
+
+def test_recheck_runs_the_newer_server_with_the_older_ones_defaults_and_the_report_reads_it(rechecked):
+    """pg18 runs beside pg17 with pg17's values of the defaults that differ (17 -> 18:
+    effective_io_concurrency 1 vs 16), on a real server that takes them, as campaign e2e-pinned."""
+    copy, result = rechecked
     assert result.returncode == 0, result.stderr[-3000:]
     db = sqlite3.connect(copy)
     db.row_factory = sqlite3.Row
@@ -159,6 +165,19 @@ def test_recheck_runs_the_newer_server_with_the_older_ones_defaults_and_the_repo
     drift = json.loads(result.stdout)["default_drift"]  # the recheck's own report: nothing left to drift in what it pinned
     assert all(row["setting"] not in ("effective_io_concurrency", "maintenance_io_concurrency")
                for table in drift for row in table["settings"]), drift
+
+
+@pytest.mark.fault("store")
+def test_recheck_runs_with_the_values_its_set_gives(rechecked):
+    """--set write_s=1 reaches the recheck's campaign and its runs (the campaign's own is 1.5 s)."""
+    copy, result = rechecked
+    assert result.returncode == 0, result.stderr[-3000:]
+    db = sqlite3.connect(copy)
+    spec = json.loads(db.execute("SELECT spec_json FROM campaigns WHERE name = 'e2e-pinned'").fetchone()[0])
+    durations = {r[0] for r in db.execute("SELECT r.duration_s FROM runs r JOIN targets t ON t.id = r.target_id "
+                                          "JOIN campaigns c ON c.id = t.campaign_id WHERE c.name = 'e2e-pinned'")}
+    db.close()
+    assert spec["write_s"] == 1 and durations == {1.0}
 
 
 def test_report_json_has_rqps_for_every_test(finished):

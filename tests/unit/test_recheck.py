@@ -18,7 +18,11 @@ SETTINGS = {"pg17": {"effective_io_concurrency": "1", "jit": "on", "ssl_groups":
 
 @pytest.fixture
 def stored(tmp_path):
-    path = tmp_path / "g.db"
+    return recheckable_store(tmp_path / "g.db")
+
+
+def recheckable_store(path):
+    """The golden store with its campaign as a file holds it and each server's settings."""
     store = make_store(path)
     cid = store.latest_campaign_id(None)
     with store.db:  # the stored spec as a campaign holds it, and each server's settings at its start

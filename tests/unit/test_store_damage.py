@@ -50,6 +50,20 @@ def garble_pages_after_the_first(path: Path) -> None:
         f.write(os.urandom(size - page))
 
 
+def garble_cell_pointers(path: Path, table: str = "runs") -> None:
+    """Point the first cells of `table`'s root page out of its page: quick_check then lists a
+    problem per cell, one a line ("On tree page 6 cell 7: Offset 7 out of range ...")."""
+    db = sqlite3.connect(path)
+    page = db.execute("PRAGMA page_size").fetchone()[0]
+    root = db.execute("SELECT rootpage FROM sqlite_master WHERE name = ?", (table,)).fetchone()[0]
+    db.close()
+    with path.open("r+b") as f:
+        f.seek(page * (root - 1))
+        interior = f.read(1)[0] in (2, 5)  # an interior page's header is 12 bytes, a leaf's 8
+        f.seek(page * (root - 1) + (12 if interior else 8))
+        f.write(b"\xff\xff\x00\x07" * 4)
+
+
 def foreign_file(path: Path) -> bytes:
     db = sqlite3.connect(path)
     db.execute("CREATE TABLE contacts (name TEXT)")
@@ -328,3 +342,34 @@ def test_a_second_connection_s_writes_are_seen_by_another_program_at_once(tmp_pa
     assert seen == "1" and Path(str(path) + "-wal").exists()
     lane.close()
     store.close()
+
+
+@pytest.mark.fault("store")
+def test_a_store_disk_that_fills_as_a_server_starts_names_the_store_s_disk_not_the_work_directory_s(
+        small_disk, tmp_path, monkeypatch):
+    """The server's facts (its configuration, settings) find the store's disk full as it starts;
+    the step's own line still fits in the journal. The error and its hint name the store's disk
+    and its free space, not the run directory's (a full-disk error of a server's would)."""
+    from dbdrift.runner.campaign import Runner
+    from dbdrift.workloads.registry import workload_of
+    from tests.fakes import FakeServer, Lab, RecordingProgress
+
+    lab = Lab(tmp_path).install(monkeypatch)
+    spec = lab.campaign()
+    store = Store(small_disk / "s.db", wait_s=0.2)
+    started = FakeServer.start
+
+    def start_then_fill(server: FakeServer) -> None:
+        started(server)
+        server.config_text = "# a long configuration\n" * 2000  # its facts outgrow the last free block
+        (small_disk / "reserve").write_bytes(b"r" * 4096)
+        fill(small_disk)
+        (small_disk / "reserve").unlink()
+
+    monkeypatch.setattr(FakeServer, "start", start_then_fill)
+    with pytest.raises(UserError) as err:
+        Runner(spec, store, progress=RecordingProgress(), workload=workload_of(spec)).run()
+    assert f"the disk holding store {small_disk / 's.db'} is full (storing target facts" in err.value.message
+    assert f"{small_disk}: " in err.value.message and "MB free" in err.value.message
+    assert err.value.hint.startswith(f"free space on {small_disk} (the store's disk)")
+    assert "DBDRIFT_WORK_DIR" not in err.value.hint

@@ -20,6 +20,7 @@ from dbdrift.plan.campaign import CampaignSpec, cluster_address
 from dbdrift.runner import instructions
 from dbdrift.runner.campaign import placement_option
 from dbdrift.server import engines, rundir
+from dbdrift.store import guard
 from dbdrift.store.store import Store
 from dbdrift.workloads.registry import workload_of
 
@@ -96,15 +97,16 @@ def planned(spec: CampaignSpec, store: Path) -> CampaignSpec:
 
 
 def check_store(store: Path) -> None:
-    """A store that exists must be one `run` can write to: dbdrift's, intact and of a schema this
-    dbdrift knows (the store's own checks, on a read-only open that changes nothing)."""
-    if not store.exists():
-        return
+    """The store must be one `run` can write to: in a folder where its files can be made (a new
+    one too), and, where it exists, dbdrift's, intact and of a schema this dbdrift knows (the
+    store's own checks, on a read-only open that changes nothing)."""
     if store.is_dir():
         raise UserError(f"store {store} is a directory, not a results store",
                         "give --store a results store, or a path where none exists yet to make a new one",
                         exit_code=2)
-    Store(store, read_only=True).close()
+    guard.require_writable(store)
+    if store.exists():
+        Store(store, read_only=True).close()
 
 
 def check_server_settings(spec: CampaignSpec, work: Path) -> list[str]:

@@ -20,8 +20,10 @@ from dbdrift.model import JsonObject
 from dbdrift.plan import keys
 from dbdrift.plan.campaign import CampaignSpec as CampaignSpec  # what the verb hands to `run`
 from dbdrift.plan.campaign import PLANS, parse_campaign
+from dbdrift.plan.overrides import apply_sets
 from dbdrift.results.build import build_report
 from dbdrift.results.data import ReportData
+from dbdrift.store import guard
 from dbdrift.store.store import Store
 
 SUFFIX = "-pinned"
@@ -37,6 +39,8 @@ class RecheckRequest:
     store: Path
     campaign: str | None = None  # the latest when None
     tests: tuple[str, ...] = ()  # the regressed ones when empty
+    sets: tuple[str, ...] = ()  # --set KEY=VALUE, applied to the recheck as to a campaign file
+    writing: bool = True  # the recheck will run into the store (not only --print-campaign)
 
 
 def pins(data: ReportData, target: str) -> dict[str, str]:
@@ -78,7 +82,12 @@ def campaign_data(request: RecheckRequest) -> Recheck:
     if not request.store.exists():
         raise UserError(f"store {request.store} does not exist", "give the store the campaign ran into: --store",
                         exit_code=2)
-    store = Store(request.store)
+    if request.writing:
+        copy = f"~/{request.store.name}"
+        guard.require_writable(request.store, f"recheck stores its runs in the campaign's store: copy it to a folder "
+                                              f"you can write (cp {request.store} {copy}) and pass --store {copy}; "
+                                              "--print-campaign shows the recheck without running it")
+    store = Store(request.store, read_only=True)
     try:
         data = build_report(store, request.campaign, None, False)
         campaign_id = store.latest_campaign_id(data.campaign)
@@ -116,11 +125,12 @@ def campaign_data(request: RecheckRequest) -> Recheck:
     tests = sorted({t for tests in found.values() for t in tests})
     top = {k: v for k, v in spec.items() if k in keys.names("top") and v is not None
            and k not in ("targets", "detect", "budget", "cluster", "axes", "variants")}
-    return Recheck({**top, "name": pinned_name(data.campaign), "tests": tests, "targets": targets},
-                   bool(spec.get("timed", True)))
+    table = {**top, "name": pinned_name(data.campaign), "tests": tests, "targets": targets}
+    return Recheck(apply_sets(table, list(request.sets)), bool(spec.get("timed", True)))
 
 
 def campaign(recheck: Recheck) -> CampaignSpec:
-    """The recheck checked whole, as a file's would be; counting only where the campaign was."""
+    """The recheck checked whole (--set included), as a file's would be; counting only where the
+    campaign was."""
     spec = parse_campaign(recheck.data, "dbdrift recheck", Path.cwd(), recheck.data["name"])
     return spec if recheck.timed else replace(spec, count_instructions=True, timed=False)

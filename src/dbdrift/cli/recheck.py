@@ -39,8 +39,10 @@ def campaign(args: argparse.Namespace) -> use_case.CampaignSpec | None:
         raise UserError("recheck needs --pin-defaults (the only recheck there is)", "dbdrift recheck --pin-defaults",
                         exit_code=2)
     recheck = use_case.campaign_data(use_case.RecheckRequest(
-        Path(args.store), args.campaign, tuple(options.split_list(args.tests)) if args.tests else ()))
+        Path(args.store), args.campaign, tuple(options.split_list(args.tests)) if args.tests else (),
+        tuple(options.campaign_sets(args)), writing=not args.print_campaign))
+    spec = use_case.campaign(recheck)  # --set checked as a campaign file's keys are
     if args.print_campaign:
         sys.stdout.write(to_toml(recheck.data, "recheck --pin-defaults"))
         return None
-    return use_case.campaign(recheck)
+    return spec

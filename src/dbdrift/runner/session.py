@@ -35,6 +35,7 @@ from dbdrift.runner.progress import ProgressSink
 from dbdrift.server.base import full_disk_hint, live_servers, own_run_dir, release_run_dir
 from dbdrift.server import rundir
 from dbdrift.server.engines import make_server
+from dbdrift.store.guard import StoreFull
 from dbdrift.store.store import RunRecord, Store
 
 
@@ -167,7 +168,8 @@ class TargetSession:
         try:
             detail = action() or {}
         except UserError as exc:
-            exc.hint = full_disk_hint(exc.message, self.server.run_dir) or exc.hint
+            if not isinstance(exc, StoreFull):  # the store's disk, named in its own hint, not the run dir's
+                exc.hint = full_disk_hint(exc.message, self.server.run_dir) or exc.hint
             self.store.add_step(self.target_id, kind, label, "failed", time.monotonic() - started, {}, exc.message)
             self.progress.step_end(self.name, label, "failed", exc.message)
             if kind != "server":

@@ -22,13 +22,12 @@ from pathlib import Path
 from typing import Any, Iterator
 
 from dbdrift.errors import UserError
+from dbdrift.store.guard import create_private, require_writable
 
 
 def lock_path(store: Path, campaign: str) -> Path:
     """`.dbdrift-<dev>-<inode>.<campaign>.lock` beside the store's real file. Only stat: opening
     and closing the store file would drop SQLite's POSIX locks held by this process."""
-    from dbdrift.store.guard import create_private
-
     safe = "".join(c if c.isalnum() or c in "-_.+" else "_" for c in campaign)
     create_private(store)
     real = Path(os.path.realpath(store))
@@ -38,7 +37,9 @@ def lock_path(store: Path, campaign: str) -> Path:
 
 @contextmanager
 def campaign_lock(store: Path, campaign: str) -> Iterator[Path]:
-    """Hold the lock of `campaign` on `store`; a UserError naming the process that holds it."""
+    """Hold the lock of `campaign` on `store`; a UserError naming the process that holds it, or
+    the reason the store cannot be written there (exit 2, as `--check` refuses it)."""
+    require_writable(store)
     try:
         path = lock_path(store, campaign)
         fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o600)

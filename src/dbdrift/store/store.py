@@ -11,7 +11,9 @@ import fcntl
 import hashlib
 import json
 import os
+import shutil
 import sqlite3
+import tempfile
 import time
 import urllib.parse
 from dataclasses import asdict, dataclass, field
@@ -129,7 +131,9 @@ def wait_s_from_env() -> float:
 class Store:
     """A dbdrift store. `read_only` opens the file with SQLite's mode=ro and never changes it: a
     store written by an older dbdrift, or with a journal not yet imported, is read through a
-    migrated copy in memory (the next writing command migrates and imports the file itself)."""
+    migrated copy in memory (the next writing command migrates and imports the file itself); one
+    in a folder this user cannot write is read as _connect says. Writing, it refuses a store it
+    could not write before it touches it (guard.require_writable)."""
 
     def __init__(self, path: Path, wait_s: float | None = None, *, read_only: bool = False,
                  checked: bool = False) -> None:
@@ -147,15 +151,22 @@ class Store:
             raise
         except sqlite3.DatabaseError as exc:
             raise guard.as_user_error(exc, path, not read_only) or UserError(
-                f"cannot open store {path}: {exc}", "pass --store PATH to a writable location") from None
+                f"cannot open store {path}: {exc}", self._cannot_open_hint()) from None
         except OSError as exc:
             if guard.is_full(exc):
                 raise guard.full(path, "creating the store") from None
-            raise UserError(f"cannot open store {path}: {exc}", "pass --store PATH to a writable location") from None
+            raise UserError(f"cannot open store {path}: {exc}", self._cannot_open_hint()) from None
+
+    def _cannot_open_hint(self) -> str:
+        if self.read_only:
+            return "check that you may read the store and the files beside it (-wal, -shm), or pass another --store"
+        return "pass --store PATH to a writable location"
 
     def _open(self) -> sqlite3.Connection:
         """Recognise, check and (writing) create or migrate the store; then import its journal."""
         writing = not self.read_only
+        if writing:
+            guard.require_writable(self.path)
         created = guard.create_private(self.path) if writing else False
         # the file is read only through SQLite: closing any other descriptor of it would drop this
         # process's POSIX locks, which SQLite's other connections here (another()) rely on
@@ -188,13 +199,27 @@ class Store:
             db.execute("PRAGMA user_version").fetchone()
             return db
         except sqlite3.OperationalError as exc:
-            # a WAL store in a directory this user cannot write: SQLite cannot make its -shm.
-            # Without a -wal file no one can be writing it (that too needs the directory), so
-            # the main file alone is the whole store.
-            if "unable to open" not in str(exc) or Path(str(self.path) + "-wal").exists():
-                raise
+            # a WAL store in a folder this user cannot write (permissions, a read-only mount):
+            # SQLite cannot make its -shm, and says "unable to open" or "readonly directory"
             db.close()
+            if not guard.is_denied(exc):
+                raise
+        wal = Path(str(self.path) + "-wal")
+        if not wal.exists() or wal.stat().st_size == 0:
+            # no -wal: no one can be writing it (that too needs the folder), so the main file
+            # alone is the whole store
             return sqlite3.connect(uri + "?mode=ro&immutable=1", uri=True, timeout=timeout)
+        return self._copy_with_wal(wal, timeout)
+
+    def _copy_with_wal(self, wal: Path, timeout: float) -> sqlite3.Connection:
+        """The store and its -wal (left by a writer that was killed: a live one keeps a -shm
+        beside them) copied where SQLite can make the -shm, read into memory, the copy removed
+        at once (a reading process of `publish` ends without running finalizers)."""
+        with tempfile.TemporaryDirectory(prefix="dbdrift-store-") as scratch:
+            copy = Path(scratch) / "store.db"
+            shutil.copyfile(self.path, copy)
+            shutil.copyfile(wal, Path(f"{copy}-wal"))
+            return self._in_memory(sqlite3.connect(str(copy), timeout=timeout))
 
     def _in_memory(self, db: sqlite3.Connection) -> sqlite3.Connection:
         memory = sqlite3.connect(":memory:")
@@ -241,14 +266,15 @@ class Store:
         def transaction() -> int | None:
             with self.db:
                 return write()
+        doing = f"storing {kind}" if kind.endswith("s") else f"storing a {kind}"  # instructions, target facts
         try:
-            return self._retry(transaction, f"storing a {kind}")
+            return self._retry(transaction, doing)
         except UserError as exc:
             try:
                 self._append_journal({"kind": kind, **fact})
             except OSError as os_exc:
                 if guard.is_full(os_exc) or isinstance(exc, guard.StoreFull):
-                    raise guard.full(self.path, f"storing a {kind}, and its journal") from None
+                    raise guard.full(self.path, f"{doing}, and its journal") from None
                 raise
             self.journaled += 1
             return None
