@@ -116,6 +116,8 @@ def check_server_settings(spec: CampaignSpec, work: Path) -> list[str]:
         try:  # locate() above already refused what run cannot resolve
             install = engines.cached_install(target, env.cache_dir())
         except UserError as exc:
+            if exc.exit_code == 2:  # what run refuses before measuring (a cached server that cannot run)
+                raise
             unchecked.append(f"target {target.name}'s settings by the server ({exc.message})")
             continue
         if install is None:
