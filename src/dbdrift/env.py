@@ -5,6 +5,7 @@ Owns only path resolution and directory creation; knows nothing about engines or
 from __future__ import annotations
 
 import os
+import tempfile
 from pathlib import Path
 
 from dbdrift.errors import UserError
@@ -53,6 +54,26 @@ def _home() -> Path:
         raise CacheError(f"the build cache has no place: the home directory HOME={home} does not exist",
                          CACHE_HINT + " (or XDG_CACHE_HOME, or HOME)")
     return home
+
+
+def check_cache_dir(path: Path) -> None:
+    """A CacheError when the build cache directory `path` could not be made or written (for
+    `run --check`, which fetches nothing): an existing one must be a writable directory; for a
+    missing one, an empty directory is made and removed in its nearest existing parent."""
+    nearest = path
+    while not nearest.exists() and nearest != nearest.parent:
+        nearest = nearest.parent
+    where = f" (DBDRIFT_CACHE_DIR={os.environ['DBDRIFT_CACHE_DIR']})" if os.environ.get("DBDRIFT_CACHE_DIR") else ""
+    if not nearest.is_dir():
+        raise CacheError(f"cannot make the build cache directory {path}{where}: {nearest} is not a directory")
+    if nearest == path:
+        if not os.access(path, os.W_OK | os.X_OK):
+            raise CacheError(f"cannot write into the build cache directory {path}{where}: permission denied")
+        return
+    try:
+        os.rmdir(tempfile.mkdtemp(prefix=".dbdrift-check-", dir=nearest))
+    except OSError as exc:
+        raise CacheError(f"cannot make the build cache directory {path}{where}: {exc.strerror or exc}") from None
 
 
 def ensure_cache_dir(path: Path) -> Path:

@@ -20,7 +20,7 @@ import pytest
 
 from tests.cli.test_cli_errors import assert_user_error
 from tests.helpers import cli_env, dbdrift, shared_work_dir
-from tests.unit.test_fetch import closed_port_url, start_registry
+from tests.unit.test_fetch import NPM_BUILD, closed_port_url, npm_tgz, start_registry
 
 from dbdrift.server import fetch
 
@@ -268,6 +268,21 @@ def test_a_cache_dir_under_proc_is_an_error_with_a_hint(mirror, tmp_path):
     assert_user_error(result, "cannot make the build cache directory /proc/dbdrift-test-cache",
                       "set DBDRIFT_CACHE_DIR to a directory you can write")
     assert result.returncode == 2
+
+
+@pytest.mark.parametrize("cache", ["a-file", "/proc/dbdrift-test-cache"])
+def test_run_check_refuses_a_cache_dir_run_could_not_make_as_run_does(mirror, tmp_path, cache):
+    mirror.serve_npm({NPM_BUILD: npm_tgz("17.10")})
+    if cache == "a-file":
+        cache = str(tmp_path / "a-file")
+        Path(cache).write_text("not a directory\n")
+    path = tmp_path / "c.toml"
+    path.write_text('rows = 1000\ntests = ["point-query"]\n[[targets]]\nname = "a"\nversion = "17.10"\n')
+    for check in (("--check",), ()):
+        result = dbdrift("run", path, *check, "--store", tmp_path / "s.db", work_dir=shared_work_dir("caches"),
+                         extra_env={"DBDRIFT_CACHE_DIR": cache}, timeout=120)
+        assert_user_error(result, f"cannot make the build cache directory {cache}", "set DBDRIFT_CACHE_DIR")
+        assert result.returncode == 2 and "nothing was started" not in result.stdout
 
 
 def as_another_user(*args: str, home: str | None) -> subprocess.CompletedProcess:
