@@ -130,7 +130,7 @@ def test_an_inrelease_that_names_another_suite_is_refused_for_this_one(tmp_path,
     path = tmp_path / "InRelease"
     path.write_text(INRELEASE.replace("Codename: trixie", "Codename: bookworm").replace("Suite: stable",
                                                                                         "Suite: oldstable"))
-    with pytest.raises(UserError, match="is not debian trixie's InRelease: it names oldstable / bookworm"):
+    with pytest.raises(UserError, match="it names the suite oldstable / bookworm, not trixie"):
         debian.read_release(debian.suite_named("trixie"), path)
 
 

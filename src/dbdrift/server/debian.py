@@ -336,10 +336,14 @@ def read_release(suite: Suite, path: Path) -> Release:
         body = path.read_bytes()
     except OSError as exc:
         raise UserError(f"cannot read {path}: {exc.strerror}", f"check the permissions of {path.parent}") from None
-    release = parse_release(suite.name, body, verify_signature(path))
+    try:
+        signature = verify_signature(path)
+    except UserError as exc:  # the callers name the file
+        raise UserError(exc.message.replace(f"{path}: ", ""), exc.hint) from None
+    release = parse_release(suite.name, body, signature)
     if suite.name not in release.names:
-        said = " / ".join(release.names) or "no suite (no Suite or Codename field)"
-        raise UserError(f"{path} is not debian {suite.name}'s InRelease: it names {said}",
+        said = f"names the suite {' / '.join(release.names)}" if release.names else "names no suite"
+        raise UserError(f"it {said}, not {suite.name} (Suite and Codename fields)",
                         f"a mirror ({suite.registry.env_var}) must serve each suite under dists/<suite>/")
     return release
 
