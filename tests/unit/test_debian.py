@@ -115,6 +115,33 @@ def test_a_clearsigned_inrelease_with_an_empty_sha256_field_is_a_user_error():
         parse_release("trixie", text.encode(), "")
 
 
+@pytest.mark.fault("caches")
+def test_a_clearsigned_inrelease_cut_short_after_its_header_is_a_user_error():
+    with pytest.raises(UserError, match="no SHA256 files"):
+        parse_release("trixie", INRELEASE.encode()[:48], "")
+
+
+def test_parse_release_reads_what_the_file_calls_its_suite():
+    assert parse_release("trixie", INRELEASE.encode(), "").names == ("stable", "trixie")
+
+
+def test_an_inrelease_that_names_another_suite_is_refused_for_this_one(tmp_path, monkeypatch):
+    monkeypatch.setenv("DBDRIFT_DEBIAN_KEYRING", str(tmp_path / "no-keyring.gpg"))
+    path = tmp_path / "InRelease"
+    path.write_text(INRELEASE.replace("Codename: trixie", "Codename: bookworm").replace("Suite: stable",
+                                                                                        "Suite: oldstable"))
+    with pytest.raises(UserError, match="it names the suite oldstable / bookworm, not trixie"):
+        debian.read_release(debian.suite_named("trixie"), path)
+
+
+def test_an_inrelease_that_names_the_suite_by_its_codename_or_its_suite_field_is_read(tmp_path, monkeypatch):
+    monkeypatch.setenv("DBDRIFT_DEBIAN_KEYRING", str(tmp_path / "no-keyring.gpg"))
+    path = tmp_path / "InRelease"
+    path.write_text(INRELEASE.replace("Codename: trixie", "Codename: rc-buggy").replace("Suite: stable",
+                                                                                        "Suite: experimental"))
+    assert debian.read_release(debian.suite_named("experimental"), path).files == EXPECTED_FILES
+
+
 # --- parse_packages -----------------------------------------------------------------------
 
 

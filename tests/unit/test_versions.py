@@ -198,3 +198,21 @@ def test_a_cached_debian_build_keeps_working_with_the_archive_unreachable(monkey
     monkeypatch.setenv("DBDRIFT_DEBIAN_MIRROR", closed_port_url())
     info = engines.resolve_install(TargetSpec("pg", version="debian:18.6"), tmp_path)
     assert (info.version, info.bindir) == ("18.6", entry / "usr/lib/postgresql/18/bin")
+
+
+def test_a_version_pinned_to_a_suite_that_was_read_resolves_with_other_suites_unreadable(registry, monkeypatch,
+                                                                                         tmp_path):
+    registry.serve_debian({"trixie": [{**POSTGRES_18, "Package": "postgresql-17", "Version": "17.12-0+deb13u1"}]})
+    monkeypatch.setenv("DBDRIFT_DEBIAN_SECURITY_MIRROR", closed_port_url())
+    catalogue = Catalogue("postgres", tmp_path)
+    build = catalogue.pick(parse_request("postgres", "debian-trixie:17.12"))
+    assert (build.suite, build.entry) == ("trixie", "debian-trixie-17.12-0+deb13u1")
+    assert sorted(catalogue.unread) == ["bookworm-security", "bullseye-security", "trixie-security"]
+
+
+def test_a_version_a_suite_read_carries_resolves_when_only_later_suites_are_unreadable(registry, monkeypatch,
+                                                                                       tmp_path):
+    registry.serve_debian({"bookworm": [{**POSTGRES_18, "Package": "postgresql-15", "Version": "15.18-0+deb12u1"}]})
+    monkeypatch.setenv("DBDRIFT_DEBIAN_SECURITY_MIRROR", registry.url + "/debian-security")
+    registry.files = {k: v for k, v in registry.files.items() if "/dists/sid/" not in k}  # sid: 404
+    assert Catalogue("postgres", tmp_path).pick(parse_request("postgres", "debian:15.18")).suite == "bookworm"

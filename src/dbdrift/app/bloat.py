@@ -28,7 +28,10 @@ def measure(targets: list[str], progress: ProgressSink) -> list[JsonObject]:
     rows = []
     for target in spec.targets:
         install = engines.resolve_install(target, env.cache_dir(), progress.message)
-        facts = binary_facts(server_binary(install.bindir, install.engine))
+        try:
+            facts = binary_facts(server_binary(install.bindir, install.engine))
+        except UserError as exc:  # a binary that runs but cannot be read: a cached one is damaged
+            raise engines.damaged(install.bindir, env.cache_dir(), exc) from None
         rows.append({"target": target.name, "engine": install.engine, "version": install.version,
                      "source": install.source, **facts})
     return rows

@@ -2,8 +2,9 @@
 server starts, ask each cached server whether it accepts its settings, and gather the plan.
 
 Starts no server, downloads nothing and writes nothing but a scratch directory in the work
-directory for the server's settings check, removed at once (the store is only read). What it
-could not check (a build not cached yet, a version without a settings check) it names.
+directory for the server's settings check, removed at once (and, when the build cache does not
+exist yet, an empty directory where it would be made, to see that it can be). The store is only
+read. What it could not check (a build not cached yet, a version without a settings check) it names.
 """
 from __future__ import annotations
 
@@ -55,6 +56,8 @@ def plan(spec: CampaignSpec, store: Path, cluster_flag: str | None, note: str | 
         instructions.require_valgrind()
     located = tuple((t.name, t.name == spec.base.name, t.engine, str(engines.locate(t, env.cache_dir())))
                     for t in spec.targets)
+    if any(t.version for t in spec.targets):  # run caches what it fetches there
+        env.check_cache_dir(env.cache_dir())
     unchecked = check_server_settings(spec, work)
     address = cluster_address(cluster_flag, "--cluster") if cluster_flag else \
         spec.cluster.address if spec.cluster else None
@@ -118,6 +121,8 @@ def check_server_settings(spec: CampaignSpec, work: Path) -> list[str]:
         try:  # locate() above already refused what run cannot resolve
             install = engines.cached_install(target, env.cache_dir())
         except UserError as exc:
+            if exc.exit_code == 2:  # what run refuses before measuring (a cached server that cannot run)
+                raise
             unchecked.append(f"target {target.name}'s settings by the server ({exc.message})")
             continue
         if install is None:

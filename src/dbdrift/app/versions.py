@@ -27,8 +27,8 @@ def run(chosen: list[str] | None, source: str | None = None) -> VersionsOutcome:
 
 def listing(engine: str, source: str | None = None, suite: str | None = None) -> JsonObject:
     """One engine's versions with their builds and cache state, its sources (and why one could not
-    be asked), and the cached versions no source lists any more; `source` (and a Debian `suite`):
-    that source's builds only."""
+    be asked, or which Debian suites could not be read), and the cached versions no source lists
+    any more; `source` (and a Debian `suite`): that source's builds only."""
     catalogue = engines.catalogue(engine, env.cache_dir())
     builds = [b for b in (catalogue.builds(source) if source else catalogue.all_builds())
               if suite is None or b.suite == suite]
@@ -42,7 +42,10 @@ def listing(engine: str, source: str | None = None, suite: str | None = None) ->
     sources = []
     for name in [source] if source else SOURCES[engine]:
         error = catalogue.errors.get(name)
+        unread = [{"suite": name_of, "error": exc.message, "hint": exc.hint} for name_of, exc in catalogue.unread.items()
+                  if name == "debian" and suite in (None, name_of)]
         sources.append({"source": name, "about": SOURCE_ABOUT[(engine, name)],
-                        **({"error": error.message, "hint": error.hint} if error else {})})
+                        **({"error": error.message, "hint": error.hint} if error else {}),
+                        **({"unread": unread} if unread else {})})
     return {"engine": engine, "sources": sources, "versions": versions,
             "cached_only": [] if source else sorted(cached - {v["version"] for v in versions}, key=version_key)}

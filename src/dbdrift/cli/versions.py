@@ -22,8 +22,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def main(args: argparse.Namespace) -> int:
-    """One block per engine; a source that cannot be asked is reported for its engine and
-    the rest is still listed (exit status 1 then)."""
+    """One block per engine; a source that cannot be asked, or a Debian suite that cannot be
+    read, is reported for its engine and the rest is still listed (exit status 1 then)."""
     outcome = use_case.run(args.engine, args.source)
     if args.format == "json":
         sys.stdout.write(json.dumps(outcome.engines, indent=2) + "\n")

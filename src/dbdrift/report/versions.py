@@ -1,5 +1,6 @@
 """The version catalogue (results/outcomes.py's VersionsOutcome) as text: per engine
-its sources, its versions by major with a letter per source, cached ones starred; no I/O."""
+its sources (with the Debian suites that could not be read), its versions by major with a
+letter per source, cached ones starred; no I/O."""
 from __future__ import annotations
 
 from itertools import groupby
@@ -25,6 +26,11 @@ def _text(entry: JsonObject) -> str:
         lines.append(f"  [{LETTER[source['source']]}] {source['source']}: {state}")
         if "error" in source:
             lines.append(f"      hint: {source['hint']}")
+        unread = source.get("unread", [])
+        if unread:
+            lines.append(f"      not read, so their versions are missing below: {', '.join(u['suite'] for u in unread)}")
+            lines += [f"        {u['suite']}: {u['error']}" for u in unread]
+            lines += [f"      hint: {hint}" for hint in dict.fromkeys(u["hint"] for u in unread)]
     for major, group in groupby(entry["versions"], key=lambda v: _major(engine, v["version"])):
         tokens = [_token(v) for v in group]
         lines.append(_wrap(f"  {major:>5}  ", tokens))

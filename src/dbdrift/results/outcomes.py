@@ -17,13 +17,14 @@ class CatalogListing:
 
 @dataclass(frozen=True)
 class VersionsOutcome:
-    """One listing per engine; `failed`: a source could not be asked (the rest is still listed)."""
+    """One listing per engine; `failed`: a source could not be asked, or a Debian suite could not
+    be read (the rest is still listed)."""
     engines: list[JsonObject]
     cache_dir: Path
 
     @property
     def failed(self) -> bool:
-        return any(s.get("error") for entry in self.engines for s in entry["sources"])
+        return any(s.get("error") or s.get("unread") for entry in self.engines for s in entry["sources"])
 
 
 @dataclass(frozen=True)

@@ -21,6 +21,16 @@ from dbdrift.server.versions import SOURCES, Build, Catalogue, Request, covers, 
 # --- the cache ------------------------------------------------------------------------------
 
 
+class DamagedBuild(UserError):
+    """A cache entry that cannot be used as it is: its install record unreadable, or its server
+    unable to run. Refused before anything is measured (exit 2), naming the entry and its fix."""
+
+    def __init__(self, entry: Path, why: str, hint: str = "") -> None:
+        super().__init__(f"the cached build {entry} {why}",
+                         f"remove it (rm -r '{entry}'): dbdrift fetches it again on its next use"
+                         + (f"; {hint}" if hint else ""), exit_code=2)
+
+
 @dataclass(frozen=True)
 class Cached:
     """A complete cache entry and what its marker says."""
@@ -32,18 +42,48 @@ class Cached:
     bindir: str
     suite: str | None
     self_contained: bool  # checked for libraries it would take from the host (older entries were not)
+    source_text: str  # where it came from, as the marker says ("npm:…", "debian:sid:…")
 
     @classmethod
     def read(cls, engine: str, path: Path) -> "Cached | None":
+        """The entry at `path`; None while it has no marker (a fetch not finished), a
+        DamagedBuild when its marker is not an install record dbdrift wrote."""
+        if not (path / MARKER).exists():
+            return None
         try:
             marker = json.loads((path / MARKER).read_text())
-        except (OSError, ValueError):
-            return None
-        source_text = marker.get("source", "")
-        source = marker.get("source_id") or _old_source(engine, source_text)
+        except (OSError, UnicodeDecodeError, ValueError) as exc:
+            raise DamagedBuild(path, f"has an install record ({MARKER}) that cannot be read: "
+                                     f"{getattr(exc, 'strerror', None) or exc}") from None
+        problem = _record_problem(marker)
+        if problem:
+            raise DamagedBuild(path, f"has an install record ({MARKER}) that {problem}")
         version = marker.get("version") or (fetch.short_version(path.name) if engine == "postgres" else path.name)
-        return cls(path, version, source, marker.get("default", True), marker.get("bindir", "bin"),
-                   marker.get("suite"), marker.get("self_contained", False))
+        return cls(path, version, marker.get("source_id") or _old_source(engine, marker["source"]),
+                   marker.get("default", True), marker.get("bindir", "bin"), marker.get("suite"),
+                   marker.get("self_contained", False), marker["source"])
+
+
+# The fields of an install record (fetch.cache_build writes it) and their types; `source` is
+# the one every record has, since the first.
+_RECORD_FIELDS: dict[str, type | tuple[type, ...]] = {
+    "build": str, "source": str, "version": str, "source_id": str, "default": bool, "self_contained": bool,
+    "suite": (str, type(None)), "bindir": str}
+
+
+def _record_problem(marker: object) -> str | None:
+    """What makes `marker` no install record (None when it is one)."""
+    if not isinstance(marker, dict):
+        return f"is a JSON {type(marker).__name__}, not an object"
+    if "source" not in marker:
+        return "has no source"
+    for key, kind in _RECORD_FIELDS.items():
+        if key in marker and not isinstance(marker[key], kind):
+            return f"has {key} = {json.dumps(marker[key])[:40]}, not a {getattr(kind, '__name__', 'string')}"
+    bindir = Path(marker.get("bindir", "bin"))
+    if bindir.is_absolute() or ".." in bindir.parts:
+        return f"has bindir = {str(bindir)!r}, outside the entry"
+    return None
 
 
 def _old_source(engine: str, source_text: str) -> str:
@@ -95,9 +135,10 @@ def resolve_fetched(engine: str, text: str, cache_dir: Path, say: Progress | Non
             build = catalogue.pick(request)
         except UserError:
             entry = newest_cached(engine, request, cache_dir) if request.partial else None
-            if entry is None or not catalogue.errors:
+            unanswered = [*catalogue.errors.values(), *catalogue.unread.values()]
+            if entry is None or not unanswered:
                 raise
-            say(f"{engine} {text}: no source answers ({'; '.join(e.message for e in catalogue.errors.values())}); "
+            say(f"{engine} {text}: not every source answers ({'; '.join(e.message for e in unanswered)}); "
                 f"using the newest cached build it covers, {entry.version}")
         else:
             entry = find_cached(engine, Request(text, build.version, build.source, build.suite), cache_dir)
@@ -123,37 +164,71 @@ def locate_fetched(engine: str, text: str, cache_dir: Path) -> str:
 
 def cached_install(engine: str, text: str, cache_dir: Path) -> InstallInfo | None:
     """The install of a version string when its build is cached, asking no source and changing
-    nothing in the cache (for `run --check`); None when it is not cached."""
+    nothing in the cache (for `run --check`); None when it is not cached. A server that cannot
+    run is a DamagedBuild, as `run` finds it, unless `run` may still mend it (an entry cached
+    before builds carried their libraries gets them carried in first: the UserError then)."""
     request = parse_request(engine, text)
     entry = newest_cached(engine, request, cache_dir) if request.partial else find_cached(engine, request, cache_dir)
     if entry is None:
         return None
-    bindir = entry.path / entry.bindir
-    if engine == "postgres":
-        return fetch.postgres_install(bindir.parent, fetch.marker_source(entry.path), bindir)
-    return fetch_mysql.mariadb_install(bindir, fetch.marker_source(entry.path))
+    loader = relocate.own_loader(entry.path) if entry.source == "debian" else None  # where it moved or not
+    try:
+        return _install_of(engine, entry, loader)
+    except UserError as exc:
+        if entry.source == "debian" or entry.self_contained:
+            raise cannot_run(entry, exc) from None
+        raise
 
 
 def installed(engine: str, entry: Cached, say: Progress | None = None) -> InstallInfo:
     """The InstallInfo of a cache entry; a Debian build moved with its cache since it was
     fetched is pointed at its loader's new place first, and an entry cached before builds
-    were checked for host libraries gets them carried in now."""
+    were checked for host libraries gets them carried in now. A server that cannot run is a
+    DamagedBuild."""
     bindir = entry.path / entry.bindir
-    source = fetch.marker_source(entry.path)
-    if entry.source == "debian":
-        _check_loader(entry)
     if not entry.self_contained and entry.source != "debian":
         try:
-            _carry_libraries(debian.Archive(entry.path.parent.parent, say), engine, bindir, entry.path, source)
+            _carry_libraries(debian.Archive(entry.path.parent.parent, say), engine, bindir, entry.path, entry.source_text)
         except UserError as exc:  # offline: the host's copies serve until the next try
             (say or (lambda _m: None))(f"{engine} {entry.version}: libraries from the host not carried yet "
                                        f"({exc.message})")
         else:
             marker = json.loads((entry.path / MARKER).read_text())
             (entry.path / MARKER).write_text(json.dumps({**marker, "self_contained": True}) + "\n")
+    try:
+        if entry.source == "debian":
+            _check_loader(entry)
+        return _install_of(engine, entry)
+    except DamagedBuild:
+        raise
+    except UserError as exc:
+        raise cannot_run(entry, exc) from None
+
+
+def _install_of(engine: str, entry: Cached, loader: Path | None = None) -> InstallInfo:
+    """The entry's server asked its version (through `loader` when given)."""
+    bindir = entry.path / entry.bindir
     if engine == "postgres":
-        return fetch.postgres_install(bindir.parent, source, bindir)
-    return fetch_mysql.mariadb_install(bindir, source)
+        return fetch.postgres_install(bindir.parent, entry.source_text, bindir, loader=loader)
+    return fetch_mysql.mariadb_install(bindir, entry.source_text, loader=loader)
+
+
+def cannot_run(entry: Cached, exc: UserError) -> DamagedBuild:
+    """A cached server that does not run: truncated or damaged, or a library missing."""
+    return DamagedBuild(entry.path, f"cannot run its server: {exc.message.replace(f'{entry.path}/', '')}", exc.hint)
+
+
+def as_damaged(path: Path, cache_dir: Path, exc: UserError) -> UserError:
+    """`exc` about a file of a build as a DamagedBuild when the build is a cache entry
+    (`<cache>/<engine>/<build>`): removing it is then the fix; `exc` as it is otherwise."""
+    try:
+        parts = path.resolve().relative_to(cache_dir.resolve()).parts
+    except (ValueError, OSError):
+        return exc
+    if len(parts) < 3:
+        return exc
+    entry = cache_dir / parts[0] / parts[1]
+    return DamagedBuild(entry, f"is damaged: {exc.message.replace(f'{entry}/', '')}", exc.hint)
 
 
 def fetch_build(catalogue: Catalogue, build: Build, default: bool) -> InstallInfo:

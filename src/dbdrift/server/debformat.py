@@ -35,6 +35,7 @@ class Release:
     valid_until: str
     files: dict[str, tuple[str, int]]
     signature: str  # "verified by gpgv (<key>)" or "not verified: <why>"
+    names: tuple[str, ...] = ()  # what the file calls its suite: its Suite and Codename ("stable", "trixie")
 
 
 @dataclass
@@ -62,16 +63,17 @@ def parse_release(suite: str, text: bytes, signature: str) -> Release:
     """The fields of a (clearsigned) Release file that dbdrift uses."""
     body = text.decode("utf-8", "replace")
     if body.startswith("-----BEGIN PGP SIGNED MESSAGE-----"):
-        body = body.split("\n\n", 1)[1].split("\n-----BEGIN PGP SIGNATURE-----", 1)[0]
+        body = body.partition("\n\n")[2].partition("\n-----BEGIN PGP SIGNATURE-----")[0]
     fields = _fields(body)
     files = {}
     for line in fields.get("SHA256", "").splitlines():
         parts = line.split()
-        if len(parts) == 3:
+        if len(parts) == 3 and re.fullmatch(r"[0-9a-f]{64}", parts[0]) and parts[1].isdigit():
             files[parts[2]] = (parts[0], int(parts[1]))
     if not files:
         raise UserError(f"debian {suite}: InRelease lists no SHA256 files", "the mirror serves a damaged InRelease")
-    return Release(suite, fields.get("Date", ""), fields.get("Valid-Until", ""), files, signature)
+    names = tuple(fields[key] for key in ("Suite", "Codename") if fields.get(key))
+    return Release(suite, fields.get("Date", ""), fields.get("Valid-Until", ""), files, signature, names)
 
 
 def parse_packages(text: str) -> dict[str, Package]:
@@ -83,7 +85,8 @@ def parse_packages(text: str) -> dict[str, Package]:
         f = _fields(stanza)
         if "Package" not in f or "Filename" not in f or "SHA256" not in f:
             continue
-        package = Package(f["Package"], f.get("Version", ""), f["Filename"], f["SHA256"], int(f.get("Size", "0")),
+        size = f.get("Size", "0")
+        package = Package(f["Package"], f.get("Version", ""), f["Filename"], f["SHA256"], int(size) if size.isdigit() else 0,
                           ", ".join(x for x in (f.get("Pre-Depends", ""), f.get("Depends", "")) if x),
                           [p.split("(")[0].strip() for p in f.get("Provides", "").split(",") if p.strip()])
         old = packages.get(package.name)

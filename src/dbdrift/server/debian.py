@@ -22,7 +22,7 @@ import urllib.parse
 from dataclasses import dataclass
 from pathlib import Path
 
-from dbdrift.env import ensure_dir
+from dbdrift.env import CacheError, ensure_cache_dir, ensure_dir
 from dbdrift.errors import UserError
 from dbdrift.model import version_key
 from dbdrift.server.debformat import (Package, Release, closure, package_for, parse_packages, parse_release,
@@ -104,31 +104,60 @@ class Archive:
     # Release files
 
     def release(self, suite: Suite, offline_ok: bool = True) -> Release:
-        """The suite's InRelease, fetched when the cached one is older than INDEX_FRESH_S;
-        a cached one is used (and said) when the archive cannot be reached. Valid-Until is
-        not enforced: mirrors and snapshots serve suites past it, and the signature and the
-        hashes hold the files to Debian regardless."""
+        """The suite's InRelease, fetched when the cached one is older than INDEX_FRESH_S or
+        cannot be used (damaged, another suite's); a cached one is used (and said) when the
+        archive cannot be reached. Valid-Until is not enforced: mirrors and snapshots serve
+        suites past it, and the signature and the hashes hold the files to Debian regardless."""
         if suite.name in self._releases:
             return self._releases[suite.name]
         path = self.suite_dir(suite) / "InRelease"
-        fresh = path.is_file() and time.time() - path.stat().st_mtime < INDEX_FRESH_S
-        if not fresh:
-            url = f"{suite.registry.url}/dists/{suite.name}/InRelease"
-            try:
-                body = fetch_document(suite.registry, url)
-            except UserError:
-                if not (offline_ok and path.is_file()):
-                    raise
-                self.say(f"debian {suite.name}: archive unreachable, using the index cached "
-                         f"{time.strftime('%Y-%m-%d %H:%M', time.localtime(path.stat().st_mtime))}")
-                body = path.read_bytes()
-            if body is None:
-                raise UserError(f"{url} is missing: the {suite.registry.label} has no suite {suite.name}",
-                                f"check {suite.registry.env_var} (a mirror must carry dists/{suite.name})")
-            ensure_dir(path.parent)
-            _write_whole(path, body)
-        release = parse_release(suite.name, path.read_bytes(), verify_signature(path))
+        release = None
+        if path.is_file() and time.time() - path.stat().st_mtime < INDEX_FRESH_S:
+            release = self._cached_release(suite, path)
+        if release is None:
+            release = self._fetched_release(suite, path, offline_ok)
         self._releases[suite.name] = release
+        return release
+
+    def _cached_release(self, suite: Suite, path: Path) -> Release | None:
+        """The cached InRelease, or None (said) when it cannot be used: it is fetched again."""
+        try:
+            return read_release(suite, path)
+        except UserError as exc:
+            self.say(f"debian {suite.name}: the cached {path} cannot be used ({exc.message}); fetching it again")
+            return None
+
+    def _fetched_release(self, suite: Suite, path: Path, offline_ok: bool) -> Release:
+        """The InRelease from the mirror, checked before it replaces the cached one; the cached
+        one when the mirror cannot be reached and it can be used."""
+        url = f"{suite.registry.url}/dists/{suite.name}/InRelease"
+        try:
+            body = fetch_document(suite.registry, url)
+        except UserError as unreachable:
+            if not (offline_ok and path.is_file()):
+                raise
+            try:
+                release = read_release(suite, path)
+            except UserError as damage:
+                raise UserError(f"{unreachable.message}; the cached {path} cannot be used either ({damage.message})",
+                                f"{unreachable.hint}; the damaged file may be removed: it is fetched again once "
+                                "the archive answers") from None
+            self.say(f"debian {suite.name}: archive unreachable, using the index cached "
+                     f"{time.strftime('%Y-%m-%d %H:%M', time.localtime(path.stat().st_mtime))}")
+            return release
+        if body is None:
+            raise UserError(f"{url} is missing: the {suite.registry.label} has no suite {suite.name}",
+                            f"check {suite.registry.env_var} (a mirror must carry dists/{suite.name})")
+        with _staging(path.parent) as tmp:
+            fetched = Path(tmp) / "InRelease"
+            fetched.write_bytes(body)
+            try:
+                release = read_release(suite, fetched)
+            except UserError as exc:
+                raise UserError(f"debian {suite.name}: {url} cannot be used: {exc.message}",
+                                "retry; if it persists, the mirror or a proxy serves a wrong or damaged file: "
+                                f"try another mirror ({suite.registry.env_var})") from None
+            _write_whole(path, body)
         return release
 
     # Packages indexes
@@ -148,17 +177,19 @@ class Archive:
 
     def offers(self, suite: Suite, engine: str) -> list[Offer]:
         """The server builds of `engine` the suite carries, read from a digest of its index
-        cached beside it (an index is 40-60 MB of text)."""
+        cached beside it (an index is 40-60 MB of text); a digest that names another suite or
+        index than the InRelease does, or cannot be read, is made again from the index."""
         release = self.release(suite)
         sha256 = release.files.get(_INDEX_PATH, ("", 0))[0]
-        digest = self.suite_dir(suite) / f"servers-{sha256[:16]}.json"
-        if digest.is_file():
-            rows = json.loads(digest.read_text())
-        else:
-            rows = [[p.name, p.version] for p in self.index(suite).values()
+        digest = self.suite_dir(suite) / f"offers-{sha256[:16]}.json"
+        rows = _digest_rows(digest, suite.name, sha256)
+        if rows is None:
+            if digest.exists():
+                self.say(f"debian {suite.name}: the cached {digest} does not match the suite's index; made again")
+            rows = [(p.name, p.version) for p in self.index(suite).values()
                     if any(rx.fullmatch(p.name) for rx in SERVER_PACKAGES.values())
                     or _PGVECTOR.fullmatch(p.name)]
-            _write_whole(digest, json.dumps(rows).encode())
+            _write_whole(digest, json.dumps({"suite": suite.name, "index_sha256": sha256, "servers": rows}).encode())
         found = []
         for name, deb_version in rows:
             if SERVER_PACKAGES[engine].fullmatch(name):
@@ -166,22 +197,34 @@ class Archive:
         return sorted(found, key=lambda o: version_key(o.version))
 
     def _index_text(self, suite: Suite) -> str:
+        """The suite's Packages index as text: the cached copy when it matches the SHA256 and
+        size InRelease gives (else said, and downloaded again), a download checked the same way."""
         release = self.release(suite)
         if _INDEX_PATH not in release.files:
             raise UserError(f"debian {suite.name}: its InRelease lists no {_INDEX_PATH}",
                             f"the mirror ({suite.registry.env_var}) may not carry {ARCH}")
         sha256, size = release.files[_INDEX_PATH]
         path = self.suite_dir(suite) / f"Packages-{sha256[:16]}.xz"
+        if path.is_file():
+            try:
+                check_sha256(path, sha256, size, f"{suite.name}/{_INDEX_PATH}", suite.registry)
+            except UserError:
+                self.say(f"debian {suite.name}: the cached {path} does not match its InRelease; fetching it again")
+                path.unlink(missing_ok=True)
         if not path.is_file():
             url = f"{suite.registry.url}/dists/{suite.name}/{_INDEX_PATH}"
-            with tempfile.TemporaryDirectory(dir=ensure_dir(path.parent)) as tmp:
+            with _staging(path.parent) as tmp:
                 got = download(suite.registry, url, Path(tmp), f"debian {suite.name} index", self.say)
                 check_sha256(got, sha256, size, f"{suite.name}/{_INDEX_PATH}", suite.registry)
                 os.replace(got, path)
             for old in path.parent.glob("Packages-*.xz"):  # one index per suite is kept
                 if old != path:
                     old.unlink(missing_ok=True)
-        return lzma.decompress(path.read_bytes()).decode("utf-8", "replace")
+        try:
+            return lzma.decompress(path.read_bytes()).decode("utf-8", "replace")
+        except lzma.LZMAError as exc:  # it matched InRelease's SHA256: the suite itself is broken
+            raise UserError(f"debian {suite.name}: its index {_INDEX_PATH} is not xz ({exc})",
+                            f"the mirror ({suite.registry.env_var}) serves a broken suite; try another mirror") from None
 
     # fetching a build
 
@@ -240,15 +283,30 @@ class Archive:
 def _write_whole(path: Path, body: bytes) -> None:
     """Write a file of the cache through a temp file of its own beside it, then rename: fetches
     may run at once, and none reads half a file or renames another's."""
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}-", dir=path.parent)
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}-", dir=ensure_cache_dir(path.parent))
+    except OSError as exc:
+        raise CacheError(f"cannot write into the build cache directory {path.parent}: {exc.strerror}") from None
     try:
         with os.fdopen(fd, "wb") as out:
             out.write(body)
         os.chmod(tmp, 0o644)
         os.replace(tmp, path)
+    except OSError as exc:
+        Path(tmp).unlink(missing_ok=True)
+        raise CacheError(f"cannot write {path}: {exc.strerror}") from None
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
+
+
+def _staging(directory: Path) -> tempfile.TemporaryDirectory[str]:
+    """A temp dir in the cache directory `directory` (made if need be) for a download checked
+    before it is renamed into place."""
+    try:
+        return tempfile.TemporaryDirectory(dir=ensure_cache_dir(directory), prefix=".fetch-")
+    except OSError as exc:
+        raise CacheError(f"cannot write into the build cache directory {directory}: {exc.strerror}") from None
 
 
 _INDEX_PATH = f"main/binary-{ARCH}/Packages.xz"
@@ -268,6 +326,42 @@ def _quiet(say: Progress) -> Progress:
 
 
 # --- verification ---------------------------------------------------------------------------
+
+
+def read_release(suite: Suite, path: Path) -> Release:
+    """The InRelease file `path` as the suite's: signed (when gpgv and the keyring are there),
+    parsed, and naming `suite` in its Suite or Codename field (another suite's InRelease,
+    validly signed, would hand over that suite's index); a UserError saying why not."""
+    try:
+        body = path.read_bytes()
+    except OSError as exc:
+        raise UserError(f"cannot read {path}: {exc.strerror}", f"check the permissions of {path.parent}") from None
+    try:
+        signature = verify_signature(path)
+    except UserError as exc:  # the callers name the file
+        raise UserError(exc.message.replace(f"{path}: ", ""), exc.hint) from None
+    release = parse_release(suite.name, body, signature)
+    if suite.name not in release.names:
+        said = f"names the suite {' / '.join(release.names)}" if release.names else "names no suite"
+        raise UserError(f"it {said}, not {suite.name} (Suite and Codename fields)",
+                        f"a mirror ({suite.registry.env_var}) must serve each suite under dists/<suite>/")
+    return release
+
+
+def _digest_rows(digest: Path, suite: str, index_sha256: str) -> list[tuple[str, str]] | None:
+    """The server packages a digest lists, when it is the digest of this suite's index (the
+    one InRelease names); None when it is missing, damaged or another's."""
+    try:
+        data = json.loads(digest.read_text())
+    except (OSError, ValueError):
+        return None
+    if not isinstance(data, dict) or (data.get("suite"), data.get("index_sha256")) != (suite, index_sha256):
+        return None
+    rows = data.get("servers")
+    if not isinstance(rows, list) or not all(isinstance(r, list) and len(r) == 2 and all(isinstance(x, str) for x in r)
+                                             for r in rows):
+        return None
+    return [(name, version) for name, version in rows]
 
 
 def verify_signature(inrelease: Path) -> str:

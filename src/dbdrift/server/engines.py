@@ -4,7 +4,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from dbdrift.errors import InputError
+from dbdrift.errors import InputError, UserError
 from dbdrift.model import ENGINES, InstallInfo, TargetSpec
 from dbdrift.server.base import Server
 from dbdrift.server import builds, mycnf, pgconf, versions
@@ -71,6 +71,12 @@ def catalogue(engine: str, cache_dir: Path, progress: Progress | None = None) ->
     if engine not in ENGINES:
         raise InputError(f"unknown engine {engine!r}", f"engines: {', '.join(ENGINES)}")
     return versions.Catalogue(engine, cache_dir, progress)
+
+
+def damaged(path: Path, cache_dir: Path, exc: UserError) -> UserError:
+    """A UserError about a file of an install, naming the cache entry it is in (and removing
+    it as the fix) when it is one."""
+    return builds.as_damaged(path, cache_dir, exc)
 
 
 def cached_builds(engine: str, cache_dir: Path) -> list[builds.Cached]:

@@ -33,7 +33,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, TypeVar
 
-from dbdrift.env import ensure_dir
+from dbdrift.env import CacheError, ensure_cache_dir
 from dbdrift.errors import InputError, UserError
 from dbdrift.model import InstallInfo, TargetSpec
 from dbdrift.server import untar
@@ -186,20 +186,18 @@ def zonky_fetch_spec(version: str) -> FetchSpec:
                      lambda dest, say: _fill_from_maven(version, dest, say))
 
 
-def marker_source(build_dir: Path) -> str:
-    """Where a cached build came from, as its MARKER records it ("npm:…", "maven:…")."""
-    return str(json.loads((build_dir / MARKER).read_text())["source"])
-
-
 def cache_build(root: Path, plan: FetchSpec, say: Progress,
                 inspect: Callable[[Path, str], InstallInfo], marker: dict[str, Any] | None = None) -> InstallInfo:
     """Fill a temp dir beside the cache entry, check it with `inspect(staged, source)`, write
     MARKER last (with `marker`'s facts and where bin/ is), then rename into place: a killed
     fetch never leaves a valid-looking entry."""
-    ensure_dir(root)
+    ensure_cache_dir(root)
     _remove_stale_temp_dirs(root)
     final = root / plan.build
-    tmp = Path(tempfile.mkdtemp(prefix=f".fetch-{plan.build}-", dir=root))
+    try:
+        tmp = Path(tempfile.mkdtemp(prefix=f".fetch-{plan.build}-", dir=root))
+    except OSError as exc:
+        raise CacheError(f"cannot write into the build cache directory {root}: {exc.strerror}") from None
     try:
         staged = tmp / "install"
         source = plan.fill(staged, say)

