@@ -44,6 +44,7 @@ class CampaignEntry:
     store: str
     page: str  # "c/<n>.html"; "" when it could not be reported
     note: str = ""  # why it has no page
+    measured: tuple[str, ...] = ()  # a campaign that compared nothing (one target: a bisect's probe): what it measured
 
 
 @dataclass(frozen=True)
