@@ -158,7 +158,7 @@ def start_publish(store: Path, out: Path) -> subprocess.Popen:
 
 def stop(proc: subprocess.Popen, readers: list[int]) -> None:
     """Whatever happened, nothing of the test's publish goes on running."""
-    for pid in readers:
+    for pid in set(readers):
         if alive(pid):
             os.kill(pid, signal.SIGKILL)
     proc.kill()
@@ -189,6 +189,7 @@ def gone_within(pids: list[int], seconds: float) -> list[int]:
 def test_ctrl_c_pressed_once_twice_or_three_times_stops_publish_at_once_with_its_readers(many, tmp_path, presses):
     out = tmp_path / "site"
     proc = start_publish(many, out)
+    readers: list[int] = []
     try:
         readers = wait_for(lambda: len(readers_of(proc)) >= 2 and readers_of(proc), 60, "the readers", proc)
         time.sleep(0.3)
@@ -200,7 +201,7 @@ def test_ctrl_c_pressed_once_twice_or_three_times_stops_publish_at_once_with_its
         took = time.monotonic() - pressed
         left = gone_within(readers, 2)
     finally:
-        stop(proc, readers_of(proc))
+        stop(proc, readers + readers_of(proc))
     assert proc.returncode == 130, err[-3000:]
     assert "Traceback" not in err and "Exception" not in err, err[-3000:]
     assert took < 5, f"publish took {took:.1f}s to stop"
@@ -217,13 +218,14 @@ def test_ctrl_c_midway_leaves_the_previous_site_as_it_was_and_the_next_publish_c
     index = (out / "index.html").read_text()
     shutil.copy(many, store)  # three times as many campaigns now
     proc = start_publish(store, out)
+    readers: list[int] = []
     try:
-        wait_for(lambda: len(readers_of(proc)) >= 2, 60, "the readers", proc)
+        readers = wait_for(lambda: len(readers_of(proc)) >= 2 and readers_of(proc), 60, "the readers", proc)
         time.sleep(0.3)
         os.killpg(proc.pid, signal.SIGINT)
         _, err = proc.communicate(timeout=15)
     finally:
-        stop(proc, readers_of(proc))
+        stop(proc, readers + readers_of(proc))
     assert proc.returncode == 130 and "Traceback" not in err, err[-3000:]
     assert (out / "index.html").read_text() == index
     assert broken_links(out) == []
@@ -235,6 +237,7 @@ def test_ctrl_c_midway_leaves_the_previous_site_as_it_was_and_the_next_publish_c
 def test_a_killed_publish_takes_its_readers_along_and_the_next_publish_completes_its_folder(many, tmp_path):
     out = tmp_path / "site"
     proc = start_publish(many, out)
+    readers: list[int] = []
     try:
         readers = wait_for(lambda: len(readers_of(proc)) >= 2 and readers_of(proc), 60, "the readers", proc)
         wait_for(lambda: list(out.glob("c/*.html")), 60, "a first campaign page", proc)

@@ -12,6 +12,7 @@ version reads and draws everything again.
 from __future__ import annotations
 
 import hashlib
+import importlib.util
 import json
 import os
 from collections.abc import Callable
@@ -20,7 +21,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from dbdrift.analysis.changepoints import Change, Unavailable, change_points, detector, INSTALL_HINT
+from dbdrift.analysis.changepoints import Change, Unavailable, change_points, detector
 from dbdrift.analysis.noise import Verdict
 from dbdrift.app.process import open_read_only
 from dbdrift.app.report import all_findings, build_report, render, stored_workload
@@ -68,7 +69,7 @@ def publish(request: PublishRequest, progress: Progress | None = None) -> Publis
     try:
         folder.begin()
         entries, points, read = _campaigns(stores, folder, notes, progress)
-        groups = _groups(points, request.min_effect, folder, notes)
+        groups = _groups(points, {e.n: e.workload for e in entries}, request.min_effect, folder, notes)
         for rel, text in site.index_pages(entries, groups, _store_names(request.stores), __version__,
                                           request.per_page).items():
             folder.write(rel, text)
@@ -200,7 +201,9 @@ def _read(store: Store, campaign_id: int, n: int) -> Read:
         points = [p for metric in ("qps", "instructions")
                   for p in campaign_points(store, campaign_id, metric, comparison=comparison)]
     points = [replace(p, campaign_id=n) for p in points]
-    entry = site.CampaignEntry(**common, counts=_counts(findings), worst=_worst(findings), page=f"c/{n}.html")
+    counts = _counts(findings)
+    measured = site.measured(points, common["workload"]) if len(targets) < 2 or not any(counts) else ()
+    entry = site.CampaignEntry(**common, counts=counts, worst=_worst(findings), page=f"c/{n}.html", measured=measured)
     return entry, points, html
 
 
@@ -223,7 +226,8 @@ def _worst(findings: list[Finding]) -> tuple[str, ...]:
     return tuple(f.line() for f in bad[:WORST])
 
 
-def _groups(points: list[Point], min_effect: float, built: SiteFolder, notes: list[str]) -> list[site.GroupSummary]:
+def _groups(points: list[Point], workloads: dict[int, str], min_effect: float, built: SiteFolder, notes: list[str]
+            ) -> list[site.GroupSummary]:
     """Per engine, setup and host: its pages drawn from its series by version and by time with
     their change points, unless its points are those it was drawn from last time (the state
     keeps each group's digest, pages and summary); the summaries for the index."""
@@ -232,12 +236,14 @@ def _groups(points: list[Point], min_effect: float, built: SiteFolder, notes: li
     for p in points:
         grouped.setdefault((p.engine, p.setup, p.host), []).append(p)
     known, kept = state.get("groups", {}), {}
+    otava = importlib.util.find_spec("otava") is not None  # installed now: pages drawn without it are drawn again
     changed: dict[str, list[Point]] = {}
     for (engine, setup, host), members in sorted(grouped.items()):
         slug = f"{site.file_safe(engine)}-{hashlib.sha1(f'{setup}|{host}'.encode()).hexdigest()[:10]}"
         digest = hashlib.sha1(repr((sorted(map(point_row, members)), min_effect, __version__)).encode()).hexdigest()
         old = known.get(slug)
-        if old and old["digest"] == digest and all((built.out / rel).exists() for rel in old["pages"]):
+        if (old and old["digest"] == digest and all((built.out / rel).exists() for rel in old["pages"])
+                and not (otava and old["summary"]["regressions"] is None)):
             for rel in old["pages"]:
                 built.keep(rel)
             kept[slug] = old
@@ -245,17 +251,20 @@ def _groups(points: list[Point], min_effect: float, built: SiteFolder, notes: li
             changed[slug] = members
             kept[slug] = {"digest": digest, "changes": (old or {}).get("changes", {})}
     if changed:
-        for g in _drawn(changed, min_effect, kept, notes):
+        for g in _drawn(changed, workloads, min_effect, kept, notes):
             pages = site.group_pages(g, min_effect)
             for rel, text in pages.items():
                 built.write(rel, text)
             kept[g.slug].update(pages=sorted(pages), summary=asdict(site.summarize(g)))
     state["groups"] = kept
-    return [site.GroupSummary(**kept[slug]["summary"]) for slug in kept]
+    summaries = [site.GroupSummary(**kept[slug]["summary"]) for slug in kept]
+    if not changed and any(g.regressions is None for g in summaries):
+        notes.append(f"change points {site.NOT_SEARCHED}")
+    return summaries
 
 
-def _drawn(changed: dict[str, list[Point]], min_effect: float, groups: dict[str, Any], notes: list[str]
-           ) -> list[site.Group]:
+def _drawn(changed: dict[str, list[Point]], workloads: dict[int, str], min_effect: float, groups: dict[str, Any],
+           notes: list[str]) -> list[site.Group]:
     """The groups of `changed` (slug -> its points) with their series and change points: each
     group's entry in the state keeps the change points of the series it was drawn from, by the
     series' values, so a series that did not change is not searched again."""
@@ -265,7 +274,7 @@ def _drawn(changed: dict[str, list[Point]], min_effect: float, groups: dict[str,
         detector()
         found = True
     except Unavailable:
-        notes.append(f"change points not computed: Apache Otava is not installed ({INSTALL_HINT})")
+        notes.append(f"change points {site.NOT_SEARCHED}")
         found = False
     slugs = {(p.engine, p.setup, p.host): slug for slug, members in changed.items() for p in members[:1]}
     earlier = {slug: groups[slug].pop("changes") for slug in changed}
@@ -285,7 +294,9 @@ def _drawn(changed: dict[str, list[Point]], min_effect: float, groups: dict[str,
     out = []
     for slug, (versions, times) in grouped.items():
         first = versions[0] if versions else times[0]
-        out.append(site.Group(slug, first.engine, first.setup, first.host, tuple(versions), tuple(times)))
+        workload = workloads.get(changed[slug][0].campaign_id, "")  # one setup: one workload
+        out.append(site.Group(slug, first.engine, first.setup, first.host, tuple(versions), tuple(times), found,
+                              workload))
     return out
 
 
