@@ -37,6 +37,7 @@ from dbdrift.store.store import Store
 from dbdrift.version import __version__
 
 WORST = 3  # regressions named per campaign in the index
+SITE_FORMAT = 2  # what site.json keeps and the pages draw (setups, captions, axes): a change reads and draws all again
 Progress = Callable[[int, int, str], None]  # (campaigns read, to read, the page just written)
 
 
@@ -154,7 +155,7 @@ def _fingerprint(store: Store, campaign_id: int, name: str, depends: str) -> str
     pinned = store.latest_campaign_id(name + PINNED) if not name.endswith(PINNED) else None
     # the report format: a campaign read by an older estimator is read again (its page and points)
     parts = [store.campaign_fingerprint(campaign_id), depends, f"format {FORMAT_VERSION}",
-             store.campaign_fingerprint(pinned) if pinned is not None else ""]
+             store.campaign_fingerprint(pinned) if pinned is not None else "", f"site {SITE_FORMAT}"]
     return hashlib.sha256("|".join(parts).encode()).hexdigest()[:16]
 
 
@@ -240,7 +241,8 @@ def _groups(points: list[Point], workloads: dict[int, str], min_effect: float, b
     changed: dict[str, list[Point]] = {}
     for (engine, setup, host), members in sorted(grouped.items()):
         slug = f"{site.file_safe(engine)}-{hashlib.sha1(f'{setup}|{host}'.encode()).hexdigest()[:10]}"
-        digest = hashlib.sha1(repr((sorted(map(point_row, members)), min_effect, __version__)).encode()).hexdigest()
+        digest = hashlib.sha1(repr((sorted(map(point_row, members)), min_effect, __version__, SITE_FORMAT)).encode()
+                              ).hexdigest()
         old = known.get(slug)
         if (old and old["digest"] == digest and all((built.out / rel).exists() for rel in old["pages"])
                 and not (otava and old["summary"]["regressions"] is None)):
