@@ -70,7 +70,8 @@ def publish(request: PublishRequest, progress: Progress | None = None) -> Publis
     try:
         folder.begin()
         entries, points, read = _campaigns(stores, folder, notes, progress)
-        groups = _groups(points, {e.n: e.workload for e in entries}, request.min_effect, folder, notes)
+        measures = {e.n: {m: (caption, unit) for m, caption, unit in e.measures} for e in entries}
+        groups = _groups(points, measures, request.min_effect, folder, notes)
         for rel, text in site.index_pages(entries, groups, _store_names(request.stores), __version__,
                                           request.per_page).items():
             folder.write(rel, text)
@@ -203,8 +204,13 @@ def _read(store: Store, campaign_id: int, n: int) -> Read:
                   for p in campaign_points(store, campaign_id, metric, comparison=comparison)]
     points = [replace(p, campaign_id=n) for p in points]
     counts = _counts(findings)
-    measured = site.measured(points, common["workload"]) if len(targets) < 2 or not any(counts) else ()
-    entry = site.CampaignEntry(**common, counts=counts, worst=_worst(findings), page=f"c/{n}.html", measured=measured)
+    words = workload.history_measure  # what the workload's rates are, for the site's captions
+    rates = dict.fromkeys(p.test for p in points if p.metric == "rate")
+    measures = tuple((t, *words(t)) for t in rates) if words is not None else ()
+    said = {m: (caption, unit) for m, caption, unit in measures}
+    measured = site.measured(points, said) if len(targets) < 2 or not any(counts) else ()
+    entry = site.CampaignEntry(**common, counts=counts, worst=_worst(findings), page=f"c/{n}.html", measured=measured,
+                               measures=measures)
     return entry, points, html
 
 
@@ -227,7 +233,7 @@ def _worst(findings: list[Finding]) -> tuple[str, ...]:
     return tuple(f.line() for f in bad[:WORST])
 
 
-def _groups(points: list[Point], workloads: dict[int, str], min_effect: float, built: SiteFolder, notes: list[str]
+def _groups(points: list[Point], measures: dict[int, site.Measures], min_effect: float, built: SiteFolder, notes: list[str]
             ) -> list[site.GroupSummary]:
     """Per engine, setup and host: its pages drawn from its series by version and by time with
     their change points, unless its points are those it was drawn from last time (the state
@@ -253,7 +259,7 @@ def _groups(points: list[Point], workloads: dict[int, str], min_effect: float, b
             changed[slug] = members
             kept[slug] = {"digest": digest, "changes": (old or {}).get("changes", {})}
     if changed:
-        for g in _drawn(changed, workloads, min_effect, kept, notes):
+        for g in _drawn(changed, measures, min_effect, kept, notes):
             pages = site.group_pages(g, min_effect)
             for rel, text in pages.items():
                 built.write(rel, text)
@@ -265,7 +271,7 @@ def _groups(points: list[Point], workloads: dict[int, str], min_effect: float, b
     return summaries
 
 
-def _drawn(changed: dict[str, list[Point]], workloads: dict[int, str], min_effect: float, groups: dict[str, Any],
+def _drawn(changed: dict[str, list[Point]], measures: dict[int, site.Measures], min_effect: float, groups: dict[str, Any],
            notes: list[str]) -> list[site.Group]:
     """The groups of `changed` (slug -> its points) with their series and change points: each
     group's entry in the state keeps the change points of the series it was drawn from, by the
@@ -296,9 +302,9 @@ def _drawn(changed: dict[str, list[Point]], workloads: dict[int, str], min_effec
     out = []
     for slug, (versions, times) in grouped.items():
         first = versions[0] if versions else times[0]
-        workload = workloads.get(changed[slug][0].campaign_id, "")  # one setup: one workload
+        words = {m: w for n in {p.campaign_id for p in changed[slug]} for m, w in measures.get(n, {}).items()}
         out.append(site.Group(slug, first.engine, first.setup, first.host, tuple(versions), tuple(times), found,
-                              workload))
+                              words))
     return out
 
 

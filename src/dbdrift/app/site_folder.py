@@ -205,7 +205,8 @@ def entry_row(entry: site.CampaignEntry) -> dict[str, Any]:
 
 def entry_of(d: dict[str, Any]) -> site.CampaignEntry:
     return site.CampaignEntry(**{**d, "targets": tuple(tuple(t) for t in d["targets"]), "counts": tuple(d["counts"]),
-                                 "worst": tuple(d["worst"]), "measured": tuple(d.get("measured", ()))})
+                                 "worst": tuple(d["worst"]), "measured": tuple(d.get("measured", ())),
+                                 "measures": tuple(tuple(m) for m in d.get("measures", ()))})
 
 
 def change_row(c: Change) -> list[Any]:

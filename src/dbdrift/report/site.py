@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from html import escape
 
 from dbdrift.analysis.changepoints import INSTALL_HINT, Change
@@ -32,6 +32,9 @@ Y_AXIS = (f"The y axis spans at least ±{format_percent(MIN_SPAN)} around a char
 NOT_SEARCHED = f"not computed: Apache Otava, which finds them, is not installed ({INSTALL_HINT})"
 
 
+Measures = dict[str, tuple[str, str]]  # a workload's rate measure -> its chart's caption and y axis unit
+
+
 @dataclass(frozen=True)
 class CampaignEntry:
     """One campaign as the index lists it."""
@@ -48,6 +51,7 @@ class CampaignEntry:
     page: str  # "c/<n>.html"; "" when it could not be reported
     note: str = ""  # why it has no page
     measured: tuple[str, ...] = ()  # a campaign that compared nothing (one target: a bisect's probe): what it measured
+    measures: tuple[tuple[str, str, str], ...] = ()  # its workload's rate measures: (measure, caption, y axis unit)
 
 
 @dataclass(frozen=True)
@@ -61,7 +65,7 @@ class Group:
     by_version: tuple[Series, ...]  # change points filled
     by_time: tuple[Series, ...]  # one per version, change points filled
     searched: bool = True  # change points searched (Apache Otava installed); else NOT_SEARCHED
-    workload: str = ""  # its campaigns' (a setup is one workload's): what its charts' captions say
+    measures: Measures = field(default_factory=dict)  # its workload's rate measures in words (CampaignEntry.measures)
 
     def tests(self) -> list[tuple[str, int]]:
         """(test, client threads) in report order, each once."""
@@ -293,12 +297,12 @@ def _verdict_cells(e: CampaignEntry) -> str:
 MEASURED_SHOWN = 4  # a one-target campaign's values named in the index
 
 
-def measured(points: Iterable[Point], workload: str) -> tuple[str, ...]:
+def measured(points: Iterable[Point], measures: Measures) -> tuple[str, ...]:
     """What a campaign that judged nothing measured, for its row in the index: `point-query: 9,927
     QPS`, a value per test and measure (the first few, then how many more)."""
     seen: dict[tuple[str, str], str] = {}
     for p in points:
-        unit = measure(workload, p.test, p.metric)[1]
+        unit = measure(measures, p.test, p.metric)[1]
         who = p.test + (f" x{p.threads}" if p.threads > 1 else "")
         seen.setdefault((who, unit), f"{who}: {fmt_abs(p.value, thousands=True)} {unit}")
     lines = list(seen.values())
@@ -368,36 +372,22 @@ def _line(s: Series, columns: list[str], color: str, depth: int, name: str = "")
     return TrendLine(name or s.name, color, points, changes)
 
 
-def measure(workload: str, test: str, metric: str) -> tuple[str, str]:
-    """What the chart of `test` shows, in its workload's words: its caption and its y axis' title."""
+def measure(measures: Measures, test: str, metric: str) -> tuple[str, str]:
+    """What the chart of `test` shows: its caption and its y axis' title; a workload's rate in the
+    words of the workload (`measures`, from its slice's history_measure)."""
     if metric == "qps":
         return ("thousands of rows scanned per second", "Krps") if test == "scan" else ("queries per second", "QPS")
-    if metric != "rate":
-        return METRICS[metric][0], {"instructions": "instructions / event", "cpu_us/o": "CPU µs / operation"}.get(
-            metric, metric)
-    if workload == "insert-benchmark":
-        return _ibench_measure(test)
-    if workload == "tpcc":
-        return "new orders per minute (TPROC-C)", "NOPM"
-    if workload == "htap":
-        return HTAP_MEASURES.get(test, (f"{test} (CH-benCHmark)", "rate"))
-    if workload == "vector":
-        recall = test.rsplit("@ recall ", 1)[-1] if "@ recall " in test else "?"
-        return (f"queries per second at recall {recall}: each repeat's recall–QPS curve read there (vector search)",
-                "QPS")
-    return METRICS[metric][0], "rate"
+    if metric == "rate":
+        return measures.get(test, (METRICS[metric][0], "rate"))
+    return METRICS[metric][0], {"instructions": "instructions / event", "cpu_us/o": "CPU µs / operation"}.get(
+        metric, metric)
 
 
-RATES = {  # what a workload's rate is, as a whole (a chain table's heading)
-    "insert-benchmark": "each step's rate: rows/s of a load step, queries/s of a query step (Insert Benchmark)",
-    "tpcc": "new orders per minute (TPROC-C)",
-    "htap": "new orders per minute and analytic queries per hour, alone and together (CH-benCHmark)",
-    "vector": "queries per second at equal recall (vector search)",
-}
-
-
-def _heading(workload: str, metric: str) -> str:
-    return RATES.get(workload, METRICS[metric][0]) if metric == "rate" else METRICS[metric][0]
+def _heading(g: Group, metric: str) -> str:
+    """A chain table's heading: the metric, for a workload's rate the units of its measures."""
+    if metric != "rate" or not g.measures:
+        return METRICS[metric][0]
+    return "rates: " + ", ".join(dict.fromkeys(unit for _, unit in g.measures.values()))
 
 
 HTAP_MEASURES = {  # CH-benCHmark's measures (its history names) -> caption and y axis
@@ -454,7 +444,7 @@ def render_group(g: Group) -> str:
             member = metrics.get(metric)
             if member is None:
                 continue
-            what, unit = measure(g.workload, test, metric)
+            what, unit = measure(g.measures, test, metric)
             caption = f"{test} x{threads}: {metric} by version"
             chart = trend_chart(columns[metric], [_line(member, columns[metric], TARGET_COLORS[0], 2)], caption,
                                 unit, METRICS[metric][1])
@@ -517,7 +507,7 @@ def render_test_over_time(g: Group, test: str, threads: int, window: list[str] |
         lines = [_line(s, columns, TARGET_COLORS[n % len(TARGET_COLORS)], 2, s.version) for n, s in enumerate(members)]
         lines = [line for line in lines if line.points]
         caption = f"{test} x{threads}: {metric} over time, a line per version"
-        what, unit = measure(g.workload, test, metric)
+        what, unit = measure(g.measures, test, metric)
         parts.append(f"<h2>{escape(what)}</h2><figure>"
                      + trend_chart(columns, lines, caption, unit, METRICS[metric][1], width=1100,
                                    legend=True) + "</figure>")
@@ -545,7 +535,7 @@ def render_chain(g: Group, min_effect: float) -> str:
             members = [s for s in g.by_version if s.metric == metric and s.threads == threads]
             header = ["test"] + [f"{b} / {a}" for a, b in zip(labels, labels[1:])]
             body = "".join(_chain_row(s, labels, min_effect) for s in members)
-            heading = ", ".join(x for x in (_heading(g.workload, metric), clients(threads)) if x)
+            heading = ", ".join(x for x in (_heading(g, metric), clients(threads)) if x)
             parts.append(f"<h2>{escape(heading)}</h2>"
                          '<div class="scroll"><table><thead><tr>' + "".join(f"<th>{escape(h)}</th>" for h in header)
                          + f"</tr></thead><tbody>{body}</tbody></table></div>")
