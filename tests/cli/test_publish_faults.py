@@ -17,10 +17,11 @@ import pytest
 from tests.cli.test_publish import broken_links, publish, stores
 from tests.helpers import cli_env, process_tree, wait_for
 
-pytestmark = pytest.mark.fault("publish")
+FAULT = pytest.mark.fault("publish")
 
 
 @pytest.mark.parametrize("out", ["/proc/dbdrift-site", "/sys/dbdrift-site", "/proc/self/dbdrift-site"])
+@FAULT
 def test_an_out_folder_that_cannot_be_made_is_refused_with_exit_2_and_no_traceback(tmp_path, out):
     given = stores(tmp_path)
     result = publish(*given, "--out", out)
@@ -46,6 +47,7 @@ def frozen(tmp_path):
     subprocess.run(["chattr", "-i", str(folder)], check=True)
 
 
+@FAULT
 def test_an_immutable_out_folder_is_refused_with_exit_2_naming_it_and_left_as_it_was(tmp_path, frozen):
     given = stores(tmp_path)
     result = publish(*given, "--out", frozen)
@@ -55,6 +57,7 @@ def test_an_immutable_out_folder_is_refused_with_exit_2_naming_it_and_left_as_it
     assert list(frozen.iterdir()) == []
 
 
+@FAULT
 def test_a_site_whose_campaign_folder_is_immutable_is_refused_with_exit_2_and_published_once_it_is_not(tmp_path):
     given = stores(tmp_path)
     out = tmp_path / "site"
@@ -96,6 +99,7 @@ def one_site(tmp_path_factory) -> tuple[Path, list[Path]]:
 
 
 @pytest.mark.parametrize("field", WRONG_TYPES)
+@FAULT
 def test_a_site_json_with_a_field_of_the_wrong_type_is_refused_naming_the_file_and_the_field(one_site, tmp_path, field):
     site, given = one_site
     out = tmp_path / "site"
@@ -110,6 +114,7 @@ def test_a_site_json_with_a_field_of_the_wrong_type_is_refused_naming_the_file_a
     assert f"{out / 'site.json'}: field " in result.stderr and named in result.stderr, result.stderr
 
 
+@FAULT
 def test_a_site_json_naming_a_page_outside_its_folder_is_refused_and_nothing_is_removed(one_site, tmp_path):
     site, given = one_site
     out = tmp_path / "site"
@@ -186,6 +191,7 @@ def gone_within(pids: list[int], seconds: float) -> list[int]:
 
 
 @pytest.mark.parametrize("presses", [1, 2, 3])
+@FAULT
 def test_ctrl_c_pressed_once_twice_or_three_times_stops_publish_at_once_with_its_readers(many, tmp_path, presses):
     out = tmp_path / "site"
     proc = start_publish(many, out)
@@ -234,6 +240,7 @@ def test_ctrl_c_midway_leaves_the_previous_site_as_it_was_and_the_next_publish_c
     assert f"published {MANY} campaign(s)" in again.stdout and broken_links(out) == []
 
 
+@FAULT
 def test_a_killed_publish_takes_its_readers_along_and_the_next_publish_completes_its_folder(many, tmp_path):
     out = tmp_path / "site"
     proc = start_publish(many, out)
