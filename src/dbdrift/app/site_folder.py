@@ -23,6 +23,7 @@ from dbdrift.version import __version__
 STATE = "site.json"
 STATE_FORMAT = 1
 SAVE_EVERY_S = 2.0  # while campaigns are read: a publish killed then reads again at most this much
+SAVE_SHARE = 0.1  # and at most this share of a publish's time goes to saving its state meanwhile
 PARTIAL = ".partial"  # a page or the state being written; left only by a publish killed meanwhile
 POINT_FIELDS = [f.name for f in fields(Point)]
 
@@ -37,6 +38,7 @@ class SiteFolder:
         self.written = 0
         self.resumed = not state.get("complete", True)  # the last publish into it was stopped midway
         self._saved_at = 0.0
+        self._took = 0.0  # seconds the last save took
 
     @classmethod
     def read(cls, out: Path) -> SiteFolder:
@@ -75,15 +77,17 @@ class SiteFolder:
         self.produced.add(rel)
 
     def save(self, every_s: float = 0.0) -> None:
-        """Write the state, unless it was written less than `every_s` ago."""
+        """Write the state, unless it was written less than `every_s` ago, or (a large site's
+        state takes a while) less than SAVE_SHARE's inverse times as long as writing it took."""
         now = time.monotonic()
-        if every_s and now - self._saved_at < every_s:
+        if every_s and now - self._saved_at < max(every_s, self._took / SAVE_SHARE):
             return
         try:
             _write_whole(self.out / STATE, json.dumps(self.state, separators=(",", ":")))
         except OSError as exc:
             raise _unwritable(self.out, self.out / STATE, exc) from None
-        self._saved_at = now
+        self._saved_at = time.monotonic()
+        self._took = self._saved_at - now
 
     def save_what_was_done(self) -> None:
         """Save the state of a publish that is stopping midway (what it read is not read again);
