@@ -81,6 +81,9 @@ class Workload:
     # --metric rate` and `publish` follow over versions (a step's rate, NOPM); None: sysbench, whose
     # history reads its runs and counts
     history_values: Callable[[Any, int], dict[tuple[str, str], list[float]]] | None = None
+    # (a measure of history_values) -> what its chart on the published site shows (its caption) and
+    # its y axis' unit: `rows inserted per second (Insert Benchmark)`, `rows/s`
+    history_measure: Callable[[str], tuple[str, str]] | None = None
 
     @property
     def name(self) -> str:

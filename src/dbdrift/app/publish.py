@@ -12,20 +12,21 @@ version reads and draws everything again.
 from __future__ import annotations
 
 import hashlib
+import importlib.util
 import json
 import os
-import signal
-from collections.abc import Callable, Iterator
-from concurrent.futures import ProcessPoolExecutor
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field, replace
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from dbdrift.analysis.changepoints import Change, Unavailable, change_points, detector, INSTALL_HINT
+from dbdrift.analysis.changepoints import Change, Unavailable, change_points, detector
 from dbdrift.analysis.noise import Verdict
 from dbdrift.app.process import open_read_only
 from dbdrift.app.report import all_findings, build_report, render, stored_workload
+from dbdrift.app.site_folder import SAVE_EVERY_S, SiteFolder, entry_of, entry_row, point_of, point_row
+from dbdrift.app.site_readers import held_interrupts, read_all
 from dbdrift.errors import UserError
 from dbdrift.report import site
 from dbdrift.results.build import PINNED
@@ -35,9 +36,8 @@ from dbdrift.results.history import Point, Series, build_series, campaign_points
 from dbdrift.store.store import Store
 from dbdrift.version import __version__
 
-STATE = "site.json"
-STATE_FORMAT = 1
 WORST = 3  # regressions named per campaign in the index
+SITE_FORMAT = 2  # what site.json keeps and the pages draw (setups, captions, axes): a change reads and draws all again
 Progress = Callable[[int, int, str], None]  # (campaigns read, to read, the page just written)
 
 
@@ -63,65 +63,45 @@ class PublishOutcome:
     notes: list[str] = field(default_factory=list)
 
 
-@dataclass
-class _Site:
-    """The site being written: its folder, the state read from it, and what this publish made."""
-
-    out: Path
-    state: dict[str, Any]
-    produced: set[str] = field(default_factory=set)
-    written: int = 0
-
-    def write(self, rel: str, text: str) -> None:
-        """Write the page `rel` unless it holds `text` already (by the hash kept in the state)."""
-        self.produced.add(rel)
-        digest = hashlib.sha256(text.encode()).hexdigest()
-        pages = self.state["pages"]
-        path = self.out / rel
-        if pages.get(rel) == digest and path.exists():
-            return
-        path.parent.mkdir(parents=True, exist_ok=True)
-        partial = path.with_name(path.name + ".partial")
-        partial.write_text(text, encoding="utf-8")
-        os.replace(partial, path)  # a reader never sees half a page
-        pages[rel] = digest
-        self.written += 1
-
-    def keep(self, rel: str) -> None:
-        """The page `rel` stays as it is (its campaign did not change)."""
-        self.produced.add(rel)
-
-    def remove_stale(self) -> int:
-        """Remove the pages an earlier publish wrote that this one did not produce."""
-        stale = [rel for rel in self.state["pages"] if rel not in self.produced]
-        for rel in stale:
-            (self.out / rel).unlink(missing_ok=True)
-            del self.state["pages"][rel]
-        return len(stale)
-
-
 def publish(request: PublishRequest, progress: Progress | None = None) -> PublishOutcome:
-    state = _load_state(request.out)
+    folder = SiteFolder.read(request.out)
     stores = [open_read_only(path) for path in request.stores]  # every store checked before anything is written
-    built = _Site(request.out, state)
     notes: list[str] = []
     try:
-        entries, points, read = _campaigns(stores, built, notes, progress)
-        groups = _groups(points, request.min_effect, built, notes)
-        for rel, text in site.index_pages(entries, groups, [str(p) for p in request.stores], __version__,
+        folder.begin()
+        entries, points, read = _campaigns(stores, folder, notes, progress)
+        measures = {e.n: {m: (caption, unit) for m, caption, unit in e.measures} for e in entries}
+        groups = _groups(points, measures, request.min_effect, folder, notes)
+        for rel, text in site.index_pages(entries, groups, _store_names(request.stores), __version__,
                                           request.per_page).items():
-            built.write(rel, text)
-        removed = built.remove_stale()
-    finally:
-        for store in stores:
-            store.close()
-        _save_state(request.out, state)
-    sizes = [(rel, (request.out / rel).stat().st_size) for rel in sorted(built.produced)]
+            folder.write(rel, text)
+        removed = folder.finish()
+    except BaseException as exc:
+        with held_interrupts(for_good=isinstance(exc, KeyboardInterrupt)):  # what was read is kept for the next publish
+            for store in stores:
+                store.close()
+            folder.save_what_was_done()
+        raise
+    for store in stores:
+        store.close()
+    sizes = [(rel, (request.out / rel).stat().st_size) for rel in sorted(folder.produced)]
     largest = max(sizes, key=lambda s: s[1], default=("", 0))
-    return PublishOutcome(len(entries), read, built.written, removed, len(sizes), largest, notes)
+    return PublishOutcome(len(entries), read, folder.written, removed, len(sizes), largest, notes)
 
 
-def _campaigns(stores: list[Store], built: _Site, notes: list[str], progress: Progress | None
+def _store_names(paths: tuple[Path, ...]) -> list[str]:
+    """The stores as the site names them: by file name, as a reader of the site knows them (the
+    publishing machine's folders are no business of the site's); by path from the folder the
+    file names share when two share a name."""
+    names = [p.name for p in paths]
+    if len(set(names)) == len(names):
+        return names
+    resolved = [p.resolve() for p in paths]
+    common = Path(os.path.commonpath(resolved))
+    return [p.relative_to(common).as_posix() for p in resolved]
+
+
+def _campaigns(stores: list[Store], built: SiteFolder, notes: list[str], progress: Progress | None
                ) -> tuple[list[site.CampaignEntry], list[Point], int]:
     """Every campaign of every store: its entry and points from the state when its fingerprint is
     unchanged, else read and its page written (with progress). Campaigns gone are dropped."""
@@ -155,19 +135,20 @@ def _campaigns(stores: list[Store], built: _Site, notes: list[str], progress: Pr
         n = known[key]["n"] if key in known else next_n
         next_n = max(next_n, n + 1)
         numbered.append((store.path, campaign_id, n))
-    for i, ((entry, points, html), (_, _, key, fingerprint)) in enumerate(zip(_read_all(numbered), todo)):
+    for i, ((entry, points, html), (_, _, key, fingerprint)) in enumerate(zip(read_all(_read_in_process, numbered), todo)):
         if html:
             built.write(entry.page, site.campaign_page(html, "../index.html"))
         if entry.note:
             notes.append(entry.note)
         # kept in the state as it is read: a publish interrupted here does not read it again
-        seen[key] = known[key] = {"n": entry.n, "fingerprint": fingerprint, "entry": asdict(entry),
-                                  "points": [_point_row(p) for p in points]}
+        seen[key] = known[key] = {"n": entry.n, "fingerprint": fingerprint, "entry": entry_row(entry),
+                                  "points": [point_row(p) for p in points]}
+        built.save(every_s=SAVE_EVERY_S)
         if progress:
             progress(i + 1, len(todo), entry.page or entry.name)
     built.state["campaigns"] = seen
-    entries = [_entry(v["entry"]) for v in seen.values()]
-    points = [_point(row) for v in seen.values() for row in v["points"]]
+    entries = [entry_of(v["entry"]) for v in seen.values()]
+    points = [point_of(row) for v in seen.values() for row in v["points"]]
     return entries, points, len(todo)
 
 
@@ -175,7 +156,7 @@ def _fingerprint(store: Store, campaign_id: int, name: str, depends: str) -> str
     pinned = store.latest_campaign_id(name + PINNED) if not name.endswith(PINNED) else None
     # the report format: a campaign read by an older estimator is read again (its page and points)
     parts = [store.campaign_fingerprint(campaign_id), depends, f"format {FORMAT_VERSION}",
-             store.campaign_fingerprint(pinned) if pinned is not None else ""]
+             store.campaign_fingerprint(pinned) if pinned is not None else "", f"site {SITE_FORMAT}"]
     return hashlib.sha256("|".join(parts).encode()).hexdigest()[:16]
 
 
@@ -185,23 +166,6 @@ def _calibration_fingerprint(store: Store) -> str:
 
 
 Read = tuple[site.CampaignEntry, list[Point], str]  # a campaign's index entry, history points and page ("": none)
-PARALLEL_FROM = 8  # campaigns to read: from this many on, one process per CPU reads them
-
-
-def _read_all(numbered: list[tuple[Path, int, int]]) -> Iterator[Read]:
-    """What `_read` gives of each (store, campaign id, site number), in order: in this process
-    for a few, else in a process per CPU (a campaign's report is CPU-bound analysis)."""
-    workers = min(os.cpu_count() or 1, len(numbered) // PARALLEL_FROM)
-    if workers < 2:
-        yield from (_read_in_process(*job) for job in numbered)
-        return
-    pool = ProcessPoolExecutor(workers, initializer=signal.signal, initargs=(signal.SIGINT, signal.SIG_IGN))
-    try:  # Ctrl-C reaches this process alone, which drops the campaigns not yet read
-        yield from pool.map(_read_in_process, *zip(*numbered), chunksize=4)
-    finally:
-        pool.shutdown(wait=True, cancel_futures=True)
-
-
 _OPEN: dict[Path, Store] = {}  # a reading process's stores, each opened once
 
 
@@ -219,7 +183,7 @@ def _read(store: Store, campaign_id: int, n: int) -> Read:
     spec = json.loads(row["spec_json"])
     targets = tuple((t["name"], t["engine"], _version(t)) for t in store.targets(campaign_id))
     common = dict(n=n, name=row["name"], created_at=row["created_at"], host=host,
-                  workload=spec.get("workload", "sysbench"), targets=targets, store=str(store.path))
+                  workload=spec.get("workload", "sysbench"), targets=targets, store=store.path.name)
     comparison = None
     try:
         workload = stored_workload(store, campaign_id)
@@ -231,7 +195,7 @@ def _read(store: Store, campaign_id: int, n: int) -> Read:
             report = build_report(store, str(campaign_id), None, False, noise_floor="auto", generated_at=made)
             html, findings, comparison = render(report, "html", False), list(all_findings(report)), report.comparison
     except UserError as exc:
-        note = f"campaign {row['name']} (#{campaign_id} of {store.path}) is not published: {exc.message}"
+        note = f"campaign {row['name']} (#{campaign_id} of {store.path.name}) is not published: {exc.message}"
         return site.CampaignEntry(**common, counts=(0, 0, 0, 0), worst=(), page="", note=note), [], ""
     if workload.history_values is not None:  # the workload's own measures, over repeats
         points = campaign_points(store, campaign_id, "rate", repeats=workload.history_values)
@@ -239,7 +203,14 @@ def _read(store: Store, campaign_id: int, n: int) -> Read:
         points = [p for metric in ("qps", "instructions")
                   for p in campaign_points(store, campaign_id, metric, comparison=comparison)]
     points = [replace(p, campaign_id=n) for p in points]
-    entry = site.CampaignEntry(**common, counts=_counts(findings), worst=_worst(findings), page=f"c/{n}.html")
+    counts = _counts(findings)
+    words = workload.history_measure  # what the workload's rates are, for the site's captions
+    rates = dict.fromkeys(p.test for p in points if p.metric == "rate")
+    measures = tuple((t, *words(t)) for t in rates) if words is not None else ()
+    said = {m: (caption, unit) for m, caption, unit in measures}
+    measured = site.measured(points, said) if len(targets) < 2 or not any(counts) else ()
+    entry = site.CampaignEntry(**common, counts=counts, worst=_worst(findings), page=f"c/{n}.html", measured=measured,
+                               measures=measures)
     return entry, points, html
 
 
@@ -262,7 +233,8 @@ def _worst(findings: list[Finding]) -> tuple[str, ...]:
     return tuple(f.line() for f in bad[:WORST])
 
 
-def _groups(points: list[Point], min_effect: float, built: _Site, notes: list[str]) -> list[site.GroupSummary]:
+def _groups(points: list[Point], measures: dict[int, site.Measures], min_effect: float, built: SiteFolder, notes: list[str]
+            ) -> list[site.GroupSummary]:
     """Per engine, setup and host: its pages drawn from its series by version and by time with
     their change points, unless its points are those it was drawn from last time (the state
     keeps each group's digest, pages and summary); the summaries for the index."""
@@ -271,12 +243,15 @@ def _groups(points: list[Point], min_effect: float, built: _Site, notes: list[st
     for p in points:
         grouped.setdefault((p.engine, p.setup, p.host), []).append(p)
     known, kept = state.get("groups", {}), {}
+    otava = importlib.util.find_spec("otava") is not None  # installed now: pages drawn without it are drawn again
     changed: dict[str, list[Point]] = {}
     for (engine, setup, host), members in sorted(grouped.items()):
         slug = f"{site.file_safe(engine)}-{hashlib.sha1(f'{setup}|{host}'.encode()).hexdigest()[:10]}"
-        digest = hashlib.sha1(repr((sorted(map(_point_row, members)), min_effect, __version__)).encode()).hexdigest()
+        digest = hashlib.sha1(repr((sorted(map(point_row, members)), min_effect, __version__, SITE_FORMAT)).encode()
+                              ).hexdigest()
         old = known.get(slug)
-        if old and old["digest"] == digest and all((built.out / rel).exists() for rel in old["pages"]):
+        if (old and old["digest"] == digest and all((built.out / rel).exists() for rel in old["pages"])
+                and not (otava and old["summary"]["regressions"] is None)):
             for rel in old["pages"]:
                 built.keep(rel)
             kept[slug] = old
@@ -284,17 +259,20 @@ def _groups(points: list[Point], min_effect: float, built: _Site, notes: list[st
             changed[slug] = members
             kept[slug] = {"digest": digest, "changes": (old or {}).get("changes", {})}
     if changed:
-        for g in _drawn(changed, min_effect, kept, notes):
+        for g in _drawn(changed, measures, min_effect, kept, notes):
             pages = site.group_pages(g, min_effect)
             for rel, text in pages.items():
                 built.write(rel, text)
             kept[g.slug].update(pages=sorted(pages), summary=asdict(site.summarize(g)))
     state["groups"] = kept
-    return [site.GroupSummary(**kept[slug]["summary"]) for slug in kept]
+    summaries = [site.GroupSummary(**kept[slug]["summary"]) for slug in kept]
+    if not changed and any(g.regressions is None for g in summaries):
+        notes.append(f"change points {site.NOT_SEARCHED}")
+    return summaries
 
 
-def _drawn(changed: dict[str, list[Point]], min_effect: float, groups: dict[str, Any], notes: list[str]
-           ) -> list[site.Group]:
+def _drawn(changed: dict[str, list[Point]], measures: dict[int, site.Measures], min_effect: float, groups: dict[str, Any],
+           notes: list[str]) -> list[site.Group]:
     """The groups of `changed` (slug -> its points) with their series and change points: each
     group's entry in the state keeps the change points of the series it was drawn from, by the
     series' values, so a series that did not change is not searched again."""
@@ -304,7 +282,7 @@ def _drawn(changed: dict[str, list[Point]], min_effect: float, groups: dict[str,
         detector()
         found = True
     except Unavailable:
-        notes.append(f"change points not computed: Apache Otava is not installed ({INSTALL_HINT})")
+        notes.append(f"change points {site.NOT_SEARCHED}")
         found = False
     slugs = {(p.engine, p.setup, p.host): slug for slug, members in changed.items() for p in members[:1]}
     earlier = {slug: groups[slug].pop("changes") for slug in changed}
@@ -324,7 +302,9 @@ def _drawn(changed: dict[str, list[Point]], min_effect: float, groups: dict[str,
     out = []
     for slug, (versions, times) in grouped.items():
         first = versions[0] if versions else times[0]
-        out.append(site.Group(slug, first.engine, first.setup, first.host, tuple(versions), tuple(times)))
+        words = {m: w for n in {p.campaign_id for p in changed[slug]} for m, w in measures.get(n, {}).items()}
+        out.append(site.Group(slug, first.engine, first.setup, first.host, tuple(versions), tuple(times), found,
+                              words))
     return out
 
 
@@ -338,57 +318,3 @@ def _with_changes(s: Series, min_effect: float, earlier: dict[str, Any], now: di
         found = [list(asdict(c).values()) for c in change_points(values, intervals, min_effect)]
     now[key] = found
     return replace(s, changes=tuple(Change(*c) for c in found))
-
-
-POINT_FIELDS = [f for f in Point.__dataclass_fields__]
-
-
-def _point_row(p: Point) -> list[Any]:
-    return [getattr(p, f) for f in POINT_FIELDS]
-
-
-def _point(row: list[Any]) -> Point:
-    values = dict(zip(POINT_FIELDS, row))
-    values["commit_order"] = tuple(values["commit_order"])
-    if values.get("paired") is not None:
-        values["paired"] = tuple(values["paired"])
-    return Point(**values)
-
-
-def _entry(d: dict[str, Any]) -> site.CampaignEntry:
-    return site.CampaignEntry(**{**d, "targets": tuple(tuple(t) for t in d["targets"]), "counts": tuple(d["counts"]),
-                                 "worst": tuple(d["worst"])})
-
-
-def _load_state(out: Path) -> dict[str, Any]:
-    """The state of the site in `out`: empty for a new or empty folder; a folder with other
-    files and no state is refused, so a publish never overwrites what it did not write."""
-    fresh: dict[str, Any] = {"format": STATE_FORMAT, "dbdrift_version": __version__, "campaigns": {}, "pages": {}}
-    if out.exists() and not out.is_dir():
-        raise UserError(f"--out {out} is a file", "pass a folder for the site (it is made if missing)", exit_code=2)
-    path = out / STATE
-    if not path.exists():
-        if out.exists() and any(out.iterdir()):
-            raise UserError(f"--out {out} holds files and no {STATE}: it is not a site dbdrift published",
-                            "pass an empty or new folder, or the folder of an earlier `dbdrift publish`", exit_code=2)
-        return fresh
-    try:
-        state: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError) as exc:
-        raise UserError(f"{path} cannot be read as a published site's state ({exc})",
-                        f"remove {path} to publish the whole site again", exit_code=2) from None
-    if not isinstance(state, dict) or state.get("format") != STATE_FORMAT:
-        raise UserError(f"{path} is not the state of a site this dbdrift publishes",
-                        f"remove {path} to publish the whole site again", exit_code=2)
-    if state.get("dbdrift_version") != __version__:  # its pages may differ: read every campaign again
-        for campaign in state.get("campaigns", {}).values():
-            campaign["fingerprint"] = ""  # each keeps its number, so links into the site stay
-        state["dbdrift_version"] = __version__
-    return state
-
-
-def _save_state(out: Path, state: dict[str, Any]) -> None:
-    out.mkdir(parents=True, exist_ok=True)
-    partial = out / (STATE + ".partial")
-    partial.write_text(json.dumps(state, separators=(",", ":")), encoding="utf-8")
-    os.replace(partial, out / STATE)

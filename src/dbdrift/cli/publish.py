@@ -23,7 +23,8 @@ The site is static (relative links only): it opens from file:// and from any sta
 (GitHub Pages). site.json in it is what the next publish compares against; keep it.
 
 exit status: 0 published (a campaign that cannot be reported is named on stderr and left out), 1 error,
-2 input refused (a missing store, an --out folder that is not a site)
+2 input refused (a missing store; an --out folder that is not a site, cannot be made or written; a damaged
+site.json), 130 interrupted by Ctrl-C or SIGTERM (the campaigns read so far are kept: publish again)
 """
 RERUN_HINT = "publish again: the campaigns read so far are kept in site.json and not read again"
 REPORT_EVERY_S = 2.0  # progress lines while campaigns are read, at most this often off a terminal

@@ -7,18 +7,18 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from html import escape
 
-from dbdrift.analysis.changepoints import Change
+from dbdrift.analysis.changepoints import INSTALL_HINT, Change
 from dbdrift.analysis.noise import Z975, Estimate, Method, verdict
 from dbdrift.quantities import format_percent
 from dbdrift.report.caveats import PACKAGER_MARK, packager_html, packager_line, packager_step
 from dbdrift.report.history import change_line, clients
 from dbdrift.report.numbers import fmt_abs
 from dbdrift.report.page import SHADE_AT, TARGET_COLORS, data_table, page, page_header, verdict_class
-from dbdrift.report.trendchart import TrendChange, TrendLine, TrendPoint, trend_chart
-from dbdrift.results.history import METRICS, Series, SeriesPoint, packagers_crossed, time_order, version_order
+from dbdrift.report.trendchart import MIN_SPAN, TrendChange, TrendLine, TrendPoint, trend_chart
+from dbdrift.results.history import METRICS, Point, Series, SeriesPoint, packagers_crossed, time_order, version_order
 
 SHOWN_METRICS = ("qps", "instructions", "rate")  # side by side where both were measured
 SITE_CSS = """
@@ -27,6 +27,12 @@ table.site td.l,table.site th.l{text-align:left;white-space:normal;font-family:i
 .filters label{margin-right:1.2rem}table.site td.date{white-space:nowrap}.pages a,.pages strong{white-space:nowrap}
 """
 BACK = "all campaigns"
+Y_AXIS = (f"The y axis spans at least ±{format_percent(MIN_SPAN)} around a chart's values, so a line that moves "
+          "less than that stays nearly flat.")
+NOT_SEARCHED = f"not computed: Apache Otava, which finds them, is not installed ({INSTALL_HINT})"
+
+
+Measures = dict[str, tuple[str, str]]  # a workload's rate measure -> its chart's caption and y axis unit
 
 
 @dataclass(frozen=True)
@@ -44,6 +50,8 @@ class CampaignEntry:
     store: str
     page: str  # "c/<n>.html"; "" when it could not be reported
     note: str = ""  # why it has no page
+    measured: tuple[str, ...] = ()  # a campaign that compared nothing (one target: a bisect's probe): what it measured
+    measures: tuple[tuple[str, str, str], ...] = ()  # its workload's rate measures: (measure, caption, y axis unit)
 
 
 @dataclass(frozen=True)
@@ -56,6 +64,8 @@ class Group:
     host: str
     by_version: tuple[Series, ...]  # change points filled
     by_time: tuple[Series, ...]  # one per version, change points filled
+    searched: bool = True  # change points searched (Apache Otava installed); else NOT_SEARCHED
+    measures: Measures = field(default_factory=dict)  # its workload's rate measures in words (CampaignEntry.measures)
 
     def tests(self) -> list[tuple[str, int]]:
         """(test, client threads) in report order, each once."""
@@ -65,7 +75,7 @@ class Group:
 @dataclass(frozen=True)
 class GroupSummary:
     """A group as the index lists it (kept in the site's state, so an unchanged group is not
-    drawn again): its counts of versions, tests and change points."""
+    drawn again): its counts of versions, tests and change points (None: not searched)."""
 
     slug: str
     engine: str
@@ -73,15 +83,16 @@ class GroupSummary:
     host: str
     versions: int
     tests: int
-    regressions: int
-    improvements: int
+    regressions: int | None
+    improvements: int | None
 
 
 def summarize(g: Group) -> GroupSummary:
     changes = [(s, c) for s in g.by_version for c in s.changes]
     bad = sum(1 for s, c in changes if _regression(s, c))
+    counts = (bad, len(changes) - bad) if g.searched else (None, None)
     return GroupSummary(g.slug, g.engine, g.setup, g.host, len({p.label for s in g.by_version for p in s.points}),
-                        len(g.tests()), bad, len(changes) - bad)
+                        len(g.tests()), *counts)
 
 
 def group_pages(g: Group, min_effect: float) -> dict[str, str]:
@@ -258,19 +269,45 @@ def _campaign_table(entries: list[CampaignEntry]) -> str:
         name = f'<a href="{e.page}">{escape(e.name)}</a>' if e.page else escape(e.name)
         engines = sorted({engine for _, engine, _ in e.targets})
         names = "; ".join(f"{t}: {engine} {version}" for t, engine, version in e.targets)
-        worst = "; ".join(e.worst) if e.page else e.note
         rows.append(f'<tr data-engine="{_listed(engines)}" data-workload="{_listed([e.workload])}" '
                     f'data-host="{_listed([e.host])}"><td class="l date">{escape(e.created_at[:16].replace("T", " "))}'
                     f'</td><th class="l" scope="row">{name}</th><td class="l">{escape(e.workload)}</td>'
                     f'<td class="l" title="{escape(names)}">{escape(_versions(e.targets))}</td>'
-                    + "".join(f"<td>{c}</td>" for c in e.counts)
-                    + f'<td class="l">{escape(worst)}</td><td class="l">{escape(e.host)}</td></tr>')
+                    + _verdict_cells(e) + f'<td class="l">{escape(e.host)}</td></tr>')
     head = "".join(f'<th>{escape(h)}</th>' for h in ("date (UTC)", "campaign", "workload", "targets", "−", "+", "=",
                                                      "no verdict", "worst regressions", "host"))
     return (f'<div class="scroll"><table id="campaigns" class="site"><thead><tr>{head}</tr></thead>'
             f'<tbody>{"".join(rows)}</tbody></table></div><p class="sub">−: regressions, +: improvements, =: no '
             "significant change, timed cells and instruction counts alike; no verdict: too noisy, no interval or "
             "not measured</p>")
+
+
+def _verdict_cells(e: CampaignEntry) -> str:
+    """Its counts of verdicts and worst regressions; for a campaign that judged nothing (one
+    target, as a bisect's probe: nothing to compare), what it measured, or that nothing was."""
+    if not e.page:
+        return '<td colspan="4"></td>' + f'<td class="l">{escape(e.note)}</td>'
+    if any(e.counts) and len(e.targets) > 1:
+        return "".join(f"<td>{c}</td>" for c in e.counts) + f'<td class="l">{escape("; ".join(e.worst))}</td>'
+    why = "one target, nothing compared" if len(e.targets) < 2 else "nothing judged"
+    said = f"{why}; measured: {'; '.join(e.measured)}" if e.measured else f"{why}: nothing was measured (see its page)"
+    return f'<td colspan="5" class="l">{escape(said)}</td>'
+
+
+MEASURED_SHOWN = 4  # a one-target campaign's values named in the index
+
+
+def measured(points: Iterable[Point], measures: Measures) -> tuple[str, ...]:
+    """What a campaign that judged nothing measured, for its row in the index: `point-query: 9,927
+    QPS`, a value per test and measure (the first few, then how many more)."""
+    seen: dict[tuple[str, str], str] = {}
+    for p in points:
+        unit = measure(measures, p.test, p.metric)[1]
+        who = p.test + (f" x{p.threads}" if p.threads > 1 else "")
+        seen.setdefault((who, unit), f"{who}: {fmt_abs(p.value, thousands=True)} {unit}")
+    lines = list(seen.values())
+    more = len(lines) - MEASURED_SHOWN
+    return tuple(lines[:MEASURED_SHOWN] + ([f"{more} more on its page"] if more > 0 else []))
 
 
 def _listed(values: Iterable[str]) -> str:
@@ -287,19 +324,24 @@ def _versions(targets: tuple[tuple[str, str, str], ...]) -> str:
 
 
 def _history_table(groups: list[GroupSummary]) -> str:
+    """Each engine, setup and host with its counts of change points, or "not computed"."""
     if not groups:
         return "<h2>History</h2><p>No test was measured in more than one campaign yet.</p>"
     rows = []
     for g in groups:
+        counts = (f"<td>{g.regressions}</td><td>{g.improvements}</td>" if g.regressions is not None else
+                  f'<td colspan="2" class="l" title="{escape(NOT_SEARCHED)}">not computed</td>')
         rows.append(f'<tr><th class="l" scope="row"><a href="h/{g.slug}/index.html">{escape(g.engine)}</a></th>'
                     f'<td class="l">{escape(g.setup)}</td><td class="l">{escape(g.host)}</td>'
-                    f"<td>{g.versions}</td><td>{g.tests}</td><td>{g.regressions}</td><td>{g.improvements}</td>"
+                    f"<td>{g.versions}</td><td>{g.tests}</td>{counts}"
                     f'<td class="l"><a href="h/{g.slug}/index.html">by version</a> · '
                     f'<a href="h/{g.slug}/chain.html">version chain</a></td></tr>')
     head = "".join(f"<th>{h}</th>" for h in ("engine", "setup", "host", "versions", "tests",
-                                              "regression change points", "improvements", "pages"))
+                                              "regression change points", "improvement change points", "pages"))
+    missing = any(g.regressions is None for g in groups)
     return (f'<h2>History</h2><div class="scroll"><table class="site"><thead><tr>{head}</tr></thead>'
-            f'<tbody>{"".join(rows)}</tbody></table></div>')
+            f'<tbody>{"".join(rows)}</tbody></table></div>'
+            + (f'<p class="sub">Change points: {escape(NOT_SEARCHED)}.</p>' if missing else ""))
 
 
 # --- a group's pages ---------------------------------------------------------------------
@@ -330,9 +372,42 @@ def _line(s: Series, columns: list[str], color: str, depth: int, name: str = "")
     return TrendLine(name or s.name, color, points, changes)
 
 
-def _y_title(metric: str) -> str:
-    return {"qps": "QPS", "instructions": "instructions / event", "cpu_us/o": "CPU µs / operation",
-            "rate": "rows/s, queries/s, NOPM"}.get(metric, metric)
+def measure(measures: Measures, test: str, metric: str) -> tuple[str, str]:
+    """What the chart of `test` shows: its caption and its y axis' title; a workload's rate in the
+    words of the workload (`measures`, from its slice's history_measure)."""
+    if metric == "qps":
+        return ("thousands of rows scanned per second", "Krps") if test == "scan" else ("queries per second", "QPS")
+    if metric == "rate":
+        return measures.get(test, (METRICS[metric][0], "rate"))
+    return METRICS[metric][0], {"instructions": "instructions / event", "cpu_us/o": "CPU µs / operation"}.get(
+        metric, metric)
+
+
+def _heading(g: Group, metric: str) -> str:
+    """A chain table's heading: the metric, for a workload's rate the units of its measures."""
+    if metric != "rate" or not g.measures:
+        return METRICS[metric][0]
+    return "rates: " + ", ".join(dict.fromkeys(unit for _, unit in g.measures.values()))
+
+
+HTAP_MEASURES = {  # CH-benCHmark's measures (its history names) -> caption and y axis
+    "NOPM with analytics": ("new orders per minute while the analytic queries run (CH-benCHmark)", "NOPM"),
+    "NOPM alone": ("new orders per minute with no analytic queries (CH-benCHmark)", "NOPM"),
+    "queries/h with transactions": ("analytic queries per hour while TPROC-C runs (CH-benCHmark)", "queries/h"),
+    "queries/h alone": ("analytic queries per hour with no transactions (CH-benCHmark)", "queries/h"),
+}
+
+
+def _ibench_measure(step: str) -> tuple[str, str]:
+    """An Insert Benchmark step's rate: rows/s of a load step, queries/s of a query step."""
+    if step == "l.x":
+        return "rows indexed per second: the secondary indexes created (Insert Benchmark)", "rows/s"
+    if step.startswith("l.i"):
+        return "rows inserted per second (Insert Benchmark)", "rows/s"
+    kind = {"qr": "range", "qp": "point"}.get(step[:2])
+    if kind and step[2:].isdigit():
+        return f"{kind} queries per second, {step[2:]} inserts/s per client beside them (Insert Benchmark)", "queries/s"
+    return f"{step}: its rate (Insert Benchmark)", "rows/s or queries/s"
 
 
 def _nav(*links: tuple[str, str]) -> str:
@@ -353,7 +428,9 @@ def render_group(g: Group) -> str:
     crossed = _packager_steps(g)
     if crossed:
         parts.append(f'<p class="packagers">{escape(crossed)}</p>')
-    if changes:
+    if not g.searched:
+        parts.append(f"<h2>Change points</h2><p>{escape(NOT_SEARCHED)}.</p>")
+    elif changes:
         parts.append("<h2>Change points</h2><ul>" + "".join(
             f'<li><a href="#{file_safe(s.test)}-x{s.threads}">{escape(s.metric)}</a>: {escape(change_line(s, c))}</li>'
             for s, c in changes) + "</ul>")
@@ -367,16 +444,18 @@ def render_group(g: Group) -> str:
             member = metrics.get(metric)
             if member is None:
                 continue
+            what, unit = measure(g.measures, test, metric)
             caption = f"{test} x{threads}: {metric} by version"
             chart = trend_chart(columns[metric], [_line(member, columns[metric], TARGET_COLORS[0], 2)], caption,
-                                _y_title(metric), METRICS[metric][1])
-            figures.append(f"<figure>{chart}<figcaption>{escape(METRICS[metric][0])}</figcaption></figure>")
+                                unit, METRICS[metric][1])
+            figures.append(f"<figure>{chart}<figcaption>{escape(what)}</figcaption></figure>")
         parts.append(f'<h3 id="{file_safe(test)}-x{threads}">{escape(title)} <span class="sub">'
                      f'<a href="{test_page(test, threads)}">over time</a></span></h3><div class="pair">'
                      + "".join(figures) + "</div>")
     parts.append('<p class="sub">Each point is a version: its campaigns aggregated (geometric mean, with its 95% '
-                 "interval); a click opens the newest campaign that measured it. Dashed lines: change points "
-                 "(Apache Otava), red a regression, green an improvement.</p>")
+                 "interval); a click opens the newest campaign that measured it. "
+                 + ("Dashed lines: change points (Apache Otava), red a regression, green an improvement. "
+                    if g.searched else "No dashed lines: change points were not computed. ") + Y_AXIS + "</p>")
     return page(f"dbdrift history: {g.engine}, {g.setup}", parts, SITE_CSS)
 
 
@@ -418,7 +497,7 @@ def render_test_over_time(g: Group, test: str, threads: int, window: list[str] |
     shown = None if window is None else set(window)
     parts = [page_header(f"{test} over time", facts),
              _nav(("../../index.html", BACK), ("index.html", f"{g.engine} by version"), ("chain.html", "version chain")),
-             nav]
+             nav, "" if g.searched else f"<p>Change points {escape(NOT_SEARCHED)}.</p>"]
     for metric in SHOWN_METRICS:
         members = [s for s in g.by_time if s.test == test and s.threads == threads and s.metric == metric]
         columns = sorted({p.label for s in members for p in s.points if shown is None or p.label in shown},
@@ -428,15 +507,16 @@ def render_test_over_time(g: Group, test: str, threads: int, window: list[str] |
         lines = [_line(s, columns, TARGET_COLORS[n % len(TARGET_COLORS)], 2, s.version) for n, s in enumerate(members)]
         lines = [line for line in lines if line.points]
         caption = f"{test} x{threads}: {metric} over time, a line per version"
-        parts.append(f"<h2>{escape(METRICS[metric][0])}</h2><figure>"
-                     + trend_chart(columns, lines, caption, _y_title(metric), METRICS[metric][1], width=1100,
+        what, unit = measure(g.measures, test, metric)
+        parts.append(f"<h2>{escape(what)}</h2><figure>"
+                     + trend_chart(columns, lines, caption, unit, METRICS[metric][1], width=1100,
                                    legend=True) + "</figure>")
         changes = [f"{s.version}: {change_line(s, c)}" for s in members for c in s.changes
                    if shown is None or s.points[c.index].label in shown]
         if changes:
             parts.append("<ul>" + "".join(f"<li>{escape(c)}</li>" for c in changes) + "</ul>")
     parts.append('<p class="sub">x: campaigns, oldest first (date, time, #number in this site); a click on a point '
-                 "opens its campaign.</p>")
+                 f"opens its campaign. {Y_AXIS}</p>")
     return page(f"dbdrift history: {test} over time", [p for p in parts if p], SITE_CSS)
 
 
@@ -455,7 +535,7 @@ def render_chain(g: Group, min_effect: float) -> str:
             members = [s for s in g.by_version if s.metric == metric and s.threads == threads]
             header = ["test"] + [f"{b} / {a}" for a, b in zip(labels, labels[1:])]
             body = "".join(_chain_row(s, labels, min_effect) for s in members)
-            heading = ", ".join(x for x in (METRICS[metric][0], clients(threads)) if x)
+            heading = ", ".join(x for x in (_heading(g, metric), clients(threads)) if x)
             parts.append(f"<h2>{escape(heading)}</h2>"
                          '<div class="scroll"><table><thead><tr>' + "".join(f"<th>{escape(h)}</th>" for h in header)
                          + f"</tr></thead><tbody>{body}</tbody></table></div>")

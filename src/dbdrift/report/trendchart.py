@@ -14,6 +14,7 @@ from dbdrift.report.svgchart import CHAR_PX, nice_spacing, _short
 MAX_X_LABELS = 24  # more columns than this: every k-th label, so slanted labels never overlap
 LEFT, RIGHT, TOP, PLOT_H = 64, 14, 26, 200
 LABEL_SIN, LABEL_COS = 0.643, 0.766  # sin and cos 40°, the x labels' slant
+MIN_SPAN = 0.02  # the y axis spans at least ±2% of the values' middle
 
 
 @dataclass(frozen=True)
@@ -42,10 +43,11 @@ class TrendLine:
 
 
 def trend_chart(columns: list[str], lines: list[TrendLine], caption: str, y_title: str, higher_better: bool,
-                width: int = 600, legend: bool = False) -> str:
+                width: int = 600, legend: bool = False, min_span: float = MIN_SPAN) -> str:
     """The chart: y from a nice tick below the lowest interval end to one above the highest (not
-    from 0: a 3% step must show), x the columns in order, slanted labels thinned to at most
-    MAX_X_LABELS; `legend` names each line above the plot (a chart of several lines)."""
+    from 0: a 3% step must show), yet at least ± `min_span` of the values' middle (a 0.2% wobble
+    must not fill the plot as a real step would), x the columns in order, slanted labels thinned
+    to at most MAX_X_LABELS; `legend` names each line above the plot (a chart of several lines)."""
     every = max(1, -(-len(columns) // MAX_X_LABELS))
     shown = [c for i, c in enumerate(columns) if i % every == 0]
     longest = max([len(c) for c in shown] + [4]) * CHAR_PX
@@ -53,8 +55,8 @@ def trend_chart(columns: list[str], lines: list[TrendLine], caption: str, y_titl
     left = max(LEFT, longest * LABEL_COS - (width - LEFT - RIGHT) / max(len(columns), 1) / 2 + 6)
     plot_w = width - left - RIGHT
     ends = [v for line in lines for p in line.points for v in (p.value, p.lower, p.upper) if v is not None]
-    lo, hi = (min(ends), max(ends)) if ends else (0.0, 1.0)
-    spacing = nice_spacing(max(hi - lo, abs(hi) * 0.02, 1e-9), 6)
+    lo, hi = y_range(ends, min_span)
+    spacing = nice_spacing(max(hi - lo, 1e-9), 6)
     lo, hi = max(0.0, math.floor(lo / spacing) * spacing), math.ceil(hi / spacing) * spacing
     if hi <= lo:
         hi = lo + spacing
@@ -99,6 +101,17 @@ def trend_chart(columns: list[str], lines: list[TrendLine], caption: str, y_titl
             f'height="{height:.0f}" viewBox="0 0 {width} {height:.0f}" aria-label="{escape(caption)}">'
             f'<title>{escape(caption)}</title><g font-family="ui-monospace,Menlo,Consolas,monospace" font-size="11">'
             + "".join(body) + "</g></svg>")
+
+
+def y_range(values: list[float], min_span: float) -> tuple[float, float]:
+    """The lowest and highest of `values`, widened evenly to at least ± `min_span` (relative) of
+    their middle, so how far a line moves on the plot says how far it moved in fact."""
+    if not values:
+        return 0.0, 1.0
+    lo, hi = min(values), max(values)
+    middle = (lo + hi) / 2
+    half = max((hi - lo) / 2, abs(middle) * min_span)
+    return middle - half, middle + half
 
 
 def _line(line: TrendLine, x: Callable[[float], float], y: Callable[[float], float], top: float) -> list[str]:

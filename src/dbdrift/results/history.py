@@ -10,7 +10,6 @@ looks for change points (replicates fed as points would make a change of their o
 """
 from __future__ import annotations
 
-import hashlib
 import json
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -140,23 +139,19 @@ def setup_label(campaign: JsonObject, target: JsonObject) -> str:
     return ", ".join(parts)
 
 
-SETTINGS_CHARS = 80  # a longer list of settings is cut, and a hash of the whole keeps setups apart
-
-
 def settings_label(settings: JsonObject) -> str:
-    """`enable_indexonlyscan=off, work_mem=64MB`: the settings a target added, by name; a list
-    longer than SETTINGS_CHARS ends in `+N more #hash` so two setups never share a label."""
-    items = [f"{k}={v}" for k, v in sorted(settings.items())]
-    text = ", ".join(items)
-    if len(text) <= SETTINGS_CHARS:
-        return text
-    kept: list[str] = []
-    for item in items:
-        if len(", ".join([*kept, item])) > SETTINGS_CHARS - 20:
-            break
-        kept.append(item)
-    digest = hashlib.sha1(json.dumps(settings, sort_keys=True).encode()).hexdigest()[:6]
-    return f"{', '.join(kept)} +{len(items) - len(kept)} more #{digest}"
+    """`deletes on, enable_indexonlyscan=off, query_s=1800`: the settings by name, each whole (a
+    series is told apart by them, so none is cut), a true/false as on/off, a whole number
+    without its `.0`."""
+    return ", ".join(_setting(k, v) for k, v in sorted(settings.items()))
+
+
+def _setting(name: str, value: object) -> str:
+    if isinstance(value, bool):
+        return f"{name} {'on' if value else 'off'}"
+    if isinstance(value, float) and value.is_integer():
+        return f"{name}={int(value)}"
+    return f"{name}={value}"
 
 
 def points(store: Store, metric: str = "qps", tests: list[str] | None = None,

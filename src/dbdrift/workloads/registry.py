@@ -48,12 +48,14 @@ INSERT_BENCHMARK = Workload(plan=ibench_plan.PLAN, estimate=ibench_run.estimate,
                             remaining=ibench_cluster.remaining, store_failed=units.no_failed_runs,
                             build_report=ibench_results.build, render_report=ibench_report.render,
                             estimates=ibench_results.step_estimates, judged=ibench_plan.judged,
-                            stacks=ibench_results.stacks, history_values=ibench_results.history_values)
+                            stacks=ibench_results.stacks, history_values=ibench_results.history_values,
+                            history_measure=ibench_results.history_measure)
 TPCC = Workload(plan=tpcc_plan.PLAN, estimate=tpcc_run.estimate, run=tpcc_run.run, clients=tpcc_run.clients,
                 check_lines=tpcc_plan.check_lines, time_lines=no_lines, narrow=units.narrow_repeats,
                 split=units.split_repeats, remaining=tpcc_cluster.remaining, store_failed=units.no_failed_runs,
                 build_report=tpcc_results.build, render_report=tpcc_report.render, estimates=tpcc_results.nopm_estimates,
                 stacks=tpcc_results.stacks, history_values=tpcc_results.history_values,
+                history_measure=tpcc_results.history_measure,
                 judged=tpcc_plan.judged)
 
 VECTOR = Workload(plan=vector_plan.PLAN, estimate=vector_run.estimate, run=vector_run.run, clients=vector_run.clients,
@@ -61,14 +63,15 @@ VECTOR = Workload(plan=vector_plan.PLAN, estimate=vector_run.estimate, run=vecto
                   split=units.split_repeats, remaining=units.remaining_workload_runs, store_failed=units.no_failed_runs,
                   build_report=vector_results.build, render_report=vector_report.render,
                   estimates=vector_results.qps_estimates, judged=vector_plan.judged,
-                  history_values=vector_results.history_values,
+                  history_values=vector_results.history_values, history_measure=vector_results.history_measure,
                   check_installs=vector_run.check_installs)
 
 HTAP = Workload(plan=htap_plan.PLAN, estimate=htap_run.estimate, run=htap_run.run, clients=htap_run.clients,
                 check_lines=htap_plan.check_lines, time_lines=no_lines, narrow=units.narrow_repeats,
                 split=units.split_repeats, remaining=units.remaining_workload_runs, store_failed=units.no_failed_runs,
                 build_report=htap_results.build, render_report=htap_report.render, estimates=htap_results.estimates,
-                judged=htap_plan.judged, history_values=htap_results.history_values)
+                judged=htap_plan.judged, history_values=htap_results.history_values,
+                history_measure=htap_results.history_measure)
 
 WORKLOADS: dict[str, Workload] = {w.name: w for w in (SYSBENCH, INSERT_BENCHMARK, TPCC, VECTOR, HTAP)}
 

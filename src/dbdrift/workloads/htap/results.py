@@ -287,6 +287,20 @@ def history_values(store: Store, campaign_id: int) -> dict[tuple[str, str], list
     return out
 
 
+CAPTIONS = {  # each of MEASURES as its chart on the published site says it
+    "NOPM with analytics": "new orders per minute while the analytic queries run (CH-benCHmark)",
+    "NOPM alone": "new orders per minute with no analytic queries (CH-benCHmark)",
+    "queries/h with transactions": "analytic queries per hour while TPROC-C runs (CH-benCHmark)",
+    "queries/h alone": "analytic queries per hour with no transactions (CH-benCHmark)",
+}
+assert tuple(CAPTIONS) == JUDGED
+
+
+def history_measure(measure: str) -> tuple[str, str]:
+    """What a history_values measure is, as a chart's caption and its y axis' unit."""
+    return CAPTIONS.get(measure, f"{measure} (CH-benCHmark)"), "NOPM" if measure.startswith("NOPM") else "queries/h"
+
+
 def estimates(store: Store, campaign_id: int) -> dict[str, list[Estimate]]:
     """Each judged figure of every target against the base, as the verdicts have it: what a
     campaign planned to detect plans from (its calibration) and follows as it runs."""

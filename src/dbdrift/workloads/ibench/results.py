@@ -9,7 +9,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from dbdrift.analysis.ibench import (IBenchSummary, StepDetail, SummaryCell, index_results, main_rate, ok_repeats,
+from dbdrift.analysis.ibench import (IBenchSummary, StepDetail, SummaryCell, index_results, is_query_step, main_rate,
+                                    ok_repeats,
                                      step_detail, summary_tables)
 from dbdrift.analysis.defaults import DriftTable
 from dbdrift.analysis.noise import Estimate, Method, Verdict, verdict
@@ -163,6 +164,16 @@ def history_values(store: Store, campaign_id: int) -> dict[tuple[str, str], list
     repeats = ok_repeats(store.ibench_steps(campaign_id), targets)
     return {(t, step): [main_rate(r) for r in repeats[(t, step)]]
             for step in IBENCH_STEPS for t in targets if repeats.get((t, step))}
+
+
+def history_measure(step: str) -> tuple[str, str]:
+    """What a step's history_values value is, as a chart's caption and its y axis' unit."""
+    if step == "l.x":
+        return "rows indexed per second: the secondary indexes created (Insert Benchmark)", "rows/s"
+    if not is_query_step(step):
+        return "rows inserted per second (Insert Benchmark)", "rows/s"
+    kind, rate = {"qr": "range", "qp": "point"}.get(step[:2], "?"), step[2:]
+    return f"{kind} queries per second, {rate} inserts/s per client beside them (Insert Benchmark)", "queries/s"
 
 
 def stacks(store: Store, campaign_id: int) -> list[tuple[str, str, dict[str, int] | None]]:

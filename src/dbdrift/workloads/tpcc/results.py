@@ -84,6 +84,11 @@ def history_values(store: Store, campaign_id: int) -> dict[tuple[str, str], list
     return out
 
 
+def history_measure(measure: str) -> tuple[str, str]:
+    """What history_values' NOPM is, as a chart's caption and its y axis' unit."""
+    return "new orders per minute (TPROC-C)", "NOPM"
+
+
 def nopm_estimates(store: Store, campaign_id: int) -> dict[str, list[Estimate]]:
     """NOPM's estimate of every target against the campaign's base, as its verdict has it: what a
     campaign planned to detect plans from (its calibration) and follows as it runs."""

@@ -264,6 +264,13 @@ def qps_estimates(store: Store, campaign_id: int) -> dict[str, list[Estimate]]:
     return out
 
 
+def history_measure(measure: str) -> tuple[str, str]:
+    """What a history_values measure (`hnsw m=16 ef_construction=64 vector QPS @ recall 0.95`) is,
+    as a chart's caption and its y axis' unit."""
+    recall = measure.rsplit("@ recall ", 1)[-1]
+    return f"queries per second at recall {recall}: each repeat's recall–QPS curve read there (vector search)", "QPS"
+
+
 def history_values(store: Store, campaign_id: int) -> dict[tuple[str, str], list[float]]:
     """Each target's QPS at each compared recall (RECALLS) per family of index builds, in each ok
     repeat that reaches it: the figure its verdicts judge, as one number per version for
