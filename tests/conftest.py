@@ -31,7 +31,8 @@ def pytest_configure(config):
     if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
         signal.signal(signal.SIGINT, signal.default_int_handler)
     config.addinivalue_line("markers", "fault(area): a case of the fault suite (security, concurrency, "
-                                       "kill, store, input, reports); counted per area in the summary")
+                                       "kill, store, input, reports, caches, publish, progress, cli, docs); "
+                                       "counted per area in the summary")
 
 
 HEAVIEST_FIRST = ("test_new_builds.py", "test_bare_host.py", "test_mysql.py", "test_instructions.py",
