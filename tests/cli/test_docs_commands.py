@@ -97,6 +97,20 @@ def argv_of(command: str, fixtures: dict[str, str]) -> list[str]:
     return words
 
 
+def git_checkout(root: Path, tags: tuple[str, ...]) -> Path:
+    """A git repository with one empty commit per tag, in order."""
+    import subprocess
+
+    root.mkdir()
+    env = {"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@t", "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@t",
+           "HOME": str(root), "PATH": "/usr/bin:/bin"}
+    subprocess.run(["git", "init", "-q", str(root)], check=True, env=env)
+    for tag in tags:
+        subprocess.run(["git", "-C", str(root), "commit", "-q", "--allow-empty", "-m", tag], check=True, env=env)
+        subprocess.run(["git", "-C", str(root), "tag", tag], check=True, env=env)
+    return root
+
+
 @pytest.fixture(scope="module")
 def golden_store(tmp_path_factory) -> Path:
     path = tmp_path_factory.mktemp("store") / "dbdrift.db"
@@ -115,10 +129,11 @@ def fixtures(tmp_path, monkeypatch, golden_store) -> dict[str, str]:
         shutil.copy(golden_store, tmp_path / name)
     for name, text in CAMPAIGNS.items():
         (tmp_path / name).write_text(text)
+    checkout = git_checkout(tmp_path / "postgres", ("REL_15_17", "REL_15_18"))  # docs/history.md's source bisect
     pg = str(fake_prefix(tmp_path / "pg-patched", "postgres"))
     my = str(fake_prefix(tmp_path / "mysql-dev", "mysqld"))
     return {'"$NEW_BUILD"': pg, "/opt/pg-patched": pg, "/opt/mysql-dev": my, "NAME|ID": "golden",
-            "--campaign NAME": "--campaign golden", "/srv/www/perf": "www-perf"}
+            "--campaign NAME": "--campaign golden", "/srv/www/perf": "www-perf", "~/postgres": str(checkout)}
 
 
 def needs_check(argv: list[str]) -> bool:
