@@ -31,7 +31,7 @@ def counts_store(path: Path) -> Path:
 def test_history_qps_on_a_store_of_instruction_counts_names_metric_instructions(tmp_path):
     result = dbdrift("history", "--store", counts_store(tmp_path / "c.db"), "--metric", "qps")
     assert_user_error(result, "holds no qps measurement", "it holds instruction counts (callgrind)",
-                      "hint: pass --metric instructions")
+                      "hint: pass --metric instructions; or run a campaign into this store")
     assert result.returncode == 2
     shown = dbdrift("history", "--store", tmp_path / "c.db", "--metric", "instructions")
     assert shown.returncode == 0 and "point-query" in shown.stdout

@@ -68,8 +68,8 @@ def run(request: HistoryRequest, store: Store) -> HistoryOutcome:
         raise UserError(f"store {request.store} holds no {request.metric} measurement"
                         + (f" of {', '.join(tests)}" if tests else "") + (f" on {host}" if host != "all" else "")
                         + (f"; it holds {' and '.join(METRIC_NOUNS[m] for m in held)}" if held else ""),
-                        f"pass --metric {held[0]}" + (f" (or {', '.join(held[1:])})" if held[1:] else "")
-                        if held else _empty_hint(request.metric, hosts, host), exit_code=2)
+                        (f"pass --metric {held[0]}" + (f" (or {', '.join(held[1:])})" if held[1:] else "") + "; or "
+                         if held else "") + _empty_hint(request.metric, hosts, host), exit_code=2)
     series = history.build_series(found, request.by)
     notes = _with_changes(series, request.min_effect, request.new_regressions)
     others = [h for h in hosts if h != host and host != "all"]
