@@ -52,11 +52,12 @@ def test_a_bisect_refuses_a_bad_set_before_its_first_measurement(tmp_path):
 @pytest.mark.fault("cli")
 def test_bisect_check_over_a_source_tree_names_the_commits_not_built_yet(tmp_path):
     repo = git_checkout(tmp_path / "src", ("good", "middle", "bad"))
-    result = dbdrift("bisect", "--source", repo, "--good", "good", "--bad", "bad", "--build", "make install",
+    # HEAD~2: a revision that is no valid target name (the measurements are named by commit)
+    result = dbdrift("bisect", "--source", repo, "--good", "HEAD~2", "--bad", "bad", "--build", "make install",
                      "--test", "point-query", "--store", tmp_path / "b.db", "--check",
                      extra_env={"DBDRIFT_CACHE_DIR": str(tmp_path / "cache")})
     assert result.returncode == 0, result.stderr
-    assert "3 commits from good to bad of" in result.stdout
+    assert "3 commits from HEAD~2 to bad of" in result.stdout
     assert result.stdout.count(": not built yet; the bisect builds it with --build") == 2  # both ends
     assert not (tmp_path / "cache").exists() or not any((tmp_path / "cache").rglob("*.log"))  # nothing built
 

@@ -256,12 +256,16 @@ def choose(request: BisectRequest) -> Candidates:
         raise UserError("--build applies to --source DIR", "released versions are fetched, not built", exit_code=2)
     if request.metric == "instructions":
         instructions.require_valgrind()
-    # the campaign each measurement runs (--set included), before any registry is asked
-    probe_spec(request, Candidates([request.good], request.good), request.good, _stand_in(request))
     if request.source:
-        return Candidates([c.short for c in commits],
-                          f"{len(commits)} commits from {request.good} to {request.bad} of {request.source}",
-                          commits=commits)
+        chosen = Candidates([c.short for c in commits],
+                            f"{len(commits)} commits from {request.good} to {request.bad} of {request.source}",
+                            commits=commits)
+        probe_spec(request, chosen, chosen.labels[0], _stand_in(request))  # the campaign each measurement runs
+        return chosen
+    good = versions.parse_request(request.engine, request.good)
+    # the campaign each measurement runs (--set included), before any registry is asked
+    probe_spec(request, Candidates([good.version], request.good, build_source=request.good.split(":", 1)[0]
+                                   if good.source else None), good.version, None)
     labels, build_source, notes = candidates(request.engine, request.good, request.bad)
     return Candidates(labels, f"{len(labels)} versions from {request.good} to {request.bad}", notes, build_source)
 
