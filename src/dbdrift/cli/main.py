@@ -60,7 +60,7 @@ happens when things fail); `dbdrift docs` lists every topic
 
 def build_parser() -> argparse.ArgumentParser:
     parser = Parser(prog="dbdrift", description="Find performance regressions between DBMS versions.",
-                                     epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
+                    epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--version", action="version", version=f"dbdrift {__version__}")
     sub = parser.add_subparsers(dest="verb", required=True, metavar="VERB")
     for name, (module, text) in VERBS.items():
@@ -81,8 +81,8 @@ def main(argv: list[str] | None = None) -> int:
     try:
         try:
             written = getattr(args, "output", None)
-            if written is not None:
-                output.check(written, getattr(args, "no_report", False))  # before anything runs: a long run must not end unable to write it
+            if written is not None:  # checked before anything runs: a long run must not end unable to write it
+                output.check(written, getattr(args, "no_report", False))
             with output.captured(written):
                 return dispatch(args)
         except sqlite3.DatabaseError as exc:  # a store damaged or filled after it was opened
