@@ -31,7 +31,8 @@ examples:
   dbdrift history --metric instructions --tests point-query     every version measured so far
 
 exit status: 0 an answer (a first bad version, or no move past the threshold; with --check: the plan),
-1 a measurement of an end failed or an error, 2 input refused (also by --check), 130 interrupted by Ctrl-C or SIGTERM (measured versions are stored; rerun to go on)
+1 a measurement of an end failed or an error, 2 input refused (also by --check), 130 interrupted by
+Ctrl-C or SIGTERM (measured versions are stored; rerun to go on)
 """
 
 
