@@ -97,6 +97,20 @@ def argv_of(command: str, fixtures: dict[str, str]) -> list[str]:
     return words
 
 
+def git_checkout(root: Path, tags: tuple[str, ...]) -> Path:
+    """A git repository with one empty commit per tag, in order."""
+    import subprocess
+
+    root.mkdir()
+    env = {"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@t", "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@t",
+           "HOME": str(root), "PATH": "/usr/bin:/bin"}
+    subprocess.run(["git", "init", "-q", str(root)], check=True, env=env)
+    for tag in tags:
+        subprocess.run(["git", "-C", str(root), "commit", "-q", "--allow-empty", "-m", tag], check=True, env=env)
+        subprocess.run(["git", "-C", str(root), "tag", tag], check=True, env=env)
+    return root
+
+
 @pytest.fixture(scope="module")
 def golden_store(tmp_path_factory) -> Path:
     path = tmp_path_factory.mktemp("store") / "dbdrift.db"
@@ -115,10 +129,12 @@ def fixtures(tmp_path, monkeypatch, golden_store) -> dict[str, str]:
         shutil.copy(golden_store, tmp_path / name)
     for name, text in CAMPAIGNS.items():
         (tmp_path / name).write_text(text)
+    shutil.copytree(ROOT / "examples", tmp_path / "examples")  # the campaign files the docs run from the checkout
+    checkout = git_checkout(tmp_path / "postgres", ("REL_15_17", "REL_15_18"))  # docs/history.md's source bisect
     pg = str(fake_prefix(tmp_path / "pg-patched", "postgres"))
     my = str(fake_prefix(tmp_path / "mysql-dev", "mysqld"))
     return {'"$NEW_BUILD"': pg, "/opt/pg-patched": pg, "/opt/mysql-dev": my, "NAME|ID": "golden",
-            "--campaign NAME": "--campaign golden", "/srv/www/perf": "www-perf"}
+            "--campaign NAME": "--campaign golden", "/srv/www/perf": "www-perf", "~/postgres": str(checkout)}
 
 
 def needs_check(argv: list[str]) -> bool:
@@ -159,6 +175,79 @@ def test_each_compare_and_demo_in_the_readme_and_guide_says_how_long_it_takes():
         if verb in ("compare", "demo") and "--print-campaign" not in command and "about" not in command:
             missing.append(f"{where}: {command}")
     assert not missing, "commands without their expected time:\n" + "\n".join(missing)
+
+
+ABOUT = re.compile(r"about (?:(\d+)h)?(?:(\d+) ?m(?:in)?)?(?:(\d+)s)?")
+
+
+def minutes(text: str) -> float | None:
+    """The first `about 1h18m` / `about 12 min` / `about 13m39s` in `text`, in minutes."""
+    found = next((m for m in ABOUT.finditer(text) if any(m.groups())), None)
+    if found is None:
+        return None
+    hours, mins, secs = (int(g or 0) for g in found.groups())
+    return hours * 60 + mins + secs / 60
+
+
+@pytest.mark.fault("docs")
+def test_the_time_the_docs_give_a_compare_or_demo_is_the_one_check_estimates(fixtures, capsys, monkeypatch):
+    """The docs' "# about N min" of each compare and demo is --check's expected time rounded to the
+    minute, on the 2-CPU host the docs measure on with the servers taking turns."""
+    import os
+
+    from dbdrift.app import run as run_case
+
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0, 1})
+    monkeypatch.setattr(os, "cpu_count", lambda: 2)
+    monkeypatch.setattr(run_case, "fit_order", lambda spec, total, available: (spec, None))  # any host's memory
+    wrong = []
+    for where, command in doc_commands():
+        verb, _, comment = command.split()[1], *command.partition("#")[1:]
+        documented = minutes(comment)
+        if verb not in ("compare", "demo") or documented is None or "--print-campaign" in command:
+            continue
+        argv = argv_of(command, fixtures)
+        assert main_cli.main(argv + ([] if "--check" in argv else ["--check"])) == 0, where
+        estimated = minutes(re.search(r"expected time: (about \S+)", capsys.readouterr().out).group(1))
+        assert estimated is not None
+        if abs(documented - estimated) > 0.5 + 1e-9 and round(estimated) != documented:
+            wrong.append(f"{where}: `{command.partition('#')[0].strip()}` says about {documented:g} min, "
+                         f"--check {estimated:.1f} min")
+    assert wrong == []
+
+
+def test_the_time_reader_reads_each_way_the_docs_write_a_time():
+    assert [minutes(t) for t in ("# about 1h18m; x", "# about 12 min: y", "about 13m39s", "about 2h", "plans it")] \
+        == [78, 12, 13 + 39 / 60, 120, None]
+
+
+# a file a documented command reads is in the repository, a copy of one in examples/ that the doc names
+# (docs/history.md's nightly job runs its copy of examples/nightly.toml), written by an earlier
+# documented command (`> pg18.toml`), or shown in the doc after the command (a ```toml block: "the file below")
+SHOWN_AFTER = 60  # lines after the command within which the doc shows the file
+
+
+@pytest.mark.fault("docs")
+def test_every_file_a_documented_command_reads_ships_or_is_made_or_shown_by_the_docs():
+    missing = []
+    for doc in DOCS:
+        text = (ROOT / doc).read_text()
+        lines = text.splitlines()
+        written = set()
+        for where, command in doc_commands():
+            if not where.startswith(doc + ":"):
+                continue
+            words = shlex.split(command, comments=True)
+            if ">" in words:
+                written.add(words[words.index(">") + 1])
+            number = int(where.split(":")[1].split(".")[0])
+            shown = any(line.startswith("```toml") for line in lines[number:number + SHOWN_AFTER])
+            for word in words[1:]:
+                copied = (ROOT / "examples" / Path(word).name).is_file() and f"examples/{Path(word).name}" in text
+                if word.endswith(".toml") and not (ROOT / word).is_file() and word not in written and not shown \
+                        and not copied:
+                    missing.append(f"{where}: `{command}` reads {word}, which ships nowhere")
+    assert missing == []
 
 
 def test_the_names_the_guide_says_csv_and_json_share_are_in_both(golden_store):
@@ -246,3 +335,14 @@ def test_the_wheel_installs_every_topic_under_share_doc():
     assert names == {p.name for p in (ROOT / "docs").glob("*.md")} | {"README.md"}
     for name in names:
         assert (shipped / name).resolve() == (ROOT / ("README.md" if name == "README.md" else f"docs/{name}")).resolve()
+
+
+@pytest.mark.fault("docs")
+def test_demo_newest_with_another_engine_names_that_engines_own_demo(capsys):
+    """The README's `demo --newest` line once read as `demo --newest --engine mariadb`: refused,
+    the refusal names the demo the reader was after."""
+    assert main_cli.main(["demo", "--newest", "--engine", "mariadb", "--print-campaign"]) == 2
+    err = capsys.readouterr().err
+    assert "hint: dbdrift demo --engine postgres --newest; mariadb's own demo is dbdrift demo --engine mariadb " \
+           "(10.5.29 -> 10.11.19 -> 11.8.9)" in err
+    assert main_cli.main(["demo", "--engine", "mariadb", "--print-campaign"]) == 0

@@ -214,9 +214,10 @@ def test_without_otava_history_still_prints_and_says_how_to_get_change_points(st
 
 
 def test_unknown_host_and_missing_metric_say_what_the_store_has(store_path, capsys):
-    assert cli_main.main(["history", "--store", str(store_path), "--host", "nohost"]) == 1
+    # a host or metric the store lacks is input refused, as a campaign it lacks is (exit 2)
+    assert cli_main.main(["history", "--store", str(store_path), "--host", "nohost"]) == 2
     assert "bench1" in capsys.readouterr().err
-    assert cli_main.main(["history", "--store", str(store_path), "--metric", "instructions"]) == 1
+    assert cli_main.main(["history", "--store", str(store_path), "--metric", "instructions"]) == 2
     assert "--count-instructions" in capsys.readouterr().err
 
 

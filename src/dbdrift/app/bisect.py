@@ -15,17 +15,19 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from dbdrift import env
+from dbdrift.app import check as check_case
+from dbdrift.app import figures
 from dbdrift.analysis.bisect import Outcome, bisect
 from dbdrift.analysis.instructions import canonical
-from dbdrift.runner.progress import ProgressSink
+from dbdrift.runner.progress import NullProgress, ProgressSink
 from dbdrift.workloads.sysbench.catalog import select_tests
 from dbdrift.errors import UserError
 from dbdrift.model import JsonObject, version_key
-from dbdrift.plan.campaign import parse_campaign
+from dbdrift.plan.campaign import CampaignSpec, parse_campaign
 from dbdrift.plan.overrides import apply_sets
 from dbdrift.report.numbers import fmt_abs
 from dbdrift.results import history
-from dbdrift.runner import sourcebuild
+from dbdrift.runner import instructions, sourcebuild
 from dbdrift.runner.campaign import Runner, machine_facts
 from dbdrift.server import engines, versions
 from dbdrift.store.lock import campaign_lock
@@ -152,11 +154,11 @@ class Measurer:
     version (or commit), test, setup and host, else a one-target campaign run now and stored.
     With a source tree, a commit is built (or taken from the build cache) before it is run."""
 
-    def __init__(self, request: BisectRequest, labels: list[str], store: Store, progress: ProgressSink,
-                 commits: list[sourcebuild.Commit] | None = None, build_source: str | None = None):
-        self.request, self.labels, self.store, self.progress = request, labels, store, progress
-        self.build_source = build_source
-        self.commits = {c.short: c for c in commits or []}
+    def __init__(self, request: BisectRequest, chosen: Candidates, store: Store, progress: ProgressSink):
+        self.request, self.chosen, self.store, self.progress = request, chosen, store, progress
+        self.labels = chosen.labels
+        self.build_source = chosen.build_source
+        self.commits = {c.short: c for c in chosen.commits or []}
         self.host = this_host()
         self.campaigns: dict[str, int] = {}  # label -> the campaign its value came from
         self.measured = 0  # candidates run now (not read from the store)
@@ -209,10 +211,7 @@ class Measurer:
         what = f"commit {label}" if self.commits else f"{self.request.engine} {label}"
         self.progress.message(f"measuring {what} (measurement {self.measured} of this bisect)")
         try:
-            data = self._data(label, self._where(label))
-            spec = parse_campaign(data, "dbdrift bisect", Path.cwd(), data["name"])
-            if self.request.metric == "instructions":
-                spec = replace(spec, count_instructions=True, timed=False)
+            spec = probe_spec(self.request, self.chosen, label, self._where(label))
             with campaign_lock(self.request.store, spec.name):
                 Runner(spec, self.store, progress=self.progress, workload=workload_of(spec)).run()
         except BuildFailed as exc:
@@ -223,42 +222,137 @@ class Measurer:
             return None
         point = self._stored(label)
         if point is None:
-            self._skip(label, f"the run stored no value (see `dbdrift report --campaign {data['name']}`)")
+            self._skip(label, f"the run stored no value (see `dbdrift report --campaign {spec.name}`)")
             return None
         self.progress.message(f"{label}: {fmt_abs(point.value, thousands=True)}")
         self.campaigns[label] = point.campaign_id
         return point.value
 
 
-def run(request: BisectRequest, progress: ProgressSink) -> BisectOutcome:
-    """Choose the candidates, search them (measuring or reading each probe) and find the
-    functions that moved; what happens is told through `progress` as it goes."""
+@dataclass(frozen=True)
+class Candidates:
+    """What a bisect searches: `labels` (versions, or short commits of `commits`), a line saying
+    which, notes on adjacent candidates from different sources, the source both ends name."""
+    labels: list[str]
+    what: str
+    notes: list[str] = field(default_factory=list)
+    build_source: str | None = None
+    commits: list[sourcebuild.Commit] | None = None
+
+
+def choose(request: BisectRequest) -> Candidates:
+    """The candidates, after every check a bisect makes before it measures (each a UserError):
+    the test, --source with --build, both ends (fetchable, the same source, good before bad; or
+    commits of the checkout), valgrind for --metric instructions, and the campaign each
+    measurement runs, --set included (refused here, not skipped as each version fails)."""
     select_tests([request.test])  # an unknown test is refused before anything is fetched or built
-    started = time.monotonic()
-    commits, build_source = None, None
-    notes: list[str] = []
     if request.source:
         if not request.build:
             raise UserError("--source needs --build 'COMMAND'",
                             "the command builds the checked-out commit and installs it into $PREFIX, e.g. "
                             "--build './configure --prefix=$PREFIX && make -j2 install'", exit_code=2)
         commits = sourcebuild.commits(request.source, request.good, request.bad)
-        labels = [c.short for c in commits]
-        what = f"{len(labels)} commits from {request.good} to {request.bad} of {request.source}"
-    else:
-        if request.build:
-            raise UserError("--build applies to --source DIR", "released versions are fetched, not built",
-                            exit_code=2)
-        labels, build_source, notes = candidates(request.engine, request.good, request.bad)
-        what = f"{len(labels)} versions from {request.good} to {request.bad}"
-    for note in notes:
+    elif request.build:
+        raise UserError("--build applies to --source DIR", "released versions are fetched, not built", exit_code=2)
+    if request.metric == "instructions":
+        instructions.require_valgrind()
+    if request.source:
+        chosen = Candidates([c.short for c in commits],
+                            f"{len(commits)} commits from {request.good} to {request.bad} of {request.source}",
+                            commits=commits)
+        probe_spec(request, chosen, chosen.labels[0], _stand_in(request))  # the campaign each measurement runs
+        return chosen
+    good = versions.parse_request(request.engine, request.good)
+    # the campaign each measurement runs (--set included), before any registry is asked
+    probe_spec(request, Candidates([good.version], request.good, build_source=request.good.split(":", 1)[0]
+                                   if good.source else None), good.version, None)
+    labels, build_source, notes = candidates(request.engine, request.good, request.bad)
+    return Candidates(labels, f"{len(labels)} versions from {request.good} to {request.bad}", notes, build_source)
+
+
+def _stand_in(request: BisectRequest) -> JsonObject | None:
+    """Where a commit's build would be, for checking its campaign before it is built: the
+    checkout (a directory that exists); None for released versions."""
+    return {"basedir": str(request.source)} if request.source else None
+
+
+def probe_spec(request: BisectRequest, chosen: Candidates, label: str, where: JsonObject | None) -> CampaignSpec:
+    """The campaign that measures `label` (at `where`, a built commit's prefix), as `run` parses a
+    file's: a bad --set is an InputError here."""
+    data = campaign_data(request, label, where, chosen.build_source)
+    spec = parse_campaign(data, "dbdrift bisect", Path.cwd(), data["name"])
+    return replace(spec, count_instructions=True, timed=False) if request.metric == "instructions" else spec
+
+
+@dataclass(frozen=True)
+class BisectCheck:
+    """What `bisect --check` found: the candidates, where each end's build comes from, the
+    candidates the store already holds a value for, the most measurements a binary search
+    makes and the time of one, and what could not be checked."""
+    request: BisectRequest
+    chosen: Candidates
+    ends: list[tuple[str, str]]
+    stored: list[str]
+    measurements: int
+    measurement_s: float
+    unchecked: list[str]
+    warnings: list[str]
+
+
+def check(request: BisectRequest) -> BisectCheck:
+    """Every check the bisect makes before it measures, and for each end what `run --check`
+    checks (its build located, its settings, the store); builds and measures nothing."""
+    chosen = choose(request)
+    ends, unchecked = [], []
+    for label in dict.fromkeys((chosen.labels[0], chosen.labels[-1])):
+        where = None
+        if chosen.commits:
+            assert request.source is not None and request.build is not None
+            commit = next(c for c in chosen.commits if c.short == label)
+            prefix = sourcebuild.cached_prefix(request.source, commit, request.build, env.cache_dir())
+            if prefix is None:
+                unchecked.append(f"commit {label}: not built yet; the bisect builds it with --build (a commit "
+                                 "whose build fails is skipped)")
+                continue
+            where = {"basedir": str(prefix)}
+        planned = check_case.plan(probe_spec(request, chosen, label, where), request.store, None)
+        ends += [(label, line) for _, _, _, line in planned.located]
+        unchecked += list(planned.unchecked)
+    if not ends:
+        check_case.check_store(request.store)
+    spec = probe_spec(request, chosen, chosen.labels[0], _stand_in(request))
+    return BisectCheck(request, chosen, ends, stored_labels(request, chosen), expected_measurements(len(chosen.labels)),
+                       workload_of(spec).estimate(spec)[0], unchecked, figures.warnings(spec))
+
+
+def stored_labels(request: BisectRequest, chosen: Candidates) -> list[str]:
+    """The candidates whose value the store holds for this test, setup and host (read, not
+    measured again); none when there is no store yet."""
+    if not request.store.exists():
+        return []
+    store = Store(request.store, read_only=True)
+    try:
+        measurer = Measurer(request, chosen, store, NullProgress())
+        return [label for label in chosen.labels if measurer._stored(label) is not None]
+    finally:
+        store.close()
+
+
+def run(request: BisectRequest, progress: ProgressSink) -> BisectOutcome:
+    """Choose the candidates, search them (measuring or reading each probe) and find the
+    functions that moved; what happens is told through `progress` as it goes."""
+    started = time.monotonic()
+    chosen = choose(request)
+    for note in chosen.notes:
         progress.message(f"note: {note}")
-    progress.message(f"bisect {request.engine} {request.test} by {request.metric}: {what}; a binary search measures "
-                     f"about {expected_measurements(len(labels))} of them")
+    for line in figures.warnings(probe_spec(request, chosen, chosen.labels[0], _stand_in(request))):
+        progress.message(f"warning: {line}")
+    progress.message(f"bisect {request.engine} {request.test} by {request.metric}: {chosen.what}; a binary search "
+                     f"measures about {expected_measurements(len(chosen.labels))} of them")
     store = Store(request.store)
     try:
-        measurer = Measurer(request, labels, store, progress, commits, build_source)
-        search = bisect(labels, measurer, request.threshold)
+        measurer = Measurer(request, chosen, store, progress)
+        search = bisect(chosen.labels, measurer, request.threshold)
         moved = moved_functions(store, request.test, measurer.campaigns, search) \
             if request.metric == "instructions" else []
     finally:

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from dbdrift import cpus, env
-from dbdrift.app import detect
+from dbdrift.app import detect, figures
 from dbdrift.errors import UserError
 from dbdrift.plan.axes import durability_note
 from dbdrift.plan.campaign import CampaignSpec, cluster_address
@@ -42,6 +42,7 @@ class CheckedPlan:
     time_lines: tuple[str, ...]
     durability: str | None
     unchecked: tuple[str, ...]
+    warnings: tuple[str, ...] = ()  # figures that measure little (app/figures.py)
 
 
 def plan(spec: CampaignSpec, store: Path, cluster_flag: str | None, note: str | None = None) -> CheckedPlan:
@@ -66,7 +67,7 @@ def plan(spec: CampaignSpec, store: Path, cluster_flag: str | None, note: str | 
     expected = spec.detect_plan["expected_s"] if spec.detect_plan else workload.estimate(spec)[0]
     return CheckedPlan(spec, note, located, tuple(workload.check_lines(spec) + detect.check_lines(spec)), address,
                        workload.caps.cluster_parts, store, work, expected, tuple(workload.time_lines(spec)),
-                       durability_note(spec), tuple(unchecked))
+                       durability_note(spec), tuple(unchecked), tuple(figures.warnings(spec)))
 
 
 def preflight(spec: CampaignSpec, work: Path | None) -> None:

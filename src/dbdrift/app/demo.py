@@ -60,8 +60,11 @@ SECONDS = {2: 4.5, 3: 3, 4: 3, 5: 2.5}  # seconds per test and target, by the nu
 
 def demo_of(engine: str, variant: str | None = None) -> Demo:
     if variant is not None and VARIANTS[variant] != engine:
+        own = DEMOS[(engine, None)]
         raise UserError(f"--{variant} is a {VARIANTS[variant]} demo, not {engine}'s",
-                        f"dbdrift demo --engine {VARIANTS[variant]} --{variant}", exit_code=2)
+                        f"dbdrift demo --engine {VARIANTS[variant]} --{variant}; {engine}'s own demo is "
+                        f"dbdrift demo --engine {engine} ({' -> '.join(v.rpartition(':')[2] for _, v in own.targets)})",
+                        exit_code=2)
     return DEMOS[(engine, variant)]
 
 

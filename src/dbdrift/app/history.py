@@ -64,9 +64,12 @@ def run(request: HistoryRequest, store: Store) -> HistoryOutcome:
     if request.engines:
         found = [p for p in found if p.engine in request.engines]
     if not found:
+        held = _other_metrics(store, request, tests, host)
         raise UserError(f"store {request.store} holds no {request.metric} measurement"
-                        + (f" of {', '.join(tests)}" if tests else "") + (f" on {host}" if host != "all" else ""),
-                        _empty_hint(request.metric, hosts, host))
+                        + (f" of {', '.join(tests)}" if tests else "") + (f" on {host}" if host != "all" else "")
+                        + (f"; it holds {' and '.join(METRIC_NOUNS[m] for m in held)}" if held else ""),
+                        (f"pass --metric {held[0]}" + (f" (or {', '.join(held[1:])})" if held[1:] else "") + "; or "
+                         if held else "") + _empty_hint(request.metric, hosts, host), exit_code=2)
     series = history.build_series(found, request.by)
     notes = _with_changes(series, request.min_effect, request.new_regressions)
     others = [h for h in hosts if h != host and host != "all"]
@@ -76,6 +79,26 @@ def run(request: HistoryRequest, store: Store) -> HistoryOutcome:
             "generated_at": datetime.now(timezone.utc).isoformat(timespec="seconds"), "dbdrift_version": __version__}
     found_new = _new_regressions(series, request.min_effect) if request.new_regressions else []
     return HistoryOutcome(series, notes, meta, found_new)
+
+
+# What a store holds of each metric, as `history` names it when another metric was asked for.
+METRIC_NOUNS = {"qps": "timed throughput (qps)", "instructions": "instruction counts (callgrind)",
+                "cpu_us/o": "CPU per operation", "rate": "other workloads' rates (Insert Benchmark, TPROC-C, "
+                "CH-benCHmark, vector search)"}
+
+
+def _other_metrics(store: Store, request: HistoryRequest, tests: list[str] | None, host: str) -> list[str]:
+    """The metrics other than the one asked for that have points of these tests, host and
+    engines: what the user more likely meant."""
+    held = []
+    for metric in METRICS:
+        if metric == request.metric or (metric == "rate") != (request.metric == "rate") and tests:
+            continue  # a workload's measures (l.i0, NOPM) and the catalog's tests are different names
+        found = [p for p in history.points(store, metric, tests, workload_values)
+                 if (host == "all" or p.host == host) and (not request.engines or p.engine in request.engines)]
+        if found:
+            held.append(metric)
+    return held
 
 
 def workload_values(store: Store, campaign_id: int) -> history.RepeatValues | None:

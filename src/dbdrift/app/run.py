@@ -9,7 +9,7 @@ from typing import Callable
 
 import psutil
 
-from dbdrift.app import check, cluster, detect
+from dbdrift.app import check, cluster, detect, figures
 from dbdrift.app.inputs import split_list
 from dbdrift.errors import UserError
 from dbdrift.plan.axes import durability_note
@@ -117,6 +117,8 @@ def execute(spec: CampaignSpec, store_path: Path, progress: ProgressSink, *, res
         progress.message(order_note)
     if durability_note(spec):
         progress.message(f"warning: {durability_note(spec)}")
+    for line in figures.warnings(spec):
+        progress.message(f"warning: {line}")
     with campaign_lock(store_path, spec.name):  # a second run of this campaign refuses here
         rundir.stop_orphans(progress.message)
         store = Store(store_path)

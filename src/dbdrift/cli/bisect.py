@@ -24,13 +24,15 @@ EXAMPLES = """\
 examples:
   dbdrift bisect --engine postgres --good 17.0 --bad 17.10 --test point-query
   dbdrift bisect --engine mysql --good 5.7.22 --bad 8.0.31 --test update-index --threshold 5%
+  dbdrift bisect --good 17.0 --bad 17.10 --test point-query --check   the candidates and the time; measure nothing
   dbdrift bisect --engine postgres --good 16.1 --bad 16.14 --test scan --metric qps --repeats 3
   dbdrift bisect --source ~/postgres --good REL_15_17 --bad REL_15_18 --test point-query \\
       --build './configure --prefix=$PREFIX --without-icu && make -j2 install && make -C contrib/pg_prewarm install'
   dbdrift history --metric instructions --tests point-query     every version measured so far
 
-exit status: 0 an answer (a first bad version, or no move past the threshold), 1 a measurement of an
-end failed or an error, 2 input refused, 130 interrupted by Ctrl-C or SIGTERM (measured versions are stored; rerun to go on)
+exit status: 0 an answer (a first bad version, or no move past the threshold; with --check: the plan),
+1 a measurement of an end failed or an error, 2 input refused (also by --check), 130 interrupted by
+Ctrl-C or SIGTERM (measured versions are stored; rerun to go on)
 """
 
 
@@ -65,6 +67,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="a campaign key for every measurement, e.g. --set targets.*.settings.jit=off")
     options.add_format(parser, ("text", "json"), "text: each measured version and the answer; json: the same "
                                                  "as one object")
+    parser.add_argument("--check", action="store_true",
+                        help="make every check the bisect makes before it measures (test, ends, --set, store, "
+                             "valgrind; each end's build located and its settings checked as `run --check` does) "
+                             "and print the plan: candidates, those already stored, measurements and time; "
+                             "builds, fetches and measures nothing")
 
 
 def _one_test(text: str) -> str:
@@ -89,6 +96,9 @@ def request_of(args: argparse.Namespace) -> use_case.BisectRequest:
 
 
 def main(args: argparse.Namespace) -> int:
+    if args.check:
+        sys.stdout.write("".join(line + "\n" for line in render.check_lines(use_case.check(request_of(args)))))
+        return 0
     outcome = use_case.run(request_of(args), ConsoleProgress(verbosity=args.verbosity))
     if args.format == "json":
         sys.stdout.write(json.dumps(render.as_dict(outcome), indent=2) + "\n")

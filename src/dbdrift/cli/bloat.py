@@ -19,6 +19,9 @@ examples:
   dbdrift bloat 16.9 17.10 18.4                      PostgreSQL's postgres binary per release
   dbdrift bloat mysql:5.7.22 mysql:8.0.15 mysql:8.0.31
   dbdrift bloat old=/opt/mysql-8.0 new=/opt/mysql-9.0 --build-dir old=~/src/8.0/build --build-dir new=~/src/9.0/build
+
+exit status: 0 measured, 1 a build could not be fetched or read, 2 input refused (a target or version
+that does not exist), 130 interrupted
 """
 
 

@@ -10,7 +10,20 @@ from dbdrift.cli import options
 from dbdrift.report.campaigns import campaign_lines
 
 
+EXAMPLES = """\
+examples:
+  dbdrift campaigns                             one line per campaign of ./dbdrift.db
+  dbdrift campaigns --store nightly.db --format json    ids, targets and run counts, for scripts
+  dbdrift report --campaign 3                   then the report of one of them (by name or id)
+
+exit status: 0 listed (an empty store too), 1 a store that cannot be read, 2 no such store, or a file
+that is not a dbdrift store
+"""
+
+
 def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.formatter_class = argparse.RawDescriptionHelpFormatter
+    parser.epilog = EXAMPLES
     options.add_store(parser)
     options.add_format(parser, ("text", "json"), "text: one line per campaign; json: a list with ids, targets "
                                                  "and run counts")

@@ -13,7 +13,18 @@ from dbdrift.app import cleanup as use_case
 from dbdrift.report import cleanup as render
 
 
+EXAMPLES = """\
+examples:
+  dbdrift cleanup --dry-run                     what would be stopped and removed
+  dbdrift cleanup                               stop those servers, remove those run directories
+
+exit status: 0 done (or nothing to clean up), 1 an error
+"""
+
+
 def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.formatter_class = argparse.RawDescriptionHelpFormatter
+    parser.epilog = EXAMPLES
     parser.add_argument("--dry-run", action="store_true", help="only list what would be stopped and removed")
 
 

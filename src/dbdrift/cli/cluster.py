@@ -17,6 +17,9 @@ examples:
 
 The same with Dask's own command: dask worker tcp://sched:8786 --nthreads 1 --resources dbdrift=1
 (and dbdrift-large=1 for --kind large), with dbdrift installed in the worker's Python.
+
+exit status: 0 the worker stopped, 1 an error (Dask not installed, a scheduler out of reach), 130
+interrupted by Ctrl-C or SIGTERM
 """
 
 

@@ -17,10 +17,12 @@ from dbdrift.report.config import render_named, render_show
 
 EXAMPLES = """\
 examples:
-  dbdrift config show matrix.toml                  every target's options and where each came from
-  dbdrift config show matrix.toml my8-bl1_sync1_dw0 --written    one target, as its my.cnf is written
+  dbdrift config show examples/matrix.toml         every target's options and where each came from
+  dbdrift config show examples/matrix.toml my8-bl1_sync1_dw0 --written   one target, as its my.cnf is written
   dbdrift config list                              the named files: z12a, z13a, cx10a, cx10b
   dbdrift config cat z12a                          one named file, with its comments
+
+exit status: 0 printed, 2 input refused (a campaign file, key or target; a named file that does not exist)
 """
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.formatter_class = argparse.RawDescriptionHelpFormatter

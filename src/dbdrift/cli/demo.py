@@ -23,8 +23,23 @@ from dbdrift.app import demo as use_case
 from dbdrift.cli import options
 from dbdrift.errors import UserError
 
+EXAMPLES = """\
+examples:
+  dbdrift demo                                  PostgreSQL 17.10 vs 18.4 on the default suite
+  dbdrift demo --newest                         PostgreSQL 17.12 -> 18.6 -> 19rc1, Debian's builds
+  dbdrift demo --engine mariadb                 MariaDB 10.5.29 -> 10.11.19 -> 11.8.9, Debian's builds
+  dbdrift demo --engine mysql --hypergraph      MySQL 9.7.4 with the hypergraph optimizer and without
+  dbdrift demo --workload tpcc                  TPROC-C with 4 warehouses on PostgreSQL 17.10 vs 18.4
+  dbdrift demo --instructions                   instructions per event only (callgrind), no timed runs
+  dbdrift demo --workload htap --check          the plan and its expected time; start nothing
+  dbdrift demo --print-campaign > demo.toml     the demo as a campaign file to edit and `dbdrift run`
+
+""" + options.MEASURING_EXIT_STATUS
+
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.formatter_class = argparse.RawDescriptionHelpFormatter
+    parser.epilog = EXAMPLES
     parser.add_argument("--engine", choices=("postgres", "mariadb", "mysql"), default="postgres",
                         help="postgres: 17.10 vs 18.4 (default); mariadb: 10.5.29 -> 10.11.19 -> 11.8.9 (Debian's "
                              "builds); mysql: 5.6.14 -> 5.7.22 -> 8.0.33 -> 9.7.4 (base view, then the chain view)")

@@ -13,6 +13,8 @@ examples:
   dbdrift docs                 the topics, and where this install keeps them
   dbdrift docs guide           every task step by step
   dbdrift docs campaign | less every campaign-file key
+
+exit status: 0 printed, 2 a topic that does not exist
 """
 
 

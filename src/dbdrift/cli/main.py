@@ -7,7 +7,8 @@ import sys
 from pathlib import Path
 
 from dbdrift.cli import (bisect, bloat, calibrate, campaigns, catalog, cleanup, cluster, compare, config, demo, docs,
-                         history, options, publish, recheck, report, run, system, versions)
+                         history, options, output, publish, recheck, report, run, system, versions)
+from dbdrift.cli.parser import Parser
 from dbdrift.errors import UserError
 from dbdrift.app.process import __version__, sigterm_as_ctrl_c, stop_all, store_error
 
@@ -58,12 +59,15 @@ happens when things fail); `dbdrift docs` lists every topic
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="dbdrift", description="Find performance regressions between DBMS versions.",
-                                     epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = Parser(prog="dbdrift", description="Find performance regressions between DBMS versions.",
+                    epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--version", action="version", version=f"dbdrift {__version__}")
     sub = parser.add_subparsers(dest="verb", required=True, metavar="VERB")
     for name, (module, text) in VERBS.items():
-        module.add_arguments(sub.add_parser(name, help=text, description=text))
+        verb = sub.add_parser(name, help=text, description=text)
+        module.add_arguments(verb)
+        if name in output.VERBS:
+            output.add_output(verb)
     return parser
 
 
@@ -76,7 +80,11 @@ def main(argv: list[str] | None = None) -> int:
     sigterm_as_ctrl_c()  # `kill` stores, stops the servers and exits 130 as Ctrl-C does
     try:
         try:
-            return dispatch(args)
+            written = getattr(args, "output", None)
+            if written is not None:  # checked before anything runs: a long run must not end unable to write it
+                output.check(written, getattr(args, "no_report", False))
+            with output.captured(written):
+                return dispatch(args)
         except sqlite3.DatabaseError as exc:  # a store damaged or filled after it was opened
             store = getattr(args, "store", None)
             raise store_error(exc, None if store is None else Path(store), args.verb not in READ_ONLY) from None

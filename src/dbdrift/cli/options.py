@@ -18,6 +18,13 @@ from dbdrift.app import inputs
 from dbdrift.app.inputs import PercentRange, format_percent, parse_duration_s, parse_percent
 from dbdrift.app.process import open_read_only
 
+# The exit status of every verb that measures, at the end of its --help.
+MEASURING_EXIT_STATUS = """\
+exit status: 0 all measured, 1 some run or target failed (the rest is stored) or an error, 2 input
+refused before anything ran (a target, version, test or campaign key; a malformed value), 130
+interrupted by Ctrl-C or SIGTERM (finished runs are stored; rerun with --resume)
+"""
+
 # The formats of `dbdrift report`, and of the report a measuring verb prints when it ends.
 REPORT_FORMATS = ("text", "markdown", "csv", "json", "html")
 

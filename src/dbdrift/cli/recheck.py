@@ -16,11 +16,12 @@ EXAMPLES = """\
 examples:
   dbdrift recheck --pin-defaults                  the latest campaign's regressions, defaults pinned
   dbdrift recheck --pin-defaults --campaign pg18 --tests point-query
-  dbdrift recheck --pin-defaults --print-campaign show the campaign it would run
+  dbdrift recheck --pin-defaults --print-campaign   the campaign it would run, as a file
 
 The recheck is stored as campaign <name>-pinned; the original campaign's report then says in each
 regressed cell's why line whether the regression followed the defaults.
-"""
+
+""" + options.MEASURING_EXIT_STATUS
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

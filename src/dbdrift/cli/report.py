@@ -2,8 +2,6 @@
 from __future__ import annotations
 
 import argparse
-import contextlib
-import io
 import sys
 from pathlib import Path
 
@@ -44,9 +42,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     options.add_format(parser, FORMATS, "text (a terminal table), markdown, csv or json (one row per cell, with "
                                         "the campaign's metadata) or html (a self-contained page with charts)")
     options.add_color(parser)
-    parser.add_argument("-o", "--output", type=Path, metavar="FILE",
-                        help="write the report to FILE instead of stdout, once it is complete (colored only with "
-                             "--color always)")
     options.add_percent(parser, "--min-effect", 0.02, "smallest change called a regression or improvement")
     parser.add_argument("--noise-floor", default="auto", metavar="auto|none|CAMPAIGN",
                         help="raise each test's minimum effect to the A/A noise measured by `dbdrift calibrate`, "
@@ -127,22 +122,7 @@ def _measures(fail_by: str) -> tuple[str, ...]:
 
 
 def main(args: argparse.Namespace) -> int:
-    """The report on stdout, or with -o in FILE: rendered in full first, so an error leaves no
-    half-written file behind."""
-    if args.output is None:
-        return _report(args)
-    text = io.StringIO()
-    with contextlib.redirect_stdout(text):
-        code = _report(args)
-    try:
-        args.output.write_text(text.getvalue(), encoding="utf-8")
-    except OSError as exc:
-        raise UserError(f"cannot write the report to {args.output}: {exc.strerror}",
-                        "pass -o a path in a writable directory") from None
-    return code
-
-
-def _report(args: argparse.Namespace) -> int:
+    """The report on stdout (with -o in FILE: cli/output.py)."""
     store = options.open_store(args.store)
     try:
         if args.campaign is None:

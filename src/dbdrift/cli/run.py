@@ -15,7 +15,7 @@ examples:
   dbdrift run pg18.toml --resume                after Ctrl-C or a crash: only what the store lacks
   dbdrift run pg18.toml --tests point,writes --set rows=100000 --set repeats=3
   dbdrift run pg18.toml --instructions-only     instructions per event under valgrind, no timed runs
-  dbdrift run matrix.toml --variants 'bl1_*'    only some variants of the campaign's axes
+  dbdrift run examples/matrix.toml --variants 'bl1_*'   only some variants of the campaign's axes
   dbdrift run pg18.toml --detect 2% --budget 30m --check   the starts and run lengths that see 2%, and the cost
   dbdrift run pg18.toml --cluster tcp://sched:8786   its tests split over the hosts running `dbdrift worker`
 

@@ -11,7 +11,19 @@ from dbdrift.cli import options
 from dbdrift.report.system import render_text
 
 
+EXAMPLES = """\
+examples:
+  dbdrift system check                          host facts, then each warning with its fix
+  dbdrift system check --steal-window 10s       watch CPU steal longer (a VM on a busy host)
+  dbdrift system check --format json -o host.json
+
+exit status: 0 checked, warnings included (advice only: it changes nothing), 2 input refused
+"""
+
+
 def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.formatter_class = argparse.RawDescriptionHelpFormatter
+    parser.epilog = EXAMPLES
     parser.add_argument("action", choices=("check",), help="check: host facts, perf support and warnings")
     options.add_format(parser, ("text", "json"), "text: facts, then warnings with hints; json: the facts, warnings, "
                                                  "perf probe and valgrind path")

@@ -11,7 +11,20 @@ from dbdrift.cli import options
 from dbdrift.report.versions import render_text
 
 
+EXAMPLES = """\
+examples:
+  dbdrift versions                              every engine's versions by source, cached ones marked
+  dbdrift versions --engine mariadb --source debian   MariaDB as Debian's archive builds it
+  dbdrift versions --format json                one object per version: its sources and cache state
+
+exit status: 0 listed, 1 a source could not be asked (the others are still listed, that one named),
+2 input refused (an unknown engine or source)
+"""
+
+
 def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.formatter_class = argparse.RawDescriptionHelpFormatter
+    parser.epilog = EXAMPLES
     parser.add_argument("--engine", choices=ENGINES, action="append",
                         help="only this engine (repeatable; default: all)")
     parser.add_argument("--source", metavar="NAME",

@@ -2,7 +2,7 @@
 app/) as text and as a JSON object; no I/O."""
 from __future__ import annotations
 
-from dbdrift.quantities import format_percent
+from dbdrift.quantities import format_duration, format_percent
 from dbdrift.report.numbers import fmt_abs
 
 UNIT = {"instructions": "instructions per event", "qps": "QPS"}
@@ -96,3 +96,27 @@ def as_dict(outcome) -> dict:
                         "campaign_id": outcome.campaigns.get(p.label), "error": outcome.errors.get(p.label)}
                        for p in sorted(search.probes, key=lambda p: p.index)],
             "functions": [{"function": n, "delta": d, "before": b, "after": a} for n, d, b, a in outcome.moved]}
+
+
+def check_lines(checked) -> list[str]:
+    """The plan `bisect --check` prints (app/bisect.py's BisectCheck), the last line saying
+    nothing was measured."""
+    request, chosen = checked.request, checked.chosen
+    labels = chosen.labels
+    lines = [f"bisect {request.engine} {request.test}: {UNIT[request.metric]}, threshold "
+             f"{format_percent(request.threshold)}; {chosen.what}: {', '.join(labels[:8])}"
+             + (f" ... {labels[-1]}" if len(labels) > 8 else "")]
+    lines += [f"  note: {note}" for note in chosen.notes]
+    lines += [f"  {label}: {where}" for label, where in checked.ends]
+    if checked.stored:
+        lines.append(f"  in the store already (read, not measured again): {', '.join(checked.stored)}")
+    lines.append(f"  store: {request.store}")
+    left = max(checked.measurements - len(checked.stored), 0)
+    lines.append(f"  expected time: a binary search measures at most {checked.measurements} of {len(labels)}, "
+                 f"about {format_duration(checked.measurement_s)} each" + (" plus its build" if chosen.commits else "")
+                 + f": at most about {format_duration(left * checked.measurement_s)}"
+                 + (f" ({len(checked.stored)} stored)" if checked.stored else ""))
+    lines += [f"  warning: {line}" for line in checked.warnings]
+    lines += [f"  not checked: {line}" for line in checked.unchecked]
+    lines.append("ok: nothing was started (drop --check to run it)")
+    return lines

@@ -33,6 +33,7 @@ def check_lines(plan) -> list[str]:
     lines += [f"    {line}" for line in plan.time_lines]
     if plan.durability:
         lines.append(f"  warning: {plan.durability}")
+    lines += [f"  warning: {line}" for line in plan.warnings]
     lines += [f"  not checked: {line}" for line in plan.unchecked]
     lines.append("ok: nothing was started (drop --check to run it)")
     return lines

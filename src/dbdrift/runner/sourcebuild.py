@@ -67,7 +67,7 @@ def git(source: Path, *args: str) -> str:
 def commits(source: Path, good: str, bad: str) -> list[Commit]:
     """good, then every commit after it on bad's first-parent line up to bad, oldest first."""
     if not source.is_dir():
-        raise UserError(f"--source {source} is not a directory", "give the root of a git checkout")
+        raise UserError(f"--source {source} is not a directory", "give the root of a git checkout", exit_code=2)
     shas = []
     for end, rev in (("--good", good), ("--bad", bad)):
         try:
@@ -97,11 +97,21 @@ def builds_dir(cache_dir: Path, source: Path) -> Path:
     return cache_dir / "builds" / f"{resolved.name}-{hashlib.sha1(str(resolved).encode()).hexdigest()[:8]}"
 
 
+def _key(commit: Commit, command: str) -> str:
+    return f"{commit.sha}-{hashlib.sha1(command.encode()).hexdigest()[:8]}"  # another command, another build
+
+
+def cached_prefix(source: Path, commit: Commit, command: str, cache_dir: Path) -> Path | None:
+    """The install prefix of `commit` built with `command` when a build succeeded before, else None."""
+    prefix = builds_dir(cache_dir, source) / _key(commit, command)
+    return prefix if (prefix / BUILD_MARKER).is_file() else None
+
+
 def build(source: Path, commit: Commit, command: str, engine: str, cache_dir: Path,
           say: Callable[[str], None]) -> Build:
     """The install prefix of `commit` built with `command` (from the cache when built before)."""
     root = builds_dir(cache_dir, source)
-    key = f"{commit.sha}-{hashlib.sha1(command.encode()).hexdigest()[:8]}"  # another command, another build
+    key = _key(commit, command)
     prefix, log, failed = root / key, root / f"{key}.log", root / f"{key}.failed"
     marker = prefix / BUILD_MARKER
     if marker.is_file():
