@@ -22,11 +22,12 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from dbdrift.analysis.changepoints import Change, Unavailable, change_points, detector, INSTALL_HINT
+from dbdrift.analysis.changepoints import EXTRA, Change, Unavailable, change_points, detector
 from dbdrift.analysis.noise import Verdict
 from dbdrift.app.process import open_read_only
 from dbdrift.app.report import all_findings, build_report, render, stored_workload
 from dbdrift.errors import UserError
+from dbdrift.origin import extra_hint
 from dbdrift.report import site
 from dbdrift.results.build import PINNED
 from dbdrift.results.data import FORMAT_VERSION
@@ -304,7 +305,7 @@ def _drawn(changed: dict[str, list[Point]], min_effect: float, groups: dict[str,
         detector()
         found = True
     except Unavailable:
-        notes.append(f"change points not computed: Apache Otava is not installed ({INSTALL_HINT})")
+        notes.append(f"change points not computed: Apache Otava is not installed ({extra_hint(*EXTRA)})")
         found = False
     slugs = {(p.engine, p.setup, p.host): slug for slug, members in changed.items() for p in members[:1]}
     earlier = {slug: groups[slug].pop("changes") for slug in changed}

@@ -34,6 +34,7 @@ from typing import TYPE_CHECKING, Callable
 
 from dbdrift import env
 from dbdrift.errors import UserError
+from dbdrift.origin import extra_hint
 from dbdrift.workloads.vector.catalog import (FORMAT, GLOVE_DIM, GLOVE_NPY, GLOVE_ROWS, GLOVE_WHEEL, METRICS, TRUTH_K,
                                               DatasetSpec)
 
@@ -133,7 +134,7 @@ def prepare(spec: DatasetSpec, say: Say = lambda _: None, root: Path | None = No
 def numpy_needed() -> None:
     if importlib.util.find_spec("numpy") is None:
         raise UserError("vector search needs numpy (it makes the vectors and their exact neighbours)",
-                        "pip install 'dbdrift[vector]'")
+                        extra_hint("vector", "numpy"))
 
 
 def _read(spec: DatasetSpec, directory: Path) -> Dataset:
