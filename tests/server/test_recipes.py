@@ -29,7 +29,7 @@ ACTIONS_BASH = ["bash", "--noprofile", "--norc", "-eo", "pipefail"]  # Actions' 
 # The workflow's steps this test does not run, and why; it runs every other step.
 NOT_RUN = {
     "actions/checkout": "the test runs in the checkout under test",
-    "install": "pip install from PyPI: the test's PATH gives this checkout's dbdrift instead",
+    "install": "pip install from a checkout on the host: the test's PATH gives this checkout's dbdrift instead",
     "actions/upload-pages-artifact": "GitHub's service: the test checks that it uploads the folder published",
 }
 OVERRIDDEN = ("STORE", "SITE", "CAMPAIGN")  # the workflow's variables the test points at its own files

@@ -3,13 +3,14 @@ import ast
 from pathlib import Path
 
 PKG = Path(__file__).resolve().parents[2] / "src" / "dbdrift"
-BASE = {"model", "quantities", "errors", "cpus", "version", "disk", "workload"}
+BASE = {"model", "quantities", "errors", "cpus", "version", "disk", "workload", "origin"}
 ALLOWED = {
     "cpus": {"errors"},
     "model": {"errors", "quantities"},
     "quantities": {"errors"},
     "errors": set(),
     "version": set(),
+    "origin": set(),  # where dbdrift was installed from: every install hint
     "disk": set(),
     "workload": set(),
     "env": BASE,

@@ -13,6 +13,7 @@ from dbdrift.analysis.changepoints import change_points, new_changes, shift_inte
 from dbdrift.cli import main as cli_main
 from dbdrift.results import history
 from dbdrift.store.store import InstructionRecord, RunRecord, Store
+from tests.helpers import ROOT
 
 HOST = {"hostname": "bench1", "cpu_model": "AMD EPYC", "cpus": 2, "memory_bytes": 25 * 2 ** 30}
 OTHER = {"hostname": "bench2", "cpu_model": "Intel Xeon", "cpus": 8, "memory_bytes": 64 * 2 ** 30}
@@ -208,9 +209,11 @@ def test_fail_on_new_regression_reports_a_regression_once_when_it_is_first_found
 def test_without_otava_history_still_prints_and_says_how_to_get_change_points(store_path, capsys, monkeypatch):
     monkeypatch.setitem(sys.modules, "otava.analysis", None)  # import fails
     assert cli_main.main(["history", "--store", str(store_path)]) == 0
-    assert "pip install 'dbdrift[history]'" in capsys.readouterr().out
+    install = f"`{sys.executable} -m pip install -e '{ROOT}[history]'`"  # this checkout, with the extra
+    assert install in capsys.readouterr().out
     assert cli_main.main(["history", "--store", str(store_path), "--fail-on", "new-regression"]) == 1
-    assert "hint: pip install 'dbdrift[history]'" in capsys.readouterr().err
+    assert "hint: install dbdrift's extra history (Apache Otava, the change-point detector): " + install \
+        in capsys.readouterr().err
 
 
 def test_unknown_host_and_missing_metric_say_what_the_store_has(store_path, capsys):

@@ -3,13 +3,12 @@ from __future__ import annotations
 
 import json
 
+import numpy as np
 import pytest
 
-np = pytest.importorskip("numpy")  # the [vector] extra; the test environment installs it
-
-from dbdrift.errors import UserError  # noqa: E402
-from dbdrift.workloads.vector import dataset as ds  # noqa: E402
-from dbdrift.workloads.vector.catalog import TRUTH_K, DatasetSpec  # noqa: E402
+from dbdrift.errors import UserError
+from dbdrift.workloads.vector import dataset as ds
+from dbdrift.workloads.vector.catalog import TRUTH_K, DatasetSpec
 
 
 def test_exact_neighbours_match_a_full_sort_for_both_metrics():

@@ -115,7 +115,7 @@ def test_targets_without_vector_search_are_refused_with_the_fix(tmp_path):
     refuse_install("pg", install(tmp_path / "c", "postgres", "17.10", "0.8.0"), sizes)
     with pytest.raises(InputError, match="predates halfvec"):
         refuse_install("pg", install(tmp_path / "d", "postgres", "16.4", "0.6.2"), VectorSizes(types=("halfvec",)))
-    with pytest.raises(InputError, match="at most 2000 dimensions"):
+    with pytest.raises(InputError, match="at most 2,000 dimensions"):
         refuse_install("pg", install(tmp_path / "e", "postgres", "18.6", "0.8.7"), VectorSizes(dim=3072))
     refuse_install("pg", install(tmp_path / "f", "postgres", "18.6", "0.8.7"), VectorSizes(dim=3072, types=("halfvec",)))
     with pytest.raises(InputError, match="has no VECTOR type"):

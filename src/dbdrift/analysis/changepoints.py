@@ -2,7 +2,7 @@
 e-divisive with its merge step (Fleming et al., "Hunter", ICPE 2023), and for each change the
 relative shift between the segments on either side with a 95% interval.
 
-Otava is an optional extra (`pip install 'dbdrift[history]'`): its dependency pins (an exact
+Otava is an optional extra (dbdrift's `history`, EXTRA): its dependency pins (an exact
 numpy, cloud clients) are too heavy for every user. It is imported only when asked for.
 
 Detection is Otava's; dbdrift adds only the interval of each shift: a Welch t interval on the
@@ -22,7 +22,7 @@ from dbdrift.analysis.noise import t975
 MAX_PVALUE = 0.001  # Otava's default significance
 WINDOW = 50  # Otava's default sliding window (points)
 Interval = tuple[float | None, float | None]  # a 95% interval; None ends when not estimable
-INSTALL_HINT = "pip install 'dbdrift[history]' (Apache Otava, the change-point detector)"
+EXTRA = ("history", "Apache Otava, the change-point detector")  # the extra that installs Otava, and what it is
 
 
 class Unavailable(RuntimeError):

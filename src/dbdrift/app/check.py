@@ -59,6 +59,8 @@ def plan(spec: CampaignSpec, store: Path, cluster_flag: str | None, note: str | 
                     for t in spec.targets)
     if any(t.version for t in spec.targets):  # run caches what it fetches there
         env.check_cache_dir(env.cache_dir())
+    if workload.check_builds is not None:
+        workload.check_builds(spec, env.cache_dir())
     unchecked = check_server_settings(spec, work)
     address = cluster_address(cluster_flag, "--cluster") if cluster_flag else \
         spec.cluster.address if spec.cluster else None
@@ -74,7 +76,8 @@ def preflight(spec: CampaignSpec, work: Path | None) -> None:
     """The checks `run` makes before it opens the store or starts a server, each a UserError
     (exit 2): setting names dbdrift owns (from the file or --set); with this host's `work`
     directory (None on a cluster, whose hosts differ), CPUs the host lacks and a work directory
-    too long for the servers' socket paths."""
+    too long for the servers' socket paths; what the workload refuses without a build
+    (Workload.preflight: vector search without numpy, or on MySQL)."""
     try:
         for target in spec.targets:
             engines.check_setting_names(target)
@@ -84,6 +87,9 @@ def preflight(spec: CampaignSpec, work: Path | None) -> None:
         raise UserError(exc.message, exc.hint, exit_code=2) from exc
     if work is not None:
         rundir.check_socket_paths(work, spec.name, [(t.name, t.engine) for t in spec.targets])
+    workload = workload_of(spec)
+    if workload.preflight is not None:
+        workload.preflight(spec)
 
 
 def planned(spec: CampaignSpec, store: Path) -> CampaignSpec:

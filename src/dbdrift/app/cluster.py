@@ -1,6 +1,6 @@
 """A campaign over many hosts (`run --cluster`) and a host serving one (`dbdrift worker`).
 
-Dask is imported only when one of them is used (the optional extra dbdrift[cluster]).
+Dask is imported only when one of them is used (dbdrift's optional extra cluster).
 """
 from __future__ import annotations
 
@@ -9,13 +9,13 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from dbdrift.errors import UserError
+from dbdrift.origin import extra_hint
 from dbdrift.plan import fields
 from dbdrift.plan.campaign import CampaignSpec, cluster_address
 from dbdrift.runner.progress import ProgressSink
 from dbdrift.store.store import Store
 from dbdrift.workloads.registry import workload_of
 
-EXTRA_HINT = "pip install 'dbdrift[cluster]' on this host and on every worker host (`dbdrift docs cluster`)"
 
 
 def require() -> None:
@@ -25,7 +25,8 @@ def require() -> None:
     except ImportError as exc:
         if (exc.name or "").split(".")[0] in ("distributed", "dask"):
             raise UserError(f"running on a cluster needs Dask distributed, which is not installed ({exc})",
-                            EXTRA_HINT) from None
+                            extra_hint("cluster", "Dask distributed; `dbdrift docs cluster`",
+                                       " on this host and on every worker host")) from None
         raise
 
 

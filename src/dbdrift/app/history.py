@@ -7,11 +7,12 @@ from dataclasses import dataclass, replace
 from datetime import datetime, timezone
 from pathlib import Path
 
-from dbdrift.analysis.changepoints import INSTALL_HINT, Unavailable, change_points, detector, new_changes
+from dbdrift.analysis.changepoints import EXTRA, Unavailable, change_points, detector, new_changes
 from dbdrift.model import JsonObject
 from dbdrift.quantities import format_percent
 from dbdrift.workloads.sysbench.catalog import select_tests
 from dbdrift.errors import UserError
+from dbdrift.origin import extra_hint
 from dbdrift.report import history as render
 from dbdrift.results import history
 from dbdrift.results.build import no_campaign
@@ -115,8 +116,8 @@ def _with_changes(series: list[history.Series], min_effect: float, required: boo
         detector()
     except Unavailable as exc:
         if required:
-            raise UserError(str(exc), INSTALL_HINT) from None
-        return [f"change points not computed: Apache Otava is not installed ({INSTALL_HINT})"]
+            raise UserError(str(exc), extra_hint(*EXTRA)) from None
+        return [f"change points not computed: Apache Otava is not installed ({extra_hint(*EXTRA)})"]
     for i, s in enumerate(series):
         values = [p.value for p in s.points]
         series[i] = replace(s, changes=tuple(change_points(values, [(p.lower, p.upper) for p in s.points], min_effect)))

@@ -29,7 +29,7 @@ VERBS = {
     "catalog": (catalog, "list the microbenchmarks"),
     "versions": (versions, "list the server versions dbdrift can fetch, per engine, and those cached"),
     "system": (system, "host facts and checks: governor, turbo, THP, swap, steal, perf counters"),
-    "worker": (cluster, "serve a Dask cluster as a benchmark host for `run --cluster` (needs dbdrift[cluster])"),
+    "worker": (cluster, "serve a Dask cluster as a benchmark host for `run --cluster` (needs the extra cluster: `dbdrift docs cluster`)"),
     "cleanup": (cleanup, "stop servers a killed dbdrift left running and remove its run directories"),
     "docs": (docs, "print the documentation: the guide, the campaign keys, the methodology (`dbdrift docs` lists them)"),
 }

@@ -143,7 +143,7 @@ def add_common(parser: argparse.ArgumentParser, *, base: bool = True, instructio
             "--instructions-only": "count instructions per event and skip the timed runs"})
     parser.add_argument("--cluster", metavar="ADDRESS",
                         help="run the campaign's units on a Dask cluster: the scheduler's address, e.g. "
-                             "tcp://sched:8786 (overrides [cluster] address; `dbdrift docs cluster`; needs dbdrift[cluster])")
+                             "tcp://sched:8786 (overrides [cluster] address; needs the extra cluster: `dbdrift docs cluster`)")
     parser.add_argument("--check", action="store_true",
                         help="validate the campaign, find every target's binaries (cache, registry, basedir) "
                              "and print the plan with its ETA; start nothing, store nothing")

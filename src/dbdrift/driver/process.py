@@ -21,6 +21,7 @@ from dbdrift.cpus import pinned
 from dbdrift.driver.protocol import PROTOCOL_VERSION, DriverOutput
 from dbdrift.errors import DriverError, UserError
 from dbdrift.model import JsonObject
+from dbdrift.origin import reinstall_hint
 
 DRIVER_NAME = "dbdrift-driver"
 
@@ -71,7 +72,7 @@ def find_driver() -> Path:
     if repo_build.is_file():
         return repo_build
     raise UserError("the load driver dbdrift-driver is not installed",
-                    "reinstall dbdrift (`pip install .` builds it) or set DBDRIFT_DRIVER=/path/to/dbdrift-driver")
+                    reinstall_hint("installing it builds the driver") + ", or set DBDRIFT_DRIVER=/path/to/dbdrift-driver")
 
 
 @dataclass

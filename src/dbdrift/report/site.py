@@ -10,8 +10,9 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from html import escape
 
-from dbdrift.analysis.changepoints import INSTALL_HINT, Change
+from dbdrift.analysis.changepoints import EXTRA, Change
 from dbdrift.analysis.noise import Z975, Estimate, Method, verdict
+from dbdrift.origin import extra_hint
 from dbdrift.quantities import format_percent
 from dbdrift.report.caveats import PACKAGER_MARK, packager_html, packager_line, packager_step
 from dbdrift.report.history import change_line, clients
@@ -29,7 +30,7 @@ table.site td.l,table.site th.l{text-align:left;white-space:normal;font-family:i
 BACK = "all campaigns"
 Y_AXIS = (f"The y axis spans at least ±{format_percent(MIN_SPAN)} around a chart's values, so a line that moves "
           "less than that stays nearly flat.")
-NOT_SEARCHED = f"not computed: Apache Otava, which finds them, is not installed ({INSTALL_HINT})"
+NOT_SEARCHED = f"not computed: Apache Otava, which finds them, is not installed ({extra_hint(*EXTRA)})"
 
 
 Measures = dict[str, tuple[str, str]]  # a workload's rate measure -> its chart's caption and y axis unit

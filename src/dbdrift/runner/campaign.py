@@ -119,6 +119,8 @@ class Runner:
         self.placement = cpus.place(placement_option(spec))  # a CPU the host does not allow is refused here
 
     def run(self) -> CampaignOutcome:
+        if self.workload.check_builds is not None:  # before anything is fetched
+            self.workload.check_builds(self.spec, env.cache_dir())
         installs = self._resolve_installs()  # every target is checked before any server starts
         if self.workload.check_installs is not None:
             self.workload.check_installs(self.spec, installs)

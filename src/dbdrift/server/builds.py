@@ -14,6 +14,7 @@ from typing import Callable
 from dbdrift.errors import UserError
 from dbdrift.model import InstallInfo, version_key
 from dbdrift.server import debian, fetch, fetch_mysql, relocate
+from dbdrift.server.debformat import upstream_version
 from dbdrift.server.fetch import MARKER, FetchSpec, Progress
 from dbdrift.server.versions import SOURCES, Build, Catalogue, Request, covers, parse_request
 
@@ -160,6 +161,23 @@ def locate_fetched(engine: str, text: str, cache_dir: Path) -> str:
         if entry is None:
             return fetch.describe_download(_fetch_spec(catalogue, build))
     return f"cached: {entry.path} ({engine} {entry.version}, {entry.source})"
+
+
+def planned(engine: str, text: str, cache_dir: Path) -> tuple[Build, dict[str, str]]:
+    """The build a version string not cached yet would be fetched as, and the extra packages of
+    its suite the fetch would bring with it (name -> upstream version: pgvector for a Debian
+    PostgreSQL), asking the sources for metadata only: what a workload checks before `run`
+    downloads it."""
+    catalogue = Catalogue(engine, cache_dir)
+    build = catalogue.pick(parse_request(engine, text))
+    if build.source != "debian" or build.engine not in DEBIAN_EXTRAS:
+        return build, {}
+    assert build.suite is not None, "a build from a Debian archive names its suite"
+    suite = debian.suite_named(build.suite)
+    offer = next(o for o in catalogue.archive.offers(suite, build.engine) if o.build == build.entry)
+    index = catalogue.archive.closure_index(suite)
+    return build, {name: upstream_version(index[name].version)
+                   for name in debian.extra_in(index, DEBIAN_EXTRAS[build.engine](offer))}
 
 
 def cached_install(engine: str, text: str, cache_dir: Path) -> InstallInfo | None:

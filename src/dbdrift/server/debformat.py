@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from dbdrift.errors import UserError
+from dbdrift.origin import package_hint
 from dbdrift.server import untar
 
 _SKIPPED = re.compile(r"^usr/share/(doc|man|info|lintian|locale|bug|bash-completion)/")
@@ -202,7 +203,7 @@ def unpack_deb(deb: Path, dest: Path) -> None:
             import zstandard
         except ImportError:
             raise UserError(f"{deb.name}: its data is zstd-compressed",
-                            "pip install zstandard (dbdrift reads xz and gzip .debs without it)")
+                            package_hint("zstandard", "dbdrift reads xz and gzip .debs without it"))
         stream = zstandard.ZstdDecompressor().stream_reader(io.BytesIO(data))
     elif suffix in opener:
         stream = opener[suffix](io.BytesIO(data))

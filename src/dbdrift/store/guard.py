@@ -13,6 +13,7 @@ from pathlib import Path
 
 from dbdrift import disk
 from dbdrift.errors import UserError
+from dbdrift.origin import upgrade_hint
 from dbdrift.store.schema import MIGRATIONS, SCHEMA_VERSION
 
 APPLICATION_ID = int.from_bytes(b"dbdr", "big")  # PRAGMA application_id of every dbdrift store
@@ -205,7 +206,7 @@ def recognise(db: sqlite3.Connection, path: Path, writing: bool) -> int:
     if version > SCHEMA_VERSION:
         raise UserError(f"store {path} has schema version {version}, newer than this dbdrift reads "
                         f"({SCHEMA_VERSION}); it was left untouched",
-                        "upgrade dbdrift (pip install -U dbdrift), or pass another --store", exit_code=2)
+                        f"upgrade dbdrift: {upgrade_hint()}; or pass another --store", exit_code=2)
     return version
 
 

@@ -64,7 +64,8 @@ VECTOR = Workload(plan=vector_plan.PLAN, estimate=vector_run.estimate, run=vecto
                   build_report=vector_results.build, render_report=vector_report.render,
                   estimates=vector_results.qps_estimates, judged=vector_plan.judged,
                   history_values=vector_results.history_values, history_measure=vector_results.history_measure,
-                  check_installs=vector_run.check_installs)
+                  check_installs=vector_run.check_installs, preflight=vector_run.preflight,
+                  check_builds=vector_run.check_builds)
 
 HTAP = Workload(plan=htap_plan.PLAN, estimate=htap_run.estimate, run=htap_run.run, clients=htap_run.clients,
                 check_lines=htap_plan.check_lines, time_lines=no_lines, narrow=units.narrow_repeats,

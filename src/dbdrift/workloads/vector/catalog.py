@@ -212,7 +212,8 @@ def server_settings(engine: str, sizes: VectorSizes) -> dict[str, str]:
 
 
 # --- what an install can do --------------------------------------------------------------------
-def _version(text: str) -> tuple[int, ...]:
+def version_of(text: str) -> tuple[int, ...]:
+    """"0.8.0" -> (0, 8, 0); "11.8.9-MariaDB" -> (11, 8, 9)."""
     return tuple(int(n) for n in re.findall(r"\d+", text)[:3])
 
 
@@ -220,7 +221,7 @@ def pgvector_control(install: InstallInfo) -> Path | None:
     """pgvector's vector.control in the build's extension directory, wherever the build keeps it
     (share/extension, share/postgresql/extension, Debian's usr/share/postgresql/<major>/extension)."""
     bindir = install.bindir
-    major = _version(install.version)[:1]
+    major = version_of(install.version)[:1]
     candidates = [bindir.parent / "share" / "extension", bindir.parent / "share" / "postgresql" / "extension"]
     if len(bindir.parents) > 3 and major:
         candidates.append(bindir.parents[3] / "share" / "postgresql" / str(major[0]) / "extension")
@@ -229,19 +230,17 @@ def pgvector_control(install: InstallInfo) -> Path | None:
 
 def pgvector_version(control: Path) -> tuple[int, ...]:
     match = re.search(r"default_version\s*=\s*'([^']+)'", control.read_text(errors="replace"))
-    return _version(match.group(1)) if match else ()
+    return version_of(match.group(1)) if match else ()
 
 
-def refuse_install(name: str, install: InstallInfo, sizes: VectorSizes) -> None:
-    """One clear error for a target that cannot run this campaign, before any server starts."""
-    engine = install.engine
+def refuse_engine(name: str, engine: str, sizes: VectorSizes) -> None:
+    """Refuse a target whose engine cannot run this campaign whatever its build: MySQL, what
+    MariaDB's VECTOR INDEX lacks, dimensions over what pgvector indexes. Needs no build, so it
+    is said before anything is fetched."""
     if engine not in ENGINES:
         raise InputError(f"{name}: {engine} has no vector index (MySQL's VECTOR type, 9.0 and later, has none "
                          "outside HeatWave)", "vector search runs on PostgreSQL with pgvector and MariaDB 11.7 or later")
     if engine == "mariadb":
-        if _version(install.version)[:2] < MARIADB_VECTOR:
-            raise InputError(f"{name}: MariaDB {install.version} has no VECTOR type (11.7 added it)",
-                             "use MariaDB 11.8, e.g. version = \"debian-sid:11.8.9\" (`dbdrift versions mariadb`)")
         unsupported = [what for what, bad in (("halfvec", "halfvec" in sizes.types), ("ivfflat", sizes.index == "ivfflat"),
                                               ("more than one ef_construction", len(sizes.ef_construction) > 1))
                        if bad]
@@ -250,18 +249,39 @@ def refuse_install(name: str, install: InstallInfo, sizes: VectorSizes) -> None:
                              "columns, with M and mhnsw_ef_search)",
                              "compare MariaDB with pgvector's hnsw on type \"vector\", or leave MariaDB out")
         return
-    control = pgvector_control(install)
-    if control is None:
-        raise InputError(f"{name}: PostgreSQL {install.version} ({install.source}) has no pgvector extension",
-                         "fetch PostgreSQL from Debian, which brings pgvector of the same suite, e.g. version = "
-                         "\"debian:17.12\" (`dbdrift versions postgres`), or install pgvector into your build")
-    if "halfvec" in sizes.types and pgvector_version(control)[:2] < PGVECTOR_HALFVEC:
-        raise InputError(f"{name}: its pgvector ({control}) predates halfvec (0.7.0)", "use pgvector 0.7 or later")
     limit = HALFVEC_MAX_DIM if set(sizes.types) == {"halfvec"} else VECTOR_INDEX_MAX_DIM
     if sizes.dimension > limit:
-        raise InputError(f"{name}: pgvector indexes at most {limit} dimensions of type "
-                         f"{'halfvec' if limit == HALFVEC_MAX_DIM else 'vector'}; the data set has {sizes.dimension}",
-                         'use types = ["halfvec"] (up to 4,000) or fewer dimensions')
+        raise InputError(f"{name}: pgvector's {sizes.index} indexes at most {limit:,} dimensions of type "
+                         f"{'halfvec' if limit == HALFVEC_MAX_DIM else 'vector'}; the data set has {sizes.dimension:,}",
+                         f'use types = ["halfvec"] (up to {HALFVEC_MAX_DIM:,}) or dim = {limit} or fewer in [vector]'
+                         if limit == VECTOR_INDEX_MAX_DIM else f"use dim = {limit} or fewer in [vector]")
+
+
+def refuse_build(name: str, engine: str, version: str, source: str, pgvector: tuple[int, ...] | None,
+                 sizes: VectorSizes) -> None:
+    """Refuse a build that cannot run this campaign: a MariaDB before 11.7, a PostgreSQL build
+    without pgvector (`pgvector`: the version of the one it carries, None for none; () when its
+    version is unknown), or with one older than halfvec."""
+    if engine == "mariadb" and version_of(version)[:2] < MARIADB_VECTOR:
+        raise InputError(f"{name}: MariaDB {version} has no VECTOR type (11.7 added it)",
+                         "use MariaDB 11.8, e.g. version = \"debian-sid:11.8.9\" (`dbdrift versions mariadb`)")
+    if engine != "postgres":
+        return
+    if pgvector is None:
+        raise InputError(f"{name}: PostgreSQL {version} ({source}) has no pgvector extension",
+                         "fetch PostgreSQL from Debian, which brings pgvector of the same suite, e.g. version = "
+                         "\"debian:17.12\" (`dbdrift versions postgres`), or install pgvector into your build")
+    if "halfvec" in sizes.types and pgvector[:2] < PGVECTOR_HALFVEC:
+        raise InputError(f"{name}: its pgvector ({'.'.join(map(str, pgvector)) or 'of unknown version'}, {source}) "
+                         "predates halfvec (0.7.0)", "use pgvector 0.7 or later, or types = [\"vector\"]")
+
+
+def refuse_install(name: str, install: InstallInfo, sizes: VectorSizes) -> None:
+    """One clear error for a target that cannot run this campaign, before any server starts."""
+    refuse_engine(name, install.engine, sizes)
+    control = pgvector_control(install) if install.engine == "postgres" else None
+    refuse_build(name, install.engine, install.version, str(control or install.source),
+                 pgvector_version(control) if control else None, sizes)
 
 
 def setup_text(stored: JsonObject) -> str:

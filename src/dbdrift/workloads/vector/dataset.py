@@ -34,6 +34,7 @@ from typing import TYPE_CHECKING, Callable
 
 from dbdrift import env
 from dbdrift.errors import UserError
+from dbdrift.origin import reinstall_hint
 from dbdrift.workloads.vector.catalog import (FORMAT, GLOVE_DIM, GLOVE_NPY, GLOVE_ROWS, GLOVE_WHEEL, METRICS, TRUTH_K,
                                               DatasetSpec)
 
@@ -131,9 +132,11 @@ def prepare(spec: DatasetSpec, say: Say = lambda _: None, root: Path | None = No
 
 
 def numpy_needed() -> None:
+    """numpy is a dependency of dbdrift; an environment that lost it is refused before anything
+    is fetched (exit 2)."""
     if importlib.util.find_spec("numpy") is None:
-        raise UserError("vector search needs numpy (it makes the vectors and their exact neighbours)",
-                        "pip install 'dbdrift[vector]'")
+        raise UserError("vector search needs numpy (it makes the vectors and their exact neighbours), which is not "
+                        "installed", reinstall_hint("numpy is one of its dependencies"), exit_code=2)
 
 
 def _read(spec: DatasetSpec, directory: Path) -> Dataset:

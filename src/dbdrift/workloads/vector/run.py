@@ -4,12 +4,15 @@ index's size and one driver search per search setting, the host sampled over eac
 window. One repeat of a target is one stored run, kept whole (store.add_workload_run) as soon
 as it ends, whatever its status: what was measured before a failure or Ctrl-C is kept.
 
-Before any server starts, every target is checked for vector support (catalog.refuse_install)
-and the data set is made or found in the cache with its exact neighbours (dataset.prepare).
+Before anything is fetched, numpy and each target's engine and build are checked for vector
+support (preflight, check_builds: `run --check` makes the same checks); before any server
+starts, each fetched build again (check_installs), and the data set is made or found in the
+cache with its exact neighbours (dataset.prepare).
 """
 from __future__ import annotations
 
 import os
+from pathlib import Path
 from typing import Callable
 
 from dbdrift.driver import process
@@ -19,8 +22,10 @@ from dbdrift.plan.campaign import CampaignSpec
 from dbdrift.runner.campaign import CampaignOutcome, Runner, target_repeats
 from dbdrift.runner.detect import planned_repeats
 from dbdrift.runner.session import TargetSession
+from dbdrift.server import engines
 from dbdrift.workloads.vector import catalog, dataset
-from dbdrift.workloads.vector.catalog import Family, VectorSizes, families, refuse_install, size_sql, sql
+from dbdrift.workloads.vector.catalog import (Family, VectorSizes, families, refuse_build, refuse_engine, refuse_install,
+                                              size_sql, sql)
 
 WORKLOAD = "vector"
 LOAD_VALUES_PER_S = 3_000_000  # float values a load writes per second per loader (an ETA, not a measurement)
@@ -206,6 +211,34 @@ def _search(session: TargetSession, data: dataset.Dataset, fam: Family, statemen
 
 
 # -- the hooks of the Workload (workloads/registry.py) -------------------------------------------
+def preflight(spec: CampaignSpec) -> None:
+    """What refuses the campaign before anything is fetched or stored: numpy missing, an engine
+    without what the campaign asks for (catalog.refuse_engine)."""
+    dataset.numpy_needed()
+    for target in spec.targets:
+        refuse_engine(target.name, target.engine, spec.vector)
+
+
+def check_builds(spec: CampaignSpec, cache_dir: Path) -> None:
+    """Every target's build can run the campaign, as far as it is known before `run` fetches it:
+    a cached build or one of the host's is looked at (pgvector's files), one to fetch is judged
+    by what the catalogue would fetch (an npm or Maven PostgreSQL has no pgvector, a Debian one
+    brings its suite's). A build the catalogue cannot name now is left to check_installs."""
+    for target in spec.targets:
+        try:
+            install = engines.cached_install(target, cache_dir)
+            planned = None if install is not None else engines.to_fetch(target, cache_dir)
+        except UserError:
+            continue  # resolving it fails in `run` with its own error; `--check` says it (locate)
+        if install is not None:
+            refuse_install(target.name, install, spec.vector)
+        elif planned is not None:
+            build, extras = planned
+            pgvector = next((v for name, v in extras.items() if name.endswith("-pgvector")), None)
+            refuse_build(target.name, build.engine, build.version, build.detail,
+                         catalog.version_of(pgvector) if pgvector is not None else None, spec.vector)
+
+
 def check_installs(spec: CampaignSpec, installs: dict[str, InstallInfo]) -> None:
     """Every target can run the campaign: said before the campaign is stored or a server starts."""
     for target in spec.targets:
