@@ -23,7 +23,7 @@ ALLOWED = {
     "runner": BASE | {"catalog", "plan", "server", "driver", "metrics", "store", "env", "analysis"},
     "analysis": {"model", "quantities"},
     "results": BASE | {"catalog", "store", "analysis"},
-    "report": {"analysis", "model", "quantities", "version", "results"},
+    "report": {"analysis", "model", "quantities", "version", "origin", "results"},  # origin: its install hints
     "cluster": BASE | {"catalog", "plan", "server", "store", "env", "runner"},
     # the workload registry assembles every slice's parts, so it sits above every layer they belong to
     "workloads": BASE | {"env", "catalog", "plan", "server", "driver", "metrics", "store", "runner", "analysis",
