@@ -68,11 +68,14 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = build_parser()
-    if not (sys.argv[1:] if argv is None else argv):  # bare `dbdrift`: what it does and its verbs
-        parser.print_help()
-        return 0
-    args = parser.parse_args(argv)
+    try:
+        parser = build_parser()
+        if not (sys.argv[1:] if argv is None else argv):  # bare `dbdrift`: what it does and its verbs
+            parser.print_help()
+            return 0
+        args = parser.parse_args(argv)
+    except KeyboardInterrupt:  # before any verb started: nothing to say (dbdrift/__main__.py)
+        return 130
     sigterm_as_ctrl_c()  # `kill` stores, stops the servers and exits 130 as Ctrl-C does
     try:
         try:
