@@ -8,7 +8,7 @@ from pathlib import Path
 
 from dbdrift.cli import (bisect, bloat, calibrate, campaigns, catalog, cleanup, cluster, compare, config, demo, docs,
                          history, options, publish, recheck, report, run, system, versions)
-from dbdrift.errors import UserError
+from dbdrift.errors import UserError, interrupted_by
 from dbdrift.app.process import __version__, sigterm_as_ctrl_c, stop_all, store_error
 
 VERBS = {
@@ -90,7 +90,8 @@ def main(argv: list[str] | None = None) -> int:
         return exc.exit_code
     except KeyboardInterrupt:
         again = getattr(VERBS[args.verb][0], "RERUN_HINT", "rerun with --resume to run only what is missing")
-        sys.stderr.write(f"\ninterrupted: every run that finished is in the store; {again}\n")
+        by = "" if interrupted_by() == "Ctrl-C" else f" by {interrupted_by()}"  # a `kill` is no Ctrl-C
+        sys.stderr.write(f"\ninterrupted{by}: every run that finished is in the store; {again}\n")
         return 130
     finally:
         stop_all()

@@ -20,7 +20,7 @@ from dbdrift.workloads.sysbench import catalog as sysbench
 from dbdrift.cpus import Placement, pinned
 from dbdrift.driver import process
 from dbdrift.driver.protocol import RunTotals, latency_of, totals
-from dbdrift.errors import DriverError, ServerError, UserError
+from dbdrift.errors import DriverError, ServerError, UserError, interrupted_error
 from dbdrift.model import STEAL_MAX_PCT, InstallInfo, JsonObject, TargetSpec, WorkloadRun
 from dbdrift.metrics import binary
 from dbdrift.plan.campaign import CampaignSpec
@@ -325,7 +325,7 @@ class TargetSession:
         try:
             yield outcome
         except KeyboardInterrupt:
-            outcome.status, outcome.error = "interrupted", "interrupted by the user (Ctrl-C)"
+            outcome.status, outcome.error = "interrupted", interrupted_error()
             raise
         except (ServerError, DriverError) as exc:
             outcome.status, outcome.error = "failed", exc.message
@@ -394,7 +394,7 @@ class TargetSession:
                 record.value = t.qps
             record.warnings = run_warnings(step, t, self.spec.interval_s, out.intervals)
         if result.interrupted:
-            record.status, record.error = "interrupted", "interrupted by the user (Ctrl-C)"
+            record.status, record.error = "interrupted", interrupted_error()
         elif result.exit_code != 0 or out.summary is None or not out.intervals:
             record.status, record.error = "failed", process.fatal_message(result, f"run {step.label}")
         return record

@@ -14,7 +14,7 @@ import os
 from typing import Callable
 
 from dbdrift.driver import process
-from dbdrift.errors import DriverError, ServerError
+from dbdrift.errors import DriverError, ServerError, interrupted_error
 from dbdrift.model import InstallInfo, JsonObject
 from dbdrift.plan.campaign import CampaignSpec
 from dbdrift.runner.campaign import CampaignOutcome, Runner, target_repeats
@@ -141,7 +141,7 @@ def _window(session: TargetSession, window: str, repeat: int, suffix: str) -> Js
         "intervals": [{k: v for k, v in iv.items() if k not in ("type", "mono_s")} for iv in out.output.intervals],
         "hardware": window_hw.as_dict() if window_hw else None, "events": engine}
     if out.interrupted:
-        result.update(status="interrupted", error="interrupted by the user (Ctrl-C)")
+        result.update(status="interrupted", error=interrupted_error())
     elif out.exit_code != 0 or not summary:
         result.update(status="failed", error=process.fatal_message(out, f"{session.name}: {label}"))
     if result["status"] == "ok":

@@ -14,7 +14,7 @@ from pathlib import Path
 
 from dbdrift.workloads.ibench import catalog as ibench
 from dbdrift.driver import process
-from dbdrift.errors import DriverError, ServerError
+from dbdrift.errors import DriverError, ServerError, interrupted_error
 from dbdrift.metrics.sampler import Sampler
 from dbdrift.runner.observe import ServerFlame
 from dbdrift.model import EngineEvents, InsertStepResult, InstallInfo, JsonObject
@@ -150,7 +150,7 @@ def _result(session: TargetSession, step: ibench.IBenchStep, out: process.Driver
     histograms = summary.get("histograms") or {}
     status, error = "ok", None
     if out.interrupted:
-        status, error = "interrupted", "interrupted by the user (Ctrl-C)"
+        status, error = "interrupted", interrupted_error()
     elif out.exit_code != 0 or not summary:
         status, error = "failed", process.fatal_message(out, f"step {step.name}")
     window = sampler.window()

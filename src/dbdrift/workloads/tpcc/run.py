@@ -11,7 +11,7 @@ import os
 
 from dbdrift.workloads.tpcc import catalog as tpcc
 from dbdrift.driver import process
-from dbdrift.errors import DriverError, ServerError
+from dbdrift.errors import DriverError, ServerError, interrupted_error
 from dbdrift.metrics.sampler import Delta
 from dbdrift.runner.observe import ServerFlame
 from dbdrift.model import EngineEvents, InstallInfo, JsonObject, TpccResult
@@ -90,7 +90,7 @@ def run_window(session: TargetSession, repeat: int, load_s: float | None, suffix
     summary = out.output.summary or {}
     status, error = "ok", None
     if out.interrupted:
-        status, error = "interrupted", "interrupted by the user (Ctrl-C)"
+        status, error = "interrupted", interrupted_error()
     elif out.exit_code != 0 or not summary:
         status, error = "failed", process.fatal_message(out, "run")
     return TpccResult(

@@ -13,7 +13,7 @@ import os
 from typing import Callable
 
 from dbdrift.driver import process
-from dbdrift.errors import DriverError, ServerError, UserError
+from dbdrift.errors import DriverError, ServerError, UserError, interrupted_error
 from dbdrift.model import InstallInfo, JsonObject
 from dbdrift.plan.campaign import CampaignSpec
 from dbdrift.runner.campaign import CampaignOutcome, Runner, target_repeats
@@ -193,7 +193,7 @@ def _search(session: TargetSession, data: dataset.Dataset, fam: Family, statemen
                                        for iv in out.output.intervals],
                          "hardware": window.as_dict() if window else None}
     if out.interrupted:
-        session.progress.step_end(session.name, label, "interrupted", "interrupted by the user (Ctrl-C)")
+        session.progress.step_end(session.name, label, "interrupted", interrupted_error())
         raise KeyboardInterrupt
     if out.exit_code != 0 or not summary:
         message = process.fatal_message(out, f"{session.name}: {label}")
