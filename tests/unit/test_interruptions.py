@@ -77,3 +77,26 @@ def test_a_run_cut_short_by_sigterm_is_stored_as_interrupted_by_sigterm_not_by_c
     rows = store_rows(store, store.latest_campaign_id("unit"))
     assert [(r["target"], r["status"], r["error"]) for r in rows] == [("A", "interrupted", "interrupted by SIGTERM")]
     assert progress.steps[-1] == ("A", f"{PQ} x1", "interrupted")
+
+
+@pytest.mark.fault("kill")
+def test_runs_cut_short_by_ctrl_c_are_counted_as_interrupted_not_failed(lab, store):
+    runner, _ = run(lab, store, repeats=2, tests=[PQ], read_s=0.2, interval_s=0.05)
+    lab.interrupt_at = 2  # point-query #1 done in turns, Ctrl-C during #2: one run of each target cut short
+    with pytest.raises(KeyboardInterrupt):
+        runner.run()
+    outcome = runner.outcome
+    assert (outcome.runs_ok, outcome.runs_failed, outcome.runs_interrupted) == (2, 0, 2)
+    assert outcome.summary() == "2 runs (0 failed, 2 interrupted)"
+
+
+@pytest.mark.fault("kill")
+def test_the_store_counts_interrupted_runs_apart_from_failed_ones(lab, store):
+    from dbdrift.app.campaigns import rows
+
+    runner, _ = run(lab, store, order="sequential", tests=[PQ], read_s=0.2, interval_s=0.05)
+    lab.interrupt_at = 2  # A's run done, Ctrl-C during B's
+    with pytest.raises(KeyboardInterrupt):
+        runner.run()
+    listed = rows(store)
+    assert [(c["runs_ok"], c["runs_failed"], c["runs_interrupted"]) for c in listed] == [(1, 0, 1)]

@@ -35,6 +35,7 @@ class CampaignOutcome:
     campaign_id: int
     runs_ok: int = 0
     runs_failed: int = 0
+    runs_interrupted: int = 0  # cut short by Ctrl-C or SIGTERM (stored as "interrupted"; --resume runs them)
     runs_skipped: int = 0  # not run because their target failed (stored as "skipped")
     runs_kept: int = 0  # already in the store (--resume)
     instructions_ok: int = 0
@@ -43,8 +44,10 @@ class CampaignOutcome:
     failures: dict[str, str] = field(default_factory=dict)  # target -> why it ended early
 
     def summary(self) -> str:
-        """`12 runs (1 failed, 20 skipped: pg18 server died)`."""
+        """`12 runs (1 failed, 20 skipped: pg18 server died)`; `, 1 interrupted` after a Ctrl-C."""
         parts = [f"{self.runs_failed} failed"]
+        if self.runs_interrupted:
+            parts.append(f"{self.runs_interrupted} interrupted")
         if self.runs_skipped:
             why = "; ".join(f"{t} {w}" for t, w in self.failures.items())
             parts.append(f"{self.runs_skipped} skipped: {why}" if why else f"{self.runs_skipped} skipped")
@@ -117,12 +120,13 @@ class Runner:
         self.workload = workload
         self.perf = perf.probe()
         self.placement = cpus.place(placement_option(spec))  # a CPU the host does not allow is refused here
+        self.outcome: CampaignOutcome | None = None  # what run() did so far, also when Ctrl-C ended it
 
     def run(self) -> CampaignOutcome:
         installs = self._resolve_installs()  # every target is checked before any server starts
         if self.workload.check_installs is not None:
             self.workload.check_installs(self.spec, installs)
-        outcome = CampaignOutcome(self._campaign_id())
+        outcome = self.outcome = CampaignOutcome(self._campaign_id())  # kept for the caller when interrupted
         self._say_placement()
         self.workload.run(self, installs, outcome)
         return outcome
@@ -182,6 +186,9 @@ class Runner:
                 run(session, installs[target.name], target_id, repeat)
             except (ServerError, DriverError) as exc:
                 self.fail(session, exc, outcome)
+            except KeyboardInterrupt:
+                outcome.runs_interrupted += 1  # its repeat is stored interrupted (TargetSession.keep_repeat)
+                raise
             finally:
                 session.stop()
                 outcome.runs_ok += count_done(target_id, repeat)

@@ -66,6 +66,7 @@ class TargetSession:
         self._settling: JsonObject | None = None
         self.runs_ok = 0
         self.runs_failed = 0
+        self.runs_interrupted = 0
         self.runs_skipped = 0
         self.attempted: set[tuple[str, int, int]] = set()  # keys of runs stored by this session
         self.planned: set[str] = set()  # tests whose query plans this session stored
@@ -289,7 +290,10 @@ class TargetSession:
             if not step.warm and step.name not in self.planned:
                 self.capture_plans(step)
         else:
-            self.runs_failed += 1
+            if record.status == "interrupted":
+                self.runs_interrupted += 0 if step.warm else 1
+            else:
+                self.runs_failed += 1
             self.progress.step_end(self.name, step.label, record.status, record.error or "")
         return record
 

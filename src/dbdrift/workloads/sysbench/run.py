@@ -221,6 +221,7 @@ class Sequence:
                 session.skip(rest, f"skipped: {outcome.failures.get(session.name, 'target failed')}")
             outcome.runs_ok += session.runs_ok
             outcome.runs_failed += session.runs_failed
+            outcome.runs_interrupted += session.runs_interrupted
             outcome.runs_skipped += session.runs_skipped
 
     # -- sequential: one target after the other ---------------------------------------------------
