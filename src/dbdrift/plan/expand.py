@@ -98,7 +98,7 @@ def _steps(spec: CampaignSpec) -> tuple[Step, ...]:
 def _sequence(spec: CampaignSpec, repeats: Sequence[int]) -> list[Step]:
     steps: list[Step] = [LoadStep(spec.tables, spec.rows), SettleStep(spec.settle_total_s(), "load")]
     first = repeats[0]
-    if spec.warm_runs:
+    if spec.warm_runs and reads_follow(spec):
         steps.append(_warm(spec, "point-query.warm", "point-query", spec.read_s, spec.tables, first))
     wrote = False  # a write test ran since the last settle
     for test in spec.tests:
@@ -117,6 +117,12 @@ def _sequence(spec: CampaignSpec, repeats: Sequence[int]) -> list[Step]:
             steps.append(SettleStep(spec.settle_total_s(), test.name))
             wrote = False
     return steps
+
+
+def reads_follow(spec: CampaignSpec) -> bool:
+    """Whether a read test is selected: point-query.warm (read_s of point queries after each
+    load) warms the cache for the reads, so a campaign of writes alone does not run it."""
+    return any(test.group != "writes" for test in spec.tests)
 
 
 def _measured(spec: CampaignSpec, test: MicrobenchmarkSpec, threads: int, repeats: Sequence[int]) -> list[RunStep]:

@@ -134,8 +134,10 @@ def time_lines(spec: CampaignSpec) -> list[str]:
                      "the settles, --set warm_runs=false drops the warm-ups (both change what is measured: "
                      "`dbdrift docs methodology`)")
     if parts.get(WARM, 0.0) > parts.get(MEASURED, 0.0):
-        lines.append(f"note: the warm-up runs take longer than the measured runs: they last read_s ({spec.read_s:g}s), "
-                     "whatever write_s is; a shorter read_s or warm_runs = false shortens them")
+        scan = "scan_warm_s, " if "scan.warm" in warm else ""
+        lines.append(f"note: the warm-up runs take longer than the measured runs: they last read_s ({spec.read_s:g}s)"
+                     + (f" and scan_warm_s ({spec.scan_warm_s:g}s)" if scan else "")
+                     + f", whatever write_s is; a shorter read_s, {scan}or warm_runs = false shortens them")
     return lines
 
 
