@@ -147,6 +147,11 @@ def restarts_before(spec: CampaignSpec, step: Step) -> bool:
 START_S = {"postgres": 2.0, "mariadb": 8.0, "mysql": 14.0}
 RUN_OVERHEAD_S = 0.5  # a driver run's own setup beyond its warm-up and measured seconds
 RESTART_S = 3.0  # a server's restart between repeats
+STOP_S = 1.0  # a server's stop before its data directory is replaced (restart = "reload")
+SETTLE_WORK_S = 1.0  # a settle's work (vacuum, checkpoint; InnoDB's flushing) before its quiet wait
+# Each step the runner reports is given exactly its part of the estimate (progress ETA): a run
+# run_s, a restart RESTART_S, a new server STOP_S and its start START_S, a settle's work
+# SETTLE_WORK_S and its wait the rest of settle_s, a load load_s.
 
 
 def load_s(step: LoadStep) -> float:
@@ -174,9 +179,9 @@ def estimate_parts(plan: TargetPlan, spec: CampaignSpec, settles: bool = True) -
             parts[WARM if step.warm else MEASURED] += run_s(step)
             parts[SETUP] += RESTART_S if restarts_before(spec, step) else 0.0
         elif isinstance(step, FreshStep):
-            parts[SETUP] += RESTART_S
+            parts[SETUP] += STOP_S + START_S.get(plan.target.engine, 2.0)
         elif isinstance(step, SettleStep):
-            parts[SETTLES] += (step.total_s if settles else 0.0) + 1.0
+            parts[SETTLES] += (step.total_s if settles else 0.0) + SETTLE_WORK_S
         else:
             parts[SETUP] += load_s(step)
     return parts

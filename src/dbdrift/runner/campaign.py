@@ -21,7 +21,7 @@ from dbdrift.plan import rounds
 from dbdrift.plan.campaign import CampaignSpec, target_to_dict
 from dbdrift.metrics import fsync, host, perf
 from dbdrift.runner import instructions
-from dbdrift.runner.progress import NullProgress, ProgressSink
+from dbdrift.runner.progress import NullProgress, ProgressSink, Tally
 from dbdrift.runner.session import TargetSession
 from dbdrift.server import engines, rundir
 from dbdrift.store.store import Store
@@ -168,6 +168,7 @@ class Runner:
                     pending.append((repeat, place, target, target_id))
         counted = [p for p in pending if planned is None or p[0] < planned.repeats()]
         self.progress.campaign_start(seconds * len(counted), steps * len(counted))
+        tally = Tally(self.progress)  # each (target, repeat) credits what of its estimate its steps did not
         current: int | None = None
         for repeat, place, target, target_id in pending:
             if planned is not None and repeat != current:
@@ -178,9 +179,10 @@ class Runner:
                     break
                 current = repeat
             if target.name in outcome.failed_targets:
+                tally.settle(seconds, steps)
                 continue  # its failure is reported once; later repeats of it are not run
             session = TargetSession(self.spec, target, installs[target.name], target_id, self.store,
-                                    self.progress, dbname=dbname, placement=self.placement)
+                                    tally, dbname=dbname, placement=self.placement)
             session.position = place
             try:
                 run(session, installs[target.name], target_id, repeat)
@@ -193,6 +195,7 @@ class Runner:
                 session.stop()
                 outcome.runs_ok += count_done(target_id, repeat)
                 outcome.runs_failed += 0 if target.name not in outcome.failed_targets else 1
+            tally.settle(seconds, steps)
         if planned is not None and current is not None:
             planned.after_repeat(current)
 

@@ -6,6 +6,7 @@ order of targets (the workload's run.py does) and stores each run as soon as it 
 from __future__ import annotations
 
 import json
+import math
 import os
 import shutil
 import time
@@ -24,7 +25,8 @@ from dbdrift.errors import DriverError, ServerError, UserError, interrupted_erro
 from dbdrift.model import STEAL_MAX_PCT, InstallInfo, JsonObject, TargetSpec, WorkloadRun
 from dbdrift.metrics import binary
 from dbdrift.plan.campaign import CampaignSpec
-from dbdrift.plan.expand import START_S, FreshStep, LoadStep, RunStep, SettleStep, load_s
+from dbdrift.plan.expand import (RESTART_S, SETTLE_WORK_S, START_S, STOP_S, FreshStep, LoadStep, RunStep,
+                                 SettleStep, load_s, run_s)
 from dbdrift.runner import sourcebuild
 from dbdrift.runner.dialect import DBNAME, for_engine
 from dbdrift.metrics.sampler import Sampler
@@ -123,7 +125,7 @@ class TargetSession:
             self._launch()
             return {"prewarm": self.prewarm(self.spec.tables, restarted=True), "before": step.label}
 
-        self.timed_step("server", f"restart before {step.label}", work)
+        self.timed_step("server", f"restart before {step.label}", work, RESTART_S)
 
     def reload(self, step: FreshStep) -> None:
         """`restart = "reload"`: stop the server, keep its log, remove its data directory and
@@ -141,7 +143,7 @@ class TargetSession:
             self.stop()
             return {"before": step.label}
 
-        self.timed_step("server", f"stop for {step.label}", work)
+        self.timed_step("server", f"stop for {step.label}", work, STOP_S)
 
     def _launch(self) -> None:
         with pinned(self.placement.server):  # every backend and thread it starts inherits the set
@@ -214,7 +216,7 @@ class TargetSession:
             self._settling = self.dialect.settle_start(self.conn, names)
             return {"settle_total_s": step.total_s, **self._settling}
 
-        return self.timed_step("settle", step.label, work)
+        return self.timed_step("settle", step.label, work, SETTLE_WORK_S)
 
     def settle_end(self) -> None:
         """After the settle sleep: restore what the settle step changed (InnoDB flushing)."""
@@ -231,11 +233,19 @@ class TargetSession:
         """
         spec = self.driver_spec(step)
         self.check_ready(step, spec)
-        self.progress.step_start(self.name, step.label, step.duration_s + step.warmup_s)
+        self.progress.step_start(self.name, step.label, run_s(step))
         observers = self.observers(step, step.duration_s).start()
+        pace = RunPace(step, self.spec.rows)
+
+        def on_line(obj: JsonObject) -> None:
+            observers.on_line(obj)
+            now = pace.read(obj)
+            if now is not None:
+                self.progress.step_progress(self.name, step.label, *now)
+
         try:
             result = process.run_driver("run", spec, timeout_s=step.warmup_s + step.duration_s + 120,
-                                        on_line=observers.on_line, on_start=observers.on_driver_start,
+                                        on_line=on_line, on_start=observers.on_driver_start,
                                         cpus=self.placement.driver)
         finally:
             observers.stop()
@@ -457,6 +467,39 @@ def settle_wait(progress: ProgressSink, who: str, step: SettleStep, work_s: floa
     rest_s = max(0.0, step.total_s - work_s)
     label = f"{step.label}: quiet for {rest_s:.0f}s (settle_s {step.total_s:g}s less the work)"
     progress.step_start(who, label, rest_s)
-    time.sleep(rest_s)
+    slices = max(1, math.ceil(rest_s / WAIT_SLICE_S))  # the bar and ETA move while it waits
+    for n in range(1, slices + 1):
+        time.sleep(rest_s / slices)
+        progress.step_progress(who, label, n / slices, "")
     progress.step_end(who, label, "ok", f"{rest_s:.1f}s")
     progress.advance(step.total_s - rest_s)  # the work's share of the settle's estimate
+
+
+WAIT_SLICE_S = 1.0  # a settle's quiet wait reports its progress this often
+
+
+class RunPace:
+    """How far a sysbench run is and its rate now, from the driver's lines (docs/protocol.md
+    `run`): the warm-up line, then an interval line every interval_s; None for other lines."""
+
+    def __init__(self, step: RunStep, rows: int) -> None:
+        self.step, self.rows = step, rows
+
+    def read(self, obj: JsonObject) -> tuple[float, str] | None:
+        step = self.step
+        whole = step.warmup_s + step.duration_s
+        if obj.get("type") == "warmup":
+            return (step.warmup_s / whole if whole else 0.0), "warm-up done"
+        if obj.get("type") != "interval":
+            return None
+        span = float(obj.get("end_s", 0.0)) - float(obj.get("start_s", 0.0))
+        return (step.warmup_s + float(obj.get("end_s", 0.0))) / whole if whole else 1.0, self.rate(obj, span)
+
+    def rate(self, interval: JsonObject, span: float) -> str:
+        """The interval's throughput in the unit of the run's value: QPS, or Krps for a scan."""
+        if span <= 0:
+            return ""
+        if self.step.test.metric == "krps":
+            krps = sysbench.scan_krps(self.rows, int(interval.get("events", 0)), span, self.step.threads)
+            return "" if krps is None else f"{krps:,.0f} Krps"
+        return f"{int(interval.get('statements', 0)) / span:,.0f} QPS"

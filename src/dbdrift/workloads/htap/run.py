@@ -22,7 +22,7 @@ from dbdrift.runner.detect import planned_repeats
 from dbdrift.runner.session import TargetSession
 from dbdrift.workloads.htap.catalog import WINDOW_TITLES, WINDOWS, load_statements, queries_for
 from dbdrift.workloads.tpcc import catalog as tpcc
-from dbdrift.workloads.tpcc.run import check_consistency, load, sampled_run
+from dbdrift.workloads.tpcc.run import WindowPace, check_consistency, load, sampled_run
 
 WORKLOAD = "htap"
 CH_LOAD_S = 5.0  # the three small tables (an ETA)
@@ -129,7 +129,9 @@ def _window(session: TargetSession, window: str, repeat: int, suffix: str) -> Js
     vus, streams = h.window(window)
     label = f"{WINDOW_TITLES[window]}: {vus} VU(s), {streams} stream(s){suffix}"
     session.progress.step_start(session.name, label, h.rampup_s + h.duration_s)
-    out, window_hw, engine, _ = sampled_run(session, driver_spec(session, window, repeat), h.rampup_s + h.duration_s)
+    pace = WindowPace(session, label, h.rampup_s + h.duration_s, clients=vus, streams=streams)
+    out, window_hw, engine, _ = sampled_run(session, driver_spec(session, window, repeat), h.rampup_s + h.duration_s,
+                                            pace.read)
     summary = out.output.summary or {}
     analytics = summary.get("analytics") or {}
     result: JsonObject = {

@@ -13,7 +13,7 @@ from __future__ import annotations
 import contextlib
 import os
 import threading
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Callable
 
 from dbdrift import cpus
@@ -27,7 +27,7 @@ from dbdrift.plan.expand import (MEASURED, SETTLES, SETUP, WARM, FreshStep, Load
 from dbdrift.runner import instructions, turns
 from dbdrift.runner.campaign import CampaignOutcome, Runner
 from dbdrift.runner.detect import Planned
-from dbdrift.runner.progress import LanesProgress, ProgressSink
+from dbdrift.runner.progress import LanesProgress, ProgressSink, Tally
 from dbdrift.runner.session import TargetSession, settle_wait
 from dbdrift.store.store import Store
 from dbdrift.quantities import format_duration
@@ -141,6 +141,13 @@ def time_lines(spec: CampaignSpec) -> list[str]:
     return lines
 
 
+def to_run(state: TargetState) -> TargetPlan:
+    """A target's plan without the measured runs that are not pending (stored, for --resume):
+    what it runs, so the progress estimate counts only that."""
+    return replace(state.plan, steps=tuple(s for s in state.plan.steps
+                                           if not isinstance(s, RunStep) or s.warm or s.key in state.pending))
+
+
 def run(runner: Runner, installs: dict[str, InstallInfo], outcome: CampaignOutcome) -> None:
     """The campaign's timed runs, then its instruction counts (Workload.run)."""
     Sequence(runner).run(installs, outcome)
@@ -173,18 +180,24 @@ class Sequence:
             if self.spec.count_instructions and state not in counting:
                 self.progress.message(f"{state.plan.target.name}: instruction counts are not available for "
                                       f"{state.plan.target.engine}; not counted")
-        self.progress.campaign_start(*estimate(self.spec, [s.plan for s in active], [s.plan for s in counting]))
+        timed = [to_run(state) for state in active]  # --resume: the runs the store lacks, nothing more
+        self.progress.campaign_start(*estimate(self.spec, timed, [s.plan for s in counting]))
+        tally = self.progress = Tally(self.runner.progress)  # each part credits the estimate its steps did not
         if self.spec.detect_plan is not None and self.runner.estimates is not None:
             self.planned = Planned(self.spec, self.runner.estimates, outcome.campaign_id, self.progress)
         if self.spec.timed:
             if self.spec.order == "turns" and len(active) > 1:
                 self._in_turns(active, installs, outcome)
+                tally.settle(*estimate(self.spec, timed, []))
             else:
-                for state in active:
+                for state, plan in zip(active, timed):
                     self._sequential(state, installs[state.plan.target.name], outcome)
+                    tally.settle(*estimate(self.spec, [plan], []))
         if counting:
             self._count_all([s for s in counting if s.plan.target.name not in outcome.failed_targets],
                             installs, outcome)
+            whole, runs = estimate(self.spec, timed, [s.plan for s in counting]), estimate(self.spec, timed, [])
+            tally.settle(whole[0] - runs[0], whole[1] - runs[1])
 
     def _states(self, campaign_id: int) -> list[TargetState]:
         """What each target still has to run. Interleaved tests are all-or-nothing: a test some
