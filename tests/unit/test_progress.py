@@ -177,3 +177,58 @@ def test_resume_counts_only_the_runs_it_still_has_to_do_in_its_estimate(lab, sto
     # B's start, load, settle work and wait, the restart before #2 and its run: nothing of A's
     assert progress.steps_total == progress.steps_done == 6
     assert progress.done_s == pytest.approx(progress.total_s)
+
+
+# -- what each workload's driver lines say of its step (docs/protocol.md's own examples) ---------
+
+@pytest.mark.fault("progress")
+def test_an_insert_benchmark_step_reports_its_rows_done_and_every_clients_rates():
+    from dbdrift.workloads.ibench.catalog import IBenchStep
+    from dbdrift.workloads.ibench.run import StepPace
+
+    step = IBenchStep("qr100", rows_per_client=20000, rows_per_statement=1, inserts_per_second=100, query="range")
+    pace = StepPace(step, clients=2, expected_s=200.0)
+    assert pace.read({"type": "start", "step": "qr100", "clients": 2}) is None
+    line = {"type": "interval", "i_sec": 1.0, "t_sec": 1.0, "i_ips": 100.0, "i_qps": 812.0, "t_ins": 100}
+    pace.read({**line, "client": 1})
+    assert pace.read({**line, "client": 2}) == (200 / 40000, "200 inserts/s, 1,624 queries/s")
+
+
+@pytest.mark.fault("progress")
+def test_an_index_build_that_prints_no_rows_reports_its_time_against_its_estimate():
+    from dbdrift.workloads.ibench.catalog import IBenchStep
+    from dbdrift.workloads.ibench.run import StepPace
+
+    step = IBenchStep("l.x", rows_per_client=0, rows_per_statement=1, create_indexes=True)
+    line = {"type": "interval", "client": 1, "t_sec": 5.0, "i_ips": 0.0, "t_ins": 0}
+    assert StepPace(step, clients=1, expected_s=20.0).read(line) == (0.25, "0 inserts/s")
+
+
+@pytest.mark.fault("progress")
+@pytest.mark.parametrize("clients, streams, said", [
+    (2, 0, "35,820 NOPM, ramp-up"), (0, 1, "11 queries in 1s, ramp-up"), (1, 1, "35,820 NOPM, 11 queries in 1s, ramp-up")],
+    ids=["tproc-c", "htap-analytics", "htap-both"])
+def test_a_tpcc_or_htap_window_reports_its_time_and_nopm_or_queries(clients, streams, said):
+    from dbdrift.workloads.tpcc.run import WindowPace
+
+    pace = WindowPace(RecordingSession(), "TPROC-C", 10.0, clients=clients, streams=streams)
+    line = {"type": "interval", "phase": "rampup", "t_sec": 1.0, "i_sec": 1.0, "nopm": 35820.0, "tpm": 80040.0,
+            "queries": 11}
+    pace.read(line)
+    assert pace.session.progress.progress == [("pg", "TPROC-C", 0.1, said)]
+
+
+@pytest.mark.fault("progress")
+def test_a_vector_search_reports_its_time_past_the_warm_up_and_its_qps():
+    from dbdrift.workloads.vector.run import search_pace
+
+    assert search_pace({"type": "phase", "phase": "measure", "t": 2.0}, 2.0, 10.0) is None
+    assert search_pace({"type": "interval", "t": 1.0, "interval_s": 1.0, "queries": 812, "qps": 812.0},
+                       2.0, 10.0) == (0.25, "812 QPS")
+
+
+class RecordingSession:
+    """What WindowPace reads of a TargetSession: its name and progress."""
+
+    def __init__(self) -> None:
+        self.name, self.progress = "pg", RecordingProgress()
