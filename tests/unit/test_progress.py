@@ -232,3 +232,24 @@ class RecordingSession:
 
     def __init__(self) -> None:
         self.name, self.progress = "pg", RecordingProgress()
+
+
+@pytest.mark.fault("progress")
+@pytest.mark.parametrize("order, said", [("sequential", "3 of 4 timed runs stored, 1 to run"),
+                                         ("turns", "2 of 4 timed runs stored, 2 to run")])
+def test_resume_check_plans_the_time_of_what_resume_runs_not_of_the_whole_campaign(lab, store, order, said):
+    from dbdrift.app import check
+
+    # sequential: a test of 2 repeats, B's second cut short; in turns (a test a target lacks runs again for
+    # every target): update-index then point-query, the second cut short
+    tests, repeats = (["point-query"], 2) if order == "sequential" else (["update-index", "point-query"], 1)
+    spec = lab.campaign(order=order, tests=tests, repeats=repeats, read_s=0.2, write_s=0.2, interval_s=0.05)
+    lab.interrupt_at = 4 if order == "sequential" else 2
+    with pytest.raises(KeyboardInterrupt):
+        Runner(spec, store, progress=RecordingProgress(), workload=workload_of(spec)).run()
+    whole = workload_of(spec).estimate(spec)[0]
+    left = check.resumed(spec, store.path)
+    assert said in left.line and left.expected_s < whole
+    progress = ConsoleProgress(io.StringIO())
+    Runner(spec, store, resume=True, progress=progress, workload=workload_of(spec)).run()
+    assert left.expected_s == pytest.approx(progress.total_s)  # what --check says is what the run expects

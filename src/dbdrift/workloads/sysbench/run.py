@@ -141,6 +141,18 @@ def time_lines(spec: CampaignSpec) -> list[str]:
     return lines
 
 
+def pending_runs(spec: CampaignSpec, plans: list[TargetPlan],
+                 done: dict[str, set[tuple[str, int, int]]]) -> list[set[tuple[str, int, int]]]:
+    """The keys of the measured runs each plan's target still has to run, given the keys `done`
+    (stored complete) by target name: what --resume runs and `run --resume --check` counts. In
+    turns a test some target lacks runs again for every target (its runs stay paired)."""
+    pending = [{r.key for r in p.runs if not r.warm and r.key not in done.get(p.target.name, set())} for p in plans]
+    if spec.order == "turns" and len(plans) > 1:
+        groups = {(key[0], key[1]) for keys in pending for key in keys}
+        pending = [{r.key for r in p.runs if not r.warm and (r.name, r.threads) in groups} for p in plans]
+    return pending
+
+
 def to_run(state: TargetState) -> TargetPlan:
     """A target's plan without the measured runs that are not pending (stored, for --resume):
     what it runs, so the progress estimate counts only that."""
@@ -202,19 +214,20 @@ class Sequence:
     def _states(self, campaign_id: int) -> list[TargetState]:
         """What each target still has to run. Interleaved tests are all-or-nothing: a test some
         target lacks a run of is rerun for every target, its stored runs superseded."""
-        states = []
+        states, done = [], {}
         for position, plan in enumerate(self.plans):
             target = plan.target
             target_id = self.store.ensure_target(campaign_id, target.name, target.engine, position,
                                                  target.name == self.spec.base.name, target_to_dict(target))
-            done = self.store.completed_runs(target_id) if self.resume else set()
-            states.append(TargetState(plan, target_id, {r.key for r in plan.runs if not r.warm and r.key not in done}))
+            done[target.name] = self.store.completed_runs(target_id) if self.resume else set()
+            states.append(TargetState(plan, target_id, set()))
+        for state, keys in zip(states, pending_runs(self.spec, self.plans, done)):
+            state.pending = keys
         if self.spec.order == "turns" and len(states) > 1:
             groups = {(key[0], key[1]) for s in states for key in s.pending}
             for state in states:
                 for name, threads in groups:
                     self.store.supersede(state.target_id, name, threads)
-                state.pending = {r.key for r in state.plan.runs if (r.name, r.threads) in groups}
         elif self.resume:  # a run done again replaces its interrupted, failed or skipped rows in reports
             for state in states:
                 for key in state.pending:
