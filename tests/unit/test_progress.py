@@ -253,3 +253,18 @@ def test_resume_check_plans_the_time_of_what_resume_runs_not_of_the_whole_campai
     progress = ConsoleProgress(io.StringIO())
     Runner(spec, store, resume=True, progress=progress, workload=workload_of(spec)).run()
     assert left.expected_s == pytest.approx(progress.total_s)  # what --check says is what the run expects
+
+
+def test_targets_taking_turns_share_the_bar_each_with_its_rate(clock):
+    term = Terminal()
+    p = ConsoleProgress(term)
+    p.campaign_start(600.0, 2)
+    for target in ("pg17", "pg18"):
+        p.step_start(target, "point-query x1", 300.0, 600.0)
+    clock.now += 60.0
+    p.step_progress("pg17", "point-query x1", 0.1, "19,876 QPS")
+    p.step_progress("pg18", "point-query x1", 0.1, "18,002 QPS")
+    clock.now += 1.0
+    p.step_progress("pg17", "point-query x1", 0.11, "19,870 QPS")
+    drawn = term.getvalue().rsplit("\r\x1b[K", 1)[-1]
+    assert drawn.endswith("point-query x1: 11% (1m01s), pg17 19,870 QPS; pg18 18,002 QPS")

@@ -39,6 +39,7 @@ class ConsoleProgress:
         self.begun: dict[tuple[str, str], float] = {}  # when each started
         self.overlap: dict[tuple[str, str], int] = {}  # the most steps in progress at once while it ran
         self.logged: dict[tuple[str, str], float] = {}  # when each last wrote a line of its progress
+        self.rates: dict[tuple[str, str], str] = {}  # each one's rate now, as its driver last reported it
         self.fitted = [0, 0.0, 0.0, 0.0, 0.0]  # ended steps: n and the sums of expected, wall, expected², expected x wall
         self.last_end = self.started
         self.drawn = 0.0  # when the terminal's bar was last drawn inside a step
@@ -105,13 +106,21 @@ class ConsoleProgress:
         self.partial[key] = fraction * self.expected[key]
         if self.verbosity < 0:
             return
+        self.rates[key] = rate
         now = time.monotonic()
-        where = f"{fraction:.0%} ({format_duration(now - self.begun[key])})" + (f", {rate}" if rate else "")
+        where = f"{fraction:.0%} ({format_duration(now - self.begun[key])})"
         if self.tty:
+            together = [k for k in self.expected if k[1] == label and self.rates.get(k)]  # targets taking turns
+            if len(together) > 1:
+                shown = f"{label}: {where}, " + "; ".join(f"{t} {self.rates[(t, lb)]}" for t, lb in together)
+            else:
+                shown = f"{target}: {label}: {where}" + (f", {rate}" if rate else "")
             if now - self.drawn >= TICK_S:
                 self.drawn = now
-                self._bar(f"{target}: {label}: {where}")
-        elif now - self.logged.get(key, self.begun[key]) >= LOG_EVERY_S:
+                self._bar(shown)
+            return
+        where += f", {rate}" if rate else ""
+        if now - self.logged.get(key, self.begun[key]) >= LOG_EVERY_S:
             self.logged[key] = now
             self._line(f"{target}: {label}: {where} (ETA {self._eta()})")
 
@@ -121,6 +130,7 @@ class ConsoleProgress:
         expected = self.expected.pop(key, 0.0)
         self.partial.pop(key, None)
         self.logged.pop(key, None)
+        self.rates.pop(key, None)
         began = min(self.begun.pop(key, now), self.last_end)  # the time since the step before is its own
         wall = (now - began) / self.overlap.pop(key, 1)  # steps in turns or lanes share their wall time
         for i, value in enumerate((1, expected, wall, expected * expected, expected * wall)):
