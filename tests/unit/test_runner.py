@@ -317,7 +317,7 @@ def test_the_eta_of_targets_in_turns_counts_every_targets_share_of_each_run(lab,
     spec = lab.campaign(targets=("A", "B", "C", "D"))
     Runner(spec, store, progress=progress, workload=workload_of(spec)).run()
     assert progress.expected == {}
-    assert progress.done_s == pytest.approx(progress.total_s, rel=0.15)  # the estimate adds 0.5 s per run
+    assert progress.done_s == pytest.approx(progress.total_s)  # each run is credited its setup too (run_s)
 
 
 def test_an_early_fast_step_moves_the_eta_by_its_own_share_only(monkeypatch):
