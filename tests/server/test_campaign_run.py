@@ -293,7 +293,7 @@ def test_ctrl_c_stops_the_servers_and_keeps_what_was_measured(tmp_path, signum):
     assert stored[-1]["status"] == "interrupted"
     # counted as interrupted, not failed, and named by what stopped it
     summary = next(line for line in err.splitlines() if line.startswith("stored "))
-    assert " 0 failed, 2 interrupted)" in summary, err[-3000:]
+    assert "(0 failed, 2 interrupted)" in summary, err[-3000:]
     if signum == signal.SIGTERM:
         assert stored[-1]["error"] == "interrupted by SIGTERM" and "Ctrl-C" not in err, err[-3000:]
     assert postgres_processes_under(work) == []

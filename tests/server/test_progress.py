@@ -40,4 +40,5 @@ def test_a_long_step_logs_how_far_it_is_and_its_rate_every_ten_seconds(tmp_path:
              if re.fullmatch(rf"pg: {label}: \d+% \(1\ds\), {rate} \(ETA \S+\)", line)]
     assert ticks, result.stderr[-3000:]
     ended = [line for line in result.stderr.splitlines() if line.startswith("[")]
-    assert ended[-1].endswith("(ETA 0s)"), result.stderr[-3000:]
+    counts = [tuple(map(int, re.match(r"\[(\d+)/(\d+)\]", line).groups())) for line in ended]
+    assert counts[-1][0] == counts[-1][1] and ended[-1].endswith("(ETA 0s)"), result.stderr[-3000:]

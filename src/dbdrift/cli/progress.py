@@ -65,6 +65,8 @@ class ConsoleProgress:
         near wall = expected by PRIOR_STEPS steps that went exactly as guessed."""
         left = max(0.0, self.total_s - self.done_s - sum(self.partial.values()))
         steps_left = max(0, self.steps_total - self.steps_done)
+        if not steps_left:  # every step of the estimate has ended: what is left of it went to none of them
+            return 0.0
         overhead, pace = self.fit()
         return max(0.0, overhead * steps_left + pace * left)
 

@@ -34,7 +34,7 @@ def plan_s(spec: CampaignSpec) -> float:
     return 5.0 + tpcc.load_estimate_s(h.tpcc()) + CH_LOAD_S + len(WINDOWS) * (h.rampup_s + h.duration_s + 2.0) + 10.0
 
 
-PROGRESS_STEPS = 2 + len(WINDOWS)  # load, CH-benCHmark's tables, each window (the start and checks ride along)
+PROGRESS_STEPS = 3 + len(WINDOWS)  # the start, the load, CH-benCHmark's tables, each window (the checks ride along)
 
 
 def driver_spec(session: TargetSession, window: str, repeat: int) -> JsonObject:

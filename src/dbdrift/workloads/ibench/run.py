@@ -45,9 +45,9 @@ def plan_s(spec: CampaignSpec) -> float:
 
 
 def progress_steps(spec: CampaignSpec) -> int:
-    """Progress steps of one target: its start, table creation and settle work, each step, and
-    the settle's quiet wait (a step of its own) when the steps include the one it follows."""
-    return len(spec.ibench_steps) + 3 + (SETTLE_AFTER in spec.ibench_steps)
+    """Progress steps of one target: its start, table creation, each step, and the settle's work
+    and quiet wait (a step each) when the steps include the one it follows."""
+    return len(spec.ibench_steps) + 2 + 2 * (SETTLE_AFTER in spec.ibench_steps)
 
 
 def run_target(session: TargetSession, install: InstallInfo, repeat: int = 0) -> None:
