@@ -21,6 +21,9 @@ WORKLOADS = {
              r"TPROC-C 1 VU\(s\), 1 warehouse\(s\)", r"[\d,]+ NOPM"),
     "htap": ('workload = "htap"\n[htap]\nwarehouses = 1\nclients = 1\nstreams = 1\nrampup_s = 0.5\nduration_s = 11\n',
              "17.10", r"[^:]+: 1 VU\(s\), 1 stream\(s\)", r"[\d,]+ NOPM, \d+ queries in [\d.]+s"),
+    "ibench": ('workload = "insert-benchmark"\nsettle_s = 1\n[insert_benchmark]\nclients = 1\nrows_l_i0 = 5000\n'
+               'query_s = 11\nsteps = ["l.i0", "l.x", "qr100"]\n', "17.10", r"qr100 \([^)]*\)",
+               r"[\d,]+ inserts/s, [\d,]+ queries/s"),
     "vector": ('workload = "vector"\n[vector]\nrows = 3000\ndim = 128\nqueries = 60\nef_search = [40]\n'
                'warmup_s = 0.3\nduration_s = 11\n', "debian:18.6", r"search [^:]+", r"[\d,]+ QPS"),
 }
