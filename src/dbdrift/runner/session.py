@@ -33,7 +33,7 @@ from dbdrift.metrics.sampler import Sampler
 from dbdrift.runner import events
 from dbdrift.runner.events import EngineWatch
 from dbdrift.runner.observe import RunObservers
-from dbdrift.runner.progress import ProgressSink
+from dbdrift.runner.progress import ProgressSink, RunPace
 from dbdrift.server.base import full_disk_hint, live_servers, own_run_dir, release_run_dir
 from dbdrift.server import rundir
 from dbdrift.server.engines import make_server
@@ -476,30 +476,3 @@ def settle_wait(progress: ProgressSink, who: str, step: SettleStep, work_s: floa
 
 
 WAIT_SLICE_S = 1.0  # a settle's quiet wait reports its progress this often
-
-
-class RunPace:
-    """How far a sysbench run is and its rate now, from the driver's lines (docs/protocol.md
-    `run`): the warm-up line, then an interval line every interval_s; None for other lines."""
-
-    def __init__(self, step: RunStep, rows: int) -> None:
-        self.step, self.rows = step, rows
-
-    def read(self, obj: JsonObject) -> tuple[float, str] | None:
-        step = self.step
-        whole = step.warmup_s + step.duration_s
-        if obj.get("type") == "warmup":
-            return (step.warmup_s / whole if whole else 0.0), "warm-up done"
-        if obj.get("type") != "interval":
-            return None
-        span = float(obj.get("end_s", 0.0)) - float(obj.get("start_s", 0.0))
-        return (step.warmup_s + float(obj.get("end_s", 0.0))) / whole if whole else 1.0, self.rate(obj, span)
-
-    def rate(self, interval: JsonObject, span: float) -> str:
-        """The interval's throughput in the unit of the run's value: QPS, or Krps for a scan."""
-        if span <= 0:
-            return ""
-        if self.step.test.metric == "krps":
-            krps = sysbench.scan_krps(self.rows, int(interval.get("events", 0)), span, self.step.threads)
-            return "" if krps is None else f"{krps:,.0f} Krps"
-        return f"{int(interval.get('statements', 0)) / span:,.0f} QPS"

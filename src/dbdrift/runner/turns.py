@@ -25,7 +25,8 @@ from dbdrift.model import JsonObject
 from dbdrift.plan import rounds
 from dbdrift.plan.expand import RunStep, run_s
 from dbdrift.runner.observe import RunObservers
-from dbdrift.runner.session import RunPace, TargetSession
+from dbdrift.runner.progress import RunPace
+from dbdrift.runner.session import TargetSession
 from dbdrift.runner.steal import WindowedSteal
 
 Fail = Callable[[TargetSession, ServerError], None]
