@@ -119,10 +119,14 @@ class RecordingProgress:
     def __init__(self) -> None:
         self.messages: list[str] = []
         self.steps: list[tuple[str, str, str]] = []  # (target, label, status)
+        self.progress: list[tuple[str, str, float, str]] = []  # (target, label, fraction, rate) inside steps
 
     def campaign_start(self, total_s, total_steps): pass
     def step_start(self, target, label, expected_s, wall_s=None): pass
-    def advance(self, seconds): pass
+    def advance(self, seconds, steps=0): pass
+
+    def step_progress(self, target, label, fraction, rate):
+        self.progress.append((target, label, fraction, rate))
 
     def step_end(self, target, label, status, detail):
         self.steps.append((target, label, status))

@@ -1,6 +1,7 @@
 """The one user-facing error type. `cli.main` catches it once and prints `error:` + `hint:`.
 
-Anything that is not a UserError is a bug in dbdrift and is allowed to show a traceback.
+Anything that is not a UserError is a bug in dbdrift and is allowed to show a traceback. Beside
+it, what a KeyboardInterrupt stands for: Ctrl-C, or a SIGTERM that took Ctrl-C's path.
 """
 from __future__ import annotations
 
@@ -39,3 +40,23 @@ class ServerError(UserError):
 
 class DriverError(UserError):
     """The load driver reported a fatal error or exited without a summary."""
+
+
+_stopped_by = ["Ctrl-C"]  # what the KeyboardInterrupt in flight stands for (interrupted_by)
+
+
+def stopped_by(signal_name: str) -> None:
+    """Record that a KeyboardInterrupt about to be raised stands for `signal_name` ("SIGTERM":
+    server/base.py sigterm_as_ctrl_c), so what is stored and said names it, not Ctrl-C."""
+    _stopped_by[0] = signal_name
+
+
+def interrupted_by() -> str:
+    """What stopped the process: "Ctrl-C" unless a signal was recorded with stopped_by."""
+    return _stopped_by[0]
+
+
+def interrupted_error() -> str:
+    """The error stored with a run, step or repeat an interruption cut short."""
+    cause = interrupted_by()
+    return "interrupted by the user (Ctrl-C)" if cause == "Ctrl-C" else f"interrupted by {cause}"

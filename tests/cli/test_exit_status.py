@@ -75,8 +75,9 @@ sys.exit(main.main(["catalog"]))
 """
 
 
-@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM], ids=["ctrl-c", "sigterm"])
-def test_ctrl_c_and_sigterm_exit_130_with_the_resume_hint(signum):
+@pytest.mark.parametrize("signum, said", [(signal.SIGINT, "interrupted:"), (signal.SIGTERM, "interrupted by SIGTERM:")],
+                         ids=["ctrl-c", "sigterm"])
+def test_ctrl_c_and_sigterm_exit_130_with_the_resume_hint_naming_what_stopped_it(signum, said):
     proc = subprocess.Popen([sys.executable, "-c", WAITING_VERB], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                             text=True, env=cli_env())
     try:
@@ -86,8 +87,8 @@ def test_ctrl_c_and_sigterm_exit_130_with_the_resume_hint(signum):
     finally:
         proc.kill()
     assert proc.returncode == 130, stderr
-    assert "interrupted: every run that finished is in the store; rerun with --resume" in stderr
-    assert "Traceback" not in stderr
+    assert f"{said} every run that finished is in the store; rerun with --resume" in stderr
+    assert "Traceback" not in stderr and "Ctrl-C" not in stderr
 
 
 @pytest.mark.fault("input")

@@ -306,10 +306,15 @@ def test_ctrl_c_stops_the_servers_and_keeps_what_was_measured(tmp_path, signum):
     store = tmp_path / "s.db"
     proc = start_dbdrift("run", campaign(tmp_path, "intr", tests=["point-query", "range-covered-pk", "update-index"],
                                          read_s=4), "--store", store, "--no-report", work_dir=work)
-    interrupt_mid_run(proc, lambda: runs(store), after_s=1.5, signum=signum)  # inside the second run
+    err = interrupt_mid_run(proc, lambda: runs(store), after_s=1.5, signum=signum)  # inside the second run
     stored = runs(store)
     assert stored[0]["status"] == "ok"
     assert stored[-1]["status"] == "interrupted"
+    # counted as interrupted, not failed, and named by what stopped it
+    summary = next(line for line in err.splitlines() if line.startswith("stored "))
+    assert "(0 failed, 2 interrupted)" in summary, err[-3000:]
+    if signum == signal.SIGTERM:
+        assert stored[-1]["error"] == "interrupted by SIGTERM" and "Ctrl-C" not in err, err[-3000:]
     assert postgres_processes_under(work) == []
 
 

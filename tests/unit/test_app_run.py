@@ -47,8 +47,8 @@ def test_a_two_target_demo_has_no_chain_view_and_a_chain_of_four_has():
 def test_the_campaigns_table_lists_the_base_first_and_marks_a_calibration():
     row = {"id": 7, "name": "pg", "created_at": "2026-01-02T03:04:05.678", "workload": "sysbench",
            "calibration": True, "targets": ["b", "a"], "base": "a", "runs_ok": 3, "runs_failed": 1,
-           "runs_skipped": 0, "dbdrift_version": "1"}
+           "runs_interrupted": 2, "runs_skipped": 0, "dbdrift_version": "1"}
     lines = campaign_lines([row])
     assert lines[0].split()[:3] == ["id", "created", "(UTC)"]
-    assert lines[1].split() == ["7", "2026-01-02", "03:04:05", "pg", "sysbench", "A/A", "3/1/0", "a,", "b"]
+    assert lines[1].split() == ["7", "2026-01-02", "03:04:05", "pg", "sysbench", "A/A", "3/1/2/0", "a,", "b"]
     assert lines[-1] == "report one with: dbdrift report --campaign NAME|ID"

@@ -189,3 +189,11 @@ def test_within_starts_drops_the_runs_beyond_each_tests_planned_starts_and_what_
     full, cut = estimate_parts(plans[0], spec), estimate_parts(kept[0], spec)
     assert (full[MEASURED] + full[SETUP]) - (cut[MEASURED] + cut[SETUP]) == pytest.approx(
         sum(run_cost_s(spec, r) for r in dropped))
+
+
+@pytest.mark.fault("progress")
+def test_point_query_warm_runs_only_where_a_read_test_follows():
+    writes = [s.name for s in expand(parse({**MINIMAL, "tests": ["update-index", "insert"]}))[0].runs]
+    assert writes == ["update-index", "insert"]  # no 300 s of reads that no test makes
+    mixed = [s.name for s in expand(parse({**MINIMAL, "tests": ["update-index", "point-query"]}))[0].runs]
+    assert mixed == ["point-query.warm", "update-index", "point-query"]

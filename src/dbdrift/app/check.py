@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import shutil
 import tempfile
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from dbdrift import cpus, env
@@ -18,12 +18,14 @@ from dbdrift.app import detect, figures
 from dbdrift.errors import UserError
 from dbdrift.plan.axes import durability_note
 from dbdrift.plan.campaign import CampaignSpec, cluster_address
+from dbdrift.plan.expand import RunStep, expand
 from dbdrift.runner import instructions
 from dbdrift.runner.campaign import placement_option
 from dbdrift.server import engines, rundir
 from dbdrift.store import guard
 from dbdrift.store.store import Store
 from dbdrift.workloads.registry import workload_of
+from dbdrift.workloads.sysbench import run as sysbench_run
 
 
 @dataclass(frozen=True)
@@ -45,9 +47,10 @@ class CheckedPlan:
     warnings: tuple[str, ...] = ()  # figures that measure little (app/figures.py)
 
 
-def plan(spec: CampaignSpec, store: Path, cluster_flag: str | None, note: str | None = None) -> CheckedPlan:
+def plan(spec: CampaignSpec, store: Path, cluster_flag: str | None, note: str | None = None,
+         resume: bool = False) -> CheckedPlan:
     """Every check `run` makes before a server starts, and the plan; a UserError for the first
-    problem found."""
+    problem found. With `resume`, the plan and its time are what --resume would still run."""
     workload = workload_of(spec)
     work = rundir.work_dir()
     preflight(spec, work)
@@ -67,9 +70,73 @@ def plan(spec: CampaignSpec, store: Path, cluster_flag: str | None, note: str | 
     if spec.detect is not None:
         detect.refuse_cluster(address)
     expected = spec.detect_plan["expected_s"] if spec.detect_plan else workload.estimate(spec)[0]
-    return CheckedPlan(spec, note, located, tuple(workload.check_lines(spec) + detect.check_lines(spec)), address,
-                       workload.caps.cluster_parts, store, work, expected, tuple(workload.time_lines(spec)),
-                       durability_note(spec), tuple(unchecked), tuple(figures.warnings(spec)))
+    lines, time_lines = workload.check_lines(spec) + detect.check_lines(spec), workload.time_lines(spec)
+    if resume:
+        left = resumed(spec, store)
+        lines.append(left.line)
+        if left.expected_s is not None:  # the parts of the whole campaign would not add up to what is left
+            expected, time_lines = left.expected_s, []
+    return CheckedPlan(spec, note, located, tuple(lines), address, workload.caps.cluster_parts, store, work, expected,
+                       tuple(time_lines), durability_note(spec), tuple(unchecked), tuple(figures.warnings(spec)))
+
+
+@dataclass(frozen=True)
+class Resumed:
+    """What `run --resume` would still run of a campaign the store holds: a line saying so, and
+    its expected seconds (None: nothing stored, the whole campaign runs)."""
+    line: str
+    expected_s: float | None
+
+
+def resumed(spec: CampaignSpec, store: Path) -> Resumed:
+    """What --resume would run, read from the store read-only, as the runner decides it: per
+    target the measured runs it lacks (sysbench, Sequence._states), or per target and repeat a
+    complete result (the workloads that run whole repeats, Runner.one_after_another)."""
+    if not store.exists():
+        return Resumed(f"--resume: {store} does not exist yet; the whole campaign runs", None)
+    opened = Store(store, read_only=True)
+    try:
+        campaign_id = opened.latest_campaign_id(spec.name)
+        if campaign_id is None:
+            return Resumed(f"--resume: no campaign {spec.name} in {store}; the whole campaign runs", None)
+        ids = {t["name"]: int(t["id"]) for t in opened.targets(campaign_id)}
+        if spec.caps.per_test_runs:
+            return _runs_left(spec, opened, campaign_id, ids)
+        return _repeats_left(spec, opened, campaign_id, ids)
+    finally:
+        opened.close()
+
+
+def _runs_left(spec: CampaignSpec, store: Store, campaign_id: int, ids: dict[str, int]) -> Resumed:
+    plans = expand(spec)
+    done = {name: store.completed_runs(target_id) for name, target_id in ids.items()}
+    pending = sysbench_run.pending_runs(spec, plans, done)
+    left = [replace(p, steps=tuple(s for s in p.steps if not isinstance(s, RunStep) or s.warm or s.key in keys))
+            for p, keys in zip(plans, pending) if keys]
+    counted = [p for p in plans if spec.count_instructions and instructions.supports(p.target.engine)
+               and set(spec.test_names) - store.counted_tests(ids.get(p.target.name, -1))]
+    runs = sum(1 for p in plans for r in p.runs if not r.warm) if spec.timed else 0
+    to_run = sum(len(keys) for keys in pending) if spec.timed else 0
+    expected = sysbench_run.estimate(spec, left if spec.timed else [], counted)[0]
+    return Resumed(f"--resume of campaign #{campaign_id}: {runs - to_run} of {runs} timed runs stored, "
+                   f"{to_run} to run" + (f", {len(counted)} target(s) to count" if spec.count_instructions else ""),
+                   expected)
+
+
+def _repeats_left(spec: CampaignSpec, store: Store, campaign_id: int, ids: dict[str, int]) -> Resumed:
+    repeats = spec.only_repeats if spec.only_repeats is not None else range(spec.repeats)
+    units = [(t.name, r) for r in repeats for t in spec.targets]
+    wanted = set(spec.ibench_steps)
+
+    def done(name: str, repeat: int) -> bool:  # whichever table the campaign's workload keeps its repeats in
+        target_id = ids.get(name)
+        return target_id is not None and (store.tpcc_done(target_id, repeat) or store.workload_done(target_id, repeat)
+                                          or store.ibench_done(target_id, repeat) >= wanted)
+
+    to_run = sum(1 for name, repeat in units if not done(name, repeat))
+    expected = workload_of(spec).estimate(spec)[0] * to_run / len(units) if units else 0.0
+    return Resumed(f"--resume of campaign #{campaign_id}: {len(units) - to_run} of {len(units)} (target, repeat) "
+                   f"runs stored, {to_run} to run", expected)
 
 
 def preflight(spec: CampaignSpec, work: Path | None) -> None:

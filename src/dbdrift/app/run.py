@@ -158,8 +158,14 @@ def _run(spec: CampaignSpec, store_path: Path, store: Store, progress: ProgressS
                 report(store, campaign_id, kind)
         return RunOutcome(1 if summary.failed else 0, tuple(summary.campaigns.items()))
     workload = workload_of(spec)
-    outcome = Runner(spec, store, resume=resume, progress=progress, workload=workload,
-                     estimates=detect.cell_estimates(store, workload) if spec.detect_plan else None).run()
+    runner = Runner(spec, store, resume=resume, progress=progress, workload=workload,
+                    estimates=detect.cell_estimates(store, workload) if spec.detect_plan else None)
+    try:
+        outcome = runner.run()
+    except KeyboardInterrupt:  # what was stored before it, the run cut short counted as interrupted
+        if runner.outcome is not None and spec.timed:
+            progress.message(f"stored {runner.outcome.summary()} in {store_path}")
+        raise
     if spec.timed:  # a campaign of counts only ran no timed run: "stored 0 runs" would read as a failure
         progress.message(f"stored {outcome.summary()} in {store_path}")
     if spec.count_instructions:

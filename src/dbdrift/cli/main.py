@@ -9,7 +9,7 @@ from pathlib import Path
 from dbdrift.cli import (bisect, bloat, calibrate, campaigns, catalog, cleanup, cluster, compare, config, demo, docs,
                          history, options, output, publish, recheck, report, run, system, versions)
 from dbdrift.cli.parser import Parser
-from dbdrift.errors import UserError
+from dbdrift.errors import UserError, interrupted_by
 from dbdrift.app.process import __version__, sigterm_as_ctrl_c, stop_all, store_error
 
 VERBS = {
@@ -72,11 +72,14 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = build_parser()
-    if not (sys.argv[1:] if argv is None else argv):  # bare `dbdrift`: what it does and its verbs
-        parser.print_help()
-        return 0
-    args = parser.parse_args(argv)
+    try:
+        parser = build_parser()
+        if not (sys.argv[1:] if argv is None else argv):  # bare `dbdrift`: what it does and its verbs
+            parser.print_help()
+            return 0
+        args = parser.parse_args(argv)
+    except KeyboardInterrupt:  # before any verb started: nothing to say (dbdrift/__main__.py)
+        return 130
     sigterm_as_ctrl_c()  # `kill` stores, stops the servers and exits 130 as Ctrl-C does
     try:
         try:
@@ -95,7 +98,8 @@ def main(argv: list[str] | None = None) -> int:
         return exc.exit_code
     except KeyboardInterrupt:
         again = getattr(VERBS[args.verb][0], "RERUN_HINT", "rerun with --resume to run only what is missing")
-        sys.stderr.write(f"\ninterrupted: every run that finished is in the store; {again}\n")
+        by = "" if interrupted_by() == "Ctrl-C" else f" by {interrupted_by()}"  # a `kill` is no Ctrl-C
+        sys.stderr.write(f"\ninterrupted{by}: every run that finished is in the store; {again}\n")
         return 130
     finally:
         stop_all()

@@ -203,7 +203,8 @@ def execute(spec: run_case.CampaignSpec, args: argparse.Namespace) -> int:
     cluster = getattr(args, "cluster", None)
     spec, order_note = run_case.fitted(spec, cluster)
     if getattr(args, "check", False):
-        plan = check_case.plan(spec, args.store, cluster, note=order_note)
+        plan = check_case.plan(spec, args.store, cluster, note=order_note,
+                               resume=getattr(args, "resume", False))
         sys.stdout.write("".join(line + "\n" for line in check_lines(plan)))
         return 0
     progress = ConsoleProgress(verbosity=args.verbosity)

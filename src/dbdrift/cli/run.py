@@ -13,6 +13,7 @@ examples:
   dbdrift run pg18.toml --check                 validate, locate binaries, print the plan and ETA; start nothing
   dbdrift run pg18.toml                         run it; the report follows
   dbdrift run pg18.toml --resume                after Ctrl-C or a crash: only what the store lacks
+  dbdrift run pg18.toml --resume --check        what --resume would still run, and its time
   dbdrift run pg18.toml --tests point,writes --set rows=100000 --set repeats=3
   dbdrift run pg18.toml --instructions-only     instructions per event under valgrind, no timed runs
   dbdrift run examples/matrix.toml --variants 'bl1_*'   only some variants of the campaign's axes

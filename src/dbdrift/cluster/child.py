@@ -73,7 +73,7 @@ class StreamingProgress:
         self.emit = emit
 
     def __getattr__(self, call: str) -> Callable[..., None]:  # every ProgressSink call becomes one line
-        if call not in ("campaign_start", "step_start", "step_end", "message", "advance"):
+        if call not in ("campaign_start", "step_start", "step_progress", "step_end", "message", "advance"):
             raise AttributeError(call)
         return lambda *args: self.emit({"type": "progress", "call": call, "args": list(args)})
 

@@ -334,7 +334,7 @@ class ClusterRun:
             return  # the client planned the ETA of all units
         if call == "message":
             self.progress.message(f"{where}: {args[0]}")
-        elif call in ("step_start", "step_end"):
+        elif call in ("step_start", "step_progress", "step_end"):
             getattr(self.progress, call)(f"{where} {args[0]}", *args[1:])
         elif call == "advance":
             self.progress.advance(*args)

@@ -98,7 +98,7 @@ def _steps(spec: CampaignSpec) -> tuple[Step, ...]:
 def _sequence(spec: CampaignSpec, repeats: Sequence[int]) -> list[Step]:
     steps: list[Step] = [LoadStep(spec.tables, spec.rows), SettleStep(spec.settle_total_s(), "load")]
     first = repeats[0]
-    if spec.warm_runs:
+    if spec.warm_runs and reads_follow(spec):
         steps.append(_warm(spec, "point-query.warm", "point-query", spec.read_s, spec.tables, first))
     wrote = False  # a write test ran since the last settle
     for test in spec.tests:
@@ -117,6 +117,12 @@ def _sequence(spec: CampaignSpec, repeats: Sequence[int]) -> list[Step]:
             steps.append(SettleStep(spec.settle_total_s(), test.name))
             wrote = False
     return steps
+
+
+def reads_follow(spec: CampaignSpec) -> bool:
+    """Whether a read test is selected: point-query.warm (read_s of point queries after each
+    load) warms the cache for the reads, so a campaign of writes alone does not run it."""
+    return any(test.group != "writes" for test in spec.tests)
 
 
 def _measured(spec: CampaignSpec, test: MicrobenchmarkSpec, threads: int, repeats: Sequence[int]) -> list[RunStep]:
@@ -141,6 +147,11 @@ def restarts_before(spec: CampaignSpec, step: Step) -> bool:
 START_S = {"postgres": 2.0, "mariadb": 8.0, "mysql": 14.0}
 RUN_OVERHEAD_S = 0.5  # a driver run's own setup beyond its warm-up and measured seconds
 RESTART_S = 3.0  # a server's restart between repeats
+STOP_S = 1.0  # a server's stop before its data directory is replaced (restart = "reload")
+SETTLE_WORK_S = 1.0  # a settle's work (vacuum, checkpoint; InnoDB's flushing) before its quiet wait
+# Each step the runner reports is given exactly its part of the estimate (progress ETA): a run
+# run_s, a restart RESTART_S, a new server STOP_S and its start START_S, a settle's work
+# SETTLE_WORK_S and its wait the rest of settle_s, a load load_s.
 
 
 def load_s(step: LoadStep) -> float:
@@ -168,9 +179,9 @@ def estimate_parts(plan: TargetPlan, spec: CampaignSpec, settles: bool = True) -
             parts[WARM if step.warm else MEASURED] += run_s(step)
             parts[SETUP] += RESTART_S if restarts_before(spec, step) else 0.0
         elif isinstance(step, FreshStep):
-            parts[SETUP] += RESTART_S
+            parts[SETUP] += STOP_S + START_S.get(plan.target.engine, 2.0)
         elif isinstance(step, SettleStep):
-            parts[SETTLES] += (step.total_s if settles else 0.0) + 1.0
+            parts[SETTLES] += (step.total_s if settles else 0.0) + SETTLE_WORK_S
         else:
             parts[SETUP] += load_s(step)
     return parts

@@ -178,7 +178,8 @@ KEYS: tuple[Key, ...] = (
          ' the remainder; `0` does the work without waiting. `"auto"` is min(1200, 60 + tables × rows / 10^6) s, '
          'or min(1200, 60 + rows_l_i0 / 10^6) s for the Insert Benchmark.')),
     Key('top', 'warm_runs', FLAG, 'boolean', default=True, workloads=SYSBENCH,
-        doc=('Run the unreported warm-up runs: `point-query.warm` after each load (one client per table), `scan.warm` '
+        doc=('Run the unreported warm-up runs: `point-query.warm` after each load (one client per table; only when a '
+             'read test is selected, so a campaign of writes alone has none), `scan.warm` '
          'before `scan` and `points-covered-si.warm` before `points-covered-si` (at the first thread count). Set '
          '`false` for shorter campaigns at the cost of measuring colder caches.')),
     Key('top', 'interval_s', DURATION, 'duration', default=1.0, measured=True, large=DAY_S,

@@ -21,7 +21,7 @@ from dbdrift.plan import rounds
 from dbdrift.plan.campaign import CampaignSpec, target_to_dict
 from dbdrift.metrics import fsync, host, perf
 from dbdrift.runner import instructions
-from dbdrift.runner.progress import NullProgress, ProgressSink
+from dbdrift.runner.progress import NullProgress, ProgressSink, Tally
 from dbdrift.runner.session import TargetSession
 from dbdrift.server import engines, rundir
 from dbdrift.store.store import Store
@@ -35,6 +35,7 @@ class CampaignOutcome:
     campaign_id: int
     runs_ok: int = 0
     runs_failed: int = 0
+    runs_interrupted: int = 0  # cut short by Ctrl-C or SIGTERM (stored as "interrupted"; --resume runs them)
     runs_skipped: int = 0  # not run because their target failed (stored as "skipped")
     runs_kept: int = 0  # already in the store (--resume)
     instructions_ok: int = 0
@@ -43,8 +44,10 @@ class CampaignOutcome:
     failures: dict[str, str] = field(default_factory=dict)  # target -> why it ended early
 
     def summary(self) -> str:
-        """`12 runs (1 failed, 20 skipped: pg18 server died)`."""
+        """`12 runs (1 failed, 20 skipped: pg18 server died)`; `, 1 interrupted` after a Ctrl-C."""
         parts = [f"{self.runs_failed} failed"]
+        if self.runs_interrupted:
+            parts.append(f"{self.runs_interrupted} interrupted")
         if self.runs_skipped:
             why = "; ".join(f"{t} {w}" for t, w in self.failures.items())
             parts.append(f"{self.runs_skipped} skipped: {why}" if why else f"{self.runs_skipped} skipped")
@@ -117,6 +120,7 @@ class Runner:
         self.workload = workload
         self.perf = perf.probe()
         self.placement = cpus.place(placement_option(spec))  # a CPU the host does not allow is refused here
+        self.outcome: CampaignOutcome | None = None  # what run() did so far, also when Ctrl-C ended it
 
     def run(self) -> CampaignOutcome:
         if self.workload.check_builds is not None:  # before anything is fetched
@@ -124,7 +128,7 @@ class Runner:
         installs = self._resolve_installs()  # every target is checked before any server starts
         if self.workload.check_installs is not None:
             self.workload.check_installs(self.spec, installs)
-        outcome = CampaignOutcome(self._campaign_id())
+        outcome = self.outcome = CampaignOutcome(self._campaign_id())  # kept for the caller when interrupted
         self._say_placement()
         self.workload.run(self, installs, outcome)
         return outcome
@@ -166,6 +170,7 @@ class Runner:
                     pending.append((repeat, place, target, target_id))
         counted = [p for p in pending if planned is None or p[0] < planned.repeats()]
         self.progress.campaign_start(seconds * len(counted), steps * len(counted))
+        tally = Tally(self.progress)  # each (target, repeat) credits what of its estimate its steps did not
         current: int | None = None
         for repeat, place, target, target_id in pending:
             if planned is not None and repeat != current:
@@ -176,18 +181,23 @@ class Runner:
                     break
                 current = repeat
             if target.name in outcome.failed_targets:
+                tally.settle(seconds, steps)
                 continue  # its failure is reported once; later repeats of it are not run
             session = TargetSession(self.spec, target, installs[target.name], target_id, self.store,
-                                    self.progress, dbname=dbname, placement=self.placement)
+                                    tally, dbname=dbname, placement=self.placement)
             session.position = place
             try:
                 run(session, installs[target.name], target_id, repeat)
             except (ServerError, DriverError) as exc:
                 self.fail(session, exc, outcome)
+            except KeyboardInterrupt:
+                outcome.runs_interrupted += 1  # its repeat is stored interrupted (TargetSession.keep_repeat)
+                raise
             finally:
                 session.stop()
                 outcome.runs_ok += count_done(target_id, repeat)
                 outcome.runs_failed += 0 if target.name not in outcome.failed_targets else 1
+            tally.settle(seconds, steps)
         if planned is not None and current is not None:
             planned.after_repeat(current)
 

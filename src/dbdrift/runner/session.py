@@ -6,6 +6,7 @@ order of targets (the workload's run.py does) and stores each run as soon as it 
 from __future__ import annotations
 
 import json
+import math
 import os
 import shutil
 import time
@@ -20,18 +21,19 @@ from dbdrift.workloads.sysbench import catalog as sysbench
 from dbdrift.cpus import Placement, pinned
 from dbdrift.driver import process
 from dbdrift.driver.protocol import RunTotals, latency_of, totals
-from dbdrift.errors import DriverError, ServerError, UserError
+from dbdrift.errors import DriverError, ServerError, UserError, interrupted_error
 from dbdrift.model import STEAL_MAX_PCT, InstallInfo, JsonObject, TargetSpec, WorkloadRun
 from dbdrift.metrics import binary
 from dbdrift.plan.campaign import CampaignSpec
-from dbdrift.plan.expand import START_S, FreshStep, LoadStep, RunStep, SettleStep, load_s
+from dbdrift.plan.expand import (RESTART_S, SETTLE_WORK_S, START_S, STOP_S, FreshStep, LoadStep, RunStep,
+                                 SettleStep, load_s, run_s)
 from dbdrift.runner import sourcebuild
 from dbdrift.runner.dialect import DBNAME, for_engine
 from dbdrift.metrics.sampler import Sampler
 from dbdrift.runner import events
 from dbdrift.runner.events import EngineWatch
 from dbdrift.runner.observe import RunObservers
-from dbdrift.runner.progress import ProgressSink
+from dbdrift.runner.progress import ProgressSink, RunPace
 from dbdrift.server.base import full_disk_hint, live_servers, own_run_dir, release_run_dir
 from dbdrift.server import rundir
 from dbdrift.server.engines import make_server
@@ -67,6 +69,7 @@ class TargetSession:
         self._settling: JsonObject | None = None
         self.runs_ok = 0
         self.runs_failed = 0
+        self.runs_interrupted = 0
         self.runs_skipped = 0
         self.attempted: set[tuple[str, int, int]] = set()  # keys of runs stored by this session
         self.planned: set[str] = set()  # tests whose query plans this session stored
@@ -123,7 +126,7 @@ class TargetSession:
             self._launch()
             return {"prewarm": self.prewarm(self.spec.tables, restarted=True), "before": step.label}
 
-        self.timed_step("server", f"restart before {step.label}", work)
+        self.timed_step("server", f"restart before {step.label}", work, RESTART_S)
 
     def reload(self, step: FreshStep) -> None:
         """`restart = "reload"`: stop the server, keep its log, remove its data directory and
@@ -141,7 +144,7 @@ class TargetSession:
             self.stop()
             return {"before": step.label}
 
-        self.timed_step("server", f"stop for {step.label}", work)
+        self.timed_step("server", f"stop for {step.label}", work, STOP_S)
 
     def _launch(self) -> None:
         with pinned(self.placement.server):  # every backend and thread it starts inherits the set
@@ -215,7 +218,7 @@ class TargetSession:
             self._settling = self.dialect.settle_start(self.conn, names)
             return {"settle_total_s": step.total_s, **self._settling}
 
-        return self.timed_step("settle", step.label, work)
+        return self.timed_step("settle", step.label, work, SETTLE_WORK_S)
 
     def settle_end(self) -> None:
         """After the settle sleep: restore what the settle step changed (InnoDB flushing)."""
@@ -232,11 +235,19 @@ class TargetSession:
         """
         spec = self.driver_spec(step)
         self.check_ready(step, spec)
-        self.progress.step_start(self.name, step.label, step.duration_s + step.warmup_s)
+        self.progress.step_start(self.name, step.label, run_s(step))
         observers = self.observers(step, step.duration_s).start()
+        pace = RunPace(step, self.spec.rows)
+
+        def on_line(obj: JsonObject) -> None:
+            observers.on_line(obj)
+            now = pace.read(obj)
+            if now is not None:
+                self.progress.step_progress(self.name, step.label, *now)
+
         try:
             result = process.run_driver("run", spec, timeout_s=step.warmup_s + step.duration_s + 120,
-                                        on_line=observers.on_line, on_start=observers.on_driver_start,
+                                        on_line=on_line, on_start=observers.on_driver_start,
                                         cpus=self.placement.driver)
         finally:
             observers.stop()
@@ -291,7 +302,10 @@ class TargetSession:
             if not step.warm and step.name not in self.planned:
                 self.capture_plans(step)
         else:
-            self.runs_failed += 1
+            if record.status == "interrupted":
+                self.runs_interrupted += 0 if step.warm else 1
+            else:
+                self.runs_failed += 1
             self.progress.step_end(self.name, step.label, record.status, record.error or "")
         return record
 
@@ -327,7 +341,7 @@ class TargetSession:
         try:
             yield outcome
         except KeyboardInterrupt:
-            outcome.status, outcome.error = "interrupted", "interrupted by the user (Ctrl-C)"
+            outcome.status, outcome.error = "interrupted", interrupted_error()
             raise
         except (ServerError, DriverError) as exc:
             outcome.status, outcome.error = "failed", exc.message
@@ -396,7 +410,7 @@ class TargetSession:
                 record.value = t.qps
             record.warnings = run_warnings(step, t, self.spec.interval_s, out.intervals)
         if result.interrupted:
-            record.status, record.error = "interrupted", "interrupted by the user (Ctrl-C)"
+            record.status, record.error = "interrupted", interrupted_error()
         elif result.exit_code != 0 or out.summary is None or not out.intervals:
             record.status, record.error = "failed", process.fatal_message(result, f"run {step.label}")
         return record
@@ -455,6 +469,12 @@ def settle_wait(progress: ProgressSink, who: str, step: SettleStep, work_s: floa
     rest_s = max(0.0, step.total_s - work_s)
     label = f"{step.label}: quiet for {rest_s:.0f}s (settle_s {step.total_s:g}s less the work)"
     progress.step_start(who, label, rest_s)
-    time.sleep(rest_s)
+    slices = max(1, math.ceil(rest_s / WAIT_SLICE_S))  # the bar and ETA move while it waits
+    for n in range(1, slices + 1):
+        time.sleep(rest_s / slices)
+        progress.step_progress(who, label, n / slices, "")
     progress.step_end(who, label, "ok", f"{rest_s:.1f}s")
     progress.advance(step.total_s - rest_s)  # the work's share of the settle's estimate
+
+
+WAIT_SLICE_S = 1.0  # a settle's quiet wait reports its progress this often

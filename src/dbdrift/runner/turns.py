@@ -23,8 +23,9 @@ from dbdrift.driver.protocol import DriverOutput
 from dbdrift.errors import ServerError
 from dbdrift.model import JsonObject
 from dbdrift.plan import rounds
-from dbdrift.plan.expand import RunStep
+from dbdrift.plan.expand import RunStep, run_s
 from dbdrift.runner.observe import RunObservers
+from dbdrift.runner.progress import RunPace
 from dbdrift.runner.session import TargetSession
 from dbdrift.runner.steal import WindowedSteal
 
@@ -95,13 +96,15 @@ def _take_turns(live: list[TargetSession], step: RunStep, turn_s: float,
     spec.pop("connection", None)
     total_s = (step.warmup_s + step.duration_s) * n
     for session in live:  # each target's run ends with its own step_end, which takes its share of the ETA
-        session.progress.step_start(session.name, step.label, step.warmup_s + step.duration_s, total_s)
+        session.progress.step_start(session.name, step.label, run_s(step), run_s(step) * n)
     observers = [s.observers(step, step.duration_s * n, steal=False).start() for s in live]
     clock = WindowedSteal()
+    pace = TurnsPace(live, step)
 
     def on_line(obj: JsonObject) -> None:
         clock.on_line(obj)
         kind = obj.get("type")
+        pace.read(obj)
         if kind == "interval" and isinstance(obj.get("target"), int) and 0 <= obj["target"] < n:
             observers[obj["target"]].on_line(obj)
         elif kind == "start":
@@ -169,3 +172,43 @@ def _busy_shares(result: process.DriverResult, n: int) -> list[float]:
             busy[target] += max(0.0, iv["end_s"] - iv["start_s"])
     total = sum(busy)
     return [b / total for b in busy] if total > 0 else [1.0 / n] * n
+
+
+class TurnsPace:
+    """Each target's progress in a run in turns, from the driver's turn lines: how far the run is
+    (the warm-up of every target's turns, then the turns' end) and each target's rate over its
+    turns of about the last interval_s, handed to its progress as the interval lines of a run
+    of its own would be."""
+
+    def __init__(self, live: list[TargetSession], step: RunStep) -> None:
+        self.live, self.step, self.n = live, step, len(live)
+        self.paces = [RunPace(step, s.spec.rows) for s in live]
+        self.every_s = live[0].spec.interval_s
+        self._clear()
+
+    def _clear(self) -> None:
+        self.busy = [0.0] * self.n
+        self.events = [0] * self.n
+        self.statements = [0] * self.n
+
+    def read(self, obj: JsonObject) -> None:
+        step, n = self.step, self.n
+        whole = (step.warmup_s + step.duration_s) * n
+        if obj.get("type") == "warmup":
+            for session in self.live:
+                session.progress.step_progress(session.name, step.label, step.warmup_s * n / whole if whole else 0.0,
+                                               "warm-up done")
+            return
+        target = obj.get("target")
+        if obj.get("type") != "interval" or not isinstance(target, int) or not 0 <= target < n:
+            return
+        self.busy[target] += max(0.0, float(obj.get("end_s", 0.0)) - float(obj.get("start_s", 0.0)))
+        self.events[target] += int(obj.get("events", 0))
+        self.statements[target] += int(obj.get("statements", 0))
+        if sum(self.busy) < self.every_s:
+            return
+        fraction = (step.warmup_s * n + float(obj.get("end_s", 0.0))) / whole if whole else 1.0
+        for i, session in enumerate(self.live):
+            rate = self.paces[i].rate({"events": self.events[i], "statements": self.statements[i]}, self.busy[i])
+            session.progress.step_progress(session.name, step.label, fraction, rate)
+        self._clear()

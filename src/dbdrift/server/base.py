@@ -24,7 +24,7 @@ from types import FrameType
 from typing import Any, Callable
 
 from dbdrift import disk
-from dbdrift.errors import ServerError, UserError
+from dbdrift.errors import ServerError, UserError, stopped_by
 from dbdrift.model import ConnectionInfo, ServerRoles, InstallInfo, ServerInfo, TargetSpec
 from dbdrift.server import osuser
 
@@ -435,6 +435,7 @@ def sigterm_as_ctrl_c() -> None:
     and ends with the same message and exit status (130). By default SIGTERM kills Python
     without running `finally` blocks or atexit (stop_all). For the CLI's main thread."""
     def handle(_signum: int, frame: FrameType | None) -> None:
+        stopped_by("SIGTERM")  # stored and said as what stopped the campaign, not "Ctrl-C"
         on_ctrl_c = signal.getsignal(signal.SIGINT)
         if callable(on_ctrl_c):
             on_ctrl_c(signal.SIGINT, frame)

@@ -759,16 +759,18 @@ class Store:
         return int(row[0]) if row else None
 
     def campaigns(self) -> list[sqlite3.Row]:
-        """Every campaign with its counts of runs by status, oldest first: sysbench runs, Insert
-        Benchmark steps and TPROC-C runs alike (a campaign has one kind)."""
+        """Every campaign with its counts of runs by status (ok, failed, interrupted, skipped),
+        oldest first: sysbench runs, Insert Benchmark steps and TPROC-C runs alike (a campaign has
+        one kind)."""
         return self.db.execute(
             "WITH r AS (SELECT target_id, status FROM runs WHERE superseded = 0 "
             "UNION ALL SELECT target_id, status FROM ibench_steps WHERE superseded = 0 "
             "UNION ALL SELECT target_id, status FROM tpcc_runs WHERE superseded = 0 "
             "UNION ALL SELECT target_id, status FROM workload_runs WHERE superseded = 0) "
             "SELECT c.id, c.name, c.created_at, "
-            "SUM(r.status = 'ok') AS ok, SUM(r.status IN ('failed', 'interrupted')) AS failed, "
-            "SUM(r.status = 'skipped') AS skipped, COUNT(r.status) AS runs "
+            "SUM(r.status = 'ok') AS ok, SUM(r.status = 'failed') AS failed, "
+            "SUM(r.status = 'interrupted') AS interrupted, SUM(r.status = 'skipped') AS skipped, "
+            "COUNT(r.status) AS runs "
             "FROM campaigns c LEFT JOIN targets t ON t.campaign_id = c.id "
             "LEFT JOIN r ON r.target_id = t.id GROUP BY c.id ORDER BY c.id").fetchall()
 

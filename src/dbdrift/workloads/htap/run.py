@@ -14,7 +14,7 @@ import os
 from typing import Callable
 
 from dbdrift.driver import process
-from dbdrift.errors import DriverError, ServerError
+from dbdrift.errors import DriverError, ServerError, interrupted_error
 from dbdrift.model import InstallInfo, JsonObject
 from dbdrift.plan.campaign import CampaignSpec
 from dbdrift.runner.campaign import CampaignOutcome, Runner, target_repeats
@@ -22,7 +22,7 @@ from dbdrift.runner.detect import planned_repeats
 from dbdrift.runner.session import TargetSession
 from dbdrift.workloads.htap.catalog import WINDOW_TITLES, WINDOWS, load_statements, queries_for
 from dbdrift.workloads.tpcc import catalog as tpcc
-from dbdrift.workloads.tpcc.run import check_consistency, load, sampled_run
+from dbdrift.workloads.tpcc.run import WindowPace, check_consistency, load, sampled_run
 
 WORKLOAD = "htap"
 CH_LOAD_S = 5.0  # the three small tables (an ETA)
@@ -34,7 +34,7 @@ def plan_s(spec: CampaignSpec) -> float:
     return 5.0 + tpcc.load_estimate_s(h.tpcc()) + CH_LOAD_S + len(WINDOWS) * (h.rampup_s + h.duration_s + 2.0) + 10.0
 
 
-PROGRESS_STEPS = 2 + len(WINDOWS)  # load, CH-benCHmark's tables, each window (the start and checks ride along)
+PROGRESS_STEPS = 3 + len(WINDOWS)  # the start, the load, CH-benCHmark's tables, each window (the checks ride along)
 
 
 def driver_spec(session: TargetSession, window: str, repeat: int) -> JsonObject:
@@ -129,7 +129,9 @@ def _window(session: TargetSession, window: str, repeat: int, suffix: str) -> Js
     vus, streams = h.window(window)
     label = f"{WINDOW_TITLES[window]}: {vus} VU(s), {streams} stream(s){suffix}"
     session.progress.step_start(session.name, label, h.rampup_s + h.duration_s)
-    out, window_hw, engine, _ = sampled_run(session, driver_spec(session, window, repeat), h.rampup_s + h.duration_s)
+    pace = WindowPace(session, label, h.rampup_s + h.duration_s, clients=vus, streams=streams)
+    out, window_hw, engine, _ = sampled_run(session, driver_spec(session, window, repeat), h.rampup_s + h.duration_s,
+                                            pace.read)
     summary = out.output.summary or {}
     analytics = summary.get("analytics") or {}
     result: JsonObject = {
@@ -141,7 +143,7 @@ def _window(session: TargetSession, window: str, repeat: int, suffix: str) -> Js
         "intervals": [{k: v for k, v in iv.items() if k not in ("type", "mono_s")} for iv in out.output.intervals],
         "hardware": window_hw.as_dict() if window_hw else None, "events": engine}
     if out.interrupted:
-        result.update(status="interrupted", error="interrupted by the user (Ctrl-C)")
+        result.update(status="interrupted", error=interrupted_error())
     elif out.exit_code != 0 or not summary:
         result.update(status="failed", error=process.fatal_message(out, f"{session.name}: {label}"))
     if result["status"] == "ok":

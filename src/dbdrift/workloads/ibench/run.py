@@ -14,7 +14,7 @@ from pathlib import Path
 
 from dbdrift.workloads.ibench import catalog as ibench
 from dbdrift.driver import process
-from dbdrift.errors import DriverError, ServerError
+from dbdrift.errors import DriverError, ServerError, interrupted_error
 from dbdrift.metrics.sampler import Sampler
 from dbdrift.runner.observe import ServerFlame
 from dbdrift.model import EngineEvents, InsertStepResult, InstallInfo, JsonObject
@@ -45,9 +45,9 @@ def plan_s(spec: CampaignSpec) -> float:
 
 
 def progress_steps(spec: CampaignSpec) -> int:
-    """Progress steps of one target: its start, table creation and settle work, each step, and
-    the settle's quiet wait (a step of its own) when the steps include the one it follows."""
-    return len(spec.ibench_steps) + 3 + (SETTLE_AFTER in spec.ibench_steps)
+    """Progress steps of one target: its start, table creation, each step, and the settle's work
+    and quiet wait (a step each) when the steps include the one it follows."""
+    return len(spec.ibench_steps) + 2 + 2 * (SETTLE_AFTER in spec.ibench_steps)
 
 
 def run_target(session: TargetSession, install: InstallInfo, repeat: int = 0) -> None:
@@ -107,9 +107,13 @@ def run_step(session: TargetSession, step: ibench.IBenchStep, repeat: int = 0) -
     flame = ServerFlame(session.spec.flamegraphs, session.server.server_pid, session.server.run_dir / "perf.data")
 
     marked = [None]  # the t_sec of the last end mark: every client prints a line per interval
+    pace = StepPace(step, sizes.clients, expected)
 
     def on_line(obj: JsonObject) -> None:
         kind = obj.get("type")
+        now = pace.read(obj)
+        if now is not None:
+            session.progress.step_progress(session.name, label, *now)
         if kind == "start":
             sampler.mark("start", obj.get("mono_s"))
             watch.mark_start()
@@ -136,6 +140,31 @@ def run_step(session: TargetSession, step: ibench.IBenchStep, repeat: int = 0) -
     return result
 
 
+class StepPace:
+    """How far an Insert Benchmark step is and its rates now, from its clients' interval lines
+    (docs/protocol.md `ibench`): the rows inserted of the step's rows, or (l.x, whose index
+    build prints nothing) the seconds of its estimate; the inserts and queries a second of every
+    client in its latest interval."""
+
+    def __init__(self, step: ibench.IBenchStep, clients: int, expected_s: float) -> None:
+        self.step, self.expected_s = step, expected_s
+        self.rows = 0 if step.create_indexes else step.rows_per_client * clients
+        self.latest: dict[object, JsonObject] = {}  # client -> its latest interval line
+
+    def read(self, obj: JsonObject) -> tuple[float, str] | None:
+        if obj.get("type") != "interval":
+            return None
+        self.latest[obj.get("client")] = obj
+        if self.rows:
+            fraction = sum(int(c.get("t_ins") or 0) for c in self.latest.values()) / self.rows
+        else:
+            fraction = float(obj.get("t_sec") or 0.0) / self.expected_s if self.expected_s else 0.0
+        rate = f"{sum(float(c.get('i_ips') or 0.0) for c in self.latest.values()):,.0f} inserts/s"
+        if self.step.is_query_step:
+            rate += f", {sum(float(c.get('i_qps') or 0.0) for c in self.latest.values()):,.0f} queries/s"
+        return fraction, rate
+
+
 def _result(session: TargetSession, step: ibench.IBenchStep, out: process.DriverResult,
             sampler: Sampler, repeat: int = 0, engine: EngineEvents | None = None) -> InsertStepResult:
     summary = out.output.summary or {}
@@ -150,7 +179,7 @@ def _result(session: TargetSession, step: ibench.IBenchStep, out: process.Driver
     histograms = summary.get("histograms") or {}
     status, error = "ok", None
     if out.interrupted:
-        status, error = "interrupted", "interrupted by the user (Ctrl-C)"
+        status, error = "interrupted", interrupted_error()
     elif out.exit_code != 0 or not summary:
         status, error = "failed", process.fatal_message(out, f"step {step.name}")
     window = sampler.window()

@@ -13,7 +13,7 @@ from __future__ import annotations
 import contextlib
 import os
 import threading
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Callable
 
 from dbdrift import cpus
@@ -27,7 +27,7 @@ from dbdrift.plan.expand import (MEASURED, SETTLES, SETUP, WARM, FreshStep, Load
 from dbdrift.runner import instructions, turns
 from dbdrift.runner.campaign import CampaignOutcome, Runner
 from dbdrift.runner.detect import Planned
-from dbdrift.runner.progress import LanesProgress, ProgressSink
+from dbdrift.runner.progress import LanesProgress, ProgressSink, Tally
 from dbdrift.runner.session import TargetSession, settle_wait
 from dbdrift.store.store import Store
 from dbdrift.quantities import format_duration
@@ -134,9 +134,30 @@ def time_lines(spec: CampaignSpec) -> list[str]:
                      "the settles, --set warm_runs=false drops the warm-ups (both change what is measured: "
                      "`dbdrift docs methodology`)")
     if parts.get(WARM, 0.0) > parts.get(MEASURED, 0.0):
-        lines.append(f"note: the warm-up runs take longer than the measured runs: they last read_s ({spec.read_s:g}s), "
-                     "whatever write_s is; a shorter read_s or warm_runs = false shortens them")
+        scan = "scan_warm_s, " if "scan.warm" in warm else ""
+        lines.append(f"note: the warm-up runs take longer than the measured runs: they last read_s ({spec.read_s:g}s)"
+                     + (f" and scan_warm_s ({spec.scan_warm_s:g}s)" if scan else "")
+                     + f", whatever write_s is; a shorter read_s, {scan}or warm_runs = false shortens them")
     return lines
+
+
+def pending_runs(spec: CampaignSpec, plans: list[TargetPlan],
+                 done: dict[str, set[tuple[str, int, int]]]) -> list[set[tuple[str, int, int]]]:
+    """The keys of the measured runs each plan's target still has to run, given the keys `done`
+    (stored complete) by target name: what --resume runs and `run --resume --check` counts. In
+    turns a test some target lacks runs again for every target (its runs stay paired)."""
+    pending = [{r.key for r in p.runs if not r.warm and r.key not in done.get(p.target.name, set())} for p in plans]
+    if spec.order == "turns" and len(plans) > 1:
+        groups = {(key[0], key[1]) for keys in pending for key in keys}
+        pending = [{r.key for r in p.runs if not r.warm and (r.name, r.threads) in groups} for p in plans]
+    return pending
+
+
+def to_run(state: TargetState) -> TargetPlan:
+    """A target's plan without the measured runs that are not pending (stored, for --resume):
+    what it runs, so the progress estimate counts only that."""
+    return replace(state.plan, steps=tuple(s for s in state.plan.steps
+                                           if not isinstance(s, RunStep) or s.warm or s.key in state.pending))
 
 
 def run(runner: Runner, installs: dict[str, InstallInfo], outcome: CampaignOutcome) -> None:
@@ -171,35 +192,42 @@ class Sequence:
             if self.spec.count_instructions and state not in counting:
                 self.progress.message(f"{state.plan.target.name}: instruction counts are not available for "
                                       f"{state.plan.target.engine}; not counted")
-        self.progress.campaign_start(*estimate(self.spec, [s.plan for s in active], [s.plan for s in counting]))
+        timed = [to_run(state) for state in active]  # --resume: the runs the store lacks, nothing more
+        self.progress.campaign_start(*estimate(self.spec, timed, [s.plan for s in counting]))
+        tally = self.progress = Tally(self.runner.progress)  # each part credits the estimate its steps did not
         if self.spec.detect_plan is not None and self.runner.estimates is not None:
             self.planned = Planned(self.spec, self.runner.estimates, outcome.campaign_id, self.progress)
         if self.spec.timed:
             if self.spec.order == "turns" and len(active) > 1:
                 self._in_turns(active, installs, outcome)
+                tally.settle(*estimate(self.spec, timed, []))
             else:
-                for state in active:
+                for state, plan in zip(active, timed):
                     self._sequential(state, installs[state.plan.target.name], outcome)
+                    tally.settle(*estimate(self.spec, [plan], []))
         if counting:
             self._count_all([s for s in counting if s.plan.target.name not in outcome.failed_targets],
                             installs, outcome)
+            whole, runs = estimate(self.spec, timed, [s.plan for s in counting]), estimate(self.spec, timed, [])
+            tally.settle(whole[0] - runs[0], whole[1] - runs[1])
 
     def _states(self, campaign_id: int) -> list[TargetState]:
         """What each target still has to run. Interleaved tests are all-or-nothing: a test some
         target lacks a run of is rerun for every target, its stored runs superseded."""
-        states = []
+        states, done = [], {}
         for position, plan in enumerate(self.plans):
             target = plan.target
             target_id = self.store.ensure_target(campaign_id, target.name, target.engine, position,
                                                  target.name == self.spec.base.name, target_to_dict(target))
-            done = self.store.completed_runs(target_id) if self.resume else set()
-            states.append(TargetState(plan, target_id, {r.key for r in plan.runs if not r.warm and r.key not in done}))
+            done[target.name] = self.store.completed_runs(target_id) if self.resume else set()
+            states.append(TargetState(plan, target_id, set()))
+        for state, keys in zip(states, pending_runs(self.spec, self.plans, done)):
+            state.pending = keys
         if self.spec.order == "turns" and len(states) > 1:
             groups = {(key[0], key[1]) for s in states for key in s.pending}
             for state in states:
                 for name, threads in groups:
                     self.store.supersede(state.target_id, name, threads)
-                state.pending = {r.key for r in state.plan.runs if (r.name, r.threads) in groups}
         elif self.resume:  # a run done again replaces its interrupted, failed or skipped rows in reports
             for state in states:
                 for key in state.pending:
@@ -221,6 +249,7 @@ class Sequence:
                 session.skip(rest, f"skipped: {outcome.failures.get(session.name, 'target failed')}")
             outcome.runs_ok += session.runs_ok
             outcome.runs_failed += session.runs_failed
+            outcome.runs_interrupted += session.runs_interrupted
             outcome.runs_skipped += session.runs_skipped
 
     # -- sequential: one target after the other ---------------------------------------------------

@@ -8,10 +8,11 @@ non-zero): a result from a database the transactions left inconsistent is not a 
 from __future__ import annotations
 
 import os
+from typing import Callable
 
 from dbdrift.workloads.tpcc import catalog as tpcc
 from dbdrift.driver import process
-from dbdrift.errors import DriverError, ServerError
+from dbdrift.errors import DriverError, ServerError, interrupted_error
 from dbdrift.metrics.sampler import Delta
 from dbdrift.runner.observe import ServerFlame
 from dbdrift.model import EngineEvents, InstallInfo, JsonObject, TpccResult
@@ -85,12 +86,13 @@ def run_window(session: TargetSession, repeat: int, load_s: float | None, suffix
     sizes = session.spec.tpcc
     label = f"TPROC-C {sizes.clients} VU(s), {sizes.warehouses} warehouse(s){suffix}"
     session.progress.step_start(session.name, label, sizes.rampup_s + sizes.duration_s)
+    pace = WindowPace(session, label, sizes.rampup_s + sizes.duration_s, clients=sizes.clients)
     out, window, engine, folded = sampled_run(session, driver_spec(session, "run", repeat),
-                                              sizes.rampup_s + sizes.duration_s)
+                                              sizes.rampup_s + sizes.duration_s, pace.read)
     summary = out.output.summary or {}
     status, error = "ok", None
     if out.interrupted:
-        status, error = "interrupted", "interrupted by the user (Ctrl-C)"
+        status, error = "interrupted", interrupted_error()
     elif out.exit_code != 0 or not summary:
         status, error = "failed", process.fatal_message(out, "run")
     return TpccResult(
@@ -104,18 +106,22 @@ def run_window(session: TargetSession, repeat: int, load_s: float | None, suffix
         position=session.position, events=engine, folded=folded)
 
 
-def sampled_run(session: TargetSession, spec: JsonObject, window_s: float) -> tuple[process.DriverResult,
-                                                                                   Delta | None, EngineEvents | None,
-                                                                                   dict[str, int] | None]:
+def sampled_run(session: TargetSession, spec: JsonObject, window_s: float,
+                on_interval: Callable[[JsonObject], None] | None = None) -> tuple[process.DriverResult, Delta | None,
+                                                                                EngineEvents | None,
+                                                                                dict[str, int] | None]:
     """The driver's `tpcc` run of `spec` (ramp-up and window: `window_s`), the host sampled from
     the line that opens the measured window to the one that closes it, and the engine's own
-    counters each second from the start of the ramp-up (its t_sec 0)."""
+    counters each second from the start of the ramp-up (its t_sec 0); each interval line is
+    handed to `on_interval` (the step's progress, WindowPace)."""
     sampler = session.sampler()
     sampler.start()
     watch = session.engine_watch().start()
     flame = ServerFlame(session.spec.flamegraphs, session.server.server_pid, session.server.run_dir / "perf.data")
 
     def on_line(obj: JsonObject) -> None:
+        if obj.get("type") == "interval" and on_interval is not None:
+            on_interval(obj)
         if obj.get("type") == "phase" and obj.get("phase") == "rampup":
             watch.mark_start()
         elif obj.get("type") == "phase" and obj.get("phase") == "measure":
@@ -134,6 +140,29 @@ def sampled_run(session: TargetSession, spec: JsonObject, window_s: float) -> tu
     if why:
         session.progress.message(f"{session.name}: {why}")
     return out, sampler.window(), engine, folded
+
+
+class WindowPace:
+    """A TPROC-C or CH-benCHmark run's progress, from its interval lines (docs/protocol.md `tpcc`):
+    how far into the ramp-up and window (t_sec, from the ramp-up's start) and the rate now, NOPM
+    of the virtual users and the analytical queries that ended in the interval; handed to the
+    step `label` of `session`."""
+
+    def __init__(self, session: TargetSession, label: str, window_s: float, clients: int, streams: int = 0) -> None:
+        self.session, self.label, self.window_s = session, label, window_s
+        self.clients, self.streams = clients, streams
+
+    def read(self, obj: JsonObject) -> None:
+        self.session.progress.step_progress(self.session.name, self.label, *self.now(obj))
+
+    def now(self, interval: JsonObject) -> tuple[float, str]:
+        fraction = float(interval.get("t_sec") or 0.0) / self.window_s if self.window_s else 1.0
+        parts = [f"{float(interval.get('nopm') or 0.0):,.0f} NOPM"] if self.clients else []
+        if self.streams:
+            parts.append(f"{int(interval.get('queries') or 0)} queries in {float(interval.get('i_sec') or 0.0):g}s")
+        if interval.get("phase") == "rampup":
+            parts.append("ramp-up")
+        return fraction, ", ".join(parts)
 
 
 def check(session: TargetSession, result: TpccResult) -> TpccResult:

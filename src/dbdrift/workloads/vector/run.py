@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Callable
 
 from dbdrift.driver import process
-from dbdrift.errors import DriverError, ServerError, UserError
+from dbdrift.errors import DriverError, ServerError, UserError, interrupted_error
 from dbdrift.model import InstallInfo, JsonObject
 from dbdrift.plan.campaign import CampaignSpec
 from dbdrift.runner.campaign import CampaignOutcome, Runner, target_repeats
@@ -181,6 +181,9 @@ def _search(session: TargetSession, data: dataset.Dataset, fam: Family, statemen
     def on_line(obj: JsonObject) -> None:
         if obj.get("type") == "phase":
             sampler.mark("start" if obj.get("phase") == "measure" else "end", obj.get("mono_s"))
+        now = search_pace(obj, sizes.warmup_s, sizes.duration_s)
+        if now is not None:
+            session.progress.step_progress(session.name, label, *now)
 
     try:
         out = process.run_driver("vector", spec, timeout_s=max(600.0, 3 * (sizes.warmup_s + sizes.duration_s) + 300),
@@ -198,7 +201,7 @@ def _search(session: TargetSession, data: dataset.Dataset, fam: Family, statemen
                                        for iv in out.output.intervals],
                          "hardware": window.as_dict() if window else None}
     if out.interrupted:
-        session.progress.step_end(session.name, label, "interrupted", "interrupted by the user (Ctrl-C)")
+        session.progress.step_end(session.name, label, "interrupted", interrupted_error())
         raise KeyboardInterrupt
     if out.exit_code != 0 or not summary:
         message = process.fatal_message(out, f"{session.name}: {label}")
@@ -208,6 +211,17 @@ def _search(session: TargetSession, data: dataset.Dataset, fam: Family, statemen
     session.progress.step_end(session.name, label, "ok",
                               f"recall {point['recall'] or 0:.3f} at {point['qps'] or 0:,.0f} QPS")
     return point
+
+
+def search_pace(obj: JsonObject, warmup_s: float, duration_s: float) -> tuple[float, str] | None:
+    """How far a search is and its QPS now, from an interval line of the driver's `vector search`
+    (docs/protocol.md: `t` is the interval's end from the start of the measured window); None
+    for other lines."""
+    if obj.get("type") != "interval":
+        return None
+    whole = warmup_s + duration_s
+    return ((warmup_s + float(obj.get("t") or 0.0)) / whole if whole else 1.0,
+            f"{float(obj.get('qps') or 0.0):,.0f} QPS")
 
 
 # -- the hooks of the Workload (workloads/registry.py) -------------------------------------------
