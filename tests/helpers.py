@@ -255,3 +255,22 @@ def version_6_store(path: Path):
         db.executescript(script)
     db.execute("PRAGMA user_version = 6")
     return db
+
+
+def instructions_only_store(path: Path, spec: dict | None = None, versions: tuple[str, str] | None = None) -> Path:
+    """The golden campaign's counts alone, as `--instructions-only` stores them (no timed run):
+    `spec` the campaign's stored settings, `versions` the two servers' versions if they matter."""
+    from dbdrift.store.store import InstructionRecord, Store
+    from tests.unit.test_reports import INSTRUCTIONS
+    store = Store(path)
+    cid = store.add_campaign("counts", spec or {"name": "counts", "rows": 10_000}, {"cpus": 2}, "0.1.0")
+    for pos, name in enumerate(("pg17", "pg18")):
+        tid = store.ensure_target(cid, name, "postgres", pos, pos == 0, {"name": name})
+        if versions is not None:
+            store.set_target_facts(tid, server={"version": versions[pos]}, install=None)
+        for (test, target), (ir, functions) in INSTRUCTIONS.items():
+            if target == name:
+                store.add_instructions(tid, InstructionRecord(test, "ok", 1000, 5000, 20.0, [[1, 2], [1, 2]], ir,
+                                                              0.02, functions, functions))
+    store.close()
+    return path

@@ -11,7 +11,7 @@ from dbdrift.version import __version__
 from dbdrift.cli import report as report_cli
 from dbdrift.plan.campaign import load_campaign, parse_campaign
 from tests.cli.test_cli_errors import assert_user_error
-from tests.helpers import dbdrift
+from tests.helpers import dbdrift, instructions_only_store
 from tests.unit.test_reports import _turn_store, make_store
 
 
@@ -86,22 +86,6 @@ def test_fail_on_noisy_names_the_cells_without_a_verdict(tmp_path):
     assert result.returncode == 3 and "point-query x1 b: too noisy" in result.stderr, result.stdout
     passed = dbdrift("report", "--store", tmp_path / "n.db", "--fail-on", "regression")
     assert passed.returncode == 0 and "1 cell(s) had no verdict" in passed.stderr
-
-
-def instructions_only_store(path: Path) -> Path:
-    """The golden campaign's counts alone, as `--instructions-only` stores them (no timed run)."""
-    from dbdrift.store.store import InstructionRecord, Store
-    from tests.unit.test_reports import INSTRUCTIONS
-    store = Store(path)
-    cid = store.add_campaign("counts", {"name": "counts", "rows": 10_000}, {"cpus": 2}, "0.1.0")
-    for pos, name in enumerate(("pg17", "pg18")):
-        tid = store.ensure_target(cid, name, "postgres", pos, pos == 0, {"name": name})
-        for (test, target), (ir, functions) in INSTRUCTIONS.items():
-            if target == name:
-                store.add_instructions(tid, InstructionRecord(test, "ok", 1000, 5000, 20.0, [[1, 2], [1, 2]], ir,
-                                                              0.02, functions, functions))
-    store.close()
-    return path
 
 
 def test_report_fail_on_regression_exits_0_without_one(unchanged):

@@ -6,25 +6,14 @@ from pathlib import Path
 
 import pytest
 
-from dbdrift.store.store import InstructionRecord, Store
 from tests.cli.test_cli_errors import assert_user_error
-from tests.helpers import dbdrift
-from tests.unit.test_reports import INSTRUCTIONS, make_store
+from tests.helpers import dbdrift, instructions_only_store
+from tests.unit.test_reports import make_store
 
 
 def counts_store(path: Path) -> Path:
     """Two versions' instruction counts and no timed run, as `--instructions-only` stores them."""
-    store = Store(path)
-    cid = store.add_campaign("counts", {"name": "counts", "rows": 10_000}, {"cpus": 2}, "0.1.0")
-    for pos, (name, version) in enumerate((("pg17", "17.10"), ("pg18", "18.4"))):
-        tid = store.ensure_target(cid, name, "postgres", pos, pos == 0, {"name": name})
-        store.set_target_facts(tid, server={"version": version}, install=None)
-        for (test, target), (ir, functions) in INSTRUCTIONS.items():
-            if target == name:
-                store.add_instructions(tid, InstructionRecord(test, "ok", 1000, 5000, 20.0, [[1, 2], [1, 2]], ir,
-                                                              0.02, functions, functions))
-    store.close()
-    return path
+    return instructions_only_store(path, versions=("17.10", "18.4"))
 
 
 @pytest.mark.fault("cli")

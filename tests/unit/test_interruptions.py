@@ -25,11 +25,6 @@ def lab(tmp_path, monkeypatch) -> Lab:
     return Lab(tmp_path).install(monkeypatch)
 
 
-@pytest.fixture
-def store(tmp_path):
-    s = Store(tmp_path / "results.db", wait_s=1)
-    yield s
-    s.close()
 
 
 @pytest.fixture

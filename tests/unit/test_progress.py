@@ -11,9 +11,8 @@ import pytest
 from dbdrift.cli import progress as progress_mod
 from dbdrift.cli.progress import ConsoleProgress
 from dbdrift.runner.campaign import Runner
-from dbdrift.store.store import Store
 from dbdrift.workloads.registry import workload_of
-from tests.fakes import Lab, RecordingProgress
+from tests.fakes import RecordingProgress
 
 
 class Clock:
@@ -124,16 +123,6 @@ def test_quiet_progress_writes_nothing_inside_a_step(clock):
 
 # -- the runner's steps over the lab ----------------------------------------------------------
 
-@pytest.fixture
-def lab(tmp_path, monkeypatch) -> Lab:
-    return Lab(tmp_path).install(monkeypatch)
-
-
-@pytest.fixture
-def store(tmp_path):
-    s = Store(tmp_path / "results.db", wait_s=1)
-    yield s
-    s.close()
 
 
 @pytest.mark.fault("progress")

@@ -18,13 +18,13 @@ from dbdrift.analysis.noise import Verdict
 from dbdrift.report.events import engine_charts
 from dbdrift.report.html import page_axis
 from dbdrift.results.findings import Finding, instruction_why
-from dbdrift.store.store import InstructionRecord, Store
+from dbdrift.store.store import Store
 from dbdrift.report.text import render_text
 from dbdrift.report.words import comparison_lines
 from dbdrift.results.build import build_report
 from tests.cli.test_workload_reports import ib_store, tpcc_store, two_target_store, vector_store
 from tests.unit.test_html_report import Page
-from tests.unit.test_reports import INSTRUCTIONS, make_store
+from tests.unit.test_reports import make_store
 
 pytestmark = pytest.mark.fault("reports")
 
@@ -158,17 +158,9 @@ def test_a_workload_report_says_which_targets_ran_with_which_io_method(tmp_path,
 def counts_only(tmp_path) -> Path:
     """The golden campaign's counts alone, stored as `timed = false` stores them, with the timed
     settings a campaign file carries whether they are used or not."""
-    store = Store(tmp_path / "c.db")
-    cid = store.add_campaign("counts", {"name": "counts", "rows": 10_000, "timed": False, "read_s": 60,
-                                        "write_s": 60, "warmup_s": 10}, {"cpus": 2}, "0.1.0")
-    for pos, name in enumerate(("pg17", "pg18")):
-        tid = store.ensure_target(cid, name, "postgres", pos, pos == 0, {"name": name})
-        for (test, target), (ir, functions) in INSTRUCTIONS.items():
-            if target == name:
-                store.add_instructions(tid, InstructionRecord(test, "ok", 1000, 5000, 20.0, [[1, 2], [1, 2]], ir,
-                                                              0.02, functions, functions))
-    store.close()
-    return tmp_path / "c.db"
+    from tests.helpers import instructions_only_store
+    return instructions_only_store(tmp_path / "c.db", {"name": "counts", "rows": 10_000, "timed": False,
+                                                       "read_s": 60, "write_s": 60, "warmup_s": 10})
 
 
 TIMED_WORDS = ("reads 60 s", "warmup", "rQPS", "stalls", "too few samples", "timed result")

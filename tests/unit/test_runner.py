@@ -21,16 +21,6 @@ from tests.fakes import Lab, RecordingProgress, store_rows
 UI, PQ = "update-index", "point-query"  # in the order the plan runs them
 
 
-@pytest.fixture
-def lab(tmp_path, monkeypatch) -> Lab:
-    return Lab(tmp_path).install(monkeypatch)
-
-
-@pytest.fixture
-def store(tmp_path):
-    s = Store(tmp_path / "results.db", wait_s=1)
-    yield s
-    s.close()
 
 
 def run(lab: Lab, store: Store, resume: bool = False, **keys):
