@@ -243,7 +243,7 @@ def test_without_the_extra_cluster_says_which_to_install(tmp_path):
                  ["worker", "tcp://127.0.0.1:1"]):
         result = subprocess.run([sys.executable, "-m", "dbdrift", *args], capture_output=True, text=True, env=env,
                                 cwd=tmp_path, timeout=120)
-        assert result.returncode == 1, result.stderr
+        assert result.returncode == 2, result.stderr  # refused before anything ran
         assert "needs Dask distributed" in result.stderr
         assert f"hint: install dbdrift's extra cluster (Dask distributed; `dbdrift docs cluster`) on this host and on " \
                f"every worker host: `{sys.executable} -m pip install -e '{ROOT}[cluster]'`" in result.stderr

@@ -14,7 +14,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from dbdrift import cpus, env
-from dbdrift.app import detect, figures
+from dbdrift.app import cluster, detect, figures
 from dbdrift.errors import UserError
 from dbdrift.plan.axes import durability_note
 from dbdrift.plan.campaign import CampaignSpec, cluster_address
@@ -69,6 +69,8 @@ def plan(spec: CampaignSpec, store: Path, cluster_flag: str | None, note: str | 
         spec.cluster.address if spec.cluster else None
     if spec.detect is not None:
         detect.refuse_cluster(address)
+    if address is not None:
+        cluster.require()  # run refuses a cluster without Dask before it makes the store
     expected = spec.detect_plan["expected_s"] if spec.detect_plan else workload.estimate(spec)[0]
     lines, time_lines = workload.check_lines(spec) + detect.check_lines(spec), workload.time_lines(spec)
     if resume:

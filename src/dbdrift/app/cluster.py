@@ -19,14 +19,15 @@ from dbdrift.workloads.registry import workload_of
 
 
 def require() -> None:
-    """A UserError naming the missing extra when the cluster client cannot be imported."""
+    """A UserError naming the missing extra when the cluster client cannot be imported (exit 2:
+    refused before anything ran, by `run`, `run --check` and `worker` alike)."""
     try:
         importlib.import_module("dbdrift.cluster.client")  # it imports Dask
     except ImportError as exc:
         if (exc.name or "").split(".")[0] in ("distributed", "dask"):
             raise UserError(f"running on a cluster needs Dask distributed, which is not installed ({exc})",
                             extra_hint("cluster", "Dask distributed; `dbdrift docs cluster`",
-                                       " on this host and on every worker host")) from None
+                                       " on this host and on every worker host"), exit_code=2) from None
         raise
 
 

@@ -113,6 +113,8 @@ def execute(spec: CampaignSpec, store_path: Path, progress: ProgressSink, *, res
     Progress and notes go through `progress`."""
     # what --check refuses, run refuses before the store or a server is touched
     check.preflight(spec, rundir.work_dir() if cluster_address(spec, cluster_flag) is None else None)
+    if cluster_address(spec, cluster_flag) is not None:
+        cluster.require()  # Dask missing: refused before the store is made, as --check refuses it
     if order_note:
         progress.message(order_note)
     if durability_note(spec):
