@@ -190,7 +190,6 @@ LABELS = {"pg17.10": "postgres 17.10, npm", "pg18.4-with-a-long-name": "postgres
 NOTES = ("cpus: driver on CPU 0, servers on CPU 1, dbdrift itself unpinned (its CPU counted, not foreign load)",
          "io_method: sync on pg18.4-with-a-long-name (sync is dbdrift's default on PostgreSQL 18 and later, as the "
          "posts' cx10b)", "host warning: busy (hint: wait)")
-SCREENSHOTS = Path(os.environ.get("DBDRIFT_SCREENSHOTS", ROOT / "screenshots"))
 
 
 def full_ibench():
@@ -219,9 +218,8 @@ def full_tpcc():
 
 
 def screenshot_1400(page: Path, name: str) -> Path:
-    """The page at 1,400 px wide, whole height, kept in screenshots/ (the issue's evidence)."""
-    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
-    shot = SCREENSHOTS / name
+    """The page at 1,400 px wide, whole height, kept with the other build artifacts."""
+    shot = artifacts() / name
     shot.unlink(missing_ok=True)
     result = open_page(page, shot, height=6000, width=1400)
     assert result.returncode == 0 and console_lines(result) == [], result.stderr[-2000:]
@@ -236,7 +234,7 @@ def test_the_insert_benchmark_page_does_not_overflow_at_1400_px(tmp_path):
     measured = layout(page)
     assert measured["scroll"] <= measured["inner"] and measured["wide"] == [], measured
     assert measured["scrolled"] == [], measured  # no table runs past its box either
-    assert_not_blank(screenshot_1400(page, "ib.png"), tmp_path, times=10, height=6000)
+    assert_not_blank(screenshot_1400(page, "ibench-1400.png"), tmp_path, times=10, height=6000)
 
 
 def test_the_tpcc_page_does_not_overflow_at_1400_px(tmp_path):
@@ -245,7 +243,7 @@ def test_the_tpcc_page_does_not_overflow_at_1400_px(tmp_path):
     measured = layout(page)
     assert measured["scroll"] <= measured["inner"] and measured["wide"] == [], measured
     assert measured["scrolled"] == [], measured
-    assert_not_blank(screenshot_1400(page, "tpcc.png"), tmp_path, times=10, height=6000)
+    assert_not_blank(screenshot_1400(page, "tpcc-1400.png"), tmp_path, times=10, height=6000)
 
 
 def published_site(tmp_path: Path, *options: str) -> Path:
