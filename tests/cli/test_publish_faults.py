@@ -155,10 +155,23 @@ def many(tmp_path_factory) -> Path:
 
 
 def start_publish(store: Path, out: Path) -> subprocess.Popen:
-    """`dbdrift publish` in a session of its own, as a terminal runs it in its own process group."""
-    return subprocess.Popen([sys.executable, "-m", "dbdrift", "publish", str(store), "--out", str(out)],
+    """`dbdrift publish` in a session of its own, as a terminal runs it in its own process group;
+    faulthandler on, so a publish that does not end prints where each thread is (`ended`)."""
+    return subprocess.Popen([sys.executable, "-X", "faulthandler", "-m", "dbdrift", "publish", str(store),
+                             "--out", str(out)],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=cli_env(),
                             start_new_session=True)
+
+
+def ended(proc: subprocess.Popen, timeout_s: float = 30) -> str:
+    """The publish's stderr once it has exited; if it has not within `timeout_s` (a hang, or a
+    host so loaded that it cannot stop promptly), the test fails with every thread's stack."""
+    try:
+        return proc.communicate(timeout=timeout_s)[1]
+    except subprocess.TimeoutExpired:
+        proc.send_signal(signal.SIGABRT)  # faulthandler dumps each thread's traceback
+        err = proc.communicate(timeout=30)[1]
+        pytest.fail(f"publish did not end within {timeout_s:g} s of the signal; its threads:\n{err[-6000:]}")
 
 
 def stop(proc: subprocess.Popen, readers: list[int]) -> None:
@@ -203,7 +216,7 @@ def test_ctrl_c_pressed_once_twice_or_three_times_stops_publish_at_once_with_its
         for _ in range(presses):
             os.killpg(proc.pid, signal.SIGINT)  # as a terminal sends it: to the whole process group
             time.sleep(0.2)
-        _, err = proc.communicate(timeout=15)
+        err = ended(proc)
         took = time.monotonic() - pressed
         left = gone_within(readers, 2)
     finally:
@@ -229,7 +242,7 @@ def test_ctrl_c_midway_leaves_the_previous_site_as_it_was_and_the_next_publish_c
         readers = wait_for(lambda: len(readers_of(proc)) >= 2 and readers_of(proc), 60, "the readers", proc)
         time.sleep(0.3)
         os.killpg(proc.pid, signal.SIGINT)
-        _, err = proc.communicate(timeout=15)
+        err = ended(proc)
     finally:
         stop(proc, readers + readers_of(proc))
     assert proc.returncode == 130 and "Traceback" not in err, err[-3000:]
@@ -249,7 +262,7 @@ def test_a_killed_publish_takes_its_readers_along_and_the_next_publish_completes
         readers = wait_for(lambda: len(readers_of(proc)) >= 2 and readers_of(proc), 60, "the readers", proc)
         wait_for(lambda: list(out.glob("c/*.html")), 60, "a first campaign page", proc)
         proc.kill()
-        proc.communicate(timeout=15)
+        ended(proc)
         left = gone_within(readers, 3)
     finally:
         stop(proc, readers)

@@ -18,18 +18,19 @@ pytestmark = pytest.mark.server
 def counted(tmp_path_factory):
     tmp = tmp_path_factory.mktemp("instr")
     store = tmp / "store.db"
+    work = shared_work_dir("instr")
     result = dbdrift("run", campaign(tmp, "instr", tests=["point-query"]), "--store", store, "--instructions-only",
-                     "--simulate-cache", "--no-report", work_dir=shared_work_dir("instr"))
+                     "--simulate-cache", "--no-report", work_dir=work)
     db = sqlite3.connect(store)
     db.row_factory = sqlite3.Row
     rows = {r["target"]: dict(r) for r in db.execute(
         "SELECT i.*, t.name AS target FROM instructions i JOIN targets t ON t.id = i.target_id")}
     db.close()
-    return store, result, rows
+    return store, result, rows, work
 
 
 def test_instructions_only_stores_one_count_per_target_and_no_timed_run(counted):
-    store, result, rows = counted
+    store, result, rows, _ = counted
     assert result.returncode == 0, result.stderr[-3000:]
     assert set(rows) == {"pg17", "pg18"} and all(r["status"] == "ok" for r in rows.values())
     db = sqlite3.connect(store)
@@ -39,13 +40,13 @@ def test_instructions_only_stores_one_count_per_target_and_no_timed_run(counted)
 
 @pytest.mark.fault("reports")
 def test_an_instructions_only_run_says_what_it_stored_and_nothing_of_timed_runs(counted):
-    _, result, _ = counted
+    _, result, _, _ = counted
     assert "stored 2 instruction counts (0 failed)" in result.stderr, result.stderr[-3000:]
     assert "stored 0 runs" not in result.stderr
 
 
 def test_the_count_repeats_within_a_tenth_of_a_percent(counted):
-    _, _, rows = counted
+    _, _, rows, _ = counted
     for row in rows.values():
         pairs = json.loads(row["ir_json"])
         slopes = [(b - a) / (row["n2"] - row["n1"]) for a, b in pairs]
@@ -55,14 +56,14 @@ def test_the_count_repeats_within_a_tenth_of_a_percent(counted):
 
 
 def test_a_point_query_costs_tens_of_thousands_of_instructions_and_more_on_18(counted):
-    _, _, rows = counted
+    _, _, rows, _ = counted
     pg17, pg18 = rows["pg17"]["ir_per_event"], rows["pg18"]["ir_per_event"]
     assert 20_000 < pg17 < 100_000 and 20_000 < pg18 < 100_000
     assert pg18 > pg17  # 18.4's fast-path lock and I/O statistics changes (+3 to 4 %)
 
 
 def test_the_cache_and_branch_simulation_gives_misses_per_event(counted):
-    _, _, rows = counted
+    _, _, rows, _ = counted
     for row in rows.values():
         simulated = json.loads(row["simulated_json"])
         assert set(simulated) == {"Dr", "Dw", "I1mr", "D1mr", "D1mw", "ILmr", "DLmr", "DLmw", "Bc", "Bcm", "Bi", "Bim"}
@@ -71,7 +72,7 @@ def test_the_cache_and_branch_simulation_gives_misses_per_event(counted):
 
 
 def test_report_shows_instructions_and_the_functions_that_moved(counted):
-    store, _, _ = counted
+    store, _, _, _ = counted
     text = dbdrift("report", "--store", store)
     assert text.returncode == 0, text.stderr
     assert "instructions per event" in text.stdout
@@ -83,7 +84,8 @@ def test_report_shows_instructions_and_the_functions_that_moved(counted):
 
 
 def test_no_server_under_valgrind_is_left_running(counted):
-    assert postgres_processes_under(Path("/var/tmp/dbdrift-tests")) == []
+    """This run's own work directory: the other test worker's servers live beside it."""
+    assert postgres_processes_under(counted[3]) == []
 
 
 def _counts(store: Path) -> list[dict]:
