@@ -3,17 +3,23 @@ how they end: with the publish, however it ends. Ctrl-C reaches the publish alon
 them at once (a campaign not read yet is read by the next publish) and holds further Ctrl-Cs
 until they are gone and the site's state is saved; a publish that is killed takes them along,
 as each watches its parent and exits when it is gone.
+
+Each reader has a pipe for its chunks and one for its results, which the publish's own thread
+waits on. Not concurrent.futures' pool: its manager thread blocks for good in a result a reader
+was killed in the middle of sending, and the publish then hangs in shutdown and at exit.
 """
 from __future__ import annotations
 
+import multiprocessing
 import os
+import pickle
 import signal
 import sys
 import threading
 import time
 from collections.abc import Callable, Iterator
-from concurrent.futures import ProcessPoolExecutor
 from contextlib import contextmanager
+from multiprocessing.connection import Connection, wait
 from typing import Any, TypeVar
 
 PARALLEL_FROM = 8  # campaigns to read: from this many on, one process per CPU reads them
@@ -28,31 +34,106 @@ def read_all(read: Callable[..., T], jobs: list[tuple[Any, ...]]) -> Iterator[T]
     if workers < 2:
         yield from (read(*job) for job in jobs)
         return
-    pool = ProcessPoolExecutor(workers, initializer=_reader_starts, initargs=(os.getpid(),))
-    try:  # not pool.map: on its way out it cancels what is queued, which the pool then fails to fail (a thread's traceback)
-        chunks = [pool.submit(_read_chunk, read, jobs[i:i + CHUNK]) for i in range(0, len(jobs), CHUNK)]
-        for chunk in chunks:
-            yield from chunk.result()
+    chunks = [jobs[i:i + CHUNK] for i in range(0, len(jobs), CHUNK)]
+    readers = [_Reader(read) for _ in range(workers)]
+    try:
+        yield from _in_order(readers, chunks)
     except BaseException as exc:  # Ctrl-C, an error, or the caller stopped asking (its own error)
         with held_interrupts(for_good=isinstance(exc, KeyboardInterrupt)):
-            _stop(pool)
+            for reader in readers:
+                reader.kill()
         raise
-    pool.shutdown(wait=True)
+    for reader in readers:
+        reader.finish()
 
 
-def _read_chunk(read: Callable[..., T], jobs: list[tuple[Any, ...]]) -> list[T]:
-    return [read(*job) for job in jobs]
+class _Reader:
+    """One reader process (forked, so `read` needs no pickling) and the publish's ends of its pipes."""
+
+    def __init__(self, read: Callable[..., Any]) -> None:
+        context = multiprocessing.get_context("fork")
+        chunks_in, self.chunks = context.Pipe(duplex=False)
+        self.results, results_out = context.Pipe(duplex=False)
+        self.process = context.Process(target=_serve, args=(read, chunks_in, results_out, os.getpid()),
+                                       name="dbdrift-site-reader", daemon=True)
+        self.process.start()
+        chunks_in.close()
+        results_out.close()
+        self.chunk: int | None = None  # the index of the chunk it reads now
+
+    def give(self, index: int | None, jobs: list[tuple[Any, ...]]) -> None:
+        self.chunk = index
+        if index is not None:
+            self.chunks.send((index, jobs))
+
+    def kill(self) -> None:
+        """End it now, mid-campaign: it only reads (each store is open read-only)."""
+        self.process.kill()
+        self.process.join(timeout=5)
+        self._close()
+
+    def finish(self) -> None:
+        self.chunks.send(None)
+        self.process.join(timeout=5)
+        if self.process.is_alive():
+            self.process.kill()
+            self.process.join(timeout=5)
+        self._close()
+
+    def _close(self) -> None:
+        self.chunks.close()
+        self.results.close()
 
 
-def _stop(pool: ProcessPoolExecutor) -> None:
-    """End the readers now, mid-campaign: they only read (each store is open read-only)."""
-    kill = getattr(pool, "kill_workers", None)  # Python 3.14 on
-    if kill is not None:
-        kill()
-    else:
-        for process in list((pool._processes or {}).values()):
-            process.kill()
-    pool.shutdown(wait=True)  # the pool finds them gone and fails what was queued (cancelling races it)
+def _in_order(readers: list[_Reader], chunks: list[list[tuple[Any, ...]]]) -> Iterator[Any]:
+    """Each chunk's results in the order of the chunks, readers given the next chunk as they finish one."""
+    waiting = iter(range(len(chunks)))
+    for reader in readers:
+        index = next(waiting, None)
+        reader.give(index, chunks[index] if index is not None else [])
+    done: dict[int, list[Any]] = {}
+    for wanted in range(len(chunks)):
+        while wanted not in done:
+            busy = [r for r in readers if r.chunk is not None]
+            ready = wait([r.results for r in busy] + [r.process.sentinel for r in busy])
+            for reader in busy:
+                if reader.results in ready:
+                    index, ok, value = reader.results.recv()
+                    if not ok:
+                        raise value
+                    done[index] = value
+                    following = next(waiting, None)
+                    reader.give(following, chunks[following] if following is not None else [])
+                elif reader.process.sentinel in ready:
+                    raise RuntimeError(f"a campaign reader (pid {reader.process.pid}) ended with exit code "
+                                       f"{reader.process.exitcode} before it gave its campaigns")
+        yield from done.pop(wanted)
+
+
+def _serve(read: Callable[..., Any], chunks: Connection, results: Connection, parent: int) -> None:
+    """A reader: each chunk it is given, read and sent back, until it is told to stop."""
+    _reader_starts(parent)
+    while True:
+        try:
+            task = chunks.recv()
+        except EOFError:
+            return
+        if task is None:
+            return
+        index, jobs = task
+        try:
+            out: tuple[int, bool, Any] = (index, True, [read(*job) for job in jobs])
+        except Exception as exc:  # given to the publish, which raises it as its own
+            out = (index, False, _sendable(exc))
+        results.send(out)
+
+
+def _sendable(exc: Exception) -> Exception:
+    try:
+        pickle.dumps(exc)
+        return exc
+    except Exception:  # an exception that cannot cross the pipe is told by its text
+        return RuntimeError(f"{type(exc).__name__}: {exc}")
 
 
 def _reader_starts(parent: int) -> None:
