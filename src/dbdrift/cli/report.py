@@ -12,6 +12,7 @@ from dbdrift.cli.options import use_color
 from dbdrift.errors import UserError
 from dbdrift.report.formats import FORMATS, render
 from dbdrift.report.matrix import render_matrix
+from dbdrift.report.words import BP_DEFINITION
 
 __all__ = ["FORMATS", "render", "use_color"]
 
@@ -28,10 +29,13 @@ examples:
                                                   a configuration matrix's absolute table
   dbdrift report --against variant                every variant against its base variant
 
+the "in words" lines (and the JSON and CSV `bp` fields) count changes in basis points as the posts do:
+{bp}
+
 exit status: 0 printed (and, with --fail-on, nothing found), 1 error (a store that cannot be read),
 2 input refused (no such store, campaign, test or target; a malformed option), 3 --fail-on found
 what it names (listed on stderr)
-"""
+""".format(bp=BP_DEFINITION)
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     options.add_store(parser)
     parser.add_argument("--campaign", help="campaign name or id (default: the latest that compares two or more targets; "
