@@ -19,7 +19,7 @@ from dbdrift.report.envelope import CampaignCsv
 from dbdrift.report.numbers import fmt_fixed
 from dbdrift.report.words import cell_bp, cell_ranks
 from dbdrift.results.data import ReportData
-from dbdrift.results.findings import group_of, instruction_cells, instruction_why
+from dbdrift.results.findings import instruction_cells, instruction_why
 from dbdrift.results.targets import packager_change
 
 
@@ -55,7 +55,7 @@ def render_csv(data: ReportData) -> str:
         cost = irow.costs.get(target)
         reference = irow.references.get(target, "")
         writer.writerow([
-            irow.test, group_of(irow.test) or "", "", "instructions", target, reference, "instr/event",
+            irow.test, data.group_of(irow.test) or "", "", "instructions", target, reference, "instr/event",
             _num(cost.ir_per_event if cost else None, 1), "", "", "", "", "", verdict or "", "", "callgrind", "",
             "", "", "", "ok" if cost else "not measured", "", "", "", "",
             *_packagers(packager_change(data.packagers, target, reference)), instruction_why(irow, target), "", "",
@@ -65,7 +65,7 @@ def render_csv(data: ReportData) -> str:
         for name, part in lrow.parts.items():
             unit = ("instr" if lrow.measure == "instructions" else "s") + f"/{name.split()[1]}"
             writer.writerow([
-                f"{lrow.family} {name}", group_of(lrow.tests[0]) if lrow.tests else "", "",
+                f"{lrow.family} {name}", data.group_of(lrow.tests[0]) if lrow.tests else "", "",
                 "instructions" if lrow.measure == "instructions" else "timed", lrow.target, lrow.reference, unit,
                 _num(part.new, 9), "", "", _num(part.ratio, 5), _num(part.lower, 5), _num(part.upper, 5),
                 part.verdict, "", "least squares over " + ", ".join(lrow.tests), "", "", "", "",

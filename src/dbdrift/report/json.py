@@ -21,7 +21,7 @@ from dbdrift.report.drift import drift_json
 from dbdrift.report.envelope import envelope
 from dbdrift.report.words import cell_bp, cell_ranks, words_json
 from dbdrift.results.data import ReportData
-from dbdrift.results.findings import group_of, instruction_cells, instruction_why
+from dbdrift.results.findings import instruction_cells, instruction_why
 from dbdrift.results.targets import packager_change
 
 
@@ -55,7 +55,7 @@ def render_json(data: ReportData) -> str:
         assert isinstance(irow, InstructionRow)  # instruction_cells yields the data's rows, typed as object
         cost = irow.costs.get(target)
         rows.append({
-            "test": irow.test, "group": group_of(irow.test), "threads": None,
+            "test": irow.test, "group": data.group_of(irow.test), "threads": None,
             "measure": "instructions", "target": target, "reference": irow.references.get(target),
             "metric": "instr/event", "value": _round(cost.ir_per_event if cost else None, 1),
             "instr_rel": _round(irow.relative.get(target), 5), "verdict": verdict,
