@@ -4,9 +4,11 @@ the 42 is refused, naming it."""
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 
+from dbdrift.app.report import selected_tests
 from dbdrift.errors import UserError
 from dbdrift.report.formats import render
 from dbdrift.report.words import comparison_lines
@@ -14,7 +16,7 @@ from dbdrift.results.build import build_report
 from dbdrift.results.groupings import grouping
 from dbdrift.store.store import RunRecord
 from dbdrift.workloads.sysbench.catalog import ALL_42, DEFAULT_32, five_group
-from tests.unit.test_reports import make_store
+from tests.unit.test_reports import QPS, make_store
 
 pytestmark = pytest.mark.fault("reports")
 
@@ -74,3 +76,14 @@ def test_a_campaign_with_a_test_outside_the_42_is_refused_naming_it(store):
 
 def test_the_four_groups_take_any_test():
     assert grouping("four", "c", {"read-only-count", "point-query"}).moved == {}
+
+
+def test_the_refusal_names_a_tests_value_the_five_groups_take(store):
+    target = store.targets(store.latest_campaign_id(None))[0]["id"]
+    store.add_run(target, RunRecord(test="read-only-count", test_group="range-agg", threads=1, repeat=0, status="ok",
+                                    warmup_s=1, duration_s=3, metric="qps", driver_spec={}, value=1000.0))
+    with pytest.raises(UserError) as refused:
+        build_report(store, None, None, False, groups="five")
+    value = re.search(r"--tests (\S+)`", refused.value.hint).group(1)
+    data = build_report(store, None, None, False, tests=selected_tests(value.split(",")), groups="five")
+    assert {r.test for r in data.comparison.rows} == set(QPS)

@@ -7,8 +7,9 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 from dbdrift.analysis.relative import Comparison
-from dbdrift.errors import UserError
-from dbdrift.workloads.sysbench.catalog import FIVE_GROUP_TITLES, FIVE_GROUPS, GROUP_TITLES, GROUPS, five_group
+from dbdrift.errors import InputError
+from dbdrift.workloads.sysbench.catalog import (CATALOG, DEFAULT_32, FIVE_GROUP_TITLES, FIVE_GROUPS, GROUP_TITLES,
+                                               GROUPS, five_group, report_order)
 
 GROUPINGS = ("four", "five")  # `report --groups`; four is the default
 
@@ -32,14 +33,26 @@ def grouping(name: str | None, campaign: str, tests: set[str]) -> Grouping:
     if name in (None, "four"):
         return FOUR
     if name != "five":
-        raise UserError(f"--groups {name}: no such grouping", f"choose from {', '.join(GROUPINGS)}", exit_code=2)
+        raise InputError(f"--groups {name}: no such grouping", f"choose from {', '.join(GROUPINGS)}")
     outside = sorted(t for t in tests if five_group(t) is None)
     if outside:
-        raise UserError(f"--groups five: campaign {campaign} has {len(outside)} test(s) outside the 42 the 2024 "
+        kept = _selection(tests - set(outside))
+        keep = f"leave them out with `--tests {kept}`" if kept else "report the four groups (drop --groups)"
+        raise InputError(f"--groups five: campaign {campaign} has {len(outside)} test(s) outside the 42 the 2024 "
                         f"posts' five groups cover: {', '.join(outside)}",
-                        "the five groups are of `all42` campaigns (tests = [\"all42\"]): leave those tests out "
-                        "with --tests, or report the four groups (drop --groups)", exit_code=2)
+                        f"the five groups are of `all42` campaigns (tests = [\"all42\"]): {keep}")
     return Grouping(FIVE_GROUPS, FIVE_GROUP_TITLES, {t: g for t in tests if (g := five_group(t)) is not None})
+
+
+def _selection(tests: set[str]) -> str:
+    """`tests` as a --tests value: a group's name for all of its default-32 members, then the rest."""
+    out, rest = [], set(tests)
+    for group in GROUPS:
+        members = {t for t in DEFAULT_32 if CATALOG[t].group == group}
+        if members <= rest:
+            out.append(group)
+            rest -= members
+    return ",".join(out + report_order(rest))
 
 
 def regrouped(comparison: Comparison, chosen: Grouping) -> Comparison:
