@@ -128,7 +128,7 @@ def test_report_of_a_store_with_one_comparison_says_nothing_about_its_choice(tmp
 
 
 @pytest.mark.parametrize("make", [ib_store, tpcc_store])
-@pytest.mark.parametrize("option", [["--chain"], ["--metrics"], ["--matrix"], ["--tests", "point"]])
+@pytest.mark.parametrize("option", [["--chain"], ["--metrics"], ["--matrix"], ["--tests", "point"], ["--groups", "five"]])
 def test_a_sysbench_only_view_of_another_workload_is_refused_with_exit_2(tmp_path, make, option):
     result = dbdrift("report", "--store", make(tmp_path / "s.db", 1, 300.0), *option)
     assert result.returncode == 2, result.stderr

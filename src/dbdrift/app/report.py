@@ -14,6 +14,7 @@ from dbdrift.report.matrix import axis_names, measured_tests
 from dbdrift.results.build import build_report, no_campaign
 from dbdrift.results.data import ReportData
 from dbdrift.results.findings import CAMPAIGN, FINDING_KINDS, MEASURES, Finding, all_findings, select
+from dbdrift.results.groupings import GROUPINGS
 from dbdrift.results.targets import AGAINST, base_target, merged_stacks, server_configs
 from dbdrift.results.workload import workload_of as stored_workload_name
 from dbdrift.store.store import Store
@@ -21,7 +22,7 @@ from dbdrift.workload import Workload
 from dbdrift.workloads.registry import WORKLOADS, workload_of
 from dbdrift.workloads.sysbench.catalog import select_tests
 
-__all__ = ["AGAINST", "CAMPAIGN", "FINDING_KINDS", "FORMATS", "MEASURES", "Finding", "ReportData", "Store", "all_findings",
+__all__ = ["AGAINST", "CAMPAIGN", "FINDING_KINDS", "FORMATS", "GROUPINGS", "MEASURES", "Finding", "ReportData", "Store", "all_findings",
            "build_report", "campaign_report", "latest_comparison", "matrix_shape", "no_campaign", "render",
            "select", "selected_tests", "server_configs", "stored_workload", "workload_report", "write_flamegraphs",
            "write_workload_flamegraphs"]

@@ -6,12 +6,13 @@ import sys
 from pathlib import Path
 
 from dbdrift.app import report as use_case
-from dbdrift.app.report import AGAINST, CAMPAIGN, FINDING_KINDS, MEASURES, all_findings, select
+from dbdrift.app.report import AGAINST, CAMPAIGN, FINDING_KINDS, GROUPINGS, MEASURES, all_findings, select
 from dbdrift.cli import options
 from dbdrift.cli.options import use_color
 from dbdrift.errors import UserError
 from dbdrift.report.formats import FORMATS, render
 from dbdrift.report.matrix import render_matrix
+from dbdrift.report.words import BP_DEFINITION
 
 __all__ = ["FORMATS", "render", "use_color"]
 
@@ -27,11 +28,15 @@ examples:
   dbdrift report --matrix --tests insert,update-index,update-nonindex --group-by sync
                                                   a configuration matrix's absolute table
   dbdrift report --against variant                every variant against its base variant
+  dbdrift report --groups five                    an all42 campaign in the 2024 posts' five groups
+
+the "in words" lines (and the JSON and CSV `bp` fields) count changes in basis points as the posts do:
+{bp}
 
 exit status: 0 printed (and, with --fail-on, nothing found), 1 error (a store that cannot be read),
 2 input refused (no such store, campaign, test or target; a malformed option), 3 --fail-on found
 what it names (listed on stderr)
-"""
+""".format(bp=BP_DEFINITION)
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     options.add_store(parser)
     parser.add_argument("--campaign", help="campaign name or id (default: the latest that compares two or more targets; "
@@ -67,6 +72,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("-t", "--tests", metavar="TESTS",
                         help="only these tests or groups, comma-separated (e.g. point,update-index); the group "
                              "summaries cover them alone; with --matrix the tests shown as columns")
+    parser.add_argument("--groups", choices=GROUPINGS,
+                        help="how tests are grouped: four (default), the current posts' point queries, range "
+                             "queries without and with aggregation, writes; five, the 2024 posts' point query "
+                             "part 1 and 2 (part 2: random-points), range query part 1 and 2 (part 2: read-only, "
+                             "with aggregation), writes, over the 42 tests of all42 (a campaign with a test "
+                             "outside them is refused, naming it)")
     parser.add_argument("--group-by", metavar="AXIS", help="with --matrix: one block per level of this axis")
     options.add_percent(parser, "--noisy", 0.05, "a cell whose 95%% interval is wider than ±PCT is 'too noisy'",
                         options.ABOVE_ZERO)
@@ -86,7 +97,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.epilog = EXAMPLES
 
 
-SYSBENCH_VIEWS = ("chain", "matrix", "metrics", "tests", "flamegraphs", "against", "group_by")
+SYSBENCH_VIEWS = ("chain", "matrix", "metrics", "tests", "flamegraphs", "against", "groups", "group_by")
 """Options of views only the sysbench report has: refused on another workload's campaign rather
 than ignored, so a script learns its report is not the view it asked for."""
 
@@ -150,7 +161,8 @@ def main(args: argparse.Namespace) -> int:
         if args.tests and not args.matrix:
             only = use_case.selected_tests(options.split_list([args.tests]))
         data = use_case.build_report(store, args.campaign, args.base, args.chain, args.min_effect, args.noisy,
-                                     args.noise_floor, args.metrics, against=args.against, tests=only)
+                                     args.noise_floor, args.metrics, against=args.against, tests=only,
+                                     groups=args.groups)
         if args.matrix:
             sys.stdout.write(render_matrix(data, args.format, *use_case.matrix_shape(data, args.tests, args.group_by)))
             return 0

@@ -1,5 +1,7 @@
 """CSV report: one line per (test, threads, target) with absolute value, rQPS and its detectable
-change; an instruction count's line has no detectable change (a count has no interval). A line
+change, its change in basis points (`bp`, 0.01 of rQPS each, as the posts count them) and its
+place in the "in words" lines (`in_words`: `largest regression` ..., empty when they do not name
+it); an instruction count's line has no detectable change (a count has no interval). A line
 whose target and reference were built by different packagers names both (`packager`,
 `reference_packager`; the other formats' B). A default that differs between a target and its
 reference (measure `setting`) fills only its own columns (`setting`, `setting_category`,
@@ -15,8 +17,9 @@ from dbdrift.analysis.relative import RelativeRow
 from dbdrift.report.drift import setting_value
 from dbdrift.report.envelope import CampaignCsv
 from dbdrift.report.numbers import fmt_fixed
+from dbdrift.report.words import cell_bp, cell_ranks
 from dbdrift.results.data import ReportData
-from dbdrift.results.findings import group_of, instruction_cells, instruction_why
+from dbdrift.results.findings import instruction_cells, instruction_why
 from dbdrift.results.targets import packager_change
 
 
@@ -30,8 +33,10 @@ def render_csv(data: ReportData) -> str:
     columns = ["test", "group", "threads", "measure", "target", "reference", "metric", "value", "value_lower",
                "value_upper", "rqps", "rqps_lower", "rqps_upper", "verdict", "detectable_change", "method",
                "samples", "runs", "failed", "skipped", "status", "plan_changed", "rqps_typical", "bursty",
-               "excluded_intervals", "packager", "reference_packager", "explanation", *extra, *SETTING_COLUMNS]
+               "excluded_intervals", "packager", "reference_packager", "explanation", "bp", "in_words", *extra,
+               *SETTING_COLUMNS]
     writer.header(columns)
+    ranks = cell_ranks(data)
     for row, cell in data.cells():
         tput, est = cell.throughput, cell.estimate
         writer.writerow([
@@ -42,6 +47,7 @@ def render_csv(data: ReportData) -> str:
             cell.absolute.runs, cell.absolute.failed, cell.absolute.skipped, row.status(cell.target) or "ok",
             int(cell.plan_changed), _num(est.typical if est else None, 4), int(bool(est and est.bursty)),
             tput.dropped_intervals, *_packagers(cell.packagers), data.why(row.test, row.threads, cell.target) or "",
+            _num(cell_bp(cell), 2), ranks.get((row.test, row.threads, cell.target), ""),
             *(_extra(data, row, cell.target) if extra else ()), *blank,
         ])
     for irow, target, verdict in instruction_cells(data):
@@ -49,22 +55,22 @@ def render_csv(data: ReportData) -> str:
         cost = irow.costs.get(target)
         reference = irow.references.get(target, "")
         writer.writerow([
-            irow.test, group_of(irow.test) or "", "", "instructions", target, reference, "instr/event",
+            irow.test, data.group_of(irow.test) or "", "", "instructions", target, reference, "instr/event",
             _num(cost.ir_per_event if cost else None, 1), "", "", "", "", "", verdict or "", "", "callgrind", "",
             "", "", "", "ok" if cost else "not measured", "", "", "", "",
-            *_packagers(packager_change(data.packagers, target, reference)), instruction_why(irow, target),
+            *_packagers(packager_change(data.packagers, target, reference)), instruction_why(irow, target), "", "",
             *(_instruction_extra(data, irow, target) if extra else ()), *blank,
         ])
     for lrow in data.layers:  # a family's split: one line per part, its test "<family> per statement"
         for name, part in lrow.parts.items():
             unit = ("instr" if lrow.measure == "instructions" else "s") + f"/{name.split()[1]}"
             writer.writerow([
-                f"{lrow.family} {name}", group_of(lrow.tests[0]) if lrow.tests else "", "",
+                f"{lrow.family} {name}", data.group_of(lrow.tests[0]) if lrow.tests else "", "",
                 "instructions" if lrow.measure == "instructions" else "timed", lrow.target, lrow.reference, unit,
                 _num(part.new, 9), "", "", _num(part.ratio, 5), _num(part.lower, 5), _num(part.upper, 5),
                 part.verdict, "", "least squares over " + ", ".join(lrow.tests), "", "", "", "",
                 "ok" if part.ratio is not None else "not measured", "", "", "", "",
-                *_packagers(packager_change(data.packagers, lrow.target, lrow.reference)), part.status,
+                *_packagers(packager_change(data.packagers, lrow.target, lrow.reference)), part.status, "", "",
                 *([""] * len(extra)), *blank,
             ])
     width = len(columns) - len(SETTING_COLUMNS)  # the columns before the setting's own, empty on its line

@@ -17,7 +17,7 @@ from dbdrift.analysis.noise import Verdict
 from dbdrift.analysis.relative import Cell, RelativeRow
 from dbdrift.quantities import format_percent
 from dbdrift.report.caveats import detectable_mark, detectable_text, notes_html, packager_html, undetected_html
-from dbdrift.report.words import comparison_lines
+from dbdrift.report.words import comparison_words
 from dbdrift.report.drift import DRIFT_LEGEND, DRIFT_TITLE, drift_blocks
 from dbdrift.report.hardware import (LAYER_TITLE, layer_legend, layer_table, instruction_legend, METRICS_LEGEND, delta_lines, instruction_table, metrics_blocks,
                                      simulated_blocks)
@@ -47,11 +47,13 @@ def render_html(data: ReportData) -> str:
 
 
 def _words(data: ReportData) -> str:
-    lines = comparison_lines(data)
-    if not lines:
+    words = comparison_words(data)
+    if not words:
         return ""
-    return ('<section id="words"><h2>In words</h2><ul>' + "".join(f"<li>{escape(line)}</li>" for line in lines)
-            + "</ul></section>")
+    items = "".join(f"<li>{escape(w.head)}<ul>" + "".join(f"<li>{escape(g.line())}</li>" for g in w.groups)
+                    + "</ul></li>" for w in words)
+    return f'<section id="words"><h2>In words</h2><ul>{items}</ul></section>'
+
 
 
 def target_color(data: ReportData, target: str) -> str:

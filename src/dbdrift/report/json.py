@@ -1,6 +1,9 @@
 """JSON report: `meta` (dbdrift and format version, date, host, campaign settings), then rows
 (test, group, threads, measure, target, reference, value, rqps with their intervals, verdict,
-detectable_change, ...) named as the CSV columns are, plus group summaries. `measure` is "timed"
+bp, detectable_change, ..., in_words) named as the CSV columns are, plus group summaries and
+`words`, the "in words" lines with their figures (report/words.py; bp: the change in basis
+points, 0.01 of rQPS each, as the posts count them; in_words: the cell's place in the words,
+`largest regression` ..., null when they do not name it). `measure` is "timed"
 for a timed cell and "instructions" for an instruction count (value: instructions per event,
 instr_rel: new / reference, its own verdict; no interval, so detectable_change null). `packager`
 and `reference_packager` name both packagers of a row or column whose target and reference were
@@ -16,14 +19,16 @@ from dbdrift.analysis.layers import LayerRow
 from dbdrift.report.caveats import packagers_json
 from dbdrift.report.drift import drift_json
 from dbdrift.report.envelope import envelope
+from dbdrift.report.words import cell_bp, cell_ranks, words_json
 from dbdrift.results.data import ReportData
-from dbdrift.results.findings import group_of, instruction_cells, instruction_why
+from dbdrift.results.findings import instruction_cells, instruction_why
 from dbdrift.results.targets import packager_change
 
 
 def render_json(data: ReportData) -> str:
     comp = data.comparison
     rows = []
+    ranks = cell_ranks(data)
     for row, cell in data.cells():
         tput, est = cell.throughput, cell.estimate
         rows.append({
@@ -33,7 +38,7 @@ def render_json(data: ReportData) -> str:
             "value_lower": _round(tput.lower, 3), "value_upper": _round(tput.upper, 3),
             "rqps": _round(cell.ratio, 4),
             "rqps_lower": _round(est.lower if est else None, 4),
-            "rqps_upper": _round(est.upper if est else None, 4),
+            "rqps_upper": _round(est.upper if est else None, 4), "bp": cell_bp(cell),
             "verdict": cell.verdict, "detectable_change": _round(cell.detectable, 4),
             "method": est.method if est else None,
             "samples": est.n if est else None,
@@ -44,12 +49,13 @@ def render_json(data: ReportData) -> str:
             "rqps_typical": _round(est.typical if est else None, 4), "bursty": bool(est and est.bursty),
             "excluded_intervals": tput.dropped_intervals, **packagers_json(cell.packagers),
             "explanation": data.why(row.test, row.threads, cell.target),
+            "in_words": ranks.get((row.test, row.threads, cell.target)),
         })
     for irow, target, verdict in instruction_cells(data):
         assert isinstance(irow, InstructionRow)  # instruction_cells yields the data's rows, typed as object
         cost = irow.costs.get(target)
         rows.append({
-            "test": irow.test, "group": group_of(irow.test), "threads": None,
+            "test": irow.test, "group": data.group_of(irow.test), "threads": None,
             "measure": "instructions", "target": target, "reference": irow.references.get(target),
             "metric": "instr/event", "value": _round(cost.ir_per_event if cost else None, 1),
             "instr_rel": _round(irow.relative.get(target), 5), "verdict": verdict,
@@ -74,7 +80,7 @@ def render_json(data: ReportData) -> str:
         "columns": [{"column": f"col-{i}", "target": t, "reference": comp.references.get(t),
                      **packagers_json(packager_change(data.packagers, t, comp.references.get(t)))}
                     for i, t in enumerate(comp.compared, start=1)],
-        "rows": rows, "group_summaries": summaries,
+        "words": words_json(data), "rows": rows, "group_summaries": summaries,
         "instructions": [_instruction_json(r) for r in data.instructions],
         "layers": [_layer_json(r) for r in data.layers],
         "default_drift": drift_json(data.drift),

@@ -1,7 +1,7 @@
 """Markdown report: the `col-N : <target>` legend of the posts and one table per group."""
 from __future__ import annotations
 
-from dbdrift.report.words import comparison_lines
+from dbdrift.report.words import comparison_words
 from dbdrift.report.drift import DRIFT_LEGEND, DRIFT_TITLE, drift_blocks
 from dbdrift.report.hardware import LAYER_TITLE, layer_legend, layer_table, instruction_legend, METRICS_LEGEND, delta_lines, instruction_table, metrics_blocks, simulated_blocks
 from dbdrift.results.data import ReportData
@@ -12,8 +12,9 @@ from dbdrift.report.table import BURST_TITLE, column_names, plan_lines, fmt_cell
 def render_markdown(data: ReportData) -> str:
     comp = data.comparison
     out = [f"# dbdrift report: {data.campaign}", "", "```", *legend_lines(data), "```", "", verdict_legend(data), ""]
-    words = comparison_lines(data)
-    out += ["## In words", "", *(f"- {line}" for line in words), ""] if words else []
+    words = comparison_words(data)
+    out += ["## In words", "", *(f"{'  ' if i else ''}- {line}" for w in words for i, line in enumerate(w.lines())),
+            ""] if words else []
     cols = column_names(data)
     for threads in data.thread_counts():
         sections = data.sections(threads)

@@ -1,27 +1,121 @@
 """The comparison in the posts' words: per compared target and client count, how many tests
 regressed and improved and how many could tell nothing (too noisy, no interval, not measured:
-a line that left them out would read as if every test had been judged), the median rQPS, the largest and smallest regression and improvement
-with their tests, and the median of each group, each change also in basis points (1 bp = 0.01%,
-as the posts give small changes), and B with both packagers when the pair's builds come from two.
-Text, Markdown and HTML show these lines. Pure."""
+a line that left them out would read as if every test had been judged) and the median rQPS;
+then per group its median and, as the posts summarise a group, its largest, smallest and median
+regression and improvement, each with its test ("the largest regression is an rQPS drop of 38
+basis points for point-query"); B with both packagers when the pair's builds come from two.
+
+Basis points as the posts define them: "Performance changes by one basis point when the
+difference in rQPS is 0.01. When rQPS decreases from 0.95 to 0.85 then it changed by 10 basis
+points." (BP_DEFINITION). Text, Markdown and HTML show the lines; JSON carries them with their
+figures and JSON and CSV name, per cell, its change in basis points and its place in the words
+(`in_words`). Pure."""
 from __future__ import annotations
 
+from dataclasses import dataclass
 from statistics import median
 
 from dbdrift.analysis.noise import Verdict
 from dbdrift.analysis.relative import Cell
-from dbdrift.results.data import ReportData
+from dbdrift.results.data import ReportData, Section
 from dbdrift.results.targets import packager_change
+
+BP_DEFINITION = "1 basis point (bp) = a change of 0.01 in rQPS (0.95 to 0.85 is a drop of 10 basis points)"
+
+
+def bp_change(ratio: float) -> float:
+    """The change of rQPS `ratio` from 1 in basis points: 0.62 -> -38.0, 1.10 -> +10.0."""
+    return (ratio - 1) * 100
+
+
+def _amount(ratio: float) -> str:
+    """`38`, `8.5`: whole basis points from 10 on, a tenth below (a 2% change is 2 bp)."""
+    size = abs(bp_change(ratio))
+    text = f"{size:.0f}" if size >= 10 else f"{size:.1f}"
+    return text[:-2] if text.endswith(".0") else text
 
 
 def bp(ratio: float) -> str:
-    """`-230 bp`: a ratio's change in basis points."""
-    return f"{(ratio - 1) * 10_000:+.0f} bp"
+    """`-8.5 bp`: a ratio's change in basis points, signed."""
+    amount = _amount(ratio)
+    return f"{'-' if ratio < 1 and amount != '0' else '+'}{amount} bp"
 
 
-def _named(label: str, found: list[tuple[float, str]]) -> str:
-    value, test = found[0]
-    return f"{label} {test} {value:.3f} ({bp(value)})"
+@dataclass(frozen=True)
+class Ranked:
+    """One of a group's named changes: `largest regression`, `median improvement` ..."""
+
+    rank: str  # largest | smallest | median | only
+    kind: str  # regression | improvement
+    test: str
+    ratio: float
+
+    @property
+    def name(self) -> str:
+        return f"{self.rank} {self.kind}"
+
+    def phrase(self) -> str:
+        """`the largest regression is an rQPS drop of 38 basis points for point-query (0.620)`."""
+        change = "drop" if self.kind == "regression" else "gain"
+        points = _amount(self.ratio)
+        return (f"the {self.name} is an rQPS {change} of {points} basis point{'' if points == '1' else 's'} "
+                f"for {self.test} ({self.ratio:.3f})")
+
+
+def ranked(cells: list[tuple[str, Cell]], kind: Verdict) -> list[Ranked]:
+    """The largest, smallest and median change of `kind` among (test, cell): the only one when
+    there is one, no median below three; the median of an even count is the smaller of the two
+    middle changes (it is a test's own change, so it has a test to name)."""
+    found = sorted(((c.ratio, t) for t, c in cells if c.verdict is kind and c.ratio is not None),
+                   reverse=kind is Verdict.IMPROVEMENT)  # largest change first
+    name = "regression" if kind is Verdict.REGRESSION else "improvement"
+    if len(found) == 1:
+        return [Ranked("only", name, found[0][1], found[0][0])]
+    out = [Ranked("largest", name, found[0][1], found[0][0]), Ranked("smallest", name, found[-1][1], found[-1][0])] \
+        if found else []
+    if len(found) >= 3:
+        middle = found[len(found) // 2]
+        out.append(Ranked("median", name, middle[1], middle[0]))
+    return out
+
+
+@dataclass(frozen=True)
+class GroupWords:
+    """A group's words for one compared target and client count."""
+
+    group: str
+    title: str
+    median: float | None
+    changes: tuple[Ranked, ...]
+
+    def line(self) -> str:
+        head = f"{self.title}: median rQPS {self.median:.3f} ({bp(self.median)})" if self.median is not None \
+            else f"{self.title}: no rQPS"
+        said = [", ".join(c.phrase() for c in self.changes if c.kind == kind) for kind in ("regression", "improvement")]
+        said = [s for s in said if s]
+        return head + "; " + ("; ".join(said) if said else "no regression or improvement")
+
+
+@dataclass(frozen=True)
+class ComparisonWords:
+    """The words of one compared target against its reference at one client count."""
+
+    target: str
+    reference: str
+    threads: int
+    head: str
+    median: float
+    groups: tuple[GroupWords, ...]
+
+    def lines(self) -> list[str]:
+        return [self.head, *(g.line() for g in self.groups)]
+
+
+def _group_words(section: Section, target: str) -> GroupWords:
+    cells = [(r.test, r.cells[target]) for r in section.rows]
+    summary = section.summaries.get(target)
+    return GroupWords(section.group, section.title, summary.median if summary else None,
+                      tuple(ranked(cells, Verdict.REGRESSION) + ranked(cells, Verdict.IMPROVEMENT)))
 
 
 def verdict_tally(cells: list[Cell]) -> str:
@@ -35,41 +129,60 @@ def verdict_tally(cells: list[Cell]) -> str:
             f"{len(cells)} tests" + (f" ({', '.join(rest)})" if rest else ""))
 
 
-def comparison_lines(data: ReportData) -> list[str]:
-    """One line per compared target and client count."""
+def comparison_words(data: ReportData) -> list[ComparisonWords]:
+    """One per compared target and client count that has a ratio, in report order."""
     comp = data.comparison
     out = []
     for threads in data.thread_counts():
         rows = [r for r in comp.rows if r.threads == threads]
+        sections = data.sections(threads)
         for target in comp.compared:
-            every = [r.cells[target] for r in rows]
-            cells = [(r, r.cells[target]) for r in rows if r.cells[target].ratio is not None]
-            if not cells:
+            ratios = [r.cells[target].ratio for r in rows if r.cells[target].ratio is not None]
+            if not ratios:
                 continue
-            ratios = [c.ratio for _, c in cells if c.ratio is not None]
-            worse = sorted((c.ratio, r.test) for r, c in cells if c.verdict is Verdict.REGRESSION and c.ratio)
-            better = sorted(((c.ratio, r.test) for r, c in cells if c.verdict is Verdict.IMPROVEMENT and c.ratio),
-                            reverse=True)
+            middle = median(r for r in ratios if r is not None)
             reference = comp.references.get(target, "")
-            clients = f"{threads} client{'s' if threads != 1 else ''}"
             crossed = packager_change(data.packagers, target, reference)
             built = f" (B: {crossed[1]} / {crossed[0]} builds)" if crossed else ""
-            parts = [f"{target} vs {reference}{built}, {clients}: {verdict_tally(every)}; "
-                     f"median rQPS {median(ratios):.3f} ({bp(median(ratios))})"]
-            if worse:
-                parts.append(_named("largest regression", worse))
-                if len(worse) > 1:
-                    parts.append(_named("smallest", worse[::-1]))
-            if better:
-                parts.append(_named("largest improvement", better))
-                if len(better) > 1:
-                    parts.append(_named("smallest", better[::-1]))
-            groups = []
-            for section in data.sections(threads):
-                s = section.summaries.get(target)
-                if s is not None and s.median is not None:
-                    groups.append(f"{section.title} {s.median:.3f} ({bp(s.median)})")
-            if groups:
-                parts.append("group medians: " + ", ".join(groups))
-            out.append("; ".join(parts))
+            clients = f"{threads} client{'s' if threads != 1 else ''}"
+            head = (f"{target} vs {reference}{built}, {clients}: {verdict_tally([r.cells[target] for r in rows])}; "
+                    f"median rQPS {middle:.3f} ({bp(middle)})")
+            out.append(ComparisonWords(target, reference, threads, head, middle,
+                                       tuple(_group_words(s, target) for s in sections)))
     return out
+
+
+def comparison_lines(data: ReportData) -> list[str]:
+    """The words as lines: per comparison its head line, then one line per group indented by two."""
+    return [line if i == 0 else f"  {line}" for w in comparison_words(data) for i, line in enumerate(w.lines())]
+
+
+def cell_ranks(data: ReportData) -> dict[tuple[str, int, str], str]:
+    """(test, threads, target) -> its place in the words (`largest regression` ...), for the long
+    formats' `in_words` field; a cell the words do not name is not in it."""
+    return {(change.test, w.threads, w.target): change.name
+            for w in comparison_words(data) for g in w.groups for change in g.changes}
+
+
+def words_json(data: ReportData) -> list[dict[str, object]]:
+    """The words with their figures: each line, each group's median and named changes."""
+    def num(value: float | None, digits: int) -> float | None:
+        return None if value is None else round(value, digits)
+    return [{"target": w.target, "reference": w.reference, "threads": w.threads, "line": w.head,
+             "median_rqps": num(w.median, 4), "median_bp": _bp_field(w.median),
+             "groups": [{"group": g.group, "title": g.title, "line": g.line(), "median_rqps": num(g.median, 4),
+                         "median_bp": _bp_field(g.median) if g.median is not None else None,
+                         "changes": [{"rank": c.rank, "kind": c.kind, "test": c.test, "rqps": num(c.ratio, 4),
+                                      "bp": _bp_field(c.ratio)} for c in g.changes]}
+                        for g in w.groups]}
+            for w in comparison_words(data)]
+
+
+def cell_bp(cell: Cell) -> float | None:
+    """A cell's change in basis points (2 decimals), None without a ratio."""
+    return None if cell.ratio is None else _bp_field(cell.ratio)
+
+
+def _bp_field(ratio: float) -> float:
+    """The long formats' `bp`: 2 decimals, and no -0.0 for an rQPS of 1.0000."""
+    return round(bp_change(ratio), 2) + 0.0

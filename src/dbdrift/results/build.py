@@ -26,14 +26,14 @@ from dbdrift.analysis.planning import detect_notes
 from dbdrift.analysis.position import Turn, order_notes
 from dbdrift.analysis.relative import Comparison, Measurement, compare
 from dbdrift.analysis.summary import summarize_groups
-from dbdrift.workloads.sysbench.catalog import (GROUP_TITLES, GROUPS, LAYER_FAMILIES, layer_members, report_order,
-                                               scan_krps, select_tests)
+from dbdrift.workloads.sysbench.catalog import LAYER_FAMILIES, layer_members, report_order, scan_krps, select_tests
 from dbdrift.cpus import Placement
 from dbdrift.errors import InputError, UserError
 from dbdrift.model import SLOW_FSYNC_US, HardwareWindow, JsonObject, is_warm_run
 from dbdrift.results.data import FORMAT_VERSION, PlanChange, ReportData
 from dbdrift.results.plans import plan_marks
 from dbdrift.results.findings import nothing_measured
+from dbdrift.results.groupings import grouping, regrouped
 from dbdrift.results.targets import (base_target, default_drift, flush_settings_compared, io_method_notes,
                                     matrix_references,
                                     packager_change, target_labels, target_packagers)
@@ -85,8 +85,9 @@ def report_meta(store: Store, campaign_id: int, generated_at: str | None = None)
 def build_report(store: Store, campaign: str | None, base: str | None, chain: bool,
                  min_effect: float = 0.02, noisy: float = 0.05, noise_floor: str = "none",
                  metrics: bool = False, generated_at: str | None = None, against: str | None = None,
-                 tests: frozenset[str] | None = None) -> ReportData:
-    """The report of a stored campaign; `tests` keeps only those tests (summaries included)."""
+                 tests: frozenset[str] | None = None, groups: str | None = None) -> ReportData:
+    """The report of a stored campaign; `tests` keeps only those tests (summaries included);
+    `groups` names its grouping (results/groupings.py; None: the posts' four groups)."""
     campaign_id = store.latest_campaign_id(campaign)
     if campaign_id is None:
         raise no_campaign(store, campaign)
@@ -105,6 +106,8 @@ def build_report(store: Store, campaign: str | None, base: str | None, chain: bo
                          report_order({m.test for m in measurements} | {t for t, _ in planned}), chain,
                          min_effect=min_effect, noisy_half_width=noisy, noise_floor=floors, campaign_sd=between,
                          references=pairs, against=against or "", planned=planned)
+    chosen = grouping(groups, row["name"], {r.test for r in comparison.rows} | {r["test"] for r in counted})
+    comparison = regrouped(comparison, chosen)
     notes += _campaign_sd_note(comparison, between)
     labels = target_labels(targets)
     packagers = target_packagers(targets)
@@ -125,8 +128,8 @@ def build_report(store: Store, campaign: str | None, base: str | None, chain: bo
     layer_rows = tuple(_layers(stored_runs, counted, references, min_effect, noisy))
     sequential = spec.get("order") == "sequential"
     notes += flush_notes(host, targets, references) + foreign_notes(stored_runs, spec)
-    return ReportData(row["name"], comparison, tuple(summarize_groups(comparison, list(GROUPS))), labels,
-                      GROUPS, GROUP_TITLES, notes,
+    return ReportData(row["name"], comparison, tuple(summarize_groups(comparison, list(chosen.order))), labels,
+                      chosen.order, chosen.titles, notes, test_groups=chosen.moved,
                       metrics=hardware if metrics else (),
                       instructions=counted_rows, layers=layer_rows, drift=default_drift(targets, references),
                       show_metrics=metrics, meta=report_meta(store, campaign_id, generated_at),

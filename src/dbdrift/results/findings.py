@@ -11,7 +11,6 @@ from typing import Any
 
 from dbdrift.analysis.instructions import InstructionRow
 from dbdrift.analysis.noise import Verdict
-from dbdrift.workloads.sysbench.catalog import CATALOG
 from dbdrift.results.data import ReportData
 from dbdrift.results.targets import PACKAGER_MARK, packager_change
 
@@ -163,12 +162,6 @@ def where_it_went(total: float, shown: Sequence[Mapping[str, Any]]) -> str:
         return f"{share:.0%} of it in: {funcs}"
     return (f"in: {funcs}, together {listed:+,.0f}, more than the net change ({share:.0%} of it): the other "
             f"functions moved the other way by {total - listed:+,.0f}")
-
-
-def group_of(test: str) -> str | None:
-    """The report group of a counted test (None for a name the catalogue does not hold)."""
-    spec = CATALOG.get(test)
-    return spec.group if spec else None
 
 
 def warned(found: tuple[Finding, ...], flags: Mapping[tuple[str, str | None], str]) -> tuple[Finding, ...]:

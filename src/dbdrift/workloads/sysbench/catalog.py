@@ -288,6 +288,30 @@ DEFAULT_32 = (
 PRE_15 = tuple(sorted(name for name, t in CATALOG.items() if t.pre))
 ALL_42 = PRE_15 + tuple(n for n in DEFAULT_32 if not n.startswith("read-only-"))
 
+# The 2024 posts' five groups over the 42 (docs/methodology.md, "The 2024 posts' five groups"):
+# point queries in two parts (the IN-lists of random keys in the second), range queries split
+# where aggregation starts (read-only's SUM, ORDER BY and DISTINCT), writes; `report --groups five`.
+FIVE_GROUPS = ("point-1", "point-2", "range-1", "range-2", "writes")
+FIVE_GROUP_TITLES = {
+    "point-1": "point query, part 1",
+    "point-2": "point query, part 2",
+    "range-1": "range query, part 1",
+    "range-2": "range query, part 2",
+    "writes": "writes",
+}
+_FIVE_OF_FOUR = {"range-noagg": "range-1", "range-agg": "range-2", "writes": "writes"}
+
+
+def five_group(name: str) -> str | None:
+    """A test's group among the 2024 posts' five, None for a test outside the 42."""
+    if name not in ALL_42:
+        return None
+    test = CATALOG[name]
+    if test.group == "point":
+        return "point-2" if test.test_type == "random-points" else "point-1"
+    return _FIVE_OF_FOUR[test.group]
+
+
 # Execution order (the current all_small.sh; docs/methodology.md). The .pre block runs where
 # today's point-query.pre runs, in the 42-era order; warm runs are in WARM_BEFORE (and
 # point-query.warm after the load: plan/expand.py).
