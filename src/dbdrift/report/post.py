@@ -18,7 +18,7 @@ from dbdrift.model import JsonObject
 from dbdrift.report.drift import DRIFT_LEGEND, drift_blocks
 from dbdrift.report.hardware import delta_lines, layer_legend, layer_table
 from dbdrift.report.numbers import fmt_abs, fmt_ratio
-from dbdrift.report.table import fmt_cell
+from dbdrift.report.table import AGAINST_TITLES, fmt_cell
 from dbdrift.report.workload import md_table
 from dbdrift.results.data import ReportData
 from dbdrift.results.findings import CAMPAIGN, Finding
@@ -158,7 +158,8 @@ def _pairs(data: ReportData) -> list[tuple[str, str]]:
 def render_post(data: ReportData) -> str:
     """The write-up of a comparison: one section per compared pair (a chain: per adjacent step)."""
     comp = data.comparison
-    title = " → ".join(comp.targets) if comp.chain else f"{', '.join(comp.compared)} vs {comp.base}"
+    title = (AGAINST_TITLES[comp.against] if comp.against else " → ".join(comp.targets) if comp.chain
+             else f"{', '.join(comp.compared)} vs {comp.base}")
     how = ("a chain: each version against the one before it" if comp.chain else
            "each column against its own reference" if comp.against else f"each target against {comp.base}")
     out = [f"# {data.campaign}: {title}", "", POST_NOTE, "", "## What was compared", "", f"- compared: {how}",
