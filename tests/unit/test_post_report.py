@@ -194,3 +194,15 @@ def test_the_vector_and_htap_posts_say_their_json_reports_ratios(module, unit):
     assert said and set(said) == set(stored)
     assert all(said[k] == pytest.approx(stored[k], abs=0.00501) for k in said)
     assert f"- the median {unit} is 0.800, a drop of 20 basis points" in post
+
+
+def test_a_pairs_why_names_the_defaults_that_drifted_and_counts_the_others():
+    from dataclasses import replace
+
+    from dbdrift.analysis.defaults import OTHER, Drift, DriftTable
+
+    data = test_htap.report([test_htap.run("old", r, 1.0) for r in range(3)]
+                            + [test_htap.run("new", r, 0.8) for r in range(3)])
+    drift = DriftTable("new", "old", (Drift("io_workers", None, "3", "I/O method"), Drift("ssl_groups", None, "x", OTHER)))
+    post = test_htap.render(replace(data, drift=(drift,)), "post")
+    assert "- default drift: io_workers (none) -> 3 (I/O method); and 1 other setting(s)" in post

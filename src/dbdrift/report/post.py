@@ -15,7 +15,8 @@ from collections.abc import Sequence
 from dbdrift.analysis.noise import Verdict
 from dbdrift.analysis.relative import Cell
 from dbdrift.model import JsonObject
-from dbdrift.report.drift import DRIFT_LEGEND, drift_blocks
+from dbdrift.analysis.defaults import DriftTable
+from dbdrift.report.drift import DRIFT_LEGEND, setting_value
 from dbdrift.report.hardware import delta_lines, layer_legend, layer_table
 from dbdrift.report.numbers import fmt_abs, fmt_ratio
 from dbdrift.report.table import AGAINST_TITLES, fmt_cell
@@ -117,8 +118,9 @@ def _host_line(host: JsonObject, ncpu: int | None = None) -> str:
     if memory:
         parts.append(f"{memory / 2**30:.0f} GiB RAM")
     parts += [str(host[k]) for k in ("os", "kernel") if host.get(k)]
-    if host.get("virtualized"):
-        parts.append(f"virtualized ({host['virtualized']})")
+    virtualized = host.get("virtualized")
+    if virtualized:
+        parts.append("virtualized" if virtualized is True else f"virtualized ({virtualized})")
     return ", ".join(parts)
 
 
@@ -198,8 +200,8 @@ def _why(data: ReportData, target: str, reference: str) -> list[str]:
     on it: defaults that drifted, per statement against per row, plans, instructions."""
     lines = [data.why(r.test, r.threads, target) for r in data.comparison.rows]
     out = [f"- {line}" for line in lines if line]
-    out += [f"- default drift: {_drift_line(rows, tail)}" for title, _h, rows, tail in drift_blocks(
-        tuple(t for t in data.drift if t.target == target and t.reference == reference))]
+    out += [f"- default drift: {_drift_line(t)}" for t in data.drift
+            if t.target == target and t.reference == reference and t.rows]
     header, table = layer_table(data)
     picked = [r for r in table if r[1] == f"{target} vs {reference}"]
     out += [f"- per statement vs per row, {r[0]} ({r[2]}): per statement {r[3]} ({r[4]}), per row {r[5]} ({r[6]})"
@@ -218,9 +220,13 @@ def _why(data: ReportData, target: str, reference: str) -> list[str]:
     return ["### Why", "", *out, "", *(legend and [*legend, ""])]
 
 
-def _drift_line(rows: list[list[str]], tail: str) -> str:
-    named = [f"{r[1]} {r[2]} -> {r[3]} ({r[0]})" for r in rows]
-    return "; ".join(named + ([tail] if tail else [])) or "none"
+def _drift_line(table: DriftTable) -> str:
+    """The settings in the categories that move benchmarks, by name; the others counted (every
+    other format's defaults table names them)."""
+    named = [f"{d.name} {setting_value(d.reference)} -> {setting_value(d.target)} ({d.category})"
+             for d in table.ranked()]
+    others = len(table.others())
+    return "; ".join(named + ([f"and {others} other setting(s)"] if others else []))
 
 
 # --- a configuration matrix ---------------------------------------------------------------------
@@ -266,10 +272,10 @@ def render_workload_post(data: WorkloadReport, measure: str, unit: str,
         out += [*(f"- {b}" for b in change_bullets(changes, median, unit, _tally([f.verdict for f in mine], what), what)), ""]
         out += [*_md_table([unit, what], [[_finding_cell(f), f.test] for f in mine]), ""]
         why = [data.why(target, f.test) for f in mine]
-        drift = drift_blocks(tuple(t for t in data.drift if t.target == target))
+        drift = [t for t in data.drift if t.target == target and t.rows]
         if any(why) or drift:
-            out += ["### Why", "", *(f"- {w}" for w in why if w),
-                    *(f"- default drift: {_drift_line(rows, tail)}" for _t, _h, rows, tail in drift), ""]
+            out += ["### Why", "", *(f"- {w}" for w in why if w), *(f"- default drift: {_drift_line(t)}" for t in drift),
+                    "", *([f"Default drift: {DRIFT_LEGEND}.", ""] if drift else [])]
     for name, legend, header, rows in tables:
         out += [f"## {name}", "", *([legend, ""] if legend else []), *md_table(header, rows), ""]
     return "\n".join(out).rstrip() + "\n"
