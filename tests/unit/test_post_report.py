@@ -203,6 +203,7 @@ def test_a_pairs_why_names_the_defaults_that_drifted_and_counts_the_others():
 
     data = test_htap.report([test_htap.run("old", r, 1.0) for r in range(3)]
                             + [test_htap.run("new", r, 0.8) for r in range(3)])
-    drift = DriftTable("new", "old", (Drift("io_workers", None, "3", "I/O method"), Drift("ssl_groups", None, "x", OTHER)))
+    drift = DriftTable("new", "old", (Drift("io_workers", None, "3", "I/O method"),
+                                      Drift("ssl_groups", None, "x", OTHER)))
     post = test_htap.render(replace(data, drift=(drift,)), "post")
     assert "- default drift: io_workers (none) -> 3 (I/O method); and 1 other setting(s)" in post

@@ -3,7 +3,8 @@ from (docs/posts.md): what was compared (versions, builds and where they came fr
 rows, threads, durations), then per compared pair and group "This has (QPS for X) / (QPS for Y)",
 the largest, smallest and median change in basis points, the table, and why (default drift, per
 statement against per row, plans, instructions). Every number is one the report data already holds
-(the JSON report's rqps, medians and absolute values); nothing here computes a new statistic.
+(the JSON report's rqps, medians and absolute values); the one figure made here is the median of
+a workload's ratios, which its reports do not summarise.
 Pure: Markdown from a ReportData (sysbench: a comparison, a chain, `--against`, a matrix) or from a
 WorkloadReport and its tables (Insert Benchmark steps, TPROC-C NOPM, vector QPS at recall, HTAP).
 """
@@ -11,6 +12,7 @@ from __future__ import annotations
 
 import statistics
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from dbdrift.analysis.noise import Verdict
 from dbdrift.analysis.relative import Cell
@@ -24,6 +26,9 @@ from dbdrift.report.workload import md_table
 from dbdrift.results.data import ReportData
 from dbdrift.results.findings import CAMPAIGN, Finding
 from dbdrift.results.workload import WorkloadReport
+
+if TYPE_CHECKING:  # matrix.py imports this module to render its post format
+    from dbdrift.report.matrix import MatrixBlock
 
 POST_NOTE = ("A basis point is 0.01 of rQPS, as the posts define it: when rQPS drops from 0.95 to 0.85 it changed "
              "by 10 basis points. rQPS above 1 is faster than the reference. A regression or improvement is a "
@@ -230,9 +235,9 @@ def _drift_line(table: DriftTable) -> str:
 
 
 # --- a configuration matrix ---------------------------------------------------------------------
-def render_matrix_post(data: ReportData, columns: list[str], blocks: Sequence[object]) -> str:
-    """A matrix's absolute table as the posts print it, after what was compared; its blocks are
-    report/matrix.MatrixBlock (passed in, so this module does not depend on the matrix view's)."""
+def render_matrix_post(data: ReportData, columns: list[str], blocks: Sequence[MatrixBlock]) -> str:
+    """A matrix's absolute table as the posts print it, after what was compared (report/matrix.py
+    makes the blocks and calls this)."""
     out = [f"# {data.campaign}: a configuration matrix", "", "## What was compared", "",
            *compared_lines(data.meta, data.target_labels, data.comparison.base, data.comparison.targets),
            *_sysbench_setup(data),
@@ -240,16 +245,17 @@ def render_matrix_post(data: ReportData, columns: list[str], blocks: Sequence[ob
            "This has the absolute QPS (scan: thousand rows/s) of each target and variant; `report --against "
            "variant|version|engine` writes each variant against its reference in basis points.", ""]
     for block in blocks:
-        threads, title, lines = getattr(block, "threads"), getattr(block, "title"), getattr(block, "lines")
-        head = f"{threads} client thread{'s' if threads != 1 else ''}" + (f", {title}" if title else "")
-        rows = [[fmt_abs(ln.values[t], ln.statuses[t]) for t in columns] + [ln.target] for ln in lines]
+        head = (f"{block.threads} client thread{'s' if block.threads != 1 else ''}"
+                + (f", {block.title}" if block.title else ""))
+        rows = [[fmt_abs(ln.values[t], ln.statuses[t]) for t in columns] + [ln.target] for ln in block.lines]
         out += [f"## {head}", "", *_md_table([*columns, "dbms"], rows), ""]
     return "\n".join(out).rstrip() + "\n"
 
 
 # --- the other workloads ------------------------------------------------------------------------
 def render_workload_post(data: WorkloadReport, measure: str, unit: str,
-                         tables: Sequence[tuple[str, str, list[str], list[list[str]]]], what: str = "comparison") -> str:
+                         tables: Sequence[tuple[str, str, list[str], list[list[str]]]],
+                         what: str = "comparison") -> str:
     """A workload's write-up: what was compared, then per judged figure (a step, NOPM, QPS at a
     recall, an HTAP window) and target "This has (X for T) / (X for base)" with the bullets in
     basis points, then the workload's own tables and why. `measure`: what its ratios divide
@@ -269,13 +275,15 @@ def render_workload_post(data: WorkloadReport, measure: str, unit: str,
                 f"This has ({measure} for {target}) / ({measure} for {data.base}).", ""]
         changes = [(f.test, f.ratio, f.verdict) for f in mine if f.ratio is not None]
         median = statistics.median(r for _, r, _v in changes) if changes else None
-        out += [*(f"- {b}" for b in change_bullets(changes, median, unit, _tally([f.verdict for f in mine], what), what)), ""]
+        tally = _tally([f.verdict for f in mine], what)
+        out += [*(f"- {b}" for b in change_bullets(changes, median, unit, tally, what)), ""]
         out += [*_md_table([unit, what], [[_finding_cell(f), f.test] for f in mine]), ""]
         why = [data.why(target, f.test) for f in mine]
         drift = [t for t in data.drift if t.target == target and t.rows]
         if any(why) or drift:
-            out += ["### Why", "", *(f"- {w}" for w in why if w), *(f"- default drift: {_drift_line(t)}" for t in drift),
-                    "", *([f"Default drift: {DRIFT_LEGEND}.", ""] if drift else [])]
+            out += ["### Why", "", *(f"- {w}" for w in why if w),
+                    *(f"- default drift: {_drift_line(t)}" for t in drift), "",
+                    *([f"Default drift: {DRIFT_LEGEND}.", ""] if drift else [])]
     for name, legend, header, rows in tables:
         out += [f"## {name}", "", *([legend, ""] if legend else []), *md_table(header, rows), ""]
     return "\n".join(out).rstrip() + "\n"
