@@ -1,5 +1,5 @@
-"""Every `dbdrift ...` command in a fenced block of README.md, docs/guide.md and docs/history.md
-still works: argparse accepts it, a verb with --check plans it with --check, and a verb that
+"""Every `dbdrift ...` command in a fenced block of README.md, docs/guide.md, docs/history.md and
+docs/posts.md still works: argparse accepts it, a verb with --check plans it with --check, and a verb that
 reads a store reads a small one (tests/unit/test_reports.py make_store). No server starts and
 nothing is downloaded: where a build would come from is not asked (engines.locate is a stub),
 and placeholders ($NEW_BUILD, /opt/pg-patched, pg18.toml, matrix.toml, nightly.db ...) are
@@ -19,7 +19,7 @@ from tests.helpers import shared_work_dir
 from tests.unit.test_reports import make_store
 
 ROOT = Path(__file__).resolve().parents[2]
-DOCS = ("README.md", "docs/guide.md", "docs/history.md")
+DOCS = ("README.md", "docs/guide.md", "docs/history.md", "docs/posts.md")
 # verbs that read the store: run against make_store's campaign "golden"
 STORE_VERBS = {"report", "campaigns", "history", "publish"}
 # what make_store's single campaign cannot answer (no axes, no target named pg18.4, a sysbench campaign with

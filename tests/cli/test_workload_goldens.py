@@ -18,7 +18,7 @@ GOLDEN = Path(__file__).resolve().parents[1] / "data" / "golden"
 CREATED_AT = "2026-01-02T03:04:05+00:00"
 HOST = {"cpus": 4, "hostname": "golden-host", "cpu_model": "Test CPU",
         "warnings": [{"kind": "load", "message": "host 99% busy before the run", "hint": "stop what else runs"}]}
-FORMATS = {"text": "txt", "markdown": "md", "csv": "csv", "json": "json", "html": "html"}
+FORMATS = {"text": "txt", "markdown": "md", "csv": "csv", "json": "json", "html": "html", "post": "post.md"}
 
 
 def _targets(store: Store, cid: int, names: tuple[str, ...]) -> list[int]:

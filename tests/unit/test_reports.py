@@ -147,7 +147,7 @@ def store(tmp_path):
     ("text", False, False, "txt"), ("markdown", False, False, "md"), ("csv", False, False, "csv"),
     ("json", False, False, "json"), ("text", True, False, "chain.txt"),
     ("text", False, True, "metrics.txt"), ("markdown", False, True, "metrics.md"), ("csv", False, True, "metrics.csv"),
-    ("json", False, True, "metrics.json"),
+    ("json", False, True, "metrics.json"), ("post", False, False, "post.md"), ("post", True, False, "chain.post.md"),
 ])
 def test_report_format_matches_its_golden_file(store, fmt, chain, metrics, suffix):
     output = render(build_report(store, None, None, chain, metrics=metrics, generated_at=GENERATED_AT), fmt)

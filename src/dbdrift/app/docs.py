@@ -17,6 +17,7 @@ TOPICS = {
     "methodology": ("methodology.md", "what runs, in which order, and where dbdrift differs from the original scripts"),
     "noise": ("noise.md", "how intervals and verdicts are made, and why"),
     "hardware": ("hardware.md", "hardware per operation, instructions per event, flamegraphs, host checks"),
+    "posts": ("posts.md", "the command that makes each table and chart of the posts, and `report --format post`"),
     "history": ("history.md", "history across campaigns, change points, bisect, nightly runs"),
     "cluster": ("cluster.md", "a campaign over many hosts with Dask"),
     "faults": ("faults.md", "what happens when a server dies, on Ctrl-C, on bad input"),

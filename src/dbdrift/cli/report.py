@@ -21,6 +21,7 @@ examples:
   dbdrift report                                  the latest campaign comparing two or more targets
   dbdrift report --campaign demo-pg17-vs-pg18 --chain   each target against the one before it
   dbdrift report --format html -o report.html     a page to share
+  dbdrift report --chain --format post            a write-up in the posts' shape, one section per step
   dbdrift report --format json | jq '.rows[] | select(.verdict == "regression")'
   dbdrift report --fail-on regression             for CI: exit 3 when any cell is a regression
                                                   (timed, or in instructions per event)
@@ -45,7 +46,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--base", help="target every other target is divided by (default: the campaign's base)")
     parser.add_argument("--chain", action="store_true", help="each target relative to the previous one")
     options.add_format(parser, FORMATS, "text (a terminal table), markdown, csv or json (one row per cell, with "
-                                        "the campaign's metadata) or html (a self-contained page with charts)")
+                                        "the campaign's metadata), html (a self-contained page with charts) or "
+                                        "post (a Markdown write-up in the posts' shape, changes in basis points, "
+                                        "1 bp = 0.01 of rQPS: `dbdrift docs posts`)")
     options.add_color(parser)
     options.add_percent(parser, "--min-effect", 0.02, "smallest change called a regression or improvement")
     parser.add_argument("--noise-floor", default="auto", metavar="auto|none|CAMPAIGN",

@@ -5,10 +5,11 @@ from dbdrift.report.csv import render_csv
 from dbdrift.report.html import render_html
 from dbdrift.report.json import render_json
 from dbdrift.report.markdown import render_markdown
+from dbdrift.report.post import render_post
 from dbdrift.report.text import render_text
 from dbdrift.results.data import ReportData
 
-FORMATS = ("text", "markdown", "csv", "json", "html")
+FORMATS = ("text", "markdown", "csv", "json", "html", "post")
 
 
 def render(data: ReportData, fmt: str, color: bool = False) -> str:
@@ -20,4 +21,6 @@ def render(data: ReportData, fmt: str, color: bool = False) -> str:
         return render_json(data)
     if fmt == "html":
         return render_html(data)
+    if fmt == "post":
+        return render_post(data)
     return render_text(data, color=color)

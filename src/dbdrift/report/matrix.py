@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from html import escape
 
 from dbdrift.report.page import page
+from dbdrift.report.post import render_matrix_post
 from dbdrift.report.numbers import fmt_abs
 from dbdrift.results.data import ReportData
 
@@ -94,6 +95,8 @@ def _title(block: MatrixBlock) -> str:
 
 def render_matrix(data: ReportData, fmt: str, tests: list[str] | None = None, group_by: str | None = None) -> str:
     columns, found = blocks(data, tests, group_by)
+    if fmt == "post":
+        return render_matrix_post(data, columns, found)
     return {"text": _text, "markdown": _markdown, "csv": _csv, "json": _json, "html": _html}[fmt](data, columns, found)
 
 

@@ -66,6 +66,8 @@ def report_meta(store: Store, campaign_id: int, generated_at: str | None = None)
     for t in store.targets(campaign_id):
         server, install = json.loads(t["server_json"] or "{}"), json.loads(t["install_json"] or "{}")
         variant = {k: specs[t["name"]][k] for k in ("variant", "parent", "levels") if k in specs.get(t["name"], {})}
+        # how it was configured, where the campaign said (the post's "what was compared")
+        variant.update({k: v for k in ("named_config", "config", "settings") if (v := specs.get(t["name"], {}).get(k))})
         targets.append({"name": t["name"], "engine": t["engine"], "base": bool(t["is_base"]),
                         "version": server.get("version", install.get("version")), "source": install.get("source"),
                         "binary": install.get("binary"), **variant})

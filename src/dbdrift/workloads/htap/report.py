@@ -21,6 +21,7 @@ from dbdrift.report.numbers import fmt_fixed, fmt_ms
 from dbdrift.report.page import data_table, page, page_header
 from dbdrift.report.svgchart import Line, time_chart
 from dbdrift.report.drift import drift_json
+from dbdrift.report.post import render_workload_post
 from dbdrift.report.workload import (campaign_csv, json_envelope, drift_html, color_of, findings_json, host_fact, run_on_facts, target_facts, text_page,
                                      VERDICT_COLUMNS, verdict_cells, verdicts_legend, why_html)
 from dbdrift.workloads.tpcc.report import DIPS_LEGEND, HARDWARE_DIGITS, HARDWARE_LEGEND
@@ -236,10 +237,15 @@ def render_markdown(data: HtapReport) -> str:
     return render_text(data, markdown=True)
 
 
+def render_post(data: HtapReport) -> str:
+    """The write-up in the posts' shape (report/post.py)."""
+    return render_workload_post(data, "the figure", "ratio", blocks(data), "figure")
+
+
 RENDERERS = {"text": render_text, "markdown": render_markdown, "csv": render_csv, "json": render_json,
-             "html": render_html}
+             "html": render_html, "post": render_post}
 
 
 def render(data: HtapReport, fmt: str) -> str:
-    """The report in `fmt` (text, markdown, csv, json or html)."""
+    """The report in `fmt` (text, markdown, csv, json, html or post: report/post.py)."""
     return RENDERERS[fmt](data)

@@ -28,6 +28,7 @@ from dbdrift.report.numbers import fmt_abs, fmt_fixed, fmt_ratio
 from dbdrift.report.page import data_table, page, page_header, split_table
 from dbdrift.report.svgchart import Line, all_zero, time_chart
 from dbdrift.report.drift import drift_json
+from dbdrift.report.post import render_workload_post
 from dbdrift.report.workload import (campaign_csv, json_envelope, drift_html, drift_lines, aligned, color_of, findings_json, host_fact, md_table, rounded, run_on_facts,
                                      packagers_line, target_facts, VERDICT_COLUMNS, verdict_cells, verdicts_legend,
                                      why_html, why_lines)
@@ -468,10 +469,15 @@ def _step_section(data: IBenchReport, step: str) -> str:
     return "\n".join(out)
 
 
+def render_post(data: IBenchReport) -> str:
+    """The write-up in the posts' shape (report/post.py)."""
+    return render_workload_post(data, "the step's rate", "relative rate", summary_blocks(data), "step")
+
+
 RENDERERS = {"text": render_text, "markdown": render_markdown, "csv": render_csv, "json": render_json,
-             "html": render_html}
+             "html": render_html, "post": render_post}
 
 
 def render(data: IBenchReport, fmt: str) -> str:
-    """The report in `fmt` (text, markdown, csv, json or html)."""
+    """The report in `fmt` (text, markdown, csv, json, html or post: report/post.py)."""
     return RENDERERS[fmt](data)

@@ -18,6 +18,7 @@ from dbdrift.report.numbers import fmt_fixed, fmt_ms
 from dbdrift.report.page import data_table, page, page_header
 from dbdrift.report.svgchart import Line, time_chart
 from dbdrift.report.drift import drift_json
+from dbdrift.report.post import render_workload_post
 from dbdrift.report.workload import (campaign_csv, drift_html, color_of, findings_json, json_envelope, host_fact, run_on_facts, target_facts, text_page,
                                      VERDICT_COLUMNS, verdict_cells, verdicts_legend, why_html)
 from dbdrift.workloads.tpcc.results import TpccReport
@@ -162,10 +163,15 @@ def render_markdown(data: TpccReport) -> str:
     return render_text(data, markdown=True)
 
 
+def render_post(data: TpccReport) -> str:
+    """The write-up in the posts' shape (report/post.py)."""
+    return render_workload_post(data, "NOPM", "rNOPM", blocks(data))
+
+
 RENDERERS = {"text": render_text, "markdown": render_markdown, "csv": render_csv, "json": render_json,
-             "html": render_html}
+             "html": render_html, "post": render_post}
 
 
 def render(data: TpccReport, fmt: str) -> str:
-    """The report in `fmt` (text, markdown, csv, json or html)."""
+    """The report in `fmt` (text, markdown, csv, json, html or post: report/post.py)."""
     return RENDERERS[fmt](data)

