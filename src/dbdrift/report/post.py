@@ -22,6 +22,7 @@ from dbdrift.report.drift import DRIFT_LEGEND, setting_value
 from dbdrift.report.hardware import delta_lines, layer_legend, layer_table
 from dbdrift.report.numbers import fmt_abs, fmt_ratio
 from dbdrift.report.table import AGAINST_TITLES, fmt_cell
+from dbdrift.report.words import amount
 from dbdrift.report.workload import md_table
 from dbdrift.results.data import ReportData
 from dbdrift.results.findings import CAMPAIGN, Finding
@@ -35,17 +36,11 @@ POST_NOTE = ("A basis point is 0.01 of rQPS, as the posts define it: when rQPS d
              "verdict of the 95% interval (changes too small or too noisy to tell are counted, not named).")
 
 
-def basis_points(ratio: float) -> float:
-    """The posts' basis points of an rQPS against its reference (1.0): (rQPS - 1) / 0.01, so 0.73
-    is -27. One place, so the words line's definition (report/words.py) can replace it."""
-    return (ratio - 1.0) * 100
-
-
 def bp_text(ratio: float) -> str:
-    """`27 basis points` (the size of the change; the sentence says drop or gain), one decimal
-    only where the rQPS has more than two."""
-    size = round(abs(basis_points(ratio)), 1)
-    return f"{size:g} basis point{'' if size == 1 else 's'}"
+    """`27 basis points`: the size of the change (the sentence says drop or gain), counted as the
+    words line counts it (report/words.py: whole points from 10 on, a tenth below)."""
+    points = amount(ratio)
+    return f"{points} basis point{'' if points == '1' else 's'}"
 
 
 def _md_table(header: list[str], rows: list[list[str]]) -> list[str]:

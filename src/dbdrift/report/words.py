@@ -28,7 +28,7 @@ def bp_change(ratio: float) -> float:
     return (ratio - 1) * 100
 
 
-def _amount(ratio: float) -> str:
+def amount(ratio: float) -> str:
     """`38`, `8.5`: whole basis points from 10 on, a tenth below (a 2% change is 2 bp)."""
     size = abs(bp_change(ratio))
     text = f"{size:.0f}" if size >= 10 else f"{size:.1f}"
@@ -37,8 +37,8 @@ def _amount(ratio: float) -> str:
 
 def bp(ratio: float) -> str:
     """`-8.5 bp`: a ratio's change in basis points, signed."""
-    amount = _amount(ratio)
-    return f"{'-' if ratio < 1 and amount != '0' else '+'}{amount} bp"
+    size = amount(ratio)
+    return f"{'-' if ratio < 1 and size != '0' else '+'}{size} bp"
 
 
 @dataclass(frozen=True)
@@ -57,7 +57,7 @@ class Ranked:
     def phrase(self) -> str:
         """`the largest regression is an rQPS drop of 38 basis points for point-query (0.620)`."""
         change = "drop" if self.kind == "regression" else "gain"
-        points = _amount(self.ratio)
+        points = amount(self.ratio)
         return (f"the {self.name} is an rQPS {change} of {points} basis point{'' if points == '1' else 's'} "
                 f"for {self.test} ({self.ratio:.3f})")
 
