@@ -131,3 +131,19 @@ def test_a_campaign_takes_a_sized_name_as_a_named_config(tmp_path: Path):
     spec = parse_campaign({"targets": [{"name": "m", "engine": "mariadb", "version": "10.11.5",
                                         "config": "z12b_c24r64"}]}, "c.toml", tmp_path, "c")
     assert spec.targets[0].named_config == "z12b_c24r64" and spec.targets[0].config is None
+
+
+def test_config_show_prints_a_named_config_with_each_options_file(capsys):
+    from dbdrift.cli import main as cli_main
+    assert cli_main.main(["config", "show", "z12b", "--version", "mariadb:10.11.5"]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("target z12b: mariadb 10.11.5")
+    line = next(ln for ln in out.splitlines() if ln.split()[:1] == ["innodb_flush_method"])
+    assert line.split()[1:5] == ["O_DIRECT", "named", "file", "z12b"] and "O_DIRECT_NO_FSYNC from named file z12a" in line
+
+
+def test_config_show_refuses_a_named_config_on_a_version_that_lacks_its_options(capsys):
+    from dbdrift.cli import main as cli_main
+    assert cli_main.main(["config", "show", "z12c_sync", "--version", "mariadb:12.2.1"]) == 2
+    err = capsys.readouterr().err
+    assert "binlog_storage_engine" in err and "use config = 'z12b'" in err
