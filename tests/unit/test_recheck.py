@@ -184,3 +184,12 @@ def test_every_workloads_stored_campaign_makes_a_valid_recheck_campaign(tmp_path
              "targets": [{"name": "pg17", "version": "17.10", "settings": {"jit": "off"}}]}
     assert "tests" not in table
     assert parse_campaign(table, "dbdrift recheck", Path.cwd(), "w-pinned").workload == workload
+
+
+def test_the_recheck_pins_the_gtid_defaults_mysql_9_6_changed():
+    from dbdrift.analysis.defaults import DriftTable, drift
+    from dbdrift.app.recheck import pins
+    mine = {"gtid_mode": "ON", "enforce_gtid_consistency": "ON", "gtid_executed": "u:1-9"}
+    theirs = {"gtid_mode": "OFF", "enforce_gtid_consistency": "OFF", "gtid_executed": ""}
+    table = DriftTable("my974", "my8033", tuple(drift(theirs, mine, set())))
+    assert pins((table,), "my974") == {"enforce_gtid_consistency": "OFF", "gtid_mode": "OFF"}
