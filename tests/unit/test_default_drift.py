@@ -47,6 +47,14 @@ def test_only_unset_differences_count_and_the_likely_ones_come_first():
     assert found[-1].category == OTHER and category_of("innodb_flush_log_at_trx_commit") == "durability"
 
 
+def test_a_changed_gtid_default_is_drift_and_the_gtid_history_is_not():
+    ref = {"gtid_mode": "OFF", "enforce_gtid_consistency": "OFF", "gtid_executed": "", "server_uuid": "a-1"}
+    new = {"gtid_mode": "ON", "enforce_gtid_consistency": "ON", "gtid_executed": "b-2:1-5", "server_uuid": "b-2"}
+    found = drift(ref, new, set())
+    assert [(d.name, d.reference, d.target, d.category) for d in found] == [
+        ("enforce_gtid_consistency", "OFF", "ON", "durability"), ("gtid_mode", "OFF", "ON", "durability")]
+
+
 def drift_store(path) -> Store:
     store = Store(path)
     cid = store.add_campaign("d", {"name": "d"}, {"cpus": 2}, "0.1.0")

@@ -111,7 +111,7 @@ def test_a_named_config_is_refused_on_an_engine_or_version_it_is_not_written_for
     assert "not mysql" in refused({"targets": [
         {"name": "my", "engine": "mysql", "version": "8.0.31", "config": "cx10b"}]}).message
     assert "did you mean the named file 'z12a'" in refused({"targets": [
-        {"name": "my", "engine": "mysql", "version": "8.0.31", "config": "z12b"}]}, tmp_path).hint
+        {"name": "my", "engine": "mysql", "version": "8.0.31", "config": "z12aa"}]}, tmp_path).hint
     (tmp_path / "extra.cnf").write_text("[mysqld]\nmax_connections = 10\n")
     spec = parse({"targets": [{"name": "my", "engine": "mysql", "version": "8.0", "config": ["z12a", "extra.cnf"]}]},
                  tmp_path)

@@ -119,3 +119,77 @@ def test_a_campaign_that_only_counted_is_rechecked_by_counting_its_counted_regre
     assert not recheck.timed
     spec = campaign(recheck)
     assert spec.count_instructions and not spec.timed
+
+
+TP_SETTINGS = {"pg17": {"effective_io_concurrency": "1", "jit": "on"},
+               "pg18": {"effective_io_concurrency": "16", "jit": "on"}}
+
+
+def tpcc_store(path, name: str = "tp", pg18_nopm: tuple[float, ...] = (800.0, 790.0, 810.0)):
+    """A TPROC-C campaign of three repeats in which pg18 loses a fifth of pg17's NOPM."""
+    from dbdrift.store.store import Store
+    from tests.unit.test_tpcc import run as tpcc_run
+    from dbdrift.plan.campaign import parse_campaign
+    store = Store(path)
+    spec = parse_campaign({"name": name, "workload": "tpcc", "repeats": 3, "tpcc": {"warehouses": 4},
+                           "targets": [{"name": "pg17", "version": "17.10", "base": True},
+                                       {"name": "pg18", "version": "18.4"}]}, "c", path.parent, name).to_dict()
+    cid = store.add_campaign(name, spec, {"cpus": 2}, "0.1.0")
+    for pos, target in enumerate(("pg17", "pg18")):
+        tid = store.ensure_target(cid, target, "postgres", pos, pos == 0, spec["targets"][pos])
+        store.set_target_facts(tid, server={"version": "x", "settings": TP_SETTINGS[target],
+                                            "config_text": "shared_buffers = 1GB\n"})
+        for repeat, nopm in enumerate((1000.0, 990.0, 1010.0) if target == "pg17" else pg18_nopm):
+            store.add_tpcc_run(tid, tpcc_run(target, nopm, repeat))
+    return store
+
+
+def test_a_tpcc_regression_is_rechecked_by_running_the_workload_again_with_the_defaults_pinned(tmp_path):
+    tpcc_store(tmp_path / "t.db").close()
+    recheck = campaign_data(RecheckRequest(tmp_path / "t.db"))
+    assert recheck.data["name"] == "tp-pinned" and "tests" not in recheck.data
+    assert recheck.data["workload"] == "tpcc" and recheck.data["tpcc"]["warehouses"] == 4
+    by_name = {t["name"]: t for t in recheck.data["targets"]}
+    assert by_name["pg18"]["settings"] == {"effective_io_concurrency": "1"} and by_name["pg17"]["base"] is True
+    assert campaign(recheck).workload == "tpcc"  # a valid campaign
+
+
+def test_a_tpcc_recheck_refuses_chosen_tests(tmp_path):
+    tpcc_store(tmp_path / "t.db").close()
+    with pytest.raises(UserError, match="runs the workload again"):
+        campaign_data(RecheckRequest(tmp_path / "t.db", tests=("new_order",)))
+
+
+def test_the_tpcc_report_says_whether_its_regression_followed_the_defaults(tmp_path):
+    from dbdrift.workloads.registry import WORKLOADS
+    store = tpcc_store(tmp_path / "t.db")
+    store.close()
+    pinned = tpcc_store(tmp_path / "t.db", "tp-pinned", (1000.0, 985.0, 1012.0))  # back level with pg17's defaults
+    report = WORKLOADS["tpcc"].build_report(pinned, pinned.latest_campaign_id("tp"), None)
+    [line] = report.why_lines()
+    assert line.startswith("NOPM pg18 vs pg17: 0.80") or "pg18 vs pg17: 0.80" in line
+    assert line.endswith("the regression followed the defaults") and "with pg17's defaults pinned: 1.00" in line
+    pinned.close()
+
+
+@pytest.mark.parametrize("workload", ["insert-benchmark", "tpcc", "vector", "htap"])
+def test_every_workloads_stored_campaign_makes_a_valid_recheck_campaign(tmp_path, workload):
+    import json
+    from pathlib import Path
+    from dbdrift.app.recheck import stored_keys
+    from dbdrift.plan.campaign import parse_campaign
+    spec = json.loads(json.dumps(parse_campaign({"name": "w", "workload": workload, "targets": [
+        {"name": "pg17", "version": "17.10"}]}, "c", tmp_path, "w").to_dict()))  # as the store holds it
+    table = {**stored_keys(spec, per_test=False), "name": "w-pinned",
+             "targets": [{"name": "pg17", "version": "17.10", "settings": {"jit": "off"}}]}
+    assert "tests" not in table
+    assert parse_campaign(table, "dbdrift recheck", Path.cwd(), "w-pinned").workload == workload
+
+
+def test_the_recheck_pins_the_gtid_defaults_mysql_9_6_changed():
+    from dbdrift.analysis.defaults import DriftTable, drift
+    from dbdrift.app.recheck import pins
+    mine = {"gtid_mode": "ON", "enforce_gtid_consistency": "ON", "gtid_executed": "u:1-9"}
+    theirs = {"gtid_mode": "OFF", "enforce_gtid_consistency": "OFF", "gtid_executed": ""}
+    table = DriftTable("my974", "my8033", tuple(drift(theirs, mine, set())))
+    assert pins((table,), "my974") == {"enforce_gtid_consistency": "OFF", "gtid_mode": "OFF"}

@@ -21,7 +21,7 @@ CATEGORIES: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("durability", (r"fsync", r"synchronous_commit", r"wal_sync_method", r"full_page_writes", r"wal_level",
                     r"innodb_flush_log_at_trx_commit", r"sync_binlog", r"innodb_doublewrite.*", r"log_bin",
                     r"binlog_.*", r"innodb_flush_method", r"innodb_use_fdatasync", r"innodb_log_writer_threads", r"wal_.*",
-                    r"commit_.*")),
+                    r"commit_.*", r"gtid_.*", r"enforce_gtid_consistency")),
     ("I/O method", (r"io_.*", r".*io_concurrency", r"innodb_io_capacity.*", r"innodb_use_native_aio",
                     r"innodb_.*io_threads", r"innodb_linux_aio", r"file_copy_method", r"innodb_flush_neighbors",
                     r"innodb_log_write_ahead_size", r"innodb_log_file_buffering", r"innodb_data_file_buffering")),
@@ -45,7 +45,9 @@ CATEGORIES: tuple[tuple[str, tuple[str, ...]], ...] = (
 )
 OTHER = "other"
 
-# Settings that only name this server or this run: never drift.
+# Settings that only name this server or this run: never drift. Of the gtid settings only the
+# transaction sets and positions are (they hold this server's uuid and its history); gtid_mode and
+# the others are defaults like any other, and MySQL 9.6 changed one (the posts' z13a undoes it).
 IDENTITY = re.compile(
     r"(.*_file|.*_directory|.*_directories|.*dir|data_dir|config_file|hba_file|ident_file|port|socket|pid_file|"
     r"hostname|server_uuid|server_id|server_version.*|version.*|.*_version|build_id|shared_memory_size.*|"
@@ -53,7 +55,8 @@ IDENTITY = re.compile(
     r"log_error|general_log_file|slow_query_log_file|tmpdir|datadir|basedir|plugin_dir|lc_messages_dir|"
     r"character_sets_dir|innodb_data_home_dir|innodb_log_group_home_dir|secure_file_priv|report_.*|"
     r"pseudo_.*|timestamp|rand_seed.*|last_insert_id|insert_id|warning_count|error_count|identity|"
-    r"external_user|proxy_user|gtid_.*|.*_uuid|bind_address|mysqlx_.*socket|mysqlx_port|admin_port|"
+    r"external_user|proxy_user|gtid_executed|gtid_purged|gtid_owned|gtid_next|gtid_next_list|gtid_seq_no|"
+    r"gtid_binlog_pos|gtid_binlog_state|gtid_current_pos|gtid_slave_pos|.*_uuid|bind_address|mysqlx_.*socket|mysqlx_port|admin_port|"
     r"innodb_buffer_pool_filename|log_bin_basename|log_bin_index|relay_log.*|unix_socket_.*|listen_addresses|"
     r"krb_server_keyfile|ssl_.*_file|cluster_name)")
 

@@ -9,14 +9,14 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from dbdrift import env
-from dbdrift.catalog.configs import NAMED, describe, named_text
+from dbdrift.catalog.configs import NAMED, describe, named_text, resolve
 from dbdrift.errors import UserError
 from dbdrift.model import TargetSpec
 from dbdrift.plan.campaign import load_campaign
 from dbdrift.server import engines, mycnf, pgconf
 from dbdrift.server.layers import Effective, Layer, effective
 
-__all__ = ["NAMED", "describe", "named_file", "show"]
+__all__ = ["NAMED", "describe", "named_file", "resolve", "show", "show_named"]
 
 _COMPLETE = {"postgres": re.compile(r"^\d+\.\d+$|^9\.\d+\.\d+$"), "mysql": re.compile(r"^\d+\.\d+\.\d+$"),
              "mariadb": re.compile(r"^\d+\.\d+\.\d+$")}
@@ -33,9 +33,37 @@ class TargetConfig:
 
 def named_file(name: str) -> str:
     """The text of a named configuration file, with its comments."""
-    if name not in NAMED:
+    named = resolve(name)
+    if named is None:
         raise UserError(f"no named config {name!r}", f"named configs: {', '.join(NAMED)}", exit_code=2)
-    return NAMED[name].text()
+    return named.config.text()
+
+
+def show_named(name: str, version: str | None) -> list[TargetConfig]:
+    """A named config as a target of it would get it: per engine it is written for, at the lowest
+    version it covers, or at `version` (`[ENGINE:]VERSION`); refused where it does not fit."""
+    named = resolve(name)
+    if named is None:
+        raise UserError(f"no named config {name!r}", f"named configs: {', '.join(NAMED)}", exit_code=2)
+    engines_for = list(named.config.versions)
+    if version is None:
+        chosen = [(e, ".".join(map(str, named.config.versions[e][0])) + ".0") for e in engines_for]
+    else:
+        engine, _, number = version.rpartition(":")
+        if engine and engine not in engines_for:
+            raise UserError(f"config {name!r} is written for {', '.join(engines_for)}, not {engine}",
+                            f"--version {engines_for[0]}:VERSION", exit_code=2)
+        if not number or not re.fullmatch(r"\d+\.\d+(\.\d+)?", number):
+            raise UserError(f"--version {version!r} is not a version", "write e.g. --version mariadb:10.11.5",
+                            exit_code=2)
+        chosen = [(engine or engines_for[0], number if number.count(".") == 2 else number + ".0")]
+    out = []
+    for engine, number in chosen:
+        target = TargetSpec(name, engine=engine, version=number, named_config=name)
+        layers = config_layers(target, number)
+        normalize = (lambda k: k.lower()) if engine == "postgres" else mycnf.normalize
+        out.append(TargetConfig(target, number, layers, effective(layers, normalize)))
+    return out
 
 
 def show(campaign: Path, sets: list[str], names: list[str]) -> list[TargetConfig]:

@@ -17,7 +17,7 @@ VERBS = {
     "run": (run, "run a campaign file against fresh servers and store the results"),
     "demo": (demo, "PostgreSQL 17.10 vs 18.4 on the default suite, then the report"),
     "calibrate": (calibrate, "run a target against a copy of itself to measure the noise floor (A/A)"),
-    "recheck": (recheck, "run a campaign's regressed cells again with the reference's defaults pinned (--pin-defaults)"),
+    "recheck": (recheck, "run a campaign's regressions again with the reference's defaults pinned (--pin-defaults)"),
     "report": (report, "rQPS report from the store (text, markdown, csv, json, html)"),
     "campaigns": (campaigns, "list the campaigns a store holds"),
     "publish": (publish, "one or more stores as a static site: every campaign's report, each test's history "

@@ -1,6 +1,7 @@
-"""`dbdrift recheck --pin-defaults`: run a stored campaign's regressed cells again with each
-regressed target given its reference's values of the defaults that differ, to see whether the
-regression followed them (app/recheck.py builds the campaign; `run` executes it)."""
+"""`dbdrift recheck --pin-defaults`: run a stored campaign's regressions again (a sysbench
+campaign's regressed cells; another workload whole) with each regressed target given its
+reference's values of the defaults that differ, to see whether the regression followed them
+(app/recheck.py builds the campaign; `run` executes it)."""
 from __future__ import annotations
 
 import argparse
@@ -19,7 +20,9 @@ examples:
   dbdrift recheck --pin-defaults --print-campaign   the campaign it would run, as a file
 
 The recheck is stored as campaign <name>-pinned; the original campaign's report then says in each
-regressed cell's why line whether the regression followed the defaults.
+regression's why line whether it followed the defaults. A sysbench campaign reruns its regressed
+cells; an Insert Benchmark, TPROC-C, vector or HTAP campaign runs its workload again with the
+regressed targets and their references (--tests is for sysbench).
 
 """ + options.MEASURING_EXIT_STATUS
 

@@ -28,7 +28,7 @@ from dbdrift.workloads.vector import plan as vector_plan
 from dbdrift.workloads.htap import plan as htap_plan
 from dbdrift.plan import fields, keys
 from dbdrift.plan.axes import Axis, expand_targets, parse_axes, variant_patterns
-from dbdrift.catalog.configs import NAMED, check_named, version_of
+from dbdrift.catalog.configs import NAMED, check_named, is_named, version_of
 from dbdrift.plan.overrides import apply_sets
 from dbdrift.plan.fields import TomlTable
 from dbdrift.plan.keys import INT64_MAX
@@ -388,8 +388,8 @@ def _config(value: object, engine: str, version: object, label: str,
         raise InputError(f"{label}: config must be a name, a path or a list of both, got {brief_repr(value)}",
                          f'write config = "z12a" (shipped: {", ".join(NAMED)}), config = "my.cnf", '
                          'or config = ["z12a", "my.cnf"]')
-    named = [i for i in items if i in NAMED]
-    paths = [i for i in items if i not in NAMED]
+    named = [i for i in items if is_named(i)]
+    paths = [i for i in items if not is_named(i)]
     if len(named) > 1 or len(paths) > 1:
         raise InputError(f"{label}: config lists {len(named)} named files and {len(paths)} paths, at most one named file and one path",
                          "write e.g. config = [\"z12a\", \"my.cnf\"]")

@@ -261,8 +261,8 @@ KEYS: tuple[Key, ...] = (
         doc="`true` uses the host's installed server."),
     Key('targets', 'config', PATH, 'name, path, or a list of one of each', default=None,
         doc=("A configuration file appended after dbdrift's defaults: to `postgresql.conf` on PostgreSQL, after the "
-         '`[mysqld]` defaults of `my.cnf` on MariaDB/MySQL. A name (`"z12a"`, `"z13a"`, `"cx10a"`, `"cx10b"`) is '
-         'one of the [named files](#named-configuration-files) dbdrift ships; anything else is a path to your own '
+         '`[mysqld]` defaults of `my.cnf` on MariaDB/MySQL. A name (`"z12a"`, `"z12b"`, `"z13a"`, `"cx10a"`, '
+         '`"z12a_c8r32"`, ...) is one of the [named files](#named-configuration-files) dbdrift ships; anything else is a path to your own '
          'file, which must exist when the file is read. `["z12a", "my.cnf"]` appends the named file, then yours.')),
     Key('targets', 'settings', TABLE, 'inline table', default={}, shown="`{}`",
         doc='Server options, written after `config` so they win (see [Server settings](#server-settings)).'),

@@ -15,7 +15,8 @@ def render_show(configs: list, written: bool) -> str:
 
 def render_named(described: list[tuple[str, str, str]]) -> str:
     """The named configuration files: name, the versions they span, what they are."""
-    return "".join(f"{name:<6}  {span:<40}  {about}\n" for name, span, about in described)
+    width = max(len(name) for name, _, _ in described)
+    return "".join(f"{name:<{width}}  {span:<32}  {about}\n" for name, span, about in described)
 
 
 def _heading(target, version: str) -> str:

@@ -150,7 +150,7 @@ def _pinned(store: Store, campaign: str, min_effect: float, noisy: float) -> Rep
     return build_report(store, campaign + PINNED, None, False, min_effect=min_effect, noisy=noisy)
 
 
-def _followed(verdict: Verdict) -> str:
+def followed(verdict: Verdict) -> str:
     """What a rechecked cell's verdict says of the regression it rechecks."""
     if verdict.unclear:
         return "too unclear to say whether it followed them"
@@ -174,7 +174,7 @@ def _rechecked(pinned: ReportData | None, why: dict[tuple[str, int, str], tuple[
             interval = f" [{est.lower:.2f}, {est.upper:.2f}]" if est and est.lower is not None else ""
             head, moved = why[key]
             tail = (f"with {cell.reference}'s defaults pinned: {cell.ratio:.2f}{interval} {cell.verdict.mark}, "
-                    f"{_followed(cell.verdict)}")
+                    f"{followed(cell.verdict)}")
             out[key] = (head, f"{moved}; {tail}" if moved else tail)
     return out
 
@@ -193,7 +193,7 @@ def _recounted(pinned: ReportData | None, rows: tuple[InstructionRow, ...]) -> t
             ratio, after, reference = again.get((irow.test, target), (None, None, ""))
             if verdict is Verdict.REGRESSION and ratio is not None and after is not None:
                 found[target] = (f"with {reference}'s defaults pinned: instr {ratio:.3f} {after.mark}, "
-                                 f"{_followed(after)}")
+                                 f"{followed(after)}")
         out.append(replace(irow, rechecked=found) if found else irow)
     return tuple(out)
 

@@ -6,14 +6,14 @@ tables (workloads/<name>/results.py); this module reads the store and writes not
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from collections.abc import Callable
-from typing import ClassVar
+from typing import ClassVar, TypeVar
 
 from dbdrift.analysis.defaults import DriftTable
 from dbdrift.analysis.noise import MIN_REPEATS, Verdict
 from dbdrift.model import JsonObject
-from dbdrift.results.build import flush_notes, host_notes, report_meta
+from dbdrift.results.build import PINNED, flush_notes, followed, host_notes, report_meta
 from dbdrift.results.findings import CAMPAIGN, Finding
 from dbdrift.results.targets import (base_target, default_drift, io_method_notes, packager_change, target_labels,
                                     target_packagers)
@@ -156,3 +156,35 @@ def workload_of(store: Store, campaign_id: int) -> str:
     """The stored campaign's workload name (campaigns stored before workloads had one: sysbench)."""
     name: str = json.loads(store.campaign(campaign_id)["spec_json"]).get("workload", "sysbench")
     return name
+
+
+R = TypeVar("R", bound=WorkloadReport)
+
+
+def with_recheck(build: Callable[..., R]) -> Callable[..., R]:
+    """A workload's report builder whose report ends each regression's why line with what
+    `recheck --pin-defaults` found (the campaign `<name>-pinned`, when stored): the regression gone
+    with the reference's defaults pinned (it followed them) or still there, as the sysbench report
+    says it of a cell."""
+    def built(store: Store, campaign_id: int, base: str | None, min_effect: float = 0.02,
+              noisy: float = 0.05) -> R:
+        report = build(store, campaign_id, base, min_effect, noisy)
+        pinned_id = None if report.campaign.endswith(PINNED) else store.latest_campaign_id(report.campaign + PINNED)
+        if pinned_id is None:
+            return report
+        return replace(report, explanations=rechecked(report, build(store, pinned_id, None, min_effect, noisy)))
+    return built
+
+
+def rechecked(report: WorkloadReport, pinned: WorkloadReport) -> dict[tuple[str, str], str]:
+    """The report's why lines, each regression's ending with its verdict in the recheck."""
+    out = dict(report.explanations)
+    for (test, target), line in report.explanations.items():
+        before, after = report.verdict(target, test), pinned.verdict(target, test)
+        if before is None or before.verdict is not Verdict.REGRESSION or after is None or after.ratio is None:
+            continue
+        interval = f" [{after.lower:.2f}, {after.upper:.2f}]" if after.lower is not None and after.upper is not None \
+            else ""
+        out[(test, target)] = (f"{line}; with {after.reference}'s defaults pinned: {after.ratio:.2f}{interval} "
+                               f"{after.verdict.mark}, {followed(after.verdict)}")
+    return out

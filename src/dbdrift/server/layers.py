@@ -50,8 +50,9 @@ def target_layers(target: TargetSpec, defaults: Pairs, owned: Pairs, *, lines: C
 
     out = [rendered("default", "dbdrift defaults", defaults)]
     if named_text is not None:
-        out.append(written(f"named file {target.named_config}", f"config = {target.named_config!r} "
-                           "(shipped with dbdrift)", named_text))
+        for name, text in named_parts(named_text, target.named_config or ""):
+            out.append(written(f"named file {name}", f"config = {target.named_config!r} (shipped with dbdrift)"
+                               + ("" if name == target.named_config else f": {name}"), text))
     if file_text is not None:
         out.append(written(f"user file {target.config}", f"config = {target.config}", file_text))
     for level in target.levels:
@@ -63,6 +64,16 @@ def target_layers(target: TargetSpec, defaults: Pairs, owned: Pairs, *, lines: C
                             list(target.settings.items())))
     out.append(rendered("dbdrift (owned)", "connection (owned by dbdrift): a private socket, no TCP", owned))
     return out
+
+
+def named_parts(text: str, name: str) -> list[tuple[str, str]]:
+    """A named config's text as (file name, text) parts: one part, or one per `# [named file X]`
+    heading of a config built on others (catalog/configs.py), so each option says its file."""
+    pieces = re.split(r"^# \[named file ([\w.]+)\]\n", text, flags=re.M)
+    if len(pieces) == 1:
+        return [(name, text)]
+    parts = [(pieces[i], pieces[i + 1]) for i in range(1, len(pieces), 2)]
+    return [(parts[0][0], pieces[0] + parts[0][1]), *parts[1:]]
 
 
 def render(layers: list[Layer]) -> str:

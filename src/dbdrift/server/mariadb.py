@@ -222,7 +222,7 @@ class MariaDBServer(ProcessServer):
             data_dir=self.data_dir, socket_path=self.socket_path, port=self.port,
             log_path=self.log_path, pid_path=self.run_dir / "mysqld.pid",
             config_file_text=read_config_file(self.target),
-            named_text=named_text(self.target, self.install.version),
+            named_text=named_text(self.target, self.install.version, ram_bytes()),
         )
         self.config_path.write_text(self.config_text)
         self.config_path.chmod(0o644)  # mariadbd ignores a world-writable my.cnf

@@ -156,7 +156,7 @@ class PostgresServer(ProcessServer):
         self.config_text = render_config(self.target, self.major, ram_bytes=ram_bytes(),
                                          socket_dir=self.socket_dir, port=self.port,
                                          config_file_text=file_text,
-                                         named_text=named_text(self.target, self.install.version))
+                                         named_text=named_text(self.target, self.install.version, ram_bytes()))
         conf = self.data_dir / "postgresql.conf"
         conf.write_text(self._base_conf.rstrip("\n") + "\n\n" + self.config_text)
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from dbdrift.cluster import units
 from dbdrift.plan.campaign import CampaignSpec
+from dbdrift.results.workload import with_recheck
 from dbdrift.workload import Workload
 from dbdrift.workloads.htap import plan as htap_plan
 from dbdrift.workloads.htap import report as htap_report
@@ -46,14 +47,14 @@ INSERT_BENCHMARK = Workload(plan=ibench_plan.PLAN, estimate=ibench_run.estimate,
                             clients=ibench_run.clients, check_lines=ibench_plan.check_lines, time_lines=no_lines,
                             narrow=units.narrow_repeats, split=units.split_repeats,
                             remaining=ibench_cluster.remaining, store_failed=units.no_failed_runs,
-                            build_report=ibench_results.build, render_report=ibench_report.render,
+                            build_report=with_recheck(ibench_results.build), render_report=ibench_report.render,
                             estimates=ibench_results.step_estimates, judged=ibench_plan.judged,
                             stacks=ibench_results.stacks, history_values=ibench_results.history_values,
                             history_measure=ibench_results.history_measure)
 TPCC = Workload(plan=tpcc_plan.PLAN, estimate=tpcc_run.estimate, run=tpcc_run.run, clients=tpcc_run.clients,
                 check_lines=tpcc_plan.check_lines, time_lines=no_lines, narrow=units.narrow_repeats,
                 split=units.split_repeats, remaining=tpcc_cluster.remaining, store_failed=units.no_failed_runs,
-                build_report=tpcc_results.build, render_report=tpcc_report.render, estimates=tpcc_results.nopm_estimates,
+                build_report=with_recheck(tpcc_results.build), render_report=tpcc_report.render, estimates=tpcc_results.nopm_estimates,
                 stacks=tpcc_results.stacks, history_values=tpcc_results.history_values,
                 history_measure=tpcc_results.history_measure,
                 judged=tpcc_plan.judged)
@@ -61,7 +62,7 @@ TPCC = Workload(plan=tpcc_plan.PLAN, estimate=tpcc_run.estimate, run=tpcc_run.ru
 VECTOR = Workload(plan=vector_plan.PLAN, estimate=vector_run.estimate, run=vector_run.run, clients=vector_run.clients,
                   check_lines=vector_plan.check_lines, time_lines=no_lines, narrow=units.narrow_repeats,
                   split=units.split_repeats, remaining=units.remaining_workload_runs, store_failed=units.no_failed_runs,
-                  build_report=vector_results.build, render_report=vector_report.render,
+                  build_report=with_recheck(vector_results.build), render_report=vector_report.render,
                   estimates=vector_results.qps_estimates, judged=vector_plan.judged,
                   history_values=vector_results.history_values, history_measure=vector_results.history_measure,
                   check_installs=vector_run.check_installs, preflight=vector_run.preflight,
@@ -70,7 +71,7 @@ VECTOR = Workload(plan=vector_plan.PLAN, estimate=vector_run.estimate, run=vecto
 HTAP = Workload(plan=htap_plan.PLAN, estimate=htap_run.estimate, run=htap_run.run, clients=htap_run.clients,
                 check_lines=htap_plan.check_lines, time_lines=no_lines, narrow=units.narrow_repeats,
                 split=units.split_repeats, remaining=units.remaining_workload_runs, store_failed=units.no_failed_runs,
-                build_report=htap_results.build, render_report=htap_report.render, estimates=htap_results.estimates,
+                build_report=with_recheck(htap_results.build), render_report=htap_report.render, estimates=htap_results.estimates,
                 judged=htap_plan.judged, history_values=htap_results.history_values,
                 history_measure=htap_results.history_measure)
 
