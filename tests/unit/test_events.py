@@ -98,3 +98,11 @@ def test_stored_counters_are_per_second_rates_levels_and_events_from_the_drivers
     assert innodb["series"]["redo_mb"] == [1.0] and innodb["series"]["history_length"] == [4.0]
     assert innodb["series"]["dirty_pages"] == [None]  # a counter the server does not have
     assert events_of([], None) is None
+
+
+def test_an_event_read_just_before_a_peaks_first_second_ends_is_in_the_peak():
+    t = [float(s) for s in range(2, 42)]
+    (ranked,) = rank([Episode(12.0, 13.0, 0.0, (5.0, 10.0))], {"checkpoint": [4.5]}, t)
+    assert ranked.peak_hits == 1  # the line at t=5 covers (4, 5]
+    (late,) = rank([Episode(12.0, 13.0, 0.0, (5.0, 10.0))], {"checkpoint": [11.5]}, t)
+    assert late.peak_hits == 0 and late.hits == 1  # (11, 12] is the dip's second 12

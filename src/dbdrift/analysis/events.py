@@ -13,8 +13,9 @@ length, dirty pages, checkpoint age: down FALL or more in one second).
 
 A dip coincides with a kind of event when one starts within its span widened by WITHIN_S on
 either side (a vacuum that starts a second before the rate falls, or while it is down, or as it
-recovers); its peak holds one when one starts within the peak's own seconds (not widened: the
-seconds beside a peak are the dips around it).
+recovers); its peak holds one when one starts within the peak's own seconds: a per-second line
+at t covers (t - 1, t], so a peak from a to b covers (a - 1, b], not widened further (the seconds
+beside a peak are the dips around it).
 "By chance" is how many dips (or peaks) would, were each span of the same length placed at a
 random second of the step. Pure functions; no I/O.
 """
@@ -186,12 +187,20 @@ def _holds(span: tuple[float, float], at: Sequence[float], within_s: float) -> b
     return any(span[0] - within_s <= e <= span[1] + within_s for e in at)
 
 
+def _in_peak(span: tuple[float, float], at: Sequence[float]) -> bool:
+    """An event within the seconds of a peak: (first - 1, last], the time its lines cover."""
+    return any(span[0] - 1 < e <= span[1] for e in at)
+
+
 def _chance(spans: Sequence[tuple[float, float]], at: Sequence[float], seconds: Sequence[float],
-            within_s: float) -> float:
-    """How many of `spans` would hold an event of `at` were each moved to a random second."""
+            within_s: float | None) -> float:
+    """How many of `spans` would hold an event of `at` were each moved to a random second
+    (`within_s` None: as a peak holds one)."""
     if not seconds:
         return 0.0
-    return sum(sum(1 for s in seconds if _holds((s, s + b - a), at, within_s)) / len(seconds) for a, b in spans)
+    def holds(span: tuple[float, float]) -> bool:
+        return _in_peak(span, at) if within_s is None else _holds(span, at, within_s)
+    return sum(sum(1 for s in seconds if holds((s, s + b - a))) / len(seconds) for a, b in spans)
 
 
 def rank(spans: Sequence[Episode], events: dict[str, list[float]], t: Sequence[float],
@@ -205,8 +214,8 @@ def rank(spans: Sequence[Episode], events: dict[str, list[float]], t: Sequence[f
     for kind, at in events.items():
         out.append(Coincidence(kind, sum(1 for d in dips if _holds(d, at, within_s)), len(dips),
                                _chance(dips, at, seconds, within_s),
-                               sum(1 for p in peaks if _holds(p, at, 0.0)), len(peaks),
-                               _chance(peaks, at, seconds, 0.0)))
+                               sum(1 for p in peaks if _in_peak(p, at)), len(peaks),
+                               _chance(peaks, at, seconds, None)))
     return sorted(out, key=lambda c: (-c.hits, c.by_chance, c.kind))
 
 
@@ -220,5 +229,5 @@ def explain(series: str, kind: str, t: Sequence[float], values: Sequence[float |
         return Dips(series, kind, (), mid, ())
     started = event_starts(engine_t, engine_series, engine_events)
     during = tuple(tuple(k for k, at in started.items() if _holds((e.start, e.end), at, WITHIN_S)) for e in spans)
-    before = tuple(tuple(k for k, at in started.items() if e.peak and _holds(e.peak, at, 0.0)) for e in spans)
+    before = tuple(tuple(k for k, at in started.items() if e.peak and _in_peak(e.peak, at)) for e in spans)
     return Dips(series, kind, tuple(spans), mid, tuple(rank(spans, started, t)), during, before)
