@@ -9,7 +9,7 @@ import pytest
 
 from dbdrift.report.envelope import CAMPAIGN_COLUMNS
 from dbdrift.model import IBENCH_QUERY_STEPS, IBENCH_STEPS, InsertStepResult
-from dbdrift.workloads.ibench.report import (CSV_HEADER, render_csv, render_json, render_markdown, render_text,
+from dbdrift.workloads.ibench.report import (CSV_HEADER, render, render_csv, render_json, render_markdown, render_text,
                                              to_json)
 from dbdrift.workloads.ibench.results import ibench_report
 
@@ -196,3 +196,39 @@ def test_a_step_under_foreign_load_is_marked_in_every_format_and_one_repeat_says
         assert "qr100 of pg18, repeat 1: foreign load: other processes used 45%" in text
         assert "its ratios may be the neighbours'" in text
     assert not [n for n in ibench_report(results[:1], ["pg17"]).notes if "foreign" in n]
+
+
+def vacuum_wave(target: str) -> InsertStepResult:
+    """l.i2 whose deletes/s fall for 4 s every 15 s while a vacuum of pi1 runs, the dead tuples
+    built up in the 11 s before each fall: the PostgreSQL delete series the posts chart."""
+    lines = [{"i_sec": 1.0, "t_sec": float(s), "i_ips": 1000.0, "max_i_us": 900,
+              "i_dps": 1000.0 if s % 15 < 11 else 200.0, "max_d_us": 800, "i_qps": 0.0, "max_q_us": 0}
+             for s in range(1, 61)]
+    t = [float(s) for s in range(1, 61)]
+    events = {"t": t, "series": {"dead_tuples": [float(100 * (s % 15)) if s % 15 < 12 else 0.0 for s in range(1, 61)]},
+              "events": [{"t": float(s), "kind": "vacuum", "what": "pi1"} for s in (12, 27, 42, 57)], "error": ""}
+    return replace(step(target, "l.i2", 1000.0), per_second=lines, events=events)
+
+
+@pytest.fixture
+def waved():
+    return ibench_report([vacuum_wave("pg17")], ["pg17"], {"pg17": "postgres 17.10"}, ncpu=4, campaign="ib-wave")
+
+
+def test_the_delete_series_dips_and_the_vacuum_in_each_are_in_every_text_format(waved):
+    for text in (render_text(waved), render_markdown(waved), render(waved, "html")):
+        assert "4 dips of deletes/s below 80% of its median (1,000), 4 s long at the median" in text
+        assert "4 of 4 dips span a vacuum of pi1" in text
+        assert "each dip and spike: its span" in text and "26-29" in text
+    assert "4 dips of deletes/s" in render_csv(waved) and "4 of 4 dips span a vacuum of pi1" in render_csv(waved)
+
+
+def test_json_lists_each_delete_dip_with_its_span_the_events_in_it_and_the_peak_before_it(waved):
+    (step_doc,) = [s for s in json.loads(render_json(waved))["steps"] if s["step"] == "l.i2"]
+    (deletes,) = [d for d in step_doc["targets"]["pg17"]["dips"] if d["series"] == "deletes/s"]
+    assert deletes["episodes"][1] == {"start": 26.0, "end": 29.0, "extreme": 200.0, "peak": [15.0, 25.0],
+                                      "during": ["vacuum of pi1", "dead tuples fall"], "in_peak": []}
+
+
+def test_a_series_the_step_does_not_run_has_no_dips(waved):
+    assert {d.series for d in waved.details[("pg17", "l.i2")].dips} == {"deletes/s"}  # no queries in l.i2; flat inserts

@@ -491,3 +491,9 @@ def test_a_stall_in_a_few_turns_is_a_regression_marked_s_with_the_typical_turn_b
     else:
         assert "typical turn 1.00" in out and "stalls" in out
         assert re.search({"html": r">s</span>", "markdown": r"\] - s \|", "text": r"\] +- +s +point-query"}[fmt], out)
+
+
+def test_measured_perf_counters_have_the_ratio_and_the_matters_note_in_the_html_report(store):
+    page = render(build_report(store, None, None, False, metrics=True, generated_at=GENERATED_AT), "html")
+    assert "<th>pg19/pg17</th>" in page and "<th>pg19: matters?</th>" in page
+    assert "matters: +3.3% of the time per op (+660.0 ns)" in page  # 2,000 instructions at 0.33 ns of 20 µs

@@ -183,20 +183,33 @@ def step_detail(result: InsertStepResult, ncpu: int) -> StepDetail:
                       {key: slice_averages(result.per_second, key) for key in RATE_KEYS}, step_dips(result))
 
 
+DIP_SERIES = (("i_ips", "inserts/s", "dip"), ("i_dps", "deletes/s", "dip"), ("i_qps", "queries/s", "dip"),
+              ("max_i_us", "max insert response", "spike"), ("max_d_us", "max delete response", "spike"),
+              ("max_q_us", "max query response", "spike"))
+"""Every series of client 1's per-second report (np.sh's six graphs) whose dips or spikes are laid
+beside the engine's events: a step's rate of inserts, of deletes (the delete series, whose
+PostgreSQL vacuum waves the posts hunt) and of queries, and the max response time of each."""
+
+
 def step_dips(result: InsertStepResult) -> tuple[events.Dips, ...]:
-    """Client 1's per-second rate dips (queries/s in qr/qp, inserts/s in the load steps) and its
-    max response time spikes, each with the engine events that coincide (analysis/events.py);
-    none without per-second values or engine counters."""
+    """The dips of each rate and the spikes of each max response time of client 1 (DIP_SERIES),
+    each with the engine events that coincide across each dip and in the peak before it
+    (analysis/events.py); a series the step does not run (all 0 or absent: deletes in l.i0,
+    queries in the load steps) has none, nor any series without engine counters."""
     if not result.per_second or not result.events or not result.events["t"]:
         return ()
     series = per_second_series(result)
-    rate, worst, what, slowest = (("i_qps", "max_q_us", "queries/s", "max query response") if is_query_step(result.step)
-                                  else ("i_ips", "max_i_us", "inserts/s", "max insert response"))
     t = [float(v) if v is not None else -1.0 for v in series["t_sec"]]
     engine = result.events
-    out = [events.explain(what, "dip", t, series[rate], engine["t"], engine["series"], engine["events"]),
-           events.explain(slowest, "spike", t, series[worst], engine["t"], engine["series"], engine["events"])]
-    return tuple(d for d in out if d.starts)
+    out = []
+    for key, what, kind in DIP_SERIES:
+        values = series[key]
+        if not any(v for v in values):
+            continue
+        found = events.explain(what, kind, t, values, engine["t"], engine["series"], engine["events"])
+        if found.spans and found.median > 0:
+            out.append(found)
+    return tuple(out)
 
 
 # --- summary tables (chart_all.sh; docs/methodology.md) ----------------------------------------

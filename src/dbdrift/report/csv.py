@@ -5,14 +5,18 @@ it); an instruction count's line has no detectable change (a count has no interv
 whose target and reference were built by different packagers names both (`packager`,
 `reference_packager`; the other formats' B). A default that differs between a target and its
 reference (measure `setting`) fills only its own columns (`setting`, `setting_category`,
-`setting_kind`, `setting_reference`, `setting_target`), which every other line leaves empty. Every
+`setting_kind`, `setting_reference`, `setting_target`), which every other line leaves empty. With
+--metrics, a measured perf counter (measure `perf`) has a line per counter and target: its count
+per query in `value`, a compared target's ratio to its reference in `rqps` and whether the change
+matters to the time per operation in `explanation` (analysis/perfcost.py). Every
 line ends with the campaign columns (report/envelope.py), as every workload's CSV does."""
 from __future__ import annotations
 
 import io
 
-from dbdrift.analysis.hardware import METRIC_DIGITS, SYSBENCH_METRICS
+from dbdrift.analysis.hardware import DERIVED, METRIC_DIGITS, SYSBENCH_METRICS, MetricsRow
 from dbdrift.analysis.instructions import InstructionRow
+from dbdrift.analysis.perfcost import CounterChange, perf_changes
 from dbdrift.analysis.relative import RelativeRow
 from dbdrift.report.drift import setting_value
 from dbdrift.report.envelope import CampaignCsv
@@ -73,6 +77,13 @@ def render_csv(data: ReportData) -> str:
                 *_packagers(packager_change(data.packagers, lrow.target, lrow.reference)), part.status, "", "",
                 *([""] * len(extra)), *blank,
             ])
+    for mrow, target, change in _perf_lines(data):  # a measured perf counter: one line per counter per target
+        writer.writerow([
+            mrow.test, data.group_of(mrow.test) or "", mrow.threads, "perf", target, mrow.references.get(target, ""),
+            change.counter if change.counter in DERIVED else f"{change.counter}/query", _num(change.new, 6), "", "", _num(change.ratio, 4), "", "", "", "", "perf stat",
+            "", "", "", "", "ok" if change.new is not None else "not measured", "", "", "", "", "", "",
+            change.note() if target in mrow.references else "", *([""] * len(extra)), *blank,
+        ])
     width = len(columns) - len(SETTING_COLUMNS)  # the columns before the setting's own, empty on its line
     for table in data.drift:  # a default that differs: one line per setting, measure "setting"
         for d in table.rows:
@@ -80,6 +91,22 @@ def render_csv(data: ReportData) -> str:
             writer.writerow([*(shared.get(i, "") for i in range(width)), d.name, d.category, d.kind,
                              setting_value(d.reference), setting_value(d.target)])
     return buf.getvalue()
+
+
+def _perf_lines(data: ReportData) -> list[tuple[MetricsRow, str, CounterChange]]:
+    """With --metrics: each target's measured counters per query; a compared target's carry its
+    ratio to the reference (in `rqps`, as a layer's line does) and the note whether it matters
+    (in `explanation`)."""
+    if not data.show_metrics:
+        return []
+    out = []
+    for mrow in data.metrics:
+        changes = perf_changes(mrow, data.comparison.min_effect)
+        for target, counters in mrow.perf.items():
+            for name in sorted(counters):
+                out.append((mrow, target, changes.get(target, {}).get(name)
+                            or CounterChange(name, None, counters[name], None, None, None, None)))
+    return out
 
 
 def _packagers(packagers: tuple[str, str] | None) -> tuple[str, str]:

@@ -17,13 +17,34 @@ SERIES_TITLES = {
 """runner/events.SERIES as the charts title them."""
 
 DIPS_TITLE = "dips and spikes, and the engine's events that coincide"
-DIPS_HEADER = ["target", "what", "what coincides (engine events)"]
+DIPS_HEADER = ["target", "what", "what coincides (engine events)", "in the peak before"]
+EPISODES_TITLE = "each dip and spike: its span, and the engine's events in it and in the peak before it"
+EPISODES_HEADER = ["target", "series", "seconds", "low/high", "events in it", "peak before", "events in the peak"]
+EPISODES_SHOWN = 12
+"""Episodes listed per series in the text formats (JSON keeps them all): enough to see a wave."""
 
 
 def dip_cells(d: Dips) -> list[str]:
-    """[what dipped, what coincides] of one series, as Dips.line words them."""
-    what, _, told = d.line("").partition("; ")
-    return [what.removeprefix(": "), told]
+    """[what dipped, what coincides, what the peaks before held] of one series, as Dips.line words them."""
+    return [d.what(), d.told(), d.told_before()]
+
+
+def episode_rows(label: str, d: Dips) -> list[list[str]]:
+    """One row per dip (or spike) of one series, the first EPISODES_SHOWN, then how many more."""
+    rows = []
+    for i, e in enumerate(d.spans[:EPISODES_SHOWN]):
+        during = d.during[i] if i < len(d.during) else ()
+        before = d.before[i] if i < len(d.before) else ()
+        rows.append([label, f"{d.series} {d.kind}", _span((e.start, e.end)), f"{e.extreme:,.0f}",
+                     ", ".join(during) or "-", _span(e.peak) if e.peak else "-", ", ".join(before) or "-"])
+    if len(d.spans) > EPISODES_SHOWN:
+        rows.append([label, f"{d.series} {d.kind}", f"{len(d.spans) - EPISODES_SHOWN} more (JSON lists all)",
+                     "", "", "", ""])
+    return rows
+
+
+def _span(span: tuple[float, float]) -> str:
+    return f"{span[0]:g}" if span[0] == span[1] else f"{span[0]:g}-{span[1]:g}"
 
 
 def dip_text(dips: tuple[Dips, ...]) -> str:
@@ -33,8 +54,13 @@ def dip_text(dips: tuple[Dips, ...]) -> str:
 
 def dips_json(d: Dips) -> dict[str, Any]:
     return {"series": d.series, "kind": d.kind, "starts": list(d.starts), "median": round(d.median, 3),
-            "coincidences": [{"kind": c.kind, "hits": c.hits, "dips": c.dips, "by_chance": round(c.by_chance, 3)}
-                             for c in d.ranked]}
+            "episodes": [{"start": e.start, "end": e.end, "extreme": round(e.extreme, 3),
+                          "peak": list(e.peak) if e.peak else None,
+                          "during": list(d.during[i]) if i < len(d.during) else [],
+                          "in_peak": list(d.before[i]) if i < len(d.before) else []} for i, e in enumerate(d.spans)],
+            "coincidences": [{"kind": c.kind, "hits": c.hits, "dips": c.dips, "by_chance": round(c.by_chance, 3),
+                              "peak_hits": c.peak_hits, "peaks": c.peaks,
+                              "peak_by_chance": round(c.peak_by_chance, 3)} for c in d.ranked]}
 
 
 def engine_charts(events: dict[str, EngineEvents | None], colors: dict[str, str], prefix: str) -> list[str]:

@@ -19,7 +19,7 @@ from dbdrift.quantities import format_percent
 from dbdrift.report.caveats import detectable_mark, detectable_text, notes_html, packager_html, undetected_html
 from dbdrift.report.words import comparison_words
 from dbdrift.report.drift import DRIFT_LEGEND, DRIFT_TITLE, drift_blocks
-from dbdrift.report.hardware import (LAYER_TITLE, layer_legend, layer_table, instruction_legend, METRICS_LEGEND, delta_lines, instruction_table, metrics_blocks,
+from dbdrift.report.hardware import (LAYER_TITLE, layer_legend, layer_table, instruction_legend, metrics_legend, delta_lines, instruction_table, metrics_blocks,
                                      simulated_blocks)
 from dbdrift.report.numbers import fmt_abs, fmt_mb, fmt_ratio, fmt_rel
 from dbdrift.report.page import SHADE_AT, attr, data_table, page, page_header, swatch, verdict_class
@@ -462,7 +462,7 @@ def _direction(ratio: float | None) -> str:
 def _metrics_section(data: ReportData) -> str:
     if not data.show_metrics:
         return ""
-    out = ['<section id="metrics">', "<h2>Hardware per operation</h2>", f"<p>{escape(METRICS_LEGEND)}</p>"]
+    out = ['<section id="metrics">', "<h2>Hardware per operation</h2>", f"<p>{escape(metrics_legend(data))}</p>"]
     if not data.metrics:
         out.append("<p>(no samples stored: the runs predate the samplers or all failed)</p>")
     for title, header, rows in metrics_blocks(data):

@@ -14,8 +14,10 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
+from dbdrift.analysis.hardware import MetricsRow
 from dbdrift.analysis.instructions import InstructionRow
 from dbdrift.analysis.layers import LayerRow
+from dbdrift.analysis.perfcost import perf_changes
 from dbdrift.report.caveats import packagers_json
 from dbdrift.report.drift import drift_json
 from dbdrift.report.envelope import envelope
@@ -90,9 +92,18 @@ def render_json(data: ReportData) -> str:
     if data.show_metrics:
         doc["metrics"] = [{"test": m.test, "threads": m.threads, "target": t, "reference": m.references.get(t),
                            "absolute": _clean(m.absolute[t]), "relative": _clean(m.relative.get(t, {})),
-                           "perf_per_query": _clean(m.perf.get(t, {}))}
+                           "perf_per_query": _clean(m.perf.get(t, {})),
+                           "perf_changes": _perf_changes(m, t, comp.min_effect)}
                           for m in data.metrics for t in m.absolute]
     return json.dumps(doc, indent=2) + "\n"
+
+
+def _perf_changes(mrow: MetricsRow, target: str, min_effect: float) -> dict[str, dict[str, Any]]:
+    """counter -> its ratio to the reference, the time it adds per operation and whether that
+    matters (analysis/perfcost.py); empty for a reference or a target without counters."""
+    changes = perf_changes(mrow, min_effect).get(target, {})
+    return {n: {"ratio": _round(c.ratio, 6), "delta_ns": _round(c.delta_ns, 3), "share": _round(c.share, 6),
+                "matters": c.matters, "note": c.note()} for n, c in changes.items()}
 
 
 def _clean(values: Mapping[str, float | None]) -> dict[str, float | None]:

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from dbdrift.report.words import comparison_words
 from dbdrift.report.drift import DRIFT_LEGEND, DRIFT_TITLE, drift_blocks
-from dbdrift.report.hardware import LAYER_TITLE, layer_legend, layer_table, instruction_legend, METRICS_LEGEND, delta_lines, instruction_table, metrics_blocks, simulated_blocks
+from dbdrift.report.hardware import LAYER_TITLE, layer_legend, layer_table, instruction_legend, metrics_legend, delta_lines, instruction_table, metrics_blocks, simulated_blocks
 from dbdrift.results.data import ReportData
 from dbdrift.report.numbers import fmt_abs, fmt_ratio
 from dbdrift.report.table import BURST_TITLE, column_names, plan_lines, fmt_cell, legend_lines, verdict_legend
@@ -72,7 +72,7 @@ def _hardware(data: ReportData) -> list[str]:
         for title, header, rows, tail in blocks:
             out += [f"### {title}", "", *(_table(header, rows) if rows else []), "", *([tail, ""] if tail else [])]
     if data.show_metrics:
-        out += ["## Hardware per operation", "", METRICS_LEGEND, ""]
+        out += ["## Hardware per operation", "", metrics_legend(data), ""]
         for title, header, rows in metrics_blocks(data):
             out += [f"### {title}", "", *_table(header, rows), ""]
     return out

@@ -6,7 +6,7 @@ from dbdrift.results.data import ReportData
 from dbdrift.report.page import verdict_class
 from dbdrift.report.words import comparison_lines
 from dbdrift.report.drift import DRIFT_LEGEND, DRIFT_TITLE, drift_blocks
-from dbdrift.report.hardware import (LAYER_TITLE, layer_legend, layer_table, instruction_legend, METRICS_LEGEND, aligned, delta_lines, instruction_table, metrics_blocks,
+from dbdrift.report.hardware import (LAYER_TITLE, layer_legend, layer_table, instruction_legend, metrics_legend, aligned, delta_lines, instruction_table, metrics_blocks,
                                      simulated_blocks)
 from dbdrift.report.numbers import fmt_abs, fmt_ratio
 from dbdrift.report.table import (BURST_TITLE, column_names, plan_lines, fmt_cell, legend_lines, verdict_counts,
@@ -94,7 +94,7 @@ def _hardware_lines(data: ReportData) -> list[str]:
         for title, header, rows, tail in blocks:
             out += [f"-- {title}", *(aligned(header, rows) if rows else []), *([tail] if tail else []), ""]
     if data.show_metrics:
-        out += ["hardware per operation", METRICS_LEGEND]
+        out += ["hardware per operation", metrics_legend(data)]
         if not data.metrics:
             out.append("(no samples stored: the runs predate the samplers or all failed)")
         for title, header, rows in metrics_blocks(data):

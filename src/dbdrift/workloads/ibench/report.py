@@ -18,7 +18,8 @@ import json
 from dataclasses import dataclass
 from html import escape
 
-from dbdrift.report.events import DIPS_HEADER, DIPS_TITLE, dip_cells, dip_text, dips_json, engine_charts, flat_note
+from dbdrift.report.events import (DIPS_HEADER, DIPS_TITLE, EPISODES_HEADER, EPISODES_TITLE, dip_cells, dip_text,
+                                   dips_json, engine_charts, episode_rows, flat_note)
 from dbdrift.analysis.ibench import (BUCKET_LABELS, COLORS, METRICS, OPS, StepDetail, SummaryCell, SummaryTable,
                                      per_second_series, sla_met)
 from dbdrift.model import IBENCH_STEPS, InsertStepResult, JsonObject
@@ -185,6 +186,9 @@ def step_blocks(data: IBenchReport, step: str) -> list[tuple[str, list[str], lis
     dips = [[_status_label(data, t, step), *dip_cells(d)] for t in present for d in data.details[(t, step)].dips]
     if dips:
         blocks.append((DIPS_TITLE, DIPS_HEADER, dips))
+        blocks.append((EPISODES_TITLE, EPISODES_HEADER,
+                       [row for t in present for d in data.details[(t, step)].dips
+                        for row in episode_rows(_status_label(data, t, step), d)]))
     return blocks
 
 

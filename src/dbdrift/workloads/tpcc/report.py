@@ -32,7 +32,8 @@ HARDWARE_LEGEND = ("per new order in the measured window: cpu/no host CPU µs (u
                    "the device's average queue depth")
 DIPS_LEGEND = ("per run (#repeat): the seconds NOPM fell below 80% of its median, and the engine events (a vacuum "
                "of a table, a checkpoint, a burst of WAL or redo, a fall of purge lag or dirty pages) that started "
-               "within 1 s of each dip's start, against how many would by chance")
+               "within each dip (widened by 1 s either side) and within the peak before it (the last seconds at or "
+               "above the median), against how many would by chance")
 HARDWARE_DIGITS = {"cpu/no": 0, "server/no": 0, "client/no": 0, "client%": 1, "bg/no": 0, "bg%": 1, "cs/no": 2,
                    "wkb/no": 2, "fl/no": 3, "fl/s": 1, "w_ms": 2, "aqu": 2}
 
