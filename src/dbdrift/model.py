@@ -216,6 +216,7 @@ class HardwareWindow(TypedDict, total=False):
     ours_write_kb: float | None
     foreign_read_kb: float | None  # the device's KB that dbdrift's processes did not move; None: not known
     foreign_write_kb: float | None
+    runnable: float  # mean runnable count (vmstat's r: running or waiting for a CPU, the sampler included)
 
 
 class EngineEvents(TypedDict):
