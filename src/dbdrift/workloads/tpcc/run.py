@@ -121,6 +121,10 @@ def sampled_run(session: TargetSession, spec: JsonObject, window_s: float,
     watch = session.engine_watch().start()
     flame = ServerFlame(session.spec.flamegraphs, session.server.server_pid, session.server.run_dir / "perf.data")
 
+    def on_start(pid: int) -> None:  # the driver's process, sampled and recorded
+        sampler.set_client(pid)
+        flame.set_client(pid)
+
     def on_line(obj: JsonObject) -> None:
         if obj.get("type") == "interval" and on_interval is not None:
             on_interval(obj)
@@ -134,7 +138,7 @@ def sampled_run(session: TargetSession, spec: JsonObject, window_s: float,
 
     try:
         out = process.run_driver("tpcc", spec, timeout_s=max(600.0, 3 * window_s + 300), on_line=on_line,
-                                 on_start=sampler.set_client, cpus=session.placement.driver)
+                                 on_start=on_start, cpus=session.placement.driver)
     finally:
         sampler.stop()
         engine = watch.stop()
