@@ -182,6 +182,9 @@ def insert_benchmark_metrics(window: HardwareWindow, ips: float, qps: float, ncp
         "rpq": per(rps, rate), "rkbpq": per(rkbps, rate), "wpi": per(wps, ips), "wkbpi": per(wkbps, ips),
         "csps": csps, "cpups": cpups, "cspq": per(csps, rate),
         "cpupq": per(cpups / 100 * ncpu * 1e6, rate),
+        "us": window["cpu_user_pct"], "sy": window["cpu_sys_pct"], "r": vmstat(window)["r"],
+        "uspq": per(window["cpu_user_pct"] / 100 * ncpu * 1e6, rate),
+        "sypq": per(window["cpu_sys_pct"] / 100 * ncpu * 1e6, rate),
         "rss": window.get("server_rss_bytes", 0) / 1e9,
     }
 

@@ -10,6 +10,7 @@ from statistics import fmean, median
 
 from dbdrift.analysis.noise import Estimate, relative_over_repeats
 from dbdrift.analysis import events
+from dbdrift.analysis.flame_areas import AreaShares, merged, shares
 from dbdrift.analysis.hardware import background_share, combine, disk_metrics, vmstat
 from dbdrift.model import TPCC_TRANSACTIONS as TRANSACTIONS
 from dbdrift.model import TpccResult
@@ -162,6 +163,18 @@ def procedures_table(summaries: Sequence[TargetSummary]) -> list[ProceduresRow]:
         row = rows.setdefault(name, ProceduresRow(name, {}, {}))
         row.nopm[s.procedures], row.cpu_per[s.procedures] = s.nopm, s.host.get("cpuPer")
     return [r for r in rows.values() if len(r.nopm) == 2]
+
+
+def flame_areas(results: Sequence[TpccResult], targets: Sequence[str]) -> list[tuple[str, AreaShares]]:
+    """Each target's flamegraph areas over the stacks of all its runs that recorded some (the
+    repeats merged, as `report --flamegraphs` draws them), in target order, the base first;
+    targets without stacks are left out."""
+    out = []
+    for t in targets:
+        found = shares(merged(r.folded for r in results if r.target == t and r.folded))
+        if found is not None:
+            out.append((t, found))
+    return out
 
 
 def latencies(runs: list[TpccResult]) -> dict[str, Latency]:

@@ -108,8 +108,7 @@ class RunObservers:
     @staticmethod
     def _folded(path: Path | None, reason: str, record: RunRecord) -> dict[str, int] | None:
         """Collapse the run's perf.data; a missing flamegraph is a run warning, never a failure."""
-        names = {self.client_pid: FLAME_CLIENT} if self.client_pid is not None else None
-        folded, why = flame.collapse_file(path, names=names) if path is not None else ({}, reason)
+        folded, why = flame.collapse_file(path) if path is not None else ({}, reason)
         if path is not None:
             path.unlink(missing_ok=True)
         if not folded:

@@ -10,8 +10,10 @@ import io
 import json
 from html import escape
 
-from dbdrift.analysis.tpcc import (HARDWARE, HOST, TargetSummary, hardware_per_new_order, host_cpu, nopm_series,
-                                   procedures_table, run_dips)
+from dbdrift.analysis import flame_areas as areas
+from dbdrift.analysis.tpcc import (HARDWARE, HOST, TargetSummary, flame_areas, hardware_per_new_order, host_cpu,
+                                   nopm_series, procedures_table, run_dips)
+from dbdrift.report.flamegraph import AREAS_LEGEND, AREAS_TITLE, areas_json
 from dbdrift.report.events import DIPS_HEADER, DIPS_TITLE, dip_cells, dip_text, dips_json, engine_charts
 from dbdrift.model import JsonObject, TPCC_TRANSACTIONS as TRANSACTIONS
 from dbdrift.report.caveats import finding_mark, findings_html, notes_html
@@ -83,6 +85,10 @@ def blocks(data: TpccReport) -> list[tuple[str, str, list[str], list[list[str]]]
         if lat:
             out.append((f"{tx} response time (ms)", "", ["target", "count", "p50", "p95", "p99", "max", "errors",
                                                           "rollbacks"], lat))
+    flames = flame_areas(data.results, data.targets)
+    if flames:
+        out.append((AREAS_TITLE, AREAS_LEGEND + "; each target's repeats merged, the base's column first",
+                    ["area", *(data.label(t) for t, _ in flames)], areas.table(flames)))
     dips = [[f"{data.label(r.target)} #{r.repeat + 1}", *dip_cells(d)] for r in data.results for d in run_dips(r)]
     if dips:
         out.append((DIPS_TITLE, DIPS_LEGEND, DIPS_HEADER, dips))
@@ -95,7 +101,7 @@ def render_text(data: TpccReport, markdown: bool = False) -> str:
 
 HOST_ONLY = tuple(m for m in HOST if m not in HARDWARE)  # cpu/no is a hardware column already
 CSV_HEADER = ("target", "repeat", "status", "warehouses", "clients", "procedures", "elapsed_s", "new_orders",
-              "transactions", "nopm", "tpm", "load_s", "consistency_ok", *HARDWARE, *HOST_ONLY, "error", "dips", *VERDICT_COLUMNS,
+              "transactions", "nopm", "tpm", "load_s", "consistency_ok", *HARDWARE, *HOST_ONLY, *(f"flame_{a}" for a in areas.ROWS), "error", "dips", *VERDICT_COLUMNS,
               "notes")
 
 
@@ -109,12 +115,14 @@ def render_csv(data: TpccReport) -> str:
     for r in data.results:
         hw = hardware_per_new_order([r], data.ncpu)
         host = host_cpu([r], data.ncpu)
+        flame = areas.shares(r.folded) if r.folded else None
         writer.writerow([r.target, r.repeat, r.status, r.warehouses, r.clients, str(r.procedures).lower(),
                          round(r.elapsed_s, 3), r.new_orders, r.transactions, round(r.nopm, 3), round(r.tpm, 3),
                          "" if r.load_s is None else round(r.load_s, 3),
                          str(all(c.get("ok") for c in r.consistency)).lower() if r.consistency else "",
                          *("" if (v := hw[m]) is None else round(v, 4) for m in HARDWARE),
-                         *("" if (v := host[m]) is None else round(v, 4) for m in HOST_ONLY), r.error or "",
+                         *("" if (v := host[m]) is None else round(v, 4) for m in HOST_ONLY),
+                         *("" if flame is None else round(flame.share(a), 4) for a in areas.ROWS), r.error or "",
                          dip_text(run_dips(r)), *verdict_cells(data, r.target), " | ".join(data.notes)])
     for target in data.targets:  # a target without a stored run (never started, interrupted) still has its line
         if not any(r.target == target for r in data.results):
@@ -139,6 +147,7 @@ def to_json(data: TpccReport) -> JsonObject:
             "procedures": s.procedures,
             "latency_us": {tx: vars(lat) for tx, lat in s.latency.items()}, "consistency_ok": s.consistency_ok,
             "errors": s.errors} for s in data.summaries],
+        "flame_areas": {t: areas_json(a) for t, a in flame_areas(data.results, data.targets)},
         "procedures_table": [{"dbms": r.name, "nopm_sp0": r.nopm[False], "nopm_sp1": r.nopm[True],
                               "sp1_over_sp0": r.ratio, "cpu_per_sp0": r.cpu_per[False], "cpu_per_sp1": r.cpu_per[True]}
                              for r in procedures_table(data.summaries)],
