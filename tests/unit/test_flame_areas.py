@@ -2,7 +2,7 @@
 background, and the foreground's statement kinds, from folded stacks of both engines."""
 import pytest
 
-from dbdrift.analysis.flame_areas import CLIENT, area_of, kind_of, merged, shares, table
+from dbdrift.analysis.flame_areas import CLIENT, area_of, kind_of, merged, shallow, shares, table
 
 PG_BACKEND = "postgres;main;PostmasterMain;ServerLoop;BackendStartup;PostgresMain"
 PG_EXEC = PG_BACKEND + ";exec_execute_message;PortalRun;PortalRunMulti;ProcessQuery;standard_ExecutorRun;ExecutePlan"
@@ -72,3 +72,8 @@ def test_the_table_puts_the_base_column_first_and_ends_with_the_samples():
 
 def test_repeats_merge_by_adding_their_samples():
     assert merged([{"a;b": 1}, None, {"a;b": 2, "a;c": 1}]) == {"a;b": 3, "a;c": 1}
+
+
+def test_a_graph_of_mostly_unknown_frames_is_named_as_unreadable():
+    deep, flat = shares({PG_EXEC: 3, "postgres;base_yyparse": 1}), shares({"postgres;base_yyparse": 3, PG_EXEC: 1})
+    assert shallow([("deep", deep), ("flat", flat)]) == ["flat"]

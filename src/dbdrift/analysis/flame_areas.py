@@ -147,3 +147,12 @@ def table(columns: list[tuple[str, AreaShares]]) -> list[list[str]]:
     rows = [[name if name in AREAS else f"  {name}", *(f"{100 * s.share(name):.1f}" for _, s in columns)]
             for name in ROWS]
     return rows + [["samples", *(str(s.samples) for _, s in columns)]]
+
+
+SHALLOW = 0.5  # a graph with this share or more in `other` is read as one of shallow stacks
+
+
+def shallow(columns: list[tuple[str, AreaShares]]) -> list[str]:
+    """The flamegraphs whose stacks mostly reach no known frame: a build without frame pointers
+    stops perf's stack walk at the function sampled, so their areas and kinds cannot be told."""
+    return [name for name, s in columns if s.areas["other"] >= SHALLOW]

@@ -87,7 +87,11 @@ def blocks(data: TpccReport) -> list[tuple[str, str, list[str], list[list[str]]]
                                                           "rollbacks"], lat))
     flames = flame_areas(data.results, data.targets)
     if flames:
-        out.append((AREAS_TITLE, AREAS_LEGEND + "; each target's repeats merged, the base's column first",
+        unread = areas.shallow(flames)
+        note = (f"; {', '.join(data.label(t) for t in unread)}: most samples reach no known frame, as perf's stacks "
+                "of a build without frame pointers stop at the function sampled, so their areas cannot be told"
+                if unread else "")
+        out.append((AREAS_TITLE, AREAS_LEGEND + "; each target's repeats merged, the base's column first" + note,
                     ["area", *(data.label(t) for t, _ in flames)], areas.table(flames)))
     dips = [[f"{data.label(r.target)} #{r.repeat + 1}", *dip_cells(d)] for r in data.results for d in run_dips(r)]
     if dips:
