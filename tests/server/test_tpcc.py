@@ -128,7 +128,8 @@ def test_each_flamegraph_is_read_as_the_driver_the_connections_and_the_backgroun
             continue
         kinds = a["kinds"]
         named = sum(v for k, v in kinds.items() if k != "fg-other")
-        assert a["areas"]["db-fg"] > 0.5 and named > kinds["fg-other"], (target, a)
+        # db-fg is not most of every graph: MySQL 8.0's log_writer spins, 44% of its samples on 2 CPUs
+        assert a["areas"]["db-fg"] > 0.2 and named > kinds["fg-other"], (target, a)
         assert kinds["update"] > 0 and kinds["select"] > 0 and kinds["commit"] > 0, (target, a)
     text = dbdrift("report", "--store", store).stdout
     legend = text.split("-- flamegraph areas (% of samples)")[1].splitlines()[1]
