@@ -216,6 +216,7 @@ class HardwareWindow(TypedDict, total=False):
     ours_write_kb: float | None
     foreign_read_kb: float | None  # the device's KB that dbdrift's processes did not move; None: not known
     foreign_write_kb: float | None
+    runnable: float  # mean runnable count (vmstat's r: running or waiting for a CPU, the sampler included)
 
 
 class EngineEvents(TypedDict):
@@ -271,6 +272,9 @@ IBENCH_BUCKETS_US = (256, 1_000, 4_000, 16_000, 64_000, 256_000, 1_000_000, 4_00
 """Response-time histogram upper bounds, as the Insert Benchmark reports them: ≤256µs … ≤16s, then one bucket for >16s."""
 
 
+FLAME_CLIENT = "dbdrift-driver"
+"""The comm a flamegraph's stacks of the load driver carry, whatever its binary is called: the
+client area of analysis/flame_areas.py (metrics/flame.py renames them)."""
 TPCC_TRANSACTIONS = ("new_order", "payment", "order_status", "delivery", "stock_level")
 """TPROC-C's five transactions in the standard's order; the driver's mix is 45/43/4/4/4 %."""
 

@@ -45,6 +45,9 @@ class WorkloadPlan:
     # the demo's own targets by --engine, (name, engine, version) with the base first, for a workload
     # that some of the engine demos' builds cannot run (vector search needs pgvector or MariaDB 11.7+)
     demo_targets: dict[str, tuple[tuple[str, str, str], ...]] | None = None
+    # (top Table) -> the axes the workload's own keys make (TPROC-C's `procedures = [false, true]`),
+    # after the campaign's [axes.NAME]; None: none
+    axes: Callable[[Any], tuple[Any, ...]] | None = None
 
 
 @dataclass(frozen=True)

@@ -2,6 +2,7 @@
 stored campaign and read back through `dbdrift report`, as the sysbench formats are."""
 import os
 import re
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -12,7 +13,7 @@ from dbdrift.report.page import CSS
 from dbdrift.store.store import Store
 from dbdrift.version import __version__
 from tests.unit.test_ibench_report import step
-from tests.unit.test_tpcc import run
+from tests.unit.test_tpcc import WINDOW, run
 
 GOLDEN = Path(__file__).resolve().parents[1] / "data" / "golden"
 CREATED_AT = "2026-01-02T03:04:05+00:00"
@@ -76,7 +77,42 @@ def tpcc_store(path: Path) -> Path:
     return path
 
 
-@pytest.mark.parametrize("make, stem", [(ibench_store, "ibench"), (tpcc_store, "tpcc")])
+PG_FG = "postgres;main;PostmasterMain;ServerLoop;BackendStartup;PostgresMain;exec_execute_message;PortalRun"
+MY_FG = "connection;start_thread;do_handle_one_connection;do_command;dispatch_command;mysql_execute_command"
+SP_STACKS = {  # pg sends statements in sp0 and calls PL/pgSQL functions in sp1; MariaDB the same in SQL procedures
+    "pg": {PG_FG + ";standard_ExecutorRun;ExecModifyTable;ExecUpdate": 30, PG_FG + ";standard_ExecutorRun;ExecScan": 20,
+           "postgres;main;PostgresMain;finish_xact_command;CommitTransactionCommand": 10,
+           "postgres;main;PostgresMain;ReadCommand;pq_getbyte;secure_read": 10,
+           "postgres;main;PostmasterMain;ServerLoop;AutoVacWorkerMain;do_autovacuum": 5, "dbdrift-driver;main": 25},
+    "ma": {MY_FG + ";mysql_update;ha_innobase::update_row": 20, MY_FG + ";mysql_insert;write_record": 15,
+           MY_FG + ";trans_commit_stmt;ha_commit_trans": 10, "connection;do_command;my_net_read;vio_read": 15,
+           "mariadbd;start_thread;buf_flush_page_cleaner": 10, "dbdrift-driver;main": 30},
+}
+
+
+def tpcc_sp_store(path: Path) -> Path:
+    """PostgreSQL and MariaDB, each without and with stored procedures (the sp axis), one repeat,
+    with flamegraphs and the runnable count: the posts' sp0/sp1 table and the area table."""
+    store = Store(path)
+    axis = {"name": "sp", "levels": ["0", "1"], "engines": ["postgres", "mysql", "mariadb"], "settings": {}}
+    cid = store.add_campaign("sp-golden", {"name": "sp-golden", "workload": "tpcc", "repeats": 1, "axes": [axis],
+                                           "tpcc": {"warehouses": 1, "clients": 2, "rampup_s": 2, "duration_s": 60}},
+                             HOST, "0.1.0")
+    names = ("pg-sp0", "pg-sp1", "ma-sp0", "ma-sp1")
+    for pos, (name, nopm) in enumerate(zip(names, (3000.0, 5400.0, 2400.0, 3000.0))):
+        engine = "postgres" if name.startswith("pg") else "mariadb"
+        tid = store.ensure_target(cid, name, engine, pos, pos == 0, {"name": name})
+        store.set_target_facts(tid, server={"version": "17.10" if engine == "postgres" else "11.4.5"}, install=None)
+        sp = name.endswith("sp1")
+        stacks = {k: v * (2 if sp and "driver" not in k else 1) for k, v in SP_STACKS[name[:2]].items()}
+        store.add_tpcc_run(tid, replace(run(name, nopm, folded=stacks, hardware={**WINDOW, "runnable": 1.5 + pos / 4}),
+                                        procedures=sp))
+    _fixed_date(store)
+    store.close()
+    return path
+
+
+@pytest.mark.parametrize("make, stem", [(ibench_store, "ibench"), (tpcc_store, "tpcc"), (tpcc_sp_store, "tpcc-sp")])
 @pytest.mark.parametrize("fmt", FORMATS)
 def test_workload_report_format_matches_its_golden_file(tmp_path, capsys, make, stem, fmt):
     assert main(["report", "--store", str(make(tmp_path / "s.db")), "--format", fmt]) == 0

@@ -82,6 +82,14 @@ def test_collapse_without_comm_starts_stacks_at_the_outermost_frame(data_dir):
     assert folded["PostgresMain;ExecProcNode;ExecScan"] == 3
 
 
+def test_collapse_names_the_samples_of_a_given_process_as_asked(data_dir):
+    text = (data_dir / "flame" / "callchain.perf-script.txt").read_text()
+    pid = int(text.split()[1].split("/")[0])
+    assert collapse_perf_script(text, names={pid: "dbdrift-driver"}) == {
+        "dbdrift-driver;__libc_start_call_main;main;a;b": 141, "dbdrift-driver;__libc_start_call_main;main;c": 79}
+    assert collapse_perf_script(text, names={pid + 1: "x"}) == collapse_perf_script(text)
+
+
 def test_collapse_of_empty_text_is_empty():
     assert collapse_perf_script("") == {}
 

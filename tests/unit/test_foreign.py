@@ -2,6 +2,8 @@
 metrics/sampler.py, analysis/foreign.py; docs/hardware.md "Foreign load")."""
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 
 from dbdrift.analysis import foreign as judged
@@ -145,3 +147,13 @@ def test_pages_an_earlier_run_dirtied_and_the_device_writes_now_are_not_foreign_
     a.dirty_bytes = b.dirty_bytes  # the pool did not drain: a neighbour wrote those 8 MB
     assert delta(a, b).foreign_write_kb == 8192.0
     assert foreign.drained(None, 5.0) == 0.0 and foreign.dirty_bytes() is not None
+
+
+def test_the_mean_runnable_count_of_a_window_is_its_summed_count_over_its_seconds_edges_interpolated():
+    a, b = counters(0.0, jiffies()), counters(4.0, jiffies(user=400))
+    a, b = replace(a, runnable_s=0.0), replace(b, runnable_s=6.0)  # 1.5 tasks runnable on average
+    assert delta(a, b).runnable == 1.5 and delta(a, b).as_dict()["runnable"] == 1.5
+    middle = interpolate([a, b], 2.0)
+    assert middle.runnable_s == 3.0 and delta(a, middle).runnable == 1.5
+    assert delta(counters(0.0, jiffies()), b).runnable is None and "runnable" not in delta(counters(0.0, jiffies()),
+                                                                                          b).as_dict()

@@ -77,12 +77,14 @@ def test_text_has_a_section_per_step_with_histograms_and_metrics(data):
     metrics_header = next(line for line in section.splitlines() if line.startswith("target") and "cpupq" in line)
     assert metrics_header.split()[1:] == ["ips", "qps", "rps", "rmbps", "wps", "wmbps", "rpq", "rkbpq", "wpi", "wkbpi",
                                           "csps", "cpups", "cspq", "cpupq", "dbgb1", "dbgb2", "rss", "maxop", "p50",
-                                          "p99", "bgpq", "bg%", "flps", "flpi", "rawait", "wawait", "aqu"]
+                                          "p99", "bgpq", "bg%", "flps", "flpi", "rawait", "wawait", "aqu", "us", "sy",
+                                          "r", "uspq", "sypq"]
     pg17 = next(line for line in section.splitlines() if line.startswith("pg17") and "3000" in line).split()
     # ips 200, qps 3000, cpupq = 50% x 4 CPUs x 1e6 / 3000 = 667 µs, dbgb1 1.5 GiB, dbgb2 2 GiB, maxop 17 s,
     # p50 3010, p99 3000
     assert pg17[3:5] == ["200", "3000"] and pg17[16] == "667" and pg17[17:19] == ["1.500", "2.000"]
-    assert pg17[20:23] == ["17.000", "3010", "3000"] and pg17[23:] == ["-"] * 7  # no role split or disk times stored
+    assert pg17[20:23] == ["17.000", "3010", "3000"] and pg17[23:30] == ["-"] * 7  # no role split or disk times stored
+    assert pg17[30:] == ["40.0", "10.0", "-", "533", "133"]  # us, sy, no runnable count stored, uspq, sypq
 
 
 def test_a_failed_step_is_flagged_in_its_histograms_and_metrics(data):
@@ -232,3 +234,28 @@ def test_json_lists_each_delete_dip_with_its_span_the_events_in_it_and_the_peak_
 
 def test_a_series_the_step_does_not_run_has_no_dips(waved):
     assert {d.series for d in waved.details[("pg17", "l.i2")].dips} == {"deletes/s"}  # no queries in l.i2; flat inserts
+
+
+def test_a_step_shows_vmstats_us_sy_and_r_and_cpu_per_op_split_into_user_and_system():
+    window = {**WINDOW, "runnable": 2.5}
+    data = ibench_report([replace(step("pg17", "l.i0", 10_000.0), hardware=window)], ["pg17"], ncpu=4)
+    m = data.details[("pg17", "l.i0")].metrics
+    # 40% user and 10% system of 4 CPUs over 10,000 inserts/s: 160 and 40 µs per insert
+    assert (m["us"], m["sy"], m["r"], m["uspq"], m["sypq"]) == (40.0, 10.0, 2.5, 160.0, 40.0)
+    assert m["uspq"] + m["sypq"] == pytest.approx(m["cpupq"])
+    assert ibench_report([step("pg17", "l.i0", 10_000.0)], ["pg17"]).details[("pg17", "l.i0")].metrics["r"] is None
+
+
+def test_a_step_with_flamegraphs_gets_an_area_table_with_the_base_first_in_every_format():
+    fg = "postgres;PostgresMain;exec_execute_message;standard_ExecutorRun;ExecModifyTable;ExecInsert"
+    results = [replace(step("pg17", "l.i0", 10_000.0), folded={fg: 3, "dbdrift-driver;main": 1}),
+               replace(step("pg18", "l.i0", 12_000.0), folded={fg: 1})]
+    data = ibench_report(results, ["pg17", "pg18"], {"pg17": "postgres 17.10"})
+    text = render_text(data)
+    assert "-- flamegraph areas (% of samples)" in text
+    assert next(ln for ln in text.splitlines() if ln.startswith("  insert")).split() == ["insert", "75.0", "100.0"]
+    assert "| client | 25.0 | 0.0 |" in render_markdown(data)
+    rows = list(csv.DictReader(io.StringIO(render_csv(data))))
+    assert rows[0]["flame_client"] == "0.25" and rows[0]["flame_insert"] == "0.75"
+    doc = json.loads(render_json(data))
+    assert doc["steps"][0]["targets"]["pg18"]["flame_areas"]["kinds"]["insert"] == 1.0

@@ -47,3 +47,10 @@ def test_busy_is_user_nice_system_irq_softirq_over_all_jiffies():
     after = procstat.cpu_jiffies(DATA / "steal", "stat.after")
     assert procstat.busy_pct(before, after) == 60.0
     assert procstat.steal_pct(None, after) is None
+
+
+def test_the_runnable_count_is_vmstats_r_from_procs_running(tmp_path):
+    assert procstat.procs_running(DATA / "steal", "stat.after") == int(
+        next(ln for ln in AFTER.read_text().splitlines() if ln.startswith("procs_running ")).split()[1])
+    assert procstat.procs_running() >= 1  # the live host: at least this test is running
+    assert procstat.procs_running(tmp_path) is None

@@ -14,13 +14,14 @@ from pathlib import Path
 import pytest
 
 from dbdrift.report.envelope import CAMPAIGN_COLUMNS
-from dbdrift.analysis.tpcc import hardware_per_new_order, latencies, summarize
+from dbdrift.analysis.tpcc import hardware_per_new_order, host_cpu, latencies, procedures_table, summarize
 from dbdrift.driver.protocol import bucket_index
 from dbdrift.errors import UserError
 from dbdrift.model import TpccResult
 from dbdrift.plan.campaign import parse_campaign
 from dbdrift.workloads.tpcc.report import CSV_HEADER, render_csv, render_html, render_json, render_text
 from dbdrift.workloads.tpcc.catalog import setup_text
+from dbdrift.workloads.tpcc.plan import procedures_of
 from dbdrift.workloads.tpcc.results import tpcc_report
 
 
@@ -171,3 +172,84 @@ def test_runs_without_consistency_checks_read_as_not_checked_not_as_passed():
     assert "passed" not in text and "consistency not checked" in text
     failed = [run("a", 1000.0, consistency=[{"clause": "3.3.2.1", "ok": False}]), run("a", 900.0, repeat=1)]
     assert tpcc_report(failed, ["a"]).summaries[0].consistency_ok is False
+
+
+def test_procedures_false_and_true_make_each_target_two_variants_sp0_and_sp1():
+    spec = parse_campaign(tomllib.loads(
+        'workload = "tpcc"\n[tpcc]\nprocedures = [false, true]\n[[targets]]\nname = "pg"\nversion = "17.10"\n'
+        '[[targets]]\nname = "ma"\nengine = "mariadb"\nversion = "11.4.5"\n'), "c.toml", Path("."), "c")
+    assert [(t.name, t.base) for t in spec.targets] == [("pg-sp0", True), ("pg-sp1", False), ("ma-sp0", False),
+                                                        ("ma-sp1", False)]
+    assert [procedures_of(t, spec.tpcc) for t in spec.targets] == [False, True, False, True]
+    assert "without and with stored procedures (sp0, sp1)" in setup_text(spec.to_dict())
+
+
+def test_the_procedures_axis_changes_fastest_after_the_campaigns_own_axes():
+    spec = parse_campaign(tomllib.loads(campaign(
+        '[axes.sync]\n0 = { postgres = { synchronous_commit = "off" } }\n1 = { postgres = { synchronous_commit = "on" } }\n'
+        '[tpcc]\nprocedures = [true, false]')), "c.toml", Path("."), "c")
+    assert [t.name for t in spec.targets] == ["a-sync0_sp1", "a-sync0_sp0", "a-sync1_sp1", "a-sync1_sp0"]
+    assert spec.targets[0].settings == {} and spec.targets[0].base  # the first value written is the base
+
+
+@pytest.mark.parametrize("value, needle", [("[true]", "neither a boolean nor both"),
+                                           ("[true, true]", "neither a boolean nor both"),
+                                           ("[0, 1]", "neither a boolean nor both")])
+def test_procedures_as_a_list_needs_both_booleans(value, needle):
+    with pytest.raises(UserError, match=needle):
+        parse_campaign(tomllib.loads(campaign(f"[tpcc]\nprocedures = {value}")), "c.toml", Path("."), "c")
+
+
+def test_the_procedures_axis_refuses_an_axis_of_the_same_name():
+    with pytest.raises(UserError, match=r"\[axes.sp\] names too"):
+        parse_campaign(tomllib.loads(campaign(
+            '[axes.sp]\n0 = { postgres = {} }\n1 = { postgres = {} }\n[tpcc]\nprocedures = [false, true]')),
+            "c.toml", Path("."), "c")
+
+
+def sp_data():
+    runs = [replace(run("pg-sp0", 3000.0), procedures=False), replace(run("pg-sp1", 6000.0), procedures=True),
+            replace(run("ma-sp0", 1500.0), procedures=False), replace(run("ma-sp1", 1500.0), procedures=True)]
+    return tpcc_report(runs, ["pg-sp0", "pg-sp1", "ma-sp0", "ma-sp1"], ncpu=2)
+
+
+def test_the_posts_table_pairs_sp0_and_sp1_per_dbms_with_nopm_and_cpu_per():
+    rows = procedures_table(sp_data().summaries)
+    # cpuPer = ((us + sy) / NOPM) * 1000: (40 + 10) / 3000 * 1000
+    assert [(r.name, r.nopm[False], r.nopm[True], r.ratio) for r in rows] == [("pg", 3000.0, 6000.0, 2.0),
+                                                                               ("ma", 1500.0, 1500.0, 1.0)]
+    assert rows[0].cpu_per == {False: pytest.approx(50 / 3000 * 1000), True: pytest.approx(50 / 6000 * 1000)}
+    text = render_text(sp_data())
+    assert "-- NOPM and cpuPer without and with stored procedures" in text
+    assert next(ln for ln in text.splitlines() if ln.startswith("pg ")).split() == ["pg", "3,000", "6,000", "2.00",
+                                                                                   "16.667", "8.333"]
+    assert json.loads(render_json(sp_data()))["procedures_table"][1] == {
+        "dbms": "ma", "nopm_sp0": 1500.0, "nopm_sp1": 1500.0, "sp1_over_sp0": 1.0,
+        "cpu_per_sp0": pytest.approx(100 / 3), "cpu_per_sp1": pytest.approx(100 / 3)}
+
+
+def test_targets_that_ran_one_way_only_get_no_procedures_table(data):
+    assert procedures_table(data.summaries) == [] and "stored procedures" not in render_text(data)
+
+
+def test_the_vmstat_block_splits_cpu_per_new_order_into_user_and_system_beside_r_and_cs_per_s():
+    host = host_cpu([run("a", 3000.0, hardware={**WINDOW, "runnable": 1.75})], ncpu=2)
+    # 40% user, 10% system of 2 CPUs for 60 s over 3000 new orders: 16,000 and 4,000 µs
+    assert (host["us/no"], host["sy/no"], host["cpu/no"]) == (pytest.approx(16_000), pytest.approx(4_000),
+                                                              pytest.approx(20_000))
+    assert (host["us"], host["sy"], host["r"], host["cs/s"]) == (40.0, 10.0, 1.75, 2000.0)
+    assert host_cpu([run("a", 3000.0)], 2)["r"] is None  # windows stored before the runnable count was read
+
+
+def test_a_tpcc_run_with_flamegraphs_gets_an_area_table_with_the_base_beside_in_every_format():
+    fg = "postgres;PostgresMain;exec_execute_message;standard_ExecutorRun;ExecModifyTable;ExecUpdate"
+    runs = [run("a", 1000.0, folded={fg: 1, "dbdrift-driver;main": 1}), run("b", 1000.0, folded={fg: 4}),
+            run("b", 1000.0, repeat=1, folded={fg: 4})]
+    data = tpcc_report(runs, ["a", "b"])
+    text = render_text(data)
+    assert next(ln for ln in text.splitlines() if ln.startswith("  update")).split() == ["update", "50.0", "100.0"]
+    assert next(ln for ln in text.splitlines() if ln.startswith("samples")).split() == ["samples", "2", "8"]
+    assert "| client | 50.0 | 0.0 |" in render_text(data, markdown=True)
+    assert json.loads(render_json(data))["flame_areas"]["a"]["areas"]["client"] == 0.5
+    assert [r["flame_update"] for r in csv.DictReader(io.StringIO(render_csv(data)))] == ["0.5", "1.0", "1.0"]
+    assert "flamegraph areas (% of samples)" in render_html(data)

@@ -58,6 +58,8 @@ def combine(windows: Sequence[tuple[HardwareWindow | None, float | None]]) -> tu
         writes = [w.get("foreign_write_kb") for w, _, _ in usable]
         merged["foreign_read_kb"] = None if None in reads else sum(v or 0.0 for v in reads)
         merged["foreign_write_kb"] = None if None in writes else sum(v or 0.0 for v in writes)
+    if all("runnable" in w for w, _, _ in usable):  # a mean, as the percentages are
+        merged["runnable"] = sum(w["runnable"] * seconds for w, seconds, _ in usable) / elapsed
     if all("background" in w for w, _, _ in usable):
         merged["background"] = added(w["background"] for w, _, _ in usable)
     merged["server_rss_bytes"] = max(w.get("server_rss_bytes") or 0 for w, _, _ in usable)
@@ -138,6 +140,19 @@ def sysbench_metrics(window: HardwareWindow, ops: float, ncpu: int) -> dict[str,
     return out
 
 
+VMSTAT = ("us", "sy", "r", "cs/s")
+"""vmstat's columns over a window: mean user and system CPU % of all CPUs, mean runnable count
+(None for windows stored before it was read) and context switches per second."""
+
+
+def vmstat(window: HardwareWindow) -> dict[str, float | None]:
+    """VMSTAT of one window, as the posts read vmstat beside the throughput."""
+    elapsed = window["elapsed_s"]
+    runnable = window.get("runnable")
+    return {"us": window["cpu_user_pct"], "sy": window["cpu_sys_pct"],
+            "r": None if runnable is None else float(runnable), "cs/s": window["cs"] / elapsed if elapsed else None}
+
+
 def insert_benchmark_metrics(window: HardwareWindow, ips: float, qps: float, ncpu: int) -> dict[str, float | None]:
     """`etl.sh`'s columns for one Insert Benchmark step.
 
@@ -167,6 +182,9 @@ def insert_benchmark_metrics(window: HardwareWindow, ips: float, qps: float, ncp
         "rpq": per(rps, rate), "rkbpq": per(rkbps, rate), "wpi": per(wps, ips), "wkbpi": per(wkbps, ips),
         "csps": csps, "cpups": cpups, "cspq": per(csps, rate),
         "cpupq": per(cpups / 100 * ncpu * 1e6, rate),
+        "us": window["cpu_user_pct"], "sy": window["cpu_sys_pct"], "r": vmstat(window)["r"],
+        "uspq": per(window["cpu_user_pct"] / 100 * ncpu * 1e6, rate),
+        "sypq": per(window["cpu_sys_pct"] / 100 * ncpu * 1e6, rate),
         "rss": window.get("server_rss_bytes", 0) / 1e9,
     }
 

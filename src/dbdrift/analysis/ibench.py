@@ -30,9 +30,9 @@ RATE_KEYS = ("i_ips", "i_dps", "i_qps")
 SERIES_KEYS = ("t_sec", "i_ips", "max_i_us", "i_dps", "max_d_us", "i_qps", "max_q_us")
 METRICS = ("ips", "qps", "rps", "rmbps", "wps", "wmbps", "rpq", "rkbpq", "wpi", "wkbpi", "csps", "cpups",
            "cspq", "cpupq", "dbgb1", "dbgb2", "rss", "maxop", "p50", "p99", "bgpq", "bg%", "flps", "flpi", "rawait",
-           "wawait", "aqu")
-"""`etl.sh`'s line without its tag, then the server's background CPU and the disk as iostat
-shows it (analysis/hardware.insert_benchmark_metrics)."""
+           "wawait", "aqu", "us", "sy", "r", "uspq", "sypq")
+"""`etl.sh`'s line without its tag, then the server's background CPU, the disk as iostat shows it,
+and vmstat's us, sy and r with the user and system parts of cpupq (analysis/hardware.insert_benchmark_metrics)."""
 GB = 2 ** 30  # dbgb1/dbgb2: `du -bs` bytes in GiB, as etl.sh divides them
 
 

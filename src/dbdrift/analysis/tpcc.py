@@ -4,12 +4,14 @@ per-transaction response times. Pure functions of `TpccResult` values.
 """
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from statistics import fmean, median
 
 from dbdrift.analysis.noise import Estimate, relative_over_repeats
 from dbdrift.analysis import events
-from dbdrift.analysis.hardware import background_share, combine, disk_metrics
+from dbdrift.analysis.flame_areas import AreaShares, merged, shares
+from dbdrift.analysis.hardware import background_share, combine, disk_metrics, vmstat
 from dbdrift.model import TPCC_TRANSACTIONS as TRANSACTIONS
 from dbdrift.model import TpccResult
 
@@ -19,6 +21,12 @@ HARDWARE = ("cpu/no", "server/no", "client/no", "client%", "bg/no", "bg%", "cs/n
 server's and the driver's process CPU µs and the driver's share of the two; the server's
 background CPU µs and its share of the server's CPU; context switches; KB written to storage;
 flushes (fsyncs) per new order and per second; write await (ms) and queue depth."""
+
+
+HOST = ("cpu/no", "us/no", "sy/no", "cpuPer", "us", "sy", "r", "cs/s")
+"""The host CPU as vmstat shows it, per new order and over the window: host CPU µs per new order
+and its user and system parts, the posts' cpuPer = ((us + sy) / NOPM) * 1000 (us and sy in % of
+all CPUs), then vmstat's us, sy, r (runnable count) and cs/s (analysis/hardware.vmstat)."""
 
 
 @dataclass(frozen=True)
@@ -41,6 +49,8 @@ class TargetSummary:
     tpm: float | None
     relative: Estimate | None  # NOPM ÷ the base's; None for the base itself
     hardware: dict[str, float | None] = field(default_factory=dict)
+    host: dict[str, float | None] = field(default_factory=dict)  # HOST
+    procedures: bool | None = None  # how its ok runs ran the transactions; None without any
     latency: dict[str, Latency] = field(default_factory=dict)  # TRANSACTIONS order
     consistency_ok: bool | None = None  # every ok run passed every check; None without runs or checks
     errors: list[str] = field(default_factory=list)  # why runs failed
@@ -60,7 +70,8 @@ def summarize(results: list[TpccResult], targets: list[str], ncpu: int) -> list[
         out.append(TargetSummary(
             target=t, runs=len(runs), failed=sum(1 for r in by_target[t] if r.status != "ok"),
             nopm=fmean(r.nopm for r in runs) if runs else None, tpm=fmean(r.tpm for r in runs) if runs else None,
-            relative=est, hardware=hardware_per_new_order(runs, ncpu), latency=latencies(runs),
+            relative=est, hardware=hardware_per_new_order(runs, ncpu), host=host_cpu(runs, ncpu),
+            procedures=runs[0].procedures if runs else None, latency=latencies(runs),
             consistency_ok=consistency_of(runs),
             errors=[r.error for r in by_target[t] if r.status != "ok" and r.error]))
     return out
@@ -102,6 +113,67 @@ def hardware_per_new_order(runs: list[TpccResult], ncpu: int) -> dict[str, float
     out["bg%"] = background_share(w)
     disk = disk_metrics(w, orders / w["elapsed_s"])
     out["fl/no"], out["fl/s"], out["w_ms"], out["aqu"] = disk["fl/o"], disk["fl/s"], disk["w_ms"], disk["aqu"]
+    return out
+
+
+def host_cpu(runs: list[TpccResult], ncpu: int) -> dict[str, float | None]:
+    """HOST over the runs' windows merged into one (combine); cpuPer divides by the runs' NOPM
+    weighted as the windows are. None throughout without a window or a new order."""
+    out: dict[str, float | None] = dict.fromkeys(HOST)
+    windows = [(r.hardware, r.nopm) for r in runs if r.hardware and r.hardware.get("elapsed_s")]
+    orders = sum(r.new_orders for r in runs if r.hardware and r.hardware.get("elapsed_s"))
+    merged = combine(windows) if orders > 0 else None
+    if merged is None:
+        return out
+    w, nopm = merged
+    cpu_s = ncpu * w["elapsed_s"] * 1e6 / 100 / orders  # µs per new order of one % of all CPUs
+    out.update(vmstat(w))
+    out["us/no"], out["sy/no"] = w["cpu_user_pct"] * cpu_s, w["cpu_sys_pct"] * cpu_s
+    out["cpu/no"] = (w["cpu_user_pct"] + w["cpu_sys_pct"]) * cpu_s
+    out["cpuPer"] = (w["cpu_user_pct"] + w["cpu_sys_pct"]) / nopm * 1000 if nopm > 0 else None
+    return out
+
+
+@dataclass(frozen=True)
+class ProceduresRow:
+    """One DBMS (a target without its sp level) with and without stored procedures, as the posts'
+    table has it: NOPM and cpuPer of each setting, and sp1's NOPM over sp0's."""
+
+    name: str
+    nopm: dict[bool, float | None]  # procedures -> NOPM
+    cpu_per: dict[bool, float | None]  # procedures -> cpuPer
+
+    @property
+    def ratio(self) -> float | None:
+        off, on = self.nopm.get(False), self.nopm.get(True)
+        return on / off if on is not None and off else None
+
+
+def procedures_table(summaries: Sequence[TargetSummary]) -> list[ProceduresRow]:
+    """The targets that ran both ways, paired by name without their sp level (the procedures
+    axis is the last, so it ends the name: pg17-sp0 and pg17-sp1 are pg17); [] when none did."""
+    rows: dict[str, ProceduresRow] = {}
+    for s in summaries:
+        if s.procedures is None:
+            continue
+        label = f"sp{int(s.procedures)}"
+        if not s.target.endswith(label):
+            continue
+        name = s.target[:-len(label)].rstrip("-_") or s.target
+        row = rows.setdefault(name, ProceduresRow(name, {}, {}))
+        row.nopm[s.procedures], row.cpu_per[s.procedures] = s.nopm, s.host.get("cpuPer")
+    return [r for r in rows.values() if len(r.nopm) == 2]
+
+
+def flame_areas(results: Sequence[TpccResult], targets: Sequence[str]) -> list[tuple[str, AreaShares]]:
+    """Each target's flamegraph areas over the stacks of all its runs that recorded some (the
+    repeats merged, as `report --flamegraphs` draws them), in target order, the base first;
+    targets without stacks are left out."""
+    out = []
+    for t in targets:
+        found = shares(merged(r.folded for r in results if r.target == t and r.folded))
+        if found is not None:
+            out.append((t, found))
     return out
 
 

@@ -11,14 +11,14 @@ import tempfile
 import threading
 import time
 from pathlib import Path
-from typing import IO, Iterable
+from typing import IO, Iterable, Mapping
 
 # Fields that carry one call chain per sample; perf 6.1 accepts all of them for cpu-clock.
 SCRIPT_FIELDS = "comm,pid,tid,time,event,ip,sym,symoff,dso"
 STOP_GRACE_S = 30.0  # after `sleep` ends or SIGINT, perf still writes the file and build ids
 SCRIPT_TIMEOUT_S = 600.0
 
-_HEADER = re.compile(r"^\s*(?P<comm>.+?)\s+-?\d+(?:/-?\d+)?\s+(?:\[\d+\]\s+)?\d+\.\d+:")
+_HEADER = re.compile(r"^\s*(?P<comm>.+?)\s+(?P<pid>-?\d+)(?:/-?\d+)?\s+(?:\[\d+\]\s+)?\d+\.\d+:")
 _OFFSET = re.compile(r"\+0x[0-9a-fA-F]+$")
 
 
@@ -130,18 +130,21 @@ def _signal_group(proc: subprocess.Popen[bytes], sig: signal.Signals) -> None:
         pass
 
 
-def collapse_perf_script(text: str, include_comm: bool = True) -> dict[str, int]:
+def collapse_perf_script(text: str, include_comm: bool = True,
+                         names: Mapping[int, str] | None = None) -> dict[str, int]:
     """`perf script` text -> {"comm;outermost;...;innermost": samples}. See `collapse_lines`."""
-    return collapse_lines(text.splitlines(), include_comm)
+    return collapse_lines(text.splitlines(), include_comm, names)
 
 
-def collapse_lines(lines: Iterable[str], include_comm: bool = True) -> dict[str, int]:
+def collapse_lines(lines: Iterable[str], include_comm: bool = True,
+                   names: Mapping[int, str] | None = None) -> dict[str, int]:
     """The stackcollapse-perf algorithm: a sample is a header line (comm pid/tid time: event:)
     then one frame per line, innermost first (`<addr> <sym>+0x<off> (<dso>)`), ended by a blank
     line. Offsets are dropped, `;` in names becomes `:`, spaces in comm become `_`; a frame or
     sample without a symbol counts as `[unknown]`, and a run of them is one frame (frame-pointer
     walks through code built without frame pointers can repeat it hundreds of times, which only
-    makes the graph tall). Each sample counts 1, whatever its period."""
+    makes the graph tall). Each sample counts 1, whatever its period. `names`: a comm per
+    process id, for the samples of those processes (the driver's, model.FLAME_CLIENT)."""
     folded: dict[str, int] = {}
     comm: str | None = None
     frames: list[str] = []
@@ -167,14 +170,16 @@ def collapse_lines(lines: Iterable[str], include_comm: bool = True) -> dict[str,
         else:
             if comm is not None:
                 flush()
-            comm, frames = _header_comm(line), []
+            comm, frames = _header_comm(line, names), []
     if comm is not None:
         flush()
     return folded
 
 
-def _header_comm(line: str) -> str:
+def _header_comm(line: str, names: Mapping[int, str] | None = None) -> str:
     match = _HEADER.match(line)
+    if match and names and int(match.group("pid")) in names:
+        return names[int(match.group("pid"))]
     comm = match.group("comm") if match else line.split()[0]
     return comm.strip().replace(" ", "_").replace(";", ":")
 
@@ -194,7 +199,8 @@ def _frame_name(line: str) -> str:
 
 
 def collapse_file(perf_data: Path, include_comm: bool = True, *, perf: str = "perf",
-                  timeout_s: float = SCRIPT_TIMEOUT_S) -> tuple[dict[str, int], str]:
+                  timeout_s: float = SCRIPT_TIMEOUT_S,
+                  names: Mapping[int, str] | None = None) -> tuple[dict[str, int], str]:
     """Run `perf script` on `perf_data` and collapse its output, streamed: (folded, "") or
     ({}, why): perf missing or failing (its exit code and last words), running longer than
     `timeout_s`, or a recording without samples."""
@@ -218,7 +224,7 @@ def collapse_file(perf_data: Path, include_comm: bool = True, *, perf: str = "pe
     assert proc.stdout is not None  # opened with stdout=PIPE
     try:
         with proc.stdout:
-            folded = collapse_lines(proc.stdout, include_comm)
+            folded = collapse_lines(proc.stdout, include_comm, names)
         returncode = proc.wait()
     finally:
         timer.cancel()

@@ -1,5 +1,5 @@
-"""The one reader of /proc/stat: aggregate CPU jiffies and the context-switch count, and the
-CPU shares (steal, busy) between two readings.
+"""The one reader of /proc/stat: aggregate CPU jiffies, the context-switch count and the
+runnable count, and the CPU shares (steal, busy) between two readings.
 
 The live host is read through psutil; a test root (a fixture tree under tests/data/host/, or
 a file named other than proc/stat) is parsed here, since psutil can only be pointed at another
@@ -60,6 +60,19 @@ def context_switches(root: str | Path = "/", rel: str = PROC_STAT) -> int | None
                 if line.startswith("ctxt "):
                     return int(line.split()[1])
     except (OSError, UnicodeDecodeError):
+        return None
+    return None
+
+
+def procs_running(root: str | Path = "/", rel: str = PROC_STAT) -> int | None:
+    """Tasks runnable now (the `procs_running` line: running or waiting for a CPU), vmstat's `r`,
+    which counts the reader itself as vmstat's does; None where unreadable or absent."""
+    try:
+        with (Path(root) / rel).open() as f:
+            for line in f:
+                if line.startswith("procs_running "):
+                    return int(line.split()[1])
+    except (OSError, UnicodeDecodeError, ValueError):
         return None
     return None
 

@@ -19,7 +19,7 @@ from pathlib import Path
 import psutil
 
 from dbdrift.metrics import foreign
-from dbdrift.metrics.procstat import CPU_FIELDS, context_switches, cpu_jiffies
+from dbdrift.metrics.procstat import CPU_FIELDS, context_switches, cpu_jiffies, procs_running
 from dbdrift.metrics.roles import FOREGROUND, role_of
 from dbdrift.model import WINDOW_DISK, HardwareWindow, ServerRoles
 
@@ -42,6 +42,7 @@ class Counters:
     peer_cpu_s: float = 0.0  # the other servers of a run in turns
     ours_io: tuple[float, float] | None = None  # (read, write) bytes of all the above; None: not readable
     dirty_bytes: float | None = None  # the host's page cache waiting to be written (Dirty + Writeback)
+    runnable_s: float | None = None  # the runnable count (vmstat's r) summed over time since the first reading
 
 
 @dataclass
@@ -69,6 +70,7 @@ class Delta:
     foreign_cpu_pct: float = 0.0  # ... in percent of all the host's CPU time
     ours_read_kb: float | None = None  # what dbdrift's processes read and wrote (/proc/PID/io)
     ours_write_kb: float | None = None
+    runnable: float | None = None  # mean runnable count (vmstat's r); None: not read
     foreign_read_kb: float | None = None  # the device's KB that they did not: None when not known
     foreign_write_kb: float | None = None
 
@@ -88,6 +90,8 @@ class Delta:
         window["foreign_cpu_s"], window["foreign_cpu_pct"] = self.foreign_cpu_s, self.foreign_cpu_pct
         window["ours_read_kb"], window["ours_write_kb"] = self.ours_read_kb, self.ours_write_kb
         window["foreign_read_kb"], window["foreign_write_kb"] = self.foreign_read_kb, self.foreign_write_kb
+        if self.runnable is not None:
+            window["runnable"] = self.runnable
         return window
 
 
@@ -124,7 +128,9 @@ def delta(a: Counters, b: Counters, split: bool = False) -> Delta:
         ours_read_kb=round(ours[0] / 1024, 3) if ours else None, ours_write_kb=round(ours[1] / 1024, 3) if ours else None,
         foreign_read_kb=foreign.io_kb(disk["read_bytes"] if disk else None, ours[0] if ours else None),
         foreign_write_kb=foreign.io_kb(disk["write_bytes"] - foreign.drained(a.dirty_bytes, b.dirty_bytes)
-                                       if disk else None, ours[1] if ours else None))
+                                       if disk else None, ours[1] if ours else None),
+        runnable=round((b.runnable_s - a.runnable_s) / (b.t - a.t), 3)
+        if a.runnable_s is not None and b.runnable_s is not None and b.t > a.t else None)
 
 
 def interpolate(readings: list[Counters], t: float) -> Counters:
@@ -159,6 +165,8 @@ def _between(a: Counters, b: Counters, f: float, t: float) -> Counters:
         ours_io=(at(a.ours_io[0], b.ours_io[0]), at(a.ours_io[1], b.ours_io[1]))
         if a.ours_io is not None and b.ours_io is not None else None,
         dirty_bytes=at(a.dirty_bytes, b.dirty_bytes) if a.dirty_bytes is not None and b.dirty_bytes is not None
+        else None,
+        runnable_s=at(a.runnable_s, b.runnable_s) if a.runnable_s is not None and b.runnable_s is not None
         else None)
 
 
@@ -365,6 +373,7 @@ class Sampler:
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._loop, name="dbdrift-sampler", daemon=True)
         self._raw: list[Counters] = []
+        self._running = 0  # the runnable count at the last reading
 
     def read(self) -> Counters:
         with self._lock:
@@ -377,10 +386,22 @@ class Sampler:
             peers = sum(p.read() for p in self.others)
             client = self.client.read()
             own = self.own.read()  # after the others: it leaves out every process they counted
-            return Counters(time.monotonic(), {k: float(v) for k, v in jiffies.items()}, ctxt,
+            now = time.monotonic()
+            return Counters(now, {k: float(v) for k, v in jiffies.items()}, ctxt,
                             {k: float(v) for k, v in disk.items()} if disk is not None else None, server, client,
                             self.server.rss_bytes, self.server.by_role(), own, peers, self._ours_io(),
-                            foreign.dirty_bytes())
+                            foreign.dirty_bytes(), self._runnable_s(now))
+
+    def _runnable_s(self, now: float) -> float | None:
+        """The runnable count summed over time up to `now`, each reading's count held until the
+        next (vmstat reads it as an instant too); None once a reading fails, for the whole run."""
+        running = procs_running()
+        last = self._raw[-1] if self._raw else None
+        if running is None or (last is not None and last.runnable_s is None):
+            return None
+        total = 0.0 if last is None else last.runnable_s + self._running * (now - last.t)  # type: ignore[operator]
+        self._running = running
+        return total
 
     def io_note(self) -> str | None:
         """Why the I/O of dbdrift's processes is not known (foreign I/O then is not either)."""

@@ -239,7 +239,7 @@ def parse_campaign(data: TomlTable, source: str, base_dir: Path, default_name: s
                          "add at least one [[targets]] table with name and version, basedir or system")
     targets = tuple(_parse_target(t, i, where, base_dir, text) for i, t in enumerate(raw_targets))
     _check_targets(targets, where)
-    axes = parse_axes(data.get("axes"), where)
+    axes = parse_axes(data.get("axes"), where) + _workload_axes(data, top)
     patterns = variant_patterns(data.get("variants"), where)
     targets = expand_targets(targets, axes, patterns, where)
     _check_targets(targets, where)
@@ -253,6 +253,14 @@ def parse_campaign(data: TomlTable, source: str, base_dir: Path, default_name: s
         raise InputError(f"{where}: seed = {spec.seed} with repeats = {spec.repeats} goes beyond {INT64_MAX}",
                          "repeat n runs with seed + n, a 64-bit integer: use a smaller seed, e.g. seed = 1")
     return spec
+
+
+def _workload_axes(data: TomlTable, top: fields.Table) -> tuple[Axis, ...]:
+    """The axes the campaign's workload makes of its own keys (WorkloadPlan.axes); an unknown
+    workload makes none here and is refused where the workload is read."""
+    name = data.get("workload", keys.default("top", "workload"))
+    plan = PLANS.get(name) if isinstance(name, str) else None
+    return tuple(plan.axes(top)) if plan is not None and plan.axes is not None else ()
 
 
 def parse_cluster(raw: object, label: str) -> ClusterSettings:

@@ -336,9 +336,11 @@ KEYS: tuple[Key, ...] = (
         doc='Transactions run but are not counted; 0 is allowed.'),
     Key('tpcc', 'duration_s', DURATION, 'duration', default=_TP.duration_s, measured=True, large=DAY_S,
         doc='The measured window: NOPM, TPM, response times and the host samples are of this window.'),
-    Key('tpcc', 'procedures', FLAG, 'boolean', default=_TP.procedures,
+    Key('tpcc', 'procedures', FLAG, 'boolean, or a list of both', default=_TP.procedures,
         doc=('Run the five transactions as stored procedures created at load time instead of statements sent by the '
-         'driver (see [protocol.md](protocol.md)).')),
+         'driver (see [protocol.md](protocol.md)). `[false, true]` runs every target both ways, as the variants '
+         '`sp0` and `sp1` of an axis `sp` (the last axis; the first value is the base): the report then has the '
+         "posts' table of NOPM and cpuPer per DBMS without and with stored procedures.")),
     Key('tpcc', 'consistency_checks', FLAG, 'boolean', default=_TP.consistency_checks,
         doc=('After each run, check the consistency conditions of TPC-C clause 3.3.2 on the database; a violation '
              'fails the run. `false` skips them (they scan every district and order line, minutes at large '

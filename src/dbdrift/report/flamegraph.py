@@ -9,6 +9,9 @@ from dataclasses import dataclass, field
 from typing import Callable
 from xml.sax.saxutils import escape
 
+from dbdrift.analysis.flame_areas import AreaShares
+from dbdrift.model import JsonObject
+
 FRAME_H = 16
 FONT_PX = 12
 CHAR_W = FONT_PX * 0.59  # average glyph width of Verdana at FONT_PX, as flamegraph.pl assumes
@@ -17,6 +20,20 @@ TOP_PAD = FONT_PX * 3
 BOTTOM_PAD = FONT_PX
 MIN_FRACTION = 0.001  # frames under 0.1% of all samples are dropped, with their children
 ROOT = "all"
+
+AREAS_TITLE = "flamegraph areas (% of samples)"
+AREAS_LEGEND = ("the samples of the flamegraph (server and driver, perf at 333 Hz over the measured part) by where "
+                "they were: client the driver, db-fg the connections' work and, under it, its statement kinds by "
+                "their frames (the outermost of ExecInsert/ExecUpdate/ExecDelete or mysql_insert/update/delete, then "
+                "commit, parse and plan, network, and the executor's reads as select; fg-other the rest), db-bg the "
+                "server's background (vacuum, checkpointer, writers, page cleaner, purge, the postmaster), other "
+                "stacks of no known frame (docs/hardware.md, 'Flamegraph areas')")
+
+
+def areas_json(a: AreaShares) -> JsonObject:
+    """One flamegraph's areas for the JSON report: samples, and each area and kind as a share."""
+    return {"samples": a.samples, "areas": dict(a.areas), "kinds": dict(a.kinds)}
+
 
 _XML_INVALID = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f]")
 

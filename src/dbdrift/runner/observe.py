@@ -14,7 +14,7 @@ import psutil
 from dbdrift.analysis import foreign
 from dbdrift.metrics import flame, host, perf
 from dbdrift.metrics.sampler import Sampler
-from dbdrift.model import HardwareWindow, JsonObject, PerfCounts
+from dbdrift.model import FLAME_CLIENT, HardwareWindow, JsonObject, PerfCounts
 from dbdrift.runner.steal import StealClock
 from dbdrift.store.store import RunRecord
 
@@ -146,26 +146,35 @@ class ServerFlame:
     """`perf record` of a server's whole process tree over one Insert Benchmark step or TPROC-C
     run (`flamegraphs`): the postmaster or mysqld and every process it has when the measured
     part starts (backends, autovacuum, checkpointer), the processes it forks later inherited.
-    Background work is in it on purpose: a step's dip is often there. A missing or failing perf
+    Background work is in it on purpose: a step's dip is often there; so is the driver, once
+    set_client names it, as the client's share of the host. A missing or failing perf
     gives a warning, never a failure."""
 
     def __init__(self, enabled: bool, server_pid: int | None, out: Path) -> None:
         self.recorder = flame.FlameRecorder() if enabled and server_pid is not None else None
         self.server_pid, self.out = server_pid, out
         self.started = False
+        self.client_pid: int | None = None
+
+    def set_client(self, pid: int) -> None:
+        """The driver's process: recorded too, its stacks named model.FLAME_CLIENT (the
+        flamegraph's client area, analysis/flame_areas.py)."""
+        self.client_pid = pid
 
     def start(self, max_s: float) -> None:
         if self.recorder is None or self.started or self.server_pid is None:
             return
         self.started = True
-        self.recorder.start(server_tree(self.server_pid), max_s, self.out)
+        client = [self.client_pid] if self.client_pid is not None else []
+        self.recorder.start(server_tree(self.server_pid) + client, max_s, self.out)
 
     def stop(self) -> tuple[dict[str, int] | None, str]:
         """(folded stacks, "") or (None, why there are none); "" as well when not asked for."""
         if self.recorder is None:
             return None, ""
         path, reason = self.recorder.stop(timeout_s=0.5) if self.started else (None, "the measured part never started")
-        folded, why = flame.collapse_file(path) if path is not None else ({}, reason)
+        names = {self.client_pid: FLAME_CLIENT} if self.client_pid is not None else None
+        folded, why = flame.collapse_file(path, names=names) if path is not None else ({}, reason)
         if path is not None:
             path.unlink(missing_ok=True)
         return (folded, "") if folded else (None, f"no flamegraph: {why}")

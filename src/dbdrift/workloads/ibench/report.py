@@ -18,6 +18,8 @@ import json
 from dataclasses import dataclass
 from html import escape
 
+from dbdrift.analysis import flame_areas as areas
+from dbdrift.report.flamegraph import AREAS_LEGEND, AREAS_TITLE, areas_json
 from dbdrift.report.events import (DIPS_HEADER, DIPS_TITLE, EPISODES_HEADER, EPISODES_TITLE, dip_cells, dip_text,
                                    dips_json, engine_charts, episode_rows, flat_note)
 from dbdrift.analysis.ibench import (BUCKET_LABELS, COLORS, METRICS, OPS, StepDetail, SummaryCell, SummaryTable,
@@ -77,7 +79,8 @@ TABLES = {  # the summary tables in the report's order, by their IBenchSummary a
 INTERVAL_LEGEND = " [95% interval over the repeats]"
 METRIC_DIGITS = {"ips": 0, "qps": 0, "rps": 0, "rmbps": 1, "wps": 1, "wmbps": 1, "rpq": 3, "rkbpq": 3, "wpi": 3,
                  "wkbpi": 3, "csps": 0, "cpups": 1, "cspq": 3, "cpupq": 0, "dbgb1": 3, "dbgb2": 3, "rss": 1, "maxop": 3, "p50": 0, "p99": 0,
-                 "bgpq": 0, "bg%": 1, "flps": 1, "flpi": 4, "rawait": 2, "wawait": 2, "aqu": 2}
+                 "bgpq": 0, "bg%": 1, "flps": 1, "flpi": 4, "rawait": 2, "wawait": 2, "aqu": 2, "us": 1, "sy": 1,
+                 "r": 2, "uspq": 0, "sypq": 0}
 """Decimals per metric, as `etl.sh` prints its line."""
 STEP_LEGEND = ("per step: response-time tables give the % of that operation's responses per bucket, their count and "
                "the max in seconds; metrics: rps/wps the data directory's device's reads/writes per s, rmbps/wmbps "
@@ -88,7 +91,10 @@ STEP_LEGEND = ("per step: response-time tables give the % of that operation's re
                "response in s, p50/p99 client 1's per-second rate sorted fastest first (p99: a near-worst second); "
                "bgpq the server's background CPU µs per op (vacuum, checkpoints, flushing, purge), bg% its share of the "
                "server's CPU; flps/flpi cache flushes (fsyncs) per s and per insert, rawait/wawait ms per read/write, "
-               "aqu the device's average queue depth; op = insert for l.* steps, query for qr/qp")
+               "aqu the device's average queue depth; us/sy vmstat's user and system CPU %, r its runnable count "
+               "(running or waiting for a CPU), uspq/sypq the user and system parts of cpupq; op = insert for l.* "
+               "steps, query for qr/qp; flamegraph areas (campaigns with flamegraphs = true): "
+               + AREAS_LEGEND + ", the base's column first")
 
 
 # --- blocks shared by text and Markdown: titled tables of formatted cells -------------------
@@ -183,6 +189,9 @@ def step_blocks(data: IBenchReport, step: str) -> list[tuple[str, list[str], lis
     rows = [[_status_label(data, t, step), *(fmt_metric(m, data.details[(t, step)].metrics[m]) for m in METRICS)]
             for t in present]
     blocks.append((f"metrics (host CPUs: {data.ncpu})", ["target", *METRICS], rows))
+    flames = [(t, a) for t in present if (a := step_areas(data, t, step)) is not None]
+    if flames:
+        blocks.append((AREAS_TITLE, ["area", *(data.label(t) for t, _ in flames)], areas.table(flames)))
     dips = [[_status_label(data, t, step), *dip_cells(d)] for t in present for d in data.details[(t, step)].dips]
     if dips:
         blocks.append((DIPS_TITLE, DIPS_HEADER, dips))
@@ -190,6 +199,12 @@ def step_blocks(data: IBenchReport, step: str) -> list[tuple[str, list[str], lis
                        [row for t in present for d in data.details[(t, step)].dips
                         for row in episode_rows(_status_label(data, t, step), d)]))
     return blocks
+
+
+def step_areas(data: IBenchReport, target: str, step: str) -> areas.AreaShares | None:
+    """The flamegraph areas of the step's result the report shows; None without stacks."""
+    result = data.results.get((target, step))
+    return areas.shares(result.folded) if result is not None and result.folded else None
 
 
 def _status_label(data: IBenchReport, target: str, step: str) -> str:
@@ -257,7 +272,8 @@ def render_markdown(data: IBenchReport) -> str:
 CSV_HEADER = ("target", "step", "status", "repeats", "elapsed_s", "ips", "dps", "qps", "target_ips", "sla_met",
               "relative", "relative_lower", "relative_upper",
               "p50", "p99", "maxop", *(m for m in METRICS if m not in ("ips", "qps", "maxop", "p50", "p99")),
-              "dips", *VERDICT_COLUMNS, "notes")
+              *(f"flame_{a}" for a in areas.ROWS), "dips", *VERDICT_COLUMNS, "notes")
+FLAME_COLUMNS = len(areas.ROWS)
 
 
 def render_csv(data: IBenchReport) -> str:
@@ -287,7 +303,9 @@ def _csv_row(data: IBenchReport, target: str, step: str, relative: SummaryCell) 
             _num(result.elapsed_s), _num(result.ips), _num(result.dps),
             _num(result.qps), _num(result.target_ips), "" if met is None else str(met).lower(), _num(relative.value),
             _num(relative.lower), _num(relative.upper)]
-    return head + [_num(metrics[m]) for m in CSV_HEADER[len(head):-len(tail)]] + tail
+    flame = step_areas(data, target, step)
+    shares = ["" if flame is None else _num(flame.share(a)) for a in areas.ROWS]
+    return head + [_num(metrics[m]) for m in CSV_HEADER[len(head):-len(tail) - FLAME_COLUMNS]] + shares + tail
 
 
 def _num(value: float | None) -> str:
@@ -346,6 +364,7 @@ def _detail_json(result: InsertStepResult, detail: StepDetail) -> JsonObject:
         "slices": {key: [rounded(v, 3) for v in values] for key, values in detail.slices.items()},
         "engine_events": result.events,
         "dips": [dips_json(d) for d in detail.dips],
+        "flame_areas": areas_json(a) if (a := areas.shares(result.folded) if result.folded else None) else None,
     }
 
 

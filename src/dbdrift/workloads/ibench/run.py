@@ -109,6 +109,10 @@ def run_step(session: TargetSession, step: ibench.IBenchStep, repeat: int = 0) -
     marked = [None]  # the t_sec of the last end mark: every client prints a line per interval
     pace = StepPace(step, sizes.clients, expected)
 
+    def on_start(pid: int) -> None:  # the driver's process, sampled and recorded
+        sampler.set_client(pid)
+        flame.set_client(pid)
+
     def on_line(obj: JsonObject) -> None:
         kind = obj.get("type")
         now = pace.read(obj)
@@ -124,7 +128,7 @@ def run_step(session: TargetSession, step: ibench.IBenchStep, repeat: int = 0) -
 
     try:
         out = process.run_driver("ibench", spec, timeout_s=timeout_s,
-                                 on_line=on_line, on_start=sampler.set_client, cpus=session.placement.driver)
+                                 on_line=on_line, on_start=on_start, cpus=session.placement.driver)
     finally:
         sampler.stop()
         engine = watch.stop()

@@ -80,7 +80,9 @@ def setup_text(stored: JsonObject) -> str:
     t = stored.get("tpcc") or {}
     text = (f"{t.get('warehouses', '?')} warehouse(s), {t.get('clients', '?')} virtual user(s), "
             f"{t.get('rampup_s', 0):g} s ramp-up, {t.get('duration_s', 0):g} s measured")
-    if t.get("procedures"):
+    if any(a.get("name") == "sp" for a in stored.get("axes") or []):  # plan.PROCEDURES_AXIS
+        text += ", without and with stored procedures (sp0, sp1)"
+    elif t.get("procedures"):
         text += ", stored procedures"
     if t.get("consistency_checks") is False:
         text += ", consistency not checked"

@@ -6,8 +6,10 @@ from dataclasses import asdict, replace
 from typing import TYPE_CHECKING
 
 from dbdrift.errors import InputError
-from dbdrift.model import JsonObject
+from dbdrift.model import ENGINES, JsonObject, TargetSpec
 from dbdrift.plan import fields
+from dbdrift.plan.axes import Axis
+from dbdrift.quantities import brief_repr
 from dbdrift.workload import Capabilities, WorkloadPlan
 from dbdrift.workloads.sysbench.plan import RefuseSysbenchKeys, settle_s
 from dbdrift.workloads.tpcc.catalog import TpccSizes, setup_text
@@ -46,9 +48,46 @@ refuse = RefuseSysbenchKeys(
          "other, each on a fresh server (repeats run it again)")
 
 
+PROCEDURES_AXIS = "sp"
+"""The axis `procedures = [false, true]` makes: variants sp0 (statements sent by the driver) and
+sp1 (stored procedures), as the posts name the two settings."""
+
+
+def procedures_axis(top: fields.Table) -> tuple[Axis, ...]:
+    """`procedures = [false, true]` in [tpcc]: an axis of every engine whose levels set no server
+    option but how the transactions run, so each target runs both ways as two variants of one
+    report (the posts' sp0 and sp1 side by side); a single boolean makes none."""
+    raw = top.data.get("tpcc")
+    values = raw.get("procedures") if isinstance(raw, dict) else None
+    if not isinstance(values, list):
+        return ()
+    where = f"{top.where}: [tpcc]"
+    if len(values) != 2 or not all(isinstance(v, bool) for v in values) or values[0] == values[1]:
+        raise InputError(f"{where}: procedures = {brief_repr(values)} is neither a boolean nor both of them",
+                         "write procedures = [false, true] to run every target both ways (variants sp0 and sp1, "
+                         "the first the base), or procedures = true")
+    axes = top.data.get("axes")
+    if isinstance(axes, dict) and PROCEDURES_AXIS in axes:
+        raise InputError(f"{where}: procedures = {values} makes the axis {PROCEDURES_AXIS}, which [axes.sp] "
+                         "names too", "rename the axis [axes.sp], or set procedures to one boolean")
+    levels = tuple("1" if v else "0" for v in values)
+    return (Axis(PROCEDURES_AXIS, levels, {lv: {e: {} for e in ENGINES} for lv in levels}, ENGINES),)
+
+
+def procedures_of(target: TargetSpec, sizes: TpccSizes) -> bool:
+    """Whether `target` runs the transactions as stored procedures: its sp level when
+    `procedures` is an axis, else the campaign's one value."""
+    level = next((lv for lv in target.levels if lv.axis == PROCEDURES_AXIS), None)
+    return sizes.procedures if level is None else level.name == "1"
+
+
 def parse_tpcc(spec: CampaignSpec, top: fields.Table) -> CampaignSpec:
-    """The [tpcc] table: warehouses, virtual users, loaders, ramp-up and measured window, procedures."""
+    """The [tpcc] table: warehouses, virtual users, loaders, ramp-up and measured window,
+    procedures (one boolean, or both as an axis: procedures_axis)."""
     table = top.subtable("tpcc")
+    both = table.data.get("procedures")
+    if isinstance(both, list):  # the axis (procedures_axis); the sizes keep the base's value
+        table = replace(table, data={**table.data, "procedures": both[0]})
     sizes = table.record(TpccSizes)
     if sizes.duration_s <= 0:
         raise InputError(f"{table.where}: duration_s = 0 measures nothing",
@@ -62,7 +101,7 @@ def stored(spec: CampaignSpec) -> JsonObject:
 
 # settle_s: TPROC-C has no settle step of its own; settle_s = "auto" means what it means for sysbench
 PLAN = WorkloadPlan(name="tpcc", table="tpcc", caps=CAPS, refuse=refuse, parse=parse_tpcc, settle_s=settle_s,
-                    stored=stored, demo=DEMO)
+                    stored=stored, demo=DEMO, axes=procedures_axis)
 
 
 def check_lines(spec: CampaignSpec) -> list[str]:

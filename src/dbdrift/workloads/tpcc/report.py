@@ -10,7 +10,10 @@ import io
 import json
 from html import escape
 
-from dbdrift.analysis.tpcc import HARDWARE, TargetSummary, hardware_per_new_order, nopm_series, run_dips
+from dbdrift.analysis import flame_areas as areas
+from dbdrift.analysis.tpcc import (HARDWARE, HOST, TargetSummary, flame_areas, hardware_per_new_order, host_cpu,
+                                   nopm_series, procedures_table, run_dips)
+from dbdrift.report.flamegraph import AREAS_LEGEND, AREAS_TITLE, areas_json
 from dbdrift.report.events import DIPS_HEADER, DIPS_TITLE, dip_cells, dip_text, dips_json, engine_charts
 from dbdrift.model import JsonObject, TPCC_TRANSACTIONS as TRANSACTIONS
 from dbdrift.report.caveats import finding_mark, findings_html, notes_html
@@ -34,6 +37,15 @@ DIPS_LEGEND = ("per run (#repeat): the seconds NOPM fell below 80% of its median
                "of a table, a checkpoint, a burst of WAL or redo, a fall of purge lag or dirty pages) that started "
                "within each dip (widened by 1 s either side) and within the peak before it (the last seconds at or "
                "above the median), against how many would by chance")
+HOST_LEGEND = ("the host's CPU as vmstat shows it: cpu/no host CPU µs per new order (user + system, every CPU) and "
+               "us/no, sy/no its user and system parts; cpuPer = ((us + sy) / NOPM) * 1000 as the posts compute it; "
+               "us and sy the mean user and system CPU % of all CPUs, r the mean runnable count (running or waiting "
+               "for a CPU, the sampler included, as vmstat's r), cs/s context switches per second")
+HOST_DIGITS = {"cpu/no": 0, "us/no": 0, "sy/no": 0, "cpuPer": 3, "us": 1, "sy": 1, "r": 2, "cs/s": 0}
+PROCEDURES_TITLE = "NOPM and cpuPer without and with stored procedures"
+PROCEDURES_LEGEND = ("per DBMS, the transactions sent as statements by the driver (sp0) and run as stored procedures "
+                     "(sp1), as the posts' table: NOPM, sp1's NOPM over sp0's, and cpuPer = ((us + sy) / NOPM) * 1000")
+PROCEDURES_HEADER = ["DBMS", "NOPM sp0", "NOPM sp1", "sp1/sp0", "cpuPer sp0", "cpuPer sp1"]
 HARDWARE_DIGITS = {"cpu/no": 0, "server/no": 0, "client/no": 0, "client%": 1, "bg/no": 0, "bg%": 1, "cs/no": 2,
                    "wkb/no": 2, "fl/no": 3, "fl/s": 1, "w_ms": 2, "aqu": 2}
 
@@ -60,6 +72,14 @@ def blocks(data: TpccReport) -> list[tuple[str, str, list[str], list[list[str]]]
     hw = [[data.label(s.target), *(fmt_fixed(s.hardware.get(m), HARDWARE_DIGITS[m], thousands=True) for m in HARDWARE)]
           for s in data.summaries]
     out.append((f"hardware per new order (host CPUs: {data.ncpu})", HARDWARE_LEGEND, ["target", *HARDWARE], hw))
+    host = [[data.label(s.target), *(fmt_fixed(s.host.get(m), HOST_DIGITS[m], thousands=True) for m in HOST)]
+            for s in data.summaries]
+    out.append(("host CPU (vmstat)", HOST_LEGEND, ["target", *HOST], host))
+    sp = procedures_table(data.summaries)
+    if sp:
+        out.insert(1, (PROCEDURES_TITLE, PROCEDURES_LEGEND, PROCEDURES_HEADER, [
+            [r.name, fmt_fixed(r.nopm[False], 0, thousands=True), fmt_fixed(r.nopm[True], 0, thousands=True),
+             fmt_fixed(r.ratio, 2), fmt_fixed(r.cpu_per[False], 3), fmt_fixed(r.cpu_per[True], 3)] for r in sp]))
     for tx in TRANSACTIONS:
         lat = [[data.label(s.target), str(s.latency[tx].count), fmt_ms(s.latency[tx].p50_us), fmt_ms(s.latency[tx].p95_us),
                 fmt_ms(s.latency[tx].p99_us), fmt_ms(s.latency[tx].max_us), str(s.latency[tx].errors),
@@ -67,6 +87,14 @@ def blocks(data: TpccReport) -> list[tuple[str, str, list[str], list[list[str]]]
         if lat:
             out.append((f"{tx} response time (ms)", "", ["target", "count", "p50", "p95", "p99", "max", "errors",
                                                           "rollbacks"], lat))
+    flames = flame_areas(data.results, data.targets)
+    if flames:
+        unread = areas.shallow(flames)
+        note = (f"; {', '.join(data.label(t) for t in unread)}: most samples reach no known frame, as perf's stacks "
+                "of a build without frame pointers stop at the function sampled, so their areas cannot be told"
+                if unread else "")
+        out.append((AREAS_TITLE, AREAS_LEGEND + "; each target's repeats merged, the base's column first" + note,
+                    ["area", *(data.label(t) for t, _ in flames)], areas.table(flames)))
     dips = [[f"{data.label(r.target)} #{r.repeat + 1}", *dip_cells(d)] for r in data.results for d in run_dips(r)]
     if dips:
         out.append((DIPS_TITLE, DIPS_LEGEND, DIPS_HEADER, dips))
@@ -77,8 +105,9 @@ def render_text(data: TpccReport, markdown: bool = False) -> str:
     return text_page(data, "TPROC-C", "TPROC-C", blocks(data), markdown)
 
 
+HOST_ONLY = tuple(m for m in HOST if m not in HARDWARE)  # cpu/no is a hardware column already
 CSV_HEADER = ("target", "repeat", "status", "warehouses", "clients", "procedures", "elapsed_s", "new_orders",
-              "transactions", "nopm", "tpm", "load_s", "consistency_ok", *HARDWARE, "error", "dips", *VERDICT_COLUMNS,
+              "transactions", "nopm", "tpm", "load_s", "consistency_ok", *HARDWARE, *HOST_ONLY, *(f"flame_{a}" for a in areas.ROWS), "error", "dips", *VERDICT_COLUMNS,
               "notes")
 
 
@@ -91,11 +120,15 @@ def render_csv(data: TpccReport) -> str:
     writer.header(CSV_HEADER)
     for r in data.results:
         hw = hardware_per_new_order([r], data.ncpu)
+        host = host_cpu([r], data.ncpu)
+        flame = areas.shares(r.folded) if r.folded else None
         writer.writerow([r.target, r.repeat, r.status, r.warehouses, r.clients, str(r.procedures).lower(),
                          round(r.elapsed_s, 3), r.new_orders, r.transactions, round(r.nopm, 3), round(r.tpm, 3),
                          "" if r.load_s is None else round(r.load_s, 3),
                          str(all(c.get("ok") for c in r.consistency)).lower() if r.consistency else "",
-                         *("" if (v := hw[m]) is None else round(v, 4) for m in HARDWARE), r.error or "",
+                         *("" if (v := hw[m]) is None else round(v, 4) for m in HARDWARE),
+                         *("" if (v := host[m]) is None else round(v, 4) for m in HOST_ONLY),
+                         *("" if flame is None else round(flame.share(a), 4) for a in areas.ROWS), r.error or "",
                          dip_text(run_dips(r)), *verdict_cells(data, r.target), " | ".join(data.notes)])
     for target in data.targets:  # a target without a stored run (never started, interrupted) still has its line
         if not any(r.target == target for r in data.results):
@@ -116,9 +149,14 @@ def to_json(data: TpccReport) -> JsonObject:
         "verdicts": findings_json(data),
         "targets": [{
             "name": s.target, "label": data.labels.get(s.target, ""), "runs": s.runs, "failed": s.failed,
-            "nopm": s.nopm, "tpm": s.tpm, "relative_nopm": est(s), "hardware": s.hardware,
+            "nopm": s.nopm, "tpm": s.tpm, "relative_nopm": est(s), "hardware": s.hardware, "host": s.host,
+            "procedures": s.procedures,
             "latency_us": {tx: vars(lat) for tx, lat in s.latency.items()}, "consistency_ok": s.consistency_ok,
             "errors": s.errors} for s in data.summaries],
+        "flame_areas": {t: areas_json(a) for t, a in flame_areas(data.results, data.targets)},
+        "procedures_table": [{"dbms": r.name, "nopm_sp0": r.nopm[False], "nopm_sp1": r.nopm[True],
+                              "sp1_over_sp0": r.ratio, "cpu_per_sp0": r.cpu_per[False], "cpu_per_sp1": r.cpu_per[True]}
+                             for r in procedures_table(data.summaries)],
         "runs": [{"target": r.target, "repeat": r.repeat, "status": r.status, "nopm": r.nopm, "tpm": r.tpm,
                   "new_orders": r.new_orders, "transactions": r.transactions, "elapsed_s": r.elapsed_s,
                   "load_s": r.load_s, "consistency": r.consistency, "error": r.error, "hardware": r.hardware,

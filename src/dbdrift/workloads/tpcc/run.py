@@ -20,6 +20,7 @@ from dbdrift.plan.campaign import CampaignSpec
 from dbdrift.runner.campaign import CampaignOutcome, Runner, target_repeats
 from dbdrift.runner.detect import planned_repeats
 from dbdrift.runner.session import TargetSession
+from dbdrift.workloads.tpcc.plan import procedures_of
 
 MAX_VIOLATIONS = 5  # kept per condition: enough to see the pattern
 
@@ -35,7 +36,8 @@ def driver_spec(session: TargetSession, phase: str, repeat: int = 0) -> JsonObje
     # Both phases carry every field (the driver has no defaults); load ignores the windows.
     clients = sizes.loaders(os.cpu_count() or 1) if phase == "load" else sizes.clients
     return {"backend": session.dialect.backend, "connection": session.conn, "seed": session.spec.seed + repeat,
-            "phase": phase, "warehouses": sizes.warehouses, "procedures": sizes.procedures, "clients": clients,
+            "phase": phase, "warehouses": sizes.warehouses, "procedures": procedures_of(session.target, sizes),
+            "clients": clients,
             "rampup_s": sizes.rampup_s, "duration_s": sizes.duration_s, "interval_s": session.spec.interval_s}
 
 
@@ -97,7 +99,7 @@ def run_window(session: TargetSession, repeat: int, load_s: float | None, suffix
         status, error = "failed", process.fatal_message(out, "run")
     return TpccResult(
         target=session.name, status=status, warehouses=sizes.warehouses, clients=sizes.clients,
-        procedures=sizes.procedures, elapsed_s=float(summary.get("elapsed_s") or 0.0),
+        procedures=procedures_of(session.target, sizes), elapsed_s=float(summary.get("elapsed_s") or 0.0),
         new_orders=int(summary.get("new_orders") or 0), transactions=int(summary.get("transactions") or 0),
         nopm=float(summary.get("nopm") or 0.0), tpm=float(summary.get("tpm") or 0.0),
         by_type=summary.get("by_type") or {},
@@ -119,6 +121,10 @@ def sampled_run(session: TargetSession, spec: JsonObject, window_s: float,
     watch = session.engine_watch().start()
     flame = ServerFlame(session.spec.flamegraphs, session.server.server_pid, session.server.run_dir / "perf.data")
 
+    def on_start(pid: int) -> None:  # the driver's process, sampled and recorded
+        sampler.set_client(pid)
+        flame.set_client(pid)
+
     def on_line(obj: JsonObject) -> None:
         if obj.get("type") == "interval" and on_interval is not None:
             on_interval(obj)
@@ -132,7 +138,7 @@ def sampled_run(session: TargetSession, spec: JsonObject, window_s: float,
 
     try:
         out = process.run_driver("tpcc", spec, timeout_s=max(600.0, 3 * window_s + 300), on_line=on_line,
-                                 on_start=sampler.set_client, cpus=session.placement.driver)
+                                 on_start=on_start, cpus=session.placement.driver)
     finally:
         sampler.stop()
         engine = watch.stop()
