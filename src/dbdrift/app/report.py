@@ -116,10 +116,13 @@ def stored_workload(store: Store, campaign_id: int) -> Workload:
 
 def campaign_report(spec: CampaignSpec, store: Store, campaign_id: int, fmt: str, color: bool, chain_view: bool = False) -> str:
     """The report `run` prints when a campaign of `spec` is stored: the workload's own, or the
-    rQPS report at the default thresholds (with `chain_view`, in text, the chain view after it)."""
+    rQPS report at the default thresholds (with `chain_view`, in text, the chain view after it;
+    as a post, the chain's write-up alone: one section per step)."""
     workload = workload_of(spec)
     if workload.build_report is not None:
         return workload_report(store, campaign_id, workload, fmt)
+    if chain_view and fmt == "post":
+        return render(build_report(store, str(campaign_id), None, True, noise_floor="auto"), fmt, color)
     text = render(build_report(store, str(campaign_id), None, False, noise_floor="auto"), fmt, color)
     if chain_view and fmt == "text":  # demo of a version chain
         text += "\n" + render(build_report(store, str(campaign_id), None, True, noise_floor="auto"), fmt, color)

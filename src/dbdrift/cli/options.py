@@ -26,7 +26,7 @@ interrupted by Ctrl-C or SIGTERM (finished runs are stored; rerun with --resume)
 """
 
 # The formats of `dbdrift report`, and of the report a measuring verb prints when it ends.
-REPORT_FORMATS = ("text", "markdown", "csv", "json", "html")
+REPORT_FORMATS = ("text", "markdown", "csv", "json", "html", "post")
 
 
 def add_tests(parser: argparse.ArgumentParser, what: str) -> None:
@@ -128,7 +128,7 @@ def add_common(parser: argparse.ArgumentParser, *, base: bool = True, instructio
         parser.add_argument("--base", help="override which target is the base")
     parser.add_argument("--no-report", action="store_true", help="do not print the report at the end")
     add_format(parser, REPORT_FORMATS, "the report printed at the end, as `dbdrift report --format` "
-                                                   "prints it: text, markdown, csv, json or html")
+                                                   "prints it: text, markdown, csv, json, html or post (the write-up in the posts' shape)")
     add_color(parser)
     add_verbosity(parser)
     parser.add_argument("--flamegraph", action="store_true",

@@ -8,7 +8,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field, replace
 from collections.abc import Callable
-from typing import ClassVar, TypeVar
+from typing import ClassVar, Generic, TypeVar
 
 from dbdrift.analysis.defaults import DriftTable
 from dbdrift.analysis.noise import MIN_REPEATS, Verdict
@@ -161,19 +161,27 @@ def workload_of(store: Store, campaign_id: int) -> str:
 R = TypeVar("R", bound=WorkloadReport)
 
 
-def with_recheck(build: Callable[..., R]) -> Callable[..., R]:
+@dataclass(frozen=True)
+class WithRecheck(Generic[R]):
     """A workload's report builder whose report ends each regression's why line with what
     `recheck --pin-defaults` found (the campaign `<name>-pinned`, when stored): the regression gone
     with the reference's defaults pinned (it followed them) or still there, as the sysbench report
-    says it of a cell."""
-    def built(store: Store, campaign_id: int, base: str | None, min_effect: float = 0.02,
-              noisy: float = 0.05) -> R:
-        report = build(store, campaign_id, base, min_effect, noisy)
+    says it of a cell. A class, not a closure, so a workload still pickles whole for a cluster."""
+
+    build: Callable[..., R]
+
+    def __call__(self, store: Store, campaign_id: int, base: str | None, min_effect: float = 0.02,
+                 noisy: float = 0.05) -> R:
+        report = self.build(store, campaign_id, base, min_effect, noisy)
         pinned_id = None if report.campaign.endswith(PINNED) else store.latest_campaign_id(report.campaign + PINNED)
         if pinned_id is None:
             return report
-        return replace(report, explanations=rechecked(report, build(store, pinned_id, None, min_effect, noisy)))
-    return built
+        return replace(report, explanations=rechecked(report, self.build(store, pinned_id, None, min_effect, noisy)))
+
+
+def with_recheck(build: Callable[..., R]) -> Callable[..., R]:
+    """`build` with the recheck's verdicts in its why lines (WithRecheck)."""
+    return WithRecheck(build)
 
 
 def rechecked(report: WorkloadReport, pinned: WorkloadReport) -> dict[tuple[str, str], str]:
