@@ -51,13 +51,13 @@ def _md_table(header: list[str], rows: list[list[str]]) -> list[str]:
 def change_bullets(changes: Sequence[tuple[str, float, Verdict | None]], median: float | None, unit: str,
                    tally: str, what: str = "test") -> list[str]:
     """The posts' summary of one group: the largest and smallest regression and improvement with
-    their tests and the median, each in basis points; `changes`: (test, rQPS, verdict)."""
+    their tests (`the only` when there is one, as the words line says it) and the median, each in basis points; `changes`: (test, rQPS, verdict)."""
     a = "an" if unit[:1] in "aeiou" or unit[:2].lower() != unit[:2] or unit[:1] == "r" and unit[1:2].isupper() else "a"
     worse = sorted((r, t) for t, r, v in changes if v is Verdict.REGRESSION)
     better = sorted(((r, t) for t, r, v in changes if v is Verdict.IMPROVEMENT), reverse=True)
     out = [tally] if tally else []
     if worse:
-        out.append(f"the largest regression is {a} {unit} drop of {bp_text(worse[0][0])} for {worse[0][1]} "
+        out.append(f"the {'largest' if len(worse) > 1 else 'only'} regression is {a} {unit} drop of {bp_text(worse[0][0])} for {worse[0][1]} "
                    f"({unit} {worse[0][0]:.3f})")
         if len(worse) > 1:
             out.append(f"the smallest regression is {a} {unit} drop of {bp_text(worse[-1][0])} for {worse[-1][1]} "
@@ -65,7 +65,7 @@ def change_bullets(changes: Sequence[tuple[str, float, Verdict | None]], median:
     else:
         out.append(f"no {what} regressed")
     if better:
-        out.append(f"the largest improvement is {a} {unit} gain of {bp_text(better[0][0])} for {better[0][1]} "
+        out.append(f"the {'largest' if len(better) > 1 else 'only'} improvement is {a} {unit} gain of {bp_text(better[0][0])} for {better[0][1]} "
                    f"({unit} {better[0][0]:.3f})")
         if len(better) > 1:
             out.append(f"the smallest improvement is {a} {unit} gain of {bp_text(better[-1][0])} for "
