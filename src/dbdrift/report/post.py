@@ -51,27 +51,16 @@ def _md_table(header: list[str], rows: list[list[str]]) -> list[str]:
 def change_bullets(changes: Sequence[tuple[str, float, Verdict | None]], median: float | None, unit: str,
                    tally: str, what: str = "test") -> list[str]:
     """The posts' summary of one group: the largest and smallest regression and improvement with
-    their tests (`the only` when there is one, as the words line says it) and the median, each in basis points; `changes`: (test, rQPS, verdict)."""
+    their tests (`the only` when there is one, as the words line says it) and the median, each in
+    basis points; `changes`: (test, rQPS, verdict)."""
     a = "an" if unit[:1] in "aeiou" or unit[:2].lower() != unit[:2] or unit[:1] == "r" and unit[1:2].isupper() else "a"
-    worse = sorted((r, t) for t, r, v in changes if v is Verdict.REGRESSION)
-    better = sorted(((r, t) for t, r, v in changes if v is Verdict.IMPROVEMENT), reverse=True)
     out = [tally] if tally else []
-    if worse:
-        out.append(f"the {'largest' if len(worse) > 1 else 'only'} regression is {a} {unit} drop of {bp_text(worse[0][0])} for {worse[0][1]} "
-                   f"({unit} {worse[0][0]:.3f})")
-        if len(worse) > 1:
-            out.append(f"the smallest regression is {a} {unit} drop of {bp_text(worse[-1][0])} for {worse[-1][1]} "
-                       f"({unit} {worse[-1][0]:.3f})")
-    else:
-        out.append(f"no {what} regressed")
-    if better:
-        out.append(f"the {'largest' if len(better) > 1 else 'only'} improvement is {a} {unit} gain of {bp_text(better[0][0])} for {better[0][1]} "
-                   f"({unit} {better[0][0]:.3f})")
-        if len(better) > 1:
-            out.append(f"the smallest improvement is {a} {unit} gain of {bp_text(better[-1][0])} for "
-                       f"{better[-1][1]} ({unit} {better[-1][0]:.3f})")
-    else:
-        out.append(f"no {what} improved")
+    for kind, change, none in ((Verdict.REGRESSION, "drop", "regressed"), (Verdict.IMPROVEMENT, "gain", "improved")):
+        found = sorted(((r, t) for t, r, v in changes if v is kind), reverse=kind is Verdict.IMPROVEMENT)
+        ends = [("largest" if len(found) > 1 else "only", found[0]), *([("smallest", found[-1])] if len(found) > 1 else [])] \
+            if found else []
+        out += [f"the {rank} {kind.value} is {a} {unit} {change} of {bp_text(r)} for {t} ({unit} {r:.3f})"
+                for rank, (r, t) in ends] or [f"no {what} {none}"]
     if median is not None:
         way = "a drop" if median < 1 else "a gain" if median > 1 else "no change"
         out.append(f"the median {unit} is {median:.3f}" + (f", {way} of {bp_text(median)}" if median != 1 else ""))
