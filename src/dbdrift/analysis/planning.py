@@ -165,6 +165,10 @@ class DetectPlan:
     most_s: float
     calibration: str  # which calibration it rests on, for messages
     notes: tuple[str, ...] = field(default=())
+    sequential: bool = False  # the sequential rule (analysis/sequential.py): caps stand, the budget is shared as it runs
+    overhead_s: float = 0.0  # a start's cost beyond its run length, per target (what the sequential rule shares)
+    targets: int = 2
+    fixed_s: float = 0.0  # what the campaign takes besides its measured runs
 
     def of(self, test: str, threads: int) -> TestPlan | None:
         return next((p for p in self.tests if p.test == test and p.threads == threads), None)
@@ -172,7 +176,9 @@ class DetectPlan:
     def to_dict(self) -> dict[str, object]:
         return {"detect": self.detect, "budget_s": self.budget_s, "lengths": self.lengths,
                 "tests": [p.to_dict() for p in self.tests], "expected_s": round(self.expected_s, 1),
-                "most_s": round(self.most_s, 1), "calibration": self.calibration, "notes": list(self.notes)}
+                "most_s": round(self.most_s, 1), "calibration": self.calibration, "notes": list(self.notes),
+                "sequential": self.sequential, "overhead_s": self.overhead_s, "targets": self.targets,
+                "fixed_s": round(self.fixed_s, 1)}
 
 
 @dataclass(frozen=True)
@@ -189,7 +195,7 @@ class Cell:
 
 def plan(cells: list[Cell], detect: float, fixed_s: float = 0.0, budget_s: float | None = None,
          calibration: str = "", targets: int = 2, overhead_s: float = 5.0, lengths: tuple[float, ...] = LENGTHS,
-         spare: tuple[TestNoise, ...] = ()) -> DetectPlan:
+         spare: tuple[TestNoise, ...] = (), sequential: bool = False) -> DetectPlan:
     """The run length per duration kind and the starts per test that reach `detect` at the least
     cost. A start of one test costs targets * (length + overhead_s) seconds; `fixed_s` is the rest
     of the campaign (starts, loads, settles, warm-up runs). The lengths, one of `lengths` per kind,
@@ -200,7 +206,9 @@ def plan(cells: list[Cell], detect: float, fixed_s: float = 0.0, budget_s: float
     lacks is planned with the noisiest calibrated test of its kind (or of any kind, `spare`
     included: the calibration's tests this campaign does not run). A test out
     of reach gets MIN_STARTS. Each test may run up to HEADROOM times its planned starts; with a
-    budget, the starts beyond MIN_STARTS are cut to what it leaves, in proportion."""
+    budget, the starts beyond MIN_STARTS are cut to what it leaves, in proportion; `sequential`:
+    they are not, the lengths are chosen as with the cut (the budget is shared as the campaign
+    runs, runner/sequential.py), and the cost is at most the budget."""
     known = [c.noise for c in cells if c.noise is not None] + list(spare)
     if not known:
         raise ValueError("no calibrated test to plan from")
@@ -212,7 +220,7 @@ def plan(cells: list[Cell], detect: float, fixed_s: float = 0.0, budget_s: float
     noises = [c.noise or stand_in(c.kind) for c in cells]
     needed: dict[tuple[int, float], int | None] = {}
 
-    def at(chosen: dict[str, float]) -> DetectPlan:
+    def at(chosen: dict[str, float], budget: float | None = budget_s) -> DetectPlan:
         planned = []
         for i, (c, noise) in enumerate(zip(cells, noises)):
             t = chosen[c.kind]
@@ -223,7 +231,7 @@ def plan(cells: list[Cell], detect: float, fixed_s: float = 0.0, budget_s: float
             cap = max(starts, min(MAX_STARTS, math.ceil(starts * HEADROOM))) if need else MIN_STARTS
             planned.append(TestPlan(c.test, c.threads, t, noise.variance(t), starts, cap, c.noise is not None,
                                     noise.df if c.noise is not None else 0, c.floor))
-        return _within(DetectPlan(detect, budget_s, chosen, tuple(planned), 0.0, 0.0, calibration),
+        return _within(DetectPlan(detect, budget, chosen, tuple(planned), 0.0, 0.0, calibration),
                        fixed_s, targets, overhead_s)
 
     def score(p: DetectPlan) -> tuple[float, int, float, float]:
@@ -235,7 +243,14 @@ def plan(cells: list[Cell], detect: float, fixed_s: float = 0.0, budget_s: float
         return max(0.0, p.most_s - budget_s), len(short), round(sum(short), 6), p.expected_s
 
     kinds = sorted({c.kind for c in cells})
-    return min((at(dict(zip(kinds, combo))) for combo in product(lengths, repeat=len(kinds))), key=score)
+    best = min((at(dict(zip(kinds, combo))) for combo in product(lengths, repeat=len(kinds))), key=score)
+    best = replace(best, overhead_s=overhead_s, targets=targets, fixed_s=fixed_s)
+    if not sequential:
+        return best
+    whole = at(best.lengths, None)
+    spend = budget_s if budget_s is not None else math.inf
+    return replace(best, tests=whole.tests, sequential=True, expected_s=min(whole.expected_s, spend),
+                   most_s=min(whole.most_s, max(spend, best.most_s)))
 
 
 def repeat_noise(estimates: Mapping[str, list[Estimate]]) -> dict[str, TestNoise]:

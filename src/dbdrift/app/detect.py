@@ -11,7 +11,8 @@ from typing import Callable
 
 from dbdrift.analysis import planning
 from dbdrift.analysis.floor import noise_floor
-from dbdrift.analysis.noise import Estimate
+from dbdrift.analysis.instructions import instruction_verdict
+from dbdrift.analysis.noise import Estimate, Verdict
 from dbdrift.analysis.relative import compare
 from dbdrift.errors import UserError
 from dbdrift.model import JsonObject
@@ -132,8 +133,18 @@ def planned(spec: CampaignSpec, store: Store | None) -> CampaignSpec:
                      insert_s=chosen.get("insert", write_s if "write" in chosen else spec.insert_s))
     # the warm-up runs last read_s: plan again with the fixed part the chosen lengths give
     found = planning.plan(cells, spec.detect, _fixed_s(shaped), spec.budget, named, len(spec.targets), overhead,
-                          tuple(found.lengths.values()), tuple(noise.values()))
-    return replace(shaped, repeats=max(p.most for p in found.tests), detect_plan=found.to_dict())
+                          tuple(found.lengths.values()), tuple(noise.values()), spec.sequential)
+    stored = found.to_dict()
+    if spec.sequential and spec.count_instructions:  # the budget's first priority (runner/sequential.py)
+        stored["tests"] = [{**p.to_dict(), "blind": _blind(p.test)} for p in found.tests]
+    return replace(shaped, repeats=max(p.most for p in found.tests), detect_plan=stored)
+
+
+def _blind(test: str) -> bool:
+    """Whether instruction counts cannot see the test's cost: it writes, and so waits on I/O and
+    locks (catalog rw other than "R")."""
+    from dbdrift.workloads.sysbench.catalog import CATALOG
+    return test in CATALOG and CATALOG[test].rw != "R"
 
 
 def _planned_repeats(spec: CampaignSpec, store: Store | None, workload: Workload) -> CampaignSpec:
@@ -145,6 +156,8 @@ def _planned_repeats(spec: CampaignSpec, store: Store | None, workload: Workload
     repeat_s = workload.estimate(once)[0]
     tests = list(workload.judged(spec)) if workload.judged else []
     found = planning.plan_repeats(tests, by_test, spec.detect or 0.0, repeat_s, spec.budget, named)
+    if spec.sequential:
+        found = replace(found, sequential=True)
     return replace(spec, repeats=max(p.most for p in found.tests), detect_plan=found.to_dict())
 
 
@@ -182,13 +195,42 @@ def check_lines(spec: CampaignSpec) -> list[str]:
                      "calibration (the larger of its A/A offset and its interval's half width), and no verdict goes "
                      "below a test's floor however many starts run: calibrate again with more starts "
                      f"({more}) to narrow the intervals; a floor its A/A offset sets does not move")
+    sequential = bool(found.get("sequential"))
+    if sequential:
+        lines += sequential_lines(spec, found)
     for p in tests:
         reach = "" if p["expected"] <= found["detect"] else f"; cannot reach {found['detect']:.1%}"
         if p.get("floor", 0.0) > found["detect"]:
             reach += f" (noise floor {p['floor']:.1%})"
         guess = "" if p["calibrated"] else " (not calibrated: planned from the noisiest calibrated test)"
-        lines.append(f"  {cell_name(p['test'], p['threads'])}: {p['starts']} starts (at most {p['most']}), expected "
-                     f"{p['expected']:.1%}{reach}{guess}")
+        first = "; budget first" if p.get("blind") else ""
+        starts = (f"{planning.MIN_STARTS} to {p['most']} starts, stopping once decided (the fixed plan's "
+                  f"{p['starts']})" if sequential and p["most"] > planning.MIN_STARTS else
+                  f"{p['starts']} starts, then stops" if sequential else f"{p['starts']} starts (at most {p['most']})")
+        lines.append(f"  {cell_name(p['test'], p['threads'])}: {starts}, expected {p['expected']:.1%}{reach}{guess}"
+                     f"{first}")
+    return lines
+
+
+def sequential_lines(spec: CampaignSpec, found: JsonObject) -> list[str]:
+    """What `run --check` says of the sequential rule: how each test stops, and the budget's order."""
+    detect = float(found["detect"])
+    lines = [f"  sequential: after {planning.MIN_STARTS} starts each test is looked at before every further start "
+             f"and stops once its interval excludes 1 (different) or lies inside ±{detect:.1%} (same), at a level "
+             "that spends part of the 5% error per look (O'Brien-Fleming alpha spending), or at its most; "
+             "`sequential = false`: the fixed plan"]
+    if spec.budget is None:
+        return lines
+    if spec.count_instructions and spec.tests:
+        blind = [t for t in found["tests"] if t.get("blind")]
+        lines.append(f"  budget order: instruction counts run first; the timed budget goes first to the {len(blind)} "
+                     "tests they cannot see (writes, I/O and locks: rw not \"R\", marked below) and to those whose "
+                     "counts move, then to the rest; the tests run in their order (writes change the tables), each "
+                     "further start within its share of what is left")
+    else:
+        lines.append("  budget order: the tests run in their order (writes change the tables); each further start "
+                     "within its share of what is left, every test still to come keeping its first "
+                     f"{planning.MIN_STARTS} and its share of its planned starts")
     return lines
 
 
@@ -219,3 +261,25 @@ def cell_estimates(store: Store, workload: Workload = SYSBENCH) -> Callable[[int
         return [c.estimate for row in comparison.rows for c in row.cells.values()
                 if c.estimate is not None and c.reference is not None]
     return estimates
+
+
+def counts_moved(store: Store, detect: float) -> Callable[[int], set[str]]:
+    """What the sequential rule asks of a campaign that counts instructions before its timed runs
+    (runner/sequential.py: the budget's first priority): the tests whose instruction verdict
+    against the base, at the threshold, is anything but no significant change (a count missing
+    on a side included)."""
+    def moved(campaign_id: int) -> set[str]:
+        targets = store.targets(campaign_id)
+        base = next((t["name"] for t in targets if t["is_base"]), targets[0]["name"] if targets else "")
+        counted = {(r["test"], r["target"]): (r["ir_per_event"], r["spread_pct"]) for r in store.instructions(campaign_id)}
+        found = set()
+        for test in {t for t, _ in counted}:
+            ref = counted.get((test, base))
+            for target in (t["name"] for t in targets if t["name"] != base):
+                new = counted.get((test, target))
+                ratio = new[0] / ref[0] if new and ref and ref[0] else None
+                spreads = [new[1] if new else None, ref[1] if ref else None]
+                if instruction_verdict(ratio, spreads, detect) is not Verdict.NO_CHANGE:
+                    found.add(test)
+        return found
+    return moved

@@ -161,7 +161,8 @@ def _run(spec: CampaignSpec, store_path: Path, store: Store, progress: ProgressS
         return RunOutcome(1 if summary.failed else 0, tuple(summary.campaigns.items()))
     workload = workload_of(spec)
     runner = Runner(spec, store, resume=resume, progress=progress, workload=workload,
-                    estimates=detect.cell_estimates(store, workload) if spec.detect_plan else None)
+                    estimates=detect.cell_estimates(store, workload) if spec.detect_plan else None,
+                    moved=detect.counts_moved(store, spec.detect) if spec.detect_plan and spec.detect else None)
     try:
         outcome = runner.run()
     except KeyboardInterrupt:  # what was stored before it, the run cut short counted as interrupted

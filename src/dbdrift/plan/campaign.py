@@ -93,6 +93,7 @@ class CampaignSpec:
     calibration: bool = False  # an A/A campaign made by `dbdrift calibrate`
     detect: float | None = None  # plan the campaign to see a change of this size (analysis/planning.py)
     budget: float | None = None  # with detect: the most the campaign may take, seconds
+    sequential: bool = _default("sequential", bool)  # with detect: stop each cell once decided (runner/sequential.py)
     detect_plan: JsonObject | None = None  # the plan `run` made for detect (app/detect.py), stored with the campaign
     count_instructions: bool = _default("count_instructions", bool)  # also count instructions per event under callgrind
     simulate_cache: bool = _default("simulate_cache", bool)  # with count_instructions: callgrind's cache and branch simulation too
@@ -321,7 +322,7 @@ def _with_detect(spec: CampaignSpec, top: fields.Table) -> CampaignSpec:
         raise InputError(f'{top.where}: detect needs order = "turns" and restart = "repeat" (it plans server starts '
                          f'of all targets taking turns), not order = "{spec.order}", restart = "{spec.restart}"',
                          'remove order and restart (both defaults), or remove detect')
-    return replace(spec, detect=detect, budget=budget)
+    return replace(spec, detect=detect, budget=budget, sequential=top.flag("sequential"))
 
 
 def _settle(top: fields.Table) -> float | None:

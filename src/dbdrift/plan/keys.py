@@ -234,6 +234,14 @@ KEYS: tuple[Key, ...] = (
          'fit; once the budget is spent, the sysbench tests still to run get 3 starts each, and an Insert Benchmark or '
          'TPROC-C campaign starts no repeat past the third that would overrun it. Tests that could not reach `detect` '
          'are named in the report with the change they could detect.')),
+    Key('top', 'sequential', FLAG, 'boolean', default=True,
+        doc=('With `detect`: the sequential rule. After its first 3 starts each test is looked at before every further '
+         'start and stops once its interval says "different" (it excludes 1) or "same" (it lies inside ±`detect`: no '
+         'change of that size or more), each look at a level that spends part of the 5% error (O\'Brien-Fleming '
+         'alpha spending, docs/noise.md D24), or at its cap, or when its share of `budget` is spent; with '
+         '`count_instructions` the budget goes first to the tests the counts cannot see (writes, I/O, locks) and '
+         'those whose counts moved. Reports say where each test stopped and after how many starts. `false`: the '
+         'fixed plan (each test\'s starts decided before the first, raised at most once after 3 from their spread).')),
     Key('top', 'cpus', CPUS, '`"auto"`, `"shared"` or table', default="auto",
         doc=('Where the driver and the servers run. `"auto"`: with two or more usable CPUs the driver is pinned to the'
          ' lowest quarter of them (at least one) and every server process to the rest; with one CPU, or for the '

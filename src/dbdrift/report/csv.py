@@ -8,7 +8,9 @@ reference (measure `setting`) fills only its own columns (`setting`, `setting_ca
 `setting_kind`, `setting_reference`, `setting_target`), which every other line leaves empty. With
 --metrics, a measured perf counter (measure `perf`) has a line per counter and target: its count
 per query in `value`, a compared target's ratio to its reference in `rqps` and whether the change
-matters to the time per operation in `explanation` (analysis/perfcost.py). Every
+matters to the time per operation in `explanation` (analysis/perfcost.py). A campaign planned to
+detect with the sequential rule adds where each compared cell stopped (`stopped`: decided, cap or
+budget; `stop_outcome`: different, same or unknown; `stop_starts`). Every
 line ends with the campaign columns (report/envelope.py), as every workload's CSV does."""
 from __future__ import annotations
 
@@ -119,7 +121,7 @@ def _instruction_extra(data: ReportData, irow: InstructionRow, target: str) -> l
     """A count's line: instructions per event and its ratio; the hardware columns stay empty."""
     cost = irow.costs.get(target)
     out = [_num(cost.ir_per_event if cost else None, 1), _num(irow.relative.get(target), 5)]
-    return out + [""] * (2 * len(SYSBENCH_METRICS) if data.show_metrics else 0)
+    return out + [""] * ((2 * len(SYSBENCH_METRICS) if data.show_metrics else 0) + (len(STOP_COLUMNS) if data.stops else 0))
 
 
 SETTING_COLUMNS = ("setting", "setting_category", "setting_kind", "setting_reference", "setting_target")
@@ -132,7 +134,12 @@ def _extra_header(data: ReportData) -> list[str]:
     cols = ["instr_per_event", "instr_rel"] if data.instructions else []
     if data.show_metrics:
         cols += list(SYSBENCH_METRICS) + [f"{m}_rel" for m in SYSBENCH_METRICS]
+    if data.stops:
+        cols += list(STOP_COLUMNS)
     return cols
+
+
+STOP_COLUMNS = ("stopped", "stop_outcome", "stop_starts")  # a sequential detect campaign: where each cell stopped
 
 
 def _extra(data: ReportData, row: RelativeRow, target: str) -> list[str]:
@@ -147,6 +154,9 @@ def _extra(data: ReportData, row: RelativeRow, target: str) -> list[str]:
         relative = mrow.relative.get(target, {}) if mrow else {}
         out += [_num(absolute.get(m), METRIC_DIGITS[m]) for m in SYSBENCH_METRICS]
         out += ["inf" if relative.get(m) == float("inf") else _num(relative.get(m), 4) for m in SYSBENCH_METRICS]
+    if data.stops:
+        stop = data.stops.get((row.test, row.threads)) if target in data.comparison.references else None
+        out += [str(stop["why"]), str(stop["outcome"]), str(stop["starts"])] if stop else ["", "", ""]
     return out
 
 

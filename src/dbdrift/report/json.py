@@ -52,6 +52,7 @@ def render_json(data: ReportData) -> str:
             "excluded_intervals": tput.dropped_intervals, **packagers_json(cell.packagers),
             "explanation": data.why(row.test, row.threads, cell.target),
             "in_words": ranks.get((row.test, row.threads, cell.target)),
+            **_stop(data, row.test, row.threads, cell.target),
         })
     for irow, target, verdict in instruction_cells(data):
         assert isinstance(irow, InstructionRow)  # instruction_cells yields the data's rows, typed as object
@@ -136,3 +137,13 @@ def _layer_json(row: LayerRow) -> dict[str, Any]:
 
 def _round(value: float | None, digits: int) -> float | None:
     return None if value is None else round(value, digits)
+
+
+def _stop(data: ReportData, test: str, threads: int, target: str) -> dict[str, object]:
+    """Where a sequential campaign planned to detect stopped a compared cell (`stopped`: decided,
+    cap or budget, `stop_outcome`, `stop_starts`); nothing for any other campaign."""
+    if not data.stops:
+        return {}
+    stop = data.stops.get((test, threads)) if target in data.comparison.references else None
+    return {"stopped": stop["why"] if stop else None, "stop_outcome": stop["outcome"] if stop else None,
+            "stop_starts": stop["starts"] if stop else None}

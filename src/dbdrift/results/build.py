@@ -23,6 +23,7 @@ from dbdrift.analysis.instructions import EventCost, InstructionRow, instruction
 from dbdrift.analysis import layers
 from dbdrift.analysis.noise import IntervalSample, Verdict
 from dbdrift.analysis.planning import detect_notes
+from dbdrift.analysis.sequential import stops_note
 from dbdrift.analysis.position import Turn, order_notes
 from dbdrift.analysis.relative import Comparison, Measurement, compare
 from dbdrift.analysis.summary import summarize_groups
@@ -116,7 +117,9 @@ def build_report(store: Store, campaign: str | None, base: str | None, chain: bo
     comparison = _with_packagers(comparison, packagers)
     order = report_order({m.test for m in measurements} | {r["test"] for r in counted})
     host, spec = json.loads(row["host_json"]), json.loads(row["spec_json"])
+    stops = store.detect_stops(campaign_id)
     notes += (_interval_notes(comparison, spec, between) + detect_notes(comparison, spec.get("detect_plan"))
+              + stops_note(stops, float((spec.get("detect_plan") or {}).get("detect", 0.0)))
               + _order_notes(measurements)
               + host_notes(host, io_method_notes(targets)) + _unit_notes(store, campaign_id)
               + _build_notes(labels, packagers) + nothing_measured_notes(row["name"], measurements, counted))
@@ -135,7 +138,7 @@ def build_report(store: Store, campaign: str | None, base: str | None, chain: bo
                       metrics=hardware if metrics else (),
                       instructions=counted_rows, layers=layer_rows, drift=default_drift(targets, references),
                       show_metrics=metrics, meta=report_meta(store, campaign_id, generated_at),
-                      plan_changes=plan_changes, packagers=packagers,
+                      plan_changes=plan_changes, packagers=packagers, stops=stops,
                       explanations=_rechecked(pinned, _explanations(
                           comparison, hardware, counted_rows, plan_changes, marks.compared, sequential, layer_rows)))
 

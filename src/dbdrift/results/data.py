@@ -68,6 +68,8 @@ class ReportData:
     packagers: dict[str, str] = field(default_factory=dict)  # target -> who built its server (results/targets.py)
     # test -> its group when the report groups otherwise than the catalogue (`report --groups five`)
     test_groups: dict[str, str] = field(default_factory=dict)
+    # (test, threads) -> where a sequential campaign planned to detect stopped the cell (analysis/sequential.py)
+    stops: dict[tuple[str, int], JsonObject] = field(default_factory=dict)
 
     @property
     def timed(self) -> bool:

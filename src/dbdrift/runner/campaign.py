@@ -111,9 +111,10 @@ class Repeats(Protocol):
 class Runner:
     def __init__(self, spec: CampaignSpec, store: Store, resume: bool = False,
                  progress: ProgressSink | None = None, *, workload: Workload,
-                 estimates: CellEstimates | None = None) -> None:
+                 estimates: CellEstimates | None = None, moved: Callable[[int], set[str]] | None = None) -> None:
         self.spec = spec
         self.estimates = estimates  # a campaign planned to detect: each stored cell's rQPS estimates
+        self.moved = moved  # and, counting instructions first, the tests whose counts moved (runner/sequential.py)
         self.store = store
         self.resume = resume
         self.progress = progress or NullProgress()

@@ -4,7 +4,8 @@ MIN_STARTS starts that number may be raised once from their spread (analysis/pla
 replan), never from the ratio, and once the budget is spent the tests still to come get
 MIN_STARTS starts each. A workload whose every start runs all its tests (the Insert Benchmark,
 TPROC-C) runs a repeat while any of its tests still wants that start, and past MIN_STARTS
-starts no repeat that would overrun the budget."""
+starts no repeat that would overrun the budget. This is the fixed plan (`sequential = false`);
+`follow` picks it or the sequential rule (runner/sequential.py) as the campaign's plan says."""
 from __future__ import annotations
 
 import time
@@ -17,6 +18,8 @@ from dbdrift.plan.expand import RunStep
 from dbdrift.quantities import format_duration
 from dbdrift.runner.campaign import CampaignOutcome, CellEstimates, Runner
 from dbdrift.runner.progress import ProgressSink
+from dbdrift.runner.sequential import DETECT_STEP, Sequential, Stop
+from dbdrift.store.store import Store
 
 
 class Planned:
@@ -130,9 +133,31 @@ def _name(key: tuple[str, int]) -> str:
     return f"{key[0]} x{key[1]}" if key[1] else key[0]
 
 
-def planned_repeats(runner: Runner, outcome: CampaignOutcome) -> Planned | None:
+def planned_repeats(runner: Runner, outcome: CampaignOutcome) -> Planned | Sequential | None:
     """The repeats of a campaign planned to detect that still run (Runner.one_after_another); None
     for a campaign without detect."""
-    if runner.spec.detect_plan is None or runner.estimates is None:
+    return follow(runner, outcome.campaign_id)
+
+
+def follow(runner: Runner, campaign_id: int) -> Planned | Sequential | None:
+    """What decides a campaign's starts as it runs: the sequential rule (runner/sequential.py)
+    when its plan says so, else the fixed plan; None for a campaign without detect."""
+    spec, estimates = runner.spec, runner.estimates
+    if spec.detect_plan is None or estimates is None:
         return None
-    return Planned(runner.spec, runner.estimates, outcome.campaign_id, runner.progress)
+    if not spec.detect_plan.get("sequential"):
+        return Planned(spec, estimates, campaign_id, runner.progress)
+    moved = runner.moved
+    return Sequential(spec, estimates, campaign_id, runner.progress, keep=_keeper(runner.store, campaign_id),
+                      moved=(lambda: moved(campaign_id)) if moved is not None else None)
+
+
+def _keeper(store: Store, campaign_id: int) -> Callable[[tuple[str, int], Stop], None]:
+    """Each stop stored as a step of kind `detect` on the campaign's base target (the report reads it)."""
+    def keep(key: tuple[str, int], stop: Stop) -> None:
+        targets = store.targets(campaign_id)
+        base = next((t for t in targets if t["is_base"]), targets[0] if targets else None)
+        if base is not None:
+            store.add_step(base["id"], DETECT_STEP, _name(key), stop.why, 0.0,
+                           {"test": key[0], "threads": key[1], **stop.to_dict()})
+    return keep

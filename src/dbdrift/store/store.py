@@ -797,6 +797,18 @@ class Store:
     def completed_steps(self, target_id: int) -> list[sqlite3.Row]:
         return self.db.execute("SELECT * FROM steps WHERE target_id = ? ORDER BY id", (target_id,)).fetchall()
 
+    def detect_stops(self, campaign_id: int) -> dict[tuple[str, int], JsonObject]:
+        """Where each cell of a campaign planned to detect with the sequential rule stopped (the
+        steps of kind `detect` runner/sequential.py stores; the latest per cell, for --resume)."""
+        rows = self.db.execute(
+            "SELECT s.detail_json FROM steps s JOIN targets t ON t.id = s.target_id "
+            "WHERE t.campaign_id = ? AND s.kind = 'detect' ORDER BY s.id", (campaign_id,)).fetchall()
+        found: dict[tuple[str, int], JsonObject] = {}
+        for row in rows:
+            detail = json.loads(row[0])
+            found[(str(detail["test"]), int(detail["threads"]))] = detail
+        return found
+
     def campaign(self, campaign_id: int) -> sqlite3.Row:
         row: sqlite3.Row = self.db.execute("SELECT * FROM campaigns WHERE id = ?", (campaign_id,)).fetchone()
         return row

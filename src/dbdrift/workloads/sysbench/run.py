@@ -26,7 +26,8 @@ from dbdrift.plan.expand import (MEASURED, SETTLES, SETUP, WARM, FreshStep, Load
                                  TargetPlan, estimate_parts, expand, restarts_before, run_cost_s, within_starts)
 from dbdrift.runner import instructions, turns
 from dbdrift.runner.campaign import CampaignOutcome, Runner
-from dbdrift.runner.detect import Planned
+from dbdrift.runner.detect import Planned, follow
+from dbdrift.runner.sequential import Sequential
 from dbdrift.runner.progress import LanesProgress, ProgressSink, Tally
 from dbdrift.runner.session import TargetSession, settle_wait
 from dbdrift.store.store import Store
@@ -78,6 +79,12 @@ def estimate_campaign(spec: CampaignSpec) -> tuple[float, int]:
     plans = expand(spec)
     counted = [p for p in plans if instructions.supports(p.target.engine)]
     return estimate(spec, plans, counted)
+
+
+def counts_first(spec: CampaignSpec) -> bool:
+    """Whether the instruction counts run before the timed runs: in a campaign planned to detect
+    with the sequential rule, where their verdicts give the timed budget its order."""
+    return bool(spec.count_instructions and spec.timed and spec.detect_plan and spec.detect_plan.get("sequential"))
 
 
 def counting_lanes(targets: int) -> int:
@@ -177,7 +184,7 @@ class Sequence:
         self.spec, self.store, self.resume, self.progress = runner.spec, runner.store, runner.resume, runner.progress
         self.perf, self.placement = runner.perf, runner.placement
         self.plans = expand(self.spec)
-        self.planned: Planned | None = None  # a campaign planned to detect: which starts still run
+        self.planned: Planned | Sequential | None = None  # a campaign planned to detect: which starts still run
 
     def run(self, installs: dict[str, InstallInfo], outcome: CampaignOutcome) -> None:
         states = self._all_states = self._states(outcome.campaign_id)
@@ -195,8 +202,17 @@ class Sequence:
         timed = [to_run(state) for state in active]  # --resume: the runs the store lacks, nothing more
         self.progress.campaign_start(*estimate(self.spec, timed, [s.plan for s in counting]))
         tally = self.progress = Tally(self.runner.progress)  # each part credits the estimate its steps did not
-        if self.spec.detect_plan is not None and self.runner.estimates is not None:
-            self.planned = Planned(self.spec, self.runner.estimates, outcome.campaign_id, self.progress)
+        first = counts_first(self.spec)
+        if counting and first:  # their verdicts decide which tests the timed budget goes to first
+            self.progress.message("detect: instruction counts first: the timed budget goes first to the tests "
+                                  "whose counts moved and to those they cannot see (writes, I/O, locks)")
+            self._count_all([s for s in counting if s.plan.target.name not in outcome.failed_targets],
+                            installs, outcome)
+            whole, runs = estimate(self.spec, timed, [s.plan for s in counting]), estimate(self.spec, timed, [])
+            tally.settle(whole[0] - runs[0], whole[1] - runs[1])
+        self.planned = follow(self.runner, outcome.campaign_id)  # the budget's clock starts with the timed runs
+        if self.planned is not None:
+            self.planned.progress = self.progress
         if self.spec.timed:
             if self.spec.order == "turns" and len(active) > 1:
                 self._in_turns(active, installs, outcome)
@@ -205,7 +221,7 @@ class Sequence:
                 for state, plan in zip(active, timed):
                     self._sequential(state, installs[state.plan.target.name], outcome)
                     tally.settle(*estimate(self.spec, [plan], []))
-        if counting:
+        if counting and not first:
             self._count_all([s for s in counting if s.plan.target.name not in outcome.failed_targets],
                             installs, outcome)
             whole, runs = estimate(self.spec, timed, [s.plan for s in counting]), estimate(self.spec, timed, [])
