@@ -156,8 +156,8 @@ def _planned_repeats(spec: CampaignSpec, store: Store | None, workload: Workload
     repeat_s = workload.estimate(once)[0]
     tests = list(workload.judged(spec)) if workload.judged else []
     found = planning.plan_repeats(tests, by_test, spec.detect or 0.0, repeat_s, spec.budget, named)
-    if spec.sequential:
-        found = replace(found, sequential=True)
+    # the fixed plan: the sequential rule (runner/sequential.py can follow whole repeats) waits for
+    # these workloads' reports to say where each test stopped
     return replace(spec, repeats=max(p.most for p in found.tests), detect_plan=found.to_dict())
 
 

@@ -225,13 +225,18 @@ KEYS: tuple[Key, ...] = (
          'A/A calibration of the workload in the store (`dbdrift calibrate` with `repeats` of 3 or more), `run` '
          'chooses how many server starts each test gets (sysbench: and `read_s`, `write_s` and `insert_s`; the Insert Benchmark and TPROC-C: one '
          'number of repeats, as every start runs all their steps, their lengths as the campaign sets them), so that '
-         'each verdict\'s interval detects the change with 80% power; `run --check` prints the plan and its cost. The '
-         'number of starts is decided before the first and raised at most once, after the first 3 starts, from their '
-         'spread only (docs/noise.md, "Campaigns planned to a detectable change"). sysbench needs `order = "turns"` '
+         'each verdict\'s interval detects the change with 80% power; `run --check` prints the plan and its cost. '
+         'sysbench: each test stops once decided, after 3 starts or more (`sequential`); the Insert Benchmark and '
+         'TPROC-C, and sysbench with `sequential = false`: the number of starts is decided before the first and raised '
+         'at most once, after the first 3 starts, from their spread only (docs/noise.md, "Campaigns planned to a '
+         'detectable change"). sysbench needs `order = "turns"` '
          'and `restart = "repeat"`; `repeats` is then set by the plan. 0.1% to 50%.')),
     Key('top', 'budget', DURATION, 'duration', default=None, shown="none", measured=True, large=7 * DAY_S,
-        doc=('With `detect`: the most the campaign may take (`"30m"`). The plan cuts the starts beyond the first 3 to '
-         'fit; once the budget is spent, the sysbench tests still to run get 3 starts each, and an Insert Benchmark or '
+        doc=('With `detect`: the most the campaign may take (`"30m"`). sysbench with `sequential` (the default): each '
+         'start beyond a test\'s first 3 runs only while the test is undecided and within its share of what is left '
+         '(the tests still to come keep their first 3 and their planned starts). Otherwise the plan cuts the starts '
+         'beyond the first 3 to fit. Once the budget is spent, the sysbench tests still to run get 3 starts each, and '
+         'an Insert Benchmark or '
          'TPROC-C campaign starts no repeat past the third that would overrun it. Tests that could not reach `detect` '
          'are named in the report with the change they could detect.')),
     Key('top', 'sequential', FLAG, 'boolean', default=True,
@@ -240,8 +245,9 @@ KEYS: tuple[Key, ...] = (
          'change of that size or more), each look at a level that spends part of the 5% error (O\'Brien-Fleming '
          'alpha spending, docs/noise.md D24), or at its cap, or when its share of `budget` is spent; with '
          '`count_instructions` the budget goes first to the tests the counts cannot see (writes, I/O, locks) and '
-         'those whose counts moved. Reports say where each test stopped and after how many starts. `false`: the '
-         'fixed plan (each test\'s starts decided before the first, raised at most once after 3 from their spread).')),
+         'those whose counts moved (counted before the timed runs). Reports say where each test stopped and after how '
+         'many starts. `false`: the fixed plan (each test\'s starts decided before the first, raised at most once '
+         'after 3 from their spread). sysbench only: the Insert Benchmark and TPROC-C follow the fixed plan.')),
     Key('top', 'cpus', CPUS, '`"auto"`, `"shared"` or table', default="auto",
         doc=('Where the driver and the servers run. `"auto"`: with two or more usable CPUs the driver is pinned to the'
          ' lowest quarter of them (at least one) and every server process to the rest; with one CPU, or for the '
