@@ -130,7 +130,7 @@ def main() -> int:
     parser.add_argument("--run", action="store_true", help="run the planned campaign too")
     args = parser.parse_args()
     out, _, store = campaign_output("detect", args.store)
-    simulate(out, args.trials, percent(args.detect))
+    simulate(out, args.trials, percent("--detect")(args.detect))
     if args.campaign:
         out()
         campaign(out, args, store)
