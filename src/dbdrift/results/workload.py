@@ -10,6 +10,7 @@ from dataclasses import dataclass, field, replace
 from collections.abc import Callable
 from typing import ClassVar, Generic, TypeVar
 
+from dbdrift.analysis import planning
 from dbdrift.analysis.defaults import DriftTable
 from dbdrift.analysis.noise import MIN_REPEATS, Verdict
 from dbdrift.model import JsonObject
@@ -112,7 +113,7 @@ def detect_notes(found: tuple[Finding, ...], plan: JsonObject | None, starts: in
     missed = [f"{test} ({'no interval' if None in ds else f'{max(d for d in ds if d is not None):.1%}'})"
               for test, ds in could.items() if None in ds or max(d for d in ds if d is not None) > detect + 1e-12]
     line = f"detect {detect:.1%}: {len(could) - len(missed)} of {len(could)} {unit} reached it after {starts} starts"
-    return (line + (f"; not reached: {', '.join(missed)}" if missed else ""),)
+    return (line + (f"; not reached: {', '.join(missed)}" if missed else ""),) + planning.source_notes(plan)
 
 
 Moved = tuple[str, float | None, float | None]
