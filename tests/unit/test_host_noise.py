@@ -12,7 +12,7 @@ import pytest
 
 from dbdrift.analysis import planning
 from dbdrift.analysis.noise import Estimate, Method
-from dbdrift.analysis.planning import TestNoise
+from dbdrift.analysis.planning import TestNoise as Noise
 from dbdrift.app import detect
 from dbdrift.app.host_noise import HISTORY_STARTS, evidence_of, host_history
 from dbdrift.errors import UserError
@@ -74,8 +74,8 @@ def test_the_history_reads_only_the_newest_campaigns(store):
 
 
 def test_pooled_noise_takes_within_per_second_of_run_and_between_by_degrees_of_freedom():
-    newest = TestNoise("t", 0.0004, 0.0001, 10.0, 5)  # 0.004 per second of run, df 4
-    older = TestNoise("t", 0.0001, 0.0004, 20.0, 3)  # 0.002 per second of run, df 2
+    newest = Noise("t", 0.0004, 0.0001, 10.0, 5)  # 0.004 per second of run, df 4
+    older = Noise("t", 0.0001, 0.0004, 20.0, 3)  # 0.002 per second of run, df 2
     found = planning.pooled([newest, older])
     assert found.seconds == 10.0 and found.starts == 8 and found.df == 6
     assert found.within == pytest.approx((0.004 * 5 + 0.002 * 3) / 8 / 10.0)

@@ -109,10 +109,10 @@ def pooled_history(found: list[Evidence]) -> History:
     for n, piece in enumerate(found, 1):
         for cell, noise in piece.noise.items():
             cells.setdefault(cell, []).append((n, noise))
-    noise = {cell: planning.pooled([x for _, x in pieces]) for cell, pieces in cells.items()}
-    sources = {cell: f"[{', '.join(str(n) for n, _ in pieces)}], {noise[cell].starts} starts"
+    pool = {cell: planning.pooled([x for _, x in pieces]) for cell, pieces in cells.items()}
+    sources = {cell: f"[{', '.join(str(n) for n, _ in pieces)}], {pool[cell].starts} starts"
                for cell, pieces in cells.items()}
-    return History(tuple(found), noise, sources)
+    return History(tuple(found), pool, sources)
 
 
 def evidence_of(store: Store, campaign_id: int, spec: JsonObject, workload: Workload) -> Evidence | None:
