@@ -21,7 +21,7 @@ def add_turns(store: Store, name: str, rng: random.Random, starts: int, between:
     (ratio 1, stored as a twin). Every start draws each non-base target an offset of sd `between`."""
     ratios = dict(ratios if ratios is not None else {"b": 0.9})
     if twin:
-        ratios["a-aa"] = 1.0
+        ratios.setdefault("a-aa", 1.0)  # a twin is 1 by construction; a test may plant a lean to see it counted
     names = ["a", *ratios]
     targets = [{"name": n, "engine": "postgres", "version": "17.10", "settings": {}, "base": n == "a",
                 **({"twin": True} if twin and n == "a-aa" else {})} for n in names]

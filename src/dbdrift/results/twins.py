@@ -116,3 +116,47 @@ def with_twin(report: R, findings: Iterable[Finding], twin: str | None, base: st
     changed: R = replace(report, notes=(*report.notes, rate.note()),  # type: ignore[type-var]
                          meta=with_twin_meta(report.meta, rate))
     return changed
+
+
+@dataclass(frozen=True)
+class TwinPoint:
+    """One campaign's twin rate on a host, as history and the published site follow it over time."""
+
+    host: str  # results.history.host_key of its host
+    campaign_id: int
+    campaign: str
+    created_at: str
+    workload: str
+    rate: TwinRate
+
+
+@dataclass(frozen=True)
+class HostTwins:
+    """A host's twin rates over time (oldest first), and all of them pooled: the false verdicts
+    over all the twins' cells."""
+
+    host: str
+    points: tuple[TwinPoint, ...]
+
+    @property
+    def total(self) -> TwinRate:
+        rates = [p.rate for p in self.points]
+        return TwinRate("", "", sum(r.cells for r in rates), sum(r.false for r in rates))
+
+
+def by_host(points: Iterable[TwinPoint]) -> list[HostTwins]:
+    """The points per host (hosts by name), each host's oldest first."""
+    hosts: dict[str, list[TwinPoint]] = {}
+    for p in points:
+        hosts.setdefault(p.host, []).append(p)
+    return [HostTwins(h, tuple(sorted(found, key=lambda p: (p.created_at, p.campaign_id))))
+            for h, found in sorted(hosts.items())]
+
+
+def rate_of(meta: JsonObject) -> TwinRate | None:
+    """The twin's rate a report's meta carries (with_twin_meta), None without a twin."""
+    twin = meta.get("aa_twin")
+    if not twin:
+        return None
+    return TwinRate(twin["twin"], twin["base"], int(twin["cells"]), int(twin["false_verdicts"]),
+                    tuple(twin.get("false") or ()))
