@@ -50,6 +50,12 @@ def test_a_target_already_named_as_the_twin_is_refused_with_the_fix():
     assert refused.value.hint == "rename target pg17-aa, or remove aa_twin"
 
 
+def test_a_twin_in_a_matrix_campaign_is_refused_with_why():
+    with pytest.raises(UserError) as refused:
+        _parse({"aa_twin": True, "axes": {"sync": {"0": {"postgres": {"synchronous_commit": "off"}}, "1": {"postgres": {"synchronous_commit": "on"}}}}})
+    assert refused.value.message.startswith("c.toml: aa_twin with axes: the matrix report pairs variants")
+
+
 def test_a_calibration_of_a_campaign_with_a_twin_is_the_base_against_its_copy_only():
     spec = as_calibration(_parse({"aa_twin": True}), None)
     assert [(t.name, t.twin) for t in spec.targets] == [("pg17", False), ("pg17-aa", False)] and not spec.aa_twin

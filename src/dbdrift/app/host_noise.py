@@ -20,6 +20,7 @@ from dbdrift.analysis.planning import TestNoise
 from dbdrift.model import JsonObject
 from dbdrift.results.build import measurements_of
 from dbdrift.results.history import host_key
+from dbdrift.results.twins import twin_of
 from dbdrift.store.store import Store
 from dbdrift.workload import Workload
 from dbdrift.workloads.registry import SYSBENCH
@@ -136,8 +137,7 @@ def evidence_of(store: Store, campaign_id: int, spec: JsonObject, workload: Work
     if not noise:
         return None
     row = store.campaign(campaign_id)
-    twin = any(json.loads(t["spec_json"] or "{}").get("twin") for t in targets)
-    kind = "A/A" if spec.get("calibration") else "repeats with an A/A twin" if twin else "repeats"
+    kind = "A/A" if spec.get("calibration") else "repeats with an A/A twin" if twin_of(targets) else "repeats"
     return Evidence(campaign_id, row["name"], row["created_at"], kind, max(n.starts for n in noise.values()), noise)
 
 

@@ -435,9 +435,13 @@ TWIN_SUFFIX = "-aa"  # the A/A twin of the base, and a calibration's copy: `<bas
 
 def with_twin(spec: CampaignSpec, twin: bool, where: str) -> CampaignSpec:
     """The campaign with the A/A twin of its base after its targets when `twin` (aa_twin): the
-    same build, configuration and matrix levels under another name, on a port of its own."""
+    same build and configuration under another name, on a port of its own. Refused with axes."""
     if not twin:
         return spec
+    if spec.axes:
+        raise InputError(f"{where}: aa_twin with axes: the matrix report pairs variants by their levels, and a twin "
+                         "would be a second variant of the base's levels", "remove aa_twin, or run the twin in a "
+                         "campaign without axes (its base the variant to check)")
     base = spec.base
     name = f"{base.name}{TWIN_SUFFIX}"[:64]
     if any(t.name == name for t in spec.targets):
