@@ -44,8 +44,10 @@ def main(argv: list[str] | None = None) -> int:
             out(f"campaign {n + 1}: " + next((x for x in report["notes"] if x.startswith("A/A twin")), "no twin note"))
     check = dbdrift_cli("run", str(args.campaign), "--store", str(store), "--check", "--detect", args.detect)
     out(f"run --check --detect {args.detect} (exit {check.returncode}):")
+    shown = False  # the plan: from its `detect` line to the store's
     for line in check.stdout.splitlines():
-        if line.startswith(("detect ", "  ")) and not line.startswith("  target"):
+        shown = (shown or line.strip().startswith("detect ")) and not line.strip().startswith("store:")
+        if shown:
             out(line)
     if check.returncode != 0:
         out(check.stderr.strip())
