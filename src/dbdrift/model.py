@@ -88,6 +88,7 @@ class TargetSpec:
     port: int | None = None  # None: dbdrift picks a free port
     levels: tuple[Level, ...] = ()  # a matrix variant: one level per axis that applies to its engine
     parent: str | None = None  # a matrix variant: the target as the campaign file names it
+    twin: bool = False  # the A/A twin of the base (the campaign key aa_twin): its verdicts against the base are false
 
     @property
     def variant(self) -> str | None:

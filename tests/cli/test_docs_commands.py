@@ -23,8 +23,8 @@ DOCS = ("README.md", "docs/guide.md", "docs/history.md", "docs/posts.md")
 # verbs that read the store: run against make_store's campaign "golden"
 STORE_VERBS = {"report", "campaigns", "history", "publish"}
 # what make_store's single campaign cannot answer (no axes, no target named pg18.4, a sysbench campaign with
-# no `--metric rate` measure): parsed only
-NEEDS_OTHER_STORE = ("--matrix", "--against", "--base", "rate")
+# no `--metric rate` measure, no A/A twin): parsed only
+NEEDS_OTHER_STORE = ("--matrix", "--against", "--base", "rate", "false-verdicts")
 # the campaign files the docs name, each a small campaign of the kind the text around it means
 CAMPAIGNS = {
     "pg18.toml": 'name = "pg18"\ntests = ["point"]\n'

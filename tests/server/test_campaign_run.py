@@ -478,6 +478,22 @@ def test_a_campaign_planned_to_detect_runs_the_starts_its_calibration_plans_and_
         moved.stderr[-2000:]
 
 
+def test_a_campaign_with_an_aa_twin_runs_the_bases_build_again_and_counts_the_twins_false_verdicts(tmp_path):
+    work = shared_work_dir("twin")
+    store = tmp_path / "s.db"
+    path = campaign(tmp_path, "twin", tests=["point-query"], read_s=1, extra="repeats = 3")
+    result = dbdrift("run", path, "--store", store, "--aa-twin", "--format", "json", work_dir=work)
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert {(r["target"], r["status"]) for r in runs(store)} == {("pg17", "ok"), ("pg18", "ok"), ("pg17-aa", "ok")}
+    report = json.loads(result.stdout)
+    versions = {t["name"]: t["version"] for t in report["meta"]["targets"]}
+    assert versions["pg17-aa"] == versions["pg17"] == "17.10"
+    twin = report["meta"]["aa_twin"]
+    assert (twin["twin"], twin["base"], twin["cells"]) == ("pg17-aa", "pg17", 1) and twin["false_verdicts"] in (0, 1)
+    assert any(n.startswith("A/A twin pg17-aa (pg17's build and config): ") for n in report["notes"])
+    assert postgres_processes_under(work) == []
+
+
 def _three_repeats(tmp_path: Path, name: str, extra: str = "") -> tuple[Path, Path, dict]:
     """Run point-query 3 times per target; returns the work dir, the store and the JSON report
     after checking that all six runs are stored ok."""

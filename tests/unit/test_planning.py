@@ -152,13 +152,13 @@ def test_the_report_note_names_each_test_that_did_not_reach_the_threshold():
     loud = [Measurement("scan", "scan", m.target, 1, m.value, round=m.round, intervals=m.intervals)
             for m in _aa_runs(rng, 3, between=0.08, turn_sd=0.02)]
     comparison = compare(quiet + loud, ["a", "a-aa"], "a", ["point-query", "scan"])
-    (note,) = planning.detect_notes(comparison, {"detect": 0.02})
+    note, _ = planning.detect_notes(comparison, {"detect": 0.02})
     assert note.startswith("detect 2.0%: 1 of 2 tests reached it; not reached: scan x1 (")
     assert "after 3 starts" in note
     assert planning.detect_notes(comparison, None) == ()
     # the note gives the change each cell shows: a noise floor above the threshold keeps a test from it
     floored = compare(quiet + loud, ["a", "a-aa"], "a", ["point-query", "scan"], noise_floor={"point-query": 0.031})
-    (note,) = planning.detect_notes(floored, {"detect": 0.02})
+    note, _ = planning.detect_notes(floored, {"detect": 0.02})
     assert note.startswith("detect 2.0%: 0 of 2 tests reached it; not reached: point-query x1 (3.1% after 5 starts)")
 
 

@@ -23,7 +23,7 @@ them to users.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from itertools import product
 from dataclasses import dataclass, field, replace
 from statistics import fmean, variance
@@ -48,6 +48,7 @@ class TestNoise:
     between: float  # the variance of the offset each start draws
     seconds: float  # the calibration's run length
     starts: int  # how many starts the calibration had
+    campaigns: int = 1  # how many campaigns it pools (pooled): each spends a degree of freedom on its own mean
 
     def variance(self, seconds: float) -> float:
         """The variance of one start's ln rQPS with runs `seconds` long."""
@@ -55,7 +56,29 @@ class TestNoise:
 
     @property
     def df(self) -> int:
-        return max(self.starts - 1, 1)
+        return max(self.starts - self.campaigns, 1)
+
+
+def pooled(found: Sequence[TestNoise]) -> TestNoise:
+    """One test's noise from several campaigns of a host (the store's history, app/detect.py),
+    the newest first. `within` scales as 1/t with the run length, so each campaign's is taken
+    per second of run (within * seconds) and averaged weighted by its starts, then given at the
+    newest campaign's length; `between` is averaged weighted by each campaign's degrees of
+    freedom (its starts less one), as a pooled variance is. A campaign's `between` was cut at
+    0 where its starts spread less than their own intervals said (noise_of), so the pool leans
+    high, never low. Assumes the host's noise did not change across them; one campaign is
+    returned as it is."""
+    if not found:
+        raise ValueError("no noise to pool")
+    if len(found) == 1:
+        return found[0]
+    newest = found[0]
+    starts = sum(n.starts for n in found)
+    per_second = sum(n.within * n.seconds * n.starts for n in found) / starts
+    df = sum(max(n.starts - n.campaigns, 1) for n in found)
+    between = sum(n.between * max(n.starts - n.campaigns, 1) for n in found) / df
+    within = per_second / newest.seconds if newest.seconds > 0 else fmean(n.within for n in found)
+    return TestNoise(newest.test, within, between, newest.seconds, starts, sum(n.campaigns for n in found))
 
 
 def _df(starts: int, crossover: bool = True) -> int:
@@ -80,39 +103,66 @@ def starts_needed(var: float, detect: float, crossover: bool = True) -> int | No
 
 
 def noise_of(measurements: list[Measurement], base: str, seconds: dict[str, float]) -> dict[tuple[str, int], TestNoise]:
-    """Each (test, threads)'s noise from an A/A campaign in turns: `base` against the copy, every
-    repeat on its own start; `seconds` gives each test's run length. Within: the mean of the
-    starts' squared standard errors. Between: the variance of the starts' values less that,
-    at least 0; with 2 or more starts of each parity the variance within each parity, as the
-    crossover estimate has it. Tests with fewer than 2 starts are left out."""
+    """Each (test, threads)'s noise from a campaign in turns, every repeat on its own start:
+    `base` against each other target (an A/A calibration's copy, or any campaign's targets, whose
+    true ratio does not change from one start to the next); `seconds` gives each test's run
+    length. Within: the mean of the starts' squared standard errors. Between: the variance of
+    the starts' values less that, at least 0; with 2 or more starts of each parity the variance
+    within each parity, as the crossover estimate has it; with several targets their variances
+    pooled, each about its own mean. Tests with fewer than 2 starts are left out."""
     by_cell: dict[tuple[str, int], dict[int, dict[str, Measurement]]] = {}
     for m in measurements:
         if m.status == "ok" and m.value is not None and m.intervals:
             by_cell.setdefault((m.test, m.threads), {}).setdefault(m.round, {})[m.target] = m
     noise = {}
     for (test, threads), repeats in by_cell.items():
-        centers: dict[int, float] = {}
-        within: list[float] = []
-        for rep, runs in repeats.items():
-            other = next((t for t in runs if t != base), None)
-            if base not in runs or other is None:
-                continue
-            est = paired_turns([runs[other].sample()], [runs[base].sample()])
-            se = standard_error(est) if est is not None else None
-            if est is None or est.value is None or se is None:
-                continue
-            centers[rep] = math.log(est.value)
-            within.append(se[0] ** 2)
-        if len(centers) < 2 or test not in seconds:
+        if test not in seconds:
             continue
-        arms = [[c for rep, c in centers.items() if rep % 2 == parity] for parity in (0, 1)]
-        if min(len(arm) for arm in arms) >= 2:
-            spread = sum((len(arm) - 1) * variance(arm) for arm in arms) / (len(centers) - 2)
-        else:
-            spread = variance(list(centers.values()))
-        inside = fmean(within)
-        noise[(test, threads)] = TestNoise(test, inside, max(spread - inside, 0.0), seconds[test], len(centers))
+        others = sorted({t for runs in repeats.values() for t in runs if t != base})
+        spreads: list[tuple[float, int]] = []  # (variance of the starts' values, its degrees of freedom)
+        within: list[float] = []
+        starts = 0
+        for other in others:
+            centers, inside = _centers(repeats, base, other)
+            if len(centers) < 2:
+                continue
+            spreads.append(_spread(centers))
+            within += inside
+            starts = max(starts, len(centers))
+        if not spreads:
+            continue
+        df = sum(d for _, d in spreads)
+        spread = sum(v * d for v, d in spreads) / df
+        inside_mean = fmean(within)
+        noise[(test, threads)] = TestNoise(test, inside_mean, max(spread - inside_mean, 0.0), seconds[test], starts)
     return noise
+
+
+def _centers(repeats: Mapping[int, Mapping[str, Measurement]], base: str, other: str
+             ) -> tuple[dict[int, float], list[float]]:
+    """Each start's ln rQPS of `other` against `base` (paired turns) and its squared standard error."""
+    centers: dict[int, float] = {}
+    within: list[float] = []
+    for rep, runs in repeats.items():
+        if base not in runs or other not in runs:
+            continue
+        est = paired_turns([runs[other].sample()], [runs[base].sample()])
+        se = standard_error(est) if est is not None else None
+        if est is None or est.value is None or se is None:
+            continue
+        centers[rep] = math.log(est.value)
+        within.append(se[0] ** 2)
+    return centers, within
+
+
+def _spread(centers: Mapping[int, float]) -> tuple[float, int]:
+    """The variance of the starts' values and its degrees of freedom: within each parity of
+    starts when both have 2 or more (the crossover), else about their one mean."""
+    arms = [[c for rep, c in centers.items() if rep % 2 == parity] for parity in (0, 1)]
+    if min(len(arm) for arm in arms) >= 2:
+        df = len(centers) - 2
+        return sum((len(arm) - 1) * variance(arm) for arm in arms) / df, df
+    return variance(list(centers.values())), len(centers) - 1
 
 
 @dataclass(frozen=True)
@@ -130,6 +180,7 @@ class TestPlan:
     prior_df: int = 0  # what `var` is worth when a campaign's own starts are pooled with it (replan)
     floor: float = 0.0  # the calibration's noise floor of the test: no verdict below it, whatever the starts
     crossover: bool = True  # its interval is the crossover one from 4 starts (sysbench); False: paired repeats
+    source: str = ""  # the evidence its noise comes from, as `run --check` names it: "[1, 2], 13 starts"
 
     @property
     def expected(self) -> float:
@@ -143,13 +194,13 @@ class TestPlan:
         return {"test": self.test, "threads": self.threads, "seconds": self.seconds, "var": self.var,
                 "starts": self.starts, "most": self.most, "expected": round(self.expected, 6),
                 "calibrated": self.calibrated, "prior_df": self.prior_df, "floor": round(self.floor, 6),
-                "crossover": self.crossover}
+                "crossover": self.crossover, **({"source": self.source} if self.source else {})}
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> TestPlan:
         return cls(str(d["test"]), int(d["threads"]), float(d["seconds"]), float(d["var"]), int(d["starts"]),
                    int(d["most"]), bool(d["calibrated"]), int(d.get("prior_df", 0)), float(d.get("floor", 0.0)),
-                   bool(d.get("crossover", True)))
+                   bool(d.get("crossover", True)), str(d.get("source", "")))
 
 
 @dataclass(frozen=True)
@@ -169,6 +220,10 @@ class DetectPlan:
     overhead_s: float = 0.0  # a start's cost beyond its run length, per target (what the sequential rule shares)
     targets: int = 2
     fixed_s: float = 0.0  # what the campaign takes besides its measured runs
+    # the campaigns its noise comes from, numbered as the tests' `source` cites them:
+    # "[1] calibrate-pg17 (#4, 2026-11-27 10:02, A/A, 8 starts)"; empty for a plan from one calibration told in `calibration`
+    evidence: tuple[str, ...] = field(default=())
+    floors_from: str = ""  # where the tests' noise floors come from, "" when the plan says nothing of them
 
     def of(self, test: str, threads: int) -> TestPlan | None:
         return next((p for p in self.tests if p.test == test and p.threads == threads), None)
@@ -178,7 +233,9 @@ class DetectPlan:
                 "tests": [p.to_dict() for p in self.tests], "expected_s": round(self.expected_s, 1),
                 "most_s": round(self.most_s, 1), "calibration": self.calibration, "notes": list(self.notes),
                 "sequential": self.sequential, "overhead_s": self.overhead_s, "targets": self.targets,
-                "fixed_s": round(self.fixed_s, 1)}
+                "fixed_s": round(self.fixed_s, 1),
+                **({"evidence": list(self.evidence)} if self.evidence else {}),
+                **({"floors_from": self.floors_from} if self.floors_from else {})}
 
 
 @dataclass(frozen=True)
@@ -191,6 +248,7 @@ class Cell:
     kind: str
     noise: TestNoise | None
     floor: float = 0.0
+    source: str = ""  # which evidence `noise` comes from (TestPlan.source)
 
 
 def plan(cells: list[Cell], detect: float, fixed_s: float = 0.0, budget_s: float | None = None,
@@ -230,7 +288,8 @@ def plan(cells: list[Cell], detect: float, fixed_s: float = 0.0, budget_s: float
             starts = need or MIN_STARTS
             cap = max(starts, min(MAX_STARTS, math.ceil(starts * HEADROOM))) if need else MIN_STARTS
             planned.append(TestPlan(c.test, c.threads, t, noise.variance(t), starts, cap, c.noise is not None,
-                                    noise.df if c.noise is not None else 0, c.floor))
+                                    noise.df if c.noise is not None else 0, c.floor,
+                                    source=c.source if c.noise is not None else ""))
         return _within(DetectPlan(detect, budget, chosen, tuple(planned), 0.0, 0.0, calibration),
                        fixed_s, targets, overhead_s)
 
@@ -270,7 +329,8 @@ def repeat_noise(estimates: Mapping[str, list[Estimate]]) -> dict[str, TestNoise
 
 
 def plan_repeats(tests: list[str], noise: Mapping[str, TestNoise], detect: float, repeat_s: float,
-                 budget_s: float | None = None, calibration: str = "") -> DetectPlan:
+                 budget_s: float | None = None, calibration: str = "", sources: Mapping[str, str] | None = None
+                 ) -> DetectPlan:
     """The plan of a workload whose every start runs all its tests (the Insert Benchmark's
     steps, TPROC-C's NOPM): one number of starts for the campaign, the most any test that can
     reach `detect` needs (a test that cannot, within MAX_STARTS, does not raise it), each test
@@ -296,7 +356,8 @@ def plan_repeats(tests: list[str], noise: Mapping[str, TestNoise], detect: float
         starts = min(starts, most)
     planned = tuple(TestPlan(t, 0, 0.0, (noise.get(t) or worst).between, starts,
                              most if needs[t] is not None else starts, t in noise,
-                             noise[t].df if t in noise else 0, crossover=False) for t in tests)
+                             noise[t].df if t in noise else 0, crossover=False,
+                             source=(sources or {}).get(t, "") if t in noise else "") for t in tests)
     return DetectPlan(detect, budget_s, {}, planned, starts * repeat_s, most * repeat_s, calibration, notes)
 
 
@@ -368,4 +429,17 @@ def detect_notes(comparison: Comparison, found: Mapping[str, Any] | None) -> tup
         what = f"{worst[0]:.1%}" if worst[0] is not None else "no interval"
         missed.append(f"{row.test} x{row.threads} ({what} after {worst[1]} starts)")
     line = f"detect {detect:.1%}: {reached} of {reached + len(missed)} tests reached it"
-    return (line + (f"; not reached: {', '.join(missed)}" if missed else ""),)
+    return (line + (f"; not reached: {', '.join(missed)}" if missed else ""),) + source_notes(found)
+
+
+def source_notes(found: Mapping[str, Any]) -> tuple[str, ...]:
+    """The report's note on what a campaign's plan rested on: the calibration, or the host's
+    history with its campaigns (name, number, date, A/A or repeats, starts) and where the noise
+    floors came from."""
+    evidence = found.get("evidence") or []
+    line = f"detect {float(found['detect']):.1%}: planned from {found.get('calibration') or 'a calibration'}"
+    if evidence:
+        line += ": " + "; ".join(evidence)
+    if found.get("floors_from"):
+        line += f"; noise floors: {found['floors_from']}"
+    return (line,)

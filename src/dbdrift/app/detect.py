@@ -1,6 +1,7 @@
 """A campaign planned to a detectable change (the campaign key `detect`, `run --detect`): the plan
-from the store's newest A/A calibration with starts (analysis/planning.py), the campaign it turns
-into, and what `run --check` says of it.
+(analysis/planning.py) from this host's history in the store (app/host_noise.py: its calibrations
+and the starts of its other campaigns), or from its newest A/A calibration while that history is
+thin; the campaign it turns into, and what `run --check` says of it.
 """
 from __future__ import annotations
 
@@ -9,11 +10,14 @@ import re
 from dataclasses import replace
 from typing import Callable
 
+from dataclasses import dataclass
+
 from dbdrift.analysis import planning
 from dbdrift.analysis.floor import noise_floor
 from dbdrift.analysis.instructions import instruction_verdict
 from dbdrift.analysis.noise import Estimate, Verdict
 from dbdrift.analysis.relative import compare
+from dbdrift.app.host_noise import HISTORY_STARTS, Cell, host_history, run_lengths, duration_kind
 from dbdrift.errors import UserError
 from dbdrift.model import JsonObject
 from dbdrift.plan.campaign import CampaignSpec
@@ -31,18 +35,67 @@ REPORT_MIN_EFFECT = 0.02  # the verdicts' minimum effect in `run`'s report (repo
 CALIBRATE_MORE = "--set repeats=8"  # the starts a calibration needs for 2% on a host like these (docs/noise.md E21)
 
 
-def calibration_noise(store: Store | None, workload: Workload = SYSBENCH
-                      ) -> tuple[dict[tuple[str, int], planning.TestNoise], dict[str, float], str]:
+@dataclass(frozen=True)
+class PlanNoise:
+    """What a plan rests on: each cell's noise and which evidence it comes from, the tests' noise
+    floors and where they come from, the line naming it all, and notes on it."""
+
+    noise: dict[Cell, planning.TestNoise]
+    sources: dict[Cell, str]  # cell -> "[1, 2], 13 starts" (history); empty for one calibration
+    floors: dict[str, float]
+    named: str  # the plan's `calibration`: "the history of this host: ..." or "calibration c (#1, ...)"
+    evidence: tuple[str, ...] = ()  # the history's campaigns, numbered; empty for one calibration
+    floors_from: str = ""
+    notes: tuple[str, ...] = ()
+
+    def of(self, cell: Cell) -> tuple[planning.TestNoise | None, str]:
+        """A cell's noise and its source, else its test's at any client count."""
+        if cell in self.noise:
+            return self.noise[cell], self.sources.get(cell, "")
+        same = [c for c in self.noise if c[0] == cell[0]]
+        if not same:
+            return None, ""
+        best = max(same, key=lambda c: self.noise[c].starts)
+        return self.noise[best], self.sources.get(best, "")
+
+
+def plan_noise(store: Store | None, cells: list[Cell], workload: Workload = SYSBENCH) -> PlanNoise:
+    """The noise to plan `cells` from: the history of this host in the store (host_noise.py) when
+    half or more of the cells have HISTORY_STARTS starts in it, else the newest calibration of
+    this host, as before there was a history, saying why; a UserError when it has neither."""
+    if store is None:
+        raise UserError("detect plans from a calibration of this host, and the store does not exist yet", _HINT,
+                        exit_code=2)
+    here = host_key(machine_facts(steal_window_s=0))
+    history = host_history(store, workload, here)
+    enough = history.enough(cells)
+    floors, floors_from = ({}, "") if workload.estimates is not None else newest_floors(store, here)
+    if history.evidence and 2 * len(enough) >= len(cells):
+        thin = len(cells) - len(enough)
+        notes = ((f"{thin} of {len(cells)} tests have fewer than {HISTORY_STARTS} starts in the history: their "
+                  "plan rests on what it has (or on the noisiest test, when it has none), and the replan after "
+                  f"{planning.MIN_STARTS} starts weighs their own starts the more",) if thin else ())
+        return PlanNoise(history.noise, history.sources, floors, history.summary(), history.labels, floors_from,
+                         notes)
+    why = (f"the history of this host is too thin to plan from: {len(enough)} of {len(cells)} tests have "
+           f"{HISTORY_STARTS} or more starts in its {len(history.evidence)} campaign(s) with starts, and half need to")
+    noise, cal_floors, named = calibration_noise(store, workload, why)
+    return PlanNoise(noise, {}, cal_floors, named, notes=(why + "; planned from the newest calibration",))
+
+
+_HINT = (f"calibrate this host first with starts: `dbdrift calibrate CAMPAIGN.toml {CALIBRATE_MORE}` with the "
+         "same --store (it runs the base against a copy of itself; docs/noise.md); once the store holds "
+         f"{HISTORY_STARTS} starts of most tests on this host (calibrations and campaigns with repeats), detect "
+         "plans from them")
+
+
+def calibration_noise(store: Store, workload: Workload = SYSBENCH, thin: str = ""
+                      ) -> tuple[dict[Cell, planning.TestNoise], dict[str, float], str]:
     """The noise of each (test, threads) from the newest calibration of this host and workload in
     the store that has 2 or more starts of a test (3 for a workload judged over repeats), each
     test's noise floor from it (what sysbench reports raise the verdicts' minimum effect to while
     it is the newest; none for the others, whose reports do not), and a line naming it; a
-    UserError when the store has none."""
-    hint = (f"calibrate this host first with starts: `dbdrift calibrate CAMPAIGN.toml {CALIBRATE_MORE}` with the "
-            "same --store (it runs the base against a copy of itself; docs/noise.md)")
-    if store is None:
-        raise UserError("detect plans from a calibration of this host, and the store does not exist yet", hint,
-                        exit_code=2)
+    UserError when the store has none (`thin`: why the history did not serve either)."""
     here, elsewhere = host_key(machine_facts(steal_window_s=0)), []
     for campaign_id in store.calibration_ids():
         row = store.campaign(campaign_id)
@@ -61,11 +114,30 @@ def calibration_noise(store: Store | None, workload: Workload = SYSBENCH
     others = f"; it has calibrations of other hosts only: {', '.join(elsewhere)}" if elsewhere else ""
     least = 2 if workload.estimates is None else planning.MIN_STARTS
     raise UserError(f"detect plans from a calibration of this host ({here}) with {least} or more server starts of "
-                    f"{workload.caps.title}, and {store.path} has none{others}", hint, exit_code=2)
+                    f"{workload.caps.title}, and {store.path} has none{others}" + (f"; {thin}" if thin else ""),
+                    _HINT, exit_code=2)
+
+
+def newest_floors(store: Store, here: str) -> tuple[dict[str, float], str]:
+    """The noise floors of the newest sysbench calibration of host `here` (what its reports raise
+    the verdicts' minimum effect to) and a line naming it; none without one."""
+    for campaign_id in store.calibration_ids():
+        row = store.campaign(campaign_id)
+        spec = json.loads(row["spec_json"])
+        if spec.get("workload", SYSBENCH.name) != SYSBENCH.name or not store.has_runs(campaign_id):
+            continue
+        if host_key(json.loads(row["host_json"] or "{}")) != here:
+            continue
+        targets = [t["name"] for t in store.targets(campaign_id)]
+        measurements = measurements_of(store, campaign_id)
+        floors = noise_floor(compare(measurements, targets, targets[0], sorted({m.test for m in measurements})))
+        return floors, (f"calibration {row['name']} (#{campaign_id}, {row['created_at'][:16].replace('T', ' ')}), "
+                        "the newest of this host, as reports apply it")
+    return {}, "none: no calibration of this host, and reports raise no verdict to a floor without one"
 
 
 def _noise_of(store: Store, campaign_id: int, spec: JsonObject, workload: Workload
-              ) -> tuple[dict[tuple[str, int], planning.TestNoise], dict[str, float]] | None:
+              ) -> tuple[dict[Cell, planning.TestNoise], dict[str, float]] | None:
     """One calibration's noise per (test, threads) and noise floors, None when it has too few starts."""
     if workload.estimates is not None:  # judged over repeats: the tests' threads are the campaign's
         repeats = planning.repeat_noise(workload.estimates(store, campaign_id))
@@ -73,10 +145,10 @@ def _noise_of(store: Store, campaign_id: int, spec: JsonObject, workload: Worklo
     targets = [t["name"] for t in store.targets(campaign_id)]
     if len(targets) < 2 or spec.get("order") != "turns":
         return None
-    seconds = _lengths(spec)
+    seconds = run_lengths(spec)
     measurements = measurements_of(store, campaign_id)
     noise = planning.noise_of(measurements, targets[0],
-                              {m.test: seconds.get(_kind(m.test), 0.0) for m in measurements})
+                              {m.test: seconds.get(duration_kind(m.test), 0.0) for m in measurements})
     if not noise:
         return None
     return noise, noise_floor(compare(measurements, targets, targets[0], sorted({m.test for m in measurements})))
@@ -88,16 +160,6 @@ def refuse_cluster(address: str | None) -> None:
         raise UserError("detect plans a campaign from this host's calibration; it does not run on a cluster",
                         "run the planned campaign on one host (without --cluster and [cluster]), or remove detect",
                         exit_code=2)
-
-
-def _lengths(spec: JsonObject) -> dict[str, float]:
-    write = float(spec.get("write_s") or 0.0)
-    return {"read": float(spec.get("read_s") or 0.0), "write": write, "insert": float(spec.get("insert_s") or write)}
-
-
-def _kind(test: str) -> str:
-    from dbdrift.workloads.sysbench.catalog import CATALOG
-    return CATALOG[test].duration_kind if test in CATALOG else "read"
 
 
 def planned(spec: CampaignSpec, store: Store | None) -> CampaignSpec:
@@ -117,11 +179,14 @@ def planned(spec: CampaignSpec, store: Store | None) -> CampaignSpec:
                         "runs them one after the other (order = \"sequential\", or the servers do not fit in memory "
                         "together)", "make the servers smaller (shared_buffers, innodb_buffer_pool_size), or remove "
                         "detect", exit_code=2)
-    noise, floors, named = calibration_noise(store)
-    by_test = {test: n for (test, _), n in noise.items()}
-    cells = [planning.Cell(t.name, threads, t.duration_kind, noise.get((t.name, threads)) or by_test.get(t.name),
-                           floors.get(t.name, 0.0))
-             for threads in spec.threads for t in spec.tests]
+    wanted = [(t.name, threads) for threads in spec.threads for t in spec.tests]
+    rests = plan_noise(store, wanted)
+    noise, floors, named = rests.noise, rests.floors, rests.named
+    cells = []
+    for threads in spec.threads:
+        for t in spec.tests:
+            found_noise, source = rests.of((t.name, threads))
+            cells.append(planning.Cell(t.name, threads, t.duration_kind, found_noise, floors.get(t.name, 0.0), source))
     fixed = _fixed_s(spec)
     lengths_tried = tuple(sorted(set(planning.LENGTHS) | {spec.read_s, spec.write_s, spec.insert_s}))
     overhead = spec.warmup_s + RUN_OVERHEAD_S + RESTART_S
@@ -134,6 +199,7 @@ def planned(spec: CampaignSpec, store: Store | None) -> CampaignSpec:
     # the warm-up runs last read_s: plan again with the fixed part the chosen lengths give
     found = planning.plan(cells, spec.detect, _fixed_s(shaped), spec.budget, named, len(spec.targets), overhead,
                           tuple(found.lengths.values()), tuple(noise.values()), spec.sequential)
+    found = _told(found, rests)
     stored = found.to_dict()
     if spec.sequential and spec.count_instructions:  # the budget's first priority (runner/sequential.py)
         stored["tests"] = [{**p.to_dict(), "blind": _blind(p.test)} for p in found.tests]
@@ -147,15 +213,22 @@ def _blind(test: str) -> bool:
     return test in CATALOG and CATALOG[test].rw != "R"
 
 
+def _told(found: planning.DetectPlan, rests: PlanNoise) -> planning.DetectPlan:
+    """The plan with what it rests on: the evidence, where the floors come from, and its notes."""
+    return replace(found, notes=rests.notes + found.notes, evidence=rests.evidence, floors_from=rests.floors_from)
+
+
 def _planned_repeats(spec: CampaignSpec, store: Store | None, workload: Workload) -> CampaignSpec:
     """A workload whose every start runs all its tests (the Insert Benchmark, TPROC-C): repeats
     from its calibration's spread per judged test (planning.plan_repeats)."""
-    noise, _, named = calibration_noise(store, workload)
-    by_test = {test: n for (test, _), n in noise.items()}
+    tests = list(workload.judged(spec)) if workload.judged else []
+    rests = plan_noise(store, [(test, 0) for test in tests], workload)
+    by_test = {test: n for (test, _), n in rests.noise.items()}
+    sources = {test: source for (test, _), source in rests.sources.items()}
     once = replace(spec, repeats=1)
     repeat_s = workload.estimate(once)[0]
-    tests = list(workload.judged(spec)) if workload.judged else []
-    found = planning.plan_repeats(tests, by_test, spec.detect or 0.0, repeat_s, spec.budget, named)
+    found = _told(planning.plan_repeats(tests, by_test, spec.detect or 0.0, repeat_s, spec.budget, rests.named,
+                                        sources), rests)
     # the fixed plan: the sequential rule (runner/sequential.py can follow whole repeats) waits for
     # these workloads' reports to say where each test stopped
     return replace(spec, repeats=max(p.most for p in found.tests), detect_plan=found.to_dict())
@@ -182,6 +255,7 @@ def check_lines(spec: CampaignSpec) -> list[str]:
     lines = [f"detect {found['detect']:.1%}: planned from {found['calibration']}; {lengths}",
              f"  expected {format_duration(found['expected_s'])}, at most {format_duration(found['most_s'])}"
              + (f" (budget {format_duration(found['budget_s'])})" if found.get("budget_s") else "")]
+    lines += evidence_lines(found)
     lines += [f"  note: {n}" for n in found.get("notes", [])]
     if found["detect"] < REPORT_MIN_EFFECT:
         lines.append(f"  note: reports call no change below their minimum effect, {REPORT_MIN_EFFECT:.0%} unless "
@@ -207,8 +281,9 @@ def check_lines(spec: CampaignSpec) -> list[str]:
         starts = (f"{planning.MIN_STARTS} to {p['most']} starts, stopping once decided (the fixed plan's "
                   f"{p['starts']})" if sequential and p["most"] > planning.MIN_STARTS else
                   f"{p['starts']} starts, then stops" if sequential else f"{p['starts']} starts (at most {p['most']})")
+        source = f"; noise from {p['source']}" if p.get("source") else ""
         lines.append(f"  {cell_name(p['test'], p['threads'])}: {starts}, expected {p['expected']:.1%}{reach}{guess}"
-                     f"{first}")
+                     f"{source}{first}")
     return lines
 
 
@@ -232,6 +307,17 @@ def sequential_lines(spec: CampaignSpec, found: JsonObject) -> list[str]:
                      "within its share of what is left, every test still to come keeping its first "
                      f"{planning.MIN_STARTS} and its share of its planned starts")
     return lines
+
+
+def evidence_lines(found: JsonObject) -> list[str]:
+    """The campaigns a plan from the store's history rests on, numbered as its tests cite them,
+    and where its noise floors come from; none for a plan from one calibration (its first line
+    names it)."""
+    if not found.get("evidence"):
+        return []
+    return (["  evidence (noise of ln rQPS over server starts, pooled per test):"]
+            + [f"    {e}" for e in found["evidence"]]
+            + ([f"  noise floors: {found['floors_from']}"] if found.get("floors_from") else []))
 
 
 def cell_name(test: str, threads: int) -> str:

@@ -3,6 +3,7 @@ with the change points Apache Otava finds in them and, for a nightly job, the re
 newest point of a series brought."""
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, replace
 from datetime import datetime, timezone
 from pathlib import Path
@@ -15,13 +16,15 @@ from dbdrift.errors import UserError
 from dbdrift.origin import extra_hint
 from dbdrift.report import history as render
 from dbdrift.results import history
-from dbdrift.results.build import no_campaign
+from dbdrift.results.build import build_report, no_campaign
+from dbdrift.results.twins import HostTwins, TwinPoint, by_host, rate_of, twin_of
 from dbdrift.results.workload import workload_of as stored_workload_name
 from dbdrift.store.store import Store
 from dbdrift.version import __version__
 from dbdrift.workloads.registry import WORKLOADS
 
-METRICS = tuple(history.METRICS)
+FALSE_VERDICTS = "false-verdicts"  # the A/A twins' false verdicts per host over time (results/twins.py)
+METRICS = (*history.METRICS, FALSE_VERDICTS)
 BY = history.BY
 
 
@@ -47,11 +50,14 @@ class HistoryOutcome:
     notes: list[str]
     meta: JsonObject
     new_regressions: list[str]
+    twins: list[HostTwins] | None = None  # --metric false-verdicts: the twins' rates per host, instead of series
 
 
 def run(request: HistoryRequest, store: Store) -> HistoryOutcome:
     if not store.campaigns():
         raise no_campaign(store, None)
+    if request.metric == FALSE_VERDICTS:
+        return _false_verdicts(request, store)
     if request.tests and request.metric == "rate":  # a workload's measures (l.i0, NOPM) are not the catalog's
         tests: list[str] | None = list(request.tests)
     else:
@@ -82,8 +88,69 @@ def run(request: HistoryRequest, store: Store) -> HistoryOutcome:
     return HistoryOutcome(series, notes, meta, found_new)
 
 
+def _false_verdicts(request: HistoryRequest, store: Store) -> HistoryOutcome:
+    """The A/A twins' false verdicts per host over time: every campaign with a twin, its report
+    built as `report` builds it (noise floors from the host's calibration), its twin counted."""
+    if request.new_regressions:
+        raise UserError("--fail-on new-regression reads series of measurements, and --metric false-verdicts has none",
+                        "leave out --fail-on, or choose another --metric", exit_code=2)
+    found = twin_points(store)
+    host = request.host or history.newest_host(store) or "all"
+    hosts = sorted({f.point.host for f in found})
+    if host != "all":
+        host = next((h for h in hosts if h == host or h.split(" ", 1)[0] == host), host)
+    chosen = [f for f in found if host == "all" or f.point.host == host]
+    if request.engines:
+        chosen = [p for p in chosen if p.engine in request.engines]
+    if not chosen:
+        where = f" on {host}" if host != "all" else ""
+        raise UserError(f"store {request.store} holds no campaign with an A/A twin{where}",
+                        (f"twins ran on {'; '.join(hosts)}: pass --host all or one of them" if hosts else
+                         "run a campaign with one: `dbdrift run FILE --aa-twin` (the campaign key aa_twin)"),
+                        exit_code=2)
+    notes = [f"campaigns of {len(others)} other host(s) left out: {'; '.join(others)} (--host all shows them)"
+             for others in [[h for h in hosts if h != host and host != "all"]] if others]
+    meta = {"store": str(request.store), "metric": request.metric, "host": host,
+            "generated_at": datetime.now(timezone.utc).isoformat(timespec="seconds"), "dbdrift_version": __version__}
+    return HistoryOutcome([], notes, meta, [], twins=by_host(p.point for p in chosen))
+
+
+@dataclass(frozen=True)
+class _Found:
+    point: TwinPoint
+    engine: str
+
+
+def twin_points(store: Store) -> list[_Found]:
+    """Every campaign of the store with an A/A twin, its twin's rate from its report."""
+    found = []
+    for c in store.campaigns():
+        campaign_id = int(c["id"])
+        targets = store.targets(campaign_id)
+        if twin_of(targets) is None:
+            continue
+        workload = WORKLOADS.get(stored_workload_name(store, campaign_id))
+        if workload is None:
+            continue
+        try:
+            if workload.build_report is not None:
+                meta = workload.build_report(store, campaign_id, None).meta
+            else:
+                meta = build_report(store, str(campaign_id), None, False, noise_floor="auto").meta
+        except UserError:
+            continue  # a campaign its report refuses (nothing stored yet) has no rate
+        rate = rate_of(meta)
+        if rate is None:
+            continue
+        row = store.campaign(campaign_id)
+        point = TwinPoint(history.host_key(json.loads(row["host_json"] or "{}")), campaign_id, row["name"],
+                          row["created_at"], workload.name, rate)
+        found.append(_Found(point, str(targets[0]["engine"])))
+    return found
+
+
 # What a store holds of each metric, as `history` names it when another metric was asked for.
-METRIC_NOUNS = {"qps": "timed throughput (qps)", "instructions": "instruction counts (callgrind)",
+METRIC_NOUNS = {FALSE_VERDICTS: "A/A twins' false verdicts", "qps": "timed throughput (qps)", "instructions": "instruction counts (callgrind)",
                 "cpu_us/o": "CPU per operation", "rate": "other workloads' rates (Insert Benchmark, TPROC-C, "
                 "CH-benCHmark, vector search)"}
 
@@ -92,7 +159,7 @@ def _other_metrics(store: Store, request: HistoryRequest, tests: list[str] | Non
     """The metrics other than the one asked for that have points of these tests, host and
     engines: what the user more likely meant."""
     held = []
-    for metric in METRICS:
+    for metric in history.METRICS:
         if metric == request.metric or (metric == "rate") != (request.metric == "rate") and tests:
             continue  # a workload's measures (l.i0, NOPM) and the catalog's tests are different names
         found = [p for p in history.points(store, metric, tests, workload_values)

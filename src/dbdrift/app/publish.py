@@ -33,11 +33,12 @@ from dbdrift.results.build import PINNED
 from dbdrift.results.data import FORMAT_VERSION
 from dbdrift.results.findings import Finding
 from dbdrift.results.history import Point, Series, build_series, campaign_points, host_key
+from dbdrift.results.twins import rate_of, without_twin
 from dbdrift.store.store import Store
 from dbdrift.version import __version__
 
 WORST = 3  # regressions named per campaign in the index
-SITE_FORMAT = 2  # what site.json keeps and the pages draw (setups, captions, axes): a change reads and draws all again
+SITE_FORMAT = 3  # what site.json keeps and the pages draw (setups, captions, axes): a change reads and draws all again
 Progress = Callable[[int, int, str], None]  # (campaigns read, to read, the page just written)
 
 
@@ -189,11 +190,12 @@ def _read(store: Store, campaign_id: int, n: int) -> Read:
         workload = stored_workload(store, campaign_id)
         if workload.build_report is not None and workload.render_report is not None:
             data = workload.build_report(store, campaign_id, None)
-            html, findings = workload.render_report(data, "html"), list(data.findings)
+            html, findings, meta = workload.render_report(data, "html"), list(data.findings), data.meta
         else:
             made = datetime.now(timezone.utc).isoformat(timespec="seconds")
             report = build_report(store, str(campaign_id), None, False, noise_floor="auto", generated_at=made)
             html, findings, comparison = render(report, "html", False), list(all_findings(report)), report.comparison
+            meta = report.meta
     except UserError as exc:
         note = f"campaign {row['name']} (#{campaign_id} of {store.path.name}) is not published: {exc.message}"
         return site.CampaignEntry(**common, counts=(0, 0, 0, 0), worst=(), page="", note=note), [], ""
@@ -203,6 +205,8 @@ def _read(store: Store, campaign_id: int, n: int) -> Read:
         points = [p for metric in ("qps", "instructions")
                   for p in campaign_points(store, campaign_id, metric, comparison=comparison)]
     points = [replace(p, campaign_id=n) for p in points]
+    twin = rate_of(meta)  # the twin's verdicts are false by construction: counted apart, not as the campaign's
+    findings = without_twin(findings, twin.twin if twin else None)
     counts = _counts(findings)
     words = workload.history_measure  # what the workload's rates are, for the site's captions
     rates = dict.fromkeys(p.test for p in points if p.metric == "rate")
@@ -210,7 +214,7 @@ def _read(store: Store, campaign_id: int, n: int) -> Read:
     said = {m: (caption, unit) for m, caption, unit in measures}
     measured = site.measured(points, said) if len(targets) < 2 or not any(counts) else ()
     entry = site.CampaignEntry(**common, counts=counts, worst=_worst(findings), page=f"c/{n}.html", measured=measured,
-                               measures=measures)
+                               measures=measures, twin=twin.to_dict() if twin else None)
     return entry, points, html
 
 

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from dbdrift.errors import UserError
+from dbdrift.model import JsonObject
 from dbdrift.plan.campaign import CampaignSpec
 from dbdrift.report.flamegraph import folded_text, render_diff_svg, render_svg
 from dbdrift.report.formats import FORMATS, render
@@ -15,6 +16,7 @@ from dbdrift.results.build import build_report, no_campaign
 from dbdrift.results.data import ReportData
 from dbdrift.results.findings import CAMPAIGN, FINDING_KINDS, MEASURES, Finding, all_findings, select
 from dbdrift.results.groupings import GROUPINGS
+from dbdrift.results.twins import without_twin
 from dbdrift.results.targets import AGAINST, base_target, merged_stacks, server_configs
 from dbdrift.results.workload import workload_of as stored_workload_name
 from dbdrift.store.store import Store
@@ -23,9 +25,14 @@ from dbdrift.workloads.registry import WORKLOADS, workload_of
 from dbdrift.workloads.sysbench.catalog import select_tests
 
 __all__ = ["AGAINST", "CAMPAIGN", "FINDING_KINDS", "FORMATS", "GROUPINGS", "MEASURES", "Finding", "ReportData", "Store", "all_findings",
-           "build_report", "campaign_report", "latest_comparison", "matrix_shape", "no_campaign", "render",
+           "build_report", "gated", "campaign_report", "latest_comparison", "matrix_shape", "no_campaign", "render",
            "select", "selected_tests", "server_configs", "stored_workload", "workload_report", "write_flamegraphs",
            "write_workload_flamegraphs"]
+
+
+def gated(findings: list[Finding], meta: JsonObject) -> list[Finding]:
+    """The findings `--fail-on` reads: all but the A/A twin's (results/twins.py), false by construction."""
+    return without_twin(findings, (meta.get("aa_twin") or {}).get("twin"))
 
 
 def selected_tests(names: list[str]) -> frozenset[str]:

@@ -324,6 +324,8 @@ def _problem(value: Any, kind: Any, where: str) -> tuple[str, str] | None:
         if any(_problem(value, a, where) is None for a in args):
             return None
         return where, " or ".join(_expected(a) for a in args)
+    if origin is dict:  # a JSON object kept as it is (an entry's twin rate): its keys are not checked
+        return None if isinstance(value, dict) else (where, "an object")
     if origin in (list, tuple):
         if not isinstance(value, list):
             return where, _expected(kind)
@@ -355,6 +357,8 @@ def _expected(kind: Any) -> str:
         return f"a list of {_expected(args[0]).removeprefix('a ')}s" if args else "a list"
     if origin in (Union, types.UnionType):
         return " or ".join(_expected(a) for a in args)
+    if origin is dict:
+        return "an object"
     return WHAT.get(kind, getattr(kind, "__name__", str(kind)))
 
 

@@ -10,6 +10,7 @@ from dbdrift.app import history as use_case
 from dbdrift.app.inputs import ENGINES
 from dbdrift.cli import options
 from dbdrift.report import history as render
+from dbdrift.report import twins
 
 FORMATS = ("text", "markdown", "csv", "json", "html")
 EXAMPLES = """\
@@ -18,6 +19,7 @@ examples:
   dbdrift history --metric instructions                instructions per event per version
   dbdrift history --metric rate --tests l.i1,NOPM      an Insert Benchmark step, TPROC-C's NOPM
   dbdrift history --by time --format html > h.html     one point per campaign, charted
+  dbdrift history --metric false-verdicts              the A/A twins' false verdicts per host over time
   dbdrift history --fail-on new-regression             nightly: exit 3 when the newest campaign
                                                        brought a regression change point
 
@@ -34,7 +36,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="only these tests or groups, e.g. point-query,writes (default: all)")
     parser.add_argument("--metric", choices=use_case.METRICS, default="qps",
                         help="qps (default), instructions (per event, callgrind), cpu_us/o (host CPU per operation) "
-                             "or rate (the Insert Benchmark's steps, TPROC-C's and CH-benCHmark's NOPM and queries/h)")
+                             "rate (the Insert Benchmark's steps, TPROC-C's and CH-benCHmark's NOPM and queries/h) "
+                             "or false-verdicts (the false verdicts of campaigns' A/A twins, aa_twin, per host over "
+                             "time)")
     parser.add_argument("--by", choices=use_case.BY, default="version",
                         help="version: one column per version, its campaigns aggregated (default); "
                              "time: one column per campaign and target, oldest first")
@@ -60,7 +64,9 @@ def main(args: argparse.Namespace) -> int:
         outcome = use_case.run(request, store)
     finally:
         store.close()
-    if args.format == "json":
+    if outcome.twins is not None:
+        out = _twins(outcome, args.format)
+    elif args.format == "json":
         out = render.render_json(outcome.series, outcome.notes, outcome.meta)
     elif args.format == "csv":
         out = render.render_csv(outcome.series)
@@ -75,3 +81,15 @@ def main(args: argparse.Namespace) -> int:
             sys.stderr.write(f"new regression: {line}\n")
         return 3 if outcome.new_regressions else 0
     return 0
+
+
+def _twins(outcome: use_case.HistoryOutcome, fmt: str) -> str:
+    """--metric false-verdicts in `fmt`."""
+    hosts = outcome.twins or []
+    if fmt == "json":
+        return twins.render_json(hosts, outcome.notes, outcome.meta)
+    if fmt == "csv":
+        return twins.render_csv(hosts)
+    if fmt == "html":
+        return twins.render_html(hosts, outcome.notes, outcome.meta)
+    return twins.render_text(hosts, outcome.notes, markdown=fmt == "markdown")

@@ -152,15 +152,19 @@ def add_common(parser: argparse.ArgumentParser, *, base: bool = True, instructio
 def add_detect(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--detect", metavar="PCT",
                         help="plan the campaign to see a change of this size, e.g. 2%%: run lengths and server starts "
-                             "from this host's calibration in the store (the campaign key detect, read as the file "
+                             "from this host's history of campaigns in the store, or its calibration (the campaign "
+                             "key detect, read as the file "
                              f"reads it; --check prints the plan and its cost); {PERCENT_RULE}")
     parser.add_argument("--budget", metavar="DURATION",
                         help="with --detect: the most the campaign may take, e.g. 30m (the campaign key budget)")
+    parser.add_argument("--aa-twin", action="store_true", default=None,
+                        help="add an A/A twin of the base (<base>-aa, the same build and config): the report counts "
+                             "its false verdicts, history and the site follow their rate (the campaign key aa_twin)")
 
 
 def campaign_sets(args: argparse.Namespace) -> list[str]:
-    """--set, with --variants, --detect and --budget as the keys they stand for."""
-    sets = list(args.set) + [f"{key} = {json.dumps(value)}" for key in ("detect", "budget")
+    """--set, with --variants, --detect, --budget and --aa-twin as the keys they stand for."""
+    sets = list(args.set) + [f"{key} = {json.dumps(value)}" for key in ("detect", "budget", "aa_twin")
                              if (value := getattr(args, key, None)) is not None]
     variants = getattr(args, "variants", None)
     if not variants:

@@ -157,7 +157,7 @@ def main(args: argparse.Namespace) -> int:
             if args.flamegraphs:
                 _said_flamegraphs(use_case.write_workload_flamegraphs(store, campaign_id, workload, args.base,
                                                                       args.flamegraphs), args.flamegraphs)
-            return _fail_on_exit(list(data.findings), args)
+            return _fail_on_exit(use_case.gated(list(data.findings), data.meta), args)
         if args.group_by and not args.matrix:
             raise UserError("--group-by shapes the --matrix table", "add --matrix", exit_code=2)
         only = None
@@ -175,7 +175,7 @@ def main(args: argparse.Namespace) -> int:
     finally:
         store.close()
     sys.stdout.write(render(data, args.format, use_color(args.color)))
-    return _fail_on_exit(list(all_findings(data)), args)
+    return _fail_on_exit(use_case.gated(list(all_findings(data)), data.meta), args)
 
 
 def _latest_comparison(latest: use_case.LatestComparison) -> str | None:

@@ -91,6 +91,7 @@ class CampaignSpec:
     round_order: str = _default("round_order", str)  # balanced | alternating (plan/rounds.py)
     cpus: str | tuple[str, str] = _default("cpus", str)  # auto | shared | (driver, server) CPU lists (dbdrift/cpus.py)
     calibration: bool = False  # an A/A campaign made by `dbdrift calibrate`
+    aa_twin: bool = _default("aa_twin", bool)  # a twin of the base among the targets (with_twin)
     detect: float | None = None  # plan the campaign to see a change of this size (analysis/planning.py)
     budget: float | None = None  # with detect: the most the campaign may take, seconds
     sequential: bool = _default("sequential", bool)  # with detect: stop each cell once decided (runner/sequential.py)
@@ -174,6 +175,7 @@ def target_to_dict(t: TargetSpec) -> JsonObject:
         **({"named_config": t.named_config} if t.named_config else {}),
         **({"variant": t.variant, "parent": t.parent, "levels": {lv.axis: lv.name for lv in t.levels}}
            if t.levels else {}),
+        **({"twin": True} if t.twin else {}),
     }
 
 
@@ -248,6 +250,7 @@ def parse_campaign(data: TomlTable, source: str, base_dir: Path, default_name: s
                         tests=tuple(select_tests(None)), source=source, allow_large=top.allow_large,
                         axes=axes, variant_patterns=patterns)
     spec = _with_workload(_with_detect(_with_shared_keys(spec, top), top), top)
+    spec = with_twin(spec, top.flag("aa_twin"), where)
     if "cluster" in data:
         spec = replace(spec, cluster=parse_cluster(data["cluster"], f"{where}: [cluster]"))
     if spec.seed + spec.repeats > INT64_MAX:
@@ -428,6 +431,27 @@ def _check_targets(targets: tuple[TargetSpec, ...], where: str) -> None:
         raise InputError(f"{where}: two targets use the same port", "remove port to let dbdrift pick free ports")
 
 
+TWIN_SUFFIX = "-aa"  # the A/A twin of the base, and a calibration's copy: `<base>-aa`
+
+
+def with_twin(spec: CampaignSpec, twin: bool, where: str) -> CampaignSpec:
+    """The campaign with the A/A twin of its base after its targets when `twin` (aa_twin): the
+    same build and configuration under another name, on a port of its own. Refused with axes."""
+    if not twin:
+        return spec
+    if spec.axes:
+        raise InputError(f"{where}: aa_twin with axes: the matrix report pairs variants by their levels, and a twin "
+                         "would be a second variant of the base's levels", "remove aa_twin, or run the twin in a "
+                         "campaign without axes (its base the variant to check)")
+    base = spec.base
+    name = f"{base.name}{TWIN_SUFFIX}"[:64]
+    if any(t.name == name for t in spec.targets):
+        raise InputError(f"{where}: aa_twin names the base's twin {name!r}, and a target has that name",
+                         f"rename target {name}, or remove aa_twin")
+    copy = replace(base, name=name, base=False, port=None, twin=True)
+    return replace(spec, aa_twin=True, targets=(*spec.targets, copy))
+
+
 def as_calibration(spec: CampaignSpec, target_name: str | None) -> CampaignSpec:
     """An A/A campaign: one target against an identical copy of itself, taking turns."""
     name = target_name or spec.base.name
@@ -435,9 +459,9 @@ def as_calibration(spec: CampaignSpec, target_name: str | None) -> CampaignSpec:
     if target is None:
         raise InputError(f"--target {name}: no such target in {spec.source}",
                          f"targets: {', '.join(t.name for t in spec.targets)}")
-    copy = replace(target, name=f"{name}-aa"[:64], base=False, port=None)
-    return replace(spec, name=f"calibrate-{name}"[:64], targets=(replace(target, base=True), copy),
-                   order="turns", calibration=True, detect=None, budget=None)
+    copy = replace(target, name=f"{name}{TWIN_SUFFIX}"[:64], base=False, port=None, twin=False)
+    return replace(spec, name=f"calibrate-{name}"[:64], targets=(replace(target, base=True, twin=False), copy),
+                   order="turns", calibration=True, detect=None, budget=None, aa_twin=False)
 
 
 def with_base(spec: CampaignSpec, base_name: str | None) -> CampaignSpec:

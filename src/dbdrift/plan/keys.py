@@ -221,8 +221,10 @@ KEYS: tuple[Key, ...] = (
          'last listed follow themselves and the others never do. With two targets both are A B, B A.')),
     Key('top', 'detect', PERCENT, 'percentage', default=None, shown="none (the campaign's own repeats and lengths)",
         low=0.001, high=0.5,
-        doc=('Plan the campaign to see a change of this size, in percent (`2` or `"2%"`): from this host\'s newest '
-         'A/A calibration of the workload in the store (`dbdrift calibrate` with `repeats` of 3 or more), `run` '
+        doc=('Plan the campaign to see a change of this size, in percent (`2` or `"2%"`): from the noise of each test '
+         'on this host that the store has seen (its A/A calibrations and the server starts of its other campaigns '
+         'of the workload, once half the tests have 8 or more; else its newest calibration, `dbdrift calibrate` '
+         'with `repeats` of 3 or more), `run` '
          'chooses how many server starts each test gets (sysbench: and `read_s`, `write_s` and `insert_s`; the Insert Benchmark and TPROC-C: one '
          'number of repeats, as every start runs all their steps, their lengths as the campaign sets them), so that '
          'each verdict\'s interval detects the change with 80% power; `run --check` prints the plan and its cost. '
@@ -231,6 +233,13 @@ KEYS: tuple[Key, ...] = (
          'at most once, after the first 3 starts, from their spread only (docs/noise.md, "Campaigns planned to a '
          'detectable change"). sysbench needs `order = "turns"` '
          'and `restart = "repeat"`; `repeats` is then set by the plan. 0.1% to 50%.')),
+    Key('top', 'aa_twin', FLAG, 'boolean', default=False,
+        doc=('Add an A/A twin of the base: the same build and configuration as another target, named `<base>-aa`, '
+         'run like every target. Its verdicts against the base are false by construction, so the report counts them '
+         '(the false verdicts and their rate over the twin\'s cells), `history --metric false-verdicts` and the '
+         'published site follow that rate per host over time, and its starts join the noise `detect` plans from. '
+         'Reports leave the twin out of `--fail-on`. Same as `run --aa-twin`; no target may have the twin\'s name, '
+         'and a campaign with `axes` refuses it (the matrix pairs variants by their levels).')),
     Key('top', 'budget', DURATION, 'duration', default=None, shown="none", measured=True, large=7 * DAY_S,
         doc=('With `detect`: the most the campaign may take (`"30m"`). sysbench with `sequential` (the default): each '
          'start beyond a test\'s first 3 runs only while the test is undecided and within its share of what is left '

@@ -32,15 +32,31 @@ def envelope(workload: str, campaign: str, meta: JsonObject, base: str, min_effe
             "noisy_half_width": noisy, "notes": list(notes)}
 
 
+TWIN_COLUMNS = ("aa_twin", "aa_twin_cells", "aa_twin_false_verdicts", "aa_twin_rate")
+"""The campaign columns of a campaign with an A/A twin (results/twins.py), after CAMPAIGN_COLUMNS: the
+twin's name, its cells with a verdict, how many of them were false (a regression or an improvement)
+and their share. A campaign without a twin has none of them."""
+
+
+def twin_values(meta: JsonObject) -> list[object]:
+    """The TWIN_COLUMNS of a report whose `meta` has the twin's rate; none without."""
+    twin = meta.get("aa_twin")
+    if not twin:
+        return []
+    return [twin["twin"], twin["cells"], twin["false_verdicts"], "" if twin["rate"] is None else twin["rate"]]
+
+
 class CampaignCsv:
-    """A CSV writer whose header and every line end with the campaign columns."""
+    """A CSV writer whose header and every line end with the campaign columns (and the twin's,
+    when the campaign has one)."""
 
     def __init__(self, out: IO[str], workload: str, campaign: str, meta: JsonObject) -> None:
         self._writer = csv.writer(out, lineterminator="\n")
-        self._values = campaign_values(workload, campaign, meta)
+        self._twin = twin_values(meta)
+        self._values = campaign_values(workload, campaign, meta) + self._twin
 
     def header(self, columns: Iterable[str]) -> None:
-        self._writer.writerow([*columns, *CAMPAIGN_COLUMNS])
+        self._writer.writerow([*columns, *CAMPAIGN_COLUMNS, *(TWIN_COLUMNS if self._twin else ())])
 
     def writerow(self, row: Iterable[object]) -> None:
         self._writer.writerow([*row, *self._values])

@@ -8,6 +8,7 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from typing import Any
 from html import escape
 
 from dbdrift.analysis.changepoints import EXTRA, Change
@@ -19,6 +20,8 @@ from dbdrift.report.history import change_line, clients
 from dbdrift.report.numbers import fmt_abs
 from dbdrift.report.page import SHADE_AT, TARGET_COLORS, data_table, page, page_header, verdict_class
 from dbdrift.report.trendchart import MIN_SPAN, TrendChange, TrendLine, TrendPoint, trend_chart
+from dbdrift.report import twins
+from dbdrift.results.twins import HostTwins, TwinPoint, by_host, rate_of
 from dbdrift.results.history import METRICS, Point, Series, SeriesPoint, packagers_crossed, time_order, version_order
 
 SHOWN_METRICS = ("qps", "instructions", "rate")  # side by side where both were measured
@@ -53,6 +56,7 @@ class CampaignEntry:
     note: str = ""  # why it has no page
     measured: tuple[str, ...] = ()  # a campaign that compared nothing (one target: a bisect's probe): what it measured
     measures: tuple[tuple[str, str, str], ...] = ()  # its workload's rate measures: (measure, caption, y axis unit)
+    twin: dict[str, Any] | None = None  # its A/A twin's rate (results/twins.TwinRate.to_dict), None without a twin
 
 
 @dataclass(frozen=True)
@@ -240,12 +244,23 @@ def render_index(entries: list[CampaignEntry], groups: list[GroupSummary], store
     parts = [page_header("dbdrift: published results", facts)]
     if not older_page:
         parts.append(_history_table(groups))
+        parts.append(twins.section_html(twin_hosts(every)))
     else:
         parts.append('<p class="sub">The history pages of every engine, setup and host are on '
                      '<a href="index.html" data-page="index.html">the first page</a>.</p>')
     parts += ["<h2>Campaigns</h2>", nav, _filters(entries, every, hosts, paged=bool(nav)), _campaign_table(entries), nav,
               FILTER_SCRIPT]
     return page("dbdrift: published results", [p for p in parts if p], SITE_CSS)
+
+
+def twin_hosts(entries: Iterable[CampaignEntry]) -> list[HostTwins]:
+    """The campaigns with an A/A twin, per host over time: the index's table of false verdicts."""
+    found = []
+    for e in entries:
+        rate = rate_of({"aa_twin": e.twin}) if e.twin else None
+        if rate is not None:
+            found.append(TwinPoint(e.host, e.n, e.name, e.created_at, e.workload, rate))
+    return by_host(found)
 
 
 def _filters(entries: list[CampaignEntry], every: list[CampaignEntry], hosts: list[str], paged: bool = False) -> str:

@@ -133,7 +133,7 @@ def build_report(store: Store, campaign: str | None, base: str | None, chain: bo
     layer_rows = tuple(_layers(stored_runs, counted, references, min_effect, noisy))
     sequential = spec.get("order") == "sequential"
     notes += flush_notes(host, targets, references) + foreign_notes(stored_runs, spec)
-    return ReportData(row["name"], comparison, tuple(summarize_groups(comparison, list(chosen.order))), labels,
+    report = ReportData(row["name"], comparison, tuple(summarize_groups(comparison, list(chosen.order))), labels,
                       chosen.order, chosen.titles, notes, test_groups=chosen.moved,
                       metrics=hardware if metrics else (),
                       instructions=counted_rows, layers=layer_rows, drift=default_drift(targets, references),
@@ -141,6 +141,9 @@ def build_report(store: Store, campaign: str | None, base: str | None, chain: bo
                       plan_changes=plan_changes, packagers=packagers, stops=stops,
                       explanations=_rechecked(pinned, _explanations(
                           comparison, hardware, counted_rows, plan_changes, marks.compared, sequential, layer_rows)))
+    from dbdrift.results.findings import all_findings  # findings reads the report this module builds
+    from dbdrift.results.twins import twin_of, with_twin
+    return with_twin(report, all_findings(report), twin_of(targets), base_name)
 
 
 PINNED = "-pinned"  # app/recheck.py's campaign of a campaign's regressions with the defaults pinned

@@ -10,11 +10,13 @@ from dataclasses import dataclass, field, replace
 from collections.abc import Callable
 from typing import ClassVar, Generic, TypeVar
 
+from dbdrift.analysis import planning
 from dbdrift.analysis.defaults import DriftTable
 from dbdrift.analysis.noise import MIN_REPEATS, Verdict
 from dbdrift.model import JsonObject
 from dbdrift.results.build import PINNED, flush_notes, followed, host_notes, report_meta
 from dbdrift.results.findings import CAMPAIGN, Finding
+from dbdrift.results.twins import twin_of, with_twin
 from dbdrift.results.targets import (base_target, default_drift, io_method_notes, packager_change, target_labels,
                                     target_packagers)
 from dbdrift.store.store import Store
@@ -112,7 +114,7 @@ def detect_notes(found: tuple[Finding, ...], plan: JsonObject | None, starts: in
     missed = [f"{test} ({'no interval' if None in ds else f'{max(d for d in ds if d is not None):.1%}'})"
               for test, ds in could.items() if None in ds or max(d for d in ds if d is not None) > detect + 1e-12]
     line = f"detect {detect:.1%}: {len(could) - len(missed)} of {len(could)} {unit} reached it after {starts} starts"
-    return (line + (f"; not reached: {', '.join(missed)}" if missed else ""),)
+    return (line + (f"; not reached: {', '.join(missed)}" if missed else ""),) + planning.source_notes(plan)
 
 
 Moved = tuple[str, float | None, float | None]
@@ -173,6 +175,7 @@ class WithRecheck(Generic[R]):
     def __call__(self, store: Store, campaign_id: int, base: str | None, min_effect: float = 0.02,
                  noisy: float = 0.05) -> R:
         report = self.build(store, campaign_id, base, min_effect, noisy)
+        report = with_twin(report, report.findings, twin_of(store.targets(campaign_id)), report.base)
         pinned_id = None if report.campaign.endswith(PINNED) else store.latest_campaign_id(report.campaign + PINNED)
         if pinned_id is None:
             return report
