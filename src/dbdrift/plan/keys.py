@@ -252,7 +252,7 @@ KEYS: tuple[Key, ...] = (
         doc=('With `detect`: the sequential rule. After its first 3 starts each test is looked at before every further '
          'start and stops once its interval says "different" (it excludes 1) or "same" (it lies inside ±`detect`: no '
          'change of that size or more), each look at a level that spends part of the 5% error (O\'Brien-Fleming '
-         'alpha spending, docs/noise.md D24), or at its cap, or when its share of `budget` is spent; with '
+         'alpha spending, docs/noise.md D26), or at its cap, or when its share of `budget` is spent; with '
          '`count_instructions` the budget goes first to the tests the counts cannot see (writes, I/O, locks) and '
          'those whose counts moved (counted before the timed runs). Reports say where each test stopped and after how '
          'many starts. `false`: the fixed plan (each test\'s starts decided before the first, raised at most once '
