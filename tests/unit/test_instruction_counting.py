@@ -143,3 +143,32 @@ def test_a_cancelled_campaign_ends_every_driver_run_in_other_threads_as_interrup
             process.run_driver("run", {}, 30, driver=fake)
     finally:
         process.CANCELLED.clear()
+
+
+def _plan(tmp_path, tests: list[str]):
+    from dbdrift.plan.campaign import parse_campaign
+    from dbdrift.plan.expand import expand
+    data = {"name": "c", "rows": ROWS, "tests": tests,
+            "targets": [{"name": "a", "engine": "postgres", "version": "17.10", "base": True},
+                        {"name": "b", "engine": "postgres", "version": "18.4"}]}
+    return expand(parse_campaign(data, "c.toml", tmp_path, "c"))[0]
+
+
+def test_reads_count_first_on_the_shared_database_the_one_pair_tests_last_then_the_writes(tmp_path):
+    plan = _plan(tmp_path, ["insert", "scan", "point-query", "update-index", "read-only_range=10000", "hot-points"])
+    order = [t.name for t in instructions.tests_in_run_order(plan)]
+    # in each part the plan's order (the catalog's), which the sort keeps
+    assert order == ["point-query", "hot-points", "scan", "read-only_range=10000", "update-index", "insert"]
+
+
+def test_a_test_counted_by_one_pair_needs_no_prime_and_the_others_get_six_events():
+    scan, wide, point = (select_tests([n])[0] for n in ("scan", "read-only_range=10000", "point-query"))
+    assert instructions.prime_events(scan, ROWS) == instructions.prime_events(wide, ROWS) == 0
+    assert instructions.prime_events(point, ROWS) == instructions.MIN_N1
+
+
+def test_the_estimate_counts_a_fresh_copy_for_each_run_of_a_write_and_none_for_a_read():
+    point, update = select_tests(["point-query"])[0], select_tests(["update-index"])[0]
+    same_size = instructions.test_estimate_s(point, "postgres", ROWS, primed=True)
+    assert instructions.test_estimate_s(update, "postgres", ROWS) - same_size == pytest.approx(
+        4 * (instructions.ESTIMATE_COPY_S + ROWS * instructions.ESTIMATE_PREWARM_S_PER_ROW))
