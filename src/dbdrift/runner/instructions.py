@@ -65,7 +65,8 @@ def difference_ir(engines: Iterable[str]) -> float:
 
 
 DIFFERENCE_IR = difference_ir(["postgres"])
-STATEMENT_IR = 40_000  # estimate: a statement that reads or writes one row (17.10: point-query 43k)
+STATEMENT_IR = 40_000  # estimate: a statement that reads one row (17.10: point-query 43k)
+WRITE_STATEMENT_IR = 100_000  # estimate: a statement that writes one row (17.10: delete 67k, update-index 126k)
 IN_ROW_IR = 14_000  # estimate: each further row of an IN list read (17.10: random-points 14.5k)
 IN_WRITE_ROW_IR = 75_000  # estimate: each further row of an IN list written (17.10: update-inlist 75k)
 RANGE_ROW_IR = 2_500  # estimate: each row of an index range read (17.10: 1.6k summed, 2.7k returned)
@@ -81,14 +82,14 @@ MIN_FUNCTION_IR = 0.5  # per event; smaller per-function slopes are not stored
 START_TIMEOUT_S = 300.0  # a postmaster under callgrind takes seconds, not milliseconds, to start
 PROFILE_TIMEOUT_S = 120.0
 SETUP_STEPS = 5  # start, load, settle, restart under callgrind, priming run (+ MySQL/MariaDB: data copy)
-# The estimate (`run --check`, the progress ETA), as measured on the 2-CPU VMs (bench/README.md,
-# instruction_pass.py: its phases):
-ESTIMATE_LOAD_ROWS_S = 60_000  # rows a second a counted server is loaded at (one worker, then settled)
-ESTIMATE_CALLGRIND_START_S = 8.0  # the restart under callgrind
-ESTIMATE_RUN_S = 0.4  # one counted run's fixed part: the driver, a connection, reading the profile
-ESTIMATE_COPY_S = 1.0  # PostgreSQL: a fresh copy of the loaded database for a run of a test that writes ...
-ESTIMATE_PREWARM_S_PER_ROW = 2e-6  # ... and its prewarm under callgrind (also once after the restart)
-ESTIMATE_S_PER_IR = 8e-9  # callgrind's pace on these VMs, seconds per counted instruction
+# The estimate (`run --check`, the progress ETA), as measured on the 2-CPU VMs on an idle host
+# (bench/README.md, instruction_pass.py: the phases of PostgreSQL 17.10's 32 tests at 1M rows):
+ESTIMATE_LOAD_ROWS_S = 225_000  # rows a second a counted server is loaded and settled at (one worker)
+ESTIMATE_CALLGRIND_START_S = 1.5  # the restart under callgrind
+ESTIMATE_RUN_S = 0.5  # one counted run's fixed part: the driver, a connection, reading the profile
+ESTIMATE_COPY_S = 0.6  # PostgreSQL: a fresh copy of the loaded database for a run of a test that writes ...
+ESTIMATE_PREWARM_S_PER_ROW = 1.45e-6  # ... and its prewarm under callgrind (also once after the restart)
+ESTIMATE_S_PER_IR = 5.8e-9  # callgrind's pace, seconds per counted instruction (estimated_ir's)
 ESTIMATE_FRESH_SERVER_S = 50.0  # MySQL/MariaDB write tests: a new server under callgrind per run
 
 
@@ -129,7 +130,7 @@ def require_valgrind() -> str:
 
 def estimated_ir(test: MicrobenchmarkSpec, rows: int) -> float:
     """A rough number of instructions one event of `test` costs (PostgreSQL 17 figures): per
-    statement STATEMENT_IR, plus per further row of an IN list IN_ROW_IR (IN_WRITE_ROW_IR when it
+    statement STATEMENT_IR (WRITE_STATEMENT_IR when it writes), plus per further row of an IN list IN_ROW_IR (IN_WRITE_ROW_IR when it
     writes it), per row of an index range RANGE_ROW_IR (SORTED_ROW_IR when sorted), per row of a
     table scan SCAN_ROW_IR (`rows`: a table's rows). Within a few times of the counted value is
     enough: it only sizes the runs (event_counts)."""
@@ -138,15 +139,16 @@ def estimated_ir(test: MicrobenchmarkSpec, rows: int) -> float:
     total = 0.0
     for stmt in test.statements:
         sql = stmt.sql.upper()
+        writes = sql.lstrip().startswith(("UPDATE", "DELETE", "INSERT"))
+        one = WRITE_STATEMENT_IR if writes else STATEMENT_IR
         if "BETWEEN" in sql:
             sorted_ = "ORDER BY" in sql or "DISTINCT" in sql
-            cost = STATEMENT_IR + test.range_size * (SORTED_ROW_IR if sorted_ else RANGE_ROW_IR)
+            cost = one + test.range_size * (SORTED_ROW_IR if sorted_ else RANGE_ROW_IR)
         elif " IN (" in sql:
-            writes = sql.startswith(("UPDATE", "DELETE", "INSERT"))
             listed = sql[sql.index(" IN ("):].count("?")
-            cost = STATEMENT_IR + (listed - 1) * (IN_WRITE_ROW_IR if writes else IN_ROW_IR)
+            cost = one + (listed - 1) * (IN_WRITE_ROW_IR if writes else IN_ROW_IR)
         else:
-            cost = STATEMENT_IR
+            cost = one
         total += stmt.repeat * cost
     return total + (2 * STATEMENT_IR if test.transaction else 0)
 
