@@ -22,25 +22,38 @@ def test_tests_are_sized_to_a_budget_of_instructions_not_to_a_number_of_events()
     counts = {name: instructions.event_counts(select_tests([name])[0], ROWS)
               for name in ("point-query", "update-index", "update-inlist", "random-points_range=100",
                            "random-points_range=1000", "read-only_range=10000", "scan")}
-    assert counts["point-query"] == counts["update-index"] == (1000, 5000)
-    assert counts["update-inlist"][1] == 5 * counts["update-inlist"][0] < 500  # ten rows written per event
+    assert counts["point-query"] == (500, 2500)  # 2,000 events of ~40k: 80M
+    assert counts["update-index"] == (200, 1000)  # a statement that writes costs more: 800 of ~100k
+    n1, n2 = counts["update-inlist"]
+    assert abs((n2 - n1) - 4 * n1) <= 2 and n2 < 200  # ten rows written per event
     n1, n2 = counts["random-points_range=100"]
     assert n2 == 5 * n1 and n1 < 50  # a hundred-row IN list: far fewer events than a point query
     for heavy in ("random-points_range=1000", "read-only_range=10000"):
         n1, n2 = counts[heavy]
         assert n1 == instructions.MIN_N1 < n2  # never fewer: past the custom plans
-    assert counts["scan"] == (1, 2)
+    assert counts["scan"] == (0, 1)  # one scan against none: a connection and a plan are nothing beside 1M rows
 
 
-def test_tests_above_the_minimum_of_events_cost_about_the_same_to_count():
-    budgets = {}
+def test_the_difference_is_sized_to_the_wanted_precision_over_what_does_not_cancel():
+    assert instructions.NOISE_IR["postgres"] / instructions.DIFFERENCE_IR == pytest.approx(instructions.PRECISION)
+    assert instructions.PRECISION <= 0.02 / 8  # an eighth of the minimum effect
+    differences = {}
     for test in select_tests(["default32"]):
         n1, n2 = instructions.event_counts(test, ROWS)
-        assert 0 < n1 < n2, test.name
-        if test.metric != "krps" and n1 > instructions.MIN_N1:
-            budgets[test.name] = n1 * instructions.estimated_ir(test, ROWS)
-    assert len(budgets) >= 25
-    assert all(0.8 * instructions.RUN_BUDGET_IR < b < 1.25 * instructions.RUN_BUDGET_IR for b in budgets.values()), budgets
+        assert 0 <= n1 < n2, test.name
+        assert test.metric == "krps" or n1 >= instructions.MIN_N1, test.name  # past the custom plans
+        if n2 - n1 >= 4:  # light enough that rounding to whole events is within 12%
+            differences[test.name] = (n2 - n1) * instructions.estimated_ir(test, ROWS)
+    assert len(differences) >= 25
+    assert all(0.88 * instructions.DIFFERENCE_IR < d < 1.13 * instructions.DIFFERENCE_IR
+               for d in differences.values()), differences
+
+
+def test_a_campaign_with_mysql_or_mariadb_sizes_every_targets_counts_to_innodbs_larger_noise():
+    point = select_tests(["point-query"])[0]
+    mixed = instructions.difference_ir(["postgres", "mariadb"])
+    assert mixed == instructions.difference_ir(["mysql"]) == 2 * instructions.difference_ir(["postgres"])
+    assert instructions.event_counts(point, ROWS, mixed) == (1000, 5000)  # 4,000 point queries: 160M
 
 
 def test_one_pair_when_a_pairs_difference_is_large_enough_that_a_second_shows_nothing():
@@ -132,3 +145,32 @@ def test_a_cancelled_campaign_ends_every_driver_run_in_other_threads_as_interrup
             process.run_driver("run", {}, 30, driver=fake)
     finally:
         process.CANCELLED.clear()
+
+
+def _plan(tmp_path, tests: list[str]):
+    from dbdrift.plan.campaign import parse_campaign
+    from dbdrift.plan.expand import expand
+    data = {"name": "c", "rows": ROWS, "tests": tests,
+            "targets": [{"name": "a", "engine": "postgres", "version": "17.10", "base": True},
+                        {"name": "b", "engine": "postgres", "version": "18.4"}]}
+    return expand(parse_campaign(data, "c.toml", tmp_path, "c"))[0]
+
+
+def test_reads_count_first_on_the_shared_database_the_one_pair_tests_last_then_the_writes(tmp_path):
+    plan = _plan(tmp_path, ["insert", "scan", "point-query", "update-index", "read-only_range=10000", "hot-points"])
+    order = [t.name for t in instructions.tests_in_run_order(plan)]
+    # in each part the plan's order (the catalog's), which the sort keeps
+    assert order == ["point-query", "hot-points", "scan", "read-only_range=10000", "update-index", "insert"]
+
+
+def test_a_test_counted_by_one_pair_needs_no_prime_and_the_others_get_six_events():
+    scan, wide, point = (select_tests([n])[0] for n in ("scan", "read-only_range=10000", "point-query"))
+    assert instructions.prime_events(scan, ROWS) == instructions.prime_events(wide, ROWS) == 0
+    assert instructions.prime_events(point, ROWS) == instructions.MIN_N1
+
+
+def test_the_estimate_counts_a_fresh_copy_for_each_run_of_a_write_and_none_for_a_read():
+    point, update = select_tests(["point-query"])[0], select_tests(["update-index"])[0]
+    same_size = instructions.test_estimate_s(point, "postgres", ROWS, primed=True)
+    assert instructions.test_estimate_s(update, "postgres", ROWS) - same_size == pytest.approx(
+        4 * (instructions.ESTIMATE_COPY_S + ROWS * instructions.ESTIMATE_PREWARM_S_PER_ROW))

@@ -6,15 +6,19 @@ seed, twice, and instructions/event = (Ir(N2) - Ir(N1)) / (N2 - N1), which cance
 set-up and everything else both runs share. Only the server's work for the connection is
 counted, never the client's:
 - PostgreSQL: the connection's backend process writes its own profile when it exits
-  (TOGGLE_COLLECT); other processes (checkpointer, WAL writer) are not counted. Each run
-  starts from a fresh copy of the loaded database (CREATE DATABASE … TEMPLATE).
+  (TOGGLE_COLLECT); other processes (checkpointer, WAL writer) are not counted. The tests
+  that only read run first, all on the loaded database (reads leave it as they found it:
+  vacuumed, hinted, all in shared buffers); each run of a test that writes starts from a
+  fresh copy of it (CREATE DATABASE … TEMPLATE).
 - MySQL and MariaDB: one process, a thread per connection. Callgrind counts inside the
   command dispatcher only (DISPATCH), in every thread; counters are zeroed before each run
   and dumped after it by statements that enter a function callgrind watches (ZERO_SQL,
   DUMP_SQL). Background threads (purge, page cleaner, log writer) and waits for the client's
   next command are outside it. Every run of a test that writes starts on a new server from a
-  copy of the loaded data directory; tests that only read run on the server that is up, with
-  whatever the last write test's run left in it.
+  copy of the loaded data directory; tests that only read run first, on the server that is up.
+On a server or database that earlier runs used, a test's first run pays one-off costs
+(statistics entries, statement caches, pg_stat_statements entries) that its later runs do not:
+each test that shares one is primed with a run nobody counts.
 """
 from __future__ import annotations
 
@@ -23,6 +27,7 @@ import shutil
 import time
 from pathlib import Path
 from statistics import fmean
+from collections.abc import Callable, Iterable
 from typing import AbstractSet
 
 from dbdrift.analysis.instructions import per_event, repeatability
@@ -31,7 +36,7 @@ from dbdrift.driver import process
 from dbdrift.errors import DriverError, UserError
 from dbdrift.model import JsonObject
 from dbdrift.metrics.callgrind import Profile, parse_profile, wait_complete
-from dbdrift.plan.expand import LoadStep, RunStep, SettleStep, TargetPlan
+from dbdrift.plan.expand import START_S, LoadStep, RunStep, SettleStep, TargetPlan
 from dbdrift.runner.dialect import DBNAME
 from dbdrift.runner.session import TargetSession
 from dbdrift.server import osuser
@@ -40,31 +45,78 @@ from dbdrift.server.postgres import VALGRIND_COMMS, PostgresServer
 from dbdrift.store.store import InstructionRecord
 
 TEMPLATE_DB = "sbtest_loaded"  # the loaded, vacuumed database every counted run starts from
-RUN_BUDGET_IR = 40_000_000
-"""The instructions an N1 run of a test is sized to (its N2 run: five times that): about 1,000
-point queries. Sized by an estimate of the test's cost (estimated_ir), so that an event of
-a thousand-row IN list does not take a thousand times longer to count than a point query."""
-STATEMENT_IR = 40_000  # estimate: a statement that reads or writes one row (17.10: point-query 43k)
+NOISE_IR = {"postgres": 200_000, "mysql": 400_000, "mariadb": 400_000}
+"""What does not cancel between two N1/N2 pairs of one test, per engine. PostgreSQL: at most
+~180k instructions at 1M rows, mostly a few thousand (bench/README.md, instructions.py: the
+worst spread 0.114% of a 160M difference). InnoDB's background threads leave more (MySQL 8.0:
+0.6% of range-covered-pk, 0.3-2.1% of update-index at 200k rows): it keeps the difference it
+was counted with before, twice PostgreSQL's."""
+PRECISION = 0.0025
+"""The precision a count is sized to, as a share of the count: an eighth of the 2% minimum
+effect, so a count's own error never decides a verdict."""
+
+
+def difference_ir(engines: Iterable[str]) -> float:
+    """The instructions N2 - N1 events are sized to, so that what does not cancel is PRECISION
+    of them: 80M on PostgreSQL (about 2,000 point queries), 160M with MySQL or MariaDB. Every
+    target of a campaign counts the same N1 and N2 (a write test's count depends a little on
+    them), so the campaign's noisiest engine sizes them all."""
+    return max((NOISE_IR.get(e, NOISE_IR["mysql"]) for e in engines), default=NOISE_IR["postgres"]) / PRECISION
+
+
+DIFFERENCE_IR = difference_ir(["postgres"])
+STATEMENT_IR = 40_000  # estimate: a statement that reads one row (17.10: point-query 43k)
+WRITE_STATEMENT_IR = 100_000  # estimate: a statement that writes one row (17.10: delete 67k, update-index 126k)
 IN_ROW_IR = 14_000  # estimate: each further row of an IN list read (17.10: random-points 14.5k)
 IN_WRITE_ROW_IR = 75_000  # estimate: each further row of an IN list written (17.10: update-inlist 75k)
 RANGE_ROW_IR = 2_500  # estimate: each row of an index range read (17.10: 1.6k summed, 2.7k returned)
 SORTED_ROW_IR = 10_000  # estimate: each row of a range sorted by c (ORDER BY, DISTINCT: collation)
 SCAN_ROW_IR = 5_000  # estimate: each row of a full scan (17.10, 1M rows: 4.7k, LENGTH(c) per row)
 MIN_N1 = 6  # a prepared statement's first five executions are planned each time (custom plans)
-REPEAT_BELOW_IR = 1_000_000_000
-"""A second N1/N2 pair, which shows how repeatable the count is, runs when one pair's difference
-is below this many instructions. What does not cancel between two runs is a few thousand
-instructions of timing-dependent work, so above it the spread is under 0.001% (bench/README.md,
-instructions.py: 60 of 64 cells of 17.10 and 18.4 at 1M rows, the full scan among them, repeat
-within 0.001%) and a second pair of full scans would only double their cost."""
+ONE_PAIR_FROM = 2.0
+"""A second N1/N2 pair, which shows how repeatable the count is, runs unless one pair's
+difference is ONE_PAIR_FROM times the sized difference: one pair is then already twice as
+precise as PRECISION asks (an event heavier than the difference: a 10,000-row range, a full
+scan), and a second would double the cost of the heaviest tests for a spread nobody needs."""
 MIN_FUNCTION_IR = 0.5  # per event; smaller per-function slopes are not stored
 START_TIMEOUT_S = 300.0  # a postmaster under callgrind takes seconds, not milliseconds, to start
 PROFILE_TIMEOUT_S = 120.0
 SETUP_STEPS = 5  # start, load, settle, restart under callgrind, priming run (+ MySQL/MariaDB: data copy)
-ESTIMATE_TARGET_S = 20.0  # progress ETA: start, load and restart under callgrind
-ESTIMATE_RUN_S = 1.8  # progress ETA: one counted run's fixed part (PostgreSQL: database copy, prewarm)
-ESTIMATE_S_PER_IR = 8e-9  # progress ETA: callgrind's pace on these VMs, seconds per counted instruction
+# The estimate (`run --check`, the progress ETA), as measured on the 2-CPU VMs on an idle host
+# (bench/README.md, instruction_pass.py: the phases of PostgreSQL 17.10's 32 tests at 1M rows):
+ESTIMATE_LOAD_ROWS_S = 225_000  # rows a second a counted server is loaded and settled at (one worker)
+ESTIMATE_CALLGRIND_START_S = 1.5  # the restart under callgrind
+ESTIMATE_RUN_S = 0.5  # one counted run's fixed part: the driver, a connection, reading the profile
+ESTIMATE_COPY_S = 0.6  # PostgreSQL: a fresh copy of the loaded database for a run of a test that writes ...
+ESTIMATE_PREWARM_S_PER_ROW = 1.45e-6  # ... and its prewarm under callgrind (also once after the restart)
+ESTIMATE_S_PER_IR = 5.8e-9  # callgrind's pace, seconds per counted instruction (estimated_ir's)
 ESTIMATE_FRESH_SERVER_S = 50.0  # MySQL/MariaDB write tests: a new server under callgrind per run
+
+
+PHASES = ("copy", "prime", "run", "profile")
+"""Where a test's counting time goes (stored per count, printed by bench/instruction_pass.py):
+copy, a fresh database or data directory and its prewarm; prime, the uncounted run of a test
+on a shared database; run, the counted runs; profile, waiting for and reading callgrind's files."""
+
+
+class PhaseClock:
+    """Seconds per phase of one test's count."""
+
+    def __init__(self) -> None:
+        self.seconds: dict[str, float] = {}
+        self._phase: str | None = None
+        self._since = 0.0
+
+    def __call__(self, phase: str | None) -> None:
+        """Enter `phase` (None: stop the clock); the time since the last call goes to the phase before."""
+        now = time.monotonic()
+        if self._phase is not None:
+            self.seconds[self._phase] = self.seconds.get(self._phase, 0.0) + now - self._since
+        self._phase, self._since = phase, now
+
+    def rounded(self) -> dict[str, float]:
+        self(None)
+        return {k: round(v, 3) for k, v in self.seconds.items()}
 
 
 def require_valgrind() -> str:
@@ -78,7 +130,7 @@ def require_valgrind() -> str:
 
 def estimated_ir(test: MicrobenchmarkSpec, rows: int) -> float:
     """A rough number of instructions one event of `test` costs (PostgreSQL 17 figures): per
-    statement STATEMENT_IR, plus per further row of an IN list IN_ROW_IR (IN_WRITE_ROW_IR when it
+    statement STATEMENT_IR (WRITE_STATEMENT_IR when it writes), plus per further row of an IN list IN_ROW_IR (IN_WRITE_ROW_IR when it
     writes it), per row of an index range RANGE_ROW_IR (SORTED_ROW_IR when sorted), per row of a
     table scan SCAN_ROW_IR (`rows`: a table's rows). Within a few times of the counted value is
     enough: it only sizes the runs (event_counts)."""
@@ -87,38 +139,45 @@ def estimated_ir(test: MicrobenchmarkSpec, rows: int) -> float:
     total = 0.0
     for stmt in test.statements:
         sql = stmt.sql.upper()
+        writes = sql.lstrip().startswith(("UPDATE", "DELETE", "INSERT"))
+        one = WRITE_STATEMENT_IR if writes else STATEMENT_IR
         if "BETWEEN" in sql:
             sorted_ = "ORDER BY" in sql or "DISTINCT" in sql
-            cost = STATEMENT_IR + test.range_size * (SORTED_ROW_IR if sorted_ else RANGE_ROW_IR)
+            cost = one + test.range_size * (SORTED_ROW_IR if sorted_ else RANGE_ROW_IR)
         elif " IN (" in sql:
-            writes = sql.startswith(("UPDATE", "DELETE", "INSERT"))
             listed = sql[sql.index(" IN ("):].count("?")
-            cost = STATEMENT_IR + (listed - 1) * (IN_WRITE_ROW_IR if writes else IN_ROW_IR)
+            cost = one + (listed - 1) * (IN_WRITE_ROW_IR if writes else IN_ROW_IR)
         else:
-            cost = STATEMENT_IR
+            cost = one
         total += stmt.repeat * cost
     return total + (2 * STATEMENT_IR if test.transaction else 0)
 
 
-def event_counts(test: MicrobenchmarkSpec, rows: int) -> tuple[int, int]:
-    """(N1, N2) for a test: N1 events cost about RUN_BUDGET_IR and N2 - N1 four times that, so
-    N2 = 5 * N1 for most tests. N1 is never below MIN_N1, so that the difference holds only
-    executions of prepared statements past their first five (planned each time); an event
-    heavier than RUN_BUDGET_IR / MIN_N1 gets fewer than 4 * N1 more (at least one). A scan
-    reads the whole table per event and gets (1, 2): its one-off costs are a vanishing part."""
+def event_counts(test: MicrobenchmarkSpec, rows: int, difference: float = DIFFERENCE_IR) -> tuple[int, int]:
+    """(N1, N2) for a test: N2 - N1 events cost about `difference` instructions (at least one
+    event; difference_ir), and N1 is a quarter of that, never below MIN_N1, so that the
+    difference holds only executions of prepared statements past their first five (planned
+    each time). A scan reads the whole table per event and gets (0, 1): its one-off costs (a
+    connection, one plan) are a vanishing part of a million rows read."""
     if test.metric == "krps":
-        return 1, 2
+        return 0, 1
     cost = estimated_ir(test, rows)
-    n1 = round(RUN_BUDGET_IR / cost)
-    if n1 >= MIN_N1:
-        return n1, 5 * n1
-    return MIN_N1, MIN_N1 + max(1, round(4 * RUN_BUDGET_IR / cost))
+    more = max(1, round(difference / cost))
+    n1 = max(MIN_N1, round(more / 4))
+    return n1, n1 + more
 
 
-def repeats(test: MicrobenchmarkSpec, rows: int) -> int:
-    """N1/N2 pairs to count: two, or one when a pair's difference is above REPEAT_BELOW_IR."""
-    n1, n2 = event_counts(test, rows)
-    return 1 if (n2 - n1) * estimated_ir(test, rows) >= REPEAT_BELOW_IR else 2
+def prime_events(test: MicrobenchmarkSpec, rows: int, difference: float = DIFFERENCE_IR) -> int:
+    """Events of the uncounted run that takes a test's one-off costs on a shared database
+    (MIN_N1), or none for a test counted by one pair: its difference is so large that one-off
+    costs (an entry per statement and index, tens of thousands of instructions) vanish in it."""
+    return 0 if repeats(test, rows, difference) == 1 else MIN_N1
+
+
+def repeats(test: MicrobenchmarkSpec, rows: int, difference: float = DIFFERENCE_IR) -> int:
+    """N1/N2 pairs to count: two, or one when a pair's difference is ONE_PAIR_FROM times `difference`."""
+    n1, n2 = event_counts(test, rows, difference)
+    return 1 if (n2 - n1) * estimated_ir(test, rows) >= ONE_PAIR_FROM * difference else 2
 
 
 TOGGLE_COLLECT = ("PostgresMain", "secure_read", "pgstat_report_stat")
@@ -181,33 +240,61 @@ def valgrind_command(binary: str, out_dir: Path, engine: str = "postgres", simul
             f"--callgrind-out-file={out_dir}/cg.%p.out"]
 
 
-def estimate(plan: TargetPlan) -> tuple[float, int]:
-    """Expected seconds and progress steps of counting one target's tests."""
+def estimate(plan: TargetPlan, difference: float | None = None) -> tuple[float, int]:
+    """Expected seconds and progress steps of counting one target's tests: its start and load,
+    the restart under callgrind with its prewarm and prime, and each test (`difference`: the
+    campaign's difference_ir, by default this target's engine's)."""
     tests = tests_in_run_order(plan)
-    innodb = plan.target.engine != "postgres"
-    rows = _table_rows(plan)
-    return (ESTIMATE_TARGET_S + sum(test_estimate_s(t, plan.target.engine, rows) for t in tests),
-            SETUP_STEPS + innodb + len(tests))
+    engine = plan.target.engine
+    difference = difference or difference_ir([engine])
+    load = next(step for step in plan.steps if isinstance(step, LoadStep))
+    rows = load.rows * load.tables
+    setup = (START_S.get(engine, 2.0) + rows / ESTIMATE_LOAD_ROWS_S + ESTIMATE_CALLGRIND_START_S
+             + rows * ESTIMATE_PREWARM_S_PER_ROW
+             + (_run_s(tests[0], prime_events(tests[0], load.rows, difference) or 1, load.rows) if tests else 0.0))
+    return (setup + sum(test_estimate_s(t, engine, load.rows, load.tables, i == 0, difference)
+                        for i, t in enumerate(tests)),
+            SETUP_STEPS + (engine != "postgres") + len(tests))
 
 
-def test_estimate_s(test: MicrobenchmarkSpec, engine: str, rows: int) -> float:
-    """One test's counted runs; on MySQL/MariaDB a write test's runs each get a new server."""
-    n1, n2 = event_counts(test, rows)
-    pairs = repeats(test, rows)
-    fresh = ESTIMATE_FRESH_SERVER_S if engine != "postgres" and test.rw != "R" else 0.0
-    return pairs * (2 * (ESTIMATE_RUN_S + fresh) + (n1 + n2) * estimated_ir(test, rows) * ESTIMATE_S_PER_IR)
+def test_estimate_s(test: MicrobenchmarkSpec, engine: str, rows: int, tables: int = 1, primed: bool = False,
+                    difference: float = DIFFERENCE_IR) -> float:
+    """One test's count: its prime (a test that reads, on the shared database), and its N1/N2
+    pairs, each run of a test that writes on a fresh copy (MySQL/MariaDB: a new server)."""
+    n1, n2 = event_counts(test, rows, difference)
+    if reads_only(test):
+        fresh = 0.0
+    elif engine == "postgres":
+        fresh = ESTIMATE_COPY_S + rows * tables * ESTIMATE_PREWARM_S_PER_ROW
+    else:
+        fresh = ESTIMATE_FRESH_SERVER_S
+    events = prime_events(test, rows, difference)
+    prime = _run_s(test, events, rows) if reads_only(test) and not primed and events else 0.0
+    return prime + repeats(test, rows, difference) * (2 * fresh + _run_s(test, n1, rows) + _run_s(test, n2, rows))
 
 
-def _table_rows(plan: TargetPlan) -> int:
-    return next(step.rows for step in plan.steps if isinstance(step, LoadStep))
+def _run_s(test: MicrobenchmarkSpec, events: int, rows: int) -> float:
+    """One run of `events` events under callgrind, on a database that is ready."""
+    return ESTIMATE_RUN_S + events * estimated_ir(test, rows) * ESTIMATE_S_PER_IR
 
 
 def tests_in_run_order(plan: TargetPlan) -> list[MicrobenchmarkSpec]:
+    """The plan's tests, those that only read first (they share the loaded database or
+    server), then those that write (each run on a fresh copy); in each part the tests counted
+    by one pair (the scan) last, so the server's prime is a few events of a light test; else
+    in the plan's order."""
     seen: dict[str, MicrobenchmarkSpec] = {}
     for step in plan.steps:
         if isinstance(step, RunStep) and not step.warm and step.test.name not in seen:
             seen[step.test.name] = step.test
-    return list(seen.values())
+    rows = next(step.rows for step in plan.steps if isinstance(step, LoadStep))
+    return sorted(seen.values(), key=lambda t: (not reads_only(t), repeats(t, rows) == 1))
+
+
+def reads_only(test: MicrobenchmarkSpec) -> bool:
+    """A test whose runs leave the data as they found it, so that every run of it, and of the
+    other such tests, can share one copy."""
+    return test.rw == "R"
 
 
 def count_target(session: TargetSession, plan: TargetPlan, skip: AbstractSet[str] = frozenset(),
@@ -246,13 +333,14 @@ def count_target(session: TargetSession, plan: TargetPlan, skip: AbstractSet[str
     session.prewarm(load.tables, restarted=True)  # the start under callgrind emptied InnoDB's buffer pool
     # The first runs after a start do one-off work (PostgreSQL: shared statistics entries, hint
     # bits on shared catalogs; InnoDB: table and statement caches) that no later run repeats:
-    # spend it on a run nobody counts.
+    # spend it on a run nobody counts, of the first test (a few events).
+    difference = difference_ir(t.engine for t in session.spec.targets)
     session.timed_step("server", "prime the server under callgrind",
                        lambda: {"instructions": _profile_of_run(session, tests[0],
-                                                                event_counts(tests[0], load.rows)[0], out_dir,
-                                                                load.tables).total_ir})
-    for test in tests:
-        record = count_test(session, test, out_dir, load.tables)
+                                                                prime_events(tests[0], load.rows, difference) or 1,
+                                                                out_dir, load.tables).total_ir})
+    for i, test in enumerate(tests):
+        record = count_test(session, test, out_dir, load.tables, primed=i == 0)
         session.store.add_instructions(session.target_id, record)
         if record.status != "ok":
             session.raise_if_dead()
@@ -263,30 +351,41 @@ def supports(engine: str) -> bool:
     return engine in ("postgres", "mysql", "mariadb")
 
 
-def count_test(session: TargetSession, test: MicrobenchmarkSpec, out_dir: Path, tables: int) -> InstructionRecord:
+def count_test(session: TargetSession, test: MicrobenchmarkSpec, out_dir: Path, tables: int,
+               primed: bool = False) -> InstructionRecord:
+    """Count `test`'s N1/N2 pairs. A test that only reads shares the database or server the
+    tests before it used; unless `primed` (the server's prime run was this test's), a run of a
+    few events nobody counts pays its one-off costs first."""
     rows = session.spec.rows
-    n1, n2 = event_counts(test, rows)
+    difference = difference_ir(t.engine for t in session.spec.targets)
+    n1, n2 = event_counts(test, rows, difference)
     label = f"{test.name}: instructions/event ({n1} and {n2} events under callgrind)"
-    session.progress.step_start(session.name, label, test_estimate_s(test, session.install.engine, rows))
+    session.progress.step_start(session.name, label, test_estimate_s(test, session.install.engine, rows,
+                                                                    session.spec.tables, primed, difference))
     started = time.monotonic()
+    clock = PhaseClock()
     pairs: list[list[int]] = []
     first_pair = []
     try:
-        for rep in range(repeats(test, rows)):
-            profiles = [_profile_of_run(session, test, n, out_dir, tables) for n in (n1, n2)]
+        if reads_only(test) and not primed and prime_events(test, rows, difference):
+            clock("prime")
+            _profile_of_run(session, test, prime_events(test, rows, difference), out_dir, tables)
+        for rep in range(repeats(test, rows, difference)):
+            profiles = [_profile_of_run(session, test, n, out_dir, tables, clock) for n in (n1, n2)]
             pairs.append([p.total_ir for p in profiles])
             if rep == 0:
                 first_pair = profiles
     except (DriverError, UserError) as exc:
         session.progress.step_end(session.name, label, "failed", exc.message)
-        return InstructionRecord(test.name, "failed", n1, n2, time.monotonic() - started, pairs, error=exc.message)
+        return InstructionRecord(test.name, "failed", n1, n2, time.monotonic() - started, pairs, error=exc.message,
+                                 phases=clock.rounded())
     slopes = [(b - a) / (n2 - n1) for a, b in pairs]
     cost = per_event(first_pair[0], n1, first_pair[1], n2)
     spread = repeatability(slopes) if len(slopes) > 1 else None  # one pair: no second count to compare
     record = InstructionRecord(
         test.name, "ok", n1, n2, time.monotonic() - started, pairs, fmean(slopes), spread,
         _significant(cost.self_per_event), _significant(cost.inclusive_per_event),
-        simulated_per_event=simulated_per_event(first_pair[0], n1, first_pair[1], n2))
+        simulated_per_event=simulated_per_event(first_pair[0], n1, first_pair[1], n2), phases=clock.rounded())
     repeat = f"spread {spread:.3f}%" if spread is not None else "one pair"
     session.progress.step_end(session.name, label, "ok", f"{record.ir_per_event:,.0f} instr/event ({repeat})")
     return record
@@ -300,27 +399,34 @@ def simulated_per_event(small: Profile, n1: int, large: Profile, n2: int) -> dic
 
 
 def _profile_of_run(session: TargetSession, test: MicrobenchmarkSpec, events: int, out_dir: Path,
-                    tables: int) -> Profile:
-    """Run `events` events on one fresh connection and return the server's profile of it."""
+                    tables: int, clock: PhaseClock | None = None) -> Profile:
+    """Run `events` events on one fresh connection and return the server's profile of it;
+    `clock` (when given) is told each phase's start."""
+    tick = clock or (lambda phase: None)
     if session.install.engine == "postgres":
-        return _backend_profile_of_run(session, test, events, out_dir, tables)
-    return _dispatch_profile_of_run(session, test, events, out_dir)
+        return _backend_profile_of_run(session, test, events, out_dir, tables, tick)
+    return _dispatch_profile_of_run(session, test, events, out_dir, tick)
 
 
 def _backend_profile_of_run(session: TargetSession, test: MicrobenchmarkSpec, events: int, out_dir: Path,
-                            tables: int) -> Profile:
+                            tables: int, tick: Callable[[str], None]) -> Profile:
     """PostgreSQL: the run's backend writes its profile when it exits.
 
     Writes change what the next run finds (dead tuples, pruning, index growth), and reads
-    after them clean up, so every run starts from a fresh, prewarmed copy of the loaded database.
+    after them clean up, so every run of a test that writes starts from a fresh, prewarmed copy
+    of the loaded database. The tests that only read run first, on the loaded database itself.
     """
-    force = " WITH (FORCE)" if _postgres(session).major >= 13 else ""
-    _exec_admin(session, [f"DROP DATABASE IF EXISTS {DBNAME}{force}",
-                          f"CREATE DATABASE {DBNAME} TEMPLATE {TEMPLATE_DB}{_file_copy(session)}"])
-    session.prewarm(tables)
+    if not reads_only(test):
+        tick("copy")
+        force = " WITH (FORCE)" if _postgres(session).major >= 13 else ""
+        _exec_admin(session, [f"DROP DATABASE IF EXISTS {DBNAME}{force}",
+                              f"CREATE DATABASE {DBNAME} TEMPLATE {TEMPLATE_DB}{_file_copy(session)}"])
+        session.prewarm(tables)
+    tick("run")
     pids = _run_counted(session, test, events)
     if not pids:
         raise DriverError(f"{test.name} under callgrind: the driver named no backend", f"see {session.server.log_path}")
+    tick("profile")
     return _read_profile(out_dir / f"cg.{pids[0]}.out")
 
 
@@ -344,20 +450,23 @@ def _save_loaded_data(session: TargetSession) -> None:
 
 
 def _dispatch_profile_of_run(session: TargetSession, test: MicrobenchmarkSpec, events: int,
-                             out_dir: Path) -> Profile:
+                             out_dir: Path, tick: Callable[[str], None]) -> Profile:
     """MySQL/MariaDB: zero the counters, run, dump: the dump holds what dispatch_command did
     for this run's connection (nothing else runs commands meanwhile). A test that writes
     starts from the loaded data directory, on a new server (the InnoDB analogue of
     PostgreSQL's template copy): its rows, undo and index growth would otherwise change what
     the next run finds."""
-    if test.rw != "R":
+    if not reads_only(test):
+        tick("copy")
         server = _innodb(session)
         server.restore_data()
         server.start()
         session.prewarm(session.spec.tables, restarted=True)
+    tick("run")
     pid = session.server.server_pid
     _exec_admin(session, [ZERO_SQL])
     _run_counted(session, test, events)
+    tick("profile")
     before = set(out_dir.glob(f"cg.{pid}.out.*"))
     _exec_admin(session, [DUMP_SQL])
     return _read_profile(_new_dump(out_dir, pid, before, session))

@@ -333,6 +333,12 @@ MIGRATIONS: tuple[str, ...] = (
     ALTER TABLE samples ADD COLUMN foreign_cpu_pct REAL;
     ALTER TABLE samples ADD COLUMN foreign_kb REAL;
     """,
+    # 21: where each instruction count's time went, seconds per phase (runner/instructions.py
+    # PHASES: a fresh copy of the data and its prewarm, the counted runs, reading the profiles),
+    # NULL before
+    """
+    ALTER TABLE instructions ADD COLUMN phases_json TEXT;
+    """,
 )
 
 SCHEMA_VERSION = len(MIGRATIONS)

@@ -85,6 +85,7 @@ class InstructionRecord:
     error: str | None = None
     started_at: str = field(default_factory=now_iso)
     simulated_per_event: dict[str, float] = field(default_factory=dict)  # callgrind cache/branch events
+    phases: dict[str, float] = field(default_factory=dict)  # seconds per phase (runner/instructions.py PHASES)
 
 
 SampleColumn = Literal["elapsed_s", "cpu_user_pct", "cpu_sys_pct", "cpu_iowait_pct", "cpu_steal_pct", "cs", "reads",
@@ -602,7 +603,8 @@ class Store:
             "elapsed_s": rec.elapsed_s, "n1": rec.n1, "n2": rec.n2, "ir_json": json.dumps(rec.ir),
             "ir_per_event": rec.ir_per_event, "spread_pct": rec.spread_pct,
             "self_json": json.dumps(rec.self_per_event), "inclusive_json": json.dumps(rec.inclusive_per_event),
-            "error": rec.error, "simulated_json": _json_or_null(rec.simulated_per_event or None)})
+            "error": rec.error, "simulated_json": _json_or_null(rec.simulated_per_event or None),
+            "phases_json": _json_or_null(rec.phases or None)})
 
     def add_ibench_step(self, target_id: int, r: InsertStepResult, driver_spec: JsonObject | None = None) -> int | None:
         return self._keep("ibench step", {"target_id": target_id, "record": asdict(r), "driver_spec": driver_spec},
