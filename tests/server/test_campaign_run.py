@@ -48,11 +48,15 @@ def runs(store: Path) -> list[dict]:
     return rows
 
 
+WORK: dict[str, Path] = {}  # each module fixture's work directory, for its leak check
+
+
 @pytest.fixture(scope="module")
 def finished(tmp_path_factory):
     tmp = tmp_path_factory.mktemp("e2e")
     store = tmp / "store.db"
-    result = dbdrift("run", campaign(tmp, "e2e"), "--store", store, "--format", "json", work_dir=shared_work_dir("e2e"))
+    WORK["e2e"] = shared_work_dir("e2e")
+    result = dbdrift("run", campaign(tmp, "e2e"), "--store", store, "--format", "json", work_dir=WORK["e2e"])
     return tmp, store, result
 
 
@@ -225,7 +229,8 @@ def test_report_text_and_markdown_render_from_the_store(finished):
 
 
 def test_no_server_is_left_running(finished):
-    assert postgres_processes_under(Path("/var/tmp/dbdrift-tests")) == []
+    """This run's own work directory: the other test worker's servers live beside it."""
+    assert postgres_processes_under(WORK["e2e"]) == []
 
 
 def test_resume_runs_nothing_when_everything_is_stored(finished):
