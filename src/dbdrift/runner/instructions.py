@@ -36,6 +36,7 @@ from dbdrift.driver import process
 from dbdrift.errors import DriverError, UserError
 from dbdrift.model import JsonObject
 from dbdrift.metrics.callgrind import Profile, parse_profile, wait_complete
+from dbdrift.plan.campaign import CampaignSpec
 from dbdrift.plan.expand import START_S, LoadStep, RunStep, SettleStep, TargetPlan
 from dbdrift.runner.dialect import DBNAME
 from dbdrift.runner.session import TargetSession
@@ -62,6 +63,12 @@ def difference_ir(engines: Iterable[str]) -> float:
     target of a campaign counts the same N1 and N2 (a write test's count depends a little on
     them), so the campaign's noisiest engine sizes them all."""
     return max((NOISE_IR.get(e, NOISE_IR["mysql"]) for e in engines), default=NOISE_IR["postgres"]) / PRECISION
+
+
+def campaign_difference(spec: CampaignSpec) -> float:
+    """The difference every count of `spec` is sized to: that of its targets' engines, so a
+    resumed campaign, or an estimate of some of its targets, sizes them as the whole campaign does."""
+    return difference_ir(t.engine for t in spec.targets)
 
 
 DIFFERENCE_IR = difference_ir(["postgres"])
@@ -240,13 +247,20 @@ def valgrind_command(binary: str, out_dir: Path, engine: str = "postgres", simul
             f"--callgrind-out-file={out_dir}/cg.%p.out"]
 
 
-def estimate(plan: TargetPlan, difference: float | None = None) -> tuple[float, int]:
+def estimate_counts(spec: CampaignSpec, plans: list[TargetPlan]) -> tuple[float, int]:
+    """Expected seconds (summed over `plans`, before they share the CPUs) and progress steps of
+    counting the instructions of `plans`, targets of `spec`."""
+    difference = campaign_difference(spec)
+    found = [estimate(plan, difference) for plan in plans]
+    return sum(seconds for seconds, _ in found), sum(steps for _, steps in found)
+
+
+def estimate(plan: TargetPlan, difference: float) -> tuple[float, int]:
     """Expected seconds and progress steps of counting one target's tests: its start and load,
     the restart under callgrind with its prewarm and prime, and each test (`difference`: the
-    campaign's difference_ir, by default this target's engine's)."""
-    tests = tests_in_run_order(plan)
+    campaign's, campaign_difference)."""
+    tests = tests_in_run_order(plan, difference)
     engine = plan.target.engine
-    difference = difference or difference_ir([engine])
     load = next(step for step in plan.steps if isinstance(step, LoadStep))
     rows = load.rows * load.tables
     setup = (START_S.get(engine, 2.0) + rows / ESTIMATE_LOAD_ROWS_S + ESTIMATE_CALLGRIND_START_S
@@ -278,7 +292,7 @@ def _run_s(test: MicrobenchmarkSpec, events: int, rows: int) -> float:
     return ESTIMATE_RUN_S + events * estimated_ir(test, rows) * ESTIMATE_S_PER_IR
 
 
-def tests_in_run_order(plan: TargetPlan) -> list[MicrobenchmarkSpec]:
+def tests_in_run_order(plan: TargetPlan, difference: float = DIFFERENCE_IR) -> list[MicrobenchmarkSpec]:
     """The plan's tests, those that only read first (they share the loaded database or
     server), then those that write (each run on a fresh copy); in each part the tests counted
     by one pair (the scan) last, so the server's prime is a few events of a light test; else
@@ -288,7 +302,7 @@ def tests_in_run_order(plan: TargetPlan) -> list[MicrobenchmarkSpec]:
         if isinstance(step, RunStep) and not step.warm and step.test.name not in seen:
             seen[step.test.name] = step.test
     rows = next(step.rows for step in plan.steps if isinstance(step, LoadStep))
-    return sorted(seen.values(), key=lambda t: (not reads_only(t), repeats(t, rows) == 1))
+    return sorted(seen.values(), key=lambda t: (not reads_only(t), repeats(t, rows, difference) == 1))
 
 
 def reads_only(test: MicrobenchmarkSpec) -> bool:
@@ -303,7 +317,8 @@ def count_target(session: TargetSession, plan: TargetPlan, skip: AbstractSet[str
 
     Raises ServerError/DriverError when the server dies (the caller ends the target there).
     """
-    tests = [t for t in tests_in_run_order(plan) if t.name not in skip]
+    difference = campaign_difference(session.spec)
+    tests = [t for t in tests_in_run_order(plan, difference) if t.name not in skip]
     if not tests:
         return
     binary = require_valgrind()
@@ -334,13 +349,12 @@ def count_target(session: TargetSession, plan: TargetPlan, skip: AbstractSet[str
     # The first runs after a start do one-off work (PostgreSQL: shared statistics entries, hint
     # bits on shared catalogs; InnoDB: table and statement caches) that no later run repeats:
     # spend it on a run nobody counts, of the first test (a few events).
-    difference = difference_ir(t.engine for t in session.spec.targets)
     session.timed_step("server", "prime the server under callgrind",
                        lambda: {"instructions": _profile_of_run(session, tests[0],
                                                                 prime_events(tests[0], load.rows, difference) or 1,
                                                                 out_dir, load.tables).total_ir})
     for i, test in enumerate(tests):
-        record = count_test(session, test, out_dir, load.tables, primed=i == 0)
+        record = count_test(session, test, out_dir, load.tables, difference, primed=i == 0)
         session.store.add_instructions(session.target_id, record)
         if record.status != "ok":
             session.raise_if_dead()
@@ -351,13 +365,13 @@ def supports(engine: str) -> bool:
     return engine in ("postgres", "mysql", "mariadb")
 
 
-def count_test(session: TargetSession, test: MicrobenchmarkSpec, out_dir: Path, tables: int,
+def count_test(session: TargetSession, test: MicrobenchmarkSpec, out_dir: Path, tables: int, difference: float,
                primed: bool = False) -> InstructionRecord:
-    """Count `test`'s N1/N2 pairs. A test that only reads shares the database or server the
-    tests before it used; unless `primed` (the server's prime run was this test's), a run of a
-    few events nobody counts pays its one-off costs first."""
+    """Count `test`'s N1/N2 pairs, sized to the campaign's `difference`. A test that only reads
+    shares the database or server the tests before it used; unless `primed` (the server's prime
+    run was this test's), a run of a few events nobody counts pays its one-off costs first."""
     rows = session.spec.rows
-    difference = difference_ir(t.engine for t in session.spec.targets)
+    prime = prime_events(test, rows, difference) if reads_only(test) and not primed else 0
     n1, n2 = event_counts(test, rows, difference)
     label = f"{test.name}: instructions/event ({n1} and {n2} events under callgrind)"
     session.progress.step_start(session.name, label, test_estimate_s(test, session.install.engine, rows,
@@ -367,9 +381,9 @@ def count_test(session: TargetSession, test: MicrobenchmarkSpec, out_dir: Path, 
     pairs: list[list[int]] = []
     first_pair = []
     try:
-        if reads_only(test) and not primed and prime_events(test, rows, difference):
+        if prime:
             clock("prime")
-            _profile_of_run(session, test, prime_events(test, rows, difference), out_dir, tables)
+            _profile_of_run(session, test, prime, out_dir, tables)
         for rep in range(repeats(test, rows, difference)):
             profiles = [_profile_of_run(session, test, n, out_dir, tables, clock) for n in (n1, n2)]
             pairs.append([p.total_ir for p in profiles])

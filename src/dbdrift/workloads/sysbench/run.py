@@ -53,8 +53,7 @@ def estimate(spec: CampaignSpec, timed: list[TargetPlan], counted: list[TargetPl
         # each settle's quiet wait is a step of its own, once for all targets in turns
         steps += sum(isinstance(x, SettleStep) for p in timed[:1 if in_turns else None] for x in p.steps)
     if spec.count_instructions:
-        difference = instructions.difference_ir(p.target.engine for p in counted)
-        steps += sum(instructions.estimate(plan, difference)[1] for plan in counted)
+        steps += instructions.estimate_counts(spec, counted)[1]
     return total_s, steps
 
 
@@ -71,8 +70,7 @@ def estimate_by_part(spec: CampaignSpec, timed: list[TargetPlan], counted: list[
             for part, seconds in estimate_parts(plan, spec, settles=not in_turns or i == 0).items():
                 parts[part] = parts.get(part, 0.0) + seconds
     if spec.count_instructions:
-        difference = instructions.difference_ir(p.target.engine for p in counted)
-        parts[COUNTS] = sum(instructions.estimate(plan, difference)[0] for plan in counted) / counting_lanes(len(counted))
+        parts[COUNTS] = instructions.estimate_counts(spec, counted)[0] / counting_lanes(len(counted))
     return parts
 
 
