@@ -1,0 +1,225 @@
+"""The shape of the code, as issue-style figures: how much of the first workload (sysbench) still
+sits in the core, which imports run against the layering, and how wide the main seams are.
+
+Reads the source tree as text and syntax trees; runs nothing of dbdrift. What it prints:
+- imports of a workload slice (workloads/<name>/) from modules outside every slice, per layer,
+  counting module-level, `if TYPE_CHECKING:` and function-local imports alike;
+- the lines of the modules outside the slices that import sysbench's slice (the part of the
+  first workload still in the core, by the one measure a program can take without a list);
+- arrows back up: pairs of top-level packages where a lower one imports a higher one (the
+  order is the layering of tests/unit/test_architecture.py, the registry's package on top);
+- import cycles among modules (strongly connected parts of more than one module), counting
+  the same three kinds of import;
+- hooks of `Workload`/`WorkloadPlan` typed `Callable[..., Any]` or with `Any` in their type,
+  and those that may be None;
+- the methods of the store's classes;
+- the places the judging defaults are written: a 0.02 bound to a name with `min_effect` in it,
+  a 0.05 bound to a name with `noisy` in it;
+- the files outside a slice that name the newest slice (what adding a workload touches);
+- `duplicates` pairs over the whole tree and over src/ (when the command is on the PATH).
+
+    .venv/bin/python bench/architecture.py
+"""
+from __future__ import annotations
+
+import ast
+import re
+import shutil
+import subprocess
+import sys
+from collections import defaultdict
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+PKG = ROOT / "src" / "dbdrift"
+# the layering, lowest first: a package may import those before it (tests/unit/test_architecture.py)
+ORDER = ["errors", "quantities", "version", "origin", "disk", "workload", "model", "cpus", "analysis", "env", "catalog",
+         "plan", "server", "driver", "metrics", "store", "runner", "results", "report", "cluster", "workloads",
+         "app", "cli", "__main__"]
+NEWEST_SLICE = "htap"
+
+
+def module_name(path: Path) -> str:
+    rel = path.relative_to(PKG.parent).with_suffix("")
+    parts = list(rel.parts)
+    if parts[-1] == "__init__":
+        parts.pop()
+    return ".".join(parts)
+
+
+def imports_of(path: Path) -> list[str]:
+    """Every dbdrift module `path` imports, wherever the import stands (top, TYPE_CHECKING, a function)."""
+    tree = ast.parse(path.read_text())
+    found: list[str] = []
+    own = module_name(path)
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            found += [a.name for a in node.names if a.name.startswith("dbdrift")]
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = own.split(".")[: -node.level + (1 if path.name == "__init__.py" else 0)] if node.level else []
+                mod = ".".join(base + ([node.module] if node.module else []))
+            else:
+                mod = node.module or ""
+            if not mod.startswith("dbdrift"):
+                continue
+            found.append(mod)
+            found += [f"{mod}.{a.name}" for a in node.names]  # `from dbdrift.workloads import sysbench`
+    return found
+
+
+def slice_of(module: str) -> str | None:
+    parts = module.split(".")
+    if len(parts) >= 3 and parts[1] == "workloads" and parts[2] not in ("registry", "__init__"):
+        return parts[2]
+    return None
+
+
+def top(module: str) -> str:
+    parts = module.split(".")
+    return parts[1] if len(parts) > 1 else "__init__"
+
+
+def main() -> int:
+    files = sorted(p for p in PKG.rglob("*.py") if "__pycache__" not in p.parts)
+    modules = {module_name(p): p for p in files}
+    graph: dict[str, set[str]] = {}
+    for name, path in modules.items():
+        targets = set()
+        for imp in imports_of(path):
+            while imp and imp not in modules:
+                imp = imp.rpartition(".")[0]
+            if imp and imp != name:
+                targets.add(imp)
+        graph[name] = targets
+
+    print("imports of a slice from outside every slice (module, top, TYPE_CHECKING and function-local alike):")
+    per_layer: dict[str, int] = defaultdict(int)
+    sysbench_users: set[str] = set()
+    for name, targets in graph.items():
+        if slice_of(name) or name.endswith("workloads.registry"):
+            continue
+        for t in targets:
+            s = slice_of(t)
+            if s:
+                per_layer[top(name)] += 1
+                if s == "sysbench":
+                    sysbench_users.add(name)
+    total = sum(per_layer.values())
+    print(f"  {total}: " + ", ".join(f"{k} {v}" for k, v in sorted(per_layer.items())))
+    lines = sum(len(modules[m].read_text().splitlines()) for m in sysbench_users)
+    print(f"lines of the {len(sysbench_users)} modules outside the slices that import sysbench's slice: {lines:,}")
+    for m in sorted(sysbench_users):
+        print(f"    {m} ({len(modules[m].read_text().splitlines())})")
+
+    rank = {p: i for i, p in enumerate(ORDER)}
+    back: dict[tuple[str, str], int] = defaultdict(int)
+    for name, targets in graph.items():
+        for t in targets:
+            a, b = top(name), top(t)
+            if a in rank and b in rank and rank[b] > rank[a]:
+                back[(a, b)] += 1
+    print(f"arrows back up (lower package imports a higher one): {len(back)}"
+          + "".join(f"\n    {a} -> {b} ({n} import(s))" for (a, b), n in sorted(back.items())))
+
+    cycles = strongly_connected(graph)
+    print(f"import cycles (strongly connected parts of more than one module): {len(cycles)}")
+    for c in cycles:
+        print("    " + ", ".join(sorted(m.removeprefix("dbdrift.") for m in c)))
+
+    wl = (PKG / "workload.py").read_text()
+    hooks = re.findall(r"^    (\w+): (.*Callable.*)$", wl, flags=re.M)
+    loose = [h for h, t in hooks if "Callable[..., Any]" in t or "Any" in t]
+    optional = [h for h, t in hooks if "None" in t]
+    print(f"Workload hooks: {len(hooks)} typed Callable; {sum('Callable[..., Any]' in t for _, t in hooks)} "
+          f"Callable[..., Any], {len(loose)} with Any in their type, {len(optional)} that may be None")
+
+    store_methods = []
+    for path in (PKG / "store").rglob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.ClassDef) and node.name.endswith("Store"):
+                store_methods.append((node.name, sum(isinstance(b, (ast.FunctionDef, ast.AsyncFunctionDef))
+                                                     for b in node.body)))
+    print("store classes' methods: " + ", ".join(f"{n} {c}" for n, c in sorted(store_methods)))
+
+    print(f"places the judging defaults are written: min_effect 0.02 {defaults(files, 'min_effect', 0.02)}, "
+          f"noisy 0.05 {defaults(files, 'noisy', 0.05)}")
+
+    touched = sorted(str(p.relative_to(ROOT)) for p in files
+                     if slice_of(module_name(p)) != NEWEST_SLICE and re.search(rf"\b{NEWEST_SLICE}\b", p.read_text()))
+    print(f"files outside workloads/{NEWEST_SLICE}/ that name it: {len(touched)}"
+          + "".join(f"\n    {t}" for t in touched))
+
+    if shutil.which("duplicates"):
+        for where in (ROOT, ROOT / "src"):
+            done = subprocess.run(["duplicates", "--repo", str(where), "--seconds", "120"], capture_output=True,
+                                  text=True, check=False)
+            first = done.stdout.splitlines()[0] if done.stdout else done.stderr.strip()
+            print(f"duplicates over {where.relative_to(ROOT) if where != ROOT else 'the tree'}: {first}")
+    else:
+        print("duplicates: the command is not on the PATH")
+    return 0
+
+
+def defaults(files: list[Path], word: str, value: float) -> int:
+    """How many times `value` is bound to a name containing `word`: a parameter's default, a
+    field's default, an assignment or a keyword argument."""
+    n = 0
+    for path in files:
+        for node in ast.walk(ast.parse(path.read_text())):
+            pairs: list[tuple[str, ast.AST | None]] = []
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                a = node.args
+                pos = a.posonlyargs + a.args
+                pairs += [(arg.arg, d) for arg, d in zip(pos[len(pos) - len(a.defaults):], a.defaults)]
+                pairs += [(arg.arg, d) for arg, d in zip(a.kwonlyargs, a.kw_defaults)]
+            elif isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name):
+                pairs.append((node.target.id, node.value))
+            elif isinstance(node, ast.Assign):
+                pairs += [(t.id, node.value) for t in node.targets if isinstance(t, ast.Name)]
+            elif isinstance(node, ast.keyword) and node.arg:
+                pairs.append((node.arg, node.value))
+            n += sum(1 for name, v in pairs if word in name.lower() and isinstance(v, ast.Constant) and v.value == value)
+    return n
+
+
+def strongly_connected(graph: dict[str, set[str]]) -> list[list[str]]:
+    """Tarjan's strongly connected components with more than one member."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on: set[str] = set()
+    out: list[list[str]] = []
+    counter = [0]
+    sys.setrecursionlimit(10000)
+
+    def visit(v: str) -> None:
+        index[v] = low[v] = counter[0]
+        counter[0] += 1
+        stack.append(v)
+        on.add(v)
+        for w in graph.get(v, ()):
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            comp = []
+            while True:
+                w = stack.pop()
+                on.discard(w)
+                comp.append(w)
+                if w == v:
+                    break
+            if len(comp) > 1:
+                out.append(comp)
+
+    for v in sorted(graph):
+        if v not in index:
+            visit(v)
+    return out
+
+
+if __name__ == "__main__":
+    sys.exit(main())
