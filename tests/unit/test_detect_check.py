@@ -38,3 +38,17 @@ def test_a_threshold_below_the_reports_minimum_effect_says_which_report_can_show
     assert lines[-1].startswith("  point-query x1: ")
     higher = planning.plan([cell], 0.02, calibration="calibration c (#1)")
     assert not any("minimum effect" in line for line in check_lines(_spec("sysbench", higher)))
+
+
+def test_a_plan_over_whole_repeats_under_the_sequential_rule_says_a_repeat_runs_while_a_test_is_undecided():
+    noise = {"l.i1": Noise("l.i1", 0.0, 0.02 ** 2, 0.0, 8), "qr100": Noise("qr100", 0.0, 0.03 ** 2, 0.0, 8)}
+    found = replace(planning.plan_repeats(["l.i1", "qr100"], noise, 0.05, 60.0, budget_s=900.0,
+                                          calibration="calibration c (#1)"), sequential=True)
+    spec = replace(_spec("insert-benchmark", found), budget=900.0)
+    lines = check_lines(spec)
+    assert "  repeats: each start runs every test; another runs while a test is undecided and below its most, and " \
+           "while a start as long as the mean of those run so far fits what is left of the budget" in lines, lines
+    assert not any(line.startswith("  budget order:") for line in lines)  # the tests do not run one after another
+    most = max(p.most for p in found.tests)
+    assert any(line.startswith(f"  l.i1: {planning.MIN_STARTS} to {most} starts, stopping once decided")
+               for line in lines), lines

@@ -90,3 +90,22 @@ def test_past_three_starts_no_repeat_runs_that_would_overrun_the_budget():
     assert said.lines[-2].startswith("detect: another repeat would overrun the budget of ")
     assert said.lines[-2].endswith("; the campaign stops after 3")
     assert said.lines[-1] == f"detect: qr100: {_mde(0.01):.1%} after 3 starts (reached: 5.0%)"
+
+
+def test_a_repeat_workloads_report_says_where_the_sequential_rule_stopped_each_test_in_every_format(tmp_path):
+    from dbdrift.workloads.registry import WORKLOADS
+    from tests.unit.test_recheck import tpcc_store
+    store = tpcc_store(tmp_path / "t.db")
+    cid = store.latest_campaign_id("tp")
+    base = next(t for t in store.targets(cid) if t["is_base"])
+    store.add_step(base["id"], "detect", "NOPM", "decided", 0.0,
+                   {"test": "NOPM", "threads": 0, "outcome": "different", "starts": 3, "why": "decided"})
+    store.db.execute("UPDATE campaigns SET spec_json = json_set(spec_json, '$.detect_plan', json('{\"detect\": 0.05}')) "
+                     "WHERE id = ?", (cid,))
+    tpcc = WORKLOADS["tpcc"]
+    data = tpcc.build_report(store, cid, None)
+    line = "stops (sequential, detect 5.0%): 1 of 1 decided (1 different, 0 same); different after 3 starts: NOPM"
+    assert line in data.notes
+    for fmt in ("text", "markdown", "csv", "json", "html"):
+        assert line in tpcc.render_report(data, fmt), fmt
+    store.close()

@@ -229,8 +229,9 @@ def _planned_repeats(spec: CampaignSpec, store: Store | None, workload: Workload
     repeat_s = workload.estimate(once)[0]
     found = _told(planning.plan_repeats(tests, by_test, spec.detect or 0.0, repeat_s, spec.budget, rests.named,
                                         sources), rests)
-    # the fixed plan: the sequential rule (runner/sequential.py can follow whole repeats) waits for
-    # these workloads' reports to say where each test stopped
+    # the sequential rule (runner/sequential.py follows whole repeats: another runs while a test is
+    # undecided, below its most and within the budget); `sequential = false`: the fixed plan
+    found = replace(found, sequential=spec.sequential)
     return replace(spec, repeats=max(p.most for p in found.tests), detect_plan=found.to_dict())
 
 
@@ -294,6 +295,11 @@ def sequential_lines(spec: CampaignSpec, found: JsonObject) -> list[str]:
              f"and stops once its interval excludes 1 (different) or lies inside ±{detect:.1%} (same), at a level "
              "that spends part of the 5% error per look (O'Brien-Fleming alpha spending), or at its most; "
              "`sequential = false`: the fixed plan"]
+    if not any(t["threads"] for t in found["tests"]):  # a workload whose every start runs all its tests
+        lines.append("  repeats: each start runs every test; another runs while a test is undecided and below its "
+                     "most" + (", and while a start as long as the mean of those run so far fits what is left of "
+                               "the budget" if spec.budget is not None else ""))
+        return lines
     if spec.budget is None:
         return lines
     if spec.count_instructions and spec.tests:

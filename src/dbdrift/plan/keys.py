@@ -228,8 +228,9 @@ KEYS: tuple[Key, ...] = (
          'chooses how many server starts each test gets (sysbench: and `read_s`, `write_s` and `insert_s`; the Insert Benchmark and TPROC-C: one '
          'number of repeats, as every start runs all their steps, their lengths as the campaign sets them), so that '
          'each verdict\'s interval detects the change with 80% power; `run --check` prints the plan and its cost. '
-         'sysbench: each test stops once decided, after 3 starts or more (`sequential`); the Insert Benchmark and '
-         'TPROC-C, and sysbench with `sequential = false`: the number of starts is decided before the first and raised '
+         'Each test stops once decided, after 3 starts or more (`sequential`; a workload whose every start runs all '
+         'its tests, such as the Insert Benchmark and TPROC-C, runs another start while one of them is undecided); with '
+         '`sequential = false` the number of starts is decided before the first and raised '
          'at most once, after the first 3 starts, from their spread only (docs/noise.md, "Campaigns planned to a '
          'detectable change"). sysbench needs `order = "turns"` '
          'and `restart = "repeat"`; `repeats` is then set by the plan. 0.1% to 50%.')),
@@ -256,7 +257,9 @@ KEYS: tuple[Key, ...] = (
          '`count_instructions` the budget goes first to the tests the counts cannot see (writes, I/O, locks) and '
          'those whose counts moved (counted before the timed runs). Reports say where each test stopped and after how '
          'many starts. `false`: the fixed plan (each test\'s starts decided before the first, raised at most once '
-         'after 3 from their spread). sysbench only: the Insert Benchmark and TPROC-C follow the fixed plan.')),
+         'after 3 from their spread). A workload whose every start runs all its tests (the Insert Benchmark, TPROC-C, '
+         'vector search, HTAP) runs another start while one of its tests is undecided, below its most and within the '
+         'budget; each test\'s stop is reported the same way.')),
     Key('top', 'cpus', CPUS, '`"auto"`, `"shared"` or table', default="auto",
         doc=('Where the driver and the servers run. `"auto"`: with two or more usable CPUs the driver is pinned to the'
          ' lowest quarter of them (at least one) and every server process to the rest; with one CPU, or for the '

@@ -13,6 +13,7 @@ from typing import ClassVar, Generic, TypeVar
 from dbdrift.analysis import planning
 from dbdrift.analysis.defaults import DriftTable
 from dbdrift.analysis.noise import MIN_REPEATS, Verdict
+from dbdrift.analysis.sequential import stops_note
 from dbdrift.model import JsonObject
 from dbdrift.results.build import PINNED, flush_notes, followed, host_notes, report_meta
 from dbdrift.results.findings import CAMPAIGN, Finding
@@ -85,7 +86,8 @@ class StoredCampaign:
 
 def stored_campaign(store: Store, campaign_id: int, base: str | None, judged: str) -> StoredCampaign:
     """The campaign's targets with the base (--base, else the campaign's) first, their labels, the
-    host, and the notes on the host and on intervals over repeats of `judged`."""
+    host, and the notes on the host, on intervals over repeats of `judged` and, for a campaign
+    planned to detect with the sequential rule, on where each test stopped."""
     row = store.campaign(campaign_id)
     targets = store.targets(campaign_id)
     base_name = base_target(targets, base, row["name"])
@@ -94,7 +96,9 @@ def stored_campaign(store: Store, campaign_id: int, base: str | None, judged: st
     return StoredCampaign(spec, {"campaign": row["name"], "targets": ordered, "labels": target_labels(targets),
                                  "ncpu": host.get("cpus") or 1, "host": host, "run_on": row["created_at"],
                                  "notes": host_notes(host, io_method_notes(targets)) + repeats_notes(spec, judged)
-                                 + flush_notes(host, targets, {t: base_name for t in ordered[1:]}),
+                                 + flush_notes(host, targets, {t: base_name for t in ordered[1:]})
+                                 + stops_note(store.detect_stops(campaign_id),
+                                              float((spec.get("detect_plan") or {}).get("detect", 0.0))),
                                  "drift": default_drift(targets, {t: base_name for t in ordered[1:]}),
                                  "packagers": target_packagers(targets), "meta": report_meta(store, campaign_id)})
 
