@@ -106,6 +106,16 @@ def test_compare_source_pins_each_bare_version_and_keeps_the_short_names():
                                                                    ("ma11.8.9", "debian:11.8.9")]
 
 
+def test_compare_aa_twin_adds_the_twin_key_to_the_campaign_it_builds():
+    result = dbdrift("compare", "17.10", "18.4", "--aa-twin", "--repeats", "3", "--print-campaign")
+    assert result.returncode == 0, result.stderr
+    import tomllib
+    doc = tomllib.loads(result.stdout)
+    assert doc["aa_twin"] is True and doc["repeats"] == 3
+    without = tomllib.loads(dbdrift("compare", "17.10", "18.4", "--print-campaign").stdout)
+    assert "aa_twin" not in without
+
+
 def test_a_source_an_engine_lacks_is_refused_naming_the_engines_sources():
     result = dbdrift("compare", "17.10", "18.4", "--source", "jcabi", "--print-campaign")
     assert_user_error(result, "--source jcabi: postgres has no source 'jcabi'", "npm, maven, debian")

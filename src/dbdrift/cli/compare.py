@@ -26,6 +26,7 @@ examples:
   dbdrift compare mariadb:10.5.29 mariadb:11.8.9 --source debian   Debian's builds only
   dbdrift compare 17.10 new=/opt/pg-patched       your build against a release
   dbdrift compare 17.10 18.4 --print-campaign > c.toml   the same comparison as a campaign file
+  dbdrift compare 17.10 18.4 --aa-twin --repeats 3   with an A/A twin of 17.10: the report counts its false verdicts
 
 exit status: 0 all measured, 1 some run or target failed (the rest is stored), 2 input refused
 before anything ran (a bad target, version or test), 130 interrupted by Ctrl-C or SIGTERM (rerun
@@ -54,6 +55,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "debian or debian-SUITE (`dbdrift versions --source NAME` lists them); a version that "
                              "names another source is refused")
     parser.add_argument("--print-campaign", action="store_true", help="print the campaign file this builds and exit")
+    options.add_aa_twin(parser)
     options.add_common(parser)
 
 
@@ -61,7 +63,7 @@ def campaign(args: argparse.Namespace) -> use_case.CampaignSpec | None:
     """The comparison as a campaign for `run` to execute; None when --print-campaign printed it."""
     data = use_case.campaign_data(use_case.CompareRequest(
         tuple(args.targets), args.rows, args.tables, args.threads, args.duration, args.repeats, args.name,
-        tuple(options.split_list(args.tests)) if args.tests else None, tuple(args.set), args.source))
+        tuple(options.split_list(args.tests)) if args.tests else None, tuple(options.campaign_sets(args)), args.source))
     if args.print_campaign:
         sys.stdout.write(to_toml(data))
         return None

@@ -157,6 +157,10 @@ def add_detect(parser: argparse.ArgumentParser) -> None:
                              f"reads it; --check prints the plan and its cost); {PERCENT_RULE}")
     parser.add_argument("--budget", metavar="DURATION",
                         help="with --detect: the most the campaign may take, e.g. 30m (the campaign key budget)")
+    add_aa_twin(parser)
+
+
+def add_aa_twin(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--aa-twin", action="store_true", default=None,
                         help="add an A/A twin of the base (<base>-aa, the same build and config): the report counts "
                              "its false verdicts, history and the site follow their rate (the campaign key aa_twin)")

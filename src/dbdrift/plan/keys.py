@@ -239,7 +239,7 @@ KEYS: tuple[Key, ...] = (
          'run like every target. Its verdicts against the base are false by construction, so the report counts them '
          '(the false verdicts and their rate over the twin\'s cells), `history --metric false-verdicts` and the '
          'published site follow that rate per host over time, and its starts join the noise `detect` plans from. '
-         'Reports leave the twin out of `--fail-on`. Same as `run --aa-twin`; no target may have the twin\'s name, '
+         'Reports leave the twin out of `--fail-on`. Same as `run --aa-twin` and `compare --aa-twin`; no target may have the twin\'s name, '
          'and a campaign with `axes` refuses it (the matrix pairs variants by their levels).')),
     Key('top', 'budget', DURATION, 'duration', default=None, shown="none", measured=True, large=7 * DAY_S,
         doc=('With `detect`: the most the campaign may take (`"30m"`). sysbench with `sequential` (the default): each '
