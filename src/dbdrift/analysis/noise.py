@@ -74,11 +74,17 @@ class Verdict(StrEnum):
 class Judging:
     """How every verdict judges a ratio and its interval (docs/noise.md), passed down from the
     command line's --min-effect and --noisy to each workload's report: these defaults are the only
-    place they are written."""
+    place they are written. The level is the intervals' own; no other is formed, so none other is
+    taken."""
 
     min_effect: float = 0.02  # the smallest change called a regression or improvement (or a change point)
     noisy_width: float = 0.05  # an interval that holds 1 and is wider than ±this is "too noisy"
-    level: float = 0.95  # the confidence of the intervals verdicts read: t975 forms them at this level only
+    level: float = 0.95  # the confidence of every interval: t975 and Z975 are this level's quantiles alone
+
+    def __post_init__(self) -> None:
+        if self.level != Judging.level:
+            raise ValueError(f"intervals are formed at {Judging.level:.0%} confidence only (noise.t975), "
+                             f"not {self.level}")
 
 
 JUDGING = Judging()  # the defaults: what a report judges by unless told otherwise
