@@ -105,7 +105,7 @@ class Comparison:
     compared: tuple[str, ...]  # the targets that get an rQPS column (col-1, col-2, ...)
     chain: bool
     rows: tuple[RelativeRow, ...]
-    judging: Judging = JUDGING  # what its verdicts judged by (each test's minimum effect raised to its noise floor)
+    judging: Judging = JUDGING  # what its verdicts judged by, before each test's minimum effect is raised to its floor
     references: dict[str, str] = field(default_factory=dict)  # compared target -> the target it is divided by
     against: str = ""  # "" (the base, or the chain) | variant | version | engine: a matrix view's pairing
 
