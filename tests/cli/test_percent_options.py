@@ -13,6 +13,7 @@ from dbdrift.cli import main as cli_main
 from dbdrift.cli.options import PERCENT_RULE
 from dbdrift.store.store import Store
 from tests.cli.test_cli_errors import assert_user_error
+from tests.cli.test_workload_goldens import tpcc_store
 from tests.helpers import dbdrift, shared_work_dir
 from tests.unit.test_history import QPS, add_campaign
 from tests.unit.test_reports import make_store
@@ -125,6 +126,17 @@ def test_noisy_in_percent_is_the_legends_width_and_a_fraction_in_the_json(capsys
     assert "~ too noisy (holds 1 and wider than ±3%)" in report(capsys, store, "--noisy", "3")
     doc = json.loads(report(capsys, store, "--noisy", "3", "--format", "json"))
     assert doc["noisy_half_width"] == 0.03 and doc["min_effect"] == 0.02
+
+
+def test_a_workload_report_judges_by_the_minimum_effect_and_noisy_width_given(tmp_path, capsys):
+    store = tpcc_store(tmp_path / "t.db")  # b's NOPM: an improvement of 10%, its interval ±1.4%
+
+    def judged(*args: str) -> tuple[str, float, float]:
+        doc = json.loads(report(capsys, store, "--format", "json", *args))
+        return doc["verdicts"][0]["verdict"], doc["min_effect"], doc["noisy_half_width"]
+    assert judged() == ("improvement", 0.02, 0.05)
+    assert judged("--min-effect", "20") == ("no significant change", 0.2, 0.05)
+    assert judged("--min-effect", "20", "--noisy", "1") == ("too noisy", 0.2, 0.01)
 
 
 def test_history_reads_its_minimum_step_as_a_percent(tmp_path, capsys):

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from dbdrift.analysis.noise import Verdict
+from dbdrift.analysis.noise import JUDGING, Verdict
 from dbdrift.app.publish import PublishRequest, publish
 from dbdrift.cli import main as cli_main
 from dbdrift.errors import UserError
@@ -130,7 +130,7 @@ def test_every_workload_judged_over_repeats_reports_its_twins_false_verdicts(tmp
     assert isinstance(WORKLOADS[workload].build_report, WithRecheck)  # the hook every such report goes through
     store = Store(_store(tmp_path))
 
-    def build(_store, campaign_id, base, min_effect=0.02, noisy=0.05):
+    def build(_store, campaign_id, base, judging=JUDGING):
         return WorkloadReport(campaign="tw", targets=("a", "b", "a-aa"), labels={}, ncpu=2,
                               findings=(_finding("b", Verdict.REGRESSION), _finding("a-aa", Verdict.IMPROVEMENT),
                                         _finding("a-aa", Verdict.NO_CHANGE, "qr100")))

@@ -8,6 +8,7 @@ import pytest
 
 from dbdrift.cli.report import render
 from dbdrift.version import __version__
+from dbdrift.analysis.noise import Judging
 from dbdrift.results.build import build_report
 from dbdrift.report.html import page_axis
 from dbdrift.report.svgchart import scale
@@ -108,7 +109,7 @@ def test_a_change_within_the_thresholds_is_not_colored(page):
 
 
 def test_a_too_noisy_cell_is_hatched_and_its_title_says_why(store):
-    walked = Page(render(build_report(store, None, None, False, noisy=0.003), "html"))
+    walked = Page(render(build_report(store, None, None, False, Judging(noisy_width=0.003)), "html"))
     cell = walked.cell("rel", "read-only_range=100", 0)
     assert cell["attrs"]["class"] == "noisy"
     assert cell["attrs"]["title"].startswith("too noisy: the 95% interval [0.978, 0.997]")

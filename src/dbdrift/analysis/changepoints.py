@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from statistics import geometric_mean
 from typing import Any
 
-from dbdrift.analysis.noise import t975
+from dbdrift.analysis.noise import JUDGING, t975
 
 MAX_PVALUE = 0.001  # Otava's default significance
 WINDOW = 50  # Otava's default sliding window (points)
@@ -56,7 +56,7 @@ def detector() -> Callable[..., Any]:
 
 
 def change_points(values: list[float], intervals: list[tuple[float | None, float | None]] | None = None,
-                  min_magnitude: float = 0.02, max_pvalue: float = MAX_PVALUE) -> list[Change]:
+                  min_magnitude: float = JUDGING.min_effect, max_pvalue: float = MAX_PVALUE) -> list[Change]:
     """The changes in `values` (one aggregated point per version), each at least `min_magnitude`
     (relative) and significant at `max_pvalue`. intervals: each point's own 95% interval."""
     if len(values) < 3 or any(v is None or v <= 0 for v in values):
@@ -110,7 +110,7 @@ def shift_interval(before: list[float], before_iv: Sequence[Interval], after: li
     return math.exp(diff - half) - 1, math.exp(diff + half) - 1
 
 
-def new_changes(values: list[float], intervals: list[Interval] | None, min_magnitude: float = 0.02,
+def new_changes(values: list[float], intervals: list[Interval] | None, min_magnitude: float = JUDGING.min_effect,
                 max_pvalue: float = MAX_PVALUE, newest: int = 1, now: list[Change] | None = None) -> list[Change]:
     """The changes found with the newest `newest` points that were not found without them: what
     the latest measurement brought (`history --fail-on new-regression`). now: the changes of all

@@ -9,7 +9,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Protocol, TypedDict
 
-from dbdrift.analysis.noise import Verdict
+from dbdrift.analysis.noise import JUDGING, Judging, Verdict
 
 MIN_DELTA_PER_EVENT = 1.0  # instructions per event; smaller function deltas are noise in a report
 ROOT_SHARE = 0.95  # a function whose callees hold this share of every event, on both sides, is a root frame
@@ -179,19 +179,20 @@ class InstructionRow:
     rechecked: dict[str, str] = field(default_factory=dict)  # compared target -> what `recheck --pin-defaults` found
 
 
-def instruction_verdict(ratio: float | None, spreads_pct: list[float | None], min_effect: float = 0.02) -> Verdict:
+def instruction_verdict(ratio: float | None, spreads_pct: list[float | None], judging: Judging = JUDGING) -> Verdict:
     """What a ratio of instructions per event (new / reference) says, read as throughput: more
-    instructions per event is slower. A regression when the ratio is at least 1 + min_effect,
-    an improvement at 1 - min_effect or below, else no significant change; too noisy when
-    either count's two N1/N2 pairs differ by more than half the minimum effect (a count of
-    one pair has no spread and is taken as it is: it is one where the spread is negligible)."""
+    instructions per event is slower. With the minimum effect `judging.min_effect`: a regression
+    when the ratio is at least 1 + min_effect, an improvement at 1 - min_effect or below, else no
+    significant change; too noisy when either count's two N1/N2 pairs differ by more than half
+    the minimum effect (a count of one pair has no spread and is taken as it is: it is one where
+    the spread is negligible)."""
     if ratio is None:
         return Verdict.NOT_MEASURED
-    if any(s is not None and s > 100 * min_effect / 2 for s in spreads_pct):
+    if any(s is not None and s > 100 * judging.min_effect / 2 for s in spreads_pct):
         return Verdict.TOO_NOISY
-    if ratio >= 1 + min_effect:
+    if ratio >= 1 + judging.min_effect:
         return Verdict.REGRESSION
-    if ratio <= 1 - min_effect:
+    if ratio <= 1 - judging.min_effect:
         return Verdict.IMPROVEMENT
     return Verdict.NO_CHANGE
 
@@ -214,7 +215,7 @@ def simulated_events(ir_per_event: float, events: dict[str, float]) -> dict[str,
 def instruction_rows(counts: dict[tuple[str, str], tuple[EventCost, float | None]], references: dict[str, str],
                      test_order: list[str], top: int = 5,
                      simulated: dict[tuple[str, str], dict[str, float]] | None = None,
-                     min_effect: float = 0.02) -> list[InstructionRow]:
+                     judging: Judging = JUDGING) -> list[InstructionRow]:
     """Rows in `test_order` for every test counted on at least one target.
 
     `counts` maps (test, target) to (EventCost, spread_pct); `references` maps each compared
@@ -234,7 +235,7 @@ def instruction_rows(counts: dict[tuple[str, str], tuple[EventCost, float | None
                 relative[target] = costs[target].ir_per_event / base_ir if base_ir else None
                 deltas[target] = function_delta(costs[ref], costs[target], top)
                 verdicts[target] = instruction_verdict(relative[target], [spread.get(target), spread.get(ref)],
-                                                       min_effect)
+                                                       judging)
         sim = {target: s for (t, target), s in (simulated or {}).items() if t == test and s}
         rows.append(InstructionRow(test, costs, spread, relative, deltas, references, sim, verdicts))
     return rows

@@ -25,7 +25,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from statistics import fmean
 
-from dbdrift.analysis.noise import Estimate, Verdict, relative_over_repeats
+from dbdrift.analysis.noise import JUDGING, Estimate, Judging, Verdict, relative_over_repeats
 
 PARTS = ("per statement", "per row")
 
@@ -145,22 +145,21 @@ def brief(row: LayerRow) -> str:
     return ", ".join(bits) + f" ({row.measure}, {row.family} family)"
 
 
-def _verdict(ratio: float, lower: float, upper: float, min_effect: float, noisy: float = 0.05) -> Verdict:
+def _verdict(ratio: float, lower: float, upper: float, judging: Judging) -> Verdict:
     """A cost's verdict (above 1: more work per statement or per row, a regression), by the
-    rules of an rQPS cell turned over: the interval must leave 1 and the change reach
-    min_effect; an interval that holds 1 and is wider than ±noisy is too noisy."""
-    if lower > 1 and ratio >= 1 + min_effect:
+    rules of an rQPS cell turned over: the interval must leave 1 and the change reach the
+    minimum effect; an interval that holds 1 and is wider than ±the noisy width is too noisy."""
+    if lower > 1 and ratio >= 1 + judging.min_effect:
         return Verdict.REGRESSION
-    if upper < 1 and ratio <= 1 - min_effect:
+    if upper < 1 and ratio <= 1 - judging.min_effect:
         return Verdict.IMPROVEMENT
-    if lower <= 1 <= upper and (upper - lower) / 2 > noisy:
+    if lower <= 1 <= upper and (upper - lower) / 2 > judging.noisy_width:
         return Verdict.TOO_NOISY
     return Verdict.NO_CHANGE
 
 
 def counted(family: str, members: list[Member], base: str, target: str,
-            counts: dict[str, dict[str, tuple[float, float | None]]], min_effect: float = 0.02,
-            noisy: float = 0.05) -> LayerRow:
+            counts: dict[str, dict[str, tuple[float, float | None]]], judging: Judging = JUDGING) -> LayerRow:
     """Instructions: `counts` is target -> test -> (instructions per event, spread %, the
     repeatability of the count). Each part's bounds carry every member's spread through the
     least-squares weights (the most the fitted value can move if each count moved by its spread)."""
@@ -174,12 +173,12 @@ def counted(family: str, members: list[Member], base: str, target: str,
             spread = [mine[m.test] * (counts[t][m.test][1] or 0.0) / 100 for m in used]
             bounds[t] = (sum(abs(w) * s for w, s in zip(w_int, spread)) / used[0].statements,
                          sum(abs(w) * s for w, s in zip(w_slope, spread)))
-    return replace(_row(family, "instructions", base, target, lines, bounds, min_effect, noisy),
+    return replace(_row(family, "instructions", base, target, lines, bounds, judging),
                    tests=tuple(m.test for m in members))
 
 
 def _row(family: str, measure: str, base: str, target: str, lines: dict[str, Line | None],
-         bounds: dict[str, tuple[float, float]], min_effect: float, noisy: float) -> LayerRow:
+         bounds: dict[str, tuple[float, float]], judging: Judging) -> LayerRow:
     parts = {}
     b, n = lines.get(base), lines.get(target)
     for i, name in enumerate(PARTS):
@@ -195,7 +194,7 @@ def _row(family: str, measure: str, base: str, target: str, lines: dict[str, Lin
         lower = (vn - dn) / (vb + db) if vn > dn else None
         upper = (vn + dn) / (vb - db) if vb > db else None
         ratio = vn / vb
-        verdict = _verdict(ratio, lower, upper, min_effect, noisy) if lower is not None and upper is not None \
+        verdict = _verdict(ratio, lower, upper, judging) if lower is not None and upper is not None \
             else Verdict.NO_INTERVAL
         parts[name] = Part(vb, vn, ratio, lower, upper, verdict)
     misfits = [x.misfit for x in (b, n) if x is not None]
@@ -203,8 +202,7 @@ def _row(family: str, measure: str, base: str, target: str, lines: dict[str, Lin
 
 
 def timed(family: str, members: list[Member], base: str, target: str,
-          seconds: dict[str, dict[int, dict[str, float]]], min_effect: float = 0.02,
-          noisy: float = 0.05) -> LayerRow:
+          seconds: dict[str, dict[int, dict[str, float]]], judging: Judging = JUDGING) -> LayerRow:
     """Time: `seconds` is target -> repeat -> test -> seconds per event (1 / events per second at
     one client). A line is fitted per repeat; each part's ratio and interval are those of the
     per-repeat values, paired by repeat (noise.relative_over_repeats, as TPROC-C's NOPM)."""
@@ -232,7 +230,7 @@ def timed(family: str, members: list[Member], base: str, target: str,
                                               [(r, 1 / value(per_repeat[target][r]), 1.0) for r in shared])
         ratio = est.value if est.value is not None else vn / vb
         lower, upper = est.lower, est.upper
-        parts[name] = Part(vb, vn, ratio, lower, upper, _verdict(ratio, lower, upper, min_effect, noisy)
+        parts[name] = Part(vb, vn, ratio, lower, upper, _verdict(ratio, lower, upper, judging)
                            if lower is not None and upper is not None else Verdict.NO_INTERVAL)
     misfits = [line.misfit for t in (base, target) for line in per_repeat[t].values()]
     return LayerRow(family, "time", target, base, parts, max(misfits) if misfits else None,

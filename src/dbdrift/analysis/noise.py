@@ -70,6 +70,26 @@ class Verdict(StrEnum):
                 "no interval": "?", "not measured": "x"}[self.value]
 
 
+@dataclass(frozen=True)
+class Judging:
+    """How every verdict judges a ratio and its interval (docs/noise.md), passed down from the
+    command line's --min-effect and --noisy to each workload's report: these defaults are the only
+    place they are written. The level is the intervals' own; no other is formed, so none other is
+    taken."""
+
+    min_effect: float = 0.02  # the smallest change called a regression or improvement (or a change point)
+    noisy_width: float = 0.05  # an interval that holds 1 and is wider than ±this is "too noisy"
+    level: float = 0.95  # the confidence of every interval: t975 and Z975 are this level's quantiles alone
+
+    def __post_init__(self) -> None:
+        if self.level != Judging.level:
+            raise ValueError(f"intervals are formed at {Judging.level:.0%} confidence only (noise.t975), "
+                             f"not {self.level}")
+
+
+JUDGING = Judging()  # the defaults: what a report judges by unless told otherwise
+
+
 # Two-sided 95% Student t quantiles t(0.975, df) for df = 1..30.
 _T975 = (12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228, 2.201, 2.179, 2.160,
          2.145, 2.131, 2.120, 2.110, 2.101, 2.093, 2.086, 2.080, 2.074, 2.069, 2.064, 2.060, 2.056,
@@ -595,24 +615,24 @@ def _calm(iv: IntervalSample, steal_max_pct: float) -> bool:
     return iv.steal_pct is None or iv.steal_pct <= steal_max_pct
 
 
-def verdict(est: Estimate, min_effect: float = 0.02, noisy_half_width: float = 0.05) -> Verdict:
+def verdict(est: Estimate, judging: Judging = JUDGING) -> Verdict:
     """Classify an rQPS estimate.
 
     - "no interval": no interval could be formed (too few samples);
-    - "regression": the whole interval is below 1 and the estimate is at least `min_effect`
-      below 1 (however wide the interval: the direction is established);
+    - "regression": the whole interval is below 1 and the estimate is at least the minimum effect
+      (`judging.min_effect`) below 1 (however wide the interval: the direction is established);
     - "improvement": the mirror image above 1;
-    - "too noisy": otherwise, when the interval's relative half width exceeds `noisy_half_width`
+    - "too noisy": otherwise, when the interval's relative half width exceeds `judging.noisy_width`
       (it cannot tell a change of the size the user cares about from none);
     - otherwise "no significant change" (the interval holds 1, or the change is smaller than
       the minimum effect the user cares about).
     """
     if est.value is None or est.lower is None or est.upper is None:
         return Verdict.NO_INTERVAL
-    if est.upper < 1.0 and est.value <= 1.0 - min_effect:
+    if est.upper < 1.0 and est.value <= 1.0 - judging.min_effect:
         return Verdict.REGRESSION
-    if est.lower > 1.0 and est.value >= 1.0 + min_effect:
+    if est.lower > 1.0 and est.value >= 1.0 + judging.min_effect:
         return Verdict.IMPROVEMENT
-    if est.half_width is not None and est.half_width > noisy_half_width:
+    if est.half_width is not None and est.half_width > judging.noisy_width:
         return Verdict.TOO_NOISY
     return Verdict.NO_CHANGE

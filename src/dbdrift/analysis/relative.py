@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from statistics import fmean
 
-from dbdrift.analysis.noise import (Estimate, IntervalSample, RunSample, Verdict, relative,
+from dbdrift.analysis.noise import (JUDGING, Estimate, IntervalSample, Judging, RunSample, Verdict, relative,
                                     throughput, verdict, with_campaign_sd)
 from dbdrift.analysis.power import reported_change
 from dbdrift.model import STEAL_MAX_PCT
@@ -105,8 +105,7 @@ class Comparison:
     compared: tuple[str, ...]  # the targets that get an rQPS column (col-1, col-2, ...)
     chain: bool
     rows: tuple[RelativeRow, ...]
-    min_effect: float = 0.02
-    noisy_half_width: float = 0.05
+    judging: Judging = JUDGING  # what its verdicts judged by, before each test's minimum effect is raised to its floor
     references: dict[str, str] = field(default_factory=dict)  # compared target -> the target it is divided by
     against: str = ""  # "" (the base, or the chain) | variant | version | engine: a matrix view's pairing
 
@@ -128,7 +127,7 @@ def ratio(new: float | None, base: float | None) -> float | None:
 
 
 def compare(measurements: list[Measurement], targets: list[str], base: str, test_order: list[str],
-            chain: bool = False, min_effect: float = 0.02, noisy_half_width: float = 0.05,
+            chain: bool = False, judging: Judging = JUDGING,
             noise_floor: dict[str, float] | None = None,
             campaign_sd: dict[str, tuple[float, int]] | None = None,
             references: dict[str, str] | None = None, against: str = "",
@@ -166,11 +165,10 @@ def compare(measurements: list[Measurement], targets: list[str], base: str, test
     rows = []
     for test, threads in keys:
         cell = by_cell[(test, threads)]
-        effect = max(min_effect, (noise_floor or {}).get(test, 0.0))
-        rows.append(_row(test, threads, groups[test], cell, ordered, compared, references, effect, noisy_half_width,
-                         campaign_sd or {}))
-    return Comparison(tuple(ordered), base, compared, chain, tuple(rows), min_effect, noisy_half_width, references,
-                      against)
+        effect = max(judging.min_effect, (noise_floor or {}).get(test, 0.0))
+        rows.append(_row(test, threads, groups[test], cell, ordered, compared, references,
+                         replace(judging, min_effect=effect), campaign_sd or {}))
+    return Comparison(tuple(ordered), base, compared, chain, tuple(rows), judging, references, against)
 
 
 def _ok_samples(runs: list[Measurement]) -> list[RunSample]:
@@ -178,7 +176,7 @@ def _ok_samples(runs: list[Measurement]) -> list[RunSample]:
 
 
 def _row(test: str, threads: int, group_metric: tuple[str, str], cell: dict[str, list[Measurement]], ordered: list[str],
-         compared: tuple[str, ...], references: dict[str, str], effect: float, noisy: float,
+         compared: tuple[str, ...], references: dict[str, str], judging: Judging,
          campaign: dict[str, tuple[float, int]]) -> RelativeRow:
     samples = {t: _ok_samples(cell.get(t, [])) for t in ordered}
     estimates = {t: throughput(samples[t]) for t in ordered}
@@ -195,8 +193,8 @@ def _row(test: str, threads: int, group_metric: tuple[str, str], cell: dict[str,
         value = est.value if est.value is not None else ratio(values[t].value, values[ref].value)
         unmeasured = bool(values[t].status or values[ref].status)
         cells[t] = Cell(t, values[t], throughput_est, warnings, ref, value, est,
-                        Verdict.NOT_MEASURED if unmeasured else verdict(est, effect, noisy),
-                        detectable=None if unmeasured else reported_change(est, effect))
+                        Verdict.NOT_MEASURED if unmeasured else verdict(est, judging),
+                        detectable=None if unmeasured else reported_change(est, judging.min_effect))
     return RelativeRow(test, group_metric[0], threads, group_metric[1], cells)
 
 

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from dbdrift.analysis import planning
 from dbdrift.analysis.floor import noise_floor
 from dbdrift.analysis.instructions import instruction_verdict
-from dbdrift.analysis.noise import Estimate, Verdict
+from dbdrift.analysis.noise import JUDGING, Estimate, Judging, Verdict
 from dbdrift.analysis.relative import compare
 from dbdrift.app.host_noise import HISTORY_STARTS, Cell, host_history, run_lengths, duration_kind
 from dbdrift.errors import UserError
@@ -31,7 +31,6 @@ from dbdrift.workload import Workload
 from dbdrift.workloads.registry import SYSBENCH, workload_of
 
 
-REPORT_MIN_EFFECT = 0.02  # the verdicts' minimum effect in `run`'s report (report --min-effect's default)
 CALIBRATE_MORE = "--set repeats=8"  # the starts a calibration needs for 2% on a host like these (docs/noise.md E21)
 
 
@@ -258,8 +257,8 @@ def check_lines(spec: CampaignSpec) -> list[str]:
              + (f" (budget {format_duration(found['budget_s'])})" if found.get("budget_s") else "")]
     lines += evidence_lines(found)
     lines += [f"  note: {n}" for n in found.get("notes", [])]
-    if found["detect"] < REPORT_MIN_EFFECT:
-        lines.append(f"  note: reports call no change below their minimum effect, {REPORT_MIN_EFFECT:.0%} unless "
+    if found["detect"] < JUDGING.min_effect:  # what `run`'s report judges by (report --min-effect's default)
+        lines.append(f"  note: reports call no change below their minimum effect, {JUDGING.min_effect:.0%} unless "
                      f"`dbdrift report --min-effect {found['detect']:.1%}`: the report after `run` says no test "
                      f"reached {found['detect']:.1%}; that report does")
     floored = sum(p.get("floor", 0.0) > found["detect"] for p in tests)
@@ -371,7 +370,7 @@ def counts_moved(store: Store, detect: float) -> Callable[[int], set[str]]:
                 new = counted.get((test, target))
                 ratio = new[0] / ref[0] if new and ref and ref[0] else None
                 spreads = [new[1] if new else None, ref[1] if ref else None]
-                if instruction_verdict(ratio, spreads, detect) is not Verdict.NO_CHANGE:
+                if instruction_verdict(ratio, spreads, Judging(min_effect=detect)) is not Verdict.NO_CHANGE:
                     found.add(test)
         return found
     return moved

@@ -9,6 +9,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from dbdrift.analysis.changepoints import EXTRA, Unavailable, change_points, detector, new_changes
+from dbdrift.analysis.noise import JUDGING, Judging
 from dbdrift.model import JsonObject
 from dbdrift.quantities import format_percent
 from dbdrift.workloads.sysbench.catalog import select_tests
@@ -38,7 +39,7 @@ class HistoryRequest:
     host: str | None = None
     engines: tuple[str, ...] | None = None
     tests: tuple[str, ...] | None = None
-    min_effect: float = 0.02
+    judging: Judging = JUDGING  # its minimum effect: the smallest step called a change point
     new_regressions: bool = False
 
 
@@ -78,13 +79,13 @@ def run(request: HistoryRequest, store: Store) -> HistoryOutcome:
                         (f"pass --metric {held[0]}" + (f" (or {', '.join(held[1:])})" if held[1:] else "") + "; or "
                          if held else "") + _empty_hint(request.metric, hosts, host), exit_code=2)
     series = history.build_series(found, request.by)
-    notes = _with_changes(series, request.min_effect, request.new_regressions)
+    notes = _with_changes(series, request.judging.min_effect, request.new_regressions)
     others = [h for h in hosts if h != host and host != "all"]
     if others:
         notes.append(f"campaigns of {len(others)} other host(s) left out: {'; '.join(others)} (--host all shows them)")
     meta = {"store": str(request.store), "metric": request.metric, "by": request.by, "host": host,
             "generated_at": datetime.now(timezone.utc).isoformat(timespec="seconds"), "dbdrift_version": __version__}
-    found_new = _new_regressions(series, request.min_effect) if request.new_regressions else []
+    found_new = _new_regressions(series, request.judging.min_effect) if request.new_regressions else []
     return HistoryOutcome(series, notes, meta, found_new)
 
 

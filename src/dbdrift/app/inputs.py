@@ -1,13 +1,15 @@
 """The words and values the command line reads and writes, from the layers that define them
-(engines, tests, durations, percentages), so that cli/ reaches the layers below only through app/."""
+(engines, tests, durations, percentages, what verdicts judge by), so that cli/ reaches the layers
+below only through app/."""
 from __future__ import annotations
 
+from dbdrift.analysis.noise import JUDGING, Judging
 from dbdrift.errors import UserError
 from dbdrift.workloads.sysbench.catalog import select_tests
 from dbdrift.model import ENGINES
 from dbdrift.quantities import PercentRange, format_duration, format_percent, parse_duration_s, parse_percent
 
-__all__ = ["ENGINES", "PercentRange", "format_duration", "format_percent", "parse_duration_s", "parse_percent",
+__all__ = ["ENGINES", "JUDGING", "Judging", "PercentRange", "format_duration", "format_percent", "parse_duration_s", "parse_percent",
            "select_tests", "split_list"]
 
 

@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from dbdrift.analysis.changepoints import Change, Unavailable, change_points, detector
-from dbdrift.analysis.noise import Verdict
+from dbdrift.analysis.noise import JUDGING, Judging, Verdict
 from dbdrift.app.process import open_read_only
 from dbdrift.app.report import all_findings, build_report, render, stored_workload
 from dbdrift.app.site_folder import SAVE_EVERY_S, SiteFolder, entry_of, entry_row, point_of, point_row
@@ -46,7 +46,7 @@ Progress = Callable[[int, int, str], None]  # (campaigns read, to read, the page
 class PublishRequest:
     stores: tuple[Path, ...]
     out: Path
-    min_effect: float = 0.02  # the smallest step a change point or a chain cell is called at
+    judging: Judging = JUDGING  # its minimum effect: the smallest step a change point or a chain cell is called at
     per_page: int = site.CAMPAIGNS_PER_PAGE  # campaigns on each older page of the index
 
 
@@ -72,7 +72,7 @@ def publish(request: PublishRequest, progress: Progress | None = None) -> Publis
         folder.begin()
         entries, points, read = _campaigns(stores, folder, notes, progress)
         measures = {e.n: {m: (caption, unit) for m, caption, unit in e.measures} for e in entries}
-        groups = _groups(points, measures, request.min_effect, folder, notes)
+        groups = _groups(points, measures, request.judging, folder, notes)
         for rel, text in site.index_pages(entries, groups, _store_names(request.stores), __version__,
                                           request.per_page).items():
             folder.write(rel, text)
@@ -237,7 +237,7 @@ def _worst(findings: list[Finding]) -> tuple[str, ...]:
     return tuple(f.line() for f in bad[:WORST])
 
 
-def _groups(points: list[Point], measures: dict[int, site.Measures], min_effect: float, built: SiteFolder, notes: list[str]
+def _groups(points: list[Point], measures: dict[int, site.Measures], judging: Judging, built: SiteFolder, notes: list[str]
             ) -> list[site.GroupSummary]:
     """Per engine, setup and host: its pages drawn from its series by version and by time with
     their change points, unless its points are those it was drawn from last time (the state
@@ -251,8 +251,9 @@ def _groups(points: list[Point], measures: dict[int, site.Measures], min_effect:
     changed: dict[str, list[Point]] = {}
     for (engine, setup, host), members in sorted(grouped.items()):
         slug = f"{site.file_safe(engine)}-{hashlib.sha1(f'{setup}|{host}'.encode()).hexdigest()[:10]}"
-        digest = hashlib.sha1(repr((sorted(map(point_row, members)), min_effect, __version__, SITE_FORMAT)).encode()
-                              ).hexdigest()
+        # the minimum effect alone of the judging: publish sets no other, and earlier sites' digests stay valid
+        digest = hashlib.sha1(repr((sorted(map(point_row, members)), judging.min_effect, __version__,
+                                    SITE_FORMAT)).encode()).hexdigest()
         old = known.get(slug)
         if (old and old["digest"] == digest and all((built.out / rel).exists() for rel in old["pages"])
                 and not (otava and old["summary"]["regressions"] is None)):
@@ -263,8 +264,8 @@ def _groups(points: list[Point], measures: dict[int, site.Measures], min_effect:
             changed[slug] = members
             kept[slug] = {"digest": digest, "changes": (old or {}).get("changes", {})}
     if changed:
-        for g in _drawn(changed, measures, min_effect, kept, notes):
-            pages = site.group_pages(g, min_effect)
+        for g in _drawn(changed, measures, judging.min_effect, kept, notes):
+            pages = site.group_pages(g, judging)
             for rel, text in pages.items():
                 built.write(rel, text)
             kept[g.slug].update(pages=sorted(pages), summary=asdict(site.summarize(g)))

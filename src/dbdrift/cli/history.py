@@ -7,7 +7,7 @@ import argparse
 import sys
 
 from dbdrift.app import history as use_case
-from dbdrift.app.inputs import ENGINES
+from dbdrift.app.inputs import ENGINES, JUDGING, Judging
 from dbdrift.cli import options
 from dbdrift.report import history as render
 from dbdrift.report import twins
@@ -49,7 +49,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     options.add_format(parser, FORMATS, "text (a table per test, versions as columns), markdown, csv or json "
                                         "(one row per point)")
     parser.add_argument("--absolute", action="store_true", help="text/markdown: every column absolute")
-    options.add_percent(parser, "--min-effect", 0.02, "smallest step called a change point")
+    options.add_percent(parser, "--min-effect", JUDGING.min_effect, "smallest step called a change point")
     parser.add_argument("--fail-on", choices=("new-regression",),
                         help="exit 3 when the newest point of a series brought a regression change point")
 
@@ -58,7 +58,7 @@ def main(args: argparse.Namespace) -> int:
     request = use_case.HistoryRequest(args.store, args.metric, args.by, args.host,
                                       tuple(args.engine) if args.engine else None,
                                       tuple(options.split_list(args.tests)) if args.tests else None,
-                                      args.min_effect, args.fail_on is not None)
+                                      Judging(min_effect=args.min_effect), args.fail_on is not None)
     store = options.open_store(args.store)
     try:
         outcome = use_case.run(request, store)

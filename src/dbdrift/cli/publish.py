@@ -7,7 +7,7 @@ import time
 from pathlib import Path
 
 from dbdrift.app import publish as use_case
-from dbdrift.app.inputs import format_duration
+from dbdrift.app.inputs import JUDGING, Judging, format_duration
 from dbdrift.cli import options
 from dbdrift.report.site import CAMPAIGNS_PER_PAGE
 
@@ -36,7 +36,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("stores", nargs="+", type=Path, metavar="STORE", help="results stores to publish")
     parser.add_argument("--out", type=Path, required=True, metavar="DIR",
                         help="the site's folder: new, empty, or an earlier publish's (made if missing)")
-    options.add_percent(parser, "--min-effect", 0.02,
+    options.add_percent(parser, "--min-effect", JUDGING.min_effect,
                         "smallest step called a change point, and coloured in the version chains")
     parser.add_argument("--campaigns-per-page", type=_at_least_one, default=CAMPAIGNS_PER_PAGE, metavar="N",
                         help="campaigns on each older page of the index; index.html lists the newest N to 2N-1 "
@@ -77,7 +77,7 @@ class _Progress:
 
 
 def main(args: argparse.Namespace) -> int:
-    outcome = use_case.publish(use_case.PublishRequest(tuple(args.stores), args.out, args.min_effect,
+    outcome = use_case.publish(use_case.PublishRequest(tuple(args.stores), args.out, Judging(min_effect=args.min_effect),
                                                            args.campaigns_per_page), _Progress())
     for note in outcome.notes:
         sys.stderr.write(f"note: {note}\n")

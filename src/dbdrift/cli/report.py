@@ -6,6 +6,7 @@ import sys
 from pathlib import Path
 
 from dbdrift.app import report as use_case
+from dbdrift.app.inputs import JUDGING, Judging
 from dbdrift.app.report import AGAINST, CAMPAIGN, FINDING_KINDS, GROUPINGS, MEASURES, all_findings, select
 from dbdrift.cli import options
 from dbdrift.cli.options import use_color
@@ -50,7 +51,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                                         "post (a Markdown write-up in the posts' shape, changes in basis points, "
                                         "1 bp = 0.01 of rQPS: `dbdrift docs posts`)")
     options.add_color(parser)
-    options.add_percent(parser, "--min-effect", 0.02, "smallest change called a regression or improvement")
+    options.add_percent(parser, "--min-effect", JUDGING.min_effect, "smallest change called a regression or improvement")
     parser.add_argument("--noise-floor", default="auto", metavar="auto|none|CAMPAIGN",
                         help="raise each test's minimum effect to the A/A noise measured by `dbdrift calibrate`, "
                              "and widen each interval by the between-campaign spread the calibrations measured "
@@ -82,7 +83,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "with aggregation), writes, over the 42 tests of all42 (a campaign with a test "
                              "outside them is refused, naming it)")
     parser.add_argument("--group-by", metavar="AXIS", help="with --matrix: one block per level of this axis")
-    options.add_percent(parser, "--noisy", 0.05, "a cell whose 95%% interval is wider than ±PCT is 'too noisy'",
+    options.add_percent(parser, "--noisy", JUDGING.noisy_width, "a cell whose 95%% interval is wider than ±PCT is 'too noisy'",
                         options.ABOVE_ZERO)
     parser.add_argument("--fail-on", type=_fail_on, default=[], metavar="KINDS",
                         help=f"exit with status {FINDING_EXIT} when the report finds one of KINDS "
@@ -137,6 +138,7 @@ def _measures(fail_by: str) -> tuple[str, ...]:
 
 def main(args: argparse.Namespace) -> int:
     """The report on stdout (with -o in FILE: cli/output.py)."""
+    judging = Judging(min_effect=args.min_effect, noisy_width=args.noisy)
     store = options.open_store(args.store)
     try:
         if args.campaign is None:
@@ -152,7 +154,7 @@ def main(args: argparse.Namespace) -> int:
                 and workload.render_report is not None:
             _refuse_sysbench_views(args, workload.name, store.campaign(campaign_id)["name"],
                                    workload.plan.caps.records_flamegraphs)
-            data = workload.build_report(store, campaign_id, args.base, args.min_effect, args.noisy)
+            data = workload.build_report(store, campaign_id, args.base, judging)
             sys.stdout.write(workload.render_report(data, args.format))
             if args.flamegraphs:
                 _said_flamegraphs(use_case.write_workload_flamegraphs(store, campaign_id, workload, args.base,
@@ -163,7 +165,7 @@ def main(args: argparse.Namespace) -> int:
         only = None
         if args.tests and not args.matrix:
             only = use_case.selected_tests(options.split_list([args.tests]))
-        data = use_case.build_report(store, args.campaign, args.base, args.chain, args.min_effect, args.noisy,
+        data = use_case.build_report(store, args.campaign, args.base, args.chain, judging,
                                      args.noise_floor, args.metrics, against=args.against, tests=only,
                                      groups=args.groups)
         if args.matrix:

@@ -103,7 +103,7 @@ def _perf_lines(data: ReportData) -> list[tuple[MetricsRow, str, CounterChange]]
         return []
     out = []
     for mrow in data.metrics:
-        changes = perf_changes(mrow, data.comparison.min_effect)
+        changes = perf_changes(mrow, data.comparison.judging.min_effect)
         for target, counters in mrow.perf.items():
             for name in sorted(counters):
                 out.append((mrow, target, changes.get(target, {}).get(name)

@@ -53,7 +53,7 @@ def instruction_table(data: ReportData) -> tuple[list[str], list[list[str]]]:
 
 def instruction_legend(data: ReportData) -> str:
     """What the marks beside the instruction ratios say."""
-    effect = format_percent(data.comparison.min_effect)
+    effect = format_percent(data.comparison.judging.min_effect)
     crossed = any(packager_change(data.packagers, t, r) for irow in data.instructions for t, r in irow.references.items())
     return (f"instr = new / reference instructions per event; - at least {effect} more (slower), + at least "
             f"{effect} fewer, = within {effect}, ~ a count whose two pairs differ by over half that; {NO_VALUE} no "
@@ -101,7 +101,7 @@ def metrics_blocks(data: ReportData) -> list[tuple[str, list[str], list[list[str
                  + [f"{t} (relative)"] for t, values in mrow.relative.items()]
         blocks.append((f"{mrow.test} x{mrow.threads}", header, rows))
         if mrow.perf:
-            blocks.append(perf_block(mrow, data.comparison.min_effect))
+            blocks.append(perf_block(mrow, data.comparison.judging.min_effect))
     return blocks
 
 

@@ -150,15 +150,16 @@ def _findings(data: ReportData) -> str:
     counted = [f for f in every if f.measure == "instructions"]
     out = ['<section id="findings">', "<h2>Findings</h2>"]
     sentences = []
+    effect = format_percent(comp.judging.min_effect)
     if timed or not counted:
-        sentences.append(_findings_summary(timed, f"of at least {format_percent(comp.min_effect)} whose 95% interval "
+        sentences.append(_findings_summary(timed, f"of at least {effect} whose 95% interval "
                                                   "excludes 1",
                                            "cells"))
     if counted:
         sentences.append("Instructions per event: " + _findings_summary(
-            counted, f"of at least {format_percent(comp.min_effect)} (deterministic counts)", "counted comparisons"))
+            counted, f"of at least {effect} (deterministic counts)", "counted comparisons"))
     out.append(f"<p>{escape('. '.join(sentences))}.</p>")
-    if undetected := undetected_html(timed, comp.min_effect):
+    if undetected := undetected_html(timed, comp.judging.min_effect):
         out.append(undetected)
     bursts = data.burst_lines()
     if bursts:

@@ -76,7 +76,7 @@ def render_json(data: ReportData) -> str:
         for s in data.summaries
     ]
     doc = {
-        **envelope("sysbench", data.campaign, data.meta, comp.base, comp.min_effect, comp.noisy_half_width,
+        **envelope("sysbench", data.campaign, data.meta, comp.base, comp.judging.min_effect, comp.judging.noisy_width,
                    data.notes),
         "chain": comp.chain, **({"against": comp.against} if comp.against else {}),
         "targets": [{"name": t, "label": data.target_labels.get(t, "")} for t in comp.targets],
@@ -94,7 +94,7 @@ def render_json(data: ReportData) -> str:
         doc["metrics"] = [{"test": m.test, "threads": m.threads, "target": t, "reference": m.references.get(t),
                            "absolute": _clean(m.absolute[t]), "relative": _clean(m.relative.get(t, {})),
                            "perf_per_query": _clean(m.perf.get(t, {})),
-                           "perf_changes": _perf_changes(m, t, comp.min_effect)}
+                           "perf_changes": _perf_changes(m, t, comp.judging.min_effect)}
                           for m in data.metrics for t in m.absolute]
     return json.dumps(doc, indent=2) + "\n"
 

@@ -7,12 +7,12 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 from html import escape
 
 from dbdrift.analysis.changepoints import EXTRA, Change
-from dbdrift.analysis.noise import Z975, Estimate, Method, verdict
+from dbdrift.analysis.noise import Z975, Estimate, Judging, Method, verdict
 from dbdrift.origin import extra_hint
 from dbdrift.quantities import format_percent
 from dbdrift.report.caveats import PACKAGER_MARK, packager_html, packager_line, packager_step
@@ -100,9 +100,9 @@ def summarize(g: Group) -> GroupSummary:
                         len(g.tests()), *counts)
 
 
-def group_pages(g: Group, min_effect: float) -> dict[str, str]:
+def group_pages(g: Group, judging: Judging) -> dict[str, str]:
     """Every page of a group, by its path in the site."""
-    pages = {f"h/{g.slug}/index.html": render_group(g), f"h/{g.slug}/chain.html": render_chain(g, min_effect)}
+    pages = {f"h/{g.slug}/index.html": render_group(g), f"h/{g.slug}/chain.html": render_chain(g, judging)}
     for test, threads in g.tests():
         for name, text in test_over_time_pages(g, test, threads).items():
             pages[f"h/{g.slug}/{name}"] = text
@@ -536,10 +536,11 @@ def render_test_over_time(g: Group, test: str, threads: int, window: list[str] |
     return page(f"dbdrift history: {test} over time", [p for p in parts if p], SITE_CSS)
 
 
-def render_chain(g: Group, min_effect: float) -> str:
+def render_chain(g: Group, judging: Judging) -> str:
     """The posts' adjacent-version table per metric and client count: each version over the one
     before it. A timed cell is judged as a report's cell is (noise.verdict, chain_step); a count
-    (deterministic) is coloured when it moved by `min_effect`."""
+    (deterministic) is coloured when it moved by the minimum effect."""
+    min_effect = judging.min_effect
     columns = _version_columns(g.by_version)
     parts = [page_header(f"{g.engine}: each version over the one before", _group_facts(g)),
              _nav(("../../index.html", BACK), ("index.html", f"{g.engine} by version"))]
@@ -550,7 +551,7 @@ def render_chain(g: Group, min_effect: float) -> str:
         for threads in sorted({s.threads for s in g.by_version if s.metric == metric}):
             members = [s for s in g.by_version if s.metric == metric and s.threads == threads]
             header = ["test"] + [f"{b} / {a}" for a, b in zip(labels, labels[1:])]
-            body = "".join(_chain_row(s, labels, min_effect) for s in members)
+            body = "".join(_chain_row(s, labels, judging) for s in members)
             heading = ", ".join(x for x in (_heading(g, metric), clients(threads)) if x)
             parts.append(f"<h2>{escape(heading)}</h2>"
                          '<div class="scroll"><table><thead><tr>' + "".join(f"<th>{escape(h)}</th>" for h in header)
@@ -572,7 +573,7 @@ def render_chain(g: Group, min_effect: float) -> str:
     return page(f"dbdrift version chain: {g.engine}, {g.setup}", parts, SITE_CSS)
 
 
-def _chain_row(s: Series, labels: list[str], min_effect: float) -> str:
+def _chain_row(s: Series, labels: list[str], judging: Judging) -> str:
     at = {p.label: p for p in s.points}
     cells = []
     for a, b in zip(labels, labels[1:]):
@@ -584,14 +585,14 @@ def _chain_row(s: Series, labels: list[str], min_effect: float) -> str:
         told = packager_html(b, a, (crossed[0], crossed[1])) if crossed else ""
         if s.metric == "instructions":
             ratio = pb.value / pa.value
-            moved = abs(ratio - 1) >= min_effect
+            moved = abs(ratio - 1) >= judging.min_effect
             better = (ratio > 1) == METRICS[s.metric][1]
             shade = verdict_class("improvement" if better else "regression", ratio) if moved else ""
             css = f' class="{shade}"' if shade else ""
             cells.append(f"<td{css}>{ratio:.3f}{told}</td>")
             continue
-        est, effect, how = chain_step(pa, pb, min_effect)
-        found = verdict(est, effect)
+        est, effect, how = chain_step(pa, pb, judging.min_effect)
+        found = verdict(est, replace(judging, min_effect=effect))
         shade = verdict_class(found, est.value)
         css = f' class="{shade}"' if shade else ""
         interval = f" [{est.lower:.3f}, {est.upper:.3f}]" if est.lower is not None and est.upper is not None else ""

@@ -20,8 +20,9 @@ def verdict_legend(data: ReportData) -> str:
     comp = data.comparison
     if not data.timed and data.instructions:
         return COUNTS_ONLY
-    return (f"verdicts (95% interval, minimum effect {format_percent(comp.min_effect)}): "
-            + verdict_marks(comp.noisy_half_width, "too few samples", "no run of the cell, or of its reference, succeeded")
+    return (f"verdicts (95% interval, minimum effect {format_percent(comp.judging.min_effect)}): "
+            + verdict_marks(comp.judging.noisy_width, "too few samples",
+                            "no run of the cell, or of its reference, succeeded")
             + "; ! host or run warnings; P the query plan differs from the reference's (its normalised shape: "
             "access method, index, join, sort, rows to a power of ten); "
             + BURST_LEGEND

@@ -19,7 +19,8 @@ from dbdrift.results.workload import WorkloadReport
 def verdicts_legend(data: WorkloadReport) -> str:
     """What the report's verdict marks say about its measure, at its thresholds (and B, when a
     target and the base were built by different packagers)."""
-    return verdict_legend(data.judged, data.min_effect, data.noisy, any(f.packagers for f in data.findings))
+    return verdict_legend(data.judged, data.judging.min_effect, data.judging.noisy_width,
+                          any(f.packagers for f in data.findings))
 
 
 def packagers_line(data: WorkloadReport) -> str:
@@ -155,7 +156,8 @@ def drift_html(data: WorkloadReport) -> str:
 
 def json_envelope(data: WorkloadReport) -> dict[str, Any]:
     """The fields the report's JSON opens with, as every workload's does (report/envelope.py)."""
-    return envelope(data.workload, data.campaign, data.meta, data.base, data.min_effect, data.noisy, data.notes)
+    return envelope(data.workload, data.campaign, data.meta, data.base, data.judging.min_effect,
+                    data.judging.noisy_width, data.notes)
 
 
 def campaign_csv(out: IO[str], data: WorkloadReport) -> CampaignCsv:

@@ -21,7 +21,7 @@ from dbdrift.analysis.foreign import FOREIGN_KINDS, neighbours_note
 from dbdrift.analysis.hardware import MetricsRow, metrics_rows
 from dbdrift.analysis.instructions import EventCost, InstructionRow, instruction_rows, simulated_events
 from dbdrift.analysis import layers
-from dbdrift.analysis.noise import IntervalSample, Verdict
+from dbdrift.analysis.noise import JUDGING, IntervalSample, Judging, Verdict
 from dbdrift.analysis.planning import detect_notes
 from dbdrift.analysis.sequential import stops_note
 from dbdrift.analysis.position import Turn, order_notes
@@ -86,7 +86,7 @@ def report_meta(store: Store, campaign_id: int, generated_at: str | None = None)
 
 
 def build_report(store: Store, campaign: str | None, base: str | None, chain: bool,
-                 min_effect: float = 0.02, noisy: float = 0.05, noise_floor: str = "none",
+                 judging: Judging = JUDGING, noise_floor: str = "none",
                  metrics: bool = False, generated_at: str | None = None, against: str | None = None,
                  tests: frozenset[str] | None = None, groups: str | None = None) -> ReportData:
     """The report of a stored campaign; `tests` keeps only those tests (summaries included);
@@ -98,7 +98,7 @@ def build_report(store: Store, campaign: str | None, base: str | None, chain: bo
     targets = store.targets(campaign_id)
     names = [t["name"] for t in targets]
     base_name = base_target(targets, base, row["name"])
-    floors, between, notes = noise_inputs(store, noise_floor, campaign_id, min_effect, noisy)
+    floors, between, notes = noise_inputs(store, noise_floor, campaign_id, judging)
     measurements = measurements_of(store, campaign_id)
     counted = store.instructions(campaign_id)
     if tests is not None:
@@ -107,7 +107,7 @@ def build_report(store: Store, campaign: str | None, base: str | None, chain: bo
     planned = planned_cells(json.loads(row["spec_json"]), tests)
     comparison = compare(measurements, names, base_name,
                          report_order({m.test for m in measurements} | {t for t, _ in planned}), chain,
-                         min_effect=min_effect, noisy_half_width=noisy, noise_floor=floors, campaign_sd=between,
+                         judging=judging, noise_floor=floors, campaign_sd=between,
                          references=pairs, against=against or "", planned=planned)
     chosen = grouping(groups, row["name"], {r.test for r in comparison.rows} | {r["test"] for r in counted})
     comparison = regrouped(comparison, chosen)
@@ -128,9 +128,9 @@ def build_report(store: Store, campaign: str | None, base: str | None, chain: bo
     references = comparison.references
     stored_runs = store.runs(campaign_id)  # read once: hardware per operation and the layer split both use it
     hardware = tuple(_metrics(stored_runs, names, references, order, host.get("cpus") or 1))
-    pinned = _pinned(store, row["name"], min_effect, noisy)
-    counted_rows = _recounted(pinned, tuple(_instructions(counted, references, order, min_effect)))
-    layer_rows = tuple(_layers(stored_runs, counted, references, min_effect, noisy))
+    pinned = _pinned(store, row["name"], judging)
+    counted_rows = _recounted(pinned, tuple(_instructions(counted, references, order, judging)))
+    layer_rows = tuple(_layers(stored_runs, counted, references, judging))
     sequential = spec.get("order") == "sequential"
     notes += flush_notes(host, targets, references) + foreign_notes(stored_runs, spec)
     report = ReportData(row["name"], comparison, tuple(summarize_groups(comparison, list(chosen.order))), labels,
@@ -149,11 +149,11 @@ def build_report(store: Store, campaign: str | None, base: str | None, chain: bo
 PINNED = "-pinned"  # app/recheck.py's campaign of a campaign's regressions with the defaults pinned
 
 
-def _pinned(store: Store, campaign: str, min_effect: float, noisy: float) -> ReportData | None:
+def _pinned(store: Store, campaign: str, judging: Judging) -> ReportData | None:
     """The report of `campaign`'s recheck, None when it has none (or is one)."""
     if campaign.endswith(PINNED) or store.latest_campaign_id(campaign + PINNED) is None:
         return None
-    return build_report(store, campaign + PINNED, None, False, min_effect=min_effect, noisy=noisy)
+    return build_report(store, campaign + PINNED, None, False, judging)
 
 
 def followed(verdict: Verdict) -> str:
@@ -277,18 +277,18 @@ def _metrics(runs: list[sqlite3.Row], targets: list[str], references: dict[str, 
     return metrics_rows(cells, targets, references, order, ncpu)
 
 
-def _instructions(counted: list[sqlite3.Row], references: dict[str, str], order: list[str], min_effect: float
+def _instructions(counted: list[sqlite3.Row], references: dict[str, str], order: list[str], judging: Judging
                   ) -> list[InstructionRow]:
     counts = {(r["test"], r["target"]): (EventCost(r["ir_per_event"], json.loads(r["self_json"]),
                                                    json.loads(r["inclusive_json"])), r["spread_pct"])
               for r in counted}
     simulated = {(r["test"], r["target"]): simulated_events(r["ir_per_event"], json.loads(r["simulated_json"] or "{}"))
                  for r in counted if r["ir_per_event"] is not None}
-    return instruction_rows(counts, references, order, simulated=simulated, min_effect=min_effect)
+    return instruction_rows(counts, references, order, simulated=simulated, judging=judging)
 
 
 def _layers(stored_runs: list[sqlite3.Row], counted: list[sqlite3.Row], references: dict[str, str],
-            min_effect: float, noisy: float) -> list[layers.LayerRow]:
+            judging: Judging) -> list[layers.LayerRow]:
     """Per family of LAYER_FAMILIES the campaign measured whole (every test of it, on a target
     and its reference): the per-statement and per-row split of the instruction counts, and of the
     time per event at the fewest clients."""
@@ -314,9 +314,9 @@ def _layers(stored_runs: list[sqlite3.Row], counted: list[sqlite3.Row], referenc
             for measure, have in (("instructions", counts), ("time", seconds)):
                 if not all(_whole(have.get(t, {}), members, measure) for t in (target, reference)):
                     continue
-                out.append(layers.counted(family, members, reference, target, counts, min_effect, noisy)
+                out.append(layers.counted(family, members, reference, target, counts, judging)
                            if measure == "instructions" else
-                           layers.timed(family, members, reference, target, seconds, min_effect, noisy))
+                           layers.timed(family, members, reference, target, seconds, judging))
     return out
 
 
@@ -456,8 +456,8 @@ def measurements(store: Store, runs: list[sqlite3.Row], table_rows: int) -> list
     return [measurement(r, intervals.get(r["id"], []), table_rows) for r in runs]
 
 
-def noise_inputs(store: Store, choice: str, campaign_id: int, min_effect: float = 0.02,
-                 noisy: float = 0.05) -> tuple[dict[str, float], dict[str, tuple[float, int]], tuple[str, ...]]:
+def noise_inputs(store: Store, choice: str, campaign_id: int, judging: Judging = JUDGING
+                 ) -> tuple[dict[str, float], dict[str, tuple[float, int]], tuple[str, ...]]:
     """Per-test A/A noise floors from the newest sysbench calibration campaign of the campaign's
     host (of any host when it has none; or the one named), the between-campaign sd per interval
     method from every such calibration campaign (or the one named), and a note saying which."""
@@ -479,7 +479,7 @@ def noise_inputs(store: Store, choice: str, campaign_id: int, min_effect: float 
         names = [t["name"] for t in store.targets(aa_id)]
         measurements = measurements_of(store, aa_id)
         comparisons.append(compare(measurements, names, names[0], sorted({m.test for m in measurements}),
-                                   min_effect=min_effect, noisy_half_width=noisy))
+                                   judging=judging))
     floors = noise_floor(comparisons[0])
     aa = store.campaign(aa_ids[0])
     return floors, campaign_sd(comparisons), (

@@ -12,7 +12,7 @@ from typing import ClassVar, Generic, TypeVar
 
 from dbdrift.analysis import planning
 from dbdrift.analysis.defaults import DriftTable
-from dbdrift.analysis.noise import MIN_REPEATS, Verdict
+from dbdrift.analysis.noise import JUDGING, MIN_REPEATS, Judging, Verdict
 from dbdrift.analysis.sequential import stops_note
 from dbdrift.model import JsonObject
 from dbdrift.results.build import PINNED, flush_notes, followed, host_notes, report_meta
@@ -41,8 +41,7 @@ class WorkloadReport:
     findings: tuple[Finding, ...] = ()  # per target but the base: its verdict against the base
     # (test, target) -> `head: what moved` for each regression and improvement (why_line)
     explanations: dict[tuple[str, str], str] = field(default_factory=dict)
-    min_effect: float = 0.02
-    noisy: float = 0.05
+    judging: Judging = JUDGING  # what the verdicts judged by (report --min-effect, --noisy)
     drift: tuple[DriftTable, ...] = ()  # per target but the base: defaults that differ from the base's
     packagers: dict[str, str] = field(default_factory=dict)  # target -> who built its server (results/targets.py)
     meta: JsonObject = field(default_factory=dict)  # report_meta's: who made the report from what (the JSON's `meta`)
@@ -176,14 +175,13 @@ class WithRecheck(Generic[R]):
 
     build: Callable[..., R]
 
-    def __call__(self, store: Store, campaign_id: int, base: str | None, min_effect: float = 0.02,
-                 noisy: float = 0.05) -> R:
-        report = self.build(store, campaign_id, base, min_effect, noisy)
+    def __call__(self, store: Store, campaign_id: int, base: str | None, judging: Judging = JUDGING) -> R:
+        report = self.build(store, campaign_id, base, judging)
         report = with_twin(report, report.findings, twin_of(store.targets(campaign_id)), report.base)
         pinned_id = None if report.campaign.endswith(PINNED) else store.latest_campaign_id(report.campaign + PINNED)
         if pinned_id is None:
             return report
-        return replace(report, explanations=rechecked(report, self.build(store, pinned_id, None, min_effect, noisy)))
+        return replace(report, explanations=rechecked(report, self.build(store, pinned_id, None, judging)))
 
 
 def with_recheck(build: Callable[..., R]) -> Callable[..., R]:

@@ -207,7 +207,7 @@ def render_html(data: HtapReport) -> str:
     title = f"CH-benCHmark: {data.campaign}" if data.campaign else "CH-benCHmark"
     facts = [*target_facts(data), ("setup", escape(data.setup)), host_fact(data), *run_on_facts(data)]
     parts = [page_header(title, facts, notes_html(data.notes)),
-             findings_html(data.findings, verdicts_legend(data), data.min_effect), why_html(data)]
+             findings_html(data.findings, verdicts_legend(data), data.judging.min_effect), why_html(data)]
     for window in ("transactions", "together"):
         lines, shown = [], {}
         for t in data.targets:

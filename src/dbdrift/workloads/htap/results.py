@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from statistics import fmean
 
 from dbdrift.analysis.defaults import DriftTable
-from dbdrift.analysis.noise import Estimate, Verdict, relative_over_repeats, verdict
+from dbdrift.analysis.noise import JUDGING, Judging, Estimate, Verdict, relative_over_repeats, verdict
 from dbdrift.analysis import foreign
 from dbdrift.analysis.position import Turn, order_notes
 from dbdrift.analysis.power import reported_change
@@ -124,12 +124,11 @@ class HtapReport(WorkloadReport):
         return next((s for s in self.summaries if s.target == target), None)
 
 
-def build(store: Store, campaign_id: int, base: str | None, min_effect: float = 0.02,
-          noisy: float = 0.05) -> HtapReport:
+def build(store: Store, campaign_id: int, base: str | None, judging: Judging = JUDGING) -> HtapReport:
     stored = stored_campaign(store, campaign_id, base, HtapReport.judged)
     runs = [r for r in store.workload_runs(campaign_id) if r.workload == "htap"]
     names = tuple((stored.spec.get("htap") or {}).get("queries") or QUERY_NAMES)
-    return htap_report(runs, setup=setup_text(stored.spec), queries=names, min_effect=min_effect, noisy=noisy,
+    return htap_report(runs, setup=setup_text(stored.spec), queries=names, judging=judging,
                        detect_plan=stored.spec.get("detect_plan"), **stored.fields)
 
 
@@ -213,7 +212,7 @@ def per_query_hardware(runs: list[WorkloadRun], target: str, window: str) -> dic
 
 def htap_report(runs: list[WorkloadRun], targets: list[str] | tuple[str, ...], labels: dict[str, str] | None = None,
                 ncpu: int = 1, campaign: str = "", setup: str = "", notes: tuple[str, ...] = (),
-                queries: tuple[str, ...] = QUERY_NAMES, min_effect: float = 0.02, noisy: float = 0.05,
+                queries: tuple[str, ...] = QUERY_NAMES, judging: Judging = JUDGING,
                 host: JsonObject | None = None, run_on: str = "", detect_plan: JsonObject | None = None,
                 drift: tuple[DriftTable, ...] = (), packagers: dict[str, str] | None = None,
                 meta: JsonObject | None = None) -> HtapReport:
@@ -228,9 +227,9 @@ def htap_report(runs: list[WorkloadRun], targets: list[str] | tuple[str, ...], l
             found.append(Finding("timed", r.what, None, r.target, targets[0], Verdict.NOT_MEASURED, None,
                                  status=r.status or "no estimate"))
         else:
-            found.append(Finding("timed", r.what, None, r.target, targets[0], verdict(r.estimate, min_effect, noisy),
+            found.append(Finding("timed", r.what, None, r.target, targets[0], verdict(r.estimate, judging),
                                  r.estimate.value, r.estimate.lower, r.estimate.upper,
-                                 detectable=reported_change(r.estimate, min_effect)))
+                                 detectable=reported_change(r.estimate, judging.min_effect)))
     ok_repeats = len({r.repeat for r in runs if r.status == "ok"})
     turns = [Turn(0, r.repeat, r.position, r.target, v) for r in runs
              if r.status == "ok" and r.position is not None and (v := value(r, "together", "nopm")) is not None]
@@ -265,7 +264,7 @@ def htap_report(runs: list[WorkloadRun], targets: list[str] | tuple[str, ...], l
                           ((r.target, None), f"{WINDOW_TITLES.get(w, w)} window, repeat {r.repeat + 1}",
                            (win or {}).get("hardware")) for r in runs
                           for w, win in (r.record.get("windows") or {}).items())),
-                      explanations=why, min_effect=min_effect, noisy=noisy, host=dict(host or {}), run_on=run_on,
+                      explanations=why, judging=judging, host=dict(host or {}), run_on=run_on,
                       drift=drift, packagers=dict(packagers or {}), meta=dict(meta or {}))
 
 

@@ -383,7 +383,7 @@ def render_html(data: IBenchReport) -> str:
     """The whole page; every string from the store passes through html.escape."""
     title = f"Insert Benchmark: {data.campaign}" if data.campaign else "Insert Benchmark"
     parts = [page_header(title, _facts(data), notes_html(data.notes)), _nav(data),
-             findings_html(data.findings, verdicts_legend(data), data.min_effect), why_html(data), _summary(data)]
+             findings_html(data.findings, verdicts_legend(data), data.judging.min_effect), why_html(data), _summary(data)]
     parts += [_step_section(data, step) for step in data.steps()]
     parts.append(drift_html(data))  # below the results, as in every format
     return page(f"dbdrift report: {title}", parts, IBENCH_CSS)

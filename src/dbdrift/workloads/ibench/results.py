@@ -13,7 +13,7 @@ from dbdrift.analysis.ibench import (IBenchSummary, StepDetail, SummaryCell, ind
                                     ok_repeats,
                                      step_detail, summary_tables)
 from dbdrift.analysis.defaults import DriftTable
-from dbdrift.analysis.noise import Estimate, Method, Verdict, verdict
+from dbdrift.analysis.noise import JUDGING, Judging, Estimate, Method, Verdict, verdict
 from dbdrift.analysis import foreign
 from dbdrift.analysis.position import Turn, order_notes
 from dbdrift.analysis.power import reported_change
@@ -38,18 +38,17 @@ class IBenchReport(WorkloadReport):
         return [s for s in IBENCH_STEPS if any((t, s) in self.results for t in self.targets)]
 
 
-def build(store: Store, campaign_id: int, base: str | None, min_effect: float = 0.02,
-          noisy: float = 0.05) -> IBenchReport:
+def build(store: Store, campaign_id: int, base: str | None, judging: Judging = JUDGING) -> IBenchReport:
     """The Insert Benchmark report of a stored campaign, with its notes and verdicts."""
     stored = stored_campaign(store, campaign_id, base, IBenchReport.judged)
     planned = tuple((stored.spec.get("insert_benchmark") or {}).get("steps") or ())
-    return ibench_report(store.ibench_steps(campaign_id), min_effect=min_effect, noisy=noisy, planned=planned,
+    return ibench_report(store.ibench_steps(campaign_id), judging=judging, planned=planned,
                          setup=sizes_text(stored.spec), detect_plan=stored.spec.get("detect_plan"), **stored.fields)
 
 
 def ibench_report(results: list[InsertStepResult], targets: list[str] | tuple[str, ...],
                   labels: dict[str, str] | None = None, ncpu: int = 1, campaign: str = "",
-                  notes: tuple[str, ...] = (), min_effect: float = 0.02, noisy: float = 0.05,
+                  notes: tuple[str, ...] = (), judging: Judging = JUDGING,
                   planned: tuple[str, ...] = (), setup: str = "", host: JsonObject | None = None,
                   run_on: str = "", detect_plan: JsonObject | None = None,
                   drift: tuple[DriftTable, ...] = (), packagers: dict[str, str] | None = None,
@@ -63,7 +62,7 @@ def ibench_report(results: list[InsertStepResult], targets: list[str] | tuple[st
     indexed = index_results(results, targets)
     details = {key: step_detail(r, ncpu) for key, r in indexed.items()}
     summary = summary_tables(results, targets, ncpu)
-    found = tuple(ibench_findings(summary, min_effect, noisy, planned, campaign))
+    found = tuple(ibench_findings(summary, judging, planned, campaign))
     notes = (tuple(f.line() for f in found if f.measure == CAMPAIGN) + tuple(notes)  # every format shows notes
              + order_notes(_repeat_turns(results, targets), unit="repeats")
              + detect_notes(found, detect_plan, len({r.repeat for r in results if r.status == "ok"}), "steps")
@@ -77,7 +76,7 @@ def ibench_report(results: list[InsertStepResult], targets: list[str] | tuple[st
                         findings=warned(told(tuple(found), packagers or {}), foreign.cell_flags(
                             ((r.target, r.step), f"repeat {r.repeat + 1}", r.hardware) for r in results)),
                         explanations=why,
-                        min_effect=min_effect, noisy=noisy, setup=setup, host=dict(host or {}),
+                        judging=judging, setup=setup, host=dict(host or {}),
                         run_on=run_on,
                       drift=drift, packagers=dict(packagers or {}), meta=dict(meta or {}))
 
@@ -98,7 +97,7 @@ MOVED = (("cpupq", "host CPU µs/op"), ("bgpq", "background CPU µs/op"), ("cspq
 qr/qp): those of the repeat the per-step details show, target and base."""
 
 
-def ibench_findings(summary: IBenchSummary, min_effect: float = 0.02, noisy: float = 0.05,
+def ibench_findings(summary: IBenchSummary, judging: Judging = JUDGING,
                     planned: tuple[str, ...] = (), campaign: str = "") -> list[Finding]:
     """Every Insert Benchmark step of every target but the base, judged like a timed sysbench cell
     on its relative throughput (step rate ÷ the base's) and the 95% interval over repeats, with
@@ -122,8 +121,8 @@ def ibench_findings(summary: IBenchSummary, min_effect: float = 0.02, noisy: flo
                 out.append(Finding("timed", step, None, target, base, Verdict.NOT_MEASURED, None, status=why))
                 continue
             est = _estimate(rel)
-            out.append(Finding("timed", step, None, target, base, verdict(est, min_effect, noisy), rel.value,
-                               rel.lower, rel.upper, detectable=reported_change(est, min_effect)))
+            out.append(Finding("timed", step, None, target, base, verdict(est, judging), rel.value,
+                               rel.lower, rel.upper, detectable=reported_change(est, judging.min_effect)))
     return out
 
 

@@ -173,7 +173,7 @@ def render_html(data: TpccReport) -> str:
     title = f"TPROC-C: {data.campaign}" if data.campaign else "TPROC-C"
     facts = [*target_facts(data), ("setup", escape(data.setup)), host_fact(data), *run_on_facts(data)]
     parts = [page_header(title, facts, notes_html(data.notes)),
-             findings_html(data.findings, verdicts_legend(data), data.min_effect),
+             findings_html(data.findings, verdicts_legend(data), data.judging.min_effect),
              why_html(data)]
     lines, shown = [], {}
     for t in data.targets:

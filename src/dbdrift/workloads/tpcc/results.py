@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from dbdrift.analysis.defaults import DriftTable
-from dbdrift.analysis.noise import Estimate, Verdict, verdict
+from dbdrift.analysis.noise import JUDGING, Judging, Estimate, Verdict, verdict
 from dbdrift.analysis import foreign
 from dbdrift.analysis.position import Turn, order_notes
 from dbdrift.analysis.power import reported_change
@@ -36,17 +36,16 @@ class TpccReport(WorkloadReport):
         return [f"{self.label(s.target)}: {e}" for s in self.summaries for e in s.errors]
 
 
-def build(store: Store, campaign_id: int, base: str | None, min_effect: float = 0.02,
-          noisy: float = 0.05) -> TpccReport:
+def build(store: Store, campaign_id: int, base: str | None, judging: Judging = JUDGING) -> TpccReport:
     """The TPROC-C report of a stored campaign, with its notes and verdicts."""
     stored = stored_campaign(store, campaign_id, base, TpccReport.judged)
-    return tpcc_report(store.tpcc_runs(campaign_id), setup=setup_text(stored.spec), min_effect=min_effect,
-                       noisy=noisy, detect_plan=stored.spec.get("detect_plan"), **stored.fields)
+    return tpcc_report(store.tpcc_runs(campaign_id), setup=setup_text(stored.spec), judging=judging,
+                       detect_plan=stored.spec.get("detect_plan"), **stored.fields)
 
 
 def tpcc_report(results: list[TpccResult], targets: list[str] | tuple[str, ...],
                 labels: dict[str, str] | None = None, ncpu: int = 1, campaign: str = "", setup: str = "",
-                notes: tuple[str, ...] = (), min_effect: float = 0.02, noisy: float = 0.05,
+                notes: tuple[str, ...] = (), judging: Judging = JUDGING,
                 host: JsonObject | None = None, run_on: str = "", detect_plan: JsonObject | None = None,
                 drift: tuple[DriftTable, ...] = (), packagers: dict[str, str] | None = None,
                 meta: JsonObject | None = None) -> TpccReport:
@@ -55,7 +54,7 @@ def tpcc_report(results: list[TpccResult], targets: list[str] | tuple[str, ...],
     `detect_plan`: the campaign's plan, when it was planned to detect (a note says if NOPM reached it)."""
     targets = list(targets)
     summaries = tuple(summarize(results, targets, ncpu))
-    found = tuple(tpcc_findings(summaries, min_effect, noisy, campaign))
+    found = tuple(tpcc_findings(summaries, judging, campaign))
     notes = (tuple(f.line() for f in found if f.measure == CAMPAIGN) + tuple(notes)  # every format shows notes
              + order_notes({"NOPM": [Turn(0, r.repeat, r.position, r.target, r.nopm) for r in results
                                      if r.status == "ok" and r.position is not None and r.target in targets]},
@@ -70,7 +69,7 @@ def tpcc_report(results: list[TpccResult], targets: list[str] | tuple[str, ...],
     return TpccReport(summaries, tuple(r for r in results if r.target in targets), campaign=campaign,
                       targets=tuple(targets), labels=dict(labels or {}), ncpu=ncpu, setup=setup, notes=notes,
                       findings=warned(told(tuple(found), packagers or {}), foreign.cell_flags(
-                          ((r.target, None), f"repeat {r.repeat + 1}", r.hardware) for r in results)), explanations=why, min_effect=min_effect, noisy=noisy, host=dict(host or {}), run_on=run_on,
+                          ((r.target, None), f"repeat {r.repeat + 1}", r.hardware) for r in results)), explanations=why, judging=judging, host=dict(host or {}), run_on=run_on,
                       drift=drift, packagers=dict(packagers or {}), meta=dict(meta or {}))
 
 
@@ -104,8 +103,8 @@ MOVED = (("server/no", "server CPU µs/new order"), ("bg/no", "background CPU µ
 ok runs (analysis/tpcc.py)."""
 
 
-def tpcc_findings(summaries: tuple[TargetSummary, ...] | list[TargetSummary], min_effect: float = 0.02,
-                  noisy: float = 0.05, campaign: str = "") -> list[Finding]:
+def tpcc_findings(summaries: tuple[TargetSummary, ...] | list[TargetSummary], judging: Judging = JUDGING,
+                  campaign: str = "") -> list[Finding]:
     """NOPM of every target but the base (the first) ÷ the base's, with its interval over
     repeats (one repeat: no interval) and its detectable change (analysis/power.py); a target or
     base without an ok run is not measured, and a campaign without any ok run gets its
@@ -121,9 +120,9 @@ def tpcc_findings(summaries: tuple[TargetSummary, ...] | list[TargetSummary], mi
             out.append(Finding("timed", "NOPM", None, s.target, base.target, Verdict.NOT_MEASURED, None,
                                status=f"no ok run of {missing}"))
             continue
-        out.append(Finding("timed", "NOPM", None, s.target, base.target, verdict(s.relative, min_effect, noisy),
+        out.append(Finding("timed", "NOPM", None, s.target, base.target, verdict(s.relative, judging),
                            s.relative.value, s.relative.lower, s.relative.upper,
-                           detectable=reported_change(s.relative, min_effect)))
+                           detectable=reported_change(s.relative, judging.min_effect)))
     return out
 
 

@@ -210,7 +210,7 @@ def render_html(data: VectorReport) -> str:
     facts = [*target_facts(data), ("setup", escape(data.setup)),
              ("data", escape(str(data.dataset.get("source", "")))), host_fact(data), *run_on_facts(data)]
     parts = [page_header(title, facts, notes_html(data.notes)),
-             findings_html(data.findings, verdicts_legend(data), data.min_effect), why_html(data)]
+             findings_html(data.findings, verdicts_legend(data), data.judging.min_effect), why_html(data)]
     chart = recall_chart(data)
     if chart:
         parts.append("<h2>Recall against QPS</h2><p class=\"sub\">each point one search setting (means over ok "

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from statistics import fmean
 
 from dbdrift.analysis.defaults import DriftTable
-from dbdrift.analysis.noise import Estimate, Verdict, relative_over_repeats, verdict
+from dbdrift.analysis.noise import JUDGING, Judging, Estimate, Verdict, relative_over_repeats, verdict
 from dbdrift.analysis import foreign
 from dbdrift.analysis.position import Turn, order_notes
 from dbdrift.analysis.power import reported_change
@@ -74,11 +74,10 @@ class VectorReport(WorkloadReport):
         return next((c for c in self.curves if c.target == target and c.family == family), None)
 
 
-def build(store: Store, campaign_id: int, base: str | None, min_effect: float = 0.02,
-          noisy: float = 0.05) -> VectorReport:
+def build(store: Store, campaign_id: int, base: str | None, judging: Judging = JUDGING) -> VectorReport:
     stored = stored_campaign(store, campaign_id, base, VectorReport.judged)
     runs = [r for r in store.workload_runs(campaign_id) if r.workload == "vector"]
-    return vector_report(runs, setup=setup_text(stored.spec), min_effect=min_effect, noisy=noisy,
+    return vector_report(runs, setup=setup_text(stored.spec), judging=judging,
                          detect_plan=stored.spec.get("detect_plan"), **stored.fields)
 
 
@@ -193,7 +192,7 @@ def _nearest_setting(curve: Curve | None, recall: float) -> str | None:
 
 def vector_report(runs: list[WorkloadRun], targets: list[str] | tuple[str, ...], labels: dict[str, str] | None = None,
                   ncpu: int = 1, campaign: str = "", setup: str = "", notes: tuple[str, ...] = (),
-                  min_effect: float = 0.02, noisy: float = 0.05, host: JsonObject | None = None, run_on: str = "",
+                  judging: Judging = JUDGING, host: JsonObject | None = None, run_on: str = "",
                   detect_plan: JsonObject | None = None,
                   drift: tuple[DriftTable, ...] = (), packagers: dict[str, str] | None = None,
                   meta: JsonObject | None = None) -> VectorReport:
@@ -211,9 +210,9 @@ def vector_report(runs: list[WorkloadRun], targets: list[str] | tuple[str, ...],
             found.append(Finding("timed", test, None, r.target, targets[0], Verdict.NOT_MEASURED, None,
                                  status=r.status or "no estimate"))
         else:
-            found.append(Finding("timed", test, None, r.target, targets[0], verdict(r.estimate, min_effect, noisy),
+            found.append(Finding("timed", test, None, r.target, targets[0], verdict(r.estimate, judging),
                                  r.estimate.value, r.estimate.lower, r.estimate.upper,
-                                 detectable=reported_change(r.estimate, min_effect)))
+                                 detectable=reported_change(r.estimate, judging.min_effect)))
     ok_repeats = len({r.repeat for r in runs if r.status == "ok"})
     qps_turns = [Turn(0, r.repeat, r.position, r.target, fmean(
         [float(p["qps"]) for fam in r.record.get("families", []) for p in fam.get("points", []) if p.get("qps")] or [0.0]))
@@ -241,7 +240,7 @@ def vector_report(runs: list[WorkloadRun], targets: list[str] | tuple[str, ...],
                         labels=dict(labels or {}), ncpu=ncpu, setup=setup, notes=notes, findings=warned(told(tuple(found), packagers or {}), foreign.cell_flags(
                             ((r.target, None), f"{p.get('setting')}, repeat {r.repeat + 1}", p.get("hardware"))
                             for r in runs for fam in r.record.get("families", []) for p in fam.get("points", []))),
-                        explanations=why, min_effect=min_effect, noisy=noisy, host=dict(host or {}), run_on=run_on,
+                        explanations=why, judging=judging, host=dict(host or {}), run_on=run_on,
                       drift=drift, packagers=dict(packagers or {}), meta=dict(meta or {}))
 
 
