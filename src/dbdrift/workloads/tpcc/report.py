@@ -19,7 +19,7 @@ from dbdrift.model import JsonObject, TPCC_TRANSACTIONS as TRANSACTIONS
 from dbdrift.report.caveats import finding_mark, findings_html, notes_html
 from dbdrift.report.numbers import fmt_fixed, fmt_ms
 from dbdrift.report.page import data_table, page, page_header
-from dbdrift.report.svgchart import Line, time_chart
+from dbdrift.report.charts import Line, time_chart
 from dbdrift.report.drift import drift_json
 from dbdrift.report.post import render_workload_post
 from dbdrift.report.workload import (campaign_csv, drift_html, color_of, findings_json, json_envelope, host_fact, run_on_facts, target_facts, text_page,

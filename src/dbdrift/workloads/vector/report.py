@@ -14,6 +14,7 @@ from html import escape
 
 from dbdrift.analysis.noise import Estimate
 from dbdrift.model import JsonObject
+from dbdrift.report.charts import Axis, Point, Series, steps, xy_chart
 from dbdrift.report.caveats import finding_mark, findings_html, notes_html
 from dbdrift.report.numbers import fmt_fixed
 from dbdrift.report.page import data_table, page, page_header
@@ -149,60 +150,28 @@ DASHES = ("", "6,3", "2,3", "8,3,2,3")  # one per family, the color per target
 
 def recall_chart(data: VectorReport, width: int = 760, height: int = 320) -> str:
     """Recall@k across, QPS up (log scale), one line per target and family through its search
-    settings, as ann-benchmarks plots; an SVG string."""
-    left, right, top, bottom = 64, 16, 40, 36
-    plot_w, plot_h = width - left - right, height - top - bottom
+    settings' frontier, every setting a point, as ann-benchmarks plots; an SVG string ("" when
+    nothing was measured)."""
     points = [p for c in data.curves for p in c.points if p.qps > 0]
     if not points:
         return ""
     x_lo = max(0.0, math.floor(min(p.recall for p in points) * 20) / 20)
     q_lo, q_hi = min(p.qps for p in points), max(p.qps for p in points)
     y_lo, y_hi = 10 ** math.floor(math.log10(q_lo)), 10 ** math.ceil(math.log10(q_hi) + 1e-9)
-
-    def px(x: float) -> float:
-        return left + plot_w * (x - x_lo) / ((1.0 - x_lo) or 1.0)
-
-    def py(q: float) -> float:
-        return top + plot_h - plot_h * (math.log10(q) - math.log10(y_lo)) / (math.log10(y_hi) - math.log10(y_lo))
-
-    def text(x: float, y: float, s: str, anchor: str) -> str:
-        return f'<text x="{x:.1f}" y="{y:.1f}" text-anchor="{anchor}" fill="#555">{escape(s)}</text>'
-
-    body = []
-    decade = y_lo
-    while decade <= y_hi * 1.0001:
-        body.append(f'<line x1="{left}" x2="{left + plot_w}" y1="{py(decade):.1f}" y2="{py(decade):.1f}" stroke="#e4e4e4"/>')
-        body.append(text(left - 5, py(decade) + 4, f"{decade:,.0f}", "end"))
-        decade *= 10
-    steps = round((1.0 - x_lo) / 0.05)
-    for i in range(steps + 1):
-        x = x_lo + i * 0.05
-        body.append(text(px(x), top + plot_h + 14, f"{x:.2f}", "middle"))
-    body.append(text(left + plot_w / 2, height - 4, "recall@k", "middle"))
-    body.append(text(4, top - 24, "QPS (log)", "start"))
     families = sorted({c.family for c in data.curves})
-    legend_x = float(left)
+    lines = []
     for c in data.curves:
-        color, dash = color_of(data, c.target), DASHES[families.index(c.family) % len(DASHES)]
-        front = frontier(list(c.points))
-        line = " ".join(f"{px(p.recall):.1f},{py(p.qps):.1f}" for p in front)
-        body.append(f'<polyline fill="none" stroke="{color}" stroke-width="1.6" stroke-dasharray="{dash}" '
-                    f'points="{line}"/>')
-        body += [f'<circle cx="{px(p.recall):.1f}" cy="{py(p.qps):.1f}" r="2.6" fill="{color}">'
-                 f'<title>{escape(f"{c.target} {c.label} {p.setting}: recall {p.recall:.3f}, {p.qps:,.0f} QPS")}'
-                 '</title></circle>' for p in c.points]
         name = f"{c.target}: {c.label}"
-        body.append(f'<line x1="{legend_x:.1f}" x2="{legend_x + 16:.1f}" y1="{top - 12}" y2="{top - 12}" '
-                    f'stroke="{color}" stroke-width="2" stroke-dasharray="{dash}"/>'
-                    f'<text x="{legend_x + 20:.1f}" y="{top - 8}">{escape(name)}</text>')
-        legend_x += 7.2 * len(name) + 34
-    body.append(f'<line x1="{left}" x2="{left}" y1="{top}" y2="{top + plot_h}" stroke="#999"/>'
-                f'<line x1="{left}" x2="{left + plot_w}" y1="{top + plot_h}" y2="{top + plot_h}" stroke="#999"/>')
-    caption = "recall@k against queries per second"
-    return (f'<svg xmlns="http://www.w3.org/2000/svg" class="chart" role="img" width="{max(width, legend_x):.0f}" '
-            f'height="{height}" viewBox="0 0 {max(width, legend_x):.0f} {height}" aria-label="{caption}">'
-            f'<title>{caption}</title><g font-family="ui-monospace,Menlo,Consolas,monospace" font-size="11">'
-            + "".join(body) + "</g></svg>")
+        shown = [p for p in c.points if p.qps > 0]
+        lines.append(Series(name, color_of(data, c.target), tuple(
+            Point(p.recall, p.qps, f"{name} {p.setting}: recall {p.recall:.3f}, {p.qps:,.0f} QPS") for p in shown),
+            line=tuple(Point(p.recall, p.qps) for p in frontier(shown)), width=1.6,
+            dash=DASHES[families.index(c.family) % len(DASHES)], dot=2.6))
+    decades = tuple((10.0 ** e, f"{10.0 ** e:,.0f}")
+                    for e in range(round(math.log10(y_lo)), round(math.log10(y_hi)) + 1))
+    recalls = tuple((x, f"{x:.2f}") for x in steps(x_lo, 1.0, 0.05))
+    return xy_chart(lines, "recall@k against queries per second", Axis(x_lo, 1.0, recalls, "recall@k"),
+                    Axis(y_lo, y_hi, decades, "QPS (log)", log=True), width, height, ("", "QPS"))
 
 
 def render_html(data: VectorReport) -> str:
