@@ -1,4 +1,5 @@
-"""HTML report: one self-contained page (inline CSS, inline SVG charts, no scripts, nothing fetched).
+"""HTML report: one self-contained page (inline CSS, inline SVG charts, the charts' inline hover and zoom
+script; nothing fetched).
 
 Findings come first (each regression and improvement with its interval), under a header that
 says what ran where (date, host, versions, durations, dbdrift version). Then per client count and
