@@ -3,25 +3,23 @@ recall-against-QPS curve (a chart in HTML, as ann-benchmarks draws it: recall ac
 a log scale), QPS at equal recall relative to the base with its verdict, and the index build
 time and size relative to the base. Pure serializers of one `VectorReport`; no I/O.
 
-    render(data, fmt) -> str
+    render(data, fmt) -> str (the formats' shape: report/skeleton.py)
 """
 from __future__ import annotations
 
 import io
 import json
 import math
-from html import escape
 
 from dbdrift.analysis.noise import Estimate
 from dbdrift.model import JsonObject
 from dbdrift.report.charts import Axis, Point, Series, steps, xy_chart
-from dbdrift.report.caveats import finding_mark, findings_html, notes_html
+from dbdrift.report.caveats import finding_mark
 from dbdrift.report.numbers import fmt_fixed
-from dbdrift.report.page import data_table, page, page_header
 from dbdrift.report.drift import drift_json
-from dbdrift.report.post import render_workload_post
-from dbdrift.report.workload import (campaign_csv, json_envelope, drift_html, color_of, findings_json, host_fact, run_on_facts, target_facts, text_page,
-                                     VERDICT_COLUMNS, verdict_cells, verdicts_legend, why_html)
+from dbdrift.report.skeleton import ReportSkeleton
+from dbdrift.report.workload import (campaign_csv, json_envelope, color_of, findings_json, VERDICT_COLUMNS, verdict_cells,
+                                     verdicts_legend)
 from dbdrift.workloads.vector.curve import frontier
 from dbdrift.workloads.vector.results import Relative, VectorReport
 
@@ -78,10 +76,10 @@ def _pairs(builds: list[Relative]) -> list[tuple[Relative, Relative]]:
             for t in times]
 
 
-def render_text(data: VectorReport, markdown: bool = False) -> str:
-    source = data.dataset.get("source", "")
-    return text_page(data, "Vector search", "vector search", blocks(data), markdown,
-                     facts=(("data", source),) if source else (), failed="repeats")
+def facts(data: VectorReport) -> list[tuple[str, str]]:
+    """Where the vectors came from, in every format's header."""
+    source = str(data.dataset.get("source", ""))
+    return [("data", source)] if source else []
 
 
 CSV_HEADER = ("target", "repeat", "status", "family", "label", "setting", "recall", "qps", "queries", "p50_us",
@@ -174,40 +172,13 @@ def recall_chart(data: VectorReport, width: int = 760, height: int = 320) -> str
                     Axis(y_lo, y_hi, decades, "QPS (log)", log=True), width, height, ("", "QPS"))
 
 
-def render_html(data: VectorReport) -> str:
-    title = f"Vector search: {data.campaign}" if data.campaign else "Vector search"
-    facts = [*target_facts(data), ("setup", escape(data.setup)),
-             ("data", escape(str(data.dataset.get("source", "")))), host_fact(data), *run_on_facts(data)]
-    parts = [page_header(title, facts, notes_html(data.notes)),
-             findings_html(data.findings, verdicts_legend(data), data.min_effect), why_html(data)]
+def charts(data: VectorReport) -> list[str]:
     chart = recall_chart(data)
-    if chart:
-        parts.append("<h2>Recall against QPS</h2><p class=\"sub\">each point one search setting (means over ok "
-                     "repeats); lines join each curve's frontier; up and to the right is better</p><figure>"
-                     + chart + "</figure>")
-    for title_, legend, header, rows in blocks(data):
-        parts.append(f"<h2>{escape(title_)}</h2>" + (f'<p class="sub">{escape(legend)}</p>' if legend else "")
-                     + data_table(header, rows, scroll=True))
-    parts.append(drift_html(data))  # below the results, as in every format
-    if data.problems():
-        parts.append("<h2>Failed repeats</h2><ul>" + "".join(f"<li>{escape(p)}</li>" for p in data.problems())
-                     + "</ul>")
-    return page(f"dbdrift report: {title}", parts)
+    return [("<h2>Recall against QPS</h2><p class=\"sub\">each point one search setting (means over ok repeats); "
+             "lines join each curve's frontier; up and to the right is better</p><figure>" + chart + "</figure>")
+            ] if chart else []
 
 
-def render_markdown(data: VectorReport) -> str:
-    return render_text(data, markdown=True)
-
-
-def render_post(data: VectorReport) -> str:
-    """The write-up in the posts' shape (report/post.py)."""
-    return render_workload_post(data, "QPS at the recall", "rQPS", blocks(data), "recall")
-
-
-RENDERERS = {"text": render_text, "markdown": render_markdown, "csv": render_csv, "json": render_json,
-             "html": render_html, "post": render_post}
-
-
-def render(data: VectorReport, fmt: str) -> str:
-    """The report in `fmt` (text, markdown, csv, json, html or post: report/post.py)."""
-    return RENDERERS[fmt](data)
+REPORT = ReportSkeleton("Vector search", "vector search", blocks, render_csv, render_json,
+                        ("QPS at the recall", "rQPS", "recall"), charts, facts, failed="repeats")
+render, render_text, render_html = REPORT.render, REPORT.text, REPORT.html
