@@ -364,13 +364,14 @@ def test_a_chart_point_shows_its_value_under_the_pointer_and_a_dragged_box_zooms
     assert seen["reset"] == seen["home"]
 
 
-def test_a_line_too_long_for_dots_still_names_each_interval_s_value_under_the_pointer(tmp_path):
+def test_lines_too_long_for_dots_name_each_target_s_value_at_the_second_under_the_pointer(tmp_path):
     import re
     from dbdrift.report.charts import Line, time_chart
     from dbdrift.report.page import page
     xs = tuple(float(i) for i in range(1, 121))
-    svg = time_chart([Line("pg18", xs, tuple(1000.0 + i for i in range(120)), "#4e79a7")], "c", "NOPM")
+    svg = time_chart([Line("pg18", xs, tuple(1000.0 + i for i in range(120)), "#4e79a7"),
+                      Line("pg17", xs, tuple(500.0 + i for i in range(120)), "#f28e2b")], "c", "NOPM")
     assert "<circle" not in svg
-    x, y = re.search(r'points="(?:[\d.]+,[\d.]+ ){9}([\d.]+),([\d.]+)', svg).groups()  # the 10th second
+    x, y = re.search(r'points="(?:[\d.]+,[\d.]+ ){9}([\d.]+),([\d.]+)', svg).groups()  # pg18's 10th second
     seen = hover_and_zoom(_write(tmp_path / "time.html", page("c", [f"<figure>{svg}</figure>"])), (float(x), float(y)))
-    assert seen["tip"] == "pg18: 1,009 NOPM at 10 s", seen
+    assert seen["tip"] == "pg18: 1,009 NOPM at 10 s\npg17: 509 NOPM at 10 s", seen

@@ -649,6 +649,11 @@ CHART_SCRIPT = """<script>
       });
       var hit = e.target.closest ? e.target.closest("[data-tip]") : null;
       var says = near ? near.text : (hit ? hit.getAttribute("data-tip") : "");
+      if (near) {  // the other lines at the same x: every target's value at that second
+        spots.forEach(function (s) {
+          if (s !== near && Math.abs(s.x - near.x) < 0.05) { says += "\\n" + s.text; }
+        });
+      }
       if (near && box.length === 4) {
         cross.setAttribute("x1", near.x); cross.setAttribute("x2", near.x);
         cross.setAttribute("y1", box[1]); cross.setAttribute("y2", box[1] + box[3]);
@@ -696,7 +701,8 @@ CHART_SCRIPT = """<script>
 })();
 </script>"""
 """Per chart: each dot's <title> and each data-v line's values become spots; the pointer's
-nearest spot within 16 px gets a crosshair, a ring and a tooltip (else the tip of what is under
+nearest spot within 16 px gets a crosshair, a ring and a tooltip that also names every other
+spot on the crosshair (each target's value at that second; else the tip of what is under
 the pointer: a bar, a whisker, a change rule). Zoom sets the SVG's viewBox: a dragged box (its
 width, at the chart's aspect), Ctrl/Shift + wheel about the pointer; a double-click, or zooming
 out past the whole chart, resets. The plain wheel stays the page's scroll."""
