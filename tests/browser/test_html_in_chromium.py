@@ -305,3 +305,73 @@ def test_the_filter_in_the_address_goes_with_the_links_to_the_index_s_other_page
         assert len(rows) == 2, (name, rows)
         shown += [w for w, hidden in rows if not hidden]
     assert shown == ["|tpcc|"]  # one TPROC-C campaign in the site: shown on its page, every other row hidden
+
+
+HOVER_AND_ZOOM = """<script>
+(function () {
+  var svg = document.querySelector("svg.chart"), m = svg.getScreenCTM(), spot = SPOT;
+  var at = new DOMPoint(spot[0], spot[1]).matrixTransform(m);
+  function send(kind, x, y) {
+    svg.dispatchEvent(new MouseEvent(kind, {clientX: x, clientY: y, button: 0, bubbles: true}));
+  }
+  send("mousemove", at.x + 2, at.y + 1);
+  var tip = document.querySelector(".chart-tip"), out = {home: svg.getAttribute("viewBox")};
+  out.tip = tip.style.display === "block" ? tip.firstChild.textContent : "";
+  out.cross = svg.querySelector("line.crosshair").getAttribute("x1");
+  var box = svg.getBoundingClientRect();
+  send("mousedown", box.left + box.width * 0.25, box.top + box.height * 0.4);
+  send("mousemove", box.left + box.width * 0.5, box.top + box.height * 0.6);
+  send("mouseup", box.left + box.width * 0.5, box.top + box.height * 0.6);
+  out.zoomed = svg.getAttribute("viewBox");
+  svg.dispatchEvent(new MouseEvent("dblclick", {bubbles: true}));
+  out.reset = svg.getAttribute("viewBox");
+  document.body.setAttribute("data-probe", JSON.stringify(out));
+})();
+</script>"""
+
+
+def hover_and_zoom(page: Path, spot: tuple[float, float]) -> dict:
+    """In Chromium: the pointer put near `spot` (the first chart's own coordinates), what the
+    tooltip says and where the crosshair stands; then a box dragged over the chart's second
+    quarter, the viewBox it zooms to, and the one a double-click restores."""
+    import json
+    import re
+    probed = page.with_suffix(".hover.html")
+    probed.write_text(page.read_text().replace("</body>", HOVER_AND_ZOOM.replace("SPOT", json.dumps(spot))
+                                               + "</body>"))
+    result = subprocess.run([browser(), "--headless", "--no-sandbox", "--disable-gpu", "--window-size=1280,1000",
+                             "--enable-logging=stderr", "--v=0", "--dump-dom", probed.as_uri()],
+                            capture_output=True, text=True, timeout=120)
+    assert console_lines(result) == [], result.stderr[-2000:]
+    found = re.search(r"data-probe=\"([^\"]*)\"", result.stdout)
+    assert found, result.stderr[-2000:]
+    return json.loads(found.group(1).replace("&quot;", '"').replace("&amp;", "&"))
+
+
+def test_a_chart_point_shows_its_value_under_the_pointer_and_a_dragged_box_zooms_until_a_double_click(tmp_path):
+    import re
+    from dbdrift.report.charts import Point, Series, columns_chart, fitted_axis
+    from dbdrift.report.page import page
+    line = Series("point-query", "#4e79a7", (Point(0, 10_000.0, "point-query 17.0: 10,000 QPS"),
+                                            Point(1, 9_500.0, "point-query 17.1: 9,500 QPS")), dot=3)
+    svg = columns_chart(["17.0", "17.1"], [line], "c", "QPS", True, fitted_axis([line]))
+    cx, cy = re.findall(r'<circle cx="([\d.]+)" cy="([\d.]+)"', svg)[1]
+    seen = hover_and_zoom(_write(tmp_path / "chart.html", page("c", [f"<figure>{svg}</figure>"])),
+                          (float(cx), float(cy)))
+    assert seen["tip"] == "point-query 17.1: 9,500 QPS" and float(seen["cross"]) == float(cx), seen
+    home, zoomed = [list(map(float, seen[k].split())) for k in ("home", "zoomed")]
+    assert zoomed[2] == pytest.approx(home[2] / 4, rel=0.05) and zoomed[0] == pytest.approx(home[2] / 4, rel=0.05)
+    assert seen["reset"] == seen["home"]
+
+
+def test_lines_too_long_for_dots_name_each_target_s_value_at_the_second_under_the_pointer(tmp_path):
+    import re
+    from dbdrift.report.charts import Line, time_chart
+    from dbdrift.report.page import page
+    xs = tuple(float(i) for i in range(1, 121))
+    svg = time_chart([Line("pg18", xs, tuple(1000.0 + i for i in range(120)), "#4e79a7"),
+                      Line("pg17", xs, tuple(500.0 + i for i in range(120)), "#f28e2b")], "c", "NOPM")
+    assert "<circle" not in svg
+    x, y = re.search(r'points="(?:[\d.]+,[\d.]+ ){9}([\d.]+),([\d.]+)', svg).groups()  # pg18's 10th second
+    seen = hover_and_zoom(_write(tmp_path / "time.html", page("c", [f"<figure>{svg}</figure>"])), (float(x), float(y)))
+    assert seen["tip"] == "pg18: 1,009 NOPM at 10 s\npg17: 509 NOPM at 10 s", seen

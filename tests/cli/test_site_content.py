@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from dbdrift.model import IBENCH_STEPS
-from dbdrift.report.trendchart import PLOT_H, TrendLine, TrendPoint, trend_chart
+from dbdrift.report.charts import PLOT_H, Point, Series, columns_chart, fitted_axis
 from dbdrift.store.store import Store
 from dbdrift.workloads.ibench.catalog import IBenchSizes
 from tests.cli.test_publish import publish, stores
@@ -134,17 +134,22 @@ def chart_ys(svg: str) -> list[float]:
     return [float(y) for y in re.findall(r'<circle cx="[0-9.]+" cy="([0-9.]+)"', svg)]
 
 
+def version_chart(columns: list[str], line: Series) -> str:
+    """A line by version as the site draws it: on the y axis fitted to its values."""
+    return columns_chart(columns, [line], "c", "QPS", True, fitted_axis([line]))
+
+
 @FAULT
 def test_a_0_2_percent_change_moves_a_line_by_a_sliver_of_the_plot_not_its_height():
-    points = tuple(TrendPoint(i, v, None, None, "", "") for i, v in enumerate((10_000.0, 10_000.0, 10_020.0, 10_020.0)))
-    svg = trend_chart(["17.0", "17.1", "17.2", "17.3"], [TrendLine("point-query", "#000", points)], "c", "QPS", True)
+    points = tuple(Point(i, v) for i, v in enumerate((10_000.0, 10_000.0, 10_020.0, 10_020.0)))
+    svg = version_chart(["17.0", "17.1", "17.2", "17.3"], Series("point-query", "#000", points, dot=3))
     ys = chart_ys(svg)
     assert max(ys) - min(ys) < 0.06 * PLOT_H, ys  # 0.2% of ±2%: a twentieth of the plot at most
 
 
 def test_a_20_percent_change_still_fills_most_of_the_plot():
-    points = tuple(TrendPoint(i, v, None, None, "", "") for i, v in enumerate((10_000.0, 8_000.0)))
-    ys = chart_ys(trend_chart(["17.0", "18.0"], [TrendLine("point-query", "#000", points)], "c", "QPS", True))
+    points = tuple(Point(i, v) for i, v in enumerate((10_000.0, 8_000.0)))
+    ys = chart_ys(version_chart(["17.0", "18.0"], Series("point-query", "#000", points, dot=3)))
     assert max(ys) - min(ys) > 0.5 * PLOT_H, ys
 
 

@@ -9,6 +9,7 @@ import pytest
 
 from dbdrift.cli.main import main
 from dbdrift.model import IBENCH_STEPS
+from dbdrift.report.charts import CHART_CSS, CHART_SCRIPT
 from dbdrift.report.page import CSS
 from dbdrift.store.store import Store
 from dbdrift.version import __version__
@@ -118,8 +119,10 @@ def test_workload_report_format_matches_its_golden_file(tmp_path, capsys, make, 
     assert main(["report", "--store", str(make(tmp_path / "s.db")), "--format", fmt]) == 0
     output = capsys.readouterr().out.replace(__version__, "VERSION")  # goldens outlive a version bump
     output = re.sub(r'"generated_at": "[^"]*"', '"generated_at": "GENERATED"', output)  # the report's own date
-    # the shared stylesheet is pinned once, by the sysbench page's golden (report.html)
+    # the shared stylesheet and the charts' script are pinned once, by the sysbench page's golden (report.html)
     output = output.replace(f"<style>{CSS}", "<style>/* report/page.py CSS */\n")
+    output = output.replace(CHART_CSS, "/* report/charts.py CHART_CSS */\n")
+    output = output.replace(CHART_SCRIPT, "<script>/* report/charts.py CHART_SCRIPT */</script>")
     golden = GOLDEN / f"{stem}.{FORMATS[fmt]}"
     if os.environ.get("UPDATE_GOLDEN") == "1":
         golden.write_text(output)

@@ -11,7 +11,7 @@ from dbdrift.version import __version__
 from dbdrift.analysis.noise import Judging
 from dbdrift.results.build import build_report
 from dbdrift.report.html import page_axis
-from dbdrift.report.svgchart import scale
+from dbdrift.report.charts import CHART_SCRIPT, scale
 from tests.unit.test_reports import GENERATED_AT, GOLDEN, QPS, make_store
 
 VOID = {"meta", "br", "hr", "img", "input", "link", "wbr", "col", "source"}
@@ -154,13 +154,18 @@ def test_metrics_section_only_when_asked(store, page):
 def test_the_page_fetches_nothing(page):
     urls = re.findall(r"https?://[^\s\"'<>]*", page)
     assert set(urls) == {"http://www.w3.org/2000/svg"}
-    assert not re.search(r"<script|<link|<img|<iframe|\bsrc=|@import|url\((?!#)", page)
+    assert not re.search(r"<link|<img|<iframe|\bsrc=|@import|url\((?!#)|fetch\(|XMLHttpRequest", page)
+
+
+def test_the_page_s_one_script_is_the_charts_inline_hover_and_zoom(page):
+    assert re.findall(r"<script[^>]*>", page) == ["<script>"]
+    assert CHART_SCRIPT in page
 
 
 def test_strings_from_the_store_are_escaped(store):
     data = build_report(store, None, None, False)
     page = render(dataclasses.replace(data, campaign='<script>"x"</script>', notes=("a < b & c",)), "html")
-    assert "<script>" not in page and "&lt;script&gt;&quot;x&quot;&lt;/script&gt;" in page
+    assert '<script>"x"' not in page and "&lt;script&gt;&quot;x&quot;&lt;/script&gt;" in page
     assert "a &lt; b &amp; c" in page and Page(page).errors == []
 
 
@@ -243,7 +248,7 @@ def test_the_server_binary_section_gives_sizes_relative_to_the_base(page):
 
 
 def test_a_widened_axis_keeps_the_1_00_tick_and_its_label():
-    from dbdrift.report.svgchart import Bar, BarGroup, axis_spacing, grid_ticks, ratio_chart
+    from dbdrift.report.charts import Bar, BarGroup, axis_spacing, grid_ticks, ratio_chart
     lo, hi = 0.25, 1.2  # 0.25 to 1.2 by 0.2 from lo would tick 0.25, 0.45, ... 1.05 and skip 1.00
     assert 1.0 in grid_ticks(lo, hi, axis_spacing(lo, hi))
     chart = ratio_chart([BarGroup("t", (Bar("a", 0.29),))], "c", "cap", axis=(lo, hi))

@@ -184,7 +184,7 @@ def test_the_relative_table_shows_the_interval_over_repeats():
 
 
 def test_time_chart_breaks_its_line_at_a_gap():
-    from dbdrift.report.svgchart import Line, time_chart
+    from dbdrift.report.charts import Line, time_chart
     svg = time_chart([Line("a", (1.0, 2.0, 3.0, 4.0), (5.0, None, 7.0, 8.0), "#000")], "c", "rows/s")
     assert svg.count("<polyline") == 2 and svg.count("<circle") == 3
 

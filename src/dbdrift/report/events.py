@@ -7,7 +7,7 @@ from typing import Any
 
 from dbdrift.analysis.events import Dips
 from dbdrift.model import EngineEvents
-from dbdrift.report.svgchart import Line, all_zero, time_chart
+from dbdrift.report.charts import Line, all_zero, time_chart
 
 SERIES_TITLES = {
     "wal_mb": "WAL written (MB/s)", "dead_tuples": "dead tuples", "checkpoint_buffers": "checkpoint writes (buffers/s)",
@@ -87,7 +87,7 @@ def engine_charts(events: dict[str, EngineEvents | None], colors: dict[str, str]
 
 
 def flat_note(titles: list[str], why: str = "the engine did none of this in the window") -> str:
-    """What a page says instead of drawing charts whose every value is 0 (svgchart.all_zero)."""
+    """What a page says instead of drawing charts whose every value is 0 (charts.all_zero)."""
     return (f'<p class="sub flat">not drawn, every value 0 on every target: {escape(", ".join(titles))} '
             f"({escape(why)})</p>")
 

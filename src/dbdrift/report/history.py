@@ -10,13 +10,13 @@ from __future__ import annotations
 import csv
 import io
 import json
-from collections.abc import Callable
 from html import escape
 from typing import Any
 
 from dbdrift.analysis.changepoints import Change
 from dbdrift.report.page import TARGET_COLORS, page
-from dbdrift.report.svgchart import axis_spacing
+from dbdrift.report import charts
+from dbdrift.report.charts import axis_spacing, columns_chart
 from dbdrift.report.numbers import fmt_abs
 from dbdrift.report.caveats import PACKAGER_MARK, packagers_json
 from dbdrift.results.history import (METRICS, RATE_THREADS, Series, SeriesPoint, packagers_crossed, time_order,
@@ -155,96 +155,46 @@ def _num(v: float | None) -> str:
 
 
 AXIS_FROM = 0.8  # the posts' relative axis starts here unless a value falls below
-PLOT_W, PLOT_H, LEFT, TOP = 640, 260, 70, 12
-CHAR_PX, LABEL_SIN = 7.2, 0.643  # one 12px monospace character; sin 40°, the x labels' slant
+WIDTH, PLOT_H = 730, 260
 X_TITLES = {"version": "version", "time": "campaign (date, time, #id), oldest first"}
 
 
 def line_chart(members: list[Series], labels: list[str], caption: str) -> str:
-    """One polyline per test: each point relative to the series' first, x = the columns in order.
-    Axis titles say what x and y are and which way is worse; the x labels' room grows with the
-    longest label so they never reach the legend; points sharing a column are set side by side
-    (by time, every one-point series sits at 1.00 of its own column and would hide the others)."""
+    """One line per test: each point relative to the series' first, x = the columns in order,
+    y from AXIS_FROM (lower when a value is), a darker line at 1.00; axis titles say what x and
+    y are and which way is worse; the legend below the slanted labels. Points sharing a column
+    are set side by side (by time, every one-point series sits at 1.00 of its own column and
+    would hide the others)."""
     values = [p.value / s.points[0].value for s in members if s.points for p in s.points]
     lo = min([AXIS_FROM, *values])
     hi = max([1.2, *values])
     spacing = axis_spacing(lo, hi)
     lo = spacing * int(lo / spacing - 1e-9) if lo < AXIS_FROM else AXIS_FROM
     hi = spacing * (int(hi / spacing - 1e-9) + 1)
-    label_h = max([len(label) for label in labels] + [4]) * CHAR_PX * LABEL_SIN + 18
-    bottom = label_h + 22  # the slanted labels, then the x axis title
-    legend_h = 16 * len(members)
-    width, height = LEFT + PLOT_W + 20, TOP + PLOT_H + bottom + legend_h
-    column_w = PLOT_W / max(len(labels), 1)
+    at = {label: i for i, label in enumerate(labels)}
     shared: dict[int, list[str]] = {}  # column -> series with a point there, for the side-by-side offsets
     for s in members:
         for p in s.points:
-            shared.setdefault(labels.index(p.label), []).append(s.name)
-    dx = min(6.0, column_w / (max(len(v) for v in shared.values()) + 1)) if shared else 0.0
-
-    def x(i: int) -> float:
-        return LEFT + column_w * (i + 0.5)
-
-    def y(v: float) -> float:
-        return TOP + PLOT_H - (min(max(v, lo), hi) - lo) / (hi - lo) * PLOT_H
+            shared.setdefault(at[p.label], []).append(s.name)
+    column_w = (WIDTH - 80) / max(len(labels), 1)  # about: the chart fits its plot to the labels
+    dx = min(6.0 / column_w, 1 / (max(len(v) for v in shared.values()) + 1)) if shared else 0.0
 
     def offset(i: int, name: str) -> float:
         names = shared.get(i, [name])
         return (names.index(name) - (len(names) - 1) / 2) * dx if len(names) > 1 else 0.0
 
-    body = _axes(members, lo, hi, spacing, y, bottom)
-    for i, label in enumerate(labels):
-        body.append(f'<text x="{x(i):.1f}" y="{TOP + PLOT_H + 14}" text-anchor="end" '
-                    f'transform="rotate(-40 {x(i):.1f} {TOP + PLOT_H + 14})">{escape(label)}</text>')
+    lines = []
     for n, s in enumerate(members):
-        color = TARGET_COLORS[n % len(TARGET_COLORS)]
         first = s.points[0].value
-        coords = [(x(i) + offset(i, s.name), y(p.value / first), p)
-                  for p in s.points for i in [labels.index(p.label)]]
-        if len(coords) > 1:
-            body.append(f'<polyline fill="none" stroke="{color}" stroke-width="2" points="'
-                        + " ".join(f"{cx:.1f},{cy:.1f}" for cx, cy, _ in coords) + '"/>')
-        lone = ' stroke="#222" stroke-width="1"' if len(coords) == 1 else ""  # no line: a ringed dot
-        for cx, cy, p in coords:
-            tip = f"{s.name} {p.label}: {p.value / first:.3f} ({fmt_abs(p.value)})"
-            body.append(f'<circle cx="{cx:.1f}" cy="{cy:.1f}" r="{4 if lone else 3}" fill="{color}"{lone}>'
-                        f"<title>{escape(tip)}</title></circle>")
-        for c in s.changes:
-            cx = (x(c.index - 1) + x(c.index)) / 2
-            body.append(f'<line x1="{cx:.1f}" x2="{cx:.1f}" y1="{TOP}" y2="{TOP + PLOT_H}" stroke="{color}" '
-                        f'stroke-dasharray="4 3"><title>{escape(change_line(s, c))}</title></line>')
-        ly = TOP + PLOT_H + bottom + 16 * n
-        body.append(f'<rect class="legend" x="{LEFT}" y="{ly:.1f}" width="10" height="10" fill="{color}"/>'
-                    f'<text x="{LEFT + 16}" y="{ly + 9:.1f}">{escape(s.name)}</text>')
-    body.append(f'<text class="x-title" x="{LEFT + PLOT_W / 2:.1f}" y="{TOP + PLOT_H + bottom - 6:.1f}" '
-                f'text-anchor="middle" style="fill:#555">{escape(X_TITLES.get(members[0].by, members[0].by))}</text>')
-    return (f'<svg xmlns="http://www.w3.org/2000/svg" class="chart" role="img" width="{width}" height="{height:.0f}" '
-            f'viewBox="0 0 {width} {height:.0f}" aria-label="{escape(caption)}"><title>{escape(caption)}</title>'
-            '<g font-family="ui-monospace,Menlo,Consolas,monospace" font-size="12">' + "".join(body) + "</g></svg>")
-
-
-def _axes(members: list[Series], lo: float, hi: float, spacing: float, y: Callable[[float], float],
-          bottom: float) -> list[str]:
-    """Gridlines and ticks from `lo` by `spacing`, the y axis title, and which way is worse."""
-    body = []
-    tick = lo
-    while tick <= hi + 1e-9:
-        body.append(f'<line x1="{LEFT}" x2="{LEFT + PLOT_W}" y1="{y(tick):.1f}" y2="{y(tick):.1f}" '
-                    f'stroke="{"#999" if abs(tick - 1) < 1e-9 else "#e4e4e4"}"/>'
-                    f'<text x="{LEFT - 6}" y="{y(tick) + 4:.1f}" text-anchor="end">{tick:.2f}</text>')
-        tick += spacing
+        points = tuple(charts.Point(at[p.label] + offset(at[p.label], s.name), p.value / first,
+                             f"{s.name} {p.label}: {p.value / first:.3f} ({fmt_abs(p.value)})") for p in s.points)
+        rules = tuple(charts.Rule((at[s.points[c.index - 1].label] + at[s.points[c.index].label]) / 2,
+                           TARGET_COLORS[n % len(TARGET_COLORS)], change_line(s, c)) for c in s.changes)
+        lines.append(charts.Series(s.name, TARGET_COLORS[n % len(TARGET_COLORS)], points, width=2, dot=3, rules=rules))
     metric = members[0].metric
-    mid = TOP + PLOT_H / 2
-    body.append(f'<text class="y-title" x="14" y="{mid:.1f}" text-anchor="middle" transform="rotate(-90 14 {mid:.1f})" '
-                f'style="fill:#555">{escape(metric)} ÷ the line\'s first point</text>')
-    higher_better = METRICS[metric][1]
-    worse_y = TOP + PLOT_H - 6 if higher_better else TOP + 14
-    better_y = TOP + 14 if higher_better else TOP + PLOT_H - 6
-    body.append(f'<text class="worse" x="{LEFT + PLOT_W - 6}" y="{worse_y}" text-anchor="end" '
-                f'style="fill:#a33;font-weight:bold">{"↓" if higher_better else "↑"} worse</text>'
-                f'<text class="better" x="{LEFT + PLOT_W - 6}" y="{better_y}" text-anchor="end" '
-                f'style="fill:#276">{"↑" if higher_better else "↓"} better</text>')
-    return body
+    return columns_chart(labels, lines, caption, f"{metric} ÷ the line's first point", METRICS[metric][1],
+                         (lo, hi, spacing), lambda v: f"{v:.2f}", strong=1.0, width=WIDTH, plot_h=PLOT_H,
+                         legend="below", x_title=X_TITLES.get(members[0].by, members[0].by))
 
 
 def render_html(series: list[Series], notes: list[str], meta: dict[str, Any]) -> str:

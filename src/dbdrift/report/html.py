@@ -1,4 +1,5 @@
-"""HTML report: one self-contained page (inline CSS, inline SVG charts, no scripts, nothing fetched).
+"""HTML report: one self-contained page (inline CSS, inline SVG charts, the charts' inline hover and zoom
+script; nothing fetched).
 
 Findings come first (each regression and improvement with its interval), under a header that
 says what ran where (date, host, versions, durations, dbdrift version). Then per client count and
@@ -24,7 +25,7 @@ from dbdrift.report.hardware import (LAYER_TITLE, layer_legend, layer_table, ins
 from dbdrift.report.numbers import fmt_abs, fmt_mb, fmt_ratio, fmt_rel
 from dbdrift.report.page import SHADE_AT, attr, data_table, page, page_header, swatch, verdict_class
 from dbdrift.report.page import target_color as color_in
-from dbdrift.report.svgchart import Bar, BarGroup, label_columns, ratio_chart
+from dbdrift.report.charts import Bar, BarGroup, label_columns, ratio_chart
 from dbdrift.report.table import BURST_TITLE, packager_legend, verdict_counts, verdict_legend
 from dbdrift.results.data import ReportData, Section
 from dbdrift.results.findings import Finding, all_findings, instruction_why
@@ -66,7 +67,7 @@ WHISKER_ROOM = 0.05  # how far past the page's values an interval end still wide
 def page_axis(data: ReportData) -> tuple[float, float]:
     """AXIS, widened to whole 0.05 steps that hold every rQPS (and instruction ratio) of the page,
     and every interval end within WHISKER_ROOM of them. A wider interval (one noisy cell) does not
-    stretch every chart of the page: its whisker is clipped at the axis and marked (svgchart.py)."""
+    stretch every chart of the page: its whisker is clipped at the axis and marked (charts.py)."""
     values = [c.ratio for row in data.comparison.rows for t in data.comparison.compared
               if (c := row.cells[t]).ratio is not None and math.isfinite(c.ratio)]
     values += [v for irow in data.instructions for v in irow.relative.values() if v is not None and math.isfinite(v)]

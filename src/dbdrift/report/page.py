@@ -6,6 +6,8 @@ from __future__ import annotations
 import math
 from html import escape
 
+from dbdrift.report.charts import CHART_CSS, CHART_SCRIPT
+
 CSS = """
 body{font-family:system-ui,-apple-system,"Segoe UI",sans-serif;color:#222;max-width:80rem;margin:1.5rem auto;
 padding:0 1rem;line-height:1.4}
@@ -48,11 +50,14 @@ UNLISTED_COLOR = "#888"  # a target outside the coloured list (a reference that 
 def page(title: str, parts: list[str], css: str = "") -> str:
     """The whole document: the head with `title` and the stylesheet (CSS, then the page's own
     `css`), then the non-empty `parts` one a line. Every page of the report goes through here,
-    so they share one head, one stylesheet and one palette."""
+    so they share one head, one stylesheet and one palette; a page with a chart also gets the
+    charts' hover and zoom (charts.CHART_SCRIPT, inline: the page stays self-contained)."""
+    shown = [p for p in parts if p]
+    charted = any('<svg xmlns="http://www.w3.org/2000/svg" class="chart"' in p for p in shown)
     head = ('<!DOCTYPE html>\n<html lang="en">\n<head>\n<meta charset="utf-8">\n'
             '<meta name="viewport" content="width=device-width, initial-scale=1">\n'
-            f"<title>{escape(title)}</title>\n<style>{CSS}{css}</style>\n</head>\n<body>")
-    return "\n".join([head, *(p for p in parts if p)]) + "\n</body>\n</html>\n"
+            f"<title>{escape(title)}</title>\n<style>{CSS}{CHART_CSS if charted else ''}{css}</style>\n</head>\n<body>")
+    return "\n".join([head, *shown, *([CHART_SCRIPT] if charted else [])]) + "\n</body>\n</html>\n"
 
 
 SHADE_AT = (0.05, 0.10)  # a change of 5% or more is drawn darker, 10% or more darkest (the posts' 0.95/1.05 lines)

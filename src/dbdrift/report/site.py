@@ -19,7 +19,8 @@ from dbdrift.report.caveats import PACKAGER_MARK, packager_html, packager_line, 
 from dbdrift.report.history import change_line, clients
 from dbdrift.report.numbers import fmt_abs
 from dbdrift.report.page import SHADE_AT, TARGET_COLORS, data_table, page, page_header, verdict_class
-from dbdrift.report.trendchart import MIN_SPAN, TrendChange, TrendLine, TrendPoint, trend_chart
+from dbdrift.report import charts
+from dbdrift.report.charts import MIN_SPAN, columns_chart, fitted_axis
 from dbdrift.report import twins
 from dbdrift.results.twins import HostTwins, TwinPoint, by_host, rate_of
 from dbdrift.results.history import METRICS, Point, Series, SeriesPoint, packagers_crossed, time_order, version_order
@@ -376,16 +377,17 @@ def _point_tip(s: Series, p: SeriesPoint) -> str:
     return f"{p.label}: {fmt_abs(p.value)}{interval}, {many}{newest.campaign} ({newest.target}){built}"
 
 
-def _line(s: Series, columns: list[str], color: str, depth: int, name: str = "") -> TrendLine:
-    """A series as a chart line: each point linked to its newest campaign's page. Only the
-    points (and change points) whose label is one of `columns` are drawn."""
+def _line(s: Series, columns: list[str], color: str, depth: int, name: str = "") -> charts.Series:
+    """A series as a chart line: each point linked to its newest campaign's page, each change
+    point a rule between its columns, red a regression and green an improvement. Only the points
+    (and change points) whose label is one of `columns` are drawn."""
     at = {c: i for i, c in enumerate(columns)}
-    points = tuple(TrendPoint(at[p.label], p.value, p.lower, p.upper,
-                              campaign_href(max(r.campaign_id for r in p.replicates), depth), _point_tip(s, p))
+    points = tuple(charts.Point(at[p.label], p.value, _point_tip(s, p), p.lower, p.upper,
+                              campaign_href(max(r.campaign_id for r in p.replicates), depth))
                    for p in s.points if p.label in at)
-    changes = tuple(TrendChange(at[s.points[c.index].label], change_line(s, c), _regression(s, c)) for c in s.changes
-                    if s.points[c.index].label in at)
-    return TrendLine(name or s.name, color, points, changes)
+    changes = tuple(charts.Rule(at[s.points[c.index].label] - 0.5, "#a33" if _regression(s, c) else "#276", change_line(s, c))
+                    for c in s.changes if s.points[c.index].label in at)
+    return charts.Series(name or s.name, color, points, dot=3, rules=changes)
 
 
 def measure(measures: Measures, test: str, metric: str) -> tuple[str, str]:
@@ -462,8 +464,8 @@ def render_group(g: Group) -> str:
                 continue
             what, unit = measure(g.measures, test, metric)
             caption = f"{test} x{threads}: {metric} by version"
-            chart = trend_chart(columns[metric], [_line(member, columns[metric], TARGET_COLORS[0], 2)], caption,
-                                unit, METRICS[metric][1])
+            line = _line(member, columns[metric], TARGET_COLORS[0], 2)
+            chart = columns_chart(columns[metric], [line], caption, unit, METRICS[metric][1], fitted_axis([line]))
             figures.append(f"<figure>{chart}<figcaption>{escape(what)}</figcaption></figure>")
         parts.append(f'<h3 id="{file_safe(test)}-x{threads}">{escape(title)} <span class="sub">'
                      f'<a href="{test_page(test, threads)}">over time</a></span></h3><div class="pair">'
@@ -525,8 +527,8 @@ def render_test_over_time(g: Group, test: str, threads: int, window: list[str] |
         caption = f"{test} x{threads}: {metric} over time, a line per version"
         what, unit = measure(g.measures, test, metric)
         parts.append(f"<h2>{escape(what)}</h2><figure>"
-                     + trend_chart(columns, lines, caption, unit, METRICS[metric][1], width=1100,
-                                   legend=True) + "</figure>")
+                     + columns_chart(columns, lines, caption, unit, METRICS[metric][1], fitted_axis(lines), width=1100,
+                                     legend="above") + "</figure>")
         changes = [f"{s.version}: {change_line(s, c)}" for s in members for c in s.changes
                    if shown is None or s.points[c.index].label in shown]
         if changes:

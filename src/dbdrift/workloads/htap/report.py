@@ -4,7 +4,7 @@ query's latency alone and together; the hardware per new order and the transacti
 times with the analytics running. Pure serializers of one `HtapReport`
 (workloads/htap/results.py); no I/O.
 
-    render(data, fmt) -> str
+    render(data, fmt) -> str (the formats' shape: report/skeleton.py)
 """
 from __future__ import annotations
 
@@ -16,14 +16,13 @@ from dbdrift.analysis.events import Dips
 from dbdrift.analysis.tpcc import HARDWARE, nopm_series, run_dips
 from dbdrift.report.events import DIPS_HEADER, DIPS_TITLE, dip_cells, dip_text, dips_json, engine_charts
 from dbdrift.model import JsonObject, WorkloadRun, TPCC_TRANSACTIONS as TRANSACTIONS
-from dbdrift.report.caveats import finding_mark, findings_html, notes_html
+from dbdrift.report.caveats import finding_mark
 from dbdrift.report.numbers import fmt_fixed, fmt_ms
-from dbdrift.report.page import data_table, page, page_header
-from dbdrift.report.svgchart import Line, time_chart
+from dbdrift.report.charts import Line, time_chart
 from dbdrift.report.drift import drift_json
-from dbdrift.report.post import render_workload_post
-from dbdrift.report.workload import (campaign_csv, json_envelope, drift_html, color_of, findings_json, host_fact, run_on_facts, target_facts, text_page,
-                                     VERDICT_COLUMNS, verdict_cells, verdicts_legend, why_html)
+from dbdrift.report.skeleton import ReportSkeleton
+from dbdrift.report.workload import (campaign_csv, json_envelope, color_of, findings_json, VERDICT_COLUMNS, verdict_cells,
+                                     verdicts_legend)
 from dbdrift.workloads.tpcc.report import DIPS_LEGEND, HARDWARE_DIGITS, HARDWARE_LEGEND
 from dbdrift.workloads.htap.results import WINDOW_TITLES, WINDOWS, HtapReport, Relative, as_tpcc
 
@@ -127,10 +126,6 @@ def _window_dips(run: WorkloadRun, window: str) -> tuple[Dips, ...]:
     return run_dips(tx) if tx is not None and tx.clients else ()
 
 
-def render_text(data: HtapReport, markdown: bool = False) -> str:
-    return text_page(data, "CH-benCHmark", "CH-benCHmark", blocks(data), markdown)
-
-
 CSV_HEADER = ("target", "repeat", "status", "window", "query", "clients", "streams", "elapsed_s", "nopm", "tpm",
               "queries_per_h", "count", "mean_ms", "p95_ms", "cancelled", "error", "dips", "test", *VERDICT_COLUMNS, "notes")
 
@@ -203,11 +198,10 @@ def render_json(data: HtapReport) -> str:
     return json.dumps(to_json(data), indent=2, ensure_ascii=False) + "\n"
 
 
-def render_html(data: HtapReport) -> str:
-    title = f"CH-benCHmark: {data.campaign}" if data.campaign else "CH-benCHmark"
-    facts = [*target_facts(data), ("setup", escape(data.setup)), host_fact(data), *run_on_facts(data)]
-    parts = [page_header(title, facts, notes_html(data.notes)),
-             findings_html(data.findings, verdicts_legend(data), data.judging.min_effect), why_html(data)]
+def charts(data: HtapReport) -> list[str]:
+    """Per window with transactions, NOPM per interval of each target's last repeat, the
+    engine's counters under it."""
+    out = []
     for window in ("transactions", "together"):
         lines, shown = [], {}
         for t in data.targets:
@@ -219,33 +213,14 @@ def render_html(data: HtapReport) -> str:
                 shown[t] = run.events
         if lines:
             engine = engine_charts(shown, {t: color_of(data, t) for t in shown}, WINDOW_TITLES[window])
-            parts.append(f"<h2>NOPM per interval, {escape(WINDOW_TITLES[window])}</h2><p class=\"sub\">ramp-up "
-                         "included; one repeat per target (the last); under it, the engine's own counters</p><figure>"
-                         + time_chart(lines, f"NOPM per interval, {WINDOW_TITLES[window]}", "NOPM", width=760,
-                                      height=220) + "</figure>"
-                         + "".join(f"<figure>{c}</figure>" for c in engine))
-    for title_, legend, header, rows in blocks(data):
-        parts.append(f"<h2>{escape(title_)}</h2>" + (f'<p class="sub">{escape(legend)}</p>' if legend else "")
-                     + data_table(header, rows, scroll=True))
-    parts.append(drift_html(data))  # below the results, as in every format
-    if data.problems():
-        parts.append("<h2>Failed runs</h2><ul>" + "".join(f"<li>{escape(p)}</li>" for p in data.problems()) + "</ul>")
-    return page(f"dbdrift report: {title}", parts)
+            out.append(f"<h2>NOPM per interval, {escape(WINDOW_TITLES[window])}</h2><p class=\"sub\">ramp-up "
+                       "included; one repeat per target (the last); under it, the engine's own counters</p><figure>"
+                       + time_chart(lines, f"NOPM per interval, {WINDOW_TITLES[window]}", "NOPM", width=760,
+                                    height=220) + "</figure>"
+                       + "".join(f"<figure>{c}</figure>" for c in engine))
+    return out
 
 
-def render_markdown(data: HtapReport) -> str:
-    return render_text(data, markdown=True)
-
-
-def render_post(data: HtapReport) -> str:
-    """The write-up in the posts' shape (report/post.py)."""
-    return render_workload_post(data, "the figure", "ratio", blocks(data), "figure")
-
-
-RENDERERS = {"text": render_text, "markdown": render_markdown, "csv": render_csv, "json": render_json,
-             "html": render_html, "post": render_post}
-
-
-def render(data: HtapReport, fmt: str) -> str:
-    """The report in `fmt` (text, markdown, csv, json, html or post: report/post.py)."""
-    return RENDERERS[fmt](data)
+REPORT = ReportSkeleton("CH-benCHmark", "CH-benCHmark", blocks, render_csv, render_json, ("the figure", "ratio", "figure"),
+                        charts)
+render, render_text, render_html = REPORT.render, REPORT.text, REPORT.html

@@ -29,7 +29,7 @@ from dbdrift.report.caveats import (PACKAGER_LEGEND, detectable_text, findings_h
                                    packager_mark, verdict_counts, verdict_lines, warned_html)
 from dbdrift.report.numbers import fmt_abs, fmt_fixed, fmt_ratio
 from dbdrift.report.page import data_table, page, page_header, split_table
-from dbdrift.report.svgchart import Line, all_zero, time_chart
+from dbdrift.report.charts import Line, all_zero, time_chart
 from dbdrift.report.drift import drift_json
 from dbdrift.report.post import render_workload_post
 from dbdrift.report.workload import (campaign_csv, json_envelope, drift_html, drift_lines, aligned, color_of, findings_json, host_fact, md_table, rounded, run_on_facts,

@@ -2,13 +2,12 @@
 base, TPM, the hardware per new order, response times per transaction and the consistency
 checks. Pure serializers of one `TpccReport` (workloads/tpcc/results.py); no I/O.
 
-    render(data, fmt) -> str; render_text, render_markdown, render_csv, render_json, render_html
+    render(data, fmt) -> str; render_text, render_csv, render_json, render_html (the formats' shape: report/skeleton.py)
 """
 from __future__ import annotations
 
 import io
 import json
-from html import escape
 
 from dbdrift.analysis import flame_areas as areas
 from dbdrift.analysis.tpcc import (HARDWARE, HOST, TargetSummary, flame_areas, hardware_per_new_order, host_cpu,
@@ -16,14 +15,13 @@ from dbdrift.analysis.tpcc import (HARDWARE, HOST, TargetSummary, flame_areas, h
 from dbdrift.report.flamegraph import AREAS_LEGEND, AREAS_TITLE, areas_json
 from dbdrift.report.events import DIPS_HEADER, DIPS_TITLE, dip_cells, dip_text, dips_json, engine_charts
 from dbdrift.model import JsonObject, TPCC_TRANSACTIONS as TRANSACTIONS
-from dbdrift.report.caveats import finding_mark, findings_html, notes_html
+from dbdrift.report.caveats import finding_mark
 from dbdrift.report.numbers import fmt_fixed, fmt_ms
-from dbdrift.report.page import data_table, page, page_header
-from dbdrift.report.svgchart import Line, time_chart
+from dbdrift.report.charts import Line, time_chart
 from dbdrift.report.drift import drift_json
-from dbdrift.report.post import render_workload_post
-from dbdrift.report.workload import (campaign_csv, drift_html, color_of, findings_json, json_envelope, host_fact, run_on_facts, target_facts, text_page,
-                                     VERDICT_COLUMNS, verdict_cells, verdicts_legend, why_html)
+from dbdrift.report.skeleton import ReportSkeleton
+from dbdrift.report.workload import (campaign_csv, color_of, findings_json, json_envelope, VERDICT_COLUMNS, verdict_cells,
+                                     verdicts_legend)
 from dbdrift.workloads.tpcc.results import TpccReport
 
 HARDWARE_LEGEND = ("per new order in the measured window: cpu/no host CPU µs (user + system, every CPU), "
@@ -101,10 +99,6 @@ def blocks(data: TpccReport) -> list[tuple[str, str, list[str], list[list[str]]]
     return out
 
 
-def render_text(data: TpccReport, markdown: bool = False) -> str:
-    return text_page(data, "TPROC-C", "TPROC-C", blocks(data), markdown)
-
-
 HOST_ONLY = tuple(m for m in HOST if m not in HARDWARE)  # cpu/no is a hardware column already
 CSV_HEADER = ("target", "repeat", "status", "warehouses", "clients", "procedures", "elapsed_s", "new_orders",
               "transactions", "nopm", "tpm", "load_s", "consistency_ok", *HARDWARE, *HOST_ONLY, *(f"flame_{a}" for a in areas.ROWS), "error", "dips", *VERDICT_COLUMNS,
@@ -169,12 +163,8 @@ def render_json(data: TpccReport) -> str:
     return json.dumps(to_json(data), indent=2, ensure_ascii=False) + "\n"
 
 
-def render_html(data: TpccReport) -> str:
-    title = f"TPROC-C: {data.campaign}" if data.campaign else "TPROC-C"
-    facts = [*target_facts(data), ("setup", escape(data.setup)), host_fact(data), *run_on_facts(data)]
-    parts = [page_header(title, facts, notes_html(data.notes)),
-             findings_html(data.findings, verdicts_legend(data), data.judging.min_effect),
-             why_html(data)]
+def charts(data: TpccReport) -> list[str]:
+    """NOPM per interval of each target's last repeat, the engine's counters under it."""
     lines, shown = [], {}
     for t in data.targets:
         run = next((r for r in reversed(data.results) if r.target == t and r.intervals), None)
@@ -182,35 +172,14 @@ def render_html(data: TpccReport) -> str:
             xs, ys = nopm_series(run)
             lines.append(Line(t, xs, ys, color_of(data, t)))
             shown[t] = run.events
-    if lines:
-        engine = engine_charts(shown, {t: color_of(data, t) for t in shown}, "TPROC-C")
-        parts.append("<h2>NOPM per interval</h2><p class=\"sub\">ramp-up included; one repeat per target (the "
-                     "last); under it, the engine's own counters on the same seconds</p><figure>"
-                     + time_chart(lines, "NOPM per interval", "NOPM", width=760, height=240) + "</figure>"
-                     + ('<div class="charts">' + "".join(f"<figure>{c}</figure>" for c in engine) + "</div>"
-                        if engine else ""))
-    for title_, legend, header, rows in blocks(data):
-        parts.append(f"<h2>{escape(title_)}</h2>" + (f'<p class="sub">{escape(legend)}</p>' if legend else "")
-                     + data_table(header, rows, scroll=True))
-    parts.append(drift_html(data))  # below the results, as in every format
-    if data.problems():
-        parts.append("<h2>Failed runs</h2><ul>" + "".join(f"<li>{escape(p)}</li>" for p in data.problems()) + "</ul>")
-    return page(f"dbdrift report: {title}", parts)
+    if not lines:
+        return []
+    engine = engine_charts(shown, {t: color_of(data, t) for t in shown}, "TPROC-C")
+    return ["<h2>NOPM per interval</h2><p class=\"sub\">ramp-up included; one repeat per target (the last); under "
+            "it, the engine's own counters on the same seconds</p><figure>"
+            + time_chart(lines, "NOPM per interval", "NOPM", width=760, height=240) + "</figure>"
+            + ('<div class="charts">' + "".join(f"<figure>{c}</figure>" for c in engine) + "</div>" if engine else "")]
 
 
-def render_markdown(data: TpccReport) -> str:
-    return render_text(data, markdown=True)
-
-
-def render_post(data: TpccReport) -> str:
-    """The write-up in the posts' shape (report/post.py)."""
-    return render_workload_post(data, "NOPM", "rNOPM", blocks(data))
-
-
-RENDERERS = {"text": render_text, "markdown": render_markdown, "csv": render_csv, "json": render_json,
-             "html": render_html, "post": render_post}
-
-
-def render(data: TpccReport, fmt: str) -> str:
-    """The report in `fmt` (text, markdown, csv, json, html or post: report/post.py)."""
-    return RENDERERS[fmt](data)
+REPORT = ReportSkeleton("TPROC-C", "TPROC-C", blocks, render_csv, render_json, ("NOPM", "rNOPM", "comparison"), charts)
+render, render_text, render_html = REPORT.render, REPORT.text, REPORT.html

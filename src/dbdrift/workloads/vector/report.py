@@ -3,24 +3,23 @@ recall-against-QPS curve (a chart in HTML, as ann-benchmarks draws it: recall ac
 a log scale), QPS at equal recall relative to the base with its verdict, and the index build
 time and size relative to the base. Pure serializers of one `VectorReport`; no I/O.
 
-    render(data, fmt) -> str
+    render(data, fmt) -> str (the formats' shape: report/skeleton.py)
 """
 from __future__ import annotations
 
 import io
 import json
 import math
-from html import escape
 
 from dbdrift.analysis.noise import Estimate
 from dbdrift.model import JsonObject
-from dbdrift.report.caveats import finding_mark, findings_html, notes_html
+from dbdrift.report.charts import Axis, Point, Series, steps, xy_chart
+from dbdrift.report.caveats import finding_mark
 from dbdrift.report.numbers import fmt_fixed
-from dbdrift.report.page import data_table, page, page_header
 from dbdrift.report.drift import drift_json
-from dbdrift.report.post import render_workload_post
-from dbdrift.report.workload import (campaign_csv, json_envelope, drift_html, color_of, findings_json, host_fact, run_on_facts, target_facts, text_page,
-                                     VERDICT_COLUMNS, verdict_cells, verdicts_legend, why_html)
+from dbdrift.report.skeleton import ReportSkeleton
+from dbdrift.report.workload import (campaign_csv, json_envelope, color_of, findings_json, VERDICT_COLUMNS, verdict_cells,
+                                     verdicts_legend)
 from dbdrift.workloads.vector.curve import frontier
 from dbdrift.workloads.vector.results import Relative, VectorReport
 
@@ -77,10 +76,10 @@ def _pairs(builds: list[Relative]) -> list[tuple[Relative, Relative]]:
             for t in times]
 
 
-def render_text(data: VectorReport, markdown: bool = False) -> str:
-    source = data.dataset.get("source", "")
-    return text_page(data, "Vector search", "vector search", blocks(data), markdown,
-                     facts=(("data", source),) if source else (), failed="repeats")
+def facts(data: VectorReport) -> list[tuple[str, str]]:
+    """Where the vectors came from, in every format's header."""
+    source = str(data.dataset.get("source", ""))
+    return [("data", source)] if source else []
 
 
 CSV_HEADER = ("target", "repeat", "status", "family", "label", "setting", "recall", "qps", "queries", "p50_us",
@@ -149,96 +148,37 @@ DASHES = ("", "6,3", "2,3", "8,3,2,3")  # one per family, the color per target
 
 def recall_chart(data: VectorReport, width: int = 760, height: int = 320) -> str:
     """Recall@k across, QPS up (log scale), one line per target and family through its search
-    settings, as ann-benchmarks plots; an SVG string."""
-    left, right, top, bottom = 64, 16, 40, 36
-    plot_w, plot_h = width - left - right, height - top - bottom
+    settings' frontier, every setting a point, as ann-benchmarks plots; an SVG string ("" when
+    nothing was measured)."""
     points = [p for c in data.curves for p in c.points if p.qps > 0]
     if not points:
         return ""
     x_lo = max(0.0, math.floor(min(p.recall for p in points) * 20) / 20)
     q_lo, q_hi = min(p.qps for p in points), max(p.qps for p in points)
     y_lo, y_hi = 10 ** math.floor(math.log10(q_lo)), 10 ** math.ceil(math.log10(q_hi) + 1e-9)
-
-    def px(x: float) -> float:
-        return left + plot_w * (x - x_lo) / ((1.0 - x_lo) or 1.0)
-
-    def py(q: float) -> float:
-        return top + plot_h - plot_h * (math.log10(q) - math.log10(y_lo)) / (math.log10(y_hi) - math.log10(y_lo))
-
-    def text(x: float, y: float, s: str, anchor: str) -> str:
-        return f'<text x="{x:.1f}" y="{y:.1f}" text-anchor="{anchor}" fill="#555">{escape(s)}</text>'
-
-    body = []
-    decade = y_lo
-    while decade <= y_hi * 1.0001:
-        body.append(f'<line x1="{left}" x2="{left + plot_w}" y1="{py(decade):.1f}" y2="{py(decade):.1f}" stroke="#e4e4e4"/>')
-        body.append(text(left - 5, py(decade) + 4, f"{decade:,.0f}", "end"))
-        decade *= 10
-    steps = round((1.0 - x_lo) / 0.05)
-    for i in range(steps + 1):
-        x = x_lo + i * 0.05
-        body.append(text(px(x), top + plot_h + 14, f"{x:.2f}", "middle"))
-    body.append(text(left + plot_w / 2, height - 4, "recall@k", "middle"))
-    body.append(text(4, top - 24, "QPS (log)", "start"))
     families = sorted({c.family for c in data.curves})
-    legend_x = float(left)
+    lines = []
     for c in data.curves:
-        color, dash = color_of(data, c.target), DASHES[families.index(c.family) % len(DASHES)]
-        front = frontier(list(c.points))
-        line = " ".join(f"{px(p.recall):.1f},{py(p.qps):.1f}" for p in front)
-        body.append(f'<polyline fill="none" stroke="{color}" stroke-width="1.6" stroke-dasharray="{dash}" '
-                    f'points="{line}"/>')
-        body += [f'<circle cx="{px(p.recall):.1f}" cy="{py(p.qps):.1f}" r="2.6" fill="{color}">'
-                 f'<title>{escape(f"{c.target} {c.label} {p.setting}: recall {p.recall:.3f}, {p.qps:,.0f} QPS")}'
-                 '</title></circle>' for p in c.points]
         name = f"{c.target}: {c.label}"
-        body.append(f'<line x1="{legend_x:.1f}" x2="{legend_x + 16:.1f}" y1="{top - 12}" y2="{top - 12}" '
-                    f'stroke="{color}" stroke-width="2" stroke-dasharray="{dash}"/>'
-                    f'<text x="{legend_x + 20:.1f}" y="{top - 8}">{escape(name)}</text>')
-        legend_x += 7.2 * len(name) + 34
-    body.append(f'<line x1="{left}" x2="{left}" y1="{top}" y2="{top + plot_h}" stroke="#999"/>'
-                f'<line x1="{left}" x2="{left + plot_w}" y1="{top + plot_h}" y2="{top + plot_h}" stroke="#999"/>')
-    caption = "recall@k against queries per second"
-    return (f'<svg xmlns="http://www.w3.org/2000/svg" class="chart" role="img" width="{max(width, legend_x):.0f}" '
-            f'height="{height}" viewBox="0 0 {max(width, legend_x):.0f} {height}" aria-label="{caption}">'
-            f'<title>{caption}</title><g font-family="ui-monospace,Menlo,Consolas,monospace" font-size="11">'
-            + "".join(body) + "</g></svg>")
+        shown = [p for p in c.points if p.qps > 0]
+        lines.append(Series(name, color_of(data, c.target), tuple(
+            Point(p.recall, p.qps, f"{name} {p.setting}: recall {p.recall:.3f}, {p.qps:,.0f} QPS") for p in shown),
+            line=tuple(Point(p.recall, p.qps) for p in frontier(shown)), width=1.6,
+            dash=DASHES[families.index(c.family) % len(DASHES)], dot=2.6))
+    decades = tuple((10.0 ** e, f"{10.0 ** e:,.0f}")
+                    for e in range(round(math.log10(y_lo)), round(math.log10(y_hi)) + 1))
+    recalls = tuple((x, f"{x:.2f}") for x in steps(x_lo, 1.0, 0.05))
+    return xy_chart(lines, "recall@k against queries per second", Axis(x_lo, 1.0, recalls, "recall@k"),
+                    Axis(y_lo, y_hi, decades, "QPS (log)", log=True), width, height, ("", "QPS"))
 
 
-def render_html(data: VectorReport) -> str:
-    title = f"Vector search: {data.campaign}" if data.campaign else "Vector search"
-    facts = [*target_facts(data), ("setup", escape(data.setup)),
-             ("data", escape(str(data.dataset.get("source", "")))), host_fact(data), *run_on_facts(data)]
-    parts = [page_header(title, facts, notes_html(data.notes)),
-             findings_html(data.findings, verdicts_legend(data), data.judging.min_effect), why_html(data)]
+def charts(data: VectorReport) -> list[str]:
     chart = recall_chart(data)
-    if chart:
-        parts.append("<h2>Recall against QPS</h2><p class=\"sub\">each point one search setting (means over ok "
-                     "repeats); lines join each curve's frontier; up and to the right is better</p><figure>"
-                     + chart + "</figure>")
-    for title_, legend, header, rows in blocks(data):
-        parts.append(f"<h2>{escape(title_)}</h2>" + (f'<p class="sub">{escape(legend)}</p>' if legend else "")
-                     + data_table(header, rows, scroll=True))
-    parts.append(drift_html(data))  # below the results, as in every format
-    if data.problems():
-        parts.append("<h2>Failed repeats</h2><ul>" + "".join(f"<li>{escape(p)}</li>" for p in data.problems())
-                     + "</ul>")
-    return page(f"dbdrift report: {title}", parts)
+    return [("<h2>Recall against QPS</h2><p class=\"sub\">each point one search setting (means over ok repeats); "
+             "lines join each curve's frontier; up and to the right is better</p><figure>" + chart + "</figure>")
+            ] if chart else []
 
 
-def render_markdown(data: VectorReport) -> str:
-    return render_text(data, markdown=True)
-
-
-def render_post(data: VectorReport) -> str:
-    """The write-up in the posts' shape (report/post.py)."""
-    return render_workload_post(data, "QPS at the recall", "rQPS", blocks(data), "recall")
-
-
-RENDERERS = {"text": render_text, "markdown": render_markdown, "csv": render_csv, "json": render_json,
-             "html": render_html, "post": render_post}
-
-
-def render(data: VectorReport, fmt: str) -> str:
-    """The report in `fmt` (text, markdown, csv, json, html or post: report/post.py)."""
-    return RENDERERS[fmt](data)
+REPORT = ReportSkeleton("Vector search", "vector search", blocks, render_csv, render_json,
+                        ("QPS at the recall", "rQPS", "recall"), charts, facts, failed="repeats")
+render, render_text, render_html = REPORT.render, REPORT.text, REPORT.html
