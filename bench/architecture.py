@@ -63,8 +63,9 @@ def imports_of(path: Path) -> list[str]:
                 mod = node.module or ""
             if not mod.startswith("dbdrift"):
                 continue
-            found.append(mod)
-            found += [f"{mod}.{a.name}" for a in node.names]  # `from dbdrift.workloads import sysbench`
+            # `from dbdrift.workloads import sysbench` imports the module sysbench; `from dbdrift.plan.keys
+            # import Key` the module keys (main() trims a name that is not a module back to its module)
+            found += [f"{mod}.{a.name}" for a in node.names]
     return found
 
 

@@ -17,7 +17,7 @@ from dbdrift.app import detect
 from dbdrift.app.host_noise import HISTORY_STARTS, evidence_of, host_history
 from dbdrift.errors import UserError
 from dbdrift.plan.campaign import parse_campaign
-from dbdrift.results.history import host_key
+from dbdrift.results.hosts import host_key
 from dbdrift.workloads.registry import INSERT_BENCHMARK, SYSBENCH
 from tests.stored_turns import HOST, OTHER_HOST, add_turns
 

@@ -26,6 +26,7 @@ from dbdrift.model import JsonObject, version_key
 from dbdrift.plan.campaign import CampaignSpec, parse_campaign
 from dbdrift.plan.overrides import apply_sets
 from dbdrift.report.numbers import fmt_abs
+from dbdrift.results.hosts import host_key
 from dbdrift.results import history
 from dbdrift.runner import instructions, sourcebuild
 from dbdrift.runner.campaign import Runner, machine_facts
@@ -141,8 +142,8 @@ def campaign_data(request: BisectRequest, label: str, source: JsonObject | None 
 
 
 def this_host() -> str:
-    """history.host_key of the machine dbdrift runs on now, from the facts a campaign stores."""
-    return history.host_key(machine_facts(steal_window_s=0))
+    """hosts.host_key of the machine dbdrift runs on now, from the facts a campaign stores."""
+    return host_key(machine_facts(steal_window_s=0))
 
 
 class BuildFailed(Exception):

@@ -24,7 +24,7 @@ from dbdrift.plan.campaign import CampaignSpec
 from dbdrift.plan.expand import MEASURED, RESTART_S, RUN_OVERHEAD_S
 from dbdrift.quantities import format_duration
 from dbdrift.results.build import measurements, measurements_of
-from dbdrift.results.history import host_key
+from dbdrift.results.hosts import host_key
 from dbdrift.runner.campaign import machine_facts
 from dbdrift.store.store import Store
 from dbdrift.workload import Workload

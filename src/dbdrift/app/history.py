@@ -16,6 +16,7 @@ from dbdrift.workloads.sysbench.catalog import select_tests
 from dbdrift.errors import UserError
 from dbdrift.origin import extra_hint
 from dbdrift.report import history as render
+from dbdrift.results.hosts import host_key
 from dbdrift.results import history
 from dbdrift.results.build import build_report, no_campaign
 from dbdrift.results.twins import HostTwins, TwinPoint, by_host, rate_of, twin_of
@@ -144,7 +145,7 @@ def twin_points(store: Store) -> list[_Found]:
         if rate is None:
             continue
         row = store.campaign(campaign_id)
-        point = TwinPoint(history.host_key(json.loads(row["host_json"] or "{}")), campaign_id, row["name"],
+        point = TwinPoint(host_key(json.loads(row["host_json"] or "{}")), campaign_id, row["name"],
                           row["created_at"], workload.name, rate)
         found.append(_Found(point, str(targets[0]["engine"])))
     return found

@@ -19,7 +19,7 @@ from dbdrift.analysis import planning
 from dbdrift.analysis.planning import TestNoise
 from dbdrift.model import JsonObject
 from dbdrift.results.build import measurements_of
-from dbdrift.results.history import host_key
+from dbdrift.results.hosts import host_key
 from dbdrift.results.twins import twin_of
 from dbdrift.store.store import Store
 from dbdrift.workload import Workload
@@ -86,7 +86,7 @@ class History:
 
 
 def host_history(store: Store, workload: Workload, here: str, limit: int = HISTORY_CAMPAIGNS) -> History:
-    """The newest `limit` campaigns of host `here` (results.history.host_key) and `workload` that
+    """The newest `limit` campaigns of host `here` (results.hosts.host_key) and `workload` that
     give noise, pooled per cell."""
     found: list[Evidence] = []
     for row in reversed(store.campaigns()):

@@ -32,7 +32,8 @@ from dbdrift.report import site
 from dbdrift.results.build import PINNED
 from dbdrift.results.data import FORMAT_VERSION
 from dbdrift.results.findings import Finding
-from dbdrift.results.history import Point, Series, build_series, campaign_points, host_key
+from dbdrift.results.history import Point, Series, build_series, campaign_points
+from dbdrift.results.hosts import host_key
 from dbdrift.results.twins import rate_of, without_twin
 from dbdrift.store.store import Store
 from dbdrift.version import __version__

@@ -11,11 +11,12 @@ from __future__ import annotations
 import csv
 import io
 import json
+from collections.abc import Sequence
 from dataclasses import dataclass
 from html import escape
 
 from dbdrift.report.page import page
-from dbdrift.report.post import render_matrix_post
+from dbdrift.report.post import compared_lines, md_lines, sysbench_setup
 from dbdrift.report.numbers import fmt_abs
 from dbdrift.results.data import ReportData
 
@@ -169,3 +170,20 @@ def _html(data: ReportData, columns: list[str], found: list[MatrixBlock]) -> str
         parts.append(f"<h2>{escape(_title(block))}</h2>\n<table class=\"abs\"><thead><tr>{head}<th>dbms</th></tr>"
                      f"</thead><tbody>{''.join(rows)}</tbody></table>")
     return page(f"dbdrift matrix: {data.campaign}", parts)
+
+
+def render_matrix_post(data: ReportData, columns: list[str], blocks: Sequence[MatrixBlock]) -> str:
+    """A matrix's absolute table as the posts print it, after what was compared (report/post.py's
+    parts)."""
+    out = [f"# {data.campaign}: a configuration matrix", "", "## What was compared", "",
+           *compared_lines(data.meta, data.target_labels, data.comparison.base, data.comparison.targets),
+           *sysbench_setup(data),
+           *(f"- note: {n}" for n in data.notes), "",
+           "This has the absolute QPS (scan: thousand rows/s) of each target and variant; `report --against "
+           "variant|version|engine` writes each variant against its reference in basis points.", ""]
+    for block in blocks:
+        head = (f"{block.threads} client thread{'s' if block.threads != 1 else ''}"
+                + (f", {block.title}" if block.title else ""))
+        rows = [[fmt_abs(ln.values[t], ln.statuses[t]) for t in columns] + [ln.target] for ln in block.lines]
+        out += [f"## {head}", "", *md_lines([*columns, "dbms"], rows), ""]
+    return "\n".join(out).rstrip() + "\n"

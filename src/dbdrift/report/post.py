@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import statistics
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
 
 from dbdrift.analysis.noise import Verdict
 from dbdrift.analysis.relative import Cell
@@ -28,9 +27,6 @@ from dbdrift.results.data import ReportData
 from dbdrift.results.findings import CAMPAIGN, Finding
 from dbdrift.results.workload import WorkloadReport
 
-if TYPE_CHECKING:  # matrix.py imports this module to render its post format
-    from dbdrift.report.matrix import MatrixBlock
-
 POST_NOTE = ("A basis point is 0.01 of rQPS, as the posts define it: when rQPS drops from 0.95 to 0.85 it changed "
              "by 10 basis points. rQPS above 1 is faster than the reference. A regression or improvement is a "
              "verdict of the 95% interval (changes too small or too noisy to tell are counted, not named).")
@@ -43,7 +39,7 @@ def bp_text(ratio: float) -> str:
     return f"{points} basis point{'' if points == '1' else 's'}"
 
 
-def _md_table(header: list[str], rows: list[list[str]]) -> list[str]:
+def md_lines(header: list[str], rows: list[list[str]]) -> list[str]:
     return ["| " + " | ".join(header) + " |", "|" + "---:|" * (len(header) - 1) + "---|",
             *("| " + " | ".join(" ".join(c.split()).replace("[", "\\[") for c in r) + " |" for r in rows)]
 
@@ -123,7 +119,7 @@ def compared_lines(meta: JsonObject, labels: dict[str, str], base: str, targets:
     return out
 
 
-def _sysbench_setup(data: ReportData) -> list[str]:
+def sysbench_setup(data: ReportData) -> list[str]:
     settings = data.meta.get("campaign", {}).get("settings", {})
     sizes = []
     if settings.get("tables") or settings.get("rows"):
@@ -154,7 +150,7 @@ def render_post(data: ReportData) -> str:
     how = ("a chain: each version against the one before it" if comp.chain else
            "each column against its own reference" if comp.against else f"each target against {comp.base}")
     out = [f"# {data.campaign}: {title}", "", POST_NOTE, "", "## What was compared", "", f"- compared: {how}",
-           *compared_lines(data.meta, data.target_labels, comp.base, comp.targets), *_sysbench_setup(data),
+           *compared_lines(data.meta, data.target_labels, comp.base, comp.targets), *sysbench_setup(data),
            *(f"- note: {n}" for n in data.notes), ""]
     for target, reference in _pairs(data):
         out += _pair_section(data, target, reference)
@@ -179,7 +175,7 @@ def _pair_section(data: ReportData, target: str, reference: str) -> list[str]:
                      if reference in r.cells else "-",
                      fmt_abs(r.cells[target].absolute.value, r.cells[target].absolute.status), r.test]
                     for r in section.rows if target in r.cells]
-            out += [*_md_table(["rQPS", f"QPS {reference}", f"QPS {target}", "test"], rows), ""]
+            out += [*md_lines(["rQPS", f"QPS {reference}", f"QPS {target}", "test"], rows), ""]
     out += _why(data, target, reference)
     return out
 
@@ -218,24 +214,6 @@ def _drift_line(table: DriftTable) -> str:
     return "; ".join(named + ([f"and {others} other setting(s)"] if others else []))
 
 
-# --- a configuration matrix ---------------------------------------------------------------------
-def render_matrix_post(data: ReportData, columns: list[str], blocks: Sequence[MatrixBlock]) -> str:
-    """A matrix's absolute table as the posts print it, after what was compared (report/matrix.py
-    makes the blocks and calls this)."""
-    out = [f"# {data.campaign}: a configuration matrix", "", "## What was compared", "",
-           *compared_lines(data.meta, data.target_labels, data.comparison.base, data.comparison.targets),
-           *_sysbench_setup(data),
-           *(f"- note: {n}" for n in data.notes), "",
-           "This has the absolute QPS (scan: thousand rows/s) of each target and variant; `report --against "
-           "variant|version|engine` writes each variant against its reference in basis points.", ""]
-    for block in blocks:
-        head = (f"{block.threads} client thread{'s' if block.threads != 1 else ''}"
-                + (f", {block.title}" if block.title else ""))
-        rows = [[fmt_abs(ln.values[t], ln.statuses[t]) for t in columns] + [ln.target] for ln in block.lines]
-        out += [f"## {head}", "", *_md_table([*columns, "dbms"], rows), ""]
-    return "\n".join(out).rstrip() + "\n"
-
-
 # --- the other workloads ------------------------------------------------------------------------
 def render_workload_post(data: WorkloadReport, measure: str, unit: str,
                          tables: Sequence[tuple[str, str, list[str], list[list[str]]]],
@@ -261,7 +239,7 @@ def render_workload_post(data: WorkloadReport, measure: str, unit: str,
         median = statistics.median(r for _, r, _v in changes) if changes else None
         tally = _tally([f.verdict for f in mine], what)
         out += [*(f"- {b}" for b in change_bullets(changes, median, unit, tally, what)), ""]
-        out += [*_md_table([unit, what], [[_finding_cell(f), f.test] for f in mine]), ""]
+        out += [*md_lines([unit, what], [[_finding_cell(f), f.test] for f in mine]), ""]
         why = [data.why(target, f.test) for f in mine]
         drift = [t for t in data.drift if t.target == target and t.rows]
         if any(why) or drift:

@@ -47,7 +47,7 @@ class CampaignEntry:
     n: int  # its number in the site: c/<n>.html
     name: str
     created_at: str
-    host: str  # results.history.host_key of its host facts
+    host: str  # results.hosts.host_key of its host facts
     workload: str
     targets: tuple[tuple[str, str, str], ...]  # (name, engine, version), the base first
     counts: tuple[int, int, int, int]  # regressions, improvements, no significant change, no verdict

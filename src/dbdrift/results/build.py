@@ -34,6 +34,7 @@ from dbdrift.model import SLOW_FSYNC_US, HardwareWindow, JsonObject, is_warm_run
 from dbdrift.results.data import FORMAT_VERSION, PlanChange, ReportData
 from dbdrift.results.plans import plan_marks
 from dbdrift.results.findings import nothing_measured
+from dbdrift.results.hosts import host_key
 from dbdrift.results.groupings import grouping, regrouped
 from dbdrift.results.targets import (base_target, default_drift, flush_settings_compared, io_method_notes,
                                     matrix_references,
@@ -492,8 +493,6 @@ def _calibrations_of_host(store: Store, campaign_id: int) -> tuple[list[int], st
     campaign's host, as history tells hosts apart (another machine's noise says little of this
     one's); all of them when the host has none, with `, on another host: ...` for the note.
     Calibrations without sysbench runs (of the other workloads) are left out."""
-    from dbdrift.results.history import host_key  # history builds on this module
-
     def host(row: sqlite3.Row) -> str:
         return host_key(json.loads(row["host_json"] or "{}"))
     here = host(store.campaign(campaign_id))

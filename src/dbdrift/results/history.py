@@ -21,6 +21,7 @@ from dbdrift.analysis.relative import Comparison, compare
 from dbdrift.workloads.sysbench.catalog import CATALOG, report_order
 from dbdrift.errors import InputError
 from dbdrift.results.build import measurements, noise_inputs
+from dbdrift.results.hosts import host_key
 from dbdrift.results.targets import packager
 from dbdrift.model import HardwareWindow, JsonObject, is_warm_run, version_key
 from dbdrift.store.store import Store
@@ -103,13 +104,6 @@ class Series:
     @property
     def key(self) -> tuple[str, str, str, int, str]:
         return self.engine, self.setup, self.host, self.threads, self.metric
-
-
-def host_key(host: JsonObject) -> str:
-    """Which machine: hostname, CPU model, CPU count and memory (whole GiB). Kernel, load and
-    clock speed are left out: they change on one machine between campaigns."""
-    memory = round((host.get("memory_bytes") or 0) / 2 ** 30)
-    return f"{host.get('hostname') or '?'} ({host.get('cpu_model') or '?'}, {host.get('cpus') or '?'} cpus, {memory} GiB)"
 
 
 def setup_label(campaign: JsonObject, target: JsonObject) -> str:

@@ -122,7 +122,7 @@ def with_twin(report: R, findings: Iterable[Finding], twin: str | None, base: st
 class TwinPoint:
     """One campaign's twin rate on a host, as history and the published site follow it over time."""
 
-    host: str  # results.history.host_key of its host
+    host: str  # results.hosts.host_key of its host
     campaign_id: int
     campaign: str
     created_at: str

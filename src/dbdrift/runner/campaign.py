@@ -67,7 +67,7 @@ def failure_reason(session: TargetSession, exc: UserError) -> str:
 
 
 def machine_facts(steal_window_s: float = 1.0) -> JsonObject:
-    """The host facts a campaign stores, without checks (history.host_key reads its identity from them)."""
+    """The host facts a campaign stores, without checks (hosts.host_key reads its identity from them)."""
     return {"hostname": platform.node(), "cpus": os.cpu_count(), "python": platform.python_version(),
             **host.host_facts(steal_window_s=steal_window_s)}
 
