@@ -16,7 +16,7 @@ from dbdrift.errors import UserError
 from dbdrift.origin import extra_hint
 from dbdrift.report import history as render
 from dbdrift.results import history
-from dbdrift.results.build import build_report, no_campaign
+from dbdrift.results.build import no_campaign
 from dbdrift.results.twins import HostTwins, TwinPoint, by_host, rate_of, twin_of
 from dbdrift.results.workload import workload_of as stored_workload_name
 from dbdrift.store.store import Store
@@ -133,10 +133,7 @@ def twin_points(store: Store) -> list[_Found]:
         if workload is None:
             continue
         try:
-            if workload.build_report is not None:
-                meta = workload.build_report(store, campaign_id, None).meta
-            else:
-                meta = build_report(store, str(campaign_id), None, False, noise_floor="auto").meta
+            meta = workload.build_report(store, campaign_id, None).meta
         except UserError:
             continue  # a campaign its report refuses (nothing stored yet) has no rate
         rate = rate_of(meta)
