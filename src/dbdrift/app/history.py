@@ -167,8 +167,8 @@ def _other_metrics(store: Store, request: HistoryRequest, tests: list[str] | Non
 
 
 def workload_values(store: Store, campaign_id: int) -> history.RepeatValues | None:
-    """The campaign's workload's values per repeat (history --metric rate); None for sysbench and
-    for a workload this dbdrift does not know."""
+    """The campaign's workload's values per repeat (history --metric rate; sysbench's give none);
+    None for a workload this dbdrift does not know."""
     workload = WORKLOADS.get(stored_workload_name(store, campaign_id))
     return workload.history_values if workload else None
 

@@ -1,5 +1,5 @@
-"""`dbdrift report`: a stored campaign read back, its report data built (by its workload's own
-builder when it has one), its server configurations, its flamegraphs written, and the findings
+"""`dbdrift report`: a stored campaign read back, its report data built (by its workload's
+builder, or with the comparison's views for the catalog's tests), its server configurations, its flamegraphs written, and the findings
 `--fail-on` reads."""
 from __future__ import annotations
 
@@ -105,8 +105,8 @@ def _write(path: Path, text: str) -> Path:
 
 
 def workload_report(store: Store, campaign_id: int, workload: Workload[Any], fmt: str) -> str:
-    """The report of a stored campaign of a workload with a report of its own, in `fmt`, at the
-    default thresholds."""
+    """The report of a stored campaign by its workload's builder and renderer, in `fmt`, at the
+    default thresholds (sysbench's: the comparison without views or colours)."""
     return workload.render_report(workload.build_report(store, campaign_id, None), fmt)
 
 
