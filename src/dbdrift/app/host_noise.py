@@ -12,9 +12,9 @@ pool refreshes itself, since it is read from the store every time a campaign is 
 """
 from __future__ import annotations
 
-from typing import Any
 import json
 from dataclasses import dataclass
+from typing import Any
 
 from dbdrift.analysis import planning
 from dbdrift.analysis.planning import TestNoise

@@ -1,11 +1,11 @@
 """`dbdrift report`: a stored campaign read back, its report data built (by its workload's
-builder, or with the comparison's views for the catalog's tests), its server configurations, its flamegraphs written, and the findings
-`--fail-on` reads."""
+builder, or with the comparison's views for the catalog's tests), its server configurations,
+its flamegraphs written, and the findings `--fail-on` reads."""
 from __future__ import annotations
 
-from typing import Any
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from dbdrift.errors import UserError
 from dbdrift.model import JsonObject

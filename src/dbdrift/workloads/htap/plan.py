@@ -75,12 +75,12 @@ def stored(spec: CampaignSpec) -> JsonObject:
     return {"htap": asdict(spec.htap)}
 
 
-# CH-benCHmark needs no extension: any build of the three engines runs it
 def no_axes(top: fields.Table) -> tuple[Axis, ...]:
     """CH-benCHmark's keys make no axis: its variants are the campaign's [axes.NAME] only."""
     return ()
 
 
+# CH-benCHmark needs no extension: any build of the three engines runs it
 PLAN = WorkloadPlan(name="htap", table="htap", caps=CAPS, refuse=refuse, parse=parse_htap, settle_s=settle_s,
                     stored=stored, demo=DEMO, demo_targets={}, axes=no_axes)
 

@@ -116,6 +116,7 @@ DEMO_TARGETS: dict[str, tuple[tuple[str, str, str], ...]] = {
     "mariadb": (("pg18.6", "postgres", "debian:18.6"), ("ma11.8.9", "mariadb", "11.8.9")),
 }
 
+
 def no_axes(top: fields.Table) -> tuple[Axis, ...]:
     """Vector search's keys make no axis: its variants are the campaign's [axes.NAME] only."""
     return ()
