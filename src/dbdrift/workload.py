@@ -1,17 +1,38 @@
-"""What the core asks of a workload: its capabilities as flags, and the hooks each layer calls.
+"""What the core asks of a workload: its capabilities as flags, and its plan part (the hooks the
+plan layer calls), typed so that mypy checks each slice's functions against them.
 
 The core never tests a workload's name: it asks `caps.takes_turns`, not whether the workload
 is sysbench. Each slice under workloads/<name>/ declares its Capabilities and plan hooks in its
-plan.py (layer plan), its sequence in run.py (layer runner) and its cluster units in cluster.py
-(layer cluster); workloads/registry.py assembles one Workload per slice. The verbs look a
-campaign's workload up there and hand it down (Runner(..., workload=w)); a lower layer never
-imports the registry. The hooks are typed loosely (Any) because their argument types live in
-layers above this base module; the slices' functions carry the real types.
+plan.py (layer plan), its sequence in run.py (layer runner), its cluster units in cluster.py
+(layer cluster) and its report in results.py and report.py; workloads/registry.py assembles one
+Workload per slice. The verbs look a campaign's workload up there and hand it down
+(Runner(..., workload=w)); a lower layer never imports the registry. Every hook is required:
+a workload that needs nothing of one says so in a function of its slice, never with None.
+
+Where each hook's types live. This is a base module: it imports nothing of dbdrift, not even
+under TYPE_CHECKING (the architecture test counts those imports, and a type-only import of a
+layer above would be a cycle). So a hook is typed where its argument types are visible:
+- the plan part, WorkloadPlan, is generic in the plan layer's types (the campaign spec, the
+  campaign file's table, an axis, a stored JSON object): a slice's PLAN binds them by the
+  functions it is built from (mypy checks that its parse, settle_s, ... agree on one spec
+  type), and plan/campaign.py's PLANS binds them to CampaignSpec, Table, Axis and JsonObject;
+- the whole Workload, whose hooks take the runner, the store and a report, is the registry's
+  (workloads/registry.py sits above every layer a slice's parts belong to), every hook typed
+  with the real types;
+- a lower layer that is handed a workload states what it asks of it as a Protocol of its own
+  (runner/campaign.py's CampaignWorkload, cluster/client.py's UnitWorkload), which mypy checks
+  the registry's Workload against where a verb hands it down.
 """
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Generic, TypeVar
+
+Spec = TypeVar("Spec")  # plan.campaign.CampaignSpec
+Top = TypeVar("Top")  # plan.fields.Table: the campaign file's top-level table
+AxisT = TypeVar("AxisT")  # plan.axes.Axis
+Json = TypeVar("Json")  # model.JsonObject
 
 
 @dataclass(frozen=True)
@@ -28,80 +49,34 @@ class Capabilities:
     sysbench_flags_hint: str = ""  # what to do instead, when a flag of the catalog's tests is given
     records_flamegraphs: bool = False  # `flamegraphs` (--flamegraph) records the server during each run or step
 
+    @property
+    def judged_over_repeats(self) -> bool:
+        """Each test's verdict is over the campaign's repeats (each a server start running every
+        test): what `detect` plans and follows through the workload's `estimates`, and a report of
+        the workload's own without the views of cells. Else (the catalog's tests, run per test)
+        each cell (test x threads) is judged over the turns of its runs, planned per cell from a
+        calibration's turns, and reported as the comparison `report` shapes with --chain,
+        --matrix, --metrics."""
+        return not self.per_test_runs
+
 
 @dataclass(frozen=True)
-class WorkloadPlan:
+class WorkloadPlan(Generic[Spec, Top, AxisT, Json]):
     """The plan layer's part of a workload (its slice's plan.py): how its keys are read and
     what of them is stored with the campaign."""
 
     name: str  # the campaign file's `workload` value
     table: str | None  # its own campaign table ("insert_benchmark", "tpcc"); None: top-level keys only
     caps: Capabilities
-    refuse: Callable[[Any], None]  # (top Table): refuse keys of other workloads, before any table is read
-    parse: Callable[[Any, Any], Any]  # (spec, top Table) -> the spec with the workload's keys read
-    settle_s: Callable[[Any], float]  # (spec) -> seconds of a settle when settle_s = "auto"
-    stored: Callable[[Any], dict[str, Any]]  # (spec) -> its table as stored with the campaign ({} for none)
+    refuse: Callable[[Top], None]  # refuse keys of other workloads, before any table is read
+    parse: Callable[[Spec, Top], Spec]  # the spec with the workload's keys read
+    settle_s: Callable[[Spec], float]  # seconds of a settle when settle_s = "auto"
+    stored: Callable[[Spec], Json]  # its table as stored with the campaign ({} for none)
     demo: str  # the campaign file `dbdrift demo` runs, with {name}, {label}, {base_version}, ... to fill in
     # the demo's own targets by --engine, (name, engine, version) with the base first, for a workload
-    # that some of the engine demos' builds cannot run (vector search needs pgvector or MariaDB 11.7+)
-    demo_targets: dict[str, tuple[tuple[str, str, str], ...]] | None = None
-    # (top Table) -> the axes the workload's own keys make (TPROC-C's `procedures = [false, true]`),
-    # after the campaign's [axes.NAME]; None: none
-    axes: Callable[[Any], tuple[Any, ...]] | None = None
-
-
-@dataclass(frozen=True)
-class Workload:
-    """One workload as the core sees it: its plan part and the hooks of the layers above plan.
-    Every hook is a module-level function, so a Workload pickles (a cluster unit carries it)."""
-
-    plan: WorkloadPlan
-    estimate: Callable[[Any], tuple[float, int]]  # (spec) -> expected seconds and progress steps
-    run: Callable[[Any, Any, Any], None]  # (runner, installs, outcome): the sequence of a campaign
-    clients: Callable[[Any], int]  # (spec) -> the most client threads a server sees at once
-    check_lines: Callable[[Any], list[str]]  # (spec) -> `run --check`'s lines on what each target runs
-    time_lines: Callable[[Any], list[str]]  # (spec) -> where the expected time goes, by part ([] for none)
-    narrow: Callable[..., Any]  # (spec, tests, repeats) -> the campaign of one cluster unit
-    split: Callable[[Any, int], list[Any]]  # (spec, units) -> (tests, repeats) of each unit
-    remaining: Callable[..., Any]  # (store, campaign_id, spec, tests, repeats) -> what a unit lacks, or None
-    store_failed: Callable[..., int]  # (store, campaign_id, spec, tests, reason, unit_id) -> runs stored as failed
-    # its report, when it is judged over repeats: (store, campaign_id, base) -> the report's data, and
-    # (data, fmt) -> text; None for sysbench, whose report is the comparison `dbdrift report` builds
-    # with the views only it has (--chain, --matrix, --metrics)
-    build_report: Callable[..., Any] | None = None
-    render_report: Callable[[Any, str], str] | None = None
-    # (store, campaign_id) -> each judged test's estimates against the base, as its verdicts have
-    # them: what `detect` plans from and follows over repeats; None for sysbench, planned per test
-    estimates: Callable[..., dict[str, list[Any]]] | None = None
-    judged: Callable[[Any], tuple[str, ...]] | None = None  # (spec) -> the tests `estimates` gives, in order
-    # (spec, installs by target name): refuse a target the workload cannot run (an engine or build without
-    # what it needs), once every build is found and before the campaign is stored or any server starts
-    check_installs: Callable[[Any, dict[str, Any]], None] | None = None
-    # (spec): refuse what needs no build (a Python package the workload needs, an engine without what the
-    # campaign asks for), in `run --check` and in `run` before the store is opened or anything fetched
-    preflight: Callable[[Any], None] | None = None
-    # (spec, cache dir): check_installs on each target's build as far as it is known before it is fetched
-    # (a cached build, else what the catalogue would fetch), in `run --check` and in `run` before fetching
-    check_builds: Callable[[Any, Any], None] | None = None
-    # (store, campaign_id) -> (part, target, folded stacks or None) of every stored step or run, for
-    # `report --flamegraphs`; None for a workload that records none (sysbench's come from its runs)
-    stacks: Callable[[Any, int], list[tuple[str, str, dict[str, int] | None]]] | None = None
-    # (store, campaign_id) -> (target, measure) -> its value in each ok repeat: the points `history
-    # --metric rate` and `publish` follow over versions (a step's rate, NOPM); None: sysbench, whose
-    # history reads its runs and counts
-    history_values: Callable[[Any, int], dict[tuple[str, str], list[float]]] | None = None
-    # (a measure of history_values) -> what its chart on the published site shows (its caption) and
-    # its y axis' unit: `rows inserted per second (Insert Benchmark)`, `rows/s`
-    history_measure: Callable[[str], tuple[str, str]] | None = None
-
-    @property
-    def name(self) -> str:
-        return self.plan.name
-
-    @property
-    def table(self) -> str | None:
-        return self.plan.table
-
-    @property
-    def caps(self) -> Capabilities:
-        return self.plan.caps
+    # that some of the engine demos' builds cannot run (vector search needs pgvector or MariaDB 11.7+);
+    # empty: the engine demos' targets
+    demo_targets: dict[str, tuple[tuple[str, str, str], ...]]
+    # the axes the workload's own keys make (TPROC-C's `procedures = [false, true]`), after the
+    # campaign's [axes.NAME]
+    axes: Callable[[Top], tuple[AxisT, ...]]

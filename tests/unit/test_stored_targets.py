@@ -35,6 +35,16 @@ def test_stacks_of_one_test_and_target_are_summed_over_runs_and_warm_ups_left_ou
     assert merged_stacks(store, cid) == {("point-query", 1, "old"): {"main;a": 5, "main;b": 1}}
 
 
+def test_sysbench_gives_each_measured_cells_stacks_merged_by_test_threads_and_target(tmp_path):
+    from dbdrift.workloads.registry import WORKLOADS
+    store, cid, (old, new) = two_targets(tmp_path / "s.db")
+    for stacks in ({"main;a": 2}, {"main;a": 3, "main;b": 1}):
+        store.add_run(old, run("point-query", stacks))
+    store.add_run(old, run("point-query.warm", {"main;warm": 9}))
+    store.add_run(new, run("point-query", None))
+    assert WORKLOADS["sysbench"].stacks(store, cid) == [("point-query x1", "old", {"main;a": 5, "main;b": 1})]
+
+
 def test_an_insert_benchmark_and_a_tpcc_campaign_write_a_flamegraph_per_step_and_target_and_one_against_the_base(
         tmp_path):
     from dbdrift.app.report import write_workload_flamegraphs

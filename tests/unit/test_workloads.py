@@ -3,12 +3,13 @@ capabilities instead of its name, and carried whole to a cluster unit."""
 from __future__ import annotations
 
 import pickle
+from dataclasses import fields
 from pathlib import Path
 
 from dbdrift.plan import keys
 from dbdrift.plan.campaign import PLANS, parse_campaign
 from dbdrift.runner.campaign import placement_option
-from dbdrift.workloads.registry import WORKLOADS, workload_of
+from dbdrift.workloads.registry import WORKLOADS, Workload, workload_of
 
 TARGETS = [{"name": "a", "version": "17.10"}, {"name": "b", "version": "18.4"}]
 
@@ -45,3 +46,23 @@ def test_a_workload_of_whole_repeats_splits_its_repeats_and_a_sysbench_one_its_t
     assert sorted(workload_of(s).split(s, 2)) == [(("point-query",), ()), (("read-only_range=100",), ())]
     ib = spec(workload="insert-benchmark", repeats=2)
     assert workload_of(ib).split(ib, 2) == [((), (0,)), ((), (1,))]
+
+
+def test_every_workload_answers_every_hook_with_a_function_of_its_own():
+    hooks = [f.name for f in fields(Workload) if f.name != "plan"]
+    unanswered = [(name, hook) for name, w in WORKLOADS.items() for hook in hooks if not callable(getattr(w, hook))]
+    assert unanswered == [] and all(callable(p.axes) and isinstance(p.demo_targets, dict) for p in PLANS.values())
+
+
+def test_sysbench_is_judged_per_cell_and_every_other_workload_over_repeats():
+    judged = {name: w.caps.judged_over_repeats for name, w in WORKLOADS.items()}
+    assert judged == {"sysbench": False, "insert-benchmark": True, "tpcc": True, "vector": True, "htap": True}
+
+
+def test_sysbench_has_no_test_judged_over_repeats_nor_a_value_per_repeat(tmp_path):
+    from dbdrift.store.store import Store
+    store = Store(tmp_path / "s.db")
+    cid = store.add_campaign("c", {"name": "c"}, {"cpus": 2}, "0.1.0")
+    sysbench = WORKLOADS["sysbench"]
+    assert sysbench.judged(spec()) == () and sysbench.estimates(store, cid) == {}
+    assert sysbench.history_values(store, cid) == {}

@@ -62,8 +62,7 @@ def plan(spec: CampaignSpec, store: Path, cluster_flag: str | None, note: str | 
                     for t in spec.targets)
     if any(t.version for t in spec.targets):  # run caches what it fetches there
         env.check_cache_dir(env.cache_dir())
-    if workload.check_builds is not None:
-        workload.check_builds(spec, env.cache_dir())
+    workload.check_builds(spec, env.cache_dir())
     unchecked = check_server_settings(spec, work)
     address = cluster_address(cluster_flag, "--cluster") if cluster_flag else \
         spec.cluster.address if spec.cluster else None
@@ -156,9 +155,7 @@ def preflight(spec: CampaignSpec, work: Path | None) -> None:
         raise UserError(exc.message, exc.hint, exit_code=2) from exc
     if work is not None:
         rundir.check_socket_paths(work, spec.name, [(t.name, t.engine) for t in spec.targets])
-    workload = workload_of(spec)
-    if workload.preflight is not None:
-        workload.preflight(spec)
+    workload_of(spec).preflight(spec)
 
 
 def planned(spec: CampaignSpec, store: Path) -> CampaignSpec:

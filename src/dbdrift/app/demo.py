@@ -72,7 +72,7 @@ def demo_campaign(engine: str, workload: str = "sysbench", variant: str | None =
                   source: str | None = None) -> str:
     """The demo's campaign file; `source` (--source): every version from that source only."""
     plan = WORKLOADS[workload].plan
-    if plan.demo_targets is not None and variant is None:
+    if plan.demo_targets and variant is None:  # its own targets, not the engine demos'
         return _own_targets(engine, workload, source)
     demo = demo_of(engine, variant)
     template = plan.demo
@@ -110,10 +110,10 @@ def campaign(text: str, sets: list[str]) -> CampaignSpec:
 def _own_targets(engine: str, workload: str, source: str | None = None) -> str:
     """The demo of a workload that names its own targets per engine (WorkloadPlan.demo_targets)."""
     plan = WORKLOADS[workload].plan
-    targets = (plan.demo_targets or {}).get(engine)
+    targets = plan.demo_targets.get(engine)
     if not targets:
         raise UserError(f"the {workload} demo has no {engine} version of it",
-                        f"use --engine {' or '.join(sorted(plan.demo_targets or {}))}", exit_code=2)
+                        f"use --engine {' or '.join(sorted(plan.demo_targets))}", exit_code=2)
     labels = {"postgres": "PostgreSQL", "mariadb": "MariaDB", "mysql": "MySQL"}
     versions = [f"{labels[e]} {v.rpartition(':')[2]}" for _, e, v in targets]
     text = plan.demo.format(name=f"demo-{workload}-{targets[0][0]}-vs-{targets[-1][0]}", label="",

@@ -8,7 +8,7 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import replace
-from typing import Callable
+from typing import Any, Callable
 
 from dataclasses import dataclass
 
@@ -27,8 +27,7 @@ from dbdrift.results.build import measurements, measurements_of
 from dbdrift.results.hosts import host_key
 from dbdrift.runner.campaign import machine_facts
 from dbdrift.store.store import Store
-from dbdrift.workload import Workload
-from dbdrift.workloads.registry import SYSBENCH, workload_of
+from dbdrift.workloads.registry import SYSBENCH, Workload, workload_of
 
 
 CALIBRATE_MORE = "--set repeats=8"  # the starts a calibration needs for 2% on a host like these (docs/noise.md E21)
@@ -58,7 +57,7 @@ class PlanNoise:
         return self.noise[best], self.sources.get(best, "")
 
 
-def plan_noise(store: Store | None, cells: list[Cell], workload: Workload = SYSBENCH) -> PlanNoise:
+def plan_noise(store: Store | None, cells: list[Cell], workload: Workload[Any] = SYSBENCH) -> PlanNoise:
     """The noise to plan `cells` from: the history of this host in the store (host_noise.py) when
     half or more of the cells have HISTORY_STARTS starts in it, else the newest calibration of
     this host, as before there was a history, saying why; a UserError when it has neither."""
@@ -68,7 +67,7 @@ def plan_noise(store: Store | None, cells: list[Cell], workload: Workload = SYSB
     here = host_key(machine_facts(steal_window_s=0))
     history = host_history(store, workload, here)
     enough = history.enough(cells)
-    floors, floors_from = ({}, "") if workload.estimates is not None else newest_floors(store, here)
+    floors, floors_from = ({}, "") if workload.caps.judged_over_repeats else newest_floors(store, here)
     if history.evidence and 2 * len(enough) >= len(cells):
         thin = len(cells) - len(enough)
         notes = ((f"{thin} of {len(cells)} tests have fewer than {HISTORY_STARTS} starts in the history: their "
@@ -88,7 +87,7 @@ _HINT = (f"calibrate this host first with starts: `dbdrift calibrate CAMPAIGN.to
          "plans from them")
 
 
-def calibration_noise(store: Store, workload: Workload = SYSBENCH, thin: str = ""
+def calibration_noise(store: Store, workload: Workload[Any] = SYSBENCH, thin: str = ""
                       ) -> tuple[dict[Cell, planning.TestNoise], dict[str, float], str]:
     """The noise of each (test, threads) from the newest calibration of this host and workload in
     the store that has 2 or more starts of a test (3 for a workload judged over repeats), each
@@ -111,7 +110,7 @@ def calibration_noise(store: Store, workload: Workload = SYSBENCH, thin: str = "
             starts = max(n.starts for n in noise.values())
             return noise, floors, f"calibration {row['name']} (#{campaign_id}, {row['created_at']}, {starts} starts)"
     others = f"; it has calibrations of other hosts only: {', '.join(elsewhere)}" if elsewhere else ""
-    least = 2 if workload.estimates is None else planning.MIN_STARTS
+    least = planning.MIN_STARTS if workload.caps.judged_over_repeats else 2
     raise UserError(f"detect plans from a calibration of this host ({here}) with {least} or more server starts of "
                     f"{workload.caps.title}, and {store.path} has none{others}" + (f"; {thin}" if thin else ""),
                     _HINT, exit_code=2)
@@ -135,10 +134,10 @@ def newest_floors(store: Store, here: str) -> tuple[dict[str, float], str]:
     return {}, "none: no calibration of this host, and reports raise no verdict to a floor without one"
 
 
-def _noise_of(store: Store, campaign_id: int, spec: JsonObject, workload: Workload
+def _noise_of(store: Store, campaign_id: int, spec: JsonObject, workload: Workload[Any]
               ) -> tuple[dict[Cell, planning.TestNoise], dict[str, float]] | None:
     """One calibration's noise per (test, threads) and noise floors, None when it has too few starts."""
-    if workload.estimates is not None:  # judged over repeats: the tests' threads are the campaign's
+    if workload.caps.judged_over_repeats:  # the tests' threads are the campaign's
         repeats = planning.repeat_noise(workload.estimates(store, campaign_id))
         return ({(test, 0): n for test, n in repeats.items()}, {}) if repeats else None
     targets = [t["name"] for t in store.targets(campaign_id)]
@@ -171,7 +170,7 @@ def planned(spec: CampaignSpec, store: Store | None) -> CampaignSpec:
         raise UserError(f"{spec.name}: detect needs two or more targets to compare", "add a target, or remove detect",
                         exit_code=2)
     workload = workload_of(spec)
-    if workload.estimates is not None:
+    if workload.caps.judged_over_repeats:
         return _planned_repeats(spec, store, workload)
     if spec.order != "turns":
         raise UserError(f"{spec.name}: detect needs the targets' servers up together, taking turns, and this campaign "
@@ -217,10 +216,10 @@ def _told(found: planning.DetectPlan, rests: PlanNoise) -> planning.DetectPlan:
     return replace(found, notes=rests.notes + found.notes, evidence=rests.evidence, floors_from=rests.floors_from)
 
 
-def _planned_repeats(spec: CampaignSpec, store: Store | None, workload: Workload) -> CampaignSpec:
+def _planned_repeats(spec: CampaignSpec, store: Store | None, workload: Workload[Any]) -> CampaignSpec:
     """A workload whose every start runs all its tests (the Insert Benchmark, TPROC-C): repeats
     from its calibration's spread per judged test (planning.plan_repeats)."""
-    tests = list(workload.judged(spec)) if workload.judged else []
+    tests = list(workload.judged(spec))
     rests = plan_noise(store, [(test, 0) for test in tests], workload)
     by_test = {test: n for (test, _), n in rests.noise.items()}
     sources = {test: source for (test, _), source in rests.sources.items()}
@@ -330,11 +329,11 @@ def cell_name(test: str, threads: int) -> str:
     return f"{test} x{threads}" if threads else test
 
 
-def cell_estimates(store: Store, workload: Workload = SYSBENCH) -> Callable[[int, str, int], list[Estimate]]:
+def cell_estimates(store: Store, workload: Workload[Any] = SYSBENCH) -> Callable[[int, str, int], list[Estimate]]:
     """What the runner asks of a campaign planned to detect (runner/detect.py): the rQPS estimates
     of one stored (test, threads), one per compared target, as the report computes them (a
     workload judged over repeats: of the test, its threads 0)."""
-    if workload.estimates is not None:
+    if workload.caps.judged_over_repeats:
         judged = workload.estimates
         return lambda campaign_id, test, threads: list(judged(store, campaign_id).get(test, []))
     known: dict[int, tuple[int, list[str], str]] = {}  # campaign -> rows, targets, base: fixed once it runs

@@ -18,7 +18,7 @@ from dbdrift.origin import extra_hint
 from dbdrift.report import history as render
 from dbdrift.results.hosts import host_key
 from dbdrift.results import history
-from dbdrift.results.build import build_report, no_campaign
+from dbdrift.results.build import no_campaign
 from dbdrift.results.twins import HostTwins, TwinPoint, by_host, rate_of, twin_of
 from dbdrift.results.workload import workload_of as stored_workload_name
 from dbdrift.store.store import Store
@@ -135,10 +135,7 @@ def twin_points(store: Store) -> list[_Found]:
         if workload is None:
             continue
         try:
-            if workload.build_report is not None:
-                meta = workload.build_report(store, campaign_id, None).meta
-            else:
-                meta = build_report(store, str(campaign_id), None, False, noise_floor="auto").meta
+            meta = workload.build_report(store, campaign_id, None).meta
         except UserError:
             continue  # a campaign its report refuses (nothing stored yet) has no rate
         rate = rate_of(meta)
@@ -172,8 +169,8 @@ def _other_metrics(store: Store, request: HistoryRequest, tests: list[str] | Non
 
 
 def workload_values(store: Store, campaign_id: int) -> history.RepeatValues | None:
-    """The campaign's workload's values per repeat (history --metric rate); None for sysbench and
-    for a workload this dbdrift does not know."""
+    """The campaign's workload's values per repeat (history --metric rate; sysbench's give none);
+    None for a workload this dbdrift does not know."""
     workload = WORKLOADS.get(stored_workload_name(store, campaign_id))
     return workload.history_values if workload else None
 

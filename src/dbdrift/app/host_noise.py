@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
+from typing import Any
 
 from dbdrift.analysis import planning
 from dbdrift.analysis.planning import TestNoise
@@ -22,8 +23,7 @@ from dbdrift.results.build import measurements_of
 from dbdrift.results.hosts import host_key
 from dbdrift.results.twins import twin_of
 from dbdrift.store.store import Store
-from dbdrift.workload import Workload
-from dbdrift.workloads.registry import SYSBENCH
+from dbdrift.workloads.registry import SYSBENCH, Workload
 
 HISTORY_STARTS = 8  # a test's history is enough from this many starts pooled: a calibration's worth (docs/noise.md E21)
 HISTORY_CAMPAIGNS = 20  # the newest campaigns of a host whose noise is pooled: older ones may be another host state
@@ -85,7 +85,7 @@ class History:
                 f"({' and '.join(kinds)}), {span}")
 
 
-def host_history(store: Store, workload: Workload, here: str, limit: int = HISTORY_CAMPAIGNS) -> History:
+def host_history(store: Store, workload: Workload[Any], here: str, limit: int = HISTORY_CAMPAIGNS) -> History:
     """The newest `limit` campaigns of host `here` (results.hosts.host_key) and `workload` that
     give noise, pooled per cell."""
     found: list[Evidence] = []
@@ -116,14 +116,14 @@ def pooled_history(found: list[Evidence]) -> History:
     return History(tuple(found), pool, sources)
 
 
-def evidence_of(store: Store, campaign_id: int, spec: JsonObject, workload: Workload) -> Evidence | None:
+def evidence_of(store: Store, campaign_id: int, spec: JsonObject, workload: Workload[Any]) -> Evidence | None:
     """A campaign's noise per cell, None when it gives none: fewer than 2 targets, repeats that
     are not server starts (`restart = "never"`), a sysbench campaign not in turns, or fewer
     starts than an interval over them needs."""
     targets = store.targets(campaign_id)
     if len(targets) < 2 or spec.get("restart", "repeat") == "never":
         return None
-    if workload.estimates is not None:  # judged over repeats: the tests' threads are the campaign's
+    if workload.caps.judged_over_repeats:  # the tests' threads are the campaign's
         repeats = planning.repeat_noise(workload.estimates(store, campaign_id))
         noise = {(test, 0): n for test, n in repeats.items()}
     else:

@@ -17,14 +17,13 @@ import json
 import os
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field, replace
-from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
 from dbdrift.analysis.changepoints import Change, Unavailable, change_points, detector
 from dbdrift.analysis.noise import JUDGING, Judging, Verdict
 from dbdrift.app.process import open_read_only
-from dbdrift.app.report import all_findings, build_report, render, stored_workload
+from dbdrift.app.report import all_findings, stored_workload
 from dbdrift.app.site_folder import SAVE_EVERY_S, SiteFolder, entry_of, entry_row, point_of, point_row
 from dbdrift.app.site_readers import held_interrupts, read_all
 from dbdrift.errors import UserError
@@ -189,18 +188,16 @@ def _read(store: Store, campaign_id: int, n: int) -> Read:
     comparison = None
     try:
         workload = stored_workload(store, campaign_id)
-        if workload.build_report is not None and workload.render_report is not None:
-            data = workload.build_report(store, campaign_id, None)
-            html, findings, meta = workload.render_report(data, "html"), list(data.findings), data.meta
-        else:
-            made = datetime.now(timezone.utc).isoformat(timespec="seconds")
-            report = build_report(store, str(campaign_id), None, False, noise_floor="auto", generated_at=made)
-            html, findings, comparison = render(report, "html", False), list(all_findings(report)), report.comparison
-            meta = report.meta
+        data = workload.build_report(store, campaign_id, None)
+        html, meta = workload.render_report(data, "html"), data.meta
+        if workload.caps.judged_over_repeats:
+            findings = list(data.findings)
+        else:  # the comparison of cells, whose points are its cells'
+            findings, comparison = list(all_findings(data)), data.comparison
     except UserError as exc:
         note = f"campaign {row['name']} (#{campaign_id} of {store.path.name}) is not published: {exc.message}"
         return site.CampaignEntry(**common, counts=(0, 0, 0, 0), worst=(), page="", note=note), [], ""
-    if workload.history_values is not None:  # the workload's own measures, over repeats
+    if workload.caps.judged_over_repeats:  # the workload's own measures, over repeats
         points = campaign_points(store, campaign_id, "rate", repeats=workload.history_values)
     else:  # the catalog's tests: their runs and counts
         points = [p for metric in ("qps", "instructions")
@@ -211,7 +208,7 @@ def _read(store: Store, campaign_id: int, n: int) -> Read:
     counts = _counts(findings)
     words = workload.history_measure  # what the workload's rates are, for the site's captions
     rates = dict.fromkeys(p.test for p in points if p.metric == "rate")
-    measures = tuple((t, *words(t)) for t in rates) if words is not None else ()
+    measures = tuple((t, *words(t)) for t in rates)
     said = {m: (caption, unit) for m, caption, unit in measures}
     measured = site.measured(points, said) if len(targets) < 2 or not any(counts) else ()
     entry = site.CampaignEntry(**common, counts=counts, worst=_worst(findings), page=f"c/{n}.html", measured=measured,

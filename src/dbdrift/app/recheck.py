@@ -99,7 +99,7 @@ class Found:
 def _found(store: Store, request: RecheckRequest) -> Found:
     campaign_id = store.latest_campaign_id(request.campaign)
     workload = WORKLOADS.get(workload_of(store, campaign_id)) if campaign_id is not None else None
-    if campaign_id is None or workload is None or workload.build_report is None:
+    if campaign_id is None or workload is None or not workload.caps.judged_over_repeats:
         data = build_report(store, request.campaign, None, False)
         campaign_id = store.latest_campaign_id(data.campaign)
         assert campaign_id is not None  # build_report found it

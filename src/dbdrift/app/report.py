@@ -1,10 +1,11 @@
-"""`dbdrift report`: a stored campaign read back, its report data built (by its workload's own
-builder when it has one), its server configurations, its flamegraphs written, and the findings
-`--fail-on` reads."""
+"""`dbdrift report`: a stored campaign read back, its report data built (by its workload's
+builder, or with the comparison's views for the catalog's tests), its server configurations,
+its flamegraphs written, and the findings `--fail-on` reads."""
 from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from dbdrift.errors import UserError
 from dbdrift.model import JsonObject
@@ -20,8 +21,7 @@ from dbdrift.results.twins import without_twin
 from dbdrift.results.targets import AGAINST, base_target, merged_stacks, server_configs
 from dbdrift.results.workload import workload_of as stored_workload_name
 from dbdrift.store.store import Store
-from dbdrift.workload import Workload
-from dbdrift.workloads.registry import WORKLOADS, workload_of
+from dbdrift.workloads.registry import WORKLOADS, Workload, workload_of
 from dbdrift.workloads.sysbench.catalog import select_tests
 
 __all__ = ["AGAINST", "CAMPAIGN", "FINDING_KINDS", "FORMATS", "GROUPINGS", "MEASURES", "Finding", "ReportData", "Store", "all_findings",
@@ -65,7 +65,7 @@ def write_flamegraphs(store: Store, campaign: str | None, data: ReportData, dire
     return written
 
 
-def write_workload_flamegraphs(store: Store, campaign_id: int, workload: Workload, base: str | None,
+def write_workload_flamegraphs(store: Store, campaign_id: int, workload: Workload[Any], base: str | None,
                                directory: Path) -> list[Path]:
     """An Insert Benchmark's or TPROC-C's stored stacks: per (step, target), or per target of
     TPROC-C, the stacks of all its repeats merged, as SVG and folded text, and a differential
@@ -73,7 +73,7 @@ def write_workload_flamegraphs(store: Store, campaign_id: int, workload: Workloa
     targets = [t["name"] for t in store.targets(campaign_id)]
     reference = base_target(store.targets(campaign_id), base, store.campaign(campaign_id)["name"])
     merged: dict[tuple[str, str], dict[str, int]] = {}
-    for part, target, folded in (workload.stacks(store, campaign_id) if workload.stacks else []):
+    for part, target, folded in workload.stacks(store, campaign_id):
         stacks = merged.setdefault((part, target), {})
         for stack, count in (folded or {}).items():
             stacks[stack] = stacks.get(stack, 0) + count
@@ -104,14 +104,13 @@ def _write(path: Path, text: str) -> Path:
     return path
 
 
-def workload_report(store: Store, campaign_id: int, workload: Workload, fmt: str) -> str:
-    """The report of a stored campaign of a workload with a report of its own, in `fmt`, at the
-    default thresholds."""
-    assert workload.build_report is not None and workload.render_report is not None
+def workload_report(store: Store, campaign_id: int, workload: Workload[Any], fmt: str) -> str:
+    """The report of a stored campaign by its workload's builder and renderer, in `fmt`, at the
+    default thresholds (sysbench's: the comparison without views or colours)."""
     return workload.render_report(workload.build_report(store, campaign_id, None), fmt)
 
 
-def stored_workload(store: Store, campaign_id: int) -> Workload:
+def stored_workload(store: Store, campaign_id: int) -> Workload[Any]:
     """The workload a stored campaign ran, refused when this dbdrift does not know it (a newer one's)."""
     name = stored_workload_name(store, campaign_id)
     if name not in WORKLOADS:
@@ -126,7 +125,7 @@ def campaign_report(spec: CampaignSpec, store: Store, campaign_id: int, fmt: str
     rQPS report at the default thresholds (with `chain_view`, in text, the chain view after it;
     as a post, the chain's write-up alone: one section per step)."""
     workload = workload_of(spec)
-    if workload.build_report is not None:
+    if workload.caps.judged_over_repeats:  # its report has no chain view, nor colours
         return workload_report(store, campaign_id, workload, fmt)
     if chain_view and fmt == "post":
         return render(build_report(store, str(campaign_id), None, True, noise_floor="auto"), fmt, color)

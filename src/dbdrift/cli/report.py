@@ -150,8 +150,7 @@ def main(args: argparse.Namespace) -> int:
             sys.stdout.write(use_case.server_configs(store, campaign_id))
             return 0
         workload = use_case.stored_workload(store, campaign_id) if campaign_id is not None else None
-        if campaign_id is not None and workload is not None and workload.build_report is not None \
-                and workload.render_report is not None:
+        if campaign_id is not None and workload is not None and workload.caps.judged_over_repeats:
             _refuse_sysbench_views(args, workload.name, store.campaign(campaign_id)["name"],
                                    workload.plan.caps.records_flamegraphs)
             data = workload.build_report(store, campaign_id, args.base, judging)

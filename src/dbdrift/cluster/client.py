@@ -15,7 +15,7 @@ import time
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 from distributed import Client, Event, Future, Queue
 
@@ -25,11 +25,10 @@ from dbdrift.cluster.units import Unit
 from dbdrift.errors import UserError
 from dbdrift.model import JsonObject
 from dbdrift.plan.campaign import CampaignSpec, target_to_dict
-from dbdrift.runner.campaign import VERSION, machine_facts
+from dbdrift.runner.campaign import VERSION, CampaignWorkload, machine_facts
 from dbdrift.runner.progress import LanesProgress, ProgressSink
 from dbdrift.store.store import Store, now_iso
 from dbdrift.quantities import format_duration
-from dbdrift.workload import Workload
 
 Message = JsonObject  # a line a unit sent, decoded from JSON: which keys it has depends on its "type"
 UnitKey = tuple[str | None, int]  # (host kind, unit number)
@@ -96,9 +95,36 @@ def shared_hosts(workers: list[JsonObject]) -> list[str]:
     return [f"{host} ({', '.join(names)})" for host, names in by_host.items() if len(names) > 1]
 
 
+class UnitWorkload(CampaignWorkload, Protocol):
+    """What a cluster campaign asks of its workload (workloads/registry.py's Workload is one):
+    how the campaign splits into units, what each lacks and costs, and what the runner of a
+    unit asks (the workload is pickled whole to each unit)."""
+
+    @property
+    def estimate(self) -> Callable[[CampaignSpec], tuple[float, int]]:
+        """(spec) -> expected seconds and progress steps."""
+
+    @property
+    def narrow(self) -> Callable[[CampaignSpec, tuple[str, ...], tuple[int, ...]], CampaignSpec]:
+        """(spec, tests, repeats) -> the campaign of one unit."""
+
+    @property
+    def split(self) -> Callable[[CampaignSpec, int], list[tuple[tuple[str, ...], tuple[int, ...]]]]:
+        """(spec, units) -> (tests, repeats) of each unit."""
+
+    @property
+    def remaining(self) -> Callable[[Store, int, CampaignSpec, tuple[str, ...], tuple[int, ...]],
+                                    tuple[tuple[str, ...], tuple[int, ...]] | None]:
+        """(store, campaign_id, spec, tests, repeats) -> what a unit lacks, None when nothing."""
+
+    @property
+    def store_failed(self) -> Callable[[Store, int, CampaignSpec, tuple[str, ...], str, int], int]:
+        """(store, campaign_id, spec, tests, reason, unit_id) -> how many planned runs it stored as failed."""
+
+
 class ClusterRun:
     def __init__(self, spec: CampaignSpec, store: Store, address: str, progress: ProgressSink,
-                 resume: bool = False, *, workload: Workload) -> None:
+                 resume: bool = False, *, workload: UnitWorkload) -> None:
         self.spec, self.store, self.address, self.resume = spec, store, address, resume
         self.workload = workload  # how the campaign splits into units, and what each unit runs
         self.console = progress

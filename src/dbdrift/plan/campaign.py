@@ -40,8 +40,8 @@ T = TypeVar("T")
 # The slices' plan parts by `workload` value. Parsing (load_campaign, parse_campaign, called from
 # every verb and many tests) happens in this layer, below workloads/registry.py, so it looks the
 # plan parts up here, in its own layer; the registry builds each Workload on these.
-PLANS: dict[str, WorkloadPlan] = {p.name: p for p in (sysbench_plan.PLAN, ibench_plan.PLAN, tpcc_plan.PLAN,
-                                                      vector_plan.PLAN, htap_plan.PLAN)}
+PLANS: dict[str, WorkloadPlan[CampaignSpec, fields.Table, Axis, JsonObject]] = {
+    p.name: p for p in (sysbench_plan.PLAN, ibench_plan.PLAN, tpcc_plan.PLAN, vector_plan.PLAN, htap_plan.PLAN)}
 
 
 @dataclass(frozen=True)
@@ -115,7 +115,7 @@ class CampaignSpec:
     only_repeats: tuple[int, ...] | None = None  # a cluster unit's repeats (Insert Benchmark, TPROC-C); None: all
 
     @property
-    def workload_plan(self) -> WorkloadPlan:
+    def workload_plan(self) -> WorkloadPlan[CampaignSpec, fields.Table, Axis, JsonObject]:
         """The plan part of this campaign's workload (its slice's plan.py)."""
         return PLANS[self.workload]
 
@@ -264,7 +264,7 @@ def _workload_axes(data: TomlTable, top: fields.Table) -> tuple[Axis, ...]:
     workload makes none here and is refused where the workload is read."""
     name = data.get("workload", keys.default("top", "workload"))
     plan = PLANS.get(name) if isinstance(name, str) else None
-    return tuple(plan.axes(top)) if plan is not None and plan.axes is not None else ()
+    return tuple(plan.axes(top)) if plan is not None else ()
 
 
 def parse_cluster(raw: object, label: str) -> ClusterSettings:

@@ -184,7 +184,7 @@ class WithRecheck(Generic[R]):
         return replace(report, explanations=rechecked(report, self.build(store, pinned_id, None, judging)))
 
 
-def with_recheck(build: Callable[..., R]) -> Callable[..., R]:
+def with_recheck(build: Callable[..., R]) -> WithRecheck[R]:
     """`build` with the recheck's verdicts in its why lines (WithRecheck)."""
     return WithRecheck(build)
 

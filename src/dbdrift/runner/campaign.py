@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 import platform
 from dataclasses import asdict, dataclass, field
+from pathlib import Path
 from typing import Callable, Protocol
 
 from dbdrift import cpus, env
@@ -25,7 +26,6 @@ from dbdrift.runner.progress import NullProgress, ProgressSink, Tally
 from dbdrift.runner.session import TargetSession
 from dbdrift.server import engines, rundir
 from dbdrift.store.store import Store
-from dbdrift.workload import Workload
 
 VERSION = __version__  # stored with each campaign
 
@@ -108,9 +108,33 @@ class Repeats(Protocol):
     def after_repeat(self, repeat: int) -> None: ...
 
 
+class CampaignWorkload(Protocol):
+    """What the runner asks of the campaign's workload (workloads/registry.py's Workload is one,
+    handed in by the verb): its checks before anything is fetched and before a server starts,
+    its client threads and its sequence."""
+
+    @property
+    def check_builds(self) -> Callable[[CampaignSpec, Path], None]:
+        """(spec, cache dir): refuse a target whose build, as far as it is known before it is
+        fetched, cannot run the workload."""
+
+    @property
+    def check_installs(self) -> Callable[[CampaignSpec, dict[str, InstallInfo]], None]:
+        """(spec, installs by target name): refuse a target the workload cannot run, once every
+        build is found and before the campaign is stored or any server starts."""
+
+    @property
+    def clients(self) -> Callable[[CampaignSpec], int]:
+        """(spec) -> the most client threads a server sees at once."""
+
+    @property
+    def run(self) -> Callable[[Runner, dict[str, InstallInfo], CampaignOutcome], None]:
+        """(runner, installs, outcome): the sequence of a campaign."""
+
+
 class Runner:
     def __init__(self, spec: CampaignSpec, store: Store, resume: bool = False,
-                 progress: ProgressSink | None = None, *, workload: Workload,
+                 progress: ProgressSink | None = None, *, workload: CampaignWorkload,
                  estimates: CellEstimates | None = None, moved: Callable[[int], set[str]] | None = None) -> None:
         self.spec = spec
         self.estimates = estimates  # a campaign planned to detect: each stored cell's rQPS estimates
@@ -124,11 +148,9 @@ class Runner:
         self.outcome: CampaignOutcome | None = None  # what run() did so far, also when Ctrl-C ended it
 
     def run(self) -> CampaignOutcome:
-        if self.workload.check_builds is not None:  # before anything is fetched
-            self.workload.check_builds(self.spec, env.cache_dir())
+        self.workload.check_builds(self.spec, env.cache_dir())  # before anything is fetched
         installs = self._resolve_installs()  # every target is checked before any server starts
-        if self.workload.check_installs is not None:
-            self.workload.check_installs(self.spec, installs)
+        self.workload.check_installs(self.spec, installs)
         outcome = self.outcome = CampaignOutcome(self._campaign_id())  # kept for the caller when interrupted
         self._say_placement()
         self.workload.run(self, installs, outcome)

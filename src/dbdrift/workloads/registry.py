@@ -1,16 +1,31 @@
 """The closed registry of workloads: one Workload per slice, assembled from the slice's role files.
 
-The one place that maps a campaign's `workload` value to its object. It sits above every layer a
-slice's parts belong to (catalog, plan, runner, cluster), so only the verbs import it: they look
-the campaign's workload up here and hand the object down (Runner(..., workload=w)). A new
-workload is a new sub-package beside these and one entry in WORKLOADS.
+The one place that maps a campaign's `workload` value to its object, and that defines the object:
+it sits above every layer a slice's parts belong to (catalog, plan, runner, cluster, results,
+report), so every hook of a Workload is typed here with the real types, and mypy checks each
+slice's functions against them where the slice's Workload is built. Only the verbs import it:
+they look the campaign's workload up here and hand the object down (Runner(..., workload=w)),
+where a lower layer's Protocol says what it asks of it (dbdrift/workload.py). A new workload is
+a new sub-package beside these and one entry in WORKLOADS.
 """
 from __future__ import annotations
 
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Generic, Protocol, TypeVar
+
+from dbdrift.analysis.noise import JUDGING, Estimate, Judging
 from dbdrift.cluster import units
+from dbdrift.model import InstallInfo, JsonObject
+from dbdrift.plan.axes import Axis
 from dbdrift.plan.campaign import CampaignSpec
+from dbdrift.plan.fields import Table
+from dbdrift.results.history import RepeatValues
 from dbdrift.results.workload import with_recheck
-from dbdrift.workload import Workload
+from dbdrift.runner.campaign import CampaignOutcome, Runner
+from dbdrift.store.store import Store
+from dbdrift.workload import Capabilities, WorkloadPlan
 from dbdrift.workloads.htap import plan as htap_plan
 from dbdrift.workloads.htap import report as htap_report
 from dbdrift.workloads.htap import results as htap_results
@@ -22,6 +37,8 @@ from dbdrift.workloads.ibench import results as ibench_results
 from dbdrift.workloads.ibench import run as ibench_run
 from dbdrift.workloads.sysbench import cluster as sysbench_cluster
 from dbdrift.workloads.sysbench import plan as sysbench_plan
+from dbdrift.workloads.sysbench import report as sysbench_report
+from dbdrift.workloads.sysbench import results as sysbench_results
 from dbdrift.workloads.sysbench import run as sysbench_run
 from dbdrift.workloads.tpcc import cluster as tpcc_cluster
 from dbdrift.workloads.tpcc import plan as tpcc_plan
@@ -34,7 +51,83 @@ from dbdrift.workloads.vector import results as vector_results
 from dbdrift.workloads.vector import run as vector_run
 
 
+Plan = WorkloadPlan[CampaignSpec, Table, Axis, JsonObject]
+"""A workload's plan part with the plan layer's types bound (plan/campaign.py's PLANS holds these)."""
+
+R = TypeVar("R")  # a workload's report model: ReportData (sysbench), IBenchReport, TpccReport, ...
+R_co = TypeVar("R_co", covariant=True)
+Units = tuple[tuple[str, ...], tuple[int, ...]]  # a cluster unit's (tests, repeats)
+
+
+class BuildsReport(Protocol[R_co]):
+    """(store, campaign_id, base, judging) -> a campaign's report, its verdicts judged as `judging`
+    says (the default: `report`'s)."""
+
+    def __call__(self, store: Store, campaign_id: int, base: str | None, judging: Judging = JUDGING) -> R_co: ...
+
+
+@dataclass(frozen=True)
+class Workload(Generic[R]):
+    """One workload as the core sees it: its plan part and the hooks of the layers above plan,
+    every one required (a workload that needs nothing of a hook says so in a function of its
+    slice). Generic in its report model R, which its report builder makes and its renderer
+    takes. Every hook is a module-level function or a picklable object, so a Workload pickles
+    (a cluster unit carries it)."""
+
+    plan: Plan
+    estimate: Callable[[CampaignSpec], tuple[float, int]]  # expected seconds and progress steps
+    run: Callable[[Runner, dict[str, InstallInfo], CampaignOutcome], None]  # (runner, installs, outcome): its sequence
+    clients: Callable[[CampaignSpec], int]  # the most client threads a server sees at once
+    check_lines: Callable[[CampaignSpec], list[str]]  # `run --check`'s lines on what each target runs
+    time_lines: Callable[[CampaignSpec], list[str]]  # where the expected time goes, by part ([] for none)
+    narrow: Callable[[CampaignSpec, tuple[str, ...], tuple[int, ...]], CampaignSpec]  # (spec, tests, repeats) -> a unit's
+    split: Callable[[CampaignSpec, int], list[Units]]  # (spec, units) -> (tests, repeats) of each unit
+    # (store, campaign_id, spec, tests, repeats) -> what a unit lacks, None when nothing
+    remaining: Callable[[Store, int, CampaignSpec, tuple[str, ...], tuple[int, ...]], Units | None]
+    # (store, campaign_id, spec, tests, reason, unit_id) -> how many planned runs it stored as failed
+    store_failed: Callable[[Store, int, CampaignSpec, tuple[str, ...], str, int], int]
+    # its report: built from the store (what publish, history and run read, and `report` without
+    # the comparison's views), and rendered in a format
+    build_report: BuildsReport[R]
+    render_report: Callable[[R, str], str]
+    # (store, campaign_id) -> each test judged over repeats, its estimates against the base, as its
+    # verdicts have them: what `detect` plans from and follows over repeats (caps.judged_over_repeats)
+    estimates: Callable[[Store, int], dict[str, list[Estimate]]]
+    judged: Callable[[CampaignSpec], tuple[str, ...]]  # the tests `estimates` gives, in order
+    # (spec, installs by target name): refuse a target the workload cannot run (an engine or build without
+    # what it needs), once every build is found and before the campaign is stored or any server starts
+    check_installs: Callable[[CampaignSpec, dict[str, InstallInfo]], None]
+    # (spec): refuse what needs no build (a Python package the workload needs, an engine without what the
+    # campaign asks for), in `run --check` and in `run` before the store is opened or anything fetched
+    preflight: Callable[[CampaignSpec], None]
+    # (spec, cache dir): check_installs on each target's build as far as it is known before it is fetched
+    # (a cached build, else what the catalogue would fetch), in `run --check` and in `run` before fetching
+    check_builds: Callable[[CampaignSpec, Path], None]
+    # (store, campaign_id) -> (part, target, folded stacks or None) of every stored step or run, for
+    # `report --flamegraphs`
+    stacks: Callable[[Store, int], list[tuple[str, str, dict[str, int] | None]]]
+    # (store, campaign_id) -> (target, measure) -> its value in each ok repeat: the points `history
+    # --metric rate` and `publish` follow over versions (a step's rate, NOPM); {} for none
+    history_values: RepeatValues
+    # (a measure of history_values) -> what its chart on the published site shows (its caption) and
+    # its y axis' unit: `rows inserted per second (Insert Benchmark)`, `rows/s`
+    history_measure: Callable[[str], tuple[str, str]]
+
+    @property
+    def name(self) -> str:
+        return self.plan.name
+
+    @property
+    def table(self) -> str | None:
+        return self.plan.table
+
+    @property
+    def caps(self) -> Capabilities:
+        return self.plan.caps
+
+
 def no_lines(spec: CampaignSpec) -> list[str]:
+    """A workload whose expected time is one part (its repeats) has no lines on where it goes."""
     return []
 
 
@@ -42,42 +135,54 @@ SYSBENCH = Workload(plan=sysbench_plan.PLAN, estimate=sysbench_run.estimate_camp
                     clients=sysbench_run.clients, check_lines=sysbench_run.check_lines,
                     time_lines=sysbench_run.time_lines, narrow=sysbench_cluster.narrow,
                     split=sysbench_cluster.split, remaining=sysbench_cluster.remaining,
-                    store_failed=sysbench_cluster.store_failed)
+                    store_failed=sysbench_cluster.store_failed, build_report=sysbench_results.build,
+                    render_report=sysbench_report.render, estimates=sysbench_results.estimates,
+                    judged=sysbench_plan.judged, check_installs=sysbench_run.check_installs,
+                    preflight=sysbench_run.preflight, check_builds=sysbench_run.check_builds,
+                    stacks=sysbench_results.stacks, history_values=sysbench_results.history_values,
+                    history_measure=sysbench_results.history_measure)
 INSERT_BENCHMARK = Workload(plan=ibench_plan.PLAN, estimate=ibench_run.estimate, run=ibench_run.run,
                             clients=ibench_run.clients, check_lines=ibench_plan.check_lines, time_lines=no_lines,
                             narrow=units.narrow_repeats, split=units.split_repeats,
                             remaining=ibench_cluster.remaining, store_failed=units.no_failed_runs,
                             build_report=with_recheck(ibench_results.build), render_report=ibench_report.render,
                             estimates=ibench_results.step_estimates, judged=ibench_plan.judged,
+                            check_installs=ibench_run.check_installs, preflight=ibench_run.preflight,
+                            check_builds=ibench_run.check_builds,
                             stacks=ibench_results.stacks, history_values=ibench_results.history_values,
                             history_measure=ibench_results.history_measure)
 TPCC = Workload(plan=tpcc_plan.PLAN, estimate=tpcc_run.estimate, run=tpcc_run.run, clients=tpcc_run.clients,
                 check_lines=tpcc_plan.check_lines, time_lines=no_lines, narrow=units.narrow_repeats,
                 split=units.split_repeats, remaining=tpcc_cluster.remaining, store_failed=units.no_failed_runs,
-                build_report=with_recheck(tpcc_results.build), render_report=tpcc_report.render, estimates=tpcc_results.nopm_estimates,
+                build_report=with_recheck(tpcc_results.build), render_report=tpcc_report.render,
+                estimates=tpcc_results.nopm_estimates, judged=tpcc_plan.judged,
+                check_installs=tpcc_run.check_installs, preflight=tpcc_run.preflight,
+                check_builds=tpcc_run.check_builds,
                 stacks=tpcc_results.stacks, history_values=tpcc_results.history_values,
-                history_measure=tpcc_results.history_measure,
-                judged=tpcc_plan.judged)
-
+                history_measure=tpcc_results.history_measure)
 VECTOR = Workload(plan=vector_plan.PLAN, estimate=vector_run.estimate, run=vector_run.run, clients=vector_run.clients,
                   check_lines=vector_plan.check_lines, time_lines=no_lines, narrow=units.narrow_repeats,
                   split=units.split_repeats, remaining=units.remaining_workload_runs, store_failed=units.no_failed_runs,
                   build_report=with_recheck(vector_results.build), render_report=vector_report.render,
                   estimates=vector_results.qps_estimates, judged=vector_plan.judged,
-                  history_values=vector_results.history_values, history_measure=vector_results.history_measure,
                   check_installs=vector_run.check_installs, preflight=vector_run.preflight,
-                  check_builds=vector_run.check_builds)
-
+                  check_builds=vector_run.check_builds, stacks=vector_results.stacks,
+                  history_values=vector_results.history_values, history_measure=vector_results.history_measure)
 HTAP = Workload(plan=htap_plan.PLAN, estimate=htap_run.estimate, run=htap_run.run, clients=htap_run.clients,
                 check_lines=htap_plan.check_lines, time_lines=no_lines, narrow=units.narrow_repeats,
                 split=units.split_repeats, remaining=units.remaining_workload_runs, store_failed=units.no_failed_runs,
-                build_report=with_recheck(htap_results.build), render_report=htap_report.render, estimates=htap_results.estimates,
-                judged=htap_plan.judged, history_values=htap_results.history_values,
-                history_measure=htap_results.history_measure)
+                build_report=with_recheck(htap_results.build), render_report=htap_report.render,
+                estimates=htap_results.estimates, judged=htap_plan.judged,
+                check_installs=htap_run.check_installs, preflight=htap_run.preflight,
+                check_builds=htap_run.check_builds, stacks=htap_results.stacks,
+                history_values=htap_results.history_values, history_measure=htap_results.history_measure)
 
-WORKLOADS: dict[str, Workload] = {w.name: w for w in (SYSBENCH, INSERT_BENCHMARK, TPCC, VECTOR, HTAP)}
+# Each entry is checked where it is built above, its report builder and renderer agreeing on its
+# report model; the map holds workloads of different report models, which Python's types cannot
+# name as one ("a Workload of some model"), so it holds them as Workload[Any].
+WORKLOADS: dict[str, Workload[Any]] = {w.name: w for w in (SYSBENCH, INSERT_BENCHMARK, TPCC, VECTOR, HTAP)}
 
 
-def workload_of(spec: CampaignSpec) -> Workload:
+def workload_of(spec: CampaignSpec) -> Workload[Any]:
     """The campaign's workload (its `workload` value was checked when the file was parsed)."""
     return WORKLOADS[spec.workload]

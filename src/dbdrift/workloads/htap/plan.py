@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 from dbdrift.errors import InputError
 from dbdrift.model import JsonObject
 from dbdrift.plan import fields
+from dbdrift.plan.axes import Axis
 from dbdrift.quantities import brief_repr
 from dbdrift.workload import Capabilities, WorkloadPlan
 from dbdrift.workloads.htap.catalog import JUDGED, QUERY_NAMES, WINDOWS, HtapSizes, setup_text
@@ -74,9 +75,14 @@ def stored(spec: CampaignSpec) -> JsonObject:
     return {"htap": asdict(spec.htap)}
 
 
+def no_axes(top: fields.Table) -> tuple[Axis, ...]:
+    """CH-benCHmark's keys make no axis: its variants are the campaign's [axes.NAME] only."""
+    return ()
+
+
 # CH-benCHmark needs no extension: any build of the three engines runs it
 PLAN = WorkloadPlan(name="htap", table="htap", caps=CAPS, refuse=refuse, parse=parse_htap, settle_s=settle_s,
-                    stored=stored, demo=DEMO)
+                    stored=stored, demo=DEMO, demo_targets={}, axes=no_axes)
 
 def check_lines(spec: CampaignSpec) -> list[str]:
     """What each target runs, as `run --check` says it."""

@@ -314,3 +314,9 @@ def estimates(store: Store, campaign_id: int) -> dict[str, list[Estimate]]:
 
 
 __all__ = ["HtapReport", "build", "htap_report", "estimates", "WINDOWS", "WINDOW_TITLES"]  # the report reads them here
+
+
+def stacks(store: Store, campaign_id: int) -> list[tuple[str, str, dict[str, int] | None]]:
+    """CH-benCHmark records no stacks (its Capabilities.records_flamegraphs is false): `run --flamegraph`
+    is refused for it, so a campaign of it has none for `report --flamegraphs`."""
+    return []

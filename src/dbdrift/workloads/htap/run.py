@@ -11,6 +11,7 @@ cancels the analytical queries still running when a window ends, so a window las
 from __future__ import annotations
 
 import os
+from pathlib import Path
 from typing import Callable
 
 from dbdrift.driver import process
@@ -178,3 +179,19 @@ def estimate(spec: CampaignSpec) -> tuple[float, int]:
 def clients(spec: CampaignSpec) -> int:
     h = spec.htap
     return max(h.clients + h.streams, h.tpcc().loaders(os.cpu_count() or 1))
+
+
+# -- the checks of the Workload (workloads/registry.py): CH-benCHmark
+def preflight(spec: CampaignSpec) -> None:
+    """Nothing to refuse before anything is fetched: the driver runs its transactions and queries
+    and needs no Python package, and every engine runs them."""
+
+
+def check_builds(spec: CampaignSpec, cache_dir: Path) -> None:
+    """Nothing to refuse in a build before it is fetched: CH-benCHmark needs no extension: every
+    build of the three engines runs it."""
+
+
+def check_installs(spec: CampaignSpec, installs: dict[str, InstallInfo]) -> None:
+    """Nothing to refuse in a found build: CH-benCHmark needs no extension: every build of the three
+    engines runs it."""

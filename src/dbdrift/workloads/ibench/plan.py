@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 from dbdrift.errors import InputError
 from dbdrift.model import IBENCH_STEPS, JsonObject
 from dbdrift.plan import fields, keys
+from dbdrift.plan.axes import Axis
 from dbdrift.plan.keys import INT64_MAX
 from dbdrift.quantities import brief_repr
 from dbdrift.workload import Capabilities, WorkloadPlan
@@ -91,8 +92,14 @@ def stored(spec: CampaignSpec) -> JsonObject:
     return {"insert_benchmark": {**asdict(spec.ibench), "steps": list(spec.ibench_steps)}}
 
 
+def no_axes(top: fields.Table) -> tuple[Axis, ...]:
+    """The Insert Benchmark's keys make no axis: its variants are the campaign's [axes.NAME] only."""
+    return ()
+
+
 PLAN = WorkloadPlan(name="insert-benchmark", table="insert_benchmark", caps=CAPS, refuse=refuse,
-                    parse=parse_insert_benchmark, settle_s=settle_s, stored=stored, demo=DEMO)
+                    parse=parse_insert_benchmark, settle_s=settle_s, stored=stored, demo=DEMO, demo_targets={},
+                    axes=no_axes)
 
 
 def check_lines(spec: CampaignSpec) -> list[str]:

@@ -275,3 +275,19 @@ def estimate(spec: CampaignSpec) -> tuple[float, int]:
 
 def clients(spec: CampaignSpec) -> int:
     return spec.ibench.clients
+
+
+# -- the checks of the Workload (workloads/registry.py): the Insert Benchmark
+def preflight(spec: CampaignSpec) -> None:
+    """Nothing to refuse before anything is fetched: the driver runs its steps and needs no Python
+    package, and every engine runs them."""
+
+
+def check_builds(spec: CampaignSpec, cache_dir: Path) -> None:
+    """Nothing to refuse in a build before it is fetched: every build of the three engines runs its
+    steps (no extension)."""
+
+
+def check_installs(spec: CampaignSpec, installs: dict[str, InstallInfo]) -> None:
+    """Nothing to refuse in a found build: every build of the three engines runs its steps (no
+    extension)."""

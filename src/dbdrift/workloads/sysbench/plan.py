@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 from dbdrift.errors import InputError, UserError
 from dbdrift.model import JsonObject
 from dbdrift.plan import fields, keys
+from dbdrift.plan.axes import Axis
 from dbdrift.workload import Capabilities, WorkloadPlan
 from dbdrift.workloads.sysbench.catalog import select_tests
 
@@ -96,5 +97,16 @@ def stored(spec: CampaignSpec) -> JsonObject:
     return {}  # its keys are top-level keys, stored as such
 
 
+def no_axes(top: fields.Table) -> tuple[Axis, ...]:
+    """sysbench's keys make no axis: its variants are the campaign's [axes.NAME] only."""
+    return ()
+
+
 PLAN = WorkloadPlan(name="sysbench", table=None, caps=CAPS, refuse=refuse, parse=parse, settle_s=settle_s,
-                    stored=stored, demo=DEMO)
+                    stored=stored, demo=DEMO, demo_targets={}, axes=no_axes)
+
+
+def judged(spec: CampaignSpec) -> tuple[str, ...]:
+    """None of sysbench's tests is judged over repeats (its estimates give none): each cell is
+    judged over the turns of its runs, and `detect` plans it per cell."""
+    return ()

@@ -14,6 +14,7 @@ import contextlib
 import os
 import threading
 from dataclasses import dataclass, replace
+from pathlib import Path
 from typing import Callable
 
 from dbdrift import cpus
@@ -469,3 +470,19 @@ def _join_uninterrupted(threads: list[threading.Thread]) -> None:
                 thread.join(0.2)
             except KeyboardInterrupt:
                 continue
+
+
+# -- the checks of the Workload (workloads/registry.py): sysbench
+def preflight(spec: CampaignSpec) -> None:
+    """Nothing to refuse before anything is fetched: the driver runs the catalog's tests, and they
+    need no Python package."""
+
+
+def check_builds(spec: CampaignSpec, cache_dir: Path) -> None:
+    """Nothing to refuse in a build before it is fetched: every build of the three engines runs the
+    catalog's tests (no extension)."""
+
+
+def check_installs(spec: CampaignSpec, installs: dict[str, InstallInfo]) -> None:
+    """Nothing to refuse in a found build: every build of the three engines runs the catalog's tests
+    (no extension)."""

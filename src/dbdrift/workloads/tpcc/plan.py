@@ -101,7 +101,7 @@ def stored(spec: CampaignSpec) -> JsonObject:
 
 # settle_s: TPROC-C has no settle step of its own; settle_s = "auto" means what it means for sysbench
 PLAN = WorkloadPlan(name="tpcc", table="tpcc", caps=CAPS, refuse=refuse, parse=parse_tpcc, settle_s=settle_s,
-                    stored=stored, demo=DEMO, axes=procedures_axis)
+                    stored=stored, demo=DEMO, axes=procedures_axis, demo_targets={})
 
 
 def check_lines(spec: CampaignSpec) -> list[str]:

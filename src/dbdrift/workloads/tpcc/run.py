@@ -8,6 +8,7 @@ non-zero): a result from a database the transactions left inconsistent is not a 
 from __future__ import annotations
 
 import os
+from pathlib import Path
 from typing import Callable
 
 from dbdrift.workloads.tpcc import catalog as tpcc
@@ -230,3 +231,19 @@ def estimate(spec: CampaignSpec) -> tuple[float, int]:
 
 def clients(spec: CampaignSpec) -> int:
     return spec.tpcc.clients
+
+
+# -- the checks of the Workload (workloads/registry.py): TPROC-C
+def preflight(spec: CampaignSpec) -> None:
+    """Nothing to refuse before anything is fetched: the driver runs its transactions and needs no
+    Python package, and every engine runs them."""
+
+
+def check_builds(spec: CampaignSpec, cache_dir: Path) -> None:
+    """Nothing to refuse in a build before it is fetched: every build of the three engines runs
+    TPROC-C (no extension)."""
+
+
+def check_installs(spec: CampaignSpec, installs: dict[str, InstallInfo]) -> None:
+    """Nothing to refuse in a found build: every build of the three engines runs TPROC-C (no
+    extension)."""

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 from dbdrift.errors import InputError
 from dbdrift.model import JsonObject
 from dbdrift.plan import fields
+from dbdrift.plan.axes import Axis
 from dbdrift.quantities import brief_repr
 from dbdrift.workload import Capabilities, WorkloadPlan
 from dbdrift.workloads.sysbench.plan import RefuseSysbenchKeys, settle_s
@@ -115,8 +116,14 @@ DEMO_TARGETS: dict[str, tuple[tuple[str, str, str], ...]] = {
     "mariadb": (("pg18.6", "postgres", "debian:18.6"), ("ma11.8.9", "mariadb", "11.8.9")),
 }
 
+
+def no_axes(top: fields.Table) -> tuple[Axis, ...]:
+    """Vector search's keys make no axis: its variants are the campaign's [axes.NAME] only."""
+    return ()
+
+
 PLAN = WorkloadPlan(name="vector", table="vector", caps=CAPS, refuse=refuse, parse=parse_vector, settle_s=settle_s,
-                    stored=stored, demo=DEMO, demo_targets=DEMO_TARGETS)
+                    stored=stored, demo=DEMO, demo_targets=DEMO_TARGETS, axes=no_axes)
 
 
 def check_lines(spec: CampaignSpec) -> list[str]:

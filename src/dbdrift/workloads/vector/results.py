@@ -284,3 +284,9 @@ def history_values(store: Store, campaign_id: int) -> dict[tuple[str, str], list
                 if values:
                     out[(t, f"{labels[number]} QPS @ recall {recall:.2f}")] = values
     return out
+
+
+def stacks(store: Store, campaign_id: int) -> list[tuple[str, str, dict[str, int] | None]]:
+    """Vector search records no stacks (its Capabilities.records_flamegraphs is false): `run --flamegraph`
+    is refused for it, so a campaign of it has none for `report --flamegraphs`."""
+    return []
