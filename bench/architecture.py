@@ -128,12 +128,11 @@ def main() -> int:
     for c in cycles:
         print("    " + ", ".join(sorted(m.removeprefix("dbdrift.") for m in c)))
 
-    wl = (PKG / "workload.py").read_text()
-    hooks = re.findall(r"^    (\w+): (.*Callable.*)$", wl, flags=re.M)
-    loose = [h for h, t in hooks if "Callable[..., Any]" in t or "Any" in t]
-    optional = [h for h, t in hooks if "None" in t]
-    print(f"Workload hooks: {len(hooks)} typed Callable; {sum('Callable[..., Any]' in t for _, t in hooks)} "
-          f"Callable[..., Any], {len(loose)} with Any in their type, {len(optional)} that may be None")
+    hooks = list(workload_hooks())
+    loose = sum("Callable[..., Any]" in t for _, t, _o in hooks)
+    with_any = sum(bool(re.search(r"\bAny\b", t)) for _, t, _o in hooks)
+    print(f"Workload hooks (fields of Workload and WorkloadPlan): {len(hooks)}; {loose} Callable[..., Any], "
+          f"{with_any} with Any in their type, {sum(o for _, _t, o in hooks)} that may be None")
 
     store_methods = []
     for path in (PKG / "store").rglob("*.py"):
@@ -160,6 +159,22 @@ def main() -> int:
     else:
         print("duplicates: the command is not on the PATH")
     return 0
+
+
+def workload_hooks():
+    """(name, annotation, optional) of each field of the classes Workload and WorkloadPlan, wherever
+    they are declared (workload.py, workloads/registry.py), but the plan part and the name."""
+    for path in (PKG / "workload.py", PKG / "workloads" / "registry.py"):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if not (isinstance(node, ast.ClassDef) and node.name in ("Workload", "WorkloadPlan")):
+                continue
+            for field in node.body:
+                if isinstance(field, ast.AnnAssign) and isinstance(field.target, ast.Name) \
+                        and field.target.id not in ("plan", "name", "table", "caps", "demo"):
+                    text = ast.unparse(field.annotation)
+                    optional = (isinstance(field.value, ast.Constant) and field.value.value is None) \
+                        or text.endswith("| None")
+                    yield field.target.id, text, optional
 
 
 def defaults(files: list[Path], word: str, value: float) -> int:
