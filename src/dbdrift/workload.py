@@ -48,6 +48,10 @@ class WorkloadPlan:
     # (top Table) -> the axes the workload's own keys make (TPROC-C's `procedures = [false, true]`),
     # after the campaign's [axes.NAME]; None: none
     axes: Callable[[Any], tuple[Any, ...]] | None = None
+    # the rows of its own table (plan/keys.py's Key, declared in its slice's keys.py): what its parse
+    # reads the table with and docs/campaign.md documents, found here by whoever lists every table; ()
+    # for a workload of top-level keys only
+    keys: tuple[Any, ...] = ()
 
 
 @dataclass(frozen=True)

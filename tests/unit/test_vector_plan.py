@@ -11,7 +11,8 @@ from dbdrift.model import InstallInfo
 from dbdrift.plan.campaign import parse_campaign
 from dbdrift.workloads.vector import catalog
 from dbdrift.workloads.vector.catalog import VectorSizes, families, refuse_install, sql
-from dbdrift.workloads.vector.plan import check_lines, judged
+from dbdrift.workloads.vector.keys import KEYS
+from dbdrift.workloads.vector.plan import SWEEPS, check_lines, judged
 
 PG = {"name": "pg18.6", "version": "debian:18.6", "base": True}
 MA = {"name": "ma11.8.9", "engine": "mariadb", "version": "11.8.9"}
@@ -54,6 +55,17 @@ def test_bad_tables_name_the_key_and_the_fix(vector, needle):
     with pytest.raises(InputError) as err:
         parse(vector)
     assert needle in err.value.message, err.value.message
+
+
+@pytest.mark.parametrize("name", SWEEPS)
+def test_a_sweep_beyond_its_keys_range_is_refused_with_that_range(name):
+    row = next(k for k in KEYS if k.name == name)
+    low, high = int(row.low or 0), int(row.high or 0)
+    with pytest.raises(InputError) as err:
+        parse({name: [high + 1]})
+    assert err.value.message == f"v.toml: [vector]: {name} = {high + 1} is out of range"
+    assert err.value.hint == f"use {low} to {high}"
+    parse({name: [high], **({"lists": [high], "index": "ivfflat"} if name == "probes" else {})})  # the top is in
 
 
 def test_sysbench_keys_are_refused_in_a_vector_campaign():

@@ -11,6 +11,7 @@ from dbdrift.plan import fields
 from dbdrift.quantities import brief_repr
 from dbdrift.workload import Capabilities, WorkloadPlan
 from dbdrift.workloads.htap.catalog import JUDGED, QUERY_NAMES, WINDOWS, HtapSizes, setup_text
+from dbdrift.workloads.htap.keys import KEYS
 from dbdrift.workloads.sysbench.plan import RefuseSysbenchKeys, settle_s
 
 if TYPE_CHECKING:  # plan/campaign.py imports this module: the type only, for the checker
@@ -49,7 +50,7 @@ refuse = RefuseSysbenchKeys(
 
 def parse_htap(spec: CampaignSpec, top: fields.Table) -> CampaignSpec:
     """The [htap] table: warehouses, virtual users, analytical streams, the queries and the windows."""
-    table = top.subtable("htap")
+    table = top.subtable("htap", KEYS)
     sizes = table.record(HtapSizes)
     raw = table.data.get("queries", list(QUERY_NAMES))
     names = fields.str_list([raw] if isinstance(raw, str) else raw, f"{table.where}: queries",
@@ -76,7 +77,7 @@ def stored(spec: CampaignSpec) -> JsonObject:
 
 # CH-benCHmark needs no extension: any build of the three engines runs it
 PLAN = WorkloadPlan(name="htap", table="htap", caps=CAPS, refuse=refuse, parse=parse_htap, settle_s=settle_s,
-                    stored=stored, demo=DEMO)
+                    stored=stored, demo=DEMO, keys=KEYS)
 
 def check_lines(spec: CampaignSpec) -> list[str]:
     """What each target runs, as `run --check` says it."""

@@ -7,12 +7,13 @@ from typing import TYPE_CHECKING
 
 from dbdrift.errors import InputError
 from dbdrift.model import IBENCH_STEPS, JsonObject
-from dbdrift.plan import fields, keys
+from dbdrift.plan import fields
 from dbdrift.plan.keys import INT64_MAX
 from dbdrift.quantities import brief_repr
 from dbdrift.workload import Capabilities, WorkloadPlan
 from dbdrift.workloads.ibench.catalog import IBenchSizes, io_bound_settings, settle_seconds
 from dbdrift.workloads.ibench.catalog import steps as ibench_steps
+from dbdrift.workloads.ibench.keys import KEYS
 from dbdrift.workloads.sysbench.plan import RefuseSysbenchKeys
 
 if TYPE_CHECKING:  # plan/campaign.py imports this module: the type only, for the checker
@@ -55,7 +56,7 @@ refuse = RefuseSysbenchKeys(
 def parse_insert_benchmark(spec: CampaignSpec, top: fields.Table) -> CampaignSpec:
     """The [insert_benchmark] table: clients (dop), rows of l.i0, l.i1 and l.i2 for all clients,
     seconds per query step, deletes, one shared table, and optionally a subset of the steps."""
-    table = top.subtable("insert_benchmark")
+    table = top.subtable("insert_benchmark", KEYS)
     raw, label = table.data, table.where
     sizes = table.record(IBenchSizes)
     if "rows_l_i2" not in raw:
@@ -64,7 +65,7 @@ def parse_insert_benchmark(spec: CampaignSpec, top: fields.Table) -> CampaignSpe
         raise InputError(f"{label}: shared_table with deletes and several clients",
                          "clients deleting the oldest rows of one table would delete each other's: "
                          "set deletes = false or shared_table = false")
-    names = raw.get("steps", list(keys.default_as("insert_benchmark", "steps", tuple)))
+    names = raw.get("steps", list(IBENCH_STEPS))
     names = fields.str_list([names] if isinstance(names, str) else names, f"{label}: steps", 'e.g. steps = ["l.i0", "l.x"]')
     unknown = [n for n in names if n not in IBENCH_STEPS]
     if unknown:
@@ -92,7 +93,7 @@ def stored(spec: CampaignSpec) -> JsonObject:
 
 
 PLAN = WorkloadPlan(name="insert-benchmark", table="insert_benchmark", caps=CAPS, refuse=refuse,
-                    parse=parse_insert_benchmark, settle_s=settle_s, stored=stored, demo=DEMO)
+                    parse=parse_insert_benchmark, settle_s=settle_s, stored=stored, demo=DEMO, keys=KEYS)
 
 
 def check_lines(spec: CampaignSpec) -> list[str]:

@@ -13,6 +13,7 @@ from dbdrift.quantities import brief_repr
 from dbdrift.workload import Capabilities, WorkloadPlan
 from dbdrift.workloads.sysbench.plan import RefuseSysbenchKeys, settle_s
 from dbdrift.workloads.tpcc.catalog import TpccSizes, setup_text
+from dbdrift.workloads.tpcc.keys import KEYS
 
 if TYPE_CHECKING:  # plan/campaign.py imports this module: the type only, for the checker
     from dbdrift.plan.campaign import CampaignSpec
@@ -84,7 +85,7 @@ def procedures_of(target: TargetSpec, sizes: TpccSizes) -> bool:
 def parse_tpcc(spec: CampaignSpec, top: fields.Table) -> CampaignSpec:
     """The [tpcc] table: warehouses, virtual users, loaders, ramp-up and measured window,
     procedures (one boolean, or both as an axis: procedures_axis)."""
-    table = top.subtable("tpcc")
+    table = top.subtable("tpcc", KEYS)
     both = table.data.get("procedures")
     if isinstance(both, list):  # the axis (procedures_axis); the sizes keep the base's value
         table = replace(table, data={**table.data, "procedures": both[0]})
@@ -101,7 +102,7 @@ def stored(spec: CampaignSpec) -> JsonObject:
 
 # settle_s: TPROC-C has no settle step of its own; settle_s = "auto" means what it means for sysbench
 PLAN = WorkloadPlan(name="tpcc", table="tpcc", caps=CAPS, refuse=refuse, parse=parse_tpcc, settle_s=settle_s,
-                    stored=stored, demo=DEMO, axes=procedures_axis)
+                    stored=stored, demo=DEMO, axes=procedures_axis, keys=KEYS)
 
 
 def check_lines(spec: CampaignSpec) -> list[str]:

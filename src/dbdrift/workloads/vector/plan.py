@@ -13,6 +13,7 @@ from dbdrift.workload import Capabilities, WorkloadPlan
 from dbdrift.workloads.sysbench.plan import RefuseSysbenchKeys, settle_s
 from dbdrift.workloads.vector.catalog import (INDEXES, RECALLS, TYPES, DatasetSpec, VectorSizes, families,
                                               server_settings, setup_text)
+from dbdrift.workloads.vector.keys import KEYS
 
 if TYPE_CHECKING:  # plan/campaign.py imports this module: the type only, for the checker
     from dbdrift.plan.campaign import CampaignSpec
@@ -48,15 +49,14 @@ refuse = RefuseSysbenchKeys(
     hint="vector search's data set, index builds and searches are in [vector] (`dbdrift docs campaign`), and it "
          "runs one target after the other, each on a fresh server (repeats run it again)")
 
-_LISTS = {"m": (2, 100), "ef_construction": (4, 1000), "ef_search": (1, 1000), "lists": (1, 32768),
-          "probes": (1, 32768)}  # pgvector's ranges (MariaDB's M is 3..200, ef_search 1..10000)
+SWEEPS = ("m", "ef_construction", "ef_search", "lists", "probes")  # lists of integers, each in its row's range
 
 
 def int_list(table: fields.Table, name: str, default: tuple[int, ...]) -> tuple[int, ...]:
-    """A list of integers (or one integer) within the key's range; never empty."""
+    """A list of integers (or one integer) within the key's range (its row in keys.py); never empty."""
     raw = table.data.get(name, list(default))
     values = [raw] if isinstance(raw, int) and not isinstance(raw, bool) else raw
-    low, high = _LISTS[name]
+    low, high = (int(n) for n in table.key(name).bounds())
     if not isinstance(values, list) or not values or not all(
             isinstance(v, int) and not isinstance(v, bool) for v in values):
         raise InputError(f"{table.where}: {name} must be a non-empty list of integers, got {brief_repr(raw)}",
@@ -72,7 +72,7 @@ def int_list(table: fields.Table, name: str, default: tuple[int, ...]) -> tuple[
 def parse_vector(spec: CampaignSpec, top: fields.Table) -> CampaignSpec:
     """The [vector] table: the data set, the metric and k, the index and its sweeps, the clients
     and each search setting's window."""
-    table = top.subtable("vector")
+    table = top.subtable("vector", KEYS)
     sizes = table.record(VectorSizes)
     raw_types = table.data.get("types", list(VectorSizes.types))
     types = fields.str_list([raw_types] if isinstance(raw_types, str) else raw_types, f"{table.where}: types",
@@ -81,7 +81,7 @@ def parse_vector(spec: CampaignSpec, top: fields.Table) -> CampaignSpec:
     if unknown or not types:
         what = f"unknown type {brief_repr(unknown[0])}" if unknown else "empty"
         raise InputError(f"{table.where}: types = {brief_repr(types)}: {what}", f"list column types from {', '.join(TYPES)}")
-    sweeps = {name: int_list(table, name, getattr(VectorSizes, name)) for name in _LISTS}
+    sweeps = {name: int_list(table, name, getattr(VectorSizes, name)) for name in SWEEPS}
     sizes = replace(sizes, types=tuple(dict.fromkeys(types)), m=sweeps["m"], ef_construction=sweeps["ef_construction"],
                     ef_search=sweeps["ef_search"], lists=sweeps["lists"], probes=sweeps["probes"])
     if sizes.index not in INDEXES:  # the key's choices hold it; kept for a record built by hand
@@ -116,7 +116,7 @@ DEMO_TARGETS: dict[str, tuple[tuple[str, str, str], ...]] = {
 }
 
 PLAN = WorkloadPlan(name="vector", table="vector", caps=CAPS, refuse=refuse, parse=parse_vector, settle_s=settle_s,
-                    stored=stored, demo=DEMO, demo_targets=DEMO_TARGETS)
+                    stored=stored, demo=DEMO, demo_targets=DEMO_TARGETS, keys=KEYS)
 
 
 def check_lines(spec: CampaignSpec) -> list[str]:
