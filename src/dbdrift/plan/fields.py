@@ -125,7 +125,7 @@ class Table:
 
     def record(self, make: Callable[..., T]) -> T:
         """The table's integer, duration, flag and choice keys, each read by its row and passed
-        to `make` (a record type such as TpccSizes) under its field name, so that a new key of a
+        to `make` (a record type such as TpccParams) under its field name, so that a new key of a
         workload's table is one row in its slice's keys.py and one field of its record. A key left out whose row has no default is not passed: the record's own default
         holds, or the caller derives it. `make` takes keyword arguments named by the rows,
         which only run time knows: hence `...`."""

@@ -55,7 +55,7 @@ class Key:
     choices: tuple[str, ...] = ()
     workloads: tuple[str, ...] = ALL_WORKLOADS
     retired: dict[str, str | None] = field(default_factory=dict)
-    attr: str | None = None  # the CampaignSpec field, when not `name`
+    attr: str | None = None  # the CampaignSpec (or a workload's Params) field, when not `name`
 
     @property
     def field_name(self) -> str:

@@ -1,5 +1,5 @@
-"""Vector search's campaign keys (layer plan): the [vector] table read into a CampaignSpec; what
-the workload can do, as Capabilities."""
+"""Vector search's campaign keys (layer plan): the [vector] table read into its VectorParams, the
+campaign's `params`, and read back typed (`params`); what the workload can do, as Capabilities."""
 from __future__ import annotations
 
 from dataclasses import asdict, replace
@@ -11,7 +11,7 @@ from dbdrift.plan import fields
 from dbdrift.quantities import brief_repr
 from dbdrift.workload import Capabilities, WorkloadPlan
 from dbdrift.workloads.sysbench.plan import RefuseSysbenchKeys, settle_s
-from dbdrift.workloads.vector.catalog import (INDEXES, RECALLS, TYPES, DatasetSpec, VectorSizes, families,
+from dbdrift.workloads.vector.catalog import (INDEXES, RECALLS, TYPES, DatasetSpec, VectorParams, families,
                                               server_settings, setup_text)
 from dbdrift.workloads.vector.keys import KEYS
 
@@ -73,15 +73,15 @@ def parse_vector(spec: CampaignSpec, top: fields.Table) -> CampaignSpec:
     """The [vector] table: the data set, the metric and k, the index and its sweeps, the clients
     and each search setting's window."""
     table = top.subtable("vector", KEYS)
-    sizes = table.record(VectorSizes)
-    raw_types = table.data.get("types", list(VectorSizes.types))
+    sizes = table.record(VectorParams)
+    raw_types = table.data.get("types", list(VectorParams.types))
     types = fields.str_list([raw_types] if isinstance(raw_types, str) else raw_types, f"{table.where}: types",
                             'e.g. types = ["vector", "halfvec"]')
     unknown = [t for t in types if t not in TYPES]
     if unknown or not types:
         what = f"unknown type {brief_repr(unknown[0])}" if unknown else "empty"
         raise InputError(f"{table.where}: types = {brief_repr(types)}: {what}", f"list column types from {', '.join(TYPES)}")
-    sweeps = {name: int_list(table, name, getattr(VectorSizes, name)) for name in SWEEPS}
+    sweeps = {name: int_list(table, name, getattr(VectorParams, name)) for name in SWEEPS}
     sizes = replace(sizes, types=tuple(dict.fromkeys(types)), m=sweeps["m"], ef_construction=sweeps["ef_construction"],
                     ef_search=sweeps["ef_search"], lists=sweeps["lists"], probes=sweeps["probes"])
     if sizes.index not in INDEXES:  # the key's choices hold it; kept for a record built by hand
@@ -102,11 +102,19 @@ def parse_vector(spec: CampaignSpec, top: fields.Table) -> CampaignSpec:
     except InputError as exc:
         raise InputError(f"{table.where}: {exc.message}", exc.hint) from None
     targets = tuple(replace(t, settings={**server_settings(t.engine, sizes), **t.settings}) for t in spec.targets)
-    return replace(spec, vector=sizes, test_names=(), order="sequential", targets=targets)
+    return replace(spec, params=sizes, test_names=(), order="sequential", targets=targets)
 
 
 def stored(spec: CampaignSpec) -> JsonObject:
-    return {"vector": asdict(spec.vector)}
+    return {"vector": asdict(params(spec))}
+
+
+def params(spec: CampaignSpec) -> VectorParams:
+    """The campaign's `[vector]` table as read (CampaignSpec.params), typed; a campaign of
+    another workload has none, which is a mistake of the caller's."""
+    if not isinstance(spec.params, VectorParams):
+        raise TypeError(f"campaign {spec.name} is a {spec.workload} campaign: it has no [vector]")
+    return spec.params
 
 
 # pgvector comes with Debian's PostgreSQL builds; MariaDB has VECTOR INDEX from 11.7
@@ -121,7 +129,7 @@ PLAN = WorkloadPlan(name="vector", table="vector", caps=CAPS, refuse=refuse, par
 
 def check_lines(spec: CampaignSpec) -> list[str]:
     """What each target runs, as `run --check` says it."""
-    sizes = spec.vector
+    sizes = params(spec)
     lines = [f"vector search: {setup_text(spec.to_dict())} per target"]
     for engine in sorted({t.engine for t in spec.targets}):
         fams = families(sizes, engine)
@@ -133,4 +141,4 @@ def check_lines(spec: CampaignSpec) -> list[str]:
 
 def judged(spec: CampaignSpec) -> tuple[str, ...]:
     """What gets a verdict: QPS at each compared recall, per family (`detect` plans for them)."""
-    return tuple(f"{f.label} @ recall {r:.2f}" for f in families(spec.vector, spec.base.engine) for r in RECALLS)
+    return tuple(f"{f.label} @ recall {r:.2f}" for f in families(params(spec), spec.base.engine) for r in RECALLS)
