@@ -103,6 +103,14 @@ def test_a_retired_name_is_refused_with_the_current_one():
     assert "turn_s" in err.value.hint and keys.toml(keys.default("top", "turn_s")) in err.value.hint
 
 
+def test_a_retired_name_of_a_workloads_own_table_is_refused_with_the_current_one():
+    rows = (keys.Key("t", "duration_s", keys.DURATION, "duration", default=60.0, retired={"window_s": None}),)
+    with pytest.raises(UserError) as err:
+        fields.Table({"t": {"window_s": 30}}, "c.toml").subtable("t", rows)
+    assert err.value.message == "c.toml: [t]: window_s is no longer used"
+    assert err.value.hint == "it is now called duration_s: write duration_s = <seconds> (default 60)"
+
+
 def test_a_retired_value_is_refused_with_the_current_one():
     with pytest.raises(Exception) as err:
         fields.Table({"order": "interleaved"}, "c.toml").choice("order")

@@ -114,7 +114,7 @@ class Table:
         raw, label = self.data.get(name, {}), f"{self.where}: [{name}]"
         if not isinstance(raw, dict):
             raise InputError(f"{label} is not a table", f"write [{name}] followed by key = value lines")
-        check_keys(raw, {k.name for k in rows}, label)
+        check_keys(raw, {k.name for k in rows}, label, retired={**_RETIRED, **keys.retired(rows)})
         return Table(raw, label, self.allow_large, table=name, rows=rows)
 
     def scalar(self, key: keys.Key) -> int | float | bool | str:
@@ -233,12 +233,15 @@ def _setting(value: object, what: str) -> str:
 _RETIRED = keys.retired()
 
 
-def check_keys(data: TomlTable, known: set[str], where: str) -> None:
+def check_keys(data: TomlTable, known: set[str], where: str, retired: Mapping[str, str] | None = None) -> None:
+    """Every key of `data` is `known`; a retired one (the core's tables', or `retired`: a workload
+    table's too) is refused with what replaced it, an unknown one with the closest known name."""
     import difflib
 
+    gone = _RETIRED if retired is None else retired
     for key in data:
-        if key in _RETIRED:
-            raise InputError(f"{where}: {key} is no longer used", _RETIRED[key])
+        if key in gone:
+            raise InputError(f"{where}: {key} is no longer used", gone[key])
         if key not in known:
             close = difflib.get_close_matches(key, sorted(known), n=1) if isinstance(key, str) else []
             hint = f"did you mean {close[0]!r}?" if close else f"known keys: {', '.join(sorted(known))}"

@@ -363,10 +363,11 @@ def only_for(workload: str) -> tuple[str, ...]:
                  and workload not in k.workloads and k.kind != TABLE)
 
 
-def retired() -> dict[str, str]:
-    """Old key name (of any table) -> the hint that says what replaced it."""
+def retired(rows: tuple[Key, ...] = KEYS) -> dict[str, str]:
+    """Old key name (of any table of `rows`: the core's, or a workload's) -> the hint that says
+    what replaced it."""
     hints = {}
-    for k in KEYS:
+    for k in rows:
         if k.kind == CHOICE:
             continue  # retired values, not names: fields.Table.choice says them
         for old, gone in k.retired.items():  # None: renamed to k; else why it is gone and what to do
