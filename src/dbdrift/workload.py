@@ -33,6 +33,7 @@ Spec = TypeVar("Spec")  # plan.campaign.CampaignSpec
 Top = TypeVar("Top")  # plan.fields.Table: the campaign file's top-level table
 AxisT = TypeVar("AxisT")  # plan.axes.Axis
 Json = TypeVar("Json")  # model.JsonObject
+KeyT = TypeVar("KeyT")  # plan.keys.Key
 
 
 @dataclass(frozen=True)
@@ -61,7 +62,7 @@ class Capabilities:
 
 
 @dataclass(frozen=True)
-class WorkloadPlan(Generic[Spec, Top, AxisT, Json]):
+class WorkloadPlan(Generic[Spec, Top, AxisT, Json, KeyT]):
     """The plan layer's part of a workload (its slice's plan.py): how its keys are read and
     what of them is stored with the campaign."""
 
@@ -80,3 +81,7 @@ class WorkloadPlan(Generic[Spec, Top, AxisT, Json]):
     # the axes the workload's own keys make (TPROC-C's `procedures = [false, true]`), after the
     # campaign's [axes.NAME]
     axes: Callable[[Top], tuple[AxisT, ...]]
+    # the rows of its own table (plan/keys.py's Key, declared in its slice's keys.py): what its parse
+    # reads the table with and docs/campaign.md documents, found here by whoever lists every table; ()
+    # for a workload of top-level keys only
+    keys: tuple[KeyT, ...]

@@ -13,7 +13,7 @@ import pytest
 from dbdrift.model import IBENCH_STEPS
 from dbdrift.report.charts import PLOT_H, Point, Series, columns_chart, fitted_axis
 from dbdrift.store.store import Store
-from dbdrift.workloads.ibench.catalog import IBenchSizes
+from dbdrift.workloads.ibench.catalog import IBenchParams
 from tests.cli.test_publish import publish, stores
 from tests.cli.test_workload_reports import two_target_store
 from tests.unit.test_history import add_campaign
@@ -27,7 +27,7 @@ def ib_store_as_run_stores_it(path: Path) -> Path:
     def add(store: Store, tid: int, target: str, rate: float, r: int) -> None:
         for s in IBENCH_STEPS[:4]:
             store.add_ibench_step(tid, step(target, s, rate))
-    table = {**asdict(IBenchSizes(clients=2)), "steps": list(IBENCH_STEPS[:4])}
+    table = {**asdict(IBenchParams(clients=2)), "steps": list(IBENCH_STEPS[:4])}
     two_target_store(path, "ib-full", "insert-benchmark", table, (("pg17", 10_000.0), ("pg18", 9_000.0)), 1, add)
     store = Store(path)
     for c in store.campaigns():

@@ -39,9 +39,10 @@ ALLOWED = {
 
 # A workload's sub-package (workloads/<name>/) holds one file per role, each in the layer of its role: a
 # data set it makes (vector search's vectors and their exact neighbours) is the runner's, a pure computation
-# on its results (recall against QPS) the analysis layer's.
+# on its results (recall against QPS) the analysis layer's, the rows of its campaign table (keys.py) the plan
+# layer's.
 ROLES = {"catalog": "catalog", "plan": "plan", "run": "runner", "cluster": "cluster", "results": "results",
-         "report": "report", "dataset": "runner", "curve": "analysis"}
+         "report": "report", "dataset": "runner", "curve": "analysis", "keys": "plan"}
 
 
 def module_layer(parts: list[str]) -> str:

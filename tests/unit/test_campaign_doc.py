@@ -71,13 +71,13 @@ def _accepted_keys(monkeypatch) -> dict[tuple[str, str], set[str]]:
     seen: dict[tuple[str, str], set[str]] = {}
     real = fields.check_keys
 
-    def spy(data, known, where):
+    def spy(data, known, where, retired=None):
         depth = 1
         while sys._getframe(depth).f_code.co_name in _WRAPPERS:
             depth += 1
         caller = sys._getframe(depth).f_code
         seen.setdefault((str(Path(caller.co_filename).resolve()), caller.co_name), set()).update(known)
-        return real(data, known, where)
+        return real(data, known, where, retired)
 
     monkeypatch.setattr(fields, "check_keys", spy)
     for data in _REACH_ALL_TABLES:

@@ -15,6 +15,7 @@ from dbdrift.errors import UserError
 from dbdrift.model import IBENCH_STEPS
 from dbdrift.plan.campaign import INT64_MAX, CampaignSpec, load_campaign
 from dbdrift.plan.expand import estimate_s, expand
+from dbdrift.workloads.ibench.plan import params as ibench_params
 
 pytestmark = pytest.mark.fault("input")
 SEEDS = range(1000)
@@ -201,8 +202,9 @@ def fuzz_case(seed: int) -> bytes:
 # --- what an accepted campaign always satisfies ---------------------------------------------------
 def check_invariants(spec: CampaignSpec) -> None:
     large = spec.allow_large
+    sizes = ibench_params(spec) if spec.workload == "insert-benchmark" else None
     measured = {"read_s": spec.read_s, "write_s": spec.write_s, "insert_s": spec.insert_s,
-                "interval_s": spec.interval_s, "query_s": spec.ibench.query_s}
+                "interval_s": spec.interval_s, **({"query_s": sizes.query_s} if sizes else {})}
     waits = {"warmup_s": spec.warmup_s, "scan_warm_s": spec.scan_warm_s, "settle_s": spec.settle_total_s()}
     for key, seconds in {**measured, **waits, "turn_s": spec.turn_s}.items():
         assert isinstance(seconds, float | int) and math.isfinite(seconds), key
@@ -220,8 +222,8 @@ def check_invariants(spec: CampaignSpec) -> None:
         assert spec.tests and spec.test_names and all(isinstance(n, str) for n in spec.test_names)
         assert all(math.isfinite(estimate_s(plan, spec)) for plan in expand(spec))  # and it can be planned
     else:
-        sizes = spec.ibench
-        assert 1 <= sizes.clients <= 1024 and spec.ibench_steps and set(spec.ibench_steps) <= set(IBENCH_STEPS)
+        assert sizes is not None, spec.workload
+        assert 1 <= sizes.clients <= 1024 and sizes.steps and set(sizes.steps) <= set(IBENCH_STEPS)
         for rows in (sizes.rows_l_i0, sizes.rows_l_i1, sizes.rows_l_i2):
             assert type(rows) is int and 1 <= rows <= INT64_MAX and (large or rows <= 10**10)
     assert spec.targets and sum(t.base for t in spec.targets) <= 1

@@ -1,5 +1,6 @@
-"""plan/keys.py is the one table of campaign keys: docs/campaign.md's key tables are its rows,
-word for word, and the parser and to_dict take every key from it.
+"""The campaign keys are declared once, the core's tables in plan/keys.py and each workload's
+table in its slice's keys.py (its WorkloadPlan carries them): docs/campaign.md's key tables are
+their rows, word for word, and the parser and to_dict take every key from them.
 
 Run this file (`PYTHONPATH=src python tests/unit/test_campaign_keys.py`) to rewrite the rows of
 docs/campaign.md from the table: a changed key's row in place, a new key's after the last row of
@@ -17,7 +18,10 @@ from dbdrift.errors import UserError
 from dbdrift.plan import campaign, fields, keys
 
 DOC = Path(__file__).resolve().parents[2] / "docs" / "campaign.md"
-# a table of plan/keys.py -> its "## " section of docs/campaign.md
+# every table's rows: the core's (plan/keys.py), then each workload's own (its slice's keys.py)
+ROWS: dict[str, tuple[keys.Key, ...]] = {**{t: keys.of(t) for t in keys.TABLES},
+                                          **{p.table: p.keys for p in campaign.PLANS.values() if p.table}}
+# a table -> its "## " section of docs/campaign.md
 SECTION = {"top": "Top-level keys", "targets": "`[[targets]]`", "cpus": "`cpus` table",
            "insert_benchmark": "`[insert_benchmark]`", "tpcc": "`[tpcc]`", "vector": "`[vector]`", "htap": "`[htap]`",
            "cluster": "`[cluster]`"}
@@ -31,18 +35,29 @@ def _rows(table: str) -> dict[str, str]:
     return {m.group(1): m.group(0) for m in _ROW.finditer(body)}
 
 
+def _names(table: str) -> set[str]:
+    return {k.name for k in ROWS[table]}
+
+
 def test_every_table_of_keys_has_a_section_of_the_doc():
-    assert set(keys.TABLES) == set(SECTION)
+    assert set(ROWS) == set(SECTION)
 
 
-@pytest.mark.parametrize("table", keys.TABLES)
+def test_every_workload_table_is_declared_by_its_slice_and_named_at_the_top_level():
+    for plan in campaign.PLANS.values():
+        assert bool(plan.table) == bool(plan.keys), plan.name
+        assert {k.table for k in plan.keys} <= {plan.table}, plan.name
+        assert plan.table is None or keys.key("top", plan.table).kind == keys.TABLE
+    assert not set(keys.TABLES) & {p.table for p in campaign.PLANS.values()}  # the core declares none of them
+
+
+@pytest.mark.parametrize("table", list(SECTION))
 def test_the_docs_key_table_is_the_key_tables_rows_word_for_word(table):
     documented = _rows(table)
-    assert set(documented) == keys.names(table), "run this file to rewrite docs/campaign.md's rows"
-    for key in keys.of(table):
+    assert set(documented) == _names(table), "run this file to rewrite docs/campaign.md's rows"
+    for key in ROWS[table]:
         assert documented[key.name] == key.doc_row(), (
-            f"docs/campaign.md's row of {key.name} ({table}) differs from plan/keys.py: "
-            "run this file")
+            f"docs/campaign.md's row of {key.name} ({table}) differs from its Key: run this file")
 
 
 def test_a_campaign_that_leaves_every_key_out_gets_each_default_of_the_table():
@@ -65,13 +80,14 @@ def _other_value(key: keys.Key) -> object:
 APART = {"dataset"}  # glove-50 takes no dim: tests/unit/test_vector_plan.py reads it
 
 
-@pytest.mark.parametrize("workload, table, record", [("insert-benchmark", "insert_benchmark", "ibench"),
-                                                     ("tpcc", "tpcc", "tpcc"), ("vector", "vector", "vector")])
-def test_every_key_a_workload_table_sets_lands_in_its_record(workload, table, record):
-    given = {k.name: _other_value(k) for k in keys.of(table) if k.kind in fields.SCALAR_KINDS and k.name not in APART}
+@pytest.mark.parametrize("workload, table", [("insert-benchmark", "insert_benchmark"), ("tpcc", "tpcc"),
+                                             ("vector", "vector")])
+def test_every_key_a_workload_table_sets_lands_in_its_params(workload, table):
+    given = {k.name: _other_value(k) for k in ROWS[table] if k.kind in fields.SCALAR_KINDS and k.name not in APART}
     spec = campaign.parse_campaign({"targets": [{"name": "a", "version": "17.10"}], "workload": workload,
                                     table: given}, "c.toml", Path("."), "c")
-    assert {name: getattr(getattr(spec, record), keys.key(table, name).field_name) for name in given} == given
+    field = {k.name: k.field_name for k in ROWS[table]}
+    assert {name: getattr(spec.params, field[name]) for name in given} == given
 
 
 def test_to_dict_stores_every_top_level_value_key():
@@ -85,6 +101,14 @@ def test_a_retired_name_is_refused_with_the_current_one():
     with pytest.raises(Exception) as err:
         fields.check_keys({"slice_s": 0.02}, keys.names("top"), "c.toml")
     assert "turn_s" in err.value.hint and keys.toml(keys.default("top", "turn_s")) in err.value.hint
+
+
+def test_a_retired_name_of_a_workloads_own_table_is_refused_with_the_current_one():
+    rows = (keys.Key("t", "duration_s", keys.DURATION, "duration", default=60.0, retired={"window_s": None}),)
+    with pytest.raises(UserError) as err:
+        fields.Table({"t": {"window_s": 30}}, "c.toml").subtable("t", rows)
+    assert err.value.message == "c.toml: [t]: window_s is no longer used"
+    assert err.value.hint == "it is now called duration_s: write duration_s = <seconds> (default 60)"
 
 
 def test_a_retired_value_is_refused_with_the_current_one():
@@ -124,8 +148,8 @@ def rewrite(text: str) -> str:
             section = next((t for t, h in SECTION.items() if line[3:].strip() == h), None)
         elif section and (match := _LINE.match(line)):
             first_row.setdefault(section, i)
-            if match.group(1) in keys.names(section):
-                lines[i] = keys.key(section, match.group(1)).doc_row()
+            if match.group(1) in _names(section):
+                lines[i] = next(k for k in ROWS[section] if k.name == match.group(1)).doc_row()
                 seen.setdefault(section, set()).add(match.group(1))
             else:
                 lines[i] = None
@@ -133,7 +157,7 @@ def rewrite(text: str) -> str:
         at = first_row[table]
         while at + 1 < len(lines) and (lines[at + 1] is None or _LINE.match(lines[at + 1])):
             at += 1
-        lines[at + 1:at + 1] = [k.doc_row() for k in keys.of(table) if k.name not in seen.get(table, set())]
+        lines[at + 1:at + 1] = [k.doc_row() for k in ROWS[table] if k.name not in seen.get(table, set())]
     return "\n".join(line for line in lines if line is not None)
 
 

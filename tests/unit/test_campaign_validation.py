@@ -182,7 +182,7 @@ def test_insert_benchmark_rows_beyond_ten_billion_need_allow_large():
     data = {**MINIMAL, "workload": "insert-benchmark", "insert_benchmark": {"rows_l_i0": 10**10 + 1}}
     with pytest.raises(UserError, match="rows_l_i0 = 10000000001 is more than 10,000,000,000"):
         parse(data)
-    assert parse({**data, "allow_large": True}).ibench.rows_l_i0 == 10**10 + 1
+    assert parse({**data, "allow_large": True}).params.rows_l_i0 == 10**10 + 1
 
 
 def test_insert_benchmark_rows_beyond_bigint_ids_are_refused():

@@ -49,13 +49,13 @@ def spec(extra: str = ""):
 
 def test_the_htap_table_sets_sizes_windows_and_queries():
     s = spec('queries = ["Q6", "Q1", "Q6"]')
-    assert (s.htap.warehouses, s.htap.clients, s.htap.streams, s.htap.duration_s) == (2, 2, 1, 30.0)
-    assert s.htap.queries == ("Q6", "Q1")
-    assert s.htap.window("transactions") == (2, 0) and s.htap.window("analytics") == (0, 1)
-    assert s.htap.window("together") == (2, 1)
+    assert (s.params.warehouses, s.params.clients, s.params.streams, s.params.duration_s) == (2, 2, 1, 30.0)
+    assert s.params.queries == ("Q6", "Q1")
+    assert s.params.window("transactions") == (2, 0) and s.params.window("analytics") == (0, 1)
+    assert s.params.window("together") == (2, 1)
     assert judged(s) == catalog.JUDGED + ("Q6 latency", "Q1 latency")
     assert "analytics: 0 virtual user(s), 1 stream(s)" in "\n".join(check_lines(s))
-    assert spec().htap.queries == catalog.QUERY_NAMES
+    assert spec().params.queries == catalog.QUERY_NAMES
 
 
 @pytest.mark.parametrize("extra, message", [

@@ -13,7 +13,7 @@ from dbdrift.plan.campaign import parse_campaign
 
 
 def test_steps_follow_the_spec_table_with_rows_split_over_clients():
-    sizes = ibench.IBenchSizes(clients=2, rows_l_i0=1000, rows_l_i1=400, rows_l_i2=100, query_s=10)
+    sizes = ibench.IBenchParams(clients=2, rows_l_i0=1000, rows_l_i1=400, rows_l_i2=100, query_s=10)
     steps = {s.name: s for s in ibench.steps(sizes)}
     assert list(steps) == list(IBENCH_STEPS)
     assert (steps["l.i0"].rows_per_client, steps["l.i0"].rows_per_statement, steps["l.i0"].deletes) == (500, 100, False)
@@ -27,12 +27,12 @@ def test_steps_follow_the_spec_table_with_rows_split_over_clients():
 
 
 def test_settle_time_is_the_spec_formula():
-    assert ibench.settle_seconds(ibench.IBenchSizes(rows_l_i0=20 * 10_000_000)) == 260.0
-    assert ibench.settle_seconds(ibench.IBenchSizes(rows_l_i0=10**10)) == 1200.0
+    assert ibench.settle_seconds(ibench.IBenchParams(rows_l_i0=20 * 10_000_000)) == 260.0
+    assert ibench.settle_seconds(ibench.IBenchParams(rows_l_i0=10**10)) == 1200.0
 
 
 def test_postgres_and_innodb_sql_differ_as_the_spec_says():
-    step = ibench.steps(ibench.IBenchSizes())[1]  # l.x
+    step = ibench.steps(ibench.IBenchParams())[1]  # l.x
     pg, my = ibench.ibench_sql("postgres", step), ibench.ibench_sql("mysql", step)
     assert "transactionid IN (SELECT transactionid FROM {table}" in pg["delete"]
     assert my["delete"].endswith("ORDER BY transactionid ASC LIMIT {rows}")
@@ -41,7 +41,7 @@ def test_postgres_and_innodb_sql_differ_as_the_spec_says():
     assert [q["domain"] for q in pg["range"]] == [10000, 1000, 500]
     assert pg["point"].endswith("IN ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)")
     assert len(pg["after"]) == 3 and len(my["after"]) == 1 and my["after"][0].count("ADD INDEX") == 3
-    assert ibench.ibench_sql("postgres", ibench.steps(ibench.IBenchSizes())[0])["after"] == []
+    assert ibench.ibench_sql("postgres", ibench.steps(ibench.IBenchParams())[0])["after"] == []
     assert "bigserial primary key" in ibench.create_table_sql("pi1", "postgres")[1]
     assert ibench.create_table_sql("pi1", "postgres")[2] == "ALTER SEQUENCE pi1_transactionid_seq CACHE 1000"
     assert "auto_increment" in ibench.create_table_sql("pi1", "mysql")[1]
@@ -55,8 +55,8 @@ def test_an_insert_benchmark_campaign_reads_its_sizes():
     spec = parse_campaign(tomllib.loads(campaign(
         '[insert_benchmark]\nclients = 4\nrows_l_i0 = 1000\nrows_l_i1 = 400\nquery_s = "2m"\nsteps = ["l.i0", "l.x"]')),
         "c.toml", Path("."), "c")
-    assert spec.ibench.clients == 4 and spec.ibench.rows_l_i2 == 100 and spec.ibench.query_s == 120
-    assert spec.ibench_steps == ("l.i0", "l.x") and spec.order == "sequential"
+    assert spec.params.clients == 4 and spec.params.rows_l_i2 == 100 and spec.params.query_s == 120
+    assert spec.params.steps == ("l.i0", "l.x") and spec.order == "sequential"
     assert spec.to_dict()["insert_benchmark"]["clients"] == 4
 
 
@@ -90,4 +90,4 @@ def test_io_bound_sizes_each_targets_cache_to_a_tenth_of_the_table_and_repeats_a
         {"shared_buffers": f"{mb}MB"},
         {"innodb_buffer_pool_size": f"{mb}M", "innodb_flush_method": "O_DIRECT"},
         {"innodb_buffer_pool_size": "1G", "innodb_flush_method": "O_DIRECT"}]  # the target's own setting wins
-    assert ibench.io_bound_cache_mb(ibench.IBenchSizes(rows_l_i0=1000)) == 16
+    assert ibench.io_bound_cache_mb(ibench.IBenchParams(rows_l_i0=1000)) == 16

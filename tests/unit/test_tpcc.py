@@ -33,12 +33,12 @@ def test_a_tpcc_campaign_reads_its_sizes():
     spec = parse_campaign(tomllib.loads(campaign(
         'repeats = 3\n[tpcc]\nwarehouses = 8\nclients = 16\nload_clients = 4\nrampup_s = "1m"\nduration_s = "10m"\n'
         "procedures = true")), "c.toml", Path("."), "c")
-    t = spec.tpcc
+    t = spec.params
     assert (t.warehouses, t.clients, t.load_clients, t.rampup_s, t.duration_s, t.procedures) == (8, 16, 4, 60, 600,
                                                                                                  True)
     assert spec.repeats == 3 and spec.to_dict()["tpcc"]["warehouses"] == 8
     assert t.loaders(2) == 4 and parse_campaign(tomllib.loads(campaign("[tpcc]\nwarehouses = 1")), "c", Path("."),
-                                                "c").tpcc.loaders(8) == 1  # never more loaders than warehouses
+                                                "c").params.loaders(8) == 1  # never more loaders than warehouses
 
 
 @pytest.mark.parametrize("extra, needle", [
@@ -159,7 +159,7 @@ def test_a_failed_run_is_listed_with_its_reason():
 def test_consistency_checks_are_on_unless_the_campaign_turns_them_off():
     spec = parse_campaign(tomllib.loads(campaign("[tpcc]\nwarehouses = 1")), "c.toml", Path("."), "c")
     off = parse_campaign(tomllib.loads(campaign("[tpcc]\nconsistency_checks = false")), "c.toml", Path("."), "c")
-    assert spec.tpcc.consistency_checks is True and off.tpcc.consistency_checks is False
+    assert spec.params.consistency_checks is True and off.params.consistency_checks is False
     assert off.to_dict()["tpcc"]["consistency_checks"] is False  # stored with the campaign, so reports know
     assert "consistency not checked" in setup_text(off.to_dict()) and "not checked" not in setup_text(spec.to_dict())
 
@@ -180,7 +180,7 @@ def test_procedures_false_and_true_make_each_target_two_variants_sp0_and_sp1():
         '[[targets]]\nname = "ma"\nengine = "mariadb"\nversion = "11.4.5"\n'), "c.toml", Path("."), "c")
     assert [(t.name, t.base) for t in spec.targets] == [("pg-sp0", True), ("pg-sp1", False), ("ma-sp0", False),
                                                         ("ma-sp1", False)]
-    assert [procedures_of(t, spec.tpcc) for t in spec.targets] == [False, True, False, True]
+    assert [procedures_of(t, spec.params) for t in spec.targets] == [False, True, False, True]
     assert "without and with stored procedures (sp0, sp1)" in setup_text(spec.to_dict())
 
 

@@ -3,13 +3,20 @@ capabilities instead of its name, and carried whole to a cluster unit."""
 from __future__ import annotations
 
 import pickle
+import re
 from dataclasses import fields
 from pathlib import Path
+
+import pytest
 
 from dbdrift.plan import keys
 from dbdrift.plan.campaign import PLANS, parse_campaign
 from dbdrift.runner.campaign import placement_option
+from dbdrift.workloads.htap import plan as htap_plan
+from dbdrift.workloads.ibench import plan as ibench_plan
 from dbdrift.workloads.registry import WORKLOADS, Workload, workload_of
+from dbdrift.workloads.tpcc import plan as tpcc_plan
+from dbdrift.workloads.vector import plan as vector_plan
 
 TARGETS = [{"name": "a", "version": "17.10"}, {"name": "b", "version": "18.4"}]
 
@@ -31,6 +38,27 @@ def test_a_workload_pickles_whole_for_a_cluster_unit():
 def test_each_workload_has_its_own_table_or_none():
     tables = [w.table for w in WORKLOADS.values() if w.table]
     assert len(tables) == len(set(tables)) and all(keys.key("top", t) for t in tables)
+
+
+SLICE_PARAMS = {"insert-benchmark": ibench_plan.params, "tpcc": tpcc_plan.params, "vector": vector_plan.params,
+                "htap": htap_plan.params}
+
+
+def test_a_workloads_table_is_stored_as_its_params_hold_it_key_for_key():
+    for name, params in SLICE_PARAMS.items():
+        campaign = spec(workload=name)
+        table = PLANS[name].table
+        assert list(campaign.to_dict()[table]) == [f.name for f in fields(params(campaign))]
+        assert set(campaign.to_dict()[table]) == {k.name for k in PLANS[name].keys}, name
+
+
+def test_a_slice_refuses_to_read_its_params_from_a_campaign_of_another_workload():
+    assert spec().params is None  # sysbench's keys are top-level: it has no table of its own
+    for name, params in SLICE_PARAMS.items():
+        other = spec(workload="tpcc" if name != "tpcc" else "vector")
+        message = f"campaign c is a {other.workload} campaign: it has no [{PLANS[name].table}]"
+        with pytest.raises(TypeError, match=re.escape(message)):
+            params(other)
 
 
 def test_a_campaign_is_asked_for_capabilities_not_its_name():

@@ -127,12 +127,15 @@ def _runs_left(spec: CampaignSpec, store: Store, campaign_id: int, ids: dict[str
 def _repeats_left(spec: CampaignSpec, store: Store, campaign_id: int, ids: dict[str, int]) -> Resumed:
     repeats = spec.only_repeats if spec.only_repeats is not None else range(spec.repeats)
     units = [(t.name, r) for r in repeats for t in spec.targets]
-    wanted = set(spec.ibench_steps)
+    # a repeat kept as steps (the Insert Benchmark's) is done when every step it judges, every step it runs, is
+    # stored; a workload that judges nothing has no such repeats
+    judged = workload_of(spec).judged
+    wanted = set(judged(spec)) if judged is not None else None
 
     def done(name: str, repeat: int) -> bool:  # whichever table the campaign's workload keeps its repeats in
         target_id = ids.get(name)
         return target_id is not None and (store.tpcc_done(target_id, repeat) or store.workload_done(target_id, repeat)
-                                          or store.ibench_done(target_id, repeat) >= wanted)
+                                          or (wanted is not None and store.ibench_done(target_id, repeat) >= wanted))
 
     to_run = sum(1 for name, repeat in units if not done(name, repeat))
     expected = workload_of(spec).estimate(spec)[0] * to_run / len(units) if units else 0.0

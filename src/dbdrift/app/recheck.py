@@ -132,7 +132,8 @@ def _as_written(key: str, value: object) -> object:
     stores for a key left to dbdrift (load_clients: one per host CPU), which a file may not say."""
     if not isinstance(value, dict):
         return value
-    unset = {k.name for k in keys.of(key) if k.default is None}
+    rows = next((w.plan.keys for w in WORKLOADS.values() if w.table == key), ())  # its slice's keys.py
+    unset = {k.name for k in rows if k.default is None}
     return {k: v for k, v in value.items() if not (k in unset and v == 0)}
 
 

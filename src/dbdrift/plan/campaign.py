@@ -9,17 +9,13 @@ from __future__ import annotations
 
 import difflib
 import tomllib
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TypeVar
 
-from dbdrift.workloads.ibench.catalog import IBenchSizes
-from dbdrift.workloads.tpcc.catalog import TpccSizes
-from dbdrift.workloads.vector.catalog import VectorSizes
-from dbdrift.workloads.htap.catalog import HtapSizes
 from dbdrift.workloads.sysbench.catalog import MicrobenchmarkSpec, select_tests
 from dbdrift.errors import InputError, UserError
-from dbdrift.model import ENGINES, IBENCH_STEPS, JsonObject, TargetSpec
+from dbdrift.model import ENGINES, JsonObject, TargetSpec
 from dbdrift.workload import Capabilities, WorkloadPlan
 from dbdrift.workloads.ibench import plan as ibench_plan
 from dbdrift.workloads.sysbench import plan as sysbench_plan
@@ -40,7 +36,7 @@ T = TypeVar("T")
 # The slices' plan parts by `workload` value. Parsing (load_campaign, parse_campaign, called from
 # every verb and many tests) happens in this layer, below workloads/registry.py, so it looks the
 # plan parts up here, in its own layer; the registry builds each Workload on these.
-PLANS: dict[str, WorkloadPlan[CampaignSpec, fields.Table, Axis, JsonObject]] = {
+PLANS: dict[str, WorkloadPlan[CampaignSpec, fields.Table, Axis, JsonObject, keys.Key]] = {
     p.name: p for p in (sysbench_plan.PLAN, ibench_plan.PLAN, tpcc_plan.PLAN, vector_plan.PLAN, htap_plan.PLAN)}
 
 
@@ -103,11 +99,9 @@ class CampaignSpec:
     source: str = "<built-in>"
     test_names: tuple[str, ...] = _default("tests", tuple)
     workload: str = _default("workload", str)  # sysbench | insert-benchmark | tpcc | vector | htap
-    ibench: IBenchSizes = field(default_factory=IBenchSizes)  # the Insert Benchmark's sizes
-    tpcc: TpccSizes = field(default_factory=TpccSizes)  # TPROC-C's warehouses, virtual users and windows
-    vector: VectorSizes = field(default_factory=VectorSizes)  # vector search's data set, index sweeps and windows
-    htap: HtapSizes = field(default_factory=HtapSizes)  # CH-benCHmark's warehouses, clients, streams and windows
-    ibench_steps: tuple[str, ...] = IBENCH_STEPS
+    # the workload's own table read into its slice's Params record (TpccParams, ...), which the slice reads
+    # back typed (its plan.py's params(spec)); None for sysbench, whose keys are the top-level ones above
+    params: object = None
     allow_large: bool = _default("allow_large", bool)  # accept sizes and durations beyond the soft limits (plan/keys.py)
     axes: tuple[Axis, ...] = ()  # configuration matrix axes; targets are already expanded into their variants
     variant_patterns: tuple[str, ...] = ()  # `variants`: shell globs choosing which variants run
@@ -115,7 +109,7 @@ class CampaignSpec:
     only_repeats: tuple[int, ...] | None = None  # a cluster unit's repeats (Insert Benchmark, TPROC-C); None: all
 
     @property
-    def workload_plan(self) -> WorkloadPlan[CampaignSpec, fields.Table, Axis, JsonObject]:
+    def workload_plan(self) -> WorkloadPlan[CampaignSpec, fields.Table, Axis, JsonObject, keys.Key]:
         """The plan part of this campaign's workload (its slice's plan.py)."""
         return PLANS[self.workload]
 

@@ -39,23 +39,31 @@ SCALAR_KINDS = (keys.INTEGER, keys.DURATION, keys.FLAG, keys.CHOICE)  # what Tab
 
 @dataclass(frozen=True)
 class Table:
-    """One TOML table being read: its keys, where it is (for messages), allow_large, and which
-    campaign table it is (plan/keys.py: its keys' defaults and limits)."""
+    """One TOML table being read: its keys, where it is (for messages), allow_large, which
+    campaign table it is and the rows of its keys (their defaults and limits): a workload's table
+    brings its slice's (workloads/<name>/keys.py), the core's are plan/keys.py's (rows None)."""
 
     data: TomlTable
     where: str
     allow_large: bool = False
     table: str = "top"
+    rows: tuple[keys.Key, ...] | None = None
 
-    def _key(self, name: str) -> keys.Key:
-        return keys.key(self.table, name)
+    def key(self, name: str) -> keys.Key:
+        """The row of one of the table's keys."""
+        if self.rows is None:
+            return keys.key(self.table, name)
+        return {k.name: k for k in self.rows}[name]
+
+    def _rows(self) -> tuple[keys.Key, ...]:
+        return keys.of(self.table) if self.rows is None else self.rows
 
     def _value(self, name: str, default: object) -> object:
-        return self.data.get(name, self._key(name).default if default is _UNSET else default)
+        return self.data.get(name, self.key(name).default if default is _UNSET else default)
 
     def integer(self, name: str, default: object = _UNSET) -> int:
         """A positive integer within the key's limits; `default` when the parser derives it."""
-        value, limit = self._value(name, default), self._key(name)
+        value, limit = self._value(name, default), self.key(name)
         if isinstance(value, bool) or not isinstance(value, int) or value < 1:
             example = limit.default if isinstance(limit.default, int) else 1
             raise InputError(f"{self.where}: {name} must be a positive integer, got {brief_repr(value)}",
@@ -69,7 +77,7 @@ class Table:
         return value
 
     def duration(self, name: str, default: object = _UNSET) -> float:
-        key = self._key(name)
+        key = self.key(name)
         value = self._value(name, default)
         seconds = parse_duration_s(value, f"{self.where}: {name}", positive=key.measured)
         units = 'durations are seconds unless they carry a unit ("90s", "15m", "2h")'
@@ -90,7 +98,7 @@ class Table:
         value = self.data.get(name)
         if value is None:
             return None
-        low, high = self._key(name).bounds()
+        low, high = self.key(name).bounds()
         return parse_percent(value, f"{self.where}: {name}", PercentRange(low, high, high_allowed=True))
 
     def flag(self, name: str, default: object = _UNSET) -> bool:
@@ -100,14 +108,14 @@ class Table:
                              f"write {name} = true")
         return value
 
-    def subtable(self, name: str) -> Table:
-        """A table of this one, `[name]` (empty when left out), its keys checked against the
-        rows of plan/keys.py's table `name`."""
+    def subtable(self, name: str, rows: tuple[keys.Key, ...]) -> Table:
+        """A table of this one, `[name]` (empty when left out), its keys checked against `rows`,
+        the rows of a workload's table (its slice's keys.py)."""
         raw, label = self.data.get(name, {}), f"{self.where}: [{name}]"
         if not isinstance(raw, dict):
             raise InputError(f"{label} is not a table", f"write [{name}] followed by key = value lines")
-        check_keys(raw, keys.names(name), label)
-        return Table(raw, label, self.allow_large, table=name)
+        check_keys(raw, {k.name for k in rows}, label, retired={**_RETIRED, **keys.retired(rows)})
+        return Table(raw, label, self.allow_large, table=name, rows=rows)
 
     def scalar(self, key: keys.Key) -> int | float | bool | str:
         """One integer, duration, flag or choice key, read as its row's kind says."""
@@ -116,18 +124,17 @@ class Table:
         return readers[key.kind](key.name)
 
     def record(self, make: Callable[..., T]) -> T:
-        """The table's integer, duration, flag and choice keys, each read by its row in
-        plan/keys.py and passed to `make` (a record type such as TpccSizes) under its field
-        name, so that a new key of a workload's table is one row there and one field of its
-        record. A key left out whose row has no default is not passed: the record's own default
+        """The table's integer, duration, flag and choice keys, each read by its row and passed
+        to `make` (a record type such as TpccParams) under its field name, so that a new key of a
+        workload's table is one row in its slice's keys.py and one field of its record. A key left out whose row has no default is not passed: the record's own default
         holds, or the caller derives it. `make` takes keyword arguments named by the rows,
         which only run time knows: hence `...`."""
-        return make(**{k.field_name: self.scalar(k) for k in keys.of(self.table)
+        return make(**{k.field_name: self.scalar(k) for k in self._rows()
                        if k.kind in SCALAR_KINDS and (k.name in self.data or k.default is not None)})
 
     def choice(self, name: str) -> str:
         """One of the key's choices; a retired one is refused with its current name."""
-        key = self._key(name)
+        key = self.key(name)
         value = self.data.get(name, key.default)
         if isinstance(value, str) and value in key.retired:
             new = key.retired[value]
@@ -226,12 +233,15 @@ def _setting(value: object, what: str) -> str:
 _RETIRED = keys.retired()
 
 
-def check_keys(data: TomlTable, known: set[str], where: str) -> None:
+def check_keys(data: TomlTable, known: set[str], where: str, retired: Mapping[str, str] | None = None) -> None:
+    """Every key of `data` is `known`; a retired one (the core's tables', or `retired`: a workload
+    table's too) is refused with what replaced it, an unknown one with the closest known name."""
     import difflib
 
+    gone = _RETIRED if retired is None else retired
     for key in data:
-        if key in _RETIRED:
-            raise InputError(f"{where}: {key} is no longer used", _RETIRED[key])
+        if key in gone:
+            raise InputError(f"{where}: {key} is no longer used", gone[key])
         if key not in known:
             close = difflib.get_close_matches(key, sorted(known), n=1) if isinstance(key, str) else []
             hint = f"did you mean {close[0]!r}?" if close else f"known keys: {', '.join(sorted(known))}"

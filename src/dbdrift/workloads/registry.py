@@ -21,6 +21,7 @@ from dbdrift.model import InstallInfo, JsonObject
 from dbdrift.plan.axes import Axis
 from dbdrift.plan.campaign import CampaignSpec
 from dbdrift.plan.fields import Table
+from dbdrift.plan.keys import Key
 from dbdrift.results.history import RepeatValues
 from dbdrift.results.workload import with_recheck
 from dbdrift.runner.campaign import CampaignOutcome, Runner
@@ -51,7 +52,7 @@ from dbdrift.workloads.vector import results as vector_results
 from dbdrift.workloads.vector import run as vector_run
 
 
-Plan = WorkloadPlan[CampaignSpec, Table, Axis, JsonObject]
+Plan = WorkloadPlan[CampaignSpec, Table, Axis, JsonObject, Key]
 """A workload's plan part with the plan layer's types bound (plan/campaign.py's PLANS holds these)."""
 
 R = TypeVar("R")  # a workload's report model: ReportData (sysbench), IBenchReport, TpccReport, ...

@@ -14,7 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from dbdrift.model import JsonObject
-from dbdrift.workloads.tpcc.catalog import TpccSizes
+from dbdrift.workloads.tpcc.catalog import TpccParams
 
 SUPPLIERS = 10_000
 ALNUM = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"  # the driver's c_state letters
@@ -235,7 +235,7 @@ WINDOW_TITLES = {"transactions": "transactions alone", "analytics": "analytics a
 
 
 @dataclass(frozen=True)
-class HtapSizes:
+class HtapParams:
     """A campaign's `[htap]` table: TPROC-C's warehouses and virtual users, the analytical
     streams beside them, the queries they run and the length of each of the three windows."""
 
@@ -248,9 +248,9 @@ class HtapSizes:
     queries: tuple[str, ...] = QUERY_NAMES  # CH-benCHmark's queries the streams run, in this order
     consistency_checks: bool = True  # TPC-C clause 3.3.2's conditions checked after the last window
 
-    def tpcc(self) -> TpccSizes:
+    def tpcc(self) -> TpccParams:
         """The TPROC-C part, as the TPROC-C driver calls and ETAs take it."""
-        return TpccSizes(warehouses=self.warehouses, clients=self.clients, load_clients=self.load_clients,
+        return TpccParams(warehouses=self.warehouses, clients=self.clients, load_clients=self.load_clients,
                          rampup_s=self.rampup_s, duration_s=self.duration_s, procedures=False,
                          consistency_checks=self.consistency_checks)
 

@@ -1,5 +1,5 @@
-"""CH-benCHmark's campaign keys (layer plan): the [htap] table read into a CampaignSpec; what the
-workload can do, as Capabilities."""
+"""CH-benCHmark's campaign keys (layer plan): the [htap] table read into its HtapParams, the
+campaign's `params`, and read back typed (`params`); what the workload can do, as Capabilities."""
 from __future__ import annotations
 
 from dataclasses import asdict, replace
@@ -11,7 +11,8 @@ from dbdrift.plan import fields
 from dbdrift.plan.axes import Axis
 from dbdrift.quantities import brief_repr
 from dbdrift.workload import Capabilities, WorkloadPlan
-from dbdrift.workloads.htap.catalog import JUDGED, QUERY_NAMES, WINDOWS, HtapSizes, setup_text
+from dbdrift.workloads.htap.catalog import JUDGED, QUERY_NAMES, WINDOWS, HtapParams, setup_text
+from dbdrift.workloads.htap.keys import KEYS
 from dbdrift.workloads.sysbench.plan import RefuseSysbenchKeys, settle_s
 
 if TYPE_CHECKING:  # plan/campaign.py imports this module: the type only, for the checker
@@ -50,8 +51,8 @@ refuse = RefuseSysbenchKeys(
 
 def parse_htap(spec: CampaignSpec, top: fields.Table) -> CampaignSpec:
     """The [htap] table: warehouses, virtual users, analytical streams, the queries and the windows."""
-    table = top.subtable("htap")
-    sizes = table.record(HtapSizes)
+    table = top.subtable("htap", KEYS)
+    sizes = table.record(HtapParams)
     raw = table.data.get("queries", list(QUERY_NAMES))
     names = fields.str_list([raw] if isinstance(raw, str) else raw, f"{table.where}: queries",
                             'e.g. queries = ["Q1", "Q6", "Q14"]')
@@ -67,12 +68,20 @@ def parse_htap(spec: CampaignSpec, top: fields.Table) -> CampaignSpec:
         which = "clients" if sizes.clients < 1 else "streams"
         raise InputError(f"{table.where}: {which} must be at least 1",
                          "HTAP runs transactions and analytics together: give both at least one")
-    return replace(spec, htap=replace(sizes, queries=tuple(dict.fromkeys(names))), test_names=(),
+    return replace(spec, params=replace(sizes, queries=tuple(dict.fromkeys(names))), test_names=(),
                    order="sequential")
 
 
 def stored(spec: CampaignSpec) -> JsonObject:
-    return {"htap": asdict(spec.htap)}
+    return {"htap": asdict(params(spec))}
+
+
+def params(spec: CampaignSpec) -> HtapParams:
+    """The campaign's `[htap]` table as read (CampaignSpec.params), typed; a campaign of
+    another workload has none, which is a mistake of the caller's."""
+    if not isinstance(spec.params, HtapParams):
+        raise TypeError(f"campaign {spec.name} is a {spec.workload} campaign: it has no [htap]")
+    return spec.params
 
 
 def no_axes(top: fields.Table) -> tuple[Axis, ...]:
@@ -82,11 +91,11 @@ def no_axes(top: fields.Table) -> tuple[Axis, ...]:
 
 # CH-benCHmark needs no extension: any build of the three engines runs it
 PLAN = WorkloadPlan(name="htap", table="htap", caps=CAPS, refuse=refuse, parse=parse_htap, settle_s=settle_s,
-                    stored=stored, demo=DEMO, demo_targets={}, axes=no_axes)
+                    stored=stored, demo=DEMO, demo_targets={}, axes=no_axes, keys=KEYS)
 
 def check_lines(spec: CampaignSpec) -> list[str]:
     """What each target runs, as `run --check` says it."""
-    h = spec.htap
+    h = params(spec)
     return [f"CH-benCHmark: {setup_text(spec.to_dict())} per target",
             "  windows: " + "; ".join(f"{w}: {vus} virtual user(s), {streams} stream(s)"
                                       for w in WINDOWS for vus, streams in [h.window(w)])]
@@ -94,4 +103,4 @@ def check_lines(spec: CampaignSpec) -> list[str]:
 
 def judged(spec: CampaignSpec) -> tuple[str, ...]:
     """What gets a verdict (`detect` plans for them)."""
-    return JUDGED + tuple(f"{q} latency" for q in spec.htap.queries)
+    return JUDGED + tuple(f"{q} latency" for q in params(spec).queries)

@@ -223,4 +223,10 @@ def charts(data: HtapReport) -> list[str]:
 
 REPORT = ReportSkeleton("CH-benCHmark", "CH-benCHmark", blocks, render_csv, render_json, ("the figure", "ratio", "figure"),
                         charts)
-render, render_text, render_html = REPORT.render, REPORT.text, REPORT.html
+render_text, render_html = REPORT.text, REPORT.html
+
+
+def render(data: HtapReport, fmt: str) -> str:
+    """The report in `fmt` (the Workload's render_report): a module-level function, so that the
+    Workload pickles equal to itself for a cluster unit (a bound method of REPORT would not)."""
+    return REPORT.render(data, fmt)

@@ -23,6 +23,7 @@ from dbdrift.runner.detect import planned_repeats
 from dbdrift.runner.session import TargetSession
 from dbdrift.workloads.htap.catalog import WINDOW_TITLES, WINDOWS, load_statements, queries_for
 from dbdrift.workloads.tpcc import catalog as tpcc
+from dbdrift.workloads.htap.plan import params
 from dbdrift.workloads.tpcc.run import WindowPace, check_consistency, load, sampled_run
 
 WORKLOAD = "htap"
@@ -31,7 +32,7 @@ CH_LOAD_S = 5.0  # the three small tables (an ETA)
 
 def plan_s(spec: CampaignSpec) -> float:
     """Expected seconds of one target's repeat: load, the three windows and the checks."""
-    h = spec.htap
+    h = params(spec)
     return 5.0 + tpcc.load_estimate_s(h.tpcc()) + CH_LOAD_S + len(WINDOWS) * (h.rampup_s + h.duration_s + 2.0) + 10.0
 
 
@@ -40,7 +41,7 @@ PROGRESS_STEPS = 3 + len(WINDOWS)  # the start, the load, CH-benCHmark's tables,
 
 def driver_spec(session: TargetSession, window: str, repeat: int) -> JsonObject:
     """The driver's `tpcc` run spec of one window: its virtual users and streams."""
-    h, engine = session.spec.htap, session.install.engine
+    h, engine = params(session.spec), session.install.engine
     vus, streams = h.window(window)
     spec: JsonObject = {"backend": session.dialect.backend, "connection": session.conn,
                         "seed": session.spec.seed + repeat, "phase": "run", "warehouses": h.warehouses,
@@ -54,7 +55,7 @@ def driver_spec(session: TargetSession, window: str, repeat: int) -> JsonObject:
 def run_target(session: TargetSession, install: InstallInfo, repeat: int = 0) -> None:
     """Load, the three windows and the checks on a fresh server; stores the repeat, then raises
     ServerError/DriverError when the target failed, KeyboardInterrupt when interrupted."""
-    h = session.spec.htap
+    h = params(session.spec)
     record: JsonObject = {"engine": install.engine, "queries": [q["name"] for q in queries_for(
         install.engine, h.queries, repeat)], "windows": {}, "consistency": []}
     suffix = f", repeat {repeat + 1}/{session.spec.repeats}" if session.spec.repeats > 1 else ""
@@ -91,7 +92,7 @@ def run_target(session: TargetSession, install: InstallInfo, repeat: int = 0) ->
 
 
 def _load(session: TargetSession, repeat: int) -> JsonObject:
-    h = session.spec.htap
+    h = params(session.spec)
     spec = {**driver_spec(session, "transactions", repeat), "phase": "load",
             "clients": h.tpcc().loaders(os.cpu_count() or 1)}
     return load(session, spec, tpcc.load_estimate_s(h.tpcc()))
@@ -111,7 +112,7 @@ def _load_ch(session: TargetSession) -> JsonObject:
         session.raise_if_dead()
         raise DriverError(f"{session.name}: load supplier, nation and region: {exc.message}",
                           exc.hint or "see the server log") from None
-    for q in queries_for(session.install.engine, session.spec.htap.queries):
+    for q in queries_for(session.install.engine, params(session.spec).queries):
         try:  # every query planned once here, so one the engine cannot run fails before any window
             process.query(session.conn, "EXPLAIN " + q["sql"], timeout_s=300, backend=session.dialect.backend)
         except (DriverError, ServerError) as exc:
@@ -126,7 +127,7 @@ def _window(session: TargetSession, window: str, repeat: int, suffix: str) -> Js
     """One window through the driver, the host sampled over it; returns what it measured, with
     its status."""
     session.server.check_alive()
-    h = session.spec.htap
+    h = params(session.spec)
     vus, streams = h.window(window)
     label = f"{WINDOW_TITLES[window]}: {vus} VU(s), {streams} stream(s){suffix}"
     session.progress.step_start(session.name, label, h.rampup_s + h.duration_s)
@@ -177,7 +178,7 @@ def estimate(spec: CampaignSpec) -> tuple[float, int]:
 
 
 def clients(spec: CampaignSpec) -> int:
-    h = spec.htap
+    h = params(spec)
     return max(h.clients + h.streams, h.tpcc().loaders(os.cpu_count() or 1))
 
 

@@ -32,8 +32,9 @@ STEP_TITLES = {
 
 
 @dataclass(frozen=True)
-class IBenchSizes:
-    """Campaign sizes: rows for all clients together (as ra.sh's nr1/nr2), seconds per query step."""
+class IBenchParams:
+    """A campaign's `[insert_benchmark]` table: rows for all clients together (as ra.sh's
+    nr1/nr2), seconds per query step, and the steps it runs."""
 
     clients: int = 1
     rows_l_i0: int = 10_000_000
@@ -43,6 +44,7 @@ class IBenchSizes:
     deletes: bool = True  # delete_per_insert: the table keeps its size from l.i1 on
     shared_table: bool = False  # only1t: every client writes pi1 (not with deletes)
     io_bound: bool = False  # the cache sized well below the table (io_bound_settings)
+    steps: tuple[str, ...] = IBENCH_STEPS  # the steps run, a subset of IBENCH_STEPS in its order
 
     def tables(self) -> list[str]:
         return ["pi1"] * self.clients if self.shared_table else [f"pi{n}" for n in range(1, self.clients + 1)]
@@ -58,12 +60,12 @@ IO_BOUND_SHARE = 10  # the cache holds at most a tenth of the table and its inde
 IO_BOUND_MIN_MB = 16
 
 
-def io_bound_cache_mb(sizes: IBenchSizes) -> int:
+def io_bound_cache_mb(sizes: IBenchParams) -> int:
     """The IO-bound setup's cache: a tenth of what l.i0 and l.x build, at least 16 MB."""
     return max(IO_BOUND_MIN_MB, sizes.rows_l_i0 * IO_BOUND_ROW_BYTES // IO_BOUND_SHARE // 2**20)
 
 
-def io_bound_settings(engine: str, sizes: IBenchSizes) -> dict[str, str]:
+def io_bound_settings(engine: str, sizes: IBenchParams) -> dict[str, str]:
     """What `io_bound = true` sets on a target (its own settings win): shared_buffers, or the
     InnoDB buffer pool with O_DIRECT so that its misses are storage reads, not page-cache copies.
     PostgreSQL reads through the OS page cache whatever shared_buffers is: its misses are
@@ -99,8 +101,8 @@ class IBenchStep:
         return float(self.inserts_per_second * clients) if self.is_query_step else None
 
 
-def steps(sizes: IBenchSizes, names: tuple[str, ...] = IBENCH_STEPS) -> list[IBenchStep]:
-    """The steps in order (model.IBENCH_STEPS), `names` selecting a subset."""
+def steps(sizes: IBenchParams) -> list[IBenchStep]:
+    """The campaign's steps (sizes.steps) in order (model.IBENCH_STEPS)."""
     per = sizes.clients
 
     def share(total: int) -> int:
@@ -117,10 +119,10 @@ def steps(sizes: IBenchSizes, names: tuple[str, ...] = IBENCH_STEPS) -> list[IBe
         rows = max(1, round(sizes.query_s * rate))
         every.append(IBenchStep(f"qr{rate}", rows, 50, rate, deletes, "range"))
         every.append(IBenchStep(f"qp{rate}", rows, 50, rate, deletes, "point"))
-    return [s for s in every if s.name in names]
+    return [s for s in every if s.name in sizes.steps]
 
 
-def settle_seconds(sizes: IBenchSizes) -> float:
+def settle_seconds(sizes: IBenchParams) -> float:
     """The settle time after l.i2, as the scripts compute it: T = min(1200, 60 + nr1/10^6) s,
     nr1 the l.i0 rows of all tables."""
     return min(1200.0, 60.0 + sizes.rows_l_i0 / 1e6)

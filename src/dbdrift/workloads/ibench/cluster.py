@@ -5,13 +5,14 @@ from __future__ import annotations
 from dbdrift.cluster.units import remaining_repeats
 from dbdrift.plan.campaign import CampaignSpec
 from dbdrift.store.store import Store
+from dbdrift.workloads.ibench.plan import params
 
 
 def remaining(store: Store, campaign_id: int, spec: CampaignSpec, tests: tuple[str, ...],
               repeats: tuple[int, ...] = ()) -> tuple[tuple[str, ...], tuple[int, ...]] | None:
     """The unit's repeats some target lacks a step of; their stored steps are superseded (the
     steps build on each other, so a repeat runs again from l.i0)."""
-    wanted = set(spec.ibench_steps)
+    wanted = set(params(spec).steps)
 
     def complete(ids: dict[str, int], repeat: int) -> bool:
         return all(store.ibench_done(ids[t.name], repeat) >= wanted for t in spec.targets)

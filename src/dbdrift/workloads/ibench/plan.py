@@ -1,5 +1,6 @@
-"""The Insert Benchmark's campaign keys (layer plan): the [insert_benchmark] table read into a
-CampaignSpec; what the workload can do, as Capabilities."""
+"""The Insert Benchmark's campaign keys (layer plan): the [insert_benchmark] table read into its
+IBenchParams, the campaign's `params`, and read back typed (`params`); what the workload can do,
+as Capabilities."""
 from __future__ import annotations
 
 from dataclasses import asdict, replace
@@ -7,13 +8,14 @@ from typing import TYPE_CHECKING
 
 from dbdrift.errors import InputError
 from dbdrift.model import IBENCH_STEPS, JsonObject
-from dbdrift.plan import fields, keys
+from dbdrift.plan import fields
 from dbdrift.plan.axes import Axis
 from dbdrift.plan.keys import INT64_MAX
 from dbdrift.quantities import brief_repr
 from dbdrift.workload import Capabilities, WorkloadPlan
-from dbdrift.workloads.ibench.catalog import IBenchSizes, io_bound_settings, settle_seconds
+from dbdrift.workloads.ibench.catalog import IBenchParams, io_bound_settings, settle_seconds
 from dbdrift.workloads.ibench.catalog import steps as ibench_steps
+from dbdrift.workloads.ibench.keys import KEYS
 from dbdrift.workloads.sysbench.plan import RefuseSysbenchKeys
 
 if TYPE_CHECKING:  # plan/campaign.py imports this module: the type only, for the checker
@@ -56,16 +58,16 @@ refuse = RefuseSysbenchKeys(
 def parse_insert_benchmark(spec: CampaignSpec, top: fields.Table) -> CampaignSpec:
     """The [insert_benchmark] table: clients (dop), rows of l.i0, l.i1 and l.i2 for all clients,
     seconds per query step, deletes, one shared table, and optionally a subset of the steps."""
-    table = top.subtable("insert_benchmark")
+    table = top.subtable("insert_benchmark", KEYS)
     raw, label = table.data, table.where
-    sizes = table.record(IBenchSizes)
+    sizes = table.record(IBenchParams)
     if "rows_l_i2" not in raw:
         sizes = replace(sizes, rows_l_i2=max(1, sizes.rows_l_i1 // 4))
     if sizes.shared_table and sizes.deletes and sizes.clients > 1:
         raise InputError(f"{label}: shared_table with deletes and several clients",
                          "clients deleting the oldest rows of one table would delete each other's: "
                          "set deletes = false or shared_table = false")
-    names = raw.get("steps", list(keys.default_as("insert_benchmark", "steps", tuple)))
+    names = raw.get("steps", list(IBENCH_STEPS))
     names = fields.str_list([names] if isinstance(names, str) else names, f"{label}: steps", 'e.g. steps = ["l.i0", "l.x"]')
     unknown = [n for n in names if n not in IBENCH_STEPS]
     if unknown:
@@ -73,23 +75,31 @@ def parse_insert_benchmark(spec: CampaignSpec, top: fields.Table) -> CampaignSpe
     if not names:
         raise InputError(f"{label}: steps = [] selects no step",
                          f"list steps from {', '.join(IBENCH_STEPS)}, or leave steps out for all of them")
-    chosen = tuple(n for n in IBENCH_STEPS if n in names)
-    inserted = sum(s.rows_per_client for s in ibench_steps(sizes, chosen) if not s.create_indexes) * sizes.clients
+    sizes = replace(sizes, steps=tuple(n for n in IBENCH_STEPS if n in names))
+    inserted = sum(s.rows_per_client for s in ibench_steps(sizes) if not s.create_indexes) * sizes.clients
     if inserted > INT64_MAX:
         raise InputError(f"{label}: the steps would insert {inserted} rows, more than transactionid (BIGINT) "
                          f"can number ({INT64_MAX})", "use fewer rows_l_i0, rows_l_i1 and rows_l_i2")
     targets = spec.targets
     if sizes.io_bound:
         targets = tuple(replace(t, settings={**io_bound_settings(t.engine, sizes), **t.settings}) for t in targets)
-    return replace(spec, ibench=sizes, ibench_steps=chosen, test_names=(), order="sequential", targets=targets)
+    return replace(spec, params=sizes, test_names=(), order="sequential", targets=targets)
 
 
 def settle_s(spec: CampaignSpec) -> float:
-    return settle_seconds(spec.ibench)
+    return settle_seconds(params(spec))
 
 
 def stored(spec: CampaignSpec) -> JsonObject:
-    return {"insert_benchmark": {**asdict(spec.ibench), "steps": list(spec.ibench_steps)}}
+    return {"insert_benchmark": {**asdict(params(spec)), "steps": list(params(spec).steps)}}
+
+
+def params(spec: CampaignSpec) -> IBenchParams:
+    """The campaign's `[insert_benchmark]` table as read (CampaignSpec.params), typed; a campaign of
+    another workload has none, which is a mistake of the caller's."""
+    if not isinstance(spec.params, IBenchParams):
+        raise TypeError(f"campaign {spec.name} is a {spec.workload} campaign: it has no [insert_benchmark]")
+    return spec.params
 
 
 def no_axes(top: fields.Table) -> tuple[Axis, ...]:
@@ -99,16 +109,16 @@ def no_axes(top: fields.Table) -> tuple[Axis, ...]:
 
 PLAN = WorkloadPlan(name="insert-benchmark", table="insert_benchmark", caps=CAPS, refuse=refuse,
                     parse=parse_insert_benchmark, settle_s=settle_s, stored=stored, demo=DEMO, demo_targets={},
-                    axes=no_axes)
+                    axes=no_axes, keys=KEYS)
 
 
 def check_lines(spec: CampaignSpec) -> list[str]:
     """What each target runs, as `run --check` says it."""
     times = ("" if spec.repeats < 2 else f", up to {spec.repeats} times (repeats, as detect plans them)"
              if spec.detect_plan else f", {spec.repeats} times (repeats)")
-    return [f"steps: {', '.join(spec.ibench_steps)} per target{times}"]
+    return [f"steps: {', '.join(params(spec).steps)} per target{times}"]
 
 
 def judged(spec: CampaignSpec) -> tuple[str, ...]:
     """The steps that get a verdict: every step the campaign runs (`detect` plans for them)."""
-    return spec.ibench_steps
+    return params(spec).steps

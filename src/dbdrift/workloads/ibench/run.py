@@ -13,6 +13,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from dbdrift.workloads.ibench import catalog as ibench
+from dbdrift.workloads.ibench.plan import params
 from dbdrift.driver import process
 from dbdrift.errors import DriverError, ServerError, interrupted_error
 from dbdrift.metrics.sampler import Sampler
@@ -30,7 +31,7 @@ SETTLE_AFTER = "l.i2"
 ASSUMED_IPS = {"l.i0": 60_000, "l.x": 200_000, "l.i1": 15_000, "l.i2": 3_000}
 
 
-def estimate_s(step: ibench.IBenchStep, sizes: ibench.IBenchSizes) -> float:
+def estimate_s(step: ibench.IBenchStep, sizes: ibench.IBenchParams) -> float:
     if step.is_query_step:
         return step.rows_per_client / step.inserts_per_second
     rows = sizes.rows_l_i0 if step.name == "l.x" else step.rows_per_client * sizes.clients
@@ -39,25 +40,25 @@ def estimate_s(step: ibench.IBenchStep, sizes: ibench.IBenchSizes) -> float:
 
 def plan_s(spec: CampaignSpec) -> float:
     """Expected seconds of one target's steps and settle."""
-    steps = ibench.steps(spec.ibench, spec.ibench_steps)
+    steps = ibench.steps(params(spec))
     settle = spec.settle_total_s() if any(s.name == SETTLE_AFTER for s in steps) else 0.0
-    return sum(estimate_s(s, spec.ibench) for s in steps) + settle
+    return sum(estimate_s(s, params(spec)) for s in steps) + settle
 
 
 def progress_steps(spec: CampaignSpec) -> int:
     """Progress steps of one target: its start, table creation, each step, and the settle's work
     and quiet wait (a step each) when the steps include the one it follows."""
-    return len(spec.ibench_steps) + 2 + 2 * (SETTLE_AFTER in spec.ibench_steps)
+    return len(params(spec).steps) + 2 + 2 * (SETTLE_AFTER in params(spec).steps)
 
 
 def run_target(session: TargetSession, install: InstallInfo, repeat: int = 0) -> None:
     """All selected steps on a fresh server, stored as repeat `repeat`; raises ServerError/DriverError
     when the target fails (stored first), KeyboardInterrupt after storing an interrupted step."""
-    spec, sizes = session.spec, session.spec.ibench
+    spec, sizes = session.spec, params(session.spec)
     session.start()
     tables = sizes.distinct_tables()
     session.timed_step("load", f"create tables {', '.join(tables)}", lambda: _create_tables(session, tables))
-    for step in ibench.steps(sizes, spec.ibench_steps):
+    for step in ibench.steps(sizes):
         result = run_step(session, step, repeat)
         if result.status != "ok":
             session.raise_if_dead()
@@ -79,7 +80,7 @@ def _create_tables(session: TargetSession, tables: list[str]) -> JsonObject:
 
 
 def driver_spec(session: TargetSession, step: ibench.IBenchStep, repeat: int = 0) -> JsonObject:
-    spec, sizes = session.spec, session.spec.ibench
+    spec, sizes = session.spec, params(session.spec)
     return {
         "backend": session.dialect.backend, "connection": session.conn, "seed": spec.seed + repeat,
         "step": step.name, "clients": sizes.clients, "tables": sizes.tables(), "interval_s": spec.interval_s,
@@ -93,7 +94,7 @@ def driver_spec(session: TargetSession, step: ibench.IBenchStep, repeat: int = 0
 def run_step(session: TargetSession, step: ibench.IBenchStep, repeat: int = 0) -> InsertStepResult:
     """One step through the driver, with the host sampled over it; stored before returning."""
     session.server.check_alive()
-    sizes = session.spec.ibench
+    sizes = params(session.spec)
     spec = driver_spec(session, step, repeat)
     expected = estimate_s(step, sizes)
     label = f"{step.name} ({step.title})"
@@ -172,7 +173,7 @@ class StepPace:
 def _result(session: TargetSession, step: ibench.IBenchStep, out: process.DriverResult,
             sampler: Sampler, repeat: int = 0, engine: EngineEvents | None = None) -> InsertStepResult:
     summary = out.output.summary or {}
-    sizes = session.spec.ibench
+    sizes = params(session.spec)
     elapsed = float(summary.get("elapsed_s") or 0.0)
     inserted, deleted, queries = (int(summary.get(k) or 0) for k in ("inserted", "deleted", "queries"))
     indexed = inserted + sizes.rows_l_i0 if step.name == "l.x" else inserted  # l.x: indexed rows/s
@@ -206,7 +207,7 @@ def _result(session: TargetSession, step: ibench.IBenchStep, out: process.Driver
 
 def _table_rows(session: TargetSession) -> int | None:
     """Rows in all benchmark tables after the step (the table size must hold from l.i1 on)."""
-    tables = session.spec.ibench.distinct_tables()
+    tables = params(session.spec).distinct_tables()
     sql = " + ".join(f"(SELECT count(*) FROM {t})" for t in tables)
     return _count(session, f"SELECT {sql}")
 
@@ -257,7 +258,7 @@ def _summary_text(r: InsertStepResult) -> str:
 # -- the hooks of the Workload (workloads/registry.py) -------------------------------------------
 def run(runner: Runner, installs: dict[str, InstallInfo], outcome: CampaignOutcome) -> None:
     """Every target's steps, one target after the other, each repeat on fresh servers."""
-    store, wanted = runner.store, set(runner.spec.ibench_steps)
+    store, wanted = runner.store, set(params(runner.spec).steps)
 
     def one(session: TargetSession, install: InstallInfo, target_id: int, repeat: int) -> None:
         store.supersede_ibench(target_id, repeat)  # the steps build on each other: all again
@@ -274,7 +275,7 @@ def estimate(spec: CampaignSpec) -> tuple[float, int]:
 
 
 def clients(spec: CampaignSpec) -> int:
-    return spec.ibench.clients
+    return params(spec).clients
 
 
 # -- the checks of the Workload (workloads/registry.py): the Insert Benchmark

@@ -102,8 +102,10 @@ def no_axes(top: fields.Table) -> tuple[Axis, ...]:
     return ()
 
 
+NO_TABLE: tuple[keys.Key, ...] = ()  # sysbench's keys are the campaign's top-level ones (plan/keys.py)
+
 PLAN = WorkloadPlan(name="sysbench", table=None, caps=CAPS, refuse=refuse, parse=parse, settle_s=settle_s,
-                    stored=stored, demo=DEMO, demo_targets={}, axes=no_axes)
+                    stored=stored, demo=DEMO, demo_targets={}, axes=no_axes, keys=NO_TABLE)
 
 
 def judged(spec: CampaignSpec) -> tuple[str, ...]:

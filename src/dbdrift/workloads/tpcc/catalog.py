@@ -17,7 +17,7 @@ ROWS_PER_WAREHOUSE = 100_000 + 10 + 30_000 * 3 + 9_000 + 300_000
 
 
 @dataclass(frozen=True)
-class TpccSizes:
+class TpccParams:
     """A campaign's `[tpcc]` table: W warehouses, virtual users, load parallelism and the windows."""
 
     warehouses: int = 10
@@ -69,7 +69,7 @@ CONSISTENCY = (
 )
 
 
-def load_estimate_s(sizes: TpccSizes) -> float:
+def load_estimate_s(sizes: TpccParams) -> float:
     """Seconds a load is expected to take (progress ETA): ~100,000 rows/s per loader."""
     rows = 100_000 + sizes.warehouses * ROWS_PER_WAREHOUSE
     return rows / (100_000 * max(1, min(sizes.warehouses, sizes.load_clients or 2)))

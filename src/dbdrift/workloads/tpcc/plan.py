@@ -1,5 +1,5 @@
-"""TPROC-C's campaign keys (layer plan): the [tpcc] table read into a CampaignSpec; what the
-workload can do, as Capabilities."""
+"""TPROC-C's campaign keys (layer plan): the [tpcc] table read into its TpccParams, the campaign's
+`params`, and read back typed (`params`); what the workload can do, as Capabilities."""
 from __future__ import annotations
 
 from dataclasses import asdict, replace
@@ -12,7 +12,8 @@ from dbdrift.plan.axes import Axis
 from dbdrift.quantities import brief_repr
 from dbdrift.workload import Capabilities, WorkloadPlan
 from dbdrift.workloads.sysbench.plan import RefuseSysbenchKeys, settle_s
-from dbdrift.workloads.tpcc.catalog import TpccSizes, setup_text
+from dbdrift.workloads.tpcc.catalog import TpccParams, setup_text
+from dbdrift.workloads.tpcc.keys import KEYS
 
 if TYPE_CHECKING:  # plan/campaign.py imports this module: the type only, for the checker
     from dbdrift.plan.campaign import CampaignSpec
@@ -74,7 +75,7 @@ def procedures_axis(top: fields.Table) -> tuple[Axis, ...]:
     return (Axis(PROCEDURES_AXIS, levels, {lv: {e: {} for e in ENGINES} for lv in levels}, ENGINES),)
 
 
-def procedures_of(target: TargetSpec, sizes: TpccSizes) -> bool:
+def procedures_of(target: TargetSpec, sizes: TpccParams) -> bool:
     """Whether `target` runs the transactions as stored procedures: its sp level when
     `procedures` is an axis, else the campaign's one value."""
     level = next((lv for lv in target.levels if lv.axis == PROCEDURES_AXIS), None)
@@ -84,24 +85,32 @@ def procedures_of(target: TargetSpec, sizes: TpccSizes) -> bool:
 def parse_tpcc(spec: CampaignSpec, top: fields.Table) -> CampaignSpec:
     """The [tpcc] table: warehouses, virtual users, loaders, ramp-up and measured window,
     procedures (one boolean, or both as an axis: procedures_axis)."""
-    table = top.subtable("tpcc")
+    table = top.subtable("tpcc", KEYS)
     both = table.data.get("procedures")
     if isinstance(both, list):  # the axis (procedures_axis); the sizes keep the base's value
         table = replace(table, data={**table.data, "procedures": both[0]})
-    sizes = table.record(TpccSizes)
+    sizes = table.record(TpccParams)
     if sizes.duration_s <= 0:
         raise InputError(f"{table.where}: duration_s = 0 measures nothing",
                          "give the measured window, e.g. duration_s = 300")
-    return replace(spec, tpcc=sizes, test_names=(), order="sequential")
+    return replace(spec, params=sizes, test_names=(), order="sequential")
 
 
 def stored(spec: CampaignSpec) -> JsonObject:
-    return {"tpcc": asdict(spec.tpcc)}
+    return {"tpcc": asdict(params(spec))}
+
+
+def params(spec: CampaignSpec) -> TpccParams:
+    """The campaign's `[tpcc]` table as read (CampaignSpec.params), typed; a campaign of
+    another workload has none, which is a mistake of the caller's."""
+    if not isinstance(spec.params, TpccParams):
+        raise TypeError(f"campaign {spec.name} is a {spec.workload} campaign: it has no [tpcc]")
+    return spec.params
 
 
 # settle_s: TPROC-C has no settle step of its own; settle_s = "auto" means what it means for sysbench
 PLAN = WorkloadPlan(name="tpcc", table="tpcc", caps=CAPS, refuse=refuse, parse=parse_tpcc, settle_s=settle_s,
-                    stored=stored, demo=DEMO, axes=procedures_axis, demo_targets={})
+                    stored=stored, demo=DEMO, axes=procedures_axis, demo_targets={}, keys=KEYS)
 
 
 def check_lines(spec: CampaignSpec) -> list[str]:

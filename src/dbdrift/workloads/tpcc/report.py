@@ -182,4 +182,10 @@ def charts(data: TpccReport) -> list[str]:
 
 
 REPORT = ReportSkeleton("TPROC-C", "TPROC-C", blocks, render_csv, render_json, ("NOPM", "rNOPM", "comparison"), charts)
-render, render_text, render_html = REPORT.render, REPORT.text, REPORT.html
+render_text, render_html = REPORT.text, REPORT.html
+
+
+def render(data: TpccReport, fmt: str) -> str:
+    """The report in `fmt` (the Workload's render_report): a module-level function, so that the
+    Workload pickles equal to itself for a cluster unit (a bound method of REPORT would not)."""
+    return REPORT.render(data, fmt)

@@ -21,19 +21,19 @@ from dbdrift.plan.campaign import CampaignSpec
 from dbdrift.runner.campaign import CampaignOutcome, Runner, target_repeats
 from dbdrift.runner.detect import planned_repeats
 from dbdrift.runner.session import TargetSession
-from dbdrift.workloads.tpcc.plan import procedures_of
+from dbdrift.workloads.tpcc.plan import params, procedures_of
 
 MAX_VIOLATIONS = 5  # kept per condition: enough to see the pattern
 
 
 def plan_s(spec: CampaignSpec) -> float:
     """Expected seconds of one target's load, ramp-up and window."""
-    sizes = spec.tpcc
+    sizes = params(spec)
     return tpcc.load_estimate_s(sizes) + sizes.rampup_s + sizes.duration_s + 10.0
 
 
 def driver_spec(session: TargetSession, phase: str, repeat: int = 0) -> JsonObject:
-    sizes = session.spec.tpcc
+    sizes = params(session.spec)
     # Both phases carry every field (the driver has no defaults); load ignores the windows.
     clients = sizes.loaders(os.cpu_count() or 1) if phase == "load" else sizes.clients
     return {"backend": session.dialect.backend, "connection": session.conn, "seed": session.spec.seed + repeat,
@@ -45,7 +45,7 @@ def driver_spec(session: TargetSession, phase: str, repeat: int = 0) -> JsonObje
 def run_target(session: TargetSession, install: InstallInfo, repeat: int = 0) -> TpccResult:
     """Load, run and check on a fresh server; raises ServerError/DriverError when the target fails
     (its run stored first), KeyboardInterrupt after storing an interrupted run."""
-    sizes = session.spec.tpcc
+    sizes = params(session.spec)
     session.start()
     suffix = f", repeat {repeat + 1}/{session.spec.repeats}" if session.spec.repeats > 1 else ""
     load_s = session.timed_step("load", f"load {sizes.warehouses} warehouse(s){suffix}",
@@ -67,7 +67,7 @@ def run_target(session: TargetSession, install: InstallInfo, repeat: int = 0) ->
 
 
 def _load(session: TargetSession, repeat: int) -> JsonObject:
-    return load(session, driver_spec(session, "load", repeat), tpcc.load_estimate_s(session.spec.tpcc))
+    return load(session, driver_spec(session, "load", repeat), tpcc.load_estimate_s(params(session.spec)))
 
 
 def load(session: TargetSession, spec: JsonObject, expected_s: float) -> JsonObject:
@@ -86,7 +86,7 @@ def run_window(session: TargetSession, repeat: int, load_s: float | None, suffix
     """Ramp-up and the measured window through the driver; the host is sampled from the line that
     opens the window to the one that closes it."""
     session.server.check_alive()
-    sizes = session.spec.tpcc
+    sizes = params(session.spec)
     label = f"TPROC-C {sizes.clients} VU(s), {sizes.warehouses} warehouse(s){suffix}"
     session.progress.step_start(session.name, label, sizes.rampup_s + sizes.duration_s)
     pace = WindowPace(session, label, sizes.rampup_s + sizes.duration_s, clients=sizes.clients)
@@ -230,7 +230,7 @@ def estimate(spec: CampaignSpec) -> tuple[float, int]:
 
 
 def clients(spec: CampaignSpec) -> int:
-    return spec.tpcc.clients
+    return params(spec).clients
 
 
 # -- the checks of the Workload (workloads/registry.py): TPROC-C

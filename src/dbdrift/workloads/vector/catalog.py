@@ -71,7 +71,7 @@ VECTOR_INDEX_MAX_DIM = 2000
 
 
 @dataclass(frozen=True)
-class VectorSizes:
+class VectorParams:
     """A campaign's `[vector]` table: the data set, the index builds and searches swept, the
     clients and the window of each search setting."""
 
@@ -117,7 +117,7 @@ class Family:
         return " ".join([self.index, *(f"{k}={v}" for k, v in self.build), self.type])
 
 
-def families(sizes: VectorSizes, engine: str) -> list[Family]:
+def families(sizes: VectorParams, engine: str) -> list[Family]:
     """The builds a target of `engine` runs, in sweep order (type, then build settings)."""
     out: list[Family] = []
     for type_ in sizes.types:
@@ -149,7 +149,7 @@ class Sql:
     query: str  # returns the ids, $VECTOR for the query
 
 
-def sql(family: Family, sizes: VectorSizes, engine: str) -> Sql:
+def sql(family: Family, sizes: VectorParams, engine: str) -> Sql:
     dim, k = sizes.dimension, sizes.k
     build = dict(family.build)
     if engine == "postgres":
@@ -202,7 +202,7 @@ def file_sizes(data_dir: Path, dbname: str = DBNAME) -> tuple[int, int]:
 # HNSW build whose graph outgrows maintenance_work_mem slows down many times over (pgvector
 # says so in a notice), and MariaDB's graph cache (mhnsw_max_cache_size, 16 MB by default) must
 # hold the graph or every search reads it back from InnoDB.
-def server_settings(engine: str, sizes: VectorSizes) -> dict[str, str]:
+def server_settings(engine: str, sizes: VectorParams) -> dict[str, str]:
     graph_mb = max(64, 2 * sizes.rows * (sizes.dimension * 4 + 400) // 1_000_000)
     if engine == "postgres":
         return {"maintenance_work_mem": f"{min(graph_mb, 8192)}MB"}
@@ -233,7 +233,7 @@ def pgvector_version(control: Path) -> tuple[int, ...]:
     return version_of(match.group(1)) if match else ()
 
 
-def refuse_engine(name: str, engine: str, sizes: VectorSizes) -> None:
+def refuse_engine(name: str, engine: str, sizes: VectorParams) -> None:
     """Refuse a target whose engine cannot run this campaign whatever its build: MySQL, what
     MariaDB's VECTOR INDEX lacks, dimensions over what pgvector indexes. Needs no build, so it
     is said before anything is fetched."""
@@ -258,7 +258,7 @@ def refuse_engine(name: str, engine: str, sizes: VectorSizes) -> None:
 
 
 def refuse_build(name: str, engine: str, version: str, source: str, pgvector: tuple[int, ...] | None,
-                 sizes: VectorSizes) -> None:
+                 sizes: VectorParams) -> None:
     """Refuse a build that cannot run this campaign: a MariaDB before 11.7, a PostgreSQL build
     without pgvector (`pgvector`: the version of the one it carries, None for none; () when its
     version is unknown), or with one older than halfvec."""
@@ -276,7 +276,7 @@ def refuse_build(name: str, engine: str, version: str, source: str, pgvector: tu
                          "predates halfvec (0.7.0)", "use pgvector 0.7 or later, or types = [\"vector\"]")
 
 
-def refuse_install(name: str, install: InstallInfo, sizes: VectorSizes) -> None:
+def refuse_install(name: str, install: InstallInfo, sizes: VectorParams) -> None:
     """One clear error for a target that cannot run this campaign, before any server starts."""
     refuse_engine(name, install.engine, sizes)
     control = pgvector_control(install) if install.engine == "postgres" else None

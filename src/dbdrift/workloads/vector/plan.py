@@ -1,5 +1,5 @@
-"""Vector search's campaign keys (layer plan): the [vector] table read into a CampaignSpec; what
-the workload can do, as Capabilities."""
+"""Vector search's campaign keys (layer plan): the [vector] table read into its VectorParams, the
+campaign's `params`, and read back typed (`params`); what the workload can do, as Capabilities."""
 from __future__ import annotations
 
 from dataclasses import asdict, replace
@@ -12,8 +12,9 @@ from dbdrift.plan.axes import Axis
 from dbdrift.quantities import brief_repr
 from dbdrift.workload import Capabilities, WorkloadPlan
 from dbdrift.workloads.sysbench.plan import RefuseSysbenchKeys, settle_s
-from dbdrift.workloads.vector.catalog import (INDEXES, RECALLS, TYPES, DatasetSpec, VectorSizes, families,
+from dbdrift.workloads.vector.catalog import (INDEXES, RECALLS, TYPES, DatasetSpec, VectorParams, families,
                                               server_settings, setup_text)
+from dbdrift.workloads.vector.keys import KEYS
 
 if TYPE_CHECKING:  # plan/campaign.py imports this module: the type only, for the checker
     from dbdrift.plan.campaign import CampaignSpec
@@ -49,15 +50,14 @@ refuse = RefuseSysbenchKeys(
     hint="vector search's data set, index builds and searches are in [vector] (`dbdrift docs campaign`), and it "
          "runs one target after the other, each on a fresh server (repeats run it again)")
 
-_LISTS = {"m": (2, 100), "ef_construction": (4, 1000), "ef_search": (1, 1000), "lists": (1, 32768),
-          "probes": (1, 32768)}  # pgvector's ranges (MariaDB's M is 3..200, ef_search 1..10000)
+SWEEPS = ("m", "ef_construction", "ef_search", "lists", "probes")  # lists of integers, each in its row's range
 
 
 def int_list(table: fields.Table, name: str, default: tuple[int, ...]) -> tuple[int, ...]:
-    """A list of integers (or one integer) within the key's range; never empty."""
+    """A list of integers (or one integer) within the key's range (its row in keys.py); never empty."""
     raw = table.data.get(name, list(default))
     values = [raw] if isinstance(raw, int) and not isinstance(raw, bool) else raw
-    low, high = _LISTS[name]
+    low, high = (int(n) for n in table.key(name).bounds())
     if not isinstance(values, list) or not values or not all(
             isinstance(v, int) and not isinstance(v, bool) for v in values):
         raise InputError(f"{table.where}: {name} must be a non-empty list of integers, got {brief_repr(raw)}",
@@ -73,16 +73,16 @@ def int_list(table: fields.Table, name: str, default: tuple[int, ...]) -> tuple[
 def parse_vector(spec: CampaignSpec, top: fields.Table) -> CampaignSpec:
     """The [vector] table: the data set, the metric and k, the index and its sweeps, the clients
     and each search setting's window."""
-    table = top.subtable("vector")
-    sizes = table.record(VectorSizes)
-    raw_types = table.data.get("types", list(VectorSizes.types))
+    table = top.subtable("vector", KEYS)
+    sizes = table.record(VectorParams)
+    raw_types = table.data.get("types", list(VectorParams.types))
     types = fields.str_list([raw_types] if isinstance(raw_types, str) else raw_types, f"{table.where}: types",
                             'e.g. types = ["vector", "halfvec"]')
     unknown = [t for t in types if t not in TYPES]
     if unknown or not types:
         what = f"unknown type {brief_repr(unknown[0])}" if unknown else "empty"
         raise InputError(f"{table.where}: types = {brief_repr(types)}: {what}", f"list column types from {', '.join(TYPES)}")
-    sweeps = {name: int_list(table, name, getattr(VectorSizes, name)) for name in _LISTS}
+    sweeps = {name: int_list(table, name, getattr(VectorParams, name)) for name in SWEEPS}
     sizes = replace(sizes, types=tuple(dict.fromkeys(types)), m=sweeps["m"], ef_construction=sweeps["ef_construction"],
                     ef_search=sweeps["ef_search"], lists=sweeps["lists"], probes=sweeps["probes"])
     if sizes.index not in INDEXES:  # the key's choices hold it; kept for a record built by hand
@@ -103,11 +103,19 @@ def parse_vector(spec: CampaignSpec, top: fields.Table) -> CampaignSpec:
     except InputError as exc:
         raise InputError(f"{table.where}: {exc.message}", exc.hint) from None
     targets = tuple(replace(t, settings={**server_settings(t.engine, sizes), **t.settings}) for t in spec.targets)
-    return replace(spec, vector=sizes, test_names=(), order="sequential", targets=targets)
+    return replace(spec, params=sizes, test_names=(), order="sequential", targets=targets)
 
 
 def stored(spec: CampaignSpec) -> JsonObject:
-    return {"vector": asdict(spec.vector)}
+    return {"vector": asdict(params(spec))}
+
+
+def params(spec: CampaignSpec) -> VectorParams:
+    """The campaign's `[vector]` table as read (CampaignSpec.params), typed; a campaign of
+    another workload has none, which is a mistake of the caller's."""
+    if not isinstance(spec.params, VectorParams):
+        raise TypeError(f"campaign {spec.name} is a {spec.workload} campaign: it has no [vector]")
+    return spec.params
 
 
 # pgvector comes with Debian's PostgreSQL builds; MariaDB has VECTOR INDEX from 11.7
@@ -123,12 +131,12 @@ def no_axes(top: fields.Table) -> tuple[Axis, ...]:
 
 
 PLAN = WorkloadPlan(name="vector", table="vector", caps=CAPS, refuse=refuse, parse=parse_vector, settle_s=settle_s,
-                    stored=stored, demo=DEMO, demo_targets=DEMO_TARGETS, axes=no_axes)
+                    stored=stored, demo=DEMO, demo_targets=DEMO_TARGETS, axes=no_axes, keys=KEYS)
 
 
 def check_lines(spec: CampaignSpec) -> list[str]:
     """What each target runs, as `run --check` says it."""
-    sizes = spec.vector
+    sizes = params(spec)
     lines = [f"vector search: {setup_text(spec.to_dict())} per target"]
     for engine in sorted({t.engine for t in spec.targets}):
         fams = families(sizes, engine)
@@ -140,4 +148,4 @@ def check_lines(spec: CampaignSpec) -> list[str]:
 
 def judged(spec: CampaignSpec) -> tuple[str, ...]:
     """What gets a verdict: QPS at each compared recall, per family (`detect` plans for them)."""
-    return tuple(f"{f.label} @ recall {r:.2f}" for f in families(spec.vector, spec.base.engine) for r in RECALLS)
+    return tuple(f"{f.label} @ recall {r:.2f}" for f in families(params(spec), spec.base.engine) for r in RECALLS)

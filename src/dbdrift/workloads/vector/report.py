@@ -181,4 +181,10 @@ def charts(data: VectorReport) -> list[str]:
 
 REPORT = ReportSkeleton("Vector search", "vector search", blocks, render_csv, render_json,
                         ("QPS at the recall", "rQPS", "recall"), charts, facts, failed="repeats")
-render, render_text, render_html = REPORT.render, REPORT.text, REPORT.html
+render_text, render_html = REPORT.text, REPORT.html
+
+
+def render(data: VectorReport, fmt: str) -> str:
+    """The report in `fmt` (the Workload's render_report): a module-level function, so that the
+    Workload pickles equal to itself for a cluster unit (a bound method of REPORT would not)."""
+    return REPORT.render(data, fmt)

@@ -24,8 +24,9 @@ from dbdrift.runner.detect import planned_repeats
 from dbdrift.runner.session import TargetSession
 from dbdrift.server import engines
 from dbdrift.workloads.vector import catalog, dataset
-from dbdrift.workloads.vector.catalog import (Family, VectorSizes, families, refuse_build, refuse_engine, refuse_install,
+from dbdrift.workloads.vector.catalog import (Family, VectorParams, families, refuse_build, refuse_engine, refuse_install,
                                               size_sql, sql)
+from dbdrift.workloads.vector.plan import params
 
 WORKLOAD = "vector"
 LOAD_VALUES_PER_S = 3_000_000  # float values a load writes per second per loader (an ETA, not a measurement)
@@ -33,22 +34,22 @@ BUILD_VALUES_PER_S = 400_000  # float values an HNSW build indexes per second (a
 
 
 def data_spec(spec: CampaignSpec) -> catalog.DatasetSpec:
-    v = spec.vector
+    v = params(spec)
     return catalog.DatasetSpec(v.dataset, v.rows, v.queries, v.dim, spec.seed)
 
 
 # --- expected time ---------------------------------------------------------------------------
-def load_s(sizes: VectorSizes) -> float:
+def load_s(sizes: VectorParams) -> float:
     return sizes.rows * sizes.dimension / (LOAD_VALUES_PER_S * sizes.loaders(os.cpu_count() or 1))
 
 
-def build_s(sizes: VectorSizes) -> float:
+def build_s(sizes: VectorParams) -> float:
     return sizes.rows * sizes.dimension / BUILD_VALUES_PER_S
 
 
 def plan_s(spec: CampaignSpec) -> float:
     """Expected seconds of one target's repeat (the slowest engine's sweep)."""
-    sizes = spec.vector
+    sizes = params(spec)
     worst = 0.0
     for engine in {t.engine for t in spec.targets}:
         fams = families(sizes, engine)
@@ -59,8 +60,8 @@ def plan_s(spec: CampaignSpec) -> float:
 
 def progress_steps(spec: CampaignSpec) -> int:
     """Per target and repeat: the start, each load, each build and each search setting."""
-    fams = families(spec.vector, spec.base.engine)
-    return 1 + len(spec.vector.types) + len(fams) + sum(len(f.searches) for f in fams)
+    fams = families(params(spec), spec.base.engine)
+    return 1 + len(params(spec).types) + len(fams) + sum(len(f.searches) for f in fams)
 
 
 # --- one target ------------------------------------------------------------------------------
@@ -77,7 +78,7 @@ class Partial:
 def run_target(session: TargetSession, install: InstallInfo, data: dataset.Dataset, repeat: int = 0) -> None:
     """Every family's build and searches on a fresh server; stores the repeat, then raises
     ServerError/DriverError when the target failed, KeyboardInterrupt when interrupted."""
-    sizes = session.spec.vector
+    sizes = params(session.spec)
     engine = install.engine
     partial = Partial(data, engine)
     with session.keep_repeat(WORKLOAD, partial.record, repeat):
@@ -90,7 +91,7 @@ def run_target(session: TargetSession, install: InstallInfo, data: dataset.Datas
 
 def _one_type(session: TargetSession, data: dataset.Dataset, fams: list[Family], partial: Partial,
               repeat: int) -> None:
-    sizes, engine = session.spec.vector, session.install.engine
+    sizes, engine = params(session.spec), session.install.engine
     first = sql(fams[0], sizes, engine)
     suffix = f", repeat {repeat + 1}/{session.spec.repeats}" if session.spec.repeats > 1 else ""
     _sql(session, first.create_table, "create the vector table")
@@ -141,7 +142,7 @@ def _sizes(session: TargetSession, engine: str) -> tuple[int | None, int | None]
 
 
 def _common(session: TargetSession, data: dataset.Dataset, phase: str, repeat: int) -> JsonObject:
-    sizes = session.spec.vector
+    sizes = params(session.spec)
     truth_k = min(catalog.TRUTH_K, data.rows)
     return {"backend": session.dialect.backend, "connection": session.conn, "seed": session.spec.seed + repeat,
             "phase": phase, "dim": data.dim, "table": catalog.TABLE, "rows": data.rows,
@@ -152,7 +153,7 @@ def _common(session: TargetSession, data: dataset.Dataset, phase: str, repeat: i
 
 
 def _load(session: TargetSession, data: dataset.Dataset, load_value: str, repeat: int) -> JsonObject:
-    sizes = session.spec.vector
+    sizes = params(session.spec)
     spec = {**_common(session, data, "load", repeat), "load_value": load_value,
             "clients": sizes.loaders(os.cpu_count() or 1)}
     out = process.run_driver("vector", spec, timeout_s=max(1800.0, 20 * load_s(sizes)), cpus=session.placement.driver)
@@ -168,7 +169,7 @@ def _load(session: TargetSession, data: dataset.Dataset, load_value: str, repeat
 def _search(session: TargetSession, data: dataset.Dataset, fam: Family, statements: catalog.Sql, n: int,
             repeat: int, suffix: str) -> JsonObject:
     """One search setting through the driver; the host sampled over its measured window."""
-    sizes = session.spec.vector
+    sizes = params(session.spec)
     session.server.check_alive()
     setting = f"{fam.search_key}={n}"
     label = f"search {fam.label} {setting}{suffix}"
@@ -230,7 +231,7 @@ def preflight(spec: CampaignSpec) -> None:
     without what the campaign asks for (catalog.refuse_engine)."""
     dataset.numpy_needed()
     for target in spec.targets:
-        refuse_engine(target.name, target.engine, spec.vector)
+        refuse_engine(target.name, target.engine, params(spec))
 
 
 def check_builds(spec: CampaignSpec, cache_dir: Path) -> None:
@@ -245,18 +246,18 @@ def check_builds(spec: CampaignSpec, cache_dir: Path) -> None:
         except UserError:
             continue  # resolving it fails in `run` with its own error; `--check` says it (locate)
         if install is not None:
-            refuse_install(target.name, install, spec.vector)
+            refuse_install(target.name, install, params(spec))
         elif planned is not None:
             build, extras = planned
             pgvector = next((v for name, v in extras.items() if name.endswith("-pgvector")), None)
             refuse_build(target.name, build.engine, build.version, build.detail,
-                         catalog.version_of(pgvector) if pgvector is not None else None, spec.vector)
+                         catalog.version_of(pgvector) if pgvector is not None else None, params(spec))
 
 
 def check_installs(spec: CampaignSpec, installs: dict[str, InstallInfo]) -> None:
     """Every target can run the campaign: said before the campaign is stored or a server starts."""
     for target in spec.targets:
-        refuse_install(target.name, installs[target.name], spec.vector)
+        refuse_install(target.name, installs[target.name], params(spec))
 
 
 def prepare(runner: Runner) -> dataset.Dataset:
@@ -287,4 +288,4 @@ def estimate(spec: CampaignSpec) -> tuple[float, int]:
 
 
 def clients(spec: CampaignSpec) -> int:
-    return max(spec.vector.clients, spec.vector.loaders(os.cpu_count() or 1))
+    return max(params(spec).clients, params(spec).loaders(os.cpu_count() or 1))
