@@ -22,7 +22,7 @@ def test_migration_7_gives_turns_one_name_in_stored_campaigns_and_driver_specs(t
     db.commit()
     db.close()
     store = Store(path)
-    spec = json.loads(store.campaign(1)["spec_json"])
+    spec = store.campaign(1).spec
     assert spec == {"order": "turns", "turn_s": 0.02}
     run = json.loads(store.runs(1)[0]["driver_spec_json"])
     assert run == {"seed": 1, "turns": {"connections": [{}, {}], "turn_s": 0.01, "turn_events": 10,

@@ -5,7 +5,6 @@ thin; the campaign it turns into, and what `run --check` says of it.
 """
 from __future__ import annotations
 
-import json
 import re
 from dataclasses import replace
 from typing import Callable
@@ -99,18 +98,18 @@ def calibration_noise(store: Store, workload: Workload = SYSBENCH, thin: str = "
     here, elsewhere = host_key(machine_facts(steal_window_s=0)), []
     for campaign_id in store.calibration_ids():
         row = store.campaign(campaign_id)
-        spec = json.loads(row["spec_json"])
+        spec = row.spec
         if spec.get("workload", SYSBENCH.name) != workload.name:
             continue
-        there = host_key(json.loads(row["host_json"] or "{}"))
+        there = host_key(row.host)
         if there != here:  # another machine's noise says nothing of this one's
-            elsewhere.append(f"{row['name']} (#{campaign_id}) on {there}")
+            elsewhere.append(f"{row.name} (#{campaign_id}) on {there}")
             continue
         found = _noise_of(store, campaign_id, spec, workload)
         if found is not None:
             noise, floors = found
             starts = max(n.starts for n in noise.values())
-            return noise, floors, f"calibration {row['name']} (#{campaign_id}, {row['created_at']}, {starts} starts)"
+            return noise, floors, f"calibration {row.name} (#{campaign_id}, {row.created_at}, {starts} starts)"
     others = f"; it has calibrations of other hosts only: {', '.join(elsewhere)}" if elsewhere else ""
     least = 2 if workload.estimates is None else planning.MIN_STARTS
     raise UserError(f"detect plans from a calibration of this host ({here}) with {least} or more server starts of "
@@ -123,15 +122,15 @@ def newest_floors(store: Store, here: str) -> tuple[dict[str, float], str]:
     the verdicts' minimum effect to) and a line naming it; none without one."""
     for campaign_id in store.calibration_ids():
         row = store.campaign(campaign_id)
-        spec = json.loads(row["spec_json"])
+        spec = row.spec
         if spec.get("workload", SYSBENCH.name) != SYSBENCH.name or not store.has_runs(campaign_id):
             continue
-        if host_key(json.loads(row["host_json"] or "{}")) != here:
+        if host_key(row.host) != here:
             continue
         targets = [t["name"] for t in store.targets(campaign_id)]
         measurements = measurements_of(store, campaign_id)
         floors = noise_floor(compare(measurements, targets, targets[0], sorted({m.test for m in measurements})))
-        return floors, (f"calibration {row['name']} (#{campaign_id}, {row['created_at'][:16].replace('T', ' ')}), "
+        return floors, (f"calibration {row.name} (#{campaign_id}, {row.created_at[:16].replace('T', ' ')}), "
                         "the newest of this host, as reports apply it")
     return {}, "none: no calibration of this host, and reports raise no verdict to a floor without one"
 
@@ -338,7 +337,7 @@ def cell_estimates(store: Store, workload: Workload = SYSBENCH) -> Callable[[int
         if campaign_id not in known:
             targets = store.targets(campaign_id)
             names = [t["name"] for t in targets]
-            known[campaign_id] = (json.loads(store.campaign(campaign_id)["spec_json"]).get("rows", 0), names,
+            known[campaign_id] = (store.campaign(campaign_id).spec.get("rows", 0), names,
                                   next((t["name"] for t in targets if t["is_base"]), names[0]))
         rows, names, base = known[campaign_id]
         found = measurements(store, [r for r in store.runs(campaign_id) if r["test"] == test and r["threads"] == threads],

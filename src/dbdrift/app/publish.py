@@ -180,11 +180,9 @@ def _read(store: Store, campaign_id: int, n: int) -> Read:
     """A campaign's report page, index entry and history points; a campaign this dbdrift cannot
     report (a newer workload's) gets an entry that says why, and no page."""
     row = store.campaign(campaign_id)
-    host = host_key(json.loads(row["host_json"]))
-    spec = json.loads(row["spec_json"])
     targets = tuple((t["name"], t["engine"], _version(t)) for t in store.targets(campaign_id))
-    common = dict(n=n, name=row["name"], created_at=row["created_at"], host=host,
-                  workload=spec.get("workload", "sysbench"), targets=targets, store=store.path.name)
+    common: dict[str, Any] = dict(n=n, name=row.name, created_at=row.created_at, host=host_key(row.host),
+                  workload=row.workload, targets=targets, store=store.path.name)
     comparison = None
     try:
         workload = stored_workload(store, campaign_id)
@@ -197,7 +195,7 @@ def _read(store: Store, campaign_id: int, n: int) -> Read:
             html, findings, comparison = render(report, "html", False), list(all_findings(report)), report.comparison
             meta = report.meta
     except UserError as exc:
-        note = f"campaign {row['name']} (#{campaign_id} of {store.path.name}) is not published: {exc.message}"
+        note = f"campaign {row.name} (#{campaign_id} of {store.path.name}) is not published: {exc.message}"
         return site.CampaignEntry(**common, counts=(0, 0, 0, 0), worst=(), page="", note=note), [], ""
     if workload.history_values is not None:  # the workload's own measures, over repeats
         points = campaign_points(store, campaign_id, "rate", repeats=workload.history_values)

@@ -150,7 +150,7 @@ def main(args: argparse.Namespace) -> int:
         workload = use_case.stored_workload(store, campaign_id) if campaign_id is not None else None
         if campaign_id is not None and workload is not None and workload.build_report is not None \
                 and workload.render_report is not None:
-            _refuse_sysbench_views(args, workload.name, store.campaign(campaign_id)["name"],
+            _refuse_sysbench_views(args, workload.name, store.campaign(campaign_id).name,
                                    workload.plan.caps.records_flamegraphs)
             data = workload.build_report(store, campaign_id, args.base, args.min_effect, args.noisy)
             sys.stdout.write(workload.render_report(data, args.format))

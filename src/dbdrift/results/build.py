@@ -60,10 +60,9 @@ def no_campaign(store: Store, campaign: str | None) -> UserError:
 def report_meta(store: Store, campaign_id: int, generated_at: str | None = None) -> JsonObject:
     """Who made this report from what: tool and format version, date, host, campaign settings."""
     row = store.campaign(campaign_id)
-    host = json.loads(row["host_json"])
-    spec = json.loads(row["spec_json"])
+    host, spec = row.host, row.spec
     targets = []
-    specs = {t["name"]: t for t in json.loads(row["spec_json"]).get("targets", [])}
+    specs = {t["name"]: t for t in spec.get("targets", [])}
     for t in store.targets(campaign_id):
         server, install = json.loads(t["server_json"] or "{}"), json.loads(t["install_json"] or "{}")
         variant = {k: specs[t["name"]][k] for k in ("variant", "parent", "levels") if k in specs.get(t["name"], {})}
@@ -77,8 +76,8 @@ def report_meta(store: Store, campaign_id: int, generated_at: str | None = None)
         "generated_at": generated_at or datetime.now(timezone.utc).isoformat(timespec="seconds"),
         "host": {k: host.get(k) for k in ("hostname", "cpu_model", "cpus", "memory_bytes", "kernel", "os",
                                           "virtualized")},
-        "campaign": {"id": campaign_id, "name": row["name"], "created_at": row["created_at"],
-                     "dbdrift_version": row["dbdrift_version"],
+        "campaign": {"id": campaign_id, "name": row.name, "created_at": row.created_at,
+                     "dbdrift_version": row.dbdrift_version,
                      "settings": {k: v for k, v in spec.items() if k != "targets"}},
         "targets": targets,
         **({"units": units} if (units := _unit_meta(store, campaign_id)) else {}),
@@ -97,43 +96,43 @@ def build_report(store: Store, campaign: str | None, base: str | None, chain: bo
     row = store.campaign(campaign_id)
     targets = store.targets(campaign_id)
     names = [t["name"] for t in targets]
-    base_name = base_target(targets, base, row["name"])
+    base_name = base_target(targets, base, row.name)
     floors, between, notes = noise_inputs(store, noise_floor, campaign_id, min_effect, noisy)
     measurements = measurements_of(store, campaign_id)
     counted = store.instructions(campaign_id)
     if tests is not None:
-        measurements, counted = _only(tests, measurements, counted, row["name"])
-    pairs = matrix_references(json.loads(row["spec_json"]), base_name, against) if against else None
-    planned = planned_cells(json.loads(row["spec_json"]), tests)
+        measurements, counted = _only(tests, measurements, counted, row.name)
+    pairs = matrix_references(row.spec, base_name, against) if against else None
+    planned = planned_cells(row.spec, tests)
     comparison = compare(measurements, names, base_name,
                          report_order({m.test for m in measurements} | {t for t, _ in planned}), chain,
                          min_effect=min_effect, noisy_half_width=noisy, noise_floor=floors, campaign_sd=between,
                          references=pairs, against=against or "", planned=planned)
-    chosen = grouping(groups, row["name"], {r.test for r in comparison.rows} | {r["test"] for r in counted})
+    chosen = grouping(groups, row.name, {r.test for r in comparison.rows} | {r["test"] for r in counted})
     comparison = regrouped(comparison, chosen)
     notes += _campaign_sd_note(comparison, between)
     labels = target_labels(targets)
     packagers = target_packagers(targets)
     comparison = _with_packagers(comparison, packagers)
     order = report_order({m.test for m in measurements} | {r["test"] for r in counted})
-    host, spec = json.loads(row["host_json"]), json.loads(row["spec_json"])
+    host, spec = row.host, row.spec
     stops = store.detect_stops(campaign_id)
     notes += (_interval_notes(comparison, spec, between) + detect_notes(comparison, spec.get("detect_plan"))
               + stops_note(stops, float((spec.get("detect_plan") or {}).get("detect", 0.0)))
               + _order_notes(measurements)
               + host_notes(host, io_method_notes(targets)) + _unit_notes(store, campaign_id)
-              + _build_notes(labels, packagers) + nothing_measured_notes(row["name"], measurements, counted))
+              + _build_notes(labels, packagers) + nothing_measured_notes(row.name, measurements, counted))
     marks = plan_marks(comparison, store.plans(campaign_id), {t["name"]: t["engine"] for t in targets})
     comparison, plan_changes, notes = marks.comparison, marks.changes, notes + marks.notes
     references = comparison.references
     stored_runs = store.runs(campaign_id)  # read once: hardware per operation and the layer split both use it
     hardware = tuple(_metrics(stored_runs, names, references, order, host.get("cpus") or 1))
-    pinned = _pinned(store, row["name"], min_effect, noisy)
+    pinned = _pinned(store, row.name, min_effect, noisy)
     counted_rows = _recounted(pinned, tuple(_instructions(counted, references, order, min_effect)))
     layer_rows = tuple(_layers(stored_runs, counted, references, min_effect, noisy))
     sequential = spec.get("order") == "sequential"
     notes += flush_notes(host, targets, references) + foreign_notes(stored_runs, spec)
-    report = ReportData(row["name"], comparison, tuple(summarize_groups(comparison, list(chosen.order))), labels,
+    report = ReportData(row.name, comparison, tuple(summarize_groups(comparison, list(chosen.order))), labels,
                       chosen.order, chosen.titles, notes, test_groups=chosen.moved,
                       metrics=hardware if metrics else (),
                       instructions=counted_rows, layers=layer_rows, drift=default_drift(targets, references),
@@ -446,7 +445,7 @@ def _unit_meta(store: Store, campaign_id: int) -> list[JsonObject]:
 
 def measurements_of(store: Store, campaign_id: int) -> list[Measurement]:
     """A campaign's stored timed runs (not its warm-up runs), as the analysis takes them."""
-    table_rows = json.loads(store.campaign(campaign_id)["spec_json"]).get("rows", 0)
+    table_rows = store.campaign(campaign_id).spec.get("rows", 0)
     return measurements(store, [r for r in store.runs(campaign_id) if not is_warm_run(r["test"])], table_rows)
 
 
@@ -483,7 +482,7 @@ def noise_inputs(store: Store, choice: str, campaign_id: int, min_effect: float 
     floors = noise_floor(comparisons[0])
     aa = store.campaign(aa_ids[0])
     return floors, campaign_sd(comparisons), (
-        f"noise floor: A/A campaign {aa['name']} (#{aa_ids[0]}, {aa['created_at']}{elsewhere}) for {len(floors)} "
+        f"noise floor: A/A campaign {aa.name} (#{aa_ids[0]}, {aa.created_at}{elsewhere}) for {len(floors)} "
         "tests",)
 
 
@@ -494,15 +493,13 @@ def _calibrations_of_host(store: Store, campaign_id: int) -> tuple[list[int], st
     Calibrations without sysbench runs (of the other workloads) are left out."""
     from dbdrift.results.history import host_key  # history builds on this module
 
-    def host(row: sqlite3.Row) -> str:
-        return host_key(json.loads(row["host_json"] or "{}"))
-    here = host(store.campaign(campaign_id))
+    here = host_key(store.campaign(campaign_id).host)
     rows = [store.campaign(i) for i in store.calibration_ids() if i != campaign_id]
-    rows = [r for r in rows if store.has_runs(int(r["id"]))]  # another workload's calibration has none
-    same = [r for r in rows if host(r) == here]
+    rows = [r for r in rows if store.has_runs(r.id)]  # another workload's calibration has none
+    same = [r for r in rows if host_key(r.host) == here]
     if same or not rows:
-        return [int(r["id"]) for r in same], ""
-    return [int(r["id"]) for r in rows], f", on another host: {host(rows[0])}"
+        return [r.id for r in same], ""
+    return [r.id for r in rows], f", on another host: {host_key(rows[0].host)}"
 
 
 def _campaign_sd_note(comparison: Comparison, between: dict[str, tuple[float, int]]) -> tuple[str, ...]:

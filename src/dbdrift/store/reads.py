@@ -10,6 +10,7 @@ from typing import Any, Sequence
 from dbdrift.model import InsertStepResult, JsonObject, TpccResult, WorkloadRun
 from dbdrift.store import facts
 from dbdrift.store.connection import Connection
+from dbdrift.store.stored import CampaignRecord
 
 
 def _json_or_none(text: str | None) -> Any:
@@ -20,9 +21,12 @@ class Reads(Connection):
     """The reading half of Store."""
 
     # -- campaigns ------------------------------------------------------------------------------
-    def campaign(self, campaign_id: int) -> sqlite3.Row:
-        row: sqlite3.Row = self.db.execute("SELECT * FROM campaigns WHERE id = ?", (campaign_id,)).fetchone()
-        return row
+    def campaign(self, campaign_id: int) -> CampaignRecord:
+        """A campaign the store holds (its id came from this store: a missing one is a bug)."""
+        row = self.db.execute("SELECT * FROM campaigns WHERE id = ?", (campaign_id,)).fetchone()
+        if row is None:
+            raise KeyError(f"no campaign #{campaign_id} in {self.path}")
+        return CampaignRecord.of(row)
 
     def campaign_of(self, target_id: int) -> int | None:
         row = self.db.execute("SELECT campaign_id FROM targets WHERE id = ?", (target_id,)).fetchone()
@@ -80,7 +84,7 @@ class Reads(Connection):
         and per result table the count, newest id and superseded count of its rows. Results are
         only ever added or superseded, so an equal fingerprint means an equal campaign; reading it
         costs a few indexed queries, not the campaign."""
-        parts = [tuple(self.campaign(campaign_id) or ())]
+        parts = [tuple(self.db.execute("SELECT * FROM campaigns WHERE id = ?", (campaign_id,)).fetchone() or ())]
         parts += [tuple(t) for t in self.targets(campaign_id)]
         for table, supersedes in self.FINGERPRINTED.items():
             superseded = "SUM(r.superseded)" if supersedes else "0"
