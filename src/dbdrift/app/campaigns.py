@@ -13,8 +13,8 @@ def rows(store: Store) -> list[JsonObject]:
         out.append({
             "id": c["id"], "name": c["name"], "created_at": c["created_at"],
             "workload": full.workload, "calibration": bool(full.spec.get("calibration")),
-            "targets": [t["name"] for t in targets],
-            "base": next((t["name"] for t in targets if t["is_base"]), None),
+            "targets": [t.name for t in targets],
+            "base": next((t.name for t in targets if t.is_base), None),
             "runs_ok": c["ok"] or 0, "runs_failed": c["failed"] or 0, "runs_interrupted": c["interrupted"] or 0,
             "runs_skipped": c["skipped"] or 0,
             "dbdrift_version": full.dbdrift_version,

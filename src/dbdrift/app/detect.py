@@ -127,7 +127,7 @@ def newest_floors(store: Store, here: str) -> tuple[dict[str, float], str]:
             continue
         if host_key(row.host) != here:
             continue
-        targets = [t["name"] for t in store.targets(campaign_id)]
+        targets = [t.name for t in store.targets(campaign_id)]
         measurements = measurements_of(store, campaign_id)
         floors = noise_floor(compare(measurements, targets, targets[0], sorted({m.test for m in measurements})))
         return floors, (f"calibration {row.name} (#{campaign_id}, {row.created_at[:16].replace('T', ' ')}), "
@@ -141,7 +141,7 @@ def _noise_of(store: Store, campaign_id: int, spec: JsonObject, workload: Worklo
     if workload.estimates is not None:  # judged over repeats: the tests' threads are the campaign's
         repeats = planning.repeat_noise(workload.estimates(store, campaign_id))
         return ({(test, 0): n for test, n in repeats.items()}, {}) if repeats else None
-    targets = [t["name"] for t in store.targets(campaign_id)]
+    targets = [t.name for t in store.targets(campaign_id)]
     if len(targets) < 2 or spec.get("order") != "turns":
         return None
     seconds = run_lengths(spec)
@@ -336,9 +336,9 @@ def cell_estimates(store: Store, workload: Workload = SYSBENCH) -> Callable[[int
     def estimates(campaign_id: int, test: str, threads: int) -> list[Estimate]:
         if campaign_id not in known:
             targets = store.targets(campaign_id)
-            names = [t["name"] for t in targets]
+            names = [t.name for t in targets]
             known[campaign_id] = (store.campaign(campaign_id).spec.get("rows", 0), names,
-                                  next((t["name"] for t in targets if t["is_base"]), names[0]))
+                                  next((t.name for t in targets if t.is_base), names[0]))
         rows, names, base = known[campaign_id]
         found = measurements(store, [r for r in store.runs(campaign_id) if r["test"] == test and r["threads"] == threads],
                              rows)
@@ -355,12 +355,12 @@ def counts_moved(store: Store, detect: float) -> Callable[[int], set[str]]:
     on a side included)."""
     def moved(campaign_id: int) -> set[str]:
         targets = store.targets(campaign_id)
-        base = next((t["name"] for t in targets if t["is_base"]), targets[0]["name"] if targets else "")
+        base = next((t.name for t in targets if t.is_base), targets[0].name if targets else "")
         counted = {(r["test"], r["target"]): (r["ir_per_event"], r["spread_pct"]) for r in store.instructions(campaign_id)}
         found = set()
         for test in {t for t, _ in counted}:
             ref = counted.get((test, base))
-            for target in (t["name"] for t in targets if t["name"] != base):
+            for target in (t.name for t in targets if t.name != base):
                 new = counted.get((test, target))
                 ratio = new[0] / ref[0] if new and ref and ref[0] else None
                 spreads = [new[1] if new else None, ref[1] if ref else None]

@@ -143,7 +143,7 @@ def twin_points(store: Store) -> list[_Found]:
             continue
         row = store.campaign(campaign_id)
         point = TwinPoint(history.host_key(row.host), campaign_id, row.name, row.created_at, workload.name, rate)
-        found.append(_Found(point, str(targets[0]["engine"])))
+        found.append(_Found(point, str(targets[0].engine)))
     return found
 
 

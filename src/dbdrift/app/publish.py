@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import hashlib
 import importlib.util
-import json
 import os
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field, replace
@@ -35,6 +34,7 @@ from dbdrift.results.findings import Finding
 from dbdrift.results.history import Point, Series, build_series, campaign_points, host_key
 from dbdrift.results.twins import rate_of, without_twin
 from dbdrift.store.store import Store
+from dbdrift.store.stored import TargetRecord
 from dbdrift.version import __version__
 
 WORST = 3  # regressions named per campaign in the index
@@ -180,7 +180,7 @@ def _read(store: Store, campaign_id: int, n: int) -> Read:
     """A campaign's report page, index entry and history points; a campaign this dbdrift cannot
     report (a newer workload's) gets an entry that says why, and no page."""
     row = store.campaign(campaign_id)
-    targets = tuple((t["name"], t["engine"], _version(t)) for t in store.targets(campaign_id))
+    targets = tuple((t.name, t.engine, _version(t)) for t in store.targets(campaign_id))
     common: dict[str, Any] = dict(n=n, name=row.name, created_at=row.created_at, host=host_key(row.host),
                   workload=row.workload, targets=targets, store=store.path.name)
     comparison = None
@@ -216,9 +216,8 @@ def _read(store: Store, campaign_id: int, n: int) -> Read:
     return entry, points, html
 
 
-def _version(target: Any) -> str:
-    server, install = json.loads(target["server_json"] or "{}"), json.loads(target["install_json"] or "{}")
-    return str(server.get("version") or install.get("version") or "?")
+def _version(target: TargetRecord) -> str:
+    return str(target.server.get("version") or target.install.get("version") or "?")
 
 
 def _counts(findings: list[Finding]) -> tuple[int, int, int, int]:

@@ -70,7 +70,7 @@ def write_workload_flamegraphs(store: Store, campaign_id: int, workload: Workloa
     """An Insert Benchmark's or TPROC-C's stored stacks: per (step, target), or per target of
     TPROC-C, the stacks of all its repeats merged, as SVG and folded text, and a differential
     SVG of each target against the base (the campaign's, or `base`)."""
-    targets = [t["name"] for t in store.targets(campaign_id)]
+    targets = [t.name for t in store.targets(campaign_id)]
     reference = base_target(store.targets(campaign_id), base, store.campaign(campaign_id).name)
     merged: dict[tuple[str, str], dict[str, int]] = {}
     for part, target, folded in (workload.stacks(store, campaign_id) if workload.stacks else []):

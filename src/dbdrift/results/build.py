@@ -39,6 +39,7 @@ from dbdrift.results.targets import (base_target, default_drift, flush_settings_
                                     matrix_references,
                                     packager_change, target_labels, target_packagers)
 from dbdrift.store.store import Store
+from dbdrift.store.stored import TargetRecord
 from dbdrift.version import __version__
 
 # Below this many A/A calibrations the between-campaign sd is mostly luck (measured on the VMs
@@ -64,11 +65,11 @@ def report_meta(store: Store, campaign_id: int, generated_at: str | None = None)
     targets = []
     specs = {t["name"]: t for t in spec.get("targets", [])}
     for t in store.targets(campaign_id):
-        server, install = json.loads(t["server_json"] or "{}"), json.loads(t["install_json"] or "{}")
-        variant = {k: specs[t["name"]][k] for k in ("variant", "parent", "levels") if k in specs.get(t["name"], {})}
+        server, install = t.server, t.install
+        variant = {k: specs[t.name][k] for k in ("variant", "parent", "levels") if k in specs.get(t.name, {})}
         # how it was configured, where the campaign said (the post's "what was compared")
-        variant.update({k: v for k in ("named_config", "config", "settings") if (v := specs.get(t["name"], {}).get(k))})
-        targets.append({"name": t["name"], "engine": t["engine"], "base": bool(t["is_base"]),
+        variant.update({k: v for k in ("named_config", "config", "settings") if (v := specs.get(t.name, {}).get(k))})
+        targets.append({"name": t.name, "engine": t.engine, "base": t.is_base,
                         "version": server.get("version", install.get("version")), "source": install.get("source"),
                         "binary": install.get("binary"), **variant})
     return {
@@ -95,7 +96,7 @@ def build_report(store: Store, campaign: str | None, base: str | None, chain: bo
         raise no_campaign(store, campaign)
     row = store.campaign(campaign_id)
     targets = store.targets(campaign_id)
-    names = [t["name"] for t in targets]
+    names = [t.name for t in targets]
     base_name = base_target(targets, base, row.name)
     floors, between, notes = noise_inputs(store, noise_floor, campaign_id, min_effect, noisy)
     measurements = measurements_of(store, campaign_id)
@@ -122,7 +123,7 @@ def build_report(store: Store, campaign: str | None, base: str | None, chain: bo
               + _order_notes(measurements)
               + host_notes(host, io_method_notes(targets)) + _unit_notes(store, campaign_id)
               + _build_notes(labels, packagers) + nothing_measured_notes(row.name, measurements, counted))
-    marks = plan_marks(comparison, store.plans(campaign_id), {t["name"]: t["engine"] for t in targets})
+    marks = plan_marks(comparison, store.plans(campaign_id), {t.name: t.engine for t in targets})
     comparison, plan_changes, notes = marks.comparison, marks.changes, notes + marks.notes
     references = comparison.references
     stored_runs = store.runs(campaign_id)  # read once: hardware per operation and the layer split both use it
@@ -386,7 +387,7 @@ def _with_packagers(comparison: Comparison, packagers: dict[str, str]) -> Compar
     return replace(comparison, rows=tuple(rows))
 
 
-def flush_notes(host: JsonObject, targets: list[sqlite3.Row], references: Mapping[str, str]) -> tuple[str, ...]:
+def flush_notes(host: JsonObject, targets: list[TargetRecord], references: Mapping[str, str]) -> tuple[str, ...]:
     """Where targets differ in a setting that decides whether a commit waits for a flush: whether
     this host's device (its flush latency, stored with the host facts) or the server decides."""
     note = flush_note(flush_settings_compared(targets, dict(references)), host.get("fsync"), SLOW_FSYNC_US)
@@ -475,7 +476,7 @@ def noise_inputs(store: Store, choice: str, campaign_id: int, min_effect: float 
         return {}, {}, ()
     comparisons = []
     for aa_id in aa_ids:
-        names = [t["name"] for t in store.targets(aa_id)]
+        names = [t.name for t in store.targets(aa_id)]
         measurements = measurements_of(store, aa_id)
         comparisons.append(compare(measurements, names, names[0], sorted({m.test for m in measurements}),
                                    min_effect=min_effect, noisy_half_width=noisy))

@@ -180,13 +180,13 @@ def campaign_points(store: Store, campaign_id: int, metric: str = "qps", tests: 
     specs = {t["name"]: t for t in spec.get("targets", [])}
     facts = {}
     for t in store.targets(campaign_id):
-        server, install = json.loads(t["server_json"] or "{}"), json.loads(t["install_json"] or "{}")
+        server, install = t.server, t.install
         version = server.get("version") or install.get("version")
         built = install.get("build") or {}
         if version and built.get("commit"):  # a commit of a source tree: one point per commit
             version = f"{version}@{built['commit'][:9]}"
         if version:
-            facts[t["name"]] = (t["engine"], str(version), setup_label(spec, specs.get(t["name"], {})),
+            facts[t.name] = (t.engine, str(version), setup_label(spec, specs.get(t.name, {})),
                                 (built.get("depth") or 0, built.get("committed_at") or ""),
                                 packager(install["source"]) if install.get("source") else "")
     if not facts:

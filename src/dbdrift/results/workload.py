@@ -88,7 +88,7 @@ def stored_campaign(store: Store, campaign_id: int, base: str | None, judged: st
     row = store.campaign(campaign_id)
     targets = store.targets(campaign_id)
     base_name = base_target(targets, base, row.name)
-    ordered = (base_name, *(t["name"] for t in targets if t["name"] != base_name))
+    ordered = (base_name, *(t.name for t in targets if t.name != base_name))
     host, spec = row.host, row.spec
     return StoredCampaign(spec, {"campaign": row.name, "targets": ordered, "labels": target_labels(targets),
                                  "ncpu": host.get("cpus") or 1, "host": host, "run_on": row.created_at,

@@ -10,7 +10,7 @@ from typing import Any, Sequence
 from dbdrift.model import InsertStepResult, JsonObject, TpccResult, WorkloadRun
 from dbdrift.store import facts
 from dbdrift.store.connection import Connection
-from dbdrift.store.stored import CampaignRecord
+from dbdrift.store.stored import CampaignRecord, TargetRecord
 
 
 def _json_or_none(text: str | None) -> Any:
@@ -85,7 +85,7 @@ class Reads(Connection):
         only ever added or superseded, so an equal fingerprint means an equal campaign; reading it
         costs a few indexed queries, not the campaign."""
         parts = [tuple(self.db.execute("SELECT * FROM campaigns WHERE id = ?", (campaign_id,)).fetchone() or ())]
-        parts += [tuple(t) for t in self.targets(campaign_id)]
+        parts += [tuple(t) for t in self._target_rows(campaign_id)]
         for table, supersedes in self.FINGERPRINTED.items():
             superseded = "SUM(r.superseded)" if supersedes else "0"
             parts.append(tuple(self.db.execute(
@@ -95,7 +95,11 @@ class Reads(Connection):
                                            "WHERE campaign_id = ?", (campaign_id,)).fetchone()))
         return hashlib.sha256(repr(parts).encode()).hexdigest()[:16]
 
-    def targets(self, campaign_id: int) -> list[sqlite3.Row]:
+    def targets(self, campaign_id: int) -> list[TargetRecord]:
+        """A campaign's targets in their order."""
+        return [TargetRecord.of(row) for row in self._target_rows(campaign_id)]
+
+    def _target_rows(self, campaign_id: int) -> list[sqlite3.Row]:
         return self.db.execute("SELECT * FROM targets WHERE campaign_id = ? ORDER BY position",
                                (campaign_id,)).fetchall()
 

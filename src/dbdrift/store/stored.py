@@ -35,3 +35,25 @@ class CampaignRecord:
         return cls(id=int(row["id"]), name=row["name"], created_at=row["created_at"],
                    spec=json.loads(row["spec_json"]), host=_object(row["host_json"]) or {},
                    dbdrift_version=row["dbdrift_version"])
+
+
+@dataclass(frozen=True)
+class TargetRecord:
+    """A stored target of a campaign: its spec (the campaign file's target as run) and the facts
+    of its install and its server (empty: not stored, e.g. a server that never started)."""
+
+    id: int
+    campaign_id: int
+    name: str
+    engine: str  # postgres, mysql, mariadb
+    position: int  # its place in the campaign's targets
+    is_base: bool
+    spec: JsonObject
+    install: JsonObject  # server/ InstallInfo as stored: version, source, binary, build
+    server: JsonObject  # what the running server reported: version, settings
+
+    @classmethod
+    def of(cls, row: sqlite3.Row) -> TargetRecord:
+        return cls(id=int(row["id"]), campaign_id=int(row["campaign_id"]), name=row["name"], engine=row["engine"],
+                   position=int(row["position"]), is_base=bool(row["is_base"]), spec=_object(row["spec_json"]) or {},
+                   install=_object(row["install_json"]) or {}, server=_object(row["server_json"]) or {})
