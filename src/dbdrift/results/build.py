@@ -411,36 +411,33 @@ def host_notes(host: JsonObject, servers: tuple[str, ...] = ()) -> tuple[str, ..
 
 def _unit_notes(store: Store, campaign_id: int) -> tuple[str, ...]:
     """A campaign run on a cluster: which host measured which tests."""
-    rows = [u for u in store.units(campaign_id) if u["status"] != "kept"]
+    rows = [u for u in store.units(campaign_id) if u.status != "kept"]
     if not rows:
         return ()
-    measured = store.unit_workers([u["id"] for u in rows])
+    measured = store.unit_workers([u.id for u in rows])
     parts = []
     for u in rows:
-        tests, repeats = json.loads(u["tests_json"]), json.loads(u["repeats_json"])
-        what = ", ".join(tests) if tests else "repeats " + ", ".join(str(r + 1) for r in repeats) if repeats \
-            else "all"
-        status = "" if u["status"] == "done" else f", {u['status']}" + (f": {u['error']}" if u["error"] else "")
-        again = f", {u['attempts']} attempts" if (u["attempts"] or 0) > 1 else ""
-        name = (u["worker"] or "?").split()[0]
-        where = name if u["hostname"] in (None, name) else f"{name} ({u['hostname']})"
-        hosts = list(dict.fromkeys(w.split()[0] for w in measured.get(u["id"], [])))
+        what = ", ".join(u.tests) if u.tests else "repeats " + ", ".join(str(r + 1) for r in u.repeats) \
+            if u.repeats else "all"
+        status = "" if u.status == "done" else f", {u.status}" + (f": {u.error}" if u.error else "")
+        again = f", {u.attempts} attempts" if u.attempts > 1 else ""
+        name = (u.worker or "?").split()[0]
+        where = name if u.hostname in (None, name) else f"{name} ({u.hostname})"
+        hosts = list(dict.fromkeys(w.split()[0] for w in measured.get(u.id, [])))
         elsewhere = f"; its results measured on {', '.join(hosts)}" if hosts and hosts != [name] else ""
-        parts.append(f"unit {u['number']} on {where}: {what}{again}{status}{elsewhere}")
+        parts.append(f"unit {u.number} on {where}: {what}{again}{status}{elsewhere}")
     return ("cluster: " + "; ".join(parts),)
 
 
 def _unit_meta(store: Store, campaign_id: int) -> list[JsonObject]:
     """Each unit with its last worker and `measured_on`, every worker whose results of it the
     report uses (a unit re-queued after its host was lost has more than one)."""
-    rows = [u for u in store.units(campaign_id) if u["status"] != "kept"]
-    measured = store.unit_workers([u["id"] for u in rows])
-    return [{"unit": u["number"], "status": u["status"], "tests": json.loads(u["tests_json"]),
-             "repeats": json.loads(u["repeats_json"]),
-             "hostname": u["hostname"], "worker": u["worker"], "measured_on": measured.get(u["id"], []),
-             "attempts": u["attempts"], "error": u["error"],
-             "host": {k: v for k, v in json.loads(u["host_json"] or "{}").items()
-                      if k in ("hostname", "cpu_model", "cpus", "memory_bytes", "kernel")}}
+    rows = [u for u in store.units(campaign_id) if u.status != "kept"]
+    measured = store.unit_workers([u.id for u in rows])
+    return [{"unit": u.number, "status": u.status, "tests": u.tests, "repeats": u.repeats,
+             "hostname": u.hostname, "worker": u.worker, "measured_on": measured.get(u.id, []),
+             "attempts": u.attempts, "error": u.error,
+             "host": {k: v for k, v in u.host.items() if k in ("hostname", "cpu_model", "cpus", "memory_bytes", "kernel")}}
             for u in rows]
 
 

@@ -10,7 +10,7 @@ from typing import Any, Sequence
 from dbdrift.model import InsertStepResult, JsonObject, TpccResult, WorkloadRun
 from dbdrift.store import facts
 from dbdrift.store.connection import Connection
-from dbdrift.store.stored import CampaignRecord, TargetRecord
+from dbdrift.store.stored import CampaignRecord, TargetRecord, UnitRecord
 
 
 def _json_or_none(text: str | None) -> Any:
@@ -234,9 +234,9 @@ class Reads(Connection):
         return row is not None
 
     # -- a cluster's units ---------------------------------------------------------------------------
-    def units(self, campaign_id: int) -> list[sqlite3.Row]:
-        return self.db.execute("SELECT * FROM units WHERE campaign_id = ? ORDER BY number, id",
-                               (campaign_id,)).fetchall()
+    def units(self, campaign_id: int) -> list[UnitRecord]:
+        return [UnitRecord.of(row) for row in self.db.execute(
+            "SELECT * FROM units WHERE campaign_id = ? ORDER BY number, id", (campaign_id,))]
 
     def unit_result_counts(self, unit_ids: list[int]) -> dict[str, int]:
         """Results the units streamed that reports use, by status (runs; Insert Benchmark steps;

@@ -57,3 +57,33 @@ class TargetRecord:
         return cls(id=int(row["id"]), campaign_id=int(row["campaign_id"]), name=row["name"], engine=row["engine"],
                    position=int(row["position"]), is_base=bool(row["is_base"]), spec=_object(row["spec_json"]) or {},
                    install=_object(row["install_json"]) or {}, server=_object(row["server_json"]) or {})
+
+
+@dataclass(frozen=True)
+class UnitRecord:
+    """A unit of a campaign run on a cluster (`run --cluster`): what it measures (its tests, or
+    its repeats of a workload judged over repeats; neither: all) and where it ran, as last known."""
+
+    id: int
+    campaign_id: int
+    number: int
+    host_kind: str | None
+    tests: list[str]
+    repeats: list[int]
+    status: str  # as cluster/client.py sets it ("queued", "running", "done", "kept": complete before --resume, ...)
+    attempts: int
+    worker: str | None  # "name address" of its last worker
+    hostname: str | None
+    host: JsonObject  # that host's facts (empty: not known)
+    error: str | None
+    started_at: str | None
+    ended_at: str | None
+
+    @classmethod
+    def of(cls, row: sqlite3.Row) -> UnitRecord:
+        return cls(id=int(row["id"]), campaign_id=int(row["campaign_id"]), number=int(row["number"]),
+                   host_kind=row["host_kind"], tests=json.loads(row["tests_json"]),
+                   repeats=json.loads(row["repeats_json"] or "[]"), status=row["status"],
+                   attempts=int(row["attempts"] or 0), worker=row["worker"], hostname=row["hostname"],
+                   host=_object(row["host_json"]) or {}, error=row["error"], started_at=row["started_at"],
+                   ended_at=row["ended_at"])
