@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from typing import Callable
 
 from dbdrift.model import HardwareWindow, InsertStepResult, JsonObject, TpccResult, WorkloadRun
@@ -77,36 +77,39 @@ def insert_instructions(db: sqlite3.Connection, target_id: int, rec: Instruction
         "phases_json": _json_or_null(rec.phases or None)})
 
 
+IBENCH, TPCC = "insert-benchmark", "tpcc"  # the workload_runs rows of an Insert Benchmark step and a TPROC-C run
+IN_COLUMNS = ("target", "status", "elapsed_s", "error", "repeat", "position")  # fields kept as columns (target: its row)
+
+
+def record_of(result: InsertStepResult | TpccResult) -> JsonObject:
+    """The fields of an Insert Benchmark step or TPROC-C run that workload_runs keeps in record_json."""
+    return {k: v for k, v in asdict(result).items() if k not in IN_COLUMNS}
+
+
 def insert_ibench_step(db: sqlite3.Connection, target_id: int, r: InsertStepResult,
                        driver_spec: JsonObject | None) -> int:
-    return insert(db, "ibench_steps", {
-        "target_id": target_id, "step": r.step, "status": r.status, "started_at": now_iso(), "clients": r.clients,
-        "elapsed_s": r.elapsed_s, "inserted": r.inserted, "deleted": r.deleted, "queries": r.queries,
-        "ips": r.ips, "dps": r.dps, "qps": r.qps, "target_ips": r.target_ips, "max_insert_us": r.max_insert_us,
-        "max_delete_us": r.max_delete_us, "max_query_us": r.max_query_us,
-        "histograms_json": json.dumps(r.histograms), "per_second_json": json.dumps(r.per_second),
-        "hardware_json": _json_or_null(r.hardware), "table_rows": r.table_rows,
-        "driver_spec_json": _json_or_null(driver_spec), "error": r.error, "db_bytes": r.db_bytes,
-        "datadir_bytes": r.datadir_bytes, "repeat": r.repeat, "position": r.position,
-        "events_json": _json_or_null(r.events), "folded_json": _json_or_null(r.folded)})
+    """A step of a repeat; the repeat's earlier steps are superseded when it starts again
+    (writes.supersede_ibench), not step by step: the steps build on each other."""
+    return _insert_run_row(db, target_id, WorkloadRun(
+        target=r.target, workload=IBENCH, status=r.status, record={**record_of(r), "driver_spec": driver_spec},
+        elapsed_s=r.elapsed_s, error=r.error, repeat=r.repeat, position=r.position))
 
 
 def insert_tpcc_run(db: sqlite3.Connection, target_id: int, r: TpccResult) -> int:
     """A repeat stored again (--resume after a failure) supersedes the earlier one."""
-    db.execute("UPDATE tpcc_runs SET superseded = 1 WHERE target_id = ? AND repeat = ?", (target_id, r.repeat))
-    return insert(db, "tpcc_runs", {
-        "target_id": target_id, "repeat": r.repeat, "status": r.status, "started_at": now_iso(),
-        "warehouses": r.warehouses, "clients": r.clients, "procedures": int(r.procedures),
-        "elapsed_s": r.elapsed_s, "new_orders": r.new_orders, "transactions": r.transactions, "nopm": r.nopm,
-        "tpm": r.tpm, "by_type_json": json.dumps(r.by_type), "intervals_json": json.dumps(r.intervals),
-        "hardware_json": _json_or_null(r.hardware), "consistency_json": json.dumps(r.consistency),
-        "load_s": r.load_s, "error": r.error, "position": r.position, "events_json": _json_or_null(r.events),
-        "folded_json": _json_or_null(r.folded)})
+    return insert_workload_run(db, target_id, WorkloadRun(
+        target=r.target, workload=TPCC, status=r.status, record=record_of(r), elapsed_s=r.elapsed_s, error=r.error,
+        repeat=r.repeat, position=r.position))
 
 
 def insert_workload_run(db: sqlite3.Connection, target_id: int, r: WorkloadRun) -> int:
     """A repeat stored again (--resume after a failure) supersedes the earlier one."""
-    db.execute("UPDATE workload_runs SET superseded = 1 WHERE target_id = ? AND repeat = ?", (target_id, r.repeat))
+    db.execute("UPDATE workload_runs SET superseded = 1 WHERE target_id = ? AND repeat = ? AND workload = ?",
+               (target_id, r.repeat, r.workload))
+    return _insert_run_row(db, target_id, r)
+
+
+def _insert_run_row(db: sqlite3.Connection, target_id: int, r: WorkloadRun) -> int:
     return insert(db, "workload_runs", {
         "target_id": target_id, "workload": r.workload, "repeat": r.repeat, "status": r.status,
         "started_at": now_iso(), "elapsed_s": r.elapsed_s, "record_json": json.dumps(r.record),
@@ -181,18 +184,18 @@ class FactKind:
     write: Writer  # its line written into the store; the new row's id where it has one
     table: str | None = None  # the table it adds rows to (None: it changes rows of others)
     unit_marked: bool = False  # its rows name the unit and worker that streamed them (schema 13, 18)
-    result: str | None = None  # a campaign's results, superseded when measured again: what counts call its rows
+    results: bool = False  # its rows are a campaign's results, superseded when measured again
 
 
 KINDS: dict[str, FactKind] = {  # in this order in a campaign's fingerprint (reads.py)
-    "run": FactKind(("target_id", "record"), _run_line, "runs", True, "runs"),
+    "run": FactKind(("target_id", "record"), _run_line, "runs", True, True),
     "ibench step": FactKind(("target_id", "record", "driver_spec"), lambda db, e: insert_ibench_step(
         db, e["target_id"], InsertStepResult(**e["record"]), e["driver_spec"]),
-        "ibench_steps", True, "Insert Benchmark steps"),
+        "workload_runs", True, True),
     "tpcc run": FactKind(("target_id", "record"), lambda db, e: insert_tpcc_run(
-        db, e["target_id"], TpccResult(**e["record"])), "tpcc_runs", True, "TPROC-C runs"),
+        db, e["target_id"], TpccResult(**e["record"])), "workload_runs", True, True),
     "workload run": FactKind(("target_id", "record"), lambda db, e: insert_workload_run(
-        db, e["target_id"], WorkloadRun(**e["record"])), "workload_runs", True, "repeats"),
+        db, e["target_id"], WorkloadRun(**e["record"])), "workload_runs", True, True),
     "instructions": FactKind(("target_id", "record"), lambda db, e: insert_instructions(
         db, e["target_id"], InstructionRecord(**e["record"])), "instructions", True),
     "plan": FactKind(("target_id", "test", "statement", "sql", "plan_json", "shape", "error"),
@@ -204,7 +207,9 @@ KINDS: dict[str, FactKind] = {  # in this order in a campaign's fingerprint (rea
 }
 
 # the tables of a campaign's results that reports count (superseded when measured again)
-RESULT_TABLES = {kind.table: kind.result for kind in KINDS.values() if kind.table and kind.result}
+RESULT_TABLES = tuple(dict.fromkeys(kind.table for kind in KINDS.values() if kind.table and kind.results))
+# what a cluster's counts call the workload_runs rows of a workload (the others': "repeats")
+ROWS_CALLED = {IBENCH: "Insert Benchmark steps", TPCC: "TPROC-C runs"}
 
 
 def apply(db: sqlite3.Connection, entry: JsonObject) -> int | None:

@@ -13,8 +13,9 @@ from dbdrift.store.connection import Connection
 from dbdrift.store.stored import CampaignRecord, TargetRecord, UnitRecord
 
 
-def _json_or_none(text: str | None) -> Any:
-    return json.loads(text) if text else None
+def _fields(row: sqlite3.Row, *dropped: str) -> dict[str, Any]:
+    """The fields of a workload_runs row's record_json, but `dropped` (kept beside the result, not in it)."""
+    return {k: v for k, v in json.loads(row["record_json"]).items() if k not in dropped}
 
 
 class Reads(Connection):
@@ -77,7 +78,7 @@ class Reads(Connection):
                 if json.loads(row[1]).get("calibration")]  # LIKE: only the specs that can say so are parsed
 
     # every table of a campaign's results, and whether its rows can be superseded
-    FINGERPRINTED = {kind.table: kind.result is not None for kind in facts.KINDS.values() if kind.table}
+    FINGERPRINTED = {kind.table: kind.results for kind in facts.KINDS.values() if kind.table}
 
     def campaign_fingerprint(self, campaign_id: int) -> str:
         """What changes whenever anything of the campaign's changes: its row, its targets' rows,
@@ -178,59 +179,45 @@ class Reads(Connection):
         rows = self.db.execute("SELECT test FROM instructions WHERE target_id = ? AND status = 'ok'", (target_id,))
         return {r[0] for r in rows}
 
-    # -- Insert Benchmark, TPROC-C and the other workloads ---------------------------------------
+    # -- Insert Benchmark, TPROC-C and the other workloads (workload_runs) -----------------------
+    def _workload_rows(self, campaign_id: int, workload: str | None = None) -> list[sqlite3.Row]:
+        only = "AND r.workload = ? " if workload else ""
+        return self.db.execute(
+            "SELECT r.*, targets.name AS target FROM workload_runs r JOIN targets ON targets.id = r.target_id "
+            f"WHERE targets.campaign_id = ? AND r.superseded = 0 {only}ORDER BY r.id",
+            (campaign_id, workload) if workload else (campaign_id,)).fetchall()
+
     def ibench_steps(self, campaign_id: int) -> list[InsertStepResult]:
-        rows = self.db.execute(
-            "SELECT s.*, targets.name AS target FROM ibench_steps s JOIN targets ON targets.id = s.target_id "
-            "WHERE targets.campaign_id = ? AND s.superseded = 0 ORDER BY s.id", (campaign_id,)).fetchall()
-        return [InsertStepResult(
-            target=r["target"], step=r["step"], status=r["status"], clients=r["clients"], elapsed_s=r["elapsed_s"],
-            inserted=r["inserted"], deleted=r["deleted"], queries=r["queries"], ips=r["ips"], dps=r["dps"],
-            qps=r["qps"], target_ips=r["target_ips"], max_insert_us=r["max_insert_us"],
-            max_delete_us=r["max_delete_us"], max_query_us=r["max_query_us"],
-            histograms=json.loads(r["histograms_json"]), per_second=json.loads(r["per_second_json"]),
-            hardware=_json_or_none(r["hardware_json"]), table_rows=r["table_rows"],
-            error=r["error"], db_bytes=r["db_bytes"], datadir_bytes=r["datadir_bytes"], repeat=r["repeat"],
-            position=r["position"], events=_json_or_none(r["events_json"]),
-            folded=_json_or_none(r["folded_json"]))
-            for r in rows]
+        return [InsertStepResult(target=r["target"], status=r["status"], elapsed_s=r["elapsed_s"], error=r["error"],
+                                 repeat=r["repeat"], position=r["position"], **_fields(r, "driver_spec"))
+                for r in self._workload_rows(campaign_id, facts.IBENCH)]
 
     def ibench_done(self, target_id: int, repeat: int = 0) -> set[str]:
-        rows = self.db.execute("SELECT step FROM ibench_steps WHERE target_id = ? AND repeat = ? AND status = 'ok' "
-                               "AND superseded = 0", (target_id, repeat))
+        rows = self.db.execute("SELECT json_extract(record_json, '$.step') FROM workload_runs WHERE target_id = ? "
+                               "AND repeat = ? AND workload = ? AND status = 'ok' AND superseded = 0",
+                               (target_id, repeat, facts.IBENCH))
         return {r[0] for r in rows}
 
     def tpcc_runs(self, campaign_id: int) -> list[TpccResult]:
-        rows = self.db.execute(
-            "SELECT r.*, targets.name AS target FROM tpcc_runs r JOIN targets ON targets.id = r.target_id "
-            "WHERE targets.campaign_id = ? AND r.superseded = 0 ORDER BY r.id", (campaign_id,)).fetchall()
-        return [TpccResult(
-            target=r["target"], status=r["status"], warehouses=r["warehouses"], clients=r["clients"],
-            procedures=bool(r["procedures"]), elapsed_s=r["elapsed_s"], new_orders=r["new_orders"],
-            transactions=r["transactions"], nopm=r["nopm"], tpm=r["tpm"], by_type=json.loads(r["by_type_json"]),
-            intervals=json.loads(r["intervals_json"]),
-            hardware=_json_or_none(r["hardware_json"]),
-            consistency=json.loads(r["consistency_json"]), load_s=r["load_s"], error=r["error"], repeat=r["repeat"],
-            position=r["position"], events=_json_or_none(r["events_json"]),
-            folded=_json_or_none(r["folded_json"]))
-            for r in rows]
+        return [TpccResult(target=r["target"], status=r["status"], elapsed_s=r["elapsed_s"], error=r["error"],
+                           repeat=r["repeat"], position=r["position"], **_fields(r))
+                for r in self._workload_rows(campaign_id, facts.TPCC)]
 
     def tpcc_done(self, target_id: int, repeat: int) -> bool:
-        row = self.db.execute("SELECT 1 FROM tpcc_runs WHERE target_id = ? AND repeat = ? AND status = 'ok' "
-                              "AND superseded = 0", (target_id, repeat)).fetchone()
+        row = self.db.execute("SELECT 1 FROM workload_runs WHERE target_id = ? AND repeat = ? AND workload = ? "
+                              "AND status = 'ok' AND superseded = 0", (target_id, repeat, facts.TPCC)).fetchone()
         return row is not None
 
     def workload_runs(self, campaign_id: int) -> list[WorkloadRun]:
-        rows = self.db.execute(
-            "SELECT r.*, targets.name AS target FROM workload_runs r JOIN targets ON targets.id = r.target_id "
-            "WHERE targets.campaign_id = ? AND r.superseded = 0 ORDER BY r.id", (campaign_id,)).fetchall()
         return [WorkloadRun(target=r["target"], workload=r["workload"], status=r["status"],
                             record=json.loads(r["record_json"]), elapsed_s=r["elapsed_s"], error=r["error"],
-                            repeat=r["repeat"], position=r["position"]) for r in rows]
+                            repeat=r["repeat"], position=r["position"]) for r in self._workload_rows(campaign_id)]
 
     def workload_done(self, target_id: int, repeat: int) -> bool:
+        """Whether a repeat of a workload judged by whole repeats is stored ok (an Insert
+        Benchmark's repeat is done when all its steps are: ibench_done)."""
         row = self.db.execute("SELECT 1 FROM workload_runs WHERE target_id = ? AND repeat = ? AND status = 'ok' "
-                              "AND superseded = 0", (target_id, repeat)).fetchone()
+                              "AND superseded = 0 AND workload != ?", (target_id, repeat, facts.IBENCH)).fetchone()
         return row is not None
 
     # -- a cluster's units ---------------------------------------------------------------------------
@@ -244,10 +231,14 @@ class Reads(Connection):
         if not unit_ids:
             return {}
         marks, counts = ",".join("?" * len(unit_ids)), {}
-        for table, what in facts.RESULT_TABLES.items():
-            for status, n in self.db.execute(f"SELECT status, count(*) FROM {table} WHERE unit_id IN ({marks}) "
-                                             "AND superseded = 0 GROUP BY status", unit_ids):
-                counts[f"{what} {status}"] = n
+        for status, n in self.db.execute(f"SELECT status, count(*) FROM runs WHERE unit_id IN ({marks}) "
+                                         "AND superseded = 0 GROUP BY status", unit_ids):
+            counts[f"runs {status}"] = n
+        for workload, status, n in self.db.execute(
+                f"SELECT workload, status, count(*) FROM workload_runs WHERE unit_id IN ({marks}) "
+                "AND superseded = 0 GROUP BY workload, status", unit_ids):
+            what = f"{facts.ROWS_CALLED.get(workload, 'repeats')} {status}"
+            counts[what] = counts.get(what, 0) + n
         return counts
 
     def unit_workers(self, unit_ids: list[int]) -> dict[int, list[str]]:

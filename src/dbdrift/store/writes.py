@@ -160,5 +160,5 @@ class Writes(Connection):
     def supersede_ibench(self, target_id: int, repeat: int = 0) -> None:
         """A repeat of a target's Insert Benchmark reruns from l.i0: that repeat's earlier steps
         leave the reports."""
-        self._supersede("UPDATE ibench_steps SET superseded = 1 WHERE target_id = ? AND repeat = ?",
-                        (target_id, repeat), "marking earlier Insert Benchmark steps superseded")
+        self._supersede("UPDATE workload_runs SET superseded = 1 WHERE target_id = ? AND repeat = ? AND workload = ?",
+                        (target_id, repeat, facts.IBENCH), "marking earlier Insert Benchmark steps superseded")
