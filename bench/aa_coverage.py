@@ -50,7 +50,7 @@ def identical(paths: list[Path]) -> list[Campaign]:
         store = Store(path)
         for row in store.campaigns():
             targets = store.targets(row["id"])
-            same = {json.dumps({k: v for k, v in json.loads(t["spec_json"]).items() if k not in ("name", "base", "port")},
+            same = {json.dumps({k: v for k, v in t.spec.items() if k not in ("name", "base", "port")},
                                sort_keys=True) for t in targets}
             if len(targets) < 3 or len(same) != 1:
                 continue

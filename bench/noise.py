@@ -157,7 +157,7 @@ def per_start(store: Path, name: str, target: str) -> dict[str, list[float]]:
     db = Store(store)
     try:
         campaign_id = db.latest_campaign_id(name)
-        rows = json.loads(db.campaign(campaign_id)["spec_json"])["rows"]
+        rows = db.campaign(campaign_id).spec["rows"]
         runs: dict[tuple[str, str, int], object] = {}
         for run in db.runs(campaign_id):
             if run["status"] == "ok" and "warm" not in run["test"]:

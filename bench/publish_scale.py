@@ -22,6 +22,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench._common import Output, run_main  # noqa: E402
 from dbdrift.cli import main as cli  # noqa: E402
+from dbdrift.store import facts  # noqa: E402
 from dbdrift.store.store import InstructionRecord, RunRecord, Store  # noqa: E402
 from dbdrift.workloads.sysbench.catalog import CATALOG, DEFAULT_32  # noqa: E402
 
@@ -43,16 +44,16 @@ def add_campaign(store: Store, k: int) -> None:
     with store.db:  # one transaction for the campaign's runs
         for pos, v in enumerate(pair):
             tid = store.ensure_target(cid, f"pg{v}", "postgres", pos, pos == 0, targets[pos])
-            store._update_target_facts(tid, None, {"version": v})
+            facts.update_target_facts(store.db, tid, None, {"version": v})
             level = 10_000 * (1 - 0.03 * (VERSIONS.index(v) % 2)) * (1 + 0.002 * (k % 5))
             for t, test in enumerate(DEFAULT_32):
                 value = level * (1 + t / 50)
                 for round_ in range(4):
-                    store._insert_run(tid, _run(test, round_, value, pos))
+                    facts.insert_run(store.db, tid, _run(test, round_, value, pos))
             for test in COUNTED:
                 ir = 45_000 * (1 + 0.01 * VERSIONS.index(v))
-                store._insert_instructions(tid, InstructionRecord(test, "ok", 1000, 5000, 3.0, [[1, 2], [1, 2]], ir,
-                                                                  0.01, {"LWLockRelease": 600.0}, {}))
+                facts.insert_instructions(store.db, tid, InstructionRecord(test, "ok", 1000, 5000, 3.0, [[1, 2], [1, 2]], ir,
+                                                                            0.01, {"LWLockRelease": 600.0}, {}))
 
 
 def _run(test: str, round_: int, value: float, pos: int) -> RunRecord:

@@ -282,7 +282,7 @@ TPCC_TRANSACTIONS = ("new_order", "payment", "order_status", "delivery", "stock_
 
 @dataclass
 class TpccResult:
-    """One TPROC-C run of one target (the store's tpcc_runs row): the measured window's new
+    """One TPROC-C run of one target (a workload_runs row of the store, workload "tpcc"): the measured window's new
     orders and transactions, NOPM and TPM (per minute of the window), per transaction type
     {"count", "rollbacks", "errors", "histogram" ([[bucket, count], ...] in the protocol's
     buckets), "p50_us", "p95_us", "p99_us", "max_us"}, the driver's interval lines, the host
@@ -315,7 +315,9 @@ class TpccResult:
 class WorkloadRun:
     """One repeat of one target of a workload whose results the store keeps whole (the store's
     workload_runs row): vector search and the workloads after it. `record` is the slice's own
-    result, as JSON; the store never reads inside it, so a new workload adds no table."""
+    result, as JSON; the store never reads inside it, so a new workload adds no table. (The
+    Insert Benchmark's steps and TPROC-C's runs are workload_runs rows too, that the store reads
+    back as InsertStepResult and TpccResult.)"""
 
     target: str
     workload: str
@@ -329,7 +331,7 @@ class WorkloadRun:
 
 @dataclass(frozen=True)
 class InsertStepResult:
-    """One Insert Benchmark step of one target, as measured (the store's ibench_steps row).
+    """One Insert Benchmark step of one target, as measured (a workload_runs row of the store, workload "insert-benchmark").
 
     Rates are for all clients together: `ips` = rows inserted / elapsed_s (l.x: (100 + l.i0
     rows) / elapsed_s, "indexed rows/s"), `dps` = rows deleted / elapsed_s, `qps` = queries /

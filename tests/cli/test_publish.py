@@ -80,7 +80,7 @@ def versioned(path: Path) -> None:
     store = Store(path)
     for c in store.campaigns():
         for t in store.targets(c["id"]):
-            store.set_target_facts(t["id"], server={"version": "17.10" if t["is_base"] else "18.4"})
+            store.set_target_facts(t.id, server={"version": "17.10" if t.is_base else "18.4"})
     store.close()
 
 
@@ -148,7 +148,7 @@ def test_a_new_run_rewrites_its_campaigns_page_and_keeps_every_number(tmp_path):
     pages = {p: p.stat().st_mtime_ns for p in out.rglob("*.html")}
     store = Store(given[1])
     cid = store.latest_campaign_id("minors")
-    tid = store.targets(cid)[0]["id"]
+    tid = store.targets(cid)[0].id
     store.add_run(tid, RunRecord(test="point-query", test_group="point", threads=1, repeat=1, status="ok",
                                  warmup_s=1, duration_s=6, metric="qps", driver_spec={}, value=9_000.0))
     store.close()

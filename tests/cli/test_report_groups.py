@@ -21,7 +21,7 @@ def test_report_groups_five_prints_the_five_group_sections(tmp_path):
 
 def test_report_groups_on_a_campaign_outside_the_42_exits_2_with_the_fix(tmp_path):
     store = make_store(tmp_path / "r.db")
-    target = store.targets(store.latest_campaign_id(None))[0]["id"]
+    target = store.targets(store.latest_campaign_id(None))[0].id
     store.add_run(target, RunRecord(test="read-only-sum", test_group="range-agg", threads=1, repeat=0, status="ok",
                                     warmup_s=1, duration_s=3, metric="qps", driver_spec={}, value=1000.0))
     store.close()

@@ -32,7 +32,7 @@ def ib_store_as_run_stores_it(path: Path) -> Path:
     store = Store(path)
     for c in store.campaigns():
         for t in store.targets(c["id"]):
-            store.set_target_facts(t["id"], server={"version": "17.10" if t["is_base"] else "18.4"})
+            store.set_target_facts(t.id, server={"version": "17.10" if t.is_base else "18.4"})
     store.close()
     return path
 

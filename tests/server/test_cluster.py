@@ -182,9 +182,10 @@ def test_tpcc_repeats_spread_over_hosts_each_repeat_on_one(tmp_path, cluster):
     store = tmp_path / "s.db"
     result = dbdrift("run", path, "--store", store, "--cluster", cluster.address, timeout=600)
     assert result.returncode == 0, result.stderr
-    rows = query(store, "SELECT r.repeat, t.name, r.status, u.worker, u.repeats_json, r.consistency_json "
-                        "FROM tpcc_runs r JOIN targets t ON t.id = r.target_id JOIN units u ON u.id = r.unit_id "
-                        "WHERE r.superseded = 0")
+    rows = query(store, "SELECT r.repeat, t.name, r.status, u.worker, u.repeats_json, "
+                        "json_extract(r.record_json, '$.consistency') AS consistency_json "
+                        "FROM workload_runs r JOIN targets t ON t.id = r.target_id JOIN units u ON u.id = r.unit_id "
+                        "WHERE r.workload = 'tpcc' AND r.superseded = 0")
     assert sorted((r["repeat"], r["name"]) for r in rows) == [(0, "pg17"), (0, "pg18"), (1, "pg17"), (1, "pg18")]
     assert all(r["status"] == "ok" and json.loads(r["repeats_json"]) == [r["repeat"]] for r in rows)
     hosts = {r["repeat"]: {x["worker"] for x in rows if x["repeat"] == r["repeat"]} for r in rows}

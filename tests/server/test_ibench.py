@@ -31,9 +31,17 @@ def campaign(tmp: Path, name: str, targets: list[tuple[str, str]], extra: str = 
     return path
 
 
+# a stored result's fields (workload_runs.record_json) as the columns of the table it had before schema 22
+IBENCH_FIELDS = ", ".join([*(f"json_extract(s.record_json, '$.{c}') AS {c}" for c in (
+    "step clients inserted deleted queries ips dps qps target_ips max_insert_us max_delete_us max_query_us "
+    "table_rows db_bytes datadir_bytes").split()),
+    *(f"json_extract(s.record_json, '$.{c}') AS {c}_json" for c in (
+        "histograms per_second hardware events folded driver_spec").split())])
+
+
 def steps(store: Path) -> dict[tuple[str, str], sqlite3.Row]:
-    rows = query(store, "SELECT t.name AS target, s.* FROM ibench_steps s JOIN targets t ON t.id = s.target_id "
-                        "WHERE s.superseded = 0")
+    rows = query(store, f"SELECT t.name AS target, s.*, {IBENCH_FIELDS} FROM workload_runs s "
+                        "JOIN targets t ON t.id = s.target_id WHERE s.workload = 'insert-benchmark' AND s.superseded = 0")
     return {(r["target"], r["step"]): r for r in rows}
 
 
@@ -215,8 +223,8 @@ def repeated_io_bound(tmp_path_factory):
 def test_repeats_run_on_fresh_servers_in_abba_order_and_give_the_relative_table_an_interval(repeated_io_bound):
     store, result = repeated_io_bound
     assert result.returncode == 0, result.stderr[-3000:]
-    rows = query(store, "SELECT t.name, s.repeat, s.step, s.status, s.position FROM ibench_steps s JOIN targets t "
-                        "ON t.id = s.target_id ORDER BY s.id")
+    rows = query(store, "SELECT t.name, s.repeat, json_extract(s.record_json, '$.step'), s.status, s.position "
+                        "FROM workload_runs s JOIN targets t ON t.id = s.target_id ORDER BY s.id")
     assert all(status == "ok" for *_, status, _ in rows)
     order = [(name, repeat, place) for name, repeat, step, _, place in rows if step == "l.i0"]
     # A B, then B A, then A B again; each run's place stored
@@ -258,8 +266,9 @@ def test_an_insert_benchmark_planned_to_detect_runs_the_repeats_its_calibration_
     assert result.returncode == 0, result.stderr[-3000:]
     db = sqlite3.connect(store)
     (campaign_id,) = db.execute("SELECT id FROM campaigns WHERE name = 'ib-detect'").fetchone()
-    ran = {r[0] for r in db.execute("SELECT s.repeat FROM ibench_steps s JOIN targets t ON t.id = s.target_id "
-                                    "WHERE t.campaign_id = ? AND t.name = 'pg18' AND s.step = 'qr100'",
+    ran = {r[0] for r in db.execute("SELECT s.repeat FROM workload_runs s JOIN targets t ON t.id = s.target_id "
+                                    "WHERE t.campaign_id = ? AND t.name = 'pg18' "
+                                    "AND json_extract(s.record_json, '$.step') = 'qr100'",
                                     (campaign_id,))}
     most = max(planned.values())
     assert ran == set(range(len(ran))) and 3 <= len(ran) <= most, (ran, most)

@@ -29,9 +29,18 @@ def campaign(tmp: Path, name: str, targets: list[tuple[str, str]], extra: str = 
     return path
 
 
+# a stored result's fields (workload_runs.record_json) as the columns of the table it had before schema 22
+TPCC_FIELDS = ", ".join([*(f"json_extract(r.record_json, '$.{c}') AS {c}" for c in (
+    "warehouses clients procedures new_orders transactions nopm tpm load_s").split()),
+    *(f"json_extract(r.record_json, '$.{c}') AS {c}_json" for c in (
+        "by_type intervals hardware consistency events folded").split())])
+
+
 def stored_runs(store: Path) -> list[sqlite3.Row]:
-    return query(store, "SELECT t.name AS target, r.* FROM tpcc_runs r JOIN targets t ON t.id = r.target_id "
-                        "WHERE r.superseded = 0 ORDER BY r.id")
+    """The stored TPROC-C runs (workload_runs rows of workload tpcc), the record's fields as columns."""
+    return query(store, f"SELECT t.name AS target, r.*, {TPCC_FIELDS} FROM workload_runs r "
+                        "JOIN targets t ON t.id = r.target_id WHERE r.workload = 'tpcc' AND r.superseded = 0 "
+                        "ORDER BY r.id")
 
 
 @pytest.fixture(scope="module")

@@ -97,8 +97,8 @@ def test_a_repeat_workloads_report_says_where_the_sequential_rule_stopped_each_t
     from tests.unit.test_recheck import tpcc_store
     store = tpcc_store(tmp_path / "t.db")
     cid = store.latest_campaign_id("tp")
-    base = next(t for t in store.targets(cid) if t["is_base"])
-    store.add_step(base["id"], "detect", "NOPM", "decided", 0.0,
+    base = next(t for t in store.targets(cid) if t.is_base)
+    store.add_step(base.id, "detect", "NOPM", "decided", 0.0,
                    {"test": "NOPM", "threads": 0, "outcome": "different", "starts": 3, "why": "decided"})
     store.db.execute("UPDATE campaigns SET spec_json = json_set(spec_json, '$.detect_plan', json('{\"detect\": 0.05}')) "
                      "WHERE id = ?", (cid,))

@@ -66,7 +66,7 @@ def test_the_json_of_a_five_group_report_groups_timed_cells_and_counts_alike(sto
 
 
 def test_a_campaign_with_a_test_outside_the_42_is_refused_naming_it(store):
-    target = store.targets(store.latest_campaign_id(None))[0]["id"]
+    target = store.targets(store.latest_campaign_id(None))[0].id
     store.add_run(target, RunRecord(test="read-only-count", test_group="range-agg", threads=1, repeat=0, status="ok",
                                     warmup_s=1, duration_s=3, metric="qps", driver_spec={}, value=1000.0))
     with pytest.raises(UserError, match="1 test\\(s\\) outside the 42 .*: read-only-count") as refused:
@@ -79,7 +79,7 @@ def test_the_four_groups_take_any_test():
 
 
 def test_the_refusal_names_a_tests_value_the_five_groups_take(store):
-    target = store.targets(store.latest_campaign_id(None))[0]["id"]
+    target = store.targets(store.latest_campaign_id(None))[0].id
     store.add_run(target, RunRecord(test="read-only-count", test_group="range-agg", threads=1, repeat=0, status="ok",
                                     warmup_s=1, duration_s=3, metric="qps", driver_spec={}, value=1000.0))
     with pytest.raises(UserError) as refused:

@@ -238,7 +238,7 @@ def test_commits_of_one_version_are_their_own_points_in_commit_order_even_made_i
     commits = [("c3" * 20, 3, 9000.0), ("a9" * 20, 1, 10000.0), ("b2" * 20, 2, 10010.0)]
     for sha, depth, value in commits:
         cid = add_campaign(store, f"bisect-{sha[:9]}", {"15.18": value})
-        tid = store.targets(cid)[0]["id"]
+        tid = store.targets(cid)[0].id
         store.set_target_facts(tid, install={"version": "15.18", "source": "basedir", "build": {
             "commit": sha, "committed_at": "2026-11-26T04:00:00+00:00", "depth": depth, "subject": "x"}})
     found = history.points(store, "qps", ["point-query"])

@@ -32,7 +32,7 @@ def recheckable_store(path):
             '{"name": "pg18", "engine": "postgres", "version": "18.4", "base": false, "settings": {"work_mem": "8MB"}}, '
             '{"name": "pg19", "engine": "postgres", "version": "19.0", "base": false, "settings": {}}]}', cid))
     for t in store.targets(cid):
-        store.set_target_facts(t["id"], server={"version": "x", "settings": SETTINGS[t["name"]],
+        store.set_target_facts(t.id, server={"version": "x", "settings": SETTINGS[t.name],
                                                 "config_text": "shared_buffers = 1GB\n"})
     store.close()
     return path

@@ -133,9 +133,9 @@ def _io_method(path: Path, methods: dict[str, str]) -> Path:
     store = Store(path)
     for c in store.campaigns():
         for t in store.targets(c["id"]):
-            server = json.loads(t["server_json"] or "{}")
-            if t["name"] in methods:
-                store.set_target_facts(t["id"], server={**server, "settings": {"io_method": methods[t["name"]]}})
+            server = t.server
+            if t.name in methods:
+                store.set_target_facts(t.id, server={**server, "settings": {"io_method": methods[t.name]}})
     store.close()
     return path
 
@@ -233,9 +233,9 @@ def _drifted(path: Path) -> Path:
     store = Store(path)
     for c in store.campaigns():
         for t in store.targets(c["id"]):
-            server = json.loads(t["server_json"] or "{}")
-            value = "1" if t["is_base"] else "16"
-            store.set_target_facts(t["id"], server={**server, "settings": {"effective_io_concurrency": value}})
+            server = t.server
+            value = "1" if t.is_base else "16"
+            store.set_target_facts(t.id, server={**server, "settings": {"effective_io_concurrency": value}})
     store.close()
     return path
 

@@ -100,7 +100,7 @@ def resumed(spec: CampaignSpec, store: Path) -> Resumed:
         campaign_id = opened.latest_campaign_id(spec.name)
         if campaign_id is None:
             return Resumed(f"--resume: no campaign {spec.name} in {store}; the whole campaign runs", None)
-        ids = {t["name"]: int(t["id"]) for t in opened.targets(campaign_id)}
+        ids = {t.name: t.id for t in opened.targets(campaign_id)}
         if spec.caps.per_test_runs:
             return _runs_left(spec, opened, campaign_id, ids)
         return _repeats_left(spec, opened, campaign_id, ids)

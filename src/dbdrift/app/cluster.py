@@ -48,8 +48,8 @@ def run(spec: CampaignSpec, store: Store, address: str, progress: ProgressSink, 
                                 workload=workload_of(spec)).run()
     units = [u for u in outcome.units if u.status != "kept"]  # kept: complete in the store before (--resume)
     ran = {u.unit_id for u in units}
-    hosts = sorted({row["hostname"] for cid in outcome.campaigns.values() for row in store.units(cid)
-                    if row["hostname"] and row["id"] in ran})
+    hosts = sorted({row.hostname for cid in outcome.campaigns.values() for row in store.units(cid)
+                    if row.hostname and row.id in ran})
     counts = store.unit_result_counts([u.unit_id for u in units])
     done = ", ".join(f"{n} {status}" for status, n in sorted(counts.items())) or "nothing new"
     progress.message(f"stored {done} from {len(units)} units on {len(hosts)} hosts ({', '.join(hosts)}) "

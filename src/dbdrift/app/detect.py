@@ -5,7 +5,6 @@ thin; the campaign it turns into, and what `run --check` says of it.
 """
 from __future__ import annotations
 
-import json
 import re
 from dataclasses import replace
 from typing import Any, Callable
@@ -97,18 +96,18 @@ def calibration_noise(store: Store, workload: Workload[Any] = SYSBENCH, thin: st
     here, elsewhere = host_key(machine_facts(steal_window_s=0)), []
     for campaign_id in store.calibration_ids():
         row = store.campaign(campaign_id)
-        spec = json.loads(row["spec_json"])
+        spec = row.spec
         if spec.get("workload", SYSBENCH.name) != workload.name:
             continue
-        there = host_key(json.loads(row["host_json"] or "{}"))
+        there = host_key(row.host)
         if there != here:  # another machine's noise says nothing of this one's
-            elsewhere.append(f"{row['name']} (#{campaign_id}) on {there}")
+            elsewhere.append(f"{row.name} (#{campaign_id}) on {there}")
             continue
         found = _noise_of(store, campaign_id, spec, workload)
         if found is not None:
             noise, floors = found
             starts = max(n.starts for n in noise.values())
-            return noise, floors, f"calibration {row['name']} (#{campaign_id}, {row['created_at']}, {starts} starts)"
+            return noise, floors, f"calibration {row.name} (#{campaign_id}, {row.created_at}, {starts} starts)"
     others = f"; it has calibrations of other hosts only: {', '.join(elsewhere)}" if elsewhere else ""
     least = planning.MIN_STARTS if workload.caps.judged_over_repeats else 2
     raise UserError(f"detect plans from a calibration of this host ({here}) with {least} or more server starts of "
@@ -121,15 +120,15 @@ def newest_floors(store: Store, here: str) -> tuple[dict[str, float], str]:
     the verdicts' minimum effect to) and a line naming it; none without one."""
     for campaign_id in store.calibration_ids():
         row = store.campaign(campaign_id)
-        spec = json.loads(row["spec_json"])
+        spec = row.spec
         if spec.get("workload", SYSBENCH.name) != SYSBENCH.name or not store.has_runs(campaign_id):
             continue
-        if host_key(json.loads(row["host_json"] or "{}")) != here:
+        if host_key(row.host) != here:
             continue
-        targets = [t["name"] for t in store.targets(campaign_id)]
+        targets = [t.name for t in store.targets(campaign_id)]
         measurements = measurements_of(store, campaign_id)
         floors = noise_floor(compare(measurements, targets, targets[0], sorted({m.test for m in measurements})))
-        return floors, (f"calibration {row['name']} (#{campaign_id}, {row['created_at'][:16].replace('T', ' ')}), "
+        return floors, (f"calibration {row.name} (#{campaign_id}, {row.created_at[:16].replace('T', ' ')}), "
                         "the newest of this host, as reports apply it")
     return {}, "none: no calibration of this host, and reports raise no verdict to a floor without one"
 
@@ -140,7 +139,7 @@ def _noise_of(store: Store, campaign_id: int, spec: JsonObject, workload: Worklo
     if workload.caps.judged_over_repeats:  # the tests' threads are the campaign's
         repeats = planning.repeat_noise(workload.estimates(store, campaign_id))
         return ({(test, 0): n for test, n in repeats.items()}, {}) if repeats else None
-    targets = [t["name"] for t in store.targets(campaign_id)]
+    targets = [t.name for t in store.targets(campaign_id)]
     if len(targets) < 2 or spec.get("order") != "turns":
         return None
     seconds = run_lengths(spec)
@@ -341,9 +340,9 @@ def cell_estimates(store: Store, workload: Workload[Any] = SYSBENCH) -> Callable
     def estimates(campaign_id: int, test: str, threads: int) -> list[Estimate]:
         if campaign_id not in known:
             targets = store.targets(campaign_id)
-            names = [t["name"] for t in targets]
-            known[campaign_id] = (json.loads(store.campaign(campaign_id)["spec_json"]).get("rows", 0), names,
-                                  next((t["name"] for t in targets if t["is_base"]), names[0]))
+            names = [t.name for t in targets]
+            known[campaign_id] = (store.campaign(campaign_id).spec.get("rows", 0), names,
+                                  next((t.name for t in targets if t.is_base), names[0]))
         rows, names, base = known[campaign_id]
         found = measurements(store, [r for r in store.runs(campaign_id) if r["test"] == test and r["threads"] == threads],
                              rows)
@@ -360,12 +359,12 @@ def counts_moved(store: Store, detect: float) -> Callable[[int], set[str]]:
     on a side included)."""
     def moved(campaign_id: int) -> set[str]:
         targets = store.targets(campaign_id)
-        base = next((t["name"] for t in targets if t["is_base"]), targets[0]["name"] if targets else "")
+        base = next((t.name for t in targets if t.is_base), targets[0].name if targets else "")
         counted = {(r["test"], r["target"]): (r["ir_per_event"], r["spread_pct"]) for r in store.instructions(campaign_id)}
         found = set()
         for test in {t for t, _ in counted}:
             ref = counted.get((test, base))
-            for target in (t["name"] for t in targets if t["name"] != base):
+            for target in (t.name for t in targets if t.name != base):
                 new = counted.get((test, target))
                 ratio = new[0] / ref[0] if new and ref and ref[0] else None
                 spreads = [new[1] if new else None, ref[1] if ref else None]

@@ -3,7 +3,6 @@ with the change points Apache Otava finds in them and, for a nightly job, the re
 newest point of a series brought."""
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, replace
 from datetime import datetime, timezone
 from pathlib import Path
@@ -142,9 +141,8 @@ def twin_points(store: Store) -> list[_Found]:
         if rate is None:
             continue
         row = store.campaign(campaign_id)
-        point = TwinPoint(host_key(json.loads(row["host_json"] or "{}")), campaign_id, row["name"],
-                          row["created_at"], workload.name, rate)
-        found.append(_Found(point, str(targets[0]["engine"])))
+        point = TwinPoint(host_key(row.host), campaign_id, row.name, row.created_at, workload.name, rate)
+        found.append(_Found(point, str(targets[0].engine)))
     return found
 
 

@@ -12,7 +12,6 @@ pool refreshes itself, since it is read from the store every time a campaign is 
 """
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from typing import Any
 
@@ -93,10 +92,10 @@ def host_history(store: Store, workload: Workload[Any], here: str, limit: int = 
         if len(found) >= limit:
             break
         campaign = store.campaign(int(row["id"]))
-        spec = json.loads(campaign["spec_json"])
+        spec = campaign.spec
         if spec.get("workload", SYSBENCH.name) != workload.name:
             continue
-        if host_key(json.loads(campaign["host_json"] or "{}")) != here:
+        if host_key(campaign.host) != here:
             continue  # another machine's noise says nothing of this one's
         piece = evidence_of(store, int(row["id"]), spec, workload)
         if piece is not None:
@@ -129,7 +128,7 @@ def evidence_of(store: Store, campaign_id: int, spec: JsonObject, workload: Work
     else:
         if spec.get("order") != "turns":
             return None
-        base = next((t["name"] for t in targets if t["is_base"]), targets[0]["name"])
+        base = next((t.name for t in targets if t.is_base), targets[0].name)
         measurements = measurements_of(store, campaign_id)
         seconds = run_lengths(spec)
         noise = planning.noise_of(measurements, base, {m.test: seconds.get(duration_kind(m.test), 0.0)
@@ -138,7 +137,7 @@ def evidence_of(store: Store, campaign_id: int, spec: JsonObject, workload: Work
         return None
     row = store.campaign(campaign_id)
     kind = "A/A" if spec.get("calibration") else "repeats with an A/A twin" if twin_of(targets) else "repeats"
-    return Evidence(campaign_id, row["name"], row["created_at"], kind, max(n.starts for n in noise.values()), noise)
+    return Evidence(campaign_id, row.name, row.created_at, kind, max(n.starts for n in noise.values()), noise)
 
 
 def run_lengths(spec: JsonObject) -> dict[str, float]:

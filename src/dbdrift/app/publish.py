@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import hashlib
 import importlib.util
-import json
 import os
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field, replace
@@ -35,6 +34,7 @@ from dbdrift.results.history import Point, Series, build_series, campaign_points
 from dbdrift.results.hosts import host_key
 from dbdrift.results.twins import rate_of, without_twin
 from dbdrift.store.store import Store
+from dbdrift.store.stored import TargetRecord
 from dbdrift.version import __version__
 
 WORST = 3  # regressions named per campaign in the index
@@ -180,11 +180,9 @@ def _read(store: Store, campaign_id: int, n: int) -> Read:
     """A campaign's report page, index entry and history points; a campaign this dbdrift cannot
     report (a newer workload's) gets an entry that says why, and no page."""
     row = store.campaign(campaign_id)
-    host = host_key(json.loads(row["host_json"]))
-    spec = json.loads(row["spec_json"])
-    targets = tuple((t["name"], t["engine"], _version(t)) for t in store.targets(campaign_id))
-    common = dict(n=n, name=row["name"], created_at=row["created_at"], host=host,
-                  workload=spec.get("workload", "sysbench"), targets=targets, store=store.path.name)
+    targets = tuple((t.name, t.engine, _version(t)) for t in store.targets(campaign_id))
+    common: dict[str, Any] = dict(n=n, name=row.name, created_at=row.created_at, host=host_key(row.host),
+                  workload=row.workload, targets=targets, store=store.path.name)
     comparison = None
     try:
         workload = stored_workload(store, campaign_id)
@@ -195,7 +193,7 @@ def _read(store: Store, campaign_id: int, n: int) -> Read:
         else:  # the comparison of cells, whose points are its cells'
             findings, comparison = list(all_findings(data)), data.comparison
     except UserError as exc:
-        note = f"campaign {row['name']} (#{campaign_id} of {store.path.name}) is not published: {exc.message}"
+        note = f"campaign {row.name} (#{campaign_id} of {store.path.name}) is not published: {exc.message}"
         return site.CampaignEntry(**common, counts=(0, 0, 0, 0), worst=(), page="", note=note), [], ""
     if workload.caps.judged_over_repeats:  # the workload's own measures, over repeats
         points = campaign_points(store, campaign_id, "rate", repeats=workload.history_values)
@@ -216,9 +214,8 @@ def _read(store: Store, campaign_id: int, n: int) -> Read:
     return entry, points, html
 
 
-def _version(target: Any) -> str:
-    server, install = json.loads(target["server_json"] or "{}"), json.loads(target["install_json"] or "{}")
-    return str(server.get("version") or install.get("version") or "?")
+def _version(target: TargetRecord) -> str:
+    return str(target.server.get("version") or target.install.get("version") or "?")
 
 
 def _counts(findings: list[Finding]) -> tuple[int, int, int, int]:

@@ -13,7 +13,6 @@ would hold it, so `run` executes it as it executes any other.
 """
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -103,13 +102,13 @@ def _found(store: Store, request: RecheckRequest) -> Found:
         data = build_report(store, request.campaign, None, False)
         campaign_id = store.latest_campaign_id(data.campaign)
         assert campaign_id is not None  # build_report found it
-        spec = json.loads(store.campaign(campaign_id)["spec_json"])
+        spec = store.campaign(campaign_id).spec
         found = regressed(data)
         if request.tests:
             found = {t: set(request.tests) for t in data.comparison.compared}
         return Found(data.campaign, spec, found, dict(data.comparison.references), data.drift, True)
     report = workload.build_report(store, campaign_id, None)
-    spec = json.loads(store.campaign(campaign_id)["spec_json"])
+    spec = store.campaign(campaign_id).spec
     if request.tests:
         raise UserError(f"campaign {report.campaign} is {workload.plan.caps.title} campaign: its recheck runs the "
                         "workload again, not chosen tests", "leave out --tests", exit_code=2)

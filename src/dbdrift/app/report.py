@@ -70,8 +70,8 @@ def write_workload_flamegraphs(store: Store, campaign_id: int, workload: Workloa
     """An Insert Benchmark's or TPROC-C's stored stacks: per (step, target), or per target of
     TPROC-C, the stacks of all its repeats merged, as SVG and folded text, and a differential
     SVG of each target against the base (the campaign's, or `base`)."""
-    targets = [t["name"] for t in store.targets(campaign_id)]
-    reference = base_target(store.targets(campaign_id), base, store.campaign(campaign_id)["name"])
+    targets = [t.name for t in store.targets(campaign_id)]
+    reference = base_target(store.targets(campaign_id), base, store.campaign(campaign_id).name)
     merged: dict[tuple[str, str], dict[str, int]] = {}
     for part, target, folded in workload.stacks(store, campaign_id):
         stacks = merged.setdefault((part, target), {})
@@ -114,7 +114,7 @@ def stored_workload(store: Store, campaign_id: int) -> Workload[Any]:
     """The workload a stored campaign ran, refused when this dbdrift does not know it (a newer one's)."""
     name = stored_workload_name(store, campaign_id)
     if name not in WORKLOADS:
-        raise UserError(f"campaign {store.campaign(campaign_id)['name']} ran the workload {name!r}, which this "
+        raise UserError(f"campaign {store.campaign(campaign_id).name} ran the workload {name!r}, which this "
                         "dbdrift does not know", "report it with the dbdrift that ran it (a newer version)",
                         exit_code=2)
     return WORKLOADS[name]
@@ -149,8 +149,8 @@ def latest_comparison(store: Store) -> LatestComparison:
     chosen, skipped = store.latest_comparison()
     if chosen is None:
         return LatestComparison(None, None, ())
-    return LatestComparison(chosen, store.campaign(chosen)["name"],
-                            tuple((store.campaign(i)["name"], i) for i in skipped))
+    return LatestComparison(chosen, store.campaign(chosen).name,
+                            tuple((store.campaign(i).name, i) for i in skipped))
 
 
 def matrix_shape(data: ReportData, tests: str | None, group_by: str | None) -> tuple[list[str] | None, str | None]:

@@ -151,7 +151,7 @@ def main(args: argparse.Namespace) -> int:
             return 0
         workload = use_case.stored_workload(store, campaign_id) if campaign_id is not None else None
         if campaign_id is not None and workload is not None and workload.caps.judged_over_repeats:
-            _refuse_sysbench_views(args, workload.name, store.campaign(campaign_id)["name"],
+            _refuse_sysbench_views(args, workload.name, store.campaign(campaign_id).name,
                                    workload.plan.caps.records_flamegraphs)
             data = workload.build_report(store, campaign_id, args.base, judging)
             sys.stdout.write(workload.render_report(data, args.format))

@@ -49,7 +49,7 @@ def campaign_name(spec: CampaignSpec, host_kind: str | None) -> str:
 
 
 def target_ids(store: Store, campaign_id: int) -> dict[str, int]:
-    return {row["name"]: row["id"] for row in store.targets(campaign_id)}
+    return {row.name: row.id for row in store.targets(campaign_id)}
 
 
 def narrow_repeats(spec: CampaignSpec, tests: tuple[str, ...] | list[str] = (),

@@ -40,6 +40,7 @@ from dbdrift.results.targets import (base_target, default_drift, flush_settings_
                                     matrix_references,
                                     packager_change, target_labels, target_packagers)
 from dbdrift.store.store import Store
+from dbdrift.store.stored import TargetRecord
 from dbdrift.version import __version__
 
 # Below this many A/A calibrations the between-campaign sd is mostly luck (measured on the VMs
@@ -61,16 +62,15 @@ def no_campaign(store: Store, campaign: str | None) -> UserError:
 def report_meta(store: Store, campaign_id: int, generated_at: str | None = None) -> JsonObject:
     """Who made this report from what: tool and format version, date, host, campaign settings."""
     row = store.campaign(campaign_id)
-    host = json.loads(row["host_json"])
-    spec = json.loads(row["spec_json"])
+    host, spec = row.host, row.spec
     targets = []
-    specs = {t["name"]: t for t in json.loads(row["spec_json"]).get("targets", [])}
+    specs = {t["name"]: t for t in spec.get("targets", [])}
     for t in store.targets(campaign_id):
-        server, install = json.loads(t["server_json"] or "{}"), json.loads(t["install_json"] or "{}")
-        variant = {k: specs[t["name"]][k] for k in ("variant", "parent", "levels") if k in specs.get(t["name"], {})}
+        server, install = t.server, t.install
+        variant = {k: specs[t.name][k] for k in ("variant", "parent", "levels") if k in specs.get(t.name, {})}
         # how it was configured, where the campaign said (the post's "what was compared")
-        variant.update({k: v for k in ("named_config", "config", "settings") if (v := specs.get(t["name"], {}).get(k))})
-        targets.append({"name": t["name"], "engine": t["engine"], "base": bool(t["is_base"]),
+        variant.update({k: v for k in ("named_config", "config", "settings") if (v := specs.get(t.name, {}).get(k))})
+        targets.append({"name": t.name, "engine": t.engine, "base": t.is_base,
                         "version": server.get("version", install.get("version")), "source": install.get("source"),
                         "binary": install.get("binary"), **variant})
     return {
@@ -78,8 +78,8 @@ def report_meta(store: Store, campaign_id: int, generated_at: str | None = None)
         "generated_at": generated_at or datetime.now(timezone.utc).isoformat(timespec="seconds"),
         "host": {k: host.get(k) for k in ("hostname", "cpu_model", "cpus", "memory_bytes", "kernel", "os",
                                           "virtualized")},
-        "campaign": {"id": campaign_id, "name": row["name"], "created_at": row["created_at"],
-                     "dbdrift_version": row["dbdrift_version"],
+        "campaign": {"id": campaign_id, "name": row.name, "created_at": row.created_at,
+                     "dbdrift_version": row.dbdrift_version,
                      "settings": {k: v for k, v in spec.items() if k != "targets"}},
         "targets": targets,
         **({"units": units} if (units := _unit_meta(store, campaign_id)) else {}),
@@ -97,44 +97,44 @@ def build_report(store: Store, campaign: str | None, base: str | None, chain: bo
         raise no_campaign(store, campaign)
     row = store.campaign(campaign_id)
     targets = store.targets(campaign_id)
-    names = [t["name"] for t in targets]
-    base_name = base_target(targets, base, row["name"])
+    names = [t.name for t in targets]
+    base_name = base_target(targets, base, row.name)
     floors, between, notes = noise_inputs(store, noise_floor, campaign_id, judging)
     measurements = measurements_of(store, campaign_id)
     counted = store.instructions(campaign_id)
     if tests is not None:
-        measurements, counted = _only(tests, measurements, counted, row["name"])
-    pairs = matrix_references(json.loads(row["spec_json"]), base_name, against) if against else None
-    planned = planned_cells(json.loads(row["spec_json"]), tests)
+        measurements, counted = _only(tests, measurements, counted, row.name)
+    pairs = matrix_references(row.spec, base_name, against) if against else None
+    planned = planned_cells(row.spec, tests)
     comparison = compare(measurements, names, base_name,
                          report_order({m.test for m in measurements} | {t for t, _ in planned}), chain,
                          judging=judging, noise_floor=floors, campaign_sd=between,
                          references=pairs, against=against or "", planned=planned)
-    chosen = grouping(groups, row["name"], {r.test for r in comparison.rows} | {r["test"] for r in counted})
+    chosen = grouping(groups, row.name, {r.test for r in comparison.rows} | {r["test"] for r in counted})
     comparison = regrouped(comparison, chosen)
     notes += _campaign_sd_note(comparison, between)
     labels = target_labels(targets)
     packagers = target_packagers(targets)
     comparison = _with_packagers(comparison, packagers)
     order = report_order({m.test for m in measurements} | {r["test"] for r in counted})
-    host, spec = json.loads(row["host_json"]), json.loads(row["spec_json"])
+    host, spec = row.host, row.spec
     stops = store.detect_stops(campaign_id)
     notes += (_interval_notes(comparison, spec, between) + detect_notes(comparison, spec.get("detect_plan"))
               + stops_note(stops, float((spec.get("detect_plan") or {}).get("detect", 0.0)))
               + _order_notes(measurements)
               + host_notes(host, io_method_notes(targets)) + _unit_notes(store, campaign_id)
-              + _build_notes(labels, packagers) + nothing_measured_notes(row["name"], measurements, counted))
-    marks = plan_marks(comparison, store.plans(campaign_id), {t["name"]: t["engine"] for t in targets})
+              + _build_notes(labels, packagers) + nothing_measured_notes(row.name, measurements, counted))
+    marks = plan_marks(comparison, store.plans(campaign_id), {t.name: t.engine for t in targets})
     comparison, plan_changes, notes = marks.comparison, marks.changes, notes + marks.notes
     references = comparison.references
     stored_runs = store.runs(campaign_id)  # read once: hardware per operation and the layer split both use it
     hardware = tuple(_metrics(stored_runs, names, references, order, host.get("cpus") or 1))
-    pinned = _pinned(store, row["name"], judging)
+    pinned = _pinned(store, row.name, judging)
     counted_rows = _recounted(pinned, tuple(_instructions(counted, references, order, judging)))
     layer_rows = tuple(_layers(stored_runs, counted, references, judging))
     sequential = spec.get("order") == "sequential"
     notes += flush_notes(host, targets, references) + foreign_notes(stored_runs, spec)
-    report = ReportData(row["name"], comparison, tuple(summarize_groups(comparison, list(chosen.order))), labels,
+    report = ReportData(row.name, comparison, tuple(summarize_groups(comparison, list(chosen.order))), labels,
                       chosen.order, chosen.titles, notes, test_groups=chosen.moved,
                       metrics=hardware if metrics else (),
                       instructions=counted_rows, layers=layer_rows, drift=default_drift(targets, references),
@@ -388,7 +388,7 @@ def _with_packagers(comparison: Comparison, packagers: dict[str, str]) -> Compar
     return replace(comparison, rows=tuple(rows))
 
 
-def flush_notes(host: JsonObject, targets: list[sqlite3.Row], references: Mapping[str, str]) -> tuple[str, ...]:
+def flush_notes(host: JsonObject, targets: list[TargetRecord], references: Mapping[str, str]) -> tuple[str, ...]:
     """Where targets differ in a setting that decides whether a commit waits for a flush: whether
     this host's device (its flush latency, stored with the host facts) or the server decides."""
     note = flush_note(flush_settings_compared(targets, dict(references)), host.get("fsync"), SLOW_FSYNC_US)
@@ -412,42 +412,39 @@ def host_notes(host: JsonObject, servers: tuple[str, ...] = ()) -> tuple[str, ..
 
 def _unit_notes(store: Store, campaign_id: int) -> tuple[str, ...]:
     """A campaign run on a cluster: which host measured which tests."""
-    rows = [u for u in store.units(campaign_id) if u["status"] != "kept"]
+    rows = [u for u in store.units(campaign_id) if u.status != "kept"]
     if not rows:
         return ()
-    measured = store.unit_workers([u["id"] for u in rows])
+    measured = store.unit_workers([u.id for u in rows])
     parts = []
     for u in rows:
-        tests, repeats = json.loads(u["tests_json"]), json.loads(u["repeats_json"])
-        what = ", ".join(tests) if tests else "repeats " + ", ".join(str(r + 1) for r in repeats) if repeats \
-            else "all"
-        status = "" if u["status"] == "done" else f", {u['status']}" + (f": {u['error']}" if u["error"] else "")
-        again = f", {u['attempts']} attempts" if (u["attempts"] or 0) > 1 else ""
-        name = (u["worker"] or "?").split()[0]
-        where = name if u["hostname"] in (None, name) else f"{name} ({u['hostname']})"
-        hosts = list(dict.fromkeys(w.split()[0] for w in measured.get(u["id"], [])))
+        what = ", ".join(u.tests) if u.tests else "repeats " + ", ".join(str(r + 1) for r in u.repeats) \
+            if u.repeats else "all"
+        status = "" if u.status == "done" else f", {u.status}" + (f": {u.error}" if u.error else "")
+        again = f", {u.attempts} attempts" if u.attempts > 1 else ""
+        name = (u.worker or "?").split()[0]
+        where = name if u.hostname in (None, name) else f"{name} ({u.hostname})"
+        hosts = list(dict.fromkeys(w.split()[0] for w in measured.get(u.id, [])))
         elsewhere = f"; its results measured on {', '.join(hosts)}" if hosts and hosts != [name] else ""
-        parts.append(f"unit {u['number']} on {where}: {what}{again}{status}{elsewhere}")
+        parts.append(f"unit {u.number} on {where}: {what}{again}{status}{elsewhere}")
     return ("cluster: " + "; ".join(parts),)
 
 
 def _unit_meta(store: Store, campaign_id: int) -> list[JsonObject]:
     """Each unit with its last worker and `measured_on`, every worker whose results of it the
     report uses (a unit re-queued after its host was lost has more than one)."""
-    rows = [u for u in store.units(campaign_id) if u["status"] != "kept"]
-    measured = store.unit_workers([u["id"] for u in rows])
-    return [{"unit": u["number"], "status": u["status"], "tests": json.loads(u["tests_json"]),
-             "repeats": json.loads(u["repeats_json"]),
-             "hostname": u["hostname"], "worker": u["worker"], "measured_on": measured.get(u["id"], []),
-             "attempts": u["attempts"], "error": u["error"],
-             "host": {k: v for k, v in json.loads(u["host_json"] or "{}").items()
-                      if k in ("hostname", "cpu_model", "cpus", "memory_bytes", "kernel")}}
+    rows = [u for u in store.units(campaign_id) if u.status != "kept"]
+    measured = store.unit_workers([u.id for u in rows])
+    return [{"unit": u.number, "status": u.status, "tests": u.tests, "repeats": u.repeats,
+             "hostname": u.hostname, "worker": u.worker, "measured_on": measured.get(u.id, []),
+             "attempts": u.attempts, "error": u.error,
+             "host": {k: v for k, v in u.host.items() if k in ("hostname", "cpu_model", "cpus", "memory_bytes", "kernel")}}
             for u in rows]
 
 
 def measurements_of(store: Store, campaign_id: int) -> list[Measurement]:
     """A campaign's stored timed runs (not its warm-up runs), as the analysis takes them."""
-    table_rows = json.loads(store.campaign(campaign_id)["spec_json"]).get("rows", 0)
+    table_rows = store.campaign(campaign_id).spec.get("rows", 0)
     return measurements(store, [r for r in store.runs(campaign_id) if not is_warm_run(r["test"])], table_rows)
 
 
@@ -477,14 +474,14 @@ def noise_inputs(store: Store, choice: str, campaign_id: int, judging: Judging =
         return {}, {}, ()
     comparisons = []
     for aa_id in aa_ids:
-        names = [t["name"] for t in store.targets(aa_id)]
+        names = [t.name for t in store.targets(aa_id)]
         measurements = measurements_of(store, aa_id)
         comparisons.append(compare(measurements, names, names[0], sorted({m.test for m in measurements}),
                                    judging=judging))
     floors = noise_floor(comparisons[0])
     aa = store.campaign(aa_ids[0])
     return floors, campaign_sd(comparisons), (
-        f"noise floor: A/A campaign {aa['name']} (#{aa_ids[0]}, {aa['created_at']}{elsewhere}) for {len(floors)} "
+        f"noise floor: A/A campaign {aa.name} (#{aa_ids[0]}, {aa.created_at}{elsewhere}) for {len(floors)} "
         "tests",)
 
 
@@ -493,15 +490,13 @@ def _calibrations_of_host(store: Store, campaign_id: int) -> tuple[list[int], st
     campaign's host, as history tells hosts apart (another machine's noise says little of this
     one's); all of them when the host has none, with `, on another host: ...` for the note.
     Calibrations without sysbench runs (of the other workloads) are left out."""
-    def host(row: sqlite3.Row) -> str:
-        return host_key(json.loads(row["host_json"] or "{}"))
-    here = host(store.campaign(campaign_id))
+    here = host_key(store.campaign(campaign_id).host)
     rows = [store.campaign(i) for i in store.calibration_ids() if i != campaign_id]
-    rows = [r for r in rows if store.has_runs(int(r["id"]))]  # another workload's calibration has none
-    same = [r for r in rows if host(r) == here]
+    rows = [r for r in rows if store.has_runs(r.id)]  # another workload's calibration has none
+    same = [r for r in rows if host_key(r.host) == here]
     if same or not rows:
-        return [int(r["id"]) for r in same], ""
-    return [int(r["id"]) for r in rows], f", on another host: {host(rows[0])}"
+        return [r.id for r in same], ""
+    return [r.id for r in rows], f", on another host: {host_key(rows[0].host)}"
 
 
 def _campaign_sd_note(comparison: Comparison, between: dict[str, tuple[float, int]]) -> tuple[str, ...]:

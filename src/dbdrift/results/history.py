@@ -170,17 +170,17 @@ def campaign_points(store: Store, campaign_id: int, metric: str = "qps", tests: 
     `repeats`: the campaign's workload's values per repeat, the points of `rate` (a campaign of
     a workload without them has none)."""
     row = store.campaign(campaign_id)
-    spec, host = json.loads(row["spec_json"]), json.loads(row["host_json"])
+    spec, host = row.spec, row.host
     specs = {t["name"]: t for t in spec.get("targets", [])}
     facts = {}
     for t in store.targets(campaign_id):
-        server, install = json.loads(t["server_json"] or "{}"), json.loads(t["install_json"] or "{}")
+        server, install = t.server, t.install
         version = server.get("version") or install.get("version")
         built = install.get("build") or {}
         if version and built.get("commit"):  # a commit of a source tree: one point per commit
             version = f"{version}@{built['commit'][:9]}"
         if version:
-            facts[t["name"]] = (t["engine"], str(version), setup_label(spec, specs.get(t["name"], {})),
+            facts[t.name] = (t.engine, str(version), setup_label(spec, specs.get(t.name, {})),
                                 (built.get("depth") or 0, built.get("committed_at") or ""),
                                 packager(install["source"]) if install.get("source") else "")
     if not facts:
@@ -198,7 +198,7 @@ def campaign_points(store: Store, campaign_id: int, metric: str = "qps", tests: 
         engine, version, setup, commit_order, built_by = facts[target]
         reference, paired = steps.get((target, test, threads), ("", None))
         out.append(Point(engine, version, setup, where, test, threads, metric, value, lower, upper,
-                         campaign_id, row["name"], row["created_at"], target, commit_order, built_by, reference,
+                         campaign_id, row.name, row.created_at, target, commit_order, built_by, reference,
                          paired))
     return out
 
@@ -357,4 +357,4 @@ def version_order(label: str, commit_order: tuple[int, str] = (0, "")) -> tuple[
 def newest_host(store: Store) -> str | None:
     """The host of the newest campaign: the default for `--host`."""
     newest = max(store.campaigns(), key=lambda c: c["id"], default=None)
-    return host_key(json.loads(store.campaign(newest["id"])["host_json"])) if newest else None
+    return host_key(store.campaign(newest["id"]).host) if newest else None

@@ -3,36 +3,36 @@ server configuration each ran with and the stacks sampled from each."""
 from __future__ import annotations
 
 import json
-import sqlite3
 from collections.abc import Mapping
 
 from dbdrift.analysis.defaults import Drift, DriftTable, drift, flush_differences, set_names
 from dbdrift.errors import InputError
 from dbdrift.model import JsonObject
 from dbdrift.store.store import Store
+from dbdrift.store.stored import TargetRecord
 
 
-def base_target(targets: list[sqlite3.Row], base: str | None, campaign: str) -> str:
+def base_target(targets: list[TargetRecord], base: str | None, campaign: str) -> str:
     """--base if given (it must name a target), else the campaign's base, else the first target."""
-    names = [t["name"] for t in targets]
-    base_name = base or next((t["name"] for t in targets if t["is_base"]), names[0])
+    names = [t.name for t in targets]
+    base_name = base or next((t.name for t in targets if t.is_base), names[0])
     if base_name not in names:
         raise InputError(f"--base {base_name}: no such target in campaign {campaign}", f"targets: {', '.join(names)}")
     return base_name
 
 
-def target_labels(targets: list[sqlite3.Row]) -> dict[str, str]:
+def target_labels(targets: list[TargetRecord]) -> dict[str, str]:
     """Target name -> "engine version" as its server reported it (the engine alone if it never
     started), and where its build came from when the campaign's targets come from more than
     one source ("postgres 19rc1, debian experimental"): builds of two sources differ in
     compiler and options too, not only in code."""
     labels, sources = {}, {}
     for t in targets:
-        server = json.loads(t["server_json"]) if t["server_json"] else {}
-        labels[t["name"]] = f"{t['engine']} {server['version']}" if server.get("version") else t["engine"]
-        install = json.loads(t["install_json"]) if t["install_json"] else {}
+        server = t.server
+        labels[t.name] = f"{t.engine} {server['version']}" if server.get("version") else t.engine
+        install = t.install
         if install.get("source"):
-            sources[t["name"]] = build_source(install["source"])
+            sources[t.name] = build_source(install["source"])
     if len(set(sources.values())) > 1:
         labels.update({name: f"{labels[name]}, {source}" for name, source in sources.items()})
     return labels
@@ -45,13 +45,13 @@ as well as their code. No other mark of any report is a B (verdicts - + = ~ ? x,
 plan, ^ v + - . of the Insert Benchmark's tables)."""
 
 
-def target_packagers(targets: list[sqlite3.Row]) -> dict[str, str]:
+def target_packagers(targets: list[TargetRecord]) -> dict[str, str]:
     """Target name -> who built its server (`packager`), for the targets whose install was stored."""
     out = {}
     for t in targets:
-        install = json.loads(t["install_json"]) if t["install_json"] else {}
+        install = t.install
         if install.get("source"):
-            out[t["name"]] = packager(install["source"])
+            out[t.name] = packager(install["source"])
     return out
 
 
@@ -84,9 +84,9 @@ def server_configs(store: Store, campaign_id: int) -> str:
     """Each target's stored server configuration, headed by its engine, version and source."""
     parts = []
     for t in store.targets(campaign_id):
-        server = json.loads(t["server_json"] or "{}")
-        install = json.loads(t["install_json"] or "{}")
-        head = (f"# ===== target {t['name']}: {t['engine']} "
+        server = t.server
+        install = t.install
+        head = (f"# ===== target {t.name}: {t.engine} "
                 f"{server.get('version', install.get('version', '?'))} ({install.get('source', '?')})")
         text = server.get("config_text")
         parts.append(head + "\n" + (text.rstrip("\n") + "\n" if text else
@@ -160,11 +160,11 @@ def matrix_references(spec: JsonObject, base: str, against: str) -> dict[str, st
     return out
 
 
-def default_drift(targets: list[sqlite3.Row], references: dict[str, str]) -> tuple[DriftTable, ...]:
+def default_drift(targets: list[TargetRecord], references: dict[str, str]) -> tuple[DriftTable, ...]:
     """Per compared target, the settings whose values differ from its reference's that neither
     server's configuration set (analysis/defaults.py), from the settings stored when each started;
     a pair of one engine's servers only (two engines' settings have nothing in common)."""
-    facts = {t["name"]: (t["engine"], json.loads(t["server_json"] or "{}")) for t in targets}
+    facts = {t.name: (t.engine, t.server) for t in targets}
     out = []
     for target, reference in references.items():
         (engine, mine), (ref_engine, theirs) = facts.get(target, ("", {})), facts.get(reference, ("", {}))
@@ -179,25 +179,25 @@ IO_METHOD_NOTE = ("dbdrift's default on PostgreSQL 18 and later, as the posts' c
                   "through I/O worker processes, while 17 and older read in the backend as sync does")
 
 
-def io_method_notes(targets: list[sqlite3.Row]) -> tuple[str, ...]:
+def io_method_notes(targets: list[TargetRecord]) -> tuple[str, ...]:
     """`io_method: sync on pg18, pg19 (...)`: how each PostgreSQL 18+ target read, from the settings
     stored when its server started (a note beside the CPU placement: the I/O method moves the
     read-heavy tests as much as a version does); empty when no target has the setting."""
     methods: dict[str, list[str]] = {}
     for t in targets:
-        settings = json.loads(t["server_json"] or "{}").get("settings") or {}
-        if t["engine"] == "postgres" and settings.get("io_method"):
-            methods.setdefault(str(settings["io_method"]), []).append(t["name"])
+        settings = t.server.get("settings") or {}
+        if t.engine == "postgres" and settings.get("io_method"):
+            methods.setdefault(str(settings["io_method"]), []).append(t.name)
     if not methods:
         return ()
     said = "; ".join(f"{method} on {', '.join(names)}" for method, names in methods.items())
     return (f"io_method: {said} (sync is {IO_METHOD_NOTE})",)
 
 
-def flush_settings_compared(targets: list[sqlite3.Row], references: dict[str, str]) -> list[tuple[str, str, Drift]]:
+def flush_settings_compared(targets: list[TargetRecord], references: dict[str, str]) -> list[tuple[str, str, Drift]]:
     """(target, reference, setting) for every durability setting (model.DURABILITY_SETTINGS)
     whose effective value differs between a target and its reference of one engine, set or not."""
-    settings = {t["name"]: (t["engine"], json.loads(t["server_json"] or "{}").get("settings") or {}) for t in targets}
+    settings = {t.name: (t.engine, t.server.get("settings") or {}) for t in targets}
     out = []
     for target, reference in references.items():
         (engine, mine), (ref_engine, theirs) = settings.get(target, ("", {})), settings.get(reference, ("", {}))

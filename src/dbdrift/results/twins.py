@@ -5,14 +5,13 @@ cells), and its findings kept apart from the gate. Reads findings, writes nothin
 """
 from __future__ import annotations
 
-import json
 import math
-import sqlite3
 from dataclasses import dataclass, replace
 from typing import Any, Iterable, Protocol, TypeVar
 
 from dbdrift.analysis.noise import Verdict
 from dbdrift.model import JsonObject
+from dbdrift.store.stored import TargetRecord
 from dbdrift.results.findings import Finding
 
 Z95 = 1.959964  # the normal quantile of a 95% Wilson interval
@@ -67,11 +66,11 @@ class TwinRate:
                 "false": list(self.named)}
 
 
-def twin_of(targets: Iterable[sqlite3.Row]) -> str | None:
+def twin_of(targets: Iterable[TargetRecord]) -> str | None:
     """The name of the campaign's A/A twin among its stored targets (their spec says `twin`), None without."""
     for t in targets:
-        if json.loads(t["spec_json"] or "{}").get("twin"):
-            return str(t["name"])
+        if t.spec.get("twin"):
+            return t.name
     return None
 
 

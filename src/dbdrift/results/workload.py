@@ -5,7 +5,6 @@ tables (workloads/<name>/results.py); this module reads the store and writes not
 """
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field, replace
 from collections.abc import Callable
 from typing import ClassVar, Generic, TypeVar
@@ -89,11 +88,11 @@ def stored_campaign(store: Store, campaign_id: int, base: str | None, judged: st
     planned to detect with the sequential rule, on where each test stopped."""
     row = store.campaign(campaign_id)
     targets = store.targets(campaign_id)
-    base_name = base_target(targets, base, row["name"])
-    ordered = (base_name, *(t["name"] for t in targets if t["name"] != base_name))
-    host, spec = json.loads(row["host_json"]), json.loads(row["spec_json"])
-    return StoredCampaign(spec, {"campaign": row["name"], "targets": ordered, "labels": target_labels(targets),
-                                 "ncpu": host.get("cpus") or 1, "host": host, "run_on": row["created_at"],
+    base_name = base_target(targets, base, row.name)
+    ordered = (base_name, *(t.name for t in targets if t.name != base_name))
+    host, spec = row.host, row.spec
+    return StoredCampaign(spec, {"campaign": row.name, "targets": ordered, "labels": target_labels(targets),
+                                 "ncpu": host.get("cpus") or 1, "host": host, "run_on": row.created_at,
                                  "notes": host_notes(host, io_method_notes(targets)) + repeats_notes(spec, judged)
                                  + flush_notes(host, targets, {t: base_name for t in ordered[1:]})
                                  + stops_note(store.detect_stops(campaign_id),
@@ -159,8 +158,7 @@ def repeats_notes(spec: JsonObject, measured: str) -> tuple[str, ...]:
 
 def workload_of(store: Store, campaign_id: int) -> str:
     """The stored campaign's workload name (campaigns stored before workloads had one: sysbench)."""
-    name: str = json.loads(store.campaign(campaign_id)["spec_json"]).get("workload", "sysbench")
-    return name
+    return store.campaign(campaign_id).workload
 
 
 R = TypeVar("R", bound=WorkloadReport)

@@ -156,8 +156,8 @@ def _keeper(store: Store, campaign_id: int) -> Callable[[tuple[str, int], Stop],
     """Each stop stored as a step of kind `detect` on the campaign's base target (the report reads it)."""
     def keep(key: tuple[str, int], stop: Stop) -> None:
         targets = store.targets(campaign_id)
-        base = next((t for t in targets if t["is_base"]), targets[0] if targets else None)
+        base = next((t for t in targets if t.is_base), targets[0] if targets else None)
         if base is not None:
-            store.add_step(base["id"], DETECT_STEP, _name(key), stop.why, 0.0,
+            store.add_step(base.id, DETECT_STEP, _name(key), stop.why, 0.0,
                            {"test": key[0], "threads": key[1], **stop.to_dict()})
     return keep

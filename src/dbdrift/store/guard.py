@@ -46,6 +46,11 @@ def foreign(path: Path, what: str) -> UserError:
                      "pass another --store (a new path makes a new store)", exit_code=2)
 
 
+def is_busy(exc: BaseException) -> bool:
+    """SQLite's "database is locked" / "database is busy": another connection holds a lock."""
+    return isinstance(exc, sqlite3.OperationalError) and any(w in str(exc) for w in ("locked", "busy"))
+
+
 def is_full(exc: BaseException) -> bool:
     if isinstance(exc, OSError):
         return exc.errno in (errno.ENOSPC, errno.EDQUOT)

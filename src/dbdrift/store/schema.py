@@ -4,6 +4,12 @@ Append a migration to change the schema; never edit one that has shipped.
 """
 from __future__ import annotations
 
+
+def _real(column: str) -> str:
+    """A REAL column as a JSON number with all 17 digits (json_object would print 15 and change it)."""
+    return f"CASE WHEN {column} IS NULL THEN NULL ELSE json(printf('%!.17g', {column})) END"
+
+
 MIGRATIONS: tuple[str, ...] = (
     """
     CREATE TABLE campaigns (
@@ -338,6 +344,36 @@ MIGRATIONS: tuple[str, ...] = (
     # NULL before
     """
     ALTER TABLE instructions ADD COLUMN phases_json TEXT;
+    """,
+    # 22: Insert Benchmark steps and TPROC-C runs are workload_runs rows, as vector search's and
+    # HTAP's are (workload "insert-benchmark", one row per step; "tpcc", one per repeat): the
+    # result's fields that are no column of workload_runs move into record_json, reals with all
+    # 17 digits (SQLite's JSON would print 15), ids in their order, superseded rows kept
+    f"""
+    INSERT INTO workload_runs(target_id, workload, repeat, status, started_at, elapsed_s, record_json, error,
+                              position, unit_id, worker, superseded)
+        SELECT target_id, 'insert-benchmark', repeat, status, started_at, elapsed_s, json_object(
+            'step', step, 'clients', clients, 'inserted', inserted, 'deleted', deleted, 'queries', queries,
+            'ips', {_real("ips")}, 'dps', {_real("dps")}, 'qps', {_real("qps")}, 'target_ips', {_real("target_ips")},
+            'max_insert_us', max_insert_us, 'max_delete_us', max_delete_us, 'max_query_us', max_query_us,
+            'histograms', json(histograms_json), 'per_second', json(per_second_json), 'hardware', json(hardware_json),
+            'table_rows', table_rows, 'db_bytes', db_bytes, 'datadir_bytes', datadir_bytes,
+            'events', json(events_json), 'folded', json(folded_json), 'driver_spec', json(driver_spec_json)),
+            error, position, unit_id, worker, superseded
+        FROM ibench_steps ORDER BY id;
+    INSERT INTO workload_runs(target_id, workload, repeat, status, started_at, elapsed_s, record_json, error,
+                              position, unit_id, worker, superseded)
+        SELECT target_id, 'tpcc', repeat, status, started_at, elapsed_s, json_object(
+            'warehouses', warehouses, 'clients', clients, 'procedures',
+            json(CASE WHEN procedures THEN 'true' ELSE 'false' END),
+            'new_orders', new_orders, 'transactions', transactions, 'nopm', {_real("nopm")}, 'tpm', {_real("tpm")},
+            'by_type', json(by_type_json), 'intervals', json(intervals_json), 'hardware', json(hardware_json),
+            'consistency', json(consistency_json), 'load_s', {_real("load_s")}, 'events', json(events_json),
+            'folded', json(folded_json)),
+            error, position, unit_id, worker, superseded
+        FROM tpcc_runs ORDER BY id;
+    DROP TABLE ibench_steps;
+    DROP TABLE tpcc_runs;
     """,
 )
 

@@ -159,7 +159,7 @@ def sizes_text(spec: JsonObject) -> str:
 def history_values(store: Store, campaign_id: int) -> dict[tuple[str, str], list[float]]:
     """Each step's rate per target in each ok repeat (rows/s of a load step, queries/s of a query
     step: the throughput table's figure), in step order, for `history --metric rate`."""
-    targets = [t["name"] for t in store.targets(campaign_id)]
+    targets = [t.name for t in store.targets(campaign_id)]
     repeats = ok_repeats(store.ibench_steps(campaign_id), targets)
     return {(t, step): [main_rate(r) for r in repeats[(t, step)]]
             for step in IBENCH_STEPS for t in targets if repeats.get((t, step))}
