@@ -137,10 +137,10 @@ def main() -> int:
     store_methods = []
     for path in (PKG / "store").rglob("*.py"):
         for node in ast.walk(ast.parse(path.read_text())):
-            if isinstance(node, ast.ClassDef) and node.name.endswith("Store"):
+            if isinstance(node, ast.ClassDef) and any(isinstance(b, ast.FunctionDef) for b in node.body):
                 store_methods.append((node.name, sum(isinstance(b, (ast.FunctionDef, ast.AsyncFunctionDef))
                                                      for b in node.body)))
-    print("store classes' methods: " + ", ".join(f"{n} {c}" for n, c in sorted(store_methods)))
+    print("methods of the store package's classes: " + ", ".join(f"{n} {c}" for n, c in sorted(store_methods)))
 
     print(f"places the judging defaults are written: min_effect 0.02 {defaults(files, 'min_effect', 0.02)}, "
           f"noisy 0.05 {defaults(files, 'noisy', 0.05)}")

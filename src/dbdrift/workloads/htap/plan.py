@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 from dbdrift.errors import InputError
 from dbdrift.model import JsonObject
 from dbdrift.plan import fields
-from dbdrift.plan.axes import Axis
+from dbdrift.plan.params import no_axes, params_of
 from dbdrift.quantities import brief_repr
 from dbdrift.workload import Capabilities, WorkloadPlan
 from dbdrift.workloads.htap.catalog import JUDGED, QUERY_NAMES, WINDOWS, HtapParams, setup_text
@@ -77,16 +77,8 @@ def stored(spec: CampaignSpec) -> JsonObject:
 
 
 def params(spec: CampaignSpec) -> HtapParams:
-    """The campaign's `[htap]` table as read (CampaignSpec.params), typed; a campaign of
-    another workload has none, which is a mistake of the caller's."""
-    if not isinstance(spec.params, HtapParams):
-        raise TypeError(f"campaign {spec.name} is a {spec.workload} campaign: it has no [htap]")
-    return spec.params
-
-
-def no_axes(top: fields.Table) -> tuple[Axis, ...]:
-    """CH-benCHmark's keys make no axis: its variants are the campaign's [axes.NAME] only."""
-    return ()
+    """The campaign's `[htap]` table as read (CampaignSpec.params), typed."""
+    return params_of(spec, HtapParams, "htap")
 
 
 # CH-benCHmark needs no extension: any build of the three engines runs it

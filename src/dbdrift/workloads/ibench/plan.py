@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 from dbdrift.errors import InputError
 from dbdrift.model import IBENCH_STEPS, JsonObject
 from dbdrift.plan import fields
-from dbdrift.plan.axes import Axis
+from dbdrift.plan.params import no_axes, params_of
 from dbdrift.plan.keys import INT64_MAX
 from dbdrift.quantities import brief_repr
 from dbdrift.workload import Capabilities, WorkloadPlan
@@ -95,16 +95,8 @@ def stored(spec: CampaignSpec) -> JsonObject:
 
 
 def params(spec: CampaignSpec) -> IBenchParams:
-    """The campaign's `[insert_benchmark]` table as read (CampaignSpec.params), typed; a campaign of
-    another workload has none, which is a mistake of the caller's."""
-    if not isinstance(spec.params, IBenchParams):
-        raise TypeError(f"campaign {spec.name} is a {spec.workload} campaign: it has no [insert_benchmark]")
-    return spec.params
-
-
-def no_axes(top: fields.Table) -> tuple[Axis, ...]:
-    """The Insert Benchmark's keys make no axis: its variants are the campaign's [axes.NAME] only."""
-    return ()
+    """The campaign's `[insert_benchmark]` table as read (CampaignSpec.params), typed."""
+    return params_of(spec, IBenchParams, "insert_benchmark")
 
 
 PLAN = WorkloadPlan(name="insert-benchmark", table="insert_benchmark", caps=CAPS, refuse=refuse,

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 from dbdrift.errors import InputError, UserError
 from dbdrift.model import JsonObject
 from dbdrift.plan import fields, keys
-from dbdrift.plan.axes import Axis
+from dbdrift.plan.params import no_axes
 from dbdrift.workload import Capabilities, WorkloadPlan
 from dbdrift.workloads.sysbench.catalog import select_tests
 
@@ -95,11 +95,6 @@ def settle_s(spec: CampaignSpec) -> float:
 
 def stored(spec: CampaignSpec) -> JsonObject:
     return {}  # its keys are top-level keys, stored as such
-
-
-def no_axes(top: fields.Table) -> tuple[Axis, ...]:
-    """sysbench's keys make no axis: its variants are the campaign's [axes.NAME] only."""
-    return ()
 
 
 NO_TABLE: tuple[keys.Key, ...] = ()  # sysbench's keys are the campaign's top-level ones (plan/keys.py)

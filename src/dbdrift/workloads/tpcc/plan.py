@@ -9,6 +9,7 @@ from dbdrift.errors import InputError
 from dbdrift.model import ENGINES, JsonObject, TargetSpec
 from dbdrift.plan import fields
 from dbdrift.plan.axes import Axis
+from dbdrift.plan.params import params_of
 from dbdrift.quantities import brief_repr
 from dbdrift.workload import Capabilities, WorkloadPlan
 from dbdrift.workloads.sysbench.plan import RefuseSysbenchKeys, settle_s
@@ -101,11 +102,8 @@ def stored(spec: CampaignSpec) -> JsonObject:
 
 
 def params(spec: CampaignSpec) -> TpccParams:
-    """The campaign's `[tpcc]` table as read (CampaignSpec.params), typed; a campaign of
-    another workload has none, which is a mistake of the caller's."""
-    if not isinstance(spec.params, TpccParams):
-        raise TypeError(f"campaign {spec.name} is a {spec.workload} campaign: it has no [tpcc]")
-    return spec.params
+    """The campaign's `[tpcc]` table as read (CampaignSpec.params), typed."""
+    return params_of(spec, TpccParams, "tpcc")
 
 
 # settle_s: TPROC-C has no settle step of its own; settle_s = "auto" means what it means for sysbench

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 from dbdrift.errors import InputError
 from dbdrift.model import JsonObject
 from dbdrift.plan import fields
-from dbdrift.plan.axes import Axis
+from dbdrift.plan.params import no_axes, params_of
 from dbdrift.quantities import brief_repr
 from dbdrift.workload import Capabilities, WorkloadPlan
 from dbdrift.workloads.sysbench.plan import RefuseSysbenchKeys, settle_s
@@ -111,11 +111,8 @@ def stored(spec: CampaignSpec) -> JsonObject:
 
 
 def params(spec: CampaignSpec) -> VectorParams:
-    """The campaign's `[vector]` table as read (CampaignSpec.params), typed; a campaign of
-    another workload has none, which is a mistake of the caller's."""
-    if not isinstance(spec.params, VectorParams):
-        raise TypeError(f"campaign {spec.name} is a {spec.workload} campaign: it has no [vector]")
-    return spec.params
+    """The campaign's `[vector]` table as read (CampaignSpec.params), typed."""
+    return params_of(spec, VectorParams, "vector")
 
 
 # pgvector comes with Debian's PostgreSQL builds; MariaDB has VECTOR INDEX from 11.7
@@ -123,11 +120,6 @@ DEMO_TARGETS: dict[str, tuple[tuple[str, str, str], ...]] = {
     "postgres": (("pg17.12", "postgres", "debian:17.12"), ("pg18.6", "postgres", "debian:18.6")),
     "mariadb": (("pg18.6", "postgres", "debian:18.6"), ("ma11.8.9", "mariadb", "11.8.9")),
 }
-
-
-def no_axes(top: fields.Table) -> tuple[Axis, ...]:
-    """Vector search's keys make no axis: its variants are the campaign's [axes.NAME] only."""
-    return ()
 
 
 PLAN = WorkloadPlan(name="vector", table="vector", caps=CAPS, refuse=refuse, parse=parse_vector, settle_s=settle_s,
