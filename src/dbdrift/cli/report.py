@@ -1,4 +1,5 @@
-"""`dbdrift report`: read a stored campaign, compute rQPS and summaries, render a format."""
+"""`dbdrift report`: its options read into a request, the report use case (app/report.py) run on
+it, and its outcome printed: the report on stdout, notes and findings on stderr."""
 from __future__ import annotations
 
 import argparse
@@ -7,12 +8,9 @@ from pathlib import Path
 
 from dbdrift.app import report as use_case
 from dbdrift.app.inputs import JUDGING, Judging
-from dbdrift.app.report import AGAINST, CAMPAIGN, FINDING_KINDS, GROUPINGS, MEASURES, all_findings, select
+from dbdrift.app.report import AGAINST, FINDING_EXIT, FINDING_KINDS, FORMATS, GROUPINGS, MEASURES, render
 from dbdrift.cli import options
 from dbdrift.cli.options import use_color
-from dbdrift.errors import UserError
-from dbdrift.report.formats import FORMATS, render
-from dbdrift.report.matrix import render_matrix
 from dbdrift.report.words import BP_DEFINITION
 
 __all__ = ["FORMATS", "render", "use_color"]
@@ -101,29 +99,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.epilog = EXAMPLES
 
 
-SYSBENCH_VIEWS = ("chain", "matrix", "metrics", "tests", "flamegraphs", "against", "groups", "group_by")
-"""Options of views only the sysbench report has: refused on another workload's campaign rather
-than ignored, so a script learns its report is not the view it asked for."""
-
-
-def _refuse_sysbench_views(args: argparse.Namespace, workload: str, campaign: str, flames: bool = False) -> None:
-    used = [name for name in SYSBENCH_VIEWS if getattr(args, name) and not (name == "flamegraphs" and flames)]
-    if used:
-        raise UserError(f"--{used[0].replace('_', '-')}: campaign {campaign} ran the {workload} workload, whose "
-                        "report has no such view",
-                        "drop it: that report shows every target with its verdicts and hardware figures; "
-                        + ", ".join(f"--{n.replace('_', '-')}" for n in SYSBENCH_VIEWS) + " shape sysbench reports",
-                        exit_code=2)
-
-
-def _said_flamegraphs(written: list[Path], directory: Path) -> None:
-    sys.stderr.write(f"wrote {len(written)} flamegraph files to {directory}\n" if written else
-                     "no flamegraphs stored: run the campaign with `dbdrift run --flamegraph`\n")
-
-
-FINDING_EXIT = 3  # `--fail-on`: the report found what it was told to fail on
-
-
 def _fail_on(text: str) -> list[str]:
     kinds = [k.strip() for k in text.split(",")]
     bad = [k for k in kinds if k not in FINDING_KINDS]
@@ -132,84 +107,20 @@ def _fail_on(text: str) -> list[str]:
     return kinds
 
 
-def _measures(fail_by: str) -> tuple[str, ...]:
-    return MEASURES if fail_by == "both" else (fail_by,)
-
-
 def main(args: argparse.Namespace) -> int:
-    """The report on stdout (with -o in FILE: cli/output.py)."""
-    judging = Judging(min_effect=args.min_effect, noisy_width=args.noisy)
-    store = options.open_store(args.store)
-    try:
-        if args.campaign is None:
-            args.campaign = _latest_comparison(use_case.latest_comparison(store))
-        campaign_id = store.latest_campaign_id(args.campaign)
-        if args.config:
-            if campaign_id is None:
-                raise use_case.no_campaign(store, args.campaign)
-            sys.stdout.write(use_case.server_configs(store, campaign_id))
-            return 0
-        workload = use_case.stored_workload(store, campaign_id) if campaign_id is not None else None
-        if campaign_id is not None and workload is not None and workload.caps.judged_over_repeats:
-            _refuse_sysbench_views(args, workload.name, store.campaign(campaign_id).name,
-                                   workload.plan.caps.records_flamegraphs)
-            data = workload.build_report(store, campaign_id, args.base, judging)
-            sys.stdout.write(workload.render_report(data, args.format))
-            if args.flamegraphs:
-                _said_flamegraphs(use_case.write_workload_flamegraphs(store, campaign_id, workload, args.base,
-                                                                      args.flamegraphs), args.flamegraphs)
-            return _fail_on_exit(use_case.gated(list(data.findings), data.meta), args)
-        if args.group_by and not args.matrix:
-            raise UserError("--group-by shapes the --matrix table", "add --matrix", exit_code=2)
-        only = None
-        if args.tests and not args.matrix:
-            only = use_case.selected_tests(options.split_list([args.tests]))
-        data = use_case.build_report(store, args.campaign, args.base, args.chain, judging,
-                                     args.noise_floor, args.metrics, against=args.against, tests=only,
-                                     groups=args.groups)
-        if args.matrix:
-            sys.stdout.write(render_matrix(data, args.format, *use_case.matrix_shape(data, args.tests, args.group_by)))
-            return 0
-        if args.flamegraphs:
-            _said_flamegraphs(use_case.write_flamegraphs(store, args.campaign, data, args.flamegraphs),
-                              args.flamegraphs)
-    finally:
-        store.close()
-    sys.stdout.write(render(data, args.format, use_color(args.color)))
-    return _fail_on_exit(use_case.gated(list(all_findings(data)), data.meta), args)
+    """The report on stdout (with -o in FILE: cli/output.py), its notes and findings on stderr."""
+    request = use_case.ReportRequest(
+        store=args.store, campaign=args.campaign, base=args.base, chain=args.chain, format=args.format,
+        color=use_color(args.color), judging=Judging(min_effect=args.min_effect, noisy_width=args.noisy),
+        noise_floor=args.noise_floor, metrics=args.metrics, config=args.config, against=args.against,
+        matrix=args.matrix, tests=args.tests, groups=args.groups, group_by=args.group_by,
+        flamegraphs=args.flamegraphs, fail_on=tuple(args.fail_on), fail_by=args.fail_by)
+    outcome = use_case.report(request, _say)
+    sys.stdout.write(outcome.text)
+    for note in outcome.notes:
+        _say(note)
+    return outcome.status
 
 
-def _latest_comparison(latest: use_case.LatestComparison) -> str | None:
-    """The id of the campaign `report` without --campaign means: the newest that compares two
-    or more targets; when newer one-target campaigns were passed over, stderr says which."""
-    skipped = latest.passed_over
-    if latest.campaign_id is not None and skipped:
-        names = ", ".join(f"{name} (#{i})" for name, i in skipped[:3]) + (
-            f" and {len(skipped) - 3} more" if len(skipped) > 3 else "")
-        sys.stderr.write(f"report: campaign {latest.name} (#{latest.campaign_id}), the newest comparing two or more "
-                         f"targets; passed over {len(skipped)} newer one-target campaign(s): {names} "
-                         f"(--campaign NAME|ID chooses one)\n")
-    return None if latest.campaign_id is None else str(latest.campaign_id)
-
-
-def _fail_on_exit(every: list[use_case.Finding], args: argparse.Namespace) -> int:
-    """Of every finding of the report, those --fail-on names on stderr and FINDING_EXIT when
-    there are any; 0 otherwise. Cells without a verdict that pass are counted on stderr, and a
-    campaign that measured nothing is named there with or without --fail-on."""
-    for f in every:
-        if f.measure == CAMPAIGN:
-            sys.stderr.write(f"report: {f.line()}: its report has no value to show; `--fail-on not-measured` "
-                             "fails on it\n")
-    kinds, measures = args.fail_on, _measures(args.fail_by)
-    if not kinds:
-        return 0
-    found = select(every, kinds, measures)
-    for f in found:
-        sys.stderr.write(f"fail-on: {f.line()}\n")
-    if "noisy" not in kinds and (unclear := select(every, ["noisy"], measures)):
-        sys.stderr.write(f"fail-on: {len(unclear)} cell(s) had no verdict (too noisy or no interval) and pass; "
-                         "add `noisy` to --fail-on to fail on them\n")
-    if not found:
-        return 0
-    sys.stderr.write(f"fail-on: {len(found)} finding(s) of {','.join(kinds)}; exit {FINDING_EXIT}\n")
-    return FINDING_EXIT
+def _say(line: str) -> None:
+    sys.stderr.write(line + "\n")
