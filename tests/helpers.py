@@ -50,6 +50,17 @@ def dbdrift(*args: str, work_dir: Path | None = None, timeout: float = 600, cwd:
                           env=cli_env(work_dir, extra_env), timeout=timeout, cwd=cwd)
 
 
+def write_campaign(tmp: Path, name: str, head: list[str], targets) -> Path:
+    """The campaign file `tmp/name.toml`: the `head` lines, then each (name, TOML body) of
+    `targets` as a [[targets]] table, the first the base; returns its path."""
+    lines = [f'name = "{name}"', *head]
+    for i, (tname, body) in enumerate(targets):
+        lines += ["[[targets]]", f'name = "{tname}"', body, f"base = {str(i == 0).lower()}"]
+    path = tmp / f"{name}.toml"
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
 def run_campaign(path: Path, *options: str, work_dir: Path | None = None, timeout: float = 600):
     """`dbdrift run` of the campaign file `path` into store.db beside it, in a fresh work dir
     named after the file unless one is given; returns the store and the CompletedProcess."""
