@@ -61,6 +61,13 @@ def write_campaign(tmp: Path, name: str, head: list[str], targets) -> Path:
     return path
 
 
+def slower_with_a_failure(run: Callable[..., Any]) -> list:
+    """Four ok repeats of target "old" and three of "new" at 0.8 of its rate, new's fourth failed:
+    the repeats each workload report's formats are checked on (`run(target, repeat, rate, status=)`)."""
+    return ([run("old", r, 1.0) for r in range(4)] + [run("new", r, 0.8) for r in range(3)]
+            + [run("new", 3, 0.8, status="failed")])
+
+
 def run_campaign(path: Path, *options: str, work_dir: Path | None = None, timeout: float = 600):
     """`dbdrift run` of the campaign file `path` into store.db beside it, in a fresh work dir
     named after the file unless one is given; returns the store and the CompletedProcess."""
