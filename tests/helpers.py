@@ -25,6 +25,16 @@ def fake_tool(directory: Path, name: str, script: str) -> Path:
     return path
 
 
+def without_modules(tmp_path: Path, *names: str) -> dict[str, str]:
+    """The environment of a dbdrift process that cannot import the modules `names`, as on a host
+    without them: a sitecustomize setting each to None in sys.modules, the import system's own way
+    to say a module cannot be imported."""
+    site = tmp_path / "site"
+    site.mkdir()
+    (site / "sitecustomize.py").write_text("import sys\n" + "".join(f"sys.modules[{n!r}] = None\n" for n in names))
+    return {"PYTHONPATH": str(site)}
+
+
 def shared_work_dir(name: str) -> Path:
     """A fresh work dir the unprivileged server user can enter (pytest's tmp is 0700 for root)."""
     import uuid
