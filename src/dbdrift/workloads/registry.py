@@ -176,10 +176,10 @@ def repeats_workload(plan: SlicePlan, run: SliceRun, results: SliceResults[W], r
                      estimates: Callable[[Store, int], dict[str, list[Estimate]]],
                      remaining: Callable[[Store, int, CampaignSpec, tuple[str, ...], tuple[int, ...]], Units | None]
                      ) -> Workload[W]:
-    """A workload that runs its targets one after the other, a repeat at a time (every one but
-    sysbench): its cluster units are repeats, its expected time one part, its failed repeats
-    stored by the repeat itself, and its report re-judged on a recheck (`with_recheck`). The
-    slice's modules are checked against the protocols above where its entry is built."""
+    """A workload of whole repeats (every one but sysbench): its cluster units deal out repeats,
+    its expected time is one part, a lost unit stores no planned runs as failed (the report names
+    the missing repeats), and its report carries the recheck's verdicts (`with_recheck`). The
+    slice's modules are checked against the Protocols above where its entry is built."""
     return Workload(plan=plan.PLAN, estimate=run.estimate, run=run.run, clients=run.clients,
                     check_lines=plan.check_lines, time_lines=no_lines, narrow=units.narrow_repeats,
                     split=units.split_repeats, remaining=remaining, store_failed=units.no_failed_runs,
