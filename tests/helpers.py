@@ -25,6 +25,16 @@ def fake_tool(directory: Path, name: str, script: str) -> Path:
     return path
 
 
+def without_modules(tmp_path: Path, *names: str) -> dict[str, str]:
+    """The environment of a dbdrift process that cannot import the modules `names`, as on a host
+    without them: a sitecustomize setting each to None in sys.modules, the import system's own way
+    to say a module cannot be imported."""
+    site = tmp_path / "site"
+    site.mkdir()
+    (site / "sitecustomize.py").write_text("import sys\n" + "".join(f"sys.modules[{n!r}] = None\n" for n in names))
+    return {"PYTHONPATH": str(site)}
+
+
 def shared_work_dir(name: str) -> Path:
     """A fresh work dir the unprivileged server user can enter (pytest's tmp is 0700 for root)."""
     import uuid
@@ -48,6 +58,24 @@ def dbdrift(*args: str, work_dir: Path | None = None, timeout: float = 600, cwd:
     """Run `python -m dbdrift ARGS`; returns the CompletedProcess (text)."""
     return subprocess.run([sys.executable, "-m", "dbdrift", *map(str, args)], capture_output=True, text=True,
                           env=cli_env(work_dir, extra_env), timeout=timeout, cwd=cwd)
+
+
+def write_campaign(tmp: Path, name: str, head: list[str], targets) -> Path:
+    """The campaign file `tmp/name.toml`: the `head` lines, then each (name, TOML body) of
+    `targets` as a [[targets]] table, the first the base; returns its path."""
+    lines = [f'name = "{name}"', *head]
+    for i, (tname, body) in enumerate(targets):
+        lines += ["[[targets]]", f'name = "{tname}"', body, f"base = {str(i == 0).lower()}"]
+    path = tmp / f"{name}.toml"
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+def slower_with_a_failure(run: Callable[..., Any]) -> list:
+    """Four ok repeats of target "old" and three of "new" at 0.8 of its rate, new's fourth failed:
+    the repeats each workload report's formats are checked on (`run(target, repeat, rate, status=)`)."""
+    return ([run("old", r, 1.0) for r in range(4)] + [run("new", r, 0.8) for r in range(3)]
+            + [run("new", 3, 0.8, status="failed")])
 
 
 def run_campaign(path: Path, *options: str, work_dir: Path | None = None, timeout: float = 600):

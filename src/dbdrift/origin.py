@@ -131,23 +131,23 @@ def _dev_setup(where: Origin, what: str) -> str:
 def extra_hint(extra: str, what: str, hosts: str = "", where: Origin | None = None) -> str:
     """How to install the optional extra `extra` (which brings `what`) into this dbdrift
     (`hosts`: where, when not only here, e.g. " on this host and on every worker host")."""
-    where = where or origin()
-    head = f"install dbdrift's extra {extra} ({what}){hosts}: "
-    gone = _gone(where)
-    if gone:
-        return head + f"{gone}`{_pip('install', '-e', shlex.quote(f'.[{extra}]'))}`"
-    return head + f"`{_pip('install', *_requirement(where, extra))}`{_dev_setup(where, 'installs every extra')}"
+    return _install_hint(f"install dbdrift's extra {extra} ({what}){hosts}: ", where or origin(), extra,
+                         "installs every extra")
 
 
 def reinstall_hint(why: str, where: Origin | None = None) -> str:
     """How to install this dbdrift again, with its dependencies and its driver (`why`: what
     was missing, e.g. "the load driver")."""
-    where = where or origin()
-    head = f"reinstall dbdrift ({why}): "
+    return _install_hint(f"reinstall dbdrift ({why}): ", where or origin(), None, "does it too")
+
+
+def _install_hint(head: str, where: Origin, extra: str | None, dev_setup_does: str) -> str:
+    """`head`, then the pip command that installs dbdrift (with its extra `extra`) again: editable
+    in a checkout when the source it was installed from is gone, else from that source."""
     gone = _gone(where)
     if gone:
-        return head + f"{gone}`{_pip('install', '-e', '.')}`"
-    return head + f"`{_pip('install', *_requirement(where, None))}`{_dev_setup(where, 'does it too')}"
+        return head + f"{gone}`{_pip('install', '-e', shlex.quote(f'.[{extra}]') if extra else '.')}`"
+    return head + f"`{_pip('install', *_requirement(where, extra))}`{_dev_setup(where, dev_setup_does)}"
 
 
 def upgrade_hint(where: Origin | None = None) -> str:

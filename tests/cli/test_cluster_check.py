@@ -6,21 +6,9 @@ from __future__ import annotations
 import pytest
 
 from tests.cli.test_cli_errors import assert_user_error
-from tests.helpers import dbdrift, shared_work_dir
+from tests.helpers import dbdrift, shared_work_dir, without_modules
 
 pytestmark = pytest.mark.fault("input")
-
-# Dask made unimportable in the dbdrift process, as on a host without the extra: a None in
-# sys.modules is the import system's own way to say a module cannot be imported
-NO_DASK = "import sys\nsys.modules['distributed'] = None\nsys.modules['dask'] = None\n"
-
-
-def no_dask(tmp_path) -> dict[str, str]:
-    site = tmp_path / "site"
-    site.mkdir()
-    (site / "sitecustomize.py").write_text(NO_DASK)
-    return {"PYTHONPATH": str(site)}
-
 
 def campaign(tmp_path):
     path = tmp_path / "c.toml"
@@ -32,6 +20,6 @@ def campaign(tmp_path):
 @pytest.mark.parametrize("verb", [["run", "--check"], ["run"]], ids=["check", "run"])
 def test_a_cluster_campaign_without_dask_is_refused_alike_before_the_store_is_made(tmp_path, verb):
     result = dbdrift(*verb, campaign(tmp_path), "--cluster", "tcp://127.0.0.1:9", "--store", tmp_path / "s.db",
-                     work_dir=shared_work_dir("nodask"), extra_env=no_dask(tmp_path))
+                     work_dir=shared_work_dir("nodask"), extra_env=without_modules(tmp_path, "distributed", "dask"))
     assert_user_error(result, "running on a cluster needs Dask distributed, which is not installed", "[cluster]")
     assert result.returncode == 2 and not (tmp_path / "s.db").exists()

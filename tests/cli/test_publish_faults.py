@@ -20,14 +20,18 @@ from tests.helpers import cli_env, process_tree, wait_for
 FAULT = pytest.mark.fault("publish")
 
 
+def refused(given: list[Path], out: Path | str) -> str:
+    """`dbdrift publish` of `given` into `out`, which must refuse with exit 2 and no traceback; its stderr."""
+    result = publish(*given, "--out", out)
+    assert result.returncode == 2 and "Traceback" not in result.stderr, result.stderr
+    return result.stderr
+
+
 @pytest.mark.parametrize("out", ["/proc/dbdrift-site", "/sys/dbdrift-site", "/proc/self/dbdrift-site"])
 @FAULT
 def test_an_out_folder_that_cannot_be_made_is_refused_with_exit_2_and_no_traceback(tmp_path, out):
-    given = stores(tmp_path)
-    result = publish(*given, "--out", out)
-    assert result.returncode == 2, result.stderr
-    assert "Traceback" not in result.stderr
-    assert f"--out {out} cannot be made" in result.stderr and "hint:" in result.stderr
+    err = refused(stores(tmp_path), out)
+    assert f"--out {out} cannot be made" in err and "hint:" in err
 
 
 def immutable(path: Path) -> bool:
@@ -49,11 +53,8 @@ def frozen(tmp_path):
 
 @FAULT
 def test_an_immutable_out_folder_is_refused_with_exit_2_naming_it_and_left_as_it_was(tmp_path, frozen):
-    given = stores(tmp_path)
-    result = publish(*given, "--out", frozen)
-    assert result.returncode == 2, result.stderr
-    assert "Traceback" not in result.stderr
-    assert f"--out {frozen}:" in result.stderr and "cannot be written" in result.stderr and "chattr -i" in result.stderr
+    err = refused(stores(tmp_path), frozen)
+    assert f"--out {frozen}:" in err and "cannot be written" in err and "chattr -i" in err
     assert list(frozen.iterdir()) == []
 
 
@@ -108,10 +109,8 @@ def test_a_site_json_with_a_field_of_the_wrong_type_is_refused_naming_the_file_a
     change, named = WRONG_TYPES[field]
     change(state)
     (out / "site.json").write_text(json.dumps(state))
-    result = publish(*given, "--out", out)
-    assert result.returncode == 2, result.stderr
-    assert "Traceback" not in result.stderr
-    assert f"{out / 'site.json'}: field " in result.stderr and named in result.stderr, result.stderr
+    err = refused(given, out)
+    assert f"{out / 'site.json'}: field " in err and named in err, err
 
 
 @FAULT
@@ -124,9 +123,7 @@ def test_a_site_json_naming_a_page_outside_its_folder_is_refused_and_nothing_is_
     state = json.loads((out / "site.json").read_text())
     state["pages"]["../victim.html"] = "0" * 64
     (out / "site.json").write_text(json.dumps(state))
-    result = publish(*given, "--out", out)
-    assert result.returncode == 2 and "Traceback" not in result.stderr, result.stderr
-    assert 'pages["../victim.html"] is not a page of the site' in result.stderr
+    assert 'pages["../victim.html"] is not a page of the site' in refused(given, out)
     assert victim.read_text() == "not the site's"
 
 

@@ -9,14 +9,11 @@ import pytest
 
 from dbdrift.store.store import Store
 from tests.cli.test_cli_errors import assert_user_error
-from tests.helpers import dbdrift, shared_work_dir
+from tests.helpers import dbdrift, shared_work_dir, without_modules
 
 pytestmark = pytest.mark.fault("input")
 NO_PGVECTOR = ("has no pgvector extension", 'hint: fetch PostgreSQL from Debian, which brings pgvector')
 IVFFLAT = 'index = "ivfflat"\nlists = [10]\nprobes = [1, 2]\n'
-# numpy made unimportable in the dbdrift process, as in an environment without it: a None in
-# sys.modules is the import system's own way to say a module cannot be imported
-NO_NUMPY = "import sys\nsys.modules['numpy'] = None\n"
 
 
 def campaign(tmp_path, engine: str, version: str, vector: str = "", dim: int = 64):
@@ -77,15 +74,8 @@ def test_run_refuses_a_postgres_build_without_pgvector_before_fetching_it(tmp_pa
         store.close()
 
 
-def no_numpy(tmp_path) -> dict[str, str]:
-    site = tmp_path / "site"
-    site.mkdir()
-    (site / "sitecustomize.py").write_text(NO_NUMPY)
-    return {"PYTHONPATH": str(site)}
-
-
 def test_check_refuses_vector_search_without_numpy(tmp_path):
-    result = check(tmp_path, campaign(tmp_path, "postgres", "debian:18.6"), extra_env=no_numpy(tmp_path))
+    result = check(tmp_path, campaign(tmp_path, "postgres", "debian:18.6"), extra_env=without_modules(tmp_path, "numpy"))
     assert_user_error(result, "vector search needs numpy", "which is not installed", "hint: reinstall dbdrift",
                       "-m pip install")
     assert result.returncode == 2 and "nothing was started" not in result.stdout
@@ -95,7 +85,7 @@ def test_run_without_numpy_fetches_nothing_and_stores_no_campaign(tmp_path):
     cache = tmp_path / "cache"
     result = dbdrift("run", campaign(tmp_path, "postgres", "debian:18.6"), "--store", tmp_path / "s.db",
                      work_dir=shared_work_dir("vrun"),
-                     extra_env={"DBDRIFT_CACHE_DIR": str(cache), **no_numpy(tmp_path)})
+                     extra_env={"DBDRIFT_CACHE_DIR": str(cache), **without_modules(tmp_path, "numpy")})
     assert_user_error(result, "vector search needs numpy")
     assert result.returncode == 2
     assert not cache.exists() and not (tmp_path / "s.db").exists()

@@ -117,7 +117,7 @@ def as_golden(output: str) -> str:
     """A report as its golden file holds it: without what changes from run to run or version to version."""
     output = output.replace(__version__, "VERSION")  # goldens outlive a version bump
     output = re.sub(r'"generated_at": "[^"]*"', '"generated_at": "GENERATED"', output)  # the report's own date
-    # the shared stylesheet and the charts' script are pinned once, by the sysbench page's golden (report.html)
+    # the shared stylesheet and the charts' script stand as placeholders: test_html_report checks them whole in a page
     output = output.replace(f"<style>{CSS}", "<style>/* report/page.py CSS */\n")
     output = output.replace(CHART_CSS, "/* report/charts.py CHART_CSS */\n")
     return output.replace(CHART_SCRIPT, "<script>/* report/charts.py CHART_SCRIPT */</script>")

@@ -178,19 +178,32 @@ def assert_each_cell_once_on_the_host_that_measured_it(store: Path, root: Path) 
     return runs
 
 
-def test_a_host_killed_mid_unit_is_requeued_on_the_other_and_each_run_keeps_its_host(tmp_path, hosts):
+def run_until_a_longer_unit_starts(tmp_path: Path, hosts, name: str):
+    """A two-host run of TESTS under way: the store, the client, the host whose unit has tests still
+    to run once its first is stored (the one to lose), and the other host."""
     store = tmp_path / "s.db"
-    client = hosts.client("run", campaign(tmp_path, "lost", TESTS, read_s=0.5), "--store", store, "--cluster",
+    client = hosts.client("run", campaign(tmp_path, name, TESTS, read_s=0.5), "--store", store, "--cluster",
                           hosts.address, "--no-report")
     victim = wait_for(lambda: first_test_of_a_longer_unit(store), 300, "a unit's first test", client)
-    other = next(w for w in WORKERS if w != victim)
-    hosts.kill(victim)
+    return store, client, victim, next(w for w in WORKERS if w != victim)
+
+
+def assert_the_unit_requeued_once(store: Path, hosts, client, victim: str, other: str) -> tuple[list, list]:
+    """The run ends well, says the lost host's unit went to the other, and every cell is stored
+    once; returns the live runs and the units, the lost one attempted twice."""
     assert client.wait(timeout=400) == 0, hosts.log("client")[-3000:]
     err = hosts.log("client")
     assert f"worker {victim} was lost; re-queued on {other}" in err, err[-3000:]
     runs = assert_each_cell_once_on_the_host_that_measured_it(store, hosts.root)
     units = query(store, "SELECT * FROM units ORDER BY number")
     assert sorted(u["attempts"] for u in units) == [1, 2] and {u["status"] for u in units} == {"done"}
+    return runs, units
+
+
+def test_a_host_killed_mid_unit_is_requeued_on_the_other_and_each_run_keeps_its_host(tmp_path, hosts):
+    store, client, victim, other = run_until_a_longer_unit_starts(tmp_path, hosts, "lost")
+    hosts.kill(victim)
+    runs, units = assert_the_unit_requeued_once(store, hosts, client, victim, other)
     (requeued,) = [u for u in units if u["attempts"] == 2]
     assert requeued["worker"].split()[0] == other
     assert {r["measured_by"].split()[0] for r in runs if r["unit_id"] == requeued["id"]} == {victim, other}
@@ -200,23 +213,14 @@ def test_a_host_killed_mid_unit_is_requeued_on_the_other_and_each_run_keeps_its_
 
 
 def test_a_partitioned_host_s_unit_is_requeued_and_its_late_results_are_not_stored(tmp_path, hosts):
-    store = tmp_path / "s.db"
-    client = hosts.client("run", campaign(tmp_path, "cut", TESTS, read_s=0.5), "--store", store, "--cluster",
-                          hosts.address, "--no-report")
-    victim = wait_for(lambda: first_test_of_a_longer_unit(store), 300, "a unit's first test", client)
-    other = next(w for w in WORKERS if w != victim)
+    store, client, victim, other = run_until_a_longer_unit_starts(tmp_path, hosts, "cut")
     ip("-n", hosts.ns("s"), "link", "set", hosts.link(victim), "down")
     try:  # the scheduler drops the silent worker after its TTL, and the unit starts on the other host
         wait_for(lambda: query(store, "SELECT 1 FROM units WHERE attempts = 2"), 300, "the unit re-queued", client)
         cut_off = stored_from(store, victim)
     finally:
         ip("-n", hosts.ns("s"), "link", "set", hosts.link(victim), "up")
-    assert client.wait(timeout=400) == 0, hosts.log("client")[-3000:]
-    err = hosts.log("client")
-    assert f"worker {victim} was lost; re-queued on {other}" in err, err[-3000:]
-    runs = assert_each_cell_once_on_the_host_that_measured_it(store, hosts.root)
-    units = query(store, "SELECT * FROM units ORDER BY number")
-    assert sorted(u["attempts"] for u in units) == [1, 2] and {u["status"] for u in units} == {"done"}
+    runs, _ = assert_the_unit_requeued_once(store, hosts, client, victim, other)
     assert {r["measured_by"].split()[0] for r in runs} == {victim, other}
     # the cut-off attempt went on measuring into its own store; nothing it sent after the cut (its
     # late lines, once the link was back) is stored

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.helpers import dbdrift, query, run_campaign
+from tests.helpers import dbdrift, query, run_campaign, write_campaign
 
 pytestmark = pytest.mark.server
 
@@ -24,12 +24,7 @@ duration_s = 6
 
 
 def campaign(tmp: Path, name: str, targets: list[tuple[str, str]], sizes: str = SIZES) -> Path:
-    lines = [f'name = "{name}"', 'workload = "htap"', sizes]
-    for i, (tname, body) in enumerate(targets):
-        lines += ["[[targets]]", f'name = "{tname}"', body, f"base = {str(i == 0).lower()}"]
-    path = tmp / f"{name}.toml"
-    path.write_text("\n".join(lines) + "\n")
-    return path
+    return write_campaign(tmp, name, ['workload = "htap"', sizes], targets)
 
 
 @pytest.fixture(scope="module")

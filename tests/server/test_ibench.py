@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from tests.helpers import (dbdrift, interrupt_mid_run, postgres_processes_under, query, run_campaign, shared_work_dir,
-                           start_dbdrift)
+                           start_dbdrift, write_campaign)
 
 pytestmark = pytest.mark.server
 
@@ -23,12 +23,7 @@ SLOW = 'settings = { synchronous_commit = "on", commit_delay = 100000, commit_si
 
 
 def campaign(tmp: Path, name: str, targets: list[tuple[str, str]], extra: str = "") -> Path:
-    lines = [f'name = "{name}"', 'workload = "insert-benchmark"', "settle_s = 1", extra, SIZES]
-    for i, (tname, body) in enumerate(targets):
-        lines += ["[[targets]]", f'name = "{tname}"', body, f"base = {str(i == 0).lower()}"]
-    path = tmp / f"{name}.toml"
-    path.write_text("\n".join(lines) + "\n")
-    return path
+    return write_campaign(tmp, name, ['workload = "insert-benchmark"', "settle_s = 1", extra, SIZES], targets)
 
 
 # a stored result's fields (workload_runs.record_json) as the columns of the table it had before schema 22

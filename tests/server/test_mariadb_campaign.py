@@ -10,7 +10,7 @@ import pytest
 
 from dbdrift.analysis.plan_step import ACCESS
 from tests.helpers import (assert_every_run_ok, assert_one_failed_run, dbdrift, interrupt_mid_run, kill_server_mid_run,
-                           query, run_campaign, shared_work_dir, start_dbdrift)
+                           query, run_campaign, shared_work_dir, start_dbdrift, write_campaign)
 
 pytestmark = pytest.mark.server
 
@@ -26,14 +26,10 @@ TARGETS = (("ma10.11", 'engine = "mariadb"\nversion = "10.11.5"'),
 
 def campaign(tmp: Path, name: str, targets=TARGETS, tests=TESTS, settle_s: float = 1, read_s: float = 1.5,
              extra: str = "") -> Path:
-    lines = [f'name = "{name}"', "tables = 2", "rows = 10000", "threads = [1]", "warmup_s = 0.5",
-             f"read_s = {read_s}", f"write_s = {read_s}", "scan_warm_s = 0.5", f"settle_s = {settle_s}",
-             "warm_runs = false", "interval_s = 0.5", f"tests = {json.dumps(tests)}", extra]
-    for i, (tname, body) in enumerate(targets):
-        lines += ["[[targets]]", f'name = "{tname}"', body, f"base = {str(i == 0).lower()}"]
-    path = tmp / f"{name}.toml"
-    path.write_text("\n".join(lines) + "\n")
-    return path
+    return write_campaign(tmp, name, ["tables = 2", "rows = 10000", "threads = [1]", "warmup_s = 0.5",
+                                      f"read_s = {read_s}", f"write_s = {read_s}", "scan_warm_s = 0.5",
+                                      f"settle_s = {settle_s}", "warm_runs = false", "interval_s = 0.5",
+                                      f"tests = {json.dumps(tests)}", extra], targets)
 
 
 @pytest.fixture(scope="module")

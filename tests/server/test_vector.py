@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.helpers import dbdrift, query, run_campaign
+from tests.helpers import dbdrift, query, run_campaign, write_campaign
 
 pytestmark = pytest.mark.server
 
@@ -26,12 +26,7 @@ duration_s = 1.5
 
 
 def campaign(tmp: Path, name: str, targets: list[tuple[str, str]], sizes: str = SIZES, extra: str = "") -> Path:
-    lines = [f'name = "{name}"', 'workload = "vector"', "repeats = 2", extra, sizes]
-    for i, (tname, body) in enumerate(targets):
-        lines += ["[[targets]]", f'name = "{tname}"', body, f"base = {str(i == 0).lower()}"]
-    path = tmp / f"{name}.toml"
-    path.write_text("\n".join(lines) + "\n")
-    return path
+    return write_campaign(tmp, name, ['workload = "vector"', "repeats = 2", extra, sizes], targets)
 
 
 @pytest.fixture(scope="module")

@@ -62,11 +62,18 @@ def record(test, status="ok", qps=100.0):
                             duration_s=2, metric="qps", driver_spec={}, qps=qps, value=qps))
 
 
-def test_remaining_tests_and_a_streamed_cell_counts_once(tmp_path):
-    s = spec(tests=["point-query", "read-only"])
+def stored_campaign(tmp_path: Path, s) -> tuple[Store, int, dict[str, int]]:
+    """A store holding the campaign `s` and its targets, as a cluster client starts one: the store,
+    the campaign's id and each target's id by name."""
     store = Store(tmp_path / "s.db")
     cid = store.add_campaign("c", s.to_dict(), {}, "0")
-    ids = {t.name: store.ensure_target(cid, t.name, t.engine, i, i == 0, {}) for i, t in enumerate(s.targets)}
+    return store, cid, {t.name: store.ensure_target(cid, t.name, t.engine, i, i == 0, {})
+                        for i, t in enumerate(s.targets)}
+
+
+def test_remaining_tests_and_a_streamed_cell_counts_once(tmp_path):
+    s = spec(tests=["point-query", "read-only"])
+    store, cid, ids = stored_campaign(tmp_path, s)
     unit = store.add_unit(cid, 1, None, ["point-query", "read-only"])
     tests = ("point-query", "read-only_range=100")
     assert workload_of(s).remaining(store, cid, s, tests) == (tests, ())
@@ -90,9 +97,7 @@ def test_a_requeued_unit_s_runs_keep_the_worker_that_measured_each_and_the_repor
     from dbdrift.results.build import build_report
 
     s = spec(tests=["point-query", "read-only"])
-    store = Store(tmp_path / "s.db")
-    cid = store.add_campaign("c", s.to_dict(), {}, "0")
-    ids = {t.name: store.ensure_target(cid, t.name, t.engine, i, i == 0, {}) for i, t in enumerate(s.targets)}
+    store, cid, ids = stored_campaign(tmp_path, s)
     unit = store.add_unit(cid, 1, None, ["point-query", "read-only"])
     lost, taker = "w2 tcp://10.0.0.3:4001", "w1 tcp://10.0.0.2:4002"
     def run(test, at):
@@ -124,9 +129,7 @@ def test_a_unit_measured_on_its_one_host_is_reported_as_before(tmp_path):
     from dbdrift.results.build import build_report
 
     s = spec(tests=["point-query"])
-    store = Store(tmp_path / "s.db")
-    cid = store.add_campaign("c", s.to_dict(), {}, "0")
-    ids = {t.name: store.ensure_target(cid, t.name, t.engine, i, i == 0, {}) for i, t in enumerate(s.targets)}
+    store, cid, ids = stored_campaign(tmp_path, s)
     unit = store.add_unit(cid, 1, None, ["point-query"])
     for name in ("a", "b"):
         store.add_streamed({"kind": "run", "target_id": ids[name], "record": record("point-query")}, unit,
@@ -142,9 +145,7 @@ def test_a_tpcc_unit_runs_the_repeats_some_target_lacks(tmp_path):
     from dbdrift.model import TpccResult
 
     s = parse_campaign({"targets": TARGETS, "workload": "tpcc", "repeats": 4}, "c.toml", Path("."), "c")
-    store = Store(tmp_path / "s.db")
-    cid = store.add_campaign("c", s.to_dict(), {}, "0")
-    ids = {t.name: store.ensure_target(cid, t.name, t.engine, i, i == 0, {}) for i, t in enumerate(s.targets)}
+    store, cid, ids = stored_campaign(tmp_path, s)
     unit = store.add_unit(cid, 1, None, [], [0, 2])
     done = dict(status="ok", warehouses=1, clients=1, procedures=False, elapsed_s=1, new_orders=1, transactions=2,
                 nopm=60.0, tpm=120.0, by_type={}, intervals=[], hardware=None, consistency=[], load_s=1.0, error=None)
@@ -159,9 +160,7 @@ def test_a_tpcc_unit_runs_the_repeats_some_target_lacks(tmp_path):
 
 def test_a_failed_unit_stores_its_missing_runs_as_failed_with_the_reason(tmp_path):
     s = spec(tests=["point-query", "read-only"])
-    store = Store(tmp_path / "s.db")
-    cid = store.add_campaign("c", s.to_dict(), {}, "0")
-    ids = {t.name: store.ensure_target(cid, t.name, t.engine, i, i == 0, {}) for i, t in enumerate(s.targets)}
+    store, cid, ids = stored_campaign(tmp_path, s)
     unit = store.add_unit(cid, 1, None, ["point-query"])
     store.add_streamed({"kind": "run", "target_id": ids["a"], "record": record("point-query")}, unit)
     assert workload_of(s).store_failed(store, cid, s, ("point-query",), "lost its worker twice", unit) == 1

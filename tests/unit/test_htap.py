@@ -19,6 +19,7 @@ from dbdrift.workloads.htap import catalog
 from dbdrift.workloads.htap.plan import check_lines, judged
 from dbdrift.workloads.htap.report import render, slowest
 from dbdrift.workloads.htap.results import htap_report
+from tests.helpers import slower_with_a_failure
 
 CAMPAIGN = """
 name = "h"
@@ -153,9 +154,7 @@ def test_a_slower_target_regresses_on_nopm_queries_per_hour_and_each_latency_it_
 
 @pytest.mark.parametrize("fmt", ["text", "markdown", "csv", "json", "html"])
 def test_every_format_carries_the_verdicts_the_windows_and_the_queries(fmt):
-    data = report([run("old", r, 1.0) for r in range(4)] + [run("new", r, 0.8) for r in range(3)]
-                  + [run("new", 3, 0.8, status="failed")])
-    out = render(data, fmt)
+    out = render(report(slower_with_a_failure(run)), fmt)
     if fmt == "json":
         doc = json.loads(out)
         assert {v["verdict"] for v in doc["verdicts"] if v["test"] != "Q9 latency"} == {"regression"}

@@ -13,6 +13,7 @@ from dbdrift.model import WorkloadRun
 from dbdrift.store.store import Store
 from dbdrift.workloads.vector.report import render
 from dbdrift.workloads.vector.results import vector_report
+from tests.helpers import slower_with_a_failure
 
 SETTINGS = (10, 20, 40, 80)
 RECALL = {10: 0.86, 20: 0.93, 40: 0.97, 80: 0.995}
@@ -62,9 +63,7 @@ def test_a_recall_the_target_never_reaches_is_not_measured_and_one_the_base_miss
 
 @pytest.mark.parametrize("fmt", ["text", "markdown", "csv", "json", "html"])
 def test_every_format_carries_the_verdicts_and_the_curves(fmt):
-    data = report([run("old", r, 1.0) for r in range(4)] + [run("new", r, 0.8) for r in range(3)]
-                  + [run("new", 3, 0.8, status="failed")])
-    out = render(data, fmt)
+    out = render(report(slower_with_a_failure(run)), fmt)
     if fmt == "json":
         doc = json.loads(out)
         assert len(doc["curves"]) == 2 and doc["verdicts"][0]["verdict"] == "regression"

@@ -11,6 +11,7 @@ import os
 import time
 import types
 from dataclasses import MISSING, asdict, fields
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any, Union, get_args, get_origin, get_type_hints
 
@@ -272,53 +273,27 @@ def _problem(value: Any, kind: Any, where: str) -> tuple[str, str] | None:
     if isinstance(kind, dict):
         if not isinstance(value, dict):
             return where or "(the whole file)", "an object"
-        for key, inner in kind.items():
-            name = key.rstrip("?")
-            if name not in value:
-                if key.endswith("?"):
-                    continue
-                return _at(where, name), "missing"
-            found = _problem(value[name], inner, _at(where, name))
-            if found:
-                return found
-        return None
+        return _fields_problem(value, {key.rstrip("?"): inner for key, inner in kind.items()},
+                               {key.rstrip("?") for key in kind if key.endswith("?")}, where)
     if isinstance(kind, _Keyed):
         if not isinstance(value, dict):
             return where, "an object"
-        for key, inner in value.items():
-            found = _problem(inner, kind.value, f"{where}[{json.dumps(key, ensure_ascii=False)}]")
-            if found:
-                return found
-        return None
+        return _first(_problem(inner, kind.value, f"{where}[{json.dumps(key, ensure_ascii=False)}]")
+                      for key, inner in value.items())
     if isinstance(kind, _Object):
         if not isinstance(value, dict):
             return where, "an object"
-        for name, hint in kind.fields.items():
-            if name not in value:
-                if name in kind.optional:
-                    continue
-                return _at(where, name), "missing"
-            found = _problem(value[name], hint, _at(where, name))
-            if found:
-                return found
-        return None
+        return _fields_problem(value, kind.fields, kind.optional, where)
     if isinstance(kind, _ListOf):
         if not isinstance(value, list):
             return where, "a list"
-        for i, item in enumerate(value):
-            found = _problem(item, kind.item, f"{where}[{i}]")
-            if found:
-                return found
-        return None
+        return _first(_problem(item, kind.item, f"{where}[{i}]") for i, item in enumerate(value))
     if isinstance(kind, _Rows):
         if not isinstance(value, list) or not kind.required <= len(value) <= len(kind.hints):
             count = kind.required if kind.required == len(kind.hints) else f"{kind.required} to {len(kind.hints)}"
             return where, f"a list of {count} values ({', '.join(kind.names)})"
-        for name, item, hint in zip(kind.names, value, kind.hints):
-            found = _problem(item, hint, f"{where}[{kind.names.index(name)}] ({name})")
-            if found:
-                return found
-        return None
+        return _first(_problem(item, hint, f"{where}[{i}] ({name})")
+                      for i, (name, item, hint) in enumerate(zip(kind.names, value, kind.hints)))
     origin, args = get_origin(kind), get_args(kind)
     if origin in (Union, types.UnionType):
         if any(_problem(value, a, where) is None for a in args):
@@ -335,11 +310,7 @@ def _problem(value: Any, kind: Any, where: str) -> tuple[str, str] | None:
             hints = list(args)
         else:
             hints = [args[0]] * len(value)
-        for i, (item, hint) in enumerate(zip(value, hints)):
-            found = _problem(item, hint, f"{where}[{i}]")
-            if found:
-                return found
-        return None
+        return _first(_problem(item, hint, f"{where}[{i}]") for i, (item, hint) in enumerate(zip(value, hints)))
     if kind is float:
         ok = isinstance(value, (int, float)) and not isinstance(value, bool)
     elif kind is int:
@@ -347,6 +318,24 @@ def _problem(value: Any, kind: Any, where: str) -> tuple[str, str] | None:
     else:
         ok = isinstance(value, kind)
     return None if ok else (where, _expected(kind))
+
+
+def _fields_problem(value: dict[str, Any], kinds: dict[str, Any], optional: set[str],
+                    where: str) -> tuple[str, str] | None:
+    """The first of the named fields `kinds` that the object `value` lacks (unless it is
+    `optional`) or holds wrong, in their order; None when there is none."""
+
+    def field(name: str, inner: Any) -> tuple[str, str] | None:
+        if name in value:
+            return _problem(value[name], inner, _at(where, name))
+        return None if name in optional else (_at(where, name), "missing")
+
+    return _first(field(name, inner) for name, inner in kinds.items())
+
+
+def _first(found: Iterable[tuple[str, str] | None]) -> tuple[str, str] | None:
+    """The first problem `found` names (a generator: nothing after it is checked), or None."""
+    return next((problem for problem in found if problem), None)
 
 
 def _expected(kind: Any) -> str:

@@ -178,6 +178,20 @@ def _kill(proc: subprocess.Popen[str]) -> None:
         pass
 
 
+def run_load(mode: str, spec: JsonObject, expected_s: float, cpus: frozenset[int] | None, what: str,
+             hint: str) -> JsonObject:
+    """A workload's data load through the driver (its phase "load"), given up to 20 times the
+    expected seconds and never less than half an hour: the rows, loaders and seconds it took.
+    Raises KeyboardInterrupt when interrupted, DriverError naming `what` with `hint` when it fails."""
+    out = run_driver(mode, spec, timeout_s=max(1800.0, 20 * expected_s), cpus=cpus)
+    if out.interrupted:
+        raise KeyboardInterrupt
+    summary = out.output.summary or {}
+    if out.exit_code != 0 or not summary:
+        raise DriverError(fatal_message(out, what), hint)
+    return {"rows": summary.get("rows"), "loaders": spec["clients"], "elapsed_s": summary.get("elapsed_s")}
+
+
 def fatal_message(result: DriverResult, what: str) -> str:
     """One line describing why a driver process failed, for errors and the store."""
     fatal = result.output.fatal

@@ -14,7 +14,8 @@ import psutil
 from dbdrift.analysis import foreign
 from dbdrift.metrics import flame, host, perf
 from dbdrift.metrics.sampler import Sampler
-from dbdrift.model import FLAME_CLIENT, HardwareWindow, JsonObject, PerfCounts
+from dbdrift.model import FLAME_CLIENT, EngineEvents, HardwareWindow, JsonObject, PerfCounts
+from dbdrift.runner.events import EngineWatch
 from dbdrift.runner.steal import StealClock
 from dbdrift.store.store import RunRecord
 
@@ -178,6 +179,27 @@ class ServerFlame:
         if path is not None:
             path.unlink(missing_ok=True)
         return (folded, "") if folded else (None, f"no flamegraph: {why}")
+
+
+class StepWatchers:
+    """What watches one Insert Benchmark step or TPROC-C run beside the driver, started together
+    and stopped together: the host sampler, the engine's own counters each second and the
+    server's stacks (ServerFlame); the step's driver lines mark each one's window."""
+
+    def __init__(self, sampler: Sampler, watch: EngineWatch, flame: ServerFlame) -> None:
+        self.sampler, self.watch, self.flame = sampler, watch, flame
+
+    def on_start(self, pid: int) -> None:
+        """The driver's process, sampled and recorded."""
+        self.sampler.set_client(pid)
+        self.flame.set_client(pid)
+
+    def stop(self) -> tuple[EngineEvents | None, dict[str, int] | None, str]:
+        """(the engine's counters, the folded stacks, why there are none: "" when there are or none were asked for)."""
+        self.sampler.stop()
+        engine = self.watch.stop()
+        folded, why = self.flame.stop()
+        return engine, folded, why
 
 
 def server_tree(pid: int) -> list[int]:

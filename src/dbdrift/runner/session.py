@@ -32,7 +32,7 @@ from dbdrift.runner.dialect import DBNAME, for_engine
 from dbdrift.metrics.sampler import Sampler
 from dbdrift.runner import events
 from dbdrift.runner.events import EngineWatch
-from dbdrift.runner.observe import RunObservers
+from dbdrift.runner.observe import RunObservers, ServerFlame, StepWatchers
 from dbdrift.runner.progress import ProgressSink, RunPace
 from dbdrift.server.base import full_disk_hint, live_servers, own_run_dir, release_run_dir
 from dbdrift.server import rundir
@@ -283,6 +283,14 @@ class TargetSession:
         are dbdrift's, not foreign load."""
         peers = tuple(pid for s in live_servers() if s is not self.server and (pid := s.server_pid) is not None)
         return Sampler(self.server.server_pid, self.server.data_dir, self.server.roles(), peers=peers)
+
+    def step_watchers(self) -> StepWatchers:
+        """The sampler and the engine's counters started, and the server's stacks ready to record
+        (`flamegraphs`), for one Insert Benchmark step or TPROC-C run on this target's server."""
+        sampler = self.sampler()
+        sampler.start()
+        return StepWatchers(sampler, self.engine_watch().start(),
+                            ServerFlame(self.spec.flamegraphs, self.server.server_pid, self.server.run_dir / "perf.data"))
 
     def conclude(self, step: RunStep, spec: JsonObject, result: process.DriverResult, observers: RunObservers,
                  share: float = 1.0) -> RunRecord:

@@ -23,7 +23,7 @@ from dbdrift.plan.campaign import CampaignSpec
 from dbdrift.plan.fields import Table
 from dbdrift.plan.keys import Key
 from dbdrift.results.history import RepeatValues
-from dbdrift.results.workload import with_recheck
+from dbdrift.results.workload import WorkloadReport, with_recheck
 from dbdrift.runner.campaign import CampaignOutcome, Runner
 from dbdrift.store.store import Store
 from dbdrift.workload import Capabilities, WorkloadPlan
@@ -57,6 +57,7 @@ Plan = WorkloadPlan[CampaignSpec, Table, Axis, JsonObject, Key]
 
 R = TypeVar("R")  # a workload's report model: ReportData (sysbench), IBenchReport, TpccReport, ...
 R_co = TypeVar("R_co", covariant=True)
+W = TypeVar("W", bound=WorkloadReport)  # the report model of a workload after sysbench (results/workload.py)
 Units = tuple[tuple[str, ...], tuple[int, ...]]  # a cluster unit's (tests, repeats)
 
 
@@ -142,41 +143,60 @@ SYSBENCH = Workload(plan=sysbench_plan.PLAN, estimate=sysbench_run.estimate_camp
                     preflight=sysbench_run.preflight, check_builds=sysbench_run.check_builds,
                     stacks=sysbench_results.stacks, history_values=sysbench_results.history_values,
                     history_measure=sysbench_results.history_measure)
-INSERT_BENCHMARK = Workload(plan=ibench_plan.PLAN, estimate=ibench_run.estimate, run=ibench_run.run,
-                            clients=ibench_run.clients, check_lines=ibench_plan.check_lines, time_lines=no_lines,
-                            narrow=units.narrow_repeats, split=units.split_repeats,
-                            remaining=ibench_cluster.remaining, store_failed=units.no_failed_runs,
-                            build_report=with_recheck(ibench_results.build), render_report=ibench_report.render,
-                            estimates=ibench_results.step_estimates, judged=ibench_plan.judged,
-                            check_installs=ibench_run.check_installs, preflight=ibench_run.preflight,
-                            check_builds=ibench_run.check_builds,
-                            stacks=ibench_results.stacks, history_values=ibench_results.history_values,
-                            history_measure=ibench_results.history_measure)
-TPCC = Workload(plan=tpcc_plan.PLAN, estimate=tpcc_run.estimate, run=tpcc_run.run, clients=tpcc_run.clients,
-                check_lines=tpcc_plan.check_lines, time_lines=no_lines, narrow=units.narrow_repeats,
-                split=units.split_repeats, remaining=tpcc_cluster.remaining, store_failed=units.no_failed_runs,
-                build_report=with_recheck(tpcc_results.build), render_report=tpcc_report.render,
-                estimates=tpcc_results.nopm_estimates, judged=tpcc_plan.judged,
-                check_installs=tpcc_run.check_installs, preflight=tpcc_run.preflight,
-                check_builds=tpcc_run.check_builds,
-                stacks=tpcc_results.stacks, history_values=tpcc_results.history_values,
-                history_measure=tpcc_results.history_measure)
-VECTOR = Workload(plan=vector_plan.PLAN, estimate=vector_run.estimate, run=vector_run.run, clients=vector_run.clients,
-                  check_lines=vector_plan.check_lines, time_lines=no_lines, narrow=units.narrow_repeats,
-                  split=units.split_repeats, remaining=units.remaining_workload_runs, store_failed=units.no_failed_runs,
-                  build_report=with_recheck(vector_results.build), render_report=vector_report.render,
-                  estimates=vector_results.qps_estimates, judged=vector_plan.judged,
-                  check_installs=vector_run.check_installs, preflight=vector_run.preflight,
-                  check_builds=vector_run.check_builds, stacks=vector_results.stacks,
-                  history_values=vector_results.history_values, history_measure=vector_results.history_measure)
-HTAP = Workload(plan=htap_plan.PLAN, estimate=htap_run.estimate, run=htap_run.run, clients=htap_run.clients,
-                check_lines=htap_plan.check_lines, time_lines=no_lines, narrow=units.narrow_repeats,
-                split=units.split_repeats, remaining=units.remaining_workload_runs, store_failed=units.no_failed_runs,
-                build_report=with_recheck(htap_results.build), render_report=htap_report.render,
-                estimates=htap_results.estimates, judged=htap_plan.judged,
-                check_installs=htap_run.check_installs, preflight=htap_run.preflight,
-                check_builds=htap_run.check_builds, stacks=htap_results.stacks,
-                history_values=htap_results.history_values, history_measure=htap_results.history_measure)
+class SlicePlan(Protocol):
+    """A slice's plan.py as a repeats workload's hooks take it."""
+
+    @property
+    def PLAN(self) -> Plan: ...
+    def check_lines(self, spec: CampaignSpec) -> list[str]: ...
+    def judged(self, spec: CampaignSpec) -> tuple[str, ...]: ...
+
+
+class SliceRun(Protocol):
+    """A slice's run.py as a repeats workload's hooks take it."""
+
+    def estimate(self, spec: CampaignSpec) -> tuple[float, int]: ...
+    def run(self, runner: Runner, installs: dict[str, InstallInfo], outcome: CampaignOutcome) -> None: ...
+    def clients(self, spec: CampaignSpec) -> int: ...
+    def check_installs(self, spec: CampaignSpec, installs: dict[str, InstallInfo]) -> None: ...
+    def preflight(self, spec: CampaignSpec) -> None: ...
+    def check_builds(self, spec: CampaignSpec, cache_dir: Path) -> None: ...
+
+
+class SliceResults(Protocol[R_co]):
+    """A slice's results.py as a repeats workload's hooks take it (its estimates go by their own name)."""
+
+    def build(self, store: Store, campaign_id: int, base: str | None, judging: Judging = JUDGING) -> R_co: ...
+    def stacks(self, store: Store, campaign_id: int) -> list[tuple[str, str, dict[str, int] | None]]: ...
+    def history_values(self, store: Store, campaign_id: int) -> dict[tuple[str, str], list[float]]: ...
+    def history_measure(self, measure: str) -> tuple[str, str]: ...
+
+
+def repeats_workload(plan: SlicePlan, run: SliceRun, results: SliceResults[W], render_report: Callable[[W, str], str],
+                     estimates: Callable[[Store, int], dict[str, list[Estimate]]],
+                     remaining: Callable[[Store, int, CampaignSpec, tuple[str, ...], tuple[int, ...]], Units | None]
+                     ) -> Workload[W]:
+    """A workload of whole repeats (every one but sysbench): its cluster units deal out repeats,
+    its expected time is one part, a lost unit stores no planned runs as failed (the report names
+    the missing repeats), and its report carries the recheck's verdicts (`with_recheck`). The
+    slice's modules are checked against the Protocols above where its entry is built."""
+    return Workload(plan=plan.PLAN, estimate=run.estimate, run=run.run, clients=run.clients,
+                    check_lines=plan.check_lines, time_lines=no_lines, narrow=units.narrow_repeats,
+                    split=units.split_repeats, remaining=remaining, store_failed=units.no_failed_runs,
+                    build_report=with_recheck(results.build), render_report=render_report, estimates=estimates,
+                    judged=plan.judged, check_installs=run.check_installs, preflight=run.preflight,
+                    check_builds=run.check_builds, stacks=results.stacks, history_values=results.history_values,
+                    history_measure=results.history_measure)
+
+
+INSERT_BENCHMARK = repeats_workload(ibench_plan, ibench_run, ibench_results, ibench_report.render,
+                                   ibench_results.step_estimates, ibench_cluster.remaining)
+TPCC = repeats_workload(tpcc_plan, tpcc_run, tpcc_results, tpcc_report.render, tpcc_results.nopm_estimates,
+                        tpcc_cluster.remaining)
+VECTOR = repeats_workload(vector_plan, vector_run, vector_results, vector_report.render, vector_results.qps_estimates,
+                          units.remaining_workload_runs)
+HTAP = repeats_workload(htap_plan, htap_run, htap_results, htap_report.render, htap_results.estimates,
+                        units.remaining_workload_runs)
 
 # Each entry is checked where it is built above, its report builder and renderer agreeing on its
 # report model; the map holds workloads of different report models, which Python's types cannot

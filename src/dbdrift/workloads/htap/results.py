@@ -313,7 +313,8 @@ def estimates(store: Store, campaign_id: int) -> dict[str, list[Estimate]]:
     return out
 
 
-__all__ = ["HtapReport", "build", "htap_report", "estimates", "WINDOWS", "WINDOW_TITLES"]  # the report reads them here
+__all__ = ["HtapReport", "build", "htap_report", "estimates", "history_values", "history_measure", "stacks", "WINDOWS",
+           "WINDOW_TITLES"]  # the report and the registry read them here
 
 
 def stacks(store: Store, campaign_id: int) -> list[tuple[str, str, dict[str, int] | None]]:

@@ -17,7 +17,6 @@ from dbdrift.workloads.ibench.plan import params
 from dbdrift.driver import process
 from dbdrift.errors import DriverError, ServerError, interrupted_error
 from dbdrift.metrics.sampler import Sampler
-from dbdrift.runner.observe import ServerFlame
 from dbdrift.model import EngineEvents, InsertStepResult, InstallInfo, JsonObject
 from dbdrift.plan.campaign import CampaignSpec
 from dbdrift.plan.expand import SettleStep
@@ -101,18 +100,11 @@ def run_step(session: TargetSession, step: ibench.IBenchStep, repeat: int = 0) -
     if session.spec.repeats > 1:
         label += f", repeat {repeat + 1}/{session.spec.repeats}"
     session.progress.step_start(session.name, label, expected)
-    sampler = session.sampler()
-    sampler.start()
-    watch = session.engine_watch().start()
+    watchers = session.step_watchers()
     timeout_s = max(600.0, 20 * expected + 600)
-    flame = ServerFlame(session.spec.flamegraphs, session.server.server_pid, session.server.run_dir / "perf.data")
 
     marked = [None]  # the t_sec of the last end mark: every client prints a line per interval
     pace = StepPace(step, sizes.clients, expected)
-
-    def on_start(pid: int) -> None:  # the driver's process, sampled and recorded
-        sampler.set_client(pid)
-        flame.set_client(pid)
 
     def on_line(obj: JsonObject) -> None:
         kind = obj.get("type")
@@ -120,23 +112,21 @@ def run_step(session: TargetSession, step: ibench.IBenchStep, repeat: int = 0) -
         if now is not None:
             session.progress.step_progress(session.name, label, *now)
         if kind == "start":
-            sampler.mark("start", obj.get("mono_s"))
-            watch.mark_start()
-            flame.start(timeout_s)
+            watchers.sampler.mark("start", obj.get("mono_s"))
+            watchers.watch.mark_start()
+            watchers.flame.start(timeout_s)
         elif kind == "interval" and obj.get("t_sec") != marked[0]:
             marked[0] = obj.get("t_sec")
-            sampler.mark("end", obj.get("mono_s"))
+            watchers.sampler.mark("end", obj.get("mono_s"))
 
     try:
         out = process.run_driver("ibench", spec, timeout_s=timeout_s,
-                                 on_line=on_line, on_start=on_start, cpus=session.placement.driver)
+                                 on_line=on_line, on_start=watchers.on_start, cpus=session.placement.driver)
     finally:
-        sampler.stop()
-        engine = watch.stop()
-        folded, why = flame.stop()
+        engine, folded, why = watchers.stop()
     if why:
         session.progress.message(f"{session.name} {step.name}: {why}")
-    result = replace(_result(session, step, out, sampler, repeat, engine), folded=folded)
+    result = replace(_result(session, step, out, watchers.sampler, repeat, engine), folded=folded)
     session.store.add_ibench_step(session.target_id, result, spec)
     session.progress.step_end(session.name, label, result.status, _summary_text(result) if result.status == "ok"
                               else result.error or "")

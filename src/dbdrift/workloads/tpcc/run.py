@@ -15,7 +15,6 @@ from dbdrift.workloads.tpcc import catalog as tpcc
 from dbdrift.driver import process
 from dbdrift.errors import DriverError, ServerError, interrupted_error
 from dbdrift.metrics.sampler import Delta
-from dbdrift.runner.observe import ServerFlame
 from dbdrift.model import EngineEvents, InstallInfo, JsonObject, TpccResult
 from dbdrift.plan.campaign import CampaignSpec
 from dbdrift.runner.campaign import CampaignOutcome, Runner, target_repeats
@@ -72,14 +71,8 @@ def _load(session: TargetSession, repeat: int) -> JsonObject:
 
 def load(session: TargetSession, spec: JsonObject, expected_s: float) -> JsonObject:
     """The driver's TPROC-C load of `spec` (phase "load"); raises DriverError when it fails."""
-    out = process.run_driver("tpcc", spec, timeout_s=max(1800.0, 20 * expected_s), cpus=session.placement.driver)
-    if out.interrupted:
-        raise KeyboardInterrupt
-    summary = out.output.summary or {}
-    if out.exit_code != 0 or not summary:
-        raise DriverError(process.fatal_message(out, f"{session.name}: TPROC-C load"),
-                          "see the server log; a full disk or too small a server configuration are common causes")
-    return {"rows": summary.get("rows"), "loaders": spec["clients"], "elapsed_s": summary.get("elapsed_s")}
+    return process.run_load("tpcc", spec, expected_s, session.placement.driver, f"{session.name}: TPROC-C load",
+                            "see the server log; a full disk or too small a server configuration are common causes")
 
 
 def run_window(session: TargetSession, repeat: int, load_s: float | None, suffix: str = "") -> TpccResult:
@@ -117,36 +110,27 @@ def sampled_run(session: TargetSession, spec: JsonObject, window_s: float,
     the line that opens the measured window to the one that closes it, and the engine's own
     counters each second from the start of the ramp-up (its t_sec 0); each interval line is
     handed to `on_interval` (the step's progress, WindowPace)."""
-    sampler = session.sampler()
-    sampler.start()
-    watch = session.engine_watch().start()
-    flame = ServerFlame(session.spec.flamegraphs, session.server.server_pid, session.server.run_dir / "perf.data")
-
-    def on_start(pid: int) -> None:  # the driver's process, sampled and recorded
-        sampler.set_client(pid)
-        flame.set_client(pid)
+    watchers = session.step_watchers()
 
     def on_line(obj: JsonObject) -> None:
         if obj.get("type") == "interval" and on_interval is not None:
             on_interval(obj)
         if obj.get("type") == "phase" and obj.get("phase") == "rampup":
-            watch.mark_start()
+            watchers.watch.mark_start()
         elif obj.get("type") == "phase" and obj.get("phase") == "measure":
-            flame.start(window_s + 60)
-            sampler.mark("start", obj.get("mono_s"))
+            watchers.flame.start(window_s + 60)
+            watchers.sampler.mark("start", obj.get("mono_s"))
         elif obj.get("type") == "phase" and obj.get("phase") == "end":
-            sampler.mark("end", obj.get("mono_s"))
+            watchers.sampler.mark("end", obj.get("mono_s"))
 
     try:
         out = process.run_driver("tpcc", spec, timeout_s=max(600.0, 3 * window_s + 300), on_line=on_line,
-                                 on_start=on_start, cpus=session.placement.driver)
+                                 on_start=watchers.on_start, cpus=session.placement.driver)
     finally:
-        sampler.stop()
-        engine = watch.stop()
-        folded, why = flame.stop()
+        engine, folded, why = watchers.stop()
     if why:
         session.progress.message(f"{session.name}: {why}")
-    return out, sampler.window(), engine, folded
+    return out, watchers.sampler.window(), engine, folded
 
 
 class WindowPace:

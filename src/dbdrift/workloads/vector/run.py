@@ -156,14 +156,9 @@ def _load(session: TargetSession, data: dataset.Dataset, load_value: str, repeat
     sizes = params(session.spec)
     spec = {**_common(session, data, "load", repeat), "load_value": load_value,
             "clients": sizes.loaders(os.cpu_count() or 1)}
-    out = process.run_driver("vector", spec, timeout_s=max(1800.0, 20 * load_s(sizes)), cpus=session.placement.driver)
-    if out.interrupted:
-        raise KeyboardInterrupt
-    summary = out.output.summary or {}
-    if out.exit_code != 0 or not summary:
-        raise DriverError(process.fatal_message(out, f"{session.name}: vector load"),
-                          "see the server log; a full disk or too small max_allowed_packet (MariaDB) are common causes")
-    return {"rows": summary.get("rows"), "loaders": spec["clients"], "elapsed_s": summary.get("elapsed_s")}
+    return process.run_load("vector", spec, load_s(sizes), session.placement.driver, f"{session.name}: vector load",
+                            "see the server log; a full disk or too small max_allowed_packet (MariaDB) are common "
+                            "causes")
 
 
 def _search(session: TargetSession, data: dataset.Dataset, fam: Family, statements: catalog.Sql, n: int,
