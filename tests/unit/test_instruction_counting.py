@@ -12,7 +12,7 @@ from dbdrift.analysis.noise import Judging, Verdict
 from dbdrift.workloads.sysbench.catalog import select_tests
 from dbdrift.cli.progress import ConsoleProgress
 from dbdrift.driver import process
-from dbdrift.runner import instructions
+from dbdrift.workloads.sysbench import instructions
 from dbdrift.runner.progress import LanesProgress
 
 ROWS = 1_000_000
