@@ -25,10 +25,10 @@ from dbdrift import env
 from dbdrift.driver import process
 from dbdrift.errors import UserError
 from dbdrift.model import TargetSpec
-from dbdrift.runner.dialect import for_engine
 from dbdrift.server.base import Server, sigterm_as_ctrl_c
 from dbdrift.server import rundir
 from dbdrift.server.engines import make_server, resolve_install
+from dbdrift.workloads.sysbench.dialect import for_engine
 
 BENCH_DIR = Path(__file__).resolve().parent
 OUT_DIR = BENCH_DIR / "out"
@@ -169,7 +169,7 @@ def create_database(server: Server) -> dict:
     """Drop and create sbtest; returns the driver connection dict for it."""
     dialect = for_engine(server.install.engine, server.install.version)
     admin = server.connection.to_driver()
-    process.exec_jobs(admin, dialect.create_database(), backend=dialect.backend, what="create database")
+    process.exec_jobs(admin, dialect.create_database(DBNAME), backend=dialect.backend, what="create database")
     return server.connection.with_dbname(DBNAME).to_driver()
 
 

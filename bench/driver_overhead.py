@@ -65,8 +65,8 @@ class Sample(c.StealShare):
 
 
 def driver_spec(engine: str, conn: dict, rows: int, seconds: float, seed: int) -> dict:
-    """As the runner's Session.driver_spec builds it for point-query, 1 thread, prepared, no
-    warm-up: the engine's dialect gives the backend (postgres or mysql) and the SQL dialect."""
+    """As SysbenchSession.driver_spec (workloads/sysbench/session.py) builds it for point-query, 1 thread,
+    prepared, no warm-up: the engine's dialect gives the backend (postgres or mysql) and the SQL dialect."""
     dialect = for_engine(engine, "")
     return {"backend": dialect.backend, "connection": conn, "seed": seed, "threads": 1, "warmup_s": 0,
             "duration_s": seconds, "interval_s": 1, "tables": 1, "table_size": rows,

@@ -87,7 +87,7 @@ def run_pass(label: str, name: str, args: argparse.Namespace, store: Path, out: 
 
 def phases_of(store: Path) -> dict[str, float]:
     """Seconds per phase over both targets: the setup steps by label, and the counts' own
-    phases (runner/instructions.py PHASES) where the store has them (else their whole time)."""
+    phases (workloads/sysbench/instructions.py PHASES) where the store has them (else their whole time)."""
     db = sqlite3.connect(store)
     db.row_factory = sqlite3.Row
     phases: dict[str, float] = {}

@@ -1,7 +1,7 @@
 """How fast dbdrift loads sbtest1, next to `sysbench oltp_read_only prepare`.
 
 One server; per round both loads of one table of N rows, interleaved ABBA (dbdrift, sysbench,
-sysbench, dbdrift, ...). dbdrift's load is exactly what `dbdrift run` does (runner.dialect load_phases
+sysbench, dbdrift, ...). dbdrift's load is exactly what `dbdrift run` does (workloads/sysbench/dialect.py load_phases
 through exec_jobs: create, COPY chunks, PK + k index in parallel, attach the PK) with one
 connection per CPU; sysbench's builds the same schema with INSERTs and both indexes. Between
 loads the table is dropped and a checkpoint taken (untimed), so each load starts alike.

@@ -1,5 +1,5 @@
 """Capture the EXPLAIN JSON documents the unit tests of analysis/plans.py read: each sysbench
-statement of the default suite, explained as a campaign explains it (runner/dialect.py), on
+statement of the default suite, explained as a campaign explains it (workloads/sysbench/dialect.py), on
 real servers of each engine and JSON format, written to tests/data/plans/<engine>-<version>[-<variant>].json.
 
 Per server: a fresh server (dbdrift's defaults), sbtest1 loaded by dbdrift's own load with
@@ -23,7 +23,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from _common import create_database, dbdrift_load, run_main, sql, started_server  # noqa: E402
 
-from dbdrift.runner.dialect import for_engine  # noqa: E402
+from dbdrift.workloads.sysbench.dialect import for_engine  # noqa: E402
 from dbdrift.workloads.sysbench import catalog as sysbench  # noqa: E402
 
 OUT = Path(__file__).resolve().parents[1] / "tests" / "data" / "plans"

@@ -1,5 +1,5 @@
-"""Stand-ins that let the campaign runner (runner/campaign.py, session.py, turns.py) run
-without a database: a fake `Server` per target that records every start and stop in one
+"""Stand-ins that let the campaign runner (runner/campaign.py and session.py, workloads/sysbench/session.py
+and turns.py) run without a database: a fake `Server` per target that records every start and stop in one
 shared event log, a dialect whose driver backend is `null`, and a wrapper around
 driver/process.run_driver that gives timed runs a `null` section (docs/protocol.md "null
 backend"), records which targets each timed run measured, and injects faults (a server that
@@ -22,10 +22,11 @@ from dbdrift.model import ConnectionInfo, InstallInfo, ServerInfo, TargetSpec
 from dbdrift.plan.campaign import CampaignSpec, parse_campaign
 from dbdrift.runner import campaign as campaign_mod
 from dbdrift.runner import session as session_mod
-from dbdrift.runner.dialect import PostgresDialect
 from dbdrift.runner.session import TargetSession
 from dbdrift.server import engines, rundir
 from dbdrift.server.base import Server
+from dbdrift.workloads.sysbench import session as sysbench_session_mod
+from dbdrift.workloads.sysbench.dialect import PostgresSysbench
 
 # What the null backend simulates per timed run (all threads together).
 NULL_SECTION = {"ops_per_s": 2000, "latency_us": 100, "rows_per_statement": 1}
@@ -33,7 +34,7 @@ NULL_SECTION = {"ops_per_s": 2000, "latency_us": 100, "rows_per_statement": 1}
 _real_run_driver = process.run_driver
 
 
-class NullDialect(PostgresDialect):
+class NullDialect(PostgresSysbench):
     """PostgreSQL's load, prewarm and settle jobs, sent to the driver's null backend: every
     `exec` job answers "NULL" with no rows (so settings are {} and the settle's vacuum is
     done after one pass). `family` stands for the engine family: targets whose dialects
@@ -176,6 +177,7 @@ class Lab:
         monkeypatch.setattr(engines, "resolve_install", self.resolve_install)
         monkeypatch.setattr(session_mod, "make_server", self.make_server)
         monkeypatch.setattr(session_mod, "for_engine", lambda engine, version: NullDialect(version, engine))
+        monkeypatch.setattr(sysbench_session_mod, "for_engine", lambda engine, version: NullDialect(version, engine))
         monkeypatch.setattr(process, "run_driver", self.run_driver)
         # host facts with a 1 s steal window and a perf probe are the campaign's, not the runner's logic
         monkeypatch.setattr(campaign_mod, "host_info", lambda support, placement: {"fake": True})

@@ -11,7 +11,7 @@ import pytest
 
 from dbdrift.analysis.plans import plan_shape
 from dbdrift.driver import process
-from dbdrift.runner.dialect import for_engine
+from dbdrift.workloads.sysbench.dialect import for_engine
 from dbdrift.workloads.sysbench import catalog as sysbench
 from tests.helpers import dbdrift, shared_work_dir
 from tests.server import servers

@@ -40,9 +40,13 @@ ALLOWED = {
 # A workload's sub-package (workloads/<name>/) holds one file per role, each in the layer of its role: a
 # data set it makes (vector search's vectors and their exact neighbours) is the runner's, a pure computation
 # on its results (recall against QPS) the analysis layer's, the rows of its campaign table (keys.py) the plan
-# layer's.
+# layer's. The runner's parts of a workload that does more than run.py holds are the runner's too: its steps
+# on one server (session.py, on runner/session.py's TargetSession), its SQL on each engine (dialect.py, on
+# runner/dialect.py's), the targets taking turns inside one driver run (turns.py) and the instruction
+# counts under callgrind (instructions.py).
 ROLES = {"catalog": "catalog", "plan": "plan", "run": "runner", "cluster": "cluster", "results": "results",
-         "report": "report", "dataset": "runner", "curve": "analysis", "keys": "plan"}
+         "report": "report", "dataset": "runner", "curve": "analysis", "keys": "plan", "session": "runner",
+         "dialect": "runner", "turns": "runner", "instructions": "runner"}
 
 
 def module_layer(parts: list[str]) -> str:

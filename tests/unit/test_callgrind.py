@@ -269,7 +269,7 @@ def test_compiler_clones_of_one_function_compare_as_one_function():
 
 
 def test_postgres_is_counted_per_backend_and_mysql_inside_dispatch_command():
-    from dbdrift.runner.instructions import supports, valgrind_command
+    from dbdrift.workloads.sysbench.instructions import supports, valgrind_command
     pg = valgrind_command("valgrind", "/o", "postgres")
     my = valgrind_command("valgrind", "/o", "mysql")
     assert "--trace-children=yes" in pg and "--toggle-collect=PostgresMain" in pg
@@ -281,7 +281,7 @@ def test_postgres_is_counted_per_backend_and_mysql_inside_dispatch_command():
 
 
 def test_function_keys_drop_cxx_parameter_lists_and_pool_unnamed_code():
-    from dbdrift.runner.instructions import STRIPPED, _significant, function_key
+    from dbdrift.workloads.sysbench.instructions import STRIPPED, _significant, function_key
     assert function_key("rec_get_offsets_func(unsigned char const*, dict_index_t const*)") == "rec_get_offsets_func"
     assert function_key("PolicyMutex<TTASEventMutex<GenericPolicy> >::enter(unsigned int) const") == \
         "PolicyMutex<TTASEventMutex<GenericPolicy> >::enter"

@@ -9,10 +9,11 @@ from dbdrift.workloads.sysbench import catalog as sysbench
 from dbdrift.driver import process
 from dbdrift.model import ConnectionInfo
 from dbdrift.runner.dialect import INNODB_FLUSH_SETTINGS, InnoDBDialect, PostgresDialect, for_engine
+from dbdrift.workloads.sysbench.dialect import InnoDBSysbench, PostgresSysbench
 
 
 def test_innodb_load_is_sysbench_ddl_one_insert_stream_per_table_then_the_k_index():
-    create, insert, index = InnoDBDialect("11.4.5").load_phases(tables=2, rows=1000, workers=8)
+    create, insert, index = InnoDBSysbench("11.4.5").load_phases(tables=2, rows=1000, workers=8)
     ddl = [job["sql"] for job in create]
     # drop and create of a table are one job: jobs of a phase run concurrently
     assert len(ddl) == 2 and ddl[0].startswith("DROP TABLE IF EXISTS sbtest1; CREATE TABLE sbtest1 (")
@@ -26,7 +27,7 @@ def test_innodb_load_is_sysbench_ddl_one_insert_stream_per_table_then_the_k_inde
 
 def test_postgres_load_copies_each_table_in_one_id_ordered_stream_whatever_the_workers():
     # parallel chunks into one table would interleave pages differently on every server
-    create, copy, index, attach = PostgresDialect("17.10").load_phases(tables=2, rows=1000, workers=8)
+    create, copy, index, attach = PostgresSysbench("17.10").load_phases(tables=2, rows=1000, workers=8)
     spans = [(job["copy_sbtest"]["sql"].split()[1], job["copy_sbtest"]["first_id"], job["copy_sbtest"]["last_id"])
              for job in copy]
     assert spans == [("sbtest1", 1, 1000), ("sbtest2", 1, 1000)]
@@ -34,7 +35,7 @@ def test_postgres_load_copies_each_table_in_one_id_ordered_stream_whatever_the_w
 
 
 def test_the_driver_accepts_every_load_phase_of_both_dialects():
-    for dialect in (PostgresDialect("17.10"), InnoDBDialect("10.11.5")):
+    for dialect in (PostgresSysbench("17.10"), InnoDBSysbench("10.11.5")):
         phases = dialect.load_phases(tables=2, rows=100, workers=2)
         jobs = process.exec_jobs({}, phases, backend="null", what="load")
         assert len(jobs) == sum(len(p) for p in phases)

@@ -1,5 +1,6 @@
 """How instruction counts are sized, judged and run side by side (no server: the arithmetic,
-the progress sink several counting lanes share, and the cancellation they obey)."""
+the progress sink several counting lanes share, the cancellation they obey, and the campaign
+refused without valgrind)."""
 from __future__ import annotations
 
 import io
@@ -12,8 +13,12 @@ from dbdrift.analysis.noise import Judging, Verdict
 from dbdrift.workloads.sysbench.catalog import select_tests
 from dbdrift.cli.progress import ConsoleProgress
 from dbdrift.driver import process
-from dbdrift.runner import instructions
+from dbdrift.errors import UserError
+from dbdrift.workloads.sysbench import instructions
+from dbdrift.runner.campaign import Runner
 from dbdrift.runner.progress import LanesProgress
+from dbdrift.server import engines
+from dbdrift.workloads.registry import workload_of
 
 ROWS = 1_000_000
 
@@ -174,3 +179,14 @@ def test_the_estimate_counts_a_fresh_copy_for_each_run_of_a_write_and_none_for_a
     same_size = instructions.test_estimate_s(point, "postgres", ROWS, primed=True)
     assert instructions.test_estimate_s(update, "postgres", ROWS) - same_size == pytest.approx(
         4 * (instructions.ESTIMATE_COPY_S + ROWS * instructions.ESTIMATE_PREWARM_S_PER_ROW))
+
+
+def test_a_campaign_counting_instructions_without_valgrind_is_refused_before_any_build_is_looked_for(
+        lab, store, monkeypatch, tmp_path):
+    spec = lab.campaign(count_instructions=True)
+    looked: list[str] = []
+    monkeypatch.setattr(engines, "resolve_install", lambda target, *a, **k: looked.append(target.name))
+    monkeypatch.setenv("PATH", str(tmp_path))  # no valgrind on it
+    with pytest.raises(UserError, match="count_instructions needs valgrind"):
+        Runner(spec, store, workload=workload_of(spec)).run()
+    assert looked == [] and lab.events == [] and store.latest_campaign_id(spec.name) is None

@@ -19,6 +19,7 @@ from dbdrift.app import check as check_case
 from dbdrift.app import figures
 from dbdrift.analysis.bisect import Outcome, bisect
 from dbdrift.analysis.instructions import canonical
+from dbdrift.metrics import callgrind
 from dbdrift.runner.progress import NullProgress, ProgressSink
 from dbdrift.workloads.sysbench.catalog import select_tests
 from dbdrift.errors import UserError
@@ -28,7 +29,7 @@ from dbdrift.plan.overrides import apply_sets
 from dbdrift.report.numbers import fmt_abs
 from dbdrift.results.hosts import host_key
 from dbdrift.results import history
-from dbdrift.runner import instructions, sourcebuild
+from dbdrift.runner import sourcebuild
 from dbdrift.runner.campaign import Runner, machine_facts
 from dbdrift.server import engines, versions
 from dbdrift.store.lock import campaign_lock
@@ -256,7 +257,7 @@ def choose(request: BisectRequest) -> Candidates:
     elif request.build:
         raise UserError("--build applies to --source DIR", "released versions are fetched, not built", exit_code=2)
     if request.metric == "instructions":
-        instructions.require_valgrind()
+        callgrind.require_valgrind()
     if request.source:
         chosen = Candidates([c.short for c in commits],
                             f"{len(commits)} commits from {request.good} to {request.bad} of {request.source}",

@@ -16,15 +16,16 @@ from pathlib import Path
 from dbdrift import cpus, env
 from dbdrift.app import cluster, detect, figures
 from dbdrift.errors import UserError
+from dbdrift.metrics import callgrind
 from dbdrift.plan.axes import durability_note
 from dbdrift.plan.campaign import CampaignSpec, cluster_address
 from dbdrift.plan.expand import RunStep, expand
-from dbdrift.runner import instructions
 from dbdrift.runner.campaign import placement_option
 from dbdrift.server import engines, rundir
 from dbdrift.store import guard
 from dbdrift.store.store import Store
 from dbdrift.workloads.registry import workload_of
+from dbdrift.workloads.sysbench import instructions
 from dbdrift.workloads.sysbench import run as sysbench_run
 
 
@@ -57,7 +58,7 @@ def plan(spec: CampaignSpec, store: Path, cluster_flag: str | None, note: str | 
     check_store(store)
     spec = planned(spec, store)
     if spec.count_instructions:
-        instructions.require_valgrind()
+        callgrind.require_valgrind()
     located = tuple((t.name, t.name == spec.base.name, t.engine, str(engines.locate(t, env.cache_dir())))
                     for t in spec.targets)
     if any(t.version for t in spec.targets):  # run caches what it fetches there

@@ -1,10 +1,12 @@
-"""Reads callgrind profiles (valgrind --tool=callgrind output) into per-function event counts.
+"""Reads callgrind profiles (valgrind --tool=callgrind output) into per-function event counts, and
+finds valgrind itself.
 
 Owns the file format and waiting for a profile to be written; per-event arithmetic is analysis's.
 """
 from __future__ import annotations
 
 import re
+import shutil
 import time
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Mapping
@@ -25,6 +27,15 @@ _RECURSION_LEVEL = re.compile(r"'\d+$")  # callgrind names deeper recursion leve
 _TABLE = {"ob": "ob", "cob": "ob", "fl": "fl", "fi": "fl", "fe": "fl", "cfi": "fl", "cfl": "fl",
           "jfi": "fl", "fn": "fn", "cfn": "fn", "jfn": "fn"}
 _HINT = "the file may be cut short or not a callgrind profile; compare with `callgrind_annotate {path}`"
+
+
+def require_valgrind() -> str:
+    """The valgrind binary, or a UserError before any server starts."""
+    found = shutil.which("valgrind")
+    if not found:
+        raise UserError("count_instructions needs valgrind, which is not installed",
+                        "apt-get install valgrind (or drop --count-instructions / count_instructions)")
+    return found
 
 
 @dataclass(frozen=True)

@@ -127,7 +127,7 @@ def reads_follow(spec: CampaignSpec) -> bool:
 
 def _measured(spec: CampaignSpec, test: MicrobenchmarkSpec, threads: int, repeats: Sequence[int]) -> list[RunStep]:
     """A run of the full duration and warmup per repeat. Interleaved, each run is one driver
-    run in which the targets take turns (runner/turns.py), so no run is cut into pieces."""
+    run in which the targets take turns (workloads/sysbench/turns.py), so no run is cut into pieces."""
     return [RunStep(test.name, test, threads, r, spec.duration_for(test), spec.warmup_s) for r in repeats]
 
 

@@ -21,7 +21,6 @@ from dbdrift.model import InstallInfo, JsonObject
 from dbdrift.plan import rounds
 from dbdrift.plan.campaign import CampaignSpec, target_to_dict
 from dbdrift.metrics import fsync, host, perf
-from dbdrift.runner import instructions
 from dbdrift.runner.progress import NullProgress, ProgressSink, Tally
 from dbdrift.runner.session import TargetSession
 from dbdrift.server import engines, rundir
@@ -226,8 +225,6 @@ class Runner:
 
     # -- validation and bookkeeping --------------------------------------------------------------
     def _resolve_installs(self) -> dict[str, InstallInfo]:
-        if self.spec.count_instructions:
-            instructions.require_valgrind()
         return {t.name: engines.resolve_install(t, env.cache_dir(), self.progress.message) for t in self.spec.targets}
 
     def _campaign_id(self) -> int:

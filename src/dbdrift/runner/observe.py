@@ -21,7 +21,8 @@ from dbdrift.store.store import RunRecord
 
 RUN_HOST_CHECKS = ("governor", "swap", "frequency")
 """Host checks that can change from run to run. Load and turbo are checked once per campaign
-(our own servers raise the load), steal per interval by run_warnings."""
+(our own servers raise the load), steal per interval by run_warnings
+(workloads/sysbench/session.py)."""
 
 
 class RunObservers:

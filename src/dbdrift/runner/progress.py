@@ -1,18 +1,16 @@
 """What the runner reports while it works; the CLI provides the console implementation.
 
 A step is announced (step_start) with its share of the campaign's estimate, may report how far
-it is while it runs (step_progress: the driver's interval lines, as pgbench -P prints them; RunPace
-reads a sysbench run's), and ends (step_end). Tally lets a part of the campaign credit what its steps did not (a failed
-target's steps that will not run), so the ETA reaches 0 when the campaign does.
+it is while it runs (step_progress: the driver's interval lines, as pgbench -P prints them; each
+workload reads its own, e.g. RunPace in workloads/sysbench/session.py), and ends (step_end). Tally
+lets a part of the campaign credit what its steps did not (a failed target's steps that will not
+run), so the ETA reaches 0 when the campaign does.
 """
 from __future__ import annotations
 
 import threading
 from typing import Protocol
 
-from dbdrift.model import JsonObject
-from dbdrift.plan.expand import RunStep
-from dbdrift.workloads.sysbench import catalog as sysbench
 
 
 class ProgressSink(Protocol):
@@ -110,30 +108,3 @@ class Tally:
         if rest_s > 1e-9 or rest_steps:
             self.inner.advance(rest_s, rest_steps)
         self.seconds, self.steps = 0.0, 0
-
-
-class RunPace:
-    """How far a sysbench run is and its rate now, from the driver's lines (docs/protocol.md
-    `run`): the warm-up line, then an interval line every interval_s; None for other lines."""
-
-    def __init__(self, step: RunStep, rows: int) -> None:
-        self.step, self.rows = step, rows
-
-    def read(self, obj: JsonObject) -> tuple[float, str] | None:
-        step = self.step
-        whole = step.warmup_s + step.duration_s
-        if obj.get("type") == "warmup":
-            return (step.warmup_s / whole if whole else 0.0), "warm-up done"
-        if obj.get("type") != "interval":
-            return None
-        span = float(obj.get("end_s", 0.0)) - float(obj.get("start_s", 0.0))
-        return (step.warmup_s + float(obj.get("end_s", 0.0))) / whole if whole else 1.0, self.rate(obj, span)
-
-    def rate(self, interval: JsonObject, span: float) -> str:
-        """The interval's throughput in the unit of the run's value: QPS, or Krps for a scan."""
-        if span <= 0:
-            return ""
-        if self.step.test.metric == "krps":
-            krps = sysbench.scan_krps(self.rows, int(interval.get("events", 0)), span, self.step.threads)
-            return "" if krps is None else f"{krps:,.0f} Krps"
-        return f"{int(interval.get('statements', 0)) / span:,.0f} QPS"

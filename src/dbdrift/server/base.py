@@ -54,7 +54,7 @@ class Server(abc.ABC):
     def start_wrapped(self, wrapper: list[str], comms: tuple[str, ...], start_timeout_s: float) -> None:
         """Restart the initialised server under `wrapper` (valgrind callgrind), whose processes have the /proc names
         `comms`, waiting up to `start_timeout_s` for connections; engines that count
-        instructions (runner/instructions.py) override it."""
+        instructions (workloads/sysbench/instructions.py) override it."""
         raise NotImplementedError(f"{self.label} cannot start under a wrapper")
 
     @property

@@ -67,7 +67,7 @@ class InstructionRecord:
     error: str | None = None
     started_at: str = field(default_factory=now_iso)
     simulated_per_event: dict[str, float] = field(default_factory=dict)  # callgrind cache/branch events
-    phases: dict[str, float] = field(default_factory=dict)  # seconds per phase (runner/instructions.py PHASES)
+    phases: dict[str, float] = field(default_factory=dict)  # seconds per phase (workloads/sysbench/instructions.py PHASES)
 
 
 SampleColumn = Literal["elapsed_s", "cpu_user_pct", "cpu_sys_pct", "cpu_iowait_pct", "cpu_steal_pct", "cs", "reads",

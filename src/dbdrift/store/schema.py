@@ -339,7 +339,7 @@ MIGRATIONS: tuple[str, ...] = (
     ALTER TABLE samples ADD COLUMN foreign_cpu_pct REAL;
     ALTER TABLE samples ADD COLUMN foreign_kb REAL;
     """,
-    # 21: where each instruction count's time went, seconds per phase (runner/instructions.py
+    # 21: where each instruction count's time went, seconds per phase (workloads/sysbench/instructions.py
     # PHASES: a fresh copy of the data and its prewarm, the counted runs, reading the profiles),
     # NULL before
     """

@@ -7,8 +7,8 @@ from dataclasses import asdict, replace
 from dbdrift.cluster.units import target_ids
 from dbdrift.plan.campaign import CampaignSpec
 from dbdrift.plan.expand import expand
-from dbdrift.runner import instructions
-from dbdrift.runner.session import new_record
+from dbdrift.workloads.sysbench import instructions
+from dbdrift.workloads.sysbench.session import new_record
 from dbdrift.store.store import Store
 from dbdrift.workloads.sysbench.run import estimate_campaign
 

@@ -4,7 +4,7 @@ each measured run; then the instruction counts, on servers of their own.
 
 Sequential: one server at a time, each target runs all its steps (the scripts' way).
 In turns: all servers up and loaded at once; every measured step is one driver run in which
-the targets take turns of `turn_s` in a balanced order (A B, B A, ...; runner/turns.py),
+the targets take turns of `turn_s` in a balanced order (A B, B A, ...; turns.py),
 so drift and bursts of steal hit every target alike and turns can be paired round by round.
 Targets of different engine families cannot share a driver run: they take whole runs in turn.
 """
@@ -20,17 +20,19 @@ from typing import Callable
 from dbdrift import cpus
 from dbdrift.driver import process
 from dbdrift.errors import DriverError, ServerError
+from dbdrift.metrics.callgrind import require_valgrind
 from dbdrift.model import InstallInfo
 from dbdrift.plan import rounds
 from dbdrift.plan.campaign import CampaignSpec, target_to_dict
 from dbdrift.plan.expand import (MEASURED, SETTLES, SETUP, WARM, FreshStep, LoadStep, RunStep, SettleStep, Step,
                                  TargetPlan, estimate_parts, expand, restarts_before, run_cost_s, within_starts)
-from dbdrift.runner import instructions, turns
 from dbdrift.runner.campaign import CampaignOutcome, Runner
 from dbdrift.runner.detect import Planned, follow
 from dbdrift.runner.sequential import Sequential
 from dbdrift.runner.progress import LanesProgress, ProgressSink, Tally
-from dbdrift.runner.session import TargetSession, settle_wait
+from dbdrift.runner.session import settle_wait
+from dbdrift.workloads.sysbench import instructions, turns
+from dbdrift.workloads.sysbench.session import SysbenchSession
 from dbdrift.store.store import Store
 from dbdrift.quantities import format_duration
 
@@ -251,12 +253,12 @@ class Sequence:
                     self.store.supersede_unfinished(state.target_id, *key)
         return states
 
-    def _session(self, state: TargetState, install: InstallInfo) -> TargetSession:
+    def _session(self, state: TargetState, install: InstallInfo) -> SysbenchSession:
         """Timed runs keep the driver and the server on their own CPUs."""
-        return TargetSession(self.spec, state.plan.target, install, state.target_id, self.store, self.progress,
+        return SysbenchSession(self.spec, state.plan.target, install, state.target_id, self.store, self.progress,
                              perf_counters=self.perf.hardware_counters, placement=self.placement)
 
-    def _count(self, sessions: list[TargetSession], outcome: CampaignOutcome) -> None:
+    def _count(self, sessions: list[SysbenchSession], outcome: CampaignOutcome) -> None:
         """Store what failed targets did not run as skipped, then add up every session's runs."""
         for session in sessions:
             if session.failed:
@@ -298,7 +300,7 @@ class Sequence:
                      outcome: CampaignOutcome) -> None:
         sessions = [self._session(s, installs[s.plan.target.name]) for s in states]
         pending = set().union(*(s.pending for s in states))
-        live: list[TargetSession] = []
+        live: list[SysbenchSession] = []
         try:
             for session in sessions:
                 if self._guard(session, session.start, outcome):
@@ -315,8 +317,8 @@ class Sequence:
                 session.stop()
             self._count(sessions, outcome)
 
-    def _turns_step(self, step: Step, live: list[TargetSession], pending: set[tuple[str, int, int]],
-                          outcome: CampaignOutcome) -> list[TargetSession]:
+    def _turns_step(self, step: Step, live: list[SysbenchSession], pending: set[tuple[str, int, int]],
+                          outcome: CampaignOutcome) -> list[SysbenchSession]:
         if isinstance(step, FreshStep):  # all retire, then all start: they trade memory (_cycle_all)
             return self._cycle_all(live, step, lambda s: s.retire(step), lambda s: s.start(), outcome)
         if isinstance(step, LoadStep):
@@ -336,7 +338,7 @@ class Sequence:
             self.planned.after(step)
         return live
 
-    def _measure(self, step: RunStep, live: list[TargetSession], outcome: CampaignOutcome) -> list[TargetSession]:
+    def _measure(self, step: RunStep, live: list[SysbenchSession], outcome: CampaignOutcome) -> list[SysbenchSession]:
         """One run of every live target, in turns inside one driver run where they can, else whole
         runs in turn; the servers restart before it where the campaign says so."""
         if restarts_before(self.spec, step):
@@ -350,7 +352,8 @@ class Sequence:
         dead = {s.name for s in order if not self._guard(s, lambda: s.run(step), outcome)}
         return [s for s in live if s.name not in dead]
 
-    def _restart_all(self, live: list[TargetSession], step: RunStep, outcome: CampaignOutcome) -> list[TargetSession]:
+    def _restart_all(self, live: list[SysbenchSession], step: RunStep, outcome: CampaignOutcome
+                     ) -> list[SysbenchSession]:
         """Restart the servers taking turns: every one stops, then every one starts and warms its
         cache, both in one order (_start_order). Memory a process frees is handed out again
         last in, first out, and a server takes its pages as the prewarm touches them, so the
@@ -360,8 +363,9 @@ class Sequence:
         E5 and E6)."""
         return self._cycle_all(live, step, lambda s: s.halt(step), lambda s: s.restart(step, stopped=True), outcome)
 
-    def _cycle_all(self, live: list[TargetSession], step: RunStep | FreshStep, stop: Callable[[TargetSession], None],
-                   start: Callable[[TargetSession], None], outcome: CampaignOutcome) -> list[TargetSession]:
+    def _cycle_all(self, live: list[SysbenchSession], step: RunStep | FreshStep,
+                   stop: Callable[[SysbenchSession], None], start: Callable[[SysbenchSession], None],
+                   outcome: CampaignOutcome) -> list[SysbenchSession]:
         """`stop` every server, then `start` every one that stopped, both in _start_order;
         returns the servers still live, in listed order."""
         order = self._start_order(live, step.repeat)
@@ -369,7 +373,7 @@ class Sequence:
         started = {s.name for s in stopped if self._guard(s, lambda: start(s), outcome)}
         return [s for s in live if s.name in started]
 
-    def _start_order(self, live: list[TargetSession], repeat: int) -> list[TargetSession]:
+    def _start_order(self, live: list[SysbenchSession], repeat: int) -> list[SysbenchSession]:
         """The order in which servers stop and start again before `repeat` (plan/rounds.repeat_order;
         the first start is repeat 0's). The place in the order of starting carries an offset of
         its own: in a fixed order, whichever server started second kept one for the whole
@@ -379,7 +383,7 @@ class Sequence:
         repeats give each target each place once. Stopping in the same order keeps the trade."""
         return [live[k] for k in rounds.repeat_order(repeat, len(live), self.spec.round_order)]
 
-    def _guard(self, session: TargetSession, action: Callable[[], object], outcome: CampaignOutcome) -> bool:
+    def _guard(self, session: SysbenchSession, action: Callable[[], object], outcome: CampaignOutcome) -> bool:
         """Run a target's action; a server or driver failure ends that target only."""
         try:
             action()
@@ -446,7 +450,7 @@ class Sequence:
                             lock: threading.Lock | None = None) -> None:
         """A separate server per target, after the timed runs, so callgrind never slows a timed run.
         `lock` guards `outcome` when several targets are counted at once."""
-        session = TargetSession(self.spec, state.plan.target, install, state.target_id, store, progress)
+        session = SysbenchSession(self.spec, state.plan.target, install, state.target_id, store, progress)
         done = store.counted_tests(state.target_id) if self.resume else set()
         before = store.instruction_statuses(state.target_id)
         try:
@@ -480,7 +484,10 @@ def preflight(spec: CampaignSpec) -> None:
 
 def check_builds(spec: CampaignSpec, cache_dir: Path) -> None:
     """Nothing to refuse in a build before it is fetched: every build of the three engines runs the
-    catalog's tests (no extension)."""
+    catalog's tests (no extension). Counting instructions needs valgrind, refused here before
+    anything is fetched."""
+    if spec.count_instructions:
+        require_valgrind()
 
 
 def check_installs(spec: CampaignSpec, installs: dict[str, InstallInfo]) -> None:

@@ -25,11 +25,10 @@ from dbdrift.model import JsonObject
 from dbdrift.plan import rounds
 from dbdrift.plan.expand import RunStep, run_s
 from dbdrift.runner.observe import RunObservers
-from dbdrift.runner.progress import RunPace
-from dbdrift.runner.session import TargetSession
+from dbdrift.workloads.sysbench.session import RunPace, SysbenchSession
 from dbdrift.runner.steal import WindowedSteal
 
-Fail = Callable[[TargetSession, ServerError], None]
+Fail = Callable[[SysbenchSession, ServerError], None]
 
 # Events each driver thread should finish in a turn. Slow events (a range of 10,000 rows, a
 # scan) would otherwise leave most 10 ms turns without an event started in them, and too few
@@ -38,14 +37,14 @@ Fail = Callable[[TargetSession, ServerError], None]
 TURN_EVENTS = 10
 
 
-def can_take_turns(sessions: list[TargetSession]) -> bool:
+def can_take_turns(sessions: list[SysbenchSession]) -> bool:
     """One driver run speaks one protocol: targets of different engine families cannot take
     turns in it (the campaign then runs them one after the other, order flipping per repeat)."""
     return len({s.dialect.backend for s in sessions}) == 1
 
 
-def run_step(sessions: list[TargetSession], step: RunStep, turn_s: float, round_order: str,
-             fail: Fail) -> list[TargetSession]:
+def run_step(sessions: list[SysbenchSession], step: RunStep, turn_s: float, round_order: str,
+             fail: Fail) -> list[SysbenchSession]:
     """Run one measured step with every live target taking turns; store a run per target.
 
     A server that died before or during the run gets its run stored as failed and is handed to
@@ -84,7 +83,7 @@ def run_step(sessions: list[TargetSession], step: RunStep, turn_s: float, round_
     return live
 
 
-def _take_turns(live: list[TargetSession], step: RunStep, turn_s: float,
+def _take_turns(live: list[SysbenchSession], step: RunStep, turn_s: float,
                 round_order: str) -> tuple[JsonObject, process.DriverResult, list[RunObservers]]:
     n = len(live)
     # Each target gets warmup_s and duration_s of its own turns, as a sequential run would.
@@ -129,7 +128,7 @@ def _take_turns(live: list[TargetSession], step: RunStep, turn_s: float,
     return spec, result, observers
 
 
-def _dead(live: list[TargetSession]) -> dict[TargetSession, ServerError]:
+def _dead(live: list[SysbenchSession]) -> dict[SysbenchSession, ServerError]:
     """The targets whose server is gone after a failed run (each looked at with a grace period)."""
     dead = {}
     for session in live:
@@ -180,7 +179,7 @@ class TurnsPace:
     turns of about the last interval_s, handed to its progress as the interval lines of a run
     of its own would be."""
 
-    def __init__(self, live: list[TargetSession], step: RunStep) -> None:
+    def __init__(self, live: list[SysbenchSession], step: RunStep) -> None:
         self.live, self.step, self.n = live, step, len(live)
         self.paces = [RunPace(step, s.spec.rows) for s in live]
         self.every_s = live[0].spec.interval_s

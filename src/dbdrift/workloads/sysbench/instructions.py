@@ -35,11 +35,11 @@ from dbdrift.workloads.sysbench.catalog import MicrobenchmarkSpec
 from dbdrift.driver import process
 from dbdrift.errors import DriverError, UserError
 from dbdrift.model import JsonObject
-from dbdrift.metrics.callgrind import Profile, parse_profile, wait_complete
+from dbdrift.metrics.callgrind import Profile, parse_profile, require_valgrind, wait_complete
 from dbdrift.plan.campaign import CampaignSpec
 from dbdrift.plan.expand import START_S, LoadStep, RunStep, SettleStep, TargetPlan
-from dbdrift.runner.dialect import DBNAME
-from dbdrift.runner.session import TargetSession
+from dbdrift.workloads.sysbench.dialect import DBNAME
+from dbdrift.workloads.sysbench.session import SysbenchSession
 from dbdrift.server import osuser
 from dbdrift.server.mariadb import MariaDBServer
 from dbdrift.server.postgres import VALGRIND_COMMS, PostgresServer
@@ -124,15 +124,6 @@ class PhaseClock:
     def rounded(self) -> dict[str, float]:
         self(None)
         return {k: round(v, 3) for k, v in self.seconds.items()}
-
-
-def require_valgrind() -> str:
-    """The valgrind binary, or a UserError before any server starts."""
-    found = shutil.which("valgrind")
-    if not found:
-        raise UserError("count_instructions needs valgrind, which is not installed",
-                        "apt-get install valgrind (or drop --count-instructions / count_instructions)")
-    return found
 
 
 def estimated_ir(test: MicrobenchmarkSpec, rows: int) -> float:
@@ -311,7 +302,7 @@ def reads_only(test: MicrobenchmarkSpec) -> bool:
     return test.rw == "R"
 
 
-def count_target(session: TargetSession, plan: TargetPlan, skip: AbstractSet[str] = frozenset(),
+def count_target(session: SysbenchSession, plan: TargetPlan, skip: AbstractSet[str] = frozenset(),
                  cpu: int | None = None) -> None:
     """Load a fresh server, restart it under callgrind on `cpu`, count every test and store each count.
 
@@ -365,7 +356,7 @@ def supports(engine: str) -> bool:
     return engine in ("postgres", "mysql", "mariadb")
 
 
-def count_test(session: TargetSession, test: MicrobenchmarkSpec, out_dir: Path, tables: int, difference: float,
+def count_test(session: SysbenchSession, test: MicrobenchmarkSpec, out_dir: Path, tables: int, difference: float,
                primed: bool = False) -> InstructionRecord:
     """Count `test`'s N1/N2 pairs, sized to the campaign's `difference`. A test that only reads
     shares the database or server the tests before it used; unless `primed` (the server's prime
@@ -412,7 +403,7 @@ def simulated_per_event(small: Profile, n1: int, large: Profile, n2: int) -> dic
     return {e: (large.totals[e] - small.totals[e]) / (n2 - n1) for e in names}
 
 
-def _profile_of_run(session: TargetSession, test: MicrobenchmarkSpec, events: int, out_dir: Path,
+def _profile_of_run(session: SysbenchSession, test: MicrobenchmarkSpec, events: int, out_dir: Path,
                     tables: int, clock: PhaseClock | None = None) -> Profile:
     """Run `events` events on one fresh connection and return the server's profile of it;
     `clock` (when given) is told each phase's start."""
@@ -422,7 +413,7 @@ def _profile_of_run(session: TargetSession, test: MicrobenchmarkSpec, events: in
     return _dispatch_profile_of_run(session, test, events, out_dir, tick)
 
 
-def _backend_profile_of_run(session: TargetSession, test: MicrobenchmarkSpec, events: int, out_dir: Path,
+def _backend_profile_of_run(session: SysbenchSession, test: MicrobenchmarkSpec, events: int, out_dir: Path,
                             tables: int, tick: Callable[[str], None]) -> Profile:
     """PostgreSQL: the run's backend writes its profile when it exits.
 
@@ -444,7 +435,7 @@ def _backend_profile_of_run(session: TargetSession, test: MicrobenchmarkSpec, ev
     return _read_profile(out_dir / f"cg.{pids[0]}.out")
 
 
-def _save_loaded_data(session: TargetSession) -> None:
+def _save_loaded_data(session: SysbenchSession) -> None:
     """MySQL/MariaDB: with COUNTING_SETTINGS (the redo resized by a start), stopped cleanly, the
     loaded data directory is copied aside for write tests to start from."""
     def work() -> JsonObject:
@@ -463,7 +454,7 @@ def _save_loaded_data(session: TargetSession) -> None:
     session.timed_step("server", "copy the loaded data directory", work)
 
 
-def _dispatch_profile_of_run(session: TargetSession, test: MicrobenchmarkSpec, events: int,
+def _dispatch_profile_of_run(session: SysbenchSession, test: MicrobenchmarkSpec, events: int,
                              out_dir: Path, tick: Callable[[str], None]) -> Profile:
     """MySQL/MariaDB: zero the counters, run, dump: the dump holds what dispatch_command did
     for this run's connection (nothing else runs commands meanwhile). A test that writes
@@ -496,7 +487,7 @@ def _read_profile(path: Path) -> Profile:
     return profile
 
 
-def _new_dump(out_dir: Path, pid: int | None, before: set[Path], session: TargetSession) -> Path:
+def _new_dump(out_dir: Path, pid: int | None, before: set[Path], session: SysbenchSession) -> Path:
     deadline = time.monotonic() + PROFILE_TIMEOUT_S
     while time.monotonic() < deadline:
         new = sorted(set(out_dir.glob(f"cg.{pid}.out.*")) - before, key=lambda p: p.stat().st_mtime)
@@ -508,7 +499,7 @@ def _new_dump(out_dir: Path, pid: int | None, before: set[Path], session: Target
                       f"see {session.server.log_path}")
 
 
-def _run_counted(session: TargetSession, test: MicrobenchmarkSpec, events: int) -> list[int]:
+def _run_counted(session: SysbenchSession, test: MicrobenchmarkSpec, events: int) -> list[int]:
     """Exactly `events` events of `test` on one connection; the backend pids the driver names."""
     spec = session.driver_spec(RunStep(test.name, test, 1, 0, 3600.0, 0.0))
     spec.update({"max_events": events, "interval_s": 3600.0, "seed": session.spec.seed})
@@ -531,17 +522,17 @@ def _run_counted(session: TargetSession, test: MicrobenchmarkSpec, events: int) 
     return pids
 
 
-def _exec_admin(session: TargetSession, statements: list[str]) -> None:
+def _exec_admin(session: SysbenchSession, statements: list[str]) -> None:
     process.exec_jobs(session.server.connection.to_driver(), [[{"sql": sql}] for sql in statements],
                       backend=session.dialect.backend, what="instruction count set-up")
 
 
-def _file_copy(session: TargetSession) -> str:
+def _file_copy(session: SysbenchSession) -> str:
     """Copy the template as files (15+ defaults to WAL-logging every block, slow under callgrind)."""
     return " STRATEGY FILE_COPY" if _postgres(session).major >= 15 else ""
 
 
-def _postgres(session: TargetSession) -> PostgresServer:
+def _postgres(session: SysbenchSession) -> PostgresServer:
     """The server of a PostgreSQL target, for the steps only PostgreSQL's counting takes
     (template databases by major version)."""
     server = session.server
@@ -550,7 +541,7 @@ def _postgres(session: TargetSession) -> PostgresServer:
     return server
 
 
-def _innodb(session: TargetSession) -> MariaDBServer:
+def _innodb(session: SysbenchSession) -> MariaDBServer:
     """The server of a MariaDB or MySQL target, for the steps only InnoDB's counting takes
     (reconfigure, and the loaded data directory copied aside and back)."""
     server = session.server
