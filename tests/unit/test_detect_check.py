@@ -52,3 +52,14 @@ def test_a_plan_over_whole_repeats_under_the_sequential_rule_says_a_repeat_runs_
     most = max(p.most for p in found.tests)
     assert any(line.startswith(f"  l.i1: {planning.MIN_STARTS} to {most} starts, stopping once decided")
                for line in lines), lines
+
+
+def test_floors_above_the_threshold_in_a_plan_from_history_ask_for_twice_the_calibrations_starts():
+    cell = planning.Cell("scan", 1, "read", Noise("scan", 1e-4, 1e-4, 30.0, 8))
+    found = replace(planning.plan([cell], 0.02, calibration="the history of this host: 1 campaign (A/A), 2026-12-06"),
+                    evidence=("[1] calibrate-pg17 (#1, 2026-12-06 19:06, A/A, 8 starts)",))
+    stored = found.to_dict()
+    stored["tests"][0]["floor"] = 0.065
+    lines = check_lines(replace(_spec("sysbench", found), detect_plan=stored))
+    [note] = [line for line in lines if "noise floor above 2.0%" in line]
+    assert "(--set repeats=16)" in note, note

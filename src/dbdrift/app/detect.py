@@ -261,8 +261,11 @@ def check_lines(spec: CampaignSpec) -> list[str]:
                      f"reached {found['detect']:.1%}; that report does")
     floored = sum(p.get("floor", 0.0) > found["detect"] for p in tests)
     if floored:
-        had = re.search(r"(\d+) starts\)", found["calibration"])
-        more = f"--set repeats={2 * int(had.group(1))}" if had and int(had.group(1)) >= 8 else CALIBRATE_MORE
+        # the starts of the calibration the floors come from: the one the plan names, or the A/A
+        # campaigns of the history it rests on
+        had = [int(n) for n in re.findall(r"(\d+) starts\)", found["calibration"])
+               + [n for e in found.get("evidence", []) for n in re.findall(r"A/A, (\d+) starts\)", e)]]
+        more = f"--set repeats={2 * max(had)}" if had and max(had) >= 8 else CALIBRATE_MORE
         lines.append(f"  note: {floored} of {len(tests)} tests have a noise floor above {found['detect']:.1%} in the "
                      "calibration (the larger of its A/A offset and its interval's half width), and no verdict goes "
                      "below a test's floor however many starts run: calibrate again with more starts "
