@@ -6,7 +6,9 @@ report), so every hook of a Workload is typed here with the real types, and mypy
 slice's functions against them where the slice's Workload is built. Only the verbs import it:
 they look the campaign's workload up here and hand the object down (Runner(..., workload=w)),
 where a lower layer's Protocol says what it asks of it (dbdrift/workload.py). A new workload is
-a new sub-package beside these and one entry in WORKLOADS.
+a new sub-package beside these and one entry in WORKLOADS; outside its folder it still needs an
+entry in plan/campaign.py's PLANS, its `workload` choice and table row in plan/keys.py, and its
+`demo --workload` help line (docs/contributing.md, "A workload added now").
 """
 from __future__ import annotations
 
