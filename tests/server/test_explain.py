@@ -11,7 +11,7 @@ import pytest
 
 from dbdrift.analysis.plans import plan_shape
 from dbdrift.driver import process
-from dbdrift.workloads.sysbench.dialect import for_engine
+from dbdrift.workloads.sysbench.dialect import DBNAME, for_engine
 from dbdrift.workloads.sysbench import catalog as sysbench
 from tests.helpers import dbdrift, shared_work_dir
 from tests.server import servers
@@ -73,7 +73,7 @@ def loaded_mysql(make_server, version: str, rows: int):
     server.start()
     dialect = for_engine("mysql", version)
     admin = server.connection.to_driver()
-    process.exec_jobs(admin, dialect.create_database(), backend="mysql", what="create database")
+    process.exec_jobs(admin, dialect.create_database(DBNAME), backend="mysql", what="create database")
     conn = server.connection.with_dbname("sbtest").to_driver()
     process.exec_jobs(conn, dialect.load_phases(1, rows, 2) + [[{"sql": "ANALYZE TABLE sbtest1"}]], threads=2,
                       backend="mysql", what="load")
