@@ -295,7 +295,7 @@ def sequential_lines(spec: CampaignSpec, found: JsonObject) -> list[str]:
              f"and stops once its interval excludes 1 (different) or lies inside ±{detect:.1%} (same), at a level "
              "that spends part of the 5% error per look (O'Brien-Fleming alpha spending), or at its most; "
              "`sequential = false`: the fixed plan"]
-    if not any(t["threads"] for t in found["tests"]):  # a workload whose every start runs all its tests
+    if spec.caps.judged_over_repeats:  # every start runs all its tests
         lines.append("  repeats: each start runs every test; another runs while a test is undecided and below its "
                      "most" + (", and while a start as long as the mean of those run so far fits what is left of "
                                "the budget" if spec.budget is not None else ""))
