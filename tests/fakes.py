@@ -19,7 +19,8 @@ from dbdrift.driver.protocol import DriverOutput
 from dbdrift.errors import ServerError
 from dbdrift.metrics import perf
 from dbdrift.model import ConnectionInfo, InstallInfo, ServerInfo, TargetSpec
-from dbdrift.plan.campaign import CampaignSpec, parse_campaign
+from dbdrift.plan.campaign import CampaignSpec
+from dbdrift.workloads.registry import parse_campaign
 from dbdrift.runner import campaign as campaign_mod
 from dbdrift.runner import session as session_mod
 from dbdrift.runner.session import TargetSession

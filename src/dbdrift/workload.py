@@ -15,7 +15,7 @@ layer above would be a cycle). So a hook is typed where its argument types are v
 - the plan part, WorkloadPlan, is generic in the plan layer's types (the campaign spec, the
   campaign file's table, an axis, a stored JSON object): a slice's PLAN binds them by the
   functions it is built from (mypy checks that its parse, settle_s, ... agree on one spec
-  type), and plan/campaign.py's PLANS binds them to CampaignSpec, Table, Axis and JsonObject;
+  type), and plan/campaign.py's Plan binds them to CampaignSpec, Table, Axis and JsonObject;
 - the whole Workload, whose hooks take the runner, the store and a report, is the registry's
   (workloads/registry.py sits above every layer a slice's parts belong to), every hook typed
   with the real types;

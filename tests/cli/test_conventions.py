@@ -9,7 +9,7 @@ import pytest
 
 from dbdrift.version import __version__
 from dbdrift.cli import report as report_cli
-from dbdrift.plan.campaign import load_campaign, parse_campaign
+from dbdrift.workloads.registry import load_campaign, parse_campaign
 from tests.cli.test_cli_errors import assert_user_error
 from tests.helpers import dbdrift, instructions_only_store
 from tests.unit.test_reports import _turn_store, make_store

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from dbdrift.plan.campaign import parse_campaign
+from dbdrift.workloads.registry import parse_campaign
 from tests.helpers import cli_env
 
 TWO = {"targets": [{"name": "a", "version": "17.10"}, {"name": "b", "version": "18.4"}]}

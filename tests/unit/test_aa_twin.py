@@ -15,7 +15,8 @@ from dbdrift.analysis.noise import JUDGING, Verdict
 from dbdrift.app.publish import PublishRequest, publish
 from dbdrift.cli import main as cli_main
 from dbdrift.errors import UserError
-from dbdrift.plan.campaign import as_calibration, parse_campaign
+from dbdrift.plan.campaign import as_calibration
+from dbdrift.workloads.registry import parse_campaign
 from dbdrift.report.formats import render
 from dbdrift.results.build import build_report
 from dbdrift.results.findings import Finding

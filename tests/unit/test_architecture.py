@@ -1,6 +1,11 @@
-"""The folder layout is the data flow: each layer imports only the layers before it (style.md)."""
+"""The folder layout is the data flow: each layer imports only the layers before it, no module
+imports itself back round a cycle, and no workload's name is tested outside its slice
+(docs/contributing.md, "The layers, and why")."""
 import ast
+import graphlib
 from pathlib import Path
+
+from dbdrift.workloads.registry import WORKLOADS
 
 PKG = Path(__file__).resolve().parents[2] / "src" / "dbdrift"
 BASE = {"model", "quantities", "errors", "cpus", "version", "disk", "workload", "origin"}
@@ -116,7 +121,55 @@ def test_nothing_outside_cli_imports_cli():
     assert offenders == []
 
 
-WORKLOAD_NAMES = {"sysbench", "insert-benchmark", "tpcc"}
+def module_of(path: Path, package: Path = PKG) -> str:
+    parts = list(path.relative_to(package.parent).with_suffix("").parts)
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def imported_modules(path: Path, modules: set[str], package: Path = PKG) -> set[str]:
+    """The dbdrift modules `path` imports wherever the import stands (top, under TYPE_CHECKING,
+    inside a function): `from a.b import c` imports a.b.c when that is a module, else a.b."""
+    own = module_of(path, package)
+    found = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Import):
+            found |= {a.name for a in node.names if a.name in modules}
+        elif isinstance(node, ast.ImportFrom):
+            base = own.split(".")[: len(own.split(".")) - node.level + (path.name == "__init__.py")] if node.level else []
+            module = ".".join([*base, *([node.module] if node.module else [])])
+            found |= {f"{module}.{a.name}" if f"{module}.{a.name}" in modules else module for a in node.names}
+    return (found & modules) - {own}
+
+
+def import_cycle(graph: dict[str, set[str]]) -> list[str]:
+    """One cycle of the import graph (its modules, the first repeated at the end), [] for none."""
+    try:
+        graphlib.TopologicalSorter(graph).prepare()
+    except graphlib.CycleError as exc:
+        return list(exc.args[1])
+    return []
+
+
+def test_the_import_finder_counts_type_checking_and_function_local_imports(tmp_path):
+    (tmp_path / "dbdrift" / "plan").mkdir(parents=True)
+    module = tmp_path / "dbdrift" / "plan" / "campaign.py"
+    module.write_text("from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from dbdrift.workloads import sysbench\n"
+                      "def f():\n    from ..results.build import build\n    import dbdrift.store.reads\n")
+    modules = {"dbdrift.workloads.sysbench", "dbdrift.results.build", "dbdrift.store.reads", "dbdrift.plan.campaign"}
+    assert imported_modules(module, modules, tmp_path / "dbdrift") == modules - {"dbdrift.plan.campaign"}
+    assert import_cycle({"a": {"b"}, "b": {"c"}, "c": {"a"}}) in (["a", "c", "b", "a"], ["a", "b", "c", "a"],
+                                                                 ["b", "a", "c", "b"], ["c", "b", "a", "c"])
+    assert import_cycle({"a": {"b"}, "b": set()}) == []
+
+
+def test_no_import_cycle_not_even_under_type_checking_or_inside_a_function():
+    paths = sorted(PKG.rglob("*.py"))
+    modules = {module_of(p) for p in paths}
+    graph = {module_of(p): imported_modules(p, modules) for p in paths}
+    assert import_cycle(graph) == []
+
+
+WORKLOAD_NAMES = set(WORKLOADS)
 # where a workload's name may still be compared: the registry and the slices themselves
 NAMED_HERE = ("workloads/",)
 

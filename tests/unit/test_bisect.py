@@ -109,7 +109,7 @@ def test_an_end_that_cannot_be_fetched_or_ends_in_the_wrong_order_are_refused(pu
 def test_each_measurement_is_a_valid_one_target_campaign_named_for_its_version(metric):
     from pathlib import Path
 
-    from dbdrift.plan.campaign import parse_campaign
+    from dbdrift.workloads.registry import parse_campaign
     args = cli_main.build_parser().parse_args(["bisect", "--good", "17.0", "--bad", "17.4", "--test", "point-query",
                                                "--metric", metric, "--set", "settle_s=1"])
     data = bisect_app.campaign_data(bisect_cli.request_of(args), "17.2")
@@ -122,7 +122,7 @@ def test_each_measurement_is_a_valid_one_target_campaign_named_for_its_version(m
 def test_a_test_whose_name_has_an_equals_sign_gives_a_valid_campaign_name():
     from pathlib import Path
 
-    from dbdrift.plan.campaign import parse_campaign
+    from dbdrift.workloads.registry import parse_campaign
     args = cli_main.build_parser().parse_args(["bisect", "--good", "17.0", "--bad", "17.4", "--test",
                                                "read-only_range=100"])
     data = bisect_app.campaign_data(bisect_cli.request_of(args), "17.2")

@@ -4,7 +4,7 @@ import pytest
 
 from dbdrift.errors import UserError
 from dbdrift.model import is_warm_run
-from dbdrift.plan.campaign import load_campaign, parse_campaign
+from dbdrift.workloads.registry import load_campaign, parse_campaign
 from dbdrift.plan.expand import FreshStep, LoadStep, RunStep, SettleStep, estimate_s, expand, restarts_before
 
 MINIMAL = {"targets": [{"name": "a", "version": "17.10", "base": True}, {"name": "b", "version": "18.4"}]}

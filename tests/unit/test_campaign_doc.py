@@ -18,7 +18,8 @@ from pathlib import Path
 import pytest
 
 import dbdrift
-from dbdrift.plan import campaign, fields
+from dbdrift.plan import fields
+from dbdrift.workloads import registry
 
 DOC = Path(__file__).resolve().parents[2] / "docs" / "campaign.md"
 PACKAGE = Path(dbdrift.__file__).resolve().parent
@@ -81,7 +82,7 @@ def _accepted_keys(monkeypatch) -> dict[tuple[str, str], set[str]]:
 
     monkeypatch.setattr(fields, "check_keys", spy)
     for data in _REACH_ALL_TABLES:
-        campaign.parse_campaign(data, "c.toml", Path("."), "c")
+        registry.parse_campaign(data, "c.toml", Path("."), "c")
     return seen
 
 
@@ -142,5 +143,5 @@ def test_doc_example_parses(index, tmp_path, monkeypatch):
     monkeypatch.setattr(socket, "create_connection", no_network)
     path = tmp_path / f"example{index + 1}.toml"
     path.write_text(_examples()[index])
-    spec = campaign.load_campaign(path)
+    spec = registry.load_campaign(path)
     assert spec.targets

@@ -16,11 +16,12 @@ import pytest
 
 from dbdrift.errors import UserError
 from dbdrift.plan import campaign, fields, keys
+from dbdrift.workloads import registry
 
 DOC = Path(__file__).resolve().parents[2] / "docs" / "campaign.md"
 # every table's rows: the core's (plan/keys.py), then each workload's own (its slice's keys.py)
 ROWS: dict[str, tuple[keys.Key, ...]] = {**{t: keys.of(t) for t in keys.TABLES},
-                                          **{p.table: p.keys for p in campaign.PLANS.values() if p.table}}
+                                          **{p.table: p.keys for p in registry.PLANS.values() if p.table}}
 # a table -> its "## " section of docs/campaign.md
 SECTION = {"top": "Top-level keys", "targets": "`[[targets]]`", "cpus": "`cpus` table",
            "insert_benchmark": "`[insert_benchmark]`", "tpcc": "`[tpcc]`", "vector": "`[vector]`", "htap": "`[htap]`",
@@ -44,11 +45,11 @@ def test_every_table_of_keys_has_a_section_of_the_doc():
 
 
 def test_every_workload_table_is_declared_by_its_slice_and_named_at_the_top_level():
-    for plan in campaign.PLANS.values():
+    for plan in registry.PLANS.values():
         assert bool(plan.table) == bool(plan.keys), plan.name
         assert {k.table for k in plan.keys} <= {plan.table}, plan.name
         assert plan.table is None or keys.key("top", plan.table).kind == keys.TABLE
-    assert not set(keys.TABLES) & {p.table for p in campaign.PLANS.values()}  # the core declares none of them
+    assert not set(keys.TABLES) & {p.table for p in registry.PLANS.values()}  # the core declares none of them
 
 
 @pytest.mark.parametrize("table", list(SECTION))
@@ -61,7 +62,7 @@ def test_the_docs_key_table_is_the_key_tables_rows_word_for_word(table):
 
 
 def test_a_campaign_that_leaves_every_key_out_gets_each_default_of_the_table():
-    spec = campaign.parse_campaign({"targets": [{"name": "a", "version": "17.10"}]}, "c.toml", Path("."), "c")
+    spec = registry.parse_campaign({"targets": [{"name": "a", "version": "17.10"}]}, "c.toml", Path("."), "c")
     for key in keys.of("top"):
         if key.default not in (None, keys.REQUIRED) and hasattr(spec, key.field_name):
             assert getattr(spec, key.field_name) == key.default, key.name
@@ -84,14 +85,14 @@ APART = {"dataset"}  # glove-50 takes no dim: tests/unit/test_vector_plan.py rea
                                              ("vector", "vector")])
 def test_every_key_a_workload_table_sets_lands_in_its_params(workload, table):
     given = {k.name: _other_value(k) for k in ROWS[table] if k.kind in fields.SCALAR_KINDS and k.name not in APART}
-    spec = campaign.parse_campaign({"targets": [{"name": "a", "version": "17.10"}], "workload": workload,
+    spec = registry.parse_campaign({"targets": [{"name": "a", "version": "17.10"}], "workload": workload,
                                     table: given}, "c.toml", Path("."), "c")
     field = {k.name: k.field_name for k in ROWS[table]}
     assert {name: getattr(spec.params, field[name]) for name in given} == given
 
 
 def test_to_dict_stores_every_top_level_value_key():
-    stored = campaign.CampaignSpec(name="c", targets=(), tests=()).to_dict()
+    stored = campaign.CampaignSpec(name="c", targets=(), tests=(), workload_plan=registry.PLANS["sysbench"]).to_dict()
     for key in keys.of("top"):
         if key.kind not in (keys.TABLE, keys.NAME) and key.name != "variants":
             assert key.name in stored, key.name
@@ -124,9 +125,9 @@ def test_the_keys_other_workloads_refuse_are_the_sysbench_only_ones():
     for name in ("insert-benchmark", "tpcc", "vector", "htap"):
         for key in keys.only_for(name):
             with pytest.raises(UserError, match=f"{key} applies to the sysbench"):
-                campaign.PLANS[name].refuse(fields.Table({key: 1}, "c.toml"))
+                registry.PLANS[name].refuse(fields.Table({key: 1}, "c.toml"))
     with pytest.raises(UserError, match="flamegraphs applies to the sysbench, insert-benchmark and tpcc workloads"):
-        campaign.PLANS["vector"].refuse(fields.Table({"flamegraphs": True}, "c.toml"))
+        registry.PLANS["vector"].refuse(fields.Table({"flamegraphs": True}, "c.toml"))
 
 
 @pytest.mark.parametrize("workload", ["sysbench", "insert-benchmark", "tpcc"])
@@ -134,9 +135,9 @@ def test_flamegraphs_is_read_for_every_workload_that_records_stacks(tmp_path, wo
     path = tmp_path / "c.toml"
     path.write_text(f'name = "c"\nworkload = "{workload}"\nflamegraphs = true\n[[targets]]\nname = "a"\n'
                     'version = "17.10"\n')
-    assert campaign.load_campaign(path).flamegraphs
+    assert registry.load_campaign(path).flamegraphs
     path.write_text(path.read_text().replace("flamegraphs = true\n", ""))
-    assert not campaign.load_campaign(path).flamegraphs
+    assert not registry.load_campaign(path).flamegraphs
 
 
 def rewrite(text: str) -> str:

@@ -5,7 +5,7 @@ from pathlib import Path
 import pytest
 
 from dbdrift.errors import UserError
-from dbdrift.plan.campaign import load_campaign, parse_campaign
+from dbdrift.workloads.registry import load_campaign, parse_campaign
 
 MINIMAL = {"targets": [{"name": "a", "version": "17.10", "base": True}, {"name": "b", "version": "18.4"}]}
 

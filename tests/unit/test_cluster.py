@@ -13,7 +13,7 @@ import pytest
 from dbdrift.workloads.registry import WORKLOADS, workload_of
 from dbdrift.workloads.sysbench import cluster as sysbench_units
 from dbdrift.errors import UserError
-from dbdrift.plan.campaign import parse_campaign
+from dbdrift.workloads.registry import parse_campaign
 from dbdrift.store.store import RunRecord, Store
 from tests.helpers import ROOT, cli_env, dbdrift
 

@@ -7,7 +7,7 @@ from pathlib import Path
 from dbdrift.analysis import planning
 from dbdrift.analysis.planning import TestNoise as Noise
 from dbdrift.app.detect import check_lines
-from dbdrift.plan.campaign import parse_campaign
+from dbdrift.workloads.registry import parse_campaign
 
 TARGETS = [{"name": "a", "version": "17.10"}, {"name": "b", "version": "18.4"}]
 

@@ -11,7 +11,7 @@ from dbdrift.analysis.noise import Estimate, Method
 from dbdrift.analysis.planning import MIN_STARTS
 from dbdrift.analysis.planning import TestNoise as Noise
 from dbdrift.analysis.power import detectable_change
-from dbdrift.plan.campaign import parse_campaign
+from dbdrift.workloads.registry import parse_campaign
 from dbdrift.runner.detect import Planned
 from dbdrift.runner.progress import NullProgress
 

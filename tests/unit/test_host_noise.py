@@ -16,7 +16,7 @@ from dbdrift.analysis.planning import TestNoise as Noise
 from dbdrift.app import detect
 from dbdrift.app.host_noise import HISTORY_STARTS, evidence_of, host_history
 from dbdrift.errors import UserError
-from dbdrift.plan.campaign import parse_campaign
+from dbdrift.workloads.registry import parse_campaign
 from dbdrift.results.hosts import host_key
 from dbdrift.workloads.registry import INSERT_BENCHMARK, SYSBENCH
 from tests.stored_turns import HOST, OTHER_HOST, add_turns

@@ -14,7 +14,7 @@ import pytest
 from dbdrift.analysis.noise import Verdict
 from dbdrift.errors import InputError
 from dbdrift.model import WorkloadRun
-from dbdrift.plan.campaign import parse_campaign
+from dbdrift.workloads.registry import parse_campaign
 from dbdrift.workloads.htap import catalog
 from dbdrift.workloads.htap.plan import check_lines, judged
 from dbdrift.workloads.htap.report import render, slowest

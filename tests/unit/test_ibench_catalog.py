@@ -9,7 +9,7 @@ import pytest
 from dbdrift.workloads.ibench import catalog as ibench
 from dbdrift.errors import UserError
 from dbdrift.model import IBENCH_STEPS
-from dbdrift.plan.campaign import parse_campaign
+from dbdrift.workloads.registry import parse_campaign
 
 
 def test_steps_follow_the_spec_table_with_rows_split_over_clients():

@@ -6,7 +6,7 @@ import pytest
 
 from dbdrift.catalog.configs import NAMED
 from dbdrift.errors import UserError
-from dbdrift.plan.campaign import parse_campaign
+from dbdrift.workloads.registry import parse_campaign
 from dbdrift.runner.memory import fit_order, size_bytes
 from dbdrift.server import mycnf, pgconf
 from dbdrift.server.layers import effective, parse_my_cnf, parse_postgresql_conf

@@ -8,7 +8,7 @@ import pytest
 
 from dbdrift.cli import main as cli_main
 from dbdrift.errors import UserError
-from dbdrift.plan.campaign import parse_campaign
+from dbdrift.workloads.registry import parse_campaign
 from dbdrift.report.matrix import render_matrix
 from dbdrift.results.build import build_report
 from dbdrift.store.store import RunRecord, Store

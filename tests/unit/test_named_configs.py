@@ -127,7 +127,7 @@ def test_a_suffix_sized_for_a_bigger_host_is_refused_on_this_one():
 
 
 def test_a_campaign_takes_a_sized_name_as_a_named_config(tmp_path: Path):
-    from dbdrift.plan.campaign import parse_campaign
+    from dbdrift.workloads.registry import parse_campaign
     spec = parse_campaign({"targets": [{"name": "m", "engine": "mariadb", "version": "10.11.5",
                                         "config": "z12b_c24r64"}]}, "c.toml", tmp_path, "c")
     assert spec.targets[0].named_config == "z12b_c24r64" and spec.targets[0].config is None

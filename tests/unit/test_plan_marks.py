@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from dbdrift.plan.campaign import parse_campaign
+from dbdrift.workloads.registry import parse_campaign
 from dbdrift.report.text import render_text
 from dbdrift.results.build import build_report
 from dbdrift.store.store import RunRecord, Store

@@ -129,7 +129,7 @@ def tpcc_store(path, name: str = "tp", pg18_nopm: tuple[float, ...] = (800.0, 79
     """A TPROC-C campaign of three repeats in which pg18 loses a fifth of pg17's NOPM."""
     from dbdrift.store.store import Store
     from tests.unit.test_tpcc import run as tpcc_run
-    from dbdrift.plan.campaign import parse_campaign
+    from dbdrift.workloads.registry import parse_campaign
     store = Store(path)
     spec = parse_campaign({"name": name, "workload": "tpcc", "repeats": 3, "tpcc": {"warehouses": 4},
                            "targets": [{"name": "pg17", "version": "17.10", "base": True},
@@ -177,7 +177,7 @@ def test_every_workloads_stored_campaign_makes_a_valid_recheck_campaign(tmp_path
     import json
     from pathlib import Path
     from dbdrift.app.recheck import stored_keys
-    from dbdrift.plan.campaign import parse_campaign
+    from dbdrift.workloads.registry import parse_campaign
     spec = json.loads(json.dumps(parse_campaign({"name": "w", "workload": workload, "targets": [
         {"name": "pg17", "version": "17.10"}]}, "c", tmp_path, "w").to_dict()))  # as the store holds it
     table = {**stored_keys(spec, per_test=False), "name": "w-pinned",

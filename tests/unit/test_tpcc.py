@@ -18,7 +18,7 @@ from dbdrift.analysis.tpcc import hardware_per_new_order, host_cpu, latencies, p
 from dbdrift.driver.protocol import bucket_index
 from dbdrift.errors import UserError
 from dbdrift.model import TpccResult
-from dbdrift.plan.campaign import parse_campaign
+from dbdrift.workloads.registry import parse_campaign
 from dbdrift.workloads.tpcc.report import CSV_HEADER, render_csv, render_html, render_json, render_text
 from dbdrift.workloads.tpcc.catalog import setup_text
 from dbdrift.workloads.tpcc.plan import procedures_of

@@ -8,7 +8,7 @@ import pytest
 
 from dbdrift.errors import InputError
 from dbdrift.model import InstallInfo
-from dbdrift.plan.campaign import parse_campaign
+from dbdrift.workloads.registry import parse_campaign
 from dbdrift.workloads.vector import catalog
 from dbdrift.workloads.vector.catalog import VectorParams, families, refuse_install, sql
 from dbdrift.workloads.vector.keys import KEYS

@@ -10,7 +10,8 @@ from pathlib import Path
 import pytest
 
 from dbdrift.plan import keys
-from dbdrift.plan.campaign import PLANS, parse_campaign
+
+from dbdrift.workloads.registry import PLANS, parse_campaign
 from dbdrift.runner.campaign import placement_option
 from dbdrift.workloads.htap import plan as htap_plan
 from dbdrift.workloads.ibench import plan as ibench_plan

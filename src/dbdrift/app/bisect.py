@@ -24,7 +24,8 @@ from dbdrift.runner.progress import NullProgress, ProgressSink
 from dbdrift.workloads.sysbench.catalog import select_tests
 from dbdrift.errors import UserError
 from dbdrift.model import JsonObject, version_key
-from dbdrift.plan.campaign import CampaignSpec, parse_campaign
+from dbdrift.plan.campaign import CampaignSpec
+from dbdrift.workloads.registry import parse_campaign
 from dbdrift.plan.overrides import apply_sets
 from dbdrift.report.numbers import fmt_abs
 from dbdrift.results.hosts import host_key

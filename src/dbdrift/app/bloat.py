@@ -9,7 +9,7 @@ from dbdrift.app.targets import parse_target
 from dbdrift.errors import UserError
 from dbdrift.metrics.binary import binary_facts, object_sizes, server_binary
 from dbdrift.model import JsonObject
-from dbdrift.plan.campaign import parse_campaign
+from dbdrift.workloads.registry import parse_campaign
 from dbdrift.results.outcomes import BloatOutcome as BloatOutcome  # the record report/ renders
 from dbdrift.runner.progress import ProgressSink
 from dbdrift.server import engines

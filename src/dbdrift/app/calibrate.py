@@ -6,7 +6,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from dbdrift.plan.campaign import CampaignSpec as CampaignSpec  # what the verb hands to `run`
-from dbdrift.plan.campaign import as_calibration, load_campaign
+from dbdrift.plan.campaign import as_calibration
+from dbdrift.workloads.registry import load_campaign
 
 
 def campaign(path: Path, sets: list[str], target: str | None) -> CampaignSpec:

@@ -17,7 +17,7 @@ from dbdrift import cpus, env
 from dbdrift.app import cluster, detect, figures
 from dbdrift.errors import UserError
 from dbdrift.metrics import callgrind
-from dbdrift.plan.axes import durability_note
+from dbdrift.plan.campaign import durability_note
 from dbdrift.plan.campaign import CampaignSpec, cluster_address
 from dbdrift.plan.expand import RunStep, expand
 from dbdrift.runner.campaign import placement_option

@@ -10,7 +10,7 @@ from dbdrift.app.targets import parse_target
 from dbdrift.errors import UserError
 from dbdrift.model import JsonObject
 from dbdrift.plan.campaign import CampaignSpec as CampaignSpec  # what the verb hands to `run`
-from dbdrift.plan.campaign import parse_campaign
+from dbdrift.workloads.registry import parse_campaign
 from dbdrift.plan.fields import NAME
 from dbdrift.plan.overrides import apply_sets
 from dbdrift.server.versions import pinned

@@ -12,7 +12,7 @@ from dbdrift import env
 from dbdrift.catalog.configs import NAMED, describe, named_text, resolve
 from dbdrift.errors import UserError
 from dbdrift.model import TargetSpec
-from dbdrift.plan.campaign import load_campaign
+from dbdrift.workloads.registry import load_campaign
 from dbdrift.server import engines, mycnf, pgconf
 from dbdrift.server.layers import Effective, Layer, effective
 

@@ -7,7 +7,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from dbdrift.errors import UserError
-from dbdrift.plan.campaign import CampaignSpec, parse_campaign
+from dbdrift.plan.campaign import CampaignSpec
+from dbdrift.workloads.registry import parse_campaign
 from dbdrift.plan.overrides import apply_sets
 from dbdrift.server.versions import pinned
 from dbdrift.workloads.registry import WORKLOADS

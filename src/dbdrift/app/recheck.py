@@ -22,7 +22,7 @@ from dbdrift.errors import UserError
 from dbdrift.model import JsonObject
 from dbdrift.plan import keys
 from dbdrift.plan.campaign import CampaignSpec as CampaignSpec  # what the verb hands to `run`
-from dbdrift.plan.campaign import parse_campaign
+from dbdrift.workloads.registry import parse_campaign
 from dbdrift.plan.overrides import apply_sets
 from dbdrift.results.build import build_report
 from dbdrift.results.data import ReportData

@@ -12,8 +12,9 @@ import psutil
 from dbdrift.app import check, cluster, detect, figures
 from dbdrift.app.inputs import split_list
 from dbdrift.errors import UserError
-from dbdrift.plan.axes import durability_note
-from dbdrift.plan.campaign import CampaignSpec, load_campaign, with_base
+from dbdrift.plan.campaign import durability_note
+from dbdrift.plan.campaign import CampaignSpec, with_base
+from dbdrift.workloads.registry import load_campaign
 from dbdrift.plan.campaign import cluster_address as cluster_address_of
 from dbdrift.runner import Runner
 from dbdrift.runner.memory import fit_order

@@ -20,15 +20,11 @@ import fnmatch
 import itertools
 import re
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING
 
 from dbdrift.errors import InputError
 from dbdrift.model import DURABILITY_SETTINGS, ENGINES, JsonObject, Level, TargetSpec
 from dbdrift.plan import fields
 from dbdrift.quantities import brief_repr
-
-if TYPE_CHECKING:  # campaign.py imports this module: the type only, for the checker
-    from dbdrift.plan.campaign import CampaignSpec
 
 AXIS_NAME = re.compile(r"^[A-Za-z][A-Za-z0-9]{0,15}$")
 LEVEL_NAME = re.compile(r"^[A-Za-z0-9]{1,16}$")
@@ -163,15 +159,3 @@ def durability_axes(axes: tuple[Axis, ...]) -> list[str]:
                 found.append(axis.name)
                 break
     return found
-
-
-def durability_note(spec: CampaignSpec) -> str | None:
-    """A warning for a matrix whose variants differ in durability and take turns: the fsync-on
-    servers' flushes land in whoever's turn follows, a bias the intervals do not include."""
-    axes = durability_axes(spec.axes)
-    if not axes or spec.order != "turns" or len(spec.targets) < 2 or not spec.caps.takes_turns:
-        return None
-    return (f"axis {', '.join(axes)} changes durability (fsync at commit) and the variants take turns: the "
-            "fsync-on servers' flushes slow whoever takes the next turn (5-12% measured on 2-CPU VMs), a bias "
-            "the intervals do not include; run it with --set order=sequential, or one campaign per durability "
-            "level (`dbdrift docs campaign`, 'Configuration matrices')")

@@ -11,19 +11,15 @@ import difflib
 import tomllib
 from dataclasses import dataclass, replace
 from pathlib import Path
+from collections.abc import Mapping
 from typing import TypeVar
 
 from dbdrift.workloads.sysbench.catalog import MicrobenchmarkSpec, select_tests
 from dbdrift.errors import InputError, UserError
 from dbdrift.model import ENGINES, JsonObject, TargetSpec
 from dbdrift.workload import Capabilities, WorkloadPlan
-from dbdrift.workloads.ibench import plan as ibench_plan
-from dbdrift.workloads.sysbench import plan as sysbench_plan
-from dbdrift.workloads.tpcc import plan as tpcc_plan
-from dbdrift.workloads.vector import plan as vector_plan
-from dbdrift.workloads.htap import plan as htap_plan
 from dbdrift.plan import fields, keys
-from dbdrift.plan.axes import Axis, expand_targets, parse_axes, variant_patterns
+from dbdrift.plan.axes import Axis, durability_axes, expand_targets, parse_axes, variant_patterns
 from dbdrift.catalog.configs import NAMED, check_named, is_named, version_of
 from dbdrift.plan.overrides import apply_sets
 from dbdrift.plan.fields import TomlTable
@@ -33,11 +29,13 @@ from dbdrift.quantities import brief_repr
 T = TypeVar("T")
 
 
-# The slices' plan parts by `workload` value. Parsing (load_campaign, parse_campaign, called from
-# every verb and many tests) happens in this layer, below workloads/registry.py, so it looks the
-# plan parts up here, in its own layer; the registry builds each Workload on these.
-PLANS: dict[str, WorkloadPlan[CampaignSpec, fields.Table, Axis, JsonObject, keys.Key]] = {
-    p.name: p for p in (sysbench_plan.PLAN, ibench_plan.PLAN, tpcc_plan.PLAN, vector_plan.PLAN, htap_plan.PLAN)}
+Plan = WorkloadPlan["CampaignSpec", fields.Table, Axis, JsonObject, keys.Key]
+"""A workload's plan part with this layer's types bound (each slice's plan.py makes one)."""
+
+Plans = Mapping[str, Plan]
+"""The plan parts by `workload` value. This layer sits below the slices and imports none of them:
+the reader is handed them (workloads/registry.py's PLANS, which its load_campaign and
+parse_campaign pass in), and the campaign it reads holds its own (CampaignSpec.workload_plan)."""
 
 
 @dataclass(frozen=True)
@@ -65,6 +63,7 @@ class CampaignSpec:
     name: str
     targets: tuple[TargetSpec, ...]
     tests: tuple[MicrobenchmarkSpec, ...]
+    workload_plan: Plan  # the plan part of this campaign's workload (its slice's plan.py), handed to the reader
     tables: int = _default("tables", int)
     rows: int = _default("rows", int)
     threads: tuple[int, ...] = _default("threads", tuple)
@@ -98,7 +97,6 @@ class CampaignSpec:
     flamegraphs: bool = _default("flamegraphs", bool)  # perf record the backends during each timed run
     source: str = "<built-in>"
     test_names: tuple[str, ...] = _default("tests", tuple)
-    workload: str = _default("workload", str)  # sysbench | insert-benchmark | tpcc | vector | htap
     # the workload's own table read into its slice's Params record (TpccParams, ...), which the slice reads
     # back typed (its plan.py's params(spec)); None for sysbench, whose keys are the top-level ones above
     params: object = None
@@ -109,14 +107,14 @@ class CampaignSpec:
     only_repeats: tuple[int, ...] | None = None  # a cluster unit's repeats (Insert Benchmark, TPROC-C); None: all
 
     @property
-    def workload_plan(self) -> WorkloadPlan[CampaignSpec, fields.Table, Axis, JsonObject, keys.Key]:
-        """The plan part of this campaign's workload (its slice's plan.py)."""
-        return PLANS[self.workload]
+    def workload(self) -> str:
+        """The campaign's `workload` value: sysbench | insert-benchmark | tpcc | vector | htap."""
+        return self.workload_plan.name
 
     @property
     def caps(self) -> Capabilities:
         """What this campaign's workload can do, asked instead of its name."""
-        return PLANS[self.workload].caps
+        return self.workload_plan.caps
 
     @property
     def base(self) -> TargetSpec:
@@ -174,12 +172,13 @@ def target_to_dict(t: TargetSpec) -> JsonObject:
 
 
 # --- reading ----------------------------------------------------------------------------------
-def load_campaign(path: Path, sets: list[str] | tuple[str, ...] = ()) -> CampaignSpec:
+def load_campaign(path: Path, sets: list[str] | tuple[str, ...] = (), *, plans: Plans) -> CampaignSpec:
     """Read and validate a campaign file, with `--set key=value` overrides applied first;
     every problem is a UserError naming file and key."""
     data, text = read_campaign_data(path)
     data = apply_sets(data, sets)
-    return parse_campaign(data, source=str(path), base_dir=path.parent, default_name=path.stem, text=text)
+    return parse_campaign(data, source=str(path), base_dir=path.parent, default_name=path.stem, text=text,
+                          plans=plans)
 
 
 def read_campaign_data(path: Path) -> tuple[TomlTable, str]:
@@ -220,7 +219,7 @@ def _read_text(path: Path) -> str:
 
 
 def parse_campaign(data: TomlTable, source: str, base_dir: Path, default_name: str, *,
-                   text: str | None = None) -> CampaignSpec:
+                   plans: Plans, text: str | None = None) -> CampaignSpec:
     """Validate a campaign read from TOML. `text`, the file as written, lets messages quote
     numbers as the user wrote them (tomllib reads 17.10 as 17.1)."""
     where = source
@@ -236,14 +235,15 @@ def parse_campaign(data: TomlTable, source: str, base_dir: Path, default_name: s
                          "add at least one [[targets]] table with name and version, basedir or system")
     targets = tuple(_parse_target(t, i, where, base_dir, text) for i, t in enumerate(raw_targets))
     _check_targets(targets, where)
-    axes = parse_axes(data.get("axes"), where) + _workload_axes(data, top)
+    plan = _workload_plan(data, top, plans)
+    axes = parse_axes(data.get("axes"), where) + tuple(plan.axes(top))
     patterns = variant_patterns(data.get("variants"), where)
     targets = expand_targets(targets, axes, patterns, where)
     _check_targets(targets, where)
     spec = CampaignSpec(name=fields.name(data.get("name", default_name), f"{where}: name"), targets=targets,
-                        tests=tuple(select_tests(None)), source=source, allow_large=top.allow_large,
-                        axes=axes, variant_patterns=patterns)
-    spec = _with_workload(_with_detect(_with_shared_keys(spec, top), top), top)
+                        tests=tuple(select_tests(None)), workload_plan=plan, source=source,
+                        allow_large=top.allow_large, axes=axes, variant_patterns=patterns)
+    spec = _with_workload(_with_detect(_with_shared_keys(spec, top), top), top, plans)
     spec = with_twin(spec, top.flag("aa_twin"), where)
     if "cluster" in data:
         spec = replace(spec, cluster=parse_cluster(data["cluster"], f"{where}: [cluster]"))
@@ -253,12 +253,14 @@ def parse_campaign(data: TomlTable, source: str, base_dir: Path, default_name: s
     return spec
 
 
-def _workload_axes(data: TomlTable, top: fields.Table) -> tuple[Axis, ...]:
-    """The axes the campaign's workload makes of its own keys (WorkloadPlan.axes); an unknown
-    workload makes none here and is refused where the workload is read."""
-    name = data.get("workload", keys.default("top", "workload"))
-    plan = PLANS.get(name) if isinstance(name, str) else None
-    return tuple(plan.axes(top)) if plan is not None else ()
+def _workload_plan(data: TomlTable, top: fields.Table, plans: Plans) -> Plan:
+    """The plan part of the campaign's `workload`, refused with the workloads there are when it
+    names none of them."""
+    name = top.choice("workload")
+    if name not in plans:  # the key's choices and the registry's workloads are one list (tests/unit/test_workloads.py)
+        raise InputError(f"{top.where}: workload {brief_repr(name)} has no plan part here",
+                         f"workloads: {', '.join(plans)}")
+    return plans[name]
 
 
 def parse_cluster(raw: object, label: str) -> ClusterSettings:
@@ -304,7 +306,7 @@ def _with_shared_keys(spec: CampaignSpec, top: fields.Table) -> CampaignSpec:
         seed=top.integer("seed"), interval_s=top.duration("interval_s"),
         order=top.choice("order"), turn_s=top.duration("turn_s"), round_order=top.choice("round_order"),
         cpus=fields.cpu_placement(top.data.get("cpus", keys.default("top", "cpus")), top.where),
-        workload=top.choice("workload"), flamegraphs=top.flag("flamegraphs"),
+        flamegraphs=top.flag("flamegraphs"),
     )
 
 
@@ -332,12 +334,12 @@ def _settle(top: fields.Table) -> float | None:
         raise InputError(exc.message, f'{exc.hint}; or settle_s = "auto" (the default)') from None
 
 
-def _with_workload(spec: CampaignSpec, top: fields.Table) -> CampaignSpec:
+def _with_workload(spec: CampaignSpec, top: fields.Table, plans: Plans) -> CampaignSpec:
     """The campaign's workload reads its own keys, after the keys and tables of the other
     workloads are refused rather than silently ignored."""
     own = spec.workload_plan
     own.refuse(top)
-    for other in PLANS.values():
+    for other in plans.values():
         if other.table and other.table != own.table and other.table in top.data:
             raise InputError(f"{top.where}: [{other.table}] is set but workload is {own.name}",
                              f'add workload = "{other.name}" or remove the [{other.table}] table')
@@ -466,3 +468,13 @@ def with_base(spec: CampaignSpec, base_name: str | None) -> CampaignSpec:
     return replace(spec, targets=tuple(replace(t, base=t.name == base_name) for t in spec.targets))
 
 
+def durability_note(spec: CampaignSpec) -> str | None:
+    """A warning for a matrix whose variants differ in durability and take turns: the fsync-on
+    servers' flushes land in whoever's turn follows, a bias the intervals do not include."""
+    axes = durability_axes(spec.axes)
+    if not axes or spec.order != "turns" or len(spec.targets) < 2 or not spec.caps.takes_turns:
+        return None
+    return (f"axis {', '.join(axes)} changes durability (fsync at commit) and the variants take turns: the "
+            "fsync-on servers' flushes slow whoever takes the next turn (5-12% measured on 2-CPU VMs), a bias "
+            "the intervals do not include; run it with --set order=sequential, or one campaign per durability "
+            "level (`dbdrift docs campaign`, 'Configuration matrices')")

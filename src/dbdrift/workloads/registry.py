@@ -5,10 +5,11 @@ it sits above every layer a slice's parts belong to (catalog, plan, runner, clus
 report), so every hook of a Workload is typed here with the real types, and mypy checks each
 slice's functions against them where the slice's Workload is built. Only the verbs import it:
 they look the campaign's workload up here and hand the object down (Runner(..., workload=w)),
-where a lower layer's Protocol says what it asks of it (dbdrift/workload.py). A new workload is
-a new sub-package beside these and one entry in WORKLOADS; outside its folder it still needs an
-entry in plan/campaign.py's PLANS, its `workload` choice and table row in plan/keys.py, and its
-`demo --workload` help line (docs/contributing.md, "A workload added now").
+where a lower layer's Protocol says what it asks of it (dbdrift/workload.py); the campaign
+readers are handed every workload's plan part here (PLANS, load_campaign, parse_campaign). A new
+workload is a new sub-package beside these and one entry in WORKLOADS; outside its folder it still
+needs its `workload` choice and table row in plan/keys.py, and its `demo --workload` help line
+(docs/contributing.md, "A workload added now").
 """
 from __future__ import annotations
 
@@ -19,16 +20,15 @@ from typing import Any, Generic, Protocol, TypeVar
 
 from dbdrift.analysis.noise import JUDGING, Estimate, Judging
 from dbdrift.cluster import units
-from dbdrift.model import InstallInfo, JsonObject
-from dbdrift.plan.axes import Axis
-from dbdrift.plan.campaign import CampaignSpec
-from dbdrift.plan.fields import Table
-from dbdrift.plan.keys import Key
+from dbdrift.model import InstallInfo
+from dbdrift.plan import campaign
+from dbdrift.plan.campaign import CampaignSpec, Plan, Plans
+from dbdrift.plan.fields import TomlTable
 from dbdrift.results.history import RepeatValues
 from dbdrift.results.workload import WorkloadReport, with_recheck
 from dbdrift.runner.campaign import CampaignOutcome, Runner
 from dbdrift.store.store import Store
-from dbdrift.workload import Capabilities, WorkloadPlan
+from dbdrift.workload import Capabilities
 from dbdrift.workloads.htap import plan as htap_plan
 from dbdrift.workloads.htap import report as htap_report
 from dbdrift.workloads.htap import results as htap_results
@@ -53,9 +53,6 @@ from dbdrift.workloads.vector import report as vector_report
 from dbdrift.workloads.vector import results as vector_results
 from dbdrift.workloads.vector import run as vector_run
 
-
-Plan = WorkloadPlan[CampaignSpec, Table, Axis, JsonObject, Key]
-"""A workload's plan part with the plan layer's types bound (plan/campaign.py's PLANS holds these)."""
 
 R = TypeVar("R")  # a workload's report model: ReportData (sysbench), IBenchReport, TpccReport, ...
 R_co = TypeVar("R_co", covariant=True)
@@ -204,6 +201,22 @@ HTAP = repeats_workload(htap_plan, htap_run, htap_results, htap_report.render, h
 # report model; the map holds workloads of different report models, which Python's types cannot
 # name as one ("a Workload of some model"), so it holds them as Workload[Any].
 WORKLOADS: dict[str, Workload[Any]] = {w.name: w for w in (SYSBENCH, INSERT_BENCHMARK, TPCC, VECTOR, HTAP)}
+
+
+# The plan parts the campaign readers are handed: plan/campaign.py sits below the slices and
+# imports none of them.
+PLANS: Plans = {name: w.plan for name, w in WORKLOADS.items()}
+
+
+def load_campaign(path: Path, sets: list[str] | tuple[str, ...] = ()) -> CampaignSpec:
+    """plan/campaign.py's load_campaign with every workload's plan part handed in."""
+    return campaign.load_campaign(path, sets, plans=PLANS)
+
+
+def parse_campaign(data: TomlTable, source: str, base_dir: Path, default_name: str, *,
+                   text: str | None = None) -> CampaignSpec:
+    """plan/campaign.py's parse_campaign with every workload's plan part handed in."""
+    return campaign.parse_campaign(data, source, base_dir, default_name, plans=PLANS, text=text)
 
 
 def workload_of(spec: CampaignSpec) -> Workload[Any]:
