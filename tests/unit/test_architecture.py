@@ -45,13 +45,13 @@ ALLOWED = {
 # A workload's sub-package (workloads/<name>/) holds one file per role, each in the layer of its role: a
 # data set it makes (vector search's vectors and their exact neighbours) is the runner's, a pure computation
 # on its results (recall against QPS) the analysis layer's, the rows of its campaign table (keys.py) the plan
-# layer's. The runner's parts of a workload that does more than run.py holds are the runner's too: its steps
-# on one server (session.py, on runner/session.py's TargetSession), its SQL on each engine (dialect.py, on
-# runner/dialect.py's), the targets taking turns inside one driver run (turns.py) and the instruction
-# counts under callgrind (instructions.py).
+# layer's, as is sysbench's campaign expanded into each target's steps (expand.py). The runner's parts of a
+# workload that does more than run.py holds are the runner's too: its steps on one server (session.py, on
+# runner/session.py's TargetSession), its SQL on each engine (dialect.py, on runner/dialect.py's), the targets
+# taking turns inside one driver run (turns.py) and the instruction counts under callgrind (instructions.py).
 ROLES = {"catalog": "catalog", "plan": "plan", "run": "runner", "cluster": "cluster", "results": "results",
          "report": "report", "dataset": "runner", "curve": "analysis", "keys": "plan", "session": "runner",
-         "dialect": "runner", "turns": "runner", "instructions": "runner"}
+         "dialect": "runner", "turns": "runner", "instructions": "runner", "expand": "plan"}
 
 
 def module_layer(parts: list[str]) -> str:
@@ -167,6 +167,40 @@ def test_no_import_cycle_not_even_under_type_checking_or_inside_a_function():
     modules = {module_of(p) for p in paths}
     graph = {module_of(p): imported_modules(p, modules) for p in paths}
     assert import_cycle(graph) == []
+
+
+def imported_slices(path: Path) -> set[str]:
+    """The workload slices (workloads/<name>/) `path` imports, at the top, under TYPE_CHECKING or in a function."""
+    found = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.ImportFrom) and node.module == "dbdrift.workloads":
+            names = [f"{node.module}.{alias.name}" for alias in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.module:
+            names = [node.module]
+        elif isinstance(node, ast.Import):
+            names = [alias.name for alias in node.names]
+        else:
+            continue
+        found.update(n.split(".")[2] for n in names
+                     if n.startswith("dbdrift.workloads.") and n.split(".")[2] != "registry")
+    return found
+
+
+def test_the_slice_import_finder_sees_each_form_of_import(tmp_path):
+    module = tmp_path / "m.py"
+    module.write_text("from dbdrift.workloads import tpcc\nfrom dbdrift.workloads.sysbench.expand import RunStep\n"
+                      "import dbdrift.workloads.vector.run\nfrom dbdrift.workloads.registry import Workload\n"
+                      "def f():\n    from dbdrift.workloads.ibench import catalog\n")
+    assert imported_slices(module) == {"tpcc", "sysbench", "vector", "ibench"}
+
+
+def test_no_runner_module_imports_a_workload_slice():
+    """The runner runs every workload: what it asks of one is handed down (runner/campaign.py's
+    CampaignWorkload) or said as a Protocol (runner/sequential.py's MeasuredRun), and the settle
+    step and server times every workload shares are plan/lifecycle.py's, which imports no slice either."""
+    shared = [*sorted((PKG / "runner").rglob("*.py")), PKG / "plan" / "lifecycle.py"]
+    offenders = [f"{p.relative_to(PKG)} imports {sorted(imported_slices(p))}" for p in shared if imported_slices(p)]
+    assert offenders == []
 
 
 WORKLOAD_NAMES = set(WORKLOADS)

@@ -5,7 +5,8 @@ import pytest
 from dbdrift.errors import UserError
 from dbdrift.model import is_warm_run
 from dbdrift.workloads.registry import load_campaign, parse_campaign
-from dbdrift.plan.expand import FreshStep, LoadStep, RunStep, SettleStep, estimate_s, expand, restarts_before
+from dbdrift.plan.lifecycle import SettleStep
+from dbdrift.workloads.sysbench.expand import FreshStep, LoadStep, RunStep, estimate_s, expand, restarts_before
 
 MINIMAL = {"targets": [{"name": "a", "version": "17.10", "base": True}, {"name": "b", "version": "18.4"}]}
 
@@ -178,7 +179,7 @@ def test_every_warm_up_run_the_plan_marks_is_one_a_stored_row_is_known_by():
 
 
 def test_within_starts_drops_the_runs_beyond_each_tests_planned_starts_and_what_they_cost():
-    from dbdrift.plan.expand import MEASURED, SETUP, estimate_parts, run_cost_s, within_starts
+    from dbdrift.workloads.sysbench.expand import MEASURED, SETUP, estimate_parts, run_cost_s, within_starts
     spec = parse({**MINIMAL, "repeats": 5, "tests": ["point-query", "update-index"], "read_s": 10, "write_s": 10})
     plans = expand(spec)
     kept = within_starts(plans, {("point-query", 1): 3, ("update-index", 1): 5})

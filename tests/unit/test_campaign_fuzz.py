@@ -15,7 +15,7 @@ from dbdrift.errors import UserError
 from dbdrift.model import IBENCH_STEPS
 from dbdrift.plan.campaign import INT64_MAX, CampaignSpec
 from dbdrift.workloads.registry import load_campaign
-from dbdrift.plan.expand import estimate_s, expand
+from dbdrift.workloads.sysbench.expand import estimate_s, expand
 from dbdrift.workloads.ibench.plan import params as ibench_params
 
 pytestmark = pytest.mark.fault("input")

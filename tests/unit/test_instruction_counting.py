@@ -154,7 +154,7 @@ def test_a_cancelled_campaign_ends_every_driver_run_in_other_threads_as_interrup
 
 def _plan(tmp_path, tests: list[str]):
     from dbdrift.workloads.registry import parse_campaign
-    from dbdrift.plan.expand import expand
+    from dbdrift.workloads.sysbench.expand import expand
     data = {"name": "c", "rows": ROWS, "tests": tests,
             "targets": [{"name": "a", "engine": "postgres", "version": "17.10", "base": True},
                         {"name": "b", "engine": "postgres", "version": "18.4"}]}

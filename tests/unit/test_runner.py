@@ -1,4 +1,4 @@
-"""The campaign runner (runner/campaign.py, workloads/sysbench/run.py, session.py, turns.py over plan/expand.py) without
+"""The campaign runner (runner/campaign.py, workloads/sysbench/run.py, session.py, turns.py over expand.py) without
 a database: fake servers (tests/fakes.py) that log every start and stop in one shared event
 log, and the real dbdrift-driver on its `null` backend for every timed run and every load,
 settle and prewarm job. What tests/server checks end to end on real servers, here in seconds:

@@ -13,7 +13,7 @@ from dbdrift.analysis.noise import _T975, Estimate, Method, over_repeats
 from dbdrift.analysis.sequential import Outcome, look, look_at, nominal_levels, stops_note, t_quantile
 from dbdrift.app.detect import check_lines
 from dbdrift.workloads.registry import parse_campaign
-from dbdrift.plan.expand import RunStep
+from dbdrift.workloads.sysbench.expand import RunStep
 from dbdrift.runner.progress import NullProgress
 from dbdrift.runner.sequential import Sequential, Stop
 from dbdrift.workloads.sysbench.catalog import CATALOG

@@ -19,7 +19,6 @@ from dbdrift.errors import UserError
 from dbdrift.metrics import callgrind
 from dbdrift.plan.campaign import durability_note
 from dbdrift.plan.campaign import CampaignSpec, cluster_address
-from dbdrift.plan.expand import RunStep, expand
 from dbdrift.runner.campaign import placement_option
 from dbdrift.server import engines, rundir
 from dbdrift.store import guard
@@ -27,6 +26,7 @@ from dbdrift.store.store import Store
 from dbdrift.workloads.registry import workload_of
 from dbdrift.workloads.sysbench import instructions
 from dbdrift.workloads.sysbench import run as sysbench_run
+from dbdrift.workloads.sysbench.expand import RunStep, expand
 
 
 @dataclass(frozen=True)

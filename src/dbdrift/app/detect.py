@@ -20,13 +20,14 @@ from dbdrift.app.host_noise import HISTORY_STARTS, Cell, host_history, run_lengt
 from dbdrift.errors import UserError
 from dbdrift.model import JsonObject
 from dbdrift.plan.campaign import CampaignSpec
-from dbdrift.plan.expand import MEASURED, RESTART_S, RUN_OVERHEAD_S
+from dbdrift.plan.lifecycle import RESTART_S
 from dbdrift.quantities import format_duration
 from dbdrift.results.build import measurements, measurements_of
 from dbdrift.results.hosts import host_key
 from dbdrift.runner.campaign import machine_facts
 from dbdrift.store.store import Store
 from dbdrift.workloads.registry import SYSBENCH, Workload, workload_of
+from dbdrift.workloads.sysbench.expand import MEASURED, RUN_OVERHEAD_S
 
 
 CALIBRATE_MORE = "--set repeats=8"  # the starts a calibration needs for 2% on a host like these (docs/noise.md E21)
@@ -234,7 +235,7 @@ def _planned_repeats(spec: CampaignSpec, store: Store | None, workload: Workload
 
 def _fixed_s(spec: CampaignSpec) -> float:
     """What a campaign takes besides its measured runs: starts, loads, settles and warm-up runs."""
-    from dbdrift.plan.expand import expand
+    from dbdrift.workloads.sysbench.expand import expand
     from dbdrift.workloads.sysbench.run import estimate_by_part
     once = replace(spec, repeats=1, count_instructions=False)
     parts = estimate_by_part(once, expand(once), [])

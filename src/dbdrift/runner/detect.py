@@ -14,11 +14,10 @@ from typing import Callable
 from dbdrift.analysis import planning
 from dbdrift.analysis.power import detectable_change
 from dbdrift.plan.campaign import CampaignSpec
-from dbdrift.plan.expand import RunStep
 from dbdrift.quantities import format_duration
 from dbdrift.runner.campaign import CampaignOutcome, CellEstimates, Runner
 from dbdrift.runner.progress import ProgressSink
-from dbdrift.runner.sequential import DETECT_STEP, Sequential, Stop
+from dbdrift.runner.sequential import DETECT_STEP, MeasuredRun, Sequential, Stop
 from dbdrift.store.store import Store
 
 
@@ -38,11 +37,11 @@ class Planned:
         self.spent = False
         self.first: int | None = None  # the first repeat this process runs (wants_repeat)
 
-    def wants(self, step: RunStep) -> bool:
+    def wants(self, step: MeasuredRun) -> bool:
         """Whether this measured run (a start of its test) is to run."""
         return self._wants((step.name, step.threads), step.repeat)
 
-    def after(self, step: RunStep) -> None:
+    def after(self, step: MeasuredRun) -> None:
         """A start of a test is stored: after its first MIN_STARTS decide its starts; after its
         last say what it can detect."""
         key, done = (step.name, step.threads), step.repeat + 1

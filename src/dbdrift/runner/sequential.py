@@ -20,19 +20,30 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
-from typing import Callable
+from typing import Callable, Protocol
 
 from dbdrift.analysis import planning
 from dbdrift.analysis.sequential import BUDGET, CAP, DECIDED, Outcome, look_at, stop_text
 from dbdrift.model import JsonObject
 from dbdrift.plan.campaign import CampaignSpec
-from dbdrift.plan.expand import RunStep
 from dbdrift.quantities import format_duration
 from dbdrift.runner.campaign import CellEstimates
 from dbdrift.runner.progress import ProgressSink
 
 Key = tuple[str, int]
 DETECT_STEP = "detect"  # the kind of the stored step that records a stop (its label the cell, its status why)
+
+
+class MeasuredRun(Protocol):
+    """What deciding a cell's starts asks of a measured run (sysbench's RunStep): its cell, the
+    test's name and threads, and which start of it the run is."""
+
+    @property
+    def name(self) -> str: ...
+    @property
+    def threads(self) -> int: ...
+    @property
+    def repeat(self) -> int: ...
 
 
 @dataclass(frozen=True)
@@ -78,7 +89,7 @@ class Sequential:
         self.first_repeat: int | None = None
 
     # -- per test (sysbench) ---------------------------------------------------------------------
-    def wants(self, step: RunStep) -> bool:
+    def wants(self, step: MeasuredRun) -> bool:
         """Whether this measured run (a start of its cell) is to run."""
         key, repeat = (step.name, step.threads), step.repeat
         if key not in self.plans:
@@ -98,7 +109,7 @@ class Sequential:
             return False
         return True
 
-    def after(self, step: RunStep) -> None:
+    def after(self, step: MeasuredRun) -> None:
         """A start of a cell is stored: after its last one allowed, its final look."""
         key, done = (step.name, step.threads), step.repeat + 1
         if key in self.plans and key not in self.stops and done >= max(self.plans[key].most, planning.MIN_STARTS):

@@ -23,7 +23,7 @@ from dbdrift.errors import DriverError, ServerError, UserError, interrupted_erro
 from dbdrift.model import InstallInfo, JsonObject, TargetSpec, WorkloadRun
 from dbdrift.metrics import binary
 from dbdrift.plan.campaign import CampaignSpec
-from dbdrift.plan.expand import SETTLE_WORK_S, START_S, SettleStep
+from dbdrift.plan.lifecycle import SETTLE_WORK_S, START_S, SettleStep
 from dbdrift.runner import sourcebuild
 from dbdrift.runner.dialect import for_engine
 from dbdrift.metrics.sampler import Sampler

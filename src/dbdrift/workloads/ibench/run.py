@@ -19,7 +19,7 @@ from dbdrift.errors import DriverError, ServerError, interrupted_error
 from dbdrift.metrics.sampler import Sampler
 from dbdrift.model import EngineEvents, InsertStepResult, InstallInfo, JsonObject
 from dbdrift.plan.campaign import CampaignSpec
-from dbdrift.plan.expand import SettleStep
+from dbdrift.plan.lifecycle import SettleStep
 from dbdrift.runner.campaign import CampaignOutcome, Runner, target_repeats
 from dbdrift.runner.detect import planned_repeats
 from dbdrift.runner.session import TargetSession, settle_wait

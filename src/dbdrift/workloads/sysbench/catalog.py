@@ -314,7 +314,7 @@ def five_group(name: str) -> str | None:
 
 # Execution order (the current all_small.sh; docs/methodology.md). The .pre block runs where
 # today's point-query.pre runs, in the 42-era order; warm runs are in WARM_BEFORE (and
-# point-query.warm after the load: plan/expand.py).
+# point-query.warm after the load: expand.py).
 RUN_ORDER = (
     "point-query.pre_range=100", "random-points.pre_range=10", "random-points.pre_range=100",
     "random-points.pre_range=1000", "read-only.pre_range=10", "read-only.pre_range=100",
@@ -331,7 +331,7 @@ RUN_ORDER = (
     "points-covered-si", "points-notcovered-si", "range-covered-si", "range-notcovered-si",
     "delete", "insert",
 )
-# The database is settled after the load and after this test (plan/expand.py also settles
+# The database is settled after the load and after this test (expand.py also settles
 # before the post-write reads when this test is not selected).
 SETTLE_AFTER = "read-write_range=100"
 # Warm-up runs that precede a test (not reported: their names contain "warm").

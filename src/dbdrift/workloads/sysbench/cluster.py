@@ -6,7 +6,7 @@ from dataclasses import asdict, replace
 
 from dbdrift.cluster.units import target_ids
 from dbdrift.plan.campaign import CampaignSpec
-from dbdrift.plan.expand import expand
+from dbdrift.workloads.sysbench.expand import expand
 from dbdrift.workloads.sysbench import instructions
 from dbdrift.workloads.sysbench.session import new_record
 from dbdrift.store.store import Store

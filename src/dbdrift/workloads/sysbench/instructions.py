@@ -37,8 +37,9 @@ from dbdrift.errors import DriverError, UserError
 from dbdrift.model import JsonObject
 from dbdrift.metrics.callgrind import Profile, parse_profile, require_valgrind, wait_complete
 from dbdrift.plan.campaign import CampaignSpec
-from dbdrift.plan.expand import START_S, LoadStep, RunStep, SettleStep, TargetPlan
+from dbdrift.plan.lifecycle import START_S, SettleStep
 from dbdrift.workloads.sysbench.dialect import DBNAME
+from dbdrift.workloads.sysbench.expand import LoadStep, RunStep, TargetPlan
 from dbdrift.workloads.sysbench.session import SysbenchSession
 from dbdrift.server import osuser
 from dbdrift.server.mariadb import MariaDBServer

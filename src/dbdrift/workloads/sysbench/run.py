@@ -24,8 +24,7 @@ from dbdrift.metrics.callgrind import require_valgrind
 from dbdrift.model import InstallInfo
 from dbdrift.plan import rounds
 from dbdrift.plan.campaign import CampaignSpec, target_to_dict
-from dbdrift.plan.expand import (MEASURED, SETTLES, SETUP, WARM, FreshStep, LoadStep, RunStep, SettleStep, Step,
-                                 TargetPlan, estimate_parts, expand, restarts_before, run_cost_s, within_starts)
+from dbdrift.plan.lifecycle import SettleStep
 from dbdrift.runner.campaign import CampaignOutcome, Runner
 from dbdrift.runner.detect import Planned, follow
 from dbdrift.runner.sequential import Sequential
@@ -33,6 +32,9 @@ from dbdrift.runner.progress import LanesProgress, ProgressSink, Tally
 from dbdrift.runner.session import settle_wait
 from dbdrift.workloads.sysbench import instructions, turns
 from dbdrift.workloads.sysbench.session import SysbenchSession
+from dbdrift.workloads.sysbench.expand import (MEASURED, SETTLES, SETUP, WARM, FreshStep, LoadStep, RunStep, Step,
+                                              TargetPlan, estimate_parts, expand, restarts_before, run_cost_s,
+                                              within_starts)
 from dbdrift.store.store import Store
 from dbdrift.quantities import format_duration
 
@@ -64,7 +66,7 @@ COUNTS = "instruction counts"
 
 
 def estimate_by_part(spec: CampaignSpec, timed: list[TargetPlan], counted: list[TargetPlan]) -> dict[str, float]:
-    """estimate's seconds by part (plan/expand.py estimate_parts, and the instruction counts),
+    """estimate's seconds by part (expand.py estimate_parts, and the instruction counts),
     summed over the targets."""
     in_turns = spec.order == "turns" and len(timed) > 1
     parts: dict[str, float] = {}

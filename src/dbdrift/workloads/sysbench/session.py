@@ -18,13 +18,14 @@ from dbdrift.driver.protocol import RunTotals, latency_of, totals
 from dbdrift.errors import ServerError, UserError, interrupted_error
 from dbdrift.model import STEAL_MAX_PCT, InstallInfo, JsonObject, TargetSpec
 from dbdrift.plan.campaign import CampaignSpec
-from dbdrift.plan.expand import RESTART_S, STOP_S, FreshStep, LoadStep, RunStep, SettleStep, load_s, run_s
+from dbdrift.plan.lifecycle import RESTART_S, STOP_S, SettleStep
 from dbdrift.runner.observe import RunObservers
 from dbdrift.runner.progress import ProgressSink
 from dbdrift.runner.session import TargetSession
 from dbdrift.store.store import RunRecord, Store
 from dbdrift.workloads.sysbench import catalog as sysbench
 from dbdrift.workloads.sysbench.dialect import DBNAME, SysbenchDialect, for_engine
+from dbdrift.workloads.sysbench.expand import FreshStep, LoadStep, RunStep, load_s, run_s
 
 
 class SysbenchSession(TargetSession):

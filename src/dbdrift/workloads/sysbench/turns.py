@@ -23,7 +23,7 @@ from dbdrift.driver.protocol import DriverOutput
 from dbdrift.errors import ServerError
 from dbdrift.model import JsonObject
 from dbdrift.plan import rounds
-from dbdrift.plan.expand import RunStep, run_s
+from dbdrift.workloads.sysbench.expand import RunStep, run_s
 from dbdrift.runner.observe import RunObservers
 from dbdrift.workloads.sysbench.session import RunPace, SysbenchSession
 from dbdrift.runner.steal import WindowedSteal

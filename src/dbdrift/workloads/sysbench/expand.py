@@ -1,15 +1,18 @@
-"""Expand a campaign into the ordered steps each target executes (docs/methodology.md).
+"""Expand a sysbench campaign into the ordered steps each target executes (docs/methodology.md),
+and what they are expected to take.
 
-Pure: no I/O. The runner walks these steps; the store keys results by RunStep.key.
+Pure: no I/O. The slice's run.py walks these steps; the store keys results by RunStep.key. The
+settle step and a server's start, restart and stop are every workload's (plan/lifecycle.py).
 """
 from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
-from dbdrift.workloads.sysbench.catalog import CATALOG, RUN_ORDER, SETTLE_AFTER, WARM_BEFORE, MicrobenchmarkSpec
 from dbdrift.model import TargetSpec
 from dbdrift.plan.campaign import CampaignSpec
+from dbdrift.plan.lifecycle import RESTART_S, SETTLE_WORK_S, START_S, STOP_S, SettleStep
+from dbdrift.workloads.sysbench.catalog import CATALOG, RUN_ORDER, SETTLE_AFTER, WARM_BEFORE, MicrobenchmarkSpec
 
 
 @dataclass(frozen=True)
@@ -20,16 +23,6 @@ class LoadStep:
     @property
     def label(self) -> str:
         return f"load {self.tables}x{self.rows:,} rows"
-
-
-@dataclass(frozen=True)
-class SettleStep:
-    total_s: float
-    after: str  # "load" or the test it follows
-
-    @property
-    def label(self) -> str:
-        return f"settle after {self.after}"
 
 
 @dataclass(frozen=True)
@@ -142,13 +135,7 @@ def restarts_before(spec: CampaignSpec, step: Step) -> bool:
     return isinstance(step, RunStep) and not step.warm and step.repeat > 0 and spec.restart == "repeat"
 
 
-# Seconds a fresh server takes to initialise and start, as measured on a 2-CPU VM (MySQL's
-# --initialize is the slow part): the progress ETA's share of each target's start.
-START_S = {"postgres": 2.0, "mariadb": 8.0, "mysql": 14.0}
 RUN_OVERHEAD_S = 0.5  # a driver run's own setup beyond its warm-up and measured seconds
-RESTART_S = 3.0  # a server's restart between repeats
-STOP_S = 1.0  # a server's stop before its data directory is replaced (restart = "reload")
-SETTLE_WORK_S = 1.0  # a settle's work (vacuum, checkpoint; InnoDB's flushing) before its quiet wait
 # Each step the runner reports is given exactly its part of the estimate (progress ETA): a run
 # run_s, a restart RESTART_S, a new server STOP_S and its start START_S, a settle's work
 # SETTLE_WORK_S and its wait the rest of settle_s, a load load_s.
