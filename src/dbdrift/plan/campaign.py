@@ -12,9 +12,8 @@ import tomllib
 from dataclasses import dataclass, replace
 from pathlib import Path
 from collections.abc import Mapping
-from typing import TypeVar
+from typing import Protocol, TypeVar
 
-from dbdrift.workloads.sysbench.catalog import MicrobenchmarkSpec, select_tests
 from dbdrift.errors import InputError, UserError
 from dbdrift.model import ENGINES, JsonObject, TargetSpec
 from dbdrift.workload import Capabilities, WorkloadPlan
@@ -27,6 +26,16 @@ from dbdrift.plan.keys import INT64_MAX
 from dbdrift.quantities import brief_repr
 
 T = TypeVar("T")
+
+
+class Test(Protocol):
+    """One test of the campaign's `tests` as this layer sees it (sysbench's MicrobenchmarkSpec,
+    which its slice's parse puts there): its name and which duration key applies to it."""
+
+    @property
+    def name(self) -> str: ...
+    @property
+    def duration_kind(self) -> str: ...  # read | write | insert
 
 
 Plan = WorkloadPlan["CampaignSpec", fields.Table, Axis, JsonObject, keys.Key]
@@ -62,8 +71,8 @@ class CampaignSpec:
 
     name: str
     targets: tuple[TargetSpec, ...]
-    tests: tuple[MicrobenchmarkSpec, ...]
     workload_plan: Plan  # the plan part of this campaign's workload (its slice's plan.py), handed to the reader
+    tests: tuple[Test, ...] = ()  # sysbench's tests, in run order (its parse resolves `tests`); () for the others
     tables: int = _default("tables", int)
     rows: int = _default("rows", int)
     threads: tuple[int, ...] = _default("threads", tuple)
@@ -125,7 +134,7 @@ class CampaignSpec:
         """True when no target sets base = true and the first one is the base: worth saying so."""
         return not any(t.base for t in self.targets)
 
-    def duration_for(self, test: MicrobenchmarkSpec) -> float:
+    def duration_for(self, test: Test) -> float:
         return {"read": self.read_s, "write": self.write_s, "insert": self.insert_s}[test.duration_kind]
 
     def settle_total_s(self) -> float:
@@ -241,7 +250,7 @@ def parse_campaign(data: TomlTable, source: str, base_dir: Path, default_name: s
     targets = expand_targets(targets, axes, patterns, where)
     _check_targets(targets, where)
     spec = CampaignSpec(name=fields.name(data.get("name", default_name), f"{where}: name"), targets=targets,
-                        tests=tuple(select_tests(None)), workload_plan=plan, source=source,
+                        workload_plan=plan, source=source,
                         allow_large=top.allow_large, axes=axes, variant_patterns=patterns)
     spec = _with_workload(_with_detect(_with_shared_keys(spec, top), top), top, plans)
     spec = with_twin(spec, top.flag("aa_twin"), where)

@@ -94,7 +94,7 @@ def _sequence(spec: CampaignSpec, repeats: Sequence[int]) -> list[Step]:
     if spec.warm_runs and reads_follow(spec):
         steps.append(_warm(spec, "point-query.warm", "point-query", spec.read_s, spec.tables, first))
     wrote = False  # a write test ran since the last settle
-    for test in spec.tests:
+    for test in tests_of(spec):
         if wrote and test.group != "writes" and RUN_ORDER.index(test.name) > RUN_ORDER.index(SETTLE_AFTER):
             # The post-write reads need a settled database (vacuumed, visibility map set) even
             # when read-write_range=100, after which the scripts settle, is not selected.
@@ -115,7 +115,13 @@ def _sequence(spec: CampaignSpec, repeats: Sequence[int]) -> list[Step]:
 def reads_follow(spec: CampaignSpec) -> bool:
     """Whether a read test is selected: point-query.warm (read_s of point queries after each
     load) warms the cache for the reads, so a campaign of writes alone does not run it."""
-    return any(test.group != "writes" for test in spec.tests)
+    return any(test.group != "writes" for test in tests_of(spec))
+
+
+def tests_of(spec: CampaignSpec) -> tuple[MicrobenchmarkSpec, ...]:
+    """The campaign's tests as the catalogue's entries: the plan layer holds them by what it
+    asks of a test (plan/campaign.py's Test), and its parse put these very entries there."""
+    return tuple(CATALOG[t.name] for t in spec.tests)
 
 
 def _measured(spec: CampaignSpec, test: MicrobenchmarkSpec, threads: int, repeats: Sequence[int]) -> list[RunStep]:
