@@ -163,6 +163,33 @@ def pending_runs(spec: CampaignSpec, plans: list[TargetPlan],
     return pending
 
 
+def resume_left(store: Store, campaign_id: int, spec: CampaignSpec) -> tuple[str, float]:
+    """What `run --resume` would still run of the stored campaign, as the sequence decides it (the
+    measured runs each target lacks, pending_runs; the targets whose counts are missing): a line
+    saying so and its expected seconds (`run --resume --check`)."""
+    ids = {t.name: t.id for t in store.targets(campaign_id)}
+    plans = expand(spec)
+    done = {name: store.completed_runs(target_id) for name, target_id in ids.items()}
+    pending = pending_runs(spec, plans, done)
+    left = [replace(p, steps=tuple(s for s in p.steps if not isinstance(s, RunStep) or s.warm or s.key in keys))
+            for p, keys in zip(plans, pending) if keys]
+    counted = [p for p in plans if spec.count_instructions and instructions.supports(p.target.engine)
+               and set(spec.test_names) - store.counted_tests(ids.get(p.target.name, -1))]
+    runs = sum(1 for p in plans for r in p.runs if not r.warm) if spec.timed else 0
+    to_run = sum(len(keys) for keys in pending) if spec.timed else 0
+    expected = estimate(spec, left if spec.timed else [], counted)[0]
+    return (f"{runs - to_run} of {runs} timed runs stored, {to_run} to run"
+            + (f", {len(counted)} target(s) to count" if spec.count_instructions else ""), expected)
+
+
+def fixed_s(spec: CampaignSpec) -> float:
+    """What a campaign takes besides its measured runs: starts, loads, settles and warm-up runs
+    (what detect's plan adds to the runs it chooses the lengths of)."""
+    once = replace(spec, repeats=1, count_instructions=False)
+    parts = estimate_by_part(once, expand(once), [])
+    return sum(parts.values()) - parts.get(MEASURED, 0.0)
+
+
 def to_run(state: TargetState) -> TargetPlan:
     """A target's plan without the measured runs that are not pending (stored, for --resume):
     what it runs, so the progress estimate counts only that."""
