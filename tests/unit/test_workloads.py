@@ -78,8 +78,11 @@ def test_a_workload_of_whole_repeats_splits_its_repeats_and_a_sysbench_one_its_t
 
 
 def test_every_workload_answers_every_hook_with_a_function_of_its_own():
-    hooks = [f.name for f in fields(Workload) if f.name != "plan"]
+    hooks = [f.name for f in fields(Workload) if f.name not in ("plan", "tests")]  # plan, tests: objects of hooks
     unanswered = [(name, hook) for name, w in WORKLOADS.items() for hook in hooks if not callable(getattr(w, hook))]
+    unanswered += [(name, f"tests.{hook}") for name, w in WORKLOADS.items()
+                   for hook in ("select", "entries", "group_titles", "duration_kind", "writes")
+                   if not callable(getattr(w.tests, hook, None))]
     assert unanswered == [] and all(callable(p.axes) and isinstance(p.demo_targets, dict) for p in PLANS.values())
 
 
@@ -95,3 +98,29 @@ def test_sysbench_has_no_test_judged_over_repeats_nor_a_value_per_repeat(tmp_pat
     sysbench = WORKLOADS["sysbench"]
     assert sysbench.judged(spec()) == () and sysbench.estimates(store, cid) == {}
     assert sysbench.history_values(store, cid) == {}
+
+
+def test_a_workload_of_whole_repeats_resumes_the_target_repeat_pairs_not_stored_whole(tmp_path):
+    from dbdrift.model import WorkloadRun
+    from dbdrift.store.store import Store
+    store = Store(tmp_path / "s.db")
+    htap = spec(workload="htap", repeats=2)
+    cid = store.add_campaign("c", {"name": "c"}, {"cpus": 2}, "0.1.0")
+    ids = [store.ensure_target(cid, t.name, t.engine, i, i == 0, {}) for i, t in enumerate(htap.targets)]
+    store.add_workload_run(ids[0], WorkloadRun(target="a", workload="htap", status="ok", repeat=0))
+    store.add_workload_run(ids[1], WorkloadRun(target="b", workload="htap", status="failed", repeat=0))
+    line, expected = workload_of(htap).resume_left(store, cid, htap)
+    assert line == "1 of 4 (target, repeat) runs stored, 3 to run"
+    assert expected == pytest.approx(workload_of(htap).estimate(htap)[0] * 3 / 4)
+
+
+def test_a_workload_without_microbenchmarks_refuses_tests_naming_itself():
+    from dbdrift.errors import UserError
+    with pytest.raises(UserError, match="--tests selects sysbench microbenchmarks; TPROC-C has none"):
+        WORKLOADS["tpcc"].tests.select(["point-query"])
+
+
+def test_only_sysbench_counts_time_besides_its_measured_runs_and_an_overhead_per_run():
+    costs = {name: w.detect_costs(spec(workload=name)) for name, w in WORKLOADS.items()}
+    fixed, per_run = costs.pop("sysbench")
+    assert fixed > 0 and per_run > spec().warmup_s and set(costs.values()) == {(0.0, 0.0)}

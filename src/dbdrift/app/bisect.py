@@ -21,7 +21,6 @@ from dbdrift.analysis.bisect import Outcome, bisect
 from dbdrift.analysis.instructions import canonical
 from dbdrift.metrics import callgrind
 from dbdrift.runner.progress import NullProgress, ProgressSink
-from dbdrift.workloads.sysbench.catalog import select_tests
 from dbdrift.errors import UserError
 from dbdrift.model import JsonObject, version_key
 from dbdrift.plan.campaign import CampaignSpec
@@ -35,7 +34,7 @@ from dbdrift.runner.campaign import Runner, machine_facts
 from dbdrift.server import engines, versions
 from dbdrift.store.lock import campaign_lock
 from dbdrift.store.store import Store
-from dbdrift.workloads.registry import workload_of
+from dbdrift.workloads.registry import SYSBENCH, workload_of
 
 PREFIX = {"postgres": "pg", "mysql": "my", "mariadb": "ma"}
 METRICS = ("instructions", "qps")
@@ -248,7 +247,7 @@ def choose(request: BisectRequest) -> Candidates:
     the test, --source with --build, both ends (fetchable, the same source, good before bad; or
     commits of the checkout), valgrind for --metric instructions, and the campaign each
     measurement runs, --set included (refused here, not skipped as each version fails)."""
-    select_tests([request.test])  # an unknown test is refused before anything is fetched or built
+    SYSBENCH.tests.select([request.test])  # an unknown test is refused before anything is fetched or built
     if request.source:
         if not request.build:
             raise UserError("--source needs --build 'COMMAND'",

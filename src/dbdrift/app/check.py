@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import shutil
 import tempfile
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 
 from dbdrift import cpus, env
@@ -24,9 +24,6 @@ from dbdrift.server import engines, rundir
 from dbdrift.store import guard
 from dbdrift.store.store import Store
 from dbdrift.workloads.registry import workload_of
-from dbdrift.workloads.sysbench import instructions
-from dbdrift.workloads.sysbench import run as sysbench_run
-from dbdrift.workloads.sysbench.expand import RunStep, expand
 
 
 @dataclass(frozen=True)
@@ -91,9 +88,9 @@ class Resumed:
 
 
 def resumed(spec: CampaignSpec, store: Path) -> Resumed:
-    """What --resume would run, read from the store read-only, as the runner decides it: per
-    target the measured runs it lacks (sysbench, Sequence._states), or per target and repeat a
-    complete result (the workloads that run whole repeats, Runner.one_after_another)."""
+    """What --resume would run, read from the store read-only, as the runner decides it
+    (Workload.resume_left): per target the measured runs it lacks (sysbench), or per target and
+    repeat a complete result (the workloads that run whole repeats)."""
     if not store.exists():
         return Resumed(f"--resume: {store} does not exist yet; the whole campaign runs", None)
     opened = Store(store, read_only=True)
@@ -101,47 +98,10 @@ def resumed(spec: CampaignSpec, store: Path) -> Resumed:
         campaign_id = opened.latest_campaign_id(spec.name)
         if campaign_id is None:
             return Resumed(f"--resume: no campaign {spec.name} in {store}; the whole campaign runs", None)
-        ids = {t.name: t.id for t in opened.targets(campaign_id)}
-        if spec.caps.per_test_runs:
-            return _runs_left(spec, opened, campaign_id, ids)
-        return _repeats_left(spec, opened, campaign_id, ids)
+        line, expected = workload_of(spec).resume_left(opened, campaign_id, spec)
+        return Resumed(f"--resume of campaign #{campaign_id}: {line}", expected)
     finally:
         opened.close()
-
-
-def _runs_left(spec: CampaignSpec, store: Store, campaign_id: int, ids: dict[str, int]) -> Resumed:
-    plans = expand(spec)
-    done = {name: store.completed_runs(target_id) for name, target_id in ids.items()}
-    pending = sysbench_run.pending_runs(spec, plans, done)
-    left = [replace(p, steps=tuple(s for s in p.steps if not isinstance(s, RunStep) or s.warm or s.key in keys))
-            for p, keys in zip(plans, pending) if keys]
-    counted = [p for p in plans if spec.count_instructions and instructions.supports(p.target.engine)
-               and set(spec.test_names) - store.counted_tests(ids.get(p.target.name, -1))]
-    runs = sum(1 for p in plans for r in p.runs if not r.warm) if spec.timed else 0
-    to_run = sum(len(keys) for keys in pending) if spec.timed else 0
-    expected = sysbench_run.estimate(spec, left if spec.timed else [], counted)[0]
-    return Resumed(f"--resume of campaign #{campaign_id}: {runs - to_run} of {runs} timed runs stored, "
-                   f"{to_run} to run" + (f", {len(counted)} target(s) to count" if spec.count_instructions else ""),
-                   expected)
-
-
-def _repeats_left(spec: CampaignSpec, store: Store, campaign_id: int, ids: dict[str, int]) -> Resumed:
-    repeats = spec.only_repeats if spec.only_repeats is not None else range(spec.repeats)
-    units = [(t.name, r) for r in repeats for t in spec.targets]
-    # a repeat kept as steps (the Insert Benchmark's) is done when every step it judges, every step it runs, is
-    # stored; a workload that judges nothing has no such repeats
-    judged = workload_of(spec).judged
-    wanted = set(judged(spec)) if judged is not None else None
-
-    def done(name: str, repeat: int) -> bool:  # whichever table the campaign's workload keeps its repeats in
-        target_id = ids.get(name)
-        return target_id is not None and (store.tpcc_done(target_id, repeat) or store.workload_done(target_id, repeat)
-                                          or (wanted is not None and store.ibench_done(target_id, repeat) >= wanted))
-
-    to_run = sum(1 for name, repeat in units if not done(name, repeat))
-    expected = workload_of(spec).estimate(spec)[0] * to_run / len(units) if units else 0.0
-    return Resumed(f"--resume of campaign #{campaign_id}: {len(units) - to_run} of {len(units)} (target, repeat) "
-                   f"runs stored, {to_run} to run", expected)
 
 
 def preflight(spec: CampaignSpec, work: Path | None) -> None:

@@ -16,18 +16,16 @@ from dbdrift.analysis.floor import noise_floor
 from dbdrift.analysis.instructions import instruction_verdict
 from dbdrift.analysis.noise import JUDGING, Estimate, Judging, Verdict
 from dbdrift.analysis.relative import compare
-from dbdrift.app.host_noise import HISTORY_STARTS, Cell, host_history, run_lengths, duration_kind
+from dbdrift.app.host_noise import HISTORY_STARTS, Cell, host_history, run_lengths
 from dbdrift.errors import UserError
 from dbdrift.model import JsonObject
 from dbdrift.plan.campaign import CampaignSpec
-from dbdrift.plan.lifecycle import RESTART_S
 from dbdrift.quantities import format_duration
 from dbdrift.results.build import measurements, measurements_of
 from dbdrift.results.hosts import host_key
 from dbdrift.runner.campaign import machine_facts
 from dbdrift.store.store import Store
 from dbdrift.workloads.registry import SYSBENCH, Workload, workload_of
-from dbdrift.workloads.sysbench.expand import MEASURED, RUN_OVERHEAD_S
 
 
 CALIBRATE_MORE = "--set repeats=8"  # the starts a calibration needs for 2% on a host like these (docs/noise.md E21)
@@ -146,7 +144,8 @@ def _noise_of(store: Store, campaign_id: int, spec: JsonObject, workload: Worklo
     seconds = run_lengths(spec)
     measurements = measurements_of(store, campaign_id)
     noise = planning.noise_of(measurements, targets[0],
-                              {m.test: seconds.get(duration_kind(m.test), 0.0) for m in measurements})
+                              {m.test: seconds.get(workload.tests.duration_kind(m.test), 0.0)
+                               for m in measurements})
     if not noise:
         return None
     return noise, noise_floor(compare(measurements, targets, targets[0], sorted({m.test for m in measurements})))
@@ -185,9 +184,8 @@ def planned(spec: CampaignSpec, store: Store | None) -> CampaignSpec:
         for t in spec.tests:
             found_noise, source = rests.of((t.name, threads))
             cells.append(planning.Cell(t.name, threads, t.duration_kind, found_noise, floors.get(t.name, 0.0), source))
-    fixed = _fixed_s(spec)
+    fixed, overhead = workload.detect_costs(spec)
     lengths_tried = tuple(sorted(set(planning.LENGTHS) | {spec.read_s, spec.write_s, spec.insert_s}))
-    overhead = spec.warmup_s + RUN_OVERHEAD_S + RESTART_S
     found = planning.plan(cells, spec.detect, fixed, spec.budget, named, len(spec.targets), overhead, lengths_tried,
                           tuple(noise.values()))
     chosen = found.lengths
@@ -195,20 +193,14 @@ def planned(spec: CampaignSpec, store: Store | None) -> CampaignSpec:
     shaped = replace(spec, read_s=chosen.get("read", spec.read_s), write_s=write_s,
                      insert_s=chosen.get("insert", write_s if "write" in chosen else spec.insert_s))
     # the warm-up runs last read_s: plan again with the fixed part the chosen lengths give
-    found = planning.plan(cells, spec.detect, _fixed_s(shaped), spec.budget, named, len(spec.targets), overhead,
+    found = planning.plan(cells, spec.detect, workload.detect_costs(shaped)[0], spec.budget, named, len(spec.targets), overhead,
                           tuple(found.lengths.values()), tuple(noise.values()), spec.sequential)
     found = _told(found, rests)
     stored = found.to_dict()
     if spec.sequential and spec.count_instructions:  # the budget's first priority (runner/sequential.py)
-        stored["tests"] = [{**p.to_dict(), "blind": _blind(p.test)} for p in found.tests]
+        # blind: instruction counts cannot see the test's cost, since it writes and so waits on I/O and locks
+        stored["tests"] = [{**p.to_dict(), "blind": workload.tests.writes(p.test)} for p in found.tests]
     return replace(shaped, repeats=max(p.most for p in found.tests), detect_plan=stored)
-
-
-def _blind(test: str) -> bool:
-    """Whether instruction counts cannot see the test's cost: it writes, and so waits on I/O and
-    locks (catalog rw other than "R")."""
-    from dbdrift.workloads.sysbench.catalog import CATALOG
-    return test in CATALOG and CATALOG[test].rw != "R"
 
 
 def _told(found: planning.DetectPlan, rests: PlanNoise) -> planning.DetectPlan:
@@ -231,15 +223,6 @@ def _planned_repeats(spec: CampaignSpec, store: Store | None, workload: Workload
     # undecided, below its most and within the budget); `sequential = false`: the fixed plan
     found = replace(found, sequential=spec.sequential)
     return replace(spec, repeats=max(p.most for p in found.tests), detect_plan=found.to_dict())
-
-
-def _fixed_s(spec: CampaignSpec) -> float:
-    """What a campaign takes besides its measured runs: starts, loads, settles and warm-up runs."""
-    from dbdrift.workloads.sysbench.expand import expand
-    from dbdrift.workloads.sysbench.run import estimate_by_part
-    once = replace(spec, repeats=1, count_instructions=False)
-    parts = estimate_by_part(once, expand(once), [])
-    return sum(parts.values()) - parts.get(MEASURED, 0.0)
 
 
 def check_lines(spec: CampaignSpec) -> list[str]:

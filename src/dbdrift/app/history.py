@@ -11,7 +11,6 @@ from dbdrift.analysis.changepoints import EXTRA, Unavailable, change_points, det
 from dbdrift.analysis.noise import JUDGING, Judging
 from dbdrift.model import JsonObject
 from dbdrift.quantities import format_percent
-from dbdrift.workloads.sysbench.catalog import select_tests
 from dbdrift.errors import UserError
 from dbdrift.origin import extra_hint
 from dbdrift.report import history as render
@@ -22,7 +21,7 @@ from dbdrift.results.twins import HostTwins, TwinPoint, by_host, rate_of, twin_o
 from dbdrift.results.workload import workload_of as stored_workload_name
 from dbdrift.store.store import Store
 from dbdrift.version import __version__
-from dbdrift.workloads.registry import WORKLOADS
+from dbdrift.workloads.registry import SYSBENCH, WORKLOADS
 
 FALSE_VERDICTS = "false-verdicts"  # the A/A twins' false verdicts per host over time (results/twins.py)
 METRICS = (*history.METRICS, FALSE_VERDICTS)
@@ -62,7 +61,7 @@ def run(request: HistoryRequest, store: Store) -> HistoryOutcome:
     if request.tests and request.metric == "rate":  # a workload's measures (l.i0, NOPM) are not the catalog's
         tests: list[str] | None = list(request.tests)
     else:
-        tests = [t.name for t in select_tests(list(request.tests))] if request.tests else None
+        tests = [t.name for t in SYSBENCH.tests.select(list(request.tests))] if request.tests else None
     found = history.points(store, request.metric, tests, workload_values)
     host = request.host or history.newest_host(store) or "all"  # the store holds a campaign, so a host
     hosts = sorted({p.host for p in found})

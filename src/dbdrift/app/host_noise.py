@@ -131,7 +131,7 @@ def evidence_of(store: Store, campaign_id: int, spec: JsonObject, workload: Work
         base = next((t.name for t in targets if t.is_base), targets[0].name)
         measurements = measurements_of(store, campaign_id)
         seconds = run_lengths(spec)
-        noise = planning.noise_of(measurements, base, {m.test: seconds.get(duration_kind(m.test), 0.0)
+        noise = planning.noise_of(measurements, base, {m.test: seconds.get(workload.tests.duration_kind(m.test), 0.0)
                                                        for m in measurements})
     if not noise:
         return None
@@ -145,8 +145,3 @@ def run_lengths(spec: JsonObject) -> dict[str, float]:
     write = float(spec.get("write_s") or 0.0)
     return {"read": float(spec.get("read_s") or 0.0), "write": write, "insert": float(spec.get("insert_s") or write)}
 
-
-def duration_kind(test: str) -> str:
-    """A catalog test's duration kind (read for a test this dbdrift does not know)."""
-    from dbdrift.workloads.sysbench.catalog import CATALOG
-    return CATALOG[test].duration_kind if test in CATALOG else "read"

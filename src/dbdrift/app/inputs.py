@@ -5,12 +5,14 @@ from __future__ import annotations
 
 from dbdrift.analysis.noise import JUDGING, Judging
 from dbdrift.errors import UserError
-from dbdrift.workloads.sysbench.catalog import select_tests
 from dbdrift.model import ENGINES
 from dbdrift.quantities import PercentRange, format_duration, format_percent, parse_duration_s, parse_percent
+from dbdrift.workloads.registry import SYSBENCH
 
 __all__ = ["ENGINES", "JUDGING", "Judging", "PercentRange", "format_duration", "format_percent", "parse_duration_s", "parse_percent",
            "select_tests", "split_list"]
+
+select_tests = SYSBENCH.tests.select  # test, group and set names resolved into the microbenchmarks they name
 
 
 def split_list(values: list[str] | None) -> list[str]:

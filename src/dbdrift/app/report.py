@@ -26,8 +26,7 @@ from dbdrift.results.twins import without_twin
 from dbdrift.results.targets import AGAINST, base_target, merged_stacks, server_configs
 from dbdrift.results.workload import workload_of as stored_workload_name
 from dbdrift.store.store import Store
-from dbdrift.workloads.registry import WORKLOADS, Workload, workload_of
-from dbdrift.workloads.sysbench.catalog import select_tests
+from dbdrift.workloads.registry import SYSBENCH, WORKLOADS, Workload, workload_of
 
 # AGAINST, FINDING_KINDS, GROUPINGS and FORMATS are the words of the verb's options (their choices)
 __all__ = ["AGAINST", "FINDING_EXIT", "FINDING_KINDS", "FORMATS", "GROUPINGS", "MEASURES", "ReportOutcome",
@@ -204,7 +203,7 @@ def gated(findings: list[Finding], meta: JsonObject) -> list[Finding]:
 
 def selected_tests(names: list[str]) -> frozenset[str]:
     """The names of the tests and groups `names` select (--tests)."""
-    return frozenset(t.name for t in select_tests(names))
+    return frozenset(t.name for t in SYSBENCH.tests.select(names))
 
 
 def write_flamegraphs(store: Store, campaign: str | None, data: ReportData, directory: Path) -> list[Path]:

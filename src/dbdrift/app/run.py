@@ -23,7 +23,6 @@ from dbdrift.server import rundir
 from dbdrift.store.lock import campaign_lock
 from dbdrift.store.store import Store
 from dbdrift.workloads.registry import workload_of
-from dbdrift.workloads.sysbench.catalog import select_tests
 
 __all__ = ["CampaignSpec", "Overrides", "RunOutcome", "apply_overrides", "base_note", "cluster_address", "execute",
            "load"]
@@ -69,7 +68,7 @@ def apply_overrides(spec: CampaignSpec, overrides: Overrides) -> CampaignSpec:
                             spec.caps.sysbench_flags_hint, exit_code=2)
     if overrides.tests:
         names = split_list(list(overrides.tests))
-        spec = replace(spec, tests=tuple(select_tests(names)), test_names=tuple(names))
+        spec = replace(spec, tests=tuple(workload_of(spec).tests.select(names)), test_names=tuple(names))
     if overrides.flamegraph:
         spec = replace(spec, flamegraphs=True)
     if overrides.simulate_cache:

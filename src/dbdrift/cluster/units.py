@@ -95,3 +95,30 @@ def no_failed_runs(store: Store, campaign_id: int, spec: CampaignSpec, tests: tu
     """A workload of whole repeats stores no planned runs as failed: its report names the missing
     repeats from what is stored."""
     return 0
+
+
+@dataclass(frozen=True)
+class RepeatsLeft:
+    """What `run --resume` would still run of a stored campaign of whole repeats (Workload.resume_left):
+    per target and repeat a complete result, in whichever table the workload keeps its repeats (a
+    repeat kept as steps, the Insert Benchmark's, is done when every step it judges is stored); a
+    line saying so and its expected seconds, the workload's `estimate` shared by its repeats."""
+
+    judged: Callable[[CampaignSpec], tuple[str, ...]]
+    estimate: Callable[[CampaignSpec], tuple[float, int]]
+
+    def __call__(self, store: Store, campaign_id: int, spec: CampaignSpec) -> tuple[str, float]:
+        ids = target_ids(store, campaign_id)
+        repeats = spec.only_repeats if spec.only_repeats is not None else range(spec.repeats)
+        units = [(t.name, r) for r in repeats for t in spec.targets]
+        wanted = set(self.judged(spec))
+
+        def done(name: str, repeat: int) -> bool:
+            target_id = ids.get(name)
+            return target_id is not None and (store.tpcc_done(target_id, repeat)
+                                              or store.workload_done(target_id, repeat)
+                                              or store.ibench_done(target_id, repeat) >= wanted)
+
+        to_run = sum(1 for name, repeat in units if not done(name, repeat))
+        expected = self.estimate(spec)[0] * to_run / len(units) if units else 0.0
+        return f"{len(units) - to_run} of {len(units)} (target, repeat) runs stored, {to_run} to run", expected

@@ -24,7 +24,7 @@ from dbdrift.metrics.callgrind import require_valgrind
 from dbdrift.model import InstallInfo
 from dbdrift.plan import rounds
 from dbdrift.plan.campaign import CampaignSpec, target_to_dict
-from dbdrift.plan.lifecycle import SettleStep
+from dbdrift.plan.lifecycle import RESTART_S, SettleStep
 from dbdrift.runner.campaign import CampaignOutcome, Runner
 from dbdrift.runner.detect import Planned, follow
 from dbdrift.runner.sequential import Sequential
@@ -32,9 +32,9 @@ from dbdrift.runner.progress import LanesProgress, ProgressSink, Tally
 from dbdrift.runner.session import settle_wait
 from dbdrift.workloads.sysbench import instructions, turns
 from dbdrift.workloads.sysbench.session import SysbenchSession
-from dbdrift.workloads.sysbench.expand import (MEASURED, SETTLES, SETUP, WARM, FreshStep, LoadStep, RunStep, Step,
-                                              TargetPlan, estimate_parts, expand, restarts_before, run_cost_s,
-                                              within_starts)
+from dbdrift.workloads.sysbench.expand import (MEASURED, RUN_OVERHEAD_S, SETTLES, SETUP, WARM, FreshStep, LoadStep,
+                                              RunStep, Step, TargetPlan, estimate_parts, expand, restarts_before,
+                                              run_cost_s, within_starts)
 from dbdrift.store.store import Store
 from dbdrift.quantities import format_duration
 
@@ -163,6 +163,34 @@ def pending_runs(spec: CampaignSpec, plans: list[TargetPlan],
         groups = {(key[0], key[1]) for keys in pending for key in keys}
         pending = [{r.key for r in p.runs if not r.warm and (r.name, r.threads) in groups} for p in plans]
     return pending
+
+
+def resume_left(store: Store, campaign_id: int, spec: CampaignSpec) -> tuple[str, float]:
+    """What `run --resume` would still run of the stored campaign, as the sequence decides it (the
+    measured runs each target lacks, pending_runs; the targets whose counts are missing): a line
+    saying so and its expected seconds (`run --resume --check`)."""
+    ids = {t.name: t.id for t in store.targets(campaign_id)}
+    plans = expand(spec)
+    done = {name: store.completed_runs(target_id) for name, target_id in ids.items()}
+    pending = pending_runs(spec, plans, done)
+    left = [replace(p, steps=tuple(s for s in p.steps if not isinstance(s, RunStep) or s.warm or s.key in keys))
+            for p, keys in zip(plans, pending) if keys]
+    counted = [p for p in plans if spec.count_instructions and instructions.supports(p.target.engine)
+               and set(spec.test_names) - store.counted_tests(ids.get(p.target.name, -1))]
+    runs = sum(1 for p in plans for r in p.runs if not r.warm) if spec.timed else 0
+    to_run = sum(len(keys) for keys in pending) if spec.timed else 0
+    expected = estimate(spec, left if spec.timed else [], counted)[0]
+    return (f"{runs - to_run} of {runs} timed runs stored, {to_run} to run"
+            + (f", {len(counted)} target(s) to count" if spec.count_instructions else ""), expected)
+
+
+def detect_costs(spec: CampaignSpec) -> tuple[float, float]:
+    """What detect's plan adds to the runs it chooses the lengths of: the seconds a campaign takes
+    besides its measured runs (starts, loads, settles and warm-up runs), and the seconds each
+    measured run adds beyond its length (its warm-up, the driver's setup, a restart)."""
+    once = replace(spec, repeats=1, count_instructions=False)
+    parts = estimate_by_part(once, expand(once), [])
+    return sum(parts.values()) - parts.get(MEASURED, 0.0), spec.warmup_s + RUN_OVERHEAD_S + RESTART_S
 
 
 def to_run(state: TargetState) -> TargetPlan:
