@@ -34,7 +34,7 @@ from dbdrift.runner.campaign import Runner, machine_facts
 from dbdrift.server import engines, versions
 from dbdrift.store.lock import campaign_lock
 from dbdrift.store.store import Store
-from dbdrift.workloads.registry import workload_of
+from dbdrift.workloads.registry import SYSBENCH, workload_of
 
 PREFIX = {"postgres": "pg", "mysql": "my", "mariadb": "ma"}
 METRICS = ("instructions", "qps")
@@ -178,7 +178,7 @@ class Measurer:
     def _stored(self, label: str) -> history.Point | None:
         data = self._data(label, {} if self.commits else None)
         setup = history.setup_label(data, data["targets"][0])
-        found = [p for p in history.points(self.store, self.request.metric, [self.request.test])
+        found = [p for p in history.points(self.store, SYSBENCH.catalog, self.request.metric, [self.request.test])
                  if p.engine == self.request.engine and self._matches(p, label) and p.setup == setup
                  and p.host == self.host and p.threads == 1]
         return found[-1] if found else None

@@ -22,7 +22,7 @@ from dbdrift.results.twins import HostTwins, TwinPoint, by_host, rate_of, twin_o
 from dbdrift.results.workload import workload_of as stored_workload_name
 from dbdrift.store.store import Store
 from dbdrift.version import __version__
-from dbdrift.workloads.registry import WORKLOADS
+from dbdrift.workloads.registry import SYSBENCH, WORKLOADS
 
 FALSE_VERDICTS = "false-verdicts"  # the A/A twins' false verdicts per host over time (results/twins.py)
 METRICS = (*history.METRICS, FALSE_VERDICTS)
@@ -63,7 +63,7 @@ def run(request: HistoryRequest, store: Store) -> HistoryOutcome:
         tests: list[str] | None = list(request.tests)
     else:
         tests = [t.name for t in select_tests(list(request.tests))] if request.tests else None
-    found = history.points(store, request.metric, tests, workload_values)
+    found = history.points(store, SYSBENCH.catalog, request.metric, tests, workload_values)
     host = request.host or history.newest_host(store) or "all"  # the store holds a campaign, so a host
     hosts = sorted({p.host for p in found})
     if host != "all":
@@ -78,7 +78,7 @@ def run(request: HistoryRequest, store: Store) -> HistoryOutcome:
                         + (f"; it holds {' and '.join(METRIC_NOUNS[m] for m in held)}" if held else ""),
                         (f"pass --metric {held[0]}" + (f" (or {', '.join(held[1:])})" if held[1:] else "") + "; or "
                          if held else "") + _empty_hint(request.metric, hosts, host), exit_code=2)
-    series = history.build_series(found, request.by)
+    series = history.build_series(found, SYSBENCH.catalog, request.by)
     notes = _with_changes(series, request.judging.min_effect, request.new_regressions)
     others = [h for h in hosts if h != host and host != "all"]
     if others:
@@ -159,7 +159,7 @@ def _other_metrics(store: Store, request: HistoryRequest, tests: list[str] | Non
     for metric in history.METRICS:
         if metric == request.metric or (metric == "rate") != (request.metric == "rate") and tests:
             continue  # a workload's measures (l.i0, NOPM) and the catalog's tests are different names
-        found = [p for p in history.points(store, metric, tests, workload_values)
+        found = [p for p in history.points(store, SYSBENCH.catalog, metric, tests, workload_values)
                  if (host == "all" or p.host == host) and (not request.engines or p.engine in request.engines)]
         if found:
             held.append(metric)

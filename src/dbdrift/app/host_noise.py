@@ -129,7 +129,7 @@ def evidence_of(store: Store, campaign_id: int, spec: JsonObject, workload: Work
         if spec.get("order") != "turns":
             return None
         base = next((t.name for t in targets if t.is_base), targets[0].name)
-        measurements = measurements_of(store, campaign_id)
+        measurements = measurements_of(store, workload.catalog, campaign_id)
         seconds = run_lengths(spec)
         noise = planning.noise_of(measurements, base, {m.test: seconds.get(duration_kind(m.test), 0.0)
                                                        for m in measurements})

@@ -25,6 +25,7 @@ from dbdrift.plan.campaign import CampaignSpec
 from dbdrift.plan.fields import Table
 from dbdrift.plan.keys import Key
 from dbdrift.results.history import RepeatValues
+from dbdrift.results.microbenchmarks import NO_MICROBENCHMARKS, Microbenchmarks
 from dbdrift.results.workload import WorkloadReport, with_recheck
 from dbdrift.runner.campaign import CampaignOutcome, Runner
 from dbdrift.store.store import Store
@@ -116,6 +117,10 @@ class Workload(Generic[R]):
     # (a measure of history_values) -> what its chart on the published site shows (its caption) and
     # its y axis' unit: `rows inserted per second (Insert Benchmark)`, `rows/s`
     history_measure: Callable[[str], tuple[str, str]]
+    # the catalogue of the tests its report, history and calibrations order, select, group and rate
+    # per cell (sysbench's microbenchmarks), handed down to results/; NO_MICROBENCHMARKS for a
+    # workload judged over repeats, whose report is its own
+    catalog: Microbenchmarks
 
     @property
     def name(self) -> str:
@@ -144,7 +149,7 @@ SYSBENCH = Workload(plan=sysbench_plan.PLAN, estimate=sysbench_run.estimate_camp
                     judged=sysbench_plan.judged, check_installs=sysbench_run.check_installs,
                     preflight=sysbench_run.preflight, check_builds=sysbench_run.check_builds,
                     stacks=sysbench_results.stacks, history_values=sysbench_results.history_values,
-                    history_measure=sysbench_results.history_measure)
+                    history_measure=sysbench_results.history_measure, catalog=sysbench_results.MICROBENCHMARKS)
 class SlicePlan(Protocol):
     """A slice's plan.py as a repeats workload's hooks take it."""
 
@@ -176,8 +181,8 @@ class SliceResults(Protocol[R_co]):
 
 def repeats_workload(plan: SlicePlan, run: SliceRun, results: SliceResults[W], render_report: Callable[[W, str], str],
                      estimates: Callable[[Store, int], dict[str, list[Estimate]]],
-                     remaining: Callable[[Store, int, CampaignSpec, tuple[str, ...], tuple[int, ...]], Units | None]
-                     ) -> Workload[W]:
+                     remaining: Callable[[Store, int, CampaignSpec, tuple[str, ...], tuple[int, ...]], Units | None],
+                     catalog: Microbenchmarks) -> Workload[W]:
     """A workload of whole repeats (every one but sysbench): its cluster units deal out repeats,
     its expected time is one part, a lost unit stores no planned runs as failed (the report names
     the missing repeats), and its report carries the recheck's verdicts (`with_recheck`). The
@@ -188,17 +193,18 @@ def repeats_workload(plan: SlicePlan, run: SliceRun, results: SliceResults[W], r
                     build_report=with_recheck(results.build), render_report=render_report, estimates=estimates,
                     judged=plan.judged, check_installs=run.check_installs, preflight=run.preflight,
                     check_builds=run.check_builds, stacks=results.stacks, history_values=results.history_values,
-                    history_measure=results.history_measure)
+                    history_measure=results.history_measure, catalog=catalog)
 
 
 INSERT_BENCHMARK = repeats_workload(ibench_plan, ibench_run, ibench_results, ibench_report.render,
-                                   ibench_results.step_estimates, ibench_cluster.remaining)
+                                   ibench_results.step_estimates, ibench_cluster.remaining,
+                                   NO_MICROBENCHMARKS)
 TPCC = repeats_workload(tpcc_plan, tpcc_run, tpcc_results, tpcc_report.render, tpcc_results.nopm_estimates,
-                        tpcc_cluster.remaining)
+                        tpcc_cluster.remaining, NO_MICROBENCHMARKS)
 VECTOR = repeats_workload(vector_plan, vector_run, vector_results, vector_report.render, vector_results.qps_estimates,
-                          units.remaining_workload_runs)
+                          units.remaining_workload_runs, NO_MICROBENCHMARKS)
 HTAP = repeats_workload(htap_plan, htap_run, htap_results, htap_report.render, htap_results.estimates,
-                        units.remaining_workload_runs)
+                        units.remaining_workload_runs, NO_MICROBENCHMARKS)
 
 # Each entry is checked where it is built above, its report builder and renderer agreeing on its
 # report model; the map holds workloads of different report models, which Python's types cannot
