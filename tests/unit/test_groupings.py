@@ -13,10 +13,9 @@ from dbdrift.errors import UserError
 from dbdrift.report.formats import render
 from dbdrift.report.words import comparison_lines
 from dbdrift.results.build import build_report
-from dbdrift.workloads.sysbench.results import grouping
 from dbdrift.store.store import RunRecord
 from dbdrift.workloads.sysbench.catalog import ALL_42, DEFAULT_32, five_group
-from dbdrift.workloads.sysbench.results import MICROBENCHMARKS
+from dbdrift.workloads.sysbench.results import MICROBENCHMARKS, grouping
 from tests.unit.test_reports import QPS, make_store
 
 pytestmark = pytest.mark.fault("reports")
