@@ -452,7 +452,8 @@ def _unit_meta(store: Store, campaign_id: int) -> list[JsonObject]:
 
 
 def measurements_of(store: Store, catalog: Microbenchmarks, campaign_id: int) -> list[Measurement]:
-    """A campaign's stored timed runs (not its warm-up runs) of `catalog`'s tests, as the analysis takes them."""
+    """A campaign's stored timed runs (not its warm-up runs), as the analysis takes them (a
+    `krps` test's rate as `catalog` gives it)."""
     table_rows = store.campaign(campaign_id).spec.get("rows", 0)
     return measurements(store, catalog, [r for r in store.runs(campaign_id) if not is_warm_run(r["test"])], table_rows)
 

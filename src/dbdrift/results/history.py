@@ -255,8 +255,9 @@ def _repeat_values(values: dict[tuple[str, str], list[float]], targets: list[str
             yield target, measure, RATE_THREADS, mean, lower, upper
 
 
-def _values(store: Store, catalog: Microbenchmarks, campaign_id: int, spec: JsonObject, host: JsonObject, metric: str,
-            targets: list[str], comparison: Comparison | None = None) -> Iterator[tuple[str, str, int, float, float | None, float | None]]:
+def _values(store: Store, catalog: Microbenchmarks, campaign_id: int, spec: JsonObject, host: JsonObject,
+            metric: str, targets: list[str], comparison: Comparison | None = None
+            ) -> Iterator[tuple[str, str, int, float, float | None, float | None]]:
     """(target, test, threads, value, lower, upper) of one campaign."""
     if metric == "instructions":
         for r in store.instructions(campaign_id):

@@ -74,6 +74,7 @@ class Microbenchmarks(Protocol):
         ...
 
 
+@dataclass(frozen=True)
 class NoMicrobenchmarks:
     """The catalogue of a workload judged over repeats (Insert Benchmark, TPROC-C, vector, HTAP):
     its report is its own, so it has no test of a catalogue; a report of names alone orders them

@@ -9,6 +9,7 @@ docs/methodology.md), which refuse tests they have no group for."""
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
 
 from dbdrift.analysis.noise import JUDGING, Estimate, Judging
 from dbdrift.errors import InputError
@@ -89,9 +90,11 @@ def _selection(tests: set[str]) -> str:
     return ",".join(out + report_order(rest))
 
 
+@dataclass(frozen=True)
 class SysbenchMicrobenchmarks:
     """The catalogue's tests, groups and layer families (workloads/sysbench/catalog.py) and the
-    groupings of `report --groups` (above)."""
+    groupings of `report --groups` (above); a dataclass without fields, so that a Workload
+    pickled for a cluster unit equals itself."""
 
     @property
     def layer_families(self) -> Mapping[str, tuple[str, ...]]:
