@@ -30,6 +30,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 from dbdrift.analysis.noise import Z975, Estimate, between_campaign_sd, verdict, with_campaign_sd  # noqa: E402
 from dbdrift.results.build import build_report  # noqa: E402
 from dbdrift.store.store import Store  # noqa: E402
+from dbdrift.workloads.sysbench.results import MICROBENCHMARKS  # noqa: E402
 
 OUT = Path(__file__).resolve().parent / "out"
 
@@ -55,7 +56,7 @@ def identical(paths: list[Path]) -> list[Campaign]:
             if len(targets) < 3 or len(same) != 1:
                 continue
             base = targets[0]["name"]
-            report = build_report(store, str(row["id"]), base, False, noise_floor="none")
+            report = build_report(store, MICROBENCHMARKS, str(row["id"]), base, False, noise_floor="none")
             for t in targets[1:]:
                 cells = [(r.test, r.cells[t["name"]].estimate) for r in report.comparison.rows
                          if r.cells[t["name"]].estimate is not None and r.cells[t["name"]].estimate.lower is not None]
@@ -81,7 +82,7 @@ def load(paths: list[Path]) -> list[Campaign]:
                 print(f"{path.stem}:{name}: left out, interrupted before every test ran all its repeats")
                 continue
             seen.add((name, created))
-            report = build_report(store, str(cid), "a", False, noise_floor="none")
+            report = build_report(store, MICROBENCHMARKS, str(cid), "a", False, noise_floor="none")
             other = next(n for n in names if n != "a")
             cells = [(row.test, row.cells[other].estimate) for row in report.comparison.rows
                      if row.cells[other].estimate is not None and row.cells[other].estimate.lower is not None]

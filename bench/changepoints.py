@@ -45,6 +45,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 from dbdrift.analysis.changepoints import change_points  # noqa: E402
 from dbdrift.results import history  # noqa: E402
 from dbdrift.store.store import Store  # noqa: E402
+from dbdrift.workloads.sysbench.results import MICROBENCHMARKS  # noqa: E402
 
 OUT = Path(__file__).resolve().parent / "out"
 TESTS = ["point-query", "random-points_range=100", "range-covered-pk", "update-index", "insert"]
@@ -149,7 +150,7 @@ def main() -> int:
     store = Store(args.store)
     try:
         campaign = next(c for c in store.campaigns() if c["name"] == NAME)
-        found = [p for p in history.points(store, "qps") if p.campaign == NAME]
+        found = [p for p in history.points(store, MICROBENCHMARKS, "qps") if p.campaign == NAME]
         values = per_start(store, campaign["id"])
         targets = len(store.targets(campaign["id"]))
         starts = max(len(v) for t in values.values() for v in t.values())

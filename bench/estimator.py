@@ -40,6 +40,7 @@ from dbdrift.analysis.noise import (Estimate, Method, RunSample, crossover, t975
 from dbdrift.analysis.power import detectable_change  # noqa: E402
 from dbdrift.results.build import build_report, measurements_of  # noqa: E402
 from dbdrift.store.store import Store  # noqa: E402
+from dbdrift.workloads.sysbench.results import MICROBENCHMARKS  # noqa: E402
 
 STALL_TESTS = ["point-query", "range-covered-pk", "read-only_range=10"]
 
@@ -132,9 +133,9 @@ def cells(store: Path, campaign: str) -> list[tuple[str, str, float, float, Esti
     compared target against the base: over one start, or over the repeats' starts."""
     s = Store(store)
     cid = s.latest_campaign_id(campaign)
-    report = build_report(s, str(cid), None, False, noise_floor="none")
+    report = build_report(s, MICROBENCHMARKS, str(cid), None, False, noise_floor="none")
     by_repeat: dict[tuple[str, str], dict[int, RunSample]] = {}
-    for m in measurements_of(s, cid):
+    for m in measurements_of(s, MICROBENCHMARKS, cid):
         if m.status == "ok":
             by_repeat.setdefault((m.test, m.target), {})[m.round] = m.sample()
     s.close()
@@ -159,7 +160,7 @@ def foreign_warned(store: Path, campaign: str) -> set[str]:
     """`test target` of every compared cell whose run or its base's carries a foreign-load warning."""
     s = Store(store)
     cid = s.latest_campaign_id(campaign)
-    report = build_report(s, str(cid), None, False, noise_floor="none")
+    report = build_report(s, MICROBENCHMARKS, str(cid), None, False, noise_floor="none")
     s.close()
     out = set()
     for row in report.comparison.rows:

@@ -43,6 +43,7 @@ import aa_coverage  # noqa: E402
 from _common import OUT_DIR, Output, campaign_output, campaign_parser, dbdrift_cli, finish, neighbours  # noqa: E402
 
 from dbdrift.analysis.noise import verdict  # noqa: E402
+from dbdrift.workloads.sysbench.results import MICROBENCHMARKS  # noqa: E402
 
 # Three groups, cheap and expensive statements alike.
 DEFAULT_TESTS = ["point-query", "random-points_range=10", "points-covered-pk", "range-covered-pk",
@@ -151,7 +152,7 @@ def per_start(store: Path, name: str, target: str) -> dict[str, list[float]]:
     """Each repeat's own rQPS of `target` against a, per test (one start of both servers each):
     the spread of these is what one start cannot show."""
     from dbdrift.analysis.noise import paired_turns
-    from dbdrift.results.build import measurement
+    from dbdrift.results.build import measurements
     from dbdrift.store.store import Store
 
     db = Store(store)
@@ -161,7 +162,7 @@ def per_start(store: Path, name: str, target: str) -> dict[str, list[float]]:
         runs: dict[tuple[str, str, int], object] = {}
         for run in db.runs(campaign_id):
             if run["status"] == "ok" and "warm" not in run["test"]:
-                runs[(run["test"], run["target"], run["repeat"])] = measurement(db, run, rows).sample()
+                runs[(run["test"], run["target"], run["repeat"])] = measurements(db, MICROBENCHMARKS, [run], rows)[0].sample()
     finally:
         db.close()
     out: dict[str, list[float]] = {}

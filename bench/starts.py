@@ -48,6 +48,7 @@ from dbdrift.analysis.noise import Z975, run_value  # noqa: E402
 from dbdrift.results.build import measurements_of  # noqa: E402
 from dbdrift.plan import rounds  # noqa: E402
 from dbdrift.store.store import Store  # noqa: E402
+from dbdrift.workloads.sysbench.results import MICROBENCHMARKS  # noqa: E402
 
 FACTORS = ("default", "no-aslr", "no-aslr-env", "unpinned", "drop-caches", "huge-pages")
 TURNS_FACTORS = ("default", "no-aslr", "unpinned", "huge-pages")
@@ -148,7 +149,7 @@ def table(out, store: Path, names: dict[str, list[str]], tests: list[str]) -> No
     calm: dict[tuple[str, str], list[float]] = {}
     for factor, campaigns in names.items():
         for name in campaigns:
-            for m in measurements_of(s, s.latest_campaign_id(name)):
+            for m in measurements_of(s, MICROBENCHMARKS, s.latest_campaign_id(name)):
                 if m.status != "ok" or not m.value:
                     continue
                 qps.setdefault((factor, m.test), []).append(m.value)
@@ -212,7 +213,7 @@ def in_turns(args) -> int:
     for factor, campaigns in names.items():
         for name in campaigns:
             cid = s.latest_campaign_id(name)
-            found = planning.noise_of(measurements_of(s, cid), "a", {t: args.seconds for t in args.tests})
+            found = planning.noise_of(measurements_of(s, MICROBENCHMARKS, cid), "a", {t: args.seconds for t in args.tests})
             for (test, _), n in found.items():
                 noise.setdefault((factor, test), []).append(n)
     s.close()

@@ -24,8 +24,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import OUT_DIR, campaign_output, campaign_parser, dbdrift_cli, finish  # noqa: E402
 
 from dbdrift.analysis.noise import paired_turns  # noqa: E402
-from dbdrift.results.build import measurement  # noqa: E402
+from dbdrift.results.build import measurements  # noqa: E402
 from dbdrift.store.store import Store  # noqa: E402
+from dbdrift.workloads.sysbench.results import MICROBENCHMARKS  # noqa: E402
 
 
 def campaign_toml(name: str, turn_s: float, args: argparse.Namespace) -> str:
@@ -46,7 +47,7 @@ def cells(store: Path, campaign: str, rows: int) -> dict[str, tuple]:
     for run in s.runs(campaign_id):
         if run["status"] != "ok":
             continue
-        sample = measurement(s, run, rows).sample()
+        sample = measurements(s, MICROBENCHMARKS, [run], rows)[0].sample()
         out.setdefault(run["test"], ([], []))[0 if run["target"] == "a" else 1].append(sample)
     s.close()
     return out

@@ -13,6 +13,7 @@ import pytest
 
 from dbdrift.cli.report import render
 from dbdrift.results.build import build_report
+from dbdrift.workloads.sysbench.results import MICROBENCHMARKS
 from tests.unit.test_reports import make_store
 
 pytestmark = pytest.mark.browser
@@ -53,7 +54,7 @@ def artifacts() -> Path:
 def test_the_report_renders_in_chromium_without_console_messages_and_leaves_a_screenshot(tmp_path):
     store = make_store(tmp_path / "g.db")
     page = tmp_path / "report.html"
-    page.write_text(render(build_report(store, None, None, False, metrics=True), "html"))
+    page.write_text(render(build_report(store, MICROBENCHMARKS, None, None, False, metrics=True), "html"))
     store.close()
     shot = artifacts() / "report.png"
     shot.unlink(missing_ok=True)
@@ -176,7 +177,7 @@ def wide_store(path: Path):
 
 def test_every_chart_of_the_report_puts_its_1_00_line_at_one_x_and_nothing_overflows_at_1400_px(tmp_path):
     store = wide_store(tmp_path / "w.db")
-    page = _write(tmp_path / "wide.html", render(build_report(store, None, None, False), "html"))
+    page = _write(tmp_path / "wide.html", render(build_report(store, MICROBENCHMARKS, None, None, False), "html"))
     store.close()
     measured = layout(page)
     assert len(measured["ones"]) >= 3, measured

@@ -15,6 +15,7 @@ import pytest
 
 from dbdrift.app import check
 from dbdrift.cli import main as main_cli
+from dbdrift.workloads.sysbench.results import MICROBENCHMARKS
 from tests.helpers import shared_work_dir
 from tests.unit.test_reports import make_store
 
@@ -265,7 +266,7 @@ def test_the_names_the_guide_says_csv_and_json_share_are_in_both(golden_store):
     listed = re.split(r",\s+", re.search(r"A CSV line and a JSON row share these names: `([^`]+)`", text).group(1))
     store = Store(golden_store)
     try:
-        data = build_report(store, None, None, False, noise_floor="none")
+        data = build_report(store, MICROBENCHMARKS, None, None, False, noise_floor="none")
         header = report_cli.render(data, "csv", False).splitlines()[0].split(",")
         row = json.loads(report_cli.render(data, "json", False))["rows"][0]
     finally:

@@ -24,6 +24,7 @@ from dbdrift.results.twins import TwinRate, twin_rate
 from dbdrift.results.workload import WithRecheck, WorkloadReport
 from dbdrift.store.store import Store
 from dbdrift.workloads.registry import WORKLOADS
+from dbdrift.workloads.sysbench.results import MICROBENCHMARKS
 from tests.stored_turns import OTHER_HOST, add_turns
 
 TESTS = ("point-query", "range-covered-pk", "update-index")
@@ -82,7 +83,7 @@ def _store(tmp_path: Path, lean: float = 1.0, name: str = "tw", host: dict | Non
 
 def test_a_sysbench_report_counts_the_twins_false_verdicts_in_every_format(tmp_path):
     store = Store(_store(tmp_path, lean=0.9))
-    report = build_report(store, None, None, False)
+    report = build_report(store, MICROBENCHMARKS, None, None, False)
     store.close()
     note = next(n for n in report.notes if n.startswith("A/A twin"))
     assert note.startswith("A/A twin a-aa (a's build and config): 3 false verdicts in 3 cells (100.0%, 95% ")
@@ -101,7 +102,7 @@ def test_a_sysbench_report_counts_the_twins_false_verdicts_in_every_format(tmp_p
 def test_a_report_without_a_twin_has_no_twin_columns(tmp_path):
     store = Store(tmp_path / "s.db")
     add_turns(store, "plain", random.Random(1), 3, tests=("point-query",))
-    report = build_report(store, None, None, False)
+    report = build_report(store, MICROBENCHMARKS, None, None, False)
     store.close()
     assert "aa_twin" not in render(report, "csv", False).splitlines()[0] and "aa_twin" not in report.meta
 

@@ -15,6 +15,7 @@ from dbdrift.workloads.sysbench import cluster as sysbench_units
 from dbdrift.errors import UserError
 from dbdrift.workloads.registry import parse_campaign
 from dbdrift.store.store import RunRecord, Store
+from dbdrift.workloads.sysbench.results import MICROBENCHMARKS
 from tests.helpers import ROOT, cli_env, dbdrift
 
 TARGETS = [{"name": "a", "version": "17.10"}, {"name": "b", "version": "18.4"}]
@@ -117,7 +118,7 @@ def test_a_requeued_unit_s_runs_keep_the_worker_that_measured_each_and_the_repor
     live = store.db.execute("SELECT test, worker FROM runs WHERE superseded = 0").fetchall()
     assert sorted(tuple(r) for r in live) == [("point-query", lost)] * 2 + [("read-only_range=100", taker)] * 2
     assert store.unit_workers([unit]) == {unit: [lost, taker]}  # the superseded run of w2 is not used
-    report = build_report(store, "c", None, False)
+    report = build_report(store, MICROBENCHMARKS, "c", None, False)
     (line,) = [n for n in report.notes if n.startswith("cluster:")]
     assert line == "cluster: unit 1 on w1: point-query, read-only, 2 attempts; its results measured on w2, w1"
     (meta,) = report.meta["units"]
@@ -135,7 +136,7 @@ def test_a_unit_measured_on_its_one_host_is_reported_as_before(tmp_path):
         store.add_streamed({"kind": "run", "target_id": ids[name], "record": record("point-query")}, unit,
                            "w1 tcp://10.0.0.2:4002")
     store.update_unit(unit, status="done", attempts=1, worker="w1 tcp://10.0.0.2:4002", hostname="bench1")
-    report = build_report(store, "c", None, False)
+    report = build_report(store, MICROBENCHMARKS, "c", None, False)
     assert "cluster: unit 1 on w1 (bench1): point-query" in report.notes
     assert report.meta["units"][0]["measured_on"] == ["w1 tcp://10.0.0.2:4002"]
     store.close()

@@ -13,6 +13,7 @@ from dbdrift.analysis.defaults import OTHER, category_of, drift, set_names
 from dbdrift.report.formats import render
 from dbdrift.results.build import build_report
 from dbdrift.store.store import RunRecord, Store
+from dbdrift.workloads.sysbench.results import MICROBENCHMARKS
 
 PG_CONF = """# --- dbdrift defaults ---
 shared_buffers = 6026MB
@@ -70,7 +71,7 @@ def drift_store(path) -> Store:
 
 @pytest.mark.parametrize("fmt", ["text", "markdown", "html", "json", "csv"])
 def test_every_format_names_the_defaults_that_differ(tmp_path, fmt):
-    data = build_report(drift_store(tmp_path / "s.db"), None, None, False)
+    data = build_report(drift_store(tmp_path / "s.db"), MICROBENCHMARKS, None, None, False)
     [table] = data.drift
     assert (table.target, table.reference) == ("pg18", "pg17")
     assert [d.name for d in table.rows] == ["effective_io_concurrency", "io_workers"]

@@ -22,6 +22,7 @@ from dbdrift.workloads.ibench import report as ibench_format
 from dbdrift.workloads.ibench.results import ibench_report
 from dbdrift.workloads.tpcc import report as tpcc_format
 from dbdrift.workloads.tpcc.results import tpcc_report
+from dbdrift.workloads.sysbench.results import MICROBENCHMARKS
 from tests.unit.test_html_report import Page
 from tests.unit.test_ibench_report import step
 from tests.unit.test_reports import GENERATED_AT, make_store
@@ -103,7 +104,7 @@ def test_the_findings_name_what_could_not_detect_the_minimum_effect():
 @pytest.fixture
 def sysbench(tmp_path):
     store = make_store(tmp_path / "g.db")
-    yield build_report(store, None, None, False, generated_at=GENERATED_AT)
+    yield build_report(store, MICROBENCHMARKS, None, None, False, generated_at=GENERATED_AT)
     store.close()
 
 

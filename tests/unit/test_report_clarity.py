@@ -22,6 +22,7 @@ from dbdrift.store.store import Store
 from dbdrift.report.text import render_text
 from dbdrift.report.words import comparison_lines
 from dbdrift.results.build import build_report
+from dbdrift.workloads.sysbench.results import MICROBENCHMARKS
 from tests.cli.test_workload_reports import ib_store, tpcc_store, two_target_store, vector_store
 from tests.unit.test_html_report import Page
 from tests.unit.test_reports import make_store
@@ -37,7 +38,7 @@ def golden(tmp_path):
 
 
 def test_the_in_words_line_counts_the_cells_too_noisy_to_judge(golden):
-    data = build_report(golden, None, None, False, Judging(noisy_width=0.005))  # a narrow noise limit: some cells turn ~
+    data = build_report(golden, MICROBENCHMARKS, None, None, False, Judging(noisy_width=0.005))  # a narrow noise limit: some cells turn ~
     noisy = sum(1 for r in data.comparison.rows if str(r.cells["pg18"].verdict) == "too noisy")
     assert noisy >= 1
     pg18 = next(line for line in comparison_lines(data) if line.startswith("pg18 vs pg17"))
@@ -45,7 +46,7 @@ def test_the_in_words_line_counts_the_cells_too_noisy_to_judge(golden):
 
 
 def test_the_in_words_line_counts_the_cells_not_measured(golden):
-    pg19 = next(line for line in comparison_lines(build_report(golden, None, None, False))
+    pg19 = next(line for line in comparison_lines(build_report(golden, MICROBENCHMARKS, None, None, False))
                 if line.startswith("pg19 vs pg17"))
     assert "in 6 tests" in pg19 and "1 not measured" in pg19
 
@@ -64,14 +65,14 @@ def _with_cell(data, test: str, target: str, ratio: float, lower: float, upper: 
 
 
 def test_a_regression_at_0_96_is_red_in_the_html_report(golden):
-    data = _with_cell(build_report(golden, None, None, False), "point-query", "pg18", 0.96, 0.951, 0.969)
+    data = _with_cell(build_report(golden, MICROBENCHMARKS, None, None, False), "point-query", "pg18", 0.96, 0.951, 0.969)
     page = Page(render(data, "html"))
     cell = page.cell("rel", "point-query", 0)
     assert cell["text"].startswith("0.96 [0.95, 0.97]-") and cell["attrs"]["class"] == "red1"
 
 
 def test_a_regression_at_0_96_is_red_in_the_coloured_text_report(golden):
-    data = _with_cell(build_report(golden, None, None, False), "point-query", "pg18", 0.96, 0.951, 0.969)
+    data = _with_cell(build_report(golden, MICROBENCHMARKS, None, None, False), "point-query", "pg18", 0.96, 0.951, 0.969)
     line = next(line for line in render_text(data, color=True).splitlines() if line.endswith("  point-query"))
     assert line.startswith("\x1b[31m0.96 [0.95,0.97]  -")
 
@@ -102,7 +103,7 @@ def test_every_workload_s_json_opens_with_the_sysbench_report_s_envelope(tmp_pat
 
 
 def test_the_sysbench_json_opens_with_the_same_envelope(golden):
-    doc = json.loads(render(build_report(golden, None, None, False), "json"))
+    doc = json.loads(render(build_report(golden, MICROBENCHMARKS, None, None, False), "json"))
     assert list(doc)[:len(ENVELOPE)] == ENVELOPE and doc["workload"] == "sysbench"
 
 
@@ -118,7 +119,7 @@ def test_every_line_of_every_workload_s_csv_ends_with_the_campaign_columns(tmp_p
 def test_a_csv_line_of_a_default_that_differs_fills_its_own_columns_and_never_prints_none(tmp_path):
     from tests.unit.test_default_drift import drift_store
     store = drift_store(tmp_path / "d.db")
-    text = render(build_report(store, None, None, False), "csv")
+    text = render(build_report(store, MICROBENCHMARKS, None, None, False), "csv")
     store.close()
     settings = [line for line in csv.DictReader(io.StringIO(text)) if line["measure"] == "setting"]
     assert settings and "None" not in text
@@ -185,7 +186,7 @@ def test_a_share_above_100_percent_says_the_other_functions_moved_the_other_way(
 def test_the_share_of_a_finding_s_why_is_of_the_functions_it_names(golden):
     """The why of a counted finding names 3 functions: its share is theirs, not that of the 5 the
     instructions section lists (85%)."""
-    data = build_report(golden, None, None, False)
+    data = build_report(golden, MICROBENCHMARKS, None, None, False)
     why = instruction_why(data.instruction_row("point-query"), "pg18")
     assert "74% of it in: LWLockReleaseInternal +440, LockAcquireExtended +345, LWLockDisownInternal +330" in why
 
@@ -207,7 +208,7 @@ def test_a_long_list_of_cells_that_could_not_detect_the_minimum_effect_is_capped
 
 
 def test_the_html_keeps_too_noisy_for_the_verdict_alone(golden):
-    data = build_report(golden, None, None, False)
+    data = build_report(golden, MICROBENCHMARKS, None, None, False)
     row = data.comparison.rows[0]
     wide = dataclasses.replace(row.cells["pg18"], verdict=Verdict.NO_CHANGE, detectable=0.034)
     rows = (dataclasses.replace(row, cells={**row.cells, "pg18": wide}), *data.comparison.rows[1:])
@@ -217,7 +218,7 @@ def test_the_html_keeps_too_noisy_for_the_verdict_alone(golden):
 
 
 def test_one_noisy_cell_does_not_stretch_the_page_s_axis_and_its_clipped_whisker_is_marked(golden):
-    data = build_report(golden, None, None, False)
+    data = build_report(golden, MICROBENCHMARKS, None, None, False)
     before = page_axis(data)
     noisy = _with_cell(data, "scan", "pg18", 0.95, 0.40, 1.90)  # one very wide interval
     assert page_axis(noisy) == before

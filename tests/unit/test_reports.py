@@ -15,6 +15,7 @@ from dbdrift.analysis.plans import plan_shape
 from dbdrift.cli.report import render
 from dbdrift.results.build import build_report
 from dbdrift.store.store import InstructionRecord, RunRecord, Store
+from dbdrift.workloads.sysbench.results import MICROBENCHMARKS
 
 GOLDEN = Path(__file__).resolve().parents[1] / "data" / "golden"
 QPS = {  # test -> (group, metric, pg17, pg18, pg19)
@@ -150,7 +151,7 @@ def store(tmp_path):
     ("json", False, True, "metrics.json"), ("post", False, False, "post.md"), ("post", True, False, "chain.post.md"),
 ])
 def test_report_format_matches_its_golden_file(store, fmt, chain, metrics, suffix):
-    output = render(build_report(store, None, None, chain, metrics=metrics, generated_at=GENERATED_AT), fmt)
+    output = render(build_report(store, MICROBENCHMARKS, None, None, chain, metrics=metrics, generated_at=GENERATED_AT), fmt)
     output = output.replace(__version__, "VERSION")  # goldens outlive a version bump
     golden = GOLDEN / f"report.{suffix}"
     if os.environ.get("UPDATE_GOLDEN") == "1":
@@ -162,7 +163,7 @@ def test_report_format_matches_its_golden_file(store, fmt, chain, metrics, suffi
 @pytest.mark.parametrize("fmt, suffix", [("text", "txt"), ("markdown", "md"), ("csv", "csv"), ("json", "json")])
 def test_a_chain_across_packagers_marks_each_step_in_its_golden_file(tmp_path, fmt, suffix):
     store = make_store(tmp_path / "p.db", PACKAGED)
-    output = render(build_report(store, None, None, True, generated_at=GENERATED_AT), fmt)
+    output = render(build_report(store, MICROBENCHMARKS, None, None, True, generated_at=GENERATED_AT), fmt)
     output = output.replace(__version__, "VERSION")
     golden = GOLDEN / f"report.packagers.{suffix}"
     if os.environ.get("UPDATE_GOLDEN") == "1":
@@ -171,7 +172,7 @@ def test_a_chain_across_packagers_marks_each_step_in_its_golden_file(tmp_path, f
 
 
 def test_every_chain_step_between_two_packagers_is_marked_b_and_named_in_the_legend(tmp_path):
-    text = render(build_report(make_store(tmp_path / "p.db", PACKAGED), None, None, True), "text")
+    text = render(build_report(make_store(tmp_path / "p.db", PACKAGED), MICROBENCHMARKS, None, None, True), "text")
     assert ("B packagers differ: col-1 pg18 maven / pg17 npm; col-2 pg19 debian / pg18 maven: a ratio between two "
             "packagers' builds measures their compilers") in text
     assert "; B target and reference built by different packagers" in text
@@ -181,7 +182,7 @@ def test_every_chain_step_between_two_packagers_is_marked_b_and_named_in_the_leg
 
 
 def test_one_packager_throughout_leaves_no_b_in_any_format(store):
-    data = build_report(store, None, None, True)
+    data = build_report(store, MICROBENCHMARKS, None, None, True)
     assert data.packagers == {"pg17": "npm", "pg18": "npm"}
     for fmt in ("text", "markdown"):
         assert "packagers differ" not in render(data, fmt) and "built by different packagers" not in render(data, fmt)
@@ -190,7 +191,7 @@ def test_one_packager_throughout_leaves_no_b_in_any_format(store):
 
 
 def test_csv_and_json_name_both_packagers_of_a_marked_row(tmp_path):
-    data = build_report(make_store(tmp_path / "p.db", PACKAGED), None, None, True)
+    data = build_report(make_store(tmp_path / "p.db", PACKAGED), MICROBENCHMARKS, None, None, True)
     rows = list(csv.DictReader(io.StringIO(render(data, "csv"))))
     step = next(r for r in rows if r["test"] == "point-query" and r["target"] == "pg19" and r["measure"] == "timed")
     assert (step["packager"], step["reference_packager"]) == ("debian", "maven")
@@ -204,7 +205,7 @@ def test_csv_and_json_name_both_packagers_of_a_marked_row(tmp_path):
 
 
 def test_the_html_page_marks_each_step_b_with_both_packagers_in_its_tooltip(tmp_path):
-    page = render(build_report(make_store(tmp_path / "p.db", PACKAGED), None, None, True), "html")
+    page = render(build_report(make_store(tmp_path / "p.db", PACKAGED), MICROBENCHMARKS, None, None, True), "html")
     assert ('<span class="packagers" title="pg19 was built by debian, pg18 by maven: the ratio measures their '
             'compilers and build options as well as the code">B</span>') in page
     assert '<p class="packagers">B packagers differ: col-1 pg18 maven / pg17 npm; col-2 pg19 debian' in page
@@ -212,7 +213,7 @@ def test_the_html_page_marks_each_step_b_with_both_packagers_in_its_tooltip(tmp_
 
 
 def test_json_rows_carry_test_group_target_reference_value_rqps_interval_and_verdict(store):
-    doc = json.loads(render(build_report(store, None, None, False), "json"))
+    doc = json.loads(render(build_report(store, MICROBENCHMARKS, None, None, False), "json"))
     row = next(r for r in doc["rows"] if r["test"] == "point-query" and r["target"] == "pg18")
     # the value is the intervals' events over their seconds (the fixture stores a nominal 19000 per run)
     assert row == {**row, "group": "point", "reference": "pg17", "value": 19012.667, "verdict": "regression",
@@ -222,7 +223,7 @@ def test_json_rows_carry_test_group_target_reference_value_rqps_interval_and_ver
 
 
 def test_every_rqps_is_the_ratio_of_its_absolute_values_and_lies_in_its_interval(store):
-    doc = json.loads(render(build_report(store, None, None, False), "json"))
+    doc = json.loads(render(build_report(store, MICROBENCHMARKS, None, None, False), "json"))
     values = {(r["test"], r["target"]): r["value"] for r in doc["rows"] if r["measure"] == "timed"}
     timed = [r for r in doc["rows"] if r["measure"] == "timed" and r["rqps"] is not None]
     assert timed
@@ -234,18 +235,18 @@ def test_every_rqps_is_the_ratio_of_its_absolute_values_and_lies_in_its_interval
 
 
 def test_the_stolen_interval_is_left_out_and_its_warning_shown(store):
-    text = render(build_report(store, None, None, False), "text")
+    text = render(build_report(store, MICROBENCHMARKS, None, None, False), "text")
     assert "update-index x1 pg18: host CPU steal up to 30%" in text
     assert "update-index x1 pg18: 1 interval(s) with host CPU steal > 10% left out" in text
     assert text.count("left out of the estimates") == 1
 
 
 def test_warm_runs_are_not_reported(store):
-    assert "warm" not in render(build_report(store, None, None, False), "csv")
+    assert "warm" not in render(build_report(store, MICROBENCHMARKS, None, None, False), "csv")
 
 
 def test_text_colors_regressions_red_and_improvements_green_bold_from_a_5_percent_change(store):
-    text = render(build_report(store, None, None, False), "text", color=True)
+    text = render(build_report(store, MICROBENCHMARKS, None, None, False), "text", color=True)
     line = next(l for l in text.splitlines() if l.endswith("  point-query"))
     red, green = line.split("\x1b[0m")[:2]
     assert red.startswith("\x1b[1m\x1b[31m0.95 [") and green.strip().startswith("\x1b[1m\x1b[32m1.07 [")
@@ -280,7 +281,7 @@ def test_the_report_says_when_its_intervals_leave_out_what_a_server_start_or_a_c
                                                                                               spec, note):
     store = _turn_store(tmp_path / "t.db", repeats, spec)
     try:
-        data = build_report(store, None, None, False)
+        data = build_report(store, MICROBENCHMARKS, None, None, False)
     finally:
         store.close()
     methods = {c.estimate.method for row in data.comparison.rows for c in row.cells.values() if c.estimate}
@@ -294,9 +295,9 @@ def test_a_calibration_widens_intervals_estimated_its_way_and_the_report_says_by
                         targets=("a", "a-aa"), second=1.03)  # an A/A campaign that drew a 3% offset
     _turn_store(tmp_path / "t.db", 1, {"repeats": 1}, store=store)
     try:
-        aa = build_report(store, "calibrate-a", None, False, noise_floor="none").comparison.rows[0].cells["a-aa"].estimate
-        plain = build_report(store, "turns", None, False, noise_floor="none")
-        wide = build_report(store, "turns", None, False, noise_floor="auto")
+        aa = build_report(store, MICROBENCHMARKS, "calibrate-a", None, False, noise_floor="none").comparison.rows[0].cells["a-aa"].estimate
+        plain = build_report(store, MICROBENCHMARKS, "turns", None, False, noise_floor="none")
+        wide = build_report(store, MICROBENCHMARKS, "turns", None, False, noise_floor="auto")
     finally:
         store.close()
     p, w = plain.comparison.rows[0].cells["b"].estimate, wide.comparison.rows[0].cells["b"].estimate
@@ -327,8 +328,8 @@ def test_the_noise_floor_comes_from_a_sysbench_calibration_of_the_campaigns_host
     _turn_store(tmp_path / "t.db", 1, {"repeats": 1}, store=store, name="elsewhere",
                 host={"cpus": 2, "hostname": "third"})
     try:
-        notes = build_report(store, "turns", None, False, noise_floor="auto").notes
-        away = build_report(store, "elsewhere", None, False, noise_floor="auto").notes
+        notes = build_report(store, MICROBENCHMARKS, "turns", None, False, noise_floor="auto").notes
+        away = build_report(store, MICROBENCHMARKS, "elsewhere", None, False, noise_floor="auto").notes
     finally:
         store.close()
     assert any(n.startswith("noise floor: A/A campaign calibrate-here (#1, ") for n in notes), notes
@@ -344,9 +345,9 @@ def test_three_calibrations_are_enough_for_the_report_not_to_call_their_sd_uncer
                             name=f"calibrate-{n}", targets=("a", "a-aa"), second=offset)
     _turn_store(tmp_path / "t.db", 1, {"repeats": 1}, store=store)
     try:
-        notes = [n for n in build_report(store, "turns", None, False, noise_floor="auto").notes
+        notes = [n for n in build_report(store, MICROBENCHMARKS, "turns", None, False, noise_floor="auto").notes
                  if "between-campaign" in n]
-        fewer = [n for n in build_report(store, "calibrate-2", None, False, noise_floor="auto").notes
+        fewer = [n for n in build_report(store, MICROBENCHMARKS, "calibrate-2", None, False, noise_floor="auto").notes
                  if "between-campaign" in n]
     finally:
         store.close()
@@ -363,8 +364,8 @@ def test_intervals_over_repeats_widened_by_calibrations_carry_no_note_that_a_cam
                             store=store, name=f"calibrate-{n}", targets=("a", "a-aa"))
     _turn_store(tmp_path / "t.db", 3, {"repeats": 3, "restart": "repeat"}, store=store)
     try:
-        auto = build_report(store, "turns", None, False, noise_floor="auto").notes
-        none = build_report(store, "turns", None, False, noise_floor="none").notes
+        auto = build_report(store, MICROBENCHMARKS, "turns", None, False, noise_floor="auto").notes
+        none = build_report(store, MICROBENCHMARKS, "turns", None, False, noise_floor="none").notes
     finally:
         store.close()
     assert any(n.startswith("intervals (paired turns, t over repeats) include a between-campaign sd of")
@@ -376,7 +377,7 @@ def test_intervals_over_repeats_widened_by_calibrations_carry_no_note_that_a_cam
 @pytest.mark.fault("reports")
 @pytest.mark.parametrize("fmt", ["text", "markdown", "csv", "json", "html"])
 def test_a_cell_whose_server_died_says_so_in_every_format(store, fmt):
-    out = render(build_report(store, None, None, False), fmt)
+    out = render(build_report(store, MICROBENCHMARKS, None, None, False), fmt)
     assert "skipped: server died" in out
     assert "?" not in [line.split()[-2] for line in out.splitlines() if line.endswith("hot-points")]
 
@@ -393,15 +394,15 @@ def test_a_cell_with_only_failed_runs_reads_failed(tmp_path):
                                      driver_spec={}, value=100.0 if ok else None,
                                      intervals=_intervals(100.0, "qps", 0, pos, False) if ok else [],
                                      error=None if ok else "driver: connection reset"))
-    doc = json.loads(render(build_report(store, None, None, False), "json"))
+    doc = json.loads(render(build_report(store, MICROBENCHMARKS, None, None, False), "json"))
     row = next(r for r in doc["rows"] if r["target"] == "b")
     assert (row["status"], row["verdict"], row["failed"]) == ("failed", "not measured", 1)
-    assert "failed x" in render(build_report(store, None, None, False), "text")
+    assert "failed x" in render(build_report(store, MICROBENCHMARKS, None, None, False), "text")
     store.close()
 
 
 def test_a_cell_whose_plan_shape_differs_from_the_reference_is_marked_p_and_both_plans_are_listed(store):
-    data = build_report(store, None, None, False)
+    data = build_report(store, MICROBENCHMARKS, None, None, False)
     text = render(data, "text")
     line = next(line for line in text.splitlines() if line.endswith("  range-covered-pk"))
     assert line.split()[2:5] == ["+", "P", "1.00"]  # pg18: improvement, plan changed; pg19: same plan as pg17
@@ -418,7 +419,7 @@ def test_a_cell_whose_plan_shape_differs_from_the_reference_is_marked_p_and_both
 
 
 def test_each_regression_and_improvement_says_what_moved_with_it(store):
-    data = build_report(store, None, None, False)
+    data = build_report(store, MICROBENCHMARKS, None, None, False)
     assert set(data.explanations) == {(r["test"], r["threads"], r["target"])
                                       for r in json.loads(render(data, "json"))["rows"]
                                       if r["verdict"] in ("regression", "improvement") and r["measure"] == "timed"}
@@ -438,14 +439,14 @@ def test_each_regression_and_improvement_says_what_moved_with_it(store):
 
 
 def test_simulated_cache_and_branch_events_are_a_table_per_test_labelled_simulated(store):
-    text = render(build_report(store, None, None, False), "text")
+    text = render(build_report(store, MICROBENCHMARKS, None, None, False), "text")
     block = text[text.index("-- point-query: simulated by callgrind"):].splitlines()[1:8]
     assert block[0].split() == ["pg17", "pg18", "pg18/pg17", "per", "event"]
     assert block[2].split() == ["120", "150", "1.250", "L1-icache", "misses"]
     assert block[3].split() == ["320", "330", "1.031", "L1-dcache", "misses"]  # D1mr + D1mw
     assert block[6].split() == ["100", "110", "1.100", "branch", "mispredicts"]  # Bcm + Bim
     assert "update-index: simulated" not in text  # counted without simulation
-    doc = json.loads(render(build_report(store, None, None, False), "json"))
+    doc = json.loads(render(build_report(store, MICROBENCHMARKS, None, None, False), "json"))
     row = next(r for r in doc["instructions"] if r["test"] == "point-query")
     assert row["simulated"]["pg18"]["L1-dcache misses"] == 330.0
 
@@ -477,7 +478,7 @@ def stalled_store(path):
 @pytest.mark.parametrize("fmt", ["text", "markdown", "csv", "json", "html"])
 def test_a_stall_in_a_few_turns_is_a_regression_marked_s_with_the_typical_turn_beside_it_in_every_format(
         tmp_path, fmt):
-    data = build_report(stalled_store(tmp_path / "s.db"), None, None, False)
+    data = build_report(stalled_store(tmp_path / "s.db"), MICROBENCHMARKS, None, None, False)
     cell = data.comparison.rows[0].cells["b"]
     assert cell.verdict == "regression" and cell.ratio < 0.7 and cell.estimate.bursty
     assert cell.estimate.typical == pytest.approx(1.0, abs=0.01)
@@ -494,6 +495,6 @@ def test_a_stall_in_a_few_turns_is_a_regression_marked_s_with_the_typical_turn_b
 
 
 def test_measured_perf_counters_have_the_ratio_and_the_matters_note_in_the_html_report(store):
-    page = render(build_report(store, None, None, False, metrics=True, generated_at=GENERATED_AT), "html")
+    page = render(build_report(store, MICROBENCHMARKS, None, None, False, metrics=True, generated_at=GENERATED_AT), "html")
     assert "<th>pg19/pg17</th>" in page and "<th>pg19: matters?</th>" in page
     assert "matters: +3.3% of the time per op (+660.0 ns)" in page  # 2,000 instructions at 0.33 ns of 20 µs

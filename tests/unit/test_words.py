@@ -7,6 +7,7 @@ from dbdrift.analysis.noise import Estimate, Verdict
 from dbdrift.analysis.relative import Cell, CellSummary
 from dbdrift.report.words import bp, cell_ranks, comparison_lines, ranked, words_json
 from dbdrift.results.build import build_report
+from dbdrift.workloads.sysbench.results import MICROBENCHMARKS
 from tests.unit.test_reports import make_store
 
 
@@ -43,7 +44,7 @@ def test_one_change_of_a_kind_is_named_the_only_one():
 
 def test_each_comparison_has_a_head_line_then_one_line_per_group(tmp_path):
     store = make_store(tmp_path / "g.db")
-    lines = comparison_lines(build_report(store, None, None, False))
+    lines = comparison_lines(build_report(store, MICROBENCHMARKS, None, None, False))
     at = lines.index(next(line for line in lines if line.startswith("pg18 vs pg17, 1 client")))
     assert "3 regression(s) and 1 improvement(s) in 6 tests" in lines[at] and "median rQPS 0.969 (-3.1 bp)" in lines[at]
     assert [line.split(":")[0].strip() for line in lines[at + 1:at + 5]] == [
@@ -55,7 +56,7 @@ def test_each_comparison_has_a_head_line_then_one_line_per_group(tmp_path):
 
 def test_the_json_words_carry_each_named_change_in_basis_points(tmp_path):
     store = make_store(tmp_path / "g.db")
-    pg18 = next(w for w in words_json(build_report(store, None, None, False)) if w["target"] == "pg18")
+    pg18 = next(w for w in words_json(build_report(store, MICROBENCHMARKS, None, None, False)) if w["target"] == "pg18")
     writes = next(g for g in pg18["groups"] if g["group"] == "writes")
     assert writes["changes"] == [{"rank": "only", "kind": "regression", "test": "update-index", "rqps": 0.915,
                                   "bp": -8.5}]
@@ -64,7 +65,7 @@ def test_the_json_words_carry_each_named_change_in_basis_points(tmp_path):
 
 def test_each_cell_the_words_name_knows_its_place(tmp_path):
     store = make_store(tmp_path / "g.db")
-    ranks = cell_ranks(build_report(store, None, None, False))
+    ranks = cell_ranks(build_report(store, MICROBENCHMARKS, None, None, False))
     assert ranks[("range-covered-pk", 1, "pg18")] == "only improvement"
     assert ("read-only_range=100", 1, "pg18") not in ranks
     store.close()

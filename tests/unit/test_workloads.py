@@ -78,11 +78,8 @@ def test_a_workload_of_whole_repeats_splits_its_repeats_and_a_sysbench_one_its_t
 
 
 def test_every_workload_answers_every_hook_with_a_function_of_its_own():
-    hooks = [f.name for f in fields(Workload) if f.name not in ("plan", "tests")]  # plan, tests: objects of hooks
+    hooks = [f.name for f in fields(Workload) if f.name not in ("plan", "catalog")]  # parts handed down whole
     unanswered = [(name, hook) for name, w in WORKLOADS.items() for hook in hooks if not callable(getattr(w, hook))]
-    unanswered += [(name, f"tests.{hook}") for name, w in WORKLOADS.items()
-                   for hook in ("select", "entries", "group_titles", "duration_kind", "writes")
-                   if not callable(getattr(w.tests, hook, None))]
     assert unanswered == [] and all(callable(p.axes) and isinstance(p.demo_targets, dict) for p in PLANS.values())
 
 
@@ -112,12 +109,6 @@ def test_a_workload_of_whole_repeats_resumes_the_target_repeat_pairs_not_stored_
     line, expected = workload_of(htap).resume_left(store, cid, htap)
     assert line == "1 of 4 (target, repeat) runs stored, 3 to run"
     assert expected == pytest.approx(workload_of(htap).estimate(htap)[0] * 3 / 4)
-
-
-def test_a_workload_without_microbenchmarks_refuses_tests_naming_itself():
-    from dbdrift.errors import UserError
-    with pytest.raises(UserError, match="--tests selects sysbench microbenchmarks; TPROC-C has none"):
-        WORKLOADS["tpcc"].tests.select(["point-query"])
 
 
 def test_only_sysbench_counts_time_besides_its_measured_runs_and_an_overhead_per_run():

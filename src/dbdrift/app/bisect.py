@@ -178,7 +178,7 @@ class Measurer:
     def _stored(self, label: str) -> history.Point | None:
         data = self._data(label, {} if self.commits else None)
         setup = history.setup_label(data, data["targets"][0])
-        found = [p for p in history.points(self.store, self.request.metric, [self.request.test])
+        found = [p for p in history.points(self.store, SYSBENCH.catalog, self.request.metric, [self.request.test])
                  if p.engine == self.request.engine and self._matches(p, label) and p.setup == setup
                  and p.host == self.host and p.threads == 1]
         return found[-1] if found else None
@@ -247,7 +247,7 @@ def choose(request: BisectRequest) -> Candidates:
     the test, --source with --build, both ends (fetchable, the same source, good before bad; or
     commits of the checkout), valgrind for --metric instructions, and the campaign each
     measurement runs, --set included (refused here, not skipped as each version fails)."""
-    SYSBENCH.tests.select([request.test])  # an unknown test is refused before anything is fetched or built
+    SYSBENCH.catalog.select([request.test])  # an unknown test is refused before anything is fetched or built
     if request.source:
         if not request.build:
             raise UserError("--source needs --build 'COMMAND'",

@@ -8,4 +8,4 @@ from dbdrift.workloads.registry import SYSBENCH
 
 def listing(tests: list[str] | None, engine: str) -> CatalogListing:
     """The tests (names or groups; None: every test) with their SQL for `engine`."""
-    return CatalogListing(SYSBENCH.tests.entries(tests, engine), SYSBENCH.tests.group_titles())
+    return CatalogListing(SYSBENCH.catalog.entries(tests, engine), SYSBENCH.catalog.group_titles())

@@ -23,6 +23,7 @@ from dbdrift.plan.campaign import CampaignSpec
 from dbdrift.quantities import format_duration
 from dbdrift.results.build import measurements, measurements_of
 from dbdrift.results.hosts import host_key
+from dbdrift.results.microbenchmarks import duration_kind, writes
 from dbdrift.runner.campaign import machine_facts
 from dbdrift.store.store import Store
 from dbdrift.workloads.registry import SYSBENCH, Workload, workload_of
@@ -125,7 +126,7 @@ def newest_floors(store: Store, here: str) -> tuple[dict[str, float], str]:
         if host_key(row.host) != here:
             continue
         targets = [t.name for t in store.targets(campaign_id)]
-        measurements = measurements_of(store, campaign_id)
+        measurements = measurements_of(store, SYSBENCH.catalog, campaign_id)
         floors = noise_floor(compare(measurements, targets, targets[0], sorted({m.test for m in measurements})))
         return floors, (f"calibration {row.name} (#{campaign_id}, {row.created_at[:16].replace('T', ' ')}), "
                         "the newest of this host, as reports apply it")
@@ -142,9 +143,9 @@ def _noise_of(store: Store, campaign_id: int, spec: JsonObject, workload: Worklo
     if len(targets) < 2 or spec.get("order") != "turns":
         return None
     seconds = run_lengths(spec)
-    measurements = measurements_of(store, campaign_id)
+    measurements = measurements_of(store, workload.catalog, campaign_id)
     noise = planning.noise_of(measurements, targets[0],
-                              {m.test: seconds.get(workload.tests.duration_kind(m.test), 0.0)
+                              {m.test: seconds.get(duration_kind(workload.catalog, m.test), 0.0)
                                for m in measurements})
     if not noise:
         return None
@@ -199,7 +200,7 @@ def planned(spec: CampaignSpec, store: Store | None) -> CampaignSpec:
     stored = found.to_dict()
     if spec.sequential and spec.count_instructions:  # the budget's first priority (runner/sequential.py)
         # blind: instruction counts cannot see the test's cost, since it writes and so waits on I/O and locks
-        stored["tests"] = [{**p.to_dict(), "blind": workload.tests.writes(p.test)} for p in found.tests]
+        stored["tests"] = [{**p.to_dict(), "blind": writes(workload.catalog, p.test)} for p in found.tests]
     return replace(shaped, repeats=max(p.most for p in found.tests), detect_plan=stored)
 
 
@@ -331,8 +332,8 @@ def cell_estimates(store: Store, workload: Workload[Any] = SYSBENCH) -> Callable
             known[campaign_id] = (store.campaign(campaign_id).spec.get("rows", 0), names,
                                   next((t.name for t in targets if t.is_base), names[0]))
         rows, names, base = known[campaign_id]
-        found = measurements(store, [r for r in store.runs(campaign_id) if r["test"] == test and r["threads"] == threads],
-                             rows)
+        found = measurements(store, workload.catalog,
+                             [r for r in store.runs(campaign_id) if r["test"] == test and r["threads"] == threads], rows)
         comparison = compare(found, names, base, [test])
         return [c.estimate for row in comparison.rows for c in row.cells.values()
                 if c.estimate is not None and c.reference is not None]

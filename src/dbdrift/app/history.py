@@ -61,8 +61,8 @@ def run(request: HistoryRequest, store: Store) -> HistoryOutcome:
     if request.tests and request.metric == "rate":  # a workload's measures (l.i0, NOPM) are not the catalog's
         tests: list[str] | None = list(request.tests)
     else:
-        tests = [t.name for t in SYSBENCH.tests.select(list(request.tests))] if request.tests else None
-    found = history.points(store, request.metric, tests, workload_values)
+        tests = [t.name for t in SYSBENCH.catalog.select(list(request.tests))] if request.tests else None
+    found = history.points(store, SYSBENCH.catalog, request.metric, tests, workload_values)
     host = request.host or history.newest_host(store) or "all"  # the store holds a campaign, so a host
     hosts = sorted({p.host for p in found})
     if host != "all":
@@ -77,7 +77,7 @@ def run(request: HistoryRequest, store: Store) -> HistoryOutcome:
                         + (f"; it holds {' and '.join(METRIC_NOUNS[m] for m in held)}" if held else ""),
                         (f"pass --metric {held[0]}" + (f" (or {', '.join(held[1:])})" if held[1:] else "") + "; or "
                          if held else "") + _empty_hint(request.metric, hosts, host), exit_code=2)
-    series = history.build_series(found, request.by)
+    series = history.build_series(found, SYSBENCH.catalog, request.by)
     notes = _with_changes(series, request.judging.min_effect, request.new_regressions)
     others = [h for h in hosts if h != host and host != "all"]
     if others:
@@ -158,7 +158,7 @@ def _other_metrics(store: Store, request: HistoryRequest, tests: list[str] | Non
     for metric in history.METRICS:
         if metric == request.metric or (metric == "rate") != (request.metric == "rate") and tests:
             continue  # a workload's measures (l.i0, NOPM) and the catalog's tests are different names
-        found = [p for p in history.points(store, metric, tests, workload_values)
+        found = [p for p in history.points(store, SYSBENCH.catalog, metric, tests, workload_values)
                  if (host == "all" or p.host == host) and (not request.engines or p.engine in request.engines)]
         if found:
             held.append(metric)

@@ -20,6 +20,7 @@ from dbdrift.analysis.planning import TestNoise
 from dbdrift.model import JsonObject
 from dbdrift.results.build import measurements_of
 from dbdrift.results.hosts import host_key
+from dbdrift.results.microbenchmarks import duration_kind
 from dbdrift.results.twins import twin_of
 from dbdrift.store.store import Store
 from dbdrift.workloads.registry import SYSBENCH, Workload
@@ -129,9 +130,9 @@ def evidence_of(store: Store, campaign_id: int, spec: JsonObject, workload: Work
         if spec.get("order") != "turns":
             return None
         base = next((t.name for t in targets if t.is_base), targets[0].name)
-        measurements = measurements_of(store, campaign_id)
+        measurements = measurements_of(store, workload.catalog, campaign_id)
         seconds = run_lengths(spec)
-        noise = planning.noise_of(measurements, base, {m.test: seconds.get(workload.tests.duration_kind(m.test), 0.0)
+        noise = planning.noise_of(measurements, base, {m.test: seconds.get(duration_kind(workload.catalog, m.test), 0.0)
                                                        for m in measurements})
     if not noise:
         return None

@@ -12,7 +12,7 @@ from dbdrift.workloads.registry import SYSBENCH
 __all__ = ["ENGINES", "JUDGING", "Judging", "PercentRange", "format_duration", "format_percent", "parse_duration_s", "parse_percent",
            "select_tests", "split_list"]
 
-select_tests = SYSBENCH.tests.select  # test, group and set names resolved into the microbenchmarks they name
+select_tests = SYSBENCH.catalog.select  # test, group and set names resolved into the microbenchmarks they name
 
 
 def split_list(values: list[str] | None) -> list[str]:

@@ -36,6 +36,7 @@ from dbdrift.results.twins import rate_of, without_twin
 from dbdrift.store.store import Store
 from dbdrift.store.stored import TargetRecord
 from dbdrift.version import __version__
+from dbdrift.workloads.registry import SYSBENCH
 
 WORST = 3  # regressions named per campaign in the index
 SITE_FORMAT = 3  # what site.json keeps and the pages draw (setups, captions, axes): a change reads and draws all again
@@ -196,10 +197,10 @@ def _read(store: Store, campaign_id: int, n: int) -> Read:
         note = f"campaign {row.name} (#{campaign_id} of {store.path.name}) is not published: {exc.message}"
         return site.CampaignEntry(**common, counts=(0, 0, 0, 0), worst=(), page="", note=note), [], ""
     if workload.caps.judged_over_repeats:  # the workload's own measures, over repeats
-        points = campaign_points(store, campaign_id, "rate", repeats=workload.history_values)
+        points = campaign_points(store, workload.catalog, campaign_id, "rate", repeats=workload.history_values)
     else:  # the catalog's tests: their runs and counts
         points = [p for metric in ("qps", "instructions")
-                  for p in campaign_points(store, campaign_id, metric, comparison=comparison)]
+                  for p in campaign_points(store, workload.catalog, campaign_id, metric, comparison=comparison)]
     points = [replace(p, campaign_id=n) for p in points]
     twin = rate_of(meta)  # the twin's verdicts are false by construction: counted apart, not as the campaign's
     findings = without_twin(findings, twin.twin if twin else None)
@@ -277,7 +278,8 @@ def _drawn(changed: dict[str, list[Point]], measures: dict[int, site.Measures], 
     group's entry in the state keeps the change points of the series it was drawn from, by the
     series' values, so a series that did not change is not searched again."""
     points = [p for members in changed.values() for p in members]
-    by_version, by_time = build_series(points, "version"), build_series(points, "time")
+    by_version = build_series(points, SYSBENCH.catalog, "version")
+    by_time = build_series(points, SYSBENCH.catalog, "time")
     try:
         detector()
         found = True

@@ -30,7 +30,7 @@ from dbdrift.results.findings import CAMPAIGN, Finding
 from dbdrift.results.workload import workload_of
 from dbdrift.store import guard
 from dbdrift.store.store import Store
-from dbdrift.workloads.registry import WORKLOADS
+from dbdrift.workloads.registry import SYSBENCH, WORKLOADS
 
 SUFFIX = "-pinned"
 
@@ -99,7 +99,7 @@ def _found(store: Store, request: RecheckRequest) -> Found:
     campaign_id = store.latest_campaign_id(request.campaign)
     workload = WORKLOADS.get(workload_of(store, campaign_id)) if campaign_id is not None else None
     if campaign_id is None or workload is None or not workload.caps.judged_over_repeats:
-        data = build_report(store, request.campaign, None, False)
+        data = build_report(store, SYSBENCH.catalog, request.campaign, None, False)
         campaign_id = store.latest_campaign_id(data.campaign)
         assert campaign_id is not None  # build_report found it
         spec = store.campaign(campaign_id).spec

@@ -21,7 +21,6 @@ from dbdrift.report.matrix import axis_names, measured_tests, render_matrix
 from dbdrift.results.build import build_report, no_campaign
 from dbdrift.results.data import ReportData
 from dbdrift.results.findings import CAMPAIGN, FINDING_KINDS, MEASURES, Finding, all_findings, select
-from dbdrift.results.groupings import GROUPINGS
 from dbdrift.results.twins import without_twin
 from dbdrift.results.targets import AGAINST, base_target, merged_stacks, server_configs
 from dbdrift.results.workload import workload_of as stored_workload_name
@@ -33,6 +32,7 @@ __all__ = ["AGAINST", "FINDING_EXIT", "FINDING_KINDS", "FORMATS", "GROUPINGS", "
            "ReportRequest", "Say", "Store", "all_findings", "campaign_report", "render", "report", "selected_tests",
            "stored_workload", "write_workload_flamegraphs"]
 
+GROUPINGS = SYSBENCH.catalog.groupings  # `report --groups`: the catalogue's groupings, its default first
 FINDING_EXIT = 3  # `--fail-on`: the report found what it was told to fail on
 
 
@@ -136,8 +136,8 @@ def _comparison(request: ReportRequest, store: Store, campaign: str | None, say:
     only = None
     if request.tests and not request.matrix:
         only = selected_tests(split_list([request.tests]))
-    data = build_report(store, campaign, request.base, request.chain, request.judging, request.noise_floor,
-                        request.metrics, against=request.against, tests=only, groups=request.groups)
+    data = build_report(store, SYSBENCH.catalog, campaign, request.base, request.chain, request.judging,
+                        request.noise_floor, request.metrics, against=request.against, tests=only, groups=request.groups)
     if request.matrix:
         return ReportOutcome(render_matrix(data, request.format, *matrix_shape(data, request.tests, request.group_by)))
     written: list[Path] = []
@@ -203,7 +203,7 @@ def gated(findings: list[Finding], meta: JsonObject) -> list[Finding]:
 
 def selected_tests(names: list[str]) -> frozenset[str]:
     """The names of the tests and groups `names` select (--tests)."""
-    return frozenset(t.name for t in SYSBENCH.tests.select(names))
+    return frozenset(t.name for t in SYSBENCH.catalog.select(names))
 
 
 def write_flamegraphs(store: Store, campaign: str | None, data: ReportData, directory: Path) -> list[Path]:
@@ -293,11 +293,12 @@ def campaign_report(spec: CampaignSpec, store: Store, campaign_id: int, fmt: str
     workload = workload_of(spec)
     if workload.caps.judged_over_repeats:  # its report has no chain view, nor colours
         return workload_report(store, campaign_id, workload, fmt)
+    catalog = workload.catalog
     if chain_view and fmt == "post":
-        return render(build_report(store, str(campaign_id), None, True, noise_floor="auto"), fmt, color)
-    text = render(build_report(store, str(campaign_id), None, False, noise_floor="auto"), fmt, color)
+        return render(build_report(store, catalog, str(campaign_id), None, True, noise_floor="auto"), fmt, color)
+    text = render(build_report(store, catalog, str(campaign_id), None, False, noise_floor="auto"), fmt, color)
     if chain_view and fmt == "text":  # demo of a version chain
-        text += "\n" + render(build_report(store, str(campaign_id), None, True, noise_floor="auto"), fmt, color)
+        text += "\n" + render(build_report(store, catalog, str(campaign_id), None, True, noise_floor="auto"), fmt, color)
     return text
 
 

@@ -68,7 +68,7 @@ def apply_overrides(spec: CampaignSpec, overrides: Overrides) -> CampaignSpec:
                             spec.caps.sysbench_flags_hint, exit_code=2)
     if overrides.tests:
         names = split_list(list(overrides.tests))
-        spec = replace(spec, tests=tuple(workload_of(spec).tests.select(names)), test_names=tuple(names))
+        spec = replace(spec, tests=tuple(workload_of(spec).catalog.select(names)), test_names=tuple(names))
     if overrides.flamegraph:
         spec = replace(spec, flamegraphs=True)
     if overrides.simulate_cache:

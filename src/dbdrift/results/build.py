@@ -27,7 +27,6 @@ from dbdrift.analysis.sequential import stops_note
 from dbdrift.analysis.position import Turn, order_notes
 from dbdrift.analysis.relative import Comparison, Measurement, compare
 from dbdrift.analysis.summary import summarize_groups
-from dbdrift.workloads.sysbench.catalog import LAYER_FAMILIES, layer_members, report_order, scan_krps, select_tests
 from dbdrift.cpus import Placement
 from dbdrift.errors import InputError, UserError
 from dbdrift.model import SLOW_FSYNC_US, HardwareWindow, JsonObject, is_warm_run
@@ -35,7 +34,7 @@ from dbdrift.results.data import FORMAT_VERSION, PlanChange, ReportData
 from dbdrift.results.plans import plan_marks
 from dbdrift.results.findings import nothing_measured
 from dbdrift.results.hosts import host_key
-from dbdrift.results.groupings import grouping, regrouped
+from dbdrift.results.microbenchmarks import Microbenchmarks, regrouped
 from dbdrift.results.targets import (base_target, default_drift, flush_settings_compared, io_method_notes,
                                     matrix_references,
                                     packager_change, target_labels, target_packagers)
@@ -86,12 +85,12 @@ def report_meta(store: Store, campaign_id: int, generated_at: str | None = None)
     }
 
 
-def build_report(store: Store, campaign: str | None, base: str | None, chain: bool,
+def build_report(store: Store, catalog: Microbenchmarks, campaign: str | None, base: str | None, chain: bool,
                  judging: Judging = JUDGING, noise_floor: str = "none",
                  metrics: bool = False, generated_at: str | None = None, against: str | None = None,
                  tests: frozenset[str] | None = None, groups: str | None = None) -> ReportData:
-    """The report of a stored campaign; `tests` keeps only those tests (summaries included);
-    `groups` names its grouping (results/groupings.py; None: the posts' four groups)."""
+    """The report of a stored campaign of `catalog`'s tests; `tests` keeps only those tests
+    (summaries included); `groups` names its grouping (catalog.grouping; None: its default)."""
     campaign_id = store.latest_campaign_id(campaign)
     if campaign_id is None:
         raise no_campaign(store, campaign)
@@ -99,24 +98,24 @@ def build_report(store: Store, campaign: str | None, base: str | None, chain: bo
     targets = store.targets(campaign_id)
     names = [t.name for t in targets]
     base_name = base_target(targets, base, row.name)
-    floors, between, notes = noise_inputs(store, noise_floor, campaign_id, judging)
-    measurements = measurements_of(store, campaign_id)
+    floors, between, notes = noise_inputs(store, catalog, noise_floor, campaign_id, judging)
+    measurements = measurements_of(store, catalog, campaign_id)
     counted = store.instructions(campaign_id)
     if tests is not None:
-        measurements, counted = _only(tests, measurements, counted, row.name)
+        measurements, counted = _only(catalog, tests, measurements, counted, row.name)
     pairs = matrix_references(row.spec, base_name, against) if against else None
-    planned = planned_cells(row.spec, tests)
+    planned = planned_cells(row.spec, catalog, tests)
     comparison = compare(measurements, names, base_name,
-                         report_order({m.test for m in measurements} | {t for t, _ in planned}), chain,
+                         catalog.report_order({m.test for m in measurements} | {t for t, _ in planned}), chain,
                          judging=judging, noise_floor=floors, campaign_sd=between,
                          references=pairs, against=against or "", planned=planned)
-    chosen = grouping(groups, row.name, {r.test for r in comparison.rows} | {r["test"] for r in counted})
+    chosen = catalog.grouping(groups, row.name, {r.test for r in comparison.rows} | {r["test"] for r in counted})
     comparison = regrouped(comparison, chosen)
     notes += _campaign_sd_note(comparison, between)
     labels = target_labels(targets)
     packagers = target_packagers(targets)
     comparison = _with_packagers(comparison, packagers)
-    order = report_order({m.test for m in measurements} | {r["test"] for r in counted})
+    order = catalog.report_order({m.test for m in measurements} | {r["test"] for r in counted})
     host, spec = row.host, row.spec
     stops = store.detect_stops(campaign_id)
     notes += (_interval_notes(comparison, spec, between) + detect_notes(comparison, spec.get("detect_plan"))
@@ -129,13 +128,14 @@ def build_report(store: Store, campaign: str | None, base: str | None, chain: bo
     references = comparison.references
     stored_runs = store.runs(campaign_id)  # read once: hardware per operation and the layer split both use it
     hardware = tuple(_metrics(stored_runs, names, references, order, host.get("cpus") or 1))
-    pinned = _pinned(store, row.name, judging)
+    pinned = _pinned(store, catalog, row.name, judging)
     counted_rows = _recounted(pinned, tuple(_instructions(counted, references, order, judging)))
-    layer_rows = tuple(_layers(stored_runs, counted, references, judging))
+    layer_rows = tuple(_layers(catalog, stored_runs, counted, references, judging))
     sequential = spec.get("order") == "sequential"
     notes += flush_notes(host, targets, references) + foreign_notes(stored_runs, spec)
     report = ReportData(row.name, comparison, tuple(summarize_groups(comparison, list(chosen.order))), labels,
-                      chosen.order, chosen.titles, notes, test_groups=chosen.moved,
+                      chosen.order, chosen.titles, notes,
+                      test_groups=_test_groups(catalog, chosen.moved, stored_runs, counted, planned),
                       metrics=hardware if metrics else (),
                       instructions=counted_rows, layers=layer_rows, drift=default_drift(targets, references),
                       show_metrics=metrics, meta=report_meta(store, campaign_id, generated_at),
@@ -150,11 +150,19 @@ def build_report(store: Store, campaign: str | None, base: str | None, chain: bo
 PINNED = "-pinned"  # app/recheck.py's campaign of a campaign's regressions with the defaults pinned
 
 
-def _pinned(store: Store, campaign: str, judging: Judging) -> ReportData | None:
+def _pinned(store: Store, catalog: Microbenchmarks, campaign: str, judging: Judging) -> ReportData | None:
     """The report of `campaign`'s recheck, None when it has none (or is one)."""
     if campaign.endswith(PINNED) or store.latest_campaign_id(campaign + PINNED) is None:
         return None
-    return build_report(store, campaign + PINNED, None, False, judging)
+    return build_report(store, catalog, campaign + PINNED, None, False, judging)
+
+
+def _test_groups(catalog: Microbenchmarks, moved: dict[str, str], stored_runs: list[sqlite3.Row],
+                 counted: list[sqlite3.Row], planned: dict[tuple[str, int], tuple[str, str]]) -> dict[str, str]:
+    """test -> its group in the report, of every test the campaign ran, counted or planned that
+    the catalogue holds: its group of the grouping chosen where that moved it, else its catalogue's."""
+    names = {r["test"] for r in stored_runs} | {r["test"] for r in counted} | {t for t, _ in planned}
+    return {t: moved.get(t) or entry.group for t in sorted(names) if (entry := catalog.entry(t)) is not None}
 
 
 def followed(verdict: Verdict) -> str:
@@ -205,7 +213,8 @@ def _recounted(pinned: ReportData | None, rows: tuple[InstructionRow, ...]) -> t
     return tuple(out)
 
 
-def planned_cells(spec: JsonObject, only: frozenset[str] | None = None) -> dict[tuple[str, int], tuple[str, str]]:
+def planned_cells(spec: JsonObject, catalog: Microbenchmarks, only: frozenset[str] | None = None
+                  ) -> dict[tuple[str, int], tuple[str, str]]:
     """(test, threads) -> (group, metric) of every timed cell a sysbench campaign set out to
     measure (its `tests` x `threads`; every target runs the same ones), so that a cell no target
     got to (interrupted, a server that never started) is reported as not measured instead of
@@ -214,7 +223,7 @@ def planned_cells(spec: JsonObject, only: frozenset[str] | None = None) -> dict[
     if not spec.get("timed", True) or not spec.get("tests"):
         return {}
     try:
-        chosen = select_tests(spec["tests"])
+        chosen = catalog.select(spec["tests"])
     except InputError:  # a name an older catalogue had: report what was stored
         return {}
     return {(t.name, n): (t.group, t.metric) for t in chosen for n in spec.get("threads") or (1,)
@@ -231,13 +240,13 @@ def nothing_measured_notes(campaign: str, measurements: list[Measurement], count
                                        "none succeeded").line(),)
 
 
-def _only(tests: frozenset[str], measurements: list[Measurement], counted: list[sqlite3.Row], campaign: str
-          ) -> tuple[list[Measurement], list[sqlite3.Row]]:
+def _only(catalog: Microbenchmarks, tests: frozenset[str], measurements: list[Measurement], counted: list[sqlite3.Row],
+          campaign: str) -> tuple[list[Measurement], list[sqlite3.Row]]:
     """The measurements and counts of `tests`; none of them measured is an input error."""
     measured = {m.test for m in measurements} | {r["test"] for r in counted}
     if not tests & measured:
         raise InputError(f"--tests: campaign {campaign} measured none of {', '.join(sorted(tests))}",
-                         f"measured: {', '.join(report_order(measured))}")
+                         f"measured: {', '.join(catalog.report_order(measured))}")
     return [m for m in measurements if m.test in tests], [r for r in counted if r["test"] in tests]
 
 
@@ -288,16 +297,16 @@ def _instructions(counted: list[sqlite3.Row], references: dict[str, str], order:
     return instruction_rows(counts, references, order, simulated=simulated, judging=judging)
 
 
-def _layers(stored_runs: list[sqlite3.Row], counted: list[sqlite3.Row], references: dict[str, str],
-            judging: Judging) -> list[layers.LayerRow]:
-    """Per family of LAYER_FAMILIES the campaign measured whole (every test of it, on a target
+def _layers(catalog: Microbenchmarks, stored_runs: list[sqlite3.Row], counted: list[sqlite3.Row],
+            references: dict[str, str], judging: Judging) -> list[layers.LayerRow]:
+    """Per layer family of the catalogue the campaign measured whole (every test of it, on a target
     and its reference): the per-statement and per-row split of the instruction counts, and of the
     time per event at the fewest clients."""
     counts: dict[str, dict[str, tuple[float, float | None]]] = {}
     for r in counted:
         if r["ir_per_event"] is not None:
             counts.setdefault(r["target"], {})[r["test"]] = (r["ir_per_event"], r["spread_pct"])
-    wanted = {t for tests in LAYER_FAMILIES.values() for t in tests}
+    wanted = {t for tests in catalog.layer_families.values() for t in tests}
     runs = [r for r in stored_runs if r["test"] in wanted and r["status"] == "ok" and r["value"]]
     fewest = min((r["threads"] for r in runs), default=1)
     qps: dict[str, dict[int, dict[str, list[float]]]] = {}
@@ -305,8 +314,8 @@ def _layers(stored_runs: list[sqlite3.Row], counted: list[sqlite3.Row], referenc
         if r["threads"] == fewest:
             qps.setdefault(r["target"], {}).setdefault(r["repeat"], {}).setdefault(r["test"], []).append(r["value"])
     out = []
-    for family in LAYER_FAMILIES:
-        members = [layers.Member(t, s, n) for t, s, n in layer_members(family)]
+    for family in catalog.layer_families:
+        members = [layers.Member(t, s, n) for t, s, n in catalog.layer_members(family)]
         per_statement = {m.test: m.statements for m in members}
         seconds = {t: {rep: {test: per_statement[test] / (sum(v) / len(v)) for test, v in tests.items()
                              if test in per_statement}
@@ -442,19 +451,20 @@ def _unit_meta(store: Store, campaign_id: int) -> list[JsonObject]:
             for u in rows]
 
 
-def measurements_of(store: Store, campaign_id: int) -> list[Measurement]:
-    """A campaign's stored timed runs (not its warm-up runs), as the analysis takes them."""
+def measurements_of(store: Store, catalog: Microbenchmarks, campaign_id: int) -> list[Measurement]:
+    """A campaign's stored timed runs (not its warm-up runs), as the analysis takes them (a
+    `krps` test's rate as `catalog` gives it)."""
     table_rows = store.campaign(campaign_id).spec.get("rows", 0)
-    return measurements(store, [r for r in store.runs(campaign_id) if not is_warm_run(r["test"])], table_rows)
+    return measurements(store, catalog, [r for r in store.runs(campaign_id) if not is_warm_run(r["test"])], table_rows)
 
 
-def measurements(store: Store, runs: list[sqlite3.Row], table_rows: int) -> list[Measurement]:
+def measurements(store: Store, catalog: Microbenchmarks, runs: list[sqlite3.Row], table_rows: int) -> list[Measurement]:
     """Stored `runs` as the analysis takes them, their intervals read together."""
     intervals = store.run_intervals([r["id"] for r in runs])
-    return [measurement(r, intervals.get(r["id"], []), table_rows) for r in runs]
+    return [measurement(catalog, r, intervals.get(r["id"], []), table_rows) for r in runs]
 
 
-def noise_inputs(store: Store, choice: str, campaign_id: int, judging: Judging = JUDGING
+def noise_inputs(store: Store, catalog: Microbenchmarks, choice: str, campaign_id: int, judging: Judging = JUDGING
                  ) -> tuple[dict[str, float], dict[str, tuple[float, int]], tuple[str, ...]]:
     """Per-test A/A noise floors from the newest sysbench calibration campaign of the campaign's
     host (of any host when it has none; or the one named), the between-campaign sd per interval
@@ -475,7 +485,7 @@ def noise_inputs(store: Store, choice: str, campaign_id: int, judging: Judging =
     comparisons = []
     for aa_id in aa_ids:
         names = [t.name for t in store.targets(aa_id)]
-        measurements = measurements_of(store, aa_id)
+        measurements = measurements_of(store, catalog, aa_id)
         comparisons.append(compare(measurements, names, names[0], sorted({m.test for m in measurements}),
                                    judging=judging))
     floors = noise_floor(comparisons[0])
@@ -518,7 +528,7 @@ def _campaign_sd_note(comparison: Comparison, between: dict[str, tuple[float, in
     return notes
 
 
-def measurement(run: sqlite3.Row, stored: list[sqlite3.Row], table_rows: int) -> Measurement:
+def measurement(catalog: Microbenchmarks, run: sqlite3.Row, stored: list[sqlite3.Row], table_rows: int) -> Measurement:
     """A stored run with its per-interval throughput (QPS, or Krps for scan) and host steal,
     from its `stored` intervals."""
     intervals = []
@@ -526,7 +536,7 @@ def measurement(run: sqlite3.Row, stored: list[sqlite3.Row], table_rows: int) ->
         seconds = iv["end_s"] - iv["start_s"]
         if seconds <= 0:
             continue
-        value: float | None = (scan_krps(table_rows, iv["events"], seconds, run["threads"])
+        value: float | None = (catalog.scan_krps(table_rows, iv["events"], seconds, run["threads"])
                                if run["metric"] == "krps" else iv["statements"] / seconds)
         if value is None:  # a scan rate of no client thread: nothing was measured
             continue

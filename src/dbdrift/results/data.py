@@ -15,7 +15,6 @@ from dbdrift.analysis.instructions import InstructionRow
 from dbdrift.analysis.relative import Cell, Comparison, RelativeRow
 from dbdrift.analysis.summary import GroupSummary
 from dbdrift.model import JsonObject
-from dbdrift.workloads.sysbench.catalog import CATALOG
 
 # of the JSON and CSV layouts: raised when a field is renamed or removed, or changes meaning
 # (5: every workload's JSON opens with one envelope and every CSV ends with the campaign columns,
@@ -66,7 +65,8 @@ class ReportData:
     # (test, threads, target) -> (head, what moved) for each regression and improvement (analysis/explain.py)
     explanations: dict[tuple[str, int, str], tuple[str, str]] = field(default_factory=dict)
     packagers: dict[str, str] = field(default_factory=dict)  # target -> who built its server (results/targets.py)
-    # test -> its group when the report groups otherwise than the catalogue (`report --groups five`)
+    # test -> its group in this report, of each test of the catalogue the campaign ran, counted or
+    # planned: the catalogue's, or the chosen grouping's where it moved the test (`report --groups five`)
     test_groups: dict[str, str] = field(default_factory=dict)
     # (test, threads) -> where a sequential campaign planned to detect stopped the cell (analysis/sequential.py)
     stops: dict[tuple[str, int], JsonObject] = field(default_factory=dict)
@@ -90,8 +90,7 @@ class ReportData:
 
     def group_of(self, test: str) -> str | None:
         """A test's group in this report (None for a name the catalogue does not hold)."""
-        spec = CATALOG.get(test)
-        return self.test_groups.get(test) or (spec.group if spec else None)
+        return self.test_groups.get(test)
 
     def instruction_row(self, test: str) -> InstructionRow | None:
         return next((r for r in self.instructions if r.test == test), None)

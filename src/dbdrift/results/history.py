@@ -18,10 +18,10 @@ from dbdrift.analysis.changepoints import Change
 from dbdrift.analysis.hardware import metrics_rows
 from dbdrift.analysis.noise import MIN_REPEATS, log_interval, mean_interval
 from dbdrift.analysis.relative import Comparison, compare
-from dbdrift.workloads.sysbench.catalog import CATALOG, report_order
 from dbdrift.errors import InputError
 from dbdrift.results.build import measurements, noise_inputs
 from dbdrift.results.hosts import host_key
+from dbdrift.results.microbenchmarks import Microbenchmarks
 from dbdrift.results.targets import packager
 from dbdrift.model import HardwareWindow, JsonObject, is_warm_run, version_key
 from dbdrift.store.store import Store
@@ -148,21 +148,23 @@ def _setting(name: str, value: object) -> str:
     return f"{name}={value}"
 
 
-def points(store: Store, metric: str = "qps", tests: list[str] | None = None,
+def points(store: Store, catalog: Microbenchmarks, metric: str = "qps", tests: list[str] | None = None,
            repeats_of: Callable[[Store, int], RepeatValues | None] | None = None) -> list[Point]:
-    """Every stored point of `metric` (tests: only those), oldest campaign first. `repeats_of`:
-    a campaign's workload's history_values (the app layer knows the workloads), for `rate`."""
+    """Every stored point of `metric` (tests: only those), oldest campaign first; `catalog`: the
+    catalogue of the tests measured per cell (sysbench's). `repeats_of`: a campaign's workload's
+    history_values (the app layer knows the workloads), for `rate`."""
     if metric not in METRICS:
         raise InputError(f"--metric {metric}: unknown metric", f"choose from {', '.join(METRICS)}")
     out: list[Point] = []
     for c in sorted(store.campaigns(), key=lambda c: c["id"]):
         repeats = repeats_of(store, c["id"]) if repeats_of and metric == "rate" else None
-        out += campaign_points(store, c["id"], metric, tests, repeats=repeats)
+        out += campaign_points(store, catalog, c["id"], metric, tests, repeats=repeats)
     return out
 
 
-def campaign_points(store: Store, campaign_id: int, metric: str = "qps", tests: list[str] | None = None,
-                    comparison: Comparison | None = None, repeats: RepeatValues | None = None) -> list[Point]:
+def campaign_points(store: Store, catalog: Microbenchmarks, campaign_id: int, metric: str = "qps",
+                    tests: list[str] | None = None, comparison: Comparison | None = None,
+                    repeats: RepeatValues | None = None) -> list[Point]:
     """The points of `metric` one campaign stored (tests: only those): what `points` reads per
     campaign, and what `publish` keeps per campaign so an unchanged one is not read again.
     `comparison`: the campaign's, when the caller built it already (a point's throughput is
@@ -190,8 +192,8 @@ def campaign_points(store: Store, campaign_id: int, metric: str = "qps", tests: 
     if metric == "rate":
         found = _repeat_values(repeats(store, campaign_id) if repeats else {}, list(facts))
     else:
-        found = _values(store, campaign_id, spec, host, metric, list(facts), comparison)
-    steps = _chain_steps(store, campaign_id, spec, facts) if metric == "qps" else {}
+        found = _values(store, catalog, campaign_id, spec, host, metric, list(facts), comparison)
+    steps = _chain_steps(store, catalog, campaign_id, spec, facts) if metric == "qps" else {}
     for target, test, threads, value, lower, upper in found:
         if tests and test not in tests:
             continue
@@ -203,7 +205,7 @@ def campaign_points(store: Store, campaign_id: int, metric: str = "qps", tests: 
     return out
 
 
-def _chain_steps(store: Store, campaign_id: int, spec: JsonObject,
+def _chain_steps(store: Store, catalog: Microbenchmarks, campaign_id: int, spec: JsonObject,
                  facts: dict[str, tuple[str, str, str, tuple[int, str], str]]
                  ) -> dict[tuple[str, str, int], tuple[str, tuple[float, float | None, float | None, float]]]:
     """(target, test, threads) -> (the target before it, its rQPS against that one) for each
@@ -219,15 +221,15 @@ def _chain_steps(store: Store, campaign_id: int, spec: JsonObject,
     if not chains:
         return {}
     runs = [r for r in store.runs(campaign_id) if not is_warm_run(r["test"])]
-    found = measurements(store, runs, spec.get("rows", 0))
+    found = measurements(store, catalog, runs, spec.get("rows", 0))
     if not found:
         return {}
-    floors, between, _ = noise_inputs(store, "auto", campaign_id)
+    floors, between, _ = noise_inputs(store, catalog, "auto", campaign_id)
     out = {}
     for chain in chains:
         references = {b: a for a, b in zip(chain, chain[1:]) if facts[a][1] != facts[b][1]}
         comparison = compare([m for m in found if m.target in chain], chain, chain[0],
-                             report_order({m.test for m in found}), noise_floor=floors, campaign_sd=between,
+                             catalog.report_order({m.test for m in found}), noise_floor=floors, campaign_sd=between,
                              references=references)
         for row in comparison.rows:
             for target, reference in references.items():
@@ -253,8 +255,9 @@ def _repeat_values(values: dict[tuple[str, str], list[float]], targets: list[str
             yield target, measure, RATE_THREADS, mean, lower, upper
 
 
-def _values(store: Store, campaign_id: int, spec: JsonObject, host: JsonObject, metric: str, targets: list[str],
-            comparison: Comparison | None = None) -> Iterator[tuple[str, str, int, float, float | None, float | None]]:
+def _values(store: Store, catalog: Microbenchmarks, campaign_id: int, spec: JsonObject, host: JsonObject,
+            metric: str, targets: list[str], comparison: Comparison | None = None
+            ) -> Iterator[tuple[str, str, int, float, float | None, float | None]]:
     """(target, test, threads, value, lower, upper) of one campaign."""
     if metric == "instructions":
         for r in store.instructions(campaign_id):
@@ -265,10 +268,10 @@ def _values(store: Store, campaign_id: int, spec: JsonObject, host: JsonObject, 
         runs = [r for r in store.runs(campaign_id) if not is_warm_run(r["test"]) and r["target"] in targets]
     if metric == "qps":
         if comparison is None:
-            found = measurements(store, runs, spec.get("rows", 0))
+            found = measurements(store, catalog, runs, spec.get("rows", 0))
             if not found:
                 return
-            comparison = compare(found, targets, targets[0], report_order({m.test for m in found}))
+            comparison = compare(found, targets, targets[0], catalog.report_order({m.test for m in found}))
         for row in comparison.rows:
             for target in targets:
                 est = row.cells[target].throughput
@@ -280,7 +283,7 @@ def _values(store: Store, campaign_id: int, spec: JsonObject, host: JsonObject, 
         if r["status"] == "ok" and r["hardware_json"]:
             cells.setdefault((r["test"], r["threads"]), {}).setdefault(r["target"], []).append(
                 (json.loads(r["hardware_json"]), r["value"]))
-    for mrow in metrics_rows(cells, targets, {}, report_order({t for t, _ in cells}), host.get("cpus") or 1):
+    for mrow in metrics_rows(cells, targets, {}, catalog.report_order({t for t, _ in cells}), host.get("cpus") or 1):
         for target, values in mrow.absolute.items():
             value = values.get(metric)
             if value is not None:
@@ -310,10 +313,10 @@ def packagers_crossed(a: SeriesPoint, b: SeriesPoint) -> tuple[str, str] | None:
     return (a.packagers, b.packagers) if a.packagers and b.packagers and a.packagers != b.packagers else None
 
 
-def build_series(found: list[Point], by: str = "version") -> list[Series]:
+def build_series(found: list[Point], catalog: Microbenchmarks, by: str = "version") -> list[Series]:
     """Points grouped into series (engine, setup, host, test, threads, metric), each ordered by
     version (replicates of a version aggregated) or by time (one point per campaign and target,
-    labelled with its date and version)."""
+    labelled with its date and version); the tests of `catalog` in its report order, first."""
     if by not in BY:
         raise InputError(f"--by {by}: unknown order", f"choose from {', '.join(BY)}")
     grouped: dict[tuple[str, str, str, str, int, str, str], list[Point]] = {}
@@ -334,11 +337,11 @@ def build_series(found: list[Point], by: str = "version") -> list[Series]:
                 per.setdefault(f"{p.created_at[:16].replace('T', ' ')} #{p.campaign_id}", []).append(p)
             ordered = [aggregate(label, replicates) for label, replicates in per.items()]
         out.append(Series(engine, setup, host, test, threads, metric, tuple(ordered), by, (), version))
-    order = report_order({s.test for s in out})
+    order = catalog.report_order({s.test for s in out})
     position = {t: i for i, t in enumerate(order)}
     seen = {t: i for i, t in enumerate(dict.fromkeys(p.test for p in found))}  # a workload's measures: its order
     return sorted(out, key=lambda s: (s.engine, s.setup, s.host, s.metric, s.threads,
-                                      (0, position[s.test], 0) if s.test in CATALOG else (1, 0, seen[s.test]),
+                                      (0, position[s.test], 0) if catalog.entry(s.test) else (1, 0, seen[s.test]),
                                       version_key(s.version), s.version))
 
 

@@ -16,16 +16,16 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Generic, NoReturn, Protocol, TypeVar
+from typing import Any, Generic, Protocol, TypeVar
 
 from dbdrift.analysis.noise import JUDGING, Estimate, Judging
 from dbdrift.cluster import units
-from dbdrift.errors import UserError
-from dbdrift.model import InstallInfo, JsonObject
+from dbdrift.model import InstallInfo
 from dbdrift.plan import campaign
 from dbdrift.plan.campaign import CampaignSpec, Plan, Plans
 from dbdrift.plan.fields import TomlTable
 from dbdrift.results.history import RepeatValues
+from dbdrift.results.microbenchmarks import NO_MICROBENCHMARKS, Microbenchmarks
 from dbdrift.results.workload import WorkloadReport, with_recheck
 from dbdrift.runner.campaign import CampaignOutcome, Runner
 from dbdrift.store.store import Store
@@ -39,7 +39,6 @@ from dbdrift.workloads.ibench import plan as ibench_plan
 from dbdrift.workloads.ibench import report as ibench_report
 from dbdrift.workloads.ibench import results as ibench_results
 from dbdrift.workloads.ibench import run as ibench_run
-from dbdrift.workloads.sysbench import catalog as sysbench_catalog
 from dbdrift.workloads.sysbench import cluster as sysbench_cluster
 from dbdrift.workloads.sysbench import plan as sysbench_plan
 from dbdrift.workloads.sysbench import report as sysbench_report
@@ -67,17 +66,6 @@ class BuildsReport(Protocol[R_co]):
     says (the default: `report`'s)."""
 
     def __call__(self, store: Store, campaign_id: int, base: str | None, judging: Judging = JUDGING) -> R_co: ...
-
-
-class TestCatalog(Protocol):
-    """A workload's catalogue of microbenchmarks as the verbs ask of it (sysbench's; the others have
-    none, NoTests): --tests resolved, `dbdrift catalog`'s entries, and what detect plans by."""
-
-    def select(self, names: list[str]) -> list[sysbench_catalog.MicrobenchmarkSpec]: ...
-    def entries(self, names: list[str] | None, engine: str) -> list[JsonObject]: ...
-    def group_titles(self) -> dict[str, str]: ...
-    def duration_kind(self, test: str) -> str: ...  # read | write | insert: which run length it gets
-    def writes(self, test: str) -> bool: ...  # instruction counts are blind to its cost
 
 
 @dataclass(frozen=True)
@@ -126,7 +114,10 @@ class Workload(Generic[R]):
     # (a measure of history_values) -> what its chart on the published site shows (its caption) and
     # its y axis' unit: `rows inserted per second (Insert Benchmark)`, `rows/s`
     history_measure: Callable[[str], tuple[str, str]]
-    tests: TestCatalog  # its microbenchmarks (--tests, `dbdrift catalog`, detect's run lengths)
+    # the catalogue of the tests its report, history and calibrations order, select, group and rate
+    # per cell (sysbench's microbenchmarks), handed down to results/; NO_MICROBENCHMARKS for a
+    # workload judged over repeats, whose report is its own
+    catalog: Microbenchmarks
     # (store, campaign_id, spec) -> what `run --resume` would still run of it: a line saying so, its expected seconds
     resume_left: Callable[[Store, int, CampaignSpec], tuple[str, float]]
     # (spec) -> what detect's plan adds to the measured runs it chooses the lengths of: the seconds
@@ -157,30 +148,6 @@ def no_detect_costs(spec: CampaignSpec) -> tuple[float, float]:
     return 0.0, 0.0
 
 
-@dataclass(frozen=True)
-class NoTests:
-    """The catalogue of a workload without microbenchmarks: --tests is refused, and it lists, reads
-    and writes nothing (a test named of it is one this dbdrift does not know)."""
-
-    caps: Capabilities
-
-    def select(self, names: list[str]) -> NoReturn:
-        raise UserError(f"--tests selects sysbench microbenchmarks; {self.caps.title} has none",
-                        self.caps.sysbench_flags_hint, exit_code=2)
-
-    def entries(self, names: list[str] | None, engine: str) -> list[JsonObject]:
-        return []
-
-    def group_titles(self) -> dict[str, str]:
-        return {}
-
-    def duration_kind(self, test: str) -> str:
-        return "read"
-
-    def writes(self, test: str) -> bool:
-        return False
-
-
 SYSBENCH = Workload(plan=sysbench_plan.PLAN, estimate=sysbench_run.estimate_campaign, run=sysbench_run.run,
                     clients=sysbench_run.clients, check_lines=sysbench_run.check_lines,
                     time_lines=sysbench_run.time_lines, narrow=sysbench_cluster.narrow,
@@ -190,7 +157,7 @@ SYSBENCH = Workload(plan=sysbench_plan.PLAN, estimate=sysbench_run.estimate_camp
                     judged=sysbench_plan.judged, check_installs=sysbench_run.check_installs,
                     preflight=sysbench_run.preflight, check_builds=sysbench_run.check_builds,
                     stacks=sysbench_results.stacks, history_values=sysbench_results.history_values,
-                    history_measure=sysbench_results.history_measure, tests=sysbench_catalog.MICROBENCHMARKS,
+                    history_measure=sysbench_results.history_measure, catalog=sysbench_results.MICROBENCHMARKS,
                     resume_left=sysbench_run.resume_left, detect_costs=sysbench_run.detect_costs)
 
 
@@ -230,15 +197,15 @@ def repeats_workload(plan: SlicePlan, run: SliceRun, results: SliceResults[W], r
     """A workload of whole repeats (every one but sysbench): its cluster units deal out repeats,
     its expected time is one part, a lost unit stores no planned runs as failed (the report names
     the missing repeats), and its report carries the recheck's verdicts (`with_recheck`); it has no
-    microbenchmarks (NoTests), and --resume runs the (target, repeat) pairs not stored whole. The
-    slice's modules are checked against the Protocols above where its entry is built."""
+    catalogue of tests (NO_MICROBENCHMARKS), and --resume runs the (target, repeat) pairs not stored
+    whole. The slice's modules are checked against the Protocols above where its entry is built."""
     return Workload(plan=plan.PLAN, estimate=run.estimate, run=run.run, clients=run.clients,
                     check_lines=plan.check_lines, time_lines=no_lines, narrow=units.narrow_repeats,
                     split=units.split_repeats, remaining=remaining, store_failed=units.no_failed_runs,
                     build_report=with_recheck(results.build), render_report=render_report, estimates=estimates,
                     judged=plan.judged, check_installs=run.check_installs, preflight=run.preflight,
                     check_builds=run.check_builds, stacks=results.stacks, history_values=results.history_values,
-                    history_measure=results.history_measure, tests=NoTests(plan.PLAN.caps),
+                    history_measure=results.history_measure, catalog=NO_MICROBENCHMARKS,
                     resume_left=units.RepeatsLeft(plan.judged, run.estimate), detect_costs=no_detect_costs)
 
 

@@ -537,32 +537,3 @@ def describe(test: MicrobenchmarkSpec, engine: str = "postgres") -> JsonObject:
         "in_all42": test.name in ALL_42,
         "sql": sql,
     }
-
-
-@dataclass(frozen=True)
-class Microbenchmarks:
-    """The catalogue as the verbs ask of it through the registry (Workload.tests): --tests resolved,
-    `dbdrift catalog`'s entries, and what detect plans by (a test's duration kind, whether it writes).
-    A test this dbdrift does not know (one a stored campaign names) reads and writes nothing."""
-
-    def select(self, names: list[str]) -> list[MicrobenchmarkSpec]:
-        """The tests `names` (tests, groups, sets) select, in run order; an unknown name is refused."""
-        return select_tests(names)
-
-    def entries(self, names: list[str] | None, engine: str) -> list[JsonObject]:
-        """The tests `names` select (None: every test), each with its SQL for `engine`, in report order."""
-        chosen = [t.name for t in select_tests(names)] if names else list(CATALOG)
-        return [describe(CATALOG[n], engine) for n in report_order(chosen)]
-
-    def group_titles(self) -> dict[str, str]:
-        return dict(GROUP_TITLES)
-
-    def duration_kind(self, test: str) -> str:
-        return CATALOG[test].duration_kind if test in CATALOG else "read"
-
-    def writes(self, test: str) -> bool:
-        """Whether the test writes (catalog rw other than "R"), and so waits on I/O and locks."""
-        return test in CATALOG and CATALOG[test].rw != "R"
-
-
-MICROBENCHMARKS = Microbenchmarks()
