@@ -117,7 +117,7 @@ class CampaignSpec:
 
     @property
     def workload(self) -> str:
-        """The campaign's `workload` value: sysbench | insert-benchmark | tpcc | vector | htap."""
+        """The campaign's `workload` value, its plan part's name (the registry lists them)."""
         return self.workload_plan.name
 
     @property
