@@ -1,5 +1,5 @@
-"""Fixtures the runner's unit tests share: the lab of fake servers and an empty store. A test
-module that defines its own `lab` or `store` uses its own."""
+"""Fixtures the unit tests share: the lab of fake servers, an empty store, and the golden
+reports' store (`golden`). A test module that defines its own `lab` or `store` uses its own."""
 from __future__ import annotations
 
 import pytest
@@ -18,3 +18,12 @@ def store(tmp_path):
     s = Store(tmp_path / "results.db", wait_s=1)
     yield s
     s.close()
+
+
+@pytest.fixture
+def golden(tmp_path):
+    """The store the golden reports are made from (tests/unit/test_reports.py's make_store)."""
+    from tests.unit.test_reports import make_store
+    store = make_store(tmp_path / "g.db")
+    yield store
+    store.close()

@@ -11,30 +11,22 @@ from dbdrift.results.microbenchmarks import NO_MICROBENCHMARKS, duration_kind, w
 from dbdrift.workloads.registry import WORKLOADS
 from dbdrift.workloads.sysbench.catalog import CATALOG
 from dbdrift.workloads.sysbench.results import MICROBENCHMARKS
-from tests.unit.test_reports import make_store
 
 pytestmark = pytest.mark.fault("reports")
 
 
-@pytest.fixture
-def store(tmp_path):
-    s = make_store(tmp_path / "m.db")
-    yield s
-    s.close()
-
-
-def test_a_report_names_each_counted_test_by_its_catalogue_group(store):
-    data = build_report(store, MICROBENCHMARKS, None, None, False)
+def test_a_report_names_each_counted_test_by_its_catalogue_group(golden):
+    data = build_report(golden, MICROBENCHMARKS, None, None, False)
     assert data.instructions and all(data.group_of(r.test) == CATALOG[r.test].group for r in data.instructions)
 
 
-def test_a_report_of_five_groups_names_a_counted_test_by_its_group_among_the_five(store):
-    data = build_report(store, MICROBENCHMARKS, None, None, False, groups="five")
+def test_a_report_of_five_groups_names_a_counted_test_by_its_group_among_the_five(golden):
+    data = build_report(golden, MICROBENCHMARKS, None, None, False, groups="five")
     assert data.group_of("point-query") == "point-1" and data.group_of("read-only_range=100") == "range-2"
 
 
-def test_a_name_the_catalogue_does_not_hold_has_no_group_in_a_report(store):
-    assert build_report(store, MICROBENCHMARKS, None, None, False).group_of("no-such-test") is None
+def test_a_name_the_catalogue_does_not_hold_has_no_group_in_a_report(golden):
+    assert build_report(golden, MICROBENCHMARKS, None, None, False).group_of("no-such-test") is None
 
 
 def test_only_sysbench_hands_down_a_catalogue_of_tests():

@@ -30,13 +30,6 @@ from tests.unit.test_reports import make_store
 pytestmark = pytest.mark.fault("reports")
 
 
-@pytest.fixture
-def golden(tmp_path):
-    store = make_store(tmp_path / "g.db")
-    yield store
-    store.close()
-
-
 def test_the_in_words_line_counts_the_cells_too_noisy_to_judge(golden):
     data = build_report(golden, MICROBENCHMARKS, None, None, False, Judging(noisy_width=0.005))  # a narrow noise limit: some cells turn ~
     noisy = sum(1 for r in data.comparison.rows if str(r.cells["pg18"].verdict) == "too noisy")
