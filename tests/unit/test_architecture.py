@@ -205,6 +205,24 @@ def test_nothing_outside_the_slices_imports_a_slice():
     assert offenders == []
 
 
+# A slice imports another only where it is built on it: CH-benCHmark is TPROC-C's run with
+# analytical streams beside it. What every workload shares is the core's (plan/params.py's
+# RefuseTopLevelKeys, plan/lifecycle.py's sized_settle_s, catalog/sql.py's render_sql).
+BUILT_ON = {"htap": {"tpcc"}}
+
+
+def test_a_slice_imports_another_only_where_it_is_built_on_it():
+    found = {}
+    for path in sorted((PKG / "workloads").rglob("*.py")):
+        own = path.relative_to(PKG / "workloads").parts[0]
+        if own.endswith(".py"):
+            continue  # the registry and the package's __init__
+        other = imported_slices(path) - {own} - BUILT_ON.get(own, set())
+        if other:
+            found[str(path.relative_to(PKG))] = sorted(other)
+    assert found == {}
+
+
 WORKLOAD_NAMES = set(WORKLOADS)
 # where a workload's name may still be compared: the registry and the slices themselves
 NAMED_HERE = ("workloads/",)

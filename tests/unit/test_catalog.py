@@ -1,3 +1,4 @@
+from dbdrift.catalog.sql import render_sql
 from dbdrift.workloads.sysbench import catalog as sb
 from dbdrift.errors import UserError
 import pytest
@@ -75,8 +76,8 @@ def test_report_order_is_group_order_then_the_posts_order():
 
 
 def test_render_sql_numbers_placeholders_for_postgres_only():
-    assert sb.render_sql("a=? AND b IN (?, ?)", "postgres") == "a=$1 AND b IN ($2, $3)"
-    assert sb.render_sql("a=?", "mysql") == "a=?"
+    assert render_sql("a=? AND b IN (?, ?)", "postgres") == "a=$1 AND b IN ($2, $3)"
+    assert render_sql("a=?", "mysql") == "a=?"
 
 
 def test_scan_krps_is_thousand_rows_per_average_scan_second_per_thread():

@@ -7,6 +7,7 @@ runner/session.py, which starts and settles every workload's servers, reads them
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Protocol
 
 
 @dataclass(frozen=True)
@@ -25,3 +26,18 @@ START_S = {"postgres": 2.0, "mariadb": 8.0, "mysql": 14.0}
 RESTART_S = 3.0  # a server's restart between repeats
 STOP_S = 1.0  # a server's stop before its data directory is replaced (restart = "reload")
 SETTLE_WORK_S = 1.0  # a settle's work (vacuum, checkpoint; InnoDB's flushing) before its quiet wait
+
+
+class Sized(Protocol):
+    """What a settle's length is sized by (plan/campaign.py's CampaignSpec): the tables and rows."""
+
+    @property
+    def tables(self) -> int: ...
+    @property
+    def rows(self) -> int: ...
+
+
+def sized_settle_s(spec: Sized) -> float:
+    """A settle long enough for the tables' purge and checkpoint: a minute plus a second per
+    million rows, at most 20 minutes (sysbench's; the workloads judged over repeats take it too)."""
+    return min(1200.0, 60.0 + spec.tables * spec.rows / 1e6)

@@ -1,10 +1,13 @@
 """A workload's own values (`CampaignSpec.params`: its slice's Params record, read from its table),
-as each slice reads them typed, and the axes of a workload whose keys make none."""
+as each slice reads them typed; the axes of a workload whose keys make none; and the refusal of
+the top-level keys a workload does not take."""
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Protocol, TypeVar
 
-from dbdrift.plan import fields
+from dbdrift.errors import InputError
+from dbdrift.plan import fields, keys
 from dbdrift.plan.axes import Axis
 
 P = TypeVar("P")
@@ -33,3 +36,24 @@ def params_of(spec: HasParams, kind: type[P], table: str) -> P:
 def no_axes(top: fields.Table) -> tuple[Axis, ...]:
     """A workload whose keys make no axis: its variants are the campaign's [axes.NAME] only."""
     return ()
+
+
+@dataclass(frozen=True)
+class RefuseTopLevelKeys:
+    """A workload's `refuse` hook: the top-level keys that `workload` does not take (sysbench's
+    sizes and durations, in a campaign of another workload) are refused rather than ignored. `title` names that workload in the
+    message, `hint` follows "remove <key>; ". A value rather than a closure, so its Workload
+    pickles and compares equal."""
+
+    workload: str
+    title: str
+    hint: str
+
+    def __call__(self, top: fields.Table) -> None:
+        for key in keys.only_for(self.workload):
+            if key in top.data:
+                takers = list(keys.key("top", key).workloads)
+                named = (f"the {takers[0]} workload" if len(takers) == 1
+                         else "the " + ", ".join(takers[:-1]) + f" and {takers[-1]} workloads")
+                raise InputError(f"{top.where}: {key} applies to {named}, not {self.title}",
+                                 f"remove {key}; {self.hint}")

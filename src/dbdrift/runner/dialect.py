@@ -18,7 +18,7 @@ from dbdrift.server.mycnf import version_tuple
 
 class Dialect:
     backend = "postgres"  # the driver backend (docs/protocol.md)
-    sql_dialect = "postgres"  # catalog.render_sql's dialect
+    sql_dialect = "postgres"  # catalog/sql.py render_sql's dialect
     backend_pids_are_processes = True  # the driver's start line names OS processes to watch
 
     def __init__(self, version: str) -> None:

@@ -13,7 +13,8 @@ from dbdrift.quantities import brief_repr
 from dbdrift.workload import Capabilities, WorkloadPlan
 from dbdrift.workloads.htap.catalog import JUDGED, QUERY_NAMES, WINDOWS, HtapParams, setup_text
 from dbdrift.workloads.htap.keys import KEYS
-from dbdrift.workloads.sysbench.plan import RefuseSysbenchKeys, settle_s
+from dbdrift.plan.lifecycle import sized_settle_s
+from dbdrift.plan.params import RefuseTopLevelKeys
 
 if TYPE_CHECKING:  # plan/campaign.py imports this module: the type only, for the checker
     from dbdrift.plan.campaign import CampaignSpec
@@ -42,7 +43,7 @@ rampup_s = 5
 duration_s = 30
 """
 
-refuse = RefuseSysbenchKeys(
+refuse = RefuseTopLevelKeys(
     workload="htap",
     title="CH-benCHmark",
     hint="CH-benCHmark's sizes and windows are in [htap] (`dbdrift docs campaign`), and it runs one target after "
@@ -82,7 +83,7 @@ def params(spec: CampaignSpec) -> HtapParams:
 
 
 # CH-benCHmark needs no extension: any build of the three engines runs it
-PLAN = WorkloadPlan(name="htap", table="htap", caps=CAPS, refuse=refuse, parse=parse_htap, settle_s=settle_s,
+PLAN = WorkloadPlan(name="htap", table="htap", caps=CAPS, refuse=refuse, parse=parse_htap, settle_s=sized_settle_s,
                     stored=stored, demo=DEMO, demo_targets={}, axes=no_axes, keys=KEYS)
 
 def check_lines(spec: CampaignSpec) -> list[str]:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from dbdrift.workloads.sysbench.catalog import render_sql
+from dbdrift.catalog.sql import render_sql
 from dbdrift.model import IBENCH_STEPS, JsonObject
 
 DBNAME = "ib"

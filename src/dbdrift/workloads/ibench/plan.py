@@ -16,7 +16,7 @@ from dbdrift.workload import Capabilities, WorkloadPlan
 from dbdrift.workloads.ibench.catalog import IBenchParams, io_bound_settings, settle_seconds
 from dbdrift.workloads.ibench.catalog import steps as ibench_steps
 from dbdrift.workloads.ibench.keys import KEYS
-from dbdrift.workloads.sysbench.plan import RefuseSysbenchKeys
+from dbdrift.plan.params import RefuseTopLevelKeys
 
 if TYPE_CHECKING:  # plan/campaign.py imports this module: the type only, for the checker
     from dbdrift.plan.campaign import CampaignSpec
@@ -48,7 +48,7 @@ query_s = 25
 """
 
 # the sysbench keys the Insert Benchmark has no use for: refused rather than silently ignored
-refuse = RefuseSysbenchKeys(
+refuse = RefuseTopLevelKeys(
     workload="insert-benchmark",
     title="the Insert Benchmark",
     hint="the Insert Benchmark's sizes and durations are in [insert_benchmark] (`dbdrift docs campaign`), and it runs "

@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from typing import Any, Iterable
 
 from dbdrift.errors import InputError
+from dbdrift.catalog.sql import render_sql
 from dbdrift.model import JsonObject
 
 # Report groups in the order of the Small Datum posts (their 4-group variant).
@@ -400,17 +401,6 @@ def scan_krps(table_rows: int, events: int, seconds: float, threads: int) -> flo
     if seconds <= 0 or threads <= 0:
         return None
     return (table_rows / 1000.0) * events / (seconds * threads)
-
-
-def render_sql(sql: str, engine: str) -> str:
-    """`?` placeholders → `$1..$n` for PostgreSQL; MySQL keeps `?`."""
-    if engine != "postgres":
-        return sql
-    parts = sql.split("?")
-    out = [parts[0]]
-    for i, part in enumerate(parts[1:], start=1):
-        out.append(f"${i}{part}")
-    return "".join(out)
 
 
 def statement_sql(test: MicrobenchmarkSpec, index: int, engine: str) -> str:

@@ -10,7 +10,8 @@ from __future__ import annotations
 from dbdrift.errors import DriverError
 from dbdrift.model import JsonObject
 from dbdrift.runner.dialect import Dialect, InnoDBDialect, PostgresDialect
-from dbdrift.workloads.sysbench.catalog import ExplainStatement, render_sql
+from dbdrift.catalog.sql import render_sql
+from dbdrift.workloads.sysbench.catalog import ExplainStatement
 
 DBNAME = "sbtest"
 

@@ -2,12 +2,13 @@
 the campaign file, read into a CampaignSpec; what the workload can do, as Capabilities."""
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from dbdrift.errors import InputError, UserError
 from dbdrift.model import JsonObject
 from dbdrift.plan import fields, keys
+from dbdrift.plan.lifecycle import sized_settle_s
 from dbdrift.plan.params import no_axes
 from dbdrift.workload import Capabilities, WorkloadPlan
 from dbdrift.workloads.sysbench.catalog import select_tests
@@ -45,27 +46,6 @@ def refuse(top: fields.Table) -> None:
     """Every top-level key applies to sysbench: nothing to refuse."""
 
 
-@dataclass(frozen=True)
-class RefuseSysbenchKeys:
-    """Another workload's `refuse` hook: the top-level keys of sysbench that `workload` does not
-    take are refused in its campaign rather than ignored. `title` names that workload in the
-    message, `hint` follows "remove <key>; ". A value rather than a closure, so its Workload
-    pickles and compares equal."""
-
-    workload: str
-    title: str
-    hint: str
-
-    def __call__(self, top: fields.Table) -> None:
-        for key in keys.only_for(self.workload):
-            if key in top.data:
-                takers = list(keys.key("top", key).workloads)
-                named = (f"the {takers[0]} workload" if len(takers) == 1
-                         else "the " + ", ".join(takers[:-1]) + f" and {takers[-1]} workloads")
-                raise InputError(f"{top.where}: {key} applies to {named}, not {self.title}",
-                                 f"remove {key}; {self.hint}")
-
-
 def parse(spec: CampaignSpec, top: fields.Table) -> CampaignSpec:
     names = top.data.get("tests", list(keys.default_as("top", "tests", tuple)))
     names = fields.str_list([names] if isinstance(names, str) else names, f"{top.where}: tests",
@@ -87,19 +67,13 @@ def parse(spec: CampaignSpec, top: fields.Table) -> CampaignSpec:
                    simulate_cache=top.flag("simulate_cache"))
 
 
-def settle_s(spec: CampaignSpec) -> float:
-    """A settle long enough for the tables' purge and checkpoint: a minute plus a second per
-    million rows, at most 20 minutes."""
-    return min(1200.0, 60.0 + spec.tables * spec.rows / 1e6)
-
-
 def stored(spec: CampaignSpec) -> JsonObject:
     return {}  # its keys are top-level keys, stored as such
 
 
 NO_TABLE: tuple[keys.Key, ...] = ()  # sysbench's keys are the campaign's top-level ones (plan/keys.py)
 
-PLAN = WorkloadPlan(name="sysbench", table=None, caps=CAPS, refuse=refuse, parse=parse, settle_s=settle_s,
+PLAN = WorkloadPlan(name="sysbench", table=None, caps=CAPS, refuse=refuse, parse=parse, settle_s=sized_settle_s,
                     stored=stored, demo=DEMO, demo_targets={}, axes=no_axes, keys=NO_TABLE)
 
 

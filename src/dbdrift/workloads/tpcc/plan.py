@@ -12,7 +12,8 @@ from dbdrift.plan.axes import Axis
 from dbdrift.plan.params import params_of
 from dbdrift.quantities import brief_repr
 from dbdrift.workload import Capabilities, WorkloadPlan
-from dbdrift.workloads.sysbench.plan import RefuseSysbenchKeys, settle_s
+from dbdrift.plan.lifecycle import sized_settle_s
+from dbdrift.plan.params import RefuseTopLevelKeys
 from dbdrift.workloads.tpcc.catalog import TpccParams, setup_text
 from dbdrift.workloads.tpcc.keys import KEYS
 
@@ -43,7 +44,7 @@ duration_s = 60
 """
 
 # the sysbench keys TPROC-C has no use for: refused rather than silently ignored
-refuse = RefuseSysbenchKeys(
+refuse = RefuseTopLevelKeys(
     workload="tpcc",
     title="TPROC-C",
     hint="TPROC-C's sizes and durations are in [tpcc] (`dbdrift docs campaign`), and it runs one target after the "
@@ -107,7 +108,7 @@ def params(spec: CampaignSpec) -> TpccParams:
 
 
 # settle_s: TPROC-C has no settle step of its own; settle_s = "auto" means what it means for sysbench
-PLAN = WorkloadPlan(name="tpcc", table="tpcc", caps=CAPS, refuse=refuse, parse=parse_tpcc, settle_s=settle_s,
+PLAN = WorkloadPlan(name="tpcc", table="tpcc", caps=CAPS, refuse=refuse, parse=parse_tpcc, settle_s=sized_settle_s,
                     stored=stored, demo=DEMO, axes=procedures_axis, demo_targets={}, keys=KEYS)
 
 

@@ -11,7 +11,8 @@ from dbdrift.plan import fields
 from dbdrift.plan.params import no_axes, params_of
 from dbdrift.quantities import brief_repr
 from dbdrift.workload import Capabilities, WorkloadPlan
-from dbdrift.workloads.sysbench.plan import RefuseSysbenchKeys, settle_s
+from dbdrift.plan.lifecycle import sized_settle_s
+from dbdrift.plan.params import RefuseTopLevelKeys
 from dbdrift.workloads.vector.catalog import (INDEXES, RECALLS, TYPES, DatasetSpec, VectorParams, families,
                                               server_settings, setup_text)
 from dbdrift.workloads.vector.keys import KEYS
@@ -44,7 +45,7 @@ duration_s = 5
 warmup_s = 1
 """
 
-refuse = RefuseSysbenchKeys(
+refuse = RefuseTopLevelKeys(
     workload="vector",
     title="vector search",
     hint="vector search's data set, index builds and searches are in [vector] (`dbdrift docs campaign`), and it "
@@ -122,7 +123,7 @@ DEMO_TARGETS: dict[str, tuple[tuple[str, str, str], ...]] = {
 }
 
 
-PLAN = WorkloadPlan(name="vector", table="vector", caps=CAPS, refuse=refuse, parse=parse_vector, settle_s=settle_s,
+PLAN = WorkloadPlan(name="vector", table="vector", caps=CAPS, refuse=refuse, parse=parse_vector, settle_s=sized_settle_s,
                     stored=stored, demo=DEMO, demo_targets=DEMO_TARGETS, axes=no_axes, keys=KEYS)
 
 
