@@ -5,6 +5,7 @@
 use crate::emit;
 use crate::error::DriverError;
 use crate::signal::STOP;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
@@ -17,6 +18,16 @@ impl Failure {
     pub fn record(&self, e: DriverError) {
         self.keep(e);
         STOP.request(false);
+    }
+
+    /// A worker's end: keeps its error if it failed, counts it out of `running` and wakes
+    /// the main thread's wait, so that the wait sees the failure or the last worker at once.
+    pub fn worker_ended(&self, result: Result<(), DriverError>, running: &AtomicUsize) {
+        if let Err(e) = result {
+            self.record(e);
+        }
+        running.fetch_sub(1, Ordering::SeqCst);
+        STOP.notify();
     }
 
     fn keep(&self, e: DriverError) {

@@ -192,11 +192,8 @@ pub fn run<C: Session>(spec: &TpccSpec) -> Result<i32, DriverError> {
         for (i, mut conn) in conns.into_iter().enumerate() {
             let shared = &shared;
             s.spawn(move || {
-                if let Err(e) = virtual_user(&mut conn, shared, i) {
-                    shared.failure.record(e);
-                }
-                shared.running.fetch_sub(1, Ordering::SeqCst);
-                STOP.notify();
+                let r = virtual_user(&mut conn, shared, i);
+                shared.failure.worker_ended(r, &shared.running);
             });
         }
         if let (Some(a), Some(streams)) = (&spec.analytics, &shared.streams) {
@@ -204,11 +201,7 @@ pub fn run<C: Session>(spec: &TpccSpec) -> Result<i32, DriverError> {
                 let shared = &shared;
                 s.spawn(move || {
                     let r = analytics::stream(&mut conn, a, streams, j, &shared.grid, shared.t0);
-                    if let Err(e) = r {
-                        shared.failure.record(e);
-                    }
-                    shared.running.fetch_sub(1, Ordering::SeqCst);
-                    STOP.notify();
+                    shared.failure.worker_ended(r, &shared.running);
                 });
             }
         }

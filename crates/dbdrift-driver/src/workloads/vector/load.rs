@@ -44,11 +44,8 @@ pub fn load<C: Session>(spec: &VectorSpec) -> Result<i32, DriverError> {
             let (failure, loaded, running) = (&failure, &loaded, &running);
             s.spawn(move || {
                 let (first, count) = range(spec.rows, loaders, i as u64);
-                if let Err(e) = load_range(&mut conn, spec, first, count, (before, after), loaded) {
-                    failure.record(e);
-                }
-                running.fetch_sub(1, Ordering::SeqCst);
-                STOP.notify();
+                let r = load_range(&mut conn, spec, first, count, (before, after), loaded);
+                failure.worker_ended(r, running);
             });
         }
         match wait(Some(&failure), None, Duration::from_millis(100), || {

@@ -126,11 +126,8 @@ pub fn search<C: Session>(spec: &VectorSpec) -> Result<i32, DriverError> {
         for (i, mut conn) in conns.into_iter().enumerate() {
             let shared = &shared;
             s.spawn(move || {
-                if let Err(e) = client(&mut conn, shared, i) {
-                    shared.failure.record(e);
-                }
-                shared.running.fetch_sub(1, Ordering::SeqCst);
-                STOP.notify();
+                let r = client(&mut conn, shared, i);
+                shared.failure.worker_ended(r, &shared.running);
             });
         }
         report(&shared);
