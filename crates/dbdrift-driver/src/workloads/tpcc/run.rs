@@ -67,6 +67,13 @@ impl Grid {
         (i < self.ends.len()).then_some(i)
     }
 
+    /// Where a completion at `end`, in a run that started at `t0`, is counted: its interval,
+    /// and whether it is in the measured window; None once the window has closed.
+    pub fn place(&self, t0: Instant, end: Instant) -> Option<(usize, bool)> {
+        let t = (end - t0).as_secs_f64();
+        self.index(t).map(|i| (i, self.measured(t)))
+    }
+
     pub fn start_of(&self, i: usize) -> f64 {
         if i == 0 {
             0.0
@@ -286,8 +293,7 @@ fn file(
     start: Instant,
     end: Instant,
 ) -> bool {
-    let t = (end - t0).as_secs_f64();
-    let Some(i) = grid.index(t) else {
+    let Some((i, measured)) = grid.place(t0, end) else {
         return false;
     };
     let k = kind.index();
@@ -297,7 +303,7 @@ fn file(
         Ok(Outcome::RolledBack) => counts.rollbacks += 1,
         Err(()) => counts.errors += 1,
     }
-    if grid.measured(t) {
+    if measured {
         let ns = (end - start).as_nanos() as u64;
         g.measured[k].record(outcome.map(|o| matches!(o, Outcome::RolledBack)), ns);
     }
