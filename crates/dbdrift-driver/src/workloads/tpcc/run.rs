@@ -11,7 +11,7 @@ use super::StartLine;
 use crate::backend::Session;
 use crate::emit;
 use crate::error::DriverError;
-use crate::exec::failure::{wait, Failure, Wake};
+use crate::exec::failure::{spawn_workers, wait, Failure, Wake};
 use crate::signal::STOP;
 use crate::spec::ConnectionSpec;
 use crate::workload::rng::Rng;
@@ -196,21 +196,14 @@ pub fn run<C: Session>(spec: &TpccSpec) -> Result<i32, DriverError> {
     };
     emit::line(&PhaseLine::new("rampup", 0.0));
     std::thread::scope(|s| {
-        for (i, mut conn) in conns.into_iter().enumerate() {
-            let shared = &shared;
-            s.spawn(move || {
-                let r = virtual_user(&mut conn, shared, i);
-                shared.failure.worker_ended(r, &shared.running);
-            });
-        }
+        let (failure, running) = (&shared.failure, &shared.running);
+        spawn_workers(s, conns, failure, running, |conn, i| {
+            virtual_user(conn, &shared, i)
+        });
         if let (Some(a), Some(streams)) = (&spec.analytics, &shared.streams) {
-            for (j, mut conn) in stream_conns.into_iter().enumerate() {
-                let shared = &shared;
-                s.spawn(move || {
-                    let r = analytics::stream(&mut conn, a, streams, j, &shared.grid, shared.t0);
-                    shared.failure.worker_ended(r, &shared.running);
-                });
-            }
+            spawn_workers(s, stream_conns, failure, running, |conn, j| {
+                analytics::stream(conn, a, streams, j, &shared.grid, shared.t0)
+            });
         }
         report(&shared);
         STOP.request(false);
