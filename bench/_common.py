@@ -111,6 +111,14 @@ def campaign_parser(doc: str) -> argparse.ArgumentParser:
     return argparse.ArgumentParser(description=doc.split("\n\n")[0])
 
 
+def sysbench_options(parser: argparse.ArgumentParser, rows: int, seconds: float | None, seconds_help: str) -> None:
+    """--version, --rows and --seconds: the PostgreSQL version, the rows of each sbtest table and the
+    measured seconds that every sysbench campaign script takes, with the script's own defaults."""
+    parser.add_argument("--version", default="17.10")
+    parser.add_argument("--rows", type=int, default=rows)
+    parser.add_argument("--seconds", type=float, default=seconds, help=seconds_help)
+
+
 def run_main(script: str, body: Callable[[Output], None]) -> int:
     """Run `body` with an Output; UserError becomes `error:`/`hint:` and exit 1.
     SIGTERM becomes SystemExit so the `finally` that stops the server runs."""

@@ -32,7 +32,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _common import campaign_output, campaign_parser, finish, run_campaign  # noqa: E402
+from _common import campaign_output, campaign_parser, finish, run_campaign, sysbench_options  # noqa: E402
 
 from dbdrift import env  # noqa: E402
 from dbdrift.analysis.noise import (Estimate, Method, RunSample, crossover, t975, t_interval, trimmed_mean,  # noqa: E402
@@ -223,10 +223,8 @@ def analyse(path: Path) -> int:
 def main() -> int:
     parser = campaign_parser(__doc__)
     parser.add_argument("--only", nargs="+", choices=["stall", "aa"], default=["stall", "aa"])
-    parser.add_argument("--version", default="17.10")
-    parser.add_argument("--rows", type=int, default=200_000)
-    parser.add_argument("--seconds", type=float, default=None,
-                        help="each run's measured seconds (default: 30 for stall, 5 for aa, as the demo)")
+    sysbench_options(parser, 200_000, None,
+                     "each run's measured seconds (default: 30 for stall, 5 for aa, as the demo)")
     parser.add_argument("--lock-ms", type=float, default=300.0)
     parser.add_argument("--every-s", type=float, default=3.0)
     parser.add_argument("--repeats", type=int, default=1,

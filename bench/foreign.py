@@ -27,7 +27,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _common import OUT_DIR, campaign_output, campaign_parser, dbdrift_cli, finish  # noqa: E402
+from _common import OUT_DIR, campaign_output, campaign_parser, dbdrift_cli, finish, sysbench_options  # noqa: E402
 
 from dbdrift.analysis.foreign import foreign_io_pct  # noqa: E402
 from dbdrift.server import rundir  # noqa: E402
@@ -98,9 +98,7 @@ def pct(value: float | None) -> str:
 
 def main() -> int:
     parser = campaign_parser(__doc__)
-    parser.add_argument("--version", default="17.10")
-    parser.add_argument("--rows", type=int, default=20_000)
-    parser.add_argument("--seconds", type=float, default=8.0, help="measured seconds per target per test")
+    sysbench_options(parser, 20_000, 8.0, "measured seconds per target per test")
     parser.add_argument("--hog-s", type=float, default=60.0, help="how long the neighbour runs, from halfway")
     parser.add_argument("--tests", nargs="+", default=["point-query", "range-covered-pk", "update-index", "insert"])
     args = parser.parse_args()

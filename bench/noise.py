@@ -40,7 +40,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import aa_coverage  # noqa: E402
-from _common import OUT_DIR, Output, campaign_output, campaign_parser, dbdrift_cli, finish, neighbours  # noqa: E402
+from _common import (  # noqa: E402
+    OUT_DIR, Output, campaign_output, campaign_parser, dbdrift_cli, finish, neighbours, sysbench_options,
+)
 
 from dbdrift.analysis.noise import verdict  # noqa: E402
 from dbdrift.workloads.sysbench.results import MICROBENCHMARKS  # noqa: E402
@@ -238,9 +240,7 @@ def _f(value) -> str:
 
 def main() -> int:
     parser = campaign_parser(__doc__)
-    parser.add_argument("--version", default="17.10")
-    parser.add_argument("--rows", type=int, default=200_000)
-    parser.add_argument("--seconds", type=float, default=15.0, help="measured seconds per target per test and repeat")
+    sysbench_options(parser, 200_000, 15.0, "measured seconds per target per test and repeat")
     parser.add_argument("--repeats", type=int, default=5, help="runs per test, each on a fresh start of the servers")
     parser.add_argument("--restart", choices=("repeat", "never", "reload"), default="repeat",
                         help="campaign restart: never keeps every server's first start for all repeats; "

@@ -27,7 +27,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _common import campaign_output, campaign_parser, finish, run_campaign  # noqa: E402
+from _common import campaign_output, campaign_parser, finish, run_campaign, sysbench_options  # noqa: E402
 
 from dbdrift.analysis.position import Effect, PositionEffects, Turn, position_effects  # noqa: E402
 from dbdrift.store.store import Store  # noqa: E402
@@ -144,9 +144,7 @@ def analyse(path: Path) -> int:
 def main() -> int:
     parser = campaign_parser(__doc__)
     parser.add_argument("--only", nargs="+", choices=["aaaa", "matrix"], default=["aaaa", "matrix"])
-    parser.add_argument("--version", default="17.10")
-    parser.add_argument("--rows", type=int, default=50_000)
-    parser.add_argument("--seconds", type=float, default=15.0, help="measured seconds per target per test")
+    sysbench_options(parser, 50_000, 15.0, "measured seconds per target per test")
     parser.add_argument("--turn-s", type=float, default=0.01)
     parser.add_argument("--aaaa-tests", nargs="+", default=["point-query", "insert", "update-index"])
     parser.add_argument("--matrix-tests", nargs="+", default=["insert", "update-index", "update-nonindex"])

@@ -21,7 +21,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _common import OUT_DIR, campaign_output, campaign_parser, dbdrift_cli, finish  # noqa: E402
+from _common import OUT_DIR, campaign_output, campaign_parser, dbdrift_cli, finish, sysbench_options  # noqa: E402
 
 from dbdrift.analysis.noise import paired_turns  # noqa: E402
 from dbdrift.results.build import measurements  # noqa: E402
@@ -68,9 +68,7 @@ def text(est) -> str:
 
 def main() -> int:
     parser = campaign_parser(__doc__)
-    parser.add_argument("--version", default="17.10")
-    parser.add_argument("--rows", type=int, default=50_000)
-    parser.add_argument("--seconds", type=float, default=20.0, help="measured seconds per target per test")
+    sysbench_options(parser, 50_000, 20.0, "measured seconds per target per test")
     parser.add_argument("--slices", type=float, nargs="+", default=[0.01, 0.02, 0.05, 0.1])
     parser.add_argument("--tests", nargs="+", default=["point-query", "range-covered-pk", "update-index"])
     args = parser.parse_args()

@@ -131,6 +131,14 @@ pub(crate) fn check_server_backend(backend: BackendKind, verb: &str) -> Result<(
     )
 }
 
+/// A count that must be at least 1 and at most `max`, the most the driver or the schema takes.
+pub(crate) fn check_count(value: u32, max: u32, name: &str) -> Result<(), DriverError> {
+    check(
+        (1..=max).contains(&value),
+        &format!("{name} must be in 1..={max}"),
+    )
+}
+
 /// A duration or rate that must be a finite number above zero (NaN and infinity included in
 /// the refusal, since serde accepts neither but arithmetic on the spec could produce them).
 pub(crate) fn check_positive(value: f64, name: &str) -> Result<(), DriverError> {

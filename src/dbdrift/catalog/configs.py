@@ -83,26 +83,36 @@ _MARIADB_11 = ("MariaDB 11 replaced innodb_flush_method, and the options that re
 _BINLOG_IN_INNODB = "binlog_storage_engine (the binlog stored in InnoDB) arrived in MariaDB 12.3"
 _ALL_MARIADB = "it is written for every MariaDB from 10.0"
 
+_Z12B = NamedConfig("z12b", "z12b.cnf", {"mariadb": ((10, 0), (99, 99))},
+                    "z12a with O_DIRECT (data files fsynced), as MariaDB 11+ can only do",
+                    {"mariadb": _ALL_MARIADB}, base="z12a")
+_Z12C = NamedConfig("z12c", "z12c.cnf", {"mariadb": ((12, 3), (99, 99))},
+                    "z12b with the binlog stored in InnoDB (binlog_storage_engine)",
+                    {"mariadb": _BINLOG_IN_INNODB}, base="z12b")
+
+
+def _variant(base: NamedConfig, suffix: str, change: str) -> NamedConfig:
+    """Its base with one change: written for the same engines and versions, for the same reasons,
+    in a file named after it."""
+    name = f"{base.name}_{suffix}"
+    return NamedConfig(name, f"{name}.cnf", base.versions, f"{base.name} with {change}", base.limits, base=base.name)
+
+
+def _sync_and_dw0(base: NamedConfig, synced: str) -> tuple[NamedConfig, NamedConfig]:
+    """The posts' durable variants of a MariaDB config: `_sync` (sync-on-commit for what `synced`
+    says), then `_sync_dw0`, that with the doublewrite buffer off."""
+    sync = _variant(base, "sync", f"sync-on-commit for {synced}")
+    return sync, _variant(sync, "dw0", "the doublewrite buffer off")
+
+
 NAMED = {c.name: c for c in (
     NamedConfig("z12a", "z12a.cnf", {"mysql": ((5, 6), (8, 3)), "mariadb": ((10, 0), (10, 99))},
                 "cached-database InnoDB config, O_DIRECT_NO_FSYNC: MySQL 5.6-8.3, MariaDB 10.x",
                 {"mysql": _MYSQL_84, "mariadb": _MARIADB_11}),
-    NamedConfig("z12b", "z12b.cnf", {"mariadb": ((10, 0), (99, 99))},
-                "z12a with O_DIRECT (data files fsynced), as MariaDB 11+ can only do",
-                {"mariadb": _ALL_MARIADB}, base="z12a"),
-    NamedConfig("z12b_sync", "z12b_sync.cnf", {"mariadb": ((10, 0), (99, 99))},
-                "z12b with sync-on-commit for InnoDB and the binlog (two fsyncs a commit)",
-                {"mariadb": _ALL_MARIADB}, base="z12b"),
-    NamedConfig("z12b_sync_dw0", "z12b_sync_dw0.cnf", {"mariadb": ((10, 0), (99, 99))},
-                "z12b_sync with the doublewrite buffer off", {"mariadb": _ALL_MARIADB}, base="z12b_sync"),
-    NamedConfig("z12c", "z12c.cnf", {"mariadb": ((12, 3), (99, 99))},
-                "z12b with the binlog stored in InnoDB (binlog_storage_engine)",
-                {"mariadb": _BINLOG_IN_INNODB}, base="z12b"),
-    NamedConfig("z12c_sync", "z12c_sync.cnf", {"mariadb": ((12, 3), (99, 99))},
-                "z12c with sync-on-commit for InnoDB (one fsync a commit)",
-                {"mariadb": _BINLOG_IN_INNODB}, base="z12c"),
-    NamedConfig("z12c_sync_dw0", "z12c_sync_dw0.cnf", {"mariadb": ((12, 3), (99, 99))},
-                "z12c_sync with the doublewrite buffer off", {"mariadb": _BINLOG_IN_INNODB}, base="z12c_sync"),
+    _Z12B,
+    *_sync_and_dw0(_Z12B, "InnoDB and the binlog (two fsyncs a commit)"),
+    _Z12C,
+    *_sync_and_dw0(_Z12C, "InnoDB (one fsync a commit)"),
     NamedConfig("z13a", "z13a.cnf", {"mysql": ((8, 4), (9, 99))},
                 "z12a for MySQL 8.4 and 9.x, gtid_mode and enforce_gtid_consistency off as before 9.6",
                 {"mysql": "it drops options 8.4 removed and pins 8.4's new defaults back: z12a before 8.4"}),

@@ -4,14 +4,17 @@ measured is lost. How each fact kind is written is facts.py's; reading is reads.
 from __future__ import annotations
 
 import json
+import sqlite3
 from dataclasses import asdict
-from typing import Callable, Sequence
+from typing import Callable, Sequence, TypeVar
 
 from dbdrift.errors import UserError
 from dbdrift.model import InsertStepResult, JsonObject, TpccResult, WorkloadRun
 from dbdrift.store import facts, guard, journal
 from dbdrift.store.connection import Connection
 from dbdrift.store.records import InstructionRecord, RunRecord, now_iso
+
+R = TypeVar("R", RunRecord, InstructionRecord, TpccResult, WorkloadRun)  # a record that facts.insert_* stores whole
 
 
 class Writes(Connection):
@@ -101,26 +104,29 @@ class Writes(Connection):
         self._keep("step", fact, lambda: facts.insert_step(self.db, target_id, kind, label, status, started_at,
                                                            elapsed_s, detail, error))
 
+    def _keep_record(self, kind: str, target_id: int, record: R,
+                     insert: Callable[[sqlite3.Connection, int, R], int]) -> int | None:
+        """A target's measured record as one fact, journalled as the target and the record: the
+        same for every kind whose insert takes just those."""
+        return self._keep(kind, {"target_id": target_id, "record": asdict(record)},
+                          lambda: insert(self.db, target_id, record))
+
     def add_run(self, target_id: int, run: RunRecord) -> int | None:
         """Store a run and its intervals in one transaction (None: kept in the journal)."""
-        return self._keep("run", {"target_id": target_id, "record": asdict(run)},
-                          lambda: facts.insert_run(self.db, target_id, run))
+        return self._keep_record("run", target_id, run, facts.insert_run)
 
     def add_instructions(self, target_id: int, rec: InstructionRecord) -> int | None:
-        return self._keep("instructions", {"target_id": target_id, "record": asdict(rec)},
-                          lambda: facts.insert_instructions(self.db, target_id, rec))
+        return self._keep_record("instructions", target_id, rec, facts.insert_instructions)
 
     def add_ibench_step(self, target_id: int, r: InsertStepResult, driver_spec: JsonObject | None = None) -> int | None:
         return self._keep("ibench step", {"target_id": target_id, "record": asdict(r), "driver_spec": driver_spec},
                           lambda: facts.insert_ibench_step(self.db, target_id, r, driver_spec))
 
     def add_tpcc_run(self, target_id: int, r: TpccResult) -> int | None:
-        return self._keep("tpcc run", {"target_id": target_id, "record": asdict(r)},
-                          lambda: facts.insert_tpcc_run(self.db, target_id, r))
+        return self._keep_record("tpcc run", target_id, r, facts.insert_tpcc_run)
 
     def add_workload_run(self, target_id: int, r: WorkloadRun) -> int | None:
-        return self._keep("workload run", {"target_id": target_id, "record": asdict(r)},
-                          lambda: facts.insert_workload_run(self.db, target_id, r))
+        return self._keep_record("workload run", target_id, r, facts.insert_workload_run)
 
     def add_plan(self, target_id: int, test: str, statement: int, sql: str, plan_json: str | None,
                  shape: str | None, error: str | None = None) -> None:

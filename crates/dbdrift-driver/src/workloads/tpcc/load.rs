@@ -162,13 +162,7 @@ fn in_parallel<C: Session>(
     shared.running.store(conns.len(), Ordering::SeqCst);
     std::thread::scope(|s| {
         for (i, conn) in conns.iter_mut().enumerate() {
-            s.spawn(move || {
-                if let Err(e) = work(i, conn) {
-                    shared.failure.record(e);
-                }
-                shared.running.fetch_sub(1, Ordering::SeqCst);
-                STOP.notify();
-            });
+            s.spawn(move || shared.failure.worker_ended(work(i, conn), &shared.running));
         }
         let none_running = || shared.running.load(Ordering::SeqCst) == 0;
         match wait(Some(&shared.failure), None, POLL, none_running) {

@@ -15,11 +15,8 @@ pub mod spec;
 pub mod stats;
 pub mod tx;
 
-use crate::backend::mysql::MyConn;
-use crate::backend::postgres::PgConn;
 use crate::emit;
 use crate::error::DriverError;
-use crate::spec::BackendKind;
 use serde::Serialize;
 use spec::{TpccPhase, TpccSpec};
 
@@ -30,15 +27,10 @@ workload!(
 
 /// Loads or runs, with the session type of the spec's server.
 fn execute(spec: &TpccSpec) -> Result<i32, DriverError> {
-    match (spec.backend, spec.phase) {
-        (BackendKind::Postgres, TpccPhase::Load) => load::load::<PgConn>(spec),
-        (BackendKind::Postgres, TpccPhase::Run) => run::run::<PgConn>(spec),
-        (BackendKind::Mysql, TpccPhase::Load) => load::load::<MyConn>(spec),
-        (BackendKind::Mysql, TpccPhase::Run) => run::run::<MyConn>(spec),
-        (BackendKind::Null, _) => Err(DriverError::spec(
-            "backend \"null\" cannot run tpcc: it needs a postgres or mysql server",
-        )),
-    }
+    on_server!(spec.backend, "tpcc", C => match spec.phase {
+        TpccPhase::Load => load::load::<C>(spec),
+        TpccPhase::Run => run::run::<C>(spec),
+    })
 }
 
 #[derive(Serialize)]

@@ -11,7 +11,7 @@ use super::StartLine;
 use crate::backend::Session;
 use crate::emit;
 use crate::error::DriverError;
-use crate::exec::failure::{wait, Failure, Wake};
+use crate::exec::failure::{spawn_workers, wait, Failure, Wake};
 use crate::signal::STOP;
 use crate::spec::ConnectionSpec;
 use crate::workload::rng::Rng;
@@ -65,6 +65,13 @@ impl Grid {
     pub fn index(&self, t: f64) -> Option<usize> {
         let i = self.ends.partition_point(|&e| e <= t);
         (i < self.ends.len()).then_some(i)
+    }
+
+    /// Where a completion at `end`, in a run that started at `t0`, is counted: its interval,
+    /// and whether it is in the measured window; None once the window has closed.
+    pub fn place(&self, t0: Instant, end: Instant) -> Option<(usize, bool)> {
+        let t = (end - t0).as_secs_f64();
+        self.index(t).map(|i| (i, self.measured(t)))
     }
 
     pub fn start_of(&self, i: usize) -> f64 {
@@ -189,28 +196,14 @@ pub fn run<C: Session>(spec: &TpccSpec) -> Result<i32, DriverError> {
     };
     emit::line(&PhaseLine::new("rampup", 0.0));
     std::thread::scope(|s| {
-        for (i, mut conn) in conns.into_iter().enumerate() {
-            let shared = &shared;
-            s.spawn(move || {
-                if let Err(e) = virtual_user(&mut conn, shared, i) {
-                    shared.failure.record(e);
-                }
-                shared.running.fetch_sub(1, Ordering::SeqCst);
-                STOP.notify();
-            });
-        }
+        let (failure, running) = (&shared.failure, &shared.running);
+        spawn_workers(s, conns, failure, running, |conn, i| {
+            virtual_user(conn, &shared, i)
+        });
         if let (Some(a), Some(streams)) = (&spec.analytics, &shared.streams) {
-            for (j, mut conn) in stream_conns.into_iter().enumerate() {
-                let shared = &shared;
-                s.spawn(move || {
-                    let r = analytics::stream(&mut conn, a, streams, j, &shared.grid, shared.t0);
-                    if let Err(e) = r {
-                        shared.failure.record(e);
-                    }
-                    shared.running.fetch_sub(1, Ordering::SeqCst);
-                    STOP.notify();
-                });
-            }
+            spawn_workers(s, stream_conns, failure, running, |conn, j| {
+                analytics::stream(conn, a, streams, j, &shared.grid, shared.t0)
+            });
         }
         report(&shared);
         STOP.request(false);
@@ -293,8 +286,7 @@ fn file(
     start: Instant,
     end: Instant,
 ) -> bool {
-    let t = (end - t0).as_secs_f64();
-    let Some(i) = grid.index(t) else {
+    let Some((i, measured)) = grid.place(t0, end) else {
         return false;
     };
     let k = kind.index();
@@ -304,7 +296,7 @@ fn file(
         Ok(Outcome::RolledBack) => counts.rollbacks += 1,
         Err(()) => counts.errors += 1,
     }
-    if grid.measured(t) {
+    if measured {
         let ns = (end - start).as_nanos() as u64;
         g.measured[k].record(outcome.map(|o| matches!(o, Outcome::RolledBack)), ns);
     }

@@ -4,8 +4,8 @@
 
 use crate::error::DriverError;
 use crate::spec::{
-    check, check_non_negative, check_positive, check_protocol, check_server_backend, parse_json,
-    BackendKind, ConnectionSpec,
+    check, check_count, check_non_negative, check_positive, check_protocol, check_server_backend,
+    parse_json, BackendKind, ConnectionSpec,
 };
 use serde::Deserialize;
 
@@ -64,10 +64,7 @@ pub fn parse_tpcc(text: &str) -> Result<TpccSpec, DriverError> {
     let spec: TpccSpec = parse_json(text)?;
     check_protocol(spec.protocol)?;
     check_server_backend(spec.backend, "tpcc")?;
-    check(
-        (1..=MAX_WAREHOUSES).contains(&spec.warehouses),
-        &format!("warehouses must be in 1..={MAX_WAREHOUSES}"),
-    )?;
+    check_count(spec.warehouses, MAX_WAREHOUSES, "warehouses")?;
     if let Some(a) = &spec.analytics {
         check_analytics(a)?;
     }
@@ -91,10 +88,7 @@ pub fn parse_tpcc(text: &str) -> Result<TpccSpec, DriverError> {
 
 /// Checked in both phases, though only `run` uses it: a malformed spec is refused either way.
 fn check_analytics(a: &AnalyticsSpec) -> Result<(), DriverError> {
-    check(
-        (1..=MAX_STREAMS).contains(&a.streams),
-        &format!("analytics.streams must be in 1..={MAX_STREAMS}"),
-    )?;
+    check_count(a.streams, MAX_STREAMS, "analytics.streams")?;
     check(!a.queries.is_empty(), "analytics.queries must not be empty")?;
     for (i, q) in a.queries.iter().enumerate() {
         check(

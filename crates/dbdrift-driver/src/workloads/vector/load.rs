@@ -9,7 +9,7 @@ use super::{StartLine, Summary};
 use crate::backend::Session;
 use crate::emit;
 use crate::error::DriverError;
-use crate::exec::failure::{wait, Failure, Wake};
+use crate::exec::failure::{spawn_workers, wait, Failure, Wake};
 use crate::signal::STOP;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
@@ -40,17 +40,10 @@ pub fn load<C: Session>(spec: &VectorSpec) -> Result<i32, DriverError> {
     let loaded = AtomicU64::new(0);
     let running = AtomicUsize::new(conns.len());
     std::thread::scope(|s| {
-        for (i, mut conn) in conns.into_iter().enumerate() {
-            let (failure, loaded, running) = (&failure, &loaded, &running);
-            s.spawn(move || {
-                let (first, count) = range(spec.rows, loaders, i as u64);
-                if let Err(e) = load_range(&mut conn, spec, first, count, (before, after), loaded) {
-                    failure.record(e);
-                }
-                running.fetch_sub(1, Ordering::SeqCst);
-                STOP.notify();
-            });
-        }
+        spawn_workers(s, conns, &failure, &running, |conn, i| {
+            let (first, count) = range(spec.rows, loaders, i as u64);
+            load_range(conn, spec, first, count, (before, after), &loaded)
+        });
         match wait(Some(&failure), None, Duration::from_millis(100), || {
             running.load(Ordering::SeqCst) == 0
         }) {

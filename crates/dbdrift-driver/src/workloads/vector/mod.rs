@@ -8,11 +8,8 @@ pub mod load;
 pub mod search;
 pub mod spec;
 
-use crate::backend::mysql::MyConn;
-use crate::backend::postgres::PgConn;
 use crate::emit::{self, round_s};
 use crate::error::DriverError;
-use crate::spec::BackendKind;
 use crate::stats::histogram::{Histogram, LatencySummary};
 use serde::Serialize;
 use spec::{VectorPhase, VectorSpec};
@@ -23,15 +20,10 @@ workload!(
 );
 
 fn execute(spec: &VectorSpec) -> Result<i32, DriverError> {
-    match (spec.backend, spec.phase) {
-        (BackendKind::Postgres, VectorPhase::Load) => load::load::<PgConn>(spec),
-        (BackendKind::Postgres, VectorPhase::Search) => search::search::<PgConn>(spec),
-        (BackendKind::Mysql, VectorPhase::Load) => load::load::<MyConn>(spec),
-        (BackendKind::Mysql, VectorPhase::Search) => search::search::<MyConn>(spec),
-        (BackendKind::Null, _) => Err(DriverError::spec(
-            "backend \"null\" cannot run vector: it needs a postgres or mysql server",
-        )),
-    }
+    on_server!(spec.backend, "vector", C => match spec.phase {
+        VectorPhase::Load => load::load::<C>(spec),
+        VectorPhase::Search => search::search::<C>(spec),
+    })
 }
 
 fn phase_name(phase: VectorPhase) -> &'static str {

@@ -11,7 +11,7 @@ use super::{IntervalLine, PhaseLine, StartLine, Summary};
 use crate::backend::Session;
 use crate::emit;
 use crate::error::DriverError;
-use crate::exec::failure::{wait, Failure, Wake};
+use crate::exec::failure::{spawn_workers, wait, Failure, Wake};
 use crate::signal::STOP;
 use crate::stats::histogram::Histogram;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -123,16 +123,8 @@ pub fn search<C: Session>(spec: &VectorSpec) -> Result<i32, DriverError> {
         running: AtomicUsize::new(conns.len()),
     };
     std::thread::scope(|s| {
-        for (i, mut conn) in conns.into_iter().enumerate() {
-            let shared = &shared;
-            s.spawn(move || {
-                if let Err(e) = client(&mut conn, shared, i) {
-                    shared.failure.record(e);
-                }
-                shared.running.fetch_sub(1, Ordering::SeqCst);
-                STOP.notify();
-            });
-        }
+        let (failure, running) = (&shared.failure, &shared.running);
+        spawn_workers(s, conns, failure, running, |conn, i| client(conn, &shared, i));
         report(&shared);
         STOP.request(false);
     });

@@ -5,8 +5,8 @@
 
 use crate::error::DriverError;
 use crate::spec::{
-    check, check_non_negative, check_positive, check_protocol, check_server_backend, parse_json,
-    BackendKind, ConnectionSpec,
+    check, check_count, check_non_negative, check_positive, check_protocol, check_server_backend,
+    parse_json, BackendKind, ConnectionSpec,
 };
 use serde::Deserialize;
 
@@ -61,10 +61,7 @@ pub fn parse_vector(text: &str) -> Result<VectorSpec, DriverError> {
     let spec: VectorSpec = parse_json(text)?;
     check_protocol(spec.protocol)?;
     check_server_backend(spec.backend, "vector")?;
-    check(
-        (1..=MAX_DIM).contains(&spec.dim),
-        &format!("dim must be in 1..={MAX_DIM}"),
-    )?;
+    check_count(spec.dim, MAX_DIM, "dim")?;
     check(spec.clients >= 1, "clients must be at least 1")?;
     check(spec.rows >= 1, "rows must be at least 1")?;
     check(!spec.table.is_empty(), "table must not be empty")?;
