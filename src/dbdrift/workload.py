@@ -61,6 +61,16 @@ class Capabilities:
         return not self.per_test_runs
 
 
+def repeats_caps(title: str, sysbench_flags_hint: str, records_flamegraphs: bool = False) -> Capabilities:
+    """What a workload of whole repeats can do (every one but sysbench): one target after the
+    other, each repeat on fresh servers, several clients against one server (cpus = "auto" leaves
+    them unpinned), no catalogue of tests (so no instruction counts nor chain view), split by
+    repeat on a cluster."""
+    return Capabilities(title=title, per_test_runs=False, takes_turns=False, auto_cpus_shared=True,
+                        counts_instructions=False, chain_view=False, cluster_parts="repeats",
+                        sysbench_flags_hint=sysbench_flags_hint, records_flamegraphs=records_flamegraphs)
+
+
 @dataclass(frozen=True)
 class WorkloadPlan(Generic[Spec, Top, AxisT, Json, KeyT]):
     """The plan layer's part of a workload (its slice's plan.py): how its keys are read and

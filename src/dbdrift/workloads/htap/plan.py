@@ -3,25 +3,19 @@ campaign's `params`, and read back typed (`params`); what the workload can do, a
 from __future__ import annotations
 
 from dataclasses import asdict, replace
-from typing import TYPE_CHECKING
 
 from dbdrift.errors import InputError
 from dbdrift.model import JsonObject
 from dbdrift.plan import fields
-from dbdrift.plan.params import no_axes, params_of
+from dbdrift.plan.campaign import CampaignSpec
+from dbdrift.plan.lifecycle import sized_settle_s
+from dbdrift.plan.params import RefuseTopLevelKeys, no_axes, params_of
 from dbdrift.quantities import brief_repr
-from dbdrift.workload import Capabilities, WorkloadPlan
+from dbdrift.workload import WorkloadPlan, repeats_caps
 from dbdrift.workloads.htap.catalog import JUDGED, QUERY_NAMES, WINDOWS, HtapParams, setup_text
 from dbdrift.workloads.htap.keys import KEYS
-from dbdrift.plan.lifecycle import sized_settle_s
-from dbdrift.plan.params import RefuseTopLevelKeys
 
-if TYPE_CHECKING:  # plan/campaign.py imports this module: the type only, for the checker
-    from dbdrift.plan.campaign import CampaignSpec
-
-CAPS = Capabilities(title="CH-benCHmark", per_test_runs=False, takes_turns=False, auto_cpus_shared=True,
-                    counts_instructions=False, chain_view=False, cluster_parts="repeats",
-                    sysbench_flags_hint="drop it; [htap] sets CH-benCHmark's sizes and windows")
+CAPS = repeats_caps("CH-benCHmark", "drop it; [htap] sets CH-benCHmark's sizes and windows")
 
 # the campaign `dbdrift demo --workload htap` runs, before its targets; {name}, {label}, {base_version},
 # {new_version} and {seconds} are filled in by app/demo.py

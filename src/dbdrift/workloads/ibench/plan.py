@@ -4,27 +4,21 @@ as Capabilities."""
 from __future__ import annotations
 
 from dataclasses import asdict, replace
-from typing import TYPE_CHECKING
 
 from dbdrift.errors import InputError
 from dbdrift.model import IBENCH_STEPS, JsonObject
 from dbdrift.plan import fields
-from dbdrift.plan.params import no_axes, params_of
+from dbdrift.plan.campaign import CampaignSpec
 from dbdrift.plan.keys import INT64_MAX
+from dbdrift.plan.params import RefuseTopLevelKeys, no_axes, params_of
 from dbdrift.quantities import brief_repr
-from dbdrift.workload import Capabilities, WorkloadPlan
+from dbdrift.workload import WorkloadPlan, repeats_caps
 from dbdrift.workloads.ibench.catalog import IBenchParams, io_bound_settings, settle_seconds
 from dbdrift.workloads.ibench.catalog import steps as ibench_steps
 from dbdrift.workloads.ibench.keys import KEYS
-from dbdrift.plan.params import RefuseTopLevelKeys
 
-if TYPE_CHECKING:  # plan/campaign.py imports this module: the type only, for the checker
-    from dbdrift.plan.campaign import CampaignSpec
-
-CAPS = Capabilities(title="an Insert Benchmark", per_test_runs=False, takes_turns=False, auto_cpus_shared=True,
-                    counts_instructions=False, chain_view=False, cluster_parts="repeats", records_flamegraphs=True,
-                    sysbench_flags_hint="choose Insert Benchmark steps with `steps = [...]` in its "
-                                        "[insert_benchmark] table")
+CAPS = repeats_caps("an Insert Benchmark", "choose Insert Benchmark steps with `steps = [...]` in its "
+                    "[insert_benchmark] table", records_flamegraphs=True)
 
 
 # the campaign `dbdrift demo --workload ...` runs, before its targets; {name}, {label}, {base_version},

@@ -3,18 +3,15 @@ the campaign file, read into a CampaignSpec; what the workload can do, as Capabi
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import TYPE_CHECKING
 
 from dbdrift.errors import InputError, UserError
 from dbdrift.model import JsonObject
 from dbdrift.plan import fields, keys
+from dbdrift.plan.campaign import CampaignSpec
 from dbdrift.plan.lifecycle import sized_settle_s
 from dbdrift.plan.params import no_axes
 from dbdrift.workload import Capabilities, WorkloadPlan
 from dbdrift.workloads.sysbench.catalog import select_tests
-
-if TYPE_CHECKING:  # plan/campaign.py imports this module: the type only, for the checker
-    from dbdrift.plan.campaign import CampaignSpec
 
 CAPS = Capabilities(title="sysbench", per_test_runs=True, takes_turns=True, auto_cpus_shared=False,
                     counts_instructions=True, chain_view=True, cluster_parts="tests",

@@ -3,26 +3,20 @@
 from __future__ import annotations
 
 from dataclasses import asdict, replace
-from typing import TYPE_CHECKING
 
 from dbdrift.errors import InputError
 from dbdrift.model import ENGINES, JsonObject, TargetSpec
 from dbdrift.plan import fields
 from dbdrift.plan.axes import Axis
-from dbdrift.plan.params import params_of
-from dbdrift.quantities import brief_repr
-from dbdrift.workload import Capabilities, WorkloadPlan
+from dbdrift.plan.campaign import CampaignSpec
 from dbdrift.plan.lifecycle import sized_settle_s
-from dbdrift.plan.params import RefuseTopLevelKeys
+from dbdrift.plan.params import RefuseTopLevelKeys, params_of
+from dbdrift.quantities import brief_repr
+from dbdrift.workload import WorkloadPlan, repeats_caps
 from dbdrift.workloads.tpcc.catalog import TpccParams, setup_text
 from dbdrift.workloads.tpcc.keys import KEYS
 
-if TYPE_CHECKING:  # plan/campaign.py imports this module: the type only, for the checker
-    from dbdrift.plan.campaign import CampaignSpec
-
-CAPS = Capabilities(title="TPROC-C", per_test_runs=False, takes_turns=False, auto_cpus_shared=True,
-                    counts_instructions=False, chain_view=False, cluster_parts="repeats", records_flamegraphs=True,
-                    sysbench_flags_hint="drop it; [tpcc] sets TPROC-C's sizes")
+CAPS = repeats_caps("TPROC-C", "drop it; [tpcc] sets TPROC-C's sizes", records_flamegraphs=True)
 
 
 # the campaign `dbdrift demo --workload ...` runs, before its targets; {name}, {label}, {base_version},

@@ -3,26 +3,20 @@ campaign's `params`, and read back typed (`params`); what the workload can do, a
 from __future__ import annotations
 
 from dataclasses import asdict, replace
-from typing import TYPE_CHECKING
 
 from dbdrift.errors import InputError
 from dbdrift.model import JsonObject
 from dbdrift.plan import fields
-from dbdrift.plan.params import no_axes, params_of
-from dbdrift.quantities import brief_repr
-from dbdrift.workload import Capabilities, WorkloadPlan
+from dbdrift.plan.campaign import CampaignSpec
 from dbdrift.plan.lifecycle import sized_settle_s
-from dbdrift.plan.params import RefuseTopLevelKeys
+from dbdrift.plan.params import RefuseTopLevelKeys, no_axes, params_of
+from dbdrift.quantities import brief_repr
+from dbdrift.workload import WorkloadPlan, repeats_caps
 from dbdrift.workloads.vector.catalog import (INDEXES, RECALLS, TYPES, DatasetSpec, VectorParams, families,
                                               server_settings, setup_text)
 from dbdrift.workloads.vector.keys import KEYS
 
-if TYPE_CHECKING:  # plan/campaign.py imports this module: the type only, for the checker
-    from dbdrift.plan.campaign import CampaignSpec
-
-CAPS = Capabilities(title="vector search", per_test_runs=False, takes_turns=False, auto_cpus_shared=True,
-                    counts_instructions=False, chain_view=False, cluster_parts="repeats",
-                    sysbench_flags_hint="drop it; [vector] sets the data set, index builds and searches")
+CAPS = repeats_caps("vector search", "drop it; [vector] sets the data set, index builds and searches")
 
 # the campaign `dbdrift demo --workload vector` runs, before its targets; {name}, {label}, {base_version},
 # {new_version} and {seconds} are filled in by app/demo.py
