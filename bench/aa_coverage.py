@@ -28,7 +28,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 
 from dbdrift.analysis.noise import Z975, Estimate, between_campaign_sd, verdict, with_campaign_sd  # noqa: E402
-from dbdrift.results.build import build_report  # noqa: E402
+from dbdrift.workloads.sysbench.results.build import build_report  # noqa: E402
 from dbdrift.store.store import Store  # noqa: E402
 from dbdrift.workloads.sysbench.results import MICROBENCHMARKS  # noqa: E402
 

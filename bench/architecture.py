@@ -4,8 +4,10 @@ sits in the core, which imports run against the layering, and how wide the main 
 Reads the source tree as text and syntax trees; runs nothing of dbdrift. What it prints:
 - imports of a workload slice (workloads/<name>/) from modules outside every slice, per layer,
   counting module-level, `if TYPE_CHECKING:` and function-local imports alike;
-- the lines of the modules outside the slices that import sysbench's slice (the part of the
-  first workload still in the core, by the one measure a program can take without a list);
+- the lines of the modules outside the slices that import sysbench's slice, those that make or
+  render its report model (ReportData), and the core modules no module but sysbench's imports
+  (the part of the first workload still in the core, as far as a program can tell it), beside
+  the lines of the slice itself;
 - arrows back up: pairs of top-level packages where a lower one imports a higher one (the
   order is the layering of tests/unit/test_architecture.py, the registry's package on top);
 - import cycles among modules (strongly connected parts of more than one module), counting
@@ -112,18 +114,26 @@ def main() -> int:
     print(f"lines of the {len(sysbench_users)} modules outside the slices that import sysbench's slice: {lines:,}")
     for m in sorted(sysbench_users):
         print(f"    {m} ({len(modules[m].read_text().splitlines())})")
-    # sysbench's comparison report (ReportData, built by results/build.py) still lives in the core: the
-    # modules outside the slices that build it or render it, handed sysbench's catalogue instead of
-    # importing it
-    model = {"dbdrift.results.data", "dbdrift.results.build"}
-    on_model = sorted(n for n, t in graph.items() if not slice_of(n) and not n.startswith("dbdrift.app")
-                      and not n.startswith("dbdrift.cli") and not n.endswith("workloads.registry")
-                      and (n in model or t & model))
-    model_lines = sum(len(modules[m].read_text().splitlines()) for m in on_model)
-    print(f"lines of the {len(on_model)} core modules (below app/) that make or render sysbench's report model "
-          f"(results/data.py's ReportData; post, findings, history and workload serve the other workloads too): "
-          f"{model_lines:,}")
-    print("    " + ", ".join(m.removeprefix("dbdrift.") for m in on_model))
+    # sysbench's report model (ReportData) and its makers and renderers: modules outside the slice that
+    # make or render it (0 once they moved into workloads/sysbench/results/ and report/)
+    model = {n for n in graph if n.startswith("dbdrift.workloads.sysbench.results.data")}
+    on_model = sorted(n for n, t in graph.items() if not slice_of(n) and not n.endswith("workloads.registry")
+                      and t & model)
+    print(f"modules outside the slices that make or render sysbench's report model (ReportData): {len(on_model)}"
+          + "".join(f"\n    {m}" for m in on_model))
+    # the part of the core only sysbench's slice uses: modules outside the slices imported by no module but
+    # sysbench's (its catalogue's readers handed down, say), counted as a program can tell it
+    importers: dict[str, set[str]] = defaultdict(set)
+    for name, targets in graph.items():
+        for t in targets:
+            importers[t].add(name)
+    only_sysbench = sorted(n for n in graph if not slice_of(n) and not n.endswith("__init__") and importers[n]
+                           and all(slice_of(i) == "sysbench" for i in importers[n]))
+    lines = sum(len(modules[m].read_text().splitlines()) for m in only_sysbench)
+    print(f"core modules imported by sysbench's slice alone: {len(only_sysbench)} ({lines:,} lines)"
+          + "".join(f"\n    {m} ({len(modules[m].read_text().splitlines())})" for m in only_sysbench))
+    own = sum(len(p.read_text().splitlines()) for n, p in modules.items() if slice_of(n) == "sysbench")
+    print(f"lines of sysbench's slice (workloads/sysbench/): {own:,}")
 
     rank = {p: i for i, p in enumerate(ORDER)}
     back: dict[tuple[str, str], int] = defaultdict(int)

@@ -38,7 +38,8 @@ from dbdrift import env  # noqa: E402
 from dbdrift.analysis.noise import (Estimate, Method, RunSample, crossover, t975, t_interval, trimmed_mean,  # noqa: E402
                                     verdict)
 from dbdrift.analysis.power import detectable_change  # noqa: E402
-from dbdrift.results.build import build_report, measurements_of  # noqa: E402
+from dbdrift.workloads.sysbench.results.build import build_report  # noqa: E402
+from dbdrift.results.measurements import measurements_of
 from dbdrift.store.store import Store  # noqa: E402
 from dbdrift.workloads.sysbench.results import MICROBENCHMARKS  # noqa: E402
 

@@ -154,7 +154,7 @@ def per_start(store: Path, name: str, target: str) -> dict[str, list[float]]:
     """Each repeat's own rQPS of `target` against a, per test (one start of both servers each):
     the spread of these is what one start cannot show."""
     from dbdrift.analysis.noise import paired_turns
-    from dbdrift.results.build import measurements
+    from dbdrift.results.measurements import measurements
     from dbdrift.store.store import Store
 
     db = Store(store)

@@ -45,7 +45,7 @@ from _common import OUT_DIR, campaign_output, campaign_parser, dbdrift_cli, fini
 
 from dbdrift.analysis import planning  # noqa: E402
 from dbdrift.analysis.noise import Z975, run_value  # noqa: E402
-from dbdrift.results.build import measurements_of  # noqa: E402
+from dbdrift.results.measurements import measurements_of  # noqa: E402
 from dbdrift.plan import rounds  # noqa: E402
 from dbdrift.store.store import Store  # noqa: E402
 from dbdrift.workloads.sysbench.results import MICROBENCHMARKS  # noqa: E402

@@ -24,7 +24,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import OUT_DIR, campaign_output, campaign_parser, dbdrift_cli, finish, sysbench_options  # noqa: E402
 
 from dbdrift.analysis.noise import paired_turns  # noqa: E402
-from dbdrift.results.build import measurements  # noqa: E402
+from dbdrift.results.measurements import measurements  # noqa: E402
 from dbdrift.store.store import Store  # noqa: E402
 from dbdrift.workloads.sysbench.results import MICROBENCHMARKS  # noqa: E402
 

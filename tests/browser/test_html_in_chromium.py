@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from dbdrift.cli.report import render
-from dbdrift.results.build import build_report
+from dbdrift.workloads.sysbench.results.build import build_report
 from dbdrift.workloads.sysbench.results import MICROBENCHMARKS
 from tests.unit.test_reports import make_store
 

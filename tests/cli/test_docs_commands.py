@@ -259,7 +259,7 @@ def test_the_names_the_guide_says_csv_and_json_share_are_in_both(golden_store):
     import re
 
     from dbdrift.cli import report as report_cli
-    from dbdrift.results.build import build_report
+    from dbdrift.workloads.sysbench.results.build import build_report
     from dbdrift.store.store import Store
 
     text = (ROOT / "docs/guide.md").read_text()

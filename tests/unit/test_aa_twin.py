@@ -17,8 +17,8 @@ from dbdrift.cli import main as cli_main
 from dbdrift.errors import UserError
 from dbdrift.plan.campaign import as_calibration
 from dbdrift.workloads.registry import parse_campaign
-from dbdrift.report.formats import render
-from dbdrift.results.build import build_report
+from dbdrift.workloads.sysbench.report.formats import render
+from dbdrift.workloads.sysbench.results.build import build_report
 from dbdrift.results.findings import Finding
 from dbdrift.results.twins import TwinRate, twin_rate
 from dbdrift.results.workload import WithRecheck, WorkloadReport

@@ -49,9 +49,12 @@ ALLOWED = {
 # workload that does more than run.py holds are the runner's too: its steps on one server (session.py, on
 # runner/session.py's TargetSession), its SQL on each engine (dialect.py, on runner/dialect.py's), the targets
 # taking turns inside one driver run (turns.py) and the instruction counts under callgrind (instructions.py).
+# A role may be a package (sysbench's results/ and report/), each of its modules in the role's layer. The
+# views of a report of cells (views.py: its results built, rendered and written, as the verbs shape it)
+# compose the slice's results and report parts, so they sit where the registry does, above both.
 ROLES = {"catalog": "catalog", "plan": "plan", "run": "runner", "cluster": "cluster", "results": "results",
          "report": "report", "dataset": "runner", "curve": "analysis", "keys": "plan", "session": "runner",
-         "dialect": "runner", "turns": "runner", "instructions": "runner", "expand": "plan"}
+         "dialect": "runner", "turns": "runner", "instructions": "runner", "expand": "plan", "views": "workloads"}
 
 
 def module_layer(parts: list[str]) -> str:
@@ -111,8 +114,12 @@ def test_a_workload_role_file_sits_in_the_layer_of_its_role():
     assert layer_of(slices / "tpcc" / "run.py") == "runner"
     assert layer_of(slices / "sysbench" / "plan.py") == "plan"
     assert layer_of(slices / "registry.py") == "workloads"
-    # every file of a slice is one of the roles (module_layer raises KeyError on any other name)
-    assert {layer_of(p) for p in slices.glob("*/*.py")} <= set(ROLES.values()) | {"__init__"}
+    assert layer_of(slices / "sysbench" / "results" / "build.py") == "results"  # a role's package
+    assert layer_of(slices / "sysbench" / "report" / "__init__.py") == "report"
+    assert layer_of(slices / "sysbench" / "views.py") == "workloads"
+    # every file of a slice is one of the roles, or in a role's package (module_layer raises KeyError on any
+    # other name)
+    assert {layer_of(p) for p in slices.glob("*/**/*.py")} <= set(ROLES.values()) | {"__init__"}
 
 
 def test_nothing_outside_cli_imports_cli():

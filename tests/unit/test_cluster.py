@@ -95,7 +95,7 @@ def test_remaining_tests_and_a_streamed_cell_counts_once(tmp_path):
 
 
 def test_a_requeued_unit_s_runs_keep_the_worker_that_measured_each_and_the_report_names_both(tmp_path):
-    from dbdrift.results.build import build_report
+    from dbdrift.workloads.sysbench.results.build import build_report
 
     s = spec(tests=["point-query", "read-only"])
     store, cid, ids = stored_campaign(tmp_path, s)
@@ -127,7 +127,7 @@ def test_a_requeued_unit_s_runs_keep_the_worker_that_measured_each_and_the_repor
 
 
 def test_a_unit_measured_on_its_one_host_is_reported_as_before(tmp_path):
-    from dbdrift.results.build import build_report
+    from dbdrift.workloads.sysbench.results.build import build_report
 
     s = spec(tests=["point-query"])
     store, cid, ids = stored_campaign(tmp_path, s)

@@ -10,8 +10,8 @@ import json
 import pytest
 
 from dbdrift.analysis.defaults import OTHER, category_of, drift, set_names
-from dbdrift.report.formats import render
-from dbdrift.results.build import build_report
+from dbdrift.workloads.sysbench.report.formats import render
+from dbdrift.workloads.sysbench.results.build import build_report
 from dbdrift.store.store import RunRecord, Store
 from dbdrift.workloads.sysbench.results import MICROBENCHMARKS
 

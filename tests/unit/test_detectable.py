@@ -16,7 +16,7 @@ from dbdrift.cli.report import render
 from dbdrift.model import IBENCH_STEPS
 from dbdrift.report.caveats import detectable_mark, undetected_text, verdict_lines
 from dbdrift.report.envelope import CAMPAIGN_COLUMNS
-from dbdrift.results.build import build_report
+from dbdrift.workloads.sysbench.results.build import build_report
 from dbdrift.results.findings import Finding
 from dbdrift.workloads.ibench import report as ibench_format
 from dbdrift.workloads.ibench.results import ibench_report

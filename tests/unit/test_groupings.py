@@ -10,9 +10,9 @@ import pytest
 
 from dbdrift.app.report import selected_tests
 from dbdrift.errors import UserError
-from dbdrift.report.formats import render
-from dbdrift.report.words import comparison_lines
-from dbdrift.results.build import build_report
+from dbdrift.workloads.sysbench.report.formats import render
+from dbdrift.workloads.sysbench.report.words import comparison_lines
+from dbdrift.workloads.sysbench.results.build import build_report
 from dbdrift.store.store import RunRecord
 from dbdrift.workloads.sysbench.catalog import ALL_42, DEFAULT_32, five_group
 from dbdrift.workloads.sysbench.results import MICROBENCHMARKS, grouping

@@ -8,8 +8,8 @@ import pytest
 
 from dbdrift.cli.report import render
 from dbdrift.analysis.noise import Judging
-from dbdrift.results.build import build_report
-from dbdrift.report.html import page_axis
+from dbdrift.workloads.sysbench.results.build import build_report
+from dbdrift.workloads.sysbench.report.html import page_axis
 from dbdrift.report.charts import CHART_CSS, CHART_SCRIPT, scale
 from dbdrift.report.page import CSS
 from dbdrift.workloads.sysbench.results import MICROBENCHMARKS

@@ -13,8 +13,8 @@ from dbdrift.analysis import layers
 from dbdrift.analysis.layers import Member
 from dbdrift.analysis.noise import Verdict
 
-from dbdrift.report.formats import render
-from dbdrift.results.build import build_report
+from dbdrift.workloads.sysbench.report.formats import render
+from dbdrift.workloads.sysbench.results.build import build_report
 from dbdrift.store.store import InstructionRecord, RunRecord, Store
 from dbdrift.workloads.sysbench.catalog import CATALOG, layer_members
 from dbdrift.workloads.sysbench.results import MICROBENCHMARKS

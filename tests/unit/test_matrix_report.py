@@ -9,8 +9,8 @@ import pytest
 from dbdrift.cli import main as cli_main
 from dbdrift.errors import UserError
 from dbdrift.workloads.registry import parse_campaign
-from dbdrift.report.matrix import render_matrix
-from dbdrift.results.build import build_report
+from dbdrift.workloads.sysbench.report.matrix import render_matrix
+from dbdrift.workloads.sysbench.results.build import build_report
 from dbdrift.store.store import RunRecord, Store
 from dbdrift.workloads.sysbench.results import MICROBENCHMARKS
 

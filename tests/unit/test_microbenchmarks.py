@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from dbdrift.errors import InputError
-from dbdrift.results.build import build_report
+from dbdrift.workloads.sysbench.results.build import build_report
 from dbdrift.results.microbenchmarks import NO_MICROBENCHMARKS, duration_kind, writes
 from dbdrift.workloads.registry import WORKLOADS
 from dbdrift.workloads.sysbench.catalog import CATALOG

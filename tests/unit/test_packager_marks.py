@@ -147,7 +147,7 @@ def test_a_findings_line_names_both_packagers_so_fail_on_and_the_sites_index_say
 
 def test_debians_suites_are_one_packager_the_note_names_the_suites_and_nothing_is_marked(tmp_path):
     from dbdrift.cli.report import render
-    from dbdrift.results.build import build_report
+    from dbdrift.workloads.sysbench.results.build import build_report
     from tests.unit.test_reports import INSTALLS, make_store
     suites = {name: {**INSTALLS[name], "source": f"debian:{suite}:postgresql-{major}={major}.x-1"}
               for name, suite, major in (("pg17", "trixie", 17), ("pg18", "sid", 18))}
@@ -159,7 +159,7 @@ def test_debians_suites_are_one_packager_the_note_names_the_suites_and_nothing_i
 
 def test_the_matrix_version_view_marks_each_variant_whose_version_comes_from_another_packager(tmp_path):
     from dbdrift.cli.report import render
-    from dbdrift.results.build import build_report
+    from dbdrift.workloads.sysbench.results.build import build_report
     from tests.unit.test_matrix_report import make_matrix_store
     store = make_matrix_store(tmp_path / "mx.db")
     with store.db:

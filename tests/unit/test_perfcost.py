@@ -8,7 +8,7 @@ import pytest
 from dbdrift.analysis.hardware import MetricsRow, per_query
 from dbdrift.analysis.perfcost import counter_change, perf_changes, time_per_op_ns
 from dbdrift.metrics import perf
-from dbdrift.report.hardware import perf_block
+from dbdrift.workloads.sysbench.report.hardware import perf_block
 
 PERF = Path(__file__).resolve().parents[1] / "data" / "host" / "perf"
 QUERIES = 50_000  # the fixture's 10 s of perf stat cover this many queries

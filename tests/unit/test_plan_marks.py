@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 
 from dbdrift.workloads.registry import parse_campaign
-from dbdrift.report.text import render_text
-from dbdrift.results.build import build_report
+from dbdrift.workloads.sysbench.report.text import render_text
+from dbdrift.workloads.sysbench.results.build import build_report
 from dbdrift.store.store import RunRecord, Store
 from dbdrift.workloads.sysbench.results import MICROBENCHMARKS
 

@@ -8,10 +8,10 @@ from pathlib import Path
 import pytest
 
 from dbdrift.cli.main import main
-from dbdrift.report.matrix import render_matrix
+from dbdrift.workloads.sysbench.report.matrix import render_matrix
 from dbdrift.report.post import bp_text
-from dbdrift.report.words import bp_change
-from dbdrift.results.build import build_report
+from dbdrift.report.basis_points import bp_change
+from dbdrift.workloads.sysbench.results.build import build_report
 from dbdrift.workloads.sysbench.results import MICROBENCHMARKS
 from tests.cli.test_workload_goldens import ibench_store, tpcc_store
 from tests.unit import test_htap, test_vector_report

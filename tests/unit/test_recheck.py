@@ -7,7 +7,7 @@ import pytest
 
 from dbdrift.app.recheck import RecheckRequest, campaign, campaign_data, pinned_name
 from dbdrift.errors import UserError
-from dbdrift.results.build import build_report
+from dbdrift.workloads.sysbench.results.build import build_report
 from dbdrift.store.store import RunRecord
 from dbdrift.workloads.sysbench.results import MICROBENCHMARKS
 from tests.unit.test_reports import QPS, _intervals, make_store
@@ -81,8 +81,8 @@ def test_the_original_report_says_whether_each_regression_followed_the_defaults(
 
 
 def test_a_counted_regression_rechecked_by_counting_says_whether_it_followed_the_defaults(stored):
-    from dbdrift.report.hardware import delta_lines
-    from dbdrift.results.findings import instruction_why
+    from dbdrift.workloads.sysbench.report.hardware import delta_lines
+    from dbdrift.workloads.sysbench.results.findings import instruction_why
     from dbdrift.store.store import InstructionRecord, Store
     store = Store(stored)
     cid = store.add_campaign("golden-pinned", {"name": "golden-pinned", "timed": False}, {"cpus": 2}, "0.1.0")

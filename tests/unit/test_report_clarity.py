@@ -13,15 +13,16 @@ import pytest
 
 from dbdrift.cli.main import main
 from dbdrift.cli.report import render
-from dbdrift.results.data import FORMAT_VERSION
+from dbdrift.results.meta import FORMAT_VERSION
 from dbdrift.analysis.noise import Judging, Verdict
 from dbdrift.report.events import engine_charts
-from dbdrift.report.html import page_axis
-from dbdrift.results.findings import Finding, instruction_why
+from dbdrift.workloads.sysbench.report.html import page_axis
+from dbdrift.results.findings import Finding
+from dbdrift.workloads.sysbench.results.findings import instruction_why
 from dbdrift.store.store import Store
-from dbdrift.report.text import render_text
-from dbdrift.report.words import comparison_lines
-from dbdrift.results.build import build_report
+from dbdrift.workloads.sysbench.report.text import render_text
+from dbdrift.workloads.sysbench.report.words import comparison_lines
+from dbdrift.workloads.sysbench.results.build import build_report
 from dbdrift.workloads.sysbench.results import MICROBENCHMARKS
 from tests.cli.test_workload_reports import ib_store, tpcc_store, two_target_store, vector_store
 from tests.unit.test_html_report import Page
@@ -169,7 +170,7 @@ def test_a_report_of_instruction_counts_only_says_nothing_of_timed_runs(capsys, 
 
 
 def test_a_share_above_100_percent_says_the_other_functions_moved_the_other_way():
-    from dbdrift.results.findings import where_it_went
+    from dbdrift.workloads.sysbench.results.findings import where_it_went
     shown = [{"function": "f", "delta": 1_000.0}, {"function": "g", "delta": 515.0}]
     assert where_it_went(1_500.0, shown) == ("in: f +1,000, g +515, together +1,515, more than the net change (101% "
                                              "of it): the other functions moved the other way by -15")

@@ -13,7 +13,7 @@ from dbdrift.version import __version__
 from dbdrift.analysis.noise import t975
 from dbdrift.analysis.plans import plan_shape
 from dbdrift.cli.report import render
-from dbdrift.results.build import build_report
+from dbdrift.workloads.sysbench.results.build import build_report
 from dbdrift.store.store import InstructionRecord, RunRecord, Store
 from dbdrift.workloads.sysbench.results import MICROBENCHMARKS
 

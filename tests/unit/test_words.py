@@ -5,8 +5,9 @@ from __future__ import annotations
 
 from dbdrift.analysis.noise import Estimate, Verdict
 from dbdrift.analysis.relative import Cell, CellSummary
-from dbdrift.report.words import bp, cell_ranks, comparison_lines, ranked, words_json
-from dbdrift.results.build import build_report
+from dbdrift.report.basis_points import bp
+from dbdrift.workloads.sysbench.report.words import cell_ranks, comparison_lines, ranked, words_json
+from dbdrift.workloads.sysbench.results.build import build_report
 from dbdrift.workloads.sysbench.results import MICROBENCHMARKS
 from tests.unit.test_reports import make_store
 

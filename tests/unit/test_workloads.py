@@ -78,9 +78,19 @@ def test_a_workload_of_whole_repeats_splits_its_repeats_and_a_sysbench_one_its_t
 
 
 def test_every_workload_answers_every_hook_with_a_function_of_its_own():
-    hooks = [f.name for f in fields(Workload) if f.name not in ("plan", "catalog")]  # parts handed down whole
+    hooks = [f.name for f in fields(Workload) if f.name not in ("plan", "catalog", "views")]  # parts handed down whole
     unanswered = [(name, hook) for name, w in WORKLOADS.items() for hook in hooks if not callable(getattr(w, hook))]
     assert unanswered == [] and all(callable(p.axes) and isinstance(p.demo_targets, dict) for p in PLANS.values())
+
+
+def test_only_sysbench_has_views_of_cells_and_the_others_refuse_them_naming_the_campaign():
+    from dbdrift.errors import InputError
+    from dbdrift.workloads.registry import NoViews
+    assert WORKLOADS["sysbench"].views.formats == ("text", "markdown", "csv", "json", "html", "post")
+    others = {name: w.views for name, w in WORKLOADS.items() if name != "sysbench"}
+    assert all(isinstance(v, NoViews) and v.formats == () for v in others.values())
+    with pytest.raises(InputError, match="campaign c1 ran TPROC-C, whose report has no comparison of cells"):
+        others["tpcc"].build(None, "c1", None)
 
 
 def test_sysbench_is_judged_per_cell_and_every_other_workload_over_repeats():

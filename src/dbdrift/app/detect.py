@@ -21,7 +21,7 @@ from dbdrift.errors import UserError
 from dbdrift.model import JsonObject
 from dbdrift.plan.campaign import CampaignSpec
 from dbdrift.quantities import format_duration
-from dbdrift.results.build import measurements, measurements_of
+from dbdrift.results.measurements import measurements, measurements_of
 from dbdrift.results.hosts import host_key
 from dbdrift.results.microbenchmarks import duration_kind, writes
 from dbdrift.runner.campaign import machine_facts

@@ -16,7 +16,7 @@ from dbdrift.origin import extra_hint
 from dbdrift.report import history as render
 from dbdrift.results.hosts import host_key
 from dbdrift.results import history
-from dbdrift.results.build import no_campaign
+from dbdrift.results.meta import no_campaign
 from dbdrift.results.twins import HostTwins, TwinPoint, by_host, rate_of, twin_of
 from dbdrift.results.workload import workload_of as stored_workload_name
 from dbdrift.store.store import Store

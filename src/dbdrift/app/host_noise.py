@@ -18,7 +18,7 @@ from typing import Any
 from dbdrift.analysis import planning
 from dbdrift.analysis.planning import TestNoise
 from dbdrift.model import JsonObject
-from dbdrift.results.build import measurements_of
+from dbdrift.results.measurements import measurements_of
 from dbdrift.results.hosts import host_key
 from dbdrift.results.microbenchmarks import duration_kind
 from dbdrift.results.twins import twin_of

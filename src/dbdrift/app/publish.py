@@ -22,13 +22,13 @@ from typing import Any
 from dbdrift.analysis.changepoints import Change, Unavailable, change_points, detector
 from dbdrift.analysis.noise import JUDGING, Judging, Verdict
 from dbdrift.app.process import open_read_only
-from dbdrift.app.report import all_findings, stored_workload
+from dbdrift.app.report import stored_workload
 from dbdrift.app.site_folder import SAVE_EVERY_S, SiteFolder, entry_of, entry_row, point_of, point_row
 from dbdrift.app.site_readers import held_interrupts, read_all
 from dbdrift.errors import UserError
 from dbdrift.report import site
-from dbdrift.results.build import PINNED
-from dbdrift.results.data import FORMAT_VERSION
+from dbdrift.results.meta import PINNED
+from dbdrift.results.meta import FORMAT_VERSION
 from dbdrift.results.findings import Finding
 from dbdrift.results.history import Point, Series, build_series, campaign_points
 from dbdrift.results.hosts import host_key
@@ -189,10 +189,9 @@ def _read(store: Store, campaign_id: int, n: int) -> Read:
         workload = stored_workload(store, campaign_id)
         data = workload.build_report(store, campaign_id, None)
         html, meta = workload.render_report(data, "html"), data.meta
-        if workload.caps.judged_over_repeats:
-            findings = list(data.findings)
-        else:  # the comparison of cells, whose points are its cells'
-            findings, comparison = list(all_findings(data)), data.comparison
+        findings = workload.views.findings(data)
+        if not workload.caps.judged_over_repeats:  # the comparison of cells, whose points are its cells'
+            comparison = data.comparison
     except UserError as exc:
         note = f"campaign {row.name} (#{campaign_id} of {store.path.name}) is not published: {exc.message}"
         return site.CampaignEntry(**common, counts=(0, 0, 0, 0), worst=(), page="", note=note), [], ""

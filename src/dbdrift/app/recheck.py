@@ -24,8 +24,7 @@ from dbdrift.plan import keys
 from dbdrift.plan.campaign import CampaignSpec as CampaignSpec  # what the verb hands to `run`
 from dbdrift.workloads.registry import parse_campaign
 from dbdrift.plan.overrides import apply_sets
-from dbdrift.results.build import build_report
-from dbdrift.results.data import ReportData
+from dbdrift.results.views import ViewOptions
 from dbdrift.results.findings import CAMPAIGN, Finding
 from dbdrift.results.workload import workload_of
 from dbdrift.store import guard
@@ -59,20 +58,6 @@ def pins(drift: tuple[DriftTable, ...], target: str) -> dict[str, str]:
     return {d.name: d.reference for d in table.ranked() if d.reference is not None and d.target is not None}
 
 
-def regressed(data: ReportData) -> dict[str, set[str]]:
-    """target -> the tests on which it regressed: its timed cells, and its instruction counts
-    (at least min_effect more instructions per event)."""
-    out: dict[str, set[str]] = {}
-    for row, cell in data.cells():
-        if cell.verdict is Verdict.REGRESSION:
-            out.setdefault(cell.target, set()).add(row.test)
-    for irow in data.instructions:
-        for target, verdict in irow.verdicts.items():
-            if verdict is Verdict.REGRESSION:
-                out.setdefault(target, set()).add(irow.test)
-    return out
-
-
 def regressed_runs(findings: tuple[Finding, ...]) -> dict[str, set[str]]:
     """target -> the steps or measures on which a workload judged over whole runs regressed."""
     out: dict[str, set[str]] = {}
@@ -99,11 +84,11 @@ def _found(store: Store, request: RecheckRequest) -> Found:
     campaign_id = store.latest_campaign_id(request.campaign)
     workload = WORKLOADS.get(workload_of(store, campaign_id)) if campaign_id is not None else None
     if campaign_id is None or workload is None or not workload.caps.judged_over_repeats:
-        data = build_report(store, SYSBENCH.catalog, request.campaign, None, False)
+        data = SYSBENCH.views.build(store, request.campaign, ViewOptions())
         campaign_id = store.latest_campaign_id(data.campaign)
-        assert campaign_id is not None  # build_report found it
+        assert campaign_id is not None  # the views' build found it
         spec = store.campaign(campaign_id).spec
-        found = regressed(data)
+        found = SYSBENCH.views.regressed(data)
         if request.tests:
             found = {t: set(request.tests) for t in data.comparison.compared}
         return Found(data.campaign, spec, found, dict(data.comparison.references), data.drift, True)

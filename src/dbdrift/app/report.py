@@ -15,24 +15,24 @@ from dbdrift.app.process import open_read_only
 from dbdrift.errors import UserError
 from dbdrift.model import JsonObject
 from dbdrift.plan.campaign import CampaignSpec
-from dbdrift.report.flamegraph import folded_text, render_diff_svg, render_svg
-from dbdrift.report.formats import FORMATS, render
-from dbdrift.report.matrix import axis_names, measured_tests, render_matrix
-from dbdrift.results.build import build_report, no_campaign
-from dbdrift.results.data import ReportData
-from dbdrift.results.findings import CAMPAIGN, FINDING_KINDS, MEASURES, Finding, all_findings, select
+from dbdrift.report.flamegraph import file_safe, folded_text, render_diff_svg, render_svg
+from dbdrift.results.findings import CAMPAIGN, FINDING_KINDS, MEASURES, Finding, select
+from dbdrift.results.meta import no_campaign
+from dbdrift.results.views import ViewOptions
 from dbdrift.results.twins import without_twin
-from dbdrift.results.targets import AGAINST, base_target, merged_stacks, server_configs
+from dbdrift.results.targets import AGAINST, base_target, server_configs
 from dbdrift.results.workload import workload_of as stored_workload_name
 from dbdrift.store.store import Store
 from dbdrift.workloads.registry import SYSBENCH, WORKLOADS, Workload, workload_of
 
 # AGAINST, FINDING_KINDS, GROUPINGS and FORMATS are the words of the verb's options (their choices)
 __all__ = ["AGAINST", "FINDING_EXIT", "FINDING_KINDS", "FORMATS", "GROUPINGS", "MEASURES", "ReportOutcome",
-           "ReportRequest", "Say", "Store", "all_findings", "campaign_report", "render", "report", "selected_tests",
+           "ReportRequest", "Say", "Store", "campaign_report", "render", "report", "selected_tests",
            "stored_workload", "write_workload_flamegraphs"]
 
 GROUPINGS = SYSBENCH.catalog.groupings  # `report --groups`: the catalogue's groupings, its default first
+FORMATS = SYSBENCH.views.formats  # `report --format`: every workload's report has these (sysbench's post is its own)
+render = SYSBENCH.views.render  # the comparison in a format, in colour on a terminal
 FINDING_EXIT = 3  # `--fail-on`: the report found what it was told to fail on
 
 
@@ -136,16 +136,17 @@ def _comparison(request: ReportRequest, store: Store, campaign: str | None, say:
     only = None
     if request.tests and not request.matrix:
         only = selected_tests(split_list([request.tests]))
-    data = build_report(store, SYSBENCH.catalog, campaign, request.base, request.chain, request.judging,
-                        request.noise_floor, request.metrics, against=request.against, tests=only, groups=request.groups)
+    views = SYSBENCH.views
+    data = views.build(store, campaign, ViewOptions(request.base, request.chain, request.judging, request.noise_floor,
+                                                    request.metrics, request.against, only, request.groups))
     if request.matrix:
-        return ReportOutcome(render_matrix(data, request.format, *matrix_shape(data, request.tests, request.group_by)))
+        return ReportOutcome(views.matrix(data, request.format, request.tests, request.group_by))
     written: list[Path] = []
     if request.flamegraphs:
-        written = write_flamegraphs(store, campaign, data, request.flamegraphs)
+        written = _write_files(request.flamegraphs, views.flamegraphs(store, data))
         say(_flamegraphs_note(written, request.flamegraphs))
-    text = render(data, request.format, request.color)
-    status, lines = _fail_on(gated(list(all_findings(data)), data.meta), request)
+    text = views.render(data, request.format, request.color)
+    status, lines = _fail_on(gated(views.findings(data), data.meta), request)
     return ReportOutcome(text, tuple(lines), tuple(written), status)
 
 
@@ -206,31 +207,6 @@ def selected_tests(names: list[str]) -> frozenset[str]:
     return frozenset(t.name for t in SYSBENCH.catalog.select(names))
 
 
-def write_flamegraphs(store: Store, campaign: str | None, data: ReportData, directory: Path) -> list[Path]:
-    """Per (test, threads, target): the stacks of all its runs merged, as SVG and folded text;
-    per compared target also a differential SVG against its reference."""
-    campaign_id = store.latest_campaign_id(campaign)
-    if campaign_id is None:
-        raise no_campaign(store, campaign)
-    merged = merged_stacks(store, campaign_id)
-    try:
-        directory.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        raise UserError(f"cannot create {directory}: {exc.strerror}", "pass --flamegraphs a writable directory") from None
-    references = data.comparison.references
-    written = []
-    for (test, threads, target), stacks in sorted(merged.items()):
-        stem = f"{_file_safe(test)}.x{threads}.{_file_safe(target)}"
-        written += [_write(directory / f"{stem}.svg", render_svg(stacks, f"{test} x{threads}: {target}")),
-                    _write(directory / f"{stem}.folded", folded_text(stacks))]
-        ref = references.get(target)
-        if ref is not None and (test, threads, ref) in merged:
-            title = f"{test} x{threads}: {target} vs {ref} (red: more samples, blue: fewer)"
-            written.append(_write(directory / f"{stem}-vs-{_file_safe(ref)}.diff.svg",
-                                  render_diff_svg(merged[(test, threads, ref)], stacks, title)))
-    return written
-
-
 def write_workload_flamegraphs(store: Store, campaign_id: int, workload: Workload[Any], base: str | None,
                                directory: Path) -> list[Path]:
     """An Insert Benchmark's or TPROC-C's stored stacks: per (step, target), or per target of
@@ -244,30 +220,29 @@ def write_workload_flamegraphs(store: Store, campaign_id: int, workload: Workloa
         for stack, count in (folded or {}).items():
             stacks[stack] = stacks.get(stack, 0) + count
     merged = {k: v for k, v in merged.items() if v}
+    files = []
+    for (part, target), stacks in sorted(merged.items(), key=lambda kv: (kv[0][0], targets.index(kv[0][1])
+                                                                           if kv[0][1] in targets else 0)):
+        stem = f"{file_safe(part)}.{file_safe(target)}"
+        files += [(f"{stem}.svg", render_svg(stacks, f"{part}: {target}")), (f"{stem}.folded", folded_text(stacks))]
+        if target != reference and (part, reference) in merged:
+            title = f"{part}: {target} vs {reference} (red: more samples, blue: fewer)"
+            files.append((f"{stem}-vs-{file_safe(reference)}.diff.svg",
+                          render_diff_svg(merged[(part, reference)], stacks, title)))
+    return _write_files(directory, files)
+
+
+def _write_files(directory: Path, files: list[tuple[str, str]]) -> list[Path]:
+    """Each (file name, text) written into `directory`, made first."""
     try:
         directory.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         raise UserError(f"cannot create {directory}: {exc.strerror}", "pass --flamegraphs a writable directory") from None
     written = []
-    for (part, target), stacks in sorted(merged.items(), key=lambda kv: (kv[0][0], targets.index(kv[0][1])
-                                                                           if kv[0][1] in targets else 0)):
-        stem = f"{_file_safe(part)}.{_file_safe(target)}"
-        written += [_write(directory / f"{stem}.svg", render_svg(stacks, f"{part}: {target}")),
-                    _write(directory / f"{stem}.folded", folded_text(stacks))]
-        if target != reference and (part, reference) in merged:
-            title = f"{part}: {target} vs {reference} (red: more samples, blue: fewer)"
-            written.append(_write(directory / f"{stem}-vs-{_file_safe(reference)}.diff.svg",
-                                  render_diff_svg(merged[(part, reference)], stacks, title)))
+    for name, text in files:
+        (directory / name).write_text(text)
+        written.append(directory / name)
     return written
-
-
-def _file_safe(name: str) -> str:
-    return "".join(c if c.isalnum() or c in "-_." else "_" for c in name)
-
-
-def _write(path: Path, text: str) -> Path:
-    path.write_text(text)
-    return path
 
 
 def workload_report(store: Store, campaign_id: int, workload: Workload[Any], fmt: str) -> str:
@@ -293,12 +268,16 @@ def campaign_report(spec: CampaignSpec, store: Store, campaign_id: int, fmt: str
     workload = workload_of(spec)
     if workload.caps.judged_over_repeats:  # its report has no chain view, nor colours
         return workload_report(store, campaign_id, workload, fmt)
-    catalog = workload.catalog
+    views = workload.views
+
+    def shaped(chain: bool) -> str:
+        return views.render(views.build(store, str(campaign_id), ViewOptions(chain=chain, noise_floor="auto")),
+                            fmt, color)
     if chain_view and fmt == "post":
-        return render(build_report(store, catalog, str(campaign_id), None, True, noise_floor="auto"), fmt, color)
-    text = render(build_report(store, catalog, str(campaign_id), None, False, noise_floor="auto"), fmt, color)
+        return shaped(True)
+    text = shaped(False)
     if chain_view and fmt == "text":  # demo of a version chain
-        text += "\n" + render(build_report(store, catalog, str(campaign_id), None, True, noise_floor="auto"), fmt, color)
+        text += "\n" + shaped(True)
     return text
 
 
@@ -318,18 +297,3 @@ def latest_comparison(store: Store) -> LatestComparison:
         return LatestComparison(None, None, ())
     return LatestComparison(chosen, store.campaign(chosen).name,
                             tuple((store.campaign(i).name, i) for i in skipped))
-
-
-def matrix_shape(data: ReportData, tests: str | None, group_by: str | None) -> tuple[list[str] | None, str | None]:
-    """--tests and --group-by of --matrix, checked against what the campaign measured and its axes."""
-    chosen = [t.strip() for t in tests.split(",")] if tests else None
-    measured = measured_tests(data)
-    unknown = [t for t in chosen or () if t not in measured]
-    if unknown:
-        raise UserError(f"--tests: {unknown[0]!r} was not measured in campaign {data.campaign}",
-                        f"measured: {', '.join(measured)}", exit_code=2)
-    axes = axis_names(data)
-    if group_by is not None and group_by not in axes:
-        raise UserError(f"--group-by {group_by}: campaign {data.campaign} has no such axis",
-                        f"axes: {', '.join(axes)}" if axes else "the campaign has no [axes.NAME] tables", exit_code=2)
-    return chosen, group_by

@@ -11,7 +11,7 @@ from dbdrift.app.inputs import JUDGING, Judging
 from dbdrift.app.report import AGAINST, FINDING_EXIT, FINDING_KINDS, FORMATS, GROUPINGS, MEASURES, render
 from dbdrift.cli import options
 from dbdrift.cli.options import use_color
-from dbdrift.report.words import BP_DEFINITION
+from dbdrift.report.basis_points import BP_DEFINITION
 
 __all__ = ["FORMATS", "render", "use_color"]
 

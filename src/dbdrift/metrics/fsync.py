@@ -3,7 +3,7 @@ measures it: one 8 KB write at the start of a file, then fdatasync, repeated (do
 
 Stored with the host facts of every campaign and printed by `dbdrift system check`: a
 comparison of durability settings (synchronous_commit, innodb_flush_log_at_trx_commit) on a
-device whose flush is slow measures the device more than the server (results/build.py).
+device whose flush is slow measures the device more than the server (results/meta.py).
 """
 from __future__ import annotations
 

@@ -1,7 +1,7 @@
 """What every machine-readable report carries, whatever its workload, so that files of many
 campaigns and workloads pool: the JSON's envelope (`meta`, then the workload, campaign, base,
 thresholds and notes, before the workload's own fields) and the CSV's campaign columns closing
-every line. Pure; the values come from results/build.report_meta."""
+every line. Pure; the values come from results/meta.report_meta."""
 from __future__ import annotations
 
 import csv

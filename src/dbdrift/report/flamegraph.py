@@ -194,3 +194,9 @@ def _diverging(delta: float, max_delta: float) -> str:
     if delta < 0:
         return f"rgb({fade},{fade},255)"
     return "rgb(255,255,255)"
+
+
+def file_safe(name: str) -> str:
+    """`name` (a test, step or target) as part of a file name: anything but letters, digits and
+    `-_.` becomes `_`."""
+    return "".join(c if c.isalnum() or c in "-_." else "_" for c in name)

@@ -5,8 +5,8 @@ the largest, smallest and median change in basis points, the table, and why (def
 statement against per row, plans, instructions). Every number is one the report data already holds
 (the JSON report's rqps, medians and absolute values); the one figure made here is the median of
 a workload's ratios, which its reports do not summarise.
-Pure: Markdown from a ReportData (sysbench: a comparison, a chain, `--against`, a matrix) or from a
-WorkloadReport and its tables (Insert Benchmark steps, TPROC-C NOPM, vector QPS at recall, HTAP).
+Pure: Markdown from a WorkloadReport and its tables (Insert Benchmark steps, TPROC-C NOPM, vector
+QPS at recall, HTAP), and the parts sysbench's write-up shares (workloads/sysbench/report/post.py).
 """
 from __future__ import annotations
 
@@ -14,16 +14,12 @@ import statistics
 from collections.abc import Sequence
 
 from dbdrift.analysis.noise import Verdict
-from dbdrift.analysis.relative import Cell
 from dbdrift.model import JsonObject
 from dbdrift.analysis.defaults import DriftTable
 from dbdrift.report.drift import DRIFT_LEGEND, setting_value
-from dbdrift.report.hardware import delta_lines, layer_legend, layer_table
-from dbdrift.report.numbers import fmt_abs, fmt_ratio
-from dbdrift.report.table import AGAINST_TITLES, fmt_cell
-from dbdrift.report.words import amount
+from dbdrift.report.numbers import fmt_ratio
+from dbdrift.report.basis_points import amount
 from dbdrift.report.workload import md_table
-from dbdrift.results.data import ReportData
 from dbdrift.results.findings import CAMPAIGN, Finding
 from dbdrift.results.workload import WorkloadReport
 
@@ -34,7 +30,7 @@ POST_NOTE = ("A basis point is 0.01 of rQPS, as the posts define it: when rQPS d
 
 def bp_text(ratio: float) -> str:
     """`27 basis points`: the size of the change (the sentence says drop or gain), counted as the
-    words line counts it (report/words.py: whole points from 10 on, a tenth below)."""
+    words line counts it (report/basis_points.py: whole points from 10 on, a tenth below)."""
     points = amount(ratio)
     return f"{points} basis point{'' if points == '1' else 's'}"
 
@@ -63,22 +59,13 @@ def change_bullets(changes: Sequence[tuple[str, float, Verdict | None]], median:
     return out
 
 
-def _tally(verdicts: Sequence[Verdict | None], what: str = "test") -> str:
+def tally(verdicts: Sequence[Verdict | None], what: str = "test") -> str:
     """`1 regression(s), 3 no significant change in 4 test(s)`: every verdict counted, in the
     order of Verdict, so the tests add up."""
     said = [v or Verdict.NO_INTERVAL for v in verdicts]
     counts = [f"{n} {v}" + ("(s)" if v in (Verdict.REGRESSION, Verdict.IMPROVEMENT) else "")
               for v in Verdict if (n := said.count(v))]
     return ", ".join(counts) + f" in {len(said)} {what}(s)"
-
-
-# --- what was compared --------------------------------------------------------------------------
-_DURATIONS = (("read_s", "read-heavy tests"), ("write_s", "write-heavy tests"), ("insert_s", "insert"),
-              ("warmup_s", "warm-up"))
-
-
-def _seconds(value: object) -> str:
-    return f"{value:g} s" if isinstance(value, (int, float)) else str(value)
 
 
 def _target_line(t: JsonObject, labels: dict[str, str], base: str) -> str:
@@ -119,93 +106,7 @@ def compared_lines(meta: JsonObject, labels: dict[str, str], base: str, targets:
     return out
 
 
-def sysbench_setup(data: ReportData) -> list[str]:
-    settings = data.meta.get("campaign", {}).get("settings", {})
-    sizes = []
-    if settings.get("tables") or settings.get("rows"):
-        sizes.append(f"{settings.get('tables', 1)} table(s) of {settings.get('rows', '?'):,} rows"
-                     if isinstance(settings.get("rows"), int) else f"{settings.get('tables', 1)} table(s)")
-    threads = data.thread_counts()
-    sizes.append(f"{', '.join(map(str, threads))} client thread(s)" if threads else "no timed runs")
-    durations = [f"{what} {_seconds(settings[key])}" for key, what in _DURATIONS if key in settings]
-    if settings.get("repeats"):
-        durations.append(f"{settings['repeats']} repeat(s)")
-    out = [f"- sizes: {'; '.join(sizes)}"]
-    if durations:
-        out.append(f"- durations: {', '.join(durations)}")
-    return out
-
-
-# --- sysbench -----------------------------------------------------------------------------------
-def _pairs(data: ReportData) -> list[tuple[str, str]]:
-    comp = data.comparison
-    return [(t, comp.references.get(t, comp.base)) for t in comp.compared]
-
-
-def render_post(data: ReportData) -> str:
-    """The write-up of a comparison: one section per compared pair (a chain: per adjacent step)."""
-    comp = data.comparison
-    title = (AGAINST_TITLES[comp.against] if comp.against else " → ".join(comp.targets) if comp.chain
-             else f"{', '.join(comp.compared)} vs {comp.base}")
-    how = ("a chain: each version against the one before it" if comp.chain else
-           "each column against its own reference" if comp.against else f"each target against {comp.base}")
-    out = [f"# {data.campaign}: {title}", "", POST_NOTE, "", "## What was compared", "", f"- compared: {how}",
-           *compared_lines(data.meta, data.target_labels, comp.base, comp.targets), *sysbench_setup(data),
-           *(f"- note: {n}" for n in data.notes), ""]
-    for target, reference in _pairs(data):
-        out += _pair_section(data, target, reference)
-    return "\n".join(out).rstrip() + "\n"
-
-
-def _pair_section(data: ReportData, target: str, reference: str) -> list[str]:
-    out = [f"## {target} vs {reference}", "",
-           f"This has (QPS for {target}) / (QPS for {reference}); scan's QPS is thousand rows scanned per second.",
-           ""]
-    for threads in data.thread_counts():
-        clients = f"{threads} client thread{'s' if threads != 1 else ''}"
-        for section in data.sections(threads):
-            cells: list[tuple[str, Cell]] = [(r.test, r.cells[target]) for r in section.rows if target in r.cells]
-            changes = [(test, c.ratio, c.verdict) for test, c in cells if c.ratio is not None]
-            summary = section.summaries.get(target)
-            out += [f"### {section.title}, {clients}", ""]
-            bullets = change_bullets(changes, summary.median if summary else None, "rQPS",
-                                     _tally([c.verdict for _, c in cells]))
-            out += [*(f"- {b}" for b in bullets), ""]
-            rows = [[fmt_cell(r, target), fmt_abs(r.cells[reference].absolute.value, r.cells[reference].absolute.status)
-                     if reference in r.cells else "-",
-                     fmt_abs(r.cells[target].absolute.value, r.cells[target].absolute.status), r.test]
-                    for r in section.rows if target in r.cells]
-            out += [*md_lines(["rQPS", f"QPS {reference}", f"QPS {target}", "test"], rows), ""]
-    out += _why(data, target, reference)
-    return out
-
-
-def _why(data: ReportData, target: str, reference: str) -> list[str]:
-    """The explanations of this pair's regressions and improvements, then what else the store holds
-    on it: defaults that drifted, per statement against per row, plans, instructions."""
-    lines = [data.why(r.test, r.threads, target) for r in data.comparison.rows]
-    out = [f"- {line}" for line in lines if line]
-    out += [f"- default drift: {_drift_line(t)}" for t in data.drift
-            if t.target == target and t.reference == reference and t.rows]
-    header, table = layer_table(data)
-    picked = [r for r in table if r[1] == f"{target} vs {reference}"]
-    out += [f"- per statement vs per row, {r[0]} ({r[2]}): per statement {r[3]} ({r[4]}), per row {r[5]} ({r[6]})"
-            for r in picked]
-    out += [f"- plan of {c.test}: {st['sql']}: {st['reference_shape']} ({reference}) -> {st['shape']} ({target})"
-            for c in data.plan_changes if c.target == target and c.reference == reference for st in c.statements]
-    out += [f"- instructions: {line}" for line in delta_lines(data)
-            if line.startswith(f"{target} vs {reference},")]
-    if not out:
-        return []
-    legend = []
-    if picked:
-        legend.append(f"Per statement vs per row: {layer_legend()}.")
-    if any(line.startswith("- default drift") for line in out):
-        legend.append(f"Default drift: {DRIFT_LEGEND}.")
-    return ["### Why", "", *out, "", *(legend and [*legend, ""])]
-
-
-def _drift_line(table: DriftTable) -> str:
+def drift_line(table: DriftTable) -> str:
     """The settings in the categories that move benchmarks, by name; the others counted (every
     other format's defaults table names them)."""
     named = [f"{d.name} {setting_value(d.reference)} -> {setting_value(d.target)} ({d.category})"
@@ -237,14 +138,14 @@ def render_workload_post(data: WorkloadReport, measure: str, unit: str,
                 f"This has ({measure} for {target}) / ({measure} for {data.base}).", ""]
         changes = [(f.test, f.ratio, f.verdict) for f in mine if f.ratio is not None]
         median = statistics.median(r for _, r, _v in changes) if changes else None
-        tally = _tally([f.verdict for f in mine], what)
-        out += [*(f"- {b}" for b in change_bullets(changes, median, unit, tally, what)), ""]
+        counted = tally([f.verdict for f in mine], what)
+        out += [*(f"- {b}" for b in change_bullets(changes, median, unit, counted, what)), ""]
         out += [*md_lines([unit, what], [[_finding_cell(f), f.test] for f in mine]), ""]
         why = [data.why(target, f.test) for f in mine]
         drift = [t for t in data.drift if t.target == target and t.rows]
         if any(why) or drift:
             out += ["### Why", "", *(f"- {w}" for w in why if w),
-                    *(f"- default drift: {_drift_line(t)}" for t in drift), "",
+                    *(f"- default drift: {drift_line(t)}" for t in drift), "",
                     *([f"Default drift: {DRIFT_LEGEND}.", ""] if drift else [])]
     for name, legend, header, rows in tables:
         out += [f"## {name}", "", *([legend, ""] if legend else []), *md_table(header, rows), ""]

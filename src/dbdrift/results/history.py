@@ -19,7 +19,7 @@ from dbdrift.analysis.hardware import metrics_rows
 from dbdrift.analysis.noise import MIN_REPEATS, log_interval, mean_interval
 from dbdrift.analysis.relative import Comparison, compare
 from dbdrift.errors import InputError
-from dbdrift.results.build import measurements, noise_inputs
+from dbdrift.results.measurements import measurements, noise_inputs
 from dbdrift.results.hosts import host_key
 from dbdrift.results.microbenchmarks import Microbenchmarks
 from dbdrift.results.targets import packager

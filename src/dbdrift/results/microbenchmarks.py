@@ -43,7 +43,8 @@ class Grouping:
 
 
 class Microbenchmarks(Protocol):
-    """A catalogue of microbenchmarks as results/build.py and results/history.py read it."""
+    """A catalogue of microbenchmarks as sysbench's report builder, results/measurements.py and
+    results/history.py read it."""
 
     @property
     def layer_families(self) -> Mapping[str, tuple[str, ...]]:

@@ -14,7 +14,7 @@ from dbdrift.analysis.defaults import DriftTable
 from dbdrift.analysis.noise import JUDGING, MIN_REPEATS, Judging, Verdict
 from dbdrift.analysis.sequential import stops_note
 from dbdrift.model import JsonObject
-from dbdrift.results.build import PINNED, flush_notes, followed, host_notes, report_meta
+from dbdrift.results.meta import PINNED, flush_notes, followed, host_notes, report_meta
 from dbdrift.results.findings import CAMPAIGN, Finding
 from dbdrift.results.twins import twin_of, with_twin
 from dbdrift.results.targets import (base_target, default_drift, io_method_notes, packager_change, target_labels,

@@ -16,16 +16,19 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Generic, Protocol, TypeVar
+from typing import Any, Generic, NoReturn, Protocol, TypeVar
 
 from dbdrift.analysis.noise import JUDGING, Estimate, Judging
+from dbdrift.errors import InputError
 from dbdrift.cluster import units
 from dbdrift.model import InstallInfo
 from dbdrift.plan import campaign
 from dbdrift.plan.campaign import CampaignSpec, Plan, Plans
 from dbdrift.plan.fields import TomlTable
+from dbdrift.results.findings import Finding
 from dbdrift.results.history import RepeatValues
 from dbdrift.results.microbenchmarks import NO_MICROBENCHMARKS, Microbenchmarks
+from dbdrift.results.views import ViewOptions
 from dbdrift.results.workload import WorkloadReport, with_recheck
 from dbdrift.runner.campaign import CampaignOutcome, Runner
 from dbdrift.store.store import Store
@@ -44,6 +47,7 @@ from dbdrift.workloads.sysbench import plan as sysbench_plan
 from dbdrift.workloads.sysbench import report as sysbench_report
 from dbdrift.workloads.sysbench import results as sysbench_results
 from dbdrift.workloads.sysbench import run as sysbench_run
+from dbdrift.workloads.sysbench.views import VIEWS as SYSBENCH_VIEWS
 from dbdrift.workloads.tpcc import cluster as tpcc_cluster
 from dbdrift.workloads.tpcc import plan as tpcc_plan
 from dbdrift.workloads.tpcc import report as tpcc_report
@@ -66,6 +70,60 @@ class BuildsReport(Protocol[R_co]):
     says (the default: `report`'s)."""
 
     def __call__(self, store: Store, campaign_id: int, base: str | None, judging: Judging = JUDGING) -> R_co: ...
+
+
+class Views(Protocol[R]):
+    """The views of a report of cells (sysbench's comparison, a verdict per test x client count x
+    target): built with the options `report` was given (ViewOptions: chain, metrics, --against,
+    --tests, --groups, the noise floor), rendered in one of its formats (in colour on a terminal)
+    or as a matrix of the campaign's axes, its findings for --fail-on, its flamegraph files per
+    cell, and the tests each target regressed on for `recheck`. A workload judged over repeats
+    has none (NoViews): its report is its own, and `report` refuses these views' options."""
+
+    @property
+    def formats(self) -> tuple[str, ...]: ...
+    def build(self, store: Store, campaign: str | None, options: ViewOptions) -> R: ...
+    def render(self, data: R, fmt: str, color: bool = False) -> str: ...
+    def matrix(self, data: R, fmt: str, tests: str | None, group_by: str | None) -> str: ...
+    def findings(self, data: R) -> list[Finding]: ...
+    def flamegraphs(self, store: Store, data: R) -> list[tuple[str, str]]: ...  # (file name, text)
+    def regressed(self, data: R) -> dict[str, set[str]]: ...
+
+
+@dataclass(frozen=True)
+class NoViews(Generic[W]):
+    """A workload judged over repeats has no report of cells to shape: `report` refuses the
+    views' options on its campaigns before it gets here (app/report.py), so each view refuses;
+    its findings are its own report's."""
+
+    title: str
+
+    @property
+    def formats(self) -> tuple[str, ...]:
+        return ()
+
+    def build(self, store: Store, campaign: str | None, options: ViewOptions) -> W:
+        raise InputError(f"campaign {campaign} ran {self.title}, whose report has no comparison of cells",
+                         "report it without --chain, --matrix, --metrics, --against, --tests or --groups")
+
+    def render(self, data: W, fmt: str, color: bool = False) -> str:
+        return self._refuse(data)
+
+    def matrix(self, data: W, fmt: str, tests: str | None, group_by: str | None) -> str:
+        return self._refuse(data)
+
+    def findings(self, data: W) -> list[Finding]:
+        return list(data.findings)
+
+    def flamegraphs(self, store: Store, data: W) -> list[tuple[str, str]]:
+        return self._refuse(data)
+
+    def regressed(self, data: W) -> dict[str, set[str]]:
+        return self._refuse(data)
+
+    def _refuse(self, data: W) -> NoReturn:
+        raise InputError(f"campaign {data.campaign} ran {self.title}, whose report has no comparison of cells",
+                         "report it without --chain, --matrix, --metrics, --against, --tests or --groups")
 
 
 @dataclass(frozen=True)
@@ -114,6 +172,9 @@ class Workload(Generic[R]):
     # (a measure of history_values) -> what its chart on the published site shows (its caption) and
     # its y axis' unit: `rows inserted per second (Insert Benchmark)`, `rows/s`
     history_measure: Callable[[str], tuple[str, str]]
+    # the views of its report of cells, as `report` shapes it (chain, matrix, metrics...), `recheck`
+    # reads its regressions and `publish` its findings; NoViews for a workload judged over repeats
+    views: Views[R]
     # the catalogue of the tests its report, history and calibrations order, select, group and rate
     # per cell (sysbench's microbenchmarks), handed down to results/; NO_MICROBENCHMARKS for a
     # workload judged over repeats, whose report is its own
@@ -157,7 +218,8 @@ SYSBENCH = Workload(plan=sysbench_plan.PLAN, estimate=sysbench_run.estimate_camp
                     judged=sysbench_plan.judged, check_installs=sysbench_run.check_installs,
                     preflight=sysbench_run.preflight, check_builds=sysbench_run.check_builds,
                     stacks=sysbench_results.stacks, history_values=sysbench_results.history_values,
-                    history_measure=sysbench_results.history_measure, catalog=sysbench_results.MICROBENCHMARKS,
+                    history_measure=sysbench_results.history_measure, views=SYSBENCH_VIEWS,
+                    catalog=sysbench_results.MICROBENCHMARKS,
                     resume_left=sysbench_run.resume_left, detect_costs=sysbench_run.detect_costs)
 
 
@@ -205,7 +267,8 @@ def repeats_workload(plan: SlicePlan, run: SliceRun, results: SliceResults[W], r
                     build_report=with_recheck(results.build), render_report=render_report, estimates=estimates,
                     judged=plan.judged, check_installs=run.check_installs, preflight=run.preflight,
                     check_builds=run.check_builds, stacks=results.stacks, history_values=results.history_values,
-                    history_measure=results.history_measure, catalog=NO_MICROBENCHMARKS,
+                    history_measure=results.history_measure, views=NoViews(plan.PLAN.caps.title),
+                    catalog=NO_MICROBENCHMARKS,
                     resume_left=units.RepeatsLeft(plan.judged, run.estimate), detect_costs=no_detect_costs)
 
 

@@ -191,7 +191,7 @@ class SysbenchSession(TargetSession):
         of a prepared statement (`prepared`, the default) the plan it gets once it has been
         executed as often as a run's start executes it (SysbenchDialect.explain_prepared).
         A statement the server cannot EXPLAIN is stored with its error; the campaign goes on.
-        The EXPLAIN JSON is what reports compare (results/plans.py); the shape stored beside it
+        The EXPLAIN JSON is what reports compare (results/plans.py of this slice); the shape stored beside it
         is this version's reading of it, for a look at the store, and None where it has none."""
         self.planned.add(step.name)
         for stmt in sysbench.explain_statements(step.test, self.install.engine, self.spec.rows):

@@ -16,9 +16,10 @@ from dataclasses import dataclass
 from html import escape
 
 from dbdrift.report.page import page
-from dbdrift.report.post import compared_lines, md_lines, sysbench_setup
+from dbdrift.report.post import compared_lines, md_lines
+from dbdrift.workloads.sysbench.report.post import sysbench_setup
 from dbdrift.report.numbers import fmt_abs
-from dbdrift.results.data import ReportData
+from dbdrift.workloads.sysbench.results.data import ReportData
 
 SHORT = {"insert": "ins", "update-index": "upd-ix", "update-nonindex": "upd-nix", "update-one": "upd-one",
          "update-zipf": "upd-zipf", "update-inlist": "upd-inl", "delete": "del", "write-only": "wo",

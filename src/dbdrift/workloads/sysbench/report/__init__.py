@@ -2,8 +2,8 @@
 comparison's views print it (no colour: a page or a file)."""
 from __future__ import annotations
 
-from dbdrift.report.formats import render as render_comparison
-from dbdrift.results.data import ReportData
+from dbdrift.workloads.sysbench.report.formats import render as render_comparison
+from dbdrift.workloads.sysbench.results.data import ReportData
 
 
 def render(data: ReportData, fmt: str) -> str:

@@ -14,8 +14,8 @@ from dataclasses import dataclass
 from dbdrift.analysis.noise import JUDGING, Estimate, Judging
 from dbdrift.errors import InputError
 from dbdrift.model import JsonObject
-from dbdrift.results.build import build_report
-from dbdrift.results.data import ReportData
+from dbdrift.workloads.sysbench.results.build import build_report
+from dbdrift.workloads.sysbench.results.data import ReportData
 from dbdrift.results.microbenchmarks import Grouping, Microbenchmark
 from dbdrift.results.targets import merged_stacks
 from dbdrift.store.store import Store
@@ -41,7 +41,7 @@ def estimates(store: Store, campaign_id: int) -> dict[str, list[Estimate]]:
 def stacks(store: Store, campaign_id: int) -> list[tuple[str, str, dict[str, int] | None]]:
     """(`test xN`, target, stacks) of each measured cell recorded with --flamegraph, its runs'
     stacks merged; `report --flamegraphs` writes a campaign's per cell itself, with a
-    differential graph against each cell's own reference (app/report.py's write_flamegraphs)."""
+    differential graph against each cell's own reference (views.py's flamegraph_files)."""
     return [(f"{test} x{threads}", target, folded)
             for (test, threads, target), folded in merged_stacks(store, campaign_id).items()]
 

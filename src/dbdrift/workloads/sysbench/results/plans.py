@@ -14,7 +14,7 @@ from dataclasses import dataclass, replace
 from dbdrift.analysis.plans import plan_shape
 from dbdrift.analysis.relative import Comparison
 from dbdrift.model import JsonObject
-from dbdrift.results.data import PlanChange
+from dbdrift.workloads.sysbench.results.data import PlanChange
 
 
 @dataclass(frozen=True)

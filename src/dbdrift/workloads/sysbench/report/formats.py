@@ -1,13 +1,13 @@
 """A campaign's report data in one of the formats `dbdrift report --format` names."""
 from __future__ import annotations
 
-from dbdrift.report.csv import render_csv
-from dbdrift.report.html import render_html
-from dbdrift.report.json import render_json
-from dbdrift.report.markdown import render_markdown
-from dbdrift.report.post import render_post
-from dbdrift.report.text import render_text
-from dbdrift.results.data import ReportData
+from dbdrift.workloads.sysbench.report.csv import render_csv
+from dbdrift.workloads.sysbench.report.html import render_html
+from dbdrift.workloads.sysbench.report.json import render_json
+from dbdrift.workloads.sysbench.report.markdown import render_markdown
+from dbdrift.workloads.sysbench.report.post import render_post
+from dbdrift.workloads.sysbench.report.text import render_text
+from dbdrift.workloads.sysbench.results.data import ReportData
 
 FORMATS = ("text", "markdown", "csv", "json", "html", "post")
 

@@ -16,13 +16,6 @@ from dbdrift.analysis.relative import Cell, Comparison, RelativeRow
 from dbdrift.analysis.summary import GroupSummary
 from dbdrift.model import JsonObject
 
-# of the JSON and CSV layouts: raised when a field is renamed or removed, or changes meaning
-# (5: every workload's JSON opens with one envelope and every CSV ends with the campaign columns,
-# workload first; a default that differs fills its own `setting*` CSV columns;
-# 4: rqps is the ratio of the targets' throughputs, docs/noise.md D6)
-FORMAT_VERSION = 5
-# 3: a `measure` field (timed | instructions); instruction counts are rows of their own
-
 
 @dataclass(frozen=True)
 class Section:

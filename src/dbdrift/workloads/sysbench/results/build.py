@@ -1,4 +1,4 @@
-"""Build the report of a stored campaign: read its runs, compare every target with its
+"""Build sysbench's report of a stored campaign: read its runs, compare every target with its
 reference (analysis/relative.py), summarize the groups, attach instruction counts, hardware
 metrics, the notes that say what the intervals include, and the report's context (`meta`).
 
@@ -12,77 +12,35 @@ import sqlite3
 from collections.abc import Mapping
 from typing import Any
 from dataclasses import replace
-from datetime import datetime, timezone
 
-from dbdrift.analysis.defaults import flush_note
 from dbdrift.analysis.explain import explanation
-from dbdrift.analysis.floor import campaign_sd, noise_floor
-from dbdrift.analysis.foreign import FOREIGN_KINDS, neighbours_note
 from dbdrift.analysis.hardware import MetricsRow, metrics_rows
 from dbdrift.analysis.instructions import EventCost, InstructionRow, instruction_rows, simulated_events
 from dbdrift.analysis import layers
-from dbdrift.analysis.noise import JUDGING, IntervalSample, Judging, Verdict
+from dbdrift.analysis.noise import JUDGING, Judging, Verdict
 from dbdrift.analysis.planning import detect_notes
 from dbdrift.analysis.sequential import stops_note
 from dbdrift.analysis.position import Turn, order_notes
 from dbdrift.analysis.relative import Comparison, Measurement, compare
 from dbdrift.analysis.summary import summarize_groups
-from dbdrift.cpus import Placement
-from dbdrift.errors import InputError, UserError
-from dbdrift.model import SLOW_FSYNC_US, HardwareWindow, JsonObject, is_warm_run
-from dbdrift.results.data import FORMAT_VERSION, PlanChange, ReportData
-from dbdrift.results.plans import plan_marks
+from dbdrift.errors import InputError
+from dbdrift.model import HardwareWindow, JsonObject, is_warm_run
 from dbdrift.results.findings import nothing_measured
-from dbdrift.results.hosts import host_key
+from dbdrift.results.measurements import measurements_of, noise_inputs
+from dbdrift.results.meta import (PINNED, flush_notes, followed, foreign_notes, host_notes, no_campaign, report_meta,
+                                  unit_notes)
 from dbdrift.results.microbenchmarks import Microbenchmarks, regrouped
-from dbdrift.results.targets import (base_target, default_drift, flush_settings_compared, io_method_notes,
-                                    matrix_references,
-                                    packager_change, target_labels, target_packagers)
+from dbdrift.results.targets import (base_target, default_drift, io_method_notes, matrix_references, packager_change,
+                                    target_labels, target_packagers)
+from dbdrift.results.twins import twin_of, with_twin
 from dbdrift.store.store import Store
-from dbdrift.store.stored import TargetRecord
-from dbdrift.version import __version__
+from dbdrift.workloads.sysbench.results.data import PlanChange, ReportData
+from dbdrift.workloads.sysbench.results.findings import all_findings
+from dbdrift.workloads.sysbench.results.plans import plan_marks
 
 # Below this many A/A calibrations the between-campaign sd is mostly luck (measured on the VMs
 # dbdrift is developed on: docs/noise.md, E12: sd_b 0.14% from one calibration, 0.47-0.55% from several).
 FEW_CALIBRATIONS = 3
-
-
-def no_campaign(store: Store, campaign: str | None) -> UserError:
-    """The error for a campaign the store does not hold, naming those it does."""
-    known = [c["name"] for c in store.campaigns()]
-    if not known:
-        return UserError(f"store {store.path} holds no campaign",
-                         "run `dbdrift compare 17.10 18.4`, `dbdrift run CAMPAIGN.toml` or `dbdrift demo` first")
-    names = ", ".join(dict.fromkeys(reversed(known)))  # newest first, each name once
-    return InputError(f"store {store.path} has no campaign {campaign!r}",
-                      f"it holds {names}; `dbdrift campaigns --store {store.path}` lists them with ids")
-
-
-def report_meta(store: Store, campaign_id: int, generated_at: str | None = None) -> JsonObject:
-    """Who made this report from what: tool and format version, date, host, campaign settings."""
-    row = store.campaign(campaign_id)
-    host, spec = row.host, row.spec
-    targets = []
-    specs = {t["name"]: t for t in spec.get("targets", [])}
-    for t in store.targets(campaign_id):
-        server, install = t.server, t.install
-        variant = {k: specs[t.name][k] for k in ("variant", "parent", "levels") if k in specs.get(t.name, {})}
-        # how it was configured, where the campaign said (the post's "what was compared")
-        variant.update({k: v for k in ("named_config", "config", "settings") if (v := specs.get(t.name, {}).get(k))})
-        targets.append({"name": t.name, "engine": t.engine, "base": t.is_base,
-                        "version": server.get("version", install.get("version")), "source": install.get("source"),
-                        "binary": install.get("binary"), **variant})
-    return {
-        "dbdrift_version": __version__, "format_version": FORMAT_VERSION,
-        "generated_at": generated_at or datetime.now(timezone.utc).isoformat(timespec="seconds"),
-        "host": {k: host.get(k) for k in ("hostname", "cpu_model", "cpus", "memory_bytes", "kernel", "os",
-                                          "virtualized")},
-        "campaign": {"id": campaign_id, "name": row.name, "created_at": row.created_at,
-                     "dbdrift_version": row.dbdrift_version,
-                     "settings": {k: v for k, v in spec.items() if k != "targets"}},
-        "targets": targets,
-        **({"units": units} if (units := _unit_meta(store, campaign_id)) else {}),
-    }
 
 
 def build_report(store: Store, catalog: Microbenchmarks, campaign: str | None, base: str | None, chain: bool,
@@ -121,7 +79,7 @@ def build_report(store: Store, catalog: Microbenchmarks, campaign: str | None, b
     notes += (_interval_notes(comparison, spec, between) + detect_notes(comparison, spec.get("detect_plan"))
               + stops_note(stops, float((spec.get("detect_plan") or {}).get("detect", 0.0)))
               + _order_notes(measurements)
-              + host_notes(host, io_method_notes(targets)) + _unit_notes(store, campaign_id)
+              + host_notes(host, io_method_notes(targets)) + unit_notes(store, campaign_id)
               + _build_notes(labels, packagers) + nothing_measured_notes(row.name, measurements, counted))
     marks = plan_marks(comparison, store.plans(campaign_id), {t.name: t.engine for t in targets})
     comparison, plan_changes, notes = marks.comparison, marks.changes, notes + marks.notes
@@ -142,12 +100,7 @@ def build_report(store: Store, catalog: Microbenchmarks, campaign: str | None, b
                       plan_changes=plan_changes, packagers=packagers, stops=stops,
                       explanations=_rechecked(pinned, _explanations(
                           comparison, hardware, counted_rows, plan_changes, marks.compared, sequential, layer_rows)))
-    from dbdrift.results.findings import all_findings  # findings reads the report this module builds
-    from dbdrift.results.twins import twin_of, with_twin
     return with_twin(report, all_findings(report), twin_of(targets), base_name)
-
-
-PINNED = "-pinned"  # app/recheck.py's campaign of a campaign's regressions with the defaults pinned
 
 
 def _pinned(store: Store, catalog: Microbenchmarks, campaign: str, judging: Judging) -> ReportData | None:
@@ -163,13 +116,6 @@ def _test_groups(catalog: Microbenchmarks, moved: dict[str, str], stored_runs: l
     the catalogue holds: its group of the grouping chosen where that moved it, else its catalogue's."""
     names = {r["test"] for r in stored_runs} | {r["test"] for r in counted} | {t for t, _ in planned}
     return {t: moved.get(t) or entry.group for t in sorted(names) if (entry := catalog.entry(t)) is not None}
-
-
-def followed(verdict: Verdict) -> str:
-    """What a rechecked cell's verdict says of the regression it rechecks."""
-    if verdict.unclear:
-        return "too unclear to say whether it followed them"
-    return "the regression followed the defaults" if verdict is not Verdict.REGRESSION else "it did not follow them"
 
 
 def _rechecked(pinned: ReportData | None, why: dict[tuple[str, int, str], tuple[str, str]]
@@ -397,118 +343,6 @@ def _with_packagers(comparison: Comparison, packagers: dict[str, str]) -> Compar
     return replace(comparison, rows=tuple(rows))
 
 
-def flush_notes(host: JsonObject, targets: list[TargetRecord], references: Mapping[str, str]) -> tuple[str, ...]:
-    """Where targets differ in a setting that decides whether a commit waits for a flush: whether
-    this host's device (its flush latency, stored with the host facts) or the server decides."""
-    note = flush_note(flush_settings_compared(targets, dict(references)), host.get("fsync"), SLOW_FSYNC_US)
-    return (note,) if note else ()
-
-
-def foreign_notes(stored_runs: list[sqlite3.Row], spec: JsonObject) -> tuple[str, ...]:
-    """A campaign of one repeat, its targets one after the other, whose runs saw foreign load
-    (their `foreign_*` warnings, analysis/foreign.py): its ratios may be the neighbours'."""
-    flagged = sum(1 for r in stored_runs if not is_warm_run(r["test"])
-                  and any(w.get("kind") in FOREIGN_KINDS for w in json.loads(r["warnings_json"] or "[]")))
-    return neighbours_note("this campaign", flagged, spec.get("repeats") or 1, spec.get("order") == "turns")
-
-
-def host_notes(host: JsonObject, servers: tuple[str, ...] = ()) -> tuple[str, ...]:
-    """Where the servers ran (cpus), then `servers` (how they ran: the I/O method), and every
-    warning the host raised when the campaign started."""
-    placed = (f"cpus: {Placement.from_dict(host['placement']).describe()}",) if "placement" in host else ()
-    return placed + servers + tuple(f"host warning: {w['message']} (hint: {w['hint']})" for w in host.get("warnings", []))
-
-
-def _unit_notes(store: Store, campaign_id: int) -> tuple[str, ...]:
-    """A campaign run on a cluster: which host measured which tests."""
-    rows = [u for u in store.units(campaign_id) if u.status != "kept"]
-    if not rows:
-        return ()
-    measured = store.unit_workers([u.id for u in rows])
-    parts = []
-    for u in rows:
-        what = ", ".join(u.tests) if u.tests else "repeats " + ", ".join(str(r + 1) for r in u.repeats) \
-            if u.repeats else "all"
-        status = "" if u.status == "done" else f", {u.status}" + (f": {u.error}" if u.error else "")
-        again = f", {u.attempts} attempts" if u.attempts > 1 else ""
-        name = (u.worker or "?").split()[0]
-        where = name if u.hostname in (None, name) else f"{name} ({u.hostname})"
-        hosts = list(dict.fromkeys(w.split()[0] for w in measured.get(u.id, [])))
-        elsewhere = f"; its results measured on {', '.join(hosts)}" if hosts and hosts != [name] else ""
-        parts.append(f"unit {u.number} on {where}: {what}{again}{status}{elsewhere}")
-    return ("cluster: " + "; ".join(parts),)
-
-
-def _unit_meta(store: Store, campaign_id: int) -> list[JsonObject]:
-    """Each unit with its last worker and `measured_on`, every worker whose results of it the
-    report uses (a unit re-queued after its host was lost has more than one)."""
-    rows = [u for u in store.units(campaign_id) if u.status != "kept"]
-    measured = store.unit_workers([u.id for u in rows])
-    return [{"unit": u.number, "status": u.status, "tests": u.tests, "repeats": u.repeats,
-             "hostname": u.hostname, "worker": u.worker, "measured_on": measured.get(u.id, []),
-             "attempts": u.attempts, "error": u.error,
-             "host": {k: v for k, v in u.host.items() if k in ("hostname", "cpu_model", "cpus", "memory_bytes", "kernel")}}
-            for u in rows]
-
-
-def measurements_of(store: Store, catalog: Microbenchmarks, campaign_id: int) -> list[Measurement]:
-    """A campaign's stored timed runs (not its warm-up runs), as the analysis takes them (a
-    `krps` test's rate as `catalog` gives it)."""
-    table_rows = store.campaign(campaign_id).spec.get("rows", 0)
-    return measurements(store, catalog, [r for r in store.runs(campaign_id) if not is_warm_run(r["test"])], table_rows)
-
-
-def measurements(store: Store, catalog: Microbenchmarks, runs: list[sqlite3.Row], table_rows: int) -> list[Measurement]:
-    """Stored `runs` as the analysis takes them, their intervals read together."""
-    intervals = store.run_intervals([r["id"] for r in runs])
-    return [measurement(catalog, r, intervals.get(r["id"], []), table_rows) for r in runs]
-
-
-def noise_inputs(store: Store, catalog: Microbenchmarks, choice: str, campaign_id: int, judging: Judging = JUDGING
-                 ) -> tuple[dict[str, float], dict[str, tuple[float, int]], tuple[str, ...]]:
-    """Per-test A/A noise floors from the newest sysbench calibration campaign of the campaign's
-    host (of any host when it has none; or the one named), the between-campaign sd per interval
-    method from every such calibration campaign (or the one named), and a note saying which."""
-    if choice == "none":
-        return {}, {}, ()
-    elsewhere = ""
-    if choice == "auto":
-        aa_ids, elsewhere = _calibrations_of_host(store, campaign_id)
-    else:
-        named = store.latest_campaign_id(choice)
-        if named is None:
-            raise InputError(f"--noise-floor {choice}: no such campaign in {store.path}",
-                             "run `dbdrift calibrate CAMPAIGN.toml` first, or pass --noise-floor none")
-        aa_ids = [named] if named != campaign_id else []
-    if not aa_ids:
-        return {}, {}, ()
-    comparisons = []
-    for aa_id in aa_ids:
-        names = [t.name for t in store.targets(aa_id)]
-        measurements = measurements_of(store, catalog, aa_id)
-        comparisons.append(compare(measurements, names, names[0], sorted({m.test for m in measurements}),
-                                   judging=judging))
-    floors = noise_floor(comparisons[0])
-    aa = store.campaign(aa_ids[0])
-    return floors, campaign_sd(comparisons), (
-        f"noise floor: A/A campaign {aa.name} (#{aa_ids[0]}, {aa.created_at}{elsewhere}) for {len(floors)} "
-        "tests",)
-
-
-def _calibrations_of_host(store: Store, campaign_id: int) -> tuple[list[int], str]:
-    """The store's sysbench calibrations but the campaign itself, newest first: those of the
-    campaign's host, as history tells hosts apart (another machine's noise says little of this
-    one's); all of them when the host has none, with `, on another host: ...` for the note.
-    Calibrations without sysbench runs (of the other workloads) are left out."""
-    here = host_key(store.campaign(campaign_id).host)
-    rows = [store.campaign(i) for i in store.calibration_ids() if i != campaign_id]
-    rows = [r for r in rows if store.has_runs(r.id)]  # another workload's calibration has none
-    same = [r for r in rows if host_key(r.host) == here]
-    if same or not rows:
-        return [r.id for r in same], ""
-    return [r.id for r in rows], f", on another host: {host_key(rows[0].host)}"
-
-
 def _campaign_sd_note(comparison: Comparison, between: dict[str, tuple[float, int]]) -> tuple[str, ...]:
     """Say by how much the intervals were widened for what a whole campaign draws, or that
     the calibration could not say it for the way these intervals were estimated."""
@@ -528,26 +362,3 @@ def _campaign_sd_note(comparison: Comparison, between: dict[str, tuple[float, in
     return notes
 
 
-def measurement(catalog: Microbenchmarks, run: sqlite3.Row, stored: list[sqlite3.Row], table_rows: int) -> Measurement:
-    """A stored run with its per-interval throughput (QPS, or Krps for scan) and host steal,
-    from its `stored` intervals."""
-    intervals = []
-    for iv in stored:
-        seconds = iv["end_s"] - iv["start_s"]
-        if seconds <= 0:
-            continue
-        value: float | None = (catalog.scan_krps(table_rows, iv["events"], seconds, run["threads"])
-                               if run["metric"] == "krps" else iv["statements"] / seconds)
-        if value is None:  # a scan rate of no client thread: nothing was measured
-            continue
-        intervals.append(IntervalSample(value, seconds, iv["steal_pct"], iv["round"], iv["position"]))
-    warnings = tuple(w["message"] for w in json.loads(run["warnings_json"] or "[]"))
-    note = ""
-    if run["status"] == "skipped":
-        note = run["error"] or "skipped"  # "skipped: server died"
-    elif run["status"] != "ok":
-        note = run["status"]
-        if run["error"]:
-            warnings += (f"{run['status']}: {run['error'][:160]}",)
-    return Measurement(run["test"], run["test_group"], run["target"], run["threads"], run["value"], run["metric"],
-                       run["status"], run["repeat"], tuple(intervals), warnings, note)
