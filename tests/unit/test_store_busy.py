@@ -157,5 +157,5 @@ def test_a_tpcc_run_and_an_insert_benchmark_step_survive_a_locked_store(target):
     (run,) = again.tpcc_runs(cid)
     assert (run.nopm, run.repeat, run.by_type, run.position) == (1234.0, 1, {"new_order": {"count": 5}}, 1)
     (step,) = again.ibench_steps(cid)
-    assert (step.step, step.repeat, step.position) == ("l.i0", 2, 0) and again.tpcc_done(tid, 1)
+    assert (step.step, step.repeat, step.position) == ("l.i0", 2, 0) and again.workload_done(tid, 1)
     again.close()

@@ -93,7 +93,7 @@ def test_migration_22_reads_a_tpcc_run_back_as_it_was_stored(tmp_path):
     store = Store(tmp_path / "old.db")
     [run] = store.tpcc_runs(1)
     assert (run.target, run.procedures, run.nopm, run.tpm, run.transactions, run.consistency, run.load_s,
-            store.tpcc_done(1, 0)) == ("a", True, 98.5, 230.0, 230, [{"ok": True}], None, True)
+            store.workload_done(1, 0)) == ("a", True, 98.5, 230.0, 230, [{"ok": True}], None, True)
 
 
 def test_migration_22_leaves_no_table_of_the_insert_benchmark_or_tpcc(tmp_path):

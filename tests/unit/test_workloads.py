@@ -125,3 +125,23 @@ def test_only_sysbench_counts_time_besides_its_measured_runs_and_an_overhead_per
     costs = {name: w.detect_costs(spec(workload=name)) for name, w in WORKLOADS.items()}
     fixed, per_run = costs.pop("sysbench")
     assert fixed > 0 and per_run > spec().warmup_s and set(costs.values()) == {(0.0, 0.0)}
+
+
+def test_an_insert_benchmark_repeat_missing_a_step_is_left_to_resume_and_to_its_cluster_unit_alike(tmp_path):
+    from dbdrift.model import InsertStepResult
+    from dbdrift.store.store import Store
+    from dbdrift.workloads.ibench.plan import params
+    store = Store(tmp_path / "s.db")
+    ib = spec(workload="insert-benchmark", repeats=1)
+    cid = store.add_campaign("c", {"name": "c"}, {"cpus": 2}, "0.1.0")
+    ids = [store.ensure_target(cid, t.name, t.engine, i, i == 0, {}) for i, t in enumerate(ib.targets)]
+    steps = params(ib).steps
+    for i, tid in enumerate(ids):  # the second target lacks the last step
+        for step in steps[:len(steps) - i]:
+            store.add_ibench_step(tid, InsertStepResult(ib.targets[i].name, step, "ok", 1, 5.0, 100, 100, 0, 20.0,
+                                                        20.0, 0.0, target_ips=None))
+    line, _ = workload_of(ib).resume_left(store, cid, ib)
+    assert line == "1 of 2 (target, repeat) runs stored, 1 to run"
+    assert workload_of(ib).remaining(store, cid, ib, (), ()) == ((), (0,))
+    assert store.ibench_done(ids[0], 0) == set()  # the repeat runs again from l.i0: its steps are superseded
+    store.close()

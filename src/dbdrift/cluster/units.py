@@ -64,30 +64,41 @@ def split_repeats(spec: CampaignSpec, units: int) -> list[tuple[tuple[str, ...],
     return [((), tuple(r for r in range(spec.repeats) if r % n == i)) for i in range(n)]
 
 
-def remaining_repeats(store: Store, campaign_id: int, spec: CampaignSpec, repeats: tuple[int, ...],
-                      complete: Callable[[dict[str, int], int], bool],
-                      redo: Callable[[dict[str, int], int], None] | None = None) -> tuple[tuple[str, ...], tuple[int, ...]] | None:
-    """The repeats of a unit some target lacks, as (tests, repeats), or None when it is complete:
-    `complete(ids, repeat)` says whether one is stored whole for every target (ids: target name ->
-    id), `redo(ids, repeat)` supersedes what a repeat run again replaces."""
-    ids = target_ids(store, campaign_id)
-    left = []
-    for r in repeats or range(spec.repeats):
-        if not complete(ids, r):
-            left.append(r)
-            if redo is not None:
-                redo(ids, r)
-    return ((), tuple(left)) if left else None
+RepeatDone = Callable[[Store, CampaignSpec, int, int], bool]
+"""(store, spec, target_id, repeat) -> whether the workload's repeat of a target is stored whole:
+what a cluster unit still lacks and what `run --resume` still runs, asked alike."""
 
 
-def remaining_workload_runs(store: Store, campaign_id: int, spec: CampaignSpec, tests: tuple[str, ...],
-                            repeats: tuple[int, ...] = ()) -> tuple[tuple[str, ...], tuple[int, ...]] | None:
-    """The unit's repeats some target lacks a stored run of, for a workload whose repeats the
-    store keeps whole (workload_runs: vector search, CH-benCHmark)."""
-    def complete(ids: dict[str, int], repeat: int) -> bool:
-        return all(store.workload_done(ids[t.name], repeat) for t in spec.targets)
+def run_stored(store: Store, spec: CampaignSpec, target_id: int, repeat: int) -> bool:
+    """A repeat the store keeps as one run (workload_runs: TPROC-C, vector search, CH-benCHmark)
+    is whole when that run is stored ok."""
+    return store.workload_done(target_id, repeat)
 
-    return remaining_repeats(store, campaign_id, spec, repeats, complete)
+
+def no_redo(store: Store, target_id: int, repeat: int) -> None:
+    """A repeat kept as one run replaces nothing when it runs again: a failed one stored no result."""
+
+
+@dataclass(frozen=True)
+class RemainingRepeats:
+    """The repeats of a unit some target lacks, as (tests, repeats), or None when it is complete
+    (Workload.remaining of a workload of whole repeats): `done` says whether a target's repeat is
+    stored whole, `redo` supersedes what a repeat run again replaces (the Insert Benchmark's
+    steps, which build on each other)."""
+
+    done: RepeatDone
+    redo: Callable[[Store, int, int], None] = no_redo
+
+    def __call__(self, store: Store, campaign_id: int, spec: CampaignSpec, tests: tuple[str, ...],
+                 repeats: tuple[int, ...] = ()) -> tuple[tuple[str, ...], tuple[int, ...]] | None:
+        ids = target_ids(store, campaign_id)
+        left = []
+        for r in repeats or range(spec.repeats):
+            if not all(self.done(store, spec, ids[t.name], r) for t in spec.targets):
+                left.append(r)
+                for t in spec.targets:
+                    self.redo(store, ids[t.name], r)
+        return ((), tuple(left)) if left else None
 
 
 def no_failed_runs(store: Store, campaign_id: int, spec: CampaignSpec, tests: tuple[str, ...], reason: str,
@@ -100,25 +111,18 @@ def no_failed_runs(store: Store, campaign_id: int, spec: CampaignSpec, tests: tu
 @dataclass(frozen=True)
 class RepeatsLeft:
     """What `run --resume` would still run of a stored campaign of whole repeats (Workload.resume_left):
-    per target and repeat a complete result, in whichever table the workload keeps its repeats (a
-    repeat kept as steps, the Insert Benchmark's, is done when every step it judges is stored); a
-    line saying so and its expected seconds, the workload's `estimate` shared by its repeats."""
+    the (target, repeat) pairs not stored whole, as the workload's `done` says it (the test its
+    cluster units are asked too); a line saying so and its expected seconds, the workload's
+    `estimate` shared by its repeats."""
 
-    judged: Callable[[CampaignSpec], tuple[str, ...]]
+    done: RepeatDone
     estimate: Callable[[CampaignSpec], tuple[float, int]]
 
     def __call__(self, store: Store, campaign_id: int, spec: CampaignSpec) -> tuple[str, float]:
         ids = target_ids(store, campaign_id)
         repeats = spec.only_repeats if spec.only_repeats is not None else range(spec.repeats)
         units = [(t.name, r) for r in repeats for t in spec.targets]
-        wanted = set(self.judged(spec))
-
-        def done(name: str, repeat: int) -> bool:
-            target_id = ids.get(name)
-            return target_id is not None and (store.tpcc_done(target_id, repeat)
-                                              or store.workload_done(target_id, repeat)
-                                              or store.ibench_done(target_id, repeat) >= wanted)
-
-        to_run = sum(1 for name, repeat in units if not done(name, repeat))
+        to_run = sum(1 for name, repeat in units
+                     if (target_id := ids.get(name)) is None or not self.done(store, spec, target_id, repeat))
         expected = self.estimate(spec)[0] * to_run / len(units) if units else 0.0
         return f"{len(units) - to_run} of {len(units)} (target, repeat) runs stored, {to_run} to run", expected

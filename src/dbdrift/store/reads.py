@@ -203,19 +203,15 @@ class Reads(Connection):
                            repeat=r["repeat"], position=r["position"], **_fields(r))
                 for r in self._workload_rows(campaign_id, facts.TPCC)]
 
-    def tpcc_done(self, target_id: int, repeat: int) -> bool:
-        row = self.db.execute("SELECT 1 FROM workload_runs WHERE target_id = ? AND repeat = ? AND workload = ? "
-                              "AND status = 'ok' AND superseded = 0", (target_id, repeat, facts.TPCC)).fetchone()
-        return row is not None
-
     def workload_runs(self, campaign_id: int) -> list[WorkloadRun]:
         return [WorkloadRun(target=r["target"], workload=r["workload"], status=r["status"],
                             record=json.loads(r["record_json"]), elapsed_s=r["elapsed_s"], error=r["error"],
                             repeat=r["repeat"], position=r["position"]) for r in self._workload_rows(campaign_id)]
 
     def workload_done(self, target_id: int, repeat: int) -> bool:
-        """Whether a repeat of a workload judged by whole repeats is stored ok (an Insert
-        Benchmark's repeat is done when all its steps are: ibench_done)."""
+        """Whether a repeat of a workload that keeps it as one run (TPROC-C, vector search,
+        CH-benCHmark) is stored ok (an Insert Benchmark's repeat is done when all its steps are:
+        ibench_done)."""
         row = self.db.execute("SELECT 1 FROM workload_runs WHERE target_id = ? AND repeat = ? AND status = 'ok' "
                               "AND superseded = 0 AND workload != ?", (target_id, repeat, facts.IBENCH)).fetchone()
         return row is not None

@@ -48,7 +48,6 @@ from dbdrift.workloads.sysbench import report as sysbench_report
 from dbdrift.workloads.sysbench import results as sysbench_results
 from dbdrift.workloads.sysbench import run as sysbench_run
 from dbdrift.workloads.sysbench.views import VIEWS as SYSBENCH_VIEWS
-from dbdrift.workloads.tpcc import cluster as tpcc_cluster
 from dbdrift.workloads.tpcc import plan as tpcc_plan
 from dbdrift.workloads.tpcc import report as tpcc_report
 from dbdrift.workloads.tpcc import results as tpcc_results
@@ -254,13 +253,12 @@ class SliceResults(Protocol[R_co]):
 
 def repeats_workload(plan: SlicePlan, run: SliceRun, results: SliceResults[W], render_report: Callable[[W, str], str],
                      estimates: Callable[[Store, int], dict[str, list[Estimate]]],
-                     remaining: Callable[[Store, int, CampaignSpec, tuple[str, ...], tuple[int, ...]], Units | None]
-                     ) -> Workload[W]:
+                     remaining: units.RemainingRepeats = units.RemainingRepeats(units.run_stored)) -> Workload[W]:
     """A workload of whole repeats (every one but sysbench): its cluster units deal out repeats,
     its expected time is one part, a lost unit stores no planned runs as failed (the report names
     the missing repeats), and its report carries the recheck's verdicts (`with_recheck`); it has no
     catalogue of tests (NO_MICROBENCHMARKS), and --resume runs the (target, repeat) pairs not stored
-    whole. The slice's modules are checked against the Protocols above where its entry is built."""
+    whole, as its cluster units ask it (`remaining.done`; by default a repeat kept as one run). The slice's modules are checked against the Protocols above where its entry is built."""
     return Workload(plan=plan.PLAN, estimate=run.estimate, run=run.run, clients=run.clients,
                     check_lines=plan.check_lines, time_lines=no_lines, narrow=units.narrow_repeats,
                     split=units.split_repeats, remaining=remaining, store_failed=units.no_failed_runs,
@@ -269,17 +267,14 @@ def repeats_workload(plan: SlicePlan, run: SliceRun, results: SliceResults[W], r
                     check_builds=run.check_builds, stacks=results.stacks, history_values=results.history_values,
                     history_measure=results.history_measure, views=NoViews(plan.PLAN.caps.title),
                     catalog=NO_MICROBENCHMARKS,
-                    resume_left=units.RepeatsLeft(plan.judged, run.estimate), detect_costs=no_detect_costs)
+                    resume_left=units.RepeatsLeft(remaining.done, run.estimate), detect_costs=no_detect_costs)
 
 
 INSERT_BENCHMARK = repeats_workload(ibench_plan, ibench_run, ibench_results, ibench_report.render,
                                    ibench_results.step_estimates, ibench_cluster.remaining)
-TPCC = repeats_workload(tpcc_plan, tpcc_run, tpcc_results, tpcc_report.render, tpcc_results.nopm_estimates,
-                        tpcc_cluster.remaining)
-VECTOR = repeats_workload(vector_plan, vector_run, vector_results, vector_report.render, vector_results.qps_estimates,
-                          units.remaining_workload_runs)
-HTAP = repeats_workload(htap_plan, htap_run, htap_results, htap_report.render, htap_results.estimates,
-                        units.remaining_workload_runs)
+TPCC = repeats_workload(tpcc_plan, tpcc_run, tpcc_results, tpcc_report.render, tpcc_results.nopm_estimates)
+VECTOR = repeats_workload(vector_plan, vector_run, vector_results, vector_report.render, vector_results.qps_estimates)
+HTAP = repeats_workload(htap_plan, htap_run, htap_results, htap_report.render, htap_results.estimates)
 
 # Each entry is checked where it is built above, its report builder and renderer agreeing on its
 # report model; the map holds workloads of different report models, which Python's types cannot

@@ -204,8 +204,8 @@ def run(runner: Runner, installs: dict[str, InstallInfo], outcome: CampaignOutco
     def one(session: TargetSession, install: InstallInfo, target_id: int, repeat: int) -> None:
         run_target(session, install, repeat)
 
-    runner.one_after_another(installs, outcome, tpcc.DBNAME, plan_s(runner.spec), PROGRESS_STEPS, 1, store.tpcc_done,
-                             lambda tid, rep: int(store.tpcc_done(tid, rep)), one, planned_repeats(runner, outcome))
+    runner.one_after_another(installs, outcome, tpcc.DBNAME, plan_s(runner.spec), PROGRESS_STEPS, 1, store.workload_done,
+                             lambda tid, rep: int(store.workload_done(tid, rep)), one, planned_repeats(runner, outcome))
 
 
 def estimate(spec: CampaignSpec) -> tuple[float, int]:
