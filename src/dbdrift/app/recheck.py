@@ -22,21 +22,19 @@ from dbdrift.errors import UserError
 from dbdrift.model import JsonObject
 from dbdrift.plan import keys
 from dbdrift.plan.campaign import CampaignSpec as CampaignSpec  # what the verb hands to `run`
-from dbdrift.workloads.registry import parse_campaign
 from dbdrift.plan.overrides import apply_sets
-from dbdrift.results.views import ViewOptions
 from dbdrift.results.findings import CAMPAIGN, Finding
+from dbdrift.results.meta import PINNED
+from dbdrift.results.views import ViewOptions
 from dbdrift.results.workload import workload_of
 from dbdrift.store import guard
 from dbdrift.store.store import Store
-from dbdrift.workloads.registry import SYSBENCH, WORKLOADS
-
-SUFFIX = "-pinned"
+from dbdrift.workloads.registry import SYSBENCH, WORKLOADS, parse_campaign
 
 
 def pinned_name(campaign: str) -> str:
     """The recheck campaign of `campaign`."""
-    return campaign + SUFFIX
+    return campaign + PINNED
 
 
 @dataclass(frozen=True)

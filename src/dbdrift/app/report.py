@@ -18,9 +18,9 @@ from dbdrift.plan.campaign import CampaignSpec
 from dbdrift.report.flamegraph import file_safe, folded_text, render_diff_svg, render_svg
 from dbdrift.results.findings import CAMPAIGN, FINDING_KINDS, MEASURES, Finding, select
 from dbdrift.results.meta import no_campaign
-from dbdrift.results.views import ViewOptions
-from dbdrift.results.twins import without_twin
 from dbdrift.results.targets import AGAINST, base_target, server_configs
+from dbdrift.results.twins import without_twin
+from dbdrift.results.views import ViewOptions
 from dbdrift.results.workload import workload_of as stored_workload_name
 from dbdrift.store.store import Store
 from dbdrift.workloads.registry import SYSBENCH, WORKLOADS, Workload, workload_of

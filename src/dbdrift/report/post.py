@@ -13,12 +13,12 @@ from __future__ import annotations
 import statistics
 from collections.abc import Sequence
 
+from dbdrift.analysis.defaults import DriftTable
 from dbdrift.analysis.noise import Verdict
 from dbdrift.model import JsonObject
-from dbdrift.analysis.defaults import DriftTable
+from dbdrift.report.basis_points import amount
 from dbdrift.report.drift import DRIFT_LEGEND, setting_value
 from dbdrift.report.numbers import fmt_ratio
-from dbdrift.report.basis_points import amount
 from dbdrift.report.workload import md_table
 from dbdrift.results.findings import CAMPAIGN, Finding
 from dbdrift.results.workload import WorkloadReport

@@ -23,10 +23,10 @@ from dbdrift.analysis.relative import RelativeRow
 from dbdrift.report.drift import setting_value
 from dbdrift.report.envelope import CampaignCsv
 from dbdrift.report.numbers import fmt_fixed
+from dbdrift.results.targets import packager_change
 from dbdrift.workloads.sysbench.report.words import cell_bp, cell_ranks
 from dbdrift.workloads.sysbench.results.data import ReportData
 from dbdrift.workloads.sysbench.results.findings import instruction_cells, instruction_why
-from dbdrift.results.targets import packager_change
 
 
 def render_csv(data: ReportData) -> str:

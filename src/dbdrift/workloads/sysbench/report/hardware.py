@@ -10,9 +10,9 @@ from dbdrift.analysis.perfcost import perf_changes
 from dbdrift.quantities import format_percent
 from dbdrift.report.caveats import PACKAGER_LEGEND, detectable_mark, packager_mark
 from dbdrift.report.numbers import fmt_fixed, fmt_ratio
+from dbdrift.results.targets import packager_change
 from dbdrift.workloads.sysbench.results.data import ReportData
 from dbdrift.workloads.sysbench.results.findings import where_it_went
-from dbdrift.results.targets import packager_change
 
 NO_VALUE = "n/a"  # an instruction table's empty cell: "-" there is the mark of a regression
 

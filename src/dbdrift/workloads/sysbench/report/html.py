@@ -18,20 +18,20 @@ from dbdrift.analysis.noise import Verdict
 from dbdrift.analysis.relative import Cell, RelativeRow
 from dbdrift.quantities import format_percent
 from dbdrift.report.caveats import detectable_mark, detectable_text, notes_html, packager_html, undetected_html
-from dbdrift.workloads.sysbench.report.words import comparison_words
+from dbdrift.report.charts import Bar, BarGroup, label_columns, ratio_chart
 from dbdrift.report.drift import DRIFT_LEGEND, DRIFT_TITLE, drift_blocks
-from dbdrift.workloads.sysbench.report.hardware import (LAYER_TITLE, layer_legend, layer_table, instruction_legend,
-                                                        metrics_legend, delta_lines, instruction_table,
-                                                        metrics_blocks, simulated_blocks)
 from dbdrift.report.numbers import fmt_abs, fmt_mb, fmt_ratio, fmt_rel
 from dbdrift.report.page import SHADE_AT, attr, data_table, page, page_header, swatch, verdict_class
 from dbdrift.report.page import target_color as color_in
-from dbdrift.report.charts import Bar, BarGroup, label_columns, ratio_chart
-from dbdrift.workloads.sysbench.report.table import BURST_TITLE, packager_legend, verdict_counts, verdict_legend
-from dbdrift.workloads.sysbench.results.data import ReportData, Section
 from dbdrift.results.findings import Finding
-from dbdrift.workloads.sysbench.results.findings import all_findings, instruction_why
 from dbdrift.results.targets import packager_change
+from dbdrift.workloads.sysbench.report.hardware import (LAYER_TITLE, layer_legend, layer_table, instruction_legend,
+                                                        metrics_legend, delta_lines, instruction_table,
+                                                        metrics_blocks, simulated_blocks)
+from dbdrift.workloads.sysbench.report.table import BURST_TITLE, packager_legend, verdict_counts, verdict_legend
+from dbdrift.workloads.sysbench.report.words import comparison_words
+from dbdrift.workloads.sysbench.results.data import ReportData, Section
+from dbdrift.workloads.sysbench.results.findings import all_findings, instruction_why
 
 ChartAxes = tuple[tuple[float, float], tuple[float, float]]  # (rQPS range, label columns) shared by a page's charts
 AXIS = (0.8, 1.2)  # the posts' rQPS axis; widened on whole 0.05 steps when a value falls outside

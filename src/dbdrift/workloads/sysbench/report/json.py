@@ -21,10 +21,10 @@ from dbdrift.analysis.perfcost import perf_changes
 from dbdrift.report.caveats import packagers_json
 from dbdrift.report.drift import drift_json
 from dbdrift.report.envelope import envelope
+from dbdrift.results.targets import packager_change
 from dbdrift.workloads.sysbench.report.words import cell_bp, cell_ranks, words_json
 from dbdrift.workloads.sysbench.results.data import ReportData
 from dbdrift.workloads.sysbench.results.findings import instruction_cells, instruction_why
-from dbdrift.results.targets import packager_change
 
 
 def render_json(data: ReportData) -> str:

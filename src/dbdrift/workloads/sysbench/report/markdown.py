@@ -1,15 +1,15 @@
 """Markdown report: the `col-N : <target>` legend of the posts and one table per group."""
 from __future__ import annotations
 
-from dbdrift.workloads.sysbench.report.words import comparison_words
 from dbdrift.report.drift import DRIFT_LEGEND, DRIFT_TITLE, drift_blocks
+from dbdrift.report.numbers import fmt_abs, fmt_ratio
 from dbdrift.workloads.sysbench.report.hardware import (LAYER_TITLE, layer_legend, layer_table, instruction_legend,
                                                         metrics_legend, delta_lines, instruction_table,
                                                         metrics_blocks, simulated_blocks)
-from dbdrift.workloads.sysbench.results.data import ReportData
-from dbdrift.report.numbers import fmt_abs, fmt_ratio
 from dbdrift.workloads.sysbench.report.table import (BURST_TITLE, column_names, plan_lines, fmt_cell, legend_lines,
                                                      verdict_legend)
+from dbdrift.workloads.sysbench.report.words import comparison_words
+from dbdrift.workloads.sysbench.results.data import ReportData
 
 
 def render_markdown(data: ReportData) -> str:

@@ -15,10 +15,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from html import escape
 
+from dbdrift.report.numbers import fmt_abs
 from dbdrift.report.page import page
 from dbdrift.report.post import compared_lines, md_lines
 from dbdrift.workloads.sysbench.report.post import sysbench_setup
-from dbdrift.report.numbers import fmt_abs
 from dbdrift.workloads.sysbench.results.data import ReportData
 
 SHORT = {"insert": "ins", "update-index": "upd-ix", "update-nonindex": "upd-nix", "update-one": "upd-one",

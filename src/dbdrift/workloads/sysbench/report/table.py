@@ -7,8 +7,8 @@ from dbdrift.analysis.summary import GroupSummary
 from dbdrift.quantities import format_percent
 from dbdrift.report.caveats import (PACKAGER_LEGEND, detectable_mark, packager_line, packager_mark, packager_step,
                                    verdict_marks)
-from dbdrift.workloads.sysbench.results.data import ReportData
 from dbdrift.results.targets import packager_change
+from dbdrift.workloads.sysbench.results.data import ReportData
 
 
 COUNTS_ONLY = ("instruction counts only (timed = false): no timed run, so no rQPS, interval or timed verdict; "

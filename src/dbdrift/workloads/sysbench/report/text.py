@@ -2,16 +2,16 @@
 from __future__ import annotations
 
 from dbdrift.analysis.noise import Verdict
-from dbdrift.workloads.sysbench.results.data import ReportData
-from dbdrift.report.page import verdict_class
-from dbdrift.workloads.sysbench.report.words import comparison_lines
 from dbdrift.report.drift import DRIFT_LEGEND, DRIFT_TITLE, drift_blocks
+from dbdrift.report.numbers import fmt_abs, fmt_ratio
+from dbdrift.report.page import verdict_class
 from dbdrift.workloads.sysbench.report.hardware import (LAYER_TITLE, layer_legend, layer_table, instruction_legend,
                                                         metrics_legend, aligned, delta_lines, instruction_table,
                                                         metrics_blocks, simulated_blocks)
-from dbdrift.report.numbers import fmt_abs, fmt_ratio
 from dbdrift.workloads.sysbench.report.table import (BURST_TITLE, column_names, plan_lines, fmt_cell, legend_lines,
                                                      verdict_counts, verdict_legend)
+from dbdrift.workloads.sysbench.report.words import comparison_lines
+from dbdrift.workloads.sysbench.results.data import ReportData
 
 _RED, _GREEN, _BOLD, _DIM, _RESET = "\x1b[31m", "\x1b[32m", "\x1b[1m", "\x1b[2m", "\x1b[0m"
 

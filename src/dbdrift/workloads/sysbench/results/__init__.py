@@ -14,14 +14,14 @@ from dataclasses import dataclass
 from dbdrift.analysis.noise import JUDGING, Estimate, Judging
 from dbdrift.errors import InputError
 from dbdrift.model import JsonObject
-from dbdrift.workloads.sysbench.results.build import build_report
-from dbdrift.workloads.sysbench.results.data import ReportData
 from dbdrift.results.microbenchmarks import Grouping, Microbenchmark
 from dbdrift.results.targets import merged_stacks
 from dbdrift.store.store import Store
 from dbdrift.workloads.sysbench import catalog
 from dbdrift.workloads.sysbench.catalog import (CATALOG, DEFAULT_32, FIVE_GROUP_TITLES, FIVE_GROUPS, GROUP_TITLES,
                                                GROUPS, five_group, report_order)
+from dbdrift.workloads.sysbench.results.build import build_report
+from dbdrift.workloads.sysbench.results.data import ReportData
 
 
 def build(store: Store, campaign_id: int, base: str | None, judging: Judging = JUDGING) -> ReportData:

@@ -13,15 +13,15 @@ from collections.abc import Mapping
 from typing import Any
 from dataclasses import replace
 
+from dbdrift.analysis import layers
 from dbdrift.analysis.explain import explanation
 from dbdrift.analysis.hardware import MetricsRow, metrics_rows
 from dbdrift.analysis.instructions import EventCost, InstructionRow, instruction_rows, simulated_events
-from dbdrift.analysis import layers
 from dbdrift.analysis.noise import JUDGING, Judging, Verdict
 from dbdrift.analysis.planning import detect_notes
-from dbdrift.analysis.sequential import stops_note
 from dbdrift.analysis.position import Turn, order_notes
 from dbdrift.analysis.relative import Comparison, Measurement, compare
+from dbdrift.analysis.sequential import stops_note
 from dbdrift.analysis.summary import summarize_groups
 from dbdrift.errors import InputError
 from dbdrift.model import HardwareWindow, JsonObject, is_warm_run

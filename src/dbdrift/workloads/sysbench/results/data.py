@@ -8,10 +8,10 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
-from dbdrift.analysis.hardware import MetricsRow
 from dbdrift.analysis.defaults import DriftTable
-from dbdrift.analysis.layers import LayerRow
+from dbdrift.analysis.hardware import MetricsRow
 from dbdrift.analysis.instructions import InstructionRow
+from dbdrift.analysis.layers import LayerRow
 from dbdrift.analysis.relative import Cell, Comparison, RelativeRow
 from dbdrift.analysis.summary import GroupSummary
 from dbdrift.model import JsonObject
