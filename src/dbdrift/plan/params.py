@@ -41,18 +41,19 @@ def no_axes(top: fields.Table) -> tuple[Axis, ...]:
 @dataclass(frozen=True)
 class RefuseTopLevelKeys:
     """A workload's `refuse` hook: the top-level keys that `workload` does not take (sysbench's
-    sizes and durations, in a campaign of another workload) are refused rather than ignored. `title` names that workload in the
-    message, `hint` follows "remove <key>; ". A value rather than a closure, so its Workload
-    pickles and compares equal."""
+    sizes and durations, in a campaign of another workload) are refused rather than ignored: the
+    rows of `top` (the core's and every workload's, plan/campaign.py's top_keys) say which those
+    are. `title` names that workload in the message, `hint` follows "remove <key>; ". A value
+    rather than a closure, so its Workload pickles and compares equal."""
 
     workload: str
     title: str
     hint: str
 
     def __call__(self, top: fields.Table) -> None:
-        for key in keys.only_for(self.workload):
+        for key in keys.only_for(self.workload, top.every_row()):
             if key in top.data:
-                takers = list(keys.key("top", key).workloads)
+                takers = list(top.key(key).workloads)
                 named = (f"the {takers[0]} workload" if len(takers) == 1
                          else "the " + ", ".join(takers[:-1]) + f" and {takers[-1]} workloads")
                 raise InputError(f"{top.where}: {key} applies to {named}, not {self.title}",

@@ -1,17 +1,19 @@
 """sysbench's campaign keys (layer plan): the tests, threads, tables and rows at the top level of
-the campaign file, read into a CampaignSpec; what the workload can do, as Capabilities."""
+the campaign file (their rows in its keys.py), read into a CampaignSpec; what the workload can
+do, as Capabilities."""
 from __future__ import annotations
 
 from dataclasses import replace
 
 from dbdrift.errors import InputError, UserError
 from dbdrift.model import JsonObject
-from dbdrift.plan import fields, keys
+from dbdrift.plan import fields
 from dbdrift.plan.campaign import CampaignSpec
 from dbdrift.plan.lifecycle import sized_settle_s
 from dbdrift.plan.params import no_axes
 from dbdrift.workload import Capabilities, WorkloadPlan
 from dbdrift.workloads.sysbench.catalog import select_tests
+from dbdrift.workloads.sysbench.keys import KEYS
 
 CAPS = Capabilities(title="sysbench", per_test_runs=True, takes_turns=True, auto_cpus_shared=False,
                     counts_instructions=True, chain_view=True, cluster_parts="tests",
@@ -44,7 +46,7 @@ def refuse(top: fields.Table) -> None:
 
 
 def parse(spec: CampaignSpec, top: fields.Table) -> CampaignSpec:
-    names = top.data.get("tests", list(keys.default_as("top", "tests", tuple)))
+    names = top.data.get("tests", list(CampaignSpec.test_names))
     names = fields.str_list([names] if isinstance(names, str) else names, f"{top.where}: tests",
                       'e.g. tests = ["point-query", "update-index"]')
     if not names:
@@ -57,7 +59,7 @@ def parse(spec: CampaignSpec, top: fields.Table) -> CampaignSpec:
         raise InputError(f"{top.where}: tests: {exc.message}", exc.hint) from None
     if not tests:
         raise InputError(f"{top.where}: tests selects no microbenchmark", "list names from `dbdrift catalog`")
-    threads = fields.threads(top.data.get("threads", list(keys.default_as("top", "threads", tuple))), top.where)
+    threads = fields.threads(top.data.get("threads", list(CampaignSpec.threads)), top.where, top.key("threads"))
     return replace(spec, tests=tuple(tests), test_names=tuple(names), tables=top.integer("tables"),
                    rows=top.integer("rows"), threads=threads,
                    count_instructions=top.flag("count_instructions") or top.flag("simulate_cache"),
@@ -68,10 +70,9 @@ def stored(spec: CampaignSpec) -> JsonObject:
     return {}  # its keys are top-level keys, stored as such
 
 
-NO_TABLE: tuple[keys.Key, ...] = ()  # sysbench's keys are the campaign's top-level ones (plan/keys.py)
-
+# sysbench's keys are top-level keys of the campaign file (its keys.py): no table of its own
 PLAN = WorkloadPlan(name="sysbench", table=None, caps=CAPS, refuse=refuse, parse=parse, settle_s=sized_settle_s,
-                    stored=stored, demo=DEMO, demo_targets={}, axes=no_axes, keys=NO_TABLE)
+                    stored=stored, demo=DEMO, demo_targets={}, axes=no_axes, keys=KEYS)
 
 
 def judged(spec: CampaignSpec) -> tuple[str, ...]:
