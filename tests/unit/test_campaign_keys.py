@@ -10,7 +10,9 @@ not checked), a removed key's row dropped.
 """
 from __future__ import annotations
 
+import dataclasses
 import re
+from dataclasses import asdict
 from pathlib import Path
 
 import pytest
@@ -18,6 +20,7 @@ import pytest
 from dbdrift.errors import UserError
 from dbdrift.plan import campaign, fields, keys
 from dbdrift.workloads import registry
+from dbdrift.workloads.sysbench.catalog import SysbenchParams
 
 DOC = Path(__file__).resolve().parents[2] / "docs" / "campaign.md"
 # every table's rows: the core's (plan/keys.py) with sysbench's top-level ones among them, then each
@@ -94,8 +97,26 @@ def test_every_key_a_workload_table_sets_lands_in_its_params(workload, table):
     assert {name: getattr(spec.params, field[name]) for name in given} == given
 
 
+def test_every_key_only_sysbenchs_steps_read_lands_in_its_params_and_is_stored_at_the_top_level():
+    own = {f.name for f in dataclasses.fields(SysbenchParams)}
+    given = {k.name: _other_value(k) for k in registry.PLANS["sysbench"].keys if k.name in own}
+    assert set(given) == own  # each field of the record is a row of the slice's keys.py
+    spec = registry.parse_campaign({"targets": [{"name": "a", "version": "17.10"}], **given}, "c.toml", Path("."), "c")
+    assert asdict(spec.params) == given
+    assert {name: spec.to_dict()[name] for name in given} == given
+
+
+@pytest.mark.parametrize("workload", ["insert-benchmark", "tpcc", "vector", "htap"])
+def test_a_campaign_of_another_workload_stores_sysbenchs_params_keys_at_their_defaults(workload):
+    spec = registry.parse_campaign({"targets": [{"name": "a", "version": "17.10"}], "workload": workload},
+                                   "c.toml", Path("."), "c")
+    stored = spec.to_dict()
+    assert {f.name: stored[f.name] for f in dataclasses.fields(SysbenchParams)} == asdict(SysbenchParams())
+
+
 def test_to_dict_stores_every_top_level_value_key():
-    stored = campaign.CampaignSpec(name="c", targets=(), tests=(), workload_plan=registry.PLANS["sysbench"]).to_dict()
+    stored = campaign.CampaignSpec(name="c", targets=(), tests=(), workload_plan=registry.PLANS["sysbench"],
+                                   params=SysbenchParams()).to_dict()
     for key in TOP:
         if key.kind not in (keys.TABLE, keys.NAME) and key.name != "variants":
             assert key.name in stored, key.name

@@ -68,8 +68,9 @@ def _default(name: str, kind: type[T]) -> T:
 @dataclass(frozen=True)
 class CampaignSpec:
     """What to run: targets x microbenchmarks x thread counts x repeats, with durations. The
-    defaults of sysbench's keys (tests ... prepared) are the fields' own, which the rows of its
-    slice's keys.py point at."""
+    fields of sysbench's keys here (tests ... simulate_cache) are those core modules read; their
+    defaults are the fields' own, which the rows of its slice's keys.py point at. The keys only
+    its slice reads are its SysbenchParams, in `params`."""
 
     name: str
     targets: tuple[TargetSpec, ...]
@@ -81,15 +82,8 @@ class CampaignSpec:
     read_s: float = 300.0
     write_s: float = 600.0
     insert_s: float = 600.0  # the parser makes it write_s when not set
-    warmup_s: float = 5.0
-    scan_warm_s: float = 60.0
     settle_s: float | None = None  # None: "auto", the settle time settle_total_s computes
-    warm_runs: bool = True
     repeats: int = _default("repeats", int)
-    # repeat: every server restarts before each repeat after a test's first | never | reload: the
-    # whole test sequence runs once per repeat, each time on a new server loaded afresh
-    restart: str = "repeat"
-    prepared: bool = True
     seed: int = _default("seed", int)
     interval_s: float = _default("interval_s", float)
     order: str = "turns"  # turns | sequential (docs/noise.md)
@@ -108,8 +102,8 @@ class CampaignSpec:
     flamegraphs: bool = _default("flamegraphs", bool)  # perf record the backends during each timed run
     source: str = "<built-in>"
     test_names: tuple[str, ...] = ("default32",)
-    # the workload's own table read into its slice's Params record (TpccParams, ...), which the slice reads
-    # back typed (its plan.py's params(spec)); None for sysbench, whose keys are the top-level ones above
+    # the workload's own keys read into its slice's Params record (TpccParams from [tpcc], ...; sysbench's
+    # from top-level keys), which the slice reads back typed (its plan.py's params(spec))
     params: object = None
     allow_large: bool = _default("allow_large", bool)  # accept sizes and durations beyond the soft limits (plan/keys.py)
     axes: tuple[Axis, ...] = ()  # configuration matrix axes; targets are already expanded into their variants
@@ -148,11 +142,14 @@ class CampaignSpec:
         return self.workload_plan.settle_s(self)
 
     def to_dict(self) -> JsonObject:
-        """JSON-able form stored with the campaign."""
+        """JSON-able form stored with the campaign: the top-level keys in their rows' order, then
+        the workload's table."""
+        own = self.workload_plan.stored(self)  # its table, or its top-level keys' values (sysbench's)
+        top = self._stored_keys()
         return {
             "name": self.name, "source": self.source, "calibration": self.calibration, "timed": self.timed,
-            **{key.name: _json(key, getattr(self, key.field_name)) for key in self._stored_keys()},
-            **self.workload_plan.stored(self),
+            **{key.name: _json(key, self._stored_value(key, own)) for key in top},
+            **{name: value for name, value in own.items() if name not in {key.name for key in top}},
             **({"axes": [a.to_dict() for a in self.axes], "variants": list(self.variant_patterns)}
                if self.axes else {}),
             **({"cluster": self.cluster.to_dict()} if self.cluster else {}),
@@ -165,6 +162,14 @@ class CampaignSpec:
         their own form, and variants is stored beside axes."""
         rows = self.top_keys or keys.top(self.workload_plan.keys)
         return tuple(k for k in rows if k.kind not in (keys.TABLE, keys.NAME) and k.name != "variants")
+
+    def _stored_value(self, key: keys.Key, own: JsonObject) -> object:
+        """A top-level key's value: its workload's Params' (`own`, as its plan stores them), the
+        spec's field, or, neither (a key of another workload's Params, which this campaign
+        refused), its default."""
+        if key.name in own:
+            return own[key.name]
+        return getattr(self, key.field_name) if hasattr(self, key.field_name) else key.default
 
 
 def top_keys(plans: Plans) -> tuple[keys.Key, ...]:
@@ -322,9 +327,7 @@ def _with_shared_keys(spec: CampaignSpec, top: fields.Table) -> CampaignSpec:
     write_s = top.duration("write_s")
     return replace(
         spec, read_s=top.duration("read_s"), write_s=write_s, insert_s=top.duration("insert_s", write_s),
-        warmup_s=top.duration("warmup_s"), scan_warm_s=top.duration("scan_warm_s"),
-        settle_s=_settle(top), warm_runs=top.flag("warm_runs"), repeats=top.integer("repeats"),
-        restart=top.choice("restart"), prepared=top.flag("prepared"),
+        settle_s=_settle(top), repeats=top.integer("repeats"),
         seed=top.integer("seed"), interval_s=top.duration("interval_s"),
         order=top.choice("order"), turn_s=top.duration("turn_s"), round_order=top.choice("round_order"),
         cpus=fields.cpu_placement(top.data.get("cpus", keys.default("top", "cpus")), top.where),
@@ -333,16 +336,12 @@ def _with_shared_keys(spec: CampaignSpec, top: fields.Table) -> CampaignSpec:
 
 
 def _with_detect(spec: CampaignSpec, top: fields.Table) -> CampaignSpec:
-    """detect and budget (app/detect.py plans them): a budget needs detect, and a workload whose
-    targets take turns needs them in turns, each repeat on its own starts."""
+    """detect and budget (app/detect.py plans them): a budget needs detect (a workload whose
+    targets take turns needs them in turns, each repeat on its own starts: its parse says so)."""
     detect, budget = top.percent("detect"), top.duration("budget") if "budget" in top.data else None
     if budget is not None and detect is None:
         raise InputError(f"{top.where}: budget is set without detect", 'add detect = "2%" (the change to plan for), '
                          "or remove budget")
-    if detect is not None and spec.caps.takes_turns and (spec.order, spec.restart) != ("turns", "repeat"):
-        raise InputError(f'{top.where}: detect needs order = "turns" and restart = "repeat" (it plans server starts '
-                         f'of all targets taking turns), not order = "{spec.order}", restart = "{spec.restart}"',
-                         'remove order and restart (both defaults), or remove detect')
     return replace(spec, detect=detect, budget=budget, sequential=top.flag("sequential"))
 
 

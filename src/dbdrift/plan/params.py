@@ -1,6 +1,6 @@
-"""A workload's own values (`CampaignSpec.params`: its slice's Params record, read from its table),
-as each slice reads them typed; the axes of a workload whose keys make none; and the refusal of
-the top-level keys a workload does not take."""
+"""A workload's own values (`CampaignSpec.params`: its slice's Params record, read from its table
+or, sysbench's, from its top-level keys), as each slice reads them typed; the axes of a workload
+whose keys make none; and the refusal of the top-level keys a workload does not take."""
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -24,12 +24,13 @@ class HasParams(Protocol):
     def params(self) -> object: ...
 
 
-def params_of(spec: HasParams, kind: type[P], table: str) -> P:
-    """The campaign's `[table]` as read, as the slice's record `kind`; a campaign of another
-    workload has none, which is a mistake of the caller's (TypeError, not an assert, so that it
-    holds under -O)."""
+def params_of(spec: HasParams, kind: type[P], table: str | None) -> P:
+    """The campaign's `[table]` (None: the workload's top-level keys, sysbench's) as read, as the
+    slice's record `kind`; a campaign of another workload has none, which is a mistake of the
+    caller's (TypeError, not an assert, so that it holds under -O)."""
     if not isinstance(spec.params, kind):
-        raise TypeError(f"campaign {spec.name} is a {spec.workload} campaign: it has no [{table}]")
+        raise TypeError(f"campaign {spec.name} is a {spec.workload} campaign: it has no "
+                        + (f"[{table}]" if table else f"{kind.__name__}"))
     return spec.params
 
 

@@ -4,12 +4,15 @@ sysbench has no table of its own: these stay top-level keys of the campaign file
 campaign reader finds through sysbench's WorkloadPlan (`keys`) among the core's top-level rows
 (plan/keys.py's `top`, each group after the core row its first row names with `after`, so
 docs/campaign.md and the stored spec keep one order). Another workload's campaign refuses them
-(plan/params.py's RefuseTopLevelKeys). The defaults are CampaignSpec's fields.
+(plan/params.py's RefuseTopLevelKeys). The defaults are those of the record each key fills:
+SysbenchParams (catalog.py) for the keys only the slice reads, CampaignSpec for those core
+modules read too.
 """
 from __future__ import annotations
 
 from dbdrift.plan.campaign import CampaignSpec
 from dbdrift.plan.keys import (CHOICE, DAY_S, DURATION, FLAG, HOUR_S, INTEGER, LIST, THREADS, Key)
+from dbdrift.workloads.sysbench.catalog import SysbenchParams
 
 SYSBENCH = ("sysbench",)
 
@@ -45,17 +48,17 @@ KEYS: tuple[Key, ...] = (
     Key('top', 'insert_s', DURATION, 'duration', default=None, shown="the value of `write_s`", measured=True,
         large=DAY_S, workloads=SYSBENCH,
         doc='Measured time of the `insert` test.'),
-    Key('top', 'warmup_s', DURATION, 'duration', default=CampaignSpec.warmup_s, large=2 * HOUR_S, workloads=SYSBENCH,
+    Key('top', 'warmup_s', DURATION, 'duration', default=SysbenchParams.warmup_s, large=2 * HOUR_S, workloads=SYSBENCH,
         doc=('Unmeasured warm-up at the start of each run (sysbench `--warmup-time`). Interleaved, each target gets '
          'this much of its own turns.')),
-    Key('top', 'scan_warm_s', DURATION, 'duration', default=CampaignSpec.scan_warm_s, large=2 * HOUR_S, workloads=SYSBENCH,
+    Key('top', 'scan_warm_s', DURATION, 'duration', default=SysbenchParams.scan_warm_s, large=2 * HOUR_S, workloads=SYSBENCH,
         doc='Length of the unreported `scan.warm` run before `scan`.'),
-    Key('top', 'warm_runs', FLAG, 'boolean', default=CampaignSpec.warm_runs, workloads=SYSBENCH, after="settle_s",
+    Key('top', 'warm_runs', FLAG, 'boolean', default=SysbenchParams.warm_runs, workloads=SYSBENCH, after="settle_s",
         doc=('Run the unreported warm-up runs: `point-query.warm` after each load (one client per table; only when a '
              'read test is selected, so a campaign of writes alone has none), `scan.warm` '
          'before `scan` and `points-covered-si.warm` before `points-covered-si` (at the first thread count). Set '
          '`false` for shorter campaigns at the cost of measuring colder caches.')),
-    Key('top', 'restart', CHOICE, 'string', default=CampaignSpec.restart, choices=("repeat", "never", "reload"),
+    Key('top', 'restart', CHOICE, 'string', default=SysbenchParams.restart, choices=("repeat", "never", "reload"),
         workloads=SYSBENCH, after="repeats",
         doc=('What happens between repeats. `"repeat"`: every server is stopped and started again on the same data '
          'before each repeat of a test after the first (in turns, all stop before any starts again). `"never"`: '
@@ -76,7 +79,7 @@ KEYS: tuple[Key, ...] = (
             "(turn_s is the length of each turn, default {default} s)")},
         doc=('With `order = "turns"` only: the length of each target\'s turn, {low} to {high} s. Tests with slow events get'
          ' longer turns automatically (about 10 mean event times; `scan` at least 1 s).')),
-    Key('top', 'prepared', FLAG, 'boolean', default=CampaignSpec.prepared, workloads=SYSBENCH, after="seed",
+    Key('top', 'prepared', FLAG, 'boolean', default=SysbenchParams.prepared, workloads=SYSBENCH, after="seed",
         doc=('Sysbench runs send their statements as server-side prepared statements; `false` sends the SQL text with '
          'literals each time. The Insert Benchmark always prepares its queries.')),
 )
