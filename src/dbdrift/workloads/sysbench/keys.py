@@ -30,7 +30,8 @@ KEYS: tuple[Key, ...] = (
         why="sbtest's id and k are SQL INTEGER", workloads=SYSBENCH,
         doc=('Rows per table, loaded before the first test. At most 2,147,483,647 (`id` and `k` are SQL INTEGER); more'
          ' than 10^9 needs `allow_large`.')),
-    Key('top', 'threads', THREADS, 'integer or list of integers', default=CampaignSpec.threads, low=1, high=1024, workloads=SYSBENCH,
+    Key('top', 'threads', THREADS, 'integer or list of integers', default=CampaignSpec.threads, low=1, high=1024,
+        workloads=SYSBENCH,
         doc=('Client thread counts, each 1..1024; every test runs once per count, in the order given (duplicates are '
          'dropped).')),
     Key('top', 'count_instructions', FLAG, 'boolean', default=CampaignSpec.count_instructions, workloads=SYSBENCH,
@@ -40,10 +41,12 @@ KEYS: tuple[Key, ...] = (
         doc=('With instruction counts (it turns them on): callgrind also simulates the caches and branch predictor, '
          'and reports give I1, D1 and LL misses and branch mispredicts per event next to instructions, labelled as'
          ' simulated. Slows the counting down; `run --simulate-cache` does the same.')),
-    Key('top', 'read_s', DURATION, 'duration', default=CampaignSpec.read_s, measured=True, large=DAY_S, workloads=SYSBENCH, after="flamegraphs",
+    Key('top', 'read_s', DURATION, 'duration', default=CampaignSpec.read_s, measured=True, large=DAY_S,
+        workloads=SYSBENCH, after="flamegraphs",
         doc=('Measured time of each read test, and of `write-only` (as the original scripts do). Also the length of '
          'the `point-query.warm` and `points-covered-si.warm` runs.')),
-    Key('top', 'write_s', DURATION, 'duration', default=CampaignSpec.write_s, measured=True, large=DAY_S, workloads=SYSBENCH,
+    Key('top', 'write_s', DURATION, 'duration', default=CampaignSpec.write_s, measured=True, large=DAY_S,
+        workloads=SYSBENCH,
         doc='Measured time of each write test: the updates, `delete` and `read-write_range=*`.'),
     Key('top', 'insert_s', DURATION, 'duration', default=None, shown="the value of `write_s`", measured=True,
         large=DAY_S, workloads=SYSBENCH,
@@ -51,7 +54,8 @@ KEYS: tuple[Key, ...] = (
     Key('top', 'warmup_s', DURATION, 'duration', default=SysbenchParams.warmup_s, large=2 * HOUR_S, workloads=SYSBENCH,
         doc=('Unmeasured warm-up at the start of each run (sysbench `--warmup-time`). Interleaved, each target gets '
          'this much of its own turns.')),
-    Key('top', 'scan_warm_s', DURATION, 'duration', default=SysbenchParams.scan_warm_s, large=2 * HOUR_S, workloads=SYSBENCH,
+    Key('top', 'scan_warm_s', DURATION, 'duration', default=SysbenchParams.scan_warm_s, large=2 * HOUR_S,
+        workloads=SYSBENCH,
         doc='Length of the unreported `scan.warm` run before `scan`.'),
     Key('top', 'warm_runs', FLAG, 'boolean', default=SysbenchParams.warm_runs, workloads=SYSBENCH, after="settle_s",
         doc=('Run the unreported warm-up runs: `point-query.warm` after each load (one client per table; only when a '
@@ -72,7 +76,8 @@ KEYS: tuple[Key, ...] = (
          'do; use it when the servers do not fit in memory together. Targets of different engine families '
          '(PostgreSQL and MariaDB/MySQL) cannot share a driver run and take whole runs in turn. The Insert '
          'Benchmark always runs sequentially.')),
-    Key('top', 'turn_s', DURATION, 'duration', default=CampaignSpec.turn_s, measured=True, low=0.001, high=60.0, workloads=SYSBENCH,
+    Key('top', 'turn_s', DURATION, 'duration', default=CampaignSpec.turn_s, measured=True, low=0.001, high=60.0,
+        workloads=SYSBENCH,
         why="targets take turns of turn_s seconds inside one driver run",
         retired={"slice_s": None, "slice_warmup_s": (
             "remove it: targets take turns inside one driver run, so no turn pays a warm-up "
