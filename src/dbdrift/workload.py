@@ -82,7 +82,9 @@ class WorkloadPlan(Generic[Spec, Top, AxisT, Json, KeyT]):
     refuse: Callable[[Top], None]  # refuse keys of other workloads, before any table is read
     parse: Callable[[Spec, Top], Spec]  # the spec with the workload's keys read
     settle_s: Callable[[Spec], float]  # seconds of a settle when settle_s = "auto"
-    stored: Callable[[Spec], Json]  # its table as stored with the campaign ({} for none)
+    # its table as stored with the campaign, or the values of its Params' top-level keys (sysbench's),
+    # which the spec's to_dict places among the core's top-level keys
+    stored: Callable[[Spec], Json]
     demo: str  # the campaign file `dbdrift demo` runs, with {name}, {label}, {base_version}, ... to fill in
     # the demo's own targets by --engine, (name, engine, version) with the base first, for a workload
     # that some of the engine demos' builds cannot run (vector search needs pgvector or MariaDB 11.7+);

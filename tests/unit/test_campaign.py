@@ -6,6 +6,7 @@ from dbdrift.errors import UserError
 from dbdrift.model import is_warm_run
 from dbdrift.workloads.registry import load_campaign, parse_campaign
 from dbdrift.plan.lifecycle import SettleStep
+from dbdrift.workloads.sysbench.plan import params
 from dbdrift.workloads.sysbench.expand import FreshStep, LoadStep, RunStep, estimate_s, expand, restarts_before
 
 MINIMAL = {"targets": [{"name": "a", "version": "17.10", "base": True}, {"name": "b", "version": "18.4"}]}
@@ -17,7 +18,7 @@ def parse(data, tmp=Path(".")):
 
 def test_defaults_follow_the_spec():
     spec = parse(MINIMAL)
-    assert (spec.read_s, spec.write_s, spec.insert_s, spec.warmup_s) == (300, 600, 600, 5)
+    assert (spec.read_s, spec.write_s, spec.insert_s, params(spec).warmup_s) == (300, 600, 600, 5)
     assert len(spec.tests) == 32 and spec.base.name == "a"
     assert spec.settle_total_s() == 61.0
 
@@ -89,7 +90,7 @@ def test_turns_are_whole_runs_in_which_targets_take_turns():
 def test_every_repeat_after_a_tests_first_runs_on_restarted_servers_unless_restart_is_never():
     data = {**MINIMAL, "repeats": 3, "tests": ["point-query", "update-index"]}
     spec = parse(data)
-    assert spec.restart == "repeat" and spec.to_dict()["restart"] == "repeat"
+    assert params(spec).restart == "repeat" and spec.to_dict()["restart"] == "repeat"
     steps = expand(spec)[0].steps
     assert [s.label for s in steps if restarts_before(spec, s)] == [
         "update-index x1 #2", "update-index x1 #3", "point-query x1 #2", "point-query x1 #3"]
@@ -122,7 +123,7 @@ def test_reload_runs_the_whole_sequence_once_per_repeat_each_on_a_new_loaded_ser
     # each repeat pays for a new server, its load and its settle
     repeat = parse({**data, "restart": "repeat"})
     extra = estimate_s(expand(spec)[0], spec) - estimate_s(expand(repeat)[0], repeat)
-    one_more = 3.0 + (3.0 + 1_000_000 / 150_000) + (spec.settle_total_s() + 1.0) * 2 + spec.read_s + spec.warmup_s + 0.5
+    one_more = 3.0 + (3.0 + 1_000_000 / 150_000) + (spec.settle_total_s() + 1.0) * 2 + spec.read_s + params(spec).warmup_s + 0.5
     assert extra == pytest.approx(2 * one_more - 4 * 3.0)
 
 

@@ -17,6 +17,8 @@ from dbdrift.plan.campaign import INT64_MAX, CampaignSpec
 from dbdrift.workloads.registry import load_campaign
 from dbdrift.workloads.sysbench.expand import estimate_s, expand
 from dbdrift.workloads.ibench.plan import params as ibench_params
+from dbdrift.workloads.sysbench.catalog import SysbenchParams
+from dbdrift.workloads.sysbench.plan import params as sysbench_params
 
 pytestmark = pytest.mark.fault("input")
 SEEDS = range(1000)
@@ -206,7 +208,8 @@ def check_invariants(spec: CampaignSpec) -> None:
     sizes = ibench_params(spec) if spec.workload == "insert-benchmark" else None
     measured = {"read_s": spec.read_s, "write_s": spec.write_s, "insert_s": spec.insert_s,
                 "interval_s": spec.interval_s, **({"query_s": sizes.query_s} if sizes else {})}
-    waits = {"warmup_s": spec.warmup_s, "scan_warm_s": spec.scan_warm_s, "settle_s": spec.settle_total_s()}
+    own = sysbench_params(spec) if isinstance(spec.params, SysbenchParams) else SysbenchParams()
+    waits = {"warmup_s": own.warmup_s, "scan_warm_s": own.scan_warm_s, "settle_s": spec.settle_total_s()}
     for key, seconds in {**measured, **waits, "turn_s": spec.turn_s}.items():
         assert isinstance(seconds, float | int) and math.isfinite(seconds), key
         assert 0 <= seconds <= 365 * 86400, key

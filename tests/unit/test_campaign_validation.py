@@ -6,6 +6,7 @@ import pytest
 
 from dbdrift.errors import UserError
 from dbdrift.workloads.registry import load_campaign, parse_campaign
+from dbdrift.workloads.sysbench.plan import params
 
 MINIMAL = {"targets": [{"name": "a", "version": "17.10", "base": True}, {"name": "b", "version": "18.4"}]}
 
@@ -80,7 +81,8 @@ def test_an_insert_benchmark_query_s_of_zero_is_refused():
 
 def test_warmup_scan_warm_and_settle_may_be_zero():
     spec = parse({**MINIMAL, "warmup_s": 0, "scan_warm_s": 0, "settle_s": 0})
-    assert (spec.warmup_s, spec.scan_warm_s, spec.settle_total_s()) == (0, 0, 0)
+    own = params(spec)
+    assert (own.warmup_s, own.scan_warm_s, spec.settle_total_s()) == (0, 0, 0)
 
 
 @pytest.mark.parametrize("value", [float("nan"), float("inf"), float("-inf"), "nan", "inf", "1e999", "9" * 400,

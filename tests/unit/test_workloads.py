@@ -16,6 +16,8 @@ from dbdrift.runner.campaign import placement_option
 from dbdrift.workloads.htap import plan as htap_plan
 from dbdrift.workloads.ibench import plan as ibench_plan
 from dbdrift.workloads.registry import WORKLOADS, Workload, workload_of
+from dbdrift.workloads.sysbench import plan as sysbench_plan
+from dbdrift.workloads.sysbench.catalog import SysbenchParams
 from dbdrift.workloads.tpcc import plan as tpcc_plan
 from dbdrift.workloads.vector import plan as vector_plan
 
@@ -54,12 +56,15 @@ def test_a_workloads_table_is_stored_as_its_params_hold_it_key_for_key():
 
 
 def test_a_slice_refuses_to_read_its_params_from_a_campaign_of_another_workload():
-    assert spec().params is None  # sysbench's keys are top-level: it has no table of its own
     for name, params in SLICE_PARAMS.items():
         other = spec(workload="tpcc" if name != "tpcc" else "vector")
         message = f"campaign c is a {other.workload} campaign: it has no [{PLANS[name].table}]"
         with pytest.raises(TypeError, match=re.escape(message)):
             params(other)
+    # sysbench's keys are top-level: it has no table of its own, and its record says what is missing
+    assert sysbench_plan.params(spec()) == SysbenchParams()
+    with pytest.raises(TypeError, match=re.escape("campaign c is a tpcc campaign: it has no SysbenchParams")):
+        sysbench_plan.params(spec(workload="tpcc"))
 
 
 def test_a_campaign_is_asked_for_capabilities_not_its_name():
@@ -124,7 +129,7 @@ def test_a_workload_of_whole_repeats_resumes_the_target_repeat_pairs_not_stored_
 def test_only_sysbench_counts_time_besides_its_measured_runs_and_an_overhead_per_run():
     costs = {name: w.detect_costs(spec(workload=name)) for name, w in WORKLOADS.items()}
     fixed, per_run = costs.pop("sysbench")
-    assert fixed > 0 and per_run > spec().warmup_s and set(costs.values()) == {(0.0, 0.0)}
+    assert fixed > 0 and per_run > sysbench_plan.params(spec()).warmup_s and set(costs.values()) == {(0.0, 0.0)}
 
 
 def test_an_insert_benchmark_repeat_missing_a_step_is_left_to_resume_and_to_its_cluster_unit_alike(tmp_path):

@@ -29,7 +29,7 @@ from dbdrift.results.views import ViewOptions
 from dbdrift.results.workload import workload_of
 from dbdrift.store import guard
 from dbdrift.store.store import Store
-from dbdrift.workloads.registry import SYSBENCH, WORKLOADS, parse_campaign
+from dbdrift.workloads.registry import SYSBENCH, TOP_KEYS, WORKLOADS, parse_campaign
 
 
 def pinned_name(campaign: str) -> str:
@@ -103,8 +103,9 @@ def stored_keys(spec: JsonObject, per_test: bool) -> JsonObject:
     """The stored campaign's top-level keys a recheck keeps, as a campaign file writes them: its
     workload's own (not another's, nor the tests of a workload that runs whole), without the
     targets, the plan to detect and the cluster, which the recheck sets or does without."""
-    foreign = keys.only_for(spec.get("workload") or keys.default_as("top", "workload", str))
-    return {k: _as_written(k, v) for k, v in spec.items() if k in keys.names("top") and v is not None
+    foreign = keys.only_for(spec.get("workload") or keys.default_as("top", "workload", str), TOP_KEYS)
+    known = {row.name for row in TOP_KEYS}
+    return {k: _as_written(k, v) for k, v in spec.items() if k in known and v is not None
             and k not in foreign and k not in ("targets", "detect", "budget", "cluster", "axes", "variants")
             and (per_test or k != "tests")}
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import difflib
 import tomllib
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from collections.abc import Mapping
 from typing import Protocol, TypeVar
@@ -67,31 +67,27 @@ def _default(name: str, kind: type[T]) -> T:
 
 @dataclass(frozen=True)
 class CampaignSpec:
-    """What to run: targets x microbenchmarks x thread counts x repeats, with durations."""
+    """What to run: targets x microbenchmarks x thread counts x repeats, with durations. The
+    fields of sysbench's keys here (tests ... simulate_cache) are those core modules read; their
+    defaults are the fields' own, which the rows of its slice's keys.py point at. The keys only
+    its slice reads are its SysbenchParams, in `params`."""
 
     name: str
     targets: tuple[TargetSpec, ...]
     workload_plan: Plan  # the plan part of this campaign's workload (its slice's plan.py), handed to the reader
     tests: tuple[Test, ...] = ()  # sysbench's tests, in run order (its parse resolves `tests`); () for the others
-    tables: int = _default("tables", int)
-    rows: int = _default("rows", int)
-    threads: tuple[int, ...] = _default("threads", tuple)
-    read_s: float = _default("read_s", float)
-    write_s: float = _default("write_s", float)
-    insert_s: float = _default("write_s", float)  # the parser makes it write_s when not set
-    warmup_s: float = _default("warmup_s", float)
-    scan_warm_s: float = _default("scan_warm_s", float)
+    tables: int = 1
+    rows: int = 1_000_000
+    threads: tuple[int, ...] = (1,)
+    read_s: float = 300.0
+    write_s: float = 600.0
+    insert_s: float = 600.0  # the parser makes it write_s when not set
     settle_s: float | None = None  # None: "auto", the settle time settle_total_s computes
-    warm_runs: bool = _default("warm_runs", bool)
     repeats: int = _default("repeats", int)
-    # repeat: every server restarts before each repeat after a test's first | never | reload: the
-    # whole test sequence runs once per repeat, each time on a new server loaded afresh
-    restart: str = _default("restart", str)
-    prepared: bool = _default("prepared", bool)
     seed: int = _default("seed", int)
     interval_s: float = _default("interval_s", float)
-    order: str = _default("order", str)  # turns | sequential (docs/noise.md)
-    turn_s: float = _default("turn_s", float)  # turns: seconds each target has before the next one takes over
+    order: str = "turns"  # turns | sequential (docs/noise.md)
+    turn_s: float = 0.01  # turns: seconds each target has before the next one takes over
     round_order: str = _default("round_order", str)  # balanced | alternating (plan/rounds.py)
     cpus: str | tuple[str, str] = _default("cpus", str)  # auto | shared | (driver, server) CPU lists (dbdrift/cpus.py)
     calibration: bool = False  # an A/A campaign made by `dbdrift calibrate`
@@ -100,20 +96,23 @@ class CampaignSpec:
     budget: float | None = None  # with detect: the most the campaign may take, seconds
     sequential: bool = _default("sequential", bool)  # with detect: stop each cell once decided (runner/sequential.py)
     detect_plan: JsonObject | None = None  # the plan `run` made for detect (app/detect.py), stored with the campaign
-    count_instructions: bool = _default("count_instructions", bool)  # also count instructions per event under callgrind
-    simulate_cache: bool = _default("simulate_cache", bool)  # with count_instructions: callgrind's cache and branch simulation too
+    count_instructions: bool = False  # also count instructions per event under callgrind
+    simulate_cache: bool = False  # with count_instructions: callgrind's cache and branch simulation too
     timed: bool = True  # False: only count instructions, no timed runs
     flamegraphs: bool = _default("flamegraphs", bool)  # perf record the backends during each timed run
     source: str = "<built-in>"
-    test_names: tuple[str, ...] = _default("tests", tuple)
-    # the workload's own table read into its slice's Params record (TpccParams, ...), which the slice reads
-    # back typed (its plan.py's params(spec)); None for sysbench, whose keys are the top-level ones above
+    test_names: tuple[str, ...] = ("default32",)
+    # the workload's own keys read into its slice's Params record (TpccParams from [tpcc], ...; sysbench's
+    # from top-level keys), which the slice reads back typed (its plan.py's params(spec))
     params: object = None
     allow_large: bool = _default("allow_large", bool)  # accept sizes and durations beyond the soft limits (plan/keys.py)
     axes: tuple[Axis, ...] = ()  # configuration matrix axes; targets are already expanded into their variants
     variant_patterns: tuple[str, ...] = ()  # `variants`: shell globs choosing which variants run
     cluster: ClusterSettings | None = None  # [cluster]: run the campaign's units on a Dask cluster
     only_repeats: tuple[int, ...] | None = None  # a cluster unit's repeats (Insert Benchmark, TPROC-C); None: all
+    # the top-level rows the file was read with: the core's and those of every workload's plan (top_keys);
+    # (): the core's and this campaign's workload's, for a spec made without a file
+    top_keys: tuple[keys.Key, ...] = field(default=(), repr=False, compare=False)
 
     @property
     def workload(self) -> str:
@@ -143,11 +142,14 @@ class CampaignSpec:
         return self.workload_plan.settle_s(self)
 
     def to_dict(self) -> JsonObject:
-        """JSON-able form stored with the campaign."""
+        """JSON-able form stored with the campaign: the top-level keys in their rows' order, then
+        the workload's table."""
+        own = self.workload_plan.stored(self)  # its table, or its top-level keys' values (sysbench's)
+        top = self._stored_keys()
         return {
             "name": self.name, "source": self.source, "calibration": self.calibration, "timed": self.timed,
-            **{key.name: _json(key, getattr(self, key.field_name)) for key in _STORED},
-            **self.workload_plan.stored(self),
+            **{key.name: _json(key, self._stored_value(key, own)) for key in top},
+            **{name: value for name, value in own.items() if name not in {key.name for key in top}},
             **({"axes": [a.to_dict() for a in self.axes], "variants": list(self.variant_patterns)}
                if self.axes else {}),
             **({"cluster": self.cluster.to_dict()} if self.cluster else {}),
@@ -155,10 +157,25 @@ class CampaignSpec:
             "targets": [target_to_dict(t) for t in self.targets],
         }
 
+    def _stored_keys(self) -> tuple[keys.Key, ...]:
+        """The top-level keys to_dict stores as they are, in the rows' order; the tables have
+        their own form, and variants is stored beside axes."""
+        rows = self.top_keys or keys.top(self.workload_plan.keys)
+        return tuple(k for k in rows if k.kind not in (keys.TABLE, keys.NAME) and k.name != "variants")
 
-# The top-level keys to_dict stores as they are; the tables have their own form, and variants is
-# stored beside axes.
-_STORED = tuple(k for k in keys.of("top") if k.kind not in (keys.TABLE, keys.NAME) and k.name != "variants")
+    def _stored_value(self, key: keys.Key, own: JsonObject) -> object:
+        """A top-level key's value: its workload's Params' (`own`, as its plan stores them), the
+        spec's field, or, neither (a key of another workload's Params, which this campaign
+        refused), its default."""
+        if key.name in own:
+            return own[key.name]
+        return getattr(self, key.field_name) if hasattr(self, key.field_name) else key.default
+
+
+def top_keys(plans: Plans) -> tuple[keys.Key, ...]:
+    """Every top-level row a campaign file may hold: the core's and the workloads' (sysbench's),
+    as the plans handed to the reader carry them."""
+    return keys.top(*(p.keys for p in plans.values()))
 
 
 def _json(key: keys.Key, value: object) -> object:
@@ -236,8 +253,9 @@ def parse_campaign(data: TomlTable, source: str, base_dir: Path, default_name: s
         raise InputError(f"{where}: a campaign must be a table of keys, got {brief_repr(data)}",
                          "`dbdrift demo --print-campaign` shows a complete campaign file")
     fields.check_int64(data, where)
-    fields.check_keys(data, keys.names("top"), where)
-    top = fields.Table(data, where, allow_large=fields.Table(data, where).flag("allow_large"))
+    rows = top_keys(plans)
+    fields.check_keys(data, {k.name for k in rows}, where, retired=fields.retired_hints(rows))
+    top = fields.Table(data, where, allow_large=fields.Table(data, where).flag("allow_large"), rows=rows)
     raw_targets = data.get("targets")
     if not isinstance(raw_targets, list) or not raw_targets:
         raise InputError(f"{where}: no [[targets]] defined",
@@ -251,7 +269,7 @@ def parse_campaign(data: TomlTable, source: str, base_dir: Path, default_name: s
     _check_targets(targets, where)
     spec = CampaignSpec(name=fields.name(data.get("name", default_name), f"{where}: name"), targets=targets,
                         workload_plan=plan, source=source,
-                        allow_large=top.allow_large, axes=axes, variant_patterns=patterns)
+                        allow_large=top.allow_large, axes=axes, variant_patterns=patterns, top_keys=rows)
     spec = _with_workload(_with_detect(_with_shared_keys(spec, top), top), top, plans)
     spec = with_twin(spec, top.flag("aa_twin"), where)
     if "cluster" in data:
@@ -309,9 +327,7 @@ def _with_shared_keys(spec: CampaignSpec, top: fields.Table) -> CampaignSpec:
     write_s = top.duration("write_s")
     return replace(
         spec, read_s=top.duration("read_s"), write_s=write_s, insert_s=top.duration("insert_s", write_s),
-        warmup_s=top.duration("warmup_s"), scan_warm_s=top.duration("scan_warm_s"),
-        settle_s=_settle(top), warm_runs=top.flag("warm_runs"), repeats=top.integer("repeats"),
-        restart=top.choice("restart"), prepared=top.flag("prepared"),
+        settle_s=_settle(top), repeats=top.integer("repeats"),
         seed=top.integer("seed"), interval_s=top.duration("interval_s"),
         order=top.choice("order"), turn_s=top.duration("turn_s"), round_order=top.choice("round_order"),
         cpus=fields.cpu_placement(top.data.get("cpus", keys.default("top", "cpus")), top.where),
@@ -320,16 +336,12 @@ def _with_shared_keys(spec: CampaignSpec, top: fields.Table) -> CampaignSpec:
 
 
 def _with_detect(spec: CampaignSpec, top: fields.Table) -> CampaignSpec:
-    """detect and budget (app/detect.py plans them): a budget needs detect, and a workload whose
-    targets take turns needs them in turns, each repeat on its own starts."""
+    """detect and budget (app/detect.py plans them): a budget needs detect (a workload whose
+    targets take turns needs them in turns, each repeat on its own starts: its parse says so)."""
     detect, budget = top.percent("detect"), top.duration("budget") if "budget" in top.data else None
     if budget is not None and detect is None:
         raise InputError(f"{top.where}: budget is set without detect", 'add detect = "2%" (the change to plan for), '
                          "or remove budget")
-    if detect is not None and spec.caps.takes_turns and (spec.order, spec.restart) != ("turns", "repeat"):
-        raise InputError(f'{top.where}: detect needs order = "turns" and restart = "repeat" (it plans server starts '
-                         f'of all targets taking turns), not order = "{spec.order}", restart = "{spec.restart}"',
-                         'remove order and restart (both defaults), or remove detect')
     return replace(spec, detect=detect, budget=budget, sequential=top.flag("sequential"))
 
 

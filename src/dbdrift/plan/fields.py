@@ -55,7 +55,8 @@ class Table:
             return keys.key(self.table, name)
         return {k.name: k for k in self.rows}[name]
 
-    def _rows(self) -> tuple[keys.Key, ...]:
+    def every_row(self) -> tuple[keys.Key, ...]:
+        """The rows of every key the table takes."""
         return keys.of(self.table) if self.rows is None else self.rows
 
     def _value(self, name: str, default: object) -> object:
@@ -114,7 +115,7 @@ class Table:
         raw, label = self.data.get(name, {}), f"{self.where}: [{name}]"
         if not isinstance(raw, dict):
             raise InputError(f"{label} is not a table", f"write [{name}] followed by key = value lines")
-        check_keys(raw, {k.name for k in rows}, label, retired={**_RETIRED, **keys.retired(rows)})
+        check_keys(raw, {k.name for k in rows}, label, retired=retired_hints(self.every_row() + rows))
         return Table(raw, label, self.allow_large, table=name, rows=rows)
 
     def scalar(self, key: keys.Key) -> int | float | bool | str:
@@ -129,7 +130,7 @@ class Table:
         workload's table is one row in its slice's keys.py and one field of its record. A key left out whose row has no default is not passed: the record's own default
         holds, or the caller derives it. `make` takes keyword arguments named by the rows,
         which only run time knows: hence `...`."""
-        return make(**{k.field_name: self.scalar(k) for k in self._rows()
+        return make(**{k.field_name: self.scalar(k) for k in self.every_row()
                        if k.kind in SCALAR_KINDS and (k.name in self.data or k.default is not None)})
 
     def choice(self, name: str) -> str:
@@ -233,6 +234,11 @@ def _setting(value: object, what: str) -> str:
 _RETIRED = keys.retired()
 
 
+def retired_hints(rows: tuple[keys.Key, ...]) -> dict[str, str]:
+    """Old key name -> what replaced it: of the core's tables, and of `rows` (a workload's)."""
+    return {**_RETIRED, **keys.retired(rows)}
+
+
 def check_keys(data: TomlTable, known: set[str], where: str, retired: Mapping[str, str] | None = None) -> None:
     """Every key of `data` is `known`; a retired one (the core's tables', or `retired`: a workload
     table's too) is refused with what replaced it, an unknown one with the closest known name."""
@@ -303,8 +309,9 @@ def _cpu_list(value: object, what: str) -> str:
     return text
 
 
-def threads(value: object, where: str) -> tuple[int, ...]:
-    low, high = (int(n) for n in keys.key("top", "threads").bounds())
+def threads(value: object, where: str, row: keys.Key) -> tuple[int, ...]:
+    """Client thread counts within `row`'s range (sysbench's `threads`), duplicates dropped."""
+    low, high = (int(n) for n in row.bounds())
     if isinstance(value, int) and not isinstance(value, bool):
         value = [value]
     if (not isinstance(value, list) or not value

@@ -1,9 +1,10 @@
 """The campaign file's keys, declared once: the Key type (a row: its table, type, default, range,
 workloads, meaning and retired names) and the rows of the core's tables, the top level,
-[[targets]], `cpus` and [cluster]. A workload's own table ([tpcc], [vector], ...) is its slice's:
-workloads/<name>/keys.py declares its rows, its plan.py reads the table with them and its
-WorkloadPlan carries them (`keys`), which is how the docs and recheck find them without this
-module importing a slice. docs/campaign.md's key tables are all these rows
+[[targets]], `cpus` and [cluster]. A workload's own keys are its slice's: workloads/<name>/keys.py
+declares their rows, its plan.py reads them and its WorkloadPlan carries them (`keys`), which is
+how the campaign reader, the docs and recheck find them without this module importing a slice.
+Most are a table of the workload's own ([tpcc], [vector], ...); sysbench's are top-level keys,
+which `top` places among the core's. docs/campaign.md's key tables are all these rows
 (tests/unit/test_campaign_keys.py holds them equal).
 
 plan/fields.py reads a value by its Key (type, range, soft limit); plan/campaign.py takes the known
@@ -20,7 +21,6 @@ from dbdrift.model import ENGINES, TargetSpec
 INT64_MAX = 2**63 - 1
 HOUR_S, DAY_S = 3600.0, 86400.0
 REQUIRED = object()  # the key has no default: leaving it out is an error
-SYSBENCH = ("sysbench",)
 ALL_WORKLOADS = ("sysbench", "insert-benchmark", "tpcc", "vector", "htap")
 TABLES = ("top", "targets", "cpus", "cluster")  # the core's tables ("top": the file's top level); a workload's is its slice's
 
@@ -56,6 +56,9 @@ class Key:
     workloads: tuple[str, ...] = ALL_WORKLOADS
     retired: dict[str, str | None] = field(default_factory=dict)
     attr: str | None = None  # the CampaignSpec (or a workload's Params) field, when not `name`
+    # a workload's top-level row (sysbench's): the row of the top-level table it follows (`top`); None:
+    # the workload's row before it
+    after: str | None = None
 
     @property
     def field_name(self) -> str:
@@ -129,57 +132,16 @@ KEYS: tuple[Key, ...] = (
     Key('top', 'allow_large', FLAG, 'boolean', default=False,
         doc=('Accept sizes and durations beyond the soft limits above. Set it when you really mean e.g. 10^9 rows; the'
          ' hard limits still apply.')),
-    Key('top', 'tests', LIST, 'list of strings, or one string', default=("default32",), attr="test_names",
-        workloads=SYSBENCH,
-        doc=('Which microbenchmarks run: test names, group names or sets (see [Test '
-         'selection](#test-selection-tests)). `--tests` on the command line replaces it. An empty list is an '
-         'error.')),
-    Key('top', 'tables', INTEGER, 'integer', default=1, high=2**32 - 1, large=128,
-        why="the driver counts tables (sbtest1..sbtestN) in 32 bits", workloads=SYSBENCH,
-        doc=('Number of sbtest tables (`sbtest1` … `sbtestN`); most statements pick one at random per execution. At '
-         'most 2^32-1; more than 128 needs `allow_large`.')),
-    Key('top', 'rows', INTEGER, 'integer', default=1_000_000, high=2**31 - 1, large=1_000_000_000,
-        why="sbtest's id and k are SQL INTEGER", workloads=SYSBENCH,
-        doc=('Rows per table, loaded before the first test. At most 2,147,483,647 (`id` and `k` are SQL INTEGER); more'
-         ' than 10^9 needs `allow_large`.')),
-    Key('top', 'threads', THREADS, 'integer or list of integers', default=(1,), low=1, high=1024, workloads=SYSBENCH,
-        doc=('Client thread counts, each 1..1024; every test runs once per count, in the order given (duplicates are '
-         'dropped).')),
-    Key('top', 'count_instructions', FLAG, 'boolean', default=False, workloads=SYSBENCH,
-        doc=('After the timed runs, also count instructions per event of each test under valgrind callgrind, on one '
-         'more server per target. Same as `--count-instructions`; needs valgrind.')),
-    Key('top', 'simulate_cache', FLAG, 'boolean', default=False, workloads=SYSBENCH,
-        doc=('With instruction counts (it turns them on): callgrind also simulates the caches and branch predictor, '
-         'and reports give I1, D1 and LL misses and branch mispredicts per event next to instructions, labelled as'
-         ' simulated. Slows the counting down; `run --simulate-cache` does the same.')),
     Key('top', 'flamegraphs', FLAG, 'boolean', default=False, workloads=("sysbench", "insert-benchmark", "tpcc"),
         doc=("Record the server with `perf record` during each measured run (sysbench: its backends; an Insert "
          "Benchmark step or a TPROC-C run: its whole process tree, background work included), for `dbdrift report "
          '--flamegraphs DIR`. Same as `--flamegraph`; needs perf.')),
-    Key('top', 'read_s', DURATION, 'duration', default=300.0, measured=True, large=DAY_S, workloads=SYSBENCH,
-        doc=('Measured time of each read test, and of `write-only` (as the original scripts do). Also the length of '
-         'the `point-query.warm` and `points-covered-si.warm` runs.')),
-    Key('top', 'write_s', DURATION, 'duration', default=600.0, measured=True, large=DAY_S, workloads=SYSBENCH,
-        doc='Measured time of each write test: the updates, `delete` and `read-write_range=*`.'),
-    Key('top', 'insert_s', DURATION, 'duration', default=None, shown="the value of `write_s`", measured=True,
-        large=DAY_S, workloads=SYSBENCH,
-        doc='Measured time of the `insert` test.'),
-    Key('top', 'warmup_s', DURATION, 'duration', default=5.0, large=2 * HOUR_S, workloads=SYSBENCH,
-        doc=('Unmeasured warm-up at the start of each run (sysbench `--warmup-time`). Interleaved, each target gets '
-         'this much of its own turns.')),
-    Key('top', 'scan_warm_s', DURATION, 'duration', default=60.0, large=2 * HOUR_S, workloads=SYSBENCH,
-        doc='Length of the unreported `scan.warm` run before `scan`.'),
     Key('top', 'settle_s', DURATION, 'duration or `"auto"`', default=None, shown='`"auto"`', large=2 * HOUR_S,
         doc=('Time of each settle step: after the load, after `read-write_range=100` (or before the reads that follow '
          'the write phase) and, for the Insert Benchmark, after `l.i2`. The settle work (vacuum, analyze and '
          'checkpoint on PostgreSQL; the InnoDB flushing steps on MariaDB/MySQL) runs first and dbdrift sleeps only'
          ' the remainder; `0` does the work without waiting. `"auto"` is min(1200, 60 + tables × rows / 10^6) s, '
          'or min(1200, 60 + rows_l_i0 / 10^6) s for the Insert Benchmark.')),
-    Key('top', 'warm_runs', FLAG, 'boolean', default=True, workloads=SYSBENCH,
-        doc=('Run the unreported warm-up runs: `point-query.warm` after each load (one client per table; only when a '
-             'read test is selected, so a campaign of writes alone has none), `scan.warm` '
-         'before `scan` and `points-covered-si.warm` before `points-covered-si` (at the first thread count). Set '
-         '`false` for shorter campaigns at the cost of measuring colder caches.')),
     Key('top', 'interval_s', DURATION, 'duration', default=1.0, measured=True, large=DAY_S,
         doc=("The driver's reporting interval. In sequential runs it is the unit of throughput samples and of steal "
          'filtering (an interval in a second with more than 10% host steal is left out); runs in turns use their '
@@ -189,27 +151,6 @@ KEYS: tuple[Key, ...] = (
         doc=('How many times each measured test runs (repeat n uses seed `seed + n`). With 3 or more, results in turns'
          ' get intervals over server starts; 5 with shorter runs gives verdicts to trust. At most 1000; more than '
          '100 needs `allow_large`.')),
-    Key('top', 'restart', CHOICE, 'string', default="repeat", choices=("repeat", "never", "reload"),
-        workloads=SYSBENCH,
-        doc=('What happens between repeats. `"repeat"`: every server is stopped and started again on the same data '
-         'before each repeat of a test after the first (in turns, all stop before any starts again). `"never"`: '
-         'one start per server for all repeats (faster with big buffer pools). `"reload"`: the whole test sequence'
-         ' runs once per repeat, each repeat after the first on new servers (new data directory, load, settle). No'
-         ' effect with `repeats = 1`.')),
-    Key('top', 'order', CHOICE, 'string', default="turns", choices=("turns", "sequential"),
-        retired={"interleaved": "turns"}, workloads=SYSBENCH,
-        doc=('`"turns"`: all targets\' servers stay up and take turns of `turn_s` inside each driver run, so both sides'
-         ' of a comparison see the same host noise. `"sequential"`: one server at a time, as the original scripts '
-         'do; use it when the servers do not fit in memory together. Targets of different engine families '
-         '(PostgreSQL and MariaDB/MySQL) cannot share a driver run and take whole runs in turn. The Insert '
-         'Benchmark always runs sequentially.')),
-    Key('top', 'turn_s', DURATION, 'duration', default=0.01, measured=True, low=0.001, high=60.0, workloads=SYSBENCH,
-        why="targets take turns of turn_s seconds inside one driver run",
-        retired={"slice_s": None, "slice_warmup_s": (
-            "remove it: targets take turns inside one driver run, so no turn pays a warm-up "
-            "(turn_s is the length of each turn, default {default} s)")},
-        doc=('With `order = "turns"` only: the length of each target\'s turn, {low} to {high} s. Tests with slow events get'
-         ' longer turns automatically (about 10 mean event times; `scan` at least 1 s).')),
     Key('top', 'round_order', CHOICE, 'string', default="balanced", choices=("balanced", "alternating"),
         doc=('The order of the targets in each round of turns, of whole runs taken in turn, of server starts and of '
          'Insert Benchmark and TPROC-C repeats. `"balanced"`: a cycle of rounds in which every target follows every'
@@ -266,9 +207,6 @@ KEYS: tuple[Key, ...] = (
     Key('top', 'seed', INTEGER, 'integer', default=1, high=INT64_MAX, why="the driver's seed is a 64-bit integer",
         doc=('Seed of the parameter generator, so every target sees the same key sequence. Repeat n uses `seed + n`; '
          '`seed + repeats` must stay within 2^63-1.')),
-    Key('top', 'prepared', FLAG, 'boolean', default=True, workloads=SYSBENCH,
-        doc=('Sysbench runs send their statements as server-side prepared statements; `false` sends the SQL text with '
-         'literals each time. The Insert Benchmark always prepares its queries.')),
 
     # --- targets -------------------------------------------------------------------------
     Key('targets', 'name', NAME, 'name', default=REQUIRED,
@@ -349,7 +287,7 @@ def default_as(table: str, name: str, kind: type[T]) -> T:
 
 
 def names(table: str) -> set[str]:
-    """The keys a table accepts: what check_keys holds unknown keys against."""
+    """The keys a core table accepts: what check_keys holds unknown keys against."""
     return {k.name for k in KEYS if k.table == table}
 
 
@@ -357,9 +295,30 @@ def of(table: str) -> tuple[Key, ...]:
     return tuple(k for k in KEYS if k.table == table)
 
 
-def only_for(workload: str) -> tuple[str, ...]:
-    """Top-level keys of the other workloads: refused in a `workload` campaign, not ignored."""
-    return tuple(k.name for k in KEYS if k.table == "top" and k.workloads != ALL_WORKLOADS
+def top(*workload_rows: tuple[Key, ...]) -> tuple[Key, ...]:
+    """Every row of the top-level table: the core's, and among them the top-level rows the
+    workloads' plans carry (sysbench's; a workload's rows of its own table are left out), each
+    group after the row its first row names (`after`), so that docs/campaign.md and the spec
+    stored with a campaign keep one order."""
+    merged = list(of("top"))
+    for rows in workload_rows:
+        at = len(merged)
+        for k in rows:
+            if k.table != "top":
+                continue
+            if k.after is not None:
+                at = next((i + 1 for i, m in enumerate(merged) if m.name == k.after), -1)
+                if at < 0:
+                    raise TypeError(f"top-level row {k.name} follows {k.after}, which is no top-level row")
+            merged.insert(at, k)
+            at += 1
+    return tuple(merged)
+
+
+def only_for(workload: str, rows: tuple[Key, ...]) -> tuple[str, ...]:
+    """Top-level keys of the other workloads among `rows` (`top`'s): refused in a `workload`
+    campaign, not ignored."""
+    return tuple(k.name for k in rows if k.table == "top" and k.workloads != ALL_WORKLOADS
                  and workload not in k.workloads and k.kind != TABLE)
 
 

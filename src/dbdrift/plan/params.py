@@ -1,6 +1,6 @@
-"""A workload's own values (`CampaignSpec.params`: its slice's Params record, read from its table),
-as each slice reads them typed; the axes of a workload whose keys make none; and the refusal of
-the top-level keys a workload does not take."""
+"""A workload's own values (`CampaignSpec.params`: its slice's Params record, read from its table
+or, sysbench's, from its top-level keys), as each slice reads them typed; the axes of a workload
+whose keys make none; and the refusal of the top-level keys a workload does not take."""
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -24,12 +24,13 @@ class HasParams(Protocol):
     def params(self) -> object: ...
 
 
-def params_of(spec: HasParams, kind: type[P], table: str) -> P:
-    """The campaign's `[table]` as read, as the slice's record `kind`; a campaign of another
-    workload has none, which is a mistake of the caller's (TypeError, not an assert, so that it
-    holds under -O)."""
+def params_of(spec: HasParams, kind: type[P], table: str | None) -> P:
+    """The campaign's `[table]` (None: the workload's top-level keys, sysbench's) as read, as the
+    slice's record `kind`; a campaign of another workload has none, which is a mistake of the
+    caller's (TypeError, not an assert, so that it holds under -O)."""
     if not isinstance(spec.params, kind):
-        raise TypeError(f"campaign {spec.name} is a {spec.workload} campaign: it has no [{table}]")
+        raise TypeError(f"campaign {spec.name} is a {spec.workload} campaign: it has no "
+                        + (f"[{table}]" if table else f"{kind.__name__}"))
     return spec.params
 
 
@@ -41,18 +42,19 @@ def no_axes(top: fields.Table) -> tuple[Axis, ...]:
 @dataclass(frozen=True)
 class RefuseTopLevelKeys:
     """A workload's `refuse` hook: the top-level keys that `workload` does not take (sysbench's
-    sizes and durations, in a campaign of another workload) are refused rather than ignored. `title` names that workload in the
-    message, `hint` follows "remove <key>; ". A value rather than a closure, so its Workload
-    pickles and compares equal."""
+    sizes and durations, in a campaign of another workload) are refused rather than ignored: the
+    rows of `top` (the core's and every workload's, plan/campaign.py's top_keys) say which those
+    are. `title` names that workload in the message, `hint` follows "remove <key>; ". A value
+    rather than a closure, so its Workload pickles and compares equal."""
 
     workload: str
     title: str
     hint: str
 
     def __call__(self, top: fields.Table) -> None:
-        for key in keys.only_for(self.workload):
+        for key in keys.only_for(self.workload, top.every_row()):
             if key in top.data:
-                takers = list(keys.key("top", key).workloads)
+                takers = list(top.key(key).workloads)
                 named = (f"the {takers[0]} workload" if len(takers) == 1
                          else "the " + ", ".join(takers[:-1]) + f" and {takers[-1]} workloads")
                 raise InputError(f"{top.where}: {key} applies to {named}, not {self.title}",

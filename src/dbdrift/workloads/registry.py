@@ -285,6 +285,7 @@ WORKLOADS: dict[str, Workload[Any]] = {w.name: w for w in (SYSBENCH, INSERT_BENC
 # The plan parts the campaign readers are handed: plan/campaign.py sits below the slices and
 # imports none of them.
 PLANS: Plans = {name: w.plan for name, w in WORKLOADS.items()}
+TOP_KEYS = campaign.top_keys(PLANS)  # every top-level row of a campaign file: the core's and sysbench's
 
 
 def load_campaign(path: Path, sets: list[str] | tuple[str, ...] = ()) -> CampaignSpec:

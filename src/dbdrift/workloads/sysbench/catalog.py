@@ -12,6 +12,22 @@ from dbdrift.errors import InputError
 from dbdrift.catalog.sql import render_sql
 from dbdrift.model import JsonObject
 
+@dataclass(frozen=True)
+class SysbenchParams:
+    """The top-level keys of a sysbench campaign that only its own steps read, held in
+    CampaignSpec.params (its plan.py's `params`): the unmeasured warm-up of each run, the
+    unreported warm runs, what happens between repeats and how statements are sent. Its sizes,
+    thread counts, tests and measured lengths stay CampaignSpec's, which core modules read."""
+
+    warmup_s: float = 5.0  # unmeasured seconds at the start of each run (sysbench --warmup-time)
+    scan_warm_s: float = 60.0  # the unreported scan.warm run before scan
+    warm_runs: bool = True  # run point-query.warm, scan.warm and points-covered-si.warm
+    # repeat: every server restarts before each repeat after a test's first | never | reload: the
+    # whole test sequence runs once per repeat, each time on a new server loaded afresh
+    restart: str = "repeat"
+    prepared: bool = True  # server-side prepared statements; False: SQL text with literals
+
+
 # Report groups in the order of the Small Datum posts (their 4-group variant).
 GROUPS = ("point", "range-noagg", "range-agg", "writes")
 GROUP_TITLES = {

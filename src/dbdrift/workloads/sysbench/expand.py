@@ -12,6 +12,7 @@ from dataclasses import dataclass, replace
 from dbdrift.model import TargetSpec
 from dbdrift.plan.campaign import CampaignSpec
 from dbdrift.plan.lifecycle import RESTART_S, SETTLE_WORK_S, START_S, STOP_S, SettleStep
+from dbdrift.workloads.sysbench.plan import params
 from dbdrift.workloads.sysbench.catalog import CATALOG, RUN_ORDER, SETTLE_AFTER, WARM_BEFORE, MicrobenchmarkSpec
 
 
@@ -80,7 +81,7 @@ def expand(spec: CampaignSpec) -> list[TargetPlan]:
 def _steps(spec: CampaignSpec) -> tuple[Step, ...]:
     """Load, settle, then the tests in run order, each run `repeats` times in a row; with
     `restart = "reload"` that sequence once per repeat instead, each on a new server."""
-    if spec.restart != "reload":
+    if params(spec).restart != "reload":
         return tuple(_sequence(spec, range(spec.repeats)))
     steps: list[Step] = []
     for r in range(spec.repeats):
@@ -91,7 +92,7 @@ def _steps(spec: CampaignSpec) -> tuple[Step, ...]:
 def _sequence(spec: CampaignSpec, repeats: Sequence[int]) -> list[Step]:
     steps: list[Step] = [LoadStep(spec.tables, spec.rows), SettleStep(spec.settle_total_s(), "load")]
     first = repeats[0]
-    if spec.warm_runs and reads_follow(spec):
+    if params(spec).warm_runs and reads_follow(spec):
         steps.append(_warm(spec, "point-query.warm", "point-query", spec.read_s, spec.tables, first))
     wrote = False  # a write test ran since the last settle
     for test in tests_of(spec):
@@ -100,8 +101,8 @@ def _sequence(spec: CampaignSpec, repeats: Sequence[int]) -> list[Step]:
             # when read-write_range=100, after which the scripts settle, is not selected.
             steps.append(SettleStep(spec.settle_total_s(), "the write phase"))
             wrote = False
-        if spec.warm_runs and test.name in WARM_BEFORE:
-            duration = spec.scan_warm_s if test.name == "scan" else spec.read_s
+        if params(spec).warm_runs and test.name in WARM_BEFORE:
+            duration = params(spec).scan_warm_s if test.name == "scan" else spec.read_s
             steps.append(_warm(spec, WARM_BEFORE[test.name], test.name, duration, spec.threads[0], first))
         for threads in spec.threads:
             steps.extend(_measured(spec, test, threads, repeats))
@@ -127,18 +128,18 @@ def tests_of(spec: CampaignSpec) -> tuple[MicrobenchmarkSpec, ...]:
 def _measured(spec: CampaignSpec, test: MicrobenchmarkSpec, threads: int, repeats: Sequence[int]) -> list[RunStep]:
     """A run of the full duration and warmup per repeat. Interleaved, each run is one driver
     run in which the targets take turns (workloads/sysbench/turns.py), so no run is cut into pieces."""
-    return [RunStep(test.name, test, threads, r, spec.duration_for(test), spec.warmup_s) for r in repeats]
+    return [RunStep(test.name, test, threads, r, spec.duration_for(test), params(spec).warmup_s) for r in repeats]
 
 
 def _warm(spec: CampaignSpec, name: str, test_name: str, duration_s: float, threads: int, repeat: int) -> RunStep:
-    return RunStep(name, CATALOG[test_name], threads, repeat, duration_s, spec.warmup_s, warm=True)
+    return RunStep(name, CATALOG[test_name], threads, repeat, duration_s, params(spec).warmup_s, warm=True)
 
 
 def restarts_before(spec: CampaignSpec, step: Step) -> bool:
     """Whether every server restarts before this step: each measured repeat of a test after
     the first, when the campaign says `restart = "repeat"`, the default (docs/noise.md);
     "reload" starts new servers with FreshStep instead, "never" keeps them."""
-    return isinstance(step, RunStep) and not step.warm and step.repeat > 0 and spec.restart == "repeat"
+    return isinstance(step, RunStep) and not step.warm and step.repeat > 0 and params(spec).restart == "repeat"
 
 
 RUN_OVERHEAD_S = 0.5  # a driver run's own setup beyond its warm-up and measured seconds

@@ -1,17 +1,20 @@
-"""sysbench's campaign keys (layer plan): the tests, threads, tables and rows at the top level of
-the campaign file, read into a CampaignSpec; what the workload can do, as Capabilities."""
+"""sysbench's campaign keys (layer plan): the tests, threads, tables, rows, warm-ups, restarts
+and turns at the top level of the campaign file (their rows in its keys.py), read into a
+CampaignSpec and, those only its own steps read, into its SysbenchParams, the campaign's
+`params`, read back typed (`params`); what the workload can do, as Capabilities."""
 from __future__ import annotations
 
-from dataclasses import replace
+from dataclasses import asdict, replace
 
 from dbdrift.errors import InputError, UserError
 from dbdrift.model import JsonObject
-from dbdrift.plan import fields, keys
+from dbdrift.plan import fields
 from dbdrift.plan.campaign import CampaignSpec
 from dbdrift.plan.lifecycle import sized_settle_s
-from dbdrift.plan.params import no_axes
+from dbdrift.plan.params import no_axes, params_of
 from dbdrift.workload import Capabilities, WorkloadPlan
-from dbdrift.workloads.sysbench.catalog import select_tests
+from dbdrift.workloads.sysbench.catalog import SysbenchParams, select_tests
+from dbdrift.workloads.sysbench.keys import KEYS
 
 CAPS = Capabilities(title="sysbench", per_test_runs=True, takes_turns=True, auto_cpus_shared=False,
                     counts_instructions=True, chain_view=True, cluster_parts="tests",
@@ -44,7 +47,15 @@ def refuse(top: fields.Table) -> None:
 
 
 def parse(spec: CampaignSpec, top: fields.Table) -> CampaignSpec:
-    names = top.data.get("tests", list(keys.default_as("top", "tests", tuple)))
+    """sysbench's top-level keys: its SysbenchParams, whose restart `detect` holds to, then the
+    tests, thread counts, sizes and instruction counting."""
+    own = SysbenchParams(warmup_s=top.duration("warmup_s"), scan_warm_s=top.duration("scan_warm_s"),
+                         warm_runs=top.flag("warm_runs"), restart=top.choice("restart"), prepared=top.flag("prepared"))
+    if spec.detect is not None and (spec.order, own.restart) != ("turns", "repeat"):
+        raise InputError(f'{top.where}: detect needs order = "turns" and restart = "repeat" (it plans server starts '
+                         f'of all targets taking turns), not order = "{spec.order}", restart = "{own.restart}"',
+                         'remove order and restart (both defaults), or remove detect')
+    names = top.data.get("tests", list(CampaignSpec.test_names))
     names = fields.str_list([names] if isinstance(names, str) else names, f"{top.where}: tests",
                       'e.g. tests = ["point-query", "update-index"]')
     if not names:
@@ -57,21 +68,26 @@ def parse(spec: CampaignSpec, top: fields.Table) -> CampaignSpec:
         raise InputError(f"{top.where}: tests: {exc.message}", exc.hint) from None
     if not tests:
         raise InputError(f"{top.where}: tests selects no microbenchmark", "list names from `dbdrift catalog`")
-    threads = fields.threads(top.data.get("threads", list(keys.default_as("top", "threads", tuple))), top.where)
-    return replace(spec, tests=tuple(tests), test_names=tuple(names), tables=top.integer("tables"),
+    threads = fields.threads(top.data.get("threads", list(CampaignSpec.threads)), top.where, top.key("threads"))
+    return replace(spec, params=own, tests=tuple(tests), test_names=tuple(names), tables=top.integer("tables"),
                    rows=top.integer("rows"), threads=threads,
                    count_instructions=top.flag("count_instructions") or top.flag("simulate_cache"),
                    simulate_cache=top.flag("simulate_cache"))
 
 
 def stored(spec: CampaignSpec) -> JsonObject:
-    return {}  # its keys are top-level keys, stored as such
+    """Its SysbenchParams, stored as the top-level keys they are (CampaignSpec.to_dict places them)."""
+    return asdict(params(spec))
 
 
-NO_TABLE: tuple[keys.Key, ...] = ()  # sysbench's keys are the campaign's top-level ones (plan/keys.py)
+def params(spec: CampaignSpec) -> SysbenchParams:
+    """The campaign's top-level keys only sysbench's steps read (CampaignSpec.params), typed."""
+    return params_of(spec, SysbenchParams, None)
 
+
+# sysbench's keys are top-level keys of the campaign file (its keys.py): no table of its own
 PLAN = WorkloadPlan(name="sysbench", table=None, caps=CAPS, refuse=refuse, parse=parse, settle_s=sized_settle_s,
-                    stored=stored, demo=DEMO, demo_targets={}, axes=no_axes, keys=NO_TABLE)
+                    stored=stored, demo=DEMO, demo_targets={}, axes=no_axes, keys=KEYS)
 
 
 def judged(spec: CampaignSpec) -> tuple[str, ...]:

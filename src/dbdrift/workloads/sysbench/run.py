@@ -31,6 +31,7 @@ from dbdrift.runner.sequential import Sequential
 from dbdrift.runner.progress import LanesProgress, ProgressSink, Tally
 from dbdrift.runner.session import settle_wait
 from dbdrift.workloads.sysbench import instructions, turns
+from dbdrift.workloads.sysbench.plan import params
 from dbdrift.workloads.sysbench.session import SysbenchSession
 from dbdrift.workloads.sysbench.expand import (MEASURED, RUN_OVERHEAD_S, SETTLES, SETUP, WARM, FreshStep, LoadStep,
                                               RunStep, Step, TargetPlan, estimate_parts, expand, restarts_before,
@@ -128,10 +129,10 @@ def time_lines(spec: CampaignSpec) -> list[str]:
     together = spec.order == "turns" and len(plans) > 1
     lines = []
     if parts.get(MEASURED):
-        lines.append(f"{MEASURED} {format_duration(parts[MEASURED])}: {each} each, plus warmup_s {spec.warmup_s:g}s")
+        lines.append(f"{MEASURED} {format_duration(parts[MEASURED])}: {each} each, plus warmup_s {params(spec).warmup_s:g}s")
     if parts.get(WARM):
         lines.append(f"{WARM} {format_duration(parts[WARM])}: {', '.join(warm)} per target, not reported "
-                     f"(read_s {spec.read_s:g}s each" + (f"; scan.warm scan_warm_s {spec.scan_warm_s:g}s)"
+                     f"(read_s {spec.read_s:g}s each" + (f"; scan.warm scan_warm_s {params(spec).scan_warm_s:g}s)"
                                                            if "scan.warm" in warm else ")"))
     if parts.get(SETTLES):
         lines.append(f"{SETTLES} {format_duration(parts[SETTLES])}: {settles} of settle_s "
@@ -148,7 +149,7 @@ def time_lines(spec: CampaignSpec) -> list[str]:
     if parts.get(WARM, 0.0) > parts.get(MEASURED, 0.0):
         scan = "scan_warm_s, " if "scan.warm" in warm else ""
         lines.append(f"note: the warm-up runs take longer than the measured runs: they last read_s ({spec.read_s:g}s)"
-                     + (f" and scan_warm_s ({spec.scan_warm_s:g}s)" if scan else "")
+                     + (f" and scan_warm_s ({params(spec).scan_warm_s:g}s)" if scan else "")
                      + f", whatever write_s is; a shorter read_s, {scan}or warm_runs = false shortens them")
     return lines
 
@@ -190,7 +191,7 @@ def detect_costs(spec: CampaignSpec) -> tuple[float, float]:
     measured run adds beyond its length (its warm-up, the driver's setup, a restart)."""
     once = replace(spec, repeats=1, count_instructions=False)
     parts = estimate_by_part(once, expand(once), [])
-    return sum(parts.values()) - parts.get(MEASURED, 0.0), spec.warmup_s + RUN_OVERHEAD_S + RESTART_S
+    return sum(parts.values()) - parts.get(MEASURED, 0.0), params(spec).warmup_s + RUN_OVERHEAD_S + RESTART_S
 
 
 def to_run(state: TargetState) -> TargetPlan:

@@ -24,6 +24,7 @@ from dbdrift.runner.progress import ProgressSink
 from dbdrift.runner.session import TargetSession
 from dbdrift.store.store import RunRecord, Store
 from dbdrift.workloads.sysbench import catalog as sysbench
+from dbdrift.workloads.sysbench.plan import params
 from dbdrift.workloads.sysbench.dialect import DBNAME, SysbenchDialect, for_engine
 from dbdrift.workloads.sysbench.expand import FreshStep, LoadStep, RunStep, load_s, run_s
 
@@ -197,7 +198,7 @@ class SysbenchSession(TargetSession):
         for stmt in sysbench.explain_statements(step.test, self.install.engine, self.spec.rows):
             index, sql = stmt.index, stmt.sql
             try:
-                text = (self.dialect.explain_prepared(self.conn, stmt) if self.spec.prepared
+                text = (self.dialect.explain_prepared(self.conn, stmt) if params(self.spec).prepared
                         else self.dialect.explain(self.conn, sql))
             except UserError as exc:
                 self.store.add_plan(self.target_id, step.name, index, sql, None, None, str(exc)[:500])
@@ -233,7 +234,7 @@ class SysbenchSession(TargetSession):
             "threads": step.threads, "warmup_s": step.warmup_s, "duration_s": step.duration_s,
             "interval_s": self.spec.interval_s, "tables": self.spec.tables, "table_size": self.spec.rows,
             "rand": {"type": "zipfian", "exp": 0.8} if test.rand_type == "zipfian" else {"type": "uniform"},
-            "prepared": self.spec.prepared,
+            "prepared": params(self.spec).prepared,
             "workload": sysbench.render_workload(test, self.dialect.sql_dialect, self.spec.rows),
         }
 
