@@ -145,3 +145,24 @@ def test_a_store_that_does_not_exist_is_refused_with_exit_2(tmp_path):
     with pytest.raises(UserError) as refused:
         run(ReportRequest(tmp_path / "none.db"))
     assert refused.value.message == f"store {tmp_path / 'none.db'} does not exist" and refused.value.exit_code == 2
+
+
+def test_sysbench_flamegraphs_are_written_per_cell_with_a_differential_against_each_cell_s_reference(tmp_path):
+    from dbdrift.store.store import RunRecord
+    store = make_store(tmp_path / "sb.db")
+    cid = store.latest_campaign_id(None)
+    for target in store.targets(cid):
+        stacks = {"postgres;exec_simple_query;ExecScan": 90 + 10 * target.position, "postgres;PostgresMain": 10}
+        store.add_run(target.id, RunRecord(test="point-query", test_group="point", threads=1, repeat=4, status="ok",
+                                           warmup_s=1, duration_s=3, metric="qps", driver_spec={}, value=None,
+                                           folded=stacks))
+    store.close()
+    folder = tmp_path / "fg"
+    outcome, said = run(ReportRequest(tmp_path / "sb.db", flamegraphs=folder))
+    assert said == [f"wrote 8 flamegraph files to {folder}"]
+    assert sorted(p.name for p in outcome.written) == [
+        "point-query.x1.pg17.folded", "point-query.x1.pg17.svg",
+        "point-query.x1.pg18-vs-pg17.diff.svg", "point-query.x1.pg18.folded", "point-query.x1.pg18.svg",
+        "point-query.x1.pg19-vs-pg17.diff.svg", "point-query.x1.pg19.folded", "point-query.x1.pg19.svg"]
+    assert (folder / "point-query.x1.pg18.folded").read_text().splitlines() == [
+        "postgres;PostgresMain 10", "postgres;exec_simple_query;ExecScan 100"]
