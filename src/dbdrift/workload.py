@@ -97,3 +97,11 @@ class WorkloadPlan(Generic[Spec, Top, AxisT, Json, KeyT]):
     # reads the table with and docs/campaign.md documents, found here by whoever lists every table; ()
     # for a workload of top-level keys only
     keys: tuple[KeyT, ...]
+    # whether the campaign also counts instructions per event under callgrind (sysbench's
+    # count_instructions): what `run` reports and requires valgrind for, and what orders detect's
+    # budget; False for a workload that counts none (caps.counts_instructions)
+    counts_instructions: Callable[[Spec], bool]
+    # (spec, simulate_cache) -> the campaign counting instructions, callgrind simulating the caches too
+    # when asked (`run --count-instructions`, `--simulate-cache`); a workload that counts none refuses
+    # (its callers ask caps.counts_instructions first)
+    counting: Callable[[Spec, bool], Spec]

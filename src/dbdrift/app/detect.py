@@ -198,7 +198,7 @@ def planned(spec: CampaignSpec, store: Store | None) -> CampaignSpec:
                           tuple(found.lengths.values()), tuple(noise.values()), spec.sequential)
     found = _told(found, rests)
     stored = found.to_dict()
-    if spec.sequential and spec.count_instructions:  # the budget's first priority (runner/sequential.py)
+    if spec.sequential and spec.workload_plan.counts_instructions(spec):  # the budget's first priority (runner/sequential.py)
         # blind: instruction counts cannot see the test's cost, since it writes and so waits on I/O and locks
         stored["tests"] = [{**p.to_dict(), "blind": writes(workload.catalog, p.test)} for p in found.tests]
     return replace(shaped, repeats=max(p.most for p in found.tests), detect_plan=stored)
@@ -287,7 +287,7 @@ def sequential_lines(spec: CampaignSpec, found: JsonObject) -> list[str]:
         return lines
     if spec.budget is None:
         return lines
-    if spec.count_instructions and spec.tests:
+    if spec.workload_plan.counts_instructions(spec) and spec.tests:
         blind = [t for t in found["tests"] if t.get("blind")]
         lines.append(f"  budget order: instruction counts run first; the timed budget goes first to the {len(blind)} "
                      "tests they cannot see (writes, I/O and locks: rw not \"R\", marked below) and to those whose "

@@ -68,7 +68,7 @@ def _default(name: str, kind: type[T]) -> T:
 @dataclass(frozen=True)
 class CampaignSpec:
     """What to run: targets x microbenchmarks x thread counts x repeats, with durations. The
-    fields of sysbench's keys here (tests ... simulate_cache) are those core modules read; their
+    fields of sysbench's keys here (tests ... turn_s) are those core modules read; their
     defaults are the fields' own, which the rows of its slice's keys.py point at. The keys only
     its slice reads are its SysbenchParams, in `params`."""
 
@@ -96,8 +96,6 @@ class CampaignSpec:
     budget: float | None = None  # with detect: the most the campaign may take, seconds
     sequential: bool = _default("sequential", bool)  # with detect: stop each cell once decided (runner/sequential.py)
     detect_plan: JsonObject | None = None  # the plan `run` made for detect (app/detect.py), stored with the campaign
-    count_instructions: bool = False  # also count instructions per event under callgrind
-    simulate_cache: bool = False  # with count_instructions: callgrind's cache and branch simulation too
     timed: bool = True  # False: only count instructions, no timed runs
     flamegraphs: bool = _default("flamegraphs", bool)  # perf record the backends during each timed run
     source: str = "<built-in>"

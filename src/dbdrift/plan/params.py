@@ -1,10 +1,11 @@
 """A workload's own values (`CampaignSpec.params`: its slice's Params record, read from its table
 or, sysbench's, from its top-level keys), as each slice reads them typed; the axes of a workload
-whose keys make none; and the refusal of the top-level keys a workload does not take."""
+whose keys make none, and the instruction counts of one that counts none; and the refusal of the
+top-level keys a workload does not take."""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Protocol, TypeVar
+from typing import NoReturn, Protocol, TypeVar
 
 from dbdrift.errors import InputError
 from dbdrift.plan import fields, keys
@@ -37,6 +38,17 @@ def params_of(spec: HasParams, kind: type[P], table: str | None) -> P:
 def no_axes(top: fields.Table) -> tuple[Axis, ...]:
     """A workload whose keys make no axis: its variants are the campaign's [axes.NAME] only."""
     return ()
+
+
+def counts_no_instructions(spec: HasParams) -> bool:
+    """A workload without a catalogue of tests counts no instructions (caps.counts_instructions)."""
+    return False
+
+
+def refuse_counting(spec: HasParams, simulate_cache: bool) -> NoReturn:
+    """A workload that counts no instructions cannot be made to: its callers ask
+    caps.counts_instructions first, so this is their mistake (TypeError, as params_of)."""
+    raise TypeError(f"campaign {spec.name} is a {spec.workload} campaign: it counts no instructions")
 
 
 @dataclass(frozen=True)

@@ -81,7 +81,7 @@ class Sequential:
         self.cost = {k: targets * (p.seconds + per_start) for k, p in self.plans.items()}
         self.fixed_s = float(found.get("fixed_s", 0.0))
         self.blind = {(d["test"], int(d["threads"])) for d in found["tests"] if d.get("blind")}
-        self.prioritised = bool(spec.count_instructions and found.get("prioritised", True))
+        self.prioritised = bool(spec.workload_plan.counts_instructions(spec) and found.get("prioritised", True))
         self.stops: dict[Key, Stop] = {}
         self.looked: dict[Key, tuple[int, Outcome]] = {}
         self.counts_moved: set[str] | None = None

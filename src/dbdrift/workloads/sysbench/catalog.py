@@ -16,8 +16,9 @@ from dbdrift.model import JsonObject
 class SysbenchParams:
     """The top-level keys of a sysbench campaign that only its own steps read, held in
     CampaignSpec.params (its plan.py's `params`): the unmeasured warm-up of each run, the
-    unreported warm runs, what happens between repeats and how statements are sent. Its sizes,
-    thread counts, tests and measured lengths stay CampaignSpec's, which core modules read."""
+    unreported warm runs, what happens between repeats, how statements are sent and whether
+    instructions are counted (which the core asks through its plan's hooks). Its sizes, thread
+    counts, tests and measured lengths stay CampaignSpec's, which core modules read."""
 
     warmup_s: float = 5.0  # unmeasured seconds at the start of each run (sysbench --warmup-time)
     scan_warm_s: float = 60.0  # the unreported scan.warm run before scan
@@ -26,6 +27,8 @@ class SysbenchParams:
     # whole test sequence runs once per repeat, each time on a new server loaded afresh
     restart: str = "repeat"
     prepared: bool = True  # server-side prepared statements; False: SQL text with literals
+    count_instructions: bool = False  # also count instructions per event under callgrind (simulate_cache sets it)
+    simulate_cache: bool = False  # with count_instructions: callgrind's cache and branch simulation too
 
 
 # Report groups in the order of the Small Datum posts (their 4-group variant).

@@ -40,6 +40,7 @@ from dbdrift.plan.campaign import CampaignSpec
 from dbdrift.plan.lifecycle import START_S, SettleStep
 from dbdrift.workloads.sysbench.dialect import DBNAME
 from dbdrift.workloads.sysbench.expand import LoadStep, RunStep, TargetPlan
+from dbdrift.workloads.sysbench.plan import params
 from dbdrift.workloads.sysbench.session import SysbenchSession
 from dbdrift.server import osuser
 from dbdrift.server.mariadb import MariaDBServer
@@ -335,8 +336,8 @@ def count_target(session: SysbenchSession, plan: TargetPlan, skip: AbstractSet[s
     out_dir.mkdir(exist_ok=True)
     osuser.chown_tree(out_dir, osuser.server_user())
     session.timed_step("server", "restart under valgrind callgrind", lambda: session.server.start_wrapped(
-        valgrind_command(binary, out_dir, session.install.engine, session.spec.simulate_cache, cpu), VALGRIND_COMMS,
-        START_TIMEOUT_S))
+        valgrind_command(binary, out_dir, session.install.engine, params(session.spec).simulate_cache, cpu),
+        VALGRIND_COMMS, START_TIMEOUT_S))
     session.prewarm(load.tables, restarted=True)  # the start under callgrind emptied InnoDB's buffer pool
     # The first runs after a start do one-off work (PostgreSQL: shared statistics entries, hint
     # bits on shared catalogs; InnoDB: table and statement caches) that no later run repeats:

@@ -34,10 +34,10 @@ KEYS: tuple[Key, ...] = (
         workloads=SYSBENCH,
         doc=('Client thread counts, each 1..1024; every test runs once per count, in the order given (duplicates are '
          'dropped).')),
-    Key('top', 'count_instructions', FLAG, 'boolean', default=CampaignSpec.count_instructions, workloads=SYSBENCH,
+    Key('top', 'count_instructions', FLAG, 'boolean', default=SysbenchParams.count_instructions, workloads=SYSBENCH,
         doc=('After the timed runs, also count instructions per event of each test under valgrind callgrind, on one '
          'more server per target. Same as `--count-instructions`; needs valgrind.')),
-    Key('top', 'simulate_cache', FLAG, 'boolean', default=CampaignSpec.simulate_cache, workloads=SYSBENCH,
+    Key('top', 'simulate_cache', FLAG, 'boolean', default=SysbenchParams.simulate_cache, workloads=SYSBENCH,
         doc=('With instruction counts (it turns them on): callgrind also simulates the caches and branch predictor, '
          'and reports give I1, D1 and LL misses and branch mispredicts per event next to instructions, labelled as'
          ' simulated. Slows the counting down; `run --simulate-cache` does the same.')),

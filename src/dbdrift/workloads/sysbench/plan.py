@@ -50,7 +50,9 @@ def parse(spec: CampaignSpec, top: fields.Table) -> CampaignSpec:
     """sysbench's top-level keys: its SysbenchParams, whose restart `detect` holds to, then the
     tests, thread counts, sizes and instruction counting."""
     own = SysbenchParams(warmup_s=top.duration("warmup_s"), scan_warm_s=top.duration("scan_warm_s"),
-                         warm_runs=top.flag("warm_runs"), restart=top.choice("restart"), prepared=top.flag("prepared"))
+                         warm_runs=top.flag("warm_runs"), restart=top.choice("restart"), prepared=top.flag("prepared"),
+                         count_instructions=top.flag("count_instructions") or top.flag("simulate_cache"),
+                         simulate_cache=top.flag("simulate_cache"))
     if spec.detect is not None and (spec.order, own.restart) != ("turns", "repeat"):
         raise InputError(f'{top.where}: detect needs order = "turns" and restart = "repeat" (it plans server starts '
                          f'of all targets taking turns), not order = "{spec.order}", restart = "{own.restart}"',
@@ -70,9 +72,7 @@ def parse(spec: CampaignSpec, top: fields.Table) -> CampaignSpec:
         raise InputError(f"{top.where}: tests selects no microbenchmark", "list names from `dbdrift catalog`")
     threads = fields.threads(top.data.get("threads", list(CampaignSpec.threads)), top.where, top.key("threads"))
     return replace(spec, params=own, tests=tuple(tests), test_names=tuple(names), tables=top.integer("tables"),
-                   rows=top.integer("rows"), threads=threads,
-                   count_instructions=top.flag("count_instructions") or top.flag("simulate_cache"),
-                   simulate_cache=top.flag("simulate_cache"))
+                   rows=top.integer("rows"), threads=threads)
 
 
 def stored(spec: CampaignSpec) -> JsonObject:
@@ -85,9 +85,23 @@ def params(spec: CampaignSpec) -> SysbenchParams:
     return params_of(spec, SysbenchParams, None)
 
 
+def counts_instructions(spec: CampaignSpec) -> bool:
+    """Whether the campaign counts instructions per event (count_instructions, or simulate_cache)."""
+    return params(spec).count_instructions
+
+
+def counting(spec: CampaignSpec, simulate_cache: bool) -> CampaignSpec:
+    """The campaign counting instructions, callgrind simulating the caches too when asked (or when
+    the campaign said so): `run --count-instructions` and `--simulate-cache`."""
+    own = params(spec)
+    return replace(spec, params=replace(own, count_instructions=True,
+                                        simulate_cache=own.simulate_cache or simulate_cache))
+
+
 # sysbench's keys are top-level keys of the campaign file (its keys.py): no table of its own
 PLAN = WorkloadPlan(name="sysbench", table=None, caps=CAPS, refuse=refuse, parse=parse, settle_s=sized_settle_s,
-                    stored=stored, demo=DEMO, demo_targets={}, axes=no_axes, keys=KEYS)
+                    stored=stored, demo=DEMO, demo_targets={}, axes=no_axes, keys=KEYS,
+                    counts_instructions=counts_instructions, counting=counting)
 
 
 def judged(spec: CampaignSpec) -> tuple[str, ...]:

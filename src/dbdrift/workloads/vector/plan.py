@@ -9,7 +9,7 @@ from dbdrift.model import JsonObject
 from dbdrift.plan import fields
 from dbdrift.plan.campaign import CampaignSpec
 from dbdrift.plan.lifecycle import sized_settle_s
-from dbdrift.plan.params import RefuseTopLevelKeys, no_axes, params_of
+from dbdrift.plan.params import RefuseTopLevelKeys, counts_no_instructions, no_axes, params_of, refuse_counting
 from dbdrift.quantities import brief_repr
 from dbdrift.workload import WorkloadPlan, repeats_caps
 from dbdrift.workloads.vector.catalog import (INDEXES, RECALLS, TYPES, DatasetSpec, VectorParams, families,
@@ -118,7 +118,8 @@ DEMO_TARGETS: dict[str, tuple[tuple[str, str, str], ...]] = {
 
 
 PLAN = WorkloadPlan(name="vector", table="vector", caps=CAPS, refuse=refuse, parse=parse_vector, settle_s=sized_settle_s,
-                    stored=stored, demo=DEMO, demo_targets=DEMO_TARGETS, axes=no_axes, keys=KEYS)
+                    stored=stored, demo=DEMO, demo_targets=DEMO_TARGETS, axes=no_axes, keys=KEYS,
+                    counts_instructions=counts_no_instructions, counting=refuse_counting)
 
 
 def check_lines(spec: CampaignSpec) -> list[str]:
