@@ -105,3 +105,13 @@ class WorkloadPlan(Generic[Spec, Top, AxisT, Json, KeyT]):
     # when asked (`run --count-instructions`, `--simulate-cache`); a workload that counts none refuses
     # (its callers ask caps.counts_instructions first)
     counting: Callable[[Spec, bool], Spec]
+    # the measured length of each kind of test (a test's duration_kind: read, write, insert), by kind:
+    # what detect plans the lengths of and `run` warns of when too short for an interval; {} for a
+    # workload whose runs are whole repeats
+    measured_lengths: Callable[[Spec], dict[str, float]]
+    # (spec, lengths by kind) -> the campaign measuring those (detect's chosen lengths), a kind left out
+    # keeping its own; a workload of whole repeats refuses (its callers ask caps.per_test_runs first)
+    with_measured_lengths: Callable[[Spec, dict[str, float]], Spec]
+    # the seconds of each target's turn inside a driver run (order = "turns"); a workload whose targets
+    # do not take turns refuses (its callers ask caps.takes_turns first)
+    turn_s: Callable[[Spec], float]

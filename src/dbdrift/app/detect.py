@@ -186,13 +186,11 @@ def planned(spec: CampaignSpec, store: Store | None) -> CampaignSpec:
             found_noise, source = rests.of((t.name, threads))
             cells.append(planning.Cell(t.name, threads, t.duration_kind, found_noise, floors.get(t.name, 0.0), source))
     fixed, overhead = workload.detect_costs(spec)
-    lengths_tried = tuple(sorted(set(planning.LENGTHS) | {spec.read_s, spec.write_s, spec.insert_s}))
+    lengths = spec.workload_plan.measured_lengths(spec)
+    lengths_tried = tuple(sorted(set(planning.LENGTHS) | set(lengths.values())))
     found = planning.plan(cells, spec.detect, fixed, spec.budget, named, len(spec.targets), overhead, lengths_tried,
                           tuple(noise.values()))
-    chosen = found.lengths
-    write_s = chosen.get("write", spec.write_s)
-    shaped = replace(spec, read_s=chosen.get("read", spec.read_s), write_s=write_s,
-                     insert_s=chosen.get("insert", write_s if "write" in chosen else spec.insert_s))
+    shaped = spec.workload_plan.with_measured_lengths(spec, found.lengths)
     # the warm-up runs last read_s: plan again with the fixed part the chosen lengths give
     found = planning.plan(cells, spec.detect, workload.detect_costs(shaped)[0], spec.budget, named, len(spec.targets), overhead,
                           tuple(found.lengths.values()), tuple(noise.values()), spec.sequential)

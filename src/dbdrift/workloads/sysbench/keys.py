@@ -41,15 +41,15 @@ KEYS: tuple[Key, ...] = (
         doc=('With instruction counts (it turns them on): callgrind also simulates the caches and branch predictor, '
          'and reports give I1, D1 and LL misses and branch mispredicts per event next to instructions, labelled as'
          ' simulated. Slows the counting down; `run --simulate-cache` does the same.')),
-    Key('top', 'read_s', DURATION, 'duration', default=CampaignSpec.read_s, measured=True, large=DAY_S,
+    Key('top', 'read_s', DURATION, 'duration', default=SysbenchParams.read_s, measured=True, large=DAY_S,
         workloads=SYSBENCH, after="flamegraphs",
         doc=('Measured time of each read test, and of `write-only` (as the original scripts do). Also the length of '
          'the `point-query.warm` and `points-covered-si.warm` runs.')),
-    Key('top', 'write_s', DURATION, 'duration', default=CampaignSpec.write_s, measured=True, large=DAY_S,
+    Key('top', 'write_s', DURATION, 'duration', default=SysbenchParams.write_s, measured=True, large=DAY_S,
         workloads=SYSBENCH,
         doc='Measured time of each write test: the updates, `delete` and `read-write_range=*`.'),
-    Key('top', 'insert_s', DURATION, 'duration', default=None, shown="the value of `write_s`", measured=True,
-        large=DAY_S, workloads=SYSBENCH,
+    Key('top', 'insert_s', DURATION, 'duration', default=SysbenchParams.insert_s, shown="the value of `write_s`",
+        measured=True, large=DAY_S, workloads=SYSBENCH,
         doc='Measured time of the `insert` test.'),
     Key('top', 'warmup_s', DURATION, 'duration', default=SysbenchParams.warmup_s, large=2 * HOUR_S, workloads=SYSBENCH,
         doc=('Unmeasured warm-up at the start of each run (sysbench `--warmup-time`). Interleaved, each target gets '
@@ -76,7 +76,7 @@ KEYS: tuple[Key, ...] = (
          'do; use it when the servers do not fit in memory together. Targets of different engine families '
          '(PostgreSQL and MariaDB/MySQL) cannot share a driver run and take whole runs in turn. The Insert '
          'Benchmark always runs sequentially.')),
-    Key('top', 'turn_s', DURATION, 'duration', default=CampaignSpec.turn_s, measured=True, low=0.001, high=60.0,
+    Key('top', 'turn_s', DURATION, 'duration', default=SysbenchParams.turn_s, measured=True, low=0.001, high=60.0,
         workloads=SYSBENCH,
         why="targets take turns of turn_s seconds inside one driver run",
         retired={"slice_s": None, "slice_warmup_s": (

@@ -13,7 +13,7 @@ from dbdrift.plan.campaign import CampaignSpec
 from dbdrift.plan.lifecycle import sized_settle_s
 from dbdrift.plan.params import no_axes, params_of
 from dbdrift.workload import Capabilities, WorkloadPlan
-from dbdrift.workloads.sysbench.catalog import SysbenchParams, select_tests
+from dbdrift.workloads.sysbench.catalog import MicrobenchmarkSpec, SysbenchParams, select_tests
 from dbdrift.workloads.sysbench.keys import KEYS
 
 CAPS = Capabilities(title="sysbench", per_test_runs=True, takes_turns=True, auto_cpus_shared=False,
@@ -49,10 +49,12 @@ def refuse(top: fields.Table) -> None:
 def parse(spec: CampaignSpec, top: fields.Table) -> CampaignSpec:
     """sysbench's top-level keys: its SysbenchParams, whose restart `detect` holds to, then the
     tests, thread counts, sizes and instruction counting."""
-    own = SysbenchParams(warmup_s=top.duration("warmup_s"), scan_warm_s=top.duration("scan_warm_s"),
+    write_s = top.duration("write_s")
+    own = SysbenchParams(read_s=top.duration("read_s"), write_s=write_s, insert_s=top.duration("insert_s", write_s),
+                         warmup_s=top.duration("warmup_s"), scan_warm_s=top.duration("scan_warm_s"),
                          warm_runs=top.flag("warm_runs"), restart=top.choice("restart"), prepared=top.flag("prepared"),
                          count_instructions=top.flag("count_instructions") or top.flag("simulate_cache"),
-                         simulate_cache=top.flag("simulate_cache"))
+                         simulate_cache=top.flag("simulate_cache"), turn_s=top.duration("turn_s"))
     if spec.detect is not None and (spec.order, own.restart) != ("turns", "repeat"):
         raise InputError(f'{top.where}: detect needs order = "turns" and restart = "repeat" (it plans server starts '
                          f'of all targets taking turns), not order = "{spec.order}", restart = "{own.restart}"',
@@ -98,10 +100,36 @@ def counting(spec: CampaignSpec, simulate_cache: bool) -> CampaignSpec:
                                         simulate_cache=own.simulate_cache or simulate_cache))
 
 
+def measured_lengths(spec: CampaignSpec) -> dict[str, float]:
+    """The measured seconds of each kind of test (MicrobenchmarkSpec.duration_kind)."""
+    own = params(spec)
+    return {"read": own.read_s, "write": own.write_s, "insert": own.insert_s}
+
+
+def duration_for(spec: CampaignSpec, test: MicrobenchmarkSpec) -> float:
+    """The measured seconds of a run of `test`."""
+    return measured_lengths(spec)[test.duration_kind]
+
+
+def with_measured_lengths(spec: CampaignSpec, lengths: dict[str, float]) -> CampaignSpec:
+    """The campaign measuring `lengths` (detect's choice, by kind), a kind left out keeping its
+    own; insert follows a chosen write length, as insert_s follows write_s in a file."""
+    own = params(spec)
+    write_s = lengths.get("write", own.write_s)
+    insert_s = lengths.get("insert", write_s if "write" in lengths else own.insert_s)
+    return replace(spec, params=replace(own, read_s=lengths.get("read", own.read_s), write_s=write_s, insert_s=insert_s))
+
+
+def turn_s(spec: CampaignSpec) -> float:
+    """The seconds of each target's turn inside a driver run."""
+    return params(spec).turn_s
+
+
 # sysbench's keys are top-level keys of the campaign file (its keys.py): no table of its own
 PLAN = WorkloadPlan(name="sysbench", table=None, caps=CAPS, refuse=refuse, parse=parse, settle_s=sized_settle_s,
                     stored=stored, demo=DEMO, demo_targets={}, axes=no_axes, keys=KEYS,
-                    counts_instructions=counts_instructions, counting=counting)
+                    counts_instructions=counts_instructions, counting=counting, measured_lengths=measured_lengths,
+                    with_measured_lengths=with_measured_lengths, turn_s=turn_s)
 
 
 def judged(spec: CampaignSpec) -> tuple[str, ...]:

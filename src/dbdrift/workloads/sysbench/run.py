@@ -31,7 +31,7 @@ from dbdrift.runner.sequential import Sequential
 from dbdrift.runner.progress import LanesProgress, ProgressSink, Tally
 from dbdrift.runner.session import settle_wait
 from dbdrift.workloads.sysbench import instructions, turns
-from dbdrift.workloads.sysbench.plan import params
+from dbdrift.workloads.sysbench.plan import measured_lengths, params
 from dbdrift.workloads.sysbench.session import SysbenchSession
 from dbdrift.workloads.sysbench.expand import (MEASURED, RUN_OVERHEAD_S, SETTLES, SETUP, WARM, FreshStep, LoadStep,
                                               RunStep, Step, TargetPlan, estimate_parts, expand, restarts_before,
@@ -90,7 +90,8 @@ def estimate_campaign(spec: CampaignSpec) -> tuple[float, int]:
 def counts_first(spec: CampaignSpec) -> bool:
     """Whether the instruction counts run before the timed runs: in a campaign planned to detect
     with the sequential rule, where their verdicts give the timed budget its order."""
-    return bool(params(spec).count_instructions and spec.timed and spec.detect_plan and spec.detect_plan.get("sequential"))
+    return bool(params(spec).count_instructions and spec.timed and spec.detect_plan
+                and spec.detect_plan.get("sequential"))
 
 
 def counting_lanes(targets: int) -> int:
@@ -122,8 +123,7 @@ def time_lines(spec: CampaignSpec) -> list[str]:
     counted = [p for p in plans if instructions.supports(p.target.engine)]
     parts = estimate_by_part(spec, plans, counted)
     kinds = {t.duration_kind for t in spec.tests}
-    each = " / ".join(f"{kind}_s {getattr(spec, f'{kind}_s'):g}s" for kind in ("read", "write", "insert")
-                      if kind in kinds)
+    each = " / ".join(f"{kind}_s {seconds:g}s" for kind, seconds in measured_lengths(spec).items() if kind in kinds)
     warm = sorted({r.name for p in plans[:1] for r in p.runs if r.warm})
     settles = sum(isinstance(x, SettleStep) for x in plans[0].steps) if plans else 0
     together = spec.order == "turns" and len(plans) > 1
@@ -132,7 +132,7 @@ def time_lines(spec: CampaignSpec) -> list[str]:
         lines.append(f"{MEASURED} {format_duration(parts[MEASURED])}: {each} each, plus warmup_s {params(spec).warmup_s:g}s")
     if parts.get(WARM):
         lines.append(f"{WARM} {format_duration(parts[WARM])}: {', '.join(warm)} per target, not reported "
-                     f"(read_s {spec.read_s:g}s each" + (f"; scan.warm scan_warm_s {params(spec).scan_warm_s:g}s)"
+                     f"(read_s {params(spec).read_s:g}s each" + (f"; scan.warm scan_warm_s {params(spec).scan_warm_s:g}s)"
                                                            if "scan.warm" in warm else ")"))
     if parts.get(SETTLES):
         lines.append(f"{SETTLES} {format_duration(parts[SETTLES])}: {settles} of settle_s "
@@ -148,7 +148,7 @@ def time_lines(spec: CampaignSpec) -> list[str]:
                      "`dbdrift docs methodology`)")
     if parts.get(WARM, 0.0) > parts.get(MEASURED, 0.0):
         scan = "scan_warm_s, " if "scan.warm" in warm else ""
-        lines.append(f"note: the warm-up runs take longer than the measured runs: they last read_s ({spec.read_s:g}s)"
+        lines.append(f"note: the warm-up runs take longer than the measured runs: they last read_s ({params(spec).read_s:g}s)"
                      + (f" and scan_warm_s ({params(spec).scan_warm_s:g}s)" if scan else "")
                      + f", whatever write_s is; a shorter read_s, {scan}or warm_runs = false shortens them")
     return lines
@@ -375,7 +375,7 @@ class Sequence:
         if restarts_before(self.spec, step):
             live = self._restart_all(live, step, outcome)
         if turns.can_take_turns(live):
-            return turns.run_step(live, step, self.spec.turn_s, self.spec.round_order,
+            return turns.run_step(live, step, params(self.spec).turn_s, self.spec.round_order,
                                   lambda s, exc: self.runner.fail(s, exc, outcome))
         order = self._start_order(live, step.repeat)  # whole runs in turn, in the order servers start in
         for place, session in enumerate(order):
