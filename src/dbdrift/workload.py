@@ -115,3 +115,7 @@ class WorkloadPlan(Generic[Spec, Top, AxisT, Json, KeyT]):
     # the seconds of each target's turn inside a driver run (order = "turns"); a workload whose targets
     # do not take turns refuses (its callers ask caps.takes_turns first)
     turn_s: Callable[[Spec], float]
+    # the rows the campaign loads into each server (sysbench: tables x rows), what sizes the data each
+    # of the servers taking turns keeps resident (runner/memory.py); a workload whose targets do not
+    # take turns refuses (its callers ask caps.takes_turns first)
+    loaded_rows: Callable[[Spec], int]

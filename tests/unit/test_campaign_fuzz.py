@@ -218,8 +218,8 @@ def check_invariants(spec: CampaignSpec) -> None:
     for key, seconds in waits.items():
         assert large or seconds <= 7200, key
     assert 0.001 <= own.turn_s <= 60
-    assert 1 <= spec.tables <= 2**32 - 1 and 1 <= spec.rows <= 2**31 - 1 and 1 <= spec.repeats <= 1000
-    assert large or (spec.tables <= 128 and spec.rows <= 10**9 and spec.repeats <= 100)
+    assert 1 <= own.tables <= 2**32 - 1 and 1 <= own.rows <= 2**31 - 1 and 1 <= spec.repeats <= 1000
+    assert large or (own.tables <= 128 and own.rows <= 10**9 and spec.repeats <= 100)
     assert 1 <= spec.seed and spec.seed + spec.repeats <= INT64_MAX
     assert spec.threads and all(type(t) is int and 1 <= t <= 1024 for t in spec.threads)
     if spec.workload == "sysbench":

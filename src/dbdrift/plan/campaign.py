@@ -76,8 +76,6 @@ class CampaignSpec:
     targets: tuple[TargetSpec, ...]
     workload_plan: Plan  # the plan part of this campaign's workload (its slice's plan.py), handed to the reader
     tests: tuple[Test, ...] = ()  # sysbench's tests, in run order (its parse resolves `tests`); () for the others
-    tables: int = 1
-    rows: int = 1_000_000
     threads: tuple[int, ...] = (1,)
     settle_s: float | None = None  # None: "auto", the settle time settle_total_s computes
     repeats: int = _default("repeats", int)

@@ -64,8 +64,9 @@ def refuse_measured_lengths(spec: HasParams, lengths: dict[str, float]) -> NoRet
 
 
 def refuse_turns(spec: HasParams) -> NoReturn:
-    """A workload whose targets do not take turns has no turn length: its callers ask
-    caps.takes_turns first, so this is their mistake."""
+    """A workload whose targets do not take turns answers nothing of turns (their length, the rows
+    each server taking them holds): its callers ask caps.takes_turns first, so this is their
+    mistake."""
     raise TypeError(f"campaign {spec.name} is a {spec.workload} campaign: its targets take no turns")
 
 

@@ -99,7 +99,7 @@ PLAN = WorkloadPlan(name="insert-benchmark", table="insert_benchmark", caps=CAPS
                     axes=no_axes, keys=KEYS,
                     counts_instructions=counts_no_instructions, counting=refuse_counting,
                     measured_lengths=no_measured_lengths, with_measured_lengths=refuse_measured_lengths,
-                    turn_s=refuse_turns)
+                    turn_s=refuse_turns, loaded_rows=refuse_turns)
 
 
 def check_lines(spec: CampaignSpec) -> list[str]:

@@ -90,10 +90,10 @@ def _steps(spec: CampaignSpec) -> tuple[Step, ...]:
 
 
 def _sequence(spec: CampaignSpec, repeats: Sequence[int]) -> list[Step]:
-    steps: list[Step] = [LoadStep(spec.tables, spec.rows), SettleStep(spec.settle_total_s(), "load")]
+    steps: list[Step] = [LoadStep(params(spec).tables, params(spec).rows), SettleStep(spec.settle_total_s(), "load")]
     first = repeats[0]
     if params(spec).warm_runs and reads_follow(spec):
-        steps.append(_warm(spec, "point-query.warm", "point-query", params(spec).read_s, spec.tables, first))
+        steps.append(_warm(spec, "point-query.warm", "point-query", params(spec).read_s, params(spec).tables, first))
     wrote = False  # a write test ran since the last settle
     for test in tests_of(spec):
         if wrote and test.group != "writes" and RUN_ORDER.index(test.name) > RUN_ORDER.index(SETTLE_AFTER):

@@ -363,12 +363,12 @@ def count_test(session: SysbenchSession, test: MicrobenchmarkSpec, out_dir: Path
     """Count `test`'s N1/N2 pairs, sized to the campaign's `difference`. A test that only reads
     shares the database or server the tests before it used; unless `primed` (the server's prime
     run was this test's), a run of a few events nobody counts pays its one-off costs first."""
-    rows = session.spec.rows
+    rows = params(session.spec).rows
     prime = prime_events(test, rows, difference) if reads_only(test) and not primed else 0
     n1, n2 = event_counts(test, rows, difference)
     label = f"{test.name}: instructions/event ({n1} and {n2} events under callgrind)"
     session.progress.step_start(session.name, label, test_estimate_s(test, session.install.engine, rows,
-                                                                    session.spec.tables, primed, difference))
+                                                                    params(session.spec).tables, primed, difference))
     started = time.monotonic()
     clock = PhaseClock()
     pairs: list[list[int]] = []
@@ -468,7 +468,7 @@ def _dispatch_profile_of_run(session: SysbenchSession, test: MicrobenchmarkSpec,
         server = _innodb(session)
         server.restore_data()
         server.start()
-        session.prewarm(session.spec.tables, restarted=True)
+        session.prewarm(params(session.spec).tables, restarted=True)
     tick("run")
     pid = session.server.server_pid
     _exec_admin(session, [ZERO_SQL])

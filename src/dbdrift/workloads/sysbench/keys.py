@@ -22,11 +22,11 @@ KEYS: tuple[Key, ...] = (
         doc=('Which microbenchmarks run: test names, group names or sets (see [Test '
          'selection](#test-selection-tests)). `--tests` on the command line replaces it. An empty list is an '
          'error.')),
-    Key('top', 'tables', INTEGER, 'integer', default=CampaignSpec.tables, high=2**32 - 1, large=128,
+    Key('top', 'tables', INTEGER, 'integer', default=SysbenchParams.tables, high=2**32 - 1, large=128,
         why="the driver counts tables (sbtest1..sbtestN) in 32 bits", workloads=SYSBENCH,
         doc=('Number of sbtest tables (`sbtest1` … `sbtestN`); most statements pick one at random per execution. At '
          'most 2^32-1; more than 128 needs `allow_large`.')),
-    Key('top', 'rows', INTEGER, 'integer', default=CampaignSpec.rows, high=2**31 - 1, large=1_000_000_000,
+    Key('top', 'rows', INTEGER, 'integer', default=SysbenchParams.rows, high=2**31 - 1, large=1_000_000_000,
         why="sbtest's id and k are SQL INTEGER", workloads=SYSBENCH,
         doc=('Rows per table, loaded before the first test. At most 2,147,483,647 (`id` and `k` are SQL INTEGER); more'
          ' than 10^9 needs `allow_large`.')),

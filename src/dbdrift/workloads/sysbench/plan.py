@@ -50,7 +50,7 @@ def parse(spec: CampaignSpec, top: fields.Table) -> CampaignSpec:
     """sysbench's top-level keys: its SysbenchParams, whose restart `detect` holds to, then the
     tests, thread counts, sizes and instruction counting."""
     write_s = top.duration("write_s")
-    own = SysbenchParams(read_s=top.duration("read_s"), write_s=write_s, insert_s=top.duration("insert_s", write_s),
+    own = SysbenchParams(tables=top.integer("tables"), rows=top.integer("rows"), read_s=top.duration("read_s"), write_s=write_s, insert_s=top.duration("insert_s", write_s),
                          warmup_s=top.duration("warmup_s"), scan_warm_s=top.duration("scan_warm_s"),
                          warm_runs=top.flag("warm_runs"), restart=top.choice("restart"), prepared=top.flag("prepared"),
                          count_instructions=top.flag("count_instructions") or top.flag("simulate_cache"),
@@ -73,8 +73,7 @@ def parse(spec: CampaignSpec, top: fields.Table) -> CampaignSpec:
     if not tests:
         raise InputError(f"{top.where}: tests selects no microbenchmark", "list names from `dbdrift catalog`")
     threads = fields.threads(top.data.get("threads", list(CampaignSpec.threads)), top.where, top.key("threads"))
-    return replace(spec, params=own, tests=tuple(tests), test_names=tuple(names), tables=top.integer("tables"),
-                   rows=top.integer("rows"), threads=threads)
+    return replace(spec, params=own, tests=tuple(tests), test_names=tuple(names), threads=threads)
 
 
 def stored(spec: CampaignSpec) -> JsonObject:
@@ -120,16 +119,27 @@ def with_measured_lengths(spec: CampaignSpec, lengths: dict[str, float]) -> Camp
     return replace(spec, params=replace(own, read_s=lengths.get("read", own.read_s), write_s=write_s, insert_s=insert_s))
 
 
+def settle_s(spec: CampaignSpec) -> float:
+    """A settle sized by the campaign's tables and rows (settle_s = "auto")."""
+    return sized_settle_s(params(spec))
+
+
+def loaded_rows(spec: CampaignSpec) -> int:
+    """The rows each server holds: tables x rows."""
+    return params(spec).tables * params(spec).rows
+
+
 def turn_s(spec: CampaignSpec) -> float:
     """The seconds of each target's turn inside a driver run."""
     return params(spec).turn_s
 
 
 # sysbench's keys are top-level keys of the campaign file (its keys.py): no table of its own
-PLAN = WorkloadPlan(name="sysbench", table=None, caps=CAPS, refuse=refuse, parse=parse, settle_s=sized_settle_s,
+PLAN = WorkloadPlan(name="sysbench", table=None, caps=CAPS, refuse=refuse, parse=parse, settle_s=settle_s,
                     stored=stored, demo=DEMO, demo_targets={}, axes=no_axes, keys=KEYS,
                     counts_instructions=counts_instructions, counting=counting, measured_lengths=measured_lengths,
-                    with_measured_lengths=with_measured_lengths, turn_s=turn_s)
+                    with_measured_lengths=with_measured_lengths, turn_s=turn_s,
+                    loaded_rows=loaded_rows)
 
 
 def judged(spec: CampaignSpec) -> tuple[str, ...]:
