@@ -119,3 +119,7 @@ class WorkloadPlan(Generic[Spec, Top, AxisT, Json, KeyT]):
     # of the servers taking turns keeps resident (runner/memory.py); a workload whose targets do not
     # take turns refuses (its callers ask caps.takes_turns first)
     loaded_rows: Callable[[Spec], int]
+    # the client thread counts each of its tests runs at, in order (sysbench's threads): the cells detect
+    # plans and the sequential rule follows, and what `run` warns of beyond the host's CPUs; () for a
+    # workload whose runs are whole repeats
+    threads: Callable[[Spec], tuple[int, ...]]

@@ -221,7 +221,7 @@ def check_invariants(spec: CampaignSpec) -> None:
     assert 1 <= own.tables <= 2**32 - 1 and 1 <= own.rows <= 2**31 - 1 and 1 <= spec.repeats <= 1000
     assert large or (own.tables <= 128 and own.rows <= 10**9 and spec.repeats <= 100)
     assert 1 <= spec.seed and spec.seed + spec.repeats <= INT64_MAX
-    assert spec.threads and all(type(t) is int and 1 <= t <= 1024 for t in spec.threads)
+    assert own.threads and all(type(t) is int and 1 <= t <= 1024 for t in own.threads)
     if spec.workload == "sysbench":
         assert spec.tests and spec.test_names and all(isinstance(n, str) for n in spec.test_names)
         assert all(math.isfinite(estimate_s(plan, spec)) for plan in expand(spec))  # and it can be planned

@@ -77,7 +77,8 @@ def test_a_workload_without_sbtest_tables_settles_as_sysbenchs_default_sizes_do(
 @pytest.mark.parametrize("workload", ["insert-benchmark", "tpcc", "vector", "htap"])
 def test_a_workload_of_whole_repeats_answers_sysbenchs_per_test_hooks_with_none_and_refuses_their_changes(workload):
     campaign, plan = spec(workload=workload), PLANS[workload]
-    assert not plan.counts_instructions(campaign) and plan.measured_lengths(campaign) == {}
+    assert not plan.counts_instructions(campaign)
+    assert plan.measured_lengths(campaign) == {} and plan.threads(campaign) == ()
     for ask in (lambda: plan.counting(campaign, False), lambda: plan.with_measured_lengths(campaign, {"read": 1.0}),
                 lambda: plan.turn_s(campaign), lambda: plan.loaded_rows(campaign)):
         with pytest.raises(TypeError, match=f"campaign c is a {workload} campaign"):
@@ -96,6 +97,7 @@ def test_sysbenchs_hooks_answer_from_its_keys():
     campaign = spec(tables=3, rows=1000, turn_s=0.05, simulate_cache=True)
     plan = PLANS["sysbench"]
     assert (plan.loaded_rows(campaign), plan.turn_s(campaign), plan.counts_instructions(campaign)) == (3000, 0.05, True)
+    assert plan.threads(spec(threads=[4, 1, 4])) == (4, 1)
     counted = plan.counting(spec(), True)
     assert sysbench_plan.params(counted).count_instructions and sysbench_plan.params(counted).simulate_cache
 

@@ -177,11 +177,12 @@ def planned(spec: CampaignSpec, store: Store | None) -> CampaignSpec:
                         "runs them one after the other (order = \"sequential\", or the servers do not fit in memory "
                         "together)", "make the servers smaller (shared_buffers, innodb_buffer_pool_size), or remove "
                         "detect", exit_code=2)
-    wanted = [(t.name, threads) for threads in spec.threads for t in spec.tests]
+    thread_counts = spec.workload_plan.threads(spec)
+    wanted = [(t.name, threads) for threads in thread_counts for t in spec.tests]
     rests = plan_noise(store, wanted)
     noise, floors, named = rests.noise, rests.floors, rests.named
     cells = []
-    for threads in spec.threads:
+    for threads in thread_counts:
         for t in spec.tests:
             found_noise, source = rests.of((t.name, threads))
             cells.append(planning.Cell(t.name, threads, t.duration_kind, found_noise, floors.get(t.name, 0.0), source))

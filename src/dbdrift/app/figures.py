@@ -53,7 +53,7 @@ def _short_runs(spec: CampaignSpec) -> list[str]:
 
 
 def _threads(spec: CampaignSpec, host_cpus: int) -> list[str]:
-    most = max(spec.threads)
+    most = max(spec.workload_plan.threads(spec))
     if most <= THREADS_PER_CPU * max(host_cpus, 1):
         return []
     return [f"threads {most}: {most} client threads on {host_cpus} CPU(s) ({most / max(host_cpus, 1):.0f} per CPU), "

@@ -68,7 +68,7 @@ def _default(name: str, kind: type[T]) -> T:
 @dataclass(frozen=True)
 class CampaignSpec:
     """What to run: targets x microbenchmarks x thread counts x repeats, with durations. The
-    fields of sysbench's keys here (tests ... threads) are those core modules read; their
+    fields of sysbench's keys here (tests, order) are those core modules read; their
     defaults are the fields' own, which the rows of its slice's keys.py point at. The keys only
     its slice reads are its SysbenchParams, in `params`."""
 
@@ -76,7 +76,6 @@ class CampaignSpec:
     targets: tuple[TargetSpec, ...]
     workload_plan: Plan  # the plan part of this campaign's workload (its slice's plan.py), handed to the reader
     tests: tuple[Test, ...] = ()  # sysbench's tests, in run order (its parse resolves `tests`); () for the others
-    threads: tuple[int, ...] = (1,)
     settle_s: float | None = None  # None: "auto", the settle time settle_total_s computes
     repeats: int = _default("repeats", int)
     seed: int = _default("seed", int)

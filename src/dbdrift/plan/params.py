@@ -57,6 +57,11 @@ def no_measured_lengths(spec: HasParams) -> dict[str, float]:
     return {}
 
 
+def no_thread_counts(spec: HasParams) -> tuple[int, ...]:
+    """A workload whose runs are whole repeats runs no test at thread counts of its own."""
+    return ()
+
+
 def refuse_measured_lengths(spec: HasParams, lengths: dict[str, float]) -> NoReturn:
     """A workload whose runs are whole repeats has no lengths to choose: its callers ask
     caps.per_test_runs first, so this is their mistake."""

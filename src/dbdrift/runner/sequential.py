@@ -74,7 +74,7 @@ class Sequential:
         self.keep, self.moved = keep, moved
         self.plans = {(p.test, p.threads): p for p in
                       (planning.TestPlan.from_dict(d) for d in found["tests"])}
-        listed = [(t.name, th) for t in spec.tests for th in spec.threads if (t.name, th) in self.plans]
+        listed = [(t.name, th) for t in spec.tests for th in spec.workload_plan.threads(spec) if (t.name, th) in self.plans]
         self.order = listed + [k for k in self.plans if k not in listed]  # the run order
         per_start = float(found.get("overhead_s", 0.0))
         targets = int(found.get("targets", len(spec.targets)))

@@ -10,7 +10,7 @@ from dbdrift.plan import fields
 from dbdrift.plan.campaign import CampaignSpec
 from dbdrift.plan.lifecycle import default_settle_s
 from dbdrift.plan.params import (RefuseTopLevelKeys, counts_no_instructions, no_axes, no_measured_lengths,
-                                params_of, refuse_counting, refuse_measured_lengths, refuse_turns)
+                                no_thread_counts, params_of, refuse_counting, refuse_measured_lengths, refuse_turns)
 from dbdrift.quantities import brief_repr
 from dbdrift.workload import WorkloadPlan, repeats_caps
 from dbdrift.workloads.htap.catalog import JUDGED, QUERY_NAMES, WINDOWS, HtapParams, setup_text
@@ -82,7 +82,8 @@ PLAN = WorkloadPlan(name="htap", table="htap", caps=CAPS, refuse=refuse, parse=p
                     stored=stored, demo=DEMO, demo_targets={}, axes=no_axes, keys=KEYS,
                     counts_instructions=counts_no_instructions, counting=refuse_counting,
                     measured_lengths=no_measured_lengths, with_measured_lengths=refuse_measured_lengths,
-                    turn_s=refuse_turns, loaded_rows=refuse_turns)
+                    turn_s=refuse_turns, loaded_rows=refuse_turns,
+                    threads=no_thread_counts)
 
 def check_lines(spec: CampaignSpec) -> list[str]:
     """What each target runs, as `run --check` says it."""

@@ -17,9 +17,9 @@ class SysbenchParams:
     """The top-level keys of a sysbench campaign that only its own steps read, held in
     CampaignSpec.params (its plan.py's `params`): the unmeasured warm-up of each run, the
     unreported warm runs, what happens between repeats, how statements are sent, whether
-    instructions are counted, the sizes, the measured lengths and the turns' (the core asks for
-    the last four through its plan's hooks). Its thread counts and tests stay CampaignSpec's,
-    which core modules read."""
+    instructions are counted, the sizes, the thread counts, the measured lengths and the
+    turns' (the core asks for the last five through its plan's hooks). Its tests stay
+    CampaignSpec's, which core modules read."""
 
     warmup_s: float = 5.0  # unmeasured seconds at the start of each run (sysbench --warmup-time)
     scan_warm_s: float = 60.0  # the unreported scan.warm run before scan
@@ -31,6 +31,7 @@ class SysbenchParams:
     count_instructions: bool = False  # also count instructions per event under callgrind (simulate_cache sets it)
     simulate_cache: bool = False  # with count_instructions: callgrind's cache and branch simulation too
     tables: int = 1  # sbtest1..sbtestN
+    threads: tuple[int, ...] = (1,)  # client thread counts: every test runs once per count, in order
     rows: int = 1_000_000  # rows per table
     read_s: float = 300.0  # measured seconds of each read test (and of write-only)
     write_s: float = 600.0  # measured seconds of each write test

@@ -64,7 +64,7 @@ def remaining(store: Store, campaign_id: int, spec: CampaignSpec, tests: tuple[s
         if missing:
             left.append(name)
             for plan in plans:
-                for threads in spec.threads:
+                for threads in params(spec).threads:
                     store.supersede(ids[plan.target.name], name, threads)
     return (tuple(left), ()) if left else None
 

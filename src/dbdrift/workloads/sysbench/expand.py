@@ -103,8 +103,8 @@ def _sequence(spec: CampaignSpec, repeats: Sequence[int]) -> list[Step]:
             wrote = False
         if params(spec).warm_runs and test.name in WARM_BEFORE:
             duration = params(spec).scan_warm_s if test.name == "scan" else params(spec).read_s
-            steps.append(_warm(spec, WARM_BEFORE[test.name], test.name, duration, spec.threads[0], first))
-        for threads in spec.threads:
+            steps.append(_warm(spec, WARM_BEFORE[test.name], test.name, duration, params(spec).threads[0], first))
+        for threads in params(spec).threads:
             steps.extend(_measured(spec, test, threads, repeats))
         wrote = wrote or test.group == "writes"
         if test.name == SETTLE_AFTER:

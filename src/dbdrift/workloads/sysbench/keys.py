@@ -30,7 +30,7 @@ KEYS: tuple[Key, ...] = (
         why="sbtest's id and k are SQL INTEGER", workloads=SYSBENCH,
         doc=('Rows per table, loaded before the first test. At most 2,147,483,647 (`id` and `k` are SQL INTEGER); more'
          ' than 10^9 needs `allow_large`.')),
-    Key('top', 'threads', THREADS, 'integer or list of integers', default=CampaignSpec.threads, low=1, high=1024,
+    Key('top', 'threads', THREADS, 'integer or list of integers', default=SysbenchParams.threads, low=1, high=1024,
         workloads=SYSBENCH,
         doc=('Client thread counts, each 1..1024; every test runs once per count, in the order given (duplicates are '
          'dropped).')),

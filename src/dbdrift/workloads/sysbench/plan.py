@@ -72,8 +72,8 @@ def parse(spec: CampaignSpec, top: fields.Table) -> CampaignSpec:
         raise InputError(f"{top.where}: tests: {exc.message}", exc.hint) from None
     if not tests:
         raise InputError(f"{top.where}: tests selects no microbenchmark", "list names from `dbdrift catalog`")
-    threads = fields.threads(top.data.get("threads", list(CampaignSpec.threads)), top.where, top.key("threads"))
-    return replace(spec, params=own, tests=tuple(tests), test_names=tuple(names), threads=threads)
+    threads = fields.threads(top.data.get("threads", list(SysbenchParams.threads)), top.where, top.key("threads"))
+    return replace(spec, params=replace(own, threads=threads), tests=tuple(tests), test_names=tuple(names))
 
 
 def stored(spec: CampaignSpec) -> JsonObject:
@@ -129,6 +129,11 @@ def loaded_rows(spec: CampaignSpec) -> int:
     return params(spec).tables * params(spec).rows
 
 
+def threads(spec: CampaignSpec) -> tuple[int, ...]:
+    """The client thread counts each test runs at, in order."""
+    return params(spec).threads
+
+
 def turn_s(spec: CampaignSpec) -> float:
     """The seconds of each target's turn inside a driver run."""
     return params(spec).turn_s
@@ -139,7 +144,7 @@ PLAN = WorkloadPlan(name="sysbench", table=None, caps=CAPS, refuse=refuse, parse
                     stored=stored, demo=DEMO, demo_targets={}, axes=no_axes, keys=KEYS,
                     counts_instructions=counts_instructions, counting=counting, measured_lengths=measured_lengths,
                     with_measured_lengths=with_measured_lengths, turn_s=turn_s,
-                    loaded_rows=loaded_rows)
+                    loaded_rows=loaded_rows, threads=threads)
 
 
 def judged(spec: CampaignSpec) -> tuple[str, ...]:

@@ -105,7 +105,7 @@ def check_lines(spec: CampaignSpec) -> list[str]:
     plans = expand(spec)
     counted = [p for p in plans if instructions.supports(p.target.engine)]
     runs = sum(1 for p in plans for r in p.runs if not r.warm) if spec.timed else 0
-    lines = [f"tests: {len(spec.tests)} ({', '.join(spec.test_names)}), threads {list(spec.threads)}, "
+    lines = [f"tests: {len(spec.tests)} ({', '.join(spec.test_names)}), threads {list(params(spec).threads)}, "
              f"repeats {spec.repeats}: {runs} timed runs"]
     if params(spec).count_instructions:
         lines.append(f"instruction counts: {sum(len(instructions.tests_in_run_order(p)) for p in counted)} "
@@ -207,7 +207,7 @@ def run(runner: Runner, installs: dict[str, InstallInfo], outcome: CampaignOutco
 
 
 def clients(spec: CampaignSpec) -> int:
-    return max(spec.threads)
+    return max(params(spec).threads)
 
 
 class Sequence:

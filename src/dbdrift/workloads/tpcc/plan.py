@@ -10,8 +10,8 @@ from dbdrift.plan import fields
 from dbdrift.plan.axes import Axis
 from dbdrift.plan.campaign import CampaignSpec
 from dbdrift.plan.lifecycle import default_settle_s
-from dbdrift.plan.params import (RefuseTopLevelKeys, counts_no_instructions, no_measured_lengths, params_of,
-                                refuse_counting, refuse_measured_lengths, refuse_turns)
+from dbdrift.plan.params import (RefuseTopLevelKeys, counts_no_instructions, no_measured_lengths, no_thread_counts,
+                                params_of, refuse_counting, refuse_measured_lengths, refuse_turns)
 from dbdrift.quantities import brief_repr
 from dbdrift.workload import WorkloadPlan, repeats_caps
 from dbdrift.workloads.tpcc.catalog import TpccParams, setup_text
@@ -107,7 +107,8 @@ PLAN = WorkloadPlan(name="tpcc", table="tpcc", caps=CAPS, refuse=refuse, parse=p
                     stored=stored, demo=DEMO, axes=procedures_axis, demo_targets={}, keys=KEYS,
                     counts_instructions=counts_no_instructions, counting=refuse_counting,
                     measured_lengths=no_measured_lengths, with_measured_lengths=refuse_measured_lengths,
-                    turn_s=refuse_turns, loaded_rows=refuse_turns)
+                    turn_s=refuse_turns, loaded_rows=refuse_turns,
+                    threads=no_thread_counts)
 
 
 def check_lines(spec: CampaignSpec) -> list[str]:

@@ -10,7 +10,7 @@ from dbdrift.plan import fields
 from dbdrift.plan.campaign import CampaignSpec
 from dbdrift.plan.lifecycle import default_settle_s
 from dbdrift.plan.params import (RefuseTopLevelKeys, counts_no_instructions, no_axes, no_measured_lengths,
-                                params_of, refuse_counting, refuse_measured_lengths, refuse_turns)
+                                no_thread_counts, params_of, refuse_counting, refuse_measured_lengths, refuse_turns)
 from dbdrift.quantities import brief_repr
 from dbdrift.workload import WorkloadPlan, repeats_caps
 from dbdrift.workloads.vector.catalog import (INDEXES, RECALLS, TYPES, DatasetSpec, VectorParams, families,
@@ -122,7 +122,8 @@ PLAN = WorkloadPlan(name="vector", table="vector", caps=CAPS, refuse=refuse, par
                     stored=stored, demo=DEMO, demo_targets=DEMO_TARGETS, axes=no_axes, keys=KEYS,
                     counts_instructions=counts_no_instructions, counting=refuse_counting,
                     measured_lengths=no_measured_lengths, with_measured_lengths=refuse_measured_lengths,
-                    turn_s=refuse_turns, loaded_rows=refuse_turns)
+                    turn_s=refuse_turns, loaded_rows=refuse_turns,
+                    threads=no_thread_counts)
 
 
 def check_lines(spec: CampaignSpec) -> list[str]:
