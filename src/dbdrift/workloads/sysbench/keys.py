@@ -5,8 +5,8 @@ campaign reader finds through sysbench's WorkloadPlan (`keys`) among the core's 
 (plan/keys.py's `top`, each group after the core row its first row names with `after`, so
 docs/campaign.md and the stored spec keep one order). Another workload's campaign refuses them
 (plan/params.py's RefuseTopLevelKeys). The defaults are those of the record each key fills:
-SysbenchParams (catalog.py) for the keys only the slice reads, CampaignSpec for those core
-modules read too.
+SysbenchParams (catalog.py), whose values the core asks for through sysbench's plan hooks, and
+CampaignSpec for `tests` and `order`, which core modules read as its fields.
 """
 from __future__ import annotations
 

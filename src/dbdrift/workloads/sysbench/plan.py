@@ -1,7 +1,9 @@
 """sysbench's campaign keys (layer plan): the tests, threads, tables, rows, warm-ups, restarts
-and turns at the top level of the campaign file (their rows in its keys.py), read into a
-CampaignSpec and, those only its own steps read, into its SysbenchParams, the campaign's
-`params`, read back typed (`params`); what the workload can do, as Capabilities."""
+and turns at the top level of the campaign file (their rows in its keys.py), read into its
+SysbenchParams, the campaign's `params`, read back typed (`params`), but for the tests and
+order, which the core's CampaignSpec holds; the hooks through which the core asks for the
+values it needs of them (PLAN: settle_s, counts_instructions, measured_lengths, threads, ...);
+what the workload can do, as Capabilities."""
 from __future__ import annotations
 
 from dataclasses import asdict, replace
@@ -48,7 +50,7 @@ def refuse(top: fields.Table) -> None:
 
 def parse(spec: CampaignSpec, top: fields.Table) -> CampaignSpec:
     """sysbench's top-level keys: its SysbenchParams, whose restart `detect` holds to, then the
-    tests, thread counts, sizes and instruction counting."""
+    tests and the thread counts."""
     write_s = top.duration("write_s")
     own = SysbenchParams(tables=top.integer("tables"), rows=top.integer("rows"), read_s=top.duration("read_s"), write_s=write_s, insert_s=top.duration("insert_s", write_s),
                          warmup_s=top.duration("warmup_s"), scan_warm_s=top.duration("scan_warm_s"),
