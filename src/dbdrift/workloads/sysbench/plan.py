@@ -49,14 +49,15 @@ def refuse(top: fields.Table) -> None:
 
 
 def parse(spec: CampaignSpec, top: fields.Table) -> CampaignSpec:
-    """sysbench's top-level keys: its SysbenchParams, whose restart `detect` holds to, then the
-    tests and the thread counts."""
+    """sysbench's top-level keys into its SysbenchParams, in the order a file's mistakes have
+    always been named in: the measured lengths and turns, the warm-ups, restarts and statements
+    (whose restart `detect` holds to), then the tests, thread counts, sizes and instruction
+    counting."""
     write_s = top.duration("write_s")
-    own = SysbenchParams(tables=top.integer("tables"), rows=top.integer("rows"), read_s=top.duration("read_s"), write_s=write_s, insert_s=top.duration("insert_s", write_s),
-                         warmup_s=top.duration("warmup_s"), scan_warm_s=top.duration("scan_warm_s"),
-                         warm_runs=top.flag("warm_runs"), restart=top.choice("restart"), prepared=top.flag("prepared"),
-                         count_instructions=top.flag("count_instructions") or top.flag("simulate_cache"),
-                         simulate_cache=top.flag("simulate_cache"), turn_s=top.duration("turn_s"))
+    own = SysbenchParams(read_s=top.duration("read_s"), write_s=write_s, insert_s=top.duration("insert_s", write_s),
+                         turn_s=top.duration("turn_s"), warmup_s=top.duration("warmup_s"),
+                         scan_warm_s=top.duration("scan_warm_s"), warm_runs=top.flag("warm_runs"),
+                         restart=top.choice("restart"), prepared=top.flag("prepared"))
     if spec.detect is not None and (spec.order, own.restart) != ("turns", "repeat"):
         raise InputError(f'{top.where}: detect needs order = "turns" and restart = "repeat" (it plans server starts '
                          f'of all targets taking turns), not order = "{spec.order}", restart = "{own.restart}"',
@@ -75,7 +76,10 @@ def parse(spec: CampaignSpec, top: fields.Table) -> CampaignSpec:
     if not tests:
         raise InputError(f"{top.where}: tests selects no microbenchmark", "list names from `dbdrift catalog`")
     threads = fields.threads(top.data.get("threads", list(SysbenchParams.threads)), top.where, top.key("threads"))
-    return replace(spec, params=replace(own, threads=threads), tests=tuple(tests), test_names=tuple(names))
+    own = replace(own, threads=threads, tables=top.integer("tables"), rows=top.integer("rows"),
+                  count_instructions=top.flag("count_instructions") or top.flag("simulate_cache"),
+                  simulate_cache=top.flag("simulate_cache"))
+    return replace(spec, params=own, tests=tuple(tests), test_names=tuple(names))
 
 
 def stored(spec: CampaignSpec) -> JsonObject:
