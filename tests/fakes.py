@@ -28,6 +28,7 @@ from dbdrift.server import engines, rundir
 from dbdrift.server.base import Server
 from dbdrift.workloads.sysbench import session as sysbench_session_mod
 from dbdrift.workloads.sysbench.dialect import PostgresSysbench
+from dbdrift.workloads.sysbench.plan import params as sysbench_params
 
 # What the null backend simulates per timed run (all threads together).
 NULL_SECTION = {"ops_per_s": 2000, "latency_us": 100, "rows_per_statement": 1}
@@ -229,7 +230,7 @@ class Lab:
         return next(name for name, p in self._ports.items() if p == port)
 
     def test_of(self, workload: dict) -> str:
-        rows = self.spec.rows
+        rows = sysbench_params(self.spec).rows
         return next((t.name for t in sysbench.CATALOG.values()
                      if sysbench.render_workload(t, "postgres", rows) == workload), "?")
 

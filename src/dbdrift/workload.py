@@ -97,3 +97,29 @@ class WorkloadPlan(Generic[Spec, Top, AxisT, Json, KeyT]):
     # reads the table with and docs/campaign.md documents, found here by whoever lists every table; ()
     # for a workload of top-level keys only
     keys: tuple[KeyT, ...]
+    # whether the campaign also counts instructions per event under callgrind (sysbench's
+    # count_instructions): what `run` reports and requires valgrind for, and what orders detect's
+    # budget; False for a workload that counts none (caps.counts_instructions)
+    counts_instructions: Callable[[Spec], bool]
+    # (spec, simulate_cache) -> the campaign counting instructions, callgrind simulating the caches too
+    # when asked (`run --count-instructions`, `--simulate-cache`); a workload that counts none refuses
+    # (its callers ask caps.counts_instructions first)
+    counting: Callable[[Spec, bool], Spec]
+    # the measured length of each kind of test (a test's duration_kind: read, write, insert), by kind:
+    # what detect plans the lengths of and `run` warns of when too short for an interval; {} for a
+    # workload whose runs are whole repeats
+    measured_lengths: Callable[[Spec], dict[str, float]]
+    # (spec, lengths by kind) -> the campaign measuring those (detect's chosen lengths), a kind left out
+    # keeping its own; a workload of whole repeats refuses (its callers ask caps.per_test_runs first)
+    with_measured_lengths: Callable[[Spec, dict[str, float]], Spec]
+    # the seconds of each target's turn inside a driver run (order = "turns"); a workload whose targets
+    # do not take turns refuses (its callers ask caps.takes_turns first)
+    turn_s: Callable[[Spec], float]
+    # the rows the campaign loads into each server (sysbench: tables x rows), what sizes the data each
+    # of the servers taking turns keeps resident (runner/memory.py); a workload whose targets do not
+    # take turns refuses (its callers ask caps.takes_turns first)
+    loaded_rows: Callable[[Spec], int]
+    # the client thread counts each of its tests runs at, in order (sysbench's threads): the cells detect
+    # plans and the sequential rule follows, and what `run` warns of beyond the host's CPUs; () for a
+    # workload whose runs are whole repeats
+    threads: Callable[[Spec], tuple[int, ...]]

@@ -10,6 +10,7 @@ import pytest
 from dbdrift.version import __version__
 from dbdrift.cli import report as report_cli
 from dbdrift.workloads.registry import load_campaign, parse_campaign
+from dbdrift.workloads.sysbench.plan import params
 from tests.cli.test_cli_errors import assert_user_error
 from tests.helpers import dbdrift, instructions_only_store
 from tests.unit.test_reports import _turn_store, make_store
@@ -186,7 +187,7 @@ def test_set_overrides_keys_and_refuses_what_the_file_would_refuse(tmp_path):
     path.write_text('[[targets]]\nname = "pg18.4"\nversion = "18.4"\nsettings = { work_mem = "4MB" }\n')
     spec = load_campaign(path, ["rows=5000", "order=sequential", "targets.pg18.4.settings.auto_explain.x=1",
                                 "threads=[1, 4]"])
-    assert (spec.rows, spec.order, spec.threads) == (5000, "sequential", (1, 4))
+    assert (params(spec).rows, spec.order, params(spec).threads) == (5000, "sequential", (1, 4))
     assert dict(spec.targets[0].settings) == {"work_mem": "4MB", "auto_explain.x": "1"}
     assert_user_error(dbdrift("run", path, "--set", "rowz=1", "--check"), "rowz")
     assert_user_error(dbdrift("run", path, "--set", "targets.nobody.port=5000", "--check"), "no target named")

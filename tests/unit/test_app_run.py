@@ -15,7 +15,7 @@ def demo_spec(workload: str = "sysbench"):
 
 def test_instructions_only_counts_and_skips_the_timed_runs_of_the_chosen_tests():
     spec = run.apply_overrides(demo_spec(), run.Overrides(tests=("point",), instructions_only=True))
-    assert spec.count_instructions and not spec.timed
+    assert spec.workload_plan.counts_instructions(spec) and not spec.timed
     assert spec.test_names == ("point",) and spec.tests
 
 

@@ -214,7 +214,7 @@ def test_nothing_outside_the_slices_imports_a_slice():
 
 # A slice imports another only where it is built on it: CH-benCHmark is TPROC-C's run with
 # analytical streams beside it. What every workload shares is the core's (plan/params.py's
-# RefuseTopLevelKeys, plan/lifecycle.py's sized_settle_s, catalog/sql.py's render_sql).
+# RefuseTopLevelKeys, plan/lifecycle.py's default_settle_s, catalog/sql.py's render_sql).
 BUILT_ON = {"htap": {"tpcc"}}
 
 

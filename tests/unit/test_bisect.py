@@ -110,13 +110,14 @@ def test_each_measurement_is_a_valid_one_target_campaign_named_for_its_version(m
     from pathlib import Path
 
     from dbdrift.workloads.registry import parse_campaign
+    from dbdrift.workloads.sysbench.plan import params
     args = cli_main.build_parser().parse_args(["bisect", "--good", "17.0", "--bad", "17.4", "--test", "point-query",
                                                "--metric", metric, "--set", "settle_s=1"])
     data = bisect_app.campaign_data(bisect_cli.request_of(args), "17.2")
     spec = parse_campaign(data, "dbdrift bisect", Path("."), data["name"])
     assert spec.name == "bisect-postgres-point-query-17.2" and [t.version for t in spec.targets] == ["17.2"]
     assert spec.settle_s == 1 and [t.name for t in spec.tests] == ["point-query"]
-    assert (spec.repeats, spec.read_s) == ((3, 30.0) if metric == "qps" else (1, spec.read_s))
+    assert (spec.repeats, params(spec).read_s) == ((3, 30.0) if metric == "qps" else (1, params(spec).read_s))
 
 
 def test_a_test_whose_name_has_an_equals_sign_gives_a_valid_campaign_name():

@@ -18,14 +18,14 @@ def parse(data, tmp=Path(".")):
 
 def test_defaults_follow_the_spec():
     spec = parse(MINIMAL)
-    assert (spec.read_s, spec.write_s, spec.insert_s, params(spec).warmup_s) == (300, 600, 600, 5)
+    assert (params(spec).read_s, params(spec).write_s, params(spec).insert_s, params(spec).warmup_s) == (300, 600, 600, 5)
     assert len(spec.tests) == 32 and spec.base.name == "a"
     assert spec.settle_total_s() == 61.0
 
 
 def test_durations_accept_units():
     spec = parse({**MINIMAL, "read_s": "2m", "write_s": "90s"})
-    assert (spec.read_s, spec.write_s, spec.insert_s) == (120, 90, 90)
+    assert (params(spec).read_s, params(spec).write_s, params(spec).insert_s) == (120, 90, 90)
 
 
 def test_malformed_toml_names_the_file(tmp_path):
@@ -84,7 +84,7 @@ def test_turns_are_whole_runs_in_which_targets_take_turns():
     spec = parse({**MINIMAL, "read_s": 60, "warmup_s": 5, "repeats": 2, "tests": ["point-query"], "warm_runs": False})
     runs = expand(spec)[0].runs
     assert [(r.repeat, r.duration_s, r.warmup_s) for r in runs] == [(0, 60, 5), (1, 60, 5)]
-    assert spec.order == "turns" and spec.turn_s == 0.01
+    assert spec.order == "turns" and params(spec).turn_s == 0.01
 
 
 def test_every_repeat_after_a_tests_first_runs_on_restarted_servers_unless_restart_is_never():
@@ -123,7 +123,7 @@ def test_reload_runs_the_whole_sequence_once_per_repeat_each_on_a_new_loaded_ser
     # each repeat pays for a new server, its load and its settle
     repeat = parse({**data, "restart": "repeat"})
     extra = estimate_s(expand(spec)[0], spec) - estimate_s(expand(repeat)[0], repeat)
-    one_more = 3.0 + (3.0 + 1_000_000 / 150_000) + (spec.settle_total_s() + 1.0) * 2 + spec.read_s + params(spec).warmup_s + 0.5
+    one_more = 3.0 + (3.0 + 1_000_000 / 150_000) + (spec.settle_total_s() + 1.0) * 2 + params(spec).read_s + params(spec).warmup_s + 0.5
     assert extra == pytest.approx(2 * one_more - 4 * 3.0)
 
 

@@ -206,22 +206,22 @@ def fuzz_case(seed: int) -> bytes:
 def check_invariants(spec: CampaignSpec) -> None:
     large = spec.allow_large
     sizes = ibench_params(spec) if spec.workload == "insert-benchmark" else None
-    measured = {"read_s": spec.read_s, "write_s": spec.write_s, "insert_s": spec.insert_s,
-                "interval_s": spec.interval_s, **({"query_s": sizes.query_s} if sizes else {})}
     own = sysbench_params(spec) if isinstance(spec.params, SysbenchParams) else SysbenchParams()
+    measured = {"read_s": own.read_s, "write_s": own.write_s, "insert_s": own.insert_s,
+                "interval_s": spec.interval_s, **({"query_s": sizes.query_s} if sizes else {})}
     waits = {"warmup_s": own.warmup_s, "scan_warm_s": own.scan_warm_s, "settle_s": spec.settle_total_s()}
-    for key, seconds in {**measured, **waits, "turn_s": spec.turn_s}.items():
+    for key, seconds in {**measured, **waits, "turn_s": own.turn_s}.items():
         assert isinstance(seconds, float | int) and math.isfinite(seconds), key
         assert 0 <= seconds <= 365 * 86400, key
     for key, seconds in measured.items():
         assert seconds > 0 and (large or seconds <= 86400), key
     for key, seconds in waits.items():
         assert large or seconds <= 7200, key
-    assert 0.001 <= spec.turn_s <= 60
-    assert 1 <= spec.tables <= 2**32 - 1 and 1 <= spec.rows <= 2**31 - 1 and 1 <= spec.repeats <= 1000
-    assert large or (spec.tables <= 128 and spec.rows <= 10**9 and spec.repeats <= 100)
+    assert 0.001 <= own.turn_s <= 60
+    assert 1 <= own.tables <= 2**32 - 1 and 1 <= own.rows <= 2**31 - 1 and 1 <= spec.repeats <= 1000
+    assert large or (own.tables <= 128 and own.rows <= 10**9 and spec.repeats <= 100)
     assert 1 <= spec.seed and spec.seed + spec.repeats <= INT64_MAX
-    assert spec.threads and all(type(t) is int and 1 <= t <= 1024 for t in spec.threads)
+    assert own.threads and all(type(t) is int and 1 <= t <= 1024 for t in own.threads)
     if spec.workload == "sysbench":
         assert spec.tests and spec.test_names and all(isinstance(n, str) for n in spec.test_names)
         assert all(math.isfinite(estimate_s(plan, spec)) for plan in expand(spec))  # and it can be planned

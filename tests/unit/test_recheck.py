@@ -119,7 +119,7 @@ def test_a_campaign_that_only_counted_is_rechecked_by_counting_its_counted_regre
     assert recheck.data["tests"] == ["point-query", "update-index"]  # pg18's counted regressions
     assert not recheck.timed
     spec = campaign(recheck)
-    assert spec.count_instructions and not spec.timed
+    assert spec.workload_plan.counts_instructions(spec) and not spec.timed
 
 
 TP_SETTINGS = {"pg17": {"effective_io_concurrency": "1", "jit": "on"},

@@ -67,6 +67,41 @@ def test_a_slice_refuses_to_read_its_params_from_a_campaign_of_another_workload(
         sysbench_plan.params(spec(workload="tpcc"))
 
 
+def test_a_workload_without_sbtest_tables_settles_as_sysbenchs_default_sizes_do():
+    # TPROC-C, vector search and HTAP have always settled 61 s with settle_s = "auto"
+    assert sysbench_plan.settle_s(spec()) == 61.0
+    for name in ("tpcc", "vector", "htap"):
+        assert spec(workload=name).settle_total_s() == 61.0
+
+
+@pytest.mark.parametrize("workload", ["insert-benchmark", "tpcc", "vector", "htap"])
+def test_a_workload_of_whole_repeats_answers_sysbenchs_per_test_hooks_with_none_and_refuses_their_changes(workload):
+    campaign, plan = spec(workload=workload), PLANS[workload]
+    assert not plan.counts_instructions(campaign)
+    assert plan.measured_lengths(campaign) == {} and plan.threads(campaign) == ()
+    for ask in (lambda: plan.counting(campaign, False), lambda: plan.with_measured_lengths(campaign, {"read": 1.0}),
+                lambda: plan.turn_s(campaign), lambda: plan.loaded_rows(campaign)):
+        with pytest.raises(TypeError, match=f"campaign c is a {workload} campaign"):
+            ask()
+
+
+def test_a_chosen_write_length_carries_the_insert_length_along_and_a_kind_left_out_keeps_its_own():
+    campaign = spec(read_s=10, write_s=20, insert_s=30)
+    chosen = sysbench_plan.with_measured_lengths(campaign, {"write": 60.0})
+    assert sysbench_plan.measured_lengths(chosen) == {"read": 10.0, "write": 60.0, "insert": 60.0}
+    chosen = sysbench_plan.with_measured_lengths(campaign, {"read": 5.0, "insert": 45.0})
+    assert sysbench_plan.measured_lengths(chosen) == {"read": 5.0, "write": 20.0, "insert": 45.0}
+
+
+def test_sysbenchs_hooks_answer_from_its_keys():
+    campaign = spec(tables=3, rows=1000, turn_s=0.05, simulate_cache=True)
+    plan = PLANS["sysbench"]
+    assert (plan.loaded_rows(campaign), plan.turn_s(campaign), plan.counts_instructions(campaign)) == (3000, 0.05, True)
+    assert plan.threads(spec(threads=[4, 1, 4])) == (4, 1)
+    counted = plan.counting(spec(), True)
+    assert sysbench_plan.params(counted).count_instructions and sysbench_plan.params(counted).simulate_cache
+
+
 def test_a_campaign_is_asked_for_capabilities_not_its_name():
     sysbench, tpcc = spec(), spec(workload="tpcc")
     assert workload_of(sysbench).caps.takes_turns and not workload_of(tpcc).caps.takes_turns

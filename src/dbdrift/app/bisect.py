@@ -282,8 +282,10 @@ def probe_spec(request: BisectRequest, chosen: Candidates, label: str, where: Js
     """The campaign that measures `label` (at `where`, a built commit's prefix), as `run` parses a
     file's: a bad --set is an InputError here."""
     data = campaign_data(request, label, where, chosen.build_source)
+    if request.metric == "instructions":  # counts only, whatever --set said
+        data = {**data, "count_instructions": True}
     spec = parse_campaign(data, "dbdrift bisect", Path.cwd(), data["name"])
-    return replace(spec, count_instructions=True, timed=False) if request.metric == "instructions" else spec
+    return replace(spec, timed=False) if request.metric == "instructions" else spec
 
 
 @dataclass(frozen=True)

@@ -54,7 +54,7 @@ def plan(spec: CampaignSpec, store: Path, cluster_flag: str | None, note: str | 
     preflight(spec, work)
     check_store(store)
     spec = planned(spec, store)
-    if spec.count_instructions:
+    if spec.workload_plan.counts_instructions(spec):
         callgrind.require_valgrind()
     located = tuple((t.name, t.name == spec.base.name, t.engine, str(engines.locate(t, env.cache_dir())))
                     for t in spec.targets)

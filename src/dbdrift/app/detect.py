@@ -177,28 +177,27 @@ def planned(spec: CampaignSpec, store: Store | None) -> CampaignSpec:
                         "runs them one after the other (order = \"sequential\", or the servers do not fit in memory "
                         "together)", "make the servers smaller (shared_buffers, innodb_buffer_pool_size), or remove "
                         "detect", exit_code=2)
-    wanted = [(t.name, threads) for threads in spec.threads for t in spec.tests]
+    thread_counts = spec.workload_plan.threads(spec)
+    wanted = [(t.name, threads) for threads in thread_counts for t in spec.tests]
     rests = plan_noise(store, wanted)
     noise, floors, named = rests.noise, rests.floors, rests.named
     cells = []
-    for threads in spec.threads:
+    for threads in thread_counts:
         for t in spec.tests:
             found_noise, source = rests.of((t.name, threads))
             cells.append(planning.Cell(t.name, threads, t.duration_kind, found_noise, floors.get(t.name, 0.0), source))
     fixed, overhead = workload.detect_costs(spec)
-    lengths_tried = tuple(sorted(set(planning.LENGTHS) | {spec.read_s, spec.write_s, spec.insert_s}))
+    lengths = spec.workload_plan.measured_lengths(spec)
+    lengths_tried = tuple(sorted(set(planning.LENGTHS) | set(lengths.values())))
     found = planning.plan(cells, spec.detect, fixed, spec.budget, named, len(spec.targets), overhead, lengths_tried,
                           tuple(noise.values()))
-    chosen = found.lengths
-    write_s = chosen.get("write", spec.write_s)
-    shaped = replace(spec, read_s=chosen.get("read", spec.read_s), write_s=write_s,
-                     insert_s=chosen.get("insert", write_s if "write" in chosen else spec.insert_s))
+    shaped = spec.workload_plan.with_measured_lengths(spec, found.lengths)
     # the warm-up runs last read_s: plan again with the fixed part the chosen lengths give
     found = planning.plan(cells, spec.detect, workload.detect_costs(shaped)[0], spec.budget, named, len(spec.targets), overhead,
                           tuple(found.lengths.values()), tuple(noise.values()), spec.sequential)
     found = _told(found, rests)
     stored = found.to_dict()
-    if spec.sequential and spec.count_instructions:  # the budget's first priority (runner/sequential.py)
+    if spec.sequential and spec.workload_plan.counts_instructions(spec):  # the budget's first priority (runner/sequential.py)
         # blind: instruction counts cannot see the test's cost, since it writes and so waits on I/O and locks
         stored["tests"] = [{**p.to_dict(), "blind": writes(workload.catalog, p.test)} for p in found.tests]
     return replace(shaped, repeats=max(p.most for p in found.tests), detect_plan=stored)
@@ -287,7 +286,7 @@ def sequential_lines(spec: CampaignSpec, found: JsonObject) -> list[str]:
         return lines
     if spec.budget is None:
         return lines
-    if spec.count_instructions and spec.tests:
+    if spec.workload_plan.counts_instructions(spec) and spec.tests:
         blind = [t for t in found["tests"] if t.get("blind")]
         lines.append(f"  budget order: instruction counts run first; the timed budget goes first to the {len(blind)} "
                      "tests they cannot see (writes, I/O and locks: rw not \"R\", marked below) and to those whose "

@@ -27,13 +27,15 @@ def _short_runs(spec: CampaignSpec) -> list[str]:
     cut into batches of one or more (analysis/noise.py). Fewer than FEW_BATCHES batches and
     the cells come out too noisy or without an interval."""
     kinds = {t.duration_kind for t in spec.tests}
-    used = {key: getattr(spec, key) for kind, key in (("read", "read_s"), ("write", "write_s"), ("insert", "insert_s"))
-            if kind in kinds}
+    # each kind's key (read_s, write_s, insert_s) and its seconds, as the workload measures them
+    lengths = spec.workload_plan.measured_lengths(spec)
+    used = {f"{kind}_s": seconds for kind, seconds in lengths.items() if kind in kinds}
     if spec.order == "turns" and len(spec.targets) > 1:
         per_run = max(sum(1 for t in spec.targets if _family(t.engine) == family)
                       for family in {_family(t.engine) for t in spec.targets})
-        sample_s, need = spec.turn_s * per_run, FEW_BATCHES * PAIRS_PER_BATCH
-        unit = f"pairs of turns (turn_s {_seconds(spec.turn_s)}, {per_run} targets a run)"
+        turn_s = spec.workload_plan.turn_s(spec)
+        sample_s, need = turn_s * per_run, FEW_BATCHES * PAIRS_PER_BATCH
+        unit = f"pairs of turns (turn_s {_seconds(turn_s)}, {per_run} targets a run)"
     else:
         sample_s, need = spec.interval_s, FEW_BATCHES
         unit = f"reporting intervals (interval_s {_seconds(spec.interval_s)})"
@@ -51,7 +53,7 @@ def _short_runs(spec: CampaignSpec) -> list[str]:
 
 
 def _threads(spec: CampaignSpec, host_cpus: int) -> list[str]:
-    most = max(spec.threads)
+    most = max(spec.workload_plan.threads(spec))
     if most <= THREADS_PER_CPU * max(host_cpus, 1):
         return []
     return [f"threads {most}: {most} client threads on {host_cpus} CPU(s) ({most / max(host_cpus, 1):.0f} per CPU), "

@@ -176,5 +176,7 @@ def campaign_data(request: RecheckRequest) -> Recheck:
 def campaign(recheck: Recheck) -> CampaignSpec:
     """The recheck checked whole (--set included), as a file's would be; counting only where the
     campaign was."""
-    spec = parse_campaign(recheck.data, "dbdrift recheck", Path.cwd(), recheck.data["name"])
-    return spec if recheck.timed else replace(spec, count_instructions=True, timed=False)
+    if recheck.timed:
+        return parse_campaign(recheck.data, "dbdrift recheck", Path.cwd(), recheck.data["name"])
+    counting = {**recheck.data, "count_instructions": True}  # counts only, whatever --set said
+    return replace(parse_campaign(counting, "dbdrift recheck", Path.cwd(), recheck.data["name"]), timed=False)

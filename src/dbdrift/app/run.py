@@ -71,10 +71,10 @@ def apply_overrides(spec: CampaignSpec, overrides: Overrides) -> CampaignSpec:
         spec = replace(spec, tests=tuple(workload_of(spec).catalog.select(names)), test_names=tuple(names))
     if overrides.flamegraph:
         spec = replace(spec, flamegraphs=True)
-    if overrides.simulate_cache:
-        spec = replace(spec, count_instructions=True, simulate_cache=True)
+    if overrides.simulate_cache or overrides.count_instructions or overrides.instructions_only:
+        spec = spec.workload_plan.counting(spec, overrides.simulate_cache)
     if overrides.count_instructions or overrides.instructions_only:
-        spec = replace(spec, count_instructions=True, timed=not overrides.instructions_only)
+        spec = replace(spec, timed=not overrides.instructions_only)
     return with_base(spec, overrides.base)
 
 
@@ -171,7 +171,7 @@ def _run(spec: CampaignSpec, store_path: Path, store: Store, progress: ProgressS
         raise
     if spec.timed:  # a campaign of counts only ran no timed run: "stored 0 runs" would read as a failure
         progress.message(f"stored {outcome.summary()} in {store_path}")
-    if spec.count_instructions:
+    if spec.workload_plan.counts_instructions(spec):
         progress.message(f"stored {outcome.instructions_ok} instruction counts "
                          f"({outcome.instructions_failed} failed) in {store_path}")
     if report is not None:

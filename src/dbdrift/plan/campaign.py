@@ -68,7 +68,7 @@ def _default(name: str, kind: type[T]) -> T:
 @dataclass(frozen=True)
 class CampaignSpec:
     """What to run: targets x microbenchmarks x thread counts x repeats, with durations. The
-    fields of sysbench's keys here (tests ... simulate_cache) are those core modules read; their
+    fields of sysbench's keys here (tests, order) are those core modules read; their
     defaults are the fields' own, which the rows of its slice's keys.py point at. The keys only
     its slice reads are its SysbenchParams, in `params`."""
 
@@ -76,18 +76,11 @@ class CampaignSpec:
     targets: tuple[TargetSpec, ...]
     workload_plan: Plan  # the plan part of this campaign's workload (its slice's plan.py), handed to the reader
     tests: tuple[Test, ...] = ()  # sysbench's tests, in run order (its parse resolves `tests`); () for the others
-    tables: int = 1
-    rows: int = 1_000_000
-    threads: tuple[int, ...] = (1,)
-    read_s: float = 300.0
-    write_s: float = 600.0
-    insert_s: float = 600.0  # the parser makes it write_s when not set
     settle_s: float | None = None  # None: "auto", the settle time settle_total_s computes
     repeats: int = _default("repeats", int)
     seed: int = _default("seed", int)
     interval_s: float = _default("interval_s", float)
     order: str = "turns"  # turns | sequential (docs/noise.md)
-    turn_s: float = 0.01  # turns: seconds each target has before the next one takes over
     round_order: str = _default("round_order", str)  # balanced | alternating (plan/rounds.py)
     cpus: str | tuple[str, str] = _default("cpus", str)  # auto | shared | (driver, server) CPU lists (dbdrift/cpus.py)
     calibration: bool = False  # an A/A campaign made by `dbdrift calibrate`
@@ -96,8 +89,6 @@ class CampaignSpec:
     budget: float | None = None  # with detect: the most the campaign may take, seconds
     sequential: bool = _default("sequential", bool)  # with detect: stop each cell once decided (runner/sequential.py)
     detect_plan: JsonObject | None = None  # the plan `run` made for detect (app/detect.py), stored with the campaign
-    count_instructions: bool = False  # also count instructions per event under callgrind
-    simulate_cache: bool = False  # with count_instructions: callgrind's cache and branch simulation too
     timed: bool = True  # False: only count instructions, no timed runs
     flamegraphs: bool = _default("flamegraphs", bool)  # perf record the backends during each timed run
     source: str = "<built-in>"
@@ -132,9 +123,6 @@ class CampaignSpec:
     def base_is_implicit(self) -> bool:
         """True when no target sets base = true and the first one is the base: worth saying so."""
         return not any(t.base for t in self.targets)
-
-    def duration_for(self, test: Test) -> float:
-        return {"read": self.read_s, "write": self.write_s, "insert": self.insert_s}[test.duration_kind]
 
     def settle_total_s(self) -> float:
         if self.settle_s is not None:
@@ -322,14 +310,12 @@ def cluster_address(value: object, what: str) -> str:
 
 
 def _with_shared_keys(spec: CampaignSpec, top: fields.Table) -> CampaignSpec:
-    """The keys every workload reads: durations, repeats, order, CPUs, flamegraphs (a workload
+    """The keys every workload reads: settles, repeats, order, CPUs, flamegraphs (a workload
     that records none refuses the key before it is used)."""
-    write_s = top.duration("write_s")
     return replace(
-        spec, read_s=top.duration("read_s"), write_s=write_s, insert_s=top.duration("insert_s", write_s),
-        settle_s=_settle(top), repeats=top.integer("repeats"),
+        spec, settle_s=_settle(top), repeats=top.integer("repeats"),
         seed=top.integer("seed"), interval_s=top.duration("interval_s"),
-        order=top.choice("order"), turn_s=top.duration("turn_s"), round_order=top.choice("round_order"),
+        order=top.choice("order"), round_order=top.choice("round_order"),
         cpus=fields.cpu_placement(top.data.get("cpus", keys.default("top", "cpus")), top.where),
         flamegraphs=top.flag("flamegraphs"),
     )

@@ -29,7 +29,7 @@ SETTLE_WORK_S = 1.0  # a settle's work (vacuum, checkpoint; InnoDB's flushing) b
 
 
 class Sized(Protocol):
-    """What a settle's length is sized by (plan/campaign.py's CampaignSpec): the tables and rows."""
+    """What a settle's length is sized by (sysbench's SysbenchParams): the tables and rows."""
 
     @property
     def tables(self) -> int: ...
@@ -41,3 +41,18 @@ def sized_settle_s(spec: Sized) -> float:
     """A settle long enough for the tables' purge and checkpoint: a minute plus a second per
     million rows, at most 20 minutes (sysbench's; the workloads judged over repeats take it too)."""
     return min(1200.0, 60.0 + spec.tables * spec.rows / 1e6)
+
+
+@dataclass(frozen=True)
+class DefaultSizes:
+    """sysbench's default sizes (its keys' `tables` and `rows`), which the settle of a workload
+    without sbtest tables has always been sized by."""
+
+    tables: int = 1
+    rows: int = 1_000_000
+
+
+def default_settle_s(spec: object) -> float:
+    """The settle of a workload whose tables are not sysbench's (TPROC-C, vector search, HTAP):
+    that of sysbench's default sizes, one table of a million rows (61 s)."""
+    return sized_settle_s(DefaultSizes())

@@ -1,10 +1,12 @@
 """A workload's own values (`CampaignSpec.params`: its slice's Params record, read from its table
 or, sysbench's, from its top-level keys), as each slice reads them typed; the axes of a workload
-whose keys make none; and the refusal of the top-level keys a workload does not take."""
+whose keys make none, and what a workload of whole repeats answers of sysbench's per-test notions
+(instruction counts, measured lengths by kind of test, turns); and the refusal of the top-level
+keys a workload does not take."""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Protocol, TypeVar
+from typing import NoReturn, Protocol, TypeVar
 
 from dbdrift.errors import InputError
 from dbdrift.plan import fields, keys
@@ -37,6 +39,40 @@ def params_of(spec: HasParams, kind: type[P], table: str | None) -> P:
 def no_axes(top: fields.Table) -> tuple[Axis, ...]:
     """A workload whose keys make no axis: its variants are the campaign's [axes.NAME] only."""
     return ()
+
+
+def counts_no_instructions(spec: HasParams) -> bool:
+    """A workload without a catalogue of tests counts no instructions (caps.counts_instructions)."""
+    return False
+
+
+def refuse_counting(spec: HasParams, simulate_cache: bool) -> NoReturn:
+    """A workload that counts no instructions cannot be made to: its callers ask
+    caps.counts_instructions first, so this is their mistake (TypeError, as params_of)."""
+    raise TypeError(f"campaign {spec.name} is a {spec.workload} campaign: it counts no instructions")
+
+
+def no_measured_lengths(spec: HasParams) -> dict[str, float]:
+    """A workload whose runs are whole repeats has no measured length per kind of test."""
+    return {}
+
+
+def no_thread_counts(spec: HasParams) -> tuple[int, ...]:
+    """A workload whose runs are whole repeats runs no test at thread counts of its own."""
+    return ()
+
+
+def refuse_measured_lengths(spec: HasParams, lengths: dict[str, float]) -> NoReturn:
+    """A workload whose runs are whole repeats has no lengths to choose: its callers ask
+    caps.per_test_runs first, so this is their mistake."""
+    raise TypeError(f"campaign {spec.name} is a {spec.workload} campaign: its runs are whole repeats")
+
+
+def refuse_turns(spec: HasParams) -> NoReturn:
+    """A workload whose targets do not take turns answers nothing of turns (their length, the rows
+    each server taking them holds): its callers ask caps.takes_turns first, so this is their
+    mistake."""
+    raise TypeError(f"campaign {spec.name} is a {spec.workload} campaign: its targets take no turns")
 
 
 @dataclass(frozen=True)

@@ -51,7 +51,7 @@ def cache_bytes(target: TargetSpec, ram: int) -> int:
 
 
 def resident_bytes(target: TargetSpec, spec: CampaignSpec, ram: int) -> int:
-    data = spec.tables * spec.rows * ROW_BYTES
+    data = spec.workload_plan.loaded_rows(spec) * ROW_BYTES
     return min(cache_bytes(target, ram), data) + SERVER_BYTES
 
 

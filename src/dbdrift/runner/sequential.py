@@ -74,14 +74,14 @@ class Sequential:
         self.keep, self.moved = keep, moved
         self.plans = {(p.test, p.threads): p for p in
                       (planning.TestPlan.from_dict(d) for d in found["tests"])}
-        listed = [(t.name, th) for t in spec.tests for th in spec.threads if (t.name, th) in self.plans]
+        listed = [(t.name, th) for t in spec.tests for th in spec.workload_plan.threads(spec) if (t.name, th) in self.plans]
         self.order = listed + [k for k in self.plans if k not in listed]  # the run order
         per_start = float(found.get("overhead_s", 0.0))
         targets = int(found.get("targets", len(spec.targets)))
         self.cost = {k: targets * (p.seconds + per_start) for k, p in self.plans.items()}
         self.fixed_s = float(found.get("fixed_s", 0.0))
         self.blind = {(d["test"], int(d["threads"])) for d in found["tests"] if d.get("blind")}
-        self.prioritised = bool(spec.count_instructions and found.get("prioritised", True))
+        self.prioritised = bool(spec.workload_plan.counts_instructions(spec) and found.get("prioritised", True))
         self.stops: dict[Key, Stop] = {}
         self.looked: dict[Key, tuple[int, Outcome]] = {}
         self.counts_moved: set[str] | None = None

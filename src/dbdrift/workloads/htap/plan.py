@@ -8,8 +8,9 @@ from dbdrift.errors import InputError
 from dbdrift.model import JsonObject
 from dbdrift.plan import fields
 from dbdrift.plan.campaign import CampaignSpec
-from dbdrift.plan.lifecycle import sized_settle_s
-from dbdrift.plan.params import RefuseTopLevelKeys, no_axes, params_of
+from dbdrift.plan.lifecycle import default_settle_s
+from dbdrift.plan.params import (RefuseTopLevelKeys, counts_no_instructions, no_axes, no_measured_lengths,
+                                no_thread_counts, params_of, refuse_counting, refuse_measured_lengths, refuse_turns)
 from dbdrift.quantities import brief_repr
 from dbdrift.workload import WorkloadPlan, repeats_caps
 from dbdrift.workloads.htap.catalog import JUDGED, QUERY_NAMES, WINDOWS, HtapParams, setup_text
@@ -77,8 +78,12 @@ def params(spec: CampaignSpec) -> HtapParams:
 
 
 # CH-benCHmark needs no extension: any build of the three engines runs it
-PLAN = WorkloadPlan(name="htap", table="htap", caps=CAPS, refuse=refuse, parse=parse_htap, settle_s=sized_settle_s,
-                    stored=stored, demo=DEMO, demo_targets={}, axes=no_axes, keys=KEYS)
+PLAN = WorkloadPlan(name="htap", table="htap", caps=CAPS, refuse=refuse, parse=parse_htap, settle_s=default_settle_s,
+                    stored=stored, demo=DEMO, demo_targets={}, axes=no_axes, keys=KEYS,
+                    counts_instructions=counts_no_instructions, counting=refuse_counting,
+                    measured_lengths=no_measured_lengths, with_measured_lengths=refuse_measured_lengths,
+                    turn_s=refuse_turns, loaded_rows=refuse_turns,
+                    threads=no_thread_counts)
 
 def check_lines(spec: CampaignSpec) -> list[str]:
     """What each target runs, as `run --check` says it."""

@@ -10,7 +10,8 @@ from dbdrift.model import IBENCH_STEPS, JsonObject
 from dbdrift.plan import fields
 from dbdrift.plan.campaign import CampaignSpec
 from dbdrift.plan.keys import INT64_MAX
-from dbdrift.plan.params import RefuseTopLevelKeys, no_axes, params_of
+from dbdrift.plan.params import (RefuseTopLevelKeys, counts_no_instructions, no_axes, no_measured_lengths,
+                                no_thread_counts, params_of, refuse_counting, refuse_measured_lengths, refuse_turns)
 from dbdrift.quantities import brief_repr
 from dbdrift.workload import WorkloadPlan, repeats_caps
 from dbdrift.workloads.ibench.catalog import IBenchParams, io_bound_settings, settle_seconds
@@ -95,7 +96,11 @@ def params(spec: CampaignSpec) -> IBenchParams:
 
 PLAN = WorkloadPlan(name="insert-benchmark", table="insert_benchmark", caps=CAPS, refuse=refuse,
                     parse=parse_insert_benchmark, settle_s=settle_s, stored=stored, demo=DEMO, demo_targets={},
-                    axes=no_axes, keys=KEYS)
+                    axes=no_axes, keys=KEYS,
+                    counts_instructions=counts_no_instructions, counting=refuse_counting,
+                    measured_lengths=no_measured_lengths, with_measured_lengths=refuse_measured_lengths,
+                    turn_s=refuse_turns, loaded_rows=refuse_turns,
+                    threads=no_thread_counts)
 
 
 def check_lines(spec: CampaignSpec) -> list[str]:

@@ -16,8 +16,10 @@ from dbdrift.model import JsonObject
 class SysbenchParams:
     """The top-level keys of a sysbench campaign that only its own steps read, held in
     CampaignSpec.params (its plan.py's `params`): the unmeasured warm-up of each run, the
-    unreported warm runs, what happens between repeats and how statements are sent. Its sizes,
-    thread counts, tests and measured lengths stay CampaignSpec's, which core modules read."""
+    unreported warm runs, what happens between repeats, how statements are sent, whether
+    instructions are counted, the sizes, the thread counts, the measured lengths and the
+    turns' (the core asks for the last five through its plan's hooks). Its tests stay
+    CampaignSpec's, which core modules read."""
 
     warmup_s: float = 5.0  # unmeasured seconds at the start of each run (sysbench --warmup-time)
     scan_warm_s: float = 60.0  # the unreported scan.warm run before scan
@@ -26,6 +28,15 @@ class SysbenchParams:
     # whole test sequence runs once per repeat, each time on a new server loaded afresh
     restart: str = "repeat"
     prepared: bool = True  # server-side prepared statements; False: SQL text with literals
+    count_instructions: bool = False  # also count instructions per event under callgrind (simulate_cache sets it)
+    simulate_cache: bool = False  # with count_instructions: callgrind's cache and branch simulation too
+    tables: int = 1  # sbtest1..sbtestN
+    threads: tuple[int, ...] = (1,)  # client thread counts: every test runs once per count, in order
+    rows: int = 1_000_000  # rows per table
+    read_s: float = 300.0  # measured seconds of each read test (and of write-only)
+    write_s: float = 600.0  # measured seconds of each write test
+    insert_s: float = 600.0  # measured seconds of insert; the parse makes it write_s when not set
+    turn_s: float = 0.01  # order = "turns": seconds each target has before the next one takes over
 
 
 # Report groups in the order of the Small Datum posts (their 4-group variant).

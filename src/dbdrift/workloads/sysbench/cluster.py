@@ -8,6 +8,7 @@ from dbdrift.cluster.units import target_ids
 from dbdrift.plan.campaign import CampaignSpec
 from dbdrift.workloads.sysbench.expand import expand
 from dbdrift.workloads.sysbench import instructions
+from dbdrift.workloads.sysbench.plan import params
 from dbdrift.workloads.sysbench.session import new_record
 from dbdrift.store.store import Store
 from dbdrift.workloads.sysbench.run import estimate_campaign
@@ -49,7 +50,7 @@ def remaining(store: Store, campaign_id: int, spec: CampaignSpec, tests: tuple[s
     left = []
     runs = {target_id: store.completed_runs(target_id) for target_id in ids.values()}  # read once, not per test
     counted = {target_id: store.counted_tests(target_id) for target_id in ids.values()} \
-        if spec.count_instructions else {}
+        if params(spec).count_instructions else {}
     for name in tests:
         plans = expand(narrow(spec, [name]))
         missing = False
@@ -57,13 +58,13 @@ def remaining(store: Store, campaign_id: int, spec: CampaignSpec, tests: tuple[s
             target_id = ids[plan.target.name]
             if spec.timed and {r.key for r in plan.runs if not r.warm} - runs[target_id]:
                 missing = True
-            if spec.count_instructions and instructions.supports(plan.target.engine) \
+            if params(spec).count_instructions and instructions.supports(plan.target.engine) \
                     and name not in counted[target_id]:
                 missing = True
         if missing:
             left.append(name)
             for plan in plans:
-                for threads in spec.threads:
+                for threads in params(spec).threads:
                     store.supersede(ids[plan.target.name], name, threads)
     return (tuple(left), ()) if left else None
 

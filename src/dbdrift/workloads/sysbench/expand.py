@@ -12,7 +12,7 @@ from dataclasses import dataclass, replace
 from dbdrift.model import TargetSpec
 from dbdrift.plan.campaign import CampaignSpec
 from dbdrift.plan.lifecycle import RESTART_S, SETTLE_WORK_S, START_S, STOP_S, SettleStep
-from dbdrift.workloads.sysbench.plan import params
+from dbdrift.workloads.sysbench.plan import duration_for, params
 from dbdrift.workloads.sysbench.catalog import CATALOG, RUN_ORDER, SETTLE_AFTER, WARM_BEFORE, MicrobenchmarkSpec
 
 
@@ -90,10 +90,10 @@ def _steps(spec: CampaignSpec) -> tuple[Step, ...]:
 
 
 def _sequence(spec: CampaignSpec, repeats: Sequence[int]) -> list[Step]:
-    steps: list[Step] = [LoadStep(spec.tables, spec.rows), SettleStep(spec.settle_total_s(), "load")]
+    steps: list[Step] = [LoadStep(params(spec).tables, params(spec).rows), SettleStep(spec.settle_total_s(), "load")]
     first = repeats[0]
     if params(spec).warm_runs and reads_follow(spec):
-        steps.append(_warm(spec, "point-query.warm", "point-query", spec.read_s, spec.tables, first))
+        steps.append(_warm(spec, "point-query.warm", "point-query", params(spec).read_s, params(spec).tables, first))
     wrote = False  # a write test ran since the last settle
     for test in tests_of(spec):
         if wrote and test.group != "writes" and RUN_ORDER.index(test.name) > RUN_ORDER.index(SETTLE_AFTER):
@@ -102,9 +102,9 @@ def _sequence(spec: CampaignSpec, repeats: Sequence[int]) -> list[Step]:
             steps.append(SettleStep(spec.settle_total_s(), "the write phase"))
             wrote = False
         if params(spec).warm_runs and test.name in WARM_BEFORE:
-            duration = params(spec).scan_warm_s if test.name == "scan" else spec.read_s
-            steps.append(_warm(spec, WARM_BEFORE[test.name], test.name, duration, spec.threads[0], first))
-        for threads in spec.threads:
+            duration = params(spec).scan_warm_s if test.name == "scan" else params(spec).read_s
+            steps.append(_warm(spec, WARM_BEFORE[test.name], test.name, duration, params(spec).threads[0], first))
+        for threads in params(spec).threads:
             steps.extend(_measured(spec, test, threads, repeats))
         wrote = wrote or test.group == "writes"
         if test.name == SETTLE_AFTER:
@@ -128,7 +128,7 @@ def tests_of(spec: CampaignSpec) -> tuple[MicrobenchmarkSpec, ...]:
 def _measured(spec: CampaignSpec, test: MicrobenchmarkSpec, threads: int, repeats: Sequence[int]) -> list[RunStep]:
     """A run of the full duration and warmup per repeat. Interleaved, each run is one driver
     run in which the targets take turns (workloads/sysbench/turns.py), so no run is cut into pieces."""
-    return [RunStep(test.name, test, threads, r, spec.duration_for(test), params(spec).warmup_s) for r in repeats]
+    return [RunStep(test.name, test, threads, r, duration_for(spec, test), params(spec).warmup_s) for r in repeats]
 
 
 def _warm(spec: CampaignSpec, name: str, test_name: str, duration_s: float, threads: int, repeat: int) -> RunStep:

@@ -40,6 +40,7 @@ from dbdrift.plan.campaign import CampaignSpec
 from dbdrift.plan.lifecycle import START_S, SettleStep
 from dbdrift.workloads.sysbench.dialect import DBNAME
 from dbdrift.workloads.sysbench.expand import LoadStep, RunStep, TargetPlan
+from dbdrift.workloads.sysbench.plan import params
 from dbdrift.workloads.sysbench.session import SysbenchSession
 from dbdrift.server import osuser
 from dbdrift.server.mariadb import MariaDBServer
@@ -335,8 +336,8 @@ def count_target(session: SysbenchSession, plan: TargetPlan, skip: AbstractSet[s
     out_dir.mkdir(exist_ok=True)
     osuser.chown_tree(out_dir, osuser.server_user())
     session.timed_step("server", "restart under valgrind callgrind", lambda: session.server.start_wrapped(
-        valgrind_command(binary, out_dir, session.install.engine, session.spec.simulate_cache, cpu), VALGRIND_COMMS,
-        START_TIMEOUT_S))
+        valgrind_command(binary, out_dir, session.install.engine, params(session.spec).simulate_cache, cpu),
+        VALGRIND_COMMS, START_TIMEOUT_S))
     session.prewarm(load.tables, restarted=True)  # the start under callgrind emptied InnoDB's buffer pool
     # The first runs after a start do one-off work (PostgreSQL: shared statistics entries, hint
     # bits on shared catalogs; InnoDB: table and statement caches) that no later run repeats:
@@ -362,12 +363,12 @@ def count_test(session: SysbenchSession, test: MicrobenchmarkSpec, out_dir: Path
     """Count `test`'s N1/N2 pairs, sized to the campaign's `difference`. A test that only reads
     shares the database or server the tests before it used; unless `primed` (the server's prime
     run was this test's), a run of a few events nobody counts pays its one-off costs first."""
-    rows = session.spec.rows
+    rows = params(session.spec).rows
     prime = prime_events(test, rows, difference) if reads_only(test) and not primed else 0
     n1, n2 = event_counts(test, rows, difference)
     label = f"{test.name}: instructions/event ({n1} and {n2} events under callgrind)"
     session.progress.step_start(session.name, label, test_estimate_s(test, session.install.engine, rows,
-                                                                    session.spec.tables, primed, difference))
+                                                                    params(session.spec).tables, primed, difference))
     started = time.monotonic()
     clock = PhaseClock()
     pairs: list[list[int]] = []
@@ -467,7 +468,7 @@ def _dispatch_profile_of_run(session: SysbenchSession, test: MicrobenchmarkSpec,
         server = _innodb(session)
         server.restore_data()
         server.start()
-        session.prewarm(session.spec.tables, restarted=True)
+        session.prewarm(params(session.spec).tables, restarted=True)
     tick("run")
     pid = session.server.server_pid
     _exec_admin(session, [ZERO_SQL])

@@ -5,8 +5,8 @@ campaign reader finds through sysbench's WorkloadPlan (`keys`) among the core's 
 (plan/keys.py's `top`, each group after the core row its first row names with `after`, so
 docs/campaign.md and the stored spec keep one order). Another workload's campaign refuses them
 (plan/params.py's RefuseTopLevelKeys). The defaults are those of the record each key fills:
-SysbenchParams (catalog.py) for the keys only the slice reads, CampaignSpec for those core
-modules read too.
+SysbenchParams (catalog.py), whose values the core asks for through sysbench's plan hooks, and
+CampaignSpec for `tests` and `order`, which core modules read as its fields.
 """
 from __future__ import annotations
 
@@ -22,34 +22,34 @@ KEYS: tuple[Key, ...] = (
         doc=('Which microbenchmarks run: test names, group names or sets (see [Test '
          'selection](#test-selection-tests)). `--tests` on the command line replaces it. An empty list is an '
          'error.')),
-    Key('top', 'tables', INTEGER, 'integer', default=CampaignSpec.tables, high=2**32 - 1, large=128,
+    Key('top', 'tables', INTEGER, 'integer', default=SysbenchParams.tables, high=2**32 - 1, large=128,
         why="the driver counts tables (sbtest1..sbtestN) in 32 bits", workloads=SYSBENCH,
         doc=('Number of sbtest tables (`sbtest1` … `sbtestN`); most statements pick one at random per execution. At '
          'most 2^32-1; more than 128 needs `allow_large`.')),
-    Key('top', 'rows', INTEGER, 'integer', default=CampaignSpec.rows, high=2**31 - 1, large=1_000_000_000,
+    Key('top', 'rows', INTEGER, 'integer', default=SysbenchParams.rows, high=2**31 - 1, large=1_000_000_000,
         why="sbtest's id and k are SQL INTEGER", workloads=SYSBENCH,
         doc=('Rows per table, loaded before the first test. At most 2,147,483,647 (`id` and `k` are SQL INTEGER); more'
          ' than 10^9 needs `allow_large`.')),
-    Key('top', 'threads', THREADS, 'integer or list of integers', default=CampaignSpec.threads, low=1, high=1024,
+    Key('top', 'threads', THREADS, 'integer or list of integers', default=SysbenchParams.threads, low=1, high=1024,
         workloads=SYSBENCH,
         doc=('Client thread counts, each 1..1024; every test runs once per count, in the order given (duplicates are '
          'dropped).')),
-    Key('top', 'count_instructions', FLAG, 'boolean', default=CampaignSpec.count_instructions, workloads=SYSBENCH,
+    Key('top', 'count_instructions', FLAG, 'boolean', default=SysbenchParams.count_instructions, workloads=SYSBENCH,
         doc=('After the timed runs, also count instructions per event of each test under valgrind callgrind, on one '
          'more server per target. Same as `--count-instructions`; needs valgrind.')),
-    Key('top', 'simulate_cache', FLAG, 'boolean', default=CampaignSpec.simulate_cache, workloads=SYSBENCH,
+    Key('top', 'simulate_cache', FLAG, 'boolean', default=SysbenchParams.simulate_cache, workloads=SYSBENCH,
         doc=('With instruction counts (it turns them on): callgrind also simulates the caches and branch predictor, '
          'and reports give I1, D1 and LL misses and branch mispredicts per event next to instructions, labelled as'
          ' simulated. Slows the counting down; `run --simulate-cache` does the same.')),
-    Key('top', 'read_s', DURATION, 'duration', default=CampaignSpec.read_s, measured=True, large=DAY_S,
+    Key('top', 'read_s', DURATION, 'duration', default=SysbenchParams.read_s, measured=True, large=DAY_S,
         workloads=SYSBENCH, after="flamegraphs",
         doc=('Measured time of each read test, and of `write-only` (as the original scripts do). Also the length of '
          'the `point-query.warm` and `points-covered-si.warm` runs.')),
-    Key('top', 'write_s', DURATION, 'duration', default=CampaignSpec.write_s, measured=True, large=DAY_S,
+    Key('top', 'write_s', DURATION, 'duration', default=SysbenchParams.write_s, measured=True, large=DAY_S,
         workloads=SYSBENCH,
         doc='Measured time of each write test: the updates, `delete` and `read-write_range=*`.'),
-    Key('top', 'insert_s', DURATION, 'duration', default=None, shown="the value of `write_s`", measured=True,
-        large=DAY_S, workloads=SYSBENCH,
+    Key('top', 'insert_s', DURATION, 'duration', default=SysbenchParams.insert_s, shown="the value of `write_s`",
+        measured=True, large=DAY_S, workloads=SYSBENCH,
         doc='Measured time of the `insert` test.'),
     Key('top', 'warmup_s', DURATION, 'duration', default=SysbenchParams.warmup_s, large=2 * HOUR_S, workloads=SYSBENCH,
         doc=('Unmeasured warm-up at the start of each run (sysbench `--warmup-time`). Interleaved, each target gets '
@@ -76,7 +76,7 @@ KEYS: tuple[Key, ...] = (
          'do; use it when the servers do not fit in memory together. Targets of different engine families '
          '(PostgreSQL and MariaDB/MySQL) cannot share a driver run and take whole runs in turn. The Insert '
          'Benchmark always runs sequentially.')),
-    Key('top', 'turn_s', DURATION, 'duration', default=CampaignSpec.turn_s, measured=True, low=0.001, high=60.0,
+    Key('top', 'turn_s', DURATION, 'duration', default=SysbenchParams.turn_s, measured=True, low=0.001, high=60.0,
         workloads=SYSBENCH,
         why="targets take turns of turn_s seconds inside one driver run",
         retired={"slice_s": None, "slice_warmup_s": (

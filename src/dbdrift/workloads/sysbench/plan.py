@@ -1,7 +1,9 @@
 """sysbench's campaign keys (layer plan): the tests, threads, tables, rows, warm-ups, restarts
-and turns at the top level of the campaign file (their rows in its keys.py), read into a
-CampaignSpec and, those only its own steps read, into its SysbenchParams, the campaign's
-`params`, read back typed (`params`); what the workload can do, as Capabilities."""
+and turns at the top level of the campaign file (their rows in its keys.py), read into its
+SysbenchParams, the campaign's `params`, read back typed (`params`), but for the tests and
+order, which the core's CampaignSpec holds; the hooks through which the core asks for the
+values it needs of them (PLAN: settle_s, counts_instructions, measured_lengths, threads, ...);
+what the workload can do, as Capabilities."""
 from __future__ import annotations
 
 from dataclasses import asdict, replace
@@ -13,7 +15,7 @@ from dbdrift.plan.campaign import CampaignSpec
 from dbdrift.plan.lifecycle import sized_settle_s
 from dbdrift.plan.params import no_axes, params_of
 from dbdrift.workload import Capabilities, WorkloadPlan
-from dbdrift.workloads.sysbench.catalog import SysbenchParams, select_tests
+from dbdrift.workloads.sysbench.catalog import MicrobenchmarkSpec, SysbenchParams, select_tests
 from dbdrift.workloads.sysbench.keys import KEYS
 
 CAPS = Capabilities(title="sysbench", per_test_runs=True, takes_turns=True, auto_cpus_shared=False,
@@ -47,10 +49,15 @@ def refuse(top: fields.Table) -> None:
 
 
 def parse(spec: CampaignSpec, top: fields.Table) -> CampaignSpec:
-    """sysbench's top-level keys: its SysbenchParams, whose restart `detect` holds to, then the
-    tests, thread counts, sizes and instruction counting."""
-    own = SysbenchParams(warmup_s=top.duration("warmup_s"), scan_warm_s=top.duration("scan_warm_s"),
-                         warm_runs=top.flag("warm_runs"), restart=top.choice("restart"), prepared=top.flag("prepared"))
+    """sysbench's top-level keys into its SysbenchParams, in the order a file's mistakes have
+    always been named in: the measured lengths and turns, the warm-ups, restarts and statements
+    (whose restart `detect` holds to), then the tests, thread counts, sizes and instruction
+    counting."""
+    write_s = top.duration("write_s")
+    own = SysbenchParams(read_s=top.duration("read_s"), write_s=write_s, insert_s=top.duration("insert_s", write_s),
+                         turn_s=top.duration("turn_s"), warmup_s=top.duration("warmup_s"),
+                         scan_warm_s=top.duration("scan_warm_s"), warm_runs=top.flag("warm_runs"),
+                         restart=top.choice("restart"), prepared=top.flag("prepared"))
     if spec.detect is not None and (spec.order, own.restart) != ("turns", "repeat"):
         raise InputError(f'{top.where}: detect needs order = "turns" and restart = "repeat" (it plans server starts '
                          f'of all targets taking turns), not order = "{spec.order}", restart = "{own.restart}"',
@@ -68,11 +75,11 @@ def parse(spec: CampaignSpec, top: fields.Table) -> CampaignSpec:
         raise InputError(f"{top.where}: tests: {exc.message}", exc.hint) from None
     if not tests:
         raise InputError(f"{top.where}: tests selects no microbenchmark", "list names from `dbdrift catalog`")
-    threads = fields.threads(top.data.get("threads", list(CampaignSpec.threads)), top.where, top.key("threads"))
-    return replace(spec, params=own, tests=tuple(tests), test_names=tuple(names), tables=top.integer("tables"),
-                   rows=top.integer("rows"), threads=threads,
-                   count_instructions=top.flag("count_instructions") or top.flag("simulate_cache"),
-                   simulate_cache=top.flag("simulate_cache"))
+    threads = fields.threads(top.data.get("threads", list(SysbenchParams.threads)), top.where, top.key("threads"))
+    own = replace(own, threads=threads, tables=top.integer("tables"), rows=top.integer("rows"),
+                  count_instructions=top.flag("count_instructions") or top.flag("simulate_cache"),
+                  simulate_cache=top.flag("simulate_cache"))
+    return replace(spec, params=own, tests=tuple(tests), test_names=tuple(names))
 
 
 def stored(spec: CampaignSpec) -> JsonObject:
@@ -85,9 +92,65 @@ def params(spec: CampaignSpec) -> SysbenchParams:
     return params_of(spec, SysbenchParams, None)
 
 
+def counts_instructions(spec: CampaignSpec) -> bool:
+    """Whether the campaign counts instructions per event (count_instructions, or simulate_cache)."""
+    return params(spec).count_instructions
+
+
+def counting(spec: CampaignSpec, simulate_cache: bool) -> CampaignSpec:
+    """The campaign counting instructions, callgrind simulating the caches too when asked (or when
+    the campaign said so): `run --count-instructions` and `--simulate-cache`."""
+    own = params(spec)
+    return replace(spec, params=replace(own, count_instructions=True,
+                                        simulate_cache=own.simulate_cache or simulate_cache))
+
+
+def measured_lengths(spec: CampaignSpec) -> dict[str, float]:
+    """The measured seconds of each kind of test (MicrobenchmarkSpec.duration_kind)."""
+    own = params(spec)
+    return {"read": own.read_s, "write": own.write_s, "insert": own.insert_s}
+
+
+def duration_for(spec: CampaignSpec, test: MicrobenchmarkSpec) -> float:
+    """The measured seconds of a run of `test`."""
+    return measured_lengths(spec)[test.duration_kind]
+
+
+def with_measured_lengths(spec: CampaignSpec, lengths: dict[str, float]) -> CampaignSpec:
+    """The campaign measuring `lengths` (detect's choice, by kind), a kind left out keeping its
+    own; insert follows a chosen write length, as insert_s follows write_s in a file."""
+    own = params(spec)
+    write_s = lengths.get("write", own.write_s)
+    insert_s = lengths.get("insert", write_s if "write" in lengths else own.insert_s)
+    return replace(spec, params=replace(own, read_s=lengths.get("read", own.read_s), write_s=write_s, insert_s=insert_s))
+
+
+def settle_s(spec: CampaignSpec) -> float:
+    """A settle sized by the campaign's tables and rows (settle_s = "auto")."""
+    return sized_settle_s(params(spec))
+
+
+def loaded_rows(spec: CampaignSpec) -> int:
+    """The rows each server holds: tables x rows."""
+    return params(spec).tables * params(spec).rows
+
+
+def threads(spec: CampaignSpec) -> tuple[int, ...]:
+    """The client thread counts each test runs at, in order."""
+    return params(spec).threads
+
+
+def turn_s(spec: CampaignSpec) -> float:
+    """The seconds of each target's turn inside a driver run."""
+    return params(spec).turn_s
+
+
 # sysbench's keys are top-level keys of the campaign file (its keys.py): no table of its own
-PLAN = WorkloadPlan(name="sysbench", table=None, caps=CAPS, refuse=refuse, parse=parse, settle_s=sized_settle_s,
-                    stored=stored, demo=DEMO, demo_targets={}, axes=no_axes, keys=KEYS)
+PLAN = WorkloadPlan(name="sysbench", table=None, caps=CAPS, refuse=refuse, parse=parse, settle_s=settle_s,
+                    stored=stored, demo=DEMO, demo_targets={}, axes=no_axes, keys=KEYS,
+                    counts_instructions=counts_instructions, counting=counting, measured_lengths=measured_lengths,
+                    with_measured_lengths=with_measured_lengths, turn_s=turn_s,
+                    loaded_rows=loaded_rows, threads=threads)
 
 
 def judged(spec: CampaignSpec) -> tuple[str, ...]:

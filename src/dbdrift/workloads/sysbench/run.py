@@ -31,7 +31,7 @@ from dbdrift.runner.sequential import Sequential
 from dbdrift.runner.progress import LanesProgress, ProgressSink, Tally
 from dbdrift.runner.session import settle_wait
 from dbdrift.workloads.sysbench import instructions, turns
-from dbdrift.workloads.sysbench.plan import params
+from dbdrift.workloads.sysbench.plan import measured_lengths, params
 from dbdrift.workloads.sysbench.session import SysbenchSession
 from dbdrift.workloads.sysbench.expand import (MEASURED, RUN_OVERHEAD_S, SETTLES, SETUP, WARM, FreshStep, LoadStep,
                                               RunStep, Step, TargetPlan, estimate_parts, expand, restarts_before,
@@ -58,7 +58,7 @@ def estimate(spec: CampaignSpec, timed: list[TargetPlan], counted: list[TargetPl
                     for p in timed)
         # each settle's quiet wait is a step of its own, once for all targets in turns
         steps += sum(isinstance(x, SettleStep) for p in timed[:1 if in_turns else None] for x in p.steps)
-    if spec.count_instructions:
+    if params(spec).count_instructions:
         steps += instructions.estimate_counts(spec, counted)[1]
     return total_s, steps
 
@@ -75,7 +75,7 @@ def estimate_by_part(spec: CampaignSpec, timed: list[TargetPlan], counted: list[
         for i, plan in enumerate(timed):
             for part, seconds in estimate_parts(plan, spec, settles=not in_turns or i == 0).items():
                 parts[part] = parts.get(part, 0.0) + seconds
-    if spec.count_instructions:
+    if params(spec).count_instructions:
         parts[COUNTS] = instructions.estimate_counts(spec, counted)[0] / counting_lanes(len(counted))
     return parts
 
@@ -90,7 +90,8 @@ def estimate_campaign(spec: CampaignSpec) -> tuple[float, int]:
 def counts_first(spec: CampaignSpec) -> bool:
     """Whether the instruction counts run before the timed runs: in a campaign planned to detect
     with the sequential rule, where their verdicts give the timed budget its order."""
-    return bool(spec.count_instructions and spec.timed and spec.detect_plan and spec.detect_plan.get("sequential"))
+    return bool(params(spec).count_instructions and spec.timed and spec.detect_plan
+                and spec.detect_plan.get("sequential"))
 
 
 def counting_lanes(targets: int) -> int:
@@ -104,9 +105,9 @@ def check_lines(spec: CampaignSpec) -> list[str]:
     plans = expand(spec)
     counted = [p for p in plans if instructions.supports(p.target.engine)]
     runs = sum(1 for p in plans for r in p.runs if not r.warm) if spec.timed else 0
-    lines = [f"tests: {len(spec.tests)} ({', '.join(spec.test_names)}), threads {list(spec.threads)}, "
+    lines = [f"tests: {len(spec.tests)} ({', '.join(spec.test_names)}), threads {list(params(spec).threads)}, "
              f"repeats {spec.repeats}: {runs} timed runs"]
-    if spec.count_instructions:
+    if params(spec).count_instructions:
         lines.append(f"instruction counts: {sum(len(instructions.tests_in_run_order(p)) for p in counted)} "
                      "(test, target) pairs under callgrind")
     return lines
@@ -122,8 +123,7 @@ def time_lines(spec: CampaignSpec) -> list[str]:
     counted = [p for p in plans if instructions.supports(p.target.engine)]
     parts = estimate_by_part(spec, plans, counted)
     kinds = {t.duration_kind for t in spec.tests}
-    each = " / ".join(f"{kind}_s {getattr(spec, f'{kind}_s'):g}s" for kind in ("read", "write", "insert")
-                      if kind in kinds)
+    each = " / ".join(f"{kind}_s {seconds:g}s" for kind, seconds in measured_lengths(spec).items() if kind in kinds)
     warm = sorted({r.name for p in plans[:1] for r in p.runs if r.warm})
     settles = sum(isinstance(x, SettleStep) for x in plans[0].steps) if plans else 0
     together = spec.order == "turns" and len(plans) > 1
@@ -132,7 +132,7 @@ def time_lines(spec: CampaignSpec) -> list[str]:
         lines.append(f"{MEASURED} {format_duration(parts[MEASURED])}: {each} each, plus warmup_s {params(spec).warmup_s:g}s")
     if parts.get(WARM):
         lines.append(f"{WARM} {format_duration(parts[WARM])}: {', '.join(warm)} per target, not reported "
-                     f"(read_s {spec.read_s:g}s each" + (f"; scan.warm scan_warm_s {params(spec).scan_warm_s:g}s)"
+                     f"(read_s {params(spec).read_s:g}s each" + (f"; scan.warm scan_warm_s {params(spec).scan_warm_s:g}s)"
                                                            if "scan.warm" in warm else ")"))
     if parts.get(SETTLES):
         lines.append(f"{SETTLES} {format_duration(parts[SETTLES])}: {settles} of settle_s "
@@ -148,7 +148,7 @@ def time_lines(spec: CampaignSpec) -> list[str]:
                      "`dbdrift docs methodology`)")
     if parts.get(WARM, 0.0) > parts.get(MEASURED, 0.0):
         scan = "scan_warm_s, " if "scan.warm" in warm else ""
-        lines.append(f"note: the warm-up runs take longer than the measured runs: they last read_s ({spec.read_s:g}s)"
+        lines.append(f"note: the warm-up runs take longer than the measured runs: they last read_s ({params(spec).read_s:g}s)"
                      + (f" and scan_warm_s ({params(spec).scan_warm_s:g}s)" if scan else "")
                      + f", whatever write_s is; a shorter read_s, {scan}or warm_runs = false shortens them")
     return lines
@@ -176,20 +176,20 @@ def resume_left(store: Store, campaign_id: int, spec: CampaignSpec) -> tuple[str
     pending = pending_runs(spec, plans, done)
     left = [replace(p, steps=tuple(s for s in p.steps if not isinstance(s, RunStep) or s.warm or s.key in keys))
             for p, keys in zip(plans, pending) if keys]
-    counted = [p for p in plans if spec.count_instructions and instructions.supports(p.target.engine)
+    counted = [p for p in plans if params(spec).count_instructions and instructions.supports(p.target.engine)
                and set(spec.test_names) - store.counted_tests(ids.get(p.target.name, -1))]
     runs = sum(1 for p in plans for r in p.runs if not r.warm) if spec.timed else 0
     to_run = sum(len(keys) for keys in pending) if spec.timed else 0
     expected = estimate(spec, left if spec.timed else [], counted)[0]
     return (f"{runs - to_run} of {runs} timed runs stored, {to_run} to run"
-            + (f", {len(counted)} target(s) to count" if spec.count_instructions else ""), expected)
+            + (f", {len(counted)} target(s) to count" if params(spec).count_instructions else ""), expected)
 
 
 def detect_costs(spec: CampaignSpec) -> tuple[float, float]:
     """What detect's plan adds to the runs it chooses the lengths of: the seconds a campaign takes
     besides its measured runs (starts, loads, settles and warm-up runs), and the seconds each
     measured run adds beyond its length (its warm-up, the driver's setup, a restart)."""
-    once = replace(spec, repeats=1, count_instructions=False)
+    once = replace(spec, repeats=1, params=replace(params(spec), count_instructions=False))
     parts = estimate_by_part(once, expand(once), [])
     return sum(parts.values()) - parts.get(MEASURED, 0.0), params(spec).warmup_s + RUN_OVERHEAD_S + RESTART_S
 
@@ -207,7 +207,7 @@ def run(runner: Runner, installs: dict[str, InstallInfo], outcome: CampaignOutco
 
 
 def clients(spec: CampaignSpec) -> int:
-    return max(spec.threads)
+    return max(params(spec).threads)
 
 
 class Sequence:
@@ -228,9 +228,9 @@ class Sequence:
             if not state.pending:
                 self.progress.message(f"{state.plan.target.name}: all runs already stored, skipped (--resume)")
         counting = [s for s in states if instructions.supports(s.plan.target.engine)] \
-            if self.spec.count_instructions else []
+            if params(self.spec).count_instructions else []
         for state in states:
-            if self.spec.count_instructions and state not in counting:
+            if params(self.spec).count_instructions and state not in counting:
                 self.progress.message(f"{state.plan.target.name}: instruction counts are not available for "
                                       f"{state.plan.target.engine}; not counted")
         timed = [to_run(state) for state in active]  # --resume: the runs the store lacks, nothing more
@@ -375,7 +375,7 @@ class Sequence:
         if restarts_before(self.spec, step):
             live = self._restart_all(live, step, outcome)
         if turns.can_take_turns(live):
-            return turns.run_step(live, step, self.spec.turn_s, self.spec.round_order,
+            return turns.run_step(live, step, params(self.spec).turn_s, self.spec.round_order,
                                   lambda s, exc: self.runner.fail(s, exc, outcome))
         order = self._start_order(live, step.repeat)  # whole runs in turn, in the order servers start in
         for place, session in enumerate(order):
@@ -517,7 +517,7 @@ def check_builds(spec: CampaignSpec, cache_dir: Path) -> None:
     """Nothing to refuse in a build before it is fetched: every build of the three engines runs the
     catalog's tests (no extension). Counting instructions needs valgrind, refused here before
     anything is fetched."""
-    if spec.count_instructions:
+    if params(spec).count_instructions:
         require_valgrind()
 
 

@@ -66,7 +66,7 @@ class SysbenchSession(TargetSession):
             if not stopped:
                 self.server.stop()
             self._launch()
-            return {"prewarm": self.prewarm(self.spec.tables, restarted=True), "before": step.label}
+            return {"prewarm": self.prewarm(params(self.spec).tables, restarted=True), "before": step.label}
 
         self.timed_step("server", f"restart before {step.label}", work, RESTART_S)
 
@@ -114,7 +114,7 @@ class SysbenchSession(TargetSession):
 
     def settle_work(self, step: SettleStep, tables: list[str] | None = None) -> float:
         """The settle step's work on every sbtest table (or `tables`)."""
-        return super().settle_work(step, tables or [f"sbtest{n}" for n in range(1, self.spec.tables + 1)])
+        return super().settle_work(step, tables or [f"sbtest{n}" for n in range(1, params(self.spec).tables + 1)])
 
     # -- one microbenchmark run ------------------------------------------------------------------
     def run(self, step: RunStep) -> RunRecord:
@@ -127,7 +127,7 @@ class SysbenchSession(TargetSession):
         self.check_ready(step, spec)
         self.progress.step_start(self.name, step.label, run_s(step))
         observers = self.observers(step, step.duration_s).start()
-        pace = RunPace(step, self.spec.rows)
+        pace = RunPace(step, params(self.spec).rows)
 
         def on_line(obj: JsonObject) -> None:
             observers.on_line(obj)
@@ -195,7 +195,7 @@ class SysbenchSession(TargetSession):
         The EXPLAIN JSON is what reports compare (results/plans.py of this slice); the shape stored beside it
         is this version's reading of it, for a look at the store, and None where it has none."""
         self.planned.add(step.name)
-        for stmt in sysbench.explain_statements(step.test, self.install.engine, self.spec.rows):
+        for stmt in sysbench.explain_statements(step.test, self.install.engine, params(self.spec).rows):
             index, sql = stmt.index, stmt.sql
             try:
                 text = (self.dialect.explain_prepared(self.conn, stmt) if params(self.spec).prepared
@@ -232,10 +232,10 @@ class SysbenchSession(TargetSession):
         return {
             "backend": self.dialect.backend, "connection": self.conn, "seed": self.spec.seed + step.repeat,
             "threads": step.threads, "warmup_s": step.warmup_s, "duration_s": step.duration_s,
-            "interval_s": self.spec.interval_s, "tables": self.spec.tables, "table_size": self.spec.rows,
+            "interval_s": self.spec.interval_s, "tables": params(self.spec).tables, "table_size": params(self.spec).rows,
             "rand": {"type": "zipfian", "exp": 0.8} if test.rand_type == "zipfian" else {"type": "uniform"},
             "prepared": params(self.spec).prepared,
-            "workload": sysbench.render_workload(test, self.dialect.sql_dialect, self.spec.rows),
+            "workload": sysbench.render_workload(test, self.dialect.sql_dialect, params(self.spec).rows),
         }
 
     def record(self, step: RunStep, spec: JsonObject, result: process.DriverResult) -> RunRecord:
@@ -251,7 +251,7 @@ class SysbenchSession(TargetSession):
             if not t.latency["count"] and out.summary and out.summary.get("latency_us"):
                 record.latency = latency_of(out.summary["latency_us"])  # runs in turns
             if step.test.metric == "krps":  # a run in which no scan finished has no value
-                record.value = sysbench.scan_krps(self.spec.rows, t.events, t.measured_s, step.threads) \
+                record.value = sysbench.scan_krps(params(self.spec).rows, t.events, t.measured_s, step.threads) \
                     if t.events > 0 else None
             else:
                 record.value = t.qps

@@ -24,6 +24,7 @@ from dbdrift.errors import ServerError
 from dbdrift.model import JsonObject
 from dbdrift.plan import rounds
 from dbdrift.workloads.sysbench.expand import RunStep, run_s
+from dbdrift.workloads.sysbench.plan import params
 from dbdrift.runner.observe import RunObservers
 from dbdrift.workloads.sysbench.session import RunPace, SysbenchSession
 from dbdrift.runner.steal import WindowedSteal
@@ -181,7 +182,7 @@ class TurnsPace:
 
     def __init__(self, live: list[SysbenchSession], step: RunStep) -> None:
         self.live, self.step, self.n = live, step, len(live)
-        self.paces = [RunPace(step, s.spec.rows) for s in live]
+        self.paces = [RunPace(step, params(s.spec).rows) for s in live]
         self.every_s = live[0].spec.interval_s
         self._clear()
 

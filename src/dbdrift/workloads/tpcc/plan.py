@@ -9,8 +9,9 @@ from dbdrift.model import ENGINES, JsonObject, TargetSpec
 from dbdrift.plan import fields
 from dbdrift.plan.axes import Axis
 from dbdrift.plan.campaign import CampaignSpec
-from dbdrift.plan.lifecycle import sized_settle_s
-from dbdrift.plan.params import RefuseTopLevelKeys, params_of
+from dbdrift.plan.lifecycle import default_settle_s
+from dbdrift.plan.params import (RefuseTopLevelKeys, counts_no_instructions, no_measured_lengths, no_thread_counts,
+                                params_of, refuse_counting, refuse_measured_lengths, refuse_turns)
 from dbdrift.quantities import brief_repr
 from dbdrift.workload import WorkloadPlan, repeats_caps
 from dbdrift.workloads.tpcc.catalog import TpccParams, setup_text
@@ -102,8 +103,12 @@ def params(spec: CampaignSpec) -> TpccParams:
 
 
 # settle_s: TPROC-C has no settle step of its own; settle_s = "auto" means what it means for sysbench
-PLAN = WorkloadPlan(name="tpcc", table="tpcc", caps=CAPS, refuse=refuse, parse=parse_tpcc, settle_s=sized_settle_s,
-                    stored=stored, demo=DEMO, axes=procedures_axis, demo_targets={}, keys=KEYS)
+PLAN = WorkloadPlan(name="tpcc", table="tpcc", caps=CAPS, refuse=refuse, parse=parse_tpcc, settle_s=default_settle_s,
+                    stored=stored, demo=DEMO, axes=procedures_axis, demo_targets={}, keys=KEYS,
+                    counts_instructions=counts_no_instructions, counting=refuse_counting,
+                    measured_lengths=no_measured_lengths, with_measured_lengths=refuse_measured_lengths,
+                    turn_s=refuse_turns, loaded_rows=refuse_turns,
+                    threads=no_thread_counts)
 
 
 def check_lines(spec: CampaignSpec) -> list[str]:
