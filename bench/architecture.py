@@ -7,7 +7,7 @@ Reads the source tree as text and syntax trees; runs nothing of dbdrift. What it
 - the lines of the modules outside the slices that import sysbench's slice, those that make or
   render its report model (ReportData), and the core modules no module but sysbench's imports
   (the part of the first workload still in the core, as far as a program can tell it), beside
-  the lines of the slice itself;
+  the lines of the slice itself, and the fields of CampaignSpec;
 - arrows back up: pairs of top-level packages where a lower one imports a higher one (the
   order is the layering of tests/unit/test_architecture.py, the registry's package on top);
 - import cycles among modules (strongly connected parts of more than one module), counting
@@ -134,6 +134,11 @@ def main() -> int:
           + "".join(f"\n    {m} ({len(modules[m].read_text().splitlines())})" for m in only_sysbench))
     own = sum(len(p.read_text().splitlines()) for n, p in modules.items() if slice_of(n) == "sysbench")
     print(f"lines of sysbench's slice (workloads/sysbench/): {own:,}")
+
+    spec = next(n for n in ast.walk(ast.parse((PKG / "plan" / "campaign.py").read_text()))
+                if isinstance(n, ast.ClassDef) and n.name == "CampaignSpec")
+    print(f"fields of CampaignSpec: {sum(isinstance(s, ast.AnnAssign) for s in spec.body)} "
+          "(a workload's own keys are its Params record's, in `params`)")
 
     rank = {p: i for i, p in enumerate(ORDER)}
     back: dict[tuple[str, str], int] = defaultdict(int)
