@@ -15,7 +15,7 @@ from dbdrift.app.process import open_read_only
 from dbdrift.errors import UserError
 from dbdrift.model import JsonObject
 from dbdrift.plan.campaign import CampaignSpec
-from dbdrift.report.flamegraph import file_safe, folded_text, render_diff_svg, render_svg
+from dbdrift.report.flamegraph import file_safe, part_files
 from dbdrift.results.findings import CAMPAIGN, FINDING_KINDS, MEASURES, Finding, select
 from dbdrift.results.meta import no_campaign
 from dbdrift.results.targets import AGAINST, base_target, server_configs
@@ -223,12 +223,8 @@ def write_workload_flamegraphs(store: Store, campaign_id: int, workload: Workloa
     files = []
     for (part, target), stacks in sorted(merged.items(), key=lambda kv: (kv[0][0], targets.index(kv[0][1])
                                                                            if kv[0][1] in targets else 0)):
-        stem = f"{file_safe(part)}.{file_safe(target)}"
-        files += [(f"{stem}.svg", render_svg(stacks, f"{part}: {target}")), (f"{stem}.folded", folded_text(stacks))]
-        if target != reference and (part, reference) in merged:
-            title = f"{part}: {target} vs {reference} (red: more samples, blue: fewer)"
-            files.append((f"{stem}-vs-{file_safe(reference)}.diff.svg",
-                          render_diff_svg(merged[(part, reference)], stacks, title)))
+        files += part_files(part, file_safe(part), target, stacks, reference if target != reference else None,
+                            merged.get((part, reference)))
     return _write_files(directory, files)
 
 

@@ -200,3 +200,16 @@ def file_safe(name: str) -> str:
     """`name` (a test, step or target) as part of a file name: anything but letters, digits and
     `-_.` becomes `_`."""
     return "".join(c if c.isalnum() or c in "-_." else "_" for c in name)
+
+
+def part_files(part: str, stem: str, target: str, stacks: dict[str, int], reference: str | None = None,
+               reference_stacks: dict[str, int] | None = None) -> list[tuple[str, str]]:
+    """(file name, text) of one part's stacks on one target (a cell `point-query x1`, a step, a
+    run): `<stem>.<target>` as SVG and folded text, and, with its reference's stacks, a
+    differential SVG against them. `stem` is the part as a file name (file_safe)."""
+    name = f"{stem}.{file_safe(target)}"
+    files = [(f"{name}.svg", render_svg(stacks, f"{part}: {target}")), (f"{name}.folded", folded_text(stacks))]
+    if reference is not None and reference_stacks is not None:
+        title = f"{part}: {target} vs {reference} (red: more samples, blue: fewer)"
+        files.append((f"{name}-vs-{file_safe(reference)}.diff.svg", render_diff_svg(reference_stacks, stacks, title)))
+    return files

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 
 from dbdrift.analysis.noise import Verdict
 from dbdrift.errors import UserError
-from dbdrift.report.flamegraph import file_safe, folded_text, render_diff_svg, render_svg
+from dbdrift.report.flamegraph import file_safe, part_files
 from dbdrift.results.findings import Finding
 from dbdrift.results.targets import merged_stacks
 from dbdrift.results.views import ViewOptions
@@ -76,14 +76,9 @@ def flamegraph_files(store: Store, data: ReportData) -> list[tuple[str, str]]:
     references = data.comparison.references
     files = []
     for (test, threads, target), stacks in sorted(merged.items()):
-        stem = f"{file_safe(test)}.x{threads}.{file_safe(target)}"
-        files += [(f"{stem}.svg", render_svg(stacks, f"{test} x{threads}: {target}")),
-                  (f"{stem}.folded", folded_text(stacks))]
         ref = references.get(target)
-        if ref is not None and (test, threads, ref) in merged:
-            title = f"{test} x{threads}: {target} vs {ref} (red: more samples, blue: fewer)"
-            files.append((f"{stem}-vs-{file_safe(ref)}.diff.svg",
-                          render_diff_svg(merged[(test, threads, ref)], stacks, title)))
+        files += part_files(f"{test} x{threads}", f"{file_safe(test)}.x{threads}", target, stacks, ref,
+                            merged.get((test, threads, ref)) if ref is not None else None)
     return files
 
 
