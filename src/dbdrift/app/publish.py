@@ -27,8 +27,7 @@ from dbdrift.app.site_folder import SAVE_EVERY_S, SiteFolder, entry_of, entry_ro
 from dbdrift.app.site_readers import held_interrupts, read_all
 from dbdrift.errors import UserError
 from dbdrift.report import site
-from dbdrift.results.meta import PINNED
-from dbdrift.results.meta import FORMAT_VERSION
+from dbdrift.results.meta import FORMAT_VERSION, PINNED
 from dbdrift.results.findings import Finding
 from dbdrift.results.history import Point, Series, build_series, campaign_points
 from dbdrift.results.hosts import host_key

@@ -134,10 +134,11 @@ class CampaignSpec:
         the workload's table."""
         own = self.workload_plan.stored(self)  # its table, or its top-level keys' values (sysbench's)
         top = self._stored_keys()
+        named = {key.name for key in top}
         return {
             "name": self.name, "source": self.source, "calibration": self.calibration, "timed": self.timed,
             **{key.name: _json(key, self._stored_value(key, own)) for key in top},
-            **{name: value for name, value in own.items() if name not in {key.name for key in top}},
+            **{name: value for name, value in own.items() if name not in named},
             **({"axes": [a.to_dict() for a in self.axes], "variants": list(self.variant_patterns)}
                if self.axes else {}),
             **({"cluster": self.cluster.to_dict()} if self.cluster else {}),

@@ -132,7 +132,8 @@ def settle_s(spec: CampaignSpec) -> float:
 
 def loaded_rows(spec: CampaignSpec) -> int:
     """The rows each server holds: tables x rows."""
-    return params(spec).tables * params(spec).rows
+    own = params(spec)
+    return own.tables * own.rows
 
 
 def threads(spec: CampaignSpec) -> tuple[int, ...]:
