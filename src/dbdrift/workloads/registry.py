@@ -102,26 +102,25 @@ class NoViews(Generic[W]):
         return ()
 
     def build(self, store: Store, campaign: str | None, options: ViewOptions) -> W:
-        raise InputError(f"campaign {campaign} ran {self.title}, whose report has no comparison of cells",
-                         "report it without --chain, --matrix, --metrics, --against, --tests or --groups")
+        self._refuse(campaign)
 
     def render(self, data: W, fmt: str, color: bool = False) -> str:
-        return self._refuse(data)
+        self._refuse(data.campaign)
 
     def matrix(self, data: W, fmt: str, tests: str | None, group_by: str | None) -> str:
-        return self._refuse(data)
+        self._refuse(data.campaign)
 
     def findings(self, data: W) -> list[Finding]:
         return list(data.findings)
 
     def flamegraphs(self, store: Store, data: W) -> list[tuple[str, str]]:
-        return self._refuse(data)
+        self._refuse(data.campaign)
 
     def regressed(self, data: W) -> dict[str, set[str]]:
-        return self._refuse(data)
+        self._refuse(data.campaign)
 
-    def _refuse(self, data: W) -> NoReturn:
-        raise InputError(f"campaign {data.campaign} ran {self.title}, whose report has no comparison of cells",
+    def _refuse(self, campaign: str | None) -> NoReturn:
+        raise InputError(f"campaign {campaign} ran {self.title}, whose report has no comparison of cells",
                          "report it without --chain, --matrix, --metrics, --against, --tests or --groups")
 
 
